@@ -1,0 +1,54 @@
+//! Command line: `hive` opens the console; subcommands run headless.
+
+mod run;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "hive",
+    version,
+    about = "A terminal console for running several AI coding agents side by side"
+)]
+pub struct Cli {
+    /// Config file (default: ./hive.toml, then ~/.config/hive/config.toml, then built-in).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Start every pane on a new session instead of resuming the last one.
+    #[arg(long, global = true)]
+    pub fresh: bool,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one turn headless through the same runner and processor as the console.
+    Run(run::RunArgs),
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Run(ref args)) => run::run(&cli, args),
+        None => crate::app::run(&cli),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("hive: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A multi-threaded runtime for the headless commands and the console.
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
+}

@@ -1,0 +1,145 @@
+//! `hive run --agent ID [--json] PROMPT`: one turn, headless.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use tokio::sync::mpsc;
+
+use super::Cli;
+use crate::config::Config;
+use crate::event::Origin;
+use crate::provider::{DiagnosticLevel, ProviderSpec, Registry};
+use crate::runner::{PaneEvent, RunnerCommand, RunnerOptions, SubmitMode, spawn_runner};
+use crate::upsert::{TurnEvent, UpsertKind, UpsertStatus};
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Agent id from the config.
+    #[arg(long)]
+    pub agent: String,
+    /// Print every upsert and turn event as one JSON line.
+    #[arg(long)]
+    pub json: bool,
+    /// Resume the agent's session with this handle (Claude session id, Codex thread id…).
+    #[arg(long, value_name = "HANDLE")]
+    pub resume: Option<String>,
+    /// The message to send.
+    pub prompt: String,
+}
+
+pub fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
+    let config = Config::load(cli.config.as_deref())?;
+    let Some(agent) = config.agent(&args.agent).cloned() else {
+        let known: Vec<_> = config.agents.iter().map(|a| a.id.as_str()).collect();
+        bail!(
+            "no agent `{}` in {}; agents: {}",
+            args.agent,
+            config.source.describe(),
+            known.join(", ")
+        );
+    };
+    let registry = Registry::builtin();
+    let factory = registry.get(&agent.provider)?;
+    let options = RunnerOptions {
+        processor: config.processor_config(),
+        interrupt_timeout: std::time::Duration::from_millis(config.ui.interrupt_timeout_ms),
+        initial_queue: Vec::new(),
+        recorder: None,
+    };
+    let rt = super::runtime()?;
+    let code =
+        rt.block_on(async {
+            let (tx, mut rx) = mpsc::unbounded_channel();
+            let spec = ProviderSpec {
+                agent,
+                resume: args.resume.clone(),
+            };
+            let runner = spawn_runner(0, factory, spec, options, tx)?;
+            runner.send(RunnerCommand::Submit {
+                text: args.prompt.clone(),
+                mode: SubmitMode::Auto,
+            });
+            let interrupted = tokio::signal::ctrl_c();
+            tokio::pin!(interrupted);
+            let mut stdout = std::io::stdout().lock();
+            let mut final_text = String::new();
+            let code = loop {
+                let update = tokio::select! {
+                    u = rx.recv() => u,
+                    _ = &mut interrupted => {
+                        runner.send(RunnerCommand::Interrupt);
+                        continue;
+                    }
+                };
+                let Some(update) = update else {
+                    bail!("the runner stopped without finishing the turn");
+                };
+                match update.event {
+                    PaneEvent::Upsert(u) => {
+                        if args.json {
+                            writeln!(stdout, "{}", serde_json::to_string(&u)?)?;
+                        } else if let (
+                            UpsertStatus::Complete,
+                            UpsertKind::Message { content, origin },
+                        ) = (u.status, &u.kind)
+                            && *origin == Origin::Agent
+                        {
+                            if !final_text.is_empty() {
+                                final_text.push_str("\n\n");
+                            }
+                            content.with_str(|s| final_text.push_str(s));
+                        }
+                    }
+                    PaneEvent::Turn(t) => {
+                        if args.json {
+                            writeln!(stdout, "{}", serde_json::to_string(&t)?)?;
+                        }
+                        match t {
+                            TurnEvent::TurnStarted { .. } => {}
+                            TurnEvent::TurnComplete { .. } => break ExitCode::SUCCESS,
+                            TurnEvent::TurnError {
+                                error_code,
+                                error_message,
+                                ..
+                            } => {
+                                eprintln!("hive: turn failed [{error_code}]: {error_message}");
+                                break ExitCode::FAILURE;
+                            }
+                        }
+                    }
+                    PaneEvent::Notice { level, text } => {
+                        if level != DiagnosticLevel::Info || !args.json {
+                            eprintln!("hive: {text}");
+                        }
+                    }
+                    PaneEvent::Permission(req) => {
+                        // Headless: nobody can answer, so say so rather than hang.
+                        eprintln!(
+                            "hive: {} asks permission for {}; denied (no console to ask in)",
+                            args.agent, req.tool_name
+                        );
+                        runner.send(RunnerCommand::Permission {
+                            request_id: req.request_id,
+                            decision: crate::provider::PermissionDecision::Deny {
+                                reason: "hive run is headless; run the console to approve".into(),
+                            },
+                        });
+                    }
+                    _ => {}
+                }
+            };
+            if !args.json && !final_text.is_empty() {
+                writeln!(stdout, "{final_text}")?;
+            }
+            stdout.flush().context("writing output")?;
+            runner.send(RunnerCommand::Shutdown);
+            drop(runner);
+            // Let the runner kill its provider before the runtime goes away.
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            Ok::<_, anyhow::Error>(code)
+        })?;
+    crate::provider::process::kill_all();
+    Ok(code)
+}

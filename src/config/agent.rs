@@ -1,0 +1,103 @@
+//! One `[[agent]]` table: who the agent is and how its provider starts it.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// What Enter does while a turn runs (DESIGN §5).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueMode {
+    /// Run after the current turn.
+    #[default]
+    Queue,
+    /// Deliver now (steer).
+    Interrupt,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    /// Stable id: history, session state and `hive run --agent` use it.
+    pub id: String,
+    /// Pane title; defaults to the id.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Provider name from the registry (`script`, `claude`, `codex`, …).
+    pub provider: String,
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Working directory of the agent; relative paths resolve against the
+    /// directory hive was started in.
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    /// Program and leading arguments, replacing the provider's default
+    /// executable (e.g. `["npx", "claude-code-acp"]`, or a wrapper script).
+    #[serde(default)]
+    pub command: Vec<String>,
+    /// Extra arguments appended to the provider's command line.
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub queue_mode: QueueMode,
+    /// Passed to agents that have one (Claude `--permission-mode`, Codex
+    /// approval policy, …).
+    #[serde(default)]
+    pub permission_mode: Option<String>,
+    /// Thinking / reasoning effort where the agent supports it.
+    #[serde(default)]
+    pub thinking: Option<String>,
+    #[serde(default)]
+    pub system_prompt: Option<String>,
+    #[serde(default)]
+    pub allowed_tools: Vec<String>,
+    /// Provider-specific transport (`codex`: `app-server` or `exec`).
+    #[serde(default)]
+    pub transport: Option<String>,
+    /// `script` provider: the scenario file.
+    #[serde(default)]
+    pub script: Option<PathBuf>,
+    /// Provider-specific settings that have no common field.
+    #[serde(default)]
+    pub options: toml::Table,
+}
+
+impl AgentConfig {
+    /// A minimal agent, for tests and `hive run` defaults.
+    pub fn new(id: &str, provider: &str) -> Self {
+        Self {
+            id: id.to_owned(),
+            name: None,
+            provider: provider.to_owned(),
+            model: None,
+            cwd: None,
+            command: Vec::new(),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            queue_mode: QueueMode::Queue,
+            permission_mode: None,
+            thinking: None,
+            system_prompt: None,
+            allowed_tools: Vec::new(),
+            transport: None,
+            script: None,
+            options: toml::Table::new(),
+        }
+    }
+
+    pub fn display_name(&self) -> &str {
+        self.name.as_deref().unwrap_or(&self.id)
+    }
+
+    /// The program to run and its leading arguments: `command` if set,
+    /// otherwise the provider's default executable.
+    pub fn program(&self, default: &str) -> (String, Vec<String>) {
+        match self.command.split_first() {
+            Some((p, rest)) => (p.clone(), rest.to_vec()),
+            None => (default.to_owned(), Vec::new()),
+        }
+    }
+}

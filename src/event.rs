@@ -1,0 +1,265 @@
+//! Canonical stream events (DESIGN §2, seed 002 "Canonical Stream Event Schema").
+//!
+//! Every structured provider translates its agent's protocol into these envelopes;
+//! nothing downstream of a provider knows any agent's own message shapes.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Why an event was rejected. The message always names the offending field.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum EventError {
+    #[error("invalid stream event at `{path}`: {message}")]
+    Schema { path: String, message: String },
+    #[error("invalid stream event: field `{field}` {problem}")]
+    Invalid {
+        field: &'static str,
+        problem: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamEvent {
+    pub event_id: String,
+    /// Source time of the event (RFC 3339, UTC).
+    pub timestamp: DateTime<Utc>,
+    pub turn_id: String,
+    pub session_id: String,
+    pub payload: Payload,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Payload {
+    ResponseStart {
+        model_id: String,
+        provider_id: String,
+    },
+    ItemStart {
+        item_id: String,
+        item_type: ItemType,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        initial_content: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+    },
+    ItemDelta {
+        item_id: String,
+        delta_content: String,
+    },
+    ItemDone {
+        item_id: String,
+        final_item: FinalItem,
+    },
+    ItemError {
+        item_id: String,
+        error: ErrorInfo,
+    },
+    ItemCancelled {
+        item_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    ResponseDone {
+        status: ResponseStatus,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        finish_reason: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<ErrorInfo>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<Usage>,
+    },
+    ResponseError {
+        error: ErrorInfo,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemType {
+    Message,
+    Reasoning,
+    FunctionCall,
+    FunctionCallOutput,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResponseStatus {
+    Completed,
+    Cancelled,
+    Error,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    User,
+    Agent,
+    System,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorInfo {
+    pub code: String,
+    pub message: String,
+}
+
+impl ErrorInfo {
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            code: code.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Token usage of one turn. Cost only where the agent reports it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read_input_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_creation_input_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+impl Usage {
+    /// Adds another turn's usage into a running total.
+    pub fn accumulate(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        fn add(a: &mut Option<u64>, b: Option<u64>) {
+            if let Some(b) = b {
+                *a = Some(a.unwrap_or(0) + b);
+            }
+        }
+        add(
+            &mut self.cache_read_input_tokens,
+            other.cache_read_input_tokens,
+        );
+        add(
+            &mut self.cache_creation_input_tokens,
+            other.cache_creation_input_tokens,
+        );
+        if let Some(c) = other.cost_usd {
+            self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + c);
+        }
+    }
+}
+
+/// seed 002 "Finalized Item".
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum FinalItem {
+    Message {
+        content: String,
+        origin: Origin,
+    },
+    Reasoning {
+        content: String,
+        provider_id: String,
+    },
+    FunctionCall {
+        name: String,
+        call_id: String,
+        arguments: Map<String, Value>,
+    },
+    FunctionCallOutput {
+        call_id: String,
+        output: String,
+        is_error: bool,
+    },
+}
+
+impl StreamEvent {
+    /// A new event stamped now with a fresh id.
+    pub fn new(turn_id: &str, session_id: &str, payload: Payload) -> Self {
+        Self {
+            event_id: new_id("ev"),
+            timestamp: Utc::now(),
+            turn_id: turn_id.to_owned(),
+            session_id: session_id.to_owned(),
+            payload,
+        }
+    }
+
+    /// Parses and validates one event; the error names the field at fault.
+    pub fn from_json(text: &str) -> Result<Self, EventError> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let event: StreamEvent =
+            serde_path_to_error::deserialize(de).map_err(|e| EventError::Schema {
+                path: e.path().to_string(),
+                message: e.into_inner().to_string(),
+            })?;
+        event.validate()?;
+        Ok(event)
+    }
+
+    /// Checks the rules serde's shape cannot express.
+    pub fn validate(&self) -> Result<(), EventError> {
+        non_empty("event_id", &self.event_id)?;
+        non_empty("turn_id", &self.turn_id)?;
+        non_empty("session_id", &self.session_id)?;
+        match &self.payload {
+            Payload::ResponseStart { model_id, .. } => non_empty("model_id", model_id),
+            Payload::ItemStart {
+                item_id,
+                item_type,
+                name,
+                call_id,
+                ..
+            } => {
+                non_empty("item_id", item_id)?;
+                if *item_type == ItemType::FunctionCall {
+                    require("name", name.as_deref())?;
+                    require("call_id", call_id.as_deref())?;
+                }
+                if *item_type == ItemType::FunctionCallOutput {
+                    require("call_id", call_id.as_deref())?;
+                }
+                Ok(())
+            }
+            Payload::ItemDelta { item_id, .. }
+            | Payload::ItemDone { item_id, .. }
+            | Payload::ItemCancelled { item_id, .. } => non_empty("item_id", item_id),
+            Payload::ItemError { item_id, error } => {
+                non_empty("item_id", item_id)?;
+                non_empty("error.code", &error.code)
+            }
+            Payload::ResponseDone { .. } => Ok(()),
+            Payload::ResponseError { error } => non_empty("error.code", &error.code),
+        }
+    }
+}
+
+fn non_empty(field: &'static str, value: &str) -> Result<(), EventError> {
+    if value.is_empty() {
+        return Err(EventError::Invalid {
+            field,
+            problem: "must not be empty".into(),
+        });
+    }
+    Ok(())
+}
+
+fn require(field: &'static str, value: Option<&str>) -> Result<(), EventError> {
+    match value {
+        Some(v) => non_empty(field, v),
+        None => Err(EventError::Invalid {
+            field,
+            problem: "is required for this item type".into(),
+        }),
+    }
+}
+
+/// A fresh unique id with a readable prefix (`turn_…`, `item_…`).
+pub fn new_id(prefix: &str) -> String {
+    format!("{prefix}_{}", uuid::Uuid::new_v4().simple())
+}

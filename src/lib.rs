@@ -1,0 +1,18 @@
+//! hive: a terminal console for running several AI coding agents side by side.
+//!
+//! Data flows one way (DESIGN §1): `provider` tasks drive agents and emit
+//! canonical `event`s; the `runner` feeds them through the upsert `processor`
+//! and sends `PaneEvent`s to the app, which renders them.
+
+pub mod app;
+pub mod cli;
+pub mod config;
+pub mod event;
+pub mod history;
+pub mod paths;
+pub mod processor;
+pub mod provider;
+pub mod runner;
+pub mod text;
+pub mod ui;
+pub mod upsert;

@@ -1,0 +1,33 @@
+//! XDG locations: config, data (history), state (logs, session handles).
+
+use std::path::PathBuf;
+
+fn dirs() -> Option<directories::ProjectDirs> {
+    directories::ProjectDirs::from("", "", "hive")
+}
+
+/// `$XDG_CONFIG_HOME/hive/config.toml`.
+pub fn user_config_file() -> Option<PathBuf> {
+    dirs().map(|d| d.config_dir().join("config.toml"))
+}
+
+/// `$XDG_DATA_HOME/hive` (history lives here). `HIVE_DATA_DIR` overrides it,
+/// which tests use to stay out of the user's data.
+pub fn data_dir() -> PathBuf {
+    if let Some(p) = std::env::var_os("HIVE_DATA_DIR") {
+        return PathBuf::from(p);
+    }
+    dirs()
+        .map(|d| d.data_dir().to_owned())
+        .unwrap_or_else(|| std::env::temp_dir().join("hive-data"))
+}
+
+/// `$XDG_STATE_HOME/hive` (logs). `HIVE_STATE_DIR` overrides it.
+pub fn state_dir() -> PathBuf {
+    if let Some(p) = std::env::var_os("HIVE_STATE_DIR") {
+        return PathBuf::from(p);
+    }
+    dirs()
+        .and_then(|d| d.state_dir().map(ToOwned::to_owned))
+        .unwrap_or_else(|| data_dir().join("state"))
+}

@@ -1,0 +1,619 @@
+//! The upsert processor (DESIGN §3, seed 002 §5): canonical stream events in,
+//! progressively updated items (`Upsert`) and turn lifecycle events out.
+//!
+//! Text and thinking items are batched by a token gradient so a fast stream does
+//! not cost one redraw per delta; tool calls emit exactly twice (invocation and
+//! result). Time is passed in, never read, so the idle flush is testable on
+//! tokio's paused clock and the struct itself stays synchronous.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use indexmap::IndexMap;
+use serde_json::{Map, Value};
+use tokio::time::Instant;
+
+use crate::event::{ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent};
+use crate::text::TextBuffer;
+use crate::upsert::{Output, TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
+
+/// seed 002 TC-5.2f.
+pub const DEFAULT_GRADIENT: [u64; 5] = [10, 20, 40, 80, 120];
+/// seed 002 TC-5.4b.
+pub const DEFAULT_BATCH_TIMEOUT: Duration = Duration::from_millis(1000);
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProcessorConfig {
+    /// Per-emission token batches; the last entry repeats once exhausted.
+    pub batch_gradient: Vec<u64>,
+    /// Buffered content with no new delta for this long is emitted.
+    pub batch_timeout: Duration,
+}
+
+impl Default for ProcessorConfig {
+    fn default() -> Self {
+        Self {
+            batch_gradient: DEFAULT_GRADIENT.to_vec(),
+            batch_timeout: DEFAULT_BATCH_TIMEOUT,
+        }
+    }
+}
+
+/// Token estimate of one delta: `max(1, ceil(chars / 4))`, zero for an empty one.
+pub fn estimate_tokens(delta: &str) -> u64 {
+    if delta.is_empty() {
+        return 0;
+    }
+    (delta.chars().count() as u64).div_ceil(4).max(1)
+}
+
+#[derive(Debug)]
+enum TextKind {
+    Message(Origin),
+    Thinking(String),
+}
+
+#[derive(Debug)]
+struct TextItem {
+    kind: TextKind,
+    buf: TextBuffer,
+    tokens: u64,
+    /// Cumulative threshold the token count must strictly exceed to emit.
+    threshold: u64,
+    gradient_index: usize,
+    emitted: bool,
+    dirty: bool,
+    last_delta: Instant,
+    turn_id: String,
+    session_id: String,
+    source_ts: DateTime<Utc>,
+}
+
+#[derive(Debug)]
+struct ToolItem {
+    name: String,
+    call_id: String,
+    /// Streamed argument JSON, parsed when the call is finalized.
+    raw_arguments: String,
+    arguments: Map<String, Value>,
+    turn_id: String,
+    session_id: String,
+    source_ts: DateTime<Utc>,
+}
+
+#[derive(Debug, Default)]
+pub struct Processor {
+    config: ProcessorConfig,
+    text: IndexMap<String, TextItem>,
+    tools: IndexMap<String, ToolItem>,
+    /// call_id → item_id of the invocation.
+    calls: IndexMap<String, String>,
+    provider_id: String,
+    turn: Option<(String, String)>,
+}
+
+impl Processor {
+    pub fn new(config: ProcessorConfig) -> Self {
+        let mut config = config;
+        if config.batch_gradient.is_empty() {
+            config.batch_gradient = DEFAULT_GRADIENT.to_vec();
+        }
+        Self {
+            config,
+            ..Self::default()
+        }
+    }
+
+    pub fn config(&self) -> &ProcessorConfig {
+        &self.config
+    }
+
+    /// The turn in flight, as `(turn_id, session_id)`.
+    pub fn current_turn(&self) -> Option<(&str, &str)> {
+        self.turn.as_ref().map(|(t, s)| (t.as_str(), s.as_str()))
+    }
+
+    pub fn has_open_items(&self) -> bool {
+        !self.text.is_empty() || !self.tools.is_empty()
+    }
+
+    pub fn process(&mut self, ev: &StreamEvent, now: Instant) -> Vec<Output> {
+        let mut out = Vec::new();
+        match &ev.payload {
+            Payload::ResponseStart {
+                model_id,
+                provider_id,
+            } => {
+                self.provider_id = provider_id.clone();
+                self.turn = Some((ev.turn_id.clone(), ev.session_id.clone()));
+                out.push(Output::Turn(TurnEvent::TurnStarted {
+                    turn_id: ev.turn_id.clone(),
+                    session_id: ev.session_id.clone(),
+                    model_id: model_id.clone(),
+                    provider_id: provider_id.clone(),
+                }));
+            }
+            Payload::ItemStart {
+                item_id,
+                item_type,
+                initial_content,
+                name,
+                call_id,
+            } => match item_type {
+                ItemType::Message | ItemType::Reasoning => {
+                    let kind = if *item_type == ItemType::Message {
+                        TextKind::Message(Origin::Agent)
+                    } else {
+                        TextKind::Thinking(self.provider_id.clone())
+                    };
+                    self.text
+                        .insert(item_id.clone(), self.new_text(ev, kind, now));
+                    if let Some(initial) = initial_content {
+                        self.append(item_id, initial, ev, now, &mut out);
+                    }
+                }
+                ItemType::FunctionCall => {
+                    let call_id = call_id.clone().unwrap_or_else(|| item_id.clone());
+                    let tool = ToolItem {
+                        name: name.clone().unwrap_or_default(),
+                        call_id: call_id.clone(),
+                        raw_arguments: initial_content.clone().unwrap_or_default(),
+                        arguments: Map::new(),
+                        turn_id: ev.turn_id.clone(),
+                        session_id: ev.session_id.clone(),
+                        source_ts: ev.timestamp,
+                    };
+                    out.push(tool_upsert(item_id, &tool, UpsertStatus::Create, None));
+                    self.calls.insert(call_id, item_id.clone());
+                    self.tools.insert(item_id.clone(), tool);
+                }
+                // Outputs are correlated on `item_done`; nothing to show before.
+                ItemType::FunctionCallOutput => {}
+            },
+            Payload::ItemDelta {
+                item_id,
+                delta_content,
+            } => {
+                if let Some(tool) = self.tools.get_mut(item_id) {
+                    tool.raw_arguments.push_str(delta_content);
+                    tool.source_ts = ev.timestamp;
+                } else if self.text.contains_key(item_id) {
+                    self.append(item_id, delta_content, ev, now, &mut out);
+                } else {
+                    tracing::debug!(item_id, "delta for unknown item ignored");
+                }
+            }
+            Payload::ItemDone {
+                item_id,
+                final_item,
+            } => self.item_done(item_id, final_item, ev, now, &mut out),
+            Payload::ItemError { item_id, error } => {
+                if let Some(item) = self.text.shift_remove(item_id) {
+                    out.push(text_upsert(
+                        item_id,
+                        &item,
+                        UpsertStatus::Error,
+                        Some(error),
+                    ));
+                } else if let Some(tool) = self.tools.shift_remove(item_id) {
+                    self.calls.shift_remove(&tool.call_id);
+                    out.push(tool_upsert(
+                        item_id,
+                        &tool,
+                        UpsertStatus::Error,
+                        Some(error),
+                    ));
+                }
+            }
+            Payload::ItemCancelled { item_id, .. } => {
+                self.text.shift_remove(item_id);
+                if let Some(tool) = self.tools.shift_remove(item_id) {
+                    self.calls.shift_remove(&tool.call_id);
+                }
+            }
+            Payload::ResponseDone {
+                status,
+                finish_reason,
+                error,
+                usage,
+            } => {
+                let (turn_id, session_id) = self.take_turn(ev);
+                match status {
+                    ResponseStatus::Completed => {
+                        self.flush_all(UpsertStatus::Complete, None, &mut out);
+                        out.push(Output::Turn(TurnEvent::TurnComplete {
+                            turn_id,
+                            session_id,
+                            status: TurnStatus::Completed,
+                            usage: usage.clone(),
+                            finish_reason: finish_reason.clone(),
+                        }));
+                    }
+                    ResponseStatus::Cancelled => {
+                        self.discard_all();
+                        out.push(Output::Turn(TurnEvent::TurnComplete {
+                            turn_id,
+                            session_id,
+                            status: TurnStatus::Cancelled,
+                            usage: usage.clone(),
+                            finish_reason: finish_reason.clone(),
+                        }));
+                    }
+                    ResponseStatus::Error => {
+                        // seed 002: response_done.error, then finish_reason.
+                        let error = error.clone().unwrap_or_else(|| {
+                            ErrorInfo::new(
+                                finish_reason.as_deref().unwrap_or("error"),
+                                finish_reason
+                                    .as_deref()
+                                    .map(|r| format!("turn ended with {r}"))
+                                    .unwrap_or_else(|| "turn failed".into()),
+                            )
+                        });
+                        self.fail(turn_id, session_id, error, &mut out);
+                    }
+                }
+            }
+            Payload::ResponseError { error } => {
+                let (turn_id, session_id) = self.take_turn(ev);
+                self.fail(turn_id, session_id, error.clone(), &mut out);
+            }
+        }
+        out
+    }
+
+    /// When the idle flush must next run, if anything is buffered.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.text
+            .values()
+            .filter(|i| i.dirty)
+            .map(|i| i.last_delta + self.config.batch_timeout)
+            .min()
+    }
+
+    /// Emits buffered content of items idle for the batch timeout (TC-5.4b).
+    pub fn flush_idle(&mut self, now: Instant) -> Vec<Output> {
+        let timeout = self.config.batch_timeout;
+        let mut out = Vec::new();
+        for (id, item) in self.text.iter_mut() {
+            if item.dirty && item.last_delta + timeout <= now {
+                out.push(emit_progress(id, item));
+            }
+        }
+        out
+    }
+
+    /// Ends the turn in flight as failed (a crash, a broken stream): every
+    /// buffered item is flushed with status `error` (TC-5.4a), then `turn_error`.
+    /// `fallback` names the turn when no `response_start` bound one yet.
+    pub fn fail_turn(&mut self, fallback: (&str, &str), code: &str, message: &str) -> Vec<Output> {
+        let mut out = Vec::new();
+        let (turn_id, session_id) = self
+            .turn
+            .take()
+            .unwrap_or_else(|| (fallback.0.to_owned(), fallback.1.to_owned()));
+        self.fail(turn_id, session_id, ErrorInfo::new(code, message), &mut out);
+        out
+    }
+
+    /// Ends the turn in flight as cancelled when the agent did not (it ignored an
+    /// interrupt): open items are dropped, never labelled complete (TC-5.4e).
+    pub fn cancel_turn(&mut self, fallback: (&str, &str)) -> Vec<Output> {
+        self.discard_all();
+        let (turn_id, session_id) = self
+            .turn
+            .take()
+            .unwrap_or_else(|| (fallback.0.to_owned(), fallback.1.to_owned()));
+        vec![Output::Turn(TurnEvent::TurnComplete {
+            turn_id,
+            session_id,
+            status: TurnStatus::Cancelled,
+            usage: None,
+            finish_reason: Some("interrupted".into()),
+        })]
+    }
+
+    fn new_text(&self, ev: &StreamEvent, kind: TextKind, now: Instant) -> TextItem {
+        TextItem {
+            kind,
+            buf: TextBuffer::new(),
+            tokens: 0,
+            threshold: self.config.batch_gradient[0],
+            gradient_index: 0,
+            emitted: false,
+            dirty: false,
+            last_delta: now,
+            turn_id: ev.turn_id.clone(),
+            session_id: ev.session_id.clone(),
+            source_ts: ev.timestamp,
+        }
+    }
+
+    fn append(
+        &mut self,
+        item_id: &str,
+        delta: &str,
+        ev: &StreamEvent,
+        now: Instant,
+        out: &mut Vec<Output>,
+    ) {
+        let gradient = &self.config.batch_gradient;
+        let Some(item) = self.text.get_mut(item_id) else {
+            return;
+        };
+        if delta.is_empty() {
+            return;
+        }
+        item.buf.push_str(delta);
+        item.tokens += estimate_tokens(delta);
+        item.dirty = true;
+        item.last_delta = now;
+        item.source_ts = ev.timestamp;
+        if item.tokens > item.threshold {
+            // One delta may cross several thresholds: emit once, skip past all.
+            while item.tokens > item.threshold {
+                item.gradient_index += 1;
+                let step = gradient[item.gradient_index.min(gradient.len() - 1)];
+                item.threshold += step;
+            }
+            out.push(emit_progress(item_id, item));
+        }
+    }
+
+    fn item_done(
+        &mut self,
+        item_id: &str,
+        final_item: &FinalItem,
+        ev: &StreamEvent,
+        now: Instant,
+        out: &mut Vec<Output>,
+    ) {
+        match final_item {
+            FinalItem::Message { content, origin } => {
+                let kind = TextKind::Message(*origin);
+                self.finish_text(item_id, kind, content, ev, now, out);
+            }
+            FinalItem::Reasoning {
+                content,
+                provider_id,
+            } => {
+                let kind = TextKind::Thinking(provider_id.clone());
+                self.finish_text(item_id, kind, content, ev, now, out);
+            }
+            FinalItem::FunctionCall {
+                name,
+                call_id,
+                arguments,
+            } => {
+                if let Some(tool) = self.tools.get_mut(item_id) {
+                    if !name.is_empty() {
+                        tool.name = name.clone();
+                    }
+                    tool.arguments = arguments.clone();
+                    tool.source_ts = ev.timestamp;
+                    if tool.call_id != *call_id {
+                        self.calls.shift_remove(&tool.call_id);
+                        tool.call_id = call_id.clone();
+                        self.calls.insert(call_id.clone(), item_id.to_owned());
+                    }
+                } else {
+                    // Done without a start: the invocation is first seen now.
+                    let tool = ToolItem {
+                        name: name.clone(),
+                        call_id: call_id.clone(),
+                        raw_arguments: String::new(),
+                        arguments: arguments.clone(),
+                        turn_id: ev.turn_id.clone(),
+                        session_id: ev.session_id.clone(),
+                        source_ts: ev.timestamp,
+                    };
+                    out.push(tool_upsert(item_id, &tool, UpsertStatus::Create, None));
+                    self.calls.insert(call_id.clone(), item_id.to_owned());
+                    self.tools.insert(item_id.to_owned(), tool);
+                }
+            }
+            FinalItem::FunctionCallOutput {
+                call_id,
+                output,
+                is_error,
+            } => {
+                let invocation = self.calls.shift_remove(call_id);
+                let tool = invocation
+                    .as_ref()
+                    .and_then(|id| self.tools.shift_remove(id).map(|t| (id.clone(), t)));
+                let (id, mut tool) = tool.unwrap_or_else(|| {
+                    // Unknown call id: still show the result (defensive complete).
+                    let tool = ToolItem {
+                        name: "unknown".into(),
+                        call_id: call_id.clone(),
+                        raw_arguments: String::new(),
+                        arguments: Map::new(),
+                        turn_id: ev.turn_id.clone(),
+                        session_id: ev.session_id.clone(),
+                        source_ts: ev.timestamp,
+                    };
+                    (item_id.to_owned(), tool)
+                });
+                tool.source_ts = ev.timestamp;
+                finalize_arguments(&mut tool);
+                let result = Some((output.clone(), *is_error));
+                out.push(tool_output(
+                    &id,
+                    &tool,
+                    UpsertStatus::Complete,
+                    None,
+                    result,
+                ));
+            }
+        }
+    }
+
+    fn finish_text(
+        &mut self,
+        item_id: &str,
+        kind: TextKind,
+        content: &str,
+        ev: &StreamEvent,
+        now: Instant,
+        out: &mut Vec<Output>,
+    ) {
+        let mut item = match self.text.shift_remove(item_id) {
+            Some(item) => item,
+            None => self.new_text(ev, TextKind::Message(Origin::Agent), now),
+        };
+        item.kind = match (item.kind, kind) {
+            // The start did not know the provider; the final item does.
+            (TextKind::Thinking(p), TextKind::Thinking(q)) if q.is_empty() => TextKind::Thinking(p),
+            (_, k) => k,
+        };
+        // The final item is authoritative; replace only when it differs, so the
+        // common case costs one comparison and no copy.
+        let differs = item.buf.with_str(|s| s != content);
+        if differs && !content.is_empty() {
+            item.buf.replace(content.to_owned());
+        }
+        item.source_ts = ev.timestamp;
+        out.push(text_upsert(item_id, &item, UpsertStatus::Complete, None));
+    }
+
+    fn take_turn(&mut self, ev: &StreamEvent) -> (String, String) {
+        self.turn
+            .take()
+            .unwrap_or_else(|| (ev.turn_id.clone(), ev.session_id.clone()))
+    }
+
+    fn flush_all(
+        &mut self,
+        status: UpsertStatus,
+        error: Option<&ErrorInfo>,
+        out: &mut Vec<Output>,
+    ) {
+        for (id, item) in std::mem::take(&mut self.text) {
+            out.push(text_upsert(&id, &item, status, error));
+        }
+        for (id, mut tool) in std::mem::take(&mut self.tools) {
+            finalize_arguments(&mut tool);
+            out.push(tool_upsert(&id, &tool, status, error));
+        }
+        self.calls.clear();
+    }
+
+    fn discard_all(&mut self) {
+        self.text.clear();
+        self.tools.clear();
+        self.calls.clear();
+    }
+
+    fn fail(
+        &mut self,
+        turn_id: String,
+        session_id: String,
+        error: ErrorInfo,
+        out: &mut Vec<Output>,
+    ) {
+        self.flush_all(UpsertStatus::Error, Some(&error), out);
+        out.push(Output::Turn(TurnEvent::TurnError {
+            turn_id,
+            session_id,
+            error_code: error.code,
+            error_message: error.message,
+        }));
+    }
+}
+
+fn tool_upsert(
+    item_id: &str,
+    tool: &ToolItem,
+    status: UpsertStatus,
+    error: Option<&ErrorInfo>,
+) -> Output {
+    tool_output(item_id, tool, status, error, None)
+}
+
+fn tool_output(
+    item_id: &str,
+    tool: &ToolItem,
+    status: UpsertStatus,
+    error: Option<&ErrorInfo>,
+    result: Option<(String, bool)>,
+) -> Output {
+    let (output, output_is_error) = match result {
+        Some((o, e)) => (Some(o), Some(e)),
+        None => (None, None),
+    };
+    Output::Upsert(Upsert {
+        turn_id: tool.turn_id.clone(),
+        session_id: tool.session_id.clone(),
+        item_id: item_id.to_owned(),
+        source_timestamp: tool.source_ts,
+        emitted_at: Utc::now(),
+        status,
+        error_code: error.map(|e| e.code.clone()),
+        error_message: error.map(|e| e.message.clone()),
+        kind: UpsertKind::ToolCall {
+            tool_name: tool.name.clone(),
+            arguments: Value::Object(tool.arguments.clone()),
+            call_id: tool.call_id.clone(),
+            output,
+            output_is_error,
+        },
+    })
+}
+
+/// Streamed argument JSON becomes the arguments unless the final item set them.
+fn finalize_arguments(tool: &mut ToolItem) {
+    if tool.arguments.is_empty() && !tool.raw_arguments.trim().is_empty() {
+        match serde_json::from_str::<Value>(&tool.raw_arguments) {
+            Ok(Value::Object(map)) => tool.arguments = map,
+            Ok(other) => {
+                tool.arguments.insert("input".into(), other);
+            }
+            Err(_) => {
+                tool.arguments
+                    .insert("raw".into(), Value::String(tool.raw_arguments.clone()));
+            }
+        }
+    }
+}
+
+fn text_upsert(
+    item_id: &str,
+    item: &TextItem,
+    status: UpsertStatus,
+    error: Option<&ErrorInfo>,
+) -> Output {
+    let content = item.buf.snapshot();
+    let kind = match &item.kind {
+        TextKind::Message(origin) => UpsertKind::Message {
+            content,
+            origin: *origin,
+        },
+        TextKind::Thinking(provider_id) => UpsertKind::Thinking {
+            content,
+            provider_id: provider_id.clone(),
+        },
+    };
+    Output::Upsert(Upsert {
+        turn_id: item.turn_id.clone(),
+        session_id: item.session_id.clone(),
+        item_id: item_id.to_owned(),
+        source_timestamp: item.source_ts,
+        emitted_at: Utc::now(),
+        status,
+        error_code: error.map(|e| e.code.clone()),
+        error_message: error.map(|e| e.message.clone()),
+        kind,
+    })
+}
+
+/// A progress emission: `create` the first time, `update` after.
+fn emit_progress(item_id: &str, item: &mut TextItem) -> Output {
+    let status = if item.emitted {
+        UpsertStatus::Update
+    } else {
+        UpsertStatus::Create
+    };
+    item.emitted = true;
+    item.dirty = false;
+    text_upsert(item_id, item, status, None)
+}

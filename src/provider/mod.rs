@@ -1,0 +1,274 @@
+//! The provider contract (DESIGN §4, seed 002 `CliProvider`).
+//!
+//! A provider is a tokio task that owns one agent (a child process, an HTTP
+//! client, a PTY). `ProviderCommand`s go in over a channel; canonical
+//! `StreamEvent`s and a few out-of-band `ProviderEvent`s come out. Knowledge of an
+//! agent's own protocol lives only in that agent's module below.
+
+pub mod process;
+pub mod script;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::config::AgentConfig;
+use crate::event::StreamEvent;
+
+/// What an agent can do; the runner's queue/interrupt matrix reads these
+/// (seed 000 "Queue / Interrupt Fallback Matrix").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    /// Accepts a message while a turn runs (steer).
+    pub queue_while_streaming: bool,
+    /// Can stop a running turn and stay usable.
+    pub interrupt: bool,
+    pub tool_events: bool,
+    pub thinking: bool,
+    /// Can continue an earlier session after a restart.
+    pub resume: bool,
+    /// Asks the host before running tools.
+    pub permissions: bool,
+}
+
+/// Host → provider.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProviderCommand {
+    /// Start a turn. Every event of the turn carries this `turn_id`; the
+    /// turn is bound once the provider emits `response_start` for it.
+    Send { turn_id: String, text: String },
+    /// Deliver a message into the running turn (only with `queue_while_streaming`).
+    Steer { text: String },
+    /// Interrupt the running turn; it ends with `response_done` `cancelled`.
+    Cancel,
+    /// Answer a `ProviderEvent::Permission`.
+    Permission {
+        request_id: String,
+        decision: PermissionDecision,
+    },
+    /// Raw bytes for a terminal pane.
+    Input(Vec<u8>),
+    /// The pane's size changed (terminal panes resize their PTY).
+    Resize { cols: u16, rows: u16 },
+    /// End the agent and its whole process group; the task then finishes.
+    Kill,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum PermissionDecision {
+    AllowOnce,
+    AllowAlways,
+    Deny {
+        reason: String,
+    },
+    /// One of the options the agent offered (ACP `optionId`).
+    Option {
+        option_id: String,
+    },
+}
+
+/// A choice offered by the agent with a permission request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PermissionOption {
+    pub option_id: String,
+    pub label: String,
+    /// ACP kind: allow_once | allow_always | reject_once | reject_always.
+    pub kind: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PermissionRequest {
+    pub request_id: String,
+    pub tool_name: String,
+    pub input: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Empty: the host offers allow once / allow always / deny.
+    #[serde(default)]
+    pub options: Vec<PermissionOption>,
+}
+
+/// What the provider learned about its session.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionInfo {
+    /// The agent's own handle for resuming (Claude session id, Codex thread id…).
+    pub resume_handle: Option<String>,
+    pub model: Option<String>,
+    /// Slash commands the agent offers (ACP `available_commands_update`).
+    #[serde(default)]
+    pub commands: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiagnosticLevel {
+    Info,
+    Warn,
+    Error,
+}
+
+/// Provider → host.
+#[derive(Debug, Clone)]
+pub enum ProviderEvent {
+    Stream(StreamEvent),
+    Session(SessionInfo),
+    Permission(PermissionRequest),
+    /// Something the user should know that is not part of the conversation:
+    /// a malformed line from the agent, stderr output, a fallback taken.
+    Diagnostic {
+        level: DiagnosticLevel,
+        message: String,
+    },
+    /// The agent's process ended. `message` carries its last stderr lines.
+    Exited {
+        code: Option<i32>,
+        message: String,
+    },
+    /// Terminal panes: the emulated screen changed.
+    TerminalUpdated,
+    /// Terminal panes: the child rang the bell.
+    Bell,
+}
+
+/// The emulated screen of a terminal pane, shared by the PTY reader (writer)
+/// and the renderer (reader).
+#[derive(Clone)]
+pub struct TerminalScreen(pub Arc<std::sync::Mutex<tui_term::vt100::Parser>>);
+
+impl std::fmt::Debug for TerminalScreen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TerminalScreen")
+    }
+}
+
+pub type EventSink = mpsc::UnboundedSender<ProviderEvent>;
+
+/// How a provider starts: a fresh session, or resuming the agent's own.
+#[derive(Debug, Clone)]
+pub struct ProviderSpec {
+    pub agent: AgentConfig,
+    pub resume: Option<String>,
+}
+
+/// The host's side of a running provider task.
+#[derive(Debug)]
+pub struct ProviderHandle {
+    commands: mpsc::UnboundedSender<ProviderCommand>,
+    alive: Arc<AtomicBool>,
+    task: JoinHandle<()>,
+    /// Terminal panes expose their emulated screen here.
+    pub terminal: Option<TerminalScreen>,
+}
+
+impl ProviderHandle {
+    /// Spawns `run` as the provider task. `alive` turns false when it returns.
+    pub fn spawn<F, Fut>(run: F) -> Self
+    where
+        F: FnOnce(mpsc::UnboundedReceiver<ProviderCommand>) -> Fut,
+        Fut: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let alive = Arc::new(AtomicBool::new(true));
+        let flag = Arc::clone(&alive);
+        let fut = run(rx);
+        let task = tokio::spawn(async move {
+            fut.await;
+            flag.store(false, Ordering::SeqCst);
+        });
+        Self {
+            commands: tx,
+            alive,
+            task,
+            terminal: None,
+        }
+    }
+
+    /// Sends a command; false if the task is gone.
+    pub fn send(&self, cmd: ProviderCommand) -> bool {
+        self.commands.send(cmd).is_ok()
+    }
+
+    pub fn is_alive(&self) -> bool {
+        self.alive.load(Ordering::SeqCst) && !self.task.is_finished()
+    }
+
+    /// Asks the task to kill its agent and waits for it to finish.
+    pub async fn kill(self) {
+        let _ = self.commands.send(ProviderCommand::Kill);
+        let _ = self.task.await;
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderError {
+    #[error("unknown provider `{name}`; known providers: {known}")]
+    Unknown { name: String, known: String },
+    #[error("agent `{agent}`: {message}")]
+    Config { agent: String, message: String },
+    #[error("agent `{agent}`: cannot start `{program}`: {source}")]
+    Spawn {
+        agent: String,
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Builds provider tasks of one kind.
+pub trait ProviderFactory: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn capabilities(&self, agent: &AgentConfig) -> Capabilities;
+    /// Starts the provider task. Must be called inside a tokio runtime.
+    fn spawn(&self, spec: ProviderSpec, events: EventSink)
+    -> Result<ProviderHandle, ProviderError>;
+}
+
+/// Provider names → factories (seed 002 AC-2.2).
+pub struct Registry {
+    factories: BTreeMap<&'static str, Arc<dyn ProviderFactory>>,
+}
+
+impl Registry {
+    pub fn empty() -> Self {
+        Self {
+            factories: BTreeMap::new(),
+        }
+    }
+
+    /// Every provider hive ships.
+    pub fn builtin() -> Self {
+        let mut r = Self::empty();
+        r.register(Arc::new(script::ScriptFactory));
+        r
+    }
+
+    pub fn register(&mut self, factory: Arc<dyn ProviderFactory>) {
+        self.factories.insert(factory.name(), factory);
+    }
+
+    pub fn names(&self) -> Vec<&'static str> {
+        self.factories.keys().copied().collect()
+    }
+
+    pub fn get(&self, name: &str) -> Result<Arc<dyn ProviderFactory>, ProviderError> {
+        self.factories
+            .get(name)
+            .cloned()
+            .ok_or_else(|| ProviderError::Unknown {
+                name: name.to_owned(),
+                known: self.names().join(", "),
+            })
+    }
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self::builtin()
+    }
+}

@@ -1,0 +1,295 @@
+//! Child processes for providers: each agent runs in its own process group so
+//! that interrupting or killing it reaches everything it started, dies with hive
+//! (parent-death signal plus a registry hive sweeps on exit), and keeps its last
+//! stderr lines for error reports.
+
+use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::io;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// Lines of stderr kept for the error message of a crash.
+const STDERR_TAIL_LINES: usize = 20;
+
+/// What to run.
+#[derive(Debug, Clone, Default)]
+pub struct CommandSpec {
+    pub program: String,
+    pub args: Vec<String>,
+    pub cwd: Option<PathBuf>,
+    pub env: BTreeMap<String, String>,
+}
+
+impl CommandSpec {
+    pub fn display(&self) -> String {
+        std::iter::once(self.program.as_str())
+            .chain(self.args.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+fn live_groups() -> &'static Mutex<HashSet<i32>> {
+    static GROUPS: OnceLock<Mutex<HashSet<i32>>> = OnceLock::new();
+    GROUPS.get_or_init(|| Mutex::new(HashSet::new()))
+}
+
+/// Kills every agent process group still alive. hive calls this on exit, on
+/// SIGTERM/SIGHUP and from its panic hook, so no agent outlives it.
+pub fn kill_all() {
+    let groups: Vec<i32> = live_groups()
+        .lock()
+        .map(|g| g.iter().copied().collect())
+        .unwrap_or_default();
+    for pgid in groups {
+        signal_group(pgid, libc::SIGKILL);
+    }
+}
+
+/// Sends `sig` to a whole process group.
+pub fn signal_group(pgid: i32, sig: i32) {
+    if pgid > 0 {
+        // SAFETY: kill(2) with a negative pid addresses the group; no memory involved.
+        unsafe {
+            libc::kill(-pgid, sig);
+        }
+    }
+}
+
+/// A running agent process.
+#[derive(Debug)]
+pub struct AgentProcess {
+    child: Child,
+    pgid: i32,
+    stdin: Option<ChildStdin>,
+    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    status: Option<ExitStatus>,
+}
+
+impl AgentProcess {
+    /// Spawns `spec` with piped stdio in a new process group.
+    pub fn spawn(spec: &CommandSpec) -> io::Result<(Self, LineReader<ChildStdout>)> {
+        let mut cmd = Command::new(&spec.program);
+        cmd.args(&spec.args)
+            .envs(&spec.env)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        if let Some(cwd) = &spec.cwd {
+            cmd.current_dir(cwd);
+        }
+        #[cfg(target_os = "linux")]
+        // SAFETY: prctl is async-signal-safe; runs in the child before exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn()?;
+        let pgid = child.id().map(|p| p as i32).unwrap_or(0);
+        if let Ok(mut g) = live_groups().lock() {
+            g.insert(pgid);
+        }
+        let stdin = child.stdin.take();
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| io::Error::other("child has no stdout"))?;
+        let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
+        if let Some(stderr) = child.stderr.take() {
+            tokio::spawn(collect_stderr(
+                stderr,
+                Arc::clone(&stderr_tail),
+                spec.program.clone(),
+            ));
+        }
+        let proc = Self {
+            child,
+            pgid,
+            stdin,
+            stderr_tail,
+            status: None,
+        };
+        Ok((proc, LineReader::new(stdout)))
+    }
+
+    pub fn pgid(&self) -> i32 {
+        self.pgid
+    }
+
+    /// Writes one line (a newline is appended) and flushes it.
+    pub async fn write_line(&mut self, line: &str) -> io::Result<()> {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::BrokenPipe, "stdin closed"))?;
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+        stdin.write_all(&bytes).await?;
+        stdin.flush().await
+    }
+
+    /// Closes stdin (EOF for the agent).
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Signals the whole group (SIGINT to interrupt a turn, for instance).
+    pub fn signal(&self, sig: i32) {
+        if self.status.is_none() {
+            signal_group(self.pgid, sig);
+        }
+    }
+
+    /// Waits for the process to exit.
+    pub async fn wait(&mut self) -> io::Result<ExitStatus> {
+        if let Some(s) = self.status {
+            return Ok(s);
+        }
+        let s = self.child.wait().await?;
+        self.reaped(s);
+        Ok(s)
+    }
+
+    /// Non-blocking: the exit status if the process has ended.
+    pub fn try_wait(&mut self) -> Option<ExitStatus> {
+        if self.status.is_none()
+            && let Ok(Some(s)) = self.child.try_wait()
+        {
+            self.reaped(s);
+        }
+        self.status
+    }
+
+    /// SIGTERM to the group, then SIGKILL after `grace`; returns the exit status.
+    pub async fn terminate(&mut self, grace: Duration) -> Option<ExitStatus> {
+        if let Some(s) = self.try_wait() {
+            // The leader is gone; stragglers in its group go too.
+            signal_group(self.pgid, libc::SIGKILL);
+            return Some(s);
+        }
+        self.close_stdin();
+        signal_group(self.pgid, libc::SIGTERM);
+        let status = match tokio::time::timeout(grace, self.child.wait()).await {
+            Ok(Ok(s)) => Some(s),
+            _ => {
+                signal_group(self.pgid, libc::SIGKILL);
+                self.child.wait().await.ok()
+            }
+        };
+        signal_group(self.pgid, libc::SIGKILL);
+        if let Some(s) = status {
+            self.reaped(s);
+        }
+        status
+    }
+
+    /// The last stderr lines, oldest first.
+    pub fn stderr_tail(&self) -> String {
+        self.stderr_tail
+            .lock()
+            .map(|t| t.iter().cloned().collect::<Vec<_>>().join("\n"))
+            .unwrap_or_default()
+    }
+
+    /// "exited with status 1: <stderr tail>" for turn errors.
+    pub fn exit_report(&self, status: Option<ExitStatus>) -> String {
+        let what = status.map(describe_exit).unwrap_or_else(|| "ended".into());
+        let tail = self.stderr_tail();
+        if tail.trim().is_empty() {
+            what
+        } else {
+            format!("{what}\n{tail}")
+        }
+    }
+
+    fn reaped(&mut self, s: ExitStatus) {
+        self.status = Some(s);
+        if let Ok(mut g) = live_groups().lock() {
+            g.remove(&self.pgid);
+        }
+    }
+}
+
+impl Drop for AgentProcess {
+    fn drop(&mut self) {
+        // Grandchildren share the group; the leader's kill_on_drop misses them.
+        signal_group(self.pgid, libc::SIGKILL);
+        if let Ok(mut g) = live_groups().lock() {
+            g.remove(&self.pgid);
+        }
+    }
+}
+
+/// "exited with status 1", "killed by signal 9".
+pub fn describe_exit(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(sig)) => format!("killed by signal {sig}"),
+        _ => "ended".into(),
+    }
+}
+
+async fn collect_stderr(
+    stderr: impl AsyncRead + Unpin,
+    tail: Arc<Mutex<VecDeque<String>>>,
+    program: String,
+) {
+    let mut reader = LineReader::new(stderr);
+    while let Ok(Some(line)) = reader.next_line().await {
+        tracing::debug!(target: "agent_stderr", program = %program, "{line}");
+        if let Ok(mut t) = tail.lock() {
+            if t.len() == STDERR_TAIL_LINES {
+                t.pop_front();
+            }
+            t.push_back(line);
+        }
+    }
+}
+
+/// Reads newline-terminated lines; invalid UTF-8 is replaced, not fatal.
+/// `next_line` is cancel-safe: a partial line survives a lost `select!` race.
+#[derive(Debug)]
+pub struct LineReader<R> {
+    reader: BufReader<R>,
+    buf: Vec<u8>,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    pub fn new(inner: R) -> Self {
+        Self {
+            reader: BufReader::with_capacity(64 * 1024, inner),
+            buf: Vec::new(),
+        }
+    }
+
+    /// The next line without its terminator; `None` at EOF.
+    pub async fn next_line(&mut self) -> io::Result<Option<String>> {
+        loop {
+            let n = self.reader.read_until(b'\n', &mut self.buf).await?;
+            if n == 0 && self.buf.is_empty() {
+                return Ok(None);
+            }
+            if n == 0 || self.buf.ends_with(b"\n") {
+                let mut line = std::mem::take(&mut self.buf);
+                while matches!(line.last(), Some(b'\n' | b'\r')) {
+                    line.pop();
+                }
+                return Ok(Some(match String::from_utf8(line) {
+                    Ok(s) => s,
+                    Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+                }));
+            }
+        }
+    }
+}

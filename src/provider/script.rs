@@ -1,0 +1,610 @@
+//! The `script` provider: replays a scenario file as a live agent would, with
+//! per-chunk timing, thinking, tool calls, permission prompts, errors and
+//! crashes, and honours interrupts mid-stream. It powers the built-in demo
+//! agents (hive works with no API key) and the runner's lifecycle tests.
+//!
+//! Format (TOML), documented in README.md:
+//! ```toml
+//! model = "demo-1"
+//! chunk_chars = 6        # characters per streamed delta
+//! delay_ms = 15          # pause between deltas
+//! [capabilities]         # what the scripted agent claims to support
+//! interrupt = true
+//! queue_while_streaming = false
+//! [[turn]]
+//! match = "error"        # optional, case-insensitive substring of the prompt
+//! [[turn.step]]
+//! thinking = "…"
+//! [[turn.step]]
+//! tool = "Bash"
+//! args = { command = "ls" }
+//! output = "…"
+//! duration_ms = 800
+//! [[turn.step]]
+//! text = "You said: {prompt}"
+//! ```
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+
+use super::{
+    Capabilities, DiagnosticLevel, EventSink, PermissionDecision, PermissionRequest,
+    ProviderCommand, ProviderError, ProviderEvent, ProviderFactory, ProviderHandle, ProviderSpec,
+    SessionInfo,
+};
+use crate::config::AgentConfig;
+use crate::event::{
+    ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, Usage, new_id,
+};
+use crate::processor::estimate_tokens;
+
+/// Scenarios shipped inside the binary, addressed as `demo:<name>`.
+const BUILTIN: &[(&str, &str)] = &[
+    ("tour", include_str!("../../assets/demo/tour.toml")),
+    ("reviewer", include_str!("../../assets/demo/reviewer.toml")),
+];
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    #[serde(default = "default_model")]
+    pub model: String,
+    #[serde(default = "default_chunk")]
+    pub chunk_chars: usize,
+    #[serde(default = "default_delay")]
+    pub delay_ms: u64,
+    #[serde(default)]
+    pub capabilities: ScriptCapabilities,
+    /// Keep streaming after an interrupt (tests hive's forced stop).
+    #[serde(default)]
+    pub ignore_cancel: bool,
+    #[serde(default, rename = "turn")]
+    pub turns: Vec<Turn>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptCapabilities {
+    #[serde(default = "yes")]
+    pub interrupt: bool,
+    #[serde(default)]
+    pub queue_while_streaming: bool,
+    #[serde(default)]
+    pub permissions: bool,
+}
+
+impl Default for ScriptCapabilities {
+    fn default() -> Self {
+        Self {
+            interrupt: true,
+            queue_while_streaming: false,
+            permissions: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Turn {
+    #[serde(default, rename = "match")]
+    pub matches: Option<String>,
+    #[serde(default, rename = "step")]
+    pub steps: Vec<Step>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    pub text: Option<String>,
+    pub thinking: Option<String>,
+    pub tool: Option<String>,
+    #[serde(default)]
+    pub args: Option<toml::Table>,
+    pub output: Option<String>,
+    #[serde(default)]
+    pub is_error: bool,
+    #[serde(default)]
+    pub duration_ms: u64,
+    /// Ask the host before the next tool step.
+    pub permission: Option<String>,
+    pub error: Option<ScriptError>,
+    /// Agent process exits with this code (a crash).
+    pub exit: Option<i32>,
+    pub sleep_ms: Option<u64>,
+    /// Overrides the scenario's pacing for this step.
+    pub chunk_chars: Option<usize>,
+    pub delay_ms: Option<u64>,
+    /// A diagnostic the provider reports (e.g. a malformed line it skipped).
+    pub diagnostic: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptError {
+    pub code: String,
+    pub message: String,
+}
+
+fn default_model() -> String {
+    "scripted".into()
+}
+fn default_chunk() -> usize {
+    6
+}
+fn default_delay() -> u64 {
+    15
+}
+fn yes() -> bool {
+    true
+}
+
+impl Scenario {
+    pub fn parse(text: &str, origin: &str) -> Result<Self, String> {
+        let s: Scenario = toml::from_str(text).map_err(|e| format!("{origin}: {e}"))?;
+        if s.turns.is_empty() {
+            return Err(format!("{origin}: a scenario needs at least one [[turn]]"));
+        }
+        Ok(s)
+    }
+
+    /// Loads `demo:<name>` from the binary or a file path.
+    pub fn load(source: &Path) -> Result<Self, String> {
+        let name = source.to_string_lossy();
+        if let Some(builtin) = name.strip_prefix("demo:") {
+            let (_, text) = BUILTIN.iter().find(|(n, _)| *n == builtin).ok_or_else(|| {
+                let known: Vec<_> = BUILTIN.iter().map(|(n, _)| format!("demo:{n}")).collect();
+                format!("no built-in scenario `{name}`; known: {}", known.join(", "))
+            })?;
+            return Self::parse(text, &name);
+        }
+        let text = std::fs::read_to_string(source)
+            .map_err(|e| format!("cannot read scenario {}: {e}", source.display()))?;
+        Self::parse(&text, &source.display().to_string())
+    }
+
+    fn pick(&self, prompt: &str, counter: usize) -> &Turn {
+        let lower = prompt.to_lowercase();
+        if let Some(t) = self.turns.iter().find(|t| {
+            t.matches
+                .as_ref()
+                .is_some_and(|m| lower.contains(&m.to_lowercase()))
+        }) {
+            return t;
+        }
+        let plain: Vec<&Turn> = self.turns.iter().filter(|t| t.matches.is_none()).collect();
+        if plain.is_empty() {
+            &self.turns[counter % self.turns.len()]
+        } else {
+            plain[counter % plain.len()]
+        }
+    }
+}
+
+pub struct ScriptFactory;
+
+impl ScriptFactory {
+    fn scenario(agent: &AgentConfig) -> Result<Scenario, ProviderError> {
+        let path = agent.script.as_ref().ok_or_else(|| ProviderError::Config {
+            agent: agent.id.clone(),
+            message: "provider `script` needs `script = \"path/to/scenario.toml\"` (or demo:tour)"
+                .into(),
+        })?;
+        Scenario::load(path).map_err(|message| ProviderError::Config {
+            agent: agent.id.clone(),
+            message,
+        })
+    }
+}
+
+impl ProviderFactory for ScriptFactory {
+    fn name(&self) -> &'static str {
+        "script"
+    }
+
+    fn capabilities(&self, agent: &AgentConfig) -> Capabilities {
+        let caps = Self::scenario(agent)
+            .map(|s| s.capabilities)
+            .unwrap_or_default();
+        Capabilities {
+            queue_while_streaming: caps.queue_while_streaming,
+            interrupt: caps.interrupt,
+            tool_events: true,
+            thinking: true,
+            resume: true,
+            permissions: caps.permissions,
+        }
+    }
+
+    fn spawn(
+        &self,
+        spec: ProviderSpec,
+        events: EventSink,
+    ) -> Result<ProviderHandle, ProviderError> {
+        let scenario = Self::scenario(&spec.agent)?;
+        let session_id = spec.resume.clone().unwrap_or_else(|| new_id("script"));
+        Ok(ProviderHandle::spawn(move |rx| async move {
+            Player {
+                scenario,
+                session_id,
+                events,
+                rx,
+                counter: 0,
+            }
+            .run()
+            .await
+        }))
+    }
+}
+
+struct Player {
+    scenario: Scenario,
+    session_id: String,
+    events: EventSink,
+    rx: mpsc::UnboundedReceiver<ProviderCommand>,
+    counter: usize,
+}
+
+/// How a turn's playback ended.
+enum End {
+    Done,
+    Cancelled,
+    Failed,
+    Exit(i32),
+    Killed,
+}
+
+/// Playback state of one turn.
+struct TurnCtx {
+    turn_id: String,
+    prompt: String,
+    steered: Vec<String>,
+    output_tokens: u64,
+    denied: Option<String>,
+    cancel_requested: bool,
+}
+
+impl Player {
+    async fn run(mut self) {
+        let _ = self.events.send(ProviderEvent::Session(SessionInfo {
+            resume_handle: Some(self.session_id.clone()),
+            model: Some(self.scenario.model.clone()),
+            commands: Vec::new(),
+        }));
+        while let Some(cmd) = self.rx.recv().await {
+            match cmd {
+                ProviderCommand::Send { turn_id, text } => match self.play(turn_id, text).await {
+                    End::Exit(code) => {
+                        let _ = self.events.send(ProviderEvent::Exited {
+                            code: Some(code),
+                            message: format!("exited with status {code}: scripted crash"),
+                        });
+                        return;
+                    }
+                    End::Killed => return,
+                    End::Done | End::Cancelled | End::Failed => {}
+                },
+                ProviderCommand::Kill => return,
+                _ => {}
+            }
+        }
+    }
+
+    fn emit(&self, turn_id: &str, payload: Payload) {
+        let _ = self.events.send(ProviderEvent::Stream(StreamEvent::new(
+            turn_id,
+            &self.session_id,
+            payload,
+        )));
+    }
+
+    async fn play(&mut self, turn_id: String, prompt: String) -> End {
+        let turn = self.scenario.pick(&prompt, self.counter).clone();
+        self.counter += 1;
+        let mut ctx = TurnCtx {
+            turn_id: turn_id.clone(),
+            prompt,
+            steered: Vec::new(),
+            output_tokens: 0,
+            denied: None,
+            cancel_requested: false,
+        };
+        self.emit(
+            &turn_id,
+            Payload::ResponseStart {
+                model_id: self.scenario.model.clone(),
+                provider_id: "script".into(),
+            },
+        );
+        for step in &turn.steps {
+            if let Some(end) = self.step(step, &mut ctx).await {
+                return self.finish(&ctx, end);
+            }
+        }
+        // Messages steered in mid-turn are acknowledged before the turn ends.
+        for text in std::mem::take(&mut ctx.steered) {
+            let reply = format!("Noted your follow-up: *{text}*");
+            let step = Step {
+                text: Some(reply),
+                ..Step::default()
+            };
+            if let Some(end) = self.step(&step, &mut ctx).await {
+                return self.finish(&ctx, end);
+            }
+        }
+        let input_tokens = estimate_tokens(&ctx.prompt);
+        self.emit(
+            &turn_id,
+            Payload::ResponseDone {
+                status: ResponseStatus::Completed,
+                finish_reason: Some("end_turn".into()),
+                error: None,
+                usage: Some(Usage {
+                    input_tokens,
+                    output_tokens: ctx.output_tokens,
+                    ..Usage::default()
+                }),
+            },
+        );
+        End::Done
+    }
+
+    /// Plays one step; `Some` ends the turn.
+    async fn step(&mut self, step: &Step, ctx: &mut TurnCtx) -> Option<End> {
+        let chunk = step.chunk_chars.unwrap_or(self.scenario.chunk_chars).max(1);
+        let delay = Duration::from_millis(step.delay_ms.unwrap_or(self.scenario.delay_ms));
+        if let Some(ms) = step.sleep_ms {
+            self.wait(Duration::from_millis(ms), ctx).await?;
+        }
+        if let Some(msg) = &step.diagnostic {
+            let _ = self.events.send(ProviderEvent::Diagnostic {
+                level: DiagnosticLevel::Warn,
+                message: msg.clone(),
+            });
+        }
+        if let Some(thinking) = &step.thinking {
+            self.stream_text(ItemType::Reasoning, thinking, chunk, delay, ctx)
+                .await?;
+        }
+        if let Some(question) = &step.permission {
+            self.ask_permission(question, step, ctx).await?;
+        }
+        if let Some(tool) = &step.tool {
+            self.run_tool(tool, step, ctx).await?;
+        }
+        if let Some(text) = &step.text {
+            let text = text.replace("{prompt}", &ctx.prompt);
+            self.stream_text(ItemType::Message, &text, chunk, delay, ctx)
+                .await?;
+        }
+        if let Some(err) = &step.error {
+            self.emit(
+                &ctx.turn_id,
+                Payload::ResponseError {
+                    error: ErrorInfo::new(err.code.clone(), err.message.clone()),
+                },
+            );
+            return Some(End::Failed);
+        }
+        if let Some(code) = step.exit {
+            return Some(End::Exit(code));
+        }
+        None
+    }
+
+    async fn stream_text(
+        &mut self,
+        item_type: ItemType,
+        text: &str,
+        chunk: usize,
+        delay: Duration,
+        ctx: &mut TurnCtx,
+    ) -> Option<End> {
+        let item_id = new_id("item");
+        self.emit(
+            &ctx.turn_id,
+            Payload::ItemStart {
+                item_id: item_id.clone(),
+                item_type,
+                initial_content: None,
+                name: None,
+                call_id: None,
+            },
+        );
+        let chars: Vec<char> = text.chars().collect();
+        for piece in chars.chunks(chunk) {
+            if let Some(end) = self.wait(delay, ctx).await {
+                self.emit(
+                    &ctx.turn_id,
+                    Payload::ItemCancelled {
+                        item_id: item_id.clone(),
+                        reason: Some("interrupted".into()),
+                    },
+                );
+                return Some(end);
+            }
+            let delta: String = piece.iter().collect();
+            ctx.output_tokens += estimate_tokens(&delta);
+            self.emit(
+                &ctx.turn_id,
+                Payload::ItemDelta {
+                    item_id: item_id.clone(),
+                    delta_content: delta,
+                },
+            );
+        }
+        let final_item = match item_type {
+            ItemType::Reasoning => FinalItem::Reasoning {
+                content: text.to_owned(),
+                provider_id: "script".into(),
+            },
+            _ => FinalItem::Message {
+                content: text.to_owned(),
+                origin: Origin::Agent,
+            },
+        };
+        self.emit(
+            &ctx.turn_id,
+            Payload::ItemDone {
+                item_id,
+                final_item,
+            },
+        );
+        None
+    }
+
+    async fn ask_permission(
+        &mut self,
+        question: &str,
+        step: &Step,
+        ctx: &mut TurnCtx,
+    ) -> Option<End> {
+        let request_id = new_id("perm");
+        let _ = self
+            .events
+            .send(ProviderEvent::Permission(PermissionRequest {
+                request_id: request_id.clone(),
+                tool_name: step.tool.clone().unwrap_or_else(|| "tool".into()),
+                input: args_value(step),
+                description: Some(question.to_owned()),
+                options: Vec::new(),
+            }));
+        loop {
+            match self.rx.recv().await {
+                Some(ProviderCommand::Permission {
+                    request_id: id,
+                    decision,
+                }) if id == request_id => {
+                    ctx.denied = match decision {
+                        PermissionDecision::Deny { reason } => Some(reason),
+                        PermissionDecision::Option { option_id }
+                            if option_id.starts_with("reject") =>
+                        {
+                            Some("rejected".into())
+                        }
+                        _ => None,
+                    };
+                    return None;
+                }
+                Some(cmd) => {
+                    if let Some(end) = self.command_mid_turn(cmd, ctx) {
+                        return Some(end);
+                    }
+                }
+                None => return Some(End::Killed),
+            }
+        }
+    }
+
+    async fn run_tool(&mut self, tool: &str, step: &Step, ctx: &mut TurnCtx) -> Option<End> {
+        let item_id = new_id("tool");
+        let call_id = new_id("call");
+        let args = args_value(step);
+        self.emit(
+            &ctx.turn_id,
+            Payload::ItemStart {
+                item_id: item_id.clone(),
+                item_type: ItemType::FunctionCall,
+                initial_content: None,
+                name: Some(tool.to_owned()),
+                call_id: Some(call_id.clone()),
+            },
+        );
+        let arguments = match &args {
+            Value::Object(m) => m.clone(),
+            _ => Map::new(),
+        };
+        self.emit(
+            &ctx.turn_id,
+            Payload::ItemDone {
+                item_id: item_id.clone(),
+                final_item: FinalItem::FunctionCall {
+                    name: tool.to_owned(),
+                    call_id: call_id.clone(),
+                    arguments,
+                },
+            },
+        );
+        let (output, is_error) = match ctx.denied.take() {
+            Some(reason) => (format!("Permission denied: {reason}"), true),
+            None => {
+                if let Some(end) = self
+                    .wait(Duration::from_millis(step.duration_ms), ctx)
+                    .await
+                {
+                    return Some(end);
+                }
+                (step.output.clone().unwrap_or_default(), step.is_error)
+            }
+        };
+        self.emit(
+            &ctx.turn_id,
+            Payload::ItemDone {
+                item_id: new_id("out"),
+                final_item: FinalItem::FunctionCallOutput {
+                    call_id,
+                    output,
+                    is_error,
+                },
+            },
+        );
+        None
+    }
+
+    /// Sleeps while staying responsive to commands. `Some` ends the turn.
+    async fn wait(&mut self, d: Duration, ctx: &mut TurnCtx) -> Option<End> {
+        let deadline = tokio::time::Instant::now() + d;
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep_until(deadline) => return None,
+                cmd = self.rx.recv() => match cmd {
+                    Some(cmd) => if let Some(end) = self.command_mid_turn(cmd, ctx) {
+                        return Some(end);
+                    },
+                    None => return Some(End::Killed),
+                },
+            }
+        }
+    }
+
+    fn command_mid_turn(&mut self, cmd: ProviderCommand, ctx: &mut TurnCtx) -> Option<End> {
+        match cmd {
+            ProviderCommand::Cancel if !self.scenario.ignore_cancel => {
+                ctx.cancel_requested = true;
+                Some(End::Cancelled)
+            }
+            ProviderCommand::Steer { text } => {
+                ctx.steered.push(text);
+                None
+            }
+            ProviderCommand::Kill => Some(End::Killed),
+            _ => None,
+        }
+    }
+
+    /// A turn cut short by an interrupt still ends with `response_done`.
+    fn finish(&self, ctx: &TurnCtx, end: End) -> End {
+        if matches!(end, End::Cancelled) && ctx.cancel_requested {
+            self.emit(
+                &ctx.turn_id,
+                Payload::ResponseDone {
+                    status: ResponseStatus::Cancelled,
+                    finish_reason: Some("interrupted".into()),
+                    error: None,
+                    usage: None,
+                },
+            );
+        }
+        end
+    }
+}
+
+fn args_value(step: &Step) -> Value {
+    step.args
+        .as_ref()
+        .and_then(|t| serde_json::to_value(t).ok())
+        .unwrap_or_else(|| Value::Object(Map::new()))
+}

@@ -1,0 +1,603 @@
+//! The turn runner: one task per pane that owns the provider, the upsert
+//! processor, the turn state and the pending queue (DESIGN §5).
+//!
+//! The app talks to it only through `RunnerCommand`s and hears back only
+//! through `PaneEvent`s, so the UI thread never waits on an agent.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::config::QueueMode;
+use crate::event::{FinalItem, ItemType, Origin, Payload, StreamEvent, new_id};
+use crate::processor::{Processor, ProcessorConfig};
+use crate::provider::{
+    Capabilities, DiagnosticLevel, PermissionDecision, PermissionRequest, ProviderCommand,
+    ProviderError, ProviderEvent, ProviderFactory, ProviderHandle, ProviderSpec, SessionInfo,
+    TerminalScreen,
+};
+use crate::upsert::{Output, TurnEvent, Upsert};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnState {
+    Idle,
+    /// Sent; the agent has not started answering.
+    Starting,
+    Streaming,
+    /// Interrupt requested; waiting for the agent to stop.
+    Cancelling,
+    /// The agent's process is gone; `Restart` brings it back.
+    Dead,
+}
+
+impl TurnState {
+    pub fn is_busy(self) -> bool {
+        matches!(
+            self,
+            TurnState::Starting | TurnState::Streaming | TurnState::Cancelling
+        )
+    }
+}
+
+/// How a submitted message should be delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubmitMode {
+    /// Idle: send. Busy: as the agent's `queue_mode` says.
+    Auto,
+    /// Run after the current turn.
+    Queue,
+    /// Deliver now: into the running turn, or interrupt and send.
+    Steer,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QueueEdit {
+    Remove(usize),
+    Replace(usize, String),
+    Move {
+        from: usize,
+        to: usize,
+    },
+    /// Take the newest queued message back (answered with `PaneEvent::Recalled`).
+    PopLast,
+    Clear,
+}
+
+#[derive(Debug, Clone)]
+pub enum RunnerCommand {
+    Submit {
+        text: String,
+        mode: SubmitMode,
+    },
+    Interrupt,
+    Queue(QueueEdit),
+    /// Start sending the queue if the pane is idle (queued messages restored
+    /// after a restart wait for this).
+    DrainQueue,
+    Permission {
+        request_id: String,
+        decision: PermissionDecision,
+    },
+    /// Start the agent again after it died (resuming its session).
+    Restart,
+    Input(Vec<u8>),
+    Resize {
+        cols: u16,
+        rows: u16,
+    },
+    Shutdown,
+}
+
+#[derive(Debug, Clone)]
+pub enum PaneEvent {
+    Upsert(Upsert),
+    Turn(TurnEvent),
+    State(TurnState),
+    /// The whole pending queue after any change.
+    Queue(Vec<String>),
+    Notice {
+        level: DiagnosticLevel,
+        text: String,
+    },
+    Permission(PermissionRequest),
+    Session(SessionInfo),
+    /// A message taken back from the queue for editing.
+    Recalled(String),
+    /// A (new) provider started; terminal panes carry their screen.
+    Attached {
+        capabilities: Capabilities,
+        terminal: Option<TerminalScreen>,
+    },
+    TerminalUpdated,
+    Bell,
+}
+
+#[derive(Debug, Clone)]
+pub struct PaneUpdate {
+    pub pane: usize,
+    pub event: PaneEvent,
+}
+
+/// Sees every event a runner emits, in order, on the runner's task (the
+/// history store records conversations through this).
+pub trait Recorder: Send {
+    fn record(&mut self, event: &PaneEvent);
+}
+
+pub struct RunnerOptions {
+    pub processor: ProcessorConfig,
+    /// An interrupt not honoured within this time ends the agent's process.
+    pub interrupt_timeout: Duration,
+    /// Messages queued before a restart; kept until `DrainQueue`.
+    pub initial_queue: Vec<String>,
+    pub recorder: Option<Box<dyn Recorder>>,
+}
+
+impl Default for RunnerOptions {
+    fn default() -> Self {
+        Self {
+            processor: ProcessorConfig::default(),
+            interrupt_timeout: Duration::from_millis(900),
+            initial_queue: Vec::new(),
+            recorder: None,
+        }
+    }
+}
+
+/// The app's side of a runner.
+#[derive(Debug, Clone)]
+pub struct RunnerHandle {
+    tx: mpsc::UnboundedSender<RunnerCommand>,
+    pub capabilities: Capabilities,
+}
+
+impl RunnerHandle {
+    pub fn send(&self, cmd: RunnerCommand) -> bool {
+        self.tx.send(cmd).is_ok()
+    }
+}
+
+/// Starts the provider and the runner task for one pane.
+pub fn spawn_runner(
+    pane: usize,
+    factory: Arc<dyn ProviderFactory>,
+    spec: ProviderSpec,
+    options: RunnerOptions,
+    out: mpsc::UnboundedSender<PaneUpdate>,
+) -> Result<RunnerHandle, ProviderError> {
+    let capabilities = factory.capabilities(&spec.agent);
+    let (tx, rx) = mpsc::unbounded_channel();
+    let mut runner = Runner {
+        pane,
+        queue_mode: spec.agent.queue_mode,
+        session_id: spec.resume.clone().unwrap_or_else(|| new_id("session")),
+        factory,
+        spec,
+        capabilities,
+        provider: None,
+        provider_rx: None,
+        processor: Processor::new(options.processor.clone()),
+        state: TurnState::Idle,
+        queue: options.initial_queue.iter().cloned().collect(),
+        steer_next: None,
+        turn: None,
+        cancel_deadline: None,
+        interrupt_timeout: options.interrupt_timeout,
+        recorder: options.recorder,
+        out,
+    };
+    runner.start_provider()?;
+    runner.emit(PaneEvent::Queue(runner.queue.iter().cloned().collect()));
+    tokio::spawn(runner.run(rx));
+    Ok(RunnerHandle { tx, capabilities })
+}
+
+struct Runner {
+    pane: usize,
+    queue_mode: QueueMode,
+    session_id: String,
+    factory: Arc<dyn ProviderFactory>,
+    spec: ProviderSpec,
+    capabilities: Capabilities,
+    provider: Option<ProviderHandle>,
+    provider_rx: Option<mpsc::UnboundedReceiver<ProviderEvent>>,
+    processor: Processor,
+    state: TurnState,
+    queue: VecDeque<String>,
+    /// A steer that had to interrupt first; sent before the queue.
+    steer_next: Option<String>,
+    turn: Option<String>,
+    cancel_deadline: Option<Instant>,
+    interrupt_timeout: Duration,
+    recorder: Option<Box<dyn Recorder>>,
+    out: mpsc::UnboundedSender<PaneUpdate>,
+}
+
+impl Runner {
+    async fn run(mut self, mut commands: mpsc::UnboundedReceiver<RunnerCommand>) {
+        loop {
+            let flush_at = self.processor.next_deadline();
+            let cancel_at = self.cancel_deadline;
+            tokio::select! {
+                cmd = commands.recv() => match cmd {
+                    Some(RunnerCommand::Shutdown) | None => break,
+                    Some(cmd) => self.command(cmd),
+                },
+                ev = recv_opt(&mut self.provider_rx) => match ev {
+                    Some(ev) => self.provider_event(ev),
+                    None => self.provider_gone(None, "the provider stopped".into()),
+                },
+                _ = sleep_opt(flush_at) => {
+                    let outs = self.processor.flush_idle(Instant::now());
+                    self.forward(outs);
+                }
+                _ = sleep_opt(cancel_at) => self.interrupt_expired(),
+            }
+        }
+        if let Some(p) = self.provider.take() {
+            p.kill().await;
+        }
+    }
+
+    fn emit(&mut self, event: PaneEvent) {
+        if let Some(r) = self.recorder.as_mut() {
+            r.record(&event);
+        }
+        let _ = self.out.send(PaneUpdate {
+            pane: self.pane,
+            event,
+        });
+    }
+
+    fn notice(&mut self, level: DiagnosticLevel, text: impl Into<String>) {
+        self.emit(PaneEvent::Notice {
+            level,
+            text: text.into(),
+        });
+    }
+
+    fn set_state(&mut self, state: TurnState) {
+        if self.state != state {
+            self.state = state;
+            self.emit(PaneEvent::State(state));
+        }
+    }
+
+    fn queue_changed(&mut self) {
+        self.emit(PaneEvent::Queue(self.queue.iter().cloned().collect()));
+    }
+
+    fn start_provider(&mut self) -> Result<(), ProviderError> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let handle = self.factory.spawn(self.spec.clone(), tx)?;
+        self.emit(PaneEvent::Attached {
+            capabilities: self.capabilities,
+            terminal: handle.terminal.clone(),
+        });
+        self.provider = Some(handle);
+        self.provider_rx = Some(rx);
+        Ok(())
+    }
+
+    fn command(&mut self, cmd: RunnerCommand) {
+        match cmd {
+            RunnerCommand::Submit { text, mode } => self.submit(text, mode),
+            RunnerCommand::Interrupt => self.interrupt(),
+            RunnerCommand::Queue(edit) => self.edit_queue(edit),
+            RunnerCommand::DrainQueue => {
+                if self.state == TurnState::Idle {
+                    self.drain();
+                }
+            }
+            RunnerCommand::Permission {
+                request_id,
+                decision,
+            } => {
+                self.to_provider(ProviderCommand::Permission {
+                    request_id,
+                    decision,
+                });
+            }
+            RunnerCommand::Restart => self.restart(),
+            RunnerCommand::Input(bytes) => {
+                self.to_provider(ProviderCommand::Input(bytes));
+            }
+            RunnerCommand::Resize { cols, rows } => {
+                self.to_provider(ProviderCommand::Resize { cols, rows });
+            }
+            RunnerCommand::Shutdown => {}
+        }
+    }
+
+    fn to_provider(&self, cmd: ProviderCommand) -> bool {
+        self.provider.as_ref().is_some_and(|p| p.send(cmd))
+    }
+
+    fn submit(&mut self, text: String, mode: SubmitMode) {
+        if text.trim().is_empty() {
+            return;
+        }
+        if self.state == TurnState::Dead {
+            self.queue.push_back(text);
+            self.queue_changed();
+            self.notice(
+                DiagnosticLevel::Warn,
+                "the agent is not running: message queued; restart the pane to send it",
+            );
+            return;
+        }
+        if !self.state.is_busy() {
+            self.start_turn(text);
+            return;
+        }
+        let mode = match (mode, self.queue_mode) {
+            (SubmitMode::Auto, QueueMode::Queue) => SubmitMode::Queue,
+            (SubmitMode::Auto, QueueMode::Interrupt) => SubmitMode::Steer,
+            (m, _) => m,
+        };
+        match mode {
+            SubmitMode::Steer => self.steer(text),
+            _ => {
+                self.queue.push_back(text);
+                self.queue_changed();
+            }
+        }
+    }
+
+    /// seed 000 matrix, steer column by column.
+    fn steer(&mut self, text: String) {
+        if self.capabilities.queue_while_streaming {
+            let turn_id = self.turn.clone().unwrap_or_default();
+            if self.to_provider(ProviderCommand::Steer { text: text.clone() }) {
+                self.user_message(&turn_id, &text);
+                return;
+            }
+        }
+        if self.capabilities.interrupt {
+            if let Some(previous) = self.steer_next.replace(text) {
+                self.queue.push_front(previous);
+                self.queue_changed();
+            }
+            self.interrupt();
+            return;
+        }
+        self.queue.push_back(text);
+        self.queue_changed();
+        self.notice(
+            DiagnosticLevel::Info,
+            "this agent cannot take a message mid-turn or be interrupted: queued for after the turn",
+        );
+    }
+
+    fn interrupt(&mut self) {
+        if self.turn.is_none() {
+            return;
+        }
+        if !self.capabilities.interrupt {
+            self.notice(
+                DiagnosticLevel::Info,
+                "this agent cannot be interrupted; the turn continues",
+            );
+            return;
+        }
+        if self.state == TurnState::Cancelling {
+            return;
+        }
+        self.to_provider(ProviderCommand::Cancel);
+        self.set_state(TurnState::Cancelling);
+        self.cancel_deadline = Some(Instant::now() + self.interrupt_timeout);
+    }
+
+    /// The agent ignored the interrupt: end the turn ourselves and replace
+    /// the agent's process, resuming its session.
+    fn interrupt_expired(&mut self) {
+        self.cancel_deadline = None;
+        if self.turn.is_none() {
+            return;
+        }
+        let turn_id = self.turn.clone().unwrap_or_default();
+        let outs = self.processor.cancel_turn((&turn_id, &self.session_id));
+        if let Some(p) = self.provider.take() {
+            tokio::spawn(p.kill());
+        }
+        self.provider_rx = None;
+        self.notice(
+            DiagnosticLevel::Warn,
+            "the agent did not stop when interrupted: hive ended its process and started it again",
+        );
+        if let Err(e) = self.start_provider() {
+            self.notice(DiagnosticLevel::Error, e.to_string());
+        }
+        self.forward(outs);
+    }
+
+    fn restart(&mut self) {
+        if self.provider.as_ref().is_some_and(ProviderHandle::is_alive) {
+            return;
+        }
+        match self.start_provider() {
+            Ok(()) => {
+                self.set_state(TurnState::Idle);
+                self.notice(DiagnosticLevel::Info, "agent restarted");
+                self.drain();
+            }
+            Err(e) => self.notice(DiagnosticLevel::Error, e.to_string()),
+        }
+    }
+
+    fn edit_queue(&mut self, edit: QueueEdit) {
+        let len = self.queue.len();
+        match edit {
+            QueueEdit::Remove(i) if i < len => {
+                self.queue.remove(i);
+            }
+            QueueEdit::Replace(i, text) if i < len => self.queue[i] = text,
+            QueueEdit::Move { from, to } if from < len && to < len => {
+                if let Some(item) = self.queue.remove(from) {
+                    self.queue.insert(to, item);
+                }
+            }
+            QueueEdit::PopLast => {
+                if let Some(text) = self.queue.pop_back() {
+                    self.emit(PaneEvent::Recalled(text));
+                }
+            }
+            QueueEdit::Clear => self.queue.clear(),
+            _ => return,
+        }
+        self.queue_changed();
+    }
+
+    fn start_turn(&mut self, text: String) {
+        let turn_id = new_id("turn");
+        self.turn = Some(turn_id.clone());
+        self.set_state(TurnState::Starting);
+        self.user_message(&turn_id, &text);
+        if !self.to_provider(ProviderCommand::Send { turn_id, text }) {
+            self.provider_gone(None, "the agent is not running".into());
+        }
+    }
+
+    /// The user's own message, as a `message` item with origin `user`.
+    fn user_message(&mut self, turn_id: &str, text: &str) {
+        let item_id = new_id("user");
+        let now = Instant::now();
+        let start = StreamEvent::new(
+            turn_id,
+            &self.session_id,
+            Payload::ItemStart {
+                item_id: item_id.clone(),
+                item_type: ItemType::Message,
+                initial_content: None,
+                name: None,
+                call_id: None,
+            },
+        );
+        let done = StreamEvent::new(
+            turn_id,
+            &self.session_id,
+            Payload::ItemDone {
+                item_id,
+                final_item: FinalItem::Message {
+                    content: text.to_owned(),
+                    origin: Origin::User,
+                },
+            },
+        );
+        let mut outs = self.processor.process(&start, now);
+        outs.extend(self.processor.process(&done, now));
+        self.forward(outs);
+    }
+
+    fn provider_event(&mut self, ev: ProviderEvent) {
+        match ev {
+            ProviderEvent::Stream(ev) => {
+                if self.turn.as_deref() != Some(ev.turn_id.as_str()) {
+                    tracing::debug!(turn = %ev.turn_id, "event for a turn no longer running dropped");
+                    return;
+                }
+                let outs = self.processor.process(&ev, Instant::now());
+                self.forward(outs);
+            }
+            ProviderEvent::Session(info) => {
+                if let Some(h) = &info.resume_handle {
+                    self.spec.resume = Some(h.clone());
+                    self.session_id = h.clone();
+                }
+                self.emit(PaneEvent::Session(info));
+            }
+            ProviderEvent::Permission(req) => self.emit(PaneEvent::Permission(req)),
+            ProviderEvent::Diagnostic { level, message } => self.notice(level, message),
+            ProviderEvent::Exited { code, message } => self.provider_gone(code, message),
+            ProviderEvent::TerminalUpdated => self.emit(PaneEvent::TerminalUpdated),
+            ProviderEvent::Bell => self.emit(PaneEvent::Bell),
+        }
+    }
+
+    fn forward(&mut self, outs: Vec<Output>) {
+        for out in outs {
+            match out {
+                Output::Upsert(u) => self.emit(PaneEvent::Upsert(u)),
+                Output::Turn(t) => {
+                    let terminal = t.is_terminal();
+                    if matches!(t, TurnEvent::TurnStarted { .. })
+                        && self.state == TurnState::Starting
+                    {
+                        self.set_state(TurnState::Streaming);
+                    }
+                    self.emit(PaneEvent::Turn(t));
+                    if terminal {
+                        self.end_turn();
+                    }
+                }
+            }
+        }
+    }
+
+    fn end_turn(&mut self) {
+        self.turn = None;
+        self.cancel_deadline = None;
+        if self.provider.is_none() {
+            self.set_state(TurnState::Dead);
+            return;
+        }
+        self.set_state(TurnState::Idle);
+        self.drain();
+    }
+
+    fn drain(&mut self) {
+        if self.turn.is_some() || self.provider.is_none() {
+            return;
+        }
+        if let Some(text) = self.steer_next.take() {
+            self.start_turn(text);
+        } else if let Some(text) = self.queue.pop_front() {
+            self.queue_changed();
+            self.start_turn(text);
+        }
+    }
+
+    /// The agent's process ended: fail the turn in flight, keep the queue.
+    fn provider_gone(&mut self, code: Option<i32>, message: String) {
+        self.provider = None;
+        self.provider_rx = None;
+        self.cancel_deadline = None;
+        if let Some(steer) = self.steer_next.take() {
+            self.queue.push_front(steer);
+            self.queue_changed();
+        }
+        let detail = match code {
+            Some(c) if !message.contains(&format!("status {c}")) => {
+                format!("exit status {c}: {message}")
+            }
+            _ => message,
+        };
+        if let Some(turn_id) = self.turn.clone() {
+            let outs =
+                self.processor
+                    .fail_turn((&turn_id, &self.session_id), "agent_exited", &detail);
+            self.forward(outs);
+        }
+        self.set_state(TurnState::Dead);
+        self.notice(DiagnosticLevel::Error, format!("agent stopped: {detail}"));
+    }
+}
+
+async fn recv_opt<T>(rx: &mut Option<mpsc::UnboundedReceiver<T>>) -> Option<T> {
+    match rx {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_opt(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,3 @@
+//! Rendering: pure functions of app state (issue #3 builds it out).
+
+pub mod terminal;

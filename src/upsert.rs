@@ -1,0 +1,130 @@
+//! Processor output: upserts keyed by `item_id` and turn lifecycle events
+//! (seed 002 "Upsert Object" and "Turn Lifecycle Events"). The UI and the history
+//! store consume only these.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::event::{Origin, Usage};
+use crate::text::SharedText;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UpsertStatus {
+    Create,
+    Update,
+    Complete,
+    Error,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Upsert {
+    pub turn_id: String,
+    pub session_id: String,
+    pub item_id: String,
+    pub source_timestamp: DateTime<Utc>,
+    pub emitted_at: DateTime<Utc>,
+    pub status: UpsertStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+    #[serde(flatten)]
+    pub kind: UpsertKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum UpsertKind {
+    Message {
+        content: SharedText,
+        origin: Origin,
+    },
+    Thinking {
+        content: SharedText,
+        provider_id: String,
+    },
+    ToolCall {
+        tool_name: String,
+        /// May be partial or empty on `create`; authoritative on `complete`.
+        arguments: Value,
+        call_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output_is_error: Option<bool>,
+    },
+}
+
+impl Upsert {
+    /// Text content of a message or thinking item.
+    pub fn text(&self) -> Option<&SharedText> {
+        match &self.kind {
+            UpsertKind::Message { content, .. } | UpsertKind::Thinking { content, .. } => {
+                Some(content)
+            }
+            UpsertKind::ToolCall { .. } => None,
+        }
+    }
+
+    pub fn is_final(&self) -> bool {
+        matches!(self.status, UpsertStatus::Complete | UpsertStatus::Error)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnStatus {
+    Completed,
+    Cancelled,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TurnEvent {
+    TurnStarted {
+        turn_id: String,
+        session_id: String,
+        model_id: String,
+        provider_id: String,
+    },
+    TurnComplete {
+        turn_id: String,
+        session_id: String,
+        status: TurnStatus,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<Usage>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        finish_reason: Option<String>,
+    },
+    TurnError {
+        turn_id: String,
+        session_id: String,
+        error_code: String,
+        error_message: String,
+    },
+}
+
+impl TurnEvent {
+    pub fn turn_id(&self) -> &str {
+        match self {
+            TurnEvent::TurnStarted { turn_id, .. }
+            | TurnEvent::TurnComplete { turn_id, .. }
+            | TurnEvent::TurnError { turn_id, .. } => turn_id,
+        }
+    }
+
+    /// True for the events that end a turn.
+    pub fn is_terminal(&self) -> bool {
+        !matches!(self, TurnEvent::TurnStarted { .. })
+    }
+}
+
+/// One processor emission.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Output {
+    Upsert(Upsert),
+    Turn(TurnEvent),
+}
