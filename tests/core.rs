@@ -366,3 +366,39 @@ fn config_load_from_cwd_and_xdg_in_a_child_process() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no agent `xdg`"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn script_provider_honours_cancel_mid_stream() {
+    use hive::config::AgentConfig;
+    use hive::provider::{ProviderCommand, ProviderEvent, ProviderFactory, ProviderSpec};
+    let mut agent = AgentConfig::new("demo", "script");
+    agent.script = Some("demo:tour".into());
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = ScriptFactory.spawn(ProviderSpec { agent, resume: None }, tx).unwrap();
+    handle.send(ProviderCommand::Send {
+        turn_id: "t".into(),
+        text: "go slow".into(),
+    });
+    let mut deltas = 0;
+    let mut seen = Vec::new();
+    while let Some(ev) = rx.recv().await {
+        let ProviderEvent::Stream(e) = ev else { continue };
+        if matches!(e.payload, Payload::ItemDelta { .. }) {
+            deltas += 1;
+            if deltas == 3 {
+                handle.send(ProviderCommand::Cancel);
+            }
+        }
+        let end = matches!(e.payload, Payload::ResponseDone { .. });
+        seen.push(e.payload);
+        if end {
+            break;
+        }
+    }
+    let n = seen.len();
+    assert!(matches!(seen[n - 2], Payload::ItemCancelled { .. }), "{:?}", seen[n - 2]);
+    assert!(matches!(seen[n - 1], Payload::ResponseDone { status: ResponseStatus::Cancelled, .. }));
+    assert!(deltas <= 4, "stopped streaming promptly: {deltas} deltas");
+    assert!(handle.is_alive(), "a cancelled turn leaves the agent running");
+    handle.kill().await;
+}
