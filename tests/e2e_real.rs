@@ -771,9 +771,11 @@ fn direct(cli: Cli, args: &[&str]) {
     let ctx = out.describe();
     assert_eq!(out.status.and_then(|s| s.code()), Some(0), "{ctx}");
     assert!(out.stdout.contains(TOOL_OUTPUT), "tool output\n{ctx}");
-    assert!(out.stdout.contains(FINAL_TEXT), "final text\n{ctx}");
-    let steps = lab.mock.steps("tool");
-    assert!(steps.contains(&0) && steps.contains(&1), "steps {steps:?}");
+    // The CLI ran the tool and sent its output back for the closing step.
+    let sent_back = lab.mock.requests().iter().any(|r| {
+        r["scenario"] == "tool" && r["step"] == 1 && r["body"].to_string().contains(TOOL_OUTPUT)
+    });
+    assert!(sent_back, "step 1 request carries the tool output\n{ctx}");
 }
 
 #[test]
@@ -939,4 +941,230 @@ fn console_claude_tmux() {
         !lab.mock.steps("text").is_empty(),
         "the reply came through the mock"
     );
+}
+
+// ------------------------------------------------------------------------------------------
+// the mock alone (not ignored: needs only python3), over raw HTTP/1.1
+
+/// POST a JSON body; returns the status and the (de-chunked) response body.
+fn post(mock: &Mock, path: &str, body: &Value) -> (u16, String) {
+    use std::io::Write;
+    let addr = mock.url.trim_start_matches("http://");
+    let mut conn = std::net::TcpStream::connect(addr).expect("connect to mock");
+    conn.set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let data = body.to_string();
+    write!(
+        conn,
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{data}",
+        data.len()
+    )
+    .expect("send");
+    let mut raw = String::new();
+    conn.read_to_string(&mut raw).expect("read reply");
+    let (head, mut rest) = raw.split_once("\r\n\r\n").expect("http head");
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("status");
+    if !head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        return (status, rest.to_owned());
+    }
+    let mut body = String::new();
+    while let Some((size, tail)) = rest.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).expect("chunk size");
+        if n == 0 {
+            break;
+        }
+        body.push_str(&tail[..n]);
+        rest = &tail[n + 2..];
+    }
+    (status, body)
+}
+
+/// The `data:` payloads of an SSE body (skipping `[DONE]`).
+fn sse(body: &str) -> Vec<Value> {
+    body.split("\n\n")
+        .filter_map(|ev| ev.lines().find_map(|l| l.strip_prefix("data: ")))
+        .filter_map(|d| serde_json::from_str(d).ok())
+        .collect()
+}
+
+fn mock_alone() -> (tempfile::TempDir, Mock) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mock = Mock::start(dir.path());
+    (dir, mock)
+}
+
+#[test]
+fn mock_anthropic_streams_thinking_text_and_a_portable_shell_call() {
+    let (_dir, mock) = mock_alone();
+    let (status, body) = post(
+        &mock,
+        "/v1/messages?beta=true",
+        &serde_json::json!({
+            "model": "claude-x", "stream": true,
+            "tools": [{"name": "Bash", "input_schema": {"properties": {"command": {}, "description": {}}}}],
+            "messages": [{"role": "user", "content": [
+                {"type": "text", "text": "<system-reminder>ctx</system-reminder>"},
+                {"type": "text", "text": TOOL_PROMPT}]}]
+        }),
+    );
+    assert_eq!(status, 200, "{body}");
+    let events = sse(&body);
+    let types: Vec<&str> = events.iter().map(kind).collect();
+    assert_eq!(types.first(), Some(&"message_start"));
+    assert_eq!(types.last(), Some(&"message_stop"));
+    let starts: Vec<&str> = events
+        .iter()
+        .filter(|e| kind(e) == "content_block_start")
+        .filter_map(|e| e["content_block"]["type"].as_str())
+        .collect();
+    assert_eq!(starts, ["thinking", "text", "tool_use"]);
+    let delta = |t: &str, field: &str| -> String {
+        events
+            .iter()
+            .filter(|e| e["delta"]["type"] == t)
+            .filter_map(|e| e["delta"][field].as_str())
+            .collect()
+    };
+    assert_eq!(delta("thinking_delta", "thinking"), THINKING_TEXT);
+    assert_eq!(delta("text_delta", "text"), FIRST_TEXT);
+    let input: Value =
+        serde_json::from_str(&delta("input_json_delta", "partial_json")).expect("json");
+    assert_eq!(input["command"], "echo hello-from-tool");
+    assert!(
+        input["description"].is_string(),
+        "schema asks for a description"
+    );
+    let stop = events
+        .iter()
+        .find(|e| kind(e) == "message_delta")
+        .expect("message_delta");
+    assert_eq!(stop["delta"]["stop_reason"], "tool_use");
+}
+
+#[test]
+fn mock_chat_answers_the_step_after_a_tool_result() {
+    let (_dir, mock) = mock_alone();
+    let (status, body) = post(
+        &mock,
+        "/v1/chat/completions",
+        &serde_json::json!({
+            "model": "mock-model", "stream": true, "stream_options": {"include_usage": true},
+            "tools": [{"type": "function", "function": {"name": "bash", "parameters": {"properties": {"command": {}}}}}],
+            "messages": [
+                {"role": "user", "content": TOOL_PROMPT},
+                {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+                    "function": {"name": "bash", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": "hello-from-tool"}]
+        }),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(body.ends_with("data: [DONE]\n\n"), "{body}");
+    let chunks = sse(&body);
+    let text: String = chunks
+        .iter()
+        .filter_map(|c| c["choices"][0]["delta"]["content"].as_str())
+        .collect();
+    assert_eq!(text, FINAL_TEXT);
+    assert!(
+        chunks
+            .iter()
+            .any(|c| c["choices"][0]["finish_reason"] == "stop")
+    );
+    assert!(
+        chunks
+            .last()
+            .is_some_and(|c| c["usage"]["total_tokens"].is_u64())
+    );
+}
+
+#[test]
+fn mock_responses_streams_a_function_call_with_the_schema_argument_name() {
+    let (_dir, mock) = mock_alone();
+    let (status, body) = post(
+        &mock,
+        "/v1/responses",
+        &serde_json::json!({
+            "model": "gpt-5.5", "stream": true,
+            "tools": [{"type": "function", "name": "exec_command", "parameters": {"properties": {"cmd": {}}}}],
+            "input": [
+                {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "sys"}]},
+                {"type": "message", "role": "user", "content": [{"type": "input_text", "text": TOOL_PROMPT}]}]
+        }),
+    );
+    assert_eq!(status, 200, "{body}");
+    let events = sse(&body);
+    assert_eq!(events.first().map(kind), Some("response.created"));
+    let done = events.last().expect("events");
+    assert_eq!(kind(done), "response.completed");
+    let output = done["response"]["output"].as_array().expect("output");
+    let types: Vec<&str> = output.iter().map(kind).collect();
+    assert_eq!(types, ["reasoning", "message", "function_call"]);
+    let args: Value =
+        serde_json::from_str(output[2]["arguments"].as_str().expect("args")).expect("json");
+    assert_eq!(args, serde_json::json!({"cmd": "echo hello-from-tool"}));
+    let text: String = events
+        .iter()
+        .filter(|e| kind(e) == "response.output_text.delta")
+        .filter_map(|e| e["delta"].as_str())
+        .collect();
+    assert_eq!(text, FIRST_TEXT);
+}
+
+#[test]
+fn mock_gemini_router_gets_schema_json_and_never_the_scenario_error() {
+    let (_dir, mock) = mock_alone();
+    let (status, body) = post(
+        &mock,
+        "/v1beta/models/gemini-flash-lite:generateContent",
+        &serde_json::json!({
+            "contents": [{"role": "user", "parts": [{"text": ERROR_PROMPT}]}],
+            "generationConfig": {"responseMimeType": "application/json", "responseJsonSchema": {
+                "type": "OBJECT", "properties": {
+                    "complexity_reasoning": {"type": "STRING"},
+                    "complexity_score": {"type": "INTEGER", "minimum": 1, "maximum": 100}}}}
+        }),
+    );
+    assert_eq!(status, 200, "{body}");
+    let reply: Value = serde_json::from_str(&body).expect("json");
+    let text = reply["candidates"][0]["content"]["parts"][0]["text"]
+        .as_str()
+        .expect("text part");
+    let answer: Value = serde_json::from_str(text).expect("schema-shaped JSON");
+    assert!(answer["complexity_reasoning"].is_string());
+    let score = answer["complexity_score"].as_i64().expect("integer");
+    assert!((1..=100).contains(&score));
+}
+
+#[test]
+fn mock_error_scenario_fails_each_api_and_logs_it() {
+    let (_dir, mock) = mock_alone();
+    let (status, body) = post(
+        &mock,
+        "/v1/messages",
+        &serde_json::json!({"stream": true, "tools": [{"name": "Bash"}],
+            "messages": [{"role": "user", "content": ERROR_PROMPT}]}),
+    );
+    assert_eq!(status, 400);
+    let err: Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(err["error"]["type"], "invalid_request_error");
+    let (status, body) = post(
+        &mock,
+        "/v1beta/models/g:streamGenerateContent?alt=sse",
+        &serde_json::json!({"contents": [{"role": "user", "parts": [{"text": ERROR_PROMPT}]}],
+            "tools": [{"functionDeclarations": [{"name": "run_shell_command"}]}]}),
+    );
+    assert_eq!(status, 400);
+    let err: Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(err["error"]["status"], "INVALID_ARGUMENT");
+    assert_eq!(mock.steps("error"), [0, 0]);
+    let log = std::fs::read_to_string(&mock.log).expect("log");
+    assert_eq!(log.matches("\"done\": \"error 400\"").count(), 2, "{log}");
 }
