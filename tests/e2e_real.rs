@@ -704,55 +704,125 @@ fn hive_tool_and_error(cli: Cli) {
     assert_error_turn(&out, &lab);
 }
 
+/// Interrupt: SIGINT to `hive run` while the `slow_text` answer streams (what Ctrl-C does);
+/// the turn must end as cancelled, well before the answer would have finished.
+fn hive_cancel(cli: Cli) {
+    use std::io::BufRead;
+    let Some(lab) = Lab::new() else { return };
+    let Some(agent) = agent(&lab, cli) else {
+        return;
+    };
+    let config = write_hive_config(&lab, &agent);
+    let mut cmd = hive_command(&lab, &config);
+    cmd.args([
+        "run",
+        "--agent",
+        "e2e",
+        "--json",
+        "Talk slowly. SCENARIO:slow_text",
+    ]);
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn hive");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Ok(v) = serde_json::from_str(&line) {
+                let _ = tx.send(v);
+            }
+        }
+    });
+    let mut seen = Vec::new();
+    let mut interrupted = false;
+    let mut streaming_since: Option<Instant> = None;
+    let deadline = Instant::now() + RUN_TIMEOUT;
+    while Instant::now() < deadline {
+        // Interrupt half a second into the slow answer (it streams ~6 s). The mock's log
+        // says when the model call is in flight, whether or not the CLI streams deltas.
+        if !interrupted {
+            if streaming_since.is_none() && !lab.mock.steps("slow_text").is_empty() {
+                streaming_since = Some(Instant::now());
+            }
+            if streaming_since.is_some_and(|t| t.elapsed() > Duration::from_millis(500)) {
+                // SAFETY: plain kill(2) on our own child's pid.
+                let rc = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+                assert_eq!(rc, 0, "kill -INT hive");
+                interrupted = true;
+            }
+        }
+        let Ok(v) = rx.recv_timeout(Duration::from_millis(100)) else {
+            if child.try_wait().ok().flatten().is_some() {
+                break;
+            }
+            continue;
+        };
+        let terminal = is_turn_event(&v) && kind(&v) != "turn_started";
+        seen.push(v);
+        if terminal {
+            break;
+        }
+    }
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Some(s),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+        }
+    };
+    let ctx = format!("exit {status:?}; events:\n{seen:#?}");
+    assert!(interrupted, "the slow model call never started\n{ctx}");
+    let last = seen.last().expect("events");
+    assert_eq!(kind(last), "turn_complete", "{ctx}");
+    assert_eq!(last["status"], "cancelled", "{ctx}");
+    assert!(
+        !seen.iter().any(|v| text_of(v).contains("Slow end.")),
+        "the answer was cut short\n{ctx}"
+    );
+    assert!(
+        status.is_some(),
+        "hive exits after the cancelled turn\n{ctx}"
+    );
+}
+
 // ------------------------------------------------------------------------------------------
-// hive through each provider
+// hive through each provider: `hive_<name>` (tool turn + error turn), `hive_<name>_cancel`
 
-#[test]
-#[ignore = "needs the real CLIs: scripts/e2e-real.sh"]
-fn hive_claude() {
-    hive_tool_and_error(Cli::Claude);
+macro_rules! provider_tests {
+    ($($name:ident, $cancel:ident => $cli:expr;)*) => {$(
+        #[test]
+        #[ignore = "needs the real CLIs: scripts/e2e-real.sh"]
+        fn $name() {
+            hive_tool_and_error($cli);
+        }
+
+        #[test]
+        #[ignore = "needs the real CLIs: scripts/e2e-real.sh"]
+        fn $cancel() {
+            hive_cancel($cli);
+        }
+    )*};
 }
 
-#[test]
-#[ignore = "needs the real CLIs: scripts/e2e-real.sh"]
-fn hive_codex_exec() {
-    hive_tool_and_error(Cli::CodexExec);
-}
-
-#[test]
-#[ignore = "needs the real CLIs: scripts/e2e-real.sh"]
-fn hive_codex_app_server() {
-    hive_tool_and_error(Cli::CodexAppServer);
-}
-
-#[test]
-#[ignore = "needs the real CLIs: scripts/e2e-real.sh"]
-fn hive_gemini() {
-    hive_tool_and_error(Cli::Gemini);
-}
-
-#[test]
-#[ignore = "needs the real CLIs: scripts/e2e-real.sh"]
-fn hive_pi() {
-    hive_tool_and_error(Cli::Pi);
-}
-
-#[test]
-#[ignore = "needs the real CLIs: scripts/e2e-real.sh"]
-fn hive_acp_claude_code_acp() {
-    hive_tool_and_error(Cli::AcpClaude);
-}
-
-#[test]
-#[ignore = "needs the real CLIs: scripts/e2e-real.sh"]
-fn hive_acp_codex_acp() {
-    hive_tool_and_error(Cli::AcpCodex);
-}
-
-#[test]
-#[ignore = "needs the real CLIs: scripts/e2e-real.sh"]
-fn hive_acp_gemini() {
-    hive_tool_and_error(Cli::AcpGemini);
+provider_tests! {
+    hive_claude, hive_claude_cancel => Cli::Claude;
+    hive_codex_exec, hive_codex_exec_cancel => Cli::CodexExec;
+    hive_codex_app_server, hive_codex_app_server_cancel => Cli::CodexAppServer;
+    hive_gemini, hive_gemini_cancel => Cli::Gemini;
+    hive_pi, hive_pi_cancel => Cli::Pi;
+    hive_acp_claude_code_acp, hive_acp_claude_code_acp_cancel => Cli::AcpClaude;
+    hive_acp_codex_acp, hive_acp_codex_acp_cancel => Cli::AcpCodex;
+    hive_acp_gemini, hive_acp_gemini_cancel => Cli::AcpGemini;
 }
 
 // ------------------------------------------------------------------------------------------
