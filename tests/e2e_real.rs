@@ -1181,7 +1181,7 @@ fn mock_chat_answers_the_step_after_a_tool_result() {
         .iter()
         .filter_map(|c| c["choices"][0]["delta"]["content"].as_str())
         .collect();
-    assert_eq!(text, FINAL_TEXT);
+    assert!(text.starts_with(FINAL_TEXT), "{text}");
     assert!(
         chunks
             .iter()
