@@ -3,9 +3,13 @@
 
 use std::sync::Arc;
 
+use hive::config::AgentConfig;
 use hive::config::{Config, ConfigError, ConfigSource, QueueMode};
 use hive::event::{EventError, FinalItem, ItemType, Payload, ResponseStatus, StreamEvent};
-use hive::provider::{ProviderError, Registry, script::ScriptFactory};
+use hive::provider::{
+    ProviderCommand, ProviderError, ProviderEvent, ProviderFactory, ProviderSpec, Registry,
+    script::ScriptFactory,
+};
 
 fn parse(json: serde_json::Value) -> Result<StreamEvent, EventError> {
     StreamEvent::from_json(&json.to_string())
@@ -198,22 +202,24 @@ fn tc_1_1f_schema_rejects_malformed_events_naming_the_field() {
     assert!(StreamEvent::from_json("{not json").is_err());
 }
 
-/// All events of a scripted turn, as the script provider emits them.
-async fn scripted_turn() -> Vec<StreamEvent> {
-    use hive::config::AgentConfig;
-    use hive::provider::{ProviderCommand, ProviderEvent, ProviderFactory, ProviderSpec};
+/// The built-in demo agent as a bare provider task.
+fn spawn_demo() -> (
+    hive::provider::ProviderHandle,
+    tokio::sync::mpsc::UnboundedReceiver<ProviderEvent>,
+) {
     let mut agent = AgentConfig::new("demo", "script");
     agent.script = Some("demo:tour".into());
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = ScriptFactory
-        .spawn(
-            ProviderSpec {
-                agent,
-                resume: None,
-            },
-            tx,
-        )
-        .unwrap();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let spec = ProviderSpec {
+        agent,
+        resume: None,
+    };
+    (ScriptFactory.spawn(spec, tx).unwrap(), rx)
+}
+
+/// All events of a scripted turn, as the script provider emits them.
+async fn scripted_turn() -> Vec<StreamEvent> {
+    let (handle, mut rx) = spawn_demo();
     handle.send(ProviderCommand::Send {
         turn_id: "turn_42".into(),
         text: "hello".into(),
@@ -458,20 +464,7 @@ fn config_load_from_cwd_and_xdg_in_a_child_process() {
 
 #[tokio::test(start_paused = true)]
 async fn script_provider_honours_cancel_mid_stream() {
-    use hive::config::AgentConfig;
-    use hive::provider::{ProviderCommand, ProviderEvent, ProviderFactory, ProviderSpec};
-    let mut agent = AgentConfig::new("demo", "script");
-    agent.script = Some("demo:tour".into());
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = ScriptFactory
-        .spawn(
-            ProviderSpec {
-                agent,
-                resume: None,
-            },
-            tx,
-        )
-        .unwrap();
+    let (handle, mut rx) = spawn_demo();
     handle.send(ProviderCommand::Send {
         turn_id: "t".into(),
         text: "go slow".into(),

@@ -204,6 +204,15 @@ async fn state(rx: &mut UnboundedReceiver<PaneUpdate>, want: TurnState) {
     .await
 }
 
+/// The status of the next completed turn.
+async fn turn_status(rx: &mut UnboundedReceiver<PaneUpdate>) -> TurnStatus {
+    until(rx, |e| match e {
+        PaneEvent::Turn(TurnEvent::TurnComplete { status, .. }) => Some(*status),
+        _ => None,
+    })
+    .await
+}
+
 async fn settle() {
     tokio::time::sleep(Duration::from_millis(10)).await;
 }
@@ -303,11 +312,7 @@ async fn matrix_row3_interrupt_mode_interrupts_then_sends() {
     send(&h, "long task", SubmitMode::Auto);
     state(&mut rx, TurnState::Streaming).await;
     send(&h, "change of plan", SubmitMode::Auto);
-    let status = until(&mut rx, |e| match e {
-        PaneEvent::Turn(TurnEvent::TurnComplete { status, .. }) => Some(*status),
-        _ => None,
-    })
-    .await;
+    let status = turn_status(&mut rx).await;
     assert_eq!(status, TurnStatus::Cancelled);
     settle().await;
     let cmds = fake.commands();
@@ -357,11 +362,7 @@ async fn interrupt_without_capability_says_so_and_turn_continues() {
     .await;
     assert!(notice.contains("cannot be interrupted"));
     fake.finish_turn();
-    let status = until(&mut rx, |e| match e {
-        PaneEvent::Turn(TurnEvent::TurnComplete { status, .. }) => Some(*status),
-        _ => None,
-    })
-    .await;
+    let status = turn_status(&mut rx).await;
     assert_eq!(status, TurnStatus::Completed);
 }
 
@@ -376,11 +377,7 @@ async fn ignored_interrupt_ends_turn_as_cancelled_and_replaces_the_agent() {
     let t0 = tokio::time::Instant::now();
     h.send(RunnerCommand::Interrupt);
     state(&mut rx, TurnState::Cancelling).await;
-    let status = until(&mut rx, |e| match e {
-        PaneEvent::Turn(TurnEvent::TurnComplete { status, .. }) => Some(*status),
-        _ => None,
-    })
-    .await;
+    let status = turn_status(&mut rx).await;
     assert_eq!(status, TurnStatus::Cancelled);
     assert!(t0.elapsed() <= Duration::from_secs(1), "within a second");
     settle().await;
