@@ -348,6 +348,7 @@ fn gradient_is_configurable() {
     let mut p = Processor::new(ProcessorConfig {
         batch_gradient: vec![2, 3],
         batch_timeout: Duration::from_millis(50),
+        first_emit: None,
     });
     assert_eq!(emission_points(&mut p, 12), vec![3, 6, 9, 12]);
 }
@@ -504,6 +505,7 @@ async fn batch_timeout_is_configurable_and_restarts_with_each_delta() {
     let mut p = Processor::new(ProcessorConfig {
         batch_gradient: vec![10, 20, 40, 80, 120],
         batch_timeout: Duration::from_millis(200),
+        first_emit: None,
     });
     let t0 = Instant::now();
     p.process(&start("m1", ItemType::Message), t0);
@@ -680,4 +682,40 @@ fn processor_output_round_trips_through_json() {
         let back: Output = serde_json::from_str(&line).unwrap();
         assert_eq!(back, o);
     }
+}
+
+#[tokio::test(start_paused = true)]
+async fn first_emit_deadline_shows_a_slow_start_promptly_then_the_gradient_resumes() {
+    let mut p = Processor::new(ProcessorConfig {
+        first_emit: Some(Duration::from_millis(100)),
+        ..ProcessorConfig::default()
+    });
+    let t0 = Instant::now();
+    p.process(&start("m1", ItemType::Message), t0);
+    p.process(&delta("m1", "Hel"), t0);
+    assert_eq!(p.next_deadline(), Some(t0 + Duration::from_millis(100)));
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    // More deltas do not push the first-emit deadline back.
+    p.process(&delta("m1", "lo"), Instant::now());
+    assert_eq!(p.next_deadline(), Some(t0 + Duration::from_millis(100)));
+    tokio::time::sleep(Duration::from_millis(40)).await;
+    let outs = p.flush_idle(Instant::now());
+    assert_eq!(content(upserts(&outs)[0]), "Hello");
+    assert_eq!(upserts(&outs)[0].status, UpsertStatus::Create);
+    // After the first emission only the gradient and the idle timeout apply.
+    let t1 = Instant::now();
+    p.process(&delta("m1", " world"), t1);
+    assert_eq!(p.next_deadline(), Some(t1 + Duration::from_millis(1000)));
+}
+
+#[test]
+fn hive_config_enables_the_first_emit_deadline_by_default() {
+    let c = hive::config::Config::builtin().processor_config();
+    assert_eq!(c.first_emit, Some(Duration::from_millis(100)));
+    assert_eq!(c.batch_gradient, vec![10, 20, 40, 80, 120]);
+    assert_eq!(
+        ProcessorConfig::default().first_emit,
+        None,
+        "seed defaults unchanged"
+    );
 }
