@@ -19,31 +19,57 @@ fn events() -> Vec<StreamEvent> {
         .take(SIZE)
         .collect();
     let mut v = vec![
-        StreamEvent::new("t", "s", Payload::ResponseStart { model_id: "m".into(), provider_id: "p".into() }),
-        StreamEvent::new("t", "s", Payload::ItemStart {
-            item_id: "m1".into(),
-            item_type: ItemType::Message,
-            initial_content: None,
-            name: None,
-            call_id: None,
-        }),
+        StreamEvent::new(
+            "t",
+            "s",
+            Payload::ResponseStart {
+                model_id: "m".into(),
+                provider_id: "p".into(),
+            },
+        ),
+        StreamEvent::new(
+            "t",
+            "s",
+            Payload::ItemStart {
+                item_id: "m1".into(),
+                item_type: ItemType::Message,
+                initial_content: None,
+                name: None,
+                call_id: None,
+            },
+        ),
     ];
     for chunk in text.as_bytes().chunks(DELTA) {
-        v.push(StreamEvent::new("t", "s", Payload::ItemDelta {
-            item_id: "m1".into(),
-            delta_content: String::from_utf8_lossy(chunk).into_owned(),
-        }));
+        v.push(StreamEvent::new(
+            "t",
+            "s",
+            Payload::ItemDelta {
+                item_id: "m1".into(),
+                delta_content: String::from_utf8_lossy(chunk).into_owned(),
+            },
+        ));
     }
-    v.push(StreamEvent::new("t", "s", Payload::ItemDone {
-        item_id: "m1".into(),
-        final_item: FinalItem::Message { content: text, origin: Origin::Agent },
-    }));
-    v.push(StreamEvent::new("t", "s", Payload::ResponseDone {
-        status: ResponseStatus::Completed,
-        finish_reason: None,
-        error: None,
-        usage: None,
-    }));
+    v.push(StreamEvent::new(
+        "t",
+        "s",
+        Payload::ItemDone {
+            item_id: "m1".into(),
+            final_item: FinalItem::Message {
+                content: text,
+                origin: Origin::Agent,
+            },
+        },
+    ));
+    v.push(StreamEvent::new(
+        "t",
+        "s",
+        Payload::ResponseDone {
+            status: ResponseStatus::Completed,
+            finish_reason: None,
+            error: None,
+            usage: None,
+        },
+    ));
     v
 }
 

@@ -253,24 +253,47 @@ impl StreamEvent {
 
 /// JSON kinds of each payload variant's scalar fields.
 const PAYLOAD_FIELDS: &[(&str, &[(&str, &str)])] = &[
-    ("response_start", &[("model_id", "a string"), ("provider_id", "a string")]),
+    (
+        "response_start",
+        &[("model_id", "a string"), ("provider_id", "a string")],
+    ),
     (
         "item_start",
         &[
             ("item_id", "a string"),
-            ("item_type", "one of `message` `reasoning` `function_call` `function_call_output`"),
+            (
+                "item_type",
+                "one of `message` `reasoning` `function_call` `function_call_output`",
+            ),
             ("initial_content", "a string"),
             ("name", "a string"),
             ("call_id", "a string"),
         ],
     ),
-    ("item_delta", &[("item_id", "a string"), ("delta_content", "a string")]),
-    ("item_done", &[("item_id", "a string"), ("final_item", "an object")]),
-    ("item_error", &[("item_id", "a string"), ("error", "an object")]),
-    ("item_cancelled", &[("item_id", "a string"), ("reason", "a string")]),
+    (
+        "item_delta",
+        &[("item_id", "a string"), ("delta_content", "a string")],
+    ),
+    (
+        "item_done",
+        &[("item_id", "a string"), ("final_item", "an object")],
+    ),
+    (
+        "item_error",
+        &[("item_id", "a string"), ("error", "an object")],
+    ),
+    (
+        "item_cancelled",
+        &[("item_id", "a string"), ("reason", "a string")],
+    ),
     (
         "response_done",
-        &[("status", "one of `completed` `cancelled` `error`"), ("finish_reason", "a string"), ("error", "an object"), ("usage", "an object")],
+        &[
+            ("status", "one of `completed` `cancelled` `error`"),
+            ("finish_reason", "a string"),
+            ("error", "an object"),
+            ("usage", "an object"),
+        ],
     ),
     ("response_error", &[("error", "an object")]),
 ];

@@ -27,7 +27,11 @@ fn json_lines(out: &Output) -> Vec<Value> {
 fn demo_agent_json_prints_create_update_complete_and_turn_complete() {
     let dir = tempfile::tempdir().unwrap();
     let out = hive(&["run", "--agent", "demo", "--json", "hello"], dir.path());
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let lines = json_lines(&out);
     let user = &lines[0];
     assert_eq!(user["type"], "message");
@@ -50,11 +54,19 @@ fn demo_agent_json_prints_create_update_complete_and_turn_complete() {
     let final_text = agent_msgs.last().unwrap()["content"].as_str().unwrap();
     assert!(final_text.contains("You asked: *hello*"), "{final_text}");
     // A thinking item and a completed tool call with output.
-    assert!(lines.iter().any(|l| l["type"] == "thinking" && l["status"] == "complete"));
-    assert!(lines.iter().any(|l| l["type"] == "tool_call"
-        && l["status"] == "complete"
-        && l["tool_name"] == "Bash"
-        && l["output"].as_str().is_some_and(|o| o.contains("processor.rs"))));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["type"] == "thinking" && l["status"] == "complete")
+    );
+    assert!(lines.iter().any(|l| {
+        l["type"] == "tool_call"
+            && l["status"] == "complete"
+            && l["tool_name"] == "Bash"
+            && l["output"]
+                .as_str()
+                .is_some_and(|o| o.contains("processor.rs"))
+    }));
     let last = lines.last().unwrap();
     assert_eq!(last["type"], "turn_complete");
     assert_eq!(last["status"], "completed");
@@ -77,10 +89,16 @@ fn plain_output_is_the_final_assistant_text() {
 #[test]
 fn error_scenario_prints_turn_error_and_exits_non_zero() {
     let dir = tempfile::tempdir().unwrap();
-    let out = hive(&["run", "--agent", "demo", "--json", "trigger an error"], dir.path());
+    let out = hive(
+        &["run", "--agent", "demo", "--json", "trigger an error"],
+        dir.path(),
+    );
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("rate_limit") && stderr.contains("429"), "{stderr}");
+    assert!(
+        stderr.contains("rate_limit") && stderr.contains("429"),
+        "{stderr}"
+    );
     let lines = json_lines(&out);
     let last = lines.last().unwrap();
     assert_eq!(last["type"], "turn_error");
@@ -91,10 +109,16 @@ fn error_scenario_prints_turn_error_and_exits_non_zero() {
 #[test]
 fn crash_scenario_reports_the_exit_status() {
     let dir = tempfile::tempdir().unwrap();
-    let out = hive(&["run", "--agent", "demo", "--json", "please crash"], dir.path());
+    let out = hive(
+        &["run", "--agent", "demo", "--json", "please crash"],
+        dir.path(),
+    );
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("agent_exited") && stderr.contains("status 3"), "{stderr}");
+    assert!(
+        stderr.contains("agent_exited") && stderr.contains("status 3"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -103,20 +127,50 @@ fn unknown_agent_and_broken_config_are_clear_errors() {
     let out = hive(&["run", "--agent", "nobody", "hi"], dir.path());
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("no agent `nobody`") && stderr.contains("demo"), "{stderr}");
+    assert!(
+        stderr.contains("no agent `nobody`") && stderr.contains("demo"),
+        "{stderr}"
+    );
 
     let bad = dir.path().join("bad.toml");
-    std::fs::write(&bad, "[[agent]]\nid = \"x\"\nprovider = \"script\"\nmodel = [1]\n").unwrap();
-    let out = hive(&["--config", bad.to_str().unwrap(), "run", "--agent", "x", "hi"], dir.path());
+    std::fs::write(
+        &bad,
+        "[[agent]]\nid = \"x\"\nprovider = \"script\"\nmodel = [1]\n",
+    )
+    .unwrap();
+    let out = hive(
+        &[
+            "--config",
+            bad.to_str().unwrap(),
+            "run",
+            "--agent",
+            "x",
+            "hi",
+        ],
+        dir.path(),
+    );
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("bad.toml:4:"), "{stderr}");
 
     let unknown = dir.path().join("unknown.toml");
     std::fs::write(&unknown, "[[agent]]\nid = \"x\"\nprovider = \"nope\"\n").unwrap();
-    let out = hive(&["--config", unknown.to_str().unwrap(), "run", "--agent", "x", "hi"], dir.path());
+    let out = hive(
+        &[
+            "--config",
+            unknown.to_str().unwrap(),
+            "run",
+            "--agent",
+            "x",
+            "hi",
+        ],
+        dir.path(),
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("unknown provider `nope`") && stderr.contains("script"), "{stderr}");
+    assert!(
+        stderr.contains("unknown provider `nope`") && stderr.contains("script"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -141,15 +195,23 @@ text = "after"
     )
     .unwrap();
     let config = dir.path().join("hive.toml");
-    std::fs::write(&config, "[[agent]]\nid = \"p\"\nprovider = \"script\"\nscript = \"perm.toml\"\n").unwrap();
+    std::fs::write(
+        &config,
+        "[[agent]]\nid = \"p\"\nprovider = \"script\"\nscript = \"perm.toml\"\n",
+    )
+    .unwrap();
     let out = hive(&["run", "--agent", "p", "--json", "go"], dir.path());
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("denied"));
     let lines = json_lines(&out);
-    assert!(lines.iter().any(|l| l["type"] == "tool_call"
-        && l["status"] == "complete"
-        && l["output_is_error"] == true
-        && l["output"].as_str().is_some_and(|o| o.contains("Permission denied"))));
+    assert!(lines.iter().any(|l| {
+        l["type"] == "tool_call"
+            && l["status"] == "complete"
+            && l["output_is_error"] == true
+            && l["output"]
+                .as_str()
+                .is_some_and(|o| o.contains("Permission denied"))
+    }));
 }
 
 #[test]

@@ -3,9 +3,13 @@
 
 use std::sync::Arc;
 
+use hive::config::AgentConfig;
 use hive::config::{Config, ConfigError, ConfigSource, QueueMode};
 use hive::event::{EventError, FinalItem, ItemType, Payload, ResponseStatus, StreamEvent};
-use hive::provider::{ProviderError, Registry, script::ScriptFactory};
+use hive::provider::{
+    ProviderCommand, ProviderError, ProviderEvent, ProviderFactory, ProviderSpec, Registry,
+    script::ScriptFactory,
+};
 
 fn parse(json: serde_json::Value) -> Result<StreamEvent, EventError> {
     StreamEvent::from_json(&json.to_string())
@@ -27,12 +31,20 @@ fn tc_1_1a_schema_covers_text_streaming() {
         "type": "item_delta", "item_id": "m1", "delta_content": "Hel"
     })))
     .unwrap();
-    assert!(matches!(e.payload, Payload::ItemDelta { ref delta_content, .. } if delta_content == "Hel"));
+    assert!(
+        matches!(e.payload, Payload::ItemDelta { ref delta_content, .. } if delta_content == "Hel")
+    );
     let s = parse(envelope(serde_json::json!({
         "type": "item_start", "item_id": "m1", "item_type": "message"
     })))
     .unwrap();
-    assert!(matches!(s.payload, Payload::ItemStart { item_type: ItemType::Message, .. }));
+    assert!(matches!(
+        s.payload,
+        Payload::ItemStart {
+            item_type: ItemType::Message,
+            ..
+        }
+    ));
 }
 
 #[test]
@@ -42,8 +54,10 @@ fn tc_1_1b_schema_covers_tool_call_lifecycle() {
         "name": "Bash", "call_id": "call_1"
     })))
     .unwrap();
-    assert!(matches!(start.payload, Payload::ItemStart { ref name, ref call_id, .. }
-        if name.as_deref() == Some("Bash") && call_id.as_deref() == Some("call_1")));
+    assert!(
+        matches!(start.payload, Payload::ItemStart { ref name, ref call_id, .. }
+        if name.as_deref() == Some("Bash") && call_id.as_deref() == Some("call_1"))
+    );
     parse(envelope(serde_json::json!({
         "type": "item_delta", "item_id": "t1", "delta_content": "{\"command\":"
     })))
@@ -53,13 +67,21 @@ fn tc_1_1b_schema_covers_tool_call_lifecycle() {
         "final_item": {"type": "function_call", "name": "Bash", "call_id": "call_1", "arguments": {"command": "ls"}}
     })))
     .unwrap();
-    assert!(matches!(done.payload, Payload::ItemDone { final_item: FinalItem::FunctionCall { .. }, .. }));
+    assert!(matches!(
+        done.payload,
+        Payload::ItemDone {
+            final_item: FinalItem::FunctionCall { .. },
+            ..
+        }
+    ));
     let out = parse(envelope(serde_json::json!({
         "type": "item_done", "item_id": "o1",
         "final_item": {"type": "function_call_output", "call_id": "call_1", "output": "a.txt", "is_error": false}
     })))
     .unwrap();
-    assert!(matches!(out.payload, Payload::ItemDone { final_item: FinalItem::FunctionCallOutput { ref output, .. }, .. } if output == "a.txt"));
+    assert!(
+        matches!(out.payload, Payload::ItemDone { final_item: FinalItem::FunctionCallOutput { ref output, .. }, .. } if output == "a.txt")
+    );
 }
 
 #[test]
@@ -69,12 +91,20 @@ fn tc_1_1c_schema_covers_thinking() {
         "final_item": {"type": "reasoning", "content": "hmm", "provider_id": "claude"}
     })))
     .unwrap();
-    assert!(matches!(e.payload, Payload::ItemDone { final_item: FinalItem::Reasoning { ref content, .. }, .. } if content == "hmm"));
+    assert!(
+        matches!(e.payload, Payload::ItemDone { final_item: FinalItem::Reasoning { ref content, .. }, .. } if content == "hmm")
+    );
     let s = parse(envelope(serde_json::json!({
         "type": "item_start", "item_id": "r1", "item_type": "reasoning"
     })))
     .unwrap();
-    assert!(matches!(s.payload, Payload::ItemStart { item_type: ItemType::Reasoning, .. }));
+    assert!(matches!(
+        s.payload,
+        Payload::ItemStart {
+            item_type: ItemType::Reasoning,
+            ..
+        }
+    ));
 }
 
 #[test]
@@ -84,7 +114,9 @@ fn tc_1_1d_schema_covers_turn_lifecycle() {
     })))
     .unwrap();
     assert_eq!(s.turn_id, "turn_1");
-    assert!(matches!(s.payload, Payload::ResponseStart { ref model_id, .. } if model_id == "claude-x"));
+    assert!(
+        matches!(s.payload, Payload::ResponseStart { ref model_id, .. } if model_id == "claude-x")
+    );
     let d = parse(envelope(serde_json::json!({
         "type": "response_done", "status": "error", "finish_reason": "api_error",
         "error": {"code": "api_error", "message": "500"},
@@ -115,12 +147,16 @@ fn tc_1_1e_schema_covers_error_events() {
         "type": "item_error", "item_id": "m1", "error": {"code": "bad", "message": "broken"}
     })))
     .unwrap();
-    assert!(matches!(i.payload, Payload::ItemError { ref item_id, ref error } if item_id == "m1" && error.message == "broken"));
+    assert!(
+        matches!(i.payload, Payload::ItemError { ref item_id, ref error } if item_id == "m1" && error.message == "broken")
+    );
     let r = parse(envelope(serde_json::json!({
         "type": "response_error", "error": {"code": "rate_limit", "message": "429"}
     })))
     .unwrap();
-    assert!(matches!(r.payload, Payload::ResponseError { ref error } if error.code == "rate_limit"));
+    assert!(
+        matches!(r.payload, Payload::ResponseError { ref error } if error.code == "rate_limit")
+    );
 }
 
 #[test]
@@ -150,7 +186,9 @@ fn tc_1_1f_schema_rejects_malformed_events_naming_the_field() {
     .unwrap_err();
     assert!(no_call_id.to_string().contains("call_id"), "{no_call_id}");
 
-    let mut no_turn = envelope(serde_json::json!({"type": "response_error", "error": {"code": "x", "message": "y"}}));
+    let mut no_turn = envelope(
+        serde_json::json!({"type": "response_error", "error": {"code": "x", "message": "y"}}),
+    );
     no_turn["turn_id"] = serde_json::json!("");
     assert!(parse(no_turn).unwrap_err().to_string().contains("turn_id"));
 
@@ -164,16 +202,24 @@ fn tc_1_1f_schema_rejects_malformed_events_naming_the_field() {
     assert!(StreamEvent::from_json("{not json").is_err());
 }
 
-/// All events of a scripted turn, as the script provider emits them.
-async fn scripted_turn() -> Vec<StreamEvent> {
-    use hive::config::AgentConfig;
-    use hive::provider::{ProviderCommand, ProviderEvent, ProviderFactory, ProviderSpec};
+/// The built-in demo agent as a bare provider task.
+fn spawn_demo() -> (
+    hive::provider::ProviderHandle,
+    tokio::sync::mpsc::UnboundedReceiver<ProviderEvent>,
+) {
     let mut agent = AgentConfig::new("demo", "script");
     agent.script = Some("demo:tour".into());
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = ScriptFactory
-        .spawn(ProviderSpec { agent, resume: None }, tx)
-        .unwrap();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let spec = ProviderSpec {
+        agent,
+        resume: None,
+    };
+    (ScriptFactory.spawn(spec, tx).unwrap(), rx)
+}
+
+/// All events of a scripted turn, as the script provider emits them.
+async fn scripted_turn() -> Vec<StreamEvent> {
+    let (handle, mut rx) = spawn_demo();
     handle.send(ProviderCommand::Send {
         turn_id: "turn_42".into(),
         text: "hello".into(),
@@ -181,7 +227,10 @@ async fn scripted_turn() -> Vec<StreamEvent> {
     let mut events = Vec::new();
     while let Some(ev) = rx.recv().await {
         if let ProviderEvent::Stream(e) = ev {
-            let end = matches!(e.payload, Payload::ResponseDone { .. } | Payload::ResponseError { .. });
+            let end = matches!(
+                e.payload,
+                Payload::ResponseDone { .. } | Payload::ResponseError { .. }
+            );
             events.push(e);
             if end {
                 break;
@@ -210,11 +259,18 @@ async fn tc_1_2b_events_of_one_item_share_the_item_id() {
     let mut open: Option<String> = None;
     for e in &events {
         match &e.payload {
-            Payload::ItemStart { item_id, item_type, .. } if *item_type != ItemType::FunctionCall => {
-                open = Some(item_id.clone())
-            }
+            Payload::ItemStart {
+                item_id, item_type, ..
+            } if *item_type != ItemType::FunctionCall => open = Some(item_id.clone()),
             Payload::ItemDelta { item_id, .. } => assert_eq!(Some(item_id), open.as_ref()),
-            Payload::ItemDone { item_id, final_item } if !matches!(final_item, FinalItem::FunctionCall { .. } | FinalItem::FunctionCallOutput { .. }) => {
+            Payload::ItemDone {
+                item_id,
+                final_item,
+            } if !matches!(
+                final_item,
+                FinalItem::FunctionCall { .. } | FinalItem::FunctionCallOutput { .. }
+            ) =>
+            {
                 assert_eq!(Some(item_id), open.as_ref());
                 open = None;
             }
@@ -229,14 +285,19 @@ async fn tc_1_2c_tool_invocation_and_result_share_the_call_id() {
     let invoked: Vec<String> = events
         .iter()
         .filter_map(|e| match &e.payload {
-            Payload::ItemStart { call_id: Some(c), .. } => Some(c.clone()),
+            Payload::ItemStart {
+                call_id: Some(c), ..
+            } => Some(c.clone()),
             _ => None,
         })
         .collect();
     let results: Vec<String> = events
         .iter()
         .filter_map(|e| match &e.payload {
-            Payload::ItemDone { final_item: FinalItem::FunctionCallOutput { call_id, .. }, .. } => Some(call_id.clone()),
+            Payload::ItemDone {
+                final_item: FinalItem::FunctionCallOutput { call_id, .. },
+                ..
+            } => Some(call_id.clone()),
             _ => None,
         })
         .collect();
@@ -292,9 +353,16 @@ fn example_config_has_the_six_roles() {
         ("analyst", "gemini"),
         ("reviewer", "claude"),
     ] {
-        assert_eq!(c.agent(id).map(|a| a.provider.as_str()), Some(provider), "{id}");
+        assert_eq!(
+            c.agent(id).map(|a| a.provider.as_str()),
+            Some(provider),
+            "{id}"
+        );
     }
-    assert_eq!(c.agent("frontend").unwrap().queue_mode, QueueMode::Interrupt);
+    assert_eq!(
+        c.agent("frontend").unwrap().queue_mode,
+        QueueMode::Interrupt
+    );
 }
 
 #[test]
@@ -307,32 +375,54 @@ fn bad_config_names_file_line_column_and_expectation() {
     assert!(msg.contains("string"), "says what was expected: {msg}");
 
     let typo = "[[agent]]\nid = \"a\"\nprovider = \"script\"\nqueue_mod = \"queue\"\n";
-    let msg = Config::parse(typo, ConfigSource::Builtin).unwrap_err().to_string();
+    let msg = Config::parse(typo, ConfigSource::Builtin)
+        .unwrap_err()
+        .to_string();
     assert!(msg.contains(":4:") && msg.contains("queue_mod"), "{msg}");
 
     let syntax = "[[agent]\nid = 1\n";
-    let msg = Config::parse(syntax, ConfigSource::Builtin).unwrap_err().to_string();
+    let msg = Config::parse(syntax, ConfigSource::Builtin)
+        .unwrap_err()
+        .to_string();
     assert!(msg.contains(":1:"), "{msg}");
 }
 
 #[test]
 fn invalid_values_are_rejected_with_a_reason() {
     let dup = "[[agent]]\nid = \"a\"\nprovider = \"script\"\n[[agent]]\nid = \"a\"\nprovider = \"script\"\n";
-    assert!(Config::parse(dup, ConfigSource::Builtin).unwrap_err().to_string().contains("twice"));
+    assert!(
+        Config::parse(dup, ConfigSource::Builtin)
+            .unwrap_err()
+            .to_string()
+            .contains("twice")
+    );
     let bad_id = "[[agent]]\nid = \"a b\"\nprovider = \"script\"\n";
     assert!(Config::parse(bad_id, ConfigSource::Builtin).is_err());
     let gradient = "[processor]\nbatch_gradient = []\n";
-    assert!(Config::parse(gradient, ConfigSource::Builtin).unwrap_err().to_string().contains("batch_gradient"));
+    assert!(
+        Config::parse(gradient, ConfigSource::Builtin)
+            .unwrap_err()
+            .to_string()
+            .contains("batch_gradient")
+    );
 }
 
 #[test]
 fn config_search_order_explicit_then_local_then_xdg_then_builtin() {
     let dir = tempfile::tempdir().unwrap();
     let explicit = dir.path().join("explicit.toml");
-    std::fs::write(&explicit, "[[agent]]\nid = \"x\"\nprovider = \"script\"\nscript = \"s.toml\"\n").unwrap();
+    std::fs::write(
+        &explicit,
+        "[[agent]]\nid = \"x\"\nprovider = \"script\"\nscript = \"s.toml\"\n",
+    )
+    .unwrap();
     let c = Config::load(Some(&explicit)).unwrap();
     assert_eq!(c.source, ConfigSource::File(explicit.clone()));
-    assert_eq!(c.agents[0].script.as_deref(), Some(dir.path().join("s.toml").as_path()), "relative to the file");
+    assert_eq!(
+        c.agents[0].script.as_deref(),
+        Some(dir.path().join("s.toml").as_path()),
+        "relative to the file"
+    );
     let missing = Config::load(Some(&dir.path().join("nope.toml"))).unwrap_err();
     assert!(missing.to_string().contains("nope.toml"));
 }
@@ -346,7 +436,12 @@ fn config_load_from_cwd_and_xdg_in_a_child_process() {
     std::fs::create_dir_all(xdg.join("hive")).unwrap();
     let scenario = "[[turn]]\n[[turn.step]]\ntext = \"from {prompt}\"\ndelay_ms = 0\n";
     std::fs::write(dir.path().join("s.toml"), scenario).unwrap();
-    let agent = |id: &str| format!("[[agent]]\nid = \"{id}\"\nprovider = \"script\"\nscript = \"{}\"\n", dir.path().join("s.toml").display());
+    let agent = |id: &str| {
+        format!(
+            "[[agent]]\nid = \"{id}\"\nprovider = \"script\"\nscript = \"{}\"\n",
+            dir.path().join("s.toml").display()
+        )
+    };
     std::fs::write(xdg.join("hive/config.toml"), agent("xdg")).unwrap();
     let work = dir.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
@@ -369,12 +464,7 @@ fn config_load_from_cwd_and_xdg_in_a_child_process() {
 
 #[tokio::test(start_paused = true)]
 async fn script_provider_honours_cancel_mid_stream() {
-    use hive::config::AgentConfig;
-    use hive::provider::{ProviderCommand, ProviderEvent, ProviderFactory, ProviderSpec};
-    let mut agent = AgentConfig::new("demo", "script");
-    agent.script = Some("demo:tour".into());
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = ScriptFactory.spawn(ProviderSpec { agent, resume: None }, tx).unwrap();
+    let (handle, mut rx) = spawn_demo();
     handle.send(ProviderCommand::Send {
         turn_id: "t".into(),
         text: "go slow".into(),
@@ -382,7 +472,9 @@ async fn script_provider_honours_cancel_mid_stream() {
     let mut deltas = 0;
     let mut seen = Vec::new();
     while let Some(ev) = rx.recv().await {
-        let ProviderEvent::Stream(e) = ev else { continue };
+        let ProviderEvent::Stream(e) = ev else {
+            continue;
+        };
         if matches!(e.payload, Payload::ItemDelta { .. }) {
             deltas += 1;
             if deltas == 3 {
@@ -396,9 +488,22 @@ async fn script_provider_honours_cancel_mid_stream() {
         }
     }
     let n = seen.len();
-    assert!(matches!(seen[n - 2], Payload::ItemCancelled { .. }), "{:?}", seen[n - 2]);
-    assert!(matches!(seen[n - 1], Payload::ResponseDone { status: ResponseStatus::Cancelled, .. }));
+    assert!(
+        matches!(seen[n - 2], Payload::ItemCancelled { .. }),
+        "{:?}",
+        seen[n - 2]
+    );
+    assert!(matches!(
+        seen[n - 1],
+        Payload::ResponseDone {
+            status: ResponseStatus::Cancelled,
+            ..
+        }
+    ));
     assert!(deltas <= 4, "stopped streaming promptly: {deltas} deltas");
-    assert!(handle.is_alive(), "a cancelled turn leaves the agent running");
+    assert!(
+        handle.is_alive(),
+        "a cancelled turn leaves the agent running"
+    );
     handle.kill().await;
 }

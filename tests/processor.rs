@@ -170,7 +170,10 @@ fn tc_5_1b_each_emission_carries_full_content() {
     assert_eq!(sizes, vec![11, 31, 71]);
     for u in &ups {
         let c = content(u);
-        assert!(sent.starts_with(&c), "emission is a prefix of everything sent");
+        assert!(
+            sent.starts_with(&c),
+            "emission is a prefix of everything sent"
+        );
     }
     assert_eq!(ups[1].status, UpsertStatus::Update);
 }
@@ -242,7 +245,10 @@ fn tc_5_1d_thinking_blocks_are_processed_as_reasoning() {
         &[
             response_start(),
             start("r1", ItemType::Reasoning),
-            delta("r1", "Let me think about this carefully, step by step, before answering."),
+            delta(
+                "r1",
+                "Let me think about this carefully, step by step, before answering.",
+            ),
             ev(Payload::ItemDone {
                 item_id: "r1".into(),
                 final_item: FinalItem::Reasoning {
@@ -256,7 +262,9 @@ fn tc_5_1d_thinking_blocks_are_processed_as_reasoning() {
     let ups = upserts(&outs);
     assert!(!ups.is_empty());
     for u in &ups {
-        assert!(matches!(&u.kind, UpsertKind::Thinking { provider_id, .. } if provider_id == "test"));
+        assert!(
+            matches!(&u.kind, UpsertKind::Thinking { provider_id, .. } if provider_id == "test")
+        );
     }
     assert_eq!(
         content(ups.last().unwrap()),
@@ -281,7 +289,11 @@ fn emission_points(p: &mut Processor, n: usize) -> Vec<usize> {
 fn tc_5_2a_early_emissions_are_frequent() {
     let mut p = Processor::new(ProcessorConfig::default());
     let points = emission_points(&mut p, 12);
-    assert_eq!(points, vec![11], "first emission once 10 tokens are strictly exceeded");
+    assert_eq!(
+        points,
+        vec![11],
+        "first emission once 10 tokens are strictly exceeded"
+    );
 }
 
 #[test]
@@ -297,7 +309,10 @@ fn tc_5_2b_later_emissions_are_less_frequent() {
 fn tc_5_2c_threshold_must_be_strictly_exceeded() {
     let mut p = Processor::new(ProcessorConfig::default());
     let points = emission_points(&mut p, 10);
-    assert!(points.is_empty(), "10 tokens equal the threshold: no emission");
+    assert!(
+        points.is_empty(),
+        "10 tokens equal the threshold: no emission"
+    );
     assert!(!p.process(&delta("m1", "abcd"), Instant::now()).is_empty());
 }
 
@@ -333,6 +348,7 @@ fn gradient_is_configurable() {
     let mut p = Processor::new(ProcessorConfig {
         batch_gradient: vec![2, 3],
         batch_timeout: Duration::from_millis(50),
+        first_emit: None,
     });
     assert_eq!(emission_points(&mut p, 12), vec![3, 6, 9, 12]);
 }
@@ -370,7 +386,11 @@ fn tc_5_3b_concurrent_tool_calls_are_tracked_independently() {
         .map(|u| match &u.kind {
             UpsertKind::ToolCall {
                 tool_name, output, ..
-            } => (u.item_id.clone(), tool_name.clone(), output.clone().unwrap_or_default()),
+            } => (
+                u.item_id.clone(),
+                tool_name.clone(),
+                output.clone().unwrap_or_default(),
+            ),
             _ => panic!("not a tool"),
         })
         .collect();
@@ -386,7 +406,10 @@ fn tc_5_3b_concurrent_tool_calls_are_tracked_independently() {
 #[test]
 fn unknown_call_id_still_yields_a_defensive_complete() {
     let mut p = Processor::new(ProcessorConfig::default());
-    let outs = run(&mut p, &[tool_output("orphan", "call_unknown", "late output")]);
+    let outs = run(
+        &mut p,
+        &[tool_output("orphan", "call_unknown", "late output")],
+    );
     let ups = upserts(&outs);
     assert_eq!(ups.len(), 1);
     assert_eq!(ups[0].status, UpsertStatus::Complete);
@@ -400,7 +423,11 @@ fn unknown_call_id_still_yields_a_defensive_complete() {
 fn tc_5_4a_destruction_mid_stream_flushes_buffered_content_as_error() {
     let mut p = Processor::new(ProcessorConfig::default());
     let now = Instant::now();
-    for e in [response_start(), start("m1", ItemType::Message), delta("m1", "partial")] {
+    for e in [
+        response_start(),
+        start("m1", ItemType::Message),
+        delta("m1", "partial"),
+    ] {
         p.process(&e, now);
     }
     let outs = p.fail_turn((TURN, SESSION), "agent_exited", "exit status 1");
@@ -411,9 +438,14 @@ fn tc_5_4a_destruction_mid_stream_flushes_buffered_content_as_error() {
     assert_eq!(ups[0].error_code.as_deref(), Some("agent_exited"));
     assert!(outs.iter().all(|o| !matches!(
         o,
-        Output::Upsert(Upsert { status: UpsertStatus::Complete, .. })
+        Output::Upsert(Upsert {
+            status: UpsertStatus::Complete,
+            ..
+        })
     )));
-    assert!(matches!(turns(&outs)[0], TurnEvent::TurnError { error_code, .. } if error_code == "agent_exited"));
+    assert!(
+        matches!(turns(&outs)[0], TurnEvent::TurnError { error_code, .. } if error_code == "agent_exited")
+    );
 }
 
 #[test]
@@ -436,7 +468,9 @@ fn response_error_flushes_open_items_as_error() {
     assert_eq!(finals.len(), 2);
     assert!(finals.iter().all(|u| u.status == UpsertStatus::Error));
     let t = turns(&outs);
-    assert!(matches!(t.last().unwrap(), TurnEvent::TurnError { error_code, error_message, .. } if error_code == "rate_limit" && error_message == "429"));
+    assert!(
+        matches!(t.last().unwrap(), TurnEvent::TurnError { error_code, error_message, .. } if error_code == "rate_limit" && error_message == "429")
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -448,7 +482,10 @@ async fn tc_5_4b_batch_timeout_forces_emission_after_delay() {
     assert_eq!(p.next_deadline(), Some(t0 + Duration::from_millis(1000)));
 
     tokio::time::sleep(Duration::from_millis(999)).await;
-    assert!(p.flush_idle(Instant::now()).is_empty(), "not idle long enough");
+    assert!(
+        p.flush_idle(Instant::now()).is_empty(),
+        "not idle long enough"
+    );
 
     tokio::time::sleep(Duration::from_millis(1)).await;
     let outs = p.flush_idle(Instant::now());
@@ -457,7 +494,10 @@ async fn tc_5_4b_batch_timeout_forces_emission_after_delay() {
     assert_eq!(ups[0].status, UpsertStatus::Create);
     assert_eq!(content(ups[0]), "short");
     assert_eq!(p.next_deadline(), None, "nothing buffered any more");
-    assert!(p.flush_idle(Instant::now() + Duration::from_secs(5)).is_empty());
+    assert!(
+        p.flush_idle(Instant::now() + Duration::from_secs(5))
+            .is_empty()
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -465,6 +505,7 @@ async fn batch_timeout_is_configurable_and_restarts_with_each_delta() {
     let mut p = Processor::new(ProcessorConfig {
         batch_gradient: vec![10, 20, 40, 80, 120],
         batch_timeout: Duration::from_millis(200),
+        first_emit: None,
     });
     let t0 = Instant::now();
     p.process(&start("m1", ItemType::Message), t0);
@@ -480,7 +521,10 @@ async fn batch_timeout_is_configurable_and_restarts_with_each_delta() {
 #[test]
 fn tc_5_4c_empty_content_is_handled_without_error() {
     let mut p = Processor::new(ProcessorConfig::default());
-    let outs = run(&mut p, &[start("m1", ItemType::Message), message_done("m1", "")]);
+    let outs = run(
+        &mut p,
+        &[start("m1", ItemType::Message), message_done("m1", "")],
+    );
     let ups = upserts(&outs);
     assert_eq!(ups.len(), 1);
     assert_eq!(ups[0].status, UpsertStatus::Complete);
@@ -554,8 +598,13 @@ fn tc_5_4f_turn_errors_are_turn_error_events() {
         ],
     );
     let t = turns(&outs);
-    assert!(matches!(t.last().unwrap(), TurnEvent::TurnError { error_code, error_message, .. } if error_code == "api_error" && error_message == "500 internal"));
-    assert!(!t.iter().any(|e| matches!(e, TurnEvent::TurnComplete { .. })));
+    assert!(
+        matches!(t.last().unwrap(), TurnEvent::TurnError { error_code, error_message, .. } if error_code == "api_error" && error_message == "500 internal")
+    );
+    assert!(
+        !t.iter()
+            .any(|e| matches!(e, TurnEvent::TurnComplete { .. }))
+    );
 }
 
 #[test]
@@ -570,7 +619,9 @@ fn error_status_without_details_falls_back_to_finish_reason() {
             usage: None,
         })],
     );
-    assert!(matches!(turns(&outs)[0], TurnEvent::TurnError { error_code, .. } if error_code == "max_tokens"));
+    assert!(
+        matches!(turns(&outs)[0], TurnEvent::TurnError { error_code, .. } if error_code == "max_tokens")
+    );
 }
 
 #[test]
@@ -609,7 +660,10 @@ fn earlier_emissions_stay_unchanged_while_content_grows() {
     let b = upserts(&second)[0];
     assert_eq!(content(a), "a".repeat(44));
     assert_eq!(content(b).len(), 244);
-    assert!(a.text().unwrap().same_buffer(b.text().unwrap()), "no copy per emission");
+    assert!(
+        a.text().unwrap().same_buffer(b.text().unwrap()),
+        "no copy per emission"
+    );
 }
 
 #[test]
@@ -617,11 +671,51 @@ fn processor_output_round_trips_through_json() {
     let mut p = Processor::new(ProcessorConfig::default());
     let outs = run(
         &mut p,
-        &[response_start(), message_done("m1", "hi"), response_done(ResponseStatus::Completed)],
+        &[
+            response_start(),
+            message_done("m1", "hi"),
+            response_done(ResponseStatus::Completed),
+        ],
     );
     for o in outs {
         let line = serde_json::to_string(&o).unwrap();
         let back: Output = serde_json::from_str(&line).unwrap();
         assert_eq!(back, o);
     }
+}
+
+#[tokio::test(start_paused = true)]
+async fn first_emit_deadline_shows_a_slow_start_promptly_then_the_gradient_resumes() {
+    let mut p = Processor::new(ProcessorConfig {
+        first_emit: Some(Duration::from_millis(100)),
+        ..ProcessorConfig::default()
+    });
+    let t0 = Instant::now();
+    p.process(&start("m1", ItemType::Message), t0);
+    p.process(&delta("m1", "Hel"), t0);
+    assert_eq!(p.next_deadline(), Some(t0 + Duration::from_millis(100)));
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    // More deltas do not push the first-emit deadline back.
+    p.process(&delta("m1", "lo"), Instant::now());
+    assert_eq!(p.next_deadline(), Some(t0 + Duration::from_millis(100)));
+    tokio::time::sleep(Duration::from_millis(40)).await;
+    let outs = p.flush_idle(Instant::now());
+    assert_eq!(content(upserts(&outs)[0]), "Hello");
+    assert_eq!(upserts(&outs)[0].status, UpsertStatus::Create);
+    // After the first emission only the gradient and the idle timeout apply.
+    let t1 = Instant::now();
+    p.process(&delta("m1", " world"), t1);
+    assert_eq!(p.next_deadline(), Some(t1 + Duration::from_millis(1000)));
+}
+
+#[test]
+fn hive_config_enables_the_first_emit_deadline_by_default() {
+    let c = hive::config::Config::builtin().processor_config();
+    assert_eq!(c.first_emit, Some(Duration::from_millis(100)));
+    assert_eq!(c.batch_gradient, vec![10, 20, 40, 80, 120]);
+    assert_eq!(
+        ProcessorConfig::default().first_emit,
+        None,
+        "seed defaults unchanged"
+    );
 }

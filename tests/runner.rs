@@ -48,7 +48,11 @@ impl Fake {
         let s = self.shared.lock().unwrap();
         let turn = s.turn.clone().expect("a turn is running");
         let ev = StreamEvent::new(&turn, "fake_session", payload);
-        s.sink.as_ref().unwrap().send(ProviderEvent::Stream(ev)).unwrap();
+        s.sink
+            .as_ref()
+            .unwrap()
+            .send(ProviderEvent::Stream(ev))
+            .unwrap();
     }
 
     /// The agent finishes its current turn.
@@ -100,7 +104,11 @@ impl ProviderFactory for Fake {
         self.caps
     }
 
-    fn spawn(&self, _spec: ProviderSpec, events: EventSink) -> Result<ProviderHandle, ProviderError> {
+    fn spawn(
+        &self,
+        _spec: ProviderSpec,
+        events: EventSink,
+    ) -> Result<ProviderHandle, ProviderError> {
         let shared = Arc::clone(&self.shared);
         let honor_cancel = self.honor_cancel;
         {
@@ -161,7 +169,10 @@ fn start(fake: &Fake, queue_mode: QueueMode) -> (RunnerHandle, UnboundedReceiver
     let handle = spawn_runner(
         0,
         Arc::new(fake.clone()),
-        ProviderSpec { agent, resume: None },
+        ProviderSpec {
+            agent,
+            resume: None,
+        },
         RunnerOptions::default(),
         tx,
     )
@@ -170,7 +181,10 @@ fn start(fake: &Fake, queue_mode: QueueMode) -> (RunnerHandle, UnboundedReceiver
 }
 
 /// Waits (in virtual time) for the first event matching `pred`.
-async fn until<T>(rx: &mut UnboundedReceiver<PaneUpdate>, mut pred: impl FnMut(&PaneEvent) -> Option<T>) -> T {
+async fn until<T>(
+    rx: &mut UnboundedReceiver<PaneUpdate>,
+    mut pred: impl FnMut(&PaneEvent) -> Option<T>,
+) -> T {
     let found = tokio::time::timeout(Duration::from_secs(30), async {
         loop {
             let u = rx.recv().await.expect("runner alive");
@@ -184,7 +198,19 @@ async fn until<T>(rx: &mut UnboundedReceiver<PaneUpdate>, mut pred: impl FnMut(&
 }
 
 async fn state(rx: &mut UnboundedReceiver<PaneUpdate>, want: TurnState) {
-    until(rx, |e| matches!(e, PaneEvent::State(s) if *s == want).then_some(())).await
+    until(rx, |e| {
+        matches!(e, PaneEvent::State(s) if *s == want).then_some(())
+    })
+    .await
+}
+
+/// The status of the next completed turn.
+async fn turn_status(rx: &mut UnboundedReceiver<PaneUpdate>) -> TurnStatus {
+    until(rx, |e| match e {
+        PaneEvent::Turn(TurnEvent::TurnComplete { status, .. }) => Some(*status),
+        _ => None,
+    })
+    .await
 }
 
 async fn settle() {
@@ -205,7 +231,10 @@ async fn user_message_is_emitted_as_a_user_origin_item() {
     send(&h, "hello agent", SubmitMode::Auto);
     let (content, turn) = until(&mut rx, |e| match e {
         PaneEvent::Upsert(u) => match &u.kind {
-            UpsertKind::Message { content, origin: Origin::User } => Some((content.to_string(), u.turn_id.clone())),
+            UpsertKind::Message {
+                content,
+                origin: Origin::User,
+            } => Some((content.to_string(), u.turn_id.clone())),
             _ => None,
         },
         _ => None,
@@ -214,7 +243,11 @@ async fn user_message_is_emitted_as_a_user_origin_item() {
     assert_eq!(content, "hello agent");
     state(&mut rx, TurnState::Streaming).await;
     settle().await;
-    assert_eq!(fake.shared.lock().unwrap().turn.as_deref(), Some(turn.as_str()), "same turn id");
+    assert_eq!(
+        fake.shared.lock().unwrap().turn.as_deref(),
+        Some(turn.as_str()),
+        "same turn id"
+    );
 }
 
 /// seed 000 row 1: streaming, queue mode, agent takes input mid-turn.
@@ -235,7 +268,10 @@ async fn matrix_row1_queue_mode_with_streaming_input() {
     // Steer intent → handed to the agent now.
     send(&h, "now", SubmitMode::Steer);
     settle().await;
-    assert!(fake.commands().contains(&ProviderCommand::Steer { text: "now".into() }));
+    assert!(
+        fake.commands()
+            .contains(&ProviderCommand::Steer { text: "now".into() })
+    );
     assert_eq!(fake.sent_texts(), vec!["first"]);
     fake.finish_turn();
     state(&mut rx, TurnState::Idle).await;
@@ -253,7 +289,11 @@ async fn matrix_row2_queue_mode_without_streaming_input_drains_in_order() {
     send(&h, "two", SubmitMode::Auto);
     send(&h, "three", SubmitMode::Queue);
     settle().await;
-    assert_eq!(fake.sent_texts(), vec!["one"], "nothing else sent while busy");
+    assert_eq!(
+        fake.sent_texts(),
+        vec!["one"],
+        "nothing else sent while busy"
+    );
     fake.finish_turn();
     settle().await;
     assert_eq!(fake.sent_texts(), vec!["one", "two"], "one turn at a time");
@@ -272,15 +312,14 @@ async fn matrix_row3_interrupt_mode_interrupts_then_sends() {
     send(&h, "long task", SubmitMode::Auto);
     state(&mut rx, TurnState::Streaming).await;
     send(&h, "change of plan", SubmitMode::Auto);
-    let status = until(&mut rx, |e| match e {
-        PaneEvent::Turn(TurnEvent::TurnComplete { status, .. }) => Some(*status),
-        _ => None,
-    })
-    .await;
+    let status = turn_status(&mut rx).await;
     assert_eq!(status, TurnStatus::Cancelled);
     settle().await;
     let cmds = fake.commands();
-    let cancel_at = cmds.iter().position(|c| *c == ProviderCommand::Cancel).expect("cancelled");
+    let cancel_at = cmds
+        .iter()
+        .position(|c| *c == ProviderCommand::Cancel)
+        .expect("cancelled");
     let resend_at = cmds
         .iter()
         .position(|c| matches!(c, ProviderCommand::Send { text, .. } if text == "change of plan"))
@@ -323,11 +362,7 @@ async fn interrupt_without_capability_says_so_and_turn_continues() {
     .await;
     assert!(notice.contains("cannot be interrupted"));
     fake.finish_turn();
-    let status = until(&mut rx, |e| match e {
-        PaneEvent::Turn(TurnEvent::TurnComplete { status, .. }) => Some(*status),
-        _ => None,
-    })
-    .await;
+    let status = turn_status(&mut rx).await;
     assert_eq!(status, TurnStatus::Completed);
 }
 
@@ -342,17 +377,17 @@ async fn ignored_interrupt_ends_turn_as_cancelled_and_replaces_the_agent() {
     let t0 = tokio::time::Instant::now();
     h.send(RunnerCommand::Interrupt);
     state(&mut rx, TurnState::Cancelling).await;
-    let status = until(&mut rx, |e| match e {
-        PaneEvent::Turn(TurnEvent::TurnComplete { status, .. }) => Some(*status),
-        _ => None,
-    })
-    .await;
+    let status = turn_status(&mut rx).await;
     assert_eq!(status, TurnStatus::Cancelled);
     assert!(t0.elapsed() <= Duration::from_secs(1), "within a second");
     settle().await;
     assert_eq!(fake.shared.lock().unwrap().spawns, 2, "agent replaced");
     assert!(fake.commands().contains(&ProviderCommand::Kill));
-    assert_eq!(fake.sent_texts().last().map(String::as_str), Some("next"), "queue drains into the new agent");
+    assert_eq!(
+        fake.sent_texts().last().map(String::as_str),
+        Some("next"),
+        "queue drains into the new agent"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -365,14 +400,19 @@ async fn crash_mid_turn_is_a_turn_error_and_queue_survives_until_restart() {
     settle().await;
     fake.crash();
     let (code, message) = until(&mut rx, |e| match e {
-        PaneEvent::Turn(TurnEvent::TurnError { error_code, error_message, .. }) => {
-            Some((error_code.clone(), error_message.clone()))
-        }
+        PaneEvent::Turn(TurnEvent::TurnError {
+            error_code,
+            error_message,
+            ..
+        }) => Some((error_code.clone(), error_message.clone())),
         _ => None,
     })
     .await;
     assert_eq!(code, "agent_exited");
-    assert!(message.contains("status 1") && message.contains("panic: boom"), "{message}");
+    assert!(
+        message.contains("status 1") && message.contains("panic: boom"),
+        "{message}"
+    );
     state(&mut rx, TurnState::Dead).await;
     send(&h, "while dead", SubmitMode::Auto);
     settle().await;
@@ -486,4 +526,28 @@ async fn runner_flushes_buffered_text_after_the_batch_timeout() {
     .await;
     assert_eq!(text, "Hel");
     assert!(t0.elapsed() >= Duration::from_millis(300));
+}
+
+#[tokio::test(start_paused = true)]
+async fn kill_aborts_a_provider_task_that_ignores_it() {
+    let dropped = Arc::new(Mutex::new(false));
+    struct Guard(Arc<Mutex<bool>>);
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            *self.0.lock().unwrap() = true;
+        }
+    }
+    let guard = Guard(Arc::clone(&dropped));
+    let handle = ProviderHandle::spawn(move |_rx| async move {
+        let _guard = guard;
+        std::future::pending::<()>().await;
+    });
+    assert!(handle.is_alive());
+    let t0 = tokio::time::Instant::now();
+    handle.kill().await;
+    assert!(t0.elapsed() <= Duration::from_secs(3));
+    assert!(
+        *dropped.lock().unwrap(),
+        "the task (and whatever it owned) was dropped"
+    );
 }

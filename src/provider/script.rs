@@ -376,7 +376,10 @@ impl Player {
             });
         }
         if let Some(thinking) = &step.thinking {
-            ends!(self.stream_text(ItemType::Reasoning, thinking, chunk, delay, ctx).await);
+            ends!(
+                self.stream_text(ItemType::Reasoning, thinking, chunk, delay, ctx)
+                    .await
+            );
         }
         if let Some(question) = &step.permission {
             ends!(self.ask_permission(question, step, ctx).await);
@@ -386,7 +389,10 @@ impl Player {
         }
         if let Some(text) = &step.text {
             let text = text.replace("{prompt}", &ctx.prompt);
-            ends!(self.stream_text(ItemType::Message, &text, chunk, delay, ctx).await);
+            ends!(
+                self.stream_text(ItemType::Message, &text, chunk, delay, ctx)
+                    .await
+            );
         }
         if let Some(err) = &step.error {
             self.emit(
