@@ -326,9 +326,46 @@ impl GroupGuard {
         Self { pgid }
     }
 
+    /// SIGKILL to the group and to every other process of the child's
+    /// session: job-control shells put background jobs in groups of their
+    /// own, and those would otherwise survive holding the PTY open.
     fn kill(&self) {
         signal_group(self.pgid, libc::SIGKILL);
+        for pid in session_members(self.pgid) {
+            // SAFETY: kill(2) on a pid; no memory involved.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
     }
+}
+
+/// Processes whose session id is `sid` (the child is its session leader).
+#[cfg(target_os = "linux")]
+fn session_members(sid: i32) -> Vec<i32> {
+    if sid <= 0 {
+        return Vec::new();
+    }
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    // "pid (comm) state ppid pgrp session …"; comm may hold spaces.
+                    let rest = &stat[stat.rfind(')')? + 1..];
+                    rest.split_whitespace().nth(3)?.parse::<i32>().ok()
+                })
+                == Some(sid)
+        })
+        .collect()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn session_members(_sid: i32) -> Vec<i32> {
+    Vec::new()
 }
 
 impl Drop for GroupGuard {
