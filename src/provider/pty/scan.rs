@@ -140,11 +140,7 @@ impl Scanner {
 
     fn csi(&mut self, b: u8) -> Option<Found> {
         match b {
-            0x30..=0x3f => {
-                if self.params.len() < MAX_PARAMS {
-                    self.params.push(b);
-                }
-            }
+            0x30..=0x3f if self.params.len() < MAX_PARAMS => self.params.push(b),
             0x20..=0x2f => self.intermediate = true,
             0x40..=0x7e => {
                 self.state = State::Ground;
