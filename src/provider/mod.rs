@@ -6,6 +6,7 @@
 //! agent's own protocol lives only in that agent's module below.
 
 pub mod process;
+pub mod pty;
 pub mod script;
 
 use std::collections::BTreeMap;
@@ -258,6 +259,7 @@ impl Registry {
     pub fn builtin() -> Self {
         let mut r = Self::empty();
         r.register(Arc::new(script::ScriptFactory));
+        r.register(Arc::new(pty::PtyFactory));
         r
     }
 
