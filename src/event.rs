@@ -193,11 +193,23 @@ impl StreamEvent {
     /// Parses and validates one event; the error names the field at fault.
     pub fn from_json(text: &str) -> Result<Self, EventError> {
         let de = &mut serde_json::Deserializer::from_str(text);
-        let event: StreamEvent =
-            serde_path_to_error::deserialize(de).map_err(|e| EventError::Schema {
-                path: e.path().to_string(),
-                message: e.into_inner().to_string(),
-            })?;
+        let event: StreamEvent = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let message = e.into_inner().to_string();
+            // serde buffers internally tagged enums, which loses the field
+            // path; find the field ourselves.
+            if path == "payload"
+                && let Some((field, expected)) = serde_json::from_str::<Value>(text)
+                    .ok()
+                    .and_then(|v| mistyped_payload_field(&v["payload"]))
+            {
+                return EventError::Schema {
+                    path: format!("payload.{field}"),
+                    message: format!("expected {expected}"),
+                };
+            }
+            EventError::Schema { path, message }
+        })?;
         event.validate()?;
         Ok(event)
     }
@@ -237,6 +249,71 @@ impl StreamEvent {
             Payload::ResponseError { error } => non_empty("error.code", &error.code),
         }
     }
+}
+
+/// JSON kinds of each payload variant's scalar fields.
+const PAYLOAD_FIELDS: &[(&str, &[(&str, &str)])] = &[
+    (
+        "response_start",
+        &[("model_id", "a string"), ("provider_id", "a string")],
+    ),
+    (
+        "item_start",
+        &[
+            ("item_id", "a string"),
+            (
+                "item_type",
+                "one of `message` `reasoning` `function_call` `function_call_output`",
+            ),
+            ("initial_content", "a string"),
+            ("name", "a string"),
+            ("call_id", "a string"),
+        ],
+    ),
+    (
+        "item_delta",
+        &[("item_id", "a string"), ("delta_content", "a string")],
+    ),
+    (
+        "item_done",
+        &[("item_id", "a string"), ("final_item", "an object")],
+    ),
+    (
+        "item_error",
+        &[("item_id", "a string"), ("error", "an object")],
+    ),
+    (
+        "item_cancelled",
+        &[("item_id", "a string"), ("reason", "a string")],
+    ),
+    (
+        "response_done",
+        &[
+            ("status", "one of `completed` `cancelled` `error`"),
+            ("finish_reason", "a string"),
+            ("error", "an object"),
+            ("usage", "an object"),
+        ],
+    ),
+    ("response_error", &[("error", "an object")]),
+];
+
+/// The first payload field whose JSON kind is wrong, with what was expected.
+fn mistyped_payload_field(payload: &Value) -> Option<(&'static str, &'static str)> {
+    let tag = payload.get("type")?.as_str()?;
+    let (_, fields) = PAYLOAD_FIELDS.iter().find(|(t, _)| *t == tag)?;
+    fields.iter().copied().find(|(field, expected)| {
+        payload.get(*field).is_some_and(|v| {
+            !v.is_null()
+                && match *expected {
+                    "a string" => !v.is_string(),
+                    "an object" => !v.is_object(),
+                    one_of => !v
+                        .as_str()
+                        .is_some_and(|s| one_of.contains(&format!("`{s}`"))),
+                }
+        })
+    })
 }
 
 fn non_empty(field: &'static str, value: &str) -> Result<(), EventError> {

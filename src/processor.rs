@@ -28,6 +28,10 @@ pub struct ProcessorConfig {
     pub batch_gradient: Vec<u64>,
     /// Buffered content with no new delta for this long is emitted.
     pub batch_timeout: Duration,
+    /// An item's first content is emitted at most this long after its first
+    /// delta, even below the first threshold, so a slow start still shows
+    /// its first token promptly. `None` (the seed's behaviour) disables it.
+    pub first_emit: Option<Duration>,
 }
 
 impl Default for ProcessorConfig {
@@ -35,6 +39,7 @@ impl Default for ProcessorConfig {
         Self {
             batch_gradient: DEFAULT_GRADIENT.to_vec(),
             batch_timeout: DEFAULT_BATCH_TIMEOUT,
+            first_emit: None,
         }
     }
 }
@@ -63,6 +68,7 @@ struct TextItem {
     gradient_index: usize,
     emitted: bool,
     dirty: bool,
+    first_delta: Option<Instant>,
     last_delta: Instant,
     turn_id: String,
     session_id: String,
@@ -267,17 +273,31 @@ impl Processor {
         self.text
             .values()
             .filter(|i| i.dirty)
-            .map(|i| i.last_delta + self.config.batch_timeout)
+            .map(|i| self.flush_at(i))
             .min()
+    }
+
+    /// When a buffered item is due: idle timeout, or the first-emit deadline.
+    fn flush_at(&self, item: &TextItem) -> Instant {
+        let idle = item.last_delta + self.config.batch_timeout;
+        match (self.config.first_emit, item.first_delta) {
+            (Some(first), Some(at)) if !item.emitted => idle.min(at + first),
+            _ => idle,
+        }
     }
 
     /// Emits buffered content of items idle for the batch timeout (TC-5.4b).
     pub fn flush_idle(&mut self, now: Instant) -> Vec<Output> {
-        let timeout = self.config.batch_timeout;
+        let due: Vec<String> = self
+            .text
+            .iter()
+            .filter(|(_, i)| i.dirty && self.flush_at(i) <= now)
+            .map(|(id, _)| id.clone())
+            .collect();
         let mut out = Vec::new();
-        for (id, item) in self.text.iter_mut() {
-            if item.dirty && item.last_delta + timeout <= now {
-                out.push(emit_progress(id, item));
+        for id in due {
+            if let Some(item) = self.text.get_mut(&id) {
+                out.push(emit_progress(&id, item));
             }
         }
         out
@@ -322,6 +342,7 @@ impl Processor {
             gradient_index: 0,
             emitted: false,
             dirty: false,
+            first_delta: None,
             last_delta: now,
             turn_id: ev.turn_id.clone(),
             session_id: ev.session_id.clone(),
@@ -347,6 +368,7 @@ impl Processor {
         item.buf.push_str(delta);
         item.tokens += estimate_tokens(delta);
         item.dirty = true;
+        item.first_delta.get_or_insert(now);
         item.last_delta = now;
         item.source_ts = ev.timestamp;
         if item.tokens > item.threshold {

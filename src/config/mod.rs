@@ -103,6 +103,10 @@ pub struct ProcessorSettings {
     pub batch_gradient: Vec<u64>,
     #[serde(default = "default_timeout_ms")]
     pub batch_timeout_ms: u64,
+    /// First content of an item shows at most this long after its first
+    /// delta (0 disables: the seed's pure gradient).
+    #[serde(default = "default_first_token_ms")]
+    pub first_token_ms: u64,
 }
 
 impl Default for ProcessorSettings {
@@ -110,6 +114,7 @@ impl Default for ProcessorSettings {
         Self {
             batch_gradient: default_gradient(),
             batch_timeout_ms: default_timeout_ms(),
+            first_token_ms: default_first_token_ms(),
         }
     }
 }
@@ -119,6 +124,8 @@ impl ProcessorSettings {
         ProcessorConfig {
             batch_gradient: self.batch_gradient.clone(),
             batch_timeout: Duration::from_millis(self.batch_timeout_ms),
+            first_emit: (self.first_token_ms > 0)
+                .then(|| Duration::from_millis(self.first_token_ms)),
         }
     }
 }
@@ -163,6 +170,9 @@ fn default_gradient() -> Vec<u64> {
 }
 fn default_timeout_ms() -> u64 {
     1000
+}
+fn default_first_token_ms() -> u64 {
+    100
 }
 fn default_fps() -> u32 {
     60

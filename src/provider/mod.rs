@@ -156,6 +156,9 @@ pub struct ProviderSpec {
     pub resume: Option<String>,
 }
 
+/// How long a provider task may take to wind down after `Kill`.
+const KILL_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The host's side of a running provider task.
 #[derive(Debug)]
 pub struct ProviderHandle {
@@ -198,10 +201,20 @@ impl ProviderHandle {
         self.alive.load(Ordering::SeqCst) && !self.task.is_finished()
     }
 
-    /// Asks the task to kill its agent and waits for it to finish.
-    pub async fn kill(self) {
+    /// Asks the task to kill its agent and waits for it to finish. A task
+    /// that does not finish within two seconds is aborted: dropping it drops
+    /// its `AgentProcess`, which kills the process group.
+    pub async fn kill(mut self) {
         let _ = self.commands.send(ProviderCommand::Kill);
-        let _ = self.task.await;
+        if tokio::time::timeout(KILL_GRACE, &mut self.task)
+            .await
+            .is_err()
+        {
+            tracing::warn!("provider task ignored Kill; aborting it");
+            self.task.abort();
+            let _ = (&mut self.task).await;
+        }
+        self.alive.store(false, Ordering::SeqCst);
     }
 }
 

@@ -240,6 +240,16 @@ impl ProviderFactory for ScriptFactory {
     }
 }
 
+/// Returns from the enclosing step when playback must stop (`Some(End)`);
+/// `None` means carry on. (`?` would do the opposite on an `Option`.)
+macro_rules! ends {
+    ($e:expr) => {
+        if let Some(end) = $e {
+            return Some(end);
+        }
+    };
+}
+
 struct Player {
     scenario: Scenario,
     session_id: String,
@@ -357,7 +367,7 @@ impl Player {
         let chunk = step.chunk_chars.unwrap_or(self.scenario.chunk_chars).max(1);
         let delay = Duration::from_millis(step.delay_ms.unwrap_or(self.scenario.delay_ms));
         if let Some(ms) = step.sleep_ms {
-            self.wait(Duration::from_millis(ms), ctx).await?;
+            ends!(self.wait(Duration::from_millis(ms), ctx).await);
         }
         if let Some(msg) = &step.diagnostic {
             let _ = self.events.send(ProviderEvent::Diagnostic {
@@ -366,19 +376,23 @@ impl Player {
             });
         }
         if let Some(thinking) = &step.thinking {
-            self.stream_text(ItemType::Reasoning, thinking, chunk, delay, ctx)
-                .await?;
+            ends!(
+                self.stream_text(ItemType::Reasoning, thinking, chunk, delay, ctx)
+                    .await
+            );
         }
         if let Some(question) = &step.permission {
-            self.ask_permission(question, step, ctx).await?;
+            ends!(self.ask_permission(question, step, ctx).await);
         }
         if let Some(tool) = &step.tool {
-            self.run_tool(tool, step, ctx).await?;
+            ends!(self.run_tool(tool, step, ctx).await);
         }
         if let Some(text) = &step.text {
             let text = text.replace("{prompt}", &ctx.prompt);
-            self.stream_text(ItemType::Message, &text, chunk, delay, ctx)
-                .await?;
+            ends!(
+                self.stream_text(ItemType::Message, &text, chunk, delay, ctx)
+                    .await
+            );
         }
         if let Some(err) = &step.error {
             self.emit(

@@ -1,0 +1,224 @@
+//! `hive run` end to end: the real binary on the built-in demo agents and on
+//! scenario files, as a script would use it.
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn hive(args: &[&str], dir: &std::path::Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hive"))
+        .args(args)
+        .current_dir(dir)
+        .env("HIVE_DATA_DIR", dir.join("data"))
+        .env("HIVE_STATE_DIR", dir.join("state"))
+        .env("XDG_CONFIG_HOME", dir.join("xdg"))
+        .output()
+        .expect("hive runs")
+}
+
+fn json_lines(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
+        .collect()
+}
+
+#[test]
+fn demo_agent_json_prints_create_update_complete_and_turn_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hive(&["run", "--agent", "demo", "--json", "hello"], dir.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = json_lines(&out);
+    let user = &lines[0];
+    assert_eq!(user["type"], "message");
+    assert_eq!(user["origin"], "user");
+    assert_eq!(user["content"], "hello");
+    // One agent message item goes create → update(s) → complete.
+    let agent_msgs: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "message" && l["origin"] == "agent")
+        .collect();
+    let item = agent_msgs[0]["item_id"].as_str().unwrap();
+    let statuses: Vec<&str> = agent_msgs
+        .iter()
+        .filter(|l| l["item_id"] == item)
+        .map(|l| l["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses.first(), Some(&"create"));
+    assert!(statuses.contains(&"update"), "{statuses:?}");
+    assert_eq!(statuses.last(), Some(&"complete"));
+    let final_text = agent_msgs.last().unwrap()["content"].as_str().unwrap();
+    assert!(final_text.contains("You asked: *hello*"), "{final_text}");
+    // A thinking item and a completed tool call with output.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["type"] == "thinking" && l["status"] == "complete")
+    );
+    assert!(lines.iter().any(|l| {
+        l["type"] == "tool_call"
+            && l["status"] == "complete"
+            && l["tool_name"] == "Bash"
+            && l["output"]
+                .as_str()
+                .is_some_and(|o| o.contains("processor.rs"))
+    }));
+    let last = lines.last().unwrap();
+    assert_eq!(last["type"], "turn_complete");
+    assert_eq!(last["status"], "completed");
+    assert!(last["usage"]["output_tokens"].as_u64().unwrap() > 0);
+    // Every event of the turn carries the same turn id.
+    let turn = last["turn_id"].as_str().unwrap();
+    assert!(lines.iter().all(|l| l["turn_id"] == turn));
+}
+
+#[test]
+fn plain_output_is_the_final_assistant_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hive(&["run", "--agent", "reviewer", "ship it?"], dir.path());
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Review of your change"), "{text}");
+    assert!(!text.contains("\"turn_id\""), "not JSON");
+}
+
+#[test]
+fn error_scenario_prints_turn_error_and_exits_non_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hive(
+        &["run", "--agent", "demo", "--json", "trigger an error"],
+        dir.path(),
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("rate_limit") && stderr.contains("429"),
+        "{stderr}"
+    );
+    let lines = json_lines(&out);
+    let last = lines.last().unwrap();
+    assert_eq!(last["type"], "turn_error");
+    assert_eq!(last["error_code"], "rate_limit");
+    assert!(!lines.iter().any(|l| l["type"] == "turn_complete"));
+}
+
+#[test]
+fn crash_scenario_reports_the_exit_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hive(
+        &["run", "--agent", "demo", "--json", "please crash"],
+        dir.path(),
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("agent_exited") && stderr.contains("status 3"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn unknown_agent_and_broken_config_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hive(&["run", "--agent", "nobody", "hi"], dir.path());
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no agent `nobody`") && stderr.contains("demo"),
+        "{stderr}"
+    );
+
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[[agent]]\nid = \"x\"\nprovider = \"script\"\nmodel = [1]\n",
+    )
+    .unwrap();
+    let out = hive(
+        &[
+            "--config",
+            bad.to_str().unwrap(),
+            "run",
+            "--agent",
+            "x",
+            "hi",
+        ],
+        dir.path(),
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("bad.toml:4:"), "{stderr}");
+
+    let unknown = dir.path().join("unknown.toml");
+    std::fs::write(&unknown, "[[agent]]\nid = \"x\"\nprovider = \"nope\"\n").unwrap();
+    let out = hive(
+        &[
+            "--config",
+            unknown.to_str().unwrap(),
+            "run",
+            "--agent",
+            "x",
+            "hi",
+        ],
+        dir.path(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("unknown provider `nope`") && stderr.contains("script"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn scenario_file_with_permission_is_denied_headless() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("perm.toml");
+    std::fs::write(
+        &scenario,
+        r#"
+delay_ms = 0
+[capabilities]
+permissions = true
+[[turn]]
+[[turn.step]]
+permission = "write files"
+tool = "Write"
+args = { file_path = "x" }
+output = "written"
+[[turn.step]]
+text = "after"
+"#,
+    )
+    .unwrap();
+    let config = dir.path().join("hive.toml");
+    std::fs::write(
+        &config,
+        "[[agent]]\nid = \"p\"\nprovider = \"script\"\nscript = \"perm.toml\"\n",
+    )
+    .unwrap();
+    let out = hive(&["run", "--agent", "p", "--json", "go"], dir.path());
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("denied"));
+    let lines = json_lines(&out);
+    assert!(lines.iter().any(|l| {
+        l["type"] == "tool_call"
+            && l["status"] == "complete"
+            && l["output_is_error"] == true
+            && l["output"]
+                .as_str()
+                .is_some_and(|o| o.contains("Permission denied"))
+    }));
+}
+
+#[test]
+fn help_and_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hive(&["--help"], dir.path());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("run"));
+    let out = hive(&["--version"], dir.path());
+    assert!(String::from_utf8_lossy(&out.stdout).contains(env!("CARGO_PKG_VERSION")));
+}

@@ -1,0 +1,553 @@
+//! The turn runner against a fake provider: the queue/interrupt fallback
+//! matrix of seed 000 (one test per row), the user's own message, crashes,
+//! agents that ignore interrupts, and queue editing.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hive::config::{AgentConfig, QueueMode};
+use hive::event::{ItemType, Origin, Payload, ResponseStatus, StreamEvent};
+use hive::processor::ProcessorConfig;
+use hive::provider::{
+    Capabilities, EventSink, ProviderCommand, ProviderError, ProviderEvent, ProviderFactory,
+    ProviderHandle, ProviderSpec,
+};
+use hive::runner::{
+    PaneEvent, PaneUpdate, QueueEdit, RunnerCommand, RunnerHandle, RunnerOptions, SubmitMode,
+    TurnState, spawn_runner,
+};
+use hive::upsert::{TurnEvent, TurnStatus, UpsertKind};
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+
+/// What the fake saw and how to drive it.
+#[derive(Default)]
+struct Shared {
+    commands: Vec<ProviderCommand>,
+    sink: Option<EventSink>,
+    turn: Option<String>,
+    spawns: usize,
+}
+
+#[derive(Clone)]
+struct Fake {
+    caps: Capabilities,
+    honor_cancel: bool,
+    shared: Arc<Mutex<Shared>>,
+}
+
+impl Fake {
+    fn new(caps: Capabilities) -> Self {
+        Self {
+            caps,
+            honor_cancel: true,
+            shared: Arc::default(),
+        }
+    }
+
+    fn emit(&self, payload: Payload) {
+        let s = self.shared.lock().unwrap();
+        let turn = s.turn.clone().expect("a turn is running");
+        let ev = StreamEvent::new(&turn, "fake_session", payload);
+        s.sink
+            .as_ref()
+            .unwrap()
+            .send(ProviderEvent::Stream(ev))
+            .unwrap();
+    }
+
+    /// The agent finishes its current turn.
+    fn finish_turn(&self) {
+        self.emit(Payload::ResponseDone {
+            status: ResponseStatus::Completed,
+            finish_reason: Some("end_turn".into()),
+            error: None,
+            usage: None,
+        });
+    }
+
+    fn crash(&self) {
+        let s = self.shared.lock().unwrap();
+        s.sink
+            .as_ref()
+            .unwrap()
+            .send(ProviderEvent::Exited {
+                code: Some(1),
+                message: "exited with status 1\npanic: boom".into(),
+            })
+            .unwrap();
+    }
+
+    fn sent_texts(&self) -> Vec<String> {
+        self.shared
+            .lock()
+            .unwrap()
+            .commands
+            .iter()
+            .filter_map(|c| match c {
+                ProviderCommand::Send { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn commands(&self) -> Vec<ProviderCommand> {
+        self.shared.lock().unwrap().commands.clone()
+    }
+}
+
+impl ProviderFactory for Fake {
+    fn name(&self) -> &'static str {
+        "fake"
+    }
+
+    fn capabilities(&self, _: &AgentConfig) -> Capabilities {
+        self.caps
+    }
+
+    fn spawn(
+        &self,
+        _spec: ProviderSpec,
+        events: EventSink,
+    ) -> Result<ProviderHandle, ProviderError> {
+        let shared = Arc::clone(&self.shared);
+        let honor_cancel = self.honor_cancel;
+        {
+            let mut s = shared.lock().unwrap();
+            s.sink = Some(events.clone());
+            s.spawns += 1;
+        }
+        Ok(ProviderHandle::spawn(move |mut rx| async move {
+            while let Some(cmd) = rx.recv().await {
+                shared.lock().unwrap().commands.push(cmd.clone());
+                match cmd {
+                    ProviderCommand::Send { turn_id, .. } => {
+                        shared.lock().unwrap().turn = Some(turn_id.clone());
+                        let ev = StreamEvent::new(
+                            &turn_id,
+                            "fake_session",
+                            Payload::ResponseStart {
+                                model_id: "fake-model".into(),
+                                provider_id: "fake".into(),
+                            },
+                        );
+                        let _ = events.send(ProviderEvent::Stream(ev));
+                    }
+                    ProviderCommand::Cancel if honor_cancel => {
+                        let turn = shared.lock().unwrap().turn.clone().unwrap_or_default();
+                        let ev = StreamEvent::new(
+                            &turn,
+                            "fake_session",
+                            Payload::ResponseDone {
+                                status: ResponseStatus::Cancelled,
+                                finish_reason: None,
+                                error: None,
+                                usage: None,
+                            },
+                        );
+                        let _ = events.send(ProviderEvent::Stream(ev));
+                    }
+                    ProviderCommand::Kill => return,
+                    _ => {}
+                }
+            }
+        }))
+    }
+}
+
+fn caps(queue_while_streaming: bool, interrupt: bool) -> Capabilities {
+    Capabilities {
+        queue_while_streaming,
+        interrupt,
+        ..Capabilities::default()
+    }
+}
+
+fn start(fake: &Fake, queue_mode: QueueMode) -> (RunnerHandle, UnboundedReceiver<PaneUpdate>) {
+    let mut agent = AgentConfig::new("a", "fake");
+    agent.queue_mode = queue_mode;
+    let (tx, rx) = unbounded_channel();
+    let handle = spawn_runner(
+        0,
+        Arc::new(fake.clone()),
+        ProviderSpec {
+            agent,
+            resume: None,
+        },
+        RunnerOptions::default(),
+        tx,
+    )
+    .unwrap();
+    (handle, rx)
+}
+
+/// Waits (in virtual time) for the first event matching `pred`.
+async fn until<T>(
+    rx: &mut UnboundedReceiver<PaneUpdate>,
+    mut pred: impl FnMut(&PaneEvent) -> Option<T>,
+) -> T {
+    let found = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let u = rx.recv().await.expect("runner alive");
+            if let Some(t) = pred(&u.event) {
+                return t;
+            }
+        }
+    })
+    .await;
+    found.expect("expected event did not arrive")
+}
+
+async fn state(rx: &mut UnboundedReceiver<PaneUpdate>, want: TurnState) {
+    until(rx, |e| {
+        matches!(e, PaneEvent::State(s) if *s == want).then_some(())
+    })
+    .await
+}
+
+/// The status of the next completed turn.
+async fn turn_status(rx: &mut UnboundedReceiver<PaneUpdate>) -> TurnStatus {
+    until(rx, |e| match e {
+        PaneEvent::Turn(TurnEvent::TurnComplete { status, .. }) => Some(*status),
+        _ => None,
+    })
+    .await
+}
+
+async fn settle() {
+    tokio::time::sleep(Duration::from_millis(10)).await;
+}
+
+fn send(h: &RunnerHandle, text: &str, mode: SubmitMode) {
+    assert!(h.send(RunnerCommand::Submit {
+        text: text.into(),
+        mode
+    }));
+}
+
+#[tokio::test(start_paused = true)]
+async fn user_message_is_emitted_as_a_user_origin_item() {
+    let fake = Fake::new(caps(false, true));
+    let (h, mut rx) = start(&fake, QueueMode::Queue);
+    send(&h, "hello agent", SubmitMode::Auto);
+    let (content, turn) = until(&mut rx, |e| match e {
+        PaneEvent::Upsert(u) => match &u.kind {
+            UpsertKind::Message {
+                content,
+                origin: Origin::User,
+            } => Some((content.to_string(), u.turn_id.clone())),
+            _ => None,
+        },
+        _ => None,
+    })
+    .await;
+    assert_eq!(content, "hello agent");
+    state(&mut rx, TurnState::Streaming).await;
+    settle().await;
+    assert_eq!(
+        fake.shared.lock().unwrap().turn.as_deref(),
+        Some(turn.as_str()),
+        "same turn id"
+    );
+}
+
+/// seed 000 row 1: streaming, queue mode, agent takes input mid-turn.
+#[tokio::test(start_paused = true)]
+async fn matrix_row1_queue_mode_with_streaming_input() {
+    let fake = Fake::new(caps(true, true));
+    let (h, mut rx) = start(&fake, QueueMode::Queue);
+    send(&h, "first", SubmitMode::Auto);
+    state(&mut rx, TurnState::Streaming).await;
+    // Queue intent (Enter while busy) → runner queue, per DESIGN §5.
+    send(&h, "after", SubmitMode::Auto);
+    let q = until(&mut rx, |e| match e {
+        PaneEvent::Queue(q) if !q.is_empty() => Some(q.clone()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(q, vec!["after".to_string()]);
+    // Steer intent → handed to the agent now.
+    send(&h, "now", SubmitMode::Steer);
+    settle().await;
+    assert!(
+        fake.commands()
+            .contains(&ProviderCommand::Steer { text: "now".into() })
+    );
+    assert_eq!(fake.sent_texts(), vec!["first"]);
+    fake.finish_turn();
+    state(&mut rx, TurnState::Idle).await;
+    settle().await;
+    assert_eq!(fake.sent_texts(), vec!["first", "after"]);
+}
+
+/// seed 000 row 2: streaming, queue mode, agent lacks mid-turn input.
+#[tokio::test(start_paused = true)]
+async fn matrix_row2_queue_mode_without_streaming_input_drains_in_order() {
+    let fake = Fake::new(caps(false, true));
+    let (h, mut rx) = start(&fake, QueueMode::Queue);
+    send(&h, "one", SubmitMode::Auto);
+    state(&mut rx, TurnState::Streaming).await;
+    send(&h, "two", SubmitMode::Auto);
+    send(&h, "three", SubmitMode::Queue);
+    settle().await;
+    assert_eq!(
+        fake.sent_texts(),
+        vec!["one"],
+        "nothing else sent while busy"
+    );
+    fake.finish_turn();
+    settle().await;
+    assert_eq!(fake.sent_texts(), vec!["one", "two"], "one turn at a time");
+    fake.finish_turn();
+    settle().await;
+    assert_eq!(fake.sent_texts(), vec!["one", "two", "three"]);
+    fake.finish_turn();
+    state(&mut rx, TurnState::Idle).await;
+}
+
+/// seed 000 row 3: streaming, interrupt mode, agent can be interrupted.
+#[tokio::test(start_paused = true)]
+async fn matrix_row3_interrupt_mode_interrupts_then_sends() {
+    let fake = Fake::new(caps(false, true));
+    let (h, mut rx) = start(&fake, QueueMode::Interrupt);
+    send(&h, "long task", SubmitMode::Auto);
+    state(&mut rx, TurnState::Streaming).await;
+    send(&h, "change of plan", SubmitMode::Auto);
+    let status = turn_status(&mut rx).await;
+    assert_eq!(status, TurnStatus::Cancelled);
+    settle().await;
+    let cmds = fake.commands();
+    let cancel_at = cmds
+        .iter()
+        .position(|c| *c == ProviderCommand::Cancel)
+        .expect("cancelled");
+    let resend_at = cmds
+        .iter()
+        .position(|c| matches!(c, ProviderCommand::Send { text, .. } if text == "change of plan"))
+        .expect("sent after the interrupt");
+    assert!(cancel_at < resend_at);
+}
+
+/// seed 000 row 4: streaming, interrupt mode, agent lacks interrupt.
+#[tokio::test(start_paused = true)]
+async fn matrix_row4_interrupt_mode_without_interrupt_falls_back_to_queue() {
+    let fake = Fake::new(caps(false, false));
+    let (h, mut rx) = start(&fake, QueueMode::Interrupt);
+    send(&h, "long task", SubmitMode::Auto);
+    state(&mut rx, TurnState::Streaming).await;
+    send(&h, "later", SubmitMode::Auto);
+    let notice = until(&mut rx, |e| match e {
+        PaneEvent::Notice { text, .. } => Some(text.clone()),
+        _ => None,
+    })
+    .await;
+    assert!(notice.contains("queued"), "{notice}");
+    settle().await;
+    assert!(!fake.commands().contains(&ProviderCommand::Cancel));
+    fake.finish_turn();
+    settle().await;
+    assert_eq!(fake.sent_texts(), vec!["long task", "later"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn interrupt_without_capability_says_so_and_turn_continues() {
+    let fake = Fake::new(caps(false, false));
+    let (h, mut rx) = start(&fake, QueueMode::Queue);
+    send(&h, "task", SubmitMode::Auto);
+    state(&mut rx, TurnState::Streaming).await;
+    h.send(RunnerCommand::Interrupt);
+    let notice = until(&mut rx, |e| match e {
+        PaneEvent::Notice { text, .. } => Some(text.clone()),
+        _ => None,
+    })
+    .await;
+    assert!(notice.contains("cannot be interrupted"));
+    fake.finish_turn();
+    let status = turn_status(&mut rx).await;
+    assert_eq!(status, TurnStatus::Completed);
+}
+
+#[tokio::test(start_paused = true)]
+async fn ignored_interrupt_ends_turn_as_cancelled_and_replaces_the_agent() {
+    let mut fake = Fake::new(caps(false, true));
+    fake.honor_cancel = false;
+    let (h, mut rx) = start(&fake, QueueMode::Queue);
+    send(&h, "stubborn", SubmitMode::Auto);
+    state(&mut rx, TurnState::Streaming).await;
+    send(&h, "next", SubmitMode::Queue);
+    let t0 = tokio::time::Instant::now();
+    h.send(RunnerCommand::Interrupt);
+    state(&mut rx, TurnState::Cancelling).await;
+    let status = turn_status(&mut rx).await;
+    assert_eq!(status, TurnStatus::Cancelled);
+    assert!(t0.elapsed() <= Duration::from_secs(1), "within a second");
+    settle().await;
+    assert_eq!(fake.shared.lock().unwrap().spawns, 2, "agent replaced");
+    assert!(fake.commands().contains(&ProviderCommand::Kill));
+    assert_eq!(
+        fake.sent_texts().last().map(String::as_str),
+        Some("next"),
+        "queue drains into the new agent"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn crash_mid_turn_is_a_turn_error_and_queue_survives_until_restart() {
+    let fake = Fake::new(caps(false, true));
+    let (h, mut rx) = start(&fake, QueueMode::Queue);
+    send(&h, "work", SubmitMode::Auto);
+    state(&mut rx, TurnState::Streaming).await;
+    send(&h, "queued", SubmitMode::Auto);
+    settle().await;
+    fake.crash();
+    let (code, message) = until(&mut rx, |e| match e {
+        PaneEvent::Turn(TurnEvent::TurnError {
+            error_code,
+            error_message,
+            ..
+        }) => Some((error_code.clone(), error_message.clone())),
+        _ => None,
+    })
+    .await;
+    assert_eq!(code, "agent_exited");
+    assert!(
+        message.contains("status 1") && message.contains("panic: boom"),
+        "{message}"
+    );
+    state(&mut rx, TurnState::Dead).await;
+    send(&h, "while dead", SubmitMode::Auto);
+    settle().await;
+    assert_eq!(fake.sent_texts(), vec!["work"], "never silently restarted");
+    h.send(RunnerCommand::Restart);
+    settle().await;
+    assert_eq!(fake.shared.lock().unwrap().spawns, 2);
+    assert_eq!(fake.sent_texts(), vec!["work", "queued"]);
+    fake.finish_turn();
+    settle().await;
+    assert_eq!(fake.sent_texts(), vec!["work", "queued", "while dead"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn queue_can_be_edited_reordered_and_recalled() {
+    let fake = Fake::new(caps(false, true));
+    let (h, mut rx) = start(&fake, QueueMode::Queue);
+    send(&h, "busy", SubmitMode::Auto);
+    state(&mut rx, TurnState::Streaming).await;
+    for t in ["a", "b", "c", "d"] {
+        send(&h, t, SubmitMode::Queue);
+    }
+    h.send(RunnerCommand::Queue(QueueEdit::Move { from: 2, to: 0 }));
+    h.send(RunnerCommand::Queue(QueueEdit::Replace(1, "A".into())));
+    h.send(RunnerCommand::Queue(QueueEdit::Remove(2)));
+    h.send(RunnerCommand::Queue(QueueEdit::PopLast));
+    let recalled = until(&mut rx, |e| match e {
+        PaneEvent::Recalled(t) => Some(t.clone()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(recalled, "d");
+    let q = until(&mut rx, |e| match e {
+        PaneEvent::Queue(q) => Some(q.clone()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(q, vec!["c", "A"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn restored_queue_waits_for_drain_command() {
+    let fake = Fake::new(caps(false, true));
+    let (tx, mut rx) = unbounded_channel();
+    let h = spawn_runner(
+        0,
+        Arc::new(fake.clone()),
+        ProviderSpec {
+            agent: AgentConfig::new("a", "fake"),
+            resume: Some("old-session".into()),
+        },
+        RunnerOptions {
+            initial_queue: vec!["left over".into()],
+            ..RunnerOptions::default()
+        },
+        tx,
+    )
+    .unwrap();
+    let q = until(&mut rx, |e| match e {
+        PaneEvent::Queue(q) => Some(q.clone()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(q, vec!["left over"]);
+    settle().await;
+    assert!(fake.sent_texts().is_empty(), "offered, not auto-sent");
+    h.send(RunnerCommand::DrainQueue);
+    settle().await;
+    assert_eq!(fake.sent_texts(), vec!["left over"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn runner_flushes_buffered_text_after_the_batch_timeout() {
+    let fake = Fake::new(caps(false, true));
+    let (tx, mut rx) = unbounded_channel();
+    let h = spawn_runner(
+        0,
+        Arc::new(fake.clone()),
+        ProviderSpec {
+            agent: AgentConfig::new("a", "fake"),
+            resume: None,
+        },
+        RunnerOptions {
+            processor: ProcessorConfig {
+                batch_timeout: Duration::from_millis(300),
+                ..ProcessorConfig::default()
+            },
+            ..RunnerOptions::default()
+        },
+        tx,
+    )
+    .unwrap();
+    send(&h, "hi", SubmitMode::Auto);
+    state(&mut rx, TurnState::Streaming).await;
+    fake.emit(Payload::ItemStart {
+        item_id: "m1".into(),
+        item_type: ItemType::Message,
+        initial_content: None,
+        name: None,
+        call_id: None,
+    });
+    fake.emit(Payload::ItemDelta {
+        item_id: "m1".into(),
+        delta_content: "Hel".into(),
+    });
+    let t0 = tokio::time::Instant::now();
+    let text = until(&mut rx, |e| match e {
+        PaneEvent::Upsert(u) if u.item_id == "m1" => u.text().map(|t| t.to_string()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(text, "Hel");
+    assert!(t0.elapsed() >= Duration::from_millis(300));
+}
+
+#[tokio::test(start_paused = true)]
+async fn kill_aborts_a_provider_task_that_ignores_it() {
+    let dropped = Arc::new(Mutex::new(false));
+    struct Guard(Arc<Mutex<bool>>);
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            *self.0.lock().unwrap() = true;
+        }
+    }
+    let guard = Guard(Arc::clone(&dropped));
+    let handle = ProviderHandle::spawn(move |_rx| async move {
+        let _guard = guard;
+        std::future::pending::<()>().await;
+    });
+    assert!(handle.is_alive());
+    let t0 = tokio::time::Instant::now();
+    handle.kill().await;
+    assert!(t0.elapsed() <= Duration::from_secs(3));
+    assert!(
+        *dropped.lock().unwrap(),
+        "the task (and whatever it owned) was dropped"
+    );
+}
