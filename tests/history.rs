@@ -81,9 +81,20 @@ struct Pane {
 
 impl Pane {
     fn start(agent: &AgentConfig, h: history::PaneHistory) -> Self {
+        Self::start_with_queue(agent, h, true)
+    }
+
+    /// `restore_queue` false is what `hive run` does: the stored queue is not
+    /// handed to the runner.
+    fn start_with_queue(agent: &AgentConfig, h: history::PaneHistory, restore_queue: bool) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
+        let queue = if restore_queue {
+            h.queue.clone()
+        } else {
+            Vec::new()
+        };
         let options = RunnerOptions {
-            initial_queue: h.queue.clone(),
+            initial_queue: queue,
             recorder: h.recorder,
             ..RunnerOptions::default()
         };
@@ -141,7 +152,12 @@ async fn recorded_turn_follows_the_assembly_rules() {
     // The user record, tool results as records of their own, then one assistant.
     assert_eq!(
         roles,
-        [Role::User, Role::ToolResult, Role::ToolResult, Role::Assistant]
+        [
+            Role::User,
+            Role::ToolResult,
+            Role::ToolResult,
+            Role::Assistant
+        ]
     );
     for r in &recs {
         assert_eq!(r.kind, "history");
@@ -170,19 +186,31 @@ async fn recorded_turn_follows_the_assembly_rules() {
         })
         .collect();
     assert_eq!(kinds, ["thinking", "toolCall", "toolCall", "text"]);
-    let Block::ToolCall { id, name, arguments } = &a.content[1] else {
+    let Block::ToolCall {
+        id,
+        name,
+        arguments,
+    } = &a.content[1]
+    else {
         unreachable!()
     };
     assert_eq!(name, "Bash");
     assert_eq!(arguments["command"], "ls");
     assert_eq!(Some(id), recs[1].tool_call_id.as_ref());
-    assert_eq!(a.content[3], Block::Text {
-        text: "Let me look.\n\nDone.".into()
-    });
+    assert_eq!(
+        a.content[3],
+        Block::Text {
+            text: "Let me look.\n\nDone.".into()
+        }
+    );
     let meta = a.meta.as_ref().expect("meta on the assistant record");
     assert_eq!(meta.provider.as_deref(), Some("script"));
     assert_eq!(meta.model.as_deref(), Some("order-1"));
-    assert!(meta.usage.as_ref().is_some_and(|u| u.output > 0 && u.total_tokens >= u.output));
+    assert!(
+        meta.usage
+            .as_ref()
+            .is_some_and(|u| u.output > 0 && u.total_tokens >= u.output)
+    );
     assert!(meta.stop_reason.is_some());
     // Meta lives on the assistant record only.
     assert!(recs[..3].iter().all(|r| r.meta.is_none()));
@@ -274,7 +302,11 @@ async fn a_restarted_pane_gets_its_items_and_resume_handle_back() {
     assert!(h.resume.is_none() && h.items.is_empty());
     assert!(store.session_path("order", &session).exists());
     drop(h);
-    assert_eq!(store.sessions("order").len(), 1, "no file until something is written");
+    assert_eq!(
+        store.sessions("order").len(),
+        1,
+        "no file until something is written"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -306,7 +338,11 @@ async fn queued_messages_survive_a_crash_and_come_back_unsent() {
         tail_records: 0,
         ..opts()
     };
-    let mut pane = Pane::start(&agent, history::open_pane_in(&store, &agent, &run_opts));
+    let mut pane = Pane::start_with_queue(
+        &agent,
+        history::open_pane_in(&store, &agent, &run_opts),
+        false,
+    );
     pane.submit("hello");
     pane.turn_end().await;
     pane.shutdown().await;
@@ -318,14 +354,24 @@ async fn queued_messages_survive_a_crash_and_come_back_unsent() {
     let mut pane = Pane::start(&agent, h);
     pane.until(|e| matches!(e, PaneEvent::Queue(q) if q.len() == 2))
         .await;
-    pane.runner.send(RunnerCommand::Queue(hive::runner::QueueEdit::Clear));
+    pane.runner
+        .send(RunnerCommand::Queue(hive::runner::QueueEdit::Clear));
     pane.until(|e| matches!(e, PaneEvent::Queue(q) if q.is_empty()))
         .await;
     pane.shutdown().await;
     let h = history::open_pane_in(&store, &agent, &opts());
     assert!(h.queue.is_empty());
     assert_eq!(
-        h.items.iter().filter(|u| matches!(&u.kind, UpsertKind::Message { origin: Origin::User, .. })).count(),
+        h.items
+            .iter()
+            .filter(|u| matches!(
+                &u.kind,
+                UpsertKind::Message {
+                    origin: Origin::User,
+                    ..
+                }
+            ))
+            .count(),
         2,
         "nothing was sent from the restored queue"
     );
@@ -341,7 +387,8 @@ async fn quitting_mid_turn_keeps_the_partial_turn_as_interrupted() {
     let mut pane = Pane::start(&agent, h);
     pane.submit("slow please");
     pane.until(|e| {
-        matches!(e, PaneEvent::Upsert(u) if u.text().is_some_and(|t| t.len() > 5))
+        matches!(e, PaneEvent::Upsert(u) if matches!(&u.kind,
+            UpsertKind::Message { origin: Origin::Agent, content } if content.len() > 5))
     })
     .await;
     pane.shutdown().await;
@@ -364,7 +411,12 @@ fn write_turns(path: &Path, agent: &str, session: &str, turns: usize) {
         }];
         let mut a = history::assemble::TurnAssembler::new(agent, session, Some(tid), 0);
         a.thinking("thinking about it", 1);
-        a.tool_call(&format!("c{t}"), "Bash", serde_json::json!({"command": "ls"}), 2);
+        a.tool_call(
+            &format!("c{t}"),
+            "Bash",
+            serde_json::json!({"command": "ls"}),
+            2,
+        );
         a.tool_result(&format!("c{t}"), "Bash", "out", false, 3);
         a.text(&format!("answer {t}"), 4);
         let mut recs = vec![u];
@@ -392,7 +444,10 @@ fn a_torn_last_line_is_skipped_and_repaired_before_the_next_append() {
     write_turns(&path, "a", "s1", 2);
     let good = std::fs::read(&path).unwrap();
     // A crash in the middle of a write: half a record, no newline.
-    let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
     f.write_all(br#"{"type":"history","agentId":"a","sessionId":"s1","timest"#)
         .unwrap();
     drop(f);
@@ -432,7 +487,10 @@ fn a_torn_last_line_is_skipped_and_repaired_before_the_next_append() {
     rec.record(&PaneEvent::Upsert(user));
     drop(rec);
     let bytes = std::fs::read(&path).unwrap();
-    assert!(bytes.starts_with(&good), "nothing before the tear was touched");
+    assert!(
+        bytes.starts_with(&good),
+        "nothing before the tear was touched"
+    );
     let recs = records(&path);
     assert_eq!(recs.last().unwrap().text(), "after the crash");
     let torn = std::fs::read_to_string(path.with_extension("jsonl.torn")).unwrap();
@@ -530,7 +588,12 @@ fn session_state_is_written_atomically() {
     let mut reads = 0;
     for _ in 0..300 {
         let s = PaneState::load(&path).unwrap().unwrap();
-        assert!(s == PaneState { updated_at: s.updated_at, ..big(&s.session) });
+        let expected = PaneState {
+            updated_at: s.updated_at,
+            version: s.version,
+            ..big(&s.session)
+        };
+        assert!(s == expected, "a read saw a mixed or partial state");
         reads += 1;
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -579,7 +642,14 @@ fn import_ok(store: &Store, format: Format, name: &str, agent: &str) -> Vec<Reco
     assert!(again.already_imported);
     assert_eq!(again.session, r.session);
     assert_eq!(std::fs::read(&r.path).unwrap(), before);
-    assert_eq!(store.sessions(agent).iter().filter(|s| s.session == r.session).count(), 1);
+    assert_eq!(
+        store
+            .sessions(agent)
+            .iter()
+            .filter(|s| s.session == r.session)
+            .count(),
+        1
+    );
     recs
 }
 
@@ -615,7 +685,10 @@ fn imports_a_claude_code_transcript() {
     assert_eq!(meta.model.as_deref(), Some("claude-opus-5-5"));
     assert_eq!(meta.stop_reason.as_deref(), Some("end_turn"));
     assert_eq!(meta.usage.as_ref().unwrap().input, 12737);
-    assert_eq!(recs[0].session_id, "import-claude-5e551011-0000-4000-8000-00000000cafe");
+    assert_eq!(
+        recs[0].session_id,
+        "import-claude-5e551011-0000-4000-8000-00000000cafe"
+    );
     assert_eq!(recs[0].timestamp, 1_795_311_240_627);
 }
 
@@ -626,7 +699,10 @@ fn imports_claude_tool_calls_thinking_and_results() {
     let recs = import_ok(&store, Format::Claude, "claude-tool-stream.jsonl", "cl");
     use Role::*;
     assert_eq!(roles(&recs), [User, ToolResult, Assistant]);
-    assert_eq!(recs[0].text(), "Run a shell command. SCENARIO:tool_then_text");
+    assert_eq!(
+        recs[0].text(),
+        "Run a shell command. SCENARIO:tool_then_text"
+    );
     assert_eq!(recs[1].tool_name.as_deref(), Some("Bash"));
     assert_eq!(recs[1].text(), "hello-from-tool\n/tmp/hive-lab-work");
     assert_eq!(block_kinds(&recs[2]), ["thinking", "toolCall", "text"]);
@@ -655,7 +731,12 @@ fn imports_a_codex_rollout() {
     assert_eq!(meta.stop_reason.as_deref(), Some("completed"));
 
     let recs = import_ok(&store, Format::Codex, "codex-rollout-tools.jsonl", "cx2");
-    assert_eq!(roles(&recs), [User, Assistant, User, Assistant, User, ToolResult, Assistant]);
+    assert_eq!(
+        roles(&recs),
+        [
+            User, Assistant, User, Assistant, User, ToolResult, Assistant
+        ]
+    );
     assert_eq!(recs[5].tool_name.as_deref(), Some("exec_command"));
     assert!(recs[5].text().contains("hello-from-tool"));
     assert_eq!(recs[5].is_error, Some(false));
@@ -678,22 +759,34 @@ fn imports_a_pi_session_and_can_make_it_current() {
     assert_eq!(meta.model.as_deref(), Some("mock-model"));
     assert_eq!(meta.stop_reason.as_deref(), Some("stop"));
     let usage = meta.usage.as_ref().unwrap();
-    assert_eq!((usage.input, usage.output, usage.total_tokens), (1433, 25, 1458));
+    assert_eq!(
+        (usage.input, usage.output, usage.total_tokens),
+        (1433, 25, 1458)
+    );
 
     // Several pi assistant messages in one turn merge into one record.
     let recs = import_ok(&store, Format::Pi, "pi-session-tools.jsonl", "p2");
     assert_eq!(roles(&recs), [User, Assistant, User, ToolResult, Assistant]);
     assert_eq!(block_kinds(&recs[1]), ["thinking", "text"]);
     assert_eq!(block_kinds(&recs[4]), ["toolCall", "text"]);
-    assert_eq!(recs[4].text(), "Reading the file.\n\nI read the file; it says hello.");
+    assert_eq!(
+        recs[4].text(),
+        "Reading the file.\n\nI read the file; it says hello."
+    );
     assert_eq!(recs[3].tool_name.as_deref(), Some("read"));
-    assert_eq!(recs[4].meta.as_ref().unwrap().usage.as_ref().unwrap().input, 1434 + 1522);
+    assert_eq!(
+        recs[4].meta.as_ref().unwrap().usage.as_ref().unwrap().input,
+        1434 + 1522
+    );
 
     // --activate: the pane continues the imported session, resuming pi's id.
     let r = import::import(&store, Format::Pi, &fixture("pi-session.jsonl"), "p", true).unwrap();
     let h = history::open_pane_in(&store, &AgentConfig::new("p", "pi"), &opts());
     assert_eq!(h.session, r.session);
-    assert_eq!(h.resume.as_deref(), Some("01a200e6-3b2f-7792-ac40-3d03b6b58b49"));
+    assert_eq!(
+        h.resume.as_deref(),
+        Some("01a200e6-3b2f-7792-ac40-3d03b6b58b49")
+    );
     assert_eq!(h.items.len(), 4);
 }
 
@@ -701,7 +794,13 @@ fn imports_a_pi_session_and_can_make_it_current() {
 fn importing_something_else_is_an_error_not_an_empty_session() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::at(dir.path());
-    let err = import::import(&store, Format::Pi, &fixture("codex-rollout.jsonl"), "x", false);
+    let err = import::import(
+        &store,
+        Format::Pi,
+        &fixture("codex-rollout.jsonl"),
+        "x",
+        false,
+    );
     assert!(err.is_err());
     assert!(store.sessions("x").is_empty());
 }
@@ -726,9 +825,15 @@ fn kill_9_mid_turn_loses_only_the_turn_in_flight() {
         .args(["run", "--agent", "slowpoke", "first question"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let store = Store::at(&data);
-    let state1 = PaneState::load(&store.state_path("slowpoke")).unwrap().unwrap();
+    let state1 = PaneState::load(&store.state_path("slowpoke"))
+        .unwrap()
+        .unwrap();
     assert!(state1.resume.is_some());
 
     let mut child = hive(&data)
@@ -772,15 +877,27 @@ fn kill_9_mid_turn_loses_only_the_turn_in_flight() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    let state3 = PaneState::load(&store.state_path("slowpoke")).unwrap().unwrap();
-    assert_eq!((state3.session, state3.resume), (state1.session.clone(), state1.resume));
+    let state3 = PaneState::load(&store.state_path("slowpoke"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (state3.session, state3.resume),
+        (state1.session.clone(), state1.resume.clone())
+    );
     let recs = records(&store.session_path("slowpoke", &state1.session));
-    let users: Vec<String> = recs.iter().filter(|r| r.role == Role::User).map(Record::text).collect();
+    let users: Vec<String> = recs
+        .iter()
+        .filter(|r| r.role == Role::User)
+        .map(Record::text)
+        .collect();
     assert_eq!(users, ["first question", "go slow now", "third"]);
     assert_eq!(recs.iter().filter(|r| r.role == Role::Assistant).count(), 2);
 
     // The commands read the same store.
-    let show = hive(&data).args(["history", "show", "slowpoke"]).output().unwrap();
+    let show = hive(&data)
+        .args(["history", "show", "slowpoke"])
+        .output()
+        .unwrap();
     let show = String::from_utf8(show.stdout).unwrap();
     assert!(show.contains("first question") && show.contains("── tool Bash"));
     let md = hive(&data)
@@ -790,7 +907,11 @@ fn kill_9_mid_turn_loses_only_the_turn_in_flight() {
     let md = String::from_utf8(md.stdout).unwrap();
     assert!(md.contains("## User\n\nthird") && md.contains("<details><summary>Thinking"));
     let list = hive(&data).args(["history", "list"]).output().unwrap();
-    assert!(String::from_utf8(list.stdout).unwrap().contains("* slowpoke"));
+    assert!(
+        String::from_utf8(list.stdout)
+            .unwrap()
+            .contains("* slowpoke")
+    );
 
     // --fresh starts over; the old session stays listed.
     let out = hive(&data)
@@ -798,7 +919,9 @@ fn kill_9_mid_turn_loses_only_the_turn_in_flight() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    let state4 = PaneState::load(&store.state_path("slowpoke")).unwrap().unwrap();
+    let state4 = PaneState::load(&store.state_path("slowpoke"))
+        .unwrap()
+        .unwrap();
     assert_ne!(state4.session, state1.session);
     assert!(state4.resume.is_some());
     assert_ne!(state4.resume, state1.resume);
@@ -811,7 +934,11 @@ fn hive_import_is_idempotent_from_the_command_line() {
     let data = dir.path();
     let run = |args: &[&str]| {
         let out = hive(data).args(args).output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     };
     let path = fixture("codex-rollout.jsonl");
