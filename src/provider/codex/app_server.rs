@@ -201,6 +201,9 @@ impl AppTurn {
     }
 }
 
+/// How long output written just before the server exited is still read.
+const DRAIN: Duration = Duration::from_millis(200);
+
 pub fn spawn(
     settings: Arc<CodexSettings>,
     resume: Option<String>,
@@ -323,6 +326,15 @@ impl AppServer {
                 line = lines.next_line() => match line {
                     Ok(Some(line)) => self.message(&line).await,
                     Ok(None) | Err(_) => break Stop::Exited(None),
+                },
+                // A child that inherited stdout can keep the pipe open after
+                // the server died: its exit, not EOF, is what counts.
+                _ = self.proc.wait() => {
+                    let until = Instant::now() + DRAIN;
+                    while let Ok(Ok(Some(line))) = tokio::time::timeout_at(until, lines.next_line()).await {
+                        self.message(&line).await;
+                    }
+                    break Stop::Exited(None);
                 },
                 cmd = rx.recv() => match cmd {
                     Some(ProviderCommand::Kill) | None => break Stop::Killed,

@@ -176,6 +176,9 @@ impl ExecTurn {
     }
 }
 
+/// How long output written just before the CLI exited is still read.
+const DRAIN: Duration = Duration::from_millis(200);
+
 pub fn spawn(
     settings: Arc<CodexSettings>,
     resume: Option<String>,
@@ -377,22 +380,29 @@ impl ExecProvider {
     ) -> RunEnd {
         let grace = self.settings.interrupt_grace;
         let mut cancel_at: Option<Instant> = None;
+        let mut exited = None;
         loop {
             tokio::select! {
                 line = run.lines.next_line() => match line {
                     Ok(Some(line)) => {
                         // After SIGINT the turn is over for hive; late lines are dropped.
-                        if cancel_at.is_some() {
-                            continue;
-                        }
-                        for out in run.turn.line(&line) {
-                            self.handle(out, run, ctx);
-                        }
-                        if run.turn.finished() {
+                        if cancel_at.is_none() && self.feed(&line, run, ctx) {
                             return RunEnd::Finished;
                         }
                     }
                     Ok(None) | Err(_) => break,
+                },
+                // A child that inherited stdout can keep the pipe open after
+                // the CLI died: its exit, not EOF, ends the run.
+                status = run.proc.wait() => {
+                    exited = status.ok();
+                    let until = Instant::now() + DRAIN;
+                    while let Ok(Ok(Some(line))) = tokio::time::timeout_at(until, run.lines.next_line()).await {
+                        if cancel_at.is_none() && self.feed(&line, run, ctx) {
+                            return RunEnd::Finished;
+                        }
+                    }
+                    break;
                 },
                 cmd = rx.recv() => match cmd {
                     Some(ProviderCommand::Cancel) => {
@@ -427,9 +437,12 @@ impl ExecProvider {
             Some(at) => at.saturating_duration_since(Instant::now()),
             None => Duration::from_millis(500),
         };
-        let status = match tokio::time::timeout(wait, run.proc.wait()).await {
-            Ok(Ok(s)) => Some(s),
-            _ => run.proc.terminate(Duration::ZERO).await,
+        let status = match exited {
+            Some(s) => Some(s),
+            None => match tokio::time::timeout(wait, run.proc.wait()).await {
+                Ok(Ok(s)) => Some(s),
+                _ => run.proc.terminate(Duration::ZERO).await,
+            },
         };
         // Grandchildren (a tool's `sleep`) share the group: end them too.
         run.proc.terminate(Duration::ZERO).await;
@@ -447,6 +460,14 @@ impl ExecProvider {
             None => format!("codex exec ended without finishing the turn ({report})"),
         };
         RunEnd::Failed(message)
+    }
+
+    /// Translates one stdout line; true once the turn finished.
+    fn feed(&mut self, line: &str, run: &mut Run, ctx: &mut TurnCtx) -> bool {
+        for out in run.turn.line(line) {
+            self.handle(out, run, ctx);
+        }
+        run.turn.finished()
     }
 
     fn handle(&mut self, out: Out, run: &mut Run, ctx: &mut TurnCtx) {
