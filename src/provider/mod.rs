@@ -5,6 +5,7 @@
 //! `StreamEvent`s and a few out-of-band `ProviderEvent`s come out. Knowledge of an
 //! agent's own protocol lives only in that agent's module below.
 
+pub mod codex;
 pub mod process;
 pub mod pty;
 pub mod script;
@@ -260,6 +261,7 @@ impl Registry {
         let mut r = Self::empty();
         r.register(Arc::new(script::ScriptFactory));
         r.register(Arc::new(pty::PtyFactory));
+        r.register(Arc::new(codex::CodexFactory));
         r
     }
 
