@@ -527,6 +527,14 @@ async fn gone(pid: i64) -> bool {
     false
 }
 
+/// The agent's own streamed text (the runner shows the user's message first).
+fn agent_text(e: &PaneEvent) -> bool {
+    matches!(
+        e,
+        PaneEvent::Upsert(Upsert { kind: UpsertKind::Message { origin: Origin::Agent, .. }, .. })
+    )
+}
+
 fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"))
 }
@@ -634,7 +642,7 @@ async fn interrupt_sends_sigint_and_ends_cancelled() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
     submit(&h, "SLOW ORPHAN");
-    pane.until("streaming text", |e| matches!(e, PaneEvent::Upsert(_))).await;
+    pane.until("agent text", agent_text).await;
     h.send(RunnerCommand::Interrupt);
     assert!(matches!(
         pane.turn_end().await,
@@ -661,7 +669,7 @@ async fn interrupt_ignored_by_the_cli_still_cancels_and_kills_it() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
     submit(&h, "IGNORE_INT");
-    pane.until("streaming text", |e| matches!(e, PaneEvent::Upsert(_))).await;
+    pane.until("agent text", agent_text).await;
     h.send(RunnerCommand::Interrupt);
     assert!(matches!(
         pane.turn_end().await,

@@ -606,6 +606,14 @@ async fn gone(pid: i64) -> bool {
     false
 }
 
+/// The agent's own streamed text (the runner shows the user's message first).
+fn agent_text(e: &PaneEvent) -> bool {
+    matches!(
+        e,
+        PaneEvent::Upsert(Upsert { kind: UpsertKind::Message { origin: Origin::Agent, .. }, .. })
+    )
+}
+
 fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"))
 }
@@ -662,7 +670,7 @@ async fn steer_mid_turn_is_delivered_into_the_running_turn() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
     submit(&h, "SLOW first", SubmitMode::Auto);
-    pane.until("streaming", |e| matches!(e, PaneEvent::Upsert(_))).await;
+    pane.until("agent text", agent_text).await;
     submit(&h, "also this", SubmitMode::Steer);
     assert!(matches!(
         pane.turn_end().await,
@@ -679,7 +687,7 @@ async fn interrupt_aborts_and_the_process_stays() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
     submit(&h, "SLOW", SubmitMode::Auto);
-    pane.until("streaming", |e| matches!(e, PaneEvent::Upsert(_))).await;
+    pane.until("agent text", agent_text).await;
     h.send(RunnerCommand::Interrupt);
     assert!(matches!(
         pane.turn_end().await,
@@ -702,7 +710,7 @@ async fn ignored_abort_cancels_and_restarts_pi_on_its_session() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
     submit(&h, "IGNORE_ABORT", SubmitMode::Auto);
-    pane.until("streaming", |e| matches!(e, PaneEvent::Upsert(_))).await;
+    pane.until("agent text", agent_text).await;
     h.send(RunnerCommand::Interrupt);
     assert!(matches!(
         pane.turn_end().await,

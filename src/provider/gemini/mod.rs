@@ -66,6 +66,7 @@ impl ProviderFactory for GeminiFactory {
             session: spec.resume,
             agent: spec.agent,
             events,
+            next: None,
         };
         Ok(ProviderHandle::spawn(move |rx| driver.run(rx)))
     }
@@ -124,6 +125,8 @@ struct Driver {
     established: bool,
     /// The session came from the host (a restarted hive) and is not yet confirmed.
     resumed_from_host: bool,
+    /// A turn sent while the previous process was still exiting.
+    next: Option<(String, String)>,
 }
 
 /// How one process run ended.
@@ -145,7 +148,14 @@ impl Driver {
                 commands: Vec::new(),
             }));
         }
-        while let Some(cmd) = rx.recv().await {
+        loop {
+            let cmd = match self.next.take() {
+                Some((turn_id, text)) => ProviderCommand::Send { turn_id, text },
+                None => match rx.recv().await {
+                    Some(cmd) => cmd,
+                    None => return,
+                },
+            };
             match cmd {
                 ProviderCommand::Send { turn_id, text } => {
                     if !self.turn(&turn_id, &text, &mut rx).await {
@@ -291,15 +301,21 @@ impl Driver {
                         proc.terminate(KILL_GRACE).await;
                         return RunEnd::Killed;
                     }
-                    Some(ProviderCommand::Send { turn_id, .. }) => {
-                        // The runner sends one turn at a time; refuse loudly.
-                        let _ = self.events.send(ProviderEvent::Stream(StreamEvent::new(
-                            &turn_id,
-                            &session_label(session),
-                            Payload::ResponseError {
-                                error: ErrorInfo::new("busy", "gemini is still running the previous turn"),
-                            },
-                        )));
+                    Some(ProviderCommand::Send { turn_id, text }) => {
+                        if tr.is_ended() && self.next.is_none() {
+                            // The turn is over but the CLI is still exiting:
+                            // the next turn starts once it is gone.
+                            self.next = Some((turn_id, text));
+                        } else {
+                            // The runner sends one turn at a time; refuse loudly.
+                            let _ = self.events.send(ProviderEvent::Stream(StreamEvent::new(
+                                &turn_id,
+                                &session_label(session),
+                                Payload::ResponseError {
+                                    error: ErrorInfo::new("busy", "gemini is still running the previous turn"),
+                                },
+                            )));
+                        }
                     }
                     Some(ProviderCommand::Steer { .. }) => self.diagnostic(
                         DiagnosticLevel::Info,
