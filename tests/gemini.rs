@@ -10,7 +10,7 @@ use hive::config::AgentConfig;
 use hive::event::{ItemType, Origin, Payload};
 use hive::processor::{Processor, ProcessorConfig};
 use hive::provider::gemini::{GeminiFactory, GeminiTurn};
-use hive::provider::{ProviderEvent, ProviderFactory, ProviderSpec, Registry};
+use hive::provider::{ProviderEvent, ProviderSpec, Registry};
 use hive::runner::{PaneEvent, PaneUpdate, RunnerCommand, RunnerOptions, SubmitMode, spawn_runner};
 use hive::upsert::{Output, TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
 use serde_json::Value;
@@ -116,7 +116,8 @@ fn replay_with(text: &str, end: impl FnOnce(&mut GeminiTurn) -> Vec<ProviderEven
     let mut outputs = Vec::new();
     for ev in &events {
         if let ProviderEvent::Stream(ev) = ev {
-            ev.validate().unwrap_or_else(|e| panic!("invalid event {ev:?}: {e}"));
+            ev.validate()
+                .unwrap_or_else(|e| panic!("invalid event {ev:?}: {e}"));
             assert_eq!(ev.turn_id, "turn_1");
             outputs.extend(processor.process(ev, now));
         }
@@ -140,7 +141,9 @@ fn text_streams_one_message_and_completes_with_usage() {
     ));
     assert_eq!(
         r.messages(UpsertStatus::Complete),
-        ["**Mock reply.** This answer comes from `mockllm.py`.\n\n- item one\n- item two\n\n```sh\necho hello\n```\n"]
+        [
+            "**Mock reply.** This answer comes from `mockllm.py`.\n\n- item one\n- item two\n\n```sh\necho hello\n```\n"
+        ]
     );
     match r.last_turn() {
         TurnEvent::TurnComplete {
@@ -207,16 +210,25 @@ fn tool_use_and_result_correlate_between_two_messages() {
             output_is_error,
         } => {
             assert_eq!(tool_name, "run_shell_command");
-            assert_eq!(call_id, "run_shell_command__run_shell_command_1795311314989_0");
+            assert_eq!(
+                call_id,
+                "run_shell_command__run_shell_command_1795311314989_0"
+            );
             assert_eq!(arguments["command"], "echo hello-from-tool && pwd");
-            assert_eq!(output.as_deref(), Some("hello-from-tool\n/tmp/hive-lab-work"));
+            assert_eq!(
+                output.as_deref(),
+                Some("hello-from-tool\n/tmp/hive-lab-work")
+            );
             assert_eq!(*output_is_error, Some(false));
         }
         other => panic!("not a tool call: {other:?}"),
     }
     assert!(matches!(
         r.last_turn(),
-        TurnEvent::TurnComplete { status: TurnStatus::Completed, .. }
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
     ));
 }
 
@@ -228,7 +240,9 @@ fn two_tools_complete_independently() {
         .into_iter()
         .filter(|u| u.status == UpsertStatus::Complete)
         .filter_map(|u| match &u.kind {
-            UpsertKind::ToolCall { arguments, output, .. } => Some((
+            UpsertKind::ToolCall {
+                arguments, output, ..
+            } => Some((
                 arguments["command"].as_str().unwrap_or_default().to_owned(),
                 output.clone().unwrap_or_default(),
             )),
@@ -314,9 +328,15 @@ fn sigint_without_result_ends_cancelled() {
     let r = replay_with(&fixture("sigint_streaming.jsonl"), GeminiTurn::cancelled);
     assert!(matches!(
         r.last_turn(),
-        TurnEvent::TurnComplete { status: TurnStatus::Cancelled, .. }
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Cancelled,
+            ..
+        }
     ));
-    assert!(r.finals().is_empty(), "cancelled items emit nothing complete");
+    assert!(
+        r.finals().is_empty(),
+        "cancelled items emit nothing complete"
+    );
 }
 
 #[test]
@@ -346,7 +366,10 @@ fn thinking_scenario_has_no_reasoning_items() {
     let r = replay("thinking.jsonl");
     assert!(r.outputs.iter().all(|o| !matches!(
         o,
-        Output::Upsert(Upsert { kind: UpsertKind::Thinking { .. }, .. })
+        Output::Upsert(Upsert {
+            kind: UpsertKind::Thinking { .. },
+            ..
+        })
     )));
     assert!(!r.messages(UpsertStatus::Complete).is_empty());
 }
@@ -365,7 +388,10 @@ fn malformed_and_unknown_lines_are_diagnostics() {
     assert!(diags[1].contains("telemetry"));
     assert!(matches!(
         r.last_turn(),
-        TurnEvent::TurnComplete { status: TurnStatus::Completed, .. }
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
     ));
 }
 
@@ -383,12 +409,18 @@ fn every_replayed_event_is_valid_and_item_types_are_expected() {
             if let ProviderEvent::Stream(ev) = ev
                 && let Payload::ItemStart { item_type, .. } = &ev.payload
             {
-                assert!(matches!(item_type, ItemType::Message | ItemType::FunctionCall));
+                assert!(matches!(
+                    item_type,
+                    ItemType::Message | ItemType::FunctionCall
+                ));
             }
         }
         assert!(matches!(
             r.last_turn(),
-            TurnEvent::TurnComplete { status: TurnStatus::Completed, .. }
+            TurnEvent::TurnComplete {
+                status: TurnStatus::Completed,
+                ..
+            }
         ));
     }
 }
@@ -399,9 +431,10 @@ fn fake_agent(dir: &Path) -> AgentConfig {
     let mut agent = AgentConfig::new("gem", "gemini");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake/fake_gemini.py");
     agent.command = vec!["python3".into(), script.display().to_string()];
-    agent
-        .env
-        .insert("FAKE_GEMINI_LOG".into(), log_path(dir).display().to_string());
+    agent.env.insert(
+        "FAKE_GEMINI_LOG".into(),
+        log_path(dir).display().to_string(),
+    );
     let state = dir.join("sessions");
     std::fs::create_dir_all(&state).unwrap_or_else(|e| panic!("{e}"));
     agent
@@ -425,7 +458,11 @@ fn runs(dir: &Path) -> Vec<Value> {
 fn argv(run: &Value) -> Vec<String> {
     run["argv"]
         .as_array()
-        .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -459,7 +496,10 @@ impl Pane {
 
     async fn turn_end(&mut self) -> TurnEvent {
         match self
-            .until("turn end", |e| matches!(e, PaneEvent::Turn(t) if t.is_terminal()))
+            .until(
+                "turn end",
+                |e| matches!(e, PaneEvent::Turn(t) if t.is_terminal()),
+            )
             .await
         {
             PaneEvent::Turn(t) => t,
@@ -482,7 +522,11 @@ impl Pane {
             .iter()
             .filter_map(|e| match e {
                 PaneEvent::Upsert(Upsert {
-                    kind: UpsertKind::Message { content, origin: Origin::System },
+                    kind:
+                        UpsertKind::Message {
+                            content,
+                            origin: Origin::System,
+                        },
                     ..
                 }) => Some(content.to_string()),
                 _ => None,
@@ -497,9 +541,21 @@ fn start(agent: AgentConfig, resume: Option<&str>) -> (hive::runner::RunnerHandl
         agent,
         resume: resume.map(str::to_owned),
     };
-    let handle = spawn_runner(0, Arc::new(GeminiFactory), spec, RunnerOptions::default(), tx)
-        .unwrap_or_else(|e| panic!("{e}"));
-    (handle, Pane { rx, seen: Vec::new() })
+    let handle = spawn_runner(
+        0,
+        Arc::new(GeminiFactory),
+        spec,
+        RunnerOptions::default(),
+        tx,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    (
+        handle,
+        Pane {
+            rx,
+            seen: Vec::new(),
+        },
+    )
 }
 
 fn submit(h: &hive::runner::RunnerHandle, text: &str) {
@@ -531,7 +587,13 @@ async fn gone(pid: i64) -> bool {
 fn agent_text(e: &PaneEvent) -> bool {
     matches!(
         e,
-        PaneEvent::Upsert(Upsert { kind: UpsertKind::Message { origin: Origin::Agent, .. }, .. })
+        PaneEvent::Upsert(Upsert {
+            kind: UpsertKind::Message {
+                origin: Origin::Agent,
+                ..
+            },
+            ..
+        })
     )
 }
 
@@ -560,7 +622,10 @@ async fn turns_share_a_session_first_by_id_then_by_resume() {
             status: TurnStatus::Completed,
             usage: Some(u),
             ..
-        } => assert_eq!((u.input_tokens, u.output_tokens, u.cache_read_input_tokens), (15, 10, Some(5))),
+        } => assert_eq!(
+            (u.input_tokens, u.output_tokens, u.cache_read_input_tokens),
+            (15, 10, Some(5))
+        ),
         other => panic!("{other:?}"),
     }
     submit(&h, "second");
@@ -569,7 +634,10 @@ async fn turns_share_a_session_first_by_id_then_by_resume() {
     assert_eq!(runs.len(), 2);
     let id = flag(&runs[0], "--session-id").unwrap_or_else(|| panic!("{:?}", runs[0]));
     assert_eq!(flag(&runs[1], "--resume"), Some(id.clone()));
-    assert_eq!(flag(&runs[0], "--output-format").as_deref(), Some("stream-json"));
+    assert_eq!(
+        flag(&runs[0], "--output-format").as_deref(),
+        Some("stream-json")
+    );
     assert_eq!(flag(&runs[0], "-p").as_deref(), Some("first TOOL"));
     // The model the CLI reports after the turn reaches the pane.
     assert!(pane.seen.iter().any(|e| matches!(
@@ -589,9 +657,13 @@ async fn model_args_and_env_reach_the_cli() {
     let (h, mut pane) = start(agent, None);
     submit(&h, "hello");
     let started = pane
-        .until("turn start", |e| matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { .. })))
+        .until("turn start", |e| {
+            matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { .. }))
+        })
         .await;
-    assert!(matches!(started, PaneEvent::Turn(TurnEvent::TurnStarted { model_id, .. }) if model_id == "gemini-x"));
+    assert!(
+        matches!(started, PaneEvent::Turn(TurnEvent::TurnStarted { model_id, .. }) if model_id == "gemini-x")
+    );
     pane.turn_end().await;
     let run = &runs(dir.path())[0];
     assert_eq!(flag(run, "--model").as_deref(), Some("gemini-x"));
@@ -613,12 +685,18 @@ async fn crash_mid_turn_is_a_turn_error_with_stderr() {
         }
         other => panic!("{other:?}"),
     }
-    eprintln!("crash → turn_error (incl. python start): {:?}", started.elapsed());
+    eprintln!(
+        "crash → turn_error (incl. python start): {:?}",
+        started.elapsed()
+    );
     // The provider survives: the next turn works.
     submit(&h, "again");
     assert!(matches!(
         pane.turn_end().await,
-        TurnEvent::TurnComplete { status: TurnStatus::Completed, .. }
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
     ));
     h.send(RunnerCommand::Shutdown);
 }
@@ -646,7 +724,10 @@ async fn interrupt_sends_sigint_and_ends_cancelled() {
     h.send(RunnerCommand::Interrupt);
     assert!(matches!(
         pane.turn_end().await,
-        TurnEvent::TurnComplete { status: TurnStatus::Cancelled, .. }
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Cancelled,
+            ..
+        }
     ));
     let run = &runs(dir.path())[0];
     let pid = run["pid"].as_i64().unwrap_or_default();
@@ -659,7 +740,10 @@ async fn interrupt_sends_sigint_and_ends_cancelled() {
     submit(&h, "after");
     assert!(matches!(
         pane.turn_end().await,
-        TurnEvent::TurnComplete { status: TurnStatus::Completed, .. }
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
     ));
     h.send(RunnerCommand::Shutdown);
 }
@@ -673,10 +757,16 @@ async fn interrupt_ignored_by_the_cli_still_cancels_and_kills_it() {
     h.send(RunnerCommand::Interrupt);
     assert!(matches!(
         pane.turn_end().await,
-        TurnEvent::TurnComplete { status: TurnStatus::Cancelled, .. }
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Cancelled,
+            ..
+        }
     ));
     let pid = runs(dir.path())[0]["pid"].as_i64().unwrap_or_default();
-    assert!(gone(pid).await, "fake gemini {pid} outlived the grace period");
+    assert!(
+        gone(pid).await,
+        "fake gemini {pid} outlived the grace period"
+    );
     h.send(RunnerCommand::Shutdown);
 }
 
@@ -687,10 +777,18 @@ async fn grandchild_holding_stdout_does_not_hang_the_turn() {
     submit(&h, "ORPHAN then finish");
     assert!(matches!(
         pane.turn_end().await,
-        TurnEvent::TurnComplete { status: TurnStatus::Completed, .. }
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
     ));
-    let grandchild = runs(dir.path())[0]["grandchild"].as_i64().unwrap_or_default();
-    assert!(gone(grandchild).await, "grandchild {grandchild} survived the turn");
+    let grandchild = runs(dir.path())[0]["grandchild"]
+        .as_i64()
+        .unwrap_or_default();
+    assert!(
+        gone(grandchild).await,
+        "grandchild {grandchild} survived the turn"
+    );
     h.send(RunnerCommand::Shutdown);
 }
 
@@ -701,10 +799,15 @@ async fn malformed_lines_are_notices_and_the_turn_goes_on() {
     submit(&h, "MALFORMED output");
     assert!(matches!(
         pane.turn_end().await,
-        TurnEvent::TurnComplete { status: TurnStatus::Completed, .. }
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
     ));
     assert!(
-        pane.notices().iter().any(|n| n.contains("this is not json")),
+        pane.notices()
+            .iter()
+            .any(|n| n.contains("this is not json")),
         "{:?}",
         pane.notices()
     );
@@ -715,8 +818,7 @@ async fn malformed_lines_are_notices_and_the_turn_goes_on() {
 async fn restarted_hive_resumes_its_session() {
     let dir = tempdir();
     let agent = fake_agent(dir.path());
-    std::fs::write(dir.path().join("sessions/known-session"), "")
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.path().join("sessions/known-session"), "").unwrap_or_else(|e| panic!("{e}"));
     let (h, mut pane) = start(agent, Some("known-session"));
     submit(&h, "hello again");
     pane.turn_end().await;
@@ -733,14 +835,19 @@ async fn stale_session_falls_back_to_a_new_one_visibly() {
     submit(&h, "hello");
     assert!(matches!(
         pane.turn_end().await,
-        TurnEvent::TurnComplete { status: TurnStatus::Completed, .. }
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
     ));
     let runs = runs(dir.path());
     assert_eq!(runs.len(), 2);
     assert_eq!(flag(&runs[0], "--resume").as_deref(), Some("vanished"));
     assert!(flag(&runs[1], "--session-id").is_some());
     assert!(
-        pane.system_messages().iter().any(|m| m.contains("could not resume")),
+        pane.system_messages()
+            .iter()
+            .any(|m| m.contains("could not resume")),
         "{:?}",
         pane.system_messages()
     );

@@ -10,7 +10,7 @@ use hive::config::AgentConfig;
 use hive::event::{Origin, Payload};
 use hive::processor::{Processor, ProcessorConfig};
 use hive::provider::pi::{PiFactory, PiTranslator};
-use hive::provider::{ProviderEvent, ProviderFactory, ProviderSpec, Registry};
+use hive::provider::{ProviderEvent, ProviderSpec, Registry};
 use hive::runner::{
     PaneEvent, PaneUpdate, RunnerCommand, RunnerOptions, SubmitMode, TurnState, spawn_runner,
 };
@@ -27,7 +27,12 @@ fn timeline(name: &str) -> Vec<(String, String)> {
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     text.lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter_map(|v| Some((v["dir"].as_str()?.to_owned(), v["line"].as_str()?.to_owned())))
+        .filter_map(|v| {
+            Some((
+                v["dir"].as_str()?.to_owned(),
+                v["line"].as_str()?.to_owned(),
+            ))
+        })
         .collect()
 }
 
@@ -60,17 +65,21 @@ fn replay(name: &str) -> Replay {
         tr.begin_turn("turn_1", "json");
         turns = 1;
     }
-    let answer = |tr: &mut PiTranslator, probe: &mut Option<String>, events: &mut Vec<ProviderEvent>| {
-        if let Some(id) = probe.take() {
-            let reply = json!({"type": "response", "command": "get_state", "success": true, "id": id});
-            events.extend(tr.push_line(&reply.to_string()));
-        }
-    };
+    let answer =
+        |tr: &mut PiTranslator, probe: &mut Option<String>, events: &mut Vec<ProviderEvent>| {
+            if let Some(id) = probe.take() {
+                let reply =
+                    json!({"type": "response", "command": "get_state", "success": true, "id": id});
+                events.extend(tr.push_line(&reply.to_string()));
+            }
+        };
     for (dir, line) in timeline(name) {
         match dir.as_str() {
             "in" => {
                 answer(&mut tr, &mut probe, &mut events);
-                let Ok(cmd) = serde_json::from_str::<Value>(&line) else { continue };
+                let Ok(cmd) = serde_json::from_str::<Value>(&line) else {
+                    continue;
+                };
                 match cmd["type"].as_str() {
                     Some("prompt") if !tr.has_turn() => {
                         turns += 1;
@@ -101,7 +110,8 @@ fn replay(name: &str) -> Replay {
     let mut outputs = Vec::new();
     for ev in &events {
         if let ProviderEvent::Stream(ev) = ev {
-            ev.validate().unwrap_or_else(|e| panic!("invalid event {ev:?}: {e}"));
+            ev.validate()
+                .unwrap_or_else(|e| panic!("invalid event {ev:?}: {e}"));
             outputs.extend(processor.process(ev, now));
         }
     }
@@ -153,9 +163,10 @@ impl Replay {
         self.finals(turn)
             .into_iter()
             .filter_map(|u| match &u.kind {
-                UpsertKind::Thinking { content, provider_id } => {
-                    Some((content.to_string(), provider_id.clone()))
-                }
+                UpsertKind::Thinking {
+                    content,
+                    provider_id,
+                } => Some((content.to_string(), provider_id.clone())),
                 _ => None,
             })
             .collect()
@@ -193,7 +204,10 @@ impl Replay {
         let mut by_item: Vec<(String, String)> = Vec::new();
         for ev in &self.events {
             if let ProviderEvent::Stream(ev) = ev
-                && let Payload::ItemDelta { item_id, delta_content } = &ev.payload
+                && let Payload::ItemDelta {
+                    item_id,
+                    delta_content,
+                } = &ev.payload
             {
                 match by_item.iter_mut().find(|(id, _)| id == item_id) {
                     Some((_, text)) => text.push_str(delta_content),
@@ -205,8 +219,7 @@ impl Replay {
     }
 }
 
-const MOCK_REPLY: &str =
-    "**Mock reply.** This answer comes from `mockllm.py`.\n\n- item one\n- item two\n\n```sh\necho hello\n```\n";
+const MOCK_REPLY: &str = "**Mock reply.** This answer comes from `mockllm.py`.\n\n- item one\n- item two\n\n```sh\necho hello\n```\n";
 
 #[test]
 fn rpc_prompts_are_two_turns_with_text_thinking_and_tools() {
@@ -216,7 +229,10 @@ fn rpc_prompts_are_two_turns_with_text_thinking_and_tools() {
     assert_eq!(ends.len(), 2);
     assert!(ends.iter().all(|t| matches!(
         t,
-        TurnEvent::TurnComplete { status: TurnStatus::Completed, .. }
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
     )));
     assert_eq!(
         r.messages("turn_1", Origin::Agent, UpsertStatus::Complete),
@@ -224,7 +240,10 @@ fn rpc_prompts_are_two_turns_with_text_thinking_and_tools() {
     );
     assert_eq!(
         r.thinking("turn_2"),
-        [("I should run a shell command to look around.".to_owned(), "pi".to_owned())]
+        [(
+            "I should run a shell command to look around.".to_owned(),
+            "pi".to_owned()
+        )]
     );
     assert_eq!(
         r.messages("turn_2", Origin::Agent, UpsertStatus::Complete),
@@ -289,7 +308,10 @@ fn abort_during_text_cancels_and_the_next_prompt_works() {
     ));
     assert!(matches!(
         ends[1],
-        TurnEvent::TurnComplete { status: TurnStatus::Completed, .. }
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
     ));
     assert_eq!(
         r.messages("turn_2", Origin::Agent, UpsertStatus::Complete),
@@ -302,7 +324,10 @@ fn abort_during_a_tool_reports_the_aborted_command() {
     let r = replay("rpc_abort_tool.timeline.jsonl");
     assert!(matches!(
         r.turn_ends()[..],
-        [TurnEvent::TurnComplete { status: TurnStatus::Cancelled, .. }]
+        [TurnEvent::TurnComplete {
+            status: TurnStatus::Cancelled,
+            ..
+        }]
     ));
     let tools = r.tools("turn_1");
     assert_eq!(tools.len(), 1);
@@ -315,7 +340,10 @@ fn steer_lands_in_the_same_turn() {
     let r = replay("rpc_steer.timeline.jsonl");
     assert!(matches!(
         r.turn_ends()[..],
-        [TurnEvent::TurnComplete { status: TurnStatus::Completed, .. }]
+        [TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }]
     ));
     assert_eq!(
         r.messages("turn_1", Origin::Agent, UpsertStatus::Complete),
@@ -323,7 +351,10 @@ fn steer_lands_in_the_same_turn() {
     );
     assert_eq!(r.tools("turn_1")[0].2, "started\nfinished\n");
     // pi's own echo of the steered user message is not shown twice.
-    assert!(r.messages("turn_1", Origin::User, UpsertStatus::Complete).is_empty());
+    assert!(
+        r.messages("turn_1", Origin::User, UpsertStatus::Complete)
+            .is_empty()
+    );
     assert!(r.diagnostics().iter().any(|d| d.contains("1 steering")));
 }
 
@@ -337,7 +368,10 @@ fn follow_up_and_queued_prompt_run_inside_the_same_turn() {
         assert_eq!(r.starts(), 1, "{name}");
         assert!(matches!(
             r.turn_ends()[..],
-            [TurnEvent::TurnComplete { status: TurnStatus::Completed, .. }]
+            [TurnEvent::TurnComplete {
+                status: TurnStatus::Completed,
+                ..
+            }]
         ));
         let msgs = r.messages("turn_1", Origin::Agent, UpsertStatus::Complete);
         assert_eq!(msgs.len(), 2, "{name}: {msgs:?}");
@@ -347,7 +381,9 @@ fn follow_up_and_queued_prompt_run_inside_the_same_turn() {
     // A prompt without streamingBehavior is rejected by pi: a notice, not a turn.
     let r = replay("rpc_prompt_while_streaming.timeline.jsonl");
     assert!(
-        r.diagnostics().iter().any(|d| d.contains("already processing")),
+        r.diagnostics()
+            .iter()
+            .any(|d| d.contains("already processing")),
         "{:?}",
         r.diagnostics()
     );
@@ -358,12 +394,18 @@ fn retries_are_system_messages_and_the_last_error_fails_the_turn() {
     let r = replay("json_error_500.timeline.jsonl");
     let notices = r.messages("turn_1", Origin::System, UpsertStatus::Complete);
     assert_eq!(notices.len(), 2, "{notices:?}");
-    assert!(notices[0].contains("attempt 1/2") && notices[0].contains("500 mock internal server error"));
+    assert!(
+        notices[0].contains("attempt 1/2") && notices[0].contains("500 mock internal server error")
+    );
     assert!(matches!(
         r.turn_ends()[..],
         [TurnEvent::TurnError { error_message, .. }] if error_message == "500 mock internal server error"
     ));
-    assert_eq!(r.starts(), 1, "pi's repeated agent_start stays one hive turn");
+    assert_eq!(
+        r.starts(),
+        1,
+        "pi's repeated agent_start stays one hive turn"
+    );
 }
 
 #[test]
@@ -371,7 +413,8 @@ fn a_retry_in_progress_keeps_the_turn_open() {
     let r = replay("rpc_error_500.timeline.jsonl");
     assert!(r.turn_ends().is_empty(), "{:?}", r.turn_ends());
     assert_eq!(
-        r.messages("turn_1", Origin::System, UpsertStatus::Complete).len(),
+        r.messages("turn_1", Origin::System, UpsertStatus::Complete)
+            .len(),
         2
     );
 }
@@ -392,7 +435,10 @@ fn dropped_streams_mark_partial_text_failed() {
     let failed = r.messages("turn_1", Origin::Agent, UpsertStatus::Error);
     assert_eq!(failed.len(), 3, "one per attempt: {failed:?}");
     assert!(failed.iter().all(|m| m == "Partial answer that "));
-    assert!(r.messages("turn_1", Origin::Agent, UpsertStatus::Complete).is_empty());
+    assert!(
+        r.messages("turn_1", Origin::Agent, UpsertStatus::Complete)
+            .is_empty()
+    );
     assert!(matches!(
         r.turn_ends()[..],
         [TurnEvent::TurnError { error_message, .. }] if error_message == "terminated"
@@ -414,7 +460,10 @@ fn json_mode_captures_translate_too() {
     let outputs: Vec<String> = r.tools("turn_1").into_iter().map(|t| t.2).collect();
     assert_eq!(outputs.len(), 2, "{outputs:?}");
     let r = replay("json_read.timeline.jsonl");
-    assert_eq!(r.tools("turn_1")[0].2, "hello from the hive lab\nline two\n");
+    assert_eq!(
+        r.tools("turn_1")[0].2,
+        "hello from the hive lab\nline two\n"
+    );
     assert!(r.events.iter().any(|e| matches!(
         e,
         ProviderEvent::Session(s) if s.resume_handle.is_some()
@@ -425,11 +474,20 @@ fn json_mode_captures_translate_too() {
 fn bad_input_responses_are_diagnostics() {
     let r = replay("rpc_bad_input.timeline.jsonl");
     let diags = r.diagnostics();
-    assert!(diags.iter().any(|d| d.contains("Failed to parse command")), "{diags:?}");
-    assert!(diags.iter().any(|d| d.contains("Unknown command")), "{diags:?}");
+    assert!(
+        diags.iter().any(|d| d.contains("Failed to parse command")),
+        "{diags:?}"
+    );
+    assert!(
+        diags.iter().any(|d| d.contains("Unknown command")),
+        "{diags:?}"
+    );
     assert!(matches!(
         r.turn_ends()[..],
-        [TurnEvent::TurnComplete { status: TurnStatus::Completed, .. }]
+        [TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }]
     ));
 }
 
@@ -446,20 +504,33 @@ fn malformed_lines_compaction_and_prompt_rejection() {
     evs.extend(tr.push_line(
         r#"{"type":"response","command":"prompt","success":false,"id":"p1","error":"No API key found"}"#,
     ));
-    assert!(matches!(&evs[0], ProviderEvent::Diagnostic { message, .. } if message.contains("not json")));
+    assert!(
+        matches!(&evs[0], ProviderEvent::Diagnostic { message, .. } if message.contains("not json"))
+    );
     let texts: Vec<String> = evs
         .iter()
         .filter_map(|e| match e {
             ProviderEvent::Stream(ev) => match &ev.payload {
-                Payload::ItemDone { final_item: hive::event::FinalItem::Message { content, origin: Origin::System }, .. } => {
-                    Some(content.clone())
-                }
+                Payload::ItemDone {
+                    final_item:
+                        hive::event::FinalItem::Message {
+                            content,
+                            origin: Origin::System,
+                        },
+                    ..
+                } => Some(content.clone()),
                 _ => None,
             },
             _ => None,
         })
         .collect();
-    assert_eq!(texts, ["Compacting the conversation (threshold)…", "Compaction finished."]);
+    assert_eq!(
+        texts,
+        [
+            "Compacting the conversation (threshold)…",
+            "Compaction finished."
+        ]
+    );
     assert!(matches!(
         evs.last(),
         Some(ProviderEvent::Stream(ev)) if matches!(&ev.payload, Payload::ResponseError { error } if error.message == "No API key found")
@@ -473,11 +544,16 @@ fn extension_dialogs_are_cancelled_instead_of_hanging_pi() {
     let evs = tr.push_line(
         r#"{"type":"extension_ui_request","id":"u1","method":"confirm","title":"Delete?","message":"x"}"#,
     );
-    assert!(matches!(&evs[0], ProviderEvent::Diagnostic { message, .. } if message.contains("Delete?")));
+    assert!(
+        matches!(&evs[0], ProviderEvent::Diagnostic { message, .. } if message.contains("Delete?"))
+    );
     let out = tr.take_outbox();
     assert_eq!(out.len(), 1);
     let v: Value = serde_json::from_str(&out[0]).unwrap_or_default();
-    assert_eq!(v, json!({"type": "extension_ui_response", "id": "u1", "cancelled": true}));
+    assert_eq!(
+        v,
+        json!({"type": "extension_ui_response", "id": "u1", "cancelled": true})
+    );
 }
 
 // ---------------------------------------------------------------- lifecycle
@@ -537,7 +613,10 @@ impl Pane {
 
     async fn turn_end(&mut self) -> TurnEvent {
         match self
-            .until("turn end", |e| matches!(e, PaneEvent::Turn(t) if t.is_terminal()))
+            .until(
+                "turn end",
+                |e| matches!(e, PaneEvent::Turn(t) if t.is_terminal()),
+            )
             .await
         {
             PaneEvent::Turn(t) => t,
@@ -579,7 +658,13 @@ fn start(agent: AgentConfig, resume: Option<&str>) -> (hive::runner::RunnerHandl
     };
     let handle = spawn_runner(0, Arc::new(PiFactory), spec, RunnerOptions::default(), tx)
         .unwrap_or_else(|e| panic!("{e}"));
-    (handle, Pane { rx, seen: Vec::new() })
+    (
+        handle,
+        Pane {
+            rx,
+            seen: Vec::new(),
+        },
+    )
 }
 
 fn submit(h: &hive::runner::RunnerHandle, text: &str, mode: SubmitMode) {
@@ -610,7 +695,13 @@ async fn gone(pid: i64) -> bool {
 fn agent_text(e: &PaneEvent) -> bool {
     matches!(
         e,
-        PaneEvent::Upsert(Upsert { kind: UpsertKind::Message { origin: Origin::Agent, .. }, .. })
+        PaneEvent::Upsert(Upsert {
+            kind: UpsertKind::Message {
+                origin: Origin::Agent,
+                ..
+            },
+            ..
+        })
     )
 }
 
@@ -620,7 +711,9 @@ fn tempdir() -> tempfile::TempDir {
 
 #[test]
 fn registered_with_capabilities() {
-    let factory = Registry::builtin().get("pi").unwrap_or_else(|e| panic!("{e}"));
+    let factory = Registry::builtin()
+        .get("pi")
+        .unwrap_or_else(|e| panic!("{e}"));
     let caps = factory.capabilities(&AgentConfig::new("p", "pi"));
     assert!(caps.queue_while_streaming && caps.interrupt && caps.resume && caps.thinking);
 }
@@ -648,7 +741,7 @@ async fn a_turn_streams_thinking_tools_and_usage_on_one_process() {
     assert!(pane.seen.iter().any(|e| matches!(
         e,
         PaneEvent::Upsert(Upsert { kind: UpsertKind::Thinking { content, .. }, status: UpsertStatus::Complete, .. })
-            if content.to_string() == "Let me think."
+            if content.with_str(|s| s == "Let me think.")
     )));
     assert!(pane.seen.iter().any(|e| matches!(
         e,
@@ -656,7 +749,11 @@ async fn a_turn_streams_thinking_tools_and_usage_on_one_process() {
     )));
     submit(&h, "again", SubmitMode::Auto);
     pane.turn_end().await;
-    assert_eq!(starts(dir.path()).len(), 1, "one persistent process per pane");
+    assert_eq!(
+        starts(dir.path()).len(),
+        1,
+        "one persistent process per pane"
+    );
     let session = pane.seen.iter().find_map(|e| match e {
         PaneEvent::Session(s) => s.resume_handle.clone(),
         _ => None,
@@ -674,7 +771,10 @@ async fn steer_mid_turn_is_delivered_into_the_running_turn() {
     submit(&h, "also this", SubmitMode::Steer);
     assert!(matches!(
         pane.turn_end().await,
-        TurnEvent::TurnComplete { status: TurnStatus::Completed, .. }
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
     ));
     let agent = pane.texts(Origin::Agent);
     assert_eq!(agent.last().map(String::as_str), Some("Noted: also this"));
@@ -691,18 +791,27 @@ async fn interrupt_aborts_and_the_process_stays() {
     h.send(RunnerCommand::Interrupt);
     assert!(matches!(
         pane.turn_end().await,
-        TurnEvent::TurnComplete { status: TurnStatus::Cancelled, .. }
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Cancelled,
+            ..
+        }
     ));
     submit(&h, "after", SubmitMode::Auto);
     assert!(matches!(
         pane.turn_end().await,
-        TurnEvent::TurnComplete { status: TurnStatus::Completed, .. }
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
     ));
     let starts = starts(dir.path());
     assert_eq!(starts.len(), 1);
     assert!(alive(starts[0]["pid"].as_i64().unwrap_or_default()));
     h.send(RunnerCommand::Shutdown);
-    assert!(gone(starts[0]["pid"].as_i64().unwrap_or_default()).await, "pi outlived shutdown");
+    assert!(
+        gone(starts[0]["pid"].as_i64().unwrap_or_default()).await,
+        "pi outlived shutdown"
+    );
 }
 
 #[tokio::test]
@@ -714,14 +823,20 @@ async fn ignored_abort_cancels_and_restarts_pi_on_its_session() {
     h.send(RunnerCommand::Interrupt);
     assert!(matches!(
         pane.turn_end().await,
-        TurnEvent::TurnComplete { status: TurnStatus::Cancelled, .. }
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Cancelled,
+            ..
+        }
     ));
     let first = starts(dir.path())[0].clone();
     assert!(gone(first["pid"].as_i64().unwrap_or_default()).await);
     submit(&h, "after", SubmitMode::Auto);
     assert!(matches!(
         pane.turn_end().await,
-        TurnEvent::TurnComplete { status: TurnStatus::Completed, .. }
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
     ));
     let starts = starts(dir.path());
     assert_eq!(starts.len(), 2);
@@ -748,7 +863,8 @@ async fn crash_mid_turn_is_a_turn_error_then_restart_resumes() {
         }
         other => panic!("{other:?}"),
     }
-    pane.until("dead", |e| matches!(e, PaneEvent::State(TurnState::Dead))).await;
+    pane.until("dead", |e| matches!(e, PaneEvent::State(TurnState::Dead)))
+        .await;
     let first = starts(dir.path())[0].clone();
     assert!(gone(first["pid"].as_i64().unwrap_or_default()).await);
     h.send(RunnerCommand::Restart);
@@ -771,9 +887,16 @@ async fn retries_and_errors_through_the_probe() {
     submit(&h, "RETRY please", SubmitMode::Auto);
     assert!(matches!(
         pane.turn_end().await,
-        TurnEvent::TurnComplete { status: TurnStatus::Completed, .. }
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
     ));
-    assert!(pane.texts(Origin::System).iter().any(|t| t.contains("Retrying after an error")));
+    assert!(
+        pane.texts(Origin::System)
+            .iter()
+            .any(|t| t.contains("Retrying after an error"))
+    );
     submit(&h, "FAIL please", SubmitMode::Auto);
     match pane.turn_end().await {
         TurnEvent::TurnError { error_message, .. } => {
@@ -791,9 +914,16 @@ async fn malformed_lines_are_notices_and_the_turn_goes_on() {
     submit(&h, "MALFORMED", SubmitMode::Auto);
     assert!(matches!(
         pane.turn_end().await,
-        TurnEvent::TurnComplete { status: TurnStatus::Completed, .. }
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
     ));
-    assert!(pane.notices().iter().any(|n| n.contains("garbage")), "{:?}", pane.notices());
+    assert!(
+        pane.notices().iter().any(|n| n.contains("garbage")),
+        "{:?}",
+        pane.notices()
+    );
     h.send(RunnerCommand::Shutdown);
 }
 
@@ -806,9 +936,13 @@ async fn resume_flags_model_and_env_reach_pi() {
     let (h, mut pane) = start(agent, Some("sess-42"));
     submit(&h, "hi", SubmitMode::Auto);
     let started = pane
-        .until("start", |e| matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { .. })))
+        .until("start", |e| {
+            matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { .. }))
+        })
         .await;
-    assert!(matches!(started, PaneEvent::Turn(TurnEvent::TurnStarted { model_id, .. }) if model_id == "mock-model"));
+    assert!(
+        matches!(started, PaneEvent::Turn(TurnEvent::TurnStarted { model_id, .. }) if model_id == "mock-model")
+    );
     pane.turn_end().await;
     let run = &starts(dir.path())[0];
     assert_eq!(flag(run, "--session").as_deref(), Some("sess-42"));
@@ -829,7 +963,10 @@ async fn missing_program_fails_at_spawn() {
     let err = spawn_runner(
         0,
         Arc::new(PiFactory),
-        ProviderSpec { agent, resume: None },
+        ProviderSpec {
+            agent,
+            resume: None,
+        },
         RunnerOptions::default(),
         tx,
     )

@@ -158,7 +158,8 @@ impl Driver {
             };
             match cmd {
                 ProviderCommand::Send { turn_id, text } => {
-                    if !self.turn(&turn_id, &text, &mut rx).await {
+                    let keep_going = self.turn(&turn_id, &text, &mut rx).await;
+                    if !keep_going {
                         return;
                     }
                 }
@@ -209,7 +210,11 @@ impl Driver {
             }
         };
         let retry_fresh = self.resumed_from_host;
-        let tr = GeminiTurn::new(turn_id, &session_label(&session), self.agent.model.as_deref());
+        let tr = GeminiTurn::new(
+            turn_id,
+            &session_label(&session),
+            self.agent.model.as_deref(),
+        );
         match self.run_process(tr, text, &session, retry_fresh, rx).await {
             RunEnd::Done => true,
             RunEnd::Killed => false,
@@ -387,14 +392,23 @@ mod tests {
         let mut agent = AgentConfig::new("g", "gemini");
         agent.model = Some("gemini-2.5-pro".into());
         agent.args = vec!["--yolo".into()];
-        agent.env.insert("GOOGLE_GEMINI_BASE_URL".into(), "http://127.0.0.1:1".into());
+        agent
+            .env
+            .insert("GOOGLE_GEMINI_BASE_URL".into(), "http://127.0.0.1:1".into());
         let spec = command(&agent, "hi", &SessionArg::New("abc".into()));
         assert_eq!(spec.program, "gemini");
         assert_eq!(
             spec.args,
             [
-                "-p", "hi", "--output-format", "stream-json", "--model", "gemini-2.5-pro",
-                "--session-id", "abc", "--yolo"
+                "-p",
+                "hi",
+                "--output-format",
+                "stream-json",
+                "--model",
+                "gemini-2.5-pro",
+                "--session-id",
+                "abc",
+                "--yolo"
             ]
         );
         assert_eq!(spec.env["GOOGLE_GEMINI_BASE_URL"], "http://127.0.0.1:1");

@@ -208,7 +208,12 @@ impl GeminiTurn {
             .unwrap_or_else(|| PROVIDER_ID.to_owned())
     }
 
-    fn ensure_started(&mut self, ts: DateTime<Utc>, model: Option<&str>, out: &mut Vec<ProviderEvent>) {
+    fn ensure_started(
+        &mut self,
+        ts: DateTime<Utc>,
+        model: Option<&str>,
+        out: &mut Vec<ProviderEvent>,
+    ) {
         if self.started {
             return;
         }
@@ -411,7 +416,8 @@ impl GeminiTurn {
                 .and_then(|e| str_field(e, "type"))
                 .filter(|c| !c.is_empty())
                 .unwrap_or("gemini_error");
-            let message = error_message(v).unwrap_or_else(|| "the Gemini CLI reported an error".into());
+            let message =
+                error_message(v).unwrap_or_else(|| "the Gemini CLI reported an error".into());
             self.ended = true;
             self.emit(
                 out,
@@ -428,9 +434,8 @@ impl GeminiTurn {
 fn usage(stats: &Value) -> Usage {
     let n = |k: &str| stats.get(k).and_then(Value::as_u64);
     let cached = n("cached");
-    let input = n("input").or_else(|| {
-        n("input_tokens").map(|i| i.saturating_sub(cached.unwrap_or(0)))
-    });
+    let input =
+        n("input").or_else(|| n("input_tokens").map(|i| i.saturating_sub(cached.unwrap_or(0))));
     Usage {
         input_tokens: input.unwrap_or(0),
         output_tokens: n("output_tokens").unwrap_or(0),

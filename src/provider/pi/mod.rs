@@ -331,8 +331,17 @@ mod tests {
         assert_eq!(
             spec.args,
             [
-                "--mode", "rpc", "--provider", "mock", "--model", "mock-model", "--thinking",
-                "high", "--session", "sess-1", "--no-skills"
+                "--mode",
+                "rpc",
+                "--provider",
+                "mock",
+                "--model",
+                "mock-model",
+                "--thinking",
+                "high",
+                "--session",
+                "sess-1",
+                "--no-skills"
             ]
         );
         assert_eq!(spec.env["PI_CODING_AGENT_DIR"], "/tmp/pi-agent");

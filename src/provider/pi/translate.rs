@@ -427,10 +427,7 @@ impl PiTranslator {
         };
         self.ensure_started(out);
         let kind = str_field(ame, "type").unwrap_or_default();
-        let idx = ame
-            .get("contentIndex")
-            .and_then(Value::as_u64)
-            .unwrap_or(0) as usize;
+        let idx = ame.get("contentIndex").and_then(Value::as_u64).unwrap_or(0) as usize;
         let block = ame
             .get("partial")
             .or_else(|| v.get("message"))
@@ -454,12 +451,23 @@ impl PiTranslator {
         }
     }
 
-    fn open_block(&mut self, idx: usize, kind: BlockKind, name: Option<&str>, call_id: Option<&str>, out: &mut Vec<ProviderEvent>) {
+    fn open_block(
+        &mut self,
+        idx: usize,
+        kind: BlockKind,
+        name: Option<&str>,
+        call_id: Option<&str>,
+        out: &mut Vec<ProviderEvent>,
+    ) {
         let Some(t) = self.turn.as_mut() else { return };
         if t.blocks.get(&idx).is_some_and(|b| b.kind == kind) {
             return;
         }
-        let item_id = new_id(if kind == BlockKind::Tool { "tool" } else { "item" });
+        let item_id = new_id(if kind == BlockKind::Tool {
+            "tool"
+        } else {
+            "item"
+        });
         if let Some(c) = call_id {
             t.announced.insert(c.to_owned());
         }
@@ -500,7 +508,11 @@ impl PiTranslator {
         out: &mut Vec<ProviderEvent>,
     ) {
         self.open_block(idx, kind, None, None, out);
-        let key = if kind == BlockKind::Text { "text" } else { "thinking" };
+        let key = if kind == BlockKind::Text {
+            "text"
+        } else {
+            "thinking"
+        };
         let is_end = event.ends_with("_end");
         // The freshest full text: `content` on *_end, else the partial block
         // (which may already be ahead of this event's own `delta`).
@@ -510,7 +522,9 @@ impl PiTranslator {
             block.and_then(|b| str_field(b, key))
         };
         let Some(t) = self.turn.as_mut() else { return };
-        let Some(b) = t.blocks.get_mut(&idx) else { return };
+        let Some(b) = t.blocks.get_mut(&idx) else {
+            return;
+        };
         let item_id = b.item_id.clone();
         let delta = match full {
             Some(full) => {
@@ -549,9 +563,17 @@ impl PiTranslator {
         }
     }
 
-    fn done_text(&mut self, idx: usize, kind: BlockKind, content: String, out: &mut Vec<ProviderEvent>) {
+    fn done_text(
+        &mut self,
+        idx: usize,
+        kind: BlockKind,
+        content: String,
+        out: &mut Vec<ProviderEvent>,
+    ) {
         let Some(t) = self.turn.as_mut() else { return };
-        let Some(b) = t.blocks.get_mut(&idx) else { return };
+        let Some(b) = t.blocks.get_mut(&idx) else {
+            return;
+        };
         if b.done {
             return;
         }
@@ -568,19 +590,38 @@ impl PiTranslator {
                 origin: Origin::Agent,
             }
         };
-        self.emit(out, Payload::ItemDone { item_id, final_item });
+        self.emit(
+            out,
+            Payload::ItemDone {
+                item_id,
+                final_item,
+            },
+        );
     }
 
-    fn tool_update(&mut self, idx: usize, ame: &Value, block: Option<&Value>, out: &mut Vec<ProviderEvent>) {
-        let opened = self
-            .turn
-            .as_ref()
-            .is_some_and(|t| t.blocks.get(&idx).is_some_and(|b| b.kind == BlockKind::Tool));
+    fn tool_update(
+        &mut self,
+        idx: usize,
+        ame: &Value,
+        block: Option<&Value>,
+        out: &mut Vec<ProviderEvent>,
+    ) {
+        let opened = self.turn.as_ref().is_some_and(|t| {
+            t.blocks
+                .get(&idx)
+                .is_some_and(|b| b.kind == BlockKind::Tool)
+        });
         if !opened {
-            let id = block.and_then(|b| str_field(b, "id")).filter(|s| !s.is_empty());
-            let name = block.and_then(|b| str_field(b, "name")).filter(|s| !s.is_empty());
+            let id = block
+                .and_then(|b| str_field(b, "id"))
+                .filter(|s| !s.is_empty());
+            let name = block
+                .and_then(|b| str_field(b, "name"))
+                .filter(|s| !s.is_empty());
             match (id, name) {
-                (Some(id), Some(name)) => self.open_block(idx, BlockKind::Tool, Some(name), Some(id), out),
+                (Some(id), Some(name)) => {
+                    self.open_block(idx, BlockKind::Tool, Some(name), Some(id), out)
+                }
                 // Not named yet; the next update or toolcall_end will be.
                 _ => return,
             }
@@ -625,7 +666,9 @@ impl PiTranslator {
             self.open_block(idx, BlockKind::Tool, Some(&name), Some(id), out);
         }
         let Some(t) = self.turn.as_mut() else { return };
-        let Some(b) = t.blocks.get_mut(&idx) else { return };
+        let Some(b) = t.blocks.get_mut(&idx) else {
+            return;
+        };
         b.done = true;
         let item_id = b.item_id.clone();
         let call_id = call_id
@@ -705,7 +748,12 @@ impl PiTranslator {
             .is_some_and(|t| t.blocks.contains_key(&idx))
     }
 
-    fn fail_open_blocks(&mut self, stop: Option<&str>, error: Option<&str>, out: &mut Vec<ProviderEvent>) {
+    fn fail_open_blocks(
+        &mut self,
+        stop: Option<&str>,
+        error: Option<&str>,
+        out: &mut Vec<ProviderEvent>,
+    ) {
         let Some(t) = self.turn.as_mut() else { return };
         let open: Vec<String> = t
             .blocks
@@ -814,7 +862,9 @@ impl PiTranslator {
         if v.get("success").and_then(Value::as_bool).unwrap_or(false) {
             return;
         }
-        let error = str_field(v, "finalError").unwrap_or("retries exhausted").to_owned();
+        let error = str_field(v, "finalError")
+            .unwrap_or("retries exhausted")
+            .to_owned();
         match self.turn.as_ref() {
             Some(t) if t.cancel_requested => {
                 let payload = cancelled();
@@ -917,7 +967,9 @@ impl PiTranslator {
                 }
                 out.push(diag(
                     DiagnosticLevel::Warn,
-                    format!("pi asked \"{title}\" ({method}); hive cannot answer it and cancelled it"),
+                    format!(
+                        "pi asked \"{title}\" ({method}); hive cannot answer it and cancelled it"
+                    ),
                 ));
             }
             _ => {}
