@@ -6,6 +6,8 @@
 //! agent's own protocol lives only in that agent's module below.
 
 pub mod codex;
+pub mod gemini;
+pub mod pi;
 pub mod process;
 pub mod pty;
 pub mod script;
@@ -262,6 +264,8 @@ impl Registry {
         r.register(Arc::new(script::ScriptFactory));
         r.register(Arc::new(pty::PtyFactory));
         r.register(Arc::new(codex::CodexFactory));
+        r.register(Arc::new(gemini::GeminiFactory));
+        r.register(Arc::new(pi::PiFactory));
         r
     }
 
