@@ -1,5 +1,6 @@
 //! Command line: `hive` opens the console; subcommands run headless.
 
+mod history;
 mod run;
 
 use std::path::PathBuf;
@@ -28,12 +29,19 @@ pub struct Cli {
 pub enum Command {
     /// Run one turn headless through the same runner and processor as the console.
     Run(run::RunArgs),
+    /// Read the history store: list sessions, show or export a transcript.
+    #[command(subcommand)]
+    History(history::HistoryCommand),
+    /// Import an agent's own transcript (Claude Code, Codex, pi) into the history store.
+    Import(history::ImportArgs),
 }
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Run(ref args)) => run::run(&cli, args),
+        Some(Command::History(ref cmd)) => history::history(cmd),
+        Some(Command::Import(ref args)) => history::import_cmd(args),
         None => crate::app::run(&cli),
     };
     match result {

@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use super::Cli;
 use crate::config::Config;
 use crate::event::Origin;
+use crate::history;
 use crate::provider::{DiagnosticLevel, ProviderSpec, Registry};
 use crate::runner::{PaneEvent, RunnerCommand, RunnerOptions, SubmitMode, spawn_runner};
 use crate::upsert::{TurnEvent, UpsertKind, UpsertStatus};
@@ -22,7 +23,8 @@ pub struct RunArgs {
     /// Print every upsert and turn event as one JSON line.
     #[arg(long)]
     pub json: bool,
-    /// Resume the agent's session with this handle (Claude session id, Codex thread id…).
+    /// Resume the agent's session with this handle (Claude session id, Codex thread id…);
+    /// by default the agent's last session is resumed (`--fresh` starts a new one).
     #[arg(long, value_name = "HANDLE")]
     pub resume: Option<String>,
     /// The message to send.
@@ -42,20 +44,32 @@ pub fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
     };
     let registry = Registry::builtin();
     let factory = registry.get(&agent.provider)?;
+    // Continue the agent's history session and record this turn into it.
+    // The stored queue is the console's: `hive run` neither shows nor drains it.
+    let history = history::open_pane_in(
+        &history::Store::user(),
+        &agent,
+        &history::OpenOptions {
+            fresh: cli.fresh,
+            track_queue: false,
+            tail_records: 0,
+        },
+    );
+    for w in &history.warnings {
+        eprintln!("hive: history: {w}");
+    }
     let options = RunnerOptions {
         processor: config.processor_config(),
         interrupt_timeout: std::time::Duration::from_millis(config.ui.interrupt_timeout_ms),
         initial_queue: Vec::new(),
-        recorder: None,
+        recorder: history.recorder,
     };
+    let resume = args.resume.clone().or(history.resume);
     let rt = super::runtime()?;
     let code =
         rt.block_on(async {
             let (tx, mut rx) = mpsc::unbounded_channel();
-            let spec = ProviderSpec {
-                agent,
-                resume: args.resume.clone(),
-            };
+            let spec = ProviderSpec { agent, resume };
             let runner = spawn_runner(0, factory, spec, options, tx)?;
             runner.send(RunnerCommand::Submit {
                 text: args.prompt.clone(),

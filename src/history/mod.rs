@@ -1,12 +1,29 @@
-//! Canonical history store (DESIGN §6, issue #5 builds it out).
+//! Canonical history store (DESIGN §6, seed 000 "Canonical History Store").
 //!
-//! Seam used by the console and `hive run`: `open_pane` returns what a pane
-//! needs to come back after a restart (its transcript, the agent's resume
-//! handle, messages still queued) and the recorder that keeps it up to date.
+//! `open_pane` returns what a pane needs to come back after a restart — its
+//! transcript, the agent's resume handle, messages still queued — and the
+//! recorder that keeps all of it up to date. Formats and layout: docs/history.md.
+
+pub mod assemble;
+pub mod import;
+pub mod record;
+mod recorder;
+pub mod render;
+pub mod state;
+pub mod store;
+
+use std::path::{Path, PathBuf};
 
 use crate::config::AgentConfig;
 use crate::runner::Recorder;
 use crate::upsert::Upsert;
+
+pub use recorder::HistoryRecorder;
+pub use state::PaneState;
+pub use store::{Store, StoreError};
+
+/// Records loaded into a pane on start; older ones come on demand.
+pub const DEFAULT_TAIL_RECORDS: usize = 400;
 
 /// What a pane restores on start.
 #[derive(Default)]
@@ -21,10 +38,149 @@ pub struct PaneHistory {
     pub recorder: Option<Box<dyn Recorder>>,
     /// Problems met while loading (torn lines skipped…), for the user to see.
     pub warnings: Vec<String>,
+    /// The history session the pane continues (file name without `.jsonl`).
+    pub session: String,
+    /// Set when older records exist than those in `items`: pass it to
+    /// `load_older` (e.g. when the user scrolls to the top).
+    pub older: Option<OlderPage>,
+}
+
+/// Where the loaded window of a session file begins.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OlderPage {
+    pub path: PathBuf,
+    /// Byte offset of the oldest record already loaded.
+    pub before: u64,
+}
+
+/// Items older than `page`, oldest first, and the page before those (if any).
+pub fn load_older(
+    page: &OlderPage,
+    min_records: usize,
+) -> (Vec<Upsert>, Option<OlderPage>, Vec<String>) {
+    match store::read_window(&page.path, page.before, min_records) {
+        Ok(loaded) => {
+            let items = assemble::items_from(&loaded.records);
+            let older = (loaded.start > 0).then(|| OlderPage {
+                path: page.path.clone(),
+                before: loaded.start,
+            });
+            (items, older, loaded.warnings)
+        }
+        Err(e) => (Vec::new(), None, vec![e.to_string()]),
+    }
+}
+
+/// How a pane's history is opened.
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    /// Start a new history session and a new agent session (keeps old files).
+    pub fresh: bool,
+    /// Persist the pending queue. `hive run` turns this off: it neither shows
+    /// nor drains the queue, so it must not overwrite it.
+    pub track_queue: bool,
+    /// Records to load into `items` (at least; whole turns are kept together).
+    pub tail_records: usize,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        Self {
+            fresh: false,
+            track_queue: true,
+            tail_records: DEFAULT_TAIL_RECORDS,
+        }
+    }
 }
 
 /// Opens the history of `agent` (a new session when `fresh`).
 pub fn open_pane(agent: &AgentConfig, fresh: bool) -> PaneHistory {
-    let _ = (agent, fresh);
-    PaneHistory::default()
+    let opts = OpenOptions {
+        fresh,
+        ..OpenOptions::default()
+    };
+    open_pane_in(&Store::user(), agent, &opts)
+}
+
+/// `open_pane` against a given store.
+pub fn open_pane_in(store: &Store, agent: &AgentConfig, opts: &OpenOptions) -> PaneHistory {
+    let mut out = PaneHistory::default();
+    let state_path = store.state_path(&agent.id);
+    let stored = match PaneState::load(&state_path) {
+        Ok(s) => s,
+        Err(e) => {
+            out.warnings
+                .push(format!("{e}; starting from the newest history file"));
+            None
+        }
+    };
+    let mut state = match stored {
+        Some(s) if !opts.fresh => s,
+        Some(s) => PaneState {
+            // A fresh session still offers the messages that were never sent.
+            queue: s.queue,
+            ..PaneState::default()
+        },
+        None if !opts.fresh => recover_state(store, &agent.id, &mut out.warnings),
+        None => PaneState::default(),
+    };
+    if state.session.is_empty() {
+        state.session = store::new_session_id();
+        state.resume = None;
+    }
+    state.agent_id = agent.id.clone();
+    state.provider = Some(agent.provider.clone());
+    if state.model.is_none() {
+        state.model = agent.model.clone();
+    }
+    let path = store.session_path(&agent.id, &state.session);
+    if !opts.fresh && opts.tail_records > 0 {
+        match store::read_window(&path, u64::MAX, opts.tail_records) {
+            Ok(loaded) => {
+                out.items = assemble::items_from(&loaded.records);
+                out.warnings.extend(loaded.warnings);
+                out.older = (loaded.start > 0).then(|| OlderPage {
+                    path: path.clone(),
+                    before: loaded.start,
+                });
+            }
+            Err(e) => out.warnings.push(e.to_string()),
+        }
+    }
+    if let Err(e) = state.save(&state_path) {
+        out.warnings.push(format!("session state not saved: {e}"));
+    }
+    out.resume = state.resume.clone();
+    out.queue = state.queue.clone();
+    out.session = state.session.clone();
+    out.recorder = Some(Box::new(HistoryRecorder::new(
+        store::SessionWriter::new(path),
+        state,
+        state_path,
+        opts.track_queue,
+    )));
+    out
+}
+
+/// No usable state file but history exists: continue the newest session
+/// (without an agent resume handle — that was in the lost state).
+fn recover_state(store: &Store, agent: &str, warnings: &mut Vec<String>) -> PaneState {
+    let Some(newest) = store.sessions(agent).pop() else {
+        return PaneState::default();
+    };
+    if !warnings.is_empty() {
+        warnings.push(format!(
+            "continuing history session {} without resuming the agent's own session",
+            newest.session
+        ));
+    }
+    PaneState {
+        session: newest.session,
+        ..PaneState::default()
+    }
+}
+
+/// Whether `path` looks like a session file of this store.
+pub fn is_session_file(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "jsonl")
 }

@@ -1,0 +1,179 @@
+//! One line of the canonical history store (seed 000 "Canonical History Store").
+//!
+//! Every line is a JSON object with `type: "history"`, the agent and session it
+//! belongs to, a millisecond timestamp and a `role`: `user`, `assistant` (content
+//! blocks thinking → toolCall → text, plus `meta`), `toolResult` (its own record,
+//! never nested in the assistant) and hive's `system` notices. The struct is flat
+//! with optional fields rather than a serde-tagged enum so parsing a large file
+//! stays a single pass without buffering, and unknown fields from newer writers
+//! are ignored.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::event::Usage;
+
+/// Who wrote a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Role {
+    #[serde(rename = "user")]
+    User,
+    #[serde(rename = "assistant")]
+    Assistant,
+    #[serde(rename = "toolResult")]
+    ToolResult,
+    /// Conversation notices from hive or the agent (rate-limit retries, …).
+    #[serde(rename = "system")]
+    System,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Record {
+    /// Always `"history"`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub agent_id: String,
+    pub session_id: String,
+    /// Milliseconds since the Unix epoch.
+    pub timestamp: i64,
+    /// hive's turn id: groups a turn's user, toolResult and assistant records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<String>,
+    pub role: Role,
+    #[serde(default)]
+    pub content: Vec<Block>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+/// One content block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum Block {
+    #[serde(rename = "text")]
+    Text { text: String },
+    #[serde(rename = "thinking")]
+    Thinking { thinking: String },
+    #[serde(rename = "toolCall")]
+    ToolCall {
+        id: String,
+        name: String,
+        #[serde(default)]
+        arguments: Value,
+    },
+    /// Block types hive does not know (images, …): kept out of the way.
+    #[serde(other)]
+    Unknown,
+}
+
+/// Attached to the assistant record of a turn.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Meta {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<UsageMeta>,
+    /// `stop`/`end_turn`/… as the agent said, else `completed`, `cancelled`,
+    /// `error` or `interrupted` (hive stopped before the turn ended).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+}
+
+/// Token usage in the seed's shape (`input`, `output`, `totalTokens`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageMeta {
+    #[serde(default)]
+    pub input: u64,
+    #[serde(default)]
+    pub output: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write: Option<u64>,
+    #[serde(default)]
+    pub total_tokens: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+impl From<&Usage> for UsageMeta {
+    fn from(u: &Usage) -> Self {
+        let cache_read = u.cache_read_input_tokens;
+        let cache_write = u.cache_creation_input_tokens;
+        Self {
+            input: u.input_tokens,
+            output: u.output_tokens,
+            cache_read,
+            cache_write,
+            total_tokens: u.input_tokens
+                + u.output_tokens
+                + cache_read.unwrap_or(0)
+                + cache_write.unwrap_or(0),
+            cost_usd: u.cost_usd,
+        }
+    }
+}
+
+impl Record {
+    /// A record with no content yet.
+    pub fn new(agent_id: &str, session_id: &str, timestamp: i64, role: Role) -> Self {
+        Self {
+            kind: "history".into(),
+            agent_id: agent_id.to_owned(),
+            session_id: session_id.to_owned(),
+            timestamp,
+            turn_id: None,
+            role,
+            content: Vec::new(),
+            meta: None,
+            tool_call_id: None,
+            tool_name: None,
+            is_error: None,
+            details: None,
+        }
+    }
+
+    /// All text blocks joined (user and system records, tool results).
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for b in &self.content {
+            if let Block::Text { text } = b {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(text);
+            }
+        }
+        out
+    }
+
+    /// The record as one JSONL line, newline included.
+    pub fn to_line(&self) -> String {
+        // Serialising plain data (strings, numbers, `Value`s) cannot fail.
+        let mut line = serde_json::to_string(self).unwrap_or_default();
+        line.push('\n');
+        line
+    }
+}
+
+/// Current time in the store's unit.
+pub fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}

@@ -1,0 +1,253 @@
+//! The live recorder: a `runner::Recorder` that turns one pane's events into
+//! canonical records and keeps its session state current.
+//!
+//! The user's message is appended as soon as it is complete (a typed prompt is
+//! never lost). The agent's side of a turn is kept in memory — latest upsert
+//! per item — and written in one append when the turn ends: a crash loses at
+//! most the turn in flight, and a torn write can only hit the last line. A
+//! graceful stop mid-turn (quit, runner dropped) writes what the turn had, as
+//! `interrupted`. No fsync on appends: the page cache survives a crash of
+//! hive; only the small state file is synced, on change.
+
+use indexmap::IndexMap;
+
+use super::assemble::TurnAssembler;
+use super::record::{Block, Meta, Record, Role, UsageMeta, now_ms};
+use super::state::PaneState;
+use super::store::SessionWriter;
+use crate::event::Origin;
+use crate::runner::{PaneEvent, Recorder};
+use crate::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
+
+/// A turn whose agent side is not written yet.
+#[derive(Default)]
+struct LiveTurn {
+    model: Option<String>,
+    provider: Option<String>,
+    /// Latest upsert of every agent item, in first-seen order.
+    items: IndexMap<String, Upsert>,
+}
+
+pub struct HistoryRecorder {
+    agent_id: String,
+    session: String,
+    writer: SessionWriter,
+    state: PaneState,
+    state_path: std::path::PathBuf,
+    /// `hive run` leaves the stored queue alone (it never drains it).
+    track_queue: bool,
+    turns: IndexMap<String, LiveTurn>,
+}
+
+impl HistoryRecorder {
+    pub(crate) fn new(
+        writer: SessionWriter,
+        state: PaneState,
+        state_path: std::path::PathBuf,
+        track_queue: bool,
+    ) -> Self {
+        Self {
+            agent_id: state.agent_id.clone(),
+            session: state.session.clone(),
+            writer,
+            state,
+            state_path,
+            track_queue,
+            turns: IndexMap::new(),
+        }
+    }
+
+    fn append(&mut self, records: &[Record]) {
+        if let Err(e) = self.writer.append(records) {
+            tracing::warn!(error = %e, "history: append failed");
+        }
+    }
+
+    fn save_state(&mut self) {
+        if let Err(e) = self.state.save(&self.state_path) {
+            tracing::warn!(error = %e, "history: session state not saved");
+        }
+    }
+
+    fn upsert(&mut self, u: &Upsert) {
+        if let UpsertKind::Message {
+            origin: Origin::User,
+            content,
+        } = &u.kind
+        {
+            if u.status == UpsertStatus::Complete {
+                let mut r = Record::new(
+                    &self.agent_id,
+                    &self.session,
+                    u.source_timestamp.timestamp_millis(),
+                    Role::User,
+                );
+                r.turn_id = Some(u.turn_id.clone());
+                r.content = vec![Block::Text {
+                    text: content.to_string(),
+                }];
+                self.append(&[r]);
+            }
+            return;
+        }
+        let turn = self.turns.entry(u.turn_id.clone()).or_default();
+        turn.items.insert(u.item_id.clone(), u.clone());
+    }
+
+    fn turn_event(&mut self, t: &TurnEvent) {
+        match t {
+            TurnEvent::TurnStarted {
+                turn_id,
+                model_id,
+                provider_id,
+                ..
+            } => {
+                let turn = self.turns.entry(turn_id.clone()).or_default();
+                turn.model = Some(model_id.clone());
+                turn.provider = Some(provider_id.clone());
+            }
+            TurnEvent::TurnComplete {
+                turn_id,
+                status,
+                usage,
+                finish_reason,
+                ..
+            } => {
+                let meta = Meta {
+                    usage: usage.as_ref().map(UsageMeta::from),
+                    stop_reason: Some(match status {
+                        TurnStatus::Cancelled => "cancelled".into(),
+                        TurnStatus::Completed => {
+                            finish_reason.clone().unwrap_or_else(|| "completed".into())
+                        }
+                    }),
+                    ..Meta::default()
+                };
+                self.end_turn(turn_id, meta);
+            }
+            TurnEvent::TurnError {
+                turn_id,
+                error_code,
+                error_message,
+                ..
+            } => {
+                let meta = Meta {
+                    stop_reason: Some("error".into()),
+                    error_code: Some(error_code.clone()),
+                    error_message: Some(error_message.clone()),
+                    ..Meta::default()
+                };
+                self.end_turn(turn_id, meta);
+            }
+        }
+    }
+
+    fn end_turn(&mut self, turn_id: &str, meta: Meta) {
+        let turn = self.turns.shift_remove(turn_id).unwrap_or_default();
+        let records = self.assemble(turn_id, turn, meta);
+        self.append(&records);
+    }
+
+    fn assemble(&self, turn_id: &str, turn: LiveTurn, mut meta: Meta) -> Vec<Record> {
+        let mut a = TurnAssembler::new(
+            &self.agent_id,
+            &self.session,
+            Some(turn_id.to_owned()),
+            now_ms(),
+        );
+        a.timestamp = 0;
+        for u in turn.items.values() {
+            let ts = u.source_timestamp.timestamp_millis();
+            match &u.kind {
+                UpsertKind::Thinking { content, .. } => content.with_str(|s| a.thinking(s, ts)),
+                UpsertKind::Message {
+                    content,
+                    origin: Origin::Agent,
+                } => content.with_str(|s| a.text(s, ts)),
+                UpsertKind::Message { content, .. } => content.with_str(|s| a.system(s, ts)),
+                UpsertKind::ToolCall {
+                    tool_name,
+                    arguments,
+                    call_id,
+                    output,
+                    output_is_error,
+                } => {
+                    a.tool_call(call_id, tool_name, arguments.clone(), ts);
+                    if let Some(out) = output {
+                        a.tool_result(
+                            call_id,
+                            tool_name,
+                            out,
+                            output_is_error.unwrap_or(false),
+                            ts,
+                        );
+                    }
+                }
+            }
+        }
+        if a.timestamp == 0 {
+            a.timestamp = now_ms();
+        }
+        meta.provider = turn
+            .provider
+            .or_else(|| self.state.provider.clone())
+            .filter(|p| !p.is_empty());
+        meta.model = turn
+            .model
+            .or_else(|| self.state.model.clone())
+            .filter(|m| !m.is_empty());
+        a.meta = meta;
+        a.finish()
+    }
+}
+
+impl Recorder for HistoryRecorder {
+    fn record(&mut self, event: &PaneEvent) {
+        match event {
+            PaneEvent::Upsert(u) => self.upsert(u),
+            PaneEvent::Turn(t) => self.turn_event(t),
+            PaneEvent::Session(info) => {
+                let mut changed = false;
+                if let Some(h) = &info.resume_handle
+                    && self.state.resume.as_ref() != Some(h)
+                {
+                    self.state.resume = Some(h.clone());
+                    changed = true;
+                }
+                if info.model.is_some() && info.model != self.state.model {
+                    self.state.model = info.model.clone();
+                    changed = true;
+                }
+                if changed {
+                    self.save_state();
+                }
+            }
+            PaneEvent::Queue(queue) => {
+                if self.track_queue && *queue != self.state.queue {
+                    self.state.queue = queue.clone();
+                    self.save_state();
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Drop for HistoryRecorder {
+    /// The pane is going away mid-turn (quit, restart of the runner): keep
+    /// what the turn produced rather than lose it.
+    fn drop(&mut self) {
+        let turns: Vec<(String, LiveTurn)> = self.turns.drain(..).collect();
+        for (turn_id, turn) in turns {
+            if turn.items.is_empty() {
+                continue;
+            }
+            let meta = Meta {
+                stop_reason: Some("interrupted".into()),
+                ..Meta::default()
+            };
+            let records = self.assemble(&turn_id, turn, meta);
+            self.append(&records);
+        }
+    }
+}
