@@ -15,6 +15,7 @@ use agent_client_protocol_schema::v1::{
     ContentBlock, PlanEntry, SessionNotification, SessionUpdate, ToolCall, ToolCallContent,
     ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::render;
@@ -198,7 +199,8 @@ impl Translator {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_owned();
-        let notification: SessionNotification = match serde_json::from_value(params.clone()) {
+        // Deserialize from the borrowed value: no copy of the update.
+        let notification = match SessionNotification::deserialize(params) {
             Ok(n) => n,
             Err(e) => {
                 let update = params.get("update").unwrap_or(params);
