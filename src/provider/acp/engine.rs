@@ -49,6 +49,9 @@ pub struct EngineConfig {
     pub model: Option<String>,
     /// How long a cancelled turn may take to confirm before hive ends it.
     pub cancel_grace: Duration,
+    /// How long `initialize` and `session/new` may take before start-up counts
+    /// as failed (the next `Send` tries again).
+    pub startup_timeout: Duration,
     pub missing_file: MissingFile,
 }
 
@@ -61,6 +64,7 @@ impl EngineConfig {
             mcp_servers: Vec::new(),
             model: None,
             cancel_grace: Duration::from_millis(800),
+            startup_timeout: Duration::from_secs(60),
             missing_file: MissingFile::Empty,
         }
     }
@@ -136,6 +140,8 @@ pub struct Engine {
     permission_seq: u64,
     /// Updates replayed by `session/load` are history hive already shows.
     replayed: usize,
+    /// While starting: when hive stops waiting for the agent.
+    startup_deadline: Option<Instant>,
     effects: Vec<Effect>,
 }
 
@@ -160,6 +166,7 @@ impl Engine {
             permissions: HashMap::new(),
             permission_seq: 0,
             replayed: 0,
+            startup_deadline: None,
             effects: Vec::new(),
         }
     }
@@ -167,6 +174,7 @@ impl Engine {
     /// Sends `initialize`.
     pub fn start(&mut self) {
         self.phase = Phase::Initializing;
+        self.startup_deadline = Some(Instant::now() + self.cfg.startup_timeout);
         let fs = FileSystemCapabilities::new()
             .read_text_file(true)
             .write_text_file(true);
@@ -193,10 +201,31 @@ impl Engine {
 
     /// When `on_timer` must run next.
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.turn.as_ref().and_then(|t| t.cancel_deadline)
+        let cancel = self.turn.as_ref().and_then(|t| t.cancel_deadline);
+        match (cancel, self.startup_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     pub fn on_timer(&mut self, now: Instant) {
+        if self.startup_deadline.is_some_and(|d| d <= now) {
+            self.startup_deadline = None;
+            let step = match self.phase {
+                Phase::Initializing => Some((false, "initialize")),
+                Phase::Opening => Some((true, "session/new")),
+                _ => None,
+            };
+            if let Some((initialized, method)) = step {
+                self.startup_failed(
+                    initialized,
+                    format!(
+                        "the agent did not answer {method} within {} s",
+                        self.cfg.startup_timeout.as_secs()
+                    ),
+                );
+            }
+        }
         let expired = self
             .turn
             .as_ref()
@@ -464,6 +493,7 @@ impl Engine {
 
     fn open_session(&mut self) {
         self.phase = Phase::Opening;
+        self.startup_deadline = Some(Instant::now() + self.cfg.startup_timeout);
         let cwd = self.cfg.cwd.clone();
         match self.cfg.resume.clone() {
             Some(id) if self.load_supported => {
@@ -494,6 +524,31 @@ impl Engine {
     }
 
     fn on_response(&mut self, kind: Pending, result: Result<Value, RpcError>, _now: Instant) {
+        // A start-up answer that comes after hive gave up (or after a retry
+        // was answered first) only counts while that step is still open.
+        let current = match (&kind, &self.phase) {
+            (Pending::Initialize, Phase::Initializing)
+            | (
+                Pending::Initialize,
+                Phase::Failed {
+                    initialized: false, ..
+                },
+            ) => true,
+            (Pending::Initialize, _) => false,
+            (Pending::NewSession | Pending::LoadSession(_), Phase::Opening)
+            | (
+                Pending::NewSession | Pending::LoadSession(_),
+                Phase::Failed {
+                    initialized: true, ..
+                },
+            ) => true,
+            (Pending::NewSession | Pending::LoadSession(_), _) => false,
+            _ => true,
+        };
+        if !current {
+            tracing::debug!(?kind, "stale start-up answer ignored");
+            return;
+        }
         match kind {
             Pending::Initialize => match result {
                 Ok(v) => self.initialized(v),
@@ -592,6 +647,7 @@ impl Engine {
     fn session_open(&mut self, session_id: String) {
         self.session_id = Some(session_id.clone());
         self.phase = Phase::Ready;
+        self.startup_deadline = None;
         self.select_model(&session_id);
         self.emit_session();
         if let Some((turn_id, text)) = self.waiting.take() {
@@ -644,6 +700,7 @@ impl Engine {
     }
 
     fn startup_failed(&mut self, initialized: bool, reason: String) {
+        self.startup_deadline = None;
         self.phase = Phase::Failed {
             initialized,
             reason: reason.clone(),

@@ -45,6 +45,7 @@ pub struct AcpOptions {
     pub mcp_servers: Vec<McpServer>,
     pub cancel_grace: Duration,
     pub kill_grace: Duration,
+    pub startup_timeout: Duration,
     pub missing_file: MissingFile,
 }
 
@@ -88,6 +89,7 @@ impl AcpOptions {
             mcp_servers,
             cancel_grace: ms("cancel_grace_ms", 800)?,
             kill_grace: ms("kill_grace_ms", 2000)?,
+            startup_timeout: ms("startup_timeout_ms", 60_000)?,
             missing_file,
         })
     }
@@ -188,6 +190,7 @@ impl ProviderFactory for AcpFactory {
         cfg.mcp_servers = options.mcp_servers.clone();
         cfg.model = agent.model.clone();
         cfg.cancel_grace = options.cancel_grace;
+        cfg.startup_timeout = options.startup_timeout;
         cfg.missing_file = options.missing_file;
         let engine = Engine::new(cfg);
         let kill_grace = options.kill_grace;
