@@ -1568,3 +1568,58 @@ fn engine_sends_steer_nowhere_and_says_so() {
         |f| matches!(f, Effect::Emit(ev) if matches!(ev.as_ref(), ProviderEvent::Diagnostic { .. }))
     ));
 }
+
+#[tokio::test]
+async fn model_mode_and_thinking_are_applied_where_the_agent_offers_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut agent, work, log) = fake_agent(dir.path(), &[]);
+    agent.model = Some("bigger-model".into());
+    agent.permission_mode = Some("yolo".into());
+    agent.thinking = Some("high".into());
+    let mut l = start_with(agent, dir, work, log, None);
+    l.send("t1", "hello");
+    l.turn_end("t1").await;
+    let sent = l.log_lines();
+    let find = |m: &str| sent.iter().find(|x| x["method"] == m).cloned();
+    assert_eq!(
+        find("session/set_model").unwrap()["params"]["modelId"],
+        "bigger-model"
+    );
+    assert_eq!(
+        find("session/set_mode").unwrap()["params"]["modeId"],
+        "yolo"
+    );
+    let opt = find("session/set_config_option").unwrap();
+    assert_eq!(
+        (
+            opt["params"]["configId"].clone(),
+            opt["params"]["value"].clone()
+        ),
+        (json!("effort"), json!("high"))
+    );
+    // The turn reports the selected model.
+    let model = l.seen.iter().find_map(|e| match e {
+        ProviderEvent::Stream(s) => match &s.payload {
+            Payload::ResponseStart { model_id, .. } => Some(model_id.clone()),
+            _ => None,
+        },
+        _ => None,
+    });
+    assert_eq!(model.as_deref(), Some("bigger-model"));
+    l.handle.kill().await;
+
+    // A mode the agent does not have is reported, not sent.
+    let dir = tempfile::tempdir().unwrap();
+    let (mut agent, work, log) = fake_agent(dir.path(), &[]);
+    agent.permission_mode = Some("bypassEverything".into());
+    let mut l = start_with(agent, dir, work, log, None);
+    l.send("t1", "hello");
+    l.turn_end("t1").await;
+    assert!(
+        !l.log_lines()
+            .iter()
+            .any(|m| m["method"] == "session/set_mode")
+    );
+    assert!(l.seen.iter().any(|e| matches!(e, ProviderEvent::Diagnostic { message, .. } if message.contains("bypassEverything") && message.contains("default, yolo"))));
+    l.handle.kill().await;
+}

@@ -247,8 +247,14 @@ def main():
                                "agentCapabilities": {"loadSession": bool(os.environ.get("FAKE_ACP_LOAD"))},
                                "agentInfo": {"name": "fake-acp", "title": "Fake ACP", "version": "0.0.1"}})
         elif method == "session/new":
-            result(msg["id"], {"sessionId": SESSION, "models": {"currentModelId": "fake-model",
-                                                              "availableModels": []}})
+            result(msg["id"], {"sessionId": SESSION,
+                               "models": {"currentModelId": "fake-model", "availableModels": []},
+                               "modes": {"currentModeId": "default",
+                                         "availableModes": [{"id": "default", "name": "Default"},
+                                                            {"id": "yolo", "name": "YOLO"}]},
+                               "configOptions": [{"id": "effort", "name": "Effort",
+                                                  "category": "thought_level", "type": "select",
+                                                  "currentValue": "medium", "options": []}]})
             update({"sessionUpdate": "available_commands_update",
                     "availableCommands": [{"name": "review", "description": "Review"}]})
         elif method == "session/load":
@@ -259,6 +265,8 @@ def main():
             turn(msg)
         elif method == "session/cancel":
             pass
+        elif method in ("session/set_model", "session/set_mode", "session/set_config_option"):
+            result(msg["id"], {})
         elif "id" in msg and "method" in msg:
             send({"jsonrpc": "2.0", "id": msg["id"],
                   "error": {"code": -32601, "message": "no " + method}})

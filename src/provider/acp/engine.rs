@@ -47,6 +47,10 @@ pub struct EngineConfig {
     pub mcp_servers: Vec<McpServer>,
     /// Model to select after the session opens, if the agent offers a choice.
     pub model: Option<String>,
+    /// Session mode to select (`permission_mode`), e.g. `acceptEdits`, `yolo`.
+    pub permission_mode: Option<String>,
+    /// Thought level to select (`thinking`), e.g. `high`.
+    pub thinking: Option<String>,
     /// How long a cancelled turn may take to confirm before hive ends it.
     pub cancel_grace: Duration,
     /// How long `initialize` and `session/new` may take before start-up counts
@@ -63,6 +67,8 @@ impl EngineConfig {
             resume: None,
             mcp_servers: Vec::new(),
             model: None,
+            permission_mode: None,
+            thinking: None,
             cancel_grace: Duration::from_millis(800),
             startup_timeout: Duration::from_secs(60),
             missing_file: MissingFile::Empty,
@@ -85,7 +91,7 @@ enum Pending {
     NewSession,
     LoadSession(String),
     Prompt { turn_id: String },
-    SetModel,
+    Setting,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -133,6 +139,8 @@ pub struct Engine {
     config_options: Value,
     /// `models` from `session/new` (Claude Code's model selection).
     models: Value,
+    /// `modes` from `session/new` (permission modes of Claude Code and Gemini).
+    modes: Value,
     turn: Option<Turn>,
     /// A turn sent before the session was open.
     waiting: Option<(String, String)>,
@@ -161,6 +169,7 @@ impl Engine {
             commands: Vec::new(),
             config_options: Value::Null,
             models: Value::Null,
+            modes: Value::Null,
             turn: None,
             waiting: None,
             permissions: HashMap::new(),
@@ -417,12 +426,13 @@ impl Engine {
             return;
         }
         turn.cancel_deadline = Some(now + grace);
-        // The agent waits on a pending permission; it must hear `cancelled`.
-        self.cancel_permissions();
         self.write(client::notification(
             "session/cancel",
             CancelNotification::new(session_id),
         ));
+        // The agent may wait on a permission; it hears `cancelled` after the
+        // cancel itself, so it knows why.
+        self.cancel_permissions();
     }
 
     fn end_turn(&mut self, turn_id: String, result: Result<Value, RpcError>, cancelling: bool) {
@@ -561,6 +571,7 @@ impl Engine {
                     Ok(r) => {
                         self.config_options = v.get("configOptions").cloned().unwrap_or_default();
                         self.models = v.get("models").cloned().unwrap_or_default();
+                        self.modes = v.get("modes").cloned().unwrap_or_default();
                         self.model = current_model(&v);
                         self.session_open(r.session_id.to_string());
                     }
@@ -575,6 +586,7 @@ impl Engine {
                 Ok(v) => {
                     self.config_options = v.get("configOptions").cloned().unwrap_or_default();
                     self.models = v.get("models").cloned().unwrap_or_default();
+                    self.modes = v.get("modes").cloned().unwrap_or_default();
                     self.model = current_model(&v);
                     if self.replayed > 0 {
                         self.diagnostic(
@@ -607,11 +619,11 @@ impl Engine {
                 };
                 self.end_turn(turn_id, result, turn.cancel_deadline.is_some());
             }
-            Pending::SetModel => {
+            Pending::Setting => {
                 if let Err(e) = result {
                     self.diagnostic(
                         DiagnosticLevel::Warn,
-                        format!("the agent did not switch the model: {}", e.describe()),
+                        format!("the agent refused a session setting: {}", e.describe()),
                     );
                 }
             }
@@ -649,6 +661,8 @@ impl Engine {
         self.phase = Phase::Ready;
         self.startup_deadline = None;
         self.select_model(&session_id);
+        self.select_mode(&session_id);
+        self.select_thinking(&session_id);
         self.emit_session();
         if let Some((turn_id, text)) = self.waiting.take() {
             self.prompt(turn_id, text);
@@ -685,7 +699,7 @@ impl Engine {
         };
         match request {
             Some((method, params)) => {
-                let (_, line) = self.rpc.request(method, params, Pending::SetModel);
+                let (_, line) = self.rpc.request(method, params, Pending::Setting);
                 self.write(line);
                 self.model = Some(wanted);
             }
@@ -697,6 +711,87 @@ impl Engine {
                 ),
             ),
         }
+    }
+
+    /// `permission_mode` → one of the agent's session modes (`session/set_mode`),
+    /// or a `mode` config option.
+    fn select_mode(&mut self, session_id: &str) {
+        let Some(wanted) = self.cfg.permission_mode.clone() else {
+            return;
+        };
+        let current = self.modes.get("currentModeId").and_then(Value::as_str);
+        if current == Some(wanted.as_str()) {
+            return;
+        }
+        let known: Vec<String> = self
+            .modes
+            .get("availableModes")
+            .and_then(Value::as_array)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if known.contains(&wanted) {
+            let params = json!({"sessionId": session_id, "modeId": wanted});
+            let (_, line) = self
+                .rpc
+                .request("session/set_mode", params, Pending::Setting);
+            self.write(line);
+        } else if !self.set_config_option(session_id, "mode", &wanted) {
+            let list = if known.is_empty() {
+                "none".to_owned()
+            } else {
+                known.join(", ")
+            };
+            self.diagnostic(
+                DiagnosticLevel::Warn,
+                format!(
+                    "{} has no mode `{wanted}`; `permission_mode` ignored (modes: {list})",
+                    self.agent_label()
+                ),
+            );
+        }
+    }
+
+    /// `thinking` → the agent's thought-level config option (Codex's reasoning effort).
+    fn select_thinking(&mut self, session_id: &str) {
+        let Some(wanted) = self.cfg.thinking.clone() else {
+            return;
+        };
+        if !self.set_config_option(session_id, "thought_level", &wanted) {
+            self.diagnostic(
+                DiagnosticLevel::Warn,
+                format!(
+                    "{} offers no thinking level; `thinking = \"{wanted}\"` ignored",
+                    self.agent_label()
+                ),
+            );
+        }
+    }
+
+    /// Sets the config option of `category` to `value` if the agent has one.
+    fn set_config_option(&mut self, session_id: &str, category: &str, value: &str) -> bool {
+        let id = self.config_options.as_array().and_then(|opts| {
+            opts.iter()
+                .find(|o| {
+                    o.get("category").and_then(Value::as_str) == Some(category)
+                        || o.get("id").and_then(Value::as_str) == Some(category)
+                })
+                .and_then(|o| o.get("id"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        });
+        let Some(id) = id else {
+            return false;
+        };
+        let params = json!({"sessionId": session_id, "configId": id, "value": value});
+        let (_, line) = self
+            .rpc
+            .request("session/set_config_option", params, Pending::Setting);
+        self.write(line);
+        true
     }
 
     fn startup_failed(&mut self, initialized: bool, reason: String) {

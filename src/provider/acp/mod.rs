@@ -189,6 +189,8 @@ impl ProviderFactory for AcpFactory {
         cfg.resume = spec.resume.clone();
         cfg.mcp_servers = options.mcp_servers.clone();
         cfg.model = agent.model.clone();
+        cfg.permission_mode = agent.permission_mode.clone();
+        cfg.thinking = agent.thinking.clone();
         cfg.cancel_grace = options.cancel_grace;
         cfg.startup_timeout = options.startup_timeout;
         cfg.missing_file = options.missing_file;
