@@ -544,12 +544,17 @@ fn replay_tool_with_permission_rejected() {
 
 #[test]
 fn replay_plan_renders_a_checklist() {
-    for agent in ["claude", "codex"] {
+    for agent in AGENTS {
         let r = replay(agent, "plan");
         let plan = r.updates("plan");
-        assert_eq!(plan.len(), 1, "{agent}");
         let system = r.messages(Origin::System);
-        assert_eq!(system.len(), 1, "{agent}");
+        assert_eq!(r.turn_ends().len(), 1, "{agent}");
+        if plan.is_empty() {
+            // Gemini answered this prompt without its todo tool.
+            assert!(system.is_empty(), "{agent}");
+            continue;
+        }
+        assert_eq!(system.len(), 1, "{agent}: one plan item");
         for entry in plan[0]["entries"].as_array().unwrap() {
             let content = entry["content"].as_str().unwrap();
             let mark = if entry["status"] == "completed" {
@@ -1019,6 +1024,26 @@ async fn live_agent_that_ignores_eof_and_sigterm_is_killed() {
         message.contains("signal 9"),
         "SIGKILL was needed: {message}"
     );
+
+    // Ignoring only EOF (claude-code-acp, codex-acp): SIGTERM is enough.
+    let mut l = start(&[("FAKE_ACP_IGNORE_EOF", "1")], None);
+    l.send("t1", "hello");
+    l.turn_end("t1").await;
+    let Live { handle, mut rx, .. } = l;
+    let asked = std::time::Instant::now();
+    handle.kill().await;
+    eprintln!(
+        "kill of an agent that ignores EOF took {:?}",
+        asked.elapsed()
+    );
+    let mut exited = None;
+    while let Ok(ev) = rx.try_recv() {
+        if let ProviderEvent::Exited { message, .. } = ev {
+            exited = Some(message);
+        }
+    }
+    let message = exited.expect("Exited after kill");
+    assert!(message.contains("signal 15"), "SIGTERM ended it: {message}");
 }
 
 #[tokio::test]
@@ -1220,6 +1245,7 @@ async fn live_cancel_while_a_command_keeps_running() {
     l.handle.send(ProviderCommand::Cancel);
     let end = l.turn_end("t1").await;
     let took = asked.elapsed();
+    eprintln!("cancel with a running command → turn end: {took:?}");
     assert!(
         matches!(
             end,
