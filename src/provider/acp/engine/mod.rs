@@ -318,13 +318,15 @@ impl Engine {
         }
     }
 
-    pub fn on_line(&mut self, line: &str, now: Instant) {
+    /// `_now` is the arrival time; no line handling depends on it yet, but
+    /// callers pass it like every other input so timing can be added here.
+    pub fn on_line(&mut self, line: &str, _now: Instant) {
         if line.trim().is_empty() {
             return;
         }
         match parse_line(line) {
             Ok(Incoming::Response { id, result }) => match self.rpc.take(&id) {
-                Some(kind) => self.on_response(kind, result, now),
+                Some(kind) => self.on_response(kind, result),
                 None => tracing::debug!(%id, "response to no pending request"),
             },
             Ok(Incoming::Request { id, method, params }) => self.on_request(id, &method, params),

@@ -46,12 +46,7 @@ impl Engine {
         }
     }
 
-    pub(super) fn on_response(
-        &mut self,
-        kind: Pending,
-        result: Result<Value, RpcError>,
-        _now: Instant,
-    ) {
+    pub(super) fn on_response(&mut self, kind: Pending, result: Result<Value, RpcError>) {
         // A start-up answer that comes after hive gave up (or after a retry
         // was answered first) only counts while that step is still open.
         let current = match (&kind, &self.phase) {
