@@ -5,10 +5,10 @@
 //! `StreamEvent`s and a few out-of-band `ProviderEvent`s come out. Knowledge of an
 //! agent's own protocol lives only in that agent's module below.
 
+pub mod acp;
 pub mod codex;
 pub mod gemini;
 pub mod pi;
-pub mod acp;
 pub mod process;
 pub mod pty;
 pub mod script;
