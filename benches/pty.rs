@@ -71,7 +71,7 @@ fn write_fixture(path: &Path, mb: usize) -> std::io::Result<u64> {
     let mut written = 0u64;
     let mut i = 0u64;
     while written < target {
-        let line = if i % 7 == 0 {
+        let line = if i.is_multiple_of(7) {
             format!(
                 "\x1b[32m{i:>8}\x1b[0m \x1b[1mcompiling\x1b[0m crate-{} v0.{}.{} (registry+https://example.org/index)\n",
                 i % 97,
