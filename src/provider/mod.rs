@@ -8,6 +8,7 @@
 pub mod codex;
 pub mod gemini;
 pub mod pi;
+pub mod acp;
 pub mod process;
 pub mod pty;
 pub mod script;
@@ -266,6 +267,7 @@ impl Registry {
         r.register(Arc::new(codex::CodexFactory));
         r.register(Arc::new(gemini::GeminiFactory));
         r.register(Arc::new(pi::PiFactory));
+        r.register(Arc::new(acp::AcpFactory));
         r
     }
 
