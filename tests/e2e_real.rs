@@ -256,6 +256,9 @@ struct Agent {
     thinking: bool,
     /// Text arrives in pieces, so hive emits `update` upserts (codex exec sends whole items).
     streams: bool,
+    /// The CLI reports a tool's output to its client (gemini --experimental-acp 0.61 sends
+    /// an empty `content` for a successful shell command).
+    tool_output: bool,
 }
 
 fn claude_env(lab: &Lab, home: &Path) -> BTreeMap<String, String> {
@@ -454,6 +457,7 @@ fn agent(lab: &Lab, cli: Cli) -> Option<Agent> {
         env,
         thinking,
         streams,
+        tool_output: cli != Cli::AcpGemini,
     })
 }
 
@@ -662,18 +666,31 @@ fn assert_tool_turn(out: &Output, agent: &Agent, lab: &Lab) {
         messages.iter().any(|m| m.contains(FINAL_TEXT)),
         "final text {FINAL_TEXT:?} in {messages:?}\n{ctx}"
     );
-    let tool_outputs: Vec<&Value> = finals
+    let tools: Vec<&Value> = finals
         .iter()
         .filter(|v| kind(v) == "tool_call")
         .copied()
         .collect();
+    let ran = |v: &&Value| {
+        v["output_is_error"] != true
+            && !v["tool_name"].as_str().unwrap_or("").is_empty()
+            && (!agent.tool_output
+                || v["output"]
+                    .as_str()
+                    .is_some_and(|o| o.contains(TOOL_OUTPUT)))
+    };
     assert!(
-        tool_outputs.iter().any(|v| v["output"]
-            .as_str()
-            .is_some_and(|o| o.contains(TOOL_OUTPUT))
-            && v["output_is_error"] != true
-            && !v["tool_name"].as_str().unwrap_or("").is_empty()),
-        "a completed tool call with output {TOOL_OUTPUT:?}: {tool_outputs:?}\n{ctx}"
+        tools.iter().any(ran),
+        "a completed tool call (output {TOOL_OUTPUT:?}: {}): {tools:?}\n{ctx}",
+        agent.tool_output
+    );
+    // Either way the CLI really ran it: its output went back to the model.
+    let sent_back = lab.mock.requests().iter().any(|r| {
+        r["scenario"] == "tool" && r["step"] == 1 && r["body"].to_string().contains(TOOL_OUTPUT)
+    });
+    assert!(
+        sent_back,
+        "the step-1 request carries the tool output\n{ctx}"
     );
     if agent.thinking {
         assert!(
