@@ -5,6 +5,7 @@
 //! `StreamEvent`s and a few out-of-band `ProviderEvent`s come out. Knowledge of an
 //! agent's own protocol lives only in that agent's module below.
 
+pub mod claude;
 pub mod process;
 pub mod script;
 
@@ -245,6 +246,7 @@ impl Registry {
     pub fn builtin() -> Self {
         let mut r = Self::empty();
         r.register(Arc::new(script::ScriptFactory));
+        r.register(Arc::new(claude::ClaudeFactory));
         r
     }
 
