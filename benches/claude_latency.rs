@@ -116,7 +116,13 @@ async fn through_runner(turns: usize, delay_ms: u64) -> Vec<f64> {
             match update.event {
                 PaneEvent::Upsert(u)
                     if first.is_none()
-                        && matches!(u.kind, UpsertKind::Message { origin: Origin::Agent, .. }) =>
+                        && matches!(
+                            u.kind,
+                            UpsertKind::Message {
+                                origin: Origin::Agent,
+                                ..
+                            }
+                        ) =>
                 {
                     first = Some(now_ns());
                 }
@@ -159,8 +165,8 @@ fn report(what: &str, mut ms: Vec<f64>) {
 
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` runs it once quickly.
-    let quick = std::env::args().any(|a| a == "--test")
-        || !std::env::args().any(|a| a == "--bench");
+    let quick =
+        std::env::args().any(|a| a == "--test") || !std::env::args().any(|a| a == "--bench");
     let turns: usize = std::env::var("TURNS")
         .ok()
         .and_then(|t| t.parse().ok())

@@ -43,10 +43,7 @@ pub fn permission_allow(request_id: &str, input: &Value) -> String {
 
 /// Answer to `can_use_tool`: refuse; Claude sees `message` as the tool result.
 pub fn permission_deny(request_id: &str, message: &str) -> String {
-    control_success(
-        request_id,
-        json!({"behavior": "deny", "message": message}),
-    )
+    control_success(request_id, json!({"behavior": "deny", "message": message}))
 }
 
 /// Answer to a control request hive does not handle, so the CLI never waits.

@@ -132,11 +132,12 @@ impl ProviderFactory for ClaudeFactory {
         events: EventSink,
     ) -> Result<ProviderHandle, ProviderError> {
         let cmd = command_spec(&spec.agent, spec.resume.as_deref());
-        let (process, stdout) = AgentProcess::spawn(&cmd).map_err(|source| ProviderError::Spawn {
-            agent: spec.agent.id.clone(),
-            program: cmd.program.clone(),
-            source,
-        })?;
+        let (process, stdout) =
+            AgentProcess::spawn(&cmd).map_err(|source| ProviderError::Spawn {
+                agent: spec.agent.id.clone(),
+                program: cmd.program.clone(),
+                source,
+            })?;
         let translator = Translator::new(spec.resume.as_deref());
         Ok(ProviderHandle::spawn(move |rx| async move {
             Session {

@@ -100,7 +100,9 @@ pub struct Translator {
     turn: Option<Turn>,
     blocks: Vec<Block>,
     current_message: Option<String>,
-    /// Messages of turns hive ended itself; their late results are ignored.
+    /// Messages of a turn hive ended itself (the interrupt went unanswered).
+    /// Until Claude's result for them arrives, its output belongs to that
+    /// turn and is dropped rather than shown in the next one.
     abandoned: HashSet<String>,
     last_total_cost: Option<f64>,
     /// Text of a synthetic "API Error: …" assistant message, for the result.
@@ -144,6 +146,11 @@ impl Translator {
 
     pub fn has_turn(&self) -> bool {
         self.turn.is_some()
+    }
+
+    /// Claude is still busy with a turn hive already ended.
+    pub fn draining(&self) -> bool {
+        !self.abandoned.is_empty()
     }
 
     pub fn cancel_requested(&self) -> bool {
@@ -250,6 +257,12 @@ impl Translator {
             "result" => self.result(v, out),
             "control_request" => self.control_request(v, out),
             "control_response" => self.control_response(v, out),
+            "command_lifecycle" => {
+                // An abandoned message Claude finished or dropped.
+                if matches!(str_of(v, "state"), "completed" | "cancelled") {
+                    self.abandoned.remove(str_of(v, "command_uuid"));
+                }
+            }
             // Lifecycle of stamped user messages, keep-alives, cancelled control
             // requests: nothing to show.
             other => tracing::trace!(kind = other, "claude line ignored"),
@@ -287,10 +300,7 @@ impl Translator {
                     .map(|s| format!("{s} "))
                     .unwrap_or_default();
                 let kind = v.get("error").and_then(Value::as_str).unwrap_or("error");
-                let delay = v
-                    .get("retry_delay_ms")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0);
+                let delay = v.get("retry_delay_ms").and_then(Value::as_u64).unwrap_or(0);
                 let attempt = v.get("attempt").and_then(Value::as_u64).unwrap_or(0);
                 let max = v.get("max_retries").and_then(Value::as_u64).unwrap_or(0);
                 let text = format!(
@@ -331,10 +341,7 @@ impl Translator {
             }
             "task_notification" => {
                 let status = v.get("status").and_then(Value::as_str).unwrap_or("update");
-                let what = v
-                    .get("summary")
-                    .and_then(Value::as_str)
-                    .unwrap_or("task");
+                let what = v.get("summary").and_then(Value::as_str).unwrap_or("task");
                 self.system_message(out, format!("Task {status}: {what}"));
             }
             // `status: requesting`, thinking token estimates, hooks: noise.
@@ -534,7 +541,9 @@ impl Translator {
     fn message_stop(&mut self, v: &Value, message_id: &str, out: &mut Translated) {
         let abandoned_from = v
             .get("abandoned_blocks")
-            .filter(|a| str_of(a, "api_message_id").is_empty() || str_of(a, "api_message_id") == message_id)
+            .filter(|a| {
+                str_of(a, "api_message_id").is_empty() || str_of(a, "api_message_id") == message_id
+            })
             .and_then(|a| a.get("from_block_index"))
             .and_then(Value::as_u64);
         let cancelling = self.cancel_requested();
@@ -747,6 +756,21 @@ impl Translator {
             .or_else(|| self.stop_reason.take());
         let api_error = self.api_error.take();
         self.current_message = None;
+        if self.draining() {
+            let stale = uuids.is_empty() || uuids.iter().any(|u| self.abandoned.contains(u));
+            if stale {
+                // The end of the turn hive already ended; without a uuid echo
+                // the first result after it is taken to be that one.
+                if uuids.is_empty() {
+                    self.abandoned.clear();
+                }
+                for u in &uuids {
+                    self.abandoned.remove(u);
+                }
+                self.blocks.clear();
+                return;
+            }
+        }
         let Some(turn) = self.turn.as_mut() else {
             self.blocks.clear();
             return;
@@ -754,11 +778,8 @@ impl Translator {
         if !uuids.is_empty() {
             let ours = uuids.iter().any(|u| turn.pending.contains(u));
             if !ours {
-                // A turn hive already ended (or never started): not this one.
-                for u in &uuids {
-                    self.abandoned.remove(u);
-                }
                 tracing::debug!(?uuids, "claude result for another turn ignored");
+                self.blocks.clear();
                 return;
             }
             turn.pending.retain(|p| !uuids.contains(p));
@@ -876,6 +897,12 @@ impl Translator {
             return;
         };
         match str_of(req, "subtype") {
+            "can_use_tool" if self.draining() => {
+                out.replies.push(super::control::permission_deny(
+                    request_id,
+                    "The user cancelled this turn.",
+                ));
+            }
             "can_use_tool" => {
                 let description = req
                     .get("description")
@@ -946,6 +973,9 @@ impl Translator {
 
     /// `response_start` for the hive turn, once, before anything else of it.
     fn bind(&mut self, out: &mut Translated) {
+        if self.draining() {
+            return;
+        }
         let Some(turn) = self.turn.as_mut() else {
             return;
         };
@@ -967,6 +997,10 @@ impl Translator {
     /// An item event of the hive turn; dropped when no turn runs (Claude
     /// talking after hive ended the turn itself).
     fn push(&mut self, out: &mut Translated, payload: Payload) {
+        if self.draining() {
+            tracing::debug!("claude output of an abandoned turn dropped");
+            return;
+        }
         self.bind(out);
         let Some(turn) = self.turn.as_ref() else {
             tracing::debug!("claude output outside a hive turn dropped");
