@@ -836,6 +836,33 @@ fn hive_ended_turn_ignores_the_late_result() {
     );
 }
 
+#[test]
+fn abandoned_turn_without_a_result_does_not_hide_the_next_one() {
+    // Claude dropped the abandoned message silently; once it names a message
+    // of the new turn, the new turn's output shows again.
+    let mut tr = Translator::new(None);
+    tr.begin_turn("t1", vec!["u1".into()]);
+    tr.request_cancel();
+    tr.force_cancel();
+    tr.begin_turn("t2", vec!["u2".into()]);
+    assert!(tr.draining());
+    let status = json!({"type":"system","subtype":"status","status":"requesting","user_message_uuids":["u2"]});
+    let out = tr.line(&status.to_string());
+    assert!(!tr.draining());
+    assert!(out.stream().next().is_none());
+    let msg =
+        json!({"type":"assistant","message":{"id":"m2","content":[{"type":"text","text":"new"}]}});
+    let out = tr.line(&msg.to_string());
+    assert!(out.stream().any(|e| e.turn_id == "t2"));
+    let done =
+        json!({"type":"result","is_error":false,"subtype":"success","user_message_uuids":["u2"]});
+    let out = tr.line(&done.to_string());
+    assert!(
+        out.stream()
+            .any(|e| e.turn_id == "t2" && matches!(e.payload, Payload::ResponseDone { .. }))
+    );
+}
+
 // ======================================================================
 // Lifecycle against a fake `claude`
 // ======================================================================

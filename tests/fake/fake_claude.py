@@ -248,7 +248,7 @@ def run_turn(turn):
     out(base({"type": "system", "subtype": "init", "cwd": os.getcwd(), "tools": ["Bash", "Read"],
               "model": MODEL, "permissionMode": arg("--permission-mode", "default"),
               "slash_commands": ["compact"]}))
-    out(base({"type": "system", "subtype": "status", "status": "requesting"}))
+    out(base({"type": "system", "subtype": "status", "status": "requesting", "user_message_uuids": turn.uuids}))
     msg_id = "msg_fake_" + uuid.uuid4().hex[:12]
     if "hang" in prompt:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)

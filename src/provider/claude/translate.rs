@@ -249,6 +249,11 @@ impl Translator {
     }
 
     fn message(&mut self, v: &Value, out: &mut Translated) {
+        if self.draining() && self.names_current_turn(v) {
+            // Claude moved on to this turn's messages: whatever it did with
+            // the abandoned ones, nothing more of them will come.
+            self.abandoned.clear();
+        }
         match str_of(v, "type") {
             "system" => self.system(v, out),
             "stream_event" => self.stream_event(v, out),
@@ -267,6 +272,22 @@ impl Translator {
             // requests: nothing to show.
             other => tracing::trace!(kind = other, "claude line ignored"),
         }
+    }
+
+    /// The line says it works on a message of the current turn
+    /// (`user_message_uuids` on status, message_start, result…).
+    fn names_current_turn(&self, v: &Value) -> bool {
+        let Some(turn) = self.turn.as_ref() else {
+            return false;
+        };
+        let mut named = v
+            .get("user_message_uuids")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .chain(v.get("user_message_uuid").and_then(Value::as_str));
+        named.any(|u| turn.pending.iter().any(|p| p == u))
     }
 
     // ---- system ----------------------------------------------------------
