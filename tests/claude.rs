@@ -1447,3 +1447,98 @@ fn command_override_and_env_reach_the_spec() {
     assert!(spec.program.ends_with("/claude"));
     assert_eq!(spec.env["ANTHROPIC_BASE_URL"], "http://127.0.0.1:4000");
 }
+
+// ======================================================================
+// Opt-in: the real Claude Code CLI against the scripted mock model
+// ======================================================================
+
+/// `CLAUDE_E2E_BIN=/path/to/claude CLAUDE_E2E_BASE_URL=http://127.0.0.1:PORT
+/// cargo test --test claude real_cli -- --ignored` (mock: realcli/mockllm.py).
+fn real_agent(permission_mode: &str) -> Option<(AgentConfig, tempfile::TempDir)> {
+    let bin = std::env::var("CLAUDE_E2E_BIN").ok()?;
+    let url = std::env::var("CLAUDE_E2E_BASE_URL").ok()?;
+    let dir = tempfile::tempdir().ok()?;
+    let mut agent = AgentConfig::new("real-claude", "claude");
+    agent.command = vec![bin];
+    agent.cwd = Some(dir.path().to_owned());
+    agent.permission_mode = Some(permission_mode.into());
+    for (k, v) in [
+        ("HOME", dir.path().display().to_string()),
+        ("ANTHROPIC_BASE_URL", url),
+        ("ANTHROPIC_API_KEY", "sk-ant-mock-000".into()),
+        ("IS_SANDBOX", "1".into()),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+        ("DISABLE_TELEMETRY", "1".into()),
+        ("DISABLE_AUTOUPDATER", "1".into()),
+        ("CLAUDE_CODE_MAX_RETRIES", "1".into()),
+    ] {
+        agent.env.insert(k.into(), v);
+    }
+    Some((agent, dir))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the real claude CLI and the mock model (CLAUDE_E2E_BIN, CLAUDE_E2E_BASE_URL)"]
+async fn real_cli_interrupt_steer_and_permission() {
+    let Some((agent, _dir)) = real_agent("bypassPermissions") else {
+        eprintln!("CLAUDE_E2E_BIN / CLAUDE_E2E_BASE_URL not set: skipped");
+        return;
+    };
+    let mut pane = Pane::start(agent, None);
+    // Interrupt while streaming; the process takes the next turn.
+    pane.submit("Long answer please. SCENARIO:slow_text", SubmitMode::Auto);
+    pane.until("first agent text", agent_text).await;
+    pane.runner.send(RunnerCommand::Interrupt);
+    let t = pane.turn_end().await;
+    assert!(
+        matches!(
+            t,
+            TurnEvent::TurnComplete {
+                status: TurnStatus::Cancelled,
+                ..
+            }
+        ),
+        "{t:?}"
+    );
+    pane.submit("After the interrupt: say hi.", SubmitMode::Auto);
+    assert!(completed(&pane.turn_end().await));
+    // A message written while text streams joins the running hive turn.
+    let before = pane.final_messages(Origin::Agent).len();
+    pane.submit("Long answer please. SCENARIO:slow_text", SubmitMode::Auto);
+    pane.until("first agent text", agent_text).await;
+    pane.submit("QUEUED message sent while streaming.", SubmitMode::Steer);
+    let t = pane.turn_end().await;
+    assert!(completed(&t), "{t:?}");
+    assert_eq!(pane.final_messages(Origin::Agent).len(), before + 2);
+    pane.runner.send(RunnerCommand::Shutdown);
+
+    // Permission round trip.
+    let Some((agent, _dir)) = real_agent("default") else {
+        return;
+    };
+    let mut pane = Pane::start(agent, None);
+    pane.submit(
+        "Run a shell command. SCENARIO:tool_needs_permission",
+        SubmitMode::Auto,
+    );
+    let PaneEvent::Permission(req) = pane
+        .until("permission", |e| matches!(e, PaneEvent::Permission(_)))
+        .await
+    else {
+        unreachable!()
+    };
+    assert_eq!(req.tool_name, "Bash");
+    pane.runner.send(RunnerCommand::Permission {
+        request_id: req.request_id,
+        decision: PermissionDecision::AllowOnce,
+    });
+    assert!(completed(&pane.turn_end().await));
+    assert_eq!(
+        pane.completed_tools()
+            .first()
+            .and_then(|t| t.1.clone())
+            .as_deref(),
+        Some("made")
+    );
+    pane.runner.send(RunnerCommand::Shutdown);
+}

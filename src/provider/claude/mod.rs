@@ -69,6 +69,15 @@ pub fn command_spec(agent: &AgentConfig, resume: Option<&str>) -> CommandSpec {
     if !agent.allowed_tools.is_empty() {
         args.extend(["--allowedTools".into(), agent.allowed_tools.join(",")]);
     }
+    let mut env = agent.env.clone();
+    match agent.thinking.as_deref().map(Thinking::parse) {
+        Some(Thinking::Effort(level)) => args.extend(["--effort".into(), level]),
+        Some(Thinking::Budget(tokens)) => {
+            env.entry("MAX_THINKING_TOKENS".into())
+                .or_insert_with(|| tokens.to_string());
+        }
+        None => {}
+    }
     if let Some(prompt) = &agent.system_prompt {
         args.extend(["--append-system-prompt".into(), prompt.clone()]);
     }
@@ -76,13 +85,6 @@ pub fn command_spec(agent: &AgentConfig, resume: Option<&str>) -> CommandSpec {
         args.extend(["--resume".into(), id.to_owned()]);
     }
     args.extend(agent.args.iter().cloned());
-    let mut env = agent.env.clone();
-    if let Some(thinking) = &agent.thinking
-        && !env.contains_key("MAX_THINKING_TOKENS")
-        && let Some(budget) = thinking_budget(thinking)
-    {
-        env.insert("MAX_THINKING_TOKENS".into(), budget.to_string());
-    }
     CommandSpec {
         program,
         args,
@@ -91,14 +93,22 @@ pub fn command_spec(agent: &AgentConfig, resume: Option<&str>) -> CommandSpec {
     }
 }
 
-/// `thinking = "off" | "low" | "medium" | "high" | <tokens>` → a budget.
-fn thinking_budget(thinking: &str) -> Option<u64> {
-    match thinking.trim().to_ascii_lowercase().as_str() {
-        "off" | "none" | "false" | "0" => Some(0),
-        "low" => Some(4_000),
-        "medium" => Some(10_000),
-        "high" => Some(32_000),
-        n => n.parse().ok(),
+/// The agent's `thinking` setting.
+enum Thinking {
+    /// `--effort <level>` (Claude Code 2.1: low, medium, high, xhigh, max;
+    /// the CLI rejects others, visibly).
+    Effort(String),
+    /// `MAX_THINKING_TOKENS` (a number; `off` is 0).
+    Budget(u64),
+}
+
+impl Thinking {
+    fn parse(s: &str) -> Self {
+        let s = s.trim().to_ascii_lowercase();
+        match s.as_str() {
+            "off" | "none" | "false" => Self::Budget(0),
+            n => n.parse().map(Self::Budget).unwrap_or(Self::Effort(s)),
+        }
     }
 }
 
@@ -454,9 +464,16 @@ mod tests {
         assert!(!line.contains("--permission-prompt-tool"));
         assert!(line.contains("--allowedTools Read,Bash(git:*)"));
         assert!(line.contains("--append-system-prompt Be brief."));
+        assert!(line.contains("--effort high"));
         assert!(line.ends_with("--resume 5e551011 --max-turns 3"));
         assert_eq!(spec.env["ANTHROPIC_BASE_URL"], "http://127.0.0.1:9");
-        assert_eq!(spec.env["MAX_THINKING_TOKENS"], "32000");
+        agent.thinking = Some("off".into());
+        assert_eq!(command_spec(&agent, None).env["MAX_THINKING_TOKENS"], "0");
+        agent.thinking = Some("12000".into());
+        assert_eq!(
+            command_spec(&agent, None).env["MAX_THINKING_TOKENS"],
+            "12000"
+        );
         assert_eq!(spec.cwd.as_deref(), Some(std::path::Path::new("/tmp")));
         assert!(!ClaudeFactory.capabilities(&agent).permissions);
     }
