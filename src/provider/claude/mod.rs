@@ -398,6 +398,13 @@ impl Session {
         };
         // Stragglers in its group go too.
         self.process.terminate(Duration::from_millis(100)).await;
+        // stderr is collected by a separate task that may not have read the
+        // dying process's last words yet: give it a moment.
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let settle = Instant::now() + Duration::from_millis(200);
+        while self.process.stderr_tail().is_empty() && Instant::now() < settle {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         let report = self.process.exit_report(status);
         let message = format!("Claude Code {report}");
         let events = self.translator.fail_turn("agent_exited", &message);
