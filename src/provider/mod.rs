@@ -9,6 +9,7 @@ pub mod acp;
 pub mod codex;
 pub mod gemini;
 pub mod pi;
+pub mod claude;
 pub mod process;
 pub mod pty;
 pub mod script;
@@ -268,6 +269,7 @@ impl Registry {
         r.register(Arc::new(gemini::GeminiFactory));
         r.register(Arc::new(pi::PiFactory));
         r.register(Arc::new(acp::AcpFactory));
+        r.register(Arc::new(claude::ClaudeFactory));
         r
     }
 
