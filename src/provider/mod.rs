@@ -6,10 +6,10 @@
 //! agent's own protocol lives only in that agent's module below.
 
 pub mod acp;
+pub mod claude;
 pub mod codex;
 pub mod gemini;
 pub mod pi;
-pub mod claude;
 pub mod process;
 pub mod pty;
 pub mod script;
