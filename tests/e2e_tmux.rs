@@ -72,7 +72,8 @@ impl Drop for Tmux {
 }
 
 fn start(bin: &Path, dir: tempfile::TempDir) -> Tmux {
-    let d = dir.path();
+    let d = dir.path().to_owned();
+    let d = d.as_path();
     let env = |name: &str| format!("{name}={}", d.join(name.to_ascii_lowercase()).display());
     // The shell prints how hive left the terminal, then keeps the pane open.
     let script = format!(

@@ -339,9 +339,9 @@ fn allow_keys_only_act_on_an_empty_composer() {
     app.apply(ev(0, PaneEvent::Permission(PermissionRequest {
         request_id: "p1".into(), tool_name: "Bash".into(), input: json!({"command": "ls"}), description: None, options: vec![],
     })));
-    typ(&mut app, "ya");
+    typ(&mut app, "okay");
     assert!(app.outbox.is_empty());
-    assert_eq!(app.panes[0].composer_text(), "ya");
+    assert_eq!(app.panes[0].composer_text(), "okay");
     app.panes[0].set_composer("");
     app.on_key(key(KeyCode::Char('a')));
     assert!(matches!(&app.outbox[0].1, RunnerCommand::Permission { decision: PermissionDecision::AllowAlways, .. }));

@@ -361,12 +361,8 @@ impl App {
                 p.expanded = !p.expanded;
                 p.transcript.invalidate();
             }
-            Action::Restart => {
-                if p.state == TurnState::Dead {
-                    self.send(focus, RunnerCommand::Restart);
-                } else {
-                    return false;
-                }
+            Action::Restart if p.state == TurnState::Dead => {
+                self.send(focus, RunnerCommand::Restart);
             }
             Action::AllowOnce if has_card && !p.deny_reason => self.answer_permission(PermissionDecision::AllowOnce),
             Action::AllowAlways if has_card && !p.deny_reason => {

@@ -109,10 +109,10 @@ pub fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
                             }
                         }
                     }
-                    PaneEvent::Notice { level, text } => {
-                        if level != DiagnosticLevel::Info || !args.json {
-                            eprintln!("hive: {text}");
-                        }
+                    PaneEvent::Notice { level, text }
+                        if level != DiagnosticLevel::Info || !args.json =>
+                    {
+                        eprintln!("hive: {text}");
                     }
                     PaneEvent::Permission(req) => {
                         // Headless: nobody can answer, so say so rather than hang.

@@ -22,7 +22,7 @@ pub fn grid_shape(n: usize, area: Rect) -> (usize, usize) {
         let ch = h / rows as f64;
         let mut score = ((cw / ch) / IDEAL_RATIO).ln().abs();
         // Empty cells waste space; narrow panes are unreadable.
-        score += 0.15 * (cols * rows - n) as f64;
+        score += 0.3 * (cols * rows - n) as f64;
         if cw < f64::from(MIN_PANE_WIDTH) && cols > 1 {
             score += 10.0;
         }

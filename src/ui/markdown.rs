@@ -38,27 +38,26 @@ pub fn stable_boundary(src: &str, from: usize) -> usize {
     let mut best = from;
     let mut in_fence = false;
     let mut pos = from;
-    let bytes = src.as_bytes();
     let mut prev_blank = false;
     while pos < src.len() {
         let end = src[pos..].find('\n').map_or(src.len(), |i| pos + i);
-        if end == src.len() {
-            // The last line is still being written.
-            break;
-        }
         let line = &src[pos..end];
         let trimmed = line.trim_start();
         let indent = line.len() - trimmed.len();
+        // A line that starts at column 0 after a blank line opens a new
+        // top-level block (even while it is still being written).
         let starts_block = indent == 0 && !trimmed.is_empty();
         if prev_blank && !in_fence && starts_block {
             best = pos;
+        }
+        if end == src.len() {
+            break;
         }
         if indent < 4 && (trimmed.starts_with("```") || trimmed.starts_with("~~~")) {
             in_fence = !in_fence;
         }
         prev_blank = line.trim().is_empty();
         pos = end + 1;
-        let _ = bytes;
     }
     best
 }
@@ -251,11 +250,7 @@ impl<'t> Renderer<'t> {
 
     fn start(&mut self, tag: Tag<'_>) {
         match tag {
-            Tag::Paragraph => {
-                if self.item_prefix.is_none() {
-                    self.blank_if_needed();
-                }
-            }
+            Tag::Paragraph if self.item_prefix.is_none() => self.blank_if_needed(),
             Tag::Heading { level, .. } => {
                 self.blank_if_needed();
                 self.heading = Some(level);

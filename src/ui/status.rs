@@ -69,10 +69,7 @@ pub fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
         let zoom = if app.zoom { "unzoom" } else { "zoom" };
         let hints = [
             (km.short(Action::Help), "help"),
-            (
-                format!("{}/{}", km.short(Action::FocusPrev), km.short(Action::FocusNext)),
-                "panes",
-            ),
+            (pair(&km.short(Action::FocusPrev), &km.short(Action::FocusNext)), "panes"),
             (km.short(Action::Zoom), zoom),
             (km.short(Action::ToggleView), if app.full_view { "simple" } else { "full" }),
             (km.short(Action::Quit), "quit"),
@@ -97,5 +94,13 @@ pub fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
         let style = right.spans.first().map_or(base, |s| s.style);
         buf.set_string(area.x + lw + 1, area.y, &cut, style);
         let _ = cut.width();
+    }
+}
+
+/// `Alt+←` and `Alt+→` as `Alt+←→`.
+fn pair(a: &str, b: &str) -> String {
+    match (a.rsplit_once('+'), b.rsplit_once('+')) {
+        (Some((ma, ka)), Some((mb, kb))) if ma == mb => format!("{ma}+{ka}{kb}"),
+        _ => format!("{a}/{b}"),
     }
 }

@@ -213,7 +213,7 @@ mod tests {
         let l = Logical::raw("abcdefghij", Style::new());
         assert_eq!(text(&wrap(&l, 4)), ["abcd", "efgh", "ij"]);
         let code = Logical::raw("a  b  c", Style::new()).hard();
-        assert_eq!(text(&wrap(&code, 3)), ["a  ", "b  ", "c"]);
+        assert_eq!(text(&wrap(&code, 3)), ["a", "b", "c"]);
     }
 
     #[test]
