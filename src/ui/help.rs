@@ -46,13 +46,13 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
                 let first = km.short(Action::Focus1);
                 let last = km.short(Action::Focus9);
                 out.push(Line::from(vec![
-                    Span::styled(format!("  {:<22}", format!("{first} … {last}")), key),
+                    Span::styled(format!("  {:<25}", format!("{first} … {last}")), key),
                     Span::raw("focus pane 1…9"),
                 ]));
                 continue;
             }
             out.push(Line::from(vec![
-                Span::styled(format!("  {:<22}", km.label(*action)), key),
+                Span::styled(format!("  {:<25}", km.label(*action)), key),
                 Span::raw(desc.to_string()),
             ]));
         }

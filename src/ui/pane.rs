@@ -75,12 +75,6 @@ pub fn draw(p: &mut Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
     title.push(Span::styled(p.name().to_owned(), name_style));
     title.push(Span::raw(" "));
     let (label, alarm) = state_label(p, ctx.spin);
-    let mut right = vec![Span::raw(" ")];
-    let meta = match &p.model {
-        Some(m) => format!("{} · {m} · ", p.agent.provider),
-        None => format!("{} · ", p.agent.provider),
-    };
-    right.push(Span::styled(meta, Style::new().fg(t.dim)));
     let label_style = if alarm {
         Style::new().fg(t.warning).add_modifier(Modifier::BOLD)
     } else if p.is_busy() {
@@ -88,8 +82,34 @@ pub fn draw(p: &mut Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
     } else {
         Style::new().fg(t.dim)
     };
-    right.push(Span::styled(label, label_style));
-    right.push(Span::raw(" "));
+    // The right title gives way to the name: drop the model, then the provider.
+    let room = usize::from(area.width.saturating_sub(4))
+        .saturating_sub(Line::from(title.clone()).width());
+    let label_w = label.width() + 2;
+    let mut meta = String::new();
+    for candidate in [
+        p.model.as_ref().map(|m| format!("{} · {m} · ", p.agent.provider)),
+        p.model.as_ref().map(|m| format!("{m} · ")),
+        Some(format!("{} · ", p.agent.provider)),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if candidate.width() + label_w <= room {
+            meta = candidate;
+            break;
+        }
+    }
+    let right = if label_w <= room {
+        vec![
+            Span::raw(" "),
+            Span::styled(meta, Style::new().fg(t.dim)),
+            Span::styled(label, label_style),
+            Span::raw(" "),
+        ]
+    } else {
+        Vec::new()
+    };
     let block = Block::new()
         .borders(Borders::ALL)
         .border_type(border_type)
