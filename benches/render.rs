@@ -129,7 +129,14 @@ fn many_panes() {
         }
         app.apply(PaneUpdate {
             pane: i % PANES,
-            event: upsert("live".into(), UpsertStatus::Update, UpsertKind::Message { content: text.snapshot(), origin: Origin::Agent }),
+            event: upsert(
+                "live".into(),
+                UpsertStatus::Update,
+                UpsertKind::Message {
+                    content: text.snapshot(),
+                    origin: Origin::Agent,
+                },
+            ),
         });
         updated.push(frame(&mut app, &mut buf));
     }
@@ -156,7 +163,11 @@ fn many_panes() {
 /// DESIGN §9's stream: 108k chars of markdown; the processor's gradient
 /// makes ~230 emissions; one frame per emission.
 fn long_stream() {
-    let config = Config::parse("[[agent]]\nid = \"a\"\nprovider = \"script\"\n", ConfigSource::Builtin).expect("config");
+    let config = Config::parse(
+        "[[agent]]\nid = \"a\"\nprovider = \"script\"\n",
+        ConfigSource::Builtin,
+    )
+    .expect("config");
     let (mut app, _) = build_app(&config);
     let mut src = String::new();
     while src.len() < 108_000 {
@@ -187,7 +198,14 @@ fn long_stream() {
             emissions += 1;
             app.apply(PaneUpdate {
                 pane: 0,
-                event: upsert("m".into(), UpsertStatus::Update, UpsertKind::Message { content: text.snapshot(), origin: Origin::Agent }),
+                event: upsert(
+                    "m".into(),
+                    UpsertStatus::Update,
+                    UpsertKind::Message {
+                        content: text.snapshot(),
+                        origin: Origin::Agent,
+                    },
+                ),
             });
             buf.reset();
             hive::ui::render(&mut app, Rect::new(0, 0, 160, 45), &mut buf);
@@ -218,10 +236,34 @@ fn idle_cpu() {
     let socket = format!("hive-bench-{}", std::process::id());
     let bin = env!("CARGO_BIN_EXE_hive");
     let ok = Command::new("tmux")
-        .args(["-L", &socket, "-f", "/dev/null", "new-session", "-d", "-s", "b", "-x", "200", "-y", "50", "-c"])
+        .args([
+            "-L",
+            &socket,
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "b",
+            "-x",
+            "200",
+            "-y",
+            "50",
+            "-c",
+        ])
         .arg(d)
-        .args(["-e", &format!("HIVE_DATA_DIR={}", d.display()), "-e", &format!("HIVE_STATE_DIR={}", d.display())])
-        .args(["-e", &format!("XDG_CONFIG_HOME={}", d.display()), "-e", "TERM=xterm-256color"])
+        .args([
+            "-e",
+            &format!("HIVE_DATA_DIR={}", d.display()),
+            "-e",
+            &format!("HIVE_STATE_DIR={}", d.display()),
+        ])
+        .args([
+            "-e",
+            &format!("XDG_CONFIG_HOME={}", d.display()),
+            "-e",
+            "TERM=xterm-256color",
+        ])
         .arg(bin)
         .status()
         .is_ok_and(|s| s.success());
@@ -247,7 +289,9 @@ fn idle_cpu() {
         }
         None => println!("idle CPU: could not find hive's pid"),
     }
-    let _ = Command::new("tmux").args(["-L", &socket, "kill-server"]).status();
+    let _ = Command::new("tmux")
+        .args(["-L", &socket, "kill-server"])
+        .status();
 }
 
 fn main() {

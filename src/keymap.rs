@@ -86,12 +86,17 @@ impl Action {
         Self::info(self).4
     }
 
-    fn info(self) -> &'static (Action, &'static str, Scope, &'static [&'static str], &'static str) {
+    fn info(
+        self,
+    ) -> &'static (
+        Action,
+        &'static str,
+        Scope,
+        &'static [&'static str],
+        &'static str,
+    ) {
         // The table is generated from the enum, so every variant is in it.
-        ACTIONS
-            .iter()
-            .find(|a| a.0 == self)
-            .unwrap_or(&ACTIONS[0])
+        ACTIONS.iter().find(|a| a.0 == self).unwrap_or(&ACTIONS[0])
     }
 
     pub fn from_name(name: &str) -> Option<Action> {
@@ -410,7 +415,10 @@ mod tests {
             Chord::new(KeyCode::Up, KeyModifiers::ALT | KeyModifiers::SHIFT)
         );
         assert_eq!(chord("f12"), Chord::new(KeyCode::F(12), KeyModifiers::NONE));
-        assert_eq!(chord("?"), Chord::new(KeyCode::Char('?'), KeyModifiers::NONE));
+        assert_eq!(
+            chord("?"),
+            Chord::new(KeyCode::Char('?'), KeyModifiers::NONE)
+        );
         assert_eq!(
             chord("ctrl++"),
             Chord::new(KeyCode::Char('+'), KeyModifiers::CONTROL)

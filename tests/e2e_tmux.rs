@@ -85,13 +85,27 @@ fn start(bin: &Path, dir: tempfile::TempDir) -> Tmux {
         _dir: dir,
     };
     let status = Command::new("tmux")
-        .args(["-L", &tmux.socket, "-f", "/dev/null", "new-session", "-d", "-s", "hive"])
+        .args([
+            "-L",
+            &tmux.socket,
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "hive",
+        ])
         .args(["-x", "160", "-y", "45", "-c"])
         .arg(d)
         .args(["-e", &env("HIVE_DATA_DIR"), "-e", &env("HIVE_STATE_DIR")])
         .args(["-e", &env("XDG_CONFIG_HOME"), "-e", &env("XDG_DATA_HOME")])
         .args(["-e", &env("XDG_STATE_HOME"), "-e", "TERM=xterm-256color"])
-        .args(["-e", &format!("HOME={}", d.display()), "-e", "SHELL=/bin/sh"])
+        .args([
+            "-e",
+            &format!("HOME={}", d.display()),
+            "-e",
+            "SHELL=/bin/sh",
+        ])
         .args(["sh", "-c", &script])
         .status()
         .expect("start tmux");
@@ -119,7 +133,9 @@ fn console_end_to_end() {
 
     // Start: the built-in config's panes.
     let s = t.wait("the demo panes", |s| {
-        s.contains("Architect (demo)") && s.contains("Reviewer (demo)") && s.contains("Message Architect")
+        s.contains("Architect (demo)")
+            && s.contains("Reviewer (demo)")
+            && s.contains("Message Architect")
     });
     assert!(status_line(&s).contains("Architect (demo)"), "{s}");
 
@@ -148,7 +164,9 @@ fn console_end_to_end() {
 
     // Focus the reviewer (Alt+2) and talk to it.
     t.keys(&["M-2"]);
-    let s = t.wait("reviewer focus", |s| status_line(s).contains("Reviewer (demo)"));
+    let s = t.wait("reviewer focus", |s| {
+        status_line(s).contains("Reviewer (demo)")
+    });
     assert!(!status_line(&s).contains("Architect"), "{s}");
     t.type_text("please review");
     t.keys(&["Enter"]);
@@ -165,7 +183,9 @@ fn console_end_to_end() {
         t.keys(&["Enter"]);
         t.wait_for("hive-42");
         t.keys(&["M-1"]);
-        t.wait("back to the demo", |s| status_line(s).contains("Architect (demo)"));
+        t.wait("back to the demo", |s| {
+            status_line(s).contains("Architect (demo)")
+        });
     }
 
     // Quit: nothing runs, so Ctrl+Q quits at once and restores the terminal.
@@ -173,10 +193,30 @@ fn console_end_to_end() {
     t.keys(&["C-q"]);
     let s = t.wait_for("HIVE-EXIT=");
     assert!(s.contains("HIVE-EXIT=0"), "{s}");
-    let s = t.wait("stty report", |s| s.contains("icanon") && s.contains("echo"));
-    assert!(!s.contains("-icanon") && !s.contains("-echo"), "raw mode left on:\n{s}");
-    assert_eq!(t.cmd(&["display", "-p", "-t", "hive", "#{alternate_on}"]).trim(), "0");
-    assert_eq!(t.cmd(&["display", "-p", "-t", "hive", "#{cursor_flag}"]).trim(), "1");
-    assert_eq!(t.cmd(&["display", "-p", "-t", "hive", "#{mouse_any_flag}"]).trim(), "0");
-    assert!(!s.contains("Reviewer (demo)"), "the console should be gone:\n{s}");
+    let s = t.wait("stty report", |s| {
+        s.contains("icanon") && s.contains("echo")
+    });
+    assert!(
+        !s.contains("-icanon") && !s.contains("-echo"),
+        "raw mode left on:\n{s}"
+    );
+    assert_eq!(
+        t.cmd(&["display", "-p", "-t", "hive", "#{alternate_on}"])
+            .trim(),
+        "0"
+    );
+    assert_eq!(
+        t.cmd(&["display", "-p", "-t", "hive", "#{cursor_flag}"])
+            .trim(),
+        "1"
+    );
+    assert_eq!(
+        t.cmd(&["display", "-p", "-t", "hive", "#{mouse_any_flag}"])
+            .trim(),
+        "0"
+    );
+    assert!(
+        !s.contains("Reviewer (demo)"),
+        "the console should be gone:\n{s}"
+    );
 }

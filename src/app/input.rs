@@ -112,13 +112,7 @@ impl App {
             .iter()
             .enumerate()
             .filter(|(i, r)| *i != self.focus && r.width > 0)
-            .filter(|(_, r)| {
-                if dir < 0 {
-                    r.y < cur.y
-                } else {
-                    r.y > cur.y
-                }
-            })
+            .filter(|(_, r)| if dir < 0 { r.y < cur.y } else { r.y > cur.y })
             .min_by_key(|(_, r)| {
                 let dy = (i32::from(r.y) - i32::from(cur.y)).abs();
                 let dx = (i32::from(r.x) + i32::from(r.width) / 2 - cx).abs();
@@ -132,8 +126,12 @@ impl App {
 
     fn help_key(&mut self, ev: KeyEvent) {
         match ev.code {
-            KeyCode::Down | KeyCode::Char('j') => self.help_scroll = self.help_scroll.saturating_add(1),
-            KeyCode::Up | KeyCode::Char('k') => self.help_scroll = self.help_scroll.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.help_scroll = self.help_scroll.saturating_add(1)
+            }
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.help_scroll = self.help_scroll.saturating_sub(1)
+            }
             KeyCode::PageDown => self.help_scroll = self.help_scroll.saturating_add(10),
             KeyCode::PageUp => self.help_scroll = self.help_scroll.saturating_sub(10),
             _ => {
@@ -364,7 +362,9 @@ impl App {
             Action::Restart if p.state == TurnState::Dead => {
                 self.send(focus, RunnerCommand::Restart);
             }
-            Action::AllowOnce if has_card && !p.deny_reason => self.answer_permission(PermissionDecision::AllowOnce),
+            Action::AllowOnce if has_card && !p.deny_reason => {
+                self.answer_permission(PermissionDecision::AllowOnce)
+            }
             Action::AllowAlways if has_card && !p.deny_reason => {
                 self.answer_permission(PermissionDecision::AllowAlways)
             }

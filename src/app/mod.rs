@@ -67,7 +67,9 @@ pub fn build_app(config: &Config) -> (App, Vec<String>) {
     if let Some(base) = config.source.base_dir() {
         dirs.push(base.join("themes"));
     }
-    if let Some(user) = crate::paths::user_config_file().and_then(|p| p.parent().map(|d| d.join("themes"))) {
+    if let Some(user) =
+        crate::paths::user_config_file().and_then(|p| p.parent().map(|d| d.join("themes")))
+    {
         dirs.push(user);
     }
     let (theme, mut warnings) = Theme::load(&config.theme, &dirs);
@@ -192,7 +194,10 @@ async fn event_loop(
         }
         let frame_at = dirty.then_some(last_draw + interval);
         let tick_at = (!dirty && app.animating()).then_some(last_draw + spin_every);
-        let status_at = app.status.as_ref().map(|(_, until)| Instant::from_std(*until));
+        let status_at = app
+            .status
+            .as_ref()
+            .map(|(_, until)| Instant::from_std(*until));
         tokio::select! {
             ev = events.next() => match ev {
                 Some(Ok(ev)) => {
@@ -246,7 +251,10 @@ fn handle_event(app: &mut App, ev: Event) -> bool {
         Event::Key(k) => app.on_key(k),
         Event::Paste(text) => app.on_paste(&text),
         Event::Mouse(m) => {
-            if matches!(m.kind, MouseEventKind::Moved | MouseEventKind::Drag(_) | MouseEventKind::Up(_)) {
+            if matches!(
+                m.kind,
+                MouseEventKind::Moved | MouseEventKind::Drag(_) | MouseEventKind::Up(_)
+            ) {
                 return false;
             }
             app.on_mouse(m);

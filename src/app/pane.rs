@@ -193,7 +193,10 @@ impl Pane {
             self.term_scroll = self.term_scroll.saturating_add_signed(delta);
             return;
         }
-        self.scroll = self.scroll.saturating_add_signed(delta).min(self.max_scroll);
+        self.scroll = self
+            .scroll
+            .saturating_add_signed(delta)
+            .min(self.max_scroll);
     }
 
     /// Slash-command completion for the composer's single line.

@@ -235,8 +235,10 @@ impl App {
                 self.notify.push("\x07".into());
             }
             if self.ui.osc9 {
-                self.notify
-                    .push(format!("\x1b]9;hive: {}\x07", msg.replace(['\x07', '\x1b'], "")));
+                self.notify.push(format!(
+                    "\x1b]9;hive: {}\x07",
+                    msg.replace(['\x07', '\x1b'], "")
+                ));
             }
         }
     }

@@ -50,7 +50,12 @@ pub fn setup() -> anyhow::Result<(Terminal<Backend>, Guard)> {
     ACTIVE.store(true, Ordering::SeqCst);
     let guard = Guard;
     let mut out = io::stdout();
-    execute!(out, EnterAlternateScreen, EnableBracketedPaste, cursor::Hide)?;
+    execute!(
+        out,
+        EnterAlternateScreen,
+        EnableBracketedPaste,
+        cursor::Hide
+    )?;
     out.write_all(MOUSE_ON.as_bytes())?;
     // Lets Ctrl+Enter and Shift+Enter reach hive on terminals that can say so.
     if crossterm::terminal::supports_keyboard_enhancement().unwrap_or(false) {
@@ -77,7 +82,12 @@ pub fn restore() {
         let _ = execute!(out, PopKeyboardEnhancementFlags);
     }
     let _ = out.write_all(MOUSE_OFF.as_bytes());
-    let _ = execute!(out, DisableBracketedPaste, LeaveAlternateScreen, cursor::Show);
+    let _ = execute!(
+        out,
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        cursor::Show
+    );
     let _ = disable_raw_mode();
     let _ = out.flush();
 }

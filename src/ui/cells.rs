@@ -147,7 +147,10 @@ pub fn summarize_args(args: &Value) -> String {
         }
     }
     map.iter()
-        .find_map(|(_, v)| v.as_str().map(|s| s.lines().next().unwrap_or("").to_owned()))
+        .find_map(|(_, v)| {
+            v.as_str()
+                .map(|s| s.lines().next().unwrap_or("").to_owned())
+        })
         .unwrap_or_else(|| {
             if map.is_empty() {
                 String::new()
@@ -218,11 +221,15 @@ pub fn tool_call(u: &Upsert, ctx: &CellCtx<'_>) -> Vec<Logical> {
         (ctx.spinner(), Style::new().fg(t.tool))
     };
     let summary = summarize_args(arguments);
-    let mut head = vec![
-        Span::styled(tool_name.clone(), Style::new().fg(t.tool).add_modifier(Modifier::BOLD)),
-    ];
+    let mut head = vec![Span::styled(
+        tool_name.clone(),
+        Style::new().fg(t.tool).add_modifier(Modifier::BOLD),
+    )];
     if !summary.is_empty() {
-        head.push(Span::styled(format!("  {}", truncate(&summary, 200)), Style::new().fg(t.text)));
+        head.push(Span::styled(
+            format!("  {}", truncate(&summary, 200)),
+            Style::new().fg(t.text),
+        ));
     }
     let mut out = vec![Logical::new(head).with_prefix(
         vec![Span::styled(format!("{icon} "), icon_style)],
@@ -249,7 +256,11 @@ pub fn tool_call(u: &Upsert, ctx: &CellCtx<'_>) -> Vec<Logical> {
         }
         None => body.extend(diff),
     }
-    let limit = if ctx.expanded { OUTPUT_MAX } else { OUTPUT_PREVIEW };
+    let limit = if ctx.expanded {
+        OUTPUT_MAX
+    } else {
+        OUTPUT_PREVIEW
+    };
     let hidden = body.len().saturating_sub(limit);
     body.truncate(limit);
     for (i, mut l) in body.into_iter().enumerate() {
@@ -304,7 +315,11 @@ pub fn footer(
         parts.push(format!("{:.1}s", d.as_secs_f64()));
     }
     if let Some(u) = usage {
-        parts.push(format!("↑{} ↓{}", tokens(u.input_tokens), tokens(u.output_tokens)));
+        parts.push(format!(
+            "↑{} ↓{}",
+            tokens(u.input_tokens),
+            tokens(u.output_tokens)
+        ));
         if let Some(c) = u.cost_usd {
             parts.push(cost(c));
         }
@@ -319,14 +334,21 @@ pub fn footer(
 
 pub fn turn_error(code: &str, message: &str, t: &Theme) -> Vec<Logical> {
     let bar = Style::new().fg(t.error);
-    let mut out = vec![Logical::new(vec![
-        Span::styled("✗ turn failed ", Style::new().fg(t.error).add_modifier(Modifier::BOLD)),
-        Span::styled(
-            format!("[{code}]"),
-            Style::new().fg(t.error).add_modifier(Modifier::BOLD | Modifier::REVERSED),
-        ),
-    ])
-    .with_prefix(vec![Span::styled("▌ ", bar)], vec![Span::styled("▌ ", bar)])];
+    let mut out = vec![
+        Logical::new(vec![
+            Span::styled(
+                "✗ turn failed ",
+                Style::new().fg(t.error).add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(
+                format!("[{code}]"),
+                Style::new()
+                    .fg(t.error)
+                    .add_modifier(Modifier::BOLD | Modifier::REVERSED),
+            ),
+        ])
+        .with_prefix(vec![Span::styled("▌ ", bar)], vec![Span::styled("▌ ", bar)]),
+    ];
     for line in message.lines() {
         out.push(
             Logical::raw(line.to_owned(), Style::new().fg(t.error))

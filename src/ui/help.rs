@@ -89,8 +89,11 @@ pub fn draw_help(app: &App, area: Rect, buf: &mut Buffer) {
             Style::new().fg(t.accent).add_modifier(Modifier::BOLD),
         )))
         .title_bottom(
-            Line::from(Span::styled(" ↑↓ scroll · any other key closes ", Style::new().fg(t.dim)))
-                .right_aligned(),
+            Line::from(Span::styled(
+                " ↑↓ scroll · any other key closes ",
+                Style::new().fg(t.dim),
+            ))
+            .right_aligned(),
         );
     Paragraph::new(lines)
         .block(block)
@@ -112,9 +115,15 @@ pub fn draw_confirm_quit(app: &App, area: Rect, buf: &mut Buffer) {
         )),
         Line::from(vec![
             Span::raw("Quit anyway? "),
-            Span::styled("[y]", Style::new().fg(t.accent).add_modifier(Modifier::BOLD)),
+            Span::styled(
+                "[y]",
+                Style::new().fg(t.accent).add_modifier(Modifier::BOLD),
+            ),
             Span::raw("es / "),
-            Span::styled("[n]", Style::new().fg(t.accent).add_modifier(Modifier::BOLD)),
+            Span::styled(
+                "[n]",
+                Style::new().fg(t.accent).add_modifier(Modifier::BOLD),
+            ),
             Span::raw("o"),
         ]),
     ];

@@ -45,7 +45,11 @@ pub fn grid(n: usize, area: Rect) -> Vec<Rect> {
     for r in 0..rows {
         let y0 = area.y + split(area.height, rows, r);
         let y1 = area.y + split(area.height, rows, r + 1);
-        let in_row = if r + 1 == rows { n - cols * (rows - 1) } else { cols };
+        let in_row = if r + 1 == rows {
+            n - cols * (rows - 1)
+        } else {
+            cols
+        };
         for c in 0..in_row {
             let x0 = area.x + split(area.width, in_row, c);
             let x1 = area.x + split(area.width, in_row, c + 1);
@@ -77,7 +81,11 @@ mod tests {
     #[test]
     fn panes_tile_without_gaps_or_overlap() {
         for n in 1..=9 {
-            for area in [Rect::new(0, 0, 200, 50), Rect::new(0, 0, 40, 11), Rect::new(3, 2, 7, 3)] {
+            for area in [
+                Rect::new(0, 0, 200, 50),
+                Rect::new(0, 0, 40, 11),
+                Rect::new(3, 2, 7, 3),
+            ] {
                 let rects = grid(n, area);
                 assert_eq!(rects.len(), n);
                 let cells: usize = rects.iter().map(|r| r.area() as usize).sum();

@@ -21,9 +21,7 @@ pub fn render(src: &str, theme: &Theme, base: Style) -> Vec<Logical> {
     let mut r = Renderer::new(theme, base);
     let parser = Parser::new_ext(
         src,
-        Options::ENABLE_TABLES
-            | Options::ENABLE_STRIKETHROUGH
-            | Options::ENABLE_TASKLISTS,
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS,
     );
     for ev in parser {
         r.event(ev);
@@ -174,7 +172,8 @@ impl<'t> Renderer<'t> {
             } else {
                 Vec::new()
             };
-            self.out.push(Logical::new(Vec::new()).with_prefix(prefix, Vec::new()));
+            self.out
+                .push(Logical::new(Vec::new()).with_prefix(prefix, Vec::new()));
         }
         self.need_blank = false;
     }
@@ -202,10 +201,7 @@ impl<'t> Renderer<'t> {
                 }
             }
             Event::Code(t) => {
-                let style = self
-                    .style()
-                    .fg(self.theme.code)
-                    .bg(self.theme.code_bg);
+                let style = self.style().fg(self.theme.code).bg(self.theme.code_bg);
                 if let Some(table) = &mut self.table {
                     table.cur_cell().push(Span::styled(t.to_string(), style));
                 } else {
@@ -377,7 +373,13 @@ impl<'t> Renderer<'t> {
             TagEnd::Link => {
                 self.pop_style();
                 if let Some(url) = self.link.take() {
-                    let shown: String = self.spans.iter().rev().take(1).map(|s| s.content.to_string()).collect();
+                    let shown: String = self
+                        .spans
+                        .iter()
+                        .rev()
+                        .take(1)
+                        .map(|s| s.content.to_string())
+                        .collect();
                     if !url.is_empty() && shown != url && !url.starts_with('#') {
                         let dim = Style::new().fg(self.theme.dim);
                         self.spans.push(Span::styled(format!(" ({url})"), dim));
@@ -419,7 +421,8 @@ impl<'t> Renderer<'t> {
         let label = if lang.is_empty() { "code" } else { lang };
         let mut head = self.cont_prefix();
         head.push(Span::styled(format!("╭ {label}"), gutter));
-        self.out.push(Logical::new(Vec::new()).with_prefix(head, Vec::new()));
+        self.out
+            .push(Logical::new(Vec::new()).with_prefix(head, Vec::new()));
         let code = code.strip_suffix('\n').unwrap_or(code);
         let lines = highlight::highlight(code, lang, &theme.syntax_theme).unwrap_or_else(|| {
             let style = Style::new().fg(theme.code);
@@ -428,12 +431,16 @@ impl<'t> Renderer<'t> {
                 .collect()
         });
         for spans in lines {
-            self.out
-                .push(Logical::new(spans).with_prefix(prefix.clone(), prefix.clone()).hard());
+            self.out.push(
+                Logical::new(spans)
+                    .with_prefix(prefix.clone(), prefix.clone())
+                    .hard(),
+            );
         }
         let mut foot = self.cont_prefix();
         foot.push(Span::styled("╰", gutter));
-        self.out.push(Logical::new(Vec::new()).with_prefix(foot, Vec::new()));
+        self.out
+            .push(Logical::new(Vec::new()).with_prefix(foot, Vec::new()));
     }
 
     fn render_table(&mut self, t: Table) {
@@ -482,8 +489,11 @@ impl<'t> Renderer<'t> {
                 spans.push(Span::raw(" ".repeat(right + 1)));
                 spans.push(Span::styled("│", border));
             }
-            self.out
-                .push(Logical::new(spans).with_prefix(prefix.clone(), prefix.clone()).hard());
+            self.out.push(
+                Logical::new(spans)
+                    .with_prefix(prefix.clone(), prefix.clone())
+                    .hard(),
+            );
             if ri + 1 == t.header_rows {
                 self.out.push(
                     Logical::raw(rule("├", "┼", "┤"), border)
@@ -604,7 +614,11 @@ mod tests {
 
     #[test]
     fn links_show_their_target() {
-        let out = plain(&render("see [docs](https://x.y)", &Theme::default(), Style::new()));
+        let out = plain(&render(
+            "see [docs](https://x.y)",
+            &Theme::default(),
+            Style::new(),
+        ));
         assert_eq!(out, ["see docs (https://x.y)"]);
     }
 
@@ -620,7 +634,8 @@ mod tests {
     #[test]
     fn incremental_matches_full_render() {
         let t = Theme::default();
-        let src = "# H\n\nfirst paragraph\n\n- a\n- b\n\n```rust\nlet x = 1;\n```\n\nend of *text*\n";
+        let src =
+            "# H\n\nfirst paragraph\n\n- a\n- b\n\n```rust\nlet x = 1;\n```\n\nend of *text*\n";
         let mut inc = Incremental::default();
         for n in (1..=src.len()).filter(|n| src.is_char_boundary(*n)) {
             inc.update(&src[..n], true, &t, Style::new());

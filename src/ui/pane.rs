@@ -57,13 +57,19 @@ pub fn draw(p: &mut Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
     let mut title = vec![Span::styled(
         format!(" {} ", ctx.index + 1),
         if ctx.focused {
-            Style::new().fg(t.status_bg).bg(t.border_focused).add_modifier(Modifier::BOLD)
+            Style::new()
+                .fg(t.status_bg)
+                .bg(t.border_focused)
+                .add_modifier(Modifier::BOLD)
         } else {
             Style::new().fg(t.dim)
         },
     )];
     if p.attention && !ctx.focused {
-        title.push(Span::styled(" ● ", Style::new().fg(t.attention).add_modifier(Modifier::BOLD)));
+        title.push(Span::styled(
+            " ● ",
+            Style::new().fg(t.attention).add_modifier(Modifier::BOLD),
+        ));
     } else {
         title.push(Span::raw(" "));
     }
@@ -83,12 +89,14 @@ pub fn draw(p: &mut Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
         Style::new().fg(t.dim)
     };
     // The right title gives way to the name: drop the model, then the provider.
-    let room = usize::from(area.width.saturating_sub(4))
-        .saturating_sub(Line::from(title.clone()).width());
+    let room =
+        usize::from(area.width.saturating_sub(4)).saturating_sub(Line::from(title.clone()).width());
     let label_w = label.width() + 2;
     let mut meta = String::new();
     for candidate in [
-        p.model.as_ref().map(|m| format!("{} · {m} · ", p.agent.provider)),
+        p.model
+            .as_ref()
+            .map(|m| format!("{} · {m} · ", p.agent.provider)),
         p.model.as_ref().map(|m| format!("{m} · ")),
         Some(format!("{} · ", p.agent.provider)),
     ]
@@ -273,7 +281,10 @@ fn draw_empty(p: &Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
     let km = ctx.keymap;
     let lines = vec![
         Logical::new(vec![
-            Span::styled(p.name().to_owned(), Style::new().fg(t.title).add_modifier(Modifier::BOLD)),
+            Span::styled(
+                p.name().to_owned(),
+                Style::new().fg(t.title).add_modifier(Modifier::BOLD),
+            ),
             Span::styled(format!(" · {}", p.agent.provider), Style::new().fg(t.dim)),
         ]),
         Logical::raw(
@@ -286,7 +297,16 @@ fn draw_empty(p: &Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
         ),
     ];
     let y = area.y + area.height.saturating_sub(2) / 3;
-    put_lines(&lines, Rect::new(area.x + 1.min(area.width), y, area.width.saturating_sub(1), area.bottom().saturating_sub(y)), buf);
+    put_lines(
+        &lines,
+        Rect::new(
+            area.x + 1.min(area.width),
+            y,
+            area.width.saturating_sub(1),
+            area.bottom().saturating_sub(y),
+        ),
+        buf,
+    );
 }
 
 /// "⠋ working 3s · Esc interrupts" under the transcript while a turn runs.
@@ -305,9 +325,10 @@ fn working_line(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Line<'static>> {
         TurnState::Cancelling => "interrupting",
         _ => "working",
     };
-    let mut spans = vec![
-        Span::styled(format!("{s} {what}"), Style::new().fg(t.accent)),
-    ];
+    let mut spans = vec![Span::styled(
+        format!("{s} {what}"),
+        Style::new().fg(t.accent),
+    )];
     if let Some(secs) = secs {
         spans.push(Span::styled(format!(" {secs}s"), Style::new().fg(t.dim)));
     }
@@ -326,7 +347,10 @@ fn dead_banner(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
     }
     let t = ctx.theme;
     vec![Logical::new(vec![
-        Span::styled("✗ the agent stopped", Style::new().fg(t.error).add_modifier(Modifier::BOLD)),
+        Span::styled(
+            "✗ the agent stopped",
+            Style::new().fg(t.error).add_modifier(Modifier::BOLD),
+        ),
         Span::styled(
             format!(" · {} restarts it", ctx.keymap.short(Action::Restart)),
             Style::new().fg(t.dim),
@@ -372,7 +396,10 @@ fn queue_lines(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
         let more = if q.lines().count() > 1 { " …" } else { "" };
         let selected = sel == Some(i);
         let style = if selected {
-            Style::new().fg(t.text).bg(t.selection_bg).add_modifier(Modifier::BOLD)
+            Style::new()
+                .fg(t.text)
+                .bg(t.selection_bg)
+                .add_modifier(Modifier::BOLD)
         } else {
             Style::new().fg(t.dim)
         };
@@ -384,7 +411,10 @@ fn queue_lines(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
     }
     let hidden = p.queue.len().saturating_sub(start + SHOWN);
     if hidden > 0 {
-        out.push(Logical::raw(format!("   … {hidden} more"), Style::new().fg(t.dim)));
+        out.push(Logical::raw(
+            format!("   … {hidden} more"),
+            Style::new().fg(t.dim),
+        ));
     }
     out
 }
@@ -396,7 +426,10 @@ fn permission_card(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
     let t = ctx.theme;
     let km = ctx.keymap;
     let mut out = vec![Logical::new(vec![
-        Span::styled(req.tool_name.clone(), Style::new().fg(t.tool).add_modifier(Modifier::BOLD)),
+        Span::styled(
+            req.tool_name.clone(),
+            Style::new().fg(t.tool).add_modifier(Modifier::BOLD),
+        ),
         Span::styled(
             format!("  {}", truncate(&cells::summarize_args(&req.input), 300)),
             Style::new().fg(t.text),
@@ -409,7 +442,10 @@ fn permission_card(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
     let n = diff.len();
     out.extend(diff.into_iter().take(8));
     if n > 8 {
-        out.push(Logical::raw(format!("… {} more lines", n - 8), Style::new().fg(t.dim)));
+        out.push(Logical::raw(
+            format!("… {} more lines", n - 8),
+            Style::new().fg(t.dim),
+        ));
     }
     let key = |s: String| Span::styled(s, Style::new().fg(t.accent).add_modifier(Modifier::BOLD));
     let dim = |s: &str| Span::styled(s.to_owned(), Style::new().fg(t.dim));
@@ -449,8 +485,17 @@ fn permission_card(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
 
 fn draw_separator(p: &Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
     let t = ctx.theme;
-    let line_style = Style::new().fg(if ctx.focused { t.border_focused } else { t.border });
-    buf.set_string(area.x, area.y, "─".repeat(usize::from(area.width)), line_style);
+    let line_style = Style::new().fg(if ctx.focused {
+        t.border_focused
+    } else {
+        t.border
+    });
+    buf.set_string(
+        area.x,
+        area.y,
+        "─".repeat(usize::from(area.width)),
+        line_style,
+    );
     let label = if p.deny_reason {
         Some((" reason for denying ".to_owned(), t.warning))
     } else if let Some((i, _)) = &p.editing_queued {
@@ -461,7 +506,12 @@ fn draw_separator(p: &Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
     };
     if let Some((text, color)) = label {
         let text = truncate(&text, usize::from(area.width.saturating_sub(2)));
-        buf.set_string(area.x + 1.min(area.width), area.y, text, Style::new().fg(color));
+        buf.set_string(
+            area.x + 1.min(area.width),
+            area.y,
+            text,
+            Style::new().fg(color),
+        );
     }
 }
 

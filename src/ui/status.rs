@@ -20,7 +20,10 @@ pub fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
     if let Some(p) = app.focused() {
         left.push(Span::styled(
             format!(" {} ", p.name()),
-            Style::new().fg(t.status_bg).bg(t.accent).add_modifier(Modifier::BOLD),
+            Style::new()
+                .fg(t.status_bg)
+                .bg(t.accent)
+                .add_modifier(Modifier::BOLD),
         ));
         let mut parts = vec![p.agent.provider.clone()];
         if let Some(m) = &p.model {
@@ -50,8 +53,14 @@ pub fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
         .count();
     if others > 0 {
         left.push(Span::styled(
-            format!(" ● {others} need{} you ", if others == 1 { "s" } else { "" }),
-            Style::new().fg(t.attention).bg(t.status_bg).add_modifier(Modifier::BOLD),
+            format!(
+                " ● {others} need{} you ",
+                if others == 1 { "s" } else { "" }
+            ),
+            Style::new()
+                .fg(t.attention)
+                .bg(t.status_bg)
+                .add_modifier(Modifier::BOLD),
         ));
     }
     let km = &app.keymap;
@@ -63,15 +72,24 @@ pub fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
     } else if let Some((msg, _)) = &app.status {
         Line::from(Span::styled(
             format!(" {msg} "),
-            Style::new().fg(t.accent).bg(t.status_bg).add_modifier(Modifier::BOLD),
+            Style::new()
+                .fg(t.accent)
+                .bg(t.status_bg)
+                .add_modifier(Modifier::BOLD),
         ))
     } else {
         let zoom = if app.zoom { "unzoom" } else { "zoom" };
         let hints = [
             (km.short(Action::Help), "help"),
-            (pair(&km.short(Action::FocusPrev), &km.short(Action::FocusNext)), "panes"),
+            (
+                pair(&km.short(Action::FocusPrev), &km.short(Action::FocusNext)),
+                "panes",
+            ),
             (km.short(Action::Zoom), zoom),
-            (km.short(Action::ToggleView), if app.full_view { "simple" } else { "full" }),
+            (
+                km.short(Action::ToggleView),
+                if app.full_view { "simple" } else { "full" },
+            ),
             (km.short(Action::Quit), "quit"),
         ];
         let mut spans = Vec::new();

@@ -59,7 +59,11 @@ struct MdCache {
 
 impl Cache {
     pub fn len(&self) -> usize {
-        self.lines.len() + self.md.as_ref().map_or(0, |m| m.stable_rows.len() + m.tail_rows.len())
+        self.lines.len()
+            + self
+                .md
+                .as_ref()
+                .map_or(0, |m| m.stable_rows.len() + m.tail_rows.len())
     }
 
     pub fn is_empty(&self) -> bool {
@@ -127,9 +131,7 @@ pub fn layout(e: &mut Entry, width: u16, ctx: &Ctx<'_>) -> usize {
         EntryKind::Item(u) => match &u.kind {
             UpsertKind::Message { content, origin } => match origin {
                 Origin::User => content.with_str(|s| logical.extend(cells::user_message(s, t))),
-                Origin::System => {
-                    content.with_str(|s| logical.extend(cells::system_message(s, t)))
-                }
+                Origin::System => content.with_str(|s| logical.extend(cells::system_message(s, t))),
                 Origin::Agent => md_text = Some((content.clone(), u.status == UpsertStatus::Error)),
             },
             UpsertKind::Thinking { content, .. } => {
@@ -142,8 +144,16 @@ pub fn layout(e: &mut Entry, width: u16, ctx: &Ctx<'_>) -> usize {
             duration,
             usage,
             cancelled,
-        } => logical.extend(cells::footer(model, *duration, usage.as_ref(), *cancelled, t)),
-        EntryKind::TurnError { code, message } => logical.extend(cells::turn_error(code, message, t)),
+        } => logical.extend(cells::footer(
+            model,
+            *duration,
+            usage.as_ref(),
+            *cancelled,
+            t,
+        )),
+        EntryKind::TurnError { code, message } => {
+            logical.extend(cells::turn_error(code, message, t))
+        }
         EntryKind::Notice { level, text } => logical.extend(cells::notice(*level, text, t)),
     }
     let mut lines = Vec::new();

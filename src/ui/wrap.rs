@@ -84,8 +84,7 @@ impl Rows {
             last.content.to_mut().truncate(trimmed);
         }
         let spans = std::mem::replace(&mut self.cur, self.cont.clone());
-        self.rows
-            .push(Line::from(spans).style(self.line_style));
+        self.rows.push(Line::from(spans).style(self.line_style));
         self.used = 0;
         self.avail = self.width.saturating_sub(width_of(&self.cont)).max(1);
     }
@@ -198,10 +197,8 @@ mod tests {
 
     #[test]
     fn wraps_at_words_and_keeps_prefixes() {
-        let l = Logical::raw("the quick brown fox jumps", Style::new()).with_prefix(
-            vec![Span::raw("- ")],
-            vec![Span::raw("  ")],
-        );
+        let l = Logical::raw("the quick brown fox jumps", Style::new())
+            .with_prefix(vec![Span::raw("- ")], vec![Span::raw("  ")]);
         assert_eq!(
             text(&wrap(&l, 12)),
             ["- the quick", "  brown fox", "  jumps"]
