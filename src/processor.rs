@@ -152,10 +152,10 @@ impl Processor {
                     } else {
                         TextKind::Thinking(self.provider_id.clone())
                     };
-                    self.text
-                        .insert(item_id.clone(), self.new_text(ev, kind, now));
+                    let item = self.new_text(ev, kind, now);
+                    let (index, _) = self.text.insert_full(item_id.clone(), item);
                     if let Some(initial) = initial_content {
-                        self.append(item_id, initial, ev, now, &mut out);
+                        self.append(index, initial, ev, now, &mut out);
                     }
                 }
                 ItemType::FunctionCall => {
@@ -180,11 +180,12 @@ impl Processor {
                 item_id,
                 delta_content,
             } => {
-                if let Some(tool) = self.tools.get_mut(item_id) {
+                // Text deltas are the hot path: one lookup, no tool check first.
+                if let Some(index) = self.text.get_index_of(item_id.as_str()) {
+                    self.append(index, delta_content, ev, now, &mut out);
+                } else if let Some(tool) = self.tools.get_mut(item_id) {
                     tool.raw_arguments.push_str(delta_content);
                     tool.source_ts = ev.timestamp;
-                } else if self.text.contains_key(item_id) {
-                    self.append(item_id, delta_content, ev, now, &mut out);
                 } else {
                     tracing::debug!(item_id, "delta for unknown item ignored");
                 }
@@ -352,14 +353,14 @@ impl Processor {
 
     fn append(
         &mut self,
-        item_id: &str,
+        index: usize,
         delta: &str,
         ev: &StreamEvent,
         now: Instant,
         out: &mut Vec<Output>,
     ) {
         let gradient = &self.config.batch_gradient;
-        let Some(item) = self.text.get_mut(item_id) else {
+        let Some((item_id, item)) = self.text.get_index_mut(index) else {
             return;
         };
         if delta.is_empty() {

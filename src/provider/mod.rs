@@ -5,7 +5,13 @@
 //! `StreamEvent`s and a few out-of-band `ProviderEvent`s come out. Knowledge of an
 //! agent's own protocol lives only in that agent's module below.
 
+pub mod acp;
+pub mod codex;
+pub mod gemini;
+pub mod pi;
+pub mod claude;
 pub mod process;
+pub mod pty;
 pub mod script;
 
 use std::collections::BTreeMap;
@@ -258,6 +264,12 @@ impl Registry {
     pub fn builtin() -> Self {
         let mut r = Self::empty();
         r.register(Arc::new(script::ScriptFactory));
+        r.register(Arc::new(pty::PtyFactory));
+        r.register(Arc::new(codex::CodexFactory));
+        r.register(Arc::new(gemini::GeminiFactory));
+        r.register(Arc::new(pi::PiFactory));
+        r.register(Arc::new(acp::AcpFactory));
+        r.register(Arc::new(claude::ClaudeFactory));
         r
     }
 

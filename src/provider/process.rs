@@ -51,6 +51,23 @@ pub fn kill_all() {
     }
 }
 
+/// Registers a process group started outside `AgentProcess` (a PTY child)
+/// so that `kill_all` sweeps it too.
+pub fn register_group(pgid: i32) {
+    if pgid > 0
+        && let Ok(mut g) = live_groups().lock()
+    {
+        g.insert(pgid);
+    }
+}
+
+/// Forgets a group registered with `register_group` once it is gone.
+pub fn unregister_group(pgid: i32) {
+    if let Ok(mut g) = live_groups().lock() {
+        g.remove(&pgid);
+    }
+}
+
 /// Sends `sig` to a whole process group.
 pub fn signal_group(pgid: i32, sig: i32) {
     if pgid > 0 {

@@ -1,11 +1,27 @@
-//! Terminal panes: draws a PTY child's emulated screen (issue #8 builds it out).
+//! Terminal panes: draws a PTY child's emulated screen and encodes the
+//! user's keys, pastes and mouse events the way a real terminal would.
+//!
+//! Every function locks the shared emulator only briefly; the PTY reader
+//! thread keeps feeding it in small slices meanwhile.
+
+mod keys;
 
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
+use ratatui::layout::{Position, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use tui_term::vt100;
 
 use crate::provider::TerminalScreen;
 
-/// Draws `screen` into `area`, `scrollback` lines up from the live screen.
+pub use keys::KeyModes;
+
+fn lock(screen: &TerminalScreen) -> std::sync::MutexGuard<'_, vt100::Parser> {
+    screen.0.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Draws `screen` into `area`, `scrollback` lines up from the live screen
+/// (clamped to the history there is). The cursor shows only when `focused`
+/// and looking at the live screen.
 pub fn render(
     screen: &TerminalScreen,
     scrollback: usize,
@@ -13,25 +29,152 @@ pub fn render(
     area: Rect,
     buf: &mut Buffer,
 ) {
-    let _ = (screen, scrollback, focused, area, buf);
+    let area = area.intersection(buf.area);
+    let mut parser = lock(screen);
+    let saved = parser.screen().scrollback();
+    parser.screen_mut().set_scrollback(scrollback);
+    let shown = parser.screen().scrollback();
+    draw(parser.screen(), area, buf);
+    if focused
+        && shown == 0
+        && let Some(pos) = cursor_in(parser.screen(), area)
+    {
+        let cell = &mut buf[pos];
+        // Block cursor: invert whatever is under it.
+        let inverted = cell.modifier.contains(Modifier::REVERSED);
+        let style = if inverted {
+            Style::new().remove_modifier(Modifier::REVERSED)
+        } else {
+            Style::new().add_modifier(Modifier::REVERSED)
+        };
+        cell.set_style(style);
+    }
+    parser.screen_mut().set_scrollback(saved);
+}
+
+/// Where the child's cursor is on screen, for `Frame::set_cursor_position`
+/// (IME placement); `None` when hidden, scrolled back or outside `area`.
+pub fn cursor_position(screen: &TerminalScreen, scrollback: usize, area: Rect) -> Option<Position> {
+    if scrollback > 0 {
+        return None;
+    }
+    cursor_in(lock(screen).screen(), area)
+}
+
+fn cursor_in(screen: &vt100::Screen, area: Rect) -> Option<Position> {
+    if screen.hide_cursor() {
+        return None;
+    }
+    let (row, col) = screen.cursor_position();
+    (row < area.height && col < area.width).then(|| Position::new(area.x + col, area.y + row))
+}
+
+/// Lines of history above the live screen (the most `render` scrolls back).
+/// Zero while the child uses the alternate screen.
+pub fn scrollback_len(screen: &TerminalScreen) -> usize {
+    let mut parser = lock(screen);
+    let saved = parser.screen().scrollback();
+    parser.screen_mut().set_scrollback(usize::MAX);
+    let len = parser.screen().scrollback();
+    parser.screen_mut().set_scrollback(saved);
+    len
+}
+
+/// The emulator's size as (cols, rows).
+pub fn size(screen: &TerminalScreen) -> (u16, u16) {
+    let (rows, cols) = lock(screen).screen().size();
+    (cols, rows)
+}
+
+/// True while the child shows its alternate screen (full-screen TUIs).
+pub fn alternate_screen(screen: &TerminalScreen) -> bool {
+    lock(screen).screen().alternate_screen()
+}
+
+fn draw(screen: &vt100::Screen, area: Rect, buf: &mut Buffer) {
+    for y in 0..area.height {
+        for x in 0..area.width {
+            let out = &mut buf[(area.x + x, area.y + y)];
+            out.reset();
+            let Some(cell) = screen.cell(y, x) else {
+                continue;
+            };
+            out.set_style(cell_style(cell));
+            if cell.is_wide_continuation() {
+                // ratatui skips the cell after a wide symbol when drawing.
+                continue;
+            }
+            let wide_cut = cell.is_wide() && x + 1 >= area.width;
+            if cell.has_contents() && !wide_cut {
+                out.set_symbol(cell.contents());
+            }
+        }
+    }
+}
+
+fn cell_style(cell: &vt100::Cell) -> Style {
+    let mut m = Modifier::empty();
+    if cell.bold() {
+        m |= Modifier::BOLD;
+    }
+    if cell.dim() {
+        m |= Modifier::DIM;
+    }
+    if cell.italic() {
+        m |= Modifier::ITALIC;
+    }
+    if cell.underline() {
+        m |= Modifier::UNDERLINED;
+    }
+    if cell.inverse() {
+        m |= Modifier::REVERSED;
+    }
+    Style::new()
+        .fg(color(cell.fgcolor()))
+        .bg(color(cell.bgcolor()))
+        .add_modifier(m)
+}
+
+fn color(c: vt100::Color) -> Color {
+    match c {
+        vt100::Color::Default => Color::Reset,
+        vt100::Color::Idx(i) => Color::Indexed(i),
+        vt100::Color::Rgb(r, g, b) => Color::Rgb(r, g, b),
+    }
 }
 
 /// The bytes a terminal would send for `key` to the child behind `screen`
 /// (application cursor mode and the like come from the screen's state).
 /// `None`: the key has no terminal encoding.
 pub fn encode_key(key: &crossterm::event::KeyEvent, screen: &TerminalScreen) -> Option<Vec<u8>> {
-    let _ = (key, screen);
-    None
+    let modes = KeyModes::of(lock(screen).screen());
+    keys::encode(key, modes)
+}
+
+/// `encode_key` with the modes given directly (tests, or a caller that has
+/// already read them).
+pub fn encode_key_with(key: &crossterm::event::KeyEvent, modes: KeyModes) -> Option<Vec<u8>> {
+    keys::encode(key, modes)
 }
 
 /// Pasted text as the child expects it (bracketed when it asked for that).
 pub fn encode_paste(text: &str, screen: &TerminalScreen) -> Vec<u8> {
-    let _ = screen;
-    text.as_bytes().to_vec()
+    let bracketed = lock(screen).screen().bracketed_paste();
+    keys::paste(text, bracketed)
 }
 
 /// True when the child asked for mouse reporting (the wheel then goes to it).
 pub fn wants_mouse(screen: &TerminalScreen) -> bool {
-    let _ = screen;
-    false
+    lock(screen).screen().mouse_protocol_mode() != vt100::MouseProtocolMode::None
+}
+
+/// A mouse event for the child, `col`/`row` 0-based inside the pane's
+/// terminal area; `None` when the child's mouse mode does not report it.
+pub fn encode_mouse(
+    event: &crossterm::event::MouseEvent,
+    col: u16,
+    row: u16,
+    screen: &TerminalScreen,
+) -> Option<Vec<u8>> {
+    keys::mouse(event, col, row, lock(screen).screen())
 }

@@ -1,0 +1,879 @@
+//! Codex thread items → canonical events, shared by both transports.
+//!
+//! `codex exec --json` spells items in snake_case (`agent_message`,
+//! `aggregated_output`), the app-server in camelCase (`agentMessage`,
+//! `aggregatedOutput`); `Item::parse` accepts both so one mapping serves both.
+//!
+//! Tool-like items (commands, file changes, MCP calls, web searches, plan
+//! updates, anything unknown) become a tool call: the invocation is emitted as
+//! `item_done(function_call)` as soon as its arguments are known, so the pane
+//! shows the command while it runs, and the result as
+//! `item_done(function_call_output)` correlated by the item id. Text-like items
+//! (agent messages, reasoning summaries) become message / thinking items fed by
+//! deltas where the transport has them and finished by the whole text.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value, json};
+
+use super::PROVIDER_ID;
+use crate::event::{FinalItem, ItemType, Origin, Payload, ResponseStatus, Usage};
+use crate::provider::DiagnosticLevel;
+
+/// What a translator asks its transport to do, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Out {
+    /// The thread id (resume handle) and, where known, the model.
+    Thread {
+        id: String,
+        model: Option<String>,
+    },
+    /// The agent started the turn (`response_start`).
+    Started,
+    /// A canonical event of the running turn.
+    Event(Payload),
+    /// The terminal event of the turn (`response_done` / `response_error`).
+    Finished(Payload),
+    Diagnostic(DiagnosticLevel, String),
+}
+
+/// One file of a file change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    pub path: String,
+    pub kind: String,
+    pub diff: Option<String>,
+}
+
+/// A thread item in either spelling, reduced to what a pane shows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    /// `agent_message`, and `plan` (a proposed plan in plan mode).
+    Message {
+        id: String,
+        text: String,
+    },
+    Reasoning {
+        id: String,
+        text: String,
+    },
+    Command {
+        id: String,
+        command: String,
+        cwd: Option<String>,
+        output: Option<String>,
+        exit_code: Option<i64>,
+        status: Status,
+    },
+    FileChange {
+        id: String,
+        changes: Vec<Change>,
+        status: Status,
+    },
+    Mcp {
+        id: String,
+        server: String,
+        tool: String,
+        arguments: Value,
+        result: Option<Value>,
+        error: Option<String>,
+        status: Status,
+    },
+    WebSearch {
+        id: String,
+        query: String,
+        action: Option<Value>,
+    },
+    Todo {
+        id: String,
+        items: Vec<(String, bool)>,
+    },
+    /// A non-fatal error surfaced as an item (exec).
+    Error {
+        id: String,
+        message: String,
+    },
+    /// The user's own input; the runner already shows it.
+    UserMessage {
+        id: String,
+    },
+    Compaction {
+        id: String,
+    },
+    /// Anything else, shown generically with its fields.
+    Other {
+        id: String,
+        kind: String,
+        raw: Value,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    InProgress,
+    Completed,
+    Failed,
+    Declined,
+}
+
+impl Status {
+    fn parse(v: Option<&Value>) -> Self {
+        let s = v.and_then(Value::as_str).unwrap_or("");
+        match s.replace('_', "").to_ascii_lowercase().as_str() {
+            "completed" => Status::Completed,
+            "failed" => Status::Failed,
+            "declined" => Status::Declined,
+            _ => Status::InProgress,
+        }
+    }
+
+    fn is_error(self) -> bool {
+        matches!(self, Status::Failed | Status::Declined)
+    }
+}
+
+/// `snake_case` or `camelCase` field.
+fn field<'a>(v: &'a Value, snake: &str) -> Option<&'a Value> {
+    if let Some(x) = v.get(snake).filter(|x| !x.is_null()) {
+        return Some(x);
+    }
+    let camel = to_camel(snake);
+    v.get(camel.as_str()).filter(|x| !x.is_null())
+}
+
+fn to_camel(snake: &str) -> String {
+    let mut out = String::with_capacity(snake.len());
+    let mut upper = false;
+    for c in snake.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn to_snake(camel: &str) -> String {
+    let mut out = String::with_capacity(camel.len() + 4);
+    for c in camel.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn str_field(v: &Value, snake: &str) -> String {
+    field(v, snake)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn string_list(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+impl Item {
+    /// Reads an item object; `None` if it has no id.
+    pub fn parse(v: &Value) -> Option<Item> {
+        let id = v.get("id")?.as_str()?.to_owned();
+        let raw_kind = v.get("type").and_then(Value::as_str).unwrap_or("unknown");
+        let kind = to_snake(raw_kind);
+        Some(match kind.as_str() {
+            "agent_message" | "plan" => Item::Message {
+                id,
+                text: str_field(v, "text"),
+            },
+            "reasoning" => {
+                // exec: `text`; app-server: `summary` parts, raw `content` parts.
+                let text = match v.get("text").and_then(Value::as_str) {
+                    Some(t) => t.to_owned(),
+                    None => {
+                        let summary = string_list(v.get("summary"));
+                        if summary.is_empty() {
+                            string_list(v.get("content")).join("\n\n")
+                        } else {
+                            summary.join("\n\n")
+                        }
+                    }
+                };
+                Item::Reasoning { id, text }
+            }
+            "command_execution" => Item::Command {
+                id,
+                command: str_field(v, "command"),
+                cwd: field(v, "cwd").and_then(Value::as_str).map(str::to_owned),
+                output: field(v, "aggregated_output")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                exit_code: field(v, "exit_code").and_then(Value::as_i64),
+                status: Status::parse(v.get("status")),
+            },
+            "file_change" => Item::FileChange {
+                id,
+                changes: v
+                    .get("changes")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().map(parse_change).collect())
+                    .unwrap_or_default(),
+                status: Status::parse(v.get("status")),
+            },
+            "mcp_tool_call" => Item::Mcp {
+                id,
+                server: str_field(v, "server"),
+                tool: str_field(v, "tool"),
+                arguments: v.get("arguments").cloned().unwrap_or(Value::Null),
+                result: v.get("result").filter(|r| !r.is_null()).cloned(),
+                error: v.get("error").filter(|e| !e.is_null()).map(|e| {
+                    e.get("message")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| e.to_string())
+                }),
+                status: Status::parse(v.get("status")),
+            },
+            "web_search" => Item::WebSearch {
+                id,
+                query: str_field(v, "query"),
+                action: v.get("action").filter(|a| !a.is_null()).cloned(),
+            },
+            "todo_list" => Item::Todo {
+                id,
+                items: v
+                    .get("items")
+                    .and_then(Value::as_array)
+                    .map(|a| {
+                        a.iter()
+                            .map(|t| {
+                                (
+                                    str_field(t, "text"),
+                                    t.get("completed").and_then(Value::as_bool).unwrap_or(false),
+                                )
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            },
+            "error" => Item::Error {
+                id,
+                message: str_field(v, "message"),
+            },
+            "user_message" => Item::UserMessage { id },
+            "context_compaction" => Item::Compaction { id },
+            _ => Item::Other {
+                id,
+                kind: raw_kind.to_owned(),
+                raw: v.clone(),
+            },
+        })
+    }
+
+    pub fn id(&self) -> &str {
+        match self {
+            Item::Message { id, .. }
+            | Item::Reasoning { id, .. }
+            | Item::Command { id, .. }
+            | Item::FileChange { id, .. }
+            | Item::Mcp { id, .. }
+            | Item::WebSearch { id, .. }
+            | Item::Todo { id, .. }
+            | Item::Error { id, .. }
+            | Item::UserMessage { id }
+            | Item::Compaction { id }
+            | Item::Other { id, .. } => id,
+        }
+    }
+}
+
+fn parse_change(c: &Value) -> Change {
+    // exec: "kind": "add"; app-server: "kind": {"type": "update", "move_path": ..}.
+    let kind = match c.get("kind") {
+        Some(Value::String(s)) => s.clone(),
+        Some(obj @ Value::Object(_)) => {
+            let base = obj
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("update")
+                .to_owned();
+            match field(obj, "move_path").and_then(Value::as_str) {
+                Some(to) => format!("{base} → {to}"),
+                None => base,
+            }
+        }
+        _ => "change".into(),
+    };
+    Change {
+        path: str_field(c, "path"),
+        kind,
+        diff: c
+            .get("diff")
+            .and_then(Value::as_str)
+            .filter(|d| !d.is_empty())
+            .map(str::to_owned),
+    }
+}
+
+/// Which text item a delta belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextKind {
+    Message,
+    Reasoning,
+}
+
+/// Per-turn item state: which items were opened, how much text each has
+/// streamed, which tool calls still await their result.
+#[derive(Debug, Default)]
+pub struct ItemMapper {
+    /// Text items opened with `item_start`, with the bytes streamed so far.
+    text: HashMap<String, (TextKind, usize)>,
+    /// Reasoning items that streamed summary text (raw text deltas are then
+    /// redundant) and the summary part they are in.
+    parts: HashMap<String, i64>,
+    /// Tool calls whose invocation was emitted.
+    tools: HashMap<String, Map<String, Value>>,
+    /// Tool calls whose result was emitted.
+    done: HashSet<String>,
+    last_plan: Option<String>,
+}
+
+impl ItemMapper {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The arguments of an open tool call (for approval prompts).
+    pub fn tool_arguments(&self, item_id: &str) -> Option<&Map<String, Value>> {
+        self.tools.get(item_id)
+    }
+
+    pub fn started(&mut self, raw: &Value) -> Vec<Payload> {
+        let Some(item) = Item::parse(raw) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        match &item {
+            Item::Message { id, text } => {
+                self.open_text(id, TextKind::Message, &mut out);
+                self.catch_up(id, text, &mut out);
+            }
+            Item::Reasoning { id, text } => {
+                self.open_text(id, TextKind::Reasoning, &mut out);
+                self.catch_up(id, text, &mut out);
+            }
+            Item::Todo { items, .. } => self.todo(items, &mut out),
+            Item::Error { .. } | Item::UserMessage { .. } | Item::Compaction { .. } => {}
+            _ => self.invoke(&item, &mut out),
+        }
+        out
+    }
+
+    /// exec `item.updated`: the item's whole current state.
+    pub fn updated(&mut self, raw: &Value) -> Vec<Payload> {
+        let Some(item) = Item::parse(raw) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        match &item {
+            Item::Message { id, text } => {
+                self.open_text(id, TextKind::Message, &mut out);
+                self.catch_up(id, text, &mut out);
+            }
+            Item::Reasoning { id, text } => {
+                self.open_text(id, TextKind::Reasoning, &mut out);
+                self.catch_up(id, text, &mut out);
+            }
+            Item::Todo { items, .. } => self.todo(items, &mut out),
+            Item::Error { .. } | Item::UserMessage { .. } | Item::Compaction { .. } => {}
+            _ => self.invoke(&item, &mut out),
+        }
+        out
+    }
+
+    pub fn completed(&mut self, raw: &Value) -> Vec<Payload> {
+        let Some(item) = Item::parse(raw) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        match &item {
+            Item::Message { id, text } => {
+                self.open_text(id, TextKind::Message, &mut out);
+                self.text.remove(id);
+                out.push(Payload::ItemDone {
+                    item_id: id.clone(),
+                    final_item: FinalItem::Message {
+                        content: text.clone(),
+                        origin: Origin::Agent,
+                    },
+                });
+            }
+            Item::Reasoning { id, text } => {
+                if text.trim().is_empty() {
+                    // Nothing to show (no summary): drop the empty block.
+                    if self.text.remove(id).is_some() {
+                        out.push(Payload::ItemCancelled {
+                            item_id: id.clone(),
+                            reason: Some("no reasoning summary".into()),
+                        });
+                    }
+                } else {
+                    self.open_text(id, TextKind::Reasoning, &mut out);
+                    self.text.remove(id);
+                    self.parts.remove(id);
+                    out.push(Payload::ItemDone {
+                        item_id: id.clone(),
+                        final_item: FinalItem::Reasoning {
+                            content: text.clone(),
+                            provider_id: PROVIDER_ID.into(),
+                        },
+                    });
+                }
+            }
+            Item::Todo { items, .. } => self.todo(items, &mut out),
+            Item::Error { message, .. } => out.extend(self.notice(&format!("⚠ {message}"))),
+            Item::UserMessage { .. } => {}
+            Item::Compaction { .. } => out.extend(self.notice("context compacted")),
+            _ => {
+                self.invoke(&item, &mut out);
+                self.result(&item, &mut out);
+            }
+        }
+        out
+    }
+
+    /// A streamed text delta (app-server `agentMessage/delta`, `plan/delta`,
+    /// reasoning deltas, exec `item.plan.delta`).
+    pub fn delta(&mut self, item_id: &str, kind: TextKind, delta: &str) -> Vec<Payload> {
+        let mut out = Vec::new();
+        if delta.is_empty() {
+            return out;
+        }
+        self.open_text(item_id, kind, &mut out);
+        self.push_delta(item_id, delta, &mut out);
+        out
+    }
+
+    /// app-server `item/reasoning/summaryTextDelta`.
+    pub fn summary_delta(&mut self, item_id: &str, index: i64, delta: &str) -> Vec<Payload> {
+        let mut out = self.summary_part(item_id, index);
+        out.extend(self.delta(item_id, TextKind::Reasoning, delta));
+        out
+    }
+
+    /// app-server `item/reasoning/summaryPartAdded`: parts are separated by a
+    /// blank line, as the completed item joins them.
+    pub fn summary_part(&mut self, item_id: &str, index: i64) -> Vec<Payload> {
+        let mut out = Vec::new();
+        let previous = self.parts.insert(item_id.to_owned(), index);
+        let streamed = self.text.get(item_id).is_some_and(|(_, n)| *n > 0);
+        if previous.is_some_and(|p| p != index) && streamed {
+            self.push_delta(item_id, "\n\n", &mut out);
+        }
+        out
+    }
+
+    /// app-server `item/reasoning/textDelta` (raw reasoning): shown only when
+    /// the item streams no summary, so the two never interleave.
+    pub fn raw_reasoning_delta(&mut self, item_id: &str, delta: &str) -> Vec<Payload> {
+        if self.parts.contains_key(item_id) {
+            return Vec::new();
+        }
+        self.delta(item_id, TextKind::Reasoning, delta)
+    }
+
+    /// app-server `turn/plan/updated`: one plan update shown as one call of
+    /// the model's plan tool.
+    pub fn plan_update(
+        &mut self,
+        explanation: Option<&str>,
+        steps: &[(String, String)],
+    ) -> Vec<Payload> {
+        let mut out = Vec::new();
+        let mut text = String::new();
+        if let Some(e) = explanation.filter(|e| !e.trim().is_empty()) {
+            text.push_str(e);
+            text.push('\n');
+        }
+        for (step, status) in steps {
+            let mark = match status.as_str() {
+                "completed" => "[x]",
+                "inProgress" | "in_progress" => "[~]",
+                _ => "[ ]",
+            };
+            text.push_str(&format!("{mark} {step}\n"));
+        }
+        let args = json!({
+            "explanation": explanation,
+            "plan": steps.iter().map(|(s, st)| json!({"step": s, "status": st})).collect::<Vec<_>>(),
+        });
+        self.emit_plan(text, args, &mut out);
+        out
+    }
+
+    /// A notice inside the conversation (retries, warnings): a message item
+    /// with origin `system`.
+    pub fn notice(&mut self, text: &str) -> Vec<Payload> {
+        let item_id = crate::event::new_id("codex_notice");
+        vec![
+            Payload::ItemStart {
+                item_id: item_id.clone(),
+                item_type: ItemType::Message,
+                initial_content: None,
+                name: None,
+                call_id: None,
+            },
+            Payload::ItemDone {
+                item_id,
+                final_item: FinalItem::Message {
+                    content: text.to_owned(),
+                    origin: Origin::System,
+                },
+            },
+        ]
+    }
+
+    fn open_text(&mut self, id: &str, kind: TextKind, out: &mut Vec<Payload>) {
+        if self.text.contains_key(id) {
+            return;
+        }
+        self.text.insert(id.to_owned(), (kind, 0));
+        out.push(Payload::ItemStart {
+            item_id: id.to_owned(),
+            item_type: match kind {
+                TextKind::Message => ItemType::Message,
+                TextKind::Reasoning => ItemType::Reasoning,
+            },
+            initial_content: None,
+            name: None,
+            call_id: None,
+        });
+    }
+
+    fn push_delta(&mut self, id: &str, delta: &str, out: &mut Vec<Payload>) {
+        if let Some((_, n)) = self.text.get_mut(id) {
+            *n += delta.len();
+        }
+        out.push(Payload::ItemDelta {
+            item_id: id.to_owned(),
+            delta_content: delta.to_owned(),
+        });
+    }
+
+    /// Whole-text snapshots (exec) become deltas of what is new, when the
+    /// snapshot extends what was streamed; otherwise the final item fixes it.
+    fn catch_up(&mut self, id: &str, text: &str, out: &mut Vec<Payload>) {
+        let sent = self.text.get(id).map(|(_, n)| *n).unwrap_or(0);
+        if text.len() > sent
+            && let Some(rest) = text.get(sent..)
+        {
+            self.push_delta(id, rest, out);
+        }
+    }
+
+    fn todo(&mut self, items: &[(String, bool)], out: &mut Vec<Payload>) {
+        let mut text = String::new();
+        for (step, done) in items {
+            text.push_str(if *done { "[x] " } else { "[ ] " });
+            text.push_str(step);
+            text.push('\n');
+        }
+        let args = json!({
+            "items": items.iter().map(|(t, c)| json!({"text": t, "completed": c})).collect::<Vec<_>>(),
+        });
+        self.emit_plan(text, args, out);
+    }
+
+    fn emit_plan(&mut self, text: String, args: Value, out: &mut Vec<Payload>) {
+        if self.last_plan.as_deref() == Some(text.as_str()) {
+            return;
+        }
+        self.last_plan = Some(text.clone());
+        let call_id = crate::event::new_id("codex_plan");
+        out.push(Payload::ItemDone {
+            item_id: call_id.clone(),
+            final_item: FinalItem::FunctionCall {
+                name: "update_plan".into(),
+                call_id: call_id.clone(),
+                arguments: object(args),
+            },
+        });
+        out.push(Payload::ItemDone {
+            item_id: format!("{call_id}:out"),
+            final_item: FinalItem::FunctionCallOutput {
+                call_id,
+                output: text,
+                is_error: false,
+            },
+        });
+    }
+
+    /// Emits the invocation of a tool-like item once.
+    fn invoke(&mut self, item: &Item, out: &mut Vec<Payload>) {
+        let id = item.id();
+        if self.tools.contains_key(id) || self.done.contains(id) {
+            return;
+        }
+        let (name, arguments) = invocation(item);
+        self.tools.insert(id.to_owned(), arguments.clone());
+        out.push(Payload::ItemDone {
+            item_id: id.to_owned(),
+            final_item: FinalItem::FunctionCall {
+                name,
+                call_id: id.to_owned(),
+                arguments,
+            },
+        });
+    }
+
+    /// Emits the result of a completed tool-like item once.
+    fn result(&mut self, item: &Item, out: &mut Vec<Payload>) {
+        let id = item.id();
+        if !self.done.insert(id.to_owned()) {
+            return;
+        }
+        self.tools.remove(id);
+        let (output, is_error) = result_text(item);
+        out.push(Payload::ItemDone {
+            item_id: format!("{id}:out"),
+            final_item: FinalItem::FunctionCallOutput {
+                call_id: id.to_owned(),
+                output,
+                is_error,
+            },
+        });
+    }
+}
+
+fn object(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        Value::Null => Map::new(),
+        other => {
+            let mut m = Map::new();
+            m.insert("input".into(), other);
+            m
+        }
+    }
+}
+
+/// Tool name and arguments shown for a tool-like item.
+fn invocation(item: &Item) -> (String, Map<String, Value>) {
+    match item {
+        Item::Command { command, cwd, .. } => {
+            let mut m = Map::new();
+            m.insert("command".into(), command.clone().into());
+            if let Some(c) = cwd {
+                m.insert("cwd".into(), c.clone().into());
+            }
+            ("shell".into(), m)
+        }
+        Item::FileChange { changes, .. } => {
+            let list: Vec<Value> = changes
+                .iter()
+                .map(|c| json!({"path": c.path, "kind": c.kind}))
+                .collect();
+            ("apply_patch".into(), object(json!({ "changes": list })))
+        }
+        Item::Mcp {
+            server,
+            tool,
+            arguments,
+            ..
+        } => (format!("mcp__{server}__{tool}"), object(arguments.clone())),
+        Item::WebSearch { query, action, .. } => {
+            let mut m = Map::new();
+            m.insert("query".into(), query.clone().into());
+            if let Some(a) = action {
+                m.insert("action".into(), a.clone());
+            }
+            ("web_search".into(), m)
+        }
+        Item::Other { kind, raw, .. } => {
+            let mut m = raw.as_object().cloned().unwrap_or_default();
+            m.remove("id");
+            m.remove("type");
+            (kind.clone(), m)
+        }
+        // Text items never come here; keep a readable fallback anyway.
+        other => ("codex_item".into(), object(json!({ "id": other.id() }))),
+    }
+}
+
+/// Output text and error flag of a completed tool-like item.
+fn result_text(item: &Item) -> (String, bool) {
+    match item {
+        Item::Command {
+            output,
+            exit_code,
+            status,
+            ..
+        } => {
+            let mut text = output.clone().unwrap_or_default();
+            if *status == Status::Declined {
+                if !text.is_empty() {
+                    text.push('\n');
+                }
+                text.push_str("(declined)");
+            }
+            if let Some(code) = exit_code.filter(|c| *c != 0) {
+                if !text.is_empty() && !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                text.push_str(&format!("[exit code {code}]"));
+            }
+            let failed = status.is_error() || exit_code.is_some_and(|c| c != 0);
+            (text, failed)
+        }
+        Item::FileChange {
+            changes, status, ..
+        } => {
+            let mut text = String::new();
+            for c in changes {
+                text.push_str(&format!("{} {}\n", c.kind, c.path));
+                if let Some(d) = &c.diff {
+                    text.push_str(d);
+                    if !d.ends_with('\n') {
+                        text.push('\n');
+                    }
+                }
+            }
+            match status {
+                Status::Failed => text.push_str("(patch failed)"),
+                Status::Declined => text.push_str("(declined)"),
+                _ => {}
+            }
+            (text, status.is_error())
+        }
+        Item::Mcp {
+            result,
+            error,
+            status,
+            ..
+        } => match error {
+            Some(e) => (e.clone(), true),
+            None => (
+                result.as_ref().map(mcp_result_text).unwrap_or_default(),
+                status.is_error(),
+            ),
+        },
+        Item::WebSearch { query, action, .. } => {
+            let detail = action
+                .as_ref()
+                .and_then(|a| {
+                    a.get("url")
+                        .and_then(Value::as_str)
+                        .map(|u| format!("opened {u}"))
+                })
+                .unwrap_or_else(|| format!("searched: {query}"));
+            (detail, false)
+        }
+        Item::Other { raw, .. } => {
+            let mut m = raw.as_object().cloned().unwrap_or_default();
+            m.remove("id");
+            m.remove("type");
+            let failed = m
+                .get("status")
+                .and_then(Value::as_str)
+                .is_some_and(|s| s.eq_ignore_ascii_case("failed"));
+            (Value::Object(m).to_string(), failed)
+        }
+        _ => (String::new(), false),
+    }
+}
+
+/// MCP content blocks: text blocks as text, anything else as JSON.
+fn mcp_result_text(result: &Value) -> String {
+    let blocks = result.get("content").and_then(Value::as_array);
+    let mut parts = Vec::new();
+    for b in blocks.into_iter().flatten() {
+        match b.get("text").and_then(Value::as_str) {
+            Some(t) => parts.push(t.to_owned()),
+            None => parts.push(b.to_string()),
+        }
+    }
+    if parts.is_empty()
+        && let Some(s) = field(result, "structured_content")
+    {
+        parts.push(s.to_string());
+    }
+    parts.join("\n")
+}
+
+/// Token usage in either spelling (`input_tokens` / `inputTokens`).
+pub fn usage(v: &Value) -> Usage {
+    let n = |k: &str| field(v, k).and_then(Value::as_u64);
+    Usage {
+        input_tokens: n("input_tokens").unwrap_or(0),
+        output_tokens: n("output_tokens").unwrap_or(0),
+        cache_read_input_tokens: n("cached_input_tokens"),
+        cache_creation_input_tokens: n("cache_write_input_tokens"),
+        cost_usd: None,
+    }
+}
+
+/// The terminal event of a completed turn.
+pub fn completed(usage: Option<Usage>) -> Payload {
+    Payload::ResponseDone {
+        status: ResponseStatus::Completed,
+        finish_reason: None,
+        error: None,
+        usage,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_spellings_parse_alike() {
+        let exec = json!({"id":"i","type":"command_execution","command":"ls","aggregated_output":"a\n","exit_code":2,"status":"failed"});
+        let app = json!({"id":"i","type":"commandExecution","command":"ls","aggregatedOutput":"a\n","exitCode":2,"status":"failed","cwd":null});
+        assert_eq!(Item::parse(&exec), Item::parse(&app));
+    }
+
+    #[test]
+    fn snapshots_become_deltas_of_what_is_new() {
+        let mut m = ItemMapper::new();
+        let a = m.updated(&json!({"id":"m","type":"agent_message","text":"Hel"}));
+        let b = m.updated(&json!({"id":"m","type":"agent_message","text":"Hello"}));
+        assert!(
+            matches!(&a[1], Payload::ItemDelta { delta_content, .. } if delta_content == "Hel")
+        );
+        assert_eq!(b.len(), 1);
+        assert!(matches!(&b[0], Payload::ItemDelta { delta_content, .. } if delta_content == "lo"));
+    }
+
+    #[test]
+    fn failing_command_reports_exit_code() {
+        let mut m = ItemMapper::new();
+        let out = m.completed(&json!({"id":"c","type":"command_execution","command":"false","aggregated_output":"","exit_code":1,"status":"failed"}));
+        assert_eq!(out.len(), 2, "invocation and result");
+        match &out[1] {
+            Payload::ItemDone {
+                final_item:
+                    FinalItem::FunctionCallOutput {
+                        output, is_error, ..
+                    },
+                ..
+            } => {
+                assert_eq!(output, "[exit code 1]");
+                assert!(*is_error);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! The `codex` provider: drives OpenAI's Codex CLI through one of its two
+//! machine interfaces (realcli/README.md "Codex 0.169.0"):
+//!
+//! - `app-server` (default): one persistent `codex app-server` per pane,
+//!   JSON-RPC over stdio with streamed deltas, interrupt, steer and approvals;
+//! - `exec`: one `codex exec --json` process per turn, later turns
+//!   continuing the thread with `resume <thread_id>` (seed 000 mapping table).
+//!
+//! Both share the item mapping in `items`, so a command, a file change or an
+//! unknown item looks the same in a pane whichever transport produced it.
+
+pub mod app_server;
+pub mod exec;
+pub mod items;
+pub mod settings;
+
+use std::sync::Arc;
+
+use super::{
+    Capabilities, EventSink, ProviderError, ProviderEvent, ProviderFactory, ProviderHandle,
+    ProviderSpec, SessionInfo,
+};
+use crate::config::AgentConfig;
+
+pub use settings::{CodexSettings, Transport};
+
+/// The provider id in `response_start` and on thinking items.
+pub const PROVIDER_ID: &str = "codex";
+
+pub struct CodexFactory;
+
+impl ProviderFactory for CodexFactory {
+    fn name(&self) -> &'static str {
+        "codex"
+    }
+
+    fn capabilities(&self, agent: &AgentConfig) -> Capabilities {
+        let transport = CodexSettings::from_agent(agent)
+            .map(|s| s.transport)
+            .unwrap_or_default();
+        match transport {
+            Transport::AppServer => Capabilities {
+                queue_while_streaming: true,
+                interrupt: true,
+                tool_events: true,
+                thinking: true,
+                resume: true,
+                permissions: true,
+            },
+            // One process per turn: nothing can be handed to it mid-turn, so
+            // the runner queues; SIGINT is the only interrupt.
+            Transport::Exec => Capabilities {
+                queue_while_streaming: false,
+                interrupt: true,
+                tool_events: true,
+                thinking: true,
+                resume: true,
+                permissions: false,
+            },
+        }
+    }
+
+    fn spawn(
+        &self,
+        spec: ProviderSpec,
+        events: EventSink,
+    ) -> Result<ProviderHandle, ProviderError> {
+        let settings = Arc::new(CodexSettings::from_agent(&spec.agent)?);
+        match settings.transport {
+            Transport::Exec => Ok(exec::spawn(settings, spec.resume, events)),
+            Transport::AppServer => Ok(app_server::spawn(settings, spec.resume, events)),
+        }
+    }
+}
+
+/// Announces what is known about the session (resume handle, model).
+pub(crate) fn announce(events: &EventSink, thread: Option<&str>, model: Option<&str>) {
+    let _ = events.send(ProviderEvent::Session(SessionInfo {
+        resume_handle: thread.map(str::to_owned),
+        model: model.map(str::to_owned),
+        commands: Vec::new(),
+    }));
+}
+
+/// Shortens agent output quoted in a diagnostic.
+pub(crate) fn excerpt(line: &str) -> String {
+    const MAX: usize = 200;
+    if line.chars().count() <= MAX {
+        return line.to_owned();
+    }
+    let cut: String = line.chars().take(MAX).collect();
+    format!("{cut}…")
+}

@@ -1,0 +1,431 @@
+//! How an `[[agent]]` table with `provider = "codex"` becomes command lines
+//! and protocol parameters. Every key is documented in docs/codex.md.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::config::AgentConfig;
+use crate::provider::ProviderError;
+use crate::provider::process::CommandSpec;
+
+/// Which machine interface of the CLI drives the pane.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Transport {
+    #[default]
+    AppServer,
+    Exec,
+}
+
+const SANDBOXES: &[&str] = &["read-only", "workspace-write", "danger-full-access"];
+const APPROVALS: &[&str] = &["untrusted", "on-failure", "on-request", "never"];
+const OPTION_KEYS: &[&str] = &[
+    "sandbox",
+    "approval_policy",
+    "profile",
+    "config",
+    "skip_git_repo_check",
+    "interrupt_grace_ms",
+    "startup_timeout_ms",
+];
+
+/// `permission_mode` shortcuts beyond the plain approval policies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bypass {
+    /// No approvals, no sandbox (`--dangerously-bypass-approvals-and-sandbox`).
+    Full,
+    /// Sandboxed writes inside the workspace, ask on request (`--full-auto`).
+    FullAuto,
+}
+
+#[derive(Debug, Clone)]
+pub struct CodexSettings {
+    pub agent_id: String,
+    pub transport: Transport,
+    /// Program and its leading arguments (`agent.command` or `codex`).
+    pub program: String,
+    pub program_args: Vec<String>,
+    pub model: Option<String>,
+    pub sandbox: Option<String>,
+    pub approval_policy: Option<String>,
+    pub bypass: Option<Bypass>,
+    pub profile: Option<String>,
+    /// Dotted config keys with their values (`-c key=value`).
+    pub config: Vec<(String, toml::Value)>,
+    /// Reasoning effort (`agent.thinking`).
+    pub effort: Option<String>,
+    pub system_prompt: Option<String>,
+    pub extra_args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub cwd: Option<PathBuf>,
+    pub skip_git_repo_check: bool,
+    /// SIGINT → SIGKILL grace of the exec transport; also how long the
+    /// app-server transport waits for `turn/completed` after `turn/interrupt`.
+    pub interrupt_grace: Duration,
+    /// How long the app-server may take to answer `initialize` / `thread/start`.
+    pub startup_timeout: Duration,
+}
+
+impl CodexSettings {
+    pub fn from_agent(agent: &AgentConfig) -> Result<Self, ProviderError> {
+        let err = |message: String| ProviderError::Config {
+            agent: agent.id.clone(),
+            message,
+        };
+        let transport = match agent.transport.as_deref() {
+            None | Some("app-server") | Some("app_server") => Transport::AppServer,
+            Some("exec") => Transport::Exec,
+            Some(other) => {
+                return Err(err(format!(
+                    "codex: unknown transport `{other}`; expected `app-server` or `exec`"
+                )));
+            }
+        };
+        let opts = &agent.options;
+        if let Some(key) = opts.keys().find(|k| !OPTION_KEYS.contains(&k.as_str())) {
+            return Err(err(format!(
+                "codex: unknown option `options.{key}`; known: {}",
+                OPTION_KEYS.join(", ")
+            )));
+        }
+        let string_opt = |key: &str| -> Result<Option<String>, ProviderError> {
+            match opts.get(key) {
+                None => Ok(None),
+                Some(toml::Value::String(s)) => Ok(Some(s.clone())),
+                Some(other) => Err(err(format!(
+                    "codex: `options.{key}` must be a string, found {}",
+                    other.type_str()
+                ))),
+            }
+        };
+        let millis_opt = |key: &str, default: u64| -> Result<Duration, ProviderError> {
+            match opts.get(key) {
+                None => Ok(Duration::from_millis(default)),
+                Some(toml::Value::Integer(n)) if *n >= 0 => Ok(Duration::from_millis(*n as u64)),
+                Some(other) => Err(err(format!(
+                    "codex: `options.{key}` must be a non-negative integer (milliseconds), found {other}"
+                ))),
+            }
+        };
+
+        let sandbox = string_opt("sandbox")?;
+        if let Some(s) = &sandbox
+            && !SANDBOXES.contains(&s.as_str())
+        {
+            return Err(err(format!(
+                "codex: `options.sandbox = \"{s}\"`; expected one of {}",
+                SANDBOXES.join(", ")
+            )));
+        }
+
+        let mut bypass = None;
+        let mut approval_policy = None;
+        if let Some(mode) = agent.permission_mode.as_deref() {
+            match mode {
+                m if APPROVALS.contains(&m) => approval_policy = Some(m.to_owned()),
+                "bypass" | "yolo" | "bypassPermissions" | "danger-full-access" => {
+                    bypass = Some(Bypass::Full)
+                }
+                "full-auto" | "auto" => bypass = Some(Bypass::FullAuto),
+                other => {
+                    return Err(err(format!(
+                        "codex: `permission_mode = \"{other}\"`; expected one of {}, full-auto, bypass",
+                        APPROVALS.join(", ")
+                    )));
+                }
+            }
+        }
+        if let Some(a) = string_opt("approval_policy")? {
+            if !APPROVALS.contains(&a.as_str()) {
+                return Err(err(format!(
+                    "codex: `options.approval_policy = \"{a}\"`; expected one of {}",
+                    APPROVALS.join(", ")
+                )));
+            }
+            approval_policy = Some(a);
+        }
+
+        let mut config = Vec::new();
+        match opts.get("config") {
+            None => {}
+            Some(toml::Value::Table(t)) => flatten("", t, &mut config),
+            Some(other) => {
+                return Err(err(format!(
+                    "codex: `options.config` must be a table of config overrides, found {}",
+                    other.type_str()
+                )));
+            }
+        }
+        let skip_git_repo_check = match opts.get("skip_git_repo_check") {
+            None => false,
+            Some(toml::Value::Boolean(b)) => *b,
+            Some(other) => {
+                return Err(err(format!(
+                    "codex: `options.skip_git_repo_check` must be true or false, found {other}"
+                )));
+            }
+        };
+
+        let (program, program_args) = agent.program("codex");
+        let cwd = agent.cwd.as_ref().map(|c| {
+            if c.is_absolute() {
+                c.clone()
+            } else {
+                std::env::current_dir()
+                    .map(|d| d.join(c))
+                    .unwrap_or_else(|_| c.clone())
+            }
+        });
+        Ok(Self {
+            agent_id: agent.id.clone(),
+            transport,
+            program,
+            program_args,
+            model: agent.model.clone(),
+            sandbox,
+            approval_policy,
+            bypass,
+            profile: string_opt("profile")?,
+            config,
+            effort: agent.thinking.clone(),
+            system_prompt: agent.system_prompt.clone(),
+            extra_args: agent.args.clone(),
+            env: agent.env.clone(),
+            cwd,
+            skip_git_repo_check,
+            interrupt_grace: millis_opt("interrupt_grace_ms", 500)?,
+            startup_timeout: millis_opt("startup_timeout_ms", 30_000)?,
+        })
+    }
+
+    /// `-c key=value` pairs that go before the subcommand (the CLI's global
+    /// config overrides). Values are TOML, as the CLI parses them.
+    fn root_overrides(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        for (key, value) in &self.config {
+            args.push("-c".into());
+            args.push(format!("{key}={}", toml_inline(value)));
+        }
+        args
+    }
+
+    /// `codex [-c ..] exec --json [flags] [resume <thread>] -`; the prompt
+    /// goes to stdin (`-`), so a prompt starting with `-` is never a flag.
+    pub fn exec_command(&self, resume: Option<&str>) -> CommandSpec {
+        let mut args = self.program_args.clone();
+        args.extend(self.root_overrides());
+        args.push("exec".into());
+        args.push("--json".into());
+        if let Some(m) = &self.model {
+            args.extend(["--model".into(), m.clone()]);
+        }
+        if let Some(p) = &self.profile {
+            args.extend(["--profile".into(), p.clone()]);
+        }
+        match self.bypass {
+            Some(Bypass::Full) => args.push("--dangerously-bypass-approvals-and-sandbox".into()),
+            Some(Bypass::FullAuto) => args.push("--full-auto".into()),
+            None => {}
+        }
+        if let Some(s) = &self.sandbox {
+            args.extend(["--sandbox".into(), s.clone()]);
+        }
+        if let Some(e) = &self.effort {
+            args.extend(["-c".into(), format!("model_reasoning_effort={}", quote(e))]);
+        }
+        if let Some(p) = &self.system_prompt {
+            args.extend(["-c".into(), format!("developer_instructions={}", quote(p))]);
+        }
+        if self.skip_git_repo_check {
+            args.push("--skip-git-repo-check".into());
+        }
+        args.extend(self.extra_args.iter().cloned());
+        if let Some(thread) = resume {
+            args.extend(["resume".into(), thread.to_owned()]);
+        }
+        args.push("-".into());
+        self.command(args)
+    }
+
+    /// `codex [-c ..] app-server [args]`.
+    pub fn app_server_command(&self) -> CommandSpec {
+        let mut args = self.program_args.clone();
+        args.extend(self.root_overrides());
+        args.push("app-server".into());
+        args.extend(self.extra_args.iter().cloned());
+        self.command(args)
+    }
+
+    fn command(&self, args: Vec<String>) -> CommandSpec {
+        CommandSpec {
+            program: self.program.clone(),
+            args,
+            cwd: self.cwd.clone(),
+            env: self.env.clone(),
+        }
+    }
+
+    /// Parameters shared by `thread/start` and `thread/resume`.
+    pub fn thread_params(&self) -> Map<String, Value> {
+        let mut p = Map::new();
+        if let Some(m) = &self.model {
+            p.insert("model".into(), m.clone().into());
+        }
+        if let Some(cwd) = &self.cwd {
+            p.insert("cwd".into(), cwd.to_string_lossy().into_owned().into());
+        }
+        let (approval, sandbox) = match self.bypass {
+            Some(Bypass::Full) => (Some("never"), Some("danger-full-access")),
+            Some(Bypass::FullAuto) => (Some("on-request"), Some("workspace-write")),
+            None => (None, None),
+        };
+        if let Some(a) = self.approval_policy.as_deref().or(approval) {
+            p.insert("approvalPolicy".into(), a.into());
+        }
+        if let Some(s) = self.sandbox.as_deref().or(sandbox) {
+            p.insert("sandbox".into(), s.into());
+        }
+        if let Some(sp) = &self.system_prompt {
+            p.insert("developerInstructions".into(), sp.clone().into());
+        }
+        let mut config = Map::new();
+        if let Some(profile) = &self.profile {
+            config.insert("profile".into(), profile.clone().into());
+        }
+        for (key, value) in &self.config {
+            config.insert(key.clone(), toml_to_json(value));
+        }
+        if !config.is_empty() {
+            p.insert("config".into(), Value::Object(config));
+        }
+        p
+    }
+}
+
+/// Nested tables become dotted keys: `{a = {b = 1}}` → `a.b = 1`.
+fn flatten(prefix: &str, table: &toml::Table, out: &mut Vec<(String, toml::Value)>) {
+    for (k, v) in table {
+        let key = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        match v {
+            toml::Value::Table(t) => flatten(&key, t, out),
+            other => out.push((key, other.clone())),
+        }
+    }
+}
+
+fn quote(s: &str) -> String {
+    toml_inline(&toml::Value::String(s.to_owned()))
+}
+
+/// A TOML value on one line, as `-c key=value` expects.
+fn toml_inline(v: &toml::Value) -> String {
+    match v {
+        toml::Value::Array(items) => {
+            let parts: Vec<String> = items.iter().map(toml_inline).collect();
+            format!("[{}]", parts.join(", "))
+        }
+        toml::Value::Table(t) => {
+            let parts: Vec<String> = t
+                .iter()
+                .map(|(k, v)| format!("{} = {}", quote(k), toml_inline(v)))
+                .collect();
+            format!("{{{}}}", parts.join(", "))
+        }
+        other => other.to_string(),
+    }
+}
+
+fn toml_to_json(v: &toml::Value) -> Value {
+    match v {
+        toml::Value::String(s) => Value::String(s.clone()),
+        toml::Value::Integer(i) => Value::from(*i),
+        toml::Value::Float(f) => Value::from(*f),
+        toml::Value::Boolean(b) => Value::Bool(*b),
+        toml::Value::Datetime(d) => Value::String(d.to_string()),
+        toml::Value::Array(a) => Value::Array(a.iter().map(toml_to_json).collect()),
+        toml::Value::Table(t) => Value::Object(
+            t.iter()
+                .map(|(k, v)| (k.clone(), toml_to_json(v)))
+                .collect(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent(toml_text: &str) -> AgentConfig {
+        let mut table: toml::Table = toml::from_str(toml_text).expect("test toml");
+        table.insert("id".into(), "cx".into());
+        table.insert("provider".into(), "codex".into());
+        table.try_into().expect("agent config")
+    }
+
+    #[test]
+    fn exec_command_line_carries_every_setting() {
+        let a = agent(
+            r#"
+            transport = "exec"
+            model = "gpt-5.5"
+            thinking = "high"
+            args = ["--add-dir", "/tmp"]
+            [options]
+            sandbox = "workspace-write"
+            profile = "work"
+            skip_git_repo_check = true
+            config = { model_provider = "mock", model_providers = { mock = { base_url = "http://127.0.0.1:9/v1" } } }
+            "#,
+        );
+        let s = CodexSettings::from_agent(&a).expect("settings");
+        assert_eq!(s.transport, Transport::Exec);
+        let cmd = s.exec_command(Some("T1"));
+        assert_eq!(cmd.program, "codex");
+        let line = cmd.args.join(" ");
+        assert!(line.starts_with("-c model_provider=\"mock\" -c model_providers.mock.base_url=\"http://127.0.0.1:9/v1\" exec --json"), "{line}");
+        assert!(
+            line.contains("--model gpt-5.5 --profile work --sandbox workspace-write"),
+            "{line}"
+        );
+        assert!(
+            line.contains("-c model_reasoning_effort=\"high\""),
+            "{line}"
+        );
+        assert!(
+            line.ends_with("--skip-git-repo-check --add-dir /tmp resume T1 -"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn app_server_params_follow_permission_mode() {
+        let a = agent("permission_mode = \"bypass\"\nmodel = \"m\"\n[options]\nprofile = \"p\"");
+        let s = CodexSettings::from_agent(&a).expect("settings");
+        assert_eq!(s.transport, Transport::AppServer);
+        let p = s.thread_params();
+        assert_eq!(p["approvalPolicy"], "never");
+        assert_eq!(p["sandbox"], "danger-full-access");
+        assert_eq!(p["model"], "m");
+        assert_eq!(p["config"]["profile"], "p");
+        assert_eq!(s.app_server_command().args, vec!["app-server".to_string()]);
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        let e = CodexSettings::from_agent(&agent("[options]\nsandbox = \"open\""))
+            .expect_err("bad sandbox");
+        assert!(e.to_string().contains("options.sandbox"), "{e}");
+        let e = CodexSettings::from_agent(&agent("[options]\nsandbx = 1")).expect_err("typo");
+        assert!(e.to_string().contains("options.sandbx"), "{e}");
+        let e = CodexSettings::from_agent(&agent("transport = \"grpc\"")).expect_err("transport");
+        assert!(e.to_string().contains("grpc"), "{e}");
+        let e = CodexSettings::from_agent(&agent("permission_mode = \"ask\"")).expect_err("mode");
+        assert!(e.to_string().contains("permission_mode"), "{e}");
+    }
+}

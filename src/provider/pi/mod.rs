@@ -1,0 +1,359 @@
+//! The `pi` provider: the pi coding agent in RPC mode, one persistent
+//! `pi --mode rpc` process per pane with JSONL commands on stdin (`prompt`,
+//! `steer` / `follow_up` mid-turn, `abort`, `get_state`) and events on stdout
+//! (see `translate`). A restarted hive resumes pi's session with
+//! `--session <id>`.
+
+pub mod translate;
+
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::process::ChildStdout;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::process::{AgentProcess, CommandSpec, LineReader};
+use super::{
+    Capabilities, DiagnosticLevel, EventSink, ProviderCommand, ProviderError, ProviderEvent,
+    ProviderFactory, ProviderHandle, ProviderSpec,
+};
+use crate::config::AgentConfig;
+use crate::event::{ErrorInfo, Payload, StreamEvent, new_id};
+pub use translate::PiTranslator;
+
+/// pi answered `abort` within 10 ms in the captures; past this hive ends the
+/// turn itself and restarts pi on its session.
+const CANCEL_GRACE: Duration = Duration::from_millis(800);
+/// After stdout closed, how long pi may take to exit.
+const EXIT_WAIT: Duration = Duration::from_secs(1);
+/// SIGTERM → SIGKILL when hive ends pi itself.
+const KILL_GRACE: Duration = Duration::from_millis(300);
+
+pub struct PiFactory;
+
+impl ProviderFactory for PiFactory {
+    fn name(&self) -> &'static str {
+        "pi"
+    }
+
+    fn capabilities(&self, _agent: &AgentConfig) -> Capabilities {
+        Capabilities {
+            queue_while_streaming: true,
+            interrupt: true,
+            tool_events: true,
+            thinking: true,
+            resume: true,
+            permissions: false,
+        }
+    }
+
+    fn spawn(
+        &self,
+        spec: ProviderSpec,
+        events: EventSink,
+    ) -> Result<ProviderHandle, ProviderError> {
+        let steer = steer_command(&spec.agent)?;
+        let cmd = command(&spec.agent, spec.resume.as_deref());
+        let (proc, lines) = AgentProcess::spawn(&cmd).map_err(|source| ProviderError::Spawn {
+            agent: spec.agent.id.clone(),
+            program: cmd.program.clone(),
+            source,
+        })?;
+        let session = spec.resume.clone().unwrap_or_else(|| new_id("pi"));
+        let tr = PiTranslator::new(&session, spec.agent.model.as_deref());
+        let driver = Driver {
+            agent: spec.agent,
+            resume: spec.resume,
+            events,
+            proc,
+            lines,
+            tr,
+            steer,
+            prompts: 0,
+            cancel_deadline: None,
+        };
+        Ok(ProviderHandle::spawn(move |rx| driver.run(rx)))
+    }
+}
+
+/// The RPC command a mid-turn message becomes: `options.steer` is `"steer"`
+/// (default: delivered after the running tool) or `"follow_up"` (after the turn).
+fn steer_command(agent: &AgentConfig) -> Result<&'static str, ProviderError> {
+    match agent.options.get("steer").map(|v| v.as_str()) {
+        None | Some(Some("steer")) => Ok("steer"),
+        Some(Some("follow_up" | "follow-up" | "followUp")) => Ok("follow_up"),
+        Some(other) => Err(ProviderError::Config {
+            agent: agent.id.clone(),
+            message: format!(
+                "options.steer must be \"steer\" or \"follow_up\", not {}",
+                other.unwrap_or("a non-string")
+            ),
+        }),
+    }
+}
+
+/// `pi --mode rpc [--provider P] [--model M] [--thinking T] [--session ID] ARGS…`.
+fn command(agent: &AgentConfig, resume: Option<&str>) -> CommandSpec {
+    let (program, mut args) = agent.program("pi");
+    args.extend(["--mode".into(), "rpc".into()]);
+    if let Some(provider) = agent.options.get("provider").and_then(|v| v.as_str()) {
+        args.extend(["--provider".into(), provider.to_owned()]);
+    }
+    if let Some(model) = &agent.model {
+        args.extend(["--model".into(), model.clone()]);
+    }
+    if let Some(thinking) = &agent.thinking {
+        args.extend(["--thinking".into(), thinking.clone()]);
+    }
+    if let Some(id) = resume {
+        args.extend(["--session".into(), id.to_owned()]);
+    }
+    args.extend(agent.args.iter().cloned());
+    CommandSpec {
+        program,
+        args,
+        cwd: agent.cwd.clone(),
+        env: agent.env.clone(),
+    }
+}
+
+struct Driver {
+    agent: AgentConfig,
+    resume: Option<String>,
+    events: EventSink,
+    proc: AgentProcess,
+    lines: LineReader<ChildStdout>,
+    tr: PiTranslator,
+    steer: &'static str,
+    prompts: u64,
+    cancel_deadline: Option<Instant>,
+}
+
+impl Driver {
+    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<ProviderCommand>) {
+        // Learn the session id and model; pi answers once it is up.
+        if !self.write(&PiTranslator::state_request()).await {
+            return self.exited().await;
+        }
+        loop {
+            tokio::select! {
+                line = self.lines.next_line() => match line {
+                    Ok(Some(line)) => {
+                        let evs = self.tr.push_line(&line);
+                        self.forward(evs);
+                        if !self.flush_outbox().await {
+                            return self.exited().await;
+                        }
+                        if !self.tr.has_turn() {
+                            self.cancel_deadline = None;
+                        }
+                    }
+                    Ok(None) | Err(_) => return self.exited().await,
+                },
+                cmd = rx.recv() => match cmd {
+                    Some(ProviderCommand::Send { turn_id, text }) => {
+                        if !self.send(&turn_id, &text).await {
+                            return self.exited().await;
+                        }
+                    }
+                    Some(ProviderCommand::Steer { text }) => {
+                        if !self.steer(&text).await {
+                            return self.exited().await;
+                        }
+                    }
+                    Some(ProviderCommand::Cancel) => {
+                        if self.tr.has_turn() && self.cancel_deadline.is_none() {
+                            self.tr.cancel_requested();
+                            self.cancel_deadline = Some(Instant::now() + CANCEL_GRACE);
+                            let abort = json!({"id": "hive-abort", "type": "abort"}).to_string();
+                            if !self.write(&abort).await {
+                                return self.exited().await;
+                            }
+                        }
+                    }
+                    Some(ProviderCommand::Kill) | None => {
+                        self.proc.terminate(KILL_GRACE).await;
+                        return;
+                    }
+                    Some(_) => {}
+                },
+                _ = sleep_opt(self.cancel_deadline) => {
+                    self.cancel_deadline = None;
+                    if self.tr.has_turn() && !self.abort_ignored().await {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    fn forward(&self, events: Vec<ProviderEvent>) {
+        for ev in events {
+            let _ = self.events.send(ev);
+        }
+    }
+
+    fn diagnostic(&self, level: DiagnosticLevel, message: impl Into<String>) {
+        let _ = self.events.send(ProviderEvent::Diagnostic {
+            level,
+            message: message.into(),
+        });
+    }
+
+    /// Writes one line; false when pi's stdin is gone.
+    async fn write(&mut self, line: &str) -> bool {
+        self.proc.write_line(line).await.is_ok()
+    }
+
+    async fn flush_outbox(&mut self) -> bool {
+        for line in self.tr.take_outbox() {
+            if !self.write(&line).await {
+                return false;
+            }
+        }
+        true
+    }
+
+    async fn send(&mut self, turn_id: &str, text: &str) -> bool {
+        if self.tr.has_turn() {
+            // The runner sends one turn at a time; refuse loudly.
+            let _ = self.events.send(ProviderEvent::Stream(StreamEvent::new(
+                turn_id,
+                self.tr.agent_session().unwrap_or("pi"),
+                Payload::ResponseError {
+                    error: ErrorInfo::new("busy", "pi is still running the previous turn"),
+                },
+            )));
+            return true;
+        }
+        self.prompts += 1;
+        let id = format!("hive-prompt-{}", self.prompts);
+        self.tr.begin_turn(turn_id, &id);
+        let line = json!({"id": id, "type": "prompt", "message": text}).to_string();
+        self.write(&line).await
+    }
+
+    async fn steer(&mut self, text: &str) -> bool {
+        if !self.tr.has_turn() {
+            self.diagnostic(
+                DiagnosticLevel::Warn,
+                "pi: no turn is running to steer; send the message again",
+            );
+            return true;
+        }
+        let line = json!({"id": "hive-steer", "type": self.steer, "message": text}).to_string();
+        self.write(&line).await
+    }
+
+    /// pi did not end the turn after `abort`: end it here and replace the
+    /// process, resuming its session. False when pi cannot be restarted.
+    async fn abort_ignored(&mut self) -> bool {
+        let evs = self.tr.end_cancelled();
+        self.forward(evs);
+        self.diagnostic(
+            DiagnosticLevel::Warn,
+            "pi did not stop when interrupted: hive ended its process and started it again",
+        );
+        self.proc.terminate(KILL_GRACE).await;
+        let session = self
+            .tr
+            .agent_session()
+            .map(str::to_owned)
+            .or_else(|| self.resume.clone());
+        let cmd = command(&self.agent, session.as_deref());
+        match AgentProcess::spawn(&cmd) {
+            Ok((proc, lines)) => {
+                self.proc = proc;
+                self.lines = lines;
+                self.resume = session;
+                self.write(&PiTranslator::state_request()).await || {
+                    self.exited().await;
+                    false
+                }
+            }
+            Err(e) => {
+                let _ = self.events.send(ProviderEvent::Exited {
+                    code: None,
+                    message: format!("cannot restart `{}`: {e}", cmd.program),
+                });
+                false
+            }
+        }
+    }
+
+    /// pi's stdout closed or its stdin broke: fail the turn in flight, report
+    /// the exit and end the task.
+    async fn exited(&mut self) {
+        let status: Option<ExitStatus> =
+            match tokio::time::timeout(EXIT_WAIT, self.proc.wait()).await {
+                Ok(Ok(s)) => Some(s),
+                _ => self.proc.terminate(KILL_GRACE).await,
+            };
+        // Let the stderr reader catch the last lines for the report.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let report = self.proc.exit_report(status);
+        if self.tr.has_turn() {
+            let evs = self.tr.end_error("agent_exited", &format!("pi {report}"));
+            self.forward(evs);
+        }
+        let _ = self.events.send(ProviderEvent::Exited {
+            code: status.and_then(|s| s.code()),
+            message: format!("pi {report}"),
+        });
+    }
+}
+
+async fn sleep_opt(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_line_from_config() {
+        let mut agent = AgentConfig::new("p", "pi");
+        agent.model = Some("mock-model".into());
+        agent.thinking = Some("high".into());
+        agent.options.insert("provider".into(), "mock".into());
+        agent.args = vec!["--no-skills".into()];
+        agent
+            .env
+            .insert("PI_CODING_AGENT_DIR".into(), "/tmp/pi-agent".into());
+        let spec = command(&agent, Some("sess-1"));
+        assert_eq!(spec.program, "pi");
+        assert_eq!(
+            spec.args,
+            [
+                "--mode",
+                "rpc",
+                "--provider",
+                "mock",
+                "--model",
+                "mock-model",
+                "--thinking",
+                "high",
+                "--session",
+                "sess-1",
+                "--no-skills"
+            ]
+        );
+        assert_eq!(spec.env["PI_CODING_AGENT_DIR"], "/tmp/pi-agent");
+    }
+
+    #[test]
+    fn steer_option() {
+        let mut agent = AgentConfig::new("p", "pi");
+        assert_eq!(steer_command(&agent).ok(), Some("steer"));
+        agent.options.insert("steer".into(), "follow_up".into());
+        assert_eq!(steer_command(&agent).ok(), Some("follow_up"));
+        agent.options.insert("steer".into(), "later".into());
+        assert!(steer_command(&agent).is_err());
+    }
+}

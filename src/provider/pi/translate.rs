@@ -1,0 +1,1051 @@
+//! pi RPC events → canonical stream events.
+//!
+//! Shapes as captured from pi 0.73.1 (realcli README "pi", seed 003): responses
+//! `{type:"response", command, success, id?, error?, data?}` and events
+//! `agent_start/end`, `turn_start/end`, `message_start/update/end` (text,
+//! thinking and tool-call blocks), `tool_execution_start/update/end`,
+//! `auto_retry_start/end`, `auto_compaction_start/end`, `queue_update`.
+//!
+//! A hive turn is one `prompt` up to the `agent_end` that pi does not follow
+//! with a retry: pi's own "turns" are single model calls inside it. Every
+//! `message_update` repeats the whole partial message, so text is diffed
+//! against what was already emitted and only the new suffix goes out.
+//! Pure and synchronous (lines to write back are queued in an outbox) so
+//! captures can be replayed in tests.
+
+use std::collections::{BTreeMap, HashSet};
+
+use serde_json::{Map, Value, json};
+
+use crate::event::{
+    ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, Usage, new_id,
+};
+use crate::provider::{DiagnosticLevel, ProviderEvent, SessionInfo};
+
+/// Provider id stamped on `response_start` and thinking items.
+pub const PROVIDER_ID: &str = "pi";
+
+/// Longest excerpt of a bad line quoted in a diagnostic.
+const EXCERPT: usize = 200;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BlockKind {
+    Text,
+    Thinking,
+    Tool,
+}
+
+/// One content block of the assistant message being streamed.
+#[derive(Debug)]
+struct Block {
+    kind: BlockKind,
+    item_id: String,
+    /// Text already sent as deltas (text and thinking blocks).
+    emitted: String,
+    call_id: Option<String>,
+    done: bool,
+}
+
+/// A hive turn in flight.
+#[derive(Debug)]
+struct Turn {
+    turn_id: String,
+    prompt_id: String,
+    started: bool,
+    /// Blocks of the current assistant message by `contentIndex`.
+    blocks: BTreeMap<usize, Block>,
+    /// Tool calls already shown as `function_call` items.
+    announced: HashSet<String>,
+    usage: Option<Usage>,
+    last_stop: Option<String>,
+    last_error: Option<String>,
+    /// Id of the `get_state` probe sent after an `agent_end` with an error:
+    /// pi announces a retry or compaction before it answers the probe.
+    settling: Option<String>,
+    cancel_requested: bool,
+}
+
+/// Translation state of one pi process.
+#[derive(Debug)]
+pub struct PiTranslator {
+    session_id: String,
+    /// pi's session id once `get_state` reported it.
+    agent_session: Option<String>,
+    configured_model: Option<String>,
+    model: Option<String>,
+    turn: Option<Turn>,
+    outbox: Vec<String>,
+    probes: u64,
+    queued: usize,
+}
+
+impl PiTranslator {
+    /// `session_id` names events until pi reports its own session id.
+    pub fn new(session_id: &str, configured_model: Option<&str>) -> Self {
+        Self {
+            session_id: session_id.to_owned(),
+            agent_session: None,
+            configured_model: configured_model.map(str::to_owned),
+            model: None,
+            turn: None,
+            outbox: Vec::new(),
+            probes: 0,
+            queued: 0,
+        }
+    }
+
+    /// The `get_state` request the host sends at start (session id, model).
+    pub fn state_request() -> String {
+        json!({"id": "hive-state", "type": "get_state"}).to_string()
+    }
+
+    pub fn agent_session(&self) -> Option<&str> {
+        self.agent_session.as_deref()
+    }
+
+    pub fn has_turn(&self) -> bool {
+        self.turn.is_some()
+    }
+
+    /// The host wrote `prompt` with id `prompt_id` for `turn_id`.
+    pub fn begin_turn(&mut self, turn_id: &str, prompt_id: &str) {
+        self.turn = Some(Turn {
+            turn_id: turn_id.to_owned(),
+            prompt_id: prompt_id.to_owned(),
+            started: false,
+            blocks: BTreeMap::new(),
+            announced: HashSet::new(),
+            usage: None,
+            last_stop: None,
+            last_error: None,
+            settling: None,
+            cancel_requested: false,
+        });
+    }
+
+    /// The host sent `abort`: the turn's end counts as cancelled.
+    pub fn cancel_requested(&mut self) {
+        if let Some(t) = self.turn.as_mut() {
+            t.cancel_requested = true;
+        }
+    }
+
+    /// Lines the host must write to pi's stdin, in order.
+    pub fn take_outbox(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.outbox)
+    }
+
+    /// Ends the turn as cancelled on the host's side (pi ignored `abort`).
+    pub fn end_cancelled(&mut self) -> Vec<ProviderEvent> {
+        let mut out = Vec::new();
+        self.finish(
+            &mut out,
+            Payload::ResponseDone {
+                status: ResponseStatus::Cancelled,
+                finish_reason: Some("interrupted".into()),
+                error: None,
+                usage: None,
+            },
+        );
+        out
+    }
+
+    /// Ends the turn as failed on the host's side (pi exited, a write failed).
+    pub fn end_error(&mut self, code: &str, message: &str) -> Vec<ProviderEvent> {
+        let mut out = Vec::new();
+        self.finish(
+            &mut out,
+            Payload::ResponseError {
+                error: ErrorInfo::new(code, message),
+            },
+        );
+        out
+    }
+
+    /// Translates one stdout line. Malformed lines become diagnostics.
+    pub fn push_line(&mut self, line: &str) -> Vec<ProviderEvent> {
+        let mut out = Vec::new();
+        if line.trim().is_empty() {
+            return out;
+        }
+        let v: Value = match serde_json::from_str(line) {
+            Ok(v @ Value::Object(_)) => v,
+            _ => {
+                out.push(diag(
+                    DiagnosticLevel::Warn,
+                    format!("pi: unreadable output line: {}", excerpt(line)),
+                ));
+                return out;
+            }
+        };
+        match str_field(&v, "type").unwrap_or_default() {
+            "response" => self.response(&v, &mut out),
+            "session" => {
+                if let Some(id) = str_field(&v, "id") {
+                    self.set_session(Some(id), None, &mut out);
+                }
+            }
+            "agent_start" => {
+                if let Some(t) = self.turn.as_mut() {
+                    t.settling = None;
+                }
+                self.ensure_started(&mut out);
+            }
+            "agent_end" => self.agent_end(&mut out),
+            "turn_start" | "turn_end" => {}
+            "message_start" => self.message_start(&v, &mut out),
+            "message_update" => self.message_update(&v, &mut out),
+            "message_end" => self.message_end(&v, &mut out),
+            "tool_execution_start" => self.tool_start(&v, &mut out),
+            "tool_execution_update" => {}
+            "tool_execution_end" => self.tool_end(&v, &mut out),
+            "auto_retry_start" => self.retry_start(&v, &mut out),
+            "auto_retry_end" => self.retry_end(&v, &mut out),
+            "auto_compaction_start" | "compaction_start" => self.compaction_start(&v, &mut out),
+            "auto_compaction_end" | "compaction_end" => self.compaction_end(&v, &mut out),
+            "queue_update" => self.queue_update(&v, &mut out),
+            "extension_ui_request" | "hook_ui_request" => self.ui_request(&v, &mut out),
+            "extension_error" | "hook_error" => out.push(diag(
+                DiagnosticLevel::Warn,
+                format!(
+                    "pi extension error: {}",
+                    str_field(&v, "error").unwrap_or("unknown")
+                ),
+            )),
+            other => out.push(diag(
+                DiagnosticLevel::Info,
+                format!("pi: event `{other}` not shown: {}", excerpt(line)),
+            )),
+        }
+        out
+    }
+
+    fn emit(&self, out: &mut Vec<ProviderEvent>, payload: Payload) {
+        if let Some(t) = &self.turn {
+            out.push(ProviderEvent::Stream(StreamEvent::new(
+                &t.turn_id,
+                &self.session_id,
+                payload,
+            )));
+        }
+    }
+
+    fn finish(&mut self, out: &mut Vec<ProviderEvent>, payload: Payload) {
+        if self.turn.is_some() {
+            self.emit(out, payload);
+            self.turn = None;
+        }
+    }
+
+    fn model_id(&self) -> String {
+        self.configured_model
+            .clone()
+            .or_else(|| self.model.clone())
+            .unwrap_or_else(|| PROVIDER_ID.to_owned())
+    }
+
+    fn ensure_started(&mut self, out: &mut Vec<ProviderEvent>) {
+        let Some(t) = self.turn.as_ref() else { return };
+        if t.started {
+            return;
+        }
+        let model_id = self.model_id();
+        self.emit(
+            out,
+            Payload::ResponseStart {
+                model_id,
+                provider_id: PROVIDER_ID.into(),
+            },
+        );
+        if let Some(t) = self.turn.as_mut() {
+            t.started = true;
+        }
+    }
+
+    fn set_session(&mut self, id: Option<&str>, model: Option<&str>, out: &mut Vec<ProviderEvent>) {
+        let mut changed = false;
+        if let Some(id) = id.filter(|i| !i.is_empty())
+            && self.agent_session.as_deref() != Some(id)
+        {
+            self.agent_session = Some(id.to_owned());
+            // Events of a turn in flight keep the id they started with.
+            if self.turn.is_none() {
+                self.session_id = id.to_owned();
+            }
+            changed = true;
+        }
+        if let Some(m) = model.filter(|m| !m.is_empty())
+            && self.model.as_deref() != Some(m)
+        {
+            self.model = Some(m.to_owned());
+            changed = true;
+        }
+        if changed {
+            out.push(ProviderEvent::Session(SessionInfo {
+                resume_handle: self.agent_session.clone(),
+                model: Some(self.model_id()),
+                commands: Vec::new(),
+            }));
+        }
+    }
+
+    /// A notice that belongs in the conversation (retries, compaction).
+    fn system_message(&mut self, text: String, out: &mut Vec<ProviderEvent>) {
+        if self.turn.is_none() {
+            out.push(diag(DiagnosticLevel::Info, format!("pi: {text}")));
+            return;
+        }
+        self.ensure_started(out);
+        let item_id = new_id("notice");
+        self.emit(
+            out,
+            Payload::ItemStart {
+                item_id: item_id.clone(),
+                item_type: ItemType::Message,
+                initial_content: None,
+                name: None,
+                call_id: None,
+            },
+        );
+        self.emit(
+            out,
+            Payload::ItemDone {
+                item_id,
+                final_item: FinalItem::Message {
+                    content: text,
+                    origin: Origin::System,
+                },
+            },
+        );
+    }
+
+    fn response(&mut self, v: &Value, out: &mut Vec<ProviderEvent>) {
+        let command = str_field(v, "command").unwrap_or("?");
+        let success = v.get("success").and_then(Value::as_bool).unwrap_or(false);
+        let id = str_field(v, "id");
+        let error = str_field(v, "error").unwrap_or("unknown error");
+        if command == "get_state" && success {
+            let data = v.get("data");
+            let sid = data.and_then(|d| str_field(d, "sessionId"));
+            let model = data
+                .and_then(|d| d.get("model"))
+                .and_then(|m| str_field(m, "id"));
+            self.set_session(sid, model, out);
+        }
+        let settling = self
+            .turn
+            .as_ref()
+            .and_then(|t| t.settling.as_deref())
+            .is_some_and(|p| Some(p) == id);
+        if settling {
+            // pi answered the probe without announcing a retry: the error stands.
+            let message = self
+                .turn
+                .as_ref()
+                .and_then(|t| t.last_error.clone())
+                .unwrap_or_else(|| "pi stopped with an error".into());
+            self.finish(
+                out,
+                Payload::ResponseError {
+                    error: ErrorInfo::new("pi_error", message),
+                },
+            );
+            return;
+        }
+        if success {
+            return;
+        }
+        let ours = self
+            .turn
+            .as_ref()
+            .is_some_and(|t| command == "prompt" && id == Some(t.prompt_id.as_str()));
+        if ours {
+            self.finish(
+                out,
+                Payload::ResponseError {
+                    error: ErrorInfo::new("pi_rejected", error),
+                },
+            );
+        } else {
+            out.push(diag(
+                DiagnosticLevel::Warn,
+                format!("pi rejected `{command}`: {error}"),
+            ));
+        }
+    }
+
+    fn agent_end(&mut self, out: &mut Vec<ProviderEvent>) {
+        if self.turn.is_none() {
+            return;
+        }
+        self.ensure_started(out);
+        let Some(t) = self.turn.as_ref() else { return };
+        let stop = t.last_stop.clone();
+        let cancel = t.cancel_requested;
+        let payload = match stop.as_deref() {
+            Some("aborted") => cancelled(),
+            Some("error") if cancel => cancelled(),
+            Some("error") => {
+                self.probes += 1;
+                let probe = format!("hive-settle-{}", self.probes);
+                self.outbox
+                    .push(json!({"id": probe, "type": "get_state"}).to_string());
+                if let Some(t) = self.turn.as_mut() {
+                    t.settling = Some(probe);
+                }
+                return;
+            }
+            other => Payload::ResponseDone {
+                status: ResponseStatus::Completed,
+                finish_reason: Some(other.unwrap_or("stop").to_owned()),
+                error: None,
+                usage: t.usage.clone(),
+            },
+        };
+        self.finish(out, payload);
+    }
+
+    fn message_start(&mut self, v: &Value, out: &mut Vec<ProviderEvent>) {
+        let Some(msg) = v.get("message") else { return };
+        if str_field(msg, "role") != Some("assistant") || self.turn.is_none() {
+            // User messages (prompts, steers) are shown by the host; tool
+            // results arrive as tool_execution_end.
+            return;
+        }
+        self.ensure_started(out);
+        if let Some(t) = self.turn.as_mut() {
+            t.blocks.clear();
+        }
+    }
+
+    fn message_update(&mut self, v: &Value, out: &mut Vec<ProviderEvent>) {
+        if self.turn.is_none() {
+            return;
+        }
+        let Some(ame) = v.get("assistantMessageEvent") else {
+            return;
+        };
+        self.ensure_started(out);
+        let kind = str_field(ame, "type").unwrap_or_default();
+        let idx = ame.get("contentIndex").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let block = ame
+            .get("partial")
+            .or_else(|| v.get("message"))
+            .and_then(|m| m.get("content"))
+            .and_then(|c| c.get(idx));
+        match kind {
+            "text_start" | "text_delta" | "text_end" => {
+                self.text_update(BlockKind::Text, idx, kind, ame, block, out)
+            }
+            "thinking_start" | "thinking_delta" | "thinking_end" => {
+                self.text_update(BlockKind::Thinking, idx, kind, ame, block, out)
+            }
+            "toolcall_start" | "toolcall_delta" => self.tool_update(idx, ame, block, out),
+            "toolcall_end" => {
+                let call = ame.get("toolCall").or(block);
+                if let Some(call) = call {
+                    self.tool_done(idx, call, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn open_block(
+        &mut self,
+        idx: usize,
+        kind: BlockKind,
+        name: Option<&str>,
+        call_id: Option<&str>,
+        out: &mut Vec<ProviderEvent>,
+    ) {
+        let Some(t) = self.turn.as_mut() else { return };
+        if t.blocks.get(&idx).is_some_and(|b| b.kind == kind) {
+            return;
+        }
+        let item_id = new_id(if kind == BlockKind::Tool {
+            "tool"
+        } else {
+            "item"
+        });
+        if let Some(c) = call_id {
+            t.announced.insert(c.to_owned());
+        }
+        t.blocks.insert(
+            idx,
+            Block {
+                kind,
+                item_id: item_id.clone(),
+                emitted: String::new(),
+                call_id: call_id.map(str::to_owned),
+                done: false,
+            },
+        );
+        let item_type = match kind {
+            BlockKind::Text => ItemType::Message,
+            BlockKind::Thinking => ItemType::Reasoning,
+            BlockKind::Tool => ItemType::FunctionCall,
+        };
+        self.emit(
+            out,
+            Payload::ItemStart {
+                item_id,
+                item_type,
+                initial_content: None,
+                name: name.map(str::to_owned),
+                call_id: call_id.map(str::to_owned),
+            },
+        );
+    }
+
+    fn text_update(
+        &mut self,
+        kind: BlockKind,
+        idx: usize,
+        event: &str,
+        ame: &Value,
+        block: Option<&Value>,
+        out: &mut Vec<ProviderEvent>,
+    ) {
+        self.open_block(idx, kind, None, None, out);
+        let key = if kind == BlockKind::Text {
+            "text"
+        } else {
+            "thinking"
+        };
+        let is_end = event.ends_with("_end");
+        // The freshest full text: `content` on *_end, else the partial block
+        // (which may already be ahead of this event's own `delta`).
+        let full = if is_end {
+            str_field(ame, "content").or_else(|| block.and_then(|b| str_field(b, key)))
+        } else {
+            block.and_then(|b| str_field(b, key))
+        };
+        let Some(t) = self.turn.as_mut() else { return };
+        let Some(b) = t.blocks.get_mut(&idx) else {
+            return;
+        };
+        let item_id = b.item_id.clone();
+        let delta = match full {
+            Some(full) => {
+                if full.len() > b.emitted.len() && full.starts_with(b.emitted.as_str()) {
+                    let d = full[b.emitted.len()..].to_owned();
+                    b.emitted.push_str(&d);
+                    Some(d)
+                } else {
+                    // Equal (nothing new) or rewritten: the final item fixes it.
+                    None
+                }
+            }
+            None => str_field(ame, "delta").filter(|d| !d.is_empty()).map(|d| {
+                b.emitted.push_str(d);
+                d.to_owned()
+            }),
+        };
+        if let Some(delta_content) = delta {
+            self.emit(
+                out,
+                Payload::ItemDelta {
+                    item_id: item_id.clone(),
+                    delta_content,
+                },
+            );
+        }
+        if is_end {
+            let content = full.map(str::to_owned).unwrap_or_else(|| {
+                self.turn
+                    .as_ref()
+                    .and_then(|t| t.blocks.get(&idx))
+                    .map(|b| b.emitted.clone())
+                    .unwrap_or_default()
+            });
+            self.done_text(idx, kind, content, out);
+        }
+    }
+
+    fn done_text(
+        &mut self,
+        idx: usize,
+        kind: BlockKind,
+        content: String,
+        out: &mut Vec<ProviderEvent>,
+    ) {
+        let Some(t) = self.turn.as_mut() else { return };
+        let Some(b) = t.blocks.get_mut(&idx) else {
+            return;
+        };
+        if b.done {
+            return;
+        }
+        b.done = true;
+        let item_id = b.item_id.clone();
+        let final_item = if kind == BlockKind::Thinking {
+            FinalItem::Reasoning {
+                content,
+                provider_id: PROVIDER_ID.into(),
+            }
+        } else {
+            FinalItem::Message {
+                content,
+                origin: Origin::Agent,
+            }
+        };
+        self.emit(
+            out,
+            Payload::ItemDone {
+                item_id,
+                final_item,
+            },
+        );
+    }
+
+    fn tool_update(
+        &mut self,
+        idx: usize,
+        ame: &Value,
+        block: Option<&Value>,
+        out: &mut Vec<ProviderEvent>,
+    ) {
+        let opened = self.turn.as_ref().is_some_and(|t| {
+            t.blocks
+                .get(&idx)
+                .is_some_and(|b| b.kind == BlockKind::Tool)
+        });
+        if !opened {
+            let id = block
+                .and_then(|b| str_field(b, "id"))
+                .filter(|s| !s.is_empty());
+            let name = block
+                .and_then(|b| str_field(b, "name"))
+                .filter(|s| !s.is_empty());
+            match (id, name) {
+                (Some(id), Some(name)) => {
+                    self.open_block(idx, BlockKind::Tool, Some(name), Some(id), out)
+                }
+                // Not named yet; the next update or toolcall_end will be.
+                _ => return,
+            }
+        }
+        if let Some(delta) = str_field(ame, "delta").filter(|d| !d.is_empty())
+            && let Some(item_id) = self
+                .turn
+                .as_ref()
+                .and_then(|t| t.blocks.get(&idx))
+                .map(|b| b.item_id.clone())
+        {
+            self.emit(
+                out,
+                Payload::ItemDelta {
+                    item_id,
+                    delta_content: delta.to_owned(),
+                },
+            );
+        }
+    }
+
+    fn tool_done(&mut self, idx: usize, call: &Value, out: &mut Vec<ProviderEvent>) {
+        let name = str_field(call, "name").unwrap_or("tool").to_owned();
+        let call_id = str_field(call, "id").filter(|s| !s.is_empty());
+        let opened = self
+            .turn
+            .as_ref()
+            .and_then(|t| t.blocks.get(&idx))
+            .filter(|b| b.kind == BlockKind::Tool);
+        if opened.is_some_and(|b| b.done) {
+            return;
+        }
+        if opened.is_none() {
+            let fallback;
+            let id = match call_id {
+                Some(id) => id,
+                None => {
+                    fallback = new_id("call");
+                    fallback.as_str()
+                }
+            };
+            self.open_block(idx, BlockKind::Tool, Some(&name), Some(id), out);
+        }
+        let Some(t) = self.turn.as_mut() else { return };
+        let Some(b) = t.blocks.get_mut(&idx) else {
+            return;
+        };
+        b.done = true;
+        let item_id = b.item_id.clone();
+        let call_id = call_id
+            .map(str::to_owned)
+            .or_else(|| b.call_id.clone())
+            .unwrap_or_default();
+        let arguments = object(call.get("arguments"));
+        self.emit(
+            out,
+            Payload::ItemDone {
+                item_id,
+                final_item: FinalItem::FunctionCall {
+                    name,
+                    call_id,
+                    arguments,
+                },
+            },
+        );
+    }
+
+    fn message_end(&mut self, v: &Value, out: &mut Vec<ProviderEvent>) {
+        let Some(msg) = v.get("message") else { return };
+        if str_field(msg, "role") != Some("assistant") || self.turn.is_none() {
+            return;
+        }
+        self.ensure_started(out);
+        let stop = str_field(msg, "stopReason").map(str::to_owned);
+        let error = str_field(msg, "errorMessage").map(str::to_owned);
+        let failed = matches!(stop.as_deref(), Some("error") | Some("aborted"));
+        // Blocks never streamed (or not finished) are completed from the
+        // final message, unless the call failed: then partial text is marked.
+        if let Some(Value::Array(content)) = msg.get("content") {
+            for (idx, block) in content.iter().enumerate() {
+                let (kind, key) = match str_field(block, "type") {
+                    Some("text") => (BlockKind::Text, "text"),
+                    Some("thinking") => (BlockKind::Thinking, "thinking"),
+                    Some("toolCall") => {
+                        if !failed {
+                            self.tool_done(idx, block, out);
+                        }
+                        continue;
+                    }
+                    _ => continue,
+                };
+                if failed {
+                    continue;
+                }
+                let text = str_field(block, key).unwrap_or_default().to_owned();
+                if text.is_empty() && !self.has_block(idx) {
+                    continue;
+                }
+                self.open_block(idx, kind, None, None, out);
+                self.done_text(idx, kind, text, out);
+            }
+        }
+        if failed {
+            self.fail_open_blocks(stop.as_deref(), error.as_deref(), out);
+        }
+        let usage = msg.get("usage").map(usage);
+        let model = str_field(msg, "model").map(str::to_owned);
+        if let Some(m) = model {
+            self.set_session(None, Some(&m), out);
+        }
+        if let Some(t) = self.turn.as_mut() {
+            if let Some(u) = usage {
+                t.usage.get_or_insert_with(Usage::default).accumulate(&u);
+            }
+            t.last_stop = stop;
+            t.last_error = error;
+            t.blocks.clear();
+        }
+    }
+
+    fn has_block(&self, idx: usize) -> bool {
+        self.turn
+            .as_ref()
+            .is_some_and(|t| t.blocks.contains_key(&idx))
+    }
+
+    fn fail_open_blocks(
+        &mut self,
+        stop: Option<&str>,
+        error: Option<&str>,
+        out: &mut Vec<ProviderEvent>,
+    ) {
+        let Some(t) = self.turn.as_mut() else { return };
+        let open: Vec<String> = t
+            .blocks
+            .values_mut()
+            .filter(|b| !b.done)
+            .map(|b| {
+                b.done = true;
+                b.item_id.clone()
+            })
+            .collect();
+        for item_id in open {
+            let payload = if stop == Some("aborted") {
+                Payload::ItemCancelled {
+                    item_id,
+                    reason: Some("aborted".into()),
+                }
+            } else {
+                Payload::ItemError {
+                    item_id,
+                    error: ErrorInfo::new("pi_error", error.unwrap_or("the model call failed")),
+                }
+            };
+            self.emit(out, payload);
+        }
+    }
+
+    fn tool_start(&mut self, v: &Value, out: &mut Vec<ProviderEvent>) {
+        let Some(call_id) = str_field(v, "toolCallId").filter(|s| !s.is_empty()) else {
+            return;
+        };
+        let known = self
+            .turn
+            .as_ref()
+            .is_none_or(|t| t.announced.contains(call_id));
+        if known {
+            return;
+        }
+        self.ensure_started(out);
+        let name = str_field(v, "toolName").unwrap_or("tool").to_owned();
+        let item_id = new_id("tool");
+        if let Some(t) = self.turn.as_mut() {
+            t.announced.insert(call_id.to_owned());
+        }
+        self.emit(
+            out,
+            Payload::ItemStart {
+                item_id: item_id.clone(),
+                item_type: ItemType::FunctionCall,
+                initial_content: None,
+                name: Some(name.clone()),
+                call_id: Some(call_id.to_owned()),
+            },
+        );
+        self.emit(
+            out,
+            Payload::ItemDone {
+                item_id,
+                final_item: FinalItem::FunctionCall {
+                    name,
+                    call_id: call_id.to_owned(),
+                    arguments: object(v.get("args")),
+                },
+            },
+        );
+    }
+
+    fn tool_end(&mut self, v: &Value, out: &mut Vec<ProviderEvent>) {
+        let Some(call_id) = str_field(v, "toolCallId").filter(|s| !s.is_empty()) else {
+            return;
+        };
+        if self.turn.is_none() {
+            return;
+        }
+        self.ensure_started(out);
+        let is_error = v.get("isError").and_then(Value::as_bool).unwrap_or(false);
+        let output = v.get("result").map(result_text).unwrap_or_default();
+        self.emit(
+            out,
+            Payload::ItemDone {
+                item_id: new_id("out"),
+                final_item: FinalItem::FunctionCallOutput {
+                    call_id: call_id.to_owned(),
+                    output,
+                    is_error,
+                },
+            },
+        );
+    }
+
+    fn retry_start(&mut self, v: &Value, out: &mut Vec<ProviderEvent>) {
+        if let Some(t) = self.turn.as_mut() {
+            t.settling = None;
+        }
+        let n = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
+        let text = format!(
+            "Retrying after an error (attempt {}/{}, in {} ms): {}",
+            n("attempt"),
+            n("maxAttempts"),
+            n("delayMs"),
+            str_field(v, "errorMessage").unwrap_or("unknown error")
+        );
+        self.system_message(text, out);
+    }
+
+    fn retry_end(&mut self, v: &Value, out: &mut Vec<ProviderEvent>) {
+        if v.get("success").and_then(Value::as_bool).unwrap_or(false) {
+            return;
+        }
+        let error = str_field(v, "finalError")
+            .unwrap_or("retries exhausted")
+            .to_owned();
+        match self.turn.as_ref() {
+            Some(t) if t.cancel_requested => {
+                let payload = cancelled();
+                self.finish(out, payload);
+            }
+            Some(_) => self.finish(
+                out,
+                Payload::ResponseError {
+                    error: ErrorInfo::new("pi_error", error),
+                },
+            ),
+            None => out.push(diag(
+                DiagnosticLevel::Warn,
+                format!("pi gave up retrying: {error}"),
+            )),
+        }
+    }
+
+    fn compaction_start(&mut self, v: &Value, out: &mut Vec<ProviderEvent>) {
+        if let Some(t) = self.turn.as_mut() {
+            t.settling = None;
+        }
+        let reason = str_field(v, "reason").unwrap_or("threshold");
+        self.system_message(format!("Compacting the conversation ({reason})…"), out);
+    }
+
+    fn compaction_end(&mut self, v: &Value, out: &mut Vec<ProviderEvent>) {
+        let aborted = v.get("aborted").and_then(Value::as_bool).unwrap_or(false);
+        let will_retry = v.get("willRetry").and_then(Value::as_bool).unwrap_or(false);
+        let failed = v.get("result").is_none_or(Value::is_null) && !aborted;
+        let text = if aborted {
+            "Compaction aborted.".to_owned()
+        } else if failed {
+            match str_field(v, "errorMessage") {
+                Some(e) => format!("Compaction failed: {e}"),
+                None => "Compaction failed.".to_owned(),
+            }
+        } else if will_retry {
+            "Compaction finished; retrying the request.".to_owned()
+        } else {
+            "Compaction finished.".to_owned()
+        };
+        self.system_message(text, out);
+        // An error that compaction was meant to fix stands if no retry follows.
+        let errored = self
+            .turn
+            .as_ref()
+            .is_some_and(|t| t.last_stop.as_deref() == Some("error") && !will_retry);
+        if errored {
+            let message = self
+                .turn
+                .as_ref()
+                .and_then(|t| t.last_error.clone())
+                .unwrap_or_else(|| "pi stopped with an error".into());
+            self.finish(
+                out,
+                Payload::ResponseError {
+                    error: ErrorInfo::new("pi_error", message),
+                },
+            );
+        }
+    }
+
+    fn queue_update(&mut self, v: &Value, out: &mut Vec<ProviderEvent>) {
+        let len = |k: &str| v.get(k).and_then(Value::as_array).map_or(0, Vec::len);
+        let (steering, follow_up) = (len("steering"), len("followUp"));
+        let total = steering + follow_up;
+        if total > self.queued {
+            out.push(diag(
+                DiagnosticLevel::Info,
+                format!(
+                    "pi holds {steering} steering and {follow_up} follow-up message(s) for its next step"
+                ),
+            ));
+        }
+        self.queued = total;
+    }
+
+    fn ui_request(&mut self, v: &Value, out: &mut Vec<ProviderEvent>) {
+        let method = str_field(v, "method").unwrap_or_default();
+        let title = str_field(v, "title")
+            .or_else(|| str_field(v, "message"))
+            .unwrap_or_default();
+        match method {
+            "notify" => out.push(diag(
+                DiagnosticLevel::Info,
+                format!("pi: {}", str_field(v, "message").unwrap_or(title)),
+            )),
+            "select" | "confirm" | "input" | "editor" => {
+                // pi waits for an answer; hive has no dialog for it yet, so the
+                // request is cancelled instead of hanging the agent.
+                if let Some(id) = str_field(v, "id") {
+                    let kind = if str_field(v, "type") == Some("hook_ui_request") {
+                        "hook_ui_response"
+                    } else {
+                        "extension_ui_response"
+                    };
+                    self.outbox
+                        .push(json!({"type": kind, "id": id, "cancelled": true}).to_string());
+                }
+                out.push(diag(
+                    DiagnosticLevel::Warn,
+                    format!(
+                        "pi asked \"{title}\" ({method}); hive cannot answer it and cancelled it"
+                    ),
+                ));
+            }
+            _ => {}
+        }
+    }
+}
+
+fn cancelled() -> Payload {
+    Payload::ResponseDone {
+        status: ResponseStatus::Cancelled,
+        finish_reason: Some("aborted".into()),
+        error: None,
+        usage: None,
+    }
+}
+
+/// pi usage: `{input, output, cacheRead, cacheWrite, cost: {total}}`.
+fn usage(u: &Value) -> Usage {
+    let n = |k: &str| u.get(k).and_then(Value::as_u64);
+    Usage {
+        input_tokens: n("input").unwrap_or(0),
+        output_tokens: n("output").unwrap_or(0),
+        cache_read_input_tokens: n("cacheRead"),
+        cache_creation_input_tokens: n("cacheWrite"),
+        cost_usd: u
+            .get("cost")
+            .and_then(|c| c.get("total"))
+            .and_then(Value::as_f64),
+    }
+}
+
+/// The text of a tool result: `{content: [{type:"text", text}]}` or a string.
+fn result_text(result: &Value) -> String {
+    match result {
+        Value::String(s) => s.clone(),
+        Value::Object(_) => match result.get("content") {
+            Some(Value::Array(parts)) => parts
+                .iter()
+                .filter_map(|p| match str_field(p, "type") {
+                    Some("text") => str_field(p, "text").map(str::to_owned),
+                    Some(other) => Some(format!("[{other}]")),
+                    None => None,
+                })
+                .collect::<Vec<_>>()
+                .join(""),
+            Some(Value::String(s)) => s.clone(),
+            _ => result.to_string(),
+        },
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+fn object(v: Option<&Value>) -> Map<String, Value> {
+    match v {
+        Some(Value::Object(m)) => m.clone(),
+        Some(Value::Null) | None => Map::new(),
+        Some(other) => {
+            let mut m = Map::new();
+            m.insert("input".into(), other.clone());
+            m
+        }
+    }
+}
+
+fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+fn diag(level: DiagnosticLevel, message: String) -> ProviderEvent {
+    ProviderEvent::Diagnostic { level, message }
+}
+
+fn excerpt(line: &str) -> String {
+    match line.char_indices().nth(EXCERPT) {
+        Some((i, _)) => format!("{}…", &line[..i]),
+        None => line.to_owned(),
+    }
+}

@@ -1,0 +1,1279 @@
+//! The `codex` provider: captured Codex CLI 0.169.0 output replayed through
+//! the translators and the upsert processor (every event type the real CLI
+//! emitted, plus the documented item types the captures lack), and lifecycle
+//! tests of both transports against a fake CLI (tests/fake/fake_codex.py)
+//! driven through the pane runner.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use hive::config::AgentConfig;
+use hive::event::{ErrorInfo, Payload, ResponseStatus, StreamEvent, Usage};
+use hive::processor::{Processor, ProcessorConfig};
+use hive::provider::codex::app_server::AppTurn;
+use hive::provider::codex::exec::ExecTurn;
+use hive::provider::codex::items::Out;
+use hive::provider::{PermissionDecision, ProviderSpec, Registry};
+use hive::runner::{
+    PaneEvent, RunnerCommand, RunnerHandle, RunnerOptions, SubmitMode, spawn_runner,
+};
+use hive::upsert::{Output, TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+// ------------------------------------------------------------ replay ----
+
+fn fixture(name: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/codex")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// What a replay produced.
+#[derive(Default)]
+struct Replay {
+    outputs: Vec<Output>,
+    threads: Vec<String>,
+    diagnostics: Vec<String>,
+    finished: bool,
+}
+
+impl Replay {
+    fn upserts(&self) -> Vec<&Upsert> {
+        self.outputs
+            .iter()
+            .filter_map(|o| match o {
+                Output::Upsert(u) => Some(u),
+                Output::Turn(_) => None,
+            })
+            .collect()
+    }
+
+    fn turns(&self) -> Vec<&TurnEvent> {
+        self.outputs
+            .iter()
+            .filter_map(|o| match o {
+                Output::Turn(t) => Some(t),
+                Output::Upsert(_) => None,
+            })
+            .collect()
+    }
+
+    /// Final (complete) contents of message / thinking items, in order.
+    fn texts(&self, want_thinking: bool) -> Vec<(String, String)> {
+        self.upserts()
+            .into_iter()
+            .filter(|u| u.status == UpsertStatus::Complete)
+            .filter_map(|u| match &u.kind {
+                UpsertKind::Message { content, origin } if !want_thinking => {
+                    Some((format!("{origin:?}"), content.to_string()))
+                }
+                UpsertKind::Thinking { content, .. } if want_thinking => {
+                    Some(("thinking".into(), content.to_string()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Tool calls as (status, name, arguments, output, is_error), in order.
+    fn tools(&self) -> Vec<(UpsertStatus, String, Value, Option<String>, Option<bool>)> {
+        self.upserts()
+            .into_iter()
+            .filter_map(|u| match &u.kind {
+                UpsertKind::ToolCall {
+                    tool_name,
+                    arguments,
+                    output,
+                    output_is_error,
+                    ..
+                } => Some((
+                    u.status,
+                    tool_name.clone(),
+                    arguments.clone(),
+                    output.clone(),
+                    *output_is_error,
+                )),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn last_turn(&self) -> &TurnEvent {
+        self.turns().last().copied().expect("a turn event")
+    }
+}
+
+/// Feeds translator outputs to a processor the way the transports do:
+/// `response_start` before the first event of the turn.
+struct Feed {
+    processor: Processor,
+    turn: String,
+    started: bool,
+    now: Instant,
+    replay: Replay,
+}
+
+impl Feed {
+    fn new(turn: &str) -> Self {
+        Self {
+            processor: Processor::new(ProcessorConfig::default()),
+            turn: turn.into(),
+            started: false,
+            now: Instant::now(),
+            replay: Replay::default(),
+        }
+    }
+
+    fn payload(&mut self, p: Payload) {
+        let ev = StreamEvent::new(&self.turn, "thread", p);
+        ev.validate().expect("valid canonical event");
+        let outs = self.processor.process(&ev, self.now);
+        self.replay.outputs.extend(outs);
+    }
+
+    fn start(&mut self) {
+        if !self.started {
+            self.started = true;
+            self.payload(Payload::ResponseStart {
+                model_id: "gpt-5.5".into(),
+                provider_id: "codex".into(),
+            });
+        }
+    }
+
+    fn out(&mut self, out: Out) {
+        match out {
+            Out::Thread { id, .. } => self.replay.threads.push(id),
+            Out::Started => self.start(),
+            Out::Event(p) => {
+                self.start();
+                self.payload(p);
+            }
+            Out::Finished(p) => {
+                self.start();
+                self.payload(p);
+                self.replay.finished = true;
+            }
+            Out::Diagnostic(_, m) => self.replay.diagnostics.push(m),
+        }
+    }
+}
+
+fn replay_exec(name: &str) -> Replay {
+    let text = fixture(name);
+    let mut tr = ExecTurn::new();
+    let mut feed = Feed::new("turn_1");
+    for line in text.lines() {
+        for out in tr.line(line) {
+            feed.out(out);
+        }
+    }
+    feed.replay
+}
+
+/// A run that printed no terminal event ended by process exit or interrupt:
+/// what the transport does then.
+fn end_exec(name: &str, cancelled: bool) -> Replay {
+    let text = fixture(name);
+    let mut tr = ExecTurn::new();
+    let mut feed = Feed::new("turn_1");
+    for line in text.lines() {
+        for out in tr.line(line) {
+            feed.out(out);
+        }
+    }
+    assert!(!tr.finished(), "{name} has no terminal event");
+    if cancelled {
+        feed.payload(Payload::ResponseDone {
+            status: ResponseStatus::Cancelled,
+            finish_reason: Some("interrupted".into()),
+            error: None,
+            usage: None,
+        });
+    } else {
+        feed.payload(Payload::ResponseError {
+            error: ErrorInfo::new("agent_exited", "exited with status 1"),
+        });
+    }
+    feed.replay
+}
+
+fn usage(input: u64, output: u64, cached: u64) -> Usage {
+    Usage {
+        input_tokens: input,
+        output_tokens: output,
+        cache_read_input_tokens: Some(cached),
+        cache_creation_input_tokens: Some(0),
+        cost_usd: None,
+    }
+}
+
+fn assert_completed(r: &Replay, expected: Option<Usage>) {
+    match r.last_turn() {
+        TurnEvent::TurnComplete { status, usage, .. } => {
+            assert_eq!(*status, TurnStatus::Completed);
+            if expected.is_some() {
+                assert_eq!(*usage, expected);
+            }
+        }
+        other => panic!("expected turn_complete, got {other:?}"),
+    }
+}
+
+fn assert_turn_error(r: &Replay, needle: &str) {
+    match r.last_turn() {
+        TurnEvent::TurnError { error_message, .. } => {
+            assert!(error_message.contains(needle), "{error_message}")
+        }
+        other => panic!("expected turn_error, got {other:?}"),
+    }
+}
+
+#[test]
+fn exec_text_arrives_whole_and_completes_with_usage() {
+    let r = replay_exec("text.jsonl");
+    assert_eq!(
+        r.threads,
+        vec!["01a200e3-9198-7023-a141-6660266459d6".to_string()]
+    );
+    assert!(
+        matches!(r.turns()[0], TurnEvent::TurnStarted { model_id, .. } if model_id == "gpt-5.5")
+    );
+    let texts = r.texts(false);
+    assert_eq!(texts.len(), 1);
+    assert_eq!(texts[0].0, "Agent");
+    assert!(texts[0].1.starts_with("**Mock reply.**"));
+    assert!(texts[0].1.ends_with("```\n"));
+    assert_completed(&r, Some(usage(9659, 25, 0)));
+    assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+}
+
+#[test]
+fn exec_reasoning_becomes_thinking_before_the_answer() {
+    let r = replay_exec("reasoning.jsonl");
+    let thinking = r.texts(true);
+    assert_eq!(
+        thinking,
+        vec![(
+            "thinking".into(),
+            "The user wants a short answer. I will think for a moment, then reply with a greeting."
+                .into()
+        )]
+    );
+    assert_eq!(r.texts(false)[0].1, "Thought about it. **Answer:** 42.");
+    let kinds: Vec<bool> = r
+        .upserts()
+        .iter()
+        .map(|u| matches!(u.kind, UpsertKind::Thinking { .. }))
+        .collect();
+    assert_eq!(kinds.first(), Some(&true), "thinking comes first");
+    assert_completed(&r, Some(usage(9663, 30, 0)));
+}
+
+#[test]
+fn exec_command_execution_is_a_tool_call_with_output() {
+    let r = replay_exec("tool_command.jsonl");
+    let tools = r.tools();
+    assert_eq!(tools.len(), 2, "one create, one complete: {tools:?}");
+    assert_eq!(tools[0].0, UpsertStatus::Create);
+    assert_eq!(tools[0].1, "shell");
+    assert_eq!(
+        tools[0].2["command"], "/bin/bash -lc 'echo hello-from-tool && pwd'",
+        "the command is shown while it runs"
+    );
+    assert_eq!(tools[1].0, UpsertStatus::Complete);
+    assert_eq!(
+        tools[1].3.as_deref(),
+        Some("hello-from-tool\n/tmp/hive-lab-work\n")
+    );
+    assert_eq!(tools[1].4, Some(false));
+    let texts: Vec<String> = r.texts(false).into_iter().map(|t| t.1).collect();
+    assert_eq!(
+        texts,
+        vec![
+            "Let me run a command.".to_string(),
+            "The command ran. It printed `hello-from-tool` and the working directory.".into()
+        ]
+    );
+    assert_completed(&r, Some(usage(19552, 45, 0)));
+}
+
+#[test]
+fn exec_sequential_tools_are_tracked_independently() {
+    for (name, outputs) in [
+        ("two_tools.jsonl", ["second\n", "first\n"]),
+        ("tool_chain.jsonl", ["step-one\n", "step-two\n"]),
+    ] {
+        let r = replay_exec(name);
+        let tools = r.tools();
+        let statuses: Vec<UpsertStatus> = tools.iter().map(|t| t.0).collect();
+        assert_eq!(
+            statuses,
+            vec![
+                UpsertStatus::Create,
+                UpsertStatus::Complete,
+                UpsertStatus::Create,
+                UpsertStatus::Complete
+            ],
+            "{name}"
+        );
+        assert_eq!(tools[1].3.as_deref(), Some(outputs[0]), "{name}");
+        assert_eq!(tools[3].3.as_deref(), Some(outputs[1]), "{name}");
+        assert_completed(&r, None);
+    }
+}
+
+#[test]
+fn exec_file_change_lists_the_files() {
+    let r = replay_exec("file_change.jsonl");
+    let tools = r.tools();
+    assert_eq!(tools.len(), 2);
+    assert_eq!(tools[0].1, "apply_patch");
+    assert_eq!(
+        tools[0].2["changes"][0]["path"],
+        "/tmp/hive-lab-work/mock-written.txt"
+    );
+    assert_eq!(
+        tools[1].3.as_deref(),
+        Some("add /tmp/hive-lab-work/mock-written.txt\n")
+    );
+    assert_completed(&r, Some(usage(19504, 33, 0)));
+}
+
+#[test]
+fn exec_plain_cases_complete() {
+    for name in [
+        "plan.jsonl",
+        "stdin_prompt.jsonl",
+        "resume_1.jsonl",
+        "resume_2.jsonl",
+    ] {
+        let r = replay_exec(name);
+        assert_eq!(r.texts(false).len(), 1, "{name}");
+        assert_completed(&r, None);
+    }
+    // The resumed run names the same thread.
+    assert_eq!(
+        replay_exec("resume_1.jsonl").threads,
+        replay_exec("resume_2.jsonl").threads
+    );
+}
+
+#[test]
+fn exec_retry_notice_is_shown_and_not_fatal() {
+    let r = replay_exec("error_429_once.jsonl");
+    let texts = r.texts(false);
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert_eq!(texts[0].0, "System");
+    assert!(texts[0].1.starts_with("Reconnecting... 1/1"));
+    assert_eq!(
+        texts[1],
+        ("Agent".into(), "Answer after one 429 retry.".into())
+    );
+    assert_completed(&r, Some(usage(9660, 7, 0)));
+}
+
+#[test]
+fn exec_failed_turns_report_the_cli_message_once() {
+    for (name, needle) in [
+        ("error_500.jsonl", "currently experiencing high demand"),
+        (
+            "error_400.jsonl",
+            "mock invalid request: prompt is not allowed",
+        ),
+        ("stream_failed.jsonl", "mock overloaded (in stream)"),
+        ("stream_drop.jsonl", "error decoding response body"),
+        ("idle_timeout.jsonl", "idle timeout waiting for SSE"),
+    ] {
+        let r = replay_exec(name);
+        assert!(r.finished, "{name}");
+        assert_turn_error(&r, needle);
+        // The message that failed the turn is not repeated as a notice.
+        let notices: Vec<String> = r
+            .texts(false)
+            .into_iter()
+            .filter(|t| t.0 == "System")
+            .map(|t| t.1)
+            .collect();
+        assert!(
+            notices.iter().all(|n| n.starts_with("Reconnecting")),
+            "{name}: {notices:?}"
+        );
+        assert!(
+            r.turns()
+                .iter()
+                .all(|t| !matches!(t, TurnEvent::TurnComplete { .. })),
+            "{name}: failed turn never completes"
+        );
+    }
+    // Both partial answers of the timed-out attempts are kept, as errors.
+    let r = replay_exec("idle_timeout.jsonl");
+    let partial: Vec<&Upsert> = r
+        .upserts()
+        .into_iter()
+        .filter(|u| matches!(&u.kind, UpsertKind::Message { content, .. } if content.to_string() == "Starting to answer... "))
+        .collect();
+    assert_eq!(partial.len(), 2);
+}
+
+#[test]
+fn exec_sigint_runs_end_as_cancelled_without_leftovers() {
+    for name in [
+        "sigint_streaming.jsonl",
+        "sigint_no_headers.jsonl",
+        "sigint_tool.jsonl",
+    ] {
+        let r = end_exec(name, true);
+        match r.last_turn() {
+            TurnEvent::TurnComplete { status, .. } => assert_eq!(*status, TurnStatus::Cancelled),
+            other => panic!("{name}: {other:?}"),
+        }
+        // The interrupted command never shows as completed.
+        assert!(
+            r.tools().iter().all(|t| t.0 != UpsertStatus::Complete),
+            "{name}"
+        );
+    }
+    // A crash at the same point is an error carrying the exit report.
+    let r = end_exec("sigint_tool.jsonl", false);
+    assert_turn_error(&r, "exited with status 1");
+}
+
+#[test]
+fn exec_documented_items_without_captures_map_generically() {
+    let r = replay_exec("synthetic_exec.jsonl");
+    let tools = r.tools();
+    let names: Vec<&str> = tools
+        .iter()
+        .filter(|t| t.0 == UpsertStatus::Create)
+        .map(|t| t.1.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            "mcp__docs__search",
+            "web_search",
+            "update_plan",
+            "update_plan",
+            "collab_tool_call",
+            "brand_new_item"
+        ]
+    );
+    let done: Vec<(String, Option<String>, Option<bool>)> = tools
+        .iter()
+        .filter(|t| t.0 == UpsertStatus::Complete)
+        .map(|t| (t.1.clone(), t.3.clone(), t.4))
+        .collect();
+    assert_eq!(
+        done[0],
+        (
+            "mcp__docs__search".into(),
+            Some("found 3 pages".into()),
+            Some(false)
+        )
+    );
+    assert_eq!(done[1].1.as_deref(), Some("searched: rust tui"));
+    assert_eq!(
+        done[2].1.as_deref(),
+        Some("[ ] read code\n[ ] write tests\n")
+    );
+    assert_eq!(
+        done[3].1.as_deref(),
+        Some("[x] read code\n[ ] write tests\n")
+    );
+    assert!(
+        done[5]
+            .1
+            .as_deref()
+            .is_some_and(|o| o.contains("\"detail\":\"kept\""))
+    );
+    // item.updated snapshots stream into the message; the error item and the
+    // question exec cannot answer are notices.
+    let texts = r.texts(false);
+    assert!(
+        texts.contains(&(
+            "Agent".into(),
+            "Hello there, this message grows while codex exec updates it: done.".into()
+        )),
+        "{texts:?}"
+    );
+    assert!(
+        texts.contains(&("Agent".into(), "1. plan step".into())),
+        "{texts:?}"
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.0 == "System" && t.1.contains("Model metadata for `x` not found"))
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.0 == "System" && t.1.contains("Which file?"))
+    );
+    let message_updates = r
+        .upserts()
+        .iter()
+        .filter(|u| u.item_id == "item_msg" && u.status != UpsertStatus::Complete)
+        .count();
+    assert!(
+        message_updates >= 1,
+        "snapshots produce progressive upserts"
+    );
+    // The malformed line and the unknown event are diagnostics; the stream went on.
+    assert_eq!(r.diagnostics.len(), 2, "{:?}", r.diagnostics);
+    assert!(r.diagnostics[0].contains("unreadable"));
+    assert!(r.diagnostics[1].contains("thread.renamed"));
+    assert_completed(&r, Some(usage(10, 2, 0)));
+}
+
+/// Replays app-server stdout: a `turn/start` result opens a turn, its
+/// notifications go through `AppTurn` until `turn/completed`.
+fn replay_app(name: &str) -> Vec<Replay> {
+    let text = fixture(name);
+    let mut turns = Vec::new();
+    let mut current: Option<(AppTurn, Feed)> = None;
+    for line in text.lines() {
+        let msg: Value = serde_json::from_str(line).expect("captured line is JSON");
+        if let Some(id) = msg.pointer("/result/turn/id").and_then(Value::as_str) {
+            let mut tr = AppTurn::new();
+            tr.codex_turn = Some(id.to_owned());
+            let mut feed = Feed::new(&format!("turn_{}", turns.len() + 1));
+            feed.start();
+            current = Some((tr, feed));
+            continue;
+        }
+        let (Some(method), None) = (msg.get("method").and_then(Value::as_str), msg.get("id"))
+        else {
+            continue;
+        };
+        let Some((tr, feed)) = current.as_mut() else {
+            continue;
+        };
+        let params = msg.get("params").cloned().unwrap_or(Value::Null);
+        for out in tr.notification(method, &params) {
+            feed.out(out);
+        }
+        if tr.finished()
+            && let Some((_, feed)) = current.take()
+        {
+            turns.push(feed.replay);
+        }
+    }
+    turns
+}
+
+fn app_usage(input: u64, output: u64) -> Usage {
+    usage(input, output, 0)
+}
+
+#[test]
+fn app_server_turns_stream_thinking_text_and_tools() {
+    let turns = replay_app("appserver_turns.jsonl");
+    assert_eq!(turns.len(), 2);
+    let t1 = &turns[0];
+    assert_eq!(
+        t1.texts(true),
+        vec![(
+            "thinking".into(),
+            "I should run a shell command to look around.".into()
+        )]
+    );
+    // Streamed deltas: the thinking item was shown before it completed.
+    let thinking: Vec<UpsertStatus> = t1
+        .upserts()
+        .iter()
+        .filter(|u| matches!(u.kind, UpsertKind::Thinking { .. }))
+        .map(|u| u.status)
+        .collect();
+    assert_eq!(thinking, vec![UpsertStatus::Create, UpsertStatus::Complete]);
+    let tools = t1.tools();
+    assert_eq!(tools.len(), 2);
+    assert_eq!(
+        tools[0].2["command"],
+        "/bin/bash -lc 'echo hello-from-tool && pwd'"
+    );
+    assert_eq!(tools[0].2["cwd"], "/tmp/hive-lab-work");
+    assert_eq!(
+        tools[1].3.as_deref(),
+        Some("hello-from-tool\n/tmp/hive-lab-work\n")
+    );
+    let texts: Vec<String> = t1.texts(false).into_iter().map(|t| t.1).collect();
+    assert_eq!(
+        texts,
+        vec![
+            "Let me run a command.".to_string(),
+            "The command ran. It printed `hello-from-tool` and the working directory.".into()
+        ],
+        "the user's own message item is not repeated"
+    );
+    assert_completed(t1, Some(app_usage(9650 + 9875, 26 + 19)));
+    let t2 = &turns[1];
+    assert_eq!(t2.texts(false)[0].1, "Thought about it. **Answer:** 42.");
+    assert_completed(t2, Some(app_usage(9979, 30)));
+}
+
+#[test]
+fn app_server_interrupted_turn_is_cancelled_and_the_next_works() {
+    let turns = replay_app("appserver_interrupt.jsonl");
+    assert_eq!(turns.len(), 2);
+    match turns[0].last_turn() {
+        TurnEvent::TurnComplete { status, .. } => assert_eq!(*status, TurnStatus::Cancelled),
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        turns[0].upserts().iter().all(|u| !u.is_final()),
+        "the cut message is never marked complete"
+    );
+    assert!(
+        turns[0]
+            .upserts()
+            .iter()
+            .any(|u| u.status == UpsertStatus::Create),
+        "it streamed"
+    );
+    assert_completed(&turns[1], Some(app_usage(9780, 25)));
+}
+
+#[test]
+fn app_server_steered_turn_completes_with_both_answers() {
+    let turns = replay_app("appserver_steer.jsonl");
+    assert_eq!(turns.len(), 1);
+    let t = &turns[0];
+    let tools = t.tools();
+    assert_eq!(tools[1].3.as_deref(), Some("started\nfinished\n"));
+    let texts: Vec<String> = t.texts(false).into_iter().map(|t| t.1).collect();
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert_eq!(texts[0], "Starting a long command.");
+    assert!(
+        texts.iter().all(|t| !t.contains("STEER")),
+        "user items are not echoed"
+    );
+    assert_completed(t, Some(app_usage(9648 + 9863, 19 + 25)));
+}
+
+#[test]
+fn app_server_approved_command_runs() {
+    let turns = replay_app("appserver_approval.jsonl");
+    assert_eq!(turns.len(), 1);
+    let tools = turns[0].tools();
+    assert_eq!(tools.len(), 2);
+    assert_eq!(tools[1].3.as_deref(), Some("made\n"));
+    assert_completed(&turns[0], Some(app_usage(19496, 38)));
+}
+
+#[test]
+fn app_server_documented_events_without_captures() {
+    let turns = replay_app("synthetic_appserver.jsonl");
+    assert_eq!(turns.len(), 2);
+    let t = &turns[0];
+    let texts = t.texts(false);
+    assert!(
+        texts
+            .iter()
+            .any(|x| x.0 == "System" && x.1 == "Reconnecting... 1/5"),
+        "{texts:?}"
+    );
+    assert_eq!(
+        t.texts(true),
+        vec![("thinking".into(), "Part one.\n\nPart two.".into())]
+    );
+    let tools = t.tools();
+    let done: Vec<_> = tools
+        .iter()
+        .filter(|x| x.0 == UpsertStatus::Complete)
+        .collect();
+    assert_eq!(done[0].1, "apply_patch");
+    assert_eq!(
+        done[0].3.as_deref(),
+        Some("update src/a.rs\n@@ -1 +1 @@\n-a\n+b\n")
+    );
+    assert_eq!(done[1].1, "update_plan");
+    assert_eq!(done[1].3.as_deref(), Some("Because.\n[x] one\n[~] two\n"));
+    assert_eq!(done[2].1, "mcp__fs__read");
+    assert_eq!(done[2].4, Some(true));
+    assert_eq!(done[2].3.as_deref(), Some("no such file"));
+    // A notification of another (abandoned) turn is ignored.
+    assert!(texts.iter().all(|x| !x.1.contains("late")));
+    assert_turn_error(t, "context window exceeded");
+    assert_turn_error(&turns[1], "the turn failed");
+}
+
+// --------------------------------------------------------- lifecycle ----
+
+fn fake() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fake/fake_codex.py")
+        .to_string_lossy()
+        .into_owned()
+}
+
+struct Pane {
+    handle: RunnerHandle,
+    rx: mpsc::UnboundedReceiver<hive::runner::PaneUpdate>,
+    events: Vec<PaneEvent>,
+    dir: tempfile::TempDir,
+}
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn agent(transport: &str, dir: &tempfile::TempDir) -> AgentConfig {
+    let mut a = AgentConfig::new("cx", "codex");
+    a.command = vec!["python3".into(), fake()];
+    a.transport = Some(transport.into());
+    a.env.insert(
+        "FAKE_CODEX_LOG".into(),
+        dir.path().join("log.jsonl").to_string_lossy().into_owned(),
+    );
+    a.env.insert(
+        "FAKE_CODEX_PIDS".into(),
+        dir.path().join("pids").to_string_lossy().into_owned(),
+    );
+    a.options
+        .insert("interrupt_grace_ms".into(), toml::Value::Integer(300));
+    a
+}
+
+fn pane(agent: AgentConfig, resume: Option<&str>, dir: tempfile::TempDir) -> Pane {
+    let factory = Registry::builtin()
+        .get("codex")
+        .expect("codex is registered");
+    let (tx, rx) = mpsc::unbounded_channel();
+    let spec = ProviderSpec {
+        agent,
+        resume: resume.map(str::to_owned),
+    };
+    let handle = spawn_runner(0, factory, spec, RunnerOptions::default(), tx).expect("runner");
+    Pane {
+        handle,
+        rx,
+        events: Vec::new(),
+        dir,
+    }
+}
+
+impl Pane {
+    fn send(&self, text: &str) {
+        self.handle.send(RunnerCommand::Submit {
+            text: text.into(),
+            mode: SubmitMode::Auto,
+        });
+    }
+
+    /// Waits for an event matching `pred`, keeping everything seen.
+    async fn until(&mut self, what: &str, pred: impl Fn(&PaneEvent) -> bool) -> PaneEvent {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let ev = tokio::time::timeout_at(deadline, self.rx.recv())
+                .await
+                .unwrap_or_else(|_| {
+                    panic!("timed out waiting for {what}; seen: {:#?}", self.events)
+                })
+                .expect("runner alive");
+            self.events.push(ev.event.clone());
+            if pred(&ev.event) {
+                return ev.event;
+            }
+        }
+    }
+
+    async fn turn_end(&mut self) -> TurnEvent {
+        match self
+            .until(
+                "turn end",
+                |e| matches!(e, PaneEvent::Turn(t) if t.is_terminal()),
+            )
+            .await
+        {
+            PaneEvent::Turn(t) => t,
+            _ => unreachable!(),
+        }
+    }
+
+    async fn turn_started(&mut self) {
+        self.until("turn start", |e| {
+            matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { .. }))
+        })
+        .await;
+    }
+
+    fn messages(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .filter_map(|e| match e {
+                PaneEvent::Upsert(u) if u.status == UpsertStatus::Complete => match &u.kind {
+                    UpsertKind::Message { content, .. } => Some(content.to_string()),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn notices(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .filter_map(|e| match e {
+                PaneEvent::Notice { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn handles(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .filter_map(|e| match e {
+                PaneEvent::Session(s) => s.resume_handle.clone(),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn log(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.dir.path().join("log.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    fn pids(&self) -> Vec<i32> {
+        std::fs::read_to_string(self.dir.path().join("pids"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect()
+    }
+}
+
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // Field 3 is the state; a zombie is dead for our purposes.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
+/// Processes may take a moment to be reaped after the group was killed.
+async fn assert_all_dead(pids: &[i32]) {
+    assert!(!pids.is_empty(), "the fake recorded its pids");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while pids.iter().any(|p| alive(*p)) {
+        assert!(
+            Instant::now() < deadline,
+            "orphans left: {:?}",
+            pids.iter().filter(|p| alive(**p)).collect::<Vec<_>>()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn turn_usage(t: &TurnEvent) -> Option<Usage> {
+    match t {
+        TurnEvent::TurnComplete { usage, .. } => usage.clone(),
+        _ => None,
+    }
+}
+
+fn status(t: &TurnEvent) -> Option<TurnStatus> {
+    match t {
+        TurnEvent::TurnComplete { status, .. } => Some(*status),
+        _ => None,
+    }
+}
+
+fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("tempdir")
+}
+
+#[tokio::test]
+async fn exec_turns_continue_the_thread_and_carry_config() {
+    let dir = tempdir();
+    let mut a = agent("exec", &dir);
+    a.model = Some("gpt-test".into());
+    a.env.insert("HIVE_TEST_MARK".into(), "marked".into());
+    a.options.insert(
+        "config".into(),
+        toml::Value::Table(toml::from_str("model_provider = \"mock\"").expect("toml")),
+    );
+    let mut p = pane(a, None, dir);
+    p.send("hello");
+    let end = p.turn_end().await;
+    assert_eq!(status(&end), Some(TurnStatus::Completed));
+    assert_eq!(turn_usage(&end), Some(usage(100, 7, 40)));
+    let thread = p.handles().last().cloned().expect("thread id announced");
+    assert!(
+        p.messages()
+            .iter()
+            .any(|m| m == &format!("echo: hello (thread {thread})"))
+    );
+    p.send("again -x");
+    p.turn_end().await;
+    assert!(
+        p.messages()
+            .iter()
+            .any(|m| m == &format!("echo: again -x (thread {thread})"))
+    );
+    let log = p.log();
+    assert_eq!(log.len(), 2);
+    let argv =
+        |i: usize| -> Vec<String> { serde_json::from_value(log[i]["argv"].clone()).expect("argv") };
+    assert_eq!(
+        argv(0),
+        vec![
+            "-c",
+            "model_provider=\"mock\"",
+            "exec",
+            "--json",
+            "--model",
+            "gpt-test",
+            "-"
+        ]
+    );
+    let second = argv(1);
+    assert_eq!(
+        second[second.len() - 3..],
+        ["resume".to_string(), thread, "-".into()]
+    );
+    assert_eq!(log[0]["mark"], "marked", "agent.env reaches the CLI");
+    // Model shown from config.
+    assert!(p.events.iter().any(|e| matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { model_id, .. }) if model_id == "gpt-test")));
+}
+
+#[tokio::test]
+async fn exec_stale_thread_falls_back_to_a_new_one_visibly() {
+    let dir = tempdir();
+    let mut p = pane(agent("exec", &dir), Some("stale-0001"), dir);
+    p.send("hello");
+    let end = p.turn_end().await;
+    assert_eq!(status(&end), Some(TurnStatus::Completed), "{:#?}", p.events);
+    assert!(
+        p.notices()
+            .iter()
+            .any(|n| n.contains("stale-0001") && n.contains("could not be resumed"))
+    );
+    assert!(
+        p.messages()
+            .iter()
+            .any(|m| m.contains("could not be resumed")),
+        "notice in the conversation"
+    );
+    let handles = p.handles();
+    assert_eq!(handles.first().map(String::as_str), Some("stale-0001"));
+    assert!(!handles.last().expect("new handle").starts_with("stale"));
+    let log = p.log();
+    assert_eq!(log.len(), 2, "one failed resume, one fresh run");
+    assert!(log[0]["argv"].to_string().contains("stale-0001"));
+    assert!(!log[1]["argv"].to_string().contains("resume"));
+}
+
+#[tokio::test]
+async fn exec_interrupt_cancels_and_ends_the_group() {
+    for prompt in ["slow sleeper", "deaf sleeper"] {
+        let dir = tempdir();
+        let mut p = pane(agent("exec", &dir), None, dir);
+        p.send(prompt);
+        p.until(
+            "running command",
+            |e| matches!(e, PaneEvent::Upsert(u) if matches!(u.kind, UpsertKind::ToolCall { .. })),
+        )
+        .await;
+        let asked = Instant::now();
+        p.handle.send(RunnerCommand::Interrupt);
+        let end = p.turn_end().await;
+        println!(
+            "exec interrupt ({prompt}): turn ended {:?} after the request",
+            asked.elapsed()
+        );
+        assert_eq!(status(&end), Some(TurnStatus::Cancelled), "{prompt}");
+        assert!(
+            !p.notices().iter().any(|n| n.contains("did not stop")),
+            "{prompt}: the provider ended the turn, not the runner's fallback"
+        );
+        assert_all_dead(&p.pids()).await;
+        // The pane goes on.
+        p.send("after");
+        let end = p.turn_end().await;
+        assert_eq!(status(&end), Some(TurnStatus::Completed), "{prompt}");
+    }
+}
+
+#[tokio::test]
+async fn exec_crash_is_a_turn_error_and_the_pane_goes_on() {
+    let dir = tempdir();
+    let mut p = pane(agent("exec", &dir), None, dir);
+    p.send("crash sleeper");
+    p.turn_started().await;
+    let started = Instant::now();
+    let end = p.turn_end().await;
+    println!(
+        "exec crash: turn_error {:?} after turn start",
+        started.elapsed()
+    );
+    match &end {
+        TurnEvent::TurnError { error_message, .. } => {
+            assert!(error_message.contains("status 3"), "{error_message}");
+            assert!(
+                error_message.contains("fake codex crashed"),
+                "{error_message}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_all_dead(&p.pids()).await;
+    p.send("hello");
+    assert_eq!(status(&p.turn_end().await), Some(TurnStatus::Completed));
+}
+
+#[tokio::test]
+async fn exec_malformed_lines_and_failures_are_reported() {
+    let dir = tempdir();
+    let mut p = pane(agent("exec", &dir), None, dir);
+    p.send("malformed");
+    assert_eq!(status(&p.turn_end().await), Some(TurnStatus::Completed));
+    assert!(
+        p.notices()
+            .iter()
+            .any(|n| n.contains("unreadable") && n.contains("this is not json"))
+    );
+    p.send("fail");
+    match p.turn_end().await {
+        TurnEvent::TurnError { error_message, .. } => assert_eq!(error_message, "boom"),
+        other => panic!("{other:?}"),
+    }
+    assert!(p.messages().iter().any(|m| m.starts_with("Reconnecting")));
+}
+
+#[tokio::test]
+async fn app_server_turns_stream_with_model_usage_and_thread() {
+    let dir = tempdir();
+    let mut a = agent("app-server", &dir);
+    a.model = Some("m1".into());
+    let mut p = pane(a, None, dir);
+    p.send("hello");
+    let end = p.turn_end().await;
+    assert_eq!(status(&end), Some(TurnStatus::Completed));
+    assert_eq!(
+        turn_usage(&end),
+        Some(Usage {
+            input_tokens: 250,
+            output_tokens: 9,
+            cache_read_input_tokens: Some(10),
+            cache_creation_input_tokens: None,
+            cost_usd: None,
+        })
+    );
+    assert!(p.events.iter().any(|e| matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { model_id, .. }) if model_id == "m1")));
+    let thread = p.handles().last().cloned().expect("thread announced");
+    assert!(
+        p.messages()
+            .contains(&format!("echo: hello (thread {thread})"))
+    );
+    assert!(p.events.iter().any(|e| matches!(e, PaneEvent::Upsert(u) if matches!(&u.kind, UpsertKind::Thinking { content, .. } if content.to_string() == "Thinking it over."))));
+    // Progressive: the long answer was shown before it completed.
+    assert!(p.events.iter().any(|e| matches!(e, PaneEvent::Upsert(u) if u.status == UpsertStatus::Create && matches!(u.kind, UpsertKind::Message { .. }))));
+    p.send("tool");
+    p.turn_end().await;
+    assert_eq!(p.log().len(), 1, "one persistent process");
+    assert!(p.events.iter().any(|e| matches!(e, PaneEvent::Upsert(u) if matches!(&u.kind, UpsertKind::ToolCall { output: Some(o), .. } if o == "approved\n"))));
+}
+
+#[tokio::test]
+async fn app_server_resume_and_stale_fallback() {
+    let dir = tempdir();
+    let mut p = pane(agent("app-server", &dir), Some("thread-abc"), dir);
+    p.send("hello");
+    p.turn_end().await;
+    assert!(
+        p.messages()
+            .contains(&"echo: hello (thread thread-abc)".to_string())
+    );
+
+    let dir = tempdir();
+    let mut p = pane(agent("app-server", &dir), Some("stale-42"), dir);
+    p.send("hello");
+    assert_eq!(status(&p.turn_end().await), Some(TurnStatus::Completed));
+    assert!(p.notices().iter().any(|n| n.contains("stale-42")));
+    assert!(
+        p.messages()
+            .iter()
+            .any(|m| m.contains("stale-42") && m.contains("new thread"))
+    );
+    assert!(!p.handles().last().expect("handle").starts_with("stale"));
+}
+
+#[tokio::test]
+async fn app_server_interrupt_keeps_the_process() {
+    for prompt in ["slow", "deaf"] {
+        let dir = tempdir();
+        let mut p = pane(agent("app-server", &dir), None, dir);
+        p.send(prompt);
+        p.turn_started().await;
+        let asked = Instant::now();
+        p.handle.send(RunnerCommand::Interrupt);
+        let end = p.turn_end().await;
+        println!(
+            "app-server interrupt ({prompt}): turn ended {:?} after the request",
+            asked.elapsed()
+        );
+        assert_eq!(status(&end), Some(TurnStatus::Cancelled), "{prompt}");
+        assert!(
+            !p.notices().iter().any(|n| n.contains("did not stop")),
+            "{prompt}"
+        );
+        p.send("after");
+        assert_eq!(
+            status(&p.turn_end().await),
+            Some(TurnStatus::Completed),
+            "{prompt}"
+        );
+        assert!(
+            p.messages().iter().any(|m| m.starts_with("echo: after")),
+            "{prompt}"
+        );
+        assert_eq!(p.log().len(), 1, "{prompt}: same process");
+    }
+}
+
+#[tokio::test]
+async fn app_server_steer_reaches_the_running_turn() {
+    let dir = tempdir();
+    let mut p = pane(agent("app-server", &dir), None, dir);
+    assert!(p.handle.capabilities.queue_while_streaming);
+    p.send("slow");
+    p.turn_started().await;
+    p.handle.send(RunnerCommand::Submit {
+        text: "also this".into(),
+        mode: SubmitMode::Steer,
+    });
+    let end = p.turn_end().await;
+    assert_eq!(status(&end), Some(TurnStatus::Completed));
+    assert!(
+        p.messages().contains(&"steered: also this".to_string()),
+        "{:?}",
+        p.messages()
+    );
+}
+
+#[tokio::test]
+async fn app_server_approvals_round_trip() {
+    for (decision, expect_output, word) in [
+        (PermissionDecision::AllowOnce, Some("approved\n"), "accept"),
+        (
+            PermissionDecision::Deny {
+                reason: "no".into(),
+            },
+            None,
+            "decline",
+        ),
+    ] {
+        let dir = tempdir();
+        let mut p = pane(agent("app-server", &dir), None, dir);
+        p.send("approve");
+        let req = match p
+            .until("permission", |e| matches!(e, PaneEvent::Permission(_)))
+            .await
+        {
+            PaneEvent::Permission(r) => r,
+            _ => unreachable!(),
+        };
+        assert_eq!(req.tool_name, "shell");
+        assert_eq!(req.input["command"], "/bin/bash -lc 'echo approved'");
+        assert_eq!(req.description.as_deref(), Some("needs approval"));
+        p.handle.send(RunnerCommand::Permission {
+            request_id: req.request_id.clone(),
+            decision,
+        });
+        assert_eq!(status(&p.turn_end().await), Some(TurnStatus::Completed));
+        let output = p.events.iter().find_map(|e| match e {
+            PaneEvent::Upsert(u) if u.status == UpsertStatus::Complete => match &u.kind {
+                UpsertKind::ToolCall {
+                    output,
+                    output_is_error,
+                    ..
+                } => Some((output.clone(), *output_is_error)),
+                _ => None,
+            },
+            _ => None,
+        });
+        let (out, is_error) = output.expect("tool completed");
+        match expect_output {
+            Some(o) => assert_eq!(out.as_deref(), Some(o)),
+            None => {
+                assert_eq!(out.as_deref(), Some("(declined)"));
+                assert_eq!(is_error, Some(true));
+            }
+        }
+        assert!(p.log().iter().any(|l| l["decision"] == word), "{word}");
+    }
+}
+
+#[tokio::test]
+async fn app_server_crash_fails_the_turn_and_reports_exit() {
+    let dir = tempdir();
+    let mut p = pane(agent("app-server", &dir), None, dir);
+    p.send("crash sleeper");
+    p.turn_started().await;
+    let started = Instant::now();
+    let end = p.turn_end().await;
+    println!(
+        "app-server crash: turn_error {:?} after turn start",
+        started.elapsed()
+    );
+    match &end {
+        TurnEvent::TurnError { error_message, .. } => {
+            assert!(error_message.contains("status 5"), "{error_message}");
+            assert!(
+                error_message.contains("fake app-server crashed"),
+                "{error_message}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    p.until("dead", |e| {
+        matches!(e, PaneEvent::State(hive::runner::TurnState::Dead))
+    })
+    .await;
+    assert_all_dead(&p.pids()).await;
+}
+
+#[tokio::test]
+async fn app_server_malformed_line_is_a_diagnostic() {
+    let dir = tempdir();
+    let mut p = pane(agent("app-server", &dir), None, dir);
+    p.send("malformed");
+    assert_eq!(status(&p.turn_end().await), Some(TurnStatus::Completed));
+    assert!(
+        p.notices()
+            .iter()
+            .any(|n| n.contains("unreadable") && n.contains("{not json"))
+    );
+}
+
+#[tokio::test]
+async fn shutdown_leaves_no_process_behind() {
+    for transport in ["exec", "app-server"] {
+        let dir = tempdir();
+        let mut p = pane(agent(transport, &dir), None, dir);
+        p.send("slow sleeper");
+        p.turn_started().await;
+        // Let the fake record the sleeper.
+        let deadline = Instant::now() + WAIT;
+        while p.pids().len() < 2 {
+            assert!(
+                Instant::now() < deadline,
+                "{transport}: sleeper never started"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        p.handle.send(RunnerCommand::Shutdown);
+        assert_all_dead(&p.pids()).await;
+    }
+}

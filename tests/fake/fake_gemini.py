@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""A fake Gemini CLI (`gemini -p PROMPT --output-format stream-json`) for hive's
+lifecycle tests. Behaviour is chosen by keywords in the prompt:
+
+  CRASH      stream a little, write to stderr, exit 3 without a result
+  SLOW       stream many chunks slowly; SIGINT exits 0 with no result (as the real CLI)
+  IGNORE_INT like SLOW but SIGINT is ignored
+  ORPHAN     also start a grandchild (ignoring SIGINT) that holds stdout open
+  MALFORMED  print a non-JSON line between valid ones
+  TOOL       one tool_use / tool_result pair
+  ERROR      result status error, exit 244
+
+Env: FAKE_GEMINI_LOG (append one JSON line per run: argv, pid, grandchild pid),
+FAKE_GEMINI_STATE (directory of known sessions; --resume of an unknown one fails).
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+
+def ts():
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+
+
+def emit(obj):
+    obj.setdefault("timestamp", ts())
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def delta(text):
+    emit({"type": "message", "role": "assistant", "content": text, "delta": True})
+
+
+def main():
+    args = sys.argv[1:]
+    prompt, session_id, resume, model = "", None, None, "auto"
+    i = 0
+    while i < len(args):
+        a = args[i]
+        nxt = args[i + 1] if i + 1 < len(args) else ""
+        if a == "-p":
+            prompt, i = nxt, i + 2
+        elif a.startswith("--prompt="):
+            prompt, i = a[len("--prompt="):], i + 1
+        elif a == "--session-id":
+            session_id, i = nxt, i + 2
+        elif a == "--resume":
+            resume, i = nxt, i + 2
+        elif a in ("--model", "-m"):
+            model, i = nxt, i + 2
+        else:
+            i += 1
+    record = {"argv": args, "pid": os.getpid()}
+    state = os.environ.get("FAKE_GEMINI_STATE")
+    if resume:
+        if state and not os.path.exists(os.path.join(state, resume)):
+            log(record)
+            sys.stderr.write(f"Error resuming session: no session found with id {resume}\n")
+            sys.stderr.flush()
+            sys.exit(42)
+        sid = resume
+    else:
+        sid = session_id or str(uuid.uuid4())
+    if state:
+        open(os.path.join(state, sid), "a").close()
+    if "ORPHAN" in prompt:
+        child = subprocess.Popen(["sh", "-c", "trap '' INT; sleep 300"])
+        record["grandchild"] = child.pid
+    log(record)
+
+    emit({"type": "init", "session_id": sid, "model": model})
+    emit({"type": "message", "role": "user", "content": prompt})
+    if "CRASH" in prompt:
+        delta("partial ")
+        sys.stderr.write("fatal: simulated crash\n")
+        sys.stderr.flush()
+        os._exit(3)
+    if "MALFORMED" in prompt:
+        sys.stdout.write("this is not json\n")
+        sys.stdout.flush()
+    if "SLOW" in prompt or "IGNORE_INT" in prompt:
+        if "IGNORE_INT" in prompt:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        else:
+            signal.signal(signal.SIGINT, lambda *_: os._exit(0))
+        for n in range(400):
+            delta(f"chunk {n} ")
+            time.sleep(0.05)
+    if "ERROR" in prompt:
+        emit({"type": "result", "status": "error",
+              "error": {"type": "unknown", "message": "[API Error: simulated 500]"},
+              "stats": {"total_tokens": 0, "input_tokens": 0, "output_tokens": 0}})
+        sys.exit(244)
+    if "TOOL" in prompt:
+        emit({"type": "tool_use", "tool_name": "run_shell_command", "tool_id": "t1",
+              "parameters": {"command": "echo hi"}})
+        emit({"type": "tool_result", "tool_id": "t1", "status": "success", "output": "hi"})
+    delta("Hello ")
+    delta("from fake gemini.")
+    emit({"type": "result", "status": "success",
+          "stats": {"total_tokens": 30, "input_tokens": 20, "output_tokens": 10, "cached": 5,
+                    "input": 15, "models": {"fake-pro": {"input_tokens": 20}}}})
+
+
+def log(record):
+    path = os.environ.get("FAKE_GEMINI_LOG")
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps(record) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,868 @@
+//! The `gemini` provider: real Gemini CLI 0.61.0 captures replayed through the
+//! translator and the upsert processor, and lifecycle tests against a fake CLI
+//! (tests/fake/fake_gemini.py) through the runner.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use hive::config::AgentConfig;
+use hive::event::{ItemType, Origin, Payload};
+use hive::processor::{Processor, ProcessorConfig};
+use hive::provider::gemini::{GeminiFactory, GeminiTurn};
+use hive::provider::{ProviderEvent, ProviderSpec, Registry};
+use hive::runner::{PaneEvent, PaneUpdate, RunnerCommand, RunnerOptions, SubmitMode, spawn_runner};
+use hive::upsert::{Output, TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+// ---------------------------------------------------------------- replay
+
+fn fixture(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/gemini")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+struct Replay {
+    events: Vec<ProviderEvent>,
+    outputs: Vec<Output>,
+}
+
+impl Replay {
+    fn turn_events(&self) -> Vec<&TurnEvent> {
+        self.outputs
+            .iter()
+            .filter_map(|o| match o {
+                Output::Turn(t) => Some(t),
+                Output::Upsert(_) => None,
+            })
+            .collect()
+    }
+
+    fn finals(&self) -> Vec<&Upsert> {
+        self.outputs
+            .iter()
+            .filter_map(|o| match o {
+                Output::Upsert(u) if u.is_final() => Some(u),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn messages(&self, status: UpsertStatus) -> Vec<String> {
+        self.finals()
+            .into_iter()
+            .filter(|u| u.status == status)
+            .filter_map(|u| match &u.kind {
+                UpsertKind::Message { content, origin } if *origin == Origin::Agent => {
+                    Some(content.to_string())
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn tools(&self) -> Vec<&Upsert> {
+        self.outputs
+            .iter()
+            .filter_map(|o| match o {
+                Output::Upsert(u) if matches!(u.kind, UpsertKind::ToolCall { .. }) => Some(u),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn sessions(&self) -> Vec<(Option<String>, Option<String>)> {
+        self.events
+            .iter()
+            .filter_map(|e| match e {
+                ProviderEvent::Session(s) => Some((s.resume_handle.clone(), s.model.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn diagnostics(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .filter_map(|e| match e {
+                ProviderEvent::Diagnostic { message, .. } => Some(message.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn last_turn(&self) -> &TurnEvent {
+        self.turn_events()
+            .last()
+            .copied()
+            .unwrap_or_else(|| panic!("no turn event in {:#?}", self.outputs))
+    }
+}
+
+/// Feeds every line through a fresh turn; `end` runs after the last line
+/// (the driver calls `cancelled`/`exited` when the process ends without a result).
+fn replay_with(text: &str, end: impl FnOnce(&mut GeminiTurn) -> Vec<ProviderEvent>) -> Replay {
+    let mut turn = GeminiTurn::new("turn_1", "pending", None);
+    let mut events = Vec::new();
+    for line in text.lines() {
+        events.extend(turn.push_line(line));
+    }
+    events.extend(end(&mut turn));
+    let mut processor = Processor::new(ProcessorConfig::default());
+    let now = tokio::time::Instant::now();
+    let mut outputs = Vec::new();
+    for ev in &events {
+        if let ProviderEvent::Stream(ev) = ev {
+            ev.validate()
+                .unwrap_or_else(|e| panic!("invalid event {ev:?}: {e}"));
+            assert_eq!(ev.turn_id, "turn_1");
+            outputs.extend(processor.process(ev, now));
+        }
+    }
+    Replay { events, outputs }
+}
+
+fn replay(name: &str) -> Replay {
+    replay_with(&fixture(name), |_| Vec::new())
+}
+
+#[test]
+fn text_streams_one_message_and_completes_with_usage() {
+    let r = replay("text.jsonl");
+    let turns = r.turn_events();
+    assert!(matches!(
+        turns[0],
+        TurnEvent::TurnStarted { model_id, provider_id, session_id, .. }
+            if model_id == "auto" && provider_id == "gemini"
+                && session_id == "186179bf-ce01-46e1-99f9-c78956e7b000"
+    ));
+    assert_eq!(
+        r.messages(UpsertStatus::Complete),
+        [
+            "**Mock reply.** This answer comes from `mockllm.py`.\n\n- item one\n- item two\n\n```sh\necho hello\n```\n"
+        ]
+    );
+    match r.last_turn() {
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            usage: Some(u),
+            ..
+        } => {
+            assert_eq!((u.input_tokens, u.output_tokens), (13055, 45));
+            assert_eq!(u.cache_read_input_tokens, Some(0));
+        }
+        other => panic!("unexpected end {other:?}"),
+    }
+    // init names the session; result names the model that did the work.
+    let sessions = r.sessions();
+    assert_eq!(
+        sessions.first().and_then(|s| s.0.as_deref()),
+        Some("186179bf-ce01-46e1-99f9-c78956e7b000")
+    );
+    assert_eq!(
+        sessions.last().and_then(|s| s.1.as_deref()),
+        Some("gemini-3.8-flash")
+    );
+    // The user's echoed prompt is not shown again.
+    assert!(!r.messages(UpsertStatus::Complete)[0].contains("Say hello"));
+}
+
+#[test]
+fn deltas_are_forwarded_not_repeated() {
+    let r = replay("text.jsonl");
+    let deltas: String = r
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            ProviderEvent::Stream(ev) => match &ev.payload {
+                Payload::ItemDelta { delta_content, .. } => Some(delta_content.as_str()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas, r.messages(UpsertStatus::Complete)[0]);
+}
+
+#[test]
+fn tool_use_and_result_correlate_between_two_messages() {
+    let r = replay("tool_shell.jsonl");
+    assert_eq!(
+        r.messages(UpsertStatus::Complete),
+        [
+            "Let me run a command.",
+            "The command ran. It printed `hello-from-tool` and the working directory."
+        ]
+    );
+    let tools = r.tools();
+    assert_eq!(tools.len(), 2, "one create, one complete: {tools:#?}");
+    assert_eq!(tools[0].status, UpsertStatus::Create);
+    assert_eq!(tools[0].item_id, tools[1].item_id);
+    match &tools[1].kind {
+        UpsertKind::ToolCall {
+            tool_name,
+            arguments,
+            call_id,
+            output,
+            output_is_error,
+        } => {
+            assert_eq!(tool_name, "run_shell_command");
+            assert_eq!(
+                call_id,
+                "run_shell_command__run_shell_command_1795311314989_0"
+            );
+            assert_eq!(arguments["command"], "echo hello-from-tool && pwd");
+            assert_eq!(
+                output.as_deref(),
+                Some("hello-from-tool\n/tmp/hive-lab-work")
+            );
+            assert_eq!(*output_is_error, Some(false));
+        }
+        other => panic!("not a tool call: {other:?}"),
+    }
+    assert!(matches!(
+        r.last_turn(),
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn two_tools_complete_independently() {
+    let r = replay("two_tools.jsonl");
+    let completes: Vec<(String, String)> = r
+        .tools()
+        .into_iter()
+        .filter(|u| u.status == UpsertStatus::Complete)
+        .filter_map(|u| match &u.kind {
+            UpsertKind::ToolCall {
+                arguments, output, ..
+            } => Some((
+                arguments["command"].as_str().unwrap_or_default().to_owned(),
+                output.clone().unwrap_or_default(),
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        completes,
+        [
+            ("echo first".to_owned(), "first".to_owned()),
+            ("echo second".to_owned(), "second".to_owned())
+        ]
+    );
+}
+
+#[test]
+fn read_and_write_results_without_output_complete_empty() {
+    for name in ["tool_read.jsonl", "tool_write.jsonl"] {
+        let r = replay(name);
+        let done: Vec<_> = r
+            .tools()
+            .into_iter()
+            .filter(|u| u.status == UpsertStatus::Complete)
+            .collect();
+        assert_eq!(done.len(), 1, "{name}");
+        assert!(matches!(
+            &done[0].kind,
+            UpsertKind::ToolCall { output: Some(o), output_is_error: Some(false), .. } if o.is_empty()
+        ));
+    }
+}
+
+#[test]
+fn failed_tool_result_is_an_error_output() {
+    let r = replay("approval_default.jsonl");
+    let failed = r
+        .tools()
+        .into_iter()
+        .find(|u| u.status == UpsertStatus::Complete)
+        .map(|u| u.kind.clone());
+    match failed {
+        Some(UpsertKind::ToolCall {
+            tool_name,
+            output: Some(out),
+            output_is_error: Some(true),
+            ..
+        }) => {
+            assert_eq!(tool_name, "Bash");
+            assert!(out.contains("not found"), "{out}");
+        }
+        other => panic!("expected a failed tool result, got {other:?}"),
+    }
+}
+
+#[test]
+fn error_results_become_turn_errors_with_the_cli_message() {
+    for (name, needle) in [
+        ("error_500.jsonl", "mock internal server error"),
+        ("error_400.jsonl", "prompt is not allowed"),
+        ("stream_drop.jsonl", "[API Error: terminated]"),
+    ] {
+        let r = replay(name);
+        match r.last_turn() {
+            TurnEvent::TurnError {
+                error_message,
+                error_code,
+                ..
+            } => {
+                assert!(error_message.contains(needle), "{name}: {error_message}");
+                assert_eq!(error_code, "unknown");
+            }
+            other => panic!("{name}: expected turn_error, got {other:?}"),
+        }
+        assert!(r.messages(UpsertStatus::Complete).is_empty(), "{name}");
+    }
+    // The partial answer of a dropped stream is kept, marked as failed.
+    let r = replay("stream_drop.jsonl");
+    assert_eq!(r.messages(UpsertStatus::Error), ["Partial answer that "]);
+}
+
+#[test]
+fn sigint_without_result_ends_cancelled() {
+    let r = replay_with(&fixture("sigint_streaming.jsonl"), GeminiTurn::cancelled);
+    assert!(matches!(
+        r.last_turn(),
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Cancelled,
+            ..
+        }
+    ));
+    assert!(
+        r.finals().is_empty(),
+        "cancelled items emit nothing complete"
+    );
+}
+
+#[test]
+fn exit_without_result_is_a_turn_error() {
+    let r = replay_with(&fixture("sigint_streaming.jsonl"), |t| {
+        t.exited("agent_exited", "gemini exited with status 1")
+    });
+    assert!(matches!(
+        r.last_turn(),
+        TurnEvent::TurnError { error_code, error_message, .. }
+            if error_code == "agent_exited" && error_message.contains("status 1")
+    ));
+    // Text streamed before the crash is flushed as failed, not complete.
+    assert!(r.messages(UpsertStatus::Complete).is_empty());
+    assert_eq!(r.messages(UpsertStatus::Error).len(), 1);
+}
+
+#[test]
+fn resume_continues_the_same_session() {
+    let first = replay("resume_1.jsonl");
+    let second = replay("resume_2.jsonl");
+    assert_eq!(first.sessions()[0].0, second.sessions()[0].0);
+}
+
+#[test]
+fn thinking_scenario_has_no_reasoning_items() {
+    let r = replay("thinking.jsonl");
+    assert!(r.outputs.iter().all(|o| !matches!(
+        o,
+        Output::Upsert(Upsert {
+            kind: UpsertKind::Thinking { .. },
+            ..
+        })
+    )));
+    assert!(!r.messages(UpsertStatus::Complete).is_empty());
+}
+
+#[test]
+fn malformed_and_unknown_lines_are_diagnostics() {
+    let mut text = fixture("text.jsonl");
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.insert(3, "not json at all");
+    lines.insert(4, r#"{"type":"telemetry","x":1}"#);
+    text = lines.join("\n");
+    let r = replay_with(&text, |_| Vec::new());
+    let diags = r.diagnostics();
+    assert_eq!(diags.len(), 2, "{diags:?}");
+    assert!(diags[0].contains("not json at all"));
+    assert!(diags[1].contains("telemetry"));
+    assert!(matches!(
+        r.last_turn(),
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn every_replayed_event_is_valid_and_item_types_are_expected() {
+    for name in [
+        "text.jsonl",
+        "tool_shell.jsonl",
+        "two_tools.jsonl",
+        "error_429_once.jsonl",
+        "resume_2.jsonl",
+    ] {
+        let r = replay(name);
+        for ev in &r.events {
+            if let ProviderEvent::Stream(ev) = ev
+                && let Payload::ItemStart { item_type, .. } = &ev.payload
+            {
+                assert!(matches!(
+                    item_type,
+                    ItemType::Message | ItemType::FunctionCall
+                ));
+            }
+        }
+        assert!(matches!(
+            r.last_turn(),
+            TurnEvent::TurnComplete {
+                status: TurnStatus::Completed,
+                ..
+            }
+        ));
+    }
+}
+
+// ---------------------------------------------------------------- lifecycle
+
+fn fake_agent(dir: &Path) -> AgentConfig {
+    let mut agent = AgentConfig::new("gem", "gemini");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake/fake_gemini.py");
+    agent.command = vec!["python3".into(), script.display().to_string()];
+    agent.env.insert(
+        "FAKE_GEMINI_LOG".into(),
+        log_path(dir).display().to_string(),
+    );
+    let state = dir.join("sessions");
+    std::fs::create_dir_all(&state).unwrap_or_else(|e| panic!("{e}"));
+    agent
+        .env
+        .insert("FAKE_GEMINI_STATE".into(), state.display().to_string());
+    agent
+}
+
+fn log_path(dir: &Path) -> PathBuf {
+    dir.join("runs.jsonl")
+}
+
+fn runs(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(log_path(dir))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+fn argv(run: &Value) -> Vec<String> {
+    run["argv"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn flag(run: &Value, name: &str) -> Option<String> {
+    let args = argv(run);
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+struct Pane {
+    rx: mpsc::UnboundedReceiver<PaneUpdate>,
+    seen: Vec<PaneEvent>,
+}
+
+impl Pane {
+    /// Waits (hang guard, not a speed assertion) for an event matching `pred`.
+    async fn until(&mut self, what: &str, pred: impl Fn(&PaneEvent) -> bool) -> PaneEvent {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let update = tokio::time::timeout_at(deadline, self.rx.recv())
+                .await
+                .unwrap_or_else(|_| panic!("timed out waiting for {what}; saw {:#?}", self.seen))
+                .unwrap_or_else(|| panic!("runner gone waiting for {what}"));
+            self.seen.push(update.event.clone());
+            if pred(&update.event) {
+                return update.event;
+            }
+        }
+    }
+
+    async fn turn_end(&mut self) -> TurnEvent {
+        match self
+            .until(
+                "turn end",
+                |e| matches!(e, PaneEvent::Turn(t) if t.is_terminal()),
+            )
+            .await
+        {
+            PaneEvent::Turn(t) => t,
+            _ => unreachable!(),
+        }
+    }
+
+    fn notices(&self) -> Vec<String> {
+        self.seen
+            .iter()
+            .filter_map(|e| match e {
+                PaneEvent::Notice { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn system_messages(&self) -> Vec<String> {
+        self.seen
+            .iter()
+            .filter_map(|e| match e {
+                PaneEvent::Upsert(Upsert {
+                    kind:
+                        UpsertKind::Message {
+                            content,
+                            origin: Origin::System,
+                        },
+                    ..
+                }) => Some(content.to_string()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+fn start(agent: AgentConfig, resume: Option<&str>) -> (hive::runner::RunnerHandle, Pane) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let spec = ProviderSpec {
+        agent,
+        resume: resume.map(str::to_owned),
+    };
+    let handle = spawn_runner(
+        0,
+        Arc::new(GeminiFactory),
+        spec,
+        RunnerOptions::default(),
+        tx,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    (
+        handle,
+        Pane {
+            rx,
+            seen: Vec::new(),
+        },
+    )
+}
+
+fn submit(h: &hive::runner::RunnerHandle, text: &str) {
+    assert!(h.send(RunnerCommand::Submit {
+        text: text.into(),
+        mode: SubmitMode::Auto
+    }));
+}
+
+/// A process is gone once /proc has no entry for it or it is a zombie.
+fn alive(pid: i64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit(')').next().map(|r| r.trim().to_owned()))
+        .is_some_and(|rest| !rest.starts_with('Z'))
+}
+
+async fn gone(pid: i64) -> bool {
+    for _ in 0..100 {
+        if !alive(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+/// The agent's own streamed text (the runner shows the user's message first).
+fn agent_text(e: &PaneEvent) -> bool {
+    matches!(
+        e,
+        PaneEvent::Upsert(Upsert {
+            kind: UpsertKind::Message {
+                origin: Origin::Agent,
+                ..
+            },
+            ..
+        })
+    )
+}
+
+fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn registered_with_capabilities() {
+    let factory = Registry::builtin()
+        .get("gemini")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let caps = factory.capabilities(&AgentConfig::new("g", "gemini"));
+    assert!(caps.interrupt && caps.resume && caps.tool_events);
+    assert!(!caps.queue_while_streaming && !caps.thinking);
+}
+
+#[tokio::test]
+async fn turns_share_a_session_first_by_id_then_by_resume() {
+    let dir = tempdir();
+    let (h, mut pane) = start(fake_agent(dir.path()), None);
+    submit(&h, "first TOOL");
+    let end = pane.turn_end().await;
+    match end {
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            usage: Some(u),
+            ..
+        } => assert_eq!(
+            (u.input_tokens, u.output_tokens, u.cache_read_input_tokens),
+            (15, 10, Some(5))
+        ),
+        other => panic!("{other:?}"),
+    }
+    submit(&h, "second");
+    pane.turn_end().await;
+    let runs = runs(dir.path());
+    assert_eq!(runs.len(), 2);
+    let id = flag(&runs[0], "--session-id").unwrap_or_else(|| panic!("{:?}", runs[0]));
+    assert_eq!(flag(&runs[1], "--resume"), Some(id.clone()));
+    assert_eq!(
+        flag(&runs[0], "--output-format").as_deref(),
+        Some("stream-json")
+    );
+    assert_eq!(flag(&runs[0], "-p").as_deref(), Some("first TOOL"));
+    // The model the CLI reports after the turn reaches the pane.
+    assert!(pane.seen.iter().any(|e| matches!(
+        e,
+        PaneEvent::Session(s) if s.model.as_deref() == Some("fake-pro") && s.resume_handle.as_deref() == Some(id.as_str())
+    )));
+    h.send(RunnerCommand::Shutdown);
+}
+
+#[tokio::test]
+async fn model_args_and_env_reach_the_cli() {
+    let dir = tempdir();
+    let mut agent = fake_agent(dir.path());
+    agent.model = Some("gemini-x".into());
+    agent.args = vec!["--yolo".into()];
+    agent.permission_mode = Some("auto_edit".into());
+    let (h, mut pane) = start(agent, None);
+    submit(&h, "hello");
+    let started = pane
+        .until("turn start", |e| {
+            matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { .. }))
+        })
+        .await;
+    assert!(
+        matches!(started, PaneEvent::Turn(TurnEvent::TurnStarted { model_id, .. }) if model_id == "gemini-x")
+    );
+    pane.turn_end().await;
+    let run = &runs(dir.path())[0];
+    assert_eq!(flag(run, "--model").as_deref(), Some("gemini-x"));
+    assert_eq!(flag(run, "--approval-mode").as_deref(), Some("auto_edit"));
+    assert_eq!(argv(run).last().map(String::as_str), Some("--yolo"));
+    h.send(RunnerCommand::Shutdown);
+}
+
+#[tokio::test]
+async fn crash_mid_turn_is_a_turn_error_with_stderr() {
+    let dir = tempdir();
+    let (h, mut pane) = start(fake_agent(dir.path()), None);
+    submit(&h, "please CRASH");
+    let started = std::time::Instant::now();
+    match pane.turn_end().await {
+        TurnEvent::TurnError { error_message, .. } => {
+            assert!(error_message.contains("status 3"), "{error_message}");
+            assert!(error_message.contains("simulated crash"), "{error_message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    eprintln!(
+        "crash → turn_error (incl. python start): {:?}",
+        started.elapsed()
+    );
+    // The provider survives: the next turn works.
+    submit(&h, "again");
+    assert!(matches!(
+        pane.turn_end().await,
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
+    ));
+    h.send(RunnerCommand::Shutdown);
+}
+
+#[tokio::test]
+async fn error_result_with_exit_244_is_a_turn_error() {
+    let dir = tempdir();
+    let (h, mut pane) = start(fake_agent(dir.path()), None);
+    submit(&h, "ERROR please");
+    match pane.turn_end().await {
+        TurnEvent::TurnError { error_message, .. } => {
+            assert_eq!(error_message, "[API Error: simulated 500]");
+        }
+        other => panic!("{other:?}"),
+    }
+    h.send(RunnerCommand::Shutdown);
+}
+
+#[tokio::test]
+async fn interrupt_sends_sigint_and_ends_cancelled() {
+    let dir = tempdir();
+    let (h, mut pane) = start(fake_agent(dir.path()), None);
+    submit(&h, "SLOW ORPHAN");
+    pane.until("agent text", agent_text).await;
+    h.send(RunnerCommand::Interrupt);
+    assert!(matches!(
+        pane.turn_end().await,
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Cancelled,
+            ..
+        }
+    ));
+    let run = &runs(dir.path())[0];
+    let pid = run["pid"].as_i64().unwrap_or_default();
+    let grandchild = run["grandchild"].as_i64().unwrap_or_default();
+    assert!(gone(pid).await, "fake gemini {pid} survived the interrupt");
+    // The grandchild ignores SIGINT and holds stdout: hive kills the group.
+    assert!(gone(grandchild).await, "grandchild {grandchild} survived");
+    // Not steerable: a message mid-turn waits in the runner's queue, and the
+    // pane keeps working after an interrupt.
+    submit(&h, "after");
+    assert!(matches!(
+        pane.turn_end().await,
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
+    ));
+    h.send(RunnerCommand::Shutdown);
+}
+
+#[tokio::test]
+async fn interrupt_ignored_by_the_cli_still_cancels_and_kills_it() {
+    let dir = tempdir();
+    let (h, mut pane) = start(fake_agent(dir.path()), None);
+    submit(&h, "IGNORE_INT");
+    pane.until("agent text", agent_text).await;
+    h.send(RunnerCommand::Interrupt);
+    assert!(matches!(
+        pane.turn_end().await,
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Cancelled,
+            ..
+        }
+    ));
+    let pid = runs(dir.path())[0]["pid"].as_i64().unwrap_or_default();
+    assert!(
+        gone(pid).await,
+        "fake gemini {pid} outlived the grace period"
+    );
+    h.send(RunnerCommand::Shutdown);
+}
+
+#[tokio::test]
+async fn grandchild_holding_stdout_does_not_hang_the_turn() {
+    let dir = tempdir();
+    let (h, mut pane) = start(fake_agent(dir.path()), None);
+    submit(&h, "ORPHAN then finish");
+    assert!(matches!(
+        pane.turn_end().await,
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
+    ));
+    let grandchild = runs(dir.path())[0]["grandchild"]
+        .as_i64()
+        .unwrap_or_default();
+    assert!(
+        gone(grandchild).await,
+        "grandchild {grandchild} survived the turn"
+    );
+    h.send(RunnerCommand::Shutdown);
+}
+
+#[tokio::test]
+async fn malformed_lines_are_notices_and_the_turn_goes_on() {
+    let dir = tempdir();
+    let (h, mut pane) = start(fake_agent(dir.path()), None);
+    submit(&h, "MALFORMED output");
+    assert!(matches!(
+        pane.turn_end().await,
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
+    ));
+    assert!(
+        pane.notices()
+            .iter()
+            .any(|n| n.contains("this is not json")),
+        "{:?}",
+        pane.notices()
+    );
+    h.send(RunnerCommand::Shutdown);
+}
+
+#[tokio::test]
+async fn restarted_hive_resumes_its_session() {
+    let dir = tempdir();
+    let agent = fake_agent(dir.path());
+    std::fs::write(dir.path().join("sessions/known-session"), "").unwrap_or_else(|e| panic!("{e}"));
+    let (h, mut pane) = start(agent, Some("known-session"));
+    submit(&h, "hello again");
+    pane.turn_end().await;
+    let run = &runs(dir.path())[0];
+    assert_eq!(flag(run, "--resume").as_deref(), Some("known-session"));
+    assert!(flag(run, "--session-id").is_none());
+    h.send(RunnerCommand::Shutdown);
+}
+
+#[tokio::test]
+async fn stale_session_falls_back_to_a_new_one_visibly() {
+    let dir = tempdir();
+    let (h, mut pane) = start(fake_agent(dir.path()), Some("vanished"));
+    submit(&h, "hello");
+    assert!(matches!(
+        pane.turn_end().await,
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
+    ));
+    let runs = runs(dir.path());
+    assert_eq!(runs.len(), 2);
+    assert_eq!(flag(&runs[0], "--resume").as_deref(), Some("vanished"));
+    assert!(flag(&runs[1], "--session-id").is_some());
+    assert!(
+        pane.system_messages()
+            .iter()
+            .any(|m| m.contains("could not resume")),
+        "{:?}",
+        pane.system_messages()
+    );
+    h.send(RunnerCommand::Shutdown);
+}
+
+#[tokio::test]
+async fn missing_program_is_a_turn_error_not_a_hang() {
+    let mut agent = AgentConfig::new("g", "gemini");
+    agent.command = vec!["/nonexistent/gemini-binary".into()];
+    let (h, mut pane) = start(agent, None);
+    submit(&h, "hi");
+    match pane.turn_end().await {
+        TurnEvent::TurnError { error_code, .. } => assert_eq!(error_code, "spawn_failed"),
+        other => panic!("{other:?}"),
+    }
+    h.send(RunnerCommand::Shutdown);
+}

@@ -1,0 +1,977 @@
+//! The `pi` provider: real pi 0.73.1 captures (RPC and JSON mode timelines)
+//! replayed through the translator and the upsert processor, and lifecycle
+//! tests against a fake pi (tests/fake/fake_pi.py) through the runner.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use hive::config::AgentConfig;
+use hive::event::{Origin, Payload};
+use hive::processor::{Processor, ProcessorConfig};
+use hive::provider::pi::{PiFactory, PiTranslator};
+use hive::provider::{ProviderEvent, ProviderSpec, Registry};
+use hive::runner::{
+    PaneEvent, PaneUpdate, RunnerCommand, RunnerOptions, SubmitMode, TurnState, spawn_runner,
+};
+use hive::upsert::{Output, TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+// ---------------------------------------------------------------- replay
+
+fn timeline(name: &str) -> Vec<(String, String)> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/pi")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|v| {
+            Some((
+                v["dir"].as_str()?.to_owned(),
+                v["line"].as_str()?.to_owned(),
+            ))
+        })
+        .collect()
+}
+
+struct Replay {
+    events: Vec<ProviderEvent>,
+    outputs: Vec<Output>,
+}
+
+/// Events pi emits synchronously right after `agent_end`, before it can
+/// answer a `get_state` probe written in reaction to that `agent_end`.
+fn same_tick(line: &str) -> bool {
+    let kind = serde_json::from_str::<Value>(line)
+        .ok()
+        .and_then(|v| v["type"].as_str().map(str::to_owned))
+        .unwrap_or_default();
+    kind.starts_with("auto_retry") || kind.starts_with("auto_compaction")
+}
+
+/// Replays a timeline: `prompt` lines the client wrote start hive turns (unless
+/// one runs: then pi queues or rejects them), `abort` marks the turn cancelled,
+/// stdout lines go through the translator. Probes the translator asks for are
+/// answered the way pi orders them.
+fn replay(name: &str) -> Replay {
+    let mut tr = PiTranslator::new("pending", None);
+    let mut events = Vec::new();
+    let mut turns = 0;
+    let mut probe: Option<String> = None;
+    let json_mode = name.starts_with("json_");
+    if json_mode {
+        tr.begin_turn("turn_1", "json");
+        turns = 1;
+    }
+    let answer =
+        |tr: &mut PiTranslator, probe: &mut Option<String>, events: &mut Vec<ProviderEvent>| {
+            if let Some(id) = probe.take() {
+                let reply =
+                    json!({"type": "response", "command": "get_state", "success": true, "id": id});
+                events.extend(tr.push_line(&reply.to_string()));
+            }
+        };
+    for (dir, line) in timeline(name) {
+        match dir.as_str() {
+            "in" => {
+                answer(&mut tr, &mut probe, &mut events);
+                let Ok(cmd) = serde_json::from_str::<Value>(&line) else {
+                    continue;
+                };
+                match cmd["type"].as_str() {
+                    Some("prompt") if !tr.has_turn() => {
+                        turns += 1;
+                        let id = cmd["id"].as_str().unwrap_or("p");
+                        tr.begin_turn(&format!("turn_{turns}"), id);
+                    }
+                    Some("abort") => tr.cancel_requested(),
+                    _ => {}
+                }
+            }
+            "out" => {
+                if !same_tick(&line) {
+                    answer(&mut tr, &mut probe, &mut events);
+                }
+                events.extend(tr.push_line(&line));
+                for out in tr.take_outbox() {
+                    let v: Value = serde_json::from_str(&out).unwrap_or_default();
+                    assert_eq!(v["type"], "get_state", "unexpected write {out}");
+                    probe = v["id"].as_str().map(str::to_owned);
+                }
+            }
+            _ => {}
+        }
+    }
+    answer(&mut tr, &mut probe, &mut events);
+    let mut processor = Processor::new(ProcessorConfig::default());
+    let now = tokio::time::Instant::now();
+    let mut outputs = Vec::new();
+    for ev in &events {
+        if let ProviderEvent::Stream(ev) = ev {
+            ev.validate()
+                .unwrap_or_else(|e| panic!("invalid event {ev:?}: {e}"));
+            outputs.extend(processor.process(ev, now));
+        }
+    }
+    Replay { events, outputs }
+}
+
+impl Replay {
+    fn turn_ends(&self) -> Vec<&TurnEvent> {
+        self.outputs
+            .iter()
+            .filter_map(|o| match o {
+                Output::Turn(t) if t.is_terminal() => Some(t),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn starts(&self) -> usize {
+        self.outputs
+            .iter()
+            .filter(|o| matches!(o, Output::Turn(TurnEvent::TurnStarted { .. })))
+            .count()
+    }
+
+    fn finals(&self, turn: &str) -> Vec<&Upsert> {
+        self.outputs
+            .iter()
+            .filter_map(|o| match o {
+                Output::Upsert(u) if u.is_final() && u.turn_id == turn => Some(u),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn messages(&self, turn: &str, origin: Origin, status: UpsertStatus) -> Vec<String> {
+        self.finals(turn)
+            .into_iter()
+            .filter(|u| u.status == status)
+            .filter_map(|u| match &u.kind {
+                UpsertKind::Message { content, origin: o } if *o == origin => {
+                    Some(content.to_string())
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn thinking(&self, turn: &str) -> Vec<(String, String)> {
+        self.finals(turn)
+            .into_iter()
+            .filter_map(|u| match &u.kind {
+                UpsertKind::Thinking {
+                    content,
+                    provider_id,
+                } => Some((content.to_string(), provider_id.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// (name, command argument, output, is_error) of completed tool calls.
+    fn tools(&self, turn: &str) -> Vec<(String, Value, String, bool)> {
+        self.finals(turn)
+            .into_iter()
+            .filter_map(|u| match &u.kind {
+                UpsertKind::ToolCall {
+                    tool_name,
+                    arguments,
+                    output: Some(o),
+                    output_is_error: Some(e),
+                    ..
+                } => Some((tool_name.clone(), arguments.clone(), o.clone(), *e)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn diagnostics(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .filter_map(|e| match e {
+                ProviderEvent::Diagnostic { message, .. } => Some(message.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Concatenated deltas per item id.
+    fn streamed(&self) -> Vec<(String, String)> {
+        let mut by_item: Vec<(String, String)> = Vec::new();
+        for ev in &self.events {
+            if let ProviderEvent::Stream(ev) = ev
+                && let Payload::ItemDelta {
+                    item_id,
+                    delta_content,
+                } = &ev.payload
+            {
+                match by_item.iter_mut().find(|(id, _)| id == item_id) {
+                    Some((_, text)) => text.push_str(delta_content),
+                    None => by_item.push((item_id.clone(), delta_content.clone())),
+                }
+            }
+        }
+        by_item
+    }
+}
+
+const MOCK_REPLY: &str = "**Mock reply.** This answer comes from `mockllm.py`.\n\n- item one\n- item two\n\n```sh\necho hello\n```\n";
+
+#[test]
+fn rpc_prompts_are_two_turns_with_text_thinking_and_tools() {
+    let r = replay("rpc_prompt.timeline.jsonl");
+    assert_eq!(r.starts(), 2);
+    let ends = r.turn_ends();
+    assert_eq!(ends.len(), 2);
+    assert!(ends.iter().all(|t| matches!(
+        t,
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
+    )));
+    assert_eq!(
+        r.messages("turn_1", Origin::Agent, UpsertStatus::Complete),
+        [MOCK_REPLY]
+    );
+    assert_eq!(
+        r.thinking("turn_2"),
+        [(
+            "I should run a shell command to look around.".to_owned(),
+            "pi".to_owned()
+        )]
+    );
+    assert_eq!(
+        r.messages("turn_2", Origin::Agent, UpsertStatus::Complete),
+        [
+            "Let me run a command.",
+            "The command ran. It printed `hello-from-tool` and the working directory."
+        ]
+    );
+    let tools = r.tools("turn_2");
+    assert_eq!(tools.len(), 1);
+    assert_eq!(tools[0].0, "bash");
+    assert_eq!(tools[0].1["command"], "echo hello-from-tool && pwd");
+    assert_eq!(tools[0].2, "hello-from-tool\n/tmp/hive-lab-work\n");
+    assert!(!tools[0].3);
+    // Usage sums the turn's model calls.
+    match ends[1] {
+        TurnEvent::TurnComplete { usage: Some(u), .. } => {
+            assert_eq!((u.input_tokens, u.output_tokens), (1492 + 1599, 27 + 19));
+            assert_eq!(u.cost_usd, Some(0.0));
+        }
+        other => panic!("{other:?}"),
+    }
+    // get_state named the session and the model.
+    assert!(r.events.iter().any(|e| matches!(
+        e,
+        ProviderEvent::Session(s)
+            if s.resume_handle.as_deref() == Some("01a200e6-52a3-741b-a8e5-a43d97e23261")
+                && s.model.as_deref() == Some("mock-model")
+    )));
+}
+
+#[test]
+fn repeated_partials_become_true_deltas() {
+    let r = replay("rpc_prompt.timeline.jsonl");
+    let streamed = r.streamed();
+    assert!(!streamed.is_empty());
+    for (item_id, text) in &streamed {
+        let done = r.outputs.iter().find_map(|o| match o {
+            Output::Upsert(u) if u.item_id == *item_id && u.is_final() => {
+                u.text().map(|t| t.to_string())
+            }
+            _ => None,
+        });
+        // Tool argument deltas have no text upsert; text and thinking must
+        // stream exactly their final content, each character once.
+        if let Some(done) = done {
+            assert_eq!(&done, text, "item {item_id}");
+        }
+    }
+    let total: usize = streamed.iter().map(|(_, t)| t.len()).sum();
+    assert!(total < 1000, "deltas repeat text: {total} bytes");
+}
+
+#[test]
+fn abort_during_text_cancels_and_the_next_prompt_works() {
+    let r = replay("rpc_abort.timeline.jsonl");
+    let ends = r.turn_ends();
+    assert_eq!(ends.len(), 2);
+    assert!(matches!(
+        ends[0],
+        TurnEvent::TurnComplete { status: TurnStatus::Cancelled, turn_id, .. } if turn_id == "turn_1"
+    ));
+    assert!(matches!(
+        ends[1],
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
+    ));
+    assert_eq!(
+        r.messages("turn_2", Origin::Agent, UpsertStatus::Complete),
+        [MOCK_REPLY]
+    );
+}
+
+#[test]
+fn abort_during_a_tool_reports_the_aborted_command() {
+    let r = replay("rpc_abort_tool.timeline.jsonl");
+    assert!(matches!(
+        r.turn_ends()[..],
+        [TurnEvent::TurnComplete {
+            status: TurnStatus::Cancelled,
+            ..
+        }]
+    ));
+    let tools = r.tools("turn_1");
+    assert_eq!(tools.len(), 1);
+    assert!(tools[0].2.ends_with("Command aborted"), "{}", tools[0].2);
+    assert!(tools[0].3, "aborted command is an error output");
+}
+
+#[test]
+fn steer_lands_in_the_same_turn() {
+    let r = replay("rpc_steer.timeline.jsonl");
+    assert!(matches!(
+        r.turn_ends()[..],
+        [TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }]
+    ));
+    assert_eq!(
+        r.messages("turn_1", Origin::Agent, UpsertStatus::Complete),
+        ["Starting a long command.", MOCK_REPLY]
+    );
+    assert_eq!(r.tools("turn_1")[0].2, "started\nfinished\n");
+    // pi's own echo of the steered user message is not shown twice.
+    assert!(
+        r.messages("turn_1", Origin::User, UpsertStatus::Complete)
+            .is_empty()
+    );
+    assert!(r.diagnostics().iter().any(|d| d.contains("1 steering")));
+}
+
+#[test]
+fn follow_up_and_queued_prompt_run_inside_the_same_turn() {
+    for name in [
+        "rpc_follow_up.timeline.jsonl",
+        "rpc_prompt_while_streaming.timeline.jsonl",
+    ] {
+        let r = replay(name);
+        assert_eq!(r.starts(), 1, "{name}");
+        assert!(matches!(
+            r.turn_ends()[..],
+            [TurnEvent::TurnComplete {
+                status: TurnStatus::Completed,
+                ..
+            }]
+        ));
+        let msgs = r.messages("turn_1", Origin::Agent, UpsertStatus::Complete);
+        assert_eq!(msgs.len(), 2, "{name}: {msgs:?}");
+        assert!(msgs[0].starts_with("Chunk 01. ") && msgs[0].ends_with("End."));
+        assert_eq!(msgs[1], MOCK_REPLY);
+    }
+    // A prompt without streamingBehavior is rejected by pi: a notice, not a turn.
+    let r = replay("rpc_prompt_while_streaming.timeline.jsonl");
+    assert!(
+        r.diagnostics()
+            .iter()
+            .any(|d| d.contains("already processing")),
+        "{:?}",
+        r.diagnostics()
+    );
+}
+
+#[test]
+fn retries_are_system_messages_and_the_last_error_fails_the_turn() {
+    let r = replay("json_error_500.timeline.jsonl");
+    let notices = r.messages("turn_1", Origin::System, UpsertStatus::Complete);
+    assert_eq!(notices.len(), 2, "{notices:?}");
+    assert!(
+        notices[0].contains("attempt 1/2") && notices[0].contains("500 mock internal server error")
+    );
+    assert!(matches!(
+        r.turn_ends()[..],
+        [TurnEvent::TurnError { error_message, .. }] if error_message == "500 mock internal server error"
+    ));
+    assert_eq!(
+        r.starts(),
+        1,
+        "pi's repeated agent_start stays one hive turn"
+    );
+}
+
+#[test]
+fn a_retry_in_progress_keeps_the_turn_open() {
+    let r = replay("rpc_error_500.timeline.jsonl");
+    assert!(r.turn_ends().is_empty(), "{:?}", r.turn_ends());
+    assert_eq!(
+        r.messages("turn_1", Origin::System, UpsertStatus::Complete)
+            .len(),
+        2
+    );
+}
+
+#[test]
+fn a_non_retried_error_fails_once_pi_answers_the_probe() {
+    let r = replay("json_error_400.timeline.jsonl");
+    assert!(matches!(
+        r.turn_ends()[..],
+        [TurnEvent::TurnError { error_message, error_code, .. }]
+            if error_message == "400 mock invalid request: prompt is not allowed" && error_code == "pi_error"
+    ));
+}
+
+#[test]
+fn dropped_streams_mark_partial_text_failed() {
+    let r = replay("json_stream_drop.timeline.jsonl");
+    let failed = r.messages("turn_1", Origin::Agent, UpsertStatus::Error);
+    assert_eq!(failed.len(), 3, "one per attempt: {failed:?}");
+    assert!(failed.iter().all(|m| m == "Partial answer that "));
+    assert!(
+        r.messages("turn_1", Origin::Agent, UpsertStatus::Complete)
+            .is_empty()
+    );
+    assert!(matches!(
+        r.turn_ends()[..],
+        [TurnEvent::TurnError { error_message, .. }] if error_message == "terminated"
+    ));
+}
+
+#[test]
+fn json_mode_captures_translate_too() {
+    let r = replay("json_error_429_once.timeline.jsonl");
+    assert_eq!(
+        r.messages("turn_1", Origin::Agent, UpsertStatus::Complete),
+        ["Answer after one 429 retry."]
+    );
+    let r = replay("json_thinking.timeline.jsonl");
+    let thinking = r.thinking("turn_1");
+    assert_eq!(thinking.len(), 1);
+    assert!(thinking[0].0.starts_with("The user wants a short answer."));
+    let r = replay("json_two_tools.timeline.jsonl");
+    let outputs: Vec<String> = r.tools("turn_1").into_iter().map(|t| t.2).collect();
+    assert_eq!(outputs.len(), 2, "{outputs:?}");
+    let r = replay("json_read.timeline.jsonl");
+    assert_eq!(
+        r.tools("turn_1")[0].2,
+        "hello from the hive lab\nline two\n"
+    );
+    assert!(r.events.iter().any(|e| matches!(
+        e,
+        ProviderEvent::Session(s) if s.resume_handle.is_some()
+    )));
+}
+
+#[test]
+fn bad_input_responses_are_diagnostics() {
+    let r = replay("rpc_bad_input.timeline.jsonl");
+    let diags = r.diagnostics();
+    assert!(
+        diags.iter().any(|d| d.contains("Failed to parse command")),
+        "{diags:?}"
+    );
+    assert!(
+        diags.iter().any(|d| d.contains("Unknown command")),
+        "{diags:?}"
+    );
+    assert!(matches!(
+        r.turn_ends()[..],
+        [TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }]
+    ));
+}
+
+#[test]
+fn malformed_lines_compaction_and_prompt_rejection() {
+    let mut tr = PiTranslator::new("s", Some("m"));
+    tr.begin_turn("t", "p1");
+    let mut evs = tr.push_line("not json {");
+    evs.extend(tr.push_line(r#"{"type":"agent_start"}"#));
+    evs.extend(tr.push_line(r#"{"type":"auto_compaction_start","reason":"threshold"}"#));
+    evs.extend(tr.push_line(
+        r#"{"type":"auto_compaction_end","result":{"summary":"s"},"aborted":false,"willRetry":false}"#,
+    ));
+    evs.extend(tr.push_line(
+        r#"{"type":"response","command":"prompt","success":false,"id":"p1","error":"No API key found"}"#,
+    ));
+    assert!(
+        matches!(&evs[0], ProviderEvent::Diagnostic { message, .. } if message.contains("not json"))
+    );
+    let texts: Vec<String> = evs
+        .iter()
+        .filter_map(|e| match e {
+            ProviderEvent::Stream(ev) => match &ev.payload {
+                Payload::ItemDone {
+                    final_item:
+                        hive::event::FinalItem::Message {
+                            content,
+                            origin: Origin::System,
+                        },
+                    ..
+                } => Some(content.clone()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "Compacting the conversation (threshold)…",
+            "Compaction finished."
+        ]
+    );
+    assert!(matches!(
+        evs.last(),
+        Some(ProviderEvent::Stream(ev)) if matches!(&ev.payload, Payload::ResponseError { error } if error.message == "No API key found")
+    ));
+    assert!(!tr.has_turn());
+}
+
+#[test]
+fn extension_dialogs_are_cancelled_instead_of_hanging_pi() {
+    let mut tr = PiTranslator::new("s", None);
+    let evs = tr.push_line(
+        r#"{"type":"extension_ui_request","id":"u1","method":"confirm","title":"Delete?","message":"x"}"#,
+    );
+    assert!(
+        matches!(&evs[0], ProviderEvent::Diagnostic { message, .. } if message.contains("Delete?"))
+    );
+    let out = tr.take_outbox();
+    assert_eq!(out.len(), 1);
+    let v: Value = serde_json::from_str(&out[0]).unwrap_or_default();
+    assert_eq!(
+        v,
+        json!({"type": "extension_ui_response", "id": "u1", "cancelled": true})
+    );
+}
+
+// ---------------------------------------------------------------- lifecycle
+
+fn fake_agent(dir: &Path) -> AgentConfig {
+    let mut agent = AgentConfig::new("pi", "pi");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake/fake_pi.py");
+    agent.command = vec!["python3".into(), script.display().to_string()];
+    agent
+        .env
+        .insert("FAKE_PI_LOG".into(), log_path(dir).display().to_string());
+    agent
+}
+
+fn log_path(dir: &Path) -> PathBuf {
+    dir.join("starts.jsonl")
+}
+
+fn starts(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(log_path(dir))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+fn flag(run: &Value, name: &str) -> Option<String> {
+    let args: Vec<&str> = run["argv"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    args.iter()
+        .position(|a| *a == name)
+        .and_then(|i| args.get(i + 1).map(|s| (*s).to_owned()))
+}
+
+struct Pane {
+    rx: mpsc::UnboundedReceiver<PaneUpdate>,
+    seen: Vec<PaneEvent>,
+}
+
+impl Pane {
+    /// Waits (hang guard, not a speed assertion) for an event matching `pred`.
+    async fn until(&mut self, what: &str, pred: impl Fn(&PaneEvent) -> bool) -> PaneEvent {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let update = tokio::time::timeout_at(deadline, self.rx.recv())
+                .await
+                .unwrap_or_else(|_| panic!("timed out waiting for {what}; saw {:#?}", self.seen))
+                .unwrap_or_else(|| panic!("runner gone waiting for {what}"));
+            self.seen.push(update.event.clone());
+            if pred(&update.event) {
+                return update.event;
+            }
+        }
+    }
+
+    async fn turn_end(&mut self) -> TurnEvent {
+        match self
+            .until(
+                "turn end",
+                |e| matches!(e, PaneEvent::Turn(t) if t.is_terminal()),
+            )
+            .await
+        {
+            PaneEvent::Turn(t) => t,
+            _ => unreachable!(),
+        }
+    }
+
+    fn texts(&self, origin: Origin) -> Vec<String> {
+        self.seen
+            .iter()
+            .filter_map(|e| match e {
+                PaneEvent::Upsert(u) if u.is_final() => match &u.kind {
+                    UpsertKind::Message { content, origin: o } if *o == origin => {
+                        Some(content.to_string())
+                    }
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn notices(&self) -> Vec<String> {
+        self.seen
+            .iter()
+            .filter_map(|e| match e {
+                PaneEvent::Notice { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+fn start(agent: AgentConfig, resume: Option<&str>) -> (hive::runner::RunnerHandle, Pane) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let spec = ProviderSpec {
+        agent,
+        resume: resume.map(str::to_owned),
+    };
+    let handle = spawn_runner(0, Arc::new(PiFactory), spec, RunnerOptions::default(), tx)
+        .unwrap_or_else(|e| panic!("{e}"));
+    (
+        handle,
+        Pane {
+            rx,
+            seen: Vec::new(),
+        },
+    )
+}
+
+fn submit(h: &hive::runner::RunnerHandle, text: &str, mode: SubmitMode) {
+    assert!(h.send(RunnerCommand::Submit {
+        text: text.into(),
+        mode
+    }));
+}
+
+fn alive(pid: i64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit(')').next().map(|r| r.trim().to_owned()))
+        .is_some_and(|rest| !rest.starts_with('Z'))
+}
+
+async fn gone(pid: i64) -> bool {
+    for _ in 0..100 {
+        if !alive(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+/// The agent's own streamed text (the runner shows the user's message first).
+fn agent_text(e: &PaneEvent) -> bool {
+    matches!(
+        e,
+        PaneEvent::Upsert(Upsert {
+            kind: UpsertKind::Message {
+                origin: Origin::Agent,
+                ..
+            },
+            ..
+        })
+    )
+}
+
+fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn registered_with_capabilities() {
+    let factory = Registry::builtin()
+        .get("pi")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let caps = factory.capabilities(&AgentConfig::new("p", "pi"));
+    assert!(caps.queue_while_streaming && caps.interrupt && caps.resume && caps.thinking);
+}
+
+#[tokio::test]
+async fn a_turn_streams_thinking_tools_and_usage_on_one_process() {
+    let dir = tempdir();
+    let (h, mut pane) = start(fake_agent(dir.path()), None);
+    submit(&h, "THINK TOOL go", SubmitMode::Auto);
+    match pane.turn_end().await {
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            usage: Some(u),
+            ..
+        } => {
+            assert_eq!((u.input_tokens, u.output_tokens), (200, 40));
+            assert_eq!(u.cache_read_input_tokens, Some(6));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        pane.texts(Origin::Agent),
+        ["Hello from fake pi.", "The command printed hi."]
+    );
+    assert!(pane.seen.iter().any(|e| matches!(
+        e,
+        PaneEvent::Upsert(Upsert { kind: UpsertKind::Thinking { content, .. }, status: UpsertStatus::Complete, .. })
+            if content.with_str(|s| s == "Let me think.")
+    )));
+    assert!(pane.seen.iter().any(|e| matches!(
+        e,
+        PaneEvent::Upsert(Upsert { kind: UpsertKind::ToolCall { output: Some(o), .. }, .. }) if o == "hi\n"
+    )));
+    submit(&h, "again", SubmitMode::Auto);
+    pane.turn_end().await;
+    assert_eq!(
+        starts(dir.path()).len(),
+        1,
+        "one persistent process per pane"
+    );
+    let session = pane.seen.iter().find_map(|e| match e {
+        PaneEvent::Session(s) => s.resume_handle.clone(),
+        _ => None,
+    });
+    assert!(session.is_some(), "get_state names the session");
+    h.send(RunnerCommand::Shutdown);
+}
+
+#[tokio::test]
+async fn steer_mid_turn_is_delivered_into_the_running_turn() {
+    let dir = tempdir();
+    let (h, mut pane) = start(fake_agent(dir.path()), None);
+    submit(&h, "SLOW first", SubmitMode::Auto);
+    pane.until("agent text", agent_text).await;
+    submit(&h, "also this", SubmitMode::Steer);
+    assert!(matches!(
+        pane.turn_end().await,
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
+    ));
+    let agent = pane.texts(Origin::Agent);
+    assert_eq!(agent.last().map(String::as_str), Some("Noted: also this"));
+    assert!(pane.texts(Origin::User).contains(&"also this".to_owned()));
+    h.send(RunnerCommand::Shutdown);
+}
+
+#[tokio::test]
+async fn interrupt_aborts_and_the_process_stays() {
+    let dir = tempdir();
+    let (h, mut pane) = start(fake_agent(dir.path()), None);
+    submit(&h, "SLOW", SubmitMode::Auto);
+    pane.until("agent text", agent_text).await;
+    h.send(RunnerCommand::Interrupt);
+    assert!(matches!(
+        pane.turn_end().await,
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Cancelled,
+            ..
+        }
+    ));
+    submit(&h, "after", SubmitMode::Auto);
+    assert!(matches!(
+        pane.turn_end().await,
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
+    ));
+    let starts = starts(dir.path());
+    assert_eq!(starts.len(), 1);
+    assert!(alive(starts[0]["pid"].as_i64().unwrap_or_default()));
+    h.send(RunnerCommand::Shutdown);
+    assert!(
+        gone(starts[0]["pid"].as_i64().unwrap_or_default()).await,
+        "pi outlived shutdown"
+    );
+}
+
+#[tokio::test]
+async fn ignored_abort_cancels_and_restarts_pi_on_its_session() {
+    let dir = tempdir();
+    let (h, mut pane) = start(fake_agent(dir.path()), None);
+    submit(&h, "IGNORE_ABORT", SubmitMode::Auto);
+    pane.until("agent text", agent_text).await;
+    h.send(RunnerCommand::Interrupt);
+    assert!(matches!(
+        pane.turn_end().await,
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Cancelled,
+            ..
+        }
+    ));
+    let first = starts(dir.path())[0].clone();
+    assert!(gone(first["pid"].as_i64().unwrap_or_default()).await);
+    submit(&h, "after", SubmitMode::Auto);
+    assert!(matches!(
+        pane.turn_end().await,
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
+    ));
+    let starts = starts(dir.path());
+    assert_eq!(starts.len(), 2);
+    let session = pane.seen.iter().find_map(|e| match e {
+        PaneEvent::Session(s) => s.resume_handle.clone(),
+        _ => None,
+    });
+    assert_eq!(flag(&starts[1], "--session"), session);
+    assert!(pane.notices().iter().any(|n| n.contains("did not stop")));
+    h.send(RunnerCommand::Shutdown);
+}
+
+#[tokio::test]
+async fn crash_mid_turn_is_a_turn_error_then_restart_resumes() {
+    let dir = tempdir();
+    let (h, mut pane) = start(fake_agent(dir.path()), None);
+    submit(&h, "warm up", SubmitMode::Auto);
+    pane.turn_end().await;
+    submit(&h, "CRASH now", SubmitMode::Auto);
+    match pane.turn_end().await {
+        TurnEvent::TurnError { error_message, .. } => {
+            assert!(error_message.contains("status 5"), "{error_message}");
+            assert!(error_message.contains("simulated crash"), "{error_message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    pane.until("dead", |e| matches!(e, PaneEvent::State(TurnState::Dead)))
+        .await;
+    let first = starts(dir.path())[0].clone();
+    assert!(gone(first["pid"].as_i64().unwrap_or_default()).await);
+    h.send(RunnerCommand::Restart);
+    submit(&h, "back", SubmitMode::Auto);
+    pane.turn_end().await;
+    let starts = starts(dir.path());
+    assert_eq!(starts.len(), 2);
+    let session = pane.seen.iter().find_map(|e| match e {
+        PaneEvent::Session(s) => s.resume_handle.clone(),
+        _ => None,
+    });
+    assert_eq!(flag(&starts[1], "--session"), session);
+    h.send(RunnerCommand::Shutdown);
+}
+
+#[tokio::test]
+async fn retries_and_errors_through_the_probe() {
+    let dir = tempdir();
+    let (h, mut pane) = start(fake_agent(dir.path()), None);
+    submit(&h, "RETRY please", SubmitMode::Auto);
+    assert!(matches!(
+        pane.turn_end().await,
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
+    ));
+    assert!(
+        pane.texts(Origin::System)
+            .iter()
+            .any(|t| t.contains("Retrying after an error"))
+    );
+    submit(&h, "FAIL please", SubmitMode::Auto);
+    match pane.turn_end().await {
+        TurnEvent::TurnError { error_message, .. } => {
+            assert_eq!(error_message, "400 simulated bad request");
+        }
+        other => panic!("{other:?}"),
+    }
+    h.send(RunnerCommand::Shutdown);
+}
+
+#[tokio::test]
+async fn malformed_lines_are_notices_and_the_turn_goes_on() {
+    let dir = tempdir();
+    let (h, mut pane) = start(fake_agent(dir.path()), None);
+    submit(&h, "MALFORMED", SubmitMode::Auto);
+    assert!(matches!(
+        pane.turn_end().await,
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
+    ));
+    assert!(
+        pane.notices().iter().any(|n| n.contains("garbage")),
+        "{:?}",
+        pane.notices()
+    );
+    h.send(RunnerCommand::Shutdown);
+}
+
+#[tokio::test]
+async fn resume_flags_model_and_env_reach_pi() {
+    let dir = tempdir();
+    let mut agent = fake_agent(dir.path());
+    agent.model = Some("mock-model".into());
+    agent.options.insert("provider".into(), "mock".into());
+    let (h, mut pane) = start(agent, Some("sess-42"));
+    submit(&h, "hi", SubmitMode::Auto);
+    let started = pane
+        .until("start", |e| {
+            matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { .. }))
+        })
+        .await;
+    assert!(
+        matches!(started, PaneEvent::Turn(TurnEvent::TurnStarted { model_id, .. }) if model_id == "mock-model")
+    );
+    pane.turn_end().await;
+    let run = &starts(dir.path())[0];
+    assert_eq!(flag(run, "--session").as_deref(), Some("sess-42"));
+    assert_eq!(flag(run, "--provider").as_deref(), Some("mock"));
+    assert_eq!(flag(run, "--mode").as_deref(), Some("rpc"));
+    assert!(pane.seen.iter().any(|e| matches!(
+        e,
+        PaneEvent::Session(s) if s.resume_handle.as_deref() == Some("sess-42")
+    )));
+    h.send(RunnerCommand::Shutdown);
+}
+
+#[tokio::test]
+async fn missing_program_fails_at_spawn() {
+    let mut agent = AgentConfig::new("p", "pi");
+    agent.command = vec!["/nonexistent/pi-binary".into()];
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let err = spawn_runner(
+        0,
+        Arc::new(PiFactory),
+        ProviderSpec {
+            agent,
+            resume: None,
+        },
+        RunnerOptions::default(),
+        tx,
+    )
+    .err()
+    .map(|e| e.to_string())
+    .unwrap_or_default();
+    assert!(err.contains("/nonexistent/pi-binary"), "{err}");
+}
