@@ -5,7 +5,8 @@
 //! Covers: start on the built-in config, a streamed reply with a tool call,
 //! a second prompt queued while the first streams and run after it, Esc
 //! interrupting, focus switching, the shell pane (skipped while `pty` is an
-//! unknown provider), and a clean quit that restores the terminal.
+//! unknown provider), and a clean quit that restores the terminal; then a
+//! quit and restart that brings the conversation back and continues it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -72,16 +73,26 @@ impl Drop for Tmux {
 }
 
 fn start(bin: &Path, dir: tempfile::TempDir) -> Tmux {
+    start_runs(bin, dir, 1)
+}
+
+/// Runs hive `runs` times in a row in the same directories (a restart).
+fn start_runs(bin: &Path, dir: tempfile::TempDir, runs: usize) -> Tmux {
     let d = dir.path().to_owned();
     let d = d.as_path();
     let env = |name: &str| format!("{name}={}", d.join(name.to_ascii_lowercase()).display());
+    let hive = shlex::try_quote(&bin.display().to_string())
+        .expect("quotable path")
+        .into_owned();
+    let earlier: String = (1..runs)
+        .map(|i| format!("{hive} ; echo RUN{i}-EXIT=$? ; "))
+        .collect();
     // The shell prints how hive left the terminal, then keeps the pane open.
     let script = format!(
-        "{} ; echo HIVE-EXIT=$? ; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' ' ; echo ; sleep 600",
-        shlex::try_quote(&bin.display().to_string()).expect("quotable path")
+        "{earlier}{hive} ; echo HIVE-EXIT=$? ; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' ' ; echo ; sleep 600"
     );
     let tmux = Tmux {
-        socket: format!("hive-test-{}", std::process::id()),
+        socket: format!("hive-test-{}-{}", std::process::id(), next_socket()),
         _dir: dir,
     };
     let status = Command::new("tmux")
@@ -113,6 +124,21 @@ fn start(bin: &Path, dir: tempfile::TempDir) -> Tmux {
     tmux
 }
 
+/// Tests run in parallel: each gets its own tmux server.
+fn next_socket() -> usize {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The binary under test, or `None` (with a message) when tmux is missing.
+fn hive_bin() -> Option<PathBuf> {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("SKIP: tmux is not installed");
+        return None;
+    }
+    Some(PathBuf::from(env!("CARGO_BIN_EXE_hive")))
+}
+
 fn status_line(screen: &str) -> String {
     screen
         .lines()
@@ -124,11 +150,7 @@ fn status_line(screen: &str) -> String {
 
 #[test]
 fn console_end_to_end() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("SKIP: tmux is not installed");
-        return;
-    }
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_hive"));
+    let Some(bin) = hive_bin() else { return };
     let t = start(&bin, tempfile::tempdir().expect("tempdir"));
 
     // Start: the built-in config's panes.
@@ -218,5 +240,54 @@ fn console_end_to_end() {
     assert!(
         !s.contains("Reviewer (demo)"),
         "the console should be gone:\n{s}"
+    );
+}
+
+#[test]
+fn history_survives_quit_and_restart_and_the_session_continues() {
+    let Some(bin) = hive_bin() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("hive_data_dir");
+    let t = start_runs(&bin, dir, 2);
+    t.wait_for("Architect (demo)");
+    t.type_text("remember the word walnut");
+    t.keys(&["Enter"]);
+    t.wait("first answer", |s| {
+        s.contains("You asked: remember the word walnut")
+    });
+    t.wait("idle after the turn", |s| status_line(s).contains("idle"));
+    t.keys(&["C-q"]);
+    // The second run shows the first conversation before anything is typed.
+    let s = t.wait("restored transcript", |s| {
+        s.contains("RUN1-EXIT=0") || s.contains("remember the word walnut")
+    });
+    assert!(!s.contains("RUN1-EXIT=1"), "first run failed:\n{s}");
+    let s = t.wait("restored transcript", |s| {
+        s.contains("remember the word walnut") && s.contains("Architect (demo)")
+    });
+    assert!(s.contains("You asked: remember the word walnut"), "{s}");
+    t.type_text("and now a second turn");
+    t.keys(&["Enter"]);
+    t.wait("second answer", |s| s.contains("You asked: and now a second turn"));
+    t.wait("idle after the second turn", |s| {
+        status_line(s).contains("idle")
+    });
+    t.keys(&["C-q"]);
+    t.wait_for("HIVE-EXIT=0");
+    // Both turns are in one session: the restart continued it.
+    let out = Command::new(&bin)
+        .args(["history", "show", "demo"])
+        .env("HIVE_DATA_DIR", &data)
+        .output()
+        .expect("hive history show");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("remember the word walnut") && text.contains("and now a second turn"),
+        "one session holds both turns:\n{text}"
     );
 }
