@@ -866,3 +866,34 @@ async fn missing_program_is_a_turn_error_not_a_hang() {
     }
     h.send(RunnerCommand::Shutdown);
 }
+
+// ---------------------------------------------------------------- figures
+
+/// Translator + processor cost of a 108k-character answer in 4000 deltas.
+/// Run with `cargo test --release --test gemini -- --ignored --nocapture`.
+#[test]
+#[ignore = "figure, not a check; run on demand"]
+fn figure_large_message_cost() {
+    let chunk = "lorem ipsum dolor sit amet.";
+    let mut lines = vec![r#"{"type":"init","session_id":"s","model":"m"}"#.to_owned()];
+    for _ in 0..4000 {
+        lines.push(format!(
+            r#"{{"type":"message","timestamp":"2026-11-22T01:35:08.540Z","role":"assistant","content":"{chunk}","delta":true}}"#
+        ));
+    }
+    lines.push(r#"{"type":"result","status":"success","stats":{"input":1,"output_tokens":1}}"#.into());
+    let t0 = std::time::Instant::now();
+    let mut turn = GeminiTurn::new("t", "s", None);
+    let mut processor = Processor::new(ProcessorConfig::default());
+    let now = tokio::time::Instant::now();
+    let mut outputs = 0;
+    for line in &lines {
+        for ev in turn.push_line(line) {
+            if let ProviderEvent::Stream(ev) = ev {
+                outputs += processor.process(&ev, now).len();
+            }
+        }
+    }
+    eprintln!("gemini: 108k chars in 4000 deltas: translate+process {:?}, {outputs} outputs", t0.elapsed());
+    assert!(outputs > 0);
+}

@@ -975,3 +975,59 @@ async fn missing_program_fails_at_spawn() {
     .unwrap_or_default();
     assert!(err.contains("/nonexistent/pi-binary"), "{err}");
 }
+
+// ---------------------------------------------------------------- figures
+
+/// Translator + processor cost of a 108k-character answer in 4000 chunks, pi
+/// style: every `message_update` repeats the whole partial message twice
+/// (`partial` and `message`), so pi itself writes ~430 MB of JSON for it.
+/// Run with `cargo test --release --test pi -- --ignored --nocapture`.
+#[test]
+#[ignore = "figure, not a check; run on demand"]
+fn figure_large_message_cost() {
+    const CHUNKS: usize = 4000;
+    let chunk = "lorem ipsum dolor sit amet.";
+    let mut tr = PiTranslator::new("s", None);
+    let mut processor = Processor::new(ProcessorConfig::default());
+    tr.begin_turn("t", "p");
+    let now = tokio::time::Instant::now();
+    let mut spent = Duration::ZERO;
+    let mut bytes = 0usize;
+    let mut text = String::new();
+    let mut emitted = 0usize;
+    let mut feed = |line: &str, spent: &mut Duration| {
+        let t0 = std::time::Instant::now();
+        for ev in tr.push_line(line) {
+            if let ProviderEvent::Stream(ev) = ev {
+                emitted += processor.process(&ev, now).len();
+            }
+        }
+        *spent += t0.elapsed();
+    };
+    feed(r#"{"type":"agent_start"}"#, &mut spent);
+    for i in 0..CHUNKS {
+        text.push_str(chunk);
+        let kind = if i == 0 { "text_start" } else { "text_delta" };
+        let msg = format!(
+            r#"{{"role":"assistant","content":[{{"type":"text","text":"{text}"}}],"model":"m","stopReason":"stop"}}"#
+        );
+        let line = format!(
+            r#"{{"type":"message_update","assistantMessageEvent":{{"type":"{kind}","contentIndex":0,"delta":"{chunk}","partial":{msg}}},"message":{msg}}}"#
+        );
+        bytes += line.len();
+        feed(&line, &mut spent);
+    }
+    let end = format!(
+        r#"{{"type":"message_end","message":{{"role":"assistant","content":[{{"type":"text","text":"{text}"}}],"model":"m","stopReason":"stop","usage":{{"input":1,"output":1}}}}}}"#
+    );
+    feed(&end, &mut spent);
+    feed(r#"{"type":"agent_end","messages":[]}"#, &mut spent);
+    eprintln!(
+        "pi: {} chars in {CHUNKS} updates, {:.0} MB of JSON: translate+process {:?} ({:.0} MB/s), {emitted} outputs",
+        text.len(),
+        bytes as f64 / 1e6,
+        spent,
+        bytes as f64 / 1e6 / spent.as_secs_f64()
+    );
+    assert!(emitted > 0);
+}
