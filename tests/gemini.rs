@@ -729,6 +729,8 @@ async fn interrupt_sends_sigint_and_ends_cancelled() {
             ..
         }
     ));
+    // The provider ended the turn itself; the runner did not have to force it.
+    assert!(!pane.notices().iter().any(|n| n.contains("did not stop")));
     let run = &runs(dir.path())[0];
     let pid = run["pid"].as_i64().unwrap_or_default();
     let grandchild = run["grandchild"].as_i64().unwrap_or_default();
@@ -762,6 +764,7 @@ async fn interrupt_ignored_by_the_cli_still_cancels_and_kills_it() {
             ..
         }
     ));
+    assert!(!pane.notices().iter().any(|n| n.contains("did not stop")));
     let pid = runs(dir.path())[0]["pid"].as_i64().unwrap_or_default();
     assert!(
         gone(pid).await,
@@ -881,7 +884,9 @@ fn figure_large_message_cost() {
             r#"{{"type":"message","timestamp":"2026-11-22T01:35:08.540Z","role":"assistant","content":"{chunk}","delta":true}}"#
         ));
     }
-    lines.push(r#"{"type":"result","status":"success","stats":{"input":1,"output_tokens":1}}"#.into());
+    lines.push(
+        r#"{"type":"result","status":"success","stats":{"input":1,"output_tokens":1}}"#.into(),
+    );
     let t0 = std::time::Instant::now();
     let mut turn = GeminiTurn::new("t", "s", None);
     let mut processor = Processor::new(ProcessorConfig::default());
@@ -894,6 +899,9 @@ fn figure_large_message_cost() {
             }
         }
     }
-    eprintln!("gemini: 108k chars in 4000 deltas: translate+process {:?}, {outputs} outputs", t0.elapsed());
+    eprintln!(
+        "gemini: 108k chars in 4000 deltas: translate+process {:?}, {outputs} outputs",
+        t0.elapsed()
+    );
     assert!(outputs > 0);
 }

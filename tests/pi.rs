@@ -796,6 +796,7 @@ async fn interrupt_aborts_and_the_process_stays() {
             ..
         }
     ));
+    assert!(!pane.notices().iter().any(|n| n.contains("did not stop")));
     submit(&h, "after", SubmitMode::Auto);
     assert!(matches!(
         pane.turn_end().await,

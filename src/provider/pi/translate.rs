@@ -293,6 +293,10 @@ impl PiTranslator {
             self.emit(out, payload);
             self.turn = None;
         }
+        // A session id learned mid-turn names the events of later turns.
+        if let Some(id) = &self.agent_session {
+            self.session_id.clone_from(id);
+        }
     }
 
     fn model_id(&self) -> String {
@@ -492,7 +496,10 @@ impl PiTranslator {
                 let (block_kind, partial) = if kind.starts_with("text") {
                     (BlockKind::Text, block.and_then(|b| b.text.as_deref()))
                 } else {
-                    (BlockKind::Thinking, block.and_then(|b| b.thinking.as_deref()))
+                    (
+                        BlockKind::Thinking,
+                        block.and_then(|b| b.thinking.as_deref()),
+                    )
                 };
                 // The freshest full text: `content` on *_end, else the partial
                 // block (which may already be ahead of this event's `delta`).
