@@ -330,8 +330,8 @@ impl PiTranslator {
             && self.agent_session.as_deref() != Some(id)
         {
             self.agent_session = Some(id.to_owned());
-            // Events of a turn in flight keep the id they started with.
-            if self.turn.is_none() {
+            // Events of a turn already started keep the id they started with.
+            if self.turn.as_ref().is_none_or(|t| !t.started) {
                 self.session_id = id.to_owned();
             }
             changed = true;
