@@ -62,7 +62,7 @@ fn replay(name: &str) -> Replay {
     let mut probe: Option<String> = None;
     let json_mode = name.starts_with("json_");
     if json_mode {
-        tr.begin_turn("turn_1", "json");
+        tr.begin_turn("turn_1", "json", "");
         turns = 1;
     }
     let answer =
@@ -84,7 +84,7 @@ fn replay(name: &str) -> Replay {
                     Some("prompt") if !tr.has_turn() => {
                         turns += 1;
                         let id = cmd["id"].as_str().unwrap_or("p");
-                        tr.begin_turn(&format!("turn_{turns}"), id);
+                        tr.begin_turn(&format!("turn_{turns}"), id, &line);
                     }
                     Some("abort") => tr.cancel_requested(),
                     _ => {}
@@ -494,7 +494,7 @@ fn bad_input_responses_are_diagnostics() {
 #[test]
 fn malformed_lines_compaction_and_prompt_rejection() {
     let mut tr = PiTranslator::new("s", Some("m"));
-    tr.begin_turn("t", "p1");
+    tr.begin_turn("t", "p1", "");
     let mut evs = tr.push_line("not json {");
     evs.extend(tr.push_line(r#"{"type":"agent_start"}"#));
     evs.extend(tr.push_line(r#"{"type":"auto_compaction_start","reason":"threshold"}"#));
@@ -957,6 +957,33 @@ async fn resume_flags_model_and_env_reach_pi() {
 }
 
 #[tokio::test]
+async fn stale_session_falls_back_to_a_new_one_visibly() {
+    let dir = tempdir();
+    let (h, mut pane) = start(fake_agent(dir.path()), Some("stale-1"));
+    submit(&h, "hi", SubmitMode::Auto);
+    assert!(matches!(
+        pane.turn_end().await,
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
+    ));
+    let starts = starts(dir.path());
+    assert_eq!(starts.len(), 2);
+    assert_eq!(flag(&starts[0], "--session").as_deref(), Some("stale-1"));
+    assert_eq!(flag(&starts[1], "--session"), None);
+    assert!(
+        pane.texts(Origin::System)
+            .iter()
+            .any(|t| t.contains("could not resume session stale-1")),
+        "{:?}",
+        pane.seen
+    );
+    assert_eq!(pane.texts(Origin::Agent), ["Hello from fake pi."]);
+    h.send(RunnerCommand::Shutdown);
+}
+
+#[tokio::test]
 async fn missing_program_fails_at_spawn() {
     let mut agent = AgentConfig::new("p", "pi");
     agent.command = vec!["/nonexistent/pi-binary".into()];
@@ -990,7 +1017,7 @@ fn figure_large_message_cost() {
     let chunk = "lorem ipsum dolor sit amet.";
     let mut tr = PiTranslator::new("s", None);
     let mut processor = Processor::new(ProcessorConfig::default());
-    tr.begin_turn("t", "p");
+    tr.begin_turn("t", "p", "");
     let now = tokio::time::Instant::now();
     let mut spent = Duration::ZERO;
     let mut bytes = 0usize;

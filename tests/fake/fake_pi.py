@@ -13,7 +13,8 @@ Behaviour is chosen by keywords in the prompt:
   TOOL          one bash tool call with its result
   THINK         a thinking block before the text
 
-Env: FAKE_PI_LOG appends one JSON line per start (argv, pid).
+A `--session` id starting with "stale" makes it exit 1 at once (a session
+that no longer exists). Env: FAKE_PI_LOG appends one JSON line per start (argv, pid).
 """
 import json
 import os
@@ -244,6 +245,10 @@ def main():
     if path:
         with open(path, "a") as f:
             f.write(json.dumps({"argv": sys.argv[1:], "pid": os.getpid()}) + "\n")
+    if SESSION.startswith("stale"):
+        sys.stderr.write(f"No session found matching '{SESSION}'\n")
+        sys.stderr.flush()
+        sys.exit(1)
     threading.Thread(target=reader, daemon=True).start()
     while True:
         line = commands.get()

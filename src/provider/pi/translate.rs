@@ -95,6 +95,8 @@ struct PartialBlock<'a> {
 struct Turn {
     turn_id: String,
     prompt_id: String,
+    /// The `prompt` line as written, to send again to a replacement process.
+    prompt_line: String,
     started: bool,
     /// Blocks of the current assistant message by `contentIndex`.
     blocks: BTreeMap<usize, Block>,
@@ -151,11 +153,12 @@ impl PiTranslator {
         self.turn.is_some()
     }
 
-    /// The host wrote `prompt` with id `prompt_id` for `turn_id`.
-    pub fn begin_turn(&mut self, turn_id: &str, prompt_id: &str) {
+    /// The host wrote `prompt` (the line `line`) with id `prompt_id` for `turn_id`.
+    pub fn begin_turn(&mut self, turn_id: &str, prompt_id: &str, line: &str) {
         self.turn = Some(Turn {
             turn_id: turn_id.to_owned(),
             prompt_id: prompt_id.to_owned(),
+            prompt_line: line.to_owned(),
             started: false,
             blocks: BTreeMap::new(),
             announced: HashSet::new(),
@@ -172,6 +175,22 @@ impl PiTranslator {
         if let Some(t) = self.turn.as_mut() {
             t.cancel_requested = true;
         }
+    }
+
+    /// The `prompt` line of a turn pi has not started yet.
+    pub fn pending_prompt(&self) -> Option<String> {
+        self.turn
+            .as_ref()
+            .filter(|t| !t.started)
+            .map(|t| t.prompt_line.clone())
+    }
+
+    /// A notice from hive itself, shown in the running turn as a system
+    /// message (a pane notice when no turn runs).
+    pub fn system_notice(&mut self, text: &str) -> Vec<ProviderEvent> {
+        let mut out = Vec::new();
+        self.system_message(text.to_owned(), &mut out);
+        out
     }
 
     /// Lines the host must write to pi's stdin, in order.
