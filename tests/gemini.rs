@@ -654,6 +654,7 @@ async fn model_args_and_env_reach_the_cli() {
     agent.model = Some("gemini-x".into());
     agent.args = vec!["--yolo".into()];
     agent.permission_mode = Some("auto_edit".into());
+    agent.cwd = Some(dir.path().to_path_buf());
     let (h, mut pane) = start(agent, None);
     submit(&h, "hello");
     let started = pane
@@ -668,6 +669,8 @@ async fn model_args_and_env_reach_the_cli() {
     let run = &runs(dir.path())[0];
     assert_eq!(flag(run, "--model").as_deref(), Some("gemini-x"));
     assert_eq!(flag(run, "--approval-mode").as_deref(), Some("auto_edit"));
+    let cwd = std::fs::canonicalize(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(run["cwd"].as_str(), cwd.to_str());
     assert_eq!(argv(run).last().map(String::as_str), Some("--yolo"));
     h.send(RunnerCommand::Shutdown);
 }

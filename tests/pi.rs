@@ -934,6 +934,7 @@ async fn resume_flags_model_and_env_reach_pi() {
     let mut agent = fake_agent(dir.path());
     agent.model = Some("mock-model".into());
     agent.options.insert("provider".into(), "mock".into());
+    agent.cwd = Some(dir.path().to_path_buf());
     let (h, mut pane) = start(agent, Some("sess-42"));
     submit(&h, "hi", SubmitMode::Auto);
     let started = pane
@@ -949,6 +950,8 @@ async fn resume_flags_model_and_env_reach_pi() {
     assert_eq!(flag(run, "--session").as_deref(), Some("sess-42"));
     assert_eq!(flag(run, "--provider").as_deref(), Some("mock"));
     assert_eq!(flag(run, "--mode").as_deref(), Some("rpc"));
+    let cwd = std::fs::canonicalize(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(run["cwd"].as_str(), cwd.to_str());
     assert!(pane.seen.iter().any(|e| matches!(
         e,
         PaneEvent::Session(s) if s.resume_handle.as_deref() == Some("sess-42")

@@ -55,7 +55,7 @@ def main():
             model, i = nxt, i + 2
         else:
             i += 1
-    record = {"argv": args, "pid": os.getpid()}
+    record = {"argv": args, "pid": os.getpid(), "cwd": os.getcwd()}
     state = os.environ.get("FAKE_GEMINI_STATE")
     if resume:
         if state and not os.path.exists(os.path.join(state, resume)):

@@ -244,7 +244,7 @@ def main():
     path = os.environ.get("FAKE_PI_LOG")
     if path:
         with open(path, "a") as f:
-            f.write(json.dumps({"argv": sys.argv[1:], "pid": os.getpid()}) + "\n")
+            f.write(json.dumps({"argv": sys.argv[1:], "pid": os.getpid(), "cwd": os.getcwd()}) + "\n")
     if SESSION.startswith("stale"):
         sys.stderr.write(f"No session found matching '{SESSION}'\n")
         sys.stderr.flush()
