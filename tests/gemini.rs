@@ -597,6 +597,22 @@ fn agent_text(e: &PaneEvent) -> bool {
     )
 }
 
+/// Seconds from the fake's crash (the time it printed to stderr) to now.
+fn since_crash(message: &str) -> Option<f64> {
+    let at: f64 = message
+        .split("crash at ")
+        .nth(1)?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_secs_f64();
+    Some(now - at)
+}
+
 fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"))
 }
@@ -680,18 +696,19 @@ async fn crash_mid_turn_is_a_turn_error_with_stderr() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
     submit(&h, "please CRASH");
-    let started = std::time::Instant::now();
     match pane.turn_end().await {
         TurnEvent::TurnError { error_message, .. } => {
             assert!(error_message.contains("status 3"), "{error_message}");
             assert!(error_message.contains("simulated crash"), "{error_message}");
+            if let Some(latency) = since_crash(&error_message) {
+                eprintln!(
+                    "figure: gemini crash -> turn_error {:.0} ms",
+                    latency * 1000.0
+                );
+            }
         }
         other => panic!("{other:?}"),
     }
-    eprintln!(
-        "crash → turn_error (incl. python start): {:?}",
-        started.elapsed()
-    );
     // The provider survives: the next turn works.
     submit(&h, "again");
     assert!(matches!(
@@ -724,6 +741,7 @@ async fn interrupt_sends_sigint_and_ends_cancelled() {
     let (h, mut pane) = start(fake_agent(dir.path()), None);
     submit(&h, "SLOW ORPHAN");
     pane.until("agent text", agent_text).await;
+    let asked = std::time::Instant::now();
     h.send(RunnerCommand::Interrupt);
     assert!(matches!(
         pane.turn_end().await,
@@ -732,6 +750,10 @@ async fn interrupt_sends_sigint_and_ends_cancelled() {
             ..
         }
     ));
+    eprintln!(
+        "figure: gemini interrupt -> cancelled {:?}",
+        asked.elapsed()
+    );
     // The provider ended the turn itself; the runner did not have to force it.
     assert!(!pane.notices().iter().any(|n| n.contains("did not stop")));
     let run = &runs(dir.path())[0];

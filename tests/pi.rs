@@ -705,6 +705,22 @@ fn agent_text(e: &PaneEvent) -> bool {
     )
 }
 
+/// Seconds from the fake's crash (the time it printed to stderr) to now.
+fn since_crash(message: &str) -> Option<f64> {
+    let at: f64 = message
+        .split("crash at ")
+        .nth(1)?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_secs_f64();
+    Some(now - at)
+}
+
 fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"))
 }
@@ -788,6 +804,7 @@ async fn interrupt_aborts_and_the_process_stays() {
     let (h, mut pane) = start(fake_agent(dir.path()), None);
     submit(&h, "SLOW", SubmitMode::Auto);
     pane.until("agent text", agent_text).await;
+    let asked = std::time::Instant::now();
     h.send(RunnerCommand::Interrupt);
     assert!(matches!(
         pane.turn_end().await,
@@ -796,6 +813,7 @@ async fn interrupt_aborts_and_the_process_stays() {
             ..
         }
     ));
+    eprintln!("figure: pi interrupt -> cancelled {:?}", asked.elapsed());
     assert!(!pane.notices().iter().any(|n| n.contains("did not stop")));
     submit(&h, "after", SubmitMode::Auto);
     assert!(matches!(
@@ -861,6 +879,9 @@ async fn crash_mid_turn_is_a_turn_error_then_restart_resumes() {
         TurnEvent::TurnError { error_message, .. } => {
             assert!(error_message.contains("status 5"), "{error_message}");
             assert!(error_message.contains("simulated crash"), "{error_message}");
+            if let Some(latency) = since_crash(&error_message) {
+                eprintln!("figure: pi crash -> turn_error {:.0} ms", latency * 1000.0);
+            }
         }
         other => panic!("{other:?}"),
     }

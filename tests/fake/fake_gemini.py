@@ -77,7 +77,7 @@ def main():
     emit({"type": "message", "role": "user", "content": prompt})
     if "CRASH" in prompt:
         delta("partial ")
-        sys.stderr.write("fatal: simulated crash\n")
+        sys.stderr.write(f"fatal: simulated crash at {time.time():.6f}\n")
         sys.stderr.flush()
         os._exit(3)
     if "MALFORMED" in prompt:

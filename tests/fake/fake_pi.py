@@ -163,7 +163,7 @@ def turn(run, prompt):
     if "CRASH" in prompt:
         emit({"type": "message_start", "message": assistant([])})
         update("text_start", 0, [{"type": "text", "text": "partial"}])
-        sys.stderr.write("pi: simulated crash\n")
+        sys.stderr.write(f"pi: simulated crash at {time.time():.6f}\n")
         sys.stderr.flush()
         os._exit(5)
     if "RETRY" in prompt or "FAIL" in prompt:
