@@ -226,9 +226,9 @@ impl Driver {
                 let fresh = SessionArg::New(id);
                 let mut tr =
                     GeminiTurn::new(turn_id, &session_label(&fresh), self.agent.model.as_deref());
-                let first_line = report.lines().last().unwrap_or_default().to_owned();
+                let last_line = report.lines().last().unwrap_or_default().to_owned();
                 let notice = tr.system_notice(&format!(
-                    "Gemini could not resume session {old} ({first_line}); continuing in a new session."
+                    "Gemini could not resume session {old} ({last_line}); continuing in a new session."
                 ));
                 self.forward(notice);
                 !matches!(
