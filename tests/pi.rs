@@ -62,7 +62,7 @@ fn replay(name: &str) -> Replay {
     let mut probe: Option<String> = None;
     let json_mode = name.starts_with("json_");
     if json_mode {
-        tr.begin_turn("turn_1", "json");
+        tr.begin_turn("turn_1", "json", "");
         turns = 1;
     }
     let answer =
@@ -84,7 +84,7 @@ fn replay(name: &str) -> Replay {
                     Some("prompt") if !tr.has_turn() => {
                         turns += 1;
                         let id = cmd["id"].as_str().unwrap_or("p");
-                        tr.begin_turn(&format!("turn_{turns}"), id);
+                        tr.begin_turn(&format!("turn_{turns}"), id, &line);
                     }
                     Some("abort") => tr.cancel_requested(),
                     _ => {}
@@ -494,7 +494,7 @@ fn bad_input_responses_are_diagnostics() {
 #[test]
 fn malformed_lines_compaction_and_prompt_rejection() {
     let mut tr = PiTranslator::new("s", Some("m"));
-    tr.begin_turn("t", "p1");
+    tr.begin_turn("t", "p1", "");
     let mut evs = tr.push_line("not json {");
     evs.extend(tr.push_line(r#"{"type":"agent_start"}"#));
     evs.extend(tr.push_line(r#"{"type":"auto_compaction_start","reason":"threshold"}"#));
@@ -705,6 +705,22 @@ fn agent_text(e: &PaneEvent) -> bool {
     )
 }
 
+/// Seconds from the fake's crash (the time it printed to stderr) to now.
+fn since_crash(message: &str) -> Option<f64> {
+    let at: f64 = message
+        .split("crash at ")
+        .nth(1)?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_secs_f64();
+    Some(now - at)
+}
+
 fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"))
 }
@@ -788,6 +804,7 @@ async fn interrupt_aborts_and_the_process_stays() {
     let (h, mut pane) = start(fake_agent(dir.path()), None);
     submit(&h, "SLOW", SubmitMode::Auto);
     pane.until("agent text", agent_text).await;
+    let asked = std::time::Instant::now();
     h.send(RunnerCommand::Interrupt);
     assert!(matches!(
         pane.turn_end().await,
@@ -796,6 +813,8 @@ async fn interrupt_aborts_and_the_process_stays() {
             ..
         }
     ));
+    eprintln!("figure: pi interrupt -> cancelled {:?}", asked.elapsed());
+    assert!(!pane.notices().iter().any(|n| n.contains("did not stop")));
     submit(&h, "after", SubmitMode::Auto);
     assert!(matches!(
         pane.turn_end().await,
@@ -860,6 +879,9 @@ async fn crash_mid_turn_is_a_turn_error_then_restart_resumes() {
         TurnEvent::TurnError { error_message, .. } => {
             assert!(error_message.contains("status 5"), "{error_message}");
             assert!(error_message.contains("simulated crash"), "{error_message}");
+            if let Some(latency) = since_crash(&error_message) {
+                eprintln!("figure: pi crash -> turn_error {:.0} ms", latency * 1000.0);
+            }
         }
         other => panic!("{other:?}"),
     }
@@ -933,6 +955,7 @@ async fn resume_flags_model_and_env_reach_pi() {
     let mut agent = fake_agent(dir.path());
     agent.model = Some("mock-model".into());
     agent.options.insert("provider".into(), "mock".into());
+    agent.cwd = Some(dir.path().to_path_buf());
     let (h, mut pane) = start(agent, Some("sess-42"));
     submit(&h, "hi", SubmitMode::Auto);
     let started = pane
@@ -948,10 +971,39 @@ async fn resume_flags_model_and_env_reach_pi() {
     assert_eq!(flag(run, "--session").as_deref(), Some("sess-42"));
     assert_eq!(flag(run, "--provider").as_deref(), Some("mock"));
     assert_eq!(flag(run, "--mode").as_deref(), Some("rpc"));
+    let cwd = std::fs::canonicalize(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(run["cwd"].as_str(), cwd.to_str());
     assert!(pane.seen.iter().any(|e| matches!(
         e,
         PaneEvent::Session(s) if s.resume_handle.as_deref() == Some("sess-42")
     )));
+    h.send(RunnerCommand::Shutdown);
+}
+
+#[tokio::test]
+async fn stale_session_falls_back_to_a_new_one_visibly() {
+    let dir = tempdir();
+    let (h, mut pane) = start(fake_agent(dir.path()), Some("stale-1"));
+    submit(&h, "hi", SubmitMode::Auto);
+    assert!(matches!(
+        pane.turn_end().await,
+        TurnEvent::TurnComplete {
+            status: TurnStatus::Completed,
+            ..
+        }
+    ));
+    let starts = starts(dir.path());
+    assert_eq!(starts.len(), 2);
+    assert_eq!(flag(&starts[0], "--session").as_deref(), Some("stale-1"));
+    assert_eq!(flag(&starts[1], "--session"), None);
+    assert!(
+        pane.texts(Origin::System)
+            .iter()
+            .any(|t| t.contains("could not resume session stale-1")),
+        "{:?}",
+        pane.seen
+    );
+    assert_eq!(pane.texts(Origin::Agent), ["Hello from fake pi."]);
     h.send(RunnerCommand::Shutdown);
 }
 
@@ -974,4 +1026,60 @@ async fn missing_program_fails_at_spawn() {
     .map(|e| e.to_string())
     .unwrap_or_default();
     assert!(err.contains("/nonexistent/pi-binary"), "{err}");
+}
+
+// ---------------------------------------------------------------- figures
+
+/// Translator + processor cost of a 108k-character answer in 4000 chunks, pi
+/// style: every `message_update` repeats the whole partial message twice
+/// (`partial` and `message`), so pi itself writes ~430 MB of JSON for it.
+/// Run with `cargo test --release --test pi -- --ignored --nocapture`.
+#[test]
+#[ignore = "figure, not a check; run on demand"]
+fn figure_large_message_cost() {
+    const CHUNKS: usize = 4000;
+    let chunk = "lorem ipsum dolor sit amet.";
+    let mut tr = PiTranslator::new("s", None);
+    let mut processor = Processor::new(ProcessorConfig::default());
+    tr.begin_turn("t", "p", "");
+    let now = tokio::time::Instant::now();
+    let mut spent = Duration::ZERO;
+    let mut bytes = 0usize;
+    let mut text = String::new();
+    let mut emitted = 0usize;
+    let mut feed = |line: &str, spent: &mut Duration| {
+        let t0 = std::time::Instant::now();
+        for ev in tr.push_line(line) {
+            if let ProviderEvent::Stream(ev) = ev {
+                emitted += processor.process(&ev, now).len();
+            }
+        }
+        *spent += t0.elapsed();
+    };
+    feed(r#"{"type":"agent_start"}"#, &mut spent);
+    for i in 0..CHUNKS {
+        text.push_str(chunk);
+        let kind = if i == 0 { "text_start" } else { "text_delta" };
+        let msg = format!(
+            r#"{{"role":"assistant","content":[{{"type":"text","text":"{text}"}}],"model":"m","stopReason":"stop"}}"#
+        );
+        let line = format!(
+            r#"{{"type":"message_update","assistantMessageEvent":{{"type":"{kind}","contentIndex":0,"delta":"{chunk}","partial":{msg}}},"message":{msg}}}"#
+        );
+        bytes += line.len();
+        feed(&line, &mut spent);
+    }
+    let end = format!(
+        r#"{{"type":"message_end","message":{{"role":"assistant","content":[{{"type":"text","text":"{text}"}}],"model":"m","stopReason":"stop","usage":{{"input":1,"output":1}}}}}}"#
+    );
+    feed(&end, &mut spent);
+    feed(r#"{"type":"agent_end","messages":[]}"#, &mut spent);
+    eprintln!(
+        "pi: {} chars in {CHUNKS} updates, {:.0} MB of JSON: translate+process {:?} ({:.0} MB/s), {emitted} outputs",
+        text.len(),
+        bytes as f64 / 1e6,
+        spent,
+        bytes as f64 / 1e6 / spent.as_secs_f64()
+    );
+    assert!(emitted > 0);
 }

@@ -55,7 +55,7 @@ def main():
             model, i = nxt, i + 2
         else:
             i += 1
-    record = {"argv": args, "pid": os.getpid()}
+    record = {"argv": args, "pid": os.getpid(), "cwd": os.getcwd()}
     state = os.environ.get("FAKE_GEMINI_STATE")
     if resume:
         if state and not os.path.exists(os.path.join(state, resume)):
@@ -77,7 +77,7 @@ def main():
     emit({"type": "message", "role": "user", "content": prompt})
     if "CRASH" in prompt:
         delta("partial ")
-        sys.stderr.write("fatal: simulated crash\n")
+        sys.stderr.write(f"fatal: simulated crash at {time.time():.6f}\n")
         sys.stderr.flush()
         os._exit(3)
     if "MALFORMED" in prompt:

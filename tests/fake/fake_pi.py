@@ -13,7 +13,8 @@ Behaviour is chosen by keywords in the prompt:
   TOOL          one bash tool call with its result
   THINK         a thinking block before the text
 
-Env: FAKE_PI_LOG appends one JSON line per start (argv, pid).
+A `--session` id starting with "stale" makes it exit 1 at once (a session
+that no longer exists). Env: FAKE_PI_LOG appends one JSON line per start (argv, pid).
 """
 import json
 import os
@@ -162,7 +163,7 @@ def turn(run, prompt):
     if "CRASH" in prompt:
         emit({"type": "message_start", "message": assistant([])})
         update("text_start", 0, [{"type": "text", "text": "partial"}])
-        sys.stderr.write("pi: simulated crash\n")
+        sys.stderr.write(f"pi: simulated crash at {time.time():.6f}\n")
         sys.stderr.flush()
         os._exit(5)
     if "RETRY" in prompt or "FAIL" in prompt:
@@ -243,7 +244,11 @@ def main():
     path = os.environ.get("FAKE_PI_LOG")
     if path:
         with open(path, "a") as f:
-            f.write(json.dumps({"argv": sys.argv[1:], "pid": os.getpid()}) + "\n")
+            f.write(json.dumps({"argv": sys.argv[1:], "pid": os.getpid(), "cwd": os.getcwd()}) + "\n")
+    if SESSION.startswith("stale"):
+        sys.stderr.write(f"No session found matching '{SESSION}'\n")
+        sys.stderr.flush()
+        sys.exit(1)
     threading.Thread(target=reader, daemon=True).start()
     while True:
         line = commands.get()

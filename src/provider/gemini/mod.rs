@@ -62,7 +62,6 @@ impl ProviderFactory for GeminiFactory {
     ) -> Result<ProviderHandle, ProviderError> {
         let driver = Driver {
             established: spec.resume.is_some(),
-            resumed_from_host: spec.resume.is_some(),
             session: spec.resume,
             agent: spec.agent,
             events,
@@ -123,8 +122,6 @@ struct Driver {
     session: Option<String>,
     /// The session exists on disk, so `--resume` works.
     established: bool,
-    /// The session came from the host (a restarted hive) and is not yet confirmed.
-    resumed_from_host: bool,
     /// A turn sent while the previous process was still exiting.
     next: Option<(String, String)>,
 }
@@ -187,7 +184,6 @@ impl Driver {
             {
                 self.session = Some(id.clone());
                 self.established = true;
-                self.resumed_from_host = false;
             }
             let _ = self.events.send(ev);
         }
@@ -209,7 +205,9 @@ impl Driver {
                 SessionArg::New(id)
             }
         };
-        let retry_fresh = self.resumed_from_host;
+        // A session that no longer resumes (restored after a restart, or its
+        // file removed) falls back to a new one.
+        let retry_fresh = matches!(session, SessionArg::Resume(_));
         let tr = GeminiTurn::new(
             turn_id,
             &session_label(&session),
@@ -225,13 +223,12 @@ impl Driver {
                 let id = uuid::Uuid::new_v4().to_string();
                 self.session = Some(id.clone());
                 self.established = false;
-                self.resumed_from_host = false;
                 let fresh = SessionArg::New(id);
                 let mut tr =
                     GeminiTurn::new(turn_id, &session_label(&fresh), self.agent.model.as_deref());
-                let first_line = report.lines().last().unwrap_or_default().to_owned();
+                let last_line = report.lines().last().unwrap_or_default().to_owned();
                 let notice = tr.system_notice(&format!(
-                    "Gemini could not resume session {old} ({first_line}); continuing in a new session."
+                    "Gemini could not resume session {old} ({last_line}); continuing in a new session."
                 ));
                 self.forward(notice);
                 !matches!(

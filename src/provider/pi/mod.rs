@@ -73,6 +73,7 @@ impl ProviderFactory for PiFactory {
             steer,
             prompts: 0,
             cancel_deadline: None,
+            heard: false,
         };
         Ok(ProviderHandle::spawn(move |rx| driver.run(rx)))
     }
@@ -129,6 +130,8 @@ struct Driver {
     steer: &'static str,
     prompts: u64,
     cancel_deadline: Option<Instant>,
+    /// pi printed at least one line (it started).
+    heard: bool,
 }
 
 impl Driver {
@@ -141,6 +144,7 @@ impl Driver {
             tokio::select! {
                 line = self.lines.next_line() => match line {
                     Ok(Some(line)) => {
+                        self.heard = true;
                         let evs = self.tr.push_line(&line);
                         self.forward(evs);
                         if !self.flush_outbox().await {
@@ -150,7 +154,12 @@ impl Driver {
                             self.cancel_deadline = None;
                         }
                     }
-                    Ok(None) | Err(_) => return self.exited().await,
+                    Ok(None) | Err(_) => {
+                        if !self.heard && self.resume.is_some() && self.fresh_session().await {
+                            continue;
+                        }
+                        return self.exited().await;
+                    }
                 },
                 cmd = rx.recv() => match cmd {
                     Some(ProviderCommand::Send { turn_id, text }) => {
@@ -230,8 +239,8 @@ impl Driver {
         }
         self.prompts += 1;
         let id = format!("hive-prompt-{}", self.prompts);
-        self.tr.begin_turn(turn_id, &id);
         let line = json!({"id": id, "type": "prompt", "message": text}).to_string();
+        self.tr.begin_turn(turn_id, &id, &line);
         self.write(&line).await
     }
 
@@ -281,6 +290,43 @@ impl Driver {
                 false
             }
         }
+    }
+
+    /// pi ended before saying anything while opening a saved session (it no
+    /// longer exists, seed 004 "stale thread"): start a new session, visibly.
+    /// False when that is not possible either.
+    async fn fresh_session(&mut self) -> bool {
+        let status = match tokio::time::timeout(EXIT_WAIT, self.proc.wait()).await {
+            Ok(Ok(s)) => Some(s),
+            _ => self.proc.terminate(KILL_GRACE).await,
+        };
+        if status.is_some_and(|s| s.success()) {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let report = self.proc.exit_report(status);
+        let old = self.resume.take().unwrap_or_default();
+        let cmd = command(&self.agent, None);
+        let Ok((proc, lines)) = AgentProcess::spawn(&cmd) else {
+            return false;
+        };
+        self.proc = proc;
+        self.lines = lines;
+        self.diagnostic(
+            DiagnosticLevel::Warn,
+            format!("pi could not open session {old} ({report}); started a new session"),
+        );
+        // The prompt written to the dead process is lost: it is written again.
+        let pending = self.tr.pending_prompt();
+        let evs = self.tr.system_notice(&format!(
+            "pi could not resume session {old}; this conversation continues in a new session."
+        ));
+        self.forward(evs);
+        let mut ok = self.write(&PiTranslator::state_request()).await;
+        if let Some(prompt) = pending {
+            ok = ok && self.write(&prompt).await;
+        }
+        ok
     }
 
     /// pi's stdout closed or its stdin broke: fail the turn in flight, report

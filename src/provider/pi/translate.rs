@@ -13,8 +13,10 @@
 //! Pure and synchronous (lines to write back are queued in an outbox) so
 //! captures can be replayed in tests.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::event::{
@@ -46,11 +48,55 @@ struct Block {
     done: bool,
 }
 
+/// The parts of a `message_update` the translator reads; everything else
+/// (the repeated `message`, usage, tool arguments in partials) is skipped.
+#[derive(Debug, Deserialize)]
+struct Update<'a> {
+    #[serde(rename = "assistantMessageEvent", borrow, default)]
+    ame: Option<Ame<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Ame<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(rename = "contentIndex", default)]
+    index: usize,
+    #[serde(default, borrow)]
+    delta: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    content: Option<Cow<'a, str>>,
+    #[serde(rename = "toolCall", default)]
+    tool_call: Option<Value>,
+    #[serde(default, borrow)]
+    partial: Option<Partial<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Partial<'a> {
+    #[serde(default, borrow)]
+    content: Vec<PartialBlock<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct PartialBlock<'a> {
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+}
+
 /// A hive turn in flight.
 #[derive(Debug)]
 struct Turn {
     turn_id: String,
     prompt_id: String,
+    /// The `prompt` line as written, to send again to a replacement process.
+    prompt_line: String,
     started: bool,
     /// Blocks of the current assistant message by `contentIndex`.
     blocks: BTreeMap<usize, Block>,
@@ -107,11 +153,12 @@ impl PiTranslator {
         self.turn.is_some()
     }
 
-    /// The host wrote `prompt` with id `prompt_id` for `turn_id`.
-    pub fn begin_turn(&mut self, turn_id: &str, prompt_id: &str) {
+    /// The host wrote `prompt` (the line `line`) with id `prompt_id` for `turn_id`.
+    pub fn begin_turn(&mut self, turn_id: &str, prompt_id: &str, line: &str) {
         self.turn = Some(Turn {
             turn_id: turn_id.to_owned(),
             prompt_id: prompt_id.to_owned(),
+            prompt_line: line.to_owned(),
             started: false,
             blocks: BTreeMap::new(),
             announced: HashSet::new(),
@@ -128,6 +175,22 @@ impl PiTranslator {
         if let Some(t) = self.turn.as_mut() {
             t.cancel_requested = true;
         }
+    }
+
+    /// The `prompt` line of a turn pi has not started yet.
+    pub fn pending_prompt(&self) -> Option<String> {
+        self.turn
+            .as_ref()
+            .filter(|t| !t.started)
+            .map(|t| t.prompt_line.clone())
+    }
+
+    /// A notice from hive itself, shown in the running turn as a system
+    /// message (a pane notice when no turn runs).
+    pub fn system_notice(&mut self, text: &str) -> Vec<ProviderEvent> {
+        let mut out = Vec::new();
+        self.system_message(text.to_owned(), &mut out);
+        out
     }
 
     /// Lines the host must write to pi's stdin, in order.
@@ -168,6 +231,14 @@ impl PiTranslator {
         if line.trim().is_empty() {
             return out;
         }
+        // Fast path for the bulk of the stream: a typed, borrowing parse that
+        // skips the repeated `message` copy instead of building a Value tree.
+        if line.starts_with(r#"{"type":"message_update""#)
+            && let Ok(update) = serde_json::from_str::<Update<'_>>(line)
+        {
+            self.message_update(update, &mut out);
+            return out;
+        }
         let v: Value = match serde_json::from_str(line) {
             Ok(v @ Value::Object(_)) => v,
             _ => {
@@ -194,7 +265,13 @@ impl PiTranslator {
             "agent_end" => self.agent_end(&mut out),
             "turn_start" | "turn_end" => {}
             "message_start" => self.message_start(&v, &mut out),
-            "message_update" => self.message_update(&v, &mut out),
+            "message_update" => match Update::deserialize(&v) {
+                Ok(update) => self.message_update(update, &mut out),
+                Err(e) => out.push(diag(
+                    DiagnosticLevel::Warn,
+                    format!("pi: unreadable message_update ({e}): {}", excerpt(line)),
+                )),
+            },
             "message_end" => self.message_end(&v, &mut out),
             "tool_execution_start" => self.tool_start(&v, &mut out),
             "tool_execution_update" => {}
@@ -235,6 +312,10 @@ impl PiTranslator {
             self.emit(out, payload);
             self.turn = None;
         }
+        // A session id learned mid-turn names the events of later turns.
+        if let Some(id) = &self.agent_session {
+            self.session_id.clone_from(id);
+        }
     }
 
     fn model_id(&self) -> String {
@@ -268,8 +349,8 @@ impl PiTranslator {
             && self.agent_session.as_deref() != Some(id)
         {
             self.agent_session = Some(id.to_owned());
-            // Events of a turn in flight keep the id they started with.
-            if self.turn.is_none() {
+            // Events of a turn already started keep the id they started with.
+            if self.turn.as_ref().is_none_or(|t| !t.started) {
                 self.session_id = id.to_owned();
             }
             changed = true;
@@ -418,33 +499,49 @@ impl PiTranslator {
         }
     }
 
-    fn message_update(&mut self, v: &Value, out: &mut Vec<ProviderEvent>) {
+    fn message_update(&mut self, update: Update<'_>, out: &mut Vec<ProviderEvent>) {
         if self.turn.is_none() {
             return;
         }
-        let Some(ame) = v.get("assistantMessageEvent") else {
-            return;
-        };
+        let Some(ame) = update.ame else { return };
         self.ensure_started(out);
-        let kind = str_field(ame, "type").unwrap_or_default();
-        let idx = ame.get("contentIndex").and_then(Value::as_u64).unwrap_or(0) as usize;
-        let block = ame
-            .get("partial")
-            .or_else(|| v.get("message"))
-            .and_then(|m| m.get("content"))
-            .and_then(|c| c.get(idx));
+        let idx = ame.index;
+        let block = ame.partial.as_ref().and_then(|p| p.content.get(idx));
+        let kind = ame.kind.as_ref();
+        let is_end = kind.ends_with("_end");
         match kind {
-            "text_start" | "text_delta" | "text_end" => {
-                self.text_update(BlockKind::Text, idx, kind, ame, block, out)
+            "text_start" | "text_delta" | "text_end" | "thinking_start" | "thinking_delta"
+            | "thinking_end" => {
+                let (block_kind, partial) = if kind.starts_with("text") {
+                    (BlockKind::Text, block.and_then(|b| b.text.as_deref()))
+                } else {
+                    (
+                        BlockKind::Thinking,
+                        block.and_then(|b| b.thinking.as_deref()),
+                    )
+                };
+                // The freshest full text: `content` on *_end, else the partial
+                // block (which may already be ahead of this event's `delta`).
+                let full = if is_end {
+                    ame.content.as_deref().or(partial)
+                } else {
+                    partial
+                };
+                self.text_update(block_kind, idx, is_end, full, ame.delta.as_deref(), out);
             }
-            "thinking_start" | "thinking_delta" | "thinking_end" => {
-                self.text_update(BlockKind::Thinking, idx, kind, ame, block, out)
-            }
-            "toolcall_start" | "toolcall_delta" => self.tool_update(idx, ame, block, out),
+            "toolcall_start" | "toolcall_delta" => self.tool_update(
+                idx,
+                block.and_then(|b| b.id.as_deref()),
+                block.and_then(|b| b.name.as_deref()),
+                ame.delta.as_deref(),
+                out,
+            ),
             "toolcall_end" => {
-                let call = ame.get("toolCall").or(block);
+                let call = ame.tool_call.or_else(|| {
+                    block.map(|b| json!({"id": b.id.as_deref(), "name": b.name.as_deref()}))
+                });
                 if let Some(call) = call {
-                    self.tool_done(idx, call, out);
+                    self.tool_done(idx, &call, out);
                 }
             }
             _ => {}
@@ -502,25 +599,12 @@ impl PiTranslator {
         &mut self,
         kind: BlockKind,
         idx: usize,
-        event: &str,
-        ame: &Value,
-        block: Option<&Value>,
+        is_end: bool,
+        full: Option<&str>,
+        delta: Option<&str>,
         out: &mut Vec<ProviderEvent>,
     ) {
         self.open_block(idx, kind, None, None, out);
-        let key = if kind == BlockKind::Text {
-            "text"
-        } else {
-            "thinking"
-        };
-        let is_end = event.ends_with("_end");
-        // The freshest full text: `content` on *_end, else the partial block
-        // (which may already be ahead of this event's own `delta`).
-        let full = if is_end {
-            str_field(ame, "content").or_else(|| block.and_then(|b| str_field(b, key)))
-        } else {
-            block.and_then(|b| str_field(b, key))
-        };
         let Some(t) = self.turn.as_mut() else { return };
         let Some(b) = t.blocks.get_mut(&idx) else {
             return;
@@ -537,7 +621,7 @@ impl PiTranslator {
                     None
                 }
             }
-            None => str_field(ame, "delta").filter(|d| !d.is_empty()).map(|d| {
+            None => delta.filter(|d| !d.is_empty()).map(|d| {
                 b.emitted.push_str(d);
                 d.to_owned()
             }),
@@ -602,8 +686,9 @@ impl PiTranslator {
     fn tool_update(
         &mut self,
         idx: usize,
-        ame: &Value,
-        block: Option<&Value>,
+        id: Option<&str>,
+        name: Option<&str>,
+        delta: Option<&str>,
         out: &mut Vec<ProviderEvent>,
     ) {
         let opened = self.turn.as_ref().is_some_and(|t| {
@@ -612,13 +697,7 @@ impl PiTranslator {
                 .is_some_and(|b| b.kind == BlockKind::Tool)
         });
         if !opened {
-            let id = block
-                .and_then(|b| str_field(b, "id"))
-                .filter(|s| !s.is_empty());
-            let name = block
-                .and_then(|b| str_field(b, "name"))
-                .filter(|s| !s.is_empty());
-            match (id, name) {
+            match (id.filter(|s| !s.is_empty()), name.filter(|s| !s.is_empty())) {
                 (Some(id), Some(name)) => {
                     self.open_block(idx, BlockKind::Tool, Some(name), Some(id), out)
                 }
@@ -626,7 +705,7 @@ impl PiTranslator {
                 _ => return,
             }
         }
-        if let Some(delta) = str_field(ame, "delta").filter(|d| !d.is_empty())
+        if let Some(delta) = delta.filter(|d| !d.is_empty())
             && let Some(item_id) = self
                 .turn
                 .as_ref()
