@@ -268,7 +268,9 @@ fn history_survives_quit_and_restart_and_the_session_continues() {
     assert!(s.contains("You asked: remember the word walnut"), "{s}");
     t.type_text("and now a second turn");
     t.keys(&["Enter"]);
-    t.wait("second answer", |s| s.contains("You asked: and now a second turn"));
+    t.wait("second answer", |s| {
+        s.contains("You asked: and now a second turn")
+    });
     t.wait("idle after the second turn", |s| {
         status_line(s).contains("idle")
     });
