@@ -63,8 +63,14 @@ impl AppTurn {
         {
             return out;
         }
-        let item_id = params.get("itemId").and_then(Value::as_str).unwrap_or_default();
-        let delta = params.get("delta").and_then(Value::as_str).unwrap_or_default();
+        let item_id = params
+            .get("itemId")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let delta = params
+            .get("delta")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let events = |payloads: Vec<Payload>| payloads.into_iter().map(Out::Event);
         match method {
             "turn/started" => {
@@ -89,11 +95,17 @@ impl AppTurn {
                 out.extend(events(self.items.delta(item_id, TextKind::Message, delta)));
             }
             "item/reasoning/summaryTextDelta" => {
-                let index = params.get("summaryIndex").and_then(Value::as_i64).unwrap_or(0);
+                let index = params
+                    .get("summaryIndex")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0);
                 out.extend(events(self.items.summary_delta(item_id, index, delta)));
             }
             "item/reasoning/summaryPartAdded" => {
-                let index = params.get("summaryIndex").and_then(Value::as_i64).unwrap_or(0);
+                let index = params
+                    .get("summaryIndex")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0);
                 out.extend(events(self.items.summary_part(item_id, index)));
             }
             "item/reasoning/textDelta" => {
@@ -142,7 +154,10 @@ impl AppTurn {
                 }
             }
             "model/rerouted" => {
-                let from = params.get("fromModel").and_then(Value::as_str).unwrap_or("?");
+                let from = params
+                    .get("fromModel")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?");
                 let to = params.get("toModel").and_then(Value::as_str).unwrap_or("?");
                 let text = format!("model rerouted from {from} to {to}");
                 out.extend(events(self.items.notice(&text)));
@@ -437,7 +452,9 @@ impl AppServer {
     }
 
     fn diagnostic(&self, level: DiagnosticLevel, message: String) {
-        let _ = self.events.send(ProviderEvent::Diagnostic { level, message });
+        let _ = self
+            .events
+            .send(ProviderEvent::Diagnostic { level, message });
     }
 
     async fn write(&mut self, msg: Value) {
@@ -625,7 +642,10 @@ impl AppServer {
             (None, Some(id)) => self.response(id.as_i64(), &msg).await,
             (None, None) => self.diagnostic(
                 DiagnosticLevel::Warn,
-                format!("codex app-server: message is neither request, response nor notification: {}", excerpt(trimmed)),
+                format!(
+                    "codex app-server: message is neither request, response nor notification: {}",
+                    excerpt(trimmed)
+                ),
             ),
         }
     }
@@ -724,7 +744,10 @@ impl AppServer {
         let Some(id) = result.pointer("/thread/id").and_then(Value::as_str) else {
             self.diagnostic(
                 DiagnosticLevel::Error,
-                format!("codex app-server: thread response without an id: {}", excerpt(&result.to_string())),
+                format!(
+                    "codex app-server: thread response without an id: {}",
+                    excerpt(&result.to_string())
+                ),
             );
             return;
         };
@@ -808,7 +831,8 @@ impl AppServer {
             return;
         };
         let outs = turn.tr.notification(method, params);
-        let named = method == "turn/started" && turn.steers.len() + usize::from(turn.cancel_requested) > 0;
+        let named =
+            method == "turn/started" && turn.steers.len() + usize::from(turn.cancel_requested) > 0;
         let mut finished = false;
         for out in outs {
             match out {
@@ -858,8 +882,16 @@ impl AppServer {
         let _ = self.events.send(ProviderEvent::Permission(request));
     }
 
-    fn permission_request(&self, method: &str, request_id: &str, params: &Value) -> PermissionRequest {
-        let reason = params.get("reason").and_then(Value::as_str).map(str::to_owned);
+    fn permission_request(
+        &self,
+        method: &str,
+        request_id: &str,
+        params: &Value,
+    ) -> PermissionRequest {
+        let reason = params
+            .get("reason")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
         let is_patch = method.contains("ileChange") || method.contains("Patch");
         let item_id = params
             .get("itemId")
@@ -884,7 +916,11 @@ impl AppServer {
             let command = match params.get("command") {
                 Some(Value::String(s)) => Some(Value::String(s.clone())),
                 Some(Value::Array(parts)) => Some(Value::String(
-                    parts.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" "),
+                    parts
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .collect::<Vec<_>>()
+                        .join(" "),
                 )),
                 _ => known.get("command").cloned(),
             };

@@ -17,9 +17,7 @@ use super::items::{ItemMapper, Out, TextKind, completed, usage};
 use super::{CodexSettings, PROVIDER_ID, announce, excerpt};
 use crate::event::{ErrorInfo, Payload, ResponseStatus, StreamEvent, new_id};
 use crate::provider::process::{AgentProcess, LineReader};
-use crate::provider::{
-    DiagnosticLevel, EventSink, ProviderCommand, ProviderEvent, ProviderHandle,
-};
+use crate::provider::{DiagnosticLevel, EventSink, ProviderCommand, ProviderEvent, ProviderHandle};
 
 /// Translates the JSONL of one `codex exec --json` run.
 #[derive(Debug, Default)]
@@ -76,7 +74,10 @@ impl ExecTurn {
                 }),
                 None => out.push(Out::Diagnostic(
                     DiagnosticLevel::Warn,
-                    format!("codex: thread.started without thread_id: {}", excerpt(trimmed)),
+                    format!(
+                        "codex: thread.started without thread_id: {}",
+                        excerpt(trimmed)
+                    ),
                 )),
             },
             "turn.started" => out.push(Out::Started),
@@ -238,7 +239,11 @@ struct TurnCtx {
 impl ExecProvider {
     async fn run(mut self, mut rx: mpsc::UnboundedReceiver<ProviderCommand>) {
         if self.thread.is_some() {
-            announce(&self.events, self.thread.as_deref(), self.settings.model.as_deref());
+            announce(
+                &self.events,
+                self.thread.as_deref(),
+                self.settings.model.as_deref(),
+            );
         }
         while let Some(cmd) = rx.recv().await {
             match cmd {
@@ -267,13 +272,19 @@ impl ExecProvider {
     }
 
     fn diagnostic(&self, level: DiagnosticLevel, message: String) {
-        let _ = self.events.send(ProviderEvent::Diagnostic { level, message });
+        let _ = self
+            .events
+            .send(ProviderEvent::Diagnostic { level, message });
     }
 
     fn start_response(&self, ctx: &mut TurnCtx) {
         if !ctx.started {
             ctx.started = true;
-            let model = self.settings.model.clone().unwrap_or_else(|| "codex".into());
+            let model = self
+                .settings
+                .model
+                .clone()
+                .unwrap_or_else(|| "codex".into());
             self.emit(
                 &ctx.turn_id,
                 Payload::ResponseStart {
@@ -476,7 +487,11 @@ impl ExecProvider {
                 run.saw_thread = true;
                 if self.thread.as_deref() != Some(id.as_str()) {
                     self.thread = Some(id);
-                    announce(&self.events, self.thread.as_deref(), self.settings.model.as_deref());
+                    announce(
+                        &self.events,
+                        self.thread.as_deref(),
+                        self.settings.model.as_deref(),
+                    );
                 }
             }
             Out::Started => self.start_response(ctx),
@@ -500,7 +515,10 @@ async fn settle(run: &mut Run) {
         while let Ok(Some(_)) = run.lines.next_line().await {}
         run.proc.wait().await
     };
-    if tokio::time::timeout(Duration::from_secs(5), drain).await.is_err() {
+    if tokio::time::timeout(Duration::from_secs(5), drain)
+        .await
+        .is_err()
+    {
         tracing::warn!("codex exec did not exit after its turn; ending it");
     }
     run.proc.terminate(Duration::from_millis(500)).await;

@@ -24,7 +24,10 @@ use crate::provider::DiagnosticLevel;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Out {
     /// The thread id (resume handle) and, where known, the model.
-    Thread { id: String, model: Option<String> },
+    Thread {
+        id: String,
+        model: Option<String>,
+    },
     /// The agent started the turn (`response_start`).
     Started,
     /// A canonical event of the running turn.
@@ -46,8 +49,14 @@ pub struct Change {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Item {
     /// `agent_message`, and `plan` (a proposed plan in plan mode).
-    Message { id: String, text: String },
-    Reasoning { id: String, text: String },
+    Message {
+        id: String,
+        text: String,
+    },
+    Reasoning {
+        id: String,
+        text: String,
+    },
     Command {
         id: String,
         command: String,
@@ -75,14 +84,28 @@ pub enum Item {
         query: String,
         action: Option<Value>,
     },
-    Todo { id: String, items: Vec<(String, bool)> },
+    Todo {
+        id: String,
+        items: Vec<(String, bool)>,
+    },
     /// A non-fatal error surfaced as an item (exec).
-    Error { id: String, message: String },
+    Error {
+        id: String,
+        message: String,
+    },
     /// The user's own input; the runner already shows it.
-    UserMessage { id: String },
-    Compaction { id: String },
+    UserMessage {
+        id: String,
+    },
+    Compaction {
+        id: String,
+    },
     /// Anything else, shown generically with its fields.
-    Other { id: String, kind: String, raw: Value },
+    Other {
+        id: String,
+        kind: String,
+        raw: Value,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -473,7 +496,11 @@ impl ItemMapper {
 
     /// app-server `turn/plan/updated`: one plan update shown as one call of
     /// the model's plan tool.
-    pub fn plan_update(&mut self, explanation: Option<&str>, steps: &[(String, String)]) -> Vec<Payload> {
+    pub fn plan_update(
+        &mut self,
+        explanation: Option<&str>,
+        steps: &[(String, String)],
+    ) -> Vec<Payload> {
         let mut out = Vec::new();
         let mut text = String::new();
         if let Some(e) = explanation.filter(|e| !e.trim().is_empty()) {
@@ -823,7 +850,9 @@ mod tests {
         let mut m = ItemMapper::new();
         let a = m.updated(&json!({"id":"m","type":"agent_message","text":"Hel"}));
         let b = m.updated(&json!({"id":"m","type":"agent_message","text":"Hello"}));
-        assert!(matches!(&a[1], Payload::ItemDelta { delta_content, .. } if delta_content == "Hel"));
+        assert!(
+            matches!(&a[1], Payload::ItemDelta { delta_content, .. } if delta_content == "Hel")
+        );
         assert_eq!(b.len(), 1);
         assert!(matches!(&b[0], Payload::ItemDelta { delta_content, .. } if delta_content == "lo"));
     }
@@ -835,7 +864,10 @@ mod tests {
         assert_eq!(out.len(), 2, "invocation and result");
         match &out[1] {
             Payload::ItemDone {
-                final_item: FinalItem::FunctionCallOutput { output, is_error, .. },
+                final_item:
+                    FinalItem::FunctionCallOutput {
+                        output, is_error, ..
+                    },
                 ..
             } => {
                 assert_eq!(output, "[exit code 1]");

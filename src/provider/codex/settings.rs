@@ -389,9 +389,18 @@ mod tests {
         assert_eq!(cmd.program, "codex");
         let line = cmd.args.join(" ");
         assert!(line.starts_with("-c model_provider=\"mock\" -c model_providers.mock.base_url=\"http://127.0.0.1:9/v1\" exec --json"), "{line}");
-        assert!(line.contains("--model gpt-5.5 --profile work --sandbox workspace-write"), "{line}");
-        assert!(line.contains("-c model_reasoning_effort=\"high\""), "{line}");
-        assert!(line.ends_with("--skip-git-repo-check --add-dir /tmp resume T1 -"), "{line}");
+        assert!(
+            line.contains("--model gpt-5.5 --profile work --sandbox workspace-write"),
+            "{line}"
+        );
+        assert!(
+            line.contains("-c model_reasoning_effort=\"high\""),
+            "{line}"
+        );
+        assert!(
+            line.ends_with("--skip-git-repo-check --add-dir /tmp resume T1 -"),
+            "{line}"
+        );
     }
 
     #[test]
