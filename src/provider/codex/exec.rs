@@ -234,6 +234,8 @@ struct Run {
 struct TurnCtx {
     turn_id: String,
     started: bool,
+    /// Shown in the conversation once the turn started (stale thread).
+    notice: Option<String>,
 }
 
 impl ExecProvider {
@@ -293,6 +295,11 @@ impl ExecProvider {
                 },
             );
         }
+        if let Some(notice) = ctx.notice.take() {
+            for p in ItemMapper::new().notice(&notice) {
+                self.emit(&ctx.turn_id, p);
+            }
+        }
     }
 
     async fn turn(
@@ -304,6 +311,7 @@ impl ExecProvider {
         let mut ctx = TurnCtx {
             turn_id,
             started: false,
+            notice: None,
         };
         let mut resume = self.thread.clone();
         loop {
@@ -344,10 +352,8 @@ impl ExecProvider {
                     );
                     self.diagnostic(DiagnosticLevel::Warn, format!("{notice} ({detail})"));
                     self.thread = None;
-                    self.start_response(&mut ctx);
-                    for p in ItemMapper::new().notice(&notice) {
-                        self.emit(&ctx.turn_id, p);
-                    }
+                    // Shown once the new thread's turn starts.
+                    ctx.notice = Some(notice);
                 }
                 RunEnd::Failed(message) => {
                     self.emit(
@@ -463,7 +469,13 @@ impl ExecProvider {
         let report = run.proc.exit_report(status);
         let failed = !status.is_some_and(|s| s.success());
         if run.resumed.is_some() && !run.saw_thread && failed {
-            return RunEnd::Stale(report);
+            let stderr = run.proc.stderr_tail();
+            let detail = stderr
+                .lines()
+                .find(|l| l.contains("Error"))
+                .map(str::to_owned)
+                .unwrap_or(report);
+            return RunEnd::Stale(detail);
         }
         let message = match run.turn.last_error() {
             Some(e) => format!("{e}\n({report})"),
