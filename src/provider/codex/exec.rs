@@ -187,10 +187,12 @@ pub fn spawn(
 ) -> ProviderHandle {
     ProviderHandle::spawn(move |rx| async move {
         let placeholder = new_id("codex");
+        let model = settings.display_model();
         ExecProvider {
             settings,
             thread: resume,
             placeholder,
+            model,
             events,
         }
         .run(rx)
@@ -203,6 +205,8 @@ struct ExecProvider {
     thread: Option<String>,
     /// Session id for events before the CLI named the thread.
     placeholder: String,
+    /// The model shown for turns (exec does not report it).
+    model: Option<String>,
     events: EventSink,
 }
 
@@ -241,11 +245,7 @@ struct TurnCtx {
 impl ExecProvider {
     async fn run(mut self, mut rx: mpsc::UnboundedReceiver<ProviderCommand>) {
         if self.thread.is_some() {
-            announce(
-                &self.events,
-                self.thread.as_deref(),
-                self.settings.model.as_deref(),
-            );
+            announce(&self.events, self.thread.as_deref(), self.model.as_deref());
         }
         while let Some(cmd) = rx.recv().await {
             match cmd {
@@ -282,11 +282,7 @@ impl ExecProvider {
     fn start_response(&self, ctx: &mut TurnCtx) {
         if !ctx.started {
             ctx.started = true;
-            let model = self
-                .settings
-                .model
-                .clone()
-                .unwrap_or_else(|| "codex".into());
+            let model = self.model.clone().unwrap_or_else(|| "codex".into());
             self.emit(
                 &ctx.turn_id,
                 Payload::ResponseStart {
@@ -499,11 +495,7 @@ impl ExecProvider {
                 run.saw_thread = true;
                 if self.thread.as_deref() != Some(id.as_str()) {
                     self.thread = Some(id);
-                    announce(
-                        &self.events,
-                        self.thread.as_deref(),
-                        self.settings.model.as_deref(),
-                    );
+                    announce(&self.events, self.thread.as_deref(), self.model.as_deref());
                 }
             }
             Out::Started => self.start_response(ctx),
