@@ -670,7 +670,7 @@ impl AppServer {
         if trimmed.is_empty() {
             return;
         }
-        let msg: Value = match serde_json::from_str(trimmed) {
+        let mut msg: Value = match serde_json::from_str(trimmed) {
             Ok(v @ Value::Object(_)) => v,
             Ok(_) | Err(_) => {
                 self.diagnostic(
@@ -680,18 +680,19 @@ impl AppServer {
                 return;
             }
         };
+        // Params are moved out, not copied: deltas arrive by the thousand.
+        let params = msg
+            .get_mut("params")
+            .map(Value::take)
+            .unwrap_or(Value::Null);
         let method = msg.get("method").and_then(Value::as_str);
         let id = msg.get("id").filter(|v| !v.is_null());
         match (method, id) {
             (Some(method), Some(id)) => {
-                let params = msg.get("params").cloned().unwrap_or(Value::Null);
                 self.server_request(method.to_owned(), id.clone(), params)
                     .await
             }
-            (Some(method), None) => {
-                let params = msg.get("params").cloned().unwrap_or(Value::Null);
-                self.notification(method, &params).await
-            }
+            (Some(method), None) => self.notification(method, &params).await,
             (None, Some(id)) => self.response(id.as_i64(), &msg).await,
             (None, None) => self.diagnostic(
                 DiagnosticLevel::Warn,
@@ -876,6 +877,14 @@ impl AppServer {
                 return;
             }
             _ => {}
+        }
+        // Sub-agents run in threads of their own; their traffic shows up in
+        // this thread as collab items, not as this turn's events.
+        let thread_of = params.get("threadId").and_then(Value::as_str);
+        if let (Some(theirs), Some(mine)) = (thread_of, self.thread.as_deref())
+            && theirs != mine
+        {
+            return;
         }
         if method == "thread/tokenUsage/updated"
             && let Some(total) = params.pointer("/tokenUsage/total")
