@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod event;
 pub mod history;
+pub mod keymap;
 pub mod paths;
 pub mod processor;
 pub mod provider;

@@ -186,6 +186,7 @@ pub fn spawn_runner(
         queue: options.initial_queue.iter().cloned().collect(),
         steer_next: None,
         turn: None,
+        turn_text: None,
         cancel_deadline: None,
         interrupt_timeout: options.interrupt_timeout,
         recorder: options.recorder,
@@ -212,6 +213,8 @@ struct Runner {
     /// A steer that had to interrupt first; sent before the queue.
     steer_next: Option<String>,
     turn: Option<String>,
+    /// The message of the turn in flight, kept until the agent starts it.
+    turn_text: Option<String>,
     cancel_deadline: Option<Instant>,
     interrupt_timeout: Duration,
     recorder: Option<Box<dyn Recorder>>,
@@ -456,6 +459,7 @@ impl Runner {
     fn start_turn(&mut self, text: String) {
         let turn_id = new_id("turn");
         self.turn = Some(turn_id.clone());
+        self.turn_text = Some(text.clone());
         self.set_state(TurnState::Starting);
         self.user_message(&turn_id, &text);
         if !self.to_provider(ProviderCommand::Send { turn_id, text }) {
@@ -541,6 +545,7 @@ impl Runner {
 
     fn end_turn(&mut self) {
         self.turn = None;
+        self.turn_text = None;
         self.cancel_deadline = None;
         if self.provider.is_none() {
             self.set_state(TurnState::Dead);
@@ -571,12 +576,22 @@ impl Runner {
             self.queue.push_front(steer);
             self.queue_changed();
         }
-        let detail = match code {
+        let mut detail = match code {
             Some(c) if !message.contains(&format!("status {c}")) => {
                 format!("exit status {c}: {message}")
             }
             _ => message,
         };
+        // A message the agent never started on is not lost: it goes back to
+        // the front of the queue (a dying agent's last turn may have drained
+        // it a moment before the exit was known).
+        if self.state == TurnState::Starting
+            && let Some(text) = self.turn_text.take()
+        {
+            self.queue.push_front(text);
+            self.queue_changed();
+            detail.push_str("\n(the message was not delivered; it is back in the queue)");
+        }
         if let Some(turn_id) = self.turn.clone() {
             let outs =
                 self.processor

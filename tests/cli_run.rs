@@ -222,3 +222,31 @@ fn help_and_version() {
     let out = hive(&["--version"], dir.path());
     assert!(String::from_utf8_lossy(&out.stdout).contains(env!("CARGO_PKG_VERSION")));
 }
+
+#[test]
+fn ctrl_c_interrupts_the_turn_which_ends_cancelled() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_hive"))
+        .args(["run", "--agent", "demo", "--json", "go slow"])
+        .current_dir(dir.path())
+        .env("HIVE_DATA_DIR", dir.path().join("data"))
+        .env("XDG_CONFIG_HOME", dir.path().join("xdg"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the turn streams, then interrupt it like a user would.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        out.status.success(),
+        "a cancelled turn is not a failure: {stderr}"
+    );
+    let lines = json_lines(&out);
+    let last = lines.last().unwrap();
+    assert_eq!(last["type"], "turn_complete");
+    assert_eq!(last["status"], "cancelled");
+}

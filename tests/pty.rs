@@ -542,3 +542,67 @@ async fn send_types_the_line_and_ends_the_turn() {
         hive::event::Payload::ResponseDone { .. }
     ));
 }
+
+#[tokio::test]
+async fn runner_attaches_the_screen_marks_exit_dead_and_restarts() {
+    use hive::runner::{PaneEvent, RunnerCommand, RunnerOptions, TurnState, spawn_runner};
+    let factory = Registry::builtin().get("pty").expect("pty is registered");
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let runner = spawn_runner(
+        0,
+        factory,
+        ProviderSpec {
+            agent: agent(&["sh", "-c", "echo started; read x; exit 3"]),
+            resume: None,
+        },
+        RunnerOptions::default(),
+        tx,
+    )
+    .expect("runner");
+    let mut attached = 0;
+    let mut notices = Vec::new();
+    loop {
+        let ev = tokio::time::timeout(PATIENCE, rx.recv())
+            .await
+            .expect("runner events")
+            .expect("runner alive")
+            .event;
+        match ev {
+            PaneEvent::Attached { terminal, .. } => {
+                assert!(terminal.is_some());
+                attached += 1;
+                // Answer `read` so the child exits with its code.
+                runner.send(RunnerCommand::Input(b"\r".to_vec()));
+            }
+            PaneEvent::Notice { text, .. } => notices.push(text),
+            PaneEvent::State(TurnState::Dead) if attached == 1 => {
+                runner.send(RunnerCommand::Restart);
+            }
+            PaneEvent::State(TurnState::Dead) => break,
+            _ => {}
+        }
+    }
+    assert_eq!(attached, 2, "restart respawns the pane");
+    assert!(
+        notices.iter().any(|n| n.contains("exited with status 3")),
+        "{notices:?}"
+    );
+}
+
+#[tokio::test]
+async fn less_uses_the_alternate_screen_and_quits() {
+    if !std::path::Path::new("/usr/bin/less").exists() {
+        eprintln!("less not installed; skipped");
+        return;
+    }
+    let mut a = agent(&["less", "Cargo.toml"]);
+    a.env.insert("LESS".into(), String::new());
+    let mut pane = start(a);
+    pane.wait_screen("less showing the file", |t| t.contains("[package]"))
+        .await;
+    assert!(terminal::alternate_screen(&pane.screen));
+    pane.send(ProviderCommand::Input(b"q".to_vec()));
+    let (code, _, _) = pane.wait_exit().await;
+    assert_eq!(code, Some(0));
+    assert!(!terminal::alternate_screen(&pane.screen));
+}

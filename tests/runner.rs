@@ -551,3 +551,29 @@ async fn kill_aborts_a_provider_task_that_ignores_it() {
         "the task (and whatever it owned) was dropped"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn message_drained_into_a_dying_agent_goes_back_to_the_queue() {
+    let fake = Fake::new(caps(false, true));
+    let (h, mut rx) = start(&fake, QueueMode::Queue);
+    send(&h, "work", SubmitMode::Auto);
+    state(&mut rx, TurnState::Streaming).await;
+    send(&h, "queued", SubmitMode::Auto);
+    settle().await;
+    // The agent fails its turn and dies right after, as a crashing CLI does:
+    // the runner drains "queued" before it learns of the exit.
+    fake.emit(Payload::ResponseError {
+        error: hive::event::ErrorInfo::new("api_error", "boom"),
+    });
+    fake.crash();
+    let q = until(&mut rx, |e| match e {
+        PaneEvent::Queue(q) if !q.is_empty() => Some(q.clone()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(q, vec!["queued"], "not lost");
+    state(&mut rx, TurnState::Dead).await;
+    h.send(RunnerCommand::Restart);
+    settle().await;
+    assert_eq!(fake.sent_texts().last().map(String::as_str), Some("queued"));
+}

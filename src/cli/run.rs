@@ -75,17 +75,26 @@ pub fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
                 text: args.prompt.clone(),
                 mode: SubmitMode::Auto,
             });
-            let interrupted = tokio::signal::ctrl_c();
-            tokio::pin!(interrupted);
+            use tokio::signal::unix::{SignalKind, signal};
+            // First Ctrl-C interrupts the turn (it then ends as cancelled); a
+            // second one, or SIGTERM, gives up at once.
+            let mut sigint = signal(SignalKind::interrupt())?;
+            let mut sigterm = signal(SignalKind::terminate())?;
+            let mut interrupts = 0;
             let mut stdout = std::io::stdout().lock();
             let mut final_text = String::new();
             let code = loop {
                 let update = tokio::select! {
                     u = rx.recv() => u,
-                    _ = &mut interrupted => {
-                        runner.send(RunnerCommand::Interrupt);
-                        continue;
+                    _ = sigint.recv() => {
+                        interrupts += 1;
+                        if interrupts == 1 {
+                            runner.send(RunnerCommand::Interrupt);
+                            continue;
+                        }
+                        break ExitCode::from(130);
                     }
+                    _ = sigterm.recv() => break ExitCode::from(143),
                 };
                 let Some(update) = update else {
                     bail!("the runner stopped without finishing the turn");

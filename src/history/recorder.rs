@@ -222,11 +222,9 @@ impl Recorder for HistoryRecorder {
                     self.save_state();
                 }
             }
-            PaneEvent::Queue(queue) => {
-                if self.track_queue && *queue != self.state.queue {
-                    self.state.queue = queue.clone();
-                    self.save_state();
-                }
+            PaneEvent::Queue(queue) if self.track_queue && *queue != self.state.queue => {
+                self.state.queue = queue.clone();
+                self.save_state();
             }
             _ => {}
         }

@@ -5,6 +5,8 @@
 //! `StreamEvent`s and a few out-of-band `ProviderEvent`s come out. Knowledge of an
 //! agent's own protocol lives only in that agent's module below.
 
+pub mod acp;
+pub mod claude;
 pub mod codex;
 pub mod gemini;
 pub mod pi;
@@ -266,6 +268,8 @@ impl Registry {
         r.register(Arc::new(codex::CodexFactory));
         r.register(Arc::new(gemini::GeminiFactory));
         r.register(Arc::new(pi::PiFactory));
+        r.register(Arc::new(acp::AcpFactory));
+        r.register(Arc::new(claude::ClaudeFactory));
         r
     }
 

@@ -1,3 +1,89 @@
-//! Rendering: pure functions of app state (issue #3 builds it out).
+//! Rendering: a function of app state (plus per-entry layout caches).
+//!
+//! `draw` tiles the panes (or shows the zoomed one), then the status bar,
+//! then any overlay.
 
+pub mod cells;
+pub mod help;
+pub mod highlight;
+pub mod layout;
+pub mod markdown;
+pub mod pane;
+pub mod status;
 pub mod terminal;
+pub mod theme;
+pub mod transcript;
+pub mod wrap;
+
+use ratatui::Frame;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+
+use crate::app::state::{App, Overlay};
+
+/// Spinner frame for `app.now` (frames advance every 80 ms).
+pub fn spin_frame(app: &App) -> usize {
+    (app.now.saturating_duration_since(app.started).as_millis() / 80) as usize
+}
+
+pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
+    let area = frame.area();
+    render(app, area, frame.buffer_mut());
+}
+
+/// Draws the whole screen into `buf` (tests and benches call this directly).
+pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) {
+    if area.width < 8 || area.height < 3 {
+        buf.set_string(area.x, area.y, "hive: too small", Style::new());
+        app.pane_rects = vec![Rect::default(); app.panes.len()];
+        return;
+    }
+    let spin = spin_frame(app);
+    let main = Rect::new(area.x, area.y, area.width, area.height - 1);
+    let status_area = Rect::new(area.x, area.bottom() - 1, area.width, 1);
+    let rects = if app.zoom {
+        let mut r = vec![Rect::default(); app.panes.len()];
+        if let Some(slot) = r.get_mut(app.focus) {
+            *slot = main;
+        }
+        r
+    } else {
+        layout::grid(app.panes.len(), main)
+    };
+    for (i, rect) in rects.iter().enumerate() {
+        if rect.width == 0 || rect.height == 0 {
+            if let Some(p) = app.panes.get_mut(i) {
+                p.inner = Rect::default();
+            }
+            continue;
+        }
+        let ctx = pane::PaneCtx {
+            index: i,
+            focused: i == app.focus,
+            theme: &app.theme,
+            keymap: &app.keymap,
+            full_view: app.full_view,
+            spin,
+            now: app.now,
+        };
+        if let Some(p) = app.panes.get_mut(i) {
+            pane::draw(p, &ctx, *rect, buf);
+        }
+    }
+    if app.panes.is_empty() {
+        buf.set_string(
+            main.x + 1,
+            main.y + main.height / 2,
+            "No agents configured: add [[agent]] tables to the config (see config/hive.example.toml).",
+            Style::new().fg(app.theme.dim),
+        );
+    }
+    app.pane_rects = rects;
+    status::draw(app, spin, status_area, buf);
+    match app.overlay {
+        Overlay::None => {}
+        Overlay::Help => help::draw_help(app, main, buf),
+        Overlay::ConfirmQuit => help::draw_confirm_quit(app, main, buf),
+    }
+}

@@ -12,9 +12,11 @@ use tokio::sync::{Notify, oneshot};
 use super::scan::{Found, Scanner};
 use crate::provider::TerminalScreen;
 
-/// Bytes parsed per lock of the emulator. The renderer waits at most for one
-/// such slice, and the read syscall between slices lets it in.
+/// Bytes asked of the PTY per read.
 pub const READ_CHUNK: usize = 16 * 1024;
+/// Bytes parsed per lock of the emulator (~0.2 ms of vt100 work): the
+/// renderer waits at most for one such slice.
+pub const LOCK_SLICE: usize = 4 * 1024;
 
 /// What the reader tells the provider task; the task turns it into at most
 /// one `TerminalUpdated` per frame.
@@ -149,7 +151,7 @@ impl Feeder {
 }
 
 fn process(screen: &TerminalScreen, bytes: &[u8]) {
-    for piece in bytes.chunks(READ_CHUNK) {
+    for piece in bytes.chunks(LOCK_SLICE) {
         lock(screen).process(piece);
     }
 }

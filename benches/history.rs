@@ -1,0 +1,165 @@
+//! History load benchmark: a 10k-record session (3 334 turns: user, toolResult,
+//! assistant with thinking + tool call + ~1 KB of markdown), then
+//! - `open_pane` as the console does it (newest ~400 records),
+//! - paging the whole file back with `load_older`,
+//! - a full load (`read_all` + items, what `hive history show` does).
+//!
+//! Each runs in a fresh child process so its peak RSS (VmHWM) is its own.
+//!
+//! Run: `cargo bench --bench history` (HIVE_BENCH_RECORDS overrides 10 000).
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use hive::config::AgentConfig;
+use hive::history::assemble::{TurnAssembler, items_from};
+use hive::history::record::{Block, Record, Role};
+use hive::history::store::{self, SessionWriter};
+use hive::history::{self, OpenOptions, PaneState, Store};
+
+const ANSWER: &str = "## Result\n\nThe change touches `src/runner.rs` and `src/history/mod.rs`. \
+The runner now hands every event to the recorder before the app sees it, so the history \
+is never behind the screen.\n\n| file | lines |\n|---|---|\n| runner.rs | 42 |\n| mod.rs | 17 |\n\n\
+```rust\nfn record(&mut self, event: &PaneEvent) {\n    match event {\n        PaneEvent::Upsert(u) => self.upsert(u),\n        _ => {}\n    }\n}\n```\n\n\
+Next I would add a test for the torn-line case and measure the load time on a large file. \
+Everything else stays as it is; nothing in the UI needs to change for this.\n";
+
+fn rss_kb(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn generate(root: &Path, records: usize) {
+    let store = Store::at(root);
+    let mut state = PaneState {
+        agent_id: "bench".into(),
+        session: "big".into(),
+        ..PaneState::default()
+    };
+    state.save(&store.state_path("bench")).unwrap();
+    let mut w = SessionWriter::new(store.session_path("bench", "big"));
+    let turns = records.div_ceil(3);
+    let mut batch = Vec::new();
+    for t in 0..turns {
+        let tid = format!("turn_{t:08}");
+        let mut u = Record::new(
+            "bench",
+            "big",
+            1_700_000_000_000 + t as i64 * 1000,
+            Role::User,
+        );
+        u.turn_id = Some(tid.clone());
+        u.content = vec![Block::Text {
+            text: format!("Question number {t}: please look at the runner and explain it."),
+        }];
+        batch.push(u);
+        let mut a = TurnAssembler::new("bench", "big", Some(tid), 0);
+        a.thinking(
+            "The user wants an explanation. I will read the file first.",
+            1,
+        );
+        let call = format!("call_{t}");
+        a.tool_call(
+            &call,
+            "Read",
+            serde_json::json!({"path": "src/runner.rs"}),
+            2,
+        );
+        a.tool_result(&call, "Read", &"fn main() {}\n".repeat(20), false, 3);
+        a.text(ANSWER, 4);
+        a.meta.provider = Some("claude".into());
+        a.meta.model = Some("claude-opus-5-5".into());
+        a.meta.stop_reason = Some("end_turn".into());
+        batch.extend(a.finish());
+        if batch.len() > 3000 {
+            w.append(&batch).unwrap();
+            batch.clear();
+        }
+    }
+    w.append(&batch).unwrap();
+}
+
+fn child(mode: &str, root: &Path) {
+    let store = Store::at(root);
+    let agent = AgentConfig::new("bench", "script");
+    let base = rss_kb("VmRSS:");
+    let t = Instant::now();
+    let (items, detail) = match mode {
+        "open" => {
+            let h = history::open_pane_in(&store, &agent, &OpenOptions::default());
+            assert!(h.warnings.is_empty());
+            let n = h.items.len();
+            (n, format!("older pages: {}", h.older.is_some()))
+        }
+        "page" => {
+            let h = history::open_pane_in(&store, &agent, &OpenOptions::default());
+            let mut n = h.items.len();
+            let mut page = h.older;
+            let mut pages = 1;
+            while let Some(p) = page {
+                let (older, next, _) = history::load_older(&p, 400);
+                n += older.len();
+                page = next;
+                pages += 1;
+            }
+            (n, format!("{pages} pages"))
+        }
+        _ => {
+            let loaded = store::read_all(&store.session_path("bench", "big")).unwrap();
+            let n = loaded.records.len();
+            let items = items_from(&loaded.records);
+            (items.len(), format!("{n} records"))
+        }
+    };
+    let took = t.elapsed();
+    println!(
+        "{mode:>5}: {:>8.2} ms  {items:>6} items ({detail})  RSS {} KB -> peak {} KB",
+        took.as_secs_f64() * 1000.0,
+        base,
+        rss_kb("VmHWM:")
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--child") {
+        child(&args[i + 1], Path::new(&args[i + 2]));
+        return;
+    }
+    // `cargo bench` passes `--bench`; `cargo test --benches` runs with no
+    // flag: keep that run short.
+    let full = args.iter().any(|a| a == "--bench");
+    let records: usize = std::env::var("HIVE_BENCH_RECORDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if full { 10_000 } else { 300 });
+    let dir = tempfile::tempdir().unwrap();
+    let t = Instant::now();
+    generate(dir.path(), records);
+    let size = std::fs::metadata(Store::at(dir.path()).session_path("bench", "big"))
+        .unwrap()
+        .len();
+    println!(
+        "history bench: {records} records, {:.1} MB, written in {:.0} ms",
+        size as f64 / 1e6,
+        t.elapsed().as_secs_f64() * 1000.0
+    );
+    let exe = std::env::current_exe().unwrap();
+    for mode in ["open", "page", "full"] {
+        for _ in 0..if full { 3 } else { 1 } {
+            let status = Command::new(&exe)
+                .args(["--child", mode])
+                .arg(dir.path())
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+    }
+}

@@ -1,0 +1,456 @@
+//! Keys, paste and mouse → state changes and runner commands.
+//!
+//! Order: overlays, then the prefix key's next key, then hive's actions
+//! (global ones also in terminal panes), then the focused pane's queue
+//! selection, approval card and composer. Actions bound to keys a composer
+//! types (`?`, `y`, Home…) only fire while the composer is empty.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
+
+use super::state::{App, Overlay};
+use crate::keymap::{Action, Chord, Scope};
+use crate::provider::PermissionDecision;
+use crate::runner::{QueueEdit, RunnerCommand, SubmitMode, TurnState};
+use crate::ui::terminal as term;
+
+impl App {
+    pub fn on_key(&mut self, ev: KeyEvent) {
+        if ev.kind == KeyEventKind::Release {
+            return;
+        }
+        match self.overlay {
+            Overlay::Help => return self.help_key(ev),
+            Overlay::ConfirmQuit => return self.confirm_key(ev),
+            Overlay::None => {}
+        }
+        if self.prefix_armed {
+            self.prefix_armed = false;
+            return self.prefix_key(ev);
+        }
+        let chord = Chord::from_event(&ev);
+        let terminal = self.focused().is_some_and(|p| p.is_terminal());
+        let composer_empty = self.focused().is_none_or(|p| p.composer_is_empty());
+        let action = self.keymap.lookup(&chord).filter(|a| {
+            let typed = chord.is_text_key() && (terminal || !composer_empty);
+            let allowed = a.scope() == Scope::Global || !terminal;
+            allowed && !typed
+        });
+        if let Some(a) = action
+            && self.global_action(a)
+        {
+            return;
+        }
+        if terminal {
+            return self.terminal_key(&ev);
+        }
+        if self.focused().is_some_and(|p| p.queue_sel.is_some()) {
+            return self.queue_key(&ev);
+        }
+        if composer_empty && self.permission_option_key(&ev) {
+            return;
+        }
+        if let Some(a) = action
+            && self.pane_action(a)
+        {
+            return;
+        }
+        if let Some(p) = self.focused_mut() {
+            p.forget_history_walk();
+            p.composer.input(ev);
+        }
+    }
+
+    /// Actions that work anywhere. False: not one of them.
+    fn global_action(&mut self, a: Action) -> bool {
+        if let Some(i) = a.focus_index() {
+            self.set_focus(i);
+            return true;
+        }
+        match a {
+            Action::Quit => self.request_quit(),
+            Action::Help => {
+                self.overlay = Overlay::Help;
+                self.help_scroll = 0;
+            }
+            Action::FocusNext => self.move_focus(1),
+            Action::FocusPrev => self.move_focus(-1),
+            Action::FocusUp => self.focus_vertical(-1),
+            Action::FocusDown => self.focus_vertical(1),
+            Action::Zoom => self.zoom = !self.zoom,
+            Action::Prefix => self.prefix_armed = true,
+            Action::ToggleView => self.toggle_full_view(),
+            _ => return false,
+        }
+        true
+    }
+
+    pub fn request_quit(&mut self) {
+        if self.running_turns() > 0 {
+            self.overlay = Overlay::ConfirmQuit;
+        } else {
+            self.quit = true;
+        }
+    }
+
+    fn move_focus(&mut self, delta: isize) {
+        let n = self.panes.len();
+        if n == 0 {
+            return;
+        }
+        let next = (self.focus as isize + delta).rem_euclid(n as isize) as usize;
+        self.set_focus(next);
+    }
+
+    /// Focus the pane above/below in the grid (by the drawn rectangles).
+    fn focus_vertical(&mut self, dir: i32) {
+        let Some(cur) = self.pane_rects.get(self.focus).copied() else {
+            return;
+        };
+        let cx = i32::from(cur.x) + i32::from(cur.width) / 2;
+        let best = self
+            .pane_rects
+            .iter()
+            .enumerate()
+            .filter(|(i, r)| *i != self.focus && r.width > 0)
+            .filter(|(_, r)| if dir < 0 { r.y < cur.y } else { r.y > cur.y })
+            .min_by_key(|(_, r)| {
+                let dy = (i32::from(r.y) - i32::from(cur.y)).abs();
+                let dx = (i32::from(r.x) + i32::from(r.width) / 2 - cx).abs();
+                (dy, dx)
+            })
+            .map(|(i, _)| i);
+        if let Some(i) = best {
+            self.set_focus(i);
+        }
+    }
+
+    fn help_key(&mut self, ev: KeyEvent) {
+        match ev.code {
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.help_scroll = self.help_scroll.saturating_add(1)
+            }
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.help_scroll = self.help_scroll.saturating_sub(1)
+            }
+            KeyCode::PageDown => self.help_scroll = self.help_scroll.saturating_add(10),
+            KeyCode::PageUp => self.help_scroll = self.help_scroll.saturating_sub(10),
+            _ => {
+                if self.keymap.lookup(&Chord::from_event(&ev)) == Some(Action::Quit) {
+                    self.overlay = Overlay::None;
+                    return self.request_quit();
+                }
+                self.overlay = Overlay::None;
+            }
+        }
+    }
+
+    fn confirm_key(&mut self, ev: KeyEvent) {
+        let quit_key = self.keymap.lookup(&Chord::from_event(&ev)) == Some(Action::Quit);
+        match ev.code {
+            KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => self.quit = true,
+            _ if quit_key => self.quit = true,
+            _ => self.overlay = Overlay::None,
+        }
+    }
+
+    /// The key after the prefix: tmux-like pane commands; anything else goes
+    /// verbatim to a terminal pane (the escape chord for keys hive uses).
+    fn prefix_key(&mut self, ev: KeyEvent) {
+        let chord = Chord::from_event(&ev);
+        match (ev.code, ev.modifiers - KeyModifiers::SHIFT) {
+            (KeyCode::Char(c @ '1'..='9'), KeyModifiers::NONE) => {
+                self.set_focus(c as usize - '1' as usize);
+            }
+            (KeyCode::Left | KeyCode::Char('h') | KeyCode::Char('p'), KeyModifiers::NONE) => {
+                self.move_focus(-1)
+            }
+            (KeyCode::Right | KeyCode::Char('l') | KeyCode::Char('n'), KeyModifiers::NONE) => {
+                self.move_focus(1)
+            }
+            (KeyCode::Up | KeyCode::Char('k'), KeyModifiers::NONE) => self.focus_vertical(-1),
+            (KeyCode::Down | KeyCode::Char('j'), KeyModifiers::NONE) => self.focus_vertical(1),
+            (KeyCode::Char('z'), KeyModifiers::NONE) => self.zoom = !self.zoom,
+            (KeyCode::Char('?'), _) => self.overlay = Overlay::Help,
+            (KeyCode::Char('q'), KeyModifiers::NONE) => self.request_quit(),
+            _ => {
+                // Prefix twice sends the prefix itself, like tmux.
+                let _ = chord;
+                self.terminal_key(&ev);
+            }
+        }
+    }
+
+    fn terminal_key(&mut self, ev: &KeyEvent) {
+        let focus = self.focus;
+        let Some(p) = self.panes.get_mut(focus) else {
+            return;
+        };
+        let Some(screen) = p.terminal.as_ref() else {
+            return;
+        };
+        if let Some(bytes) = term::encode_key(ev, screen) {
+            p.term_scroll = 0;
+            self.send(focus, RunnerCommand::Input(bytes));
+        }
+    }
+
+    /// Queue selection mode: ↑/↓ select, e/Enter edit, d/Delete remove,
+    /// Shift+↑/↓ (or K/J) move, Esc leaves.
+    fn queue_key(&mut self, ev: &KeyEvent) {
+        let focus = self.focus;
+        let Some(p) = self.panes.get_mut(focus) else {
+            return;
+        };
+        let Some(sel) = p.queue_sel else {
+            return;
+        };
+        let len = p.queue.len();
+        if len == 0 {
+            p.queue_sel = None;
+            return;
+        }
+        let shift = ev.modifiers.contains(KeyModifiers::SHIFT);
+        let mut cmd = None;
+        match ev.code {
+            KeyCode::Up | KeyCode::Char('K') if shift || ev.code == KeyCode::Char('K') => {
+                if sel > 0 {
+                    cmd = Some(QueueEdit::Move {
+                        from: sel,
+                        to: sel - 1,
+                    });
+                    p.queue_sel = Some(sel - 1);
+                }
+            }
+            KeyCode::Down | KeyCode::Char('J') if shift || ev.code == KeyCode::Char('J') => {
+                if sel + 1 < len {
+                    cmd = Some(QueueEdit::Move {
+                        from: sel,
+                        to: sel + 1,
+                    });
+                    p.queue_sel = Some(sel + 1);
+                }
+            }
+            KeyCode::Up | KeyCode::Char('k') => p.queue_sel = Some(sel.saturating_sub(1)),
+            KeyCode::Down | KeyCode::Char('j') => p.queue_sel = Some((sel + 1).min(len - 1)),
+            KeyCode::Char('d') | KeyCode::Delete | KeyCode::Backspace => {
+                cmd = Some(QueueEdit::Remove(sel));
+            }
+            KeyCode::Char('e') | KeyCode::Enter => {
+                let text = p.queue[sel].clone();
+                p.set_composer(&text);
+                p.editing_queued = Some((sel, text));
+                p.queue_sel = None;
+            }
+            _ => p.queue_sel = None,
+        }
+        if let Some(c) = cmd {
+            self.send(focus, RunnerCommand::Queue(c));
+        }
+    }
+
+    /// Digits pick one of the options an approval card offers.
+    fn permission_option_key(&mut self, ev: &KeyEvent) -> bool {
+        let focus = self.focus;
+        let Some(p) = self.panes.get_mut(focus) else {
+            return false;
+        };
+        let Some(req) = p.permissions.front() else {
+            return false;
+        };
+        let KeyCode::Char(c @ '1'..='9') = ev.code else {
+            return false;
+        };
+        if req.options.is_empty() || !ev.modifiers.is_empty() {
+            return false;
+        }
+        let Some(opt) = req.options.get(c as usize - '1' as usize) else {
+            return false;
+        };
+        let decision = PermissionDecision::Option {
+            option_id: opt.option_id.clone(),
+        };
+        self.answer_permission(decision);
+        true
+    }
+
+    fn answer_permission(&mut self, decision: PermissionDecision) {
+        let focus = self.focus;
+        let Some(p) = self.panes.get_mut(focus) else {
+            return;
+        };
+        let Some(req) = p.permissions.pop_front() else {
+            return;
+        };
+        p.deny_reason = false;
+        self.send(
+            focus,
+            RunnerCommand::Permission {
+                request_id: req.request_id,
+                decision,
+            },
+        );
+    }
+
+    /// Conversation-pane actions. False: let the composer have the key.
+    fn pane_action(&mut self, a: Action) -> bool {
+        let focus = self.focus;
+        let Some(p) = self.panes.get_mut(focus) else {
+            return false;
+        };
+        let has_card = !p.permissions.is_empty();
+        match a {
+            Action::Submit => self.submit(SubmitMode::Auto),
+            Action::Steer => self.submit(SubmitMode::Steer),
+            Action::Newline => p.composer.insert_newline(),
+            Action::Interrupt => {
+                if p.deny_reason {
+                    p.deny_reason = false;
+                } else if p.editing_queued.is_some() {
+                    p.editing_queued = None;
+                    p.set_composer("");
+                } else if p.is_busy() {
+                    self.send(focus, RunnerCommand::Interrupt);
+                    self.set_status("interrupting…");
+                } else {
+                    self.status = None;
+                }
+            }
+            Action::RecallQueued => {
+                if p.queue.is_empty() {
+                    self.set_status("nothing queued");
+                } else {
+                    self.send(focus, RunnerCommand::Queue(QueueEdit::PopLast));
+                }
+            }
+            Action::ManageQueue => {
+                if p.queue.is_empty() {
+                    self.set_status("nothing queued");
+                } else {
+                    p.queue_sel = Some(p.queue.len() - 1);
+                }
+            }
+            Action::HistoryPrev => {
+                if p.cursor_row() != 0 || !p.history_prev() {
+                    return false;
+                }
+            }
+            Action::HistoryNext => {
+                if p.cursor_row() != p.last_row() || !p.history_next() {
+                    return false;
+                }
+            }
+            Action::Complete => match p.complete() {
+                None => return false,
+                Some(m) if m.is_empty() => self.set_status("no matching command"),
+                Some(m) if m.len() > 1 => self.set_status(format!("/{}", m.join("  /"))),
+                Some(_) => {}
+            },
+            Action::ScrollUp => {
+                let page = usize::from(p.view_rows.saturating_sub(2).max(1));
+                p.scroll_by(page as isize);
+            }
+            Action::ScrollDown => {
+                let page = usize::from(p.view_rows.saturating_sub(2).max(1));
+                p.scroll_by(-(page as isize));
+            }
+            Action::ScrollTop => p.scroll = usize::MAX / 2,
+            Action::ScrollBottom => p.scroll = 0,
+            Action::Expand => {
+                p.expanded = !p.expanded;
+                p.transcript.invalidate();
+            }
+            Action::Restart if p.state == TurnState::Dead => {
+                self.send(focus, RunnerCommand::Restart);
+            }
+            Action::AllowOnce if has_card && !p.deny_reason => {
+                self.answer_permission(PermissionDecision::AllowOnce)
+            }
+            Action::AllowAlways if has_card && !p.deny_reason => {
+                self.answer_permission(PermissionDecision::AllowAlways)
+            }
+            Action::Deny if has_card && !p.deny_reason => {
+                p.deny_reason = true;
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    fn submit(&mut self, mode: SubmitMode) {
+        let focus = self.focus;
+        let Some(p) = self.panes.get_mut(focus) else {
+            return;
+        };
+        if p.deny_reason {
+            let reason = p.take_composer();
+            let reason = if reason.trim().is_empty() {
+                "denied by the user".to_owned()
+            } else {
+                reason
+            };
+            return self.answer_permission(PermissionDecision::Deny { reason });
+        }
+        if p.composer_is_empty() {
+            if !p.is_busy() && !p.queue.is_empty() && p.state != TurnState::Dead {
+                p.queue_restored = false;
+                self.send(focus, RunnerCommand::DrainQueue);
+            }
+            return;
+        }
+        if let Some((i, original)) = p.editing_queued.take()
+            && p.queue.get(i) == Some(&original)
+        {
+            let text = p.take_composer();
+            self.send(focus, RunnerCommand::Queue(QueueEdit::Replace(i, text)));
+            return;
+        }
+        let text = p.take_composer();
+        p.scroll = 0;
+        self.send(focus, RunnerCommand::Submit { text, mode });
+    }
+
+    /// Bracketed paste: into the composer (never sent), or to the child.
+    pub fn on_paste(&mut self, text: &str) {
+        let focus = self.focus;
+        let Some(p) = self.panes.get_mut(focus) else {
+            return;
+        };
+        if let Some(screen) = p.terminal.as_ref() {
+            let bytes = term::encode_paste(text, screen);
+            self.send(focus, RunnerCommand::Input(bytes));
+            return;
+        }
+        let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        p.composer.insert_str(text);
+    }
+
+    pub fn on_mouse(&mut self, ev: MouseEvent) {
+        let hit = self
+            .pane_rects
+            .iter()
+            .position(|r| r.width > 0 && r.contains((ev.column, ev.row).into()));
+        let Some(i) = hit else {
+            return;
+        };
+        match ev.kind {
+            MouseEventKind::Down(_) => self.set_focus(i),
+            MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
+                let up = matches!(ev.kind, MouseEventKind::ScrollUp);
+                let p = &mut self.panes[i];
+                if let Some(screen) = p.terminal.as_ref()
+                    && term::wants_mouse(screen)
+                {
+                    // SGR mouse report for the wheel, relative to the pane.
+                    let col = ev.column.saturating_sub(p.inner.x) + 1;
+                    let row = ev.row.saturating_sub(p.inner.y) + 1;
+                    let button = if up { 64 } else { 65 };
+                    let bytes = format!("\x1b[<{button};{col};{row}M").into_bytes();
+                    self.send(i, RunnerCommand::Input(bytes));
+                    return;
+                }
+                p.scroll_by(if up { 3 } else { -3 });
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! The console (`hive` with no arguments): one pane per configured agent.
+//!
+//! `state` holds everything on screen, `input` turns keys into state changes
+//! and runner commands, `tty` owns the terminal. This file wires them to the
+//! runners and runs the event loop: redraw only after a change, at most
+//! `ui.max_fps` times a second, and sleep when nothing happens.
+
+pub mod input;
+pub mod pane;
+pub mod state;
+pub mod transcript;
+pub mod tty;
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use crossterm::event::{Event, EventStream, MouseEventKind};
+use futures::StreamExt;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::cli::Cli;
+use crate::config::Config;
+use crate::keymap::Keymap;
+use crate::provider::{DiagnosticLevel, ProviderSpec, Registry};
+use crate::runner::{PaneUpdate, RunnerCommand, RunnerHandle, RunnerOptions, spawn_runner};
+use crate::ui;
+use crate::ui::theme::Theme;
+use state::App;
+
+pub fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
+    tty::check_tty()?;
+    let config = Config::load(cli.config.as_deref())?;
+    let _log = init_logging();
+    tracing::info!(config = %config.source.describe(), agents = config.agents.len(), "console starting");
+    let (mut app, warnings) = build_app(&config);
+    for w in &warnings {
+        tracing::warn!("{w}");
+    }
+    if let Some(p) = app.panes.first_mut() {
+        for w in warnings {
+            p.transcript.notice(DiagnosticLevel::Warn, w);
+        }
+    }
+    let rt = crate::cli::runtime()?;
+    tty::install_panic_hook();
+    let result = rt.block_on(async {
+        let (terminal, guard) = tty::setup()?;
+        let out = event_loop(&mut app, &config, cli.fresh, terminal).await;
+        drop(guard);
+        out
+    });
+    tty::restore();
+    rt.shutdown_timeout(Duration::from_millis(300));
+    crate::provider::process::kill_all();
+    result?;
+    tracing::info!("console stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The app for `config` with its theme and keymap, plus config warnings.
+pub fn build_app(config: &Config) -> (App, Vec<String>) {
+    let mut dirs = Vec::new();
+    if let Some(base) = config.source.base_dir() {
+        dirs.push(base.join("themes"));
+    }
+    if let Some(user) =
+        crate::paths::user_config_file().and_then(|p| p.parent().map(|d| d.join("themes")))
+    {
+        dirs.push(user);
+    }
+    let (theme, mut warnings) = Theme::load(&config.theme, &dirs);
+    let (keymap, kw) = Keymap::from_config(&config.keys);
+    warnings.extend(kw);
+    (App::new(config, theme, keymap), warnings)
+}
+
+/// Logs go to `hive.log` in the state directory, never to the terminal.
+fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = crate::paths::state_dir();
+    std::fs::create_dir_all(&dir).ok()?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(dir.join("hive.log"))
+        .ok()?;
+    let (writer, guard) = tracing_appender::non_blocking(file);
+    let filter = tracing_subscriber::EnvFilter::try_from_env("HIVE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("hive=info"));
+    tracing_subscriber::fmt()
+        .with_writer(writer)
+        .with_ansi(false)
+        .with_env_filter(filter)
+        .try_init()
+        .ok()?;
+    Some(guard)
+}
+
+/// Starts every pane's runner; a provider that cannot start shows its
+/// error in its pane instead of stopping hive.
+fn start_runners(
+    app: &mut App,
+    config: &Config,
+    fresh: bool,
+    tx: &mpsc::UnboundedSender<PaneUpdate>,
+) -> Vec<Option<RunnerHandle>> {
+    let registry = Registry::builtin();
+    let mut runners = Vec::new();
+    for (i, agent) in config.agents.iter().enumerate() {
+        let mut history = crate::history::open_pane(agent, fresh);
+        app.restore(i, &mut history);
+        let options = RunnerOptions {
+            processor: config.processor_config(),
+            interrupt_timeout: Duration::from_millis(config.ui.interrupt_timeout_ms),
+            initial_queue: std::mem::take(&mut history.queue),
+            recorder: history.recorder.take(),
+        };
+        let spec = ProviderSpec {
+            agent: agent.clone(),
+            resume: history.resume.take(),
+        };
+        let started = registry
+            .get(&agent.provider)
+            .and_then(|factory| spawn_runner(i, factory, spec, options, tx.clone()));
+        match started {
+            Ok(h) => runners.push(Some(h)),
+            Err(e) => {
+                tracing::warn!(agent = %agent.id, "cannot start: {e}");
+                if let Some(p) = app.panes.get_mut(i) {
+                    p.failed = Some(e.to_string());
+                }
+                runners.push(None);
+            }
+        }
+    }
+    runners
+}
+
+async fn sleep_opt(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn flush_outbox(app: &mut App, runners: &[Option<RunnerHandle>]) {
+    for (pane, cmd) in app.outbox.drain(..) {
+        match runners.get(pane).and_then(Option::as_ref) {
+            Some(r) => {
+                r.send(cmd);
+            }
+            None => tracing::debug!(pane, "command for a pane without a runner dropped"),
+        }
+    }
+}
+
+async fn event_loop(
+    app: &mut App,
+    config: &Config,
+    fresh: bool,
+    mut terminal: ratatui::Terminal<tty::Backend>,
+) -> anyhow::Result<()> {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    ui::highlight::warm_up();
+    let runners = start_runners(app, config, fresh, &tx);
+    let mut events = EventStream::new();
+    let mut sigterm = signal(SignalKind::terminate()).context("SIGTERM handler")?;
+    let mut sighup = signal(SignalKind::hangup()).context("SIGHUP handler")?;
+    let fps = f64::from(config.ui.max_fps.clamp(1, 240));
+    let interval = Duration::from_secs_f64(1.0 / fps);
+    let spin_every = Duration::from_millis(80);
+    let mut dirty = true;
+    let mut last_draw = Instant::now() - interval;
+    loop {
+        app.now = Instant::now().into_std();
+        flush_outbox(app, &runners);
+        if app.quit {
+            break;
+        }
+        let now = Instant::now();
+        if dirty && now >= last_draw + interval {
+            app.now = now.into_std();
+            app.expire_status();
+            draw(&mut terminal, app)?;
+            dirty = false;
+            last_draw = now;
+            app.sync_terminal_sizes();
+            flush_outbox(app, &runners);
+        }
+        let frame_at = dirty.then_some(last_draw + interval);
+        let tick_at = (!dirty && app.animating()).then_some(last_draw + spin_every);
+        let status_at = app
+            .status
+            .as_ref()
+            .map(|(_, until)| Instant::from_std(*until));
+        tokio::select! {
+            ev = events.next() => match ev {
+                Some(Ok(ev)) => {
+                    if handle_event(app, ev) {
+                        dirty = true;
+                    }
+                }
+                Some(Err(e)) => {
+                    tracing::error!("terminal input: {e}");
+                    break;
+                }
+                None => break,
+            },
+            Some(update) = rx.recv() => {
+                app.now = Instant::now().into_std();
+                app.apply(update);
+                while let Ok(update) = rx.try_recv() {
+                    app.apply(update);
+                }
+                dirty = true;
+            }
+            _ = sigterm.recv() => {
+                tracing::info!("SIGTERM: quitting");
+                break;
+            }
+            _ = sighup.recv() => {
+                tracing::info!("SIGHUP: quitting");
+                break;
+            }
+            _ = sleep_opt(frame_at) => {}
+            _ = sleep_opt(tick_at) => dirty = true,
+            _ = sleep_opt(status_at) => {
+                app.now = Instant::now().into_std();
+                if app.expire_status() {
+                    dirty = true;
+                }
+            }
+        }
+    }
+    for r in runners.iter().flatten() {
+        r.send(RunnerCommand::Shutdown);
+    }
+    // Give runners a moment to end their agents' process groups cleanly.
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    Ok(())
+}
+
+/// Applies one terminal event; false when nothing visible changed.
+fn handle_event(app: &mut App, ev: Event) -> bool {
+    match ev {
+        Event::Key(k) => app.on_key(k),
+        Event::Paste(text) => app.on_paste(&text),
+        Event::Mouse(m) => {
+            if matches!(
+                m.kind,
+                MouseEventKind::Moved | MouseEventKind::Drag(_) | MouseEventKind::Up(_)
+            ) {
+                return false;
+            }
+            app.on_mouse(m);
+        }
+        Event::Resize(..) => {}
+        Event::FocusGained | Event::FocusLost => return false,
+    }
+    true
+}
+
+/// One frame inside a synchronized update (DECSET 2026), so terminals that
+/// support it never show a half-drawn screen.
+fn draw(terminal: &mut ratatui::Terminal<tty::Backend>, app: &mut App) -> anyhow::Result<()> {
+    use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
+    crossterm::queue!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
+    terminal.draw(|f| ui::draw(f, app))?;
+    let out = terminal.backend_mut();
+    crossterm::queue!(out, EndSynchronizedUpdate)?;
+    for n in app.notify.drain(..) {
+        out.write_all(n.as_bytes())?;
+    }
+    out.flush()?;
+    Ok(())
+}

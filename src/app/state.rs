@@ -1,0 +1,278 @@
+//! The console's state: panes, focus, zoom, overlays, and what the runners
+//! tell it. Pure data plus methods; no terminal, no tasks, so tests can build
+//! one and feed it events.
+
+use std::time::{Duration, Instant};
+
+use ratatui::layout::Rect;
+
+use super::pane::Pane;
+use crate::config::{AgentConfig, Config, UiSettings};
+use crate::history::PaneHistory;
+use crate::keymap::Keymap;
+use crate::provider::DiagnosticLevel;
+use crate::runner::{PaneEvent, PaneUpdate, RunnerCommand, TurnState};
+use crate::ui::theme::Theme;
+use crate::upsert::TurnEvent;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overlay {
+    None,
+    Help,
+    ConfirmQuit,
+}
+
+pub struct App {
+    pub panes: Vec<Pane>,
+    pub focus: usize,
+    pub zoom: bool,
+    /// Thinking and tool calls shown (full) or hidden (simple).
+    pub full_view: bool,
+    pub overlay: Overlay,
+    pub help_scroll: u16,
+    pub keymap: Keymap,
+    pub theme: Theme,
+    pub ui: UiSettings,
+    /// Commands for the runners, drained by the event loop.
+    pub outbox: Vec<(usize, RunnerCommand)>,
+    /// A transient line in the status bar and when it goes away.
+    pub status: Option<(String, Instant)>,
+    /// The prefix key was pressed; the next key is a prefix command.
+    pub prefix_armed: bool,
+    pub quit: bool,
+    /// Clock origin for spinners.
+    pub started: Instant,
+    /// "Now" for this frame (tests pin it so snapshots are stable).
+    pub now: Instant,
+    /// Pane rectangles of the last frame (mouse hit-testing).
+    pub pane_rects: Vec<Rect>,
+    /// Bell / OSC 9 bytes to write after the next frame.
+    pub notify: Vec<String>,
+    /// Where the config came from (shown in help).
+    pub config_source: String,
+}
+
+impl App {
+    pub fn new(config: &Config, theme: Theme, keymap: Keymap) -> Self {
+        let now = Instant::now();
+        Self {
+            panes: config.agents.iter().cloned().map(Pane::new).collect(),
+            focus: 0,
+            zoom: false,
+            full_view: config.ui.full_view,
+            overlay: Overlay::None,
+            help_scroll: 0,
+            keymap,
+            theme,
+            ui: config.ui.clone(),
+            outbox: Vec::new(),
+            status: None,
+            prefix_armed: false,
+            quit: false,
+            started: now,
+            now,
+            pane_rects: Vec::new(),
+            notify: Vec::new(),
+            config_source: config.source.describe(),
+        }
+    }
+
+    /// A pane for an agent, filled from its restored history.
+    pub fn restore(&mut self, pane: usize, history: &mut PaneHistory) {
+        let Some(p) = self.panes.get_mut(pane) else {
+            return;
+        };
+        for item in history.items.drain(..) {
+            p.transcript.upsert(item);
+        }
+        for w in history.warnings.drain(..) {
+            p.transcript.notice(DiagnosticLevel::Warn, w);
+        }
+        if !history.queue.is_empty() {
+            p.queue = history.queue.clone();
+            p.queue_restored = true;
+        }
+    }
+
+    pub fn agents(&self) -> impl Iterator<Item = &AgentConfig> {
+        self.panes.iter().map(|p| &p.agent)
+    }
+
+    pub fn focused(&self) -> Option<&Pane> {
+        self.panes.get(self.focus)
+    }
+
+    pub fn focused_mut(&mut self) -> Option<&mut Pane> {
+        self.panes.get_mut(self.focus)
+    }
+
+    pub fn send(&mut self, pane: usize, cmd: RunnerCommand) {
+        self.outbox.push((pane, cmd));
+    }
+
+    pub fn set_status(&mut self, text: impl Into<String>) {
+        self.status = Some((text.into(), self.now + Duration::from_secs(4)));
+    }
+
+    pub fn set_focus(&mut self, i: usize) {
+        if i < self.panes.len() {
+            self.focus = i;
+            self.panes[i].attention = false;
+        }
+    }
+
+    /// Turns running anywhere (quit asks first if any).
+    pub fn running_turns(&self) -> usize {
+        self.panes.iter().filter(|p| p.is_busy()).count()
+    }
+
+    /// True while something on screen moves (spinners), so the loop ticks.
+    pub fn animating(&self) -> bool {
+        self.panes.iter().any(|p| p.is_busy())
+    }
+
+    pub fn toggle_full_view(&mut self) {
+        self.full_view = !self.full_view;
+        for p in &mut self.panes {
+            p.transcript.invalidate();
+        }
+        let what = if self.full_view {
+            "full view: thinking and tool calls shown"
+        } else {
+            "simple view: thinking and tool calls hidden"
+        };
+        self.set_status(what);
+    }
+
+    /// Applies one runner event.
+    pub fn apply(&mut self, update: PaneUpdate) {
+        let i = update.pane;
+        let focused = i == self.focus;
+        let Some(p) = self.panes.get_mut(i) else {
+            return;
+        };
+        let mut needs_user: Option<String> = None;
+        match update.event {
+            PaneEvent::Upsert(u) => p.transcript.upsert(u),
+            PaneEvent::Turn(t) => {
+                p.transcript.turn(&t, self.now);
+                match &t {
+                    TurnEvent::TurnComplete { usage, .. } => {
+                        p.turns += 1;
+                        if let Some(u) = usage {
+                            p.usage.accumulate(u);
+                        }
+                        needs_user = Some("finished".into());
+                    }
+                    TurnEvent::TurnError { error_code, .. } => {
+                        needs_user = Some(format!("failed ({error_code})"));
+                    }
+                    TurnEvent::TurnStarted { model_id, .. } => {
+                        if !model_id.is_empty() {
+                            p.model = Some(model_id.clone());
+                        }
+                    }
+                }
+            }
+            PaneEvent::State(s) => {
+                p.state = s;
+                if s == TurnState::Dead {
+                    needs_user = Some("stopped".into());
+                }
+            }
+            PaneEvent::Queue(list) => {
+                if list.is_empty() {
+                    p.queue_restored = false;
+                }
+                if let Some(sel) = p.queue_sel {
+                    p.queue_sel = if list.is_empty() {
+                        None
+                    } else {
+                        Some(sel.min(list.len() - 1))
+                    };
+                }
+                p.queue = list;
+            }
+            PaneEvent::Notice { level, text } => p.transcript.notice(level, text),
+            PaneEvent::Permission(req) => {
+                needs_user = Some(format!("asks to run {}", req.tool_name));
+                p.permissions.push_back(req);
+            }
+            PaneEvent::Session(info) => {
+                if let Some(m) = info.model {
+                    p.model = Some(m);
+                }
+                if !info.commands.is_empty() {
+                    p.commands = info.commands;
+                }
+            }
+            PaneEvent::Recalled(text) => {
+                if !p.composer_is_empty() {
+                    let current = p.composer_text();
+                    p.set_composer(&format!("{text}\n{current}"));
+                } else {
+                    p.set_composer(&text);
+                }
+            }
+            PaneEvent::Attached {
+                capabilities,
+                terminal,
+            } => {
+                p.capabilities = Some(capabilities);
+                p.failed = None;
+                p.terminal = terminal;
+                p.term_size = None;
+            }
+            PaneEvent::TerminalUpdated => {}
+            PaneEvent::Bell => needs_user = Some("rang the bell".into()),
+        }
+        if let Some(what) = needs_user
+            && !focused
+        {
+            p.attention = true;
+            let msg = format!("{} {what}", p.name());
+            if self.ui.bell {
+                self.notify.push("\x07".into());
+            }
+            if self.ui.osc9 {
+                self.notify.push(format!(
+                    "\x1b]9;hive: {}\x07",
+                    msg.replace(['\x07', '\x1b'], "")
+                ));
+            }
+        }
+    }
+
+    /// Sends the terminal size to PTY panes whose drawn area changed.
+    pub fn sync_terminal_sizes(&mut self) {
+        let mut cmds = Vec::new();
+        for (i, p) in self.panes.iter_mut().enumerate() {
+            if p.terminal.is_none() || p.inner.width == 0 || p.inner.height == 0 {
+                continue;
+            }
+            let size = (p.inner.width, p.inner.height);
+            if p.term_size != Some(size) {
+                p.term_size = Some(size);
+                cmds.push((
+                    i,
+                    RunnerCommand::Resize {
+                        cols: size.0,
+                        rows: size.1,
+                    },
+                ));
+            }
+        }
+        self.outbox.extend(cmds);
+    }
+
+    /// Drops an expired status line; true when something changed.
+    pub fn expire_status(&mut self) -> bool {
+        if let Some((_, until)) = &self.status
+            && *until <= self.now
+        {
+            self.status = None;
+            return true;
+        }
+        false
+    }
+}

@@ -1,0 +1,147 @@
+//! A pane's conversation: entries in display order, items keyed by `item_id`
+//! and replaced in place by each upsert (never appended as deltas).
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use crate::event::Usage;
+use crate::provider::DiagnosticLevel;
+use crate::ui::transcript::Cache;
+use crate::upsert::{TurnEvent, TurnStatus, Upsert};
+
+#[derive(Debug)]
+pub enum EntryKind {
+    Item(Upsert),
+    /// Model, duration, tokens and cost of a finished turn.
+    Footer {
+        model: String,
+        duration: Option<Duration>,
+        usage: Option<Usage>,
+        cancelled: bool,
+    },
+    TurnError {
+        code: String,
+        message: String,
+    },
+    Notice {
+        level: DiagnosticLevel,
+        text: String,
+    },
+}
+
+#[derive(Debug)]
+pub struct Entry {
+    pub kind: EntryKind,
+    /// Bumped on every change; layout caches compare it.
+    pub rev: u64,
+    pub cache: Cache,
+}
+
+impl Entry {
+    fn new(kind: EntryKind) -> Self {
+        Self {
+            kind,
+            rev: 0,
+            cache: Cache::default(),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Transcript {
+    pub entries: Vec<Entry>,
+    index: HashMap<String, usize>,
+    /// Turns in flight: model and start time, for the footer.
+    turns: HashMap<String, (String, Instant)>,
+    /// Bumped on any change (the pane's "something new" marker).
+    pub rev: u64,
+}
+
+impl Transcript {
+    pub fn upsert(&mut self, u: Upsert) {
+        self.rev += 1;
+        match self.index.get(&u.item_id) {
+            Some(&i) => {
+                let e = &mut self.entries[i];
+                e.kind = EntryKind::Item(u);
+                e.rev += 1;
+            }
+            None => {
+                self.index.insert(u.item_id.clone(), self.entries.len());
+                self.entries.push(Entry::new(EntryKind::Item(u)));
+            }
+        }
+    }
+
+    pub fn turn(&mut self, t: &TurnEvent, now: Instant) {
+        match t {
+            TurnEvent::TurnStarted {
+                turn_id, model_id, ..
+            } => {
+                self.turns.insert(turn_id.clone(), (model_id.clone(), now));
+            }
+            TurnEvent::TurnComplete {
+                turn_id,
+                status,
+                usage,
+                ..
+            } => {
+                let (model, started) = self
+                    .turns
+                    .remove(turn_id)
+                    .map_or((String::new(), None), |(m, t)| (m, Some(t)));
+                self.push(EntryKind::Footer {
+                    model,
+                    duration: started.map(|s| now.saturating_duration_since(s)),
+                    usage: usage.clone(),
+                    cancelled: *status == TurnStatus::Cancelled,
+                });
+            }
+            TurnEvent::TurnError {
+                turn_id,
+                error_code,
+                error_message,
+                ..
+            } => {
+                self.turns.remove(turn_id);
+                self.push(EntryKind::TurnError {
+                    code: error_code.clone(),
+                    message: error_message.clone(),
+                });
+            }
+        }
+    }
+
+    pub fn notice(&mut self, level: DiagnosticLevel, text: impl Into<String>) {
+        self.push(EntryKind::Notice {
+            level,
+            text: text.into(),
+        });
+    }
+
+    pub fn push(&mut self, kind: EntryKind) {
+        self.rev += 1;
+        self.entries.push(Entry::new(kind));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// When the running turn started (for the "working" line).
+    pub fn running_since(&self) -> Option<Instant> {
+        self.turns.values().map(|(_, t)| *t).min()
+    }
+
+    /// Drops every layout cache (theme or view changed).
+    pub fn invalidate(&mut self) {
+        for e in &mut self.entries {
+            e.cache = Cache::default();
+        }
+        self.rev += 1;
+    }
+}

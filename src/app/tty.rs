@@ -1,0 +1,105 @@
+//! The terminal while hive owns it: raw mode, alternate screen, mouse
+//! (buttons and wheel, not every motion), bracketed paste, disambiguated keys
+//! where the terminal supports them; and a restore that is safe to call from
+//! anywhere (normal exit, error, panic hook, signal), any number of times.
+
+use std::io::{self, BufWriter, IsTerminal, Stdout, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crossterm::event::{
+    DisableBracketedPaste, EnableBracketedPaste, KeyboardEnhancementFlags,
+    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use crossterm::{cursor, execute};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+
+pub type Backend = CrosstermBackend<BufWriter<Stdout>>;
+
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+static KEYBOARD_FLAGS: AtomicBool = AtomicBool::new(false);
+
+/// Mouse buttons, drag and wheel in SGR encoding; no any-motion tracking,
+/// which would wake hive on every pointer move.
+const MOUSE_ON: &str = "\x1b[?1000h\x1b[?1002h\x1b[?1006h";
+const MOUSE_OFF: &str = "\x1b[?1006l\x1b[?1002l\x1b[?1000l";
+
+/// Restores the terminal when dropped.
+pub struct Guard;
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        restore();
+    }
+}
+
+pub fn check_tty() -> anyhow::Result<()> {
+    if !io::stdin().is_terminal() || !io::stdout().is_terminal() {
+        anyhow::bail!(
+            "the console needs a terminal on stdin and stdout; for scripts use `hive run --agent ID PROMPT`"
+        );
+    }
+    Ok(())
+}
+
+pub fn setup() -> anyhow::Result<(Terminal<Backend>, Guard)> {
+    enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    let guard = Guard;
+    let mut out = io::stdout();
+    execute!(
+        out,
+        EnterAlternateScreen,
+        EnableBracketedPaste,
+        cursor::Hide
+    )?;
+    out.write_all(MOUSE_ON.as_bytes())?;
+    // Lets Ctrl+Enter and Shift+Enter reach hive on terminals that can say so.
+    if crossterm::terminal::supports_keyboard_enhancement().unwrap_or(false) {
+        execute!(
+            out,
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        )?;
+        KEYBOARD_FLAGS.store(true, Ordering::SeqCst);
+    }
+    out.flush()?;
+    let backend = CrosstermBackend::new(BufWriter::with_capacity(64 * 1024, io::stdout()));
+    let mut terminal = Terminal::new(backend)?;
+    terminal.clear()?;
+    Ok((terminal, guard))
+}
+
+/// Puts the terminal back. Never panics; does nothing the second time.
+pub fn restore() {
+    if !ACTIVE.swap(false, Ordering::SeqCst) {
+        return;
+    }
+    let mut out = io::stdout();
+    if KEYBOARD_FLAGS.swap(false, Ordering::SeqCst) {
+        let _ = execute!(out, PopKeyboardEnhancementFlags);
+    }
+    let _ = out.write_all(MOUSE_OFF.as_bytes());
+    let _ = execute!(
+        out,
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        cursor::Show
+    );
+    let _ = disable_raw_mode();
+    let _ = out.flush();
+}
+
+/// On panic: restore the terminal and end every agent before the message
+/// is printed, so the message lands on a sane screen.
+pub fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore();
+        crate::provider::process::kill_all();
+        tracing::error!("panic: {info}");
+        previous(info);
+    }));
+}

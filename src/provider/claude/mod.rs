@@ -1,0 +1,487 @@
+//! The `claude` provider: drives Claude Code the way the Claude Agent SDK does,
+//! as one persistent `claude -p --input-format stream-json --output-format
+//! stream-json --include-partial-messages --verbose` process per pane.
+//!
+//! User messages, interrupts and permission answers go to its stdin as JSON
+//! lines (`control`); its stdout is translated into canonical events
+//! (`translate`). The process lives across turns; when it dies the task
+//! reports the turn in flight as failed, then `Exited`, and ends: hive never
+//! restarts an agent behind the user's back.
+
+pub mod control;
+pub mod translate;
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::process::ChildStdout;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::process::{AgentProcess, CommandSpec, LineReader};
+use super::{
+    Capabilities, DiagnosticLevel, EventSink, PermissionDecision, ProviderCommand, ProviderError,
+    ProviderEvent, ProviderFactory, ProviderHandle, ProviderSpec,
+};
+use crate::config::AgentConfig;
+use crate::event::{ErrorInfo, Payload, StreamEvent};
+use translate::Translator;
+
+/// An interrupt Claude does not answer within this ends the turn here (the
+/// runner's own backstop, which replaces the process, comes later).
+pub const CANCEL_GRACE: Duration = Duration::from_millis(800);
+/// SIGTERM → SIGKILL grace on kill.
+const KILL_GRACE: Duration = Duration::from_millis(500);
+/// After the process exits, how long stdout may still deliver buffered lines.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(300);
+
+/// Permission modes in which Claude never asks the host.
+const SILENT_MODES: &[&str] = &["bypassPermissions", "dontAsk"];
+
+pub struct ClaudeFactory;
+
+/// The command line for `agent` (resuming `resume`), as documented in
+/// docs/claude.md.
+pub fn command_spec(agent: &AgentConfig, resume: Option<&str>) -> CommandSpec {
+    let (program, mut args) = agent.program("claude");
+    args.extend(
+        [
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--include-partial-messages",
+            "--verbose",
+        ]
+        .map(String::from),
+    );
+    if let Some(model) = &agent.model {
+        args.extend(["--model".into(), model.clone()]);
+    }
+    if let Some(mode) = &agent.permission_mode {
+        args.extend(["--permission-mode".into(), mode.clone()]);
+    }
+    if asks_host(agent) {
+        args.extend(["--permission-prompt-tool".into(), "stdio".into()]);
+    }
+    if !agent.allowed_tools.is_empty() {
+        args.extend(["--allowedTools".into(), agent.allowed_tools.join(",")]);
+    }
+    let mut env = agent.env.clone();
+    match agent.thinking.as_deref().map(Thinking::parse) {
+        Some(Thinking::Effort(level)) => args.extend(["--effort".into(), level]),
+        Some(Thinking::Budget(tokens)) => {
+            env.entry("MAX_THINKING_TOKENS".into())
+                .or_insert_with(|| tokens.to_string());
+        }
+        None => {}
+    }
+    if let Some(prompt) = &agent.system_prompt {
+        args.extend(["--append-system-prompt".into(), prompt.clone()]);
+    }
+    if let Some(id) = resume {
+        args.extend(["--resume".into(), id.to_owned()]);
+    }
+    args.extend(agent.args.iter().cloned());
+    CommandSpec {
+        program,
+        args,
+        cwd: agent.cwd.clone(),
+        env,
+    }
+}
+
+/// The agent's `thinking` setting.
+enum Thinking {
+    /// `--effort <level>` (Claude Code 2.1: low, medium, high, xhigh, max;
+    /// the CLI rejects others, visibly).
+    Effort(String),
+    /// `MAX_THINKING_TOKENS` (a number; `off` is 0).
+    Budget(u64),
+}
+
+impl Thinking {
+    fn parse(s: &str) -> Self {
+        let s = s.trim().to_ascii_lowercase();
+        match s.as_str() {
+            "off" | "none" | "false" => Self::Budget(0),
+            n => n.parse().map(Self::Budget).unwrap_or(Self::Effort(s)),
+        }
+    }
+}
+
+/// Whether tool permission prompts come to hive (`--permission-prompt-tool stdio`).
+fn asks_host(agent: &AgentConfig) -> bool {
+    agent
+        .permission_mode
+        .as_deref()
+        .is_none_or(|m| !SILENT_MODES.contains(&m))
+}
+
+impl ProviderFactory for ClaudeFactory {
+    fn name(&self) -> &'static str {
+        "claude"
+    }
+
+    fn capabilities(&self, agent: &AgentConfig) -> Capabilities {
+        Capabilities {
+            queue_while_streaming: true,
+            interrupt: true,
+            tool_events: true,
+            thinking: true,
+            resume: true,
+            permissions: asks_host(agent),
+        }
+    }
+
+    fn spawn(
+        &self,
+        spec: ProviderSpec,
+        events: EventSink,
+    ) -> Result<ProviderHandle, ProviderError> {
+        let cmd = command_spec(&spec.agent, spec.resume.as_deref());
+        let (process, stdout) =
+            AgentProcess::spawn(&cmd).map_err(|source| ProviderError::Spawn {
+                agent: spec.agent.id.clone(),
+                program: cmd.program.clone(),
+                source,
+            })?;
+        let translator = Translator::new(spec.resume.as_deref());
+        Ok(ProviderHandle::spawn(move |rx| async move {
+            Session {
+                process,
+                stdout,
+                translator,
+                events,
+                cancel_deadline: None,
+                held: Vec::new(),
+                permissions: HashMap::new(),
+                always_allowed: HashSet::new(),
+                control_seq: 0,
+            }
+            .run(rx)
+            .await
+        }))
+    }
+}
+
+/// The provider task: one Claude Code process.
+struct Session {
+    process: AgentProcess,
+    stdout: LineReader<ChildStdout>,
+    translator: Translator,
+    events: EventSink,
+    cancel_deadline: Option<Instant>,
+    /// Steered messages that arrived after their turn ended; they go out
+    /// with the next `Send`.
+    held: Vec<String>,
+    /// Open `can_use_tool` requests: request id → (tool, original input).
+    permissions: HashMap<String, (String, Value)>,
+    /// Tools the user allowed for the rest of this session.
+    always_allowed: HashSet<String>,
+    control_seq: u64,
+}
+
+/// Why the loop stopped.
+enum Stop {
+    /// Kill, or the host dropped its handle.
+    Killed,
+    /// The process ended (or its stdout did).
+    Exited,
+}
+
+impl Session {
+    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<ProviderCommand>) {
+        // The SDK's handshake; the answer lists the slash commands.
+        let id = self.next_id("init");
+        if self.write(&control::initialize(&id)).await.is_err() {
+            self.exited().await;
+            return;
+        }
+        let stop = loop {
+            let deadline = self.cancel_deadline;
+            tokio::select! {
+                line = self.stdout.next_line() => match line {
+                    Ok(Some(line)) => {
+                        if self.on_line(&line).await.is_err() {
+                            break Stop::Exited;
+                        }
+                    }
+                    Ok(None) | Err(_) => break Stop::Exited,
+                },
+                cmd = rx.recv() => match cmd {
+                    None | Some(ProviderCommand::Kill) => break Stop::Killed,
+                    Some(cmd) => {
+                        if self.on_command(cmd).await.is_err() {
+                            break Stop::Exited;
+                        }
+                    }
+                },
+                _ = self.process.wait() => {
+                    self.drain_stdout().await;
+                    break Stop::Exited;
+                }
+                _ = sleep_opt(deadline) => {
+                    self.cancel_deadline = None;
+                    let events = self.translator.force_cancel();
+                    self.emit_all(events);
+                }
+            }
+        };
+        match stop {
+            Stop::Killed => {
+                self.process.terminate(KILL_GRACE).await;
+            }
+            Stop::Exited => self.exited().await,
+        }
+    }
+
+    fn next_id(&mut self, what: &str) -> String {
+        self.control_seq += 1;
+        format!("hive_{what}_{}", self.control_seq)
+    }
+
+    fn emit(&self, ev: ProviderEvent) {
+        let _ = self.events.send(ev);
+    }
+
+    fn emit_all(&self, events: Vec<ProviderEvent>) {
+        for ev in events {
+            self.emit(ev);
+        }
+    }
+
+    async fn write(&mut self, line: &str) -> std::io::Result<()> {
+        self.process.write_line(line).await
+    }
+
+    /// One stdout line. Err: stdin is broken (the process is going away).
+    async fn on_line(&mut self, line: &str) -> std::io::Result<()> {
+        let out = self.translator.line(line);
+        for reply in &out.replies {
+            self.write(reply).await?;
+        }
+        for ev in out.events {
+            match ev {
+                ProviderEvent::Permission(req) => {
+                    if self.always_allowed.contains(&req.tool_name) {
+                        self.write(&control::permission_allow(&req.request_id, &req.input))
+                            .await?;
+                    } else {
+                        self.permissions.insert(
+                            req.request_id.clone(),
+                            (req.tool_name.clone(), req.input.clone()),
+                        );
+                        self.emit(ProviderEvent::Permission(req));
+                    }
+                }
+                ev => self.emit(ev),
+            }
+        }
+        if !self.translator.has_turn() {
+            self.cancel_deadline = None;
+        }
+        Ok(())
+    }
+
+    async fn on_command(&mut self, cmd: ProviderCommand) -> std::io::Result<()> {
+        match cmd {
+            ProviderCommand::Send { turn_id, text } => {
+                let mut uuids = Vec::new();
+                let held = std::mem::take(&mut self.held);
+                for text in held.iter().chain(std::iter::once(&text)) {
+                    let uuid = uuid::Uuid::new_v4().to_string();
+                    if let Err(e) = self.write(&control::user_message(text, &uuid)).await {
+                        // TC-3.2c: no fake success on a dead process.
+                        self.emit(ProviderEvent::Stream(StreamEvent::new(
+                            &turn_id,
+                            self.translator.session_id(),
+                            Payload::ResponseError {
+                                error: ErrorInfo::new(
+                                    "process_crash",
+                                    format!("cannot send to Claude Code: {e}"),
+                                ),
+                            },
+                        )));
+                        return Err(e);
+                    }
+                    uuids.push(uuid);
+                }
+                self.translator.begin_turn(&turn_id, uuids);
+            }
+            ProviderCommand::Steer { text } => {
+                if self.translator.has_turn() {
+                    let uuid = uuid::Uuid::new_v4().to_string();
+                    self.write(&control::user_message(&text, &uuid)).await?;
+                    self.translator.add_message(&uuid);
+                } else {
+                    self.held.push(text);
+                    self.emit(ProviderEvent::Diagnostic {
+                        level: DiagnosticLevel::Info,
+                        message: "the turn had just ended: your message goes out with the next one"
+                            .into(),
+                    });
+                }
+            }
+            ProviderCommand::Cancel => {
+                if self.translator.request_cancel() && self.cancel_deadline.is_none() {
+                    let id = self.next_id("interrupt");
+                    self.write(&control::interrupt(&id)).await?;
+                    self.cancel_deadline = Some(Instant::now() + CANCEL_GRACE);
+                }
+            }
+            ProviderCommand::Permission {
+                request_id,
+                decision,
+            } => {
+                let Some((tool, input)) = self.permissions.remove(&request_id) else {
+                    self.emit(ProviderEvent::Diagnostic {
+                        level: DiagnosticLevel::Warn,
+                        message: format!("no open permission request `{request_id}`"),
+                    });
+                    return Ok(());
+                };
+                let line = match decision {
+                    PermissionDecision::AllowOnce => control::permission_allow(&request_id, &input),
+                    PermissionDecision::AllowAlways => {
+                        self.always_allowed.insert(tool);
+                        control::permission_allow(&request_id, &input)
+                    }
+                    PermissionDecision::Deny { reason } => {
+                        let reason = if reason.trim().is_empty() {
+                            "The user denied this tool use.".to_owned()
+                        } else {
+                            reason
+                        };
+                        control::permission_deny(&request_id, &reason)
+                    }
+                    PermissionDecision::Option { option_id } => {
+                        if option_id.starts_with("allow") {
+                            if option_id == "allow_always" {
+                                self.always_allowed.insert(tool);
+                            }
+                            control::permission_allow(&request_id, &input)
+                        } else {
+                            control::permission_deny(&request_id, "The user denied this tool use.")
+                        }
+                    }
+                };
+                self.write(&line).await?;
+            }
+            ProviderCommand::Input(_) | ProviderCommand::Resize { .. } => {}
+            ProviderCommand::Kill => {}
+        }
+        Ok(())
+    }
+
+    /// The process exited: read what it still wrote, then wait briefly.
+    async fn drain_stdout(&mut self) {
+        let until = Instant::now() + DRAIN_AFTER_EXIT;
+        while let Ok(Ok(Some(line))) = tokio::time::timeout_at(until, self.stdout.next_line()).await
+        {
+            if self.on_line(&line).await.is_err() {
+                break;
+            }
+        }
+    }
+
+    /// The process is gone (or going): fail the turn in flight with its exit
+    /// status and last stderr lines, report `Exited`, sweep its group.
+    async fn exited(&mut self) {
+        self.drain_stdout().await;
+        let status = match tokio::time::timeout(DRAIN_AFTER_EXIT, self.process.wait()).await {
+            Ok(Ok(s)) => Some(s),
+            // stdout closed but the process lingers: it is of no use any more.
+            _ => self.process.terminate(Duration::from_millis(200)).await,
+        };
+        // Stragglers in its group go too.
+        self.process.terminate(Duration::from_millis(100)).await;
+        // stderr is collected by a separate task that may not have read the
+        // dying process's last words yet: give it a moment.
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let settle = Instant::now() + Duration::from_millis(200);
+        while self.process.stderr_tail().is_empty() && Instant::now() < settle {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let report = self.process.exit_report(status);
+        let message = format!("Claude Code {report}");
+        let events = self.translator.fail_turn("agent_exited", &message);
+        self.emit_all(events);
+        self.emit(ProviderEvent::Exited {
+            code: status.and_then(|s| s.code()),
+            message,
+        });
+    }
+}
+
+async fn sleep_opt(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_command_line() {
+        let agent = AgentConfig::new("a", "claude");
+        let spec = command_spec(&agent, None);
+        assert_eq!(spec.program, "claude");
+        assert_eq!(
+            spec.args,
+            [
+                "-p",
+                "--input-format",
+                "stream-json",
+                "--output-format",
+                "stream-json",
+                "--include-partial-messages",
+                "--verbose",
+                "--permission-prompt-tool",
+                "stdio"
+            ]
+        );
+    }
+
+    #[test]
+    fn configured_command_line() {
+        let mut agent = AgentConfig::new("a", "claude");
+        agent.command = vec!["/opt/claude".into(), "--debug".into()];
+        agent.model = Some("claude-sonnet-4-5".into());
+        agent.permission_mode = Some("bypassPermissions".into());
+        agent.allowed_tools = vec!["Read".into(), "Bash(git:*)".into()];
+        agent.system_prompt = Some("Be brief.".into());
+        agent.args = vec!["--max-turns".into(), "3".into()];
+        agent.thinking = Some("high".into());
+        agent.cwd = Some("/tmp".into());
+        agent
+            .env
+            .insert("ANTHROPIC_BASE_URL".into(), "http://127.0.0.1:9".into());
+        let spec = command_spec(&agent, Some("5e551011"));
+        assert_eq!(spec.program, "/opt/claude");
+        let line = spec.args.join(" ");
+        assert!(line.starts_with("--debug -p --input-format stream-json"));
+        assert!(line.contains("--model claude-sonnet-4-5"));
+        assert!(line.contains("--permission-mode bypassPermissions"));
+        assert!(!line.contains("--permission-prompt-tool"));
+        assert!(line.contains("--allowedTools Read,Bash(git:*)"));
+        assert!(line.contains("--append-system-prompt Be brief."));
+        assert!(line.contains("--effort high"));
+        assert!(line.ends_with("--resume 5e551011 --max-turns 3"));
+        assert_eq!(spec.env["ANTHROPIC_BASE_URL"], "http://127.0.0.1:9");
+        agent.thinking = Some("off".into());
+        assert_eq!(command_spec(&agent, None).env["MAX_THINKING_TOKENS"], "0");
+        agent.thinking = Some("12000".into());
+        assert_eq!(
+            command_spec(&agent, None).env["MAX_THINKING_TOKENS"],
+            "12000"
+        );
+        assert_eq!(spec.cwd.as_deref(), Some(std::path::Path::new("/tmp")));
+        assert!(!ClaudeFactory.capabilities(&agent).permissions);
+    }
+}

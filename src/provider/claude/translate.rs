@@ -1,0 +1,1110 @@
+//! Claude Code stream-json (stdout) → canonical events. Pure: no I/O, no
+//! clock reads beyond event stamps, so every capture in `tests/fixtures/claude`
+//! replays through it deterministically.
+//!
+//! Shapes as observed from Claude Code 2.1.330 (realcli/README.md):
+//! - `system/init` starts every Claude turn (session id, model) → `Session`,
+//!   and binds the hive turn (`response_start`).
+//! - `stream_event` carries the raw Anthropic SSE events; each content block
+//!   (keyed by API message id + block index) becomes one item.
+//! - `assistant` repeats each block complete, just before its
+//!   `content_block_stop`: it is the authoritative final content.
+//! - `user` carries `tool_result` blocks → `function_call_output` by id.
+//! - `result` ends a Claude turn; `user_message_uuids` says which of the user
+//!   messages hive wrote it answered. A hive turn (one `Send` plus any steered
+//!   messages) ends when every message of it has been answered, so a steered
+//!   message that Claude ran as its own queued turn folds into the hive turn.
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value};
+
+use crate::event::{
+    ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, Usage, new_id,
+};
+use crate::provider::{DiagnosticLevel, PermissionRequest, ProviderEvent, SessionInfo};
+
+/// `provider_id` on `response_start` and reasoning items.
+pub const PROVIDER_ID: &str = "claude";
+
+/// What one stdout line produced.
+#[derive(Debug, Default)]
+pub struct Translated {
+    pub events: Vec<ProviderEvent>,
+    /// Lines to write back to stdin (answers to control requests hive does
+    /// not handle, so the CLI never waits on them).
+    pub replies: Vec<String>,
+}
+
+impl Translated {
+    /// Only the canonical stream events.
+    pub fn stream(&self) -> impl Iterator<Item = &StreamEvent> {
+        self.events.iter().filter_map(|e| match e {
+            ProviderEvent::Stream(s) => Some(s),
+            _ => None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BlockKind {
+    Text,
+    Thinking,
+    Tool,
+}
+
+impl BlockKind {
+    fn of(block_type: &str) -> Option<Self> {
+        match block_type {
+            "text" => Some(Self::Text),
+            "thinking" | "redacted_thinking" => Some(Self::Thinking),
+            "tool_use" | "server_tool_use" | "mcp_tool_use" => Some(Self::Tool),
+            _ => None,
+        }
+    }
+}
+
+/// One content block of one API message: one canonical item.
+#[derive(Debug)]
+struct Block {
+    message_id: String,
+    index: Option<u64>,
+    kind: BlockKind,
+    item_id: String,
+    call_id: String,
+    name: String,
+    /// Streamed text, thinking or partial tool-input JSON so far.
+    content: String,
+    /// Finalized (or given up); later lines for it change nothing.
+    closed: bool,
+}
+
+/// The hive turn in flight.
+#[derive(Debug)]
+struct Turn {
+    turn_id: String,
+    /// uuids of the user messages of this turn Claude has not answered yet.
+    pending: Vec<String>,
+    bound: bool,
+    cancel_requested: bool,
+    usage: Option<Usage>,
+}
+
+#[derive(Debug)]
+pub struct Translator {
+    session_id: String,
+    session_known: bool,
+    model: Option<String>,
+    commands: Vec<String>,
+    announced: Option<SessionInfo>,
+    turn: Option<Turn>,
+    blocks: Vec<Block>,
+    current_message: Option<String>,
+    /// Messages of a turn hive ended itself (the interrupt went unanswered).
+    /// Until Claude's result for them arrives, its output belongs to that
+    /// turn and is dropped rather than shown in the next one.
+    abandoned: HashSet<String>,
+    last_total_cost: Option<f64>,
+    /// Text of a synthetic "API Error: …" assistant message, for the result.
+    api_error: Option<String>,
+    stop_reason: Option<String>,
+}
+
+impl Translator {
+    /// `resume`: the session being resumed, used as session id until
+    /// `system/init` names it.
+    pub fn new(resume: Option<&str>) -> Self {
+        Self {
+            session_id: resume
+                .map(str::to_owned)
+                .unwrap_or_else(|| new_id("claude")),
+            session_known: resume.is_some(),
+            model: None,
+            commands: Vec::new(),
+            announced: None,
+            turn: None,
+            blocks: Vec::new(),
+            current_message: None,
+            abandoned: HashSet::new(),
+            last_total_cost: None,
+            api_error: None,
+            stop_reason: None,
+        }
+    }
+
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    pub fn model(&self) -> Option<&str> {
+        self.model.as_deref()
+    }
+
+    pub fn turn_id(&self) -> Option<&str> {
+        self.turn.as_ref().map(|t| t.turn_id.as_str())
+    }
+
+    pub fn has_turn(&self) -> bool {
+        self.turn.is_some()
+    }
+
+    /// Claude is still busy with a turn hive already ended.
+    pub fn draining(&self) -> bool {
+        !self.abandoned.is_empty()
+    }
+
+    pub fn cancel_requested(&self) -> bool {
+        self.turn.as_ref().is_some_and(|t| t.cancel_requested)
+    }
+
+    /// hive wrote the user messages `uuids` for a new turn (`Send`).
+    pub fn begin_turn(&mut self, turn_id: &str, uuids: Vec<String>) {
+        self.turn = Some(Turn {
+            turn_id: turn_id.to_owned(),
+            pending: uuids,
+            bound: false,
+            cancel_requested: false,
+            usage: None,
+        });
+    }
+
+    /// hive wrote another user message into the running turn (`Steer`).
+    /// False when no turn runs.
+    pub fn add_message(&mut self, uuid: &str) -> bool {
+        match self.turn.as_mut() {
+            Some(t) => {
+                t.pending.push(uuid.to_owned());
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// hive sent the interrupt; the next `result` ends the turn as cancelled.
+    pub fn request_cancel(&mut self) -> bool {
+        match self.turn.as_mut() {
+            Some(t) => {
+                t.cancel_requested = true;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Claude did not answer the interrupt in time: end the turn as
+    /// cancelled here; whatever Claude still says about it is ignored.
+    pub fn force_cancel(&mut self) -> Vec<ProviderEvent> {
+        let Some(turn) = self.turn.take() else {
+            return Vec::new();
+        };
+        self.abandoned.extend(turn.pending.iter().cloned());
+        self.blocks.clear();
+        vec![self.event(
+            &turn.turn_id,
+            Payload::ResponseDone {
+                status: ResponseStatus::Cancelled,
+                finish_reason: Some("interrupted".into()),
+                error: None,
+                usage: turn.usage,
+            },
+        )]
+    }
+
+    /// The process ended: the turn in flight fails with `message`.
+    pub fn fail_turn(&mut self, code: &str, message: &str) -> Vec<ProviderEvent> {
+        let Some(turn) = self.turn.take() else {
+            return Vec::new();
+        };
+        self.blocks.clear();
+        vec![self.event(
+            &turn.turn_id,
+            Payload::ResponseError {
+                error: ErrorInfo::new(code, message),
+            },
+        )]
+    }
+
+    /// Translates one stdout line. Never fails: a line that is not JSON
+    /// becomes a diagnostic and the stream goes on.
+    pub fn line(&mut self, line: &str) -> Translated {
+        let mut out = Translated::default();
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            return out;
+        }
+        match serde_json::from_str::<Value>(trimmed) {
+            Ok(v) if v.get("type").and_then(Value::as_str).is_some() => self.message(&v, &mut out),
+            Ok(_) => diagnostic(
+                &mut out,
+                DiagnosticLevel::Warn,
+                format!("claude: output line without a `type`: {}", clip(trimmed)),
+            ),
+            Err(e) => diagnostic(
+                &mut out,
+                DiagnosticLevel::Warn,
+                format!("claude: output line is not JSON ({e}): {}", clip(trimmed)),
+            ),
+        }
+        out
+    }
+
+    fn message(&mut self, v: &Value, out: &mut Translated) {
+        if self.draining() && self.names_current_turn(v) {
+            // Claude moved on to this turn's messages: whatever it did with
+            // the abandoned ones, nothing more of them will come.
+            self.abandoned.clear();
+        }
+        match str_of(v, "type") {
+            "system" => self.system(v, out),
+            "stream_event" => self.stream_event(v, out),
+            "assistant" => self.assistant(v, out),
+            "user" => self.user(v, out),
+            "result" => self.result(v, out),
+            "control_request" => self.control_request(v, out),
+            "control_response" => self.control_response(v, out),
+            "command_lifecycle" => {
+                // An abandoned message Claude finished or dropped.
+                if matches!(str_of(v, "state"), "completed" | "cancelled") {
+                    self.abandoned.remove(str_of(v, "command_uuid"));
+                }
+            }
+            // Lifecycle of stamped user messages, keep-alives, cancelled control
+            // requests: nothing to show.
+            other => tracing::trace!(kind = other, "claude line ignored"),
+        }
+    }
+
+    /// The line says it works on a message of the current turn
+    /// (`user_message_uuids` on status, message_start, result…).
+    fn names_current_turn(&self, v: &Value) -> bool {
+        let Some(turn) = self.turn.as_ref() else {
+            return false;
+        };
+        let mut named = v
+            .get("user_message_uuids")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .chain(v.get("user_message_uuid").and_then(Value::as_str));
+        named.any(|u| turn.pending.iter().any(|p| p == u))
+    }
+
+    // ---- system ----------------------------------------------------------
+
+    fn system(&mut self, v: &Value, out: &mut Translated) {
+        match str_of(v, "subtype") {
+            "init" => {
+                if let Some(id) = v.get("session_id").and_then(Value::as_str)
+                    && !id.is_empty()
+                {
+                    self.session_id = id.to_owned();
+                    self.session_known = true;
+                }
+                if let Some(m) = v.get("model").and_then(Value::as_str) {
+                    self.model = Some(m.to_owned());
+                }
+                if let Some(cmds) = v.get("slash_commands").and_then(Value::as_array) {
+                    self.commands = cmds
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect();
+                }
+                self.announce(out);
+                self.bind(out);
+            }
+            "api_retry" => {
+                let status = v
+                    .get("error_status")
+                    .and_then(Value::as_u64)
+                    .map(|s| format!("{s} "))
+                    .unwrap_or_default();
+                let kind = v.get("error").and_then(Value::as_str).unwrap_or("error");
+                let delay = v.get("retry_delay_ms").and_then(Value::as_u64).unwrap_or(0);
+                let attempt = v.get("attempt").and_then(Value::as_u64).unwrap_or(0);
+                let max = v.get("max_retries").and_then(Value::as_u64).unwrap_or(0);
+                let text = format!(
+                    "API error {status}({kind}): retrying in {:.1} s (attempt {attempt} of {max})",
+                    delay as f64 / 1000.0
+                );
+                self.system_message(out, text);
+            }
+            "status" if str_of(v, "status") == "compacting" => {
+                self.system_message(out, "Compacting the conversation…".into());
+            }
+            "compact_boundary" => {
+                let meta = v.get("compact_metadata");
+                let trigger = meta
+                    .and_then(|m| m.get("trigger"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("auto");
+                let text = match meta
+                    .and_then(|m| m.get("pre_tokens"))
+                    .and_then(Value::as_u64)
+                {
+                    Some(n) => format!("Conversation compacted ({trigger}; {n} tokens before)"),
+                    None => format!("Conversation compacted ({trigger})"),
+                };
+                self.system_message(out, text);
+            }
+            "task_started" => {
+                let what = v
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or("task");
+                let kind = v
+                    .get("task_type")
+                    .and_then(Value::as_str)
+                    .map(|t| format!(" ({t})"))
+                    .unwrap_or_default();
+                self.system_message(out, format!("Task started{kind}: {what}"));
+            }
+            "task_notification" => {
+                let status = v.get("status").and_then(Value::as_str).unwrap_or("update");
+                let what = v.get("summary").and_then(Value::as_str).unwrap_or("task");
+                self.system_message(out, format!("Task {status}: {what}"));
+            }
+            // `status: requesting`, thinking token estimates, hooks: noise.
+            other => tracing::trace!(subtype = other, "claude system line ignored"),
+        }
+    }
+
+    /// A notice that belongs in the conversation: a `message` item with
+    /// origin `system`; outside a turn a diagnostic.
+    fn system_message(&mut self, out: &mut Translated, text: String) {
+        if self.turn.is_none() {
+            diagnostic(out, DiagnosticLevel::Info, format!("claude: {text}"));
+            return;
+        }
+        let item_id = new_id("sys");
+        self.push(
+            out,
+            Payload::ItemStart {
+                item_id: item_id.clone(),
+                item_type: ItemType::Message,
+                initial_content: None,
+                name: None,
+                call_id: None,
+            },
+        );
+        self.push(
+            out,
+            Payload::ItemDone {
+                item_id,
+                final_item: FinalItem::Message {
+                    content: text,
+                    origin: Origin::System,
+                },
+            },
+        );
+    }
+
+    fn announce(&mut self, out: &mut Translated) {
+        let info = SessionInfo {
+            resume_handle: self.session_known.then(|| self.session_id.clone()),
+            model: self.model.clone(),
+            commands: self.commands.clone(),
+        };
+        if self.announced.as_ref() != Some(&info) {
+            self.announced = Some(info.clone());
+            out.events.push(ProviderEvent::Session(info));
+        }
+    }
+
+    // ---- partial messages ------------------------------------------------
+
+    fn stream_event(&mut self, v: &Value, out: &mut Translated) {
+        let Some(ev) = v.get("event") else {
+            return;
+        };
+        let message_id = v
+            .get("api_message_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .or_else(|| self.current_message.clone())
+            .unwrap_or_default();
+        match str_of(ev, "type") {
+            "message_start" => {
+                let msg = ev.get("message");
+                let id = msg
+                    .and_then(|m| m.get("id"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                    .unwrap_or(message_id);
+                if self.model.is_none()
+                    && let Some(m) = msg.and_then(|m| m.get("model")).and_then(Value::as_str)
+                {
+                    self.model = Some(m.to_owned());
+                }
+                self.current_message = Some(id);
+                self.bind(out);
+            }
+            "content_block_start" => {
+                let Some(block) = ev.get("content_block") else {
+                    return;
+                };
+                let Some(kind) = BlockKind::of(str_of(block, "type")) else {
+                    return;
+                };
+                let index = ev.get("index").and_then(Value::as_u64);
+                self.open_block(out, &message_id, index, kind, block);
+            }
+            "content_block_delta" => {
+                let index = ev.get("index").and_then(Value::as_u64);
+                let Some(delta) = ev.get("delta") else {
+                    return;
+                };
+                let piece = match str_of(delta, "type") {
+                    "text_delta" => str_of(delta, "text"),
+                    "thinking_delta" => str_of(delta, "thinking"),
+                    "input_json_delta" => str_of(delta, "partial_json"),
+                    // signature_delta, citations_delta: nothing to show.
+                    _ => return,
+                };
+                if piece.is_empty() {
+                    return;
+                }
+                let Some(pos) = self.find_block(&message_id, index) else {
+                    tracing::debug!(?index, "claude delta for an unknown block ignored");
+                    return;
+                };
+                let block = &mut self.blocks[pos];
+                if block.closed {
+                    return;
+                }
+                block.content.push_str(piece);
+                let item_id = block.item_id.clone();
+                self.push(
+                    out,
+                    Payload::ItemDelta {
+                        item_id,
+                        delta_content: piece.to_owned(),
+                    },
+                );
+            }
+            "message_delta" => {
+                if let Some(r) = ev
+                    .get("delta")
+                    .and_then(|d| d.get("stop_reason"))
+                    .and_then(Value::as_str)
+                {
+                    self.stop_reason = Some(r.to_owned());
+                }
+            }
+            "message_stop" => self.message_stop(v, &message_id, out),
+            // content_block_stop: the `assistant` line before it finalized the block.
+            _ => {}
+        }
+    }
+
+    fn find_block(&self, message_id: &str, index: Option<u64>) -> Option<usize> {
+        self.blocks
+            .iter()
+            .position(|b| b.message_id == message_id && b.index == index && index.is_some())
+    }
+
+    fn open_block(
+        &mut self,
+        out: &mut Translated,
+        message_id: &str,
+        index: Option<u64>,
+        kind: BlockKind,
+        block: &Value,
+    ) -> usize {
+        let item_id = new_id("item");
+        let (item_type, initial, name, call_id) = match kind {
+            BlockKind::Text => (ItemType::Message, str_of(block, "text"), "", ""),
+            BlockKind::Thinking => (ItemType::Reasoning, str_of(block, "thinking"), "", ""),
+            BlockKind::Tool => (
+                ItemType::FunctionCall,
+                "",
+                str_of(block, "name"),
+                str_of(block, "id"),
+            ),
+        };
+        let call_id = if kind == BlockKind::Tool && call_id.is_empty() {
+            item_id.clone()
+        } else {
+            call_id.to_owned()
+        };
+        let name = if kind == BlockKind::Tool && name.is_empty() {
+            "tool".to_owned()
+        } else {
+            name.to_owned()
+        };
+        self.push(
+            out,
+            Payload::ItemStart {
+                item_id: item_id.clone(),
+                item_type,
+                initial_content: (!initial.is_empty()).then(|| initial.to_owned()),
+                name: (kind == BlockKind::Tool).then(|| name.clone()),
+                call_id: (kind == BlockKind::Tool).then(|| call_id.clone()),
+            },
+        );
+        self.blocks.push(Block {
+            message_id: message_id.to_owned(),
+            index,
+            kind,
+            item_id,
+            call_id,
+            name,
+            content: initial.to_owned(),
+            closed: false,
+        });
+        self.blocks.len() - 1
+    }
+
+    /// End of an API message: blocks the CLI gave up on (a dropped stream it
+    /// retried, an interrupt) become item errors; blocks no `assistant` line
+    /// finalized are finalized from what streamed.
+    fn message_stop(&mut self, v: &Value, message_id: &str, out: &mut Translated) {
+        let abandoned_from = v
+            .get("abandoned_blocks")
+            .filter(|a| {
+                str_of(a, "api_message_id").is_empty() || str_of(a, "api_message_id") == message_id
+            })
+            .and_then(|a| a.get("from_block_index"))
+            .and_then(Value::as_u64);
+        let cancelling = self.cancel_requested();
+        for pos in 0..self.blocks.len() {
+            let b = &self.blocks[pos];
+            if b.closed || b.message_id != message_id {
+                continue;
+            }
+            let abandoned = matches!((abandoned_from, b.index), (Some(from), Some(i)) if i >= from);
+            if abandoned {
+                if cancelling {
+                    // The cancelled turn drops open items anyway.
+                    self.blocks[pos].closed = true;
+                    continue;
+                }
+                let item_id = b.item_id.clone();
+                self.blocks[pos].closed = true;
+                self.push(
+                    out,
+                    Payload::ItemError {
+                        item_id,
+                        error: ErrorInfo::new(
+                            "stream_abandoned",
+                            "the model's response stream broke off; Claude Code retried",
+                        ),
+                    },
+                );
+            } else if !cancelling {
+                self.finalize_streamed(pos, out);
+            }
+        }
+    }
+
+    fn finalize_streamed(&mut self, pos: usize, out: &mut Translated) {
+        let b = &mut self.blocks[pos];
+        b.closed = true;
+        let final_item = match b.kind {
+            BlockKind::Text => FinalItem::Message {
+                content: b.content.clone(),
+                origin: Origin::Agent,
+            },
+            BlockKind::Thinking => FinalItem::Reasoning {
+                content: b.content.clone(),
+                provider_id: PROVIDER_ID.into(),
+            },
+            BlockKind::Tool => FinalItem::FunctionCall {
+                name: b.name.clone(),
+                call_id: b.call_id.clone(),
+                arguments: parse_arguments(&b.content),
+            },
+        };
+        let item_id = b.item_id.clone();
+        self.push(
+            out,
+            Payload::ItemDone {
+                item_id,
+                final_item,
+            },
+        );
+    }
+
+    // ---- complete messages -----------------------------------------------
+
+    fn assistant(&mut self, v: &Value, out: &mut Translated) {
+        let Some(msg) = v.get("message") else {
+            return;
+        };
+        let content = msg.get("content").and_then(Value::as_array);
+        if v.get("is_api_error_message").and_then(Value::as_bool) == Some(true) {
+            // The synthetic "API Error: …" reply; the `result` after it fails
+            // the turn with this text.
+            let text: Vec<&str> = content
+                .into_iter()
+                .flatten()
+                .filter(|c| str_of(c, "type") == "text")
+                .map(|c| str_of(c, "text"))
+                .collect();
+            self.api_error = Some(text.join("\n"));
+            return;
+        }
+        let aborted = v.get("aborted").and_then(Value::as_bool) == Some(true);
+        let message_id = str_of(msg, "id").to_owned();
+        for c in content.into_iter().flatten() {
+            let Some(kind) = BlockKind::of(str_of(c, "type")) else {
+                continue;
+            };
+            let found = self.blocks.iter().position(|b| {
+                b.message_id == message_id
+                    && b.kind == kind
+                    && !b.closed
+                    && (kind != BlockKind::Tool || b.call_id == str_of(c, "id"))
+            });
+            if aborted {
+                // Interrupted partial content: the cancelled turn drops it.
+                if let Some(pos) = found {
+                    self.blocks[pos].closed = true;
+                }
+                continue;
+            }
+            let pos = match found {
+                Some(pos) => pos,
+                // Not streamed (non-streaming fallback, partial messages off).
+                None => self.open_block(out, &message_id, None, kind, &Value::Null),
+            };
+            let b = &mut self.blocks[pos];
+            b.closed = true;
+            let final_item = match kind {
+                BlockKind::Text => FinalItem::Message {
+                    content: str_of(c, "text").to_owned(),
+                    origin: Origin::Agent,
+                },
+                BlockKind::Thinking => FinalItem::Reasoning {
+                    content: match str_of(c, "type") {
+                        "redacted_thinking" => "(redacted thinking)".to_owned(),
+                        _ => str_of(c, "thinking").to_owned(),
+                    },
+                    provider_id: PROVIDER_ID.into(),
+                },
+                BlockKind::Tool => {
+                    let name = match str_of(c, "name") {
+                        "" => b.name.clone(),
+                        n => n.to_owned(),
+                    };
+                    let call_id = match str_of(c, "id") {
+                        "" => b.call_id.clone(),
+                        id => id.to_owned(),
+                    };
+                    FinalItem::FunctionCall {
+                        name,
+                        call_id,
+                        arguments: match c.get("input") {
+                            Some(Value::Object(m)) => m.clone(),
+                            _ => parse_arguments(&b.content),
+                        },
+                    }
+                }
+            };
+            let item_id = b.item_id.clone();
+            self.push(
+                out,
+                Payload::ItemDone {
+                    item_id,
+                    final_item,
+                },
+            );
+        }
+    }
+
+    fn user(&mut self, v: &Value, out: &mut Translated) {
+        let Some(content) = v
+            .get("message")
+            .and_then(|m| m.get("content"))
+            .and_then(Value::as_array)
+        else {
+            return;
+        };
+        for c in content {
+            if str_of(c, "type") != "tool_result" {
+                // "[Request interrupted by user]" and echoed prompts: the
+                // runner shows the user's own messages.
+                continue;
+            }
+            let call_id = match str_of(c, "tool_use_id") {
+                "" => "unknown".to_owned(),
+                id => id.to_owned(),
+            };
+            if let Some(b) = self
+                .blocks
+                .iter_mut()
+                .find(|b| b.kind == BlockKind::Tool && b.call_id == call_id)
+            {
+                b.closed = true;
+            }
+            let output = tool_output_text(c.get("content"));
+            let is_error = c.get("is_error").and_then(Value::as_bool).unwrap_or(false);
+            self.push(
+                out,
+                Payload::ItemDone {
+                    item_id: new_id("out"),
+                    final_item: FinalItem::FunctionCallOutput {
+                        call_id,
+                        output,
+                        is_error,
+                    },
+                },
+            );
+        }
+    }
+
+    // ---- end of a Claude turn --------------------------------------------
+
+    fn result(&mut self, v: &Value, out: &mut Translated) {
+        let uuids: Vec<String> = match v.get("user_message_uuids").and_then(Value::as_array) {
+            Some(list) => list
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            None => v
+                .get("user_message_uuid")
+                .and_then(Value::as_str)
+                .map(|u| vec![u.to_owned()])
+                .unwrap_or_default(),
+        };
+        let usage = self.result_usage(v);
+        let stop_reason = v
+            .get("stop_reason")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .or_else(|| self.stop_reason.take());
+        let api_error = self.api_error.take();
+        self.current_message = None;
+        if self.draining() {
+            let stale = uuids.is_empty() || uuids.iter().any(|u| self.abandoned.contains(u));
+            if stale {
+                // The end of the turn hive already ended; without a uuid echo
+                // the first result after it is taken to be that one.
+                if uuids.is_empty() {
+                    self.abandoned.clear();
+                }
+                for u in &uuids {
+                    self.abandoned.remove(u);
+                }
+                self.blocks.clear();
+                return;
+            }
+        }
+        let Some(turn) = self.turn.as_mut() else {
+            self.blocks.clear();
+            return;
+        };
+        if !uuids.is_empty() {
+            let ours = uuids.iter().any(|u| turn.pending.contains(u));
+            if !ours {
+                tracing::debug!(?uuids, "claude result for another turn ignored");
+                self.blocks.clear();
+                return;
+            }
+            turn.pending.retain(|p| !uuids.contains(p));
+        } else {
+            // No uuid echo: a result answers everything written so far.
+            turn.pending.clear();
+        }
+        match (&mut turn.usage, usage) {
+            (Some(total), Some(u)) => total.accumulate(&u),
+            (slot @ None, Some(u)) => *slot = Some(u),
+            _ => {}
+        }
+        let terminal_reason = str_of(v, "terminal_reason");
+        let is_error = v.get("is_error").and_then(Value::as_bool).unwrap_or(false);
+        let cancelled = terminal_reason.starts_with("aborted") || turn.cancel_requested;
+        let more = !turn.pending.is_empty();
+        if cancelled {
+            self.end_turn(
+                out,
+                ResponseStatus::Cancelled,
+                Some("interrupted".into()),
+                None,
+            );
+        } else if is_error {
+            let error = result_error(v, api_error);
+            if more {
+                // The queued message still runs; show the failure in line.
+                self.system_message(out, format!("Claude Code error: {}", error.message));
+                self.close_blocks();
+            } else {
+                self.end_turn(out, ResponseStatus::Error, stop_reason, Some(error));
+            }
+        } else if more {
+            // A steered message Claude queued as its own turn comes next.
+            self.finish_open_blocks(out);
+        } else {
+            self.finish_open_blocks(out);
+            self.end_turn(out, ResponseStatus::Completed, stop_reason, None);
+        }
+    }
+
+    /// Usage of one `result`. `total_cost_usd` is cumulative over the process,
+    /// so the turn's own cost comes from `model_usage_since_last_result`, or
+    /// else from the difference to the previous total.
+    fn result_usage(&mut self, v: &Value) -> Option<Usage> {
+        let total = v.get("total_cost_usd").and_then(Value::as_f64);
+        let since: Option<f64> = v
+            .get("model_usage_since_last_result")
+            .and_then(Value::as_object)
+            .map(|models| {
+                models
+                    .values()
+                    .filter_map(|m| m.get("costUSD").and_then(Value::as_f64))
+                    .sum()
+            });
+        let cost = since.or(match (total, self.last_total_cost) {
+            (Some(t), Some(prev)) if t >= prev => Some(t - prev),
+            (t, _) => t,
+        });
+        if total.is_some() {
+            self.last_total_cost = total;
+        }
+        let u = v.get("usage")?;
+        let n = |k: &str| u.get(k).and_then(Value::as_u64);
+        Some(Usage {
+            input_tokens: n("input_tokens").unwrap_or(0),
+            output_tokens: n("output_tokens").unwrap_or(0),
+            cache_read_input_tokens: n("cache_read_input_tokens"),
+            cache_creation_input_tokens: n("cache_creation_input_tokens"),
+            cost_usd: cost,
+        })
+    }
+
+    fn finish_open_blocks(&mut self, out: &mut Translated) {
+        for pos in 0..self.blocks.len() {
+            if !self.blocks[pos].closed {
+                self.finalize_streamed(pos, out);
+            }
+        }
+        self.blocks.clear();
+    }
+
+    fn close_blocks(&mut self) {
+        self.blocks.clear();
+    }
+
+    fn end_turn(
+        &mut self,
+        out: &mut Translated,
+        status: ResponseStatus,
+        finish_reason: Option<String>,
+        error: Option<ErrorInfo>,
+    ) {
+        self.bind(out);
+        self.blocks.clear();
+        let Some(turn) = self.turn.take() else {
+            return;
+        };
+        out.events.push(self.event(
+            &turn.turn_id,
+            Payload::ResponseDone {
+                status,
+                finish_reason,
+                error,
+                usage: turn.usage,
+            },
+        ));
+    }
+
+    // ---- control protocol ------------------------------------------------
+
+    fn control_request(&mut self, v: &Value, out: &mut Translated) {
+        let request_id = str_of(v, "request_id");
+        let Some(req) = v.get("request") else {
+            return;
+        };
+        match str_of(req, "subtype") {
+            "can_use_tool" if self.draining() => {
+                out.replies.push(super::control::permission_deny(
+                    request_id,
+                    "The user cancelled this turn.",
+                ));
+            }
+            "can_use_tool" => {
+                let description = req
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .or_else(|| req.get("decision_reason").and_then(Value::as_str))
+                    .map(str::to_owned);
+                let tool_name = match str_of(req, "tool_name") {
+                    "" => str_of(req, "display_name"),
+                    n => n,
+                };
+                out.events
+                    .push(ProviderEvent::Permission(PermissionRequest {
+                        request_id: request_id.to_owned(),
+                        tool_name: tool_name.to_owned(),
+                        input: req.get("input").cloned().unwrap_or(Value::Null),
+                        description,
+                        options: Vec::new(),
+                    }));
+            }
+            other => {
+                out.replies.push(super::control::control_error(
+                    request_id,
+                    &format!("hive does not handle `{other}` requests"),
+                ));
+            }
+        }
+    }
+
+    fn control_response(&mut self, v: &Value, out: &mut Translated) {
+        let Some(resp) = v.get("response") else {
+            return;
+        };
+        if str_of(resp, "subtype") == "error" {
+            diagnostic(
+                out,
+                DiagnosticLevel::Warn,
+                format!(
+                    "claude refused control request {}: {}",
+                    str_of(resp, "request_id"),
+                    str_of(resp, "error")
+                ),
+            );
+            return;
+        }
+        // The `initialize` answer lists the slash commands.
+        if let Some(cmds) = resp
+            .get("response")
+            .and_then(|r| r.get("commands"))
+            .and_then(Value::as_array)
+        {
+            let names: Vec<String> = cmds
+                .iter()
+                .filter_map(|c| c.get("name").and_then(Value::as_str))
+                .map(str::to_owned)
+                .collect();
+            if !names.is_empty() {
+                self.commands = names;
+                self.announce(out);
+            }
+        }
+    }
+
+    // ---- emission --------------------------------------------------------
+
+    fn event(&self, turn_id: &str, payload: Payload) -> ProviderEvent {
+        ProviderEvent::Stream(StreamEvent::new(turn_id, &self.session_id, payload))
+    }
+
+    /// `response_start` for the hive turn, once, before anything else of it.
+    fn bind(&mut self, out: &mut Translated) {
+        if self.draining() {
+            return;
+        }
+        let Some(turn) = self.turn.as_mut() else {
+            return;
+        };
+        if turn.bound {
+            return;
+        }
+        turn.bound = true;
+        let turn_id = turn.turn_id.clone();
+        let model_id = self.model.clone().unwrap_or_else(|| PROVIDER_ID.to_owned());
+        out.events.push(self.event(
+            &turn_id,
+            Payload::ResponseStart {
+                model_id,
+                provider_id: PROVIDER_ID.into(),
+            },
+        ));
+    }
+
+    /// An item event of the hive turn; dropped when no turn runs (Claude
+    /// talking after hive ended the turn itself).
+    fn push(&mut self, out: &mut Translated, payload: Payload) {
+        if self.draining() {
+            tracing::debug!("claude output of an abandoned turn dropped");
+            return;
+        }
+        self.bind(out);
+        let Some(turn) = self.turn.as_ref() else {
+            tracing::debug!("claude output outside a hive turn dropped");
+            return;
+        };
+        let ev = self.event(&turn.turn_id, payload);
+        out.events.push(ev);
+    }
+}
+
+fn diagnostic(out: &mut Translated, level: DiagnosticLevel, message: String) {
+    out.events
+        .push(ProviderEvent::Diagnostic { level, message });
+}
+
+fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+fn clip(s: &str) -> String {
+    const MAX: usize = 200;
+    match s.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+/// Streamed tool input: a JSON object, or what there is of it.
+fn parse_arguments(raw: &str) -> Map<String, Value> {
+    if raw.trim().is_empty() {
+        return Map::new();
+    }
+    match serde_json::from_str::<Value>(raw) {
+        Ok(Value::Object(m)) => m,
+        Ok(other) => Map::from_iter([("input".to_owned(), other)]),
+        Err(_) => Map::from_iter([("raw".to_owned(), Value::String(raw.to_owned()))]),
+    }
+}
+
+/// `tool_result.content`: a string or a list of blocks.
+fn tool_output_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .map(|p| match str_of(p, "type") {
+                "text" => str_of(p, "text").to_owned(),
+                "" => p.to_string(),
+                other => format!("[{other}]"),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// The error of a failed `result`. `subtype` may say "success" while
+/// `is_error` is true (API errors after retries): the message comes from
+/// `result`, `errors`, or the synthetic API-error reply before it.
+fn result_error(v: &Value, api_error: Option<String>) -> ErrorInfo {
+    let reason = match str_of(v, "terminal_reason") {
+        "" => match str_of(v, "subtype") {
+            "" | "success" => "error",
+            s => s,
+        },
+        r => r,
+    };
+    let code = match v.get("api_error_status").and_then(Value::as_u64) {
+        Some(status) => format!("{reason}_{status}"),
+        None => reason.to_owned(),
+    };
+    let errors: Vec<&str> = v
+        .get("errors")
+        .and_then(Value::as_array)
+        .map(|e| e.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let message = match str_of(v, "result") {
+        "" => api_error
+            .filter(|e| !e.is_empty())
+            .or_else(|| (!errors.is_empty()).then(|| errors.join("; ")))
+            .unwrap_or_else(|| format!("Claude Code ended the turn with `{reason}`")),
+        r => r.to_owned(),
+    };
+    ErrorInfo::new(code, message)
+}

@@ -1,0 +1,383 @@
+//! How each transcript entry looks, as logical (unwrapped) lines: user and
+//! agent messages, thinking, tool calls, turn footers, error banners, notices.
+
+use ratatui::style::{Modifier, Style};
+use ratatui::text::Span;
+use serde_json::Value;
+
+use super::theme::Theme;
+use super::wrap::{Logical, truncate};
+use crate::event::{Origin, Usage};
+use crate::provider::DiagnosticLevel;
+use crate::upsert::{Upsert, UpsertKind, UpsertStatus};
+
+pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+/// Lines of tool output shown while collapsed.
+pub const OUTPUT_PREVIEW: usize = 4;
+/// Lines of live thinking shown while it streams.
+pub const THINKING_TAIL: usize = 4;
+/// Expanded output is still capped: nobody reads 10k lines in a pane.
+const OUTPUT_MAX: usize = 400;
+
+pub struct CellCtx<'a> {
+    pub theme: &'a Theme,
+    pub expanded: bool,
+    pub spin: usize,
+    pub expand_key: &'a str,
+}
+
+impl CellCtx<'_> {
+    fn spinner(&self) -> &'static str {
+        SPINNER[self.spin % SPINNER.len()]
+    }
+}
+
+fn gutter(first: &str, style: Style) -> (Vec<Span<'static>>, Vec<Span<'static>>) {
+    let w = unicode_width::UnicodeWidthStr::width(first);
+    (
+        vec![Span::styled(first.to_owned(), style)],
+        vec![Span::raw(" ".repeat(w))],
+    )
+}
+
+/// The user's own message: a tinted block with a `›` marker.
+pub fn user_message(text: &str, t: &Theme) -> Vec<Logical> {
+    let bar = Style::new().fg(t.user).add_modifier(Modifier::BOLD);
+    let body = Style::new().fg(t.text);
+    text.split('\n')
+        .enumerate()
+        .map(|(i, line)| {
+            let first = if i == 0 { "› " } else { "  " };
+            Logical::raw(line.to_owned(), body)
+                .with_prefix(vec![Span::styled(first, bar)], vec![Span::raw("  ")])
+                .styled_line(Style::new().bg(t.user_bg))
+        })
+        .collect()
+}
+
+/// A system notice inside the conversation (rate-limit retries, compaction…).
+pub fn system_message(text: &str, t: &Theme) -> Vec<Logical> {
+    let style = Style::new().fg(t.system).add_modifier(Modifier::ITALIC);
+    let (first, cont) = gutter("ⓘ ", Style::new().fg(t.system));
+    text.split('\n')
+        .enumerate()
+        .map(|(i, line)| {
+            let p = if i == 0 { first.clone() } else { cont.clone() };
+            Logical::raw(line.to_owned(), style).with_prefix(p, cont.clone())
+        })
+        .collect()
+}
+
+/// Marks an agent message's first row with a dot and indents the rest.
+pub fn agent_gutter(lines: &mut [Logical], t: &Theme, failed: bool) {
+    let dot = if failed { t.error } else { t.accent };
+    for (i, l) in lines.iter_mut().enumerate() {
+        let mark = if i == 0 {
+            Span::styled("● ", Style::new().fg(dot))
+        } else {
+            Span::raw("  ")
+        };
+        l.prefix.insert(0, mark);
+        l.cont.insert(0, Span::raw("  "));
+    }
+}
+
+pub fn thinking(u: &Upsert, text: &str, ctx: &CellCtx<'_>) -> Vec<Logical> {
+    let t = ctx.theme;
+    let head_style = Style::new().fg(t.thinking).add_modifier(Modifier::ITALIC);
+    let body = Style::new().fg(t.thinking).add_modifier(Modifier::ITALIC);
+    let live = !u.is_final();
+    let words = text.split_whitespace().count();
+    let mut out = Vec::new();
+    let head = if live {
+        format!("{} Thinking…", ctx.spinner())
+    } else if ctx.expanded {
+        format!("▾ Thought · {words} words")
+    } else {
+        format!("▸ Thought · {words} words ({} to expand)", ctx.expand_key)
+    };
+    out.push(Logical::raw(head, head_style));
+    let (bar, _) = gutter("│ ", Style::new().fg(t.border));
+    let show: Vec<&str> = if ctx.expanded {
+        text.lines().collect()
+    } else if live {
+        let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        let skip = all.len().saturating_sub(THINKING_TAIL);
+        all[skip..].to_vec()
+    } else {
+        Vec::new()
+    };
+    for l in show {
+        out.push(Logical::raw(l.to_owned(), body).with_prefix(bar.clone(), bar.clone()));
+    }
+    out
+}
+
+/// One line that says what a tool call does: its command, path, pattern…
+pub fn summarize_args(args: &Value) -> String {
+    const KEYS: &[&str] = &[
+        "command",
+        "cmd",
+        "file_path",
+        "path",
+        "pattern",
+        "url",
+        "query",
+        "description",
+        "prompt",
+    ];
+    let Some(map) = args.as_object() else {
+        return match args {
+            Value::Null => String::new(),
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+    };
+    for k in KEYS {
+        match map.get(*k) {
+            Some(Value::String(s)) => return s.lines().next().unwrap_or("").to_owned(),
+            Some(Value::Array(a)) => {
+                let parts: Vec<String> = a
+                    .iter()
+                    .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+                    .collect();
+                return parts.join(" ");
+            }
+            _ => {}
+        }
+    }
+    map.iter()
+        .find_map(|(_, v)| {
+            v.as_str()
+                .map(|s| s.lines().next().unwrap_or("").to_owned())
+        })
+        .unwrap_or_else(|| {
+            if map.is_empty() {
+                String::new()
+            } else {
+                Value::Object(map.clone()).to_string()
+            }
+        })
+}
+
+/// True when `text` reads as a unified diff.
+pub fn looks_like_diff(text: &str) -> bool {
+    text.lines().any(|l| l.starts_with("@@ "))
+        || (text.contains("\n+++ ") && text.starts_with("--- "))
+}
+
+/// A diff line coloured by its first character.
+pub fn diff_line(line: &str, t: &Theme) -> Logical {
+    let style = if line.starts_with("+++") || line.starts_with("---") {
+        Style::new().fg(t.dim).add_modifier(Modifier::BOLD)
+    } else if line.starts_with('+') {
+        Style::new().fg(t.diff_add)
+    } else if line.starts_with('-') {
+        Style::new().fg(t.diff_remove)
+    } else if line.starts_with("@@") {
+        Style::new().fg(t.diff_hunk)
+    } else {
+        Style::new().fg(t.dim)
+    };
+    Logical::raw(line.replace('\t', "    "), style).hard()
+}
+
+/// The change an edit-like tool call makes, from its arguments.
+pub fn edit_diff(args: &Value, t: &Theme) -> Vec<Logical> {
+    let Some(map) = args.as_object() else {
+        return Vec::new();
+    };
+    let s = |k: &str| map.get(k).and_then(Value::as_str);
+    let mut out = Vec::new();
+    if let (Some(old), Some(new)) = (s("old_string"), s("new_string")) {
+        out.extend(old.lines().map(|l| diff_line(&format!("-{l}"), t)));
+        out.extend(new.lines().map(|l| diff_line(&format!("+{l}"), t)));
+    } else if let Some(content) = s("content") {
+        out.extend(content.lines().map(|l| diff_line(&format!("+{l}"), t)));
+    } else if let Some(d) = s("diff").or_else(|| s("patch")) {
+        out.extend(d.lines().map(|l| diff_line(l, t)));
+    }
+    out
+}
+
+pub fn tool_call(u: &Upsert, ctx: &CellCtx<'_>) -> Vec<Logical> {
+    let t = ctx.theme;
+    let UpsertKind::ToolCall {
+        tool_name,
+        arguments,
+        output,
+        output_is_error,
+        ..
+    } = &u.kind
+    else {
+        return Vec::new();
+    };
+    let failed = u.status == UpsertStatus::Error || *output_is_error == Some(true);
+    let (icon, icon_style) = if u.status == UpsertStatus::Error || *output_is_error == Some(true) {
+        ("✗", Style::new().fg(t.error).add_modifier(Modifier::BOLD))
+    } else if u.is_final() {
+        ("✓", Style::new().fg(t.success).add_modifier(Modifier::BOLD))
+    } else {
+        (ctx.spinner(), Style::new().fg(t.tool))
+    };
+    let summary = summarize_args(arguments);
+    let mut head = vec![Span::styled(
+        tool_name.clone(),
+        Style::new().fg(t.tool).add_modifier(Modifier::BOLD),
+    )];
+    if !summary.is_empty() {
+        head.push(Span::styled(
+            format!("  {}", truncate(&summary, 200)),
+            Style::new().fg(t.text),
+        ));
+    }
+    let mut out = vec![Logical::new(head).with_prefix(
+        vec![Span::styled(format!("{icon} "), icon_style)],
+        vec![Span::raw("  ")],
+    )];
+    let elbow = Style::new().fg(t.border);
+    let mut body: Vec<Logical> = Vec::new();
+    if let Some(msg) = &u.error_message {
+        body.push(Logical::raw(msg.clone(), Style::new().fg(t.error)));
+    }
+    let diff = edit_diff(arguments, t);
+    match output.as_deref() {
+        Some(out_text) if looks_like_diff(out_text) => {
+            body.extend(out_text.lines().map(|l| diff_line(l, t)));
+        }
+        Some(out_text) => {
+            body.extend(diff);
+            let style = Style::new().fg(if failed { t.error } else { t.dim });
+            body.extend(
+                out_text
+                    .lines()
+                    .map(|l| Logical::raw(l.replace('\t', "    "), style).hard()),
+            );
+        }
+        None => body.extend(diff),
+    }
+    let limit = if ctx.expanded {
+        OUTPUT_MAX
+    } else {
+        OUTPUT_PREVIEW
+    };
+    let hidden = body.len().saturating_sub(limit);
+    body.truncate(limit);
+    for (i, mut l) in body.into_iter().enumerate() {
+        let lead = if i == 0 { "  ⎿ " } else { "    " };
+        l.prefix.insert(0, Span::styled(lead, elbow));
+        l.cont.insert(0, Span::raw("    "));
+        out.push(l);
+    }
+    if hidden > 0 {
+        let more = if ctx.expanded {
+            format!("    … {hidden} more lines")
+        } else {
+            format!("    … +{hidden} lines ({} to expand)", ctx.expand_key)
+        };
+        out.push(Logical::raw(more, Style::new().fg(t.dim)));
+    }
+    out
+}
+
+/// Compact token counts: 950, 12.3k, 4.1M.
+pub fn tokens(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+pub fn cost(usd: f64) -> String {
+    if usd < 0.01 {
+        format!("${usd:.4}")
+    } else {
+        format!("${usd:.2}")
+    }
+}
+
+pub fn footer(
+    model: &str,
+    duration: Option<std::time::Duration>,
+    usage: Option<&Usage>,
+    cancelled: bool,
+    t: &Theme,
+) -> Vec<Logical> {
+    let mut parts = Vec::new();
+    if cancelled {
+        parts.push("interrupted".to_owned());
+    }
+    if !model.is_empty() {
+        parts.push(model.to_owned());
+    }
+    if let Some(d) = duration {
+        parts.push(format!("{:.1}s", d.as_secs_f64()));
+    }
+    if let Some(u) = usage {
+        parts.push(format!(
+            "↑{} ↓{}",
+            tokens(u.input_tokens),
+            tokens(u.output_tokens)
+        ));
+        if let Some(c) = u.cost_usd {
+            parts.push(cost(c));
+        }
+    }
+    let color = if cancelled { t.warning } else { t.dim };
+    let mark = if cancelled { "⏹ " } else { "── " };
+    vec![Logical::new(vec![
+        Span::styled(mark, Style::new().fg(color)),
+        Span::styled(parts.join(" · "), Style::new().fg(color)),
+    ])]
+}
+
+pub fn turn_error(code: &str, message: &str, t: &Theme) -> Vec<Logical> {
+    let bar = Style::new().fg(t.error);
+    let mut out = vec![
+        Logical::new(vec![
+            Span::styled(
+                "✗ turn failed ",
+                Style::new().fg(t.error).add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(
+                format!("[{code}]"),
+                Style::new()
+                    .fg(t.error)
+                    .add_modifier(Modifier::BOLD | Modifier::REVERSED),
+            ),
+        ])
+        .with_prefix(vec![Span::styled("▌ ", bar)], vec![Span::styled("▌ ", bar)]),
+    ];
+    for line in message.lines() {
+        out.push(
+            Logical::raw(line.to_owned(), Style::new().fg(t.error))
+                .with_prefix(vec![Span::styled("▌ ", bar)], vec![Span::styled("▌ ", bar)]),
+        );
+    }
+    out
+}
+
+pub fn notice(level: DiagnosticLevel, text: &str, t: &Theme) -> Vec<Logical> {
+    let (mark, color) = match level {
+        DiagnosticLevel::Info => ("ⓘ ", t.dim),
+        DiagnosticLevel::Warn => ("⚠ ", t.warning),
+        DiagnosticLevel::Error => ("✗ ", t.error),
+    };
+    let (first, cont) = gutter(mark, Style::new().fg(color));
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let p = if i == 0 { first.clone() } else { cont.clone() };
+            Logical::raw(l.to_owned(), Style::new().fg(color)).with_prefix(p, cont.clone())
+        })
+        .collect()
+}
+
+/// Origin of a message item.
+pub fn origin(u: &Upsert) -> Option<Origin> {
+    match &u.kind {
+        UpsertKind::Message { origin, .. } => Some(*origin),
+        _ => None,
+    }
+}

@@ -1,0 +1,142 @@
+//! Overlays: the help (the live keymap, as configured) and the quit prompt.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Widget, Wrap};
+
+use crate::app::state::App;
+use crate::keymap::{ACTIONS, Action, Scope};
+
+fn centered(area: Rect, w: u16, h: u16) -> Rect {
+    let w = w.min(area.width);
+    let h = h.min(area.height);
+    Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    )
+}
+
+pub fn help_lines(app: &App) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let km = &app.keymap;
+    let head = Style::new().fg(t.heading).add_modifier(Modifier::BOLD);
+    let key = Style::new().fg(t.accent).add_modifier(Modifier::BOLD);
+    let dim = Style::new().fg(t.dim);
+    let mut out = Vec::new();
+    for (scope, title) in [
+        (Scope::Global, "Everywhere (terminal panes too)"),
+        (Scope::Conversation, "Conversation panes"),
+    ] {
+        out.push(Line::from(Span::styled(title, head)));
+        let mut focus_done = false;
+        for (action, _, s, _, desc) in ACTIONS {
+            if *s != scope {
+                continue;
+            }
+            if action.focus_index().is_some() {
+                // One line for Alt+1…9 when they follow the default pattern.
+                if focus_done {
+                    continue;
+                }
+                focus_done = true;
+                let first = km.short(Action::Focus1);
+                let last = km.short(Action::Focus9);
+                out.push(Line::from(vec![
+                    Span::styled(format!("  {:<25}", format!("{first} … {last}")), key),
+                    Span::raw("focus pane 1…9"),
+                ]));
+                continue;
+            }
+            out.push(Line::from(vec![
+                Span::styled(format!("  {:<25}", km.label(*action)), key),
+                Span::raw(desc.to_string()),
+            ]));
+        }
+        out.push(Line::default());
+    }
+    out.push(Line::from(Span::styled("Notes", head)));
+    for note in [
+        "Keys without Ctrl/Alt (?, y, Home…) act only while the composer is empty.".to_owned(),
+        format!(
+            "Terminal panes get every key except the ones above; {} then a key sends that key verbatim.",
+            km.short(Action::Prefix)
+        ),
+        "Mouse: click a pane to focus it; the wheel scrolls it.".to_owned(),
+        format!("Keys are set in the [keys] table of {}.", app.config_source),
+        "Logs: hive.log in the state directory ($XDG_STATE_HOME/hive).".to_owned(),
+    ] {
+        out.push(Line::from(Span::styled(format!("  {note}"), dim)));
+    }
+    out
+}
+
+pub fn draw_help(app: &App, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let lines = help_lines(app);
+    let h = (lines.len() as u16 + 2).min(area.height);
+    let rect = centered(area, 96, h);
+    Clear.render(rect, buf);
+    let block = Block::new()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .border_style(Style::new().fg(t.accent))
+        .title(Line::from(Span::styled(
+            " hive · keys ",
+            Style::new().fg(t.accent).add_modifier(Modifier::BOLD),
+        )))
+        .title_bottom(
+            Line::from(Span::styled(
+                " ↑↓ scroll · any other key closes ",
+                Style::new().fg(t.dim),
+            ))
+            .right_aligned(),
+        );
+    Paragraph::new(lines)
+        .block(block)
+        .wrap(Wrap { trim: false })
+        .scroll((app.help_scroll, 0))
+        .render(rect, buf);
+}
+
+pub fn draw_confirm_quit(app: &App, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let n = app.running_turns();
+    let text = vec![
+        Line::from(Span::styled(
+            format!(
+                "{n} turn{} still running.",
+                if n == 1 { " is" } else { "s are" }
+            ),
+            Style::new().fg(t.text),
+        )),
+        Line::from(vec![
+            Span::raw("Quit anyway? "),
+            Span::styled(
+                "[y]",
+                Style::new().fg(t.accent).add_modifier(Modifier::BOLD),
+            ),
+            Span::raw("es / "),
+            Span::styled(
+                "[n]",
+                Style::new().fg(t.accent).add_modifier(Modifier::BOLD),
+            ),
+            Span::raw("o"),
+        ]),
+    ];
+    let rect = centered(area, 40, 4);
+    Clear.render(rect, buf);
+    Paragraph::new(text)
+        .block(
+            Block::new()
+                .borders(Borders::ALL)
+                .border_type(BorderType::Rounded)
+                .border_style(Style::new().fg(t.warning))
+                .title(" quit hive? "),
+        )
+        .wrap(Wrap { trim: true })
+        .render(rect, buf);
+}

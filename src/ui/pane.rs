@@ -1,0 +1,558 @@
+//! One pane: border and titles, transcript, approval card, queue, composer;
+//! or a terminal pane's screen.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
+use unicode_width::UnicodeWidthStr;
+
+use super::cells::{self, SPINNER};
+use super::theme::Theme;
+use super::transcript::{self, Ctx};
+use super::wrap::{Logical, truncate, wrap};
+use crate::app::pane::Pane;
+use crate::keymap::{Action, Keymap};
+use crate::runner::TurnState;
+
+/// What the pane renderer needs from the app.
+pub struct PaneCtx<'a> {
+    pub index: usize,
+    pub focused: bool,
+    pub theme: &'a Theme,
+    pub keymap: &'a Keymap,
+    pub full_view: bool,
+    pub spin: usize,
+    pub now: std::time::Instant,
+}
+
+pub fn state_label(p: &Pane, spin: usize) -> (String, bool) {
+    let s = SPINNER[spin % SPINNER.len()];
+    if p.failed.is_some() {
+        return ("✗ failed".into(), true);
+    }
+    if p.is_waiting() {
+        return ("⚠ needs approval".into(), true);
+    }
+    match p.state {
+        TurnState::Idle => ("idle".into(), false),
+        TurnState::Starting => (format!("{s} starting"), false),
+        TurnState::Streaming => (format!("{s} streaming"), false),
+        TurnState::Cancelling => (format!("{s} interrupting"), false),
+        TurnState::Dead => ("✗ stopped".into(), true),
+    }
+}
+
+pub fn draw(p: &mut Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
+    let t = ctx.theme;
+    Clear.render(area, buf);
+    let (border_style, border_type) = if ctx.focused {
+        (Style::new().fg(t.border_focused), BorderType::Thick)
+    } else if p.attention {
+        (Style::new().fg(t.attention), BorderType::Rounded)
+    } else {
+        (Style::new().fg(t.border), BorderType::Rounded)
+    };
+    let mut title = vec![Span::styled(
+        format!(" {} ", ctx.index + 1),
+        if ctx.focused {
+            Style::new()
+                .fg(t.status_bg)
+                .bg(t.border_focused)
+                .add_modifier(Modifier::BOLD)
+        } else {
+            Style::new().fg(t.dim)
+        },
+    )];
+    if p.attention && !ctx.focused {
+        title.push(Span::styled(
+            " ● ",
+            Style::new().fg(t.attention).add_modifier(Modifier::BOLD),
+        ));
+    } else {
+        title.push(Span::raw(" "));
+    }
+    let name_style = if ctx.focused {
+        Style::new().fg(t.title).add_modifier(Modifier::BOLD)
+    } else {
+        Style::new().fg(t.title)
+    };
+    title.push(Span::styled(p.name().to_owned(), name_style));
+    title.push(Span::raw(" "));
+    let (label, alarm) = state_label(p, ctx.spin);
+    let label_style = if alarm {
+        Style::new().fg(t.warning).add_modifier(Modifier::BOLD)
+    } else if p.is_busy() {
+        Style::new().fg(t.accent)
+    } else {
+        Style::new().fg(t.dim)
+    };
+    // The right title gives way to the name: drop the model, then the provider.
+    let room =
+        usize::from(area.width.saturating_sub(4)).saturating_sub(Line::from(title.clone()).width());
+    let label_w = label.width() + 2;
+    let mut meta = String::new();
+    for candidate in [
+        p.model
+            .as_ref()
+            .map(|m| format!("{} · {m} · ", p.agent.provider)),
+        p.model.as_ref().map(|m| format!("{m} · ")),
+        Some(format!("{} · ", p.agent.provider)),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if candidate.width() + label_w <= room {
+            meta = candidate;
+            break;
+        }
+    }
+    let right = if label_w <= room {
+        vec![
+            Span::raw(" "),
+            Span::styled(meta, Style::new().fg(t.dim)),
+            Span::styled(label, label_style),
+            Span::raw(" "),
+        ]
+    } else {
+        Vec::new()
+    };
+    let block = Block::new()
+        .borders(Borders::ALL)
+        .border_type(border_type)
+        .border_style(border_style)
+        .title(Line::from(title))
+        .title(Line::from(right).right_aligned());
+    let inner = block.inner(area);
+    block.render(area, buf);
+    p.inner = inner;
+    if inner.width == 0 || inner.height == 0 {
+        return;
+    }
+    if let Some(err) = p.failed.clone() {
+        draw_failed(&err, t, inner, buf);
+        return;
+    }
+    if let Some(screen) = p.terminal.clone() {
+        super::terminal::render(&screen, p.term_scroll, ctx.focused, inner, buf);
+        return;
+    }
+    draw_conversation(p, ctx, inner, buf);
+}
+
+fn draw_failed(err: &str, t: &Theme, area: Rect, buf: &mut Buffer) {
+    let mut lines = cells::turn_error("provider", err, t);
+    lines[0] = Logical::new(vec![Span::styled(
+        "✗ this agent could not start",
+        Style::new().fg(t.error).add_modifier(Modifier::BOLD),
+    )]);
+    lines.push(Logical::default());
+    lines.push(Logical::raw(
+        "Fix the [[agent]] entry in the config and start hive again.",
+        Style::new().fg(t.dim),
+    ));
+    put_lines(&lines, area, buf);
+}
+
+/// Wraps and draws logical lines from the top of `area`; returns rows used.
+fn put_lines(lines: &[Logical], area: Rect, buf: &mut Buffer) -> u16 {
+    let mut y = area.y;
+    for l in lines {
+        for row in wrap(l, area.width) {
+            if y >= area.bottom() {
+                return y - area.y;
+            }
+            if row.style.bg.is_some() {
+                buf.set_style(Rect::new(area.x, y, area.width, 1), row.style);
+            }
+            buf.set_line(area.x, y, &row, area.width);
+            y += 1;
+        }
+    }
+    y - area.y
+}
+
+fn wrapped_height(lines: &[Logical], width: u16) -> u16 {
+    lines.iter().map(|l| wrap(l, width).len() as u16).sum()
+}
+
+/// Takes `h` rows off the bottom of `rest`, returning them.
+fn take_bottom(rest: &mut Rect, h: u16) -> Rect {
+    let h = h.min(rest.height);
+    rest.height -= h;
+    Rect::new(rest.x, rest.y + rest.height, rest.width, h)
+}
+
+fn composer_rows(p: &Pane, width: u16) -> u16 {
+    let w = usize::from(width.max(1));
+    let rows: usize = p
+        .composer
+        .lines()
+        .iter()
+        .map(|l| l.width().max(1).div_ceil(w))
+        .sum();
+    rows.clamp(1, 8) as u16
+}
+
+fn draw_conversation(p: &mut Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
+    let t = ctx.theme;
+    let km = ctx.keymap;
+    let mut rest = area;
+    // The composer always keeps a row; the rest shrink first on tiny panes.
+    let prompt_w = 2u16.min(area.width);
+    let comp_h = composer_rows(p, area.width.saturating_sub(prompt_w)).min(rest.height.max(1));
+    let composer = take_bottom(&mut rest, comp_h);
+    let sep_h = u16::from(rest.height >= 3);
+    let sep = take_bottom(&mut rest, sep_h);
+
+    let card = permission_card(p, ctx);
+    let card_h = if card.is_empty() {
+        0
+    } else {
+        (wrapped_height(&card, area.width.saturating_sub(2)) + 2).min(rest.height.saturating_sub(1))
+    };
+    let card_area = take_bottom(&mut rest, card_h);
+
+    let queue = queue_lines(p, ctx);
+    let queue_h = wrapped_height(&queue, area.width).min(rest.height.saturating_sub(2));
+    let queue_area = take_bottom(&mut rest, queue_h);
+
+    let banner = dead_banner(p, ctx);
+    let banner_h = wrapped_height(&banner, area.width).min(rest.height.saturating_sub(1));
+    let banner_area = take_bottom(&mut rest, banner_h);
+
+    // Transcript.
+    p.view_rows = rest.height;
+    let expand_key = km.short(Action::Expand);
+    let tctx = Ctx {
+        theme: t,
+        full_view: ctx.full_view,
+        expanded: p.expanded,
+        spin: ctx.spin,
+        expand_key: &expand_key,
+    };
+    let extra = working_line(p, ctx);
+    if p.transcript.is_empty() && extra.is_empty() {
+        draw_empty(p, ctx, rest, buf);
+        p.max_scroll = 0;
+    } else {
+        let (scroll, max) = transcript::draw(
+            &mut p.transcript.entries,
+            p.scroll,
+            &extra,
+            &tctx,
+            rest,
+            buf,
+        );
+        p.scroll = scroll;
+        p.max_scroll = max;
+        if scroll > 0 && rest.height > 0 {
+            let marker = transcript::scroll_marker(scroll, t);
+            let w = marker.width() as u16;
+            let x = rest.right().saturating_sub(w);
+            buf.set_line(x.max(rest.x), rest.bottom() - 1, &marker, rest.width);
+        }
+    }
+
+    put_lines(&banner, banner_area, buf);
+    put_lines(&queue, queue_area, buf);
+    if card_area.height > 0 {
+        let block = Block::new()
+            .borders(Borders::ALL)
+            .border_type(BorderType::Rounded)
+            .border_style(Style::new().fg(t.warning))
+            .title(Line::from(Span::styled(
+                " approval needed ",
+                Style::new().fg(t.warning).add_modifier(Modifier::BOLD),
+            )));
+        let inner = block.inner(card_area);
+        block.render(card_area, buf);
+        put_lines(&card, inner, buf);
+    }
+    if sep.height > 0 {
+        draw_separator(p, ctx, sep, buf);
+    }
+    draw_composer(p, ctx, composer, prompt_w, buf);
+}
+
+fn draw_empty(p: &Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
+    let t = ctx.theme;
+    let km = ctx.keymap;
+    let lines = vec![
+        Logical::new(vec![
+            Span::styled(
+                p.name().to_owned(),
+                Style::new().fg(t.title).add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(format!(" · {}", p.agent.provider), Style::new().fg(t.dim)),
+        ]),
+        Logical::raw(
+            format!(
+                "Type a message, {} to send. {} for help.",
+                km.short(Action::Submit),
+                km.short(Action::Help)
+            ),
+            Style::new().fg(t.dim),
+        ),
+    ];
+    let y = area.y + area.height.saturating_sub(2) / 3;
+    put_lines(
+        &lines,
+        Rect::new(
+            area.x + 1.min(area.width),
+            y,
+            area.width.saturating_sub(1),
+            area.bottom().saturating_sub(y),
+        ),
+        buf,
+    );
+}
+
+/// "⠋ working 3s · Esc interrupts" under the transcript while a turn runs.
+fn working_line(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Line<'static>> {
+    let t = ctx.theme;
+    if !p.is_busy() {
+        return Vec::new();
+    }
+    let s = SPINNER[ctx.spin % SPINNER.len()];
+    let secs = p
+        .transcript
+        .running_since()
+        .map(|since| ctx.now.saturating_duration_since(since).as_secs());
+    let what = match p.state {
+        TurnState::Starting => "waiting for the agent",
+        TurnState::Cancelling => "interrupting",
+        _ => "working",
+    };
+    let mut spans = vec![Span::styled(
+        format!("{s} {what}"),
+        Style::new().fg(t.accent),
+    )];
+    if let Some(secs) = secs {
+        spans.push(Span::styled(format!(" {secs}s"), Style::new().fg(t.dim)));
+    }
+    if p.state != TurnState::Cancelling {
+        spans.push(Span::styled(
+            format!(" · {} to interrupt", ctx.keymap.short(Action::Interrupt)),
+            Style::new().fg(t.dim),
+        ));
+    }
+    vec![Line::default(), Line::from(spans)]
+}
+
+fn dead_banner(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
+    if p.state != TurnState::Dead {
+        return Vec::new();
+    }
+    let t = ctx.theme;
+    vec![Logical::new(vec![
+        Span::styled(
+            "✗ the agent stopped",
+            Style::new().fg(t.error).add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(
+            format!(" · {} restarts it", ctx.keymap.short(Action::Restart)),
+            Style::new().fg(t.dim),
+        ),
+    ])]
+}
+
+fn queue_lines(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
+    if p.queue.is_empty() {
+        return Vec::new();
+    }
+    let t = ctx.theme;
+    let km = ctx.keymap;
+    let head = if p.queue_restored {
+        format!(
+            "queued from last session ({}) · {} on an empty composer sends · {} manage",
+            p.queue.len(),
+            km.short(Action::Submit),
+            km.short(Action::ManageQueue)
+        )
+    } else if p.queue_sel.is_some() {
+        "queue · ↑↓ select · e edit · d remove · Shift+↑↓ move · Esc done".to_owned()
+    } else {
+        format!(
+            "queued ({}) · {} edit last · {} manage",
+            p.queue.len(),
+            km.short(Action::RecallQueued),
+            km.short(Action::ManageQueue)
+        )
+    };
+    let mut out = vec![Logical::new(vec![Span::styled(
+        head,
+        Style::new().fg(t.accent).add_modifier(Modifier::ITALIC),
+    )])];
+    const SHOWN: usize = 3;
+    let sel = p.queue_sel;
+    let start = match sel {
+        Some(s) if s >= SHOWN => s + 1 - SHOWN,
+        _ => 0,
+    };
+    for (i, q) in p.queue.iter().enumerate().skip(start).take(SHOWN) {
+        let first = q.lines().next().unwrap_or("");
+        let more = if q.lines().count() > 1 { " …" } else { "" };
+        let selected = sel == Some(i);
+        let style = if selected {
+            Style::new()
+                .fg(t.text)
+                .bg(t.selection_bg)
+                .add_modifier(Modifier::BOLD)
+        } else {
+            Style::new().fg(t.dim)
+        };
+        let mark = if selected { "▶" } else { " " };
+        out.push(Logical::new(vec![
+            Span::styled(format!("{mark}{}. ", i + 1), Style::new().fg(t.accent)),
+            Span::styled(format!("{}{more}", truncate(first, 200)), style),
+        ]));
+    }
+    let hidden = p.queue.len().saturating_sub(start + SHOWN);
+    if hidden > 0 {
+        out.push(Logical::raw(
+            format!("   … {hidden} more"),
+            Style::new().fg(t.dim),
+        ));
+    }
+    out
+}
+
+fn permission_card(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
+    let Some(req) = p.permissions.front() else {
+        return Vec::new();
+    };
+    let t = ctx.theme;
+    let km = ctx.keymap;
+    let mut out = vec![Logical::new(vec![
+        Span::styled(
+            req.tool_name.clone(),
+            Style::new().fg(t.tool).add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(
+            format!("  {}", truncate(&cells::summarize_args(&req.input), 300)),
+            Style::new().fg(t.text),
+        ),
+    ])];
+    if let Some(d) = &req.description {
+        out.push(Logical::raw(d.clone(), Style::new().fg(t.dim)));
+    }
+    let diff = cells::edit_diff(&req.input, t);
+    let n = diff.len();
+    out.extend(diff.into_iter().take(8));
+    if n > 8 {
+        out.push(Logical::raw(
+            format!("… {} more lines", n - 8),
+            Style::new().fg(t.dim),
+        ));
+    }
+    let key = |s: String| Span::styled(s, Style::new().fg(t.accent).add_modifier(Modifier::BOLD));
+    let dim = |s: &str| Span::styled(s.to_owned(), Style::new().fg(t.dim));
+    if p.deny_reason {
+        out.push(Logical::new(vec![
+            dim("type a reason in the composer, "),
+            key(km.short(Action::Submit)),
+            dim(" to deny, "),
+            key(km.short(Action::Interrupt)),
+            dim(" to go back"),
+        ]));
+    } else if req.options.is_empty() {
+        out.push(Logical::new(vec![
+            key(format!("[{}]", km.short(Action::AllowOnce))),
+            dim(" allow once  "),
+            key(format!("[{}]", km.short(Action::AllowAlways))),
+            dim(" allow always  "),
+            key(format!("[{}]", km.short(Action::Deny))),
+            dim(" deny…"),
+        ]));
+    } else {
+        let mut spans = Vec::new();
+        for (i, o) in req.options.iter().enumerate().take(9) {
+            spans.push(key(format!("[{}]", i + 1)));
+            spans.push(dim(&format!(" {}  ", o.label)));
+        }
+        out.push(Logical::new(spans));
+    }
+    if p.permissions.len() > 1 {
+        out.push(Logical::raw(
+            format!("(+{} more waiting)", p.permissions.len() - 1),
+            Style::new().fg(t.dim),
+        ));
+    }
+    out
+}
+
+fn draw_separator(p: &Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
+    let t = ctx.theme;
+    let line_style = Style::new().fg(if ctx.focused {
+        t.border_focused
+    } else {
+        t.border
+    });
+    buf.set_string(
+        area.x,
+        area.y,
+        "─".repeat(usize::from(area.width)),
+        line_style,
+    );
+    let label = if p.deny_reason {
+        Some((" reason for denying ".to_owned(), t.warning))
+    } else if let Some((i, _)) = &p.editing_queued {
+        Some((format!(" editing queued #{} ", i + 1), t.accent))
+    } else {
+        let hints = p.command_hints();
+        (!hints.is_empty()).then(|| (format!(" /{} ", hints.join("  /")), t.accent))
+    };
+    if let Some((text, color)) = label {
+        let text = truncate(&text, usize::from(area.width.saturating_sub(2)));
+        buf.set_string(
+            area.x + 1.min(area.width),
+            area.y,
+            text,
+            Style::new().fg(color),
+        );
+    }
+}
+
+fn draw_composer(p: &mut Pane, ctx: &PaneCtx<'_>, area: Rect, prompt_w: u16, buf: &mut Buffer) {
+    if area.height == 0 || area.width == 0 {
+        return;
+    }
+    let t = ctx.theme;
+    let km = ctx.keymap;
+    let prompt_style = if ctx.focused {
+        Style::new().fg(t.accent).add_modifier(Modifier::BOLD)
+    } else {
+        Style::new().fg(t.dim)
+    };
+    buf.set_string(area.x, area.y, "›", prompt_style);
+    let text_area = Rect::new(
+        area.x + prompt_w,
+        area.y,
+        area.width.saturating_sub(prompt_w),
+        area.height,
+    );
+    let placeholder = if p.state == TurnState::Dead {
+        format!("agent stopped · {} restarts", km.short(Action::Restart))
+    } else if p.is_busy() {
+        format!(
+            "{} queues · {} steers · {} interrupts",
+            km.short(Action::Submit),
+            km.short(Action::Steer),
+            km.short(Action::Interrupt)
+        )
+    } else {
+        format!("Message {}…", p.name())
+    };
+    p.composer.set_placeholder_text(placeholder);
+    p.composer.set_placeholder_style(Style::new().fg(t.dim));
+    p.composer.set_style(Style::new().fg(t.text));
+    p.composer.set_cursor_line_style(Style::new());
+    p.composer.set_cursor_style(if ctx.focused {
+        Style::new().add_modifier(Modifier::REVERSED)
+    } else {
+        Style::new()
+    });
+    (&p.composer).render(text_area, buf);
+}

@@ -1,0 +1,308 @@
+//! Lays out and draws a pane's transcript from the bottom up.
+//!
+//! Only entries that reach the viewport are laid out. Each entry caches its
+//! wrapped lines for (revision, width, view); a streaming agent message keeps
+//! its finished markdown blocks and re-renders only the open tail, reusing
+//! the text buffer it shares with the processor (`SharedText::same_buffer`).
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use super::cells::{self, CellCtx};
+use super::markdown::Incremental;
+use super::theme::Theme;
+use super::wrap::{Logical, wrap};
+use crate::app::transcript::{Entry, EntryKind};
+use crate::event::Origin;
+use crate::text::SharedText;
+use crate::upsert::{UpsertKind, UpsertStatus};
+
+/// What a layout depends on besides the entry itself.
+pub struct Ctx<'a> {
+    pub theme: &'a Theme,
+    pub full_view: bool,
+    pub expanded: bool,
+    /// Spinner frame.
+    pub spin: usize,
+    pub expand_key: &'a str,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Key {
+    rev: u64,
+    width: u16,
+    expanded: bool,
+    /// Spinner frame, only for entries that animate.
+    spin: usize,
+}
+
+/// Wrapped lines of one entry.
+#[derive(Debug, Default)]
+pub struct Cache {
+    key: Option<Key>,
+    lines: Vec<Line<'static>>,
+    md: Option<Box<MdCache>>,
+}
+
+#[derive(Debug)]
+struct MdCache {
+    text: SharedText,
+    inc: Incremental,
+    width: u16,
+    /// Wrapped rows of `inc.stable[..stable_done]`.
+    stable_rows: Vec<Line<'static>>,
+    stable_done: usize,
+    tail_rows: Vec<Line<'static>>,
+}
+
+impl Cache {
+    pub fn len(&self) -> usize {
+        self.lines.len()
+            + self
+                .md
+                .as_ref()
+                .map_or(0, |m| m.stable_rows.len() + m.tail_rows.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Row `i` of the entry.
+    pub fn row(&self, i: usize) -> Option<&Line<'static>> {
+        if i < self.lines.len() {
+            return self.lines.get(i);
+        }
+        let m = self.md.as_ref()?;
+        let i = i - self.lines.len();
+        if i < m.stable_rows.len() {
+            m.stable_rows.get(i)
+        } else {
+            m.tail_rows.get(i - m.stable_rows.len())
+        }
+    }
+}
+
+/// Whether the entry shows at all in the current view.
+pub fn visible(e: &Entry, full_view: bool) -> bool {
+    match &e.kind {
+        EntryKind::Item(u) => full_view || matches!(u.kind, UpsertKind::Message { .. }),
+        _ => true,
+    }
+}
+
+fn animates(e: &Entry) -> bool {
+    match &e.kind {
+        EntryKind::Item(u) => !u.is_final() && !matches!(u.kind, UpsertKind::Message { .. }),
+        _ => false,
+    }
+}
+
+fn wrap_all(lines: &[Logical], width: u16, out: &mut Vec<Line<'static>>) {
+    for l in lines {
+        out.extend(wrap(l, width));
+    }
+}
+
+/// Lays out `e` for `width` (cached), returning its row count. Every entry
+/// starts with a blank separator row.
+pub fn layout(e: &mut Entry, width: u16, ctx: &Ctx<'_>) -> usize {
+    let key = Key {
+        rev: e.rev,
+        width,
+        expanded: ctx.expanded,
+        spin: if animates(e) { ctx.spin } else { 0 },
+    };
+    if e.cache.key == Some(key) {
+        return e.cache.len();
+    }
+    let t = ctx.theme;
+    let cell = CellCtx {
+        theme: t,
+        expanded: ctx.expanded,
+        spin: ctx.spin,
+        expand_key: ctx.expand_key,
+    };
+    let mut logical: Vec<Logical> = vec![Logical::default()];
+    let mut md_text = None;
+    match &e.kind {
+        EntryKind::Item(u) => match &u.kind {
+            UpsertKind::Message { content, origin } => match origin {
+                Origin::User => content.with_str(|s| logical.extend(cells::user_message(s, t))),
+                Origin::System => content.with_str(|s| logical.extend(cells::system_message(s, t))),
+                Origin::Agent => md_text = Some((content.clone(), u.status == UpsertStatus::Error)),
+            },
+            UpsertKind::Thinking { content, .. } => {
+                content.with_str(|s| logical.extend(cells::thinking(u, s, &cell)))
+            }
+            UpsertKind::ToolCall { .. } => logical.extend(cells::tool_call(u, &cell)),
+        },
+        EntryKind::Footer {
+            model,
+            duration,
+            usage,
+            cancelled,
+        } => logical.extend(cells::footer(
+            model,
+            *duration,
+            usage.as_ref(),
+            *cancelled,
+            t,
+        )),
+        EntryKind::TurnError { code, message } => {
+            logical.extend(cells::turn_error(code, message, t))
+        }
+        EntryKind::Notice { level, text } => logical.extend(cells::notice(*level, text, t)),
+    }
+    let mut lines = Vec::new();
+    wrap_all(&logical, width, &mut lines);
+    if let (EntryKind::Item(u), Some((text, failed))) = (&e.kind, md_text) {
+        let mut md = e.cache.md.take().unwrap_or_else(|| {
+            Box::new(MdCache {
+                text: SharedText::default(),
+                inc: Incremental::default(),
+                width,
+                stable_rows: Vec::new(),
+                stable_done: 0,
+                tail_rows: Vec::new(),
+            })
+        });
+        let extends = text.same_buffer(&md.text) && text.len() >= md.text.len();
+        let before = md.inc.stable_len;
+        text.with_str(|s| md.inc.update(s, extends, t, Style::new().fg(t.agent)));
+        if !extends || md.inc.stable_len < before || md.width != width {
+            md.stable_rows.clear();
+            md.stable_done = 0;
+            md.width = width;
+        }
+        let first_ever = md.stable_done == 0;
+        let mut fresh: Vec<Logical> = md.inc.stable[md.stable_done..].to_vec();
+        if first_ever {
+            let one = fresh.len().min(1);
+            cells::agent_gutter(&mut fresh[..one], t, failed);
+        }
+        for l in fresh.iter_mut().skip(usize::from(first_ever)) {
+            l.prefix.insert(0, Span::raw("  "));
+            l.cont.insert(0, Span::raw("  "));
+        }
+        wrap_all(&fresh, width, &mut md.stable_rows);
+        md.stable_done = md.inc.stable.len();
+        let mut tail = md.inc.tail.clone();
+        if md.stable_done == 0 {
+            cells::agent_gutter(&mut tail, t, failed);
+        } else {
+            for l in &mut tail {
+                l.prefix.insert(0, Span::raw("  "));
+                l.cont.insert(0, Span::raw("  "));
+            }
+        }
+        if let Some(msg) = &u.error_message {
+            tail.push(
+                Logical::raw(format!("✗ {msg}"), Style::new().fg(t.error))
+                    .with_prefix(vec![Span::raw("  ")], vec![Span::raw("  ")]),
+            );
+        }
+        md.tail_rows.clear();
+        wrap_all(&tail, width, &mut md.tail_rows);
+        md.text = text;
+        e.cache.md = Some(md);
+    } else {
+        e.cache.md = None;
+    }
+    e.cache.lines = lines;
+    e.cache.key = Some(key);
+    e.cache.len()
+}
+
+/// Draws the transcript into `area`, `pane_scroll` rows up from the bottom,
+/// with `extra` rows (status lines) after the last entry. Returns the
+/// clamped scroll and the largest scroll possible (`usize::MAX` when the
+/// top was not reached, since only what is needed is laid out).
+pub fn draw(
+    entries: &mut [Entry],
+    scroll: usize,
+    extra: &[Line<'static>],
+    ctx: &Ctx<'_>,
+    area: Rect,
+    buf: &mut Buffer,
+) -> (usize, usize) {
+    let h = usize::from(area.height);
+    if h == 0 || area.width == 0 {
+        return (0, usize::MAX);
+    }
+    let want = scroll.saturating_add(h);
+    let mut total = extra.len();
+    let mut first = entries.len();
+    while first > 0 && total < want {
+        first -= 1;
+        if visible(&entries[first], ctx.full_view) {
+            total += layout(&mut entries[first], area.width, ctx);
+        }
+    }
+    let reached_top = first == 0;
+    // The top entry's separator row is not needed at the very top.
+    let mut skip = usize::from(reached_top && total > extra.len());
+    let total_rows = total - skip;
+    let max_scroll = if reached_top {
+        total_rows.saturating_sub(h)
+    } else {
+        usize::MAX
+    };
+    let scroll = scroll.min(max_scroll);
+    let end = total_rows.saturating_sub(scroll);
+    let start = end.saturating_sub(h);
+    let mut row = 0usize; // index into the concatenated rows
+    let mut y = area.y;
+    let emit = |line: &Line<'static>, buf: &mut Buffer, y: &mut u16| {
+        if line.style.bg.is_some() {
+            buf.set_style(Rect::new(area.x, *y, area.width, 1), line.style);
+        }
+        buf.set_line(area.x, *y, line, area.width);
+        *y += 1;
+    };
+    for e in entries[first..].iter() {
+        if row >= end {
+            break;
+        }
+        if !visible(e, ctx.full_view) {
+            continue;
+        }
+        let k0 = std::mem::take(&mut skip);
+        let n = e.cache.len().max(k0);
+        if row + (n - k0) <= start {
+            row += n - k0;
+            continue;
+        }
+        for k in k0..n {
+            if row >= end {
+                break;
+            }
+            if row >= start
+                && let Some(line) = e.cache.row(k)
+            {
+                emit(line, buf, &mut y);
+            }
+            row += 1;
+        }
+    }
+    for line in extra {
+        if row >= end {
+            break;
+        }
+        if row >= start {
+            emit(line, buf, &mut y);
+        }
+        row += 1;
+    }
+    (scroll, max_scroll)
+}
+
+/// The "↓ N more" marker drawn over the last row while scrolled up.
+pub fn scroll_marker(scroll: usize, t: &Theme) -> Line<'static> {
+    Line::from(vec![Span::styled(
+        format!(" ↓ {scroll} lines below · End to follow "),
+        Style::new().fg(t.accent).add_modifier(Modifier::REVERSED),
+    )])
+}

@@ -1,0 +1,391 @@
+//! Replays of the real ACP captures of all three agents.
+
+use super::*;
+
+#[test]
+fn replay_text_streams_one_message_per_agent() {
+    for agent in AGENTS {
+        let r = replay(agent, "text");
+        let expected = r.chunk_text("agent_message_chunk");
+        assert!(!expected.is_empty(), "{agent}: capture has text");
+        let messages = r.messages(Origin::Agent);
+        assert_eq!(messages, vec![expected], "{agent}");
+        let ends = r.turn_ends();
+        assert_eq!(ends.len(), 1, "{agent}: exactly one turn end");
+        assert_eq!(
+            completed(ends[0]),
+            Some((&TurnStatus::Completed, Some("end_turn"))),
+            "{agent}"
+        );
+        // The session id the agent gave names every event.
+        let sid = r
+            .agent_lines
+            .iter()
+            .find_map(|m| m["result"]["sessionId"].as_str())
+            .unwrap();
+        assert!(r.stream().iter().all(|e| e.session_id == sid), "{agent}");
+        assert!(r.stream().iter().all(|e| e.turn_id == "turn-1"), "{agent}");
+        // What hive sent: initialize with fs capabilities, session/new with an absolute cwd.
+        let init = &r.written[0];
+        assert_eq!(init["method"], "initialize");
+        assert_eq!(init["params"]["protocolVersion"], 1);
+        assert_eq!(
+            init["params"]["clientCapabilities"]["fs"]["readTextFile"],
+            true
+        );
+        assert_eq!(
+            init["params"]["clientCapabilities"]["fs"]["writeTextFile"],
+            true
+        );
+        let new = r
+            .written
+            .iter()
+            .find(|w| w["method"] == "session/new")
+            .unwrap();
+        assert!(Path::new(new["params"]["cwd"].as_str().unwrap()).is_absolute());
+        assert_eq!(new["params"]["mcpServers"], json!([]));
+    }
+}
+
+#[test]
+fn replay_thinking_keeps_reasoning_and_text_apart() {
+    for agent in AGENTS {
+        let r = replay(agent, "thinking");
+        let thought = r.chunk_text("agent_thought_chunk");
+        assert!(!thought.is_empty(), "{agent}: capture has thinking");
+        assert_eq!(r.thinking().concat(), thought, "{agent}");
+        assert_eq!(
+            r.messages(Origin::Agent).concat(),
+            r.chunk_text("agent_message_chunk"),
+            "{agent}"
+        );
+        assert_eq!(r.turn_ends().len(), 1, "{agent}");
+    }
+}
+
+#[test]
+fn replay_tool_with_permission_allowed() {
+    for agent in AGENTS {
+        let r = replay(agent, "tool");
+        // The approval card carries the agent's own options.
+        let perms = r.permissions();
+        assert_eq!(perms.len(), 1, "{agent}");
+        let asked = r
+            .agent_lines
+            .iter()
+            .find(|m| m["method"] == "session/request_permission")
+            .unwrap();
+        let offered: Vec<(String, String, String)> = asked["params"]["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| {
+                (
+                    o["optionId"].as_str().unwrap().to_owned(),
+                    o["name"].as_str().unwrap().to_owned(),
+                    o["kind"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        let shown: Vec<(String, String, String)> = perms[0]
+            .options
+            .iter()
+            .map(|o| (o.option_id.clone(), o.label.clone(), o.kind.clone()))
+            .collect();
+        assert_eq!(shown, offered, "{agent}");
+        // One create and one complete for the call, correlated by its id.
+        let call_id = asked["params"]["toolCall"]["toolCallId"].as_str().unwrap();
+        let tools: Vec<_> = r.tools().into_iter().filter(|t| t.2 == call_id).collect();
+        assert_eq!(
+            tools.iter().map(|t| t.0).collect::<Vec<_>>(),
+            vec![UpsertStatus::Create, UpsertStatus::Complete],
+            "{agent}: {tools:?}"
+        );
+        let done = &tools[1];
+        assert_eq!(done.4, Some(false), "{agent}");
+        assert!(
+            done.1.contains("mkdir -p perm-dir"),
+            "{agent}: title as name: {}",
+            done.1
+        );
+        if agent != "gemini" {
+            // Gemini reports the command's completion without its output.
+            assert!(
+                done.3.as_deref().unwrap_or("").contains("made"),
+                "{agent}: {done:?}"
+            );
+        }
+        assert_eq!(
+            completed(r.turn_ends()[0]).map(|c| c.0),
+            Some(&TurnStatus::Completed),
+            "{agent}"
+        );
+    }
+}
+
+#[test]
+fn replay_tool_with_permission_rejected() {
+    for agent in AGENTS {
+        let r = replay(agent, "tool_reject");
+        assert_eq!(r.permissions().len(), 1, "{agent}");
+        let stop = r.prompt_results()[0]["stopReason"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let ends = r.turn_ends();
+        assert_eq!(ends.len(), 1, "{agent}");
+        if stop == "cancelled" {
+            // codex-acp ends the turn when a command is refused.
+            assert_eq!(
+                completed(ends[0]).map(|c| c.0),
+                Some(&TurnStatus::Cancelled),
+                "{agent}"
+            );
+            continue;
+        }
+        let tools = r.tools();
+        let done: Vec<_> = tools
+            .iter()
+            .filter(|t| t.0 == UpsertStatus::Complete)
+            .collect();
+        assert_eq!(done.len(), 1, "{agent}: {tools:?}");
+        assert_eq!(done[0].4, Some(true), "{agent}: a refused call is an error");
+        assert!(
+            done[0]
+                .3
+                .as_deref()
+                .unwrap_or("")
+                .to_lowercase()
+                .contains("refused")
+                || done[0].3.as_deref().unwrap_or("").contains("denied"),
+            "{agent}: {:?}",
+            done[0]
+        );
+    }
+}
+
+#[test]
+fn replay_plan_renders_a_checklist() {
+    for agent in AGENTS {
+        let r = replay(agent, "plan");
+        let plan = r.updates("plan");
+        let system = r.messages(Origin::System);
+        assert_eq!(r.turn_ends().len(), 1, "{agent}");
+        if plan.is_empty() {
+            // Gemini answered this prompt without its todo tool.
+            assert!(system.is_empty(), "{agent}");
+            continue;
+        }
+        assert_eq!(system.len(), 1, "{agent}: one plan item");
+        for entry in plan[0]["entries"].as_array().unwrap() {
+            let content = entry["content"].as_str().unwrap();
+            let mark = if entry["status"] == "completed" {
+                "[x]"
+            } else {
+                "[ ]"
+            };
+            assert!(
+                system[0].contains(&format!("- {mark} {content}")),
+                "{agent}: {content} in {}",
+                system[0]
+            );
+        }
+    }
+}
+
+#[test]
+fn replay_cancel_ends_the_turn_cancelled_and_the_next_one_works() {
+    for agent in AGENTS {
+        let r = replay(agent, "cancel");
+        assert!(
+            r.written.iter().any(|w| w["method"] == "session/cancel"),
+            "{agent}"
+        );
+        let ends = r.turn_ends();
+        let statuses: Vec<_> = ends.iter().map(|t| completed(t).map(|c| *c.0)).collect();
+        assert_eq!(
+            statuses,
+            vec![Some(TurnStatus::Cancelled), Some(TurnStatus::Completed)],
+            "{agent}"
+        );
+        assert_eq!(ends[0].turn_id(), "turn-1");
+        assert_eq!(ends[1].turn_id(), "turn-2");
+    }
+}
+
+#[test]
+fn replay_cancel_during_a_tool() {
+    for agent in AGENTS {
+        let r = replay(agent, "cancel_tool");
+        let ends = r.turn_ends();
+        assert_eq!(ends.len(), 1, "{agent}");
+        assert_eq!(
+            completed(ends[0]).map(|c| c.0),
+            Some(&TurnStatus::Cancelled),
+            "{agent}"
+        );
+        // A cancelled turn shows no tool as completed.
+        assert!(
+            r.tools()
+                .iter()
+                .all(|t| t.0 != UpsertStatus::Complete || t.3.is_some()),
+            "{agent}"
+        );
+    }
+}
+
+#[test]
+fn replay_error_response_becomes_a_turn_error() {
+    for agent in AGENTS {
+        let r = replay(agent, "error");
+        let err = r
+            .agent_lines
+            .iter()
+            .find_map(|m| m.get("error"))
+            .expect("capture has an error response");
+        let ends = r.turn_ends();
+        assert_eq!(ends.len(), 1, "{agent}");
+        match ends[0] {
+            TurnEvent::TurnError {
+                error_code,
+                error_message,
+                ..
+            } => {
+                assert_eq!(error_code, &format!("rpc_{}", err["code"]), "{agent}");
+                assert!(
+                    error_message.contains(err["message"].as_str().unwrap()),
+                    "{agent}"
+                );
+            }
+            other => panic!("{agent}: expected a turn error, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn replay_two_prompts_in_one_session() {
+    for agent in AGENTS {
+        let r = replay(agent, "two_prompts");
+        let ends = r.turn_ends();
+        assert_eq!(ends.len(), 2, "{agent}");
+        assert!(
+            ends.iter()
+                .all(|t| completed(t).map(|c| *c.0) == Some(TurnStatus::Completed))
+        );
+        let starts = r.turn_events().iter().filter(|t| !t.is_terminal()).count();
+        assert_eq!(starts, 2, "{agent}");
+    }
+}
+
+#[test]
+fn replay_commands_and_session_are_reported() {
+    for agent in AGENTS {
+        let r = replay(agent, "text");
+        let advertised: Vec<String> =
+            r.updates("available_commands_update")[0]["availableCommands"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["name"].as_str().unwrap().to_owned())
+                .collect();
+        let sid = r
+            .agent_lines
+            .iter()
+            .find_map(|m| m["result"]["sessionId"].as_str())
+            .unwrap();
+        let last = r
+            .events
+            .iter()
+            .rev()
+            .find_map(|e| match e {
+                ProviderEvent::Session(s) => Some(s.clone()),
+                _ => None,
+            })
+            .expect("a session event");
+        assert_eq!(last.resume_handle.as_deref(), Some(sid), "{agent}");
+        assert_eq!(last.commands, advertised, "{agent}");
+        assert!(
+            last.model.is_some(),
+            "{agent}: the session's model is known"
+        );
+    }
+}
+
+#[test]
+fn replay_usage_reaches_the_turn_end() {
+    // codex-acp: the last usage_update of the turn.
+    let r = replay("codex", "text");
+    let used = r.updates("usage_update").last().unwrap()["used"]
+        .as_u64()
+        .unwrap();
+    let usage = r.stream().iter().find_map(|e| match &e.payload {
+        Payload::ResponseDone { usage, .. } => usage.clone(),
+        _ => None,
+    });
+    assert_eq!(usage.map(|u| u.input_tokens), Some(used));
+    // Gemini: the prompt response's own token counts.
+    let r = replay("gemini", "text");
+    let counts = &r.prompt_results()[0]["_meta"]["quota"]["token_count"];
+    let usage = r
+        .stream()
+        .iter()
+        .find_map(|e| match &e.payload {
+            Payload::ResponseDone { usage, .. } => usage.clone(),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(usage.input_tokens, counts["input_tokens"].as_u64().unwrap());
+    assert_eq!(
+        usage.output_tokens,
+        counts["output_tokens"].as_u64().unwrap()
+    );
+}
+
+#[test]
+fn replay_gemini_writes_a_new_file_through_hive() {
+    for case in ["write", "write_missing_as_empty"] {
+        let r = replay("gemini", case);
+        // Gemini first reads the missing file; hive answers empty content, not an error.
+        let reads: Vec<&Value> = r
+            .agent_lines
+            .iter()
+            .filter(|m| m["method"] == "fs/read_text_file")
+            .collect();
+        assert!(!reads.is_empty(), "{case}");
+        for read in reads {
+            let answer = r
+                .written
+                .iter()
+                .find(|w| w.get("method").is_none() && w["id"] == read["id"])
+                .unwrap();
+            assert_eq!(answer["result"], json!({"content": ""}), "{case}");
+        }
+        if let Some(write) = r
+            .agent_lines
+            .iter()
+            .find(|m| m["method"] == "fs/write_text_file")
+        {
+            let path = write["params"]["path"].as_str().unwrap();
+            assert!(path.starts_with(r.dir.path().canonicalize().unwrap().to_str().unwrap()));
+            assert_eq!(
+                std::fs::read_to_string(path).unwrap(),
+                write["params"]["content"].as_str().unwrap(),
+                "{case}"
+            );
+        }
+    }
+}
+
+#[test]
+fn replay_edit_diffs_are_rendered_as_unified_diffs() {
+    let r = replay("codex", "write");
+    let done: Vec<_> = r
+        .tools()
+        .into_iter()
+        .filter(|t| t.0 == UpsertStatus::Complete)
+        .collect();
+    assert_eq!(done.len(), 1);
+    let out = done[0].3.clone().unwrap();
+    assert!(out.contains("+++ b/"), "{out}");
+    assert!(out.contains("+written by the mock"), "{out}");
+}

@@ -1,0 +1,222 @@
+//! End-to-end: drives the real `hive` binary inside tmux (a private server
+//! socket, a fixed 160x45 window, every XDG/HIVE dir in a tempdir) and reads
+//! the screen with `capture-pane`. Skips with a message when tmux is missing.
+//!
+//! Covers: start on the built-in config, a streamed reply with a tool call,
+//! a second prompt queued while the first streams and run after it, Esc
+//! interrupting, focus switching, the shell pane (skipped while `pty` is an
+//! unknown provider), and a clean quit that restores the terminal.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const TIMEOUT: Duration = Duration::from_secs(40);
+
+struct Tmux {
+    socket: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Tmux {
+    fn cmd(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("run tmux");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn screen(&self) -> String {
+        self.cmd(&["capture-pane", "-p", "-t", "hive"])
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "hive"];
+        args.extend_from_slice(keys);
+        self.cmd(&args);
+    }
+
+    fn type_text(&self, text: &str) {
+        self.cmd(&["send-keys", "-t", "hive", "-l", text]);
+    }
+
+    /// Polls the screen until `pred` holds; panics with the screen if not.
+    fn wait(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if pred(&s) {
+                return s;
+            }
+            if start.elapsed() > TIMEOUT {
+                panic!("timed out waiting for {what}; screen:\n{s}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn wait_for(&self, needle: &str) -> String {
+        self.wait(needle, |s| s.contains(needle))
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+    }
+}
+
+fn start(bin: &Path, dir: tempfile::TempDir) -> Tmux {
+    let d = dir.path().to_owned();
+    let d = d.as_path();
+    let env = |name: &str| format!("{name}={}", d.join(name.to_ascii_lowercase()).display());
+    // The shell prints how hive left the terminal, then keeps the pane open.
+    let script = format!(
+        "{} ; echo HIVE-EXIT=$? ; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' ' ; echo ; sleep 600",
+        shlex::try_quote(&bin.display().to_string()).expect("quotable path")
+    );
+    let tmux = Tmux {
+        socket: format!("hive-test-{}", std::process::id()),
+        _dir: dir,
+    };
+    let status = Command::new("tmux")
+        .args([
+            "-L",
+            &tmux.socket,
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "hive",
+        ])
+        .args(["-x", "160", "-y", "45", "-c"])
+        .arg(d)
+        .args(["-e", &env("HIVE_DATA_DIR"), "-e", &env("HIVE_STATE_DIR")])
+        .args(["-e", &env("XDG_CONFIG_HOME"), "-e", &env("XDG_DATA_HOME")])
+        .args(["-e", &env("XDG_STATE_HOME"), "-e", "TERM=xterm-256color"])
+        .args([
+            "-e",
+            &format!("HOME={}", d.display()),
+            "-e",
+            "SHELL=/bin/sh",
+        ])
+        .args(["sh", "-c", &script])
+        .status()
+        .expect("start tmux");
+    assert!(status.success());
+    tmux
+}
+
+fn status_line(screen: &str) -> String {
+    screen
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+fn console_end_to_end() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("SKIP: tmux is not installed");
+        return;
+    }
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_hive"));
+    let t = start(&bin, tempfile::tempdir().expect("tempdir"));
+
+    // Start: the built-in config's panes.
+    let s = t.wait("the demo panes", |s| {
+        s.contains("Architect (demo)")
+            && s.contains("Reviewer (demo)")
+            && s.contains("Message Architect")
+    });
+    assert!(status_line(&s).contains("Architect (demo)"), "{s}");
+
+    // A prompt, and a second one queued while the first streams.
+    t.type_text("give me a tour");
+    t.keys(&["Enter"]);
+    t.wait_for("working");
+    t.type_text("and then fix it");
+    t.keys(&["Enter"]);
+    t.wait_for("queued (1)");
+    t.wait("the streamed reply and the tool call", |s| {
+        s.contains("Repository tour") && s.contains("✓ Bash") && s.contains("ls -la src/")
+    });
+    let s = t.wait("the queued prompt to run", |s| {
+        s.contains("Fixed the greeting") && !s.contains("queued (1)")
+    });
+    assert!(s.contains("and then fix it"), "{s}");
+    t.wait("the second turn to finish", |s| !s.contains("working"));
+
+    // Interrupt with Esc.
+    t.type_text("go slow");
+    t.keys(&["Enter"]);
+    t.wait_for("Streaming slowly");
+    t.keys(&["Escape"]);
+    t.wait_for("⏹ interrupted");
+
+    // Focus the reviewer (Alt+2) and talk to it.
+    t.keys(&["M-2"]);
+    let s = t.wait("reviewer focus", |s| {
+        status_line(s).contains("Reviewer (demo)")
+    });
+    assert!(!status_line(&s).contains("Architect"), "{s}");
+    t.type_text("please review");
+    t.keys(&["Enter"]);
+    t.wait_for("Review of your change");
+
+    // The shell pane, once the PTY provider exists.
+    let s = t.screen();
+    if s.contains("could not start") && s.contains("`pty`") {
+        eprintln!("SKIP shell part: the `pty` provider is not built in yet");
+    } else {
+        t.keys(&["M-3"]);
+        t.wait("shell focus", |s| status_line(s).contains("Shell"));
+        t.type_text("echo hive-$((40+2))");
+        t.keys(&["Enter"]);
+        t.wait_for("hive-42");
+        t.keys(&["M-1"]);
+        t.wait("back to the demo", |s| {
+            status_line(s).contains("Architect (demo)")
+        });
+    }
+
+    // Quit: nothing runs, so Ctrl+Q quits at once and restores the terminal.
+    t.wait("all turns to end", |s| !s.contains("working"));
+    t.keys(&["C-q"]);
+    let s = t.wait_for("HIVE-EXIT=");
+    assert!(s.contains("HIVE-EXIT=0"), "{s}");
+    let s = t.wait("stty report", |s| {
+        s.contains("icanon") && s.contains("echo")
+    });
+    assert!(
+        !s.contains("-icanon") && !s.contains("-echo"),
+        "raw mode left on:\n{s}"
+    );
+    assert_eq!(
+        t.cmd(&["display", "-p", "-t", "hive", "#{alternate_on}"])
+            .trim(),
+        "0"
+    );
+    assert_eq!(
+        t.cmd(&["display", "-p", "-t", "hive", "#{cursor_flag}"])
+            .trim(),
+        "1"
+    );
+    assert_eq!(
+        t.cmd(&["display", "-p", "-t", "hive", "#{mouse_any_flag}"])
+            .trim(),
+        "0"
+    );
+    assert!(
+        !s.contains("Reviewer (demo)"),
+        "the console should be gone:\n{s}"
+    );
+}

@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""A fake ACP agent for hive's lifecycle tests (python3 stdlib only).
+
+The behaviour of a turn is picked by a keyword in the prompt:
+  crash       one chunk, then exit 3 with a message on stderr
+  hang        never answer, not even a cancel
+  malformed   non-JSON and non-JSON-RPC lines, then a normal answer
+  permission  tool_call + session/request_permission; the answer decides the tool's fate
+  fs          fs requests inside and outside the cwd; reports what it got back
+  longcmd     a tool call whose "command" (a real `sleep` child) keeps running after a
+              cancel; the prompt is answered only when the command ends (30 s)
+  slow        streams slowly; a cancel is honoured at once
+  error       JSON-RPC error response to session/prompt
+  refusal     stopReason refusal
+  plan        two plan updates
+  unknown     an update kind no client knows
+  (otherwise) a short markdown answer
+
+Environment:
+  FAKE_ACP_LOG=path     append every line received to this file
+  FAKE_ACP_IGNORE_EOF=1 keep running after stdin closes
+  FAKE_ACP_IGNORE_TERM=1 ignore SIGTERM (only SIGKILL ends it)
+  FAKE_ACP_LOAD=1       advertise loadSession and replay history on session/load
+"""
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+LOG = os.environ.get("FAKE_ACP_LOG")
+SESSION = "fake-session-1"
+inbox = queue.Queue()
+next_id = [100]
+
+
+def log(line):
+    if LOG:
+        with open(LOG, "a") as f:
+            f.write(line + "\n")
+
+
+def reader():
+    for line in sys.stdin:
+        line = line.strip()
+        if line:
+            log(line)
+            inbox.put(json.loads(line))
+    inbox.put(None)
+
+
+def send(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def raw(text):
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def result(id_, res):
+    send({"jsonrpc": "2.0", "id": id_, "result": res})
+
+
+def update(u):
+    send({"jsonrpc": "2.0", "method": "session/update",
+          "params": {"sessionId": SESSION, "update": u}})
+
+
+def chunk(text, kind="agent_message_chunk"):
+    update({"sessionUpdate": kind, "content": {"type": "text", "text": text}})
+
+
+def request(method, params):
+    next_id[0] += 1
+    rid = "req-%d" % next_id[0]
+    send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+    return rid
+
+
+state = {"cancelled": False, "eof": False}
+
+
+def pump(timeout):
+    """Next message, or None on timeout. Cancels are recorded, EOF too."""
+    try:
+        msg = inbox.get(timeout=timeout)
+    except queue.Empty:
+        return None
+    if msg is None:
+        state["eof"] = True
+        return None
+    if msg.get("method") == "session/cancel":
+        state["cancelled"] = True
+    return msg
+
+
+def wait_response(rid, timeout=30):
+    end = time.time() + timeout
+    while time.time() < end:
+        msg = pump(0.05)
+        if msg is None:
+            if state["eof"]:
+                return None
+            continue
+        if msg.get("id") == rid and "method" not in msg:
+            return msg
+        if msg.get("method") == "session/prompt":
+            send({"jsonrpc": "2.0", "id": msg["id"],
+                  "error": {"code": -32000, "message": "busy"}})
+    return None
+
+
+def turn(msg):
+    state["cancelled"] = False
+    pid = msg["id"]
+    text = " ".join(b.get("text", "") for b in msg["params"].get("prompt", []))
+    if "crash" in text:
+        chunk("about to crash")
+        sys.stderr.write("fake agent crashed on purpose\n")
+        sys.stderr.flush()
+        os._exit(3)
+    if "hang" in text:
+        while not state["eof"]:
+            pump(0.1)
+        return
+    if "malformed" in text:
+        raw("this is not json {")
+        raw('{"jsonrpc": "2.0"}')
+        raw('[1, 2, 3]')
+        chunk("still here")
+        result(pid, {"stopReason": "end_turn"})
+        return
+    if "permission" in text:
+        update({"sessionUpdate": "tool_call", "toolCallId": "call-1", "title": "`touch x`",
+                "kind": "execute", "status": "pending", "rawInput": {"command": "touch x"}})
+        rid = request("session/request_permission", {
+            "sessionId": SESSION,
+            "toolCall": {"toolCallId": "call-1", "title": "`touch x`", "rawInput": {"command": "touch x"}},
+            "options": [
+                {"optionId": "yes-always", "name": "Always", "kind": "allow_always"},
+                {"optionId": "yes", "name": "Allow", "kind": "allow_once"},
+                {"optionId": "no", "name": "Reject", "kind": "reject_once"},
+            ]})
+        resp = wait_response(rid)
+        outcome = (resp or {}).get("result", {}).get("outcome", {})
+        if outcome.get("outcome") == "cancelled":
+            result(pid, {"stopReason": "cancelled"})
+            return
+        chosen = outcome.get("optionId")
+        if chosen in ("yes", "yes-always"):
+            update({"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": "completed",
+                    "content": [{"type": "content", "content": {"type": "text", "text": "touched"}}]})
+        else:
+            update({"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": "failed",
+                    "content": [{"type": "content", "content": {"type": "text", "text": "refused"}}]})
+        chunk("decision: %s" % chosen)
+        result(pid, {"stopReason": "end_turn"})
+        return
+    if "fs" in text:
+        cwd = os.getcwd()
+        report = []
+        for method, params in [
+            ("fs/read_text_file", {"path": "/etc/hostname"}),
+            ("fs/read_text_file", {"path": cwd + "/../outside.txt"}),
+            ("fs/write_text_file", {"path": cwd + "/../escape.txt", "content": "x"}),
+            ("fs/read_text_file", {"path": cwd + "/missing.txt"}),
+            ("fs/write_text_file", {"path": cwd + "/made/by-agent.txt", "content": "agent wrote this"}),
+            ("fs/read_text_file", {"path": cwd + "/made/by-agent.txt"}),
+            ("terminal/create", {"command": "ls"}),
+        ]:
+            params["sessionId"] = SESSION
+            resp = wait_response(request(method, params)) or {}
+            if "error" in resp:
+                report.append("%s error %s" % (method, resp["error"]["code"]))
+            else:
+                report.append("%s ok %s" % (method, json.dumps(resp.get("result"))))
+        chunk("\n".join(report))
+        result(pid, {"stopReason": "end_turn"})
+        return
+    if "longcmd" in text:
+        child = subprocess.Popen(["sleep", "30"])
+        log("CHILD %d" % child.pid)
+        update({"sessionUpdate": "tool_call", "toolCallId": "call-long", "title": "sleep 30",
+                "kind": "execute", "status": "in_progress", "rawInput": {"command": "sleep 30"}})
+        while child.poll() is None and not state["eof"]:
+            pump(0.1)
+        update({"sessionUpdate": "tool_call_update", "toolCallId": "call-long", "status": "completed",
+                "content": [{"type": "content", "content": {"type": "text", "text": "late output"}}]})
+        chunk("late text after the command")
+        result(pid, {"stopReason": "cancelled" if state["cancelled"] else "end_turn"})
+        return
+    if "slow" in text:
+        for i in range(200):
+            pump(0.05)
+            if state["cancelled"]:
+                result(pid, {"stopReason": "cancelled"})
+                return
+            chunk("word%d " % i)
+        result(pid, {"stopReason": "end_turn"})
+        return
+    if "error" in text:
+        send({"jsonrpc": "2.0", "id": pid,
+              "error": {"code": -32603, "message": "Internal error: API Error: 400 boom"}})
+        return
+    if "refusal" in text:
+        chunk("I can't help with that.")
+        result(pid, {"stopReason": "refusal"})
+        return
+    if "plan" in text:
+        update({"sessionUpdate": "plan", "entries": [
+            {"content": "one", "priority": "high", "status": "in_progress"},
+            {"content": "two", "priority": "low", "status": "pending"}]})
+        chunk("working")
+        update({"sessionUpdate": "plan", "entries": [
+            {"content": "one", "priority": "high", "status": "completed"},
+            {"content": "two", "priority": "low", "status": "in_progress"}]})
+        result(pid, {"stopReason": "end_turn"})
+        return
+    if "unknown" in text:
+        update({"sessionUpdate": "telepathy_update", "mood": "curious"})
+        result(pid, {"stopReason": "end_turn"})
+        return
+    chunk("thinking about it", "agent_thought_chunk")
+    chunk("Hello **from** the fake agent.")
+    result(pid, {"stopReason": "end_turn"})
+
+
+def main():
+    if os.environ.get("FAKE_ACP_IGNORE_TERM"):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    threading.Thread(target=reader, daemon=True).start()
+    while True:
+        msg = pump(0.1)
+        if msg is None:
+            if state["eof"]:
+                break
+            continue
+        method = msg.get("method")
+        if method == "initialize":
+            result(msg["id"], {"protocolVersion": 1,
+                               "agentCapabilities": {"loadSession": bool(os.environ.get("FAKE_ACP_LOAD"))},
+                               "agentInfo": {"name": "fake-acp", "title": "Fake ACP", "version": "0.0.1"}})
+        elif method == "session/new":
+            result(msg["id"], {"sessionId": SESSION,
+                               "models": {"currentModelId": "fake-model", "availableModels": []},
+                               "modes": {"currentModeId": "default",
+                                         "availableModes": [{"id": "default", "name": "Default"},
+                                                            {"id": "yolo", "name": "YOLO"}]},
+                               "configOptions": [{"id": "effort", "name": "Effort",
+                                                  "category": "thought_level", "type": "select",
+                                                  "currentValue": "medium", "options": []}]})
+            update({"sessionUpdate": "available_commands_update",
+                    "availableCommands": [{"name": "review", "description": "Review"}]})
+        elif method == "session/load":
+            chunk("old question", "user_message_chunk")
+            chunk("old answer")
+            result(msg["id"], {})
+        elif method == "session/prompt":
+            turn(msg)
+        elif method == "session/cancel":
+            pass
+        elif method in ("session/set_model", "session/set_mode", "session/set_config_option"):
+            result(msg["id"], {})
+        elif "id" in msg and "method" in msg:
+            send({"jsonrpc": "2.0", "id": msg["id"],
+                  "error": {"code": -32601, "message": "no " + method}})
+    if os.environ.get("FAKE_ACP_IGNORE_EOF"):
+        while True:
+            time.sleep(1)
+
+
+if __name__ == "__main__":
+    main()
