@@ -31,6 +31,9 @@ fn fixture(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// A tool call upsert: (status, name, arguments, output, is_error).
+type Tool = (UpsertStatus, String, Value, Option<String>, Option<bool>);
+
 /// What a replay produced.
 #[derive(Default)]
 struct Replay {
@@ -79,7 +82,7 @@ impl Replay {
     }
 
     /// Tool calls as (status, name, arguments, output, is_error), in order.
-    fn tools(&self) -> Vec<(UpsertStatus, String, Value, Option<String>, Option<bool>)> {
+    fn tools(&self) -> Vec<Tool> {
         self.upserts()
             .into_iter()
             .filter_map(|u| match &u.kind {
@@ -414,7 +417,7 @@ fn exec_failed_turns_report_the_cli_message_once() {
     let partial: Vec<&Upsert> = r
         .upserts()
         .into_iter()
-        .filter(|u| matches!(&u.kind, UpsertKind::Message { content, .. } if content.to_string() == "Starting to answer... "))
+        .filter(|u| matches!(&u.kind, UpsertKind::Message { content, .. } if content.with_str(|c| c == "Starting to answer... ")))
         .collect();
     assert_eq!(partial.len(), 2);
 }
@@ -536,10 +539,12 @@ fn replay_app(name: &str) -> Vec<Replay> {
     let text = fixture(name);
     let mut turns = Vec::new();
     let mut current: Option<(AppTurn, Feed)> = None;
+    // The thread's token total carries over from turn to turn.
+    let mut total = Usage::default();
     for line in text.lines() {
         let msg: Value = serde_json::from_str(line).expect("captured line is JSON");
         if let Some(id) = msg.pointer("/result/turn/id").and_then(Value::as_str) {
-            let mut tr = AppTurn::new();
+            let mut tr = AppTurn::with_base(total.clone());
             tr.codex_turn = Some(id.to_owned());
             let mut feed = Feed::new(&format!("turn_{}", turns.len() + 1));
             feed.start();
@@ -558,8 +563,11 @@ fn replay_app(name: &str) -> Vec<Replay> {
             feed.out(out);
         }
         if tr.finished()
-            && let Some((_, feed)) = current.take()
+            && let Some((tr, feed)) = current.take()
         {
+            if let Some(t) = tr.total() {
+                total = t.clone();
+            }
             turns.push(feed.replay);
         }
     }
@@ -1076,11 +1084,17 @@ async fn app_server_turns_stream_with_model_usage_and_thread() {
         p.messages()
             .contains(&format!("echo: hello (thread {thread})"))
     );
-    assert!(p.events.iter().any(|e| matches!(e, PaneEvent::Upsert(u) if matches!(&u.kind, UpsertKind::Thinking { content, .. } if content.to_string() == "Thinking it over."))));
+    assert!(p.events.iter().any(|e| matches!(e, PaneEvent::Upsert(u) if matches!(&u.kind, UpsertKind::Thinking { content, .. } if content.with_str(|c| c == "Thinking it over.")))));
     // Progressive: the long answer was shown before it completed.
     assert!(p.events.iter().any(|e| matches!(e, PaneEvent::Upsert(u) if u.status == UpsertStatus::Create && matches!(u.kind, UpsertKind::Message { .. }))));
     p.send("tool");
-    p.turn_end().await;
+    let end = p.turn_end().await;
+    let u = turn_usage(&end).expect("usage");
+    assert_eq!(
+        (u.input_tokens, u.output_tokens),
+        (250, 9),
+        "per turn, not per thread"
+    );
     assert_eq!(p.log().len(), 1, "one persistent process");
     assert!(p.events.iter().any(|e| matches!(e, PaneEvent::Upsert(u) if matches!(&u.kind, UpsertKind::ToolCall { output: Some(o), .. } if o == "approved\n"))));
 }
@@ -1090,11 +1104,14 @@ async fn app_server_resume_and_stale_fallback() {
     let dir = tempdir();
     let mut p = pane(agent("app-server", &dir), Some("thread-abc"), dir);
     p.send("hello");
-    p.turn_end().await;
+    let end = p.turn_end().await;
     assert!(
         p.messages()
             .contains(&"echo: hello (thread thread-abc)".to_string())
     );
+    // The thread's earlier usage (reported at resume) is not this turn's.
+    let u = turn_usage(&end).expect("usage");
+    assert_eq!((u.input_tokens, u.output_tokens), (250, 9));
 
     let dir = tempdir();
     let mut p = pane(agent("app-server", &dir), Some("stale-42"), dir);

@@ -139,6 +139,7 @@ class AppServer:
         self.response_ready = threading.Condition()
         self.next_request = 100
         self.deaf = False
+        self.total = {"inputTokens": 0, "cachedInputTokens": 0, "outputTokens": 0}
 
     def notify(self, method, params):
         emit({"method": method, "params": params})
@@ -177,6 +178,12 @@ class AppServer:
                 model = params.get("model") or "fake-model"
                 emit({"id": rid, "result": {"thread": {"id": tid}, "model": model, "modelProvider": "fake"}})
                 self.notify("thread/started", {"thread": {"id": tid, "model": model}})
+                if method == "thread/resume":
+                    # Like the real server: the resumed thread's usage so far,
+                    # under the id of its last turn.
+                    self.total = {"inputTokens": 1000, "cachedInputTokens": 0, "outputTokens": 50}
+                    self.notify("thread/tokenUsage/updated", {"threadId": tid, "turnId": "old-turn",
+                                                              "tokenUsage": {"total": self.total, "last": self.total}})
             elif method == "turn/start":
                 self.turn = new_id()
                 self.interrupted.clear()
@@ -212,10 +219,14 @@ class AppServer:
         self.notify("item/completed", dict(self.base(turn), item={"type": "agentMessage", "id": mid, "text": text}))
         return True
 
-    def finish(self, turn, status, error=None):
+    def usage(self, turn, last):
+        for k in self.total:
+            self.total[k] += last[k]
         self.notify("thread/tokenUsage/updated", dict(self.base(turn), tokenUsage={
-            "total": {"inputTokens": 500, "cachedInputTokens": 0, "outputTokens": 20},
-            "last": {"inputTokens": 250, "cachedInputTokens": 10, "outputTokens": 9}}))
+            "total": dict(self.total), "last": last}))
+
+    def finish(self, turn, status, error=None):
+        self.usage(turn, {"inputTokens": 250, "cachedInputTokens": 10, "outputTokens": 9})
         self.notify("turn/completed", {"threadId": self.thread,
                                        "turn": {"id": turn, "status": status, "error": error}})
 
@@ -266,6 +277,8 @@ class AppServer:
             # item, then the answer takes them into account).
             for i in range(400):
                 if self.interrupted.is_set():
+                    # The real server re-sends the unchanged count here.
+                    self.usage(turn, {"inputTokens": 0, "cachedInputTokens": 0, "outputTokens": 0})
                     self.notify("turn/completed", {"threadId": self.thread,
                                                    "turn": {"id": turn, "status": "interrupted", "error": None}})
                     return

@@ -33,7 +33,9 @@ pub struct AppTurn {
     /// turns (a turn abandoned after an ignored interrupt) are dropped.
     pub codex_turn: Option<String>,
     items: ItemMapper,
-    usage: Option<Usage>,
+    /// The thread's token total when the turn began, and the latest one.
+    base: Option<Usage>,
+    total: Option<Usage>,
     pending_error: Option<String>,
     finished: bool,
 }
@@ -41,6 +43,27 @@ pub struct AppTurn {
 impl AppTurn {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A turn of a thread that has already used `base` tokens.
+    pub fn with_base(base: Usage) -> Self {
+        Self {
+            base: Some(base),
+            ..Self::default()
+        }
+    }
+
+    /// Sets the base once: the thread total when the server named the turn
+    /// (a resumed thread reports its total only after the resume answer).
+    pub fn set_base(&mut self, base: &Usage) {
+        if self.base.is_none() {
+            self.base = Some(base.clone());
+        }
+    }
+
+    /// The thread's token total as last reported.
+    pub fn total(&self) -> Option<&Usage> {
+        self.total.as_ref()
     }
 
     pub fn finished(&self) -> bool {
@@ -58,10 +81,12 @@ impl AppTurn {
             .get("turnId")
             .and_then(Value::as_str)
             .or_else(|| params.pointer("/turn/id").and_then(Value::as_str));
-        if let (Some(mine), Some(theirs)) = (self.codex_turn.as_deref(), turn_of)
-            && mine != theirs
-        {
-            return out;
+        match (self.codex_turn.as_deref(), turn_of) {
+            (Some(mine), Some(theirs)) if mine != theirs => return out,
+            // Until the server names this turn, only its start is ours: a
+            // resumed thread replays the usage of its last turn, for one.
+            (None, Some(_)) if method != "turn/started" => return out,
+            _ => {}
         }
         let item_id = params
             .get("itemId")
@@ -112,11 +137,11 @@ impl AppTurn {
                 out.extend(events(self.items.raw_reasoning_delta(item_id, delta)));
             }
             "thread/tokenUsage/updated" => {
-                // `last` is one model call; a turn is the sum of its calls.
-                if let Some(last) = params.pointer("/tokenUsage/last") {
-                    self.usage
-                        .get_or_insert_with(Usage::default)
-                        .accumulate(&usage(last));
+                // The server re-sends unchanged counts (e.g. at an interrupt),
+                // so the turn's usage is the growth of the thread total, not
+                // a sum of `last` values.
+                if let Some(total) = params.pointer("/tokenUsage/total") {
+                    self.total = Some(usage(total));
                 }
             }
             "turn/plan/updated" => {
@@ -168,7 +193,13 @@ impl AppTurn {
                     .pointer("/turn/status")
                     .and_then(Value::as_str)
                     .unwrap_or("completed");
-                let usage = self.usage.take();
+                let base = self.base.clone().unwrap_or_default();
+                // No growth (an interrupt before any answer): no usage to show.
+                let usage = self
+                    .total
+                    .as_ref()
+                    .map(|t| growth(&base, t))
+                    .filter(|u| u.input_tokens + u.output_tokens > 0);
                 match status {
                     "interrupted" => {
                         self.pending_error = None;
@@ -219,6 +250,24 @@ impl AppTurn {
 /// How long output written just before the server exited is still read.
 const DRAIN: Duration = Duration::from_millis(200);
 
+/// Token use between two thread totals.
+fn growth(base: &Usage, now: &Usage) -> Usage {
+    let opt = |a: Option<u64>, b: Option<u64>| match (a, b) {
+        (a, Some(b)) => Some(b.saturating_sub(a.unwrap_or(0))),
+        (_, None) => None,
+    };
+    Usage {
+        input_tokens: now.input_tokens.saturating_sub(base.input_tokens),
+        output_tokens: now.output_tokens.saturating_sub(base.output_tokens),
+        cache_read_input_tokens: opt(base.cache_read_input_tokens, now.cache_read_input_tokens),
+        cache_creation_input_tokens: opt(
+            base.cache_creation_input_tokens,
+            now.cache_creation_input_tokens,
+        ),
+        cost_usd: None,
+    }
+}
+
 pub fn spawn(
     settings: Arc<CodexSettings>,
     resume: Option<String>,
@@ -252,6 +301,7 @@ pub fn spawn(
             turn: None,
             approvals: HashMap::new(),
             abandoned: HashSet::new(),
+            thread_total: Usage::default(),
             startup: Some(startup),
         };
         server.run(lines, rx).await;
@@ -310,6 +360,9 @@ struct AppServer {
     turn: Option<Turn>,
     /// Permission request id → the server's JSON-RPC id.
     approvals: HashMap<String, (Value, ApprovalStyle)>,
+    /// The thread's token total as last reported (a resumed thread reports
+    /// its history's), the base of the next turn's usage.
+    thread_total: Usage,
     /// Server turns hive stopped waiting for (an interrupt not confirmed in
     /// time); their late notifications are dropped.
     abandoned: HashSet<String>,
@@ -617,7 +670,7 @@ impl AppServer {
         if trimmed.is_empty() {
             return;
         }
-        let msg: Value = match serde_json::from_str(trimmed) {
+        let mut msg: Value = match serde_json::from_str(trimmed) {
             Ok(v @ Value::Object(_)) => v,
             Ok(_) | Err(_) => {
                 self.diagnostic(
@@ -627,18 +680,19 @@ impl AppServer {
                 return;
             }
         };
+        // Params are moved out, not copied: deltas arrive by the thousand.
+        let params = msg
+            .get_mut("params")
+            .map(Value::take)
+            .unwrap_or(Value::Null);
         let method = msg.get("method").and_then(Value::as_str);
         let id = msg.get("id").filter(|v| !v.is_null());
         match (method, id) {
             (Some(method), Some(id)) => {
-                let params = msg.get("params").cloned().unwrap_or(Value::Null);
                 self.server_request(method.to_owned(), id.clone(), params)
                     .await
             }
-            (Some(method), None) => {
-                let params = msg.get("params").cloned().unwrap_or(Value::Null);
-                self.notification(method, &params).await
-            }
+            (Some(method), None) => self.notification(method, &params).await,
             (None, Some(id)) => self.response(id.as_i64(), &msg).await,
             (None, None) => self.diagnostic(
                 DiagnosticLevel::Warn,
@@ -670,6 +724,9 @@ impl AppServer {
                     Some(thread) => {
                         let mut params = self.settings.thread_params();
                         params.insert("threadId".into(), thread.clone().into());
+                        // hive shows its own history; the server's copy of
+                        // past turns is not needed (and deprecated in full).
+                        params.insert("excludeTurns".into(), true.into());
                         self.request(
                             Request::ThreadResume(thread),
                             "thread/resume",
@@ -783,6 +840,7 @@ impl AppServer {
         if turn.tr.codex_turn.is_none() {
             turn.tr.codex_turn = codex_turn;
         }
+        turn.tr.set_base(&self.thread_total);
         self.start_response(&mut turn);
         let steers = std::mem::take(&mut turn.steers);
         let interrupt = std::mem::take(&mut turn.cancel_requested);
@@ -820,6 +878,19 @@ impl AppServer {
             }
             _ => {}
         }
+        // Sub-agents run in threads of their own; their traffic shows up in
+        // this thread as collab items, not as this turn's events.
+        let thread_of = params.get("threadId").and_then(Value::as_str);
+        if let (Some(theirs), Some(mine)) = (thread_of, self.thread.as_deref())
+            && theirs != mine
+        {
+            return;
+        }
+        if method == "thread/tokenUsage/updated"
+            && let Some(total) = params.pointer("/tokenUsage/total")
+        {
+            self.thread_total = usage(total);
+        }
         let turn_of = params
             .get("turnId")
             .and_then(Value::as_str)
@@ -830,6 +901,9 @@ impl AppServer {
         let Some(mut turn) = self.turn.take() else {
             return;
         };
+        if method == "turn/started" {
+            turn.tr.set_base(&self.thread_total);
+        }
         let outs = turn.tr.notification(method, params);
         let named =
             method == "turn/started" && turn.steers.len() + usize::from(turn.cancel_requested) > 0;

@@ -187,10 +187,12 @@ pub fn spawn(
 ) -> ProviderHandle {
     ProviderHandle::spawn(move |rx| async move {
         let placeholder = new_id("codex");
+        let model = settings.display_model();
         ExecProvider {
             settings,
             thread: resume,
             placeholder,
+            model,
             events,
         }
         .run(rx)
@@ -203,6 +205,8 @@ struct ExecProvider {
     thread: Option<String>,
     /// Session id for events before the CLI named the thread.
     placeholder: String,
+    /// The model shown for turns (exec does not report it).
+    model: Option<String>,
     events: EventSink,
 }
 
@@ -234,16 +238,14 @@ struct Run {
 struct TurnCtx {
     turn_id: String,
     started: bool,
+    /// Shown in the conversation once the turn started (stale thread).
+    notice: Option<String>,
 }
 
 impl ExecProvider {
     async fn run(mut self, mut rx: mpsc::UnboundedReceiver<ProviderCommand>) {
         if self.thread.is_some() {
-            announce(
-                &self.events,
-                self.thread.as_deref(),
-                self.settings.model.as_deref(),
-            );
+            announce(&self.events, self.thread.as_deref(), self.model.as_deref());
         }
         while let Some(cmd) = rx.recv().await {
             match cmd {
@@ -280,11 +282,7 @@ impl ExecProvider {
     fn start_response(&self, ctx: &mut TurnCtx) {
         if !ctx.started {
             ctx.started = true;
-            let model = self
-                .settings
-                .model
-                .clone()
-                .unwrap_or_else(|| "codex".into());
+            let model = self.model.clone().unwrap_or_else(|| "codex".into());
             self.emit(
                 &ctx.turn_id,
                 Payload::ResponseStart {
@@ -292,6 +290,11 @@ impl ExecProvider {
                     provider_id: PROVIDER_ID.into(),
                 },
             );
+        }
+        if let Some(notice) = ctx.notice.take() {
+            for p in ItemMapper::new().notice(&notice) {
+                self.emit(&ctx.turn_id, p);
+            }
         }
     }
 
@@ -304,6 +307,7 @@ impl ExecProvider {
         let mut ctx = TurnCtx {
             turn_id,
             started: false,
+            notice: None,
         };
         let mut resume = self.thread.clone();
         loop {
@@ -344,10 +348,8 @@ impl ExecProvider {
                     );
                     self.diagnostic(DiagnosticLevel::Warn, format!("{notice} ({detail})"));
                     self.thread = None;
-                    self.start_response(&mut ctx);
-                    for p in ItemMapper::new().notice(&notice) {
-                        self.emit(&ctx.turn_id, p);
-                    }
+                    // Shown once the new thread's turn starts.
+                    ctx.notice = Some(notice);
                 }
                 RunEnd::Failed(message) => {
                     self.emit(
@@ -463,7 +465,13 @@ impl ExecProvider {
         let report = run.proc.exit_report(status);
         let failed = !status.is_some_and(|s| s.success());
         if run.resumed.is_some() && !run.saw_thread && failed {
-            return RunEnd::Stale(report);
+            let stderr = run.proc.stderr_tail();
+            let detail = stderr
+                .lines()
+                .find(|l| l.contains("Error"))
+                .map(str::to_owned)
+                .unwrap_or(report);
+            return RunEnd::Stale(detail);
         }
         let message = match run.turn.last_error() {
             Some(e) => format!("{e}\n({report})"),
@@ -487,11 +495,7 @@ impl ExecProvider {
                 run.saw_thread = true;
                 if self.thread.as_deref() != Some(id.as_str()) {
                     self.thread = Some(id);
-                    announce(
-                        &self.events,
-                        self.thread.as_deref(),
-                        self.settings.model.as_deref(),
-                    );
+                    announce(&self.events, self.thread.as_deref(), self.model.as_deref());
                 }
             }
             Out::Started => self.start_response(ctx),

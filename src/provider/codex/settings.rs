@@ -304,6 +304,47 @@ impl CodexSettings {
     }
 }
 
+impl CodexSettings {
+    /// The model a turn will use, for display: the agent's `model`, a `model`
+    /// config override, else what Codex's own config.toml names (the profile's
+    /// first). `codex exec --json` never reports it.
+    pub fn display_model(&self) -> Option<String> {
+        if let Some(m) = &self.model {
+            return Some(m.clone());
+        }
+        if let Some((_, toml::Value::String(m))) = self.config.iter().find(|(k, _)| k == "model") {
+            return Some(m.clone());
+        }
+        let var = |k: &str| {
+            self.env
+                .get(k)
+                .cloned()
+                .or_else(|| std::env::var(k).ok())
+                .filter(|v| !v.is_empty())
+        };
+        let home = var("CODEX_HOME")
+            .map(PathBuf::from)
+            .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".codex")))?;
+        let text = std::fs::read_to_string(home.join("config.toml")).ok()?;
+        let table: toml::Table = toml::from_str(&text).ok()?;
+        let profile = self.profile.clone().or_else(|| {
+            table
+                .get("profile")
+                .and_then(toml::Value::as_str)
+                .map(str::to_owned)
+        });
+        let from_profile = profile.and_then(|p| {
+            table
+                .get("profiles")?
+                .get(p.as_str())?
+                .get("model")?
+                .as_str()
+                .map(str::to_owned)
+        });
+        from_profile.or_else(|| table.get("model")?.as_str().map(str::to_owned))
+    }
+}
+
 /// Nested tables become dotted keys: `{a = {b = 1}}` → `a.b = 1`.
 fn flatten(prefix: &str, table: &toml::Table, out: &mut Vec<(String, toml::Value)>) {
     for (k, v) in table {
@@ -414,6 +455,30 @@ mod tests {
         assert_eq!(p["model"], "m");
         assert_eq!(p["config"]["profile"], "p");
         assert_eq!(s.app_server_command().args, vec!["app-server".to_string()]);
+    }
+
+    #[test]
+    fn display_model_falls_back_to_codex_config() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(
+            dir.path().join("config.toml"),
+            "model = \"base-model\"\n[profiles.fast]\nmodel = \"fast-model\"\n",
+        )
+        .expect("write");
+        let home = dir.path().to_string_lossy().into_owned();
+        let a = agent(&format!("env = {{ CODEX_HOME = \"{home}\" }}"));
+        let s = CodexSettings::from_agent(&a).expect("settings");
+        assert_eq!(s.display_model().as_deref(), Some("base-model"));
+        let a = agent(&format!(
+            "env = {{ CODEX_HOME = \"{home}\" }}\n[options]\nprofile = \"fast\""
+        ));
+        let s = CodexSettings::from_agent(&a).expect("settings");
+        assert_eq!(s.display_model().as_deref(), Some("fast-model"));
+        let a = agent(&format!(
+            "model = \"m\"\nenv = {{ CODEX_HOME = \"{home}\" }}"
+        ));
+        let s = CodexSettings::from_agent(&a).expect("settings");
+        assert_eq!(s.display_model().as_deref(), Some("m"));
     }
 
     #[test]
