@@ -2,6 +2,9 @@
 //! replayed through the translator and the upsert processor, and lifecycle
 //! tests against a fake pi (tests/fake/fake_pi.py) through the runner.
 
+mod support;
+use support::{agent_text, alive, gone, since_crash, tempdir};
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -672,57 +675,6 @@ fn submit(h: &hive::runner::RunnerHandle, text: &str, mode: SubmitMode) {
         text: text.into(),
         mode
     }));
-}
-
-fn alive(pid: i64) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| s.rsplit(')').next().map(|r| r.trim().to_owned()))
-        .is_some_and(|rest| !rest.starts_with('Z'))
-}
-
-async fn gone(pid: i64) -> bool {
-    for _ in 0..100 {
-        if !alive(pid) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
-}
-
-/// The agent's own streamed text (the runner shows the user's message first).
-fn agent_text(e: &PaneEvent) -> bool {
-    matches!(
-        e,
-        PaneEvent::Upsert(Upsert {
-            kind: UpsertKind::Message {
-                origin: Origin::Agent,
-                ..
-            },
-            ..
-        })
-    )
-}
-
-/// Seconds from the fake's crash (the time it printed to stderr) to now.
-fn since_crash(message: &str) -> Option<f64> {
-    let at: f64 = message
-        .split("crash at ")
-        .nth(1)?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?
-        .as_secs_f64();
-    Some(now - at)
-}
-
-fn tempdir() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
