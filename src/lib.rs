@@ -15,5 +15,6 @@ pub mod processor;
 pub mod provider;
 pub mod runner;
 pub mod text;
+pub mod timer;
 pub mod ui;
 pub mod upsert;

@@ -20,6 +20,7 @@ use crate::provider::{
     ProviderError, ProviderEvent, ProviderFactory, ProviderHandle, ProviderSpec, SessionInfo,
     TerminalScreen,
 };
+use crate::timer;
 use crate::upsert::{Output, TurnEvent, Upsert};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -235,11 +236,11 @@ impl Runner {
                     Some(ev) => self.provider_event(ev),
                     None => self.provider_gone(None, "the provider stopped".into()),
                 },
-                _ = sleep_opt(flush_at) => {
+                _ = timer::sleep_until(flush_at) => {
                     let outs = self.processor.flush_idle(Instant::now());
                     self.forward(outs);
                 }
-                _ = sleep_opt(cancel_at) => self.interrupt_expired(),
+                _ = timer::sleep_until(cancel_at) => self.interrupt_expired(),
             }
         }
         if let Some(p) = self.provider.take() {
@@ -606,13 +607,6 @@ impl Runner {
 async fn recv_opt<T>(rx: &mut Option<mpsc::UnboundedReceiver<T>>) -> Option<T> {
     match rx {
         Some(rx) => rx.recv().await,
-        None => std::future::pending().await,
-    }
-}
-
-async fn sleep_opt(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
     }
 }

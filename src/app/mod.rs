@@ -27,6 +27,7 @@ use crate::config::Config;
 use crate::keymap::Keymap;
 use crate::provider::{DiagnosticLevel, ProviderSpec, Registry};
 use crate::runner::{PaneUpdate, RunnerCommand, RunnerHandle, RunnerOptions, spawn_runner};
+use crate::timer;
 use crate::ui;
 use crate::ui::theme::Theme;
 use state::App;
@@ -141,13 +142,6 @@ fn start_runners(
     runners
 }
 
-async fn sleep_opt(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
-    }
-}
-
 fn flush_outbox(app: &mut App, runners: &[Option<RunnerHandle>]) {
     for (pane, cmd) in app.outbox.drain(..) {
         match runners.get(pane).and_then(Option::as_ref) {
@@ -227,9 +221,9 @@ async fn event_loop(
                 tracing::info!("SIGHUP: quitting");
                 break;
             }
-            _ = sleep_opt(frame_at) => {}
-            _ = sleep_opt(tick_at) => dirty = true,
-            _ = sleep_opt(status_at) => {
+            _ = timer::sleep_until(frame_at) => {}
+            _ = timer::sleep_until(tick_at) => dirty = true,
+            _ = timer::sleep_until(status_at) => {
                 app.now = Instant::now().into_std();
                 if app.expire_status() {
                     dirty = true;

@@ -28,6 +28,7 @@ use super::{
     ProviderFactory, ProviderHandle, ProviderSpec,
 };
 use crate::config::AgentConfig;
+use crate::timer;
 
 /// After stdin closes, how long an agent gets to exit on its own (Gemini
 /// does) before it is signalled.
@@ -249,16 +250,9 @@ async fn run(
                 }
                 Some(cmd) => engine.on_command(cmd, Instant::now()),
             },
-            _ = sleep_until(deadline), if deadline.is_some() => engine.on_timer(Instant::now()),
+            _ = timer::sleep_until(deadline), if deadline.is_some() => engine.on_timer(Instant::now()),
         }
         flush(&mut engine, &mut process, &events).await;
-    }
-}
-
-async fn sleep_until(deadline: Option<Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d).await,
-        None => std::future::pending().await,
     }
 }
 

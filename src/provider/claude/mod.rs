@@ -26,6 +26,7 @@ use super::{
 };
 use crate::config::AgentConfig;
 use crate::event::{ErrorInfo, Payload, StreamEvent};
+use crate::timer;
 use translate::Translator;
 
 /// An interrupt Claude does not answer within this ends the turn here (the
@@ -223,7 +224,7 @@ impl Session {
                     self.drain_stdout().await;
                     break Stop::Exited;
                 }
-                _ = sleep_opt(deadline) => {
+                _ = timer::sleep_until(deadline) => {
                     self.cancel_deadline = None;
                     let events = self.translator.force_cancel();
                     self.emit_all(events);
@@ -413,13 +414,6 @@ impl Session {
             code: status.and_then(|s| s.code()),
             message,
         });
-    }
-}
-
-async fn sleep_opt(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
     }
 }
 

@@ -25,6 +25,7 @@ use crate::provider::{
     DiagnosticLevel, EventSink, PermissionDecision, PermissionRequest, ProviderCommand,
     ProviderEvent, ProviderHandle,
 };
+use crate::timer;
 
 /// Translates the notifications of one turn.
 #[derive(Debug, Default)]
@@ -408,7 +409,7 @@ impl AppServer {
                     Some(ProviderCommand::Kill) | None => break Stop::Killed,
                     Some(cmd) => self.command(cmd).await,
                 },
-                _ = sleep_opt(deadline) => {
+                _ = timer::sleep_until(deadline) => {
                     if let Some(stop) = self.deadline_passed() {
                         break stop;
                     }
@@ -1036,12 +1037,5 @@ impl AppServer {
         };
         self.write(json!({"id": id, "result": {"decision": word}}))
             .await;
-    }
-}
-
-async fn sleep_opt(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
     }
 }

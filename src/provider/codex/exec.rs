@@ -18,6 +18,7 @@ use super::{CodexSettings, PROVIDER_ID, announce, excerpt};
 use crate::event::{ErrorInfo, Payload, ResponseStatus, StreamEvent, new_id};
 use crate::provider::process::{AgentProcess, LineReader};
 use crate::provider::{DiagnosticLevel, EventSink, ProviderCommand, ProviderEvent, ProviderHandle};
+use crate::timer;
 
 /// Translates the JSONL of one `codex exec --json` run.
 #[derive(Debug, Default)]
@@ -438,7 +439,7 @@ impl ExecProvider {
                     ),
                     Some(_) => {}
                 },
-                _ = sleep_opt(cancel_at) => {
+                _ = timer::sleep_until(cancel_at) => {
                     // The CLI ignored SIGINT: end its whole group now.
                     run.proc.terminate(Duration::ZERO).await;
                     return RunEnd::Cancelled;
@@ -526,11 +527,4 @@ async fn settle(run: &mut Run) {
         tracing::warn!("codex exec did not exit after its turn; ending it");
     }
     run.proc.terminate(Duration::from_millis(500)).await;
-}
-
-async fn sleep_opt(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
-    }
 }

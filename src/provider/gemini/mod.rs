@@ -24,6 +24,7 @@ use super::{
 };
 use crate::config::AgentConfig;
 use crate::event::{ErrorInfo, Payload, StreamEvent};
+use crate::timer;
 pub use translate::GeminiTurn;
 
 /// SIGINT → exit took ~35 ms in the captures; past this the group is killed.
@@ -325,7 +326,7 @@ impl Driver {
                     ),
                     Some(_) => {}
                 },
-                _ = sleep_opt(deadline) => {
+                _ = timer::sleep_until(deadline) => {
                     deadline = None;
                     if !exited {
                         status = proc.terminate(KILL_GRACE).await;
@@ -371,13 +372,6 @@ fn session_label(session: &SessionArg) -> String {
 
 fn earliest(current: Option<Instant>, candidate: Instant) -> Option<Instant> {
     Some(current.map_or(candidate, |c| c.min(candidate)))
-}
-
-async fn sleep_opt(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
-    }
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ use super::{
 };
 use crate::config::AgentConfig;
 use crate::event::{ErrorInfo, Payload, StreamEvent, new_id};
+use crate::timer;
 pub use translate::PiTranslator;
 
 /// pi answered `abort` within 10 ms in the captures; past this hive ends the
@@ -188,7 +189,7 @@ impl Driver {
                     }
                     Some(_) => {}
                 },
-                _ = sleep_opt(self.cancel_deadline) => {
+                _ = timer::sleep_until(self.cancel_deadline) => {
                     self.cancel_deadline = None;
                     if self.tr.has_turn() && !self.abort_ignored().await {
                         return;
@@ -348,13 +349,6 @@ impl Driver {
             code: status.and_then(|s| s.code()),
             message: format!("pi {report}"),
         });
-    }
-}
-
-async fn sleep_opt(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
     }
 }
 
