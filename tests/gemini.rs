@@ -3,18 +3,17 @@
 //! (tests/fake/fake_gemini.py) through the runner.
 
 mod support;
-use support::{agent_text, gone, since_crash, tempdir};
+use support::{Pane, agent_text, gone, since_crash, tempdir};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use hive::config::AgentConfig;
 use hive::event::{ItemType, Origin, Payload};
 use hive::processor::{Processor, ProcessorConfig};
 use hive::provider::gemini::{GeminiFactory, GeminiTurn};
 use hive::provider::{ProviderEvent, ProviderSpec, Registry};
-use hive::runner::{PaneEvent, PaneUpdate, RunnerCommand, RunnerOptions, SubmitMode, spawn_runner};
+use hive::runner::{PaneEvent, RunnerCommand, RunnerOptions, SubmitMode, spawn_runner};
 use hive::upsert::{Output, TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -476,50 +475,7 @@ fn flag(run: &Value, name: &str) -> Option<String> {
         .and_then(|i| args.get(i + 1).cloned())
 }
 
-struct Pane {
-    rx: mpsc::UnboundedReceiver<PaneUpdate>,
-    seen: Vec<PaneEvent>,
-}
-
 impl Pane {
-    /// Waits (hang guard, not a speed assertion) for an event matching `pred`.
-    async fn until(&mut self, what: &str, pred: impl Fn(&PaneEvent) -> bool) -> PaneEvent {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-        loop {
-            let update = tokio::time::timeout_at(deadline, self.rx.recv())
-                .await
-                .unwrap_or_else(|_| panic!("timed out waiting for {what}; saw {:#?}", self.seen))
-                .unwrap_or_else(|| panic!("runner gone waiting for {what}"));
-            self.seen.push(update.event.clone());
-            if pred(&update.event) {
-                return update.event;
-            }
-        }
-    }
-
-    async fn turn_end(&mut self) -> TurnEvent {
-        match self
-            .until(
-                "turn end",
-                |e| matches!(e, PaneEvent::Turn(t) if t.is_terminal()),
-            )
-            .await
-        {
-            PaneEvent::Turn(t) => t,
-            _ => unreachable!(),
-        }
-    }
-
-    fn notices(&self) -> Vec<String> {
-        self.seen
-            .iter()
-            .filter_map(|e| match e {
-                PaneEvent::Notice { text, .. } => Some(text.clone()),
-                _ => None,
-            })
-            .collect()
-    }
-
     fn system_messages(&self) -> Vec<String> {
         self.seen
             .iter()

@@ -6,8 +6,10 @@
 use std::time::Duration;
 
 use hive::event::Origin;
-use hive::runner::PaneEvent;
+use hive::runner::{PaneEvent, PaneUpdate};
+use hive::upsert::TurnEvent;
 use hive::upsert::{Upsert, UpsertKind};
+use tokio::sync::mpsc;
 
 pub fn alive(pid: i64) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -58,4 +60,50 @@ pub fn since_crash(message: &str) -> Option<f64> {
 
 pub fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A runner's output as a test reads it: waits for events, keeps all it saw.
+pub struct Pane {
+    pub rx: mpsc::UnboundedReceiver<PaneUpdate>,
+    pub seen: Vec<PaneEvent>,
+}
+
+impl Pane {
+    /// Waits (hang guard, not a speed assertion) for an event matching `pred`.
+    pub async fn until(&mut self, what: &str, pred: impl Fn(&PaneEvent) -> bool) -> PaneEvent {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let update = tokio::time::timeout_at(deadline, self.rx.recv())
+                .await
+                .unwrap_or_else(|_| panic!("timed out waiting for {what}; saw {:#?}", self.seen))
+                .unwrap_or_else(|| panic!("runner gone waiting for {what}"));
+            self.seen.push(update.event.clone());
+            if pred(&update.event) {
+                return update.event;
+            }
+        }
+    }
+
+    pub async fn turn_end(&mut self) -> TurnEvent {
+        match self
+            .until(
+                "turn end",
+                |e| matches!(e, PaneEvent::Turn(t) if t.is_terminal()),
+            )
+            .await
+        {
+            PaneEvent::Turn(t) => t,
+            _ => unreachable!(),
+        }
+    }
+
+    pub fn notices(&self) -> Vec<String> {
+        self.seen
+            .iter()
+            .filter_map(|e| match e {
+                PaneEvent::Notice { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+            .collect()
+    }
 }
