@@ -25,15 +25,6 @@ pub struct CommandSpec {
     pub env: BTreeMap<String, String>,
 }
 
-impl CommandSpec {
-    pub fn display(&self) -> String {
-        std::iter::once(self.program.as_str())
-            .chain(self.args.iter().map(String::as_str))
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-}
-
 fn live_groups() -> &'static Mutex<HashSet<i32>> {
     static GROUPS: OnceLock<Mutex<HashSet<i32>>> = OnceLock::new();
     GROUPS.get_or_init(|| Mutex::new(HashSet::new()))
@@ -136,10 +127,6 @@ impl AgentProcess {
             status: None,
         };
         Ok((proc, LineReader::new(stdout)))
-    }
-
-    pub fn pgid(&self) -> i32 {
-        self.pgid
     }
 
     /// Writes one line (a newline is appended) and flushes it.
