@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use crate::config::QueueMode;
@@ -154,12 +154,21 @@ impl Default for RunnerOptions {
 #[derive(Debug, Clone)]
 pub struct RunnerHandle {
     tx: mpsc::UnboundedSender<RunnerCommand>,
+    /// Closed when the runner task has ended (its provider killed).
+    done: watch::Receiver<()>,
     pub capabilities: Capabilities,
 }
 
 impl RunnerHandle {
     pub fn send(&self, cmd: RunnerCommand) -> bool {
         self.tx.send(cmd).is_ok()
+    }
+
+    /// Stops the runner and returns once it has killed its provider.
+    pub async fn shutdown(&self) {
+        self.send(RunnerCommand::Shutdown);
+        let mut done = self.done.clone();
+        while done.changed().await.is_ok() {}
     }
 }
 
@@ -195,8 +204,16 @@ pub fn spawn_runner(
     };
     runner.start_provider()?;
     runner.emit(PaneEvent::Queue(runner.queue.iter().cloned().collect()));
-    tokio::spawn(runner.run(rx));
-    Ok(RunnerHandle { tx, capabilities })
+    let (done_tx, done) = watch::channel(());
+    tokio::spawn(async move {
+        runner.run(rx).await;
+        drop(done_tx);
+    });
+    Ok(RunnerHandle {
+        tx,
+        done,
+        capabilities,
+    })
 }
 
 struct Runner {

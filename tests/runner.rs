@@ -577,3 +577,14 @@ async fn message_drained_into_a_dying_agent_goes_back_to_the_queue() {
     settle().await;
     assert_eq!(fake.sent_texts().last().map(String::as_str), Some("queued"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_returns_after_the_provider_is_killed() {
+    let fake = Fake::new(caps(false, true));
+    let (h, mut rx) = start(&fake, QueueMode::Queue);
+    send(&h, "work", SubmitMode::Auto);
+    state(&mut rx, TurnState::Streaming).await;
+    h.shutdown().await;
+    assert_eq!(fake.commands().last(), Some(&ProviderCommand::Kill));
+    assert!(!h.send(RunnerCommand::Interrupt), "the runner is gone");
+}

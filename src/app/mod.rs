@@ -26,7 +26,7 @@ use crate::cli::Cli;
 use crate::config::Config;
 use crate::keymap::Keymap;
 use crate::provider::{DiagnosticLevel, ProviderSpec, Registry};
-use crate::runner::{PaneUpdate, RunnerCommand, RunnerHandle, RunnerOptions, spawn_runner};
+use crate::runner::{PaneUpdate, RunnerHandle, RunnerOptions, spawn_runner};
 use crate::timer;
 use crate::ui;
 use crate::ui::theme::Theme;
@@ -231,11 +231,10 @@ async fn event_loop(
             }
         }
     }
-    for r in runners.iter().flatten() {
-        r.send(RunnerCommand::Shutdown);
-    }
-    // Give runners a moment to end their agents' process groups cleanly.
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    // Give runners a moment to end their agents' process groups cleanly
+    // (bounded: the exit path's kill_all sweeps whatever is left).
+    let stops = futures::future::join_all(runners.iter().flatten().map(|r| r.shutdown()));
+    let _ = tokio::time::timeout(Duration::from_millis(150), stops).await;
     Ok(())
 }
 

@@ -157,10 +157,10 @@ pub fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
                 writeln!(stdout, "{final_text}")?;
             }
             stdout.flush().context("writing output")?;
-            runner.send(RunnerCommand::Shutdown);
-            drop(runner);
-            // Let the runner kill its provider before the runtime goes away.
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            // Let the runner kill its provider before the runtime goes away
+            // (bounded: kill_all below sweeps whatever is left).
+            let _ =
+                tokio::time::timeout(std::time::Duration::from_millis(50), runner.shutdown()).await;
             Ok::<_, anyhow::Error>(code)
         })?;
     crate::provider::process::kill_all();
