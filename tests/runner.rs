@@ -165,18 +165,18 @@ fn caps(queue_while_streaming: bool, interrupt: bool) -> Capabilities {
 fn start(fake: &Fake, queue_mode: QueueMode) -> (RunnerHandle, UnboundedReceiver<PaneUpdate>) {
     let mut agent = AgentConfig::new("a", "fake");
     agent.queue_mode = queue_mode;
+    start_with(fake, None, RunnerOptions::default(), agent)
+}
+
+fn start_with(
+    fake: &Fake,
+    resume: Option<String>,
+    options: RunnerOptions,
+    agent: AgentConfig,
+) -> (RunnerHandle, UnboundedReceiver<PaneUpdate>) {
     let (tx, rx) = unbounded_channel();
-    let handle = spawn_runner(
-        0,
-        Arc::new(fake.clone()),
-        ProviderSpec {
-            agent,
-            resume: None,
-        },
-        RunnerOptions::default(),
-        tx,
-    )
-    .unwrap();
+    let spec = ProviderSpec { agent, resume };
+    let handle = spawn_runner(0, Arc::new(fake.clone()), spec, options, tx).unwrap();
     (handle, rx)
 }
 
@@ -456,21 +456,12 @@ async fn queue_can_be_edited_reordered_and_recalled() {
 #[tokio::test(start_paused = true)]
 async fn restored_queue_waits_for_drain_command() {
     let fake = Fake::new(caps(false, true));
-    let (tx, mut rx) = unbounded_channel();
-    let h = spawn_runner(
-        0,
-        Arc::new(fake.clone()),
-        ProviderSpec {
-            agent: AgentConfig::new("a", "fake"),
-            resume: Some("old-session".into()),
-        },
-        RunnerOptions {
-            initial_queue: vec!["left over".into()],
-            ..RunnerOptions::default()
-        },
-        tx,
-    )
-    .unwrap();
+    let options = RunnerOptions {
+        initial_queue: vec!["left over".into()],
+        ..RunnerOptions::default()
+    };
+    let agent = AgentConfig::new("a", "fake");
+    let (h, mut rx) = start_with(&fake, Some("old-session".into()), options, agent);
     let q = until(&mut rx, |e| match e {
         PaneEvent::Queue(q) => Some(q.clone()),
         _ => None,
@@ -487,24 +478,14 @@ async fn restored_queue_waits_for_drain_command() {
 #[tokio::test(start_paused = true)]
 async fn runner_flushes_buffered_text_after_the_batch_timeout() {
     let fake = Fake::new(caps(false, true));
-    let (tx, mut rx) = unbounded_channel();
-    let h = spawn_runner(
-        0,
-        Arc::new(fake.clone()),
-        ProviderSpec {
-            agent: AgentConfig::new("a", "fake"),
-            resume: None,
+    let options = RunnerOptions {
+        processor: ProcessorConfig {
+            batch_timeout: Duration::from_millis(300),
+            ..ProcessorConfig::default()
         },
-        RunnerOptions {
-            processor: ProcessorConfig {
-                batch_timeout: Duration::from_millis(300),
-                ..ProcessorConfig::default()
-            },
-            ..RunnerOptions::default()
-        },
-        tx,
-    )
-    .unwrap();
+        ..RunnerOptions::default()
+    };
+    let (h, mut rx) = start_with(&fake, None, options, AgentConfig::new("a", "fake"));
     send(&h, "hi", SubmitMode::Auto);
     state(&mut rx, TurnState::Streaming).await;
     fake.emit(Payload::ItemStart {
