@@ -4,8 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use ratatui::layout::Rect;
-
+use super::geometry::Geometry;
 use super::pane::Pane;
 use crate::config::{AgentConfig, Config, UiSettings};
 use crate::history::PaneHistory;
@@ -44,8 +43,9 @@ pub struct App {
     pub started: Instant,
     /// "Now" for this frame (tests pin it so snapshots are stable).
     pub now: Instant,
-    /// Pane rectangles of the last frame (mouse hit-testing).
-    pub pane_rects: Vec<Rect>,
+    /// What the last frame measured (mouse hit-testing, page size, scroll
+    /// bounds, PTY sizes), handed over by the app loop after each frame.
+    pub geometry: Geometry,
     /// Bell / OSC 9 bytes to write after the next frame.
     pub notify: Vec<String>,
     /// Where the config came from (shown in help).
@@ -71,7 +71,7 @@ impl App {
             quit: false,
             started: now,
             now,
-            pane_rects: Vec::new(),
+            geometry: Geometry::default(),
             notify: Vec::new(),
             config_source: config.source.describe(),
         }
@@ -243,14 +243,26 @@ impl App {
         }
     }
 
-    /// Sends the terminal size to PTY panes whose drawn area changed.
+    /// Takes in what a frame measured: scrolls clamped to what fits.
+    pub fn observe(&mut self, geometry: Geometry) {
+        for (p, g) in self.panes.iter_mut().zip(&geometry.panes) {
+            if let Some(scroll) = g.scroll {
+                p.scroll = scroll;
+            }
+        }
+        self.geometry = geometry;
+    }
+
+    /// Sends the terminal size to PTY panes whose drawn area (as last
+    /// observed) changed.
     pub fn sync_terminal_sizes(&mut self) {
         let mut cmds = Vec::new();
         for (i, p) in self.panes.iter_mut().enumerate() {
-            if p.terminal.is_none() || p.inner.width == 0 || p.inner.height == 0 {
+            let inner = self.geometry.pane(i).inner;
+            if p.terminal.is_none() || inner.width == 0 || inner.height == 0 {
                 continue;
             }
-            let size = (p.inner.width, p.inner.height);
+            let size = (inner.width, inner.height);
             if p.term_size != Some(size) {
                 p.term_size = Some(size);
                 cmds.push((

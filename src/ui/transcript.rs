@@ -1,6 +1,7 @@
 //! Lays out and draws a pane's transcript from the bottom up.
 //!
-//! Only entries that reach the viewport are laid out. Each entry caches its
+//! Only entries that reach the viewport are laid out. Each entry has a
+//! cache in the view state (`ui::view`), by entry index, holding its
 //! wrapped lines for (revision, width, view); a streaming agent message keeps
 //! its finished markdown blocks and re-renders only the open tail, reusing
 //! the text buffer it shares with the processor (`SharedText::same_buffer`).
@@ -108,15 +109,15 @@ fn wrap_all(lines: &[Logical], width: u16, out: &mut Vec<Line<'static>>) {
 
 /// Lays out `e` for `width` (cached), returning its row count. Every entry
 /// starts with a blank separator row.
-pub fn layout(e: &mut Entry, width: u16, ctx: &Ctx<'_>) -> usize {
+pub fn layout(e: &Entry, cache: &mut Cache, width: u16, ctx: &Ctx<'_>) -> usize {
     let key = Key {
         rev: e.rev,
         width,
         expanded: ctx.expanded,
         spin: if animates(e) { ctx.spin } else { 0 },
     };
-    if e.cache.key == Some(key) {
-        return e.cache.len();
+    if cache.key == Some(key) {
+        return cache.len();
     }
     let t = ctx.theme;
     let cell = CellCtx {
@@ -159,7 +160,7 @@ pub fn layout(e: &mut Entry, width: u16, ctx: &Ctx<'_>) -> usize {
     let mut lines = Vec::new();
     wrap_all(&logical, width, &mut lines);
     if let (EntryKind::Item(u), Some((text, failed))) = (&e.kind, md_text) {
-        let mut md = e.cache.md.take().unwrap_or_else(|| {
+        let mut md = cache.md.take().unwrap_or_else(|| {
             Box::new(MdCache {
                 text: SharedText::default(),
                 inc: Incremental::default(),
@@ -207,21 +208,22 @@ pub fn layout(e: &mut Entry, width: u16, ctx: &Ctx<'_>) -> usize {
         md.tail_rows.clear();
         wrap_all(&tail, width, &mut md.tail_rows);
         md.text = text;
-        e.cache.md = Some(md);
+        cache.md = Some(md);
     } else {
-        e.cache.md = None;
+        cache.md = None;
     }
-    e.cache.lines = lines;
-    e.cache.key = Some(key);
-    e.cache.len()
+    cache.lines = lines;
+    cache.key = Some(key);
+    cache.len()
 }
 
-/// Draws the transcript into `area`, `pane_scroll` rows up from the bottom,
+/// Draws the transcript into `area`, `scroll` rows up from the bottom,
 /// with `extra` rows (status lines) after the last entry. Returns the
 /// clamped scroll and the largest scroll possible (`usize::MAX` when the
 /// top was not reached, since only what is needed is laid out).
 pub fn draw(
-    entries: &mut [Entry],
+    entries: &[Entry],
+    caches: &mut [Cache],
     scroll: usize,
     extra: &[Line<'static>],
     ctx: &Ctx<'_>,
@@ -238,7 +240,7 @@ pub fn draw(
     while first > 0 && total < want {
         first -= 1;
         if visible(&entries[first], ctx.full_view) {
-            total += layout(&mut entries[first], area.width, ctx);
+            total += layout(&entries[first], &mut caches[first], area.width, ctx);
         }
     }
     let reached_top = first == 0;
@@ -262,7 +264,7 @@ pub fn draw(
         buf.set_line(area.x, *y, line, area.width);
         *y += 1;
     };
-    for e in entries[first..].iter() {
+    for (e, cache) in entries[first..].iter().zip(&caches[first..]) {
         if row >= end {
             break;
         }
@@ -270,7 +272,7 @@ pub fn draw(
             continue;
         }
         let k0 = std::mem::take(&mut skip);
-        let n = e.cache.len().max(k0);
+        let n = cache.len().max(k0);
         if row + (n - k0) <= start {
             row += n - k0;
             continue;
@@ -280,7 +282,7 @@ pub fn draw(
                 break;
             }
             if row >= start
-                && let Some(line) = e.cache.row(k)
+                && let Some(line) = cache.row(k)
             {
                 emit(line, buf, &mut y);
             }
