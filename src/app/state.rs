@@ -229,17 +229,25 @@ impl App {
         if let Some(what) = needs_user
             && !focused
         {
-            p.attention = true;
-            let msg = format!("{} {what}", p.name());
-            if self.ui.bell {
-                self.notify.push("\x07".into());
-            }
-            if self.ui.osc9 {
-                self.notify.push(format!(
-                    "\x1b]9;hive: {}\x07",
-                    msg.replace(['\x07', '\x1b'], "")
-                ));
-            }
+            self.call_attention(i, &what);
+        }
+    }
+
+    /// Marks unfocused pane `i` and rings the bell / OSC 9 as configured.
+    fn call_attention(&mut self, i: usize, what: &str) {
+        let Some(p) = self.panes.get_mut(i) else {
+            return;
+        };
+        p.attention = true;
+        let msg = format!("{} {what}", p.name());
+        if self.ui.bell {
+            self.notify.push("\x07".into());
+        }
+        if self.ui.osc9 {
+            self.notify.push(format!(
+                "\x1b]9;hive: {}\x07",
+                msg.replace(['\x07', '\x1b'], "")
+            ));
         }
     }
 

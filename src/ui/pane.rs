@@ -57,6 +57,27 @@ pub fn draw(
 ) {
     let t = ctx.theme;
     Clear.render(area, buf);
+    let block = pane_block(p, ctx, area);
+    let inner = block.inner(area);
+    block.render(area, buf);
+    geo.inner = inner;
+    if inner.width == 0 || inner.height == 0 {
+        return;
+    }
+    if let Some(err) = &p.failed {
+        draw_failed(err, t, inner, buf);
+        return;
+    }
+    if let Some(screen) = &p.terminal {
+        super::terminal::render(screen, p.term_scroll, ctx.focused, inner, buf);
+        return;
+    }
+    draw_conversation(p, geo, view, ctx, inner, buf);
+}
+
+/// The pane's border with its number, name, provider, model and state.
+fn pane_block(p: &Pane, ctx: &PaneCtx<'_>, area: Rect) -> Block<'static> {
+    let t = ctx.theme;
     let (border_style, border_type) = if ctx.focused {
         (Style::new().fg(t.border_focused), BorderType::Thick)
     } else if p.attention {
@@ -128,27 +149,12 @@ pub fn draw(
     } else {
         Vec::new()
     };
-    let block = Block::new()
+    Block::new()
         .borders(Borders::ALL)
         .border_type(border_type)
         .border_style(border_style)
         .title(Line::from(title))
-        .title(Line::from(right).right_aligned());
-    let inner = block.inner(area);
-    block.render(area, buf);
-    geo.inner = inner;
-    if inner.width == 0 || inner.height == 0 {
-        return;
-    }
-    if let Some(err) = &p.failed {
-        draw_failed(err, t, inner, buf);
-        return;
-    }
-    if let Some(screen) = &p.terminal {
-        super::terminal::render(screen, p.term_scroll, ctx.focused, inner, buf);
-        return;
-    }
-    draw_conversation(p, geo, view, ctx, inner, buf);
+        .title(Line::from(right).right_aligned())
 }
 
 fn draw_failed(err: &str, t: &Theme, area: Rect, buf: &mut Buffer) {

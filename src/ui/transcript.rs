@@ -18,7 +18,7 @@ use super::wrap::{Logical, wrap};
 use crate::app::transcript::{Entry, EntryKind};
 use crate::event::Origin;
 use crate::text::SharedText;
-use crate::upsert::{UpsertKind, UpsertStatus};
+use crate::upsert::{Upsert, UpsertKind, UpsertStatus};
 
 /// What a layout depends on besides the entry itself.
 pub struct Ctx<'a> {
@@ -160,61 +160,75 @@ pub fn layout(e: &Entry, cache: &mut Cache, width: u16, ctx: &Ctx<'_>) -> usize 
     let mut lines = Vec::new();
     wrap_all(&logical, width, &mut lines);
     if let (EntryKind::Item(u), Some((text, failed))) = (&e.kind, md_text) {
-        let mut md = cache.md.take().unwrap_or_else(|| {
-            Box::new(MdCache {
-                text: SharedText::default(),
-                inc: Incremental::default(),
-                width,
-                stable_rows: Vec::new(),
-                stable_done: 0,
-                tail_rows: Vec::new(),
-            })
-        });
-        let extends = text.same_buffer(&md.text) && text.len() >= md.text.len();
-        let before = md.inc.stable_len;
-        text.with_str(|s| md.inc.update(s, extends, t, Style::new().fg(t.agent)));
-        if !extends || md.inc.stable_len < before || md.width != width {
-            md.stable_rows.clear();
-            md.stable_done = 0;
-            md.width = width;
-        }
-        let first_ever = md.stable_done == 0;
-        let mut fresh: Vec<Logical> = md.inc.stable[md.stable_done..].to_vec();
-        if first_ever {
-            let one = fresh.len().min(1);
-            cells::agent_gutter(&mut fresh[..one], t, failed);
-        }
-        for l in fresh.iter_mut().skip(usize::from(first_ever)) {
-            l.prefix.insert(0, Span::raw("  "));
-            l.cont.insert(0, Span::raw("  "));
-        }
-        wrap_all(&fresh, width, &mut md.stable_rows);
-        md.stable_done = md.inc.stable.len();
-        let mut tail = md.inc.tail.clone();
-        if md.stable_done == 0 {
-            cells::agent_gutter(&mut tail, t, failed);
-        } else {
-            for l in &mut tail {
-                l.prefix.insert(0, Span::raw("  "));
-                l.cont.insert(0, Span::raw("  "));
-            }
-        }
-        if let Some(msg) = &u.error_message {
-            tail.push(
-                Logical::raw(format!("✗ {msg}"), Style::new().fg(t.error))
-                    .with_prefix(vec![Span::raw("  ")], vec![Span::raw("  ")]),
-            );
-        }
-        md.tail_rows.clear();
-        wrap_all(&tail, width, &mut md.tail_rows);
-        md.text = text;
-        cache.md = Some(md);
+        let md = cache.md.take();
+        cache.md = Some(layout_markdown(md, u, text, failed, width, t));
     } else {
         cache.md = None;
     }
     cache.lines = lines;
     cache.key = Some(key);
     cache.len()
+}
+
+/// Lays out a streaming agent message: keeps the wrapped rows of finished
+/// markdown blocks and redoes only the open tail (and the error line).
+fn layout_markdown(
+    md: Option<Box<MdCache>>,
+    u: &Upsert,
+    text: SharedText,
+    failed: bool,
+    width: u16,
+    t: &Theme,
+) -> Box<MdCache> {
+    let mut md = md.unwrap_or_else(|| {
+        Box::new(MdCache {
+            text: SharedText::default(),
+            inc: Incremental::default(),
+            width,
+            stable_rows: Vec::new(),
+            stable_done: 0,
+            tail_rows: Vec::new(),
+        })
+    });
+    let extends = text.same_buffer(&md.text) && text.len() >= md.text.len();
+    let before = md.inc.stable_len;
+    text.with_str(|s| md.inc.update(s, extends, t, Style::new().fg(t.agent)));
+    if !extends || md.inc.stable_len < before || md.width != width {
+        md.stable_rows.clear();
+        md.stable_done = 0;
+        md.width = width;
+    }
+    let first_ever = md.stable_done == 0;
+    let mut fresh: Vec<Logical> = md.inc.stable[md.stable_done..].to_vec();
+    if first_ever {
+        let one = fresh.len().min(1);
+        cells::agent_gutter(&mut fresh[..one], t, failed);
+    }
+    for l in fresh.iter_mut().skip(usize::from(first_ever)) {
+        l.prefix.insert(0, Span::raw("  "));
+        l.cont.insert(0, Span::raw("  "));
+    }
+    wrap_all(&fresh, width, &mut md.stable_rows);
+    md.stable_done = md.inc.stable.len();
+    let mut tail = md.inc.tail.clone();
+    if md.stable_done == 0 {
+        cells::agent_gutter(&mut tail, t, failed);
+    } else {
+        for l in &mut tail {
+            l.prefix.insert(0, Span::raw("  "));
+            l.cont.insert(0, Span::raw("  "));
+        }
+    }
+    if let Some(msg) = &u.error_message {
+        tail.push(
+            Logical::raw(format!("✗ {msg}"), Style::new().fg(t.error))
+                .with_prefix(vec![Span::raw("  ")], vec![Span::raw("  ")]),
+        );
+    }
+    md.tail_rows.clear();
+    wrap_all(&tail, width, &mut md.tail_rows);
+    md.text = text;
+    md
 }
 
 /// Draws the transcript into `area`, `scroll` rows up from the bottom,
