@@ -346,14 +346,8 @@ impl App {
                 Some(m) if m.len() > 1 => self.set_status(format!("/{}", m.join("  /"))),
                 Some(_) => {}
             },
-            Action::ScrollUp => {
-                let page = usize::from(g.view_rows.saturating_sub(2).max(1));
-                p.scroll_by(page as isize, g.max_scroll);
-            }
-            Action::ScrollDown => {
-                let page = usize::from(g.view_rows.saturating_sub(2).max(1));
-                p.scroll_by(-(page as isize), g.max_scroll);
-            }
+            Action::ScrollUp => p.scroll_page(1, &g),
+            Action::ScrollDown => p.scroll_page(-1, &g),
             Action::ScrollTop => p.scroll = usize::MAX / 2,
             Action::ScrollBottom => p.scroll = 0,
             Action::Expand => {

@@ -185,19 +185,13 @@ async fn event_loop(
         let now = Instant::now();
         if dirty && now >= last_draw + interval {
             app.now = now.into_std();
-            app.expire_status();
-            draw(&mut terminal, app, &mut view)?;
+            draw(&mut terminal, app, &mut view, &runners)?;
             dirty = false;
             last_draw = now;
-            app.sync_terminal_sizes();
-            flush_outbox(app, &runners);
         }
         let frame_at = dirty.then_some(last_draw + interval);
         let tick_at = (!dirty && app.animating()).then_some(last_draw + spin_every);
-        let status_at = app
-            .status
-            .as_ref()
-            .map(|(_, until)| Instant::from_std(*until));
+        let status_at = status_deadline(app);
         tokio::select! {
             ev = events.next() => match ev {
                 Some(Ok(ev)) => {
@@ -244,6 +238,13 @@ async fn event_loop(
     Ok(())
 }
 
+/// When the status line goes away.
+fn status_deadline(app: &App) -> Option<Instant> {
+    app.status
+        .as_ref()
+        .map(|(_, until)| Instant::from_std(*until))
+}
+
 /// Applies one terminal event; false when nothing visible changed.
 fn handle_event(app: &mut App, ev: Event) -> bool {
     match ev {
@@ -266,12 +267,15 @@ fn handle_event(app: &mut App, ev: Event) -> bool {
 
 /// One frame inside a synchronized update (DECSET 2026), so terminals that
 /// support it never show a half-drawn screen.
+/// Then the PTY panes learn their new sizes.
 fn draw(
     terminal: &mut ratatui::Terminal<tty::Backend>,
     app: &mut App,
     view: &mut ViewState,
+    runners: &[Option<RunnerHandle>],
 ) -> anyhow::Result<()> {
     use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
+    app.expire_status();
     crossterm::queue!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
     terminal.draw(|f| frame(app, view, f.area(), f.buffer_mut()))?;
     let out = terminal.backend_mut();
@@ -280,6 +284,8 @@ fn draw(
         out.write_all(n.as_bytes())?;
     }
     out.flush()?;
+    app.sync_terminal_sizes();
+    flush_outbox(app, runners);
     Ok(())
 }
 

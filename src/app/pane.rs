@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
+use super::geometry::PaneGeometry;
 use super::transcript::Transcript;
 use crate::config::AgentConfig;
 use crate::event::Usage;
@@ -188,6 +189,13 @@ impl Pane {
             return;
         }
         self.scroll = self.scroll.saturating_add_signed(delta).min(max_scroll);
+    }
+
+    /// Scrolls a page (the last frame's viewport less two rows of context)
+    /// up (`dir` 1) or down (-1).
+    pub fn scroll_page(&mut self, dir: isize, g: &PaneGeometry) {
+        let page = usize::from(g.view_rows.saturating_sub(2).max(1));
+        self.scroll_by(dir * page as isize, g.max_scroll);
     }
 
     /// Slash-command completion for the composer's single line.

@@ -154,26 +154,7 @@ impl App {
         let mut needs_user: Option<String> = None;
         match update.event {
             PaneEvent::Upsert(u) => p.transcript.upsert(u),
-            PaneEvent::Turn(t) => {
-                p.transcript.turn(&t, self.now);
-                match &t {
-                    TurnEvent::TurnComplete { usage, .. } => {
-                        p.turns += 1;
-                        if let Some(u) = usage {
-                            p.usage.accumulate(u);
-                        }
-                        needs_user = Some("finished".into());
-                    }
-                    TurnEvent::TurnError { error_code, .. } => {
-                        needs_user = Some(format!("failed ({error_code})"));
-                    }
-                    TurnEvent::TurnStarted { model_id, .. } => {
-                        if !model_id.is_empty() {
-                            p.model = Some(model_id.clone());
-                        }
-                    }
-                }
-            }
+            PaneEvent::Turn(t) => needs_user = turn_event(p, &t, self.now),
             PaneEvent::State(s) => {
                 p.state = s;
                 if s == TurnState::Dead {
@@ -294,5 +275,27 @@ impl App {
             return true;
         }
         false
+    }
+}
+
+/// A turn started, finished or failed in `p`; what to tell the user when
+/// the pane is not focused.
+fn turn_event(p: &mut Pane, t: &TurnEvent, now: Instant) -> Option<String> {
+    p.transcript.turn(t, now);
+    match t {
+        TurnEvent::TurnComplete { usage, .. } => {
+            p.turns += 1;
+            if let Some(u) = usage {
+                p.usage.accumulate(u);
+            }
+            Some("finished".into())
+        }
+        TurnEvent::TurnError { error_code, .. } => Some(format!("failed ({error_code})")),
+        TurnEvent::TurnStarted { model_id, .. } => {
+            if !model_id.is_empty() {
+                p.model = Some(model_id.clone());
+            }
+            None
+        }
     }
 }

@@ -220,7 +220,6 @@ fn draw_conversation(
     buf: &mut Buffer,
 ) {
     let t = ctx.theme;
-    let km = ctx.keymap;
     let mut rest = area;
     // The composer always keeps a row; the rest shrink first on tiny panes.
     let prompt_w = 2u16.min(area.width);
@@ -245,39 +244,7 @@ fn draw_conversation(
     let banner_h = wrapped_height(&banner, area.width).min(rest.height.saturating_sub(1));
     let banner_area = take_bottom(&mut rest, banner_h);
 
-    // Transcript.
-    geo.view_rows = rest.height;
-    let expand_key = km.short(Action::Expand);
-    let tctx = Ctx {
-        theme: t,
-        full_view: ctx.full_view,
-        expanded: p.expanded,
-        spin: ctx.spin,
-        expand_key: &expand_key,
-    };
-    let extra = working_line(p, ctx);
-    if p.transcript.is_empty() && extra.is_empty() {
-        draw_empty(p, ctx, rest, buf);
-        geo.max_scroll = 0;
-    } else {
-        let (scroll, max) = transcript::draw(
-            &p.transcript.entries,
-            view.caches(&p.transcript),
-            p.scroll,
-            &extra,
-            &tctx,
-            rest,
-            buf,
-        );
-        geo.scroll = Some(scroll);
-        geo.max_scroll = max;
-        if scroll > 0 && rest.height > 0 {
-            let marker = transcript::scroll_marker(scroll, t);
-            let w = marker.width() as u16;
-            let x = rest.right().saturating_sub(w);
-            buf.set_line(x.max(rest.x), rest.bottom() - 1, &marker, rest.width);
-        }
-    }
+    draw_transcript(p, geo, view, ctx, rest, buf);
 
     put_lines(&banner, banner_area, buf);
     put_lines(&queue, queue_area, buf);
@@ -298,6 +265,52 @@ fn draw_conversation(
         draw_separator(p, ctx, sep, buf);
     }
     draw_composer(p, ctx, composer, prompt_w, buf);
+}
+
+/// The transcript (or the empty pane's greeting) and, while scrolled up,
+/// the "lines below" marker; records the page size and scroll bounds.
+fn draw_transcript(
+    p: &Pane,
+    geo: &mut PaneGeometry,
+    view: &mut PaneView,
+    ctx: &PaneCtx<'_>,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let t = ctx.theme;
+    let km = ctx.keymap;
+    geo.view_rows = area.height;
+    let expand_key = km.short(Action::Expand);
+    let tctx = Ctx {
+        theme: t,
+        full_view: ctx.full_view,
+        expanded: p.expanded,
+        spin: ctx.spin,
+        expand_key: &expand_key,
+    };
+    let extra = working_line(p, ctx);
+    if p.transcript.is_empty() && extra.is_empty() {
+        draw_empty(p, ctx, area, buf);
+        geo.max_scroll = 0;
+    } else {
+        let (scroll, max) = transcript::draw(
+            &p.transcript.entries,
+            view.caches(&p.transcript),
+            p.scroll,
+            &extra,
+            &tctx,
+            area,
+            buf,
+        );
+        geo.scroll = Some(scroll);
+        geo.max_scroll = max;
+        if scroll > 0 && area.height > 0 {
+            let marker = transcript::scroll_marker(scroll, t);
+            let w = marker.width() as u16;
+            let x = area.right().saturating_sub(w);
+            buf.set_line(x.max(area.x), area.bottom() - 1, &marker, area.width);
+        }
+    }
 }
 
 fn draw_empty(p: &Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
