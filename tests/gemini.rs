@@ -251,11 +251,17 @@ fn error_results_become_turn_errors_with_the_cli_message() {
             }
             other => panic!("{name}: expected turn_error, got {other:?}"),
         }
-        assert!(r.agent_messages(UpsertStatus::Complete).is_empty(), "{name}");
+        assert!(
+            r.agent_messages(UpsertStatus::Complete).is_empty(),
+            "{name}"
+        );
     }
     // The partial answer of a dropped stream is kept, marked as failed.
     let r = replay("stream_drop.jsonl");
-    assert_eq!(r.agent_messages(UpsertStatus::Error), ["Partial answer that "]);
+    assert_eq!(
+        r.agent_messages(UpsertStatus::Error),
+        ["Partial answer that "]
+    );
 }
 
 #[test]
@@ -387,32 +393,12 @@ fn runs(dir: &Path) -> Vec<Value> {
 
 impl Pane {
     fn system_messages(&self) -> Vec<String> {
-        self.seen
-            .iter()
-            .filter_map(|e| match e {
-                PaneEvent::Upsert(Upsert {
-                    kind:
-                        UpsertKind::Message {
-                            content,
-                            origin: Origin::System,
-                        },
-                    ..
-                }) => Some(content.to_string()),
-                _ => None,
-            })
-            .collect()
+        self.messages_where(|_, o| o == Origin::System)
     }
 }
 
 fn start(agent: AgentConfig, resume: Option<&str>) -> (hive::runner::RunnerHandle, Pane) {
     Pane::start(Arc::new(GeminiFactory), agent, resume).split()
-}
-
-fn submit(h: &hive::runner::RunnerHandle, text: &str) {
-    assert!(h.send(RunnerCommand::Submit {
-        text: text.into(),
-        mode: SubmitMode::Auto
-    }));
 }
 
 #[test]
@@ -429,7 +415,7 @@ fn registered_with_capabilities() {
 async fn turns_share_a_session_first_by_id_then_by_resume() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
-    submit(&h, "first TOOL");
+    pane.submit("first TOOL", SubmitMode::Auto);
     let end = pane.turn_end().await;
     match end {
         TurnEvent::TurnComplete {
@@ -442,7 +428,7 @@ async fn turns_share_a_session_first_by_id_then_by_resume() {
         ),
         other => panic!("{other:?}"),
     }
-    submit(&h, "second");
+    pane.submit("second", SubmitMode::Auto);
     pane.turn_end().await;
     let runs = runs(dir.path());
     assert_eq!(runs.len(), 2);
@@ -470,7 +456,7 @@ async fn model_args_and_env_reach_the_cli() {
     agent.permission_mode = Some("auto_edit".into());
     agent.cwd = Some(dir.path().to_path_buf());
     let (h, mut pane) = start(agent, None);
-    submit(&h, "hello");
+    pane.submit("hello", SubmitMode::Auto);
     let started = pane
         .until("turn start", |e| {
             matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { .. }))
@@ -493,7 +479,7 @@ async fn model_args_and_env_reach_the_cli() {
 async fn crash_mid_turn_is_a_turn_error_with_stderr() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
-    submit(&h, "please CRASH");
+    pane.submit("please CRASH", SubmitMode::Auto);
     match pane.turn_end().await {
         TurnEvent::TurnError { error_message, .. } => {
             assert!(error_message.contains("status 3"), "{error_message}");
@@ -508,7 +494,7 @@ async fn crash_mid_turn_is_a_turn_error_with_stderr() {
         other => panic!("{other:?}"),
     }
     // The provider survives: the next turn works.
-    submit(&h, "again");
+    pane.submit("again", SubmitMode::Auto);
     assert!(matches!(
         pane.turn_end().await,
         TurnEvent::TurnComplete {
@@ -523,7 +509,7 @@ async fn crash_mid_turn_is_a_turn_error_with_stderr() {
 async fn error_result_with_exit_244_is_a_turn_error() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
-    submit(&h, "ERROR please");
+    pane.submit("ERROR please", SubmitMode::Auto);
     match pane.turn_end().await {
         TurnEvent::TurnError { error_message, .. } => {
             assert_eq!(error_message, "[API Error: simulated 500]");
@@ -537,7 +523,7 @@ async fn error_result_with_exit_244_is_a_turn_error() {
 async fn interrupt_sends_sigint_and_ends_cancelled() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
-    submit(&h, "SLOW ORPHAN");
+    pane.submit("SLOW ORPHAN", SubmitMode::Auto);
     pane.until("agent text", agent_text).await;
     let asked = std::time::Instant::now();
     h.send(RunnerCommand::Interrupt);
@@ -562,7 +548,7 @@ async fn interrupt_sends_sigint_and_ends_cancelled() {
     assert!(gone(grandchild).await, "grandchild {grandchild} survived");
     // Not steerable: a message mid-turn waits in the runner's queue, and the
     // pane keeps working after an interrupt.
-    submit(&h, "after");
+    pane.submit("after", SubmitMode::Auto);
     assert!(matches!(
         pane.turn_end().await,
         TurnEvent::TurnComplete {
@@ -577,7 +563,7 @@ async fn interrupt_sends_sigint_and_ends_cancelled() {
 async fn interrupt_ignored_by_the_cli_still_cancels_and_kills_it() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
-    submit(&h, "IGNORE_INT");
+    pane.submit("IGNORE_INT", SubmitMode::Auto);
     pane.until("agent text", agent_text).await;
     h.send(RunnerCommand::Interrupt);
     assert!(matches!(
@@ -600,7 +586,7 @@ async fn interrupt_ignored_by_the_cli_still_cancels_and_kills_it() {
 async fn grandchild_holding_stdout_does_not_hang_the_turn() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
-    submit(&h, "ORPHAN then finish");
+    pane.submit("ORPHAN then finish", SubmitMode::Auto);
     assert!(matches!(
         pane.turn_end().await,
         TurnEvent::TurnComplete {
@@ -622,7 +608,7 @@ async fn grandchild_holding_stdout_does_not_hang_the_turn() {
 async fn malformed_lines_are_notices_and_the_turn_goes_on() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
-    submit(&h, "MALFORMED output");
+    pane.submit("MALFORMED output", SubmitMode::Auto);
     assert!(matches!(
         pane.turn_end().await,
         TurnEvent::TurnComplete {
@@ -646,7 +632,7 @@ async fn restarted_hive_resumes_its_session() {
     let agent = fake_agent(dir.path());
     std::fs::write(dir.path().join("sessions/known-session"), "").unwrap_or_else(|e| panic!("{e}"));
     let (h, mut pane) = start(agent, Some("known-session"));
-    submit(&h, "hello again");
+    pane.submit("hello again", SubmitMode::Auto);
     pane.turn_end().await;
     let run = &runs(dir.path())[0];
     assert_eq!(flag(run, "--resume").as_deref(), Some("known-session"));
@@ -658,7 +644,7 @@ async fn restarted_hive_resumes_its_session() {
 async fn stale_session_falls_back_to_a_new_one_visibly() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), Some("vanished"));
-    submit(&h, "hello");
+    pane.submit("hello", SubmitMode::Auto);
     assert!(matches!(
         pane.turn_end().await,
         TurnEvent::TurnComplete {
@@ -685,7 +671,7 @@ async fn missing_program_is_a_turn_error_not_a_hang() {
     let mut agent = AgentConfig::new("g", "gemini");
     agent.command = vec!["/nonexistent/gemini-binary".into()];
     let (h, mut pane) = start(agent, None);
-    submit(&h, "hi");
+    pane.submit("hi", SubmitMode::Auto);
     match pane.turn_end().await {
         TurnEvent::TurnError { error_code, .. } => assert_eq!(error_code, "spawn_failed"),
         other => panic!("{other:?}"),

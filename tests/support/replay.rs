@@ -115,7 +115,10 @@ impl Replay {
 
     /// Final (complete/error) upserts.
     pub fn finals(&self) -> Vec<&Upsert> {
-        self.upserts().into_iter().filter(|u| u.is_final()).collect()
+        self.upserts()
+            .into_iter()
+            .filter(|u| u.is_final())
+            .collect()
     }
 
     /// Final text of every completed message item from `origin`.
@@ -179,8 +182,7 @@ impl Replay {
 /// A capture timeline (`{"dir": "in"|"out", "line": ...}` per line, both
 /// directions in order) as (direction, line) pairs.
 pub fn timeline(path: &Path) -> Vec<(String, String)> {
-    let text =
-        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     text.lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter_map(|v| {
