@@ -8,6 +8,7 @@
 pub mod driver;
 pub mod procs;
 pub mod replay;
+pub mod scenario;
 
 pub use driver::*;
 pub use procs::*;
