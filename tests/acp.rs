@@ -23,7 +23,7 @@ use hive::provider::{
     DiagnosticLevel, PermissionDecision, PermissionRequest, ProviderCommand, ProviderError,
     ProviderEvent, ProviderFactory, ProviderSpec,
 };
-use hive::upsert::{Output, TurnEvent, TurnStatus, UpsertKind, UpsertStatus};
+use hive::upsert::{TurnEvent, TurnStatus, UpsertStatus};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::time::Instant;

@@ -44,16 +44,6 @@ fn fixture(name: &str) -> PathBuf {
         .join(format!("tests/fixtures/claude/{name}.timeline.jsonl"))
 }
 
-/// A tool call upsert: (status, name, call_id, arguments, output, is_error).
-type ToolRow = (
-    UpsertStatus,
-    String,
-    String,
-    Value,
-    Option<String>,
-    Option<bool>,
-);
-
 /// Everything one capture produced, with what only Claude's translator
 /// has: the replies it wrote to stdin and the hive turns the replay began.
 #[derive(Default)]
@@ -79,30 +69,6 @@ impl Capture {
 }
 
 impl Replay {
-    /// Tool call upserts in order.
-    fn tools(&self) -> Vec<ToolRow> {
-        self.upserts()
-            .into_iter()
-            .filter_map(|u| match &u.kind {
-                UpsertKind::ToolCall {
-                    tool_name,
-                    arguments,
-                    call_id,
-                    output,
-                    output_is_error,
-                } => Some((
-                    u.status,
-                    tool_name.clone(),
-                    call_id.clone(),
-                    arguments.clone(),
-                    output.clone(),
-                    *output_is_error,
-                )),
-                _ => None,
-            })
-            .collect()
-    }
-
     fn completed(&self) -> Vec<(TurnStatus, Option<hive::event::Usage>, Option<String>)> {
         self.turn_events()
             .into_iter()
@@ -245,7 +211,7 @@ fn tc_3_3a_text_blocks_map_to_message_upserts() {
 #[test]
 fn tc_3_3b_tool_use_blocks_map_to_tool_calls() {
     let r = replay("tool_bash");
-    let tools = r.tools();
+    let tools = r.tool_rows();
     let create: Vec<_> = tools
         .iter()
         .filter(|t| t.0 == UpsertStatus::Create)
@@ -271,7 +237,7 @@ fn tc_3_3b_tool_use_blocks_map_to_tool_calls() {
 fn tc_3_3c_tool_results_map_to_function_call_outputs() {
     let r = replay("tool_bash");
     let done: Vec<_> = r
-        .tools()
+        .tool_rows()
         .into_iter()
         .filter(|t| t.0 == UpsertStatus::Complete)
         .collect();
@@ -281,7 +247,7 @@ fn tc_3_3c_tool_results_map_to_function_call_outputs() {
     // The Read and Write tools too.
     let r = replay("tool_read");
     let done: Vec<_> = r
-        .tools()
+        .tool_rows()
         .into_iter()
         .filter(|t| t.0 == UpsertStatus::Complete)
         .collect();
@@ -295,7 +261,7 @@ fn tc_3_3c_tool_results_map_to_function_call_outputs() {
     );
     let r = replay("tool_write");
     let done: Vec<_> = r
-        .tools()
+        .tool_rows()
         .into_iter()
         .filter(|t| t.0 == UpsertStatus::Complete)
         .collect();
@@ -352,7 +318,7 @@ fn tc_3_3e_interleaved_blocks_are_tracked_independently() {
         2
     );
     let done: Vec<_> = r
-        .tools()
+        .tool_rows()
         .into_iter()
         .filter(|t| t.0 == UpsertStatus::Complete)
         .collect();
@@ -417,7 +383,7 @@ fn tc_3_3g_unknown_tool_result_ids_complete_defensively() {
         r.feed(&mut tr, &l.to_string());
     }
     r.check_contract();
-    let tools = r.tools();
+    let tools = r.tool_rows();
     assert_eq!(tools.len(), 1, "{tools:?}");
     let (status, name, call_id, _, output, is_error) = &tools[0];
     assert_eq!(*status, UpsertStatus::Complete);
@@ -483,7 +449,7 @@ fn message_written_while_a_tool_runs_folds_into_the_running_turn() {
     assert_eq!(r.turns.len(), 1);
     assert_eq!(r.completed().len(), 1);
     let done: Vec<_> = r
-        .tools()
+        .tool_rows()
         .into_iter()
         .filter(|t| t.0 == UpsertStatus::Complete)
         .collect();
@@ -548,7 +514,7 @@ fn permission_prompt_allowed() {
     );
     assert!(asks[0].description.is_some());
     let done: Vec<_> = r
-        .tools()
+        .tool_rows()
         .into_iter()
         .filter(|t| t.0 == UpsertStatus::Complete)
         .collect();
@@ -562,7 +528,7 @@ fn permission_prompt_denied() {
     let r = replay("permission_deny");
     assert_eq!(r.permissions().len(), 1);
     let done: Vec<_> = r
-        .tools()
+        .tool_rows()
         .into_iter()
         .filter(|t| t.0 == UpsertStatus::Complete)
         .collect();

@@ -67,23 +67,10 @@ impl Replay {
 
     /// Tool calls as (status, name, arguments, output, is_error), in order.
     fn tools(&self) -> Vec<Tool> {
-        self.upserts()
+        self.tool_rows()
             .into_iter()
-            .filter_map(|u| match &u.kind {
-                UpsertKind::ToolCall {
-                    tool_name,
-                    arguments,
-                    output,
-                    output_is_error,
-                    ..
-                } => Some((
-                    u.status,
-                    tool_name.clone(),
-                    arguments.clone(),
-                    output.clone(),
-                    *output_is_error,
-                )),
-                _ => None,
+            .map(|(status, name, _, arguments, output, is_error)| {
+                (status, name, arguments, output, is_error)
             })
             .collect()
     }

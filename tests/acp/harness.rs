@@ -247,26 +247,10 @@ impl Capture {
 impl Replay {
     /// (status, tool name, call id, output, is_error) of every tool upsert.
     pub(crate) fn tools(&self) -> Vec<ToolSeen> {
-        self.outputs
-            .iter()
-            .filter_map(|o| match o {
-                Output::Upsert(u) => match &u.kind {
-                    UpsertKind::ToolCall {
-                        tool_name,
-                        call_id,
-                        output,
-                        output_is_error,
-                        ..
-                    } => Some((
-                        u.status,
-                        tool_name.clone(),
-                        call_id.clone(),
-                        output.clone(),
-                        *output_is_error,
-                    )),
-                    _ => None,
-                },
-                _ => None,
+        self.tool_rows()
+            .into_iter()
+            .map(|(status, name, call_id, _, output, is_error)| {
+                (status, name, call_id, output, is_error)
             })
             .collect()
     }

@@ -13,6 +13,16 @@ use hive::upsert::{Output, TurnEvent, Upsert, UpsertKind, UpsertStatus};
 use serde_json::Value;
 use tokio::time::Instant;
 
+/// A tool call upsert: (status, name, call id, arguments, output, is_error).
+pub type ToolRow = (
+    UpsertStatus,
+    String,
+    String,
+    Value,
+    Option<String>,
+    Option<bool>,
+);
+
 /// Everything one replay produced.
 pub struct Replay {
     /// Every provider event the translator emitted, in order.
@@ -142,6 +152,31 @@ impl Replay {
             .filter(|u| u.status == UpsertStatus::Complete)
             .filter_map(|u| match &u.kind {
                 UpsertKind::Thinking { content, .. } => Some(content.to_string()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Every tool call upsert in order: (status, name, call id, arguments,
+    /// output, is_error).
+    pub fn tool_rows(&self) -> Vec<ToolRow> {
+        self.upserts()
+            .into_iter()
+            .filter_map(|u| match &u.kind {
+                UpsertKind::ToolCall {
+                    tool_name,
+                    arguments,
+                    call_id,
+                    output,
+                    output_is_error,
+                } => Some((
+                    u.status,
+                    tool_name.clone(),
+                    call_id.clone(),
+                    arguments.clone(),
+                    output.clone(),
+                    *output_is_error,
+                )),
                 _ => None,
             })
             .collect()
