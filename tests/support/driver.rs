@@ -222,10 +222,6 @@ impl Pane {
             })
             .collect()
     }
-
-    pub fn shutdown(&self) {
-        self.runner.send(RunnerCommand::Shutdown);
-    }
 }
 
 /// A provider driven bare, as a runner would: commands in, events out.

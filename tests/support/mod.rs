@@ -1,8 +1,14 @@
 //! Harnesses shared by the provider test binaries (each `tests/*.rs` that
 //! needs them declares `mod support;`): the fake-agent driver (a runner or a
 //! bare provider over a script from tests/fake, bounded waits, what it saw),
-//! process liveness, and the replay of captures through a translator and the
-//! upsert processor.
+//! process liveness, the replay of captures through a translator and the
+//! upsert processor, and runner scenarios shared by fake and real agents.
+//!
+//! - `driver`: `Pane` (a provider behind a runner) and `Live` (a bare
+//!   provider), both a `Watch` over their event channel.
+//! - `procs`: pids, process groups, the fakes' JSON-lines records.
+//! - `replay`: `Replay`, which a test feeds with its translator's output.
+//! - `scenario`: steps written once for the fake and the real Claude CLI.
 #![allow(dead_code, unused_imports)] // each test binary uses a different subset
 
 pub mod driver;
