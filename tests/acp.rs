@@ -8,7 +8,7 @@
 //! agent sent, the options it offered), never typed in by hand.
 
 mod support;
-use support::{Replay, alive, fake_command, jsonl};
+use support::{Replay, alive, fake_command, jsonl, timeline};
 
 use std::collections::{HashMap, VecDeque};
 use std::ops::{Deref, DerefMut};

@@ -37,7 +37,6 @@ pub(crate) fn id_key(v: &Value) -> String {
 pub(crate) fn replay(agent: &str, case: &str) -> Capture {
     let dir = tempfile::tempdir().unwrap();
     let cwd = dir.path().canonicalize().unwrap();
-    let text = std::fs::read_to_string(fixture(agent, case)).unwrap();
     let mut engine = Engine::new(EngineConfig::new("replay", cwd.clone()));
     let mut r = Capture {
         r: Replay::default(),
@@ -83,16 +82,12 @@ pub(crate) fn replay(agent: &str, case: &str) -> Capture {
         &mut unmatched,
         &mut pending_permissions,
     );
-    for raw in text.lines() {
-        let entry: Value = serde_json::from_str(raw).unwrap();
-        let dir_ = entry["dir"].as_str().unwrap_or("");
+    for (dir_, line) in timeline(&fixture(agent, case)) {
+        let dir_ = dir_.as_str();
         if dir_ != "in" && dir_ != "out" {
             continue;
         }
-        let line = entry["line"]
-            .as_str()
-            .unwrap()
-            .replace(CAPTURE_CWD, cwd.to_str().unwrap());
+        let line = line.replace(CAPTURE_CWD, cwd.to_str().unwrap());
         let msg: Value = serde_json::from_str(&line).unwrap();
         let now = Instant::now();
         if dir_ == "in" {

@@ -219,7 +219,10 @@ impl Replay {
 pub fn timeline(path: &Path) -> Vec<(String, String)> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     text.lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|l| {
+            serde_json::from_str::<Value>(l)
+                .unwrap_or_else(|e| panic!("{}: timeline line {l}: {e}", path.display()))
+        })
         .filter_map(|v| {
             Some((
                 v["dir"].as_str()?.to_owned(),
