@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use hive::config::AgentConfig;
 use hive::event::Origin;
-use hive::history::import::{self, Format};
+use hive::history::import;
+use hive::provider::import::Format;
 use hive::history::record::{Block, Record, Role};
 use hive::history::{self, OpenOptions, PaneState, Store, state, store};
 use hive::provider::ProviderSpec;

@@ -8,7 +8,8 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 
-use crate::history::import::{self, Format};
+use crate::history::import;
+use crate::provider::import::Format;
 use crate::history::store::{self, SessionEntry, Store};
 use crate::history::{PaneState, assemble, render};
 

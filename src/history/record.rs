@@ -131,6 +131,24 @@ impl From<&Usage> for UsageMeta {
     }
 }
 
+impl UsageMeta {
+    /// Adds another model call's usage into a running total.
+    pub fn accumulate(&mut self, other: &UsageMeta) {
+        fn add<T: std::ops::Add<Output = T>>(a: Option<T>, b: Option<T>) -> Option<T> {
+            match (a, b) {
+                (Some(a), Some(b)) => Some(a + b),
+                (a, b) => a.or(b),
+            }
+        }
+        self.input += other.input;
+        self.output += other.output;
+        self.total_tokens += other.total_tokens;
+        self.cache_read = add(self.cache_read, other.cache_read);
+        self.cache_write = add(self.cache_write, other.cache_write);
+        self.cost_usd = add(self.cost_usd, other.cost_usd);
+    }
+}
+
 impl Record {
     /// A record with no content yet.
     pub fn new(agent_id: &str, session_id: &str, timestamp: i64, role: Role) -> Self {
