@@ -9,9 +9,9 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 
 use crate::history::import;
-use crate::provider::import::Format;
 use crate::history::store::{self, SessionEntry, Store};
 use crate::history::{PaneState, assemble, render};
+use crate::provider::import::Format;
 
 #[derive(Debug, Subcommand)]
 pub enum HistoryCommand {

@@ -19,10 +19,10 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
+use super::content;
 use crate::event::{
     ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, Usage, new_id,
 };
-use super::content;
 use crate::provider::{DiagnosticLevel, PermissionRequest, ProviderEvent, SessionInfo};
 
 /// `provider_id` on `response_start` and reasoning items.

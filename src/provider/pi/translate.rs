@@ -19,10 +19,10 @@ use std::collections::{BTreeMap, HashSet};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use super::content::{result_text, usage};
 use crate::event::{
     ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, Usage, new_id,
 };
-use super::content::{result_text, usage};
 use crate::provider::{DiagnosticLevel, ProviderEvent, SessionInfo};
 
 /// Provider id stamped on `response_start` and thinking items.
