@@ -958,7 +958,7 @@ fn import_lines(format: Format, lines: &[serde_json::Value]) -> Vec<Record> {
     let path = dir.path().join("transcript.jsonl");
     let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
     std::fs::write(&path, body).unwrap();
-    let store = Store::at(&dir.path().join("store"));
+    let store = Store::at(dir.path().join("store"));
     let r = import::import(&store, format, &path, "a", false).expect("import");
     records(&r.path)
 }
