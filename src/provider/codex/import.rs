@@ -191,17 +191,6 @@ fn failed_exit(output: &str) -> bool {
 /// A rollout's token usage: the live translators' reading, with codex's own
 /// total (its input count already holds the cached tokens).
 fn usage_meta(u: &Value) -> UsageMeta {
-    let tokens = usage(u);
-    let (input, output) = (tokens.input_tokens, tokens.output_tokens);
-    UsageMeta {
-        input,
-        output,
-        cache_read: tokens.cache_read_input_tokens.filter(|&c| c > 0),
-        cache_write: tokens.cache_creation_input_tokens.filter(|&c| c > 0),
-        total_tokens: u
-            .get("total_tokens")
-            .and_then(Value::as_u64)
-            .unwrap_or(input + output),
-        cost_usd: None,
-    }
+    let total = u.get("total_tokens").and_then(Value::as_u64);
+    UsageMeta::reported(&usage(u), total)
 }

@@ -92,24 +92,10 @@ fn assistant(asm: &mut TurnAssembler, m: &Value, ts: i64) {
         asm.meta.error_message = Some(msg);
     }
     if let Some(u) = m.get("usage") {
-        let add = usage_meta(u);
+        let add = UsageMeta::reported(&usage(u), total_tokens(u));
         asm.meta
             .usage
             .get_or_insert_with(UsageMeta::default)
             .accumulate(&add);
-    }
-}
-
-/// One model call's usage as pi saved it (zero counts and cost left out).
-fn usage_meta(u: &Value) -> UsageMeta {
-    let tokens = usage(u);
-    let (input, output) = (tokens.input_tokens, tokens.output_tokens);
-    UsageMeta {
-        input,
-        output,
-        cache_read: tokens.cache_read_input_tokens.filter(|&c| c > 0),
-        cache_write: tokens.cache_creation_input_tokens.filter(|&c| c > 0),
-        total_tokens: total_tokens(u).unwrap_or(input + output),
-        cost_usd: tokens.cost_usd.filter(|&c| c > 0.0),
     }
 }
