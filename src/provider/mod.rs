@@ -9,10 +9,14 @@ pub mod acp;
 pub mod claude;
 pub mod codex;
 pub mod gemini;
+pub(crate) mod json;
 pub mod pi;
 pub mod process;
 pub mod pty;
 pub mod script;
+mod sink;
+
+pub use sink::Sink;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

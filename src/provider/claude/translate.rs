@@ -22,6 +22,7 @@ use serde_json::{Map, Value};
 use crate::event::{
     ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, Usage, new_id,
 };
+use crate::provider::json::excerpt;
 use crate::provider::{DiagnosticLevel, PermissionRequest, ProviderEvent, SessionInfo};
 
 /// `provider_id` on `response_start` and reasoning items.
@@ -199,15 +200,7 @@ impl Translator {
         };
         self.abandoned.extend(turn.pending.iter().cloned());
         self.blocks.clear();
-        vec![self.event(
-            &turn.turn_id,
-            Payload::ResponseDone {
-                status: ResponseStatus::Cancelled,
-                finish_reason: Some("interrupted".into()),
-                error: None,
-                usage: turn.usage,
-            },
-        )]
+        vec![self.event(&turn.turn_id, Payload::interrupted(turn.usage))]
     }
 
     /// The process ended: the turn in flight fails with `message`.
@@ -237,12 +230,15 @@ impl Translator {
             Ok(_) => diagnostic(
                 &mut out,
                 DiagnosticLevel::Warn,
-                format!("claude: output line without a `type`: {}", clip(trimmed)),
+                format!("claude: output line without a `type`: {}", excerpt(trimmed)),
             ),
             Err(e) => diagnostic(
                 &mut out,
                 DiagnosticLevel::Warn,
-                format!("claude: output line is not JSON ({e}): {}", clip(trimmed)),
+                format!(
+                    "claude: output line is not JSON ({e}): {}",
+                    excerpt(trimmed)
+                ),
             ),
         }
         out
@@ -378,16 +374,7 @@ impl Translator {
             return;
         }
         let item_id = new_id("sys");
-        self.push(
-            out,
-            Payload::ItemStart {
-                item_id: item_id.clone(),
-                item_type: ItemType::Message,
-                initial_content: None,
-                name: None,
-                call_id: None,
-            },
-        );
+        self.push(out, Payload::item_start(item_id.clone(), ItemType::Message));
         self.push(
             out,
             Payload::ItemDone {
@@ -1039,14 +1026,6 @@ fn diagnostic(out: &mut Translated, level: DiagnosticLevel, message: String) {
 
 fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or("")
-}
-
-fn clip(s: &str) -> String {
-    const MAX: usize = 200;
-    match s.char_indices().nth(MAX) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_owned(),
-    }
 }
 
 /// Streamed tool input: a JSON object, or what there is of it.

@@ -19,7 +19,8 @@ use tokio::time::{Duration, Instant};
 
 use super::items::{ItemMapper, Out, TextKind, completed, usage};
 use super::{CodexSettings, PROVIDER_ID, announce, excerpt};
-use crate::event::{ErrorInfo, Payload, ResponseStatus, StreamEvent, Usage, new_id};
+use crate::event::{ErrorInfo, Payload, ResponseStatus, Usage, new_id};
+use crate::provider::Sink;
 use crate::provider::process::{AgentProcess, LineReader};
 use crate::provider::{
     DiagnosticLevel, EventSink, PermissionDecision, PermissionRequest, ProviderCommand,
@@ -204,12 +205,7 @@ impl AppTurn {
                 match status {
                     "interrupted" => {
                         self.pending_error = None;
-                        out.push(Out::Finished(Payload::ResponseDone {
-                            status: ResponseStatus::Cancelled,
-                            finish_reason: Some("interrupted".into()),
-                            error: None,
-                            usage,
-                        }));
+                        out.push(Out::Finished(Payload::interrupted(usage)));
                     }
                     "failed" => {
                         let message = params
@@ -450,15 +446,7 @@ impl AppServer {
                 self.abandoned.insert(codex_turn);
             }
             self.turn = None;
-            self.emit(
-                &hive_id,
-                Payload::ResponseDone {
-                    status: ResponseStatus::Cancelled,
-                    finish_reason: Some("interrupted".into()),
-                    error: None,
-                    usage: None,
-                },
-            );
+            self.emit(&hive_id, Payload::interrupted(None));
         }
         None
     }
@@ -501,14 +489,11 @@ impl AppServer {
     }
 
     fn emit(&self, turn_id: &str, payload: Payload) {
-        let ev = StreamEvent::new(turn_id, self.session_id(), payload);
-        let _ = self.events.send(ProviderEvent::Stream(ev));
+        self.events.stream(turn_id, self.session_id(), payload);
     }
 
     fn diagnostic(&self, level: DiagnosticLevel, message: String) {
-        let _ = self
-            .events
-            .send(ProviderEvent::Diagnostic { level, message });
+        self.events.diagnostic(level, message);
     }
 
     async fn write(&mut self, msg: Value) {
@@ -633,15 +618,7 @@ impl AppServer {
         let grace = self.settings.interrupt_grace;
         if let Some((turn_id, _)) = self.queued.take() {
             // Never reached the server: nothing to interrupt.
-            self.emit(
-                &turn_id,
-                Payload::ResponseDone {
-                    status: ResponseStatus::Cancelled,
-                    finish_reason: Some("interrupted".into()),
-                    error: None,
-                    usage: None,
-                },
-            );
+            self.emit(&turn_id, Payload::interrupted(None));
             return;
         }
         let Some(turn) = self.turn.as_mut() else {

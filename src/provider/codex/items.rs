@@ -528,13 +528,7 @@ impl ItemMapper {
     pub fn notice(&mut self, text: &str) -> Vec<Payload> {
         let item_id = crate::event::new_id("codex_notice");
         vec![
-            Payload::ItemStart {
-                item_id: item_id.clone(),
-                item_type: ItemType::Message,
-                initial_content: None,
-                name: None,
-                call_id: None,
-            },
+            Payload::item_start(item_id.clone(), ItemType::Message),
             Payload::ItemDone {
                 item_id,
                 final_item: FinalItem::Message {
@@ -550,16 +544,11 @@ impl ItemMapper {
             return;
         }
         self.text.insert(id.to_owned(), (kind, 0));
-        out.push(Payload::ItemStart {
-            item_id: id.to_owned(),
-            item_type: match kind {
-                TextKind::Message => ItemType::Message,
-                TextKind::Reasoning => ItemType::Reasoning,
-            },
-            initial_content: None,
-            name: None,
-            call_id: None,
-        });
+        let item_type = match kind {
+            TextKind::Message => ItemType::Message,
+            TextKind::Reasoning => ItemType::Reasoning,
+        };
+        out.push(Payload::item_start(id, item_type));
     }
 
     fn push_delta(&mut self, id: &str, delta: &str, out: &mut Vec<Payload>) {

@@ -22,13 +22,11 @@ use serde_json::{Map, Value, json};
 use crate::event::{
     ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, Usage, new_id,
 };
+use crate::provider::json::{excerpt, str_field};
 use crate::provider::{DiagnosticLevel, ProviderEvent, SessionInfo};
 
 /// Provider id stamped on `response_start` and thinking items.
 pub const PROVIDER_ID: &str = "pi";
-
-/// Longest excerpt of a bad line quoted in a diagnostic.
-const EXCERPT: usize = 200;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum BlockKind {
@@ -201,15 +199,7 @@ impl PiTranslator {
     /// Ends the turn as cancelled on the host's side (pi ignored `abort`).
     pub fn end_cancelled(&mut self) -> Vec<ProviderEvent> {
         let mut out = Vec::new();
-        self.finish(
-            &mut out,
-            Payload::ResponseDone {
-                status: ResponseStatus::Cancelled,
-                finish_reason: Some("interrupted".into()),
-                error: None,
-                usage: None,
-            },
-        );
+        self.finish(&mut out, Payload::interrupted(None));
         out
     }
 
@@ -242,7 +232,7 @@ impl PiTranslator {
         let v: Value = match serde_json::from_str(line) {
             Ok(v @ Value::Object(_)) => v,
             _ => {
-                out.push(diag(
+                out.push(ProviderEvent::diagnostic(
                     DiagnosticLevel::Warn,
                     format!("pi: unreadable output line: {}", excerpt(line)),
                 ));
@@ -267,7 +257,7 @@ impl PiTranslator {
             "message_start" => self.message_start(&v, &mut out),
             "message_update" => match Update::deserialize(&v) {
                 Ok(update) => self.message_update(update, &mut out),
-                Err(e) => out.push(diag(
+                Err(e) => out.push(ProviderEvent::diagnostic(
                     DiagnosticLevel::Warn,
                     format!("pi: unreadable message_update ({e}): {}", excerpt(line)),
                 )),
@@ -282,14 +272,14 @@ impl PiTranslator {
             "auto_compaction_end" | "compaction_end" => self.compaction_end(&v, &mut out),
             "queue_update" => self.queue_update(&v, &mut out),
             "extension_ui_request" | "hook_ui_request" => self.ui_request(&v, &mut out),
-            "extension_error" | "hook_error" => out.push(diag(
+            "extension_error" | "hook_error" => out.push(ProviderEvent::diagnostic(
                 DiagnosticLevel::Warn,
                 format!(
                     "pi extension error: {}",
                     str_field(&v, "error").unwrap_or("unknown")
                 ),
             )),
-            other => out.push(diag(
+            other => out.push(ProviderEvent::diagnostic(
                 DiagnosticLevel::Info,
                 format!("pi: event `{other}` not shown: {}", excerpt(line)),
             )),
@@ -373,21 +363,15 @@ impl PiTranslator {
     /// A notice that belongs in the conversation (retries, compaction).
     fn system_message(&mut self, text: String, out: &mut Vec<ProviderEvent>) {
         if self.turn.is_none() {
-            out.push(diag(DiagnosticLevel::Info, format!("pi: {text}")));
+            out.push(ProviderEvent::diagnostic(
+                DiagnosticLevel::Info,
+                format!("pi: {text}"),
+            ));
             return;
         }
         self.ensure_started(out);
         let item_id = new_id("notice");
-        self.emit(
-            out,
-            Payload::ItemStart {
-                item_id: item_id.clone(),
-                item_type: ItemType::Message,
-                initial_content: None,
-                name: None,
-                call_id: None,
-            },
-        );
+        self.emit(out, Payload::item_start(item_id.clone(), ItemType::Message));
         self.emit(
             out,
             Payload::ItemDone {
@@ -448,7 +432,7 @@ impl PiTranslator {
                 },
             );
         } else {
-            out.push(diag(
+            out.push(ProviderEvent::diagnostic(
                 DiagnosticLevel::Warn,
                 format!("pi rejected `{command}`: {error}"),
             ));
@@ -878,13 +862,7 @@ impl PiTranslator {
         }
         self.emit(
             out,
-            Payload::ItemStart {
-                item_id: item_id.clone(),
-                item_type: ItemType::FunctionCall,
-                initial_content: None,
-                name: Some(name.clone()),
-                call_id: Some(call_id.to_owned()),
-            },
+            Payload::tool_start(item_id.clone(), name.clone(), call_id.to_owned()),
         );
         self.emit(
             out,
@@ -955,7 +933,7 @@ impl PiTranslator {
                     error: ErrorInfo::new("pi_error", error),
                 },
             ),
-            None => out.push(diag(
+            None => out.push(ProviderEvent::diagnostic(
                 DiagnosticLevel::Warn,
                 format!("pi gave up retrying: {error}"),
             )),
@@ -1012,7 +990,7 @@ impl PiTranslator {
         let (steering, follow_up) = (len("steering"), len("followUp"));
         let total = steering + follow_up;
         if total > self.queued {
-            out.push(diag(
+            out.push(ProviderEvent::diagnostic(
                 DiagnosticLevel::Info,
                 format!(
                     "pi holds {steering} steering and {follow_up} follow-up message(s) for its next step"
@@ -1028,7 +1006,7 @@ impl PiTranslator {
             .or_else(|| str_field(v, "message"))
             .unwrap_or_default();
         match method {
-            "notify" => out.push(diag(
+            "notify" => out.push(ProviderEvent::diagnostic(
                 DiagnosticLevel::Info,
                 format!("pi: {}", str_field(v, "message").unwrap_or(title)),
             )),
@@ -1044,7 +1022,7 @@ impl PiTranslator {
                     self.outbox
                         .push(json!({"type": kind, "id": id, "cancelled": true}).to_string());
                 }
-                out.push(diag(
+                out.push(ProviderEvent::diagnostic(
                     DiagnosticLevel::Warn,
                     format!(
                         "pi asked \"{title}\" ({method}); hive cannot answer it and cancelled it"
@@ -1111,20 +1089,5 @@ fn object(v: Option<&Value>) -> Map<String, Value> {
             m.insert("input".into(), other.clone());
             m
         }
-    }
-}
-
-fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
-}
-
-fn diag(level: DiagnosticLevel, message: String) -> ProviderEvent {
-    ProviderEvent::Diagnostic { level, message }
-}
-
-fn excerpt(line: &str) -> String {
-    match line.char_indices().nth(EXCERPT) {
-        Some((i, _)) => format!("{}…", &line[..i]),
-        None => line.to_owned(),
     }
 }
