@@ -19,8 +19,6 @@ use crate::provider::{DiagnosticLevel, ProviderEvent, SessionInfo};
 /// Provider id stamped on `response_start`.
 pub const PROVIDER_ID: &str = "gemini";
 
-/// Longest excerpt of a bad line quoted in a diagnostic.
-
 /// The assistant text item being streamed.
 #[derive(Debug)]
 struct OpenText {
