@@ -364,25 +364,9 @@ impl ItemMapper {
         self.tools.get(item_id)
     }
 
+    /// An item began: the same as a snapshot of its state so far.
     pub fn started(&mut self, raw: &Value) -> Vec<Payload> {
-        let Some(item) = Item::parse(raw) else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        match &item {
-            Item::Message { id, text } => {
-                self.open_text(id, TextKind::Message, &mut out);
-                self.catch_up(id, text, &mut out);
-            }
-            Item::Reasoning { id, text } => {
-                self.open_text(id, TextKind::Reasoning, &mut out);
-                self.catch_up(id, text, &mut out);
-            }
-            Item::Todo { items, .. } => self.todo(items, &mut out),
-            Item::Error { .. } | Item::UserMessage { .. } | Item::Compaction { .. } => {}
-            _ => self.invoke(&item, &mut out),
-        }
-        out
+        self.updated(raw)
     }
 
     /// exec `item.updated`: the item's whole current state.
