@@ -110,14 +110,9 @@ impl Translator {
         if total.is_some() {
             self.last_total_cost = total;
         }
-        let u = v.get("usage")?;
-        let n = |k: &str| u.get(k).and_then(Value::as_u64);
         Some(Usage {
-            input_tokens: n("input_tokens").unwrap_or(0),
-            output_tokens: n("output_tokens").unwrap_or(0),
-            cache_read_input_tokens: n("cache_read_input_tokens"),
-            cache_creation_input_tokens: n("cache_creation_input_tokens"),
             cost_usd: cost,
+            ..content::usage(v.get("usage")?)
         })
     }
 
