@@ -49,7 +49,7 @@ pub struct ImportArgs {
     pub activate: bool,
 }
 
-pub fn history(cmd: &HistoryCommand) -> anyhow::Result<ExitCode> {
+pub(super) fn history(cmd: &HistoryCommand) -> anyhow::Result<ExitCode> {
     let store = Store::user();
     let mut out = std::io::stdout().lock();
     match cmd {
@@ -105,7 +105,7 @@ pub fn history(cmd: &HistoryCommand) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn import_cmd(args: &ImportArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn import_cmd(args: &ImportArgs) -> anyhow::Result<ExitCode> {
     let store = Store::user();
     let r = import::import(&store, args.format, &args.path, &args.agent, args.activate)?;
     if r.already_imported {

@@ -35,7 +35,7 @@ pub struct RunArgs {
     pub prompt: String,
 }
 
-pub fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
     let config = Config::load(cli.config.as_deref())?;
     let agent = find_agent(&config, &args.agent)?;
     let factory = Registry::builtin().get(&agent.provider)?;

@@ -202,8 +202,11 @@ impl Config {
         Ok(config)
     }
 
+    #[expect(
+        clippy::expect_used,
+        reason = "the default is compiled in and covered by a test; failing here is a bug"
+    )]
     pub fn builtin() -> Self {
-        // The default is compiled in and covered by a test; failing here is a bug.
         Self::parse(DEFAULT_CONFIG, ConfigSource::Builtin).expect("built-in config is valid")
     }
 
