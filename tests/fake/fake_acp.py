@@ -6,6 +6,9 @@ The behaviour of a turn is picked by a keyword in the prompt:
   hang        never answer, not even a cancel
   malformed   non-JSON and non-JSON-RPC lines, then a normal answer
   permission  tool_call + session/request_permission; the answer decides the tool's fate
+  fsattack    plants what a hostile repository can ship (a dangling symlink, a link
+              and a linked directory pointing out of the cwd, two FIFOs, a sparse 1 GiB
+              file) and asks for them; reports what it got back
   fs          fs requests inside and outside the cwd; reports what it got back
   longcmd     a tool call whose "command" (a real `sleep` child) keeps running after a
               cancel; the prompt is answered only when the command ends (30 s)
@@ -160,6 +163,40 @@ def turn(msg):
             update({"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": "failed",
                     "content": [{"type": "content", "content": {"type": "text", "text": "refused"}}]})
         chunk("decision: %s" % chosen)
+        result(pid, {"stopReason": "end_turn"})
+        return
+    if "fsattack" in text:
+        cwd = os.getcwd()
+        outside = os.path.join(os.path.dirname(cwd), "outside")
+        os.makedirs(outside, exist_ok=True)
+        with open(os.path.join(outside, "secret.txt"), "w") as f:
+            f.write("secret")
+        os.symlink(os.path.join(outside, "planted.txt"), os.path.join(cwd, "dangling"))
+        os.symlink(os.path.join(outside, "secret.txt"), os.path.join(cwd, "secret-link"))
+        os.symlink(outside, os.path.join(cwd, "outdir"))
+        os.mkfifo(os.path.join(cwd, "pipe1"))
+        os.mkfifo(os.path.join(cwd, "pipe2"))
+        with open(os.path.join(cwd, "huge.bin"), "wb") as f:
+            f.write(b"first line\n")
+            f.truncate(1 << 30)
+        report = []
+        for method, params in [
+            ("fs/write_text_file", {"path": cwd + "/dangling", "content": "pwned"}),
+            ("fs/read_text_file", {"path": cwd + "/secret-link"}),
+            ("fs/write_text_file", {"path": cwd + "/outdir/new.txt", "content": "pwned"}),
+            ("fs/read_text_file", {"path": cwd + "/pipe1"}),
+            ("fs/read_text_file", {"path": cwd + "/pipe2"}),
+            ("fs/write_text_file", {"path": cwd + "/pipe1", "content": "x"}),
+            ("fs/read_text_file", {"path": cwd + "/huge.bin", "line": 1, "limit": 1}),
+            ("fs/read_text_file", {"path": cwd + "/huge.bin"}),
+        ]:
+            params["sessionId"] = SESSION
+            resp = wait_response(request(method, params)) or {}
+            if "error" in resp:
+                report.append("%s error %s" % (method, resp["error"]["code"]))
+            else:
+                report.append("%s ok %s" % (method, json.dumps(resp.get("result"))))
+        chunk("\n".join(report))
         result(pid, {"stopReason": "end_turn"})
         return
     if "fs" in text:
