@@ -11,6 +11,7 @@ pub mod event;
 pub mod history;
 pub mod keymap;
 pub mod paths;
+pub mod private;
 pub mod processor;
 pub mod provider;
 pub mod runner;

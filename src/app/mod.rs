@@ -83,7 +83,8 @@ pub fn build_app(config: &Config) -> (App, Vec<String>) {
 fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     use std::os::unix::fs::OpenOptionsExt;
     let dir = crate::paths::state_dir();
-    std::fs::create_dir_all(&dir).ok()?;
+    crate::private::create_dir(&dir).ok()?;
+    crate::private::tighten_tree(&dir);
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
