@@ -5,6 +5,8 @@
 
 #[path = "trust/modes.rs"]
 mod modes;
+#[path = "trust/orphans.rs"]
+mod orphans;
 
 use std::path::Path;
 use std::process::Command;

@@ -12,6 +12,7 @@ pub mod gemini;
 pub mod pi;
 pub mod process;
 pub mod pty;
+pub mod reap;
 pub mod script;
 
 use std::collections::BTreeMap;

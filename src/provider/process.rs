@@ -1,6 +1,7 @@
 //! Child processes for providers: each agent runs in its own process group so
 //! that interrupting or killing it reaches everything it started, dies with hive
-//! (parent-death signal plus a registry hive sweeps on exit), and keeps its last
+//! (parent-death signal, a registry of groups and a sweep of all descendants
+//! on exit; see reap.rs and `crate::supervisor`), and keeps its last
 //! stderr lines for error reports.
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
@@ -30,8 +31,10 @@ fn live_groups() -> &'static Mutex<HashSet<i32>> {
     GROUPS.get_or_init(|| Mutex::new(HashSet::new()))
 }
 
-/// Kills every agent process group still alive. hive calls this on exit, on
-/// SIGTERM/SIGHUP and from its panic hook, so no agent outlives it.
+/// Kills every agent process group still alive, then every other descendant
+/// (children that made their own group or session, orphans re-parented to
+/// hive as subreaper). hive calls this on exit, on SIGTERM/SIGHUP and from
+/// its panic hook, so no agent outlives it.
 pub fn kill_all() {
     let groups: Vec<i32> = live_groups()
         .lock()
@@ -40,6 +43,7 @@ pub fn kill_all() {
     for pgid in groups {
         signal_group(pgid, libc::SIGKILL);
     }
+    super::reap::sweep_descendants(false);
 }
 
 /// Registers a process group started outside `AgentProcess` (a PTY child)

@@ -10,6 +10,10 @@ The behaviour of a turn is picked by a keyword in the prompt:
               and a linked directory pointing out of the cwd, two FIFOs, a sparse 1 GiB
               file) and asks for them; reports what it got back
   fs          fs requests inside and outside the cwd; reports what it got back
+  spawnkids   starts three `sleep`s hive must not leave behind: a plain child, one in
+              its own session, and a double-forked orphan in its own session; writes
+              their pids to $FAKE_ACP_PIDS, then keeps the turn open ("spawnkids-end":
+              ends it)
   longcmd     a tool call whose "command" (a real `sleep` child) keeps running after a
               cancel; the prompt is answered only when the command ends (30 s)
   slow        streams slowly; a cancel is honoured at once
@@ -164,6 +168,30 @@ def turn(msg):
                     "content": [{"type": "content", "content": {"type": "text", "text": "refused"}}]})
         chunk("decision: %s" % chosen)
         result(pid, {"stopReason": "end_turn"})
+        return
+    if "spawnkids" in text:
+        plain = subprocess.Popen(["sleep", "300"])
+        detached = subprocess.Popen(["sleep", "301"], start_new_session=True)
+        r, w = os.pipe()
+        middle = os.fork()
+        if middle == 0:
+            if os.fork() == 0:
+                os.setsid()
+                os.write(w, b"%d\n" % os.getpid())
+                os.execvp("sleep", ["sleep", "302"])
+            os._exit(0)
+        os.waitpid(middle, 0)
+        orphan = int(os.read(r, 32).decode().strip())
+        path = os.environ["FAKE_ACP_PIDS"]
+        with open(path + ".tmp", "w") as f:
+            f.write("%d %d %d %d\n" % (os.getpid(), plain.pid, detached.pid, orphan))
+        os.rename(path + ".tmp", path)
+        chunk("spawned")
+        if "spawnkids-end" in text:
+            result(pid, {"stopReason": "end_turn"})
+            return
+        while not state["eof"]:
+            pump(0.1)
         return
     if "fsattack" in text:
         cwd = os.getcwd()
