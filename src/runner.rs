@@ -294,6 +294,13 @@ impl Runner {
     }
 
     fn start_provider(&mut self) -> Result<(), ProviderError> {
+        self.spec
+            .agent
+            .check_cwd()
+            .map_err(|message| ProviderError::Config {
+                agent: self.spec.agent.id.clone(),
+                message,
+            })?;
         let (tx, rx) = mpsc::unbounded_channel();
         let handle = self.factory.spawn(self.spec.clone(), tx)?;
         self.emit(PaneEvent::Attached {

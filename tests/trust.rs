@@ -3,6 +3,8 @@
 //! Confinement of ACP file access is in tests/acp/live.rs
 //! (`live_fs_attack_from_a_planted_repository_is_refused`).
 
+#[path = "trust/config.rs"]
+mod config;
 #[path = "trust/modes.rs"]
 mod modes;
 #[path = "trust/orphans.rs"]

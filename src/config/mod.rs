@@ -198,7 +198,7 @@ impl Config {
             }
         })?;
         config.source = source;
-        config.validate()?;
+        config.validate(text)?;
         Ok(config)
     }
 
@@ -241,7 +241,8 @@ impl Config {
         self.processor.to_config()
     }
 
-    fn validate(&mut self) -> Result<(), ConfigError> {
+    /// `text` is the file's text, for positions in errors.
+    fn validate(&mut self, text: &str) -> Result<(), ConfigError> {
         let path = self.source.describe();
         let invalid = |message: String| ConfigError::Invalid {
             path: path.clone(),
@@ -253,27 +254,39 @@ impl Config {
             ));
         }
         let mut seen = std::collections::HashSet::new();
-        for a in &self.agents {
-            if a.id.is_empty()
+        for (i, a) in self.agents.iter().enumerate() {
+            let message = if a.id.is_empty()
                 || !a
                     .id
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
             {
-                return Err(invalid(format!(
+                format!(
                     "agent id `{}` must be non-empty and use only letters, digits, `-` and `_`",
                     a.id
-                )));
-            }
-            if !seen.insert(a.id.clone()) {
-                return Err(invalid(format!("agent id `{}` is used twice", a.id)));
-            }
+                )
+            } else if !seen.insert(a.id.clone()) {
+                format!("agent id `{}` is used twice", a.id)
+            } else {
+                continue;
+            };
+            return Err(match agent_id_at(text, i) {
+                Some((line, column)) => ConfigError::Parse {
+                    path: path.clone(),
+                    line,
+                    column,
+                    message,
+                },
+                None => invalid(message),
+            });
         }
         // Relative paths are relative to the config file, not the shell.
         if let Some(base) = self.source.base_dir().map(Path::to_owned) {
             for a in &mut self.agents {
+                // `demo:<name>` is built in, not a file beside the config.
                 if let Some(s) = &a.script
                     && s.is_relative()
+                    && !s.to_string_lossy().starts_with("demo:")
                 {
                     a.script = Some(base.join(s));
                 }
@@ -283,9 +296,30 @@ impl Config {
     }
 }
 
+/// Where the `id` of the `index`th `[[agent]]` is written (1-based line
+/// and column), read again with spans.
+fn agent_id_at(text: &str, index: usize) -> Option<(usize, usize)> {
+    #[derive(Deserialize)]
+    struct Ids {
+        #[serde(default)]
+        agent: Vec<IdOnly>,
+    }
+    #[derive(Deserialize)]
+    struct IdOnly {
+        id: toml::Spanned<String>,
+    }
+    let ids: Ids = toml::from_str(text).ok()?;
+    let span = ids.agent.get(index)?.id.span();
+    Some(line_col(text, span.start))
+}
+
 /// 1-based line and column of a byte offset.
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
+    let mut end = offset.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let before = &text[..end];
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line, column)
