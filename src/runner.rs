@@ -197,6 +197,7 @@ pub fn spawn_runner(
         steer_next: None,
         turn: None,
         turn_text: None,
+        undelivered: None,
         cancel_deadline: None,
         interrupt_timeout: options.interrupt_timeout,
         recorder: options.recorder,
@@ -233,6 +234,10 @@ struct Runner {
     turn: Option<String>,
     /// The message of the turn in flight, kept until the agent starts it.
     turn_text: Option<String>,
+    /// A message put back at the front of the queue because the agent died
+    /// before starting on it. It is already shown and recorded (in the failed
+    /// turn), so sending it again does not repeat it.
+    undelivered: Option<String>,
     cancel_deadline: Option<Instant>,
     interrupt_timeout: Duration,
     recorder: Option<Box<dyn Recorder>>,
@@ -459,6 +464,8 @@ impl Runner {
     }
 
     fn edit_queue(&mut self, edit: QueueEdit) {
+        // The user touched the queue: whatever is sent next is shown anew.
+        self.undelivered = None;
         let len = self.queue.len();
         match edit {
             QueueEdit::Remove(i) if i < len => {
@@ -482,11 +489,19 @@ impl Runner {
     }
 
     fn start_turn(&mut self, text: String) {
+        self.begin_turn(text, true);
+    }
+
+    /// `echo`: show (and record) the user's message; not for a message that
+    /// already is, see `undelivered`.
+    fn begin_turn(&mut self, text: String, echo: bool) {
         let turn_id = new_id("turn");
         self.turn = Some(turn_id.clone());
         self.turn_text = Some(text.clone());
         self.set_state(TurnState::Starting);
-        self.user_message(&turn_id, &text);
+        if echo {
+            self.user_message(&turn_id, &text);
+        }
         if !self.to_provider(ProviderCommand::Send { turn_id, text }) {
             self.provider_gone(None, "the agent is not running".into());
         }
@@ -588,7 +603,8 @@ impl Runner {
             self.start_turn(text);
         } else if let Some(text) = self.queue.pop_front() {
             self.queue_changed();
-            self.start_turn(text);
+            let again = self.undelivered.take().is_some_and(|u| u == text);
+            self.begin_turn(text, !again);
         }
     }
 
@@ -613,6 +629,7 @@ impl Runner {
         if self.state == TurnState::Starting
             && let Some(text) = self.turn_text.take()
         {
+            self.undelivered = Some(text.clone());
             self.queue.push_front(text);
             self.queue_changed();
             detail.push_str("\n(the message was not delivered; it is back in the queue)");

@@ -569,3 +569,43 @@ async fn shutdown_returns_after_the_provider_is_killed() {
     assert_eq!(fake.commands().last(), Some(&ProviderCommand::Kill));
     assert!(!h.send(RunnerCommand::Interrupt), "the runner is gone");
 }
+
+/// Issue 12 item 13: a message the dying agent never started on is shown
+/// (and recorded) once, not again when the restarted agent gets it.
+#[tokio::test(start_paused = true)]
+async fn undelivered_message_is_not_repeated_after_restart() {
+    fn echo_of_queued(e: &PaneEvent) -> bool {
+        matches!(e, PaneEvent::Upsert(u)
+            if u.status == hive::upsert::UpsertStatus::Complete
+            && matches!(&u.kind, UpsertKind::Message { content, origin: Origin::User }
+                if content.with_str(|s| s == "queued")))
+    }
+    let fake = Fake::new(caps(false, true));
+    let (h, mut rx) = start(&fake, QueueMode::Queue);
+    send(&h, "work", SubmitMode::Auto);
+    state(&mut rx, TurnState::Streaming).await;
+    send(&h, "queued", SubmitMode::Auto);
+    settle().await;
+    fake.emit(Payload::ResponseError {
+        error: hive::event::ErrorInfo::new("api_error", "boom"),
+    });
+    fake.crash();
+    let mut echoes = 0;
+    until(&mut rx, |e| {
+        echoes += usize::from(echo_of_queued(e));
+        matches!(e, PaneEvent::State(TurnState::Dead)).then_some(())
+    })
+    .await;
+    assert_eq!(echoes, 1, "shown when it was drained into the dying agent");
+    h.send(RunnerCommand::Restart);
+    settle().await;
+    assert_eq!(fake.sent_texts().last().map(String::as_str), Some("queued"));
+    fake.finish_turn();
+    until(&mut rx, |e| {
+        echoes += usize::from(echo_of_queued(e));
+        matches!(e, PaneEvent::Turn(TurnEvent::TurnComplete { .. })).then_some(())
+    })
+    .await;
+    assert_eq!(echoes, 1, "the message was shown (and recorded) again");
+    h.shutdown().await;
+}
