@@ -15,6 +15,7 @@ pub mod private;
 pub mod processor;
 pub mod provider;
 pub mod runner;
+pub mod sanitize;
 pub mod supervisor;
 pub mod text;
 pub mod timer;
