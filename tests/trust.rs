@@ -9,6 +9,8 @@ mod config;
 mod modes;
 #[path = "trust/orphans.rs"]
 mod orphans;
+#[path = "trust/protocol.rs"]
+mod protocol;
 
 use std::path::Path;
 use std::process::Command;
@@ -21,4 +23,23 @@ pub fn hive(dir: &Path) -> Command {
         .env("HIVE_STATE_DIR", dir.join("state"))
         .env("XDG_CONFIG_HOME", dir.join("xdg"));
     c
+}
+
+/// A config file in `dir` with one agent `fake`: tests/fake/fake_acp.py in
+/// `dir/work`, with `env`; `top` is prepended (top-level tables).
+pub fn fake_acp_config(dir: &Path, env: &[(&str, &str)], top: &str) -> std::path::PathBuf {
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake/fake_acp.py");
+    let mut text = format!(
+        "{top}\n[[agent]]\nid = \"fake\"\nprovider = \"acp\"\ncommand = [\"python3\", {:?}]\ncwd = {:?}\n[agent.env]\n",
+        script.display().to_string(),
+        work.display().to_string(),
+    );
+    for (k, v) in env {
+        text.push_str(&format!("{k} = {v:?}\n"));
+    }
+    let config = dir.join("hive.toml");
+    std::fs::write(&config, text).unwrap();
+    config
 }

@@ -45,6 +45,8 @@ pub struct Config {
     pub processor: ProcessorSettings,
     #[serde(default)]
     pub ui: UiSettings,
+    #[serde(default)]
+    pub limits: Limits,
     /// Action name → key(s), e.g. `focus_next = "alt+right"`.
     #[serde(default)]
     pub keys: BTreeMap<String, KeyBinding>,
@@ -162,6 +164,28 @@ impl Default for UiSettings {
     }
 }
 
+/// Bounds on what an agent can make hive hold.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Longest protocol line read from an agent; a longer one is dropped
+    /// with a notice in the pane.
+    #[serde(default = "default_max_line")]
+    pub max_line_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_line_bytes: default_max_line(),
+        }
+    }
+}
+
+fn default_max_line() -> usize {
+    crate::provider::process::DEFAULT_MAX_LINE
+}
+
 fn default_theme() -> String {
     "dark".into()
 }
@@ -216,8 +240,15 @@ impl Config {
     }
 
     /// Loads by the search order: `explicit`, `./hive.toml`,
-    /// `$XDG_CONFIG_HOME/hive/config.toml`, the built-in default.
+    /// `$XDG_CONFIG_HOME/hive/config.toml`, the built-in default, and applies
+    /// its process-wide `limits`.
     pub fn load(explicit: Option<&Path>) -> Result<Self, ConfigError> {
+        let config = Self::find(explicit)?;
+        crate::provider::process::set_max_line(config.limits.max_line_bytes);
+        Ok(config)
+    }
+
+    fn find(explicit: Option<&Path>) -> Result<Self, ConfigError> {
         if let Some(p) = explicit {
             return Self::from_file(p);
         }

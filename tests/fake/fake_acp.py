@@ -10,6 +10,10 @@ The behaviour of a turn is picked by a keyword in the prompt:
               and a linked directory pointing out of the cwd, two FIFOs, a sparse 1 GiB
               file) and asks for them; reports what it got back
   fs          fs requests inside and outside the cwd; reports what it got back
+  surrogate   a tool call whose output holds a lone UTF-16 surrogate escape (\ud83d),
+              as JavaScript writes when it cuts an emoji in half
+  longline    one line of $FAKE_ACP_LONG bytes (default 3 MB) without a newline until
+              its end, then a normal answer
   spawnkids   starts three `sleep`s hive must not leave behind: a plain child, one in
               its own session, and a double-forked orphan in its own session; writes
               their pids to $FAKE_ACP_PIDS, then keeps the turn open ("spawnkids-end":
@@ -167,6 +171,29 @@ def turn(msg):
             update({"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": "failed",
                     "content": [{"type": "content", "content": {"type": "text", "text": "refused"}}]})
         chunk("decision: %s" % chosen)
+        result(pid, {"stopReason": "end_turn"})
+        return
+    if "surrogate" in text:
+        update({"sessionUpdate": "tool_call", "toolCallId": "call-s", "title": "cat emoji.txt",
+                "kind": "read", "status": "in_progress", "rawInput": {"path": "emoji.txt"}})
+        # json.dumps would write a valid pair; this is what a cut string looks like.
+        sys.stdout.write(
+            '{"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "%s", '
+            '"update": {"sessionUpdate": "tool_call_update", "toolCallId": "call-s", '
+            '"status": "completed", "content": [{"type": "content", "content": '
+            '{"type": "text", "text": "bee \\ud83d cut"}}]}}}\n' % SESSION)
+        sys.stdout.flush()
+        chunk("read it")
+        result(pid, {"stopReason": "end_turn"})
+        return
+    if "longline" in text:
+        size = int(os.environ.get("FAKE_ACP_LONG", str(3 << 20)))
+        block = "x" * 65536
+        for _ in range(size // len(block)):
+            sys.stdout.write(block)
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+        chunk("still here after the long line")
         result(pid, {"stopReason": "end_turn"})
         return
     if "spawnkids" in text:

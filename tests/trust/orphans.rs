@@ -4,11 +4,11 @@
 //! hive under it, or a clean exit — and none of them may survive.
 
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use super::hive;
+use super::{fake_acp_config, hive};
 
 struct Agents {
     _tmp: tempfile::TempDir,
@@ -18,22 +18,9 @@ struct Agents {
 
 fn setup() -> Agents {
     let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
     let pids_file = tmp.path().join("pids");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake/fake_acp.py");
-    let config = tmp.path().join("hive.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[[agent]]\nid = \"fake\"\nprovider = \"acp\"\ncommand = [\"python3\", {script:?}]\n\
-             cwd = {work:?}\n[agent.env]\nFAKE_ACP_PIDS = {pids:?}\n",
-            script = script.display().to_string(),
-            work = work.display().to_string(),
-            pids = pids_file.display().to_string(),
-        ),
-    )
-    .unwrap();
+    let pids = pids_file.display().to_string();
+    let config = fake_acp_config(tmp.path(), &[("FAKE_ACP_PIDS", &pids)], "");
     Agents {
         _tmp: tmp,
         config,
