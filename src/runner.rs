@@ -124,10 +124,20 @@ pub struct PaneUpdate {
     pub event: PaneEvent,
 }
 
+/// How a notice about a failed history write begins (the app also shows
+/// it in the status bar).
+pub const HISTORY_NOT_SAVED: &str = "history not saved";
+
 /// Sees every event a runner emits, in order, on the runner's task (the
 /// history store records conversations through this).
 pub trait Recorder: Send {
     fn record(&mut self, event: &PaneEvent);
+
+    /// Why the last records could not be saved, once per failure (the
+    /// runner shows it as "history not saved: <reason>").
+    fn take_failure(&mut self) -> Option<String> {
+        None
+    }
 }
 
 pub struct RunnerOptions {
@@ -271,13 +281,24 @@ impl Runner {
     }
 
     fn emit(&mut self, event: PaneEvent) {
-        if let Some(r) = self.recorder.as_mut() {
+        let failure = self.recorder.as_mut().and_then(|r| {
             r.record(&event);
-        }
+            r.take_failure()
+        });
         let _ = self.out.send(PaneUpdate {
             pane: self.pane,
             event,
         });
+        if let Some(reason) = failure {
+            // Not through `emit`: the recorder has nothing to write for it.
+            let _ = self.out.send(PaneUpdate {
+                pane: self.pane,
+                event: PaneEvent::Notice {
+                    level: DiagnosticLevel::Error,
+                    text: format!("{HISTORY_NOT_SAVED}: {reason}"),
+                },
+            });
+        }
     }
 
     fn notice(&mut self, level: DiagnosticLevel, text: impl Into<String>) {
