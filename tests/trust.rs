@@ -5,6 +5,8 @@
 
 #[path = "trust/config.rs"]
 mod config;
+#[path = "trust/escapes.rs"]
+mod escapes;
 #[path = "trust/modes.rs"]
 mod modes;
 #[path = "trust/orphans.rs"]

@@ -127,7 +127,10 @@ pub fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
                                 error_message,
                                 ..
                             } => {
-                                eprintln!("hive: turn failed [{error_code}]: {error_message}");
+                                eprintln!(
+                                    "hive: turn failed [{error_code}]: {}",
+                                    for_stderr(&error_message)
+                                );
                                 break ExitCode::FAILURE;
                             }
                         }
@@ -135,7 +138,7 @@ pub fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
                     PaneEvent::Notice { level, text }
                         if level != DiagnosticLevel::Info || !args.json =>
                     {
-                        eprintln!("hive: {text}");
+                        eprintln!("hive: {}", for_stderr(&text));
                     }
                     PaneEvent::Permission(req) => {
                         // Headless: nobody can answer, so say so rather than hang.
@@ -154,7 +157,8 @@ pub fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
                 }
             };
             if !args.json && !final_text.is_empty() {
-                writeln!(stdout, "{final_text}")?;
+                let tty = std::io::IsTerminal::is_terminal(&stdout);
+                writeln!(stdout, "{}", crate::sanitize::for_output(&final_text, tty))?;
             }
             stdout.flush().context("writing output")?;
             // Let the runner kill its provider before the runtime goes away
@@ -165,4 +169,9 @@ pub fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
         })?;
     crate::provider::process::kill_all();
     Ok(code)
+}
+
+/// Agent-written text bound for stderr, neutralised when that is a terminal.
+fn for_stderr(text: &str) -> std::borrow::Cow<'_, str> {
+    crate::sanitize::for_output(text, std::io::IsTerminal::is_terminal(&std::io::stderr()))
 }
