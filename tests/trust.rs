@@ -13,6 +13,8 @@ mod modes;
 mod orphans;
 #[path = "trust/protocol.rs"]
 mod protocol;
+#[path = "trust/suspend.rs"]
+mod suspend;
 
 use std::path::Path;
 use std::process::Command;
