@@ -447,22 +447,30 @@ impl Runner {
         self.cancel_deadline = Some(Instant::now() + self.interrupt_timeout);
     }
 
-    /// The agent ignored the interrupt: end the turn ourselves and replace
-    /// the agent's process, resuming its session.
+    /// The agent ignored the interrupt (the runner's own deadline passed).
     fn interrupt_expired(&mut self) {
         self.cancel_deadline = None;
         if self.turn.is_none() {
             return;
         }
-        let turn_id = self.turn.clone().unwrap_or_default();
-        let outs = self.processor.cancel_turn((&turn_id, &self.session_id));
+        self.replace_agent("the agent did not stop when interrupted");
+    }
+
+    /// The one escalation path: end the turn in flight as cancelled, end the
+    /// agent's process group and start it again on the same session.
+    fn replace_agent(&mut self, why: &str) {
+        self.cancel_deadline = None;
+        let outs = match self.turn.clone() {
+            Some(turn_id) => self.processor.cancel_turn((&turn_id, &self.session_id)),
+            None => Vec::new(),
+        };
         if let Some(p) = self.provider.take() {
             tokio::spawn(p.kill());
         }
         self.provider_rx = None;
         self.notice(
             DiagnosticLevel::Warn,
-            "the agent did not stop when interrupted: hive ended its process and started it again",
+            format!("{why}: hive ended its process and started it again on the same session"),
         );
         if let Err(e) = self.start_provider() {
             self.notice(DiagnosticLevel::Error, e.to_string());
@@ -579,6 +587,7 @@ impl Runner {
             ProviderEvent::Permission(req) => self.emit(PaneEvent::Permission(req)),
             ProviderEvent::Diagnostic { level, message } => self.notice(level, message),
             ProviderEvent::Exited { code, message } => self.provider_gone(code, message),
+            ProviderEvent::Unresponsive { reason } => self.replace_agent(&reason),
             ProviderEvent::TerminalUpdated => self.emit(PaneEvent::TerminalUpdated),
             ProviderEvent::Bell => self.emit(PaneEvent::Bell),
         }

@@ -7,6 +7,8 @@
 mod config;
 #[path = "trust/escapes.rs"]
 mod escapes;
+#[path = "trust/hung.rs"]
+mod hung;
 #[path = "trust/modes.rs"]
 mod modes;
 #[path = "trust/orphans.rs"]

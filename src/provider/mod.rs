@@ -137,6 +137,13 @@ pub enum ProviderEvent {
         code: Option<i32>,
         message: String,
     },
+    /// The agent did not confirm an interrupt within its grace time. The
+    /// runner ends its process group and starts it again on the same session
+    /// (the one escalation path every provider shares). Sent before the
+    /// provider ends the turn itself.
+    Unresponsive {
+        reason: String,
+    },
     /// Terminal panes: the emulated screen changed.
     TerminalUpdated,
     /// Terminal panes: the child rang the bell.

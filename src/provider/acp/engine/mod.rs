@@ -246,6 +246,13 @@ impl Engine {
             // A late answer to this prompt must not end a later turn.
             self.rpc.forget(turn.prompt_id);
             self.cancel_permissions();
+            self.effects
+                .push(Effect::Emit(Box::new(ProviderEvent::Unresponsive {
+                    reason: format!(
+                        "the agent did not confirm the cancel within {} ms",
+                        self.cfg.cancel_grace.as_millis()
+                    ),
+                })));
             self.diagnostic(
                 DiagnosticLevel::Info,
                 format!(
