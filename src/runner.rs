@@ -116,6 +116,9 @@ pub enum PaneEvent {
     },
     TerminalUpdated,
     Bell,
+    /// The running turn has had no output since this instant
+    /// (`stall_after`); `None` once output resumes or the turn ends.
+    Stalled(Option<std::time::Instant>),
 }
 
 #[derive(Debug, Clone)]
@@ -147,6 +150,8 @@ pub struct RunnerOptions {
     /// Messages queued before a restart; kept until `DrainQueue`.
     pub initial_queue: Vec<String>,
     pub recorder: Option<Box<dyn Recorder>>,
+    /// A running turn without output this long is reported as stalled.
+    pub stall_after: Duration,
 }
 
 impl Default for RunnerOptions {
@@ -156,6 +161,7 @@ impl Default for RunnerOptions {
             interrupt_timeout: Duration::from_millis(900),
             initial_queue: Vec::new(),
             recorder: None,
+            stall_after: Duration::from_secs(60),
         }
     }
 }
@@ -208,6 +214,9 @@ pub fn spawn_runner(
         turn: None,
         turn_text: None,
         undelivered: None,
+        stall_after: options.stall_after,
+        last_output: None,
+        stalled: false,
         cancel_deadline: None,
         interrupt_timeout: options.interrupt_timeout,
         recorder: options.recorder,
@@ -248,6 +257,11 @@ struct Runner {
     /// before starting on it. It is already shown and recorded (in the failed
     /// turn), so sending it again does not repeat it.
     undelivered: Option<String>,
+    stall_after: Duration,
+    /// While a turn runs: when the agent last said anything.
+    last_output: Option<Instant>,
+    /// `PaneEvent::Stalled(Some)` was sent for this silence.
+    stalled: bool,
     cancel_deadline: Option<Instant>,
     interrupt_timeout: Duration,
     recorder: Option<Box<dyn Recorder>>,
@@ -259,6 +273,10 @@ impl Runner {
         loop {
             let flush_at = self.processor.next_deadline();
             let cancel_at = self.cancel_deadline;
+            let stall_at = self
+                .last_output
+                .filter(|_| !self.stalled)
+                .map(|t| t + self.stall_after);
             tokio::select! {
                 cmd = commands.recv() => match cmd {
                     Some(RunnerCommand::Shutdown) | None => break,
@@ -273,6 +291,11 @@ impl Runner {
                     self.forward(outs);
                 }
                 _ = timer::sleep_until(cancel_at) => self.interrupt_expired(),
+                _ = timer::sleep_until(stall_at) => {
+                    self.stalled = true;
+                    let since = self.last_output.map(Instant::into_std);
+                    self.emit(PaneEvent::Stalled(since));
+                }
             }
         }
         if let Some(p) = self.provider.take() {
@@ -480,6 +503,10 @@ impl Runner {
 
     fn restart(&mut self) {
         if self.provider.as_ref().is_some_and(ProviderHandle::is_alive) {
+            // A live agent is restarted only while a turn runs (it may hang).
+            if self.turn.is_some() {
+                self.replace_agent("restarted on request");
+            }
             return;
         }
         match self.start_provider() {
@@ -526,6 +553,7 @@ impl Runner {
     fn begin_turn(&mut self, text: String, echo: bool) {
         let turn_id = new_id("turn");
         self.turn = Some(turn_id.clone());
+        self.last_output = Some(Instant::now());
         self.turn_text = Some(text.clone());
         self.set_state(TurnState::Starting);
         if echo {
@@ -568,6 +596,7 @@ impl Runner {
     }
 
     fn provider_event(&mut self, ev: ProviderEvent) {
+        self.activity();
         match ev {
             ProviderEvent::Stream(ev) => {
                 if self.turn.as_deref() != Some(ev.turn_id.as_str()) {
@@ -613,7 +642,23 @@ impl Runner {
         }
     }
 
+    /// The agent said something: a stall (if any) is over.
+    fn activity(&mut self) {
+        if self.turn.is_some() {
+            self.last_output = Some(Instant::now());
+        }
+        if self.stalled {
+            self.stalled = false;
+            self.emit(PaneEvent::Stalled(None));
+        }
+    }
+
     fn end_turn(&mut self) {
+        self.last_output = None;
+        if self.stalled {
+            self.stalled = false;
+            self.emit(PaneEvent::Stalled(None));
+        }
         self.turn = None;
         self.turn_text = None;
         self.cancel_deadline = None;

@@ -609,3 +609,51 @@ async fn undelivered_message_is_not_repeated_after_restart() {
     assert_eq!(echoes, 1, "the message was shown (and recorded) again");
     h.shutdown().await;
 }
+
+/// Issue 12 item 7: a turn without output for `stall_after` is reported as
+/// stalled, and the report is withdrawn when output resumes; Restart then
+/// replaces the live agent.
+#[tokio::test(start_paused = true)]
+async fn a_silent_turn_is_reported_as_stalled_until_output_resumes() {
+    let fake = Fake::new(caps(false, true));
+    // Below `until`'s own 30 s bound (virtual time).
+    let options = RunnerOptions {
+        stall_after: Duration::from_secs(10),
+        ..RunnerOptions::default()
+    };
+    let (h, mut rx) = start_with(&fake, None, options, AgentConfig::new("a", "fake"));
+    send(&h, "work", SubmitMode::Auto);
+    state(&mut rx, TurnState::Starting).await;
+    let since = until(&mut rx, |e| match e {
+        PaneEvent::Stalled(s) => Some(*s),
+        _ => None,
+    })
+    .await;
+    assert!(since.is_some());
+    fake.emit(Payload::ItemStart {
+        item_id: "m1".into(),
+        item_type: ItemType::Message,
+        initial_content: None,
+        name: None,
+        call_id: None,
+    });
+    let cleared = until(&mut rx, |e| match e {
+        PaneEvent::Stalled(s) => Some(*s),
+        _ => None,
+    })
+    .await;
+    assert_eq!(cleared, None);
+    // Silent again: reported again; Restart replaces the live agent.
+    until(&mut rx, |e| {
+        matches!(e, PaneEvent::Stalled(Some(_))).then_some(())
+    })
+    .await;
+    let spawns = fake.shared.lock().unwrap().spawns;
+    h.send(RunnerCommand::Restart);
+    until(&mut rx, |e| match e {
+        PaneEvent::Notice { text, .. } if text.contains("restarted on request") => Some(()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(fake.shared.lock().unwrap().spawns, spawns + 1);
+}

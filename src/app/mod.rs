@@ -119,6 +119,7 @@ fn start_runners(
         let options = RunnerOptions {
             processor: config.processor_config(),
             interrupt_timeout: Duration::from_millis(config.ui.interrupt_timeout_ms),
+            stall_after: std::time::Duration::from_secs(config.ui.stall_after_s.max(1)),
             initial_queue: std::mem::take(&mut history.queue),
             recorder: history.recorder.take(),
         };

@@ -225,6 +225,7 @@ impl App {
             }
             PaneEvent::TerminalUpdated => {}
             PaneEvent::Bell => needs_user = Some("rang the bell".into()),
+            PaneEvent::Stalled(since) => p.stalled_since = since,
         }
         if let Some(what) = needs_user
             && !focused

@@ -61,6 +61,7 @@ pub fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
     let options = RunnerOptions {
         processor: config.processor_config(),
         interrupt_timeout: std::time::Duration::from_millis(config.ui.interrupt_timeout_ms),
+        stall_after: std::time::Duration::from_secs(config.ui.stall_after_s.max(1)),
         initial_queue: Vec::new(),
         recorder: history.recorder,
     };

@@ -150,6 +150,10 @@ pub struct UiSettings {
     /// How long an interrupt may take before hive ends the agent itself.
     #[serde(default = "default_interrupt_ms")]
     pub interrupt_timeout_ms: u64,
+    /// A running turn without output this long shows "no output for N s"
+    /// with the keys to interrupt or restart.
+    #[serde(default = "default_stall_s")]
+    pub stall_after_s: u64,
 }
 
 impl Default for UiSettings {
@@ -160,6 +164,7 @@ impl Default for UiSettings {
             full_view: true,
             max_fps: default_fps(),
             interrupt_timeout_ms: default_interrupt_ms(),
+            stall_after_s: default_stall_s(),
         }
     }
 }
@@ -203,6 +208,9 @@ fn default_fps() -> u32 {
 }
 fn default_interrupt_ms() -> u64 {
     900
+}
+fn default_stall_s() -> u64 {
+    60
 }
 fn yes() -> bool {
     true
