@@ -116,6 +116,9 @@ pub enum PaneEvent {
     },
     TerminalUpdated,
     Bell,
+    /// A history write failed (reason); shown in the pane and the status bar
+    /// as "history not saved: <reason>".
+    HistoryNotSaved(String),
     /// The running turn has had no output since this instant
     /// (`stall_after`); `None` once output resumes or the turn ends.
     Stalled(Option<std::time::Instant>),
@@ -127,8 +130,7 @@ pub struct PaneUpdate {
     pub event: PaneEvent,
 }
 
-/// How a notice about a failed history write begins (the app also shows
-/// it in the status bar).
+/// How a failed history write is announced (`PaneEvent::HistoryNotSaved`).
 pub const HISTORY_NOT_SAVED: &str = "history not saved";
 
 /// Sees every event a runner emits, in order, on the runner's task (the
@@ -316,10 +318,7 @@ impl Runner {
             // Not through `emit`: the recorder has nothing to write for it.
             let _ = self.out.send(PaneUpdate {
                 pane: self.pane,
-                event: PaneEvent::Notice {
-                    level: DiagnosticLevel::Error,
-                    text: format!("{HISTORY_NOT_SAVED}: {reason}"),
-                },
+                event: PaneEvent::HistoryNotSaved(reason),
             });
         }
     }

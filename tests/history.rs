@@ -970,8 +970,8 @@ async fn a_failed_history_write_is_shown_in_the_pane() {
     for text in ["what is here?", "again"] {
         pane.submit(text);
         pane.until(|e| {
-            if let PaneEvent::Notice { text, .. } = e {
-                notices.push(text.clone());
+            if let PaneEvent::HistoryNotSaved(reason) = e {
+                notices.push(format!("history not saved: {reason}"));
             }
             matches!(e, PaneEvent::Turn(t) if t.is_terminal())
         })

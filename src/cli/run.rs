@@ -182,11 +182,15 @@ impl<'a> Output<'a> {
             PaneEvent::Notice { level, text } if level != DiagnosticLevel::Info || !json => {
                 eprintln!("hive: {}", for_stderr(&text));
             }
+            PaneEvent::HistoryNotSaved(reason) => {
+                eprintln!("hive: {}: {reason}", crate::runner::HISTORY_NOT_SAVED);
+            }
             PaneEvent::Permission(req) => {
                 // Headless: nobody can answer, so say so rather than hang.
                 eprintln!(
                     "hive: {} asks permission for {}; denied (no console to ask in)",
-                    self.args.agent, req.tool_name
+                    self.args.agent,
+                    for_stderr(&req.tool_name)
                 );
                 runner.send(RunnerCommand::Permission {
                     request_id: req.request_id,
