@@ -90,11 +90,11 @@ pub fn pi_line(data: &[u8]) {
 /// The canonical event deserializer (`StreamEvent::from_json`), which also
 /// builds field-level error messages.
 pub fn stream_event(data: &[u8]) {
-    if let Ok(text) = std::str::from_utf8(data) {
-        if let Ok(ev) = StreamEvent::from_json(text) {
-            let again = serde_json::to_string(&ev).expect("an event serializes");
-            StreamEvent::from_json(&again).expect("a serialized event parses back");
-        }
+    if let Ok(text) = std::str::from_utf8(data)
+        && let Ok(ev) = StreamEvent::from_json(text)
+    {
+        let again = serde_json::to_string(&ev).expect("an event serializes");
+        StreamEvent::from_json(&again).expect("a serialized event parses back");
     }
 }
 
