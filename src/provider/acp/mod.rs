@@ -28,6 +28,7 @@ use super::{
     ProviderFactory, ProviderHandle, ProviderSpec,
 };
 use crate::config::AgentConfig;
+use crate::provider::Sink;
 use crate::timer;
 
 /// After stdin closes, how long an agent gets to exit on its own (Gemini
@@ -285,10 +286,7 @@ async fn flush(engine: &mut Engine, process: &mut AgentProcess, events: &EventSi
                     }
                 };
                 if let Some(message) = done.refusal {
-                    let _ = events.send(ProviderEvent::Diagnostic {
-                        level: DiagnosticLevel::Warn,
-                        message,
-                    });
+                    events.diagnostic(DiagnosticLevel::Warn, message);
                 }
                 write_line(process, events, &done.line).await;
             }
@@ -301,11 +299,9 @@ async fn write_line(process: &mut AgentProcess, events: &EventSink, line: &str) 
         Ok(Ok(())) => {}
         // A dead agent shows up as stdout EOF right after.
         Ok(Err(e)) => tracing::debug!(error = %e, "write to agent failed"),
-        Err(_) => {
-            let _ = events.send(ProviderEvent::Diagnostic {
-                level: DiagnosticLevel::Error,
-                message: "the agent stopped reading its input".into(),
-            });
-        }
+        Err(_) => events.diagnostic(
+            DiagnosticLevel::Error,
+            "the agent stopped reading its input",
+        ),
     }
 }
