@@ -533,20 +533,26 @@ async fn kill_aborts_a_provider_task_that_ignores_it() {
     );
 }
 
-#[tokio::test(start_paused = true)]
-async fn message_drained_into_a_dying_agent_goes_back_to_the_queue() {
-    let fake = Fake::new(caps(false, true));
-    let (h, mut rx) = start(&fake, QueueMode::Queue);
+/// "work" runs, "queued" waits; the agent fails its turn and dies right
+/// after, as a crashing CLI does: the runner drains "queued" into it before
+/// it learns of the exit.
+async fn drain_into_a_dying_agent(fake: &Fake) -> (RunnerHandle, UnboundedReceiver<PaneUpdate>) {
+    let (h, mut rx) = start(fake, QueueMode::Queue);
     send(&h, "work", SubmitMode::Auto);
     state(&mut rx, TurnState::Streaming).await;
     send(&h, "queued", SubmitMode::Auto);
     settle().await;
-    // The agent fails its turn and dies right after, as a crashing CLI does:
-    // the runner drains "queued" before it learns of the exit.
     fake.emit(Payload::ResponseError {
         error: hive::event::ErrorInfo::new("api_error", "boom"),
     });
     fake.crash();
+    (h, rx)
+}
+
+#[tokio::test(start_paused = true)]
+async fn message_drained_into_a_dying_agent_goes_back_to_the_queue() {
+    let fake = Fake::new(caps(false, true));
+    let (h, mut rx) = drain_into_a_dying_agent(&fake).await;
     let q = until(&mut rx, |e| match e {
         PaneEvent::Queue(q) if !q.is_empty() => Some(q.clone()),
         _ => None,
@@ -581,15 +587,7 @@ async fn undelivered_message_is_not_repeated_after_restart() {
                 if content.with_str(|s| s == "queued")))
     }
     let fake = Fake::new(caps(false, true));
-    let (h, mut rx) = start(&fake, QueueMode::Queue);
-    send(&h, "work", SubmitMode::Auto);
-    state(&mut rx, TurnState::Streaming).await;
-    send(&h, "queued", SubmitMode::Auto);
-    settle().await;
-    fake.emit(Payload::ResponseError {
-        error: hive::event::ErrorInfo::new("api_error", "boom"),
-    });
-    fake.crash();
+    let (h, mut rx) = drain_into_a_dying_agent(&fake).await;
     let mut echoes = 0;
     until(&mut rx, |e| {
         echoes += usize::from(echo_of_queued(e));

@@ -856,23 +856,14 @@ fn light_theme_renders() {
 fn multi_line_errors_keep_their_lines_apart() {
     let mut app = two();
     app.zoom = true;
-    let mut failed = Upsert {
-        turn_id: "t".into(),
-        session_id: "s".into(),
-        item_id: "c1".into(),
-        source_timestamp: chrono::DateTime::UNIX_EPOCH,
-        emitted_at: chrono::DateTime::UNIX_EPOCH,
-        status: UpsertStatus::Error,
-        error_code: Some("agent_exited".into()),
-        error_message: Some("exited with status 1\nfatal: toolboom".into()),
-        kind: UpsertKind::ToolCall {
-            tool_name: "Read".into(),
-            arguments: json!({"file_path": "a.rs"}),
-            call_id: "x".into(),
-            output: None,
-            output_is_error: None,
-        },
+    let PaneEvent::Upsert(mut failed) =
+        tool("c1", "Read", json!({"file_path": "a.rs"}), None, true)
+    else {
+        unreachable!("tool() makes an upsert")
     };
+    failed.status = UpsertStatus::Error;
+    failed.error_code = Some("agent_exited".into());
+    failed.error_message = Some("exited with status 1\nfatal: toolboom".into());
     app.apply(ev(0, PaneEvent::Upsert(failed.clone())));
     failed.item_id = "m1".into();
     failed.error_message = Some("exited with status 1\nfatal: msgboom".into());

@@ -87,6 +87,20 @@ def chunk(text, kind="agent_message_chunk"):
     update({"sessionUpdate": kind, "content": {"type": "text", "text": text}})
 
 
+def report_requests(calls):
+    """Sends each (method, params) request and answers the turn with one line
+    per request: "<method> ok <result>" or "<method> error <code>"."""
+    report = []
+    for method, params in calls:
+        params["sessionId"] = SESSION
+        resp = wait_response(request(method, params)) or {}
+        if "error" in resp:
+            report.append("%s error %s" % (method, resp["error"]["code"]))
+        else:
+            report.append("%s ok %s" % (method, json.dumps(resp.get("result"))))
+    chunk("\n".join(report))
+
+
 def request(method, params):
     next_id[0] += 1
     rid = "req-%d" % next_id[0]
@@ -234,8 +248,7 @@ def turn(msg):
         with open(os.path.join(cwd, "huge.bin"), "wb") as f:
             f.write(b"first line\n")
             f.truncate(1 << 30)
-        report = []
-        for method, params in [
+        report_requests([
             ("fs/write_text_file", {"path": cwd + "/dangling", "content": "pwned"}),
             ("fs/read_text_file", {"path": cwd + "/secret-link"}),
             ("fs/write_text_file", {"path": cwd + "/outdir/new.txt", "content": "pwned"}),
@@ -244,20 +257,12 @@ def turn(msg):
             ("fs/write_text_file", {"path": cwd + "/pipe1", "content": "x"}),
             ("fs/read_text_file", {"path": cwd + "/huge.bin", "line": 1, "limit": 1}),
             ("fs/read_text_file", {"path": cwd + "/huge.bin"}),
-        ]:
-            params["sessionId"] = SESSION
-            resp = wait_response(request(method, params)) or {}
-            if "error" in resp:
-                report.append("%s error %s" % (method, resp["error"]["code"]))
-            else:
-                report.append("%s ok %s" % (method, json.dumps(resp.get("result"))))
-        chunk("\n".join(report))
+        ])
         result(pid, {"stopReason": "end_turn"})
         return
     if "fs" in text:
         cwd = os.getcwd()
-        report = []
-        for method, params in [
+        report_requests([
             ("fs/read_text_file", {"path": "/etc/hostname"}),
             ("fs/read_text_file", {"path": cwd + "/../outside.txt"}),
             ("fs/write_text_file", {"path": cwd + "/../escape.txt", "content": "x"}),
@@ -265,14 +270,7 @@ def turn(msg):
             ("fs/write_text_file", {"path": cwd + "/made/by-agent.txt", "content": "agent wrote this"}),
             ("fs/read_text_file", {"path": cwd + "/made/by-agent.txt"}),
             ("terminal/create", {"command": "ls"}),
-        ]:
-            params["sessionId"] = SESSION
-            resp = wait_response(request(method, params)) or {}
-            if "error" in resp:
-                report.append("%s error %s" % (method, resp["error"]["code"]))
-            else:
-                report.append("%s ok %s" % (method, json.dumps(resp.get("result"))))
-        chunk("\n".join(report))
+        ])
         result(pid, {"stopReason": "end_turn"})
         return
     if "longcmd" in text:
