@@ -841,8 +841,11 @@ fn kill_9_mid_turn_loses_only_the_turn_in_flight() {
         .unwrap();
     assert!(state1.resume.is_some());
 
+    // A crash of hive itself: killed under a supervisor (src/supervisor.rs),
+    // hive would get SIGTERM and save the partial turn.
     let mut child = hive(&data)
         .args(["run", "--agent", "slowpoke", "--json", "go slow now"])
+        .env("HIVE_NO_SUPERVISOR", "1")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -952,6 +955,43 @@ fn hive_import_is_idempotent_from_the_command_line() {
     assert!(run(&["import", "codex", path, "--agent", "cx"]).contains("already imported"));
     assert_eq!(Store::at(data).sessions("cx").len(), 1);
     assert!(run(&["history", "show", "cx"]).contains("What was the codeword?"));
+}
+
+/// Issue 12 item 11: a failed append (here a full disk: the session file is
+/// /dev/full) is shown in the pane, once, with its reason.
+#[tokio::test(start_paused = true)]
+async fn a_failed_history_write_is_shown_in_the_pane() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::at(dir.path().join("data"));
+    let agent = script_agent(dir.path(), "full", ORDER_SCENARIO);
+    let h = history::open_pane_in(&store, &agent, &opts());
+    let path = store.session_path("full", &h.session);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let _ = std::fs::remove_file(&path);
+    std::os::unix::fs::symlink("/dev/full", &path).unwrap();
+    let mut pane = Pane::start(&agent, h);
+    let mut notices = Vec::new();
+    for text in ["what is here?", "again"] {
+        pane.submit(text);
+        pane.until(|e| {
+            if let PaneEvent::HistoryNotSaved(reason) = e {
+                notices.push(format!("history not saved: {reason}"));
+            }
+            matches!(e, PaneEvent::Turn(t) if t.is_terminal())
+        })
+        .await;
+    }
+    pane.shutdown().await;
+    let failures: Vec<&String> = notices
+        .iter()
+        .filter(|n| n.starts_with("history not saved: "))
+        .collect();
+    assert_eq!(failures.len(), 1, "{notices:#?}");
+    assert!(
+        failures[0].contains("No space left on device"),
+        "{}",
+        failures[0]
+    );
 }
 
 // ---- importers read like the live translators --------------------------------

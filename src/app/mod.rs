@@ -89,7 +89,8 @@ pub fn build_app(config: &Config) -> (App, Vec<String>) {
 fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     use std::os::unix::fs::OpenOptionsExt;
     let dir = crate::paths::state_dir();
-    std::fs::create_dir_all(&dir).ok()?;
+    crate::private::create_dir(&dir).ok()?;
+    crate::private::tighten_tree(&dir);
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -124,6 +125,7 @@ fn start_runners(
         let options = RunnerOptions {
             processor: config.processor_config(),
             interrupt_timeout: Duration::from_millis(config.ui.interrupt_timeout_ms),
+            stall_after: std::time::Duration::from_secs(config.ui.stall_after_s.max(1)),
             initial_queue: std::mem::take(&mut history.queue),
             recorder: history.recorder.take(),
         };
@@ -171,6 +173,11 @@ async fn event_loop(
     let mut events = EventStream::new();
     let mut sigterm = signal(SignalKind::terminate()).context("SIGTERM handler")?;
     let mut sighup = signal(SignalKind::hangup()).context("SIGHUP handler")?;
+    // SIGINT (kill -INT; Ctrl+C is a key in raw mode) quits cleanly; SIGTSTP
+    // and SIGCONT are job control (tty::suspend / tty::resume).
+    let mut sigint = signal(SignalKind::interrupt()).context("SIGINT handler")?;
+    let mut sigtstp = signal(SignalKind::from_raw(libc::SIGTSTP)).context("SIGTSTP handler")?;
+    let mut sigcont = signal(SignalKind::from_raw(libc::SIGCONT)).context("SIGCONT handler")?;
     let fps = f64::from(config.ui.max_fps.clamp(1, 240));
     let interval = Duration::from_secs_f64(1.0 / fps);
     let spin_every = Duration::from_millis(80);
@@ -221,6 +228,18 @@ async fn event_loop(
             _ = sighup.recv() => {
                 tracing::info!("SIGHUP: quitting");
                 break;
+            }
+            _ = sigint.recv() => {
+                tracing::info!("SIGINT: quitting");
+                break;
+            }
+            _ = sigtstp.recv() => {
+                tty::suspend(&mut terminal)?;
+                dirty = true;
+            }
+            _ = sigcont.recv() => {
+                tty::resume(&mut terminal)?;
+                dirty = true;
             }
             _ = timer::sleep_until(frame_at) => {}
             _ = timer::sleep_until(tick_at) => dirty = true,

@@ -52,6 +52,8 @@ pub struct ImportArgs {
 pub(super) fn history(cmd: &HistoryCommand) -> anyhow::Result<ExitCode> {
     let store = Store::user();
     let mut out = std::io::stdout().lock();
+    // Agent text reaches a terminal only with its control characters shown.
+    let tty = std::io::IsTerminal::is_terminal(&out);
     match cmd {
         HistoryCommand::List { agent } => {
             let agents = match agent {
@@ -87,7 +89,8 @@ pub(super) fn history(cmd: &HistoryCommand) -> anyhow::Result<ExitCode> {
             let s = resolve(&store, target)?;
             let (records, items) = load(&s)?;
             let _ = records;
-            out.write_all(render::plain(&items).as_bytes())?;
+            let text = render::plain(&items);
+            out.write_all(crate::sanitize::for_output(&text, tty).as_bytes())?;
         }
         HistoryCommand::Export { target, output, .. } => {
             let s = resolve(&store, target)?;
