@@ -145,7 +145,7 @@ fn current_session(store: &Store, agent: &str) -> Option<String> {
 }
 
 /// An agent id (its current session, else its newest) or a session id.
-fn resolve(store: &Store, target: &str) -> anyhow::Result<SessionEntry> {
+pub(crate) fn resolve(store: &Store, target: &str) -> anyhow::Result<SessionEntry> {
     let sessions = store.sessions(target);
     if !sessions.is_empty() {
         let current = current_session(store, target);

@@ -1,7 +1,10 @@
 //! Command line: `hive` opens the console; subcommands run headless.
 
+mod ctl;
 mod history;
 mod run;
+
+pub(crate) use history::resolve as resolve_history;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -34,6 +37,8 @@ pub enum Command {
     History(history::HistoryCommand),
     /// Import an agent's own transcript (Claude Code, Codex, pi) into the history store.
     Import(history::ImportArgs),
+    /// Drive a running hive through its control socket.
+    Ctl(ctl::CtlArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -42,6 +47,7 @@ pub fn main() -> ExitCode {
         Some(Command::Run(ref args)) => run::run(&cli, args),
         Some(Command::History(ref cmd)) => history::history(cmd),
         Some(Command::Import(ref args)) => history::import_cmd(args),
+        Some(Command::Ctl(ref args)) => ctl::ctl(args),
         None => crate::app::run(&cli),
     };
     match result {

@@ -1,0 +1,514 @@
+//! The control socket's side of the app loop: answers requests from what
+//! the runners have reported and turns actions into `RunnerCommand`s.
+//!
+//! It owns no runner and reads no app state. The loop shows it every
+//! `PaneUpdate` (so it mirrors each pane's state, queue and turns, and
+//! streams them to watchers) and hands it each request; it hands back the
+//! command to send, which the loop routes like a key press's.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use super::protocol::{Call, CtlError, ErrorCode, PaneInfo, SendResult, TurnOutcome, WaitResult};
+use crate::config::AgentConfig;
+use crate::event::Origin;
+use crate::provider::Capabilities;
+use crate::runner::{PaneEvent, PaneUpdate, RunnerCommand, SubmitMode, TurnState};
+use crate::text::SharedText;
+use crate::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
+
+/// Finished turns remembered for `wait` after they ended.
+const FINISHED_KEPT: usize = 256;
+
+pub type Responder = oneshot::Sender<Result<Value, CtlError>>;
+
+/// One request on its way from a connection to the app loop.
+#[derive(Debug)]
+pub struct ControlRequest {
+    pub call: Call,
+    pub reply: Responder,
+    /// `watch` only: where the event lines go (pre-serialized, one per line).
+    pub events: Option<mpsc::Sender<Arc<str>>>,
+}
+
+/// How a pane's runner came up.
+#[derive(Debug, Clone)]
+pub enum Started {
+    Running(Capabilities),
+    Failed(String),
+}
+
+struct PaneMirror {
+    agent: AgentConfig,
+    started: Started,
+    state: TurnState,
+    model: Option<String>,
+    queue: Vec<String>,
+    turn: Option<String>,
+    turns: u64,
+    /// `send`s waiting for their message to be bound to a turn, in order.
+    pending: VecDeque<(String, Responder)>,
+}
+
+impl PaneMirror {
+    fn caps(&self) -> Option<Capabilities> {
+        match &self.started {
+            Started::Running(c) => Some(*c),
+            Started::Failed(_) => None,
+        }
+    }
+
+    fn alive(&self) -> bool {
+        self.caps().is_some() && self.state != TurnState::Dead
+    }
+
+    fn info(&self) -> PaneInfo {
+        let caps = self.caps().unwrap_or_default();
+        PaneInfo {
+            id: self.agent.id.clone(),
+            name: self.agent.display_name().to_owned(),
+            provider: self.agent.provider.clone(),
+            model: self.model.clone().or_else(|| self.agent.model.clone()),
+            state: self.state,
+            alive: self.alive(),
+            failed: match &self.started {
+                Started::Failed(e) => Some(e.clone()),
+                Started::Running(_) => None,
+            },
+            turn_id: self.turn.clone(),
+            turns: self.turns,
+            queue: self.queue.clone(),
+            can_steer: caps.queue_while_streaming || caps.interrupt,
+            can_interrupt: caps.interrupt,
+        }
+    }
+}
+
+struct TurnRecord {
+    /// The agent's completed messages by item, in order of first completion.
+    texts: IndexMap<String, SharedText>,
+    result: Option<WaitResult>,
+}
+
+struct Subscriber {
+    pane: Option<usize>,
+    tx: mpsc::Sender<Arc<str>>,
+}
+
+/// `watch` lines borrow the event instead of cloning it: same JSON as
+/// [`super::protocol::EventLine`].
+#[derive(Serialize)]
+struct EventRef<'a, T: Serialize> {
+    pane: &'a str,
+    event: &'a T,
+}
+
+pub struct Hub {
+    panes: Vec<PaneMirror>,
+    turns: HashMap<String, TurnRecord>,
+    finished: VecDeque<String>,
+    waiters: HashMap<String, Vec<Responder>>,
+    subscribers: Vec<Subscriber>,
+}
+
+impl Hub {
+    /// One mirror per configured agent, in pane order.
+    pub fn new(agents: impl IntoIterator<Item = (AgentConfig, Started)>) -> Self {
+        Self {
+            panes: agents
+                .into_iter()
+                .map(|(agent, started)| PaneMirror {
+                    agent,
+                    started,
+                    state: TurnState::Idle,
+                    model: None,
+                    queue: Vec::new(),
+                    turn: None,
+                    turns: 0,
+                    pending: VecDeque::new(),
+                })
+                .collect(),
+            turns: HashMap::new(),
+            finished: VecDeque::new(),
+            waiters: HashMap::new(),
+            subscribers: Vec::new(),
+        }
+    }
+
+    /// Sees one runner event before the app applies it.
+    pub fn observe(&mut self, update: &PaneUpdate) {
+        let i = update.pane;
+        let Some(p) = self.panes.get_mut(i) else {
+            return;
+        };
+        match &update.event {
+            PaneEvent::State(s) => {
+                p.state = *s;
+                if *s == TurnState::Dead {
+                    for (_, reply) in p.pending.drain(..) {
+                        let _ = reply.send(Err(CtlError::new(
+                            ErrorCode::ProcessCrash,
+                            format!(
+                                "the agent of pane `{}` stopped before the message was sent; \
+                                 it waits in the pane's queue (`hive ctl restart {}`)",
+                                p.agent.id, p.agent.id
+                            ),
+                        )));
+                    }
+                }
+            }
+            PaneEvent::Queue(q) => p.queue.clone_from(q),
+            PaneEvent::Session(info) => {
+                if let Some(m) = &info.model {
+                    p.model = Some(m.clone());
+                }
+            }
+            PaneEvent::Attached { capabilities, .. } => {
+                p.started = Started::Running(*capabilities);
+            }
+            PaneEvent::Upsert(u) => {
+                self.upsert(i, u);
+                self.broadcast(i, u);
+            }
+            PaneEvent::Turn(t) => {
+                self.turn(i, t);
+                self.broadcast(i, t);
+            }
+            _ => {}
+        }
+    }
+
+    fn record(&mut self, turn_id: &str) -> &mut TurnRecord {
+        self.turns
+            .entry(turn_id.to_owned())
+            .or_insert_with(|| TurnRecord {
+                texts: IndexMap::new(),
+                result: None,
+            })
+    }
+
+    fn upsert(&mut self, i: usize, u: &Upsert) {
+        let UpsertKind::Message { content, origin } = &u.kind else {
+            return;
+        };
+        if u.status != UpsertStatus::Complete {
+            return;
+        }
+        match origin {
+            Origin::User => {
+                let p = &mut self.panes[i];
+                let bound = p
+                    .pending
+                    .iter()
+                    .position(|(text, _)| content.with_str(|s| s == text));
+                if let Some((_, reply)) = bound.and_then(|n| p.pending.remove(n)) {
+                    let result = SendResult {
+                        pane: p.agent.id.clone(),
+                        turn_id: u.turn_id.clone(),
+                    };
+                    let _ = reply.send(Ok(to_value(&result)));
+                }
+                self.record(&u.turn_id);
+            }
+            Origin::Agent => {
+                let record = self.record(&u.turn_id);
+                record.texts.insert(u.item_id.clone(), content.clone());
+            }
+            Origin::System => {}
+        }
+    }
+
+    fn turn(&mut self, i: usize, t: &TurnEvent) {
+        let turn_id = t.turn_id().to_owned();
+        let p = &mut self.panes[i];
+        let (status, error_code, error_message) = match t {
+            TurnEvent::TurnStarted { model_id, .. } => {
+                p.turn = Some(turn_id.clone());
+                if !model_id.is_empty() {
+                    p.model = Some(model_id.clone());
+                }
+                self.record(&turn_id);
+                return;
+            }
+            TurnEvent::TurnComplete { status, .. } => (
+                match status {
+                    TurnStatus::Completed => TurnOutcome::Completed,
+                    TurnStatus::Cancelled => TurnOutcome::Cancelled,
+                },
+                None,
+                None,
+            ),
+            TurnEvent::TurnError {
+                error_code,
+                error_message,
+                ..
+            } => (
+                TurnOutcome::Error,
+                Some(error_code.clone()),
+                Some(error_message.clone()),
+            ),
+        };
+        if p.turn.as_deref() == Some(turn_id.as_str()) {
+            p.turn = None;
+        }
+        p.turns += 1;
+        let pane = p.agent.id.clone();
+        let record = self.record(&turn_id);
+        let mut text = String::new();
+        for content in record.texts.values() {
+            if !text.is_empty() {
+                text.push_str("\n\n");
+            }
+            content.with_str(|s| text.push_str(s));
+        }
+        record.texts = IndexMap::new();
+        let result = WaitResult {
+            pane,
+            turn_id: turn_id.clone(),
+            status,
+            text,
+            error_code,
+            error_message,
+        };
+        for reply in self.waiters.remove(&turn_id).unwrap_or_default() {
+            let _ = reply.send(Ok(to_value(&result)));
+        }
+        if let Some(record) = self.turns.get_mut(&turn_id) {
+            record.result = Some(result);
+        }
+        self.finished.push_back(turn_id);
+        while self.finished.len() > FINISHED_KEPT {
+            if let Some(old) = self.finished.pop_front() {
+                self.turns.remove(&old);
+            }
+        }
+    }
+
+    fn broadcast<T: Serialize>(&mut self, i: usize, event: &T) {
+        if self.subscribers.is_empty() {
+            return;
+        }
+        let line = EventRef {
+            pane: &self.panes[i].agent.id,
+            event,
+        };
+        let line: Arc<str> = match serde_json::to_string(&line) {
+            Ok(s) => s.into(),
+            Err(e) => {
+                tracing::warn!("control: cannot serialize an event: {e}");
+                return;
+            }
+        };
+        // A watcher that cannot keep up is dropped (its stream then ends
+        // with an error) rather than buffering without bound.
+        self.subscribers
+            .retain(|s| s.pane.is_some_and(|p| p != i) || s.tx.try_send(line.clone()).is_ok());
+    }
+
+    /// Answers one request; the command, if any, is for the loop to send.
+    pub fn handle(&mut self, req: ControlRequest) -> Option<(usize, RunnerCommand)> {
+        let ControlRequest {
+            call,
+            reply,
+            events,
+        } = req;
+        match self.call(call, reply, events) {
+            Ok(cmd) => cmd,
+            Err((reply, e)) => {
+                let _ = reply.send(Err(e));
+                None
+            }
+        }
+    }
+
+    fn find(&self, id: &str) -> Result<usize, CtlError> {
+        self.panes
+            .iter()
+            .position(|p| p.agent.id == id)
+            .ok_or_else(|| {
+                let ids: Vec<_> = self.panes.iter().map(|p| p.agent.id.as_str()).collect();
+                CtlError::new(
+                    ErrorCode::SessionNotFound,
+                    format!("no pane `{id}`; panes: {}", ids.join(", ")),
+                )
+            })
+    }
+
+    fn call(
+        &mut self,
+        call: Call,
+        reply: Responder,
+        events: Option<mpsc::Sender<Arc<str>>>,
+    ) -> Result<Option<(usize, RunnerCommand)>, (Responder, CtlError)> {
+        macro_rules! pane {
+            ($id:expr) => {
+                match self.find($id) {
+                    Ok(i) => i,
+                    Err(e) => return Err((reply, e)),
+                }
+            };
+        }
+        match call {
+            Call::List => {
+                let panes: Vec<_> = self.panes.iter().map(PaneMirror::info).collect();
+                let _ = reply.send(Ok(json!({ "panes": panes })));
+                Ok(None)
+            }
+            Call::Status { pane } => {
+                let i = pane!(&pane);
+                let _ = reply.send(Ok(to_value(&self.panes[i].info())));
+                Ok(None)
+            }
+            Call::Send { pane, text, steer } => {
+                let i = pane!(&pane);
+                let p = &mut self.panes[i];
+                if text.trim().is_empty() {
+                    return Err((reply, CtlError::new(ErrorCode::BadRequest, "empty message")));
+                }
+                if let Err(e) = runnable(p) {
+                    return Err((reply, e));
+                }
+                let caps = p.caps().unwrap_or_default();
+                if steer && !(caps.queue_while_streaming || caps.interrupt) {
+                    return Err((
+                        reply,
+                        CtlError::new(
+                            ErrorCode::UnsupportedCliType,
+                            format!(
+                                "pane `{pane}` ({}) can neither take a message mid-turn nor be \
+                                 interrupted; send without --steer to queue it",
+                                p.agent.provider
+                            ),
+                        ),
+                    ));
+                }
+                p.pending.push_back((text.clone(), reply));
+                let mode = if steer {
+                    SubmitMode::Steer
+                } else {
+                    SubmitMode::Queue
+                };
+                Ok(Some((i, RunnerCommand::Submit { text, mode })))
+            }
+            Call::Wait { turn_id } => {
+                match self.turns.get(&turn_id) {
+                    Some(TurnRecord {
+                        result: Some(r), ..
+                    }) => {
+                        let _ = reply.send(Ok(to_value(r)));
+                    }
+                    Some(_) => self.waiters.entry(turn_id).or_default().push(reply),
+                    None => {
+                        return Err((
+                            reply,
+                            CtlError::new(
+                                ErrorCode::TurnNotFound,
+                                format!(
+                                    "no turn `{turn_id}` is running or finished recently in this hive"
+                                ),
+                            ),
+                        ));
+                    }
+                }
+                Ok(None)
+            }
+            Call::Cancel { pane } => {
+                let i = pane!(&pane);
+                let p = &self.panes[i];
+                if let Err(e) = runnable(p) {
+                    return Err((reply, e));
+                }
+                if !p.caps().is_some_and(|c| c.interrupt) {
+                    return Err((
+                        reply,
+                        CtlError::new(
+                            ErrorCode::UnsupportedCliType,
+                            format!("pane `{pane}` ({}) cannot be interrupted", p.agent.provider),
+                        ),
+                    ));
+                }
+                let Some(turn_id) = p.turn.clone().filter(|_| p.state.is_busy()) else {
+                    return Err((
+                        reply,
+                        CtlError::new(
+                            ErrorCode::InvalidState,
+                            format!("pane `{pane}` has no turn running"),
+                        ),
+                    ));
+                };
+                let _ = reply.send(Ok(json!({ "pane": pane, "turn_id": turn_id })));
+                Ok(Some((i, RunnerCommand::Interrupt)))
+            }
+            Call::Restart { pane } => {
+                let i = pane!(&pane);
+                let p = &self.panes[i];
+                if let Started::Failed(e) = &p.started {
+                    return Err((
+                        reply,
+                        CtlError::new(
+                            ErrorCode::ProcessCrash,
+                            format!(
+                                "pane `{pane}` could not start ({e}); fix its config and start hive again"
+                            ),
+                        ),
+                    ));
+                }
+                if p.state != TurnState::Dead {
+                    return Err((
+                        reply,
+                        CtlError::new(
+                            ErrorCode::InvalidState,
+                            format!("the agent of pane `{pane}` is running; nothing to restart"),
+                        ),
+                    ));
+                }
+                let _ = reply.send(Ok(json!({ "pane": pane })));
+                Ok(Some((i, RunnerCommand::Restart)))
+            }
+            Call::Watch { pane } => {
+                let filter = match pane {
+                    Some(id) => Some(pane!(&id)),
+                    None => None,
+                };
+                let Some(tx) = events else {
+                    let e = CtlError::new(ErrorCode::BadRequest, "watch needs an event stream");
+                    return Err((reply, e));
+                };
+                self.subscribers.push(Subscriber { pane: filter, tx });
+                let _ = reply.send(Ok(json!({})));
+                Ok(None)
+            }
+            Call::History { pane } => {
+                let i = pane!(&pane);
+                let agent = &self.panes[i].agent.id;
+                let _ = reply.send(Ok(json!({ "pane": pane, "agent": agent })));
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// Errors for a pane whose agent cannot take a message now.
+fn runnable(p: &PaneMirror) -> Result<(), CtlError> {
+    let id = &p.agent.id;
+    match &p.started {
+        Started::Failed(e) => Err(CtlError::new(
+            ErrorCode::ProcessCrash,
+            format!("pane `{id}` could not start: {e}"),
+        )),
+        Started::Running(_) if p.state == TurnState::Dead => Err(CtlError::new(
+            ErrorCode::ProcessCrash,
+            format!("the agent of pane `{id}` is not running; `hive ctl restart {id}` starts it"),
+        )),
+        Started::Running(_) => Ok(()),
+    }
+}
+
+fn to_value<T: Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
