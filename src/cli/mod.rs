@@ -1,6 +1,7 @@
 //! Command line: `hive` opens the console; subcommands run headless.
 
 mod ctl;
+mod doctor;
 mod history;
 mod run;
 
@@ -39,6 +40,8 @@ pub enum Command {
     Import(history::ImportArgs),
     /// Drive a running hive through its control socket.
     Ctl(ctl::CtlArgs),
+    /// Check the config and that every agent can start.
+    Doctor(doctor::DoctorArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -48,6 +51,7 @@ pub fn main() -> ExitCode {
         Some(Command::History(ref cmd)) => history::history(cmd),
         Some(Command::Import(ref args)) => history::import_cmd(args),
         Some(Command::Ctl(ref args)) => ctl::ctl(args),
+        Some(Command::Doctor(ref args)) => doctor::doctor(&cli, args),
         None => crate::app::run(&cli),
     };
     match result {

@@ -8,6 +8,7 @@
 pub mod acp;
 pub mod claude;
 pub mod codex;
+pub mod doctor;
 pub mod gemini;
 pub mod pi;
 pub mod process;

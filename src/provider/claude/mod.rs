@@ -9,6 +9,7 @@
 //! restarts an agent behind the user's back.
 
 pub mod control;
+pub mod doctor;
 pub mod translate;
 
 use std::collections::{HashMap, HashSet};

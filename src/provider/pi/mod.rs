@@ -4,6 +4,7 @@
 //! (see `translate`). A restarted hive resumes pi's session with
 //! `--session <id>`.
 
+pub mod doctor;
 pub mod translate;
 
 use std::process::ExitStatus;

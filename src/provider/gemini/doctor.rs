@@ -1,0 +1,27 @@
+//! `hive doctor` facts for Gemini CLI: the `gemini` program, its API key
+//! variables and its OAuth login file.
+
+use crate::config::AgentConfig;
+use crate::provider::doctor::{Auth, DryStart, Facts, Probe};
+
+pub fn facts(agent: &AgentConfig, probe: &Probe) -> Facts {
+    Facts {
+        program: Some(agent.program("gemini")),
+        auth: Some(auth(probe)),
+        start: DryStart::Version,
+    }
+}
+
+/// Shared with `gemini --experimental-acp`.
+pub fn auth(probe: &Probe) -> Auth {
+    Auth {
+        env: vec![
+            "GEMINI_API_KEY",
+            "GOOGLE_API_KEY",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "GOOGLE_GENAI_USE_VERTEXAI",
+        ],
+        files: vec![probe.home.join(".gemini/oauth_creds.json")],
+        fix: "run `gemini` once and sign in, or set GEMINI_API_KEY",
+    }
+}
