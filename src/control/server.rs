@@ -235,3 +235,33 @@ fn load_history(pane: Value, agent: &str) -> Result<Value, CtlError> {
         "items": items,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The credential the check reads is the real peer's: a socket pair in
+    /// this process reports our own uid, which is let in.
+    #[tokio::test]
+    async fn peer_credentials_are_those_of_the_connecting_process() {
+        let (a, _b) = UnixStream::pair().unwrap();
+        let cred = a.peer_cred().unwrap();
+        assert_eq!(cred.uid(), super::super::current_uid());
+        assert!(super::super::peer_allowed(
+            cred.uid(),
+            super::super::current_uid()
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_live_socket_name_is_skipped_and_a_stale_one_reused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (first, p1) = bind(tmp.path(), "x").unwrap();
+        assert!(p1.ends_with("x.sock"));
+        let (_second, p2) = bind(tmp.path(), "x").unwrap();
+        assert!(p2.ends_with("x-2.sock"));
+        drop(first); // the file stays, nobody answers: stale
+        let (_third, p3) = bind(tmp.path(), "x").unwrap();
+        assert_eq!(p3, p1);
+    }
+}
