@@ -198,14 +198,20 @@ fn watch_line(ev: &EventLine, tty: bool) -> String {
             one_line(error_message, tty)
         ),
         Output::Upsert(u) => {
+            // An update carries everything so far: its end is what is new.
+            let text = |s: &str| {
+                if u.status == crate::upsert::UpsertStatus::Update {
+                    tail_line(s, tty)
+                } else {
+                    one_line(s, tty)
+                }
+            };
             let what = match &u.kind {
-                UpsertKind::Message { content, origin } => format!(
-                    "{} message: {}",
-                    enum_name(origin),
-                    content.with_str(|s| one_line(s, tty))
-                ),
+                UpsertKind::Message { content, origin } => {
+                    format!("{} message: {}", enum_name(origin), content.with_str(text))
+                }
                 UpsertKind::Thinking { content, .. } => {
-                    format!("thinking: {}", content.with_str(|s| one_line(s, tty)))
+                    format!("thinking: {}", content.with_str(text))
                 }
                 UpsertKind::ToolCall {
                     tool_name, output, ..
@@ -321,9 +327,56 @@ fn one_line(s: &str, tty: bool) -> String {
     printable(&short, tty).into_owned()
 }
 
+/// The last 100 characters, folded to one line.
+fn tail_line(s: &str, tty: bool) -> String {
+    let folded = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let n = folded.chars().count();
+    let mut short: String = if n > 100 { "…".into() } else { String::new() };
+    short.extend(folded.chars().skip(n.saturating_sub(100)));
+    printable(&short, tty).into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn upsert(status: &str, content: &str) -> EventLine {
+        serde_json::from_value(serde_json::json!({
+            "pane": "demo",
+            "event": {
+                "turn_id": "t1", "session_id": "s", "item_id": "i",
+                "source_timestamp": "2026-01-01T00:00:00Z",
+                "emitted_at": "2026-01-01T00:00:00Z",
+                "status": status, "type": "message", "content": content, "origin": "agent",
+            },
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn watch_lines_for_people_and_for_scripts() {
+        let long = "word ".repeat(40);
+        assert_eq!(
+            watch_line(&upsert("create", "Hello\nthere"), true),
+            "demo  create         agent message: Hello there"
+        );
+        let update = watch_line(&upsert("update", &format!("{long}end")), true);
+        assert!(
+            update.starts_with("demo  update         agent message: …"),
+            "{update}"
+        );
+        assert!(update.ends_with("word end"), "{update}");
+        let ev = upsert("complete", "x");
+        let one: Value = serde_json::from_str(&watch_json(&ev, true)).unwrap();
+        assert_eq!(
+            one,
+            serde_json::to_value(&ev.event).unwrap(),
+            "hive run --json's line"
+        );
+        let all: Value = serde_json::from_str(&watch_json(&ev, false)).unwrap();
+        assert_eq!(all["pane"], "demo");
+        assert_eq!(all["status"], "complete");
+    }
 
     #[test]
     fn escape_sequences_never_reach_a_terminal() {
