@@ -10,6 +10,7 @@ pub mod claude;
 pub mod codex;
 pub mod doctor;
 pub mod gemini;
+pub mod import;
 pub mod pi;
 pub mod process;
 pub mod pty;

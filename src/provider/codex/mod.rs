@@ -12,6 +12,7 @@
 pub mod app_server;
 pub mod doctor;
 pub mod exec;
+pub mod import;
 pub mod items;
 pub mod settings;
 

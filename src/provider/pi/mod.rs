@@ -4,7 +4,9 @@
 //! (see `translate`). A restarted hive resumes pi's session with
 //! `--session <id>`.
 
+pub mod content;
 pub mod doctor;
+pub mod import;
 pub mod translate;
 
 use std::process::ExitStatus;
