@@ -88,17 +88,26 @@ script = "{}"
         cmd.args(["-L", &self.tmux, "-f", "/dev/null", "new-session", "-d"])
             .args(["-s", session, "-x", "120", "-y", "40", "-c"])
             .arg(d)
-            .args(["-e", &env("HIVE_DATA_DIR"), "-e", &env("HIVE_STATE_DIR")])
-            .args(["-e", &env("XDG_CONFIG_HOME"), "-e", &env("XDG_DATA_HOME")])
-            .args(["-e", &env("XDG_STATE_HOME"), "-e", "TERM=xterm-256color"])
-            .args([
-                "-e",
-                &format!("XDG_RUNTIME_DIR={}", self.run_dir().display()),
-            ])
-            .args(["-e", &format!("HOME={}", d.display())])
-            .arg(&self.bin)
-            .arg("--config")
-            .arg(self.path("ctltest.toml"));
+            .args(["-e", "TERM=xterm-256color"])
+            .args(["-e", &format!("HOME={}", d.display())]);
+        // Every directory hive writes to is the test's own.
+        let private = [
+            "HIVE_DATA_DIR",
+            "HIVE_STATE_DIR",
+            "XDG_CONFIG_HOME",
+            "XDG_DATA_HOME",
+            "XDG_STATE_HOME",
+        ];
+        for name in private {
+            cmd.args(["-e", &env(name)]);
+        }
+        cmd.args([
+            "-e",
+            &format!("XDG_RUNTIME_DIR={}", self.run_dir().display()),
+        ])
+        .arg(&self.bin)
+        .arg("--config")
+        .arg(self.path("ctltest.toml"));
         assert!(cmd.status().expect("start tmux").success());
         let socket = self.socket_dir().join(socket_name);
         self.wait_until("the control socket", || {

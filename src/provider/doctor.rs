@@ -57,6 +57,18 @@ pub struct Facts {
     pub start: DryStart,
 }
 
+impl Facts {
+    /// An agent CLI: its program (`command`, else `default`), tried with
+    /// `--version`, authenticated as `auth` says.
+    pub fn cli(agent: &AgentConfig, default: &str, auth: Auth) -> Self {
+        Self {
+            program: Some(agent.program(default)),
+            auth: Some(auth),
+            start: DryStart::Version,
+        }
+    }
+}
+
 /// The facts for an agent, or why its config cannot work.
 pub fn facts(agent: &AgentConfig, probe: &Probe) -> Result<Facts, String> {
     match agent.provider.as_str() {

@@ -2,14 +2,10 @@
 //! variables and its login file.
 
 use crate::config::AgentConfig;
-use crate::provider::doctor::{Auth, DryStart, Facts, Probe};
+use crate::provider::doctor::{Auth, Facts, Probe};
 
 pub fn facts(agent: &AgentConfig, probe: &Probe) -> Facts {
-    Facts {
-        program: Some(agent.program("claude")),
-        auth: Some(auth(probe)),
-        start: DryStart::Version,
-    }
+    Facts::cli(agent, "claude", auth(probe))
 }
 
 /// Shared with ACP adapters that drive Claude Code.

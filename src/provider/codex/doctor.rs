@@ -2,14 +2,10 @@
 //! variables and `$CODEX_HOME/auth.json`.
 
 use crate::config::AgentConfig;
-use crate::provider::doctor::{Auth, DryStart, Facts, Probe};
+use crate::provider::doctor::{Auth, Facts, Probe};
 
 pub fn facts(agent: &AgentConfig, probe: &Probe) -> Facts {
-    Facts {
-        program: Some(agent.program("codex")),
-        auth: Some(auth(probe)),
-        start: DryStart::Version,
-    }
+    Facts::cli(agent, "codex", auth(probe))
 }
 
 /// Shared with the codex-acp adapter.

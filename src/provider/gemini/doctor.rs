@@ -2,14 +2,10 @@
 //! variables and its OAuth login file.
 
 use crate::config::AgentConfig;
-use crate::provider::doctor::{Auth, DryStart, Facts, Probe};
+use crate::provider::doctor::{Auth, Facts, Probe};
 
 pub fn facts(agent: &AgentConfig, probe: &Probe) -> Facts {
-    Facts {
-        program: Some(agent.program("gemini")),
-        auth: Some(auth(probe)),
-        start: DryStart::Version,
-    }
+    Facts::cli(agent, "gemini", auth(probe))
 }
 
 /// Shared with `gemini --experimental-acp`.

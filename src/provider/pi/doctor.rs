@@ -2,12 +2,13 @@
 //! the model providers it can use, and its login file.
 
 use crate::config::AgentConfig;
-use crate::provider::doctor::{Auth, DryStart, Facts, Probe};
+use crate::provider::doctor::{Auth, Facts, Probe};
 
 pub fn facts(agent: &AgentConfig, probe: &Probe) -> Facts {
-    Facts {
-        program: Some(agent.program("pi")),
-        auth: Some(Auth {
+    Facts::cli(
+        agent,
+        "pi",
+        Auth {
             env: vec![
                 "ANTHROPIC_API_KEY",
                 "OPENAI_API_KEY",
@@ -22,7 +23,6 @@ pub fn facts(agent: &AgentConfig, probe: &Probe) -> Facts {
                     .join("auth.json"),
             ],
             fix: "run `pi` once and /login, or set the API key of the model's provider",
-        }),
-        start: DryStart::Version,
-    }
+        },
+    )
 }
