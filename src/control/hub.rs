@@ -52,7 +52,18 @@ struct PaneMirror {
     turn: Option<String>,
     turns: u64,
     /// `send`s waiting for their message to be bound to a turn, in order.
-    pending: VecDeque<(String, Responder)>,
+    pending: VecDeque<PendingSend>,
+}
+
+/// A `send` whose message is not bound to a turn yet.
+struct PendingSend {
+    text: String,
+    reply: Responder,
+    /// Seen in the pane's queue.
+    queued: bool,
+    /// Then gone from it: drained (its turn starts next) or taken out in
+    /// the console (nothing will start; told at the next idle).
+    left_queue: bool,
 }
 
 impl PaneMirror {
@@ -149,8 +160,25 @@ impl Hub {
         match &update.event {
             PaneEvent::State(s) => {
                 p.state = *s;
+                if *s == TurnState::Idle {
+                    // A drained message is bound before the pane is idle
+                    // again; one still waiting was removed from the queue.
+                    let (removed, kept) = std::mem::take(&mut p.pending)
+                        .into_iter()
+                        .partition(|s| s.left_queue);
+                    p.pending = kept;
+                    for s in removed {
+                        let _ = s.reply.send(Err(CtlError::new(
+                            ErrorCode::InvalidState,
+                            format!(
+                                "the message was taken out of pane `{}`'s queue before it was sent",
+                                p.agent.id
+                            ),
+                        )));
+                    }
+                }
                 if *s == TurnState::Dead {
-                    for (_, reply) in p.pending.drain(..) {
+                    for PendingSend { reply, .. } in p.pending.drain(..) {
                         let _ = reply.send(Err(CtlError::new(
                             ErrorCode::ProcessCrash,
                             format!(
@@ -162,7 +190,14 @@ impl Hub {
                     }
                 }
             }
-            PaneEvent::Queue(q) => p.queue.clone_from(q),
+            PaneEvent::Queue(q) => {
+                for s in &mut p.pending {
+                    let there = q.contains(&s.text);
+                    s.left_queue |= s.queued && !there;
+                    s.queued |= there;
+                }
+                p.queue.clone_from(q);
+            }
             PaneEvent::Session(info) => {
                 if let Some(m) = &info.model {
                     p.model = Some(m.clone());
@@ -205,8 +240,8 @@ impl Hub {
                 let bound = p
                     .pending
                     .iter()
-                    .position(|(text, _)| content.with_str(|s| s == text));
-                if let Some((_, reply)) = bound.and_then(|n| p.pending.remove(n)) {
+                    .position(|p| content.with_str(|s| s == p.text));
+                if let Some(PendingSend { reply, .. }) = bound.and_then(|n| p.pending.remove(n)) {
                     let result = SendResult {
                         pane: p.agent.id.clone(),
                         turn_id: u.turn_id.clone(),
@@ -387,7 +422,12 @@ impl Hub {
                         ),
                     ));
                 }
-                p.pending.push_back((text.clone(), reply));
+                p.pending.push_back(PendingSend {
+                    text: text.clone(),
+                    reply,
+                    queued: false,
+                    left_queue: false,
+                });
                 let mode = if steer {
                     SubmitMode::Steer
                 } else {
@@ -653,6 +693,31 @@ mod tests {
             again.try_recv().unwrap().unwrap_err().code,
             ErrorCode::ProcessCrash
         );
+    }
+
+    #[test]
+    fn a_send_taken_out_of_the_queue_is_answered() {
+        let mut hub = hub();
+        let queued = |text: &str| Call::Send {
+            pane: "a".into(),
+            text: text.into(),
+            steer: false,
+        };
+        let (_, mut drained) = ask(&mut hub, queued("first"));
+        let (_, mut removed) = ask(&mut hub, queued("second"));
+        hub.observe(&at(
+            0,
+            PaneEvent::Queue(vec!["first".into(), "second".into()]),
+        ));
+        // The console removes "second"; the turn ends; "first" drains.
+        hub.observe(&at(0, PaneEvent::Queue(vec!["first".into()])));
+        hub.observe(&at(0, PaneEvent::State(TurnState::Idle)));
+        let err = removed.try_recv().unwrap().unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidState);
+        hub.observe(&at(0, PaneEvent::Queue(vec![])));
+        hub.observe(&at(0, PaneEvent::State(TurnState::Starting)));
+        hub.observe(&at(0, message("t2", "u", Origin::User, "first")));
+        assert_eq!(drained.try_recv().unwrap().unwrap()["turn_id"], "t2");
     }
 
     #[test]
