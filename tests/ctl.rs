@@ -276,10 +276,29 @@ fn ctl_verbs_drive_a_running_hive() {
     );
 
     // cancel: the slow turn ends cancelled and `wait` says so.
+    // A `send` to a busy pane queues and answers when its turn starts.
     let slow = lab.ok(&["send", "echo", "something slow"]);
+    let queued = lab
+        .ctl_cmd(&["send", "echo", "queued behind it"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    lab.wait_until("the message in the queue", || {
+        lab.status("echo")["queue"] == serde_json::json!(["queued behind it"])
+    });
+    let listed = lab.ok(&["list"]);
+    assert!(listed.contains(" 1 queued"), "{listed}");
     assert_eq!(lab.ok(&["cancel", "echo"]), slow);
     let out = lab.fails(&["wait", &slow], 1, "cancelled");
     assert!(out.stdout.len() < 40, "cut short: {}", out.stdout);
+    let next = queued.wait_with_output().unwrap();
+    assert!(next.status.success());
+    let next = String::from_utf8_lossy(&next.stdout).trim().to_owned();
+    assert_ne!(next, slow);
+    assert!(
+        lab.ok(&["wait", &next])
+            .starts_with("Reply to: queued behind it")
+    );
 
     // A failed turn: exit 1 with the error.
     let fail = lab.ok(&["send", "echo", "please fail"]);
@@ -304,7 +323,7 @@ fn ctl_verbs_drive_a_running_hive() {
         lab.ok(&["wait", &again])
             .starts_with("Reply to: back again")
     );
-    assert!(lab.status("echo")["turns"].as_u64().unwrap() >= 5);
+    assert!(lab.status("echo")["turns"].as_u64().unwrap() >= 6);
 }
 
 #[test]
