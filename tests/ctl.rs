@@ -80,8 +80,13 @@ script = "{}"
         self.run_dir().join("hive")
     }
 
-    /// Starts a hive in tmux session `session` and waits for its socket.
+    /// Starts a hive on the test config in tmux session `session`.
     fn launch(&self, session: &str, socket_name: &str) -> PathBuf {
+        self.launch_with(session, &self.path("ctltest.toml"), socket_name)
+    }
+
+    /// Starts a hive on `config` in tmux session `session`; waits for its socket.
+    fn launch_with(&self, session: &str, config: &Path, socket_name: &str) -> PathBuf {
         let d = self.dir.path();
         let env = |name: &str| format!("{name}={}", d.join(name.to_ascii_lowercase()).display());
         let mut cmd = Command::new("tmux");
@@ -107,7 +112,7 @@ script = "{}"
         ])
         .arg(&self.bin)
         .arg("--config")
-        .arg(self.path("ctltest.toml"));
+        .arg(config);
         assert!(cmd.status().expect("start tmux").success());
         let socket = self.socket_dir().join(socket_name);
         self.wait_until("the control socket", || {
@@ -136,6 +141,7 @@ script = "{}"
             .args(args)
             .env("XDG_RUNTIME_DIR", self.run_dir())
             .env("HIVE_STATE_DIR", self.path("hive_state_dir"))
+            .env("XDG_CONFIG_HOME", self.path("xdg_config_home"))
             .env_remove("HIVE_SOCKET");
         cmd
     }
@@ -394,6 +400,27 @@ fn ctl_socket_is_private_and_per_hive() {
     let out = lab.fails(&["list"], 9, "2 hives are running");
     assert!(out.stderr.contains("ctltest, ctltest-2"), "{}", out.stderr);
     assert!(lab.ok(&["--socket", "ctltest-2", "list"]).contains("echo"));
+    // The config in use names a hive: `--config` outright, ./hive.toml
+    // when several run.
+    let proj = lab.path("proj");
+    std::fs::create_dir(&proj).unwrap();
+    let solo = std::fs::read_to_string(lab.path("ctltest.toml"))
+        .unwrap()
+        .replacen("id = \"echo\"", "id = \"solo\"", 1);
+    std::fs::write(proj.join("hive.toml"), solo).unwrap();
+    let third = lab.launch_with("three", &proj.join("hive.toml"), "proj.sock");
+    let config = lab.path("ctltest.toml");
+    let by_config = lab.ok(&["--config", config.to_str().unwrap(), "list"]);
+    assert!(
+        by_config.contains("echo") && !by_config.contains("solo"),
+        "{by_config}"
+    );
+    let here = lab.ctl_cmd(&["list"]).current_dir(&proj).output().unwrap();
+    assert!(here.status.success());
+    assert!(String::from_utf8_lossy(&here.stdout).contains("solo"));
+    lab.fails(&["list"], 9, "3 hives are running");
+    lab.stop("three");
+    lab.wait_until("the third socket to be removed", || !third.exists());
     let by_env = lab
         .ctl_cmd(&["list"])
         .env("HIVE_SOCKET", &second)

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use serde_json::Value;
 
-use crate::control::client::{Client, ClientError, discover};
+use crate::control::client::{Client, ClientError, Prefer, discover};
 use crate::control::protocol::{Call, EventLine, PaneInfo, TurnOutcome, WaitResult};
 use crate::upsert::{Output, TurnEvent, Upsert, UpsertKind};
 
@@ -56,8 +56,8 @@ pub enum Verb {
     History { pane: String },
 }
 
-pub fn ctl(args: &CtlArgs) -> anyhow::Result<ExitCode> {
-    match run(args) {
+pub fn ctl(cli: &super::Cli, args: &CtlArgs) -> anyhow::Result<ExitCode> {
+    match run(cli, args) {
         Ok(code) => Ok(code),
         Err(e) => {
             eprintln!("hive ctl: {e} [{}]", code_name(&e));
@@ -73,8 +73,22 @@ fn code_name(e: &ClientError) -> String {
         .unwrap_or_default()
 }
 
-fn run(args: &CtlArgs) -> Result<ExitCode, ClientError> {
-    let path = discover(args.socket.as_deref(), &crate::control::socket_dir())?;
+fn run(cli: &super::Cli, args: &CtlArgs) -> Result<ExitCode, ClientError> {
+    // The hive of the config `hive` would load here is the one meant when
+    // several run (`--config` names it outright).
+    let label = crate::config::Config::load(cli.config.as_deref())
+        .ok()
+        .map(|c| crate::control::socket_label(&c.source));
+    let prefer = match &label {
+        Some(l) if cli.config.is_some() => Prefer::Only(l),
+        Some(l) => Prefer::IfSeveral(l),
+        None => Prefer::None,
+    };
+    let path = discover(
+        args.socket.as_deref(),
+        &crate::control::socket_dir(),
+        prefer,
+    )?;
     let mut client = Client::connect(&path)?;
     let mut out = std::io::stdout().lock();
     let tty = std::io::stdout().is_terminal();
@@ -109,7 +123,14 @@ fn run(args: &CtlArgs) -> Result<ExitCode, ClientError> {
         match &args.verb {
             Verb::List => {
                 let panes: Vec<PaneInfo> = field(&result, "panes")?;
-                panes.iter().map(list_line).collect::<Vec<_>>().join("\n")
+                let header = format!(
+                    "{:<12} {:<10} {:<20} {:>9}  NAME",
+                    "PANE", "STATE", "MODEL", "QUEUE"
+                );
+                std::iter::once(header)
+                    .chain(panes.iter().map(list_line))
+                    .collect::<Vec<_>>()
+                    .join("\n")
             }
             Verb::Status { .. } => status_text(&parse(&result)?),
             Verb::Send { .. } | Verb::Cancel { .. } => str_field(&result, "turn_id"),

@@ -50,7 +50,7 @@ pub fn main() -> ExitCode {
         Some(Command::Run(ref args)) => run::run(&cli, args),
         Some(Command::History(ref cmd)) => history::history(cmd),
         Some(Command::Import(ref args)) => history::import_cmd(args),
-        Some(Command::Ctl(ref args)) => ctl::ctl(args),
+        Some(Command::Ctl(ref args)) => ctl::ctl(&cli, args),
         Some(Command::Doctor(ref args)) => doctor::doctor(&cli, args),
         None => crate::app::run(&cli),
     };

@@ -37,11 +37,28 @@ impl ClientError {
     }
 }
 
-/// Picks the socket: `explicit` (`--socket` or `HIVE_SOCKET`), else the one
-/// live socket in `dir`.
-pub fn discover(explicit: Option<&str>, dir: &Path) -> Result<PathBuf, ClientError> {
+/// Which hive the config in use points at (its socket label).
+#[derive(Debug, Clone, Copy)]
+pub enum Prefer<'a> {
+    None,
+    /// Settles a choice between several running hives.
+    IfSeveral(&'a str),
+    /// Named outright (`--config`): that hive or none.
+    Only(&'a str),
+}
+
+/// Picks the socket: `explicit` (`--socket` or `HIVE_SOCKET`), else the
+/// preferred label's, else the one live socket in `dir`.
+pub fn discover(
+    explicit: Option<&str>,
+    dir: &Path,
+    prefer: Prefer,
+) -> Result<PathBuf, ClientError> {
     if let Some(arg) = explicit {
         return Ok(super::socket_path_for(arg, dir));
+    }
+    if let Prefer::Only(label) = prefer {
+        return Ok(super::socket_path_for(label, dir));
     }
     let mut live = Vec::new();
     if let Ok(entries) = std::fs::read_dir(dir) {
@@ -53,6 +70,13 @@ pub fn discover(explicit: Option<&str>, dir: &Path) -> Result<PathBuf, ClientErr
         }
     }
     live.sort_by_key(|p| p.file_stem().map(ToOwned::to_owned));
+    let stem = |p: &PathBuf| p.file_stem().map(|s| s.to_string_lossy().into_owned());
+    if live.len() > 1
+        && let Prefer::IfSeveral(label) = prefer
+        && let Some(p) = live.iter().find(|p| stem(p).as_deref() == Some(label))
+    {
+        return Ok(p.clone());
+    }
     match live.len() {
         1 => Ok(live.remove(0)),
         0 => Err(ClientError::Unreachable(format!(
@@ -61,10 +85,7 @@ pub fn discover(explicit: Option<&str>, dir: &Path) -> Result<PathBuf, ClientErr
             super::SOCKET_ENV
         ))),
         _ => {
-            let names: Vec<_> = live
-                .iter()
-                .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
-                .collect();
+            let names: Vec<_> = live.iter().filter_map(stem).collect();
             Err(ClientError::Unreachable(format!(
                 "{} hives are running ({}); pick one with --socket NAME or {}",
                 names.len(),
