@@ -5,8 +5,6 @@ mod doctor;
 mod history;
 mod run;
 
-pub(crate) use history::resolve as resolve_history;
-
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -52,7 +50,7 @@ pub fn main() -> ExitCode {
         Some(Command::Import(ref args)) => history::import_cmd(args),
         Some(Command::Ctl(ref args)) => ctl::ctl(&cli, args),
         Some(Command::Doctor(ref args)) => doctor::doctor(&cli, args),
-        None => crate::app::run(&cli),
+        None => crate::app::run(cli.config.as_deref(), cli.fresh),
     };
     match result {
         Ok(code) => code,
@@ -63,10 +61,7 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// A multi-threaded runtime for the headless commands and the console.
+/// A multi-threaded runtime for the headless commands.
 pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?)
+    Ok(crate::runtime::build()?)
 }

@@ -222,7 +222,7 @@ async fn ask(
 fn load_history(pane: Value, agent: &str) -> Result<Value, CtlError> {
     use crate::history::{assemble, store};
     let store = store::Store::user();
-    let Ok(entry) = crate::cli::resolve_history(&store, agent) else {
+    let Some(entry) = crate::history::agent_session(&store, agent) else {
         return Ok(json!({ "pane": pane, "agent": agent, "session": null, "items": [] }));
     };
     let loaded = store::read_all(&entry.path)

@@ -11,10 +11,14 @@ pub mod codex;
 pub mod doctor;
 pub mod gemini;
 pub mod import;
+pub(crate) mod json;
 pub mod pi;
 pub mod process;
 pub mod pty;
 pub mod script;
+mod sink;
+
+pub use sink::Sink;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
