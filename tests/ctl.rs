@@ -306,6 +306,17 @@ fn ctl_verbs_drive_a_running_hive() {
             .starts_with("Reply to: queued behind it")
     );
 
+    // --steer on an agent that can be interrupted: the running turn ends
+    // cancelled and the message starts its own turn at once.
+    let slow = lab.ok(&["send", "echo", "another slow one"]);
+    let steered = lab.ok(&["send", "--steer", "echo", "steered in"]);
+    assert_ne!(steered, slow);
+    lab.fails(&["wait", &slow], 1, "cancelled");
+    assert!(
+        lab.ok(&["wait", &steered])
+            .starts_with("Reply to: steered in")
+    );
+
     // A failed turn: exit 1 with the error.
     let fail = lab.ok(&["send", "echo", "please fail"]);
     let out = lab.fails(&["wait", &fail, "--json"], 1, "");
@@ -329,7 +340,7 @@ fn ctl_verbs_drive_a_running_hive() {
         lab.ok(&["wait", &again])
             .starts_with("Reply to: back again")
     );
-    assert!(lab.status("echo")["turns"].as_u64().unwrap() >= 6);
+    assert!(lab.status("echo")["turns"].as_u64().unwrap() >= 8);
 }
 
 #[test]
