@@ -7,6 +7,8 @@
 pub mod app;
 pub mod cli;
 pub mod config;
+pub mod control;
+pub mod doctor;
 pub mod event;
 pub mod history;
 pub mod keymap;

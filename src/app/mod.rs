@@ -170,6 +170,13 @@ async fn event_loop(
     let (tx, mut rx) = mpsc::unbounded_channel();
     ui::highlight::warm_up();
     let runners = start_runners(app, config, fresh, &tx);
+    let started = runners.iter().zip(&app.panes).map(|(r, p)| match r {
+        Some(h) => crate::control::Started::Running(h.capabilities),
+        None => crate::control::Started::Failed(p.failed.clone().unwrap_or_default()),
+    });
+    // The control socket (`hive ctl`) sees every runner update and sends
+    // commands through the outbox, like a key press.
+    let mut control = crate::control::Host::start(config, started.collect());
     let mut events = EventStream::new();
     let mut sigterm = signal(SignalKind::terminate()).context("SIGTERM handler")?;
     let mut sighup = signal(SignalKind::hangup()).context("SIGHUP handler")?;
@@ -215,11 +222,18 @@ async fn event_loop(
             },
             Some(update) = rx.recv() => {
                 app.now = Instant::now().into_std();
+                control.observe(&update);
                 app.apply(update);
                 while let Ok(update) = rx.try_recv() {
+                    control.observe(&update);
                     app.apply(update);
                 }
                 dirty = true;
+            }
+            Some(req) = control.next() => {
+                if let Some((pane, cmd)) = control.handle(req) {
+                    app.send(pane, cmd);
+                }
             }
             _ = sigterm.recv() => {
                 tracing::info!("SIGTERM: quitting");
