@@ -18,3 +18,4 @@ pub mod text;
 pub mod timer;
 pub mod ui;
 pub mod upsert;
+pub mod worktree;
