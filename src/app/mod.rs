@@ -10,6 +10,7 @@ pub mod pane;
 pub mod state;
 pub mod transcript;
 pub mod tty;
+pub mod worktree;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -34,10 +35,12 @@ use state::App;
 
 pub fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     tty::check_tty()?;
-    let config = Config::load(cli.config.as_deref())?;
+    let mut config = Config::load(cli.config.as_deref())?;
     let _log = init_logging();
+    let worktrees = crate::worktree::prepare(&mut config.agents, config.worktrees.root.as_deref());
     tracing::info!(config = %config.source.describe(), agents = config.agents.len(), "console starting");
     let (mut app, warnings) = build_app(&config);
+    app.attach_worktrees(&worktrees);
     for w in &warnings {
         tracing::warn!("{w}");
     }
@@ -113,6 +116,11 @@ fn start_runners(
     let registry = Registry::builtin();
     let mut runners = Vec::new();
     for (i, agent) in config.agents.iter().enumerate() {
+        // A pane that failed before starting (no worktree) stays stopped.
+        if app.panes.get(i).is_some_and(|p| p.failed.is_some()) {
+            runners.push(None);
+            continue;
+        }
         let mut history = crate::history::open_pane(agent, fresh);
         app.restore(i, &mut history);
         let options = RunnerOptions {
@@ -162,6 +170,11 @@ async fn event_loop(
     let (tx, mut rx) = mpsc::unbounded_channel();
     ui::highlight::warm_up();
     let runners = start_runners(app, config, fresh, &tx);
+    let (git_tx, mut git_rx) = mpsc::unbounded_channel();
+    let git = app.has_worktrees().then(|| {
+        let panes = worktree_panes(app);
+        crate::worktree::spawn_service(panes, git_tx)
+    });
     let mut events = EventStream::new();
     let mut sigterm = signal(SignalKind::terminate()).context("SIGTERM handler")?;
     let mut sighup = signal(SignalKind::hangup()).context("SIGHUP handler")?;
@@ -173,6 +186,11 @@ async fn event_loop(
     loop {
         app.now = Instant::now().into_std();
         flush_outbox(app, &runners);
+        for req in app.git_outbox.drain(..) {
+            if let Some(g) = &git {
+                let _ = g.send(req);
+            }
+        }
         if app.quit {
             break;
         }
@@ -213,6 +231,10 @@ async fn event_loop(
                 }
                 dirty = true;
             }
+            Some(ev) = git_rx.recv() => {
+                app.on_worktree(ev);
+                dirty = true;
+            }
             _ = sigterm.recv() => {
                 tracing::info!("SIGTERM: quitting");
                 break;
@@ -236,6 +258,15 @@ async fn event_loop(
     let stops = futures::future::join_all(runners.iter().flatten().map(|r| r.shutdown()));
     let _ = tokio::time::timeout(Duration::from_millis(150), stops).await;
     Ok(())
+}
+
+/// The panes' worktrees for the git service.
+fn worktree_panes(app: &App) -> Vec<(usize, crate::worktree::Worktree)> {
+    app.panes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| Some((i, p.worktree.clone()?)))
+        .collect()
 }
 
 /// Applies one terminal event; false when nothing visible changed.

@@ -56,6 +56,8 @@ pub struct Pane {
     pub term_size: Option<(u16, u16)>,
     /// Where the pane's content was drawn last frame.
     pub inner: Rect,
+    /// The agent's own git worktree (`worktree = true`).
+    pub worktree: Option<crate::worktree::Worktree>,
 }
 
 impl Pane {
@@ -89,6 +91,7 @@ impl Pane {
             term_scroll: 0,
             term_size: None,
             inner: Rect::default(),
+            worktree: None,
         };
         pane.model = pane.agent.model.clone();
         pane.composer.set_wrap_mode(WrapMode::WordOrGlyph);

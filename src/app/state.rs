@@ -20,6 +20,8 @@ pub enum Overlay {
     None,
     Help,
     ConfirmQuit,
+    /// The focused pane's worktree diff (`App::diff`).
+    Diff,
 }
 
 pub struct App {
@@ -50,6 +52,13 @@ pub struct App {
     pub notify: Vec<String>,
     /// Where the config came from (shown in help).
     pub config_source: String,
+    /// The diff view's model while it is open.
+    pub diff: Option<super::worktree::DiffView>,
+    /// Agents whose pending changes touch the same files (for panes and
+    /// an attention inbox).
+    pub overlaps: Vec<crate::worktree::Overlap>,
+    /// Requests for the git service, drained by the event loop.
+    pub git_outbox: Vec<crate::worktree::WorktreeRequest>,
 }
 
 impl App {
@@ -74,6 +83,9 @@ impl App {
             pane_rects: Vec::new(),
             notify: Vec::new(),
             config_source: config.source.describe(),
+            diff: None,
+            overlaps: Vec::new(),
+            git_outbox: Vec::new(),
         }
     }
 
@@ -116,6 +128,10 @@ impl App {
 
     pub fn set_focus(&mut self, i: usize) {
         if i < self.panes.len() {
+            if i != self.focus && self.has_worktrees() {
+                self.git_outbox
+                    .push(crate::worktree::WorktreeRequest::CheckOverlaps);
+            }
             self.focus = i;
             self.panes[i].attention = false;
         }
@@ -147,6 +163,9 @@ impl App {
     /// Applies one runner event.
     pub fn apply(&mut self, update: PaneUpdate) {
         let i = update.pane;
+        if let PaneEvent::Turn(t) = &update.event {
+            self.worktree_turn(i, t);
+        }
         let focused = i == self.focus;
         let Some(p) = self.panes.get_mut(i) else {
             return;

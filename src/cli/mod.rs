@@ -2,6 +2,7 @@
 
 mod history;
 mod run;
+mod worktree;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -34,6 +35,8 @@ pub enum Command {
     History(history::HistoryCommand),
     /// Import an agent's own transcript (Claude Code, Codex, pi) into the history store.
     Import(history::ImportArgs),
+    /// Manage the agents' git worktrees: list, remove ID, prune.
+    Worktree(worktree::WorktreeArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -42,6 +45,7 @@ pub fn main() -> ExitCode {
         Some(Command::Run(ref args)) => run::run(&cli, args),
         Some(Command::History(ref cmd)) => history::history(cmd),
         Some(Command::Import(ref args)) => history::import_cmd(args),
+        Some(Command::Worktree(ref args)) => worktree::worktree_cmd(&cli, args),
         None => crate::app::run(&cli),
     };
     match result {

@@ -42,6 +42,12 @@ pub fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
             known.join(", ")
         );
     };
+    // An agent with `worktree` runs in its worktree here too, never in the shared checkout.
+    let mut agents = [agent];
+    for (_, result) in crate::worktree::prepare(&mut agents, config.worktrees.root.as_deref()) {
+        result.with_context(|| format!("agent `{}` wants a worktree", args.agent))?;
+    }
+    let [agent] = agents;
     let registry = Registry::builtin();
     let factory = registry.get(&agent.provider)?;
     // Continue the agent's history session and record this turn into it.

@@ -4,6 +4,7 @@
 //! then any overlay.
 
 pub mod cells;
+pub mod diff;
 pub mod help;
 pub mod highlight;
 pub mod layout;
@@ -59,6 +60,7 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) {
             continue;
         }
         let ctx = pane::PaneCtx {
+            overlaps: app.overlaps_of(i),
             index: i,
             focused: i == app.focus,
             theme: &app.theme,
@@ -85,5 +87,6 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) {
         Overlay::None => {}
         Overlay::Help => help::draw_help(app, main, buf),
         Overlay::ConfirmQuit => help::draw_confirm_quit(app, main, buf),
+        Overlay::Diff => diff::draw(app, main, buf),
     }
 }

@@ -25,6 +25,8 @@ pub struct PaneCtx<'a> {
     pub full_view: bool,
     pub spin: usize,
     pub now: std::time::Instant,
+    /// Overlap warnings of this pane's worktree: (other agent, files).
+    pub overlaps: Vec<(String, String)>,
 }
 
 pub fn state_label(p: &Pane, spin: usize) -> (String, bool) {
@@ -80,6 +82,12 @@ pub fn draw(p: &mut Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
     };
     title.push(Span::styled(p.name().to_owned(), name_style));
     title.push(Span::raw(" "));
+    if let Some(w) = &p.worktree {
+        title.push(Span::styled(
+            format!("⎇ {} ", w.branch),
+            Style::new().fg(t.dim),
+        ));
+    }
     let (label, alarm) = state_label(p, ctx.spin);
     let label_style = if alarm {
         Style::new().fg(t.warning).add_modifier(Modifier::BOLD)
@@ -124,6 +132,13 @@ pub fn draw(p: &mut Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
         .border_style(border_style)
         .title(Line::from(title))
         .title(Line::from(right).right_aligned());
+    let block = match overlap_note(&ctx.overlaps) {
+        Some(note) => block.title_bottom(Line::from(Span::styled(
+            note,
+            Style::new().fg(t.warning).add_modifier(Modifier::BOLD),
+        ))),
+        None => block,
+    };
     let inner = block.inner(area);
     block.render(area, buf);
     p.inner = inner;
@@ -139,6 +154,15 @@ pub fn draw(p: &mut Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
         return;
     }
     draw_conversation(p, ctx, inner, buf);
+}
+
+/// ` ⚠ b also changed README.md ` for the pane's bottom border.
+fn overlap_note(overlaps: &[(String, String)]) -> Option<String> {
+    let notes: Vec<String> = overlaps
+        .iter()
+        .map(|(other, files)| format!("{other} also changed {files}"))
+        .collect();
+    (!notes.is_empty()).then(|| format!(" ⚠ {} ", notes.join("; ")))
 }
 
 fn draw_failed(err: &str, t: &Theme, area: Rect, buf: &mut Buffer) {

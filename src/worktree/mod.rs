@@ -88,3 +88,34 @@ pub struct Worktree {
 pub fn branch_for(agent_id: &str, configured: Option<&str>) -> String {
     configured.map_or_else(|| format!("hive/{agent_id}"), str::to_owned)
 }
+
+/// Creates or reuses the worktree of every agent that asks for one and
+/// points the agent's `cwd` into it. Returns each such agent's index with
+/// its worktree or why there is none (that agent must not start in the
+/// shared checkout instead).
+pub fn prepare(
+    agents: &mut [crate::config::AgentConfig],
+    root: Option<&std::path::Path>,
+) -> Vec<(usize, Result<Worktree, WorktreeError>)> {
+    let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let mut out = Vec::new();
+    for (i, agent) in agents.iter_mut().enumerate() {
+        let Some(spec) = agent.worktree_spec(root) else {
+            continue;
+        };
+        let cwd = agent
+            .cwd
+            .as_ref()
+            .map_or_else(|| here.clone(), |c| here.join(c));
+        let result = ensure(&cwd, &spec);
+        match &result {
+            Ok(w) => {
+                tracing::info!(agent = %agent.id, path = %w.path.display(), created = w.created, "worktree");
+                agent.cwd = Some(w.cwd.clone());
+            }
+            Err(e) => tracing::warn!(agent = %agent.id, "worktree: {e}"),
+        }
+        out.push((i, result));
+    }
+    out
+}

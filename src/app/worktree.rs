@@ -1,0 +1,265 @@
+//! The console's side of per-agent worktrees (issue 19): which pane runs in
+//! which worktree, the diff view's model (`/diff`, `Ctrl+B d`), its keys,
+//! and the overlap warnings. Git itself runs in `worktree::service`; this
+//! file only queues requests (`App::git_outbox`) and applies the typed
+//! events that come back.
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use super::state::{App, Overlay};
+use crate::provider::DiagnosticLevel;
+use crate::upsert::TurnEvent;
+use crate::worktree::{
+    BringMode, DiffScope, FileDiff, Overlap, Worktree, WorktreeError, WorktreeEvent,
+    WorktreeRequest,
+};
+
+/// The diff view: one pane's changes, overall or for its last turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiffView {
+    pub pane: usize,
+    pub scope: DiffScope,
+    pub files: Vec<FileDiff>,
+    /// A request is out; the files shown may be stale.
+    pub loading: bool,
+    pub error: Option<String>,
+    /// The selected file.
+    pub selected: usize,
+    /// Lines of the selected file's diff scrolled past.
+    pub scroll: u16,
+    /// Result of the last merge / cherry-pick: (succeeded, text).
+    pub message: Option<(bool, String)>,
+    /// Waiting for `y` before bringing the work home this way.
+    pub confirm: Option<BringMode>,
+}
+
+impl DiffView {
+    fn new(pane: usize, scope: DiffScope) -> Self {
+        Self {
+            pane,
+            scope,
+            files: Vec::new(),
+            loading: true,
+            error: None,
+            selected: 0,
+            scroll: 0,
+            message: None,
+            confirm: None,
+        }
+    }
+
+    pub fn selected_file(&self) -> Option<&FileDiff> {
+        self.files.get(self.selected)
+    }
+}
+
+/// Lines a page key scrolls the diff by.
+const PAGE: u16 = 15;
+
+impl App {
+    /// Records each pane's worktree; a pane whose worktree could not be made
+    /// shows why and does not start in the shared checkout.
+    pub fn attach_worktrees(&mut self, prepared: &[(usize, Result<Worktree, WorktreeError>)]) {
+        for (i, result) in prepared {
+            let Some(p) = self.panes.get_mut(*i) else {
+                continue;
+            };
+            match result {
+                Ok(w) => {
+                    p.agent.cwd = Some(w.cwd.clone());
+                    p.worktree = Some(w.clone());
+                }
+                Err(e) => p.failed = Some(format!("worktree: {e}")),
+            }
+        }
+    }
+
+    pub fn has_worktrees(&self) -> bool {
+        self.panes.iter().any(|p| p.worktree.is_some())
+    }
+
+    /// Opens the focused pane's diff view (overall).
+    pub fn open_diff(&mut self) {
+        let pane = self.focus;
+        if self.panes.get(pane).is_none_or(|p| p.worktree.is_none()) {
+            self.set_status("this pane has no worktree (set worktree = true on its agent)");
+            return;
+        }
+        self.diff = Some(DiffView::new(pane, DiffScope::Overall));
+        self.overlay = Overlay::Diff;
+        self.request_diff();
+    }
+
+    fn request_diff(&mut self) {
+        if let Some(v) = self.diff.as_mut() {
+            v.loading = true;
+            self.git_outbox.push(WorktreeRequest::Diff {
+                pane: v.pane,
+                scope: v.scope,
+            });
+        }
+    }
+
+    /// Turn boundaries of worktree panes: snapshot at the start, diff at the end.
+    pub(super) fn worktree_turn(&mut self, pane: usize, t: &TurnEvent) {
+        if self.panes.get(pane).is_none_or(|p| p.worktree.is_none()) {
+            return;
+        }
+        self.git_outbox.push(match t {
+            TurnEvent::TurnStarted { .. } => WorktreeRequest::TurnStarted { pane },
+            _ => WorktreeRequest::TurnEnded { pane },
+        });
+    }
+
+    pub fn on_worktree(&mut self, ev: WorktreeEvent) {
+        match ev {
+            WorktreeEvent::Diff {
+                pane,
+                scope,
+                result,
+            } => {
+                let Some(v) = self
+                    .diff
+                    .as_mut()
+                    .filter(|v| v.pane == pane && v.scope == scope)
+                else {
+                    return;
+                };
+                v.loading = false;
+                match result {
+                    Ok(files) => {
+                        v.files = files;
+                        v.error = None;
+                        v.selected = v.selected.min(v.files.len().saturating_sub(1));
+                    }
+                    Err(e) => v.error = Some(e),
+                }
+            }
+            WorktreeEvent::Brought { pane, result } => {
+                let name = self.panes.get(pane).map(|p| p.name().to_owned());
+                let text = match &result {
+                    Ok(o) if o.commits == 0 => "nothing to bring home".to_owned(),
+                    Ok(o) => format!(
+                        "{} {} ({} commit{}) into the main checkout: {}",
+                        o.mode.verb(),
+                        o.branch,
+                        o.commits,
+                        if o.commits == 1 { "" } else { "s" },
+                        o.files.join(", ")
+                    ),
+                    Err(e) => e.clone(),
+                };
+                if let Some(p) = self.panes.get_mut(pane) {
+                    let level = if result.is_ok() {
+                        DiagnosticLevel::Info
+                    } else {
+                        DiagnosticLevel::Warn
+                    };
+                    p.transcript.notice(level, text.clone());
+                }
+                if let Some(v) = self.diff.as_mut().filter(|v| v.pane == pane) {
+                    v.message = Some((result.is_ok(), text));
+                    self.request_diff();
+                } else if let Some(n) = name {
+                    self.set_status(format!("{n}: {text}"));
+                }
+            }
+            WorktreeEvent::Overlaps(found) => self.set_overlaps(found),
+        }
+    }
+
+    /// Replaces the overlap state; new overlaps are announced in both panes.
+    fn set_overlaps(&mut self, found: Vec<Overlap>) {
+        let fresh: Vec<Overlap> = found
+            .iter()
+            .filter(|o| !self.overlaps.contains(o))
+            .cloned()
+            .collect();
+        for o in &fresh {
+            for (me, other) in [(&o.a, &o.b), (&o.b, &o.a)] {
+                let focused = self.focus;
+                if let Some((i, p)) = self
+                    .panes
+                    .iter_mut()
+                    .enumerate()
+                    .find(|(_, p)| &p.agent.id == me)
+                {
+                    p.transcript.notice(
+                        DiagnosticLevel::Warn,
+                        format!(
+                            "overlap: {other} also changed {} (bring one home first, or expect a conflict)",
+                            o.describe_files()
+                        ),
+                    );
+                    if i != focused {
+                        p.attention = true;
+                    }
+                }
+            }
+        }
+        self.overlaps = found;
+    }
+
+    /// The overlap warnings that concern one pane: (other agent, files).
+    pub fn overlaps_of(&self, pane: usize) -> Vec<(String, String)> {
+        let Some(p) = self.panes.get(pane) else {
+            return Vec::new();
+        };
+        self.overlaps
+            .iter()
+            .filter(|o| o.involves(&p.agent.id))
+            .map(|o| (o.other(&p.agent.id).to_owned(), o.describe_files()))
+            .collect()
+    }
+
+    /// Keys while the diff view is open.
+    pub(super) fn diff_key(&mut self, ev: KeyEvent) {
+        let Some(v) = self.diff.as_mut() else {
+            self.overlay = Overlay::None;
+            return;
+        };
+        if let Some(mode) = v.confirm.take() {
+            if matches!(
+                ev.code,
+                KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter
+            ) {
+                v.message = Some((true, format!("{}…", mode.verb())));
+                let pane = v.pane;
+                self.git_outbox.push(WorktreeRequest::Bring { pane, mode });
+            }
+            return;
+        }
+        let n = v.files.len();
+        match ev.code {
+            KeyCode::Esc | KeyCode::Char('q') => {
+                self.overlay = Overlay::None;
+                self.diff = None;
+            }
+            KeyCode::Up | KeyCode::Char('k') => {
+                v.selected = v.selected.saturating_sub(1);
+                v.scroll = 0;
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                v.selected = (v.selected + 1).min(n.saturating_sub(1));
+                v.scroll = 0;
+            }
+            KeyCode::PageDown | KeyCode::Char(' ') => v.scroll = v.scroll.saturating_add(PAGE),
+            KeyCode::PageUp => v.scroll = v.scroll.saturating_sub(PAGE),
+            KeyCode::Home => v.scroll = 0,
+            KeyCode::Tab | KeyCode::Char('t') => {
+                v.scope = match v.scope {
+                    DiffScope::Overall => DiffScope::LastTurn,
+                    DiffScope::LastTurn => DiffScope::Overall,
+                };
+                v.files.clear();
+                v.selected = 0;
+                v.scroll = 0;
+                self.request_diff();
+            }
+            KeyCode::Char('r') => self.request_diff(),
+            KeyCode::Char('m') => v.confirm = Some(BringMode::Merge),
+            KeyCode::Char('c') => v.confirm = Some(BringMode::CherryPick),
+            _ => {}
+        }
+    }
+}
