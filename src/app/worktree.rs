@@ -223,7 +223,7 @@ impl App {
                 ev.code,
                 KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter
             ) {
-                v.message = Some((true, format!("{}…", mode.verb())));
+                v.message = Some((true, "bringing the work home…".to_owned()));
                 let pane = v.pane;
                 self.git_outbox.push(WorktreeRequest::Bring { pane, mode });
             }

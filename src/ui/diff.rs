@@ -29,7 +29,7 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
     let hints = if v.confirm.is_some() {
         " y confirm · any other key cancels ".to_owned()
     } else {
-        " ↑↓ file · PgUp/PgDn scroll · Tab overall/last turn · m merge · c cherry-pick · r refresh · Esc close "
+        " ↑↓ file · PgUp/PgDn scroll · Tab overall/turn · m merge · c cherry-pick · r reload · Esc "
             .to_owned()
     };
     let block = Block::new()

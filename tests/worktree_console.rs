@@ -1,0 +1,312 @@
+//! The console with per-agent worktrees (issue 19), without a terminal: two
+//! demo agents with `worktree = true` in a temporary repository, the real
+//! git service, and the diff view drawn on ratatui's `TestBackend`
+//! (insta snapshots in `tests/snapshots/`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+
+use hive::app::build_app;
+use hive::app::state::{App, Overlay};
+use hive::config::{Config, ConfigSource};
+use hive::runner::{PaneEvent, PaneUpdate, RunnerCommand};
+use hive::upsert::{TurnEvent, TurnStatus};
+use hive::worktree::{self, WorktreeEvent, WorktreeRequest};
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .expect("run git");
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn repo() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    git(&root, &["init", "-q", "-b", "main"]);
+    git(&root, &["config", "user.name", "Test"]);
+    git(&root, &["config", "user.email", "test@example.com"]);
+    std::fs::write(root.join("README.md"), "# demo\n\nfirst\nsecond\n").unwrap();
+    std::fs::write(root.join("main.rs"), "fn main() {\n    old();\n}\n").unwrap();
+    git(&root, &["add", "."]);
+    git(&root, &["commit", "-q", "-m", "initial"]);
+    (dir, root)
+}
+
+/// Two demo agents with worktrees and one without, as the console starts them.
+fn console(root: &Path) -> App {
+    let text = format!(
+        r#"
+[[agent]]
+id = "a"
+name = "Alpha"
+provider = "script"
+script = "demo:tour"
+cwd = "{root}"
+worktree = true
+
+[[agent]]
+id = "b"
+name = "Beta"
+provider = "script"
+script = "demo:reviewer"
+cwd = "{root}"
+worktree = true
+
+[[agent]]
+id = "plain"
+provider = "script"
+script = "demo:tour"
+cwd = "{root}"
+"#,
+        root = root.display()
+    );
+    let mut config = Config::parse(&text, ConfigSource::Builtin).unwrap();
+    let prepared = worktree::prepare(&mut config.agents, config.worktrees.root.as_deref());
+    assert_eq!(prepared.len(), 2);
+    let (mut app, warnings) = build_app(&config);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    app.attach_worktrees(&prepared);
+    app.now = app.started;
+    app
+}
+
+fn service(
+    app: &App,
+) -> (
+    UnboundedSender<WorktreeRequest>,
+    UnboundedReceiver<WorktreeEvent>,
+) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let panes = app
+        .panes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| Some((i, p.worktree.clone()?)))
+        .collect();
+    (worktree::spawn_service(panes, tx), rx)
+}
+
+/// Hands the app's git requests to the service and applies its events until
+/// `done` holds.
+async fn pump(
+    app: &mut App,
+    svc: &UnboundedSender<WorktreeRequest>,
+    rx: &mut UnboundedReceiver<WorktreeEvent>,
+    done: impl Fn(&App) -> bool,
+) {
+    for req in app.git_outbox.drain(..) {
+        svc.send(req).unwrap();
+    }
+    while !done(app) {
+        // Only a guard against a hang; the assertion is `done`.
+        let ev = tokio::time::timeout(Duration::from_secs(30), rx.recv())
+            .await
+            .expect("a git event")
+            .expect("service alive");
+        app.on_worktree(ev);
+        for req in app.git_outbox.drain(..) {
+            svc.send(req).unwrap();
+        }
+    }
+}
+
+fn render(app: &mut App, w: u16, h: u16) -> String {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| hive::ui::draw(f, app)).unwrap();
+    term.backend().to_string()
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn typ(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+}
+
+fn loaded(app: &App) -> bool {
+    app.diff.as_ref().is_some_and(|v| !v.loading)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_demo_agents_work_apart_and_the_diff_view_brings_work_home() {
+    let (_d, root) = repo();
+    let mut app = console(&root);
+    let (wa, wb) = (
+        app.panes[0].worktree.clone().unwrap(),
+        app.panes[1].worktree.clone().unwrap(),
+    );
+    assert_ne!(wa.path, wb.path);
+    assert_eq!(
+        (wa.branch.as_str(), wb.branch.as_str()),
+        ("hive/a", "hive/b")
+    );
+    assert_eq!(app.panes[0].agent.cwd.as_deref(), Some(wa.path.as_path()));
+    assert!(app.panes[2].worktree.is_none());
+    assert_eq!(app.panes[2].agent.cwd.as_deref(), Some(root.as_path()));
+    let (svc, mut rx) = service(&app);
+
+    // Alpha's turn writes a file; nobody else sees it.
+    app.apply(PaneUpdate {
+        pane: 0,
+        event: PaneEvent::Turn(TurnEvent::TurnStarted {
+            turn_id: "t1".into(),
+            session_id: "s".into(),
+            model_id: "demo".into(),
+            provider_id: "script".into(),
+        }),
+    });
+    // The service works in order: once a later request is answered, the
+    // turn's start snapshot is taken.
+    for req in app.git_outbox.drain(..) {
+        svc.send(req).unwrap();
+    }
+    svc.send(WorktreeRequest::Diff {
+        pane: 1,
+        scope: worktree::DiffScope::LastTurn,
+    })
+    .unwrap();
+    assert!(matches!(
+        rx.recv().await,
+        Some(WorktreeEvent::Diff { pane: 1, .. })
+    ));
+    std::fs::write(
+        wa.path.join("hello.rs"),
+        "fn hello() -> &'static str {\n    \"hi\"\n}\n",
+    )
+    .unwrap();
+    std::fs::write(wa.path.join("main.rs"), "fn main() {\n    new();\n}\n").unwrap();
+    app.apply(PaneUpdate {
+        pane: 0,
+        event: PaneEvent::Turn(TurnEvent::TurnComplete {
+            turn_id: "t1".into(),
+            session_id: "s".into(),
+            status: TurnStatus::Completed,
+            usage: None,
+            finish_reason: None,
+        }),
+    });
+    assert!(!wb.path.join("hello.rs").exists());
+    assert!(!root.join("hello.rs").exists());
+
+    // `/diff` in Alpha's composer opens the view; it lists both files.
+    typ(&mut app, "/diff");
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.overlay, Overlay::Diff);
+    assert!(app.outbox.is_empty(), "/diff is not sent to the agent");
+    pump(&mut app, &svc, &mut rx, loaded).await;
+    insta::assert_snapshot!("diff_view_overall", render(&mut app, 100, 18));
+    app.on_key(key(KeyCode::Down));
+    insta::assert_snapshot!("diff_view_second_file", render(&mut app, 100, 18));
+
+    // Tab: what the last turn changed.
+    app.on_key(key(KeyCode::Tab));
+    pump(&mut app, &svc, &mut rx, loaded).await;
+    let v = app.diff.as_ref().unwrap();
+    assert_eq!(v.scope, worktree::DiffScope::LastTurn);
+    let names: Vec<_> = v.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(names, ["hello.rs", "main.rs"]);
+
+    // m, y: merged into the main checkout.
+    app.on_key(key(KeyCode::Char('m')));
+    assert!(render(&mut app, 100, 18).contains("Merge hive/a into the main checkout"));
+    app.on_key(key(KeyCode::Char('y')));
+    pump(&mut app, &svc, &mut rx, |a| {
+        a.diff.as_ref().is_some_and(|v| {
+            v.message
+                .as_ref()
+                .is_some_and(|m| m.1.starts_with("merged"))
+        })
+    })
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(root.join("hello.rs")).unwrap(),
+        "fn hello() -> &'static str {\n    \"hi\"\n}\n"
+    );
+    assert!(git(&root, &["status", "--porcelain"]).is_empty());
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(app.overlay, Overlay::None);
+    assert!(app.diff.is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overlapping_edits_warn_in_both_panes() {
+    let (_d, root) = repo();
+    let mut app = console(&root);
+    let (svc, mut rx) = service(&app);
+    let wa = app.panes[0].worktree.clone().unwrap();
+    let wb = app.panes[1].worktree.clone().unwrap();
+    std::fs::write(wa.path.join("README.md"), "# demo\n\nfirst, by a\nsecond\n").unwrap();
+    std::fs::write(wb.path.join("README.md"), "# demo\n\nfirst, by b\nsecond\n").unwrap();
+    app.git_outbox.push(WorktreeRequest::CheckOverlaps);
+    pump(&mut app, &svc, &mut rx, |a| !a.overlaps.is_empty()).await;
+    assert_eq!(app.overlaps.len(), 1);
+    assert_eq!(
+        app.overlaps_of(0),
+        [("b".to_owned(), "README.md (same lines)".to_owned())]
+    );
+    assert_eq!(
+        app.overlaps_of(1),
+        [("a".to_owned(), "README.md (same lines)".to_owned())]
+    );
+    assert!(app.overlaps_of(2).is_empty());
+    let screen = render(&mut app, 150, 16);
+    assert!(
+        screen.contains("⚠ b also changed README.md (same lines)"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("⚠ a also changed README.md (same lines)"),
+        "{screen}"
+    );
+    assert!(app.panes[1].attention, "the unfocused pane is flagged");
+    insta::assert_snapshot!("worktree_panes_with_overlap", screen);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restart_reuses_the_worktrees_and_keys_open_the_view() {
+    let (_d, root) = repo();
+    let first = console(&root);
+    let path = first.panes[0].worktree.clone().unwrap().path;
+    std::fs::write(path.join("left.txt"), "from the first run\n").unwrap();
+    drop(first);
+    let mut app = console(&root);
+    let again = app.panes[0].worktree.clone().unwrap();
+    assert_eq!(again.path, path);
+    assert!(!again.created);
+    assert!(again.path.join("left.txt").is_file());
+
+    // Ctrl+B d and F3 open the view; without a worktree they say so.
+    app.on_key(KeyEvent::new(KeyCode::Char('b'), KeyModifiers::CONTROL));
+    app.on_key(key(KeyCode::Char('d')));
+    assert_eq!(app.overlay, Overlay::Diff);
+    app.on_key(key(KeyCode::Esc));
+    app.on_key(key(KeyCode::F(3)));
+    assert_eq!(app.overlay, Overlay::Diff);
+    app.on_key(key(KeyCode::Esc));
+    app.set_focus(2);
+    app.git_outbox.clear();
+    app.on_key(key(KeyCode::F(3)));
+    assert_eq!(app.overlay, Overlay::None);
+    assert!(app.status.as_ref().unwrap().0.contains("no worktree"));
+    // `/diff` in a pane without a worktree is the agent's own command.
+    typ(&mut app, "/diff");
+    app.on_key(key(KeyCode::Enter));
+    assert!(matches!(
+        app.outbox.as_slice(),
+        [(2, RunnerCommand::Submit { text, .. })] if text == "/diff"
+    ));
+}
