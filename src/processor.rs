@@ -13,7 +13,9 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 
-use crate::event::{ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent};
+use crate::event::{
+    ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, Usage,
+};
 use crate::text::TextBuffer;
 use crate::upsert::{Output, TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
 
@@ -87,6 +89,30 @@ struct ToolItem {
     source_ts: DateTime<Utc>,
 }
 
+/// The fields of an `item_start`, borrowed.
+#[derive(Clone, Copy)]
+struct ItemStartRef<'a> {
+    item_id: &'a str,
+    item_type: ItemType,
+    initial_content: Option<&'a str>,
+    name: Option<&'a str>,
+    call_id: Option<&'a str>,
+}
+
+impl ToolItem {
+    fn new(name: &str, call_id: &str, raw_arguments: &str, ev: &StreamEvent) -> Self {
+        Self {
+            name: name.to_owned(),
+            call_id: call_id.to_owned(),
+            raw_arguments: raw_arguments.to_owned(),
+            arguments: Map::new(),
+            turn_id: ev.turn_id.clone(),
+            session_id: ev.session_id.clone(),
+            source_ts: ev.timestamp,
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Processor {
     config: ProcessorConfig,
@@ -129,144 +155,188 @@ impl Processor {
             Payload::ResponseStart {
                 model_id,
                 provider_id,
-            } => {
-                self.provider_id = provider_id.clone();
-                self.turn = Some((ev.turn_id.clone(), ev.session_id.clone()));
-                out.push(Output::Turn(TurnEvent::TurnStarted {
-                    turn_id: ev.turn_id.clone(),
-                    session_id: ev.session_id.clone(),
-                    model_id: model_id.clone(),
-                    provider_id: provider_id.clone(),
-                }));
-            }
+            } => self.response_start(ev, model_id, provider_id, &mut out),
             Payload::ItemStart {
                 item_id,
                 item_type,
                 initial_content,
                 name,
                 call_id,
-            } => match item_type {
-                ItemType::Message | ItemType::Reasoning => {
-                    let kind = if *item_type == ItemType::Message {
-                        TextKind::Message(Origin::Agent)
-                    } else {
-                        TextKind::Thinking(self.provider_id.clone())
-                    };
-                    let item = self.new_text(ev, kind, now);
-                    let (index, _) = self.text.insert_full(item_id.clone(), item);
-                    if let Some(initial) = initial_content {
-                        self.append(index, initial, ev, now, &mut out);
-                    }
-                }
-                ItemType::FunctionCall => {
-                    let call_id = call_id.clone().unwrap_or_else(|| item_id.clone());
-                    let tool = ToolItem {
-                        name: name.clone().unwrap_or_default(),
-                        call_id: call_id.clone(),
-                        raw_arguments: initial_content.clone().unwrap_or_default(),
-                        arguments: Map::new(),
-                        turn_id: ev.turn_id.clone(),
-                        session_id: ev.session_id.clone(),
-                        source_ts: ev.timestamp,
-                    };
-                    out.push(tool_upsert(item_id, &tool, UpsertStatus::Create, None));
-                    self.calls.insert(call_id, item_id.clone());
-                    self.tools.insert(item_id.clone(), tool);
-                }
-                // Outputs are correlated on `item_done`; nothing to show before.
-                ItemType::FunctionCallOutput => {}
-            },
+            } => {
+                let start = ItemStartRef {
+                    item_id,
+                    item_type: *item_type,
+                    initial_content: initial_content.as_deref(),
+                    name: name.as_deref(),
+                    call_id: call_id.as_deref(),
+                };
+                self.item_start(ev, start, now, &mut out);
+            }
             Payload::ItemDelta {
                 item_id,
                 delta_content,
-            } => {
-                // Text deltas are the hot path: one lookup, no tool check first.
-                if let Some(index) = self.text.get_index_of(item_id.as_str()) {
-                    self.append(index, delta_content, ev, now, &mut out);
-                } else if let Some(tool) = self.tools.get_mut(item_id) {
-                    tool.raw_arguments.push_str(delta_content);
-                    tool.source_ts = ev.timestamp;
-                } else {
-                    tracing::debug!(item_id, "delta for unknown item ignored");
-                }
-            }
+            } => self.item_delta(ev, item_id, delta_content, now, &mut out),
             Payload::ItemDone {
                 item_id,
                 final_item,
             } => self.item_done(item_id, final_item, ev, now, &mut out),
-            Payload::ItemError { item_id, error } => {
-                if let Some(item) = self.text.shift_remove(item_id) {
-                    out.push(text_upsert(
-                        item_id,
-                        &item,
-                        UpsertStatus::Error,
-                        Some(error),
-                    ));
-                } else if let Some(tool) = self.tools.shift_remove(item_id) {
-                    self.calls.shift_remove(&tool.call_id);
-                    out.push(tool_upsert(
-                        item_id,
-                        &tool,
-                        UpsertStatus::Error,
-                        Some(error),
-                    ));
-                }
-            }
-            Payload::ItemCancelled { item_id, .. } => {
-                self.text.shift_remove(item_id);
-                if let Some(tool) = self.tools.shift_remove(item_id) {
-                    self.calls.shift_remove(&tool.call_id);
-                }
-            }
+            Payload::ItemError { item_id, error } => self.item_error(item_id, error, &mut out),
+            Payload::ItemCancelled { item_id, .. } => self.item_cancelled(item_id),
             Payload::ResponseDone {
                 status,
                 finish_reason,
                 error,
                 usage,
-            } => {
-                let (turn_id, session_id) = self.take_turn(ev);
-                match status {
-                    ResponseStatus::Completed => {
-                        self.flush_all(UpsertStatus::Complete, None, &mut out);
-                        out.push(Output::Turn(TurnEvent::TurnComplete {
-                            turn_id,
-                            session_id,
-                            status: TurnStatus::Completed,
-                            usage: usage.clone(),
-                            finish_reason: finish_reason.clone(),
-                        }));
-                    }
-                    ResponseStatus::Cancelled => {
-                        self.discard_all();
-                        out.push(Output::Turn(TurnEvent::TurnComplete {
-                            turn_id,
-                            session_id,
-                            status: TurnStatus::Cancelled,
-                            usage: usage.clone(),
-                            finish_reason: finish_reason.clone(),
-                        }));
-                    }
-                    ResponseStatus::Error => {
-                        // seed 002: response_done.error, then finish_reason.
-                        let error = error.clone().unwrap_or_else(|| {
-                            ErrorInfo::new(
-                                finish_reason.as_deref().unwrap_or("error"),
-                                finish_reason
-                                    .as_deref()
-                                    .map(|r| format!("turn ended with {r}"))
-                                    .unwrap_or_else(|| "turn failed".into()),
-                            )
-                        });
-                        self.fail(turn_id, session_id, error, &mut out);
-                    }
-                }
-            }
+            } => self.response_done(ev, *status, finish_reason, error, usage, &mut out),
             Payload::ResponseError { error } => {
                 let (turn_id, session_id) = self.take_turn(ev);
                 self.fail(turn_id, session_id, error.clone(), &mut out);
             }
         }
         out
+    }
+
+    fn response_start(
+        &mut self,
+        ev: &StreamEvent,
+        model_id: &str,
+        provider_id: &str,
+        out: &mut Vec<Output>,
+    ) {
+        self.provider_id = provider_id.to_owned();
+        self.turn = Some((ev.turn_id.clone(), ev.session_id.clone()));
+        out.push(Output::Turn(TurnEvent::TurnStarted {
+            turn_id: ev.turn_id.clone(),
+            session_id: ev.session_id.clone(),
+            model_id: model_id.to_owned(),
+            provider_id: provider_id.to_owned(),
+        }));
+    }
+
+    fn item_start(
+        &mut self,
+        ev: &StreamEvent,
+        start: ItemStartRef<'_>,
+        now: Instant,
+        out: &mut Vec<Output>,
+    ) {
+        let item_id = start.item_id;
+        match start.item_type {
+            ItemType::Message | ItemType::Reasoning => {
+                let kind = if start.item_type == ItemType::Message {
+                    TextKind::Message(Origin::Agent)
+                } else {
+                    TextKind::Thinking(self.provider_id.clone())
+                };
+                let item = self.new_text(ev, kind, now);
+                let (index, _) = self.text.insert_full(item_id.to_owned(), item);
+                if let Some(initial) = start.initial_content {
+                    self.append(index, initial, ev, now, out);
+                }
+            }
+            ItemType::FunctionCall => {
+                let call_id = start.call_id.unwrap_or(item_id).to_owned();
+                let tool = ToolItem::new(
+                    start.name.unwrap_or_default(),
+                    &call_id,
+                    start.initial_content.unwrap_or_default(),
+                    ev,
+                );
+                out.push(tool_upsert(item_id, &tool, UpsertStatus::Create, None));
+                self.calls.insert(call_id, item_id.to_owned());
+                self.tools.insert(item_id.to_owned(), tool);
+            }
+            // Outputs are correlated on `item_done`; nothing to show before.
+            ItemType::FunctionCallOutput => {}
+        }
+    }
+
+    fn item_delta(
+        &mut self,
+        ev: &StreamEvent,
+        item_id: &str,
+        delta: &str,
+        now: Instant,
+        out: &mut Vec<Output>,
+    ) {
+        // Text deltas are the hot path: one lookup, no tool check first.
+        if let Some(index) = self.text.get_index_of(item_id) {
+            self.append(index, delta, ev, now, out);
+        } else if let Some(tool) = self.tools.get_mut(item_id) {
+            tool.raw_arguments.push_str(delta);
+            tool.source_ts = ev.timestamp;
+        } else {
+            tracing::debug!(item_id, "delta for unknown item ignored");
+        }
+    }
+
+    fn item_error(&mut self, item_id: &str, error: &ErrorInfo, out: &mut Vec<Output>) {
+        if let Some(item) = self.text.shift_remove(item_id) {
+            out.push(text_upsert(
+                item_id,
+                &item,
+                UpsertStatus::Error,
+                Some(error),
+            ));
+        } else if let Some(tool) = self.tools.shift_remove(item_id) {
+            self.calls.shift_remove(&tool.call_id);
+            out.push(tool_upsert(
+                item_id,
+                &tool,
+                UpsertStatus::Error,
+                Some(error),
+            ));
+        }
+    }
+
+    fn item_cancelled(&mut self, item_id: &str) {
+        self.text.shift_remove(item_id);
+        if let Some(tool) = self.tools.shift_remove(item_id) {
+            self.calls.shift_remove(&tool.call_id);
+        }
+    }
+
+    fn response_done(
+        &mut self,
+        ev: &StreamEvent,
+        status: ResponseStatus,
+        finish_reason: &Option<String>,
+        error: &Option<ErrorInfo>,
+        usage: &Option<Usage>,
+        out: &mut Vec<Output>,
+    ) {
+        let (turn_id, session_id) = self.take_turn(ev);
+        let status = match status {
+            ResponseStatus::Completed => {
+                self.flush_all(UpsertStatus::Complete, None, out);
+                TurnStatus::Completed
+            }
+            ResponseStatus::Cancelled => {
+                self.discard_all();
+                TurnStatus::Cancelled
+            }
+            ResponseStatus::Error => {
+                // seed 002: response_done.error, then finish_reason.
+                let error = error.clone().unwrap_or_else(|| {
+                    ErrorInfo::new(
+                        finish_reason.as_deref().unwrap_or("error"),
+                        finish_reason
+                            .as_deref()
+                            .map(|r| format!("turn ended with {r}"))
+                            .unwrap_or_else(|| "turn failed".into()),
+                    )
+                });
+                self.fail(turn_id, session_id, error, out);
+                return;
+            }
+        };
+        out.push(Output::Turn(TurnEvent::TurnComplete {
+            turn_id,
+            session_id,
+            status,
+            usage: usage.clone(),
+            finish_reason: finish_reason.clone(),
+        }));
     }
 
     /// When the idle flush must next run, if anything is buffered.
@@ -407,68 +477,77 @@ impl Processor {
                 name,
                 call_id,
                 arguments,
-            } => {
-                if let Some(tool) = self.tools.get_mut(item_id) {
-                    if !name.is_empty() {
-                        tool.name = name.clone();
-                    }
-                    tool.arguments = arguments.clone();
-                    tool.source_ts = ev.timestamp;
-                    if tool.call_id != *call_id {
-                        self.calls.shift_remove(&tool.call_id);
-                        tool.call_id = call_id.clone();
-                        self.calls.insert(call_id.clone(), item_id.to_owned());
-                    }
-                } else {
-                    // Done without a start: the invocation is first seen now.
-                    let tool = ToolItem {
-                        name: name.clone(),
-                        call_id: call_id.clone(),
-                        raw_arguments: String::new(),
-                        arguments: arguments.clone(),
-                        turn_id: ev.turn_id.clone(),
-                        session_id: ev.session_id.clone(),
-                        source_ts: ev.timestamp,
-                    };
-                    out.push(tool_upsert(item_id, &tool, UpsertStatus::Create, None));
-                    self.calls.insert(call_id.clone(), item_id.to_owned());
-                    self.tools.insert(item_id.to_owned(), tool);
-                }
-            }
+            } => self.tool_invoked(item_id, name, call_id, arguments, ev, out),
             FinalItem::FunctionCallOutput {
                 call_id,
                 output,
                 is_error,
-            } => {
-                let invocation = self.calls.shift_remove(call_id);
-                let tool = invocation
-                    .as_ref()
-                    .and_then(|id| self.tools.shift_remove(id).map(|t| (id.clone(), t)));
-                let (id, mut tool) = tool.unwrap_or_else(|| {
-                    // Unknown call id: still show the result (defensive complete).
-                    let tool = ToolItem {
-                        name: "unknown".into(),
-                        call_id: call_id.clone(),
-                        raw_arguments: String::new(),
-                        arguments: Map::new(),
-                        turn_id: ev.turn_id.clone(),
-                        session_id: ev.session_id.clone(),
-                        source_ts: ev.timestamp,
-                    };
-                    (item_id.to_owned(), tool)
-                });
-                tool.source_ts = ev.timestamp;
-                finalize_arguments(&mut tool);
-                let result = Some((output.clone(), *is_error));
-                out.push(tool_output(
-                    &id,
-                    &tool,
-                    UpsertStatus::Complete,
-                    None,
-                    result,
-                ));
-            }
+            } => self.tool_finished(item_id, call_id, output, *is_error, ev, out),
         }
+    }
+
+    /// The invocation is final: its arguments are known.
+    fn tool_invoked(
+        &mut self,
+        item_id: &str,
+        name: &str,
+        call_id: &str,
+        arguments: &Map<String, Value>,
+        ev: &StreamEvent,
+        out: &mut Vec<Output>,
+    ) {
+        if let Some(tool) = self.tools.get_mut(item_id) {
+            if !name.is_empty() {
+                tool.name = name.to_owned();
+            }
+            tool.arguments = arguments.clone();
+            tool.source_ts = ev.timestamp;
+            if tool.call_id != call_id {
+                self.calls.shift_remove(&tool.call_id);
+                tool.call_id = call_id.to_owned();
+                self.calls.insert(call_id.to_owned(), item_id.to_owned());
+            }
+        } else {
+            // Done without a start: the invocation is first seen now.
+            let mut tool = ToolItem::new(name, call_id, "", ev);
+            tool.arguments = arguments.clone();
+            out.push(tool_upsert(item_id, &tool, UpsertStatus::Create, None));
+            self.calls.insert(call_id.to_owned(), item_id.to_owned());
+            self.tools.insert(item_id.to_owned(), tool);
+        }
+    }
+
+    /// The tool's output arrived: the call completes (defensively, for an
+    /// unknown call id too).
+    fn tool_finished(
+        &mut self,
+        item_id: &str,
+        call_id: &str,
+        output: &str,
+        is_error: bool,
+        ev: &StreamEvent,
+        out: &mut Vec<Output>,
+    ) {
+        let invocation = self.calls.shift_remove(call_id);
+        let tool = invocation
+            .as_ref()
+            .and_then(|id| self.tools.shift_remove(id).map(|t| (id.clone(), t)));
+        let (id, mut tool) = tool.unwrap_or_else(|| {
+            (
+                item_id.to_owned(),
+                ToolItem::new("unknown", call_id, "", ev),
+            )
+        });
+        tool.source_ts = ev.timestamp;
+        finalize_arguments(&mut tool);
+        let result = Some((output.to_owned(), is_error));
+        out.push(tool_output(
+            &id,
+            &tool,
+            UpsertStatus::Complete,
+            None,
+            result,
+        ));
     }
 
     fn finish_text(

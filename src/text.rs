@@ -7,18 +7,38 @@
 //! immutable even while the writer keeps appending.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Bytes written into text buffers (appends plus re-allocation copies), for the
-/// processor benchmark's "copying stays linear" figure.
-static BYTES_COPIED: AtomicU64 = AtomicU64::new(0);
+/// processor benchmark's "copying stays linear" figure. Only built with the
+/// `bench-counters` feature: a shared atomic on the hot path costs every user.
+#[cfg(feature = "bench-counters")]
+mod counter {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    static BYTES_COPIED: AtomicU64 = AtomicU64::new(0);
+
+    pub(super) fn add(n: u64) {
+        BYTES_COPIED.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub(super) fn total() -> u64 {
+        BYTES_COPIED.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(not(feature = "bench-counters"))]
+mod counter {
+    #[inline(always)]
+    pub(super) fn add(_: u64) {}
+}
 
 /// Total bytes copied into `TextBuffer`s since the process started.
+#[cfg(feature = "bench-counters")]
 pub fn bytes_copied() -> u64 {
-    BYTES_COPIED.load(Ordering::Relaxed)
+    counter::total()
 }
 
 /// The writer side: owned by whoever accumulates the text.
@@ -34,7 +54,7 @@ impl TextBuffer {
     }
 
     pub fn from_string(s: String) -> Self {
-        BYTES_COPIED.fetch_add(s.len() as u64, Ordering::Relaxed);
+        counter::add(s.len() as u64);
         let len = s.len();
         Self {
             buf: Arc::new(RwLock::new(s)),
@@ -54,7 +74,7 @@ impl TextBuffer {
         } else {
             0
         };
-        BYTES_COPIED.fetch_add(s.len() as u64 + realloc, Ordering::Relaxed);
+        counter::add(s.len() as u64 + realloc);
         self.len = guard.len();
     }
 
