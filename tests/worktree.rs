@@ -326,6 +326,7 @@ async fn the_service_reports_per_turn_diffs_and_overlaps() {
     svc.send(WorktreeRequest::Bring {
         pane: 0,
         mode: BringMode::Merge,
+        message: Some("add this_turn.txt".into()),
     })
     .unwrap();
     let WorktreeEvent::Brought { result, .. } = rx.recv().await.unwrap() else {
@@ -333,4 +334,11 @@ async fn the_service_reports_per_turn_diffs_and_overlaps() {
     };
     assert_eq!(result.unwrap().files.len(), 3);
     assert!(root.join("this_turn.txt").is_file());
+    let subject = |rev: &str| {
+        git(&root, &["log", "-1", "--format=%s", rev])
+            .trim()
+            .to_owned()
+    };
+    assert_eq!(subject("HEAD"), "hive: merge hive/a");
+    assert_eq!(subject("HEAD^2"), "add this_turn.txt");
 }

@@ -15,8 +15,9 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use hive::app::build_app;
 use hive::app::state::{App, Overlay};
 use hive::config::{Config, ConfigSource};
+use hive::event::Origin;
 use hive::runner::{PaneEvent, PaneUpdate, RunnerCommand};
-use hive::upsert::{TurnEvent, TurnStatus};
+use hive::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
 use hive::worktree::{self, WorktreeEvent, WorktreeRequest};
 
 fn git(dir: &Path, args: &[&str]) -> String {
@@ -309,4 +310,56 @@ async fn restart_reuses_the_worktrees_and_keys_open_the_view() {
         app.outbox.as_slice(),
         [(2, RunnerCommand::Submit { text, .. })] if text == "/diff"
     ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s_commits_on_the_branch_with_the_agents_summary() {
+    let (_d, root) = repo();
+    let mut app = console(&root);
+    let (svc, mut rx) = service(&app);
+    let wa = app.panes[0].worktree.clone().unwrap();
+    std::fs::write(wa.path.join("hello.rs"), "fn hello() {}\n").unwrap();
+    app.apply(PaneUpdate {
+        pane: 0,
+        event: PaneEvent::Upsert(Upsert {
+            turn_id: "t1".into(),
+            session_id: "s".into(),
+            item_id: "m1".into(),
+            source_timestamp: chrono::DateTime::UNIX_EPOCH,
+            emitted_at: chrono::DateTime::UNIX_EPOCH,
+            status: UpsertStatus::Complete,
+            error_code: None,
+            error_message: None,
+            kind: UpsertKind::Message {
+                content: "## Add a hello function\n\nIt says hi.".into(),
+                origin: Origin::Agent,
+            },
+        }),
+    });
+    app.on_key(key(KeyCode::F(3)));
+    pump(&mut app, &svc, &mut rx, loaded).await;
+    app.on_key(key(KeyCode::Char('s')));
+    let screen = render(&mut app, 120, 12);
+    assert!(
+        screen.contains("Commit everything on hive/a as “Add a hello function”? [y/N]"),
+        "{screen}"
+    );
+    app.on_key(key(KeyCode::Char('y')));
+    pump(&mut app, &svc, &mut rx, |a| {
+        a.diff.as_ref().is_some_and(|v| {
+            v.message
+                .as_ref()
+                .is_some_and(|m| m.1.starts_with("committed"))
+        })
+    })
+    .await;
+    assert_eq!(
+        git(&wa.path, &["log", "-1", "--format=%s"]).trim(),
+        "Add a hello function"
+    );
+    assert!(git(&wa.path, &["status", "--porcelain"]).is_empty());
+    assert!(
+        !root.join("hello.rs").exists(),
+        "a commit on the branch is not a merge"
+    );
 }

@@ -7,8 +7,11 @@
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::state::{App, Overlay};
+use super::transcript::EntryKind;
+use crate::event::Origin;
 use crate::provider::DiagnosticLevel;
 use crate::upsert::TurnEvent;
+use crate::upsert::UpsertKind;
 use crate::worktree::{
     BringMode, DiffScope, FileDiff, Overlap, Worktree, WorktreeError, WorktreeEvent,
     WorktreeRequest,
@@ -29,8 +32,16 @@ pub struct DiffView {
     pub scroll: u16,
     /// Result of the last merge / cherry-pick: (succeeded, text).
     pub message: Option<(bool, String)>,
-    /// Waiting for `y` before bringing the work home this way.
-    pub confirm: Option<BringMode>,
+    /// Waiting for `y` before doing this.
+    pub confirm: Option<Confirm>,
+}
+
+/// What the diff view asks to confirm.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confirm {
+    Bring(BringMode),
+    /// Commit the worktree on its branch with this message.
+    Commit(String),
 }
 
 impl DiffView {
@@ -164,6 +175,17 @@ impl App {
                     self.set_status(format!("{n}: {text}"));
                 }
             }
+            WorktreeEvent::Committed { pane, result } => {
+                let text = match result {
+                    Ok(Some(sha)) => (true, format!("committed {}", &sha[..sha.len().min(10)])),
+                    Ok(None) => (true, "nothing to commit".to_owned()),
+                    Err(e) => (false, e),
+                };
+                if let Some(v) = self.diff.as_mut().filter(|v| v.pane == pane) {
+                    v.message = Some(text);
+                    self.request_diff();
+                }
+            }
             WorktreeEvent::Overlaps(found) => self.set_overlaps(found),
         }
     }
@@ -200,6 +222,30 @@ impl App {
         self.overlaps = found;
     }
 
+    /// A commit message the agent suggests: the first line of its last
+    /// reply, as a summary of the work (`None`: it has not replied).
+    pub fn suggested_message(&self, pane: usize) -> Option<String> {
+        let p = self.panes.get(pane)?;
+        p.transcript.entries.iter().rev().find_map(|e| {
+            let EntryKind::Item(u) = &e.kind else {
+                return None;
+            };
+            let UpsertKind::Message { content, origin } = &u.kind else {
+                return None;
+            };
+            if *origin != Origin::Agent {
+                return None;
+            }
+            content.with_str(|s| {
+                let line = s
+                    .lines()
+                    .map(|l| l.trim().trim_start_matches(['#', '*', '-', '>']).trim())
+                    .find(|l| !l.is_empty())?;
+                Some(line.chars().filter(|c| !c.is_control()).take(72).collect())
+            })
+        })
+    }
+
     /// The overlap warnings that concern one pane: (other agent, files).
     pub fn overlaps_of(&self, pane: usize) -> Vec<(String, String)> {
         let Some(p) = self.panes.get(pane) else {
@@ -218,14 +264,22 @@ impl App {
             self.overlay = Overlay::None;
             return;
         };
-        if let Some(mode) = v.confirm.take() {
+        if let Some(confirm) = v.confirm.take() {
             if matches!(
                 ev.code,
                 KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter
             ) {
-                v.message = Some((true, "bringing the work home…".to_owned()));
+                v.message = Some((true, "working…".to_owned()));
                 let pane = v.pane;
-                self.git_outbox.push(WorktreeRequest::Bring { pane, mode });
+                let message = self.suggested_message(pane);
+                self.git_outbox.push(match confirm {
+                    Confirm::Bring(mode) => WorktreeRequest::Bring {
+                        pane,
+                        mode,
+                        message,
+                    },
+                    Confirm::Commit(message) => WorktreeRequest::Commit { pane, message },
+                });
             }
             return;
         }
@@ -257,8 +311,21 @@ impl App {
                 self.request_diff();
             }
             KeyCode::Char('r') => self.request_diff(),
-            KeyCode::Char('m') => v.confirm = Some(BringMode::Merge),
-            KeyCode::Char('c') => v.confirm = Some(BringMode::CherryPick),
+            KeyCode::Char('m') => v.confirm = Some(Confirm::Bring(BringMode::Merge)),
+            KeyCode::Char('c') => v.confirm = Some(Confirm::Bring(BringMode::CherryPick)),
+            KeyCode::Char('s') => {
+                let pane = v.pane;
+                let message = self.suggested_message(pane).unwrap_or_else(|| {
+                    let id = self
+                        .panes
+                        .get(pane)
+                        .map_or("agent", |p| p.agent.id.as_str());
+                    format!("hive: work of {id}")
+                });
+                if let Some(v) = self.diff.as_mut() {
+                    v.confirm = Some(Confirm::Commit(message));
+                }
+            }
             _ => {}
         }
     }

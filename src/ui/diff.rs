@@ -12,8 +12,8 @@ use unicode_width::UnicodeWidthStr;
 use super::highlight;
 use super::theme::Theme;
 use crate::app::state::App;
-use crate::app::worktree::DiffView;
-use crate::worktree::{FileDiff, LineKind};
+use crate::app::worktree::{Confirm, DiffView};
+use crate::worktree::{BringMode, FileDiff, LineKind};
 
 pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
     let Some(v) = app.diff.as_ref() else {
@@ -29,7 +29,7 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
     let hints = if v.confirm.is_some() {
         " y confirm · any other key cancels ".to_owned()
     } else {
-        " ↑↓ file · PgUp/PgDn scroll · Tab overall/turn · m merge · c cherry-pick · r reload · Esc "
+        " ↑↓ file · PgUp/PgDn · Tab overall/turn · m merge · c cherry-pick · s commit · r reload · Esc "
             .to_owned()
     };
     let block = Block::new()
@@ -51,17 +51,23 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
     }
     let mut body = inner;
     let mut top = Vec::new();
-    if let Some(mode) = v.confirm {
-        top.push(Line::from(Span::styled(
-            format!(
+    if let Some(confirm) = &v.confirm {
+        let question = match confirm {
+            Confirm::Bring(mode) => format!(
                 "{} {branch} into the main checkout (uncommitted work is committed on {branch} first)? [y/N]",
                 match mode {
-                    crate::worktree::BringMode::Merge => "Merge",
-                    crate::worktree::BringMode::CherryPick => "Cherry-pick",
+                    BringMode::Merge => "Merge",
+                    BringMode::CherryPick => "Cherry-pick",
                 }
             ),
-            t.bold(t.warning),
-        )));
+            Confirm::Commit(message) => {
+                format!(
+                    "Commit everything on {branch} as “{}”? [y/N]",
+                    clean(message)
+                )
+            }
+        };
+        top.push(Line::from(Span::styled(question, t.bold(t.warning))));
     } else if let Some((ok, text)) = &v.message {
         let c = if *ok { t.success } else { t.error };
         top.push(Line::from(Span::styled(clean(text), t.fg(c))));

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use tokio::sync::mpsc;
 
 use super::diff::{self, FileDiff};
-use super::merge::{BringMode, MergeOutcome, bring_home};
+use super::merge::{BringMode, MergeOutcome, bring_home, commit_all};
 use super::overlap::{Overlap, overlaps};
 use super::{Worktree, WorktreeError};
 
@@ -42,11 +42,18 @@ pub enum WorktreeRequest {
         pane: usize,
         scope: DiffScope,
     },
+    /// Merge or cherry-pick; `message` names the commit of uncommitted work.
     Bring {
         pane: usize,
         mode: BringMode,
+        message: Option<String>,
     },
-    /// Recompute overlap warnings (a terminal pane wrote something).
+    /// Commit everything in the worktree on its branch.
+    Commit {
+        pane: usize,
+        message: String,
+    },
+    /// Recompute overlap warnings (the focus moved, a terminal pane worked).
     CheckOverlaps,
 }
 
@@ -63,6 +70,11 @@ pub enum WorktreeEvent {
     Brought {
         pane: usize,
         result: Result<MergeOutcome, String>,
+    },
+    /// The new commit, or `None` when there was nothing to commit.
+    Committed {
+        pane: usize,
+        result: Result<Option<String>, String>,
     },
 }
 
@@ -154,14 +166,25 @@ impl Service {
                     self.check_overlaps();
                 }
             }
-            WorktreeRequest::Bring { pane, mode } => {
+            WorktreeRequest::Commit { pane, message } => {
+                let result = match self.worktrees.get(&pane) {
+                    Some(w) => commit_all(&w.path, &message).map_err(|e| e.to_string()),
+                    None => Err("this pane has no worktree".into()),
+                };
+                let _ = self.events.send(WorktreeEvent::Committed { pane, result });
+            }
+            WorktreeRequest::Bring {
+                pane,
+                mode,
+                message,
+            } => {
                 let result = match self.worktrees.get(&pane) {
                     Some(w) => bring_home(
                         &w.repo,
                         &w.path,
                         &w.branch,
                         mode,
-                        &format!("hive: work of {}", w.agent_id),
+                        &message.unwrap_or_else(|| format!("hive: work of {}", w.agent_id)),
                     )
                     .map_err(|e| match e {
                         WorktreeError::Conflict { .. } => e.to_string(),
