@@ -327,22 +327,36 @@ fn worktree_diff_view_end_to_end() {
     t.wait("both worktree panes", |s| {
         s.contains("a ⎇ hive/a") && s.contains("b ⎇ hive/b")
     });
-    t.type_text("echo from-a > note.txt && echo WROTE");
+    t.type_text("echo from-a > note.txt && echo changed-a >> README.md && echo WROTE-A");
     t.keys(&["Enter"]);
-    t.wait_for("WROTE");
+    t.wait_for("WROTE-A");
     assert!(!repo.join("note.txt").exists());
     assert!(!repo.join(".hive/worktrees/b/note.txt").exists());
+    // Pane b edits the same lines: both panes warn (terminal output
+    // schedules the check).
+    t.keys(&["M-2"]);
+    t.type_text("echo changed-b >> README.md && echo WROTE-B");
+    t.keys(&["Enter"]);
+    t.wait_for("WROTE-B");
+    t.wait("the overlap warning in both panes", |s| {
+        s.contains("⚠ b also changed README.md (same lines)")
+            && s.contains("⚠ a also changed README.md (same lines)")
+    });
+    t.keys(&["M-1"]);
     t.keys(&["C-b", "d"]);
     let s = t.wait("the diff view", |s| {
         s.contains("diff · a · hive/a · overall")
+            && s.contains("M README.md")
             && s.contains("A note.txt")
-            && s.contains("+from-a")
+            && s.contains("+changed-a")
     });
-    assert!(s.contains("+1 -0"), "{s}");
+    assert!(s.contains("⚠ b also changed README.md"), "{s}");
+    t.keys(&["Down"]);
+    t.wait_for("+from-a");
     t.keys(&["m"]);
     t.wait_for("Merge hive/a into the main checkout");
     t.keys(&["y"]);
-    t.wait_for("merged hive/a (1 commit) into the main checkout: note.txt");
+    t.wait_for("merged hive/a (1 commit) into the main checkout: README.md, note.txt");
     assert_eq!(
         std::fs::read_to_string(repo.join("note.txt")).unwrap(),
         "from-a\n"

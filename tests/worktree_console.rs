@@ -363,3 +363,29 @@ async fn s_commits_on_the_branch_with_the_agents_summary() {
         "a commit on the branch is not a merge"
     );
 }
+
+#[test]
+fn terminal_output_in_a_worktree_schedules_one_overlap_check() {
+    let (_d, root) = repo();
+    let mut app = console(&root);
+    app.apply(PaneUpdate {
+        pane: 2,
+        event: PaneEvent::TerminalUpdated,
+    });
+    assert!(app.overlap_check_at.is_none(), "no worktree, no check");
+    app.apply(PaneUpdate {
+        pane: 0,
+        event: PaneEvent::TerminalUpdated,
+    });
+    let due = app.overlap_check_at.expect("a check is scheduled");
+    app.now += Duration::from_secs(1);
+    app.apply(PaneUpdate {
+        pane: 1,
+        event: PaneEvent::TerminalUpdated,
+    });
+    assert_eq!(app.overlap_check_at, Some(due), "one check per burst");
+    assert!(app.git_outbox.is_empty());
+    app.due_overlap_check();
+    assert_eq!(app.git_outbox, [WorktreeRequest::CheckOverlaps]);
+    assert!(app.overlap_check_at.is_none());
+}

@@ -245,6 +245,9 @@ async fn event_loop(
             }
             _ = timer::sleep_until(frame_at) => {}
             _ = timer::sleep_until(tick_at) => dirty = true,
+            _ = timer::sleep_until(app.overlap_check_at.map(Instant::from_std)) => {
+                app.due_overlap_check();
+            }
             _ = timer::sleep_until(status_at) => {
                 app.now = Instant::now().into_std();
                 if app.expire_status() {

@@ -59,6 +59,8 @@ pub struct App {
     pub overlaps: Vec<crate::worktree::Overlap>,
     /// Requests for the git service, drained by the event loop.
     pub git_outbox: Vec<crate::worktree::WorktreeRequest>,
+    /// A terminal pane in a worktree had output: check overlaps then.
+    pub overlap_check_at: Option<Instant>,
 }
 
 impl App {
@@ -86,6 +88,7 @@ impl App {
             diff: None,
             overlaps: Vec::new(),
             git_outbox: Vec::new(),
+            overlap_check_at: None,
         }
     }
 
@@ -163,8 +166,10 @@ impl App {
     /// Applies one runner event.
     pub fn apply(&mut self, update: PaneUpdate) {
         let i = update.pane;
-        if let PaneEvent::Turn(t) = &update.event {
-            self.worktree_turn(i, t);
+        match &update.event {
+            PaneEvent::Turn(t) => self.worktree_turn(i, t),
+            PaneEvent::TerminalUpdated => self.worktree_activity(i),
+            _ => {}
         }
         let focused = i == self.focus;
         let Some(p) = self.panes.get_mut(i) else {

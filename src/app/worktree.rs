@@ -64,6 +64,9 @@ impl DiffView {
     }
 }
 
+/// How long after a terminal pane's output its overlaps are checked.
+const TERMINAL_CHECK_DELAY: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Lines a page key scrolls the diff by.
 const PAGE: u16 = 15;
 
@@ -120,6 +123,22 @@ impl App {
             TurnEvent::TurnStarted { .. } => WorktreeRequest::TurnStarted { pane },
             _ => WorktreeRequest::TurnEnded { pane },
         });
+    }
+
+    /// Terminal panes have no turns: their output schedules one overlap
+    /// check a few seconds later (one per burst, none while idle).
+    pub(super) fn worktree_activity(&mut self, pane: usize) {
+        if self.overlap_check_at.is_none()
+            && self.panes.get(pane).is_some_and(|p| p.worktree.is_some())
+        {
+            self.overlap_check_at = Some(self.now + TERMINAL_CHECK_DELAY);
+        }
+    }
+
+    /// The scheduled overlap check is due.
+    pub fn due_overlap_check(&mut self) {
+        self.overlap_check_at = None;
+        self.git_outbox.push(WorktreeRequest::CheckOverlaps);
     }
 
     pub fn on_worktree(&mut self, ev: WorktreeEvent) {
