@@ -19,6 +19,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
+use super::content;
 use crate::event::{
     ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, Usage, new_id,
 };
@@ -722,14 +723,15 @@ impl Translator {
             return;
         };
         for c in content {
-            if str_of(c, "type") != "tool_result" {
+            let Some(content::ToolResult {
+                call_id,
+                output,
+                is_error,
+            }) = content::tool_result(c)
+            else {
                 // "[Request interrupted by user]" and echoed prompts: the
                 // runner shows the user's own messages.
                 continue;
-            }
-            let call_id = match str_of(c, "tool_use_id") {
-                "" => "unknown".to_owned(),
-                id => id.to_owned(),
             };
             if let Some(b) = self
                 .blocks
@@ -738,8 +740,6 @@ impl Translator {
             {
                 b.closed = true;
             }
-            let output = tool_output_text(c.get("content"));
-            let is_error = c.get("is_error").and_then(Value::as_bool).unwrap_or(false);
             self.push(
                 out,
                 Payload::ItemDone {
@@ -863,14 +863,9 @@ impl Translator {
         if total.is_some() {
             self.last_total_cost = total;
         }
-        let u = v.get("usage")?;
-        let n = |k: &str| u.get(k).and_then(Value::as_u64);
         Some(Usage {
-            input_tokens: n("input_tokens").unwrap_or(0),
-            output_tokens: n("output_tokens").unwrap_or(0),
-            cache_read_input_tokens: n("cache_read_input_tokens"),
-            cache_creation_input_tokens: n("cache_creation_input_tokens"),
             cost_usd: cost,
+            ..content::usage(v.get("usage")?)
         })
     }
 
@@ -1058,24 +1053,6 @@ fn parse_arguments(raw: &str) -> Map<String, Value> {
         Ok(Value::Object(m)) => m,
         Ok(other) => Map::from_iter([("input".to_owned(), other)]),
         Err(_) => Map::from_iter([("raw".to_owned(), Value::String(raw.to_owned()))]),
-    }
-}
-
-/// `tool_result.content`: a string or a list of blocks.
-fn tool_output_text(content: Option<&Value>) -> String {
-    match content {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .map(|p| match str_of(p, "type") {
-                "text" => str_of(p, "text").to_owned(),
-                "" => p.to_string(),
-                other => format!("[{other}]"),
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-        Some(Value::Null) | None => String::new(),
-        Some(other) => other.to_string(),
     }
 }
 

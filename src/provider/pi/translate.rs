@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, HashSet};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use super::content::{result_text, usage};
 use crate::event::{
     ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, Usage, new_id,
 };
@@ -1062,43 +1063,6 @@ fn cancelled() -> Payload {
         finish_reason: Some("aborted".into()),
         error: None,
         usage: None,
-    }
-}
-
-/// pi usage: `{input, output, cacheRead, cacheWrite, cost: {total}}`.
-fn usage(u: &Value) -> Usage {
-    let n = |k: &str| u.get(k).and_then(Value::as_u64);
-    Usage {
-        input_tokens: n("input").unwrap_or(0),
-        output_tokens: n("output").unwrap_or(0),
-        cache_read_input_tokens: n("cacheRead"),
-        cache_creation_input_tokens: n("cacheWrite"),
-        cost_usd: u
-            .get("cost")
-            .and_then(|c| c.get("total"))
-            .and_then(Value::as_f64),
-    }
-}
-
-/// The text of a tool result: `{content: [{type:"text", text}]}` or a string.
-fn result_text(result: &Value) -> String {
-    match result {
-        Value::String(s) => s.clone(),
-        Value::Object(_) => match result.get("content") {
-            Some(Value::Array(parts)) => parts
-                .iter()
-                .filter_map(|p| match str_field(p, "type") {
-                    Some("text") => str_field(p, "text").map(str::to_owned),
-                    Some(other) => Some(format!("[{other}]")),
-                    None => None,
-                })
-                .collect::<Vec<_>>()
-                .join(""),
-            Some(Value::String(s)) => s.clone(),
-            _ => result.to_string(),
-        },
-        Value::Null => String::new(),
-        other => other.to_string(),
     }
 }
 
