@@ -342,3 +342,43 @@ async fn the_service_reports_per_turn_diffs_and_overlaps() {
     assert_eq!(subject("HEAD"), "hive: merge hive/a");
     assert_eq!(subject("HEAD^2"), "add this_turn.txt");
 }
+
+/// "Racy git": an edit of the same size made in the second the worktree's
+/// index was written must still show, even when the snapshot is taken a
+/// second later (the snapshot's index copy keeps the index's mtime).
+#[test]
+fn a_same_size_edit_in_the_index_second_is_seen() {
+    let (_d, root) = repo();
+    let a = ensure(&agent("a", &root));
+    std::fs::write(a.path.join("src/lib.rs"), "pub fn y() {}\n").unwrap();
+    let index = PathBuf::from(
+        git(
+            &a.path,
+            &["rev-parse", "--path-format=absolute", "--git-dir"],
+        )
+        .trim(),
+    )
+    .join("index");
+    let secs = |p: &Path| {
+        std::fs::metadata(p)
+            .unwrap()
+            .modified()
+            .unwrap()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+    };
+    let written = secs(&index);
+    // Wait for the next second so a fresh copy of the index would look newer.
+    while std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        <= written
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let files = worktree::diff::overall(&a.repo, &a.path).unwrap();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(files[0].path, "src/lib.rs");
+}

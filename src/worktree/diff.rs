@@ -216,6 +216,15 @@ pub fn snapshot(worktree: &Path) -> Result<String, WorktreeError> {
     let real = Path::new(&git_dir).join("index");
     if real.is_file() {
         let _ = std::fs::copy(&real, &index);
+        // git trusts an entry's stat data only when the file is older than
+        // the index ("racy git"); the copy must keep the original's mtime or
+        // a same-size edit made in the index's second would go unseen.
+        if let Ok(modified) = std::fs::metadata(&real).and_then(|m| m.modified()) {
+            let _ = std::fs::File::options()
+                .write(true)
+                .open(&index)
+                .and_then(|f| f.set_modified(modified));
+        }
     }
     let tmp = git.with_env("GIT_INDEX_FILE", &index);
     let result = (|| {
