@@ -3,37 +3,22 @@
 //! home (merge, cherry-pick, conflicts never half-applied), overlap
 //! warnings, and remove/prune.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use hive::config::{AgentConfig, WorktreeSetting};
 use hive::worktree::{
     self, BringMode, DiffScope, FileStatus, WorktreeError, WorktreeEvent, WorktreeRequest,
 };
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .expect("run git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use support::git::{git, init_repo};
 
 /// A repository with one commit on `main`.
 fn repo() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap().join("repo");
     std::fs::create_dir(&root).unwrap();
-    git(&root, &["init", "-q", "-b", "main"]);
-    git(&root, &["config", "user.name", "Test"]);
-    git(&root, &["config", "user.email", "test@example.com"]);
+    init_repo(&root);
     std::fs::write(
         root.join("README.md"),
         "line 1\nline 2\nline 3\nline 4\nline 5\nline 6\nline 7\nline 8\nline 9\nline 10\n",

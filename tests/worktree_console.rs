@@ -3,8 +3,9 @@
 //! git service, and the diff view drawn on ratatui's `TestBackend`
 //! (insta snapshots in `tests/snapshots/`).
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -19,24 +20,12 @@ use hive::event::Origin;
 use hive::runner::{PaneEvent, PaneUpdate, RunnerCommand};
 use hive::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
 use hive::worktree::{self, WorktreeEvent, WorktreeRequest};
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .expect("run git");
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use support::git::{git, init_repo};
 
 fn repo() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
-    git(&root, &["init", "-q", "-b", "main"]);
-    git(&root, &["config", "user.name", "Test"]);
-    git(&root, &["config", "user.email", "test@example.com"]);
+    init_repo(&root);
     std::fs::write(root.join("README.md"), "# demo\n\nfirst\nsecond\n").unwrap();
     std::fs::write(root.join("main.rs"), "fn main() {\n    old();\n}\n").unwrap();
     git(&root, &["add", "."]);
