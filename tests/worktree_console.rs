@@ -13,11 +13,12 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
-use hive::app::build_app;
 use hive::app::state::{App, Overlay};
+use hive::app::{build_app, frame};
 use hive::config::{Config, ConfigSource};
 use hive::event::Origin;
 use hive::runner::{PaneEvent, PaneUpdate, RunnerCommand};
+use hive::ui::ViewState;
 use hive::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
 use hive::worktree::{self, WorktreeEvent, WorktreeRequest};
 use support::git::{git, init_repo};
@@ -112,8 +113,10 @@ async fn pump(
 }
 
 fn render(app: &mut App, w: u16, h: u16) -> String {
+    let mut view = ViewState::default();
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    term.draw(|f| hive::ui::draw(f, app)).unwrap();
+    term.draw(|f| frame(app, &mut view, f.area(), f.buffer_mut()))
+        .unwrap();
     term.backend().to_string()
 }
 
