@@ -110,14 +110,15 @@ fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     Some(guard)
 }
 
-/// Starts every pane's runner; a provider that cannot start shows its
-/// error in its pane instead of stopping hive.
+/// Starts every pane's runner, and the git service for the panes with
+/// worktrees; a provider that cannot start shows its error in its pane
+/// instead of stopping hive.
 fn start_runners(
     app: &mut App,
     config: &Config,
     fresh: bool,
     tx: &mpsc::UnboundedSender<PaneUpdate>,
-) -> Vec<Option<RunnerHandle>> {
+) -> (Vec<Option<RunnerHandle>>, worktree::GitLink) {
     let registry = Registry::builtin();
     let mut runners = Vec::new();
     for (i, agent) in config.agents.iter().enumerate() {
@@ -152,7 +153,7 @@ fn start_runners(
             }
         }
     }
-    runners
+    (runners, worktree::GitLink::start(app))
 }
 
 fn flush_outbox(app: &mut App, runners: &[Option<RunnerHandle>]) {
@@ -174,12 +175,7 @@ async fn event_loop(
 ) -> anyhow::Result<()> {
     let (tx, mut rx) = mpsc::unbounded_channel();
     ui::highlight::warm_up();
-    let runners = start_runners(app, config, fresh, &tx);
-    let (git_tx, mut git_rx) = mpsc::unbounded_channel();
-    let git = app.has_worktrees().then(|| {
-        let panes = worktree_panes(app);
-        crate::worktree::spawn_service(panes, git_tx)
-    });
+    let (runners, mut git) = start_runners(app, config, fresh, &tx);
     let mut events = EventStream::new();
     let mut sigterm = signal(SignalKind::terminate()).context("SIGTERM handler")?;
     let mut sighup = signal(SignalKind::hangup()).context("SIGHUP handler")?;
@@ -192,11 +188,6 @@ async fn event_loop(
     loop {
         app.now = Instant::now().into_std();
         flush_outbox(app, &runners);
-        for req in app.git_outbox.drain(..) {
-            if let Some(g) = &git {
-                let _ = g.send(req);
-            }
-        }
         if app.quit {
             break;
         }
@@ -231,10 +222,7 @@ async fn event_loop(
                 }
                 dirty = true;
             }
-            Some(ev) = git_rx.recv() => {
-                app.on_worktree(ev);
-                dirty = true;
-            }
+            wake = git.next(app.overlap_check_at, std::mem::take(&mut app.git_outbox)) => dirty |= app.on_git(wake),
             _ = sigterm.recv() => {
                 tracing::info!("SIGTERM: quitting");
                 break;
@@ -245,9 +233,6 @@ async fn event_loop(
             }
             _ = timer::sleep_until(frame_at) => {}
             _ = timer::sleep_until(tick_at) => dirty = true,
-            _ = timer::sleep_until(app.overlap_check_at.map(Instant::from_std)) => {
-                app.due_overlap_check();
-            }
             _ = timer::sleep_until(status_at) => {
                 app.now = Instant::now().into_std();
                 if app.expire_status() {
@@ -261,15 +246,6 @@ async fn event_loop(
     let stops = futures::future::join_all(runners.iter().flatten().map(|r| r.shutdown()));
     let _ = tokio::time::timeout(Duration::from_millis(150), stops).await;
     Ok(())
-}
-
-/// The panes' worktrees for the git service.
-fn worktree_panes(app: &App) -> Vec<(usize, crate::worktree::Worktree)> {
-    app.panes
-        .iter()
-        .enumerate()
-        .filter_map(|(i, p)| Some((i, p.worktree.clone()?)))
-        .collect()
 }
 
 /// When the status line goes away.

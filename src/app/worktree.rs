@@ -4,7 +4,10 @@
 //! file only queues requests (`App::git_outbox`) and applies the typed
 //! events that come back.
 
+use std::time::Instant;
+
 use crossterm::event::{KeyCode, KeyEvent};
+use tokio::sync::mpsc;
 
 use super::state::{App, Overlay};
 use super::transcript::EntryKind;
@@ -346,6 +349,84 @@ impl App {
                 }
             }
             _ => {}
+        }
+    }
+}
+
+/// Why the event loop woke for the git side.
+#[derive(Debug)]
+pub enum GitWake {
+    Event(WorktreeEvent),
+    /// The scheduled overlap check is due.
+    CheckDue,
+}
+
+/// The console's end of the git service (none without worktree panes).
+pub struct GitLink {
+    tx: Option<mpsc::UnboundedSender<WorktreeRequest>>,
+    rx: Option<mpsc::UnboundedReceiver<WorktreeEvent>>,
+}
+
+impl GitLink {
+    /// Starts the service for the app's worktree panes, if it has any.
+    pub fn start(app: &App) -> Self {
+        let panes: Vec<_> = app
+            .panes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| Some((i, p.worktree.clone()?)))
+            .collect();
+        if panes.is_empty() {
+            return Self { tx: None, rx: None };
+        }
+        let (events, rx) = mpsc::unbounded_channel();
+        Self {
+            tx: Some(crate::worktree::spawn_service(panes, events)),
+            rx: Some(rx),
+        }
+    }
+
+    /// Sends `requests` now, then waits for the service's next event or the
+    /// overlap check at `check_at`. (Sending before the future exists means
+    /// a `select!` that drops the future loses nothing.)
+    pub fn next(
+        &mut self,
+        check_at: Option<Instant>,
+        requests: Vec<WorktreeRequest>,
+    ) -> impl Future<Output = GitWake> + '_ {
+        if let Some(tx) = &self.tx {
+            for r in requests {
+                let _ = tx.send(r);
+            }
+        }
+        async move {
+            let event = async {
+                match self.rx.as_mut() {
+                    Some(rx) => rx.recv().await,
+                    None => None,
+                }
+            };
+            tokio::select! {
+                Some(ev) = event => GitWake::Event(ev),
+                _ = crate::timer::sleep_until(check_at.map(tokio::time::Instant::from_std)) => GitWake::CheckDue,
+                else => std::future::pending().await,
+            }
+        }
+    }
+}
+
+impl App {
+    /// Applies what woke the loop on the git side; true: redraw.
+    pub fn on_git(&mut self, wake: GitWake) -> bool {
+        match wake {
+            GitWake::Event(ev) => {
+                self.on_worktree(ev);
+                true
+            }
+            GitWake::CheckDue => {
+                self.due_overlap_check();
+                false
+            }
         }
     }
 }

@@ -26,13 +26,31 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
     let branch = pane
         .and_then(|p| p.worktree.as_ref())
         .map_or("", |w| w.branch.as_str());
+    let block = frame_block(v, t, name, branch);
+    let inner = block.inner(area);
+    block.render(area, buf);
+    if inner.width < 10 || inner.height < 2 {
+        return;
+    }
+    let mut body = inner;
+    let top = top_lines(app, v, branch);
+    if !top.is_empty() {
+        let h = (top.len() as u16).min(body.height - 1);
+        Paragraph::new(top).render(Rect::new(body.x, body.y, body.width, h), buf);
+        body.y += h;
+        body.height -= h;
+    }
+    draw_body(v, t, body, buf);
+}
+
+/// The border: agent, branch and scope on top, the keys below.
+fn frame_block(v: &DiffView, t: &Theme, name: &str, branch: &str) -> Block<'static> {
     let hints = if v.confirm.is_some() {
-        " y confirm · any other key cancels ".to_owned()
+        " y confirm · any other key cancels "
     } else {
         " ↑↓ file · PgUp/PgDn · Tab overall/turn · m merge · c cherry-pick · s commit · r reload · Esc "
-            .to_owned()
     };
-    let block = Block::new()
+    Block::new()
         .borders(Borders::ALL)
         .border_type(BorderType::Rounded)
         .border_style(Style::new().fg(t.accent))
@@ -43,13 +61,13 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
                 t.fg(t.title),
             ),
         ]))
-        .title_bottom(Line::from(Span::styled(hints, t.dim_style())).right_aligned());
-    let inner = block.inner(area);
-    block.render(area, buf);
-    if inner.width < 10 || inner.height < 2 {
-        return;
-    }
-    let mut body = inner;
+        .title_bottom(Line::from(Span::styled(hints, t.dim_style())).right_aligned())
+}
+
+/// Above the files: the question being asked or the last result, then the
+/// overlap warnings.
+fn top_lines(app: &App, v: &DiffView, branch: &str) -> Vec<Line<'static>> {
+    let t = &app.theme;
     let mut top = Vec::new();
     if let Some(confirm) = &v.confirm {
         let question = match confirm {
@@ -78,20 +96,14 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
             t.fg(t.warning),
         )));
     }
-    if !top.is_empty() {
-        let h = (top.len() as u16).min(body.height - 1);
-        Paragraph::new(top).render(Rect::new(body.x, body.y, body.width, h), buf);
-        body.y += h;
-        body.height -= h;
-    }
+    top
+}
+
+/// The file list and the selected file's diff (or why there is none).
+fn draw_body(v: &DiffView, t: &Theme, body: Rect, buf: &mut Buffer) {
     if let Some(e) = &v.error {
-        put(
-            buf,
-            body,
-            0,
-            &format!("cannot diff: {}", clean(e)),
-            t.fg(t.error),
-        );
+        let text = format!("cannot diff: {}", clean(e));
+        put(buf, body, 0, &text, t.fg(t.error));
         return;
     }
     if v.files.is_empty() {

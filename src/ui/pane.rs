@@ -118,13 +118,7 @@ fn pane_block(p: &Pane, ctx: &PaneCtx<'_>, area: Rect) -> Block<'static> {
         Style::new().fg(t.title)
     };
     title.push(Span::styled(p.name().to_owned(), name_style));
-    title.push(Span::raw(" "));
-    if let Some(w) = &p.worktree {
-        title.push(Span::styled(
-            format!("⎇ {} ", w.branch),
-            Style::new().fg(t.dim),
-        ));
-    }
+    title.extend(after_name(p, t));
     let (label, alarm) = state_label(p, ctx.spin);
     let label_style = if alarm {
         Style::new().fg(t.warning).add_modifier(Modifier::BOLD)
@@ -169,6 +163,18 @@ fn pane_block(p: &Pane, ctx: &PaneCtx<'_>, area: Rect) -> Block<'static> {
         .border_style(border_style)
         .title(Line::from(title))
         .title(Line::from(right).right_aligned())
+}
+
+/// The space after the pane's name, and its worktree branch if it has one.
+fn after_name(p: &Pane, t: &Theme) -> Vec<Span<'static>> {
+    let mut spans = vec![Span::raw(" ")];
+    if let Some(w) = &p.worktree {
+        spans.push(Span::styled(
+            format!("⎇ {} ", w.branch),
+            Style::new().fg(t.dim),
+        ));
+    }
+    spans
 }
 
 /// ` ⚠ b also changed README.md ` for the pane's bottom border.
