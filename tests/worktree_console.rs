@@ -267,6 +267,39 @@ async fn overlapping_edits_warn_in_both_panes() {
     );
     assert!(app.panes[1].attention, "the unfocused pane is flagged");
     insta::assert_snapshot!("worktree_panes_with_overlap", screen);
+
+    // a goes home first; b's merge then conflicts, is reported with the
+    // file, and leaves the main checkout as it was.
+    for pane in [0, 1] {
+        app.set_focus(pane);
+        app.on_key(key(KeyCode::F(3)));
+        pump(&mut app, &svc, &mut rx, loaded).await;
+        app.on_key(key(KeyCode::Char('m')));
+        app.on_key(key(KeyCode::Char('y')));
+        pump(&mut app, &svc, &mut rx, |a| {
+            a.diff
+                .as_ref()
+                .is_some_and(|v| v.message.as_ref().is_some_and(|m| m.1 != "working…"))
+        })
+        .await;
+        if pane == 0 {
+            app.on_key(key(KeyCode::Esc));
+        }
+    }
+    let v = app.diff.as_ref().unwrap();
+    assert_eq!(
+        v.message,
+        Some((
+            false,
+            "merging hive/b would conflict in: README.md".to_owned()
+        ))
+    );
+    assert!(render(&mut app, 150, 16).contains("merging hive/b would conflict in: README.md"));
+    assert_eq!(
+        std::fs::read_to_string(root.join("README.md")).unwrap(),
+        "# demo\n\nfirst, by a\nsecond\n"
+    );
+    assert!(git(&root, &["status", "--porcelain"]).is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
