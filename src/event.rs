@@ -178,6 +178,54 @@ pub enum FinalItem {
     },
 }
 
+/// Constructors for the payloads every provider builds, so that no translator
+/// spells out the optional fields it leaves empty.
+impl Payload {
+    /// A message or reasoning item opens with no content yet.
+    pub fn item_start(item_id: impl Into<String>, item_type: ItemType) -> Self {
+        Payload::ItemStart {
+            item_id: item_id.into(),
+            item_type,
+            initial_content: None,
+            name: None,
+            call_id: None,
+        }
+    }
+
+    /// A tool call opens: its tool name and the call id its output will carry.
+    pub fn tool_start(
+        item_id: impl Into<String>,
+        name: impl Into<String>,
+        call_id: impl Into<String>,
+    ) -> Self {
+        Payload::ItemStart {
+            item_id: item_id.into(),
+            item_type: ItemType::FunctionCall,
+            initial_content: None,
+            name: Some(name.into()),
+            call_id: Some(call_id.into()),
+        }
+    }
+
+    /// The turn ended because the user interrupted it.
+    pub fn interrupted(usage: Option<Usage>) -> Self {
+        Payload::ResponseDone {
+            status: ResponseStatus::Cancelled,
+            finish_reason: Some("interrupted".into()),
+            error: None,
+            usage,
+        }
+    }
+
+    /// An open item was cut short by an interrupt.
+    pub fn item_interrupted(item_id: impl Into<String>) -> Self {
+        Payload::ItemCancelled {
+            item_id: item_id.into(),
+            reason: Some("interrupted".into()),
+        }
+    }
+}
+
 impl StreamEvent {
     /// A new event stamped now with a fresh id.
     pub fn new(turn_id: &str, session_id: &str, payload: Payload) -> Self {

@@ -10,12 +10,14 @@
 pub mod geometry;
 pub mod input;
 pub mod pane;
+pub mod pty_input;
 pub mod state;
 pub mod transcript;
 pub mod tty;
 pub mod worktree;
 
 use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -26,7 +28,6 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::cli::Cli;
 use crate::config::Config;
 use crate::keymap::Keymap;
 use crate::provider::{DiagnosticLevel, ProviderSpec, Registry};
@@ -38,9 +39,9 @@ use crate::ui::pane::ComposerLook;
 use crate::ui::theme::Theme;
 use state::App;
 
-pub fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
+pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> {
     tty::check_tty()?;
-    let mut config = Config::load(cli.config.as_deref())?;
+    let mut config = Config::load(config_path)?;
     let _log = init_logging();
     let worktrees = crate::worktree::prepare(&mut config.agents, config.worktrees.root.as_deref());
     tracing::info!(config = %config.source.describe(), agents = config.agents.len(), "console starting");
@@ -54,11 +55,11 @@ pub fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             p.transcript.notice(DiagnosticLevel::Warn, w);
         }
     }
-    let rt = crate::cli::runtime()?;
+    let rt = crate::runtime::build()?;
     tty::install_panic_hook();
     let result = rt.block_on(async {
         let (terminal, guard) = tty::setup()?;
-        let out = event_loop(&mut app, &config, cli.fresh, terminal).await;
+        let out = event_loop(&mut app, &config, fresh, terminal).await;
         drop(guard);
         out
     });

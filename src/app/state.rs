@@ -11,7 +11,7 @@ use crate::history::PaneHistory;
 use crate::keymap::Keymap;
 use crate::provider::DiagnosticLevel;
 use crate::runner::{PaneEvent, PaneUpdate, RunnerCommand, TurnState};
-use crate::ui::theme::Theme;
+use crate::theme::Theme;
 use crate::upsert::TurnEvent;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,10 +10,14 @@ pub mod claude;
 pub mod codex;
 pub mod gemini;
 pub mod import;
+pub(crate) mod json;
 pub mod pi;
 pub mod process;
 pub mod pty;
 pub mod script;
+mod sink;
+
+pub use sink::Sink;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -38,9 +38,10 @@ use super::{
 };
 use crate::config::AgentConfig;
 use crate::event::{
-    ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, Usage, new_id,
+    ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, Usage, new_id,
 };
 use crate::processor::estimate_tokens;
+use crate::provider::Sink;
 
 /// Scenarios shipped inside the binary, addressed as `demo:<name>`.
 const BUILTIN: &[(&str, &str)] = &[
@@ -304,11 +305,7 @@ impl Player {
     }
 
     fn emit(&self, turn_id: &str, payload: Payload) {
-        let _ = self.events.send(ProviderEvent::Stream(StreamEvent::new(
-            turn_id,
-            &self.session_id,
-            payload,
-        )));
+        self.events.stream(turn_id, &self.session_id, payload);
     }
 
     async fn play(&mut self, turn_id: String, prompt: String) -> End {
@@ -370,10 +367,7 @@ impl Player {
             ends!(self.wait(Duration::from_millis(ms), ctx).await);
         }
         if let Some(msg) = &step.diagnostic {
-            let _ = self.events.send(ProviderEvent::Diagnostic {
-                level: DiagnosticLevel::Warn,
-                message: msg.clone(),
-            });
+            self.events.diagnostic(DiagnosticLevel::Warn, msg.clone());
         }
         if let Some(thinking) = &step.thinking {
             ends!(
@@ -420,24 +414,12 @@ impl Player {
         let item_id = new_id("item");
         self.emit(
             &ctx.turn_id,
-            Payload::ItemStart {
-                item_id: item_id.clone(),
-                item_type,
-                initial_content: None,
-                name: None,
-                call_id: None,
-            },
+            Payload::item_start(item_id.clone(), item_type),
         );
         let chars: Vec<char> = text.chars().collect();
         for piece in chars.chunks(chunk) {
             if let Some(end) = self.wait(delay, ctx).await {
-                self.emit(
-                    &ctx.turn_id,
-                    Payload::ItemCancelled {
-                        item_id: item_id.clone(),
-                        reason: Some("interrupted".into()),
-                    },
-                );
+                self.emit(&ctx.turn_id, Payload::item_interrupted(item_id.clone()));
                 return Some(end);
             }
             let delta: String = piece.iter().collect();
@@ -519,13 +501,7 @@ impl Player {
         let args = args_value(step);
         self.emit(
             &ctx.turn_id,
-            Payload::ItemStart {
-                item_id: item_id.clone(),
-                item_type: ItemType::FunctionCall,
-                initial_content: None,
-                name: Some(tool.to_owned()),
-                call_id: Some(call_id.clone()),
-            },
+            Payload::tool_start(item_id.clone(), tool.to_owned(), call_id.clone()),
         );
         let arguments = match &args {
             Value::Object(m) => m.clone(),
@@ -602,15 +578,7 @@ impl Player {
     /// A turn cut short by an interrupt still ends with `response_done`.
     fn finish(&self, ctx: &TurnCtx, end: End) -> End {
         if matches!(end, End::Cancelled) && ctx.cancel_requested {
-            self.emit(
-                &ctx.turn_id,
-                Payload::ResponseDone {
-                    status: ResponseStatus::Cancelled,
-                    finish_reason: Some("interrupted".into()),
-                    error: None,
-                    usage: None,
-                },
-            );
+            self.emit(&ctx.turn_id, Payload::interrupted(None));
         }
         end
     }

@@ -28,6 +28,7 @@ use super::{
     ProviderFactory, ProviderHandle, ProviderSpec,
 };
 use crate::config::AgentConfig;
+use crate::provider::Sink;
 use crate::timer;
 
 /// After stdin closes, how long an agent gets to exit on its own (Gemini
@@ -278,10 +279,10 @@ async fn flush(engine: &mut Engine, process: &mut AgentProcess, events: &EventSi
                     // A dead agent shows up as stdout EOF right after.
                     Ok(Err(e)) => tracing::debug!(error = %e, "write to agent failed"),
                     Err(_) => {
-                        let _ = events.send(ProviderEvent::Diagnostic {
-                            level: DiagnosticLevel::Error,
-                            message: "the agent stopped reading its input".into(),
-                        });
+                        events.diagnostic(
+                            DiagnosticLevel::Error,
+                            "the agent stopped reading its input",
+                        );
                     }
                 }
             }

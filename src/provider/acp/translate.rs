@@ -349,13 +349,10 @@ impl Translator {
         }
         let open = slot.get_or_insert_with(|| {
             let item_id = new_id("item");
-            out.push(Translated::Stream(Payload::ItemStart {
-                item_id: item_id.clone(),
+            out.push(Translated::Stream(Payload::item_start(
+                item_id.clone(),
                 item_type,
-                initial_content: None,
-                name: None,
-                call_id: None,
-            }));
+            )));
             OpenText {
                 item_id,
                 content: String::new(),
@@ -436,13 +433,11 @@ impl Translator {
         let name = tool.display_name();
         let arguments = tool.arguments();
         if is_new {
-            out.push(Translated::Stream(Payload::ItemStart {
-                item_id: tool.item_id.clone(),
-                item_type: ItemType::FunctionCall,
-                initial_content: None,
-                name: Some(name.clone()),
-                call_id: Some(id.clone()),
-            }));
+            out.push(Translated::Stream(Payload::tool_start(
+                tool.item_id.clone(),
+                name.clone(),
+                id.clone(),
+            )));
         }
         if tool.emitted.as_ref() != Some(&(name.clone(), arguments.clone())) {
             out.push(Translated::Stream(Payload::ItemDone {

@@ -28,6 +28,7 @@ use super::{
 };
 use crate::config::AgentConfig;
 use crate::event::{ErrorInfo, Payload, StreamEvent};
+use crate::provider::Sink;
 use crate::timer;
 use translate::Translator;
 
@@ -247,7 +248,7 @@ impl Session {
     }
 
     fn emit(&self, ev: ProviderEvent) {
-        let _ = self.events.send(ev);
+        self.events.emit(ev);
     }
 
     fn emit_all(&self, events: Vec<ProviderEvent>) {

@@ -250,15 +250,7 @@ impl Engine {
                     self.cfg.cancel_grace.as_millis()
                 ),
             );
-            self.stream(
-                &turn.turn_id,
-                Payload::ResponseDone {
-                    status: ResponseStatus::Cancelled,
-                    finish_reason: Some("interrupted".into()),
-                    error: None,
-                    usage: None,
-                },
-            );
+            self.stream(&turn.turn_id, Payload::interrupted(None));
         }
     }
 
@@ -402,15 +394,7 @@ impl Engine {
 
     fn cancel(&mut self, now: Instant) {
         if let Some((turn_id, _)) = self.waiting.take() {
-            self.stream(
-                &turn_id,
-                Payload::ResponseDone {
-                    status: ResponseStatus::Cancelled,
-                    finish_reason: Some("interrupted".into()),
-                    error: None,
-                    usage: None,
-                },
-            );
+            self.stream(&turn_id, Payload::interrupted(None));
             return;
         }
         let Some(session_id) = self.session_id.clone() else {
