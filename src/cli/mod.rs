@@ -1,5 +1,7 @@
 //! Command line: `hive` opens the console; subcommands run headless.
 
+mod ctl;
+mod doctor;
 mod history;
 mod run;
 mod worktree;
@@ -37,6 +39,10 @@ pub enum Command {
     Import(history::ImportArgs),
     /// Manage the agents' git worktrees: list, remove ID, prune.
     Worktree(worktree::WorktreeArgs),
+    /// Drive a running hive through its control socket.
+    Ctl(ctl::CtlArgs),
+    /// Check the config and that every agent can start.
+    Doctor(doctor::DoctorArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -46,6 +52,8 @@ pub fn main() -> ExitCode {
         Some(Command::History(ref cmd)) => history::history(cmd),
         Some(Command::Import(ref args)) => history::import_cmd(args),
         Some(Command::Worktree(ref args)) => worktree::worktree_cmd(&cli, args),
+        Some(Command::Ctl(ref args)) => ctl::ctl(&cli, args),
+        Some(Command::Doctor(ref args)) => doctor::doctor(&cli, args),
         None => crate::app::run(cli.config.as_deref(), cli.fresh),
     };
     match result {

@@ -40,7 +40,7 @@ pub enum WorktreeCommand {
     Prune,
 }
 
-pub fn worktree_cmd(cli: &Cli, args: &WorktreeArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn worktree_cmd(cli: &Cli, args: &WorktreeArgs) -> anyhow::Result<ExitCode> {
     let config = Config::load(cli.config.as_deref())?;
     let root = config.worktrees.root.clone();
     let repos = repos(&config, args.repo.as_deref())?;
