@@ -3,6 +3,8 @@
 //! home (merge, cherry-pick, conflicts never half-applied), overlap
 //! warnings, and remove/prune.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -379,7 +381,7 @@ fn doctor_reports_the_worktree_and_a_stale_one() {
     let env = Env {
         path: std::env::var_os("PATH").unwrap_or_default(),
         home: PathBuf::from("/nonexistent-home"),
-        cwd: root.clone(),
+        cwd: root,
         vars: Default::default(),
     };
     let level = |env: &Env| {

@@ -1,6 +1,8 @@
 //! `hive worktree list | remove | prune` and `hive run` with `worktree = true`:
 //! the real binary in a temporary repository, as a user would type them.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 mod support;
 
 use std::path::Path;

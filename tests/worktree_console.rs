@@ -3,6 +3,8 @@
 //! git service, and the diff view drawn on ratatui's `TestBackend`
 //! (insta snapshots in `tests/snapshots/`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 mod support;
 
 use std::path::{Path, PathBuf};

@@ -239,12 +239,12 @@ async fn event_loop(
                 }
                 dirty = true;
             }
-            wake = git.next(app.overlap_check_at, std::mem::take(&mut app.git_outbox)) => dirty |= app.on_git(wake),
             Some(req) = control.next() => {
                 if let Some((pane, cmd)) = control.handle(req) {
                     app.send(pane, cmd);
                 }
             }
+            wake = git.next(app.overlap_check_at, std::mem::take(&mut app.git_outbox)) => dirty |= app.on_git(wake),
             _ = sigterm.recv() => {
                 tracing::info!("SIGTERM: quitting");
                 break;

@@ -105,6 +105,22 @@ impl AgentConfig {
         }
     }
 
+    /// A missing working directory, named as such (spawning in it would
+    /// report the *program* as not found).
+    pub fn check_cwd(&self) -> Result<(), String> {
+        match &self.cwd {
+            Some(cwd) if !cwd.exists() => Err(format!(
+                "working directory `{}` (cwd) does not exist",
+                cwd.display()
+            )),
+            Some(cwd) if !cwd.is_dir() => Err(format!(
+                "working directory `{}` (cwd) is not a directory",
+                cwd.display()
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// The worktree this agent asks for, if any (`root` from `[worktrees]`).
     pub fn worktree_spec(
         &self,
@@ -121,22 +137,6 @@ impl AgentConfig {
             copy_uncommitted: self.worktree_copy_uncommitted,
             root: root.map(std::path::Path::to_owned),
         })
-    }
-
-    /// A missing working directory, named as such (spawning in it would
-    /// report the *program* as not found).
-    pub fn check_cwd(&self) -> Result<(), String> {
-        match &self.cwd {
-            Some(cwd) if !cwd.exists() => Err(format!(
-                "working directory `{}` (cwd) does not exist",
-                cwd.display()
-            )),
-            Some(cwd) if !cwd.is_dir() => Err(format!(
-                "working directory `{}` (cwd) is not a directory",
-                cwd.display()
-            )),
-            _ => Ok(()),
-        }
     }
 
     pub fn display_name(&self) -> &str {
