@@ -329,6 +329,14 @@ fn worktree_diff_view_end_to_end() {
     t.wait("both worktree panes", |s| {
         s.contains("a ⎇ hive/a") && s.contains("b ⎇ hive/b")
     });
+    // The shells are up (their prompts show) before anything is typed.
+    t.wait("both shell prompts", |s| {
+        ["┃# ", "│# ", "┃$ ", "│$ "]
+            .iter()
+            .map(|p| s.matches(p).count())
+            .sum::<usize>()
+            >= 2
+    });
     t.type_text("echo from-a > note.txt && echo changed-a >> README.md && echo WROTE-A");
     t.keys(&["Enter"]);
     t.wait_for("WROTE-A");

@@ -369,3 +369,51 @@ fn a_same_size_edit_in_the_index_second_is_seen() {
     assert_eq!(files.len(), 1, "{files:?}");
     assert_eq!(files[0].path, "src/lib.rs");
 }
+
+/// `hive doctor` reports an agent's worktree, and a stale one (directory
+/// gone) as a warning.
+#[test]
+fn doctor_reports_the_worktree_and_a_stale_one() {
+    use hive::doctor::{Env, Level, check_agent};
+    let (_d, root) = repo();
+    let mut cfg = agent("a", &root);
+    cfg.script = Some("demo:tour".into());
+    let env = Env {
+        path: std::env::var_os("PATH").unwrap_or_default(),
+        home: PathBuf::from("/nonexistent-home"),
+        cwd: root,
+        vars: Default::default(),
+    };
+    let level = |env: &Env| {
+        let report = check_agent(&cfg, env);
+        let c = report
+            .checks
+            .iter()
+            .find(|c| c.name == "worktree")
+            .expect("a worktree check")
+            .clone();
+        (c.level, c.detail)
+    };
+    assert_eq!(level(&env), (Level::Info, "made on first start".to_owned()));
+    let w = ensure(&cfg);
+    let (ok, detail) = level(&env);
+    assert_eq!(ok, Level::Ok);
+    assert!(
+        detail.contains("hive/a") && detail.contains("nothing unmerged"),
+        "{detail}"
+    );
+    std::fs::remove_dir_all(&w.path).unwrap();
+    let (warn, detail) = level(&env);
+    assert_eq!(warn, Level::Warn);
+    assert!(detail.starts_with("stale:"), "{detail}");
+    let outside = tempfile::tempdir().unwrap();
+    let mut lost = agent("a", outside.path());
+    lost.script = Some("demo:tour".into());
+    let report = check_agent(&lost, &env);
+    assert!(
+        report
+            .checks
+            .iter()
+            .any(|c| c.name == "worktree" && c.level == Level::Fail)
+    );
+}

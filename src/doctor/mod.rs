@@ -185,6 +185,7 @@ pub fn check_agent(agent: &AgentConfig, env: &Env) -> AgentReport {
             // Without its cwd the agent cannot start; a dry start would only say so again.
             let can_try = cwd.level != Level::Fail;
             checks.push(cwd);
+            checks.extend(worktree_check(agent, env));
             program_checks(agent, &facts, env, can_try, &mut checks);
             if let Some(auth) = &facts.auth {
                 checks.push(auth_check(agent, auth, env));
@@ -218,6 +219,48 @@ fn cwd(agent: &AgentConfig, env: &Env) -> Check {
             .fix("the agent cannot edit files there; fix its permissions or `cwd`");
     }
     Check::new("cwd", Level::Ok, format!("{shown} (writable)"))
+}
+
+/// Agents with `worktree`: the repository, and their worktree if it exists
+/// (a stale one, whose directory is gone, is a warning). Default root only.
+fn worktree_check(agent: &AgentConfig, env: &Env) -> Option<Check> {
+    agent.worktree_spec(None)?;
+    let dir = agent
+        .cwd
+        .as_ref()
+        .map_or_else(|| env.cwd.clone(), |d| env.cwd.join(d));
+    let repo = match crate::worktree::find_repo(&dir) {
+        Ok(r) => r,
+        Err(e) => {
+            return Some(
+                Check::new("worktree", Level::Fail, e.to_string())
+                    .fix("`worktree = true` needs a cwd inside a git repository"),
+            );
+        }
+    };
+    let found = crate::worktree::list(&repo, None)
+        .ok()?
+        .into_iter()
+        .find(|w| w.agent_id == agent.id);
+    Some(match found {
+        None => Check::new("worktree", Level::Info, "made on first start"),
+        Some(w) if w.missing => Check::new(
+            "worktree",
+            Level::Warn,
+            format!("stale: {} is gone", env.show(&w.path)),
+        )
+        .fix("`hive worktree prune` forgets it (its branch keeps any commits)"),
+        Some(w) => Check::new(
+            "worktree",
+            Level::Ok,
+            format!(
+                "{} on {} ({})",
+                env.show(&w.path),
+                w.branch.as_deref().unwrap_or("(detached)"),
+                w.describe_work()
+            ),
+        ),
+    })
 }
 
 fn program_checks(
