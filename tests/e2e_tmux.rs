@@ -87,7 +87,9 @@ fn start_runs(bin: &Path, dir: tempfile::TempDir, runs: usize) -> Tmux {
         .expect("quotable path")
         .into_owned();
     let earlier: String = (1..runs)
-        .map(|i| format!("{hive} ; echo RUN{i}-EXIT=$? ; "))
+        // The marker file tells a test that run i has ended: the screen alone
+        // cannot, since the next run shows the same conversation.
+        .map(|i| format!("{hive} ; echo RUN{i}-EXIT=$? | tee run{i}.exit ; "))
         .collect();
     // The shell prints how hive left the terminal, then keeps the pane open.
     let script = format!(
@@ -250,6 +252,7 @@ fn history_survives_quit_and_restart_and_the_session_continues() {
     let Some(bin) = hive_bin() else { return };
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("hive_data_dir");
+    let run1_exit = dir.path().join("run1.exit");
     let t = start_runs(&bin, dir, 2);
     t.wait_for("Architect (demo)");
     t.type_text("remember the word walnut");
@@ -259,11 +262,10 @@ fn history_survives_quit_and_restart_and_the_session_continues() {
     });
     t.wait("idle after the turn", |s| status_line(s).contains("idle"));
     t.keys(&["C-q"]);
+    t.wait("the first run to end", |_| run1_exit.exists());
+    let code = std::fs::read_to_string(&run1_exit).unwrap_or_default();
+    assert!(code.contains("RUN1-EXIT=0"), "first run failed: {code}");
     // The second run shows the first conversation before anything is typed.
-    let s = t.wait("restored transcript", |s| {
-        s.contains("RUN1-EXIT=0") || s.contains("remember the word walnut")
-    });
-    assert!(!s.contains("RUN1-EXIT=1"), "first run failed:\n{s}");
     let s = t.wait("restored transcript", |s| {
         s.contains("remember the word walnut") && s.contains("Architect (demo)")
     });
