@@ -7,6 +7,8 @@
 pub mod app;
 pub mod cli;
 pub mod config;
+pub mod control;
+pub mod doctor;
 pub mod event;
 pub mod history;
 pub mod keymap;
@@ -23,3 +25,4 @@ pub mod theme;
 pub mod timer;
 pub mod ui;
 pub mod upsert;
+pub mod worktree;

@@ -1,6 +1,8 @@
 //! History store, recorder, session state, queue persistence, import, and
 //! crash behaviour of the real `hive` binary (issue #5).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -544,7 +546,7 @@ fn large_histories_load_their_tail_and_page_back_to_the_start() {
     assert_eq!(h.items.len(), 34 * 4);
     assert_eq!(kinds(&h.items[..1]), ["User:question 2966"]);
     let mut loaded = h.items.clone();
-    let mut page = h.older.clone();
+    let mut page = h.older;
     let mut pages = 1;
     while let Some(p) = page {
         let (mut older, next, warnings) = history::load_older(&p, 500);
@@ -1049,7 +1051,7 @@ fn imported_claude_tool_results_and_usage_read_as_the_live_translator_reads_them
             line(
                 "user",
                 "2026-11-20T10:00:02Z",
-                json!({"role": "user", "content": [result.clone()]}),
+                json!({"role": "user", "content": [result]}),
             ),
         ],
     );
@@ -1088,7 +1090,7 @@ fn imported_pi_tool_results_read_as_the_live_translator_reads_them() {
             json!({"type": "message", "timestamp": 2, "message": {"role": "assistant", "content": [
                 {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a"}}]}}),
             json!({"type": "message", "timestamp": 3, "message": {"role": "toolResult",
-                "toolCallId": "c1", "toolName": "read", "content": content.clone(), "isError": false}}),
+                "toolCallId": "c1", "toolName": "read", "content": content, "isError": false}}),
         ],
     );
     assert_eq!(

@@ -2,6 +2,8 @@
 //! matrix of seed 000 (one test per row), the user's own message, crashes,
 //! agents that ignore interrupts, and queue editing.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

@@ -2,6 +2,8 @@
 //! built-in config is fed runner events and keys, drawn on ratatui's
 //! `TestBackend`, and compared with insta snapshots (`tests/snapshots/`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};

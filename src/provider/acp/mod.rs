@@ -7,6 +7,7 @@
 //! `agent-client-protocol-schema` crate. Config: docs/acp.md.
 
 pub mod client;
+pub mod doctor;
 pub mod engine;
 pub mod fs;
 pub mod render;

@@ -10,6 +10,7 @@
 
 pub mod content;
 pub mod control;
+pub mod doctor;
 pub mod import;
 pub mod translate;
 
