@@ -10,6 +10,7 @@ pub mod claude;
 pub mod codex;
 pub mod gemini;
 pub(crate) mod json;
+pub mod openai;
 pub mod pi;
 pub mod process;
 pub mod pty;
@@ -274,6 +275,7 @@ impl Registry {
         r.register(Arc::new(pi::PiFactory));
         r.register(Arc::new(acp::AcpFactory));
         r.register(Arc::new(claude::ClaudeFactory));
+        r.register(Arc::new(openai::OpenAiFactory::default()));
         r
     }
 
