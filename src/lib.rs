@@ -10,6 +10,7 @@ pub mod config;
 pub mod event;
 pub mod history;
 pub mod keymap;
+pub mod ops;
 pub mod paths;
 pub mod processor;
 pub mod provider;
