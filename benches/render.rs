@@ -22,6 +22,7 @@ use hive::config::{Config, ConfigSource};
 use hive::event::{Origin, Usage};
 use hive::runner::{PaneEvent, PaneUpdate};
 use hive::text::TextBuffer;
+use hive::ui::ViewState;
 use hive::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
 
 const PANES: usize = 6;
@@ -99,10 +100,12 @@ fn stats(mut v: Vec<Duration>) -> (Duration, Duration) {
     (median, p99)
 }
 
-fn frame(app: &mut App, buf: &mut Buffer) -> Duration {
+/// One console frame (`app::frame`: composer looks, the read-only render
+/// into the view state, the app taking back the geometry).
+fn frame(app: &mut App, view: &mut ViewState, buf: &mut Buffer) -> Duration {
     let start = Instant::now();
     buf.reset();
-    hive::ui::render(app, Rect::new(0, 0, W, H), buf);
+    hive::app::frame(app, view, Rect::new(0, 0, W, H), buf);
     start.elapsed()
 }
 
@@ -117,8 +120,11 @@ fn many_panes() {
     fill(&mut app);
     let fill_time = t.elapsed();
     let mut buf = Buffer::empty(Rect::new(0, 0, W, H));
-    let cold = frame(&mut app, &mut buf);
-    let steady: Vec<Duration> = (0..500).map(|_| frame(&mut app, &mut buf)).collect();
+    let mut view = ViewState::default();
+    let cold = frame(&mut app, &mut view, &mut buf);
+    let steady: Vec<Duration> = (0..500)
+        .map(|_| frame(&mut app, &mut view, &mut buf))
+        .collect();
     // A frame after one pane's streaming message grew (the common case).
     let mut text = TextBuffer::new();
     let mut updated = Vec::new();
@@ -138,7 +144,7 @@ fn many_panes() {
                 },
             ),
         });
-        updated.push(frame(&mut app, &mut buf));
+        updated.push(frame(&mut app, &mut view, &mut buf));
     }
     // Scrolling into history lays out entries never seen before.
     let mut scrolled = Vec::new();
@@ -146,7 +152,7 @@ fn many_panes() {
         for p in &mut app.panes {
             p.scroll += 40;
         }
-        scrolled.push(frame(&mut app, &mut buf));
+        scrolled.push(frame(&mut app, &mut view, &mut buf));
     }
     let (sm, sp) = stats(steady);
     let (um, up) = stats(updated);
@@ -175,6 +181,7 @@ fn long_stream() {
         src.push_str("Some prose that goes on for a while to fill the paragraph with words.\n\n");
     }
     let mut buf = Buffer::empty(Rect::new(0, 0, 160, 45));
+    let mut view = ViewState::default();
     let mut text = TextBuffer::new();
     let chunk = src.len() / 4000;
     let (mut tokens, mut threshold, mut step) = (0u64, 10u64, 0usize);
@@ -208,7 +215,7 @@ fn long_stream() {
                 ),
             });
             buf.reset();
-            hive::ui::render(&mut app, Rect::new(0, 0, 160, 45), &mut buf);
+            hive::app::frame(&mut app, &mut view, Rect::new(0, 0, 160, 45), &mut buf);
         }
     }
     println!(

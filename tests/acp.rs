@@ -7,20 +7,23 @@
 //! Expected values are derived from the captures themselves (the chunks the
 //! agent sent, the options it offered), never typed in by hand.
 
+mod support;
+use support::{Replay, alive, fake_command, jsonl, timeline};
+
 use std::collections::{HashMap, VecDeque};
+use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use hive::config::AgentConfig;
-use hive::event::{FinalItem, Origin, Payload, ResponseStatus, StreamEvent};
-use hive::processor::{Processor, ProcessorConfig};
+use hive::event::{FinalItem, Origin, Payload, ResponseStatus};
 use hive::provider::acp::AcpFactory;
 use hive::provider::acp::engine::{Effect, Engine, EngineConfig};
 use hive::provider::{
     DiagnosticLevel, PermissionDecision, PermissionRequest, ProviderCommand, ProviderError,
-    ProviderEvent, ProviderFactory, ProviderHandle, ProviderSpec,
+    ProviderEvent, ProviderFactory, ProviderSpec,
 };
-use hive::upsert::{Output, TurnEvent, TurnStatus, UpsertKind, UpsertStatus};
+use hive::upsert::{TurnEvent, TurnStatus, UpsertStatus};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::time::Instant;

@@ -8,24 +8,31 @@
 //! runner (two turns in one process, mid-turn messages, interrupt, permission
 //! round trip, crash, hang then kill, no orphan left).
 
+mod support;
+use support::scenario::{
+    answer_permission, interrupt_then_next_turn, permission_asked, real_claude_env,
+    steer_while_streaming,
+};
+use support::{
+    Live, Pane, Replay, completed, fake_command, group_alive, group_gone, jsonl, timeline,
+};
+
 use std::collections::{HashMap, HashSet};
+use std::ops::Deref;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use hive::config::AgentConfig;
-use hive::event::{ItemType, Origin, Payload, StreamEvent};
-use hive::processor::{Processor, ProcessorConfig};
+use hive::event::{ItemType, Origin, Payload};
 use hive::provider::claude::translate::Translator;
 use hive::provider::claude::{ClaudeFactory, command_spec};
 use hive::provider::{
-    PermissionDecision, ProviderCommand, ProviderError, ProviderEvent, ProviderFactory,
-    ProviderSpec,
+    PermissionDecision, ProviderCommand, ProviderError, ProviderEvent, ProviderSpec,
 };
-use hive::runner::{PaneEvent, PaneUpdate, RunnerCommand, RunnerOptions, SubmitMode, spawn_runner};
-use hive::upsert::{Output, TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
+use hive::runner::{PaneEvent, RunnerCommand, SubmitMode};
+use hive::upsert::{TurnEvent, TurnStatus, UpsertKind, UpsertStatus};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 // ======================================================================
@@ -37,96 +44,31 @@ fn fixture(name: &str) -> PathBuf {
         .join(format!("tests/fixtures/claude/{name}.timeline.jsonl"))
 }
 
-/// A tool call upsert: (status, name, call_id, arguments, output, is_error).
-type ToolRow = (
-    UpsertStatus,
-    String,
-    String,
-    Value,
-    Option<String>,
-    Option<bool>,
-);
-
-/// Everything one capture produced.
+/// Everything one capture produced, with what only Claude's translator
+/// has: the replies it wrote to stdin and the hive turns the replay began.
 #[derive(Default)]
-struct Replay {
-    stream: Vec<StreamEvent>,
-    other: Vec<ProviderEvent>,
-    outputs: Vec<Output>,
+struct Capture {
+    r: Replay,
     replies: Vec<String>,
     turns: Vec<String>,
 }
 
+impl Deref for Capture {
+    type Target = Replay;
+    fn deref(&self) -> &Replay {
+        &self.r
+    }
+}
+
+impl Capture {
+    fn feed(&mut self, tr: &mut Translator, line: &str) {
+        let t = tr.line(line);
+        self.replies.extend(t.replies);
+        self.r.feed_all(t.events);
+    }
+}
+
 impl Replay {
-    fn upserts(&self) -> Vec<&Upsert> {
-        self.outputs
-            .iter()
-            .filter_map(|o| match o {
-                Output::Upsert(u) => Some(u),
-                _ => None,
-            })
-            .collect()
-    }
-
-    fn turn_events(&self) -> Vec<&TurnEvent> {
-        self.outputs
-            .iter()
-            .filter_map(|o| match o {
-                Output::Turn(t) => Some(t),
-                _ => None,
-            })
-            .collect()
-    }
-
-    /// Final (complete/error) upserts of messages with `origin`.
-    fn messages(&self, origin: Origin) -> Vec<String> {
-        self.upserts()
-            .into_iter()
-            .filter(|u| u.status == UpsertStatus::Complete)
-            .filter_map(|u| match &u.kind {
-                UpsertKind::Message { content, origin: o } if *o == origin => {
-                    Some(content.to_string())
-                }
-                _ => None,
-            })
-            .collect()
-    }
-
-    fn thinking(&self) -> Vec<String> {
-        self.upserts()
-            .into_iter()
-            .filter(|u| u.status == UpsertStatus::Complete)
-            .filter_map(|u| match &u.kind {
-                UpsertKind::Thinking { content, .. } => Some(content.to_string()),
-                _ => None,
-            })
-            .collect()
-    }
-
-    /// Tool call upserts in order.
-    fn tools(&self) -> Vec<ToolRow> {
-        self.upserts()
-            .into_iter()
-            .filter_map(|u| match &u.kind {
-                UpsertKind::ToolCall {
-                    tool_name,
-                    arguments,
-                    call_id,
-                    output,
-                    output_is_error,
-                } => Some((
-                    u.status,
-                    tool_name.clone(),
-                    call_id.clone(),
-                    arguments.clone(),
-                    output.clone(),
-                    *output_is_error,
-                )),
-                _ => None,
-            })
-            .collect()
-    }
-
     fn completed(&self) -> Vec<(TurnStatus, Option<hive::event::Usage>, Option<String>)> {
         self.turn_events()
             .into_iter()
@@ -156,36 +98,12 @@ impl Replay {
             .collect()
     }
 
-    fn permissions(&self) -> Vec<&hive::provider::PermissionRequest> {
-        self.other
-            .iter()
-            .filter_map(|e| match e {
-                ProviderEvent::Permission(p) => Some(p),
-                _ => None,
-            })
-            .collect()
-    }
-
-    fn feed(&mut self, tr: &mut Translator, proc: &mut Processor, line: &str) {
-        let t = tr.line(line);
-        self.replies.extend(t.replies);
-        for ev in t.events {
-            match ev {
-                ProviderEvent::Stream(s) => {
-                    self.outputs.extend(proc.process(&s, Instant::now()));
-                    self.stream.push(s);
-                }
-                other => self.other.push(other),
-            }
-        }
-    }
-
     /// Contract checks every capture must pass: events validate; each turn
     /// starts with `response_start` and ends with exactly one terminal event,
     /// with nothing after it.
     fn check_contract(&self) {
         let mut by_turn: HashMap<&str, Vec<&Payload>> = HashMap::new();
-        for ev in &self.stream {
+        for ev in self.stream() {
             ev.validate().expect("valid event");
             by_turn.entry(&ev.turn_id).or_default().push(&ev.payload);
         }
@@ -227,18 +145,12 @@ impl Replay {
 /// Replays a capture as the provider would have lived it: user lines written
 /// to stdin become `Send` (or a steer while a turn runs), an interrupt
 /// request becomes `Cancel`, stdout lines go through the translator.
-fn replay_with(name: &str, resume: Option<&str>) -> Replay {
-    let text = std::fs::read_to_string(fixture(name)).expect("fixture");
+fn replay_with(name: &str, resume: Option<&str>) -> Capture {
     let mut tr = Translator::new(resume);
-    let mut proc = Processor::new(ProcessorConfig::default());
-    let mut r = Replay::default();
-    for (n, entry) in text.lines().enumerate() {
-        let entry: Value = serde_json::from_str(entry).expect("timeline line");
-        let Some(line) = entry["line"].as_str() else {
-            continue;
-        };
-        match entry["dir"].as_str() {
-            Some("in") => {
+    let mut r = Capture::default();
+    for (n, (dir, line)) in timeline(&fixture(name)).iter().enumerate() {
+        match dir.as_str() {
+            "in" => {
                 let msg: Value = serde_json::from_str(line).expect("stdin line");
                 match (msg["type"].as_str(), msg["request"]["subtype"].as_str()) {
                     (Some("user"), _) => {
@@ -258,7 +170,7 @@ fn replay_with(name: &str, resume: Option<&str>) -> Replay {
                     _ => {}
                 }
             }
-            Some("out") => r.feed(&mut tr, &mut proc, line),
+            "out" => r.feed(&mut tr, line),
             _ => {}
         }
     }
@@ -266,7 +178,7 @@ fn replay_with(name: &str, resume: Option<&str>) -> Replay {
     r
 }
 
-fn replay(name: &str) -> Replay {
+fn replay(name: &str) -> Capture {
     replay_with(name, None)
 }
 
@@ -299,7 +211,7 @@ fn tc_3_3a_text_blocks_map_to_message_upserts() {
 #[test]
 fn tc_3_3b_tool_use_blocks_map_to_tool_calls() {
     let r = replay("tool_bash");
-    let tools = r.tools();
+    let tools = r.tool_rows();
     let create: Vec<_> = tools
         .iter()
         .filter(|t| t.0 == UpsertStatus::Create)
@@ -325,7 +237,7 @@ fn tc_3_3b_tool_use_blocks_map_to_tool_calls() {
 fn tc_3_3c_tool_results_map_to_function_call_outputs() {
     let r = replay("tool_bash");
     let done: Vec<_> = r
-        .tools()
+        .tool_rows()
         .into_iter()
         .filter(|t| t.0 == UpsertStatus::Complete)
         .collect();
@@ -335,7 +247,7 @@ fn tc_3_3c_tool_results_map_to_function_call_outputs() {
     // The Read and Write tools too.
     let r = replay("tool_read");
     let done: Vec<_> = r
-        .tools()
+        .tool_rows()
         .into_iter()
         .filter(|t| t.0 == UpsertStatus::Complete)
         .collect();
@@ -349,7 +261,7 @@ fn tc_3_3c_tool_results_map_to_function_call_outputs() {
     );
     let r = replay("tool_write");
     let done: Vec<_> = r
-        .tools()
+        .tool_rows()
         .into_iter()
         .filter(|t| t.0 == UpsertStatus::Complete)
         .collect();
@@ -387,8 +299,8 @@ fn tc_3_3d_thinking_blocks_map_to_thinking_upserts() {
 fn tc_3_3e_interleaved_blocks_are_tracked_independently() {
     let r = replay("two_tools");
     let starts: Vec<_> = r
-        .stream
-        .iter()
+        .stream()
+        .into_iter()
         .filter_map(|e| match &e.payload {
             Payload::ItemStart {
                 item_id, item_type, ..
@@ -406,7 +318,7 @@ fn tc_3_3e_interleaved_blocks_are_tracked_independently() {
         2
     );
     let done: Vec<_> = r
-        .tools()
+        .tool_rows()
         .into_iter()
         .filter(|t| t.0 == UpsertStatus::Complete)
         .collect();
@@ -457,8 +369,7 @@ fn tc_3_3f_message_lifecycle_maps_to_turn_events() {
 #[test]
 fn tc_3_3g_unknown_tool_result_ids_complete_defensively() {
     let mut tr = Translator::new(None);
-    let mut proc = Processor::new(ProcessorConfig::default());
-    let mut r = Replay::default();
+    let mut r = Capture::default();
     tr.begin_turn("turn_1", vec!["u1".into()]);
     let lines = [
         json!({"type":"system","subtype":"init","session_id":"s-1","model":"claude-opus-5-5"}),
@@ -469,10 +380,10 @@ fn tc_3_3g_unknown_tool_result_ids_complete_defensively() {
                "usage":{"input_tokens":1,"output_tokens":1},"user_message_uuids":["u1"]}),
     ];
     for l in &lines {
-        r.feed(&mut tr, &mut proc, &l.to_string());
+        r.feed(&mut tr, &l.to_string());
     }
     r.check_contract();
-    let tools = r.tools();
+    let tools = r.tool_rows();
     assert_eq!(tools.len(), 1, "{tools:?}");
     let (status, name, call_id, _, output, is_error) = &tools[0];
     assert_eq!(*status, UpsertStatus::Complete);
@@ -527,7 +438,7 @@ fn message_written_while_streaming_folds_into_the_hive_turn() {
     assert_eq!(msgs[1], MOCK_REPLY);
     // The last event of the capture is the turn's end.
     assert!(matches!(
-        r.stream.last().map(|e| &e.payload),
+        r.stream().last().map(|e| &e.payload),
         Some(Payload::ResponseDone { .. })
     ));
 }
@@ -538,7 +449,7 @@ fn message_written_while_a_tool_runs_folds_into_the_running_turn() {
     assert_eq!(r.turns.len(), 1);
     assert_eq!(r.completed().len(), 1);
     let done: Vec<_> = r
-        .tools()
+        .tool_rows()
         .into_iter()
         .filter(|t| t.0 == UpsertStatus::Complete)
         .collect();
@@ -603,7 +514,7 @@ fn permission_prompt_allowed() {
     );
     assert!(asks[0].description.is_some());
     let done: Vec<_> = r
-        .tools()
+        .tool_rows()
         .into_iter()
         .filter(|t| t.0 == UpsertStatus::Complete)
         .collect();
@@ -617,7 +528,7 @@ fn permission_prompt_denied() {
     let r = replay("permission_deny");
     assert_eq!(r.permissions().len(), 1);
     let done: Vec<_> = r
-        .tools()
+        .tool_rows()
         .into_iter()
         .filter(|t| t.0 == UpsertStatus::Complete)
         .collect();
@@ -668,8 +579,8 @@ fn resumed_session_keeps_its_id() {
     let id = "5e551011-0000-4000-8000-00000000cafe";
     let r = replay_with("resume_2", Some(id));
     let sessions: Vec<_> = r
-        .other
-        .iter()
+        .other()
+        .into_iter()
         .filter_map(|e| match e {
             ProviderEvent::Session(s) => Some(s.clone()),
             _ => None,
@@ -690,10 +601,10 @@ fn resumed_session_keeps_its_id() {
             .last()
             .is_some_and(|s| s.commands.iter().any(|c| c == "compact"))
     );
-    assert!(r.stream.iter().all(|e| e.session_id == id));
+    assert!(r.stream().iter().all(|e| e.session_id == id));
     // A fresh session learns its id from system/init.
     let r = replay("resume_1");
-    let handle = r.other.iter().find_map(|e| match e {
+    let handle = r.other().into_iter().find_map(|e| match e {
         ProviderEvent::Session(s) => s.resume_handle.clone(),
         _ => None,
     });
@@ -746,7 +657,7 @@ fn every_capture_keeps_the_contract() {
             "{name}: no unanswered control requests"
         );
         assert!(
-            !r.other
+            !r.other()
                 .iter()
                 .any(|e| matches!(e, ProviderEvent::Diagnostic { .. })),
             "{name}: no diagnostics for well-formed output"
@@ -867,10 +778,6 @@ fn abandoned_turn_without_a_result_does_not_hide_the_next_one() {
 // Lifecycle against a fake `claude`
 // ======================================================================
 
-fn fake_script() -> String {
-    format!("{}/tests/fake/fake_claude.py", env!("CARGO_MANIFEST_DIR"))
-}
-
 struct Fake {
     agent: AgentConfig,
     dir: tempfile::TempDir,
@@ -880,7 +787,7 @@ impl Fake {
     fn new() -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut agent = AgentConfig::new("claude-test", "claude");
-        agent.command = vec!["python3".into(), fake_script()];
+        agent.command = fake_command("fake_claude.py");
         agent.cwd = Some(dir.path().to_owned());
         agent.env.insert(
             "FAKE_CLAUDE_ARGV_FILE".into(),
@@ -894,133 +801,29 @@ impl Fake {
 
     /// One JSON line per process the fake started.
     fn starts(&self) -> Vec<Value> {
-        std::fs::read_to_string(self.dir.path().join("argv.jsonl"))
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
+        jsonl(&self.dir.path().join("argv.jsonl"))
     }
 }
 
-struct Pane {
-    runner: hive::runner::RunnerHandle,
-    rx: mpsc::UnboundedReceiver<PaneUpdate>,
-    seen: Vec<PaneEvent>,
+fn start(agent: AgentConfig, resume: Option<&str>) -> Pane {
+    Pane::start(Arc::new(ClaudeFactory), agent, resume)
 }
 
-impl Pane {
-    fn start(agent: AgentConfig, resume: Option<String>) -> Self {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let spec = ProviderSpec { agent, resume };
-        let runner = spawn_runner(
-            0,
-            Arc::new(ClaudeFactory),
-            spec,
-            RunnerOptions::default(),
-            tx,
-        )
-        .expect("runner");
-        Self {
-            runner,
-            rx,
-            seen: Vec::new(),
-        }
-    }
-
-    fn submit(&self, text: &str, mode: SubmitMode) {
-        assert!(self.runner.send(RunnerCommand::Submit {
-            text: text.into(),
-            mode,
-        }));
-    }
-
-    /// Waits (generously: the machine may be loaded) for an event matching `f`.
-    async fn until(&mut self, what: &str, f: impl Fn(&PaneEvent) -> bool) -> PaneEvent {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let ev = tokio::time::timeout_at(deadline, self.rx.recv())
-                .await
-                .unwrap_or_else(|_| panic!("timed out waiting for {what}; saw {:#?}", self.seen))
-                .expect("runner alive")
-                .event;
-            self.seen.push(ev.clone());
-            if f(&ev) {
-                return ev;
-            }
-        }
-    }
-
-    async fn turn_end(&mut self) -> TurnEvent {
-        match self
-            .until(
-                "turn end",
-                |e| matches!(e, PaneEvent::Turn(t) if t.is_terminal()),
-            )
-            .await
-        {
-            PaneEvent::Turn(t) => t,
-            _ => unreachable!(),
-        }
-    }
-
-    fn final_messages(&self, origin: Origin) -> Vec<String> {
-        self.seen
-            .iter()
-            .filter_map(|e| match e {
-                PaneEvent::Upsert(u) if u.status == UpsertStatus::Complete => match &u.kind {
-                    UpsertKind::Message { content, origin: o } if *o == origin => {
-                        Some(content.to_string())
-                    }
-                    _ => None,
-                },
-                _ => None,
-            })
-            .collect()
-    }
-
-    fn completed_tools(&self) -> Vec<(String, Option<String>, Option<bool>)> {
-        self.seen
-            .iter()
-            .filter_map(|e| match e {
-                PaneEvent::Upsert(u) if u.status == UpsertStatus::Complete => match &u.kind {
-                    UpsertKind::ToolCall {
-                        tool_name,
-                        output,
-                        output_is_error,
-                        ..
-                    } => Some((tool_name.clone(), output.clone(), *output_is_error)),
-                    _ => None,
-                },
-                _ => None,
-            })
-            .collect()
-    }
-}
-
-fn agent_text(e: &PaneEvent) -> bool {
-    matches!(e, PaneEvent::Upsert(u)
-        if matches!(u.kind, UpsertKind::Message { origin: Origin::Agent, .. }))
-}
-
-fn completed(t: &TurnEvent) -> bool {
-    matches!(
-        t,
-        TurnEvent::TurnComplete {
-            status: TurnStatus::Completed,
-            ..
-        }
+/// The provider alone, without a runner.
+fn spawn(agent: AgentConfig) -> Result<Live, ProviderError> {
+    Live::spawn(
+        &ClaudeFactory,
+        ProviderSpec {
+            agent,
+            resume: None,
+        },
     )
-}
-
-fn group_alive(pgid: i32) -> bool {
-    // SAFETY: signal 0 only checks for existence.
-    unsafe { libc::kill(-pgid, 0) == 0 }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fake_two_turns_in_one_process() {
     let fake = Fake::new();
-    let mut pane = Pane::start(fake.agent.clone(), None);
+    let mut pane = start(fake.agent.clone(), None);
     pane.submit("hello one", SubmitMode::Auto);
     let t = pane.turn_end().await;
     assert!(completed(&t), "{t:?}");
@@ -1060,12 +863,8 @@ async fn fake_two_turns_in_one_process() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fake_message_while_streaming_joins_the_turn() {
     let fake = Fake::new();
-    let mut pane = Pane::start(fake.agent.clone(), None);
-    pane.submit("slow answer please", SubmitMode::Auto);
-    pane.until("first agent text", agent_text).await;
-    pane.submit("and also this", SubmitMode::Steer);
-    let t = pane.turn_end().await;
-    assert!(completed(&t), "{t:?}");
+    let mut pane = start(fake.agent.clone(), None);
+    steer_while_streaming(&mut pane, "slow answer please", "and also this").await;
     let agent = pane.final_messages(Origin::Agent);
     assert_eq!(agent.len(), 2, "{agent:?}");
     assert!(agent[0].starts_with("Chunk 01."));
@@ -1083,7 +882,7 @@ async fn fake_message_while_streaming_joins_the_turn() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fake_message_while_a_tool_runs_is_folded_in() {
     let fake = Fake::new();
-    let mut pane = Pane::start(fake.agent.clone(), None);
+    let mut pane = start(fake.agent.clone(), None);
     pane.submit("run the tool", SubmitMode::Auto);
     pane.until(
         "tool call",
@@ -1106,24 +905,8 @@ async fn fake_message_while_a_tool_runs_is_folded_in() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fake_interrupt_cancels_and_the_process_takes_the_next_turn() {
     let fake = Fake::new();
-    let mut pane = Pane::start(fake.agent.clone(), None);
-    pane.submit("slow answer please", SubmitMode::Auto);
-    pane.until("first agent text", agent_text).await;
-    pane.runner.send(RunnerCommand::Interrupt);
-    let t = pane.turn_end().await;
-    assert!(
-        matches!(
-            t,
-            TurnEvent::TurnComplete {
-                status: TurnStatus::Cancelled,
-                ..
-            }
-        ),
-        "{t:?}"
-    );
-    pane.submit("after the interrupt", SubmitMode::Auto);
-    let t = pane.turn_end().await;
-    assert!(completed(&t), "{t:?}");
+    let mut pane = start(fake.agent.clone(), None);
+    interrupt_then_next_turn(&mut pane, "slow answer please", "after the interrupt").await;
     assert_eq!(
         pane.final_messages(Origin::Agent),
         ["Hello from fake claude. You said: after the interrupt"]
@@ -1135,51 +918,22 @@ async fn fake_interrupt_cancels_and_the_process_takes_the_next_turn() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fake_permission_round_trip() {
     let fake = Fake::new();
-    let mut pane = Pane::start(fake.agent.clone(), None);
+    let mut pane = start(fake.agent.clone(), None);
     assert!(pane.runner.capabilities.permissions);
     // Allow once.
-    pane.submit("permission please", SubmitMode::Auto);
-    let PaneEvent::Permission(req) = pane
-        .until("permission", |e| matches!(e, PaneEvent::Permission(_)))
-        .await
-    else {
-        unreachable!()
-    };
+    let req = permission_asked(&mut pane, "permission please").await;
     assert_eq!(req.tool_name, "Bash");
     assert_eq!(req.input["command"], "mkdir perm-dir");
-    pane.runner.send(RunnerCommand::Permission {
-        request_id: req.request_id,
-        decision: PermissionDecision::AllowOnce,
-    });
-    assert!(completed(&pane.turn_end().await));
+    answer_permission(&mut pane, req, PermissionDecision::AllowOnce).await;
     // Deny with a reason: the tool result is the reason, the turn goes on.
-    pane.submit("permission again", SubmitMode::Auto);
-    let PaneEvent::Permission(req) = pane
-        .until("permission", |e| matches!(e, PaneEvent::Permission(_)))
-        .await
-    else {
-        unreachable!()
+    let req = permission_asked(&mut pane, "permission again").await;
+    let deny = PermissionDecision::Deny {
+        reason: "not in this repo".into(),
     };
-    pane.runner.send(RunnerCommand::Permission {
-        request_id: req.request_id,
-        decision: PermissionDecision::Deny {
-            reason: "not in this repo".into(),
-        },
-    });
-    assert!(completed(&pane.turn_end().await));
+    answer_permission(&mut pane, req, deny).await;
     // Allow always: the next request for Bash is answered without asking.
-    pane.submit("permission three", SubmitMode::Auto);
-    let PaneEvent::Permission(req) = pane
-        .until("permission", |e| matches!(e, PaneEvent::Permission(_)))
-        .await
-    else {
-        unreachable!()
-    };
-    pane.runner.send(RunnerCommand::Permission {
-        request_id: req.request_id,
-        decision: PermissionDecision::AllowAlways,
-    });
-    assert!(completed(&pane.turn_end().await));
+    let req = permission_asked(&mut pane, "permission three").await;
+    answer_permission(&mut pane, req, PermissionDecision::AllowAlways).await;
     let asked_before = pane
         .seen
         .iter()
@@ -1205,7 +959,7 @@ async fn fake_permission_round_trip() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fake_crash_mid_turn_is_a_turn_error_with_exit_status_and_stderr() {
     let fake = Fake::new();
-    let mut pane = Pane::start(fake.agent.clone(), None);
+    let mut pane = start(fake.agent.clone(), None);
     pane.submit("please crash", SubmitMode::Auto);
     let t = pane.turn_end().await;
     let TurnEvent::TurnError {
@@ -1234,7 +988,7 @@ async fn fake_crash_mid_turn_is_a_turn_error_with_exit_status_and_stderr() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fake_malformed_output_is_a_notice_and_the_turn_goes_on() {
     let fake = Fake::new();
-    let mut pane = Pane::start(fake.agent.clone(), None);
+    let mut pane = start(fake.agent.clone(), None);
     pane.submit("garbage please", SubmitMode::Auto);
     let t = pane.turn_end().await;
     assert!(completed(&t), "{t:?}");
@@ -1250,7 +1004,7 @@ async fn fake_malformed_output_is_a_notice_and_the_turn_goes_on() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fake_api_error_is_a_turn_error() {
     let fake = Fake::new();
-    let mut pane = Pane::start(fake.agent.clone(), None);
+    let mut pane = start(fake.agent.clone(), None);
     pane.submit("apierror please", SubmitMode::Auto);
     let t = pane.turn_end().await;
     assert!(
@@ -1266,7 +1020,7 @@ async fn fake_api_error_is_a_turn_error() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fake_hang_then_kill_leaves_no_orphan() {
     let fake = Fake::new();
-    let mut pane = Pane::start(fake.agent.clone(), None);
+    let mut pane = start(fake.agent.clone(), None);
     pane.submit("hang forever", SubmitMode::Auto);
     pane.until("turn started", |e| {
         matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { .. }))
@@ -1289,17 +1043,16 @@ async fn fake_hang_then_kill_leaves_no_orphan() {
     );
     // Kill: the fake ignores SIGTERM and has a `sleep` child in its group.
     pane.runner.send(RunnerCommand::Shutdown);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while group_alive(pgid) && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(!group_alive(pgid), "process group {pgid} outlived the kill");
+    assert!(
+        group_gone(pgid, Duration::from_secs(10)).await,
+        "process group {pgid} outlived the kill"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fake_resume_passes_the_session_id() {
     let fake = Fake::new();
-    let mut pane = Pane::start(fake.agent.clone(), Some("sess-resumed-1".into()));
+    let mut pane = start(fake.agent.clone(), Some("sess-resumed-1"));
     pane.submit("hello", SubmitMode::Auto);
     assert!(completed(&pane.turn_end().await));
     let argv = fake.starts()[0]["argv"].clone();
@@ -1316,68 +1069,34 @@ async fn fake_resume_passes_the_session_id() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tc_3_4_kill_terminates_and_is_alive_turns_false() {
     let fake = Fake::new();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let handle = ClaudeFactory
-        .spawn(
-            ProviderSpec {
-                agent: fake.agent.clone(),
-                resume: None,
-            },
-            tx,
-        )
-        .expect("spawn");
-    assert!(handle.is_alive());
-    assert!(handle.send(ProviderCommand::Send {
-        turn_id: "turn_k".into(),
-        text: "hello".into(),
-    }));
+    let mut live = spawn(fake.agent.clone()).expect("spawn");
+    assert!(live.handle.is_alive());
+    live.send("turn_k", "hello");
     // Send resolves once the turn is bound: response_start for our turn id.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let ev = tokio::time::timeout_at(deadline, rx.recv())
-            .await
-            .expect("response_start in time")
-            .expect("provider alive");
-        if let ProviderEvent::Stream(s) = ev
-            && let Payload::ResponseStart { .. } = s.payload
-        {
-            assert_eq!(s.turn_id, "turn_k");
-            break;
-        }
+    let ev = live
+        .until("response_start", |e| {
+            matches!(e, ProviderEvent::Stream(s) if matches!(s.payload, Payload::ResponseStart { .. }))
+        })
+        .await;
+    if let ProviderEvent::Stream(s) = ev {
+        assert_eq!(s.turn_id, "turn_k");
     }
     let pgid = fake.starts()[0]["pgid"].as_i64().expect("pgid") as i32;
-    handle.kill().await;
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while group_alive(pgid) && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(!group_alive(pgid));
+    live.handle.kill().await;
+    assert!(group_gone(pgid, Duration::from_secs(5)).await);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tc_3_2c_dead_process_is_reported_and_takes_no_more_sends() {
     let fake = Fake::new();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let handle = ClaudeFactory
-        .spawn(
-            ProviderSpec {
-                agent: fake.agent.clone(),
-                resume: None,
-            },
-            tx,
-        )
-        .expect("spawn");
-    handle.send(ProviderCommand::Send {
+    let mut live = spawn(fake.agent.clone()).expect("spawn");
+    live.handle.send(ProviderCommand::Send {
         turn_id: "turn_c".into(),
         text: "crash now".into(),
     });
     let mut saw_error = false;
-    let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        match tokio::time::timeout_at(deadline, rx.recv())
-            .await
-            .expect("in time")
-        {
+        match live.next("Exited").await {
             Some(ProviderEvent::Stream(s)) => {
                 if let Payload::ResponseError { error } = &s.payload {
                     assert_eq!(s.turn_id, "turn_c");
@@ -1395,6 +1114,7 @@ async fn tc_3_2c_dead_process_is_reported_and_takes_no_more_sends() {
             None => panic!("channel closed before Exited"),
         }
     }
+    let handle = &live.handle;
     let deadline = Instant::now() + Duration::from_secs(5);
     while handle.is_alive() && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -1408,31 +1128,14 @@ async fn tc_3_2c_dead_process_is_reported_and_takes_no_more_sends() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tc_3_1c_creation_failure_is_an_error() {
-    let (tx, _rx) = mpsc::unbounded_channel();
     let mut agent = AgentConfig::new("x", "claude");
     agent.command = vec!["/nonexistent/claude-binary".into()];
-    let err = ClaudeFactory
-        .spawn(
-            ProviderSpec {
-                agent,
-                resume: None,
-            },
-            tx.clone(),
-        )
-        .expect_err("missing program");
+    let err = spawn(agent).err().expect("missing program");
     assert!(matches!(err, ProviderError::Spawn { .. }));
     assert!(err.to_string().contains("/nonexistent/claude-binary"));
     let mut agent = Fake::new().agent;
     agent.cwd = Some("/nonexistent/project/dir".into());
-    let err = ClaudeFactory
-        .spawn(
-            ProviderSpec {
-                agent,
-                resume: None,
-            },
-            tx,
-        )
-        .expect_err("bad cwd");
+    let err = spawn(agent).err().expect("bad cwd");
     assert!(matches!(err, ProviderError::Spawn { .. }));
 }
 
@@ -1462,16 +1165,10 @@ fn real_agent(permission_mode: &str) -> Option<(AgentConfig, tempfile::TempDir)>
     agent.command = vec![bin];
     agent.cwd = Some(dir.path().to_owned());
     agent.permission_mode = Some(permission_mode.into());
-    for (k, v) in [
-        ("HOME", dir.path().display().to_string()),
-        ("ANTHROPIC_BASE_URL", url),
-        ("ANTHROPIC_API_KEY", "sk-ant-mock-000".into()),
-        ("IS_SANDBOX", "1".into()),
-        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
-        ("DISABLE_TELEMETRY", "1".into()),
-        ("DISABLE_AUTOUPDATER", "1".into()),
-        ("CLAUDE_CODE_MAX_RETRIES", "1".into()),
-    ] {
+    let home = dir.path().display().to_string();
+    let mut env = real_claude_env(&home, &url, "sk-ant-mock-000");
+    env.push(("CLAUDE_CODE_MAX_RETRIES", "1".into()));
+    for (k, v) in env {
         agent.env.insert(k.into(), v);
     }
     Some((agent, dir))
@@ -1484,31 +1181,22 @@ async fn real_cli_interrupt_steer_and_permission() {
         eprintln!("CLAUDE_E2E_BIN / CLAUDE_E2E_BASE_URL not set: skipped");
         return;
     };
-    let mut pane = Pane::start(agent, None);
+    let mut pane = start(agent, None);
     // Interrupt while streaming; the process takes the next turn.
-    pane.submit("Long answer please. SCENARIO:slow_text", SubmitMode::Auto);
-    pane.until("first agent text", agent_text).await;
-    pane.runner.send(RunnerCommand::Interrupt);
-    let t = pane.turn_end().await;
-    assert!(
-        matches!(
-            t,
-            TurnEvent::TurnComplete {
-                status: TurnStatus::Cancelled,
-                ..
-            }
-        ),
-        "{t:?}"
-    );
-    pane.submit("After the interrupt: say hi.", SubmitMode::Auto);
-    assert!(completed(&pane.turn_end().await));
+    interrupt_then_next_turn(
+        &mut pane,
+        "Long answer please. SCENARIO:slow_text",
+        "After the interrupt: say hi.",
+    )
+    .await;
     // A message written while text streams joins the running hive turn.
     let before = pane.final_messages(Origin::Agent).len();
-    pane.submit("Long answer please. SCENARIO:slow_text", SubmitMode::Auto);
-    pane.until("first agent text", agent_text).await;
-    pane.submit("QUEUED message sent while streaming.", SubmitMode::Steer);
-    let t = pane.turn_end().await;
-    assert!(completed(&t), "{t:?}");
+    steer_while_streaming(
+        &mut pane,
+        "Long answer please. SCENARIO:slow_text",
+        "QUEUED message sent while streaming.",
+    )
+    .await;
     assert_eq!(pane.final_messages(Origin::Agent).len(), before + 2);
     pane.runner.send(RunnerCommand::Shutdown);
 
@@ -1516,23 +1204,14 @@ async fn real_cli_interrupt_steer_and_permission() {
     let Some((agent, _dir)) = real_agent("default") else {
         return;
     };
-    let mut pane = Pane::start(agent, None);
-    pane.submit(
+    let mut pane = start(agent, None);
+    let req = permission_asked(
+        &mut pane,
         "Run a shell command. SCENARIO:tool_needs_permission",
-        SubmitMode::Auto,
-    );
-    let PaneEvent::Permission(req) = pane
-        .until("permission", |e| matches!(e, PaneEvent::Permission(_)))
-        .await
-    else {
-        unreachable!()
-    };
+    )
+    .await;
     assert_eq!(req.tool_name, "Bash");
-    pane.runner.send(RunnerCommand::Permission {
-        request_id: req.request_id,
-        decision: PermissionDecision::AllowOnce,
-    });
-    assert!(completed(&pane.turn_end().await));
+    answer_permission(&mut pane, req, PermissionDecision::AllowOnce).await;
     assert_eq!(
         pane.completed_tools()
             .first()

@@ -4,66 +4,50 @@
 //! tests of both transports against a fake CLI (tests/fake/fake_codex.py)
 //! driven through the pane runner.
 
-use std::path::PathBuf;
+mod support;
+use support::{Pane, Replay, WAIT, assert_all_dead, fake_command, jsonl, tempdir};
+
+use std::ops::{Deref, DerefMut};
 use std::time::Duration;
 
 use hive::config::AgentConfig;
 use hive::event::{ErrorInfo, Payload, ResponseStatus, StreamEvent, Usage};
-use hive::processor::{Processor, ProcessorConfig};
 use hive::provider::codex::app_server::AppTurn;
 use hive::provider::codex::exec::ExecTurn;
 use hive::provider::codex::items::Out;
-use hive::provider::{PermissionDecision, ProviderSpec, Registry};
-use hive::runner::{
-    PaneEvent, RunnerCommand, RunnerHandle, RunnerOptions, SubmitMode, spawn_runner,
-};
-use hive::upsert::{Output, TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
+use hive::provider::{PermissionDecision, ProviderEvent, Registry};
+use hive::runner::{PaneEvent, RunnerCommand, SubmitMode};
+use hive::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
 use serde_json::Value;
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 // ------------------------------------------------------------ replay ----
 
 fn fixture(name: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/codex")
-        .join(name);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    support::fixture("codex", name)
 }
 
 /// A tool call upsert: (status, name, arguments, output, is_error).
 type Tool = (UpsertStatus, String, Value, Option<String>, Option<bool>);
 
-/// What a replay produced.
+/// What a replay produced, with what only Codex's translators report
+/// besides provider events: thread ids, diagnostics, a terminal event seen.
 #[derive(Default)]
-struct Replay {
-    outputs: Vec<Output>,
+struct Run {
+    r: Replay,
     threads: Vec<String>,
     diagnostics: Vec<String>,
     finished: bool,
 }
 
+impl Deref for Run {
+    type Target = Replay;
+    fn deref(&self) -> &Replay {
+        &self.r
+    }
+}
+
 impl Replay {
-    fn upserts(&self) -> Vec<&Upsert> {
-        self.outputs
-            .iter()
-            .filter_map(|o| match o {
-                Output::Upsert(u) => Some(u),
-                Output::Turn(_) => None,
-            })
-            .collect()
-    }
-
-    fn turns(&self) -> Vec<&TurnEvent> {
-        self.outputs
-            .iter()
-            .filter_map(|o| match o {
-                Output::Turn(t) => Some(t),
-                Output::Upsert(_) => None,
-            })
-            .collect()
-    }
-
     /// Final (complete) contents of message / thinking items, in order.
     fn texts(&self, want_thinking: bool) -> Vec<(String, String)> {
         self.upserts()
@@ -83,58 +67,35 @@ impl Replay {
 
     /// Tool calls as (status, name, arguments, output, is_error), in order.
     fn tools(&self) -> Vec<Tool> {
-        self.upserts()
+        self.tool_rows()
             .into_iter()
-            .filter_map(|u| match &u.kind {
-                UpsertKind::ToolCall {
-                    tool_name,
-                    arguments,
-                    output,
-                    output_is_error,
-                    ..
-                } => Some((
-                    u.status,
-                    tool_name.clone(),
-                    arguments.clone(),
-                    output.clone(),
-                    *output_is_error,
-                )),
-                _ => None,
+            .map(|(status, name, _, arguments, output, is_error)| {
+                (status, name, arguments, output, is_error)
             })
             .collect()
-    }
-
-    fn last_turn(&self) -> &TurnEvent {
-        self.turns().last().copied().expect("a turn event")
     }
 }
 
 /// Feeds translator outputs to a processor the way the transports do:
 /// `response_start` before the first event of the turn.
 struct Feed {
-    processor: Processor,
     turn: String,
     started: bool,
-    now: Instant,
-    replay: Replay,
+    replay: Run,
 }
 
 impl Feed {
     fn new(turn: &str) -> Self {
         Self {
-            processor: Processor::new(ProcessorConfig::default()),
             turn: turn.into(),
             started: false,
-            now: Instant::now(),
-            replay: Replay::default(),
+            replay: Run::default(),
         }
     }
 
     fn payload(&mut self, p: Payload) {
         let ev = StreamEvent::new(&self.turn, "thread", p);
-        ev.validate().expect("valid canonical event");
-        let outs = self.processor.process(&ev, self.now);
-        self.replay.outputs.extend(outs);
+        self.replay.r.feed(ProviderEvent::Stream(ev));
     }
 
     fn start(&mut self) {
@@ -165,7 +126,7 @@ impl Feed {
     }
 }
 
-fn replay_exec(name: &str) -> Replay {
+fn replay_exec(name: &str) -> Run {
     let text = fixture(name);
     let mut tr = ExecTurn::new();
     let mut feed = Feed::new("turn_1");
@@ -179,7 +140,7 @@ fn replay_exec(name: &str) -> Replay {
 
 /// A run that printed no terminal event ended by process exit or interrupt:
 /// what the transport does then.
-fn end_exec(name: &str, cancelled: bool) -> Replay {
+fn end_exec(name: &str, cancelled: bool) -> Run {
     let text = fixture(name);
     let mut tr = ExecTurn::new();
     let mut feed = Feed::new("turn_1");
@@ -214,7 +175,7 @@ fn usage(input: u64, output: u64, cached: u64) -> Usage {
     }
 }
 
-fn assert_completed(r: &Replay, expected: Option<Usage>) {
+fn assert_completed(r: &Run, expected: Option<Usage>) {
     match r.last_turn() {
         TurnEvent::TurnComplete { status, usage, .. } => {
             assert_eq!(*status, TurnStatus::Completed);
@@ -226,7 +187,7 @@ fn assert_completed(r: &Replay, expected: Option<Usage>) {
     }
 }
 
-fn assert_turn_error(r: &Replay, needle: &str) {
+fn assert_turn_error(r: &Run, needle: &str) {
     match r.last_turn() {
         TurnEvent::TurnError { error_message, .. } => {
             assert!(error_message.contains(needle), "{error_message}")
@@ -243,7 +204,7 @@ fn exec_text_arrives_whole_and_completes_with_usage() {
         vec!["01a200e3-9198-7023-a141-6660266459d6".to_string()]
     );
     assert!(
-        matches!(r.turns()[0], TurnEvent::TurnStarted { model_id, .. } if model_id == "gpt-5.5")
+        matches!(r.turn_events()[0], TurnEvent::TurnStarted { model_id, .. } if model_id == "gpt-5.5")
     );
     let texts = r.texts(false);
     assert_eq!(texts.len(), 1);
@@ -406,7 +367,7 @@ fn exec_failed_turns_report_the_cli_message_once() {
             "{name}: {notices:?}"
         );
         assert!(
-            r.turns()
+            r.turn_events()
                 .iter()
                 .all(|t| !matches!(t, TurnEvent::TurnComplete { .. })),
             "{name}: failed turn never completes"
@@ -535,7 +496,7 @@ fn exec_documented_items_without_captures_map_generically() {
 
 /// Replays app-server stdout: a `turn/start` result opens a turn, its
 /// notifications go through `AppTurn` until `turn/completed`.
-fn replay_app(name: &str) -> Vec<Replay> {
+fn replay_app(name: &str) -> Vec<Run> {
     let text = fixture(name);
     let mut turns = Vec::new();
     let mut current: Option<(AppTurn, Feed)> = None;
@@ -712,25 +673,28 @@ fn app_server_documented_events_without_captures() {
 
 // --------------------------------------------------------- lifecycle ----
 
-fn fake() -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fake/fake_codex.py")
-        .to_string_lossy()
-        .into_owned()
-}
-
-struct Pane {
-    handle: RunnerHandle,
-    rx: mpsc::UnboundedReceiver<hive::runner::PaneUpdate>,
-    events: Vec<PaneEvent>,
+/// A pane over the fake CLI, with the directory its records go to.
+struct Codex {
+    pane: Pane,
     dir: tempfile::TempDir,
 }
 
-const WAIT: Duration = Duration::from_secs(20);
+impl Deref for Codex {
+    type Target = Pane;
+    fn deref(&self) -> &Pane {
+        &self.pane
+    }
+}
+
+impl DerefMut for Codex {
+    fn deref_mut(&mut self) -> &mut Pane {
+        &mut self.pane
+    }
+}
 
 fn agent(transport: &str, dir: &tempfile::TempDir) -> AgentConfig {
     let mut a = AgentConfig::new("cx", "codex");
-    a.command = vec!["python3".into(), fake()];
+    a.command = fake_command("fake_codex.py");
     a.transport = Some(transport.into());
     a.env.insert(
         "FAKE_CODEX_LOG".into(),
@@ -745,108 +709,32 @@ fn agent(transport: &str, dir: &tempfile::TempDir) -> AgentConfig {
     a
 }
 
-fn pane(agent: AgentConfig, resume: Option<&str>, dir: tempfile::TempDir) -> Pane {
+fn pane(agent: AgentConfig, resume: Option<&str>, dir: tempfile::TempDir) -> Codex {
     let factory = Registry::builtin()
         .get("codex")
         .expect("codex is registered");
-    let (tx, rx) = mpsc::unbounded_channel();
-    let spec = ProviderSpec {
-        agent,
-        resume: resume.map(str::to_owned),
-    };
-    let handle = spawn_runner(0, factory, spec, RunnerOptions::default(), tx).expect("runner");
-    Pane {
-        handle,
-        rx,
-        events: Vec::new(),
+    Codex {
+        pane: Pane::start(factory, agent, resume),
         dir,
     }
 }
 
 impl Pane {
     fn send(&self, text: &str) {
-        self.handle.send(RunnerCommand::Submit {
+        self.runner.send(RunnerCommand::Submit {
             text: text.into(),
             mode: SubmitMode::Auto,
         });
     }
 
-    /// Waits for an event matching `pred`, keeping everything seen.
-    async fn until(&mut self, what: &str, pred: impl Fn(&PaneEvent) -> bool) -> PaneEvent {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let ev = tokio::time::timeout_at(deadline, self.rx.recv())
-                .await
-                .unwrap_or_else(|_| {
-                    panic!("timed out waiting for {what}; seen: {:#?}", self.events)
-                })
-                .expect("runner alive");
-            self.events.push(ev.event.clone());
-            if pred(&ev.event) {
-                return ev.event;
-            }
-        }
-    }
-
-    async fn turn_end(&mut self) -> TurnEvent {
-        match self
-            .until(
-                "turn end",
-                |e| matches!(e, PaneEvent::Turn(t) if t.is_terminal()),
-            )
-            .await
-        {
-            PaneEvent::Turn(t) => t,
-            _ => unreachable!(),
-        }
-    }
-
-    async fn turn_started(&mut self) {
-        self.until("turn start", |e| {
-            matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { .. }))
-        })
-        .await;
-    }
-
     fn messages(&self) -> Vec<String> {
-        self.events
-            .iter()
-            .filter_map(|e| match e {
-                PaneEvent::Upsert(u) if u.status == UpsertStatus::Complete => match &u.kind {
-                    UpsertKind::Message { content, .. } => Some(content.to_string()),
-                    _ => None,
-                },
-                _ => None,
-            })
-            .collect()
+        self.messages_where(|u, _| u.status == UpsertStatus::Complete)
     }
+}
 
-    fn notices(&self) -> Vec<String> {
-        self.events
-            .iter()
-            .filter_map(|e| match e {
-                PaneEvent::Notice { text, .. } => Some(text.clone()),
-                _ => None,
-            })
-            .collect()
-    }
-
-    fn handles(&self) -> Vec<String> {
-        self.events
-            .iter()
-            .filter_map(|e| match e {
-                PaneEvent::Session(s) => s.resume_handle.clone(),
-                _ => None,
-            })
-            .collect()
-    }
-
+impl Codex {
     fn log(&self) -> Vec<Value> {
-        std::fs::read_to_string(self.dir.path().join("log.jsonl"))
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
+        jsonl(&self.dir.path().join("log.jsonl"))
     }
 
     fn pids(&self) -> Vec<i32> {
@@ -855,31 +743,6 @@ impl Pane {
             .lines()
             .filter_map(|l| l.trim().parse().ok())
             .collect()
-    }
-}
-
-fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // Field 3 is the state; a zombie is dead for our purposes.
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_some_and(|state| state != "Z" && state != "X"),
-        Err(_) => false,
-    }
-}
-
-/// Processes may take a moment to be reaped after the group was killed.
-async fn assert_all_dead(pids: &[i32]) {
-    assert!(!pids.is_empty(), "the fake recorded its pids");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while pids.iter().any(|p| alive(*p)) {
-        assert!(
-            Instant::now() < deadline,
-            "orphans left: {:?}",
-            pids.iter().filter(|p| alive(**p)).collect::<Vec<_>>()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
@@ -895,10 +758,6 @@ fn status(t: &TurnEvent) -> Option<TurnStatus> {
         TurnEvent::TurnComplete { status, .. } => Some(*status),
         _ => None,
     }
-}
-
-fn tempdir() -> tempfile::TempDir {
-    tempfile::tempdir().expect("tempdir")
 }
 
 #[tokio::test]
@@ -952,7 +811,7 @@ async fn exec_turns_continue_the_thread_and_carry_config() {
     );
     assert_eq!(log[0]["mark"], "marked", "agent.env reaches the CLI");
     // Model shown from config.
-    assert!(p.events.iter().any(|e| matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { model_id, .. }) if model_id == "gpt-test")));
+    assert!(p.seen.iter().any(|e| matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { model_id, .. }) if model_id == "gpt-test")));
 }
 
 #[tokio::test]
@@ -961,7 +820,7 @@ async fn exec_stale_thread_falls_back_to_a_new_one_visibly() {
     let mut p = pane(agent("exec", &dir), Some("stale-0001"), dir);
     p.send("hello");
     let end = p.turn_end().await;
-    assert_eq!(status(&end), Some(TurnStatus::Completed), "{:#?}", p.events);
+    assert_eq!(status(&end), Some(TurnStatus::Completed), "{:#?}", p.seen);
     assert!(
         p.notices()
             .iter()
@@ -994,7 +853,7 @@ async fn exec_interrupt_cancels_and_ends_the_group() {
         )
         .await;
         let asked = Instant::now();
-        p.handle.send(RunnerCommand::Interrupt);
+        p.runner.send(RunnerCommand::Interrupt);
         let end = p.turn_end().await;
         println!(
             "exec interrupt ({prompt}): turn ended {:?} after the request",
@@ -1078,15 +937,15 @@ async fn app_server_turns_stream_with_model_usage_and_thread() {
             cost_usd: None,
         })
     );
-    assert!(p.events.iter().any(|e| matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { model_id, .. }) if model_id == "m1")));
+    assert!(p.seen.iter().any(|e| matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { model_id, .. }) if model_id == "m1")));
     let thread = p.handles().last().cloned().expect("thread announced");
     assert!(
         p.messages()
             .contains(&format!("echo: hello (thread {thread})"))
     );
-    assert!(p.events.iter().any(|e| matches!(e, PaneEvent::Upsert(u) if matches!(&u.kind, UpsertKind::Thinking { content, .. } if content.with_str(|c| c == "Thinking it over.")))));
+    assert!(p.seen.iter().any(|e| matches!(e, PaneEvent::Upsert(u) if matches!(&u.kind, UpsertKind::Thinking { content, .. } if content.with_str(|c| c == "Thinking it over.")))));
     // Progressive: the long answer was shown before it completed.
-    assert!(p.events.iter().any(|e| matches!(e, PaneEvent::Upsert(u) if u.status == UpsertStatus::Create && matches!(u.kind, UpsertKind::Message { .. }))));
+    assert!(p.seen.iter().any(|e| matches!(e, PaneEvent::Upsert(u) if u.status == UpsertStatus::Create && matches!(u.kind, UpsertKind::Message { .. }))));
     p.send("tool");
     let end = p.turn_end().await;
     let u = turn_usage(&end).expect("usage");
@@ -1096,7 +955,7 @@ async fn app_server_turns_stream_with_model_usage_and_thread() {
         "per turn, not per thread"
     );
     assert_eq!(p.log().len(), 1, "one persistent process");
-    assert!(p.events.iter().any(|e| matches!(e, PaneEvent::Upsert(u) if matches!(&u.kind, UpsertKind::ToolCall { output: Some(o), .. } if o == "approved\n"))));
+    assert!(p.seen.iter().any(|e| matches!(e, PaneEvent::Upsert(u) if matches!(&u.kind, UpsertKind::ToolCall { output: Some(o), .. } if o == "approved\n"))));
 }
 
 #[tokio::test]
@@ -1134,7 +993,7 @@ async fn app_server_interrupt_keeps_the_process() {
         p.send(prompt);
         p.turn_started().await;
         let asked = Instant::now();
-        p.handle.send(RunnerCommand::Interrupt);
+        p.runner.send(RunnerCommand::Interrupt);
         let end = p.turn_end().await;
         println!(
             "app-server interrupt ({prompt}): turn ended {:?} after the request",
@@ -1163,10 +1022,10 @@ async fn app_server_interrupt_keeps_the_process() {
 async fn app_server_steer_reaches_the_running_turn() {
     let dir = tempdir();
     let mut p = pane(agent("app-server", &dir), None, dir);
-    assert!(p.handle.capabilities.queue_while_streaming);
+    assert!(p.runner.capabilities.queue_while_streaming);
     p.send("slow");
     p.turn_started().await;
-    p.handle.send(RunnerCommand::Submit {
+    p.runner.send(RunnerCommand::Submit {
         text: "also this".into(),
         mode: SubmitMode::Steer,
     });
@@ -1204,12 +1063,12 @@ async fn app_server_approvals_round_trip() {
         assert_eq!(req.tool_name, "shell");
         assert_eq!(req.input["command"], "/bin/bash -lc 'echo approved'");
         assert_eq!(req.description.as_deref(), Some("needs approval"));
-        p.handle.send(RunnerCommand::Permission {
+        p.runner.send(RunnerCommand::Permission {
             request_id: req.request_id.clone(),
             decision,
         });
         assert_eq!(status(&p.turn_end().await), Some(TurnStatus::Completed));
-        let output = p.events.iter().find_map(|e| match e {
+        let output = p.seen.iter().find_map(|e| match e {
             PaneEvent::Upsert(u) if u.status == UpsertStatus::Complete => match &u.kind {
                 UpsertKind::ToolCall {
                     output,
@@ -1290,7 +1149,7 @@ async fn shutdown_leaves_no_process_behind() {
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        p.handle.send(RunnerCommand::Shutdown);
+        p.runner.send(RunnerCommand::Shutdown);
         assert_all_dead(&p.pids()).await;
     }
 }

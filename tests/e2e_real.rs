@@ -11,6 +11,9 @@
 //! CLIs and sets `HIVE_AGENTS_DIR`. Without it (or without one CLI) a test prints SKIP and
 //! passes. See docs/e2e.md.
 
+mod support;
+use support::scenario::real_claude_env;
+
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -262,20 +265,10 @@ struct Agent {
 }
 
 fn claude_env(lab: &Lab, home: &Path) -> BTreeMap<String, String> {
-    [
-        ("HOME", home.display().to_string()),
-        ("ANTHROPIC_BASE_URL", lab.mock.url.clone()),
-        ("ANTHROPIC_API_KEY", "sk-ant-mock-e2e".into()),
-        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
-        ("DISABLE_TELEMETRY", "1".into()),
-        ("DISABLE_AUTOUPDATER", "1".into()),
-        ("DISABLE_ERROR_REPORTING", "1".into()),
-        // as root, bypassPermissions (and claude-code-acp's session/new) need this
-        ("IS_SANDBOX", "1".into()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_owned(), v))
-    .collect()
+    let home = home.display().to_string();
+    let mut env = real_claude_env(&home, &lab.mock.url, "sk-ant-mock-e2e");
+    env.push(("DISABLE_ERROR_REPORTING", "1".into()));
+    env.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
 }
 
 fn codex_env(lab: &Lab, home: &Path) -> BTreeMap<String, String> {

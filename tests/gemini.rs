@@ -3,7 +3,9 @@
 //! (tests/fake/fake_gemini.py) through the runner.
 
 mod support;
-use support::{Pane, agent_text, gone, since_crash, tempdir};
+use support::{
+    Pane, Replay, agent_text, argv, fake_command, flag, gone, jsonl, since_crash, tempdir,
+};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,48 +14,20 @@ use hive::config::AgentConfig;
 use hive::event::{ItemType, Origin, Payload};
 use hive::processor::{Processor, ProcessorConfig};
 use hive::provider::gemini::{GeminiFactory, GeminiTurn};
-use hive::provider::{ProviderEvent, ProviderSpec, Registry};
-use hive::runner::{PaneEvent, RunnerCommand, RunnerOptions, SubmitMode, spawn_runner};
+use hive::provider::{ProviderEvent, Registry};
+use hive::runner::{PaneEvent, RunnerCommand, SubmitMode};
 use hive::upsert::{Output, TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
 use serde_json::Value;
-use tokio::sync::mpsc;
 
 // ---------------------------------------------------------------- replay
 
 fn fixture(name: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/gemini")
-        .join(name);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-struct Replay {
-    events: Vec<ProviderEvent>,
-    outputs: Vec<Output>,
+    support::fixture("gemini", name)
 }
 
 impl Replay {
-    fn turn_events(&self) -> Vec<&TurnEvent> {
-        self.outputs
-            .iter()
-            .filter_map(|o| match o {
-                Output::Turn(t) => Some(t),
-                Output::Upsert(_) => None,
-            })
-            .collect()
-    }
-
-    fn finals(&self) -> Vec<&Upsert> {
-        self.outputs
-            .iter()
-            .filter_map(|o| match o {
-                Output::Upsert(u) if u.is_final() => Some(u),
-                _ => None,
-            })
-            .collect()
-    }
-
-    fn messages(&self, status: UpsertStatus) -> Vec<String> {
+    /// Final agent messages with `status`.
+    fn agent_messages(&self, status: UpsertStatus) -> Vec<String> {
         self.finals()
             .into_iter()
             .filter(|u| u.status == status)
@@ -67,40 +41,10 @@ impl Replay {
     }
 
     fn tools(&self) -> Vec<&Upsert> {
-        self.outputs
-            .iter()
-            .filter_map(|o| match o {
-                Output::Upsert(u) if matches!(u.kind, UpsertKind::ToolCall { .. }) => Some(u),
-                _ => None,
-            })
+        self.upserts()
+            .into_iter()
+            .filter(|u| matches!(u.kind, UpsertKind::ToolCall { .. }))
             .collect()
-    }
-
-    fn sessions(&self) -> Vec<(Option<String>, Option<String>)> {
-        self.events
-            .iter()
-            .filter_map(|e| match e {
-                ProviderEvent::Session(s) => Some((s.resume_handle.clone(), s.model.clone())),
-                _ => None,
-            })
-            .collect()
-    }
-
-    fn diagnostics(&self) -> Vec<String> {
-        self.events
-            .iter()
-            .filter_map(|e| match e {
-                ProviderEvent::Diagnostic { message, .. } => Some(message.clone()),
-                _ => None,
-            })
-            .collect()
-    }
-
-    fn last_turn(&self) -> &TurnEvent {
-        self.turn_events()
-            .last()
-            .copied()
-            .unwrap_or_else(|| panic!("no turn event in {:#?}", self.outputs))
     }
 }
 
@@ -108,23 +52,12 @@ impl Replay {
 /// (the driver calls `cancelled`/`exited` when the process ends without a result).
 fn replay_with(text: &str, end: impl FnOnce(&mut GeminiTurn) -> Vec<ProviderEvent>) -> Replay {
     let mut turn = GeminiTurn::new("turn_1", "pending", None);
-    let mut events = Vec::new();
-    for line in text.lines() {
-        events.extend(turn.push_line(line));
+    let mut r = Replay::lines(text, |line| turn.push_line(line));
+    r.feed_all(end(&mut turn));
+    for ev in r.stream() {
+        assert_eq!(ev.turn_id, "turn_1");
     }
-    events.extend(end(&mut turn));
-    let mut processor = Processor::new(ProcessorConfig::default());
-    let now = tokio::time::Instant::now();
-    let mut outputs = Vec::new();
-    for ev in &events {
-        if let ProviderEvent::Stream(ev) = ev {
-            ev.validate()
-                .unwrap_or_else(|e| panic!("invalid event {ev:?}: {e}"));
-            assert_eq!(ev.turn_id, "turn_1");
-            outputs.extend(processor.process(ev, now));
-        }
-    }
-    Replay { events, outputs }
+    r
 }
 
 fn replay(name: &str) -> Replay {
@@ -142,7 +75,7 @@ fn text_streams_one_message_and_completes_with_usage() {
                 && session_id == "186179bf-ce01-46e1-99f9-c78956e7b000"
     ));
     assert_eq!(
-        r.messages(UpsertStatus::Complete),
+        r.agent_messages(UpsertStatus::Complete),
         [
             "**Mock reply.** This answer comes from `mockllm.py`.\n\n- item one\n- item two\n\n```sh\necho hello\n```\n"
         ]
@@ -169,7 +102,7 @@ fn text_streams_one_message_and_completes_with_usage() {
         Some("gemini-3.8-flash")
     );
     // The user's echoed prompt is not shown again.
-    assert!(!r.messages(UpsertStatus::Complete)[0].contains("Say hello"));
+    assert!(!r.agent_messages(UpsertStatus::Complete)[0].contains("Say hello"));
 }
 
 #[test]
@@ -186,14 +119,14 @@ fn deltas_are_forwarded_not_repeated() {
             _ => None,
         })
         .collect();
-    assert_eq!(deltas, r.messages(UpsertStatus::Complete)[0]);
+    assert_eq!(deltas, r.agent_messages(UpsertStatus::Complete)[0]);
 }
 
 #[test]
 fn tool_use_and_result_correlate_between_two_messages() {
     let r = replay("tool_shell.jsonl");
     assert_eq!(
-        r.messages(UpsertStatus::Complete),
+        r.agent_messages(UpsertStatus::Complete),
         [
             "Let me run a command.",
             "The command ran. It printed `hello-from-tool` and the working directory."
@@ -318,11 +251,17 @@ fn error_results_become_turn_errors_with_the_cli_message() {
             }
             other => panic!("{name}: expected turn_error, got {other:?}"),
         }
-        assert!(r.messages(UpsertStatus::Complete).is_empty(), "{name}");
+        assert!(
+            r.agent_messages(UpsertStatus::Complete).is_empty(),
+            "{name}"
+        );
     }
     // The partial answer of a dropped stream is kept, marked as failed.
     let r = replay("stream_drop.jsonl");
-    assert_eq!(r.messages(UpsertStatus::Error), ["Partial answer that "]);
+    assert_eq!(
+        r.agent_messages(UpsertStatus::Error),
+        ["Partial answer that "]
+    );
 }
 
 #[test]
@@ -352,8 +291,8 @@ fn exit_without_result_is_a_turn_error() {
             if error_code == "agent_exited" && error_message.contains("status 1")
     ));
     // Text streamed before the crash is flushed as failed, not complete.
-    assert!(r.messages(UpsertStatus::Complete).is_empty());
-    assert_eq!(r.messages(UpsertStatus::Error).len(), 1);
+    assert!(r.agent_messages(UpsertStatus::Complete).is_empty());
+    assert_eq!(r.agent_messages(UpsertStatus::Error).len(), 1);
 }
 
 #[test]
@@ -373,7 +312,7 @@ fn thinking_scenario_has_no_reasoning_items() {
             ..
         })
     )));
-    assert!(!r.messages(UpsertStatus::Complete).is_empty());
+    assert!(!r.agent_messages(UpsertStatus::Complete).is_empty());
 }
 
 #[test]
@@ -431,8 +370,7 @@ fn every_replayed_event_is_valid_and_item_types_are_expected() {
 
 fn fake_agent(dir: &Path) -> AgentConfig {
     let mut agent = AgentConfig::new("gem", "gemini");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake/fake_gemini.py");
-    agent.command = vec!["python3".into(), script.display().to_string()];
+    agent.command = fake_command("fake_gemini.py");
     agent.env.insert(
         "FAKE_GEMINI_LOG".into(),
         log_path(dir).display().to_string(),
@@ -450,81 +388,19 @@ fn log_path(dir: &Path) -> PathBuf {
 }
 
 fn runs(dir: &Path) -> Vec<Value> {
-    std::fs::read_to_string(log_path(dir))
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
-}
-
-fn argv(run: &Value) -> Vec<String> {
-    run["argv"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| s.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn flag(run: &Value, name: &str) -> Option<String> {
-    let args = argv(run);
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1).cloned())
+    jsonl(&log_path(dir))
 }
 
 impl Pane {
     fn system_messages(&self) -> Vec<String> {
-        self.seen
-            .iter()
-            .filter_map(|e| match e {
-                PaneEvent::Upsert(Upsert {
-                    kind:
-                        UpsertKind::Message {
-                            content,
-                            origin: Origin::System,
-                        },
-                    ..
-                }) => Some(content.to_string()),
-                _ => None,
-            })
-            .collect()
+        self.messages_where(|_, o| o == Origin::System)
     }
 }
 
 fn start(agent: AgentConfig, resume: Option<&str>) -> (hive::runner::RunnerHandle, Pane) {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let spec = ProviderSpec {
-        agent,
-        resume: resume.map(str::to_owned),
-    };
-    let handle = spawn_runner(
-        0,
-        Arc::new(GeminiFactory),
-        spec,
-        RunnerOptions::default(),
-        tx,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    (
-        handle,
-        Pane {
-            rx,
-            seen: Vec::new(),
-        },
-    )
+    Pane::start(Arc::new(GeminiFactory), agent, resume).split()
 }
 
-fn submit(h: &hive::runner::RunnerHandle, text: &str) {
-    assert!(h.send(RunnerCommand::Submit {
-        text: text.into(),
-        mode: SubmitMode::Auto
-    }));
-}
-
-/// A process is gone once /proc has no entry for it or it is a zombie.
 #[test]
 fn registered_with_capabilities() {
     let factory = Registry::builtin()
@@ -539,7 +415,7 @@ fn registered_with_capabilities() {
 async fn turns_share_a_session_first_by_id_then_by_resume() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
-    submit(&h, "first TOOL");
+    pane.submit("first TOOL", SubmitMode::Auto);
     let end = pane.turn_end().await;
     match end {
         TurnEvent::TurnComplete {
@@ -552,7 +428,7 @@ async fn turns_share_a_session_first_by_id_then_by_resume() {
         ),
         other => panic!("{other:?}"),
     }
-    submit(&h, "second");
+    pane.submit("second", SubmitMode::Auto);
     pane.turn_end().await;
     let runs = runs(dir.path());
     assert_eq!(runs.len(), 2);
@@ -580,7 +456,7 @@ async fn model_args_and_env_reach_the_cli() {
     agent.permission_mode = Some("auto_edit".into());
     agent.cwd = Some(dir.path().to_path_buf());
     let (h, mut pane) = start(agent, None);
-    submit(&h, "hello");
+    pane.submit("hello", SubmitMode::Auto);
     let started = pane
         .until("turn start", |e| {
             matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { .. }))
@@ -603,7 +479,7 @@ async fn model_args_and_env_reach_the_cli() {
 async fn crash_mid_turn_is_a_turn_error_with_stderr() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
-    submit(&h, "please CRASH");
+    pane.submit("please CRASH", SubmitMode::Auto);
     match pane.turn_end().await {
         TurnEvent::TurnError { error_message, .. } => {
             assert!(error_message.contains("status 3"), "{error_message}");
@@ -618,7 +494,7 @@ async fn crash_mid_turn_is_a_turn_error_with_stderr() {
         other => panic!("{other:?}"),
     }
     // The provider survives: the next turn works.
-    submit(&h, "again");
+    pane.submit("again", SubmitMode::Auto);
     assert!(matches!(
         pane.turn_end().await,
         TurnEvent::TurnComplete {
@@ -633,7 +509,7 @@ async fn crash_mid_turn_is_a_turn_error_with_stderr() {
 async fn error_result_with_exit_244_is_a_turn_error() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
-    submit(&h, "ERROR please");
+    pane.submit("ERROR please", SubmitMode::Auto);
     match pane.turn_end().await {
         TurnEvent::TurnError { error_message, .. } => {
             assert_eq!(error_message, "[API Error: simulated 500]");
@@ -647,7 +523,7 @@ async fn error_result_with_exit_244_is_a_turn_error() {
 async fn interrupt_sends_sigint_and_ends_cancelled() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
-    submit(&h, "SLOW ORPHAN");
+    pane.submit("SLOW ORPHAN", SubmitMode::Auto);
     pane.until("agent text", agent_text).await;
     let asked = std::time::Instant::now();
     h.send(RunnerCommand::Interrupt);
@@ -672,7 +548,7 @@ async fn interrupt_sends_sigint_and_ends_cancelled() {
     assert!(gone(grandchild).await, "grandchild {grandchild} survived");
     // Not steerable: a message mid-turn waits in the runner's queue, and the
     // pane keeps working after an interrupt.
-    submit(&h, "after");
+    pane.submit("after", SubmitMode::Auto);
     assert!(matches!(
         pane.turn_end().await,
         TurnEvent::TurnComplete {
@@ -687,7 +563,7 @@ async fn interrupt_sends_sigint_and_ends_cancelled() {
 async fn interrupt_ignored_by_the_cli_still_cancels_and_kills_it() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
-    submit(&h, "IGNORE_INT");
+    pane.submit("IGNORE_INT", SubmitMode::Auto);
     pane.until("agent text", agent_text).await;
     h.send(RunnerCommand::Interrupt);
     assert!(matches!(
@@ -710,7 +586,7 @@ async fn interrupt_ignored_by_the_cli_still_cancels_and_kills_it() {
 async fn grandchild_holding_stdout_does_not_hang_the_turn() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
-    submit(&h, "ORPHAN then finish");
+    pane.submit("ORPHAN then finish", SubmitMode::Auto);
     assert!(matches!(
         pane.turn_end().await,
         TurnEvent::TurnComplete {
@@ -732,7 +608,7 @@ async fn grandchild_holding_stdout_does_not_hang_the_turn() {
 async fn malformed_lines_are_notices_and_the_turn_goes_on() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
-    submit(&h, "MALFORMED output");
+    pane.submit("MALFORMED output", SubmitMode::Auto);
     assert!(matches!(
         pane.turn_end().await,
         TurnEvent::TurnComplete {
@@ -756,7 +632,7 @@ async fn restarted_hive_resumes_its_session() {
     let agent = fake_agent(dir.path());
     std::fs::write(dir.path().join("sessions/known-session"), "").unwrap_or_else(|e| panic!("{e}"));
     let (h, mut pane) = start(agent, Some("known-session"));
-    submit(&h, "hello again");
+    pane.submit("hello again", SubmitMode::Auto);
     pane.turn_end().await;
     let run = &runs(dir.path())[0];
     assert_eq!(flag(run, "--resume").as_deref(), Some("known-session"));
@@ -768,7 +644,7 @@ async fn restarted_hive_resumes_its_session() {
 async fn stale_session_falls_back_to_a_new_one_visibly() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), Some("vanished"));
-    submit(&h, "hello");
+    pane.submit("hello", SubmitMode::Auto);
     assert!(matches!(
         pane.turn_end().await,
         TurnEvent::TurnComplete {
@@ -795,7 +671,7 @@ async fn missing_program_is_a_turn_error_not_a_hang() {
     let mut agent = AgentConfig::new("g", "gemini");
     agent.command = vec!["/nonexistent/gemini-binary".into()];
     let (h, mut pane) = start(agent, None);
-    submit(&h, "hi");
+    pane.submit("hi", SubmitMode::Auto);
     match pane.turn_end().await {
         TurnEvent::TurnError { error_code, .. } => assert_eq!(error_code, "spawn_failed"),
         other => panic!("{other:?}"),

@@ -8,10 +8,11 @@ use std::sync::Arc;
 
 use hive::config::AgentConfig;
 use hive::event::Origin;
-use hive::history::import::{self, Format};
+use hive::history::import;
 use hive::history::record::{Block, Record, Role};
 use hive::history::{self, OpenOptions, PaneState, Store, state, store};
 use hive::provider::ProviderSpec;
+use hive::provider::import::Format;
 use hive::provider::script::ScriptFactory;
 use hive::runner::{PaneEvent, PaneUpdate, RunnerCommand, RunnerOptions, SubmitMode, spawn_runner};
 use hive::upsert::{TurnEvent, Upsert, UpsertKind, UpsertStatus};
@@ -947,4 +948,119 @@ fn hive_import_is_idempotent_from_the_command_line() {
     assert!(run(&["import", "codex", path, "--agent", "cx"]).contains("already imported"));
     assert_eq!(Store::at(data).sessions("cx").len(), 1);
     assert!(run(&["history", "show", "cx"]).contains("What was the codeword?"));
+}
+
+// ---- importers read like the live translators --------------------------------
+
+/// Writes `lines` as a transcript and imports it.
+fn import_lines(format: Format, lines: &[serde_json::Value]) -> Vec<Record> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("transcript.jsonl");
+    let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, body).unwrap();
+    let store = Store::at(dir.path().join("store"));
+    let r = import::import(&store, format, &path, "a", false).expect("import");
+    records(&r.path)
+}
+
+/// The tool result's output the translator emits for one line.
+fn live_output(events: &[hive::provider::ProviderEvent]) -> (String, bool) {
+    events
+        .iter()
+        .find_map(|e| match e {
+            hive::provider::ProviderEvent::Stream(s) => match &s.payload {
+                hive::event::Payload::ItemDone {
+                    final_item:
+                        hive::event::FinalItem::FunctionCallOutput {
+                            output, is_error, ..
+                        },
+                    ..
+                } => Some((output.clone(), *is_error)),
+                _ => None,
+            },
+            _ => None,
+        })
+        .expect("a tool output")
+}
+
+#[test]
+fn imported_claude_tool_results_and_usage_read_as_the_live_translator_reads_them() {
+    use serde_json::json;
+    let result = json!({"type": "tool_result", "tool_use_id": "toolu_1", "is_error": true,
+        "content": [{"type": "text", "text": "see"}, {"type": "image", "source": {}}]});
+    let line = |kind: &str, ts: &str, message: serde_json::Value| json!({"type": kind, "sessionId": "s-img", "timestamp": ts, "message": message});
+    let recs = import_lines(
+        Format::Claude,
+        &[
+            line(
+                "user",
+                "2026-11-20T10:00:00Z",
+                json!({"role": "user", "content": "Look."}),
+            ),
+            line(
+                "assistant",
+                "2026-11-20T10:00:01Z",
+                json!({"id": "msg_1", "role": "assistant", "content": [
+                    {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "a.png"}}],
+                    "usage": {"input_tokens": 10, "output_tokens": 2, "cache_read_input_tokens": 5}}),
+            ),
+            line(
+                "user",
+                "2026-11-20T10:00:02Z",
+                json!({"role": "user", "content": [result.clone()]}),
+            ),
+        ],
+    );
+    assert_eq!(
+        roles(&recs),
+        [Role::User, Role::ToolResult, Role::Assistant]
+    );
+    // A non-text block shows as its type, as it does live.
+    assert_eq!(recs[1].text(), "see\n[image]");
+    assert_eq!(recs[1].is_error, Some(true));
+    assert_eq!(recs[1].tool_name.as_deref(), Some("Read"));
+    let usage = recs[2].meta.as_ref().unwrap().usage.as_ref().unwrap();
+    assert_eq!((usage.cache_read, usage.total_tokens), (Some(5), 17));
+
+    let mut tr = hive::provider::claude::translate::Translator::new(None);
+    tr.begin_turn("t", vec!["u".into()]);
+    tr.line(r#"{"type":"system","subtype":"init","session_id":"s","model":"m"}"#);
+    let live = tr.line(&json!({"type": "user", "message": {"content": [result]}}).to_string());
+    assert_eq!(
+        live_output(&live.events),
+        (recs[1].text(), true),
+        "import and live translation differ"
+    );
+}
+
+#[test]
+fn imported_pi_tool_results_read_as_the_live_translator_reads_them() {
+    use serde_json::json;
+    let content = json!([{"type": "text", "text": "line one\n"}, {"type": "text", "text": "line two"},
+        {"type": "image", "data": ""}]);
+    let recs = import_lines(
+        Format::Pi,
+        &[
+            json!({"type": "session", "id": "s-pi"}),
+            json!({"type": "message", "timestamp": 1, "message": {"role": "user", "content": "Read it."}}),
+            json!({"type": "message", "timestamp": 2, "message": {"role": "assistant", "content": [
+                {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a"}}]}}),
+            json!({"type": "message", "timestamp": 3, "message": {"role": "toolResult",
+                "toolCallId": "c1", "toolName": "read", "content": content.clone(), "isError": false}}),
+        ],
+    );
+    assert_eq!(
+        roles(&recs),
+        [Role::User, Role::ToolResult, Role::Assistant]
+    );
+    assert_eq!(recs[1].text(), "line one\nline two[image]");
+
+    let mut tr = hive::provider::pi::PiTranslator::new("s", Some("m"));
+    tr.begin_turn("t", "p1", "");
+    let live = tr.push_line(
+        &json!({"type": "tool_execution_end", "toolCallId": "c1", "toolName": "read",
+            "result": {"content": content}, "isError": false})
+        .to_string(),
+    );
+    assert_eq!(live_output(&live), (recs[1].text(), false));
 }

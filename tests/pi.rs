@@ -3,7 +3,10 @@
 //! tests against a fake pi (tests/fake/fake_pi.py) through the runner.
 
 mod support;
-use support::{Pane, agent_text, alive, gone, since_crash, tempdir};
+use support::{
+    Pane, Replay, agent_text, alive, fake_command, flag, gone, jsonl, since_crash, tempdir,
+    timeline,
+};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -21,25 +24,12 @@ use tokio::sync::mpsc;
 
 // ---------------------------------------------------------------- replay
 
-fn timeline(name: &str) -> Vec<(String, String)> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/pi")
-        .join(name);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter_map(|v| {
-            Some((
-                v["dir"].as_str()?.to_owned(),
-                v["line"].as_str()?.to_owned(),
-            ))
-        })
-        .collect()
-}
-
-struct Replay {
-    events: Vec<ProviderEvent>,
-    outputs: Vec<Output>,
+fn fixture(name: &str) -> Vec<(String, String)> {
+    timeline(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/pi")
+            .join(name),
+    )
 }
 
 /// Events pi emits synchronously right after `agent_end`, before it can
@@ -58,7 +48,7 @@ fn same_tick(line: &str) -> bool {
 /// answered the way pi orders them.
 fn replay(name: &str) -> Replay {
     let mut tr = PiTranslator::new("pending", None);
-    let mut events = Vec::new();
+    let mut r = Replay::default();
     let mut turns = 0;
     let mut probe: Option<String> = None;
     let json_mode = name.starts_with("json_");
@@ -66,18 +56,17 @@ fn replay(name: &str) -> Replay {
         tr.begin_turn("turn_1", "json", "");
         turns = 1;
     }
-    let answer =
-        |tr: &mut PiTranslator, probe: &mut Option<String>, events: &mut Vec<ProviderEvent>| {
-            if let Some(id) = probe.take() {
-                let reply =
-                    json!({"type": "response", "command": "get_state", "success": true, "id": id});
-                events.extend(tr.push_line(&reply.to_string()));
-            }
-        };
-    for (dir, line) in timeline(name) {
+    let answer = |tr: &mut PiTranslator, probe: &mut Option<String>, r: &mut Replay| {
+        if let Some(id) = probe.take() {
+            let reply =
+                json!({"type": "response", "command": "get_state", "success": true, "id": id});
+            r.feed_all(tr.push_line(&reply.to_string()));
+        }
+    };
+    for (dir, line) in fixture(name) {
         match dir.as_str() {
             "in" => {
-                answer(&mut tr, &mut probe, &mut events);
+                answer(&mut tr, &mut probe, &mut r);
                 let Ok(cmd) = serde_json::from_str::<Value>(&line) else {
                     continue;
                 };
@@ -93,9 +82,9 @@ fn replay(name: &str) -> Replay {
             }
             "out" => {
                 if !same_tick(&line) {
-                    answer(&mut tr, &mut probe, &mut events);
+                    answer(&mut tr, &mut probe, &mut r);
                 }
-                events.extend(tr.push_line(&line));
+                r.feed_all(tr.push_line(&line));
                 for out in tr.take_outbox() {
                     let v: Value = serde_json::from_str(&out).unwrap_or_default();
                     assert_eq!(v["type"], "get_state", "unexpected write {out}");
@@ -105,31 +94,11 @@ fn replay(name: &str) -> Replay {
             _ => {}
         }
     }
-    answer(&mut tr, &mut probe, &mut events);
-    let mut processor = Processor::new(ProcessorConfig::default());
-    let now = tokio::time::Instant::now();
-    let mut outputs = Vec::new();
-    for ev in &events {
-        if let ProviderEvent::Stream(ev) = ev {
-            ev.validate()
-                .unwrap_or_else(|e| panic!("invalid event {ev:?}: {e}"));
-            outputs.extend(processor.process(ev, now));
-        }
-    }
-    Replay { events, outputs }
+    answer(&mut tr, &mut probe, &mut r);
+    r
 }
 
 impl Replay {
-    fn turn_ends(&self) -> Vec<&TurnEvent> {
-        self.outputs
-            .iter()
-            .filter_map(|o| match o {
-                Output::Turn(t) if t.is_terminal() => Some(t),
-                _ => None,
-            })
-            .collect()
-    }
-
     fn starts(&self) -> usize {
         self.outputs
             .iter()
@@ -137,7 +106,7 @@ impl Replay {
             .count()
     }
 
-    fn finals(&self, turn: &str) -> Vec<&Upsert> {
+    fn finals_of(&self, turn: &str) -> Vec<&Upsert> {
         self.outputs
             .iter()
             .filter_map(|o| match o {
@@ -147,8 +116,8 @@ impl Replay {
             .collect()
     }
 
-    fn messages(&self, turn: &str, origin: Origin, status: UpsertStatus) -> Vec<String> {
-        self.finals(turn)
+    fn turn_messages(&self, turn: &str, origin: Origin, status: UpsertStatus) -> Vec<String> {
+        self.finals_of(turn)
             .into_iter()
             .filter(|u| u.status == status)
             .filter_map(|u| match &u.kind {
@@ -160,8 +129,8 @@ impl Replay {
             .collect()
     }
 
-    fn thinking(&self, turn: &str) -> Vec<(String, String)> {
-        self.finals(turn)
+    fn turn_thinking(&self, turn: &str) -> Vec<(String, String)> {
+        self.finals_of(turn)
             .into_iter()
             .filter_map(|u| match &u.kind {
                 UpsertKind::Thinking {
@@ -175,7 +144,7 @@ impl Replay {
 
     /// (name, command argument, output, is_error) of completed tool calls.
     fn tools(&self, turn: &str) -> Vec<(String, Value, String, bool)> {
-        self.finals(turn)
+        self.finals_of(turn)
             .into_iter()
             .filter_map(|u| match &u.kind {
                 UpsertKind::ToolCall {
@@ -185,16 +154,6 @@ impl Replay {
                     output_is_error: Some(e),
                     ..
                 } => Some((tool_name.clone(), arguments.clone(), o.clone(), *e)),
-                _ => None,
-            })
-            .collect()
-    }
-
-    fn diagnostics(&self) -> Vec<String> {
-        self.events
-            .iter()
-            .filter_map(|e| match e {
-                ProviderEvent::Diagnostic { message, .. } => Some(message.clone()),
                 _ => None,
             })
             .collect()
@@ -236,18 +195,18 @@ fn rpc_prompts_are_two_turns_with_text_thinking_and_tools() {
         }
     )));
     assert_eq!(
-        r.messages("turn_1", Origin::Agent, UpsertStatus::Complete),
+        r.turn_messages("turn_1", Origin::Agent, UpsertStatus::Complete),
         [MOCK_REPLY]
     );
     assert_eq!(
-        r.thinking("turn_2"),
+        r.turn_thinking("turn_2"),
         [(
             "I should run a shell command to look around.".to_owned(),
             "pi".to_owned()
         )]
     );
     assert_eq!(
-        r.messages("turn_2", Origin::Agent, UpsertStatus::Complete),
+        r.turn_messages("turn_2", Origin::Agent, UpsertStatus::Complete),
         [
             "Let me run a command.",
             "The command ran. It printed `hello-from-tool` and the working directory."
@@ -315,7 +274,7 @@ fn abort_during_text_cancels_and_the_next_prompt_works() {
         }
     ));
     assert_eq!(
-        r.messages("turn_2", Origin::Agent, UpsertStatus::Complete),
+        r.turn_messages("turn_2", Origin::Agent, UpsertStatus::Complete),
         [MOCK_REPLY]
     );
 }
@@ -347,13 +306,13 @@ fn steer_lands_in_the_same_turn() {
         }]
     ));
     assert_eq!(
-        r.messages("turn_1", Origin::Agent, UpsertStatus::Complete),
+        r.turn_messages("turn_1", Origin::Agent, UpsertStatus::Complete),
         ["Starting a long command.", MOCK_REPLY]
     );
     assert_eq!(r.tools("turn_1")[0].2, "started\nfinished\n");
     // pi's own echo of the steered user message is not shown twice.
     assert!(
-        r.messages("turn_1", Origin::User, UpsertStatus::Complete)
+        r.turn_messages("turn_1", Origin::User, UpsertStatus::Complete)
             .is_empty()
     );
     assert!(r.diagnostics().iter().any(|d| d.contains("1 steering")));
@@ -374,7 +333,7 @@ fn follow_up_and_queued_prompt_run_inside_the_same_turn() {
                 ..
             }]
         ));
-        let msgs = r.messages("turn_1", Origin::Agent, UpsertStatus::Complete);
+        let msgs = r.turn_messages("turn_1", Origin::Agent, UpsertStatus::Complete);
         assert_eq!(msgs.len(), 2, "{name}: {msgs:?}");
         assert!(msgs[0].starts_with("Chunk 01. ") && msgs[0].ends_with("End."));
         assert_eq!(msgs[1], MOCK_REPLY);
@@ -393,7 +352,7 @@ fn follow_up_and_queued_prompt_run_inside_the_same_turn() {
 #[test]
 fn retries_are_system_messages_and_the_last_error_fails_the_turn() {
     let r = replay("json_error_500.timeline.jsonl");
-    let notices = r.messages("turn_1", Origin::System, UpsertStatus::Complete);
+    let notices = r.turn_messages("turn_1", Origin::System, UpsertStatus::Complete);
     assert_eq!(notices.len(), 2, "{notices:?}");
     assert!(
         notices[0].contains("attempt 1/2") && notices[0].contains("500 mock internal server error")
@@ -414,7 +373,7 @@ fn a_retry_in_progress_keeps_the_turn_open() {
     let r = replay("rpc_error_500.timeline.jsonl");
     assert!(r.turn_ends().is_empty(), "{:?}", r.turn_ends());
     assert_eq!(
-        r.messages("turn_1", Origin::System, UpsertStatus::Complete)
+        r.turn_messages("turn_1", Origin::System, UpsertStatus::Complete)
             .len(),
         2
     );
@@ -433,11 +392,11 @@ fn a_non_retried_error_fails_once_pi_answers_the_probe() {
 #[test]
 fn dropped_streams_mark_partial_text_failed() {
     let r = replay("json_stream_drop.timeline.jsonl");
-    let failed = r.messages("turn_1", Origin::Agent, UpsertStatus::Error);
+    let failed = r.turn_messages("turn_1", Origin::Agent, UpsertStatus::Error);
     assert_eq!(failed.len(), 3, "one per attempt: {failed:?}");
     assert!(failed.iter().all(|m| m == "Partial answer that "));
     assert!(
-        r.messages("turn_1", Origin::Agent, UpsertStatus::Complete)
+        r.turn_messages("turn_1", Origin::Agent, UpsertStatus::Complete)
             .is_empty()
     );
     assert!(matches!(
@@ -450,11 +409,11 @@ fn dropped_streams_mark_partial_text_failed() {
 fn json_mode_captures_translate_too() {
     let r = replay("json_error_429_once.timeline.jsonl");
     assert_eq!(
-        r.messages("turn_1", Origin::Agent, UpsertStatus::Complete),
+        r.turn_messages("turn_1", Origin::Agent, UpsertStatus::Complete),
         ["Answer after one 429 retry."]
     );
     let r = replay("json_thinking.timeline.jsonl");
-    let thinking = r.thinking("turn_1");
+    let thinking = r.turn_thinking("turn_1");
     assert_eq!(thinking.len(), 1);
     assert!(thinking[0].0.starts_with("The user wants a short answer."));
     let r = replay("json_two_tools.timeline.jsonl");
@@ -561,8 +520,7 @@ fn extension_dialogs_are_cancelled_instead_of_hanging_pi() {
 
 fn fake_agent(dir: &Path) -> AgentConfig {
     let mut agent = AgentConfig::new("pi", "pi");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake/fake_pi.py");
-    agent.command = vec!["python3".into(), script.display().to_string()];
+    agent.command = fake_command("fake_pi.py");
     agent
         .env
         .insert("FAKE_PI_LOG".into(), log_path(dir).display().to_string());
@@ -574,62 +532,17 @@ fn log_path(dir: &Path) -> PathBuf {
 }
 
 fn starts(dir: &Path) -> Vec<Value> {
-    std::fs::read_to_string(log_path(dir))
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
-}
-
-fn flag(run: &Value, name: &str) -> Option<String> {
-    let args: Vec<&str> = run["argv"]
-        .as_array()
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    args.iter()
-        .position(|a| *a == name)
-        .and_then(|i| args.get(i + 1).map(|s| (*s).to_owned()))
+    jsonl(&log_path(dir))
 }
 
 impl Pane {
     fn texts(&self, origin: Origin) -> Vec<String> {
-        self.seen
-            .iter()
-            .filter_map(|e| match e {
-                PaneEvent::Upsert(u) if u.is_final() => match &u.kind {
-                    UpsertKind::Message { content, origin: o } if *o == origin => {
-                        Some(content.to_string())
-                    }
-                    _ => None,
-                },
-                _ => None,
-            })
-            .collect()
+        self.messages_where(|u, o| u.is_final() && o == origin)
     }
 }
 
 fn start(agent: AgentConfig, resume: Option<&str>) -> (hive::runner::RunnerHandle, Pane) {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let spec = ProviderSpec {
-        agent,
-        resume: resume.map(str::to_owned),
-    };
-    let handle = spawn_runner(0, Arc::new(PiFactory), spec, RunnerOptions::default(), tx)
-        .unwrap_or_else(|e| panic!("{e}"));
-    (
-        handle,
-        Pane {
-            rx,
-            seen: Vec::new(),
-        },
-    )
-}
-
-fn submit(h: &hive::runner::RunnerHandle, text: &str, mode: SubmitMode) {
-    assert!(h.send(RunnerCommand::Submit {
-        text: text.into(),
-        mode
-    }));
+    Pane::start(Arc::new(PiFactory), agent, resume).split()
 }
 
 #[test]
@@ -645,7 +558,7 @@ fn registered_with_capabilities() {
 async fn a_turn_streams_thinking_tools_and_usage_on_one_process() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
-    submit(&h, "THINK TOOL go", SubmitMode::Auto);
+    pane.submit("THINK TOOL go", SubmitMode::Auto);
     match pane.turn_end().await {
         TurnEvent::TurnComplete {
             status: TurnStatus::Completed,
@@ -670,7 +583,7 @@ async fn a_turn_streams_thinking_tools_and_usage_on_one_process() {
         e,
         PaneEvent::Upsert(Upsert { kind: UpsertKind::ToolCall { output: Some(o), .. }, .. }) if o == "hi\n"
     )));
-    submit(&h, "again", SubmitMode::Auto);
+    pane.submit("again", SubmitMode::Auto);
     pane.turn_end().await;
     assert_eq!(
         starts(dir.path()).len(),
@@ -689,9 +602,9 @@ async fn a_turn_streams_thinking_tools_and_usage_on_one_process() {
 async fn steer_mid_turn_is_delivered_into_the_running_turn() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
-    submit(&h, "SLOW first", SubmitMode::Auto);
+    pane.submit("SLOW first", SubmitMode::Auto);
     pane.until("agent text", agent_text).await;
-    submit(&h, "also this", SubmitMode::Steer);
+    pane.submit("also this", SubmitMode::Steer);
     assert!(matches!(
         pane.turn_end().await,
         TurnEvent::TurnComplete {
@@ -709,7 +622,7 @@ async fn steer_mid_turn_is_delivered_into_the_running_turn() {
 async fn interrupt_aborts_and_the_process_stays() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
-    submit(&h, "SLOW", SubmitMode::Auto);
+    pane.submit("SLOW", SubmitMode::Auto);
     pane.until("agent text", agent_text).await;
     let asked = std::time::Instant::now();
     h.send(RunnerCommand::Interrupt);
@@ -722,7 +635,7 @@ async fn interrupt_aborts_and_the_process_stays() {
     ));
     eprintln!("figure: pi interrupt -> cancelled {:?}", asked.elapsed());
     assert!(!pane.notices().iter().any(|n| n.contains("did not stop")));
-    submit(&h, "after", SubmitMode::Auto);
+    pane.submit("after", SubmitMode::Auto);
     assert!(matches!(
         pane.turn_end().await,
         TurnEvent::TurnComplete {
@@ -744,7 +657,7 @@ async fn interrupt_aborts_and_the_process_stays() {
 async fn ignored_abort_cancels_and_restarts_pi_on_its_session() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
-    submit(&h, "IGNORE_ABORT", SubmitMode::Auto);
+    pane.submit("IGNORE_ABORT", SubmitMode::Auto);
     pane.until("agent text", agent_text).await;
     h.send(RunnerCommand::Interrupt);
     assert!(matches!(
@@ -756,7 +669,7 @@ async fn ignored_abort_cancels_and_restarts_pi_on_its_session() {
     ));
     let first = starts(dir.path())[0].clone();
     assert!(gone(first["pid"].as_i64().unwrap_or_default()).await);
-    submit(&h, "after", SubmitMode::Auto);
+    pane.submit("after", SubmitMode::Auto);
     assert!(matches!(
         pane.turn_end().await,
         TurnEvent::TurnComplete {
@@ -779,9 +692,9 @@ async fn ignored_abort_cancels_and_restarts_pi_on_its_session() {
 async fn crash_mid_turn_is_a_turn_error_then_restart_resumes() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
-    submit(&h, "warm up", SubmitMode::Auto);
+    pane.submit("warm up", SubmitMode::Auto);
     pane.turn_end().await;
-    submit(&h, "CRASH now", SubmitMode::Auto);
+    pane.submit("CRASH now", SubmitMode::Auto);
     match pane.turn_end().await {
         TurnEvent::TurnError { error_message, .. } => {
             assert!(error_message.contains("status 5"), "{error_message}");
@@ -797,7 +710,7 @@ async fn crash_mid_turn_is_a_turn_error_then_restart_resumes() {
     let first = starts(dir.path())[0].clone();
     assert!(gone(first["pid"].as_i64().unwrap_or_default()).await);
     h.send(RunnerCommand::Restart);
-    submit(&h, "back", SubmitMode::Auto);
+    pane.submit("back", SubmitMode::Auto);
     pane.turn_end().await;
     let starts = starts(dir.path());
     assert_eq!(starts.len(), 2);
@@ -813,7 +726,7 @@ async fn crash_mid_turn_is_a_turn_error_then_restart_resumes() {
 async fn retries_and_errors_through_the_probe() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
-    submit(&h, "RETRY please", SubmitMode::Auto);
+    pane.submit("RETRY please", SubmitMode::Auto);
     assert!(matches!(
         pane.turn_end().await,
         TurnEvent::TurnComplete {
@@ -826,7 +739,7 @@ async fn retries_and_errors_through_the_probe() {
             .iter()
             .any(|t| t.contains("Retrying after an error"))
     );
-    submit(&h, "FAIL please", SubmitMode::Auto);
+    pane.submit("FAIL please", SubmitMode::Auto);
     match pane.turn_end().await {
         TurnEvent::TurnError { error_message, .. } => {
             assert_eq!(error_message, "400 simulated bad request");
@@ -840,7 +753,7 @@ async fn retries_and_errors_through_the_probe() {
 async fn malformed_lines_are_notices_and_the_turn_goes_on() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), None);
-    submit(&h, "MALFORMED", SubmitMode::Auto);
+    pane.submit("MALFORMED", SubmitMode::Auto);
     assert!(matches!(
         pane.turn_end().await,
         TurnEvent::TurnComplete {
@@ -864,7 +777,7 @@ async fn resume_flags_model_and_env_reach_pi() {
     agent.options.insert("provider".into(), "mock".into());
     agent.cwd = Some(dir.path().to_path_buf());
     let (h, mut pane) = start(agent, Some("sess-42"));
-    submit(&h, "hi", SubmitMode::Auto);
+    pane.submit("hi", SubmitMode::Auto);
     let started = pane
         .until("start", |e| {
             matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { .. }))
@@ -891,7 +804,7 @@ async fn resume_flags_model_and_env_reach_pi() {
 async fn stale_session_falls_back_to_a_new_one_visibly() {
     let dir = tempdir();
     let (h, mut pane) = start(fake_agent(dir.path()), Some("stale-1"));
-    submit(&h, "hi", SubmitMode::Auto);
+    pane.submit("hi", SubmitMode::Auto);
     assert!(matches!(
         pane.turn_end().await,
         TurnEvent::TurnComplete {

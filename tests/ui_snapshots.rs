@@ -9,8 +9,8 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
-use hive::app::build_app;
 use hive::app::state::{App, Overlay};
+use hive::app::{build_app, frame};
 use hive::config::{Config, ConfigSource};
 use hive::event::{Origin, Usage};
 use hive::provider::{
@@ -19,6 +19,7 @@ use hive::provider::{
 };
 use hive::runner::{PaneEvent, PaneUpdate, QueueEdit, RunnerCommand, SubmitMode, TurnState};
 use hive::text::TextBuffer;
+use hive::ui::ViewState;
 use hive::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
 
 const TWO: &str = r#"
@@ -45,7 +46,26 @@ fn config_with(n: usize) -> Config {
     Config::parse(&text, ConfigSource::Builtin).unwrap()
 }
 
-fn app_from(config: &Config) -> App {
+/// An app with the view state the console keeps for it between frames.
+struct Console {
+    app: App,
+    view: ViewState,
+}
+
+impl std::ops::Deref for Console {
+    type Target = App;
+    fn deref(&self) -> &App {
+        &self.app
+    }
+}
+
+impl std::ops::DerefMut for Console {
+    fn deref_mut(&mut self) -> &mut App {
+        &mut self.app
+    }
+}
+
+fn app_from(config: &Config) -> Console {
     let (mut app, warnings) = build_app(config);
     assert!(warnings.is_empty(), "{warnings:?}");
     app.now = app.started;
@@ -61,10 +81,13 @@ fn app_from(config: &Config) -> App {
             },
         ));
     }
-    app
+    Console {
+        app,
+        view: ViewState::default(),
+    }
 }
 
-fn two() -> App {
+fn two() -> Console {
     app_from(&Config::parse(TWO, ConfigSource::Builtin).unwrap())
 }
 
@@ -157,9 +180,10 @@ fn completed(status: TurnStatus, cost: Option<f64>) -> PaneEvent {
     })
 }
 
-fn render(app: &mut App, w: u16, h: u16) -> String {
+fn render(c: &mut Console, w: u16, h: u16) -> String {
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    term.draw(|f| hive::ui::draw(f, app)).unwrap();
+    term.draw(|f| frame(&mut c.app, &mut c.view, f.area(), f.buffer_mut()))
+        .unwrap();
     term.backend().to_string()
 }
 
@@ -651,7 +675,7 @@ fn focus_keys_mouse_and_attention() {
     app.apply(ev(3, completed(TurnStatus::Completed, None)));
     assert!(app.panes[3].attention);
     insta::assert_snapshot!("attention", render(&mut app, 120, 30));
-    let r = app.pane_rects[3];
+    let r = app.geometry.panes[3].rect;
     app.on_mouse(MouseEvent {
         kind: MouseEventKind::Down(MouseButton::Left),
         column: r.x + 2,
@@ -708,7 +732,7 @@ fn zoom_toggles() {
     app.on_key(alt(KeyCode::Char('z')));
     assert!(app.zoom);
     let zoomed = render(&mut app, 80, 16);
-    assert!(app.pane_rects[0].width == 0 && app.pane_rects[1].width == 80);
+    assert!(app.geometry.panes[0].rect.width == 0 && app.geometry.panes[1].rect.width == 80);
     insta::assert_snapshot!(zoomed);
     app.on_key(alt(KeyCode::Char('z')));
     assert!(!app.zoom);
@@ -810,7 +834,7 @@ fn scrolling_up_and_back() {
     app.on_key(key(KeyCode::Home));
     render(&mut app, 60, 16);
     let top = app.panes[0].scroll;
-    assert_eq!(top, app.panes[0].max_scroll);
+    assert_eq!(top, app.geometry.panes[0].max_scroll);
     app.on_key(key(KeyCode::End));
     assert_eq!(app.panes[0].scroll, 0);
 }

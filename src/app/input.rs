@@ -7,11 +7,11 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 
+use super::pty_input as term;
 use super::state::{App, Overlay};
 use crate::keymap::{Action, Chord, Scope};
 use crate::provider::PermissionDecision;
 use crate::runner::{QueueEdit, RunnerCommand, SubmitMode, TurnState};
-use crate::ui::terminal as term;
 
 impl App {
     pub fn on_key(&mut self, ev: KeyEvent) {
@@ -103,13 +103,13 @@ impl App {
 
     /// Focus the pane above/below in the grid (by the drawn rectangles).
     fn focus_vertical(&mut self, dir: i32) {
-        let Some(cur) = self.pane_rects.get(self.focus).copied() else {
+        let Some(cur) = self.geometry.panes.get(self.focus).map(|g| g.rect) else {
             return;
         };
         let cx = i32::from(cur.x) + i32::from(cur.width) / 2;
         let best = self
-            .pane_rects
-            .iter()
+            .geometry
+            .rects()
             .enumerate()
             .filter(|(i, r)| *i != self.focus && r.width > 0)
             .filter(|(_, r)| if dir < 0 { r.y < cur.y } else { r.y > cur.y })
@@ -294,6 +294,7 @@ impl App {
     /// Conversation-pane actions. False: let the composer have the key.
     fn pane_action(&mut self, a: Action) -> bool {
         let focus = self.focus;
+        let g = self.geometry.pane(focus);
         let Some(p) = self.panes.get_mut(focus) else {
             return false;
         };
@@ -345,14 +346,8 @@ impl App {
                 Some(m) if m.len() > 1 => self.set_status(format!("/{}", m.join("  /"))),
                 Some(_) => {}
             },
-            Action::ScrollUp => {
-                let page = usize::from(p.view_rows.saturating_sub(2).max(1));
-                p.scroll_by(page as isize);
-            }
-            Action::ScrollDown => {
-                let page = usize::from(p.view_rows.saturating_sub(2).max(1));
-                p.scroll_by(-(page as isize));
-            }
+            Action::ScrollUp => p.scroll_page(1, &g),
+            Action::ScrollDown => p.scroll_page(-1, &g),
             Action::ScrollTop => p.scroll = usize::MAX / 2,
             Action::ScrollBottom => p.scroll = 0,
             Action::Expand => {
@@ -426,8 +421,8 @@ impl App {
 
     pub fn on_mouse(&mut self, ev: MouseEvent) {
         let hit = self
-            .pane_rects
-            .iter()
+            .geometry
+            .rects()
             .position(|r| r.width > 0 && r.contains((ev.column, ev.row).into()));
         let Some(i) = hit else {
             return;
@@ -436,19 +431,20 @@ impl App {
             MouseEventKind::Down(_) => self.set_focus(i),
             MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
                 let up = matches!(ev.kind, MouseEventKind::ScrollUp);
+                let g = self.geometry.pane(i);
                 let p = &mut self.panes[i];
                 if let Some(screen) = p.terminal.as_ref()
                     && term::wants_mouse(screen)
                 {
                     // SGR mouse report for the wheel, relative to the pane.
-                    let col = ev.column.saturating_sub(p.inner.x) + 1;
-                    let row = ev.row.saturating_sub(p.inner.y) + 1;
+                    let col = ev.column.saturating_sub(g.inner.x) + 1;
+                    let row = ev.row.saturating_sub(g.inner.y) + 1;
                     let button = if up { 64 } else { 65 };
                     let bytes = format!("\x1b[<{button};{col};{row}M").into_bytes();
                     self.send(i, RunnerCommand::Input(bytes));
                     return;
                 }
-                p.scroll_by(if up { 3 } else { -3 });
+                p.scroll_by(if up { 3 } else { -3 }, g.max_scroll);
             }
             _ => {}
         }

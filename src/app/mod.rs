@@ -1,17 +1,22 @@
 //! The console (`hive` with no arguments): one pane per configured agent.
 //!
-//! `state` holds everything on screen, `input` turns keys into state changes
-//! and runner commands, `tty` owns the terminal. This file wires them to the
-//! runners and runs the event loop: redraw only after a change, at most
-//! `ui.max_fps` times a second, and sleep when nothing happens.
+//! `state` holds the model (panes, focus, overlays), `input` turns keys into
+//! state changes and runner commands, `tty` owns the terminal. This file
+//! wires them to the runners and runs the event loop: redraw only after a
+//! change, at most `ui.max_fps` times a second, and sleep when nothing
+//! happens. Each `frame` draws the app read-only into the UI's `ViewState`,
+//! then the app takes back what the frame measured (`geometry`).
 
+pub mod geometry;
 pub mod input;
 pub mod pane;
+pub mod pty_input;
 pub mod state;
 pub mod transcript;
 pub mod tty;
 
 use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -22,19 +27,20 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::cli::Cli;
 use crate::config::Config;
 use crate::keymap::Keymap;
 use crate::provider::{DiagnosticLevel, ProviderSpec, Registry};
 use crate::runner::{PaneUpdate, RunnerHandle, RunnerOptions, spawn_runner};
 use crate::timer;
 use crate::ui;
+use crate::ui::ViewState;
+use crate::ui::pane::ComposerLook;
 use crate::ui::theme::Theme;
 use state::App;
 
-pub fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
+pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> {
     tty::check_tty()?;
-    let config = Config::load(cli.config.as_deref())?;
+    let config = Config::load(config_path)?;
     let _log = init_logging();
     tracing::info!(config = %config.source.describe(), agents = config.agents.len(), "console starting");
     let (mut app, warnings) = build_app(&config);
@@ -46,11 +52,11 @@ pub fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             p.transcript.notice(DiagnosticLevel::Warn, w);
         }
     }
-    let rt = crate::cli::runtime()?;
+    let rt = crate::runtime::build()?;
     tty::install_panic_hook();
     let result = rt.block_on(async {
         let (terminal, guard) = tty::setup()?;
-        let out = event_loop(&mut app, &config, cli.fresh, terminal).await;
+        let out = event_loop(&mut app, &config, fresh, terminal).await;
         drop(guard);
         out
     });
@@ -168,6 +174,7 @@ async fn event_loop(
     let fps = f64::from(config.ui.max_fps.clamp(1, 240));
     let interval = Duration::from_secs_f64(1.0 / fps);
     let spin_every = Duration::from_millis(80);
+    let mut view = ViewState::default();
     let mut dirty = true;
     let mut last_draw = Instant::now() - interval;
     loop {
@@ -179,19 +186,13 @@ async fn event_loop(
         let now = Instant::now();
         if dirty && now >= last_draw + interval {
             app.now = now.into_std();
-            app.expire_status();
-            draw(&mut terminal, app)?;
+            draw(&mut terminal, app, &mut view, &runners)?;
             dirty = false;
             last_draw = now;
-            app.sync_terminal_sizes();
-            flush_outbox(app, &runners);
         }
         let frame_at = dirty.then_some(last_draw + interval);
         let tick_at = (!dirty && app.animating()).then_some(last_draw + spin_every);
-        let status_at = app
-            .status
-            .as_ref()
-            .map(|(_, until)| Instant::from_std(*until));
+        let status_at = status_deadline(app);
         tokio::select! {
             ev = events.next() => match ev {
                 Some(Ok(ev)) => {
@@ -238,6 +239,13 @@ async fn event_loop(
     Ok(())
 }
 
+/// When the status line goes away.
+fn status_deadline(app: &App) -> Option<Instant> {
+    app.status
+        .as_ref()
+        .map(|(_, until)| Instant::from_std(*until))
+}
+
 /// Applies one terminal event; false when nothing visible changed.
 fn handle_event(app: &mut App, ev: Event) -> bool {
     match ev {
@@ -260,15 +268,42 @@ fn handle_event(app: &mut App, ev: Event) -> bool {
 
 /// One frame inside a synchronized update (DECSET 2026), so terminals that
 /// support it never show a half-drawn screen.
-fn draw(terminal: &mut ratatui::Terminal<tty::Backend>, app: &mut App) -> anyhow::Result<()> {
+/// Then the PTY panes learn their new sizes.
+fn draw(
+    terminal: &mut ratatui::Terminal<tty::Backend>,
+    app: &mut App,
+    view: &mut ViewState,
+    runners: &[Option<RunnerHandle>],
+) -> anyhow::Result<()> {
     use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
+    app.expire_status();
     crossterm::queue!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
-    terminal.draw(|f| ui::draw(f, app))?;
+    terminal.draw(|f| frame(app, view, f.area(), f.buffer_mut()))?;
     let out = terminal.backend_mut();
     crossterm::queue!(out, EndSynchronizedUpdate)?;
     for n in app.notify.drain(..) {
         out.write_all(n.as_bytes())?;
     }
     out.flush()?;
+    app.sync_terminal_sizes();
+    flush_outbox(app, runners);
     Ok(())
+}
+
+/// One frame: style the composers, draw the app read-only into `buf`
+/// (the view keeps what it measured), then let the app take back the
+/// geometry (scroll clamping, page size, hit-testing). Tests and benches
+/// call this to draw exactly as the console does.
+pub fn frame(
+    app: &mut App,
+    view: &mut ViewState,
+    area: ratatui::layout::Rect,
+    buf: &mut ratatui::buffer::Buffer,
+) {
+    let focus = app.focus;
+    for (i, p) in app.panes.iter_mut().enumerate() {
+        ComposerLook::of(p, i == focus, &app.theme, &app.keymap).apply(&mut p.composer);
+    }
+    ui::render(app, view, area, buf);
+    app.observe(view.geometry().clone());
 }

@@ -1,11 +1,12 @@
-//! One pane's state: its agent, transcript, turn state, queue, approval
-//! cards, composer and scroll position.
+//! One pane's model: its agent, transcript, turn state, queue, approval
+//! cards, composer and scroll request. Where and how it was drawn lives in
+//! the UI's view state (`ui::view`); the app reads it back as `Geometry`.
 
 use std::collections::VecDeque;
 
-use ratatui::layout::Rect;
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
+use super::geometry::PaneGeometry;
 use super::transcript::Transcript;
 use crate::config::AgentConfig;
 use crate::event::Usage;
@@ -39,12 +40,9 @@ pub struct Pane {
     history: Vec<String>,
     history_pos: Option<usize>,
     draft: String,
-    /// Transcript lines scrolled up from the bottom (0 = follow).
+    /// Transcript lines scrolled up from the bottom (0 = follow); clamped
+    /// after each frame to what the view measured.
     pub scroll: usize,
-    /// Set by the renderer: the most `scroll` can be.
-    pub max_scroll: usize,
-    /// Rows of the transcript viewport at the last frame (page size).
-    pub view_rows: u16,
     /// Something happened while unfocused (turn ended, failed, asks, bell).
     pub attention: bool,
     /// Thinking and tool output shown in full.
@@ -52,10 +50,9 @@ pub struct Pane {
     /// Terminal (PTY) panes: the child's screen.
     pub terminal: Option<TerminalScreen>,
     pub term_scroll: usize,
-    /// The child's size as last sent with `Resize`.
+    /// The child's size as last sent with `Resize` (what the runner was
+    /// told, so it stays with the model).
     pub term_size: Option<(u16, u16)>,
-    /// Where the pane's content was drawn last frame.
-    pub inner: Rect,
 }
 
 impl Pane {
@@ -81,14 +78,11 @@ impl Pane {
             history_pos: None,
             draft: String::new(),
             scroll: 0,
-            max_scroll: usize::MAX,
-            view_rows: 10,
             attention: false,
             expanded: false,
             terminal: None,
             term_scroll: 0,
             term_size: None,
-            inner: Rect::default(),
         };
         pane.model = pane.agent.model.clone();
         pane.composer.set_wrap_mode(WrapMode::WordOrGlyph);
@@ -188,15 +182,20 @@ impl Pane {
         self.history_pos = None;
     }
 
-    pub fn scroll_by(&mut self, delta: isize) {
+    /// Scrolls by `delta` rows, at most `max_scroll` (from the last frame).
+    pub fn scroll_by(&mut self, delta: isize, max_scroll: usize) {
         if self.is_terminal() {
             self.term_scroll = self.term_scroll.saturating_add_signed(delta);
             return;
         }
-        self.scroll = self
-            .scroll
-            .saturating_add_signed(delta)
-            .min(self.max_scroll);
+        self.scroll = self.scroll.saturating_add_signed(delta).min(max_scroll);
+    }
+
+    /// Scrolls a page (the last frame's viewport less two rows of context)
+    /// up (`dir` 1) or down (-1).
+    pub fn scroll_page(&mut self, dir: isize, g: &PaneGeometry) {
+        let page = usize::from(g.view_rows.saturating_sub(2).max(1));
+        self.scroll_by(dir * page as isize, g.max_scroll);
     }
 
     /// Slash-command completion for the composer's single line.

@@ -4,15 +4,14 @@
 
 use std::time::{Duration, Instant};
 
-use ratatui::layout::Rect;
-
+use super::geometry::Geometry;
 use super::pane::Pane;
 use crate::config::{AgentConfig, Config, UiSettings};
 use crate::history::PaneHistory;
 use crate::keymap::Keymap;
 use crate::provider::DiagnosticLevel;
 use crate::runner::{PaneEvent, PaneUpdate, RunnerCommand, TurnState};
-use crate::ui::theme::Theme;
+use crate::theme::Theme;
 use crate::upsert::TurnEvent;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,8 +43,9 @@ pub struct App {
     pub started: Instant,
     /// "Now" for this frame (tests pin it so snapshots are stable).
     pub now: Instant,
-    /// Pane rectangles of the last frame (mouse hit-testing).
-    pub pane_rects: Vec<Rect>,
+    /// What the last frame measured (mouse hit-testing, page size, scroll
+    /// bounds, PTY sizes), handed over by the app loop after each frame.
+    pub geometry: Geometry,
     /// Bell / OSC 9 bytes to write after the next frame.
     pub notify: Vec<String>,
     /// Where the config came from (shown in help).
@@ -71,7 +71,7 @@ impl App {
             quit: false,
             started: now,
             now,
-            pane_rects: Vec::new(),
+            geometry: Geometry::default(),
             notify: Vec::new(),
             config_source: config.source.describe(),
         }
@@ -154,26 +154,7 @@ impl App {
         let mut needs_user: Option<String> = None;
         match update.event {
             PaneEvent::Upsert(u) => p.transcript.upsert(u),
-            PaneEvent::Turn(t) => {
-                p.transcript.turn(&t, self.now);
-                match &t {
-                    TurnEvent::TurnComplete { usage, .. } => {
-                        p.turns += 1;
-                        if let Some(u) = usage {
-                            p.usage.accumulate(u);
-                        }
-                        needs_user = Some("finished".into());
-                    }
-                    TurnEvent::TurnError { error_code, .. } => {
-                        needs_user = Some(format!("failed ({error_code})"));
-                    }
-                    TurnEvent::TurnStarted { model_id, .. } => {
-                        if !model_id.is_empty() {
-                            p.model = Some(model_id.clone());
-                        }
-                    }
-                }
-            }
+            PaneEvent::Turn(t) => needs_user = turn_event(p, &t, self.now),
             PaneEvent::State(s) => {
                 p.state = s;
                 if s == TurnState::Dead {
@@ -229,28 +210,48 @@ impl App {
         if let Some(what) = needs_user
             && !focused
         {
-            p.attention = true;
-            let msg = format!("{} {what}", p.name());
-            if self.ui.bell {
-                self.notify.push("\x07".into());
-            }
-            if self.ui.osc9 {
-                self.notify.push(format!(
-                    "\x1b]9;hive: {}\x07",
-                    msg.replace(['\x07', '\x1b'], "")
-                ));
-            }
+            self.call_attention(i, &what);
         }
     }
 
-    /// Sends the terminal size to PTY panes whose drawn area changed.
+    /// Marks unfocused pane `i` and rings the bell / OSC 9 as configured.
+    fn call_attention(&mut self, i: usize, what: &str) {
+        let Some(p) = self.panes.get_mut(i) else {
+            return;
+        };
+        p.attention = true;
+        let msg = format!("{} {what}", p.name());
+        if self.ui.bell {
+            self.notify.push("\x07".into());
+        }
+        if self.ui.osc9 {
+            self.notify.push(format!(
+                "\x1b]9;hive: {}\x07",
+                msg.replace(['\x07', '\x1b'], "")
+            ));
+        }
+    }
+
+    /// Takes in what a frame measured: scrolls clamped to what fits.
+    pub fn observe(&mut self, geometry: Geometry) {
+        for (p, g) in self.panes.iter_mut().zip(&geometry.panes) {
+            if let Some(scroll) = g.scroll {
+                p.scroll = scroll;
+            }
+        }
+        self.geometry = geometry;
+    }
+
+    /// Sends the terminal size to PTY panes whose drawn area (as last
+    /// observed) changed.
     pub fn sync_terminal_sizes(&mut self) {
         let mut cmds = Vec::new();
         for (i, p) in self.panes.iter_mut().enumerate() {
-            if p.terminal.is_none() || p.inner.width == 0 || p.inner.height == 0 {
+            let inner = self.geometry.pane(i).inner;
+            if p.terminal.is_none() || inner.width == 0 || inner.height == 0 {
                 continue;
             }
-            let size = (p.inner.width, p.inner.height);
+            let size = (inner.width, inner.height);
             if p.term_size != Some(size) {
                 p.term_size = Some(size);
                 cmds.push((
@@ -274,5 +275,27 @@ impl App {
             return true;
         }
         false
+    }
+}
+
+/// A turn started, finished or failed in `p`; what to tell the user when
+/// the pane is not focused.
+fn turn_event(p: &mut Pane, t: &TurnEvent, now: Instant) -> Option<String> {
+    p.transcript.turn(t, now);
+    match t {
+        TurnEvent::TurnComplete { usage, .. } => {
+            p.turns += 1;
+            if let Some(u) = usage {
+                p.usage.accumulate(u);
+            }
+            Some("finished".into())
+        }
+        TurnEvent::TurnError { error_code, .. } => Some(format!("failed ({error_code})")),
+        TurnEvent::TurnStarted { model_id, .. } => {
+            if !model_id.is_empty() {
+                p.model = Some(model_id.clone());
+            }
+            None
+        }
     }
 }

@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 
 use crate::event::Usage;
 use crate::provider::DiagnosticLevel;
-use crate::ui::transcript::Cache;
 use crate::upsert::{TurnEvent, TurnStatus, Upsert};
 
 #[derive(Debug)]
@@ -32,18 +31,13 @@ pub enum EntryKind {
 #[derive(Debug)]
 pub struct Entry {
     pub kind: EntryKind,
-    /// Bumped on every change; layout caches compare it.
+    /// Bumped on every change; the view's layout caches compare it.
     pub rev: u64,
-    pub cache: Cache,
 }
 
 impl Entry {
     fn new(kind: EntryKind) -> Self {
-        Self {
-            kind,
-            rev: 0,
-            cache: Cache::default(),
-        }
+        Self { kind, rev: 0 }
     }
 }
 
@@ -55,6 +49,9 @@ pub struct Transcript {
     turns: HashMap<String, (String, Instant)>,
     /// Bumped on any change (the pane's "something new" marker).
     pub rev: u64,
+    /// Bumped when every layout must be redone (theme or view changed);
+    /// the view drops its caches when it sees a new epoch.
+    pub epoch: u64,
 }
 
 impl Transcript {
@@ -137,11 +134,9 @@ impl Transcript {
         self.turns.values().map(|(_, t)| *t).min()
     }
 
-    /// Drops every layout cache (theme or view changed).
+    /// Asks the view to drop every layout cache (theme or view changed).
     pub fn invalidate(&mut self) {
-        for e in &mut self.entries {
-            e.cache = Cache::default();
-        }
+        self.epoch += 1;
         self.rev += 1;
     }
 }

@@ -8,9 +8,10 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 
-use crate::history::import::{self, Format};
+use crate::history::import;
 use crate::history::store::{self, SessionEntry, Store};
 use crate::history::{PaneState, assemble, render};
+use crate::provider::import::Format;
 
 #[derive(Debug, Subcommand)]
 pub enum HistoryCommand {

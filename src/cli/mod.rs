@@ -42,7 +42,7 @@ pub fn main() -> ExitCode {
         Some(Command::Run(ref args)) => run::run(&cli, args),
         Some(Command::History(ref cmd)) => history::history(cmd),
         Some(Command::Import(ref args)) => history::import_cmd(args),
-        None => crate::app::run(&cli),
+        None => crate::app::run(cli.config.as_deref(), cli.fresh),
     };
     match result {
         Ok(code) => code,
@@ -53,10 +53,7 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// A multi-threaded runtime for the headless commands and the console.
+/// A multi-threaded runtime for the headless commands.
 pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?)
+    Ok(crate::runtime::build()?)
 }

@@ -2,17 +2,21 @@
 
 use std::io::Write;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
+use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
 use super::Cli;
-use crate::config::Config;
+use crate::config::{AgentConfig, Config};
 use crate::event::Origin;
 use crate::history;
-use crate::provider::{DiagnosticLevel, ProviderSpec, Registry};
-use crate::runner::{PaneEvent, RunnerCommand, RunnerOptions, SubmitMode, spawn_runner};
+use crate::provider::{DiagnosticLevel, PermissionDecision, ProviderSpec, Registry};
+use crate::runner::{
+    PaneEvent, PaneUpdate, RunnerCommand, RunnerHandle, RunnerOptions, SubmitMode, spawn_runner,
+};
 use crate::upsert::{TurnEvent, UpsertKind, UpsertStatus};
 
 #[derive(Debug, Args)]
@@ -33,22 +37,54 @@ pub struct RunArgs {
 
 pub fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
     let config = Config::load(cli.config.as_deref())?;
-    let Some(agent) = config.agent(&args.agent).cloned() else {
-        let known: Vec<_> = config.agents.iter().map(|a| a.id.as_str()).collect();
-        bail!(
-            "no agent `{}` in {}; agents: {}",
-            args.agent,
-            config.source.describe(),
-            known.join(", ")
-        );
-    };
-    let registry = Registry::builtin();
-    let factory = registry.get(&agent.provider)?;
-    // Continue the agent's history session and record this turn into it.
-    // The stored queue is the console's: `hive run` neither shows nor drains it.
+    let agent = find_agent(&config, &args.agent)?;
+    let factory = Registry::builtin().get(&agent.provider)?;
+    let (options, resume) = open_session(cli, args, &config, &agent);
+    let rt = super::runtime()?;
+    let code = rt.block_on(async {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let spec = ProviderSpec { agent, resume };
+        let runner = spawn_runner(0, factory, spec, options, tx)?;
+        runner.send(RunnerCommand::Submit {
+            text: args.prompt.clone(),
+            mode: SubmitMode::Auto,
+        });
+        let mut out = Output::new(args);
+        let code = drive(&runner, &mut rx, &mut out).await?;
+        out.finish()?;
+        // Let the runner kill its provider before the runtime goes away
+        // (bounded: kill_all below sweeps whatever is left).
+        let _ = tokio::time::timeout(Duration::from_millis(50), runner.shutdown()).await;
+        Ok::<_, anyhow::Error>(code)
+    })?;
+    crate::provider::process::kill_all();
+    Ok(code)
+}
+
+fn find_agent(config: &Config, id: &str) -> anyhow::Result<AgentConfig> {
+    if let Some(agent) = config.agent(id) {
+        return Ok(agent.clone());
+    }
+    let known: Vec<_> = config.agents.iter().map(|a| a.id.as_str()).collect();
+    bail!(
+        "no agent `{id}` in {}; agents: {}",
+        config.source.describe(),
+        known.join(", ")
+    );
+}
+
+/// Continues the agent's history session and records this turn into it:
+/// the runner's options and the session to resume. The stored queue is the
+/// console's: `hive run` neither shows nor drains it.
+fn open_session(
+    cli: &Cli,
+    args: &RunArgs,
+    config: &Config,
+    agent: &AgentConfig,
+) -> (RunnerOptions, Option<String>) {
     let history = history::open_pane_in(
         &history::Store::user(),
-        &agent,
+        agent,
         &history::OpenOptions {
             fresh: cli.fresh,
             track_queue: false,
@@ -60,109 +96,130 @@ pub fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     let options = RunnerOptions {
         processor: config.processor_config(),
-        interrupt_timeout: std::time::Duration::from_millis(config.ui.interrupt_timeout_ms),
+        interrupt_timeout: Duration::from_millis(config.ui.interrupt_timeout_ms),
         initial_queue: Vec::new(),
         recorder: history.recorder,
     };
-    let resume = args.resume.clone().or(history.resume);
-    let rt = super::runtime()?;
-    let code =
-        rt.block_on(async {
-            let (tx, mut rx) = mpsc::unbounded_channel();
-            let spec = ProviderSpec { agent, resume };
-            let runner = spawn_runner(0, factory, spec, options, tx)?;
-            runner.send(RunnerCommand::Submit {
-                text: args.prompt.clone(),
-                mode: SubmitMode::Auto,
-            });
-            use tokio::signal::unix::{SignalKind, signal};
-            // First Ctrl-C interrupts the turn (it then ends as cancelled); a
-            // second one, or SIGTERM, gives up at once.
-            let mut sigint = signal(SignalKind::interrupt())?;
-            let mut sigterm = signal(SignalKind::terminate())?;
-            let mut interrupts = 0;
-            let mut stdout = std::io::stdout().lock();
-            let mut final_text = String::new();
-            let code = loop {
-                let update = tokio::select! {
-                    u = rx.recv() => u,
-                    _ = sigint.recv() => {
-                        interrupts += 1;
-                        if interrupts == 1 {
-                            runner.send(RunnerCommand::Interrupt);
-                            continue;
-                        }
-                        break ExitCode::from(130);
-                    }
-                    _ = sigterm.recv() => break ExitCode::from(143),
-                };
-                let Some(update) = update else {
-                    bail!("the runner stopped without finishing the turn");
-                };
-                match update.event {
-                    PaneEvent::Upsert(u) => {
-                        if args.json {
-                            writeln!(stdout, "{}", serde_json::to_string(&u)?)?;
-                        } else if let (
-                            UpsertStatus::Complete,
-                            UpsertKind::Message { content, origin },
-                        ) = (u.status, &u.kind)
-                            && *origin == Origin::Agent
-                        {
-                            if !final_text.is_empty() {
-                                final_text.push_str("\n\n");
-                            }
-                            content.with_str(|s| final_text.push_str(s));
-                        }
-                    }
-                    PaneEvent::Turn(t) => {
-                        if args.json {
-                            writeln!(stdout, "{}", serde_json::to_string(&t)?)?;
-                        }
-                        match t {
-                            TurnEvent::TurnStarted { .. } => {}
-                            TurnEvent::TurnComplete { .. } => break ExitCode::SUCCESS,
-                            TurnEvent::TurnError {
-                                error_code,
-                                error_message,
-                                ..
-                            } => {
-                                eprintln!("hive: turn failed [{error_code}]: {error_message}");
-                                break ExitCode::FAILURE;
-                            }
-                        }
-                    }
-                    PaneEvent::Notice { level, text }
-                        if level != DiagnosticLevel::Info || !args.json =>
-                    {
-                        eprintln!("hive: {text}");
-                    }
-                    PaneEvent::Permission(req) => {
-                        // Headless: nobody can answer, so say so rather than hang.
-                        eprintln!(
-                            "hive: {} asks permission for {}; denied (no console to ask in)",
-                            args.agent, req.tool_name
-                        );
-                        runner.send(RunnerCommand::Permission {
-                            request_id: req.request_id,
-                            decision: crate::provider::PermissionDecision::Deny {
-                                reason: "hive run is headless; run the console to approve".into(),
-                            },
-                        });
-                    }
-                    _ => {}
+    (options, args.resume.clone().or(history.resume))
+}
+
+/// Runs the turn to its end. The first Ctrl-C interrupts the turn (it then
+/// ends as cancelled); a second one, or SIGTERM, gives up at once.
+async fn drive(
+    runner: &RunnerHandle,
+    rx: &mut mpsc::UnboundedReceiver<PaneUpdate>,
+    out: &mut Output<'_>,
+) -> anyhow::Result<ExitCode> {
+    let mut sigint = signal(SignalKind::interrupt())?;
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut interrupts = 0;
+    loop {
+        let update = tokio::select! {
+            u = rx.recv() => u,
+            _ = sigint.recv() => {
+                interrupts += 1;
+                if interrupts == 1 {
+                    runner.send(RunnerCommand::Interrupt);
+                    continue;
                 }
-            };
-            if !args.json && !final_text.is_empty() {
-                writeln!(stdout, "{final_text}")?;
+                return Ok(ExitCode::from(130));
             }
-            stdout.flush().context("writing output")?;
-            // Let the runner kill its provider before the runtime goes away
-            // (bounded: kill_all below sweeps whatever is left).
-            let _ =
-                tokio::time::timeout(std::time::Duration::from_millis(50), runner.shutdown()).await;
-            Ok::<_, anyhow::Error>(code)
-        })?;
-    crate::provider::process::kill_all();
-    Ok(code)
+            _ = sigterm.recv() => return Ok(ExitCode::from(143)),
+        };
+        let Some(update) = update else {
+            bail!("the runner stopped without finishing the turn");
+        };
+        if let Some(code) = out.event(update.event, runner)? {
+            return Ok(code);
+        }
+    }
+}
+
+/// What `hive run` prints: JSON lines, or the agent's final text.
+struct Output<'a> {
+    args: &'a RunArgs,
+    stdout: std::io::StdoutLock<'static>,
+    final_text: String,
+}
+
+impl<'a> Output<'a> {
+    fn new(args: &'a RunArgs) -> Self {
+        Self {
+            args,
+            stdout: std::io::stdout().lock(),
+            final_text: String::new(),
+        }
+    }
+
+    /// Handles one runner event; the exit code once the turn is over.
+    fn event(
+        &mut self,
+        event: PaneEvent,
+        runner: &RunnerHandle,
+    ) -> anyhow::Result<Option<ExitCode>> {
+        let json = self.args.json;
+        match event {
+            PaneEvent::Upsert(u) => {
+                if json {
+                    writeln!(self.stdout, "{}", serde_json::to_string(&u)?)?;
+                } else if let (UpsertStatus::Complete, UpsertKind::Message { content, origin }) =
+                    (u.status, &u.kind)
+                    && *origin == Origin::Agent
+                {
+                    if !self.final_text.is_empty() {
+                        self.final_text.push_str("\n\n");
+                    }
+                    content.with_str(|s| self.final_text.push_str(s));
+                }
+            }
+            PaneEvent::Turn(t) => {
+                if json {
+                    writeln!(self.stdout, "{}", serde_json::to_string(&t)?)?;
+                }
+                return Ok(turn_end(t));
+            }
+            PaneEvent::Notice { level, text } if level != DiagnosticLevel::Info || !json => {
+                eprintln!("hive: {text}");
+            }
+            PaneEvent::Permission(req) => {
+                // Headless: nobody can answer, so say so rather than hang.
+                eprintln!(
+                    "hive: {} asks permission for {}; denied (no console to ask in)",
+                    self.args.agent, req.tool_name
+                );
+                runner.send(RunnerCommand::Permission {
+                    request_id: req.request_id,
+                    decision: PermissionDecision::Deny {
+                        reason: "hive run is headless; run the console to approve".into(),
+                    },
+                });
+            }
+            _ => {}
+        }
+        Ok(None)
+    }
+
+    /// Prints the final text (plain mode) and flushes.
+    fn finish(mut self) -> anyhow::Result<()> {
+        if !self.args.json && !self.final_text.is_empty() {
+            writeln!(self.stdout, "{}", self.final_text)?;
+        }
+        self.stdout.flush().context("writing output")
+    }
+}
+
+/// The exit code when `t` ends the turn.
+fn turn_end(t: TurnEvent) -> Option<ExitCode> {
+    match t {
+        TurnEvent::TurnStarted { .. } => None,
+        TurnEvent::TurnComplete { .. } => Some(ExitCode::SUCCESS),
+        TurnEvent::TurnError {
+            error_code,
+            error_message,
+            ..
+        } => {
+            eprintln!("hive: turn failed [{error_code}]: {error_message}");
+            Some(ExitCode::FAILURE)
+        }
+    }
 }

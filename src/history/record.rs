@@ -131,6 +131,38 @@ impl From<&Usage> for UsageMeta {
     }
 }
 
+impl UsageMeta {
+    /// Usage as an agent's own transcript reports one model call or turn:
+    /// zero cache counts and cost left out, the agent's own total where it
+    /// has one (its input may already count the cached tokens).
+    pub fn reported(u: &Usage, total_tokens: Option<u64>) -> Self {
+        Self {
+            input: u.input_tokens,
+            output: u.output_tokens,
+            cache_read: u.cache_read_input_tokens.filter(|&c| c > 0),
+            cache_write: u.cache_creation_input_tokens.filter(|&c| c > 0),
+            total_tokens: total_tokens.unwrap_or(u.input_tokens + u.output_tokens),
+            cost_usd: u.cost_usd.filter(|&c| c > 0.0),
+        }
+    }
+
+    /// Adds another model call's usage into a running total.
+    pub fn accumulate(&mut self, other: &UsageMeta) {
+        fn add<T: std::ops::Add<Output = T>>(a: Option<T>, b: Option<T>) -> Option<T> {
+            match (a, b) {
+                (Some(a), Some(b)) => Some(a + b),
+                (a, b) => a.or(b),
+            }
+        }
+        self.input += other.input;
+        self.output += other.output;
+        self.total_tokens += other.total_tokens;
+        self.cache_read = add(self.cache_read, other.cache_read);
+        self.cache_write = add(self.cache_write, other.cache_write);
+        self.cost_usd = add(self.cost_usd, other.cost_usd);
+    }
+}
+
 impl Record {
     /// A record with no content yet.
     pub fn new(agent_id: &str, session_id: &str, timestamp: i64, role: Role) -> Self {

@@ -9,6 +9,7 @@ pub mod acp;
 pub mod claude;
 pub mod codex;
 pub mod gemini;
+pub mod import;
 pub(crate) mod json;
 pub mod openai;
 pub mod pi;

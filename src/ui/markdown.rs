@@ -282,28 +282,7 @@ impl<'t> Renderer<'t> {
                 }
                 self.lists.push(ListState { next: start });
             }
-            Tag::Item => {
-                self.flush_line();
-                let depth = self.lists.len().saturating_sub(1);
-                let theme = self.theme;
-                let bullet = match self.lists.last_mut() {
-                    Some(ListState { next: Some(n) }) => {
-                        let b = format!("{n}. ");
-                        *n += 1;
-                        b
-                    }
-                    _ => match depth % 3 {
-                        0 => "• ".into(),
-                        1 => "◦ ".into(),
-                        _ => "▪ ".into(),
-                    },
-                };
-                let indent = " ".repeat(depth * 2);
-                self.item_prefix = Some(vec![
-                    Span::raw(indent),
-                    Span::styled(bullet, Style::new().fg(theme.accent)),
-                ]);
-            }
+            Tag::Item => self.start_item(),
             Tag::Emphasis => self.push_style(|s| s.add_modifier(Modifier::ITALIC)),
             Tag::Strong => self.push_style(|s| s.add_modifier(Modifier::BOLD)),
             Tag::Strikethrough => self.push_style(|s| s.add_modifier(Modifier::CROSSED_OUT)),
@@ -334,6 +313,30 @@ impl<'t> Renderer<'t> {
             }
             _ => {}
         }
+    }
+
+    /// A list item: its bullet (or number) and indent prefix the first line.
+    fn start_item(&mut self) {
+        self.flush_line();
+        let depth = self.lists.len().saturating_sub(1);
+        let theme = self.theme;
+        let bullet = match self.lists.last_mut() {
+            Some(ListState { next: Some(n) }) => {
+                let b = format!("{n}. ");
+                *n += 1;
+                b
+            }
+            _ => match depth % 3 {
+                0 => "• ".into(),
+                1 => "◦ ".into(),
+                _ => "▪ ".into(),
+            },
+        };
+        let indent = " ".repeat(depth * 2);
+        self.item_prefix = Some(vec![
+            Span::raw(indent),
+            Span::styled(bullet, Style::new().fg(theme.accent)),
+        ]);
     }
 
     fn end(&mut self, tag: TagEnd) {

@@ -1,7 +1,8 @@
-//! Rendering: a function of app state (plus per-entry layout caches).
+//! Rendering: a function of app state, read-only.
 //!
-//! `draw` tiles the panes (or shows the zoomed one), then the status bar,
-//! then any overlay.
+//! `render` tiles the panes (or shows the zoomed one), then the status bar,
+//! then any overlay. What it measures and caches (pane rects, scroll bounds,
+//! layout caches) goes into the UI-owned `ViewState`, never into `App`.
 
 pub mod cells;
 pub mod help;
@@ -11,8 +12,10 @@ pub mod markdown;
 pub mod pane;
 pub mod status;
 pub mod terminal;
-pub mod theme;
+/// Themes are chosen by the config and held by the app; drawing reads them.
+pub use crate::theme;
 pub mod transcript;
+pub mod view;
 pub mod wrap;
 
 use ratatui::Frame;
@@ -21,22 +24,24 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 
 use crate::app::state::{App, Overlay};
+pub use view::ViewState;
 
 /// Spinner frame for `app.now` (frames advance every 80 ms).
 pub fn spin_frame(app: &App) -> usize {
     (app.now.saturating_duration_since(app.started).as_millis() / 80) as usize
 }
 
-pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
+pub fn draw(frame: &mut Frame<'_>, app: &App, view: &mut ViewState) {
     let area = frame.area();
-    render(app, area, frame.buffer_mut());
+    render(app, view, area, frame.buffer_mut());
 }
 
 /// Draws the whole screen into `buf` (tests and benches call this directly).
-pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) {
+pub fn render(app: &App, view: &mut ViewState, area: Rect, buf: &mut Buffer) {
+    view.begin(app.panes.len());
     if area.width < 8 || area.height < 3 {
         buf.set_string(area.x, area.y, "hive: too small", Style::new());
-        app.pane_rects = vec![Rect::default(); app.panes.len()];
+        view.set_rects(&vec![Rect::default(); app.panes.len()]);
         return;
     }
     let spin = spin_frame(app);
@@ -52,10 +57,11 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) {
         layout::grid(app.panes.len(), main)
     };
     for (i, rect) in rects.iter().enumerate() {
+        let (Some(p), Some((geo, pv))) = (app.panes.get(i), view.pane_mut(i)) else {
+            continue;
+        };
         if rect.width == 0 || rect.height == 0 {
-            if let Some(p) = app.panes.get_mut(i) {
-                p.inner = Rect::default();
-            }
+            geo.inner = Rect::default();
             continue;
         }
         let ctx = pane::PaneCtx {
@@ -67,9 +73,7 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) {
             spin,
             now: app.now,
         };
-        if let Some(p) = app.panes.get_mut(i) {
-            pane::draw(p, &ctx, *rect, buf);
-        }
+        pane::draw(p, geo, pv, &ctx, *rect, buf);
     }
     if app.panes.is_empty() {
         buf.set_string(
@@ -79,7 +83,7 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) {
             Style::new().fg(app.theme.dim),
         );
     }
-    app.pane_rects = rects;
+    view.set_rects(&rects);
     status::draw(app, spin, status_area, buf);
     match app.overlay {
         Overlay::None => {}

@@ -6,12 +6,15 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
+use ratatui_textarea::TextArea;
 use unicode_width::UnicodeWidthStr;
 
 use super::cells::{self, SPINNER};
 use super::theme::Theme;
 use super::transcript::{self, Ctx};
+use super::view::PaneView;
 use super::wrap::{Logical, truncate, wrap};
+use crate::app::geometry::PaneGeometry;
 use crate::app::pane::Pane;
 use crate::keymap::{Action, Keymap};
 use crate::runner::TurnState;
@@ -44,9 +47,37 @@ pub fn state_label(p: &Pane, spin: usize) -> (String, bool) {
     }
 }
 
-pub fn draw(p: &mut Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
+pub fn draw(
+    p: &Pane,
+    geo: &mut PaneGeometry,
+    view: &mut PaneView,
+    ctx: &PaneCtx<'_>,
+    area: Rect,
+    buf: &mut Buffer,
+) {
     let t = ctx.theme;
     Clear.render(area, buf);
+    let block = pane_block(p, ctx, area);
+    let inner = block.inner(area);
+    block.render(area, buf);
+    geo.inner = inner;
+    if inner.width == 0 || inner.height == 0 {
+        return;
+    }
+    if let Some(err) = &p.failed {
+        draw_failed(err, t, inner, buf);
+        return;
+    }
+    if let Some(screen) = &p.terminal {
+        super::terminal::render(screen, p.term_scroll, ctx.focused, inner, buf);
+        return;
+    }
+    draw_conversation(p, geo, view, ctx, inner, buf);
+}
+
+/// The pane's border with its number, name, provider, model and state.
+fn pane_block(p: &Pane, ctx: &PaneCtx<'_>, area: Rect) -> Block<'static> {
+    let t = ctx.theme;
     let (border_style, border_type) = if ctx.focused {
         (Style::new().fg(t.border_focused), BorderType::Thick)
     } else if p.attention {
@@ -118,27 +149,12 @@ pub fn draw(p: &mut Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
     } else {
         Vec::new()
     };
-    let block = Block::new()
+    Block::new()
         .borders(Borders::ALL)
         .border_type(border_type)
         .border_style(border_style)
         .title(Line::from(title))
-        .title(Line::from(right).right_aligned());
-    let inner = block.inner(area);
-    block.render(area, buf);
-    p.inner = inner;
-    if inner.width == 0 || inner.height == 0 {
-        return;
-    }
-    if let Some(err) = p.failed.clone() {
-        draw_failed(&err, t, inner, buf);
-        return;
-    }
-    if let Some(screen) = p.terminal.clone() {
-        super::terminal::render(&screen, p.term_scroll, ctx.focused, inner, buf);
-        return;
-    }
-    draw_conversation(p, ctx, inner, buf);
+        .title(Line::from(right).right_aligned())
 }
 
 fn draw_failed(err: &str, t: &Theme, area: Rect, buf: &mut Buffer) {
@@ -195,9 +211,15 @@ fn composer_rows(p: &Pane, width: u16) -> u16 {
     rows.clamp(1, 8) as u16
 }
 
-fn draw_conversation(p: &mut Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
+fn draw_conversation(
+    p: &Pane,
+    geo: &mut PaneGeometry,
+    view: &mut PaneView,
+    ctx: &PaneCtx<'_>,
+    area: Rect,
+    buf: &mut Buffer,
+) {
     let t = ctx.theme;
-    let km = ctx.keymap;
     let mut rest = area;
     // The composer always keeps a row; the rest shrink first on tiny panes.
     let prompt_w = 2u16.min(area.width);
@@ -222,38 +244,7 @@ fn draw_conversation(p: &mut Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buff
     let banner_h = wrapped_height(&banner, area.width).min(rest.height.saturating_sub(1));
     let banner_area = take_bottom(&mut rest, banner_h);
 
-    // Transcript.
-    p.view_rows = rest.height;
-    let expand_key = km.short(Action::Expand);
-    let tctx = Ctx {
-        theme: t,
-        full_view: ctx.full_view,
-        expanded: p.expanded,
-        spin: ctx.spin,
-        expand_key: &expand_key,
-    };
-    let extra = working_line(p, ctx);
-    if p.transcript.is_empty() && extra.is_empty() {
-        draw_empty(p, ctx, rest, buf);
-        p.max_scroll = 0;
-    } else {
-        let (scroll, max) = transcript::draw(
-            &mut p.transcript.entries,
-            p.scroll,
-            &extra,
-            &tctx,
-            rest,
-            buf,
-        );
-        p.scroll = scroll;
-        p.max_scroll = max;
-        if scroll > 0 && rest.height > 0 {
-            let marker = transcript::scroll_marker(scroll, t);
-            let w = marker.width() as u16;
-            let x = rest.right().saturating_sub(w);
-            buf.set_line(x.max(rest.x), rest.bottom() - 1, &marker, rest.width);
-        }
-    }
+    draw_transcript(p, geo, view, ctx, rest, buf);
 
     put_lines(&banner, banner_area, buf);
     put_lines(&queue, queue_area, buf);
@@ -274,6 +265,52 @@ fn draw_conversation(p: &mut Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buff
         draw_separator(p, ctx, sep, buf);
     }
     draw_composer(p, ctx, composer, prompt_w, buf);
+}
+
+/// The transcript (or the empty pane's greeting) and, while scrolled up,
+/// the "lines below" marker; records the page size and scroll bounds.
+fn draw_transcript(
+    p: &Pane,
+    geo: &mut PaneGeometry,
+    view: &mut PaneView,
+    ctx: &PaneCtx<'_>,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let t = ctx.theme;
+    let km = ctx.keymap;
+    geo.view_rows = area.height;
+    let expand_key = km.short(Action::Expand);
+    let tctx = Ctx {
+        theme: t,
+        full_view: ctx.full_view,
+        expanded: p.expanded,
+        spin: ctx.spin,
+        expand_key: &expand_key,
+    };
+    let extra = working_line(p, ctx);
+    if p.transcript.is_empty() && extra.is_empty() {
+        draw_empty(p, ctx, area, buf);
+        geo.max_scroll = 0;
+    } else {
+        let (scroll, max) = transcript::draw(
+            &p.transcript.entries,
+            view.caches(&p.transcript),
+            p.scroll,
+            &extra,
+            &tctx,
+            area,
+            buf,
+        );
+        geo.scroll = Some(scroll);
+        geo.max_scroll = max;
+        if scroll > 0 && area.height > 0 {
+            let marker = transcript::scroll_marker(scroll, t);
+            let w = marker.width() as u16;
+            let x = area.right().saturating_sub(w);
+            buf.set_line(x.max(area.x), area.bottom() - 1, &marker, area.width);
+        }
+    }
 }
 
 fn draw_empty(p: &Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
@@ -515,12 +552,57 @@ fn draw_separator(p: &Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
     }
 }
 
-fn draw_composer(p: &mut Pane, ctx: &PaneCtx<'_>, area: Rect, prompt_w: u16, buf: &mut Buffer) {
+/// How a pane's composer looks this frame: placeholder and styles.
+pub struct ComposerLook {
+    placeholder: String,
+    placeholder_style: Style,
+    style: Style,
+    cursor_style: Style,
+}
+
+impl ComposerLook {
+    /// The look for `p`'s composer (focus, theme, turn state).
+    pub fn of(p: &Pane, focused: bool, t: &Theme, km: &Keymap) -> Self {
+        let placeholder = if p.state == TurnState::Dead {
+            format!("agent stopped · {} restarts", km.short(Action::Restart))
+        } else if p.is_busy() {
+            format!(
+                "{} queues · {} steers · {} interrupts",
+                km.short(Action::Submit),
+                km.short(Action::Steer),
+                km.short(Action::Interrupt)
+            )
+        } else {
+            format!("Message {}…", p.name())
+        };
+        Self {
+            placeholder,
+            placeholder_style: Style::new().fg(t.dim),
+            style: Style::new().fg(t.text),
+            cursor_style: if focused {
+                Style::new().add_modifier(Modifier::REVERSED)
+            } else {
+                Style::new()
+            },
+        }
+    }
+
+    /// Styles the text area. The composer widget keeps its styles, so the
+    /// app loop applies the look before each frame (`app::frame`).
+    pub fn apply(self, ta: &mut TextArea<'static>) {
+        ta.set_placeholder_text(self.placeholder);
+        ta.set_placeholder_style(self.placeholder_style);
+        ta.set_style(self.style);
+        ta.set_cursor_line_style(Style::new());
+        ta.set_cursor_style(self.cursor_style);
+    }
+}
+
+fn draw_composer(p: &Pane, ctx: &PaneCtx<'_>, area: Rect, prompt_w: u16, buf: &mut Buffer) {
     if area.height == 0 || area.width == 0 {
         return;
     }
     let t = ctx.theme;
-    let km = ctx.keymap;
     let prompt_style = if ctx.focused {
         Style::new().fg(t.accent).add_modifier(Modifier::BOLD)
     } else {
@@ -533,26 +615,5 @@ fn draw_composer(p: &mut Pane, ctx: &PaneCtx<'_>, area: Rect, prompt_w: u16, buf
         area.width.saturating_sub(prompt_w),
         area.height,
     );
-    let placeholder = if p.state == TurnState::Dead {
-        format!("agent stopped · {} restarts", km.short(Action::Restart))
-    } else if p.is_busy() {
-        format!(
-            "{} queues · {} steers · {} interrupts",
-            km.short(Action::Submit),
-            km.short(Action::Steer),
-            km.short(Action::Interrupt)
-        )
-    } else {
-        format!("Message {}…", p.name())
-    };
-    p.composer.set_placeholder_text(placeholder);
-    p.composer.set_placeholder_style(Style::new().fg(t.dim));
-    p.composer.set_style(Style::new().fg(t.text));
-    p.composer.set_cursor_line_style(Style::new());
-    p.composer.set_cursor_style(if ctx.focused {
-        Style::new().add_modifier(Modifier::REVERSED)
-    } else {
-        Style::new()
-    });
     (&p.composer).render(text_area, buf);
 }

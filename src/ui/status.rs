@@ -16,6 +16,27 @@ pub fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let base = Style::new().fg(t.status_fg).bg(t.status_bg);
     buf.set_style(area, base);
+    let left = Line::from(left_spans(app, spin, base));
+    let right = right_line(app, base);
+    buf.set_line(area.x, area.y, &left, area.width);
+    let lw = left.width() as u16;
+    let rw = right.width() as u16;
+    if lw + rw < area.width {
+        buf.set_line(area.right() - rw, area.y, &right, rw);
+    } else if lw < area.width {
+        let room = area.width - lw;
+        let text: String = right.spans.iter().map(|s| s.content.as_ref()).collect();
+        let cut = super::wrap::truncate(text.trim(), usize::from(room).saturating_sub(1));
+        let style = right.spans.first().map_or(base, |s| s.style);
+        buf.set_string(area.x + lw + 1, area.y, &cut, style);
+        let _ = cut.width();
+    }
+}
+
+/// The focused agent, its provider, model, state, queue and usage, then
+/// how many other panes need the user.
+fn left_spans(app: &App, spin: usize, base: Style) -> Vec<Span<'static>> {
+    let t = &app.theme;
     let mut left: Vec<Span<'static>> = Vec::new();
     if let Some(p) = app.focused() {
         left.push(Span::styled(
@@ -63,8 +84,14 @@ pub fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
                 .add_modifier(Modifier::BOLD),
         ));
     }
+    left
+}
+
+/// The prefix menu, a transient message, or the key hints.
+fn right_line(app: &App, base: Style) -> Line<'static> {
+    let t = &app.theme;
     let km = &app.keymap;
-    let right: Line<'static> = if app.prefix_armed {
+    if app.prefix_armed {
         Line::from(Span::styled(
             " prefix: 1-9 pane · ←→↑↓ move · z zoom · ? help · q quit · other keys go to a terminal pane ",
             Style::new().fg(t.status_bg).bg(t.warning),
@@ -98,20 +125,6 @@ pub fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
             spans.push(Span::styled(format!(" {what}  "), base.fg(t.dim)));
         }
         Line::from(spans)
-    };
-    let left = Line::from(left);
-    buf.set_line(area.x, area.y, &left, area.width);
-    let lw = left.width() as u16;
-    let rw = right.width() as u16;
-    if lw + rw < area.width {
-        buf.set_line(area.right() - rw, area.y, &right, rw);
-    } else if lw < area.width {
-        let room = area.width - lw;
-        let text: String = right.spans.iter().map(|s| s.content.as_ref()).collect();
-        let cut = super::wrap::truncate(text.trim(), usize::from(room).saturating_sub(1));
-        let style = right.spans.first().map_or(base, |s| s.style);
-        buf.set_string(area.x + lw + 1, area.y, &cut, style);
-        let _ = cut.width();
     }
 }
 

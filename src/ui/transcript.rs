@@ -1,6 +1,7 @@
 //! Lays out and draws a pane's transcript from the bottom up.
 //!
-//! Only entries that reach the viewport are laid out. Each entry caches its
+//! Only entries that reach the viewport are laid out. Each entry has a
+//! cache in the view state (`ui::view`), by entry index, holding its
 //! wrapped lines for (revision, width, view); a streaming agent message keeps
 //! its finished markdown blocks and re-renders only the open tail, reusing
 //! the text buffer it shares with the processor (`SharedText::same_buffer`).
@@ -17,7 +18,7 @@ use super::wrap::{Logical, wrap};
 use crate::app::transcript::{Entry, EntryKind};
 use crate::event::Origin;
 use crate::text::SharedText;
-use crate::upsert::{UpsertKind, UpsertStatus};
+use crate::upsert::{Upsert, UpsertKind, UpsertStatus};
 
 /// What a layout depends on besides the entry itself.
 pub struct Ctx<'a> {
@@ -108,15 +109,15 @@ fn wrap_all(lines: &[Logical], width: u16, out: &mut Vec<Line<'static>>) {
 
 /// Lays out `e` for `width` (cached), returning its row count. Every entry
 /// starts with a blank separator row.
-pub fn layout(e: &mut Entry, width: u16, ctx: &Ctx<'_>) -> usize {
+pub fn layout(e: &Entry, cache: &mut Cache, width: u16, ctx: &Ctx<'_>) -> usize {
     let key = Key {
         rev: e.rev,
         width,
         expanded: ctx.expanded,
         spin: if animates(e) { ctx.spin } else { 0 },
     };
-    if e.cache.key == Some(key) {
-        return e.cache.len();
+    if cache.key == Some(key) {
+        return cache.len();
     }
     let t = ctx.theme;
     let cell = CellCtx {
@@ -159,69 +160,84 @@ pub fn layout(e: &mut Entry, width: u16, ctx: &Ctx<'_>) -> usize {
     let mut lines = Vec::new();
     wrap_all(&logical, width, &mut lines);
     if let (EntryKind::Item(u), Some((text, failed))) = (&e.kind, md_text) {
-        let mut md = e.cache.md.take().unwrap_or_else(|| {
-            Box::new(MdCache {
-                text: SharedText::default(),
-                inc: Incremental::default(),
-                width,
-                stable_rows: Vec::new(),
-                stable_done: 0,
-                tail_rows: Vec::new(),
-            })
-        });
-        let extends = text.same_buffer(&md.text) && text.len() >= md.text.len();
-        let before = md.inc.stable_len;
-        text.with_str(|s| md.inc.update(s, extends, t, Style::new().fg(t.agent)));
-        if !extends || md.inc.stable_len < before || md.width != width {
-            md.stable_rows.clear();
-            md.stable_done = 0;
-            md.width = width;
-        }
-        let first_ever = md.stable_done == 0;
-        let mut fresh: Vec<Logical> = md.inc.stable[md.stable_done..].to_vec();
-        if first_ever {
-            let one = fresh.len().min(1);
-            cells::agent_gutter(&mut fresh[..one], t, failed);
-        }
-        for l in fresh.iter_mut().skip(usize::from(first_ever)) {
+        let md = cache.md.take();
+        cache.md = Some(layout_markdown(md, u, text, failed, width, t));
+    } else {
+        cache.md = None;
+    }
+    cache.lines = lines;
+    cache.key = Some(key);
+    cache.len()
+}
+
+/// Lays out a streaming agent message: keeps the wrapped rows of finished
+/// markdown blocks and redoes only the open tail (and the error line).
+fn layout_markdown(
+    md: Option<Box<MdCache>>,
+    u: &Upsert,
+    text: SharedText,
+    failed: bool,
+    width: u16,
+    t: &Theme,
+) -> Box<MdCache> {
+    let mut md = md.unwrap_or_else(|| {
+        Box::new(MdCache {
+            text: SharedText::default(),
+            inc: Incremental::default(),
+            width,
+            stable_rows: Vec::new(),
+            stable_done: 0,
+            tail_rows: Vec::new(),
+        })
+    });
+    let extends = text.same_buffer(&md.text) && text.len() >= md.text.len();
+    let before = md.inc.stable_len;
+    text.with_str(|s| md.inc.update(s, extends, t, Style::new().fg(t.agent)));
+    if !extends || md.inc.stable_len < before || md.width != width {
+        md.stable_rows.clear();
+        md.stable_done = 0;
+        md.width = width;
+    }
+    let first_ever = md.stable_done == 0;
+    let mut fresh: Vec<Logical> = md.inc.stable[md.stable_done..].to_vec();
+    if first_ever {
+        let one = fresh.len().min(1);
+        cells::agent_gutter(&mut fresh[..one], t, failed);
+    }
+    for l in fresh.iter_mut().skip(usize::from(first_ever)) {
+        l.prefix.insert(0, Span::raw("  "));
+        l.cont.insert(0, Span::raw("  "));
+    }
+    wrap_all(&fresh, width, &mut md.stable_rows);
+    md.stable_done = md.inc.stable.len();
+    let mut tail = md.inc.tail.clone();
+    if md.stable_done == 0 {
+        cells::agent_gutter(&mut tail, t, failed);
+    } else {
+        for l in &mut tail {
             l.prefix.insert(0, Span::raw("  "));
             l.cont.insert(0, Span::raw("  "));
         }
-        wrap_all(&fresh, width, &mut md.stable_rows);
-        md.stable_done = md.inc.stable.len();
-        let mut tail = md.inc.tail.clone();
-        if md.stable_done == 0 {
-            cells::agent_gutter(&mut tail, t, failed);
-        } else {
-            for l in &mut tail {
-                l.prefix.insert(0, Span::raw("  "));
-                l.cont.insert(0, Span::raw("  "));
-            }
-        }
-        if let Some(msg) = &u.error_message {
-            tail.push(
-                Logical::raw(format!("✗ {msg}"), Style::new().fg(t.error))
-                    .with_prefix(vec![Span::raw("  ")], vec![Span::raw("  ")]),
-            );
-        }
-        md.tail_rows.clear();
-        wrap_all(&tail, width, &mut md.tail_rows);
-        md.text = text;
-        e.cache.md = Some(md);
-    } else {
-        e.cache.md = None;
     }
-    e.cache.lines = lines;
-    e.cache.key = Some(key);
-    e.cache.len()
+    if let Some(msg) = &u.error_message {
+        tail.push(
+            Logical::raw(format!("✗ {msg}"), Style::new().fg(t.error))
+                .with_prefix(vec![Span::raw("  ")], vec![Span::raw("  ")]),
+        );
+    }
+    md.tail_rows.clear();
+    wrap_all(&tail, width, &mut md.tail_rows);
+    md.text = text;
+    md
 }
 
-/// Draws the transcript into `area`, `pane_scroll` rows up from the bottom,
+/// Draws the transcript into `area`, `scroll` rows up from the bottom,
 /// with `extra` rows (status lines) after the last entry. Returns the
 /// clamped scroll and the largest scroll possible (`usize::MAX` when the
 /// top was not reached, since only what is needed is laid out).
 pub fn draw(
-    entries: &mut [Entry],
+    entries: &[Entry],
+    caches: &mut [Cache],
     scroll: usize,
     extra: &[Line<'static>],
     ctx: &Ctx<'_>,
@@ -238,7 +254,7 @@ pub fn draw(
     while first > 0 && total < want {
         first -= 1;
         if visible(&entries[first], ctx.full_view) {
-            total += layout(&mut entries[first], area.width, ctx);
+            total += layout(&entries[first], &mut caches[first], area.width, ctx);
         }
     }
     let reached_top = first == 0;
@@ -262,7 +278,7 @@ pub fn draw(
         buf.set_line(area.x, *y, line, area.width);
         *y += 1;
     };
-    for e in entries[first..].iter() {
+    for (e, cache) in entries[first..].iter().zip(&caches[first..]) {
         if row >= end {
             break;
         }
@@ -270,7 +286,7 @@ pub fn draw(
             continue;
         }
         let k0 = std::mem::take(&mut skip);
-        let n = e.cache.len().max(k0);
+        let n = cache.len().max(k0);
         if row + (n - k0) <= start {
             row += n - k0;
             continue;
@@ -280,7 +296,7 @@ pub fn draw(
                 break;
             }
             if row >= start
-                && let Some(line) = e.cache.row(k)
+                && let Some(line) = cache.row(k)
             {
                 emit(line, buf, &mut y);
             }

@@ -5,15 +5,22 @@ use super::*;
 
 /// One capture replayed: what the engine wrote, emitted, and what the
 /// processor made of it.
-pub(crate) struct Replay {
+pub(crate) struct Capture {
+    /// What the engine emitted, through the processor.
+    pub(crate) r: Replay,
     /// The agent's stdout lines as captured (after the cwd rewrite).
     pub(crate) agent_lines: Vec<Value>,
     /// Every line the engine wrote, in order.
     pub(crate) written: Vec<Value>,
-    pub(crate) events: Vec<ProviderEvent>,
-    pub(crate) outputs: Vec<Output>,
     /// The engine's working directory (a temp dir standing in for the lab's).
     pub(crate) dir: tempfile::TempDir,
+}
+
+impl Deref for Capture {
+    type Target = Replay;
+    fn deref(&self) -> &Replay {
+        &self.r
+    }
 }
 
 pub(crate) fn fixture(agent: &str, case: &str) -> PathBuf {
@@ -27,17 +34,14 @@ pub(crate) fn id_key(v: &Value) -> String {
     v.to_string()
 }
 
-pub(crate) fn replay(agent: &str, case: &str) -> Replay {
+pub(crate) fn replay(agent: &str, case: &str) -> Capture {
     let dir = tempfile::tempdir().unwrap();
     let cwd = dir.path().canonicalize().unwrap();
-    let text = std::fs::read_to_string(fixture(agent, case)).unwrap();
     let mut engine = Engine::new(EngineConfig::new("replay", cwd.clone()));
-    let mut processor = Processor::new(ProcessorConfig::default());
-    let mut r = Replay {
+    let mut r = Capture {
+        r: Replay::default(),
         agent_lines: Vec::new(),
         written: Vec::new(),
-        events: Vec::new(),
-        outputs: Vec::new(),
         dir,
     };
     // Lines written but not yet matched against the capture.
@@ -49,10 +53,10 @@ pub(crate) fn replay(agent: &str, case: &str) -> Replay {
     let mut pending_permissions: VecDeque<PermissionRequest> = VecDeque::new();
     let mut turns = 0;
 
-    let mut pump = |engine: &mut Engine,
-                    r: &mut Replay,
-                    unmatched: &mut VecDeque<Value>,
-                    perms: &mut VecDeque<PermissionRequest>| {
+    let pump = |engine: &mut Engine,
+                r: &mut Capture,
+                unmatched: &mut VecDeque<Value>,
+                perms: &mut VecDeque<PermissionRequest>| {
         for effect in engine.drain() {
             match effect {
                 Effect::Write(line) => {
@@ -62,13 +66,10 @@ pub(crate) fn replay(agent: &str, case: &str) -> Replay {
                 }
                 Effect::Emit(ev) => {
                     let ev = *ev;
-                    if let ProviderEvent::Stream(se) = &ev {
-                        r.outputs.extend(processor.process(se, Instant::now()));
-                    }
                     if let ProviderEvent::Permission(p) = &ev {
                         perms.push_back(p.clone());
                     }
-                    r.events.push(ev);
+                    r.r.feed(ev);
                 }
             }
         }
@@ -81,16 +82,12 @@ pub(crate) fn replay(agent: &str, case: &str) -> Replay {
         &mut unmatched,
         &mut pending_permissions,
     );
-    for raw in text.lines() {
-        let entry: Value = serde_json::from_str(raw).unwrap();
-        let dir_ = entry["dir"].as_str().unwrap_or("");
+    for (dir_, line) in timeline(&fixture(agent, case)) {
+        let dir_ = dir_.as_str();
         if dir_ != "in" && dir_ != "out" {
             continue;
         }
-        let line = entry["line"]
-            .as_str()
-            .unwrap()
-            .replace(CAPTURE_CWD, cwd.to_str().unwrap());
+        let line = line.replace(CAPTURE_CWD, cwd.to_str().unwrap());
         let msg: Value = serde_json::from_str(&line).unwrap();
         let now = Instant::now();
         if dir_ == "in" {
@@ -215,7 +212,7 @@ pub(crate) fn take_response(q: &mut VecDeque<Value>, id: &Value) -> Value {
     q.remove(pos).unwrap()
 }
 
-impl Replay {
+impl Capture {
     pub(crate) fn updates(&self, kind: &str) -> Vec<&Value> {
         self.agent_lines
             .iter()
@@ -233,103 +230,23 @@ impl Replay {
             .collect()
     }
 
-    pub(crate) fn turn_events(&self) -> Vec<&TurnEvent> {
-        self.outputs
-            .iter()
-            .filter_map(|o| match o {
-                Output::Turn(t) => Some(t),
-                _ => None,
-            })
-            .collect()
-    }
-
-    pub(crate) fn turn_ends(&self) -> Vec<&TurnEvent> {
-        self.turn_events()
-            .into_iter()
-            .filter(|t| t.is_terminal())
-            .collect()
-    }
-
-    /// Final text of every completed message item, by origin.
-    pub(crate) fn messages(&self, origin: Origin) -> Vec<String> {
-        self.outputs
-            .iter()
-            .filter_map(|o| match o {
-                Output::Upsert(u) if u.status == UpsertStatus::Complete => match &u.kind {
-                    UpsertKind::Message { content, origin: o } if *o == origin => {
-                        Some(content.to_string())
-                    }
-                    _ => None,
-                },
-                _ => None,
-            })
-            .collect()
-    }
-
-    pub(crate) fn thinking(&self) -> Vec<String> {
-        self.outputs
-            .iter()
-            .filter_map(|o| match o {
-                Output::Upsert(u) if u.status == UpsertStatus::Complete => match &u.kind {
-                    UpsertKind::Thinking { content, .. } => Some(content.to_string()),
-                    _ => None,
-                },
-                _ => None,
-            })
-            .collect()
-    }
-
-    /// (status, tool name, call id, output, is_error) of every tool upsert.
-    pub(crate) fn tools(&self) -> Vec<ToolSeen> {
-        self.outputs
-            .iter()
-            .filter_map(|o| match o {
-                Output::Upsert(u) => match &u.kind {
-                    UpsertKind::ToolCall {
-                        tool_name,
-                        call_id,
-                        output,
-                        output_is_error,
-                        ..
-                    } => Some((
-                        u.status,
-                        tool_name.clone(),
-                        call_id.clone(),
-                        output.clone(),
-                        *output_is_error,
-                    )),
-                    _ => None,
-                },
-                _ => None,
-            })
-            .collect()
-    }
-
-    pub(crate) fn permissions(&self) -> Vec<&PermissionRequest> {
-        self.events
-            .iter()
-            .filter_map(|e| match e {
-                ProviderEvent::Permission(p) => Some(p),
-                _ => None,
-            })
-            .collect()
-    }
-
-    pub(crate) fn stream(&self) -> Vec<&StreamEvent> {
-        self.events
-            .iter()
-            .filter_map(|e| match e {
-                ProviderEvent::Stream(s) => Some(s),
-                _ => None,
-            })
-            .collect()
-    }
-
     pub(crate) fn prompt_results(&self) -> Vec<&Value> {
         self.agent_lines
             .iter()
             .filter(|m| m.get("method").is_none() && m["result"].get("stopReason").is_some())
             .map(|m| &m["result"])
+            .collect()
+    }
+}
+
+impl Replay {
+    /// (status, tool name, call id, output, is_error) of every tool upsert.
+    pub(crate) fn tools(&self) -> Vec<ToolSeen> {
+        self.tool_rows()
+            .into_iter()
+            .map(|(status, name, call_id, _, output, is_error)| {
+                (status, name, call_id, output, is_error)
+            })
             .collect()
     }
 }

@@ -2,13 +2,25 @@
 
 use super::*;
 
+/// The provider over the fake agent, with where the fake works and logs.
 struct Live {
-    handle: ProviderHandle,
-    rx: mpsc::UnboundedReceiver<ProviderEvent>,
-    seen: Vec<ProviderEvent>,
+    live: support::Live,
     _dir: tempfile::TempDir,
     work: PathBuf,
     log: PathBuf,
+}
+
+impl Deref for Live {
+    type Target = support::Live;
+    fn deref(&self) -> &support::Live {
+        &self.live
+    }
+}
+
+impl DerefMut for Live {
+    fn deref_mut(&mut self) -> &mut support::Live {
+        &mut self.live
+    }
 }
 
 fn fake_agent(dir: &Path, env: &[(&str, &str)]) -> (AgentConfig, PathBuf, PathBuf) {
@@ -16,8 +28,7 @@ fn fake_agent(dir: &Path, env: &[(&str, &str)]) -> (AgentConfig, PathBuf, PathBu
     std::fs::create_dir_all(&work).unwrap();
     let log = dir.join("agent.log");
     let mut a = AgentConfig::new("fake", "acp");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake/fake_acp.py");
-    a.command = vec!["python3".into(), script.display().to_string()];
+    a.command = fake_command("fake_acp.py");
     a.cwd = Some(work.clone());
     a.env
         .insert("FAKE_ACP_LOG".into(), log.display().to_string());
@@ -42,16 +53,12 @@ fn start_with(
     log: PathBuf,
     resume: Option<&str>,
 ) -> Live {
-    let (tx, rx) = mpsc::unbounded_channel();
     let spec = ProviderSpec {
         agent,
         resume: resume.map(str::to_owned),
     };
-    let handle = AcpFactory.spawn(spec, tx).expect("spawn fake agent");
     Live {
-        handle,
-        rx,
-        seen: Vec::new(),
+        live: support::Live::spawn(&AcpFactory, spec).expect("spawn fake agent"),
         _dir: dir,
         work,
         log,
@@ -59,41 +66,6 @@ fn start_with(
 }
 
 impl Live {
-    /// Waits (up to a generous bound) for an event matching `f`.
-    async fn until(&mut self, what: &str, f: impl Fn(&ProviderEvent) -> bool) -> ProviderEvent {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-        loop {
-            let ev = tokio::time::timeout_at(deadline, self.rx.recv())
-                .await
-                .unwrap_or_else(|_| panic!("timed out waiting for {what}; seen: {:#?}", self.seen))
-                .unwrap_or_else(|| panic!("event channel closed waiting for {what}"));
-            self.seen.push(ev.clone());
-            if f(&ev) {
-                return ev;
-            }
-        }
-    }
-
-    async fn turn_end(&mut self, turn: &str) -> Payload {
-        let t = turn.to_owned();
-        let ev = self
-            .until(&format!("end of {turn}"), move |e| {
-                matches!(e, ProviderEvent::Stream(s) if s.turn_id == t && matches!(s.payload, Payload::ResponseDone { .. } | Payload::ResponseError { .. }))
-            })
-            .await;
-        match ev {
-            ProviderEvent::Stream(s) => s.payload,
-            _ => unreachable!(),
-        }
-    }
-
-    fn send(&self, turn: &str, text: &str) {
-        assert!(self.handle.send(ProviderCommand::Send {
-            turn_id: turn.into(),
-            text: text.into(),
-        }));
-    }
-
     fn text_of(&self, turn: &str) -> String {
         self.seen
             .iter()
@@ -116,11 +88,7 @@ impl Live {
     }
 
     fn log_lines(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
+        jsonl(&self.log)
     }
 
     fn child_pid(&self) -> Option<i32> {
@@ -128,16 +96,6 @@ impl Live {
             .unwrap_or_default()
             .lines()
             .find_map(|l| l.strip_prefix("CHILD ").and_then(|p| p.trim().parse().ok()))
-    }
-}
-
-/// Running (a zombie nobody reaped in this container counts as gone).
-fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')),
-        Err(_) => false,
     }
 }
 
@@ -175,7 +133,7 @@ async fn live_turn_session_and_commands() {
         new["params"]["cwd"].as_str().map(PathBuf::from),
         Some(l.work.canonicalize().unwrap())
     );
-    l.handle.kill().await;
+    l.live.handle.kill().await;
 }
 
 #[tokio::test]
@@ -229,7 +187,7 @@ async fn live_hang_is_ended_by_cancel_and_kill() {
             .iter()
             .any(|m| m["method"] == "session/cancel")
     );
-    l.handle.kill().await;
+    l.live.handle.kill().await;
 }
 
 #[tokio::test]
@@ -240,10 +198,9 @@ async fn live_agent_that_ignores_eof_and_sigterm_is_killed() {
     );
     l.send("t1", "hello");
     l.turn_end("t1").await;
-    let Live { handle, mut rx, .. } = l;
-    handle.kill().await;
+    l.live.handle.kill().await;
     let mut exited = None;
-    while let Ok(ev) = rx.try_recv() {
+    while let Ok(ev) = l.live.watch.rx.try_recv() {
         if let ProviderEvent::Exited { code, message } = ev {
             exited = Some((code, message));
         }
@@ -259,15 +216,14 @@ async fn live_agent_that_ignores_eof_and_sigterm_is_killed() {
     let mut l = start(&[("FAKE_ACP_IGNORE_EOF", "1")], None);
     l.send("t1", "hello");
     l.turn_end("t1").await;
-    let Live { handle, mut rx, .. } = l;
     let asked = std::time::Instant::now();
-    handle.kill().await;
+    l.live.handle.kill().await;
     eprintln!(
         "kill of an agent that ignores EOF took {:?}",
         asked.elapsed()
     );
     let mut exited = None;
-    while let Ok(ev) = rx.try_recv() {
+    while let Ok(ev) = l.live.watch.rx.try_recv() {
         if let ProviderEvent::Exited { message, .. } = ev {
             exited = Some(message);
         }
@@ -295,7 +251,7 @@ async fn live_malformed_lines_are_diagnostics_and_the_stream_goes_on() {
         .filter(|e| matches!(e, ProviderEvent::Diagnostic { level: DiagnosticLevel::Warn, message } if message.contains("malformed")))
         .count();
     assert_eq!(malformed, 3);
-    l.handle.kill().await;
+    l.live.handle.kill().await;
 }
 
 async fn permission_round(
@@ -421,7 +377,7 @@ async fn live_permission_round_trips() {
             ("touched".to_owned(), false)
         ]
     );
-    l.handle.kill().await;
+    l.live.handle.kill().await;
 }
 
 #[tokio::test]
@@ -459,7 +415,7 @@ async fn live_fs_requests_stay_inside_the_cwd() {
         .filter(|e| matches!(e, ProviderEvent::Diagnostic { message, .. } if message.contains("refused agent file access")))
         .count();
     assert_eq!(refusals, 3);
-    l.handle.kill().await;
+    l.live.handle.kill().await;
 }
 
 #[tokio::test]
@@ -490,7 +446,7 @@ async fn live_cancel_while_a_command_keeps_running() {
     assert!(took < Duration::from_secs(10), "cancel took {took:?}");
     let child = l.child_pid().expect("the fake logged its command's pid");
     assert!(alive(child), "the command still runs after the cancel");
-    l.handle.kill().await;
+    l.live.handle.kill().await;
     // Killing the agent ends its whole process group, the command included.
     let mut gone = false;
     for _ in 0..50 {
@@ -562,7 +518,7 @@ async fn live_error_refusal_plan_and_unknown_updates() {
     l.send("t4", "unknown");
     l.turn_end("t4").await;
     assert!(l.seen.iter().any(|e| matches!(e, ProviderEvent::Diagnostic { message, .. } if message.contains("telepathy_update") && message.contains("curious"))));
-    l.handle.kill().await;
+    l.live.handle.kill().await;
 }
 
 #[tokio::test]
@@ -584,7 +540,7 @@ async fn live_resume_loads_the_session_without_replaying_it() {
         _ => None,
     });
     assert_eq!(handle.as_deref(), Some("old-session-7"));
-    l.handle.kill().await;
+    l.live.handle.kill().await;
 }
 
 #[tokio::test]
@@ -594,7 +550,7 @@ async fn live_resume_without_load_support_starts_a_new_session_with_a_notice() {
     l.turn_end("t1").await;
     assert!(l.log_lines().iter().any(|m| m["method"] == "session/new"));
     assert!(l.seen.iter().any(|e| matches!(e, ProviderEvent::Diagnostic { message, .. } if message.contains("old-session-7") && message.contains("new one"))));
-    l.handle.kill().await;
+    l.live.handle.kill().await;
 }
 
 #[tokio::test]
@@ -660,7 +616,7 @@ async fn mcp_servers_from_options_reach_session_new() {
             {"type": "http", "name": "web", "url": "http://127.0.0.1:9/mcp", "headers": [{"name": "Authorization", "value": "Bearer x"}]}
         ])
     );
-    l.handle.kill().await;
+    l.live.handle.kill().await;
 }
 
 #[tokio::test]
@@ -700,7 +656,7 @@ async fn model_mode_and_thinking_are_applied_where_the_agent_offers_them() {
         _ => None,
     });
     assert_eq!(model.as_deref(), Some("bigger-model"));
-    l.handle.kill().await;
+    l.live.handle.kill().await;
 
     // A mode the agent does not have is reported, not sent.
     let dir = tempfile::tempdir().unwrap();
@@ -715,5 +671,5 @@ async fn model_mode_and_thinking_are_applied_where_the_agent_offers_them() {
             .any(|m| m["method"] == "session/set_mode")
     );
     assert!(l.seen.iter().any(|e| matches!(e, ProviderEvent::Diagnostic { message, .. } if message.contains("bypassEverything") && message.contains("default, yolo"))));
-    l.handle.kill().await;
+    l.live.handle.kill().await;
 }

@@ -1,12 +1,11 @@
 //! Backfill (seed 000): converts an agent's own transcript into the canonical
-//! store once. Each format has its parser; all of them feed the same
+//! store once. This is the provider-neutral half of `hive import`: reading the
+//! file, naming the session, writing its records and the pane state. The
+//! agent's transcript shape is known only to that agent's `Importer`, which
+//! lives with its provider (`provider/<name>/import.rs`) and feeds the same
 //! `TurnAssembler` the live recorder uses, so an imported session looks exactly
 //! like a recorded one. The imported session's id derives from the agent's own
 //! session id, so importing the same transcript again finds it and does nothing.
-
-mod claude;
-mod codex;
-mod pi;
 
 use std::path::{Path, PathBuf};
 
@@ -17,26 +16,16 @@ use super::record::{Block, Record, Role};
 use super::state::{PaneState, write_atomic};
 use super::store::{Store, StoreError, safe_name};
 
-/// Transcript formats hive reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Claude Code session JSONL (`~/.claude/projects/<dir>/<session>.jsonl`);
-    /// stream-json output works too.
-    Claude,
-    /// Codex rollout JSONL (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
-    Codex,
-    /// pi session JSONL (`~/.pi/agent/sessions/<dir>/*.jsonl`).
-    Pi,
-}
-
-impl Format {
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Claude => "claude",
-            Format::Codex => "codex",
-            Format::Pi => "pi",
-        }
-    }
+/// One agent's transcript reader, implemented by its provider module.
+pub trait Importer {
+    /// The format's name: `hive import <name>`, the imported session's prefix
+    /// and the provider the activated pane runs.
+    fn name(&self) -> &'static str;
+    /// The agent's own session id (the resume handle), read from the raw text
+    /// before anything is parsed: the imported session's id depends on it alone.
+    fn session_id(&self, text: &str) -> Option<String>;
+    /// Rebuilds the conversation of a transcript's JSON lines into `builder`.
+    fn parse(&self, lines: &[Value], builder: &mut Builder);
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -67,15 +56,8 @@ pub struct ImportReport {
     pub already_imported: bool,
 }
 
-/// A parsed transcript, ready to become records.
-pub(crate) struct Parsed {
-    pub native_session: Option<String>,
-    pub builder: Builder,
-    pub skipped_lines: usize,
-}
-
 /// Turns of a transcript being rebuilt.
-pub(crate) struct Builder {
+pub struct Builder {
     agent: String,
     session: String,
     turns: Vec<(Option<Record>, TurnAssembler)>,
@@ -132,39 +114,8 @@ impl Builder {
     }
 }
 
-/// RFC 3339 text or epoch milliseconds → milliseconds.
-pub(crate) fn ts_of(v: Option<&Value>) -> Option<i64> {
-    match v? {
-        Value::String(s) => chrono::DateTime::parse_from_rfc3339(s)
-            .ok()
-            .map(|t| t.timestamp_millis()),
-        Value::Number(n) => n.as_i64(),
-        _ => None,
-    }
-}
-
-/// Text of a content value that is a string or a list of `{type, text}` blocks.
-pub(crate) fn content_text(v: Option<&Value>, types: &[&str]) -> String {
-    match v {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(blocks)) => {
-            let parts: Vec<&str> = blocks
-                .iter()
-                .filter(|b| {
-                    b.get("type")
-                        .and_then(Value::as_str)
-                        .is_some_and(|t| types.contains(&t))
-                })
-                .filter_map(|b| b.get("text").and_then(Value::as_str))
-                .collect();
-            parts.join("\n")
-        }
-        _ => String::new(),
-    }
-}
-
 /// Lines of a JSONL file as JSON values; counts the lines that are not.
-pub(crate) fn json_lines(text: &str) -> (Vec<Value>, usize) {
+fn json_lines(text: &str) -> (Vec<Value>, usize) {
     let mut skipped = 0;
     let values = text
         .lines()
@@ -184,7 +135,7 @@ pub(crate) fn json_lines(text: &str) -> (Vec<Value>, usize) {
 /// imported session next time, resuming the agent's own session id.
 pub fn import(
     store: &Store,
-    format: Format,
+    importer: impl Importer,
     path: &Path,
     agent: &str,
     activate: bool,
@@ -194,49 +145,42 @@ pub fn import(
         source,
     })?;
     // The session id must not depend on the parse, only on the transcript's
-    // identity, so it is computed first and the parser fills it in.
-    let native = match format {
-        Format::Claude => claude::session_id(&text),
-        Format::Codex => codex::session_id(&text),
-        Format::Pi => pi::session_id(&text),
-    }
-    .or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()));
+    // identity, so it is read before the parse.
+    let native = importer
+        .session_id(&text)
+        .or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()));
     let session = format!(
         "import-{}-{}",
-        format.name(),
+        importer.name(),
         safe_name(native.as_deref().unwrap_or("unknown"))
     );
     let target = store.session_path(agent, &session);
     let mut report = ImportReport {
         session: session.clone(),
         path: target.clone(),
-        native_session: native.clone(),
+        native_session: native,
         records: 0,
         skipped_lines: 0,
         already_imported: target.exists(),
     };
     if !report.already_imported {
-        let builder = Builder::new(agent, &session);
-        let parsed = match format {
-            Format::Claude => claude::parse(&text, builder),
-            Format::Codex => codex::parse(&text, builder),
-            Format::Pi => pi::parse(&text, builder),
-        };
-        if parsed.builder.is_empty() {
+        let (lines, skipped_lines) = json_lines(&text);
+        let mut builder = Builder::new(agent, &session);
+        importer.parse(&lines, &mut builder);
+        if builder.is_empty() {
             return Err(ImportError::Empty {
                 path: path.display().to_string(),
-                format: format.name(),
+                format: importer.name(),
             });
         }
-        report.skipped_lines = parsed.skipped_lines;
-        let records = parsed.builder.records();
+        report.skipped_lines = skipped_lines;
+        let records = builder.records();
         report.records = records.len();
         let mut body = String::new();
         for r in &records {
             body.push_str(&r.to_line());
         }
         write_atomic(&target, body.as_bytes())?;
-        report.native_session = parsed.native_session.or(native);
     }
     if activate {
         let state_path = store.state_path(agent);
@@ -249,7 +193,7 @@ pub fn import(
             session,
             resume: report.native_session.clone(),
             queue: old.queue,
-            provider: Some(format.name().to_owned()),
+            provider: Some(importer.name().to_owned()),
             ..PaneState::default()
         };
         state.save(&state_path)?;

@@ -8,7 +8,9 @@
 //! reports the turn in flight as failed, then `Exited`, and ends: hive never
 //! restarts an agent behind the user's back.
 
+pub mod content;
 pub mod control;
+pub mod import;
 pub mod translate;
 
 use std::collections::{HashMap, HashSet};

@@ -11,6 +11,7 @@
 
 pub mod app_server;
 pub mod exec;
+pub mod import;
 pub mod items;
 pub mod settings;
 

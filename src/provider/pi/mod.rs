@@ -4,6 +4,8 @@
 //! (see `translate`). A restarted hive resumes pi's session with
 //! `--session <id>`.
 
+pub mod content;
+pub mod import;
 pub mod translate;
 
 use std::process::ExitStatus;

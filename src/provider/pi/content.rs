@@ -1,0 +1,52 @@
+//! pi message parts read both live (`translate`, from RPC events) and from
+//! saved sessions (`import`): pi writes the same `usage` and tool-result
+//! shapes to both, so each has one parser.
+
+use serde_json::Value;
+
+use crate::event::Usage;
+
+/// pi usage: `{input, output, cacheRead, cacheWrite, cost: {total}}`.
+pub fn usage(u: &Value) -> Usage {
+    let n = |k: &str| u.get(k).and_then(Value::as_u64);
+    Usage {
+        input_tokens: n("input").unwrap_or(0),
+        output_tokens: n("output").unwrap_or(0),
+        cache_read_input_tokens: n("cacheRead"),
+        cache_creation_input_tokens: n("cacheWrite"),
+        cost_usd: u
+            .get("cost")
+            .and_then(|c| c.get("total"))
+            .and_then(Value::as_f64),
+    }
+}
+
+/// pi's own token total, where it reports one.
+pub fn total_tokens(u: &Value) -> Option<u64> {
+    u.get("totalTokens").and_then(Value::as_u64)
+}
+
+/// The text of a tool result (an RPC `result` or a session's `toolResult`
+/// message): `{content: [{type:"text", text}]}` or a string. Blocks other
+/// than text show as their type (`[image]`).
+pub fn result_text(result: &Value) -> String {
+    let str_field = |p: &Value, k: &str| p.get(k).and_then(Value::as_str).map(str::to_owned);
+    match result {
+        Value::String(s) => s.clone(),
+        Value::Object(_) => match result.get("content") {
+            Some(Value::Array(parts)) => parts
+                .iter()
+                .filter_map(|p| match str_field(p, "type").as_deref() {
+                    Some("text") => str_field(p, "text"),
+                    Some(other) => Some(format!("[{other}]")),
+                    None => None,
+                })
+                .collect::<Vec<_>>()
+                .join(""),
+            Some(Value::String(s)) => s.clone(),
+            _ => result.to_string(),
+        },
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,63 @@
+//! The UI's own state, kept between frames: what each pane measured
+//! (`Geometry`, handed to the app after the frame) and each transcript
+//! entry's layout cache. Rendering reads `App` and writes only here.
+
+use super::transcript::Cache;
+use crate::app::geometry::{Geometry, PaneGeometry};
+use crate::app::transcript::Transcript;
+
+/// View state for the whole screen, owned by the app loop and passed to
+/// `ui::render` each frame.
+#[derive(Debug, Default)]
+pub struct ViewState {
+    geometry: Geometry,
+    panes: Vec<PaneView>,
+}
+
+/// One pane's layout caches, by entry index (each keyed by the entry's rev).
+#[derive(Debug, Default)]
+pub struct PaneView {
+    /// The transcript epoch the caches were built for.
+    epoch: u64,
+    entries: Vec<Cache>,
+}
+
+impl PaneView {
+    /// The caches for `t`'s entries: dropped when `t` was invalidated,
+    /// one per entry.
+    pub fn caches(&mut self, t: &Transcript) -> &mut [Cache] {
+        if self.epoch != t.epoch {
+            self.entries.clear();
+            self.epoch = t.epoch;
+        }
+        self.entries.resize_with(t.entries.len(), Cache::default);
+        &mut self.entries
+    }
+}
+
+impl ViewState {
+    /// What the last frame measured.
+    pub fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    /// Sized for `n` panes; starts a frame (per-frame scroll cleared).
+    pub(super) fn begin(&mut self, n: usize) {
+        self.geometry.panes.resize_with(n, PaneGeometry::default);
+        self.panes.resize_with(n, PaneView::default);
+        for g in &mut self.geometry.panes {
+            g.scroll = None;
+        }
+    }
+
+    /// Pane `i`'s geometry and caches.
+    pub(super) fn pane_mut(&mut self, i: usize) -> Option<(&mut PaneGeometry, &mut PaneView)> {
+        Some((self.geometry.panes.get_mut(i)?, self.panes.get_mut(i)?))
+    }
+
+    pub(super) fn set_rects(&mut self, rects: &[ratatui::layout::Rect]) {
+        for (g, r) in self.geometry.panes.iter_mut().zip(rects) {
+            g.rect = *r;
+        }
+    }
+}
