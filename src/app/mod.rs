@@ -115,8 +115,14 @@ fn start_runners(
     config: &Config,
     fresh: bool,
     tx: &mpsc::UnboundedSender<PaneUpdate>,
+    ops: &mpsc::UnboundedSender<crate::ops::HiveRequest>,
 ) -> Vec<Option<RunnerHandle>> {
-    let registry = Registry::builtin();
+    let mut registry = Registry::builtin();
+    // Direct agents with `hive_tools = true` call hive's operations.
+    registry.register(std::sync::Arc::new(
+        crate::provider::openai::OpenAiFactory::default()
+            .with_toolbox(crate::ops::meta::toolbox_factory(ops.clone())),
+    ));
     let mut runners = Vec::new();
     for (i, agent) in config.agents.iter().enumerate() {
         let mut history = crate::history::open_pane(agent, fresh);
@@ -166,8 +172,10 @@ async fn event_loop(
     mut terminal: ratatui::Terminal<tty::Backend>,
 ) -> anyhow::Result<()> {
     let (tx, mut rx) = mpsc::unbounded_channel();
+    let (ops_tx, mut ops_rx) = mpsc::unbounded_channel();
+    let mut ops = crate::ops::OpsHost::new(&config.agents);
     ui::highlight::warm_up();
-    let runners = start_runners(app, config, fresh, &tx);
+    let runners = start_runners(app, config, fresh, &tx, &ops_tx);
     let mut events = EventStream::new();
     let mut sigterm = signal(SignalKind::terminate()).context("SIGTERM handler")?;
     let mut sighup = signal(SignalKind::hangup()).context("SIGHUP handler")?;
@@ -208,12 +216,15 @@ async fn event_loop(
             },
             Some(update) = rx.recv() => {
                 app.now = Instant::now().into_std();
+                ops.observe(&update);
                 app.apply(update);
                 while let Ok(update) = rx.try_recv() {
+                    ops.observe(&update);
                     app.apply(update);
                 }
                 dirty = true;
             }
+            Some(req) = ops_rx.recv() => ops.handle(req, &runners),
             _ = sigterm.recv() => {
                 tracing::info!("SIGTERM: quitting");
                 break;

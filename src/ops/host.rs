@@ -117,10 +117,8 @@ impl OpsHost {
         match &update.event {
             PaneEvent::State(s) => pane.state = *s,
             PaneEvent::Queue(q) => pane.queue = q.len(),
-            PaneEvent::Session(info) => {
-                if info.model.is_some() {
-                    pane.model = info.model.clone();
-                }
+            PaneEvent::Session(info) if info.model.is_some() => {
+                pane.model = info.model.clone();
             }
             PaneEvent::Upsert(u) => {
                 let (kind, text, tool) = match &u.kind {
@@ -298,7 +296,9 @@ impl OpsHost {
         }
         Err(OpError::new(
             "not_allowed",
-            format!("this agent may not reach `{agent}` (add it to `can_message` in hive's config)"),
+            format!(
+                "this agent may not reach `{agent}` (add it to `can_message` in hive's config)"
+            ),
         ))
     }
 
@@ -312,7 +312,8 @@ impl OpsHost {
             .skip(start)
             .filter(|(_, it)| full || matches!(it.kind, "user" | "agent"))
             .map(|(id, it)| {
-                let mut v = json!({"item_id": id, "turn_id": it.turn_id, "kind": it.kind, "text": it.text});
+                let mut v =
+                    json!({"item_id": id, "turn_id": it.turn_id, "kind": it.kind, "text": it.text});
                 if let Some(t) = &it.tool {
                     v["tool"] = json!(t);
                 }
@@ -351,13 +352,18 @@ impl OpsHost {
                     let path = format!("{} → {agent}", chain.join(" → "));
                     return Err(OpError::new(
                         "message_loop",
-                        format!("refused: {path} comes back to an agent that is waiting on this chain"),
+                        format!(
+                            "refused: {path} comes back to an agent that is waiting on this chain"
+                        ),
                     ));
                 }
                 if chain.len() >= MAX_DEPTH {
                     return Err(OpError::new(
                         "too_deep",
-                        format!("refused: a chain of {} agents reached the limit ({MAX_DEPTH})", chain.len() + 1),
+                        format!(
+                            "refused: a chain of {} agents reached the limit ({MAX_DEPTH})",
+                            chain.len() + 1
+                        ),
                     ));
                 }
                 self.rate(id)?;
@@ -381,7 +387,10 @@ impl OpsHost {
             text: format!("{header}\n{text}"),
             mode,
         }) {
-            return Err(OpError::new("unavailable", format!("pane `{agent}` is not running")));
+            return Err(OpError::new(
+                "unavailable",
+                format!("pane `{agent}` is not running"),
+            ));
         }
         let queued = !steer && self.panes[target].state.is_busy();
         self.panes[target].unbound.push(message_id.clone());
@@ -407,13 +416,19 @@ impl OpsHost {
     fn rate(&mut self, caller: &str) -> Result<(), OpError> {
         let now = Instant::now();
         let sent = self.sent_at.entry(caller.to_owned()).or_default();
-        while sent.front().is_some_and(|t| now.duration_since(*t) > RATE_WINDOW) {
+        while sent
+            .front()
+            .is_some_and(|t| now.duration_since(*t) > RATE_WINDOW)
+        {
             sent.pop_front();
         }
         if sent.len() >= RATE_LIMIT {
             return Err(OpError::new(
                 "rate_limited",
-                format!("at most {RATE_LIMIT} messages per {} s", RATE_WINDOW.as_secs()),
+                format!(
+                    "at most {RATE_LIMIT} messages per {} s",
+                    RATE_WINDOW.as_secs()
+                ),
             ));
         }
         sent.push_back(now);
@@ -441,7 +456,10 @@ impl OpsHost {
             .get(&id)
             .ok_or_else(|| OpError::new("unknown_message", format!("no message `{id}`")))?;
         if matches!(caller, Caller::Agent(_)) && msg.sender != *caller {
-            return Err(OpError::new("not_allowed", format!("message `{id}` is not yours")));
+            return Err(OpError::new(
+                "not_allowed",
+                format!("message `{id}` is not yours"),
+            ));
         }
         Ok(match &msg.outcome {
             Some(o) => Waiting::Done(o.clone()),

@@ -4,11 +4,15 @@
 //! finds operations the way an MCP client does. The MCP server (`hive mcp`)
 //! offers the same four through `definitions` and `call`.
 
+use std::sync::Arc;
+
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
+use tokio::sync::mpsc;
 
-use super::{HiveClient, OPERATIONS, OpError, find};
-use crate::provider::openai::tools::{ToolDef, ToolResult, Toolbox};
+use super::{Caller, HiveClient, HiveRequest, OPERATIONS, OpError, find};
+use crate::config::AgentConfig;
+use crate::provider::openai::tools::{ToolDef, ToolResult, Toolbox, ToolboxFactory};
 
 /// At most this many operations in one `hive_call`.
 const MAX_BATCH: usize = 16;
@@ -55,7 +59,11 @@ fn list(args: &Value) -> Value {
 }
 
 fn search(args: &Value) -> Value {
-    let q = args.get("q").and_then(Value::as_str).unwrap_or("").to_lowercase();
+    let q = args
+        .get("q")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_lowercase();
     let words: Vec<&str> = q.split_whitespace().collect();
     let ops: Vec<Value> = OPERATIONS
         .iter()
@@ -112,9 +120,23 @@ pub async fn run(client: &HiveClient, name: &str, args: &Value) -> Result<Value,
         "hive_call" => call_batch(client, args).await,
         other => Err(OpError::new(
             "unknown_tool",
-            format!("no tool `{other}`; the hive tools are hive_list, hive_search, hive_schema, hive_call"),
+            format!(
+                "no tool `{other}`; the hive tools are hive_list, hive_search, hive_schema, hive_call"
+            ),
         )),
     }
+}
+
+/// Toolboxes for the direct agents: the meta-tools for every agent with
+/// `hive_tools = true`, calling as that agent.
+pub fn toolbox_factory(tx: mpsc::UnboundedSender<HiveRequest>) -> ToolboxFactory {
+    Arc::new(move |agent: &AgentConfig| {
+        agent.hive_tools.then(|| {
+            Arc::new(MetaTools {
+                client: HiveClient::new(tx.clone(), Caller::Agent(agent.id.clone())),
+            }) as Arc<dyn Toolbox>
+        })
+    })
 }
 
 /// The meta-tools as the direct agent's toolbox.
@@ -150,7 +172,13 @@ mod tests {
         let agent_ops = list(&json!({"namespace": "agents"}));
         assert_eq!(agent_ops[0]["op"], "agents.list");
         let found = search(&json!({"q": "interrupt"}));
-        assert!(found.as_array().unwrap().iter().any(|o| o["op"] == "agent.interrupt"));
+        assert!(
+            found
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|o| o["op"] == "agent.interrupt")
+        );
         let s = schema(&json!({"op": "agent.send"})).unwrap();
         assert_eq!(s["inputSchema"]["required"], json!(["agent", "text"]));
         assert_eq!(schema(&json!({"op": "x"})).unwrap_err().code, "unknown_op");

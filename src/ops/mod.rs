@@ -331,7 +331,8 @@ mod tests {
         assert!(e.message.contains("agent.send"));
         let e = Op::parse("agent.send", json!({"agent": "b"})).unwrap_err();
         assert!(e.message.contains("text"), "{e}");
-        let e = Op::parse("agent.send", json!({"agent": "b", "text": "x", "bogus": 1})).unwrap_err();
+        let e =
+            Op::parse("agent.send", json!({"agent": "b", "text": "x", "bogus": 1})).unwrap_err();
         assert!(e.message.contains("bogus"), "{e}");
         assert_eq!(
             Op::parse("agent.wait", json!({"agent": "b", "timeout_secs": 9999})).unwrap(),
