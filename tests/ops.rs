@@ -282,3 +282,17 @@ async fn a_message_chain_back_to_its_sender_is_refused() {
     assert_eq!(waited[1]["result"]["text"], "b could not ping back");
     hive.stop().await;
 }
+
+#[test]
+fn the_example_config_has_an_architect_that_delegates_to_backend_and_reviewer() {
+    use hive::config::{Config, ConfigSource};
+    let text = include_str!("../config/hive.example.toml");
+    let c = Config::parse(text, ConfigSource::File("hive.example.toml".into())).unwrap();
+    let lead = c.agent("lead").unwrap();
+    assert_eq!(lead.provider, "openai");
+    assert!(lead.hive_tools);
+    assert_eq!(lead.can_message, ["backend", "reviewer"]);
+    for target in &lead.can_message {
+        assert!(c.agent(target).is_some(), "{target} is a pane");
+    }
+}
