@@ -4,6 +4,7 @@
 
 #[path = "support/openai_server.rs"]
 mod server;
+mod support;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,15 +14,11 @@ use hive::config::AgentConfig;
 use hive::event::{FinalItem, Payload, ResponseStatus, Usage};
 use hive::provider::openai::OpenAiFactory;
 use hive::provider::openai::tools::{ToolDef, ToolResult, Toolbox};
-use hive::provider::{
-    ProviderCommand, ProviderEvent, ProviderFactory, ProviderHandle, ProviderSpec,
-};
+use hive::provider::{ProviderCommand, ProviderEvent, ProviderFactory, ProviderSpec};
 use serde_json::{Value, json};
 use server::{Reply, Server, answer_text, finish, reasoning, status, text, tool_args, tool_call};
+use support::{Live, WAIT};
 use tokio::sync::mpsc;
-
-/// Guards a test that would otherwise hang when the behaviour is broken.
-const GUARD: Duration = Duration::from_secs(20);
 
 fn agent(server: &Server) -> AgentConfig {
     let mut a = AgentConfig::new("oa", "openai");
@@ -81,62 +78,59 @@ fn factory_with_tools() -> OpenAiFactory {
         .with_toolbox(Arc::new(move |_a: &AgentConfig| Some(Arc::clone(&tools))))
 }
 
+/// A bare provider (the shared `support::Live` harness) and its turns.
 struct Driven {
-    handle: ProviderHandle,
-    rx: mpsc::UnboundedReceiver<ProviderEvent>,
+    live: Live,
     turns: usize,
     /// A paused clock jumps to the next timer while the test waits on the
-    /// server, so backoff tests run without the guard.
+    /// server, so backoff tests wait without the harness's guard.
     guarded: bool,
 }
 
 impl Driven {
     fn start(factory: &OpenAiFactory, agent: AgentConfig, resume: Option<String>) -> Self {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let handle = factory
-            .spawn(ProviderSpec { agent, resume }, tx)
-            .expect("spawn");
+        let live = Live::spawn(factory, ProviderSpec { agent, resume }).expect("spawn");
         Self {
-            handle,
-            rx,
+            live,
             turns: 0,
             guarded: true,
         }
     }
 
-    fn send(&mut self, text: &str) -> String {
+    fn turn_id(&self) -> String {
+        format!("turn_{}", self.turns)
+    }
+
+    fn send(&mut self, text: &str) {
         self.turns += 1;
-        let turn_id = format!("turn_{}", self.turns);
-        assert!(self.handle.send(ProviderCommand::Send {
-            turn_id: turn_id.clone(),
-            text: text.into(),
-        }));
-        turn_id
+        self.live.send(&self.turn_id(), text);
     }
 
     /// Events until the turn ends (its `response_done`), inclusive.
     async fn until_done(&mut self) -> Vec<ProviderEvent> {
-        let mut out = Vec::new();
-        loop {
-            let ev = if self.guarded {
-                tokio::time::timeout(GUARD, self.rx.recv())
-                    .await
-                    .expect("the turn did not end")
-            } else {
-                self.rx.recv().await
-            };
-            let ev = ev.expect("provider gone");
-            let end = matches!(&ev, ProviderEvent::Stream(s) if matches!(s.payload, Payload::ResponseDone { .. } | Payload::ResponseError { .. }));
-            out.push(ev);
-            if end {
-                return out;
+        let from = self.live.seen.len();
+        if self.guarded {
+            self.live.turn_end(&self.turn_id()).await;
+        } else {
+            loop {
+                let ev = self.live.rx.recv().await.expect("provider gone");
+                self.live.seen.push(ev.clone());
+                if matches!(&ev, ProviderEvent::Stream(s) if matches!(s.payload, Payload::ResponseDone { .. } | Payload::ResponseError { .. }))
+                {
+                    break;
+                }
             }
         }
+        self.live.seen[from..].to_vec()
     }
 
     async fn turn(&mut self, text: &str) -> Vec<ProviderEvent> {
         self.send(text);
         self.until_done().await
+    }
+
+    async fn kill(self) {
+        self.live.handle.kill().await;
     }
 }
 
@@ -252,7 +246,7 @@ async fn multi_step_tool_loop_streams_calls_runs_tools_and_answers() {
         m[2],
         json!({"role": "tool", "tool_call_id": "call_1", "content": "3"})
     );
-    p.handle.kill().await;
+    p.kill().await;
 }
 
 #[tokio::test]
@@ -267,7 +261,7 @@ async fn usage_is_summed_over_the_steps_of_a_turn() {
     assert_eq!(usage.input_tokens, 60 + 130);
     assert_eq!(usage.cache_read_input_tokens, Some(40));
     assert_eq!(usage.output_tokens, 15);
-    p.handle.kill().await;
+    p.kill().await;
 }
 
 #[tokio::test]
@@ -298,7 +292,7 @@ async fn two_tool_calls_of_a_step_run_concurrently() {
     assert_eq!(m[1]["tool_calls"].as_array().unwrap().len(), 2);
     assert_eq!(m[2]["tool_call_id"], "c_a");
     assert_eq!(m[3]["tool_call_id"], "c_b");
-    p.handle.kill().await;
+    p.kill().await;
 }
 
 #[tokio::test]
@@ -314,7 +308,7 @@ async fn a_failing_tool_goes_back_to_the_model_as_an_error() {
     assert_eq!(done(&events).0, ResponseStatus::Completed);
     let m = server.messages(1);
     assert_eq!(m[2]["content"], "error: this tool always fails");
-    p.handle.kill().await;
+    p.kill().await;
 }
 
 #[tokio::test]
@@ -331,7 +325,7 @@ async fn max_steps_ends_the_turn_with_max_steps() {
     assert_eq!(reason.as_deref(), Some("max-steps"));
     assert_eq!(server.requests().len(), 2);
     assert!(notices(&events).iter().any(|n| n.contains("max_steps")));
-    p.handle.kill().await;
+    p.kill().await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -355,7 +349,7 @@ async fn http_429_is_retried_after_retry_after() {
         "{n:?}"
     );
     assert_eq!(server.requests().len(), 2);
-    p.handle.kill().await;
+    p.kill().await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -388,7 +382,7 @@ async fn http_500_is_retried_with_exponential_backoff_then_given_up() {
     assert!(error.unwrap().contains("down"));
     assert_eq!(server.requests().len(), 4);
     assert_eq!(notices(&events).len(), 3);
-    p.handle.kill().await;
+    p.kill().await;
 }
 
 #[tokio::test]
@@ -407,7 +401,7 @@ async fn a_400_ends_the_turn_with_the_servers_message_and_no_retry() {
     assert_eq!(server.requests().len(), 1);
     assert!(notices(&events).is_empty());
     // The agent stays usable.
-    p.handle.kill().await;
+    p.kill().await;
 }
 
 #[tokio::test]
@@ -420,17 +414,12 @@ async fn cancel_mid_stream_drops_the_http_stream_and_ends_cancelled() {
     let mut p = Driven::start(&factory, agent(&server), None);
     p.send("long answer please");
     // Wait for the first streamed text, then interrupt.
-    loop {
-        let ev = tokio::time::timeout(GUARD, p.rx.recv())
-            .await
-            .unwrap()
-            .unwrap();
-        if matches!(&ev, ProviderEvent::Stream(s) if matches!(s.payload, Payload::ItemDelta { .. }))
-        {
-            break;
-        }
-    }
-    assert!(p.handle.send(ProviderCommand::Cancel));
+    p.live
+        .until("the first streamed text", |ev| {
+            matches!(ev, ProviderEvent::Stream(s) if matches!(s.payload, Payload::ItemDelta { .. }))
+        })
+        .await;
+    assert!(p.live.handle.send(ProviderCommand::Cancel));
     let events = p.until_done().await;
     assert!(
         payloads(&events)
@@ -439,7 +428,7 @@ async fn cancel_mid_stream_drops_the_http_stream_and_ends_cancelled() {
     );
     assert_eq!(done(&events).0, ResponseStatus::Cancelled);
     // The server sees the client leave: the HTTP stream was dropped.
-    tokio::time::timeout(GUARD, server.stream_closed())
+    tokio::time::timeout(WAIT, server.stream_closed())
         .await
         .expect("the HTTP stream stayed open after cancel");
     // The next turn works and carries the interrupted user message.
@@ -448,7 +437,7 @@ async fn cancel_mid_stream_drops_the_http_stream_and_ends_cancelled() {
     let m = server.messages(1);
     assert_eq!(m[0]["content"], "long answer please");
     assert_eq!(m[1]["content"], "short then");
-    p.handle.kill().await;
+    p.kill().await;
 }
 
 #[tokio::test]
@@ -474,7 +463,7 @@ async fn headers_and_the_api_key_are_sent() {
         r.body["messages"][0],
         json!({"role": "system", "content": "be brief"})
     );
-    p.handle.kill().await;
+    p.kill().await;
 }
 
 /// Through the runner and the history store: a restarted pane rebuilds the
@@ -518,7 +507,7 @@ async fn resume_rebuilds_the_conversation_from_history() {
                 mode: SubmitMode::Auto,
             });
             loop {
-                let u = tokio::time::timeout(GUARD, rx.recv())
+                let u = tokio::time::timeout(WAIT, rx.recv())
                     .await
                     .unwrap()
                     .unwrap();
@@ -544,5 +533,5 @@ async fn resume_rebuilds_the_conversation_from_history() {
         json!({"role": "assistant", "content": "The sum is 3."})
     );
     assert_eq!(m[4], json!({"role": "user", "content": "what did I ask?"}));
-    assert_eq!(m.len(), 5);
+    assert_eq!(m.len(), 5, "{m:#?}");
 }

@@ -175,13 +175,15 @@ impl ProviderFactory for OpenAiFactory {
             session: String::new(),
             messages: Vec::new(),
         };
-        let store = self.store.clone().unwrap_or_else(Store::user);
-        let start = Start {
-            store,
+        // Read now, not in the task: the runner records the first message
+        // of a turn as soon as it is sent, and that must not be replayed.
+        let loaded = Start {
+            store: self.store.clone().unwrap_or_else(Store::user),
             agent_id: spec.agent.id,
             resume: spec.resume,
-        };
-        Ok(ProviderHandle::spawn(move |rx| run(agent, start, rx)))
+        }
+        .load();
+        Ok(ProviderHandle::spawn(move |rx| run(agent, loaded, rx)))
     }
 }
 
@@ -196,7 +198,7 @@ impl Start {
     /// The history session to continue and its messages. Without a resume
     /// handle the pane's current session is named (the app opened it
     /// before starting the provider), with no messages to replay.
-    fn load(self) -> (Option<String>, Vec<ChatMessage>, Vec<String>) {
+    fn load(self) -> Loaded {
         let mut warnings = Vec::new();
         let session = match self.resume {
             Some(h) => Some(h),
@@ -229,9 +231,11 @@ impl Start {
     }
 }
 
-async fn run(mut agent: Agent, start: Start, mut rx: mpsc::UnboundedReceiver<ProviderCommand>) {
-    let loaded = tokio::task::spawn_blocking(move || start.load()).await;
-    let (session, messages, warnings) = loaded.unwrap_or_default();
+/// The history session, its messages and what went wrong reading it.
+type Loaded = (Option<String>, Vec<ChatMessage>, Vec<String>);
+
+async fn run(mut agent: Agent, loaded: Loaded, mut rx: mpsc::UnboundedReceiver<ProviderCommand>) {
+    let (session, messages, warnings) = loaded;
     for w in warnings {
         agent.events.diagnostic(DiagnosticLevel::Warn, w);
     }
