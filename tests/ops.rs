@@ -165,6 +165,7 @@ async fn a_direct_agent_delegates_to_a_demo_pane_and_answers_with_its_reply() {
         {"op": "agent.send", "args": {"agent": "backend", "text": "Build the login API."}},
         {"op": "agent.wait", "args": {"agent": "backend", "timeout_secs": 30}},
         {"op": "agent.send", "args": {"agent": "reviewer", "text": "sneaky"}},
+        {"op": "agent.read", "args": {"agent": "backend", "last": 1}},
     ]});
     let server = Server::start(vec![
         Reply::Chunks(vec![
@@ -212,6 +213,10 @@ async fn a_direct_agent_delegates_to_a_demo_pane_and_answers_with_its_reply() {
     );
     assert_eq!(results[3]["ok"], false);
     assert_eq!(results[3]["error"]["code"], "not_allowed");
+    let read = results[4]["result"].as_array().unwrap();
+    assert_eq!(read.len(), 1, "{read:?}");
+    assert_eq!(read[0]["kind"], "agent");
+    assert_eq!(read[0]["text"], "Login API is ready: POST /login.");
 
     // The backend pane shows the message with who sent it.
     let backend = hive.messages(1);

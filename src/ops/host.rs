@@ -21,6 +21,7 @@ use super::{Caller, HiveRequest, Op, OpError, WaitFor};
 use crate::config::AgentConfig;
 use crate::event::Origin;
 use crate::runner::{PaneEvent, PaneUpdate, RunnerCommand, RunnerHandle, SubmitMode, TurnState};
+use crate::text::SharedText;
 use crate::upsert::{TurnEvent, TurnStatus, UpsertKind, UpsertStatus};
 
 /// Agents in one chain of messages (A → B → C is depth 3).
@@ -32,13 +33,50 @@ const KEEP_ITEMS: usize = 400;
 
 type Reply = oneshot::Sender<Result<Value, OpError>>;
 
-/// One transcript item as `agent.read` returns it.
+/// One transcript item: its latest state.
 #[derive(Debug, Clone)]
 struct Item {
     turn_id: String,
-    kind: &'static str,
-    text: String,
-    tool: Option<String>,
+    kind: UpsertKind,
+}
+
+impl Item {
+    /// As `agent.read` returns it; `None` when `full` is off and the item
+    /// is not a message.
+    fn to_json(&self, item_id: &str, full: bool) -> Option<Value> {
+        let (kind, text, tool) = match &self.kind {
+            UpsertKind::Message { content, origin } => (
+                if *origin == Origin::User {
+                    "user"
+                } else {
+                    "agent"
+                },
+                content.to_string(),
+                None,
+            ),
+            UpsertKind::Thinking { content, .. } if full => ("thinking", content.to_string(), None),
+            UpsertKind::ToolCall {
+                tool_name,
+                arguments,
+                output,
+                ..
+            } if full => (
+                "tool",
+                match output {
+                    Some(o) => format!("{arguments}\n→ {o}"),
+                    None => arguments.to_string(),
+                },
+                Some(tool_name),
+            ),
+            _ => return None,
+        };
+        let mut v =
+            json!({"item_id": item_id, "turn_id": self.turn_id, "kind": kind, "text": text});
+        if let Some(t) = tool {
+            v["tool"] = json!(t);
+        }
+        Some(v)
+    }
 }
 
 struct Pane {
@@ -52,7 +90,7 @@ struct Pane {
     turn: Option<String>,
     items: IndexMap<String, Item>,
     /// The newest agent text of each running turn.
-    texts: HashMap<String, String>,
+    texts: HashMap<String, SharedText>,
     /// Messages sent here whose turn has not started yet.
     unbound: Vec<String>,
 }
@@ -121,56 +159,41 @@ impl OpsHost {
                 pane.model = info.model.clone();
             }
             PaneEvent::Upsert(u) => {
-                let (kind, text, tool) = match &u.kind {
-                    UpsertKind::Message { content, origin } => (
-                        if *origin == Origin::User {
-                            "user"
-                        } else {
-                            "agent"
-                        },
-                        content.to_string(),
-                        None,
-                    ),
-                    UpsertKind::Thinking { content, .. } => ("thinking", content.to_string(), None),
-                    UpsertKind::ToolCall {
-                        tool_name,
-                        arguments,
-                        output,
-                        ..
-                    } => (
-                        "tool",
-                        match output {
-                            Some(o) => format!("{arguments}\n→ {o}"),
-                            None => arguments.to_string(),
-                        },
-                        Some(tool_name.clone()),
-                    ),
-                };
-                if kind == "agent" {
-                    pane.texts.insert(u.turn_id.clone(), text.clone());
-                }
-                if kind == "user" && u.status == UpsertStatus::Complete {
-                    let bound = pane.unbound.iter().position(|m| {
-                        self.messages
-                            .get(m)
-                            .is_some_and(|msg| text.starts_with(&msg.header))
-                    });
-                    if let Some(pos) = bound {
-                        let id = pane.unbound.remove(pos);
-                        if let Some(msg) = self.messages.get_mut(&id) {
-                            msg.turn = Some(u.turn_id.clone());
-                            self.chains
-                                .insert((index, u.turn_id.clone()), msg.chain.clone());
+                // Text is shared, not copied: a streaming item is updated
+                // many times and only read on demand.
+                match &u.kind {
+                    UpsertKind::Message {
+                        content,
+                        origin: Origin::Agent,
+                    } => {
+                        pane.texts.insert(u.turn_id.clone(), content.clone());
+                    }
+                    UpsertKind::Message {
+                        content,
+                        origin: Origin::User,
+                    } if u.status == UpsertStatus::Complete => {
+                        let messages = &mut self.messages;
+                        let bound = pane.unbound.iter().position(|m| {
+                            messages
+                                .get(m)
+                                .is_some_and(|msg| content.with_str(|t| t.starts_with(&msg.header)))
+                        });
+                        if let Some(pos) = bound {
+                            let id = pane.unbound.remove(pos);
+                            if let Some(msg) = messages.get_mut(&id) {
+                                msg.turn = Some(u.turn_id.clone());
+                                self.chains
+                                    .insert((index, u.turn_id.clone()), msg.chain.clone());
+                            }
                         }
                     }
+                    _ => {}
                 }
                 pane.items.insert(
                     u.item_id.clone(),
                     Item {
                         turn_id: u.turn_id.clone(),
-                        kind,
-                        text,
-                        tool,
+                        kind: u.kind.clone(),
                     },
                 );
                 if pane.items.len() > KEEP_ITEMS {
@@ -182,7 +205,7 @@ impl OpsHost {
                 TurnEvent::TurnComplete {
                     turn_id, status, ..
                 } => {
-                    let text = pane.texts.remove(turn_id).unwrap_or_default();
+                    let text = pane.texts.remove(turn_id).unwrap_or_default().to_string();
                     let status = match status {
                         TurnStatus::Completed => "completed",
                         TurnStatus::Cancelled => "cancelled",
@@ -196,7 +219,7 @@ impl OpsHost {
                     error_message,
                     ..
                 } => {
-                    let text = pane.texts.remove(turn_id).unwrap_or_default();
+                    let text = pane.texts.remove(turn_id).unwrap_or_default().to_string();
                     let outcome = json!({"status": "error", "turn_id": turn_id, "text": text,
                         "error": {"code": error_code, "message": error_message}});
                     self.turn_ended(index, turn_id, outcome);
@@ -310,15 +333,7 @@ impl OpsHost {
         let picked: Vec<Value> = items
             .iter()
             .skip(start)
-            .filter(|(_, it)| full || matches!(it.kind, "user" | "agent"))
-            .map(|(id, it)| {
-                let mut v =
-                    json!({"item_id": id, "turn_id": it.turn_id, "kind": it.kind, "text": it.text});
-                if let Some(t) = &it.tool {
-                    v["tool"] = json!(t);
-                }
-                v
-            })
+            .filter_map(|(id, it)| it.to_json(id, full))
             .collect();
         let from = picked.len().saturating_sub(last);
         Value::Array(picked[from..].to_vec())
