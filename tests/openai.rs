@@ -218,7 +218,7 @@ async fn multi_step_tool_loop_streams_calls_runs_tools_and_answers() {
     let f = finals(&events);
     assert!(matches!(f[0], FinalItem::Reasoning { content, .. } if content == "I should add."));
     assert!(
-        matches!(f[1], FinalItem::FunctionCall { name, call_id, arguments } if name == "add" && call_id == "call_1" && arguments["b"] == 2)
+        matches!(f[1], FinalItem::FunctionCall { name, call_id, arguments, .. } if name == "add" && call_id == "call_1" && arguments["b"] == 2)
     );
     assert!(
         matches!(f[2], FinalItem::FunctionCallOutput { call_id, output, is_error: false } if call_id == "call_1" && output == "3")

@@ -36,6 +36,7 @@ pub fn messages_from_records<'a>(
                             id,
                             name,
                             arguments,
+                            ..
                         } => Some(ToolCall::function(id, name, arguments.to_string())),
                         _ => None,
                     })

@@ -16,7 +16,17 @@ use tokio_util::sync::CancellationToken;
 use super::Settings;
 use super::wire::{ChatMessage, ChatRequest, Chunk, StreamOptions, ToolCall, ToolSpec, WireUsage};
 use crate::event::{ErrorInfo, FinalItem, ItemType, Origin, Payload, Usage, new_id};
+use crate::provider::display::{self, ToolKeys};
 use crate::provider::{DiagnosticLevel, EventSink, Sink};
+
+/// The direct agent's tools are hive's meta-tools (and whatever a test
+/// brings): their summary is the operation, query or namespace.
+const TOOL_KEYS: ToolKeys = ToolKeys {
+    summary: &["op", "q", "namespace", "agent", "command", "path", "query"],
+    replace: &[],
+    write: &[],
+    patch: &[],
+};
 
 /// Retries after the first attempt of a step.
 pub const MAX_RETRIES: u32 = 3;
@@ -332,11 +342,12 @@ impl Items {
             let arguments = parse_arguments(&call.arguments);
             ctx.emit(Payload::ItemDone {
                 item_id: call.item_id,
-                final_item: FinalItem::FunctionCall {
-                    name: call.name.clone(),
-                    call_id: call_id.clone(),
+                final_item: display::function_call(
+                    call.name.clone(),
+                    call_id.clone(),
                     arguments,
-                },
+                    &TOOL_KEYS,
+                ),
             });
             tool_calls.push(ToolCall::function(call_id, call.name, call.arguments));
         }
