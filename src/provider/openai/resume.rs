@@ -106,6 +106,7 @@ mod tests {
                         id: "c1".into(),
                         name: "add".into(),
                         arguments: json!({"a": 1, "b": 2}),
+                        display: None,
                     },
                     text("It is 3."),
                 ],
@@ -154,6 +155,7 @@ mod tests {
                     id: "c9".into(),
                     name: "x".into(),
                     arguments: json!({}),
+                    display: None,
                 }],
             ),
         ];
