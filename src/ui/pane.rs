@@ -369,7 +369,18 @@ fn working_line(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Line<'static>> {
     if let Some(secs) = secs {
         spans.push(Span::styled(format!(" {secs}s"), Style::new().fg(t.dim)));
     }
-    if p.state != TurnState::Cancelling {
+    if let Some(since) = p.stalled_since {
+        // The agent has said nothing for a while: it may hang.
+        spans.push(Span::styled(
+            format!(
+                " · no output for {} s · {} interrupts · {} restarts",
+                ctx.now.saturating_duration_since(since).as_secs(),
+                ctx.keymap.short(Action::Interrupt),
+                ctx.keymap.short(Action::Restart),
+            ),
+            Style::new().fg(t.warning),
+        ));
+    } else if p.state != TurnState::Cancelling {
         spans.push(Span::styled(
             format!(" · {} to interrupt", ctx.keymap.short(Action::Interrupt)),
             Style::new().fg(t.dim),

@@ -37,7 +37,7 @@ const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
 
 /// What a finished step produced.
 #[derive(Debug, Default)]
-pub struct StepOutput {
+pub(super) struct StepOutput {
     pub content: String,
     pub tool_calls: Vec<ToolCall>,
     pub finish_reason: Option<String>,
@@ -63,7 +63,7 @@ enum Attempt {
 }
 
 /// Where a step's events go.
-pub struct StepCtx<'a> {
+pub(super) struct StepCtx<'a> {
     pub events: &'a EventSink,
     pub turn_id: &'a str,
     pub session_id: &'a str,
@@ -77,7 +77,7 @@ impl StepCtx<'_> {
 }
 
 /// Runs one step, retrying what may succeed on a second try.
-pub async fn run(
+pub(super) async fn run(
     client: &reqwest::Client,
     settings: &Settings,
     messages: &[ChatMessage],
