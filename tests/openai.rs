@@ -1,6 +1,7 @@
 //! The `openai` provider against a scripted Chat Completions server
 //! (tests/support/openai_server.rs): the agent loop's steps, tools, limits,
 //! retries, cancel, usage and resume.
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests may panic
 
 #[path = "support/openai_server.rs"]
 mod server;

@@ -6,6 +6,7 @@
 //!
 //! The loop below is what the app's loop does: pane updates go through
 //! `OpsHost::observe`, requests through `OpsHost::handle`.
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests may panic
 
 #[path = "support/openai_server.rs"]
 mod server;
