@@ -329,18 +329,27 @@ async fn max_steps_ends_the_turn_with_max_steps() {
     p.kill().await;
 }
 
-#[tokio::test(start_paused = true)]
-async fn http_429_is_retried_after_retry_after() {
-    let server = Server::start(vec![
-        status(429, "rate limited", Some("2")),
-        answer_text("ok", 1, 1),
-    ]);
-    let factory = factory_with_tools();
-    let mut p = Driven::start(&factory, agent(&server), None);
+/// One turn against `script` with the clock paused (backoff waits take no
+/// real time): its events, the virtual time it took, and the server.
+async fn paused_turn(script: Vec<Reply>) -> (Vec<ProviderEvent>, Duration, Server) {
+    let server = Server::start(script);
+    let mut p = Driven::start(&factory_with_tools(), agent(&server), None);
     p.guarded = false;
     let t0 = tokio::time::Instant::now();
     let events = p.turn("hi").await;
-    assert!(t0.elapsed() >= Duration::from_secs(2), "{:?}", t0.elapsed());
+    let took = t0.elapsed();
+    p.kill().await;
+    (events, took, server)
+}
+
+#[tokio::test(start_paused = true)]
+async fn http_429_is_retried_after_retry_after() {
+    let (events, took, server) = paused_turn(vec![
+        status(429, "rate limited", Some("2")),
+        answer_text("ok", 1, 1),
+    ])
+    .await;
+    assert!(took >= Duration::from_secs(2), "{took:?}");
     assert_eq!(done(&events).0, ResponseStatus::Completed);
     let n = notices(&events);
     assert!(
@@ -350,23 +359,18 @@ async fn http_429_is_retried_after_retry_after() {
         "{n:?}"
     );
     assert_eq!(server.requests().len(), 2);
-    p.kill().await;
 }
 
 #[tokio::test(start_paused = true)]
 async fn http_500_is_retried_with_exponential_backoff_then_given_up() {
-    // Two 500s then success: 1 s then 2 s of backoff.
-    let server = Server::start(vec![
+    // Two 5xx then success: 1 s then 2 s of backoff.
+    let (events, took, server) = paused_turn(vec![
         status(500, "boom", None),
         status(503, "busy", None),
         answer_text("ok", 1, 1),
-    ]);
-    let factory = factory_with_tools();
-    let mut p = Driven::start(&factory, agent(&server), None);
-    p.guarded = false;
-    let t0 = tokio::time::Instant::now();
-    let events = p.turn("hi").await;
-    assert!(t0.elapsed() >= Duration::from_secs(3), "{:?}", t0.elapsed());
+    ])
+    .await;
+    assert!(took >= Duration::from_secs(3), "{took:?}");
     assert_eq!(done(&events).0, ResponseStatus::Completed);
     let n = notices(&events);
     assert!(n[0].contains("retrying in 1 s"), "{n:?}");
@@ -374,16 +378,13 @@ async fn http_500_is_retried_with_exponential_backoff_then_given_up() {
     assert_eq!(server.requests().len(), 3);
 
     // Four failures in a row: three retries, then the turn fails.
-    let server = Server::start((0..4).map(|_| status(500, "down", None)).collect());
-    let mut p = Driven::start(&factory, agent(&server), None);
-    p.guarded = false;
-    let events = p.turn("hi").await;
+    let (events, _, server) =
+        paused_turn((0..4).map(|_| status(500, "down", None)).collect()).await;
     let (status, _, error, _) = done(&events);
     assert_eq!(status, ResponseStatus::Error);
     assert!(error.unwrap().contains("down"));
     assert_eq!(server.requests().len(), 4);
     assert_eq!(notices(&events).len(), 3);
-    p.kill().await;
 }
 
 #[tokio::test]
