@@ -12,6 +12,7 @@ pub mod doctor;
 pub mod event;
 pub mod history;
 pub mod keymap;
+pub mod ops;
 pub mod paths;
 pub mod private;
 pub mod processor;

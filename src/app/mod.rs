@@ -120,8 +120,14 @@ fn start_runners(
     config: &Config,
     fresh: bool,
     tx: &mpsc::UnboundedSender<PaneUpdate>,
+    ops: &mpsc::UnboundedSender<crate::ops::HiveRequest>,
 ) -> (Vec<Option<RunnerHandle>>, worktree::GitLink) {
-    let registry = Registry::builtin();
+    let mut registry = Registry::builtin();
+    // Direct agents with `hive_tools = true` call hive's operations.
+    registry.register(std::sync::Arc::new(
+        crate::provider::openai::OpenAiFactory::default()
+            .with_toolbox(crate::ops::meta::toolbox_factory(ops.clone())),
+    ));
     let mut runners = Vec::new();
     for (i, agent) in config.agents.iter().enumerate() {
         // A pane that failed before starting (no worktree) stays stopped.
@@ -177,8 +183,10 @@ async fn event_loop(
     mut terminal: ratatui::Terminal<tty::Backend>,
 ) -> anyhow::Result<()> {
     let (tx, mut rx) = mpsc::unbounded_channel();
+    let (ops_tx, mut ops_rx) = mpsc::unbounded_channel();
+    let mut ops = crate::ops::OpsHost::new(&config.agents);
     ui::highlight::warm_up();
-    let (runners, mut git) = start_runners(app, config, fresh, &tx);
+    let (runners, mut git) = start_runners(app, config, fresh, &tx, &ops_tx);
     let started = runners.iter().zip(&app.panes).map(|(r, p)| match r {
         Some(h) => crate::control::Started::Running(h.capabilities),
         None => crate::control::Started::Failed(p.failed.clone().unwrap_or_default()),
@@ -231,14 +239,17 @@ async fn event_loop(
             },
             Some(update) = rx.recv() => {
                 app.now = Instant::now().into_std();
+                ops.observe(&update);
                 control.observe(&update);
                 app.apply(update);
                 while let Ok(update) = rx.try_recv() {
+                    ops.observe(&update);
                     control.observe(&update);
                     app.apply(update);
                 }
                 dirty = true;
             }
+            Some(req) = ops_rx.recv() => ops.handle(req, &runners),
             Some(req) = control.next() => {
                 if let Some((pane, cmd)) = control.handle(req) {
                     app.send(pane, cmd);

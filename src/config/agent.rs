@@ -70,6 +70,30 @@ pub struct AgentConfig {
     /// Provider-specific settings that have no common field.
     #[serde(default)]
     pub options: toml::Table,
+    /// `openai`: the Chat Completions endpoint (`…/v1`).
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// `openai`: the environment variable holding the API key (its value is
+    /// never logged).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// `openai`: extra HTTP headers sent with every request.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// `openai`: model calls per turn before it ends with `max-steps`.
+    #[serde(default)]
+    pub max_steps: Option<u32>,
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    /// `openai`: `reasoning_effort` (falls back to `thinking`).
+    #[serde(default)]
+    pub reasoning_effort: Option<String>,
+    /// Give the agent hive's operations as tools (docs/operations.md).
+    #[serde(default)]
+    pub hive_tools: bool,
+    /// Pane ids this agent may message through hive's operations.
+    #[serde(default)]
+    pub can_message: Vec<String>,
 }
 
 /// `worktree = true | false | "branch-name"`.
@@ -102,6 +126,14 @@ impl AgentConfig {
             worktree: None,
             worktree_copy_uncommitted: false,
             options: toml::Table::new(),
+            base_url: None,
+            api_key_env: None,
+            headers: BTreeMap::new(),
+            max_steps: None,
+            temperature: None,
+            reasoning_effort: None,
+            hive_tools: false,
+            can_message: Vec::new(),
         }
     }
 

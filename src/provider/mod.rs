@@ -13,6 +13,7 @@ pub mod doctor;
 pub mod gemini;
 pub mod import;
 pub(crate) mod json;
+pub mod openai;
 pub mod pi;
 pub mod process;
 pub mod pty;
@@ -288,6 +289,7 @@ impl Registry {
         r.register(Arc::new(pi::PiFactory));
         r.register(Arc::new(acp::AcpFactory));
         r.register(Arc::new(claude::ClaudeFactory));
+        r.register(Arc::new(openai::OpenAiFactory::default()));
         r
     }
 

@@ -1,0 +1,504 @@
+//! The app-side handler of hive's operations. It lives on the app's loop:
+//! `observe` sees every pane update (turn states, queue lengths, the items
+//! of each pane, which turn answers which message) and `handle` answers a
+//! `HiveRequest` by commanding a runner. It never blocks: `agent.wait`
+//! parks a oneshot until the turn ends.
+//!
+//! Safety (docs/operations.md): an agent reaches only the panes its
+//! `can_message` lists; a message carries the chain of agents that led to
+//! it, and a chain that comes back to one of its own agents, or grows past
+//! `MAX_DEPTH`, is refused; each agent may send at most `RATE_LIMIT`
+//! messages per `RATE_WINDOW`.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant};
+
+use indexmap::IndexMap;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+use super::{Caller, HiveRequest, Op, OpError, WaitFor};
+use crate::config::AgentConfig;
+use crate::event::Origin;
+use crate::runner::{PaneEvent, PaneUpdate, RunnerCommand, RunnerHandle, SubmitMode, TurnState};
+use crate::text::SharedText;
+use crate::upsert::{TurnEvent, TurnStatus, UpsertKind, UpsertStatus};
+
+/// Agents in one chain of messages (A → B → C is depth 3).
+pub const MAX_DEPTH: usize = 4;
+pub const RATE_LIMIT: usize = 20;
+pub const RATE_WINDOW: Duration = Duration::from_secs(60);
+/// Items kept per pane for `agent.read`.
+const KEEP_ITEMS: usize = 400;
+
+type Reply = oneshot::Sender<Result<Value, OpError>>;
+
+/// One transcript item: its latest state.
+#[derive(Debug, Clone)]
+struct Item {
+    turn_id: String,
+    kind: UpsertKind,
+}
+
+impl Item {
+    /// As `agent.read` returns it; `None` when `full` is off and the item
+    /// is not a message.
+    fn to_json(&self, item_id: &str, full: bool) -> Option<Value> {
+        let (kind, text, tool) = match &self.kind {
+            UpsertKind::Message { content, origin } => (
+                if *origin == Origin::User {
+                    "user"
+                } else {
+                    "agent"
+                },
+                content.to_string(),
+                None,
+            ),
+            UpsertKind::Thinking { content, .. } if full => ("thinking", content.to_string(), None),
+            UpsertKind::ToolCall {
+                tool_name,
+                arguments,
+                output,
+                ..
+            } if full => (
+                "tool",
+                match output {
+                    Some(o) => format!("{arguments}\n→ {o}"),
+                    None => arguments.to_string(),
+                },
+                Some(tool_name),
+            ),
+            _ => return None,
+        };
+        let mut v =
+            json!({"item_id": item_id, "turn_id": self.turn_id, "kind": kind, "text": text});
+        if let Some(t) = tool {
+            v["tool"] = json!(t);
+        }
+        Some(v)
+    }
+}
+
+struct Pane {
+    id: String,
+    name: String,
+    provider: String,
+    model: Option<String>,
+    can_message: Vec<String>,
+    state: TurnState,
+    queue: usize,
+    turn: Option<String>,
+    items: IndexMap<String, Item>,
+    /// The newest agent text of each running turn.
+    texts: HashMap<String, SharedText>,
+    /// Messages sent here whose turn has not started yet.
+    unbound: Vec<String>,
+}
+
+struct Message {
+    pane: usize,
+    sender: Caller,
+    header: String,
+    chain: Vec<String>,
+    turn: Option<String>,
+    outcome: Option<Value>,
+    waiters: Vec<Reply>,
+}
+
+pub struct OpsHost {
+    panes: Vec<Pane>,
+    messages: HashMap<String, Message>,
+    /// (caller id, pane) → the caller's last message there.
+    last_sent: HashMap<(String, usize), String>,
+    /// (pane, turn) → the agents whose messages led to that turn.
+    chains: HashMap<(usize, String), Vec<String>>,
+    sent_at: HashMap<String, VecDeque<Instant>>,
+    next: u64,
+}
+
+impl OpsHost {
+    /// One entry per pane, in pane order (the runners' order).
+    pub fn new(agents: &[AgentConfig]) -> Self {
+        let panes = agents
+            .iter()
+            .map(|a| Pane {
+                id: a.id.clone(),
+                name: a.display_name().to_owned(),
+                provider: a.provider.clone(),
+                model: a.model.clone(),
+                can_message: a.can_message.clone(),
+                state: TurnState::Idle,
+                queue: 0,
+                turn: None,
+                items: IndexMap::new(),
+                texts: HashMap::new(),
+                unbound: Vec::new(),
+            })
+            .collect();
+        Self {
+            panes,
+            messages: HashMap::new(),
+            last_sent: HashMap::new(),
+            chains: HashMap::new(),
+            sent_at: HashMap::new(),
+            next: 0,
+        }
+    }
+
+    /// Sees one pane update (call it for every update, before or after
+    /// the app applies it).
+    pub fn observe(&mut self, update: &PaneUpdate) {
+        let index = update.pane;
+        let Some(pane) = self.panes.get_mut(index) else {
+            return;
+        };
+        match &update.event {
+            PaneEvent::State(s) => pane.state = *s,
+            PaneEvent::Queue(q) => pane.queue = q.len(),
+            PaneEvent::Session(info) if info.model.is_some() => {
+                pane.model = info.model.clone();
+            }
+            PaneEvent::Upsert(u) => {
+                // Text is shared, not copied: a streaming item is updated
+                // many times and only read on demand.
+                match &u.kind {
+                    UpsertKind::Message {
+                        content,
+                        origin: Origin::Agent,
+                    } => {
+                        pane.texts.insert(u.turn_id.clone(), content.clone());
+                    }
+                    UpsertKind::Message {
+                        content,
+                        origin: Origin::User,
+                    } if u.status == UpsertStatus::Complete => {
+                        let messages = &mut self.messages;
+                        let bound = pane.unbound.iter().position(|m| {
+                            messages
+                                .get(m)
+                                .is_some_and(|msg| content.with_str(|t| t.starts_with(&msg.header)))
+                        });
+                        if let Some(pos) = bound {
+                            let id = pane.unbound.remove(pos);
+                            if let Some(msg) = messages.get_mut(&id) {
+                                msg.turn = Some(u.turn_id.clone());
+                                self.chains
+                                    .insert((index, u.turn_id.clone()), msg.chain.clone());
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                pane.items.insert(
+                    u.item_id.clone(),
+                    Item {
+                        turn_id: u.turn_id.clone(),
+                        kind: u.kind.clone(),
+                    },
+                );
+                if pane.items.len() > KEEP_ITEMS {
+                    pane.items.shift_remove_index(0);
+                }
+            }
+            PaneEvent::Turn(t) => match t {
+                TurnEvent::TurnStarted { turn_id, .. } => pane.turn = Some(turn_id.clone()),
+                TurnEvent::TurnComplete {
+                    turn_id, status, ..
+                } => {
+                    let text = pane.texts.remove(turn_id).unwrap_or_default().to_string();
+                    let status = match status {
+                        TurnStatus::Completed => "completed",
+                        TurnStatus::Cancelled => "cancelled",
+                    };
+                    let outcome = json!({"status": status, "turn_id": turn_id, "text": text});
+                    self.turn_ended(index, turn_id, outcome);
+                }
+                TurnEvent::TurnError {
+                    turn_id,
+                    error_code,
+                    error_message,
+                    ..
+                } => {
+                    let text = pane.texts.remove(turn_id).unwrap_or_default().to_string();
+                    let outcome = json!({"status": "error", "turn_id": turn_id, "text": text,
+                        "error": {"code": error_code, "message": error_message}});
+                    self.turn_ended(index, turn_id, outcome);
+                }
+            },
+            _ => {}
+        }
+    }
+
+    fn turn_ended(&mut self, pane: usize, turn_id: &str, outcome: Value) {
+        if let Some(p) = self.panes.get_mut(pane)
+            && p.turn.as_deref() == Some(turn_id)
+        {
+            p.turn = None;
+        }
+        self.chains.remove(&(pane, turn_id.to_owned()));
+        for msg in self.messages.values_mut() {
+            if msg.pane == pane && msg.turn.as_deref() == Some(turn_id) {
+                for w in msg.waiters.drain(..) {
+                    let _ = w.send(Ok(outcome.clone()));
+                }
+                msg.outcome = Some(outcome.clone());
+            }
+        }
+    }
+
+    /// Answers one request, commanding the runners (`runners[i]` is pane i).
+    pub fn handle(&mut self, req: HiveRequest, runners: &[Option<RunnerHandle>]) {
+        let HiveRequest { caller, op, reply } = req;
+        let result = match op {
+            Op::List => Ok(self.list(&caller)),
+            Op::Read {
+                agent,
+                last,
+                since,
+                full,
+            } => self
+                .target(&caller, &agent, false)
+                .map(|i| self.read(i, last, since.as_deref(), full)),
+            Op::Send { agent, text, steer } => self.send(&caller, &agent, &text, steer, runners),
+            Op::Wait { target, .. } => match self.wait(&caller, target) {
+                Ok(Waiting::Done(outcome)) => Ok(outcome),
+                Ok(Waiting::Pending(id)) => return self.park(&id, reply),
+                Err(e) => Err(e),
+            },
+            Op::Interrupt { agent } => self.target(&caller, &agent, true).and_then(|i| {
+                let busy = self.panes[i].state.is_busy();
+                runner(runners, i)?.send(RunnerCommand::Interrupt);
+                Ok(json!({"interrupted": busy}))
+            }),
+        };
+        let _ = reply.send(result);
+    }
+
+    fn list(&self, caller: &Caller) -> Value {
+        let panes: Vec<Value> = self
+            .panes
+            .iter()
+            .map(|p| {
+                json!({"id": p.id, "name": p.name, "provider": p.provider, "model": p.model,
+                       "state": p.state, "queue": p.queue,
+                       "can_message": self.allowed(caller, &p.id)})
+            })
+            .collect();
+        Value::Array(panes)
+    }
+
+    fn allowed(&self, caller: &Caller, target: &str) -> bool {
+        match caller {
+            Caller::External => true,
+            Caller::Agent(id) => {
+                id != target
+                    && self
+                        .pane_of(id)
+                        .is_some_and(|i| self.panes[i].can_message.iter().any(|t| t == target))
+            }
+        }
+    }
+
+    fn pane_of(&self, id: &str) -> Option<usize> {
+        self.panes.iter().position(|p| p.id == id)
+    }
+
+    /// The pane `agent`, if it exists and the caller may reach it (reading
+    /// its own pane is always allowed).
+    fn target(&self, caller: &Caller, agent: &str, act: bool) -> Result<usize, OpError> {
+        let i = self.pane_of(agent).ok_or_else(|| {
+            let ids: Vec<&str> = self.panes.iter().map(|p| p.id.as_str()).collect();
+            OpError::new(
+                "unknown_agent",
+                format!("no pane `{agent}`; panes: {}", ids.join(", ")),
+            )
+        })?;
+        let own = matches!(caller, Caller::Agent(id) if id == agent);
+        if (own && !act) || self.allowed(caller, agent) {
+            return Ok(i);
+        }
+        Err(OpError::new(
+            "not_allowed",
+            format!(
+                "this agent may not reach `{agent}` (add it to `can_message` in hive's config)"
+            ),
+        ))
+    }
+
+    fn read(&self, pane: usize, last: usize, since: Option<&str>, full: bool) -> Value {
+        let items = &self.panes[pane].items;
+        let start = since
+            .and_then(|s| items.get_index_of(s).map(|i| i + 1))
+            .unwrap_or(0);
+        let picked: Vec<Value> = items
+            .iter()
+            .skip(start)
+            .filter_map(|(id, it)| it.to_json(id, full))
+            .collect();
+        let from = picked.len().saturating_sub(last);
+        Value::Array(picked[from..].to_vec())
+    }
+
+    fn send(
+        &mut self,
+        caller: &Caller,
+        agent: &str,
+        text: &str,
+        steer: bool,
+        runners: &[Option<RunnerHandle>],
+    ) -> Result<Value, OpError> {
+        let target = self.target(caller, agent, true)?;
+        let runner = runner(runners, target)?;
+        let (chain, header) = match caller {
+            Caller::External => (Vec::new(), String::new()),
+            Caller::Agent(id) => {
+                let from = self
+                    .pane_of(id)
+                    .map_or_else(|| id.clone(), |i| self.panes[i].name.clone());
+                let mut chain = self
+                    .pane_of(id)
+                    .and_then(|i| {
+                        let turn = self.panes[i].turn.clone()?;
+                        self.chains.get(&(i, turn)).cloned()
+                    })
+                    .unwrap_or_default();
+                chain.push(id.clone());
+                if chain.iter().any(|c| c == agent) {
+                    let path = format!("{} → {agent}", chain.join(" → "));
+                    return Err(OpError::new(
+                        "message_loop",
+                        format!(
+                            "refused: {path} comes back to an agent that is waiting on this chain"
+                        ),
+                    ));
+                }
+                if chain.len() >= MAX_DEPTH {
+                    return Err(OpError::new(
+                        "too_deep",
+                        format!(
+                            "refused: a chain of {} agents reached the limit ({MAX_DEPTH})",
+                            chain.len() + 1
+                        ),
+                    ));
+                }
+                self.rate(id)?;
+                let header = format!("[message from {from} ({id}) via hive, m{}]", self.next + 1);
+                (chain, header)
+            }
+        };
+        self.next += 1;
+        let message_id = format!("m{}", self.next);
+        let header = if header.is_empty() {
+            format!("[message via hive, {message_id}]")
+        } else {
+            header
+        };
+        let mode = if steer {
+            SubmitMode::Steer
+        } else {
+            SubmitMode::Queue
+        };
+        if !runner.send(RunnerCommand::Submit {
+            text: format!("{header}\n{text}"),
+            mode,
+        }) {
+            return Err(OpError::new(
+                "unavailable",
+                format!("pane `{agent}` is not running"),
+            ));
+        }
+        let queued = !steer && self.panes[target].state.is_busy();
+        self.panes[target].unbound.push(message_id.clone());
+        if let Caller::Agent(id) = caller {
+            self.last_sent
+                .insert((id.clone(), target), message_id.clone());
+        }
+        self.messages.insert(
+            message_id.clone(),
+            Message {
+                pane: target,
+                sender: caller.clone(),
+                header,
+                chain,
+                turn: None,
+                outcome: None,
+                waiters: Vec::new(),
+            },
+        );
+        Ok(json!({"message_id": message_id, "queued": queued}))
+    }
+
+    fn rate(&mut self, caller: &str) -> Result<(), OpError> {
+        let now = Instant::now();
+        let sent = self.sent_at.entry(caller.to_owned()).or_default();
+        while sent
+            .front()
+            .is_some_and(|t| now.duration_since(*t) > RATE_WINDOW)
+        {
+            sent.pop_front();
+        }
+        if sent.len() >= RATE_LIMIT {
+            return Err(OpError::new(
+                "rate_limited",
+                format!(
+                    "at most {RATE_LIMIT} messages per {} s",
+                    RATE_WINDOW.as_secs()
+                ),
+            ));
+        }
+        sent.push_back(now);
+        Ok(())
+    }
+
+    /// The outcome if the message's turn has ended, else the message to
+    /// wait on.
+    fn wait(&self, caller: &Caller, target: WaitFor) -> Result<Waiting, OpError> {
+        let id = match target {
+            WaitFor::Message(m) => m,
+            WaitFor::Agent(agent) => {
+                let pane = self.target(caller, &agent, false)?;
+                let key = match caller {
+                    Caller::Agent(id) => id.clone(),
+                    Caller::External => String::new(),
+                };
+                self.last_sent.get(&(key, pane)).cloned().ok_or_else(|| {
+                    OpError::new("no_message", format!("you have sent nothing to `{agent}`"))
+                })?
+            }
+        };
+        let msg = self
+            .messages
+            .get(&id)
+            .ok_or_else(|| OpError::new("unknown_message", format!("no message `{id}`")))?;
+        if matches!(caller, Caller::Agent(_)) && msg.sender != *caller {
+            return Err(OpError::new(
+                "not_allowed",
+                format!("message `{id}` is not yours"),
+            ));
+        }
+        Ok(match &msg.outcome {
+            Some(o) => Waiting::Done(o.clone()),
+            None => Waiting::Pending(id),
+        })
+    }
+
+    fn park(&mut self, id: &str, reply: Reply) {
+        if let Some(msg) = self.messages.get_mut(id) {
+            // Waiters that gave up (timed out) are dropped here.
+            msg.waiters.retain(|w| !w.is_closed());
+            msg.waiters.push(reply);
+        }
+    }
+}
+
+enum Waiting {
+    Done(Value),
+    Pending(String),
+}
+
+fn runner(runners: &[Option<RunnerHandle>], i: usize) -> Result<&RunnerHandle, OpError> {
+    runners
+        .get(i)
+        .and_then(Option::as_ref)
+        .ok_or_else(|| OpError::new("unavailable", "that pane's agent could not start"))
+}

@@ -1,0 +1,360 @@
+//! hive's operations (seed 001 "operations registry"): what an agent — or a
+//! script through `hive mcp` — can ask of the running hive: list the panes,
+//! read one, send it a message, wait for the answer, interrupt it.
+//!
+//! Each operation has a name, a description and a JSON schema
+//! (`OPERATIONS`); `Op::parse` turns a call into a typed request. Requests
+//! reach the panes only as `HiveRequest`s — a typed command with a oneshot
+//! reply — handled on the app's loop by `host::OpsHost`, which owns nothing
+//! but bookkeeping: the app owns the runners. `meta` offers the operations
+//! to a model as the seed's four meta-tools.
+
+pub mod host;
+pub mod meta;
+
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+pub use host::OpsHost;
+
+/// One operation as discovery shows it.
+#[derive(Debug, Clone, Copy)]
+pub struct OpSpec {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub input_schema: fn() -> Value,
+    pub output: &'static str,
+}
+
+impl OpSpec {
+    pub fn summary(&self) -> Value {
+        json!({"op": self.name, "description": self.description})
+    }
+
+    pub fn schema(&self) -> Value {
+        json!({"op": self.name, "description": self.description,
+               "inputSchema": (self.input_schema)(), "output": self.output})
+    }
+}
+
+/// Every operation hive offers.
+pub const OPERATIONS: &[OpSpec] = &[
+    OpSpec {
+        name: "agents.list",
+        description: "List hive's panes: id, name, provider, model, turn state, queue length, and whether you may message it.",
+        input_schema: || json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        output: "[{id, name, provider, model, state, queue, can_message}]",
+    },
+    OpSpec {
+        name: "agent.read",
+        description: "Read a pane's recent transcript items (seen since hive started): the last N, or those after an item id. Text only (user and agent messages) unless full is true (thinking and tool calls too).",
+        input_schema: || {
+            json!({"type": "object", "required": ["agent"], "additionalProperties": false,
+                "properties": {
+                    "agent": {"type": "string", "description": "pane id from agents.list"},
+                    "last": {"type": "integer", "minimum": 1, "maximum": 200, "description": "how many items (default 20)"},
+                    "since": {"type": "string", "description": "only items after this item_id"},
+                    "full": {"type": "boolean", "description": "include thinking and tool calls"}}})
+        },
+        output: "[{item_id, turn_id, kind: user|agent|thinking|tool, text, tool?}]",
+    },
+    OpSpec {
+        name: "agent.send",
+        description: "Send a message to a pane you may message. It runs after the pane's current turn (or now with steer: true). The target sees who sent it. Returns a message_id for agent.wait.",
+        input_schema: || {
+            json!({"type": "object", "required": ["agent", "text"], "additionalProperties": false,
+                "properties": {
+                    "agent": {"type": "string"},
+                    "text": {"type": "string"},
+                    "steer": {"type": "boolean", "description": "deliver now: into the running turn, or interrupt it"}}})
+        },
+        output: "{message_id, queued}",
+    },
+    OpSpec {
+        name: "agent.wait",
+        description: "Wait for the turn that answers a message (by message_id, or the last message you sent to agent) and return its final text.",
+        input_schema: || {
+            json!({"type": "object", "additionalProperties": false,
+                "properties": {
+                    "message_id": {"type": "string"},
+                    "agent": {"type": "string", "description": "wait for your last message to this pane"},
+                    "timeout_secs": {"type": "integer", "minimum": 1, "maximum": 3600, "description": "default 300"}}})
+        },
+        output: "{status: completed|cancelled|error, turn_id, text, error?}",
+    },
+    OpSpec {
+        name: "agent.interrupt",
+        description: "Interrupt the running turn of a pane you may message.",
+        input_schema: || {
+            json!({"type": "object", "required": ["agent"], "additionalProperties": false,
+                "properties": {"agent": {"type": "string"}}})
+        },
+        output: "{interrupted}",
+    },
+];
+
+pub fn find(name: &str) -> Option<&'static OpSpec> {
+    OPERATIONS.iter().find(|o| o.name == name)
+}
+
+pub const DEFAULT_WAIT: Duration = Duration::from_secs(300);
+const MAX_WAIT: Duration = Duration::from_secs(3600);
+
+/// A typed operation request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    List,
+    Read {
+        agent: String,
+        last: usize,
+        since: Option<String>,
+        full: bool,
+    },
+    Send {
+        agent: String,
+        text: String,
+        steer: bool,
+    },
+    Wait {
+        target: WaitFor,
+        timeout: Duration,
+    },
+    Interrupt {
+        agent: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum WaitFor {
+    Message(String),
+    /// The caller's last message to this pane.
+    Agent(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct OpError {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl OpError {
+    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({"code": self.code, "message": self.message})
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReadArgs {
+    agent: String,
+    last: Option<usize>,
+    since: Option<String>,
+    #[serde(default)]
+    full: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SendArgs {
+    agent: String,
+    text: String,
+    #[serde(default)]
+    steer: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WaitArgs {
+    message_id: Option<String>,
+    agent: Option<String>,
+    timeout_secs: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AgentArg {
+    agent: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoArgs {}
+
+fn args<T: serde::de::DeserializeOwned>(op: &str, v: Value) -> Result<T, OpError> {
+    let v = if v.is_null() { json!({}) } else { v };
+    serde_json::from_value(v).map_err(|e| {
+        OpError::new(
+            "invalid_args",
+            format!("{op}: {e} (see hive_schema for its arguments)"),
+        )
+    })
+}
+
+impl Op {
+    pub fn parse(name: &str, arguments: Value) -> Result<Op, OpError> {
+        Ok(match name {
+            "agents.list" => {
+                args::<NoArgs>(name, arguments)?;
+                Op::List
+            }
+            "agent.read" => {
+                let a: ReadArgs = args(name, arguments)?;
+                Op::Read {
+                    agent: a.agent,
+                    last: a.last.unwrap_or(20).clamp(1, 200),
+                    since: a.since,
+                    full: a.full,
+                }
+            }
+            "agent.send" => {
+                let a: SendArgs = args(name, arguments)?;
+                if a.text.trim().is_empty() {
+                    return Err(OpError::new("invalid_args", "agent.send: text is empty"));
+                }
+                Op::Send {
+                    agent: a.agent,
+                    text: a.text,
+                    steer: a.steer,
+                }
+            }
+            "agent.wait" => {
+                let a: WaitArgs = args(name, arguments)?;
+                let target = match (a.message_id, a.agent) {
+                    (Some(m), _) => WaitFor::Message(m),
+                    (None, Some(agent)) => WaitFor::Agent(agent),
+                    (None, None) => {
+                        return Err(OpError::new(
+                            "invalid_args",
+                            "agent.wait: give message_id or agent",
+                        ));
+                    }
+                };
+                let timeout = a
+                    .timeout_secs
+                    .map(Duration::from_secs)
+                    .unwrap_or(DEFAULT_WAIT)
+                    .min(MAX_WAIT);
+                Op::Wait { target, timeout }
+            }
+            "agent.interrupt" => {
+                let a: AgentArg = args(name, arguments)?;
+                Op::Interrupt { agent: a.agent }
+            }
+            other => {
+                let known: Vec<&str> = OPERATIONS.iter().map(|o| o.name).collect();
+                return Err(OpError::new(
+                    "unknown_op",
+                    format!("no operation `{other}`; known: {}", known.join(", ")),
+                ));
+            }
+        })
+    }
+}
+
+/// Who asks: an agent pane (its id), or someone outside any pane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Caller {
+    Agent(String),
+    External,
+}
+
+/// A request for the app's loop; the answer comes back on `reply`.
+#[derive(Debug)]
+pub struct HiveRequest {
+    pub caller: Caller,
+    pub op: Op,
+    pub reply: oneshot::Sender<Result<Value, OpError>>,
+}
+
+/// The sending side, one per caller.
+#[derive(Debug, Clone)]
+pub struct HiveClient {
+    tx: mpsc::UnboundedSender<HiveRequest>,
+    caller: Caller,
+}
+
+impl HiveClient {
+    pub fn new(tx: mpsc::UnboundedSender<HiveRequest>, caller: Caller) -> Self {
+        Self { tx, caller }
+    }
+
+    pub async fn call(&self, op: Op) -> Result<Value, OpError> {
+        let timeout = match &op {
+            Op::Wait { timeout, .. } => Some(*timeout),
+            _ => None,
+        };
+        let (reply, rx) = oneshot::channel();
+        let req = HiveRequest {
+            caller: self.caller.clone(),
+            op,
+            reply,
+        };
+        let gone = || OpError::new("unavailable", "hive is shutting down");
+        self.tx.send(req).map_err(|_| gone())?;
+        match timeout {
+            None => rx.await.map_err(|_| gone())?,
+            Some(t) => match tokio::time::timeout(t, rx).await {
+                Ok(r) => r.map_err(|_| gone())?,
+                Err(_) => Err(OpError::new(
+                    "timeout",
+                    format!("no answer within {} s", t.as_secs()),
+                )),
+            },
+        }
+    }
+
+    pub async fn call_named(&self, name: &str, arguments: Value) -> Result<Value, OpError> {
+        self.call(Op::parse(name, arguments)?).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_checks_names_and_arguments() {
+        assert_eq!(Op::parse("agents.list", Value::Null).unwrap(), Op::List);
+        let e = Op::parse("agent.sned", json!({})).unwrap_err();
+        assert_eq!(e.code, "unknown_op");
+        assert!(e.message.contains("agent.send"));
+        let e = Op::parse("agent.send", json!({"agent": "b"})).unwrap_err();
+        assert!(e.message.contains("text"), "{e}");
+        let e =
+            Op::parse("agent.send", json!({"agent": "b", "text": "x", "bogus": 1})).unwrap_err();
+        assert!(e.message.contains("bogus"), "{e}");
+        assert_eq!(
+            Op::parse("agent.wait", json!({"agent": "b", "timeout_secs": 9999})).unwrap(),
+            Op::Wait {
+                target: WaitFor::Agent("b".into()),
+                timeout: MAX_WAIT
+            }
+        );
+        assert!(Op::parse("agent.wait", json!({})).is_err());
+    }
+
+    #[test]
+    fn every_operation_has_an_object_schema_and_parses() {
+        for op in OPERATIONS {
+            let s = (op.input_schema)();
+            assert_eq!(s["type"], "object", "{}", op.name);
+            // An unknown name is the only way parse refuses a known op
+            // without looking at arguments.
+            assert_ne!(
+                Op::parse(op.name, json!({})).err().map(|e| e.code),
+                Some("unknown_op")
+            );
+        }
+    }
+}

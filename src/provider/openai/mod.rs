@@ -1,0 +1,486 @@
+//! The `openai` provider: hive's own agent loop against any OpenAI-compatible
+//! Chat Completions endpoint (seed 001). There is no child process: the task
+//! owns an HTTP client and the conversation.
+//!
+//! A turn is a loop of steps (`step.rs`): stream the model's answer; if it
+//! asks for tools, run them concurrently, append their results and call the
+//! model again, at most `max_steps` times (then the turn ends with finish
+//! reason `max-steps`). The conversation is hive's history: a restarted
+//! hive rebuilds it from the pane's history session (`resume.rs`), whose id
+//! is this provider's resume handle.
+
+mod resume;
+mod step;
+pub mod tools;
+pub mod wire;
+
+use std::sync::Arc;
+
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    Capabilities, DiagnosticLevel, EventSink, ProviderCommand, ProviderError, ProviderEvent,
+    ProviderFactory, ProviderHandle, ProviderSpec, SessionInfo, Sink,
+};
+use crate::config::AgentConfig;
+use crate::event::{ErrorInfo, FinalItem, Payload, ResponseStatus, Usage, new_id};
+use crate::history::{PaneState, Store};
+pub use resume::messages_from_records;
+pub use step::{MAX_RETRIES, StepError};
+use tools::{ToolDef, ToolResult, Toolbox, ToolboxFactory};
+use wire::{ChatMessage, ToolSpec};
+
+pub const PROVIDER_ID: &str = "openai";
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+/// The key variable when `base_url` is left at OpenAI's own.
+const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
+pub const DEFAULT_MAX_STEPS: u32 = 10;
+
+/// How the agent calls its endpoint. The Authorization header is marked
+/// sensitive, so a debug print shows `Sensitive` instead of the key.
+#[derive(Debug)]
+pub struct Settings {
+    pub base_url: String,
+    pub model: String,
+    /// Authorization (marked sensitive) and the agent's own headers.
+    headers: HeaderMap,
+    pub max_steps: u32,
+    pub temperature: Option<f64>,
+    pub reasoning_effort: Option<String>,
+    pub system_prompt: Option<String>,
+}
+
+impl Settings {
+    pub fn from_agent(agent: &AgentConfig) -> Result<Self, String> {
+        let model = agent
+            .model
+            .clone()
+            .ok_or("`model` is required for provider `openai`")?;
+        let base_url = agent
+            .base_url
+            .clone()
+            .unwrap_or_else(|| DEFAULT_BASE_URL.into());
+        let key_env = agent
+            .api_key_env
+            .clone()
+            .or_else(|| (base_url == DEFAULT_BASE_URL).then(|| DEFAULT_KEY_ENV.into()));
+        let mut headers = HeaderMap::new();
+        for (name, value) in &agent.headers {
+            let n = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|e| format!("header name `{name}`: {e}"))?;
+            let v = HeaderValue::from_str(value).map_err(|e| format!("header `{name}`: {e}"))?;
+            headers.insert(n, v);
+        }
+        if let Some(var) = key_env {
+            // The agent's own env table first, then hive's environment.
+            let key = agent
+                .env
+                .get(&var)
+                .cloned()
+                .or_else(|| std::env::var(&var).ok())
+                .filter(|k| !k.is_empty())
+                .ok_or_else(|| format!("the API key variable `{var}` (api_key_env) is not set"))?;
+            let mut v = HeaderValue::from_str(&format!("Bearer {key}"))
+                .map_err(|_| format!("the value of `{var}` is not a valid header value"))?;
+            v.set_sensitive(true);
+            headers.insert(AUTHORIZATION, v);
+        }
+        let max_steps = agent.max_steps.unwrap_or(DEFAULT_MAX_STEPS);
+        if max_steps == 0 {
+            return Err("`max_steps` must be at least 1".into());
+        }
+        Ok(Self {
+            base_url,
+            model,
+            headers,
+            max_steps,
+            temperature: agent.temperature,
+            reasoning_effort: agent
+                .reasoning_effort
+                .clone()
+                .or_else(|| agent.thinking.clone()),
+            system_prompt: agent.system_prompt.clone(),
+        })
+    }
+
+    pub fn endpoint(&self) -> String {
+        format!("{}/chat/completions", self.base_url.trim_end_matches('/'))
+    }
+}
+
+/// Builds `openai` provider tasks. The app gives it the toolbox of hive's
+/// operations; tests give their own toolbox and history store.
+#[derive(Default, Clone)]
+pub struct OpenAiFactory {
+    toolbox: Option<ToolboxFactory>,
+    store: Option<Store>,
+}
+
+impl OpenAiFactory {
+    pub fn with_toolbox(mut self, toolbox: ToolboxFactory) -> Self {
+        self.toolbox = Some(toolbox);
+        self
+    }
+
+    /// Where the conversation is rebuilt from (default: the user's store).
+    pub fn with_store(mut self, store: Store) -> Self {
+        self.store = Some(store);
+        self
+    }
+}
+
+impl ProviderFactory for OpenAiFactory {
+    fn name(&self) -> &'static str {
+        PROVIDER_ID
+    }
+
+    fn capabilities(&self, _agent: &AgentConfig) -> Capabilities {
+        Capabilities {
+            queue_while_streaming: false,
+            interrupt: true,
+            tool_events: true,
+            thinking: true,
+            resume: true,
+            permissions: false,
+        }
+    }
+
+    fn spawn(
+        &self,
+        spec: ProviderSpec,
+        events: EventSink,
+    ) -> Result<ProviderHandle, ProviderError> {
+        let config = |message: String| ProviderError::Config {
+            agent: spec.agent.id.clone(),
+            message,
+        };
+        let settings = Settings::from_agent(&spec.agent).map_err(config)?;
+        let client = reqwest::Client::builder()
+            .build()
+            .map_err(|e| config(format!("HTTP client: {e}")))?;
+        let toolbox = self.toolbox.as_ref().and_then(|f| f(&spec.agent));
+        let tools = toolbox
+            .as_ref()
+            .map(|t| t.definitions().iter().map(ToolDef::spec).collect())
+            .unwrap_or_default();
+        let agent = Agent {
+            settings,
+            client,
+            toolbox,
+            tools,
+            events,
+            session: String::new(),
+            messages: Vec::new(),
+        };
+        // Read now, not in the task: the runner records the first message
+        // of a turn as soon as it is sent, and that must not be replayed.
+        let loaded = Start {
+            store: self.store.clone().unwrap_or_else(Store::user),
+            agent_id: spec.agent.id,
+            resume: spec.resume,
+        }
+        .load();
+        Ok(ProviderHandle::spawn(move |rx| run(agent, loaded, rx)))
+    }
+}
+
+/// Where the conversation comes from.
+struct Start {
+    store: Store,
+    agent_id: String,
+    resume: Option<String>,
+}
+
+impl Start {
+    /// The history session to continue and its messages. Without a resume
+    /// handle the pane's current session is named (the app opened it
+    /// before starting the provider), with no messages to replay.
+    fn load(self) -> Loaded {
+        let mut warnings = Vec::new();
+        let session = match self.resume {
+            Some(h) => Some(h),
+            None => match PaneState::load(&self.store.state_path(&self.agent_id)) {
+                Ok(state) => return (state.map(|s| s.session), Vec::new(), warnings),
+                Err(e) => {
+                    warnings.push(e.to_string());
+                    None
+                }
+            },
+        };
+        let Some(session) = session else {
+            return (None, Vec::new(), warnings);
+        };
+        let path = self.store.session_path(&self.agent_id, &session);
+        match crate::history::store::read_all(&path) {
+            Ok(loaded) => {
+                warnings.extend(loaded.warnings);
+                (
+                    Some(session),
+                    messages_from_records(loaded.records.iter().map(|(_, r)| r)),
+                    warnings,
+                )
+            }
+            Err(e) => {
+                warnings.push(format!("conversation not restored: {e}"));
+                (Some(session), Vec::new(), warnings)
+            }
+        }
+    }
+}
+
+/// The history session, its messages and what went wrong reading it.
+type Loaded = (Option<String>, Vec<ChatMessage>, Vec<String>);
+
+async fn run(mut agent: Agent, loaded: Loaded, mut rx: mpsc::UnboundedReceiver<ProviderCommand>) {
+    let (session, messages, warnings) = loaded;
+    for w in warnings {
+        agent.events.diagnostic(DiagnosticLevel::Warn, w);
+    }
+    agent.messages = messages;
+    agent.session = session.clone().unwrap_or_else(|| new_id("session"));
+    agent.events.emit(ProviderEvent::Session(SessionInfo {
+        resume_handle: session,
+        model: Some(agent.settings.model.clone()),
+        commands: Vec::new(),
+    }));
+    while let Some(cmd) = rx.recv().await {
+        match cmd {
+            ProviderCommand::Send { turn_id, text } => {
+                let cancel = CancellationToken::new();
+                let events = agent.events.clone();
+                let turn = agent.turn(&turn_id, text, &cancel);
+                tokio::pin!(turn);
+                loop {
+                    tokio::select! {
+                        () = &mut turn => break,
+                        cmd = rx.recv() => match cmd {
+                            Some(ProviderCommand::Cancel) => cancel.cancel(),
+                            Some(ProviderCommand::Kill) | None => return,
+                            Some(ProviderCommand::Send { turn_id, .. }) => {
+                                events.stream(&turn_id, "busy", Payload::ResponseError {
+                                    error: ErrorInfo::new("busy", "the agent is still running the previous turn"),
+                                });
+                            }
+                            Some(ProviderCommand::Steer { .. }) => not_mid_turn(&events),
+                            Some(_) => {}
+                        }
+                    }
+                }
+            }
+            ProviderCommand::Kill => return,
+            ProviderCommand::Steer { .. } => not_mid_turn(&agent.events),
+            _ => {}
+        }
+    }
+}
+
+fn not_mid_turn(events: &EventSink) {
+    events.diagnostic(
+        DiagnosticLevel::Info,
+        "the openai agent takes no messages mid-turn: queue it or interrupt",
+    );
+}
+
+/// The loop's state across turns.
+struct Agent {
+    settings: Settings,
+    client: reqwest::Client,
+    toolbox: Option<Arc<dyn Toolbox>>,
+    tools: Vec<ToolSpec>,
+    events: EventSink,
+    session: String,
+    /// The conversation without the system prompt.
+    messages: Vec<ChatMessage>,
+}
+
+impl Agent {
+    fn emit(&self, turn_id: &str, payload: Payload) {
+        self.events.stream(turn_id, &self.session, payload);
+    }
+
+    fn request_messages(&self) -> Vec<ChatMessage> {
+        let system = self
+            .settings
+            .system_prompt
+            .iter()
+            .map(|s| ChatMessage::System { content: s.clone() });
+        system.chain(self.messages.iter().cloned()).collect()
+    }
+
+    async fn turn(&mut self, turn_id: &str, text: String, cancel: &CancellationToken) {
+        self.emit(
+            turn_id,
+            Payload::ResponseStart {
+                model_id: self.settings.model.clone(),
+                provider_id: PROVIDER_ID.into(),
+            },
+        );
+        self.messages.push(ChatMessage::User { content: text });
+        let mut usage: Option<Usage> = None;
+        for _ in 0..self.settings.max_steps {
+            let messages = self.request_messages();
+            let ctx = step::StepCtx {
+                events: &self.events,
+                turn_id,
+                session_id: &self.session,
+                cancel,
+            };
+            let result =
+                step::run(&self.client, &self.settings, &messages, &self.tools, &ctx).await;
+            let out = match result {
+                Ok(out) => out,
+                Err(StepError::Cancelled) => {
+                    self.emit(turn_id, Payload::interrupted(usage));
+                    return;
+                }
+                Err(StepError::Fatal(error)) => {
+                    self.emit(
+                        turn_id,
+                        Payload::ResponseDone {
+                            status: ResponseStatus::Error,
+                            finish_reason: Some("error".into()),
+                            error: Some(error),
+                            usage,
+                        },
+                    );
+                    return;
+                }
+            };
+            if let Some(u) = &out.usage {
+                usage.get_or_insert_with(Usage::default).accumulate(u);
+            }
+            let calls = out.tool_calls;
+            self.messages.push(ChatMessage::Assistant {
+                content: (!out.content.is_empty()).then_some(out.content),
+                tool_calls: calls.clone(),
+            });
+            if calls.is_empty() {
+                let reason = out.finish_reason.unwrap_or_else(|| "stop".into());
+                self.emit(turn_id, done(Some(reason), usage));
+                return;
+            }
+            let results = tokio::select! {
+                r = self.run_tools(&calls) => Some(r),
+                () = cancel.cancelled() => None,
+            };
+            let interrupted = results.is_none();
+            // Every call gets a result message, or the next request would
+            // be rejected.
+            let results = results.unwrap_or_else(|| {
+                calls
+                    .iter()
+                    .map(|_| Err("interrupted by the user".to_owned()))
+                    .collect()
+            });
+            for (call, result) in calls.iter().zip(results) {
+                let (output, is_error) = match result {
+                    Ok(o) => (o, false),
+                    Err(e) => (e, true),
+                };
+                if !interrupted {
+                    self.emit(
+                        turn_id,
+                        Payload::ItemDone {
+                            item_id: new_id("out"),
+                            final_item: FinalItem::FunctionCallOutput {
+                                call_id: call.id.clone(),
+                                output: output.clone(),
+                                is_error,
+                            },
+                        },
+                    );
+                }
+                self.messages.push(ChatMessage::Tool {
+                    tool_call_id: call.id.clone(),
+                    content: if is_error {
+                        format!("error: {output}")
+                    } else {
+                        output
+                    },
+                });
+            }
+            if interrupted {
+                self.emit(turn_id, Payload::interrupted(usage));
+                return;
+            }
+        }
+        self.events.diagnostic(
+            DiagnosticLevel::Warn,
+            format!(
+                "the turn stopped after {} model calls (max_steps)",
+                self.settings.max_steps
+            ),
+        );
+        self.emit(turn_id, done(Some("max-steps".into()), usage));
+    }
+
+    /// Runs every call of a step at once; results in call order.
+    async fn run_tools(&self, calls: &[wire::ToolCall]) -> Vec<ToolResult> {
+        let runs = calls.iter().map(|call| {
+            let toolbox = self.toolbox.clone();
+            let name = call.function.name.clone();
+            let args =
+                serde_json::from_str::<Value>(if call.function.arguments.trim().is_empty() {
+                    "{}"
+                } else {
+                    &call.function.arguments
+                });
+            async move {
+                let Some(toolbox) = toolbox else {
+                    return Err(format!("no tool `{name}`: this agent has no tools"));
+                };
+                match args {
+                    Ok(args) => toolbox.call(&name, args).await,
+                    Err(e) => Err(format!("the arguments are not valid JSON: {e}")),
+                }
+            }
+        });
+        futures::future::join_all(runs).await
+    }
+}
+
+fn done(finish_reason: Option<String>, usage: Option<Usage>) -> Payload {
+    Payload::ResponseDone {
+        status: ResponseStatus::Completed,
+        finish_reason,
+        error: None,
+        usage,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_need_a_model_and_a_set_key_variable() {
+        let mut a = AgentConfig::new("o", "openai");
+        assert!(Settings::from_agent(&a).unwrap_err().contains("model"));
+        a.model = Some("m".into());
+        a.api_key_env = Some("HIVE_TEST_SURELY_UNSET_KEY".into());
+        let e = Settings::from_agent(&a).unwrap_err();
+        assert!(e.contains("HIVE_TEST_SURELY_UNSET_KEY"), "{e}");
+        a.env
+            .insert("HIVE_TEST_SURELY_UNSET_KEY".into(), "sk-secret".into());
+        a.base_url = Some("http://127.0.0.1:9/v1/".into());
+        let s = Settings::from_agent(&a).unwrap();
+        assert_eq!(s.endpoint(), "http://127.0.0.1:9/v1/chat/completions");
+        assert_eq!(s.max_steps, DEFAULT_MAX_STEPS);
+        // The key never shows in a debug print of the headers.
+        assert!(!format!("{:?}", s.headers).contains("sk-secret"));
+    }
+
+    #[test]
+    fn a_local_server_needs_no_key() {
+        let mut a = AgentConfig::new("o", "openai");
+        a.model = Some("m".into());
+        a.base_url = Some("http://localhost:11434/v1".into());
+        a.thinking = Some("low".into());
+        let s = Settings::from_agent(&a).unwrap();
+        assert!(s.headers.get(AUTHORIZATION).is_none());
+        assert_eq!(s.reasoning_effort.as_deref(), Some("low"));
+    }
+}
