@@ -97,6 +97,10 @@ pub enum RunnerCommand {
 #[derive(Debug, Clone)]
 pub enum PaneEvent {
     Upsert(Upsert),
+    /// An open item's text so far, between gradient batches, for display
+    /// only (`RunnerOptions::live_every`): never recorded, and ordered so a
+    /// live snapshot never holds less than the upserts before it.
+    Live(Upsert),
     Turn(TurnEvent),
     State(TurnState),
     /// The whole pending queue after any change.
@@ -137,6 +141,10 @@ pub struct RunnerOptions {
     /// Messages queued before a restart; kept until `DrainQueue`.
     pub initial_queue: Vec<String>,
     pub recorder: Option<Box<dyn Recorder>>,
+    /// Send the open items' live tail (`PaneEvent::Live`) at most this long
+    /// after new text arrives. `None`: upserts only, as the gradient batches
+    /// them (`hive run`, tests).
+    pub live_every: Option<Duration>,
 }
 
 impl Default for RunnerOptions {
@@ -146,6 +154,7 @@ impl Default for RunnerOptions {
             interrupt_timeout: Duration::from_millis(900),
             initial_queue: Vec::new(),
             recorder: None,
+            live_every: None,
         }
     }
 }
@@ -200,6 +209,8 @@ pub fn spawn_runner(
         cancel_deadline: None,
         interrupt_timeout: options.interrupt_timeout,
         recorder: options.recorder,
+        live_every: options.live_every,
+        live_at: None,
         out,
     };
     runner.start_provider()?;
@@ -236,6 +247,9 @@ struct Runner {
     cancel_deadline: Option<Instant>,
     interrupt_timeout: Duration,
     recorder: Option<Box<dyn Recorder>>,
+    live_every: Option<Duration>,
+    /// When the next live tail goes out (set when unshown text arrives).
+    live_at: Option<Instant>,
     out: mpsc::UnboundedSender<PaneUpdate>,
 }
 
@@ -244,6 +258,7 @@ impl Runner {
         loop {
             let flush_at = self.processor.next_deadline();
             let cancel_at = self.cancel_deadline;
+            let live_at = self.live_at;
             tokio::select! {
                 cmd = commands.recv() => match cmd {
                     Some(RunnerCommand::Shutdown) | None => break,
@@ -258,6 +273,7 @@ impl Runner {
                     self.forward(outs);
                 }
                 _ = timer::sleep_until(cancel_at) => self.interrupt_expired(),
+                _ = timer::sleep_until(live_at) => self.send_live(),
             }
         }
         if let Some(p) = self.provider.take() {
@@ -273,6 +289,31 @@ impl Runner {
             pane: self.pane,
             event,
         });
+    }
+
+    /// Display-only events skip the recorder.
+    fn emit_live(&mut self, u: Upsert) {
+        let _ = self.out.send(PaneUpdate {
+            pane: self.pane,
+            event: PaneEvent::Live(u),
+        });
+    }
+
+    fn send_live(&mut self) {
+        self.live_at = None;
+        for u in self.processor.live_tail() {
+            self.emit_live(u);
+        }
+    }
+
+    /// Arms the live tail when the processor holds text nobody has seen.
+    fn schedule_live(&mut self) {
+        if let Some(every) = self.live_every
+            && self.live_at.is_none()
+            && self.processor.has_unshown()
+        {
+            self.live_at = Some(Instant::now() + every);
+        }
     }
 
     fn notice(&mut self, level: DiagnosticLevel, text: impl Into<String>) {
@@ -525,6 +566,7 @@ impl Runner {
                 }
                 let outs = self.processor.process(&ev, Instant::now());
                 self.forward(outs);
+                self.schedule_live();
             }
             ProviderEvent::Session(info) => {
                 if let Some(h) = &info.resume_handle {

@@ -125,6 +125,7 @@ fn start_runners(
             interrupt_timeout: Duration::from_millis(config.ui.interrupt_timeout_ms),
             initial_queue: std::mem::take(&mut history.queue),
             recorder: history.recorder.take(),
+            live_every: live_every(config),
         };
         let spec = ProviderSpec {
             agent: agent.clone(),
@@ -145,6 +146,18 @@ fn start_runners(
         }
     }
     runners
+}
+
+/// How often a runner sends its live tail: the display latency less one
+/// frame interval (a frame may wait that long for its turn). Zero turns the
+/// live tail off (text shows as the gradient batches it).
+pub fn live_every(config: &Config) -> Option<Duration> {
+    if config.ui.display_latency_ms == 0 {
+        return None;
+    }
+    let frame = Duration::from_secs_f64(1.0 / f64::from(config.ui.max_fps.clamp(1, 240)));
+    let every = Duration::from_millis(config.ui.display_latency_ms).saturating_sub(frame);
+    Some(every.max(Duration::from_millis(4)))
 }
 
 fn flush_outbox(app: &mut App, runners: &[Option<RunnerHandle>]) {
@@ -267,9 +280,10 @@ fn handle_event(app: &mut App, ev: Event) -> bool {
 
 /// One frame inside a synchronized update (DECSET 2026), so terminals that
 /// support it never show a half-drawn screen.
-/// Then the PTY panes learn their new sizes.
-fn draw(
-    terminal: &mut ratatui::Terminal<tty::Backend>,
+/// Then the PTY panes learn their new sizes. Generic over the writer so the
+/// stream bench counts exactly the bytes the console writes.
+pub fn draw<W: Write>(
+    terminal: &mut ratatui::Terminal<ratatui::backend::CrosstermBackend<W>>,
     app: &mut App,
     view: &mut ViewState,
     runners: &[Option<RunnerHandle>],

@@ -99,6 +99,7 @@ fn open_session(
         interrupt_timeout: Duration::from_millis(config.ui.interrupt_timeout_ms),
         initial_queue: Vec::new(),
         recorder: history.recorder,
+        live_every: None,
     };
     (options, args.resume.clone().or(history.resume))
 }

@@ -148,6 +148,10 @@ pub struct UiSettings {
     /// How long an interrupt may take before hive ends the agent itself.
     #[serde(default = "default_interrupt_ms")]
     pub interrupt_timeout_ms: u64,
+    /// How far a visible pane's text may lag what the agent sent, between
+    /// the processor's gradient batches.
+    #[serde(default = "default_display_latency_ms")]
+    pub display_latency_ms: u64,
 }
 
 impl Default for UiSettings {
@@ -158,6 +162,7 @@ impl Default for UiSettings {
             full_view: true,
             max_fps: default_fps(),
             interrupt_timeout_ms: default_interrupt_ms(),
+            display_latency_ms: default_display_latency_ms(),
         }
     }
 }
@@ -179,6 +184,9 @@ fn default_fps() -> u32 {
 }
 fn default_interrupt_ms() -> u64 {
     900
+}
+fn default_display_latency_ms() -> u64 {
+    50
 }
 fn yes() -> bool {
     true
