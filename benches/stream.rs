@@ -34,7 +34,6 @@ use hive::provider::{
 use hive::runner::{PaneEvent, RunnerCommand, RunnerOptions, SubmitMode, spawn_runner};
 use hive::ui::ViewState;
 use ratatui::layout::Rect;
-use ratatui::{Terminal, TerminalOptions, Viewport};
 use tokio::sync::mpsc;
 
 fn env_or<T: std::str::FromStr>(key: &str, default: T) -> T {
@@ -51,16 +50,26 @@ fn answer(chars: usize) -> String {
     let mut n = 1;
     while s.len() < chars {
         s.push_str(&format!("## Section {n} of the long answer\n\n"));
-        s.push_str("The **runner** owns the queue and the *processor* batches deltas into upserts; ");
-        s.push_str("the console reads the app state and draws it, and nothing in `ui` writes back. ");
-        s.push_str("Each paragraph wraps across several lines of a wide pane so wrapping matters.\n\n");
+        s.push_str(
+            "The **runner** owns the queue and the *processor* batches deltas into upserts; ",
+        );
+        s.push_str(
+            "the console reads the app state and draws it, and nothing in `ui` writes back. ",
+        );
+        s.push_str(
+            "Each paragraph wraps across several lines of a wide pane so wrapping matters.\n\n",
+        );
         s.push_str("- first point, with `inline code` and a [link](https://example.com)\n");
-        s.push_str("- second point, a little longer so that it wraps in narrow side-by-side panes\n");
+        s.push_str(
+            "- second point, a little longer so that it wraps in narrow side-by-side panes\n",
+        );
         s.push_str("  1. a nested item\n\n");
         s.push_str("```rust\nfn section() -> usize {\n    let v: Vec<u32> = (0..10).collect();\n    v.iter().map(|x| *x as usize).sum()\n}\n```\n\n");
         s.push_str("> A quoted remark that closes the section, then a blank line.\n\n");
         for _ in 0..3 {
-            s.push_str("More prose follows here: measured, repeated and plain, as long answers are. ");
+            s.push_str(
+                "More prose follows here: measured, repeated and plain, as long answers are. ",
+            );
         }
         s.push_str("\n\n");
         n += 1;
@@ -84,7 +93,11 @@ impl ProviderFactory for Tap {
         ScriptFactory.capabilities(agent)
     }
 
-    fn spawn(&self, spec: ProviderSpec, events: EventSink) -> Result<ProviderHandle, ProviderError> {
+    fn spawn(
+        &self,
+        spec: ProviderSpec,
+        events: EventSink,
+    ) -> Result<ProviderHandle, ProviderError> {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let handle = ScriptFactory.spawn(spec, tx)?;
         let sent = Arc::clone(&self.sent);
@@ -108,12 +121,18 @@ impl ProviderFactory for Tap {
     }
 }
 
+/// Counts the bytes written; with `DUMP=path`, also keeps them there.
 #[derive(Clone, Default)]
-struct Counter(Arc<AtomicU64>);
+struct Counter(Arc<AtomicU64>, Option<Arc<Mutex<std::fs::File>>>);
 
 impl Write for Counter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.0.fetch_add(buf.len() as u64, Ordering::Relaxed);
+        if let Some(f) = &self.1
+            && let Ok(mut f) = f.lock()
+        {
+            f.write_all(buf)?;
+        }
         Ok(buf.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
@@ -160,24 +179,31 @@ fn main() -> anyhow::Result<()> {
     let scenario = dir.path().join("stream.toml");
     std::fs::write(
         &scenario,
-        format!("chunk_chars = {chunk}\ndelay_ms = {delay}\n[[turn]]\n[[turn.step]]\ntext = '''\n{text}'''\n"),
+        format!(
+            "chunk_chars = {chunk}\ndelay_ms = {delay}\n[[turn]]\n[[turn.step]]\ntext = '''\n{text}'''\n"
+        ),
     )?;
     let agents: String = (0..panes)
-        .map(|i| format!("[[agent]]\nid = \"a{i}\"\nprovider = \"script\"\nscript = \"{}\"\n\n", scenario.display()))
+        .map(|i| {
+            format!(
+                "[[agent]]\nid = \"a{i}\"\nprovider = \"script\"\nscript = \"{}\"\n\n",
+                scenario.display()
+            )
+        })
         .collect();
     let config = Config::parse(
         &format!("[ui]\ndisplay_latency_ms = {latency}\n\n{agents}"),
         ConfigSource::Builtin,
     )?;
     let (mut app, _) = build_app(&config);
-    let bytes = Counter::default();
+    let dump = match std::env::var("DUMP") {
+        Ok(path) => Some(Arc::new(Mutex::new(std::fs::File::create(path)?))),
+        Err(_) => None,
+    };
+    let bytes = Counter(Arc::default(), dump);
     let backend = ratatui::backend::CrosstermBackend::new(bytes.clone());
-    let mut terminal = Terminal::with_options(
-        backend,
-        TerminalOptions {
-            viewport: Viewport::Fixed(Rect::new(0, 0, cols, rows)),
-        },
-    )?;
+    let mut terminal = hive::app::screen::Screen::new(backend);
+    let area = Rect::new(0, 0, cols, rows);
     let rt = hive::cli::runtime()?;
     let sent = Arc::new(Mutex::new(Vec::new()));
     let rss0 = status_kb("VmRSS:");
@@ -201,10 +227,16 @@ fn main() -> anyhow::Result<()> {
                 agent: agent.clone(),
                 resume: None,
             };
-            runners.push(Some(spawn_runner(runners.len(), factory, spec, options, tx.clone())?));
+            runners.push(Some(spawn_runner(
+                runners.len(),
+                factory,
+                spec,
+                options,
+                tx.clone(),
+            )?));
         }
         let mut view = ViewState::default();
-        hive::app::draw(&mut terminal, &mut app, &mut view, &runners)?;
+        hive::app::draw(&mut terminal, area, &mut app, &mut view, &runners)?;
         let start_bytes = bytes.0.load(Ordering::Relaxed);
         let cpu0 = cpu();
         for r in runners.iter().flatten() {
@@ -222,7 +254,7 @@ fn main() -> anyhow::Result<()> {
         while done < panes || dirty {
             let now = Instant::now();
             if dirty && now >= last_draw + interval {
-                hive::app::draw(&mut terminal, &mut app, &mut view, &runners)?;
+                hive::app::draw(&mut terminal, area, &mut app, &mut view, &runners)?;
                 dirty = false;
                 last_draw = now;
                 frames.push((Instant::now(), agent_text(&app)));
@@ -303,10 +335,14 @@ fn agent_text(app: &hive::app::state::App) -> usize {
     app.panes
         .first()
         .and_then(|p| {
-            p.transcript.entries.iter().rev().find_map(|e| match &e.kind {
-                hive::app::transcript::EntryKind::Item(u) => u.text().map(|t| t.len()),
-                _ => None,
-            })
+            p.transcript
+                .entries
+                .iter()
+                .rev()
+                .find_map(|e| match &e.kind {
+                    hive::app::transcript::EntryKind::Item(u) => u.text().map(|t| t.len()),
+                    _ => None,
+                })
         })
         .unwrap_or(0)
 }

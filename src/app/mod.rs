@@ -10,6 +10,7 @@
 pub mod geometry;
 pub mod input;
 pub mod pane;
+pub mod screen;
 pub mod state;
 pub mod transcript;
 pub mod tty;
@@ -175,7 +176,7 @@ async fn event_loop(
     app: &mut App,
     config: &Config,
     fresh: bool,
-    mut terminal: ratatui::Terminal<tty::Backend>,
+    mut terminal: screen::Screen<tty::Writer>,
 ) -> anyhow::Result<()> {
     let (tx, mut rx) = mpsc::unbounded_channel();
     ui::highlight::warm_up();
@@ -198,7 +199,7 @@ async fn event_loop(
         let now = Instant::now();
         if dirty && now >= last_draw + interval {
             app.now = now.into_std();
-            draw(&mut terminal, app, &mut view, &runners)?;
+            draw(&mut terminal, tty::area(), app, &mut view, &runners)?;
             dirty = false;
             last_draw = now;
         }
@@ -283,7 +284,8 @@ fn handle_event(app: &mut App, ev: Event) -> bool {
 /// Then the PTY panes learn their new sizes. Generic over the writer so the
 /// stream bench counts exactly the bytes the console writes.
 pub fn draw<W: Write>(
-    terminal: &mut ratatui::Terminal<ratatui::backend::CrosstermBackend<W>>,
+    terminal: &mut screen::Screen<W>,
+    area: ratatui::layout::Rect,
     app: &mut App,
     view: &mut ViewState,
     runners: &[Option<RunnerHandle>],
@@ -291,7 +293,10 @@ pub fn draw<W: Write>(
     use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
     app.expire_status();
     crossterm::queue!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
-    terminal.draw(|f| frame(app, view, f.area(), f.buffer_mut()))?;
+    terminal.draw(area, |area, buf| {
+        frame(app, view, area, buf);
+        scroll_regions(view.geometry(), area)
+    })?;
     let out = terminal.backend_mut();
     crossterm::queue!(out, EndSynchronizedUpdate)?;
     for n in app.notify.drain(..) {
@@ -301,6 +306,20 @@ pub fn draw<W: Write>(
     app.sync_terminal_sizes();
     flush_outbox(app, runners);
     Ok(())
+}
+
+/// Full-width transcripts: their rows may scroll as one (DECSTBM).
+fn scroll_regions(
+    geometry: &geometry::Geometry,
+    area: ratatui::layout::Rect,
+) -> Vec<screen::ScrollRegion> {
+    geometry
+        .panes
+        .iter()
+        .filter(|g| g.rect.x == area.x && g.rect.width == area.width)
+        .map(|g| g.transcript)
+        .filter(|r| !r.is_empty())
+        .collect()
 }
 
 /// One frame: style the composers, draw the app read-only into `buf`

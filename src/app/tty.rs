@@ -14,10 +14,12 @@ use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use crossterm::{cursor, execute};
-use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
+use ratatui::layout::Rect;
 
-pub type Backend = CrosstermBackend<BufWriter<Stdout>>;
+use super::screen::Screen;
+
+pub type Writer = BufWriter<Stdout>;
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 static KEYBOARD_FLAGS: AtomicBool = AtomicBool::new(false);
@@ -45,7 +47,7 @@ pub fn check_tty() -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn setup() -> anyhow::Result<(Terminal<Backend>, Guard)> {
+pub fn setup() -> anyhow::Result<(Screen<Writer>, Guard)> {
     enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
     let guard = Guard;
@@ -67,9 +69,15 @@ pub fn setup() -> anyhow::Result<(Terminal<Backend>, Guard)> {
     }
     out.flush()?;
     let backend = CrosstermBackend::new(BufWriter::with_capacity(64 * 1024, io::stdout()));
-    let mut terminal = Terminal::new(backend)?;
-    terminal.clear()?;
-    Ok((terminal, guard))
+    let mut screen = Screen::new(backend);
+    screen.clear()?;
+    Ok((screen, guard))
+}
+
+/// The terminal's size now (ratatui's autoresize asked the same each frame).
+pub fn area() -> Rect {
+    let (w, h) = crossterm::terminal::size().unwrap_or((80, 24));
+    Rect::new(0, 0, w, h)
 }
 
 /// Puts the terminal back. Never panics; does nothing the second time.
