@@ -154,6 +154,19 @@ impl Usage {
     }
 }
 
+/// How a tool call reads on screen, decided by the provider that knows the
+/// tool (so the UI never guesses an agent's argument names).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolDisplay {
+    /// One line that says what the call does: its command, path, pattern…
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub summary: String,
+    /// What an editing call changes, as diff lines (`-old`, `+new`, or a
+    /// unified patch with its headers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+}
+
 /// seed 002 "Finalized Item".
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -170,12 +183,64 @@ pub enum FinalItem {
         name: String,
         call_id: String,
         arguments: Map<String, Value>,
+        /// How to show the call, filled by the provider that knows the tool's
+        /// argument names (hive's extension of the seed's finalized item).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        display: Option<ToolDisplay>,
     },
     FunctionCallOutput {
         call_id: String,
         output: String,
         is_error: bool,
     },
+}
+
+/// Constructors for the payloads every provider builds, so that no translator
+/// spells out the optional fields it leaves empty.
+impl Payload {
+    /// A message or reasoning item opens with no content yet.
+    pub fn item_start(item_id: impl Into<String>, item_type: ItemType) -> Self {
+        Payload::ItemStart {
+            item_id: item_id.into(),
+            item_type,
+            initial_content: None,
+            name: None,
+            call_id: None,
+        }
+    }
+
+    /// A tool call opens: its tool name and the call id its output will carry.
+    pub fn tool_start(
+        item_id: impl Into<String>,
+        name: impl Into<String>,
+        call_id: impl Into<String>,
+    ) -> Self {
+        Payload::ItemStart {
+            item_id: item_id.into(),
+            item_type: ItemType::FunctionCall,
+            initial_content: None,
+            name: Some(name.into()),
+            call_id: Some(call_id.into()),
+        }
+    }
+
+    /// The turn ended because the user interrupted it.
+    pub fn interrupted(usage: Option<Usage>) -> Self {
+        Payload::ResponseDone {
+            status: ResponseStatus::Cancelled,
+            finish_reason: Some("interrupted".into()),
+            error: None,
+            usage,
+        }
+    }
+
+    /// An open item was cut short by an interrupt.
+    pub fn item_interrupted(item_id: impl Into<String>) -> Self {
+        Payload::ItemCancelled {
+            item_id: item_id.into(),
+            reason: Some("interrupted".into()),
+        }
+    }
 }
 
 impl StreamEvent {

@@ -7,11 +7,11 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 
+use super::pty_input as term;
 use super::state::{App, Overlay};
 use crate::keymap::{Action, Chord, Scope};
 use crate::provider::PermissionDecision;
 use crate::runner::{QueueEdit, RunnerCommand, SubmitMode, TurnState};
-use crate::ui::terminal as term;
 
 impl App {
     pub fn on_key(&mut self, ev: KeyEvent) {

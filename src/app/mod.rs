@@ -10,12 +10,14 @@
 pub mod geometry;
 pub mod input;
 pub mod pane;
+pub mod pty_input;
 pub mod screen;
 pub mod state;
 pub mod transcript;
 pub mod tty;
 
 use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -26,7 +28,6 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::cli::Cli;
 use crate::config::Config;
 use crate::keymap::Keymap;
 use crate::provider::{DiagnosticLevel, ProviderSpec, Registry};
@@ -38,9 +39,9 @@ use crate::ui::pane::ComposerLook;
 use crate::ui::theme::Theme;
 use state::App;
 
-pub fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
+pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> {
     tty::check_tty()?;
-    let config = Config::load(cli.config.as_deref())?;
+    let config = Config::load(config_path)?;
     let _log = init_logging();
     tracing::info!(config = %config.source.describe(), agents = config.agents.len(), "console starting");
     let (mut app, warnings) = build_app(&config);
@@ -52,11 +53,11 @@ pub fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             p.transcript.notice(DiagnosticLevel::Warn, w);
         }
     }
-    let rt = crate::cli::runtime()?;
+    let rt = crate::runtime::build()?;
     tty::install_panic_hook();
     let result = rt.block_on(async {
         let (terminal, guard) = tty::setup()?;
-        let out = event_loop(&mut app, &config, cli.fresh, terminal).await;
+        let out = event_loop(&mut app, &config, fresh, terminal).await;
         drop(guard);
         out
     });
@@ -89,7 +90,8 @@ pub fn build_app(config: &Config) -> (App, Vec<String>) {
 fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     use std::os::unix::fs::OpenOptionsExt;
     let dir = crate::paths::state_dir();
-    std::fs::create_dir_all(&dir).ok()?;
+    crate::private::create_dir(&dir).ok()?;
+    crate::private::tighten_tree(&dir);
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -124,6 +126,7 @@ fn start_runners(
         let options = RunnerOptions {
             processor: config.processor_config(),
             interrupt_timeout: Duration::from_millis(config.ui.interrupt_timeout_ms),
+            stall_after: std::time::Duration::from_secs(config.ui.stall_after_s.max(1)),
             initial_queue: std::mem::take(&mut history.queue),
             recorder: history.recorder.take(),
             live_every: live_every(config),
@@ -181,9 +184,21 @@ async fn event_loop(
     let (tx, mut rx) = mpsc::unbounded_channel();
     ui::highlight::warm_up();
     let runners = start_runners(app, config, fresh, &tx);
+    let started = runners.iter().zip(&app.panes).map(|(r, p)| match r {
+        Some(h) => crate::control::Started::Running(h.capabilities),
+        None => crate::control::Started::Failed(p.failed.clone().unwrap_or_default()),
+    });
+    // The control socket (`hive ctl`) sees every runner update and sends
+    // commands through the outbox, like a key press.
+    let mut control = crate::control::Host::start(config, started.collect());
     let mut events = EventStream::new();
     let mut sigterm = signal(SignalKind::terminate()).context("SIGTERM handler")?;
     let mut sighup = signal(SignalKind::hangup()).context("SIGHUP handler")?;
+    // SIGINT (kill -INT; Ctrl+C is a key in raw mode) quits cleanly; SIGTSTP
+    // and SIGCONT are job control (tty::suspend / tty::resume).
+    let mut sigint = signal(SignalKind::interrupt()).context("SIGINT handler")?;
+    let mut sigtstp = signal(SignalKind::from_raw(libc::SIGTSTP)).context("SIGTSTP handler")?;
+    let mut sigcont = signal(SignalKind::from_raw(libc::SIGCONT)).context("SIGCONT handler")?;
     let fps = f64::from(config.ui.max_fps.clamp(1, 240));
     let interval = Duration::from_secs_f64(1.0 / fps);
     let spin_every = Duration::from_millis(80);
@@ -221,11 +236,18 @@ async fn event_loop(
             },
             Some(update) = rx.recv() => {
                 app.now = Instant::now().into_std();
+                control.observe(&update);
                 app.apply(update);
                 while let Ok(update) = rx.try_recv() {
+                    control.observe(&update);
                     app.apply(update);
                 }
                 dirty = true;
+            }
+            Some(req) = control.next() => {
+                if let Some((pane, cmd)) = control.handle(req) {
+                    app.send(pane, cmd);
+                }
             }
             _ = sigterm.recv() => {
                 tracing::info!("SIGTERM: quitting");
@@ -234,6 +256,18 @@ async fn event_loop(
             _ = sighup.recv() => {
                 tracing::info!("SIGHUP: quitting");
                 break;
+            }
+            _ = sigint.recv() => {
+                tracing::info!("SIGINT: quitting");
+                break;
+            }
+            _ = sigtstp.recv() => {
+                tty::suspend(&mut terminal)?;
+                dirty = true;
+            }
+            _ = sigcont.recv() => {
+                tty::resume(&mut terminal)?;
+                dirty = true;
             }
             _ = timer::sleep_until(frame_at) => {}
             _ = timer::sleep_until(tick_at) => dirty = true,

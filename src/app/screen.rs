@@ -47,6 +47,12 @@ impl<W: Write> Screen<W> {
         Ok(())
     }
 
+    /// Forgets what the terminal shows without writing anything (the
+    /// caller cleared it): the next frame repaints everything.
+    pub fn forget(&mut self) {
+        self.prev.reset();
+    }
+
     /// Draws one frame of `area` (the terminal's size) with `render`, then
     /// writes what changed. `regions` gives the rows that may have scrolled.
     pub fn draw(
@@ -175,7 +181,7 @@ mod tests {
         let cur = buf_with(&["top", "c", "d", "e", "f", "g", "bottom"]);
         let region = Rect::new(0, 1, 10, 5);
         assert_eq!(scrolled_by(&prev, &cur, region), Some(2));
-        let mut shifted = prev.clone();
+        let mut shifted = prev;
         shift_up(&mut shifted, region, 2);
         // Only the two new rows differ after the shift.
         let rows: std::collections::BTreeSet<u16> =
@@ -193,7 +199,19 @@ mod tests {
 
     #[test]
     fn the_screen_writes_a_scroll_and_only_the_new_rows() {
-        let mut screen = Screen::new(CrosstermBackend::new(Vec::<u8>::new()));
+        #[derive(Clone, Default)]
+        struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+        impl Write for Shared {
+            fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+                self.0.borrow_mut().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let written = Shared::default();
+        let mut screen = Screen::new(CrosstermBackend::new(written.clone()));
         let area = Rect::new(0, 0, 10, 8);
         let rows = |first: usize| {
             move |a: Rect, b: &mut Buffer| {
@@ -202,16 +220,16 @@ mod tests {
                         0,
                         y,
                         format!("line {}", first + y as usize),
-                        Default::default(),
+                        ratatui::style::Style::new(),
                     );
                 }
                 vec![a]
             }
         };
         screen.draw(area, rows(0)).unwrap();
-        screen.backend_mut().writer_mut().clear();
+        written.0.borrow_mut().clear();
         screen.draw(area, rows(1)).unwrap();
-        let out = String::from_utf8(screen.backend_mut().writer_mut().clone()).unwrap();
+        let out = String::from_utf8(written.0.borrow().clone()).unwrap();
         assert!(out.starts_with("\x1b[1;8r\x1b[1S\x1b[r"), "{out:?}");
         assert!(out.contains("line 8"), "{out:?}");
         assert!(!out.contains("line 4"), "{out:?}");

@@ -11,7 +11,7 @@ use crate::history::PaneHistory;
 use crate::keymap::Keymap;
 use crate::provider::DiagnosticLevel;
 use crate::runner::{PaneEvent, PaneUpdate, RunnerCommand, TurnState};
-use crate::ui::theme::Theme;
+use crate::theme::Theme;
 use crate::upsert::TurnEvent;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,6 +152,7 @@ impl App {
             return;
         };
         let mut needs_user: Option<String> = None;
+        let mut status: Option<String> = None;
         match update.event {
             PaneEvent::Upsert(u) => p.transcript.upsert(u),
             PaneEvent::Live(u) => p.transcript.live(u),
@@ -207,6 +208,16 @@ impl App {
             }
             PaneEvent::TerminalUpdated => {}
             PaneEvent::Bell => needs_user = Some("rang the bell".into()),
+            PaneEvent::Stalled(since) => p.stalled_since = since,
+            PaneEvent::HistoryNotSaved(reason) => {
+                let text = format!("{}: {reason}", crate::runner::HISTORY_NOT_SAVED);
+                p.transcript
+                    .notice(crate::provider::DiagnosticLevel::Error, text.clone());
+                status = Some(format!("{}: {text}", p.name()));
+            }
+        }
+        if let Some(text) = status {
+            self.set_status(text);
         }
         if let Some(what) = needs_user
             && !focused
@@ -228,7 +239,8 @@ impl App {
         if self.ui.osc9 {
             self.notify.push(format!(
                 "\x1b]9;hive: {}\x07",
-                msg.replace(['\x07', '\x1b'], "")
+                // Tool names come from the agent.
+                crate::sanitize::neutralize(&msg)
             ));
         }
     }

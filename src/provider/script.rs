@@ -38,9 +38,11 @@ use super::{
 };
 use crate::config::AgentConfig;
 use crate::event::{
-    ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, Usage, new_id,
+    ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, Usage, new_id,
 };
 use crate::processor::estimate_tokens;
+use crate::provider::Sink;
+use crate::provider::display::{self, COMMON};
 
 /// Scenarios shipped inside the binary, addressed as `demo:<name>`.
 const BUILTIN: &[(&str, &str)] = &[
@@ -225,7 +227,7 @@ impl ProviderFactory for ScriptFactory {
         events: EventSink,
     ) -> Result<ProviderHandle, ProviderError> {
         let scenario = Self::scenario(&spec.agent)?;
-        let session_id = spec.resume.clone().unwrap_or_else(|| new_id("script"));
+        let session_id = spec.resume.unwrap_or_else(|| new_id("script"));
         Ok(ProviderHandle::spawn(move |rx| async move {
             Player {
                 scenario,
@@ -304,11 +306,7 @@ impl Player {
     }
 
     fn emit(&self, turn_id: &str, payload: Payload) {
-        let _ = self.events.send(ProviderEvent::Stream(StreamEvent::new(
-            turn_id,
-            &self.session_id,
-            payload,
-        )));
+        self.events.stream(turn_id, &self.session_id, payload);
     }
 
     async fn play(&mut self, turn_id: String, prompt: String) -> End {
@@ -370,10 +368,7 @@ impl Player {
             ends!(self.wait(Duration::from_millis(ms), ctx).await);
         }
         if let Some(msg) = &step.diagnostic {
-            let _ = self.events.send(ProviderEvent::Diagnostic {
-                level: DiagnosticLevel::Warn,
-                message: msg.clone(),
-            });
+            self.events.diagnostic(DiagnosticLevel::Warn, msg.clone());
         }
         if let Some(thinking) = &step.thinking {
             ends!(
@@ -420,24 +415,12 @@ impl Player {
         let item_id = new_id("item");
         self.emit(
             &ctx.turn_id,
-            Payload::ItemStart {
-                item_id: item_id.clone(),
-                item_type,
-                initial_content: None,
-                name: None,
-                call_id: None,
-            },
+            Payload::item_start(item_id.clone(), item_type),
         );
         let chars: Vec<char> = text.chars().collect();
         for piece in chars.chunks(chunk) {
             if let Some(end) = self.wait(delay, ctx).await {
-                self.emit(
-                    &ctx.turn_id,
-                    Payload::ItemCancelled {
-                        item_id: item_id.clone(),
-                        reason: Some("interrupted".into()),
-                    },
-                );
+                self.emit(&ctx.turn_id, Payload::item_interrupted(item_id.clone()));
                 return Some(end);
             }
             let delta: String = piece.iter().collect();
@@ -485,6 +468,7 @@ impl Player {
                 input: args_value(step),
                 description: Some(question.to_owned()),
                 options: Vec::new(),
+                display: Some(display::describe(&args_value(step), &COMMON)),
             }));
         loop {
             match self.rx.recv().await {
@@ -519,13 +503,7 @@ impl Player {
         let args = args_value(step);
         self.emit(
             &ctx.turn_id,
-            Payload::ItemStart {
-                item_id: item_id.clone(),
-                item_type: ItemType::FunctionCall,
-                initial_content: None,
-                name: Some(tool.to_owned()),
-                call_id: Some(call_id.clone()),
-            },
+            Payload::tool_start(item_id.clone(), tool.to_owned(), call_id.clone()),
         );
         let arguments = match &args {
             Value::Object(m) => m.clone(),
@@ -535,11 +513,7 @@ impl Player {
             &ctx.turn_id,
             Payload::ItemDone {
                 item_id: item_id.clone(),
-                final_item: FinalItem::FunctionCall {
-                    name: tool.to_owned(),
-                    call_id: call_id.clone(),
-                    arguments,
-                },
+                final_item: display::function_call(tool, call_id.clone(), arguments, &COMMON),
             },
         );
         let (output, is_error) = match ctx.denied.take() {
@@ -602,15 +576,7 @@ impl Player {
     /// A turn cut short by an interrupt still ends with `response_done`.
     fn finish(&self, ctx: &TurnCtx, end: End) -> End {
         if matches!(end, End::Cancelled) && ctx.cancel_requested {
-            self.emit(
-                &ctx.turn_id,
-                Payload::ResponseDone {
-                    status: ResponseStatus::Cancelled,
-                    finish_reason: Some("interrupted".into()),
-                    error: None,
-                    usage: None,
-                },
-            );
+            self.emit(&ctx.turn_id, Payload::interrupted(None));
         }
         end
     }

@@ -12,7 +12,8 @@ pub mod markdown;
 pub mod pane;
 pub mod status;
 pub mod terminal;
-pub mod theme;
+/// Themes are chosen by the config and held by the app; drawing reads them.
+pub use crate::theme;
 pub mod transcript;
 pub mod view;
 pub mod wrap;

@@ -1,10 +1,7 @@
-//! Terminal panes: draws a PTY child's emulated screen and encodes the
-//! user's keys, pastes and mouse events the way a real terminal would.
+//! Terminal panes: draws a PTY child's emulated screen.
 //!
 //! Every function locks the shared emulator only briefly; the PTY reader
 //! thread keeps feeding it in small slices meanwhile.
-
-mod keys;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
@@ -13,7 +10,11 @@ use tui_term::vt100;
 
 use crate::provider::TerminalScreen;
 
-pub use keys::KeyModes;
+// Key, paste and mouse encoding for the child is input, not drawing: it lives
+// in the app (`app::pty_input`) and is re-exported here for callers of old.
+pub use crate::app::pty_input::{
+    KeyModes, encode_key, encode_key_with, encode_mouse, encode_paste, wants_mouse,
+};
 
 fn lock(screen: &TerminalScreen) -> std::sync::MutexGuard<'_, vt100::Parser> {
     screen.0.lock().unwrap_or_else(|e| e.into_inner())
@@ -141,40 +142,4 @@ fn color(c: vt100::Color) -> Color {
         vt100::Color::Idx(i) => Color::Indexed(i),
         vt100::Color::Rgb(r, g, b) => Color::Rgb(r, g, b),
     }
-}
-
-/// The bytes a terminal would send for `key` to the child behind `screen`
-/// (application cursor mode and the like come from the screen's state).
-/// `None`: the key has no terminal encoding.
-pub fn encode_key(key: &crossterm::event::KeyEvent, screen: &TerminalScreen) -> Option<Vec<u8>> {
-    let modes = KeyModes::of(lock(screen).screen());
-    keys::encode(key, modes)
-}
-
-/// `encode_key` with the modes given directly (tests, or a caller that has
-/// already read them).
-pub fn encode_key_with(key: &crossterm::event::KeyEvent, modes: KeyModes) -> Option<Vec<u8>> {
-    keys::encode(key, modes)
-}
-
-/// Pasted text as the child expects it (bracketed when it asked for that).
-pub fn encode_paste(text: &str, screen: &TerminalScreen) -> Vec<u8> {
-    let bracketed = lock(screen).screen().bracketed_paste();
-    keys::paste(text, bracketed)
-}
-
-/// True when the child asked for mouse reporting (the wheel then goes to it).
-pub fn wants_mouse(screen: &TerminalScreen) -> bool {
-    lock(screen).screen().mouse_protocol_mode() != vt100::MouseProtocolMode::None
-}
-
-/// A mouse event for the child, `col`/`row` 0-based inside the pane's
-/// terminal area; `None` when the child's mouse mode does not report it.
-pub fn encode_mouse(
-    event: &crossterm::event::MouseEvent,
-    col: u16,
-    row: u16,
-    screen: &TerminalScreen,
-) -> Option<Vec<u8>> {
-    keys::mouse(event, col, row, lock(screen).screen())
 }

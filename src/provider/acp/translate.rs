@@ -21,6 +21,28 @@ use serde_json::{Map, Value, json};
 use super::render;
 use crate::event::{FinalItem, ItemType, Origin, Payload, Usage, new_id};
 use crate::provider::DiagnosticLevel;
+use crate::provider::display::{self, ToolKeys};
+
+/// Argument names in ACP `rawInput`: each agent passes its own tools' input
+/// (claude-code-acp Claude Code's, codex-acp Codex's, gemini Gemini CLI's).
+pub(crate) const TOOL_KEYS: ToolKeys = ToolKeys {
+    summary: &[
+        "command",
+        "cmd",
+        "file_path",
+        "absolute_path",
+        "path",
+        "abs_path",
+        "pattern",
+        "url",
+        "query",
+        "description",
+        "prompt",
+    ],
+    replace: &[("old_string", "new_string"), ("oldText", "newText")],
+    write: &["content"],
+    patch: &["diff", "patch"],
+};
 
 /// `sessionUpdate` kinds of the stable protocol; anything else is unknown.
 const KNOWN_KINDS: &[&str] = &[
@@ -349,13 +371,10 @@ impl Translator {
         }
         let open = slot.get_or_insert_with(|| {
             let item_id = new_id("item");
-            out.push(Translated::Stream(Payload::ItemStart {
-                item_id: item_id.clone(),
+            out.push(Translated::Stream(Payload::item_start(
+                item_id.clone(),
                 item_type,
-                initial_content: None,
-                name: None,
-                call_id: None,
-            }));
+            )));
             OpenText {
                 item_id,
                 content: String::new(),
@@ -436,22 +455,21 @@ impl Translator {
         let name = tool.display_name();
         let arguments = tool.arguments();
         if is_new {
-            out.push(Translated::Stream(Payload::ItemStart {
-                item_id: tool.item_id.clone(),
-                item_type: ItemType::FunctionCall,
-                initial_content: None,
-                name: Some(name.clone()),
-                call_id: Some(id.clone()),
-            }));
+            out.push(Translated::Stream(Payload::tool_start(
+                tool.item_id.clone(),
+                name.clone(),
+                id.clone(),
+            )));
         }
         if tool.emitted.as_ref() != Some(&(name.clone(), arguments.clone())) {
             out.push(Translated::Stream(Payload::ItemDone {
                 item_id: tool.item_id.clone(),
-                final_item: FinalItem::FunctionCall {
-                    name: name.clone(),
-                    call_id: id.clone(),
-                    arguments: arguments.clone(),
-                },
+                final_item: display::function_call(
+                    name.clone(),
+                    id.clone(),
+                    arguments.clone(),
+                    &TOOL_KEYS,
+                ),
             }));
             tool.emitted = Some((name, arguments));
         }

@@ -10,6 +10,7 @@
 
 pub mod content;
 pub mod control;
+pub mod doctor;
 pub mod import;
 pub mod translate;
 
@@ -28,6 +29,7 @@ use super::{
 };
 use crate::config::AgentConfig;
 use crate::event::{ErrorInfo, Payload, StreamEvent};
+use crate::provider::Sink;
 use crate::timer;
 use translate::Translator;
 
@@ -228,6 +230,12 @@ impl Session {
                 }
                 _ = timer::sleep_until(deadline) => {
                     self.cancel_deadline = None;
+                    self.emit_all(vec![ProviderEvent::Unresponsive {
+                        reason: format!(
+                            "claude did not stop within {} ms of the interrupt",
+                            CANCEL_GRACE.as_millis()
+                        ),
+                    }]);
                     let events = self.translator.force_cancel();
                     self.emit_all(events);
                 }
@@ -247,7 +255,7 @@ impl Session {
     }
 
     fn emit(&self, ev: ProviderEvent) {
-        let _ = self.events.send(ev);
+        self.events.emit(ev);
     }
 
     fn emit_all(&self, events: Vec<ProviderEvent>) {

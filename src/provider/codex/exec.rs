@@ -15,9 +15,10 @@ use tokio::time::{Duration, Instant};
 
 use super::items::{ItemMapper, Out, TextKind, completed, usage};
 use super::{CodexSettings, PROVIDER_ID, announce, excerpt};
-use crate::event::{ErrorInfo, Payload, ResponseStatus, StreamEvent, new_id};
+use crate::event::{ErrorInfo, Payload, ResponseStatus, new_id};
+use crate::provider::Sink;
 use crate::provider::process::{AgentProcess, LineReader};
-use crate::provider::{DiagnosticLevel, EventSink, ProviderCommand, ProviderEvent, ProviderHandle};
+use crate::provider::{DiagnosticLevel, EventSink, ProviderCommand, ProviderHandle};
 use crate::timer;
 
 /// Translates the JSONL of one `codex exec --json` run.
@@ -270,14 +271,11 @@ impl ExecProvider {
     }
 
     fn emit(&self, turn_id: &str, payload: Payload) {
-        let ev = StreamEvent::new(turn_id, self.session_id(), payload);
-        let _ = self.events.send(ProviderEvent::Stream(ev));
+        self.events.stream(turn_id, self.session_id(), payload);
     }
 
     fn diagnostic(&self, level: DiagnosticLevel, message: String) {
-        let _ = self
-            .events
-            .send(ProviderEvent::Diagnostic { level, message });
+        self.events.diagnostic(level, message);
     }
 
     fn start_response(&self, ctx: &mut TurnCtx) {
@@ -331,15 +329,7 @@ impl ExecProvider {
                     return Flow::Continue;
                 }
                 RunEnd::Cancelled => {
-                    self.emit(
-                        &ctx.turn_id,
-                        Payload::ResponseDone {
-                            status: ResponseStatus::Cancelled,
-                            finish_reason: Some("interrupted".into()),
-                            error: None,
-                            usage: None,
-                        },
-                    );
+                    self.emit(&ctx.turn_id, Payload::interrupted(None));
                     return Flow::Continue;
                 }
                 RunEnd::Stale(detail) => {

@@ -10,6 +10,7 @@
 //! unknown item looks the same in a pane whichever transport produced it.
 
 pub mod app_server;
+pub mod doctor;
 pub mod exec;
 pub mod import;
 pub mod items;
@@ -83,12 +84,4 @@ pub(crate) fn announce(events: &EventSink, thread: Option<&str>, model: Option<&
     }));
 }
 
-/// Shortens agent output quoted in a diagnostic.
-pub(crate) fn excerpt(line: &str) -> String {
-    const MAX: usize = 200;
-    if line.chars().count() <= MAX {
-        return line.to_owned();
-    }
-    let cut: String = line.chars().take(MAX).collect();
-    format!("{cut}…")
-}
+pub(crate) use super::json::excerpt;

@@ -8,6 +8,7 @@
 //! line, so the provider ends the turn as cancelled itself. The headless stream
 //! carries no thinking; Gemini's ACP transport (`gemini --acp`) does.
 
+pub mod doctor;
 pub mod translate;
 
 use std::collections::BTreeMap;
@@ -24,6 +25,7 @@ use super::{
 };
 use crate::config::AgentConfig;
 use crate::event::{ErrorInfo, Payload, StreamEvent};
+use crate::provider::Sink;
 use crate::timer;
 pub use translate::GeminiTurn;
 
@@ -172,10 +174,7 @@ impl Driver {
     }
 
     fn diagnostic(&self, level: DiagnosticLevel, message: impl Into<String>) {
-        let _ = self.events.send(ProviderEvent::Diagnostic {
-            level,
-            message: message.into(),
-        });
+        self.events.diagnostic(level, message);
     }
 
     fn forward(&mut self, events: Vec<ProviderEvent>) {
@@ -186,7 +185,7 @@ impl Driver {
                 self.session = Some(id.clone());
                 self.established = true;
             }
-            let _ = self.events.send(ev);
+            self.events.emit(ev);
         }
     }
 

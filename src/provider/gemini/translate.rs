@@ -13,13 +13,32 @@ use serde_json::{Map, Value};
 use crate::event::{
     ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, Usage, new_id,
 };
+use crate::provider::display::{self, ToolKeys};
+use crate::provider::json::{excerpt, str_field};
+
+/// Gemini CLI's tool argument names (run_shell_command, replace, write_file,
+/// read_file, glob, search_file_content, web_fetch…).
+const TOOL_KEYS: ToolKeys = ToolKeys {
+    summary: &[
+        "command",
+        "file_path",
+        "absolute_path",
+        "dir_path",
+        "path",
+        "pattern",
+        "url",
+        "query",
+        "description",
+        "prompt",
+    ],
+    replace: &[("old_string", "new_string")],
+    write: &["content"],
+    patch: &["diff", "patch"],
+};
 use crate::provider::{DiagnosticLevel, ProviderEvent, SessionInfo};
 
 /// Provider id stamped on `response_start`.
 pub const PROVIDER_ID: &str = "gemini";
-
-/// Longest excerpt of a bad line quoted in a diagnostic.
-const EXCERPT: usize = 200;
 
 /// The assistant text item being streamed.
 #[derive(Debug)]
@@ -75,13 +94,7 @@ impl GeminiTurn {
         self.emit(
             &mut out,
             ts,
-            Payload::ItemStart {
-                item_id: item_id.clone(),
-                item_type: ItemType::Message,
-                initial_content: None,
-                name: None,
-                call_id: None,
-            },
+            Payload::item_start(item_id.clone(), ItemType::Message),
         );
         self.emit(
             &mut out,
@@ -111,7 +124,7 @@ impl GeminiTurn {
         let value: Value = match serde_json::from_str(line) {
             Ok(v @ Value::Object(_)) => v,
             _ => {
-                out.push(diagnostic(
+                out.push(ProviderEvent::diagnostic(
                     DiagnosticLevel::Warn,
                     format!("gemini: unreadable output line: {}", excerpt(line)),
                 ));
@@ -134,12 +147,12 @@ impl GeminiTurn {
             "error" => {
                 // Non-fatal warnings the CLI reports in-stream.
                 let message = error_message(&value).unwrap_or_else(|| excerpt(line));
-                out.push(diagnostic(
+                out.push(ProviderEvent::diagnostic(
                     DiagnosticLevel::Warn,
                     format!("gemini: {message}"),
                 ));
             }
-            other => out.push(diagnostic(
+            other => out.push(ProviderEvent::diagnostic(
                 DiagnosticLevel::Info,
                 format!("gemini: event `{other}` not shown: {}", excerpt(line)),
             )),
@@ -158,22 +171,10 @@ impl GeminiTurn {
             self.emit(
                 &mut out,
                 Utc::now(),
-                Payload::ItemCancelled {
-                    item_id: text.item_id,
-                    reason: Some("interrupted".into()),
-                },
+                Payload::item_interrupted(text.item_id),
             );
         }
-        self.emit(
-            &mut out,
-            Utc::now(),
-            Payload::ResponseDone {
-                status: ResponseStatus::Cancelled,
-                finish_reason: Some("interrupted".into()),
-                error: None,
-                usage: None,
-            },
-        );
+        self.emit(&mut out, Utc::now(), Payload::interrupted(None));
         out
     }
 
@@ -260,13 +261,7 @@ impl GeminiTurn {
             self.emit(
                 out,
                 ts,
-                Payload::ItemStart {
-                    item_id: item_id.clone(),
-                    item_type: ItemType::Message,
-                    initial_content: None,
-                    name: None,
-                    call_id: None,
-                },
+                Payload::item_start(item_id.clone(), ItemType::Message),
             );
             self.text = Some(OpenText {
                 item_id,
@@ -329,24 +324,14 @@ impl GeminiTurn {
         self.emit(
             out,
             ts,
-            Payload::ItemStart {
-                item_id: item_id.clone(),
-                item_type: ItemType::FunctionCall,
-                initial_content: None,
-                name: Some(name.clone()),
-                call_id: Some(call_id.clone()),
-            },
+            Payload::tool_start(item_id.clone(), name.clone(), call_id.clone()),
         );
         self.emit(
             out,
             ts,
             Payload::ItemDone {
                 item_id,
-                final_item: FinalItem::FunctionCall {
-                    name,
-                    call_id,
-                    arguments,
-                },
+                final_item: display::function_call(name, call_id, arguments, &TOOL_KEYS),
             },
         );
     }
@@ -355,7 +340,7 @@ impl GeminiTurn {
         self.ensure_started(ts, None, out);
         self.close_text(ts, out);
         let Some(call_id) = str_field(v, "tool_id").filter(|s| !s.is_empty()) else {
-            out.push(diagnostic(
+            out.push(ProviderEvent::diagnostic(
                 DiagnosticLevel::Warn,
                 "gemini: tool_result without tool_id".to_owned(),
             ));
@@ -467,25 +452,9 @@ fn error_message(v: &Value) -> Option<String> {
     }
 }
 
-fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
-}
-
 fn timestamp(v: &Value) -> DateTime<Utc> {
     str_field(v, "timestamp")
         .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
         .map(|t| t.with_timezone(&Utc))
         .unwrap_or_else(Utc::now)
-}
-
-fn diagnostic(level: DiagnosticLevel, message: String) -> ProviderEvent {
-    ProviderEvent::Diagnostic { level, message }
-}
-
-/// The start of a line, cut on a char boundary.
-pub(crate) fn excerpt(line: &str) -> String {
-    match line.char_indices().nth(EXCERPT) {
-        Some((i, _)) => format!("{}…", &line[..i]),
-        None => line.to_owned(),
-    }
 }

@@ -5,6 +5,7 @@
 //! `--session <id>`.
 
 pub mod content;
+pub mod doctor;
 pub mod import;
 pub mod translate;
 
@@ -23,6 +24,7 @@ use super::{
 };
 use crate::config::AgentConfig;
 use crate::event::{ErrorInfo, Payload, StreamEvent, new_id};
+use crate::provider::Sink;
 use crate::timer;
 pub use translate::PiTranslator;
 
@@ -202,16 +204,11 @@ impl Driver {
     }
 
     fn forward(&self, events: Vec<ProviderEvent>) {
-        for ev in events {
-            let _ = self.events.send(ev);
-        }
+        self.events.forward(events);
     }
 
     fn diagnostic(&self, level: DiagnosticLevel, message: impl Into<String>) {
-        let _ = self.events.send(ProviderEvent::Diagnostic {
-            level,
-            message: message.into(),
-        });
+        self.events.diagnostic(level, message);
     }
 
     /// Writes one line; false when pi's stdin is gone.

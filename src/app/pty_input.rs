@@ -5,7 +5,9 @@
 use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
-use tui_term::vt100::{MouseProtocolEncoding, MouseProtocolMode, Screen};
+use tui_term::vt100::{self, MouseProtocolEncoding, MouseProtocolMode, Screen};
+
+use crate::provider::TerminalScreen;
 
 const ESC: u8 = 0x1b;
 
@@ -224,4 +226,44 @@ fn button_code(b: MouseButton) -> u8 {
         MouseButton::Middle => 1,
         MouseButton::Right => 2,
     }
+}
+
+fn lock(screen: &TerminalScreen) -> std::sync::MutexGuard<'_, vt100::Parser> {
+    screen.0.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The bytes a terminal would send for `key` to the child behind `screen`
+/// (application cursor mode and the like come from the screen's state).
+/// `None`: the key has no terminal encoding.
+pub fn encode_key(key: &crossterm::event::KeyEvent, screen: &TerminalScreen) -> Option<Vec<u8>> {
+    let modes = KeyModes::of(lock(screen).screen());
+    encode(key, modes)
+}
+
+/// `encode_key` with the modes given directly (tests, or a caller that has
+/// already read them).
+pub fn encode_key_with(key: &crossterm::event::KeyEvent, modes: KeyModes) -> Option<Vec<u8>> {
+    encode(key, modes)
+}
+
+/// Pasted text as the child expects it (bracketed when it asked for that).
+pub fn encode_paste(text: &str, screen: &TerminalScreen) -> Vec<u8> {
+    let bracketed = lock(screen).screen().bracketed_paste();
+    paste(text, bracketed)
+}
+
+/// True when the child asked for mouse reporting (the wheel then goes to it).
+pub fn wants_mouse(screen: &TerminalScreen) -> bool {
+    lock(screen).screen().mouse_protocol_mode() != vt100::MouseProtocolMode::None
+}
+
+/// A mouse event for the child, `col`/`row` 0-based inside the pane's
+/// terminal area; `None` when the child's mouse mode does not report it.
+pub fn encode_mouse(
+    event: &crossterm::event::MouseEvent,
+    col: u16,
+    row: u16,
+    screen: &TerminalScreen,
+) -> Option<Vec<u8>> {
+    mouse(event, col, row, lock(screen).screen())
 }

@@ -12,13 +12,17 @@
 //! (agent messages, reasoning summaries) become message / thinking items fed by
 //! deltas where the transport has them and finished by the whole text.
 
+pub(crate) mod call;
+
+use call::{invocation, object, result_text};
+
 use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
 use super::PROVIDER_ID;
 use crate::event::{FinalItem, ItemType, Origin, Payload, ResponseStatus, Usage};
-use crate::provider::DiagnosticLevel;
+use crate::provider::{DiagnosticLevel, display};
 
 /// What a translator asks its transport to do, in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -360,25 +364,9 @@ impl ItemMapper {
         self.tools.get(item_id)
     }
 
+    /// An item began: the same as a snapshot of its state so far.
     pub fn started(&mut self, raw: &Value) -> Vec<Payload> {
-        let Some(item) = Item::parse(raw) else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        match &item {
-            Item::Message { id, text } => {
-                self.open_text(id, TextKind::Message, &mut out);
-                self.catch_up(id, text, &mut out);
-            }
-            Item::Reasoning { id, text } => {
-                self.open_text(id, TextKind::Reasoning, &mut out);
-                self.catch_up(id, text, &mut out);
-            }
-            Item::Todo { items, .. } => self.todo(items, &mut out),
-            Item::Error { .. } | Item::UserMessage { .. } | Item::Compaction { .. } => {}
-            _ => self.invoke(&item, &mut out),
-        }
-        out
+        self.updated(raw)
     }
 
     /// exec `item.updated`: the item's whole current state.
@@ -528,13 +516,7 @@ impl ItemMapper {
     pub fn notice(&mut self, text: &str) -> Vec<Payload> {
         let item_id = crate::event::new_id("codex_notice");
         vec![
-            Payload::ItemStart {
-                item_id: item_id.clone(),
-                item_type: ItemType::Message,
-                initial_content: None,
-                name: None,
-                call_id: None,
-            },
+            Payload::item_start(item_id.clone(), ItemType::Message),
             Payload::ItemDone {
                 item_id,
                 final_item: FinalItem::Message {
@@ -550,16 +532,11 @@ impl ItemMapper {
             return;
         }
         self.text.insert(id.to_owned(), (kind, 0));
-        out.push(Payload::ItemStart {
-            item_id: id.to_owned(),
-            item_type: match kind {
-                TextKind::Message => ItemType::Message,
-                TextKind::Reasoning => ItemType::Reasoning,
-            },
-            initial_content: None,
-            name: None,
-            call_id: None,
-        });
+        let item_type = match kind {
+            TextKind::Message => ItemType::Message,
+            TextKind::Reasoning => ItemType::Reasoning,
+        };
+        out.push(Payload::item_start(id, item_type));
     }
 
     fn push_delta(&mut self, id: &str, delta: &str, out: &mut Vec<Payload>) {
@@ -604,11 +581,12 @@ impl ItemMapper {
         let call_id = crate::event::new_id("codex_plan");
         out.push(Payload::ItemDone {
             item_id: call_id.clone(),
-            final_item: FinalItem::FunctionCall {
-                name: "update_plan".into(),
-                call_id: call_id.clone(),
-                arguments: object(args),
-            },
+            final_item: display::function_call(
+                "update_plan",
+                call_id.clone(),
+                object(args),
+                &display::COMMON,
+            ),
         });
         out.push(Payload::ItemDone {
             item_id: format!("{call_id}:out"),
@@ -631,6 +609,7 @@ impl ItemMapper {
         out.push(Payload::ItemDone {
             item_id: id.to_owned(),
             final_item: FinalItem::FunctionCall {
+                display: Some(call::display(&arguments)),
                 name,
                 call_id: id.to_owned(),
                 arguments,
@@ -655,161 +634,6 @@ impl ItemMapper {
             },
         });
     }
-}
-
-fn object(v: Value) -> Map<String, Value> {
-    match v {
-        Value::Object(m) => m,
-        Value::Null => Map::new(),
-        other => {
-            let mut m = Map::new();
-            m.insert("input".into(), other);
-            m
-        }
-    }
-}
-
-/// Tool name and arguments shown for a tool-like item.
-fn invocation(item: &Item) -> (String, Map<String, Value>) {
-    match item {
-        Item::Command { command, cwd, .. } => {
-            let mut m = Map::new();
-            m.insert("command".into(), command.clone().into());
-            if let Some(c) = cwd {
-                m.insert("cwd".into(), c.clone().into());
-            }
-            ("shell".into(), m)
-        }
-        Item::FileChange { changes, .. } => {
-            let list: Vec<Value> = changes
-                .iter()
-                .map(|c| json!({"path": c.path, "kind": c.kind}))
-                .collect();
-            ("apply_patch".into(), object(json!({ "changes": list })))
-        }
-        Item::Mcp {
-            server,
-            tool,
-            arguments,
-            ..
-        } => (format!("mcp__{server}__{tool}"), object(arguments.clone())),
-        Item::WebSearch { query, action, .. } => {
-            let mut m = Map::new();
-            m.insert("query".into(), query.clone().into());
-            if let Some(a) = action {
-                m.insert("action".into(), a.clone());
-            }
-            ("web_search".into(), m)
-        }
-        Item::Other { kind, raw, .. } => {
-            let mut m = raw.as_object().cloned().unwrap_or_default();
-            m.remove("id");
-            m.remove("type");
-            (kind.clone(), m)
-        }
-        // Text items never come here; keep a readable fallback anyway.
-        other => ("codex_item".into(), object(json!({ "id": other.id() }))),
-    }
-}
-
-/// Output text and error flag of a completed tool-like item.
-fn result_text(item: &Item) -> (String, bool) {
-    match item {
-        Item::Command {
-            output,
-            exit_code,
-            status,
-            ..
-        } => {
-            let mut text = output.clone().unwrap_or_default();
-            if *status == Status::Declined {
-                if !text.is_empty() {
-                    text.push('\n');
-                }
-                text.push_str("(declined)");
-            }
-            if let Some(code) = exit_code.filter(|c| *c != 0) {
-                if !text.is_empty() && !text.ends_with('\n') {
-                    text.push('\n');
-                }
-                text.push_str(&format!("[exit code {code}]"));
-            }
-            let failed = status.is_error() || exit_code.is_some_and(|c| c != 0);
-            (text, failed)
-        }
-        Item::FileChange {
-            changes, status, ..
-        } => {
-            let mut text = String::new();
-            for c in changes {
-                text.push_str(&format!("{} {}\n", c.kind, c.path));
-                if let Some(d) = &c.diff {
-                    text.push_str(d);
-                    if !d.ends_with('\n') {
-                        text.push('\n');
-                    }
-                }
-            }
-            match status {
-                Status::Failed => text.push_str("(patch failed)"),
-                Status::Declined => text.push_str("(declined)"),
-                _ => {}
-            }
-            (text, status.is_error())
-        }
-        Item::Mcp {
-            result,
-            error,
-            status,
-            ..
-        } => match error {
-            Some(e) => (e.clone(), true),
-            None => (
-                result.as_ref().map(mcp_result_text).unwrap_or_default(),
-                status.is_error(),
-            ),
-        },
-        Item::WebSearch { query, action, .. } => {
-            let detail = action
-                .as_ref()
-                .and_then(|a| {
-                    a.get("url")
-                        .and_then(Value::as_str)
-                        .map(|u| format!("opened {u}"))
-                })
-                .unwrap_or_else(|| format!("searched: {query}"));
-            (detail, false)
-        }
-        Item::Other { raw, .. } => {
-            let mut m = raw.as_object().cloned().unwrap_or_default();
-            m.remove("id");
-            m.remove("type");
-            let failed = m
-                .get("status")
-                .and_then(Value::as_str)
-                .is_some_and(|s| s.eq_ignore_ascii_case("failed"));
-            (Value::Object(m).to_string(), failed)
-        }
-        _ => (String::new(), false),
-    }
-}
-
-/// MCP content blocks: text blocks as text, anything else as JSON.
-fn mcp_result_text(result: &Value) -> String {
-    let blocks = result.get("content").and_then(Value::as_array);
-    let mut parts = Vec::new();
-    for b in blocks.into_iter().flatten() {
-        match b.get("text").and_then(Value::as_str) {
-            Some(t) => parts.push(t.to_owned()),
-            None => parts.push(b.to_string()),
-        }
-    }
-    if parts.is_empty()
-        && let Some(s) = field(result, "structured_content")
-    {
-        parts.push(s.to_string());
-    }
-    parts.join("\n")
 }
 
 /// Token usage in either spelling (`input_tokens` / `inputTokens`).

@@ -15,6 +15,10 @@
 //!   messages) ends when every message of it has been answered, so a steered
 //!   message that Claude ran as its own queued turn folds into the hive turn.
 
+mod requests;
+mod result;
+mod stream;
+
 use std::collections::HashSet;
 
 use serde_json::{Map, Value};
@@ -23,6 +27,8 @@ use super::content;
 use crate::event::{
     ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, Usage, new_id,
 };
+use crate::provider::display;
+use crate::provider::json::excerpt;
 use crate::provider::{DiagnosticLevel, PermissionRequest, ProviderEvent, SessionInfo};
 
 /// `provider_id` on `response_start` and reasoning items.
@@ -200,15 +206,7 @@ impl Translator {
         };
         self.abandoned.extend(turn.pending.iter().cloned());
         self.blocks.clear();
-        vec![self.event(
-            &turn.turn_id,
-            Payload::ResponseDone {
-                status: ResponseStatus::Cancelled,
-                finish_reason: Some("interrupted".into()),
-                error: None,
-                usage: turn.usage,
-            },
-        )]
+        vec![self.event(&turn.turn_id, Payload::interrupted(turn.usage))]
     }
 
     /// The process ended: the turn in flight fails with `message`.
@@ -238,12 +236,15 @@ impl Translator {
             Ok(_) => diagnostic(
                 &mut out,
                 DiagnosticLevel::Warn,
-                format!("claude: output line without a `type`: {}", clip(trimmed)),
+                format!("claude: output line without a `type`: {}", excerpt(trimmed)),
             ),
             Err(e) => diagnostic(
                 &mut out,
                 DiagnosticLevel::Warn,
-                format!("claude: output line is not JSON ({e}): {}", clip(trimmed)),
+                format!(
+                    "claude: output line is not JSON ({e}): {}",
+                    excerpt(trimmed)
+                ),
             ),
         }
         out
@@ -379,16 +380,7 @@ impl Translator {
             return;
         }
         let item_id = new_id("sys");
-        self.push(
-            out,
-            Payload::ItemStart {
-                item_id: item_id.clone(),
-                item_type: ItemType::Message,
-                initial_content: None,
-                name: None,
-                call_id: None,
-            },
-        );
+        self.push(out, Payload::item_start(item_id.clone(), ItemType::Message));
         self.push(
             out,
             Payload::ItemDone {
@@ -414,220 +406,6 @@ impl Translator {
     }
 
     // ---- partial messages ------------------------------------------------
-
-    fn stream_event(&mut self, v: &Value, out: &mut Translated) {
-        let Some(ev) = v.get("event") else {
-            return;
-        };
-        let message_id = v
-            .get("api_message_id")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .or_else(|| self.current_message.clone())
-            .unwrap_or_default();
-        match str_of(ev, "type") {
-            "message_start" => {
-                let msg = ev.get("message");
-                let id = msg
-                    .and_then(|m| m.get("id"))
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-                    .unwrap_or(message_id);
-                if self.model.is_none()
-                    && let Some(m) = msg.and_then(|m| m.get("model")).and_then(Value::as_str)
-                {
-                    self.model = Some(m.to_owned());
-                }
-                self.current_message = Some(id);
-                self.bind(out);
-            }
-            "content_block_start" => {
-                let Some(block) = ev.get("content_block") else {
-                    return;
-                };
-                let Some(kind) = BlockKind::of(str_of(block, "type")) else {
-                    return;
-                };
-                let index = ev.get("index").and_then(Value::as_u64);
-                self.open_block(out, &message_id, index, kind, block);
-            }
-            "content_block_delta" => {
-                let index = ev.get("index").and_then(Value::as_u64);
-                let Some(delta) = ev.get("delta") else {
-                    return;
-                };
-                let piece = match str_of(delta, "type") {
-                    "text_delta" => str_of(delta, "text"),
-                    "thinking_delta" => str_of(delta, "thinking"),
-                    "input_json_delta" => str_of(delta, "partial_json"),
-                    // signature_delta, citations_delta: nothing to show.
-                    _ => return,
-                };
-                if piece.is_empty() {
-                    return;
-                }
-                let Some(pos) = self.find_block(&message_id, index) else {
-                    tracing::debug!(?index, "claude delta for an unknown block ignored");
-                    return;
-                };
-                let block = &mut self.blocks[pos];
-                if block.closed {
-                    return;
-                }
-                block.content.push_str(piece);
-                let item_id = block.item_id.clone();
-                self.push(
-                    out,
-                    Payload::ItemDelta {
-                        item_id,
-                        delta_content: piece.to_owned(),
-                    },
-                );
-            }
-            "message_delta" => {
-                if let Some(r) = ev
-                    .get("delta")
-                    .and_then(|d| d.get("stop_reason"))
-                    .and_then(Value::as_str)
-                {
-                    self.stop_reason = Some(r.to_owned());
-                }
-            }
-            "message_stop" => self.message_stop(v, &message_id, out),
-            // content_block_stop: the `assistant` line before it finalized the block.
-            _ => {}
-        }
-    }
-
-    fn find_block(&self, message_id: &str, index: Option<u64>) -> Option<usize> {
-        self.blocks
-            .iter()
-            .position(|b| b.message_id == message_id && b.index == index && index.is_some())
-    }
-
-    fn open_block(
-        &mut self,
-        out: &mut Translated,
-        message_id: &str,
-        index: Option<u64>,
-        kind: BlockKind,
-        block: &Value,
-    ) -> usize {
-        let item_id = new_id("item");
-        let (item_type, initial, name, call_id) = match kind {
-            BlockKind::Text => (ItemType::Message, str_of(block, "text"), "", ""),
-            BlockKind::Thinking => (ItemType::Reasoning, str_of(block, "thinking"), "", ""),
-            BlockKind::Tool => (
-                ItemType::FunctionCall,
-                "",
-                str_of(block, "name"),
-                str_of(block, "id"),
-            ),
-        };
-        let call_id = if kind == BlockKind::Tool && call_id.is_empty() {
-            item_id.clone()
-        } else {
-            call_id.to_owned()
-        };
-        let name = if kind == BlockKind::Tool && name.is_empty() {
-            "tool".to_owned()
-        } else {
-            name.to_owned()
-        };
-        self.push(
-            out,
-            Payload::ItemStart {
-                item_id: item_id.clone(),
-                item_type,
-                initial_content: (!initial.is_empty()).then(|| initial.to_owned()),
-                name: (kind == BlockKind::Tool).then(|| name.clone()),
-                call_id: (kind == BlockKind::Tool).then(|| call_id.clone()),
-            },
-        );
-        self.blocks.push(Block {
-            message_id: message_id.to_owned(),
-            index,
-            kind,
-            item_id,
-            call_id,
-            name,
-            content: initial.to_owned(),
-            closed: false,
-        });
-        self.blocks.len() - 1
-    }
-
-    /// End of an API message: blocks the CLI gave up on (a dropped stream it
-    /// retried, an interrupt) become item errors; blocks no `assistant` line
-    /// finalized are finalized from what streamed.
-    fn message_stop(&mut self, v: &Value, message_id: &str, out: &mut Translated) {
-        let abandoned_from = v
-            .get("abandoned_blocks")
-            .filter(|a| {
-                str_of(a, "api_message_id").is_empty() || str_of(a, "api_message_id") == message_id
-            })
-            .and_then(|a| a.get("from_block_index"))
-            .and_then(Value::as_u64);
-        let cancelling = self.cancel_requested();
-        for pos in 0..self.blocks.len() {
-            let b = &self.blocks[pos];
-            if b.closed || b.message_id != message_id {
-                continue;
-            }
-            let abandoned = matches!((abandoned_from, b.index), (Some(from), Some(i)) if i >= from);
-            if abandoned {
-                if cancelling {
-                    // The cancelled turn drops open items anyway.
-                    self.blocks[pos].closed = true;
-                    continue;
-                }
-                let item_id = b.item_id.clone();
-                self.blocks[pos].closed = true;
-                self.push(
-                    out,
-                    Payload::ItemError {
-                        item_id,
-                        error: ErrorInfo::new(
-                            "stream_abandoned",
-                            "the model's response stream broke off; Claude Code retried",
-                        ),
-                    },
-                );
-            } else if !cancelling {
-                self.finalize_streamed(pos, out);
-            }
-        }
-    }
-
-    fn finalize_streamed(&mut self, pos: usize, out: &mut Translated) {
-        let b = &mut self.blocks[pos];
-        b.closed = true;
-        let final_item = match b.kind {
-            BlockKind::Text => FinalItem::Message {
-                content: b.content.clone(),
-                origin: Origin::Agent,
-            },
-            BlockKind::Thinking => FinalItem::Reasoning {
-                content: b.content.clone(),
-                provider_id: PROVIDER_ID.into(),
-            },
-            BlockKind::Tool => FinalItem::FunctionCall {
-                name: b.name.clone(),
-                call_id: b.call_id.clone(),
-                arguments: parse_arguments(&b.content),
-            },
-        };
-        let item_id = b.item_id.clone();
-        self.push(
-            out,
-            Payload::ItemDone {
-                item_id,
-                final_item,
-            },
-        );
-    }
-
-    // ---- complete messages -----------------------------------------------
 
     fn assistant(&mut self, v: &Value, out: &mut Translated) {
         let Some(msg) = v.get("message") else {
@@ -693,14 +471,11 @@ impl Translator {
                         "" => b.call_id.clone(),
                         id => id.to_owned(),
                     };
-                    FinalItem::FunctionCall {
-                        name,
-                        call_id,
-                        arguments: match c.get("input") {
-                            Some(Value::Object(m)) => m.clone(),
-                            _ => parse_arguments(&b.content),
-                        },
-                    }
+                    let arguments = match c.get("input") {
+                        Some(Value::Object(m)) => m.clone(),
+                        _ => parse_arguments(&b.content),
+                    };
+                    display::function_call(name, call_id, arguments, &display::COMMON)
                 }
             };
             let item_id = b.item_id.clone();
@@ -756,233 +531,6 @@ impl Translator {
 
     // ---- end of a Claude turn --------------------------------------------
 
-    fn result(&mut self, v: &Value, out: &mut Translated) {
-        let uuids: Vec<String> = match v.get("user_message_uuids").and_then(Value::as_array) {
-            Some(list) => list
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect(),
-            None => v
-                .get("user_message_uuid")
-                .and_then(Value::as_str)
-                .map(|u| vec![u.to_owned()])
-                .unwrap_or_default(),
-        };
-        let usage = self.result_usage(v);
-        let stop_reason = v
-            .get("stop_reason")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .or_else(|| self.stop_reason.take());
-        let api_error = self.api_error.take();
-        self.current_message = None;
-        if self.draining() {
-            let stale = uuids.is_empty() || uuids.iter().any(|u| self.abandoned.contains(u));
-            if stale {
-                // The end of the turn hive already ended; without a uuid echo
-                // the first result after it is taken to be that one.
-                if uuids.is_empty() {
-                    self.abandoned.clear();
-                }
-                for u in &uuids {
-                    self.abandoned.remove(u);
-                }
-                self.blocks.clear();
-                return;
-            }
-        }
-        let Some(turn) = self.turn.as_mut() else {
-            self.blocks.clear();
-            return;
-        };
-        if !uuids.is_empty() {
-            let ours = uuids.iter().any(|u| turn.pending.contains(u));
-            if !ours {
-                tracing::debug!(?uuids, "claude result for another turn ignored");
-                self.blocks.clear();
-                return;
-            }
-            turn.pending.retain(|p| !uuids.contains(p));
-        } else {
-            // No uuid echo: a result answers everything written so far.
-            turn.pending.clear();
-        }
-        match (&mut turn.usage, usage) {
-            (Some(total), Some(u)) => total.accumulate(&u),
-            (slot @ None, Some(u)) => *slot = Some(u),
-            _ => {}
-        }
-        let terminal_reason = str_of(v, "terminal_reason");
-        let is_error = v.get("is_error").and_then(Value::as_bool).unwrap_or(false);
-        let cancelled = terminal_reason.starts_with("aborted") || turn.cancel_requested;
-        let more = !turn.pending.is_empty();
-        if cancelled {
-            self.end_turn(
-                out,
-                ResponseStatus::Cancelled,
-                Some("interrupted".into()),
-                None,
-            );
-        } else if is_error {
-            let error = result_error(v, api_error);
-            if more {
-                // The queued message still runs; show the failure in line.
-                self.system_message(out, format!("Claude Code error: {}", error.message));
-                self.close_blocks();
-            } else {
-                self.end_turn(out, ResponseStatus::Error, stop_reason, Some(error));
-            }
-        } else if more {
-            // A steered message Claude queued as its own turn comes next.
-            self.finish_open_blocks(out);
-        } else {
-            self.finish_open_blocks(out);
-            self.end_turn(out, ResponseStatus::Completed, stop_reason, None);
-        }
-    }
-
-    /// Usage of one `result`. `total_cost_usd` is cumulative over the process,
-    /// so the turn's own cost comes from `model_usage_since_last_result`, or
-    /// else from the difference to the previous total.
-    fn result_usage(&mut self, v: &Value) -> Option<Usage> {
-        let total = v.get("total_cost_usd").and_then(Value::as_f64);
-        let since: Option<f64> = v
-            .get("model_usage_since_last_result")
-            .and_then(Value::as_object)
-            .map(|models| {
-                models
-                    .values()
-                    .filter_map(|m| m.get("costUSD").and_then(Value::as_f64))
-                    .sum()
-            });
-        let cost = since.or(match (total, self.last_total_cost) {
-            (Some(t), Some(prev)) if t >= prev => Some(t - prev),
-            (t, _) => t,
-        });
-        if total.is_some() {
-            self.last_total_cost = total;
-        }
-        Some(Usage {
-            cost_usd: cost,
-            ..content::usage(v.get("usage")?)
-        })
-    }
-
-    fn finish_open_blocks(&mut self, out: &mut Translated) {
-        for pos in 0..self.blocks.len() {
-            if !self.blocks[pos].closed {
-                self.finalize_streamed(pos, out);
-            }
-        }
-        self.blocks.clear();
-    }
-
-    fn close_blocks(&mut self) {
-        self.blocks.clear();
-    }
-
-    fn end_turn(
-        &mut self,
-        out: &mut Translated,
-        status: ResponseStatus,
-        finish_reason: Option<String>,
-        error: Option<ErrorInfo>,
-    ) {
-        self.bind(out);
-        self.blocks.clear();
-        let Some(turn) = self.turn.take() else {
-            return;
-        };
-        out.events.push(self.event(
-            &turn.turn_id,
-            Payload::ResponseDone {
-                status,
-                finish_reason,
-                error,
-                usage: turn.usage,
-            },
-        ));
-    }
-
-    // ---- control protocol ------------------------------------------------
-
-    fn control_request(&mut self, v: &Value, out: &mut Translated) {
-        let request_id = str_of(v, "request_id");
-        let Some(req) = v.get("request") else {
-            return;
-        };
-        match str_of(req, "subtype") {
-            "can_use_tool" if self.draining() => {
-                out.replies.push(super::control::permission_deny(
-                    request_id,
-                    "The user cancelled this turn.",
-                ));
-            }
-            "can_use_tool" => {
-                let description = req
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .or_else(|| req.get("decision_reason").and_then(Value::as_str))
-                    .map(str::to_owned);
-                let tool_name = match str_of(req, "tool_name") {
-                    "" => str_of(req, "display_name"),
-                    n => n,
-                };
-                out.events
-                    .push(ProviderEvent::Permission(PermissionRequest {
-                        request_id: request_id.to_owned(),
-                        tool_name: tool_name.to_owned(),
-                        input: req.get("input").cloned().unwrap_or(Value::Null),
-                        description,
-                        options: Vec::new(),
-                    }));
-            }
-            other => {
-                out.replies.push(super::control::control_error(
-                    request_id,
-                    &format!("hive does not handle `{other}` requests"),
-                ));
-            }
-        }
-    }
-
-    fn control_response(&mut self, v: &Value, out: &mut Translated) {
-        let Some(resp) = v.get("response") else {
-            return;
-        };
-        if str_of(resp, "subtype") == "error" {
-            diagnostic(
-                out,
-                DiagnosticLevel::Warn,
-                format!(
-                    "claude refused control request {}: {}",
-                    str_of(resp, "request_id"),
-                    str_of(resp, "error")
-                ),
-            );
-            return;
-        }
-        // The `initialize` answer lists the slash commands.
-        if let Some(cmds) = resp
-            .get("response")
-            .and_then(|r| r.get("commands"))
-            .and_then(Value::as_array)
-        {
-            let names: Vec<String> = cmds
-                .iter()
-                .filter_map(|c| c.get("name").and_then(Value::as_str))
-                .map(str::to_owned)
-                .collect();
-            if !names.is_empty() {
-                self.commands = names;
-                self.announce(out);
-            }
-        }
-    }
-
-    // ---- emission --------------------------------------------------------
-
     fn event(&self, turn_id: &str, payload: Payload) -> ProviderEvent {
         ProviderEvent::Stream(StreamEvent::new(turn_id, &self.session_id, payload))
     }
@@ -1034,14 +582,6 @@ fn diagnostic(out: &mut Translated, level: DiagnosticLevel, message: String) {
 
 fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or("")
-}
-
-fn clip(s: &str) -> String {
-    const MAX: usize = 200;
-    match s.char_indices().nth(MAX) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_owned(),
-    }
 }
 
 /// Streamed tool input: a JSON object, or what there is of it.

@@ -7,8 +7,8 @@ use ratatui::style::{Color, Modifier, Style};
 use serde::Deserialize;
 
 const BUILTIN: &[(&str, &str)] = &[
-    ("dark", include_str!("../../themes/dark.toml")),
-    ("light", include_str!("../../themes/light.toml")),
+    ("dark", include_str!("../themes/dark.toml")),
+    ("light", include_str!("../themes/light.toml")),
 ];
 
 #[derive(Debug, Deserialize)]

@@ -1,0 +1,220 @@
+//! Claude's partial-message stream (`stream_event`): content blocks opened, streamed and finalized.
+
+use super::*;
+
+impl Translator {
+    pub(super) fn stream_event(&mut self, v: &Value, out: &mut Translated) {
+        let Some(ev) = v.get("event") else {
+            return;
+        };
+        let message_id = v
+            .get("api_message_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .or_else(|| self.current_message.clone())
+            .unwrap_or_default();
+        match str_of(ev, "type") {
+            "message_start" => {
+                let msg = ev.get("message");
+                let id = msg
+                    .and_then(|m| m.get("id"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                    .unwrap_or(message_id);
+                if self.model.is_none()
+                    && let Some(m) = msg.and_then(|m| m.get("model")).and_then(Value::as_str)
+                {
+                    self.model = Some(m.to_owned());
+                }
+                self.current_message = Some(id);
+                self.bind(out);
+            }
+            "content_block_start" => {
+                let Some(block) = ev.get("content_block") else {
+                    return;
+                };
+                let Some(kind) = BlockKind::of(str_of(block, "type")) else {
+                    return;
+                };
+                let index = ev.get("index").and_then(Value::as_u64);
+                self.open_block(out, &message_id, index, kind, block);
+            }
+            "content_block_delta" => {
+                let index = ev.get("index").and_then(Value::as_u64);
+                let Some(delta) = ev.get("delta") else {
+                    return;
+                };
+                let piece = match str_of(delta, "type") {
+                    "text_delta" => str_of(delta, "text"),
+                    "thinking_delta" => str_of(delta, "thinking"),
+                    "input_json_delta" => str_of(delta, "partial_json"),
+                    // signature_delta, citations_delta: nothing to show.
+                    _ => return,
+                };
+                if piece.is_empty() {
+                    return;
+                }
+                let Some(pos) = self.find_block(&message_id, index) else {
+                    tracing::debug!(?index, "claude delta for an unknown block ignored");
+                    return;
+                };
+                let block = &mut self.blocks[pos];
+                if block.closed {
+                    return;
+                }
+                block.content.push_str(piece);
+                let item_id = block.item_id.clone();
+                self.push(
+                    out,
+                    Payload::ItemDelta {
+                        item_id,
+                        delta_content: piece.to_owned(),
+                    },
+                );
+            }
+            "message_delta" => {
+                if let Some(r) = ev
+                    .get("delta")
+                    .and_then(|d| d.get("stop_reason"))
+                    .and_then(Value::as_str)
+                {
+                    self.stop_reason = Some(r.to_owned());
+                }
+            }
+            "message_stop" => self.message_stop(v, &message_id, out),
+            // content_block_stop: the `assistant` line before it finalized the block.
+            _ => {}
+        }
+    }
+
+    pub(super) fn find_block(&self, message_id: &str, index: Option<u64>) -> Option<usize> {
+        self.blocks
+            .iter()
+            .position(|b| b.message_id == message_id && b.index == index && index.is_some())
+    }
+
+    pub(super) fn open_block(
+        &mut self,
+        out: &mut Translated,
+        message_id: &str,
+        index: Option<u64>,
+        kind: BlockKind,
+        block: &Value,
+    ) -> usize {
+        let item_id = new_id("item");
+        let (item_type, initial, name, call_id) = match kind {
+            BlockKind::Text => (ItemType::Message, str_of(block, "text"), "", ""),
+            BlockKind::Thinking => (ItemType::Reasoning, str_of(block, "thinking"), "", ""),
+            BlockKind::Tool => (
+                ItemType::FunctionCall,
+                "",
+                str_of(block, "name"),
+                str_of(block, "id"),
+            ),
+        };
+        let call_id = if kind == BlockKind::Tool && call_id.is_empty() {
+            item_id.clone()
+        } else {
+            call_id.to_owned()
+        };
+        let name = if kind == BlockKind::Tool && name.is_empty() {
+            "tool".to_owned()
+        } else {
+            name.to_owned()
+        };
+        self.push(
+            out,
+            Payload::ItemStart {
+                item_id: item_id.clone(),
+                item_type,
+                initial_content: (!initial.is_empty()).then(|| initial.to_owned()),
+                name: (kind == BlockKind::Tool).then(|| name.clone()),
+                call_id: (kind == BlockKind::Tool).then(|| call_id.clone()),
+            },
+        );
+        self.blocks.push(Block {
+            message_id: message_id.to_owned(),
+            index,
+            kind,
+            item_id,
+            call_id,
+            name,
+            content: initial.to_owned(),
+            closed: false,
+        });
+        self.blocks.len() - 1
+    }
+
+    /// End of an API message: blocks the CLI gave up on (a dropped stream it
+    /// retried, an interrupt) become item errors; blocks no `assistant` line
+    /// finalized are finalized from what streamed.
+    pub(super) fn message_stop(&mut self, v: &Value, message_id: &str, out: &mut Translated) {
+        let abandoned_from = v
+            .get("abandoned_blocks")
+            .filter(|a| {
+                str_of(a, "api_message_id").is_empty() || str_of(a, "api_message_id") == message_id
+            })
+            .and_then(|a| a.get("from_block_index"))
+            .and_then(Value::as_u64);
+        let cancelling = self.cancel_requested();
+        for pos in 0..self.blocks.len() {
+            let b = &self.blocks[pos];
+            if b.closed || b.message_id != message_id {
+                continue;
+            }
+            let abandoned = matches!((abandoned_from, b.index), (Some(from), Some(i)) if i >= from);
+            if abandoned {
+                if cancelling {
+                    // The cancelled turn drops open items anyway.
+                    self.blocks[pos].closed = true;
+                    continue;
+                }
+                let item_id = b.item_id.clone();
+                self.blocks[pos].closed = true;
+                self.push(
+                    out,
+                    Payload::ItemError {
+                        item_id,
+                        error: ErrorInfo::new(
+                            "stream_abandoned",
+                            "the model's response stream broke off; Claude Code retried",
+                        ),
+                    },
+                );
+            } else if !cancelling {
+                self.finalize_streamed(pos, out);
+            }
+        }
+    }
+
+    pub(super) fn finalize_streamed(&mut self, pos: usize, out: &mut Translated) {
+        let b = &mut self.blocks[pos];
+        b.closed = true;
+        let final_item = match b.kind {
+            BlockKind::Text => FinalItem::Message {
+                content: b.content.clone(),
+                origin: Origin::Agent,
+            },
+            BlockKind::Thinking => FinalItem::Reasoning {
+                content: b.content.clone(),
+                provider_id: PROVIDER_ID.into(),
+            },
+            BlockKind::Tool => display::function_call(
+                b.name.clone(),
+                b.call_id.clone(),
+                parse_arguments(&b.content),
+                &display::COMMON,
+            ),
+        };
+        let item_id = b.item_id.clone();
+        self.push(
+            out,
+            Payload::ItemDone {
+                item_id,
+                final_item,
+            },
+        );
+    }
+
+    // ---- complete messages -----------------------------------------------
+}

@@ -1,0 +1,248 @@
+//! The pure half of the app-server transport: the notifications of one turn
+//! → canonical payloads, one handler per server method. Kept free of I/O so
+//! captures and benchmarks can drive it directly.
+
+use serde_json::Value;
+
+use crate::event::{ErrorInfo, Payload, ResponseStatus, Usage};
+use crate::provider::codex::items::{ItemMapper, Out, TextKind, completed, usage};
+
+/// Translates the notifications of one turn.
+#[derive(Debug, Default)]
+pub struct AppTurn {
+    /// The server's id of this turn, once known; notifications of other
+    /// turns (a turn abandoned after an ignored interrupt) are dropped.
+    pub codex_turn: Option<String>,
+    pub(super) items: ItemMapper,
+    /// The thread's token total when the turn began, and the latest one.
+    base: Option<Usage>,
+    total: Option<Usage>,
+    pending_error: Option<String>,
+    finished: bool,
+}
+
+impl AppTurn {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A turn of a thread that has already used `base` tokens.
+    pub fn with_base(base: Usage) -> Self {
+        Self {
+            base: Some(base),
+            ..Self::default()
+        }
+    }
+
+    /// Sets the base once: the thread total when the server named the turn
+    /// (a resumed thread reports its total only after the resume answer).
+    pub fn set_base(&mut self, base: &Usage) {
+        if self.base.is_none() {
+            self.base = Some(base.clone());
+        }
+    }
+
+    /// The thread's token total as last reported.
+    pub fn total(&self) -> Option<&Usage> {
+        self.total.as_ref()
+    }
+
+    pub fn finished(&self) -> bool {
+        self.finished
+    }
+
+    pub fn items(&self) -> &ItemMapper {
+        &self.items
+    }
+
+    /// One server notification; unrelated ones yield nothing.
+    pub fn notification(&mut self, method: &str, params: &Value) -> Vec<Out> {
+        let mut out = Vec::new();
+        let turn_of = params
+            .get("turnId")
+            .and_then(Value::as_str)
+            .or_else(|| params.pointer("/turn/id").and_then(Value::as_str));
+        match (self.codex_turn.as_deref(), turn_of) {
+            (Some(mine), Some(theirs)) if mine != theirs => return out,
+            // Until the server names this turn, only its start is ours: a
+            // resumed thread replays the usage of its last turn, for one.
+            (None, Some(_)) if method != "turn/started" => return out,
+            _ => {}
+        }
+        let item_id = params
+            .get("itemId")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let delta = params
+            .get("delta")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let summary_index = || {
+            params
+                .get("summaryIndex")
+                .and_then(Value::as_i64)
+                .unwrap_or(0)
+        };
+        let payloads = match method {
+            "turn/started" => {
+                if self.codex_turn.is_none() {
+                    self.codex_turn = turn_of.map(str::to_owned);
+                }
+                out.push(Out::Started);
+                Vec::new()
+            }
+            "item/started" | "item/completed" => match params.get("item") {
+                Some(item) => {
+                    self.flush_error(&mut out);
+                    if method == "item/started" {
+                        self.items.started(item)
+                    } else {
+                        self.items.completed(item)
+                    }
+                }
+                None => Vec::new(),
+            },
+            "item/agentMessage/delta" | "item/plan/delta" => {
+                self.items.delta(item_id, TextKind::Message, delta)
+            }
+            "item/reasoning/summaryTextDelta" => {
+                self.items.summary_delta(item_id, summary_index(), delta)
+            }
+            "item/reasoning/summaryPartAdded" => self.items.summary_part(item_id, summary_index()),
+            "item/reasoning/textDelta" => self.items.raw_reasoning_delta(item_id, delta),
+            "thread/tokenUsage/updated" => {
+                // The server re-sends unchanged counts (e.g. at an interrupt),
+                // so the turn's usage is the growth of the thread total, not
+                // a sum of `last` values.
+                if let Some(total) = params.pointer("/tokenUsage/total") {
+                    self.total = Some(usage(total));
+                }
+                Vec::new()
+            }
+            "turn/plan/updated" => self.plan_updated(params),
+            "error" => self.error(params, &mut out),
+            "model/rerouted" => {
+                let from = params
+                    .get("fromModel")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?");
+                let to = params.get("toModel").and_then(Value::as_str).unwrap_or("?");
+                self.items
+                    .notice(&format!("model rerouted from {from} to {to}"))
+            }
+            "turn/completed" => {
+                self.turn_completed(params, &mut out);
+                Vec::new()
+            }
+            _ => Vec::new(),
+        };
+        out.extend(payloads.into_iter().map(Out::Event));
+        out
+    }
+
+    fn plan_updated(&mut self, params: &Value) -> Vec<Payload> {
+        let explanation = params.get("explanation").and_then(Value::as_str);
+        let steps: Vec<(String, String)> = params
+            .get("plan")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .map(|s| {
+                        let text = s.get("step").and_then(Value::as_str).unwrap_or("");
+                        let st = s.get("status").and_then(Value::as_str).unwrap_or("");
+                        (text.to_owned(), st.to_owned())
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.items.plan_update(explanation, &steps)
+    }
+
+    /// A retried error is a notice now; a final one waits for the turn's end.
+    fn error(&mut self, params: &Value, out: &mut Vec<Out>) -> Vec<Payload> {
+        let message = params
+            .pointer("/error/message")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown error")
+            .to_owned();
+        let will_retry = params
+            .get("willRetry")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        self.flush_error(out);
+        if will_retry {
+            self.items.notice(&message)
+        } else {
+            self.pending_error = Some(message);
+            Vec::new()
+        }
+    }
+
+    fn turn_completed(&mut self, params: &Value, out: &mut Vec<Out>) {
+        self.finished = true;
+        let status = params
+            .pointer("/turn/status")
+            .and_then(Value::as_str)
+            .unwrap_or("completed");
+        let base = self.base.clone().unwrap_or_default();
+        // No growth (an interrupt before any answer): no usage to show.
+        let usage = self
+            .total
+            .as_ref()
+            .map(|t| growth(&base, t))
+            .filter(|u| u.input_tokens + u.output_tokens > 0);
+        match status {
+            "interrupted" => {
+                self.pending_error = None;
+                out.push(Out::Finished(Payload::interrupted(usage)));
+            }
+            "failed" => {
+                let message = params
+                    .pointer("/turn/error/message")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                    .or_else(|| self.pending_error.clone())
+                    .unwrap_or_else(|| "the turn failed".into());
+                if self.pending_error.as_deref() != Some(message.as_str()) {
+                    self.flush_error(out);
+                }
+                self.pending_error = None;
+                out.push(Out::Finished(Payload::ResponseDone {
+                    status: ResponseStatus::Error,
+                    finish_reason: None,
+                    error: Some(ErrorInfo::new("turn_failed", message)),
+                    usage,
+                }));
+            }
+            _ => {
+                self.flush_error(out);
+                out.push(Out::Finished(completed(usage)));
+            }
+        }
+    }
+
+    fn flush_error(&mut self, out: &mut Vec<Out>) {
+        if let Some(message) = self.pending_error.take() {
+            let text = format!("⚠ {message}");
+            out.extend(self.items.notice(&text).into_iter().map(Out::Event));
+        }
+    }
+}
+
+/// Token use between two thread totals.
+fn growth(base: &Usage, now: &Usage) -> Usage {
+    let opt = |a: Option<u64>, b: Option<u64>| match (a, b) {
+        (a, Some(b)) => Some(b.saturating_sub(a.unwrap_or(0))),
+        (_, None) => None,
+    };
+    Usage {
+        input_tokens: now.input_tokens.saturating_sub(base.input_tokens),
+        output_tokens: now.output_tokens.saturating_sub(base.output_tokens),
+        cache_read_input_tokens: opt(base.cache_read_input_tokens, now.cache_read_input_tokens),
+        cache_creation_input_tokens: opt(
+            base.cache_creation_input_tokens,
+            now.cache_creation_input_tokens,
+        ),
+        cost_usd: None,
+    }
+}
