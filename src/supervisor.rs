@@ -143,7 +143,9 @@ extern "C" fn forward(sig: i32, info: *mut libc::siginfo_t, _ctx: *mut libc::c_v
     // SAFETY: the kernel hands a valid siginfo to an SA_SIGINFO handler.
     let code = unsafe { info.as_ref().map_or(0, |i| i.si_code) };
     let child = CHILD.load(Ordering::SeqCst);
-    if code <= 0 && child > 0 {
+    // A hangup is different: the kernel sends it to the session leader (us)
+    // only, so the real hive hears of a closed terminal from us.
+    if (code <= 0 || sig == libc::SIGHUP) && child > 0 {
         // SAFETY: kill(2) is async-signal-safe.
         unsafe {
             libc::kill(child, sig);

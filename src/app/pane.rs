@@ -55,6 +55,8 @@ pub struct Pane {
     /// The child's size as last sent with `Resize` (what the runner was
     /// told, so it stays with the model).
     pub term_size: Option<(u16, u16)>,
+    /// The agent's own git worktree (`worktree = true`).
+    pub worktree: Option<crate::worktree::Worktree>,
 }
 
 impl Pane {
@@ -86,6 +88,7 @@ impl Pane {
             terminal: None,
             term_scroll: 0,
             term_size: None,
+            worktree: None,
         };
         pane.model = pane.agent.model.clone();
         pane.composer.set_wrap_mode(WrapMode::WordOrGlyph);

@@ -19,6 +19,8 @@ pub enum Overlay {
     None,
     Help,
     ConfirmQuit,
+    /// The focused pane's worktree diff (`App::diff`).
+    Diff,
 }
 
 pub struct App {
@@ -50,6 +52,15 @@ pub struct App {
     pub notify: Vec<String>,
     /// Where the config came from (shown in help).
     pub config_source: String,
+    /// The diff view's model while it is open.
+    pub diff: Option<super::worktree::DiffView>,
+    /// Agents whose pending changes touch the same files (for panes and
+    /// an attention inbox).
+    pub overlaps: Vec<crate::worktree::Overlap>,
+    /// Requests for the git service, drained by the event loop.
+    pub git_outbox: Vec<crate::worktree::WorktreeRequest>,
+    /// A terminal pane in a worktree had output: check overlaps then.
+    pub overlap_check_at: Option<Instant>,
 }
 
 impl App {
@@ -74,6 +85,10 @@ impl App {
             geometry: Geometry::default(),
             notify: Vec::new(),
             config_source: config.source.describe(),
+            diff: None,
+            overlaps: Vec::new(),
+            git_outbox: Vec::new(),
+            overlap_check_at: None,
         }
     }
 
@@ -116,6 +131,10 @@ impl App {
 
     pub fn set_focus(&mut self, i: usize) {
         if i < self.panes.len() {
+            if i != self.focus && self.has_worktrees() {
+                self.git_outbox
+                    .push(crate::worktree::WorktreeRequest::CheckOverlaps);
+            }
             self.focus = i;
             self.panes[i].attention = false;
         }
@@ -147,6 +166,11 @@ impl App {
     /// Applies one runner event.
     pub fn apply(&mut self, update: PaneUpdate) {
         let i = update.pane;
+        match &update.event {
+            PaneEvent::Turn(t) => self.worktree_turn(i, t),
+            PaneEvent::TerminalUpdated => self.worktree_activity(i),
+            _ => {}
+        }
         let focused = i == self.focus;
         let Some(p) = self.panes.get_mut(i) else {
             return;
