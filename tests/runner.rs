@@ -487,16 +487,7 @@ async fn runner_flushes_buffered_text_after_the_batch_timeout() {
         },
         ..RunnerOptions::default()
     };
-    let (h, mut rx) = start_with(&fake, None, options, AgentConfig::new("a", "fake"));
-    send(&h, "hi", SubmitMode::Auto);
-    state(&mut rx, TurnState::Streaming).await;
-    fake.emit(Payload::ItemStart {
-        item_id: "m1".into(),
-        item_type: ItemType::Message,
-        initial_content: None,
-        name: None,
-        call_id: None,
-    });
+    let (_h, mut rx) = streaming_message(&fake, options).await;
     fake.emit(Payload::ItemDelta {
         item_id: "m1".into(),
         delta_content: "Hel".into(),
@@ -658,6 +649,24 @@ async fn a_silent_turn_is_reported_as_stalled_until_output_resumes() {
     assert_eq!(fake.shared.lock().unwrap().spawns, spawns + 1);
 }
 
+/// A runner with `options` whose turn is streaming message `m1`.
+async fn streaming_message(
+    fake: &Fake,
+    options: RunnerOptions,
+) -> (RunnerHandle, UnboundedReceiver<PaneUpdate>) {
+    let (h, mut rx) = start_with(fake, None, options, AgentConfig::new("a", "fake"));
+    send(&h, "hi", SubmitMode::Auto);
+    state(&mut rx, TurnState::Streaming).await;
+    fake.emit(Payload::ItemStart {
+        item_id: "m1".into(),
+        item_type: ItemType::Message,
+        initial_content: None,
+        name: None,
+        call_id: None,
+    });
+    (h, rx)
+}
+
 /// Records which events reach the history recorder.
 struct SeenByRecorder(Arc<Mutex<Vec<String>>>);
 
@@ -681,16 +690,7 @@ async fn live_tail_shows_text_between_gradient_batches_and_is_not_recorded() {
         recorder: Some(Box::new(SeenByRecorder(Arc::clone(&recorded)))),
         ..RunnerOptions::default()
     };
-    let (h, mut rx) = start_with(&fake, None, options, AgentConfig::new("a", "fake"));
-    send(&h, "hi", SubmitMode::Auto);
-    state(&mut rx, TurnState::Streaming).await;
-    fake.emit(Payload::ItemStart {
-        item_id: "m1".into(),
-        item_type: ItemType::Message,
-        initial_content: None,
-        name: None,
-        call_id: None,
-    });
+    let (_h, mut rx) = streaming_message(&fake, options).await;
     let t0 = tokio::time::Instant::now();
     let mut live = Vec::new();
     for delta in ["Hel", "lo"] {
