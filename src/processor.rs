@@ -71,6 +71,8 @@ struct TextItem {
     gradient_index: usize,
     emitted: bool,
     dirty: bool,
+    /// Bytes the display has seen (by an upsert or a live tail).
+    shown: usize,
     first_delta: Option<Instant>,
     last_delta: Instant,
     turn_id: String,
@@ -360,6 +362,35 @@ impl Processor {
         }
     }
 
+    /// Whether some open item holds text the display has not seen.
+    pub fn has_unshown(&self) -> bool {
+        self.text.values().any(|i| i.buf.len() > i.shown)
+    }
+
+    /// The display's live tail: an in-progress snapshot of every open item
+    /// whose text grew since it was last emitted or shown. It leaves the
+    /// gradient (the upsert contract that history and `hive run` read)
+    /// untouched; the console shows these between batches so a visible
+    /// pane is never more than its display latency behind the agent.
+    pub fn live_tail(&mut self) -> Vec<Upsert> {
+        let mut out = Vec::new();
+        for (id, item) in &mut self.text {
+            if item.buf.len() <= item.shown {
+                continue;
+            }
+            item.shown = item.buf.len();
+            let status = if item.emitted {
+                UpsertStatus::Update
+            } else {
+                UpsertStatus::Create
+            };
+            if let Output::Upsert(u) = text_upsert(id, item, status, None) {
+                out.push(u);
+            }
+        }
+        out
+    }
+
     /// Emits buffered content of items idle for the batch timeout (TC-5.4b).
     pub fn flush_idle(&mut self, now: Instant) -> Vec<Output> {
         let due: Vec<String> = self
@@ -416,6 +447,7 @@ impl Processor {
             gradient_index: 0,
             emitted: false,
             dirty: false,
+            shown: 0,
             first_delta: None,
             last_delta: now,
             turn_id: ev.turn_id.clone(),
@@ -728,5 +760,6 @@ fn emit_progress(item_id: &str, item: &mut TextItem) -> Output {
     };
     item.emitted = true;
     item.dirty = false;
+    item.shown = item.buf.len();
     text_upsert(item_id, item, status, None)
 }

@@ -97,6 +97,10 @@ pub enum RunnerCommand {
 #[derive(Debug, Clone)]
 pub enum PaneEvent {
     Upsert(Upsert),
+    /// An open item's text so far, between gradient batches, for display
+    /// only (`RunnerOptions::live_every`): never recorded, and ordered so a
+    /// live snapshot never holds less than the upserts before it.
+    Live(Upsert),
     Turn(TurnEvent),
     State(TurnState),
     /// The whole pending queue after any change.
@@ -152,6 +156,10 @@ pub struct RunnerOptions {
     /// Messages queued before a restart; kept until `DrainQueue`.
     pub initial_queue: Vec<String>,
     pub recorder: Option<Box<dyn Recorder>>,
+    /// Send the open items' live tail (`PaneEvent::Live`) at most this long
+    /// after new text arrives. `None`: upserts only, as the gradient batches
+    /// them (`hive run`, tests).
+    pub live_every: Option<Duration>,
     /// A running turn without output this long is reported as stalled.
     pub stall_after: Duration,
 }
@@ -163,6 +171,7 @@ impl Default for RunnerOptions {
             interrupt_timeout: Duration::from_millis(900),
             initial_queue: Vec::new(),
             recorder: None,
+            live_every: None,
             stall_after: Duration::from_secs(60),
         }
     }
@@ -222,6 +231,8 @@ pub fn spawn_runner(
         cancel_deadline: None,
         interrupt_timeout: options.interrupt_timeout,
         recorder: options.recorder,
+        live_every: options.live_every,
+        live_at: None,
         out,
     };
     runner.start_provider()?;
@@ -267,6 +278,9 @@ struct Runner {
     cancel_deadline: Option<Instant>,
     interrupt_timeout: Duration,
     recorder: Option<Box<dyn Recorder>>,
+    live_every: Option<Duration>,
+    /// When the next live tail goes out (set when unshown text arrives).
+    live_at: Option<Instant>,
     out: mpsc::UnboundedSender<PaneUpdate>,
 }
 
@@ -275,6 +289,7 @@ impl Runner {
         loop {
             let flush_at = self.processor.next_deadline();
             let cancel_at = self.cancel_deadline;
+            let live_at = self.live_at;
             let stall_at = self
                 .last_output
                 .filter(|_| !self.stalled)
@@ -293,6 +308,7 @@ impl Runner {
                     self.forward(outs);
                 }
                 _ = timer::sleep_until(cancel_at) => self.interrupt_expired(),
+                _ = timer::sleep_until(live_at) => self.send_live(),
                 _ = timer::sleep_until(stall_at) => {
                     self.stalled = true;
                     let since = self.last_output.map(Instant::into_std);
@@ -320,6 +336,31 @@ impl Runner {
                 pane: self.pane,
                 event: PaneEvent::HistoryNotSaved(reason),
             });
+        }
+    }
+
+    /// Display-only events skip the recorder.
+    fn emit_live(&mut self, u: Upsert) {
+        let _ = self.out.send(PaneUpdate {
+            pane: self.pane,
+            event: PaneEvent::Live(u),
+        });
+    }
+
+    fn send_live(&mut self) {
+        self.live_at = None;
+        for u in self.processor.live_tail() {
+            self.emit_live(u);
+        }
+    }
+
+    /// Arms the live tail when the processor holds text nobody has seen.
+    fn schedule_live(&mut self) {
+        if let Some(every) = self.live_every
+            && self.live_at.is_none()
+            && self.processor.has_unshown()
+        {
+            self.live_at = Some(Instant::now() + every);
         }
     }
 
@@ -604,6 +645,7 @@ impl Runner {
                 }
                 let outs = self.processor.process(&ev, Instant::now());
                 self.forward(outs);
+                self.schedule_live();
             }
             ProviderEvent::Session(info) => {
                 if let Some(h) = &info.resume_handle {

@@ -487,16 +487,7 @@ async fn runner_flushes_buffered_text_after_the_batch_timeout() {
         },
         ..RunnerOptions::default()
     };
-    let (h, mut rx) = start_with(&fake, None, options, AgentConfig::new("a", "fake"));
-    send(&h, "hi", SubmitMode::Auto);
-    state(&mut rx, TurnState::Streaming).await;
-    fake.emit(Payload::ItemStart {
-        item_id: "m1".into(),
-        item_type: ItemType::Message,
-        initial_content: None,
-        name: None,
-        call_id: None,
-    });
+    let (_h, mut rx) = streaming_message(&fake, options).await;
     fake.emit(Payload::ItemDelta {
         item_id: "m1".into(),
         delta_content: "Hel".into(),
@@ -656,4 +647,71 @@ async fn a_silent_turn_is_reported_as_stalled_until_output_resumes() {
     })
     .await;
     assert_eq!(fake.shared.lock().unwrap().spawns, spawns + 1);
+}
+
+/// A runner with `options` whose turn is streaming message `m1`.
+async fn streaming_message(
+    fake: &Fake,
+    options: RunnerOptions,
+) -> (RunnerHandle, UnboundedReceiver<PaneUpdate>) {
+    let (h, mut rx) = start_with(fake, None, options, AgentConfig::new("a", "fake"));
+    send(&h, "hi", SubmitMode::Auto);
+    state(&mut rx, TurnState::Streaming).await;
+    fake.emit(Payload::ItemStart {
+        item_id: "m1".into(),
+        item_type: ItemType::Message,
+        initial_content: None,
+        name: None,
+        call_id: None,
+    });
+    (h, rx)
+}
+
+/// Records which events reach the history recorder.
+struct SeenByRecorder(Arc<Mutex<Vec<String>>>);
+
+impl hive::runner::Recorder for SeenByRecorder {
+    fn record(&mut self, event: &PaneEvent) {
+        let name = match event {
+            PaneEvent::Live(_) => "live",
+            PaneEvent::Upsert(_) => "upsert",
+            _ => "other",
+        };
+        self.0.lock().unwrap().push(name.into());
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn live_tail_shows_text_between_gradient_batches_and_is_not_recorded() {
+    let fake = Fake::new(caps(false, true));
+    let recorded = Arc::new(Mutex::new(Vec::new()));
+    let options = RunnerOptions {
+        live_every: Some(Duration::from_millis(40)),
+        recorder: Some(Box::new(SeenByRecorder(Arc::clone(&recorded)))),
+        ..RunnerOptions::default()
+    };
+    let (_h, mut rx) = streaming_message(&fake, options).await;
+    let t0 = tokio::time::Instant::now();
+    let mut live = Vec::new();
+    for delta in ["Hel", "lo"] {
+        fake.emit(Payload::ItemDelta {
+            item_id: "m1".into(),
+            delta_content: delta.into(),
+        });
+        // Below the gradient's first batch (10 tokens): only the live tail shows it.
+        let text = until(&mut rx, |e| match e {
+            PaneEvent::Upsert(u) if u.item_id == "m1" => panic!("gradient emitted early"),
+            PaneEvent::Live(u) if u.item_id == "m1" => u.text().map(|t| t.to_string()),
+            _ => None,
+        })
+        .await;
+        live.push(text);
+    }
+    assert_eq!(live, vec!["Hel", "Hello"]);
+    assert!(
+        t0.elapsed() < Duration::from_millis(200),
+        "within the live period, not the batch timeout"
+    );
+    settle().await;
+    assert!(!recorded.lock().unwrap().iter().any(|n| n == "live"));
 }

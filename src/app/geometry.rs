@@ -14,6 +14,8 @@ pub struct PaneGeometry {
     pub rect: Rect,
     /// Where the pane's content was drawn.
     pub inner: Rect,
+    /// Where the transcript was drawn (empty when it was not).
+    pub transcript: Rect,
     /// Rows of the transcript viewport (page size).
     pub view_rows: u16,
     /// The most `Pane::scroll` can be (`usize::MAX` until the top is known).
@@ -27,6 +29,7 @@ impl Default for PaneGeometry {
         Self {
             rect: Rect::default(),
             inner: Rect::default(),
+            transcript: Rect::default(),
             view_rows: 10,
             max_scroll: usize::MAX,
             scroll: None,

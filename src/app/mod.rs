@@ -11,6 +11,7 @@ pub mod geometry;
 pub mod input;
 pub mod pane;
 pub mod pty_input;
+pub mod screen;
 pub mod state;
 pub mod transcript;
 pub mod tty;
@@ -143,6 +144,7 @@ fn start_runners(
             stall_after: std::time::Duration::from_secs(config.ui.stall_after_s.max(1)),
             initial_queue: std::mem::take(&mut history.queue),
             recorder: history.recorder.take(),
+            live_every: live_every(config),
         };
         let spec = ProviderSpec {
             agent: agent.clone(),
@@ -165,6 +167,18 @@ fn start_runners(
     (runners, worktree::GitLink::start(app))
 }
 
+/// How often a runner sends its live tail: the display latency less one
+/// frame interval (a frame may wait that long for its turn). Zero turns the
+/// live tail off (text shows as the gradient batches it).
+pub fn live_every(config: &Config) -> Option<Duration> {
+    if config.ui.display_latency_ms == 0 {
+        return None;
+    }
+    let frame = Duration::from_secs_f64(1.0 / f64::from(config.ui.max_fps.clamp(1, 240)));
+    let every = Duration::from_millis(config.ui.display_latency_ms).saturating_sub(frame);
+    Some(every.max(Duration::from_millis(4)))
+}
+
 fn flush_outbox(app: &mut App, runners: &[Option<RunnerHandle>]) {
     for (pane, cmd) in app.outbox.drain(..) {
         match runners.get(pane).and_then(Option::as_ref) {
@@ -180,7 +194,7 @@ async fn event_loop(
     app: &mut App,
     config: &Config,
     fresh: bool,
-    mut terminal: ratatui::Terminal<tty::Backend>,
+    mut terminal: screen::Screen<tty::Writer>,
 ) -> anyhow::Result<()> {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let (ops_tx, mut ops_rx) = mpsc::unbounded_channel();
@@ -217,7 +231,7 @@ async fn event_loop(
         let now = Instant::now();
         if dirty && now >= last_draw + interval {
             app.now = now.into_std();
-            draw(&mut terminal, app, &mut view, &runners)?;
+            draw(&mut terminal, tty::area(), app, &mut view, &runners)?;
             dirty = false;
             last_draw = now;
         }
@@ -322,9 +336,11 @@ fn handle_event(app: &mut App, ev: Event) -> bool {
 
 /// One frame inside a synchronized update (DECSET 2026), so terminals that
 /// support it never show a half-drawn screen.
-/// Then the PTY panes learn their new sizes.
-fn draw(
-    terminal: &mut ratatui::Terminal<tty::Backend>,
+/// Then the PTY panes learn their new sizes. Generic over the writer so the
+/// stream bench counts exactly the bytes the console writes.
+pub fn draw<W: Write>(
+    terminal: &mut screen::Screen<W>,
+    area: ratatui::layout::Rect,
     app: &mut App,
     view: &mut ViewState,
     runners: &[Option<RunnerHandle>],
@@ -332,7 +348,10 @@ fn draw(
     use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
     app.expire_status();
     crossterm::queue!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
-    terminal.draw(|f| frame(app, view, f.area(), f.buffer_mut()))?;
+    terminal.draw(area, |area, buf| {
+        frame(app, view, area, buf);
+        scroll_regions(view.geometry(), area)
+    })?;
     let out = terminal.backend_mut();
     crossterm::queue!(out, EndSynchronizedUpdate)?;
     for n in app.notify.drain(..) {
@@ -342,6 +361,20 @@ fn draw(
     app.sync_terminal_sizes();
     flush_outbox(app, runners);
     Ok(())
+}
+
+/// Full-width transcripts: their rows may scroll as one (DECSTBM).
+fn scroll_regions(
+    geometry: &geometry::Geometry,
+    area: ratatui::layout::Rect,
+) -> Vec<screen::ScrollRegion> {
+    geometry
+        .panes
+        .iter()
+        .filter(|g| g.rect.x == area.x && g.rect.width == area.width)
+        .map(|g| g.transcript)
+        .filter(|r| !r.is_empty())
+        .collect()
 }
 
 /// One frame: style the composers, draw the app read-only into `buf`

@@ -179,6 +179,7 @@ impl App {
         let mut status: Option<String> = None;
         match update.event {
             PaneEvent::Upsert(u) => p.transcript.upsert(u),
+            PaneEvent::Live(u) => p.transcript.live(u),
             PaneEvent::Turn(t) => needs_user = turn_event(p, &t, self.now),
             PaneEvent::State(s) => {
                 p.state = s;

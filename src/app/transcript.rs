@@ -70,6 +70,21 @@ impl Transcript {
         }
     }
 
+    /// A live tail: shown like an upsert unless the entry already holds as
+    /// much text (an upsert overtook it) or is final.
+    pub fn live(&mut self, u: Upsert) {
+        let newer = match self.index.get(&u.item_id).map(|&i| &self.entries[i].kind) {
+            Some(EntryKind::Item(cur)) => {
+                !cur.is_final()
+                    && cur.text().map_or(0, |t| t.len()) < u.text().map_or(0, |t| t.len())
+            }
+            _ => true,
+        };
+        if newer {
+            self.upsert(u);
+        }
+    }
+
     pub fn turn(&mut self, t: &TurnEvent, now: Instant) {
         match t {
             TurnEvent::TurnStarted {

@@ -15,10 +15,12 @@ use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use crossterm::{cursor, execute};
-use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
+use ratatui::layout::Rect;
 
-pub type Backend = CrosstermBackend<BufWriter<Stdout>>;
+use super::screen::Screen;
+
+pub type Writer = BufWriter<Stdout>;
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 static KEYBOARD_FLAGS: AtomicBool = AtomicBool::new(false);
@@ -48,7 +50,7 @@ pub fn check_tty() -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn setup() -> anyhow::Result<(Terminal<Backend>, Guard)> {
+pub fn setup() -> anyhow::Result<(Screen<Writer>, Guard)> {
     KEYBOARD_SUPPORTED.store(
         crossterm::terminal::supports_keyboard_enhancement().unwrap_or(false),
         Ordering::SeqCst,
@@ -56,9 +58,15 @@ pub fn setup() -> anyhow::Result<(Terminal<Backend>, Guard)> {
     enter()?;
     let guard = Guard;
     let backend = CrosstermBackend::new(BufWriter::with_capacity(64 * 1024, io::stdout()));
-    let mut terminal = Terminal::new(backend)?;
-    terminal.clear()?;
-    Ok((terminal, guard))
+    let mut screen = Screen::new(backend);
+    screen.clear()?;
+    Ok((screen, guard))
+}
+
+/// The terminal's size now (ratatui's autoresize asked the same each frame).
+pub fn area() -> Rect {
+    let (w, h) = crossterm::terminal::size().unwrap_or((80, 24));
+    Rect::new(0, 0, w, h)
 }
 
 /// Raw mode, alternate screen, paste, mouse and key flags.
@@ -86,7 +94,7 @@ fn enter() -> io::Result<()> {
 
 /// Job control (SIGTSTP, Ctrl+Z): gives the terminal back to the shell,
 /// stops until SIGCONT, then takes it again and redraws everything.
-pub fn suspend(terminal: &mut Terminal<Backend>) -> io::Result<()> {
+pub fn suspend(terminal: &mut Screen<Writer>) -> io::Result<()> {
     restore();
     // SAFETY: raise(3) on ourselves; SIGSTOP cannot be caught, so this
     // returns only once the process is continued.
@@ -99,7 +107,7 @@ pub fn suspend(terminal: &mut Terminal<Backend>) -> io::Result<()> {
 /// After SIGCONT: the shell may have reset the terminal while hive was
 /// stopped (also by a plain SIGSTOP, which hive cannot see coming), so the
 /// modes are set again and the whole screen is redrawn.
-pub fn resume(terminal: &mut Terminal<Backend>) -> io::Result<()> {
+pub fn resume(terminal: &mut Screen<Writer>) -> io::Result<()> {
     restore();
     enter()?;
     // Not `terminal.clear()`: it asks the terminal for the cursor position,
@@ -109,7 +117,7 @@ pub fn resume(terminal: &mut Terminal<Backend>) -> io::Result<()> {
         io::stdout(),
         crossterm::terminal::Clear(crossterm::terminal::ClearType::All)
     )?;
-    terminal.swap_buffers();
+    terminal.forget();
     Ok(())
 }
 

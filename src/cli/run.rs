@@ -112,6 +112,7 @@ fn open_session(
         stall_after: Duration::from_secs(config.ui.stall_after_s.max(1)),
         initial_queue: Vec::new(),
         recorder: history.recorder,
+        live_every: None,
     };
     (options, args.resume.clone().or(history.resume))
 }

@@ -163,6 +163,10 @@ pub struct UiSettings {
     /// How long an interrupt may take before hive ends the agent itself.
     #[serde(default = "default_interrupt_ms")]
     pub interrupt_timeout_ms: u64,
+    /// How far a visible pane's text may lag what the agent sent, between
+    /// the processor's gradient batches.
+    #[serde(default = "default_display_latency_ms")]
+    pub display_latency_ms: u64,
     /// A running turn without output this long shows "no output for N s"
     /// with the keys to interrupt or restart.
     #[serde(default = "default_stall_s")]
@@ -177,6 +181,7 @@ impl Default for UiSettings {
             full_view: true,
             max_fps: default_fps(),
             interrupt_timeout_ms: default_interrupt_ms(),
+            display_latency_ms: default_display_latency_ms(),
             stall_after_s: default_stall_s(),
         }
     }
@@ -221,6 +226,9 @@ fn default_fps() -> u32 {
 }
 fn default_interrupt_ms() -> u64 {
     900
+}
+fn default_display_latency_ms() -> u64 {
+    50
 }
 fn default_stall_s() -> u64 {
     60

@@ -69,6 +69,7 @@ pub fn draw(
     let inner = block.inner(area);
     block.render(area, buf);
     geo.inner = inner;
+    geo.transcript = Rect::default();
     if inner.width == 0 || inner.height == 0 {
         return;
     }
@@ -318,6 +319,11 @@ fn draw_transcript(
         expand_key: &expand_key,
     };
     let extra = working_line(p, ctx);
+    // The rows that scroll as the transcript grows: the working line stays.
+    geo.transcript = Rect {
+        height: area.height.saturating_sub(extra.len() as u16),
+        ..area
+    };
     if p.transcript.is_empty() && extra.is_empty() {
         draw_empty(p, ctx, area, buf);
         geo.max_scroll = 0;

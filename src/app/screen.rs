@@ -1,0 +1,237 @@
+//! The console's screen buffers and what goes to the terminal.
+//!
+//! ratatui's `Terminal` repaints every cell that changed, so a streaming
+//! pane whose text moves up one row repaints the whole pane each frame. This
+//! keeps the last drawn buffer itself and, for regions the caller marks as
+//! scrollable (a full-width pane's transcript), notices when the new frame is
+//! the old one moved up by `k` rows: it scrolls that region on the terminal
+//! (DECSTBM margins + SU), shifts its copy of the old frame to match, and
+//! only then diffs. The diff still repaints whatever differs, so a wrong
+//! guess costs bytes, never correctness.
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::io::{self, Write};
+
+use ratatui::backend::{Backend, CrosstermBackend};
+use ratatui::buffer::{Buffer, Cell, CellDiffOption};
+use ratatui::layout::Rect;
+
+/// A region whose full-width rows may scroll together; columns `x..x+width`
+/// are what is compared (the pane's inside, without its border).
+pub type ScrollRegion = Rect;
+
+pub struct Screen<W: Write> {
+    backend: CrosstermBackend<W>,
+    prev: Buffer,
+    cur: Buffer,
+}
+
+impl<W: Write> Screen<W> {
+    pub fn new(backend: CrosstermBackend<W>) -> Self {
+        Self {
+            backend,
+            prev: Buffer::empty(Rect::default()),
+            cur: Buffer::empty(Rect::default()),
+        }
+    }
+
+    pub fn backend_mut(&mut self) -> &mut CrosstermBackend<W> {
+        &mut self.backend
+    }
+
+    /// Forgets what the terminal shows: the next frame repaints everything.
+    pub fn clear(&mut self) -> io::Result<()> {
+        self.backend.clear()?;
+        self.prev.reset();
+        Ok(())
+    }
+
+    /// Forgets what the terminal shows without writing anything (the
+    /// caller cleared it): the next frame repaints everything.
+    pub fn forget(&mut self) {
+        self.prev.reset();
+    }
+
+    /// Draws one frame of `area` (the terminal's size) with `render`, then
+    /// writes what changed. `regions` gives the rows that may have scrolled.
+    pub fn draw(
+        &mut self,
+        area: Rect,
+        render: impl FnOnce(Rect, &mut Buffer) -> Vec<ScrollRegion>,
+    ) -> io::Result<()> {
+        if self.cur.area != area {
+            self.cur.resize(area);
+            self.prev.resize(area);
+            self.clear()?;
+        }
+        self.cur.reset();
+        let regions = render(area, &mut self.cur);
+        for r in regions {
+            if r.y < area.y || r.bottom() > area.bottom() || r.height < 4 {
+                continue;
+            }
+            if let Some(k) = scrolled_by(&self.prev, &self.cur, r) {
+                write!(
+                    self.backend,
+                    "\x1b[{};{}r\x1b[{k}S\x1b[r",
+                    r.y + 1,
+                    r.bottom()
+                )?;
+                shift_up(&mut self.prev, r, k);
+            }
+        }
+        let diff = bridged(self.prev.diff(&self.cur), &self.cur);
+        self.backend.draw(diff.into_iter())?;
+        std::mem::swap(&mut self.prev, &mut self.cur);
+        Ok(())
+    }
+}
+
+/// Longest run of unchanged cells rewritten rather than jumped over: a
+/// cursor move (`ESC [ row ; col H`) costs up to 8 bytes, a plain cell one.
+const BRIDGE: u16 = 6;
+
+/// `diff` with short gaps between changes on a row filled with the cells
+/// already there, so the backend prints through them instead of moving the
+/// cursor (words of new text otherwise cost a jump each). Only narrow,
+/// single-width cells are bridged, so the cursor stays where it expects.
+fn bridged<'a>(diff: Vec<(u16, u16, &'a Cell)>, cur: &'a Buffer) -> Vec<(u16, u16, &'a Cell)> {
+    let mut out = Vec::with_capacity(diff.len());
+    let mut last: Option<(u16, u16)> = None;
+    for (x, y, cell) in diff {
+        if let Some((lx, ly)) = last
+            && ly == y
+            && x > lx + 1
+            && x - lx - 1 <= BRIDGE
+        {
+            let gap: Vec<&Cell> = (lx + 1..x).filter_map(|gx| cur.cell((gx, y))).collect();
+            if gap.len() == usize::from(x - lx - 1) && gap.iter().all(|c| narrow(c)) {
+                out.extend((lx + 1..x).zip(gap).map(|(gx, c)| (gx, y, c)));
+            }
+        }
+        out.push((x, y, cell));
+        last = Some((x, y)).filter(|_| narrow(cell));
+    }
+    out
+}
+
+fn narrow(c: &Cell) -> bool {
+    c.diff_option == CellDiffOption::None && unicode_width::UnicodeWidthStr::width(c.symbol()) == 1
+}
+
+fn row_hash(buf: &Buffer, r: Rect, y: u16) -> u64 {
+    let mut h = DefaultHasher::new();
+    for x in r.x..r.right() {
+        if let Some(c) = buf.cell((x, y)) {
+            c.symbol().hash(&mut h);
+            c.fg.hash(&mut h);
+            c.bg.hash(&mut h);
+            c.modifier.hash(&mut h);
+        }
+    }
+    h.finish()
+}
+
+/// The `k` rows by which `cur` is `prev` moved up inside `r`, when scrolling
+/// saves more rows than it breaks (rows that already match in place).
+fn scrolled_by(prev: &Buffer, cur: &Buffer, r: Rect) -> Option<u16> {
+    let old: Vec<u64> = (r.y..r.bottom()).map(|y| row_hash(prev, r, y)).collect();
+    let new: Vec<u64> = (r.y..r.bottom()).map(|y| row_hash(cur, r, y)).collect();
+    let h = old.len();
+    let in_place = (0..h).filter(|&i| old[i] == new[i]).count();
+    let (mut best, mut best_k) = (in_place + 2, None);
+    for k in 1..h {
+        let moved = (0..h - k).filter(|&i| new[i] == old[i + k]).count();
+        if moved > best {
+            best = moved;
+            best_k = Some(k as u16);
+        }
+    }
+    best_k
+}
+
+/// What the terminal holds after scrolling the full-width rows of `r` up
+/// by `k`: rows move up, blank rows (default colours) come in at the bottom.
+fn shift_up(buf: &mut Buffer, r: Rect, k: u16) {
+    let width = buf.area.width as usize;
+    let start = buf.index_of(buf.area.x, r.y);
+    let end = start + r.height as usize * width;
+    let rows = &mut buf.content[start..end];
+    rows.rotate_left(k as usize * width);
+    let blank = rows.len() - k as usize * width;
+    rows[blank..].fill(Cell::default());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn buf_with(lines: &[&str]) -> Buffer {
+        let mut b = Buffer::empty(Rect::new(0, 0, 10, lines.len() as u16));
+        for (y, l) in lines.iter().enumerate() {
+            b.set_string(0, y as u16, l, ratatui::style::Style::new());
+        }
+        b
+    }
+
+    #[test]
+    fn a_region_moved_up_is_found_and_shifting_reproduces_it() {
+        let prev = buf_with(&["top", "a", "b", "c", "d", "e", "bottom"]);
+        let cur = buf_with(&["top", "c", "d", "e", "f", "g", "bottom"]);
+        let region = Rect::new(0, 1, 10, 5);
+        assert_eq!(scrolled_by(&prev, &cur, region), Some(2));
+        let mut shifted = prev;
+        shift_up(&mut shifted, region, 2);
+        // Only the two new rows differ after the shift.
+        let rows: std::collections::BTreeSet<u16> =
+            shifted.diff(&cur).iter().map(|(_, y, _)| *y).collect();
+        assert_eq!(rows, [4, 5].into_iter().collect());
+    }
+
+    #[test]
+    fn an_unchanged_or_rewritten_region_does_not_scroll() {
+        let prev = buf_with(&["a", "b", "c", "d", "e"]);
+        assert_eq!(scrolled_by(&prev, &prev.clone(), prev.area), None);
+        let other = buf_with(&["v", "w", "x", "y", "z"]);
+        assert_eq!(scrolled_by(&prev, &other, prev.area), None);
+    }
+
+    #[test]
+    fn the_screen_writes_a_scroll_and_only_the_new_rows() {
+        #[derive(Clone, Default)]
+        struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+        impl Write for Shared {
+            fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+                self.0.borrow_mut().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let written = Shared::default();
+        let mut screen = Screen::new(CrosstermBackend::new(written.clone()));
+        let area = Rect::new(0, 0, 10, 8);
+        let rows = |first: usize| {
+            move |a: Rect, b: &mut Buffer| {
+                for y in 0..a.height {
+                    b.set_string(
+                        0,
+                        y,
+                        format!("line {}", first + y as usize),
+                        ratatui::style::Style::new(),
+                    );
+                }
+                vec![a]
+            }
+        };
+        screen.draw(area, rows(0)).unwrap();
+        written.0.borrow_mut().clear();
+        screen.draw(area, rows(1)).unwrap();
+        let out = String::from_utf8(written.0.borrow().clone()).unwrap();
+        assert!(out.starts_with("\x1b[1;8r\x1b[1S\x1b[r"), "{out:?}");
+        assert!(out.contains("line 8"), "{out:?}");
+        assert!(!out.contains("line 4"), "{out:?}");
+    }
+}
