@@ -18,6 +18,8 @@
 //! `display_latency_ms`; 0 = gradient batches only; default 50), `CHARS`,
 //! `COLS`×`ROWS` (default 160×48), `CHUNK`, `DELAY_MS`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
