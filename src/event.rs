@@ -217,6 +217,33 @@ impl Payload {
         }
     }
 
+    /// The item an item event is about.
+    pub fn item_id_mut(&mut self) -> Option<&mut String> {
+        match self {
+            Payload::ItemStart { item_id, .. }
+            | Payload::ItemDelta { item_id, .. }
+            | Payload::ItemDone { item_id, .. }
+            | Payload::ItemError { item_id, .. }
+            | Payload::ItemCancelled { item_id, .. } => Some(item_id),
+            Payload::ResponseStart { .. }
+            | Payload::ResponseDone { .. }
+            | Payload::ResponseError { .. } => None,
+        }
+    }
+
+    pub fn item_id(&self) -> Option<&str> {
+        match self {
+            Payload::ItemStart { item_id, .. }
+            | Payload::ItemDelta { item_id, .. }
+            | Payload::ItemDone { item_id, .. }
+            | Payload::ItemError { item_id, .. }
+            | Payload::ItemCancelled { item_id, .. } => Some(item_id),
+            Payload::ResponseStart { .. }
+            | Payload::ResponseDone { .. }
+            | Payload::ResponseError { .. } => None,
+        }
+    }
+
     /// An open item was cut short by an interrupt.
     pub fn item_interrupted(item_id: impl Into<String>) -> Self {
         Payload::ItemCancelled {

@@ -6,6 +6,8 @@
 //! result). Time is passed in, never read, so the idle flush is testable on
 //! tokio's paused clock and the struct itself stays synchronous.
 
+mod ids;
+
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -122,6 +124,7 @@ pub struct Processor {
     calls: IndexMap<String, String>,
     provider_id: String,
     turn: Option<(String, String)>,
+    ids: ids::ItemIds,
 }
 
 impl Processor {
@@ -150,6 +153,22 @@ impl Processor {
     }
 
     pub fn process(&mut self, ev: &StreamEvent, now: Instant) -> Vec<Output> {
+        let renamed = ev
+            .payload
+            .item_id()
+            .and_then(|id| self.ids.resolve(&ev.turn_id, id));
+        if let Some(new) = renamed {
+            let mut ev = ev.clone();
+            if let Some(id) = ev.payload.item_id_mut() {
+                *id = new;
+            }
+            return self.process_unique(&ev, now);
+        }
+        self.process_unique(ev, now)
+    }
+
+    /// `process`, once the event's item id is unique in the pane.
+    fn process_unique(&mut self, ev: &StreamEvent, now: Instant) -> Vec<Output> {
         let mut out = Vec::new();
         match &ev.payload {
             Payload::ResponseStart {

@@ -814,6 +814,46 @@ async fn exec_turns_continue_the_thread_and_carry_config() {
     assert!(p.seen.iter().any(|e| matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { model_id, .. }) if model_id == "gpt-test")));
 }
 
+/// Item ids of the agent's upserts, per turn, in order.
+fn agent_item_ids(p: &Pane) -> Vec<(String, String)> {
+    p.seen
+        .iter()
+        .filter_map(|e| match e {
+            PaneEvent::Upsert(u) if !matches!(&u.kind, UpsertKind::Message { origin, .. } if *origin == hive::event::Origin::User) => {
+                Some((u.turn_id.clone(), u.item_id.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Issue 13 item 2: `codex exec resume` numbers its items `item_0` again
+/// every turn; the second turn's answer must not overwrite the first's.
+#[tokio::test]
+async fn exec_second_turn_items_do_not_reuse_the_first_turns_ids() {
+    let dir = tempdir();
+    let mut p = pane(agent("exec", &dir), None, dir);
+    p.send("hello");
+    p.turn_end().await;
+    p.send("again");
+    p.turn_end().await;
+    let ids = agent_item_ids(&p);
+    let turns: Vec<&String> = ids.iter().map(|(t, _)| t).collect();
+    let first = turns[0];
+    let of = |same: bool| -> std::collections::HashSet<&String> {
+        ids.iter()
+            .filter(|(t, _)| (t == first) == same)
+            .map(|(_, i)| i)
+            .collect()
+    };
+    let (one, two) = (of(true), of(false));
+    assert!(!one.is_empty() && !two.is_empty(), "{ids:?}");
+    assert!(one.is_disjoint(&two), "turns share item ids: {ids:?}");
+    let answers = p.messages();
+    assert!(answers.iter().any(|m| m.starts_with("echo: hello")));
+    assert!(answers.iter().any(|m| m.starts_with("echo: again")));
+}
+
 #[tokio::test]
 async fn exec_stale_thread_falls_back_to_a_new_one_visibly() {
     let dir = tempdir();
