@@ -19,6 +19,9 @@ pub enum EventError {
     },
 }
 
+/// The reason and finish reason of a user's interrupt.
+pub const INTERRUPTED: &str = "interrupted";
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StreamEvent {
     pub event_id: String,
@@ -211,7 +214,7 @@ impl Payload {
     pub fn interrupted(usage: Option<Usage>) -> Self {
         Payload::ResponseDone {
             status: ResponseStatus::Cancelled,
-            finish_reason: Some("interrupted".into()),
+            finish_reason: Some(INTERRUPTED.into()),
             error: None,
             usage,
         }
@@ -248,7 +251,7 @@ impl Payload {
     pub fn item_interrupted(item_id: impl Into<String>) -> Self {
         Payload::ItemCancelled {
             item_id: item_id.into(),
-            reason: Some("interrupted".into()),
+            reason: Some(INTERRUPTED.into()),
         }
     }
 }

@@ -483,6 +483,23 @@ fn interrupt_while_streaming_cancels_and_the_next_turn_works() {
     );
 }
 
+/// Issue 13 item 5: Esc while text streams keeps every chunk the agent had
+/// sent (the batched, not yet shown part too), marked interrupted.
+#[test]
+fn interrupt_keeps_the_text_already_received() {
+    let r = replay("interrupt_text");
+    let received = r.received("turn_1");
+    assert!(!received.is_empty(), "the capture streams text before Esc");
+    for (item, text) in received.iter().filter(|(_, t)| !t.is_empty()) {
+        let last = r.latest(item).expect("the item is shown");
+        assert_eq!(last.status, UpsertStatus::Interrupted, "{item}");
+        assert_eq!(
+            last.text().map(|t| t.to_string()).as_deref(),
+            Some(text.as_str())
+        );
+    }
+}
+
 #[test]
 fn interrupt_while_a_tool_runs_cancels() {
     let r = replay("interrupt_tool");
