@@ -1083,6 +1083,46 @@ async fn fake_resume_passes_the_session_id() {
     pane.runner.send(RunnerCommand::Shutdown);
 }
 
+/// Issue 13 item 1: a resume handle Claude Code no longer knows starts a
+/// new session, visibly, instead of failing every turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fake_stale_resume_falls_back_to_a_new_session_visibly() {
+    let fake = Fake::new();
+    let mut pane = start(fake.agent.clone(), Some("stale-0001"));
+    pane.submit("hello", SubmitMode::Auto);
+    let end = pane.turn_end().await;
+    assert!(completed(&end), "{end:?}");
+    assert_eq!(
+        pane.final_messages(Origin::Agent),
+        ["Hello from fake claude. You said: hello"]
+    );
+    assert!(
+        pane.notices()
+            .iter()
+            .any(|n| n.contains("could not resume session stale-0001") && n.contains("new session")),
+        "{:?}",
+        pane.notices()
+    );
+    let starts = fake.starts();
+    assert_eq!(starts.len(), 2, "the stale process, then a new one");
+    assert!(!starts[1]["argv"].to_string().contains("--resume"));
+    let handle = pane
+        .seen
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            PaneEvent::Session(s) => s.resume_handle.clone(),
+            _ => None,
+        })
+        .expect("the new session is announced");
+    assert_ne!(handle, "stale-0001");
+    // The next turn goes to the same new process.
+    pane.submit("again", SubmitMode::Auto);
+    assert!(completed(&pane.turn_end().await));
+    assert_eq!(fake.starts().len(), 2);
+    pane.runner.send(RunnerCommand::Shutdown);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tc_3_4_kill_terminates_and_is_alive_turns_false() {
     let fake = Fake::new();
