@@ -58,8 +58,13 @@ if os.environ.get("FAKE_CLAUDE_ARGV_FILE"):
 
 if (arg("--resume") or "").startswith("stale"):
     # Like Claude Code 2.1 when the transcript is gone.
-    sys.stderr.write("No conversation found with session ID: %s\n" % arg("--resume"))
+    msg = "No conversation found with session ID: %s" % arg("--resume")
+    sys.stderr.write(msg + "\n")
     sys.stderr.flush()
+    # and an error result on stdout, before reading any input
+    sys.stdout.write(json.dumps({"type": "result", "subtype": "error_during_execution", "is_error": True,
+                                 "num_turns": 0, "session_id": arg("--resume"), "errors": [msg]}) + "\n")
+    sys.stdout.flush()
     sys.exit(1)
 
 inbox = queue.Queue()

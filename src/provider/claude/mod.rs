@@ -156,6 +156,7 @@ impl ProviderFactory for ClaudeFactory {
         let resuming = spec.resume.clone().map(|id| Resuming {
             agent: spec.agent.clone(),
             id,
+            stale: false,
             sent: Vec::new(),
         });
         Ok(ProviderHandle::spawn(move |rx| async move {
@@ -201,6 +202,8 @@ struct Session {
 struct Resuming {
     agent: AgentConfig,
     id: String,
+    /// It said the conversation is gone (its stdout `result`).
+    stale: bool,
     /// Messages written to it so far, per turn, to send again to the new one.
     sent: Vec<(String, Vec<String>)>,
 }
@@ -242,10 +245,11 @@ impl Session {
             return false;
         };
         self.process.terminate(Duration::from_millis(100)).await;
-        self.settle_stderr().await;
-        let tail = self.process.stderr_tail();
-        if !tail.contains(STALE_SESSION) {
-            return false;
+        if !resuming.stale {
+            self.settle_stderr().await;
+            if !self.process.stderr_tail().contains(STALE_SESSION) {
+                return false;
+            }
         }
         let cmd = command_spec(&resuming.agent, None);
         let (process, stdout) = match AgentProcess::spawn(&cmd) {
@@ -262,16 +266,11 @@ impl Session {
         self.stdout = stdout;
         self.translator = Translator::new(None);
         self.cancel_deadline = None;
-        let reason = tail
-            .lines()
-            .rfind(|l| l.contains(STALE_SESSION))
-            .unwrap_or_default();
         self.events.diagnostic(
             DiagnosticLevel::Warn,
             format!(
-                "Claude Code could not resume session {} ({}); continuing in a new session",
-                resuming.id,
-                reason.trim()
+                "Claude Code could not resume session {} (it has no such conversation any more); continuing in a new session",
+                resuming.id
             ),
         );
         for (turn_id, texts) in resuming.sent {
@@ -294,8 +293,7 @@ impl Session {
             tokio::select! {
                 line = self.stdout.next_line() => match line {
                     Ok(Some(line)) => {
-                        self.resuming = None;
-                        if self.on_line(&line).await.is_err() {
+                        if self.stdout_line(&line).await.is_err() {
                             return Stop::Exited;
                         }
                     }
@@ -478,10 +476,23 @@ impl Session {
         let until = Instant::now() + DRAIN_AFTER_EXIT;
         while let Ok(Ok(Some(line))) = tokio::time::timeout_at(until, self.stdout.next_line()).await
         {
-            if self.on_line(&line).await.is_err() {
+            if self.stdout_line(&line).await.is_err() {
                 break;
             }
         }
+    }
+
+    /// One stdout line, minding a resumed process still on probation: its
+    /// error `result` about the resume is not about a turn.
+    async fn stdout_line(&mut self, line: &str) -> std::io::Result<()> {
+        if let Some(r) = self.resuming.as_mut() {
+            if line.contains(STALE_SESSION) {
+                r.stale = true;
+                return Ok(());
+            }
+            self.resuming = None;
+        }
+        self.on_line(line).await
     }
 
     /// stderr is collected by a separate task that may not have read the
