@@ -134,6 +134,30 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// What was used since `earlier`, for agents that report a running
+    /// total (codex exec's `turn.completed` of a resumed thread).
+    pub fn since(&self, earlier: &Usage) -> Usage {
+        fn sub(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+            a.map(|a| a.saturating_sub(b.unwrap_or(0)))
+        }
+        Usage {
+            input_tokens: self.input_tokens.saturating_sub(earlier.input_tokens),
+            output_tokens: self.output_tokens.saturating_sub(earlier.output_tokens),
+            cache_read_input_tokens: sub(
+                self.cache_read_input_tokens,
+                earlier.cache_read_input_tokens,
+            ),
+            cache_creation_input_tokens: sub(
+                self.cache_creation_input_tokens,
+                earlier.cache_creation_input_tokens,
+            ),
+            cost_usd: match (self.cost_usd, earlier.cost_usd) {
+                (Some(a), b) => Some((a - b.unwrap_or(0.0)).max(0.0)),
+                (None, _) => None,
+            },
+        }
+    }
+
     /// Adds another turn's usage into a running total.
     pub fn accumulate(&mut self, other: &Usage) {
         self.input_tokens += other.input_tokens;

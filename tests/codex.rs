@@ -13,7 +13,7 @@ use std::time::Duration;
 use hive::config::AgentConfig;
 use hive::event::{ErrorInfo, Payload, ResponseStatus, StreamEvent, Usage};
 use hive::provider::codex::app_server::AppTurn;
-use hive::provider::codex::exec::ExecTurn;
+use hive::provider::codex::exec::{ExecTurn, ThreadUsage};
 use hive::provider::codex::items::Out;
 use hive::provider::{PermissionDecision, ProviderEvent, Registry};
 use hive::runner::{PaneEvent, RunnerCommand, SubmitMode};
@@ -194,6 +194,27 @@ fn assert_turn_error(r: &Run, needle: &str) {
         }
         other => panic!("expected turn_error, got {other:?}"),
     }
+}
+
+/// Issue 13 item 3: the captures of a thread's two turns report 9661/25
+/// then 19433/50 (the thread so far); the second turn used the difference.
+#[test]
+fn exec_resumed_thread_usage_is_reported_per_turn() {
+    let total = |name: &str| match replay_exec(name).last_turn() {
+        TurnEvent::TurnComplete { usage, .. } => usage.clone().expect("usage"),
+        other => panic!("{other:?}"),
+    };
+    let (one, two) = (total("resume_1.jsonl"), total("resume_2.jsonl"));
+    let mut thread = ThreadUsage::default();
+    assert_eq!(thread.turn(false, one.clone()), Some(one.clone()));
+    let second = thread.turn(true, two.clone()).expect("known total");
+    assert_eq!(
+        (second.input_tokens, second.output_tokens),
+        (two.input_tokens - one.input_tokens, 25)
+    );
+    // A resumed thread whose earlier total hive never saw: no figure
+    // rather than the whole thread's.
+    assert_eq!(ThreadUsage::default().turn(true, two), None);
 }
 
 #[test]
@@ -852,6 +873,24 @@ async fn exec_second_turn_items_do_not_reuse_the_first_turns_ids() {
     let answers = p.messages();
     assert!(answers.iter().any(|m| m.starts_with("echo: hello")));
     assert!(answers.iter().any(|m| m.starts_with("echo: again")));
+}
+
+/// Issue 13 item 3, live: the second turn of a thread shows its own usage,
+/// not the thread's; a thread resumed from before shows none.
+#[tokio::test]
+async fn exec_resumed_turns_report_their_own_usage() {
+    let dir = tempdir();
+    let mut p = pane(agent("exec", &dir), None, dir);
+    p.send("hello");
+    assert_eq!(turn_usage(&p.turn_end().await), Some(usage(100, 7, 40)));
+    p.send("again");
+    assert_eq!(turn_usage(&p.turn_end().await), Some(usage(100, 7, 40)));
+    let dir = tempdir();
+    let mut p = pane(agent("exec", &dir), Some("t-from-before"), dir);
+    p.send("hello");
+    let end = p.turn_end().await;
+    assert_eq!(status(&end), Some(TurnStatus::Completed));
+    assert_eq!(turn_usage(&end), None);
 }
 
 #[tokio::test]

@@ -847,12 +847,41 @@ fn hive_cancel(cli: Cli) {
 // ------------------------------------------------------------------------------------------
 // hive through each provider: `hive_<name>` (tool turn + error turn), `hive_<name>_cancel`
 
+/// A resume handle the agent does not know (its session store was cleaned,
+/// another machine, another program's handle): the turn still completes, in
+/// a new agent session (issue 13 item 1).
+fn hive_stale_resume(cli: Cli) {
+    let Some(lab) = Lab::new() else { return };
+    let Some(agent) = agent(&lab, cli) else {
+        return;
+    };
+    let config = write_hive_config(&lab, &agent);
+    let mut cmd = hive_command(&lab, &config);
+    cmd.args([
+        "run",
+        "--agent",
+        "e2e",
+        "--json",
+        "--resume",
+        "3f1c2b7e-0000-4000-8000-00000000dead",
+        TOOL_PROMPT,
+    ]);
+    let out = run(cmd);
+    assert_tool_turn(&out, &agent, &lab);
+}
+
 macro_rules! provider_tests {
-    ($($name:ident, $cancel:ident => $cli:expr;)*) => {$(
+    ($($name:ident, $cancel:ident, $stale:ident => $cli:expr;)*) => {$(
         #[test]
         #[ignore = "needs the real CLIs: scripts/e2e-real.sh"]
         fn $name() {
             hive_tool_and_error($cli);
+        }
+
+        #[test]
+        #[ignore = "needs the real CLIs: scripts/e2e-real.sh"]
+        fn $stale() {
+            hive_stale_resume($cli);
         }
 
         #[test]
@@ -864,14 +893,14 @@ macro_rules! provider_tests {
 }
 
 provider_tests! {
-    hive_claude, hive_claude_cancel => Cli::Claude;
-    hive_codex_exec, hive_codex_exec_cancel => Cli::CodexExec;
-    hive_codex_app_server, hive_codex_app_server_cancel => Cli::CodexAppServer;
-    hive_gemini, hive_gemini_cancel => Cli::Gemini;
-    hive_pi, hive_pi_cancel => Cli::Pi;
-    hive_acp_claude_code_acp, hive_acp_claude_code_acp_cancel => Cli::AcpClaude;
-    hive_acp_codex_acp, hive_acp_codex_acp_cancel => Cli::AcpCodex;
-    hive_acp_gemini, hive_acp_gemini_cancel => Cli::AcpGemini;
+    hive_claude, hive_claude_cancel, hive_claude_stale_resume => Cli::Claude;
+    hive_codex_exec, hive_codex_exec_cancel, hive_codex_exec_stale_resume => Cli::CodexExec;
+    hive_codex_app_server, hive_codex_app_server_cancel, hive_codex_app_server_stale_resume => Cli::CodexAppServer;
+    hive_gemini, hive_gemini_cancel, hive_gemini_stale_resume => Cli::Gemini;
+    hive_pi, hive_pi_cancel, hive_pi_stale_resume => Cli::Pi;
+    hive_acp_claude_code_acp, hive_acp_claude_code_acp_cancel, hive_acp_claude_code_acp_stale_resume => Cli::AcpClaude;
+    hive_acp_codex_acp, hive_acp_codex_acp_cancel, hive_acp_codex_acp_stale_resume => Cli::AcpCodex;
+    hive_acp_gemini, hive_acp_gemini_cancel, hive_acp_gemini_stale_resume => Cli::AcpGemini;
 }
 
 // ------------------------------------------------------------------------------------------
