@@ -842,6 +842,21 @@ fn hive_cancel(cli: Cli) {
         status.is_some(),
         "hive exits after the cancelled turn\n{ctx}"
     );
+    // What the agent had sent stays, its item closed as interrupted
+    // (issue 13 item 5): no item is left half-emitted.
+    for (id, ups) in items(&seen) {
+        let last = ups.last().expect("an upsert");
+        let is_message = last["type"] == "message" || last["type"] == "thinking";
+        if is_message && ups.iter().any(|u| !text_of(u).is_empty()) {
+            assert!(
+                last["status"] == "interrupted" || last["status"] == "complete",
+                "item {id} ends {}\n{ctx}",
+                last["status"]
+            );
+            let longest = ups.iter().map(|u| text_of(u).len()).max().unwrap_or(0);
+            assert_eq!(text_of(last).len(), longest, "item {id} lost text\n{ctx}");
+        }
+    }
 }
 
 // ------------------------------------------------------------------------------------------
