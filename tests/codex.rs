@@ -1170,6 +1170,36 @@ async fn app_server_approvals_round_trip() {
     }
 }
 
+/// Issue 13 item 8: the reason the user typed on the deny card reaches the
+/// agent (the approval answer has no field for it: it joins the turn).
+#[tokio::test]
+async fn app_server_deny_reason_reaches_the_agent() {
+    let dir = tempdir();
+    let mut p = pane(agent("app-server", &dir), None, dir);
+    p.send("approve");
+    let PaneEvent::Permission(req) = p
+        .until("permission", |e| matches!(e, PaneEvent::Permission(_)))
+        .await
+    else {
+        unreachable!()
+    };
+    p.runner.send(RunnerCommand::Permission {
+        request_id: req.request_id,
+        decision: PermissionDecision::Deny {
+            reason: "use the staging database instead".into(),
+        },
+    });
+    p.turn_end().await;
+    let log = p.log();
+    assert!(log.iter().any(|l| l["decision"] == "decline"));
+    assert!(
+        log.iter().any(|l| l["steer"]
+            .as_str()
+            .is_some_and(|s| s.contains("use the staging database instead"))),
+        "{log:#?}"
+    );
+}
+
 #[tokio::test]
 async fn app_server_crash_fails_the_turn_and_reports_exit() {
     let dir = tempdir();

@@ -210,6 +210,8 @@ class AppServer:
                     emit({"id": rid, "error": {"code": -32600, "message": "no active turn"}})
                     continue
                 self.steers.append(params["input"][0]["text"])
+                with open(os.environ.get("FAKE_CODEX_LOG", os.devnull), "a") as f:
+                    f.write(json.dumps({"steer": params["input"][0]["text"]}) + "\n")
                 emit({"id": rid, "result": {"turnId": self.turn}})
             else:
                 emit({"id": rid, "error": {"code": -32601, "message": f"unknown method {method}"}})
