@@ -196,6 +196,7 @@ pub fn spawn_runner(
         queue: options.initial_queue.iter().cloned().collect(),
         steer_next: None,
         turn: None,
+        turn_session: String::new(),
         turn_text: None,
         cancel_deadline: None,
         interrupt_timeout: options.interrupt_timeout,
@@ -231,6 +232,10 @@ struct Runner {
     /// A steer that had to interrupt first; sent before the queue.
     steer_next: Option<String>,
     turn: Option<String>,
+    /// The session id every event of the turn in flight carries: the one
+    /// known when it started (the agent may name its session mid-turn;
+    /// `hive run --json` readers want one id per turn).
+    turn_session: String,
     /// The message of the turn in flight, kept until the agent starts it.
     turn_text: Option<String>,
     cancel_deadline: Option<Instant>,
@@ -422,7 +427,7 @@ impl Runner {
             return;
         }
         let turn_id = self.turn.clone().unwrap_or_default();
-        let outs = self.processor.cancel_turn((&turn_id, &self.session_id));
+        let outs = self.processor.cancel_turn((&turn_id, &self.turn_session));
         if let Some(p) = self.provider.take() {
             tokio::spawn(p.kill());
         }
@@ -477,6 +482,7 @@ impl Runner {
     fn start_turn(&mut self, text: String) {
         let turn_id = new_id("turn");
         self.turn = Some(turn_id.clone());
+        self.turn_session.clone_from(&self.session_id);
         self.turn_text = Some(text.clone());
         self.set_state(TurnState::Starting);
         self.user_message(&turn_id, &text);
@@ -491,7 +497,7 @@ impl Runner {
         let now = Instant::now();
         let start = StreamEvent::new(
             turn_id,
-            &self.session_id,
+            &self.turn_session,
             Payload::ItemStart {
                 item_id: item_id.clone(),
                 item_type: ItemType::Message,
@@ -502,7 +508,7 @@ impl Runner {
         );
         let done = StreamEvent::new(
             turn_id,
-            &self.session_id,
+            &self.turn_session,
             Payload::ItemDone {
                 item_id,
                 final_item: FinalItem::Message {
@@ -518,10 +524,13 @@ impl Runner {
 
     fn provider_event(&mut self, ev: ProviderEvent) {
         match ev {
-            ProviderEvent::Stream(ev) => {
+            ProviderEvent::Stream(mut ev) => {
                 if self.turn.as_deref() != Some(ev.turn_id.as_str()) {
                     tracing::debug!(turn = %ev.turn_id, "event for a turn no longer running dropped");
                     return;
+                }
+                if ev.session_id != self.turn_session {
+                    ev.session_id.clone_from(&self.turn_session);
                 }
                 let outs = self.processor.process(&ev, Instant::now());
                 self.forward(outs);
@@ -613,7 +622,7 @@ impl Runner {
         if let Some(turn_id) = self.turn.clone() {
             let outs =
                 self.processor
-                    .fail_turn((&turn_id, &self.session_id), "agent_exited", &detail);
+                    .fail_turn((&turn_id, &self.turn_session), "agent_exited", &detail);
             self.forward(outs);
         }
         self.set_state(TurnState::Dead);
