@@ -197,6 +197,7 @@ pub fn spawn_runner(
         steer_next: None,
         turn: None,
         turn_session: String::new(),
+        last_error: None,
         turn_text: None,
         cancel_deadline: None,
         interrupt_timeout: options.interrupt_timeout,
@@ -236,6 +237,8 @@ struct Runner {
     /// known when it started (the agent may name its session mid-turn;
     /// `hive run --json` readers want one id per turn).
     turn_session: String,
+    /// The last turn error shown, so a crash is told once (issue 13 item 10).
+    last_error: Option<String>,
     /// The message of the turn in flight, kept until the agent starts it.
     turn_text: Option<String>,
     cancel_deadline: Option<Instant>,
@@ -483,6 +486,7 @@ impl Runner {
         let turn_id = new_id("turn");
         self.turn = Some(turn_id.clone());
         self.turn_session.clone_from(&self.session_id);
+        self.last_error = None;
         self.turn_text = Some(text.clone());
         self.set_state(TurnState::Starting);
         self.user_message(&turn_id, &text);
@@ -556,6 +560,9 @@ impl Runner {
                 Output::Upsert(u) => self.emit(PaneEvent::Upsert(u)),
                 Output::Turn(t) => {
                     let terminal = t.is_terminal();
+                    if let TurnEvent::TurnError { error_message, .. } = &t {
+                        self.last_error = Some(error_message.clone());
+                    }
                     if matches!(t, TurnEvent::TurnStarted { .. })
                         && self.state == TurnState::Starting
                     {
@@ -626,7 +633,16 @@ impl Runner {
             self.forward(outs);
         }
         self.set_state(TurnState::Dead);
-        self.notice(DiagnosticLevel::Error, format!("agent stopped: {detail}"));
+        // The turn's error already says it (the provider's own report, or
+        // the one just made): one error line per crash.
+        let told = self
+            .last_error
+            .as_ref()
+            .zip(detail.lines().next().filter(|l| !l.trim().is_empty()))
+            .is_some_and(|(e, first)| e.contains(first));
+        if !told {
+            self.notice(DiagnosticLevel::Error, format!("agent stopped: {detail}"));
+        }
     }
 }
 

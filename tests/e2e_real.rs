@@ -630,6 +630,12 @@ fn assert_tool_turn(out: &Output, agent: &Agent, lab: &Lab) {
         .into_iter()
         .filter(|(_, ups)| ups[0]["origin"] != "user")
         .collect();
+    // One session id for the whole turn, user message included (issue 13 item 11).
+    let sessions: std::collections::BTreeSet<&str> = lines
+        .iter()
+        .filter_map(|l| l["session_id"].as_str())
+        .collect();
+    assert_eq!(sessions.len(), 1, "session ids {sessions:?}\n{ctx}");
     // Per item: optionally `create`, then `update`s, then exactly one `complete`, last.
     // (An item that finishes before its first batch is due shows only `complete`.)
     for (id, ups) in &agent_items {
