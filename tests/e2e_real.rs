@@ -567,9 +567,16 @@ fn hive_command(lab: &Lab, config: &Path) -> Command {
 }
 
 fn hive_run(lab: &Lab, agent: &Agent, prompt: &str) -> Output {
+    hive_run_with(lab, agent, &[], prompt)
+}
+
+/// `hive run` with `extra` options before the prompt.
+fn hive_run_with(lab: &Lab, agent: &Agent, extra: &[&str], prompt: &str) -> Output {
     let config = write_hive_config(lab, agent);
     let mut cmd = hive_command(lab, &config);
-    cmd.args(["run", "--agent", "e2e", "--json", prompt]);
+    cmd.args(["run", "--agent", "e2e", "--json"])
+        .args(extra)
+        .arg(prompt);
     run(cmd)
 }
 
@@ -876,18 +883,8 @@ fn hive_stale_resume(cli: Cli) {
     let Some(agent) = agent(&lab, cli) else {
         return;
     };
-    let config = write_hive_config(&lab, &agent);
-    let mut cmd = hive_command(&lab, &config);
-    cmd.args([
-        "run",
-        "--agent",
-        "e2e",
-        "--json",
-        "--resume",
-        "3f1c2b7e-0000-4000-8000-00000000dead",
-        TOOL_PROMPT,
-    ]);
-    let out = run(cmd);
+    let stale = ["--resume", "3f1c2b7e-0000-4000-8000-00000000dead"];
+    let out = hive_run_with(&lab, &agent, &stale, TOOL_PROMPT);
     assert_tool_turn(&out, &agent, &lab);
 }
 
