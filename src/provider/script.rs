@@ -227,7 +227,7 @@ impl ProviderFactory for ScriptFactory {
         events: EventSink,
     ) -> Result<ProviderHandle, ProviderError> {
         let scenario = Self::scenario(&spec.agent)?;
-        let session_id = spec.resume.clone().unwrap_or_else(|| new_id("script"));
+        let session_id = spec.resume.unwrap_or_else(|| new_id("script"));
         Ok(ProviderHandle::spawn(move |rx| async move {
             Player {
                 scenario,
