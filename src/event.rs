@@ -19,6 +19,9 @@ pub enum EventError {
     },
 }
 
+/// The reason and finish reason of a user's interrupt.
+pub const INTERRUPTED: &str = "interrupted";
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StreamEvent {
     pub event_id: String,
@@ -131,6 +134,30 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// What was used since `earlier`, for agents that report a running
+    /// total (codex exec's `turn.completed` of a resumed thread).
+    pub fn since(&self, earlier: &Usage) -> Usage {
+        fn sub(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+            a.map(|a| a.saturating_sub(b.unwrap_or(0)))
+        }
+        Usage {
+            input_tokens: self.input_tokens.saturating_sub(earlier.input_tokens),
+            output_tokens: self.output_tokens.saturating_sub(earlier.output_tokens),
+            cache_read_input_tokens: sub(
+                self.cache_read_input_tokens,
+                earlier.cache_read_input_tokens,
+            ),
+            cache_creation_input_tokens: sub(
+                self.cache_creation_input_tokens,
+                earlier.cache_creation_input_tokens,
+            ),
+            cost_usd: match (self.cost_usd, earlier.cost_usd) {
+                (Some(a), b) => Some((a - b.unwrap_or(0.0)).max(0.0)),
+                (None, _) => None,
+            },
+        }
+    }
+
     /// Adds another turn's usage into a running total.
     pub fn accumulate(&mut self, other: &Usage) {
         self.input_tokens += other.input_tokens;
@@ -228,9 +255,36 @@ impl Payload {
     pub fn interrupted(usage: Option<Usage>) -> Self {
         Payload::ResponseDone {
             status: ResponseStatus::Cancelled,
-            finish_reason: Some("interrupted".into()),
+            finish_reason: Some(INTERRUPTED.into()),
             error: None,
             usage,
+        }
+    }
+
+    /// The item an item event is about.
+    pub fn item_id_mut(&mut self) -> Option<&mut String> {
+        match self {
+            Payload::ItemStart { item_id, .. }
+            | Payload::ItemDelta { item_id, .. }
+            | Payload::ItemDone { item_id, .. }
+            | Payload::ItemError { item_id, .. }
+            | Payload::ItemCancelled { item_id, .. } => Some(item_id),
+            Payload::ResponseStart { .. }
+            | Payload::ResponseDone { .. }
+            | Payload::ResponseError { .. } => None,
+        }
+    }
+
+    pub fn item_id(&self) -> Option<&str> {
+        match self {
+            Payload::ItemStart { item_id, .. }
+            | Payload::ItemDelta { item_id, .. }
+            | Payload::ItemDone { item_id, .. }
+            | Payload::ItemError { item_id, .. }
+            | Payload::ItemCancelled { item_id, .. } => Some(item_id),
+            Payload::ResponseStart { .. }
+            | Payload::ResponseDone { .. }
+            | Payload::ResponseError { .. } => None,
         }
     }
 
@@ -238,7 +292,7 @@ impl Payload {
     pub fn item_interrupted(item_id: impl Into<String>) -> Self {
         Payload::ItemCancelled {
             item_id: item_id.into(),
-            reason: Some("interrupted".into()),
+            reason: Some(INTERRUPTED.into()),
         }
     }
 }

@@ -6,6 +6,8 @@
 //! result). Time is passed in, never read, so the idle flush is testable on
 //! tokio's paused clock and the struct itself stays synchronous.
 
+mod ids;
+
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -14,8 +16,8 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use crate::event::{
-    ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, ToolDisplay,
-    Usage,
+    ErrorInfo, FinalItem, INTERRUPTED, ItemType, Origin, Payload, ResponseStatus, StreamEvent,
+    ToolDisplay, Usage,
 };
 use crate::text::TextBuffer;
 use crate::upsert::{Output, TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
@@ -127,6 +129,7 @@ pub struct Processor {
     calls: IndexMap<String, String>,
     provider_id: String,
     turn: Option<(String, String)>,
+    ids: ids::ItemIds,
 }
 
 impl Processor {
@@ -155,6 +158,22 @@ impl Processor {
     }
 
     pub fn process(&mut self, ev: &StreamEvent, now: Instant) -> Vec<Output> {
+        let renamed = ev
+            .payload
+            .item_id()
+            .and_then(|id| self.ids.resolve(&ev.turn_id, id));
+        if let Some(new) = renamed {
+            let mut ev = ev.clone();
+            if let Some(id) = ev.payload.item_id_mut() {
+                *id = new;
+            }
+            return self.process_unique(&ev, now);
+        }
+        self.process_unique(ev, now)
+    }
+
+    /// `process`, once the event's item id is unique in the pane.
+    fn process_unique(&mut self, ev: &StreamEvent, now: Instant) -> Vec<Output> {
         let mut out = Vec::new();
         match &ev.payload {
             Payload::ResponseStart {
@@ -186,7 +205,9 @@ impl Processor {
                 final_item,
             } => self.item_done(item_id, final_item, ev, now, &mut out),
             Payload::ItemError { item_id, error } => self.item_error(item_id, error, &mut out),
-            Payload::ItemCancelled { item_id, .. } => self.item_cancelled(item_id),
+            Payload::ItemCancelled { item_id, reason } => {
+                self.item_cancelled(item_id, reason.as_deref(), &mut out)
+            }
             Payload::ResponseDone {
                 status,
                 finish_reason,
@@ -294,10 +315,23 @@ impl Processor {
         }
     }
 
-    fn item_cancelled(&mut self, item_id: &str) {
-        self.text.shift_remove(item_id);
-        if let Some(tool) = self.tools.shift_remove(item_id) {
+    /// An item the agent cancels itself vanishes (TC-5.4d); one cut by the
+    /// user's interrupt keeps what it received (issue 13 item 5).
+    fn item_cancelled(&mut self, item_id: &str, reason: Option<&str>, out: &mut Vec<Output>) {
+        let text = self.text.shift_remove(item_id);
+        let tool = self.tools.shift_remove(item_id);
+        if let Some(tool) = &tool {
             self.calls.shift_remove(&tool.call_id);
+        }
+        if reason != Some(INTERRUPTED) {
+            return;
+        }
+        if let Some(item) = text {
+            interrupted_text(item_id, &item, out);
+        }
+        if let Some(mut tool) = tool {
+            finalize_arguments(&mut tool);
+            out.push(tool_upsert(item_id, &tool, UpsertStatus::Interrupted, None));
         }
     }
 
@@ -317,7 +351,7 @@ impl Processor {
                 TurnStatus::Completed
             }
             ResponseStatus::Cancelled => {
-                self.discard_all();
+                self.interrupt_all(out);
                 TurnStatus::Cancelled
             }
             ResponseStatus::Error => {
@@ -422,20 +456,23 @@ impl Processor {
     }
 
     /// Ends the turn in flight as cancelled when the agent did not (it ignored an
-    /// interrupt): open items are dropped, never labelled complete (TC-5.4e).
+    /// interrupt): open items keep what they received, marked interrupted,
+    /// never labelled complete (TC-5.4e).
     pub fn cancel_turn(&mut self, fallback: (&str, &str)) -> Vec<Output> {
-        self.discard_all();
+        let mut out = Vec::new();
+        self.interrupt_all(&mut out);
         let (turn_id, session_id) = self
             .turn
             .take()
             .unwrap_or_else(|| (fallback.0.to_owned(), fallback.1.to_owned()));
-        vec![Output::Turn(TurnEvent::TurnComplete {
+        out.push(Output::Turn(TurnEvent::TurnComplete {
             turn_id,
             session_id,
             status: TurnStatus::Cancelled,
             usage: None,
-            finish_reason: Some("interrupted".into()),
-        })]
+            finish_reason: Some(INTERRUPTED.into()),
+        }));
+        out
     }
 
     fn new_text(&self, ev: &StreamEvent, kind: TextKind, now: Instant) -> TextItem {
@@ -642,9 +679,17 @@ impl Processor {
         self.calls.clear();
     }
 
-    fn discard_all(&mut self) {
-        self.text.clear();
-        self.tools.clear();
+    /// The turn was interrupted: every open item shows what it received so
+    /// far (the batched, not yet emitted part too), as the agents' own TUIs
+    /// keep it; a text item that received nothing stays unseen.
+    fn interrupt_all(&mut self, out: &mut Vec<Output>) {
+        for (id, item) in std::mem::take(&mut self.text) {
+            interrupted_text(&id, &item, out);
+        }
+        for (id, mut tool) in std::mem::take(&mut self.tools) {
+            finalize_arguments(&mut tool);
+            out.push(tool_upsert(&id, &tool, UpsertStatus::Interrupted, None));
+        }
         self.calls.clear();
     }
 
@@ -749,6 +794,13 @@ fn text_upsert(
         error_message: error.map(|e| e.message.clone()),
         kind,
     })
+}
+
+/// A text item cut by an interrupt, unless it never had content to show.
+fn interrupted_text(item_id: &str, item: &TextItem, out: &mut Vec<Output>) {
+    if item.emitted || !item.buf.is_empty() {
+        out.push(text_upsert(item_id, item, UpsertStatus::Interrupted, None));
+    }
 }
 
 /// A progress emission: `create` the first time, `update` after.

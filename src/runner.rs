@@ -223,6 +223,8 @@ pub fn spawn_runner(
         queue: options.initial_queue.iter().cloned().collect(),
         steer_next: None,
         turn: None,
+        turn_session: String::new(),
+        last_error: None,
         turn_text: None,
         undelivered: None,
         stall_after: options.stall_after,
@@ -264,6 +266,12 @@ struct Runner {
     /// A steer that had to interrupt first; sent before the queue.
     steer_next: Option<String>,
     turn: Option<String>,
+    /// The session id every event of the turn in flight carries: the one
+    /// known when it started (the agent may name its session mid-turn;
+    /// `hive run --json` readers want one id per turn).
+    turn_session: String,
+    /// The last turn error shown, so a crash is told once (issue 13 item 10).
+    last_error: Option<String>,
     /// The message of the turn in flight, kept until the agent starts it.
     turn_text: Option<String>,
     /// A message put back at the front of the queue because the agent died
@@ -524,7 +532,7 @@ impl Runner {
     fn replace_agent(&mut self, why: &str) {
         self.cancel_deadline = None;
         let outs = match self.turn.clone() {
-            Some(turn_id) => self.processor.cancel_turn((&turn_id, &self.session_id)),
+            Some(turn_id) => self.processor.cancel_turn((&turn_id, &self.turn_session)),
             None => Vec::new(),
         };
         if let Some(p) = self.provider.take() {
@@ -593,6 +601,8 @@ impl Runner {
     fn begin_turn(&mut self, text: String, echo: bool) {
         let turn_id = new_id("turn");
         self.turn = Some(turn_id.clone());
+        self.turn_session.clone_from(&self.session_id);
+        self.last_error = None;
         self.last_output = Some(Instant::now());
         self.turn_text = Some(text.clone());
         self.set_state(TurnState::Starting);
@@ -610,7 +620,7 @@ impl Runner {
         let now = Instant::now();
         let start = StreamEvent::new(
             turn_id,
-            &self.session_id,
+            &self.turn_session,
             Payload::ItemStart {
                 item_id: item_id.clone(),
                 item_type: ItemType::Message,
@@ -621,7 +631,7 @@ impl Runner {
         );
         let done = StreamEvent::new(
             turn_id,
-            &self.session_id,
+            &self.turn_session,
             Payload::ItemDone {
                 item_id,
                 final_item: FinalItem::Message {
@@ -638,10 +648,13 @@ impl Runner {
     fn provider_event(&mut self, ev: ProviderEvent) {
         self.activity();
         match ev {
-            ProviderEvent::Stream(ev) => {
+            ProviderEvent::Stream(mut ev) => {
                 if self.turn.as_deref() != Some(ev.turn_id.as_str()) {
                     tracing::debug!(turn = %ev.turn_id, "event for a turn no longer running dropped");
                     return;
+                }
+                if ev.session_id != self.turn_session {
+                    ev.session_id.clone_from(&self.turn_session);
                 }
                 let outs = self.processor.process(&ev, Instant::now());
                 self.forward(outs);
@@ -669,6 +682,9 @@ impl Runner {
                 Output::Upsert(u) => self.emit(PaneEvent::Upsert(u)),
                 Output::Turn(t) => {
                     let terminal = t.is_terminal();
+                    if let TurnEvent::TurnError { error_message, .. } = &t {
+                        self.last_error = Some(error_message.clone());
+                    }
                     if matches!(t, TurnEvent::TurnStarted { .. })
                         && self.state == TurnState::Starting
                     {
@@ -753,11 +769,20 @@ impl Runner {
         if let Some(turn_id) = self.turn.clone() {
             let outs =
                 self.processor
-                    .fail_turn((&turn_id, &self.session_id), "agent_exited", &detail);
+                    .fail_turn((&turn_id, &self.turn_session), "agent_exited", &detail);
             self.forward(outs);
         }
         self.set_state(TurnState::Dead);
-        self.notice(DiagnosticLevel::Error, format!("agent stopped: {detail}"));
+        // The turn's error already says it (the provider's own report, or
+        // the one just made): one error line per crash.
+        let told = self
+            .last_error
+            .as_ref()
+            .zip(detail.lines().next().filter(|l| !l.trim().is_empty()))
+            .is_some_and(|(e, first)| e.contains(first));
+        if !told {
+            self.notice(DiagnosticLevel::Error, format!("agent stopped: {detail}"));
+        }
     }
 }
 

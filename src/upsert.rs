@@ -16,6 +16,9 @@ pub enum UpsertStatus {
     Update,
     Complete,
     Error,
+    /// The turn was interrupted: the item keeps what the agent had sent,
+    /// and nothing more comes for it. Not final (it did not finish).
+    Interrupted,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -73,6 +76,11 @@ impl Upsert {
 
     pub fn is_final(&self) -> bool {
         matches!(self.status, UpsertStatus::Complete | UpsertStatus::Error)
+    }
+
+    /// No further upsert comes for this item (final, or cut by an interrupt).
+    pub fn is_closed(&self) -> bool {
+        self.is_final() || self.status == UpsertStatus::Interrupted
     }
 }
 

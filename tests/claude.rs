@@ -485,6 +485,23 @@ fn interrupt_while_streaming_cancels_and_the_next_turn_works() {
     );
 }
 
+/// Issue 13 item 5: Esc while text streams keeps every chunk the agent had
+/// sent (the batched, not yet shown part too), marked interrupted.
+#[test]
+fn interrupt_keeps_the_text_already_received() {
+    let r = replay("interrupt_text");
+    let received = r.received("turn_1");
+    assert!(!received.is_empty(), "the capture streams text before Esc");
+    for (item, text) in received.iter().filter(|(_, t)| !t.is_empty()) {
+        let last = r.latest(item).expect("the item is shown");
+        assert_eq!(last.status, UpsertStatus::Interrupted, "{item}");
+        assert_eq!(
+            last.text().map(|t| t.to_string()).as_deref(),
+            Some(text.as_str())
+        );
+    }
+}
+
 #[test]
 fn interrupt_while_a_tool_runs_cancels() {
     let r = replay("interrupt_tool");
@@ -1065,6 +1082,46 @@ async fn fake_resume_passes_the_session_id() {
     assert!(argv.windows(2).any(|w| w == ["--resume", "sess-resumed-1"]));
     assert!(pane.seen.iter().any(|e| matches!(e, PaneEvent::Session(s)
         if s.resume_handle.as_deref() == Some("sess-resumed-1"))));
+    pane.runner.send(RunnerCommand::Shutdown);
+}
+
+/// Issue 13 item 1: a resume handle Claude Code no longer knows starts a
+/// new session, visibly, instead of failing every turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fake_stale_resume_falls_back_to_a_new_session_visibly() {
+    let fake = Fake::new();
+    let mut pane = start(fake.agent.clone(), Some("stale-0001"));
+    pane.submit("hello", SubmitMode::Auto);
+    let end = pane.turn_end().await;
+    assert!(completed(&end), "{end:?}");
+    assert_eq!(
+        pane.final_messages(Origin::Agent),
+        ["Hello from fake claude. You said: hello"]
+    );
+    assert!(
+        pane.notices()
+            .iter()
+            .any(|n| n.contains("could not resume session stale-0001") && n.contains("new session")),
+        "{:?}",
+        pane.notices()
+    );
+    let starts = fake.starts();
+    assert_eq!(starts.len(), 2, "the stale process, then a new one");
+    assert!(!starts[1]["argv"].to_string().contains("--resume"));
+    let handle = pane
+        .seen
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            PaneEvent::Session(s) => s.resume_handle.clone(),
+            _ => None,
+        })
+        .expect("the new session is announced");
+    assert_ne!(handle, "stale-0001");
+    // The next turn goes to the same new process.
+    pane.submit("again", SubmitMode::Auto);
+    assert!(completed(&pane.turn_end().await));
+    assert_eq!(fake.starts().len(), 2);
     pane.runner.send(RunnerCommand::Shutdown);
 }
 

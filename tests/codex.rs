@@ -15,7 +15,7 @@ use std::time::Duration;
 use hive::config::AgentConfig;
 use hive::event::{ErrorInfo, Payload, ResponseStatus, StreamEvent, Usage};
 use hive::provider::codex::app_server::AppTurn;
-use hive::provider::codex::exec::ExecTurn;
+use hive::provider::codex::exec::{ExecTurn, ThreadUsage};
 use hive::provider::codex::items::Out;
 use hive::provider::{PermissionDecision, ProviderEvent, Registry};
 use hive::runner::{PaneEvent, RunnerCommand, SubmitMode};
@@ -196,6 +196,27 @@ fn assert_turn_error(r: &Run, needle: &str) {
         }
         other => panic!("expected turn_error, got {other:?}"),
     }
+}
+
+/// Issue 13 item 3: the captures of a thread's two turns report 9661/25
+/// then 19433/50 (the thread so far); the second turn used the difference.
+#[test]
+fn exec_resumed_thread_usage_is_reported_per_turn() {
+    let total = |name: &str| match replay_exec(name).last_turn() {
+        TurnEvent::TurnComplete { usage, .. } => usage.clone().expect("usage"),
+        other => panic!("{other:?}"),
+    };
+    let (one, two) = (total("resume_1.jsonl"), total("resume_2.jsonl"));
+    let mut thread = ThreadUsage::default();
+    assert_eq!(thread.turn(false, one.clone()), Some(one.clone()));
+    let second = thread.turn(true, two.clone()).expect("known total");
+    assert_eq!(
+        (second.input_tokens, second.output_tokens),
+        (two.input_tokens - one.input_tokens, 25)
+    );
+    // A resumed thread whose earlier total hive never saw: no figure
+    // rather than the whole thread's.
+    assert_eq!(ThreadUsage::default().turn(true, two), None);
 }
 
 #[test]
@@ -816,6 +837,64 @@ async fn exec_turns_continue_the_thread_and_carry_config() {
     assert!(p.seen.iter().any(|e| matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { model_id, .. }) if model_id == "gpt-test")));
 }
 
+/// Item ids of the agent's upserts, per turn, in order.
+fn agent_item_ids(p: &Pane) -> Vec<(String, String)> {
+    p.seen
+        .iter()
+        .filter_map(|e| match e {
+            PaneEvent::Upsert(u) if !matches!(&u.kind, UpsertKind::Message { origin, .. } if *origin == hive::event::Origin::User) => {
+                Some((u.turn_id.clone(), u.item_id.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Issue 13 item 2: `codex exec resume` numbers its items `item_0` again
+/// every turn; the second turn's answer must not overwrite the first's.
+#[tokio::test]
+async fn exec_second_turn_items_do_not_reuse_the_first_turns_ids() {
+    let dir = tempdir();
+    let mut p = pane(agent("exec", &dir), None, dir);
+    p.send("hello");
+    p.turn_end().await;
+    p.send("again");
+    p.turn_end().await;
+    let ids = agent_item_ids(&p);
+    let turns: Vec<&String> = ids.iter().map(|(t, _)| t).collect();
+    let first = turns[0];
+    let of = |same: bool| -> std::collections::HashSet<&String> {
+        ids.iter()
+            .filter(|(t, _)| (t == first) == same)
+            .map(|(_, i)| i)
+            .collect()
+    };
+    let (one, two) = (of(true), of(false));
+    assert!(!one.is_empty() && !two.is_empty(), "{ids:?}");
+    assert!(one.is_disjoint(&two), "turns share item ids: {ids:?}");
+    let answers = p.messages();
+    assert!(answers.iter().any(|m| m.starts_with("echo: hello")));
+    assert!(answers.iter().any(|m| m.starts_with("echo: again")));
+}
+
+/// Issue 13 item 3, live: the second turn of a thread shows its own usage,
+/// not the thread's; a thread resumed from before shows none.
+#[tokio::test]
+async fn exec_resumed_turns_report_their_own_usage() {
+    let dir = tempdir();
+    let mut p = pane(agent("exec", &dir), None, dir);
+    p.send("hello");
+    assert_eq!(turn_usage(&p.turn_end().await), Some(usage(100, 7, 40)));
+    p.send("again");
+    assert_eq!(turn_usage(&p.turn_end().await), Some(usage(100, 7, 40)));
+    let dir = tempdir();
+    let mut p = pane(agent("exec", &dir), Some("t-from-before"), dir);
+    p.send("hello");
+    let end = p.turn_end().await;
+    assert_eq!(status(&end), Some(TurnStatus::Completed));
+    assert_eq!(turn_usage(&end), None);
+}
+
 #[tokio::test]
 async fn exec_stale_thread_falls_back_to_a_new_one_visibly() {
     let dir = tempdir();
@@ -1091,6 +1170,36 @@ async fn app_server_approvals_round_trip() {
         }
         assert!(p.log().iter().any(|l| l["decision"] == word), "{word}");
     }
+}
+
+/// Issue 13 item 8: the reason the user typed on the deny card reaches the
+/// agent (the approval answer has no field for it: it joins the turn).
+#[tokio::test]
+async fn app_server_deny_reason_reaches_the_agent() {
+    let dir = tempdir();
+    let mut p = pane(agent("app-server", &dir), None, dir);
+    p.send("approve");
+    let PaneEvent::Permission(req) = p
+        .until("permission", |e| matches!(e, PaneEvent::Permission(_)))
+        .await
+    else {
+        unreachable!()
+    };
+    p.runner.send(RunnerCommand::Permission {
+        request_id: req.request_id,
+        decision: PermissionDecision::Deny {
+            reason: "use the staging database instead".into(),
+        },
+    });
+    p.turn_end().await;
+    let log = p.log();
+    assert!(log.iter().any(|l| l["decision"] == "decline"));
+    assert!(
+        log.iter().any(|l| l["steer"]
+            .as_str()
+            .is_some_and(|s| s.contains("use the staging database instead"))),
+        "{log:#?}"
+    );
 }
 
 #[tokio::test]

@@ -569,9 +569,16 @@ fn hive_command(lab: &Lab, config: &Path) -> Command {
 }
 
 fn hive_run(lab: &Lab, agent: &Agent, prompt: &str) -> Output {
+    hive_run_with(lab, agent, &[], prompt)
+}
+
+/// `hive run` with `extra` options before the prompt.
+fn hive_run_with(lab: &Lab, agent: &Agent, extra: &[&str], prompt: &str) -> Output {
     let config = write_hive_config(lab, agent);
     let mut cmd = hive_command(lab, &config);
-    cmd.args(["run", "--agent", "e2e", "--json", prompt]);
+    cmd.args(["run", "--agent", "e2e", "--json"])
+        .args(extra)
+        .arg(prompt);
     run(cmd)
 }
 
@@ -632,6 +639,12 @@ fn assert_tool_turn(out: &Output, agent: &Agent, lab: &Lab) {
         .into_iter()
         .filter(|(_, ups)| ups[0]["origin"] != "user")
         .collect();
+    // One session id for the whole turn, user message included (issue 13 item 11).
+    let sessions: std::collections::BTreeSet<&str> = lines
+        .iter()
+        .filter_map(|l| l["session_id"].as_str())
+        .collect();
+    assert_eq!(sessions.len(), 1, "session ids {sessions:?}\n{ctx}");
     // Per item: optionally `create`, then `update`s, then exactly one `complete`, last.
     // (An item that finishes before its first batch is due shows only `complete`.)
     for (id, ups) in &agent_items {
@@ -844,17 +857,51 @@ fn hive_cancel(cli: Cli) {
         status.is_some(),
         "hive exits after the cancelled turn\n{ctx}"
     );
+    // What the agent had sent stays, its item closed as interrupted
+    // (issue 13 item 5): no item is left half-emitted.
+    for (id, ups) in items(&seen) {
+        let last = ups.last().expect("an upsert");
+        let is_message = last["type"] == "message" || last["type"] == "thinking";
+        if is_message && ups.iter().any(|u| !text_of(u).is_empty()) {
+            assert!(
+                last["status"] == "interrupted" || last["status"] == "complete",
+                "item {id} ends {}\n{ctx}",
+                last["status"]
+            );
+            let longest = ups.iter().map(|u| text_of(u).len()).max().unwrap_or(0);
+            assert_eq!(text_of(last).len(), longest, "item {id} lost text\n{ctx}");
+        }
+    }
 }
 
 // ------------------------------------------------------------------------------------------
 // hive through each provider: `hive_<name>` (tool turn + error turn), `hive_<name>_cancel`
 
+/// A resume handle the agent does not know (its session store was cleaned,
+/// another machine, another program's handle): the turn still completes, in
+/// a new agent session (issue 13 item 1).
+fn hive_stale_resume(cli: Cli) {
+    let Some(lab) = Lab::new() else { return };
+    let Some(agent) = agent(&lab, cli) else {
+        return;
+    };
+    let stale = ["--resume", "3f1c2b7e-0000-4000-8000-00000000dead"];
+    let out = hive_run_with(&lab, &agent, &stale, TOOL_PROMPT);
+    assert_tool_turn(&out, &agent, &lab);
+}
+
 macro_rules! provider_tests {
-    ($($name:ident, $cancel:ident => $cli:expr;)*) => {$(
+    ($($name:ident, $cancel:ident, $stale:ident => $cli:expr;)*) => {$(
         #[test]
         #[ignore = "needs the real CLIs: scripts/e2e-real.sh"]
         fn $name() {
             hive_tool_and_error($cli);
+        }
+
+        #[test]
+        #[ignore = "needs the real CLIs: scripts/e2e-real.sh"]
+        fn $stale() {
+            hive_stale_resume($cli);
         }
 
         #[test]
@@ -866,14 +913,14 @@ macro_rules! provider_tests {
 }
 
 provider_tests! {
-    hive_claude, hive_claude_cancel => Cli::Claude;
-    hive_codex_exec, hive_codex_exec_cancel => Cli::CodexExec;
-    hive_codex_app_server, hive_codex_app_server_cancel => Cli::CodexAppServer;
-    hive_gemini, hive_gemini_cancel => Cli::Gemini;
-    hive_pi, hive_pi_cancel => Cli::Pi;
-    hive_acp_claude_code_acp, hive_acp_claude_code_acp_cancel => Cli::AcpClaude;
-    hive_acp_codex_acp, hive_acp_codex_acp_cancel => Cli::AcpCodex;
-    hive_acp_gemini, hive_acp_gemini_cancel => Cli::AcpGemini;
+    hive_claude, hive_claude_cancel, hive_claude_stale_resume => Cli::Claude;
+    hive_codex_exec, hive_codex_exec_cancel, hive_codex_exec_stale_resume => Cli::CodexExec;
+    hive_codex_app_server, hive_codex_app_server_cancel, hive_codex_app_server_stale_resume => Cli::CodexAppServer;
+    hive_gemini, hive_gemini_cancel, hive_gemini_stale_resume => Cli::Gemini;
+    hive_pi, hive_pi_cancel, hive_pi_stale_resume => Cli::Pi;
+    hive_acp_claude_code_acp, hive_acp_claude_code_acp_cancel, hive_acp_claude_code_acp_stale_resume => Cli::AcpClaude;
+    hive_acp_codex_acp, hive_acp_codex_acp_cancel, hive_acp_codex_acp_stale_resume => Cli::AcpCodex;
+    hive_acp_gemini, hive_acp_gemini_cancel, hive_acp_gemini_stale_resume => Cli::AcpGemini;
 }
 
 // ------------------------------------------------------------------------------------------

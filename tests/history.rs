@@ -619,6 +619,55 @@ fn session_state_is_written_atomically() {
     assert_eq!(std::fs::read(&path).unwrap(), before);
 }
 
+/// Issue 13 item 1: a stored resume handle is never offered to another agent
+/// program (the provider changed, or ACP now runs another agent); the
+/// transcript stays and the pane says why.
+#[test]
+fn a_resume_handle_is_only_offered_to_the_program_that_made_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::at(dir.path());
+    write_turns(&store.session_path("a", "s1"), "a", "s1", 1);
+    let mut gemini = AgentConfig::new("a", "acp");
+    gemini.command = vec!["gemini".into(), "--experimental-acp".into()];
+    let stored = |provider: &str, key: Option<String>| {
+        PaneState {
+            agent_id: "a".into(),
+            session: "s1".into(),
+            resume: Some("handle-1".into()),
+            provider: Some(provider.into()),
+            resume_key: key,
+            ..PaneState::default()
+        }
+        .save(&store.state_path("a"))
+        .unwrap();
+    };
+    // Made by this very program: offered.
+    stored("acp", Some(state::resume_key(&gemini)));
+    let h = history::open_pane_in(&store, &gemini, &opts());
+    assert_eq!(h.resume.as_deref(), Some("handle-1"));
+    assert!(h.warnings.is_empty(), "{:?}", h.warnings);
+    // Another ACP agent: not offered, said so, transcript kept.
+    let mut claude_acp = gemini.clone();
+    claude_acp.command = vec!["claude-code-acp".into()];
+    stored("acp", Some(state::resume_key(&gemini)));
+    let h = history::open_pane_in(&store, &claude_acp, &opts());
+    assert_eq!(h.resume, None);
+    assert_eq!(h.session, "s1");
+    assert_eq!(h.items.len(), 4);
+    assert!(
+        h.warnings.iter().any(|w| w.contains("new agent session")),
+        "{:?}",
+        h.warnings
+    );
+    // A state from before the key existed: judged by its provider.
+    stored("codex", None);
+    let h = history::open_pane_in(&store, &gemini, &opts());
+    assert_eq!(h.resume, None);
+    stored("acp", None);
+    let h = history::open_pane_in(&store, &gemini, &opts());
+    assert_eq!(h.resume.as_deref(), Some("handle-1"));
+}
+
 #[test]
 fn a_corrupt_state_file_falls_back_to_the_newest_history() {
     let dir = tempfile::tempdir().unwrap();

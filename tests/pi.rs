@@ -556,6 +556,30 @@ fn registered_with_capabilities() {
     assert!(caps.queue_while_streaming && caps.interrupt && caps.resume && caps.thinking);
 }
 
+/// Issue 13 item 9: a fresh pi pane that never sent a message has no
+/// session to resume (pi writes it with the first message): no handle is
+/// offered until then.
+#[tokio::test]
+async fn a_session_is_offered_for_resume_only_once_written() {
+    let dir = tempdir();
+    let (h, mut pane) = start(fake_agent(dir.path()), None);
+    let PaneEvent::Session(first) = pane
+        .until("session", |e| matches!(e, PaneEvent::Session(_)))
+        .await
+    else {
+        unreachable!()
+    };
+    assert_eq!(first.resume_handle, None, "{first:?}");
+    assert!(first.model.is_some(), "the model is still shown");
+    pane.submit("hello", SubmitMode::Auto);
+    pane.turn_end().await;
+    assert!(pane.seen.iter().any(|e| matches!(
+        e,
+        PaneEvent::Session(s) if s.resume_handle.is_some()
+    )));
+    h.send(RunnerCommand::Shutdown);
+}
+
 #[tokio::test]
 async fn a_turn_streams_thinking_tools_and_usage_on_one_process() {
     let dir = tempdir();

@@ -585,6 +585,79 @@ fn tc_5_4e_turn_cancellation_is_represented_at_turn_level() {
     ));
 }
 
+/// Issue 13 item 5: an interrupt keeps everything the agent had sent,
+/// the batched part too, marked interrupted (neither complete nor error).
+#[test]
+fn interrupt_keeps_the_text_already_received() {
+    let mut p = Processor::new(ProcessorConfig::default());
+    let outs = run(
+        &mut p,
+        &[
+            response_start(),
+            start("m1", ItemType::Message),
+            delta("m1", &"x".repeat(60)),
+            delta("m1", " and the rest"),
+            start("r1", ItemType::Reasoning),
+            delta("r1", "thought"),
+            tool_start("t1", "Bash", "c1"),
+            start("empty", ItemType::Message),
+            response_done(ResponseStatus::Cancelled),
+        ],
+    );
+    let last = |id: &str| {
+        upserts(&outs)
+            .into_iter()
+            .rfind(|u| u.item_id == id)
+            .cloned()
+    };
+    let m1 = last("m1").expect("message kept");
+    assert_eq!(m1.status, UpsertStatus::Interrupted);
+    assert_eq!(content(&m1), format!("{} and the rest", "x".repeat(60)));
+    let r1 = last("r1").expect("thinking kept");
+    assert_eq!(
+        (r1.status, content(&r1)),
+        (UpsertStatus::Interrupted, "thought".into())
+    );
+    let t1 = last("t1").expect("tool shown");
+    assert_eq!(
+        t1.status,
+        UpsertStatus::Interrupted,
+        "the tool stops spinning"
+    );
+    assert!(last("empty").is_none(), "nothing received, nothing shown");
+    assert!(!p.has_open_items());
+}
+
+/// The same when the agent names the interrupted item, and when hive ends
+/// a turn the agent would not stop.
+#[test]
+fn interrupted_items_and_forced_cancels_keep_their_text() {
+    let mut p = Processor::new(ProcessorConfig::default());
+    let mut outs = run(
+        &mut p,
+        &[
+            response_start(),
+            start("m1", ItemType::Message),
+            delta("m1", "partial"),
+            ev(Payload::item_interrupted("m1")),
+            start("m2", ItemType::Message),
+            delta("m2", "more"),
+        ],
+    );
+    outs.extend(p.cancel_turn(("turn_1", "s1")));
+    let kept: Vec<(String, UpsertStatus, String)> = upserts(&outs)
+        .into_iter()
+        .map(|u| (u.item_id.clone(), u.status, content(u)))
+        .collect();
+    assert_eq!(
+        kept,
+        vec![
+            ("m1".into(), UpsertStatus::Interrupted, "partial".into()),
+            ("m2".into(), UpsertStatus::Interrupted, "more".into()),
+        ]
+    );
+}
+
 #[test]
 fn tc_5_4f_turn_errors_are_turn_error_events() {
     let mut p = Processor::new(ProcessorConfig::default());

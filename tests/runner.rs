@@ -252,6 +252,82 @@ async fn user_message_is_emitted_as_a_user_origin_item() {
     );
 }
 
+/// Issue 13 item 11: the agent names its own session while hive's user
+/// message already went out; every event of the turn carries one id.
+#[tokio::test(start_paused = true)]
+async fn every_event_of_a_turn_carries_one_session_id() {
+    let fake = Fake::new(caps(false, true));
+    let (h, mut rx) = start(&fake, QueueMode::Queue);
+    send(&h, "hello", SubmitMode::Auto);
+    let mut ids = Vec::new();
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(30), rx.recv())
+            .await
+            .expect("turn ends")
+            .expect("runner alive")
+            .event;
+        match ev {
+            PaneEvent::Upsert(u) => ids.push(u.session_id),
+            PaneEvent::Turn(t) => {
+                let terminal = t.is_terminal();
+                ids.push(match t {
+                    TurnEvent::TurnStarted { session_id, .. }
+                    | TurnEvent::TurnComplete { session_id, .. }
+                    | TurnEvent::TurnError { session_id, .. } => session_id,
+                });
+                if terminal {
+                    break;
+                }
+            }
+            PaneEvent::State(TurnState::Streaming) => {
+                fake.emit(Payload::item_start("m1", ItemType::Message));
+                fake.emit(Payload::ItemDelta {
+                    item_id: "m1".into(),
+                    delta_content: "hi".into(),
+                });
+                fake.finish_turn();
+            }
+            _ => {}
+        }
+    }
+    assert!(ids.len() >= 4, "{ids:?}");
+    assert!(ids.iter().all(|i| *i == ids[0]), "{ids:?}");
+}
+
+/// Issue 13 item 10: a crash mid-turn is told once (the turn's error), not
+/// again as a notice.
+#[tokio::test(start_paused = true)]
+async fn a_crash_is_one_error_line() {
+    let fake = Fake::new(caps(false, true));
+    let (h, mut rx) = start(&fake, QueueMode::Queue);
+    send(&h, "work", SubmitMode::Auto);
+    state(&mut rx, TurnState::Streaming).await;
+    fake.crash();
+    let mut told = Vec::new();
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(30), rx.recv())
+            .await
+            .expect("the pane dies")
+            .expect("runner alive")
+            .event;
+        match ev {
+            PaneEvent::Turn(TurnEvent::TurnError { error_message, .. }) => told.push(error_message),
+            PaneEvent::Notice { text, .. } => told.push(text),
+            PaneEvent::State(TurnState::Dead) => break,
+            _ => {}
+        }
+    }
+    settle().await;
+    while let Ok(u) = rx.try_recv() {
+        if let PaneEvent::Notice { text, .. } = u.event {
+            told.push(text);
+        }
+    }
+    let crash: Vec<&String> = told.iter().filter(|t| t.contains("panic: boom")).collect();
+    assert_eq!(crash.len(), 1, "{told:#?}");
+    drop(h);
+}
+
 /// seed 000 row 1: streaming, queue mode, agent takes input mid-turn.
 #[tokio::test(start_paused = true)]
 async fn matrix_row1_queue_mode_with_streaming_input() {

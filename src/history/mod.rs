@@ -129,6 +129,7 @@ pub fn open_pane_in(store: &Store, agent: &AgentConfig, opts: &OpenOptions) -> P
         state.resume = None;
     }
     state.agent_id = agent.id.clone();
+    out.warnings.extend(state.bind_resume(agent));
     state.provider = Some(agent.provider.clone());
     if state.model.is_none() {
         state.model = agent.model.clone();

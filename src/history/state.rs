@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::store::StoreError;
+use crate::config::AgentConfig;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -24,6 +25,10 @@ pub struct PaneState {
     pub resume: Option<String>,
     #[serde(default)]
     pub provider: Option<String>,
+    /// Which agent program `resume` belongs to (`resume_key`): a handle is
+    /// never offered to another one (issue 13 item 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume_key: Option<String>,
     #[serde(default)]
     pub model: Option<String>,
     /// Queued, never-sent messages, oldest first.
@@ -63,6 +68,41 @@ impl PaneState {
             message: e.to_string(),
         })?;
         write_atomic(path, &json)
+    }
+}
+
+/// The agent program a resume handle is valid for: the provider and the
+/// configured command (ACP runs several different agents).
+pub fn resume_key(agent: &AgentConfig) -> String {
+    let mut key = agent.provider.clone();
+    for part in &agent.command {
+        key.push(' ');
+        key.push_str(part);
+    }
+    key
+}
+
+impl PaneState {
+    /// Drops a stored resume handle that belongs to another agent program
+    /// than `agent`, saying why; then binds the state to `agent`. States
+    /// written before the key existed are judged by their provider.
+    pub fn bind_resume(&mut self, agent: &AgentConfig) -> Option<String> {
+        let key = resume_key(agent);
+        let owner = match (&self.resume_key, &self.provider) {
+            (Some(k), _) => Some(k.clone()),
+            (None, Some(p)) if *p != agent.provider => Some(p.clone()),
+            (None, _) => None,
+        };
+        let stale = self.resume.is_some() && owner.as_ref().is_some_and(|o| *o != key);
+        let dropped = stale.then(|| {
+            self.resume = None;
+            format!(
+                "the stored agent session belongs to `{}`, not `{key}`: a new agent session starts (the transcript stays)",
+                owner.unwrap_or_default()
+            )
+        });
+        self.resume_key = Some(key);
+        dropped
     }
 }
 

@@ -85,7 +85,7 @@ pub fn thinking(u: &Upsert, text: &str, ctx: &CellCtx<'_>) -> Vec<Logical> {
     let t = ctx.theme;
     let head_style = Style::new().fg(t.thinking).add_modifier(Modifier::ITALIC);
     let body = Style::new().fg(t.thinking).add_modifier(Modifier::ITALIC);
-    let live = !u.is_final();
+    let live = !u.is_closed();
     let words = text.split_whitespace().count();
     let mut out = Vec::new();
     let head = if live {
@@ -164,6 +164,8 @@ pub fn tool_call(u: &Upsert, ctx: &CellCtx<'_>) -> Vec<Logical> {
         ("✗", Style::new().fg(t.error).add_modifier(Modifier::BOLD))
     } else if u.is_final() {
         ("✓", Style::new().fg(t.success).add_modifier(Modifier::BOLD))
+    } else if u.status == UpsertStatus::Interrupted {
+        ("⊘", Style::new().fg(t.warning).add_modifier(Modifier::BOLD))
     } else {
         (ctx.spinner(), Style::new().fg(t.tool))
     };

@@ -96,7 +96,7 @@ pub fn visible(e: &Entry, full_view: bool) -> bool {
 
 fn animates(e: &Entry) -> bool {
     match &e.kind {
-        EntryKind::Item(u) => !u.is_final() && !matches!(u.kind, UpsertKind::Message { .. }),
+        EntryKind::Item(u) => !u.is_closed() && !matches!(u.kind, UpsertKind::Message { .. }),
         _ => false,
     }
 }

@@ -15,6 +15,7 @@ Behaviour is chosen by keywords in the user's message:
   crash       starts streaming, writes to stderr, exits with status 3
   hang        ignores everything incl. interrupt and SIGTERM, with a child
               `sleep` in its process group
+`--resume stale...` fails like a conversation Claude Code no longer has.
 Env: FAKE_CLAUDE_ARGV_FILE (append argv/cwd/pid/env as a JSON line), FAKE_CLAUDE_MARK_FILE
 (append time.time_ns() when a turn's first content delta is written),
 FAKE_CLAUDE_DELAY_MS (pause between default text chunks, default 5).
@@ -54,6 +55,17 @@ if os.environ.get("FAKE_CLAUDE_ARGV_FILE"):
         f.write(json.dumps({"argv": ARGS, "cwd": os.getcwd(), "pid": os.getpid(), "pgid": os.getpgid(0),
                             "env": {k: v for k, v in os.environ.items()
                                     if k.startswith(("ANTHROPIC", "FAKE", "MAX_THINKING"))}}) + "\n")
+
+if (arg("--resume") or "").startswith("stale"):
+    # Like Claude Code 2.1 when the transcript is gone.
+    msg = "No conversation found with session ID: %s" % arg("--resume")
+    sys.stderr.write(msg + "\n")
+    sys.stderr.flush()
+    # and an error result on stdout, before reading any input
+    sys.stdout.write(json.dumps({"type": "result", "subtype": "error_during_execution", "is_error": True,
+                                 "num_turns": 0, "session_id": arg("--resume"), "errors": [msg]}) + "\n")
+    sys.stdout.flush()
+    sys.exit(1)
 
 inbox = queue.Queue()
 backlog = []          # user messages queued as later turns

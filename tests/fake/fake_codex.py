@@ -122,9 +122,20 @@ def exec_main(args):
         sys.exit(1)
     emit({"type": "item.completed", "item": {"id": f"item_{n}", "type": "agent_message",
                                              "text": f"echo: {prompt} (thread {thread})"}})
-    emit({"type": "turn.completed", "usage": {"input_tokens": 100, "cached_input_tokens": 40,
-                                              "cache_write_input_tokens": 0, "output_tokens": 7,
+    # Like the real CLI, a resumed thread reports the whole thread's usage:
+    # turn k of a thread (as far as $FAKE_CODEX_LOG saw it) reports k turns.
+    k = 1 + thread_runs(thread) if resume else 1
+    emit({"type": "turn.completed", "usage": {"input_tokens": 100 * k, "cached_input_tokens": 40 * k,
+                                              "cache_write_input_tokens": 0, "output_tokens": 7 * k,
                                               "reasoning_output_tokens": 0}})
+
+
+def thread_runs(thread):
+    path = os.environ.get("FAKE_CODEX_LOG")
+    if not path:
+        return 1
+    with open(path) as f:
+        return sum(1 for line in f if thread in json.loads(line).get("argv", []))
 
 
 # ----------------------------------------------------------- app-server ----
@@ -199,6 +210,8 @@ class AppServer:
                     emit({"id": rid, "error": {"code": -32600, "message": "no active turn"}})
                     continue
                 self.steers.append(params["input"][0]["text"])
+                with open(os.environ.get("FAKE_CODEX_LOG", os.devnull), "a") as f:
+                    f.write(json.dumps({"steer": params["input"][0]["text"]}) + "\n")
                 emit({"id": rid, "result": {"turnId": self.turn}})
             else:
                 emit({"id": rid, "error": {"code": -32601, "message": f"unknown method {method}"}})

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use hive::event::{Origin, StreamEvent};
+use hive::event::{ItemType, Origin, Payload, StreamEvent};
 use hive::processor::{Processor, ProcessorConfig};
 use hive::provider::{PermissionRequest, ProviderEvent};
 use hive::upsert::{Output, TurnEvent, Upsert, UpsertKind, UpsertStatus};
@@ -181,6 +181,37 @@ impl Replay {
                 _ => None,
             })
             .collect()
+    }
+
+    /// Text the agent sent per text item of `turn` (initial content and
+    /// deltas, in order), as (item id, text).
+    pub fn received(&self, turn: &str) -> Vec<(String, String)> {
+        let mut got: Vec<(String, String)> = Vec::new();
+        for ev in self.stream().into_iter().filter(|e| e.turn_id == turn) {
+            let (id, text) = match &ev.payload {
+                Payload::ItemStart {
+                    item_id,
+                    item_type: ItemType::Message | ItemType::Reasoning,
+                    initial_content,
+                    ..
+                } => (item_id, initial_content.as_deref().unwrap_or_default()),
+                Payload::ItemDelta {
+                    item_id,
+                    delta_content,
+                } if got.iter().any(|(i, _)| i == item_id) => (item_id, delta_content.as_str()),
+                _ => continue,
+            };
+            match got.iter_mut().find(|(i, _)| i == id) {
+                Some((_, t)) => t.push_str(text),
+                None => got.push((id.clone(), text.to_owned())),
+            }
+        }
+        got
+    }
+
+    /// The latest upsert of `item_id`.
+    pub fn latest(&self, item_id: &str) -> Option<&Upsert> {
+        self.upserts().into_iter().rfind(|u| u.item_id == item_id)
     }
 
     pub fn permissions(&self) -> Vec<&PermissionRequest> {

@@ -2,9 +2,10 @@
 //! (opt-in tests): the same steps and the same checks, whichever process
 //! answers.
 
+use hive::event::Origin;
 use hive::provider::{PermissionDecision, PermissionRequest};
 use hive::runner::{PaneEvent, RunnerCommand, SubmitMode};
-use hive::upsert::TurnEvent;
+use hive::upsert::{TurnEvent, UpsertStatus};
 
 use super::driver::{Pane, agent_text, cancelled, completed};
 
@@ -16,6 +17,15 @@ pub async fn interrupt_then_next_turn(pane: &mut Pane, slow: &str, next: &str) {
     pane.runner.send(RunnerCommand::Interrupt);
     let t = pane.turn_end().await;
     assert!(cancelled(&t), "{t:?}");
+    // The text already received stays, marked interrupted (issue 13 item 5).
+    let kept = pane.messages_where(|u, o| {
+        u.turn_id == t.turn_id() && o == Origin::Agent && u.status == UpsertStatus::Interrupted
+    });
+    assert!(
+        kept.last().is_some_and(|k| !k.is_empty()),
+        "interrupted text kept: {:#?}",
+        pane.seen
+    );
     pane.submit(next, SubmitMode::Auto);
     let t = pane.turn_end().await;
     assert!(completed(&t), "{t:?}");

@@ -154,6 +154,12 @@ impl ProviderFactory for ClaudeFactory {
                 source,
             })?;
         let translator = Translator::new(spec.resume.as_deref());
+        let resuming = spec.resume.clone().map(|id| Resuming {
+            agent: spec.agent.clone(),
+            id,
+            stale: false,
+            sent: Vec::new(),
+        });
         Ok(ProviderHandle::spawn(move |rx| async move {
             Session {
                 process,
@@ -165,6 +171,7 @@ impl ProviderFactory for ClaudeFactory {
                 permissions: HashMap::new(),
                 always_allowed: HashSet::new(),
                 control_seq: 0,
+                resuming,
             }
             .run(rx)
             .await
@@ -187,7 +194,24 @@ struct Session {
     /// Tools the user allowed for the rest of this session.
     always_allowed: HashSet<String>,
     control_seq: u64,
+    /// Set while a `--resume` process has not written anything yet: if it
+    /// dies saying the conversation is gone, a new session takes over.
+    resuming: Option<Resuming>,
 }
+
+/// A resumed process on probation (issue 13 item 1).
+struct Resuming {
+    agent: AgentConfig,
+    id: String,
+    /// It said the conversation is gone (its stdout `result`).
+    stale: bool,
+    /// Messages written to it so far, per turn, to send again to the new one.
+    sent: Vec<(String, Vec<String>)>,
+}
+
+/// What Claude Code says when `--resume` names a conversation it no longer
+/// has (cleaned up, another machine, another program's handle).
+const STALE_SESSION: &str = "No conversation found";
 
 /// Why the loop stopped.
 enum Stop {
@@ -199,34 +223,94 @@ enum Stop {
 
 impl Session {
     async fn run(mut self, mut rx: mpsc::UnboundedReceiver<ProviderCommand>) {
+        loop {
+            let stop = self.serve(&mut rx).await;
+            if matches!(stop, Stop::Exited) && self.fresh_after_stale().await {
+                continue;
+            }
+            match stop {
+                Stop::Killed => {
+                    self.process.terminate(KILL_GRACE).await;
+                }
+                Stop::Exited => self.exited().await,
+            }
+            return;
+        }
+    }
+
+    /// The process of a stale `--resume` died before it said anything: start
+    /// a new session, say so in the pane, and send it what the old one was
+    /// sent (hive's own transcript stays as it was). False: not that case.
+    async fn fresh_after_stale(&mut self) -> bool {
+        let Some(resuming) = self.resuming.take() else {
+            return false;
+        };
+        self.process.terminate(Duration::from_millis(100)).await;
+        if !resuming.stale {
+            self.settle_stderr().await;
+            if !self.process.stderr_tail().contains(STALE_SESSION) {
+                return false;
+            }
+        }
+        let cmd = command_spec(&resuming.agent, None);
+        let (process, stdout) = match AgentProcess::spawn(&cmd) {
+            Ok(p) => p,
+            Err(e) => {
+                self.events.diagnostic(
+                    DiagnosticLevel::Error,
+                    format!("Claude Code could not be started again: {e}"),
+                );
+                return false;
+            }
+        };
+        self.process = process;
+        self.stdout = stdout;
+        self.translator = Translator::new(None);
+        self.cancel_deadline = None;
+        self.events.diagnostic(
+            DiagnosticLevel::Warn,
+            format!(
+                "Claude Code could not resume session {} (it has no such conversation any more); continuing in a new session",
+                resuming.id
+            ),
+        );
+        for (turn_id, texts) in resuming.sent {
+            if self.send_messages(&turn_id, &texts).await.is_err() {
+                break;
+            }
+        }
+        true
+    }
+
+    /// Serves one process until it stops.
+    async fn serve(&mut self, rx: &mut mpsc::UnboundedReceiver<ProviderCommand>) -> Stop {
         // The SDK's handshake; the answer lists the slash commands.
         let id = self.next_id("init");
         if self.write(&control::initialize(&id)).await.is_err() {
-            self.exited().await;
-            return;
+            return Stop::Exited;
         }
-        let stop = loop {
+        loop {
             let deadline = self.cancel_deadline;
             tokio::select! {
                 line = self.stdout.next_line() => match line {
                     Ok(Some(line)) => {
-                        if self.on_line(&line).await.is_err() {
-                            break Stop::Exited;
+                        if self.stdout_line(&line).await.is_err() {
+                            return Stop::Exited;
                         }
                     }
-                    Ok(None) | Err(_) => break Stop::Exited,
+                    Ok(None) | Err(_) => return Stop::Exited,
                 },
                 cmd = rx.recv() => match cmd {
-                    None | Some(ProviderCommand::Kill) => break Stop::Killed,
+                    None | Some(ProviderCommand::Kill) => return Stop::Killed,
                     Some(cmd) => {
                         if self.on_command(cmd).await.is_err() {
-                            break Stop::Exited;
+                            return Stop::Exited;
                         }
                     }
                 },
                 _ = self.process.wait() => {
                     self.drain_stdout().await;
-                    break Stop::Exited;
+                    return Stop::Exited;
                 }
                 _ = timer::sleep_until(deadline) => {
                     self.cancel_deadline = None;
@@ -240,13 +324,38 @@ impl Session {
                     self.emit_all(events);
                 }
             }
-        };
-        match stop {
-            Stop::Killed => {
-                self.process.terminate(KILL_GRACE).await;
-            }
-            Stop::Exited => self.exited().await,
         }
+    }
+
+    /// Writes a turn's messages and opens the turn. Err: stdin is broken;
+    /// the turn fails unless a stale resume is about to be replaced.
+    async fn send_messages(&mut self, turn_id: &str, texts: &[String]) -> std::io::Result<()> {
+        if let Some(r) = self.resuming.as_mut() {
+            r.sent.push((turn_id.to_owned(), texts.to_vec()));
+        }
+        let mut uuids = Vec::new();
+        for text in texts {
+            let uuid = uuid::Uuid::new_v4().to_string();
+            if let Err(e) = self.write(&control::user_message(text, &uuid)).await {
+                if self.resuming.is_none() {
+                    // TC-3.2c: no fake success on a dead process.
+                    self.emit(ProviderEvent::Stream(StreamEvent::new(
+                        turn_id,
+                        self.translator.session_id(),
+                        Payload::ResponseError {
+                            error: ErrorInfo::new(
+                                "process_crash",
+                                format!("cannot send to Claude Code: {e}"),
+                            ),
+                        },
+                    )));
+                }
+                return Err(e);
+            }
+            uuids.push(uuid);
+        }
+        self.translator.begin_turn(turn_id, uuids);
+        Ok(())
     }
 
     fn next_id(&mut self, what: &str) -> String {
@@ -300,27 +409,9 @@ impl Session {
     async fn on_command(&mut self, cmd: ProviderCommand) -> std::io::Result<()> {
         match cmd {
             ProviderCommand::Send { turn_id, text } => {
-                let mut uuids = Vec::new();
-                let held = std::mem::take(&mut self.held);
-                for text in held.iter().chain(std::iter::once(&text)) {
-                    let uuid = uuid::Uuid::new_v4().to_string();
-                    if let Err(e) = self.write(&control::user_message(text, &uuid)).await {
-                        // TC-3.2c: no fake success on a dead process.
-                        self.emit(ProviderEvent::Stream(StreamEvent::new(
-                            &turn_id,
-                            self.translator.session_id(),
-                            Payload::ResponseError {
-                                error: ErrorInfo::new(
-                                    "process_crash",
-                                    format!("cannot send to Claude Code: {e}"),
-                                ),
-                            },
-                        )));
-                        return Err(e);
-                    }
-                    uuids.push(uuid);
-                }
-                self.translator.begin_turn(&turn_id, uuids);
+                let mut texts = std::mem::take(&mut self.held);
+                texts.push(text);
+                self.send_messages(&turn_id, &texts).await?;
             }
             ProviderCommand::Steer { text } => {
                 if self.translator.has_turn() {
@@ -392,9 +483,32 @@ impl Session {
         let until = Instant::now() + DRAIN_AFTER_EXIT;
         while let Ok(Ok(Some(line))) = tokio::time::timeout_at(until, self.stdout.next_line()).await
         {
-            if self.on_line(&line).await.is_err() {
+            if self.stdout_line(&line).await.is_err() {
                 break;
             }
+        }
+    }
+
+    /// One stdout line, minding a resumed process still on probation: its
+    /// error `result` about the resume is not about a turn.
+    async fn stdout_line(&mut self, line: &str) -> std::io::Result<()> {
+        if let Some(r) = self.resuming.as_mut() {
+            if line.contains(STALE_SESSION) {
+                r.stale = true;
+                return Ok(());
+            }
+            self.resuming = None;
+        }
+        self.on_line(line).await
+    }
+
+    /// stderr is collected by a separate task that may not have read the
+    /// dying process's last words yet: give it a moment.
+    async fn settle_stderr(&self) {
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let settle = Instant::now() + Duration::from_millis(200);
+        while self.process.stderr_tail().is_empty() && Instant::now() < settle {
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
 
@@ -409,13 +523,7 @@ impl Session {
         };
         // Stragglers in its group go too.
         self.process.terminate(Duration::from_millis(100)).await;
-        // stderr is collected by a separate task that may not have read the
-        // dying process's last words yet: give it a moment.
-        tokio::time::sleep(Duration::from_millis(30)).await;
-        let settle = Instant::now() + Duration::from_millis(200);
-        while self.process.stderr_tail().is_empty() && Instant::now() < settle {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        self.settle_stderr().await;
         let report = self.process.exit_report(status);
         let message = format!("Claude Code {report}");
         let events = self.translator.fail_turn("agent_exited", &message);

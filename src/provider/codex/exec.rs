@@ -15,7 +15,7 @@ use tokio::time::{Duration, Instant};
 
 use super::items::{ItemMapper, Out, TextKind, completed, usage};
 use super::{CodexSettings, PROVIDER_ID, announce, excerpt};
-use crate::event::{ErrorInfo, Payload, ResponseStatus, new_id};
+use crate::event::{ErrorInfo, Payload, ResponseStatus, Usage, new_id};
 use crate::provider::Sink;
 use crate::provider::process::{AgentProcess, LineReader};
 use crate::provider::{DiagnosticLevel, EventSink, ProviderCommand, ProviderHandle};
@@ -196,6 +196,7 @@ pub fn spawn(
             placeholder,
             model,
             events,
+            usage: ThreadUsage::default(),
         }
         .run(rx)
         .await
@@ -210,6 +211,34 @@ struct ExecProvider {
     /// The model shown for turns (exec does not report it).
     model: Option<String>,
     events: EventSink,
+    usage: ThreadUsage,
+}
+
+/// `turn.completed` of a resumed thread reports the whole thread's usage;
+/// the turn's own is the difference to the previous report (issue 13
+/// item 3). A resumed thread whose earlier total is unknown (hive restarted)
+/// reports none rather than a wrong figure.
+#[derive(Debug, Default)]
+pub struct ThreadUsage {
+    total: Option<Usage>,
+}
+
+impl ThreadUsage {
+    /// The turn's usage from the thread total a run reported.
+    pub fn turn(&mut self, resumed: bool, total: Usage) -> Option<Usage> {
+        let turn = match (&self.total, resumed) {
+            (_, false) => Some(total.clone()),
+            (Some(earlier), true) => Some(total.since(earlier)),
+            (None, true) => None,
+        };
+        self.total = Some(total);
+        turn
+    }
+
+    /// Another thread starts: its total starts again.
+    pub fn reset(&mut self) {
+        self.total = None;
+    }
 }
 
 /// Whether the provider goes on after a turn.
@@ -485,6 +514,7 @@ impl ExecProvider {
             Out::Thread { id, .. } => {
                 run.saw_thread = true;
                 if self.thread.as_deref() != Some(id.as_str()) {
+                    self.usage.reset();
                     self.thread = Some(id);
                     announce(&self.events, self.thread.as_deref(), self.model.as_deref());
                 }
@@ -494,7 +524,12 @@ impl ExecProvider {
                 self.start_response(ctx);
                 self.emit(&ctx.turn_id, p);
             }
-            Out::Finished(p) => {
+            Out::Finished(mut p) => {
+                if let Payload::ResponseDone { usage, .. } = &mut p
+                    && let Some(total) = usage.take()
+                {
+                    *usage = self.usage.turn(run.resumed.is_some(), total);
+                }
                 self.start_response(ctx);
                 self.emit(&ctx.turn_id, p);
             }

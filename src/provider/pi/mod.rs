@@ -20,7 +20,7 @@ use tokio::time::Instant;
 use super::process::{AgentProcess, CommandSpec, LineReader};
 use super::{
     Capabilities, DiagnosticLevel, EventSink, ProviderCommand, ProviderError, ProviderEvent,
-    ProviderFactory, ProviderHandle, ProviderSpec,
+    ProviderFactory, ProviderHandle, ProviderSpec, SessionInfo,
 };
 use crate::config::AgentConfig;
 use crate::event::{ErrorInfo, Payload, StreamEvent, new_id};
@@ -79,6 +79,7 @@ impl ProviderFactory for PiFactory {
             prompts: 0,
             cancel_deadline: None,
             heard: false,
+            unsaved: None,
         };
         Ok(ProviderHandle::spawn(move |rx| driver.run(rx)))
     }
@@ -137,6 +138,8 @@ struct Driver {
     cancel_deadline: Option<Instant>,
     /// pi printed at least one line (it started).
     heard: bool,
+    /// The session pi named before it was written (`hold_unsaved_session`).
+    unsaved: Option<SessionInfo>,
 }
 
 impl Driver {
@@ -150,7 +153,8 @@ impl Driver {
                 line = self.lines.next_line() => match line {
                     Ok(Some(line)) => {
                         self.heard = true;
-                        let evs = self.tr.push_line(&line);
+                        let mut evs = self.tr.push_line(&line);
+                        self.hold_unsaved_session(&mut evs);
                         self.forward(evs);
                         if !self.flush_outbox().await {
                             return self.exited().await;
@@ -203,6 +207,23 @@ impl Driver {
         }
     }
 
+    /// pi names a new session before it has written it (it does so with the
+    /// first message): a handle offered now would fail to open on the next
+    /// start (issue 13 item 9). Held back until the first prompt goes out.
+    fn hold_unsaved_session(&mut self, events: &mut [ProviderEvent]) {
+        if self.resume.is_some() || self.prompts > 0 {
+            return;
+        }
+        for ev in events {
+            if let ProviderEvent::Session(info) = ev
+                && info.resume_handle.is_some()
+            {
+                self.unsaved = Some(info.clone());
+                info.resume_handle = None;
+            }
+        }
+    }
+
     fn forward(&self, events: Vec<ProviderEvent>) {
         self.events.forward(events);
     }
@@ -238,6 +259,10 @@ impl Driver {
             return true;
         }
         self.prompts += 1;
+        if let Some(info) = self.unsaved.take() {
+            // pi writes the session with its first message: now it resumes.
+            let _ = self.events.send(ProviderEvent::Session(info));
+        }
         let id = format!("hive-prompt-{}", self.prompts);
         let line = json!({"id": id, "type": "prompt", "message": text}).to_string();
         self.tr.begin_turn(turn_id, &id, &line);

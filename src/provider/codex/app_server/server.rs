@@ -184,5 +184,13 @@ impl AppServer {
         };
         self.write(json!({"id": id, "result": {"decision": word}}))
             .await;
+        // The approval answer has no room for words; the user's reason goes
+        // into the running turn instead of being thrown away (issue 13 item 8).
+        if let PermissionDecision::Deny { reason } = decision
+            && !reason.trim().is_empty()
+        {
+            self.steer(format!("I declined that request: {}", reason.trim()))
+                .await;
+        }
     }
 }
