@@ -52,6 +52,7 @@ actions! {
     Focus9 = "focus_9", Global, ["alt+9"], "focus pane 9";
     Zoom = "zoom", Global, ["alt+z"], "zoom the focused pane / back to the grid";
     Prefix = "prefix", Global, ["ctrl+b"], "prefix (then 1-9, arrows, z, n/p, ?, or any key sent verbatim to a terminal pane)";
+    Inbox = "inbox", Global, ["alt+i"], "attention inbox: approvals, failures, finished turns across panes";
     ToggleView = "toggle_view", Conversation, ["f2", "alt+v"], "simple / full view (hide or show thinking and tools)";
     Expand = "expand", Conversation, ["ctrl+o"], "expand / collapse thinking and tool output";
     Submit = "submit", Conversation, ["enter"], "send (queues while a turn runs; empty: send restored queue)";
@@ -73,7 +74,23 @@ actions! {
     Deny = "deny", Conversation, ["n"], "approval card: deny (type a reason, Enter)";
 }
 
+/// Actions also reached as the prefix key then a letter, so they work in
+/// terminal panes that take every other key (`Ctrl+B i`).
+pub const PREFIX_KEYS: &[(char, Action)] = &[('i', Action::Inbox)];
+
 impl Action {
+    /// The letter after the prefix key for this action, if any.
+    pub fn prefix_char(self) -> Option<char> {
+        PREFIX_KEYS
+            .iter()
+            .find(|(_, a)| *a == self)
+            .map(|(c, _)| *c)
+    }
+
+    pub fn from_prefix_char(c: char) -> Option<Action> {
+        PREFIX_KEYS.iter().find(|(k, _)| *k == c).map(|(_, a)| *a)
+    }
+
     pub fn name(self) -> &'static str {
         Self::info(self).1
     }
@@ -380,7 +397,10 @@ impl Keymap {
 
     /// `Ctrl+Q` / `F1, ?`: the keys of an action as shown in hints.
     pub fn label(&self, action: Action) -> String {
-        let keys: Vec<String> = self.chords(action).iter().map(|c| c.to_string()).collect();
+        let mut keys: Vec<String> = self.chords(action).iter().map(|c| c.to_string()).collect();
+        if let Some(c) = action.prefix_char() {
+            keys.push(format!("{} {c}", self.short(Action::Prefix)));
+        }
         if keys.is_empty() {
             "unbound".into()
         } else {

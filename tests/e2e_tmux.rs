@@ -293,3 +293,34 @@ fn history_survives_quit_and_restart_and_the_session_continues() {
         "one session holds both turns:\n{text}"
     );
 }
+
+#[test]
+fn an_approval_in_an_unfocused_pane_is_answered_from_the_inbox() {
+    let Some(bin) = hive_bin() else { return };
+    let t = start(&bin, tempfile::tempdir().expect("tempdir"));
+    t.wait_for("Message Architect");
+    t.type_text("please approve this");
+    t.keys(&["Enter"]);
+    t.wait_for("approval needed");
+    t.keys(&["M-2"]);
+    t.wait("the inbox count", |s| {
+        status_line(s).contains("Reviewer (demo)") && status_line(s).contains("1 waiting")
+    });
+    t.keys(&["M-i"]);
+    t.wait("the inbox entry", |s| {
+        s.contains("inbox · 1 waiting") && s.contains("asks to run Bash: mkdir -p build")
+    });
+    t.keys(&["y"]);
+    let s = t.wait("the demo pane to continue", |s| {
+        s.contains("Done: the command ran only after you answered")
+    });
+    assert!(!s.contains("inbox · "), "answered: the inbox closed\n{s}");
+    assert!(
+        status_line(&s).contains("Reviewer (demo)"),
+        "focus stayed\n{s}"
+    );
+    // What waits now is the finished turn, not the answered approval.
+    t.keys(&["M-i"]);
+    let s = t.wait_for("turn finished");
+    assert!(!s.contains("asks to run"), "{s}");
+}

@@ -21,6 +21,7 @@ impl App {
         match self.overlay {
             Overlay::Help => return self.help_key(ev),
             Overlay::ConfirmQuit => return self.confirm_key(ev),
+            Overlay::Inbox => return self.inbox_key(ev),
             Overlay::None => {}
         }
         if self.prefix_armed {
@@ -79,6 +80,7 @@ impl App {
             Action::Zoom => self.zoom = !self.zoom,
             Action::Prefix => self.prefix_armed = true,
             Action::ToggleView => self.toggle_full_view(),
+            Action::Inbox => self.open_inbox(),
             _ => return false,
         }
         true
@@ -157,6 +159,13 @@ impl App {
     /// verbatim to a terminal pane (the escape chord for keys hive uses).
     fn prefix_key(&mut self, ev: KeyEvent) {
         let chord = Chord::from_event(&ev);
+        if let (KeyCode::Char(c), KeyModifiers::NONE) =
+            (ev.code, ev.modifiers - KeyModifiers::SHIFT)
+            && let Some(a) = Action::from_prefix_char(c)
+        {
+            self.global_action(a);
+            return;
+        }
         match (ev.code, ev.modifiers - KeyModifiers::SHIFT) {
             (KeyCode::Char(c @ '1'..='9'), KeyModifiers::NONE) => {
                 self.set_focus(c as usize - '1' as usize);
@@ -275,20 +284,14 @@ impl App {
 
     fn answer_permission(&mut self, decision: PermissionDecision) {
         let focus = self.focus;
-        let Some(p) = self.panes.get_mut(focus) else {
+        let Some(id) = self
+            .focused()
+            .and_then(|p| p.permissions.front())
+            .map(|r| r.request_id.clone())
+        else {
             return;
         };
-        let Some(req) = p.permissions.pop_front() else {
-            return;
-        };
-        p.deny_reason = false;
-        self.send(
-            focus,
-            RunnerCommand::Permission {
-                request_id: req.request_id,
-                decision,
-            },
-        );
+        self.answer_request(focus, &id, decision);
     }
 
     /// Conversation-pane actions. False: let the composer have the key.

@@ -7,7 +7,9 @@
 //! happens. Each `frame` draws the app read-only into the UI's `ViewState`,
 //! then the app takes back what the frame measured (`geometry`).
 
+pub mod attention;
 pub mod geometry;
+pub mod inbox;
 pub mod input;
 pub mod pane;
 pub mod pty_input;
@@ -226,7 +228,7 @@ async fn event_loop(
             _ = timer::sleep_until(tick_at) => dirty = true,
             _ = timer::sleep_until(status_at) => {
                 app.now = Instant::now().into_std();
-                if app.expire_status() {
+                if app.expire_status() | app.watch_inbox() {
                     dirty = true;
                 }
             }
@@ -239,11 +241,14 @@ async fn event_loop(
     Ok(())
 }
 
-/// When the status line goes away.
+/// When the status line goes away or the inbox watch has a check due.
 fn status_deadline(app: &App) -> Option<Instant> {
-    app.status
-        .as_ref()
-        .map(|(_, until)| Instant::from_std(*until))
+    let status = app.status.as_ref().map(|(_, until)| *until);
+    [status, app.inbox_deadline()]
+        .into_iter()
+        .flatten()
+        .min()
+        .map(Instant::from_std)
 }
 
 /// Applies one terminal event; false when nothing visible changed.

@@ -5,6 +5,7 @@
 use std::time::{Duration, Instant};
 
 use super::geometry::Geometry;
+use super::inbox::{Inbox, Reason};
 use super::pane::Pane;
 use crate::config::{AgentConfig, Config, UiSettings};
 use crate::history::PaneHistory;
@@ -19,6 +20,8 @@ pub enum Overlay {
     None,
     Help,
     ConfirmQuit,
+    /// The attention inbox (`super::inbox`).
+    Inbox,
 }
 
 pub struct App {
@@ -50,6 +53,8 @@ pub struct App {
     pub notify: Vec<String>,
     /// Where the config came from (shown in help).
     pub config_source: String,
+    /// Everything waiting for the user across panes.
+    pub inbox: Inbox,
 }
 
 impl App {
@@ -74,6 +79,7 @@ impl App {
             geometry: Geometry::default(),
             notify: Vec::new(),
             config_source: config.source.describe(),
+            inbox: Inbox::default(),
         }
     }
 
@@ -118,6 +124,7 @@ impl App {
         if i < self.panes.len() {
             self.focus = i;
             self.panes[i].attention = false;
+            self.reconcile_inbox();
         }
     }
 
@@ -151,14 +158,20 @@ impl App {
         let Some(p) = self.panes.get_mut(i) else {
             return;
         };
-        let mut needs_user: Option<String> = None;
+        let mut needs_user: Option<Reason> = None;
+        if matches!(
+            update.event,
+            PaneEvent::Upsert(_) | PaneEvent::Turn(_) | PaneEvent::TerminalUpdated
+        ) {
+            self.inbox.activity.insert(i, self.now);
+        }
         match update.event {
             PaneEvent::Upsert(u) => p.transcript.upsert(u),
             PaneEvent::Turn(t) => needs_user = turn_event(p, &t, self.now),
             PaneEvent::State(s) => {
                 p.state = s;
                 if s == TurnState::Dead {
-                    needs_user = Some("stopped".into());
+                    needs_user = Some(Reason::Exited);
                 }
             }
             PaneEvent::Queue(list) => {
@@ -176,7 +189,11 @@ impl App {
             }
             PaneEvent::Notice { level, text } => p.transcript.notice(level, text),
             PaneEvent::Permission(req) => {
-                needs_user = Some(format!("asks to run {}", req.tool_name));
+                needs_user = Some(Reason::Permission {
+                    request_id: req.request_id.clone(),
+                    tool: req.tool_name.clone(),
+                    args: super::inbox::summarize_args(&req.input),
+                });
                 p.permissions.push_back(req);
             }
             PaneEvent::Session(info) => {
@@ -205,31 +222,15 @@ impl App {
                 p.term_size = None;
             }
             PaneEvent::TerminalUpdated => {}
-            PaneEvent::Bell => needs_user = Some("rang the bell".into()),
+            PaneEvent::Bell => needs_user = Some(Reason::Bell),
         }
-        if let Some(what) = needs_user
-            && !focused
+        // Approvals wait in the inbox even for the focused pane.
+        if let Some(reason) = needs_user
+            && (!focused || matches!(reason, Reason::Permission { .. }))
         {
-            self.call_attention(i, &what);
+            self.call_attention(i, reason);
         }
-    }
-
-    /// Marks unfocused pane `i` and rings the bell / OSC 9 as configured.
-    fn call_attention(&mut self, i: usize, what: &str) {
-        let Some(p) = self.panes.get_mut(i) else {
-            return;
-        };
-        p.attention = true;
-        let msg = format!("{} {what}", p.name());
-        if self.ui.bell {
-            self.notify.push("\x07".into());
-        }
-        if self.ui.osc9 {
-            self.notify.push(format!(
-                "\x1b]9;hive: {}\x07",
-                msg.replace(['\x07', '\x1b'], "")
-            ));
-        }
+        self.reconcile_inbox();
     }
 
     /// Takes in what a frame measured: scrolls clamped to what fits.
@@ -280,7 +281,7 @@ impl App {
 
 /// A turn started, finished or failed in `p`; what to tell the user when
 /// the pane is not focused.
-fn turn_event(p: &mut Pane, t: &TurnEvent, now: Instant) -> Option<String> {
+fn turn_event(p: &mut Pane, t: &TurnEvent, now: Instant) -> Option<Reason> {
     p.transcript.turn(t, now);
     match t {
         TurnEvent::TurnComplete { usage, .. } => {
@@ -288,9 +289,9 @@ fn turn_event(p: &mut Pane, t: &TurnEvent, now: Instant) -> Option<String> {
             if let Some(u) = usage {
                 p.usage.accumulate(u);
             }
-            Some("finished".into())
+            Some(Reason::TurnFinished)
         }
-        TurnEvent::TurnError { error_code, .. } => Some(format!("failed ({error_code})")),
+        TurnEvent::TurnError { error_code, .. } => Some(Reason::TurnFailed(error_code.clone())),
         TurnEvent::TurnStarted { model_id, .. } => {
             if !model_id.is_empty() {
                 p.model = Some(model_id.clone());

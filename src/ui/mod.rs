@@ -7,8 +7,10 @@
 pub mod cells;
 pub mod help;
 pub mod highlight;
+pub mod inbox;
 pub mod layout;
 pub mod markdown;
+pub mod overlay;
 pub mod pane;
 pub mod status;
 pub mod terminal;
@@ -89,5 +91,6 @@ pub fn render(app: &App, view: &mut ViewState, area: Rect, buf: &mut Buffer) {
         Overlay::None => {}
         Overlay::Help => help::draw_help(app, main, buf),
         Overlay::ConfirmQuit => help::draw_confirm_quit(app, main, buf),
+        Overlay::Inbox => inbox::draw(app, main, buf),
     }
 }
