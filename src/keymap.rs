@@ -53,6 +53,8 @@ actions! {
     Zoom = "zoom", Global, ["alt+z"], "zoom the focused pane / back to the grid";
     Prefix = "prefix", Global, ["ctrl+b"], "prefix (then 1-9, arrows, z, n/p, ?, or any key sent verbatim to a terminal pane)";
     Inbox = "inbox", Global, ["alt+i"], "attention inbox: approvals, failures, finished turns across panes";
+    Search = "search", Global, ["alt+/"], "search every pane's transcript (type, ↑↓, Enter jumps)";
+    Overview = "overview", Global, ["alt+o"], "overview: every pane's state, model, activity, queue, usage";
     ToggleView = "toggle_view", Conversation, ["f2", "alt+v"], "simple / full view (hide or show thinking and tools)";
     Expand = "expand", Conversation, ["ctrl+o"], "expand / collapse thinking and tool output";
     Submit = "submit", Conversation, ["enter"], "send (queues while a turn runs; empty: send restored queue)";
@@ -68,6 +70,8 @@ actions! {
     ScrollDown = "scroll_down", Conversation, ["pagedown"], "scroll the transcript down";
     ScrollTop = "scroll_top", Conversation, ["home", "ctrl+home"], "scroll to the top";
     ScrollBottom = "scroll_bottom", Conversation, ["end", "ctrl+end"], "scroll to the bottom (follow)";
+    SearchNext = "search_next", Conversation, ["alt+n"], "after a search jump: next match";
+    SearchPrev = "search_prev", Conversation, ["alt+shift+n"], "after a search jump: previous match";
     Restart = "restart", Conversation, ["ctrl+r"], "restart a stopped agent";
     AllowOnce = "allow_once", Conversation, ["y"], "approval card: allow once";
     AllowAlways = "allow_always", Conversation, ["a"], "approval card: allow always";
@@ -76,7 +80,24 @@ actions! {
 
 /// Actions also reached as the prefix key then a letter, so they work in
 /// terminal panes that take every other key (`Ctrl+B i`).
-pub const PREFIX_KEYS: &[(char, Action)] = &[('i', Action::Inbox)];
+pub const PREFIX_KEYS: &[(char, Action)] = &[
+    ('i', Action::Inbox),
+    ('/', Action::Search),
+    ('o', Action::Overview),
+];
+
+/// After a search jump, these bare keys also step through the matches
+/// (while the composer is empty and no approval card waits).
+pub const SEARCH_STEP_KEYS: &[(&str, Action)] =
+    &[("n", Action::SearchNext), ("N", Action::SearchPrev)];
+
+/// The search step action for a bare key, if it is one.
+pub fn search_step_action(chord: &Chord) -> Option<Action> {
+    SEARCH_STEP_KEYS
+        .iter()
+        .find(|(k, _)| Chord::parse(k).is_ok_and(|c| c == *chord))
+        .map(|(_, a)| *a)
+}
 
 impl Action {
     /// The letter after the prefix key for this action, if any.
@@ -400,6 +421,9 @@ impl Keymap {
         let mut keys: Vec<String> = self.chords(action).iter().map(|c| c.to_string()).collect();
         if let Some(c) = action.prefix_char() {
             keys.push(format!("{} {c}", self.short(Action::Prefix)));
+        }
+        for (k, _) in SEARCH_STEP_KEYS.iter().filter(|(_, a)| *a == action) {
+            keys.push((*k).to_owned());
         }
         if keys.is_empty() {
             "unbound".into()

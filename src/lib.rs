@@ -15,6 +15,7 @@ pub mod processor;
 pub mod provider;
 pub mod runner;
 pub mod runtime;
+pub mod search;
 pub mod text;
 pub mod theme;
 pub mod timer;

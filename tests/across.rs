@@ -151,3 +151,116 @@ fn a_quiet_busy_pane_is_stalled() {
         "stalled: no progress"
     );
 }
+
+/// Three panes with a turn each; "walnut" is in pane 2's tool output and
+/// pane 3's answer.
+fn searchable() -> Console {
+    let mut c = console(3, "");
+    c.turn(
+        0,
+        1,
+        "give me a tour",
+        "total 48\nsrc/app.rs",
+        "Here is the tour.",
+    );
+    c.turn(
+        1,
+        1,
+        "run the tests",
+        "test walnut::cracks ... ok\ntest result: ok",
+        "All green.",
+    );
+    c.turn(2, 1, "name a nut", "", "A Walnut, or a pecan.");
+    c
+}
+
+#[test]
+fn search_lists_matches_across_panes_from_the_index() {
+    let mut c = searchable();
+    c.prefix('/');
+    assert_eq!(c.app.overlay, Overlay::Search);
+    c.typ("walnut");
+    c.search_results();
+    let hits: Vec<_> = c
+        .app
+        .search
+        .hits
+        .iter()
+        .map(|h| (h.pane, h.label.as_str()))
+        .collect();
+    assert_eq!(hits, [(1, "tool Bash"), (2, "agent")]);
+    insta::assert_snapshot!(c.render(120, 30));
+    // Incremental: a newer item is found by the next keystroke's query.
+    c.turn(0, 2, "more", "", "a walnut shell");
+    c.key(KeyCode::Backspace);
+    c.typ("t");
+    c.search_results();
+    assert_eq!(c.app.search.hits.len(), 3);
+}
+
+#[test]
+fn search_enter_jumps_to_the_match_and_n_steps() {
+    let mut c = searchable();
+    for n in 2..12 {
+        c.turn(1, n, "again", "fine", "Still green.");
+    }
+    c.app.full_view = false;
+    c.render(120, 30);
+    c.prefix('/');
+    c.typ("walnut");
+    c.search_results();
+    c.key(KeyCode::Enter);
+    assert_eq!(c.app.overlay, Overlay::None);
+    assert_eq!(c.app.focus, 1, "focus moved to the tool output's pane");
+    assert!(c.app.full_view, "tool output is shown to show the match");
+    let term = c.draw(120, 30);
+    insta::assert_snapshot!("search_jumped", term.backend().to_string());
+    // The match is on screen, scrolled to, and marked.
+    let buf = term.backend().buffer();
+    let marked: String = (0..120u16)
+        .flat_map(|x| (0..30u16).map(move |y| (x, y)))
+        .filter(|&(x, y)| buf[(x, y)].bg == c.app.theme.attention)
+        .map(|(x, y)| buf[(x, y)].symbol().to_owned())
+        .collect();
+    assert_eq!(marked, "walnut");
+    c.key(KeyCode::Char('n'));
+    assert_eq!(c.app.focus, 2);
+    c.key(KeyCode::Char('N'));
+    assert_eq!(c.app.focus, 1);
+    c.key(KeyCode::Esc);
+    assert!(
+        c.app.panes[1].highlight.is_none(),
+        "Esc clears the highlight"
+    );
+    c.key(KeyCode::Char('n'));
+    assert_eq!(c.app.panes[1].composer_text(), "n", "n types again");
+}
+
+#[test]
+fn overview_tables_every_pane_and_enter_focuses() {
+    let mut c = console(12, "");
+    c.turn(
+        0,
+        1,
+        "give me a tour",
+        "total 48",
+        "Here is the tour.\nThat was it.",
+    );
+    c.send(1, PaneEvent::State(TurnState::Streaming));
+    c.send(1, started("t1"));
+    c.send(1, running_tool("t1", "c1", "cargo build"));
+    c.send(1, PaneEvent::Queue(vec!["next".into(), "after".into()]));
+    c.send(2, permission("r1", "rm -rf target"));
+    c.send(3, PaneEvent::State(TurnState::Dead));
+    c.app.now += Duration::from_secs(75);
+    c.prefix('o');
+    assert_eq!(c.app.overlay, Overlay::Overview);
+    insta::assert_snapshot!(c.render(140, 20));
+    // Pane 12 is beyond Alt+1…9; the overview reaches it.
+    for _ in 0..11 {
+        c.key(KeyCode::Down);
+    }
+    c.key(KeyCode::Enter);
+    assert_eq!(c.app.focus, 11);
+    assert_eq!(c.app.overlay, Overlay::None);
+}

@@ -324,3 +324,31 @@ fn an_approval_in_an_unfocused_pane_is_answered_from_the_inbox() {
     let s = t.wait_for("turn finished");
     assert!(!s.contains("asks to run"), "{s}");
 }
+
+#[test]
+fn search_finds_a_tool_output_word_in_another_pane_and_jumps_there() {
+    let Some(bin) = hive_bin() else { return };
+    let t = start(&bin, tempfile::tempdir().expect("tempdir"));
+    t.wait_for("Message Architect");
+    t.type_text("give me a tour");
+    t.keys(&["Enter"]);
+    t.wait("the tour's tool output", |s| {
+        s.contains("drwxr-xr-x") && s.contains("Repository tour")
+    });
+    t.wait("idle after the turn", |s| status_line(s).contains("idle"));
+    t.keys(&["M-2"]);
+    t.wait("reviewer focus", |s| {
+        status_line(s).contains("Reviewer (demo)")
+    });
+    t.keys(&["C-b", "/"]);
+    t.wait_for("search all panes");
+    t.type_text("drwxr");
+    t.wait("the tool output matches", |s| {
+        s.contains("3 matches") && s.contains("tool Bash")
+    });
+    t.keys(&["Enter"]);
+    let s = t.wait("focus on the architect", |s| {
+        status_line(s).contains("Architect (demo)")
+    });
+    assert!(!s.contains("search all panes"), "{s}");
+}

@@ -71,6 +71,9 @@ impl App {
         for (i, reason) in found {
             // Reported once per quiet spell: the next output starts another.
             self.inbox.activity.remove(&i);
+            if reason == Reason::Idle {
+                self.inbox.typed.remove(&i);
+            }
             self.call_attention(i, reason);
         }
         self.reconcile_inbox();

@@ -100,6 +100,9 @@ pub struct Inbox {
     pub deny: Option<String>,
     /// When each pane last showed output (stall and idle detection).
     pub activity: std::collections::HashMap<usize, Instant>,
+    /// Terminal panes typed into since their last idle report: only their
+    /// output counts (a shell printing its prompt at start is not news).
+    pub typed: std::collections::HashSet<usize>,
 }
 
 /// A busy pane with no new output this long is stalled.

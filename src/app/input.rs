@@ -22,6 +22,8 @@ impl App {
             Overlay::Help => return self.help_key(ev),
             Overlay::ConfirmQuit => return self.confirm_key(ev),
             Overlay::Inbox => return self.inbox_key(ev),
+            Overlay::Search => return self.search_key(ev),
+            Overlay::Overview => return self.overview_key(ev),
             Overlay::None => {}
         }
         if self.prefix_armed {
@@ -48,6 +50,14 @@ impl App {
             return self.queue_key(&ev);
         }
         if composer_empty && self.permission_option_key(&ev) {
+            return;
+        }
+        if composer_empty
+            && self.search.active
+            && self.focused().is_some_and(|p| p.permissions.is_empty())
+            && let Some(a) = crate::keymap::search_step_action(&chord)
+        {
+            self.pane_action(a);
             return;
         }
         if let Some(a) = action
@@ -81,6 +91,8 @@ impl App {
             Action::Prefix => self.prefix_armed = true,
             Action::ToggleView => self.toggle_full_view(),
             Action::Inbox => self.open_inbox(),
+            Action::Search => self.open_search(),
+            Action::Overview => self.open_overview(),
             _ => return false,
         }
         true
@@ -200,6 +212,7 @@ impl App {
         if let Some(bytes) = term::encode_key(ev, screen) {
             p.term_scroll = 0;
             self.send(focus, RunnerCommand::Input(bytes));
+            self.inbox.typed.insert(focus);
         }
     }
 
@@ -307,6 +320,9 @@ impl App {
             Action::Steer => self.submit(SubmitMode::Steer),
             Action::Newline => p.composer.insert_newline(),
             Action::Interrupt => {
+                if p.highlight.take().is_some() {
+                    self.search.active = false;
+                }
                 if p.deny_reason {
                     p.deny_reason = false;
                 } else if p.editing_queued.is_some() {
@@ -357,6 +373,8 @@ impl App {
                 p.expanded = !p.expanded;
                 p.transcript.invalidate();
             }
+            Action::SearchNext => self.search_step(1),
+            Action::SearchPrev => self.search_step(-1),
             Action::Restart if p.state == TurnState::Dead => {
                 self.send(focus, RunnerCommand::Restart);
             }

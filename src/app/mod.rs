@@ -11,8 +11,10 @@ pub mod attention;
 pub mod geometry;
 pub mod inbox;
 pub mod input;
+pub mod overview;
 pub mod pane;
 pub mod pty_input;
+pub mod search;
 pub mod state;
 pub mod transcript;
 pub mod tty;
@@ -170,6 +172,11 @@ async fn event_loop(
     let (tx, mut rx) = mpsc::unbounded_channel();
     ui::highlight::warm_up();
     let runners = start_runners(app, config, fresh, &tx);
+    let (search_tx, mut search_rx) = mpsc::unbounded_channel();
+    let searcher = crate::search::Searcher::spawn(move |ev| {
+        let _ = search_tx.send(ev);
+    })
+    .context("search worker")?;
     let mut events = EventStream::new();
     let mut sigterm = signal(SignalKind::terminate()).context("SIGTERM handler")?;
     let mut sighup = signal(SignalKind::hangup()).context("SIGHUP handler")?;
@@ -182,6 +189,9 @@ async fn event_loop(
     loop {
         app.now = Instant::now().into_std();
         flush_outbox(app, &runners);
+        for r in app.search.outbox.drain(..) {
+            searcher.send(r);
+        }
         if app.quit {
             break;
         }
@@ -214,6 +224,10 @@ async fn event_loop(
                 while let Ok(update) = rx.try_recv() {
                     app.apply(update);
                 }
+                dirty = true;
+            }
+            Some(ev) = search_rx.recv() => {
+                app.search_event(ev);
                 dirty = true;
             }
             _ = sigterm.recv() => {

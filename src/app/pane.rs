@@ -53,6 +53,10 @@ pub struct Pane {
     /// The child's size as last sent with `Resize` (what the runner was
     /// told, so it stays with the model).
     pub term_size: Option<(u16, u16)>,
+    /// Scroll entry `n` into view at the next frame (a search jump).
+    pub reveal: Option<usize>,
+    /// Text to highlight in the transcript (the search that jumped here).
+    pub highlight: Option<String>,
 }
 
 impl Pane {
@@ -83,6 +87,8 @@ impl Pane {
             terminal: None,
             term_scroll: 0,
             term_size: None,
+            reveal: None,
+            highlight: None,
         };
         pane.model = pane.agent.model.clone();
         pane.composer.set_wrap_mode(WrapMode::WordOrGlyph);

@@ -22,6 +22,10 @@ pub enum Overlay {
     ConfirmQuit,
     /// The attention inbox (`super::inbox`).
     Inbox,
+    /// Search across panes (`super::search`).
+    Search,
+    /// Every pane in a table (`super::overview`).
+    Overview,
 }
 
 pub struct App {
@@ -55,6 +59,8 @@ pub struct App {
     pub config_source: String,
     /// Everything waiting for the user across panes.
     pub inbox: Inbox,
+    pub search: super::search::Search,
+    pub overview: super::overview::Overview,
 }
 
 impl App {
@@ -80,6 +86,8 @@ impl App {
             notify: Vec::new(),
             config_source: config.source.describe(),
             inbox: Inbox::default(),
+            search: Default::default(),
+            overview: Default::default(),
         }
     }
 
@@ -159,16 +167,21 @@ impl App {
             return;
         };
         let mut needs_user: Option<Reason> = None;
-        if matches!(
-            update.event,
-            PaneEvent::Upsert(_) | PaneEvent::Turn(_) | PaneEvent::TerminalUpdated
-        ) {
+        let output = match update.event {
+            PaneEvent::Upsert(_) | PaneEvent::Turn(_) => true,
+            PaneEvent::TerminalUpdated => self.inbox.typed.contains(&i),
+            _ => false,
+        };
+        if output {
             self.inbox.activity.insert(i, self.now);
         }
         match update.event {
             PaneEvent::Upsert(u) => p.transcript.upsert(u),
             PaneEvent::Turn(t) => needs_user = turn_event(p, &t, self.now),
             PaneEvent::State(s) => {
+                if p.state != s || !self.overview.state_since.contains_key(&i) {
+                    self.overview.state_since.insert(i, self.now);
+                }
                 p.state = s;
                 if s == TurnState::Dead {
                     needs_user = Some(Reason::Exited);
@@ -238,6 +251,7 @@ impl App {
         for (p, g) in self.panes.iter_mut().zip(&geometry.panes) {
             if let Some(scroll) = g.scroll {
                 p.scroll = scroll;
+                p.reveal = None;
             }
         }
         self.geometry = geometry;

@@ -11,7 +11,9 @@ pub mod inbox;
 pub mod layout;
 pub mod markdown;
 pub mod overlay;
+pub mod overview;
 pub mod pane;
+pub mod search;
 pub mod status;
 pub mod terminal;
 /// Themes are chosen by the config and held by the app; drawing reads them.
@@ -92,5 +94,7 @@ pub fn render(app: &App, view: &mut ViewState, area: Rect, buf: &mut Buffer) {
         Overlay::Help => help::draw_help(app, main, buf),
         Overlay::ConfirmQuit => help::draw_confirm_quit(app, main, buf),
         Overlay::Inbox => inbox::draw(app, main, buf),
+        Overlay::Search => search::draw(app, main, buf),
+        Overlay::Overview => overview::draw(app, spin, main, buf),
     }
 }

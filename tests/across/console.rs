@@ -14,12 +14,18 @@ use hive::config::{Config, ConfigSource};
 use hive::event::{Origin, Usage};
 use hive::provider::{Capabilities, PermissionRequest};
 use hive::runner::{PaneEvent, PaneUpdate};
+use hive::search::{SearchEvent, Searcher};
 use hive::ui::ViewState;
 use hive::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
 
 pub struct Console {
     pub app: App,
     pub view: ViewState,
+    /// A real search worker, pumped by `search_results`.
+    searcher: Searcher,
+    results: Receiver<SearchEvent>,
 }
 
 /// `n` scripted agents named "Agent 1"…, plus `extra` config text.
@@ -48,18 +54,44 @@ pub fn console(n: usize, extra: &str) -> Console {
             },
         ));
     }
+    let (tx, results) = channel();
+    let searcher = Searcher::spawn(move |e| {
+        let _ = tx.send(e);
+    })
+    .expect("search worker");
     Console {
         app,
         view: ViewState::default(),
+        searcher,
+        results,
     }
 }
 
 impl Console {
     pub fn render(&mut self, w: u16, h: u16) -> String {
+        self.draw(w, h).backend().to_string()
+    }
+
+    pub fn draw(&mut self, w: u16, h: u16) -> Terminal<TestBackend> {
         let mut term = Terminal::new(TestBackend::new(w, h)).expect("backend");
         term.draw(|f| frame(&mut self.app, &mut self.view, f.area(), f.buffer_mut()))
             .expect("draw");
-        term.backend().to_string()
+        term
+    }
+
+    /// Hands the app's search requests to the worker and applies its
+    /// events until the current query's full results are in.
+    pub fn search_results(&mut self) {
+        for r in self.app.search.outbox.drain(..) {
+            self.searcher.send(r);
+        }
+        while !self.app.search.done {
+            let ev = self
+                .results
+                .recv_timeout(Duration::from_secs(20))
+                .expect("search results");
+            self.app.search_event(ev);
+        }
     }
 
     pub fn send(&mut self, pane: usize, event: PaneEvent) {
@@ -132,6 +164,25 @@ pub fn upsert(turn: &str, item: &str, kind: UpsertKind) -> PaneEvent {
         error_message: None,
         kind,
     })
+}
+
+/// A tool call still running (no output yet).
+pub fn running_tool(turn: &str, item: &str, command: &str) -> PaneEvent {
+    let mut ev = upsert(
+        turn,
+        item,
+        UpsertKind::ToolCall {
+            tool_name: "Bash".into(),
+            arguments: json!({ "command": command }),
+            call_id: format!("call-{item}"),
+            output: None,
+            output_is_error: None,
+        },
+    );
+    if let PaneEvent::Upsert(u) = &mut ev {
+        u.status = UpsertStatus::Create;
+    }
+    ev
 }
 
 pub fn message(turn: &str, item: &str, origin: Origin, text: &str) -> PaneEvent {
