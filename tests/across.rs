@@ -137,19 +137,16 @@ fn notifications_per_reason() {
 }
 
 #[test]
-fn a_quiet_busy_pane_is_stalled() {
+fn a_stalled_turn_waits_until_output_resumes() {
     let mut c = console(2, "");
     c.send(1, PaneEvent::State(TurnState::Streaming));
-    c.send(1, started("t1"));
-    let due = c.app.inbox_deadline().expect("a stall check is due");
-    c.app.now = due - Duration::from_secs(1);
-    assert!(!c.app.watch_inbox());
-    c.app.now = due;
-    assert!(c.app.watch_inbox());
+    c.send(1, PaneEvent::Stalled(Some(c.app.now)));
     assert_eq!(
         c.app.inbox.entries[0].reason.describe(),
         "stalled: no progress"
     );
+    c.send(1, PaneEvent::Stalled(None));
+    assert!(c.app.inbox.is_empty());
 }
 
 /// Three panes with a turn each; "walnut" is in pane 2's tool output and

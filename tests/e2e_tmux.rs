@@ -8,6 +8,8 @@
 //! unknown provider), and a clean quit that restores the terminal; then a
 //! quit and restart that brings the conversation back and continues it.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};

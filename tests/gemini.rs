@@ -2,6 +2,8 @@
 //! translator and the upsert processor, and lifecycle tests against a fake CLI
 //! (tests/fake/fake_gemini.py) through the runner.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 mod support;
 use support::{
     Pane, Replay, agent_text, argv, fake_command, flag, gone, jsonl, since_crash, tempdir,
@@ -143,6 +145,7 @@ fn tool_use_and_result_correlate_between_two_messages() {
             call_id,
             output,
             output_is_error,
+            ..
         } => {
             assert_eq!(tool_name, "run_shell_command");
             assert_eq!(

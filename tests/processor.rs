@@ -1,6 +1,8 @@
 //! Upsert processor acceptance tests: seed 002 §5, every TC-5.x by name, plus
 //! the idle flush on tokio's paused clock.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 use std::time::Duration;
 
 use hive::event::{
@@ -192,6 +194,7 @@ fn tc_5_1c_tool_calls_emit_on_invocation_and_completion_only() {
                 name: "Bash".into(),
                 call_id: "call_1".into(),
                 arguments: json!({"command": "ls"}).as_object().cloned().unwrap(),
+                display: None,
             },
         }),
         tool_output("out_1", "call_1", "file.txt"),

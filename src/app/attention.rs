@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::inbox::{IDLE_AFTER, InboxEvent, Reason, STALL_AFTER};
+use super::inbox::{IDLE_AFTER, InboxEvent, Reason};
 use super::state::{App, Overlay};
 use crate::provider::PermissionDecision;
 use crate::runner::RunnerCommand;
@@ -29,6 +29,7 @@ impl App {
             self.notify.push("\x07".into());
         }
         if self.ui.osc9.wants(kind) {
+            // Tool names and arguments come from the agent.
             let clean: String = msg.chars().filter(|c| !c.is_control()).collect();
             self.notify.push(format!("\x1b]9;hive: {clean}\x07"));
         }
@@ -54,30 +55,27 @@ impl App {
         }
     }
 
-    /// Posts stalled agents and idle terminals; true when something changed.
+    /// Posts terminal panes gone quiet after output (stalled agents come
+    /// from the runner); true when something changed.
     pub fn watch_inbox(&mut self) -> bool {
         let now = self.now;
-        let mut found = Vec::new();
-        for (&i, &at) in &self.inbox.activity {
-            let Some(p) = self.panes.get(i) else { continue };
-            let quiet = now.saturating_duration_since(at);
-            if p.is_terminal() && i != self.focus && quiet >= IDLE_AFTER {
-                found.push((i, Reason::Idle));
-            } else if !p.is_terminal() && p.is_busy() && quiet >= STALL_AFTER {
-                found.push((i, Reason::Stalled));
-            }
-        }
-        let changed = !found.is_empty();
-        for (i, reason) in found {
-            // Reported once per quiet spell: the next output starts another.
+        let idle: Vec<usize> = self
+            .inbox
+            .activity
+            .iter()
+            .filter(|(i, at)| {
+                **i != self.focus && now.saturating_duration_since(**at) >= IDLE_AFTER
+            })
+            .map(|(i, _)| *i)
+            .collect();
+        for &i in &idle {
+            // Reported once per typed command: typing again re-arms it.
             self.inbox.activity.remove(&i);
-            if reason == Reason::Idle {
-                self.inbox.typed.remove(&i);
-            }
-            self.call_attention(i, reason);
+            self.inbox.typed.remove(&i);
+            self.call_attention(i, Reason::Idle);
         }
         self.reconcile_inbox();
-        changed
+        !idle.is_empty()
     }
 
     /// When `watch_inbox` next has something to check.
@@ -85,14 +83,8 @@ impl App {
         self.inbox
             .activity
             .iter()
-            .filter_map(|(&i, &at)| {
-                let p = self.panes.get(i)?;
-                if p.is_terminal() {
-                    (i != self.focus).then_some(at + IDLE_AFTER)
-                } else {
-                    p.is_busy().then_some(at + STALL_AFTER)
-                }
-            })
+            .filter(|(i, _)| **i != self.focus)
+            .map(|(_, at)| *at + IDLE_AFTER)
             .min()
     }
 

@@ -98,15 +98,14 @@ pub struct Inbox {
     pub sel: usize,
     /// Typing a reason for denying the selected approval.
     pub deny: Option<String>,
-    /// When each pane last showed output (stall and idle detection).
+    /// When each typed-into terminal pane last showed output (idle
+    /// detection).
     pub activity: std::collections::HashMap<usize, Instant>,
     /// Terminal panes typed into since their last idle report: only their
     /// output counts (a shell printing its prompt at start is not news).
     pub typed: std::collections::HashSet<usize>,
 }
 
-/// A busy pane with no new output this long is stalled.
-pub const STALL_AFTER: Duration = Duration::from_secs(120);
 /// A terminal pane quiet this long after output is idle.
 pub const IDLE_AFTER: Duration = Duration::from_secs(5);
 
@@ -150,7 +149,7 @@ impl Inbox {
                 }
                 Reason::Posted { .. } => true,
                 Reason::Exited => e.pane != focus && p.state == TurnState::Dead,
-                Reason::Stalled => e.pane != focus && p.is_busy(),
+                Reason::Stalled => e.pane != focus && p.stalled_since.is_some(),
                 _ => e.pane != focus,
             }
         });
@@ -207,6 +206,7 @@ mod tests {
             input: serde_json::json!({"command": "ls"}),
             description: None,
             options: Vec::new(),
+            display: None,
         }
     }
 

@@ -93,7 +93,8 @@ pub fn build_app(config: &Config) -> (App, Vec<String>) {
 fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     use std::os::unix::fs::OpenOptionsExt;
     let dir = crate::paths::state_dir();
-    std::fs::create_dir_all(&dir).ok()?;
+    crate::private::create_dir(&dir).ok()?;
+    crate::private::tighten_tree(&dir);
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -128,6 +129,7 @@ fn start_runners(
         let options = RunnerOptions {
             processor: config.processor_config(),
             interrupt_timeout: Duration::from_millis(config.ui.interrupt_timeout_ms),
+            stall_after: std::time::Duration::from_secs(config.ui.stall_after_s.max(1)),
             initial_queue: std::mem::take(&mut history.queue),
             recorder: history.recorder.take(),
         };
@@ -177,9 +179,21 @@ async fn event_loop(
         let _ = search_tx.send(ev);
     })
     .context("search worker")?;
+    let started = runners.iter().zip(&app.panes).map(|(r, p)| match r {
+        Some(h) => crate::control::Started::Running(h.capabilities),
+        None => crate::control::Started::Failed(p.failed.clone().unwrap_or_default()),
+    });
+    // The control socket (`hive ctl`) sees every runner update and sends
+    // commands through the outbox, like a key press.
+    let mut control = crate::control::Host::start(config, started.collect());
     let mut events = EventStream::new();
     let mut sigterm = signal(SignalKind::terminate()).context("SIGTERM handler")?;
     let mut sighup = signal(SignalKind::hangup()).context("SIGHUP handler")?;
+    // SIGINT (kill -INT; Ctrl+C is a key in raw mode) quits cleanly; SIGTSTP
+    // and SIGCONT are job control (tty::suspend / tty::resume).
+    let mut sigint = signal(SignalKind::interrupt()).context("SIGINT handler")?;
+    let mut sigtstp = signal(SignalKind::from_raw(libc::SIGTSTP)).context("SIGTSTP handler")?;
+    let mut sigcont = signal(SignalKind::from_raw(libc::SIGCONT)).context("SIGCONT handler")?;
     let fps = f64::from(config.ui.max_fps.clamp(1, 240));
     let interval = Duration::from_secs_f64(1.0 / fps);
     let spin_every = Duration::from_millis(80);
@@ -220,8 +234,10 @@ async fn event_loop(
             },
             Some(update) = rx.recv() => {
                 app.now = Instant::now().into_std();
+                control.observe(&update);
                 app.apply(update);
                 while let Ok(update) = rx.try_recv() {
+                    control.observe(&update);
                     app.apply(update);
                 }
                 dirty = true;
@@ -230,6 +246,11 @@ async fn event_loop(
                 app.search_event(ev);
                 dirty = true;
             }
+            Some(req) = control.next() => {
+                if let Some((pane, cmd)) = control.handle(req) {
+                    app.send(pane, cmd);
+                }
+            }
             _ = sigterm.recv() => {
                 tracing::info!("SIGTERM: quitting");
                 break;
@@ -237,6 +258,18 @@ async fn event_loop(
             _ = sighup.recv() => {
                 tracing::info!("SIGHUP: quitting");
                 break;
+            }
+            _ = sigint.recv() => {
+                tracing::info!("SIGINT: quitting");
+                break;
+            }
+            _ = sigtstp.recv() => {
+                tty::suspend(&mut terminal)?;
+                dirty = true;
+            }
+            _ = sigcont.recv() => {
+                tty::resume(&mut terminal)?;
+                dirty = true;
             }
             _ = timer::sleep_until(frame_at) => {}
             _ = timer::sleep_until(tick_at) => dirty = true,

@@ -26,6 +26,8 @@ pub struct Pane {
     /// Usage of every finished turn added up.
     pub usage: Usage,
     pub turns: u64,
+    /// The running turn has had no output since then (runner's stall_after).
+    pub stalled_since: Option<std::time::Instant>,
     pub queue: Vec<String>,
     /// The queue came back from a previous run and waits for the user.
     pub queue_restored: bool,
@@ -71,6 +73,7 @@ impl Pane {
             commands: Vec::new(),
             usage: Usage::default(),
             turns: 0,
+            stalled_since: None,
             queue: Vec::new(),
             queue_restored: false,
             queue_sel: None,

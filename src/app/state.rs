@@ -167,12 +167,8 @@ impl App {
             return;
         };
         let mut needs_user: Option<Reason> = None;
-        let output = match update.event {
-            PaneEvent::Upsert(_) | PaneEvent::Turn(_) => true,
-            PaneEvent::TerminalUpdated => self.inbox.typed.contains(&i),
-            _ => false,
-        };
-        if output {
+        let mut status: Option<String> = None;
+        if matches!(update.event, PaneEvent::TerminalUpdated) && self.inbox.typed.contains(&i) {
             self.inbox.activity.insert(i, self.now);
         }
         match update.event {
@@ -236,6 +232,21 @@ impl App {
             }
             PaneEvent::TerminalUpdated => {}
             PaneEvent::Bell => needs_user = Some(Reason::Bell),
+            PaneEvent::Stalled(since) => {
+                p.stalled_since = since;
+                if since.is_some() {
+                    needs_user = Some(Reason::Stalled);
+                }
+            }
+            PaneEvent::HistoryNotSaved(reason) => {
+                let text = format!("{}: {reason}", crate::runner::HISTORY_NOT_SAVED);
+                p.transcript
+                    .notice(crate::provider::DiagnosticLevel::Error, text.clone());
+                status = Some(format!("{}: {text}", p.name()));
+            }
+        }
+        if let Some(text) = status {
+            self.set_status(text);
         }
         // Approvals wait in the inbox even for the focused pane.
         if let Some(reason) = needs_user

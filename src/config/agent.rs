@@ -88,6 +88,22 @@ impl AgentConfig {
         }
     }
 
+    /// A missing working directory, named as such (spawning in it would
+    /// report the *program* as not found).
+    pub fn check_cwd(&self) -> Result<(), String> {
+        match &self.cwd {
+            Some(cwd) if !cwd.exists() => Err(format!(
+                "working directory `{}` (cwd) does not exist",
+                cwd.display()
+            )),
+            Some(cwd) if !cwd.is_dir() => Err(format!(
+                "working directory `{}` (cwd) is not a directory",
+                cwd.display()
+            )),
+            _ => Ok(()),
+        }
+    }
+
     pub fn display_name(&self) -> &str {
         self.name.as_deref().unwrap_or(&self.id)
     }

@@ -8,12 +8,15 @@
 pub mod acp;
 pub mod claude;
 pub mod codex;
+pub mod display;
+pub mod doctor;
 pub mod gemini;
 pub mod import;
 pub(crate) mod json;
 pub mod pi;
 pub mod process;
 pub mod pty;
+pub mod reap;
 pub mod script;
 mod sink;
 
@@ -29,7 +32,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::config::AgentConfig;
-use crate::event::StreamEvent;
+use crate::event::{StreamEvent, ToolDisplay};
 
 /// What an agent can do; the runner's queue/interrupt matrix reads these
 /// (seed 000 "Queue / Interrupt Fallback Matrix").
@@ -103,6 +106,9 @@ pub struct PermissionRequest {
     /// Empty: the host offers allow once / allow always / deny.
     #[serde(default)]
     pub options: Vec<PermissionOption>,
+    /// How the tool's input reads on the card (the provider knows its names).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display: Option<ToolDisplay>,
 }
 
 /// What the provider learned about its session.
@@ -140,6 +146,13 @@ pub enum ProviderEvent {
     Exited {
         code: Option<i32>,
         message: String,
+    },
+    /// The agent did not confirm an interrupt within its grace time. The
+    /// runner ends its process group and starts it again on the same session
+    /// (the one escalation path every provider shares). Sent before the
+    /// provider ends the turn itself.
+    Unresponsive {
+        reason: String,
     },
     /// Terminal panes: the emulated screen changed.
     TerminalUpdated,

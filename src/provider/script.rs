@@ -42,6 +42,7 @@ use crate::event::{
 };
 use crate::processor::estimate_tokens;
 use crate::provider::Sink;
+use crate::provider::display::{self, COMMON};
 
 /// Scenarios shipped inside the binary, addressed as `demo:<name>`.
 const BUILTIN: &[(&str, &str)] = &[
@@ -226,7 +227,7 @@ impl ProviderFactory for ScriptFactory {
         events: EventSink,
     ) -> Result<ProviderHandle, ProviderError> {
         let scenario = Self::scenario(&spec.agent)?;
-        let session_id = spec.resume.clone().unwrap_or_else(|| new_id("script"));
+        let session_id = spec.resume.unwrap_or_else(|| new_id("script"));
         Ok(ProviderHandle::spawn(move |rx| async move {
             Player {
                 scenario,
@@ -467,6 +468,7 @@ impl Player {
                 input: args_value(step),
                 description: Some(question.to_owned()),
                 options: Vec::new(),
+                display: Some(display::describe(&args_value(step), &COMMON)),
             }));
         loop {
             match self.rx.recv().await {
@@ -511,11 +513,7 @@ impl Player {
             &ctx.turn_id,
             Payload::ItemDone {
                 item_id: item_id.clone(),
-                final_item: FinalItem::FunctionCall {
-                    name: tool.to_owned(),
-                    call_id: call_id.clone(),
-                    arguments,
-                },
+                final_item: display::function_call(tool, call_id.clone(), arguments, &COMMON),
             },
         );
         let (output, is_error) = match ctx.denied.take() {

@@ -377,7 +377,18 @@ fn working_line(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Line<'static>> {
     if let Some(secs) = secs {
         spans.push(Span::styled(format!(" {secs}s"), Style::new().fg(t.dim)));
     }
-    if p.state != TurnState::Cancelling {
+    if let Some(since) = p.stalled_since {
+        // The agent has said nothing for a while: it may hang.
+        spans.push(Span::styled(
+            format!(
+                " · no output for {} s · {} interrupts · {} restarts",
+                ctx.now.saturating_duration_since(since).as_secs(),
+                ctx.keymap.short(Action::Interrupt),
+                ctx.keymap.short(Action::Restart),
+            ),
+            Style::new().fg(t.warning),
+        ));
+    } else if p.state != TurnState::Cancelling {
         spans.push(Span::styled(
             format!(" · {} to interrupt", ctx.keymap.short(Action::Interrupt)),
             Style::new().fg(t.dim),
@@ -476,14 +487,14 @@ fn permission_card(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
             Style::new().fg(t.tool).add_modifier(Modifier::BOLD),
         ),
         Span::styled(
-            format!("  {}", truncate(&cells::summarize_args(&req.input), 300)),
+            format!("  {}", truncate(cells::summary(req.display.as_ref()), 300)),
             Style::new().fg(t.text),
         ),
     ])];
     if let Some(d) = &req.description {
         out.push(Logical::raw(d.clone(), Style::new().fg(t.dim)));
     }
-    let diff = cells::edit_diff(&req.input, t);
+    let diff = cells::edit_diff(req.display.as_ref(), t);
     let n = diff.len();
     out.extend(diff.into_iter().take(8));
     if n > 8 {

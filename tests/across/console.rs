@@ -12,6 +12,7 @@ use hive::app::state::App;
 use hive::app::{build_app, frame};
 use hive::config::{Config, ConfigSource};
 use hive::event::{Origin, Usage};
+use hive::provider::display::{COMMON, describe};
 use hive::provider::{Capabilities, PermissionRequest};
 use hive::runner::{PaneEvent, PaneUpdate};
 use hive::search::{SearchEvent, Searcher};
@@ -137,6 +138,10 @@ impl Console {
                     call_id: format!("call{n}"),
                     output: Some(tool_out.into()),
                     output_is_error: Some(false),
+                    display: Some(Box::new(describe(
+                        &json!({"command": "cargo test"}),
+                        &COMMON,
+                    ))),
                 },
             ),
         );
@@ -177,6 +182,7 @@ pub fn running_tool(turn: &str, item: &str, command: &str) -> PaneEvent {
             call_id: format!("call-{item}"),
             output: None,
             output_is_error: None,
+            display: Some(Box::new(describe(&json!({ "command": command }), &COMMON))),
         },
     );
     if let PaneEvent::Upsert(u) = &mut ev {
@@ -236,5 +242,6 @@ pub fn permission(id: &str, command: &str) -> PaneEvent {
         input: json!({ "command": command }),
         description: None,
         options: Vec::new(),
+        display: Some(describe(&json!({ "command": command }), &COMMON)),
     })
 }
