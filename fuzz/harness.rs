@@ -18,7 +18,7 @@ use serde_json::Value;
 
 /// ACP: every line through the engine (JSON-RPC framing, session updates,
 /// agent requests including fs/*, which become jobs and are not run here).
-pub fn acp_engine(data: &[u8]) {
+pub(crate) fn acp_engine(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let mut engine = Engine::new(EngineConfig::new("fuzz", std::env::temp_dir()));
     engine.start();
@@ -31,7 +31,7 @@ pub fn acp_engine(data: &[u8]) {
 }
 
 /// Claude Code stream-json: every line through the translator, in a turn.
-pub fn claude_line(data: &[u8]) {
+pub(crate) fn claude_line(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let mut t = Translator::new(None);
     t.begin_turn("turn-1", vec!["u-1".into()]);
@@ -42,7 +42,7 @@ pub fn claude_line(data: &[u8]) {
 }
 
 /// `codex exec --json`: every line through the turn translator.
-pub fn codex_exec_line(data: &[u8]) {
+pub(crate) fn codex_exec_line(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let mut t = ExecTurn::new();
     for line in text.split('\n') {
@@ -52,7 +52,7 @@ pub fn codex_exec_line(data: &[u8]) {
 
 /// `codex app-server`: every JSON line that parses is fed as a notification
 /// (`method` + `params`), as the provider does.
-pub fn codex_app_server(data: &[u8]) {
+pub(crate) fn codex_app_server(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let mut t = AppTurn::new();
     for line in text.split('\n') {
@@ -66,7 +66,7 @@ pub fn codex_app_server(data: &[u8]) {
 }
 
 /// Gemini CLI stream-json: every line through one turn's translator.
-pub fn gemini_line(data: &[u8]) {
+pub(crate) fn gemini_line(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let mut t = GeminiTurn::new("turn-1", "session-1", None);
     for line in text.split('\n') {
@@ -76,7 +76,7 @@ pub fn gemini_line(data: &[u8]) {
 }
 
 /// pi RPC mode: every line through the translator, in a turn.
-pub fn pi_line(data: &[u8]) {
+pub(crate) fn pi_line(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let mut t = PiTranslator::new("session-1", None);
     t.begin_turn("turn-1", "p-1", "{}");
@@ -89,7 +89,7 @@ pub fn pi_line(data: &[u8]) {
 
 /// The canonical event deserializer (`StreamEvent::from_json`), which also
 /// builds field-level error messages.
-pub fn stream_event(data: &[u8]) {
+pub(crate) fn stream_event(data: &[u8]) {
     if let Ok(text) = std::str::from_utf8(data)
         && let Ok(ev) = StreamEvent::from_json(text)
     {
@@ -100,7 +100,7 @@ pub fn stream_event(data: &[u8]) {
 
 /// The history loader: a session file read whole and read backwards in
 /// windows (torn lines, garbage, huge records), then assembled into items.
-pub fn history_load(data: &[u8]) {
+pub(crate) fn history_load(data: &[u8]) {
     let path = std::env::temp_dir().join(format!("hive-fuzz-{}.jsonl", std::process::id()));
     std::fs::write(&path, data).expect("temp file");
     if let Ok(all) = store::read_all(&path) {
@@ -116,7 +116,7 @@ pub fn history_load(data: &[u8]) {
 }
 
 /// The config loader: TOML text to a validated `Config` (positions in errors).
-pub fn config_parse(data: &[u8]) {
+pub(crate) fn config_parse(data: &[u8]) {
     if let Ok(text) = std::str::from_utf8(data) {
         let source = ConfigSource::File("/fuzz/hive.toml".into());
         if let Err(e) = Config::parse(text, source) {
@@ -127,7 +127,7 @@ pub fn config_parse(data: &[u8]) {
 
 /// The PTY byte scanner: arbitrary child output, split at every chunk
 /// boundary the input chooses, must classify the same as in one piece.
-pub fn pty_scan(data: &[u8]) {
+pub(crate) fn pty_scan(data: &[u8]) {
     let Some((&split, bytes)) = data.split_first() else {
         return;
     };

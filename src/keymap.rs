@@ -51,7 +51,8 @@ actions! {
     Focus8 = "focus_8", Global, ["alt+8"], "focus pane 8";
     Focus9 = "focus_9", Global, ["alt+9"], "focus pane 9";
     Zoom = "zoom", Global, ["alt+z"], "zoom the focused pane / back to the grid";
-    Prefix = "prefix", Global, ["ctrl+b"], "prefix (then 1-9, arrows, z, n/p, ?, or any key sent verbatim to a terminal pane)";
+    Prefix = "prefix", Global, ["ctrl+b"], "prefix (then 1-9, arrows, z, d, n/p, ?, or any key verbatim to a terminal pane)";
+    Diff = "diff", Global, ["f3"], "diff view of the pane's worktree (also prefix d, or /diff)";
     Inbox = "inbox", Global, ["alt+i"], "attention inbox: approvals, failures, finished turns across panes";
     Search = "search", Global, ["alt+/"], "search every pane's transcript (type, ↑↓, Enter jumps)";
     Overview = "overview", Global, ["alt+o"], "overview: every pane's state, model, activity, queue, usage";

@@ -26,3 +26,4 @@ pub mod theme;
 pub mod timer;
 pub mod ui;
 pub mod upsert;
+pub mod worktree;

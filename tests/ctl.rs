@@ -5,6 +5,8 @@
 //! `send`, the socket's permissions, several hives, cleanup on quit.
 //! Skips with a message when tmux is missing.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;

@@ -4,6 +4,8 @@
 //! JSON. Never reads the real environment: HOME, PATH and variables are
 //! the test's own.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;

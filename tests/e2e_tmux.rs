@@ -354,3 +354,76 @@ fn search_finds_a_tool_output_word_in_another_pane_and_jumps_there() {
     });
     assert!(!s.contains("search all panes"), "{s}");
 }
+
+/// Issue 19: two shell agents with `worktree = true` in a git repository; a
+/// file written in one pane shows in its diff view (`Ctrl+B d`), and `m`,
+/// `y` merge it into the main checkout.
+#[test]
+fn worktree_diff_view_end_to_end() {
+    let Some(bin) = hive_bin() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = dir.path().to_owned();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args(args)
+            .output()
+            .expect("git");
+        assert!(out.status.success(), "git {args:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["config", "user.name", "Test"]);
+    git(&["config", "user.email", "test@example.com"]);
+    std::fs::write(repo.join("README.md"), "hello\n").unwrap();
+    std::fs::write(
+        repo.join("hive.toml"),
+        "[[agent]]\nid = \"a\"\nprovider = \"pty\"\ncommand = [\"sh\"]\nworktree = true\n\n\
+         [[agent]]\nid = \"b\"\nprovider = \"pty\"\ncommand = [\"sh\"]\nworktree = true\n",
+    )
+    .unwrap();
+    git(&["add", "README.md", "hive.toml"]);
+    git(&["commit", "-q", "-m", "initial"]);
+    let t = start(&bin, dir);
+    t.wait("both worktree panes", |s| {
+        s.contains("a ⎇ hive/a") && s.contains("b ⎇ hive/b")
+    });
+    t.type_text("echo from-a > note.txt && echo changed-a >> README.md && echo WROTE-A");
+    t.keys(&["Enter"]);
+    t.wait_for("WROTE-A");
+    assert!(!repo.join("note.txt").exists());
+    assert!(!repo.join(".hive/worktrees/b/note.txt").exists());
+    // Pane b edits the same lines: both panes warn (terminal output
+    // schedules the check).
+    t.keys(&["M-2"]);
+    t.type_text("echo changed-b >> README.md && echo WROTE-B");
+    t.keys(&["Enter"]);
+    t.wait_for("WROTE-B");
+    t.wait("the overlap warning in both panes", |s| {
+        s.contains("⚠ b also changed README.md (same lines)")
+            && s.contains("⚠ a also changed README.md (same lines)")
+    });
+    t.keys(&["M-1"]);
+    t.keys(&["C-b", "d"]);
+    let s = t.wait("the diff view", |s| {
+        s.contains("diff · a · hive/a · overall")
+            && s.contains("M README.md")
+            && s.contains("A note.txt")
+            && s.contains("+changed-a")
+    });
+    assert!(s.contains("⚠ b also changed README.md"), "{s}");
+    t.keys(&["Down"]);
+    t.wait_for("+from-a");
+    t.keys(&["m"]);
+    t.wait_for("Merge hive/a into the main checkout");
+    t.keys(&["y"]);
+    t.wait_for("merged hive/a (1 commit) into the main checkout: README.md, note.txt");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("note.txt")).unwrap(),
+        "from-a\n"
+    );
+    t.keys(&["Escape"]);
+    t.wait("the panes again", |s| !s.contains("diff · a"));
+    t.keys(&["C-q"]);
+    t.wait_for("HIVE-EXIT=0");
+}

@@ -3,6 +3,8 @@
 //! (kept in tests/fixtures/fuzz/<target>/) goes through the same code the
 //! fuzz targets run, so a fixed crash stays fixed without nightly.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 #[path = "../fuzz/harness.rs"]
 mod harness;
 

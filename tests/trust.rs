@@ -3,6 +3,8 @@
 //! Confinement of ACP file access is in tests/acp/live.rs
 //! (`live_fs_attack_from_a_planted_repository_is_refused`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 #[path = "trust/config.rs"]
 mod config;
 #[path = "trust/escapes.rs"]

@@ -24,6 +24,7 @@ impl App {
             Overlay::Inbox => return self.inbox_key(ev),
             Overlay::Search => return self.search_key(ev),
             Overlay::Overview => return self.overview_key(ev),
+            Overlay::Diff => return self.diff_key(ev),
             Overlay::None => {}
         }
         if self.prefix_armed {
@@ -93,6 +94,7 @@ impl App {
             Action::Inbox => self.open_inbox(),
             Action::Search => self.open_search(),
             Action::Overview => self.open_overview(),
+            Action::Diff => self.open_diff(),
             _ => return false,
         }
         true
@@ -191,6 +193,7 @@ impl App {
             (KeyCode::Up | KeyCode::Char('k'), KeyModifiers::NONE) => self.focus_vertical(-1),
             (KeyCode::Down | KeyCode::Char('j'), KeyModifiers::NONE) => self.focus_vertical(1),
             (KeyCode::Char('z'), KeyModifiers::NONE) => self.zoom = !self.zoom,
+            (KeyCode::Char('d'), KeyModifiers::NONE) => self.open_diff(),
             (KeyCode::Char('?'), _) => self.overlay = Overlay::Help,
             (KeyCode::Char('q'), KeyModifiers::NONE) => self.request_quit(),
             _ => {
@@ -419,6 +422,10 @@ impl App {
             let text = p.take_composer();
             self.send(focus, RunnerCommand::Queue(QueueEdit::Replace(i, text)));
             return;
+        }
+        if p.worktree.is_some() && p.composer_text().trim() == "/diff" {
+            p.take_composer();
+            return self.open_diff();
         }
         let text = p.take_composer();
         p.scroll = 0;

@@ -18,6 +18,7 @@ pub mod search;
 pub mod state;
 pub mod transcript;
 pub mod tty;
+pub mod worktree;
 
 use std::io::Write;
 use std::path::Path;
@@ -44,10 +45,12 @@ use state::App;
 
 pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> {
     tty::check_tty()?;
-    let config = Config::load(config_path)?;
+    let mut config = Config::load(config_path)?;
     let _log = init_logging();
+    let worktrees = crate::worktree::prepare(&mut config.agents, config.worktrees.root.as_deref());
     tracing::info!(config = %config.source.describe(), agents = config.agents.len(), "console starting");
     let (mut app, warnings) = build_app(&config);
+    app.attach_worktrees(&worktrees);
     for w in &warnings {
         tracing::warn!("{w}");
     }
@@ -113,17 +116,23 @@ fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     Some(guard)
 }
 
-/// Starts every pane's runner; a provider that cannot start shows its
-/// error in its pane instead of stopping hive.
+/// Starts every pane's runner, and the git service for the panes with
+/// worktrees; a provider that cannot start shows its error in its pane
+/// instead of stopping hive.
 fn start_runners(
     app: &mut App,
     config: &Config,
     fresh: bool,
     tx: &mpsc::UnboundedSender<PaneUpdate>,
-) -> Vec<Option<RunnerHandle>> {
+) -> (Vec<Option<RunnerHandle>>, worktree::GitLink) {
     let registry = Registry::builtin();
     let mut runners = Vec::new();
     for (i, agent) in config.agents.iter().enumerate() {
+        // A pane that failed before starting (no worktree) stays stopped.
+        if app.panes.get(i).is_some_and(|p| p.failed.is_some()) {
+            runners.push(None);
+            continue;
+        }
         let mut history = crate::history::open_pane(agent, fresh);
         app.restore(i, &mut history);
         let options = RunnerOptions {
@@ -151,7 +160,7 @@ fn start_runners(
             }
         }
     }
-    runners
+    (runners, worktree::GitLink::start(app))
 }
 
 fn flush_outbox(app: &mut App, runners: &[Option<RunnerHandle>]) {
@@ -173,7 +182,7 @@ async fn event_loop(
 ) -> anyhow::Result<()> {
     let (tx, mut rx) = mpsc::unbounded_channel();
     ui::highlight::warm_up();
-    let runners = start_runners(app, config, fresh, &tx);
+    let (runners, mut git) = start_runners(app, config, fresh, &tx);
     let (search_tx, mut search_rx) = mpsc::unbounded_channel();
     let searcher = crate::search::Searcher::spawn(move |ev| {
         let _ = search_tx.send(ev);
@@ -251,6 +260,7 @@ async fn event_loop(
                     app.send(pane, cmd);
                 }
             }
+            wake = git.next(app.overlap_check_at, std::mem::take(&mut app.git_outbox)) => dirty |= app.on_git(wake),
             _ = sigterm.recv() => {
                 tracing::info!("SIGTERM: quitting");
                 break;

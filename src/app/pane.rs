@@ -59,6 +59,8 @@ pub struct Pane {
     pub reveal: Option<usize>,
     /// Text to highlight in the transcript (the search that jumped here).
     pub highlight: Option<String>,
+    /// The agent's own git worktree (`worktree = true`).
+    pub worktree: Option<crate::worktree::Worktree>,
 }
 
 impl Pane {
@@ -92,6 +94,7 @@ impl Pane {
             term_size: None,
             reveal: None,
             highlight: None,
+            worktree: None,
         };
         pane.model = pane.agent.model.clone();
         pane.composer.set_wrap_mode(WrapMode::WordOrGlyph);

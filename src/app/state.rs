@@ -26,6 +26,8 @@ pub enum Overlay {
     Search,
     /// Every pane in a table (`super::overview`).
     Overview,
+    /// The focused pane's worktree diff (`App::diff`).
+    Diff,
 }
 
 pub struct App {
@@ -61,6 +63,15 @@ pub struct App {
     pub inbox: Inbox,
     pub search: super::search::Search,
     pub overview: super::overview::Overview,
+    /// The diff view's model while it is open.
+    pub diff: Option<super::worktree::DiffView>,
+    /// Agents whose pending changes touch the same files (for panes and
+    /// an attention inbox).
+    pub overlaps: Vec<crate::worktree::Overlap>,
+    /// Requests for the git service, drained by the event loop.
+    pub git_outbox: Vec<crate::worktree::WorktreeRequest>,
+    /// A terminal pane in a worktree had output: check overlaps then.
+    pub overlap_check_at: Option<Instant>,
 }
 
 impl App {
@@ -88,6 +99,10 @@ impl App {
             inbox: Inbox::default(),
             search: Default::default(),
             overview: Default::default(),
+            diff: None,
+            overlaps: Vec::new(),
+            git_outbox: Vec::new(),
+            overlap_check_at: None,
         }
     }
 
@@ -130,6 +145,10 @@ impl App {
 
     pub fn set_focus(&mut self, i: usize) {
         if i < self.panes.len() {
+            if i != self.focus && self.has_worktrees() {
+                self.git_outbox
+                    .push(crate::worktree::WorktreeRequest::CheckOverlaps);
+            }
             self.focus = i;
             self.panes[i].attention = false;
             self.reconcile_inbox();
@@ -162,6 +181,11 @@ impl App {
     /// Applies one runner event.
     pub fn apply(&mut self, update: PaneUpdate) {
         let i = update.pane;
+        match &update.event {
+            PaneEvent::Turn(t) => self.worktree_turn(i, t),
+            PaneEvent::TerminalUpdated => self.worktree_activity(i),
+            _ => {}
+        }
         let focused = i == self.focus;
         let Some(p) = self.panes.get_mut(i) else {
             return;

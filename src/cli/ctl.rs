@@ -56,7 +56,7 @@ pub enum Verb {
     History { pane: String },
 }
 
-pub fn ctl(cli: &super::Cli, args: &CtlArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn ctl(cli: &super::Cli, args: &CtlArgs) -> anyhow::Result<ExitCode> {
     match run(cli, args) {
         Ok(code) => Ok(code),
         Err(e) => {

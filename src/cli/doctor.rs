@@ -17,7 +17,7 @@ pub struct DoctorArgs {
     pub json: bool,
 }
 
-pub fn doctor(cli: &Cli, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn doctor(cli: &Cli, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let report = match Config::load(cli.config.as_deref()) {
         Ok(config) => {
             let (_, warnings) = crate::app::build_app(&config);

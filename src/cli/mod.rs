@@ -4,6 +4,7 @@ mod ctl;
 mod doctor;
 mod history;
 mod run;
+mod worktree;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -40,6 +41,8 @@ pub enum Command {
     Ctl(ctl::CtlArgs),
     /// Check the config and that every agent can start.
     Doctor(doctor::DoctorArgs),
+    /// Manage the agents' git worktrees: list, remove ID, prune.
+    Worktree(worktree::WorktreeArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -50,6 +53,7 @@ pub fn main() -> ExitCode {
         Some(Command::Import(ref args)) => history::import_cmd(args),
         Some(Command::Ctl(ref args)) => ctl::ctl(&cli, args),
         Some(Command::Doctor(ref args)) => doctor::doctor(&cli, args),
+        Some(Command::Worktree(ref args)) => worktree::worktree_cmd(&cli, args),
         None => crate::app::run(cli.config.as_deref(), cli.fresh),
     };
     match result {

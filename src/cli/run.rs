@@ -37,7 +37,7 @@ pub struct RunArgs {
 
 pub(super) fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
     let config = Config::load(cli.config.as_deref())?;
-    let agent = find_agent(&config, &args.agent)?;
+    let agent = in_worktree(&config, find_agent(&config, &args.agent)?)?;
     let factory = Registry::builtin().get(&agent.provider)?;
     let (options, resume) = open_session(cli, args, &config, &agent);
     let rt = super::runtime()?;
@@ -59,6 +59,18 @@ pub(super) fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
     })?;
     crate::provider::process::kill_all();
     Ok(code)
+}
+
+/// An agent with `worktree` runs in its worktree here too, never in the
+/// shared checkout.
+fn in_worktree(config: &Config, agent: AgentConfig) -> anyhow::Result<AgentConfig> {
+    let id = agent.id.clone();
+    let mut agents = [agent];
+    for (_, result) in crate::worktree::prepare(&mut agents, config.worktrees.root.as_deref()) {
+        result.with_context(|| format!("agent `{id}` wants a worktree"))?;
+    }
+    let [agent] = agents;
+    Ok(agent)
 }
 
 fn find_agent(config: &Config, id: &str) -> anyhow::Result<AgentConfig> {

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use agent::{AgentConfig, QueueMode};
+pub use agent::{AgentConfig, QueueMode, WorktreeSetting};
 pub use notify::{NotifyOn, ReasonKind};
 
 use crate::processor::{DEFAULT_GRADIENT, ProcessorConfig};
@@ -54,6 +54,9 @@ pub struct Config {
     pub keys: BTreeMap<String, KeyBinding>,
     #[serde(default, rename = "agent")]
     pub agents: Vec<AgentConfig>,
+    /// Where agents' worktrees live (docs/worktrees.md).
+    #[serde(default)]
+    pub worktrees: WorktreeSettings,
     /// Where this config came from (not part of the file).
     #[serde(skip)]
     pub source: ConfigSource,
@@ -132,6 +135,16 @@ impl ProcessorSettings {
                 .then(|| Duration::from_millis(self.first_token_ms)),
         }
     }
+}
+
+/// `[worktrees]`: settings shared by every agent with `worktree` set.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorktreeSettings {
+    /// Directory for the worktrees, relative to the repository's top level
+    /// (default `.hive/worktrees`); absolute paths are used as they are.
+    #[serde(default)]
+    pub root: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -17,7 +17,7 @@ const PROGRAMS: &[(&str, &str)] = &[
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pin {
+pub(super) struct Pin {
     pub package: &'static str,
     pub version: &'static str,
 }
@@ -37,14 +37,14 @@ fn pinned() -> impl Iterator<Item = (&'static str, &'static str)> {
 }
 
 /// The tested version of the program called `name` (a path's file name).
-pub fn pin_for(name: &str) -> Option<Pin> {
+pub(super) fn pin_for(name: &str) -> Option<Pin> {
     let (_, package) = PROGRAMS.iter().find(|(p, _)| *p == name)?;
     let (_, version) = pinned().find(|(pkg, _)| pkg == package)?;
     Some(Pin { package, version })
 }
 
 /// The first `N.N.N` in a `--version` output.
-pub fn parse_version(text: &str) -> Option<String> {
+pub(super) fn parse_version(text: &str) -> Option<String> {
     text.split(|c: char| !(c.is_ascii_digit() || c == '.'))
         .map(|w| w.trim_matches('.'))
         .find(|w| {
@@ -55,7 +55,7 @@ pub fn parse_version(text: &str) -> Option<String> {
 }
 
 /// Numeric comparison, part by part (`0.10.0` > `0.9.9`).
-pub fn compare(a: &str, b: &str) -> Ordering {
+pub(super) fn compare(a: &str, b: &str) -> Ordering {
     let nums = |v: &str| -> Vec<u64> { v.split('.').map(|p| p.parse().unwrap_or(0)).collect() };
     nums(a).cmp(&nums(b))
 }

@@ -13,11 +13,11 @@ use super::Env;
 use crate::config::AgentConfig;
 
 /// How long a dry start may take.
-pub const DRY_START_LIMIT: Duration = Duration::from_secs(5);
+pub(super) const DRY_START_LIMIT: Duration = Duration::from_secs(5);
 
 /// `program` as the agent's spawn would find it: a path as is (relative to
 /// hive's cwd), a bare name on PATH.
-pub fn find_program(program: &str, env: &Env) -> Option<PathBuf> {
+pub(super) fn find_program(program: &str, env: &Env) -> Option<PathBuf> {
     let executable = |p: &Path| {
         std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     };
@@ -31,7 +31,7 @@ pub fn find_program(program: &str, env: &Env) -> Option<PathBuf> {
         .find(|p| executable(p))
 }
 
-pub fn writable(dir: &Path) -> bool {
+pub(super) fn writable(dir: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt;
     let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
         return false;
@@ -41,7 +41,7 @@ pub fn writable(dir: &Path) -> bool {
 }
 
 #[derive(Debug)]
-pub enum Outcome {
+pub(super) enum Outcome {
     Exited(i32),
     /// Still running at the limit (then killed).
     Running,
@@ -49,7 +49,7 @@ pub enum Outcome {
 }
 
 #[derive(Debug)]
-pub struct Tried {
+pub(super) struct Tried {
     pub outcome: Outcome,
     pub elapsed: Duration,
     /// stdout then stderr.
@@ -58,7 +58,7 @@ pub struct Tried {
 
 impl Tried {
     /// The first non-empty output line, for a failure message.
-    pub fn first_line(&self) -> String {
+    pub(super) fn first_line(&self) -> String {
         let line = self
             .output
             .lines()
@@ -71,7 +71,7 @@ impl Tried {
 
 /// Runs `program args` the way the agent would run (its env, its cwd) and
 /// waits at most [`DRY_START_LIMIT`].
-pub fn dry_start(program: &Path, args: &[String], agent: &AgentConfig, env: &Env) -> Tried {
+pub(super) fn dry_start(program: &Path, args: &[String], agent: &AgentConfig, env: &Env) -> Tried {
     let cwd = agent
         .cwd
         .as_ref()

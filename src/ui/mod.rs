@@ -5,6 +5,7 @@
 //! layout caches) goes into the UI-owned `ViewState`, never into `App`.
 
 pub mod cells;
+pub mod diff;
 pub mod help;
 pub mod highlight;
 pub mod inbox;
@@ -69,6 +70,7 @@ pub fn render(app: &App, view: &mut ViewState, area: Rect, buf: &mut Buffer) {
             continue;
         }
         let ctx = pane::PaneCtx {
+            overlaps: app.overlaps_of(i),
             index: i,
             focused: i == app.focus,
             theme: &app.theme,
@@ -96,5 +98,6 @@ pub fn render(app: &App, view: &mut ViewState, area: Rect, buf: &mut Buffer) {
         Overlay::Inbox => inbox::draw(app, main, buf),
         Overlay::Search => search::draw(app, main, buf),
         Overlay::Overview => overview::draw(app, spin, main, buf),
+        Overlay::Diff => diff::draw(app, main, buf),
     }
 }

@@ -29,7 +29,7 @@ fn history_and_state_are_private_and_old_modes_are_repaired() {
     std::fs::create_dir_all(&old_dir).unwrap();
     let old = old_dir.join("old-session.jsonl");
     std::fs::write(&old, "").unwrap();
-    for p in [dir.join("data"), dir.join("data/history"), old_dir.clone()] {
+    for p in [dir.join("data"), dir.join("data/history"), old_dir] {
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o644)).unwrap();
