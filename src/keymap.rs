@@ -53,6 +53,9 @@ actions! {
     Zoom = "zoom", Global, ["alt+z"], "zoom the focused pane / back to the grid";
     Prefix = "prefix", Global, ["ctrl+b"], "prefix (then 1-9, arrows, z, d, n/p, ?, or any key verbatim to a terminal pane)";
     Diff = "diff", Global, ["f3"], "diff view of the pane's worktree (also prefix d, or /diff)";
+    Inbox = "inbox", Global, ["alt+i"], "attention inbox: approvals, failures, finished turns across panes";
+    Search = "search", Global, ["alt+/"], "search every pane's transcript (type, ↑↓, Enter jumps)";
+    Overview = "overview", Global, ["alt+o"], "overview: every pane's state, model, activity, queue, usage";
     ToggleView = "toggle_view", Conversation, ["f2", "alt+v"], "simple / full view (hide or show thinking and tools)";
     Expand = "expand", Conversation, ["ctrl+o"], "expand / collapse thinking and tool output";
     Submit = "submit", Conversation, ["enter"], "send (queues while a turn runs; empty: send restored queue)";
@@ -68,13 +71,48 @@ actions! {
     ScrollDown = "scroll_down", Conversation, ["pagedown"], "scroll the transcript down";
     ScrollTop = "scroll_top", Conversation, ["home", "ctrl+home"], "scroll to the top";
     ScrollBottom = "scroll_bottom", Conversation, ["end", "ctrl+end"], "scroll to the bottom (follow)";
+    SearchNext = "search_next", Conversation, ["alt+n"], "after a search jump: next match";
+    SearchPrev = "search_prev", Conversation, ["alt+shift+n"], "after a search jump: previous match";
     Restart = "restart", Conversation, ["ctrl+r"], "restart a stopped agent";
     AllowOnce = "allow_once", Conversation, ["y"], "approval card: allow once";
     AllowAlways = "allow_always", Conversation, ["a"], "approval card: allow always";
     Deny = "deny", Conversation, ["n"], "approval card: deny (type a reason, Enter)";
 }
 
+/// Actions also reached as the prefix key then a letter, so they work in
+/// terminal panes that take every other key (`Ctrl+B i`).
+pub const PREFIX_KEYS: &[(char, Action)] = &[
+    ('i', Action::Inbox),
+    ('/', Action::Search),
+    ('o', Action::Overview),
+];
+
+/// After a search jump, these bare keys also step through the matches
+/// (while the composer is empty and no approval card waits).
+pub const SEARCH_STEP_KEYS: &[(&str, Action)] =
+    &[("n", Action::SearchNext), ("N", Action::SearchPrev)];
+
+/// The search step action for a bare key, if it is one.
+pub fn search_step_action(chord: &Chord) -> Option<Action> {
+    SEARCH_STEP_KEYS
+        .iter()
+        .find(|(k, _)| Chord::parse(k).is_ok_and(|c| c == *chord))
+        .map(|(_, a)| *a)
+}
+
 impl Action {
+    /// The letter after the prefix key for this action, if any.
+    pub fn prefix_char(self) -> Option<char> {
+        PREFIX_KEYS
+            .iter()
+            .find(|(_, a)| *a == self)
+            .map(|(c, _)| *c)
+    }
+
+    pub fn from_prefix_char(c: char) -> Option<Action> {
+        PREFIX_KEYS.iter().find(|(k, _)| *k == c).map(|(_, a)| *a)
+    }
+
     pub fn name(self) -> &'static str {
         Self::info(self).1
     }
@@ -381,7 +419,13 @@ impl Keymap {
 
     /// `Ctrl+Q` / `F1, ?`: the keys of an action as shown in hints.
     pub fn label(&self, action: Action) -> String {
-        let keys: Vec<String> = self.chords(action).iter().map(|c| c.to_string()).collect();
+        let mut keys: Vec<String> = self.chords(action).iter().map(|c| c.to_string()).collect();
+        if let Some(c) = action.prefix_char() {
+            keys.push(format!("{} {c}", self.short(Action::Prefix)));
+        }
+        for (k, _) in SEARCH_STEP_KEYS.iter().filter(|(_, a)| *a == action) {
+            keys.push((*k).to_owned());
+        }
         if keys.is_empty() {
             "unbound".into()
         } else {

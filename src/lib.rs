@@ -20,6 +20,7 @@ pub mod provider;
 pub mod runner;
 pub mod runtime;
 pub mod sanitize;
+pub mod search;
 pub mod supervisor;
 pub mod text;
 pub mod theme;

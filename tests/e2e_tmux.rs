@@ -298,6 +298,65 @@ fn history_survives_quit_and_restart_and_the_session_continues() {
     );
 }
 
+#[test]
+fn an_approval_in_an_unfocused_pane_is_answered_from_the_inbox() {
+    let Some(bin) = hive_bin() else { return };
+    let t = start(&bin, tempfile::tempdir().expect("tempdir"));
+    t.wait_for("Message Architect");
+    t.type_text("please approve this");
+    t.keys(&["Enter"]);
+    t.wait_for("approval needed");
+    t.keys(&["M-2"]);
+    t.wait("the inbox count", |s| {
+        status_line(s).contains("Reviewer (demo)") && status_line(s).contains("1 waiting")
+    });
+    t.keys(&["M-i"]);
+    t.wait("the inbox entry", |s| {
+        s.contains("inbox · 1 waiting") && s.contains("asks to run Bash: mkdir -p build")
+    });
+    t.keys(&["y"]);
+    let s = t.wait("the demo pane to continue", |s| {
+        s.contains("Done: the command ran only after you answered")
+    });
+    assert!(!s.contains("inbox · "), "answered: the inbox closed\n{s}");
+    assert!(
+        status_line(&s).contains("Reviewer (demo)"),
+        "focus stayed\n{s}"
+    );
+    // What waits now is the finished turn, not the answered approval.
+    t.keys(&["M-i"]);
+    let s = t.wait_for("turn finished");
+    assert!(!s.contains("asks to run"), "{s}");
+}
+
+#[test]
+fn search_finds_a_tool_output_word_in_another_pane_and_jumps_there() {
+    let Some(bin) = hive_bin() else { return };
+    let t = start(&bin, tempfile::tempdir().expect("tempdir"));
+    t.wait_for("Message Architect");
+    t.type_text("give me a tour");
+    t.keys(&["Enter"]);
+    t.wait("the tour's tool output", |s| {
+        s.contains("drwxr-xr-x") && s.contains("Repository tour")
+    });
+    t.wait("idle after the turn", |s| status_line(s).contains("idle"));
+    t.keys(&["M-2"]);
+    t.wait("reviewer focus", |s| {
+        status_line(s).contains("Reviewer (demo)")
+    });
+    t.keys(&["C-b", "/"]);
+    t.wait_for("search all panes");
+    t.type_text("drwxr");
+    t.wait("the tool output matches", |s| {
+        s.contains("3 matches") && s.contains("tool Bash")
+    });
+    t.keys(&["Enter"]);
+    let s = t.wait("focus on the architect", |s| {
+        status_line(s).contains("Architect (demo)")
+    });
+    assert!(!s.contains("search all panes"), "{s}");
+}
+
 /// Issue 19: two shell agents with `worktree = true` in a git repository; a
 /// file written in one pane shows in its diff view (`Ctrl+B d`), and `m`,
 /// `y` merge it into the main checkout.

@@ -21,6 +21,9 @@ impl App {
         match self.overlay {
             Overlay::Help => return self.help_key(ev),
             Overlay::ConfirmQuit => return self.confirm_key(ev),
+            Overlay::Inbox => return self.inbox_key(ev),
+            Overlay::Search => return self.search_key(ev),
+            Overlay::Overview => return self.overview_key(ev),
             Overlay::Diff => return self.diff_key(ev),
             Overlay::None => {}
         }
@@ -48,6 +51,14 @@ impl App {
             return self.queue_key(&ev);
         }
         if composer_empty && self.permission_option_key(&ev) {
+            return;
+        }
+        if composer_empty
+            && self.search.active
+            && self.focused().is_some_and(|p| p.permissions.is_empty())
+            && let Some(a) = crate::keymap::search_step_action(&chord)
+        {
+            self.pane_action(a);
             return;
         }
         if let Some(a) = action
@@ -80,6 +91,9 @@ impl App {
             Action::Zoom => self.zoom = !self.zoom,
             Action::Prefix => self.prefix_armed = true,
             Action::ToggleView => self.toggle_full_view(),
+            Action::Inbox => self.open_inbox(),
+            Action::Search => self.open_search(),
+            Action::Overview => self.open_overview(),
             Action::Diff => self.open_diff(),
             _ => return false,
         }
@@ -159,6 +173,13 @@ impl App {
     /// verbatim to a terminal pane (the escape chord for keys hive uses).
     fn prefix_key(&mut self, ev: KeyEvent) {
         let chord = Chord::from_event(&ev);
+        if let (KeyCode::Char(c), KeyModifiers::NONE) =
+            (ev.code, ev.modifiers - KeyModifiers::SHIFT)
+            && let Some(a) = Action::from_prefix_char(c)
+        {
+            self.global_action(a);
+            return;
+        }
         match (ev.code, ev.modifiers - KeyModifiers::SHIFT) {
             (KeyCode::Char(c @ '1'..='9'), KeyModifiers::NONE) => {
                 self.set_focus(c as usize - '1' as usize);
@@ -194,6 +215,7 @@ impl App {
         if let Some(bytes) = term::encode_key(ev, screen) {
             p.term_scroll = 0;
             self.send(focus, RunnerCommand::Input(bytes));
+            self.inbox.typed.insert(focus);
         }
     }
 
@@ -278,20 +300,14 @@ impl App {
 
     fn answer_permission(&mut self, decision: PermissionDecision) {
         let focus = self.focus;
-        let Some(p) = self.panes.get_mut(focus) else {
+        let Some(id) = self
+            .focused()
+            .and_then(|p| p.permissions.front())
+            .map(|r| r.request_id.clone())
+        else {
             return;
         };
-        let Some(req) = p.permissions.pop_front() else {
-            return;
-        };
-        p.deny_reason = false;
-        self.send(
-            focus,
-            RunnerCommand::Permission {
-                request_id: req.request_id,
-                decision,
-            },
-        );
+        self.answer_request(focus, &id, decision);
     }
 
     /// Conversation-pane actions. False: let the composer have the key.
@@ -307,6 +323,9 @@ impl App {
             Action::Steer => self.submit(SubmitMode::Steer),
             Action::Newline => p.composer.insert_newline(),
             Action::Interrupt => {
+                if p.highlight.take().is_some() {
+                    self.search.active = false;
+                }
                 if p.deny_reason {
                     p.deny_reason = false;
                 } else if p.editing_queued.is_some() {
@@ -357,6 +376,8 @@ impl App {
                 p.expanded = !p.expanded;
                 p.transcript.invalidate();
             }
+            Action::SearchNext => self.search_step(1),
+            Action::SearchPrev => self.search_step(-1),
             Action::Restart if p.state == TurnState::Dead => {
                 self.send(focus, RunnerCommand::Restart);
             }

@@ -7,11 +7,15 @@
 //! happens. Each `frame` draws the app read-only into the UI's `ViewState`,
 //! then the app takes back what the frame measured (`geometry`).
 
+pub mod attention;
 pub mod geometry;
+pub mod inbox;
 pub mod input;
+pub mod overview;
 pub mod pane;
 pub mod pty_input;
 pub mod screen;
+pub mod search;
 pub mod state;
 pub mod transcript;
 pub mod tty;
@@ -201,6 +205,11 @@ async fn event_loop(
     let mut ops = crate::ops::OpsHost::new(&config.agents);
     ui::highlight::warm_up();
     let (runners, mut git) = start_runners(app, config, fresh, &tx, &ops_tx);
+    let (search_tx, mut search_rx) = mpsc::unbounded_channel();
+    let searcher = crate::search::Searcher::spawn(move |ev| {
+        let _ = search_tx.send(ev);
+    })
+    .context("search worker")?;
     let started = runners.iter().zip(&app.panes).map(|(r, p)| match r {
         Some(h) => crate::control::Started::Running(h.capabilities),
         None => crate::control::Started::Failed(p.failed.clone().unwrap_or_default()),
@@ -225,6 +234,9 @@ async fn event_loop(
     loop {
         app.now = Instant::now().into_std();
         flush_outbox(app, &runners);
+        for r in app.search.outbox.drain(..) {
+            searcher.send(r);
+        }
         if app.quit {
             break;
         }
@@ -264,6 +276,10 @@ async fn event_loop(
                 dirty = true;
             }
             Some(req) = ops_rx.recv() => ops.handle(req, &runners),
+            Some(ev) = search_rx.recv() => {
+                app.search_event(ev);
+                dirty = true;
+            }
             Some(req) = control.next() => {
                 if let Some((pane, cmd)) = control.handle(req) {
                     app.send(pane, cmd);
@@ -294,7 +310,7 @@ async fn event_loop(
             _ = timer::sleep_until(tick_at) => dirty = true,
             _ = timer::sleep_until(status_at) => {
                 app.now = Instant::now().into_std();
-                if app.expire_status() {
+                if app.expire_status() | app.watch_inbox() {
                     dirty = true;
                 }
             }
@@ -307,11 +323,14 @@ async fn event_loop(
     Ok(())
 }
 
-/// When the status line goes away.
+/// When the status line goes away or the inbox watch has a check due.
 fn status_deadline(app: &App) -> Option<Instant> {
-    app.status
-        .as_ref()
-        .map(|(_, until)| Instant::from_std(*until))
+    let status = app.status.as_ref().map(|(_, until)| *until);
+    [status, app.inbox_deadline()]
+        .into_iter()
+        .flatten()
+        .min()
+        .map(Instant::from_std)
 }
 
 /// Applies one terminal event; false when nothing visible changed.

@@ -55,6 +55,10 @@ pub struct Pane {
     /// The child's size as last sent with `Resize` (what the runner was
     /// told, so it stays with the model).
     pub term_size: Option<(u16, u16)>,
+    /// Scroll entry `n` into view at the next frame (a search jump).
+    pub reveal: Option<usize>,
+    /// Text to highlight in the transcript (the search that jumped here).
+    pub highlight: Option<String>,
     /// The agent's own git worktree (`worktree = true`).
     pub worktree: Option<crate::worktree::Worktree>,
 }
@@ -88,6 +92,8 @@ impl Pane {
             terminal: None,
             term_scroll: 0,
             term_size: None,
+            reveal: None,
+            highlight: None,
             worktree: None,
         };
         pane.model = pane.agent.model.clone();

@@ -5,6 +5,7 @@
 use std::time::{Duration, Instant};
 
 use super::geometry::Geometry;
+use super::inbox::{Inbox, Reason};
 use super::pane::Pane;
 use crate::config::{AgentConfig, Config, UiSettings};
 use crate::history::PaneHistory;
@@ -19,6 +20,12 @@ pub enum Overlay {
     None,
     Help,
     ConfirmQuit,
+    /// The attention inbox (`super::inbox`).
+    Inbox,
+    /// Search across panes (`super::search`).
+    Search,
+    /// Every pane in a table (`super::overview`).
+    Overview,
     /// The focused pane's worktree diff (`App::diff`).
     Diff,
 }
@@ -52,6 +59,10 @@ pub struct App {
     pub notify: Vec<String>,
     /// Where the config came from (shown in help).
     pub config_source: String,
+    /// Everything waiting for the user across panes.
+    pub inbox: Inbox,
+    pub search: super::search::Search,
+    pub overview: super::overview::Overview,
     /// The diff view's model while it is open.
     pub diff: Option<super::worktree::DiffView>,
     /// Agents whose pending changes touch the same files (for panes and
@@ -85,6 +96,9 @@ impl App {
             geometry: Geometry::default(),
             notify: Vec::new(),
             config_source: config.source.describe(),
+            inbox: Inbox::default(),
+            search: Default::default(),
+            overview: Default::default(),
             diff: None,
             overlaps: Vec::new(),
             git_outbox: Vec::new(),
@@ -137,6 +151,7 @@ impl App {
             }
             self.focus = i;
             self.panes[i].attention = false;
+            self.reconcile_inbox();
         }
     }
 
@@ -175,16 +190,22 @@ impl App {
         let Some(p) = self.panes.get_mut(i) else {
             return;
         };
-        let mut needs_user: Option<String> = None;
+        let mut needs_user: Option<Reason> = None;
         let mut status: Option<String> = None;
+        if matches!(update.event, PaneEvent::TerminalUpdated) && self.inbox.typed.contains(&i) {
+            self.inbox.activity.insert(i, self.now);
+        }
         match update.event {
             PaneEvent::Upsert(u) => p.transcript.upsert(u),
             PaneEvent::Live(u) => p.transcript.live(u),
             PaneEvent::Turn(t) => needs_user = turn_event(p, &t, self.now),
             PaneEvent::State(s) => {
+                if p.state != s || !self.overview.state_since.contains_key(&i) {
+                    self.overview.state_since.insert(i, self.now);
+                }
                 p.state = s;
                 if s == TurnState::Dead {
-                    needs_user = Some("stopped".into());
+                    needs_user = Some(Reason::Exited);
                 }
             }
             PaneEvent::Queue(list) => {
@@ -202,7 +223,11 @@ impl App {
             }
             PaneEvent::Notice { level, text } => p.transcript.notice(level, text),
             PaneEvent::Permission(req) => {
-                needs_user = Some(format!("asks to run {}", req.tool_name));
+                needs_user = Some(Reason::Permission {
+                    request_id: req.request_id.clone(),
+                    tool: req.tool_name.clone(),
+                    args: super::inbox::summarize_args(&req.input),
+                });
                 p.permissions.push_back(req);
             }
             PaneEvent::Session(info) => {
@@ -231,8 +256,13 @@ impl App {
                 p.term_size = None;
             }
             PaneEvent::TerminalUpdated => {}
-            PaneEvent::Bell => needs_user = Some("rang the bell".into()),
-            PaneEvent::Stalled(since) => p.stalled_since = since,
+            PaneEvent::Bell => needs_user = Some(Reason::Bell),
+            PaneEvent::Stalled(since) => {
+                p.stalled_since = since;
+                if since.is_some() {
+                    needs_user = Some(Reason::Stalled);
+                }
+            }
             PaneEvent::HistoryNotSaved(reason) => {
                 let text = format!("{}: {reason}", crate::runner::HISTORY_NOT_SAVED);
                 p.transcript
@@ -243,30 +273,13 @@ impl App {
         if let Some(text) = status {
             self.set_status(text);
         }
-        if let Some(what) = needs_user
-            && !focused
+        // Approvals wait in the inbox even for the focused pane.
+        if let Some(reason) = needs_user
+            && (!focused || matches!(reason, Reason::Permission { .. }))
         {
-            self.call_attention(i, &what);
+            self.call_attention(i, reason);
         }
-    }
-
-    /// Marks unfocused pane `i` and rings the bell / OSC 9 as configured.
-    fn call_attention(&mut self, i: usize, what: &str) {
-        let Some(p) = self.panes.get_mut(i) else {
-            return;
-        };
-        p.attention = true;
-        let msg = format!("{} {what}", p.name());
-        if self.ui.bell {
-            self.notify.push("\x07".into());
-        }
-        if self.ui.osc9 {
-            self.notify.push(format!(
-                "\x1b]9;hive: {}\x07",
-                // Tool names come from the agent.
-                crate::sanitize::neutralize(&msg)
-            ));
-        }
+        self.reconcile_inbox();
     }
 
     /// Takes in what a frame measured: scrolls clamped to what fits.
@@ -274,6 +287,7 @@ impl App {
         for (p, g) in self.panes.iter_mut().zip(&geometry.panes) {
             if let Some(scroll) = g.scroll {
                 p.scroll = scroll;
+                p.reveal = None;
             }
         }
         self.geometry = geometry;
@@ -317,7 +331,7 @@ impl App {
 
 /// A turn started, finished or failed in `p`; what to tell the user when
 /// the pane is not focused.
-fn turn_event(p: &mut Pane, t: &TurnEvent, now: Instant) -> Option<String> {
+fn turn_event(p: &mut Pane, t: &TurnEvent, now: Instant) -> Option<Reason> {
     p.transcript.turn(t, now);
     match t {
         TurnEvent::TurnComplete { usage, .. } => {
@@ -325,9 +339,9 @@ fn turn_event(p: &mut Pane, t: &TurnEvent, now: Instant) -> Option<String> {
             if let Some(u) = usage {
                 p.usage.accumulate(u);
             }
-            Some("finished".into())
+            Some(Reason::TurnFinished)
         }
-        TurnEvent::TurnError { error_code, .. } => Some(format!("failed ({error_code})")),
+        TurnEvent::TurnError { error_code, .. } => Some(Reason::TurnFailed(error_code.clone())),
         TurnEvent::TurnStarted { model_id, .. } => {
             if !model_id.is_empty() {
                 p.model = Some(model_id.clone());

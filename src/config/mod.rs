@@ -2,6 +2,7 @@
 //! `$XDG_CONFIG_HOME/hive/config.toml`, else the built-in default.
 
 mod agent;
+mod notify;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -10,6 +11,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use agent::{AgentConfig, QueueMode, WorktreeSetting};
+pub use notify::{NotifyOn, ReasonKind};
 
 use crate::processor::{DEFAULT_GRADIENT, ProcessorConfig};
 
@@ -148,12 +150,13 @@ pub struct WorktreeSettings {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UiSettings {
-    /// Ring the terminal bell when an unfocused pane needs attention.
+    /// Ring the terminal bell when something enters the attention inbox
+    /// (`true`, or a list of reasons).
     #[serde(default)]
-    pub bell: bool,
+    pub bell: NotifyOn,
     /// Send an OSC 9 desktop notification for the same.
     #[serde(default)]
-    pub osc9: bool,
+    pub osc9: NotifyOn,
     /// Start in full view (thinking and tool calls shown).
     #[serde(default = "yes")]
     pub full_view: bool,
@@ -176,8 +179,8 @@ pub struct UiSettings {
 impl Default for UiSettings {
     fn default() -> Self {
         Self {
-            bell: false,
-            osc9: false,
+            bell: NotifyOn::default(),
+            osc9: NotifyOn::default(),
             full_view: true,
             max_fps: default_fps(),
             interrupt_timeout_ms: default_interrupt_ms(),

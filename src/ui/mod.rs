@@ -8,9 +8,13 @@ pub mod cells;
 pub mod diff;
 pub mod help;
 pub mod highlight;
+pub mod inbox;
 pub mod layout;
 pub mod markdown;
+pub mod overlay;
+pub mod overview;
 pub mod pane;
+pub mod search;
 pub mod status;
 pub mod terminal;
 /// Themes are chosen by the config and held by the app; drawing reads them.
@@ -91,6 +95,9 @@ pub fn render(app: &App, view: &mut ViewState, area: Rect, buf: &mut Buffer) {
         Overlay::None => {}
         Overlay::Help => help::draw_help(app, main, buf),
         Overlay::ConfirmQuit => help::draw_confirm_quit(app, main, buf),
+        Overlay::Inbox => inbox::draw(app, main, buf),
+        Overlay::Search => search::draw(app, main, buf),
+        Overlay::Overview => overview::draw(app, spin, main, buf),
         Overlay::Diff => diff::draw(app, main, buf),
     }
 }

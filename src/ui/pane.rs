@@ -328,15 +328,23 @@ fn draw_transcript(
         draw_empty(p, ctx, area, buf);
         geo.max_scroll = 0;
     } else {
+        let caches = view.caches(&p.transcript);
+        let scroll = p.reveal.map_or(p.scroll, |e| {
+            let entries = &p.transcript.entries;
+            super::search::reveal_scroll(entries, caches, e, extra.len(), &tctx, area)
+        });
         let (scroll, max) = transcript::draw(
             &p.transcript.entries,
-            view.caches(&p.transcript),
-            p.scroll,
+            caches,
+            scroll,
             &extra,
             &tctx,
             area,
             buf,
         );
+        if let Some(needle) = &p.highlight {
+            super::search::highlight(needle, area, t, buf);
+        }
         geo.scroll = Some(scroll);
         geo.max_scroll = max;
         if scroll > 0 && area.height > 0 {

@@ -66,17 +66,12 @@ fn left_spans(app: &App, spin: usize, base: Style) -> Vec<Span<'static>> {
         }
         left.push(Span::styled(format!(" {} ", parts.join(" · ")), base));
     }
-    let others: usize = app
-        .panes
-        .iter()
-        .enumerate()
-        .filter(|(i, p)| *i != app.focus && p.attention)
-        .count();
-    if others > 0 {
+    let waiting = app.inbox.len();
+    if waiting > 0 {
         left.push(Span::styled(
             format!(
-                " ● {others} need{} you ",
-                if others == 1 { "s" } else { "" }
+                " ● {waiting} waiting · {} ",
+                app.keymap.short(Action::Inbox)
             ),
             Style::new()
                 .fg(t.attention)
@@ -93,7 +88,7 @@ fn right_line(app: &App, base: Style) -> Line<'static> {
     let km = &app.keymap;
     if app.prefix_armed {
         Line::from(Span::styled(
-            " prefix: 1-9 pane · ←→↑↓ move · z zoom · ? help · q quit · other keys go to a terminal pane ",
+            " prefix: 1-9 pane · ←→↑↓ move · z zoom · i inbox · ? help · q quit · other keys go to a terminal pane ",
             Style::new().fg(t.status_bg).bg(t.warning),
         ))
     } else if let Some((msg, _)) = &app.status {

@@ -138,7 +138,7 @@ async fn answer(
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned),
-        headers: headers.clone(),
+        headers,
     });
     let reply = shared.script.lock().expect("script").pop_front();
     match reply {

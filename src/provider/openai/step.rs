@@ -402,7 +402,7 @@ fn append(
 
 /// The arguments object of a call; anything else is kept under `_raw` so
 /// the transcript shows what the model wrote.
-pub fn parse_arguments(text: &str) -> Map<String, Value> {
+pub(super) fn parse_arguments(text: &str) -> Map<String, Value> {
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(m)) => m,
         _ if text.trim().is_empty() => Map::new(),

@@ -1,0 +1,188 @@
+//! The app side of the attention inbox: posting entries (with the bell /
+//! OSC 9 the config asks for), dropping handled ones, watching for stalled
+//! agents and idle terminals, and the inbox overlay's keys.
+
+use std::time::Instant;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::inbox::{IDLE_AFTER, InboxEvent, Reason};
+use super::state::{App, Overlay};
+use crate::provider::PermissionDecision;
+use crate::runner::RunnerCommand;
+
+impl App {
+    /// Posts `reason` for pane `i`, marks it and notifies as configured.
+    pub(super) fn call_attention(&mut self, i: usize, reason: Reason) {
+        let Some(p) = self.panes.get_mut(i) else {
+            return;
+        };
+        if i != self.focus {
+            p.attention = true;
+        }
+        let msg = format!("{} {}", p.name(), reason.describe());
+        let kind = reason.kind();
+        if !self.inbox.post(i, self.now, reason) {
+            return;
+        }
+        if self.ui.bell.wants(kind) {
+            self.notify.push("\x07".into());
+        }
+        if self.ui.osc9.wants(kind) {
+            // Tool names and arguments come from the agent.
+            let clean: String = msg.chars().filter(|c| !c.is_control()).collect();
+            self.notify.push(format!("\x1b]9;hive: {clean}\x07"));
+        }
+    }
+
+    /// Another feature posts or withdraws an entry.
+    pub fn inbox_event(&mut self, ev: InboxEvent) {
+        match ev {
+            InboxEvent::Post { pane, kind, text } => {
+                self.call_attention(pane, Reason::Posted { kind, text })
+            }
+            InboxEvent::Resolve { pane, kind } => self.inbox.entries.retain(|e| {
+                e.pane != pane || !matches!(&e.reason, Reason::Posted { kind: k, .. } if *k == kind)
+            }),
+        }
+        self.reconcile_inbox();
+    }
+
+    pub(super) fn reconcile_inbox(&mut self) {
+        self.inbox.reconcile(&self.panes, self.focus);
+        if self.overlay == Overlay::Inbox && self.inbox.is_empty() {
+            self.overlay = Overlay::None;
+        }
+    }
+
+    /// Posts terminal panes gone quiet after output (stalled agents come
+    /// from the runner); true when something changed.
+    pub fn watch_inbox(&mut self) -> bool {
+        let now = self.now;
+        let idle: Vec<usize> = self
+            .inbox
+            .activity
+            .iter()
+            .filter(|(i, at)| {
+                **i != self.focus && now.saturating_duration_since(**at) >= IDLE_AFTER
+            })
+            .map(|(i, _)| *i)
+            .collect();
+        for &i in &idle {
+            // Reported once per typed command: typing again re-arms it.
+            self.inbox.activity.remove(&i);
+            self.inbox.typed.remove(&i);
+            self.call_attention(i, Reason::Idle);
+        }
+        self.reconcile_inbox();
+        !idle.is_empty()
+    }
+
+    /// When `watch_inbox` next has something to check.
+    pub fn inbox_deadline(&self) -> Option<Instant> {
+        self.inbox
+            .activity
+            .iter()
+            .filter(|(i, _)| **i != self.focus)
+            .map(|(_, at)| *at + IDLE_AFTER)
+            .min()
+    }
+
+    pub fn open_inbox(&mut self) {
+        self.reconcile_inbox();
+        if self.inbox.is_empty() {
+            self.set_status("inbox: nothing waiting");
+        } else {
+            self.overlay = Overlay::Inbox;
+            self.inbox.sel = 0;
+            self.inbox.deny = None;
+        }
+    }
+
+    /// ↑/↓ select, Enter jumps to the pane, y / a / n answer an approval in
+    /// place (n: type a reason, Enter), Esc closes.
+    pub(super) fn inbox_key(&mut self, ev: KeyEvent) {
+        if let Some(reason) = self.inbox.deny.as_mut() {
+            match ev.code {
+                KeyCode::Enter => {
+                    let reason = std::mem::take(reason);
+                    self.inbox.deny = None;
+                    let reason = if reason.trim().is_empty() {
+                        "denied by the user".to_owned()
+                    } else {
+                        reason
+                    };
+                    self.answer_selected(PermissionDecision::Deny { reason });
+                }
+                KeyCode::Esc => self.inbox.deny = None,
+                KeyCode::Backspace => {
+                    reason.pop();
+                }
+                KeyCode::Char(c) if !ev.modifiers.contains(KeyModifiers::CONTROL) => reason.push(c),
+                _ => {}
+            }
+            return;
+        }
+        let is_perm = matches!(
+            self.inbox.selected().map(|e| &e.reason),
+            Some(Reason::Permission { .. })
+        );
+        match ev.code {
+            KeyCode::Up | KeyCode::Char('k') => self.inbox.move_sel(-1),
+            KeyCode::Down | KeyCode::Char('j') => self.inbox.move_sel(1),
+            KeyCode::Enter => {
+                let pane = self.inbox.selected().map(|e| e.pane);
+                self.overlay = Overlay::None;
+                if let Some(i) = pane {
+                    self.set_focus(i);
+                }
+            }
+            KeyCode::Char('y') if is_perm => self.answer_selected(PermissionDecision::AllowOnce),
+            KeyCode::Char('a') if is_perm => self.answer_selected(PermissionDecision::AllowAlways),
+            KeyCode::Char('n') if is_perm => self.inbox.deny = Some(String::new()),
+            KeyCode::Char('d') | KeyCode::Delete if !is_perm => {
+                let sel = self.inbox.sel;
+                if sel < self.inbox.entries.len() {
+                    self.inbox.entries.remove(sel);
+                }
+                self.reconcile_inbox();
+            }
+            _ => self.overlay = Overlay::None,
+        }
+    }
+
+    fn answer_selected(&mut self, decision: PermissionDecision) {
+        let Some(e) = self.inbox.selected() else {
+            return;
+        };
+        let Reason::Permission { request_id, .. } = &e.reason else {
+            return;
+        };
+        let (pane, id) = (e.pane, request_id.clone());
+        self.answer_request(pane, &id, decision);
+    }
+
+    /// Answers approval `id` of pane `i`, wherever it was answered from.
+    pub(super) fn answer_request(&mut self, i: usize, id: &str, decision: PermissionDecision) {
+        let Some(p) = self.panes.get_mut(i) else {
+            return;
+        };
+        let Some(pos) = p.permissions.iter().position(|r| r.request_id == id) else {
+            return;
+        };
+        if pos == 0 {
+            p.deny_reason = false;
+        }
+        let Some(req) = p.permissions.remove(pos) else {
+            return;
+        };
+        self.send(
+            i,
+            RunnerCommand::Permission {
+                request_id: req.request_id,
+                decision,
+            },
+        );
+        self.reconcile_inbox();
+    }
+}

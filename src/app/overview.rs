@@ -1,0 +1,91 @@
+//! The overview (`Ctrl+B o`): every pane in one table, for when there are
+//! more agents than fit the grid. This file holds what the table reads
+//! beyond the pane itself (when each pane entered its state, the
+//! selection) and its keys; `ui::overview` draws it.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use super::pane::Pane;
+use super::state::{App, Overlay};
+use super::transcript::EntryKind;
+use crate::event::Origin;
+use crate::upsert::UpsertKind;
+
+#[derive(Debug, Default)]
+pub struct Overview {
+    pub sel: usize,
+    /// When each pane entered its current turn state.
+    pub state_since: HashMap<usize, Instant>,
+}
+
+/// The running tool (`⚙ Bash ls -la`), else the last line the agent wrote.
+pub fn activity(p: &Pane) -> String {
+    if p.is_terminal() {
+        return "terminal".into();
+    }
+    if let Some(e) = &p.failed {
+        return e.clone();
+    }
+    for e in p.transcript.entries.iter().rev() {
+        match &e.kind {
+            EntryKind::Item(u) => match &u.kind {
+                UpsertKind::ToolCall {
+                    tool_name,
+                    arguments,
+                    ..
+                } if !u.is_final() => {
+                    return format!("⚙ {tool_name} {}", super::inbox::summarize_args(arguments));
+                }
+                UpsertKind::Message { content, origin } if *origin != Origin::System => {
+                    let last = content.with_str(|s| {
+                        s.lines()
+                            .rev()
+                            .find(|l| !l.trim().is_empty())
+                            .unwrap_or_default()
+                            .trim()
+                            .to_owned()
+                    });
+                    let who = if *origin == Origin::User { "› " } else { "" };
+                    return format!("{who}{last}");
+                }
+                _ => {}
+            },
+            EntryKind::TurnError { message, .. } => return format!("✗ {message}"),
+            _ => {}
+        }
+    }
+    String::new()
+}
+
+impl App {
+    pub fn open_overview(&mut self) {
+        self.overlay = Overlay::Overview;
+        self.overview.sel = self.focus;
+    }
+
+    /// ↑/↓ select, Enter focuses (zoomed when the grid has no room for
+    /// it), Esc closes.
+    pub(super) fn overview_key(&mut self, ev: KeyEvent) {
+        let n = self.panes.len();
+        let o = &mut self.overview;
+        match ev.code {
+            KeyCode::Up | KeyCode::Char('k') => o.sel = o.sel.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => o.sel = (o.sel + 1).min(n.saturating_sub(1)),
+            KeyCode::Home => o.sel = 0,
+            KeyCode::End => o.sel = n.saturating_sub(1),
+            KeyCode::Enter => {
+                let i = o.sel;
+                self.overlay = Overlay::None;
+                self.set_focus(i);
+                let r = self.geometry.pane(i).rect;
+                if r.width < 20 || r.height < 6 {
+                    self.zoom = true;
+                }
+            }
+            _ => self.overlay = Overlay::None,
+        }
+    }
+}

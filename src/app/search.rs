@@ -1,0 +1,219 @@
+//! The app side of search (`Ctrl+B /`): the query, the results the search
+//! worker sent back, the selection, and jumping to a hit. Items go to the
+//! worker as `Request::Docs` when they are new or changed since the last
+//! sync; the event loop drains `outbox` into the worker and feeds its
+//! `SearchEvent`s back through `search_event`.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::state::{App, Overlay};
+use super::transcript::{Entry, EntryKind};
+use crate::event::Origin;
+use crate::search::{Doc, Hit, Request, SearchEvent};
+use crate::upsert::UpsertKind;
+
+#[derive(Debug, Default)]
+pub struct Search {
+    pub query: String,
+    pub hits: Vec<Hit>,
+    pub sel: usize,
+    /// Bumped per query; results of older ones are dropped.
+    pub generation: u64,
+    /// The results for `generation` are complete.
+    pub done: bool,
+    /// Jumped to a hit: the step keys move through `hits`.
+    pub active: bool,
+    /// Requests for the worker, drained by the event loop.
+    pub outbox: Vec<Request>,
+    /// Per pane, the revision of each entry last sent to the worker.
+    synced: Vec<Vec<Option<u64>>>,
+}
+
+/// The searchable text of an entry and its label; `None` for footers.
+fn doc_text(e: &Entry) -> Option<(String, String, Option<chrono::DateTime<chrono::Utc>>)> {
+    match &e.kind {
+        EntryKind::Item(u) => {
+            let time = Some(u.source_timestamp);
+            match &u.kind {
+                UpsertKind::Message { content, origin } => {
+                    let label = match origin {
+                        Origin::User => "you",
+                        Origin::Agent => "agent",
+                        Origin::System => "system",
+                    };
+                    Some((label.into(), content.to_string(), time))
+                }
+                UpsertKind::Thinking { content, .. } => {
+                    Some(("thinking".into(), content.to_string(), time))
+                }
+                UpsertKind::ToolCall {
+                    tool_name,
+                    arguments,
+                    output,
+                    ..
+                } => {
+                    let args = super::inbox::summarize_args(arguments);
+                    let out = output.as_deref().unwrap_or_default();
+                    Some((format!("tool {tool_name}"), format!("{args}\n{out}"), time))
+                }
+            }
+        }
+        EntryKind::TurnError { code, message } => {
+            Some(("error".into(), format!("{code}: {message}"), None))
+        }
+        EntryKind::Notice { text, .. } => Some(("notice".into(), text.clone(), None)),
+        EntryKind::Footer { .. } => None,
+    }
+}
+
+impl App {
+    /// Sends the worker every item new or changed since the last sync.
+    fn sync_search_docs(&mut self) {
+        let s = &mut self.search;
+        s.synced.resize_with(self.panes.len(), Vec::new);
+        let mut docs = Vec::new();
+        for (pane, (p, synced)) in self.panes.iter().zip(&mut s.synced).enumerate() {
+            let entries = &p.transcript.entries;
+            synced.resize(entries.len(), None);
+            for (entry, (e, seen)) in entries.iter().zip(synced.iter_mut()).enumerate() {
+                if *seen == Some(e.rev) {
+                    continue;
+                }
+                *seen = Some(e.rev);
+                if let Some((label, text, time)) = doc_text(e) {
+                    docs.push(Doc {
+                        pane,
+                        entry,
+                        rev: e.rev,
+                        label,
+                        time,
+                        text,
+                    });
+                }
+            }
+        }
+        if !docs.is_empty() {
+            s.outbox.push(Request::Docs(docs));
+        }
+    }
+
+    pub fn open_search(&mut self) {
+        self.overlay = Overlay::Search;
+        self.search.active = false;
+        self.sync_search_docs();
+        if !self.search.query.is_empty() {
+            self.run_search();
+        }
+    }
+
+    fn run_search(&mut self) {
+        self.sync_search_docs();
+        let s = &mut self.search;
+        s.generation += 1;
+        s.done = false;
+        s.sel = 0;
+        if s.query.is_empty() {
+            s.hits.clear();
+            s.done = true;
+            return;
+        }
+        s.outbox.push(Request::Query {
+            generation: s.generation,
+            text: s.query.clone(),
+        });
+    }
+
+    /// Results from the worker (older generations are dropped).
+    pub fn search_event(&mut self, ev: SearchEvent) {
+        match ev {
+            SearchEvent::Results {
+                generation,
+                hits,
+                done,
+            } => {
+                if generation != self.search.generation {
+                    return;
+                }
+                self.search.hits = hits;
+                self.search.done = done;
+                self.search.sel = self
+                    .search
+                    .sel
+                    .min(self.search.hits.len().saturating_sub(1));
+            }
+        }
+    }
+
+    /// Typing edits the query; ↑/↓ select; Enter jumps; Esc closes.
+    pub(super) fn search_key(&mut self, ev: KeyEvent) {
+        let s = &mut self.search;
+        match ev.code {
+            KeyCode::Esc => self.overlay = Overlay::None,
+            KeyCode::Up => s.sel = s.sel.saturating_sub(1),
+            KeyCode::Down => s.sel = (s.sel + 1).min(s.hits.len().saturating_sub(1)),
+            KeyCode::PageUp => s.sel = s.sel.saturating_sub(10),
+            KeyCode::PageDown => s.sel = (s.sel + 10).min(s.hits.len().saturating_sub(1)),
+            KeyCode::Enter if !s.hits.is_empty() => {
+                self.overlay = Overlay::None;
+                self.search.active = true;
+                self.jump_to_hit();
+            }
+            KeyCode::Backspace => {
+                s.query.pop();
+                self.run_search();
+            }
+            KeyCode::Char('u') if ev.modifiers.contains(KeyModifiers::CONTROL) => {
+                s.query.clear();
+                self.run_search();
+            }
+            KeyCode::Char(c)
+                if !ev
+                    .modifiers
+                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+            {
+                s.query.push(c);
+                self.run_search();
+            }
+            _ => {}
+        }
+    }
+
+    /// Next (`dir` 1) or previous (-1) hit after a jump.
+    pub fn search_step(&mut self, dir: isize) {
+        let n = self.search.hits.len();
+        if !self.search.active || n == 0 {
+            self.set_status("no search: Ctrl+B / to search");
+            return;
+        }
+        self.search.sel = (self.search.sel as isize + dir).rem_euclid(n as isize) as usize;
+        self.jump_to_hit();
+    }
+
+    /// Focuses the selected hit's pane, scrolls its entry into view (the
+    /// next frame measures where) and highlights the query there.
+    fn jump_to_hit(&mut self) {
+        let Some(h) = self.search.hits.get(self.search.sel).cloned() else {
+            return;
+        };
+        let n = self.search.hits.len();
+        let query = self.search.query.clone();
+        self.set_focus(h.pane);
+        let hidden = !h.label.starts_with("you") && !h.label.starts_with("agent");
+        if hidden && !self.full_view {
+            self.toggle_full_view();
+        }
+        if let Some(p) = self.panes.get_mut(h.pane) {
+            if hidden && !p.expanded {
+                p.expanded = true;
+                p.transcript.invalidate();
+            }
+            p.reveal = Some(h.entry);
+            p.highlight = Some(query);
+        }
+        let sel = self.search.sel + 1;
+        self.set_status(format!(
+            "match {sel}/{n} · {} · Alt+N / Alt+Shift+N next/prev",
+            h.label
+        ));
+    }
+}

@@ -1,0 +1,60 @@
+//! `[ui] bell` / `[ui] osc9`: `true` for every inbox reason, or a list of
+//! the reasons that should ring or notify (`["permission", "failed"]`).
+
+use serde::{Deserialize, Serialize};
+
+/// Why a pane is in the attention inbox, as config names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasonKind {
+    Permission,
+    Failed,
+    Finished,
+    Bell,
+    Idle,
+    Exited,
+    Stalled,
+    Posted,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum NotifyOn {
+    All(bool),
+    Reasons(Vec<ReasonKind>),
+}
+
+impl Default for NotifyOn {
+    fn default() -> Self {
+        NotifyOn::All(false)
+    }
+}
+
+impl NotifyOn {
+    pub fn wants(&self, kind: ReasonKind) -> bool {
+        match self {
+            NotifyOn::All(on) => *on,
+            NotifyOn::Reasons(list) => list.contains(&kind),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Deserialize)]
+    struct Ui {
+        bell: NotifyOn,
+    }
+
+    #[test]
+    fn a_bool_or_a_list_of_reasons() {
+        let all: Ui = toml::from_str("bell = true").unwrap();
+        assert!(all.bell.wants(ReasonKind::Finished));
+        let some: Ui = toml::from_str(r#"bell = ["permission", "failed"]"#).unwrap();
+        assert!(some.bell.wants(ReasonKind::Permission));
+        assert!(!some.bell.wants(ReasonKind::Finished));
+        assert!(toml::from_str::<Ui>(r#"bell = ["nope"]"#).is_err());
+    }
+}

@@ -1,0 +1,72 @@
+//! Shared frame for the cross-pane overlays (inbox, search, overview…): a
+//! cleared, centred, rounded box with a title and a key hint at the bottom,
+//! and the small cell formats they all use.
+
+use std::time::Duration;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
+
+use crate::theme::Theme;
+
+/// Clears a `w`×`h` box centred in `area`, draws its frame and returns
+/// the inside.
+pub fn frame(
+    t: &Theme,
+    area: Rect,
+    (w, h): (u16, u16),
+    title: &str,
+    hint: &str,
+    buf: &mut Buffer,
+) -> Rect {
+    let rect = super::help::centered(area, w, h);
+    Clear.render(rect, buf);
+    let block = Block::new()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .border_style(Style::new().fg(t.accent))
+        .title(Line::from(Span::styled(
+            format!(" {title} "),
+            Style::new().fg(t.accent).add_modifier(Modifier::BOLD),
+        )))
+        .title_bottom(
+            Line::from(Span::styled(format!(" {hint} "), Style::new().fg(t.dim))).right_aligned(),
+        );
+    let inner = block.inner(rect);
+    block.render(rect, buf);
+    inner
+}
+
+/// `42s`, `3m`, `2h`, `5d`: how long ago, in one short cell.
+pub fn age(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m", s / 60),
+        3600..86400 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86400),
+    }
+}
+
+/// `text` cut or padded to exactly `width` columns.
+pub fn fit(text: &str, width: usize) -> String {
+    use unicode_width::UnicodeWidthStr;
+    let cut = super::wrap::truncate(text, width);
+    let pad = width.saturating_sub(cut.width());
+    format!("{cut}{}", " ".repeat(pad))
+}
+
+/// The row style: the selection stands out.
+pub fn row_style(t: &Theme, selected: bool) -> Style {
+    if selected {
+        Style::new()
+            .fg(t.text)
+            .bg(t.selection_bg)
+            .add_modifier(Modifier::BOLD)
+    } else {
+        Style::new().fg(t.text)
+    }
+}
