@@ -9,10 +9,14 @@ use std::time::Instant;
 use crossterm::event::{KeyCode, KeyEvent};
 use tokio::sync::mpsc;
 
+use super::inbox::InboxEvent;
 use super::state::{App, Overlay};
 use super::transcript::EntryKind;
 use crate::event::Origin;
 use crate::provider::DiagnosticLevel;
+
+/// The inbox kind of an overlapping-edits warning.
+const OVERLAP: &str = "overlap";
 use crate::upsert::TurnEvent;
 use crate::upsert::UpsertKind;
 use crate::worktree::{
@@ -214,6 +218,7 @@ impl App {
 
     /// Replaces the overlap state; new overlaps are announced in both panes.
     fn set_overlaps(&mut self, found: Vec<Overlap>) {
+        let mut posts = Vec::new();
         let fresh: Vec<Overlap> = found
             .iter()
             .filter(|o| !self.overlaps.contains(o))
@@ -238,8 +243,34 @@ impl App {
                     if i != focused {
                         p.attention = true;
                     }
+                    posts.push((i, other.to_string(), o.describe_files()));
                 }
             }
+        }
+        for (pane, other, files) in posts {
+            self.inbox_event(InboxEvent::Post {
+                pane,
+                kind: OVERLAP.into(),
+                text: format!("overlap: {other} also changed {files}"),
+            });
+        }
+        // Overlaps that went away (merged, reverted) leave the inbox too.
+        let still: Vec<&str> = found
+            .iter()
+            .flat_map(|o| [o.a.as_str(), o.b.as_str()])
+            .collect();
+        let gone: Vec<usize> = self
+            .panes
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| !still.contains(&p.agent.id.as_str()))
+            .map(|(i, _)| i)
+            .collect();
+        for pane in gone {
+            self.inbox_event(InboxEvent::Resolve {
+                pane,
+                kind: OVERLAP.into(),
+            });
         }
         self.overlaps = found;
     }
