@@ -20,13 +20,16 @@ pub struct ToolKeys {
     pub patch: &'static [&'static str],
 }
 
-/// The names most coding agents share (Claude Code's tools, Gemini CLI's, the
-/// scripted demo's); providers with other names pass their own `ToolKeys`.
+/// The names most coding agents share (Claude Code's tools, Gemini CLI's —
+/// `absolute_path`, `dir_path` —, the scripted demo's); providers with other
+/// names pass their own `ToolKeys`.
 pub const COMMON: ToolKeys = ToolKeys {
     summary: &[
         "command",
         "cmd",
         "file_path",
+        "absolute_path",
+        "dir_path",
         "path",
         "pattern",
         "url",
