@@ -62,7 +62,8 @@ actions! {
     ManageQueue = "manage_queue", Conversation, ["alt+q"], "select queued messages (up/down, e edit, d remove, shift+up/down move)";
     HistoryPrev = "history_prev", Conversation, ["up"], "previous input (at the composer's first line)";
     HistoryNext = "history_next", Conversation, ["down"], "next input (at the composer's last line)";
-    Complete = "complete", Conversation, ["tab"], "complete a /command";
+    Complete = "complete", Conversation, ["tab"], "complete a /command or @file (again: the next one)";
+    CompletePrev = "complete_prev", Conversation, ["shift+tab"], "the previous completion";
     ScrollUp = "scroll_up", Conversation, ["pageup"], "scroll the transcript up";
     ScrollDown = "scroll_down", Conversation, ["pagedown"], "scroll the transcript down";
     ScrollTop = "scroll_top", Conversation, ["home", "ctrl+home"], "scroll to the top";

@@ -7,6 +7,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 
+use super::commands::{self, Parsed};
 use super::pty_input as term;
 use super::state::{App, Overlay};
 use crate::keymap::{Action, Chord, Scope};
@@ -29,6 +30,12 @@ impl App {
         }
         let chord = Chord::from_event(&ev);
         let terminal = self.focused().is_some_and(|p| p.is_terminal());
+        if !terminal && self.focused().is_some_and(|p| p.picker.is_some()) {
+            return self.picker_key(&ev);
+        }
+        if !terminal && self.focused().is_some_and(|p| p.menu.is_some()) && self.menu_key(&ev) {
+            return;
+        }
         let composer_empty = self.focused().is_none_or(|p| p.composer_is_empty());
         let action = self.keymap.lookup(&chord).filter(|a| {
             let typed = chord.is_text_key() && (terminal || !composer_empty);
@@ -57,6 +64,7 @@ impl App {
         if let Some(p) = self.focused_mut() {
             p.forget_history_walk();
             p.composer.input(ev);
+            p.refresh_completion();
         }
     }
 
@@ -340,12 +348,13 @@ impl App {
                     return false;
                 }
             }
-            Action::Complete => match p.complete() {
-                None => return false,
-                Some(m) if m.is_empty() => self.set_status("no matching command"),
-                Some(m) if m.len() > 1 => self.set_status(format!("/{}", m.join("  /"))),
-                Some(_) => {}
-            },
+            // Tab never types a tab: with nothing to complete it does nothing.
+            Action::Complete => {
+                p.complete(1);
+            }
+            Action::CompletePrev => {
+                p.complete(-1);
+            }
             Action::ScrollUp => p.scroll_page(1, &g),
             Action::ScrollDown => p.scroll_page(-1, &g),
             Action::ScrollTop => p.scroll = usize::MAX / 2,
@@ -400,8 +409,20 @@ impl App {
             return;
         }
         let text = p.take_composer();
-        p.scroll = 0;
-        self.send(focus, RunnerCommand::Submit { text, mode });
+        match commands::parse(&text, &p.commands) {
+            Parsed::Text(text) => {
+                p.scroll = 0;
+                self.send(focus, RunnerCommand::Submit { text, mode });
+            }
+            Parsed::Hive(cmd, arg) => self.run_command(cmd, &arg),
+            Parsed::Unknown(name) => {
+                let agent = p.name().to_owned();
+                self.refuse(format!(
+                    "/{name} is not a hive command and {agent} does not offer it: not sent. \
+                     Start with // to send it as text."
+                ));
+            }
+        }
     }
 
     /// Bracketed paste: into the composer (never sent), or to the child.

@@ -7,10 +7,13 @@
 //! happens. Each `frame` draws the app read-only into the UI's `ViewState`,
 //! then the app takes back what the frame measured (`geometry`).
 
+pub mod commands;
 pub mod geometry;
 pub mod input;
+pub mod menu;
 pub mod pane;
 pub mod pty_input;
+pub mod slash;
 pub mod state;
 pub mod transcript;
 pub mod tty;

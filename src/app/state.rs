@@ -205,6 +205,8 @@ impl App {
                 p.term_size = None;
             }
             PaneEvent::TerminalUpdated => {}
+            PaneEvent::Models(list) => p.models = list,
+            PaneEvent::Effort(level) => p.effort = Some(level),
             PaneEvent::Bell => needs_user = Some("rang the bell".into()),
         }
         if let Some(what) = needs_user

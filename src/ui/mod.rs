@@ -9,6 +9,7 @@ pub mod help;
 pub mod highlight;
 pub mod layout;
 pub mod markdown;
+pub mod menu;
 pub mod pane;
 pub mod status;
 pub mod terminal;

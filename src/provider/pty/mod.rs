@@ -257,6 +257,8 @@ impl PtyPane {
             ProviderCommand::Steer { .. }
             | ProviderCommand::Cancel
             | ProviderCommand::Permission { .. }
+            | ProviderCommand::SetModel { .. }
+            | ProviderCommand::SetEffort { .. }
             | ProviderCommand::Kill => {}
         }
     }

@@ -1,0 +1,183 @@
+//! hive's own slash commands and the lists they open: what `/model`,
+//! `/effort`, `/copy`… do to the focused pane, and the keys of the
+//! completion menu and of pickers. A command the agent cannot take is
+//! refused in the pane with the reason.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::commands::{EFFORT_LEVELS, HiveCommand};
+use super::menu::{Menu, MenuItem, MenuKind};
+use super::state::{App, Overlay};
+use crate::keymap::{Chord, Scope};
+use crate::provider::DiagnosticLevel;
+use crate::runner::RunnerCommand;
+
+impl App {
+    /// Runs one of hive's commands typed in the focused pane.
+    pub fn run_command(&mut self, cmd: HiveCommand, arg: &str) {
+        let Some(p) = self.focused() else {
+            return;
+        };
+        let caps = p.capabilities.unwrap_or_default();
+        let who = format!("{} ({})", p.name(), p.agent.provider);
+        match cmd {
+            HiveCommand::Model if !caps.set_model => {
+                self.refuse(format!("{who} cannot switch models from hive"))
+            }
+            HiveCommand::Model if arg.is_empty() => self.open_model_picker(),
+            HiveCommand::Model => self.send(self.focus, RunnerCommand::SetModel(arg.into())),
+            HiveCommand::Effort if !caps.set_effort => {
+                self.refuse(format!("{who} has no effort setting hive can change"))
+            }
+            HiveCommand::Effort if arg.is_empty() => {
+                let items = EFFORT_LEVELS
+                    .iter()
+                    .map(|l| MenuItem::new(*l, ""))
+                    .collect();
+                let current = p.effort.clone();
+                self.open_picker(Menu::picker(
+                    MenuKind::Effort,
+                    "effort",
+                    items,
+                    current.as_deref(),
+                ));
+            }
+            HiveCommand::Effort => self.send(self.focus, RunnerCommand::SetEffort(arg.into())),
+            HiveCommand::Compact => self.refuse(format!("{who} has no /compact command")),
+            HiveCommand::Clear | HiveCommand::Resume | HiveCommand::Copy => {
+                self.refuse(format!("/{} is not available yet", command_name(cmd)))
+            }
+            HiveCommand::Diff => self.set_status("diff view not available"),
+            HiveCommand::Help => {
+                self.overlay = Overlay::Help;
+                self.help_scroll = 0;
+            }
+        }
+    }
+
+    /// A command the focused pane cannot run: the reason, in the pane.
+    pub fn refuse(&mut self, why: String) {
+        if let Some(p) = self.focused_mut() {
+            p.transcript.notice(DiagnosticLevel::Warn, why);
+            p.scroll = 0;
+        }
+    }
+
+    fn open_model_picker(&mut self) {
+        let Some(p) = self.focused() else {
+            return;
+        };
+        if p.models.is_empty() {
+            let name = p.name().to_owned();
+            return self.refuse(format!("{name} did not list its models: type /model NAME"));
+        }
+        let items = p
+            .models
+            .iter()
+            .map(|m| MenuItem::new(m.clone(), ""))
+            .collect();
+        let current = p.model.clone();
+        self.open_picker(Menu::picker(
+            MenuKind::Model,
+            "model",
+            items,
+            current.as_deref(),
+        ));
+    }
+
+    pub fn open_picker(&mut self, menu: Menu) {
+        if let Some(p) = self.focused_mut() {
+            p.menu = None;
+            p.picker = Some(menu);
+        }
+    }
+
+    /// Keys while a picker is open: ↑↓ choose, typing filters, Enter picks,
+    /// Esc closes. Global keys (quit, focus…) still work.
+    pub(super) fn picker_key(&mut self, ev: &KeyEvent) {
+        let chord = Chord::from_event(ev);
+        if let Some(a) = self.keymap.lookup(&chord)
+            && a.scope() == Scope::Global
+            && !chord.is_text_key()
+        {
+            self.close_picker();
+            self.on_key(*ev);
+            return;
+        }
+        let Some(menu) = self.focused_mut().and_then(|p| p.picker.as_mut()) else {
+            return;
+        };
+        let plain = !ev
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        match ev.code {
+            KeyCode::Up => menu.step(-1),
+            KeyCode::Down | KeyCode::Tab => menu.step(1),
+            KeyCode::BackTab => menu.step(-1),
+            KeyCode::PageUp => menu.step(-8),
+            KeyCode::PageDown => menu.step(8),
+            KeyCode::Esc => self.close_picker(),
+            KeyCode::Enter => {
+                let picked = menu.selected().map(|i| i.value.clone());
+                let kind = menu.kind;
+                self.close_picker();
+                if let Some(value) = picked {
+                    self.picked(kind, value);
+                }
+            }
+            KeyCode::Backspace => {
+                let mut f = menu.filter.clone();
+                f.pop();
+                menu.set_filter(f);
+            }
+            KeyCode::Char(c) if plain => {
+                let f = format!("{}{c}", menu.filter);
+                menu.set_filter(f);
+            }
+            _ => {}
+        }
+    }
+
+    fn close_picker(&mut self) {
+        if let Some(p) = self.focused_mut() {
+            p.picker = None;
+        }
+    }
+
+    /// An entry of a picker was chosen.
+    fn picked(&mut self, kind: MenuKind, value: String) {
+        let focus = self.focus;
+        match kind {
+            MenuKind::Model => self.send(focus, RunnerCommand::SetModel(value)),
+            MenuKind::Effort => self.send(focus, RunnerCommand::SetEffort(value)),
+            MenuKind::Commands | MenuKind::Files | MenuKind::Session | MenuKind::Copy => {}
+        }
+    }
+
+    /// Keys while the completion menu is open: ↑↓ walk it like Shift+Tab /
+    /// Tab, Esc closes it. False: the key is not the menu's.
+    pub(super) fn menu_key(&mut self, ev: &KeyEvent) -> bool {
+        let Some(p) = self.focused_mut() else {
+            return false;
+        };
+        if !ev.modifiers.is_empty() {
+            return false;
+        }
+        match ev.code {
+            KeyCode::Up => p.complete(-1),
+            KeyCode::Down => p.complete(1),
+            KeyCode::Esc => {
+                p.dismiss_completion();
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+fn command_name(cmd: HiveCommand) -> &'static str {
+    super::commands::HIVE_COMMANDS
+        .iter()
+        .find(|c| c.0 == cmd)
+        .map_or("?", |c| c.1)
+}
