@@ -52,6 +52,7 @@ actions! {
     Focus9 = "focus_9", Global, ["alt+9"], "focus pane 9";
     Zoom = "zoom", Global, ["alt+z"], "zoom the focused pane / back to the grid";
     Prefix = "prefix", Global, ["ctrl+b"], "prefix (then 1-9, arrows, z, n/p, ?, or any key sent verbatim to a terminal pane)";
+    ToggleMouse = "toggle_mouse", Global, ["f3", "alt+m"], "mouse capture off / on (off: select text with the terminal)";
     ToggleView = "toggle_view", Conversation, ["f2", "alt+v"], "simple / full view (hide or show thinking and tools)";
     Expand = "expand", Conversation, ["ctrl+o"], "expand / collapse thinking and tool output";
     Submit = "submit", Conversation, ["enter"], "send (queues while a turn runs; empty: send restored queue)";
@@ -68,6 +69,7 @@ actions! {
     ScrollDown = "scroll_down", Conversation, ["pagedown"], "scroll the transcript down";
     ScrollTop = "scroll_top", Conversation, ["home", "ctrl+home"], "scroll to the top";
     ScrollBottom = "scroll_bottom", Conversation, ["end", "ctrl+end"], "scroll to the bottom (follow)";
+    Copy = "copy", Conversation, ["alt+c"], "copy an answer, code block, tool output or turn (picker)";
     Restart = "restart", Conversation, ["ctrl+r"], "restart a stopped agent";
     AllowOnce = "allow_once", Conversation, ["y"], "approval card: allow once";
     AllowAlways = "allow_always", Conversation, ["a"], "approval card: allow always";

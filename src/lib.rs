@@ -6,6 +6,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod clipboard;
 pub mod config;
 pub mod event;
 pub mod history;

@@ -305,7 +305,9 @@ fn model_switch_is_carried_by_the_next_request() {
     t.keys(&["Enter"]);
     t.wait_for("demo-architect-mini");
     t.keys(&["Escape"]);
-    t.wait("the picker to close", |s| !s.contains("demo-architect-mini"));
+    t.wait("the picker to close", |s| {
+        !s.contains("demo-architect-mini")
+    });
     // By name: hive takes it, the model never sees "/model …".
     t.type_text("/model demo-architect-2");
     t.keys(&["Enter"]);

@@ -13,11 +13,12 @@ use ratatui::backend::TestBackend;
 use hive::app::state::App;
 use hive::app::{build_app, frame};
 use hive::config::{AgentConfig, Config, ConfigSource};
+use hive::event::Origin;
 use hive::provider::script::ScriptFactory;
 use hive::provider::{Capabilities, ProviderSpec, SessionInfo};
 use hive::runner::{PaneEvent, PaneUpdate, RunnerCommand, RunnerOptions, SubmitMode, spawn_runner};
 use hive::ui::ViewState;
-use hive::upsert::{TurnEvent, UpsertKind};
+use hive::upsert::{TurnEvent, Upsert, UpsertKind, UpsertStatus};
 
 const ONE: &str = r#"
 [[agent]]
@@ -286,5 +287,139 @@ async fn the_next_turn_carries_the_new_model_and_effort() {
     assert!(
         offered.contains(&"demo-architect-mini".to_owned()),
         "{offered:?}"
+    );
+}
+
+fn item(turn: &str, id: &str, kind: UpsertKind) -> PaneEvent {
+    PaneEvent::Upsert(Upsert {
+        turn_id: turn.into(),
+        session_id: "s".into(),
+        item_id: id.into(),
+        source_timestamp: chrono::DateTime::UNIX_EPOCH,
+        emitted_at: chrono::DateTime::UNIX_EPOCH,
+        status: UpsertStatus::Complete,
+        error_code: None,
+        error_message: None,
+        kind,
+    })
+}
+
+fn msg(turn: &str, id: &str, origin: Origin, text: &str) -> PaneEvent {
+    item(
+        turn,
+        id,
+        UpsertKind::Message {
+            content: text.into(),
+            origin,
+        },
+    )
+}
+
+const ANSWER: &str = "Here is the fix, a long line that the pane has to wrap because it is narrow:\n\n```rust\nfn main() {\n    println!(\"hi\");\n}\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |";
+
+/// Two turns: a question and an answer with a code block and a table,
+/// then a tool call and a short answer.
+fn copyable_conversation(app: &mut App) {
+    for e in [
+        msg("t1", "u1", Origin::User, "fix it"),
+        msg("t1", "a1", Origin::Agent, ANSWER),
+        msg("t2", "u2", Origin::User, "list files"),
+        item(
+            "t2",
+            "c2",
+            UpsertKind::ToolCall {
+                tool_name: "Bash".into(),
+                arguments: serde_json::json!({"command": "ls"}),
+                call_id: "c2".into(),
+                output: Some("a.rs\nb.rs".into()),
+                output_is_error: Some(false),
+            },
+        ),
+        msg("t2", "a2", Origin::Agent, "Two files."),
+    ] {
+        app.apply(ev(e));
+    }
+}
+
+/// The text of the OSC 52 sequence the app will write.
+fn copied(app: &App) -> String {
+    use base64::Engine;
+    let seq = app
+        .notify
+        .iter()
+        .rev()
+        .find(|n| n.starts_with("\x1b]52;c;"))
+        .expect("an OSC 52 sequence");
+    let b64 = seq
+        .trim_start_matches("\x1b]52;c;")
+        .split('\x07')
+        .next()
+        .unwrap_or_default();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .expect("base64");
+    String::from_utf8(bytes).expect("utf-8")
+}
+
+#[test]
+fn copy_takes_the_source_text_never_the_screen() {
+    let mut c = switchable();
+    copyable_conversation(&mut c.app);
+    render(&mut c, 40, 30);
+    typ(&mut c.app, "/copy code");
+    c.app.on_key(key(KeyCode::Enter));
+    assert_eq!(copied(&c.app), "fn main() {\n    println!(\"hi\");\n}");
+    let out = render(&mut c, 90, 12);
+    let status = out.lines().last().unwrap_or_default().to_owned();
+    assert!(status.contains("copied code block"), "{status}");
+    insta::assert_snapshot!("copy_confirmation", out);
+    typ(&mut c.app, "/copy message");
+    c.app.on_key(key(KeyCode::Enter));
+    assert_eq!(copied(&c.app), "Two files.");
+    typ(&mut c.app, "/copy tool");
+    c.app.on_key(key(KeyCode::Enter));
+    assert_eq!(copied(&c.app), "a.rs\nb.rs");
+    typ(&mut c.app, "/copy turn");
+    c.app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        copied(&c.app),
+        "> list files\n\nBash {\"command\":\"ls\"}\na.rs\nb.rs\n\nTwo files."
+    );
+    // Nothing copied from what the pane drew: no borders, no wrap breaks.
+    for n in &c.app.notify {
+        assert!(!n.contains('│') && !n.contains('┃'));
+    }
+}
+
+#[test]
+fn copy_picker_lists_newest_first() {
+    let mut c = switchable();
+    copyable_conversation(&mut c.app);
+    c.app
+        .on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::ALT));
+    let out = render(&mut c, 80, 20);
+    insta::assert_snapshot!("copy_picker", out);
+    // Down to the first turn's code block, Enter copies it.
+    typ(&mut c.app, "rust");
+    c.app.on_key(key(KeyCode::Enter));
+    assert_eq!(copied(&c.app), "fn main() {\n    println!(\"hi\");\n}");
+}
+
+#[test]
+fn mouse_capture_toggles_for_terminal_selection() {
+    let mut c = switchable();
+    assert!(c.app.mouse_capture);
+    c.app.on_key(key(KeyCode::F(3)));
+    assert!(!c.app.mouse_capture);
+    assert!(c.app.notify.iter().any(|n| n.contains("\x1b[?1000l")));
+    let out = render(&mut c, 100, 8);
+    assert!(out.contains("mouse off"), "{out}");
+    c.app.on_key(key(KeyCode::F(3)));
+    assert!(c.app.mouse_capture);
+    assert!(
+        c.app
+            .notify
+            .last()
+            .is_some_and(|n| n.contains("\x1b[?1000h"))
     );
 }

@@ -7,7 +7,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 
-use super::commands::{self, Parsed};
+use super::commands::{self, HiveCommand, Parsed};
 use super::pty_input as term;
 use super::state::{App, Overlay};
 use crate::keymap::{Action, Chord, Scope};
@@ -87,6 +87,7 @@ impl App {
             Action::Zoom => self.zoom = !self.zoom,
             Action::Prefix => self.prefix_armed = true,
             Action::ToggleView => self.toggle_full_view(),
+            Action::ToggleMouse => self.toggle_mouse(),
             _ => return false,
         }
         true
@@ -359,6 +360,7 @@ impl App {
             Action::ScrollDown => p.scroll_page(-1, &g),
             Action::ScrollTop => p.scroll = usize::MAX / 2,
             Action::ScrollBottom => p.scroll = 0,
+            Action::Copy => self.run_command(HiveCommand::Copy, ""),
             Action::Expand => {
                 p.expanded = !p.expanded;
                 p.transcript.invalidate();

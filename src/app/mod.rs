@@ -8,6 +8,7 @@
 //! then the app takes back what the frame measured (`geometry`).
 
 pub mod commands;
+pub mod copy;
 pub mod geometry;
 pub mod input;
 pub mod menu;
@@ -47,6 +48,8 @@ pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> 
     let _log = init_logging();
     tracing::info!(config = %config.source.describe(), agents = config.agents.len(), "console starting");
     let (mut app, warnings) = build_app(&config);
+    app.system_clipboard = crate::clipboard::system_tool();
+    app.in_tmux = std::env::var_os("TMUX").is_some_and(|v| !v.is_empty());
     for w in &warnings {
         tracing::warn!("{w}");
     }

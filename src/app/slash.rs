@@ -6,8 +6,10 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::commands::{EFFORT_LEVELS, HiveCommand};
+use super::copy::{self, CopyKind};
 use super::menu::{Menu, MenuItem, MenuKind};
 use super::state::{App, Overlay};
+use crate::clipboard;
 use crate::keymap::{Chord, Scope};
 use crate::provider::DiagnosticLevel;
 use crate::runner::RunnerCommand;
@@ -44,7 +46,8 @@ impl App {
             }
             HiveCommand::Effort => self.send(self.focus, RunnerCommand::SetEffort(arg.into())),
             HiveCommand::Compact => self.refuse(format!("{who} has no /compact command")),
-            HiveCommand::Clear | HiveCommand::Resume | HiveCommand::Copy => {
+            HiveCommand::Copy => self.copy_command(arg),
+            HiveCommand::Clear | HiveCommand::Resume => {
                 self.refuse(format!("/{} is not available yet", command_name(cmd)))
             }
             HiveCommand::Diff => self.set_status("diff view not available"),
@@ -150,7 +153,72 @@ impl App {
         match kind {
             MenuKind::Model => self.send(focus, RunnerCommand::SetModel(value)),
             MenuKind::Effort => self.send(focus, RunnerCommand::SetEffort(value)),
-            MenuKind::Commands | MenuKind::Files | MenuKind::Session | MenuKind::Copy => {}
+            MenuKind::Copy => self.copy(&value, "selection"),
+            MenuKind::Commands | MenuKind::Files | MenuKind::Session => {}
+        }
+    }
+
+    /// `/copy`: a picker of what can be copied; `/copy code` (message,
+    /// tool, turn) the newest of that kind.
+    fn copy_command(&mut self, arg: &str) {
+        let Some(p) = self.focused() else {
+            return;
+        };
+        if arg.is_empty() {
+            let list = copy::copyables(&p.transcript, 40);
+            if list.is_empty() {
+                return self.set_status("nothing to copy yet");
+            }
+            let menu = Menu::picker(MenuKind::Copy, "copy", copy::menu_items(list), None);
+            return self.open_picker(menu);
+        }
+        let Some(kind) = CopyKind::parse(arg) else {
+            return self.refuse(format!(
+                "/copy takes message, code, tool or turn, not `{arg}`"
+            ));
+        };
+        match copy::latest(&p.transcript, kind) {
+            Some(c) => self.copy(&c.text, kind.label()),
+            None => self.set_status(format!("no {} to copy", kind.label())),
+        }
+    }
+
+    /// Puts `text` on the clipboard: OSC 52 to the terminal after the next
+    /// frame, and the desktop tool where there is one. Says so in the
+    /// status bar.
+    pub fn copy(&mut self, text: &str, what: &str) {
+        self.notify.push(clipboard::osc52(text, self.in_tmux));
+        let mut via = "terminal (OSC 52)".to_owned();
+        if let Some((tool, args)) = self.system_clipboard.clone() {
+            via.push_str(&format!(
+                " + {}",
+                tool.file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+            ));
+            clipboard::copy_with(tool, args, text.to_owned());
+        }
+        let lines = text.lines().count().max(1);
+        let s = if lines == 1 { "" } else { "s" };
+        self.set_status(format!(
+            "✓ copied {what}: {lines} line{s}, {} chars · {via}",
+            text.chars().count()
+        ));
+    }
+
+    /// Mouse capture off lets the terminal select text (and on again).
+    pub fn toggle_mouse(&mut self) {
+        self.mouse_capture = !self.mouse_capture;
+        let key = self.keymap.short(crate::keymap::Action::ToggleMouse);
+        if self.mouse_capture {
+            self.notify.push(super::tty::MOUSE_ON.into());
+            self.set_status(format!(
+                "mouse on: click focuses, wheel scrolls · {key} to select text"
+            ));
+        } else {
+            self.notify.push(super::tty::MOUSE_OFF.into());
+            self.set_status(format!(
+                "mouse off: select text with the terminal · {key} turns it back on"
+            ));
         }
     }
 

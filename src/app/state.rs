@@ -50,6 +50,13 @@ pub struct App {
     pub notify: Vec<String>,
     /// Where the config came from (shown in help).
     pub config_source: String,
+    /// hive takes mouse events (off: the terminal selects text).
+    pub mouse_capture: bool,
+    /// The desktop clipboard tool copies also go to (set by the console;
+    /// tests leave it empty so nothing is spawned).
+    pub system_clipboard: Option<(std::path::PathBuf, &'static [&'static str])>,
+    /// hive runs inside tmux (OSC 52 is also sent wrapped for passthrough).
+    pub in_tmux: bool,
 }
 
 impl App {
@@ -74,6 +81,9 @@ impl App {
             geometry: Geometry::default(),
             notify: Vec::new(),
             config_source: config.source.describe(),
+            mouse_capture: true,
+            system_clipboard: None,
+            in_tmux: false,
         }
     }
 
