@@ -70,6 +70,7 @@ fn generate(root: &Path, records: usize) {
             &call,
             "Read",
             serde_json::json!({"path": "src/runner.rs"}),
+            None,
             2,
         );
         a.tool_result(&call, "Read", &"fn main() {}\n".repeat(20), false, 3);

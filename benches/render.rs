@@ -19,7 +19,7 @@ use serde_json::json;
 use hive::app::build_app;
 use hive::app::state::App;
 use hive::config::{Config, ConfigSource};
-use hive::event::{Origin, Usage};
+use hive::event::{Origin, ToolDisplay, Usage};
 use hive::runner::{PaneEvent, PaneUpdate};
 use hive::text::TextBuffer;
 use hive::ui::ViewState;
@@ -65,6 +65,10 @@ fn fill(app: &mut App) {
                     call_id: format!("c{i}"),
                     output: Some("12: queue: VecDeque<String>,\n40: self.queue.push_back(text);\n41: self.queue_changed();\n90: fn drain(&mut self)\n91: ...".into()),
                     output_is_error: Some(false),
+                    display: Some(Box::new(ToolDisplay {
+                        summary: format!("grep -n queue src/runner.rs # {i}"),
+                        diff: None,
+                    })),
                 }),
                 3 | 4 => upsert(id, UpsertStatus::Complete, UpsertKind::Message {
                     content: ANSWER.into(),

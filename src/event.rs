@@ -154,6 +154,19 @@ impl Usage {
     }
 }
 
+/// How a tool call reads on screen, decided by the provider that knows the
+/// tool (so the UI never guesses an agent's argument names).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolDisplay {
+    /// One line that says what the call does: its command, path, pattern…
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub summary: String,
+    /// What an editing call changes, as diff lines (`-old`, `+new`, or a
+    /// unified patch with its headers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+}
+
 /// seed 002 "Finalized Item".
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -170,6 +183,10 @@ pub enum FinalItem {
         name: String,
         call_id: String,
         arguments: Map<String, Value>,
+        /// How to show the call, filled by the provider that knows the tool's
+        /// argument names (hive's extension of the seed's finalized item).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        display: Option<ToolDisplay>,
     },
     FunctionCallOutput {
         call_id: String,

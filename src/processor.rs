@@ -14,7 +14,8 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use crate::event::{
-    ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, Usage,
+    ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, ToolDisplay,
+    Usage,
 };
 use crate::text::TextBuffer;
 use crate::upsert::{Output, TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
@@ -84,6 +85,7 @@ struct ToolItem {
     /// Streamed argument JSON, parsed when the call is finalized.
     raw_arguments: String,
     arguments: Map<String, Value>,
+    display: Option<Box<ToolDisplay>>,
     turn_id: String,
     session_id: String,
     source_ts: DateTime<Utc>,
@@ -106,6 +108,7 @@ impl ToolItem {
             call_id: call_id.to_owned(),
             raw_arguments: raw_arguments.to_owned(),
             arguments: Map::new(),
+            display: None,
             turn_id: ev.turn_id.clone(),
             session_id: ev.session_id.clone(),
             source_ts: ev.timestamp,
@@ -473,11 +476,7 @@ impl Processor {
                 let kind = TextKind::Thinking(provider_id.clone());
                 self.finish_text(item_id, kind, content, ev, now, out);
             }
-            FinalItem::FunctionCall {
-                name,
-                call_id,
-                arguments,
-            } => self.tool_invoked(item_id, name, call_id, arguments, ev, out),
+            FinalItem::FunctionCall { .. } => self.tool_invoked(item_id, final_item, ev, out),
             FinalItem::FunctionCallOutput {
                 call_id,
                 output,
@@ -490,17 +489,27 @@ impl Processor {
     fn tool_invoked(
         &mut self,
         item_id: &str,
-        name: &str,
-        call_id: &str,
-        arguments: &Map<String, Value>,
+        call: &FinalItem,
         ev: &StreamEvent,
         out: &mut Vec<Output>,
     ) {
+        let FinalItem::FunctionCall {
+            name,
+            call_id,
+            arguments,
+            display,
+        } = call
+        else {
+            return;
+        };
+        let display = display.clone().map(Box::new);
+        let call_id = call_id.as_str();
         if let Some(tool) = self.tools.get_mut(item_id) {
             if !name.is_empty() {
                 tool.name = name.to_owned();
             }
             tool.arguments = arguments.clone();
+            tool.display = display;
             tool.source_ts = ev.timestamp;
             if tool.call_id != call_id {
                 self.calls.shift_remove(&tool.call_id);
@@ -511,6 +520,7 @@ impl Processor {
             // Done without a start: the invocation is first seen now.
             let mut tool = ToolItem::new(name, call_id, "", ev);
             tool.arguments = arguments.clone();
+            tool.display = display;
             out.push(tool_upsert(item_id, &tool, UpsertStatus::Create, None));
             self.calls.insert(call_id.to_owned(), item_id.to_owned());
             self.tools.insert(item_id.to_owned(), tool);
@@ -658,6 +668,7 @@ fn tool_output(
             call_id: tool.call_id.clone(),
             output,
             output_is_error,
+            display: tool.display.clone(),
         },
     })
 }

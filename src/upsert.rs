@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::event::{Origin, Usage};
+use crate::event::{Origin, ToolDisplay, Usage};
 use crate::text::SharedText;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,6 +54,9 @@ pub enum UpsertKind {
         output: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         output_is_error: Option<bool>,
+        /// Summary line and edit diff, as the provider describes the call.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        display: Option<Box<ToolDisplay>>,
     },
 }
 

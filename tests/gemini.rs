@@ -143,6 +143,7 @@ fn tool_use_and_result_correlate_between_two_messages() {
             call_id,
             output,
             output_is_error,
+            ..
         } => {
             assert_eq!(tool_name, "run_shell_command");
             assert_eq!(

@@ -191,6 +191,7 @@ async fn recorded_turn_follows_the_assembly_rules() {
         id,
         name,
         arguments,
+        ..
     } = &a.content[1]
     else {
         unreachable!()
@@ -416,6 +417,7 @@ fn write_turns(path: &Path, agent: &str, session: &str, turns: usize) {
             &format!("c{t}"),
             "Bash",
             serde_json::json!({"command": "ls"}),
+            None,
             2,
         );
         a.tool_result(&format!("c{t}"), "Bash", "out", false, 3);

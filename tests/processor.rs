@@ -192,6 +192,7 @@ fn tc_5_1c_tool_calls_emit_on_invocation_and_completion_only() {
                 name: "Bash".into(),
                 call_id: "call_1".into(),
                 arguments: json!({"command": "ls"}).as_object().cloned().unwrap(),
+                display: None,
             },
         }),
         tool_output("out_1", "call_1", "file.txt"),

@@ -13,6 +13,7 @@ use hive::app::state::{App, Overlay};
 use hive::app::{build_app, frame};
 use hive::config::{Config, ConfigSource};
 use hive::event::{Origin, Usage};
+use hive::provider::display::{COMMON, describe};
 use hive::provider::{
     Capabilities, DiagnosticLevel, PermissionDecision, PermissionOption, PermissionRequest,
     SessionInfo,
@@ -148,6 +149,8 @@ fn tool(
         status,
         UpsertKind::ToolCall {
             tool_name: name.into(),
+            // As a provider describes it (the script provider uses the common names).
+            display: Some(Box::new(describe(&args, &COMMON))),
             arguments: args,
             call_id: format!("call-{item}"),
             output: output.map(str::to_owned),
@@ -397,6 +400,7 @@ fn tool_error_and_diff_output() {
             call_id: "x".into(),
             output: None,
             output_is_error: None,
+            display: Some(Box::new(describe(&json!({"file_path": "a.rs"}), &COMMON))),
         },
     };
     app.apply(ev(0, PaneEvent::Upsert(failed.clone())));
@@ -466,6 +470,7 @@ fn permission_cards_and_answers() {
         request_id: "p1".into(),
         tool_name: "Edit".into(),
         input: json!({"file_path": "src/greet.rs", "old_string": "Hello", "new_string": "Hello!"}),
+        display: Some(describe(&json!({"file_path": "src/greet.rs", "old_string": "Hello", "new_string": "Hello!"}), &COMMON)),
         description: Some("Edit a file in the workspace".into()),
         options: vec![],
     })));
@@ -475,6 +480,7 @@ fn permission_cards_and_answers() {
             request_id: "p2".into(),
             tool_name: "Bash".into(),
             input: json!({"command": "rm -rf build"}),
+            display: Some(describe(&json!({"command": "rm -rf build"}), &COMMON)),
             description: None,
             options: vec![
                 PermissionOption {
@@ -540,6 +546,7 @@ fn allow_keys_only_act_on_an_empty_composer() {
             request_id: "p1".into(),
             tool_name: "Bash".into(),
             input: json!({"command": "ls"}),
+            display: Some(describe(&json!({"command": "ls"}), &COMMON)),
             description: None,
             options: vec![],
         }),

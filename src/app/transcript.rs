@@ -10,7 +10,7 @@ use crate::upsert::{TurnEvent, TurnStatus, Upsert};
 
 #[derive(Debug)]
 pub enum EntryKind {
-    Item(Upsert),
+    Item(Box<Upsert>),
     /// Model, duration, tokens and cost of a finished turn.
     Footer {
         model: String,
@@ -60,12 +60,12 @@ impl Transcript {
         match self.index.get(&u.item_id) {
             Some(&i) => {
                 let e = &mut self.entries[i];
-                e.kind = EntryKind::Item(u);
+                e.kind = EntryKind::Item(Box::new(u));
                 e.rev += 1;
             }
             None => {
                 self.index.insert(u.item_id.clone(), self.entries.len());
-                self.entries.push(Entry::new(EntryKind::Item(u)));
+                self.entries.push(Entry::new(EntryKind::Item(Box::new(u))));
             }
         }
     }

@@ -13,7 +13,8 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 use super::record::{Block, Meta, Record, Role};
-use crate::event::Origin;
+use crate::event::{Origin, ToolDisplay};
+use crate::provider::display::{COMMON, describe};
 use crate::text::SharedText;
 use crate::upsert::{Upsert, UpsertKind, UpsertStatus};
 
@@ -72,11 +73,19 @@ impl TurnAssembler {
         self.touch(ts);
     }
 
-    pub fn tool_call(&mut self, id: &str, name: &str, arguments: Value, ts: i64) {
+    pub fn tool_call(
+        &mut self,
+        id: &str,
+        name: &str,
+        arguments: Value,
+        display: Option<ToolDisplay>,
+        ts: i64,
+    ) {
         self.tool_calls.push(Block::ToolCall {
             id: id.to_owned(),
             name: name.to_owned(),
             arguments,
+            display,
         });
         self.touch(ts);
     }
@@ -237,9 +246,16 @@ impl ItemBuilder {
                     id,
                     name,
                     arguments,
+                    display,
                 } => {
                     let result = self.pending.shift_remove(id);
                     let kind = UpsertKind::ToolCall {
+                        // Records written before hints existed: the common names.
+                        display: Some(Box::new(
+                            display
+                                .clone()
+                                .unwrap_or_else(|| describe(arguments, &COMMON)),
+                        )),
                         tool_name: name.clone(),
                         arguments: arguments.clone(),
                         call_id: id.clone(),
@@ -280,6 +296,7 @@ impl ItemBuilder {
     fn flush_orphans(&mut self) {
         for (_, (offset, rec)) in std::mem::take(&mut self.pending) {
             let kind = UpsertKind::ToolCall {
+                display: None,
                 tool_name: rec.tool_name.clone().unwrap_or_else(|| "tool".into()),
                 arguments: Value::Object(Default::default()),
                 call_id: rec.tool_call_id.clone().unwrap_or_default(),

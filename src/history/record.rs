@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::event::Usage;
+use crate::event::{ToolDisplay, Usage};
 
 /// Who wrote a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,6 +69,9 @@ pub enum Block {
         name: String,
         #[serde(default)]
         arguments: Value,
+        /// hive's extension: how the call reads on screen (provider-made).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        display: Option<ToolDisplay>,
     },
     /// Block types hive does not know (images, …): kept out of the way.
     #[serde(other)]

@@ -171,8 +171,10 @@ impl HistoryRecorder {
                     call_id,
                     output,
                     output_is_error,
+                    display,
                 } => {
-                    a.tool_call(call_id, tool_name, arguments.clone(), ts);
+                    let display = display.as_deref().cloned();
+                    a.tool_call(call_id, tool_name, arguments.clone(), display, ts);
                     if let Some(out) = output {
                         a.tool_result(
                             call_id,

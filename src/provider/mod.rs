@@ -8,6 +8,7 @@
 pub mod acp;
 pub mod claude;
 pub mod codex;
+pub mod display;
 pub mod gemini;
 pub mod import;
 pub(crate) mod json;
@@ -29,7 +30,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::config::AgentConfig;
-use crate::event::StreamEvent;
+use crate::event::{StreamEvent, ToolDisplay};
 
 /// What an agent can do; the runner's queue/interrupt matrix reads these
 /// (seed 000 "Queue / Interrupt Fallback Matrix").
@@ -115,6 +116,9 @@ pub struct PermissionRequest {
     /// Empty: the host offers allow once / allow always / deny.
     #[serde(default)]
     pub options: Vec<PermissionOption>,
+    /// How the tool's input reads on the card (the provider knows its names).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display: Option<ToolDisplay>,
 }
 
 /// What the provider learned about its session.

@@ -43,6 +43,7 @@ use crate::event::{
 };
 use crate::processor::estimate_tokens;
 use crate::provider::Sink;
+use crate::provider::display::{self, COMMON};
 
 /// Scenarios shipped inside the binary, addressed as `demo:<name>`.
 const BUILTIN: &[(&str, &str)] = &[
@@ -493,6 +494,7 @@ impl Player {
                 input: args_value(step),
                 description: Some(question.to_owned()),
                 options: Vec::new(),
+                display: Some(display::describe(&args_value(step), &COMMON)),
             }));
         loop {
             match self.rx.recv().await {
@@ -537,11 +539,7 @@ impl Player {
             &ctx.turn_id,
             Payload::ItemDone {
                 item_id: item_id.clone(),
-                final_item: FinalItem::FunctionCall {
-                    name: tool.to_owned(),
-                    call_id: call_id.clone(),
-                    arguments,
-                },
+                final_item: display::function_call(tool, call_id.clone(), arguments, &COMMON),
             },
         );
         let (output, is_error) = match ctx.denied.take() {

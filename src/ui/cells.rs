@@ -3,11 +3,10 @@
 
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Span;
-use serde_json::Value;
 
 use super::theme::Theme;
 use super::wrap::{Logical, truncate};
-use crate::event::{Origin, Usage};
+use crate::event::{Origin, ToolDisplay, Usage};
 use crate::provider::DiagnosticLevel;
 use crate::upsert::{Upsert, UpsertKind, UpsertStatus};
 
@@ -113,51 +112,9 @@ pub fn thinking(u: &Upsert, text: &str, ctx: &CellCtx<'_>) -> Vec<Logical> {
     out
 }
 
-/// One line that says what a tool call does: its command, path, pattern…
-pub fn summarize_args(args: &Value) -> String {
-    const KEYS: &[&str] = &[
-        "command",
-        "cmd",
-        "file_path",
-        "path",
-        "pattern",
-        "url",
-        "query",
-        "description",
-        "prompt",
-    ];
-    let Some(map) = args.as_object() else {
-        return match args {
-            Value::Null => String::new(),
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-    };
-    for k in KEYS {
-        match map.get(*k) {
-            Some(Value::String(s)) => return s.lines().next().unwrap_or("").to_owned(),
-            Some(Value::Array(a)) => {
-                let parts: Vec<String> = a
-                    .iter()
-                    .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
-                    .collect();
-                return parts.join(" ");
-            }
-            _ => {}
-        }
-    }
-    map.iter()
-        .find_map(|(_, v)| {
-            v.as_str()
-                .map(|s| s.lines().next().unwrap_or("").to_owned())
-        })
-        .unwrap_or_else(|| {
-            if map.is_empty() {
-                String::new()
-            } else {
-                Value::Object(map.clone()).to_string()
-            }
-        })
+/// The summary line of a tool call, as its provider described it.
+pub fn summary(display: Option<&ToolDisplay>) -> &str {
+    display.map_or("", |d| d.summary.as_str())
 }
 
 /// True when `text` reads as a unified diff.
@@ -182,31 +139,21 @@ pub fn diff_line(line: &str, t: &Theme) -> Logical {
     Logical::raw(line.replace('\t', "    "), style).hard()
 }
 
-/// The change an edit-like tool call makes, from its arguments.
-pub fn edit_diff(args: &Value, t: &Theme) -> Vec<Logical> {
-    let Some(map) = args.as_object() else {
-        return Vec::new();
-    };
-    let s = |k: &str| map.get(k).and_then(Value::as_str);
-    let mut out = Vec::new();
-    if let (Some(old), Some(new)) = (s("old_string"), s("new_string")) {
-        out.extend(old.lines().map(|l| diff_line(&format!("-{l}"), t)));
-        out.extend(new.lines().map(|l| diff_line(&format!("+{l}"), t)));
-    } else if let Some(content) = s("content") {
-        out.extend(content.lines().map(|l| diff_line(&format!("+{l}"), t)));
-    } else if let Some(d) = s("diff").or_else(|| s("patch")) {
-        out.extend(d.lines().map(|l| diff_line(l, t)));
-    }
-    out
+/// The change an editing tool call makes, as its provider described it.
+pub fn edit_diff(display: Option<&ToolDisplay>, t: &Theme) -> Vec<Logical> {
+    display
+        .and_then(|d| d.diff.as_deref())
+        .map(|d| d.lines().map(|l| diff_line(l, t)).collect())
+        .unwrap_or_default()
 }
 
 pub fn tool_call(u: &Upsert, ctx: &CellCtx<'_>) -> Vec<Logical> {
     let t = ctx.theme;
     let UpsertKind::ToolCall {
         tool_name,
-        arguments,
         output,
         output_is_error,
+        display,
         ..
     } = &u.kind
     else {
@@ -220,14 +167,14 @@ pub fn tool_call(u: &Upsert, ctx: &CellCtx<'_>) -> Vec<Logical> {
     } else {
         (ctx.spinner(), Style::new().fg(t.tool))
     };
-    let summary = summarize_args(arguments);
+    let summary = summary(display.as_deref());
     let mut head = vec![Span::styled(
         tool_name.clone(),
         Style::new().fg(t.tool).add_modifier(Modifier::BOLD),
     )];
     if !summary.is_empty() {
         head.push(Span::styled(
-            format!("  {}", truncate(&summary, 200)),
+            format!("  {}", truncate(summary, 200)),
             Style::new().fg(t.text),
         ));
     }
@@ -240,7 +187,7 @@ pub fn tool_call(u: &Upsert, ctx: &CellCtx<'_>) -> Vec<Logical> {
     if let Some(msg) = &u.error_message {
         body.push(Logical::raw(msg.clone(), Style::new().fg(t.error)));
     }
-    let diff = edit_diff(arguments, t);
+    let diff = edit_diff(display.as_deref(), t);
     match output.as_deref() {
         Some(out_text) if looks_like_diff(out_text) => {
             body.extend(out_text.lines().map(|l| diff_line(l, t)));

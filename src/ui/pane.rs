@@ -474,14 +474,14 @@ fn permission_card(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
             Style::new().fg(t.tool).add_modifier(Modifier::BOLD),
         ),
         Span::styled(
-            format!("  {}", truncate(&cells::summarize_args(&req.input), 300)),
+            format!("  {}", truncate(cells::summary(req.display.as_ref()), 300)),
             Style::new().fg(t.text),
         ),
     ])];
     if let Some(d) = &req.description {
         out.push(Logical::raw(d.clone(), Style::new().fg(t.dim)));
     }
-    let diff = cells::edit_diff(&req.input, t);
+    let diff = cells::edit_diff(req.display.as_ref(), t);
     let n = diff.len();
     out.extend(diff.into_iter().take(8));
     if n > 8 {

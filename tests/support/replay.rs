@@ -169,6 +169,7 @@ impl Replay {
                     call_id,
                     output,
                     output_is_error,
+                    ..
                 } => Some((
                     u.status,
                     tool_name.clone(),

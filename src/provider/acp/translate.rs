@@ -21,6 +21,28 @@ use serde_json::{Map, Value, json};
 use super::render;
 use crate::event::{FinalItem, ItemType, Origin, Payload, Usage, new_id};
 use crate::provider::DiagnosticLevel;
+use crate::provider::display::{self, ToolKeys};
+
+/// Argument names in ACP `rawInput`: each agent passes its own tools' input
+/// (claude-code-acp Claude Code's, codex-acp Codex's, gemini Gemini CLI's).
+pub(crate) const TOOL_KEYS: ToolKeys = ToolKeys {
+    summary: &[
+        "command",
+        "cmd",
+        "file_path",
+        "absolute_path",
+        "path",
+        "abs_path",
+        "pattern",
+        "url",
+        "query",
+        "description",
+        "prompt",
+    ],
+    replace: &[("old_string", "new_string"), ("oldText", "newText")],
+    write: &["content"],
+    patch: &["diff", "patch"],
+};
 
 /// `sessionUpdate` kinds of the stable protocol; anything else is unknown.
 const KNOWN_KINDS: &[&str] = &[
@@ -442,11 +464,12 @@ impl Translator {
         if tool.emitted.as_ref() != Some(&(name.clone(), arguments.clone())) {
             out.push(Translated::Stream(Payload::ItemDone {
                 item_id: tool.item_id.clone(),
-                final_item: FinalItem::FunctionCall {
-                    name: name.clone(),
-                    call_id: id.clone(),
-                    arguments: arguments.clone(),
-                },
+                final_item: display::function_call(
+                    name.clone(),
+                    id.clone(),
+                    arguments.clone(),
+                    &TOOL_KEYS,
+                ),
             }));
             tool.emitted = Some((name, arguments));
         }

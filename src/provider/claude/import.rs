@@ -16,6 +16,7 @@ use super::translate::PROVIDER_ID;
 use crate::event::Usage;
 use crate::history::import::{Builder, Importer};
 use crate::history::record::UsageMeta;
+use crate::provider::display;
 use crate::provider::import::{content_text, ts_of};
 
 /// The Claude Code transcript importer.
@@ -125,7 +126,8 @@ impl Parse {
                     let name = str_of("name").unwrap_or("tool");
                     let input = block.get("input").cloned().unwrap_or(Value::Null);
                     self.tool_names.insert(id.to_owned(), name.to_owned());
-                    asm.tool_call(id, name, input, ts);
+                    let shown = Some(display::describe(&input, &display::COMMON));
+                    asm.tool_call(id, name, input, shown, ts);
                 }
                 _ => {}
             }

@@ -16,6 +16,7 @@ use super::PROVIDER_ID;
 use super::items::usage;
 use crate::history::import::{Builder, Importer};
 use crate::history::record::UsageMeta;
+use crate::provider::display;
 use crate::provider::import::{content_text, ts_of};
 
 /// The Codex rollout importer.
@@ -159,7 +160,8 @@ fn response_item(
                 _ => Value::Null,
             };
             names.insert(call_id.to_owned(), name.to_owned());
-            b.turn(ts).tool_call(call_id, name, args, ts);
+            let shown = Some(display::describe(&args, &display::COMMON));
+            b.turn(ts).tool_call(call_id, name, args, shown, ts);
         }
         "function_call_output" | "custom_tool_call_output" => {
             let call_id = p.get("call_id").and_then(Value::as_str).unwrap_or("");

@@ -13,7 +13,28 @@ use serde_json::{Map, Value};
 use crate::event::{
     ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, Usage, new_id,
 };
+use crate::provider::display::{self, ToolKeys};
 use crate::provider::json::{excerpt, str_field};
+
+/// Gemini CLI's tool argument names (run_shell_command, replace, write_file,
+/// read_file, glob, search_file_content, web_fetch…).
+const TOOL_KEYS: ToolKeys = ToolKeys {
+    summary: &[
+        "command",
+        "file_path",
+        "absolute_path",
+        "dir_path",
+        "path",
+        "pattern",
+        "url",
+        "query",
+        "description",
+        "prompt",
+    ],
+    replace: &[("old_string", "new_string")],
+    write: &["content"],
+    patch: &["diff", "patch"],
+};
 use crate::provider::{DiagnosticLevel, ProviderEvent, SessionInfo};
 
 /// Provider id stamped on `response_start`.
@@ -310,11 +331,7 @@ impl GeminiTurn {
             ts,
             Payload::ItemDone {
                 item_id,
-                final_item: FinalItem::FunctionCall {
-                    name,
-                    call_id,
-                    arguments,
-                },
+                final_item: display::function_call(name, call_id, arguments, &TOOL_KEYS),
             },
         );
     }

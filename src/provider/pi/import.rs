@@ -13,6 +13,7 @@ use super::content::{result_text, total_tokens, usage};
 use crate::history::assemble::TurnAssembler;
 use crate::history::import::{Builder, Importer};
 use crate::history::record::UsageMeta;
+use crate::provider::display;
 use crate::provider::import::{content_text, ts_of};
 
 /// The pi session importer.
@@ -79,7 +80,14 @@ fn assistant(asm: &mut TurnAssembler, m: &Value, ts: i64) {
             Some("thinking") => asm.thinking(s("thinking").unwrap_or(""), ts),
             Some("toolCall") => {
                 let args = block.get("arguments").cloned().unwrap_or(Value::Null);
-                asm.tool_call(s("id").unwrap_or(""), s("name").unwrap_or("tool"), args, ts);
+                let shown = Some(display::describe(&args, &super::translate::TOOL_KEYS));
+                asm.tool_call(
+                    s("id").unwrap_or(""),
+                    s("name").unwrap_or("tool"),
+                    args,
+                    shown,
+                    ts,
+                );
             }
             _ => {}
         }

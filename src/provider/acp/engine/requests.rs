@@ -12,6 +12,7 @@ use crate::provider::acp::client::{self, INVALID_PARAMS, METHOD_NOT_FOUND};
 use crate::provider::acp::fs::FsError;
 use crate::provider::acp::render;
 use crate::provider::acp::translate::{Translated, kind_label};
+use crate::provider::display;
 use crate::provider::{
     DiagnosticLevel, PermissionDecision, PermissionOption, PermissionRequest, ProviderEvent,
 };
@@ -165,6 +166,10 @@ impl Engine {
                 PermissionRequest {
                     request_id,
                     tool_name,
+                    display: Some(display::describe(
+                        &input,
+                        &crate::provider::acp::translate::TOOL_KEYS,
+                    )),
                     input,
                     description,
                     options,

@@ -27,6 +27,7 @@ use super::content;
 use crate::event::{
     ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, Usage, new_id,
 };
+use crate::provider::display;
 use crate::provider::json::excerpt;
 use crate::provider::{DiagnosticLevel, PermissionRequest, ProviderEvent, SessionInfo};
 
@@ -470,14 +471,11 @@ impl Translator {
                         "" => b.call_id.clone(),
                         id => id.to_owned(),
                     };
-                    FinalItem::FunctionCall {
-                        name,
-                        call_id,
-                        arguments: match c.get("input") {
-                            Some(Value::Object(m)) => m.clone(),
-                            _ => parse_arguments(&b.content),
-                        },
-                    }
+                    let arguments = match c.get("input") {
+                        Some(Value::Object(m)) => m.clone(),
+                        _ => parse_arguments(&b.content),
+                    };
+                    display::function_call(name, call_id, arguments, &display::COMMON)
                 }
             };
             let item_id = b.item_id.clone();

@@ -30,6 +30,9 @@ impl Translator {
                     .push(ProviderEvent::Permission(PermissionRequest {
                         request_id: request_id.to_owned(),
                         tool_name: tool_name.to_owned(),
+                        display: req
+                            .get("input")
+                            .map(|i| display::describe(i, &display::COMMON)),
                         input: req.get("input").cloned().unwrap_or(Value::Null),
                         description,
                         options: Vec::new(),

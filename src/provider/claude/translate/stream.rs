@@ -199,11 +199,12 @@ impl Translator {
                 content: b.content.clone(),
                 provider_id: PROVIDER_ID.into(),
             },
-            BlockKind::Tool => FinalItem::FunctionCall {
-                name: b.name.clone(),
-                call_id: b.call_id.clone(),
-                arguments: parse_arguments(&b.content),
-            },
+            BlockKind::Tool => display::function_call(
+                b.name.clone(),
+                b.call_id.clone(),
+                parse_arguments(&b.content),
+                &display::COMMON,
+            ),
         };
         let item_id = b.item_id.clone();
         self.push(

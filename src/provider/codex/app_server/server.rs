@@ -158,6 +158,7 @@ impl AppServer {
         PermissionRequest {
             request_id: request_id.to_owned(),
             tool_name: if is_patch { "apply_patch" } else { "shell" }.into(),
+            display: Some(crate::provider::codex::items::call::display(&input)),
             input: Value::Object(input),
             description: reason,
             options: Vec::new(),

@@ -2,6 +2,8 @@
 //! hive shows, and the text of its result.
 
 use super::*;
+use crate::event::ToolDisplay;
+use crate::provider::display::{ToolKeys, describe_map};
 
 pub(super) fn object(v: Value) -> Map<String, Value> {
     match v {
@@ -12,6 +14,29 @@ pub(super) fn object(v: Value) -> Map<String, Value> {
             m.insert("input".into(), other);
             m
         }
+    }
+}
+
+/// Argument names of the tool calls hive builds from Codex items.
+const TOOL_KEYS: ToolKeys = ToolKeys {
+    summary: &["command", "query", "path", "grant_root"],
+    replace: &[],
+    write: &[],
+    patch: &["diff"],
+};
+
+/// How a Codex tool call reads: a file change lists the paths it touches.
+pub(crate) fn display(args: &Map<String, Value>) -> ToolDisplay {
+    match args.get("changes").and_then(Value::as_array) {
+        Some(changes) => ToolDisplay {
+            summary: changes
+                .iter()
+                .filter_map(|c| c.get("path").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join(", "),
+            diff: None,
+        },
+        None => describe_map(args, &TOOL_KEYS),
     }
 }
 

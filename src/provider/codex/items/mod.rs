@@ -12,7 +12,7 @@
 //! (agent messages, reasoning summaries) become message / thinking items fed by
 //! deltas where the transport has them and finished by the whole text.
 
-mod call;
+pub(crate) mod call;
 
 use call::{invocation, object, result_text};
 
@@ -22,7 +22,7 @@ use serde_json::{Map, Value, json};
 
 use super::PROVIDER_ID;
 use crate::event::{FinalItem, ItemType, Origin, Payload, ResponseStatus, Usage};
-use crate::provider::DiagnosticLevel;
+use crate::provider::{DiagnosticLevel, display};
 
 /// What a translator asks its transport to do, in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -581,11 +581,12 @@ impl ItemMapper {
         let call_id = crate::event::new_id("codex_plan");
         out.push(Payload::ItemDone {
             item_id: call_id.clone(),
-            final_item: FinalItem::FunctionCall {
-                name: "update_plan".into(),
-                call_id: call_id.clone(),
-                arguments: object(args),
-            },
+            final_item: display::function_call(
+                "update_plan",
+                call_id.clone(),
+                object(args),
+                &display::COMMON,
+            ),
         });
         out.push(Payload::ItemDone {
             item_id: format!("{call_id}:out"),
@@ -608,6 +609,7 @@ impl ItemMapper {
         out.push(Payload::ItemDone {
             item_id: id.to_owned(),
             final_item: FinalItem::FunctionCall {
+                display: Some(call::display(&arguments)),
                 name,
                 call_id: id.to_owned(),
                 arguments,

@@ -276,11 +276,7 @@ impl PiTranslator {
             out,
             Payload::ItemDone {
                 item_id,
-                final_item: FinalItem::FunctionCall {
-                    name,
-                    call_id,
-                    arguments,
-                },
+                final_item: display::function_call(name, call_id, arguments, &super::TOOL_KEYS),
             },
         );
     }

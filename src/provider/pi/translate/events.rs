@@ -28,11 +28,12 @@ impl PiTranslator {
             out,
             Payload::ItemDone {
                 item_id,
-                final_item: FinalItem::FunctionCall {
+                final_item: display::function_call(
                     name,
-                    call_id: call_id.to_owned(),
-                    arguments: object(v.get("args")),
-                },
+                    call_id,
+                    object(v.get("args")),
+                    &super::TOOL_KEYS,
+                ),
             },
         );
     }

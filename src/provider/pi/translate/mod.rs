@@ -26,7 +26,16 @@ use super::content::{result_text, usage};
 use crate::event::{
     ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, Usage, new_id,
 };
+use crate::provider::display::{self, ToolKeys};
 use crate::provider::json::{excerpt, str_field};
+
+/// pi's tool argument names (bash, read, edit, write, grep, find, ls).
+pub(crate) const TOOL_KEYS: ToolKeys = ToolKeys {
+    summary: &["command", "path", "pattern", "url", "query"],
+    replace: &[("oldText", "newText")],
+    write: &["content"],
+    patch: &["diff", "patch"],
+};
 use crate::provider::{DiagnosticLevel, ProviderEvent, SessionInfo};
 
 /// Provider id stamped on `response_start` and thinking items.
