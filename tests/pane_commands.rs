@@ -333,6 +333,7 @@ fn copyable_conversation(app: &mut App) {
                 call_id: "c2".into(),
                 output: Some("a.rs\nb.rs".into()),
                 output_is_error: Some(false),
+                display: None,
             },
         ),
         msg("t2", "a2", Origin::Agent, "Two files."),
