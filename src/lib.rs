@@ -9,6 +9,7 @@ pub mod cli;
 pub mod clipboard;
 pub mod config;
 pub mod event;
+pub mod files;
 pub mod history;
 pub mod keymap;
 pub mod paths;

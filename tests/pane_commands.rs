@@ -424,3 +424,34 @@ fn mouse_capture_toggles_for_terminal_selection() {
             .is_some_and(|n| n.contains("\x1b[?1000h"))
     );
 }
+
+#[test]
+fn at_opens_the_file_finder_and_tab_inserts_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src/ui")).unwrap();
+    std::fs::write(dir.path().join("src/ui/markdown.rs"), "").unwrap();
+    std::fs::write(dir.path().join("README.md"), "").unwrap();
+    let mut c = switchable();
+    c.app.panes[0].agent.cwd = Some(dir.path().to_owned());
+    typ(&mut c.app, "look at @mkdn");
+    // The walk and the match run off this thread; wait for them.
+    for _ in 0..200 {
+        c.app.tick_files();
+        let ready = c.app.panes[0]
+            .menu
+            .as_ref()
+            .is_some_and(|m| !m.visible().is_empty());
+        if ready {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    insta::assert_snapshot!("file_menu", render(&mut c, 60, 12));
+    c.app.on_key(key(KeyCode::Tab));
+    assert_eq!(
+        c.app.panes[0].composer_text(),
+        "look at @src/ui/markdown.rs "
+    );
+    assert!(c.app.panes[0].menu.is_none());
+    assert!(c.app.outbox.is_empty());
+}

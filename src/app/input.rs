@@ -66,6 +66,7 @@ impl App {
             p.composer.input(ev);
             p.refresh_completion();
         }
+        self.refresh_mention();
     }
 
     /// Actions that work anywhere. False: not one of them.

@@ -50,6 +50,8 @@ pub struct Menu {
     pub filter: String,
     /// Index into `visible()`; completion menus start with none.
     pub sel: Option<usize>,
+    /// Shown instead of entries when there are none.
+    pub note: String,
 }
 
 impl Menu {
@@ -61,6 +63,7 @@ impl Menu {
             items,
             filter: String::new(),
             sel: None,
+            note: String::new(),
         }
     }
 
@@ -80,6 +83,7 @@ impl Menu {
             items,
             filter: String::new(),
             sel: Some(sel),
+            note: String::new(),
         }
     }
 

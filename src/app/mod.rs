@@ -11,6 +11,7 @@ pub mod commands;
 pub mod copy;
 pub mod geometry;
 pub mod input;
+pub mod mention;
 pub mod menu;
 pub mod pane;
 pub mod pty_input;
@@ -181,6 +182,8 @@ async fn event_loop(
     let interval = Duration::from_secs_f64(1.0 / fps);
     let spin_every = Duration::from_millis(80);
     let mut view = ViewState::default();
+    let (wake, mut woken) = wake_channel();
+    app.wake = Some(wake);
     let mut dirty = true;
     let mut last_draw = Instant::now() - interval;
     loop {
@@ -220,6 +223,12 @@ async fn event_loop(
                 }
                 dirty = true;
             }
+            Some(()) = woken.0.recv() => {
+                woken.1.store(false, std::sync::atomic::Ordering::Release);
+                if app.tick_files() {
+                    dirty = true;
+                }
+            }
             _ = sigterm.recv() => {
                 tracing::info!("SIGTERM: quitting");
                 break;
@@ -243,6 +252,25 @@ async fn event_loop(
     let stops = futures::future::join_all(runners.iter().flatten().map(|r| r.shutdown()));
     let _ = tokio::time::timeout(Duration::from_millis(150), stops).await;
     Ok(())
+}
+
+/// A wake-up from background work: calls collapse into one message until
+/// the loop has taken it (and lowered the flag).
+type Woken = (
+    mpsc::UnboundedReceiver<()>,
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+);
+
+fn wake_channel() -> (crate::files::Wake, Woken) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let pending = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = std::sync::Arc::clone(&pending);
+    let wake: crate::files::Wake = std::sync::Arc::new(move || {
+        if !flag.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            let _ = tx.send(());
+        }
+    });
+    (wake, (rx, pending))
 }
 
 /// When the status line goes away.

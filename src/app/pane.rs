@@ -8,10 +8,12 @@ use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
 use super::commands;
 use super::geometry::PaneGeometry;
+use super::mention::Mention;
 use super::menu::{Menu, MenuItem, MenuKind};
 use super::transcript::Transcript;
 use crate::config::AgentConfig;
 use crate::event::Usage;
+use crate::files::FileFinder;
 use crate::provider::{Capabilities, PermissionRequest, TerminalScreen};
 use crate::runner::TurnState;
 
@@ -35,6 +37,10 @@ pub struct Pane {
     menu_dismissed: Option<String>,
     /// A picker opened by a command; it takes the keys while open.
     pub picker: Option<Menu>,
+    /// The `@` file finder over the agent's directory (from the first `@`).
+    pub files: Option<FileFinder>,
+    /// The `@word` the file menu completes.
+    pub mention: Option<Mention>,
     /// Usage of every finished turn added up.
     pub usage: Usage,
     pub turns: u64,
@@ -82,6 +88,8 @@ impl Pane {
             menu: None,
             menu_dismissed: None,
             picker: None,
+            files: None,
+            mention: None,
             usage: Usage::default(),
             turns: 0,
             queue: Vec::new(),
@@ -243,6 +251,11 @@ impl Pane {
         });
     }
 
+    /// The completion menu was not closed for the composer's current text.
+    pub fn may_complete(&self) -> bool {
+        self.menu_dismissed.is_none()
+    }
+
     /// Closes the completion menu until the composer changes.
     pub fn dismiss_completion(&mut self) {
         self.menu = None;
@@ -255,6 +268,17 @@ impl Pane {
         let Some(menu) = self.menu.as_mut() else {
             return false;
         };
+        if menu.kind == MenuKind::Files {
+            let single = menu.visible().len() == 1;
+            if !single {
+                menu.step(delta);
+            }
+            let target = menu.selected().or(menu.visible().first().copied());
+            if let Some(path) = target.map(|i| i.value.clone()) {
+                self.insert_mention(&path, single);
+            }
+            return true;
+        }
         let visible = menu.visible();
         if let [only] = visible.as_slice() {
             let text = format!("/{} ", only.value);

@@ -231,9 +231,22 @@ impl App {
         if !ev.modifiers.is_empty() {
             return false;
         }
+        let files = p.menu.as_ref().is_some_and(|m| m.kind == MenuKind::Files);
         match ev.code {
             KeyCode::Up => p.complete(-1),
             KeyCode::Down => p.complete(1),
+            // Enter takes the highlighted (or best) file instead of sending.
+            KeyCode::Enter if files => {
+                let menu = p.menu.as_ref();
+                let pick = menu.and_then(|m| m.selected().or(m.visible().first().copied()));
+                match pick.map(|i| i.value.clone()) {
+                    Some(path) => {
+                        p.insert_mention(&path, true);
+                        true
+                    }
+                    None => false,
+                }
+            }
             KeyCode::Esc => {
                 p.dismiss_completion();
                 true

@@ -57,6 +57,8 @@ pub struct App {
     pub system_clipboard: Option<(std::path::PathBuf, &'static [&'static str])>,
     /// hive runs inside tmux (OSC 52 is also sent wrapped for passthrough).
     pub in_tmux: bool,
+    /// Wakes the app loop from background work (the `@` file finder).
+    pub wake: Option<crate::files::Wake>,
 }
 
 impl App {
@@ -84,6 +86,7 @@ impl App {
             mouse_capture: true,
             system_clipboard: None,
             in_tmux: false,
+            wake: None,
         }
     }
 

@@ -57,7 +57,9 @@ pub fn draw(menu: &Menu, t: &Theme, area: Rect, buf: &mut Buffer) {
     let inner = block.inner(rect);
     block.render(rect, buf);
     if items.is_empty() {
-        let text = if menu.filter.is_empty() {
+        let text = if !menu.note.is_empty() {
+            menu.note.as_str()
+        } else if menu.filter.is_empty() {
             "nothing to pick"
         } else {
             "no match"
