@@ -11,6 +11,8 @@
 //!
 //! Run: `cargo bench --bench claude_latency` (env `TURNS`, default 20).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

@@ -4,6 +4,8 @@
 //! upsert processor; and the same answer as one whole `codex exec --json`
 //! `item.completed` line.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};

@@ -8,6 +8,8 @@
 //!
 //! Run: `cargo bench --bench history` (HIVE_BENCH_RECORDS overrides 10 000).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 use std::path::Path;
 use std::process::Command;
 use std::time::Instant;

@@ -2,6 +2,8 @@
 //! ≤ 20 ms, copying linear in the input). Prints bytes copied and emissions
 //! once, then lets criterion time the whole stream.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};

@@ -14,6 +14,8 @@
 //! time a frame waited for the emulator lock plus drew (UI responsiveness
 //! during the burst).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 use std::io::{Read, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};

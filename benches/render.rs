@@ -9,6 +9,8 @@
 //! 3. The real binary idle in tmux for 10 s: CPU seconds used (from /proc).
 //!    Skipped when tmux is missing.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 

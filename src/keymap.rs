@@ -51,8 +51,9 @@ actions! {
     Focus8 = "focus_8", Global, ["alt+8"], "focus pane 8";
     Focus9 = "focus_9", Global, ["alt+9"], "focus pane 9";
     Zoom = "zoom", Global, ["alt+z"], "zoom the focused pane / back to the grid";
-    Prefix = "prefix", Global, ["ctrl+b"], "prefix (then 1-9, arrows, z, n/p, ?, or any key sent verbatim to a terminal pane)";
-    ToggleMouse = "toggle_mouse", Global, ["f3", "alt+m"], "mouse capture off / on (off: select text with the terminal)";
+    ToggleMouse = "toggle_mouse", Global, ["alt+m"], "mouse capture off / on (off: select text with the terminal)";
+    Prefix = "prefix", Global, ["ctrl+b"], "prefix (then 1-9, arrows, z, d, n/p, ?, or any key verbatim to a terminal pane)";
+    Diff = "diff", Global, ["f3"], "diff view of the pane's worktree (also prefix d, or /diff)";
     ToggleView = "toggle_view", Conversation, ["f2", "alt+v"], "simple / full view (hide or show thinking and tools)";
     Expand = "expand", Conversation, ["ctrl+o"], "expand / collapse thinking and tool output";
     Submit = "submit", Conversation, ["enter"], "send (queues while a turn runs; empty: send restored queue)";

@@ -1,5 +1,8 @@
 //! The `hive` binary: argument parsing lives in `hive::cli`.
 
 fn main() -> std::process::ExitCode {
+    if let Some(code) = hive::supervisor::start() {
+        return code;
+    }
     hive::cli::main()
 }

@@ -125,6 +125,12 @@ pub enum PaneEvent {
     Models(Vec<String>),
     /// The effort level now in use (after `/effort`).
     Effort(String),
+    /// A history write failed (reason); shown in the pane and the status bar
+    /// as "history not saved: <reason>".
+    HistoryNotSaved(String),
+    /// The running turn has had no output since this instant
+    /// (`stall_after`); `None` once output resumes or the turn ends.
+    Stalled(Option<std::time::Instant>),
 }
 
 #[derive(Debug, Clone)]
@@ -133,10 +139,19 @@ pub struct PaneUpdate {
     pub event: PaneEvent,
 }
 
+/// How a failed history write is announced (`PaneEvent::HistoryNotSaved`).
+pub const HISTORY_NOT_SAVED: &str = "history not saved";
+
 /// Sees every event a runner emits, in order, on the runner's task (the
 /// history store records conversations through this).
 pub trait Recorder: Send {
     fn record(&mut self, event: &PaneEvent);
+
+    /// Why the last records could not be saved, once per failure (the
+    /// runner shows it as "history not saved: <reason>").
+    fn take_failure(&mut self) -> Option<String> {
+        None
+    }
 }
 
 pub struct RunnerOptions {
@@ -146,6 +161,8 @@ pub struct RunnerOptions {
     /// Messages queued before a restart; kept until `DrainQueue`.
     pub initial_queue: Vec<String>,
     pub recorder: Option<Box<dyn Recorder>>,
+    /// A running turn without output this long is reported as stalled.
+    pub stall_after: Duration,
 }
 
 impl Default for RunnerOptions {
@@ -155,6 +172,7 @@ impl Default for RunnerOptions {
             interrupt_timeout: Duration::from_millis(900),
             initial_queue: Vec::new(),
             recorder: None,
+            stall_after: Duration::from_secs(60),
         }
     }
 }
@@ -206,6 +224,10 @@ pub fn spawn_runner(
         steer_next: None,
         turn: None,
         turn_text: None,
+        undelivered: None,
+        stall_after: options.stall_after,
+        last_output: None,
+        stalled: false,
         cancel_deadline: None,
         interrupt_timeout: options.interrupt_timeout,
         recorder: options.recorder,
@@ -242,6 +264,15 @@ struct Runner {
     turn: Option<String>,
     /// The message of the turn in flight, kept until the agent starts it.
     turn_text: Option<String>,
+    /// A message put back at the front of the queue because the agent died
+    /// before starting on it. It is already shown and recorded (in the failed
+    /// turn), so sending it again does not repeat it.
+    undelivered: Option<String>,
+    stall_after: Duration,
+    /// While a turn runs: when the agent last said anything.
+    last_output: Option<Instant>,
+    /// `PaneEvent::Stalled(Some)` was sent for this silence.
+    stalled: bool,
     cancel_deadline: Option<Instant>,
     interrupt_timeout: Duration,
     recorder: Option<Box<dyn Recorder>>,
@@ -253,6 +284,10 @@ impl Runner {
         loop {
             let flush_at = self.processor.next_deadline();
             let cancel_at = self.cancel_deadline;
+            let stall_at = self
+                .last_output
+                .filter(|_| !self.stalled)
+                .map(|t| t + self.stall_after);
             tokio::select! {
                 cmd = commands.recv() => match cmd {
                     Some(RunnerCommand::Shutdown) | None => break,
@@ -267,6 +302,11 @@ impl Runner {
                     self.forward(outs);
                 }
                 _ = timer::sleep_until(cancel_at) => self.interrupt_expired(),
+                _ = timer::sleep_until(stall_at) => {
+                    self.stalled = true;
+                    let since = self.last_output.map(Instant::into_std);
+                    self.emit(PaneEvent::Stalled(since));
+                }
             }
         }
         if let Some(p) = self.provider.take() {
@@ -275,13 +315,21 @@ impl Runner {
     }
 
     fn emit(&mut self, event: PaneEvent) {
-        if let Some(r) = self.recorder.as_mut() {
+        let failure = self.recorder.as_mut().and_then(|r| {
             r.record(&event);
-        }
+            r.take_failure()
+        });
         let _ = self.out.send(PaneUpdate {
             pane: self.pane,
             event,
         });
+        if let Some(reason) = failure {
+            // Not through `emit`: the recorder has nothing to write for it.
+            let _ = self.out.send(PaneUpdate {
+                pane: self.pane,
+                event: PaneEvent::HistoryNotSaved(reason),
+            });
+        }
     }
 
     fn notice(&mut self, level: DiagnosticLevel, text: impl Into<String>) {
@@ -303,6 +351,13 @@ impl Runner {
     }
 
     fn start_provider(&mut self) -> Result<(), ProviderError> {
+        self.spec
+            .agent
+            .check_cwd()
+            .map_err(|message| ProviderError::Config {
+                agent: self.spec.agent.id.clone(),
+                message,
+            })?;
         let (tx, rx) = mpsc::unbounded_channel();
         let handle = self.factory.spawn(self.spec.clone(), tx)?;
         self.emit(PaneEvent::Attached {
@@ -460,22 +515,30 @@ impl Runner {
         self.cancel_deadline = Some(Instant::now() + self.interrupt_timeout);
     }
 
-    /// The agent ignored the interrupt: end the turn ourselves and replace
-    /// the agent's process, resuming its session.
+    /// The agent ignored the interrupt (the runner's own deadline passed).
     fn interrupt_expired(&mut self) {
         self.cancel_deadline = None;
         if self.turn.is_none() {
             return;
         }
-        let turn_id = self.turn.clone().unwrap_or_default();
-        let outs = self.processor.cancel_turn((&turn_id, &self.session_id));
+        self.replace_agent("the agent did not stop when interrupted");
+    }
+
+    /// The one escalation path: end the turn in flight as cancelled, end the
+    /// agent's process group and start it again on the same session.
+    fn replace_agent(&mut self, why: &str) {
+        self.cancel_deadline = None;
+        let outs = match self.turn.clone() {
+            Some(turn_id) => self.processor.cancel_turn((&turn_id, &self.session_id)),
+            None => Vec::new(),
+        };
         if let Some(p) = self.provider.take() {
             tokio::spawn(p.kill());
         }
         self.provider_rx = None;
         self.notice(
             DiagnosticLevel::Warn,
-            "the agent did not stop when interrupted: hive ended its process and started it again",
+            format!("{why}: hive ended its process and started it again on the same session"),
         );
         if let Err(e) = self.start_provider() {
             self.notice(DiagnosticLevel::Error, e.to_string());
@@ -485,6 +548,10 @@ impl Runner {
 
     fn restart(&mut self) {
         if self.provider.as_ref().is_some_and(ProviderHandle::is_alive) {
+            // A live agent is restarted only while a turn runs (it may hang).
+            if self.turn.is_some() {
+                self.replace_agent("restarted on request");
+            }
             return;
         }
         match self.start_provider() {
@@ -498,6 +565,8 @@ impl Runner {
     }
 
     fn edit_queue(&mut self, edit: QueueEdit) {
+        // The user touched the queue: whatever is sent next is shown anew.
+        self.undelivered = None;
         let len = self.queue.len();
         match edit {
             QueueEdit::Remove(i) if i < len => {
@@ -521,11 +590,20 @@ impl Runner {
     }
 
     fn start_turn(&mut self, text: String) {
+        self.begin_turn(text, true);
+    }
+
+    /// `echo`: show (and record) the user's message; not for a message that
+    /// already is, see `undelivered`.
+    fn begin_turn(&mut self, text: String, echo: bool) {
         let turn_id = new_id("turn");
         self.turn = Some(turn_id.clone());
+        self.last_output = Some(Instant::now());
         self.turn_text = Some(text.clone());
         self.set_state(TurnState::Starting);
-        self.user_message(&turn_id, &text);
+        if echo {
+            self.user_message(&turn_id, &text);
+        }
         if !self.to_provider(ProviderCommand::Send { turn_id, text }) {
             self.provider_gone(None, "the agent is not running".into());
         }
@@ -563,6 +641,7 @@ impl Runner {
     }
 
     fn provider_event(&mut self, ev: ProviderEvent) {
+        self.activity();
         match ev {
             ProviderEvent::Stream(ev) => {
                 if self.turn.as_deref() != Some(ev.turn_id.as_str()) {
@@ -582,6 +661,7 @@ impl Runner {
             ProviderEvent::Permission(req) => self.emit(PaneEvent::Permission(req)),
             ProviderEvent::Diagnostic { level, message } => self.notice(level, message),
             ProviderEvent::Exited { code, message } => self.provider_gone(code, message),
+            ProviderEvent::Unresponsive { reason } => self.replace_agent(&reason),
             ProviderEvent::TerminalUpdated => self.emit(PaneEvent::TerminalUpdated),
             ProviderEvent::Bell => self.emit(PaneEvent::Bell),
             ProviderEvent::Models(list) => self.emit(PaneEvent::Models(list)),
@@ -608,7 +688,23 @@ impl Runner {
         }
     }
 
+    /// The agent said something: a stall (if any) is over.
+    fn activity(&mut self) {
+        if self.turn.is_some() {
+            self.last_output = Some(Instant::now());
+        }
+        if self.stalled {
+            self.stalled = false;
+            self.emit(PaneEvent::Stalled(None));
+        }
+    }
+
     fn end_turn(&mut self) {
+        self.last_output = None;
+        if self.stalled {
+            self.stalled = false;
+            self.emit(PaneEvent::Stalled(None));
+        }
         self.turn = None;
         self.turn_text = None;
         self.cancel_deadline = None;
@@ -628,7 +724,8 @@ impl Runner {
             self.start_turn(text);
         } else if let Some(text) = self.queue.pop_front() {
             self.queue_changed();
-            self.start_turn(text);
+            let again = self.undelivered.take().is_some_and(|u| u == text);
+            self.begin_turn(text, !again);
         }
     }
 
@@ -653,6 +750,7 @@ impl Runner {
         if self.state == TurnState::Starting
             && let Some(text) = self.turn_text.take()
         {
+            self.undelivered = Some(text.clone());
             self.queue.push_front(text);
             self.queue_changed();
             detail.push_str("\n(the message was not delivered; it is back in the queue)");

@@ -7,6 +7,8 @@
 //! Expected values are derived from the captures themselves (the chunks the
 //! agent sent, the options it offered), never typed in by hand.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 mod support;
 use support::{Replay, alive, fake_command, jsonl, timeline};
 

@@ -8,6 +8,8 @@
 //! runner (two turns in one process, mid-turn messages, interrupt, permission
 //! round trip, crash, hang then kill, no orphan left).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 mod support;
 use support::scenario::{
     answer_permission, interrupt_then_next_turn, permission_asked, real_claude_env,

@@ -1,6 +1,8 @@
 //! `hive run` end to end: the real binary on the built-in demo agents and on
 //! scenario files, as a script would use it.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 use std::process::{Command, Output};
 
 use serde_json::Value;

@@ -4,6 +4,8 @@
 //! tests of both transports against a fake CLI (tests/fake/fake_codex.py)
 //! driven through the pane runner.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 mod support;
 use support::{Pane, Replay, WAIT, assert_all_dead, fake_command, jsonl, tempdir};
 

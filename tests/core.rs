@@ -1,6 +1,8 @@
 //! Canonical event schema (seed 002 TC-1.x), provider registry (TC-2.2) and
 //! configuration loading.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 use std::sync::Arc;
 
 use hive::config::AgentConfig;
@@ -417,7 +419,7 @@ fn config_search_order_explicit_then_local_then_xdg_then_builtin() {
     )
     .unwrap();
     let c = Config::load(Some(&explicit)).unwrap();
-    assert_eq!(c.source, ConfigSource::File(explicit.clone()));
+    assert_eq!(c.source, ConfigSource::File(explicit));
     assert_eq!(
         c.agents[0].script.as_deref(),
         Some(dir.path().join("s.toml").as_path()),

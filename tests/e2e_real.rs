@@ -11,6 +11,8 @@
 //! CLIs and sets `HIVE_AGENTS_DIR`. Without it (or without one CLI) a test prints SKIP and
 //! passes. See docs/e2e.md.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 mod support;
 use support::scenario::real_claude_env;
 

@@ -8,6 +8,8 @@
 //! unknown provider), and a clean quit that restores the terminal; then a
 //! quit and restart that brings the conversation back and continues it.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -85,7 +87,9 @@ fn start_runs(bin: &Path, dir: tempfile::TempDir, runs: usize) -> Tmux {
         .expect("quotable path")
         .into_owned();
     let earlier: String = (1..runs)
-        .map(|i| format!("{hive} ; echo RUN{i}-EXIT=$? ; "))
+        // The marker file tells a test that run i has ended: the screen alone
+        // cannot, since the next run shows the same conversation.
+        .map(|i| format!("{hive} ; echo RUN{i}-EXIT=$? | tee run{i}.exit ; "))
         .collect();
     // The shell prints how hive left the terminal, then keeps the pane open.
     let script = format!(
@@ -248,6 +252,7 @@ fn history_survives_quit_and_restart_and_the_session_continues() {
     let Some(bin) = hive_bin() else { return };
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("hive_data_dir");
+    let run1_exit = dir.path().join("run1.exit");
     let t = start_runs(&bin, dir, 2);
     t.wait_for("Architect (demo)");
     t.type_text("remember the word walnut");
@@ -257,11 +262,10 @@ fn history_survives_quit_and_restart_and_the_session_continues() {
     });
     t.wait("idle after the turn", |s| status_line(s).contains("idle"));
     t.keys(&["C-q"]);
+    t.wait("the first run to end", |_| run1_exit.exists());
+    let code = std::fs::read_to_string(&run1_exit).unwrap_or_default();
+    assert!(code.contains("RUN1-EXIT=0"), "first run failed: {code}");
     // The second run shows the first conversation before anything is typed.
-    let s = t.wait("restored transcript", |s| {
-        s.contains("RUN1-EXIT=0") || s.contains("remember the word walnut")
-    });
-    assert!(!s.contains("RUN1-EXIT=1"), "first run failed:\n{s}");
     let s = t.wait("restored transcript", |s| {
         s.contains("remember the word walnut") && s.contains("Architect (demo)")
     });
@@ -318,6 +322,87 @@ fn model_switch_is_carried_by_the_next_request() {
     assert!(!s.contains("You asked: */model"), "{s}");
     assert!(status_line(&s).contains("demo-architect-2"), "{s}");
     t.wait("idle", |s| status_line(s).contains("idle"));
+    t.keys(&["C-q"]);
+    t.wait_for("HIVE-EXIT=0");
+}
+
+/// Issue 19: two shell agents with `worktree = true` in a git repository; a
+/// file written in one pane shows in its diff view (`Ctrl+B d`), and `m`,
+/// `y` merge it into the main checkout.
+#[test]
+fn worktree_diff_view_end_to_end() {
+    let Some(bin) = hive_bin() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = dir.path().to_owned();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args(args)
+            .output()
+            .expect("git");
+        assert!(out.status.success(), "git {args:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["config", "user.name", "Test"]);
+    git(&["config", "user.email", "test@example.com"]);
+    std::fs::write(repo.join("README.md"), "hello\n").unwrap();
+    std::fs::write(
+        repo.join("hive.toml"),
+        "[[agent]]\nid = \"a\"\nprovider = \"pty\"\ncommand = [\"sh\"]\nworktree = true\n\n\
+         [[agent]]\nid = \"b\"\nprovider = \"pty\"\ncommand = [\"sh\"]\nworktree = true\n",
+    )
+    .unwrap();
+    git(&["add", "README.md", "hive.toml"]);
+    git(&["commit", "-q", "-m", "initial"]);
+    let t = start(&bin, dir);
+    t.wait("both worktree panes", |s| {
+        s.contains("a ⎇ hive/a") && s.contains("b ⎇ hive/b")
+    });
+    // The shells are up (their prompts show) before anything is typed.
+    t.wait("both shell prompts", |s| {
+        ["┃# ", "│# ", "┃$ ", "│$ "]
+            .iter()
+            .map(|p| s.matches(p).count())
+            .sum::<usize>()
+            >= 2
+    });
+    t.type_text("echo from-a > note.txt && echo changed-a >> README.md && echo WROTE-A");
+    t.keys(&["Enter"]);
+    t.wait_for("WROTE-A");
+    assert!(!repo.join("note.txt").exists());
+    assert!(!repo.join(".hive/worktrees/b/note.txt").exists());
+    // Pane b edits the same lines: both panes warn (terminal output
+    // schedules the check).
+    t.keys(&["M-2"]);
+    t.type_text("echo changed-b >> README.md && echo WROTE-B");
+    t.keys(&["Enter"]);
+    t.wait_for("WROTE-B");
+    t.wait("the overlap warning in both panes", |s| {
+        s.contains("⚠ b also changed README.md (same lines)")
+            && s.contains("⚠ a also changed README.md (same lines)")
+    });
+    t.keys(&["M-1"]);
+    t.keys(&["C-b", "d"]);
+    let s = t.wait("the diff view", |s| {
+        s.contains("diff · a · hive/a · overall")
+            && s.contains("M README.md")
+            && s.contains("A note.txt")
+            && s.contains("+changed-a")
+    });
+    assert!(s.contains("⚠ b also changed README.md"), "{s}");
+    t.keys(&["Down"]);
+    t.wait_for("+from-a");
+    t.keys(&["m"]);
+    t.wait_for("Merge hive/a into the main checkout");
+    t.keys(&["y"]);
+    t.wait_for("merged hive/a (1 commit) into the main checkout: README.md, note.txt");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("note.txt")).unwrap(),
+        "from-a\n"
+    );
+    t.keys(&["Escape"]);
+    t.wait("the panes again", |s| !s.contains("diff · a"));
     t.keys(&["C-q"]);
     t.wait_for("HIVE-EXIT=0");
 }

@@ -2,6 +2,8 @@
 //! translator and the upsert processor, and lifecycle tests against a fake CLI
 //! (tests/fake/fake_gemini.py) through the runner.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 mod support;
 use support::{
     Pane, Replay, agent_text, argv, fake_command, flag, gone, jsonl, since_crash, tempdir,

@@ -410,12 +410,14 @@ fn copy_picker_lists_newest_first() {
 fn mouse_capture_toggles_for_terminal_selection() {
     let mut c = switchable();
     assert!(c.app.mouse_capture);
-    c.app.on_key(key(KeyCode::F(3)));
+    c.app
+        .on_key(KeyEvent::new(KeyCode::Char('m'), KeyModifiers::ALT));
     assert!(!c.app.mouse_capture);
     assert!(c.app.notify.iter().any(|n| n.contains("\x1b[?1000l")));
     let out = render(&mut c, 100, 8);
     assert!(out.contains("mouse off"), "{out}");
-    c.app.on_key(key(KeyCode::F(3)));
+    c.app
+        .on_key(KeyEvent::new(KeyCode::Char('m'), KeyModifiers::ALT));
     assert!(c.app.mouse_capture);
     assert!(
         c.app

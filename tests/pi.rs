@@ -2,6 +2,8 @@
 //! replayed through the translator and the upsert processor, and lifecycle
 //! tests against a fake pi (tests/fake/fake_pi.py) through the runner.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 mod support;
 use support::{
     Pane, Replay, agent_text, alive, fake_command, flag, gone, jsonl, since_crash, tempdir,

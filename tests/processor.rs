@@ -1,6 +1,8 @@
 //! Upsert processor acceptance tests: seed 002 §5, every TC-5.x by name, plus
 //! the idle flush on tokio's paused clock.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 use std::time::Duration;
 
 use hive::event::{

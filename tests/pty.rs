@@ -2,6 +2,8 @@
 //! snapshots), the key-encoding table, resizing, and real children in a
 //! pseudo-terminal driven through the `pty` provider.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

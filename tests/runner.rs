@@ -2,6 +2,8 @@
 //! matrix of seed 000 (one test per row), the user's own message, crashes,
 //! agents that ignore interrupts, and queue editing.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -533,20 +535,26 @@ async fn kill_aborts_a_provider_task_that_ignores_it() {
     );
 }
 
-#[tokio::test(start_paused = true)]
-async fn message_drained_into_a_dying_agent_goes_back_to_the_queue() {
-    let fake = Fake::new(caps(false, true));
-    let (h, mut rx) = start(&fake, QueueMode::Queue);
+/// "work" runs, "queued" waits; the agent fails its turn and dies right
+/// after, as a crashing CLI does: the runner drains "queued" into it before
+/// it learns of the exit.
+async fn drain_into_a_dying_agent(fake: &Fake) -> (RunnerHandle, UnboundedReceiver<PaneUpdate>) {
+    let (h, mut rx) = start(fake, QueueMode::Queue);
     send(&h, "work", SubmitMode::Auto);
     state(&mut rx, TurnState::Streaming).await;
     send(&h, "queued", SubmitMode::Auto);
     settle().await;
-    // The agent fails its turn and dies right after, as a crashing CLI does:
-    // the runner drains "queued" before it learns of the exit.
     fake.emit(Payload::ResponseError {
         error: hive::event::ErrorInfo::new("api_error", "boom"),
     });
     fake.crash();
+    (h, rx)
+}
+
+#[tokio::test(start_paused = true)]
+async fn message_drained_into_a_dying_agent_goes_back_to_the_queue() {
+    let fake = Fake::new(caps(false, true));
+    let (h, mut rx) = drain_into_a_dying_agent(&fake).await;
     let q = until(&mut rx, |e| match e {
         PaneEvent::Queue(q) if !q.is_empty() => Some(q.clone()),
         _ => None,
@@ -568,4 +576,84 @@ async fn shutdown_returns_after_the_provider_is_killed() {
     h.shutdown().await;
     assert_eq!(fake.commands().last(), Some(&ProviderCommand::Kill));
     assert!(!h.send(RunnerCommand::Interrupt), "the runner is gone");
+}
+
+/// Issue 12 item 13: a message the dying agent never started on is shown
+/// (and recorded) once, not again when the restarted agent gets it.
+#[tokio::test(start_paused = true)]
+async fn undelivered_message_is_not_repeated_after_restart() {
+    fn echo_of_queued(e: &PaneEvent) -> bool {
+        matches!(e, PaneEvent::Upsert(u)
+            if u.status == hive::upsert::UpsertStatus::Complete
+            && matches!(&u.kind, UpsertKind::Message { content, origin: Origin::User }
+                if content.with_str(|s| s == "queued")))
+    }
+    let fake = Fake::new(caps(false, true));
+    let (h, mut rx) = drain_into_a_dying_agent(&fake).await;
+    let mut echoes = 0;
+    until(&mut rx, |e| {
+        echoes += usize::from(echo_of_queued(e));
+        matches!(e, PaneEvent::State(TurnState::Dead)).then_some(())
+    })
+    .await;
+    assert_eq!(echoes, 1, "shown when it was drained into the dying agent");
+    h.send(RunnerCommand::Restart);
+    settle().await;
+    assert_eq!(fake.sent_texts().last().map(String::as_str), Some("queued"));
+    fake.finish_turn();
+    until(&mut rx, |e| {
+        echoes += usize::from(echo_of_queued(e));
+        matches!(e, PaneEvent::Turn(TurnEvent::TurnComplete { .. })).then_some(())
+    })
+    .await;
+    assert_eq!(echoes, 1, "the message was shown (and recorded) again");
+    h.shutdown().await;
+}
+
+/// Issue 12 item 7: a turn without output for `stall_after` is reported as
+/// stalled, and the report is withdrawn when output resumes; Restart then
+/// replaces the live agent.
+#[tokio::test(start_paused = true)]
+async fn a_silent_turn_is_reported_as_stalled_until_output_resumes() {
+    let fake = Fake::new(caps(false, true));
+    // Below `until`'s own 30 s bound (virtual time).
+    let options = RunnerOptions {
+        stall_after: Duration::from_secs(10),
+        ..RunnerOptions::default()
+    };
+    let (h, mut rx) = start_with(&fake, None, options, AgentConfig::new("a", "fake"));
+    send(&h, "work", SubmitMode::Auto);
+    state(&mut rx, TurnState::Starting).await;
+    let since = until(&mut rx, |e| match e {
+        PaneEvent::Stalled(s) => Some(*s),
+        _ => None,
+    })
+    .await;
+    assert!(since.is_some());
+    fake.emit(Payload::ItemStart {
+        item_id: "m1".into(),
+        item_type: ItemType::Message,
+        initial_content: None,
+        name: None,
+        call_id: None,
+    });
+    let cleared = until(&mut rx, |e| match e {
+        PaneEvent::Stalled(s) => Some(*s),
+        _ => None,
+    })
+    .await;
+    assert_eq!(cleared, None);
+    // Silent again: reported again; Restart replaces the live agent.
+    until(&mut rx, |e| {
+        matches!(e, PaneEvent::Stalled(Some(_))).then_some(())
+    })
+    .await;
+    let spawns = fake.shared.lock().unwrap().spawns;
+    h.send(RunnerCommand::Restart);
+    until(&mut rx, |e| match e {
+        PaneEvent::Notice { text, .. } if text.contains("restarted on request") => Some(()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(fake.shared.lock().unwrap().spawns, spawns + 1);
 }

@@ -2,6 +2,8 @@
 //! built-in config is fed runner events and keys, drawn on ratatui's
 //! `TestBackend`, and compared with insta snapshots (`tests/snapshots/`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
@@ -861,4 +863,83 @@ fn light_theme_renders() {
     conversation(&mut app);
     let out = render(&mut app, 100, 30);
     assert!(out.contains("Repository tour"));
+}
+
+/// Issue 12 item 13: a multi-line error ("exited with status 1", then the
+/// agent's stderr) keeps its lines apart on a tool call and on a message.
+#[test]
+fn multi_line_errors_keep_their_lines_apart() {
+    let mut app = two();
+    app.zoom = true;
+    let PaneEvent::Upsert(mut failed) =
+        tool("c1", "Read", json!({"file_path": "a.rs"}), None, true)
+    else {
+        unreachable!("tool() makes an upsert")
+    };
+    failed.status = UpsertStatus::Error;
+    failed.error_code = Some("agent_exited".into());
+    failed.error_message = Some("exited with status 1\nfatal: toolboom".into());
+    app.apply(ev(0, PaneEvent::Upsert(failed.clone())));
+    failed.item_id = "m1".into();
+    failed.error_message = Some("exited with status 1\nfatal: msgboom".into());
+    failed.kind = UpsertKind::Message {
+        content: "Partial".into(),
+        origin: Origin::Agent,
+    };
+    app.apply(ev(0, PaneEvent::Upsert(failed)));
+    let screen = render(&mut app, 70, 26);
+    assert!(!screen.contains("status 1fatal"), "{screen}");
+    let rows: Vec<&str> = screen.lines().collect();
+    for boom in ["fatal: toolboom", "fatal: msgboom"] {
+        let at = rows.iter().position(|r| r.contains(boom)).expect(boom);
+        assert!(rows[at - 1].contains("exited with status 1"), "{screen}");
+    }
+}
+
+/// Issue 12 item 11: a failed history write shows in the pane and in the
+/// status bar.
+#[test]
+fn history_not_saved_shows_in_the_pane_and_the_status_bar() {
+    let mut app = two();
+    app.apply(ev(
+        0,
+        PaneEvent::HistoryNotSaved("No space left on device (os error 28)".into()),
+    ));
+    let screen = render(&mut app, 120, 30);
+    let rows: Vec<&str> = screen.lines().collect();
+    let status = rows
+        .iter()
+        .rev()
+        .find(|r| !r.trim_matches([' ', '"']).is_empty())
+        .unwrap();
+    assert!(
+        status.contains("history not saved: No space left"),
+        "{screen}"
+    );
+    assert!(
+        rows[..rows.len() - 1]
+            .iter()
+            .any(|r| r.contains("history not saved: No space left")),
+        "{screen}"
+    );
+}
+
+/// Issue 12 item 7: a stalled turn says for how long and which keys help.
+#[test]
+fn a_stalled_turn_says_so_with_the_keys() {
+    let mut app = two();
+    app.zoom = true;
+    app.apply(ev(0, started()));
+    app.apply(ev(0, PaneEvent::State(TurnState::Streaming)));
+    let since = app.now;
+    app.apply(ev(0, PaneEvent::Stalled(Some(since))));
+    app.now = since + Duration::from_secs(75);
+    let screen = render(&mut app, 120, 30);
+    assert!(
+        screen.contains("no output for 75 s · Esc interrupts · Ctrl+R restarts"),
+        "{screen}"
+    );
+    app.apply(ev(0, PaneEvent::Stalled(None)));
+    let screen = render(&mut app, 120, 30);
+    assert!(!screen.contains("no output for"), "{screen}");
 }

@@ -22,6 +22,7 @@ impl App {
         match self.overlay {
             Overlay::Help => return self.help_key(ev),
             Overlay::ConfirmQuit => return self.confirm_key(ev),
+            Overlay::Diff => return self.diff_key(ev),
             Overlay::None => {}
         }
         if self.prefix_armed {
@@ -89,6 +90,7 @@ impl App {
             Action::Prefix => self.prefix_armed = true,
             Action::ToggleView => self.toggle_full_view(),
             Action::ToggleMouse => self.toggle_mouse(),
+            Action::Diff => self.open_diff(),
             _ => return false,
         }
         true
@@ -180,6 +182,7 @@ impl App {
             (KeyCode::Up | KeyCode::Char('k'), KeyModifiers::NONE) => self.focus_vertical(-1),
             (KeyCode::Down | KeyCode::Char('j'), KeyModifiers::NONE) => self.focus_vertical(1),
             (KeyCode::Char('z'), KeyModifiers::NONE) => self.zoom = !self.zoom,
+            (KeyCode::Char('d'), KeyModifiers::NONE) => self.open_diff(),
             (KeyCode::Char('?'), _) => self.overlay = Overlay::Help,
             (KeyCode::Char('q'), KeyModifiers::NONE) => self.request_quit(),
             _ => {
@@ -410,6 +413,10 @@ impl App {
             let text = p.take_composer();
             self.send(focus, RunnerCommand::Queue(QueueEdit::Replace(i, text)));
             return;
+        }
+        if p.worktree.is_some() && p.composer_text().trim() == "/diff" {
+            p.take_composer();
+            return self.open_diff();
         }
         let text = p.take_composer();
         match commands::parse(&text, &p.commands) {

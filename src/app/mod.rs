@@ -19,6 +19,7 @@ pub mod slash;
 pub mod state;
 pub mod transcript;
 pub mod tty;
+pub mod worktree;
 
 use std::io::Write;
 use std::path::Path;
@@ -45,12 +46,14 @@ use state::App;
 
 pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> {
     tty::check_tty()?;
-    let config = Config::load(config_path)?;
+    let mut config = Config::load(config_path)?;
     let _log = init_logging();
+    let worktrees = crate::worktree::prepare(&mut config.agents, config.worktrees.root.as_deref());
     tracing::info!(config = %config.source.describe(), agents = config.agents.len(), "console starting");
     let (mut app, warnings) = build_app(&config);
     app.system_clipboard = crate::clipboard::system_tool();
     app.in_tmux = std::env::var_os("TMUX").is_some_and(|v| !v.is_empty());
+    app.attach_worktrees(&worktrees);
     for w in &warnings {
         tracing::warn!("{w}");
     }
@@ -96,7 +99,8 @@ pub fn build_app(config: &Config) -> (App, Vec<String>) {
 fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     use std::os::unix::fs::OpenOptionsExt;
     let dir = crate::paths::state_dir();
-    std::fs::create_dir_all(&dir).ok()?;
+    crate::private::create_dir(&dir).ok()?;
+    crate::private::tighten_tree(&dir);
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -115,22 +119,29 @@ fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     Some(guard)
 }
 
-/// Starts every pane's runner; a provider that cannot start shows its
-/// error in its pane instead of stopping hive.
+/// Starts every pane's runner, and the git service for the panes with
+/// worktrees; a provider that cannot start shows its error in its pane
+/// instead of stopping hive.
 fn start_runners(
     app: &mut App,
     config: &Config,
     fresh: bool,
     tx: &mpsc::UnboundedSender<PaneUpdate>,
-) -> Vec<Option<RunnerHandle>> {
+) -> (Vec<Option<RunnerHandle>>, worktree::GitLink) {
     let registry = Registry::builtin();
     let mut runners = Vec::new();
     for (i, agent) in config.agents.iter().enumerate() {
+        // A pane that failed before starting (no worktree) stays stopped.
+        if app.panes.get(i).is_some_and(|p| p.failed.is_some()) {
+            runners.push(None);
+            continue;
+        }
         let mut history = crate::history::open_pane(agent, fresh);
         app.restore(i, &mut history);
         let options = RunnerOptions {
             processor: config.processor_config(),
             interrupt_timeout: Duration::from_millis(config.ui.interrupt_timeout_ms),
+            stall_after: std::time::Duration::from_secs(config.ui.stall_after_s.max(1)),
             initial_queue: std::mem::take(&mut history.queue),
             recorder: history.recorder.take(),
         };
@@ -152,7 +163,7 @@ fn start_runners(
             }
         }
     }
-    runners
+    (runners, worktree::GitLink::start(app))
 }
 
 fn flush_outbox(app: &mut App, runners: &[Option<RunnerHandle>]) {
@@ -174,10 +185,22 @@ async fn event_loop(
 ) -> anyhow::Result<()> {
     let (tx, mut rx) = mpsc::unbounded_channel();
     ui::highlight::warm_up();
-    let runners = start_runners(app, config, fresh, &tx);
+    let (runners, mut git) = start_runners(app, config, fresh, &tx);
+    let started = runners.iter().zip(&app.panes).map(|(r, p)| match r {
+        Some(h) => crate::control::Started::Running(h.capabilities),
+        None => crate::control::Started::Failed(p.failed.clone().unwrap_or_default()),
+    });
+    // The control socket (`hive ctl`) sees every runner update and sends
+    // commands through the outbox, like a key press.
+    let mut control = crate::control::Host::start(config, started.collect());
     let mut events = EventStream::new();
     let mut sigterm = signal(SignalKind::terminate()).context("SIGTERM handler")?;
     let mut sighup = signal(SignalKind::hangup()).context("SIGHUP handler")?;
+    // SIGINT (kill -INT; Ctrl+C is a key in raw mode) quits cleanly; SIGTSTP
+    // and SIGCONT are job control (tty::suspend / tty::resume).
+    let mut sigint = signal(SignalKind::interrupt()).context("SIGINT handler")?;
+    let mut sigtstp = signal(SignalKind::from_raw(libc::SIGTSTP)).context("SIGTSTP handler")?;
+    let mut sigcont = signal(SignalKind::from_raw(libc::SIGCONT)).context("SIGCONT handler")?;
     let fps = f64::from(config.ui.max_fps.clamp(1, 240));
     let interval = Duration::from_secs_f64(1.0 / fps);
     let spin_every = Duration::from_millis(80);
@@ -217,8 +240,10 @@ async fn event_loop(
             },
             Some(update) = rx.recv() => {
                 app.now = Instant::now().into_std();
+                control.observe(&update);
                 app.apply(update);
                 while let Ok(update) = rx.try_recv() {
+                    control.observe(&update);
                     app.apply(update);
                 }
                 dirty = true;
@@ -229,6 +254,12 @@ async fn event_loop(
                     dirty = true;
                 }
             }
+            Some(req) = control.next() => {
+                if let Some((pane, cmd)) = control.handle(req) {
+                    app.send(pane, cmd);
+                }
+            }
+            wake = git.next(app.overlap_check_at, std::mem::take(&mut app.git_outbox)) => dirty |= app.on_git(wake),
             _ = sigterm.recv() => {
                 tracing::info!("SIGTERM: quitting");
                 break;
@@ -236,6 +267,18 @@ async fn event_loop(
             _ = sighup.recv() => {
                 tracing::info!("SIGHUP: quitting");
                 break;
+            }
+            _ = sigint.recv() => {
+                tracing::info!("SIGINT: quitting");
+                break;
+            }
+            _ = sigtstp.recv() => {
+                tty::suspend(&mut terminal)?;
+                dirty = true;
+            }
+            _ = sigcont.recv() => {
+                tty::resume(&mut terminal)?;
+                dirty = true;
             }
             _ = timer::sleep_until(frame_at) => {}
             _ = timer::sleep_until(tick_at) => dirty = true,

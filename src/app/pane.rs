@@ -44,6 +44,8 @@ pub struct Pane {
     /// Usage of every finished turn added up.
     pub usage: Usage,
     pub turns: u64,
+    /// The running turn has had no output since then (runner's stall_after).
+    pub stalled_since: Option<std::time::Instant>,
     pub queue: Vec<String>,
     /// The queue came back from a previous run and waits for the user.
     pub queue_restored: bool,
@@ -71,6 +73,8 @@ pub struct Pane {
     /// The child's size as last sent with `Resize` (what the runner was
     /// told, so it stays with the model).
     pub term_size: Option<(u16, u16)>,
+    /// The agent's own git worktree (`worktree = true`).
+    pub worktree: Option<crate::worktree::Worktree>,
 }
 
 impl Pane {
@@ -92,6 +96,7 @@ impl Pane {
             mention: None,
             usage: Usage::default(),
             turns: 0,
+            stalled_since: None,
             queue: Vec::new(),
             queue_restored: false,
             queue_sel: None,
@@ -108,6 +113,7 @@ impl Pane {
             terminal: None,
             term_scroll: 0,
             term_size: None,
+            worktree: None,
         };
         pane.model = pane.agent.model.clone();
         pane.effort = pane.agent.thinking.clone();

@@ -50,7 +50,7 @@ impl App {
             HiveCommand::Clear | HiveCommand::Resume => {
                 self.refuse(format!("/{} is not available yet", command_name(cmd)))
             }
-            HiveCommand::Diff => self.set_status("diff view not available"),
+            HiveCommand::Diff => self.open_diff(),
             HiveCommand::Help => {
                 self.overlay = Overlay::Help;
                 self.help_scroll = 0;

@@ -19,6 +19,8 @@ pub enum Overlay {
     None,
     Help,
     ConfirmQuit,
+    /// The focused pane's worktree diff (`App::diff`).
+    Diff,
 }
 
 pub struct App {
@@ -59,6 +61,15 @@ pub struct App {
     pub in_tmux: bool,
     /// Wakes the app loop from background work (the `@` file finder).
     pub wake: Option<crate::files::Wake>,
+    /// The diff view's model while it is open.
+    pub diff: Option<super::worktree::DiffView>,
+    /// Agents whose pending changes touch the same files (for panes and
+    /// an attention inbox).
+    pub overlaps: Vec<crate::worktree::Overlap>,
+    /// Requests for the git service, drained by the event loop.
+    pub git_outbox: Vec<crate::worktree::WorktreeRequest>,
+    /// A terminal pane in a worktree had output: check overlaps then.
+    pub overlap_check_at: Option<Instant>,
 }
 
 impl App {
@@ -87,6 +98,10 @@ impl App {
             system_clipboard: None,
             in_tmux: false,
             wake: None,
+            diff: None,
+            overlaps: Vec::new(),
+            git_outbox: Vec::new(),
+            overlap_check_at: None,
         }
     }
 
@@ -129,6 +144,10 @@ impl App {
 
     pub fn set_focus(&mut self, i: usize) {
         if i < self.panes.len() {
+            if i != self.focus && self.has_worktrees() {
+                self.git_outbox
+                    .push(crate::worktree::WorktreeRequest::CheckOverlaps);
+            }
             self.focus = i;
             self.panes[i].attention = false;
         }
@@ -160,11 +179,17 @@ impl App {
     /// Applies one runner event.
     pub fn apply(&mut self, update: PaneUpdate) {
         let i = update.pane;
+        match &update.event {
+            PaneEvent::Turn(t) => self.worktree_turn(i, t),
+            PaneEvent::TerminalUpdated => self.worktree_activity(i),
+            _ => {}
+        }
         let focused = i == self.focus;
         let Some(p) = self.panes.get_mut(i) else {
             return;
         };
         let mut needs_user: Option<String> = None;
+        let mut status: Option<String> = None;
         match update.event {
             PaneEvent::Upsert(u) => p.transcript.upsert(u),
             PaneEvent::Turn(t) => needs_user = turn_event(p, &t, self.now),
@@ -221,6 +246,16 @@ impl App {
             PaneEvent::Models(list) => p.models = list,
             PaneEvent::Effort(level) => p.effort = Some(level),
             PaneEvent::Bell => needs_user = Some("rang the bell".into()),
+            PaneEvent::Stalled(since) => p.stalled_since = since,
+            PaneEvent::HistoryNotSaved(reason) => {
+                let text = format!("{}: {reason}", crate::runner::HISTORY_NOT_SAVED);
+                p.transcript
+                    .notice(crate::provider::DiagnosticLevel::Error, text.clone());
+                status = Some(format!("{}: {text}", p.name()));
+            }
+        }
+        if let Some(text) = status {
+            self.set_status(text);
         }
         if let Some(what) = needs_user
             && !focused
@@ -242,7 +277,8 @@ impl App {
         if self.ui.osc9 {
             self.notify.push(format!(
                 "\x1b]9;hive: {}\x07",
-                msg.replace(['\x07', '\x1b'], "")
+                // Tool names come from the agent.
+                crate::sanitize::neutralize(&msg)
             ));
         }
     }

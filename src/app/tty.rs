@@ -1,7 +1,8 @@
 //! The terminal while hive owns it: raw mode, alternate screen, mouse
 //! (buttons and wheel, not every motion), bracketed paste, disambiguated keys
 //! where the terminal supports them; and a restore that is safe to call from
-//! anywhere (normal exit, error, panic hook, signal), any number of times.
+//! anywhere (normal exit, error, panic hook, signal), any number of times;
+//! suspend (SIGTSTP) and resume (SIGCONT) for job control.
 
 use std::io::{self, BufWriter, IsTerminal, Stdout, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,6 +22,8 @@ pub type Backend = CrosstermBackend<BufWriter<Stdout>>;
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 static KEYBOARD_FLAGS: AtomicBool = AtomicBool::new(false);
+/// Asked once at setup: asking again while the event reader runs would race it.
+static KEYBOARD_SUPPORTED: AtomicBool = AtomicBool::new(false);
 
 /// Mouse buttons, drag and wheel in SGR encoding; no any-motion tracking,
 /// which would wake hive on every pointer move.
@@ -46,9 +49,22 @@ pub fn check_tty() -> anyhow::Result<()> {
 }
 
 pub fn setup() -> anyhow::Result<(Terminal<Backend>, Guard)> {
+    KEYBOARD_SUPPORTED.store(
+        crossterm::terminal::supports_keyboard_enhancement().unwrap_or(false),
+        Ordering::SeqCst,
+    );
+    enter()?;
+    let guard = Guard;
+    let backend = CrosstermBackend::new(BufWriter::with_capacity(64 * 1024, io::stdout()));
+    let mut terminal = Terminal::new(backend)?;
+    terminal.clear()?;
+    Ok((terminal, guard))
+}
+
+/// Raw mode, alternate screen, paste, mouse and key flags.
+fn enter() -> io::Result<()> {
     enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
-    let guard = Guard;
     let mut out = io::stdout();
     execute!(
         out,
@@ -58,18 +74,43 @@ pub fn setup() -> anyhow::Result<(Terminal<Backend>, Guard)> {
     )?;
     out.write_all(MOUSE_ON.as_bytes())?;
     // Lets Ctrl+Enter and Shift+Enter reach hive on terminals that can say so.
-    if crossterm::terminal::supports_keyboard_enhancement().unwrap_or(false) {
+    if KEYBOARD_SUPPORTED.load(Ordering::SeqCst) {
         execute!(
             out,
             PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
         )?;
         KEYBOARD_FLAGS.store(true, Ordering::SeqCst);
     }
-    out.flush()?;
-    let backend = CrosstermBackend::new(BufWriter::with_capacity(64 * 1024, io::stdout()));
-    let mut terminal = Terminal::new(backend)?;
-    terminal.clear()?;
-    Ok((terminal, guard))
+    out.flush()
+}
+
+/// Job control (SIGTSTP, Ctrl+Z): gives the terminal back to the shell,
+/// stops until SIGCONT, then takes it again and redraws everything.
+pub fn suspend(terminal: &mut Terminal<Backend>) -> io::Result<()> {
+    restore();
+    // SAFETY: raise(3) on ourselves; SIGSTOP cannot be caught, so this
+    // returns only once the process is continued.
+    unsafe {
+        libc::raise(libc::SIGSTOP);
+    }
+    resume(terminal)
+}
+
+/// After SIGCONT: the shell may have reset the terminal while hive was
+/// stopped (also by a plain SIGSTOP, which hive cannot see coming), so the
+/// modes are set again and the whole screen is redrawn.
+pub fn resume(terminal: &mut Terminal<Backend>) -> io::Result<()> {
+    restore();
+    enter()?;
+    // Not `terminal.clear()`: it asks the terminal for the cursor position,
+    // which races the running event reader. Clear the screen ourselves and
+    // make the last frame's buffer blank, so the next draw repaints it all.
+    execute!(
+        io::stdout(),
+        crossterm::terminal::Clear(crossterm::terminal::ClearType::All)
+    )?;
+    terminal.swap_buffers();
+    Ok(())
 }
 
 /// Puts the terminal back. Never panics; does nothing the second time.

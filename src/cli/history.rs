@@ -49,9 +49,11 @@ pub struct ImportArgs {
     pub activate: bool,
 }
 
-pub fn history(cmd: &HistoryCommand) -> anyhow::Result<ExitCode> {
+pub(super) fn history(cmd: &HistoryCommand) -> anyhow::Result<ExitCode> {
     let store = Store::user();
     let mut out = std::io::stdout().lock();
+    // Agent text reaches a terminal only with its control characters shown.
+    let tty = std::io::IsTerminal::is_terminal(&out);
     match cmd {
         HistoryCommand::List { agent } => {
             let agents = match agent {
@@ -87,7 +89,8 @@ pub fn history(cmd: &HistoryCommand) -> anyhow::Result<ExitCode> {
             let s = resolve(&store, target)?;
             let (records, items) = load(&s)?;
             let _ = records;
-            out.write_all(render::plain(&items).as_bytes())?;
+            let text = render::plain(&items);
+            out.write_all(crate::sanitize::for_output(&text, tty).as_bytes())?;
         }
         HistoryCommand::Export { target, output, .. } => {
             let s = resolve(&store, target)?;
@@ -105,7 +108,7 @@ pub fn history(cmd: &HistoryCommand) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn import_cmd(args: &ImportArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn import_cmd(args: &ImportArgs) -> anyhow::Result<ExitCode> {
     let store = Store::user();
     let r = import::import(&store, args.format, &args.path, &args.agent, args.activate)?;
     if r.already_imported {
@@ -147,16 +150,8 @@ fn current_session(store: &Store, agent: &str) -> Option<String> {
 
 /// An agent id (its current session, else its newest) or a session id.
 fn resolve(store: &Store, target: &str) -> anyhow::Result<SessionEntry> {
-    let sessions = store.sessions(target);
-    if !sessions.is_empty() {
-        let current = current_session(store, target);
-        let pick = sessions
-            .iter()
-            .find(|s| Some(&s.session) == current.as_ref())
-            .or(sessions.last());
-        if let Some(s) = pick {
-            return Ok(s.clone());
-        }
+    if let Some(s) = crate::history::agent_session(store, target) {
+        return Ok(s);
     }
     if let Some(s) = store.find_session(target) {
         return Ok(s);

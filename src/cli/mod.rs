@@ -1,7 +1,10 @@
 //! Command line: `hive` opens the console; subcommands run headless.
 
+mod ctl;
+mod doctor;
 mod history;
 mod run;
+mod worktree;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -34,6 +37,12 @@ pub enum Command {
     History(history::HistoryCommand),
     /// Import an agent's own transcript (Claude Code, Codex, pi) into the history store.
     Import(history::ImportArgs),
+    /// Drive a running hive through its control socket.
+    Ctl(ctl::CtlArgs),
+    /// Check the config and that every agent can start.
+    Doctor(doctor::DoctorArgs),
+    /// Manage the agents' git worktrees: list, remove ID, prune.
+    Worktree(worktree::WorktreeArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -42,6 +51,9 @@ pub fn main() -> ExitCode {
         Some(Command::Run(ref args)) => run::run(&cli, args),
         Some(Command::History(ref cmd)) => history::history(cmd),
         Some(Command::Import(ref args)) => history::import_cmd(args),
+        Some(Command::Ctl(ref args)) => ctl::ctl(&cli, args),
+        Some(Command::Doctor(ref args)) => doctor::doctor(&cli, args),
+        Some(Command::Worktree(ref args)) => worktree::worktree_cmd(&cli, args),
         None => crate::app::run(cli.config.as_deref(), cli.fresh),
     };
     match result {

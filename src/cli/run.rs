@@ -35,9 +35,9 @@ pub struct RunArgs {
     pub prompt: String,
 }
 
-pub fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
     let config = Config::load(cli.config.as_deref())?;
-    let agent = find_agent(&config, &args.agent)?;
+    let agent = in_worktree(&config, find_agent(&config, &args.agent)?)?;
     let factory = Registry::builtin().get(&agent.provider)?;
     let (options, resume) = open_session(cli, args, &config, &agent);
     let rt = super::runtime()?;
@@ -59,6 +59,18 @@ pub fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
     })?;
     crate::provider::process::kill_all();
     Ok(code)
+}
+
+/// An agent with `worktree` runs in its worktree here too, never in the
+/// shared checkout.
+fn in_worktree(config: &Config, agent: AgentConfig) -> anyhow::Result<AgentConfig> {
+    let id = agent.id.clone();
+    let mut agents = [agent];
+    for (_, result) in crate::worktree::prepare(&mut agents, config.worktrees.root.as_deref()) {
+        result.with_context(|| format!("agent `{id}` wants a worktree"))?;
+    }
+    let [agent] = agents;
+    Ok(agent)
 }
 
 fn find_agent(config: &Config, id: &str) -> anyhow::Result<AgentConfig> {
@@ -97,6 +109,7 @@ fn open_session(
     let options = RunnerOptions {
         processor: config.processor_config(),
         interrupt_timeout: Duration::from_millis(config.ui.interrupt_timeout_ms),
+        stall_after: Duration::from_secs(config.ui.stall_after_s.max(1)),
         initial_queue: Vec::new(),
         recorder: history.recorder,
     };
@@ -179,13 +192,17 @@ impl<'a> Output<'a> {
                 return Ok(turn_end(t));
             }
             PaneEvent::Notice { level, text } if level != DiagnosticLevel::Info || !json => {
-                eprintln!("hive: {text}");
+                eprintln!("hive: {}", for_stderr(&text));
+            }
+            PaneEvent::HistoryNotSaved(reason) => {
+                eprintln!("hive: {}: {reason}", crate::runner::HISTORY_NOT_SAVED);
             }
             PaneEvent::Permission(req) => {
                 // Headless: nobody can answer, so say so rather than hang.
                 eprintln!(
                     "hive: {} asks permission for {}; denied (no console to ask in)",
-                    self.args.agent, req.tool_name
+                    self.args.agent,
+                    for_stderr(&req.tool_name)
                 );
                 runner.send(RunnerCommand::Permission {
                     request_id: req.request_id,
@@ -202,7 +219,12 @@ impl<'a> Output<'a> {
     /// Prints the final text (plain mode) and flushes.
     fn finish(mut self) -> anyhow::Result<()> {
         if !self.args.json && !self.final_text.is_empty() {
-            writeln!(self.stdout, "{}", self.final_text)?;
+            let tty = std::io::IsTerminal::is_terminal(&self.stdout);
+            writeln!(
+                self.stdout,
+                "{}",
+                crate::sanitize::for_output(&self.final_text, tty)
+            )?;
         }
         self.stdout.flush().context("writing output")
     }
@@ -218,8 +240,16 @@ fn turn_end(t: TurnEvent) -> Option<ExitCode> {
             error_message,
             ..
         } => {
-            eprintln!("hive: turn failed [{error_code}]: {error_message}");
+            eprintln!(
+                "hive: turn failed [{error_code}]: {}",
+                for_stderr(&error_message)
+            );
             Some(ExitCode::FAILURE)
         }
     }
+}
+
+/// Agent-written text bound for stderr, neutralised when that is a terminal.
+fn for_stderr(text: &str) -> std::borrow::Cow<'_, str> {
+    crate::sanitize::for_output(text, std::io::IsTerminal::is_terminal(&std::io::stderr()))
 }

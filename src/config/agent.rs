@@ -60,9 +60,24 @@ pub struct AgentConfig {
     /// `script` provider: the scenario file.
     #[serde(default)]
     pub script: Option<PathBuf>,
+    /// Run in a git worktree of its own: `true` (branch `hive/<id>`) or a
+    /// branch name (docs/worktrees.md).
+    #[serde(default)]
+    pub worktree: Option<WorktreeSetting>,
+    /// A new worktree starts with the main checkout's uncommitted changes.
+    #[serde(default)]
+    pub worktree_copy_uncommitted: bool,
     /// Provider-specific settings that have no common field.
     #[serde(default)]
     pub options: toml::Table,
+}
+
+/// `worktree = true | false | "branch-name"`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum WorktreeSetting {
+    Enabled(bool),
+    Branch(String),
 }
 
 impl AgentConfig {
@@ -84,8 +99,44 @@ impl AgentConfig {
             allowed_tools: Vec::new(),
             transport: None,
             script: None,
+            worktree: None,
+            worktree_copy_uncommitted: false,
             options: toml::Table::new(),
         }
+    }
+
+    /// A missing working directory, named as such (spawning in it would
+    /// report the *program* as not found).
+    pub fn check_cwd(&self) -> Result<(), String> {
+        match &self.cwd {
+            Some(cwd) if !cwd.exists() => Err(format!(
+                "working directory `{}` (cwd) does not exist",
+                cwd.display()
+            )),
+            Some(cwd) if !cwd.is_dir() => Err(format!(
+                "working directory `{}` (cwd) is not a directory",
+                cwd.display()
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The worktree this agent asks for, if any (`root` from `[worktrees]`).
+    pub fn worktree_spec(
+        &self,
+        root: Option<&std::path::Path>,
+    ) -> Option<crate::worktree::WorktreeRequestSpec> {
+        let branch = match self.worktree.as_ref()? {
+            WorktreeSetting::Enabled(false) => return None,
+            WorktreeSetting::Enabled(true) => None,
+            WorktreeSetting::Branch(b) => Some(b.clone()),
+        };
+        Some(crate::worktree::WorktreeRequestSpec {
+            agent_id: self.id.clone(),
+            branch,
+            copy_uncommitted: self.worktree_copy_uncommitted,
+            root: root.map(std::path::Path::to_owned),
+        })
     }
 
     pub fn display_name(&self) -> &str {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use agent::{AgentConfig, QueueMode};
+pub use agent::{AgentConfig, QueueMode, WorktreeSetting};
 
 use crate::processor::{DEFAULT_GRADIENT, ProcessorConfig};
 
@@ -45,11 +45,16 @@ pub struct Config {
     pub processor: ProcessorSettings,
     #[serde(default)]
     pub ui: UiSettings,
+    #[serde(default)]
+    pub limits: Limits,
     /// Action name → key(s), e.g. `focus_next = "alt+right"`.
     #[serde(default)]
     pub keys: BTreeMap<String, KeyBinding>,
     #[serde(default, rename = "agent")]
     pub agents: Vec<AgentConfig>,
+    /// Where agents' worktrees live (docs/worktrees.md).
+    #[serde(default)]
+    pub worktrees: WorktreeSettings,
     /// Where this config came from (not part of the file).
     #[serde(skip)]
     pub source: ConfigSource,
@@ -130,6 +135,16 @@ impl ProcessorSettings {
     }
 }
 
+/// `[worktrees]`: settings shared by every agent with `worktree` set.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorktreeSettings {
+    /// Directory for the worktrees, relative to the repository's top level
+    /// (default `.hive/worktrees`); absolute paths are used as they are.
+    #[serde(default)]
+    pub root: Option<PathBuf>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UiSettings {
@@ -148,6 +163,10 @@ pub struct UiSettings {
     /// How long an interrupt may take before hive ends the agent itself.
     #[serde(default = "default_interrupt_ms")]
     pub interrupt_timeout_ms: u64,
+    /// A running turn without output this long shows "no output for N s"
+    /// with the keys to interrupt or restart.
+    #[serde(default = "default_stall_s")]
+    pub stall_after_s: u64,
 }
 
 impl Default for UiSettings {
@@ -158,8 +177,31 @@ impl Default for UiSettings {
             full_view: true,
             max_fps: default_fps(),
             interrupt_timeout_ms: default_interrupt_ms(),
+            stall_after_s: default_stall_s(),
         }
     }
+}
+
+/// Bounds on what an agent can make hive hold.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Longest protocol line read from an agent; a longer one is dropped
+    /// with a notice in the pane.
+    #[serde(default = "default_max_line")]
+    pub max_line_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_line_bytes: default_max_line(),
+        }
+    }
+}
+
+fn default_max_line() -> usize {
+    crate::provider::process::DEFAULT_MAX_LINE
 }
 
 fn default_theme() -> String {
@@ -180,6 +222,9 @@ fn default_fps() -> u32 {
 fn default_interrupt_ms() -> u64 {
     900
 }
+fn default_stall_s() -> u64 {
+    60
+}
 fn yes() -> bool {
     true
 }
@@ -198,12 +243,15 @@ impl Config {
             }
         })?;
         config.source = source;
-        config.validate()?;
+        config.validate(text)?;
         Ok(config)
     }
 
+    #[expect(
+        clippy::expect_used,
+        reason = "the default is compiled in and covered by a test; failing here is a bug"
+    )]
     pub fn builtin() -> Self {
-        // The default is compiled in and covered by a test; failing here is a bug.
         Self::parse(DEFAULT_CONFIG, ConfigSource::Builtin).expect("built-in config is valid")
     }
 
@@ -216,8 +264,15 @@ impl Config {
     }
 
     /// Loads by the search order: `explicit`, `./hive.toml`,
-    /// `$XDG_CONFIG_HOME/hive/config.toml`, the built-in default.
+    /// `$XDG_CONFIG_HOME/hive/config.toml`, the built-in default, and applies
+    /// its process-wide `limits`.
     pub fn load(explicit: Option<&Path>) -> Result<Self, ConfigError> {
+        let config = Self::find(explicit)?;
+        crate::provider::process::set_max_line(config.limits.max_line_bytes);
+        Ok(config)
+    }
+
+    fn find(explicit: Option<&Path>) -> Result<Self, ConfigError> {
         if let Some(p) = explicit {
             return Self::from_file(p);
         }
@@ -241,7 +296,8 @@ impl Config {
         self.processor.to_config()
     }
 
-    fn validate(&mut self) -> Result<(), ConfigError> {
+    /// `text` is the file's text, for positions in errors.
+    fn validate(&mut self, text: &str) -> Result<(), ConfigError> {
         let path = self.source.describe();
         let invalid = |message: String| ConfigError::Invalid {
             path: path.clone(),
@@ -253,27 +309,39 @@ impl Config {
             ));
         }
         let mut seen = std::collections::HashSet::new();
-        for a in &self.agents {
-            if a.id.is_empty()
+        for (i, a) in self.agents.iter().enumerate() {
+            let message = if a.id.is_empty()
                 || !a
                     .id
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
             {
-                return Err(invalid(format!(
+                format!(
                     "agent id `{}` must be non-empty and use only letters, digits, `-` and `_`",
                     a.id
-                )));
-            }
-            if !seen.insert(a.id.clone()) {
-                return Err(invalid(format!("agent id `{}` is used twice", a.id)));
-            }
+                )
+            } else if !seen.insert(a.id.clone()) {
+                format!("agent id `{}` is used twice", a.id)
+            } else {
+                continue;
+            };
+            return Err(match agent_id_at(text, i) {
+                Some((line, column)) => ConfigError::Parse {
+                    path: path.clone(),
+                    line,
+                    column,
+                    message,
+                },
+                None => invalid(message),
+            });
         }
         // Relative paths are relative to the config file, not the shell.
         if let Some(base) = self.source.base_dir().map(Path::to_owned) {
             for a in &mut self.agents {
+                // `demo:<name>` is built in, not a file beside the config.
                 if let Some(s) = &a.script
                     && s.is_relative()
+                    && !s.to_string_lossy().starts_with("demo:")
                 {
                     a.script = Some(base.join(s));
                 }
@@ -283,9 +351,30 @@ impl Config {
     }
 }
 
+/// Where the `id` of the `index`th `[[agent]]` is written (1-based line
+/// and column), read again with spans.
+fn agent_id_at(text: &str, index: usize) -> Option<(usize, usize)> {
+    #[derive(Deserialize)]
+    struct Ids {
+        #[serde(default)]
+        agent: Vec<IdOnly>,
+    }
+    #[derive(Deserialize)]
+    struct IdOnly {
+        id: toml::Spanned<String>,
+    }
+    let ids: Ids = toml::from_str(text).ok()?;
+    let span = ids.agent.get(index)?.id.span();
+    Some(line_col(text, span.start))
+}
+
 /// 1-based line and column of a byte offset.
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
+    let mut end = offset.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let before = &text[..end];
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line, column)

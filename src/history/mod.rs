@@ -184,3 +184,19 @@ fn recover_state(store: &Store, agent: &str, warnings: &mut Vec<String>) -> Pane
 pub fn is_session_file(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "jsonl")
 }
+
+/// The session an agent continues: its current one, else its newest.
+pub fn agent_session(store: &Store, agent: &str) -> Option<store::SessionEntry> {
+    let mut sessions = store.sessions(agent);
+    let current = PaneState::load(&store.state_path(agent))
+        .ok()
+        .flatten()
+        .map(|s| s.session);
+    match sessions
+        .iter()
+        .position(|s| Some(&s.session) == current.as_ref())
+    {
+        Some(i) => Some(sessions.swap_remove(i)),
+        None => sessions.pop(),
+    }
+}

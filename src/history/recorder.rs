@@ -37,6 +37,11 @@ pub struct HistoryRecorder {
     /// `hive run` leaves the stored queue alone (it never drains it).
     track_queue: bool,
     turns: IndexMap<String, LiveTurn>,
+    /// A write failed and the user has not been told yet.
+    failure: Option<String>,
+    /// Kinds of write (append, state) the user was told about; quiet until
+    /// one of that kind succeeds again.
+    failing: std::collections::HashSet<&'static str>,
 }
 
 impl HistoryRecorder {
@@ -54,19 +59,33 @@ impl HistoryRecorder {
             state_path,
             track_queue,
             turns: IndexMap::new(),
+            failure: None,
+            failing: Default::default(),
+        }
+    }
+
+    fn outcome(&mut self, result: Result<(), super::StoreError>, what: &'static str) {
+        match result {
+            Ok(()) => {
+                self.failing.remove(what);
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "history: {what} failed");
+                if self.failing.insert(what) {
+                    self.failure = Some(e.to_string());
+                }
+            }
         }
     }
 
     fn append(&mut self, records: &[Record]) {
-        if let Err(e) = self.writer.append(records) {
-            tracing::warn!(error = %e, "history: append failed");
-        }
+        let result = self.writer.append(records);
+        self.outcome(result, "append");
     }
 
     fn save_state(&mut self) {
-        if let Err(e) = self.state.save(&self.state_path) {
-            tracing::warn!(error = %e, "history: session state not saved");
-        }
+        let result = self.state.save(&self.state_path);
+        self.outcome(result, "saving the session state");
     }
 
     fn upsert(&mut self, u: &Upsert) {
@@ -204,6 +223,10 @@ impl HistoryRecorder {
 }
 
 impl Recorder for HistoryRecorder {
+    fn take_failure(&mut self) -> Option<String> {
+        self.failure.take()
+    }
+
     fn record(&mut self, event: &PaneEvent) {
         match event {
             PaneEvent::Upsert(u) => self.upsert(u),

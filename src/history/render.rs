@@ -153,5 +153,7 @@ pub fn markdown(title: &str, records: &[Record], items: &[Upsert]) -> String {
             }
         }
     }
-    out
+    // Markdown is pasted and viewed anywhere: never with the agent's
+    // control characters in it.
+    crate::sanitize::neutralize(&out).into_owned()
 }

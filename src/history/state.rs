@@ -70,12 +70,16 @@ impl PaneState {
 /// `path`. Readers see the old content or the new, nothing in between.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
+    crate::private::create_dir(dir).map_err(|e| StoreError::io(dir, e))?;
     let mut tmp_name = path.file_name().unwrap_or_default().to_owned();
     tmp_name.push(format!(".tmp-{}", std::process::id()));
     let tmp: PathBuf = dir.join(tmp_name);
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut f = crate::private::file_options()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_data()?;
         std::fs::rename(&tmp, path)

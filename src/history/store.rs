@@ -6,7 +6,7 @@
 //! - `history/<agent>/<session>.jsonl`: one append-only JSONL file per session;
 //! - `state/<agent>.json`: the pane's session state (see `state.rs`).
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -85,9 +85,15 @@ impl Store {
         Self { root: root.into() }
     }
 
-    /// The user's store (`$XDG_DATA_HOME/hive`, or `HIVE_DATA_DIR`).
+    /// The user's store (`$XDG_DATA_HOME/hive`, or `HIVE_DATA_DIR`). The
+    /// first call in a process makes existing files private (0700/0600).
     pub fn user() -> Self {
-        Self::at(crate::paths::data_dir())
+        let root = crate::paths::data_dir();
+        static TIGHTENED: std::sync::Once = std::sync::Once::new();
+        TIGHTENED.call_once(|| {
+            crate::private::tighten_tree(&root);
+        });
+        Self::at(root)
     }
 
     pub fn root(&self) -> &Path {
@@ -210,9 +216,9 @@ impl SessionWriter {
         if self.file.is_none() {
             let path = &self.path;
             if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
+                crate::private::create_dir(dir).map_err(|e| StoreError::io(dir, e))?;
             }
-            let mut file = OpenOptions::new()
+            let mut file = crate::private::file_options()
                 .create(true)
                 .read(true)
                 .append(true)
@@ -267,7 +273,7 @@ fn repair_tail(path: &Path, file: &mut File) -> std::io::Result<()> {
     }
     let mut torn_path = path.as_os_str().to_owned();
     torn_path.push(".torn");
-    let mut torn = OpenOptions::new()
+    let mut torn = crate::private::file_options()
         .create(true)
         .append(true)
         .open(PathBuf::from(torn_path))?;

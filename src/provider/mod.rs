@@ -9,12 +9,14 @@ pub mod acp;
 pub mod claude;
 pub mod codex;
 pub mod display;
+pub mod doctor;
 pub mod gemini;
 pub mod import;
 pub(crate) mod json;
 pub mod pi;
 pub mod process;
 pub mod pty;
+pub mod reap;
 pub mod script;
 mod sink;
 
@@ -156,6 +158,13 @@ pub enum ProviderEvent {
     Exited {
         code: Option<i32>,
         message: String,
+    },
+    /// The agent did not confirm an interrupt within its grace time. The
+    /// runner ends its process group and starts it again on the same session
+    /// (the one escalation path every provider shares). Sent before the
+    /// provider ends the turn itself.
+    Unresponsive {
+        reason: String,
     },
     /// Terminal panes: the emulated screen changed.
     TerminalUpdated,

@@ -1,6 +1,7 @@
 //! Child processes for providers: each agent runs in its own process group so
 //! that interrupting or killing it reaches everything it started, dies with hive
-//! (parent-death signal plus a registry hive sweeps on exit), and keeps its last
+//! (parent-death signal, a registry of groups and a sweep of all descendants
+//! on exit; see reap.rs and `crate::supervisor`), and keeps its last
 //! stderr lines for error reports.
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
@@ -30,8 +31,10 @@ fn live_groups() -> &'static Mutex<HashSet<i32>> {
     GROUPS.get_or_init(|| Mutex::new(HashSet::new()))
 }
 
-/// Kills every agent process group still alive. hive calls this on exit, on
-/// SIGTERM/SIGHUP and from its panic hook, so no agent outlives it.
+/// Kills every agent process group still alive, then every other descendant
+/// (children that made their own group or session, orphans re-parented to
+/// hive as subreaper). hive calls this on exit, on SIGTERM/SIGHUP and from
+/// its panic hook, so no agent outlives it.
 pub fn kill_all() {
     let groups: Vec<i32> = live_groups()
         .lock()
@@ -40,6 +43,7 @@ pub fn kill_all() {
     for pgid in groups {
         signal_group(pgid, libc::SIGKILL);
     }
+    super::reap::sweep_descendants(false);
 }
 
 /// Registers a process group started outside `AgentProcess` (a PTY child)
@@ -261,39 +265,152 @@ async fn collect_stderr(
     }
 }
 
-/// Reads newline-terminated lines; invalid UTF-8 is replaced, not fatal.
+/// Default cap on one protocol line (`[limits] max_line_bytes`).
+pub const DEFAULT_MAX_LINE: usize = 64 << 20;
+
+static MAX_LINE: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(DEFAULT_MAX_LINE);
+
+/// Sets the cap on one line for every reader created afterwards.
+pub fn set_max_line(bytes: usize) {
+    MAX_LINE.store(bytes.max(1024), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Reads newline-terminated lines from an agent, which may send anything:
+/// - invalid UTF-8 is replaced, not fatal;
+/// - lone UTF-16 surrogate escapes (`\ud83d` without its pair, as JavaScript
+///   writes when it cuts an emoji in half), which would make the whole JSON
+///   line unparseable, become `\ufffd`;
+/// - a line longer than the cap is not buffered: the reader returns a notice
+///   line (`hive: ...`, not JSON, so every provider shows it as a diagnostic)
+///   as soon as the cap is passed, drops the rest up to the newline, and goes
+///   on with the next line.
+///
 /// `next_line` is cancel-safe: a partial line survives a lost `select!` race.
 #[derive(Debug)]
 pub struct LineReader<R> {
     reader: BufReader<R>,
     buf: Vec<u8>,
+    max: usize,
+    /// Inside an over-long line: dropping up to its newline.
+    skipping: bool,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
     pub fn new(inner: R) -> Self {
+        Self::with_max(inner, MAX_LINE.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    pub fn with_max(inner: R, max: usize) -> Self {
         Self {
             reader: BufReader::with_capacity(64 * 1024, inner),
             buf: Vec::new(),
+            max,
+            skipping: false,
         }
     }
 
     /// The next line without its terminator; `None` at EOF.
     pub async fn next_line(&mut self) -> io::Result<Option<String>> {
         loop {
-            let n = self.reader.read_until(b'\n', &mut self.buf).await?;
-            if n == 0 && self.buf.is_empty() {
-                return Ok(None);
-            }
-            if n == 0 || self.buf.ends_with(b"\n") {
-                let mut line = std::mem::take(&mut self.buf);
-                while matches!(line.last(), Some(b'\n' | b'\r')) {
-                    line.pop();
+            let chunk = self.reader.fill_buf().await?;
+            if chunk.is_empty() {
+                self.skipping = false;
+                if self.buf.is_empty() {
+                    return Ok(None);
                 }
-                return Ok(Some(match String::from_utf8(line) {
-                    Ok(s) => s,
-                    Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-                }));
+                return Ok(Some(finish_line(std::mem::take(&mut self.buf))));
+            }
+            let newline = chunk.iter().position(|&b| b == b'\n');
+            let take = newline.map_or(chunk.len(), |i| i + 1);
+            if self.skipping {
+                self.reader.consume(take);
+                self.skipping = newline.is_none();
+                continue;
+            }
+            let body = newline.unwrap_or(chunk.len());
+            if self.buf.len() + body > self.max {
+                self.buf = Vec::new();
+                self.reader.consume(take);
+                self.skipping = newline.is_none();
+                return Ok(Some(format!(
+                    "hive: the agent wrote a line longer than {} bytes (the limit, \
+                     `[limits] max_line_bytes`); it was dropped",
+                    self.max
+                )));
+            }
+            self.buf.extend_from_slice(&chunk[..body]);
+            self.reader.consume(take);
+            if newline.is_some() {
+                return Ok(Some(finish_line(std::mem::take(&mut self.buf))));
             }
         }
     }
 }
+
+fn finish_line(mut line: Vec<u8>) -> String {
+    while matches!(line.last(), Some(b'\n' | b'\r')) {
+        line.pop();
+    }
+    let text = match String::from_utf8(line) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    repair_surrogates(text)
+}
+
+/// Replaces JSON `\uXXXX` escapes of unpaired UTF-16 surrogates with
+/// `\ufffd`; everything else (including escaped backslashes) is untouched.
+pub fn repair_surrogates(line: String) -> String {
+    fn hex4(b: &[u8], at: usize) -> Option<u32> {
+        let digits = b.get(at..at + 4)?;
+        let s = std::str::from_utf8(digits).ok()?;
+        u32::from_str_radix(s, 16).ok()
+    }
+    let b = line.as_bytes();
+    let mut bad = Vec::new();
+    let mut i = 0;
+    while i + 1 < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        if b[i + 1] != b'u' {
+            i += 2;
+            continue;
+        }
+        let Some(v) = hex4(b, i + 2) else {
+            i += 2;
+            continue;
+        };
+        let low = |at: usize| {
+            b.get(at) == Some(&b'\\')
+                && b.get(at + 1) == Some(&b'u')
+                && hex4(b, at + 2).is_some_and(|w| (0xDC00..0xE000).contains(&w))
+        };
+        match v {
+            0xD800..=0xDBFF if low(i + 6) => i += 12,
+            0xD800..=0xDFFF => {
+                bad.push(i);
+                i += 6;
+            }
+            _ => i += 6,
+        }
+    }
+    if bad.is_empty() {
+        return line;
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut last = 0;
+    for at in bad {
+        out.push_str(&line[last..at]);
+        out.push_str("\\ufffd");
+        last = at + 6;
+    }
+    out.push_str(&line[last..]);
+    out
+}
+
+#[cfg(test)]
+#[path = "process_tests.rs"]
+mod tests;

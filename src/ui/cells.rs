@@ -185,7 +185,11 @@ pub fn tool_call(u: &Upsert, ctx: &CellCtx<'_>) -> Vec<Logical> {
     let elbow = Style::new().fg(t.border);
     let mut body: Vec<Logical> = Vec::new();
     if let Some(msg) = &u.error_message {
-        body.push(Logical::raw(msg.clone(), Style::new().fg(t.error)));
+        // One row per line (a newline inside a row would vanish).
+        body.extend(
+            msg.lines()
+                .map(|l| Logical::raw(l.to_owned(), Style::new().fg(t.error))),
+        );
     }
     let diff = edit_diff(display.as_deref(), t);
     match output.as_deref() {

@@ -5,6 +5,7 @@
 //! layout caches) goes into the UI-owned `ViewState`, never into `App`.
 
 pub mod cells;
+pub mod diff;
 pub mod help;
 pub mod highlight;
 pub mod layout;
@@ -66,6 +67,7 @@ pub fn render(app: &App, view: &mut ViewState, area: Rect, buf: &mut Buffer) {
             continue;
         }
         let ctx = pane::PaneCtx {
+            overlaps: app.overlaps_of(i),
             index: i,
             focused: i == app.focus,
             theme: &app.theme,
@@ -90,5 +92,6 @@ pub fn render(app: &App, view: &mut ViewState, area: Rect, buf: &mut Buffer) {
         Overlay::None => {}
         Overlay::Help => help::draw_help(app, main, buf),
         Overlay::ConfirmQuit => help::draw_confirm_quit(app, main, buf),
+        Overlay::Diff => diff::draw(app, main, buf),
     }
 }

@@ -28,6 +28,8 @@ pub struct PaneCtx<'a> {
     pub full_view: bool,
     pub spin: usize,
     pub now: std::time::Instant,
+    /// Overlap warnings of this pane's worktree: (other agent, files).
+    pub overlaps: Vec<(String, String)>,
 }
 
 pub fn state_label(p: &Pane, spin: usize) -> (String, bool) {
@@ -57,7 +59,13 @@ pub fn draw(
 ) {
     let t = ctx.theme;
     Clear.render(area, buf);
-    let block = pane_block(p, ctx, area);
+    let mut block = pane_block(p, ctx, area);
+    if let Some(note) = overlap_note(&ctx.overlaps) {
+        block = block.title_bottom(Line::from(Span::styled(
+            note,
+            Style::new().fg(t.warning).add_modifier(Modifier::BOLD),
+        )));
+    }
     let inner = block.inner(area);
     block.render(area, buf);
     geo.inner = inner;
@@ -110,7 +118,7 @@ fn pane_block(p: &Pane, ctx: &PaneCtx<'_>, area: Rect) -> Block<'static> {
         Style::new().fg(t.title)
     };
     title.push(Span::styled(p.name().to_owned(), name_style));
-    title.push(Span::raw(" "));
+    title.extend(after_name(p, t));
     let (label, alarm) = state_label(p, ctx.spin);
     let label_style = if alarm {
         Style::new().fg(t.warning).add_modifier(Modifier::BOLD)
@@ -155,6 +163,27 @@ fn pane_block(p: &Pane, ctx: &PaneCtx<'_>, area: Rect) -> Block<'static> {
         .border_style(border_style)
         .title(Line::from(title))
         .title(Line::from(right).right_aligned())
+}
+
+/// The space after the pane's name, and its worktree branch if it has one.
+fn after_name(p: &Pane, t: &Theme) -> Vec<Span<'static>> {
+    let mut spans = vec![Span::raw(" ")];
+    if let Some(w) = &p.worktree {
+        spans.push(Span::styled(
+            format!("⎇ {} ", w.branch),
+            Style::new().fg(t.dim),
+        ));
+    }
+    spans
+}
+
+/// ` ⚠ b also changed README.md ` for the pane's bottom border.
+fn overlap_note(overlaps: &[(String, String)]) -> Option<String> {
+    let notes: Vec<String> = overlaps
+        .iter()
+        .map(|(other, files)| format!("{other} also changed {files}"))
+        .collect();
+    (!notes.is_empty()).then(|| format!(" ⚠ {} ", notes.join("; ")))
 }
 
 fn draw_failed(err: &str, t: &Theme, area: Rect, buf: &mut Buffer) {
@@ -375,7 +404,18 @@ fn working_line(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Line<'static>> {
     if let Some(secs) = secs {
         spans.push(Span::styled(format!(" {secs}s"), Style::new().fg(t.dim)));
     }
-    if p.state != TurnState::Cancelling {
+    if let Some(since) = p.stalled_since {
+        // The agent has said nothing for a while: it may hang.
+        spans.push(Span::styled(
+            format!(
+                " · no output for {} s · {} interrupts · {} restarts",
+                ctx.now.saturating_duration_since(since).as_secs(),
+                ctx.keymap.short(Action::Interrupt),
+                ctx.keymap.short(Action::Restart),
+            ),
+            Style::new().fg(t.warning),
+        ));
+    } else if p.state != TurnState::Cancelling {
         spans.push(Span::styled(
             format!(" · {} to interrupt", ctx.keymap.short(Action::Interrupt)),
             Style::new().fg(t.dim),

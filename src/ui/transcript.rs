@@ -220,10 +220,15 @@ fn layout_markdown(
         }
     }
     if let Some(msg) = &u.error_message {
-        tail.push(
-            Logical::raw(format!("✗ {msg}"), Style::new().fg(t.error))
-                .with_prefix(vec![Span::raw("  ")], vec![Span::raw("  ")]),
-        );
+        // One row per line: a newline inside a row would vanish and glue
+        // "exited with status 1" to the stderr line after it.
+        for (i, line) in msg.lines().enumerate() {
+            let mark = if i == 0 { "✗ " } else { "  " };
+            tail.push(
+                Logical::raw(format!("{mark}{line}"), Style::new().fg(t.error))
+                    .with_prefix(vec![Span::raw("  ")], vec![Span::raw("  ")]),
+            );
+        }
     }
     md.tail_rows.clear();
     wrap_all(&tail, width, &mut md.tail_rows);

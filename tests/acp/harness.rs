@@ -64,6 +64,12 @@ pub(crate) fn replay(agent: &str, case: &str) -> Capture {
                     r.written.push(v.clone());
                     unmatched.push_back(v);
                 }
+                Effect::File(job) => {
+                    let done = job.run();
+                    let v: Value = serde_json::from_str(&done.line).expect("fs answer is JSON");
+                    r.written.push(v.clone());
+                    unmatched.push_back(v);
+                }
                 Effect::Emit(ev) => {
                     let ev = *ev;
                     if let ProviderEvent::Permission(p) = &ev {

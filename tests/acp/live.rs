@@ -418,6 +418,56 @@ async fn live_fs_requests_stay_inside_the_cwd() {
     l.live.handle.kill().await;
 }
 
+/// A hostile agent in a hostile repository: nothing it plants gets it past
+/// the cwd, FIFOs do not freeze hive, a 1 GiB file is not read whole.
+/// Multi-threaded so that, without the fix, the blocked read shows as a
+/// timeout rather than a hung test.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_fs_attack_from_a_planted_repository_is_refused() {
+    let mut l = start(&[], None);
+    l.send("t1", "fsattack");
+    l.turn_end("t1").await;
+    let report = l.text_of("t1");
+    let lines: Vec<&str> = report.lines().collect();
+    let expected = [
+        "fs/write_text_file error -32602",
+        "fs/read_text_file error -32602",
+        "fs/write_text_file error -32602",
+        "fs/read_text_file error -32602",
+        "fs/read_text_file error -32602",
+        "fs/write_text_file error -32602",
+        r#"fs/read_text_file ok {"content": "first line\n"}"#,
+        "fs/read_text_file error -32602",
+    ];
+    assert_eq!(lines, expected, "{report}");
+    let outside = l.work.parent().unwrap().join("outside");
+    assert!(
+        !outside.join("planted.txt").exists(),
+        "wrote through a dangling link"
+    );
+    assert!(
+        !outside.join("new.txt").exists(),
+        "wrote through a linked dir"
+    );
+    let refusals: Vec<String> = l
+        .seen
+        .iter()
+        .filter_map(|e| match e {
+            ProviderEvent::Diagnostic { message, .. }
+                if message.contains("refused agent file access") =>
+            {
+                Some(message.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(refusals.len(), 6, "{refusals:#?}");
+    // The console still answers: another turn runs normally.
+    l.send("t2", "hello");
+    l.turn_end("t2").await;
+    l.live.handle.kill().await;
+}
+
 #[tokio::test]
 async fn live_cancel_while_a_command_keeps_running() {
     let mut l = start(&[], None);

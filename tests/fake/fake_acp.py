@@ -6,7 +6,18 @@ The behaviour of a turn is picked by a keyword in the prompt:
   hang        never answer, not even a cancel
   malformed   non-JSON and non-JSON-RPC lines, then a normal answer
   permission  tool_call + session/request_permission; the answer decides the tool's fate
+  fsattack    plants what a hostile repository can ship (a dangling symlink, a link
+              and a linked directory pointing out of the cwd, two FIFOs, a sparse 1 GiB
+              file) and asks for them; reports what it got back
   fs          fs requests inside and outside the cwd; reports what it got back
+  surrogate   a tool call whose output holds a lone UTF-16 surrogate escape (\ud83d),
+              as JavaScript writes when it cuts an emoji in half
+  longline    one line of $FAKE_ACP_LONG bytes (default 3 MB) without a newline until
+              its end, then a normal answer
+  spawnkids   starts three `sleep`s hive must not leave behind: a plain child, one in
+              its own session, and a double-forked orphan in its own session; writes
+              their pids to $FAKE_ACP_PIDS, then keeps the turn open ("spawnkids-end":
+              ends it)
   longcmd     a tool call whose "command" (a real `sleep` child) keeps running after a
               cancel; the prompt is answered only when the command ends (30 s)
   slow        streams slowly; a cancel is honoured at once
@@ -74,6 +85,20 @@ def update(u):
 
 def chunk(text, kind="agent_message_chunk"):
     update({"sessionUpdate": kind, "content": {"type": "text", "text": text}})
+
+
+def report_requests(calls):
+    """Sends each (method, params) request and answers the turn with one line
+    per request: "<method> ok <result>" or "<method> error <code>"."""
+    report = []
+    for method, params in calls:
+        params["sessionId"] = SESSION
+        resp = wait_response(request(method, params)) or {}
+        if "error" in resp:
+            report.append("%s error %s" % (method, resp["error"]["code"]))
+        else:
+            report.append("%s ok %s" % (method, json.dumps(resp.get("result"))))
+    chunk("\n".join(report))
 
 
 def request(method, params):
@@ -162,10 +187,82 @@ def turn(msg):
         chunk("decision: %s" % chosen)
         result(pid, {"stopReason": "end_turn"})
         return
+    if "surrogate" in text:
+        update({"sessionUpdate": "tool_call", "toolCallId": "call-s", "title": "cat emoji.txt",
+                "kind": "read", "status": "in_progress", "rawInput": {"path": "emoji.txt"}})
+        # json.dumps would write a valid pair; this is what a cut string looks like.
+        sys.stdout.write(
+            '{"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "%s", '
+            '"update": {"sessionUpdate": "tool_call_update", "toolCallId": "call-s", '
+            '"status": "completed", "content": [{"type": "content", "content": '
+            '{"type": "text", "text": "bee \\ud83d cut"}}]}}}\n' % SESSION)
+        sys.stdout.flush()
+        chunk("read it")
+        result(pid, {"stopReason": "end_turn"})
+        return
+    if "longline" in text:
+        size = int(os.environ.get("FAKE_ACP_LONG", str(3 << 20)))
+        block = "x" * 65536
+        for _ in range(size // len(block)):
+            sys.stdout.write(block)
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+        chunk("still here after the long line")
+        result(pid, {"stopReason": "end_turn"})
+        return
+    if "spawnkids" in text:
+        plain = subprocess.Popen(["sleep", "300"])
+        detached = subprocess.Popen(["sleep", "301"], start_new_session=True)
+        r, w = os.pipe()
+        middle = os.fork()
+        if middle == 0:
+            if os.fork() == 0:
+                os.setsid()
+                os.write(w, b"%d\n" % os.getpid())
+                os.execvp("sleep", ["sleep", "302"])
+            os._exit(0)
+        os.waitpid(middle, 0)
+        orphan = int(os.read(r, 32).decode().strip())
+        path = os.environ["FAKE_ACP_PIDS"]
+        with open(path + ".tmp", "w") as f:
+            f.write("%d %d %d %d\n" % (os.getpid(), plain.pid, detached.pid, orphan))
+        os.rename(path + ".tmp", path)
+        chunk("spawned")
+        if "spawnkids-end" in text:
+            result(pid, {"stopReason": "end_turn"})
+            return
+        while not state["eof"]:
+            pump(0.1)
+        return
+    if "fsattack" in text:
+        cwd = os.getcwd()
+        outside = os.path.join(os.path.dirname(cwd), "outside")
+        os.makedirs(outside, exist_ok=True)
+        with open(os.path.join(outside, "secret.txt"), "w") as f:
+            f.write("secret")
+        os.symlink(os.path.join(outside, "planted.txt"), os.path.join(cwd, "dangling"))
+        os.symlink(os.path.join(outside, "secret.txt"), os.path.join(cwd, "secret-link"))
+        os.symlink(outside, os.path.join(cwd, "outdir"))
+        os.mkfifo(os.path.join(cwd, "pipe1"))
+        os.mkfifo(os.path.join(cwd, "pipe2"))
+        with open(os.path.join(cwd, "huge.bin"), "wb") as f:
+            f.write(b"first line\n")
+            f.truncate(1 << 30)
+        report_requests([
+            ("fs/write_text_file", {"path": cwd + "/dangling", "content": "pwned"}),
+            ("fs/read_text_file", {"path": cwd + "/secret-link"}),
+            ("fs/write_text_file", {"path": cwd + "/outdir/new.txt", "content": "pwned"}),
+            ("fs/read_text_file", {"path": cwd + "/pipe1"}),
+            ("fs/read_text_file", {"path": cwd + "/pipe2"}),
+            ("fs/write_text_file", {"path": cwd + "/pipe1", "content": "x"}),
+            ("fs/read_text_file", {"path": cwd + "/huge.bin", "line": 1, "limit": 1}),
+            ("fs/read_text_file", {"path": cwd + "/huge.bin"}),
+        ])
+        result(pid, {"stopReason": "end_turn"})
+        return
     if "fs" in text:
         cwd = os.getcwd()
-        report = []
-        for method, params in [
+        report_requests([
             ("fs/read_text_file", {"path": "/etc/hostname"}),
             ("fs/read_text_file", {"path": cwd + "/../outside.txt"}),
             ("fs/write_text_file", {"path": cwd + "/../escape.txt", "content": "x"}),
@@ -173,14 +270,7 @@ def turn(msg):
             ("fs/write_text_file", {"path": cwd + "/made/by-agent.txt", "content": "agent wrote this"}),
             ("fs/read_text_file", {"path": cwd + "/made/by-agent.txt"}),
             ("terminal/create", {"command": "ls"}),
-        ]:
-            params["sessionId"] = SESSION
-            resp = wait_response(request(method, params)) or {}
-            if "error" in resp:
-                report.append("%s error %s" % (method, resp["error"]["code"]))
-            else:
-                report.append("%s ok %s" % (method, json.dumps(resp.get("result"))))
-        chunk("\n".join(report))
+        ])
         result(pid, {"stopReason": "end_turn"})
         return
     if "longcmd" in text:

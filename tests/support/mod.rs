@@ -9,9 +9,11 @@
 //! - `procs`: pids, process groups, the fakes' JSON-lines records.
 //! - `replay`: `Replay`, which a test feeds with its translator's output.
 //! - `scenario`: steps written once for the fake and the real Claude CLI.
+//! - `git`: temporary git repositories (the worktree tests).
 #![allow(dead_code, unused_imports)] // each test binary uses a different subset
 
 pub mod driver;
+pub mod git;
 pub mod procs;
 pub mod replay;
 pub mod scenario;

@@ -7,6 +7,7 @@
 //! `agent-client-protocol-schema` crate. Config: docs/acp.md.
 
 pub mod client;
+pub mod doctor;
 pub mod engine;
 pub mod fs;
 pub mod render;
@@ -277,22 +278,35 @@ async fn shut_down(
 async fn flush(engine: &mut Engine, process: &mut AgentProcess, events: &EventSink) {
     for effect in engine.drain() {
         match effect {
-            Effect::Write(line) => {
-                match tokio::time::timeout(WRITE_TIMEOUT, process.write_line(&line)).await {
-                    Ok(Ok(())) => {}
-                    // A dead agent shows up as stdout EOF right after.
-                    Ok(Err(e)) => tracing::debug!(error = %e, "write to agent failed"),
-                    Err(_) => {
-                        events.diagnostic(
-                            DiagnosticLevel::Error,
-                            "the agent stopped reading its input",
-                        );
-                    }
-                }
-            }
+            Effect::Write(line) => write_line(process, events, &line).await,
             Effect::Emit(ev) => {
                 let _ = events.send(*ev);
             }
+            Effect::File(job) => {
+                let done = match tokio::task::spawn_blocking(move || job.run()).await {
+                    Ok(done) => done,
+                    Err(e) => {
+                        tracing::error!(error = %e, "file request task failed");
+                        continue;
+                    }
+                };
+                if let Some(message) = done.refusal {
+                    events.diagnostic(DiagnosticLevel::Warn, message);
+                }
+                write_line(process, events, &done.line).await;
+            }
         }
+    }
+}
+
+async fn write_line(process: &mut AgentProcess, events: &EventSink, line: &str) {
+    match tokio::time::timeout(WRITE_TIMEOUT, process.write_line(line)).await {
+        Ok(Ok(())) => {}
+        // A dead agent shows up as stdout EOF right after.
+        Ok(Err(e)) => tracing::debug!(error = %e, "write to agent failed"),
+        Err(_) => events.diagnostic(
+            DiagnosticLevel::Error,
+            "the agent stopped reading its input",
+        ),
     }
 }

@@ -10,6 +10,7 @@
 
 pub mod content;
 pub mod control;
+pub mod doctor;
 pub mod import;
 pub mod translate;
 
@@ -245,6 +246,12 @@ impl Session {
                 }
                 _ = timer::sleep_until(deadline) => {
                     self.cancel_deadline = None;
+                    self.emit_all(vec![ProviderEvent::Unresponsive {
+                        reason: format!(
+                            "claude did not stop within {} ms of the interrupt",
+                            CANCEL_GRACE.as_millis()
+                        ),
+                    }]);
                     let events = self.translator.force_cancel();
                     self.emit_all(events);
                 }

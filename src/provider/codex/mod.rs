@@ -10,6 +10,7 @@
 //! unknown item looks the same in a pane whichever transport produced it.
 
 pub mod app_server;
+pub mod doctor;
 pub mod exec;
 pub mod import;
 pub mod items;

@@ -68,106 +68,143 @@ pub struct CodexSettings {
     pub startup_timeout: Duration,
 }
 
-impl CodexSettings {
-    pub fn from_agent(agent: &AgentConfig) -> Result<Self, ProviderError> {
-        let err = |message: String| ProviderError::Config {
-            agent: agent.id.clone(),
-            message,
+/// The agent's `options` table, read with errors that name the option.
+struct Opts<'a> {
+    agent: &'a AgentConfig,
+    table: &'a toml::Table,
+}
+
+impl<'a> Opts<'a> {
+    fn of(agent: &'a AgentConfig) -> Result<Self, ProviderError> {
+        let opts = Self {
+            agent,
+            table: &agent.options,
         };
-        let transport = match agent.transport.as_deref() {
-            None | Some("app-server") | Some("app_server") => Transport::AppServer,
-            Some("exec") => Transport::Exec,
-            Some(other) => {
-                return Err(err(format!(
-                    "codex: unknown transport `{other}`; expected `app-server` or `exec`"
-                )));
-            }
-        };
-        let opts = &agent.options;
-        if let Some(key) = opts.keys().find(|k| !OPTION_KEYS.contains(&k.as_str())) {
-            return Err(err(format!(
+        if let Some(key) = opts
+            .table
+            .keys()
+            .find(|k| !OPTION_KEYS.contains(&k.as_str()))
+        {
+            return Err(opts.err(format!(
                 "codex: unknown option `options.{key}`; known: {}",
                 OPTION_KEYS.join(", ")
             )));
         }
-        let string_opt = |key: &str| -> Result<Option<String>, ProviderError> {
-            match opts.get(key) {
-                None => Ok(None),
-                Some(toml::Value::String(s)) => Ok(Some(s.clone())),
-                Some(other) => Err(err(format!(
-                    "codex: `options.{key}` must be a string, found {}",
-                    other.type_str()
-                ))),
-            }
-        };
-        let millis_opt = |key: &str, default: u64| -> Result<Duration, ProviderError> {
-            match opts.get(key) {
-                None => Ok(Duration::from_millis(default)),
-                Some(toml::Value::Integer(n)) if *n >= 0 => Ok(Duration::from_millis(*n as u64)),
-                Some(other) => Err(err(format!(
-                    "codex: `options.{key}` must be a non-negative integer (milliseconds), found {other}"
-                ))),
-            }
-        };
+        Ok(opts)
+    }
 
-        let sandbox = string_opt("sandbox")?;
-        if let Some(s) = &sandbox
-            && !SANDBOXES.contains(&s.as_str())
-        {
-            return Err(err(format!(
-                "codex: `options.sandbox = \"{s}\"`; expected one of {}",
-                SANDBOXES.join(", ")
-            )));
+    fn err(&self, message: String) -> ProviderError {
+        ProviderError::Config {
+            agent: self.agent.id.clone(),
+            message,
         }
+    }
 
-        let mut bypass = None;
-        let mut approval_policy = None;
-        if let Some(mode) = agent.permission_mode.as_deref() {
-            match mode {
-                m if APPROVALS.contains(&m) => approval_policy = Some(m.to_owned()),
-                "bypass" | "yolo" | "bypassPermissions" | "danger-full-access" => {
-                    bypass = Some(Bypass::Full)
-                }
-                "full-auto" | "auto" => bypass = Some(Bypass::FullAuto),
-                other => {
-                    return Err(err(format!(
-                        "codex: `permission_mode = \"{other}\"`; expected one of {}, full-auto, bypass",
-                        APPROVALS.join(", ")
-                    )));
-                }
-            }
+    fn string(&self, key: &str) -> Result<Option<String>, ProviderError> {
+        match self.table.get(key) {
+            None => Ok(None),
+            Some(toml::Value::String(s)) => Ok(Some(s.clone())),
+            Some(other) => Err(self.err(format!(
+                "codex: `options.{key}` must be a string, found {}",
+                other.type_str()
+            ))),
         }
-        if let Some(a) = string_opt("approval_policy")? {
-            if !APPROVALS.contains(&a.as_str()) {
-                return Err(err(format!(
-                    "codex: `options.approval_policy = \"{a}\"`; expected one of {}",
-                    APPROVALS.join(", ")
-                )));
-            }
-            approval_policy = Some(a);
-        }
+    }
 
+    fn millis(&self, key: &str, default: u64) -> Result<Duration, ProviderError> {
+        match self.table.get(key) {
+            None => Ok(Duration::from_millis(default)),
+            Some(toml::Value::Integer(n)) if *n >= 0 => Ok(Duration::from_millis(*n as u64)),
+            Some(other) => Err(self.err(format!(
+                "codex: `options.{key}` must be a non-negative integer (milliseconds), found {other}"
+            ))),
+        }
+    }
+
+    fn flag(&self, key: &str) -> Result<bool, ProviderError> {
+        match self.table.get(key) {
+            None => Ok(false),
+            Some(toml::Value::Boolean(b)) => Ok(*b),
+            Some(other) => Err(self.err(format!(
+                "codex: `options.{key}` must be true or false, found {other}"
+            ))),
+        }
+    }
+
+    /// `options.config`, flattened to `-c key=value` pairs.
+    fn config(&self) -> Result<Vec<(String, toml::Value)>, ProviderError> {
         let mut config = Vec::new();
-        match opts.get("config") {
+        match self.table.get("config") {
             None => {}
             Some(toml::Value::Table(t)) => flatten("", t, &mut config),
             Some(other) => {
-                return Err(err(format!(
+                return Err(self.err(format!(
                     "codex: `options.config` must be a table of config overrides, found {}",
                     other.type_str()
                 )));
             }
         }
-        let skip_git_repo_check = match opts.get("skip_git_repo_check") {
-            None => false,
-            Some(toml::Value::Boolean(b)) => *b,
+        Ok(config)
+    }
+}
+
+/// The approval policy and sandbox bypass from `permission_mode` and
+/// `options.approval_policy` (the option wins).
+fn permissions(
+    agent: &AgentConfig,
+    opts: &Opts<'_>,
+) -> Result<(Option<String>, Option<Bypass>), ProviderError> {
+    let mut bypass = None;
+    let mut approval_policy = None;
+    if let Some(mode) = agent.permission_mode.as_deref() {
+        match mode {
+            m if APPROVALS.contains(&m) => approval_policy = Some(m.to_owned()),
+            "bypass" | "yolo" | "bypassPermissions" | "danger-full-access" => {
+                bypass = Some(Bypass::Full)
+            }
+            "full-auto" | "auto" => bypass = Some(Bypass::FullAuto),
+            other => {
+                return Err(opts.err(format!(
+                    "codex: `permission_mode = \"{other}\"`; expected one of {}, full-auto, bypass",
+                    APPROVALS.join(", ")
+                )));
+            }
+        }
+    }
+    if let Some(a) = opts.string("approval_policy")? {
+        if !APPROVALS.contains(&a.as_str()) {
+            return Err(opts.err(format!(
+                "codex: `options.approval_policy = \"{a}\"`; expected one of {}",
+                APPROVALS.join(", ")
+            )));
+        }
+        approval_policy = Some(a);
+    }
+    Ok((approval_policy, bypass))
+}
+
+impl CodexSettings {
+    pub fn from_agent(agent: &AgentConfig) -> Result<Self, ProviderError> {
+        let opts = Opts::of(agent)?;
+        let transport = match agent.transport.as_deref() {
+            None | Some("app-server") | Some("app_server") => Transport::AppServer,
+            Some("exec") => Transport::Exec,
             Some(other) => {
-                return Err(err(format!(
-                    "codex: `options.skip_git_repo_check` must be true or false, found {other}"
+                return Err(opts.err(format!(
+                    "codex: unknown transport `{other}`; expected `app-server` or `exec`"
                 )));
             }
         };
-
+        let sandbox = opts.string("sandbox")?;
+        if let Some(s) = &sandbox
+            && !SANDBOXES.contains(&s.as_str())
+        {
+            return Err(opts.err(format!(
+                "codex: `options.sandbox = \"{s}\"`; expected one of {}",
+                SANDBOXES.join(", ")
+            )));
+        }
+        let (approval_policy, bypass) = permissions(agent, &opts)?;
         let (program, program_args) = agent.program("codex");
         let cwd = agent.cwd.as_ref().map(|c| {
             if c.is_absolute() {
@@ -187,16 +224,16 @@ impl CodexSettings {
             sandbox,
             approval_policy,
             bypass,
-            profile: string_opt("profile")?,
-            config,
+            profile: opts.string("profile")?,
+            config: opts.config()?,
             effort: agent.thinking.clone(),
             system_prompt: agent.system_prompt.clone(),
             extra_args: agent.args.clone(),
             env: agent.env.clone(),
             cwd,
-            skip_git_repo_check,
-            interrupt_grace: millis_opt("interrupt_grace_ms", 500)?,
-            startup_timeout: millis_opt("startup_timeout_ms", 30_000)?,
+            skip_git_repo_check: opts.flag("skip_git_repo_check")?,
+            interrupt_grace: opts.millis("interrupt_grace_ms", 500)?,
+            startup_timeout: opts.millis("startup_timeout_ms", 30_000)?,
         })
     }
 

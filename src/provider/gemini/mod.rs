@@ -8,6 +8,7 @@
 //! line, so the provider ends the turn as cancelled itself. The headless stream
 //! carries no thinking; Gemini's ACP transport (`gemini --acp`) does.
 
+pub mod doctor;
 pub mod translate;
 
 use std::collections::BTreeMap;

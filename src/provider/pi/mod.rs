@@ -5,6 +5,7 @@
 //! `--session <id>`.
 
 pub mod content;
+pub mod doctor;
 pub mod import;
 pub mod translate;
 

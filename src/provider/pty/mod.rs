@@ -6,6 +6,7 @@
 //! waiter reaps the child. The async task only routes commands and turns
 //! reader activity into at most one `TerminalUpdated` per frame.
 
+pub mod doctor;
 pub mod pump;
 pub mod scan;
 

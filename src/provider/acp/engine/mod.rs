@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::client::{self, Incoming, RpcClient, RpcError, parse_line};
-use super::fs::{FsRoot, MissingFile};
+use super::fs::{FsJob, FsRoot, MissingFile};
 use super::render;
 use super::translate::{Translated, Translator};
 use crate::event::{ErrorInfo, Payload, ResponseStatus, StreamEvent};
@@ -78,6 +78,9 @@ pub enum Effect {
     /// Write this line to the agent's stdin.
     Write(String),
     Emit(Box<ProviderEvent>),
+    /// Run this file request off the async workers and write its answer
+    /// (`FsJob::run`).
+    File(FsJob),
 }
 
 /// What a request of ours was.
@@ -243,6 +246,13 @@ impl Engine {
             // A late answer to this prompt must not end a later turn.
             self.rpc.forget(turn.prompt_id);
             self.cancel_permissions();
+            self.effects
+                .push(Effect::Emit(Box::new(ProviderEvent::Unresponsive {
+                    reason: format!(
+                        "the agent did not confirm the cancel within {} ms",
+                        self.cfg.cancel_grace.as_millis()
+                    ),
+                })));
             self.diagnostic(
                 DiagnosticLevel::Info,
                 format!(

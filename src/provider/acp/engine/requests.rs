@@ -1,6 +1,6 @@
 //! Requests and notifications from the agent: `session/update`,
 //! `session/request_permission` (and hive's answers), the confined
-//! `fs/*_text_file` methods, and method-not-found for everything else.
+//! `fs/*_text_file` methods (handed out as jobs, see fs.rs), and method-not-found for everything else.
 
 use agent_client_protocol_schema::v1::{
     PermissionOptionKind, ReadTextFileRequest, RequestPermissionRequest, WriteTextFileRequest,
@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::{Effect, Engine, PendingPermission, Phase};
 use crate::provider::acp::client::{self, INVALID_PARAMS, METHOD_NOT_FOUND};
-use crate::provider::acp::fs::FsError;
+use crate::provider::acp::fs::{FsJob, FsOp};
 use crate::provider::acp::render;
 use crate::provider::acp::translate::{Translated, kind_label};
 use crate::provider::display;
@@ -54,38 +54,27 @@ impl Engine {
     pub(super) fn on_request(&mut self, id: Value, method: &str, params: Value) {
         match method {
             "session/request_permission" => self.permission_request(id, params),
-            "fs/read_text_file" => {
-                let line = match serde_json::from_value::<ReadTextFileRequest>(params) {
-                    Ok(req) => {
-                        let path = req.path.display().to_string();
-                        match self.fs.read(&path, req.line, req.limit) {
-                            Ok(content) => client::response(&id, json!({"content": content})),
-                            Err(e) => {
-                                self.fs_refused(&e);
-                                client::error_response(&id, e.code(), &e.to_string())
-                            }
-                        }
-                    }
-                    Err(e) => client::error_response(&id, INVALID_PARAMS, &e.to_string()),
-                };
-                self.write(line);
-            }
-            "fs/write_text_file" => {
-                let line = match serde_json::from_value::<WriteTextFileRequest>(params) {
-                    Ok(req) => {
-                        let path = req.path.display().to_string();
-                        match self.fs.write(&path, &req.content) {
-                            Ok(()) => client::response(&id, Value::Null),
-                            Err(e) => {
-                                self.fs_refused(&e);
-                                client::error_response(&id, e.code(), &e.to_string())
-                            }
-                        }
-                    }
-                    Err(e) => client::error_response(&id, INVALID_PARAMS, &e.to_string()),
-                };
-                self.write(line);
-            }
+            "fs/read_text_file" => match serde_json::from_value::<ReadTextFileRequest>(params) {
+                Ok(req) => self.file_job(
+                    id,
+                    FsOp::Read {
+                        path: req.path.display().to_string(),
+                        line: req.line,
+                        limit: req.limit,
+                    },
+                ),
+                Err(e) => self.write(client::error_response(&id, INVALID_PARAMS, &e.to_string())),
+            },
+            "fs/write_text_file" => match serde_json::from_value::<WriteTextFileRequest>(params) {
+                Ok(req) => self.file_job(
+                    id,
+                    FsOp::Write {
+                        path: req.path.display().to_string(),
+                        content: req.content,
+                    },
+                ),
+                Err(e) => self.write(client::error_response(&id, INVALID_PARAMS, &e.to_string())),
+            },
             other => {
                 self.write(client::error_response(
                     &id,
@@ -96,13 +85,10 @@ impl Engine {
         }
     }
 
-    pub(super) fn fs_refused(&mut self, e: &FsError) {
-        if matches!(e, FsError::Outside { .. }) {
-            self.diagnostic(
-                DiagnosticLevel::Warn,
-                format!("refused agent file access: {e}"),
-            );
-        }
+    /// File I/O blocks, so it leaves the engine as a job for the blocking pool.
+    fn file_job(&mut self, id: Value, op: FsOp) {
+        let job = FsJob::new(id, self.fs.clone(), op);
+        self.effects.push(Effect::File(job));
     }
 
     pub(super) fn permission_request(&mut self, id: Value, params: Value) {

@@ -144,7 +144,7 @@ impl Engine {
     }
 
     pub(super) fn initialized(&mut self, v: Value) {
-        match serde_json::from_value::<InitializeResponse>(v.clone()) {
+        match serde_json::from_value::<InitializeResponse>(v) {
             Ok(r) => {
                 if r.protocol_version != ProtocolVersion::V1 {
                     self.diagnostic(

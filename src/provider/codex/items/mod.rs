@@ -202,21 +202,10 @@ impl Item {
                 id,
                 text: str_field(v, "text"),
             },
-            "reasoning" => {
-                // exec: `text`; app-server: `summary` parts, raw `content` parts.
-                let text = match v.get("text").and_then(Value::as_str) {
-                    Some(t) => t.to_owned(),
-                    None => {
-                        let summary = string_list(v.get("summary"));
-                        if summary.is_empty() {
-                            string_list(v.get("content")).join("\n\n")
-                        } else {
-                            summary.join("\n\n")
-                        }
-                    }
-                };
-                Item::Reasoning { id, text }
-            }
+            "reasoning" => Item::Reasoning {
+                id,
+                text: reasoning_text(v),
+            },
             "command_execution" => Item::Command {
                 id,
                 command: str_field(v, "command"),
@@ -242,12 +231,7 @@ impl Item {
                 tool: str_field(v, "tool"),
                 arguments: v.get("arguments").cloned().unwrap_or(Value::Null),
                 result: v.get("result").filter(|r| !r.is_null()).cloned(),
-                error: v.get("error").filter(|e| !e.is_null()).map(|e| {
-                    e.get("message")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned)
-                        .unwrap_or_else(|| e.to_string())
-                }),
+                error: v.get("error").filter(|e| !e.is_null()).map(error_message),
                 status: Status::parse(v.get("status")),
             },
             "web_search" => Item::WebSearch {
@@ -257,20 +241,7 @@ impl Item {
             },
             "todo_list" => Item::Todo {
                 id,
-                items: v
-                    .get("items")
-                    .and_then(Value::as_array)
-                    .map(|a| {
-                        a.iter()
-                            .map(|t| {
-                                (
-                                    str_field(t, "text"),
-                                    t.get("completed").and_then(Value::as_bool).unwrap_or(false),
-                                )
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default(),
+                items: todo_items(v),
             },
             "error" => Item::Error {
                 id,
@@ -656,6 +627,41 @@ pub fn completed(usage: Option<Usage>) -> Payload {
         error: None,
         usage,
     }
+}
+
+/// exec: `text`; app-server: `summary` parts, raw `content` parts.
+fn reasoning_text(v: &Value) -> String {
+    if let Some(t) = v.get("text").and_then(Value::as_str) {
+        return t.to_owned();
+    }
+    let summary = string_list(v.get("summary"));
+    if summary.is_empty() {
+        string_list(v.get("content")).join("\n\n")
+    } else {
+        summary.join("\n\n")
+    }
+}
+
+/// An MCP call's error: its message, else the whole value.
+fn error_message(e: &Value) -> String {
+    e.get("message")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .unwrap_or_else(|| e.to_string())
+}
+
+/// A todo list's entries as (text, completed).
+fn todo_items(v: &Value) -> Vec<(String, bool)> {
+    let Some(items) = v.get("items").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .map(|t| {
+            let done = t.get("completed").and_then(Value::as_bool).unwrap_or(false);
+            (str_field(t, "text"), done)
+        })
+        .collect()
 }
 
 #[cfg(test)]

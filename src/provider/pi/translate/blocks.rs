@@ -147,7 +147,7 @@ impl PiTranslator {
             self.emit(
                 out,
                 Payload::ItemDelta {
-                    item_id: item_id.clone(),
+                    item_id,
                     delta_content,
                 },
             );

@@ -1,0 +1,6 @@
+//! Claude Code stream-json: every line through the translator, in a turn.
+#![no_main]
+#[path = "../harness.rs"]
+mod harness;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::claude_line(data));

@@ -1,0 +1,144 @@
+//! What each fuzz target does with its input, shared by the cargo-fuzz
+//! targets (fuzz_targets/*.rs) and by tests/fuzz_regressions.rs, which runs
+//! every seed and every kept crash input through the same code in the normal
+//! test suite. Nothing here may panic on any input.
+#![allow(dead_code)]
+
+use hive::config::{Config, ConfigSource};
+use hive::event::StreamEvent;
+use hive::history::{assemble, store};
+use hive::provider::acp::engine::{Engine, EngineConfig};
+use hive::provider::claude::translate::Translator;
+use hive::provider::codex::app_server::AppTurn;
+use hive::provider::codex::exec::ExecTurn;
+use hive::provider::gemini::translate::GeminiTurn;
+use hive::provider::pi::translate::PiTranslator;
+use hive::provider::pty::scan::Scanner;
+use serde_json::Value;
+
+/// ACP: every line through the engine (JSON-RPC framing, session updates,
+/// agent requests including fs/*, which become jobs and are not run here).
+pub(crate) fn acp_engine(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let mut engine = Engine::new(EngineConfig::new("fuzz", std::env::temp_dir()));
+    engine.start();
+    let now = tokio::time::Instant::now();
+    for line in text.split('\n') {
+        engine.on_line(line, now);
+        engine.on_timer(now);
+        let _ = engine.drain();
+    }
+}
+
+/// Claude Code stream-json: every line through the translator, in a turn.
+pub(crate) fn claude_line(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let mut t = Translator::new(None);
+    t.begin_turn("turn-1", vec!["u-1".into()]);
+    for line in text.split('\n') {
+        let _ = t.line(line);
+    }
+    let _ = t.force_cancel();
+}
+
+/// `codex exec --json`: every line through the turn translator.
+pub(crate) fn codex_exec_line(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let mut t = ExecTurn::new();
+    for line in text.split('\n') {
+        let _ = t.line(line);
+    }
+}
+
+/// `codex app-server`: every JSON line that parses is fed as a notification
+/// (`method` + `params`), as the provider does.
+pub(crate) fn codex_app_server(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let mut t = AppTurn::new();
+    for line in text.split('\n') {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let method = v.get("method").and_then(Value::as_str).unwrap_or("");
+        let params = v.get("params").cloned().unwrap_or(Value::Null);
+        let _ = t.notification(method, &params);
+    }
+}
+
+/// Gemini CLI stream-json: every line through one turn's translator.
+pub(crate) fn gemini_line(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let mut t = GeminiTurn::new("turn-1", "session-1", None);
+    for line in text.split('\n') {
+        let _ = t.push_line(line);
+    }
+    let _ = t.exited("1", "fuzz");
+}
+
+/// pi RPC mode: every line through the translator, in a turn.
+pub(crate) fn pi_line(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let mut t = PiTranslator::new("session-1", None);
+    t.begin_turn("turn-1", "p-1", "{}");
+    for line in text.split('\n') {
+        let _ = t.push_line(line);
+        let _ = t.take_outbox();
+    }
+    let _ = t.end_error("fuzz", "end");
+}
+
+/// The canonical event deserializer (`StreamEvent::from_json`), which also
+/// builds field-level error messages.
+pub(crate) fn stream_event(data: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(data)
+        && let Ok(ev) = StreamEvent::from_json(text)
+    {
+        let again = serde_json::to_string(&ev).expect("an event serializes");
+        StreamEvent::from_json(&again).expect("a serialized event parses back");
+    }
+}
+
+/// The history loader: a session file read whole and read backwards in
+/// windows (torn lines, garbage, huge records), then assembled into items.
+pub(crate) fn history_load(data: &[u8]) {
+    let path = std::env::temp_dir().join(format!("hive-fuzz-{}.jsonl", std::process::id()));
+    std::fs::write(&path, data).expect("temp file");
+    if let Ok(all) = store::read_all(&path) {
+        let _ = assemble::items_from(&all.records);
+    }
+    let mut end = u64::MAX;
+    for _ in 0..8 {
+        match store::read_window(&path, end, 2) {
+            Ok(w) if w.start > 0 && w.start < end => end = w.start,
+            _ => break,
+        }
+    }
+}
+
+/// The config loader: TOML text to a validated `Config` (positions in errors).
+pub(crate) fn config_parse(data: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(data) {
+        let source = ConfigSource::File("/fuzz/hive.toml".into());
+        if let Err(e) = Config::parse(text, source) {
+            let _ = e.to_string();
+        }
+    }
+}
+
+/// The PTY byte scanner: arbitrary child output, split at every chunk
+/// boundary the input chooses, must classify the same as in one piece.
+pub(crate) fn pty_scan(data: &[u8]) {
+    let Some((&split, bytes)) = data.split_first() else {
+        return;
+    };
+    let mut whole = Vec::new();
+    Scanner::default().scan(bytes, &mut whole);
+    let at = (split as usize).min(bytes.len());
+    let mut s = Scanner::default();
+    let mut parts = Vec::new();
+    s.scan(&bytes[..at], &mut parts);
+    let mut tail = Vec::new();
+    s.scan(&bytes[at..], &mut tail);
+    parts.extend(tail.into_iter().map(|(off, f)| (off + at, f)));
+    assert_eq!(whole, parts);
+}

@@ -1,0 +1,432 @@
+//! The console's side of per-agent worktrees (issue 19): which pane runs in
+//! which worktree, the diff view's model (`/diff`, `Ctrl+B d`), its keys,
+//! and the overlap warnings. Git itself runs in `worktree::service`; this
+//! file only queues requests (`App::git_outbox`) and applies the typed
+//! events that come back.
+
+use std::time::Instant;
+
+use crossterm::event::{KeyCode, KeyEvent};
+use tokio::sync::mpsc;
+
+use super::state::{App, Overlay};
+use super::transcript::EntryKind;
+use crate::event::Origin;
+use crate::provider::DiagnosticLevel;
+use crate::upsert::TurnEvent;
+use crate::upsert::UpsertKind;
+use crate::worktree::{
+    BringMode, DiffScope, FileDiff, Overlap, Worktree, WorktreeError, WorktreeEvent,
+    WorktreeRequest,
+};
+
+/// The diff view: one pane's changes, overall or for its last turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiffView {
+    pub pane: usize,
+    pub scope: DiffScope,
+    pub files: Vec<FileDiff>,
+    /// A request is out; the files shown may be stale.
+    pub loading: bool,
+    pub error: Option<String>,
+    /// The selected file.
+    pub selected: usize,
+    /// Lines of the selected file's diff scrolled past.
+    pub scroll: u16,
+    /// Result of the last merge / cherry-pick: (succeeded, text).
+    pub message: Option<(bool, String)>,
+    /// Waiting for `y` before doing this.
+    pub confirm: Option<Confirm>,
+}
+
+/// What the diff view asks to confirm.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confirm {
+    Bring(BringMode),
+    /// Commit the worktree on its branch with this message.
+    Commit(String),
+}
+
+impl DiffView {
+    fn new(pane: usize, scope: DiffScope) -> Self {
+        Self {
+            pane,
+            scope,
+            files: Vec::new(),
+            loading: true,
+            error: None,
+            selected: 0,
+            scroll: 0,
+            message: None,
+            confirm: None,
+        }
+    }
+
+    pub fn selected_file(&self) -> Option<&FileDiff> {
+        self.files.get(self.selected)
+    }
+}
+
+/// How long after a terminal pane's output its overlaps are checked.
+const TERMINAL_CHECK_DELAY: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Lines a page key scrolls the diff by.
+const PAGE: u16 = 15;
+
+impl App {
+    /// Records each pane's worktree; a pane whose worktree could not be made
+    /// shows why and does not start in the shared checkout.
+    pub fn attach_worktrees(&mut self, prepared: &[(usize, Result<Worktree, WorktreeError>)]) {
+        for (i, result) in prepared {
+            let Some(p) = self.panes.get_mut(*i) else {
+                continue;
+            };
+            match result {
+                Ok(w) => {
+                    p.agent.cwd = Some(w.cwd.clone());
+                    p.worktree = Some(w.clone());
+                }
+                Err(e) => p.failed = Some(format!("worktree: {e}")),
+            }
+        }
+    }
+
+    pub fn has_worktrees(&self) -> bool {
+        self.panes.iter().any(|p| p.worktree.is_some())
+    }
+
+    /// Opens the focused pane's diff view (overall).
+    pub fn open_diff(&mut self) {
+        let pane = self.focus;
+        if self.panes.get(pane).is_none_or(|p| p.worktree.is_none()) {
+            self.set_status("this pane has no worktree (set worktree = true on its agent)");
+            return;
+        }
+        self.diff = Some(DiffView::new(pane, DiffScope::Overall));
+        self.overlay = Overlay::Diff;
+        self.request_diff();
+    }
+
+    fn request_diff(&mut self) {
+        if let Some(v) = self.diff.as_mut() {
+            v.loading = true;
+            self.git_outbox.push(WorktreeRequest::Diff {
+                pane: v.pane,
+                scope: v.scope,
+            });
+        }
+    }
+
+    /// Turn boundaries of worktree panes: snapshot at the start, diff at the end.
+    pub(super) fn worktree_turn(&mut self, pane: usize, t: &TurnEvent) {
+        if self.panes.get(pane).is_none_or(|p| p.worktree.is_none()) {
+            return;
+        }
+        self.git_outbox.push(match t {
+            TurnEvent::TurnStarted { .. } => WorktreeRequest::TurnStarted { pane },
+            _ => WorktreeRequest::TurnEnded { pane },
+        });
+    }
+
+    /// Terminal panes have no turns: their output schedules one overlap
+    /// check a few seconds later (one per burst, none while idle).
+    pub(super) fn worktree_activity(&mut self, pane: usize) {
+        if self.overlap_check_at.is_none()
+            && self.panes.get(pane).is_some_and(|p| p.worktree.is_some())
+        {
+            self.overlap_check_at = Some(self.now + TERMINAL_CHECK_DELAY);
+        }
+    }
+
+    /// The scheduled overlap check is due.
+    pub fn due_overlap_check(&mut self) {
+        self.overlap_check_at = None;
+        self.git_outbox.push(WorktreeRequest::CheckOverlaps);
+    }
+
+    pub fn on_worktree(&mut self, ev: WorktreeEvent) {
+        match ev {
+            WorktreeEvent::Diff {
+                pane,
+                scope,
+                result,
+            } => {
+                let Some(v) = self
+                    .diff
+                    .as_mut()
+                    .filter(|v| v.pane == pane && v.scope == scope)
+                else {
+                    return;
+                };
+                v.loading = false;
+                match result {
+                    Ok(files) => {
+                        v.files = files;
+                        v.error = None;
+                        v.selected = v.selected.min(v.files.len().saturating_sub(1));
+                    }
+                    Err(e) => v.error = Some(e),
+                }
+            }
+            WorktreeEvent::Brought { pane, result } => {
+                let name = self.panes.get(pane).map(|p| p.name().to_owned());
+                let text = match &result {
+                    Ok(o) if o.commits == 0 => "nothing to bring home".to_owned(),
+                    Ok(o) => format!(
+                        "{} {} ({} commit{}) into the main checkout: {}",
+                        o.mode.verb(),
+                        o.branch,
+                        o.commits,
+                        if o.commits == 1 { "" } else { "s" },
+                        o.files.join(", ")
+                    ),
+                    Err(e) => e.clone(),
+                };
+                if let Some(p) = self.panes.get_mut(pane) {
+                    let level = if result.is_ok() {
+                        DiagnosticLevel::Info
+                    } else {
+                        DiagnosticLevel::Warn
+                    };
+                    p.transcript.notice(level, text.clone());
+                }
+                if let Some(v) = self.diff.as_mut().filter(|v| v.pane == pane) {
+                    v.message = Some((result.is_ok(), text));
+                    self.request_diff();
+                } else if let Some(n) = name {
+                    self.set_status(format!("{n}: {text}"));
+                }
+            }
+            WorktreeEvent::Committed { pane, result } => {
+                let text = match result {
+                    Ok(Some(sha)) => (true, format!("committed {}", &sha[..sha.len().min(10)])),
+                    Ok(None) => (true, "nothing to commit".to_owned()),
+                    Err(e) => (false, e),
+                };
+                if let Some(v) = self.diff.as_mut().filter(|v| v.pane == pane) {
+                    v.message = Some(text);
+                    self.request_diff();
+                }
+            }
+            WorktreeEvent::Overlaps(found) => self.set_overlaps(found),
+        }
+    }
+
+    /// Replaces the overlap state; new overlaps are announced in both panes.
+    fn set_overlaps(&mut self, found: Vec<Overlap>) {
+        let fresh: Vec<Overlap> = found
+            .iter()
+            .filter(|o| !self.overlaps.contains(o))
+            .cloned()
+            .collect();
+        for o in &fresh {
+            for (me, other) in [(&o.a, &o.b), (&o.b, &o.a)] {
+                let focused = self.focus;
+                if let Some((i, p)) = self
+                    .panes
+                    .iter_mut()
+                    .enumerate()
+                    .find(|(_, p)| &p.agent.id == me)
+                {
+                    p.transcript.notice(
+                        DiagnosticLevel::Warn,
+                        format!(
+                            "overlap: {other} also changed {} (bring one home first, or expect a conflict)",
+                            o.describe_files()
+                        ),
+                    );
+                    if i != focused {
+                        p.attention = true;
+                    }
+                }
+            }
+        }
+        self.overlaps = found;
+    }
+
+    /// A commit message the agent suggests: the first line of its last
+    /// reply, as a summary of the work (`None`: it has not replied).
+    pub fn suggested_message(&self, pane: usize) -> Option<String> {
+        let p = self.panes.get(pane)?;
+        p.transcript.entries.iter().rev().find_map(|e| {
+            let EntryKind::Item(u) = &e.kind else {
+                return None;
+            };
+            let UpsertKind::Message { content, origin } = &u.kind else {
+                return None;
+            };
+            if *origin != Origin::Agent {
+                return None;
+            }
+            content.with_str(|s| {
+                let line = s
+                    .lines()
+                    .map(|l| l.trim().trim_start_matches(['#', '*', '-', '>']).trim())
+                    .find(|l| !l.is_empty())?;
+                Some(line.chars().filter(|c| !c.is_control()).take(72).collect())
+            })
+        })
+    }
+
+    /// The overlap warnings that concern one pane: (other agent, files).
+    pub fn overlaps_of(&self, pane: usize) -> Vec<(String, String)> {
+        let Some(p) = self.panes.get(pane) else {
+            return Vec::new();
+        };
+        self.overlaps
+            .iter()
+            .filter(|o| o.involves(&p.agent.id))
+            .map(|o| (o.other(&p.agent.id).to_owned(), o.describe_files()))
+            .collect()
+    }
+
+    /// Keys while the diff view is open.
+    pub(super) fn diff_key(&mut self, ev: KeyEvent) {
+        let Some(v) = self.diff.as_mut() else {
+            self.overlay = Overlay::None;
+            return;
+        };
+        if let Some(confirm) = v.confirm.take() {
+            if matches!(
+                ev.code,
+                KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter
+            ) {
+                v.message = Some((true, "working…".to_owned()));
+                let pane = v.pane;
+                let message = self.suggested_message(pane);
+                self.git_outbox.push(match confirm {
+                    Confirm::Bring(mode) => WorktreeRequest::Bring {
+                        pane,
+                        mode,
+                        message,
+                    },
+                    Confirm::Commit(message) => WorktreeRequest::Commit { pane, message },
+                });
+            }
+            return;
+        }
+        let n = v.files.len();
+        match ev.code {
+            KeyCode::Esc | KeyCode::Char('q') => {
+                self.overlay = Overlay::None;
+                self.diff = None;
+            }
+            KeyCode::Up | KeyCode::Char('k') => {
+                v.selected = v.selected.saturating_sub(1);
+                v.scroll = 0;
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                v.selected = (v.selected + 1).min(n.saturating_sub(1));
+                v.scroll = 0;
+            }
+            KeyCode::PageDown | KeyCode::Char(' ') => v.scroll = v.scroll.saturating_add(PAGE),
+            KeyCode::PageUp => v.scroll = v.scroll.saturating_sub(PAGE),
+            KeyCode::Home => v.scroll = 0,
+            KeyCode::Tab | KeyCode::Char('t') => {
+                v.scope = match v.scope {
+                    DiffScope::Overall => DiffScope::LastTurn,
+                    DiffScope::LastTurn => DiffScope::Overall,
+                };
+                v.files.clear();
+                v.selected = 0;
+                v.scroll = 0;
+                self.request_diff();
+            }
+            KeyCode::Char('r') => self.request_diff(),
+            KeyCode::Char('m') => v.confirm = Some(Confirm::Bring(BringMode::Merge)),
+            KeyCode::Char('c') => v.confirm = Some(Confirm::Bring(BringMode::CherryPick)),
+            KeyCode::Char('s') => {
+                let pane = v.pane;
+                let message = self.suggested_message(pane).unwrap_or_else(|| {
+                    let id = self
+                        .panes
+                        .get(pane)
+                        .map_or("agent", |p| p.agent.id.as_str());
+                    format!("hive: work of {id}")
+                });
+                if let Some(v) = self.diff.as_mut() {
+                    v.confirm = Some(Confirm::Commit(message));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Why the event loop woke for the git side.
+#[derive(Debug)]
+pub enum GitWake {
+    Event(WorktreeEvent),
+    /// The scheduled overlap check is due.
+    CheckDue,
+}
+
+/// The console's end of the git service (none without worktree panes).
+pub struct GitLink {
+    tx: Option<mpsc::UnboundedSender<WorktreeRequest>>,
+    rx: Option<mpsc::UnboundedReceiver<WorktreeEvent>>,
+}
+
+impl GitLink {
+    /// Starts the service for the app's worktree panes, if it has any.
+    pub fn start(app: &App) -> Self {
+        let panes: Vec<_> = app
+            .panes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| Some((i, p.worktree.clone()?)))
+            .collect();
+        if panes.is_empty() {
+            return Self { tx: None, rx: None };
+        }
+        let (events, rx) = mpsc::unbounded_channel();
+        Self {
+            tx: Some(crate::worktree::spawn_service(panes, events)),
+            rx: Some(rx),
+        }
+    }
+
+    /// Sends `requests` now, then waits for the service's next event or the
+    /// overlap check at `check_at`. (Sending before the future exists means
+    /// a `select!` that drops the future loses nothing.)
+    pub fn next(
+        &mut self,
+        check_at: Option<Instant>,
+        requests: Vec<WorktreeRequest>,
+    ) -> impl Future<Output = GitWake> + '_ {
+        if let Some(tx) = &self.tx {
+            for r in requests {
+                let _ = tx.send(r);
+            }
+        }
+        async move {
+            let event = async {
+                match self.rx.as_mut() {
+                    Some(rx) => rx.recv().await,
+                    None => None,
+                }
+            };
+            tokio::select! {
+                Some(ev) = event => GitWake::Event(ev),
+                _ = crate::timer::sleep_until(check_at.map(tokio::time::Instant::from_std)) => GitWake::CheckDue,
+                else => std::future::pending().await,
+            }
+        }
+    }
+}
+
+impl App {
+    /// Applies what woke the loop on the git side; true: redraw.
+    pub fn on_git(&mut self, wake: GitWake) -> bool {
+        match wake {
+            GitWake::Event(ev) => {
+                self.on_worktree(ev);
+                true
+            }
+            GitWake::CheckDue => {
+                self.due_overlap_check();
+                false
+            }
+        }
+    }
+}

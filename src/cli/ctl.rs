@@ -1,0 +1,408 @@
+//! `hive ctl`: drive a running hive from scripts, editors or a second
+//! terminal through its control socket (README "Scripting a running hive").
+//! Each error code has its own exit status (`ErrorCode::exit_code`).
+
+use std::borrow::Cow;
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use serde_json::Value;
+
+use crate::control::client::{Client, ClientError, Prefer, discover};
+use crate::control::protocol::{Call, EventLine, PaneInfo, TurnOutcome, WaitResult};
+use crate::upsert::{Output, TurnEvent, Upsert, UpsertKind};
+
+#[derive(Debug, Args)]
+pub struct CtlArgs {
+    /// The hive to talk to: a socket path, or a name in the socket dir
+    /// (`$XDG_RUNTIME_DIR/hive`). Default: the only one running.
+    #[arg(long, env = "HIVE_SOCKET", value_name = "NAME|PATH", global = true)]
+    pub socket: Option<String>,
+    /// Print the hive's JSON instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub verb: Verb,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Verb {
+    /// Every pane: state, model, queue.
+    List,
+    /// One pane in detail.
+    Status { pane: String },
+    /// Send a message; prints its turn id once the message is bound to a
+    /// turn (for a busy pane: when the queue reaches it).
+    Send {
+        pane: String,
+        /// Deliver now: into the running turn, or interrupt it and send.
+        #[arg(long)]
+        steer: bool,
+        /// The message (several words are joined by spaces).
+        #[arg(required = true, num_args = 1..)]
+        text: Vec<String>,
+    },
+    /// Wait for a turn to end and print the agent's answer; exit 1 when
+    /// the turn failed or was cancelled.
+    Wait { turn_id: String },
+    /// Interrupt the pane's running turn.
+    Cancel { pane: String },
+    /// Start a pane's agent again after it stopped.
+    Restart { pane: String },
+    /// Stream upserts and turn events (of one pane, or all) until Ctrl-C.
+    Watch { pane: Option<String> },
+    /// The pane's current conversation from the history store.
+    History { pane: String },
+}
+
+pub(super) fn ctl(cli: &super::Cli, args: &CtlArgs) -> anyhow::Result<ExitCode> {
+    match run(cli, args) {
+        Ok(code) => Ok(code),
+        Err(e) => {
+            eprintln!("hive ctl: {e} [{}]", code_name(&e));
+            Ok(ExitCode::from(e.exit_code()))
+        }
+    }
+}
+
+fn code_name(e: &ClientError) -> String {
+    serde_json::to_value(e.code())
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+fn run(cli: &super::Cli, args: &CtlArgs) -> Result<ExitCode, ClientError> {
+    // The hive of the config `hive` would load here is the one meant when
+    // several run (`--config` names it outright).
+    let label = crate::config::Config::load(cli.config.as_deref())
+        .ok()
+        .map(|c| crate::control::socket_label(&c.source));
+    let prefer = match &label {
+        Some(l) if cli.config.is_some() => Prefer::Only(l),
+        Some(l) => Prefer::IfSeveral(l),
+        None => Prefer::None,
+    };
+    let path = discover(
+        args.socket.as_deref(),
+        &crate::control::socket_dir(),
+        prefer,
+    )?;
+    let mut client = Client::connect(&path)?;
+    let mut out = std::io::stdout().lock();
+    let tty = std::io::stdout().is_terminal();
+    let io = |e: std::io::Error| ClientError::Unreachable(format!("writing output: {e}"));
+    let call = match &args.verb {
+        Verb::List => Call::List,
+        Verb::Status { pane } => Call::Status { pane: pane.clone() },
+        Verb::Send { pane, steer, text } => Call::Send {
+            pane: pane.clone(),
+            text: text.join(" "),
+            steer: *steer,
+        },
+        Verb::Wait { turn_id } => Call::Wait {
+            turn_id: turn_id.clone(),
+        },
+        Verb::Cancel { pane } => Call::Cancel { pane: pane.clone() },
+        Verb::Restart { pane } => Call::Restart { pane: pane.clone() },
+        Verb::Watch { pane } => Call::Watch { pane: pane.clone() },
+        Verb::History { pane } => Call::History { pane: pane.clone() },
+    };
+    let result = client.call(call)?;
+    if let Verb::Watch { pane } = &args.verb {
+        // On stderr, so scripts reading events are undisturbed; it also
+        // says the subscription is live.
+        eprintln!("hive ctl: watching {} (Ctrl-C stops)", path.display());
+        return watch(&mut client, &mut out, args.json, pane.is_some(), tty);
+    }
+    let mut code = ExitCode::SUCCESS;
+    let text = if args.json {
+        serde_json::to_string(&result).unwrap_or_default()
+    } else {
+        match &args.verb {
+            Verb::List => {
+                let panes: Vec<PaneInfo> = field(&result, "panes")?;
+                let header = format!(
+                    "{:<12} {:<10} {:<20} {:>9}  NAME",
+                    "PANE", "STATE", "MODEL", "QUEUE"
+                );
+                std::iter::once(header)
+                    .chain(panes.iter().map(list_line))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            }
+            Verb::Status { .. } => status_text(&parse(&result)?),
+            Verb::Send { .. } | Verb::Cancel { .. } => str_field(&result, "turn_id"),
+            Verb::Restart { pane } => format!("restarting {pane}"),
+            Verb::Wait { .. } => {
+                let w: WaitResult = parse(&result)?;
+                if w.status != TurnOutcome::Completed {
+                    code = ExitCode::FAILURE;
+                    eprintln!("hive ctl: turn {} {}", w.turn_id, outcome_text(&w));
+                }
+                printable(&w.text, tty).into_owned()
+            }
+            Verb::History { .. } => {
+                let items: Vec<Upsert> = field(&result, "items")?;
+                printable(&crate::history::render::plain(&items), tty).into_owned()
+            }
+            Verb::Watch { .. } => String::new(),
+        }
+    };
+    if let (true, Verb::Wait { .. }) = (args.json, &args.verb) {
+        let w: WaitResult = parse(&result)?;
+        if w.status != TurnOutcome::Completed {
+            code = ExitCode::FAILURE;
+        }
+    }
+    if !text.is_empty() {
+        writeln!(out, "{}", text.trim_end_matches('\n')).map_err(io)?;
+    }
+    Ok(code)
+}
+
+fn watch(
+    client: &mut Client,
+    out: &mut impl Write,
+    json: bool,
+    one_pane: bool,
+    tty: bool,
+) -> Result<ExitCode, ClientError> {
+    let io = |e: std::io::Error| ClientError::Unreachable(format!("writing output: {e}"));
+    while let Some(line) = client.next_line()? {
+        let Ok(ev) = serde_json::from_str::<EventLine>(&line) else {
+            // Not an event: the reply that ends the stream.
+            if let Ok(reply) = serde_json::from_str::<crate::control::protocol::Reply>(&line)
+                && let Some(e) = reply.error
+            {
+                return Err(ClientError::Ctl(e));
+            }
+            continue;
+        };
+        let text = if json {
+            watch_json(&ev, one_pane)
+        } else {
+            watch_line(&ev, tty)
+        };
+        writeln!(out, "{text}").map_err(io)?;
+        out.flush().map_err(io)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `hive run --json`'s line; with every pane watched, plus a `pane` field.
+fn watch_json(ev: &EventLine, one_pane: bool) -> String {
+    let mut v = serde_json::to_value(&ev.event).unwrap_or(Value::Null);
+    if !one_pane && let Value::Object(map) = &mut v {
+        map.insert("pane".into(), Value::String(ev.pane.clone()));
+    }
+    v.to_string()
+}
+
+fn watch_line(ev: &EventLine, tty: bool) -> String {
+    let p = &ev.pane;
+    match &ev.event {
+        Output::Turn(TurnEvent::TurnStarted {
+            turn_id, model_id, ..
+        }) => format!("{p}  turn_started   {turn_id}  {model_id}"),
+        Output::Turn(TurnEvent::TurnComplete {
+            turn_id, status, ..
+        }) => format!("{p}  turn_complete  {turn_id}  {}", enum_name(status)),
+        Output::Turn(TurnEvent::TurnError {
+            turn_id,
+            error_code,
+            error_message,
+            ..
+        }) => format!(
+            "{p}  turn_error     {turn_id}  [{error_code}] {}",
+            one_line(error_message, tty)
+        ),
+        Output::Upsert(u) => {
+            // An update carries everything so far: its end is what is new.
+            let text = |s: &str| {
+                if u.status == crate::upsert::UpsertStatus::Update {
+                    tail_line(s, tty)
+                } else {
+                    one_line(s, tty)
+                }
+            };
+            let what = match &u.kind {
+                UpsertKind::Message { content, origin } => {
+                    format!("{} message: {}", enum_name(origin), content.with_str(text))
+                }
+                UpsertKind::Thinking { content, .. } => {
+                    format!("thinking: {}", content.with_str(text))
+                }
+                UpsertKind::ToolCall {
+                    tool_name, output, ..
+                } => format!(
+                    "tool {}{}",
+                    one_line(tool_name, tty),
+                    output
+                        .as_deref()
+                        .map(|o| format!(" → {}", one_line(o, tty)))
+                        .unwrap_or_default()
+                ),
+            };
+            format!("{p}  {:<13}  {what}", enum_name(&u.status))
+        }
+    }
+}
+
+fn list_line(p: &PaneInfo) -> String {
+    let state = if p.failed.is_some() {
+        "failed".to_owned()
+    } else {
+        enum_name(&p.state)
+    };
+    format!(
+        "{:<12} {:<10} {:<20} {:>2} queued  {}",
+        p.id,
+        state,
+        p.model.as_deref().unwrap_or("-"),
+        p.queue.len(),
+        p.name
+    )
+}
+
+fn status_text(p: &PaneInfo) -> String {
+    let mut lines = vec![
+        format!("pane:      {}", p.id),
+        format!("name:      {}", p.name),
+        format!("provider:  {}", p.provider),
+        format!("model:     {}", p.model.as_deref().unwrap_or("-")),
+        format!("state:     {}", enum_name(&p.state)),
+        format!("alive:     {}", p.alive),
+        format!("turn:      {}", p.turn_id.as_deref().unwrap_or("-")),
+        format!("turns:     {}", p.turns),
+        format!("steer:     {}", p.can_steer),
+        format!("interrupt: {}", p.can_interrupt),
+    ];
+    if let Some(f) = &p.failed {
+        lines.push(format!("failed:    {f}"));
+    }
+    lines.push(format!("queue:     {}", p.queue.len()));
+    for (i, q) in p.queue.iter().enumerate() {
+        lines.push(format!("  {}. {}", i + 1, one_line(q, true)));
+    }
+    lines.join("\n")
+}
+
+fn outcome_text(w: &WaitResult) -> String {
+    match (&w.error_code, &w.error_message) {
+        (Some(c), Some(m)) => format!("failed [{c}]: {m}"),
+        _ => enum_name(&w.status),
+    }
+}
+
+fn enum_name<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+fn parse<T: serde::de::DeserializeOwned>(v: &Value) -> Result<T, ClientError> {
+    serde_json::from_value(v.clone())
+        .map_err(|e| ClientError::Unreachable(format!("unreadable answer from hive: {e}")))
+}
+
+fn field<T: serde::de::DeserializeOwned>(v: &Value, name: &str) -> Result<T, ClientError> {
+    parse(v.get(name).unwrap_or(&Value::Null))
+}
+
+fn str_field(v: &Value, name: &str) -> String {
+    v.get(name)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Agent text on a terminal: control characters (escape sequences) become
+/// visible `\u{..}` marks; newlines and tabs stay.
+fn printable(s: &str, tty: bool) -> Cow<'_, str> {
+    if !tty || !s.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(
+        s.chars()
+            .map(|c| {
+                if c.is_control() && c != '\n' && c != '\t' {
+                    c.escape_unicode().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+    )
+}
+
+/// A one-line summary: whitespace runs folded, at most 100 characters.
+fn one_line(s: &str, tty: bool) -> String {
+    let folded = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut short: String = folded.chars().take(100).collect();
+    if folded.chars().count() > 100 {
+        short.push('…');
+    }
+    printable(&short, tty).into_owned()
+}
+
+/// The last 100 characters, folded to one line.
+fn tail_line(s: &str, tty: bool) -> String {
+    let folded = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let n = folded.chars().count();
+    let mut short: String = if n > 100 { "…".into() } else { String::new() };
+    short.extend(folded.chars().skip(n.saturating_sub(100)));
+    printable(&short, tty).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn upsert(status: &str, content: &str) -> EventLine {
+        serde_json::from_value(serde_json::json!({
+            "pane": "demo",
+            "event": {
+                "turn_id": "t1", "session_id": "s", "item_id": "i",
+                "source_timestamp": "2026-01-01T00:00:00Z",
+                "emitted_at": "2026-01-01T00:00:00Z",
+                "status": status, "type": "message", "content": content, "origin": "agent",
+            },
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn watch_lines_for_people_and_for_scripts() {
+        let long = "word ".repeat(40);
+        assert_eq!(
+            watch_line(&upsert("create", "Hello\nthere"), true),
+            "demo  create         agent message: Hello there"
+        );
+        let update = watch_line(&upsert("update", &format!("{long}end")), true);
+        assert!(
+            update.starts_with("demo  update         agent message: …"),
+            "{update}"
+        );
+        assert!(update.ends_with("word end"), "{update}");
+        let ev = upsert("complete", "x");
+        let one: Value = serde_json::from_str(&watch_json(&ev, true)).unwrap();
+        assert_eq!(
+            one,
+            serde_json::to_value(&ev.event).unwrap(),
+            "hive run --json's line"
+        );
+        let all: Value = serde_json::from_str(&watch_json(&ev, false)).unwrap();
+        assert_eq!(all["pane"], "demo");
+        assert_eq!(all["status"], "complete");
+    }
+
+    #[test]
+    fn escape_sequences_never_reach_a_terminal() {
+        assert_eq!(printable("a\u{1b}[2Jb\nc", true), "a\\u{1b}[2Jb\nc");
+        assert_eq!(printable("a\u{1b}[2Jb", false), "a\u{1b}[2Jb");
+        assert_eq!(one_line("x\n  y\u{7}", true), "x y\\u{7}");
+    }
+}

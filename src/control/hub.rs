@@ -1,0 +1,748 @@
+//! The control socket's side of the app loop: answers requests from what
+//! the runners have reported and turns actions into `RunnerCommand`s.
+//!
+//! It owns no runner and reads no app state. The loop shows it every
+//! `PaneUpdate` (so it mirrors each pane's state, queue and turns, and
+//! streams them to watchers) and hands it each request; it hands back the
+//! command to send, which the loop routes like a key press's.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use super::protocol::{Call, CtlError, ErrorCode, PaneInfo, SendResult, TurnOutcome, WaitResult};
+use crate::config::AgentConfig;
+use crate::event::Origin;
+use crate::provider::Capabilities;
+use crate::runner::{PaneEvent, PaneUpdate, RunnerCommand, SubmitMode, TurnState};
+use crate::text::SharedText;
+use crate::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
+
+/// Finished turns remembered for `wait` after they ended.
+const FINISHED_KEPT: usize = 256;
+
+pub type Responder = oneshot::Sender<Result<Value, CtlError>>;
+
+/// One request on its way from a connection to the app loop.
+#[derive(Debug)]
+pub struct ControlRequest {
+    pub call: Call,
+    pub reply: Responder,
+    /// `watch` only: where the event lines go (pre-serialized, one per line).
+    pub events: Option<mpsc::Sender<Arc<str>>>,
+}
+
+/// How a pane's runner came up.
+#[derive(Debug, Clone)]
+pub enum Started {
+    Running(Capabilities),
+    Failed(String),
+}
+
+struct PaneMirror {
+    agent: AgentConfig,
+    started: Started,
+    state: TurnState,
+    model: Option<String>,
+    queue: Vec<String>,
+    turn: Option<String>,
+    turns: u64,
+    /// `send`s waiting for their message to be bound to a turn, in order.
+    pending: VecDeque<PendingSend>,
+}
+
+/// A `send` whose message is not bound to a turn yet.
+struct PendingSend {
+    text: String,
+    reply: Responder,
+    /// Seen in the pane's queue.
+    queued: bool,
+    /// Then gone from it: drained (its turn starts next) or taken out in
+    /// the console (nothing will start; told at the next idle).
+    left_queue: bool,
+}
+
+impl PaneMirror {
+    fn caps(&self) -> Option<Capabilities> {
+        match &self.started {
+            Started::Running(c) => Some(*c),
+            Started::Failed(_) => None,
+        }
+    }
+
+    fn alive(&self) -> bool {
+        self.caps().is_some() && self.state != TurnState::Dead
+    }
+
+    fn info(&self) -> PaneInfo {
+        let caps = self.caps().unwrap_or_default();
+        PaneInfo {
+            id: self.agent.id.clone(),
+            name: self.agent.display_name().to_owned(),
+            provider: self.agent.provider.clone(),
+            model: self.model.clone().or_else(|| self.agent.model.clone()),
+            state: self.state,
+            alive: self.alive(),
+            failed: match &self.started {
+                Started::Failed(e) => Some(e.clone()),
+                Started::Running(_) => None,
+            },
+            turn_id: self.turn.clone(),
+            turns: self.turns,
+            queue: self.queue.clone(),
+            can_steer: caps.queue_while_streaming || caps.interrupt,
+            can_interrupt: caps.interrupt,
+        }
+    }
+}
+
+struct TurnRecord {
+    /// The agent's completed messages by item, in order of first completion.
+    texts: IndexMap<String, SharedText>,
+    result: Option<WaitResult>,
+}
+
+struct Subscriber {
+    pane: Option<usize>,
+    tx: mpsc::Sender<Arc<str>>,
+}
+
+/// `watch` lines borrow the event instead of cloning it: same JSON as
+/// [`super::protocol::EventLine`].
+#[derive(Serialize)]
+struct EventRef<'a, T: Serialize> {
+    pane: &'a str,
+    event: &'a T,
+}
+
+pub struct Hub {
+    panes: Vec<PaneMirror>,
+    turns: HashMap<String, TurnRecord>,
+    finished: VecDeque<String>,
+    waiters: HashMap<String, Vec<Responder>>,
+    subscribers: Vec<Subscriber>,
+}
+
+impl Hub {
+    /// One mirror per configured agent, in pane order.
+    pub fn new(agents: impl IntoIterator<Item = (AgentConfig, Started)>) -> Self {
+        Self {
+            panes: agents
+                .into_iter()
+                .map(|(agent, started)| PaneMirror {
+                    agent,
+                    started,
+                    state: TurnState::Idle,
+                    model: None,
+                    queue: Vec::new(),
+                    turn: None,
+                    turns: 0,
+                    pending: VecDeque::new(),
+                })
+                .collect(),
+            turns: HashMap::new(),
+            finished: VecDeque::new(),
+            waiters: HashMap::new(),
+            subscribers: Vec::new(),
+        }
+    }
+
+    /// Sees one runner event before the app applies it.
+    pub fn observe(&mut self, update: &PaneUpdate) {
+        let i = update.pane;
+        let Some(p) = self.panes.get_mut(i) else {
+            return;
+        };
+        match &update.event {
+            PaneEvent::State(s) => {
+                p.state = *s;
+                if *s == TurnState::Idle {
+                    // A drained message is bound before the pane is idle
+                    // again; one still waiting was removed from the queue.
+                    let (removed, kept) = std::mem::take(&mut p.pending)
+                        .into_iter()
+                        .partition(|s| s.left_queue);
+                    p.pending = kept;
+                    for s in removed {
+                        let _ = s.reply.send(Err(CtlError::new(
+                            ErrorCode::InvalidState,
+                            format!(
+                                "the message was taken out of pane `{}`'s queue before it was sent",
+                                p.agent.id
+                            ),
+                        )));
+                    }
+                }
+                if *s == TurnState::Dead {
+                    for PendingSend { reply, .. } in p.pending.drain(..) {
+                        let _ = reply.send(Err(CtlError::new(
+                            ErrorCode::ProcessCrash,
+                            format!(
+                                "the agent of pane `{}` stopped before the message was sent; \
+                                 it waits in the pane's queue (`hive ctl restart {}`)",
+                                p.agent.id, p.agent.id
+                            ),
+                        )));
+                    }
+                }
+            }
+            PaneEvent::Queue(q) => {
+                for s in &mut p.pending {
+                    let there = q.contains(&s.text);
+                    s.left_queue |= s.queued && !there;
+                    s.queued |= there;
+                }
+                p.queue.clone_from(q);
+            }
+            PaneEvent::Session(info) => {
+                if let Some(m) = &info.model {
+                    p.model = Some(m.clone());
+                }
+            }
+            PaneEvent::Attached { capabilities, .. } => {
+                p.started = Started::Running(*capabilities);
+            }
+            PaneEvent::Upsert(u) => {
+                self.upsert(i, u);
+                self.broadcast(i, u);
+            }
+            PaneEvent::Turn(t) => {
+                self.turn(i, t);
+                self.broadcast(i, t);
+            }
+            _ => {}
+        }
+    }
+
+    fn record(&mut self, turn_id: &str) -> &mut TurnRecord {
+        self.turns
+            .entry(turn_id.to_owned())
+            .or_insert_with(|| TurnRecord {
+                texts: IndexMap::new(),
+                result: None,
+            })
+    }
+
+    fn upsert(&mut self, i: usize, u: &Upsert) {
+        let UpsertKind::Message { content, origin } = &u.kind else {
+            return;
+        };
+        if u.status != UpsertStatus::Complete {
+            return;
+        }
+        match origin {
+            Origin::User => {
+                let p = &mut self.panes[i];
+                let bound = p
+                    .pending
+                    .iter()
+                    .position(|p| content.with_str(|s| s == p.text));
+                if let Some(PendingSend { reply, .. }) = bound.and_then(|n| p.pending.remove(n)) {
+                    let result = SendResult {
+                        pane: p.agent.id.clone(),
+                        turn_id: u.turn_id.clone(),
+                    };
+                    let _ = reply.send(Ok(to_value(&result)));
+                }
+                self.record(&u.turn_id);
+            }
+            Origin::Agent => {
+                let record = self.record(&u.turn_id);
+                record.texts.insert(u.item_id.clone(), content.clone());
+            }
+            Origin::System => {}
+        }
+    }
+
+    fn turn(&mut self, i: usize, t: &TurnEvent) {
+        let turn_id = t.turn_id().to_owned();
+        let p = &mut self.panes[i];
+        let (status, error_code, error_message) = match t {
+            TurnEvent::TurnStarted { model_id, .. } => {
+                p.turn = Some(turn_id.clone());
+                if !model_id.is_empty() {
+                    p.model = Some(model_id.clone());
+                }
+                self.record(&turn_id);
+                return;
+            }
+            TurnEvent::TurnComplete { status, .. } => (
+                match status {
+                    TurnStatus::Completed => TurnOutcome::Completed,
+                    TurnStatus::Cancelled => TurnOutcome::Cancelled,
+                },
+                None,
+                None,
+            ),
+            TurnEvent::TurnError {
+                error_code,
+                error_message,
+                ..
+            } => (
+                TurnOutcome::Error,
+                Some(error_code.clone()),
+                Some(error_message.clone()),
+            ),
+        };
+        if p.turn.as_deref() == Some(turn_id.as_str()) {
+            p.turn = None;
+        }
+        p.turns += 1;
+        let pane = p.agent.id.clone();
+        let record = self.record(&turn_id);
+        let mut text = String::new();
+        for content in record.texts.values() {
+            if !text.is_empty() {
+                text.push_str("\n\n");
+            }
+            content.with_str(|s| text.push_str(s));
+        }
+        record.texts = IndexMap::new();
+        let result = WaitResult {
+            pane,
+            turn_id: turn_id.clone(),
+            status,
+            text,
+            error_code,
+            error_message,
+        };
+        for reply in self.waiters.remove(&turn_id).unwrap_or_default() {
+            let _ = reply.send(Ok(to_value(&result)));
+        }
+        if let Some(record) = self.turns.get_mut(&turn_id) {
+            record.result = Some(result);
+        }
+        self.finished.push_back(turn_id);
+        while self.finished.len() > FINISHED_KEPT {
+            if let Some(old) = self.finished.pop_front() {
+                self.turns.remove(&old);
+            }
+        }
+    }
+
+    fn broadcast<T: Serialize>(&mut self, i: usize, event: &T) {
+        if self.subscribers.is_empty() {
+            return;
+        }
+        let line = EventRef {
+            pane: &self.panes[i].agent.id,
+            event,
+        };
+        let line: Arc<str> = match serde_json::to_string(&line) {
+            Ok(s) => s.into(),
+            Err(e) => {
+                tracing::warn!("control: cannot serialize an event: {e}");
+                return;
+            }
+        };
+        // A watcher that cannot keep up is dropped (its stream then ends
+        // with an error) rather than buffering without bound.
+        self.subscribers
+            .retain(|s| s.pane.is_some_and(|p| p != i) || s.tx.try_send(line.clone()).is_ok());
+    }
+
+    /// Answers one request; the command, if any, is for the loop to send.
+    pub fn handle(&mut self, req: ControlRequest) -> Option<(usize, RunnerCommand)> {
+        let ControlRequest {
+            call,
+            reply,
+            events,
+        } = req;
+        match self.call(call, reply, events) {
+            Ok(cmd) => cmd,
+            Err((reply, e)) => {
+                let _ = reply.send(Err(e));
+                None
+            }
+        }
+    }
+
+    fn find(&self, id: &str) -> Result<usize, CtlError> {
+        self.panes
+            .iter()
+            .position(|p| p.agent.id == id)
+            .ok_or_else(|| {
+                let ids: Vec<_> = self.panes.iter().map(|p| p.agent.id.as_str()).collect();
+                CtlError::new(
+                    ErrorCode::SessionNotFound,
+                    format!("no pane `{id}`; panes: {}", ids.join(", ")),
+                )
+            })
+    }
+
+    fn call(
+        &mut self,
+        call: Call,
+        reply: Responder,
+        events: Option<mpsc::Sender<Arc<str>>>,
+    ) -> Result<Option<(usize, RunnerCommand)>, (Responder, CtlError)> {
+        macro_rules! pane {
+            ($id:expr) => {
+                match self.find($id) {
+                    Ok(i) => i,
+                    Err(e) => return Err((reply, e)),
+                }
+            };
+        }
+        match call {
+            Call::List => {
+                let panes: Vec<_> = self.panes.iter().map(PaneMirror::info).collect();
+                let _ = reply.send(Ok(json!({ "panes": panes })));
+                Ok(None)
+            }
+            Call::Status { pane } => {
+                let i = pane!(&pane);
+                let _ = reply.send(Ok(to_value(&self.panes[i].info())));
+                Ok(None)
+            }
+            Call::Send { pane, text, steer } => {
+                let i = pane!(&pane);
+                let p = &mut self.panes[i];
+                if text.trim().is_empty() {
+                    return Err((reply, CtlError::new(ErrorCode::BadRequest, "empty message")));
+                }
+                if let Err(e) = runnable(p) {
+                    return Err((reply, e));
+                }
+                let caps = p.caps().unwrap_or_default();
+                if steer && !(caps.queue_while_streaming || caps.interrupt) {
+                    return Err((
+                        reply,
+                        CtlError::new(
+                            ErrorCode::UnsupportedCliType,
+                            format!(
+                                "pane `{pane}` ({}) can neither take a message mid-turn nor be \
+                                 interrupted; send without --steer to queue it",
+                                p.agent.provider
+                            ),
+                        ),
+                    ));
+                }
+                p.pending.push_back(PendingSend {
+                    text: text.clone(),
+                    reply,
+                    queued: false,
+                    left_queue: false,
+                });
+                let mode = if steer {
+                    SubmitMode::Steer
+                } else {
+                    SubmitMode::Queue
+                };
+                Ok(Some((i, RunnerCommand::Submit { text, mode })))
+            }
+            Call::Wait { turn_id } => {
+                match self.turns.get(&turn_id) {
+                    Some(TurnRecord {
+                        result: Some(r), ..
+                    }) => {
+                        let _ = reply.send(Ok(to_value(r)));
+                    }
+                    Some(_) => self.waiters.entry(turn_id).or_default().push(reply),
+                    None => {
+                        return Err((
+                            reply,
+                            CtlError::new(
+                                ErrorCode::TurnNotFound,
+                                format!(
+                                    "no turn `{turn_id}` is running or finished recently in this hive"
+                                ),
+                            ),
+                        ));
+                    }
+                }
+                Ok(None)
+            }
+            Call::Cancel { pane } => {
+                let i = pane!(&pane);
+                let p = &self.panes[i];
+                if let Err(e) = runnable(p) {
+                    return Err((reply, e));
+                }
+                if !p.caps().is_some_and(|c| c.interrupt) {
+                    return Err((
+                        reply,
+                        CtlError::new(
+                            ErrorCode::UnsupportedCliType,
+                            format!("pane `{pane}` ({}) cannot be interrupted", p.agent.provider),
+                        ),
+                    ));
+                }
+                let Some(turn_id) = p.turn.clone().filter(|_| p.state.is_busy()) else {
+                    return Err((
+                        reply,
+                        CtlError::new(
+                            ErrorCode::InvalidState,
+                            format!("pane `{pane}` has no turn running"),
+                        ),
+                    ));
+                };
+                let _ = reply.send(Ok(json!({ "pane": pane, "turn_id": turn_id })));
+                Ok(Some((i, RunnerCommand::Interrupt)))
+            }
+            Call::Restart { pane } => {
+                let i = pane!(&pane);
+                let p = &self.panes[i];
+                if let Started::Failed(e) = &p.started {
+                    return Err((
+                        reply,
+                        CtlError::new(
+                            ErrorCode::ProcessCrash,
+                            format!(
+                                "pane `{pane}` could not start ({e}); fix its config and start hive again"
+                            ),
+                        ),
+                    ));
+                }
+                if p.state != TurnState::Dead {
+                    return Err((
+                        reply,
+                        CtlError::new(
+                            ErrorCode::InvalidState,
+                            format!("the agent of pane `{pane}` is running; nothing to restart"),
+                        ),
+                    ));
+                }
+                let _ = reply.send(Ok(json!({ "pane": pane })));
+                Ok(Some((i, RunnerCommand::Restart)))
+            }
+            Call::Watch { pane } => {
+                let filter = match pane {
+                    Some(id) => Some(pane!(&id)),
+                    None => None,
+                };
+                let Some(tx) = events else {
+                    let e = CtlError::new(ErrorCode::BadRequest, "watch needs an event stream");
+                    return Err((reply, e));
+                };
+                self.subscribers.push(Subscriber { pane: filter, tx });
+                let _ = reply.send(Ok(json!({})));
+                Ok(None)
+            }
+            Call::History { pane } => {
+                let i = pane!(&pane);
+                let agent = &self.panes[i].agent.id;
+                let _ = reply.send(Ok(json!({ "pane": pane, "agent": agent })));
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// Errors for a pane whose agent cannot take a message now.
+fn runnable(p: &PaneMirror) -> Result<(), CtlError> {
+    let id = &p.agent.id;
+    match &p.started {
+        Started::Failed(e) => Err(CtlError::new(
+            ErrorCode::ProcessCrash,
+            format!("pane `{id}` could not start: {e}"),
+        )),
+        Started::Running(_) if p.state == TurnState::Dead => Err(CtlError::new(
+            ErrorCode::ProcessCrash,
+            format!("the agent of pane `{id}` is not running; `hive ctl restart {id}` starts it"),
+        )),
+        Started::Running(_) => Ok(()),
+    }
+}
+
+fn to_value<T: Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Utc;
+
+    use super::*;
+
+    fn hub() -> Hub {
+        let caps = Capabilities {
+            interrupt: true,
+            ..Capabilities::default()
+        };
+        Hub::new([
+            (AgentConfig::new("a", "script"), Started::Running(caps)),
+            (AgentConfig::new("b", "script"), Started::Running(caps)),
+        ])
+    }
+
+    fn message(turn: &str, item: &str, origin: Origin, text: &str) -> PaneEvent {
+        PaneEvent::Upsert(Upsert {
+            turn_id: turn.into(),
+            session_id: "s".into(),
+            item_id: item.into(),
+            source_timestamp: Utc::now(),
+            emitted_at: Utc::now(),
+            status: UpsertStatus::Complete,
+            error_code: None,
+            error_message: None,
+            kind: UpsertKind::Message {
+                content: text.into(),
+                origin,
+            },
+        })
+    }
+
+    fn at(pane: usize, event: PaneEvent) -> PaneUpdate {
+        PaneUpdate { pane, event }
+    }
+
+    type Answer = oneshot::Receiver<Result<Value, CtlError>>;
+
+    fn ask(hub: &mut Hub, call: Call) -> (Option<(usize, RunnerCommand)>, Answer) {
+        let (reply, rx) = oneshot::channel();
+        let cmd = hub.handle(ControlRequest {
+            call,
+            reply,
+            events: None,
+        });
+        (cmd, rx)
+    }
+
+    #[test]
+    fn send_answers_when_bound_and_wait_when_the_turn_ends() {
+        let mut hub = hub();
+        let send = Call::Send {
+            pane: "a".into(),
+            text: "hi".into(),
+            steer: false,
+        };
+        let (cmd, mut sent) = ask(&mut hub, send);
+        assert!(matches!(
+            cmd,
+            Some((0, RunnerCommand::Submit { ref text, mode: SubmitMode::Queue })) if text == "hi"
+        ));
+        assert!(sent.try_recv().is_err(), "not bound yet");
+        // Another pane's identical message does not bind it.
+        hub.observe(&at(1, message("t-b", "u0", Origin::User, "hi")));
+        assert!(sent.try_recv().is_err());
+        hub.observe(&at(0, message("t1", "u1", Origin::User, "hi")));
+        let bound = sent.try_recv().unwrap().unwrap();
+        assert_eq!(bound["turn_id"], "t1");
+
+        let (_, mut waiting) = ask(
+            &mut hub,
+            Call::Wait {
+                turn_id: "t1".into(),
+            },
+        );
+        hub.observe(&at(0, message("t1", "m1", Origin::Agent, "one")));
+        hub.observe(&at(0, message("t1", "m2", Origin::Agent, "two")));
+        assert!(waiting.try_recv().is_err());
+        hub.observe(&at(
+            0,
+            PaneEvent::Turn(TurnEvent::TurnComplete {
+                turn_id: "t1".into(),
+                session_id: "s".into(),
+                status: TurnStatus::Completed,
+                usage: None,
+                finish_reason: None,
+            }),
+        ));
+        let done = waiting.try_recv().unwrap().unwrap();
+        assert_eq!(done["text"], "one\n\ntwo");
+        assert_eq!(done["status"], "completed");
+        // Finished turns are still there for a late `wait`.
+        let (_, mut late) = ask(
+            &mut hub,
+            Call::Wait {
+                turn_id: "t1".into(),
+            },
+        );
+        assert_eq!(late.try_recv().unwrap().unwrap()["text"], "one\n\ntwo");
+        let (_, mut unknown) = ask(
+            &mut hub,
+            Call::Wait {
+                turn_id: "t9".into(),
+            },
+        );
+        assert_eq!(
+            unknown.try_recv().unwrap().unwrap_err().code,
+            ErrorCode::TurnNotFound
+        );
+    }
+
+    #[test]
+    fn a_dying_agent_fails_unbound_sends() {
+        let mut hub = hub();
+        let send = Call::Send {
+            pane: "a".into(),
+            text: "queued".into(),
+            steer: false,
+        };
+        let (_, mut sent) = ask(&mut hub, send);
+        hub.observe(&at(0, PaneEvent::State(TurnState::Dead)));
+        assert_eq!(
+            sent.try_recv().unwrap().unwrap_err().code,
+            ErrorCode::ProcessCrash
+        );
+        let (cmd, mut again) = ask(
+            &mut hub,
+            Call::Send {
+                pane: "a".into(),
+                text: "x".into(),
+                steer: false,
+            },
+        );
+        assert!(cmd.is_none());
+        assert_eq!(
+            again.try_recv().unwrap().unwrap_err().code,
+            ErrorCode::ProcessCrash
+        );
+    }
+
+    #[test]
+    fn a_send_taken_out_of_the_queue_is_answered() {
+        let mut hub = hub();
+        let queued = |text: &str| Call::Send {
+            pane: "a".into(),
+            text: text.into(),
+            steer: false,
+        };
+        let (_, mut drained) = ask(&mut hub, queued("first"));
+        let (_, mut removed) = ask(&mut hub, queued("second"));
+        hub.observe(&at(
+            0,
+            PaneEvent::Queue(vec!["first".into(), "second".into()]),
+        ));
+        // The console removes "second"; the turn ends; "first" drains.
+        hub.observe(&at(0, PaneEvent::Queue(vec!["first".into()])));
+        hub.observe(&at(0, PaneEvent::State(TurnState::Idle)));
+        let err = removed.try_recv().unwrap().unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidState);
+        hub.observe(&at(0, PaneEvent::Queue(vec![])));
+        hub.observe(&at(0, PaneEvent::State(TurnState::Starting)));
+        hub.observe(&at(0, message("t2", "u", Origin::User, "first")));
+        assert_eq!(drained.try_recv().unwrap().unwrap()["turn_id"], "t2");
+    }
+
+    #[test]
+    fn watchers_get_their_pane_and_are_dropped_when_behind() {
+        let mut hub = hub();
+        let (tx, mut rx) = mpsc::channel(1);
+        let (reply, _answer) = oneshot::channel();
+        hub.handle(ControlRequest {
+            call: Call::Watch {
+                pane: Some("b".into()),
+            },
+            reply,
+            events: Some(tx),
+        });
+        hub.observe(&at(0, message("t", "x", Origin::Agent, "not b")));
+        hub.observe(&at(1, message("t", "y", Origin::Agent, "for b")));
+        let line = rx.try_recv().unwrap();
+        let ev: super::super::protocol::EventLine = serde_json::from_str(&line).unwrap();
+        assert_eq!(ev.pane, "b");
+        hub.observe(&at(1, message("t", "z", Origin::Agent, "fills it")));
+        hub.observe(&at(1, message("t", "w", Origin::Agent, "overflows")));
+        assert!(rx.try_recv().is_ok());
+        assert!(
+            matches!(rx.try_recv(), Err(mpsc::error::TryRecvError::Disconnected)),
+            "a watcher that fell behind is let go"
+        );
+    }
+}

@@ -1,0 +1,177 @@
+//! Reaching a running hive from outside (issue 18): a Unix socket per
+//! console, a line-delimited JSON protocol, and `hive ctl` as its client.
+//!
+//! The console hosts the socket ([`server`]); requests travel to the app's
+//! loop as typed commands and are answered there by the [`hub`], which owns
+//! no runner and reads no app state: it mirrors what the runners report.
+//! The [`protocol`] module has no socket or app types, so the MCP server
+//! (issue 16) can reuse it.
+
+pub mod client;
+mod host;
+pub mod hub;
+pub mod protocol;
+pub mod server;
+
+use std::io;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+pub use host::Host;
+pub use hub::Started;
+
+use crate::config::ConfigSource;
+
+/// Environment variable naming the socket `hive ctl` talks to.
+pub const SOCKET_ENV: &str = "HIVE_SOCKET";
+
+/// `$XDG_RUNTIME_DIR/hive`, else `run/` in the state dir.
+pub fn socket_dir() -> PathBuf {
+    match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
+        Some(d) if d.is_absolute() => d.join("hive"),
+        _ => crate::paths::state_dir().join("run"),
+    }
+}
+
+/// The socket's name for a config: its project directory for a
+/// `hive.toml`, the file's stem otherwise, `default` for the built-in one.
+pub fn socket_label(source: &ConfigSource) -> String {
+    let raw = match source {
+        ConfigSource::Builtin => "default".to_owned(),
+        ConfigSource::File(p) => {
+            let abs = std::path::absolute(p).unwrap_or_else(|_| p.clone());
+            let stem = abs.file_stem().map(|s| s.to_string_lossy().into_owned());
+            let parent = abs
+                .parent()
+                .and_then(Path::file_name)
+                .map(|s| s.to_string_lossy().into_owned());
+            match (stem, parent) {
+                (Some(s), Some(p)) if s == "hive" || s == "config" => p,
+                (Some(s), _) => s,
+                (None, _) => "hive".to_owned(),
+            }
+        }
+    };
+    let clean: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    match clean.trim_start_matches('.') {
+        "" => "hive".to_owned(),
+        s => s.to_owned(),
+    }
+}
+
+/// A `--socket` / `HIVE_SOCKET` value: a path when it has a slash, else a
+/// name in the socket dir.
+pub fn socket_path_for(arg: &str, dir: &Path) -> PathBuf {
+    if arg.contains('/') {
+        PathBuf::from(arg)
+    } else {
+        dir.join(format!("{}.sock", arg.trim_end_matches(".sock")))
+    }
+}
+
+/// Creates the socket dir (0700) or checks one that exists: ours, and no
+/// one else's to read or enter.
+pub fn prepare_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let meta = std::fs::metadata(dir)?;
+    if meta.uid() != current_uid() {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{} belongs to another user; set XDG_RUNTIME_DIR to a directory of yours",
+                dir.display()
+            ),
+        ));
+    }
+    if meta.permissions().mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+pub fn current_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// The SO_PEERCRED rule: only the user running hive may drive it.
+pub fn peer_allowed(peer_uid: u32, own_uid: u32) -> bool {
+    peer_uid == own_uid
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_name_the_project() {
+        assert_eq!(socket_label(&ConfigSource::Builtin), "default");
+        assert_eq!(
+            socket_label(&ConfigSource::File("/src/my app/hive.toml".into())),
+            "my_app"
+        );
+        assert_eq!(
+            socket_label(&ConfigSource::File(
+                "/home/u/.config/hive/config.toml".into()
+            )),
+            "hive"
+        );
+        assert_eq!(
+            socket_label(&ConfigSource::File("/x/review.toml".into())),
+            "review"
+        );
+        assert_eq!(
+            socket_label(&ConfigSource::File("/x/.hidden.toml".into())),
+            "hidden"
+        );
+    }
+
+    #[test]
+    fn socket_arg_is_a_path_or_a_name() {
+        let dir = Path::new("/run/user/1/hive");
+        assert_eq!(
+            socket_path_for("work", dir),
+            Path::new("/run/user/1/hive/work.sock")
+        );
+        assert_eq!(
+            socket_path_for("work.sock", dir),
+            Path::new("/run/user/1/hive/work.sock")
+        );
+        assert_eq!(socket_path_for("./a.sock", dir), Path::new("./a.sock"));
+    }
+
+    #[test]
+    fn only_the_same_user_is_let_in() {
+        assert!(peer_allowed(1000, 1000));
+        assert!(!peer_allowed(1001, 1000));
+        assert!(!peer_allowed(0, 1000));
+    }
+
+    #[test]
+    fn socket_dir_is_made_private() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("hive");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        prepare_dir(&dir).unwrap();
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        let fresh = tmp.path().join("a/b");
+        prepare_dir(&fresh).unwrap();
+        let mode = std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+    }
+}

@@ -1,0 +1,243 @@
+//! The control socket's wire format: line-delimited JSON, one request per
+//! line with a caller-chosen `id`, one reply per request carrying the same
+//! id, and for `watch` a stream of event lines after the reply.
+//!
+//! Kept free of sockets and app types so other front ends (the MCP server
+//! of issue 16) can speak it too.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::runner::TurnState;
+use crate::upsert::Output;
+
+/// One request line: `{"id": 1, "method": "send", "pane": "demo", "text": "hi"}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    pub id: u64,
+    #[serde(flatten)]
+    pub call: Call,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "method", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Call {
+    /// Every pane with its state, model and queue.
+    List,
+    Status {
+        pane: String,
+    },
+    /// Answered once the message is bound to a turn (seed 002: `sendMessage`
+    /// returns the canonical turn id), which for a queued message is when
+    /// the queue reaches it.
+    Send {
+        pane: String,
+        text: String,
+        /// Deliver now (into the running turn, or interrupt and send)
+        /// instead of queueing behind it.
+        #[serde(default)]
+        steer: bool,
+    },
+    /// Answered when the turn ends.
+    Wait {
+        turn_id: String,
+    },
+    Cancel {
+        pane: String,
+    },
+    Restart {
+        pane: String,
+    },
+    /// Answered at once, then every upsert and turn event (of one pane, or
+    /// all) follows as an [`EventLine`] until the client hangs up.
+    Watch {
+        #[serde(default)]
+        pane: Option<String>,
+    },
+    History {
+        pane: String,
+    },
+}
+
+/// Seed 002 §6's error codes plus the few a console adds. Each has its own
+/// exit code in `hive ctl`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    /// Not a request this server understands.
+    BadRequest,
+    /// No pane with that id (seed: no such session).
+    SessionNotFound,
+    /// No running or recently finished turn with that id.
+    TurnNotFound,
+    /// The pane's provider cannot do this (seed: unsupported CLI type).
+    UnsupportedCliType,
+    /// The pane's agent is not running.
+    ProcessCrash,
+    /// Not now: nothing to cancel, nothing to restart.
+    InvalidState,
+    /// The connecting process belongs to another user.
+    PermissionDenied,
+    /// The hive is shutting down or fell over mid-request.
+    Unavailable,
+}
+
+impl ErrorCode {
+    /// `hive ctl`'s exit status for this error (1 is a failed turn, 2 a
+    /// usage error, 9 no hive to talk to).
+    pub fn exit_code(self) -> u8 {
+        match self {
+            ErrorCode::BadRequest => 2,
+            ErrorCode::SessionNotFound => 3,
+            ErrorCode::TurnNotFound => 4,
+            ErrorCode::UnsupportedCliType => 5,
+            ErrorCode::ProcessCrash => 6,
+            ErrorCode::InvalidState => 7,
+            ErrorCode::PermissionDenied => 8,
+            ErrorCode::Unavailable => 9,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{message}")]
+pub struct CtlError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl CtlError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// One reply line: `result` or `error`, never both.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reply {
+    /// The request's id; absent when the request line could not be read.
+    pub id: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<CtlError>,
+}
+
+impl Reply {
+    pub fn new(id: Option<u64>, outcome: Result<Value, CtlError>) -> Self {
+        match outcome {
+            Ok(v) => Self {
+                id,
+                result: Some(v),
+                error: None,
+            },
+            Err(e) => Self {
+                id,
+                result: None,
+                error: Some(e),
+            },
+        }
+    }
+}
+
+/// One streamed event of `watch`: the pane and the upsert or turn event, in
+/// exactly the JSON `hive run --json` prints.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventLine {
+    pub pane: String,
+    pub event: Output,
+}
+
+/// A pane as `list` and `status` report it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PaneInfo {
+    pub id: String,
+    pub name: String,
+    pub provider: String,
+    #[serde(default)]
+    pub model: Option<String>,
+    pub state: TurnState,
+    /// The agent's process runs (seed 002 `isAlive`).
+    pub alive: bool,
+    /// Why the provider could not start, when it could not.
+    #[serde(default)]
+    pub failed: Option<String>,
+    /// The turn in flight.
+    #[serde(default)]
+    pub turn_id: Option<String>,
+    /// Turns finished since hive started.
+    pub turns: u64,
+    pub queue: Vec<String>,
+    pub can_steer: bool,
+    pub can_interrupt: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SendResult {
+    pub pane: String,
+    pub turn_id: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnOutcome {
+    Completed,
+    Cancelled,
+    Error,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WaitResult {
+    pub pane: String,
+    pub turn_id: String,
+    pub status: TurnOutcome,
+    /// The agent's completed messages of the turn, joined by blank lines.
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_read_as_documented() {
+        let r: Request =
+            serde_json::from_str(r#"{"id":7,"method":"send","pane":"demo","text":"hi"}"#).unwrap();
+        assert_eq!(
+            r,
+            Request {
+                id: 7,
+                call: Call::Send {
+                    pane: "demo".into(),
+                    text: "hi".into(),
+                    steer: false
+                }
+            }
+        );
+        let r: Request = serde_json::from_str(r#"{"id":1,"method":"watch"}"#).unwrap();
+        assert_eq!(r.call, Call::Watch { pane: None });
+        assert!(serde_json::from_str::<Request>(r#"{"id":1,"method":"explode"}"#).is_err());
+        assert!(
+            serde_json::from_str::<Request>(r#"{"id":1,"method":"status","pan":"x"}"#).is_err()
+        );
+    }
+
+    #[test]
+    fn errors_carry_seed_codes() {
+        let reply = Reply::new(
+            Some(3),
+            Err(CtlError::new(ErrorCode::SessionNotFound, "no pane `x`")),
+        );
+        assert_eq!(
+            serde_json::to_string(&reply).unwrap(),
+            r#"{"id":3,"error":{"code":"SESSION_NOT_FOUND","message":"no pane `x`"}}"#
+        );
+    }
+}

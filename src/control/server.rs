@@ -1,0 +1,267 @@
+//! The console's end of the control socket: binds `<dir>/<label>.sock`
+//! (0600 in a 0700 dir), lets in only connections from hive's own user
+//! (SO_PEERCRED), reads request lines and forwards them to the app loop as
+//! [`ControlRequest`]s, then writes the replies and `watch` streams back.
+
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+use super::hub::ControlRequest;
+use super::protocol::{Call, CtlError, ErrorCode, Reply, Request};
+
+/// Events a `watch` may have queued before it counts as fallen behind.
+const WATCH_BACKLOG: usize = 4096;
+/// Other hives may already hold `<label>.sock`; after this many tries give up.
+const MAX_SUFFIX: usize = 32;
+
+/// A bound socket and its accept loop; dropping it stops both and removes
+/// the socket file.
+pub struct Server {
+    path: PathBuf,
+    task: JoinHandle<()>,
+}
+
+impl Server {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Binds a socket named after `label` in `dir` and starts serving.
+    /// Must run inside a tokio runtime.
+    pub fn start(dir: &Path, label: &str) -> io::Result<(Self, mpsc::Receiver<ControlRequest>)> {
+        super::prepare_dir(dir)?;
+        let (listener, path) = bind(dir, label)?;
+        let (tx, rx) = mpsc::channel(64);
+        let own_uid = super::current_uid();
+        let task = tokio::spawn(async move {
+            loop {
+                match listener.accept().await {
+                    Ok((stream, _)) => {
+                        tokio::spawn(connection(stream, tx.clone(), own_uid));
+                    }
+                    Err(e) => {
+                        tracing::warn!("control socket: accept: {e}");
+                        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    }
+                }
+            }
+        });
+        Ok((Self { path, task }, rx))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.task.abort();
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// `label.sock`, else `label-2.sock`, ...: a name held by a live hive is
+/// skipped, a stale one (nothing answers) is taken over.
+fn bind(dir: &Path, label: &str) -> io::Result<(UnixListener, PathBuf)> {
+    for n in 1..=MAX_SUFFIX {
+        let name = if n == 1 {
+            format!("{label}.sock")
+        } else {
+            format!("{label}-{n}.sock")
+        };
+        let path = dir.join(name);
+        if path.exists() {
+            if std::os::unix::net::UnixStream::connect(&path).is_ok() {
+                continue;
+            }
+            std::fs::remove_file(&path)?;
+        }
+        let listener = UnixListener::bind(&path)?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+        return Ok((listener, path));
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AddrInUse,
+        format!(
+            "{MAX_SUFFIX} hives already run with sockets named `{label}` in {}",
+            dir.display()
+        ),
+    ))
+}
+
+async fn write_line(w: &mut (impl AsyncWriteExt + Unpin), line: &str) -> io::Result<()> {
+    w.write_all(line.as_bytes()).await?;
+    w.write_all(b"\n").await?;
+    w.flush().await
+}
+
+async fn write_reply(
+    w: &mut (impl AsyncWriteExt + Unpin),
+    id: Option<u64>,
+    outcome: Result<Value, CtlError>,
+) -> io::Result<()> {
+    let line = serde_json::to_string(&Reply::new(id, outcome)).map_err(io::Error::other)?;
+    write_line(w, &line).await
+}
+
+async fn connection(stream: UnixStream, tx: mpsc::Sender<ControlRequest>, own_uid: u32) {
+    if let Err(e) = serve(stream, tx, own_uid).await {
+        tracing::debug!("control connection ended: {e}");
+    }
+}
+
+async fn serve(
+    stream: UnixStream,
+    tx: mpsc::Sender<ControlRequest>,
+    own_uid: u32,
+) -> io::Result<()> {
+    let peer = stream.peer_cred()?;
+    let (read, mut write) = stream.into_split();
+    if !super::peer_allowed(peer.uid(), own_uid) {
+        tracing::warn!(
+            uid = peer.uid(),
+            "control socket: refused a connection from another user"
+        );
+        let e = CtlError::new(
+            ErrorCode::PermissionDenied,
+            format!(
+                "this hive belongs to uid {own_uid}; uid {} may not drive it",
+                peer.uid()
+            ),
+        );
+        return write_reply(&mut write, None, Err(e)).await;
+    }
+    let mut lines = BufReader::new(read).lines();
+    while let Some(line) = lines.next_line().await? {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let request: Request = match serde_json::from_str(&line) {
+            Ok(r) => r,
+            Err(e) => {
+                let id = serde_json::from_str::<Value>(&line)
+                    .ok()
+                    .and_then(|v| v.get("id").and_then(Value::as_u64));
+                let e = CtlError::new(ErrorCode::BadRequest, format!("bad request: {e}"));
+                write_reply(&mut write, id, Err(e)).await?;
+                continue;
+            }
+        };
+        let id = Some(request.id);
+        if matches!(request.call, Call::Watch { .. }) {
+            let (etx, mut erx) = mpsc::channel(WATCH_BACKLOG);
+            let outcome = ask(&tx, request.call, Some(etx)).await;
+            let ok = outcome.is_ok();
+            write_reply(&mut write, id, outcome).await?;
+            if !ok {
+                continue;
+            }
+            // From here the connection only streams, until either side ends.
+            loop {
+                tokio::select! {
+                    ev = erx.recv() => match ev {
+                        Some(line) => write_line(&mut write, &line).await?,
+                        None => {
+                            let e = CtlError::new(
+                                ErrorCode::Unavailable,
+                                "the event stream ended: hive is quitting, or this watcher fell behind",
+                            );
+                            return write_reply(&mut write, id, Err(e)).await;
+                        }
+                    },
+                    more = lines.next_line() => {
+                        if more?.is_none() {
+                            return Ok(());
+                        }
+                    }
+                }
+            }
+        }
+        let history = matches!(request.call, Call::History { .. });
+        let mut outcome = ask(&tx, request.call, None).await;
+        if history && let Ok(v) = &outcome {
+            let agent = v
+                .get("agent")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            let pane = v.get("pane").cloned().unwrap_or(Value::Null);
+            outcome = tokio::task::spawn_blocking(move || load_history(pane, &agent))
+                .await
+                .unwrap_or_else(|e| Err(CtlError::new(ErrorCode::Unavailable, e.to_string())));
+        }
+        write_reply(&mut write, id, outcome).await?;
+    }
+    Ok(())
+}
+
+/// Hands a call to the app loop and waits for its answer.
+async fn ask(
+    tx: &mpsc::Sender<ControlRequest>,
+    call: Call,
+    events: Option<mpsc::Sender<Arc<str>>>,
+) -> Result<Value, CtlError> {
+    let gone = || CtlError::new(ErrorCode::Unavailable, "hive is shutting down");
+    let (reply, answer) = oneshot::channel();
+    tx.send(ControlRequest {
+        call,
+        reply,
+        events,
+    })
+    .await
+    .map_err(|_| gone())?;
+    answer.await.map_err(|_| gone())?
+}
+
+/// The pane's current conversation from the history store, as upserts.
+fn load_history(pane: Value, agent: &str) -> Result<Value, CtlError> {
+    use crate::history::{assemble, store};
+    let store = store::Store::user();
+    let Some(entry) = crate::history::agent_session(&store, agent) else {
+        return Ok(json!({ "pane": pane, "agent": agent, "session": null, "items": [] }));
+    };
+    let loaded = store::read_all(&entry.path)
+        .map_err(|e| CtlError::new(ErrorCode::Unavailable, format!("reading history: {e}")))?;
+    let items = assemble::items_from(&loaded.records);
+    Ok(json!({
+        "pane": pane,
+        "agent": agent,
+        "session": entry.session,
+        "items": items,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The credential the check reads is the real peer's: a socket pair in
+    /// this process reports our own uid, which is let in.
+    #[tokio::test]
+    async fn peer_credentials_are_those_of_the_connecting_process() {
+        let (a, _b) = UnixStream::pair().unwrap();
+        let cred = a.peer_cred().unwrap();
+        assert_eq!(cred.uid(), super::super::current_uid());
+        assert!(super::super::peer_allowed(
+            cred.uid(),
+            super::super::current_uid()
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_live_socket_name_is_skipped_and_a_stale_one_reused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (first, p1) = bind(tmp.path(), "x").unwrap();
+        assert!(p1.ends_with("x.sock"));
+        let (_second, p2) = bind(tmp.path(), "x").unwrap();
+        assert!(p2.ends_with("x-2.sock"));
+        drop(first); // the file stays, nobody answers: stale
+        let (_third, p3) = bind(tmp.path(), "x").unwrap();
+        assert_eq!(p3, p1);
+    }
+}

@@ -1,0 +1,124 @@
+//! hive's own files hold conversations and session handles, so only the user
+//! may read them: directories are created 0700 and files 0600, whatever the
+//! umask, and [`tighten_tree`] repairs what older versions (or a careless
+//! copy) left group- or world-readable.
+
+use std::fs::{DirBuilder, OpenOptions, Permissions};
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+
+pub const DIR_MODE: u32 = 0o700;
+pub const FILE_MODE: u32 = 0o600;
+
+/// `mkdir -p` whose new directories are 0700; the leaf is made 0700 too
+/// when it already existed with more.
+pub fn create_dir(dir: &Path) -> io::Result<()> {
+    DirBuilder::new()
+        .recursive(true)
+        .mode(DIR_MODE)
+        .create(dir)?;
+    restrict(dir, DIR_MODE)
+}
+
+/// Open options that create files 0600.
+pub fn file_options() -> OpenOptions {
+    let mut o = OpenOptions::new();
+    o.mode(FILE_MODE);
+    o
+}
+
+/// Drops group and other bits from `path` (not following a symlink).
+fn restrict(path: &Path, mode: u32) -> io::Result<()> {
+    let meta = std::fs::symlink_metadata(path)?;
+    if meta.file_type().is_symlink() || meta.permissions().mode() & 0o077 == 0 {
+        return Ok(());
+    }
+    std::fs::set_permissions(path, Permissions::from_mode(mode))
+}
+
+/// Makes `root` and everything under it (to a few levels, never through a
+/// symlink) private: directories 0700, files 0600. Returns how many modes it
+/// changed; failures (files of another owner) are logged and skipped.
+pub fn tighten_tree(root: &Path) -> usize {
+    fn walk(path: &Path, depth: usize, changed: &mut usize) {
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            return;
+        };
+        let ft = meta.file_type();
+        if ft.is_symlink() {
+            return;
+        }
+        let mode = if ft.is_dir() { DIR_MODE } else { FILE_MODE };
+        if meta.permissions().mode() & 0o077 != 0 {
+            match std::fs::set_permissions(path, Permissions::from_mode(mode)) {
+                Ok(()) => *changed += 1,
+                Err(e) => tracing::warn!(path = %path.display(), error = %e, "cannot make private"),
+            }
+        }
+        if ft.is_dir() && depth > 0 {
+            for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
+                walk(&entry.path(), depth - 1, changed);
+            }
+        }
+    }
+    let mut changed = 0;
+    walk(root, 4, &mut changed);
+    if changed > 0 {
+        tracing::info!(root = %root.display(), changed, "made hive's files private");
+    }
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn mode(p: &Path) -> u32 {
+        std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn new_dirs_and_files_are_private() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("a/b");
+        create_dir(&dir).unwrap();
+        assert_eq!(mode(&tmp.path().join("a")), 0o700);
+        assert_eq!(mode(&dir), 0o700);
+        let f = dir.join("f");
+        file_options()
+            .create(true)
+            .append(true)
+            .open(&f)
+            .unwrap()
+            .write_all(b"x")
+            .unwrap();
+        assert_eq!(mode(&f), 0o600);
+    }
+
+    #[test]
+    fn existing_modes_are_tightened_without_following_links() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let other = outside.path().join("keep.txt");
+        std::fs::write(&other, "x").unwrap();
+        std::fs::set_permissions(&other, Permissions::from_mode(0o644)).unwrap();
+        let root = tmp.path().join("data");
+        let deep = root.join("history/agent");
+        std::fs::create_dir_all(&deep).unwrap();
+        let file = deep.join("s.jsonl");
+        std::fs::write(&file, "{}\n").unwrap();
+        for p in [&root, &root.join("history"), &deep] {
+            std::fs::set_permissions(p, Permissions::from_mode(0o755)).unwrap();
+        }
+        std::fs::set_permissions(&file, Permissions::from_mode(0o644)).unwrap();
+        std::os::unix::fs::symlink(&other, deep.join("link")).unwrap();
+        assert_eq!(tighten_tree(&root), 4);
+        assert_eq!(mode(&root), 0o700);
+        assert_eq!(mode(&deep), 0o700);
+        assert_eq!(mode(&file), 0o600);
+        assert_eq!(mode(&other), 0o644, "a link's target is not ours to change");
+        assert_eq!(tighten_tree(&root), 0);
+    }
+}

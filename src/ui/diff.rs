@@ -1,0 +1,286 @@
+//! The diff view (issue 19): one pane's worktree changes, a file list on the
+//! left and the selected file's unified diff on the right, code coloured by
+//! syntect from the file's extension. Read-only over `App::diff`.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Widget};
+use unicode_width::UnicodeWidthStr;
+
+use super::highlight;
+use super::theme::Theme;
+use crate::app::state::App;
+use crate::app::worktree::{Confirm, DiffView};
+use crate::worktree::{BringMode, FileDiff, LineKind};
+
+pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
+    let Some(v) = app.diff.as_ref() else {
+        return;
+    };
+    let t = &app.theme;
+    Clear.render(area, buf);
+    let pane = app.panes.get(v.pane);
+    let name = pane.map_or("?", |p| p.name());
+    let branch = pane
+        .and_then(|p| p.worktree.as_ref())
+        .map_or("", |w| w.branch.as_str());
+    let block = frame_block(v, t, name, branch);
+    let inner = block.inner(area);
+    block.render(area, buf);
+    if inner.width < 10 || inner.height < 2 {
+        return;
+    }
+    let mut body = inner;
+    let top = top_lines(app, v, branch);
+    if !top.is_empty() {
+        let h = (top.len() as u16).min(body.height - 1);
+        Paragraph::new(top).render(Rect::new(body.x, body.y, body.width, h), buf);
+        body.y += h;
+        body.height -= h;
+    }
+    draw_body(v, t, body, buf);
+}
+
+/// The border: agent, branch and scope on top, the keys below.
+fn frame_block(v: &DiffView, t: &Theme, name: &str, branch: &str) -> Block<'static> {
+    let hints = if v.confirm.is_some() {
+        " y confirm · any other key cancels "
+    } else {
+        " ↑↓ file · PgUp/PgDn · Tab overall/turn · m merge · c cherry-pick · s commit · r reload · Esc "
+    };
+    Block::new()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .border_style(Style::new().fg(t.accent))
+        .title(Line::from(vec![
+            Span::styled(" diff ", t.bold(t.accent)),
+            Span::styled(
+                format!("· {name} · {branch} · {} ", v.scope.label()),
+                t.fg(t.title),
+            ),
+        ]))
+        .title_bottom(Line::from(Span::styled(hints, t.dim_style())).right_aligned())
+}
+
+/// Above the files: the question being asked or the last result, then the
+/// overlap warnings.
+fn top_lines(app: &App, v: &DiffView, branch: &str) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let mut top = Vec::new();
+    if let Some(confirm) = &v.confirm {
+        let question = match confirm {
+            Confirm::Bring(mode) => format!(
+                "{} {branch} into the main checkout (uncommitted work is committed on {branch} first)? [y/N]",
+                match mode {
+                    BringMode::Merge => "Merge",
+                    BringMode::CherryPick => "Cherry-pick",
+                }
+            ),
+            Confirm::Commit(message) => {
+                format!(
+                    "Commit everything on {branch} as “{}”? [y/N]",
+                    clean(message)
+                )
+            }
+        };
+        top.push(Line::from(Span::styled(question, t.bold(t.warning))));
+    } else if let Some((ok, text)) = &v.message {
+        let c = if *ok { t.success } else { t.error };
+        top.push(Line::from(Span::styled(clean(text), t.fg(c))));
+    }
+    for (other, files) in app.overlaps_of(v.pane) {
+        top.push(Line::from(Span::styled(
+            format!("⚠ {other} also changed {files}"),
+            t.fg(t.warning),
+        )));
+    }
+    top
+}
+
+/// The file list and the selected file's diff (or why there is none).
+fn draw_body(v: &DiffView, t: &Theme, body: Rect, buf: &mut Buffer) {
+    if let Some(e) = &v.error {
+        let text = format!("cannot diff: {}", clean(e));
+        put(buf, body, 0, &text, t.fg(t.error));
+        return;
+    }
+    if v.files.is_empty() {
+        let what = if v.loading {
+            "reading the worktree…".to_owned()
+        } else {
+            format!("no changes ({})", v.scope.label())
+        };
+        put(buf, body, 0, &what, t.dim_style());
+        return;
+    }
+    let list_w = list_width(v, body.width);
+    let list = Rect::new(body.x, body.y, list_w, body.height);
+    let right = Rect::new(
+        body.x + list_w + 1,
+        body.y,
+        body.width.saturating_sub(list_w + 1),
+        body.height,
+    );
+    draw_list(v, t, list, buf);
+    for y in body.y..body.bottom() {
+        buf.set_string(body.x + list_w, y, "│", t.fg(t.border));
+    }
+    if let Some(f) = v.selected_file() {
+        let lines = file_lines(f, t);
+        let skip = usize::from(v.scroll).min(lines.len().saturating_sub(1));
+        Paragraph::new(lines.into_iter().skip(skip).collect::<Vec<_>>()).render(right, buf);
+    }
+}
+
+/// The file column: wide enough for the names, at most a third of the view.
+fn list_width(v: &DiffView, width: u16) -> u16 {
+    let widest = v
+        .files
+        .iter()
+        .map(|f| f.path.width() + 14)
+        .max()
+        .unwrap_or(20);
+    (widest as u16)
+        .clamp(16, (width / 3).max(16))
+        .min(width / 2)
+}
+
+fn draw_list(v: &DiffView, t: &Theme, area: Rect, buf: &mut Buffer) {
+    let rows = usize::from(area.height);
+    let first = v.selected.saturating_sub(rows.saturating_sub(1));
+    for (row, (i, f)) in v
+        .files
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(rows)
+        .enumerate()
+    {
+        let y = area.y + row as u16;
+        let selected = i == v.selected;
+        let base = if selected {
+            Style::new().bg(t.selection_bg)
+        } else {
+            Style::new()
+        };
+        if selected {
+            buf.set_style(Rect::new(area.x, y, area.width, 1), base);
+        }
+        let counts = if f.binary {
+            "bin".to_owned()
+        } else {
+            format!("+{} -{}", f.added(), f.removed())
+        };
+        let status = Span::styled(format!("{} ", f.status.letter()), base.fg(t.accent));
+        let room = usize::from(area.width).saturating_sub(counts.width() + 3);
+        let name = Span::styled(fit(&clean(&f.path), room), base.fg(t.text));
+        let line = Line::from(vec![status, name]);
+        buf.set_line(area.x, y, &line, area.width);
+        let cx = area.right().saturating_sub(counts.width() as u16);
+        buf.set_string(cx, y, &counts, base.fg(t.dim));
+    }
+}
+
+/// The selected file's diff: a header, then each hunk with line numbers.
+fn file_lines(f: &FileDiff, t: &Theme) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    let mut head = vec![Span::styled(clean(&f.path), t.bold(t.heading))];
+    if let Some(old) = &f.old_path {
+        head.push(Span::styled(
+            format!("  (renamed from {})", clean(old)),
+            t.dim_style(),
+        ));
+    }
+    out.push(Line::from(head));
+    if f.binary {
+        out.push(Line::from(Span::styled("binary file", t.dim_style())));
+    }
+    let ext = std::path::Path::new(&f.path)
+        .extension()
+        .map(|e| e.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    for h in &f.hunks {
+        out.push(Line::from(Span::styled(
+            clean(&h.header),
+            t.fg(t.diff_hunk),
+        )));
+        let (mut old, mut new) = (h.old_start, h.new_start);
+        for l in &h.lines {
+            let text = clean(&l.text);
+            let (num, sign, sign_style) = match l.kind {
+                LineKind::Added => {
+                    new += 1;
+                    (new - 1, "+", t.bold(t.diff_add))
+                }
+                LineKind::Removed => {
+                    old += 1;
+                    (old - 1, "-", t.bold(t.diff_remove))
+                }
+                LineKind::Context => {
+                    old += 1;
+                    new += 1;
+                    (new - 1, " ", t.dim_style())
+                }
+                LineKind::Note => {
+                    out.push(Line::from(Span::styled(text, t.dim_style())));
+                    continue;
+                }
+            };
+            let mut spans = vec![
+                Span::styled(format!("{num:>5} "), t.dim_style()),
+                Span::styled(sign, sign_style),
+            ];
+            let code: Vec<Span<'static>> = match l.kind {
+                LineKind::Removed => vec![Span::styled(text, t.fg(t.diff_remove))],
+                _ => highlight::highlight(&text, &ext, &t.syntax_theme)
+                    .and_then(|mut lines| lines.drain(..).next())
+                    .unwrap_or_else(|| vec![Span::styled(text, t.fg(t.text))]),
+            };
+            if l.kind == LineKind::Context {
+                spans.extend(
+                    code.into_iter()
+                        .map(|s| s.patch_style(Style::new().add_modifier(Modifier::DIM))),
+                );
+            } else {
+                spans.extend(code);
+            }
+            out.push(Line::from(spans));
+        }
+    }
+    out
+}
+
+/// Agent-written text on screen: tabs as spaces, no control characters.
+fn clean(s: &str) -> String {
+    s.replace('\t', "    ")
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect()
+}
+
+fn fit(s: &str, width: usize) -> String {
+    if s.width() <= width {
+        return s.to_owned();
+    }
+    // Keep the end of a path: the file name matters most.
+    let mut out = String::from("…");
+    let mut tail: Vec<char> = Vec::new();
+    let mut w = 1;
+    for c in s.chars().rev() {
+        w += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if w > width {
+            break;
+        }
+        tail.push(c);
+    }
+    out.extend(tail.into_iter().rev());
+    out
+}
+
+fn put(buf: &mut Buffer, area: Rect, row: u16, text: &str, style: Style) {
+    if row < area.height {
+        buf.set_stringn(area.x, area.y + row, text, usize::from(area.width), style);
+    }
+}

@@ -1,0 +1,324 @@
+//! Creating, reusing, listing, removing and pruning agents' worktrees.
+
+use std::path::{Path, PathBuf};
+
+use super::git::Git;
+use super::{DEFAULT_ROOT, Worktree, WorktreeError, WorktreeRequestSpec, branch_for};
+
+/// The top level of the repository containing `dir`.
+pub fn find_repo(dir: &Path) -> Result<PathBuf, WorktreeError> {
+    let top = Git::at(dir)
+        .line(&["rev-parse", "--show-toplevel"])
+        .map_err(|_| WorktreeError::NotARepo(dir.to_owned()))?;
+    if top.is_empty() {
+        return Err(WorktreeError::NotARepo(dir.to_owned()));
+    }
+    // A hive worktree is itself a checkout; its repository is the main one.
+    let common = Git::at(dir).line(&["rev-parse", "--path-format=absolute", "--git-common-dir"])?;
+    let common = PathBuf::from(common);
+    if common.file_name().is_some_and(|n| n == ".git")
+        && let Some(main) = common.parent()
+    {
+        return Ok(main.to_owned());
+    }
+    Ok(PathBuf::from(top))
+}
+
+/// The directory that holds a repository's hive worktrees.
+pub fn root_dir(repo: &Path, root: Option<&Path>) -> PathBuf {
+    repo.join(root.unwrap_or(Path::new(DEFAULT_ROOT)))
+}
+
+/// Creates the agent's worktree, or reuses the one a previous run made.
+pub fn ensure(cwd: &Path, spec: &WorktreeRequestSpec) -> Result<Worktree, WorktreeError> {
+    let cwd = canonical(cwd)?;
+    let repo = canonical(&find_repo(&cwd)?)?;
+    let root = root_dir(&repo, spec.root.as_deref());
+    let path = root.join(&spec.agent_id);
+    let branch = branch_for(&spec.agent_id, spec.branch.as_deref());
+    let main = Git::at(&repo);
+    main.run(&["check-ref-format", "--branch", &branch])
+        .map_err(|_| WorktreeError::Refused(format!("`{branch}` is not a valid branch name")))?;
+    // The agent works in the same subdirectory it was configured for.
+    let sub = cwd
+        .strip_prefix(&repo)
+        .ok()
+        .filter(|s| !s.starts_with(DEFAULT_ROOT))
+        .map(Path::to_owned)
+        .unwrap_or_default();
+    if is_worktree_top(&path) {
+        let current = Git::at(&path).line(&["branch", "--show-current"])?;
+        return Ok(Worktree {
+            agent_id: spec.agent_id.clone(),
+            repo,
+            cwd: path.join(&sub),
+            path,
+            branch: if current.is_empty() { branch } else { current },
+            created: false,
+        });
+    }
+    if path.exists() {
+        let empty = std::fs::read_dir(&path).is_ok_and(|mut d| d.next().is_none());
+        if !empty {
+            return Err(WorktreeError::PathTaken { path });
+        }
+        let _ = std::fs::remove_dir(&path);
+    }
+    create_root(&root)?;
+    exclude_root(&repo, &root)?;
+    // A worktree whose directory vanished still holds its branch; forget it.
+    main.run(&["worktree", "prune"])?;
+    let p = path.to_string_lossy();
+    if main.succeeds(&[
+        "show-ref",
+        "--verify",
+        "--quiet",
+        &format!("refs/heads/{branch}"),
+    ]) {
+        main.run(&["worktree", "add", &p, &branch])?;
+    } else {
+        main.run(&["worktree", "add", "-b", &branch, &p, "HEAD"])?;
+    }
+    if spec.copy_uncommitted {
+        copy_uncommitted(&repo, &path, &root)?;
+    }
+    Ok(Worktree {
+        agent_id: spec.agent_id.clone(),
+        repo,
+        cwd: path.join(&sub),
+        path,
+        branch,
+        created: true,
+    })
+}
+
+fn canonical(p: &Path) -> Result<PathBuf, WorktreeError> {
+    std::fs::canonicalize(p).map_err(|source| WorktreeError::Io {
+        path: p.to_owned(),
+        source,
+    })
+}
+
+fn is_worktree_top(path: &Path) -> bool {
+    path.join(".git").exists()
+        && Git::at(path)
+            .line(&["rev-parse", "--show-toplevel"])
+            .is_ok_and(|top| canonical(Path::new(&top)).ok() == canonical(path).ok())
+}
+
+fn create_root(root: &Path) -> Result<(), WorktreeError> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(root)
+        .map_err(|source| WorktreeError::Io {
+            path: root.to_owned(),
+            source,
+        })
+}
+
+/// Keeps the worktrees out of the main checkout's `git status`.
+fn exclude_root(repo: &Path, root: &Path) -> Result<(), WorktreeError> {
+    let Ok(rel) = root.strip_prefix(repo) else {
+        return Ok(());
+    };
+    let common =
+        Git::at(repo).line(&["rev-parse", "--path-format=absolute", "--git-common-dir"])?;
+    let info = Path::new(&common).join("info");
+    let file = info.join("exclude");
+    let line = format!("/{}/", rel.to_string_lossy().trim_end_matches('/'));
+    let current = std::fs::read_to_string(&file).unwrap_or_default();
+    if current.lines().any(|l| l.trim() == line) {
+        return Ok(());
+    }
+    let io = |source| WorktreeError::Io {
+        path: file.clone(),
+        source,
+    };
+    std::fs::create_dir_all(&info).map_err(io)?;
+    let mut text = current;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&format!("# hive: agents' worktrees\n{line}\n"));
+    std::fs::write(&file, text).map_err(io)
+}
+
+/// Brings the main checkout's uncommitted changes (tracked edits and
+/// untracked files) into a fresh worktree.
+fn copy_uncommitted(repo: &Path, path: &Path, root: &Path) -> Result<(), WorktreeError> {
+    let main = Git::at(repo);
+    let patch = main.run(&["diff", "HEAD", "--binary", "--no-ext-diff", "--no-color"])?;
+    if !patch.trim().is_empty() {
+        Git::at(path).run_with_input(&["apply", "--whitespace=nowarn", "-"], patch.as_bytes())?;
+    }
+    let untracked = main.run(&["ls-files", "--others", "--exclude-standard", "-z"])?;
+    for rel in untracked.split('\0').filter(|s| !s.is_empty()) {
+        let from = repo.join(rel);
+        if from.starts_with(root) || !from.is_file() {
+            continue;
+        }
+        let to = path.join(rel);
+        let io = |source| WorktreeError::Io {
+            path: to.clone(),
+            source,
+        };
+        if let Some(dir) = to.parent() {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        std::fs::copy(&from, &to).map_err(io)?;
+    }
+    Ok(())
+}
+
+/// One hive worktree as `hive worktree list` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorktreeInfo {
+    pub agent_id: String,
+    pub path: PathBuf,
+    pub branch: Option<String>,
+    pub head: String,
+    /// The directory is gone (git still lists it until pruned).
+    pub missing: bool,
+    /// Uncommitted changes in the worktree.
+    pub dirty: usize,
+    /// Commits on its branch the main checkout's HEAD does not have.
+    pub ahead: usize,
+}
+
+impl WorktreeInfo {
+    pub fn has_unmerged_work(&self) -> bool {
+        self.dirty > 0 || self.ahead > 0
+    }
+
+    pub fn describe_work(&self) -> String {
+        match (self.dirty, self.ahead) {
+            (0, 0) => "nothing unmerged".into(),
+            (d, 0) => format!("{d} uncommitted change(s)"),
+            (0, a) => format!("{a} commit(s) not in the main checkout"),
+            (d, a) => format!("{d} uncommitted change(s), {a} commit(s) not in the main checkout"),
+        }
+    }
+}
+
+/// The repository's hive worktrees (those under the root).
+pub fn list(repo: &Path, root: Option<&Path>) -> Result<Vec<WorktreeInfo>, WorktreeError> {
+    let repo = canonical(repo)?;
+    let root = root_dir(&repo, root);
+    let root = canonical(&root).unwrap_or(root);
+    let main = Git::at(&repo);
+    let text = main.run(&["worktree", "list", "--porcelain"])?;
+    let mut out = Vec::new();
+    for block in text.split("\n\n") {
+        let mut path = None;
+        let mut head = String::new();
+        let mut branch = None;
+        let mut prunable = false;
+        for line in block.lines() {
+            if let Some(p) = line.strip_prefix("worktree ") {
+                path = Some(PathBuf::from(p));
+            } else if let Some(h) = line.strip_prefix("HEAD ") {
+                head = h.to_owned();
+            } else if let Some(b) = line.strip_prefix("branch ") {
+                branch = Some(b.trim_start_matches("refs/heads/").to_owned());
+            } else if line.starts_with("prunable") {
+                prunable = true;
+            }
+        }
+        let Some(path) = path else { continue };
+        if path.parent() != Some(root.as_path()) {
+            continue;
+        }
+        let agent_id = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let missing = prunable || !path.exists();
+        let dirty = if missing {
+            0
+        } else {
+            Git::at(&path)
+                .run(&["status", "--porcelain"])?
+                .lines()
+                .filter(|l| !l.is_empty())
+                .count()
+        };
+        let ahead = match &branch {
+            Some(b) => main
+                .line(&["rev-list", "--count", &format!("HEAD..{b}")])?
+                .parse()
+                .unwrap_or(0),
+            None => 0,
+        };
+        out.push(WorktreeInfo {
+            agent_id,
+            path,
+            branch,
+            head,
+            missing,
+            dirty,
+            ahead,
+        });
+    }
+    Ok(out)
+}
+
+/// Removes an agent's worktree (and its `hive/` branch). Unmerged work is
+/// refused unless `force`.
+pub fn remove(
+    repo: &Path,
+    root: Option<&Path>,
+    id: &str,
+    force: bool,
+) -> Result<WorktreeInfo, WorktreeError> {
+    let info = list(repo, root)?
+        .into_iter()
+        .find(|w| w.agent_id == id)
+        .ok_or_else(|| WorktreeError::Unknown(id.to_owned()))?;
+    if info.has_unmerged_work() && !force {
+        return Err(WorktreeError::Unmerged {
+            id: id.to_owned(),
+            detail: info.describe_work(),
+        });
+    }
+    let main = Git::at(repo);
+    if info.missing {
+        main.run(&["worktree", "prune"])?;
+    } else {
+        main.run(&[
+            "worktree",
+            "remove",
+            "--force",
+            &info.path.to_string_lossy(),
+        ])?;
+    }
+    if let Some(b) = info.branch.as_deref().filter(|b| b.starts_with("hive/")) {
+        main.run(&["branch", "-D", b])?;
+    }
+    Ok(info)
+}
+
+/// What `prune` did: worktrees removed and the ones kept, with why.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct PruneReport {
+    pub removed: Vec<String>,
+    pub kept: Vec<(String, String)>,
+}
+
+/// Forgets worktrees whose directories are gone and removes the ones with
+/// nothing left to bring home; keeps the rest.
+pub fn prune(repo: &Path, root: Option<&Path>) -> Result<PruneReport, WorktreeError> {
+    let mut report = PruneReport::default();
+    for w in list(repo, root)? {
+        if w.has_unmerged_work() {
+            // A vanished directory still leaves its branch with the commits.
+            report.kept.push((w.agent_id.clone(), w.describe_work()));
+            continue;
+        }
+        remove(repo, root, &w.agent_id, false)?;
+        report.removed.push(w.agent_id);
+    }
+    Git::at(repo).run(&["worktree", "prune"])?;
+    Ok(report)
+}

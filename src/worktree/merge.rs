@@ -1,0 +1,166 @@
+//! Bringing an agent's work home: commit what the agent left uncommitted on
+//! its branch, then merge or cherry-pick that branch into the main checkout.
+//! Conflicts are found first with `git merge-tree` (which touches no
+//! checkout) and reported with the files; a git step that still fails is
+//! aborted, so the main checkout is never left half-merged.
+
+use std::path::Path;
+
+use super::WorktreeError;
+use super::git::Git;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BringMode {
+    /// A merge commit of the agent's branch.
+    Merge,
+    /// The agent's commits replayed on the main checkout's branch.
+    CherryPick,
+}
+
+impl BringMode {
+    pub fn verb(self) -> &'static str {
+        match self {
+            BringMode::Merge => "merged",
+            BringMode::CherryPick => "cherry-picked",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeOutcome {
+    pub mode: BringMode,
+    pub branch: String,
+    /// Commits brought over (0: nothing to bring).
+    pub commits: usize,
+    /// The agent's uncommitted work was committed first.
+    pub committed_first: bool,
+    /// Files the main checkout received.
+    pub files: Vec<String>,
+}
+
+/// Commits everything in the worktree (untracked files too). `None`: clean.
+pub fn commit_all(worktree: &Path, message: &str) -> Result<Option<String>, WorktreeError> {
+    let git = Git::at(worktree);
+    if git.run(&["status", "--porcelain"])?.trim().is_empty() {
+        return Ok(None);
+    }
+    git.run(&["add", "-A", "--", "."])?;
+    let mut args = identity(&git);
+    args.extend(["commit", "--no-verify", "-q", "-m", message]);
+    git.run(&args)?;
+    Ok(Some(git.line(&["rev-parse", "HEAD"])?))
+}
+
+/// A fallback author when the repository has none configured.
+fn identity(git: &Git) -> Vec<&'static str> {
+    if git.succeeds(&["config", "user.email"]) {
+        Vec::new()
+    } else {
+        vec!["-c", "user.name=hive", "-c", "user.email=hive@localhost"]
+    }
+}
+
+/// Brings `branch` (checked out in `worktree`) into the main checkout at `repo`.
+pub fn bring_home(
+    repo: &Path,
+    worktree: &Path,
+    branch: &str,
+    mode: BringMode,
+    message: &str,
+) -> Result<MergeOutcome, WorktreeError> {
+    let main = Git::at(repo);
+    for state in ["MERGE_HEAD", "CHERRY_PICK_HEAD", "REBASE_HEAD"] {
+        if main.succeeds(&["rev-parse", "-q", "--verify", state]) {
+            return Err(WorktreeError::Refused(format!(
+                "the main checkout is in the middle of a merge, cherry-pick or rebase ({state}); finish it first"
+            )));
+        }
+    }
+    let committed_first = commit_all(worktree, message)?.is_some();
+    let range = format!("HEAD..{branch}");
+    let commits: Vec<String> = main
+        .run(&["rev-list", "--reverse", "--no-merges", &range])?
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let mut outcome = MergeOutcome {
+        mode,
+        branch: branch.to_owned(),
+        commits: commits.len(),
+        committed_first,
+        files: Vec::new(),
+    };
+    if commits.is_empty() {
+        return Ok(outcome);
+    }
+    check_conflicts(&main, branch)?;
+    let before = main.line(&["rev-parse", "HEAD"])?;
+    let mut args = identity(&main);
+    let merge_msg = format!("hive: merge {branch}");
+    match mode {
+        BringMode::Merge => args.extend([
+            "merge",
+            "--no-ff",
+            "--no-edit",
+            "-q",
+            "-m",
+            &merge_msg,
+            branch,
+        ]),
+        BringMode::CherryPick => {
+            args.extend(["cherry-pick", "--allow-empty"]);
+            args.extend(commits.iter().map(String::as_str));
+        }
+    }
+    if let Err(e) = main.run(&args) {
+        let abort = match mode {
+            BringMode::Merge => "merge",
+            BringMode::CherryPick => "cherry-pick",
+        };
+        let _ = main.output(&[abort, "--abort"]);
+        // `--abort` restores HEAD; make sure nothing moved.
+        if main.line(&["rev-parse", "HEAD"]).ok().as_deref() != Some(before.as_str()) {
+            let _ = main.output(&["reset", "-q", "--keep", &before]);
+        }
+        return Err(e);
+    }
+    outcome.files = main
+        .run(&["diff", "--name-only", &before, "HEAD"])?
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    Ok(outcome)
+}
+
+/// Fails with the conflicting files if merging `branch` into HEAD would conflict.
+pub fn check_conflicts(main: &Git, branch: &str) -> Result<(), WorktreeError> {
+    let out = main.output(&[
+        "merge-tree",
+        "--write-tree",
+        "--name-only",
+        "--no-messages",
+        "HEAD",
+        branch,
+    ])?;
+    match out.status.code() {
+        Some(0) => Ok(()),
+        Some(1) => {
+            let text = String::from_utf8_lossy(&out.stdout);
+            // First line: the tree; then the conflicted files, up to a blank line.
+            let files = text
+                .lines()
+                .skip(1)
+                .take_while(|l| !l.is_empty())
+                .map(str::to_owned)
+                .collect();
+            Err(WorktreeError::Conflict {
+                branch: branch.to_owned(),
+                files,
+            })
+        }
+        _ => Err(WorktreeError::Git {
+            command: "git merge-tree".into(),
+            message: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        }),
+    }
+}

@@ -1,0 +1,121 @@
+//! Per-agent git worktrees (issue 19): an agent with `worktree = true` runs in
+//! its own checkout on its own branch, so agents on one repository never
+//! overwrite each other. This module is the model: create or reuse, list,
+//! remove and prune worktrees (`manage`), snapshot and diff them (`diff`),
+//! bring the work home (`merge`) and find edits two agents share
+//! (`overlap`). `service` runs it off the UI thread and reports typed events.
+//!
+//! git is driven through its binary (`git`) with explicit arguments; diff
+//! text is parsed without I/O so the parser and the overlap check are plain
+//! functions.
+
+pub mod diff;
+pub mod git;
+pub mod manage;
+pub mod merge;
+pub mod overlap;
+pub mod service;
+
+use std::path::PathBuf;
+
+pub use diff::{DiffLine, FileDiff, FileStatus, Hunk, LineKind, parse_unified};
+pub use manage::{WorktreeInfo, ensure, find_repo, list, prune, remove};
+pub use merge::{BringMode, MergeOutcome, bring_home, commit_all};
+pub use overlap::{Overlap, OverlapFile, overlaps};
+pub use service::{DiffScope, WorktreeEvent, WorktreeRequest, spawn_service};
+
+/// Where worktrees go when the config does not say: inside the repository,
+/// next to `.git`, ignored through `.git/info/exclude`.
+pub const DEFAULT_ROOT: &str = ".hive/worktrees";
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorktreeError {
+    #[error("cannot run git: {source}")]
+    Spawn {
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{command}: {message}")]
+    Git { command: String, message: String },
+    #[error("{0} is not inside a git repository")]
+    NotARepo(PathBuf),
+    #[error("{path} exists and is not a git worktree; move it away or set another worktree root")]
+    PathTaken { path: PathBuf },
+    #[error("no hive worktree for agent `{0}`")]
+    Unknown(String),
+    #[error("worktree of `{id}` has unmerged work ({detail}); bring it home first or force")]
+    Unmerged { id: String, detail: String },
+    #[error("merging {branch} would conflict in: {}", files.join(", "))]
+    Conflict { branch: String, files: Vec<String> },
+    #[error("{0}")]
+    Refused(String),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// What an agent asks for: its branch name and whether the main checkout's
+/// uncommitted changes come along.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorktreeRequestSpec {
+    pub agent_id: String,
+    /// `None`: `hive/<agent-id>`.
+    pub branch: Option<String>,
+    pub copy_uncommitted: bool,
+    /// Relative paths are relative to the repository's top level.
+    pub root: Option<PathBuf>,
+}
+
+/// One agent's worktree, as created or found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Worktree {
+    pub agent_id: String,
+    /// The main checkout's top level.
+    pub repo: PathBuf,
+    /// The worktree's top level.
+    pub path: PathBuf,
+    /// Where the agent runs (the worktree, or the same subdirectory in it).
+    pub cwd: PathBuf,
+    pub branch: String,
+    /// False: an existing worktree was reused (a restart).
+    pub created: bool,
+}
+
+/// The branch an agent's worktree uses.
+pub fn branch_for(agent_id: &str, configured: Option<&str>) -> String {
+    configured.map_or_else(|| format!("hive/{agent_id}"), str::to_owned)
+}
+
+/// Creates or reuses the worktree of every agent that asks for one and
+/// points the agent's `cwd` into it. Returns each such agent's index with
+/// its worktree or why there is none (that agent must not start in the
+/// shared checkout instead).
+pub fn prepare(
+    agents: &mut [crate::config::AgentConfig],
+    root: Option<&std::path::Path>,
+) -> Vec<(usize, Result<Worktree, WorktreeError>)> {
+    let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let mut out = Vec::new();
+    for (i, agent) in agents.iter_mut().enumerate() {
+        let Some(spec) = agent.worktree_spec(root) else {
+            continue;
+        };
+        let cwd = agent
+            .cwd
+            .as_ref()
+            .map_or_else(|| here.clone(), |c| here.join(c));
+        let result = ensure(&cwd, &spec);
+        match &result {
+            Ok(w) => {
+                tracing::info!(agent = %agent.id, path = %w.path.display(), created = w.created, "worktree");
+                agent.cwd = Some(w.cwd.clone());
+            }
+            Err(e) => tracing::warn!(agent = %agent.id, "worktree: {e}"),
+        }
+        out.push((i, result));
+    }
+    out
+}

@@ -1,0 +1,478 @@
+//! `hive ctl` end to end: the real `hive` console runs in tmux (private
+//! server, every XDG/HIVE dir in a tempdir) on a test config of scripted
+//! agents, and each test drives it with `hive ctl` subprocesses: every verb,
+//! every error code and its exit status, `watch` of a turn started with
+//! `send`, the socket's permissions, several hives, cleanup on quit.
+//! Skips with a message when tmux is missing.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const TIMEOUT: Duration = Duration::from_secs(40);
+
+struct Lab {
+    dir: tempfile::TempDir,
+    tmux: String,
+    bin: PathBuf,
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Lab {
+    /// A lab with the test config written, or `None` without tmux.
+    fn new() -> Option<Self> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            eprintln!("SKIP: tmux is not installed");
+            return None;
+        }
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ctl");
+        let config = format!(
+            r#"
+[[agent]]
+id = "echo"
+provider = "script"
+script = "{}"
+
+[[agent]]
+id = "stubborn"
+provider = "script"
+script = "{}"
+
+[[agent]]
+id = "broken"
+provider = "script"
+script = "{}"
+"#,
+            fixtures.join("echo.toml").display(),
+            fixtures.join("stubborn.toml").display(),
+            dir.path().join("missing.toml").display(),
+        );
+        std::fs::write(dir.path().join("ctltest.toml"), config).expect("write config");
+        Some(Self {
+            tmux: format!("hive-ctl-{}-{n}", std::process::id()),
+            dir,
+            bin: PathBuf::from(env!("CARGO_BIN_EXE_hive")),
+        })
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn run_dir(&self) -> PathBuf {
+        self.path("run")
+    }
+
+    fn socket_dir(&self) -> PathBuf {
+        self.run_dir().join("hive")
+    }
+
+    /// Starts a hive on the test config in tmux session `session`.
+    fn launch(&self, session: &str, socket_name: &str) -> PathBuf {
+        self.launch_with(session, &self.path("ctltest.toml"), socket_name)
+    }
+
+    /// Starts a hive on `config` in tmux session `session`; waits for its socket.
+    fn launch_with(&self, session: &str, config: &Path, socket_name: &str) -> PathBuf {
+        let d = self.dir.path();
+        let env = |name: &str| format!("{name}={}", d.join(name.to_ascii_lowercase()).display());
+        let mut cmd = Command::new("tmux");
+        cmd.args(["-L", &self.tmux, "-f", "/dev/null", "new-session", "-d"])
+            .args(["-s", session, "-x", "120", "-y", "40", "-c"])
+            .arg(d)
+            .args(["-e", "TERM=xterm-256color"])
+            .args(["-e", &format!("HOME={}", d.display())]);
+        // Every directory hive writes to is the test's own.
+        let private = [
+            "HIVE_DATA_DIR",
+            "HIVE_STATE_DIR",
+            "XDG_CONFIG_HOME",
+            "XDG_DATA_HOME",
+            "XDG_STATE_HOME",
+        ];
+        for name in private {
+            cmd.args(["-e", &env(name)]);
+        }
+        cmd.args([
+            "-e",
+            &format!("XDG_RUNTIME_DIR={}", self.run_dir().display()),
+        ])
+        .arg(&self.bin)
+        .arg("--config")
+        .arg(config);
+        assert!(cmd.status().expect("start tmux").success());
+        let socket = self.socket_dir().join(socket_name);
+        self.wait_until("the control socket", || {
+            UnixStream::connect(&socket).is_ok()
+        });
+        socket
+    }
+
+    fn stop(&self, session: &str) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.tmux, "kill-session", "-t", session])
+            .output();
+    }
+
+    fn wait_until(&self, what: &str, mut pred: impl FnMut() -> bool) {
+        let start = Instant::now();
+        while !pred() {
+            assert!(start.elapsed() < TIMEOUT, "timed out waiting for {what}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn ctl_cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(&self.bin);
+        cmd.arg("ctl")
+            .args(args)
+            .env("XDG_RUNTIME_DIR", self.run_dir())
+            .env("HIVE_STATE_DIR", self.path("hive_state_dir"))
+            .env("XDG_CONFIG_HOME", self.path("xdg_config_home"))
+            .env_remove("HIVE_SOCKET");
+        cmd
+    }
+
+    fn ctl(&self, args: &[&str]) -> Out {
+        let out = self.ctl_cmd(args).output().expect("run hive ctl");
+        Out {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).trim_end().to_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// `ctl` that must succeed.
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.ctl(args);
+        assert_eq!(out.code, 0, "hive ctl {args:?}: {}", out.stderr);
+        out.stdout
+    }
+
+    /// `ctl` that must fail with `code` and name `name` on stderr.
+    fn fails(&self, args: &[&str], code: i32, name: &str) -> Out {
+        let out = self.ctl(args);
+        assert_eq!(out.code, code, "hive ctl {args:?}: {}", out.stderr);
+        assert!(
+            out.stderr.contains(name),
+            "hive ctl {args:?}: {}",
+            out.stderr
+        );
+        out
+    }
+
+    fn status(&self, pane: &str) -> Value {
+        serde_json::from_str(&self.ok(&["status", pane, "--json"])).expect("status json")
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.tmux, "kill-server"])
+            .output();
+    }
+}
+
+#[test]
+fn ctl_verbs_drive_a_running_hive() {
+    let Some(lab) = Lab::new() else { return };
+    lab.launch("hive", "ctltest.sock");
+
+    let list = lab.ok(&["list"]);
+    assert!(list.contains("echo") && list.contains("idle"), "{list}");
+    let broken = list.lines().find(|l| l.starts_with("broken")).expect(&list);
+    assert!(broken.contains("failed"), "{list}");
+    let panes: Value = serde_json::from_str(&lab.ok(&["list", "--json"])).unwrap();
+    let ids: Vec<_> = panes["panes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(ids, ["echo", "stubborn", "broken"]);
+    assert_eq!(panes["panes"][0]["alive"], true);
+    assert_eq!(panes["panes"][2]["alive"], false);
+    assert!(
+        panes["panes"][2]["failed"]
+            .as_str()
+            .unwrap()
+            .contains("missing.toml")
+    );
+    let status = lab.ok(&["status", "echo"]);
+    assert!(
+        status.contains("provider:  script") && status.contains("state:     idle"),
+        "{status}"
+    );
+
+    // `watch` sees a turn that `send` starts, from create to turn_complete.
+    let mut watch = lab
+        .ctl_cmd(&["watch", "echo", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(watch.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    assert!(line.contains("watching"), "{line}");
+
+    let turn = lab.ok(&["send", "echo", "hello", "there"]);
+    assert!(turn.starts_with("turn"), "{turn}");
+    let answer = lab.ok(&["wait", &turn]);
+    assert!(
+        answer.starts_with("Reply to: hello there\n\nThis reply"),
+        "{answer}"
+    );
+
+    let mut events = Vec::new();
+    for line in BufReader::new(watch.stdout.take().unwrap()).lines() {
+        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        let done = v["type"] == "turn_complete" && v["turn_id"] == turn.as_str();
+        events.push(v);
+        if done {
+            break;
+        }
+    }
+    watch.kill().unwrap();
+    watch.wait().unwrap();
+    let of_turn: Vec<_> = events
+        .iter()
+        .filter(|e| e["turn_id"] == turn.as_str())
+        .collect();
+    assert!(
+        of_turn.iter().all(|e| e.get("pane").is_none()),
+        "one pane: run --json lines"
+    );
+    assert_eq!(
+        of_turn
+            .iter()
+            .filter(|e| e["type"] == "turn_started")
+            .count(),
+        1
+    );
+    let reply: Vec<_> = of_turn
+        .iter()
+        .filter(|e| e["type"] == "message" && e["origin"] == "agent")
+        .map(|e| e["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(reply.first(), Some(&"create"), "{events:?}");
+    assert_eq!(reply.last(), Some(&"complete"), "{events:?}");
+    let last = of_turn.last().unwrap();
+    assert_eq!(last["type"], "turn_complete");
+    assert_eq!(last["status"], "completed");
+
+    let history = lab.ok(&["history", "echo"]);
+    assert!(
+        history.contains("hello there") && history.contains("Reply to: hello there"),
+        "{history}"
+    );
+
+    // cancel: the slow turn ends cancelled and `wait` says so.
+    // A `send` to a busy pane queues and answers when its turn starts.
+    let slow = lab.ok(&["send", "echo", "something slow"]);
+    let queued = lab
+        .ctl_cmd(&["send", "echo", "queued behind it"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    lab.wait_until("the message in the queue", || {
+        lab.status("echo")["queue"] == serde_json::json!(["queued behind it"])
+    });
+    let listed = lab.ok(&["list"]);
+    assert!(listed.contains(" 1 queued"), "{listed}");
+    assert_eq!(lab.ok(&["cancel", "echo"]), slow);
+    let out = lab.fails(&["wait", &slow], 1, "cancelled");
+    assert!(out.stdout.len() < 40, "cut short: {}", out.stdout);
+    let next = queued.wait_with_output().unwrap();
+    assert!(next.status.success());
+    let next = String::from_utf8_lossy(&next.stdout).trim().to_owned();
+    assert_ne!(next, slow);
+    assert!(
+        lab.ok(&["wait", &next])
+            .starts_with("Reply to: queued behind it")
+    );
+
+    // --steer on an agent that can be interrupted: the running turn ends
+    // cancelled and the message starts its own turn at once.
+    let slow = lab.ok(&["send", "echo", "another slow one"]);
+    let steered = lab.ok(&["send", "--steer", "echo", "steered in"]);
+    assert_ne!(steered, slow);
+    lab.fails(&["wait", &slow], 1, "cancelled");
+    assert!(
+        lab.ok(&["wait", &steered])
+            .starts_with("Reply to: steered in")
+    );
+
+    // A failed turn: exit 1 with the error.
+    let fail = lab.ok(&["send", "echo", "please fail"]);
+    let out = lab.fails(&["wait", &fail, "--json"], 1, "");
+    let w: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(w["status"], "error");
+    assert_eq!(w["error_code"], "scripted_failure");
+
+    // A crash kills the agent: sending fails until `restart`.
+    let crash = lab.ok(&["send", "echo", "crash now"]);
+    lab.fails(&["wait", &crash], 1, "failed");
+    lab.wait_until("the pane to be dead", || {
+        lab.status("echo")["alive"] == false
+    });
+    lab.fails(&["send", "echo", "hi"], 6, "PROCESS_CRASH");
+    assert_eq!(lab.ok(&["restart", "echo"]), "restarting echo");
+    lab.wait_until("the pane to be back", || {
+        lab.status("echo")["alive"] == true
+    });
+    let again = lab.ok(&["send", "echo", "back again"]);
+    assert!(
+        lab.ok(&["wait", &again])
+            .starts_with("Reply to: back again")
+    );
+    assert!(lab.status("echo")["turns"].as_u64().unwrap() >= 8);
+}
+
+#[test]
+fn ctl_errors_map_to_codes_and_exit_statuses() {
+    let Some(lab) = Lab::new() else { return };
+    let socket = lab.launch("hive", "ctltest.sock");
+
+    lab.fails(&["status", "nope"], 3, "SESSION_NOT_FOUND");
+    let out = lab.fails(&["send", "nope", "hi"], 3, "SESSION_NOT_FOUND");
+    assert!(
+        out.stderr.contains("panes: echo, stubborn, broken"),
+        "{}",
+        out.stderr
+    );
+    lab.fails(&["wait", "turn-bogus"], 4, "TURN_NOT_FOUND");
+    lab.fails(&["cancel", "stubborn"], 5, "UNSUPPORTED_CLI_TYPE");
+    lab.fails(
+        &["send", "--steer", "stubborn", "now"],
+        5,
+        "UNSUPPORTED_CLI_TYPE",
+    );
+    lab.fails(&["send", "broken", "hi"], 6, "PROCESS_CRASH");
+    lab.fails(&["restart", "broken"], 6, "PROCESS_CRASH");
+    lab.fails(&["cancel", "echo"], 7, "INVALID_STATE");
+    lab.fails(&["restart", "echo"], 7, "INVALID_STATE");
+    lab.fails(&["send", "echo", "   "], 2, "BAD_REQUEST");
+
+    // Raw protocol: a malformed line and a request missing a field.
+    let mut s = UnixStream::connect(&socket).unwrap();
+    s.write_all(
+        b"this is not json\n{\"id\":5,\"method\":\"status\"}\n{\"id\":6,\"method\":\"list\"}\n",
+    )
+    .unwrap();
+    let mut lines = BufReader::new(s).lines();
+    let mut next = || -> Value { serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap() };
+    let a = next();
+    assert_eq!(a["id"], Value::Null);
+    assert_eq!(a["error"]["code"], "BAD_REQUEST");
+    let b = next();
+    assert_eq!(b["id"], 5);
+    assert_eq!(b["error"]["code"], "BAD_REQUEST");
+    let c = next();
+    assert_eq!(c["id"], 6);
+    assert!(c["result"]["panes"].is_array());
+
+    // No hive at the given place, or none at all.
+    lab.fails(&["--socket", "elsewhere", "list"], 9, "UNAVAILABLE");
+    let out = lab
+        .ctl_cmd(&["list"])
+        .env("XDG_RUNTIME_DIR", lab.path("empty"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(9));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no running hive"));
+}
+
+#[test]
+fn ctl_socket_is_private_and_per_hive() {
+    let Some(lab) = Lab::new() else { return };
+    let first = lab.launch("one", "ctltest.sock");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&lab.socket_dir()), 0o700);
+    assert_eq!(mode(&first), 0o600);
+
+    // A second hive on the same config gets its own socket; with two,
+    // `hive ctl` asks which one, and --socket / HIVE_SOCKET pick.
+    let second = lab.launch("two", "ctltest-2.sock");
+    let out = lab.fails(&["list"], 9, "2 hives are running");
+    assert!(out.stderr.contains("ctltest, ctltest-2"), "{}", out.stderr);
+    assert!(lab.ok(&["--socket", "ctltest-2", "list"]).contains("echo"));
+    // The config in use names a hive: `--config` outright, ./hive.toml
+    // when several run.
+    let proj = lab.path("proj");
+    std::fs::create_dir(&proj).unwrap();
+    let solo = std::fs::read_to_string(lab.path("ctltest.toml"))
+        .unwrap()
+        .replacen("id = \"echo\"", "id = \"solo\"", 1);
+    std::fs::write(proj.join("hive.toml"), solo).unwrap();
+    let third = lab.launch_with("three", &proj.join("hive.toml"), "proj.sock");
+    let config = lab.path("ctltest.toml");
+    let by_config = lab.ok(&["--config", config.to_str().unwrap(), "list"]);
+    assert!(
+        by_config.contains("echo") && !by_config.contains("solo"),
+        "{by_config}"
+    );
+    let here = lab.ctl_cmd(&["list"]).current_dir(&proj).output().unwrap();
+    assert!(here.status.success());
+    assert!(String::from_utf8_lossy(&here.stdout).contains("solo"));
+    lab.fails(&["list"], 9, "3 hives are running");
+    lab.stop("three");
+    lab.wait_until("the third socket to be removed", || !third.exists());
+    let by_env = lab
+        .ctl_cmd(&["list"])
+        .env("HIVE_SOCKET", &second)
+        .output()
+        .unwrap();
+    assert!(by_env.status.success());
+    lab.stop("two");
+    lab.wait_until("the second socket to be removed", || !second.exists());
+    assert!(lab.ok(&["list"]).contains("echo"), "one hive left: found");
+
+    // Another user is refused by the peer-credential check even when the
+    // file modes would let it in (root can switch users; others skip).
+    if unsafe_is_root() {
+        std::fs::set_permissions(lab.dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(lab.run_dir(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(lab.socket_dir(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&first, std::fs::Permissions::from_mode(0o666)).unwrap();
+        use std::os::unix::process::CommandExt;
+        let out = lab
+            .ctl_cmd(&["--socket", first.to_str().unwrap(), "list"])
+            .env("HOME", "/tmp")
+            .uid(65534)
+            .gid(65534)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if stderr.contains("Permission denied (os error 13)") {
+            eprintln!("SKIP: uid 65534 cannot reach the test's files: {stderr}");
+        } else {
+            assert_eq!(out.status.code(), Some(8), "{stderr}");
+            assert!(stderr.contains("PERMISSION_DENIED"), "{stderr}");
+        }
+    } else {
+        eprintln!("SKIP: not root, cannot connect as another uid (peer_allowed is unit-tested)");
+    }
+}
+
+fn unsafe_is_root() -> bool {
+    std::fs::metadata("/proc/self")
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
+        .unwrap_or(false)
+}

@@ -1,0 +1,184 @@
+//! `hive doctor` against a fake PATH of tiny shell scripts standing in for
+//! the agent CLIs (missing CLI, old version, missing auth, failing dry
+//! start): snapshots of the plain report, plus the binary's exit status and
+//! JSON. Never reads the real environment: HOME, PATH and variables are
+//! the test's own.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
+use std::collections::HashMap;
+use std::os::unix::fs::PermissionsExt;
+use std::process::Command;
+
+use hive::config::{AgentConfig, Config};
+use hive::doctor::{self, Env, render};
+
+struct Lab {
+    dir: tempfile::TempDir,
+}
+
+impl Lab {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("bin")).unwrap();
+        std::fs::create_dir_all(dir.path().join("work")).unwrap();
+        Self { dir }
+    }
+
+    /// A fake CLI: `#!/bin/sh` with `body`.
+    fn script(&self, name: &str, body: &str) {
+        let p = self.dir.path().join("bin").join(name);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    fn env(&self, vars: &[(&str, &str)]) -> Env {
+        let home = self.dir.path().to_owned();
+        Env {
+            path: home.join("bin").into_os_string(),
+            cwd: home.join("work"),
+            home,
+            vars: vars
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<HashMap<_, _>>(),
+        }
+    }
+
+    /// The plain report for these agents, times pinned.
+    fn report(&self, agents: &[AgentConfig], vars: &[(&str, &str)]) -> (String, bool) {
+        let mut config = Config::builtin();
+        config.agents = agents.to_vec();
+        let mut report = doctor::diagnose(&config, Vec::new(), &self.env(vars));
+        report.zero_times();
+        (render::text(&report, false), report.ok())
+    }
+}
+
+fn agent(id: &str, provider: &str) -> AgentConfig {
+    AgentConfig::new(id, provider)
+}
+
+#[test]
+fn doctor_missing_cli() {
+    let lab = Lab::new();
+    let (text, ok) = lab.report(&[agent("claude", "claude")], &[("ANTHROPIC_API_KEY", "x")]);
+    assert!(!ok);
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn doctor_old_version() {
+    let lab = Lab::new();
+    lab.script("codex", "echo 'codex-cli 0.100.0'");
+    let secret = "sk-do-not-print-me";
+    let (text, ok) = lab.report(&[agent("codex", "codex")], &[("OPENAI_API_KEY", secret)]);
+    assert!(ok, "an old version still starts");
+    assert!(!text.contains(secret));
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn doctor_missing_auth() {
+    let lab = Lab::new();
+    lab.script("claude", "echo '2.1.330 (Claude Code)'");
+    let (text, ok) = lab.report(&[agent("claude", "claude")], &[]);
+    assert!(ok, "missing auth is a warning");
+    insta::assert_snapshot!(text);
+
+    // The agent's own login file counts.
+    let creds = lab.dir.path().join(".claude/.credentials.json");
+    std::fs::create_dir_all(creds.parent().unwrap()).unwrap();
+    std::fs::write(&creds, "{}").unwrap();
+    let (text, _) = lab.report(&[agent("claude", "claude")], &[]);
+    assert!(
+        text.contains("ok    auth       login file ~/.claude/.credentials.json"),
+        "{text}"
+    );
+    // So does a key in the agent's own env table.
+    std::fs::remove_file(&creds).unwrap();
+    let mut with_key = agent("claude", "claude");
+    with_key.env.insert("ANTHROPIC_API_KEY".into(), "k".into());
+    let (text, _) = lab.report(&[with_key], &[]);
+    assert!(text.contains("ANTHROPIC_API_KEY is set"), "{text}");
+}
+
+#[test]
+fn doctor_failing_dry_start() {
+    let lab = Lab::new();
+    lab.script("pi", "echo 'Error: Cannot find module pi-ai' >&2\nexit 3");
+    let (text, ok) = lab.report(&[agent("pi", "pi")], &[("ANTHROPIC_API_KEY", "x")]);
+    assert!(!ok);
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn doctor_shell_scripted_unknown_and_no_cwd() {
+    let lab = Lab::new();
+    let mut script = agent("demo", "script");
+    script.script = Some("demo:tour".into());
+    let mut broken = agent("nope", "script");
+    broken.script = Some("demo:absent".into());
+    let mut homeless = agent("homeless", "pty");
+    homeless.cwd = Some("../missing".into());
+    let (text, ok) = lab.report(
+        &[
+            script,
+            agent("shell", "pty"),
+            broken,
+            agent("odd", "telepathy"),
+            homeless,
+        ],
+        &[("SHELL", "/bin/sh")],
+    );
+    assert!(!ok);
+    insta::assert_snapshot!(text);
+}
+
+/// The binary: exit 1 when an agent cannot start, 0 when all can; JSON
+/// with the same verdict.
+#[test]
+fn doctor_command_exit_status_and_json() {
+    let lab = Lab::new();
+    lab.script("claude", "echo '2.1.330 (Claude Code)'");
+    let config = lab.dir.path().join("hive.toml");
+    let write = |agents: &str| std::fs::write(&config, agents).unwrap();
+    let run = |json: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hive"));
+        cmd.arg("--config").arg(&config).arg("doctor");
+        if json {
+            cmd.arg("--json");
+        }
+        cmd.env("PATH", lab.dir.path().join("bin"))
+            .env("HOME", lab.dir.path())
+            .env("XDG_CONFIG_HOME", lab.dir.path().join("config"))
+            .env_remove("ANTHROPIC_API_KEY")
+            .current_dir(lab.dir.path().join("work"))
+            .output()
+            .unwrap()
+    };
+    write("[[agent]]\nid = \"c\"\nprovider = \"claude\"\n");
+    let out = run(false);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    write(
+        "[[agent]]\nid = \"c\"\nprovider = \"claude\"\n[[agent]]\nid = \"g\"\nprovider = \"gemini\"\n",
+    );
+    let out = run(false);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("1 of 2 agents cannot start: g"), "{stdout}");
+    let out = run(true);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["agents"][1]["checks"][1]["level"], "fail");
+    write("[[agent]]\nid = \"c\"\nprovider = \"claude\"\nmodel = 3\n");
+    let out = run(false);
+    assert_eq!(out.status.code(), Some(1), "a config error fails");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("FAIL"));
+}
