@@ -51,6 +51,7 @@ actions! {
     Focus8 = "focus_8", Global, ["alt+8"], "focus pane 8";
     Focus9 = "focus_9", Global, ["alt+9"], "focus pane 9";
     Zoom = "zoom", Global, ["alt+z"], "zoom the focused pane / back to the grid";
+    ToggleMouse = "toggle_mouse", Global, ["alt+m"], "mouse capture off / on (off: select text with the terminal)";
     Prefix = "prefix", Global, ["ctrl+b"], "prefix (then 1-9, arrows, z, d, n/p, ?, or any key verbatim to a terminal pane)";
     Diff = "diff", Global, ["f3"], "diff view of the pane's worktree (also prefix d, or /diff)";
     Inbox = "inbox", Global, ["alt+i"], "attention inbox: approvals, failures, finished turns across panes";
@@ -66,13 +67,15 @@ actions! {
     ManageQueue = "manage_queue", Conversation, ["alt+q"], "select queued messages (up/down, e edit, d remove, shift+up/down move)";
     HistoryPrev = "history_prev", Conversation, ["up"], "previous input (at the composer's first line)";
     HistoryNext = "history_next", Conversation, ["down"], "next input (at the composer's last line)";
-    Complete = "complete", Conversation, ["tab"], "complete a /command";
+    Complete = "complete", Conversation, ["tab"], "complete a /command or @file (again: the next one)";
+    CompletePrev = "complete_prev", Conversation, ["shift+tab"], "the previous completion";
     ScrollUp = "scroll_up", Conversation, ["pageup"], "scroll the transcript up";
     ScrollDown = "scroll_down", Conversation, ["pagedown"], "scroll the transcript down";
     ScrollTop = "scroll_top", Conversation, ["home", "ctrl+home"], "scroll to the top";
     ScrollBottom = "scroll_bottom", Conversation, ["end", "ctrl+end"], "scroll to the bottom (follow)";
     SearchNext = "search_next", Conversation, ["alt+n"], "after a search jump: next match";
     SearchPrev = "search_prev", Conversation, ["alt+shift+n"], "after a search jump: previous match";
+    Copy = "copy", Conversation, ["alt+c"], "copy an answer, code block, tool output or turn (picker)";
     Restart = "restart", Conversation, ["ctrl+r"], "restart a stopped agent";
     AllowOnce = "allow_once", Conversation, ["y"], "approval card: allow once";
     AllowAlways = "allow_always", Conversation, ["a"], "approval card: allow always";

@@ -6,10 +6,12 @@
 
 pub mod app;
 pub mod cli;
+pub mod clipboard;
 pub mod config;
 pub mod control;
 pub mod doctor;
 pub mod event;
+pub mod files;
 pub mod history;
 pub mod keymap;
 pub mod ops;

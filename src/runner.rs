@@ -91,6 +91,11 @@ pub enum RunnerCommand {
         cols: u16,
         rows: u16,
     },
+    /// `/model NAME`: the agent uses this model from now on (and after a
+    /// restart of the pane).
+    SetModel(String),
+    /// `/effort LEVEL`: thinking / reasoning effort from now on.
+    SetEffort(String),
     Shutdown,
 }
 
@@ -120,6 +125,10 @@ pub enum PaneEvent {
     },
     TerminalUpdated,
     Bell,
+    /// The models the agent offers (the `/model` picker).
+    Models(Vec<String>),
+    /// The effort level now in use (after `/effort`).
+    Effort(String),
     /// A history write failed (reason); shown in the pane and the status bar
     /// as "history not saved: <reason>".
     HistoryNotSaved(String),
@@ -435,8 +444,45 @@ impl Runner {
             RunnerCommand::Resize { cols, rows } => {
                 self.to_provider(ProviderCommand::Resize { cols, rows });
             }
+            RunnerCommand::SetModel(model) => self.set_model(model),
+            RunnerCommand::SetEffort(effort) => self.set_effort(effort),
             RunnerCommand::Shutdown => {}
         }
+    }
+
+    /// Hands the new model to the provider and keeps it for restarts; the
+    /// pane's title follows (the next turn's `response_start` confirms it).
+    fn set_model(&mut self, model: String) {
+        if !self.capabilities.set_model {
+            return self.notice(
+                DiagnosticLevel::Warn,
+                "this agent cannot switch models; the model stays as it is",
+            );
+        }
+        self.spec.agent.model = Some(model.clone());
+        self.to_provider(ProviderCommand::SetModel {
+            model: model.clone(),
+        });
+        self.emit(PaneEvent::Session(SessionInfo {
+            model: Some(model.clone()),
+            ..SessionInfo::default()
+        }));
+        self.notice(DiagnosticLevel::Info, format!("model set to {model}"));
+    }
+
+    fn set_effort(&mut self, effort: String) {
+        if !self.capabilities.set_effort {
+            return self.notice(
+                DiagnosticLevel::Warn,
+                "this agent has no effort setting hive can change",
+            );
+        }
+        self.spec.agent.thinking = Some(effort.clone());
+        self.to_provider(ProviderCommand::SetEffort {
+            effort: effort.clone(),
+        });
+        self.emit(PaneEvent::Effort(effort.clone()));
+        self.notice(DiagnosticLevel::Info, format!("effort set to {effort}"));
     }
 
     fn to_provider(&self, cmd: ProviderCommand) -> bool {
@@ -673,6 +719,7 @@ impl Runner {
             ProviderEvent::Unresponsive { reason } => self.replace_agent(&reason),
             ProviderEvent::TerminalUpdated => self.emit(PaneEvent::TerminalUpdated),
             ProviderEvent::Bell => self.emit(PaneEvent::Bell),
+            ProviderEvent::Models(list) => self.emit(PaneEvent::Models(list)),
         }
     }
 

@@ -1264,3 +1264,33 @@ async fn shutdown_leaves_no_process_behind() {
         assert_all_dead(&p.pids()).await;
     }
 }
+
+/// `/model` and `/effort` on codex exec: the next turn's command line
+/// carries them, and its `response_start` names the new model.
+#[tokio::test]
+async fn exec_model_and_effort_switch_on_the_next_turn() {
+    let dir = tempdir();
+    let mut a = agent("exec", &dir);
+    a.model = Some("gpt-old".into());
+    let mut p = pane(a, None, dir);
+    assert!(p.runner.capabilities.set_model && p.runner.capabilities.set_effort);
+    p.send("hello");
+    p.turn_end().await;
+    p.runner.send(RunnerCommand::SetModel("gpt-new".into()));
+    p.runner.send(RunnerCommand::SetEffort("high".into()));
+    p.send("again");
+    p.turn_end().await;
+    let log = p.log();
+    let argv = |i: usize| -> String {
+        let v: Vec<String> = serde_json::from_value(log[i]["argv"].clone()).expect("argv");
+        v.join(" ")
+    };
+    assert!(argv(0).contains("--model gpt-old"), "{}", argv(0));
+    assert!(argv(1).contains("--model gpt-new"), "{}", argv(1));
+    assert!(
+        argv(1).contains("model_reasoning_effort=\"high\""),
+        "{}",
+        argv(1)
+    );
+    assert!(p.seen.iter().any(|e| matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { model_id, .. }) if model_id == "gpt-new")));
+}

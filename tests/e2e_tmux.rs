@@ -357,6 +357,35 @@ fn search_finds_a_tool_output_word_in_another_pane_and_jumps_there() {
     assert!(!s.contains("search all panes"), "{s}");
 }
 
+/// Issue 14: `/model` lists the agent's models and the next turn uses the new one.
+#[test]
+fn model_switch_is_carried_by_the_next_request() {
+    let Some(bin) = hive_bin() else { return };
+    let t = start(&bin, tempfile::tempdir().expect("tempdir"));
+    t.wait_for("Message Architect");
+    // The picker lists what the demo agent offers.
+    t.type_text("/model");
+    t.wait_for("/model");
+    t.keys(&["Enter"]);
+    t.wait_for("demo-architect-mini");
+    t.keys(&["Escape"]);
+    t.wait("the picker to close", |s| {
+        !s.contains("demo-architect-mini")
+    });
+    // By name: hive takes it, the model never sees "/model …".
+    t.type_text("/model demo-architect-2");
+    t.keys(&["Enter"]);
+    t.wait_for("model set to demo-architect-2");
+    t.type_text("which model answers?");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("This answer comes from demo-architect-2");
+    assert!(!s.contains("You asked: */model"), "{s}");
+    assert!(status_line(&s).contains("demo-architect-2"), "{s}");
+    t.wait("idle", |s| status_line(s).contains("idle"));
+    t.keys(&["C-q"]);
+    t.wait_for("HIVE-EXIT=0");
+}
+
 /// Issue 19: two shell agents with `worktree = true` in a git repository; a
 /// file written in one pane shows in its diff view (`Ctrl+B d`), and `m`,
 /// `y` merge it into the main checkout.

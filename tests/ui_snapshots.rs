@@ -816,6 +816,12 @@ fn status_bar_shows_model_usage_and_session() {
         "{status}"
     );
     insta::assert_snapshot!(out);
+    // "/re" is hive's /resume or the agent's /review: Tab cycles; one
+    // more letter leaves one, which Tab inserts whole.
+    app.on_key(key(KeyCode::Tab));
+    assert_eq!(app.panes[0].composer_text(), "/resume");
+    app.panes[0].set_composer("");
+    typ(&mut app, "/rev");
     app.on_key(key(KeyCode::Tab));
     assert_eq!(app.panes[0].composer_text(), "/review ");
 }

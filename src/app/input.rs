@@ -7,6 +7,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 
+use super::commands::{self, HiveCommand, Parsed};
 use super::pty_input as term;
 use super::state::{App, Overlay};
 use crate::keymap::{Action, Chord, Scope};
@@ -33,6 +34,12 @@ impl App {
         }
         let chord = Chord::from_event(&ev);
         let terminal = self.focused().is_some_and(|p| p.is_terminal());
+        if !terminal && self.focused().is_some_and(|p| p.picker.is_some()) {
+            return self.picker_key(&ev);
+        }
+        if !terminal && self.focused().is_some_and(|p| p.menu.is_some()) && self.menu_key(&ev) {
+            return;
+        }
         let composer_empty = self.focused().is_none_or(|p| p.composer_is_empty());
         let action = self.keymap.lookup(&chord).filter(|a| {
             let typed = chord.is_text_key() && (terminal || !composer_empty);
@@ -69,7 +76,9 @@ impl App {
         if let Some(p) = self.focused_mut() {
             p.forget_history_walk();
             p.composer.input(ev);
+            p.refresh_completion();
         }
+        self.refresh_mention();
     }
 
     /// Actions that work anywhere. False: not one of them.
@@ -94,6 +103,7 @@ impl App {
             Action::Inbox => self.open_inbox(),
             Action::Search => self.open_search(),
             Action::Overview => self.open_overview(),
+            Action::ToggleMouse => self.toggle_mouse(),
             Action::Diff => self.open_diff(),
             _ => return false,
         }
@@ -362,16 +372,18 @@ impl App {
                     return false;
                 }
             }
-            Action::Complete => match p.complete() {
-                None => return false,
-                Some(m) if m.is_empty() => self.set_status("no matching command"),
-                Some(m) if m.len() > 1 => self.set_status(format!("/{}", m.join("  /"))),
-                Some(_) => {}
-            },
+            // Tab never types a tab: with nothing to complete it does nothing.
+            Action::Complete => {
+                p.complete(1);
+            }
+            Action::CompletePrev => {
+                p.complete(-1);
+            }
             Action::ScrollUp => p.scroll_page(1, &g),
             Action::ScrollDown => p.scroll_page(-1, &g),
             Action::ScrollTop => p.scroll = usize::MAX / 2,
             Action::ScrollBottom => p.scroll = 0,
+            Action::Copy => self.run_command(HiveCommand::Copy, ""),
             Action::Expand => {
                 p.expanded = !p.expanded;
                 p.transcript.invalidate();
@@ -428,8 +440,20 @@ impl App {
             return self.open_diff();
         }
         let text = p.take_composer();
-        p.scroll = 0;
-        self.send(focus, RunnerCommand::Submit { text, mode });
+        match commands::parse(&text, &p.commands) {
+            Parsed::Text(text) => {
+                p.scroll = 0;
+                self.send(focus, RunnerCommand::Submit { text, mode });
+            }
+            Parsed::Hive(cmd, arg) => self.run_command(cmd, &arg),
+            Parsed::Unknown(name) => {
+                let agent = p.name().to_owned();
+                self.refuse(format!(
+                    "/{name} is not a hive command and {agent} does not offer it: not sent. \
+                     Start with // to send it as text."
+                ));
+            }
+        }
     }
 
     /// Bracketed paste: into the composer (never sent), or to the child.

@@ -8,14 +8,19 @@
 //! then the app takes back what the frame measured (`geometry`).
 
 pub mod attention;
+pub mod commands;
+pub mod copy;
 pub mod geometry;
 pub mod inbox;
 pub mod input;
+pub mod mention;
+pub mod menu;
 pub mod overview;
 pub mod pane;
 pub mod pty_input;
 pub mod screen;
 pub mod search;
+pub mod slash;
 pub mod state;
 pub mod transcript;
 pub mod tty;
@@ -51,6 +56,8 @@ pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> 
     let worktrees = crate::worktree::prepare(&mut config.agents, config.worktrees.root.as_deref());
     tracing::info!(config = %config.source.describe(), agents = config.agents.len(), "console starting");
     let (mut app, warnings) = build_app(&config);
+    app.system_clipboard = crate::clipboard::system_tool();
+    app.in_tmux = std::env::var_os("TMUX").is_some_and(|v| !v.is_empty());
     app.attach_worktrees(&worktrees);
     for w in &warnings {
         tracing::warn!("{w}");
@@ -229,6 +236,8 @@ async fn event_loop(
     let interval = Duration::from_secs_f64(1.0 / fps);
     let spin_every = Duration::from_millis(80);
     let mut view = ViewState::default();
+    let (wake, mut woken) = wake_channel();
+    app.wake = Some(wake);
     let mut dirty = true;
     let mut last_draw = Instant::now() - interval;
     loop {
@@ -280,6 +289,12 @@ async fn event_loop(
                 app.search_event(ev);
                 dirty = true;
             }
+            Some(()) = woken.0.recv() => {
+                woken.1.store(false, std::sync::atomic::Ordering::Release);
+                if app.tick_files() {
+                    dirty = true;
+                }
+            }
             Some(req) = control.next() => {
                 if let Some((pane, cmd)) = control.handle(req) {
                     app.send(pane, cmd);
@@ -321,6 +336,25 @@ async fn event_loop(
     let stops = futures::future::join_all(runners.iter().flatten().map(|r| r.shutdown()));
     let _ = tokio::time::timeout(Duration::from_millis(150), stops).await;
     Ok(())
+}
+
+/// A wake-up from background work: calls collapse into one message until
+/// the loop has taken it (and lowered the flag).
+type Woken = (
+    mpsc::UnboundedReceiver<()>,
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+);
+
+fn wake_channel() -> (crate::files::Wake, Woken) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let pending = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = std::sync::Arc::clone(&pending);
+    let wake: crate::files::Wake = std::sync::Arc::new(move || {
+        if !flag.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            let _ = tx.send(());
+        }
+    });
+    (wake, (rx, pending))
 }
 
 /// When the status line goes away or the inbox watch has a check due.

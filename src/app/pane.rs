@@ -6,10 +6,14 @@ use std::collections::VecDeque;
 
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
+use super::commands;
 use super::geometry::PaneGeometry;
+use super::mention::Mention;
+use super::menu::{Menu, MenuItem, MenuKind};
 use super::transcript::Transcript;
 use crate::config::AgentConfig;
 use crate::event::Usage;
+use crate::files::FileFinder;
 use crate::provider::{Capabilities, PermissionRequest, TerminalScreen};
 use crate::runner::TurnState;
 
@@ -23,6 +27,20 @@ pub struct Pane {
     pub model: Option<String>,
     /// Slash commands the agent offers (completion in the composer).
     pub commands: Vec<String>,
+    /// Models the agent offers (the `/model` picker).
+    pub models: Vec<String>,
+    /// The effort level set with `/effort` (or configured).
+    pub effort: Option<String>,
+    /// The completion menu following the composer (`/`, `@`).
+    pub menu: Option<Menu>,
+    /// The composer text the menu was closed for (Esc).
+    menu_dismissed: Option<String>,
+    /// A picker opened by a command; it takes the keys while open.
+    pub picker: Option<Menu>,
+    /// The `@` file finder over the agent's directory (from the first `@`).
+    pub files: Option<FileFinder>,
+    /// The `@word` the file menu completes.
+    pub mention: Option<Mention>,
     /// Usage of every finished turn added up.
     pub usage: Usage,
     pub turns: u64,
@@ -73,6 +91,13 @@ impl Pane {
             failed: None,
             model: None,
             commands: Vec::new(),
+            models: Vec::new(),
+            effort: None,
+            menu: None,
+            menu_dismissed: None,
+            picker: None,
+            files: None,
+            mention: None,
             usage: Usage::default(),
             turns: 0,
             stalled_since: None,
@@ -97,6 +122,7 @@ impl Pane {
             worktree: None,
         };
         pane.model = pane.agent.model.clone();
+        pane.effort = pane.agent.thinking.clone();
         pane.composer.set_wrap_mode(WrapMode::WordOrGlyph);
         pane.composer.set_max_histories(100);
         pane
@@ -141,6 +167,7 @@ impl Pane {
     pub fn take_composer(&mut self) -> String {
         let text = self.composer_text();
         self.set_composer("");
+        self.menu = None;
         if !text.trim().is_empty() && self.history.last() != Some(&text) {
             self.history.push(text.clone());
         }
@@ -210,55 +237,73 @@ impl Pane {
         self.scroll_by(dir * page as isize, g.max_scroll);
     }
 
-    /// Slash-command completion for the composer's single line.
-    pub fn complete(&mut self) -> Option<Vec<String>> {
+    /// Recomputes the completion menu after the composer changed: `/word`
+    /// lists the commands starting with `word`. A menu closed with Esc
+    /// stays closed until the text changes.
+    pub fn refresh_completion(&mut self) {
         let text = self.composer_text();
-        if !text.starts_with('/') || text.contains(['\n', ' ']) || self.commands.is_empty() {
-            return None;
+        if self.menu_dismissed.as_deref() == Some(text.as_str()) {
+            self.menu = None;
+            return;
         }
-        let word = &text[1..];
-        let matches: Vec<String> = self
-            .commands
-            .iter()
-            .map(|c| c.trim_start_matches('/').to_owned())
-            .filter(|c| c.starts_with(word))
-            .collect();
-        match matches.as_slice() {
-            [] => Some(Vec::new()),
-            [one] => {
-                self.set_composer(&format!("/{one} "));
-                Some(matches)
-            }
-            many => {
-                let mut prefix = many[0].clone();
-                for m in many {
-                    while !m.starts_with(&prefix) {
-                        prefix.pop();
-                    }
-                }
-                if prefix.len() > word.len() {
-                    self.set_composer(&format!("/{prefix}"));
-                }
-                Some(matches)
-            }
-        }
+        self.menu_dismissed = None;
+        self.menu = commands::completing(&text).and_then(|word| {
+            let items: Vec<MenuItem> = commands::candidates(word, &self.commands)
+                .into_iter()
+                .map(|c| {
+                    let detail = match (c.hint.is_empty(), c.agent) {
+                        (_, true) => "agent".to_owned(),
+                        (true, false) => c.about,
+                        (false, false) => format!("{}  {}", c.hint, c.about),
+                    };
+                    MenuItem::new(format!("/{}", c.name), detail).with_value(c.name)
+                })
+                .collect();
+            (!items.is_empty()).then(|| Menu::completion(MenuKind::Commands, items))
+        });
     }
 
-    /// The slash commands matching what is typed, for the hint line.
-    pub fn command_hints(&self) -> Vec<&str> {
-        let Some(first) = self.composer.lines().first() else {
-            return Vec::new();
+    /// The completion menu was not closed for the composer's current text.
+    pub fn may_complete(&self) -> bool {
+        self.menu_dismissed.is_none()
+    }
+
+    /// Closes the completion menu until the composer changes.
+    pub fn dismiss_completion(&mut self) {
+        self.menu = None;
+        self.menu_dismissed = Some(self.composer_text());
+    }
+
+    /// Tab (`delta` 1) / Shift+Tab (-1): a single candidate is inserted
+    /// whole; several are cycled through. False: nothing to complete.
+    pub fn complete(&mut self, delta: isize) -> bool {
+        let Some(menu) = self.menu.as_mut() else {
+            return false;
         };
-        if self.composer.lines().len() != 1 || !first.starts_with('/') || first.contains(' ') {
-            return Vec::new();
+        if menu.kind == MenuKind::Files {
+            let single = menu.visible().len() == 1;
+            if !single {
+                menu.step(delta);
+            }
+            let target = menu.selected().or(menu.visible().first().copied());
+            if let Some(path) = target.map(|i| i.value.clone()) {
+                self.insert_mention(&path, single);
+            }
+            return true;
         }
-        let word = &first[1..];
-        self.commands
-            .iter()
-            .map(|c| c.trim_start_matches('/'))
-            .filter(|c| c.starts_with(word))
-            .take(8)
-            .collect()
+        let visible = menu.visible();
+        if let [only] = visible.as_slice() {
+            let text = format!("/{} ", only.value);
+            self.menu = None;
+            self.set_composer(&text);
+            return true;
+        }
+        menu.step(delta);
+        if let Some(item) = menu.selected() {
+            let text = format!("/{}", item.value);
+            self.set_composer(&text);
+        }
+        true
     }
 }
 
@@ -289,17 +334,43 @@ mod tests {
         assert!(!p.history_next());
     }
 
+    fn typed(p: &mut Pane, text: &str) {
+        p.set_composer(text);
+        p.refresh_completion();
+    }
+
     #[test]
     fn completes_slash_commands() {
         let mut p = pane();
         p.commands = vec!["/compact".into(), "/config".into(), "/review".into()];
-        p.set_composer("/r");
-        assert_eq!(p.complete().unwrap(), ["review"]);
+        typed(&mut p, "/rev");
+        assert!(p.complete(1));
         assert_eq!(p.composer_text(), "/review ");
-        p.set_composer("/c");
-        assert_eq!(p.complete().unwrap().len(), 2);
-        assert_eq!(p.composer_text(), "/co");
-        p.set_composer("hello");
-        assert!(p.complete().is_none());
+        assert!(p.menu.is_none());
+        // Several candidates: Tab cycles (hive's own first), Shift+Tab back.
+        typed(&mut p, "/co");
+        assert!(p.complete(1));
+        assert_eq!(p.composer_text(), "/compact");
+        assert!(p.complete(1));
+        assert_eq!(p.composer_text(), "/copy");
+        assert!(p.complete(1));
+        assert_eq!(p.composer_text(), "/config");
+        assert!(p.complete(-1));
+        assert_eq!(p.composer_text(), "/copy");
+        typed(&mut p, "hello");
+        assert!(!p.complete(1));
+        assert_eq!(p.composer_text(), "hello");
+    }
+
+    #[test]
+    fn an_escaped_menu_stays_closed_until_the_text_changes() {
+        let mut p = pane();
+        typed(&mut p, "/m");
+        assert!(p.menu.is_some());
+        p.dismiss_completion();
+        p.refresh_completion();
+        assert!(p.menu.is_none());
+        typed(&mut p, "/mo");
+        assert!(p.menu.is_some());
     }
 }

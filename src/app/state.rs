@@ -63,6 +63,15 @@ pub struct App {
     pub inbox: Inbox,
     pub search: super::search::Search,
     pub overview: super::overview::Overview,
+    /// hive takes mouse events (off: the terminal selects text).
+    pub mouse_capture: bool,
+    /// The desktop clipboard tool copies also go to (set by the console;
+    /// tests leave it empty so nothing is spawned).
+    pub system_clipboard: Option<(std::path::PathBuf, &'static [&'static str])>,
+    /// hive runs inside tmux (OSC 52 is also sent wrapped for passthrough).
+    pub in_tmux: bool,
+    /// Wakes the app loop from background work (the `@` file finder).
+    pub wake: Option<crate::files::Wake>,
     /// The diff view's model while it is open.
     pub diff: Option<super::worktree::DiffView>,
     /// Agents whose pending changes touch the same files (for panes and
@@ -99,6 +108,10 @@ impl App {
             inbox: Inbox::default(),
             search: Default::default(),
             overview: Default::default(),
+            mouse_capture: true,
+            system_clipboard: None,
+            in_tmux: false,
+            wake: None,
             diff: None,
             overlaps: Vec::new(),
             git_outbox: Vec::new(),
@@ -263,6 +276,8 @@ impl App {
                     needs_user = Some(Reason::Stalled);
                 }
             }
+            PaneEvent::Models(list) => p.models = list,
+            PaneEvent::Effort(level) => p.effort = Some(level),
             PaneEvent::HistoryNotSaved(reason) => {
                 let text = format!("{}: {reason}", crate::runner::HISTORY_NOT_SAVED);
                 p.transcript

@@ -29,8 +29,8 @@ static KEYBOARD_SUPPORTED: AtomicBool = AtomicBool::new(false);
 
 /// Mouse buttons, drag and wheel in SGR encoding; no any-motion tracking,
 /// which would wake hive on every pointer move.
-const MOUSE_ON: &str = "\x1b[?1000h\x1b[?1002h\x1b[?1006h";
-const MOUSE_OFF: &str = "\x1b[?1006l\x1b[?1002l\x1b[?1000l";
+pub const MOUSE_ON: &str = "\x1b[?1000h\x1b[?1002h\x1b[?1006h";
+pub const MOUSE_OFF: &str = "\x1b[?1006l\x1b[?1002l\x1b[?1000l";
 
 /// Restores the terminal when dropped.
 pub struct Guard;

@@ -49,6 +49,12 @@ pub struct Capabilities {
     pub resume: bool,
     /// Asks the host before running tools.
     pub permissions: bool,
+    /// Takes `ProviderCommand::SetModel` (live, or from the next turn on).
+    #[serde(default)]
+    pub set_model: bool,
+    /// Takes `ProviderCommand::SetEffort` (thinking / reasoning effort).
+    #[serde(default)]
+    pub set_effort: bool,
 }
 
 /// Host → provider.
@@ -70,6 +76,12 @@ pub enum ProviderCommand {
     Input(Vec<u8>),
     /// The pane's size changed (terminal panes resize their PTY).
     Resize { cols: u16, rows: u16 },
+    /// Use this model from now on (live where the protocol allows, else
+    /// from the next turn's command line). Only with `set_model`.
+    SetModel { model: String },
+    /// Thinking / reasoning effort (`off`, `low`, `medium`, `high`, or the
+    /// agent's own level name) from now on. Only with `set_effort`.
+    SetEffort { effort: String },
     /// End the agent and its whole process group; the task then finishes.
     Kill,
 }
@@ -159,6 +171,8 @@ pub enum ProviderEvent {
     TerminalUpdated,
     /// Terminal panes: the child rang the bell.
     Bell,
+    /// The models the agent offers for `/model` (ids, as `SetModel` takes them).
+    Models(Vec<String>),
 }
 
 /// The emulated screen of a terminal pane, shared by the PTY reader (writer)

@@ -6,6 +6,7 @@
 //! Format (TOML), documented in README.md:
 //! ```toml
 //! model = "demo-1"
+//! models = ["demo-1", "demo-2"]   # offered to `/model` (optional)
 //! chunk_chars = 6        # characters per streamed delta
 //! delay_ms = 15          # pause between deltas
 //! [capabilities]         # what the scripted agent claims to support
@@ -21,7 +22,7 @@
 //! output = "…"
 //! duration_ms = 800
 //! [[turn.step]]
-//! text = "You said: {prompt}"
+//! text = "You said: {prompt}"   # also {model} and {effort}
 //! ```
 
 use std::path::Path;
@@ -55,6 +56,9 @@ const BUILTIN: &[(&str, &str)] = &[
 pub struct Scenario {
     #[serde(default = "default_model")]
     pub model: String,
+    /// Models offered to `/model`; `SetModel` switches `model` to any name.
+    #[serde(default)]
+    pub models: Vec<String>,
     #[serde(default = "default_chunk")]
     pub chunk_chars: usize,
     #[serde(default = "default_delay")]
@@ -218,6 +222,8 @@ impl ProviderFactory for ScriptFactory {
             thinking: true,
             resume: true,
             permissions: caps.permissions,
+            set_model: true,
+            set_effort: true,
         }
     }
 
@@ -226,11 +232,20 @@ impl ProviderFactory for ScriptFactory {
         spec: ProviderSpec,
         events: EventSink,
     ) -> Result<ProviderHandle, ProviderError> {
-        let scenario = Self::scenario(&spec.agent)?;
+        let mut scenario = Self::scenario(&spec.agent)?;
+        if let Some(m) = &spec.agent.model {
+            scenario.model = m.clone();
+        }
+        let effort = spec
+            .agent
+            .thinking
+            .clone()
+            .unwrap_or_else(|| "medium".into());
         let session_id = spec.resume.unwrap_or_else(|| new_id("script"));
         Ok(ProviderHandle::spawn(move |rx| async move {
             Player {
                 scenario,
+                effort,
                 session_id,
                 events,
                 rx,
@@ -254,6 +269,8 @@ macro_rules! ends {
 
 struct Player {
     scenario: Scenario,
+    /// The effort level last set (`{effort}` in a scenario's text).
+    effort: String,
     session_id: String,
     events: EventSink,
     rx: mpsc::UnboundedReceiver<ProviderCommand>,
@@ -286,6 +303,10 @@ impl Player {
             model: Some(self.scenario.model.clone()),
             commands: Vec::new(),
         }));
+        if !self.scenario.models.is_empty() {
+            self.events
+                .emit(ProviderEvent::Models(self.scenario.models.clone()));
+        }
         while let Some(cmd) = self.rx.recv().await {
             match cmd {
                 ProviderCommand::Send { turn_id, text } => match self.play(turn_id, text).await {
@@ -300,6 +321,8 @@ impl Player {
                     End::Done | End::Cancelled | End::Failed => {}
                 },
                 ProviderCommand::Kill => return,
+                ProviderCommand::SetModel { model } => self.scenario.model = model,
+                ProviderCommand::SetEffort { effort } => self.effort = effort,
                 _ => {}
             }
         }
@@ -383,7 +406,10 @@ impl Player {
             ends!(self.run_tool(tool, step, ctx).await);
         }
         if let Some(text) = &step.text {
-            let text = text.replace("{prompt}", &ctx.prompt);
+            let text = text
+                .replace("{prompt}", &ctx.prompt)
+                .replace("{model}", &self.scenario.model)
+                .replace("{effort}", &self.effort);
             ends!(
                 self.stream_text(ItemType::Message, &text, chunk, delay, ctx)
                     .await
@@ -569,6 +595,14 @@ impl Player {
                 None
             }
             ProviderCommand::Kill => Some(End::Killed),
+            ProviderCommand::SetModel { model } => {
+                self.scenario.model = model;
+                None
+            }
+            ProviderCommand::SetEffort { effort } => {
+                self.effort = effort;
+                None
+            }
             _ => None,
         }
     }

@@ -295,6 +295,12 @@ fn draw_conversation(
         draw_separator(p, ctx, sep, buf);
     }
     draw_composer(p, ctx, composer, prompt_w, buf);
+    if ctx.focused
+        && let Some(menu) = p.picker.as_ref().or(p.menu.as_ref())
+    {
+        let above = Rect::new(area.x, area.y, area.width, sep.y.saturating_sub(area.y));
+        super::menu::draw(menu, t, above, buf);
+    }
 }
 
 /// The transcript (or the empty pane's greeting) and, while scrolled up,
@@ -592,8 +598,7 @@ fn draw_separator(p: &Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
     } else if let Some((i, _)) = &p.editing_queued {
         Some((format!(" editing queued #{} ", i + 1), t.accent))
     } else {
-        let hints = p.command_hints();
-        (!hints.is_empty()).then(|| (format!(" /{} ", hints.join("  /")), t.accent))
+        None
     };
     if let Some((text, color)) = label {
         let text = truncate(&text, usize::from(area.width.saturating_sub(2)));

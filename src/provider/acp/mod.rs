@@ -157,6 +157,10 @@ impl ProviderFactory for AcpFactory {
             // Where the agent cannot load sessions, a new one starts with a notice.
             resume: true,
             permissions: true,
+            // Where the agent advertises models / a thought level; otherwise
+            // the pane says the agent offers none.
+            set_model: true,
+            set_effort: true,
         }
     }
 

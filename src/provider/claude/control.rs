@@ -33,6 +33,20 @@ pub fn interrupt(request_id: &str) -> String {
     )
 }
 
+/// Switches the model for the next requests (the SDK's `setModel`).
+pub fn set_model(request_id: &str, model: &str) -> String {
+    control_request(request_id, json!({"subtype": "set_model", "model": model}))
+}
+
+/// Thinking budget for the next requests (the SDK's `setMaxThinkingTokens`;
+/// 0 turns thinking off).
+pub fn set_max_thinking_tokens(request_id: &str, tokens: u64) -> String {
+    control_request(
+        request_id,
+        json!({"subtype": "set_max_thinking_tokens", "max_thinking_tokens": tokens}),
+    )
+}
+
 /// Answer to `can_use_tool`: run the tool with its original input.
 pub fn permission_allow(request_id: &str, input: &Value) -> String {
     control_success(
@@ -101,5 +115,16 @@ mod tests {
         assert_eq!(v["response"]["response"]["message"], "no");
         let v = parse(&control_error("x", "unsupported"));
         assert_eq!(v["response"]["subtype"], "error");
+    }
+
+    #[test]
+    fn model_and_thinking_requests_match_the_sdk_shape() {
+        let v = parse(&set_model("req_model_1", "sonnet"));
+        assert_eq!(v["type"], "control_request");
+        assert_eq!(v["request"]["subtype"], "set_model");
+        assert_eq!(v["request"]["model"], "sonnet");
+        let v = parse(&set_max_thinking_tokens("req_t_1", 10_000));
+        assert_eq!(v["request"]["subtype"], "set_max_thinking_tokens");
+        assert_eq!(v["request"]["max_thinking_tokens"], 10_000);
     }
 }

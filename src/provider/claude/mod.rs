@@ -115,6 +115,20 @@ impl Thinking {
             n => n.parse().map(Self::Budget).unwrap_or(Self::Effort(s)),
         }
     }
+
+    /// The budget a live change sends: the stdin protocol has no effort
+    /// request, so a level maps onto `set_max_thinking_tokens`.
+    fn budget(&self) -> u64 {
+        match self {
+            Self::Budget(n) => *n,
+            Self::Effort(level) => match level.as_str() {
+                "minimal" | "low" => 4_000,
+                "medium" => 10_000,
+                "high" => 32_000,
+                _ => 63_999,
+            },
+        }
+    }
 }
 
 /// Whether tool permission prompts come to hive (`--permission-prompt-tool stdio`).
@@ -138,6 +152,8 @@ impl ProviderFactory for ClaudeFactory {
             thinking: true,
             resume: true,
             permissions: asks_host(agent),
+            set_model: true,
+            set_effort: true,
         }
     }
 
@@ -471,6 +487,16 @@ impl Session {
                     }
                 };
                 self.write(&line).await?;
+            }
+            ProviderCommand::SetModel { model } => {
+                let id = self.next_id("model");
+                self.write(&control::set_model(&id, &model)).await?;
+            }
+            ProviderCommand::SetEffort { effort } => {
+                let id = self.next_id("thinking");
+                let tokens = Thinking::parse(&effort).budget();
+                self.write(&control::set_max_thinking_tokens(&id, tokens))
+                    .await?;
             }
             ProviderCommand::Input(_) | ProviderCommand::Resize { .. } => {}
             ProviderCommand::Kill => {}

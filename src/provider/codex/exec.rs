@@ -290,6 +290,13 @@ impl ExecProvider {
                     DiagnosticLevel::Warn,
                     "codex exec cannot take a message mid-turn; it was not delivered".into(),
                 ),
+                ProviderCommand::SetModel { model } => {
+                    self.model = Some(model.clone());
+                    Arc::make_mut(&mut self.settings).model = Some(model);
+                }
+                ProviderCommand::SetEffort { effort } => {
+                    Arc::make_mut(&mut self.settings).effort = Some(effort);
+                }
                 _ => {}
             }
         }

@@ -48,6 +48,8 @@ impl ProviderFactory for CodexFactory {
                 thinking: true,
                 resume: true,
                 permissions: true,
+                set_model: true,
+                set_effort: true,
             },
             // One process per turn: nothing can be handed to it mid-turn, so
             // the runner queues; SIGINT is the only interrupt.
@@ -58,6 +60,9 @@ impl ProviderFactory for CodexFactory {
                 thinking: true,
                 resume: true,
                 permissions: false,
+                // Both go on the next turn's command line.
+                set_model: true,
+                set_effort: true,
             },
         }
     }

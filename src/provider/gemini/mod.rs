@@ -55,6 +55,9 @@ impl ProviderFactory for GeminiFactory {
             thinking: false,
             resume: true,
             permissions: false,
+            set_model: true,
+            // Headless mode has no thinking setting.
+            set_effort: false,
         }
     }
 
@@ -168,6 +171,8 @@ impl Driver {
                     DiagnosticLevel::Info,
                     "gemini takes no messages mid-turn in headless mode",
                 ),
+                // One process per turn: the next one gets `-m`.
+                ProviderCommand::SetModel { model } => self.agent.model = Some(model),
                 _ => {}
             }
         }

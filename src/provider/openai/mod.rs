@@ -145,6 +145,8 @@ impl ProviderFactory for OpenAiFactory {
             thinking: true,
             resume: true,
             permissions: false,
+            set_model: false,
+            set_effort: false,
         }
     }
 

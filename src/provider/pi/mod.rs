@@ -51,6 +51,8 @@ impl ProviderFactory for PiFactory {
             thinking: true,
             resume: true,
             permissions: false,
+            set_model: true,
+            set_effort: true,
         }
     }
 
@@ -195,6 +197,17 @@ impl Driver {
                         self.proc.terminate(KILL_GRACE).await;
                         return;
                     }
+                    Some(ProviderCommand::SetModel { model }) => {
+                        if !self.set_model(&model).await {
+                            return self.exited().await;
+                        }
+                    }
+                    Some(ProviderCommand::SetEffort { effort }) => {
+                        let line = json!({"id": "hive-thinking", "type": "set_thinking_level", "level": effort}).to_string();
+                        if !self.write(&line).await {
+                            return self.exited().await;
+                        }
+                    }
                     Some(_) => {}
                 },
                 _ = timer::sleep_until(self.cancel_deadline) => {
@@ -266,6 +279,29 @@ impl Driver {
         let id = format!("hive-prompt-{}", self.prompts);
         let line = json!({"id": id, "type": "prompt", "message": text}).to_string();
         self.tr.begin_turn(turn_id, &id, &line);
+        self.write(&line).await
+    }
+
+    /// `set_model` names pi's provider and model: `provider/model`, or the
+    /// agent's `options.provider` with a bare model name.
+    async fn set_model(&mut self, model: &str) -> bool {
+        let configured = self.agent.options.get("provider").and_then(|v| v.as_str());
+        let (provider, id) = match model.split_once('/') {
+            Some((p, m)) => (p, m),
+            None => match configured {
+                Some(p) => (p, model),
+                None => {
+                    self.diagnostic(
+                        DiagnosticLevel::Warn,
+                        "pi needs the provider with the model: /model provider/model",
+                    );
+                    return true;
+                }
+            },
+        };
+        let line =
+            json!({"id": "hive-model", "type": "set_model", "provider": provider, "modelId": id})
+                .to_string();
         self.write(&line).await
     }
 

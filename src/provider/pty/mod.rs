@@ -258,6 +258,8 @@ impl PtyPane {
             ProviderCommand::Steer { .. }
             | ProviderCommand::Cancel
             | ProviderCommand::Permission { .. }
+            | ProviderCommand::SetModel { .. }
+            | ProviderCommand::SetEffort { .. }
             | ProviderCommand::Kill => {}
         }
     }

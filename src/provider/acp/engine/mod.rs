@@ -276,6 +276,19 @@ impl Engine {
                 DiagnosticLevel::Warn,
                 format!("ACP agents take no input mid-turn; message not delivered: {text}"),
             ),
+            ProviderCommand::SetModel { model } => {
+                self.cfg.model = Some(model);
+                if let Some(sid) = self.session_id.clone() {
+                    self.select_model(&sid);
+                    self.emit_session();
+                }
+            }
+            ProviderCommand::SetEffort { effort } => {
+                self.cfg.thinking = Some(effort);
+                if let Some(sid) = self.session_id.clone() {
+                    self.select_thinking(&sid);
+                }
+            }
             // Kill is the task's business; terminal input has no meaning here.
             ProviderCommand::Kill | ProviderCommand::Input(_) | ProviderCommand::Resize { .. } => {}
         }

@@ -177,6 +177,11 @@ impl Engine {
         self.select_mode(&session_id);
         self.select_thinking(&session_id);
         self.emit_session();
+        let models = self.offered_models();
+        if !models.is_empty() {
+            self.effects
+                .push(Effect::Emit(Box::new(ProviderEvent::Models(models))));
+        }
         if let Some((turn_id, text)) = self.waiting.take() {
             self.prompt(turn_id, text);
         }
@@ -224,6 +229,29 @@ impl Engine {
                 ),
             ),
         }
+    }
+
+    /// Model ids the agent offers: `models.availableModels`, or the values
+    /// of a `model` config option.
+    fn offered_models(&self) -> Vec<String> {
+        let ids = |list: Option<&Value>, key: &str| -> Vec<String> {
+            list.and_then(Value::as_array)
+                .map(|l| {
+                    l.iter()
+                        .filter_map(|m| m.get(key).and_then(Value::as_str).map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let listed = ids(self.models.get("availableModels"), "modelId");
+        if !listed.is_empty() {
+            return listed;
+        }
+        let option = self.config_options.as_array().and_then(|opts| {
+            opts.iter()
+                .find(|o| o.get("category").and_then(Value::as_str) == Some("model"))
+        });
+        ids(option.and_then(|o| o.get("options")), "value")
     }
 
     /// `permission_mode` → one of the agent's session modes (`session/set_mode`),

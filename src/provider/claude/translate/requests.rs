@@ -80,6 +80,21 @@ impl Translator {
                 self.announce(out);
             }
         }
+        // ... and the models `/model` can pick (`value` is what `set_model` takes).
+        if let Some(models) = resp
+            .get("response")
+            .and_then(|r| r.get("models"))
+            .and_then(Value::as_array)
+        {
+            let ids: Vec<String> = models
+                .iter()
+                .filter_map(|m| m.get("value").and_then(Value::as_str))
+                .map(str::to_owned)
+                .collect();
+            if !ids.is_empty() {
+                out.events.push(ProviderEvent::Models(ids));
+            }
+        }
     }
 
     // ---- emission --------------------------------------------------------

@@ -72,6 +72,7 @@ pub fn spawn(
             abandoned: HashSet::new(),
             thread_total: Usage::default(),
             startup: Some(startup),
+            model_switched: false,
         };
         server.run(lines, rx).await;
     })
@@ -137,6 +138,8 @@ struct AppServer {
     abandoned: HashSet<String>,
     /// Until the thread is ready, the time by which it must be.
     startup: Option<Instant>,
+    /// `/model` chose a model: every later `turn/start` names it.
+    model_switched: bool,
 }
 
 /// Why the task ends.
@@ -305,6 +308,15 @@ impl AppServer {
                 request_id,
                 decision,
             } => self.answer(&request_id, decision).await,
+            // Both go with every later `turn/start` (per-turn overrides).
+            ProviderCommand::SetModel { model } => {
+                self.model = Some(model.clone());
+                Arc::make_mut(&mut self.settings).model = Some(model);
+                self.model_switched = true;
+            }
+            ProviderCommand::SetEffort { effort } => {
+                Arc::make_mut(&mut self.settings).effort = Some(effort);
+            }
             _ => {}
         }
     }
@@ -335,6 +347,11 @@ impl AppServer {
         });
         if let Some(effort) = &self.settings.effort {
             params["effort"] = effort.clone().into();
+        }
+        if self.model_switched
+            && let Some(model) = &self.settings.model
+        {
+            params["model"] = model.clone().into();
         }
         self.request(Request::TurnStart(hive_id), "turn/start", params)
             .await;

@@ -1,0 +1,172 @@
+//! The `@` file finder: every file under a pane's working directory,
+//! listed by a walker thread (git-aware: `.gitignore`, `.ignore`, hidden
+//! files skipped, symlinks not followed, never outside the directory) into
+//! a `nucleo` matcher, which scores them on its own threads. The UI thread
+//! only sets the query and reads the top matches, so 100k files never
+//! stall a keypress.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use nucleo::pattern::{CaseMatching, Normalization};
+use nucleo::{Config, Injector, Nucleo, Utf32String};
+
+/// Files listed at most (a home directory must not eat the memory).
+const MAX_FILES: usize = 500_000;
+
+/// Wakes the UI when there is something new to show. Called from other
+/// threads; cheap, and may be called often.
+pub type Wake = Arc<dyn Fn() + Send + Sync>;
+
+pub struct FileFinder {
+    matcher: Nucleo<String>,
+    root: PathBuf,
+    query: String,
+    walked: Arc<AtomicBool>,
+    count: Arc<AtomicUsize>,
+}
+
+impl std::fmt::Debug for FileFinder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileFinder")
+            .field("root", &self.root)
+            .field("query", &self.query)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FileFinder {
+    /// Starts listing `root` in the background.
+    pub fn start(root: PathBuf, wake: Wake) -> Self {
+        let notify = Arc::clone(&wake);
+        let matcher = Nucleo::new(
+            Config::DEFAULT.match_paths(),
+            Arc::new(move || notify()),
+            None,
+            1,
+        );
+        let walked = Arc::new(AtomicBool::new(false));
+        let count = Arc::new(AtomicUsize::new(0));
+        let injector = matcher.injector();
+        let (r, w, c) = (root.clone(), Arc::clone(&walked), Arc::clone(&count));
+        let spawned = std::thread::Builder::new()
+            .name("hive-files".into())
+            .spawn(move || {
+                walk(&r, &injector, &c);
+                w.store(true, Ordering::SeqCst);
+                wake();
+            });
+        if let Err(e) = spawned {
+            tracing::warn!("file finder: cannot start the walker: {e}");
+            walked.store(true, Ordering::SeqCst);
+        }
+        Self {
+            matcher,
+            root,
+            query: String::new(),
+            walked,
+            count,
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Narrows the matches to `query` (fuzzy, smart case).
+    pub fn set_query(&mut self, query: &str) {
+        if query == self.query {
+            return;
+        }
+        let append = query.starts_with(&self.query);
+        self.matcher
+            .pattern
+            .reparse(0, query, CaseMatching::Smart, Normalization::Smart, append);
+        self.query = query.to_owned();
+    }
+
+    /// Takes in what the matcher's threads found; `timeout_ms` 0 never
+    /// blocks. True while the list may still change.
+    pub fn tick(&mut self, timeout_ms: u64) -> bool {
+        let status = self.matcher.tick(timeout_ms);
+        status.running || !self.walked.load(Ordering::SeqCst)
+    }
+
+    /// The best `n` matches (paths relative to the root, `/`-separated).
+    pub fn top(&self, n: usize) -> Vec<String> {
+        let snap = self.matcher.snapshot();
+        let end = snap.matched_item_count().min(n as u32);
+        snap.matched_items(..end).map(|i| i.data.clone()).collect()
+    }
+
+    /// Files listed so far, and whether the listing is complete.
+    pub fn listed(&self) -> (usize, bool) {
+        (
+            self.count.load(Ordering::SeqCst),
+            self.walked.load(Ordering::SeqCst),
+        )
+    }
+}
+
+/// Lists the files under `root` into `injector` (parallel, git-aware).
+fn walk(root: &Path, injector: &Injector<String>, count: &AtomicUsize) {
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(true)
+        .follow_links(false)
+        // `.gitignore` counts even where the directory is not (yet) a repo.
+        .require_git(false)
+        .build_parallel();
+    walker.run(|| {
+        Box::new(|entry| {
+            let Ok(entry) = entry else {
+                return ignore::WalkState::Continue;
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return ignore::WalkState::Continue;
+            }
+            if count.fetch_add(1, Ordering::Relaxed) >= MAX_FILES {
+                return ignore::WalkState::Quit;
+            }
+            if let Ok(rel) = entry.path().strip_prefix(root) {
+                let rel = rel.to_string_lossy().replace('\\', "/");
+                injector.push(rel, |path, cols| {
+                    cols[0] = Utf32String::from(path.as_str());
+                });
+            }
+            ignore::WalkState::Continue
+        })
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finder(dir: &Path) -> FileFinder {
+        let mut f = FileFinder::start(dir.to_owned(), Arc::new(|| {}));
+        while f.tick(50) {}
+        f
+    }
+
+    #[test]
+    fn lists_files_respecting_gitignore_and_matches_fuzzily() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("src/ui")).unwrap();
+        std::fs::create_dir_all(d.join("target/debug")).unwrap();
+        std::fs::write(d.join(".gitignore"), "target/\n").unwrap();
+        std::fs::write(d.join("src/ui/markdown.rs"), "").unwrap();
+        std::fs::write(d.join("src/main.rs"), "").unwrap();
+        std::fs::write(d.join("target/debug/markdown.d"), "").unwrap();
+        std::fs::write(d.join(".secret"), "").unwrap();
+        let mut f = finder(d);
+        let mut all = f.top(100);
+        all.sort();
+        assert_eq!(all, ["src/main.rs", "src/ui/markdown.rs"]);
+        f.set_query("mkdn");
+        while f.tick(50) {}
+        assert_eq!(f.top(10), ["src/ui/markdown.rs"]);
+        assert_eq!(f.listed(), (2, true));
+    }
+}
