@@ -13,6 +13,7 @@ pub mod doctor;
 pub mod gemini;
 pub mod import;
 pub(crate) mod json;
+pub mod oneshot;
 pub mod openai;
 pub mod pi;
 pub mod process;

@@ -11,15 +11,26 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tokio::sync::mpsc;
-use tokio::time::{Duration, Instant};
+use tokio::time::Duration;
 
 use super::items::{ItemMapper, Out, TextKind, completed, usage};
 use super::{CodexSettings, PROVIDER_ID, announce, excerpt};
 use crate::event::{ErrorInfo, Payload, ResponseStatus, Usage, new_id};
 use crate::provider::Sink;
-use crate::provider::process::{AgentProcess, LineReader};
+use crate::provider::oneshot::{Commands, Ending, Run, Timing, Turn};
 use crate::provider::{DiagnosticLevel, EventSink, ProviderCommand, ProviderHandle};
-use crate::timer;
+
+/// `cancel_grace` is the agent's `interrupt_grace_ms`.
+const TIMING: Timing = Timing {
+    name: "codex exec",
+    exit_wait: Duration::from_millis(500),
+    drain: Duration::from_millis(200),
+    cancel_grace: Duration::from_millis(500),
+    kill_grace: Duration::from_millis(500),
+    // After `turn.completed` the CLI still writes its rollout (the thread's
+    // history on disk) before it exits; let it, so the next `resume` sees it.
+    settle: Duration::from_secs(5),
+};
 
 /// Translates the JSONL of one `codex exec --json` run.
 #[derive(Debug, Default)]
@@ -179,9 +190,6 @@ impl ExecTurn {
     }
 }
 
-/// How long output written just before the CLI exited is still read.
-const DRAIN: Duration = Duration::from_millis(200);
-
 pub fn spawn(
     settings: Arc<CodexSettings>,
     resume: Option<String>,
@@ -247,24 +255,6 @@ enum Flow {
     Stop,
 }
 
-/// How one `codex exec` run ended.
-enum RunEnd {
-    Finished,
-    Cancelled,
-    Stale(String),
-    Failed(String),
-    Killed,
-}
-
-/// One `codex exec` process and what was seen of it.
-struct Run {
-    proc: AgentProcess,
-    lines: LineReader<tokio::process::ChildStdout>,
-    turn: ExecTurn,
-    resumed: Option<String>,
-    saw_thread: bool,
-}
-
 /// State of the hive turn across runs (a stale thread means a second run).
 struct TurnCtx {
     turn_id: String,
@@ -274,22 +264,20 @@ struct TurnCtx {
 }
 
 impl ExecProvider {
-    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<ProviderCommand>) {
+    async fn run(mut self, rx: mpsc::UnboundedReceiver<ProviderCommand>) {
         if self.thread.is_some() {
             announce(&self.events, self.thread.as_deref(), self.model.as_deref());
         }
-        while let Some(cmd) = rx.recv().await {
+        let mut commands = Commands::new(rx);
+        while let Some(cmd) = commands.recv().await {
             match cmd {
                 ProviderCommand::Send { turn_id, text } => {
-                    if let Flow::Stop = self.turn(turn_id, text, &mut rx).await {
+                    if let Flow::Stop = self.turn(turn_id, text, &mut commands).await {
                         return;
                     }
                 }
                 ProviderCommand::Kill => return,
-                ProviderCommand::Steer { .. } => self.diagnostic(
-                    DiagnosticLevel::Warn,
-                    "codex exec cannot take a message mid-turn; it was not delivered".into(),
-                ),
+                ProviderCommand::Steer { .. } => self.no_steer(),
                 ProviderCommand::SetModel { model } => {
                     self.model = Some(model.clone());
                     Arc::make_mut(&mut self.settings).model = Some(model);
@@ -310,8 +298,11 @@ impl ExecProvider {
         self.events.stream(turn_id, self.session_id(), payload);
     }
 
-    fn diagnostic(&self, level: DiagnosticLevel, message: String) {
-        self.events.diagnostic(level, message);
+    fn no_steer(&self) {
+        self.events.diagnostic(
+            DiagnosticLevel::Warn,
+            "codex exec cannot take a message mid-turn; it was not delivered",
+        );
     }
 
     fn start_response(&self, ctx: &mut TurnCtx) {
@@ -333,12 +324,7 @@ impl ExecProvider {
         }
     }
 
-    async fn turn(
-        &mut self,
-        turn_id: String,
-        text: String,
-        rx: &mut mpsc::UnboundedReceiver<ProviderCommand>,
-    ) -> Flow {
+    async fn turn(&mut self, turn_id: String, text: String, commands: &mut Commands) -> Flow {
         let mut ctx = TurnCtx {
             turn_id,
             started: false,
@@ -346,24 +332,12 @@ impl ExecProvider {
         };
         let mut resume = self.thread.clone();
         loop {
-            let mut run = match self.start(resume.as_deref(), &text).await {
-                Ok(run) => run,
-                Err(message) => {
-                    self.emit(
-                        &ctx.turn_id,
-                        Payload::ResponseError {
-                            error: ErrorInfo::new("spawn_failed", message),
-                        },
-                    );
-                    return Flow::Continue;
-                }
-            };
-            let end = self.follow(&mut run, &mut ctx, rx).await;
-            match end {
-                RunEnd::Finished => {
-                    settle(&mut run).await;
-                    return Flow::Continue;
-                }
+            let (error, message) = match self
+                .run_once(resume.as_deref(), &text, &mut ctx, commands)
+                .await
+            {
+                RunEnd::Finished => return Flow::Continue,
+                RunEnd::Killed => return Flow::Stop,
                 RunEnd::Cancelled => {
                     self.emit(&ctx.turn_id, Payload::interrupted(None));
                     return Flow::Continue;
@@ -373,126 +347,62 @@ impl ExecProvider {
                     let notice = format!(
                         "Codex thread {old} could not be resumed; continuing in a new thread."
                     );
-                    self.diagnostic(DiagnosticLevel::Warn, format!("{notice} ({detail})"));
+                    self.events
+                        .diagnostic(DiagnosticLevel::Warn, format!("{notice} ({detail})"));
                     self.thread = None;
                     // Shown once the new thread's turn starts.
                     ctx.notice = Some(notice);
+                    continue;
                 }
-                RunEnd::Failed(message) => {
-                    self.emit(
-                        &ctx.turn_id,
-                        Payload::ResponseError {
-                            error: ErrorInfo::new("agent_exited", message),
-                        },
-                    );
-                    return Flow::Continue;
-                }
-                RunEnd::Killed => return Flow::Stop,
-            }
+                RunEnd::SpawnFailed(message) => ("spawn_failed", message),
+                RunEnd::Failed(message) => ("agent_exited", message),
+            };
+            self.emit(
+                &ctx.turn_id,
+                Payload::ResponseError {
+                    error: ErrorInfo::new(error, message),
+                },
+            );
+            return Flow::Continue;
         }
     }
 
-    async fn start(&self, resume: Option<&str>, prompt: &str) -> Result<Run, String> {
-        let spec = self.settings.exec_command(resume);
-        let (mut proc, lines) = AgentProcess::spawn(&spec)
-            .map_err(|e| format!("cannot start `{}`: {e}", spec.program))?;
-        // The prompt goes to stdin (`-`); EOF tells the CLI it is complete. A
-        // failed write shows up as the process's own exit report.
-        if let Err(e) = proc.write_line(prompt).await {
-            tracing::debug!("codex exec: writing the prompt failed: {e}");
-        }
-        proc.close_stdin();
-        Ok(Run {
-            proc,
-            lines,
-            turn: ExecTurn::new(),
-            resumed: resume.map(str::to_owned),
-            saw_thread: false,
-        })
-    }
-
-    /// Reads one run until it finishes, is cancelled, or exits.
-    async fn follow(
+    /// One `codex exec` process, from start to exit.
+    async fn run_once(
         &mut self,
-        run: &mut Run,
+        resume: Option<&str>,
+        prompt: &str,
         ctx: &mut TurnCtx,
-        rx: &mut mpsc::UnboundedReceiver<ProviderCommand>,
+        commands: &mut Commands,
     ) -> RunEnd {
-        let grace = self.settings.interrupt_grace;
-        let mut cancel_at: Option<Instant> = None;
-        let mut exited = None;
-        loop {
-            tokio::select! {
-                line = run.lines.next_line() => match line {
-                    Ok(Some(line)) => {
-                        // After SIGINT the turn is over for hive; late lines are dropped.
-                        if cancel_at.is_none() && self.feed(&line, run, ctx) {
-                            return RunEnd::Finished;
-                        }
-                    }
-                    Ok(None) | Err(_) => break,
-                },
-                // A child that inherited stdout can keep the pipe open after
-                // the CLI died: its exit, not EOF, ends the run.
-                status = run.proc.wait() => {
-                    exited = status.ok();
-                    let until = Instant::now() + DRAIN;
-                    while let Ok(Ok(Some(line))) = tokio::time::timeout_at(until, run.lines.next_line()).await {
-                        if cancel_at.is_none() && self.feed(&line, run, ctx) {
-                            return RunEnd::Finished;
-                        }
-                    }
-                    break;
-                },
-                cmd = rx.recv() => match cmd {
-                    Some(ProviderCommand::Cancel) => {
-                        if cancel_at.is_none() {
-                            run.proc.signal(libc::SIGINT);
-                            cancel_at = Some(Instant::now() + grace);
-                        }
-                    }
-                    Some(ProviderCommand::Kill) | None => {
-                        run.proc.terminate(Duration::from_millis(500)).await;
-                        return RunEnd::Killed;
-                    }
-                    Some(ProviderCommand::Steer { .. }) => self.diagnostic(
-                        DiagnosticLevel::Warn,
-                        "codex exec cannot take a message mid-turn; it was not delivered".into(),
-                    ),
-                    Some(ProviderCommand::Send { .. }) => self.diagnostic(
-                        DiagnosticLevel::Warn,
-                        "codex exec: a turn is already running; message ignored".into(),
-                    ),
-                    Some(_) => {}
-                },
-                _ = timer::sleep_until(cancel_at) => {
-                    // The CLI ignored SIGINT: end its whole group now.
-                    run.proc.terminate(Duration::ZERO).await;
-                    return RunEnd::Cancelled;
-                }
-            }
-        }
-        // stdout closed: the process is ending.
-        let wait = match cancel_at {
-            Some(at) => at.saturating_duration_since(Instant::now()),
-            None => Duration::from_millis(500),
+        let spec = self.settings.exec_command(resume);
+        // The prompt goes to stdin (`-`); EOF tells the CLI it is complete.
+        let mut run = match Run::start(&spec, Some(prompt)).await {
+            Ok(run) => run,
+            Err(message) => return RunEnd::SpawnFailed(message),
         };
-        let status = match exited {
-            Some(s) => Some(s),
-            None => match tokio::time::timeout(wait, run.proc.wait()).await {
-                Ok(Ok(s)) => Some(s),
-                _ => run.proc.terminate(Duration::ZERO).await,
-            },
+        let timing = Timing {
+            cancel_grace: self.settings.interrupt_grace,
+            ..TIMING
         };
-        // Grandchildren (a tool's `sleep`) share the group: end them too.
-        run.proc.terminate(Duration::ZERO).await;
-        if cancel_at.is_some() {
-            return RunEnd::Cancelled;
-        }
-        let report = run.proc.exit_report(status);
+        let mut exec = ExecRun {
+            provider: self,
+            ctx,
+            turn: ExecTurn::new(),
+            resumed: resume.is_some(),
+            saw_thread: false,
+        };
+        let ending = run.follow(&mut exec, commands, &timing).await;
+        let (turn, saw_thread) = (exec.turn, exec.saw_thread);
+        let (status, report) = match ending {
+            Ending::Ended => return RunEnd::Finished,
+            Ending::Cancelled => return RunEnd::Cancelled,
+            Ending::Killed => return RunEnd::Killed,
+            Ending::Exited { status, report } => (status, report),
+        };
         let failed = !status.is_some_and(|s| s.success());
-        if run.resumed.is_some() && !run.saw_thread && failed {
-            let stderr = run.proc.stderr_tail();
+        if resume.is_some() && !saw_thread && failed {
+            let stderr = run.stderr_tail();
             let detail = stderr
                 .lines()
                 .find(|l| l.contains("Error"))
@@ -500,63 +410,86 @@ impl ExecProvider {
                 .unwrap_or(report);
             return RunEnd::Stale(detail);
         }
-        let message = match run.turn.last_error() {
+        RunEnd::Failed(match turn.last_error() {
             Some(e) => format!("{e}\n({report})"),
             None if failed => report,
             None => format!("codex exec ended without finishing the turn ({report})"),
-        };
-        RunEnd::Failed(message)
+        })
     }
+}
 
-    /// Translates one stdout line; true once the turn finished.
-    fn feed(&mut self, line: &str, run: &mut Run, ctx: &mut TurnCtx) -> bool {
-        for out in run.turn.line(line) {
-            self.handle(out, run, ctx);
+/// How one `codex exec` run ended.
+enum RunEnd {
+    Finished,
+    Cancelled,
+    Stale(String),
+    SpawnFailed(String),
+    Failed(String),
+    Killed,
+}
+
+/// The `codex exec` run in flight, as the per-turn loop sees it.
+struct ExecRun<'a> {
+    provider: &'a mut ExecProvider,
+    ctx: &'a mut TurnCtx,
+    turn: ExecTurn,
+    resumed: bool,
+    saw_thread: bool,
+}
+
+impl Turn for ExecRun<'_> {
+    fn line(&mut self, line: &str) {
+        if self.turn.finished() {
+            return;
         }
-        run.turn.finished()
+        for out in self.turn.line(line) {
+            self.handle(out);
+        }
     }
 
-    fn handle(&mut self, out: Out, run: &mut Run, ctx: &mut TurnCtx) {
-        match out {
-            Out::Thread { id, .. } => {
-                run.saw_thread = true;
-                if self.thread.as_deref() != Some(id.as_str()) {
-                    self.usage.reset();
-                    self.thread = Some(id);
-                    announce(&self.events, self.thread.as_deref(), self.model.as_deref());
-                }
-            }
-            Out::Started => self.start_response(ctx),
-            Out::Event(p) => {
-                self.start_response(ctx);
-                self.emit(&ctx.turn_id, p);
-            }
-            Out::Finished(mut p) => {
-                if let Payload::ResponseDone { usage, .. } = &mut p
-                    && let Some(total) = usage.take()
-                {
-                    *usage = self.usage.turn(run.resumed.is_some(), total);
-                }
-                self.start_response(ctx);
-                self.emit(&ctx.turn_id, p);
-            }
-            Out::Diagnostic(level, message) => self.diagnostic(level, message),
+    fn ended(&self) -> bool {
+        self.turn.finished()
+    }
+
+    fn command(&mut self, cmd: ProviderCommand) {
+        match cmd {
+            ProviderCommand::Steer { .. } => self.provider.no_steer(),
+            ProviderCommand::Send { .. } => self.provider.events.diagnostic(
+                DiagnosticLevel::Warn,
+                "codex exec: a turn is already running; message ignored",
+            ),
+            _ => {}
         }
     }
 }
 
-/// After `turn.completed` the CLI still writes its rollout (the thread's
-/// history on disk) before it exits; let it, so the next `resume` sees it.
-async fn settle(run: &mut Run) {
-    let drain = async {
-        while let Ok(Some(_)) = run.lines.next_line().await {}
-        run.proc.wait().await
-    };
-    if tokio::time::timeout(Duration::from_secs(5), drain)
-        .await
-        .is_err()
-    {
-        tracing::warn!("codex exec did not exit after its turn; ending it");
+impl ExecRun<'_> {
+    fn handle(&mut self, out: Out) {
+        let p = &mut *self.provider;
+        match out {
+            Out::Thread { id, .. } => {
+                self.saw_thread = true;
+                if p.thread.as_deref() != Some(id.as_str()) {
+                    p.usage.reset();
+                    p.thread = Some(id);
+                    announce(&p.events, p.thread.as_deref(), p.model.as_deref());
+                }
+            }
+            Out::Started => p.start_response(self.ctx),
+            Out::Event(payload) => {
+                p.start_response(self.ctx);
+                p.emit(&self.ctx.turn_id, payload);
+            }
+            Out::Finished(mut payload) => {
+                if let Payload::ResponseDone { usage, .. } = &mut payload
+                    && let Some(total) = usage.take()
+                {
+                    *usage = p.usage.turn(self.resumed, total);
+                }
+                p.start_response(self.ctx);
+                p.emit(&self.ctx.turn_id, payload);
+            }
+            Out::Diagnostic(level, message) => p.events.diagnostic(level, message),
+        }
     }
-    run.proc.terminate(Duration::from_millis(500)).await;
 }

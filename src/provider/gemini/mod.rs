@@ -12,31 +12,30 @@ pub mod doctor;
 pub mod translate;
 
 use std::collections::BTreeMap;
-use std::process::ExitStatus;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
-use tokio::time::Instant;
 
-use super::process::{AgentProcess, CommandSpec};
+use super::oneshot::{Commands, Ending, Run, Timing, Turn};
+use super::process::CommandSpec;
 use super::{
     Capabilities, DiagnosticLevel, EventSink, ProviderCommand, ProviderError, ProviderEvent,
     ProviderFactory, ProviderHandle, ProviderSpec, SessionInfo,
 };
 use crate::config::AgentConfig;
-use crate::event::{ErrorInfo, Payload, StreamEvent};
+use crate::event::{ErrorInfo, Payload};
 use crate::provider::Sink;
-use crate::timer;
 pub use translate::GeminiTurn;
 
-/// SIGINT → exit took ~35 ms in the captures; past this the group is killed.
-const CANCEL_GRACE: Duration = Duration::from_millis(1500);
-/// After stdout closed, how long the process may take to exit.
-const EXIT_WAIT: Duration = Duration::from_secs(1);
-/// After the process exited, how long a grandchild may keep stdout open.
-const DRAIN: Duration = Duration::from_millis(300);
-/// SIGTERM → SIGKILL when hive ends the process itself.
-const KILL_GRACE: Duration = Duration::from_millis(300);
+const TIMING: Timing = Timing {
+    name: "gemini",
+    exit_wait: Duration::from_secs(1),
+    drain: Duration::from_millis(300),
+    // SIGINT → exit took ~35 ms in the captures; past this the group is killed.
+    cancel_grace: Duration::from_millis(1500),
+    kill_grace: Duration::from_millis(300),
+    settle: Duration::from_secs(5),
+};
 
 pub struct GeminiFactory;
 
@@ -71,7 +70,6 @@ impl ProviderFactory for GeminiFactory {
             session: spec.resume,
             agent: spec.agent,
             events,
-            next: None,
         };
         Ok(ProviderHandle::spawn(move |rx| driver.run(rx)))
     }
@@ -128,8 +126,6 @@ struct Driver {
     session: Option<String>,
     /// The session exists on disk, so `--resume` works.
     established: bool,
-    /// A turn sent while the previous process was still exiting.
-    next: Option<(String, String)>,
 }
 
 /// How one process run ended.
@@ -143,7 +139,7 @@ enum RunEnd {
 }
 
 impl Driver {
-    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<ProviderCommand>) {
+    async fn run(mut self, rx: mpsc::UnboundedReceiver<ProviderCommand>) {
         if let Some(id) = &self.session {
             let _ = self.events.send(ProviderEvent::Session(SessionInfo {
                 resume_handle: Some(id.clone()),
@@ -151,26 +147,17 @@ impl Driver {
                 commands: Vec::new(),
             }));
         }
-        loop {
-            let cmd = match self.next.take() {
-                Some((turn_id, text)) => ProviderCommand::Send { turn_id, text },
-                None => match rx.recv().await {
-                    Some(cmd) => cmd,
-                    None => return,
-                },
-            };
+        let mut commands = Commands::new(rx);
+        while let Some(cmd) = commands.recv().await {
             match cmd {
                 ProviderCommand::Send { turn_id, text } => {
-                    let keep_going = self.turn(&turn_id, &text, &mut rx).await;
+                    let keep_going = self.turn(&turn_id, &text, &mut commands).await;
                     if !keep_going {
                         return;
                     }
                 }
                 ProviderCommand::Kill => return,
-                ProviderCommand::Steer { .. } => self.diagnostic(
-                    DiagnosticLevel::Info,
-                    "gemini takes no messages mid-turn in headless mode",
-                ),
+                ProviderCommand::Steer { .. } => self.no_steer(),
                 // One process per turn: the next one gets `-m`.
                 ProviderCommand::SetModel { model } => self.agent.model = Some(model),
                 _ => {}
@@ -178,8 +165,11 @@ impl Driver {
         }
     }
 
-    fn diagnostic(&self, level: DiagnosticLevel, message: impl Into<String>) {
-        self.events.diagnostic(level, message);
+    fn no_steer(&self) {
+        self.events.diagnostic(
+            DiagnosticLevel::Info,
+            "gemini takes no messages mid-turn in headless mode",
+        );
     }
 
     fn forward(&mut self, events: Vec<ProviderEvent>) {
@@ -195,12 +185,7 @@ impl Driver {
     }
 
     /// Runs one turn; false when the provider must stop.
-    async fn turn(
-        &mut self,
-        turn_id: &str,
-        text: &str,
-        rx: &mut mpsc::UnboundedReceiver<ProviderCommand>,
-    ) -> bool {
+    async fn turn(&mut self, turn_id: &str, text: &str, commands: &mut Commands) -> bool {
         let session = match (&self.session, self.established) {
             (Some(id), true) => SessionArg::Resume(id.clone()),
             (Some(id), false) => SessionArg::New(id.clone()),
@@ -218,7 +203,10 @@ impl Driver {
             &session_label(&session),
             self.agent.model.as_deref(),
         );
-        match self.run_process(tr, text, &session, retry_fresh, rx).await {
+        match self
+            .run_process(tr, text, &session, retry_fresh, commands)
+            .await
+        {
             RunEnd::Done => true,
             RunEnd::Killed => false,
             RunEnd::ResumeFailed(report) => {
@@ -237,7 +225,7 @@ impl Driver {
                 ));
                 self.forward(notice);
                 !matches!(
-                    self.run_process(tr, text, &fresh, false, rx).await,
+                    self.run_process(tr, text, &fresh, false, commands).await,
                     RunEnd::Killed
                 )
             }
@@ -250,116 +238,83 @@ impl Driver {
         text: &str,
         session: &SessionArg,
         may_retry_fresh: bool,
-        rx: &mut mpsc::UnboundedReceiver<ProviderCommand>,
+        commands: &mut Commands,
     ) -> RunEnd {
         let spec = command(&self.agent, text, session);
-        let (mut proc, mut lines) = match AgentProcess::spawn(&spec) {
-            Ok(p) => p,
-            Err(e) => {
-                let evs = tr.exited(
-                    "spawn_failed",
-                    &format!("cannot start `{}`: {e}", spec.program),
-                );
+        // The prompt is in argv; an open stdin would be read as more prompt.
+        let mut run = match Run::start(&spec, None).await {
+            Ok(run) => run,
+            Err(message) => {
+                let evs = tr.exited("spawn_failed", &message);
                 self.forward(evs);
                 return RunEnd::Done;
             }
         };
-        // The prompt is in argv; an open stdin would be read as more prompt.
-        proc.close_stdin();
-        let mut eof = false;
-        let mut exited = false;
-        let mut status: Option<ExitStatus> = None;
-        let mut deadline: Option<Instant> = None;
-        let mut cancelled = false;
-        while !(eof && exited) {
-            tokio::select! {
-                line = lines.next_line(), if !eof => match line {
-                    Ok(Some(l)) => {
-                        let evs = tr.push_line(&l);
-                        self.forward(evs);
-                    }
-                    Ok(None) | Err(_) => {
-                        eof = true;
-                        if !exited {
-                            deadline = earliest(deadline, Instant::now() + EXIT_WAIT);
-                        }
-                    }
-                },
-                st = proc.wait(), if !exited => {
-                    exited = true;
-                    status = st.ok();
-                    if !eof {
-                        deadline = earliest(deadline, Instant::now() + DRAIN);
-                    }
+        let mut turn = GeminiRun {
+            driver: self,
+            tr,
+            session: session_label(session),
+        };
+        let ending = run.follow(&mut turn, commands, &TIMING).await;
+        let mut tr = turn.tr;
+        match ending {
+            Ending::Killed => RunEnd::Killed,
+            Ending::Ended | Ending::Cancelled => RunEnd::Done,
+            Ending::Exited { status, report } => {
+                let failed = status.is_some_and(|s| !s.success());
+                if may_retry_fresh && failed && !tr.started() && looks_like_session_error(&report) {
+                    return RunEnd::ResumeFailed(report);
                 }
-                cmd = rx.recv() => match cmd {
-                    Some(ProviderCommand::Cancel) => {
-                        if !cancelled && !tr.is_ended() {
-                            cancelled = true;
-                            // The turn ends now; the CLI gets its grace to save
-                            // the session before the group is killed.
-                            let evs = tr.cancelled();
-                            self.forward(evs);
-                            proc.signal(libc::SIGINT);
-                            deadline = earliest(deadline, Instant::now() + CANCEL_GRACE);
-                        }
-                    }
-                    Some(ProviderCommand::Kill) | None => {
-                        proc.terminate(KILL_GRACE).await;
-                        return RunEnd::Killed;
-                    }
-                    Some(ProviderCommand::Send { turn_id, text }) => {
-                        if tr.is_ended() && self.next.is_none() {
-                            // The turn is over but the CLI is still exiting:
-                            // the next turn starts once it is gone.
-                            self.next = Some((turn_id, text));
-                        } else {
-                            // The runner sends one turn at a time; refuse loudly.
-                            let _ = self.events.send(ProviderEvent::Stream(StreamEvent::new(
-                                &turn_id,
-                                &session_label(session),
-                                Payload::ResponseError {
-                                    error: ErrorInfo::new("busy", "gemini is still running the previous turn"),
-                                },
-                            )));
-                        }
-                    }
-                    Some(ProviderCommand::Steer { .. }) => self.diagnostic(
-                        DiagnosticLevel::Info,
-                        "gemini takes no messages mid-turn in headless mode",
-                    ),
-                    Some(_) => {}
-                },
-                _ = timer::sleep_until(deadline) => {
-                    deadline = None;
-                    if !exited {
-                        status = proc.terminate(KILL_GRACE).await;
-                        exited = true;
-                    }
-                    // A grandchild may hold stdout open; stop waiting for it.
-                    eof = true;
-                }
+                let message = if status.is_some_and(|s| s.success()) {
+                    format!("gemini ended without a result ({report})")
+                } else {
+                    format!("gemini {report}")
+                };
+                let evs = tr.exited("agent_exited", &message);
+                self.forward(evs);
+                RunEnd::Done
             }
         }
-        if !tr.is_ended() {
-            // Let the stderr reader catch the last lines for the report.
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            let report = proc.exit_report(status);
-            let failed = status.is_some_and(|s| !s.success());
-            if may_retry_fresh && failed && !tr.started() && looks_like_session_error(&report) {
-                return RunEnd::ResumeFailed(report);
-            }
-            let message = if status.is_some_and(|s| s.success()) {
-                format!("gemini ended without a result ({report})")
-            } else {
-                format!("gemini {report}")
-            };
-            let evs = tr.exited("agent_exited", &message);
-            self.forward(evs);
+    }
+}
+
+/// The turn in flight, as the per-turn loop sees it.
+struct GeminiRun<'a> {
+    driver: &'a mut Driver,
+    tr: GeminiTurn,
+    session: String,
+}
+
+impl Turn for GeminiRun<'_> {
+    fn line(&mut self, line: &str) {
+        let evs = self.tr.push_line(line);
+        self.driver.forward(evs);
+    }
+
+    fn ended(&self) -> bool {
+        self.tr.is_ended()
+    }
+
+    /// The turn ends now; the CLI gets its grace to save the session before
+    /// the group is killed.
+    fn cancel(&mut self) {
+        let evs = self.tr.cancelled();
+        self.driver.forward(evs);
+    }
+
+    fn command(&mut self, cmd: ProviderCommand) {
+        match cmd {
+            // The runner sends one turn at a time; refuse loudly.
+            ProviderCommand::Send { turn_id, .. } => self.driver.events.stream(
+                &turn_id,
+                &self.session,
+                Payload::ResponseError {
+                    error: ErrorInfo::new("busy", "gemini is still running the previous turn"),
+                },
+            ),
+            ProviderCommand::Steer { .. } => self.driver.no_steer(),
+            _ => {}
         }
-        // Dropping the process kills whatever is left of its group.
-        drop(proc);
-        RunEnd::Done
     }
 }
 
@@ -372,10 +327,6 @@ fn session_label(session: &SessionArg) -> String {
     match session {
         SessionArg::New(id) | SessionArg::Resume(id) => id.clone(),
     }
-}
-
-fn earliest(current: Option<Instant>, candidate: Instant) -> Option<Instant> {
-    Some(current.map_or(candidate, |c| c.min(candidate)))
 }
 
 #[cfg(test)]
