@@ -11,6 +11,7 @@ pub mod highlight;
 pub mod inbox;
 pub mod layout;
 pub mod markdown;
+pub mod markdown_table;
 pub mod menu;
 pub mod overlay;
 pub mod overview;
