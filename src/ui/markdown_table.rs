@@ -30,25 +30,32 @@ pub struct Table {
 /// A shrunk column keeps at least this many columns (or its natural width
 /// if smaller); below that the table is stacked instead.
 const MIN_COL: usize = 4;
+/// A shrunk column also keeps room for its longest word, up to this width:
+/// a grid of words cut into syllables reads worse than the stacked form.
+const WORD_CAP: usize = 10;
 
 fn cell_width(c: &Cell) -> usize {
     c.iter().map(|s| s.content.width()).sum()
 }
 
+fn longest_word(c: &Cell) -> usize {
+    let text: String = c.iter().map(|s| s.content.as_ref()).collect();
+    text.split_whitespace().map(str::width).max().unwrap_or(0)
+}
+
 /// Column widths that fit `budget` (content only), shrinking the widest
-/// column one step at a time; `None` when they cannot.
-fn fit(natural: &[usize], budget: usize) -> Option<Vec<usize>> {
+/// column one step at a time but none below its `floor`; `None` when they
+/// cannot.
+fn fit(natural: &[usize], floor: &[usize], budget: usize) -> Option<Vec<usize>> {
     let mut w = natural.to_vec();
     let mut total: usize = w.iter().sum();
     while total > budget {
-        let (i, widest) = w
+        let (i, _) = w
             .iter()
-            .copied()
+            .zip(floor)
             .enumerate()
-            .max_by_key(|&(i, v)| (v, std::cmp::Reverse(i)))?;
-        if widest <= MIN_COL {
-            return None;
-        }
+            .filter(|(_, (v, f))| v > f)
+            .max_by_key(|&(i, (v, _))| (*v, std::cmp::Reverse(i)))?;
         w[i] -= 1;
         total -= 1;
     }
@@ -60,14 +67,22 @@ impl Table {
         self.rows.iter().map(Vec::len).max().unwrap_or(0)
     }
 
-    fn natural_widths(&self) -> Vec<usize> {
-        let mut widths = vec![0usize; self.cols()];
+    /// Each column's (natural width, narrowest it may shrink to).
+    fn widths(&self) -> (Vec<usize>, Vec<usize>) {
+        let mut natural = vec![0usize; self.cols()];
+        let mut word = vec![0usize; self.cols()];
         for row in &self.rows {
             for (i, c) in row.iter().enumerate() {
-                widths[i] = widths[i].max(cell_width(c));
+                natural[i] = natural[i].max(cell_width(c));
+                word[i] = word[i].max(longest_word(c));
             }
         }
-        widths
+        let floor = natural
+            .iter()
+            .zip(&word)
+            .map(|(n, w)| (*n).min(MIN_COL.max((*w).min(WORD_CAP))))
+            .collect();
+        (natural, floor)
     }
 
     /// The table's rows for `width` columns (prefixes not included).
@@ -79,7 +94,8 @@ impl Table {
         // `│ a │ b │`: one bar plus a space either side of every cell.
         let overhead = 1 + 3 * cols;
         let budget = width.saturating_sub(overhead);
-        match fit(&self.natural_widths(), budget) {
+        let (natural, floor) = self.widths();
+        match fit(&natural, &floor, budget) {
             Some(widths) if width > overhead => self.grid(&widths),
             _ => self.stacked(width),
         }
@@ -217,9 +233,10 @@ mod tests {
 
     #[test]
     fn shrinks_the_widest_column_first() {
-        assert_eq!(fit(&[3, 20, 5], 20), Some(vec![3, 12, 5]));
-        assert_eq!(fit(&[10, 10], 8), Some(vec![4, 4]));
-        assert_eq!(fit(&[10, 10], 7), None);
+        assert_eq!(fit(&[3, 20, 5], &[3, 4, 4], 20), Some(vec![3, 12, 5]));
+        assert_eq!(fit(&[10, 10], &[4, 4], 8), Some(vec![4, 4]));
+        assert_eq!(fit(&[10, 10], &[4, 4], 7), None);
+        assert_eq!(fit(&[10, 10], &[8, 4], 12), Some(vec![8, 4]));
     }
 
     #[test]
