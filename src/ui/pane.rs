@@ -66,6 +66,9 @@ pub fn draw(
             Style::new().fg(t.warning).add_modifier(Modifier::BOLD),
         )));
     }
+    if let Some(note) = super::terminal::note(p, ctx.keymap, t) {
+        block = block.title_bottom(note);
+    }
     let inner = block.inner(area);
     block.render(area, buf);
     geo.inner = inner;
@@ -78,7 +81,12 @@ pub fn draw(
         return;
     }
     if let Some(screen) = &p.terminal {
-        super::terminal::render(screen, p.term_scroll, ctx.focused, inner, buf);
+        let cursor = ctx.focused && p.copy.is_none();
+        super::terminal::render(screen, p.term_scroll, cursor, inner, buf);
+        if let Some(copy) = &p.copy {
+            let selection = Style::new().fg(t.text).bg(t.selection_bg);
+            super::terminal::paint_copy(screen, p.term_scroll, copy, selection, inner, buf);
+        }
         return;
     }
     draw_conversation(p, geo, view, ctx, inner, buf);
