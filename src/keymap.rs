@@ -59,7 +59,7 @@ actions! {
     Overview = "overview", Global, ["alt+o"], "overview: every pane's state, model, activity, queue, usage";
     PageBack = "page_back", Global, ["shift+pageup"], "scroll back a page (terminal panes: the emulator's scrollback)";
     PageForward = "page_forward", Global, ["shift+pagedown"], "scroll forward a page (terminal panes: towards the live screen)";
-    CopyMode = "copy_mode", Global, [], "terminal copy mode: ↑↓←→ PgUp PgDn g G move, v/Space select, Enter/y copy, q/Esc leave";
+    CopyMode = "copy_mode", Global, [], "terminal copy mode: arrows/PgUp/g/G move, v select, y copy, q quit";
     ToggleView = "toggle_view", Conversation, ["f2", "alt+v"], "simple / full view (hide or show thinking and tools)";
     Expand = "expand", Conversation, ["ctrl+o"], "expand / collapse thinking and tool output";
     Submit = "submit", Conversation, ["enter"], "send (queues while a turn runs; empty: send restored queue)";
@@ -80,7 +80,7 @@ actions! {
     SearchNext = "search_next", Conversation, ["alt+n"], "after a search jump: next match";
     SearchPrev = "search_prev", Conversation, ["alt+shift+n"], "after a search jump: previous match";
     Copy = "copy", Conversation, ["alt+c"], "copy an answer, code block, tool output or turn (picker)";
-    Restart = "restart", Conversation, ["ctrl+r"], "restart a stopped agent (terminal panes too, once the program exited)";
+    Restart = "restart", Conversation, ["ctrl+r"], "restart a stopped agent or an exited terminal program";
     AllowOnce = "allow_once", Conversation, ["y"], "approval card: allow once";
     AllowAlways = "allow_always", Conversation, ["a"], "approval card: allow always";
     Deny = "deny", Conversation, ["n"], "approval card: deny (type a reason, Enter)";
