@@ -183,11 +183,17 @@ fn shift(code: KeyCode) -> KeyEvent {
 fn shift_page_up_scrolls_the_terminal_back_and_a_key_returns() {
     let mut c = terminal(40);
     let live = render(&mut c, 40, 13);
-    assert!(live.contains("line 40") && !live.contains("line 30 "), "{live}");
+    assert!(
+        live.contains("line 40") && !live.contains("line 30 "),
+        "{live}"
+    );
     c.app.on_key(shift(KeyCode::PageUp));
     let back = render(&mut c, 40, 13);
     insta::assert_snapshot!("terminal_scrolled_back", back);
-    assert!(back.contains("line 23") && !back.contains("line 40"), "{back}");
+    assert!(
+        back.contains("line 23") && !back.contains("line 40"),
+        "{back}"
+    );
     // Further back stops at the oldest line; forward comes back down.
     for _ in 0..10 {
         c.app.on_key(shift(KeyCode::PageUp));
@@ -218,7 +224,10 @@ fn copy_mode_selects_across_scrollback_and_copies() {
     for _ in 0..2 {
         c.app.on_key(key(KeyCode::Right));
     }
-    insta::assert_snapshot!("terminal_copy_mode_selection", render_marked(&mut c, 40, 13));
+    insta::assert_snapshot!(
+        "terminal_copy_mode_selection",
+        render_marked(&mut c, 40, 13)
+    );
     c.app.on_key(key(KeyCode::Char('y')));
     assert!(c.app.panes[0].copy.is_none(), "y copies and leaves");
     assert_eq!(c.app.panes[0].term_scroll, 0);

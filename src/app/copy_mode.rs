@@ -84,7 +84,11 @@ pub fn text_between(screen: &TerminalScreen, from: Point, to: Point) -> String {
         let row = u16::try_from(line + offset - history).unwrap_or(u16::MAX);
         let screen = parser.screen();
         let start = if line == from.0 { from.1 } else { 0 };
-        let end = if line == to.0 { to.1.saturating_add(1) } else { cols };
+        let end = if line == to.0 {
+            to.1.saturating_add(1)
+        } else {
+            cols
+        };
         let width = end.min(cols).saturating_sub(start);
         let text = screen
             .rows(start, width)
@@ -132,7 +136,11 @@ impl App {
             ));
         };
         let (row, col) = lock(screen).screen().cursor_position();
-        let (row, col) = if p.term_scroll > 0 { (0, 0) } else { (row, col) };
+        let (row, col) = if p.term_scroll > 0 {
+            (0, 0)
+        } else {
+            (row, col)
+        };
         p.copy = Some(CopyMode {
             row,
             col,
@@ -209,9 +217,12 @@ impl App {
         }
         let top = len - scroll;
         // Nothing selected: Enter/y copy the cursor's line, like `yy`.
-        let (from, to) = cm
-            .selection(top)
-            .unwrap_or_else(|| ((top + usize::from(cm.row), 0), (top + usize::from(cm.row), cols)));
+        let (from, to) = cm.selection(top).unwrap_or_else(|| {
+            (
+                (top + usize::from(cm.row), 0),
+                (top + usize::from(cm.row), cols),
+            )
+        });
         let text = copy_now.then(|| text_between(screen, from, to));
         p.term_scroll = scroll;
         p.copy = Some(cm);

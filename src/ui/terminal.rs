@@ -18,12 +18,12 @@ use crate::runner::TurnState;
 
 // Key, paste and mouse encoding for the child is input, not drawing: it lives
 // in the app (`app::pty_input`) and is re-exported here for callers of old.
-pub use crate::app::pty_input::{
-    KeyModes, encode_key, encode_key_with, encode_mouse, encode_paste, wants_mouse,
-};
 /// Lines of history above the live screen (the most `render` scrolls back);
 /// zero while the child uses the alternate screen.
 pub use crate::app::copy_mode::scrollback_len;
+pub use crate::app::pty_input::{
+    KeyModes, encode_key, encode_key_with, encode_mouse, encode_paste, wants_mouse,
+};
 
 fn lock(screen: &TerminalScreen) -> std::sync::MutexGuard<'_, vt100::Parser> {
     screen.0.lock().unwrap_or_else(|e| e.into_inner())
