@@ -15,8 +15,9 @@ use hive::app::state::App;
 use hive::app::{build_app, frame};
 use hive::config::{Config, ConfigSource};
 use hive::event::Origin;
-use hive::provider::{Capabilities, TerminalScreen};
-use hive::runner::{PaneEvent, PaneUpdate};
+use hive::provider::display::{COMMON, describe};
+use hive::provider::{Capabilities, PermissionRequest, TerminalScreen};
+use hive::runner::{PaneEvent, PaneUpdate, TurnState};
 use hive::ui::ViewState;
 use hive::upsert::{Upsert, UpsertKind, UpsertStatus};
 use tui_term::vt100;
@@ -266,4 +267,94 @@ fn osc52_text(seq: &str) -> String {
         .decode(&seq[start..end])
         .unwrap();
     String::from_utf8(bytes).unwrap()
+}
+
+// ---- item 9: small things ----
+
+#[test]
+fn the_deny_reason_composer_shows_its_own_hint() {
+    let mut c = console_from(ONE);
+    // A turn runs: the usual hint would say Enter queues.
+    c.app.apply(ev(PaneEvent::State(TurnState::Streaming)));
+    let args = serde_json::json!({"command": "rm -rf build"});
+    c.app.apply(ev(PaneEvent::Permission(PermissionRequest {
+        request_id: "p1".into(),
+        tool_name: "Bash".into(),
+        input: args.clone(),
+        display: Some(describe(&args, &COMMON)),
+        description: None,
+        options: vec![],
+    })));
+    c.app.on_key(key(KeyCode::Char('n')));
+    let s = render(&mut c, 70, 16);
+    insta::assert_snapshot!("deny_reason_hint", s);
+    assert!(
+        s.contains("reason for denying (optional) · Enter denies"),
+        "{s}"
+    );
+    assert!(!s.contains("queues"), "{s}");
+}
+
+#[test]
+fn ctrl_u_clears_the_draft_line_by_line() {
+    let mut c = console_from(ONE);
+    typ(&mut c.app, "first");
+    c.app
+        .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
+    typ(&mut c.app, "second");
+    c.app
+        .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
+    typ(&mut c.app, "third");
+    let text = |c: &Console| c.app.panes[0].composer_text();
+    c.app.on_key(ctrl('u'));
+    assert_eq!(text(&c), "first\nsecond\n");
+    c.app.on_key(ctrl('u'));
+    assert_eq!(text(&c), "first\n");
+    c.app.on_key(ctrl('u'));
+    assert_eq!(text(&c), "");
+    assert!(c.app.outbox.is_empty(), "nothing was sent");
+}
+
+#[test]
+fn the_lines_below_marker_covers_no_text() {
+    let mut c = console_from(ONE);
+    for i in 0..40 {
+        c.app.apply(ev(message(
+            &format!("m{i}"),
+            Origin::Agent,
+            &format!("message number {i} with a tail that reaches the right edge"),
+        )));
+    }
+    render(&mut c, 60, 16);
+    c.app.on_key(key(KeyCode::PageUp));
+    let s = render(&mut c, 60, 16);
+    insta::assert_snapshot!("scroll_marker_in_separator", s);
+    let rows: Vec<&str> = s.lines().collect();
+    let marker = rows
+        .iter()
+        .position(|r| r.contains("lines below"))
+        .expect("marker shown");
+    assert!(
+        rows[marker].contains("──"),
+        "the marker sits in the separator: {s}"
+    );
+    // The row above it is the transcript's last, whole.
+    assert!(rows[marker - 1].contains("edge"), "{s}");
+}
+
+#[test]
+fn the_model_stays_in_a_narrow_title() {
+    let mut c = console_from(ONE);
+    for (w, expect) in [
+        (60, "script · demo-1 · idle"),
+        (30, "demo-1 · idle"),
+        (22, "demo-1"),
+    ] {
+        let s = render(&mut c, w, 8);
+        let title = s.lines().next().unwrap();
+        assert!(title.contains(expect), "{w}: {title}");
+    }
+    c.app.apply(ev(PaneEvent::State(TurnState::Streaming)));
+    let s = render(&mut c, 34, 8);
+    insta::assert_snapshot!("narrow_title_streaming", s.lines().next().unwrap());
 }

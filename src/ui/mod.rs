@@ -16,6 +16,7 @@ pub mod menu;
 pub mod overlay;
 pub mod overview;
 pub mod pane;
+pub mod pane_title;
 pub mod search;
 pub mod status;
 pub mod terminal;
