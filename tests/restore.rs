@@ -29,7 +29,7 @@ use hive::ui::ViewState;
 use hive::upsert::{Output, TurnEvent};
 
 const WIDTH: u16 = 110;
-const HEIGHT: u16 = 70;
+const HEIGHT: u16 = 120;
 
 fn fixture(provider: &str, name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -103,6 +103,9 @@ fn claude(name: &str) -> Replay {
         match dir.as_str() {
             "in" => {
                 let msg: Value = serde_json::from_str(&line).unwrap();
+                if msg["request"]["subtype"] == "interrupt" {
+                    tr.request_cancel();
+                }
                 if msg["type"] == "user" {
                     let uuid = msg["uuid"].as_str().unwrap_or("u").to_owned();
                     if !tr.add_message(&uuid) {
@@ -241,7 +244,14 @@ fn text(buf: &ratatui::buffer::Buffer) -> String {
 #[tokio::test(start_paused = true)]
 async fn claude_turns_restore_to_the_screen_they_had_live() {
     let mut r = claude("two_turns");
-    for (turn, name) in [("turn_3", "tool_bash"), ("turn_4", "two_tools")] {
+    let later = [
+        ("turn_3", "tool_bash"),
+        ("turn_4", "two_tools"),
+        ("turn_5", "error_429_once"),
+        ("turn_6", "interrupt_text"),
+        ("turn_7", "error_400"),
+    ];
+    for (turn, name) in later {
         let more = claude(name);
         // Later captures as later turns of the same pane.
         for out in more.outputs {
