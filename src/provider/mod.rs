@@ -19,6 +19,7 @@ pub mod process;
 pub mod pty;
 pub mod reap;
 pub mod script;
+pub mod stderr;
 mod sink;
 
 pub use sink::Sink;
