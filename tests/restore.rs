@@ -288,3 +288,64 @@ fn rename_turn(out: Output, turn: &str) -> Output {
         }
     }
 }
+
+/// A live tail shows a text item before its first upsert; a tool call that
+/// starts meanwhile comes after it on screen, and after a restart too.
+#[tokio::test(start_paused = true)]
+async fn an_item_first_shown_by_its_live_tail_keeps_its_place() {
+    use hive::upsert::{TurnStatus, Upsert, UpsertKind, UpsertStatus};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::at(dir.path().join("data"));
+    let agent = hive::config::AgentConfig::new("a", "claude");
+    let mut h = history::open_pane_in(&store, &agent, &OpenOptions::default());
+    let mut recorder = h.recorder.take().expect("a recorder");
+    let up = |id: &str, status, kind| Upsert {
+        turn_id: "t1".into(),
+        session_id: "s".into(),
+        item_id: id.into(),
+        source_timestamp: chrono::DateTime::UNIX_EPOCH,
+        emitted_at: chrono::DateTime::UNIX_EPOCH,
+        status,
+        error_code: None,
+        error_message: None,
+        kind,
+    };
+    let text = |t: &str| UpsertKind::Message {
+        content: t.into(),
+        origin: Origin::Agent,
+    };
+    let tool = UpsertKind::ToolCall {
+        tool_name: "Bash".into(),
+        arguments: json!({"command": "ls"}),
+        call_id: "c1".into(),
+        output: Some("a.txt".into()),
+        output_is_error: Some(false),
+        display: None,
+    };
+    for event in [
+        PaneEvent::Live(up("m1", UpsertStatus::Update, text("Let me"))),
+        PaneEvent::Upsert(up("tool", UpsertStatus::Complete, tool)),
+        PaneEvent::Upsert(up("m1", UpsertStatus::Complete, text("Let me look."))),
+        PaneEvent::Turn(TurnEvent::TurnComplete {
+            turn_id: "t1".into(),
+            session_id: "s".into(),
+            status: TurnStatus::Completed,
+            usage: None,
+            finish_reason: None,
+        }),
+    ] {
+        recorder.record(&event);
+    }
+    drop(recorder);
+    let h = history::open_pane_in(&store, &agent, &OpenOptions::default());
+    let shown: Vec<String> = h
+        .items
+        .iter()
+        .map(|u| match &u.kind {
+            UpsertKind::Message { content, .. } => content.to_string(),
+            UpsertKind::ToolCall { tool_name, .. } => tool_name.clone(),
+            UpsertKind::Thinking { .. } => "thinking".into(),
+        })
+        .collect();
+    assert_eq!(shown, ["Let me look.", "Bash"]);
+}

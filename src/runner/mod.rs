@@ -105,8 +105,9 @@ pub enum RunnerCommand {
 pub enum PaneEvent {
     Upsert(Upsert),
     /// An open item's text so far, between gradient batches, for display
-    /// only (`RunnerOptions::live_every`): never recorded, and ordered so a
-    /// live snapshot never holds less than the upserts before it.
+    /// only (`RunnerOptions::live_every`): its text is not recorded (the
+    /// upserts are), and it is ordered so a live snapshot never holds less
+    /// than the upserts before it.
     Live(Upsert),
     Turn(TurnEvent),
     State(TurnState),
@@ -358,11 +359,16 @@ impl Runner {
         }
     }
 
-    /// Display-only events skip the recorder.
+    /// The recorder sees a live tail only to place its item where the
+    /// pane shows it (a restart restores the same order).
     fn emit_live(&mut self, u: Upsert) {
+        let event = PaneEvent::Live(u);
+        if let Some(r) = self.recorder.as_mut() {
+            r.record(&event);
+        }
         let _ = self.out.send(PaneUpdate {
             pane: self.pane,
-            event: PaneEvent::Live(u),
+            event,
         });
     }
 
