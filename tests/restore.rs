@@ -322,8 +322,8 @@ async fn an_item_first_shown_by_its_live_tail_keeps_its_place() {
         output_is_error: Some(false),
         display: None,
     };
+    recorder.shown(&up("m1", UpsertStatus::Update, text("Let me")));
     for event in [
-        PaneEvent::Live(up("m1", UpsertStatus::Update, text("Let me"))),
         PaneEvent::Upsert(up("tool", UpsertStatus::Complete, tool)),
         PaneEvent::Upsert(up("m1", UpsertStatus::Complete, text("Let me look."))),
         PaneEvent::Turn(TurnEvent::TurnComplete {

@@ -245,25 +245,25 @@ impl Recorder for HistoryRecorder {
         self.failure.take()
     }
 
+    /// A live tail shows an item before its first upsert: keep the place it
+    /// has on screen (its upserts bring the content).
+    fn shown(&mut self, u: &Upsert) {
+        if let UpsertKind::Message {
+            origin: Origin::User,
+            ..
+        } = u.kind
+        {
+            return;
+        }
+        let turn = self.turns.entry(u.turn_id.clone()).or_default();
+        if !turn.items.contains_key(&u.item_id) {
+            turn.items.insert(u.item_id.clone(), u.clone());
+        }
+    }
+
     fn record(&mut self, event: &PaneEvent) {
         match event {
             PaneEvent::Upsert(u) => self.upsert(u),
-            // A live tail shows an item before its first upsert: keep the
-            // place it has on screen (the upserts replace its content).
-            PaneEvent::Live(u)
-                if !matches!(
-                    u.kind,
-                    UpsertKind::Message {
-                        origin: Origin::User,
-                        ..
-                    }
-                ) =>
-            {
-                let turn = self.turns.entry(u.turn_id.clone()).or_default();
-                if !turn.items.contains_key(&u.item_id) {
-                    turn.items.insert(u.item_id.clone(), u.clone());
-                }
-            }
             PaneEvent::Turn(t) => self.turn_event(t),
             PaneEvent::Session(info) => {
                 let mut changed = false;

@@ -105,9 +105,8 @@ pub enum RunnerCommand {
 pub enum PaneEvent {
     Upsert(Upsert),
     /// An open item's text so far, between gradient batches, for display
-    /// only (`RunnerOptions::live_every`): its text is not recorded (the
-    /// upserts are), and it is ordered so a live snapshot never holds less
-    /// than the upserts before it.
+    /// only (`RunnerOptions::live_every`): never recorded, and ordered so a
+    /// live snapshot never holds less than the upserts before it.
     Live(Upsert),
     Turn(TurnEvent),
     State(TurnState),
@@ -158,6 +157,12 @@ pub trait Recorder: Send {
     /// runner shows it as "history not saved: <reason>").
     fn take_failure(&mut self) -> Option<String> {
         None
+    }
+
+    /// A live tail showed `item` (not recorded): where it appears on screen,
+    /// for recorders that keep the shown order.
+    fn shown(&mut self, item: &Upsert) {
+        let _ = item;
     }
 }
 
@@ -359,16 +364,15 @@ impl Runner {
         }
     }
 
-    /// The recorder sees a live tail only to place its item where the
-    /// pane shows it (a restart restores the same order).
+    /// A live tail is not recorded; the recorder only learns where its item
+    /// shows (a restart restores the same order).
     fn emit_live(&mut self, u: Upsert) {
-        let event = PaneEvent::Live(u);
         if let Some(r) = self.recorder.as_mut() {
-            r.record(&event);
+            r.shown(&u);
         }
         let _ = self.out.send(PaneUpdate {
             pane: self.pane,
-            event,
+            event: PaneEvent::Live(u),
         });
     }
 
