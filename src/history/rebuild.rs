@@ -362,7 +362,10 @@ mod tests {
 
     #[test]
     fn split_cuts_joined_parts_back_and_refuses_what_does_not_add_up() {
-        assert_eq!(split("ab\n\ncd", [2, 2].into_iter()), Some(vec!["ab", "cd"]));
+        assert_eq!(
+            split("ab\n\ncd", [2, 2].into_iter()),
+            Some(vec!["ab", "cd"])
+        );
         assert_eq!(split("", std::iter::empty()), Some(vec![]));
         assert_eq!(split("ab\n\ncd", [2, 1].into_iter()), None);
         assert_eq!(split("ab cd", [2, 2].into_iter()), None);

@@ -178,9 +178,9 @@ impl HistoryRecorder {
 
     fn end_turn(&mut self, turn_id: &str, mut meta: Meta) {
         let turn = self.turns.shift_remove(turn_id).unwrap_or_default();
-        meta.duration_ms = turn.started.map(|t| {
-            u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX)
-        });
+        meta.duration_ms = turn
+            .started
+            .map(|t| u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX));
         let records = self.assemble(turn_id, turn, meta);
         self.append(&records);
     }

@@ -19,8 +19,8 @@ pub mod process;
 pub mod pty;
 pub mod reap;
 pub mod script;
-pub mod stderr;
 mod sink;
+pub mod stderr;
 
 pub use sink::Sink;
 

@@ -259,7 +259,11 @@ fn reported(n: u64) -> String {
 /// Tokens in and out, and the cost where the agent reports one:
 /// `↑12.3k ↓456 · $0.05`, `↑9.5k ↓—`.
 pub fn usage_text(u: &Usage) -> String {
-    let mut s = format!("↑{} ↓{}", reported(u.input_tokens), reported(u.output_tokens));
+    let mut s = format!(
+        "↑{} ↓{}",
+        reported(u.input_tokens),
+        reported(u.output_tokens)
+    );
     if let Some(c) = u.cost_usd {
         s.push_str(" · ");
         s.push_str(&cost(c));
