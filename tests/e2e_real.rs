@@ -984,11 +984,16 @@ fn hive_store_deleted(cli: Cli) {
     );
     let second = hive_run(&lab, &agent, SHORT_PROMPT);
     assert_short_turn(&second);
-    let said = second.stderr.to_lowercase().contains("session")
+    // Codex calls its sessions threads.
+    let tells = |t: &str| {
+        let t = t.to_lowercase();
+        t.contains("session") || t.contains("thread")
+    };
+    let said = tells(&second.stderr)
         || second
             .json_lines()
             .iter()
-            .any(|v| v["origin"] == "system" && text_of(v).to_lowercase().contains("session"));
+            .any(|v| v["origin"] == "system" && tells(text_of(v)));
     assert!(
         said,
         "a notice about the new session (deleted {deleted:?})\n{}",
