@@ -21,6 +21,7 @@ pub mod pty;
 pub mod reap;
 pub mod script;
 mod sink;
+pub mod stderr;
 
 pub use sink::Sink;
 
