@@ -289,6 +289,51 @@ pub fn read_all(path: &Path) -> Result<Loaded, StoreError> {
     read_window(path, u64::MAX, usize::MAX)
 }
 
+/// The records `read_window` has collected, newest first.
+struct Window {
+    name: String,
+    min_records: usize,
+    out: Loaded,
+    rev: Vec<(u64, Record)>,
+}
+
+impl Window {
+    /// Reads `buf[first_complete..]` (which starts at byte `pos` of the file)
+    /// line by line from its end; true once the window is complete.
+    fn lines(&mut self, buf: &[u8], pos: u64, first_complete: usize) -> bool {
+        let mut line_end = buf.len();
+        while line_end > first_complete {
+            let line_start = buf[first_complete..line_end]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(first_complete, |i| first_complete + i + 1);
+            let line = &buf[line_start..line_end];
+            let offset = pos + line_start as u64;
+            if !line.iter().all(u8::is_ascii_whitespace) {
+                match serde_json::from_slice::<Record>(line) {
+                    Ok(rec) => {
+                        let is_user = rec.role == Role::User;
+                        self.rev.push((offset, rec));
+                        if self.rev.len() >= self.min_records && is_user {
+                            self.out.start = offset;
+                            return true;
+                        }
+                    }
+                    Err(e) => self.out.warnings.push(format!(
+                        "{}: skipped a torn or corrupt record at byte {offset} ({e})",
+                        self.name
+                    )),
+                }
+            }
+            if line_start == first_complete {
+                break;
+            }
+            line_end = line_start - 1;
+        }
+        false
+    }
+}
+
 /// Reads backwards from byte `end` (clamped to the file size) until at least
 /// `min_records` records are collected *and* the window starts at a user
 /// record (so no turn is cut in half), or the file's start is reached.
@@ -303,13 +348,16 @@ pub fn read_window(path: &Path, end: u64, min_records: usize) -> Result<Loaded, 
     let name = path
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    let mut out = Loaded::default();
-    // Newest first while reading; reversed at the end.
-    let mut rev: Vec<(u64, Record)> = Vec::new();
+    let mut window = Window {
+        name,
+        min_records,
+        out: Loaded::default(),
+        rev: Vec::new(),
+    };
     let mut carry: Vec<u8> = Vec::new();
     let mut pos = end;
     const CHUNK: u64 = 256 * 1024;
-    'outer: loop {
+    loop {
         if pos == 0 && carry.is_empty() {
             break;
         }
@@ -324,7 +372,6 @@ pub fn read_window(path: &Path, end: u64, min_records: usize) -> Result<Loaded, 
         pos = from;
         // Lines wholly inside `buf`; the first one may continue in the previous
         // chunk unless this chunk starts the file.
-        let mut line_end = buf.len();
         let first_complete = if pos == 0 {
             0
         } else {
@@ -336,40 +383,18 @@ pub fn read_window(path: &Path, end: u64, min_records: usize) -> Result<Loaded, 
                 }
             }
         };
-        while line_end > first_complete {
-            let line_start = buf[first_complete..line_end]
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(first_complete, |i| first_complete + i + 1);
-            let line = &buf[line_start..line_end];
-            let offset = pos + line_start as u64;
-            if !line.iter().all(u8::is_ascii_whitespace) {
-                match serde_json::from_slice::<Record>(line) {
-                    Ok(rec) => {
-                        let is_user = rec.role == Role::User;
-                        rev.push((offset, rec));
-                        if rev.len() >= min_records && is_user {
-                            out.start = offset;
-                            break 'outer;
-                        }
-                    }
-                    Err(e) => out.warnings.push(format!(
-                        "{name}: skipped a torn or corrupt record at byte {offset} ({e})"
-                    )),
-                }
-            }
-            if line_start == first_complete {
-                break;
-            }
-            line_end = line_start - 1;
+        if window.lines(&buf, pos, first_complete) {
+            break;
         }
         carry = buf[..first_complete.saturating_sub(1)].to_vec();
         if pos == 0 {
-            carry.clear();
-            out.start = 0;
+            window.out.start = 0;
             break;
         }
     }
+    let Window {
+        mut out, mut rev, ..
+    } = window;
     rev.reverse();
     out.warnings.reverse();
     out.records = rev;

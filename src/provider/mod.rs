@@ -59,6 +59,26 @@ pub struct Capabilities {
     pub set_effort: bool,
 }
 
+impl Capabilities {
+    /// What a structured agent (a JSON protocol, not a terminal) offers by
+    /// default: it can be interrupted, reports tools and thinking, resumes
+    /// its session and takes `/model` and `/effort`. Mid-turn messages and
+    /// permission prompts are the exceptions, turned on with struct update
+    /// syntax (`Capabilities { permissions: true, ..Capabilities::structured() }`).
+    pub const fn structured() -> Self {
+        Self {
+            queue_while_streaming: false,
+            interrupt: true,
+            tool_events: true,
+            thinking: true,
+            resume: true,
+            permissions: false,
+            set_model: true,
+            set_effort: true,
+        }
+    }
+}
+
 /// Host → provider.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ProviderCommand {

@@ -128,94 +128,128 @@ impl Run {
         commands: &mut Commands,
         timing: &Timing,
     ) -> Ending {
-        let mut eof = false;
-        let mut status: Option<Option<ExitStatus>> = None;
-        let mut cancelled = false;
-        // The phase's limit; a later phase only ever brings it closer.
-        let mut deadline: Option<Instant> = None;
-        let mut settling = false;
-        while !(eof && status.is_some()) {
-            if !settling && turn.ended() {
-                settling = true;
-                deadline = earliest(deadline, Instant::now() + timing.settle);
+        let mut seen = Seen::default();
+        while !(seen.eof && seen.status.is_some()) {
+            if !seen.settling && turn.ended() {
+                seen.settling = true;
+                seen.limit(timing.settle);
             }
             tokio::select! {
-                line = self.lines.next_line(), if !eof => match line {
-                    Ok(Some(l)) => {
-                        // After SIGINT the turn is over for hive; late lines are dropped.
-                        if !cancelled {
-                            turn.line(&l);
-                        }
-                    }
+                line = self.lines.next_line(), if !seen.eof => match line {
+                    // After SIGINT the turn is over for hive; late lines are dropped.
+                    Ok(Some(l)) => if !seen.cancelled {
+                        turn.line(&l);
+                    },
                     Ok(None) | Err(_) => {
-                        eof = true;
+                        seen.eof = true;
                         // An interrupted or finished CLI has its own limit.
-                        if status.is_none() && !cancelled && !settling {
-                            deadline = earliest(deadline, Instant::now() + timing.exit_wait);
+                        if seen.status.is_none() && !seen.cancelled && !seen.settling {
+                            seen.limit(timing.exit_wait);
                         }
                     }
                 },
                 // A child that inherited stdout can keep the pipe open after
                 // the CLI died: its exit bounds the wait for EOF.
-                st = self.proc.wait(), if status.is_none() => {
-                    status = Some(st.ok());
-                    if !eof {
-                        deadline = earliest(deadline, Instant::now() + timing.drain);
+                st = self.proc.wait(), if seen.status.is_none() => {
+                    seen.status = Some(st.ok());
+                    if !seen.eof {
+                        seen.limit(timing.drain);
                     }
                 }
-                cmd = commands.rx.recv() => match cmd {
-                    Some(ProviderCommand::Cancel) => {
-                        if !cancelled && !turn.ended() {
-                            cancelled = true;
-                            turn.cancel();
-                            self.proc.signal(libc::SIGINT);
-                            deadline = earliest(deadline, Instant::now() + timing.cancel_grace);
-                        }
-                    }
-                    Some(ProviderCommand::Kill) | None => {
-                        self.proc.terminate(timing.kill_grace).await;
+                cmd = commands.rx.recv() => {
+                    if !self.command(cmd, turn, commands, &mut seen, timing).await {
                         return Ending::Killed;
                     }
-                    // The turn is over but the CLI is still exiting: the next
-                    // turn (and a setting for it) waits until it is gone.
-                    Some(cmd) if turn.ended() || cancelled => commands.held.push_back(cmd),
-                    Some(cmd) => turn.command(cmd),
-                },
-                _ = timer::sleep_until(deadline) => {
-                    deadline = None;
-                    if status.is_none() {
-                        if settling {
-                            tracing::warn!("{} did not exit after its turn; ending it", timing.name);
-                        }
-                        // An interrupted CLI already had its grace.
-                        let grace = if cancelled { Duration::ZERO } else { timing.kill_grace };
-                        status = Some(self.proc.terminate(grace).await);
-                    }
-                    // A grandchild may hold stdout open; stop waiting for it.
-                    eof = true;
                 }
+                _ = timer::sleep_until(seen.deadline) => self.expired(&mut seen, timing).await,
             }
         }
         // Grandchildren (a tool's `sleep`) share the group: end them too.
         self.proc.terminate(Duration::ZERO).await;
-        if cancelled {
-            Ending::Cancelled
-        } else if turn.ended() {
-            Ending::Ended
-        } else {
-            // Let the stderr reader catch the last lines for the report.
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            let status = status.flatten();
-            Ending::Exited {
-                status,
-                report: self.proc.exit_report(status),
-            }
+        if seen.cancelled {
+            return Ending::Cancelled;
         }
+        if turn.ended() {
+            return Ending::Ended;
+        }
+        // Let the stderr reader catch the last lines for the report.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let status = seen.status.flatten();
+        Ending::Exited {
+            status,
+            report: self.proc.exit_report(status),
+        }
+    }
+
+    /// A host command while the process runs; false once the host ended the
+    /// provider (the group is gone then).
+    async fn command(
+        &mut self,
+        cmd: Option<ProviderCommand>,
+        turn: &mut impl Turn,
+        commands: &mut Commands,
+        seen: &mut Seen,
+        timing: &Timing,
+    ) -> bool {
+        match cmd {
+            Some(ProviderCommand::Cancel) => {
+                if !seen.cancelled && !turn.ended() {
+                    seen.cancelled = true;
+                    turn.cancel();
+                    self.proc.signal(libc::SIGINT);
+                    seen.limit(timing.cancel_grace);
+                }
+            }
+            Some(ProviderCommand::Kill) | None => {
+                self.proc.terminate(timing.kill_grace).await;
+                return false;
+            }
+            // The turn is over but the CLI is still exiting: the next turn
+            // (and a setting for it) waits until it is gone.
+            Some(cmd) if turn.ended() || seen.cancelled => commands.held.push_back(cmd),
+            Some(cmd) => turn.command(cmd),
+        }
+        true
+    }
+
+    /// The phase's limit passed: end the process, stop waiting for EOF.
+    async fn expired(&mut self, seen: &mut Seen, timing: &Timing) {
+        seen.deadline = None;
+        if seen.status.is_none() {
+            if seen.settling {
+                tracing::warn!("{} did not exit after its turn; ending it", timing.name);
+            }
+            // An interrupted CLI already had its grace.
+            let grace = if seen.cancelled {
+                Duration::ZERO
+            } else {
+                timing.kill_grace
+            };
+            seen.status = Some(self.proc.terminate(grace).await);
+        }
+        // A grandchild may hold stdout open; stop waiting for it.
+        seen.eof = true;
     }
 }
 
-fn earliest(current: Option<Instant>, candidate: Instant) -> Option<Instant> {
-    Some(current.map_or(candidate, |c| c.min(candidate)))
+/// What the loop has seen of one run.
+#[derive(Debug, Default)]
+struct Seen {
+    eof: bool,
+    /// `Some` once the process exited (with its status, when it was read).
+    status: Option<Option<ExitStatus>>,
+    cancelled: bool,
+    /// The turn ended; the CLI is finishing up.
+    settling: bool,
+    /// The current phase's limit; a later phase only ever brings it closer.
+    deadline: Option<Instant>,
+}
+
+impl Seen {
+    fn limit(&mut self, after: Duration) {
+        let at = Instant::now() + after;
+        self.deadline = Some(self.deadline.map_or(at, |d| d.min(at)));
+    }
 }
 
 #[cfg(test)]

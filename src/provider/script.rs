@@ -218,12 +218,8 @@ impl ProviderFactory for ScriptFactory {
         Capabilities {
             queue_while_streaming: caps.queue_while_streaming,
             interrupt: caps.interrupt,
-            tool_events: true,
-            thinking: true,
-            resume: true,
             permissions: caps.permissions,
-            set_model: true,
-            set_effort: true,
+            ..Capabilities::structured()
         }
     }
 

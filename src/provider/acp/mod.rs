@@ -149,18 +149,12 @@ impl ProviderFactory for AcpFactory {
     }
 
     fn capabilities(&self, _agent: &AgentConfig) -> Capabilities {
+        // Where the agent cannot load sessions, a new one starts with a
+        // notice; where it advertises no models / thought level, the pane
+        // says the agent offers none.
         Capabilities {
-            queue_while_streaming: false,
-            interrupt: true,
-            tool_events: true,
-            thinking: true,
-            // Where the agent cannot load sessions, a new one starts with a notice.
-            resume: true,
             permissions: true,
-            // Where the agent advertises models / a thought level; otherwise
-            // the pane says the agent offers none.
-            set_model: true,
-            set_effort: true,
+            ..Capabilities::structured()
         }
     }
 

@@ -147,13 +147,8 @@ impl ProviderFactory for ClaudeFactory {
     fn capabilities(&self, agent: &AgentConfig) -> Capabilities {
         Capabilities {
             queue_while_streaming: true,
-            interrupt: true,
-            tool_events: true,
-            thinking: true,
-            resume: true,
             permissions: asks_host(agent),
-            set_model: true,
-            set_effort: true,
+            ..Capabilities::structured()
         }
     }
 

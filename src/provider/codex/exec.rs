@@ -20,6 +20,10 @@ use crate::provider::Sink;
 use crate::provider::oneshot::{Commands, Ending, Run, Timing, Turn};
 use crate::provider::{DiagnosticLevel, EventSink, ProviderCommand, ProviderHandle};
 
+fn warn(message: String) -> Out {
+    Out::Diagnostic(DiagnosticLevel::Warn, message)
+}
+
 /// `cancel_grace` is the agent's `interrupt_grace_ms`.
 const TIMING: Timing = Timing {
     name: "codex exec",
@@ -66,49 +70,34 @@ impl ExecTurn {
         let v: Value = match serde_json::from_str(trimmed) {
             Ok(v) => v,
             Err(e) => {
-                return vec![Out::Diagnostic(
-                    DiagnosticLevel::Warn,
-                    format!("codex: unreadable output line ({e}): {}", excerpt(trimmed)),
-                )];
+                return vec![warn(format!(
+                    "codex: unreadable output line ({e}): {}",
+                    excerpt(trimmed)
+                ))];
             }
         };
         let Some(kind) = v.get("type").and_then(Value::as_str) else {
-            return vec![Out::Diagnostic(
-                DiagnosticLevel::Warn,
-                format!("codex: output line without a type: {}", excerpt(trimmed)),
-            )];
+            return vec![warn(format!(
+                "codex: output line without a type: {}",
+                excerpt(trimmed)
+            ))];
         };
         let mut out = Vec::new();
         match kind {
-            "thread.started" => match v.get("thread_id").and_then(Value::as_str) {
-                Some(id) => out.push(Out::Thread {
+            "thread.started" => out.push(match v.get("thread_id").and_then(Value::as_str) {
+                Some(id) => Out::Thread {
                     id: id.to_owned(),
                     model: None,
-                }),
-                None => out.push(Out::Diagnostic(
-                    DiagnosticLevel::Warn,
-                    format!(
-                        "codex: thread.started without thread_id: {}",
-                        excerpt(trimmed)
-                    ),
+                },
+                None => warn(format!(
+                    "codex: thread.started without thread_id: {}",
+                    excerpt(trimmed)
                 )),
-            },
+            }),
             "turn.started" => out.push(Out::Started),
             "item.started" | "item.updated" | "item.completed" => {
                 self.flush_error(&mut out);
-                let Some(item) = v.get("item") else {
-                    out.push(Out::Diagnostic(
-                        DiagnosticLevel::Warn,
-                        format!("codex: {kind} without an item: {}", excerpt(trimmed)),
-                    ));
-                    return out;
-                };
-                let payloads = match kind {
-                    "item.started" => self.items.started(item),
-                    "item.updated" => self.items.updated(item),
-                    _ => self.items.completed(item),
-                };
-                out.extend(payloads.into_iter().map(Out::Event));
+                self.item(kind, &v, trimmed, &mut out);
             }
             "item.plan.delta" => {
                 let id = v.get("item_id").and_then(Value::as_str).unwrap_or_default();
@@ -123,63 +112,88 @@ impl ExecTurn {
                 self.finished = true;
                 out.push(Out::Finished(completed(v.get("usage").map(usage))));
             }
-            "turn.failed" => {
-                let message = v
-                    .get("error")
-                    .and_then(|e| e.get("message"))
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-                    .or_else(|| self.pending_error.clone())
-                    .unwrap_or_else(|| "the turn failed".into());
-                if self.pending_error.as_deref() != Some(message.as_str()) {
-                    self.flush_error(&mut out);
-                }
-                self.pending_error = None;
-                self.finished = true;
-                out.push(Out::Finished(Payload::ResponseDone {
-                    status: ResponseStatus::Error,
-                    finish_reason: None,
-                    error: Some(ErrorInfo::new("turn_failed", message)),
-                    usage: None,
-                }));
-            }
-            "error" => {
-                let message = v
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("unknown error")
-                    .to_owned();
-                self.flush_error(&mut out);
-                // Retries are progress, not failure: shown at once.
-                if message.starts_with("Reconnecting") {
-                    out.extend(self.items.notice(&message).into_iter().map(Out::Event));
-                } else {
-                    self.pending_error = Some(message);
-                }
-            }
-            "request_user_input" => {
-                let questions: Vec<String> = v
-                    .get("questions")
-                    .and_then(Value::as_array)
-                    .map(|qs| {
-                        qs.iter()
-                            .filter_map(|q| q.get("question").and_then(Value::as_str))
-                            .map(str::to_owned)
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                let text = format!(
-                    "Codex asked for input, which `codex exec` cannot answer: {}",
-                    questions.join(" / ")
-                );
-                out.extend(self.items.notice(&text).into_iter().map(Out::Event));
-            }
+            "turn.failed" => self.turn_failed(&v, &mut out),
+            "error" => self.error(&v, &mut out),
+            "request_user_input" => self.request_user_input(&v, &mut out),
             other => out.push(Out::Diagnostic(
                 DiagnosticLevel::Info,
                 format!("codex: unhandled event `{other}`"),
             )),
         }
         out
+    }
+
+    /// `item.started` / `item.updated` / `item.completed`.
+    fn item(&mut self, kind: &str, v: &Value, line: &str, out: &mut Vec<Out>) {
+        let Some(item) = v.get("item") else {
+            out.push(warn(format!(
+                "codex: {kind} without an item: {}",
+                excerpt(line)
+            )));
+            return;
+        };
+        let payloads = match kind {
+            "item.started" => self.items.started(item),
+            "item.updated" => self.items.updated(item),
+            _ => self.items.completed(item),
+        };
+        out.extend(payloads.into_iter().map(Out::Event));
+    }
+
+    fn turn_failed(&mut self, v: &Value, out: &mut Vec<Out>) {
+        let message = v
+            .get("error")
+            .and_then(|e| e.get("message"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .or_else(|| self.pending_error.clone())
+            .unwrap_or_else(|| "the turn failed".into());
+        if self.pending_error.as_deref() != Some(message.as_str()) {
+            self.flush_error(out);
+        }
+        self.pending_error = None;
+        self.finished = true;
+        out.push(Out::Finished(Payload::ResponseDone {
+            status: ResponseStatus::Error,
+            finish_reason: None,
+            error: Some(ErrorInfo::new("turn_failed", message)),
+            usage: None,
+        }));
+    }
+
+    /// A top-level `error`: a retry is shown at once, anything else waits to
+    /// see whether `turn.failed` repeats it.
+    fn error(&mut self, v: &Value, out: &mut Vec<Out>) {
+        let message = v
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown error")
+            .to_owned();
+        self.flush_error(out);
+        // Retries are progress, not failure: shown at once.
+        if message.starts_with("Reconnecting") {
+            out.extend(self.items.notice(&message).into_iter().map(Out::Event));
+        } else {
+            self.pending_error = Some(message);
+        }
+    }
+
+    fn request_user_input(&mut self, v: &Value, out: &mut Vec<Out>) {
+        let questions: Vec<String> = v
+            .get("questions")
+            .and_then(Value::as_array)
+            .map(|qs| {
+                qs.iter()
+                    .filter_map(|q| q.get("question").and_then(Value::as_str))
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let text = format!(
+            "Codex asked for input, which `codex exec` cannot answer: {}",
+            questions.join(" / ")
+        );
+        out.extend(self.items.notice(&text).into_iter().map(Out::Event));
     }
 
     fn flush_error(&mut self, out: &mut Vec<Out>) {

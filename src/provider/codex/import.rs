@@ -107,25 +107,7 @@ fn response_item(
     names: &mut HashMap<String, String>,
 ) {
     match ptype {
-        "message" => {
-            let content = p.get("content");
-            match p.get("role").and_then(Value::as_str).unwrap_or("") {
-                "user" => {
-                    let t = content_text(content, &["input_text", "text"]);
-                    if !t.trim().is_empty() && is_user_prompt(p, &t) {
-                        b.user(&t, ts);
-                        let asm = b.turn(ts);
-                        asm.meta.provider = Some(PROVIDER_ID.into());
-                        asm.meta.model = model.clone();
-                    }
-                }
-                "assistant" => {
-                    let t = content_text(content, &["output_text", "text"]);
-                    b.turn(ts).text(&t, ts);
-                }
-                _ => {}
-            }
-        }
+        "message" => message(b, p, ts, model),
         "reasoning" => {
             let mut parts = Vec::new();
             for key in ["summary", "content"] {
@@ -137,31 +119,7 @@ fn response_item(
             b.turn(ts).thinking(&parts.join("\n"), ts);
         }
         "function_call" | "custom_tool_call" | "local_shell_call" => {
-            let call_id = p
-                .get("call_id")
-                .or_else(|| p.get("id"))
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            let name =
-                p.get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or(if ptype == "local_shell_call" {
-                        "shell"
-                    } else {
-                        "tool"
-                    });
-            let args = match (p.get("arguments"), p.get("input"), p.get("action")) {
-                (Some(Value::String(s)), _, _) => {
-                    serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
-                }
-                (Some(v), _, _) => v.clone(),
-                (None, Some(i), _) => serde_json::json!({ "input": i }),
-                (None, None, Some(a)) => a.clone(),
-                _ => Value::Null,
-            };
-            names.insert(call_id.to_owned(), name.to_owned());
-            let shown = Some(display::describe(&args, &display::COMMON));
-            b.turn(ts).tool_call(call_id, name, args, shown, ts);
+            tool_call(b, p, ptype, ts, names);
         }
         "function_call_output" | "custom_tool_call_output" => {
             let call_id = p.get("call_id").and_then(Value::as_str).unwrap_or("");
@@ -179,6 +137,61 @@ fn response_item(
         }
         _ => {}
     }
+}
+
+/// A user prompt (which starts a turn) or an assistant answer.
+fn message(b: &mut Builder, p: &Value, ts: i64, model: &Option<String>) {
+    let content = p.get("content");
+    match p.get("role").and_then(Value::as_str).unwrap_or("") {
+        "user" => {
+            let t = content_text(content, &["input_text", "text"]);
+            if !t.trim().is_empty() && is_user_prompt(p, &t) {
+                b.user(&t, ts);
+                let asm = b.turn(ts);
+                asm.meta.provider = Some(PROVIDER_ID.into());
+                asm.meta.model = model.clone();
+            }
+        }
+        "assistant" => {
+            let t = content_text(content, &["output_text", "text"]);
+            b.turn(ts).text(&t, ts);
+        }
+        _ => {}
+    }
+}
+
+/// A function, custom tool or local shell call; its name is kept for the
+/// output that answers it.
+fn tool_call(
+    b: &mut Builder,
+    p: &Value,
+    ptype: &str,
+    ts: i64,
+    names: &mut HashMap<String, String>,
+) {
+    let call_id = p
+        .get("call_id")
+        .or_else(|| p.get("id"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let fallback = if ptype == "local_shell_call" {
+        "shell"
+    } else {
+        "tool"
+    };
+    let name = p.get("name").and_then(Value::as_str).unwrap_or(fallback);
+    let args = match (p.get("arguments"), p.get("input"), p.get("action")) {
+        (Some(Value::String(s)), _, _) => {
+            serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
+        }
+        (Some(v), _, _) => v.clone(),
+        (None, Some(i), _) => serde_json::json!({ "input": i }),
+        (None, None, Some(a)) => a.clone(),
+        _ => Value::Null,
+    };
+    names.insert(call_id.to_owned(), name.to_owned());
+    let shown = Some(display::describe(&args, &display::COMMON));
+    b.turn(ts).tool_call(call_id, name, args, shown, ts);
 }
 
 /// Codex reports a command's exit status inside the output text.

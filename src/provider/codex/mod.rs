@@ -43,27 +43,13 @@ impl ProviderFactory for CodexFactory {
         match transport {
             Transport::AppServer => Capabilities {
                 queue_while_streaming: true,
-                interrupt: true,
-                tool_events: true,
-                thinking: true,
-                resume: true,
                 permissions: true,
-                set_model: true,
-                set_effort: true,
+                ..Capabilities::structured()
             },
             // One process per turn: nothing can be handed to it mid-turn, so
-            // the runner queues; SIGINT is the only interrupt.
-            Transport::Exec => Capabilities {
-                queue_while_streaming: false,
-                interrupt: true,
-                tool_events: true,
-                thinking: true,
-                resume: true,
-                permissions: false,
-                // Both go on the next turn's command line.
-                set_model: true,
-                set_effort: true,
-            },
+            // the runner queues; SIGINT is the only interrupt. Model and
+            // effort go on the next turn's command line.
+            Transport::Exec => Capabilities::structured(),
         }
     }
 

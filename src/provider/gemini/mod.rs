@@ -45,18 +45,13 @@ impl ProviderFactory for GeminiFactory {
     }
 
     fn capabilities(&self, _agent: &AgentConfig) -> Capabilities {
+        // No stdin protocol in headless mode: mid-turn messages are queued.
         Capabilities {
-            // No stdin protocol in headless mode: mid-turn messages are queued.
-            queue_while_streaming: false,
-            interrupt: true,
-            tool_events: true,
             // stream-json has no thought events (ACP mode has).
             thinking: false,
-            resume: true,
-            permissions: false,
-            set_model: true,
             // Headless mode has no thinking setting.
             set_effort: false,
+            ..Capabilities::structured()
         }
     }
 

@@ -139,14 +139,9 @@ impl ProviderFactory for OpenAiFactory {
 
     fn capabilities(&self, _agent: &AgentConfig) -> Capabilities {
         Capabilities {
-            queue_while_streaming: false,
-            interrupt: true,
-            tool_events: true,
-            thinking: true,
-            resume: true,
-            permissions: false,
             set_model: false,
             set_effort: false,
+            ..Capabilities::structured()
         }
     }
 

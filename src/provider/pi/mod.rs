@@ -46,13 +46,7 @@ impl ProviderFactory for PiFactory {
     fn capabilities(&self, _agent: &AgentConfig) -> Capabilities {
         Capabilities {
             queue_while_streaming: true,
-            interrupt: true,
-            tool_events: true,
-            thinking: true,
-            resume: true,
-            permissions: false,
-            set_model: true,
-            set_effort: true,
+            ..Capabilities::structured()
         }
     }
 

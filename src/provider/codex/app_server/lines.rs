@@ -55,26 +55,7 @@ impl AppServer {
         });
         let result = msg.get("result").cloned().unwrap_or(Value::Null);
         match (purpose, error) {
-            (Request::Initialize, None) => {
-                self.write(json!({"method": "initialized", "params": {}}))
-                    .await;
-                match self.resume.clone() {
-                    Some(thread) => {
-                        let mut params = self.settings.thread_params();
-                        params.insert("threadId".into(), thread.clone().into());
-                        // hive shows its own history; the server's copy of
-                        // past turns is not needed (and deprecated in full).
-                        params.insert("excludeTurns".into(), true.into());
-                        self.request(
-                            Request::ThreadResume(thread),
-                            "thread/resume",
-                            Value::Object(params),
-                        )
-                        .await;
-                    }
-                    None => self.thread_start().await,
-                }
-            }
+            (Request::Initialize, None) => self.initialized().await,
             (Request::Initialize | Request::ThreadStart, Some(e)) => {
                 self.diagnostic(
                     DiagnosticLevel::Error,
@@ -93,19 +74,7 @@ impl AppServer {
                 self.stale_notice = Some(notice);
                 self.thread_start().await;
             }
-            (Request::TurnStart(hive_id), None) => {
-                let codex_turn = result
-                    .pointer("/turn/id")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
-                if self.turn.as_ref().is_some_and(|t| t.hive_id == hive_id) {
-                    self.turn_named(codex_turn).await;
-                } else if let Some(codex_turn) = codex_turn {
-                    // hive gave up on this turn before the server named it.
-                    self.abandoned.insert(codex_turn.clone());
-                    self.send_interrupt(codex_turn).await;
-                }
-            }
+            (Request::TurnStart(hive_id), None) => self.turn_started(&hive_id, &result).await,
             (Request::TurnStart(hive_id), Some(e)) => {
                 if self.turn.as_ref().is_some_and(|t| t.hive_id == hive_id)
                     && let Some(turn) = self.turn.take()
@@ -126,6 +95,41 @@ impl AppServer {
                 format!("codex did not take the message mid-turn ({e}); not delivered: {text}"),
             ),
             (Request::Interrupt | Request::Steer(_), None) => {}
+        }
+    }
+
+    /// The server answered `initialize`: resume the pane's thread or start one.
+    async fn initialized(&mut self) {
+        self.write(json!({"method": "initialized", "params": {}}))
+            .await;
+        let Some(thread) = self.resume.clone() else {
+            return self.thread_start().await;
+        };
+        let mut params = self.settings.thread_params();
+        params.insert("threadId".into(), thread.clone().into());
+        // hive shows its own history; the server's copy of past turns is not
+        // needed (and deprecated in full).
+        params.insert("excludeTurns".into(), true.into());
+        self.request(
+            Request::ThreadResume(thread),
+            "thread/resume",
+            Value::Object(params),
+        )
+        .await;
+    }
+
+    /// `turn/start` answered with the server's turn id.
+    async fn turn_started(&mut self, hive_id: &str, result: &Value) {
+        let codex_turn = result
+            .pointer("/turn/id")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        if self.turn.as_ref().is_some_and(|t| t.hive_id == hive_id) {
+            self.turn_named(codex_turn).await;
+        } else if let Some(codex_turn) = codex_turn {
+            // hive gave up on this turn before the server named it.
+            self.abandoned.insert(codex_turn.clone());
+            self.send_interrupt(codex_turn).await;
         }
     }
 
