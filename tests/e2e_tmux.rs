@@ -10,69 +10,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
 
-const TIMEOUT: Duration = Duration::from_secs(40);
-
-struct Tmux {
-    socket: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Tmux {
-    fn cmd(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("run tmux");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn screen(&self) -> String {
-        self.cmd(&["capture-pane", "-p", "-t", "hive"])
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "hive"];
-        args.extend_from_slice(keys);
-        self.cmd(&args);
-    }
-
-    fn type_text(&self, text: &str) {
-        self.cmd(&["send-keys", "-t", "hive", "-l", text]);
-    }
-
-    /// Polls the screen until `pred` holds; panics with the screen if not.
-    fn wait(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let s = self.screen();
-            if pred(&s) {
-                return s;
-            }
-            if start.elapsed() > TIMEOUT {
-                panic!("timed out waiting for {what}; screen:\n{s}");
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn wait_for(&self, needle: &str) -> String {
-        self.wait(needle, |s| s.contains(needle))
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .output();
-    }
-}
+use support::tmux::{self, Tmux};
 
 fn start(bin: &Path, dir: tempfile::TempDir) -> Tmux {
     start_runs(bin, dir, 1)
@@ -81,7 +24,6 @@ fn start(bin: &Path, dir: tempfile::TempDir) -> Tmux {
 /// Runs hive `runs` times in a row in the same directories (a restart).
 fn start_runs(bin: &Path, dir: tempfile::TempDir, runs: usize) -> Tmux {
     let d = dir.path().to_owned();
-    let d = d.as_path();
     let env = |name: &str| format!("{name}={}", d.join(name.to_ascii_lowercase()).display());
     let hive = shlex::try_quote(&bin.display().to_string())
         .expect("quotable path")
@@ -95,52 +37,22 @@ fn start_runs(bin: &Path, dir: tempfile::TempDir, runs: usize) -> Tmux {
     let script = format!(
         "{earlier}{hive} ; echo HIVE-EXIT=$? ; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' ' ; echo ; sleep 600"
     );
-    let tmux = Tmux {
-        socket: format!("hive-test-{}-{}", std::process::id(), next_socket()),
-        _dir: dir,
-    };
-    let status = Command::new("tmux")
-        .args([
-            "-L",
-            &tmux.socket,
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-s",
-            "hive",
-        ])
-        .args(["-x", "160", "-y", "45", "-c"])
-        .arg(d)
-        .args(["-e", &env("HIVE_DATA_DIR"), "-e", &env("HIVE_STATE_DIR")])
-        .args(["-e", &env("XDG_CONFIG_HOME"), "-e", &env("XDG_DATA_HOME")])
-        .args(["-e", &env("XDG_STATE_HOME"), "-e", "TERM=xterm-256color"])
-        .args([
-            "-e",
-            &format!("HOME={}", d.display()),
-            "-e",
-            "SHELL=/bin/sh",
-        ])
-        .args(["sh", "-c", &script])
-        .status()
-        .expect("start tmux");
-    assert!(status.success());
-    tmux
-}
-
-/// Tests run in parallel: each gets its own tmux server.
-fn next_socket() -> usize {
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    let vars = [
+        env("HIVE_DATA_DIR"),
+        env("HIVE_STATE_DIR"),
+        env("XDG_CONFIG_HOME"),
+        env("XDG_DATA_HOME"),
+        env("XDG_STATE_HOME"),
+        "TERM=xterm-256color".into(),
+        format!("HOME={}", d.display()),
+        "SHELL=/bin/sh".into(),
+    ];
+    Tmux::start("hive", dir, (160, 45), &vars, &["sh", "-c", &script])
 }
 
 /// The binary under test, or `None` (with a message) when tmux is missing.
 fn hive_bin() -> Option<PathBuf> {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("SKIP: tmux is not installed");
-        return None;
-    }
-    Some(PathBuf::from(env!("CARGO_BIN_EXE_hive")))
+    tmux::available().then(|| PathBuf::from(env!("CARGO_BIN_EXE_hive")))
 }
 
 fn status_line(screen: &str) -> String {

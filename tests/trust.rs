@@ -5,6 +5,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
+#[path = "support/mod.rs"]
+mod support;
+
 #[path = "trust/config.rs"]
 mod config;
 #[path = "trust/escapes.rs"]

@@ -10,6 +10,7 @@
 //! - `replay`: `Replay`, which a test feeds with its translator's output.
 //! - `scenario`: steps written once for the fake and the real Claude CLI.
 //! - `git`: temporary git repositories (the worktree tests).
+//! - `tmux`: a private tmux server driving the real binary (end-to-end).
 #![allow(dead_code, unused_imports)] // each test binary uses a different subset
 
 pub mod driver;
@@ -17,6 +18,7 @@ pub mod git;
 pub mod procs;
 pub mod replay;
 pub mod scenario;
+pub mod tmux;
 
 pub use driver::*;
 pub use procs::*;
