@@ -224,6 +224,23 @@ pub enum FinalItem {
 
 /// Constructors for the payloads every provider builds, so that no translator
 /// spells out the optional fields it leaves empty.
+/// The `item_id` of an item event, borrowed as the payload is (shared or
+/// mutable); the one list of which payloads are about an item.
+macro_rules! item_id_of {
+    ($payload:expr) => {
+        match $payload {
+            Payload::ItemStart { item_id, .. }
+            | Payload::ItemDelta { item_id, .. }
+            | Payload::ItemDone { item_id, .. }
+            | Payload::ItemError { item_id, .. }
+            | Payload::ItemCancelled { item_id, .. } => Some(item_id),
+            Payload::ResponseStart { .. }
+            | Payload::ResponseDone { .. }
+            | Payload::ResponseError { .. } => None,
+        }
+    };
+}
+
 impl Payload {
     /// A message or reasoning item opens with no content yet.
     pub fn item_start(item_id: impl Into<String>, item_type: ItemType) -> Self {
@@ -263,29 +280,11 @@ impl Payload {
 
     /// The item an item event is about.
     pub fn item_id_mut(&mut self) -> Option<&mut String> {
-        match self {
-            Payload::ItemStart { item_id, .. }
-            | Payload::ItemDelta { item_id, .. }
-            | Payload::ItemDone { item_id, .. }
-            | Payload::ItemError { item_id, .. }
-            | Payload::ItemCancelled { item_id, .. } => Some(item_id),
-            Payload::ResponseStart { .. }
-            | Payload::ResponseDone { .. }
-            | Payload::ResponseError { .. } => None,
-        }
+        item_id_of!(self)
     }
 
     pub fn item_id(&self) -> Option<&str> {
-        match self {
-            Payload::ItemStart { item_id, .. }
-            | Payload::ItemDelta { item_id, .. }
-            | Payload::ItemDone { item_id, .. }
-            | Payload::ItemError { item_id, .. }
-            | Payload::ItemCancelled { item_id, .. } => Some(item_id),
-            Payload::ResponseStart { .. }
-            | Payload::ResponseDone { .. }
-            | Payload::ResponseError { .. } => None,
-        }
+        item_id_of!(self).map(String::as_str)
     }
 
     /// An open item was cut short by an interrupt.

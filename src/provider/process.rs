@@ -14,6 +14,9 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
+use super::ProviderError;
+use crate::config::AgentConfig;
+
 /// Lines of stderr kept for the error message of a crash (noise and stack
 /// frames included: `stderr::report` picks what to show).
 const STDERR_TAIL_LINES: usize = 40;
@@ -25,6 +28,25 @@ pub struct CommandSpec {
     pub args: Vec<String>,
     pub cwd: Option<PathBuf>,
     pub env: BTreeMap<String, String>,
+}
+
+impl CommandSpec {
+    /// `program args…` followed by the agent's own extra `args`, run in the
+    /// agent's cwd.
+    pub fn for_agent(
+        agent: &AgentConfig,
+        program: String,
+        mut args: Vec<String>,
+        env: BTreeMap<String, String>,
+    ) -> Self {
+        args.extend(agent.args.iter().cloned());
+        Self {
+            program,
+            args,
+            cwd: agent.cwd.clone(),
+            env,
+        }
+    }
 }
 
 fn live_groups() -> &'static Mutex<HashSet<i32>> {
@@ -135,6 +157,18 @@ impl AgentProcess {
             status: None,
         };
         Ok((proc, LineReader::new(stdout)))
+    }
+
+    /// `spawn`, a failure told as agent `agent`'s `ProviderError::Spawn`.
+    pub fn spawn_for(
+        agent: &str,
+        spec: &CommandSpec,
+    ) -> Result<(Self, LineReader<ChildStdout>), ProviderError> {
+        Self::spawn(spec).map_err(|source| ProviderError::Spawn {
+            agent: agent.to_owned(),
+            program: spec.program.clone(),
+            source,
+        })
     }
 
     /// Writes one line (a newline is appended) and flushes it.

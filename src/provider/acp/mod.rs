@@ -180,12 +180,7 @@ impl ProviderFactory for AcpFactory {
             cwd: Some(cwd.clone()),
             env: agent.env.clone(),
         };
-        let (process, stdout) =
-            AgentProcess::spawn(&command).map_err(|source| ProviderError::Spawn {
-                agent: agent.id.clone(),
-                program: command.program.clone(),
-                source,
-            })?;
+        let (process, stdout) = AgentProcess::spawn_for(&agent.id, &command)?;
         let mut cfg = EngineConfig::new(&agent.id, cwd);
         cfg.resume = spec.resume.clone();
         cfg.mcp_servers = options.mcp_servers.clone();

@@ -89,13 +89,7 @@ pub fn command_spec(agent: &AgentConfig, resume: Option<&str>) -> CommandSpec {
     if let Some(id) = resume {
         args.extend(["--resume".into(), id.to_owned()]);
     }
-    args.extend(agent.args.iter().cloned());
-    CommandSpec {
-        program,
-        args,
-        cwd: agent.cwd.clone(),
-        env,
-    }
+    CommandSpec::for_agent(agent, program, args, env)
 }
 
 /// The agent's `thinking` setting.
@@ -158,12 +152,7 @@ impl ProviderFactory for ClaudeFactory {
         events: EventSink,
     ) -> Result<ProviderHandle, ProviderError> {
         let cmd = command_spec(&spec.agent, spec.resume.as_deref());
-        let (process, stdout) =
-            AgentProcess::spawn(&cmd).map_err(|source| ProviderError::Spawn {
-                agent: spec.agent.id.clone(),
-                program: cmd.program.clone(),
-                source,
-            })?;
+        let (process, stdout) = AgentProcess::spawn_for(&spec.agent.id, &cmd)?;
         let translator = Translator::new(spec.resume.as_deref());
         let resuming = spec.resume.clone().map(|id| Resuming {
             agent: spec.agent.clone(),

@@ -98,7 +98,6 @@ fn command(agent: &AgentConfig, prompt: &str, session: &SessionArg) -> CommandSp
         SessionArg::New(id) => args.extend(["--session-id".into(), id.clone()]),
         SessionArg::Resume(id) => args.extend(["--resume".into(), id.clone()]),
     }
-    args.extend(agent.args.iter().cloned());
     // Without the relaunch the CLI starts in ~2.2 s instead of ~4.8 s; the
     // agent's own env may override both.
     let mut env = BTreeMap::from([
@@ -106,12 +105,7 @@ fn command(agent: &AgentConfig, prompt: &str, session: &SessionArg) -> CommandSp
         ("NO_COLOR".to_owned(), "1".to_owned()),
     ]);
     env.extend(agent.env.clone());
-    CommandSpec {
-        program,
-        args,
-        cwd: agent.cwd.clone(),
-        env,
-    }
+    CommandSpec::for_agent(agent, program, args, env)
 }
 
 struct Driver {

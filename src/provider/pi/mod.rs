@@ -57,11 +57,7 @@ impl ProviderFactory for PiFactory {
     ) -> Result<ProviderHandle, ProviderError> {
         let steer = steer_command(&spec.agent)?;
         let cmd = command(&spec.agent, spec.resume.as_deref());
-        let (proc, lines) = AgentProcess::spawn(&cmd).map_err(|source| ProviderError::Spawn {
-            agent: spec.agent.id.clone(),
-            program: cmd.program.clone(),
-            source,
-        })?;
+        let (proc, lines) = AgentProcess::spawn_for(&spec.agent.id, &cmd)?;
         let session = spec.resume.clone().unwrap_or_else(|| new_id("pi"));
         let tr = PiTranslator::new(&session, spec.agent.model.as_deref());
         let driver = Driver {
@@ -113,13 +109,7 @@ fn command(agent: &AgentConfig, resume: Option<&str>) -> CommandSpec {
     if let Some(id) = resume {
         args.extend(["--session".into(), id.to_owned()]);
     }
-    args.extend(agent.args.iter().cloned());
-    CommandSpec {
-        program,
-        args,
-        cwd: agent.cwd.clone(),
-        env: agent.env.clone(),
-    }
+    CommandSpec::for_agent(agent, program, args, agent.env.clone())
 }
 
 struct Driver {

@@ -132,17 +132,7 @@ impl PiTranslator {
             .as_ref()
             .is_some_and(|t| t.last_stop.as_deref() == Some("error") && !will_retry);
         if errored {
-            let message = self
-                .turn
-                .as_ref()
-                .and_then(|t| t.last_error.clone())
-                .unwrap_or_else(|| "pi stopped with an error".into());
-            self.finish(
-                out,
-                Payload::ResponseError {
-                    error: ErrorInfo::new("pi_error", message),
-                },
-            );
+            self.error_stands(out);
         }
     }
 

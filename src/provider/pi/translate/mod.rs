@@ -310,6 +310,22 @@ impl PiTranslator {
         }
     }
 
+    /// The turn's last error ends it: pi stopped with it and no retry
+    /// follows.
+    fn error_stands(&mut self, out: &mut Vec<ProviderEvent>) {
+        let message = self
+            .turn
+            .as_ref()
+            .and_then(|t| t.last_error.clone())
+            .unwrap_or_else(|| "pi stopped with an error".into());
+        self.finish(
+            out,
+            Payload::ResponseError {
+                error: ErrorInfo::new("pi_error", message),
+            },
+        );
+    }
+
     fn finish(&mut self, out: &mut Vec<ProviderEvent>, payload: Payload) {
         if self.turn.is_some() {
             self.emit(out, payload);
@@ -417,17 +433,7 @@ impl PiTranslator {
             .is_some_and(|p| Some(p) == id);
         if settling {
             // pi answered the probe without announcing a retry: the error stands.
-            let message = self
-                .turn
-                .as_ref()
-                .and_then(|t| t.last_error.clone())
-                .unwrap_or_else(|| "pi stopped with an error".into());
-            self.finish(
-                out,
-                Payload::ResponseError {
-                    error: ErrorInfo::new("pi_error", message),
-                },
-            );
+            self.error_stands(out);
             return;
         }
         if success {
