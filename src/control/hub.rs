@@ -401,27 +401,10 @@ impl Hub {
             }
             Call::Send { pane, text, steer } => {
                 let i = pane!(&pane);
-                let p = &mut self.panes[i];
-                if text.trim().is_empty() {
-                    return Err((reply, CtlError::new(ErrorCode::BadRequest, "empty message")));
-                }
-                if let Err(e) = runnable(p) {
+                if let Err(e) = self.sendable(i, &pane, &text, steer) {
                     return Err((reply, e));
                 }
-                let caps = p.caps().unwrap_or_default();
-                if steer && !(caps.queue_while_streaming || caps.interrupt) {
-                    return Err((
-                        reply,
-                        CtlError::new(
-                            ErrorCode::UnsupportedCliType,
-                            format!(
-                                "pane `{pane}` ({}) can neither take a message mid-turn nor be \
-                                 interrupted; send without --steer to queue it",
-                                p.agent.provider
-                            ),
-                        ),
-                    ));
-                }
+                let p = &mut self.panes[i];
                 p.pending.push_back(PendingSend {
                     text: text.clone(),
                     reply,
@@ -435,77 +418,20 @@ impl Hub {
                 };
                 Ok(Some((i, RunnerCommand::Submit { text, mode })))
             }
-            Call::Wait { turn_id } => {
-                match self.turns.get(&turn_id) {
-                    Some(TurnRecord {
-                        result: Some(r), ..
-                    }) => {
-                        let _ = reply.send(Ok(to_value(r)));
-                    }
-                    Some(_) => self.waiters.entry(turn_id).or_default().push(reply),
-                    None => {
-                        return Err((
-                            reply,
-                            CtlError::new(
-                                ErrorCode::TurnNotFound,
-                                format!(
-                                    "no turn `{turn_id}` is running or finished recently in this hive"
-                                ),
-                            ),
-                        ));
-                    }
-                }
-                Ok(None)
-            }
+            Call::Wait { turn_id } => self.wait(turn_id, reply).map(|()| None),
             Call::Cancel { pane } => {
                 let i = pane!(&pane);
-                let p = &self.panes[i];
-                if let Err(e) = runnable(p) {
-                    return Err((reply, e));
-                }
-                if !p.caps().is_some_and(|c| c.interrupt) {
-                    return Err((
-                        reply,
-                        CtlError::new(
-                            ErrorCode::UnsupportedCliType,
-                            format!("pane `{pane}` ({}) cannot be interrupted", p.agent.provider),
-                        ),
-                    ));
-                }
-                let Some(turn_id) = p.turn.clone().filter(|_| p.state.is_busy()) else {
-                    return Err((
-                        reply,
-                        CtlError::new(
-                            ErrorCode::InvalidState,
-                            format!("pane `{pane}` has no turn running"),
-                        ),
-                    ));
+                let turn_id = match self.cancellable(i, &pane) {
+                    Ok(turn_id) => turn_id,
+                    Err(e) => return Err((reply, e)),
                 };
                 let _ = reply.send(Ok(json!({ "pane": pane, "turn_id": turn_id })));
                 Ok(Some((i, RunnerCommand::Interrupt)))
             }
             Call::Restart { pane } => {
                 let i = pane!(&pane);
-                let p = &self.panes[i];
-                if let Started::Failed(e) = &p.started {
-                    return Err((
-                        reply,
-                        CtlError::new(
-                            ErrorCode::ProcessCrash,
-                            format!(
-                                "pane `{pane}` could not start ({e}); fix its config and start hive again"
-                            ),
-                        ),
-                    ));
-                }
-                if p.state != TurnState::Dead {
-                    return Err((
-                        reply,
-                        CtlError::new(
-                            ErrorCode::InvalidState,
-                            format!("the agent of pane `{pane}` is running; nothing to restart"),
-                        ),
-                    ));
+                if let Err(e) = self.restartable(i, &pane) {
+                    return Err((reply, e));
                 }
                 let _ = reply.send(Ok(json!({ "pane": pane })));
                 Ok(Some((i, RunnerCommand::Restart)))
@@ -530,6 +456,84 @@ impl Hub {
                 Ok(None)
             }
         }
+    }
+
+    /// Why pane `i` cannot take `text` now (`steer`: mid-turn), if it cannot.
+    fn sendable(&self, i: usize, pane: &str, text: &str, steer: bool) -> Result<(), CtlError> {
+        let p = &self.panes[i];
+        if text.trim().is_empty() {
+            return Err(CtlError::new(ErrorCode::BadRequest, "empty message"));
+        }
+        runnable(p)?;
+        let caps = p.caps().unwrap_or_default();
+        if steer && !(caps.queue_while_streaming || caps.interrupt) {
+            return Err(CtlError::new(
+                ErrorCode::UnsupportedCliType,
+                format!(
+                    "pane `{pane}` ({}) can neither take a message mid-turn nor be \
+                     interrupted; send without --steer to queue it",
+                    p.agent.provider
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Answers at once for a finished turn, later for a running one.
+    fn wait(&mut self, turn_id: String, reply: Responder) -> Result<(), (Responder, CtlError)> {
+        match self.turns.get(&turn_id) {
+            Some(TurnRecord {
+                result: Some(r), ..
+            }) => {
+                let _ = reply.send(Ok(to_value(r)));
+            }
+            Some(_) => self.waiters.entry(turn_id).or_default().push(reply),
+            None => {
+                return Err((
+                    reply,
+                    CtlError::new(
+                        ErrorCode::TurnNotFound,
+                        format!("no turn `{turn_id}` is running or finished recently in this hive"),
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The turn an interrupt of pane `i` would end.
+    fn cancellable(&self, i: usize, pane: &str) -> Result<String, CtlError> {
+        let p = &self.panes[i];
+        runnable(p)?;
+        if !p.caps().is_some_and(|c| c.interrupt) {
+            return Err(CtlError::new(
+                ErrorCode::UnsupportedCliType,
+                format!("pane `{pane}` ({}) cannot be interrupted", p.agent.provider),
+            ));
+        }
+        p.turn.clone().filter(|_| p.state.is_busy()).ok_or_else(|| {
+            CtlError::new(
+                ErrorCode::InvalidState,
+                format!("pane `{pane}` has no turn running"),
+            )
+        })
+    }
+
+    fn restartable(&self, i: usize, pane: &str) -> Result<(), CtlError> {
+        let p = &self.panes[i];
+        if let Started::Failed(e) = &p.started {
+            return Err(CtlError::new(
+                ErrorCode::ProcessCrash,
+                format!("pane `{pane}` could not start ({e}); fix its config and start hive again"),
+            ));
+        }
+        if p.state != TurnState::Dead {
+            return Err(CtlError::new(
+                ErrorCode::InvalidState,
+                format!("the agent of pane `{pane}` is running; nothing to restart"),
+            ));
+        }
+        Ok(())
     }
 }
 
