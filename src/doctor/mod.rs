@@ -320,9 +320,20 @@ fn program_checks(
     }
     let shown = format!("`{} {}`", name, args.join(" "));
     let tried = run::dry_start(&path, &args, agent, env);
-    let mut check = match &tried.outcome {
+    let mut check = dry_start_check(&tried, &shown, facts.start);
+    check.elapsed_ms = Some(tried.elapsed.as_millis() as u64);
+    checks.push(check);
+    let answered = matches!(tried.outcome, run::Outcome::Exited(0));
+    if answered && matches!(facts.start, DryStart::Version | DryStart::VersionOrServe) {
+        checks.push(version_check(&tried.output, pin.as_ref()));
+    }
+}
+
+/// What the dry start of `shown` told.
+fn dry_start_check(tried: &run::Tried, shown: &str, start: DryStart) -> Check {
+    match &tried.outcome {
         run::Outcome::Exited(0) => Check::new("dry start", Level::Ok, format!("{shown} exited 0")),
-        run::Outcome::Running if facts.start == DryStart::VersionOrServe => Check::new(
+        run::Outcome::Running if start == DryStart::VersionOrServe => Check::new(
             "dry start",
             Level::Ok,
             format!("{shown} started and kept serving; stopped it"),
@@ -351,12 +362,6 @@ fn program_checks(
             format!("{shown} could not be started: {e}"),
         )
         .fix("check the file is an executable program"),
-    };
-    check.elapsed_ms = Some(tried.elapsed.as_millis() as u64);
-    checks.push(check);
-    let answered = matches!(tried.outcome, run::Outcome::Exited(0));
-    if answered && matches!(facts.start, DryStart::Version | DryStart::VersionOrServe) {
-        checks.push(version_check(&tried.output, pin.as_ref()));
     }
 }
 
