@@ -16,8 +16,8 @@ use hive::app::{build_app, frame};
 use hive::config::{Config, ConfigSource};
 use hive::event::Origin;
 use hive::provider::display::{COMMON, describe};
-use hive::provider::{Capabilities, PermissionRequest, TerminalScreen};
-use hive::runner::{PaneEvent, PaneUpdate, TurnState};
+use hive::provider::{Capabilities, DiagnosticLevel, PermissionRequest, TerminalScreen};
+use hive::runner::{PaneEvent, PaneUpdate, RunnerCommand, TurnState};
 use hive::ui::ViewState;
 use hive::upsert::{Upsert, UpsertKind, UpsertStatus};
 use tui_term::vt100;
@@ -357,4 +357,30 @@ fn the_model_stays_in_a_narrow_title() {
     c.app.apply(ev(PaneEvent::State(TurnState::Streaming)));
     let s = render(&mut c, 34, 8);
     insta::assert_snapshot!("narrow_title_streaming", s.lines().next().unwrap());
+}
+
+#[test]
+fn ctrl_r_is_the_programs_while_it_runs_and_restarts_it_once_it_exited() {
+    let mut c = terminal(3);
+    c.app.on_key(ctrl('r'));
+    assert!(
+        matches!(c.app.outbox.as_slice(), [(0, RunnerCommand::Input(b))] if b.as_slice() == [0x12]),
+        "{:?}",
+        c.app.outbox
+    );
+    c.app.outbox.clear();
+    c.app.apply(ev(PaneEvent::Notice {
+        level: DiagnosticLevel::Error,
+        text: "agent stopped: exited with status 0".into(),
+    }));
+    c.app.apply(ev(PaneEvent::State(TurnState::Dead)));
+    let s = render(&mut c, 60, 13);
+    insta::assert_snapshot!("terminal_exited", s);
+    assert!(s.contains("exited with status 0 · Ctrl+R restarts"), "{s}");
+    c.app.on_key(ctrl('r'));
+    assert!(
+        matches!(c.app.outbox.as_slice(), [(0, RunnerCommand::Restart)]),
+        "{:?}",
+        c.app.outbox
+    );
 }

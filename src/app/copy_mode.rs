@@ -10,8 +10,8 @@
 //! while the view scrolls.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use tui_term::vt100;
 
+use super::pty_input::lock;
 use super::state::App;
 use crate::provider::TerminalScreen;
 
@@ -52,10 +52,6 @@ pub fn selected(sel: (Point, Point), point: Point) -> bool {
     let ((l0, c0), (l1, c1)) = sel;
     let (l, c) = point;
     (l > l0 || (l == l0 && c >= c0)) && (l < l1 || (l == l1 && c <= c1))
-}
-
-fn lock(screen: &TerminalScreen) -> std::sync::MutexGuard<'_, vt100::Parser> {
-    screen.0.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Lines of history above the live screen (zero on the alternate screen).
@@ -238,6 +234,8 @@ impl App {
 #[cfg(test)]
 mod tests {
     use std::sync::{Arc, Mutex};
+
+    use tui_term::vt100;
 
     use super::*;
 

@@ -243,8 +243,9 @@ impl Pane {
 
     /// Scrolls by `delta` rows, at most `max_scroll` (from the last frame).
     pub fn scroll_by(&mut self, delta: isize, max_scroll: usize) {
-        if self.is_terminal() {
-            self.term_scroll = self.term_scroll.saturating_add_signed(delta);
+        if let Some(screen) = &self.terminal {
+            let len = super::copy_mode::scrollback_len(screen);
+            self.term_scroll = self.term_scroll.saturating_add_signed(delta).min(len);
             return;
         }
         self.scroll = self.scroll.saturating_add_signed(delta).min(max_scroll);
