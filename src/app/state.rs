@@ -124,9 +124,7 @@ impl App {
         let Some(p) = self.panes.get_mut(pane) else {
             return;
         };
-        for item in history.items.drain(..) {
-            p.transcript.upsert(item);
-        }
+        super::transcript::restore(p, history);
         for w in history.warnings.drain(..) {
             p.transcript.notice(DiagnosticLevel::Warn, w);
         }
