@@ -203,6 +203,18 @@ fn shift_page_up_scrolls_the_terminal_back_and_a_key_returns() {
     assert_eq!(c.app.panes[0].term_scroll, 31);
     c.app.on_key(shift(KeyCode::PageDown));
     assert_eq!(c.app.panes[0].term_scroll, 22);
+    // New output does not move a scrolled-back view.
+    let before = render(&mut c, 40, 13);
+    if let Some(screen) = &c.app.panes[0].terminal {
+        screen
+            .0
+            .lock()
+            .unwrap()
+            .process(b"\r\nmore 1\r\nmore 2\r\n$ ");
+    }
+    c.app.apply(ev(PaneEvent::TerminalUpdated));
+    assert_eq!(render(&mut c, 40, 13).lines().nth(3), before.lines().nth(3));
+    assert_eq!(c.app.panes[0].term_scroll, 25);
     // A key for the program snaps back to the live screen.
     c.app.on_key(key(KeyCode::Char('x')));
     assert_eq!(c.app.panes[0].term_scroll, 0);

@@ -11,6 +11,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::pane::Pane;
 use super::pty_input::lock;
 use super::state::App;
 use crate::provider::TerminalScreen;
@@ -99,6 +100,22 @@ pub fn text_between(screen: &TerminalScreen, from: Point, to: Point) -> String {
     out
 }
 
+impl Pane {
+    /// New output arrived: a view scrolled back (or in copy mode) stays on
+    /// the lines it shows, as in tmux, instead of drifting up with them.
+    pub fn hold_scrollback(&mut self) {
+        let Some(screen) = &self.terminal else {
+            return;
+        };
+        if self.term_scroll == 0 && self.copy.is_none() {
+            return;
+        }
+        let len = scrollback_len(screen);
+        self.term_scroll += len.saturating_sub(self.term_seen);
+        self.term_seen = len;
+    }
+}
+
 impl App {
     /// Shift+PgUp (`dir` 1) / Shift+PgDn (-1) in a terminal pane: a page of
     /// the emulator's scrollback, down to the live screen.
@@ -117,6 +134,7 @@ impl App {
             .min(len)
             .saturating_add_signed(dir * page as isize)
             .min(len);
+        p.term_seen = len;
     }
 
     /// Prefix `[`: copy mode in the focused terminal pane, the cursor where
@@ -221,6 +239,7 @@ impl App {
         });
         let text = copy_now.then(|| text_between(screen, from, to));
         p.term_scroll = scroll;
+        p.term_seen = len;
         p.copy = Some(cm);
         if let Some(text) = text {
             p.copy = None;
