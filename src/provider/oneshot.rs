@@ -114,6 +114,11 @@ impl Run {
         Ok(Self { proc, lines })
     }
 
+    /// Lines the CLI always writes to stderr, kept out of its exit report.
+    pub fn set_stderr_noise(&mut self, noise: &'static [&'static str]) {
+        self.proc.set_stderr_noise(noise);
+    }
+
     /// The last stderr lines, oldest first.
     pub fn stderr_tail(&self) -> String {
         self.proc.stderr_tail()

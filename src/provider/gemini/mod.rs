@@ -25,6 +25,17 @@ use super::{
 use crate::config::AgentConfig;
 use crate::event::{ErrorInfo, Payload};
 use crate::provider::Sink;
+
+/// What Gemini CLI writes to stderr on every run (captures/gemini/*.stderr.txt):
+/// warnings about the terminal, its approval mode, its search tool and start-up
+/// metrics. Logged, never part of a crash message (issue 13 item 10).
+pub const STDERR_NOISE: &[&str] = &[
+    "Warning: 256-color support not detected",
+    "YOLO mode is enabled.",
+    "Ripgrep is not available.",
+    "[STARTUP] Phase",
+    "Could not find promptId in context",
+];
 pub use translate::GeminiTurn;
 
 const TIMING: Timing = Timing {
@@ -239,6 +250,7 @@ impl Driver {
                 return RunEnd::Done;
             }
         };
+        run.set_stderr_noise(STDERR_NOISE);
         let mut turn = GeminiRun {
             driver: self,
             tr,
