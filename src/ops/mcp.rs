@@ -13,7 +13,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::config::{AgentConfig, McpServerConfig};
 
@@ -105,6 +105,41 @@ pub fn with_hive_mcp(agent: &AgentConfig, socket: Option<&Path>) -> AgentConfig 
         agent.hive_mcp = server_for(&agent.id, socket);
     }
     agent
+}
+
+/// Where a provider writes the MCP config file it points its agent at:
+/// `<state dir>/mcp/<agent>.<kind>.json`.
+pub fn config_file(agent_id: &str, kind: &str) -> PathBuf {
+    let safe: String = agent_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    crate::paths::state_dir()
+        .join("mcp")
+        .join(format!("{safe}.{kind}.json"))
+}
+
+/// Writes an agent's MCP config: 0600 in a 0700 directory (it names the
+/// socket that drives hive).
+pub fn write_config(path: &Path, config: &Value) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    if let Some(dir) = path.parent() {
+        crate::private::create_dir(dir)?;
+    }
+    let mut f = crate::private::file_options()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)?;
+    f.set_permissions(std::fs::Permissions::from_mode(crate::private::FILE_MODE))?;
+    f.write_all(serde_json::to_string_pretty(config)?.as_bytes())
 }
 
 /// Serves MCP on stdin/stdout until the client hangs up.
