@@ -135,6 +135,7 @@ fn start_runners(
     tx: &mpsc::UnboundedSender<PaneUpdate>,
     ops: &mpsc::UnboundedSender<crate::ops::HiveRequest>,
     socket: Option<&std::path::Path>,
+    host: &mut crate::ops::OpsHost,
 ) -> (Vec<Option<RunnerHandle>>, worktree::GitLink) {
     let mut registry = Registry::builtin();
     // Direct agents with `hive_tools = true` call hive's operations.
@@ -150,6 +151,8 @@ fn start_runners(
             continue;
         }
         let mut history = crate::history::open_pane(agent, fresh);
+        // `agent.read` sees the turns from before a restart too.
+        host.restore(i, &history.items);
         app.restore(i, &mut history);
         let options = RunnerOptions {
             processor: config.processor_config(),
@@ -217,7 +220,8 @@ async fn event_loop(
     // with `hive_tools` are told where it is; it sees every runner update
     // and sends commands through the outbox, like a key press.
     let mut control = crate::control::Host::start(config, ops_tx.clone());
-    let (runners, mut git) = start_runners(app, config, fresh, &tx, &ops_tx, control.socket());
+    let (runners, mut git) =
+        start_runners(app, config, fresh, &tx, &ops_tx, control.socket(), &mut ops);
     let (search_tx, mut search_rx) = mpsc::unbounded_channel();
     let searcher = crate::search::Searcher::spawn(move |ev| {
         let _ = search_tx.send(ev);

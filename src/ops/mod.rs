@@ -53,7 +53,7 @@ pub const OPERATIONS: &[OpSpec] = &[
     },
     OpSpec {
         name: "agent.read",
-        description: "Read a pane's recent transcript items (seen since hive started): the last N, or those after an item id. Text only (user and agent messages) unless full is true (thinking and tool calls too).",
+        description: "Read a pane's recent transcript items (those of earlier runs, loaded from hive's history, are marked restored): the last N, or those after an item id. Text only (user and agent messages) unless full is true (thinking and tool calls too).",
         input_schema: || {
             json!({"type": "object", "required": ["agent"], "additionalProperties": false,
                 "properties": {
@@ -62,7 +62,7 @@ pub const OPERATIONS: &[OpSpec] = &[
                     "since": {"type": "string", "description": "only items after this item_id"},
                     "full": {"type": "boolean", "description": "include thinking and tool calls"}}})
         },
-        output: "[{item_id, turn_id, kind: user|agent|thinking|tool, text, tool?}]",
+        output: "[{item_id, turn_id, kind: user|agent|thinking|tool, text, tool?, restored?}]",
     },
     OpSpec {
         name: "agent.send",
