@@ -325,6 +325,11 @@ fn the_example_config_has_an_architect_that_delegates_to_backend_and_reviewer() 
     for target in &lead.can_message {
         assert!(c.agent(target).is_some(), "{target} is a pane");
     }
+    // The Claude Architect delegates through `hive mcp`.
+    let architect = c.agent("architect").unwrap();
+    assert_eq!(architect.provider, "claude");
+    assert!(architect.hive_tools);
+    assert_eq!(architect.can_message, ["backend", "reviewer"]);
 }
 
 /// `agent.read` returns the turns from before a restart: hive loads them
