@@ -98,11 +98,11 @@ pub fn server_for(agent_id: &str, socket: &Path) -> Option<McpServerConfig> {
 /// in-process) and the socket is up.
 pub fn with_hive_mcp(agent: &AgentConfig, socket: Option<&Path>) -> AgentConfig {
     let mut agent = agent.clone();
-    if agent.hive_tools
-        && agent.provider != "openai"
-        && let Some(socket) = socket
-    {
-        agent.hive_mcp = server_for(&agent.id, socket);
+    if agent.hive_tools && agent.provider != "openai" {
+        agent.hive_mcp = socket.and_then(|s| server_for(&agent.id, s));
+        if agent.hive_mcp.is_none() {
+            tracing::warn!(agent = %agent.id, "hive_tools: no control socket, so no hive mcp");
+        }
     }
     agent
 }
