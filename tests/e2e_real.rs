@@ -1187,9 +1187,15 @@ impl Tmux {
 
     fn start(&self, lab: &Lab, agent: &Agent) {
         let config = write_hive_config(lab, agent);
+        self.launch(lab, &config, "e2e");
+    }
+
+    /// Runs `hive --config <config>` in window `e2e` and waits until
+    /// `title` is on screen.
+    fn launch(&self, lab: &Lab, config: &Path, title: &str) {
         // The whole hive command line runs under `env` so the pane gets the scrubbed,
         // private environment regardless of the tmux server's own.
-        let cmd = hive_command(lab, &config);
+        let cmd = hive_command(lab, config);
         let mut line = vec!["env".to_owned()];
         for (k, v) in cmd.get_envs() {
             match v {
@@ -1221,7 +1227,7 @@ impl Tmux {
         ]);
         assert!(started.status.success(), "tmux: {started:?}");
         // The console is up when the pane shows the agent's title.
-        if let Err(screen) = self.wait_for("e2e", Duration::from_secs(30)) {
+        if let Err(screen) = self.wait_for(title, Duration::from_secs(30)) {
             panic!("console did not come up:\n{screen}");
         }
     }
@@ -1626,39 +1632,7 @@ mod hive_mcp {
             socket: format!("hive-e2e-mcp-{}", std::process::id()),
         };
         let config = config(&lab, &claude);
-        let cmd = hive_command(&lab, &config);
-        let mut line = vec!["env".to_owned()];
-        for (k, v) in cmd.get_envs() {
-            match v {
-                Some(v) => line.push(format!("{}={}", k.to_string_lossy(), v.to_string_lossy())),
-                None => line.extend(["-u".to_owned(), k.to_string_lossy().into_owned()]),
-            }
-        }
-        line.push("TERM=xterm-256color".into());
-        line.push(HIVE.into());
-        line.extend(cmd.get_args().map(|a| a.to_string_lossy().into_owned()));
-        let shell_line = format!(
-            "{}; echo \"hive exited with $?\"; sleep 60",
-            shlex::try_join(line.iter().map(String::as_str)).expect("quotable")
-        );
-        let work = lab.work.display().to_string();
-        let started = tmux.cmd(&[
-            "new-session",
-            "-d",
-            "-s",
-            "e2e",
-            "-x",
-            "220",
-            "-y",
-            "50",
-            "-c",
-            &work,
-            &shell_line,
-        ]);
-        assert!(started.status.success(), "tmux: {started:?}");
-        if let Err(screen) = tmux.wait_for("Architect", Duration::from_secs(30)) {
-            panic!("console did not come up:\n{screen}");
-        }
+        tmux.launch(&lab, &config, "Architect");
         tmux.type_line("Get the login API built. SCENARIO:hive_mcp");
 
         // The message appears in the backend pane, with who sent it, and the

@@ -84,15 +84,7 @@ async fn start_one(
     if let Some(cwd) = cwd {
         cmd.current_dir(cwd);
     }
-    #[cfg(target_os = "linux")]
-    // SAFETY: prctl is async-signal-safe; runs in the child before exec.
-    // The server must not outlive hive.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        });
-    }
+    crate::provider::process::die_with_parent(&mut cmd);
     let (transport, stderr) = TokioChildProcess::builder(cmd)
         .stderr(Stdio::piped())
         .spawn()
