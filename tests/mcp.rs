@@ -10,9 +10,13 @@
 //! server, joined the way the app's loop joins them.
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests may panic
 
+#[path = "support/demo_agent.rs"]
+mod demo_agent;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use demo_agent::demo;
 use hive::config::AgentConfig;
 use hive::control::protocol::Call;
 use hive::control::server::Server;
@@ -27,17 +31,6 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::mpsc;
 
 const GUARD: Duration = Duration::from_secs(60);
-
-fn script(id: &str, dir: &std::path::Path, reply: &str) -> AgentConfig {
-    let path = dir.join(format!("{id}.toml"));
-    let scenario = format!(
-        "model = \"demo-1\"\nchunk_chars = 50\ndelay_ms = 1\n[[turn]]\n[[turn.step]]\ntext = \"{reply}\"\n"
-    );
-    std::fs::write(&path, scenario).unwrap();
-    let mut a = AgentConfig::new(id, "script");
-    a.script = Some(path);
-    a
-}
 
 /// Starts runners for `agents`, the ops host and a control socket in
 /// `dir`; returns the socket path and every pane update seen (shared).
@@ -162,12 +155,12 @@ impl McpClient {
 #[tokio::test]
 async fn hive_mcp_sends_and_waits_through_the_control_socket() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut architect = script("architect", tmp.path(), "unused");
+    let mut architect = demo("architect", tmp.path(), "unused");
     architect.name = Some("Architect".into());
     architect.hive_tools = true;
     architect.can_message = vec!["backend".into()];
-    let backend = script("backend", tmp.path(), "schema done: 3 tables");
-    let reviewer = script("reviewer", tmp.path(), "never asked");
+    let backend = demo("backend", tmp.path(), "schema done: 3 tables");
+    let reviewer = demo("reviewer", tmp.path(), "never asked");
     let sock_dir = tmp.path().join("run");
     let (socket, seen) = start_hive(vec![architect, backend, reviewer], &sock_dir);
 

@@ -8,12 +8,15 @@
 //! `OpsHost::observe`, requests through `OpsHost::handle`.
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests may panic
 
+#[path = "support/demo_agent.rs"]
+mod demo_agent;
 #[path = "support/openai_server.rs"]
 mod server;
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use demo_agent::demo;
 use hive::config::AgentConfig;
 use hive::event::Origin;
 use hive::ops::meta::toolbox_factory;
@@ -37,17 +40,6 @@ fn direct(id: &str, server: &Server, can_message: &[&str]) -> AgentConfig {
     a.base_url = Some(server.base_url.clone());
     a.hive_tools = true;
     a.can_message = can_message.iter().map(|s| s.to_string()).collect();
-    a
-}
-
-fn demo(id: &str, dir: &std::path::Path, reply: &str) -> AgentConfig {
-    let path = dir.join(format!("{id}.toml"));
-    let scenario = format!(
-        "model = \"demo-1\"\nchunk_chars = 50\ndelay_ms = 1\n[[turn]]\n[[turn.step]]\ntext = \"{reply}\"\n"
-    );
-    std::fs::write(&path, scenario).unwrap();
-    let mut a = AgentConfig::new(id, "script");
-    a.script = Some(path);
     a
 }
 
