@@ -476,3 +476,86 @@ fn unsafe_is_root() -> bool {
         .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
         .unwrap_or(false)
 }
+
+/// `hive mcp` against the real console: its `op` calls go through the
+/// control socket to the console's ops host, as the pane `--agent` names
+/// (here `architect`, which may message `echo` only).
+#[test]
+fn hive_mcp_reaches_the_running_console_as_its_pane() {
+    let Some(lab) = Lab::new() else { return };
+    let echo = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ctl/echo.toml");
+    let config = lab.path("mcptest.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[agent]]\nid = \"architect\"\nprovider = \"script\"\nscript = \"{e}\"\nhive_tools = true\ncan_message = [\"echo\"]\n\n[[agent]]\nid = \"echo\"\nprovider = \"script\"\nscript = \"{e}\"\n",
+            e = echo.display()
+        ),
+    )
+    .unwrap();
+    let socket = lab.launch_with("mcp", &config, "mcptest.sock");
+
+    let mut mcp = Command::new(&lab.bin)
+        .arg("mcp")
+        .arg("--socket")
+        .arg(&socket)
+        .args(["--agent", "architect"])
+        .env_remove("HIVE_SOCKET")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = mcp.stdin.take().unwrap();
+    let mut stdout = BufReader::new(mcp.stdout.take().unwrap());
+    let mut rpc = |id: u64, method: &str, params: Value| -> Value {
+        let msg =
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(stdin, "{msg}").unwrap();
+        if method == "initialize" {
+            writeln!(
+                stdin,
+                r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+            )
+            .unwrap();
+        }
+        loop {
+            let mut line = String::new();
+            assert!(stdout.read_line(&mut line).unwrap() > 0, "hive mcp hung up");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == id {
+                return v["result"].clone();
+            }
+        }
+    };
+    let init = rpc(
+        1,
+        "initialize",
+        serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "ctl-test", "version": "0"}}),
+    );
+    assert_eq!(init["serverInfo"]["name"], "hive");
+    let calls = serde_json::json!({"calls": [
+        {"op": "agent.send", "args": {"agent": "echo", "text": "hi from mcp"}},
+        {"op": "agent.wait", "args": {"agent": "echo", "timeout_secs": 30}},
+        {"op": "agent.send", "args": {"agent": "nobody", "text": "x"}}
+    ]});
+    let r = rpc(
+        2,
+        "tools/call",
+        serde_json::json!({"name": "hive_call", "arguments": calls}),
+    );
+    let results: Value = serde_json::from_str(r["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(results[1]["result"]["status"], "completed", "{results}");
+    let answer = results[1]["result"]["text"].as_str().unwrap();
+    assert!(
+        answer.starts_with(
+            "Reply to: [message from architect (architect) via hive, m1]\nhi from mcp"
+        ),
+        "{answer}"
+    );
+    assert_eq!(results[2]["error"]["code"], "unknown_agent");
+    drop(stdin);
+    mcp.wait().unwrap();
+    lab.stop("mcp");
+}

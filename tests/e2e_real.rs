@@ -1187,9 +1187,15 @@ impl Tmux {
 
     fn start(&self, lab: &Lab, agent: &Agent) {
         let config = write_hive_config(lab, agent);
+        self.launch(lab, &config, "e2e");
+    }
+
+    /// Runs `hive --config <config>` in window `e2e` and waits until
+    /// `title` is on screen.
+    fn launch(&self, lab: &Lab, config: &Path, title: &str) {
         // The whole hive command line runs under `env` so the pane gets the scrubbed,
         // private environment regardless of the tmux server's own.
-        let cmd = hive_command(lab, &config);
+        let cmd = hive_command(lab, config);
         let mut line = vec!["env".to_owned()];
         for (k, v) in cmd.get_envs() {
             match v {
@@ -1221,7 +1227,7 @@ impl Tmux {
         ]);
         assert!(started.status.success(), "tmux: {started:?}");
         // The console is up when the pane shows the agent's title.
-        if let Err(screen) = self.wait_for("e2e", Duration::from_secs(30)) {
+        if let Err(screen) = self.wait_for(title, Duration::from_secs(30)) {
             panic!("console did not come up:\n{screen}");
         }
     }
@@ -1574,4 +1580,85 @@ fn mock_error_scenario_fails_each_api_and_logs_it() {
     assert_eq!(mock.steps("error"), [0, 0]);
     let log = std::fs::read_to_string(&mock.log).expect("log");
     assert_eq!(log.matches("\"done\": \"error 400\"").count(), 2, "{log}");
+}
+
+// ------------------------------------------------------------------------------------------
+// hive's operations over MCP (issue 16): the real Claude Code calls `hive mcp`
+
+mod hive_mcp {
+    use super::*;
+
+    /// The backend pane: hive's script provider, answering one line.
+    const BACKEND_REPLY: &str = "Login API is ready: POST /login.";
+
+    /// The console with two panes: `architect` (real Claude, `hive_tools`,
+    /// may message `backend`) and `backend` (scripted).
+    fn config(lab: &Lab, claude: &Agent) -> PathBuf {
+        let mut architect = claude.table.clone();
+        architect.insert("id".into(), "architect".into());
+        architect.insert("name".into(), "Architect".into());
+        architect.insert("hive_tools".into(), true.into());
+        architect.insert("can_message".into(), vec!["backend"].into());
+        let scenario = lab.root.path().join("backend.toml");
+        write(
+            &scenario,
+            &format!("model = \"demo-1\"\n[[turn]]\n[[turn.step]]\ntext = \"{BACKEND_REPLY}\"\n"),
+        );
+        let mut backend = toml::Table::new();
+        backend.insert("id".into(), "backend".into());
+        backend.insert("provider".into(), "script".into());
+        backend.insert("script".into(), scenario.display().to_string().into());
+        let mut config = toml::Table::new();
+        config.insert(
+            "agent".into(),
+            toml::Value::Array(vec![architect.into(), backend.into()]),
+        );
+        let path = lab.root.path().join("hive.toml");
+        write(&path, &toml::to_string(&config).expect("config serializes"));
+        path
+    }
+
+    #[test]
+    #[ignore = "needs the real CLIs and tmux: scripts/e2e-real.sh"]
+    fn console_claude_calls_hive_mcp_and_the_message_reaches_the_backend_pane() {
+        let Some(lab) = Lab::new() else { return };
+        let Some(claude) = agent(&lab, Cli::Claude) else {
+            return;
+        };
+        if Command::new("tmux").arg("-V").output().is_err() {
+            eprintln!("SKIP: tmux is not installed");
+            return;
+        }
+        let tmux = Tmux {
+            socket: format!("hive-e2e-mcp-{}", std::process::id()),
+        };
+        let config = config(&lab, &claude);
+        tmux.launch(&lab, &config, "Architect");
+        tmux.type_line("Get the login API built. SCENARIO:hive_mcp");
+
+        // The message appears in the backend pane, with who sent it, and the
+        // backend's reply goes back to Claude as the tool result.
+        tmux.expect("message from Architect (architect) via hive");
+        tmux.expect(BACKEND_REPLY);
+        tmux.expect("The backend pane says the login API is ready.");
+        // Claude Code 2.1 defers MCP tools (their names are listed for
+        // ToolSearch, not sent as tool schemas); all four are named.
+        let requests = lab.mock.requests();
+        let first = requests
+            .iter()
+            .find(|r| r["scenario"] == "hive_mcp" && r["step"] == 0)
+            .expect("the architect's first model request")["body"]
+            .to_string();
+        for tool in ["hive_list", "hive_search", "hive_schema", "hive_call"] {
+            assert!(
+                first.contains(&format!("mcp__hive__{tool}")),
+                "{tool} was not offered"
+            );
+        }
+        let answered = requests
+            .iter()
+            .filter(|r| r["scenario"] == "hive_mcp" && r["step"] == 1)
+            .any(|r| r["body"]["messages"].to_string().contains(BACKEND_REPLY));
+        assert!(answered, "the backend's reply went back to the model");
+    }
 }

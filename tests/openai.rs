@@ -537,3 +537,68 @@ async fn resume_rebuilds_the_conversation_from_history() {
     assert_eq!(m[4], json!({"role": "user", "content": "what did I ask?"}));
     assert_eq!(m.len(), 5, "{m:#?}");
 }
+
+/// `mcp_servers`: a fake MCP server (tests/fake/fake_mcp.py) is started,
+/// its tools are offered next to the agent's own as `<server>__<tool>`,
+/// and a call goes to it; a server that fails to start is reported in the
+/// pane and the agent works on.
+#[tokio::test]
+async fn mcp_servers_tools_are_offered_and_called_and_a_broken_one_is_reported() {
+    let fake = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fake/fake_mcp.py");
+    let server = Server::start(vec![
+        Reply::Chunks(vec![
+            tool_call(0, "c1", "fake__add", "{\"a\": 2, \"b\": 3}"),
+            tool_call(1, "c2", "fake__fail", "{}"),
+            finish("tool_calls"),
+        ]),
+        answer_text("2 + 3 = 5", 10, 5),
+    ]);
+    let mut a = agent(&server);
+    let mcp = |name: &str, extra: &[&str]| hive::config::McpServerConfig {
+        name: name.into(),
+        command: "python3".into(),
+        args: std::iter::once(fake)
+            .chain(extra.iter().copied())
+            .map(String::from)
+            .collect(),
+        env: Default::default(),
+    };
+    a.mcp_servers = vec![mcp("fake", &[]), mcp("broken", &["--crash"])];
+    let mut p = Driven::start(&factory_with_tools(), a, None);
+    let events = p.turn("add 2 and 3").await;
+
+    let (status, _, _, _) = done(&events);
+    assert_eq!(status, ResponseStatus::Completed);
+    let names: Vec<String> = server.requests()[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["add", "fail", "meet", "fake__add", "fake__fail"]);
+    let schema = &server.requests()[0].body["tools"][3]["function"]["parameters"];
+    assert_eq!(schema["required"], json!(["a", "b"]));
+    let m = server.messages(1);
+    assert_eq!(
+        m[2],
+        json!({"role": "tool", "tool_call_id": "c1", "content": "5"})
+    );
+    assert_eq!(m[3]["tool_call_id"], "c2");
+    assert!(
+        m[3]["content"]
+            .as_str()
+            .unwrap()
+            .contains("fail always fails"),
+        "{m:?}"
+    );
+    let f = finals(&events);
+    assert!(f.iter().any(|i| matches!(i, FinalItem::FunctionCallOutput { call_id, is_error: true, .. } if call_id == "c2")));
+    let notes = notices(&p.live.seen);
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("MCP server `broken` did not start")),
+        "{notes:?}"
+    );
+    p.kill().await;
+}

@@ -8,12 +8,15 @@
 //! `OpsHost::observe`, requests through `OpsHost::handle`.
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests may panic
 
+#[path = "support/demo_agent.rs"]
+mod demo_agent;
 #[path = "support/openai_server.rs"]
 mod server;
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use demo_agent::demo;
 use hive::config::AgentConfig;
 use hive::event::Origin;
 use hive::ops::meta::toolbox_factory;
@@ -40,17 +43,6 @@ fn direct(id: &str, server: &Server, can_message: &[&str]) -> AgentConfig {
     a
 }
 
-fn demo(id: &str, dir: &std::path::Path, reply: &str) -> AgentConfig {
-    let path = dir.join(format!("{id}.toml"));
-    let scenario = format!(
-        "model = \"demo-1\"\nchunk_chars = 50\ndelay_ms = 1\n[[turn]]\n[[turn.step]]\ntext = \"{reply}\"\n"
-    );
-    std::fs::write(&path, scenario).unwrap();
-    let mut a = AgentConfig::new(id, "script");
-    a.script = Some(path);
-    a
-}
-
 /// A hive without a screen: runners for `agents`, the ops host, and the
 /// loop between them. Returns every pane update seen until `done` says so.
 struct Hive {
@@ -62,7 +54,26 @@ struct Hive {
 }
 
 impl Hive {
+    /// One pane recording into `history` (its recorder and resume handle).
+    fn start_with_history(
+        agents: Vec<AgentConfig>,
+        store: &std::path::Path,
+        history: hive::history::PaneHistory,
+    ) -> Self {
+        let mut hive = Self::start_with(agents, store, Some(history));
+        hive.seen.clear();
+        hive
+    }
+
     fn start(agents: Vec<AgentConfig>, store: &std::path::Path) -> Self {
+        Self::start_with(agents, store, None)
+    }
+
+    fn start_with(
+        agents: Vec<AgentConfig>,
+        store: &std::path::Path,
+        mut history: Option<hive::history::PaneHistory>,
+    ) -> Self {
         let (ops_tx, ops_rx) = mpsc::unbounded_channel();
         let mut registry = Registry::builtin();
         registry.register(Arc::new(
@@ -77,11 +88,16 @@ impl Hive {
             .enumerate()
             .map(|(i, agent)| {
                 let factory: Arc<dyn ProviderFactory> = registry.get(&agent.provider).unwrap();
+                let h = history.take();
                 let spec = ProviderSpec {
                     agent,
-                    resume: None,
+                    resume: h.as_ref().and_then(|h| h.resume.clone()),
                 };
-                Some(spawn_runner(i, factory, spec, RunnerOptions::default(), tx.clone()).unwrap())
+                let options = RunnerOptions {
+                    recorder: h.and_then(|h| h.recorder),
+                    ..RunnerOptions::default()
+                };
+                Some(spawn_runner(i, factory, spec, options, tx.clone()).unwrap())
             })
             .collect();
         Self {
@@ -301,4 +317,63 @@ fn the_example_config_has_an_architect_that_delegates_to_backend_and_reviewer() 
     for target in &lead.can_message {
         assert!(c.agent(target).is_some(), "{target} is a pane");
     }
+    // The Claude Architect delegates through `hive mcp`.
+    let architect = c.agent("architect").unwrap();
+    assert_eq!(architect.provider, "claude");
+    assert!(architect.hive_tools);
+    assert_eq!(architect.can_message, ["backend", "reviewer"]);
+}
+
+/// `agent.read` returns the turns from before a restart: hive loads them
+/// from its history into the ops host before the runner starts (what the
+/// app's start does), then live items follow them.
+#[tokio::test]
+async fn agent_read_returns_history_loaded_from_disk() {
+    use hive::history::{OpenOptions, Store, open_pane_in};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::at(dir.path().join("store"));
+    let backend = demo("backend", dir.path(), "Earlier answer.");
+
+    // First run: one turn, recorded.
+    let h = open_pane_in(&store, &backend, &OpenOptions::default());
+    assert!(h.items.is_empty());
+    let mut hive = Hive::start_with_history(vec![backend.clone()], dir.path(), h);
+    hive.submit(0, "Earlier question.");
+    hive.until_turn_end(0).await;
+    hive.stop().await;
+
+    // Restart: the ops host sees the stored items before any live one.
+    let h = open_pane_in(&store, &backend, &OpenOptions::default());
+    assert!(!h.items.is_empty());
+    let mut host = OpsHost::new(std::slice::from_ref(&backend));
+    host.restore(0, &h.items);
+    let (reply, rx) = tokio::sync::oneshot::channel();
+    host.handle(
+        HiveRequest {
+            caller: hive::ops::Caller::External,
+            op: hive::ops::Op::parse("agent.read", json!({"agent": "backend"})).unwrap(),
+            reply,
+        },
+        &[None],
+    );
+    let items = rx.await.unwrap().unwrap();
+    let texts: Vec<(&str, &str, bool)> = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["kind"].as_str().unwrap(),
+                i["text"].as_str().unwrap(),
+                i["restored"] == true,
+            )
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            ("user", "Earlier question.", true),
+            ("agent", "Earlier answer.", true)
+        ]
+    );
 }

@@ -134,6 +134,8 @@ fn start_runners(
     fresh: bool,
     tx: &mpsc::UnboundedSender<PaneUpdate>,
     ops: &mpsc::UnboundedSender<crate::ops::HiveRequest>,
+    socket: Option<&std::path::Path>,
+    host: &mut crate::ops::OpsHost,
 ) -> (Vec<Option<RunnerHandle>>, worktree::GitLink) {
     let mut registry = Registry::builtin();
     // Direct agents with `hive_tools = true` call hive's operations.
@@ -149,6 +151,8 @@ fn start_runners(
             continue;
         }
         let mut history = crate::history::open_pane(agent, fresh);
+        // `agent.read` sees the turns from before a restart too.
+        host.restore(i, &history.items);
         app.restore(i, &mut history);
         let options = RunnerOptions {
             processor: config.processor_config(),
@@ -159,7 +163,7 @@ fn start_runners(
             live_every: live_every(config),
         };
         let spec = ProviderSpec {
-            agent: agent.clone(),
+            agent: crate::ops::mcp::with_hive_mcp(agent, socket),
             resume: history.resume.take(),
         };
         let started = registry
@@ -212,7 +216,12 @@ async fn event_loop(
     let (ops_tx, mut ops_rx) = mpsc::unbounded_channel();
     let mut ops = crate::ops::OpsHost::new(&config.agents);
     ui::highlight::warm_up();
-    let (runners, mut git) = start_runners(app, config, fresh, &tx, &ops_tx);
+    // The control socket (`hive ctl`, `hive mcp`) is bound first so agents
+    // with `hive_tools` are told where it is; it sees every runner update
+    // and sends commands through the outbox, like a key press.
+    let mut control = crate::control::Host::start(config, ops_tx.clone());
+    let (runners, mut git) =
+        start_runners(app, config, fresh, &tx, &ops_tx, control.socket(), &mut ops);
     let (search_tx, mut search_rx) = mpsc::unbounded_channel();
     let searcher = crate::search::Searcher::spawn(move |ev| {
         let _ = search_tx.send(ev);
@@ -222,9 +231,7 @@ async fn event_loop(
         Some(h) => crate::control::Started::Running(h.capabilities),
         None => crate::control::Started::Failed(p.failed.clone().unwrap_or_default()),
     });
-    // The control socket (`hive ctl`) sees every runner update and sends
-    // commands through the outbox, like a key press.
-    let mut control = crate::control::Host::start(config, started.collect());
+    control.set_started(started.collect());
     let mut events = EventStream::new();
     let mut sigterm = signal(SignalKind::terminate()).context("SIGTERM handler")?;
     let mut sighup = signal(SignalKind::hangup()).context("SIGHUP handler")?;

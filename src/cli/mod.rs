@@ -3,6 +3,7 @@
 mod ctl;
 mod doctor;
 mod history;
+mod mcp;
 mod run;
 mod worktree;
 
@@ -43,6 +44,9 @@ pub enum Command {
     Doctor(doctor::DoctorArgs),
     /// Manage the agents' git worktrees: list, remove ID, prune.
     Worktree(worktree::WorktreeArgs),
+    /// Serve hive's operations over MCP (stdio) to an agent, through the
+    /// running hive's control socket.
+    Mcp(mcp::McpArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -54,6 +58,7 @@ pub fn main() -> ExitCode {
         Some(Command::Ctl(ref args)) => ctl::ctl(&cli, args),
         Some(Command::Doctor(ref args)) => doctor::doctor(&cli, args),
         Some(Command::Worktree(ref args)) => worktree::worktree_cmd(&cli, args),
+        Some(Command::Mcp(ref args)) => mcp::mcp(args),
         None => crate::app::run(cli.config.as_deref(), cli.fresh),
     };
     match result {

@@ -94,6 +94,26 @@ pub struct AgentConfig {
     /// Pane ids this agent may message through hive's operations.
     #[serde(default)]
     pub can_message: Vec<String>,
+    /// `openai`: MCP servers whose tools the agent gets (stdio).
+    #[serde(default)]
+    pub mcp_servers: Vec<McpServerConfig>,
+    /// Set by hive when it starts a `hive_tools` agent, never by config:
+    /// the `hive mcp` server for this pane, which each provider adds to its
+    /// agent's MCP config in the agent's own way.
+    #[serde(skip)]
+    pub hive_mcp: Option<McpServerConfig>,
+}
+
+/// One stdio MCP server: `{ name, command, args, env }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerConfig {
+    pub name: String,
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
 }
 
 /// `worktree = true | false | "branch-name"`.
@@ -134,6 +154,8 @@ impl AgentConfig {
             reasoning_effort: None,
             hive_tools: false,
             can_message: Vec::new(),
+            mcp_servers: Vec::new(),
+            hive_mcp: None,
         }
     }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use agent::{AgentConfig, QueueMode, WorktreeSetting};
+pub use agent::{AgentConfig, McpServerConfig, QueueMode, WorktreeSetting};
 pub use notify::{NotifyOn, ReasonKind};
 
 use crate::processor::{DEFAULT_GRADIENT, ProcessorConfig};

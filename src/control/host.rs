@@ -1,47 +1,59 @@
 //! What the console's loop holds: the socket server and the hub, joined by
 //! the request channel. Without a socket (it could not be bound) the
 //! console runs on, and `next` never yields.
+//!
+//! The socket is bound before the agents start, so `hive_tools` agents can
+//! be told where it is (`hive mcp --socket …`); the hub learns how each
+//! runner came up afterwards (`set_started`).
 
 use std::path::Path;
 
 use tokio::sync::mpsc;
 
 use super::hub::{ControlRequest, Hub, Started};
+use super::protocol::Call;
 use super::server::Server;
 use crate::config::Config;
+use crate::ops::HiveRequest;
 use crate::runner::{PaneUpdate, RunnerCommand};
 
 pub struct Host {
     hub: Hub,
     requests: Option<mpsc::Receiver<ControlRequest>>,
     server: Option<Server>,
+    /// Where `op` calls go: the ops host on the same loop.
+    ops: mpsc::UnboundedSender<HiveRequest>,
 }
 
 impl Host {
-    /// Binds the socket for `config` (its panes in order, how each started).
-    /// Must run inside a tokio runtime.
-    pub fn start(config: &Config, started: Vec<Started>) -> Self {
-        let hub = Hub::new(config.agents.iter().cloned().zip(started));
+    /// Binds the socket for `config` (its panes in order). Must run inside
+    /// a tokio runtime.
+    pub fn start(config: &Config, ops: mpsc::UnboundedSender<HiveRequest>) -> Self {
+        let starting = || Started::Failed("starting".into());
+        let hub = Hub::new(config.agents.iter().map(|a| (a.clone(), starting())));
         let dir = super::socket_dir();
         let label = super::socket_label(&config.source);
-        match Server::start(&dir, &label) {
+        let (requests, server) = match Server::start(&dir, &label) {
             Ok((server, rx)) => {
                 tracing::info!(socket = %server.path().display(), "control socket listening");
-                Self {
-                    hub,
-                    requests: Some(rx),
-                    server: Some(server),
-                }
+                (Some(rx), Some(server))
             }
             Err(e) => {
                 tracing::warn!("no control socket in {}: {e}", dir.display());
-                Self {
-                    hub,
-                    requests: None,
-                    server: None,
-                }
+                (None, None)
             }
+        };
+        Self {
+            hub,
+            requests,
+            server,
+            ops,
         }
+    }
+
+    /// How each pane's runner came up, in pane order.
+    pub fn set_started(&mut self, started: Vec<Started>) {
+        self.hub.set_started(started);
     }
 
     pub fn socket(&self) -> Option<&Path> {
@@ -62,6 +74,10 @@ impl Host {
 
     /// Answers a request; the returned command is for the pane's runner.
     pub fn handle(&mut self, req: ControlRequest) -> Option<(usize, RunnerCommand)> {
+        if let Call::Op { agent, op, args } = req.call {
+            crate::ops::remote::serve(&self.ops, agent, op, args, req.reply);
+            return None;
+        }
         self.hub.handle(req)
     }
 }

@@ -455,6 +455,19 @@ impl Hub {
                 let _ = reply.send(Ok(json!({ "pane": pane, "agent": agent })));
                 Ok(None)
             }
+            // The host hands operations to the ops host before they get here.
+            Call::Op { .. } => Err((
+                reply,
+                CtlError::new(ErrorCode::Unavailable, "operations are not served here"),
+            )),
+        }
+    }
+
+    /// How each pane's runner came up, once they all have (the socket is
+    /// bound before, so agents can be told where it is).
+    pub fn set_started(&mut self, started: Vec<Started>) {
+        for (p, s) in self.panes.iter_mut().zip(started) {
+            p.started = s;
         }
     }
 

@@ -57,6 +57,19 @@ pub enum Call {
     History {
         pane: String,
     },
+    /// One of hive's operations (src/ops: `agents.list`, `agent.send`, …)
+    /// as the agent `agent` (its `can_message` and chain limits apply), or
+    /// as an outside caller when absent. This is how `hive mcp` reaches
+    /// the console. Answered with `{"ok": true, "result": …}` or
+    /// `{"ok": false, "error": {code, message}}`: an operation's refusal is
+    /// an answer for the model, not a failed request.
+    Op {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
+        op: String,
+        #[serde(default)]
+        args: Value,
+    },
 }
 
 /// Seed 002 §6's error codes plus the few a console adds. Each has its own
@@ -226,6 +239,18 @@ mod tests {
         assert!(serde_json::from_str::<Request>(r#"{"id":1,"method":"explode"}"#).is_err());
         assert!(
             serde_json::from_str::<Request>(r#"{"id":1,"method":"status","pan":"x"}"#).is_err()
+        );
+        let r: Request = serde_json::from_str(
+            r#"{"id":2,"method":"op","agent":"arch","op":"agent.send","args":{"agent":"b","text":"x"}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            r.call,
+            Call::Op {
+                agent: Some("arch".into()),
+                op: "agent.send".into(),
+                args: serde_json::json!({"agent": "b", "text": "x"}),
+            }
         );
     }
 

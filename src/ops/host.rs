@@ -22,7 +22,7 @@ use crate::config::AgentConfig;
 use crate::event::Origin;
 use crate::runner::{PaneEvent, PaneUpdate, RunnerCommand, RunnerHandle, SubmitMode, TurnState};
 use crate::text::SharedText;
-use crate::upsert::{TurnEvent, TurnStatus, UpsertKind, UpsertStatus};
+use crate::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
 
 /// Agents in one chain of messages (A → B → C is depth 3).
 pub const MAX_DEPTH: usize = 4;
@@ -38,6 +38,8 @@ type Reply = oneshot::Sender<Result<Value, OpError>>;
 struct Item {
     turn_id: String,
     kind: UpsertKind,
+    /// Loaded from hive's history (a turn from before this start).
+    restored: bool,
 }
 
 impl Item {
@@ -74,6 +76,9 @@ impl Item {
             json!({"item_id": item_id, "turn_id": self.turn_id, "kind": kind, "text": text});
         if let Some(t) = tool {
             v["tool"] = json!(t);
+        }
+        if self.restored {
+            v["restored"] = json!(true);
         }
         Some(v)
     }
@@ -116,7 +121,34 @@ pub struct OpsHost {
     next: u64,
 }
 
+impl Pane {
+    /// Keeps an item's latest state (the newest `KEEP_ITEMS` items).
+    fn keep(&mut self, u: &Upsert, restored: bool) {
+        self.items.insert(
+            u.item_id.clone(),
+            Item {
+                turn_id: u.turn_id.clone(),
+                kind: u.kind.clone(),
+                restored,
+            },
+        );
+        if self.items.len() > KEEP_ITEMS {
+            self.items.shift_remove_index(0);
+        }
+    }
+}
+
 impl OpsHost {
+    /// The items of a pane's earlier turns, loaded from hive's history
+    /// before its runner starts.
+    pub fn restore(&mut self, pane: usize, items: &[Upsert]) {
+        if let Some(p) = self.panes.get_mut(pane) {
+            for u in items {
+                p.keep(u, true);
+            }
+        }
+    }
+
     /// One entry per pane, in pane order (the runners' order).
     pub fn new(agents: &[AgentConfig]) -> Self {
         let panes = agents
@@ -189,16 +221,7 @@ impl OpsHost {
                     }
                     _ => {}
                 }
-                pane.items.insert(
-                    u.item_id.clone(),
-                    Item {
-                        turn_id: u.turn_id.clone(),
-                        kind: u.kind.clone(),
-                    },
-                );
-                if pane.items.len() > KEEP_ITEMS {
-                    pane.items.shift_remove_index(0);
-                }
+                pane.keep(u, false);
             }
             PaneEvent::Turn(t) => match t {
                 TurnEvent::TurnStarted { turn_id, .. } => pane.turn = Some(turn_id.clone()),

@@ -10,7 +10,7 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::{Caller, HiveClient, HiveRequest, OPERATIONS, OpError, find};
+use super::{Caller, HiveClient, HiveRequest, OPERATIONS, OpError, Ops, find};
 use crate::config::AgentConfig;
 use crate::provider::openai::tools::{ToolDef, ToolResult, Toolbox, ToolboxFactory};
 
@@ -88,7 +88,7 @@ fn schema(args: &Value) -> Result<Value, OpError> {
 
 /// Runs a `hive_call` batch in order: each result is `{op, ok, result}` or
 /// `{op, ok: false, error}`; one failure does not stop the others.
-pub async fn call_batch(client: &HiveClient, args: &Value) -> Result<Value, OpError> {
+pub async fn call_batch(client: &dyn Ops, args: &Value) -> Result<Value, OpError> {
     let calls = args
         .get("calls")
         .and_then(Value::as_array)
@@ -103,7 +103,7 @@ pub async fn call_batch(client: &HiveClient, args: &Value) -> Result<Value, OpEr
     for c in calls {
         let op = c.get("op").and_then(Value::as_str).unwrap_or("");
         let a = c.get("args").cloned().unwrap_or(Value::Null);
-        results.push(match client.call_named(op, a).await {
+        results.push(match client.call_op(op, a).await {
             Ok(r) => json!({"op": op, "ok": true, "result": r}),
             Err(e) => json!({"op": op, "ok": false, "error": e.to_json()}),
         });
@@ -112,7 +112,7 @@ pub async fn call_batch(client: &HiveClient, args: &Value) -> Result<Value, OpEr
 }
 
 /// Runs one meta-tool call.
-pub async fn run(client: &HiveClient, name: &str, args: &Value) -> Result<Value, OpError> {
+pub async fn run(client: &dyn Ops, name: &str, args: &Value) -> Result<Value, OpError> {
     match name {
         "hive_list" => Ok(list(args)),
         "hive_search" => Ok(search(args)),

@@ -10,10 +10,13 @@
 //! to a model as the seed's four meta-tools.
 
 pub mod host;
+pub mod mcp;
 pub mod meta;
+pub mod remote;
 
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
@@ -50,7 +53,7 @@ pub const OPERATIONS: &[OpSpec] = &[
     },
     OpSpec {
         name: "agent.read",
-        description: "Read a pane's recent transcript items (seen since hive started): the last N, or those after an item id. Text only (user and agent messages) unless full is true (thinking and tool calls too).",
+        description: "Read a pane's recent transcript items (those of earlier runs, loaded from hive's history, are marked restored): the last N, or those after an item id. Text only (user and agent messages) unless full is true (thinking and tool calls too).",
         input_schema: || {
             json!({"type": "object", "required": ["agent"], "additionalProperties": false,
                 "properties": {
@@ -59,7 +62,7 @@ pub const OPERATIONS: &[OpSpec] = &[
                     "since": {"type": "string", "description": "only items after this item_id"},
                     "full": {"type": "boolean", "description": "include thinking and tool calls"}}})
         },
-        output: "[{item_id, turn_id, kind: user|agent|thinking|tool, text, tool?}]",
+        output: "[{item_id, turn_id, kind: user|agent|thinking|tool, text, tool?, restored?}]",
     },
     OpSpec {
         name: "agent.send",
@@ -316,6 +319,21 @@ impl HiveClient {
 
     pub async fn call_named(&self, name: &str, arguments: Value) -> Result<Value, OpError> {
         self.call(Op::parse(name, arguments)?).await
+    }
+}
+
+/// Something that runs operations by name: the app's channel in-process
+/// (`HiveClient`), or the control socket from `hive mcp`
+/// (`remote::SocketOps`). The meta-tools run over either.
+pub trait Ops: Send + Sync {
+    fn call_op(&self, name: &str, arguments: Value) -> BoxFuture<'static, Result<Value, OpError>>;
+}
+
+impl Ops for HiveClient {
+    fn call_op(&self, name: &str, arguments: Value) -> BoxFuture<'static, Result<Value, OpError>> {
+        let client = self.clone();
+        let name = name.to_owned();
+        Box::pin(async move { client.call_named(&name, arguments).await })
     }
 }
 

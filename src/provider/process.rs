@@ -108,6 +108,19 @@ pub struct AgentProcess {
     status: Option<ExitStatus>,
 }
 
+/// The child gets SIGKILL when hive dies (Linux), so no agent or server
+/// hive started outlives it.
+pub fn die_with_parent(cmd: &mut Command) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl is async-signal-safe; runs in the child before exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+}
+
 impl AgentProcess {
     /// Spawns `spec` with piped stdio in a new process group.
     pub fn spawn(spec: &CommandSpec) -> io::Result<(Self, LineReader<ChildStdout>)> {
@@ -122,14 +135,7 @@ impl AgentProcess {
         if let Some(cwd) = &spec.cwd {
             cmd.current_dir(cwd);
         }
-        #[cfg(target_os = "linux")]
-        // SAFETY: prctl is async-signal-safe; runs in the child before exec.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
+        die_with_parent(&mut cmd);
         let mut child = cmd.spawn()?;
         let pgid = child.id().map(|p| p as i32).unwrap_or(0);
         if let Ok(mut g) = live_groups().lock() {

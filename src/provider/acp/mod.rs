@@ -77,7 +77,7 @@ impl AcpOptions {
                 ));
             }
         };
-        let mcp_servers = match opts.get("mcp_servers") {
+        let mut mcp_servers: Vec<McpServer> = match opts.get("mcp_servers") {
             None => Vec::new(),
             Some(toml::Value::Array(list)) => list
                 .iter()
@@ -88,6 +88,11 @@ impl AcpOptions {
                 .collect::<Result<_, _>>()?,
             Some(_) => return Err(err("options.mcp_servers must be an array of tables".into())),
         };
+        // `hive_tools`: hive's own server goes into `session/new` beside them.
+        if let Some(hive) = &agent.hive_mcp {
+            let v = toml::Value::try_from(hive).map_err(|e| err(e.to_string()))?;
+            mcp_servers.push(mcp_server(&v).map_err(|m| err(format!("hive_tools: {m}")))?);
+        }
         Ok(Self {
             mcp_servers,
             cancel_grace: ms("cancel_grace_ms", 800)?,
@@ -301,5 +306,35 @@ async fn write_line(process: &mut AgentProcess, events: &EventSink, line: &str) 
             DiagnosticLevel::Error,
             "the agent stopped reading its input",
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hive_tools_add_hives_server_to_session_new() {
+        let mut agent = AgentConfig::new("z", "acp");
+        let mut table = toml::Table::new();
+        table.insert("command".into(), "other-mcp".into());
+        table.insert("name".into(), "other".into());
+        agent.options.insert(
+            "mcp_servers".into(),
+            toml::Value::Array(vec![toml::Value::Table(table)]),
+        );
+        assert_eq!(
+            AcpOptions::from_config(&agent).unwrap().mcp_servers.len(),
+            1
+        );
+        agent.hive_mcp = crate::ops::mcp::server_for("z", std::path::Path::new("/run/h.sock"));
+        let servers = AcpOptions::from_config(&agent).unwrap().mcp_servers;
+        let hive = serde_json::to_value(&servers[1]).unwrap();
+        assert_eq!(hive["name"], "hive");
+        assert_eq!(
+            hive["args"],
+            serde_json::json!(["mcp", "--socket", "/run/h.sock", "--agent", "z"])
+        );
+        assert_eq!(hive["env"], serde_json::json!([]));
     }
 }

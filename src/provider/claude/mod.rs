@@ -71,8 +71,14 @@ pub fn command_spec(agent: &AgentConfig, resume: Option<&str>) -> CommandSpec {
     if asks_host(agent) {
         args.extend(["--permission-prompt-tool".into(), "stdio".into()]);
     }
-    if !agent.allowed_tools.is_empty() {
-        args.extend(["--allowedTools".into(), agent.allowed_tools.join(",")]);
+    let mut allowed = agent.allowed_tools.clone();
+    if agent.hive_mcp.is_some() {
+        // hive's own tools need no approval: can_message bounds them.
+        args.extend(["--mcp-config".into(), mcp_config_file(agent)]);
+        allowed.push(format!("mcp__{HIVE_MCP}"));
+    }
+    if !allowed.is_empty() {
+        args.extend(["--allowedTools".into(), allowed.join(",")]);
     }
     let mut env = agent.env.clone();
     match agent.thinking.as_deref().map(Thinking::parse) {
@@ -90,6 +96,34 @@ pub fn command_spec(agent: &AgentConfig, resume: Option<&str>) -> CommandSpec {
         args.extend(["--resume".into(), id.to_owned()]);
     }
     CommandSpec::for_agent(agent, program, args, env)
+}
+
+/// The `hive mcp` server's name in Claude's config (its tools are
+/// `mcp__hive__hive_call`, …).
+const HIVE_MCP: &str = "hive";
+
+fn mcp_config_file(agent: &AgentConfig) -> String {
+    crate::ops::mcp::config_file(&agent.id, "claude")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The `--mcp-config` file for a `hive_tools` agent.
+pub fn mcp_config(server: &crate::config::McpServerConfig) -> serde_json::Value {
+    serde_json::json!({"mcpServers": {HIVE_MCP: {
+        "type": "stdio", "command": server.command, "args": server.args, "env": server.env,
+    }}})
+}
+
+/// Writes the `--mcp-config` file `command_spec` names, if any.
+fn write_mcp_config(agent: &AgentConfig) -> std::io::Result<()> {
+    match &agent.hive_mcp {
+        Some(server) => crate::ops::mcp::write_config(
+            std::path::Path::new(&mcp_config_file(agent)),
+            &mcp_config(server),
+        ),
+        None => Ok(()),
+    }
 }
 
 /// The agent's `thinking` setting.
@@ -152,6 +186,11 @@ impl ProviderFactory for ClaudeFactory {
         events: EventSink,
     ) -> Result<ProviderHandle, ProviderError> {
         let cmd = command_spec(&spec.agent, spec.resume.as_deref());
+        write_mcp_config(&spec.agent).map_err(|source| ProviderError::Spawn {
+            agent: spec.agent.id.clone(),
+            program: cmd.program.clone(),
+            source,
+        })?;
         let (process, stdout) = AgentProcess::spawn_for(&spec.agent.id, &cmd)?;
         let translator = Translator::new(spec.resume.as_deref());
         let resuming = spec.resume.clone().map(|id| Resuming {
@@ -605,5 +644,31 @@ mod tests {
         );
         assert_eq!(spec.cwd.as_deref(), Some(std::path::Path::new("/tmp")));
         assert!(!ClaudeFactory.capabilities(&agent).permissions);
+    }
+
+    #[test]
+    fn hive_tools_add_an_mcp_config_file() {
+        let mut agent = AgentConfig::new("arch", "claude");
+        agent.allowed_tools = vec!["Read".into()];
+        agent.hive_mcp =
+            crate::ops::mcp::server_for("arch", std::path::Path::new("/run/hive/p.sock"));
+        let args = command_spec(&agent, None).args;
+        let at = args.iter().position(|a| a == "--mcp-config").unwrap();
+        assert!(args[at + 1].ends_with("mcp/arch.claude.json"), "{args:?}");
+        assert!(args.join(" ").contains("--allowedTools Read,mcp__hive"));
+        let config = mcp_config(agent.hive_mcp.as_ref().unwrap());
+        let hive = &config["mcpServers"]["hive"];
+        assert_eq!(hive["type"], "stdio");
+        assert_eq!(
+            hive["args"],
+            serde_json::json!(["mcp", "--socket", "/run/hive/p.sock", "--agent", "arch"])
+        );
+        // Without hive_tools the command line has no MCP config.
+        agent.hive_mcp = None;
+        assert!(
+            !command_spec(&agent, None)
+                .args
+                .contains(&"--mcp-config".into())
+        );
     }
 }

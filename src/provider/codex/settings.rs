@@ -183,6 +183,31 @@ fn permissions(
     Ok((approval_policy, bypass))
 }
 
+/// `hive_tools`: the `hive mcp` server as `-c mcp_servers.hive.*`
+/// overrides, for exec and app-server alike.
+fn with_hive_mcp(
+    mut config: Vec<(String, toml::Value)>,
+    agent: &AgentConfig,
+) -> Vec<(String, toml::Value)> {
+    let Some(server) = &agent.hive_mcp else {
+        return config;
+    };
+    let key = |k: &str| format!("mcp_servers.{}.{k}", server.name);
+    let strings =
+        |v: &[String]| toml::Value::Array(v.iter().cloned().map(toml::Value::String).collect());
+    config.push((key("command"), toml::Value::String(server.command.clone())));
+    config.push((key("args"), strings(&server.args)));
+    if !server.env.is_empty() {
+        let env = server
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), toml::Value::String(v.clone())))
+            .collect();
+        config.push((key("env"), toml::Value::Table(env)));
+    }
+    config
+}
+
 impl CodexSettings {
     pub fn from_agent(agent: &AgentConfig) -> Result<Self, ProviderError> {
         let opts = Opts::of(agent)?;
@@ -225,7 +250,7 @@ impl CodexSettings {
             approval_policy,
             bypass,
             profile: opts.string("profile")?,
-            config: opts.config()?,
+            config: with_hive_mcp(opts.config()?, agent),
             effort: agent.thinking.clone(),
             system_prompt: agent.system_prompt.clone(),
             extra_args: agent.args.clone(),
@@ -479,6 +504,26 @@ mod tests {
             line.ends_with("--skip-git-repo-check --add-dir /tmp resume T1 -"),
             "{line}"
         );
+    }
+
+    #[test]
+    fn hive_tools_add_the_hive_mcp_server_to_both_transports() {
+        let mut a = agent("transport = \"exec\"");
+        a.hive_mcp = Some(crate::config::McpServerConfig {
+            name: "hive".into(),
+            command: "/usr/bin/hive".into(),
+            args: vec!["mcp".into(), "--agent".into(), "cx".into()],
+            env: BTreeMap::new(),
+        });
+        let s = CodexSettings::from_agent(&a).expect("settings");
+        let want = "-c mcp_servers.hive.command=\"/usr/bin/hive\" -c mcp_servers.hive.args=[\"mcp\", \"--agent\", \"cx\"]";
+        let line = s.exec_command(None).args.join(" ");
+        assert!(line.starts_with(&format!("{want} exec")), "{line}");
+        let line = s.app_server_command().args.join(" ");
+        assert_eq!(line, format!("{want} app-server"));
+        a.hive_mcp = None;
+        let s = CodexSettings::from_agent(&a).expect("settings");
+        assert!(!s.exec_command(None).args.join(" ").contains("mcp_servers"));
     }
 
     #[test]

@@ -71,6 +71,11 @@ impl ProviderFactory for GeminiFactory {
         spec: ProviderSpec,
         events: EventSink,
     ) -> Result<ProviderHandle, ProviderError> {
+        write_mcp_settings(&spec.agent).map_err(|source| ProviderError::Spawn {
+            agent: spec.agent.id.clone(),
+            program: "gemini".into(),
+            source,
+        })?;
         let driver = Driver {
             established: spec.resume.is_some(),
             session: spec.resume,
@@ -78,6 +83,33 @@ impl ProviderFactory for GeminiFactory {
             events,
         };
         Ok(ProviderHandle::spawn(move |rx| driver.run(rx)))
+    }
+}
+
+/// `hive_tools`: Gemini reads MCP servers only from settings files, so
+/// hive writes one with the `hive mcp` server and points the CLI's
+/// lowest-precedence settings layer (system defaults) at it: the user's
+/// and the project's settings still apply on top.
+const SETTINGS_ENV: &str = "GEMINI_CLI_SYSTEM_DEFAULTS_PATH";
+
+fn mcp_settings_file(agent: &AgentConfig) -> std::path::PathBuf {
+    crate::ops::mcp::config_file(&agent.id, "gemini")
+}
+
+/// The settings file: hive's server, trusted (its calls are bounded by
+/// `can_message`, so Gemini need not confirm each).
+fn mcp_settings(server: &crate::config::McpServerConfig) -> serde_json::Value {
+    serde_json::json!({"mcpServers": {server.name.as_str(): {
+        "command": server.command, "args": server.args, "env": server.env, "trust": true,
+    }}})
+}
+
+fn write_mcp_settings(agent: &AgentConfig) -> std::io::Result<()> {
+    match &agent.hive_mcp {
+        Some(server) => {
+            crate::ops::mcp::write_config(&mcp_settings_file(agent), &mcp_settings(server))
+        }
+        None => Ok(()),
     }
 }
 
@@ -115,6 +147,10 @@ fn command(agent: &AgentConfig, prompt: &str, session: &SessionArg) -> CommandSp
         ("GEMINI_CLI_NO_RELAUNCH".to_owned(), "true".to_owned()),
         ("NO_COLOR".to_owned(), "1".to_owned()),
     ]);
+    if agent.hive_mcp.is_some() {
+        let file = mcp_settings_file(agent);
+        env.insert(SETTINGS_ENV.into(), file.to_string_lossy().into_owned());
+    }
     env.extend(agent.env.clone());
     CommandSpec::for_agent(agent, program, args, env)
 }
@@ -374,5 +410,19 @@ mod tests {
         assert_eq!(spec.program, "python3");
         assert_eq!(spec.args[0], "fake.py");
         assert_eq!(spec.env["NO_COLOR"], "0");
+    }
+
+    #[test]
+    fn hive_tools_point_the_system_defaults_at_hives_settings() {
+        let mut agent = AgentConfig::new("g", "gemini");
+        let spec = command(&agent, "hi", &SessionArg::New("s".into()));
+        assert!(!spec.env.contains_key(SETTINGS_ENV));
+        agent.hive_mcp = crate::ops::mcp::server_for("g", std::path::Path::new("/run/hive/p.sock"));
+        let spec = command(&agent, "hi", &SessionArg::New("s".into()));
+        assert!(spec.env[SETTINGS_ENV].ends_with("mcp/g.gemini.json"));
+        let settings = mcp_settings(agent.hive_mcp.as_ref().unwrap());
+        let hive = &settings["mcpServers"]["hive"];
+        assert_eq!(hive["trust"], true);
+        assert_eq!(hive["args"][4], "g");
     }
 }

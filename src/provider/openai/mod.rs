@@ -9,6 +9,7 @@
 //! hive rebuilds it from the pane's history session (`resume.rs`), whose id
 //! is this provider's resume handle.
 
+mod mcp;
 mod resume;
 mod step;
 pub mod tools;
@@ -163,7 +164,7 @@ impl ProviderFactory for OpenAiFactory {
             .as_ref()
             .map(|t| t.definitions().iter().map(ToolDef::spec).collect())
             .unwrap_or_default();
-        let agent = Agent {
+        let mut agent = Agent {
             settings,
             client,
             toolbox,
@@ -180,7 +181,13 @@ impl ProviderFactory for OpenAiFactory {
             resume: spec.resume,
         }
         .load();
-        Ok(ProviderHandle::spawn(move |rx| run(agent, loaded, rx)))
+        let servers = (spec.agent.mcp_servers, spec.agent.cwd);
+        Ok(ProviderHandle::spawn(move |rx| async move {
+            agent
+                .add_mcp_servers(&servers.0, servers.1.as_deref())
+                .await;
+            run(agent, loaded, rx).await
+        }))
     }
 }
 
@@ -294,6 +301,32 @@ struct Agent {
 }
 
 impl Agent {
+    /// Starts the agent's MCP servers and offers their tools beside the
+    /// others; a server that fails is reported in the pane and left out.
+    async fn add_mcp_servers(
+        &mut self,
+        servers: &[crate::config::McpServerConfig],
+        cwd: Option<&std::path::Path>,
+    ) {
+        if servers.is_empty() {
+            return;
+        }
+        let (mcp, failures) = mcp::start(servers, cwd).await;
+        for f in failures {
+            self.events.diagnostic(DiagnosticLevel::Warn, f);
+        }
+        let Some(mcp) = mcp else {
+            return;
+        };
+        let mcp: Arc<dyn Toolbox> = Arc::new(mcp);
+        let toolbox: Arc<dyn Toolbox> = match self.toolbox.take() {
+            Some(hive) => Arc::new(tools::Stack::new(vec![hive, mcp])),
+            None => mcp,
+        };
+        self.tools = toolbox.definitions().iter().map(ToolDef::spec).collect();
+        self.toolbox = Some(toolbox);
+    }
+
     fn emit(&self, turn_id: &str, payload: Payload) {
         self.events.stream(turn_id, &self.session, payload);
     }

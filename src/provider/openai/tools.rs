@@ -46,3 +46,40 @@ pub trait Toolbox: Send + Sync {
 
 /// Builds the toolbox of one agent (`None`: the agent gets no tools).
 pub type ToolboxFactory = Arc<dyn Fn(&AgentConfig) -> Option<Arc<dyn Toolbox>> + Send + Sync>;
+
+/// Several toolboxes as one (hive's meta-tools and the MCP servers'
+/// tools): a call goes to the first box that defines its name.
+pub struct Stack {
+    boxes: Vec<Arc<dyn Toolbox>>,
+}
+
+impl Stack {
+    pub fn new(boxes: Vec<Arc<dyn Toolbox>>) -> Self {
+        Self { boxes }
+    }
+}
+
+impl Toolbox for Stack {
+    fn definitions(&self) -> Vec<ToolDef> {
+        let mut seen = std::collections::HashSet::new();
+        self.boxes
+            .iter()
+            .flat_map(|b| b.definitions())
+            .filter(|d| seen.insert(d.name.clone()))
+            .collect()
+    }
+
+    fn call(&self, name: &str, arguments: Value) -> BoxFuture<'static, ToolResult> {
+        match self
+            .boxes
+            .iter()
+            .find(|b| b.definitions().iter().any(|d| d.name == name))
+        {
+            Some(b) => b.call(name, arguments),
+            None => {
+                let e = format!("no tool `{name}`");
+                Box::pin(async move { Err(e) })
+            }
+        }
+    }
+}

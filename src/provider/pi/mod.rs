@@ -58,6 +58,13 @@ impl ProviderFactory for PiFactory {
         let steer = steer_command(&spec.agent)?;
         let cmd = command(&spec.agent, spec.resume.as_deref());
         let (proc, lines) = AgentProcess::spawn_for(&spec.agent.id, &cmd)?;
+        if spec.agent.hive_mcp.is_some() {
+            // pi has no MCP client (by design); say so rather than ignore it.
+            events.diagnostic(
+                DiagnosticLevel::Warn,
+                "hive_tools: pi has no MCP support, so this pane cannot call hive's operations (other panes can still message it)",
+            );
+        }
         let session = spec.resume.clone().unwrap_or_else(|| new_id("pi"));
         let tr = PiTranslator::new(&session, spec.agent.model.as_deref());
         let driver = Driver {
