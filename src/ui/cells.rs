@@ -194,7 +194,19 @@ pub fn tool_call(u: &Upsert, ctx: &CellCtx<'_>) -> Vec<Logical> {
         );
     }
     let diff = edit_diff(display.as_deref(), t);
+    let limit = if ctx.expanded {
+        OUTPUT_MAX
+    } else {
+        OUTPUT_PREVIEW
+    };
     match output.as_deref() {
+        // A running call's output so far: its last lines, as a terminal shows.
+        Some(out_text) if !u.is_closed() => {
+            body.extend(diff.into_iter().take(limit));
+            body.extend(live_tail(out_text, limit, Style::new().fg(t.dim)));
+            push_body(&mut out, body, elbow);
+            return out;
+        }
         Some(out_text) if looks_like_diff(out_text) => {
             body.extend(out_text.lines().map(|l| diff_line(l, t)));
         }
@@ -209,19 +221,9 @@ pub fn tool_call(u: &Upsert, ctx: &CellCtx<'_>) -> Vec<Logical> {
         }
         None => body.extend(diff),
     }
-    let limit = if ctx.expanded {
-        OUTPUT_MAX
-    } else {
-        OUTPUT_PREVIEW
-    };
     let hidden = body.len().saturating_sub(limit);
     body.truncate(limit);
-    for (i, mut l) in body.into_iter().enumerate() {
-        let lead = if i == 0 { "  ⎿ " } else { "    " };
-        l.prefix.insert(0, Span::styled(lead, elbow));
-        l.cont.insert(0, Span::raw("    "));
-        out.push(l);
-    }
+    push_body(&mut out, body, elbow);
     if hidden > 0 {
         let more = if ctx.expanded {
             format!("    … {hidden} more lines")
@@ -230,6 +232,33 @@ pub fn tool_call(u: &Upsert, ctx: &CellCtx<'_>) -> Vec<Logical> {
         };
         out.push(Logical::raw(more, Style::new().fg(t.dim)));
     }
+    out
+}
+
+/// Indents a tool call's body under its head, the first row with an elbow.
+fn push_body(out: &mut Vec<Logical>, body: Vec<Logical>, elbow: Style) {
+    for (i, mut l) in body.into_iter().enumerate() {
+        let lead = if i == 0 { "  ⎿ " } else { "    " };
+        l.prefix.insert(0, Span::styled(lead, elbow));
+        l.cont.insert(0, Span::raw("    "));
+        out.push(l);
+    }
+}
+
+/// The last `limit` lines of a running call's output, after a count of the
+/// lines above them.
+fn live_tail(text: &str, limit: usize, style: Style) -> Vec<Logical> {
+    let lines: Vec<&str> = text.lines().collect();
+    let hidden = lines.len().saturating_sub(limit);
+    let mut out = Vec::with_capacity(limit + 1);
+    if hidden > 0 {
+        out.push(Logical::raw(format!("… {hidden} more lines"), style));
+    }
+    out.extend(
+        lines[hidden..]
+            .iter()
+            .map(|l| Logical::raw(l.replace('\t', "    "), style).hard()),
+    );
     out
 }
 

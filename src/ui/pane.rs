@@ -516,6 +516,9 @@ fn queue_lines(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
     out
 }
 
+/// Lines of an approval card's description shown before "… N more lines".
+const CARD_LINES: usize = 12;
+
 fn permission_card(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
     let Some(req) = p.permissions.front() else {
         return Vec::new();
@@ -533,7 +536,21 @@ fn permission_card(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
         ),
     ])];
     if let Some(d) = &req.description {
-        out.push(Logical::raw(d.clone(), Style::new().fg(t.dim)));
+        // The agent's own lines (codex-acp puts a command's argv one per
+        // line): a row each, or the words run together.
+        let lines: Vec<&str> = d.lines().collect();
+        let shown = lines.len().min(CARD_LINES);
+        out.extend(
+            lines[..shown]
+                .iter()
+                .map(|l| Logical::raw((*l).to_owned(), Style::new().fg(t.dim))),
+        );
+        if lines.len() > shown {
+            out.push(Logical::raw(
+                format!("… {} more lines", lines.len() - shown),
+                Style::new().fg(t.dim),
+            ));
+        }
     }
     let diff = cells::edit_diff(req.display.as_ref(), t);
     let n = diff.len();
@@ -564,12 +581,16 @@ fn permission_card(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
             dim(" deny…"),
         ]));
     } else {
-        let mut spans = Vec::new();
+        // One option a row, with its key and what kind of answer it is.
         for (i, o) in req.options.iter().enumerate().take(9) {
-            spans.push(key(format!("[{}]", i + 1)));
-            spans.push(dim(&format!(" {}  ", o.label)));
+            let mark = format!("[{}] ", i + 1);
+            let indent = " ".repeat(mark.len());
+            let mut spans = vec![Span::styled(o.label.clone(), Style::new().fg(t.text))];
+            if let Some(kind) = option_kind(&o.kind) {
+                spans.push(dim(&format!("  · {kind}")));
+            }
+            out.push(Logical::new(spans).with_prefix(vec![key(mark)], vec![Span::raw(indent)]));
         }
-        out.push(Logical::new(spans));
     }
     if p.permissions.len() > 1 {
         out.push(Logical::raw(
@@ -578,6 +599,17 @@ fn permission_card(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
         ));
     }
     out
+}
+
+/// How an agent's permission option kind reads on the card.
+fn option_kind(kind: &str) -> Option<&'static str> {
+    match kind {
+        "allow_once" => Some("allow once"),
+        "allow_always" => Some("allow always"),
+        "reject_once" => Some("reject"),
+        "reject_always" => Some("reject always"),
+        _ => None,
+    }
 }
 
 fn draw_separator(p: &Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {

@@ -90,6 +90,8 @@ struct ToolState {
     locations: Vec<ToolCallLocation>,
     /// Arguments last emitted, to skip identical re-emissions.
     emitted: Option<(String, Map<String, Value>)>,
+    /// Content last shown while the call runs.
+    live: String,
     finished: bool,
 }
 
@@ -294,6 +296,15 @@ impl Translator {
     pub fn finish(&mut self) -> Vec<Translated> {
         let mut out = Vec::new();
         self.close_text(&mut out);
+        out.extend(self.refusals());
+        out
+    }
+
+    /// Ends the refused tool calls the agent left open as refused: call when
+    /// the turn ends, however it ends (codex-acp cancels the turn when a
+    /// command is refused, and never reports the call again).
+    pub fn refusals(&mut self) -> Vec<Translated> {
+        let mut out = Vec::new();
         let mut refused: Vec<&String> = self.refused.iter().collect();
         refused.sort();
         for id in refused {
@@ -472,6 +483,20 @@ impl Translator {
                 ),
             }));
             tool.emitted = Some((name, arguments));
+        }
+        // Content of a running call is its output so far; before it runs
+        // (pending, or inside a permission request) it describes the call.
+        if tool.status == ToolCallStatus::InProgress && !from_permission {
+            let live = render::tool_content(&tool.content);
+            if !live.is_empty() && live != tool.live {
+                tool.live = live.clone();
+                out.push(Translated::Stream(Payload::ToolProgress {
+                    item_id: tool.item_id.clone(),
+                    display: None,
+                    output: Some(live),
+                    output_delta: None,
+                }));
+            }
         }
         if matches!(
             tool.status,
@@ -665,5 +690,25 @@ mod tests {
         let gemini = json!({"stopReason": "end_turn", "_meta": {"quota": {"token_count": {"input_tokens": 12, "output_tokens": 3}}}});
         let u = t.turn_usage(&gemini).unwrap();
         assert_eq!((u.input_tokens, u.output_tokens), (12, 3));
+    }
+
+    #[test]
+    fn content_of_a_running_call_is_its_live_output() {
+        let mut t = Translator::new("acp");
+        t.begin_turn();
+        let text = |s: &str| json!([{"type": "content", "content": {"type": "text", "text": s}}]);
+        let mut out = t.update(&update(json!({"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "Run", "kind": "execute", "status": "pending", "content": text("Run: make")})));
+        out.extend(t.update(&update(json!({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "in_progress", "content": text("cc a.c\n")}))));
+        out.extend(t.update(&update(json!({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "content": text("cc a.c\ncc b.c\n")}))));
+        out.extend(t.update(&update(json!({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed", "content": text("done")}))));
+        let live: Vec<&str> = payloads(&out)
+            .into_iter()
+            .filter_map(|p| match p {
+                Payload::ToolProgress { output, .. } => output.as_deref(),
+                _ => None,
+            })
+            .collect();
+        // Not the pending description, nor the final output (the result).
+        assert_eq!(live, ["cc a.c\n", "cc a.c\ncc b.c\n"]);
     }
 }
