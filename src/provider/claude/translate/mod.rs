@@ -25,10 +25,11 @@ use serde_json::{Map, Value};
 
 use super::content;
 use crate::event::{
-    ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, Usage, new_id,
+    ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, ToolDisplay,
+    Usage, new_id,
 };
 use crate::provider::display;
-use crate::provider::json::excerpt;
+use crate::provider::json::{self, excerpt};
 use crate::provider::{DiagnosticLevel, PermissionRequest, ProviderEvent, SessionInfo};
 
 /// `provider_id` on `response_start` and reasoning items.
@@ -84,6 +85,10 @@ struct Block {
     content: String,
     /// Finalized (or given up); later lines for it change nothing.
     closed: bool,
+    /// A tool block's input length when its live display was last read.
+    live_len: usize,
+    /// The live display last sent for a streaming tool input.
+    live: Option<ToolDisplay>,
 }
 
 /// The hive turn in flight.
