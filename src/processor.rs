@@ -255,6 +255,7 @@ impl Processor {
                     start.initial_content.unwrap_or_default(),
                     ev,
                 );
+                self.place_open_text(out);
                 out.push(tool_upsert(item_id, &tool, UpsertStatus::Create, None));
                 self.calls.insert(call_id, item_id.to_owned());
                 self.tools.insert(item_id.to_owned(), tool);

@@ -106,6 +106,17 @@ impl Processor {
         out.push(tool_upsert(item_id, tool, UpsertStatus::Update, None));
     }
 
+    /// A call is about to appear: text the agent sent before it, still
+    /// below its first batch, is shown first so the pane keeps the agent's
+    /// order (issue 13 item 9: pi's text came out after its tool call).
+    pub(super) fn place_open_text(&mut self, out: &mut Vec<Output>) {
+        for (id, item) in &mut self.text {
+            if !item.emitted && !item.buf.is_empty() {
+                out.push(super::emit_progress(id, item));
+            }
+        }
+    }
+
     /// The turn ended with calls still open: each ends with `status`, but a
     /// call the turn completed without its result (refused, abandoned by the
     /// agent) ends as failed, never as done (issue 13 item 7).
@@ -164,6 +175,7 @@ impl Processor {
             }
         } else {
             // Done without a start: the invocation is first seen now.
+            self.place_open_text(out);
             let mut tool = ToolItem::new(name, call_id, "", ev);
             tool.arguments = arguments.clone();
             tool.display = display;
