@@ -160,30 +160,7 @@ pub fn tool_call(u: &Upsert, ctx: &CellCtx<'_>) -> Vec<Logical> {
         return Vec::new();
     };
     let failed = u.status == UpsertStatus::Error || *output_is_error == Some(true);
-    let (icon, icon_style) = if u.status == UpsertStatus::Error || *output_is_error == Some(true) {
-        ("✗", Style::new().fg(t.error).add_modifier(Modifier::BOLD))
-    } else if u.is_final() {
-        ("✓", Style::new().fg(t.success).add_modifier(Modifier::BOLD))
-    } else if u.status == UpsertStatus::Interrupted {
-        ("⊘", Style::new().fg(t.warning).add_modifier(Modifier::BOLD))
-    } else {
-        (ctx.spinner(), Style::new().fg(t.tool))
-    };
-    let summary = summary(display.as_deref());
-    let mut head = vec![Span::styled(
-        tool_name.clone(),
-        Style::new().fg(t.tool).add_modifier(Modifier::BOLD),
-    )];
-    if !summary.is_empty() {
-        head.push(Span::styled(
-            format!("  {}", truncate(summary, 200)),
-            Style::new().fg(t.text),
-        ));
-    }
-    let mut out = vec![Logical::new(head).with_prefix(
-        vec![Span::styled(format!("{icon} "), icon_style)],
-        vec![Span::raw("  ")],
-    )];
+    let mut out = vec![tool_head(u, tool_name, display.as_deref(), failed, ctx)];
     let elbow = Style::new().fg(t.border);
     let mut body: Vec<Logical> = Vec::new();
     if let Some(msg) = &u.error_message {
@@ -233,6 +210,41 @@ pub fn tool_call(u: &Upsert, ctx: &CellCtx<'_>) -> Vec<Logical> {
         out.push(Logical::raw(more, Style::new().fg(t.dim)));
     }
     out
+}
+
+/// A tool call's first row: its state, name and summary.
+fn tool_head(
+    u: &Upsert,
+    tool_name: &str,
+    display: Option<&ToolDisplay>,
+    failed: bool,
+    ctx: &CellCtx<'_>,
+) -> Logical {
+    let t = ctx.theme;
+    let (icon, icon_style) = if failed {
+        ("✗", Style::new().fg(t.error).add_modifier(Modifier::BOLD))
+    } else if u.is_final() {
+        ("✓", Style::new().fg(t.success).add_modifier(Modifier::BOLD))
+    } else if u.status == UpsertStatus::Interrupted {
+        ("⊘", Style::new().fg(t.warning).add_modifier(Modifier::BOLD))
+    } else {
+        (ctx.spinner(), Style::new().fg(t.tool))
+    };
+    let summary = summary(display);
+    let mut head = vec![Span::styled(
+        tool_name.to_owned(),
+        Style::new().fg(t.tool).add_modifier(Modifier::BOLD),
+    )];
+    if !summary.is_empty() {
+        head.push(Span::styled(
+            format!("  {}", truncate(summary, 200)),
+            Style::new().fg(t.text),
+        ));
+    }
+    Logical::new(head).with_prefix(
+        vec![Span::styled(format!("{icon} "), icon_style)],
+        vec![Span::raw("  ")],
+    )
 }
 
 /// Indents a tool call's body under its head, the first row with an elbow.

@@ -141,6 +141,55 @@ impl ToolState {
         m
     }
 
+    /// Takes in what an update (or a permission request) says of the call.
+    fn apply(&mut self, f: ToolCallUpdateFields, from_permission: bool) {
+        if let Some(t) = f.title.filter(|t| !t.is_empty()) {
+            self.title = t;
+        }
+        if f.name.is_some() {
+            self.name = f.name;
+        }
+        if f.kind.is_some() {
+            self.kind = f.kind;
+        }
+        // A permission request carries the call as it was when asked; the
+        // status it shows is not news about the call itself.
+        if let Some(s) = f.status.filter(|_| !from_permission) {
+            self.status = s;
+        }
+        if let Some(c) = f.content {
+            self.content = c;
+        }
+        if let Some(l) = f.locations {
+            self.locations = l;
+        }
+        if f.raw_input.is_some() {
+            self.raw_input = f.raw_input;
+        }
+        if f.raw_output.is_some() {
+            self.raw_output = f.raw_output;
+        }
+    }
+
+    /// The content of a running call is its output so far (before it runs,
+    /// pending, it describes the call): news when it changed.
+    fn live_output(&mut self) -> Option<Payload> {
+        if self.status != ToolCallStatus::InProgress {
+            return None;
+        }
+        let live = render::tool_content(&self.content);
+        if live.is_empty() || live == self.live {
+            return None;
+        }
+        self.live = live.clone();
+        Some(Payload::ToolProgress {
+            item_id: self.item_id.clone(),
+            display: None,
+            output: Some(live),
+            output_delta: None,
+        })
+    }
+
     fn output(&self) -> String {
         let text = render::tool_content(&self.content);
         if !text.is_empty() {
@@ -437,32 +486,7 @@ impl Translator {
             ..ToolState::default()
         });
         let is_new = tool.emitted.is_none();
-        if let Some(t) = f.title.filter(|t| !t.is_empty()) {
-            tool.title = t;
-        }
-        if f.name.is_some() {
-            tool.name = f.name;
-        }
-        if f.kind.is_some() {
-            tool.kind = f.kind;
-        }
-        // A permission request carries the call as it was when asked; the
-        // status it shows is not news about the call itself.
-        if let Some(s) = f.status.filter(|_| !from_permission) {
-            tool.status = s;
-        }
-        if let Some(c) = f.content {
-            tool.content = c;
-        }
-        if let Some(l) = f.locations {
-            tool.locations = l;
-        }
-        if f.raw_input.is_some() {
-            tool.raw_input = f.raw_input;
-        }
-        if f.raw_output.is_some() {
-            tool.raw_output = f.raw_output;
-        }
+        tool.apply(f, from_permission);
         let name = tool.display_name();
         let arguments = tool.arguments();
         if is_new {
@@ -484,19 +508,8 @@ impl Translator {
             }));
             tool.emitted = Some((name, arguments));
         }
-        // Content of a running call is its output so far; before it runs
-        // (pending, or inside a permission request) it describes the call.
-        if tool.status == ToolCallStatus::InProgress && !from_permission {
-            let live = render::tool_content(&tool.content);
-            if !live.is_empty() && live != tool.live {
-                tool.live = live.clone();
-                out.push(Translated::Stream(Payload::ToolProgress {
-                    item_id: tool.item_id.clone(),
-                    display: None,
-                    output: Some(live),
-                    output_delta: None,
-                }));
-            }
+        if !from_permission && let Some(progress) = tool.live_output() {
+            out.push(Translated::Stream(progress));
         }
         if matches!(
             tool.status,
