@@ -94,8 +94,15 @@ async fn a_refused_codex_acp_call_is_restored_refused_with_its_arguments() {
                 arguments,
                 output_is_error,
                 output,
+                display,
                 ..
-            } => Some((arguments.clone(), *output_is_error, output.clone())),
+            } => {
+                // The title already is the command; the summary does not
+                // repeat it, nor fall back on the kind ("execute").
+                let summary = display.as_ref().map(|d| d.summary.clone());
+                assert_eq!(summary.as_deref().unwrap_or(""), "");
+                Some((arguments.clone(), *output_is_error, output.clone()))
+            }
             _ => None,
         })
         .collect();

@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::render;
-use crate::event::{FinalItem, ItemType, Origin, Payload, Usage, new_id};
+use crate::event::{FinalItem, ItemType, Origin, Payload, ToolDisplay, Usage, new_id};
 use crate::provider::DiagnosticLevel;
 use crate::provider::display::{self, ToolKeys};
 
@@ -141,6 +141,10 @@ impl ToolState {
         m
     }
 
+    fn display(&self, name: &str) -> ToolDisplay {
+        describe_input(self.raw_input.as_ref(), name)
+    }
+
     /// Takes in what an update (or a permission request) says of the call.
     fn apply(&mut self, f: ToolCallUpdateFields, from_permission: bool) {
         if let Some(t) = f.title.filter(|t| !t.is_empty()) {
@@ -200,6 +204,21 @@ impl ToolState {
             .map(render::raw_output)
             .unwrap_or_default()
     }
+}
+
+/// How a call reads: the agent's own input described with its argument
+/// names (not hive's wrapper around it), without repeating the title the
+/// call is named by (codex-acp and claude-code-acp title a command with it).
+pub(crate) fn describe_input(input: Option<&Value>, name: &str) -> ToolDisplay {
+    let mut d = match input {
+        Some(input) => display::describe(input, &TOOL_KEYS),
+        None => ToolDisplay::default(),
+    };
+    let (summary, name) = (d.summary.trim(), name.trim());
+    if name.contains(summary) || summary.contains(name) {
+        d.summary.clear();
+    }
+    d
 }
 
 pub fn kind_label(kind: ToolKind) -> &'static str {
@@ -499,12 +518,12 @@ impl Translator {
         if tool.emitted.as_ref() != Some(&(name.clone(), arguments.clone())) {
             out.push(Translated::Stream(Payload::ItemDone {
                 item_id: tool.item_id.clone(),
-                final_item: display::function_call(
-                    name.clone(),
-                    id.clone(),
-                    arguments.clone(),
-                    &TOOL_KEYS,
-                ),
+                final_item: FinalItem::FunctionCall {
+                    display: Some(tool.display(&name)),
+                    name: name.clone(),
+                    call_id: id.clone(),
+                    arguments: arguments.clone(),
+                },
             }));
             tool.emitted = Some((name, arguments));
         }
