@@ -66,6 +66,23 @@ pub enum Payload {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
+    /// A running tool call's live state (hive's extension of the seed's
+    /// schema): how its arguments read so far and what it has printed, for
+    /// the pane to show before the call's final arguments and output arrive.
+    /// Every field is optional; an absent one leaves that part unchanged.
+    ToolProgress {
+        item_id: String,
+        /// The call's display as far as its arguments have streamed; replaces
+        /// the previous one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        display: Option<ToolDisplay>,
+        /// Everything the tool printed so far; replaces the live output.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<String>,
+        /// Output printed since the last event; appended to the live output.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output_delta: Option<String>,
+    },
     ResponseDone {
         status: ResponseStatus,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -233,7 +250,8 @@ macro_rules! item_id_of {
             | Payload::ItemDelta { item_id, .. }
             | Payload::ItemDone { item_id, .. }
             | Payload::ItemError { item_id, .. }
-            | Payload::ItemCancelled { item_id, .. } => Some(item_id),
+            | Payload::ItemCancelled { item_id, .. }
+            | Payload::ToolProgress { item_id, .. } => Some(item_id),
             Payload::ResponseStart { .. }
             | Payload::ResponseDone { .. }
             | Payload::ResponseError { .. } => None,
@@ -358,7 +376,8 @@ impl StreamEvent {
             }
             Payload::ItemDelta { item_id, .. }
             | Payload::ItemDone { item_id, .. }
-            | Payload::ItemCancelled { item_id, .. } => non_empty("item_id", item_id),
+            | Payload::ItemCancelled { item_id, .. }
+            | Payload::ToolProgress { item_id, .. } => non_empty("item_id", item_id),
             Payload::ItemError { item_id, error } => {
                 non_empty("item_id", item_id)?;
                 non_empty("error.code", &error.code)
@@ -411,6 +430,15 @@ const PAYLOAD_FIELDS: &[(&str, &[(&str, &str)])] = &[
             ("finish_reason", "a string"),
             ("error", "an object"),
             ("usage", "an object"),
+        ],
+    ),
+    (
+        "tool_progress",
+        &[
+            ("item_id", "a string"),
+            ("display", "an object"),
+            ("output", "a string"),
+            ("output_delta", "a string"),
         ],
     ),
     ("response_error", &[("error", "an object")]),

@@ -21,7 +21,8 @@ use crate::event::{
 };
 use crate::text::TextBuffer;
 use crate::upsert::{Output, TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
-use tools::{ToolItem, finalize_arguments, tool_upsert};
+pub use tools::{LIVE_OUTPUT_MAX, UNFINISHED};
+use tools::{Progress, ToolItem, finalize_arguments, tool_upsert};
 
 /// seed 002 TC-5.2f.
 pub const DEFAULT_GRADIENT: [u64; 5] = [10, 20, 40, 80, 120];
@@ -187,6 +188,19 @@ impl Processor {
                 error,
                 usage,
             } => self.response_done(ev, *status, finish_reason, error, usage, &mut out),
+            Payload::ToolProgress {
+                item_id,
+                display,
+                output,
+                output_delta,
+            } => {
+                let progress = Progress {
+                    display: display.as_ref(),
+                    output: output.as_deref(),
+                    output_delta: output_delta.as_deref(),
+                };
+                self.tool_progress(item_id, progress, ev, &mut out);
+            }
             Payload::ResponseError { error } => {
                 let (turn_id, session_id) = self.take_turn(ev);
                 self.fail(turn_id, session_id, error.clone(), &mut out);
@@ -241,6 +255,7 @@ impl Processor {
                     start.initial_content.unwrap_or_default(),
                     ev,
                 );
+                self.place_open_text(out);
                 out.push(tool_upsert(item_id, &tool, UpsertStatus::Create, None));
                 self.calls.insert(call_id, item_id.to_owned());
                 self.tools.insert(item_id.to_owned(), tool);
@@ -570,11 +585,7 @@ impl Processor {
         for (id, item) in std::mem::take(&mut self.text) {
             out.push(text_upsert(&id, &item, status, error));
         }
-        for (id, mut tool) in std::mem::take(&mut self.tools) {
-            finalize_arguments(&mut tool);
-            out.push(tool_upsert(&id, &tool, status, error));
-        }
-        self.calls.clear();
+        self.close_tools(status, error, out);
     }
 
     /// The turn was interrupted: every open item shows what it received so
@@ -584,11 +595,7 @@ impl Processor {
         for (id, item) in std::mem::take(&mut self.text) {
             interrupted_text(&id, &item, out);
         }
-        for (id, mut tool) in std::mem::take(&mut self.tools) {
-            finalize_arguments(&mut tool);
-            out.push(tool_upsert(&id, &tool, UpsertStatus::Interrupted, None));
-        }
-        self.calls.clear();
+        self.close_tools(UpsertStatus::Interrupted, None, out);
     }
 
     fn fail(

@@ -33,6 +33,8 @@ use tokio::time::Instant;
 const CAPTURE_CWD: &str = "/tmp/hive-lab-work";
 const AGENTS: [&str; 3] = ["claude", "codex", "gemini"];
 
+#[path = "acp/card.rs"]
+mod card;
 #[path = "acp/harness.rs"]
 mod harness;
 #[path = "acp/live.rs"]

@@ -10,6 +10,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
+#[path = "claude/live.rs"]
+mod live;
 mod support;
 use support::scenario::{
     answer_permission, interrupt_then_next_turn, permission_asked, real_claude_env,

@@ -67,10 +67,13 @@ impl Replay {
             .collect()
     }
 
-    /// Tool calls as (status, name, arguments, output, is_error), in order.
+    /// Tool calls as (status, name, arguments, output, is_error), in order:
+    /// invocation and final rows (a running call's live updates are looked
+    /// at on their own).
     fn tools(&self) -> Vec<Tool> {
         self.tool_rows()
             .into_iter()
+            .filter(|row| row.0 != UpsertStatus::Update)
             .map(|(status, name, _, arguments, output, is_error)| {
                 (status, name, arguments, output, is_error)
             })
@@ -659,6 +662,36 @@ fn app_server_steered_turn_completes_with_both_answers() {
         "user items are not echoed"
     );
     assert_completed(t, Some(app_usage(9648 + 9863, 19 + 25)));
+}
+
+#[test]
+fn app_server_command_output_shows_while_the_command_runs() {
+    let turns = replay_app("appserver_steer.jsonl");
+    let live: Vec<(UpsertStatus, Option<String>)> = turns[0]
+        .upserts()
+        .iter()
+        .filter_map(|u| match &u.kind {
+            UpsertKind::ToolCall {
+                output, display, ..
+            } if display
+                .as_ref()
+                .is_some_and(|d| d.summary.contains("sleep")) =>
+            {
+                Some((u.status, output.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    // Created with its command, updated with the delta it printed (the
+    // capture's `outputDelta`), completed with the whole output.
+    assert_eq!(
+        live,
+        [
+            (UpsertStatus::Create, None),
+            (UpsertStatus::Update, Some("finished\n".into())),
+            (UpsertStatus::Complete, Some("started\nfinished\n".into())),
+        ]
+    );
 }
 
 #[test]

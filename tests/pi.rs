@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
+#[path = "pi/live.rs"]
+mod live;
 mod support;
 use support::{
     Pane, Replay, agent_text, alive, fake_command, flag, gone, jsonl, since_crash, tempdir,

@@ -13,6 +13,9 @@ use hive::upsert::{Output, TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStat
 use serde_json::json;
 use tokio::time::Instant;
 
+#[path = "processor/live_tools.rs"]
+mod live_tools;
+
 const TURN: &str = "turn_1";
 const SESSION: &str = "session_1";
 

@@ -943,3 +943,36 @@ fn a_stalled_turn_says_so_with_the_keys() {
     let screen = render(&mut app, 120, 30);
     assert!(!screen.contains("no output for"), "{screen}");
 }
+
+#[test]
+fn a_running_tool_shows_the_tail_of_its_output() {
+    let mut app = two();
+    app.zoom = true;
+    app.apply(ev(0, started()));
+    app.apply(ev(0, PaneEvent::State(TurnState::Streaming)));
+    let output: String = (1..=10).map(|i| format!("line {i}\n")).collect();
+    let args = json!({"command": "cargo build"});
+    app.apply(ev(
+        0,
+        upsert(
+            "c1",
+            UpsertStatus::Update,
+            UpsertKind::ToolCall {
+                tool_name: "Bash".into(),
+                display: Some(Box::new(describe(&args, &COMMON))),
+                arguments: args,
+                call_id: "call-c1".into(),
+                output: Some(output),
+                output_is_error: None,
+            },
+        ),
+    ));
+    let screen = render(&mut app, 60, 16);
+    // The last lines, as a terminal shows a running command, under a count.
+    assert!(screen.contains("… 6 more lines"), "{screen}");
+    assert!(
+        screen.contains("line 10") && !screen.contains("line 1 "),
+        "{screen}"
+    );
+    insta::assert_snapshot!("running_tool_tail", screen);
+}

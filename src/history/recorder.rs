@@ -212,14 +212,16 @@ impl HistoryRecorder {
                 } => {
                     let display = display.as_deref().cloned();
                     a.tool_call(call_id, tool_name, arguments.clone(), display, ts);
-                    if let Some(out) = output {
-                        a.tool_result(
-                            call_id,
-                            tool_name,
-                            out,
-                            output_is_error.unwrap_or(false),
-                            ts,
-                        );
+                    // A call that ended without its result (refused, cut by
+                    // its turn's end) is restored as failed, with its reason.
+                    let unfinished = u.status != UpsertStatus::Complete;
+                    let result = output.as_deref().or(u
+                        .error_message
+                        .as_deref()
+                        .filter(|_| u.status == UpsertStatus::Error));
+                    if let Some(out) = result {
+                        let is_error = output_is_error.unwrap_or(unfinished);
+                        a.tool_result(call_id, tool_name, out, is_error, ts);
                     }
                 }
             }

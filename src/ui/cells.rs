@@ -160,30 +160,7 @@ pub fn tool_call(u: &Upsert, ctx: &CellCtx<'_>) -> Vec<Logical> {
         return Vec::new();
     };
     let failed = u.status == UpsertStatus::Error || *output_is_error == Some(true);
-    let (icon, icon_style) = if u.status == UpsertStatus::Error || *output_is_error == Some(true) {
-        ("✗", Style::new().fg(t.error).add_modifier(Modifier::BOLD))
-    } else if u.is_final() {
-        ("✓", Style::new().fg(t.success).add_modifier(Modifier::BOLD))
-    } else if u.status == UpsertStatus::Interrupted {
-        ("⊘", Style::new().fg(t.warning).add_modifier(Modifier::BOLD))
-    } else {
-        (ctx.spinner(), Style::new().fg(t.tool))
-    };
-    let summary = summary(display.as_deref());
-    let mut head = vec![Span::styled(
-        tool_name.clone(),
-        Style::new().fg(t.tool).add_modifier(Modifier::BOLD),
-    )];
-    if !summary.is_empty() {
-        head.push(Span::styled(
-            format!("  {}", truncate(summary, 200)),
-            Style::new().fg(t.text),
-        ));
-    }
-    let mut out = vec![Logical::new(head).with_prefix(
-        vec![Span::styled(format!("{icon} "), icon_style)],
-        vec![Span::raw("  ")],
-    )];
+    let mut out = vec![tool_head(u, tool_name, display.as_deref(), failed, ctx)];
     let elbow = Style::new().fg(t.border);
     let mut body: Vec<Logical> = Vec::new();
     if let Some(msg) = &u.error_message {
@@ -194,7 +171,19 @@ pub fn tool_call(u: &Upsert, ctx: &CellCtx<'_>) -> Vec<Logical> {
         );
     }
     let diff = edit_diff(display.as_deref(), t);
+    let limit = if ctx.expanded {
+        OUTPUT_MAX
+    } else {
+        OUTPUT_PREVIEW
+    };
     match output.as_deref() {
+        // A running call's output so far: its last lines, as a terminal shows.
+        Some(out_text) if !u.is_closed() => {
+            body.extend(diff.into_iter().take(limit));
+            body.extend(live_tail(out_text, limit, Style::new().fg(t.dim)));
+            push_body(&mut out, body, elbow);
+            return out;
+        }
         Some(out_text) if looks_like_diff(out_text) => {
             body.extend(out_text.lines().map(|l| diff_line(l, t)));
         }
@@ -209,19 +198,9 @@ pub fn tool_call(u: &Upsert, ctx: &CellCtx<'_>) -> Vec<Logical> {
         }
         None => body.extend(diff),
     }
-    let limit = if ctx.expanded {
-        OUTPUT_MAX
-    } else {
-        OUTPUT_PREVIEW
-    };
     let hidden = body.len().saturating_sub(limit);
     body.truncate(limit);
-    for (i, mut l) in body.into_iter().enumerate() {
-        let lead = if i == 0 { "  ⎿ " } else { "    " };
-        l.prefix.insert(0, Span::styled(lead, elbow));
-        l.cont.insert(0, Span::raw("    "));
-        out.push(l);
-    }
+    push_body(&mut out, body, elbow);
     if hidden > 0 {
         let more = if ctx.expanded {
             format!("    … {hidden} more lines")
@@ -230,6 +209,68 @@ pub fn tool_call(u: &Upsert, ctx: &CellCtx<'_>) -> Vec<Logical> {
         };
         out.push(Logical::raw(more, Style::new().fg(t.dim)));
     }
+    out
+}
+
+/// A tool call's first row: its state, name and summary.
+fn tool_head(
+    u: &Upsert,
+    tool_name: &str,
+    display: Option<&ToolDisplay>,
+    failed: bool,
+    ctx: &CellCtx<'_>,
+) -> Logical {
+    let t = ctx.theme;
+    let (icon, icon_style) = if failed {
+        ("✗", Style::new().fg(t.error).add_modifier(Modifier::BOLD))
+    } else if u.is_final() {
+        ("✓", Style::new().fg(t.success).add_modifier(Modifier::BOLD))
+    } else if u.status == UpsertStatus::Interrupted {
+        ("⊘", Style::new().fg(t.warning).add_modifier(Modifier::BOLD))
+    } else {
+        (ctx.spinner(), Style::new().fg(t.tool))
+    };
+    let summary = summary(display);
+    let mut head = vec![Span::styled(
+        tool_name.to_owned(),
+        Style::new().fg(t.tool).add_modifier(Modifier::BOLD),
+    )];
+    if !summary.is_empty() {
+        head.push(Span::styled(
+            format!("  {}", truncate(summary, 200)),
+            Style::new().fg(t.text),
+        ));
+    }
+    Logical::new(head).with_prefix(
+        vec![Span::styled(format!("{icon} "), icon_style)],
+        vec![Span::raw("  ")],
+    )
+}
+
+/// Indents a tool call's body under its head, the first row with an elbow.
+fn push_body(out: &mut Vec<Logical>, body: Vec<Logical>, elbow: Style) {
+    for (i, mut l) in body.into_iter().enumerate() {
+        let lead = if i == 0 { "  ⎿ " } else { "    " };
+        l.prefix.insert(0, Span::styled(lead, elbow));
+        l.cont.insert(0, Span::raw("    "));
+        out.push(l);
+    }
+}
+
+/// The last `limit` lines of a running call's output, after a count of the
+/// lines above them.
+fn live_tail(text: &str, limit: usize, style: Style) -> Vec<Logical> {
+    let lines: Vec<&str> = text.lines().collect();
+    let hidden = lines.len().saturating_sub(limit);
+    let mut out = Vec::with_capacity(limit + 1);
+    if hidden > 0 {
+        out.push(Logical::raw(format!("… {hidden} more lines"), style));
+    }
+    out.extend(
+        lines[hidden..]
+            .iter()
+            .map(|l| Logical::raw(l.replace('\t', "    "), style).hard()),
+    );
     out
 }
 

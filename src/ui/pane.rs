@@ -523,6 +523,9 @@ fn queue_lines(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
     out
 }
 
+/// Lines of an approval card's description shown before "… N more lines".
+const CARD_LINES: usize = 12;
+
 fn permission_card(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
     let Some(req) = p.permissions.front() else {
         return Vec::new();
@@ -540,7 +543,7 @@ fn permission_card(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
         ),
     ])];
     if let Some(d) = &req.description {
-        out.push(Logical::raw(d.clone(), Style::new().fg(t.dim)));
+        out.extend(description_rows(d, t));
     }
     let diff = cells::edit_diff(req.display.as_ref(), t);
     let n = diff.len();
@@ -571,12 +574,7 @@ fn permission_card(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
             dim(" deny…"),
         ]));
     } else {
-        let mut spans = Vec::new();
-        for (i, o) in req.options.iter().enumerate().take(9) {
-            spans.push(key(format!("[{}]", i + 1)));
-            spans.push(dim(&format!(" {}  ", o.label)));
-        }
-        out.push(Logical::new(spans));
+        out.extend(option_rows(req, t));
     }
     if p.permissions.len() > 1 {
         out.push(Logical::raw(
@@ -585,6 +583,55 @@ fn permission_card(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
         ));
     }
     out
+}
+
+/// A card's description as the agent's own lines (codex-acp puts a
+/// command's argv one per line): a row each, or the words run together.
+fn description_rows(text: &str, t: &Theme) -> Vec<Logical> {
+    let lines: Vec<&str> = text.lines().collect();
+    let shown = lines.len().min(CARD_LINES);
+    let mut out: Vec<Logical> = lines[..shown]
+        .iter()
+        .map(|l| Logical::raw((*l).to_owned(), Style::new().fg(t.dim)))
+        .collect();
+    if lines.len() > shown {
+        out.push(Logical::raw(
+            format!("… {} more lines", lines.len() - shown),
+            Style::new().fg(t.dim),
+        ));
+    }
+    out
+}
+
+/// The agent's options, one a row with its key and what kind of answer
+/// it is.
+fn option_rows(req: &crate::provider::PermissionRequest, t: &Theme) -> Vec<Logical> {
+    let key = Style::new().fg(t.accent).add_modifier(Modifier::BOLD);
+    req.options
+        .iter()
+        .enumerate()
+        .take(9)
+        .map(|(i, o)| {
+            let mark = format!("[{}] ", i + 1);
+            let indent = " ".repeat(mark.len());
+            let mut spans = vec![Span::styled(o.label.clone(), Style::new().fg(t.text))];
+            if let Some(kind) = option_kind(&o.kind) {
+                spans.push(Span::styled(format!("  · {kind}"), Style::new().fg(t.dim)));
+            }
+            Logical::new(spans).with_prefix(vec![Span::styled(mark, key)], vec![Span::raw(indent)])
+        })
+        .collect()
+}
+
+/// How an agent's permission option kind reads on the card.
+fn option_kind(kind: &str) -> Option<&'static str> {
+    match kind {
+        "allow_once" => Some("allow once"),
+        "allow_always" => Some("allow always"),
+        "reject_once" => Some("reject"),
+        "reject_always" => Some("reject always"),
+        _ => None,
+    }
 }
 
 fn draw_separator(p: &Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {

@@ -141,8 +141,9 @@ fn replay_tool_with_permission_rejected() {
                 Some(&TurnStatus::Cancelled),
                 "{agent}"
             );
-            continue;
         }
+        // However the turn ends, the refused call ends refused (issue 13
+        // item 7: codex-acp's kept spinning), with its real arguments.
         let tools = r.tools();
         let done: Vec<_> = tools
             .iter()

@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::render;
-use crate::event::{FinalItem, ItemType, Origin, Payload, Usage, new_id};
+use crate::event::{FinalItem, ItemType, Origin, Payload, ToolDisplay, Usage, new_id};
 use crate::provider::DiagnosticLevel;
 use crate::provider::display::{self, ToolKeys};
 
@@ -90,6 +90,8 @@ struct ToolState {
     locations: Vec<ToolCallLocation>,
     /// Arguments last emitted, to skip identical re-emissions.
     emitted: Option<(String, Map<String, Value>)>,
+    /// Content last shown while the call runs.
+    live: String,
     finished: bool,
 }
 
@@ -139,6 +141,59 @@ impl ToolState {
         m
     }
 
+    fn display(&self, name: &str) -> ToolDisplay {
+        describe_input(self.raw_input.as_ref(), name)
+    }
+
+    /// Takes in what an update (or a permission request) says of the call.
+    fn apply(&mut self, f: ToolCallUpdateFields, from_permission: bool) {
+        if let Some(t) = f.title.filter(|t| !t.is_empty()) {
+            self.title = t;
+        }
+        if f.name.is_some() {
+            self.name = f.name;
+        }
+        if f.kind.is_some() {
+            self.kind = f.kind;
+        }
+        // A permission request carries the call as it was when asked; the
+        // status it shows is not news about the call itself.
+        if let Some(s) = f.status.filter(|_| !from_permission) {
+            self.status = s;
+        }
+        if let Some(c) = f.content {
+            self.content = c;
+        }
+        if let Some(l) = f.locations {
+            self.locations = l;
+        }
+        if f.raw_input.is_some() {
+            self.raw_input = f.raw_input;
+        }
+        if f.raw_output.is_some() {
+            self.raw_output = f.raw_output;
+        }
+    }
+
+    /// The content of a running call is its output so far (before it runs,
+    /// pending, it describes the call): news when it changed.
+    fn live_output(&mut self) -> Option<Payload> {
+        if self.status != ToolCallStatus::InProgress {
+            return None;
+        }
+        let live = render::tool_content(&self.content);
+        if live.is_empty() || live == self.live {
+            return None;
+        }
+        self.live = live.clone();
+        Some(Payload::ToolProgress {
+            item_id: self.item_id.clone(),
+            display: None,
+            output: Some(live),
+            output_delta: None,
+        })
+    }
+
     fn output(&self) -> String {
         let text = render::tool_content(&self.content);
         if !text.is_empty() {
@@ -149,6 +204,21 @@ impl ToolState {
             .map(render::raw_output)
             .unwrap_or_default()
     }
+}
+
+/// How a call reads: the agent's own input described with its argument
+/// names (not hive's wrapper around it), without repeating the title the
+/// call is named by (codex-acp and claude-code-acp title a command with it).
+pub(crate) fn describe_input(input: Option<&Value>, name: &str) -> ToolDisplay {
+    let mut d = match input {
+        Some(input) => display::describe(input, &TOOL_KEYS),
+        None => ToolDisplay::default(),
+    };
+    let (summary, name) = (d.summary.trim(), name.trim());
+    if name.contains(summary) || summary.contains(name) {
+        d.summary.clear();
+    }
+    d
 }
 
 pub fn kind_label(kind: ToolKind) -> &'static str {
@@ -294,6 +364,15 @@ impl Translator {
     pub fn finish(&mut self) -> Vec<Translated> {
         let mut out = Vec::new();
         self.close_text(&mut out);
+        out.extend(self.refusals());
+        out
+    }
+
+    /// Ends the refused tool calls the agent left open as refused: call when
+    /// the turn ends, however it ends (codex-acp cancels the turn when a
+    /// command is refused, and never reports the call again).
+    pub fn refusals(&mut self) -> Vec<Translated> {
+        let mut out = Vec::new();
         let mut refused: Vec<&String> = self.refused.iter().collect();
         refused.sort();
         for id in refused {
@@ -426,32 +505,7 @@ impl Translator {
             ..ToolState::default()
         });
         let is_new = tool.emitted.is_none();
-        if let Some(t) = f.title.filter(|t| !t.is_empty()) {
-            tool.title = t;
-        }
-        if f.name.is_some() {
-            tool.name = f.name;
-        }
-        if f.kind.is_some() {
-            tool.kind = f.kind;
-        }
-        // A permission request carries the call as it was when asked; the
-        // status it shows is not news about the call itself.
-        if let Some(s) = f.status.filter(|_| !from_permission) {
-            tool.status = s;
-        }
-        if let Some(c) = f.content {
-            tool.content = c;
-        }
-        if let Some(l) = f.locations {
-            tool.locations = l;
-        }
-        if f.raw_input.is_some() {
-            tool.raw_input = f.raw_input;
-        }
-        if f.raw_output.is_some() {
-            tool.raw_output = f.raw_output;
-        }
+        tool.apply(f, from_permission);
         let name = tool.display_name();
         let arguments = tool.arguments();
         if is_new {
@@ -464,14 +518,17 @@ impl Translator {
         if tool.emitted.as_ref() != Some(&(name.clone(), arguments.clone())) {
             out.push(Translated::Stream(Payload::ItemDone {
                 item_id: tool.item_id.clone(),
-                final_item: display::function_call(
-                    name.clone(),
-                    id.clone(),
-                    arguments.clone(),
-                    &TOOL_KEYS,
-                ),
+                final_item: FinalItem::FunctionCall {
+                    display: Some(tool.display(&name)),
+                    name: name.clone(),
+                    call_id: id.clone(),
+                    arguments: arguments.clone(),
+                },
             }));
             tool.emitted = Some((name, arguments));
+        }
+        if !from_permission && let Some(progress) = tool.live_output() {
+            out.push(Translated::Stream(progress));
         }
         if matches!(
             tool.status,
@@ -665,5 +722,25 @@ mod tests {
         let gemini = json!({"stopReason": "end_turn", "_meta": {"quota": {"token_count": {"input_tokens": 12, "output_tokens": 3}}}});
         let u = t.turn_usage(&gemini).unwrap();
         assert_eq!((u.input_tokens, u.output_tokens), (12, 3));
+    }
+
+    #[test]
+    fn content_of_a_running_call_is_its_live_output() {
+        let mut t = Translator::new("acp");
+        t.begin_turn();
+        let text = |s: &str| json!([{"type": "content", "content": {"type": "text", "text": s}}]);
+        let mut out = t.update(&update(json!({"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "Run", "kind": "execute", "status": "pending", "content": text("Run: make")})));
+        out.extend(t.update(&update(json!({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "in_progress", "content": text("cc a.c\n")}))));
+        out.extend(t.update(&update(json!({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "content": text("cc a.c\ncc b.c\n")}))));
+        out.extend(t.update(&update(json!({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed", "content": text("done")}))));
+        let live: Vec<&str> = payloads(&out)
+            .into_iter()
+            .filter_map(|p| match p {
+                Payload::ToolProgress { output, .. } => output.as_deref(),
+                _ => None,
+            })
+            .collect();
+        // Not the pending description, nor the final output (the result).
+        assert_eq!(live, ["cc a.c\n", "cc a.c\ncc b.c\n"]);
     }
 }

@@ -445,6 +445,47 @@ impl Session {
         Ok(())
     }
 
+    /// The user's answer to one of Claude's permission requests.
+    async fn answer_permission(
+        &mut self,
+        request_id: String,
+        decision: PermissionDecision,
+    ) -> std::io::Result<()> {
+        let Some((tool, input)) = self.permissions.remove(&request_id) else {
+            self.emit(ProviderEvent::Diagnostic {
+                level: DiagnosticLevel::Warn,
+                message: format!("no open permission request `{request_id}`"),
+            });
+            return Ok(());
+        };
+        let line = match decision {
+            PermissionDecision::AllowOnce => control::permission_allow(&request_id, &input),
+            PermissionDecision::AllowAlways => {
+                self.always_allowed.insert(tool);
+                control::permission_allow(&request_id, &input)
+            }
+            PermissionDecision::Deny { reason } => {
+                let reason = if reason.trim().is_empty() {
+                    "The user denied this tool use.".to_owned()
+                } else {
+                    reason
+                };
+                control::permission_deny(&request_id, &reason)
+            }
+            PermissionDecision::Option { option_id } => {
+                if option_id.starts_with("allow") {
+                    if option_id == "allow_always" {
+                        self.always_allowed.insert(tool);
+                    }
+                    control::permission_allow(&request_id, &input)
+                } else {
+                    control::permission_deny(&request_id, "The user denied this tool use.")
+                }
+            }
+        };
+        self.write(&line).await
+    }
+
     async fn on_command(&mut self, cmd: ProviderCommand) -> std::io::Result<()> {
         match cmd {
             ProviderCommand::Send { turn_id, text } => {
@@ -476,41 +517,7 @@ impl Session {
             ProviderCommand::Permission {
                 request_id,
                 decision,
-            } => {
-                let Some((tool, input)) = self.permissions.remove(&request_id) else {
-                    self.emit(ProviderEvent::Diagnostic {
-                        level: DiagnosticLevel::Warn,
-                        message: format!("no open permission request `{request_id}`"),
-                    });
-                    return Ok(());
-                };
-                let line = match decision {
-                    PermissionDecision::AllowOnce => control::permission_allow(&request_id, &input),
-                    PermissionDecision::AllowAlways => {
-                        self.always_allowed.insert(tool);
-                        control::permission_allow(&request_id, &input)
-                    }
-                    PermissionDecision::Deny { reason } => {
-                        let reason = if reason.trim().is_empty() {
-                            "The user denied this tool use.".to_owned()
-                        } else {
-                            reason
-                        };
-                        control::permission_deny(&request_id, &reason)
-                    }
-                    PermissionDecision::Option { option_id } => {
-                        if option_id.starts_with("allow") {
-                            if option_id == "allow_always" {
-                                self.always_allowed.insert(tool);
-                            }
-                            control::permission_allow(&request_id, &input)
-                        } else {
-                            control::permission_deny(&request_id, "The user denied this tool use.")
-                        }
-                    }
-                };
-                self.write(&line).await?;
-            }
+            } => self.answer_permission(request_id, decision).await?,
             ProviderCommand::SetModel { model } => {
                 let id = self.next_id("model");
                 self.write(&control::set_model(&id, &model)).await?;

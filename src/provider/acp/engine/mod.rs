@@ -489,10 +489,13 @@ impl Engine {
                 (ResponseStatus::Completed, raw.trim_matches('"').to_owned())
             }
         };
-        if status == ResponseStatus::Completed {
-            let closing = self.translator.finish();
-            self.translated(&turn_id, closing);
-        }
+        let closing = if status == ResponseStatus::Completed {
+            self.translator.finish()
+        } else {
+            // Open text is the processor's to mark interrupted.
+            self.translator.refusals()
+        };
+        self.translated(&turn_id, closing);
         self.stream(
             &turn_id,
             Payload::ResponseDone {

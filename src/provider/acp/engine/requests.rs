@@ -12,7 +12,6 @@ use crate::provider::acp::client::{self, INVALID_PARAMS, METHOD_NOT_FOUND};
 use crate::provider::acp::fs::{FsJob, FsOp};
 use crate::provider::acp::render;
 use crate::provider::acp::translate::{Translated, kind_label};
-use crate::provider::display;
 use crate::provider::{
     DiagnosticLevel, PermissionDecision, PermissionOption, PermissionRequest, ProviderEvent,
 };
@@ -139,6 +138,7 @@ impl Engine {
             .map(render::tool_content)
             .filter(|d| !d.is_empty());
         let input = f.raw_input.clone().unwrap_or_else(|| json!({}));
+        let display = crate::provider::acp::translate::describe_input(Some(&input), &tool_name);
         self.permissions.insert(
             request_id.clone(),
             PendingPermission {
@@ -152,10 +152,7 @@ impl Engine {
                 PermissionRequest {
                     request_id,
                     tool_name,
-                    display: Some(display::describe(
-                        &input,
-                        &crate::provider::acp::translate::TOOL_KEYS,
-                    )),
+                    display: Some(display),
                     input,
                     description,
                     options,

@@ -47,9 +47,40 @@ impl Engine {
     }
 
     pub(super) fn on_response(&mut self, kind: Pending, result: Result<Value, RpcError>) {
-        // A start-up answer that comes after hive gave up (or after a retry
-        // was answered first) only counts while that step is still open.
-        let current = match (&kind, &self.phase) {
+        if !self.is_current(&kind) {
+            tracing::debug!(?kind, "stale start-up answer ignored");
+            return;
+        }
+        match kind {
+            Pending::Initialize => match result {
+                Ok(v) => self.initialized(v),
+                Err(e) => {
+                    self.startup_failed(false, format!("initialize failed: {}", e.describe()))
+                }
+            },
+            Pending::NewSession => self.session_created(result),
+            Pending::LoadSession(id) => self.session_loaded(id, result),
+            Pending::Prompt { turn_id } => {
+                let Some(turn) = self.turn.take_if(|t| t.turn_id == turn_id) else {
+                    return;
+                };
+                self.end_turn(turn_id, result, turn.cancel_deadline.is_some());
+            }
+            Pending::Setting => {
+                if let Err(e) = result {
+                    self.diagnostic(
+                        DiagnosticLevel::Warn,
+                        format!("the agent refused a session setting: {}", e.describe()),
+                    );
+                }
+            }
+        }
+    }
+
+    /// A start-up answer that comes after hive gave up (or after a retry
+    /// was answered first) only counts while that step is still open.
+    fn is_current(&self, kind: &Pending) -> bool {
+        match (kind, &self.phase) {
             (Pending::Initialize, Phase::Initializing)
             | (
                 Pending::Initialize,
@@ -67,78 +98,60 @@ impl Engine {
             ) => true,
             (Pending::NewSession | Pending::LoadSession(_), _) => false,
             _ => true,
-        };
-        if !current {
-            tracing::debug!(?kind, "stale start-up answer ignored");
-            return;
         }
-        match kind {
-            Pending::Initialize => match result {
-                Ok(v) => self.initialized(v),
-                Err(e) => {
-                    self.startup_failed(false, format!("initialize failed: {}", e.describe()))
+    }
+
+    /// The session's settings as `session/new` or `session/load` offer them.
+    fn read_settings(&mut self, v: &Value) {
+        self.config_options = v.get("configOptions").cloned().unwrap_or_default();
+        self.models = v.get("models").cloned().unwrap_or_default();
+        self.modes = v.get("modes").cloned().unwrap_or_default();
+        self.model = current_model(v);
+    }
+
+    fn session_created(&mut self, result: Result<Value, RpcError>) {
+        match result {
+            Ok(v) => match serde_json::from_value::<NewSessionResponse>(v.clone()) {
+                Ok(r) => {
+                    self.read_settings(&v);
+                    self.session_open(r.session_id.to_string());
                 }
+                Err(e) => self.startup_failed(
+                    true,
+                    format!("session/new answered without a session id: {e}"),
+                ),
             },
-            Pending::NewSession => match result {
-                Ok(v) => match serde_json::from_value::<NewSessionResponse>(v.clone()) {
-                    Ok(r) => {
-                        self.config_options = v.get("configOptions").cloned().unwrap_or_default();
-                        self.models = v.get("models").cloned().unwrap_or_default();
-                        self.modes = v.get("modes").cloned().unwrap_or_default();
-                        self.model = current_model(&v);
-                        self.session_open(r.session_id.to_string());
-                    }
-                    Err(e) => self.startup_failed(
-                        true,
-                        format!("session/new answered without a session id: {e}"),
-                    ),
-                },
-                Err(e) => self.startup_failed(true, session_error("session/new", &e)),
-            },
-            Pending::LoadSession(id) => match result {
-                Ok(v) => {
-                    self.config_options = v.get("configOptions").cloned().unwrap_or_default();
-                    self.models = v.get("models").cloned().unwrap_or_default();
-                    self.modes = v.get("modes").cloned().unwrap_or_default();
-                    self.model = current_model(&v);
-                    if self.replayed > 0 {
-                        self.diagnostic(
-                            DiagnosticLevel::Info,
-                            format!(
-                                "resumed session {id}; {} replayed updates not shown again",
-                                self.replayed
-                            ),
-                        );
-                    }
-                    self.replayed = 0;
-                    self.session_open(id);
-                }
-                Err(e) => {
+            Err(e) => self.startup_failed(true, session_error("session/new", &e)),
+        }
+    }
+
+    fn session_loaded(&mut self, id: String, result: Result<Value, RpcError>) {
+        match result {
+            Ok(v) => {
+                self.read_settings(&v);
+                if self.replayed > 0 {
                     self.diagnostic(
-                        DiagnosticLevel::Warn,
+                        DiagnosticLevel::Info,
                         format!(
-                            "could not resume session {id} ({}); starting a new session",
-                            e.describe()
+                            "resumed session {id}; {} replayed updates not shown again",
+                            self.replayed
                         ),
                     );
-                    self.cfg.resume = None;
-                    self.replayed = 0;
-                    self.open_session();
                 }
-            },
-            Pending::Prompt { turn_id } => {
-                let Some(turn) = self.turn.take_if(|t| t.turn_id == turn_id) else {
-                    return;
-                };
-                self.end_turn(turn_id, result, turn.cancel_deadline.is_some());
+                self.replayed = 0;
+                self.session_open(id);
             }
-            Pending::Setting => {
-                if let Err(e) = result {
-                    self.diagnostic(
-                        DiagnosticLevel::Warn,
-                        format!("the agent refused a session setting: {}", e.describe()),
-                    );
-                }
+            Err(e) => {
+                self.diagnostic(
+                    DiagnosticLevel::Warn,
+                    format!(
+                        "could not resume session {id} ({}); starting a new session",
+                        e.describe()
+                    ),
+                );
+                self.cfg.resume = None;
+                self.replayed = 0;
+                self.open_session();
             }
         }
     }

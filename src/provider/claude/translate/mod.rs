@@ -25,10 +25,11 @@ use serde_json::{Map, Value};
 
 use super::content;
 use crate::event::{
-    ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, Usage, new_id,
+    ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, ToolDisplay,
+    Usage, new_id,
 };
 use crate::provider::display;
-use crate::provider::json::excerpt;
+use crate::provider::json::{self, excerpt};
 use crate::provider::{DiagnosticLevel, PermissionRequest, ProviderEvent, SessionInfo};
 
 /// `provider_id` on `response_start` and reasoning items.
@@ -84,6 +85,10 @@ struct Block {
     content: String,
     /// Finalized (or given up); later lines for it change nothing.
     closed: bool,
+    /// A tool block's input length when its live display was last read.
+    live_len: usize,
+    /// The live display last sent for a streaming tool input.
+    live: Option<ToolDisplay>,
 }
 
 /// The hive turn in flight.
@@ -450,34 +455,7 @@ impl Translator {
             };
             let b = &mut self.blocks[pos];
             b.closed = true;
-            let final_item = match kind {
-                BlockKind::Text => FinalItem::Message {
-                    content: str_of(c, "text").to_owned(),
-                    origin: Origin::Agent,
-                },
-                BlockKind::Thinking => FinalItem::Reasoning {
-                    content: match str_of(c, "type") {
-                        "redacted_thinking" => "(redacted thinking)".to_owned(),
-                        _ => str_of(c, "thinking").to_owned(),
-                    },
-                    provider_id: PROVIDER_ID.into(),
-                },
-                BlockKind::Tool => {
-                    let name = match str_of(c, "name") {
-                        "" => b.name.clone(),
-                        n => n.to_owned(),
-                    };
-                    let call_id = match str_of(c, "id") {
-                        "" => b.call_id.clone(),
-                        id => id.to_owned(),
-                    };
-                    let arguments = match c.get("input") {
-                        Some(Value::Object(m)) => m.clone(),
-                        _ => parse_arguments(&b.content),
-                    };
-                    display::function_call(name, call_id, arguments, &display::COMMON)
-                }
-            };
+            let final_item = final_block(b, c);
             let item_id = b.item_id.clone();
             self.push(
                 out,
@@ -572,6 +550,39 @@ impl Translator {
         };
         let ev = self.event(&turn.turn_id, payload);
         out.events.push(ev);
+    }
+}
+
+/// The complete block `c` of an `assistant` line, as the final item of
+/// the streamed block `b`.
+fn final_block(b: &Block, c: &Value) -> FinalItem {
+    match b.kind {
+        BlockKind::Text => FinalItem::Message {
+            content: str_of(c, "text").to_owned(),
+            origin: Origin::Agent,
+        },
+        BlockKind::Thinking => FinalItem::Reasoning {
+            content: match str_of(c, "type") {
+                "redacted_thinking" => "(redacted thinking)".to_owned(),
+                _ => str_of(c, "thinking").to_owned(),
+            },
+            provider_id: PROVIDER_ID.into(),
+        },
+        BlockKind::Tool => {
+            let name = match str_of(c, "name") {
+                "" => b.name.clone(),
+                n => n.to_owned(),
+            };
+            let call_id = match str_of(c, "id") {
+                "" => b.call_id.clone(),
+                id => id.to_owned(),
+            };
+            let arguments = match c.get("input") {
+                Some(Value::Object(m)) => m.clone(),
+                _ => parse_arguments(&b.content),
+            };
+            display::function_call(name, call_id, arguments, &display::COMMON)
+        }
     }
 }
 

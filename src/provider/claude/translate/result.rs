@@ -4,18 +4,7 @@ use super::*;
 
 impl Translator {
     pub(super) fn result(&mut self, v: &Value, out: &mut Translated) {
-        let uuids: Vec<String> = match v.get("user_message_uuids").and_then(Value::as_array) {
-            Some(list) => list
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect(),
-            None => v
-                .get("user_message_uuid")
-                .and_then(Value::as_str)
-                .map(|u| vec![u.to_owned()])
-                .unwrap_or_default(),
-        };
+        let uuids = answered(v);
         let usage = self.result_usage(v);
         let stop_reason = v
             .get("stop_reason")
@@ -24,20 +13,8 @@ impl Translator {
             .or_else(|| self.stop_reason.take());
         let api_error = self.api_error.take();
         self.current_message = None;
-        if self.draining() {
-            let stale = uuids.is_empty() || uuids.iter().any(|u| self.abandoned.contains(u));
-            if stale {
-                // The end of the turn hive already ended; without a uuid echo
-                // the first result after it is taken to be that one.
-                if uuids.is_empty() {
-                    self.abandoned.clear();
-                }
-                for u in &uuids {
-                    self.abandoned.remove(u);
-                }
-                self.blocks.clear();
-                return;
-            }
+        if self.drained_by(&uuids) {
+            return;
         }
         let Some(turn) = self.turn.as_mut() else {
             self.blocks.clear();
@@ -87,6 +64,27 @@ impl Translator {
             self.finish_open_blocks(out);
             self.end_turn(out, ResponseStatus::Completed, stop_reason, None);
         }
+    }
+
+    /// While draining a turn hive ended itself: whether this result ends
+    /// that turn (and is dropped).
+    fn drained_by(&mut self, uuids: &[String]) -> bool {
+        if !self.draining() {
+            return false;
+        }
+        let stale = uuids.is_empty() || uuids.iter().any(|u| self.abandoned.contains(u));
+        if stale {
+            // The end of the turn hive already ended; without a uuid echo
+            // the first result after it is taken to be that one.
+            if uuids.is_empty() {
+                self.abandoned.clear();
+            }
+            for u in uuids {
+                self.abandoned.remove(u);
+            }
+            self.blocks.clear();
+        }
+        stale
     }
 
     /// Usage of one `result`. `total_cost_usd` is cumulative over the process,
@@ -153,4 +151,21 @@ impl Translator {
     }
 
     // ---- control protocol ------------------------------------------------
+}
+
+/// The user messages a `result` answered (`user_message_uuids`, or the
+/// older single `user_message_uuid`).
+fn answered(v: &Value) -> Vec<String> {
+    match v.get("user_message_uuids").and_then(Value::as_array) {
+        Some(list) => list
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        None => v
+            .get("user_message_uuid")
+            .and_then(Value::as_str)
+            .map(|u| vec![u.to_owned()])
+            .unwrap_or_default(),
+    }
 }

@@ -41,36 +41,9 @@ impl Translator {
             }
             "content_block_delta" => {
                 let index = ev.get("index").and_then(Value::as_u64);
-                let Some(delta) = ev.get("delta") else {
-                    return;
-                };
-                let piece = match str_of(delta, "type") {
-                    "text_delta" => str_of(delta, "text"),
-                    "thinking_delta" => str_of(delta, "thinking"),
-                    "input_json_delta" => str_of(delta, "partial_json"),
-                    // signature_delta, citations_delta: nothing to show.
-                    _ => return,
-                };
-                if piece.is_empty() {
-                    return;
+                if let Some(delta) = ev.get("delta") {
+                    self.block_delta(&message_id, index, delta, out);
                 }
-                let Some(pos) = self.find_block(&message_id, index) else {
-                    tracing::debug!(?index, "claude delta for an unknown block ignored");
-                    return;
-                };
-                let block = &mut self.blocks[pos];
-                if block.closed {
-                    return;
-                }
-                block.content.push_str(piece);
-                let item_id = block.item_id.clone();
-                self.push(
-                    out,
-                    Payload::ItemDelta {
-                        item_id,
-                        delta_content: piece.to_owned(),
-                    },
-                );
             }
             "message_delta" => {
                 if let Some(r) = ev
@@ -84,6 +57,55 @@ impl Translator {
             "message_stop" => self.message_stop(v, &message_id, out),
             // content_block_stop: the `assistant` line before it finalized the block.
             _ => {}
+        }
+    }
+
+    /// A piece of a block's text, thinking or tool input.
+    fn block_delta(
+        &mut self,
+        message_id: &str,
+        index: Option<u64>,
+        delta: &Value,
+        out: &mut Translated,
+    ) {
+        let piece = match str_of(delta, "type") {
+            "text_delta" => str_of(delta, "text"),
+            "thinking_delta" => str_of(delta, "thinking"),
+            "input_json_delta" => str_of(delta, "partial_json"),
+            // signature_delta, citations_delta: nothing to show.
+            _ => return,
+        };
+        if piece.is_empty() {
+            return;
+        }
+        let Some(pos) = self.find_block(message_id, index) else {
+            tracing::debug!(?index, "claude delta for an unknown block ignored");
+            return;
+        };
+        let block = &mut self.blocks[pos];
+        if block.closed {
+            return;
+        }
+        block.content.push_str(piece);
+        let item_id = block.item_id.clone();
+        self.push(
+            out,
+            Payload::ItemDelta {
+                item_id,
+                delta_content: piece.to_owned(),
+            },
+        );
+        if let Some(display) = live_display(&mut self.blocks[pos]) {
+            let item_id = self.blocks[pos].item_id.clone();
+            self.push(
+                out,
+                Payload::ToolProgress {
+                    item_id,
+                    display: Some(display),
+                    output: None,
+                    output_delta: None,
+                },
+            );
         }
     }
 
@@ -141,6 +163,8 @@ impl Translator {
             name,
             content: initial.to_owned(),
             closed: false,
+            live_len: 0,
+            live: None,
         });
         self.blocks.len() - 1
     }
@@ -217,4 +241,28 @@ impl Translator {
     }
 
     // ---- complete messages -----------------------------------------------
+}
+
+/// The display of a streaming tool input when it reads differently from
+/// the last one sent. The input is re-read only after it grew by an eighth
+/// (and 16 bytes), so a long input (a file being written) costs linear time.
+fn live_display(block: &mut Block) -> Option<ToolDisplay> {
+    if block.kind != BlockKind::Tool {
+        return None;
+    }
+    let len = block.content.len();
+    if len < block.live_len + (block.live_len / 8).max(16) && block.live_len > 0 {
+        return None;
+    }
+    block.live_len = len;
+    let args = json::partial_object(&block.content)?;
+    let display = display::describe_map(&args, &display::COMMON);
+    if display.summary.is_empty() && display.diff.is_none() {
+        return None;
+    }
+    if block.live.as_ref() == Some(&display) {
+        return None;
+    }
+    block.live = Some(display.clone());
+    Some(display)
 }

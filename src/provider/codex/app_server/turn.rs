@@ -69,6 +69,60 @@ impl AppTurn {
             (None, Some(_)) if method != "turn/started" => return out,
             _ => {}
         }
+        let payloads = match method {
+            "turn/started" => {
+                if self.codex_turn.is_none() {
+                    self.codex_turn = turn_of.map(str::to_owned);
+                }
+                out.push(Out::Started);
+                Vec::new()
+            }
+            "item/started" | "item/completed" => self.item(method, params, &mut out),
+            "thread/tokenUsage/updated" => {
+                // The server re-sends unchanged counts (e.g. at an interrupt),
+                // so the turn's usage is the growth of the thread total, not
+                // a sum of `last` values.
+                if let Some(total) = params.pointer("/tokenUsage/total") {
+                    self.total = Some(usage(total));
+                }
+                Vec::new()
+            }
+            "turn/plan/updated" => self.plan_updated(params),
+            "error" => self.error(params, &mut out),
+            "model/rerouted" => {
+                let model = |k: &str| params.get(k).and_then(Value::as_str).unwrap_or("?");
+                let text = format!(
+                    "model rerouted from {} to {}",
+                    model("fromModel"),
+                    model("toModel")
+                );
+                self.items.notice(&text)
+            }
+            "turn/completed" => {
+                self.turn_completed(params, &mut out);
+                Vec::new()
+            }
+            _ => self.delta(method, params),
+        };
+        out.extend(payloads.into_iter().map(Out::Event));
+        out
+    }
+
+    /// An item began or ended.
+    fn item(&mut self, method: &str, params: &Value, out: &mut Vec<Out>) -> Vec<Payload> {
+        let Some(item) = params.get("item") else {
+            return Vec::new();
+        };
+        self.flush_error(out);
+        if method == "item/started" {
+            self.items.started(item)
+        } else {
+            self.items.completed(item)
+        }
+    }
+
+    /// A piece of a running item: text, reasoning, or a tool's output.
+    fn delta(&mut self, method: &str, params: &Value) -> Vec<Payload> {
         let item_id = params
             .get("itemId")
             .and_then(Value::as_str)
@@ -83,25 +137,7 @@ impl AppTurn {
                 .and_then(Value::as_i64)
                 .unwrap_or(0)
         };
-        let payloads = match method {
-            "turn/started" => {
-                if self.codex_turn.is_none() {
-                    self.codex_turn = turn_of.map(str::to_owned);
-                }
-                out.push(Out::Started);
-                Vec::new()
-            }
-            "item/started" | "item/completed" => match params.get("item") {
-                Some(item) => {
-                    self.flush_error(&mut out);
-                    if method == "item/started" {
-                        self.items.started(item)
-                    } else {
-                        self.items.completed(item)
-                    }
-                }
-                None => Vec::new(),
-            },
+        match method {
             "item/agentMessage/delta" | "item/plan/delta" => {
                 self.items.delta(item_id, TextKind::Message, delta)
             }
@@ -110,34 +146,11 @@ impl AppTurn {
             }
             "item/reasoning/summaryPartAdded" => self.items.summary_part(item_id, summary_index()),
             "item/reasoning/textDelta" => self.items.raw_reasoning_delta(item_id, delta),
-            "thread/tokenUsage/updated" => {
-                // The server re-sends unchanged counts (e.g. at an interrupt),
-                // so the turn's usage is the growth of the thread total, not
-                // a sum of `last` values.
-                if let Some(total) = params.pointer("/tokenUsage/total") {
-                    self.total = Some(usage(total));
-                }
-                Vec::new()
-            }
-            "turn/plan/updated" => self.plan_updated(params),
-            "error" => self.error(params, &mut out),
-            "model/rerouted" => {
-                let from = params
-                    .get("fromModel")
-                    .and_then(Value::as_str)
-                    .unwrap_or("?");
-                let to = params.get("toModel").and_then(Value::as_str).unwrap_or("?");
-                self.items
-                    .notice(&format!("model rerouted from {from} to {to}"))
-            }
-            "turn/completed" => {
-                self.turn_completed(params, &mut out);
-                Vec::new()
+            "item/commandExecution/outputDelta" | "item/fileChange/outputDelta" => {
+                self.items.output_delta(item_id, delta)
             }
             _ => Vec::new(),
-        };
-        out.extend(payloads.into_iter().map(Out::Event));
-        out
+        }
     }
 
     fn plan_updated(&mut self, params: &Value) -> Vec<Payload> {

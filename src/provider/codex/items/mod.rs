@@ -588,6 +588,19 @@ impl ItemMapper {
         });
     }
 
+    /// Output a running tool-like item printed (app-server `outputDelta`).
+    pub fn output_delta(&mut self, item_id: &str, delta: &str) -> Vec<Payload> {
+        if delta.is_empty() || !self.tools.contains_key(item_id) {
+            return Vec::new();
+        }
+        vec![Payload::ToolProgress {
+            item_id: item_id.to_owned(),
+            display: None,
+            output: None,
+            output_delta: Some(delta.to_owned()),
+        }]
+    }
+
     /// Emits the result of a completed tool-like item once.
     fn result(&mut self, item: &Item, out: &mut Vec<Payload>) {
         let id = item.id();

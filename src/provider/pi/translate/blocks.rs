@@ -83,7 +83,7 @@ impl PiTranslator {
             "item"
         });
         if let Some(c) = call_id {
-            t.announced.insert(c.to_owned());
+            t.announced.insert(c.to_owned(), item_id.clone());
         }
         t.blocks.insert(
             idx,

@@ -10,7 +10,7 @@ impl PiTranslator {
         let known = self
             .turn
             .as_ref()
-            .is_none_or(|t| t.announced.contains(call_id));
+            .is_none_or(|t| t.announced.contains_key(call_id));
         if known {
             return;
         }
@@ -18,7 +18,7 @@ impl PiTranslator {
         let name = str_field(v, "toolName").unwrap_or("tool").to_owned();
         let item_id = new_id("tool");
         if let Some(t) = self.turn.as_mut() {
-            t.announced.insert(call_id.to_owned());
+            t.announced.insert(call_id.to_owned(), item_id.clone());
         }
         self.emit(
             out,
@@ -34,6 +34,35 @@ impl PiTranslator {
                     object(v.get("args")),
                     &super::TOOL_KEYS,
                 ),
+            },
+        );
+    }
+
+    /// What a running tool printed so far (`partialResult`, the whole
+    /// output each time).
+    pub(super) fn tool_progress(&mut self, v: &Value, out: &mut Vec<ProviderEvent>) {
+        let Some(call_id) = str_field(v, "toolCallId") else {
+            return;
+        };
+        let Some(item_id) = self
+            .turn
+            .as_ref()
+            .and_then(|t| t.announced.get(call_id))
+            .cloned()
+        else {
+            return;
+        };
+        let output = v.get("partialResult").map(result_text).unwrap_or_default();
+        if output.is_empty() {
+            return;
+        }
+        self.emit(
+            out,
+            Payload::ToolProgress {
+                item_id,
+                display: None,
+                output: Some(output),
+                output_delta: None,
             },
         );
     }

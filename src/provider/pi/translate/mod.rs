@@ -17,7 +17,7 @@ mod blocks;
 mod events;
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -111,8 +111,8 @@ struct Turn {
     started: bool,
     /// Blocks of the current assistant message by `contentIndex`.
     blocks: BTreeMap<usize, Block>,
-    /// Tool calls already shown as `function_call` items.
-    announced: HashSet<String>,
+    /// Tool calls already shown as `function_call` items: call id → item id.
+    announced: HashMap<String, String>,
     usage: Option<Usage>,
     last_stop: Option<String>,
     last_error: Option<String>,
@@ -172,7 +172,7 @@ impl PiTranslator {
             prompt_line: line.to_owned(),
             started: false,
             blocks: BTreeMap::new(),
-            announced: HashSet::new(),
+            announced: HashMap::new(),
             usage: None,
             last_stop: None,
             last_error: None,
@@ -277,7 +277,7 @@ impl PiTranslator {
             },
             "message_end" => self.message_end(&v, &mut out),
             "tool_execution_start" => self.tool_start(&v, &mut out),
-            "tool_execution_update" => {}
+            "tool_execution_update" => self.tool_progress(&v, &mut out),
             "tool_execution_end" => self.tool_end(&v, &mut out),
             "auto_retry_start" => self.retry_start(&v, &mut out),
             "auto_retry_end" => self.retry_end(&v, &mut out),
