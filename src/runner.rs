@@ -96,6 +96,13 @@ pub enum RunnerCommand {
     SetModel(String),
     /// `/effort LEVEL`: thinking / reasoning effort from now on.
     SetEffort(String),
+    /// `/resume`, `/clear`: continue history session `session` and the
+    /// agent's own session `resume` (`None`: a new one). The agent is
+    /// started again; only while no turn runs.
+    SwitchSession {
+        session: String,
+        resume: Option<String>,
+    },
     Shutdown,
 }
 
@@ -129,6 +136,12 @@ pub enum PaneEvent {
     Models(Vec<String>),
     /// The effort level now in use (after `/effort`).
     Effort(String),
+    /// The pane continues another history session from now on (the
+    /// recorder writes there); `resume` is the agent's handle it started with.
+    SessionSwitched {
+        session: String,
+        resume: Option<String>,
+    },
     /// A history write failed (reason); shown in the pane and the status bar
     /// as "history not saved: <reason>".
     HistoryNotSaved(String),
@@ -446,6 +459,9 @@ impl Runner {
             }
             RunnerCommand::SetModel(model) => self.set_model(model),
             RunnerCommand::SetEffort(effort) => self.set_effort(effort),
+            RunnerCommand::SwitchSession { session, resume } => {
+                self.switch_session(session, resume)
+            }
             RunnerCommand::Shutdown => {}
         }
     }
@@ -610,6 +626,33 @@ impl Runner {
                 self.drain();
             }
             Err(e) => self.notice(DiagnosticLevel::Error, e.to_string()),
+        }
+    }
+
+    /// Ends the agent and starts it again on another session (or a new
+    /// one). A turn in flight would be lost: the app only asks while idle,
+    /// and a late request is refused.
+    fn switch_session(&mut self, session: String, resume: Option<String>) {
+        if self.turn.is_some() {
+            return self.notice(
+                DiagnosticLevel::Warn,
+                "a turn is running: interrupt it before switching sessions",
+            );
+        }
+        if let Some(p) = self.provider.take() {
+            tokio::spawn(p.kill());
+        }
+        self.provider_rx = None;
+        let resume = resume.filter(|_| self.capabilities.resume);
+        self.spec.resume.clone_from(&resume);
+        self.session_id = resume.clone().unwrap_or_else(|| new_id("session"));
+        self.emit(PaneEvent::SessionSwitched { session, resume });
+        match self.start_provider() {
+            Ok(()) => self.set_state(TurnState::Idle),
+            Err(e) => {
+                self.notice(DiagnosticLevel::Error, e.to_string());
+                self.set_state(TurnState::Dead);
+            }
         }
     }
 

@@ -105,6 +105,7 @@ impl App {
             Action::Overview => self.open_overview(),
             Action::ToggleMouse => self.toggle_mouse(),
             Action::Diff => self.open_diff(),
+            Action::Resume => self.run_command(super::commands::HiveCommand::Resume, ""),
             _ => return false,
         }
         true

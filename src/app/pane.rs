@@ -79,6 +79,8 @@ pub struct Pane {
     pub highlight: Option<String>,
     /// The agent's own git worktree (`worktree = true`).
     pub worktree: Option<crate::worktree::Worktree>,
+    /// The history session the pane shows and records into.
+    pub history_session: Option<String>,
 }
 
 impl Pane {
@@ -120,6 +122,7 @@ impl Pane {
             reveal: None,
             highlight: None,
             worktree: None,
+            history_session: None,
         };
         pane.model = pane.agent.model.clone();
         pane.effort = pane.agent.thinking.clone();

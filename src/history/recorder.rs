@@ -222,6 +222,24 @@ impl HistoryRecorder {
     }
 }
 
+impl HistoryRecorder {
+    /// From now on records go to `session`'s file; the state remembers the
+    /// handle of the session left behind (`PaneState::switch_to`).
+    fn switch(&mut self, session: &str, resume: &Option<String>) {
+        let dir = self
+            .writer
+            .path()
+            .parent()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_default();
+        let name = format!("{}.jsonl", super::store::safe_name(session));
+        self.writer = SessionWriter::new(dir.join(name));
+        session.clone_into(&mut self.session);
+        self.state.switch_to(session, resume.clone());
+        self.save_state();
+    }
+}
+
 impl Recorder for HistoryRecorder {
     fn take_failure(&mut self) -> Option<String> {
         self.failure.take()
@@ -247,6 +265,7 @@ impl Recorder for HistoryRecorder {
                     self.save_state();
                 }
             }
+            PaneEvent::SessionSwitched { session, resume } => self.switch(session, resume),
             PaneEvent::Queue(queue) if self.track_queue && *queue != self.state.queue => {
                 self.state.queue = queue.clone();
                 self.save_state();
