@@ -10,6 +10,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
+#[path = "support/openai_server.rs"]
+mod openai_server;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -463,6 +466,71 @@ fn worktree_diff_view_end_to_end() {
     );
     t.keys(&["Escape"]);
     t.wait("the panes again", |s| !s.contains("diff · a"));
+    t.keys(&["C-q"]);
+    t.wait_for("HIVE-EXIT=0");
+}
+
+/// Issue 14: an `openai` pane against the scripted Chat Completions server:
+/// after `/model other-model` the next request names the new model.
+#[test]
+fn openai_model_switch_reaches_the_servers_request() {
+    use openai_server::{Server, answer_text};
+    let Some(bin) = hive_bin() else { return };
+    let server = Server::start(vec![
+        answer_text("FIRST-ANSWER", 1, 1),
+        answer_text("SECOND-ANSWER", 1, 1),
+    ]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("hive.toml"),
+        format!(
+            "[[agent]]\nid = \"llm\"\nname = \"Direct\"\nprovider = \"openai\"\n\
+             model = \"first-model\"\nbase_url = \"{}\"\n",
+            server.base_url
+        ),
+    )
+    .unwrap();
+    let t = start(&bin, dir);
+    t.wait_for("Message Direct");
+    t.type_text("hello");
+    t.keys(&["Enter"]);
+    t.wait_for("FIRST-ANSWER");
+    t.wait("idle", |s| status_line(s).contains("idle"));
+    t.type_text("/model other-model");
+    t.keys(&["Enter"]);
+    t.wait_for("model set to other-model");
+    t.type_text("again");
+    t.keys(&["Enter"]);
+    t.wait_for("SECOND-ANSWER");
+    let models: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|r| r.body["model"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(models, ["first-model", "other-model"]);
+    let s = t.screen();
+    assert!(status_line(&s).contains("other-model"), "{s}");
+    t.keys(&["C-q"]);
+    t.wait_for("HIVE-EXIT=0");
+}
+
+/// Issue 14: `@` and a few letters, then Tab, puts the file's path in the
+/// composer (the finder walks the pane's directory).
+#[test]
+fn at_and_tab_insert_a_file_path() {
+    let Some(bin) = hive_bin() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join("src/widgets")).unwrap();
+    std::fs::write(dir.path().join("src/widgets/gauge_meter.rs"), "").unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "").unwrap();
+    let t = start(&bin, dir);
+    t.wait_for("Message Architect");
+    t.type_text("read @gaugem");
+    t.wait_for("gauge_meter.rs");
+    t.keys(&["Tab"]);
+    t.wait("the path in the composer", |s| {
+        s.contains("read @src/widgets/gauge_meter.rs")
+    });
     t.keys(&["C-q"]);
     t.wait_for("HIVE-EXIT=0");
 }

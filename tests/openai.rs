@@ -468,6 +468,41 @@ async fn headers_and_the_api_key_are_sent() {
     p.kill().await;
 }
 
+/// `/model` and `/effort` (issue 14): the next request carries the new
+/// model and `reasoning_effort`; `off` leaves the field out.
+#[tokio::test]
+async fn set_model_and_effort_change_the_next_request() {
+    let server = Server::start(vec![
+        answer_text("one", 1, 1),
+        answer_text("two", 1, 1),
+        answer_text("three", 1, 1),
+    ]);
+    let factory = factory_with_tools();
+    assert!(factory.capabilities(&agent(&server)).set_model);
+    let mut p = Driven::start(&factory, agent(&server), None);
+    p.turn("first").await;
+    p.live.handle.send(ProviderCommand::SetModel {
+        model: "other-model".into(),
+    });
+    p.live.handle.send(ProviderCommand::SetEffort {
+        effort: "high".into(),
+    });
+    p.turn("second").await;
+    p.live.handle.send(ProviderCommand::SetEffort {
+        effort: "off".into(),
+    });
+    p.turn("third").await;
+    let reqs = server.requests();
+    let first_model = reqs[0].body["model"].as_str().unwrap().to_owned();
+    assert_ne!(first_model, "other-model");
+    assert!(reqs[0].body.get("reasoning_effort").is_none());
+    assert_eq!(reqs[1].body["model"], "other-model");
+    assert_eq!(reqs[1].body["reasoning_effort"], "high");
+    assert_eq!(reqs[2].body["model"], "other-model");
+    assert!(reqs[2].body.get("reasoning_effort").is_none());
+    p.kill().await;
+}
+
 /// Through the runner and the history store: a restarted pane rebuilds the
 /// conversation, tool call and result included, from hive's history.
 #[tokio::test]

@@ -106,6 +106,19 @@ impl Settings {
         })
     }
 
+    /// `/model` and `/effort`: the next request carries them. `off` (or
+    /// `none`) leaves `reasoning_effort` out of the request.
+    fn apply(&mut self, cmd: ProviderCommand) {
+        match cmd {
+            ProviderCommand::SetModel { model } => self.model = model,
+            ProviderCommand::SetEffort { effort } => {
+                self.reasoning_effort =
+                    (!matches!(effort.as_str(), "off" | "none" | "")).then_some(effort);
+            }
+            _ => {}
+        }
+    }
+
     pub fn endpoint(&self) -> String {
         format!("{}/chat/completions", self.base_url.trim_end_matches('/'))
     }
@@ -145,8 +158,8 @@ impl ProviderFactory for OpenAiFactory {
             thinking: true,
             resume: true,
             permissions: false,
-            set_model: false,
-            set_effort: false,
+            set_model: true,
+            set_effort: true,
         }
     }
 
@@ -253,27 +266,39 @@ async fn run(mut agent: Agent, loaded: Loaded, mut rx: mpsc::UnboundedReceiver<P
             ProviderCommand::Send { turn_id, text } => {
                 let cancel = CancellationToken::new();
                 let events = agent.events.clone();
-                let turn = agent.turn(&turn_id, text, &cancel);
-                tokio::pin!(turn);
-                loop {
-                    tokio::select! {
-                        () = &mut turn => break,
-                        cmd = rx.recv() => match cmd {
-                            Some(ProviderCommand::Cancel) => cancel.cancel(),
-                            Some(ProviderCommand::Kill) | None => return,
-                            Some(ProviderCommand::Send { turn_id, .. }) => {
-                                events.stream(&turn_id, "busy", Payload::ResponseError {
-                                    error: ErrorInfo::new("busy", "the agent is still running the previous turn"),
-                                });
+                // Settings changed mid-turn apply from the next request on
+                // the next turn (the running one keeps its model).
+                let mut later = Vec::new();
+                {
+                    let turn = agent.turn(&turn_id, text, &cancel);
+                    tokio::pin!(turn);
+                    loop {
+                        tokio::select! {
+                            () = &mut turn => break,
+                            cmd = rx.recv() => match cmd {
+                                Some(ProviderCommand::Cancel) => cancel.cancel(),
+                                Some(ProviderCommand::Kill) | None => return,
+                                Some(ProviderCommand::Send { turn_id, .. }) => {
+                                    events.stream(&turn_id, "busy", Payload::ResponseError {
+                                        error: ErrorInfo::new("busy", "the agent is still running the previous turn"),
+                                    });
+                                }
+                                Some(ProviderCommand::Steer { .. }) => not_mid_turn(&events),
+                                Some(c @ (ProviderCommand::SetModel { .. } | ProviderCommand::SetEffort { .. })) => later.push(c),
+                                Some(_) => {}
                             }
-                            Some(ProviderCommand::Steer { .. }) => not_mid_turn(&events),
-                            Some(_) => {}
                         }
                     }
+                }
+                for c in later {
+                    agent.settings.apply(c);
                 }
             }
             ProviderCommand::Kill => return,
             ProviderCommand::Steer { .. } => not_mid_turn(&agent.events),
+            c @ (ProviderCommand::SetModel { .. } | ProviderCommand::SetEffort { .. }) => {
+                agent.settings.apply(c);
+            }
             _ => {}
         }
     }
