@@ -96,6 +96,9 @@ pub enum RunnerCommand {
     SetModel(String),
     /// `/effort LEVEL`: thinking / reasoning effort from now on.
     SetEffort(String),
+    /// Images for the next message that starts a turn (only with the
+    /// provider's `images` capability; the app checks it first).
+    Attach(Vec<crate::image::Image>),
     /// `/resume`, `/clear`: continue history session `session` and the
     /// agent's own session `resume` (`None`: a new one). The agent is
     /// started again; only while no turn runs.
@@ -255,6 +258,7 @@ pub fn spawn_runner(
         cancel_deadline: None,
         interrupt_timeout: options.interrupt_timeout,
         recorder: options.recorder,
+        images: Vec::new(),
         live_every: options.live_every,
         live_at: None,
         out,
@@ -308,6 +312,8 @@ struct Runner {
     cancel_deadline: Option<Instant>,
     interrupt_timeout: Duration,
     recorder: Option<Box<dyn Recorder>>,
+    /// Images for the next turn (`RunnerCommand::Attach`).
+    images: Vec<crate::image::Image>,
     live_every: Option<Duration>,
     /// When the next live tail goes out (set when unshown text arrives).
     live_at: Option<Instant>,
@@ -459,6 +465,7 @@ impl Runner {
             }
             RunnerCommand::SetModel(model) => self.set_model(model),
             RunnerCommand::SetEffort(effort) => self.set_effort(effort),
+            RunnerCommand::Attach(images) => self.attach(images),
             RunnerCommand::SwitchSession { session, resume } => {
                 self.switch_session(session, resume)
             }
@@ -629,6 +636,16 @@ impl Runner {
         }
     }
 
+    fn attach(&mut self, images: Vec<crate::image::Image>) {
+        if !self.capabilities.images {
+            return self.notice(
+                DiagnosticLevel::Warn,
+                "this agent takes no images: the images were not sent",
+            );
+        }
+        self.images = images;
+    }
+
     /// Ends the agent and starts it again on another session (or a new
     /// one). A turn in flight would be lost: the app only asks while idle,
     /// and a late request is refused.
@@ -695,8 +712,17 @@ impl Runner {
         self.last_output = Some(Instant::now());
         self.turn_text = Some(text.clone());
         self.set_state(TurnState::Starting);
+        let images = std::mem::take(&mut self.images);
         if echo {
-            self.user_message(&turn_id, &text);
+            // The transcript and history name the images the message carried.
+            let mut shown = text.clone();
+            for i in &images {
+                shown.push_str(&format!("\n[image: {}]", i.path.display()));
+            }
+            self.user_message(&turn_id, &shown);
+        }
+        if !images.is_empty() {
+            self.to_provider(ProviderCommand::Attach(images));
         }
         if !self.to_provider(ProviderCommand::Send { turn_id, text }) {
             self.provider_gone(None, "the agent is not running".into());

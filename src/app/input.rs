@@ -73,6 +73,9 @@ impl App {
         {
             return;
         }
+        if composer_empty && ev.code == KeyCode::Backspace && self.detach_last() {
+            return;
+        }
         if let Some(p) = self.focused_mut() {
             p.forget_history_walk();
             p.composer.input(ev);
@@ -442,10 +445,7 @@ impl App {
         }
         let text = p.take_composer();
         match commands::parse(&text, &p.commands) {
-            Parsed::Text(text) => {
-                p.scroll = 0;
-                self.send(focus, RunnerCommand::Submit { text, mode });
-            }
+            Parsed::Text(text) => self.submit_with_images(text, mode),
             Parsed::Hive(cmd, arg) => self.run_command(cmd, &arg),
             Parsed::Unknown(name) => {
                 let agent = p.name().to_owned();
@@ -468,6 +468,12 @@ impl App {
             self.send(focus, RunnerCommand::Input(bytes));
             return;
         }
+        if self.paste_images(text) {
+            return;
+        }
+        let Some(p) = self.panes.get_mut(focus) else {
+            return;
+        };
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
         p.composer.insert_str(text);
     }

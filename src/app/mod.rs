@@ -7,6 +7,7 @@
 //! happens. Each `frame` draws the app read-only into the UI's `ViewState`,
 //! then the app takes back what the frame measured (`geometry`).
 
+pub mod attach;
 pub mod attention;
 pub mod commands;
 pub mod copy;

@@ -81,6 +81,8 @@ pub struct Pane {
     pub worktree: Option<crate::worktree::Worktree>,
     /// The history session the pane shows and records into.
     pub history_session: Option<String>,
+    /// Images the next message carries (chips above the composer).
+    pub attachments: Vec<crate::image::Image>,
 }
 
 impl Pane {
@@ -123,6 +125,7 @@ impl Pane {
             highlight: None,
             worktree: None,
             history_session: None,
+            attachments: Vec::new(),
         };
         pane.model = pane.agent.model.clone();
         pane.effort = pane.agent.thinking.clone();

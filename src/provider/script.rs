@@ -224,6 +224,7 @@ impl ProviderFactory for ScriptFactory {
             permissions: caps.permissions,
             set_model: true,
             set_effort: true,
+            images: false,
         }
     }
 

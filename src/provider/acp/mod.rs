@@ -161,6 +161,7 @@ impl ProviderFactory for AcpFactory {
             // the pane says the agent offers none.
             set_model: true,
             set_effort: true,
+            images: true,
         }
     }
 

@@ -50,6 +50,7 @@ impl ProviderFactory for CodexFactory {
                 permissions: true,
                 set_model: true,
                 set_effort: true,
+                images: true,
             },
             // One process per turn: nothing can be handed to it mid-turn, so
             // the runner queues; SIGINT is the only interrupt.
@@ -63,6 +64,7 @@ impl ProviderFactory for CodexFactory {
                 // Both go on the next turn's command line.
                 set_model: true,
                 set_effort: true,
+                images: false,
             },
         }
     }

@@ -58,6 +58,7 @@ impl ProviderFactory for GeminiFactory {
             set_model: true,
             // Headless mode has no thinking setting.
             set_effort: false,
+            images: false,
         }
     }
 

@@ -160,6 +160,7 @@ impl ProviderFactory for OpenAiFactory {
             permissions: false,
             set_model: true,
             set_effort: true,
+            images: true,
         }
     }
 
@@ -189,6 +190,7 @@ impl ProviderFactory for OpenAiFactory {
             events,
             session: String::new(),
             messages: Vec::new(),
+            images: Vec::new(),
         };
         // Read now, not in the task: the runner records the first message
         // of a turn as soon as it is sent, and that must not be replayed.
@@ -299,6 +301,7 @@ async fn run(mut agent: Agent, loaded: Loaded, mut rx: mpsc::UnboundedReceiver<P
             c @ (ProviderCommand::SetModel { .. } | ProviderCommand::SetEffort { .. }) => {
                 agent.settings.apply(c);
             }
+            ProviderCommand::Attach(images) => agent.images = images,
             _ => {}
         }
     }
@@ -321,6 +324,8 @@ struct Agent {
     session: String,
     /// The conversation without the system prompt.
     messages: Vec<ChatMessage>,
+    /// Images for the next turn's message.
+    images: Vec<crate::image::Image>,
 }
 
 impl Agent {
@@ -345,7 +350,8 @@ impl Agent {
                 provider_id: PROVIDER_ID.into(),
             },
         );
-        self.messages.push(ChatMessage::User { content: text });
+        let images = std::mem::take(&mut self.images);
+        self.messages.push(ChatMessage::user(text, &images));
         let mut usage: Option<Usage> = None;
         for _ in 0..self.settings.max_steps {
             let messages = self.request_messages();

@@ -53,6 +53,7 @@ impl ProviderFactory for PiFactory {
             permissions: false,
             set_model: true,
             set_effort: true,
+            images: false,
         }
     }
 
