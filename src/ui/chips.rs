@@ -25,7 +25,7 @@ pub fn lines(p: &Pane, t: &Theme) -> Vec<Logical> {
         spans.push(Span::raw(" "));
     }
     spans.push(Span::styled(
-        "· goes with the next message · Backspace on an empty composer removes",
+        "· sent with the next message · Backspace on an empty composer removes",
         Style::new().fg(t.dim),
     ));
     vec![Logical::new(spans)]

@@ -440,7 +440,7 @@ impl AppServer {
 
 /// `turn/start` input: the text, then each image as a `localImage` item
 /// (codex reads the file itself).
-pub(crate) fn turn_input(text: &str, images: &[crate::image::Image]) -> Value {
+pub fn turn_input(text: &str, images: &[crate::image::Image]) -> Value {
     let mut input = vec![json!({"type": "text", "text": text})];
     input.extend(
         images
