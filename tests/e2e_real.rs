@@ -1336,3 +1336,101 @@ fn mock_error_scenario_fails_each_api_and_logs_it() {
     let log = std::fs::read_to_string(&mock.log).expect("log");
     assert_eq!(log.matches("\"done\": \"error 400\"").count(), 2, "{log}");
 }
+
+// ------------------------------------------------------------------------------------------
+// `/model` in the console (issue 14): the next request to the model names the new model
+
+mod model_switch {
+    use super::*;
+
+    /// hive's console on `agent` in a private tmux server.
+    fn console(lab: &Lab, agent: &Agent, name: &str) -> Tmux {
+        let config = write_hive_config(lab, agent);
+        let tmux = Tmux {
+            socket: format!("hive-e2e-{name}-{}", std::process::id()),
+        };
+        let cmd = hive_command(lab, &config);
+        let mut line = vec!["env".to_owned()];
+        for (k, v) in cmd.get_envs() {
+            match v {
+                Some(v) => line.push(format!("{}={}", k.to_string_lossy(), v.to_string_lossy())),
+                None => line.extend(["-u".to_owned(), k.to_string_lossy().into_owned()]),
+            }
+        }
+        line.extend(["TERM=xterm-256color".to_owned(), HIVE.to_owned()]);
+        line.extend(cmd.get_args().map(|a| a.to_string_lossy().into_owned()));
+        let shell_line = format!(
+            "{}; echo \"hive exited with $?\"; sleep 60",
+            shlex::try_join(line.iter().map(String::as_str)).expect("quotable")
+        );
+        let work = lab.work.display().to_string();
+        let started = tmux.cmd(&[
+            "new-session",
+            "-d",
+            "-s",
+            "e2e",
+            "-x",
+            "200",
+            "-y",
+            "50",
+            "-c",
+            &work,
+            &shell_line,
+        ]);
+        assert!(started.status.success(), "tmux: {started:?}");
+        tmux
+    }
+
+    fn keys(tmux: &Tmux, text: &str) {
+        tmux.cmd(&["send-keys", "-t", "e2e", "-l", text]);
+        tmux.cmd(&["send-keys", "-t", "e2e", "Enter"]);
+    }
+
+    fn wait(tmux: &Tmux, needle: &str, secs: u64) {
+        if let Err(screen) = tmux.wait_for(needle, Duration::from_secs(secs)) {
+            panic!("`{needle}` not on screen:\n{screen}");
+        }
+    }
+
+    /// `/model NAME`, then a message: the mock's request for it carries NAME.
+    fn switch(cli: Cli, name: &str, model: &str) {
+        let Some(lab) = Lab::new() else { return };
+        let Some(agent) = agent(&lab, cli) else {
+            return;
+        };
+        if Command::new("tmux").arg("-V").output().is_err() {
+            eprintln!("SKIP: tmux is not installed");
+            return;
+        }
+        let tmux = console(&lab, &agent, name);
+        wait(&tmux, "Message e2e", 60);
+        keys(&tmux, &format!("/model {model}"));
+        wait(&tmux, &format!("model set to {model}"), 30);
+        keys(&tmux, "Say hello. SCENARIO:text");
+        wait(&tmux, "mock model says hello", 120);
+        let models: Vec<String> = lab
+            .mock
+            .requests()
+            .iter()
+            .filter(|r| r["scenario"] == "text" && r["side"] == false)
+            .filter_map(|r| r["body"]["model"].as_str().map(str::to_owned))
+            .collect();
+        assert!(!models.is_empty(), "no request reached the mock");
+        assert!(
+            models.iter().all(|m| m == model),
+            "requests named {models:?}, not {model}"
+        );
+    }
+
+    #[test]
+    #[ignore = "needs the real CLIs and tmux: scripts/e2e-real.sh"]
+    fn console_model_switch_claude() {
+        switch(Cli::Claude, "claude", "claude-haiku-4-5");
+    }
+
+    #[test]
+    #[ignore = "needs the real CLIs and tmux: scripts/e2e-real.sh"]
+    fn console_model_switch_codex() {
+        switch(Cli::CodexAppServer, "codex", "gpt-5.4");
+    }
+}
