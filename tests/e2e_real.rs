@@ -1058,43 +1058,7 @@ fn console_claude_tmux() {
         eprintln!("SKIP: tmux is not installed");
         return;
     }
-    let config = write_hive_config(&lab, &agent);
-    let tmux = Tmux {
-        socket: format!("hive-e2e-{}", std::process::id()),
-    };
-    // The whole hive command line runs under `env` so the pane gets the scrubbed, private
-    // environment regardless of the tmux server's own.
-    let cmd = hive_command(&lab, &config);
-    let mut line = vec!["env".to_owned()];
-    for (k, v) in cmd.get_envs() {
-        match v {
-            Some(v) => line.push(format!("{}={}", k.to_string_lossy(), v.to_string_lossy())),
-            None => line.extend(["-u".to_owned(), k.to_string_lossy().into_owned()]),
-        }
-    }
-    line.push("TERM=xterm-256color".into());
-    line.push(HIVE.into());
-    line.extend(cmd.get_args().map(|a| a.to_string_lossy().into_owned()));
-    // Keep the pane open after hive exits so a failure stays readable on screen.
-    let shell_line = format!(
-        "{}; echo \"hive exited with $?\"; sleep 60",
-        shlex::try_join(line.iter().map(String::as_str)).expect("quotable")
-    );
-    let work = lab.work.display().to_string();
-    let started = tmux.cmd(&[
-        "new-session",
-        "-d",
-        "-s",
-        "e2e",
-        "-x",
-        "200",
-        "-y",
-        "50",
-        "-c",
-        &work,
-        &shell_line,
-    ]);
-    assert!(started.status.success(), "tmux: {started:?}");
+    let tmux = model_switch::console(&lab, &agent, "claude");
     // The console is up when the pane shows the agent's title.
     if let Err(screen) = tmux.wait_for("e2e", Duration::from_secs(30)) {
         panic!("console did not come up:\n{screen}");
@@ -1343,8 +1307,11 @@ fn mock_error_scenario_fails_each_api_and_logs_it() {
 mod model_switch {
     use super::*;
 
-    /// hive's console on `agent` in a private tmux server.
-    fn console(lab: &Lab, agent: &Agent, name: &str) -> Tmux {
+    /// hive's console on `agent` in a private tmux server, under `env` so
+    /// the pane gets the scrubbed, private environment whatever the tmux
+    /// server's own; the pane stays open after hive exits so a failure
+    /// stays readable on screen.
+    pub(super) fn console(lab: &Lab, agent: &Agent, name: &str) -> Tmux {
         let config = write_hive_config(lab, agent);
         let tmux = Tmux {
             socket: format!("hive-e2e-{name}-{}", std::process::id()),

@@ -4,19 +4,16 @@
 //! a pasted path becomes a chip, Backspace removes it, an agent that takes
 //! no images refuses the message and keeps the draft.
 
+mod support;
+
 use base64::Engine;
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use crossterm::event::KeyCode;
 use serde_json::json;
 
-use hive::app::state::App;
-use hive::app::{build_app, frame};
-use hive::config::{Config, ConfigSource};
 use hive::image::Image;
 use hive::provider::Capabilities;
-use hive::runner::{PaneEvent, PaneUpdate, RunnerCommand};
-use hive::ui::ViewState;
+use hive::runner::RunnerCommand;
+use support::console::Console;
 
 /// A real 1×1 PNG.
 const PNG_B64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
@@ -102,55 +99,13 @@ fn openai_user_message_has_an_image_url_data_url() {
     );
 }
 
-const ONE: &str = r#"
-[[agent]]
-id = "demo"
-name = "Architect"
-provider = "script"
-model = "demo-1"
-"#;
-
-struct Console {
-    app: App,
-    view: ViewState,
-}
-
 fn console(dir: &std::path::Path, images: bool) -> Console {
-    let config = Config::parse(ONE, ConfigSource::Builtin).unwrap();
-    let (mut app, _) = build_app(&config);
-    app.now = app.started;
-    app.panes[0].agent.cwd = Some(dir.to_owned());
-    app.apply(PaneUpdate {
-        pane: 0,
-        event: PaneEvent::Attached {
-            capabilities: Capabilities {
-                images,
-                ..Capabilities::default()
-            },
-            terminal: None,
-        },
+    let mut c = Console::one(Capabilities {
+        images,
+        ..Capabilities::default()
     });
-    Console {
-        app,
-        view: ViewState::default(),
-    }
-}
-
-fn render(c: &mut Console, w: u16, h: u16) -> String {
-    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    term.draw(|f| frame(&mut c.app, &mut c.view, f.area(), f.buffer_mut()))
-        .unwrap();
-    term.backend().to_string()
-}
-
-fn key(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::NONE)
-}
-
-fn typ(app: &mut App, text: &str) {
-    for c in text.chars() {
-        app.on_key(key(KeyCode::Char(c)));
-    }
+    c.app.panes[0].agent.cwd = Some(dir.to_owned());
+    c
 }
 
 #[test]
@@ -162,9 +117,9 @@ fn a_pasted_image_path_becomes_a_chip_and_goes_with_the_next_message() {
     c.app.on_paste(&format!("'{}'", path.display()));
     assert_eq!(c.app.panes[0].attachments.len(), 1);
     assert!(c.app.panes[0].composer_is_empty());
-    typ(&mut c.app, "what is on it?");
-    insta::assert_snapshot!("image_chip", render(&mut c, 72, 12));
-    c.app.on_key(key(KeyCode::Enter));
+    c.typ("what is on it?");
+    insta::assert_snapshot!("image_chip", c.render(72, 12));
+    c.key(KeyCode::Enter);
     match c.app.outbox.as_slice() {
         [
             (0, RunnerCommand::Attach(images)),
@@ -185,11 +140,11 @@ fn backspace_on_an_empty_composer_removes_the_chip() {
     let path = png(dir.path(), "a.png");
     let mut c = console(dir.path(), true);
     c.app.on_paste(&path.display().to_string());
-    typ(&mut c.app, "x");
+    c.typ("x");
     // Backspace edits the text first, then takes the chip.
-    c.app.on_key(key(KeyCode::Backspace));
+    c.key(KeyCode::Backspace);
     assert_eq!(c.app.panes[0].attachments.len(), 1);
-    c.app.on_key(key(KeyCode::Backspace));
+    c.key(KeyCode::Backspace);
     assert!(c.app.panes[0].attachments.is_empty());
     // A pasted path that is not an image stays text.
     c.app.on_paste("notes.txt");
@@ -202,12 +157,12 @@ fn an_agent_without_images_refuses_and_keeps_the_draft() {
     png(dir.path(), "a.png");
     let mut c = console(dir.path(), false);
     c.app.on_paste("a.png");
-    typ(&mut c.app, "look");
-    c.app.on_key(key(KeyCode::Enter));
+    c.typ("look");
+    c.key(KeyCode::Enter);
     assert!(c.app.outbox.is_empty(), "{:?}", c.app.outbox);
     assert_eq!(c.app.panes[0].composer_text(), "look");
     assert_eq!(c.app.panes[0].attachments.len(), 1);
-    let entries = format!("{:?}", c.app.panes[0].transcript.entries);
+    let entries = c.transcript();
     assert!(entries.contains("takes no images: not sent"), "{entries}");
 }
 
@@ -216,8 +171,8 @@ fn a_typed_image_path_is_attached_for_agents_that_take_images() {
     let dir = tempfile::tempdir().unwrap();
     png(dir.path(), "b.png");
     let mut c = console(dir.path(), true);
-    typ(&mut c.app, "compare b.png with the mockup");
-    c.app.on_key(key(KeyCode::Enter));
+    c.typ("compare b.png with the mockup");
+    c.key(KeyCode::Enter);
     assert!(
         matches!(
             c.app.outbox.as_slice(),
@@ -240,6 +195,6 @@ fn too_large_or_fake_images_are_refused_with_the_reason() {
     let mut c = console(dir.path(), true);
     c.app.on_paste(&big.display().to_string());
     assert!(c.app.panes[0].attachments.is_empty());
-    let entries = format!("{:?}", c.app.panes[0].transcript.entries);
+    let entries = c.transcript();
     assert!(entries.contains("more than the 10 MB"), "{entries}");
 }

@@ -8,29 +8,19 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+mod support;
 
-use hive::app::state::App;
-use hive::app::{build_app, frame};
-use hive::config::{AgentConfig, Config, ConfigSource};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use hive::config::AgentConfig;
 use hive::history::record::{Block, Meta, Record, Role};
 use hive::history::state::{PastResume, resume_key};
 use hive::history::{self, OpenOptions, PaneState, Store, sessions};
 use hive::provider::script::ScriptFactory;
 use hive::provider::{Capabilities, ProviderSpec};
 use hive::runner::{PaneEvent, PaneUpdate, RunnerCommand, RunnerOptions, SubmitMode, spawn_runner};
-use hive::ui::ViewState;
+use support::console::{Console, pane_event};
 use tokio::sync::mpsc;
-
-const ONE: &str = r#"
-[[agent]]
-id = "demo"
-name = "Architect"
-provider = "script"
-model = "demo-1"
-"#;
 
 const OLDEST: &str = "20261120T090000-aaaaaaaa";
 const MIDDLE: &str = "20261121T100000-bbbbbbbb";
@@ -126,28 +116,14 @@ fn three_sessions(dir: &Path) -> (Store, AgentConfig) {
     (store, agent)
 }
 
-struct Console {
-    app: App,
-    view: ViewState,
-}
-
+/// The console with the pane restored from `store` (as at start).
 fn console(store: &Store, agent: &AgentConfig, caps: Capabilities) -> Console {
-    let config = Config::parse(ONE, ConfigSource::Builtin).unwrap();
-    let (mut app, warnings) = build_app(&config);
-    assert!(warnings.is_empty(), "{warnings:?}");
-    app.now = app.started;
-    app.history = Some(store.clone());
+    let mut c = Console::one(caps);
+    c.app.history = Some(store.clone());
     let mut restored = history::open_pane_in(store, agent, &OpenOptions::default());
     restored.recorder = None;
-    app.restore(0, &mut restored);
-    app.apply(ev(PaneEvent::Attached {
-        capabilities: caps,
-        terminal: None,
-    }));
-    Console {
-        app,
-        view: ViewState::default(),
-    }
+    c.app.restore(0, &mut restored);
+    c
 }
 
 fn resumable() -> Capabilities {
@@ -155,17 +131,6 @@ fn resumable() -> Capabilities {
         resume: true,
         ..Capabilities::default()
     }
-}
-
-fn ev(event: PaneEvent) -> PaneUpdate {
-    PaneUpdate { pane: 0, event }
-}
-
-fn render(c: &mut Console, w: u16, h: u16) -> String {
-    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    term.draw(|f| frame(&mut c.app, &mut c.view, f.area(), f.buffer_mut()))
-        .unwrap();
-    term.backend().to_string()
 }
 
 /// The picker shows local times: replaced by the UTC ones the fixtures
@@ -184,20 +149,6 @@ fn in_utc(screen: &str) -> String {
         out = out.replace(&local, &utc);
     }
     out
-}
-
-fn key(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::NONE)
-}
-
-fn typ(app: &mut App, text: &str) {
-    for c in text.chars() {
-        app.on_key(key(KeyCode::Char(c)));
-    }
-}
-
-fn transcript(app: &App) -> String {
-    format!("{:?}", app.panes[0].transcript.entries)
 }
 
 #[test]
@@ -244,20 +195,20 @@ fn resume_picker_then_picking_an_older_session_shows_it_and_resumes_its_handle()
     let dir = tempfile::tempdir().unwrap();
     let (store, agent) = three_sessions(dir.path());
     let mut c = console(&store, &agent, resumable());
-    assert!(transcript(&c.app).contains("what is in src/"));
-    typ(&mut c.app, "/resume");
-    c.app.on_key(key(KeyCode::Enter));
+    assert!(c.transcript().contains("what is in src/"));
+    c.typ("/resume");
+    c.key(KeyCode::Enter);
     assert!(c.app.outbox.is_empty(), "{:?}", c.app.outbox);
     let menu = c.app.panes[0].picker.as_ref().expect("picker open");
     assert_eq!(menu.selected().unwrap().value, CURRENT);
-    insta::assert_snapshot!("resume_picker", in_utc(&render(&mut c, 90, 18)));
+    insta::assert_snapshot!("resume_picker", in_utc(&c.render(90, 18)));
     // Typing narrows the list fuzzily.
-    typ(&mut c.app, "lgn bug");
+    c.typ("lgn bug");
     let menu = c.app.panes[0].picker.as_ref().unwrap();
     let shown: Vec<&str> = menu.visible().iter().map(|i| i.value.as_str()).collect();
     assert_eq!(shown, [OLDEST]);
-    insta::assert_snapshot!("resume_picker_filtered", in_utc(&render(&mut c, 90, 18)));
-    c.app.on_key(key(KeyCode::Enter));
+    insta::assert_snapshot!("resume_picker_filtered", in_utc(&c.render(90, 18)));
+    c.key(KeyCode::Enter);
     assert!(
         matches!(
             c.app.outbox.as_slice(),
@@ -267,12 +218,12 @@ fn resume_picker_then_picking_an_older_session_shows_it_and_resumes_its_handle()
         "{:?}",
         c.app.outbox
     );
-    let text = transcript(&c.app);
+    let text = c.transcript();
     assert!(text.contains("fix the login bug"), "{text}");
     assert!(text.contains("Fixed in auth.rs."), "{text}");
     assert!(!text.contains("what is in src/"), "{text}");
     assert_eq!(c.app.panes[0].history_session.as_deref(), Some(OLDEST));
-    insta::assert_snapshot!("resumed_session", render(&mut c, 70, 14));
+    insta::assert_snapshot!("resumed_session", c.render(70, 14));
 }
 
 #[test]
@@ -284,12 +235,12 @@ fn resume_key_and_refusals() {
     c.app
         .on_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::ALT));
     assert!(c.app.panes[0].picker.is_some());
-    c.app.on_key(key(KeyCode::Esc));
+    c.key(KeyCode::Esc);
     // An agent that cannot resume: the transcript is shown, no handle is
     // sent, and the pane says why.
     let mut c = console(&store, &agent, Capabilities::default());
-    typ(&mut c.app, &format!("/resume {MIDDLE}"));
-    c.app.on_key(key(KeyCode::Enter));
+    c.typ(&format!("/resume {MIDDLE}"));
+    c.key(KeyCode::Enter);
     assert!(
         matches!(
             c.app.outbox.as_slice(),
@@ -298,17 +249,18 @@ fn resume_key_and_refusals() {
         "{:?}",
         c.app.outbox
     );
-    let text = transcript(&c.app);
+    let text = c.transcript();
     assert!(text.contains("write the release notes"), "{text}");
     assert!(text.contains("cannot resume its own sessions"), "{text}");
     // While a turn runs, switching is refused.
     c.app.outbox.clear();
-    c.app
-        .apply(ev(PaneEvent::State(hive::runner::TurnState::Streaming)));
-    typ(&mut c.app, "/clear");
-    c.app.on_key(key(KeyCode::Enter));
+    c.app.apply(pane_event(PaneEvent::State(
+        hive::runner::TurnState::Streaming,
+    )));
+    c.typ("/clear");
+    c.key(KeyCode::Enter);
     assert!(c.app.outbox.is_empty(), "{:?}", c.app.outbox);
-    assert!(transcript(&c.app).contains("a turn is running"));
+    assert!(c.transcript().contains("a turn is running"));
 }
 
 #[test]
@@ -316,8 +268,8 @@ fn clear_starts_a_new_session_id_and_empties_the_pane() {
     let dir = tempfile::tempdir().unwrap();
     let (store, agent) = three_sessions(dir.path());
     let mut c = console(&store, &agent, resumable());
-    typ(&mut c.app, "/clear");
-    c.app.on_key(key(KeyCode::Enter));
+    c.typ("/clear");
+    c.key(KeyCode::Enter);
     let [(0, RunnerCommand::SwitchSession { session, resume })] = c.app.outbox.as_slice() else {
         panic!("{:?}", c.app.outbox);
     };
@@ -325,7 +277,7 @@ fn clear_starts_a_new_session_id_and_empties_the_pane() {
     assert_ne!(session, CURRENT);
     assert!(!store.session_path("demo", session).exists());
     assert_eq!(c.app.panes[0].history_session.as_ref(), Some(session));
-    let text = transcript(&c.app);
+    let text = c.transcript();
     assert!(!text.contains("what is in src/"), "{text}");
     assert!(text.contains("new session"), "{text}");
 }
