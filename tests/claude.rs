@@ -1305,7 +1305,9 @@ async fn fake_an_attached_image_goes_with_the_next_message() {
     pane.submit("and now?", SubmitMode::Auto);
     assert!(completed(&pane.turn_end().await));
     assert_eq!(
-        pane.final_messages(Origin::Agent).last().map(String::as_str),
+        pane.final_messages(Origin::Agent)
+            .last()
+            .map(String::as_str),
         Some("Hello from fake claude. You said: and now?")
     );
     pane.runner.send(RunnerCommand::Shutdown);

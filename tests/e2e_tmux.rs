@@ -534,3 +534,40 @@ fn at_and_tab_insert_a_file_path() {
     t.keys(&["C-q"]);
     t.wait_for("HIVE-EXIT=0");
 }
+
+/// Issue 14 item 5: `/clear` starts a new session; Alt+R lists both and
+/// opening the first brings its conversation back into the pane.
+#[test]
+fn clear_then_resume_the_earlier_session() {
+    let Some(bin) = hive_bin() else { return };
+    let t = start(&bin, tempfile::tempdir().expect("tempdir"));
+    t.wait_for("Message Architect");
+    t.type_text("first topic alpha");
+    t.keys(&["Enter"]);
+    t.wait("the first turn to finish", |s| {
+        s.contains("first topic alpha") && !s.contains("working")
+    });
+    t.type_text("/clear");
+    t.keys(&["Enter"]);
+    // The pane's notice ("new session <id>"), not the menu's "start a new session".
+    let s = t.wait_for("ⓘ new session");
+    assert!(!s.contains("first topic alpha"), "{s}");
+    t.type_text("second topic beta");
+    t.keys(&["Enter"]);
+    t.wait("the second turn to finish", |s| {
+        s.contains("second topic beta") && !s.contains("working")
+    });
+    t.keys(&["M-r"]);
+    t.wait("both sessions in the picker", |s| {
+        s.contains("resume a session") && s.contains("first topic alpha")
+    });
+    t.type_text("alpha");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("resumed session");
+    assert!(!s.contains("second topic beta"), "{s}");
+    // Its conversation is in the pane (scrolled to the top: the reply is long).
+    t.keys(&["Home"]);
+    t.wait_for("You asked: first topic alpha");
+    t.keys(&["C-q"]);
+    t.wait_for("HIVE-EXIT=0");
+}
