@@ -226,6 +226,8 @@ impl HistoryRecorder {
     /// From now on records go to `session`'s file; the state remembers the
     /// handle of the session left behind (`PaneState::switch_to`).
     fn switch(&mut self, session: &str, resume: &Option<String>) {
+        // A turn left open (its end never came) stays with its session.
+        self.flush_open_turns();
         let dir = self
             .writer
             .path()
@@ -237,6 +239,22 @@ impl HistoryRecorder {
         session.clone_into(&mut self.session);
         self.state.switch_to(session, resume.clone());
         self.save_state();
+    }
+
+    /// Writes what open turns produced, as `interrupted`.
+    fn flush_open_turns(&mut self) {
+        let turns: Vec<(String, LiveTurn)> = self.turns.drain(..).collect();
+        for (turn_id, turn) in turns {
+            if turn.items.is_empty() {
+                continue;
+            }
+            let meta = Meta {
+                stop_reason: Some("interrupted".into()),
+                ..Meta::default()
+            };
+            let records = self.assemble(&turn_id, turn, meta);
+            self.append(&records);
+        }
     }
 }
 
@@ -279,17 +297,6 @@ impl Drop for HistoryRecorder {
     /// The pane is going away mid-turn (quit, restart of the runner): keep
     /// what the turn produced rather than lose it.
     fn drop(&mut self) {
-        let turns: Vec<(String, LiveTurn)> = self.turns.drain(..).collect();
-        for (turn_id, turn) in turns {
-            if turn.items.is_empty() {
-                continue;
-            }
-            let meta = Meta {
-                stop_reason: Some("interrupted".into()),
-                ..Meta::default()
-            };
-            let records = self.assemble(&turn_id, turn, meta);
-            self.append(&records);
-        }
+        self.flush_open_turns();
     }
 }
