@@ -97,6 +97,7 @@ fn three_sessions(dir: &Path) -> (Store, AgentConfig) {
     let past = |h: &str| PastResume {
         resume: h.into(),
         resume_key: Some(key.clone()),
+        ..PastResume::default()
     };
     let mut state = PaneState {
         agent_id: "demo".into(),

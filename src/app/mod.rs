@@ -11,6 +11,7 @@ pub mod attach;
 pub mod attention;
 pub mod commands;
 pub mod copy;
+pub mod copy_mode;
 pub mod geometry;
 pub mod inbox;
 pub mod input;

@@ -82,7 +82,7 @@ impl App {
             let name = p.name().to_owned();
             return self.refuse(format!("{name} has no session `{session}`"));
         }
-        let opened = sessions::open(store, &p.agent, session, DEFAULT_TAIL_RECORDS);
+        let mut opened = sessions::open(store, &p.agent, session, DEFAULT_TAIL_RECORDS);
         let can_resume = p.capabilities.unwrap_or_default().resume;
         let who = format!("{} ({})", p.name(), p.agent.provider);
         let note = match (&opened.resume, can_resume) {
@@ -94,14 +94,13 @@ impl App {
                 "session {session}: hive kept no agent session for it, so the agent starts a new one (the transcript is hive's)"
             ),
         };
-        let resume = opened.resume.filter(|_| can_resume);
+        let resume = opened.resume.take().filter(|_| can_resume);
         let focus = self.focus;
         if let Some(p) = self.focused_mut() {
             begin_session(p, session);
-            for item in opened.items {
-                p.transcript.upsert(item);
-            }
-            for w in opened.warnings {
+            // Footers, totals and model as a restart would show them.
+            super::transcript::restore(p, &mut opened);
+            for w in opened.warnings.drain(..) {
                 p.transcript.notice(DiagnosticLevel::Warn, w);
             }
             p.transcript.notice(DiagnosticLevel::Info, note);

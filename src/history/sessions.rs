@@ -12,9 +12,8 @@ use std::path::PathBuf;
 use super::record::{Record, Role};
 use super::state::{PaneState, resume_key};
 use super::store::{self, Store};
-use super::{OlderPage, assemble};
+use super::{OlderPage, PaneHistory, assemble};
 use crate::config::AgentConfig;
-use crate::upsert::Upsert;
 
 /// One past session as the picker lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,24 +90,18 @@ fn summarize(path: PathBuf, session: String) -> Option<SessionSummary> {
     Some(out)
 }
 
-/// What a pane needs to show and continue another session.
-#[derive(Debug, Default)]
-pub struct Opened {
-    pub items: Vec<Upsert>,
-    pub older: Option<OlderPage>,
-    pub warnings: Vec<String>,
-    /// The agent's own handle for that session, when hive kept one for
-    /// this agent program.
-    pub resume: Option<String>,
-}
-
-/// Loads the newest `tail_records` of `session` and its stored handle.
-pub fn open(store: &Store, agent: &AgentConfig, session: &str, tail_records: usize) -> Opened {
-    let mut out = Opened::default();
+/// Loads the newest `tail_records` of `session` as a pane shows them on
+/// start (items, turn footers), with the agent's handle for that session
+/// (when hive kept one for this agent program) and its totals.
+pub fn open(store: &Store, agent: &AgentConfig, session: &str, tail_records: usize) -> PaneHistory {
+    let mut out = PaneHistory {
+        session: session.to_owned(),
+        ..PaneHistory::default()
+    };
     let path = store.session_path(&agent.id, session);
     match store::read_window(&path, u64::MAX, tail_records) {
         Ok(loaded) => {
-            out.items = assemble::items_from(&loaded.records);
+            (out.items, out.ends) = assemble::restore_from(&loaded.records);
             out.warnings = loaded.warnings;
             out.older = (loaded.start > 0).then(|| OlderPage {
                 path: path.clone(),
@@ -117,13 +110,14 @@ pub fn open(store: &Store, agent: &AgentConfig, session: &str, tail_records: usi
         }
         Err(e) => out.warnings.push(e.to_string()),
     }
-    out.resume = match PaneState::load(&store.state_path(&agent.id)) {
-        Ok(state) => state.and_then(|s| s.resume_of(session, &resume_key(agent))),
-        Err(e) => {
-            out.warnings.push(e.to_string());
-            None
+    match PaneState::load(&store.state_path(&agent.id)) {
+        Ok(Some(state)) => {
+            out.resume = state.resume_of(session, &resume_key(agent));
+            out.totals = state.past.get(session).and_then(|p| p.totals.clone());
         }
-    };
+        Ok(None) => {}
+        Err(e) => out.warnings.push(e.to_string()),
+    }
     out
 }
 

@@ -32,6 +32,9 @@ pub struct PaneState {
     pub resume_key: Option<String>,
     #[serde(default)]
     pub model: Option<String>,
+    /// Usage and turns of this history session, added up as turns end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub totals: Option<Totals>,
     /// Queued, never-sent messages, oldest first.
     #[serde(default)]
     pub queue: Vec<String>,
@@ -51,6 +54,17 @@ pub struct PastResume {
     pub resume: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume_key: Option<String>,
+    /// That session's totals when the pane left it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub totals: Option<Totals>,
+}
+
+/// A session's running totals (the pane's status line after a restart).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Totals {
+    pub usage: crate::event::Usage,
+    pub turns: u64,
 }
 
 fn version() -> u32 {
@@ -125,6 +139,7 @@ impl PaneState {
     /// left behind for a later `/resume`; the new session continues the
     /// agent's session `resume` (`None`: the agent starts a new one).
     pub fn switch_to(&mut self, session: &str, resume: Option<String>) {
+        let totals = self.totals.take();
         if let Some(old) = self.resume.take()
             && !self.session.is_empty()
         {
@@ -133,10 +148,11 @@ impl PaneState {
                 PastResume {
                     resume: old,
                     resume_key: self.resume_key.clone(),
+                    totals,
                 },
             );
         }
-        self.past.remove(session);
+        self.totals = self.past.remove(session).and_then(|p| p.totals);
         session.clone_into(&mut self.session);
         self.resume = resume;
     }

@@ -175,6 +175,12 @@ pub trait Recorder: Send {
     fn take_failure(&mut self) -> Option<String> {
         None
     }
+
+    /// A live tail showed `item` (not recorded): where it appears on screen,
+    /// for recorders that keep the shown order.
+    fn shown(&mut self, item: &Upsert) {
+        let _ = item;
+    }
 }
 
 pub struct RunnerOptions {
@@ -378,8 +384,12 @@ impl Runner {
         }
     }
 
-    /// Display-only events skip the recorder.
+    /// A live tail is not recorded; the recorder only learns where its item
+    /// shows (a restart restores the same order).
     fn emit_live(&mut self, u: Upsert) {
+        if let Some(r) = self.recorder.as_mut() {
+            r.shown(&u);
+        }
         let _ = self.out.send(PaneUpdate {
             pane: self.pane,
             event: PaneEvent::Live(u),
