@@ -80,6 +80,7 @@ actions! {
     SearchNext = "search_next", Conversation, ["alt+n"], "after a search jump: next match";
     SearchPrev = "search_prev", Conversation, ["alt+shift+n"], "after a search jump: previous match";
     Copy = "copy", Conversation, ["alt+c"], "copy an answer, code block, tool output or turn (picker)";
+    Resume = "resume", Conversation, ["alt+r"], "resume one of the agent's past sessions (picker; also prefix s, or /resume)";
     Restart = "restart", Conversation, ["ctrl+r"], "restart a stopped agent or an exited terminal program";
     AllowOnce = "allow_once", Conversation, ["y"], "approval card: allow once";
     AllowAlways = "allow_always", Conversation, ["a"], "approval card: allow always";
@@ -92,6 +93,7 @@ pub const PREFIX_KEYS: &[(char, Action)] = &[
     ('i', Action::Inbox),
     ('/', Action::Search),
     ('o', Action::Overview),
+    ('s', Action::Resume),
     ('[', Action::CopyMode),
 ];
 

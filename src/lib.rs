@@ -13,6 +13,7 @@ pub mod doctor;
 pub mod event;
 pub mod files;
 pub mod history;
+pub mod image;
 pub mod keymap;
 pub mod ops;
 pub mod paths;

@@ -1296,3 +1296,35 @@ async fn real_cli_interrupt_steer_and_permission() {
     );
     pane.runner.send(RunnerCommand::Shutdown);
 }
+
+/// Issue 14 item 8: an attached image reaches Claude Code as a base64
+/// `image` block of the next message (the fake names what it got), and the
+/// transcript shows the image under the message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fake_an_attached_image_goes_with_the_next_message() {
+    let fake = Fake::new();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dot.gif");
+    std::fs::write(&path, b"GIF89a\x01\x00\x01\x00\x00\x00\x00;").unwrap();
+    let img = hive::image::Image::load(&path).unwrap();
+    let mut pane = start(fake.agent.clone(), None);
+    pane.runner.send(RunnerCommand::Attach(vec![img.clone()]));
+    pane.submit("what is this?", SubmitMode::Auto);
+    assert!(completed(&pane.turn_end().await));
+    assert_eq!(
+        pane.final_messages(Origin::Agent),
+        ["Hello from fake claude. You said: what is this? (with images: image/gif)"]
+    );
+    let shown = format!("what is this?\n[image: {}]", img.path.display());
+    assert_eq!(pane.final_messages(Origin::User), [shown]);
+    // The next message goes without it.
+    pane.submit("and now?", SubmitMode::Auto);
+    assert!(completed(&pane.turn_end().await));
+    assert_eq!(
+        pane.final_messages(Origin::Agent)
+            .last()
+            .map(String::as_str),
+        Some("Hello from fake claude. You said: and now?")
+    );
+    pane.runner.send(RunnerCommand::Shutdown);
+}

@@ -1662,3 +1662,50 @@ mod hive_mcp {
         assert!(answered, "the backend's reply went back to the model");
     }
 }
+
+// ------------------------------------------------------------------------------------------
+// `/model` in the console (issue 14): the next request to the model names the new model
+
+mod model_switch {
+    use super::*;
+
+    /// `/model NAME`, then a message: the mock's request for it carries NAME.
+    fn switch(cli: Cli, model: &str) {
+        let Some(lab) = Lab::new() else { return };
+        let Some(agent) = agent(&lab, cli) else {
+            return;
+        };
+        let Some(tmux) = Tmux::console(&lab, &agent) else {
+            return;
+        };
+        tmux.expect("Message e2e");
+        tmux.type_line(&format!("/model {model}"));
+        tmux.expect(&format!("model set to {model}"));
+        tmux.type_line("Say hello. SCENARIO:text");
+        tmux.expect("mock model says hello");
+        let models: Vec<String> = lab
+            .mock
+            .requests()
+            .iter()
+            .filter(|r| r["scenario"] == "text" && r["side"] == false)
+            .filter_map(|r| r["body"]["model"].as_str().map(str::to_owned))
+            .collect();
+        assert!(!models.is_empty(), "no request reached the mock");
+        assert!(
+            models.iter().all(|m| m == model),
+            "requests named {models:?}, not {model}"
+        );
+    }
+
+    #[test]
+    #[ignore = "needs the real CLIs and tmux: scripts/e2e-real.sh"]
+    fn console_model_switch_claude() {
+        switch(Cli::Claude, "claude-haiku-4-5");
+    }
+
+    #[test]
+    #[ignore = "needs the real CLIs and tmux: scripts/e2e-real.sh"]
+    fn console_model_switch_codex() {
+        switch(Cli::CodexAppServer, "gpt-5.4");
+    }
+}

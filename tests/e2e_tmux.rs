@@ -11,6 +11,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
 mod support;
+#[path = "support/openai_server.rs"]
+mod openai_server;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -375,6 +377,108 @@ fn worktree_diff_view_end_to_end() {
     );
     t.keys(&["Escape"]);
     t.wait("the panes again", |s| !s.contains("diff · a"));
+    t.keys(&["C-q"]);
+    t.wait_for("HIVE-EXIT=0");
+}
+
+/// Issue 14: an `openai` pane against the scripted Chat Completions server:
+/// after `/model other-model` the next request names the new model.
+#[test]
+fn openai_model_switch_reaches_the_servers_request() {
+    use openai_server::{Server, answer_text};
+    let Some(bin) = hive_bin() else { return };
+    let server = Server::start(vec![
+        answer_text("FIRST-ANSWER", 1, 1),
+        answer_text("SECOND-ANSWER", 1, 1),
+    ]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("hive.toml"),
+        format!(
+            "[[agent]]\nid = \"llm\"\nname = \"Direct\"\nprovider = \"openai\"\n\
+             model = \"first-model\"\nbase_url = \"{}\"\n",
+            server.base_url
+        ),
+    )
+    .unwrap();
+    let t = start(&bin, dir);
+    t.wait_for("Message Direct");
+    t.type_text("hello");
+    t.keys(&["Enter"]);
+    t.wait_for("FIRST-ANSWER");
+    t.wait("idle", |s| status_line(s).contains("idle"));
+    t.type_text("/model other-model");
+    t.keys(&["Enter"]);
+    t.wait_for("model set to other-model");
+    t.type_text("again");
+    t.keys(&["Enter"]);
+    t.wait_for("SECOND-ANSWER");
+    let models: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|r| r.body["model"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(models, ["first-model", "other-model"]);
+    let s = t.screen();
+    assert!(status_line(&s).contains("other-model"), "{s}");
+    t.keys(&["C-q"]);
+    t.wait_for("HIVE-EXIT=0");
+}
+
+/// Issue 14: `@` and a few letters, then Tab, puts the file's path in the
+/// composer (the finder walks the pane's directory).
+#[test]
+fn at_and_tab_insert_a_file_path() {
+    let Some(bin) = hive_bin() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join("src/widgets")).unwrap();
+    std::fs::write(dir.path().join("src/widgets/gauge_meter.rs"), "").unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "").unwrap();
+    let t = start(&bin, dir);
+    t.wait_for("Message Architect");
+    t.type_text("read @gaugem");
+    t.wait_for("gauge_meter.rs");
+    t.keys(&["Tab"]);
+    t.wait("the path in the composer", |s| {
+        s.contains("read @src/widgets/gauge_meter.rs")
+    });
+    t.keys(&["C-q"]);
+    t.wait_for("HIVE-EXIT=0");
+}
+
+/// Issue 14 item 5: `/clear` starts a new session; Alt+R lists both and
+/// opening the first brings its conversation back into the pane.
+#[test]
+fn clear_then_resume_the_earlier_session() {
+    let Some(bin) = hive_bin() else { return };
+    let t = start(&bin, tempfile::tempdir().expect("tempdir"));
+    t.wait_for("Message Architect");
+    t.type_text("first topic alpha");
+    t.keys(&["Enter"]);
+    t.wait("the first turn to finish", |s| {
+        s.contains("first topic alpha") && !s.contains("working")
+    });
+    t.type_text("/clear");
+    t.keys(&["Enter"]);
+    // The pane's notice ("new session <id>"), not the menu's "start a new session".
+    let s = t.wait_for("ⓘ new session");
+    assert!(!s.contains("first topic alpha"), "{s}");
+    t.type_text("second topic beta");
+    t.keys(&["Enter"]);
+    t.wait("the second turn to finish", |s| {
+        s.contains("second topic beta") && !s.contains("working")
+    });
+    t.keys(&["M-r"]);
+    t.wait("both sessions in the picker", |s| {
+        s.contains("resume a session") && s.contains("first topic alpha")
+    });
+    t.type_text("alpha");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("resumed session");
+    assert!(!s.contains("second topic beta"), "{s}");
+    // Its conversation is in the pane (scrolled to the top: the reply is long).
+    t.keys(&["Home"]);
+    t.wait_for("You asked: first topic alpha");
     t.keys(&["C-q"]);
     t.wait_for("HIVE-EXIT=0");
 }

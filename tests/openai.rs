@@ -468,6 +468,82 @@ async fn headers_and_the_api_key_are_sent() {
     p.kill().await;
 }
 
+/// `/model` and `/effort` (issue 14): the next request carries the new
+/// model and `reasoning_effort`; `off` leaves the field out.
+#[tokio::test]
+async fn set_model_and_effort_change_the_next_request() {
+    let server = Server::start(vec![
+        answer_text("one", 1, 1),
+        answer_text("two", 1, 1),
+        answer_text("three", 1, 1),
+    ]);
+    let factory = factory_with_tools();
+    assert!(factory.capabilities(&agent(&server)).set_model);
+    let mut p = Driven::start(&factory, agent(&server), None);
+    p.turn("first").await;
+    p.live.handle.send(ProviderCommand::SetModel {
+        model: "other-model".into(),
+    });
+    p.live.handle.send(ProviderCommand::SetEffort {
+        effort: "high".into(),
+    });
+    p.turn("second").await;
+    p.live.handle.send(ProviderCommand::SetEffort {
+        effort: "off".into(),
+    });
+    p.turn("third").await;
+    let reqs = server.requests();
+    let first_model = reqs[0].body["model"].as_str().unwrap().to_owned();
+    assert_ne!(first_model, "other-model");
+    assert!(reqs[0].body.get("reasoning_effort").is_none());
+    assert_eq!(reqs[1].body["model"], "other-model");
+    assert_eq!(reqs[1].body["reasoning_effort"], "high");
+    assert_eq!(reqs[2].body["model"], "other-model");
+    assert!(reqs[2].body.get("reasoning_effort").is_none());
+    p.kill().await;
+}
+
+/// Images (issue 14 item 8): an attached image goes with the next message
+/// as an `image_url` data URL, and only with that one.
+#[tokio::test]
+async fn an_attached_image_goes_with_the_next_request_as_a_data_url() {
+    let server = Server::start(vec![answer_text("a cat", 1, 1), answer_text("ok", 1, 1)]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cat.gif");
+    std::fs::write(&path, b"GIF89a\x01\x00\x01\x00\x00\x00\x00;").unwrap();
+    let img = hive::image::Image::load(&path).unwrap();
+    let factory = factory_with_tools();
+    assert!(factory.capabilities(&agent(&server)).images);
+    let mut p = Driven::start(&factory, agent(&server), None);
+    p.live
+        .handle
+        .send(ProviderCommand::Attach(vec![img.clone()]));
+    p.turn("what is this?").await;
+    p.turn("and now?").await;
+    let reqs = server.requests();
+    let first = reqs[0].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        first["content"],
+        json!([
+            {"type": "text", "text": "what is this?"},
+            {"type": "image_url", "image_url": {"url": img.data_url()}},
+        ])
+    );
+    let second = reqs[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(second["content"], "and now?");
+    p.kill().await;
+}
+
 /// Through the runner and the history store: a restarted pane rebuilds the
 /// conversation, tool call and result included, from hive's history.
 #[tokio::test]

@@ -91,6 +91,9 @@ impl App {
         {
             return;
         }
+        if composer_empty && ev.code == KeyCode::Backspace && self.detach_last() {
+            return;
+        }
         if let Some(p) = self.focused_mut() {
             p.forget_history_walk();
             p.composer.input(ev);
@@ -123,6 +126,7 @@ impl App {
             Action::Overview => self.open_overview(),
             Action::ToggleMouse => self.toggle_mouse(),
             Action::Diff => self.open_diff(),
+            Action::Resume => self.run_command(super::commands::HiveCommand::Resume, ""),
             Action::CopyMode => self.enter_copy_mode(),
             Action::PageBack | Action::PageForward => {
                 let dir = if a == Action::PageBack { 1 } else { -1 };
@@ -473,10 +477,7 @@ impl App {
         }
         let text = p.take_composer();
         match commands::parse(&text, &p.commands) {
-            Parsed::Text(text) => {
-                p.scroll = 0;
-                self.send(focus, RunnerCommand::Submit { text, mode });
-            }
+            Parsed::Text(text) => self.submit_with_images(text, mode),
             Parsed::Hive(cmd, arg) => self.run_command(cmd, &arg),
             Parsed::Unknown(name) => {
                 let agent = p.name().to_owned();
@@ -499,6 +500,12 @@ impl App {
             self.send(focus, RunnerCommand::Input(bytes));
             return;
         }
+        if self.paste_images(text) {
+            return;
+        }
+        let Some(p) = self.panes.get_mut(focus) else {
+            return;
+        };
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
         p.composer.insert_str(text);
     }

@@ -91,12 +91,13 @@ impl Menu {
         !matches!(self.kind, MenuKind::Commands | MenuKind::Files)
     }
 
-    /// The entries the filter lets through (case-insensitive substring).
+    /// The entries the filter lets through: its characters appear in the
+    /// label in order, case-insensitively (`fxlg` finds "fix the login").
     pub fn visible(&self) -> Vec<&MenuItem> {
         let f = self.filter.to_lowercase();
         self.items
             .iter()
-            .filter(|i| f.is_empty() || i.label.to_lowercase().contains(&f))
+            .filter(|i| f.is_empty() || fuzzy_match(&i.label.to_lowercase(), &f))
             .collect()
     }
 
@@ -125,6 +126,15 @@ impl Menu {
         self.filter = filter;
         self.sel = (!self.visible().is_empty()).then_some(0);
     }
+}
+
+/// Every character of `pattern` occurs in `text`, in order.
+fn fuzzy_match(text: &str, pattern: &str) -> bool {
+    let mut chars = text.chars();
+    pattern
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .all(|p| chars.any(|c| c == p))
 }
 
 #[cfg(test)]
@@ -159,6 +169,11 @@ mod tests {
         assert_eq!(m.visible().len(), 1);
         assert_eq!(m.selected().unwrap().label, "gamma");
         m.set_filter("zzz".into());
+        assert!(m.selected().is_none());
+        // Letters in order, not necessarily adjacent.
+        m.set_filter("gma".into());
+        assert_eq!(m.selected().unwrap().label, "gamma");
+        m.set_filter("amg".into());
         assert!(m.selected().is_none());
     }
 }

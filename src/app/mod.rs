@@ -7,6 +7,7 @@
 //! happens. Each `frame` draws the app read-only into the UI's `ViewState`,
 //! then the app takes back what the frame measured (`geometry`).
 
+pub mod attach;
 pub mod attention;
 pub mod commands;
 pub mod copy;
@@ -21,6 +22,7 @@ pub mod pane;
 pub mod pty_input;
 pub mod screen;
 pub mod search;
+pub mod sessions;
 pub mod slash;
 pub mod state;
 pub mod transcript;
@@ -59,6 +61,7 @@ pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> 
     let (mut app, warnings) = build_app(&config);
     app.system_clipboard = crate::clipboard::system_tool();
     app.in_tmux = std::env::var_os("TMUX").is_some_and(|v| !v.is_empty());
+    app.history = Some(crate::history::Store::user());
     app.attach_worktrees(&worktrees);
     for w in &warnings {
         tracing::warn!("{w}");

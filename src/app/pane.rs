@@ -87,6 +87,10 @@ pub struct Pane {
     pub highlight: Option<String>,
     /// The agent's own git worktree (`worktree = true`).
     pub worktree: Option<crate::worktree::Worktree>,
+    /// The history session the pane shows and records into.
+    pub history_session: Option<String>,
+    /// Images the next message carries (chips above the composer).
+    pub attachments: Vec<crate::image::Image>,
 }
 
 impl Pane {
@@ -131,6 +135,8 @@ impl Pane {
             reveal: None,
             highlight: None,
             worktree: None,
+            history_session: None,
+            attachments: Vec::new(),
         };
         pane.model = pane.agent.model.clone();
         pane.effort = pane.agent.thinking.clone();

@@ -47,9 +47,9 @@ impl App {
             HiveCommand::Effort => self.send(self.focus, RunnerCommand::SetEffort(arg.into())),
             HiveCommand::Compact => self.refuse(format!("{who} has no /compact command")),
             HiveCommand::Copy => self.copy_command(arg),
-            HiveCommand::Clear | HiveCommand::Resume => {
-                self.refuse(format!("/{} is not available yet", command_name(cmd)))
-            }
+            HiveCommand::Clear => self.clear_session(),
+            HiveCommand::Resume if arg.is_empty() => self.open_session_picker(),
+            HiveCommand::Resume => self.resume_session(arg),
             HiveCommand::Diff => self.open_diff(),
             HiveCommand::Help => {
                 self.overlay = Overlay::Help;
@@ -154,7 +154,8 @@ impl App {
             MenuKind::Model => self.send(focus, RunnerCommand::SetModel(value)),
             MenuKind::Effort => self.send(focus, RunnerCommand::SetEffort(value)),
             MenuKind::Copy => self.copy(&value, "selection"),
-            MenuKind::Commands | MenuKind::Files | MenuKind::Session => {}
+            MenuKind::Session => self.resume_session(&value),
+            MenuKind::Commands | MenuKind::Files => {}
         }
     }
 
@@ -254,11 +255,4 @@ impl App {
             _ => false,
         }
     }
-}
-
-fn command_name(cmd: HiveCommand) -> &'static str {
-    super::commands::HIVE_COMMANDS
-        .iter()
-        .find(|c| c.0 == cmd)
-        .map_or("?", |c| c.1)
 }

@@ -81,6 +81,9 @@ pub struct App {
     pub git_outbox: Vec<crate::worktree::WorktreeRequest>,
     /// A terminal pane in a worktree had output: check overlaps then.
     pub overlap_check_at: Option<Instant>,
+    /// The history store `/resume` and `/clear` read (the console sets the
+    /// user's; tests a temporary one; `None`: no history).
+    pub history: Option<crate::history::Store>,
 }
 
 impl App {
@@ -116,6 +119,7 @@ impl App {
             overlaps: Vec::new(),
             git_outbox: Vec::new(),
             overlap_check_at: None,
+            history: None,
         }
     }
 
@@ -125,6 +129,7 @@ impl App {
             return;
         };
         super::transcript::restore(p, history);
+        p.history_session = Some(history.session.clone());
         for w in history.warnings.drain(..) {
             p.transcript.notice(DiagnosticLevel::Warn, w);
         }
@@ -286,6 +291,7 @@ impl App {
             }
             PaneEvent::Models(list) => p.models = list,
             PaneEvent::Effort(level) => p.effort = Some(level),
+            PaneEvent::SessionSwitched { session, .. } => p.history_session = Some(session),
             PaneEvent::HistoryNotSaved(reason) => {
                 let text = format!("{}: {reason}", crate::runner::HISTORY_NOT_SAVED);
                 p.transcript

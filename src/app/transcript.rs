@@ -167,6 +167,15 @@ impl Transcript {
         self.turns.values().map(|(_, t)| *t).min()
     }
 
+    /// Empties the transcript (another session is shown); the view drops
+    /// its caches.
+    pub fn reset(&mut self) {
+        self.entries.clear();
+        self.index.clear();
+        self.turns.clear();
+        self.invalidate();
+    }
+
     /// Asks the view to drop every layout cache (theme or view changed).
     pub fn invalidate(&mut self) {
         self.epoch += 1;

@@ -10,6 +10,7 @@ mod rebuild;
 pub mod record;
 mod recorder;
 pub mod render;
+pub mod sessions;
 pub mod state;
 pub mod store;
 
@@ -123,11 +124,20 @@ pub fn open_pane_in(store: &Store, agent: &AgentConfig, opts: &OpenOptions) -> P
     };
     let mut state = match stored {
         Some(s) if !opts.fresh => s,
-        Some(s) => PaneState {
-            // A fresh session still offers the messages that were never sent.
-            queue: s.queue,
-            ..PaneState::default()
-        },
+        Some(s) => {
+            // A fresh session still offers the messages that were never
+            // sent, and keeps the old session's handle for `/resume`.
+            let mut fresh = PaneState {
+                queue: s.queue,
+                past: s.past,
+                session: s.session,
+                resume: s.resume,
+                resume_key: s.resume_key,
+                ..PaneState::default()
+            };
+            fresh.switch_to("", None);
+            fresh
+        }
         None if !opts.fresh => recover_state(store, &agent.id, &mut out.warnings),
         None => PaneState::default(),
     };

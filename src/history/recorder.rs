@@ -242,6 +242,42 @@ impl HistoryRecorder {
     }
 }
 
+impl HistoryRecorder {
+    /// From now on records go to `session`'s file; the state remembers the
+    /// handle of the session left behind (`PaneState::switch_to`).
+    fn switch(&mut self, session: &str, resume: &Option<String>) {
+        // A turn left open (its end never came) stays with its session.
+        self.flush_open_turns();
+        let dir = self
+            .writer
+            .path()
+            .parent()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_default();
+        let name = format!("{}.jsonl", super::store::safe_name(session));
+        self.writer = SessionWriter::new(dir.join(name));
+        session.clone_into(&mut self.session);
+        self.state.switch_to(session, resume.clone());
+        self.save_state();
+    }
+
+    /// Writes what open turns produced, as `interrupted`.
+    fn flush_open_turns(&mut self) {
+        let turns: Vec<(String, LiveTurn)> = self.turns.drain(..).collect();
+        for (turn_id, turn) in turns {
+            if turn.items.is_empty() {
+                continue;
+            }
+            let meta = Meta {
+                stop_reason: Some("interrupted".into()),
+                ..Meta::default()
+            };
+            let records = self.assemble(&turn_id, turn, meta);
+            self.append(&records);
+        }
+    }
+}
+
 impl Recorder for HistoryRecorder {
     fn take_failure(&mut self) -> Option<String> {
         self.failure.take()
@@ -283,6 +319,7 @@ impl Recorder for HistoryRecorder {
                     self.save_state();
                 }
             }
+            PaneEvent::SessionSwitched { session, resume } => self.switch(session, resume),
             PaneEvent::Queue(queue) if self.track_queue && *queue != self.state.queue => {
                 self.state.queue = queue.clone();
                 self.save_state();
@@ -296,17 +333,6 @@ impl Drop for HistoryRecorder {
     /// The pane is going away mid-turn (quit, restart of the runner): keep
     /// what the turn produced rather than lose it.
     fn drop(&mut self) {
-        let turns: Vec<(String, LiveTurn)> = self.turns.drain(..).collect();
-        for (turn_id, turn) in turns {
-            if turn.items.is_empty() {
-                continue;
-            }
-            let meta = Meta {
-                stop_reason: Some("interrupted".into()),
-                ..Meta::default()
-            };
-            let records = self.assemble(&turn_id, turn, meta);
-            self.append(&records);
-        }
+        self.flush_open_turns();
     }
 }

@@ -4,6 +4,7 @@
 //! always atomically (temp file + fsync + rename): a crash leaves the old state
 //! or the new one, never half of either.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -37,9 +38,25 @@ pub struct PaneState {
     /// Queued, never-sent messages, oldest first.
     #[serde(default)]
     pub queue: Vec<String>,
+    /// The agent's handles of the pane's earlier history sessions, so
+    /// `/resume` can continue one (history session → handle).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub past: BTreeMap<String, PastResume>,
     /// Milliseconds since the epoch.
     #[serde(default)]
     pub updated_at: i64,
+}
+
+/// An earlier session's agent handle and the agent program it belongs to.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PastResume {
+    pub resume: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume_key: Option<String>,
+    /// That session's totals when the pane left it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub totals: Option<Totals>,
 }
 
 /// A session's running totals (the pane's status line after a restart).
@@ -114,6 +131,42 @@ impl PaneState {
         });
         self.resume_key = Some(key);
         dropped
+    }
+}
+
+impl PaneState {
+    /// Makes `session` the current one, keeping the handle of the session
+    /// left behind for a later `/resume`; the new session continues the
+    /// agent's session `resume` (`None`: the agent starts a new one).
+    pub fn switch_to(&mut self, session: &str, resume: Option<String>) {
+        let totals = self.totals.take();
+        if let Some(old) = self.resume.take()
+            && !self.session.is_empty()
+        {
+            self.past.insert(
+                std::mem::take(&mut self.session),
+                PastResume {
+                    resume: old,
+                    resume_key: self.resume_key.clone(),
+                    totals,
+                },
+            );
+        }
+        self.totals = self.past.remove(session).and_then(|p| p.totals);
+        session.clone_into(&mut self.session);
+        self.resume = resume;
+    }
+
+    /// The stored handle of an earlier session, if it belongs to `key`'s
+    /// agent program (the current session's handle included).
+    pub fn resume_of(&self, session: &str, key: &str) -> Option<String> {
+        if session == self.session {
+            return self.resume.clone();
+        }
+        self.past
+            .get(session)
+            .filter(|p| p.resume_key.as_deref().is_none_or(|k| k == key))
+            .map(|p| p.resume.clone())
     }
 }
 

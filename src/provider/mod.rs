@@ -57,6 +57,9 @@ pub struct Capabilities {
     /// Takes `ProviderCommand::SetEffort` (thinking / reasoning effort).
     #[serde(default)]
     pub set_effort: bool,
+    /// Takes `ProviderCommand::Attach` (images with the next message).
+    #[serde(default)]
+    pub images: bool,
 }
 
 impl Capabilities {
@@ -75,6 +78,7 @@ impl Capabilities {
             permissions: false,
             set_model: true,
             set_effort: true,
+            images: false,
         }
     }
 }
@@ -104,6 +108,9 @@ pub enum ProviderCommand {
     /// Thinking / reasoning effort (`off`, `low`, `medium`, `high`, or the
     /// agent's own level name) from now on. Only with `set_effort`.
     SetEffort { effort: String },
+    /// Images for the next `Send` (only with `images`); the runner sends
+    /// it just before that `Send`.
+    Attach(Vec<crate::image::Image>),
     /// End the agent and its whole process group; the task then finishes.
     Kill,
 }

@@ -23,6 +23,7 @@ use crate::timer;
 use crate::upsert::{TurnEvent, Upsert};
 
 mod agent;
+mod session;
 mod turn;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -98,6 +99,16 @@ pub enum RunnerCommand {
     SetModel(String),
     /// `/effort LEVEL`: thinking / reasoning effort from now on.
     SetEffort(String),
+    /// Images for the next message that starts a turn (only with the
+    /// provider's `images` capability; the app checks it first).
+    Attach(Vec<crate::image::Image>),
+    /// `/resume`, `/clear`: continue history session `session` and the
+    /// agent's own session `resume` (`None`: a new one). The agent is
+    /// started again; only while no turn runs.
+    SwitchSession {
+        session: String,
+        resume: Option<String>,
+    },
     Shutdown,
 }
 
@@ -131,6 +142,12 @@ pub enum PaneEvent {
     Models(Vec<String>),
     /// The effort level now in use (after `/effort`).
     Effort(String),
+    /// The pane continues another history session from now on (the
+    /// recorder writes there); `resume` is the agent's handle it started with.
+    SessionSwitched {
+        session: String,
+        resume: Option<String>,
+    },
     /// A history write failed (reason); shown in the pane and the status bar
     /// as "history not saved: <reason>".
     HistoryNotSaved(String),
@@ -250,6 +267,7 @@ pub fn spawn_runner(
         cancel_deadline: None,
         interrupt_timeout: options.interrupt_timeout,
         recorder: options.recorder,
+        images: Vec::new(),
         live_every: options.live_every,
         live_at: None,
         out,
@@ -303,6 +321,8 @@ struct Runner {
     cancel_deadline: Option<Instant>,
     interrupt_timeout: Duration,
     recorder: Option<Box<dyn Recorder>>,
+    /// Images for the next turn (`RunnerCommand::Attach`).
+    images: Vec<crate::image::Image>,
     live_every: Option<Duration>,
     /// When the next live tail goes out (set when unshown text arrives).
     live_at: Option<Instant>,

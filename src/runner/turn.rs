@@ -38,6 +38,10 @@ impl Runner {
             }
             RunnerCommand::SetModel(model) => self.set_model(model),
             RunnerCommand::SetEffort(effort) => self.set_effort(effort),
+            RunnerCommand::Attach(images) => self.attach(images),
+            RunnerCommand::SwitchSession { session, resume } => {
+                self.switch_session(session, resume)
+            }
             RunnerCommand::Shutdown => {}
         }
     }
@@ -244,8 +248,12 @@ impl Runner {
         self.last_output = Some(Instant::now());
         self.turn_text = Some(text.clone());
         self.set_state(TurnState::Starting);
+        let images = std::mem::take(&mut self.images);
         if echo {
-            self.user_message(&turn_id, &text);
+            self.user_message(&turn_id, &super::session::with_image_names(&text, &images));
+        }
+        if !images.is_empty() {
+            self.to_provider(ProviderCommand::Attach(images));
         }
         if !self.to_provider(ProviderCommand::Send { turn_id, text }) {
             self.provider_gone(None, "the agent is not running".into());

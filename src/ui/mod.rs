@@ -5,6 +5,7 @@
 //! layout caches) goes into the UI-owned `ViewState`, never into `App`.
 
 pub mod cells;
+pub mod chips;
 pub mod diff;
 pub mod help;
 pub mod highlight;

@@ -260,6 +260,9 @@ fn draw_conversation(
     let composer = take_bottom(&mut rest, comp_h);
     let sep_h = u16::from(rest.height >= 3);
     let sep = take_bottom(&mut rest, sep_h);
+    let chips = super::chips::lines(p, t);
+    let chips_h = wrapped_height(&chips, area.width).min(rest.height.saturating_sub(1));
+    let chips_area = take_bottom(&mut rest, chips_h);
 
     let card = permission_card(p, ctx);
     let card_h = if card.is_empty() {
@@ -281,6 +284,7 @@ fn draw_conversation(
 
     put_lines(&banner, banner_area, buf);
     put_lines(&queue, queue_area, buf);
+    put_lines(&chips, chips_area, buf);
     if card_area.height > 0 {
         let block = Block::new()
             .borders(Borders::ALL)

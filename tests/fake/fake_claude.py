@@ -114,14 +114,21 @@ class Turn:
     def __init__(self, msgs):
         self.uuids = [m.get("uuid") for m in msgs if m.get("uuid")]
         self.texts = [text_of(m) for m in msgs]
+        self.images = [c.get("source", {}).get("media_type", "?") for m in msgs
+                       for c in content_list(m) if c.get("type") == "image"]
         self.fold = False     # messages arriving now join this turn
         self.folded = []
+
+
+def content_list(msg):
+    content = msg.get("message", {}).get("content", "")
+    return [c for c in content if isinstance(c, dict)] if isinstance(content, list) else []
 
 
 def text_of(msg):
     content = msg.get("message", {}).get("content", "")
     if isinstance(content, list):
-        return " ".join(c.get("text", "") for c in content if isinstance(c, dict))
+        return " ".join(c.get("text", "") for c in content if isinstance(c, dict) and c.get("type", "text") == "text")
     return content
 
 
@@ -341,6 +348,8 @@ def run_turn(turn):
         result(turn, final)
         return
     text = "Hello from fake claude. You said: " + prompt
+    if turn.images:
+        text += " (with images: %s)" % ", ".join(turn.images)
     try:
         text_block(turn, msg_id, index, text, split(text), DELAY)
     except Interrupted:

@@ -11,8 +11,10 @@
 //! - `scenario`: steps written once for the fake and the real Claude CLI.
 //! - `git`: temporary git repositories (the worktree tests).
 //! - `tmux`: a private tmux server driving the real binary (end-to-end).
+//! - `console`: the app drawn on a test backend, keys and pastes fed in.
 #![allow(dead_code, unused_imports)] // each test binary uses a different subset
 
+pub mod console;
 pub mod driver;
 pub mod git;
 pub mod procs;

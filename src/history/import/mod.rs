@@ -188,14 +188,19 @@ pub fn import(
             .ok()
             .flatten()
             .unwrap_or_default();
+        // The session left behind stays available to `/resume`.
         let mut state = PaneState {
             agent_id: agent.to_owned(),
-            session,
-            resume: report.native_session.clone(),
+            session: old.session,
+            resume: old.resume,
+            resume_key: old.resume_key,
+            past: old.past,
             queue: old.queue,
             provider: Some(importer.name().to_owned()),
             ..PaneState::default()
         };
+        state.switch_to(&session, report.native_session.clone());
+        state.resume_key = None;
         state.save(&state_path)?;
     }
     Ok(report)

@@ -159,7 +159,8 @@ impl ProviderFactory for AcpFactory {
         // says the agent offers none.
         Capabilities {
             permissions: true,
-            ..Capabilities::structured()
+            images: true,
+                ..Capabilities::structured()
         }
     }
 

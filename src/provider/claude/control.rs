@@ -6,12 +6,30 @@
 
 use serde_json::{Value, json};
 
+use crate::image::Image;
+
 /// A user message. `uuid` comes back in `result.user_message_uuids`, which is
-/// how the provider maps Claude's turns onto hive's.
-pub fn user_message(text: &str, uuid: &str) -> String {
+/// how the provider maps Claude's turns onto hive's. Images go first as
+/// base64 `image` blocks, then the text block (the Messages API shape).
+pub fn user_message(text: &str, images: &[Image], uuid: &str) -> String {
+    let content = if images.is_empty() {
+        json!(text)
+    } else {
+        let mut blocks: Vec<Value> = images
+            .iter()
+            .map(|i| {
+                json!({
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": i.media_type, "data": i.base64()},
+                })
+            })
+            .collect();
+        blocks.push(json!({"type": "text", "text": text}));
+        Value::Array(blocks)
+    };
     json!({
         "type": "user",
-        "message": {"role": "user", "content": text},
+        "message": {"role": "user", "content": content},
         "parent_tool_use_id": null,
         "session_id": "",
         "uuid": uuid,
@@ -92,7 +110,7 @@ mod tests {
 
     #[test]
     fn user_message_matches_the_sdk_shape() {
-        let v = parse(&user_message("say \"hi\"\nplease", "u-1"));
+        let v = parse(&user_message("say \"hi\"\nplease", &[], "u-1"));
         assert_eq!(v["type"], "user");
         assert_eq!(v["message"]["role"], "user");
         assert_eq!(v["message"]["content"], "say \"hi\"\nplease");

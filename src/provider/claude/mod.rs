@@ -29,6 +29,7 @@ use super::{
 };
 use crate::config::AgentConfig;
 use crate::event::{ErrorInfo, Payload, StreamEvent};
+use crate::image::Image;
 use crate::provider::Sink;
 use crate::timer;
 use translate::Translator;
@@ -176,7 +177,8 @@ impl ProviderFactory for ClaudeFactory {
         Capabilities {
             queue_while_streaming: true,
             permissions: asks_host(agent),
-            ..Capabilities::structured()
+            images: true,
+                ..Capabilities::structured()
         }
     }
 
@@ -207,6 +209,7 @@ impl ProviderFactory for ClaudeFactory {
                 events,
                 cancel_deadline: None,
                 held: Vec::new(),
+                images: Vec::new(),
                 permissions: HashMap::new(),
                 always_allowed: HashSet::new(),
                 control_seq: 0,
@@ -228,6 +231,8 @@ struct Session {
     /// Steered messages that arrived after their turn ended; they go out
     /// with the next `Send`.
     held: Vec<String>,
+    /// Images for the next `Send`'s message.
+    images: Vec<Image>,
     /// Open `can_use_tool` requests: request id → (tool, original input).
     permissions: HashMap<String, (String, Value)>,
     /// Tools the user allowed for the rest of this session.
@@ -373,9 +378,12 @@ impl Session {
             r.sent.push((turn_id.to_owned(), texts.to_vec()));
         }
         let mut uuids = Vec::new();
-        for text in texts {
+        let images = std::mem::take(&mut self.images);
+        for (n, text) in texts.iter().enumerate() {
             let uuid = uuid::Uuid::new_v4().to_string();
-            if let Err(e) = self.write(&control::user_message(text, &uuid)).await {
+            // The images belong to the newest message (the one just sent).
+            let with: &[Image] = if n + 1 == texts.len() { &images } else { &[] };
+            if let Err(e) = self.write(&control::user_message(text, with, &uuid)).await {
                 if self.resuming.is_none() {
                     // TC-3.2c: no fake success on a dead process.
                     self.emit(ProviderEvent::Stream(StreamEvent::new(
@@ -496,7 +504,8 @@ impl Session {
             ProviderCommand::Steer { text } => {
                 if self.translator.has_turn() {
                     let uuid = uuid::Uuid::new_v4().to_string();
-                    self.write(&control::user_message(&text, &uuid)).await?;
+                    self.write(&control::user_message(&text, &[], &uuid))
+                        .await?;
                     self.translator.add_message(&uuid);
                 } else {
                     self.held.push(text);
@@ -507,6 +516,7 @@ impl Session {
                     });
                 }
             }
+            ProviderCommand::Attach(images) => self.images = images,
             ProviderCommand::Cancel => {
                 if self.translator.request_cancel() && self.cancel_deadline.is_none() {
                     let id = self.next_id("interrupt");

@@ -44,6 +44,7 @@ impl ProviderFactory for CodexFactory {
             Transport::AppServer => Capabilities {
                 queue_while_streaming: true,
                 permissions: true,
+                images: true,
                 ..Capabilities::structured()
             },
             // One process per turn: nothing can be handed to it mid-turn, so

@@ -107,6 +107,19 @@ impl Settings {
         })
     }
 
+    /// `/model` and `/effort`: the next request carries them. `off` (or
+    /// `none`) leaves `reasoning_effort` out of the request.
+    fn apply(&mut self, cmd: ProviderCommand) {
+        match cmd {
+            ProviderCommand::SetModel { model } => self.model = model,
+            ProviderCommand::SetEffort { effort } => {
+                self.reasoning_effort =
+                    (!matches!(effort.as_str(), "off" | "none" | "")).then_some(effort);
+            }
+            _ => {}
+        }
+    }
+
     pub fn endpoint(&self) -> String {
         format!("{}/chat/completions", self.base_url.trim_end_matches('/'))
     }
@@ -140,8 +153,7 @@ impl ProviderFactory for OpenAiFactory {
 
     fn capabilities(&self, _agent: &AgentConfig) -> Capabilities {
         Capabilities {
-            set_model: false,
-            set_effort: false,
+            images: true,
             ..Capabilities::structured()
         }
     }
@@ -172,6 +184,7 @@ impl ProviderFactory for OpenAiFactory {
             events,
             session: String::new(),
             messages: Vec::new(),
+            images: Vec::new(),
         };
         // Read now, not in the task: the runner records the first message
         // of a turn as soon as it is sent, and that must not be replayed.
@@ -255,27 +268,40 @@ async fn run(mut agent: Agent, loaded: Loaded, mut rx: mpsc::UnboundedReceiver<P
             ProviderCommand::Send { turn_id, text } => {
                 let cancel = CancellationToken::new();
                 let events = agent.events.clone();
-                let turn = agent.turn(&turn_id, text, &cancel);
-                tokio::pin!(turn);
-                loop {
-                    tokio::select! {
-                        () = &mut turn => break,
-                        cmd = rx.recv() => match cmd {
-                            Some(ProviderCommand::Cancel) => cancel.cancel(),
-                            Some(ProviderCommand::Kill) | None => return,
-                            Some(ProviderCommand::Send { turn_id, .. }) => {
-                                events.stream(&turn_id, "busy", Payload::ResponseError {
-                                    error: ErrorInfo::new("busy", "the agent is still running the previous turn"),
-                                });
+                // Settings changed mid-turn apply from the next request on
+                // the next turn (the running one keeps its model).
+                let mut later = Vec::new();
+                {
+                    let turn = agent.turn(&turn_id, text, &cancel);
+                    tokio::pin!(turn);
+                    loop {
+                        tokio::select! {
+                            () = &mut turn => break,
+                            cmd = rx.recv() => match cmd {
+                                Some(ProviderCommand::Cancel) => cancel.cancel(),
+                                Some(ProviderCommand::Kill) | None => return,
+                                Some(ProviderCommand::Send { turn_id, .. }) => {
+                                    events.stream(&turn_id, "busy", Payload::ResponseError {
+                                        error: ErrorInfo::new("busy", "the agent is still running the previous turn"),
+                                    });
+                                }
+                                Some(ProviderCommand::Steer { .. }) => not_mid_turn(&events),
+                                Some(c @ (ProviderCommand::SetModel { .. } | ProviderCommand::SetEffort { .. })) => later.push(c),
+                                Some(_) => {}
                             }
-                            Some(ProviderCommand::Steer { .. }) => not_mid_turn(&events),
-                            Some(_) => {}
                         }
                     }
+                }
+                for c in later {
+                    agent.settings.apply(c);
                 }
             }
             ProviderCommand::Kill => return,
             ProviderCommand::Steer { .. } => not_mid_turn(&agent.events),
+            c @ (ProviderCommand::SetModel { .. } | ProviderCommand::SetEffort { .. }) => {
+                agent.settings.apply(c);
+            }
+            ProviderCommand::Attach(images) => agent.images = images,
             _ => {}
         }
     }
@@ -298,6 +324,8 @@ struct Agent {
     session: String,
     /// The conversation without the system prompt.
     messages: Vec<ChatMessage>,
+    /// Images for the next turn's message.
+    images: Vec<crate::image::Image>,
 }
 
 impl Agent {
@@ -348,7 +376,8 @@ impl Agent {
                 provider_id: PROVIDER_ID.into(),
             },
         );
-        self.messages.push(ChatMessage::User { content: text });
+        let images = std::mem::take(&mut self.images);
+        self.messages.push(ChatMessage::user(text, &images));
         let mut usage: Option<Usage> = None;
         for _ in 0..self.settings.max_steps {
             let messages = self.request_messages();

@@ -20,7 +20,9 @@ pub fn messages_from_records<'a>(
         match r.role {
             Role::User => {
                 results.clear();
-                out.push(ChatMessage::User { content: r.text() });
+                out.push(ChatMessage::User {
+                    content: r.text().into(),
+                });
             }
             Role::ToolResult => {
                 if let Some(id) = &r.tool_call_id {

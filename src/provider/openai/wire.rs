@@ -17,7 +17,7 @@ pub enum ChatMessage {
         content: String,
     },
     User {
-        content: String,
+        content: UserContent,
     },
     Assistant {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -29,6 +29,58 @@ pub enum ChatMessage {
         tool_call_id: String,
         content: String,
     },
+}
+
+/// A user message's content: plain text, or parts when images go with it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum UserContent {
+    Text(String),
+    Parts(Vec<ContentPart>),
+}
+
+impl From<String> for UserContent {
+    fn from(s: String) -> Self {
+        Self::Text(s)
+    }
+}
+
+impl From<&str> for UserContent {
+    fn from(s: &str) -> Self {
+        Self::Text(s.to_owned())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentPart {
+    Text { text: String },
+    ImageUrl { image_url: ImageUrl },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImageUrl {
+    /// A `data:` URL with the image's bytes.
+    pub url: String,
+}
+
+impl ChatMessage {
+    /// The user's message; images go as `image_url` parts with data URLs
+    /// after the text.
+    pub fn user(text: String, images: &[crate::image::Image]) -> Self {
+        if images.is_empty() {
+            return Self::User {
+                content: text.into(),
+            };
+        }
+        let mut parts = vec![ContentPart::Text { text }];
+        parts.extend(images.iter().map(|i| ContentPart::ImageUrl {
+            image_url: ImageUrl { url: i.data_url() },
+        }));
+        Self::User {
+            content: UserContent::Parts(parts),
+        }
+    }
 }
 
 /// A complete tool call of an assistant message.

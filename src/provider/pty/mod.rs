@@ -228,6 +228,8 @@ impl PtyPane {
                 let _ = self.input.send(bytes);
             }
             ProviderCommand::Resize { cols, rows } => self.resize(cols, rows),
+            // Never sent: a terminal pane takes no images.
+            ProviderCommand::Attach(_) => {}
             ProviderCommand::Send { turn_id, text } => {
                 // `hive run` or a composer submit: type the line into the
                 // program. The turn ends at once; hive cannot know when the

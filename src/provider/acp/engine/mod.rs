@@ -130,6 +130,10 @@ pub struct Engine {
     fs: FsRoot,
     translator: Translator,
     load_supported: bool,
+    /// The agent takes `image` content (`promptCapabilities.image`).
+    image_supported: bool,
+    /// Images for the next prompt (`ProviderCommand::Attach`).
+    images: Vec<crate::image::Image>,
     agent_name: Option<String>,
     session_id: Option<String>,
     model: Option<String>,
@@ -152,6 +156,26 @@ pub struct Engine {
     effects: Vec<Effect>,
 }
 
+/// A prompt's content: the images (where the agent takes them), then the text.
+pub fn prompt_blocks(
+    text: String,
+    images: &[crate::image::Image],
+    image_supported: bool,
+) -> Vec<ContentBlock> {
+    let mut blocks: Vec<ContentBlock> = images
+        .iter()
+        .filter(|_| image_supported)
+        .map(|i| {
+            ContentBlock::Image(agent_client_protocol_schema::v1::ImageContent::new(
+                i.base64(),
+                i.media_type,
+            ))
+        })
+        .collect();
+    blocks.push(ContentBlock::Text(TextContent::new(text)));
+    blocks
+}
+
 impl Engine {
     pub fn new(cfg: EngineConfig) -> Self {
         let fs = FsRoot::new(&cfg.cwd, cfg.missing_file);
@@ -162,6 +186,8 @@ impl Engine {
             fs,
             translator: Translator::new(PROVIDER_ID),
             load_supported: false,
+            image_supported: false,
+            images: Vec::new(),
             agent_name: None,
             session_id: None,
             model: None,
@@ -267,6 +293,7 @@ impl Engine {
     pub fn on_command(&mut self, cmd: ProviderCommand, now: Instant) {
         match cmd {
             ProviderCommand::Send { turn_id, text } => self.send(turn_id, text),
+            ProviderCommand::Attach(images) => self.images = images,
             ProviderCommand::Cancel => self.cancel(now),
             ProviderCommand::Permission {
                 request_id,
@@ -387,7 +414,16 @@ impl Engine {
             return;
         };
         self.translator.begin_turn();
-        let req = PromptRequest::new(session_id, vec![ContentBlock::Text(TextContent::new(text))]);
+        let images = std::mem::take(&mut self.images);
+        if !images.is_empty() && !self.image_supported {
+            self.diagnostic(
+                DiagnosticLevel::Warn,
+                "the agent does not take images (its promptCapabilities.image is off): the message went without them"
+                    .into(),
+            );
+        }
+        let blocks = prompt_blocks(text, &images, self.image_supported);
+        let req = PromptRequest::new(session_id, blocks);
         let (prompt_id, line) = self.rpc.request(
             "session/prompt",
             req,

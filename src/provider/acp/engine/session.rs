@@ -169,6 +169,7 @@ impl Engine {
                     );
                 }
                 self.load_supported = r.agent_capabilities.load_session;
+                self.image_supported = r.agent_capabilities.prompt_capabilities.image;
                 self.agent_name = r
                     .agent_info
                     .map(|i| i.title.unwrap_or(i.name))

@@ -67,6 +67,7 @@ pub fn spawn(
             placeholder: new_id("codex"),
             stale_notice: None,
             queued: None,
+            images: Vec::new(),
             turn: None,
             approvals: HashMap::new(),
             abandoned: HashSet::new(),
@@ -127,6 +128,8 @@ struct AppServer {
     stale_notice: Option<String>,
     /// A `Send` that arrived before the thread was ready.
     queued: Option<(String, String)>,
+    /// Images for the next turn (`ProviderCommand::Attach`).
+    images: Vec<crate::image::Image>,
     turn: Option<Turn>,
     /// Permission request id → the server's JSON-RPC id.
     approvals: HashMap<String, (Value, ApprovalStyle)>,
@@ -317,6 +320,7 @@ impl AppServer {
             ProviderCommand::SetEffort { effort } => {
                 Arc::make_mut(&mut self.settings).effort = Some(effort);
             }
+            ProviderCommand::Attach(images) => self.images = images,
             _ => {}
         }
     }
@@ -341,9 +345,10 @@ impl AppServer {
         }
         let hive_id = turn.hive_id.clone();
         self.turn = Some(turn);
+        let images = std::mem::take(&mut self.images);
         let mut params = json!({
             "threadId": thread,
-            "input": [{"type": "text", "text": text}],
+            "input": turn_input(&text, &images),
         });
         if let Some(effort) = &self.settings.effort {
             params["effort"] = effort.clone().into();
@@ -431,4 +436,16 @@ impl AppServer {
         self.request(Request::Interrupt, "turn/interrupt", params)
             .await;
     }
+}
+
+/// `turn/start` input: the text, then each image as a `localImage` item
+/// (codex reads the file itself).
+pub fn turn_input(text: &str, images: &[crate::image::Image]) -> Value {
+    let mut input = vec![json!({"type": "text", "text": text})];
+    input.extend(
+        images
+            .iter()
+            .map(|i| json!({"type": "localImage", "path": i.path.display().to_string()})),
+    );
+    Value::Array(input)
 }

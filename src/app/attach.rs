@@ -1,0 +1,128 @@
+//! Image attachments in a composer (issue 14 item 8): a pasted image path
+//! (bracketed paste, including files dropped on the terminal) becomes a chip
+//! above the composer; image paths typed in a message are attached when it
+//! is sent. The next message carries them to agents that take images; for
+//! one that cannot, the message is refused with the reason and the draft
+//! and chips stay. Backspace on an empty composer removes the last chip.
+
+use std::path::PathBuf;
+
+use super::state::App;
+use crate::image::{self, Image};
+use crate::runner::{RunnerCommand, SubmitMode};
+
+impl App {
+    /// A paste that is nothing but image paths (one per line) attaches
+    /// them. False: not such a paste, it goes into the composer as text.
+    pub(super) fn paste_images(&mut self, text: &str) -> bool {
+        let Some(p) = self.focused() else {
+            return false;
+        };
+        let cwd = pane_cwd(&p.agent);
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        let paths: Vec<PathBuf> = lines
+            .iter()
+            .filter_map(|l| image::image_path(l, &cwd))
+            .collect();
+        if paths.is_empty() || paths.len() != lines.len() {
+            return false;
+        }
+        for path in paths {
+            self.attach_image(&path);
+        }
+        true
+    }
+
+    /// Reads `path` and adds it as a chip; a file too large or not an
+    /// image is refused in the pane.
+    pub fn attach_image(&mut self, path: &std::path::Path) {
+        match Image::load(path) {
+            Ok(img) => {
+                let label = img.label();
+                if let Some(p) = self.focused_mut()
+                    && !p.attachments.iter().any(|a| a.path == img.path)
+                {
+                    p.attachments.push(img);
+                }
+                self.set_status(format!(
+                    "attached {label} · Backspace on an empty composer removes it"
+                ));
+            }
+            Err(e) => self.refuse(format!("image not attached: {e}")),
+        }
+    }
+
+    /// Backspace on an empty composer: the last chip goes. False: no chip.
+    pub(super) fn detach_last(&mut self) -> bool {
+        let Some(p) = self.focused_mut() else {
+            return false;
+        };
+        let Some(img) = p.attachments.pop() else {
+            return false;
+        };
+        let name = img.name();
+        self.set_status(format!("removed {name}"));
+        true
+    }
+
+    /// Sends a message with the pane's chips (and image paths typed in
+    /// it). Refused, keeping the draft, when the agent takes no images or
+    /// a turn runs (the images would wait in the queue without their
+    /// message).
+    pub(super) fn submit_with_images(&mut self, text: String, mode: SubmitMode) {
+        let focus = self.focus;
+        let Some(p) = self.panes.get_mut(focus) else {
+            return;
+        };
+        let takes_images = p.capabilities.is_some_and(|c| c.images);
+        if takes_images {
+            let cwd = pane_cwd(&p.agent);
+            let typed: Vec<PathBuf> = text
+                .split_whitespace()
+                .filter_map(|w| image::image_path(w, &cwd))
+                .filter(|path| !p.attachments.iter().any(|a| &a.path == path))
+                .collect();
+            for path in typed {
+                self.attach_image(&path);
+            }
+        }
+        let Some(p) = self.panes.get_mut(focus) else {
+            return;
+        };
+        if p.attachments.is_empty() {
+            p.scroll = 0;
+            return self.send(focus, RunnerCommand::Submit { text, mode });
+        }
+        let why = if !takes_images {
+            Some(format!(
+                "{} ({}) takes no images: not sent. Backspace on an empty composer removes the image.",
+                p.name(),
+                p.agent.provider
+            ))
+        } else if p.is_busy() || !p.queue.is_empty() {
+            Some(
+                "a message with images goes when the agent is idle: not sent, the draft is kept"
+                    .into(),
+            )
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            p.set_composer(&text);
+            return self.refuse(why);
+        }
+        let images = std::mem::take(&mut p.attachments);
+        p.scroll = 0;
+        self.send(focus, RunnerCommand::Attach(images));
+        self.send(focus, RunnerCommand::Submit { text, mode });
+    }
+}
+
+/// Where a pane's relative paths start: the agent's directory.
+fn pane_cwd(agent: &crate::config::AgentConfig) -> PathBuf {
+    agent
+        .cwd
+        .clone()
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default()
+}

@@ -1,0 +1,184 @@
+//! `/resume` and `/clear` in a pane: a picker of the agent's past history
+//! sessions (newest first), switching the pane to one (its transcript
+//! shown, the agent resumed on its own session when hive kept the handle),
+//! and starting a new session while the old one stays listed.
+
+use chrono::{FixedOffset, Offset, TimeZone};
+
+use super::menu::{Menu, MenuItem, MenuKind};
+use super::state::App;
+use crate::event::Usage;
+use crate::history::sessions::{self, SessionSummary};
+use crate::history::{DEFAULT_TAIL_RECORDS, store};
+use crate::provider::DiagnosticLevel;
+use crate::runner::RunnerCommand;
+
+/// Characters of the first prompt a picker line shows.
+const PROMPT_CHARS: usize = 60;
+
+impl App {
+    /// Why the focused pane cannot switch sessions now, if it cannot.
+    fn session_blocker(&self) -> Option<String> {
+        let p = self.focused()?;
+        if self.history.is_none() {
+            return Some("hive keeps no history here: no sessions to switch".into());
+        }
+        if p.is_terminal() {
+            return Some(format!(
+                "{} is a terminal pane: it has no sessions",
+                p.name()
+            ));
+        }
+        if p.failed.is_some() {
+            return Some(format!("{} is not running", p.name()));
+        }
+        p.is_busy().then(|| {
+            "a turn is running: interrupt it (Esc) or let it finish before switching sessions"
+                .to_owned()
+        })
+    }
+
+    /// `/resume`: the picker of this agent's sessions.
+    pub fn open_session_picker(&mut self) {
+        if let Some(why) = self.session_blocker() {
+            return self.refuse(why);
+        }
+        let (Some(store), Some(p)) = (self.history.as_ref(), self.focused()) else {
+            return;
+        };
+        let current = p.history_session.clone();
+        let list = sessions::list(store, &p.agent.id, current.as_deref());
+        if list.iter().all(|s| Some(&s.session) == current.as_ref()) {
+            let name = p.name().to_owned();
+            return self.refuse(format!("{name} has no earlier sessions in hive's history"));
+        }
+        let offset = chrono::Local::now().offset().fix();
+        let items = session_items(&list, current.as_deref(), offset);
+        self.open_picker(Menu::picker(
+            MenuKind::Session,
+            "resume a session",
+            items,
+            current.as_deref(),
+        ));
+    }
+
+    /// Shows `session`'s transcript in the focused pane and has the runner
+    /// continue it (`/resume ID` or a picked entry).
+    pub fn resume_session(&mut self, session: &str) {
+        if let Some(why) = self.session_blocker() {
+            return self.refuse(why);
+        }
+        let (Some(store), Some(p)) = (self.history.as_ref(), self.focused()) else {
+            return;
+        };
+        if p.history_session.as_deref() == Some(session) {
+            return self.set_status("already in that session");
+        }
+        if !store
+            .sessions(&p.agent.id)
+            .iter()
+            .any(|s| s.session == session)
+        {
+            let name = p.name().to_owned();
+            return self.refuse(format!("{name} has no session `{session}`"));
+        }
+        let mut opened = sessions::open(store, &p.agent, session, DEFAULT_TAIL_RECORDS);
+        let can_resume = p.capabilities.unwrap_or_default().resume;
+        let who = format!("{} ({})", p.name(), p.agent.provider);
+        let note = match (&opened.resume, can_resume) {
+            (Some(_), true) => format!("resumed session {session}: the agent continues it"),
+            (Some(_), false) => format!(
+                "session {session}: {who} cannot resume its own sessions, so it starts a new one (the transcript is hive's)"
+            ),
+            (None, _) => format!(
+                "session {session}: hive kept no agent session for it, so the agent starts a new one (the transcript is hive's)"
+            ),
+        };
+        let resume = opened.resume.take().filter(|_| can_resume);
+        let focus = self.focus;
+        if let Some(p) = self.focused_mut() {
+            begin_session(p, session);
+            // Footers, totals and model as a restart would show them.
+            super::transcript::restore(p, &mut opened);
+            for w in opened.warnings.drain(..) {
+                p.transcript.notice(DiagnosticLevel::Warn, w);
+            }
+            p.transcript.notice(DiagnosticLevel::Info, note);
+        }
+        self.send(
+            focus,
+            RunnerCommand::SwitchSession {
+                session: session.to_owned(),
+                resume,
+            },
+        );
+    }
+
+    /// `/clear`: a new history session and a new agent session; the old
+    /// one stays in the `/resume` list.
+    pub fn clear_session(&mut self) {
+        if let Some(why) = self.session_blocker() {
+            return self.refuse(why);
+        }
+        let session = store::new_session_id();
+        let key = self.keymap.short(crate::keymap::Action::Resume);
+        let focus = self.focus;
+        if let Some(p) = self.focused_mut() {
+            begin_session(p, &session);
+            p.transcript.notice(
+                DiagnosticLevel::Info,
+                format!("new session {session} · /resume ({key}) lists the earlier ones"),
+            );
+        }
+        self.send(
+            focus,
+            RunnerCommand::SwitchSession {
+                session,
+                resume: None,
+            },
+        );
+    }
+}
+
+/// The pane forgets the conversation it showed.
+fn begin_session(p: &mut super::pane::Pane, session: &str) {
+    p.transcript.reset();
+    p.usage = Usage::default();
+    p.turns = 0;
+    p.scroll = 0;
+    p.reveal = None;
+    p.highlight = None;
+    p.history_session = Some(session.to_owned());
+}
+
+/// One picker line per session: when it started (in `offset`'s time), its
+/// first prompt; then turns, model, and which one is current.
+pub fn session_items(
+    list: &[SessionSummary],
+    current: Option<&str>,
+    offset: FixedOffset,
+) -> Vec<MenuItem> {
+    list.iter()
+        .map(|s| {
+            let when = s
+                .started
+                .and_then(|ms| offset.timestamp_millis_opt(ms).single())
+                .map_or_else(
+                    || "—".to_owned(),
+                    |t| t.format("%Y-%m-%d %H:%M").to_string(),
+                );
+            let prompt = match sessions::one_line(&s.first_prompt, PROMPT_CHARS) {
+                p if p.is_empty() => "(no prompt yet)".to_owned(),
+                p => p,
+            };
+            let mut detail = format!("{} turn{}", s.turns, if s.turns == 1 { "" } else { "s" });
+            if let Some(m) = &s.model {
+                detail.push_str(&format!(" · {m}"));
+            }
+            if current == Some(s.session.as_str()) {
+                detail.push_str(" · current");
+            }
+            MenuItem::new(format!("{when}  {prompt}"), detail).with_value(s.session.clone())
+        })
+        .collect()
+}

@@ -1,0 +1,58 @@
+//! The runner's side of `/resume`, `/clear` and image attachments: starting
+//! the agent again on another session (the recorder follows through
+//! `PaneEvent::SessionSwitched`), and holding images for the next turn.
+
+use super::{PaneEvent, Runner, TurnState};
+use crate::event::new_id;
+use crate::image::Image;
+use crate::provider::DiagnosticLevel;
+
+impl Runner {
+    pub(super) fn attach(&mut self, images: Vec<Image>) {
+        if !self.capabilities.images {
+            return self.notice(
+                DiagnosticLevel::Warn,
+                "this agent takes no images: the images were not sent",
+            );
+        }
+        self.images = images;
+    }
+
+    /// Ends the agent and starts it again on another session (or a new
+    /// one). A turn in flight would be lost: the app only asks while idle,
+    /// and a late request is refused.
+    pub(super) fn switch_session(&mut self, session: String, resume: Option<String>) {
+        if self.turn.is_some() {
+            return self.notice(
+                DiagnosticLevel::Warn,
+                "a turn is running: interrupt it before switching sessions",
+            );
+        }
+        if let Some(p) = self.provider.take() {
+            tokio::spawn(p.kill());
+        }
+        self.provider_rx = None;
+        let resume = resume.filter(|_| self.capabilities.resume);
+        self.spec.resume.clone_from(&resume);
+        self.session_id = resume.clone().unwrap_or_else(|| new_id("session"));
+        self.images.clear();
+        self.emit(PaneEvent::SessionSwitched { session, resume });
+        match self.start_provider() {
+            Ok(()) => self.set_state(TurnState::Idle),
+            Err(e) => {
+                self.notice(DiagnosticLevel::Error, e.to_string());
+                self.set_state(TurnState::Dead);
+            }
+        }
+    }
+}
+
+/// The user's message as the transcript and history show it: the images it
+/// carried named below the text.
+pub(super) fn with_image_names(text: &str, images: &[Image]) -> String {
+    let mut shown = text.to_owned();
+    for i in images {
+        shown.push_str(&format!("\n[image: {}]", i.path.display()));
+    }
+    shown
+}

@@ -1,0 +1,74 @@
+//! The console's app drawn as the real one draws it (ratatui `TestBackend`),
+//! with keys and pastes fed to it: for widget snapshots and input tests.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use hive::app::state::App;
+use hive::app::{build_app, frame};
+use hive::config::{Config, ConfigSource};
+use hive::provider::Capabilities;
+use hive::runner::{PaneEvent, PaneUpdate};
+use hive::ui::ViewState;
+
+/// One scripted agent, `demo` ("Architect").
+pub const ONE_AGENT: &str = r#"
+[[agent]]
+id = "demo"
+name = "Architect"
+provider = "script"
+model = "demo-1"
+"#;
+
+pub struct Console {
+    pub app: App,
+    pub view: ViewState,
+}
+
+impl Console {
+    /// `ONE_AGENT`'s console at a pinned clock, its pane attached with `caps`.
+    pub fn one(caps: Capabilities) -> Self {
+        let config = Config::parse(ONE_AGENT, ConfigSource::Builtin).expect("config");
+        let (mut app, warnings) = build_app(&config);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        app.now = app.started;
+        app.apply(pane_event(PaneEvent::Attached {
+            capabilities: caps,
+            terminal: None,
+        }));
+        Self {
+            app,
+            view: ViewState::default(),
+        }
+    }
+
+    /// The screen as text, `w`×`h`.
+    pub fn render(&mut self, w: u16, h: u16) -> String {
+        let mut term = Terminal::new(TestBackend::new(w, h)).expect("test backend");
+        term.draw(|f| frame(&mut self.app, &mut self.view, f.area(), f.buffer_mut()))
+            .expect("draw");
+        term.backend().to_string()
+    }
+
+    pub fn key(&mut self, code: KeyCode) {
+        self.app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
+    }
+
+    /// Types `text` key by key.
+    pub fn typ(&mut self, text: &str) {
+        for c in text.chars() {
+            self.key(KeyCode::Char(c));
+        }
+    }
+
+    /// The first pane's transcript entries, as debug text.
+    pub fn transcript(&self) -> String {
+        format!("{:?}", self.app.panes[0].transcript.entries)
+    }
+}
+
+/// An event for pane 0.
+pub fn pane_event(event: PaneEvent) -> PaneUpdate {
+    PaneUpdate { pane: 0, event }
+}
