@@ -57,6 +57,8 @@ actions! {
     Inbox = "inbox", Global, ["alt+i"], "attention inbox: approvals, failures, finished turns across panes";
     Search = "search", Global, ["alt+/"], "search every pane's transcript (type, ↑↓, Enter jumps)";
     Overview = "overview", Global, ["alt+o"], "overview: every pane's state, model, activity, queue, usage";
+    FanOut = "fan_out", Global, ["f4"], "fan-out: one prompt to chosen panes, then compare their answers";
+    JumpUnread = "jump_unread", Conversation, ["alt+u"], "since you looked: jump to the first unread item (closes the digest)";
     ToggleView = "toggle_view", Conversation, ["f2", "alt+v"], "simple / full view (hide or show thinking and tools)";
     Expand = "expand", Conversation, ["ctrl+o"], "expand / collapse thinking and tool output";
     Submit = "submit", Conversation, ["enter"], "send (queues while a turn runs; empty: send restored queue)";
@@ -88,6 +90,7 @@ pub const PREFIX_KEYS: &[(char, Action)] = &[
     ('i', Action::Inbox),
     ('/', Action::Search),
     ('o', Action::Overview),
+    ('f', Action::FanOut),
 ];
 
 /// After a search jump, these bare keys also step through the matches

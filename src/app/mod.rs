@@ -10,6 +10,7 @@
 pub mod attention;
 pub mod commands;
 pub mod copy;
+pub mod fanout;
 pub mod geometry;
 pub mod inbox;
 pub mod input;
@@ -24,6 +25,7 @@ pub mod slash;
 pub mod state;
 pub mod transcript;
 pub mod tty;
+pub mod unread;
 pub mod worktree;
 
 use std::io::Write;

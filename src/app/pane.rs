@@ -79,6 +79,10 @@ pub struct Pane {
     pub highlight: Option<String>,
     /// The agent's own git worktree (`worktree = true`).
     pub worktree: Option<crate::worktree::Worktree>,
+    /// What happened since the user last looked (`super::unread`).
+    pub unread: super::unread::Unread,
+    /// That tally, shown as a one-line digest once the pane is focused.
+    pub digest: Option<super::unread::Unread>,
 }
 
 impl Pane {
@@ -120,6 +124,8 @@ impl Pane {
             reveal: None,
             highlight: None,
             worktree: None,
+            unread: Default::default(),
+            digest: None,
         };
         pane.model = pane.agent.model.clone();
         pane.effort = pane.agent.thinking.clone();
