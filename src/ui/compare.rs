@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
 use super::cells;
-use super::overlay::{fit, frame, row_style};
+use super::overlay::{fit, frame, row_style, window};
 use super::wrap::{Logical, wrap};
 use crate::app::fanout::{Outcome, RunState, can_receive, outcome};
 use crate::app::state::App;
@@ -39,15 +39,7 @@ pub fn draw_chooser(app: &App, area: Rect, buf: &mut Buffer) {
         return;
     }
     let rows = usize::from(inner.height.saturating_sub(2));
-    let first = f.sel.saturating_sub(rows.saturating_sub(1));
-    for (row, (i, p)) in app
-        .panes
-        .iter()
-        .enumerate()
-        .skip(first)
-        .take(rows)
-        .enumerate()
-    {
+    for (row, i, p) in window(&app.panes, f.sel, rows) {
         let selected = i == f.sel && !typing;
         let style = row_style(t, selected);
         let ok = can_receive(p);
@@ -73,7 +65,7 @@ pub fn draw_chooser(app: &App, area: Rect, buf: &mut Buffer) {
             Span::styled(fit(p.name(), 28), if ok { style } else { style.fg(t.dim) }),
             Span::styled(format!(" {why}"), style.fg(t.dim)),
         ]);
-        buf.set_line(inner.x, inner.y + row as u16, &line, inner.width);
+        buf.set_line(inner.x, inner.y + row, &line, inner.width);
     }
     let y = inner.bottom() - 1;
     let prompt = match &f.prompt {
