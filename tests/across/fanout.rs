@@ -127,6 +127,16 @@ fn compare_shows_each_answer_live_with_its_figures() {
     );
     insta::assert_snapshot!("compare_wide", c.render(150, 20));
     insta::assert_snapshot!("compare_narrow", c.render(70, 34));
+    // Live: the running one finishes, the queued one starts.
+    c.send(2, message("t1", "m1", Origin::Agent, "anyhow everywhere"));
+    c.send(2, completed("t1"));
+    c.send(3, PaneEvent::Queue(Vec::new()));
+    c.send(3, started("t9"));
+    c.send(3, message("t9", "u9", Origin::User, PROMPT));
+    let screen = c.render(150, 20);
+    assert!(screen.contains("compare · 2 of 3 answered"), "{screen}");
+    assert!(screen.contains("anyhow everywhere"), "{screen}");
+    assert!(screen.contains("4 Agent 4 … running"), "{screen}");
     // Enter on the second opens its pane.
     c.key(KeyCode::Right);
     c.key(KeyCode::Enter);
