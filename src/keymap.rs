@@ -52,11 +52,14 @@ actions! {
     Focus9 = "focus_9", Global, ["alt+9"], "focus pane 9";
     Zoom = "zoom", Global, ["alt+z"], "zoom the focused pane / back to the grid";
     ToggleMouse = "toggle_mouse", Global, ["alt+m"], "mouse capture off / on (off: select text with the terminal)";
-    Prefix = "prefix", Global, ["ctrl+b"], "prefix (then 1-9, arrows, z, d, i, /, o, f, n/p, ?, or any key verbatim to a terminal pane)";
+    Prefix = "prefix", Global, ["ctrl+b"], "prefix (then 1-9, arrows, z, d, i, /, o, f, [, n/p, ?, or any key verbatim to a terminal pane)";
     Diff = "diff", Global, ["f3"], "diff view of the pane's worktree (also prefix d, or /diff)";
     Inbox = "inbox", Global, ["alt+i"], "attention inbox: approvals, failures, finished turns across panes";
     Search = "search", Global, ["alt+/"], "search every pane's transcript (type, ↑↓, Enter jumps)";
     Overview = "overview", Global, ["alt+o"], "overview: every pane's state, model, activity, queue, usage";
+    PageBack = "page_back", Global, ["shift+pageup"], "scroll back a page (terminal panes: the emulator's scrollback)";
+    PageForward = "page_forward", Global, ["shift+pagedown"], "scroll forward a page (terminal panes: towards the live screen)";
+    CopyMode = "copy_mode", Global, [], "terminal copy mode: arrows/PgUp/g/G move, v select, y copy, q quit";
     FanOut = "fan_out", Global, ["f4"], "fan-out: one prompt to chosen panes, then compare their answers";
     JumpUnread = "jump_unread", Conversation, ["alt+u"], "since you looked: jump to the first unread item";
     ToggleView = "toggle_view", Conversation, ["f2", "alt+v"], "simple / full view (hide or show thinking and tools)";
@@ -69,6 +72,7 @@ actions! {
     ManageQueue = "manage_queue", Conversation, ["alt+q"], "select queued messages (up/down, e edit, d remove, shift+up/down move)";
     HistoryPrev = "history_prev", Conversation, ["up"], "previous input (at the composer's first line)";
     HistoryNext = "history_next", Conversation, ["down"], "next input (at the composer's last line)";
+    ClearLine = "clear_line", Conversation, ["ctrl+u"], "clear the composer's line (again: the line above)";
     Complete = "complete", Conversation, ["tab"], "complete a /command or @file (again: the next one)";
     CompletePrev = "complete_prev", Conversation, ["shift+tab"], "the previous completion";
     ScrollUp = "scroll_up", Conversation, ["pageup"], "scroll the transcript up";
@@ -78,7 +82,7 @@ actions! {
     SearchNext = "search_next", Conversation, ["alt+n"], "after a search jump: next match";
     SearchPrev = "search_prev", Conversation, ["alt+shift+n"], "after a search jump: previous match";
     Copy = "copy", Conversation, ["alt+c"], "copy an answer, code block, tool output or turn (picker)";
-    Restart = "restart", Conversation, ["ctrl+r"], "restart a stopped agent";
+    Restart = "restart", Conversation, ["ctrl+r"], "restart a stopped agent or an exited terminal program";
     AllowOnce = "allow_once", Conversation, ["y"], "approval card: allow once";
     AllowAlways = "allow_always", Conversation, ["a"], "approval card: allow always";
     Deny = "deny", Conversation, ["n"], "approval card: deny (type a reason, Enter)";
@@ -90,6 +94,7 @@ pub const PREFIX_KEYS: &[(char, Action)] = &[
     ('i', Action::Inbox),
     ('/', Action::Search),
     ('o', Action::Overview),
+    ('[', Action::CopyMode),
     ('f', Action::FanOut),
 ];
 
