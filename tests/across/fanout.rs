@@ -149,3 +149,24 @@ fn compare_shows_each_answer_live_with_its_figures() {
     c.key(KeyCode::Esc);
     assert_eq!(c.app.overlay, Overlay::None);
 }
+
+#[test]
+fn a_failed_run_shows_its_error_and_hive_commands_are_not_fanned_out() {
+    let mut c = fanned();
+    c.send(1, started("t1"));
+    c.send(1, message("t1", "u1", Origin::User, PROMPT));
+    c.send(1, failed("t1"));
+    let f = &c.app.fanout;
+    let o = hive::app::fanout::outcome(&c.app.panes[1], &f.runs[0], &f.sent, c.app.now);
+    assert_eq!(o.state, RunState::Failed);
+    assert_eq!(o.answer, "[rate_limit] 429");
+    // A hive command is not a prompt: nothing is sent.
+    c.key(KeyCode::Esc);
+    c.app.outbox.clear();
+    c.prefix('f');
+    c.key(KeyCode::Enter);
+    c.typ("/clear");
+    c.key(KeyCode::Enter);
+    assert!(c.app.outbox.is_empty(), "{:?}", c.app.outbox);
+    assert_eq!(c.app.overlay, Overlay::None);
+}
