@@ -59,7 +59,9 @@ impl Unread {
         if !agent {
             return;
         }
-        if self.counted.insert(u.item_id.clone()) {
+        // Live tails repeat an item many times: no allocation once counted.
+        if !self.counted.contains(&u.item_id) {
+            self.counted.insert(u.item_id.clone());
             self.mark(Some(entry));
         }
         let UpsertKind::ToolCall {
@@ -68,8 +70,15 @@ impl Unread {
         else {
             return;
         };
-        let seen = *self.tool_seen.entry(u.item_id.clone()).or_insert(now);
-        if u.is_closed() && self.tool_done.insert(u.item_id.clone()) {
+        let seen = match self.tool_seen.get(&u.item_id) {
+            Some(t) => *t,
+            None => {
+                self.tool_seen.insert(u.item_id.clone(), now);
+                now
+            }
+        };
+        if u.is_closed() && !self.tool_done.contains(&u.item_id) {
+            self.tool_done.insert(u.item_id.clone());
             let took = now.saturating_duration_since(seen);
             self.tools.push(ToolRun {
                 name: tool_name.clone(),
