@@ -98,15 +98,31 @@ pub fn outcome(p: &Pane, run: &Run, prompt: &str, now: Instant) -> Outcome {
         files: BTreeSet::new(),
     };
     let entries = p.transcript.entries.get(run.from..).unwrap_or_default();
-    let start = entries.iter().position(|e| match &e.kind {
-        EntryKind::Item(u) => {
-            matches!(&u.kind, UpsertKind::Message { content, origin: Origin::User }
-                if content.with_str(|s| s.trim() == prompt.trim()))
-        }
-        _ => false,
-    });
+    let user = |e: &super::transcript::Entry| match &e.kind {
+        EntryKind::Item(u) => match &u.kind {
+            UpsertKind::Message {
+                content,
+                origin: Origin::User,
+            } => Some(content.with_str(|s| s.trim() == prompt.trim())),
+            _ => None,
+        },
+        _ => None,
+    };
+    let queued = p.queue.iter().any(|q| q.trim() == prompt.trim());
+    // The prompt's own message; unless it waits in the queue, else the
+    // first message sent after it (an agent may echo the text changed).
+    let start = entries
+        .iter()
+        .position(|e| user(e) == Some(true))
+        .or_else(|| {
+            if queued {
+                None
+            } else {
+                entries.iter().position(|e| user(e).is_some())
+            }
+        });
     let Some(start) = start else {
-        if p.queue.iter().any(|q| q.trim() == prompt.trim()) {
+        if queued {
             out.state = RunState::Queued;
         }
         return out;
@@ -186,7 +202,13 @@ impl App {
                 KeyCode::Backspace => {
                     prompt.pop();
                 }
-                KeyCode::Char(c) if !ev.modifiers.contains(KeyModifiers::CONTROL) => prompt.push(c),
+                KeyCode::Char(c)
+                    if !ev
+                        .modifiers
+                        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+                {
+                    prompt.push(c)
+                }
                 _ => {}
             }
             return;
