@@ -2,10 +2,12 @@
 //! thinking, tool output from a mixed vocabulary), through the real search
 //! worker as the console uses it:
 //! - indexing all items (sent as one batch, timed to the first answer),
-//! - per keystroke of a query ("w" … "walnut" and a rare word): latency to
-//!   the first batch of results and to the full list.
+//! - N queries typed keystroke by keystroke ("w" … "walnut", a rare word,
+//!   whole words): latency to the first batch of results and to the full
+//!   list, per query (median) and over all N (median and p99).
 //!
-//! Run: `cargo bench --bench search` (HIVE_BENCH_ITEMS overrides 100 000).
+//! Run: `cargo bench --bench search` (HIVE_BENCH_ITEMS overrides 100 000,
+//! HIVE_BENCH_QUERIES the 200 queries).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
@@ -159,37 +161,72 @@ fn main() {
         "index {n} items (first query answered): {}",
         ms(t0.elapsed())
     );
-    let mut generation = 1;
-    println!(
-        "{:<10} {:>12} {:>12} {:>8}",
-        "query", "first", "full", "hits"
-    );
-    for q in [
+    // The queries a user types, keystroke by keystroke, and a few whole
+    // words: N of them in turn (HIVE_BENCH_QUERIES, default 200).
+    let typed = [
         "w",
         "wa",
         "wal",
         "waln",
         "walnu",
         "walnut",
+        "z",
+        "za",
+        "zan",
         "zanzibar",
         "runner queue",
-    ] {
-        let mut firsts = Vec::new();
-        let mut fulls = Vec::new();
-        let mut hits = 0;
-        for _ in 0..5 {
-            let (f, a, h) = query(&s, &rx, generation, q);
-            generation += 1;
-            firsts.push(f);
-            fulls.push(a);
-            hits = h;
+        "tokio",
+        "diff patch",
+        "shell",
+    ];
+    let rounds: usize = std::env::var("HIVE_BENCH_QUERIES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let mut firsts = Vec::new();
+    let mut fulls = Vec::new();
+    let mut per_query: Vec<(&str, Vec<Duration>, Vec<Duration>, usize)> = typed
+        .iter()
+        .map(|q| (*q, Vec::new(), Vec::new(), 0))
+        .collect();
+    for i in 0..rounds {
+        let slot = &mut per_query[i % typed.len()];
+        let (f, a, h) = query(&s, &rx, i as u64 + 1, slot.0);
+        firsts.push(f);
+        fulls.push(a);
+        slot.1.push(f);
+        slot.2.push(a);
+        slot.3 = h;
+    }
+    println!(
+        "{:<14} {:>10} {:>10} {:>8}",
+        "query", "first p50", "full p50", "hits"
+    );
+    for (q, f, a, hits) in &mut per_query {
+        if f.is_empty() {
+            continue;
         }
-        firsts.sort();
-        fulls.sort();
         println!(
-            "{q:<10} {:>12} {:>12} {hits:>8}",
-            ms(firsts[2]),
-            ms(fulls[2])
+            "{q:<14} {:>10} {:>10} {hits:>8}",
+            ms(percentile(f, 50.0)),
+            ms(percentile(a, 50.0))
         );
     }
+    println!(
+        "{rounds} queries over {n} items: first results p50 {} p99 {} · full results p50 {} p99 {}",
+        ms(percentile(&mut firsts, 50.0)),
+        ms(percentile(&mut firsts, 99.0)),
+        ms(percentile(&mut fulls, 50.0)),
+        ms(percentile(&mut fulls, 99.0)),
+    );
+}
+
+/// The `p`th percentile (nearest rank) of `v`.
+fn percentile(v: &mut [Duration], p: f64) -> Duration {
+    if v.is_empty() {
+        return Duration::ZERO;
+    }
+    v.sort();
+    let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
+    v[rank.clamp(1, v.len()) - 1]
 }

@@ -52,7 +52,7 @@ actions! {
     Focus9 = "focus_9", Global, ["alt+9"], "focus pane 9";
     Zoom = "zoom", Global, ["alt+z"], "zoom the focused pane / back to the grid";
     ToggleMouse = "toggle_mouse", Global, ["alt+m"], "mouse capture off / on (off: select text with the terminal)";
-    Prefix = "prefix", Global, ["ctrl+b"], "prefix (then 1-9, arrows, z, d, n/p, ?, or any key verbatim to a terminal pane)";
+    Prefix = "prefix", Global, ["ctrl+b"], "prefix (then 1-9, arrows, z, d, i, /, o, f, [, n/p, ?, or any key verbatim to a terminal pane)";
     Diff = "diff", Global, ["f3"], "diff view of the pane's worktree (also prefix d, or /diff)";
     Inbox = "inbox", Global, ["alt+i"], "attention inbox: approvals, failures, finished turns across panes";
     Search = "search", Global, ["alt+/"], "search every pane's transcript (type, ↑↓, Enter jumps)";
@@ -60,6 +60,8 @@ actions! {
     PageBack = "page_back", Global, ["shift+pageup"], "scroll back a page (terminal panes: the emulator's scrollback)";
     PageForward = "page_forward", Global, ["shift+pagedown"], "scroll forward a page (terminal panes: towards the live screen)";
     CopyMode = "copy_mode", Global, [], "terminal copy mode: arrows/PgUp/g/G move, v select, y copy, q quit";
+    FanOut = "fan_out", Global, ["f4"], "fan-out: one prompt to chosen panes, then compare their answers";
+    JumpUnread = "jump_unread", Conversation, ["alt+u"], "since you looked: jump to the first unread item";
     ToggleView = "toggle_view", Conversation, ["f2", "alt+v"], "simple / full view (hide or show thinking and tools)";
     Expand = "expand", Conversation, ["ctrl+o"], "expand / collapse thinking and tool output";
     Submit = "submit", Conversation, ["enter"], "send (queues while a turn runs; empty: send restored queue)";
@@ -95,6 +97,7 @@ pub const PREFIX_KEYS: &[(char, Action)] = &[
     ('o', Action::Overview),
     ('s', Action::Resume),
     ('[', Action::CopyMode),
+    ('f', Action::FanOut),
 ];
 
 /// After a search jump, these bare keys also step through the matches

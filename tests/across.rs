@@ -6,6 +6,10 @@
 
 #[path = "across/console.rs"]
 mod console;
+#[path = "across/digest.rs"]
+mod digest;
+#[path = "across/fanout.rs"]
+mod fanout;
 
 use std::time::Duration;
 

@@ -583,3 +583,43 @@ fn copy_mode_copies_a_selection_of_shell_output() {
     t.keys(&["C-q"]);
     t.wait_for("HIVE-EXIT=0");
 }
+
+/// Issue 17: one prompt fanned out to three demo panes comes back as three
+/// answers side by side; Enter on one opens its pane.
+#[test]
+fn a_fan_out_to_three_panes_compares_three_answers() {
+    let Some(bin) = hive_bin() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let agent = |id: &str, name: &str, script: &str| {
+        format!(
+            "[[agent]]\nid = \"{id}\"\nname = \"{name}\"\nprovider = \"script\"\nscript = \"{script}\"\n\n"
+        )
+    };
+    let config = [
+        agent("alpha", "Alpha (demo)", "demo:tour"),
+        agent("beta", "Beta (demo)", "demo:reviewer"),
+        agent("gamma", "Gamma (demo)", "demo:tour"),
+    ]
+    .concat();
+    std::fs::write(dir.path().join("hive.toml"), config).unwrap();
+    let t = start(&bin, dir);
+    t.wait_for("Message Alpha");
+    t.keys(&["C-b", "f"]);
+    t.wait_for("fan-out · 1 of 3 panes");
+    t.keys(&["a"]);
+    t.wait_for("fan-out · 3 of 3 panes");
+    t.keys(&["Enter"]);
+    t.type_text("compare your plans");
+    t.wait_for("› compare your plans");
+    t.keys(&["Enter"]);
+    let s = t.wait("three answers", |s| s.contains("compare · 3 of 3 answered"));
+    assert_eq!(s.matches("✓ done").count(), 3, "{s}");
+    assert_eq!(s.matches("Repository tour").count(), 2, "{s}");
+    assert!(s.contains("Review of your change"), "{s}");
+    t.keys(&["Right"]);
+    t.keys(&["Enter"]);
+    let s = t.wait("the reviewer's pane", |s| {
+        status_line(s).contains("Beta (demo)")
+    });
+    assert!(!s.contains("compare · "), "{s}");
+}

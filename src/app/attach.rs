@@ -90,8 +90,7 @@ impl App {
             return;
         };
         if p.attachments.is_empty() {
-            p.scroll = 0;
-            return self.send(focus, RunnerCommand::Submit { text, mode });
+            return self.submit_text(focus, text, mode);
         }
         let why = if !takes_images {
             Some(format!(
@@ -112,9 +111,8 @@ impl App {
             return self.refuse(why);
         }
         let images = std::mem::take(&mut p.attachments);
-        p.scroll = 0;
         self.send(focus, RunnerCommand::Attach(images));
-        self.send(focus, RunnerCommand::Submit { text, mode });
+        self.submit_text(focus, text, mode);
     }
 }
 

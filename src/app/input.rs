@@ -26,6 +26,8 @@ impl App {
             Overlay::Search => return self.search_key(ev),
             Overlay::Overview => return self.overview_key(ev),
             Overlay::Diff => return self.diff_key(ev),
+            Overlay::FanOut => return self.fanout_key(ev),
+            Overlay::Compare => return self.compare_key(ev),
             Overlay::None => {}
         }
         if self.prefix_armed {
@@ -124,6 +126,7 @@ impl App {
             Action::Inbox => self.open_inbox(),
             Action::Search => self.open_search(),
             Action::Overview => self.open_overview(),
+            Action::FanOut => self.open_fanout(),
             Action::ToggleMouse => self.toggle_mouse(),
             Action::Diff => self.open_diff(),
             Action::Resume => self.run_command(super::commands::HiveCommand::Resume, ""),
@@ -371,6 +374,10 @@ impl App {
                 if p.highlight.take().is_some() {
                     self.search.active = false;
                 }
+                // Esc first closes a digest, so it never interrupts by surprise.
+                if p.digest.take().is_some() {
+                    return true;
+                }
                 if p.deny_reason {
                     p.deny_reason = false;
                 } else if p.editing_queued.is_some() {
@@ -424,6 +431,7 @@ impl App {
                 p.expanded = !p.expanded;
                 p.transcript.invalidate();
             }
+            Action::JumpUnread => self.jump_unread(),
             Action::SearchNext => self.search_step(1),
             Action::SearchPrev => self.search_step(-1),
             Action::Restart if p.state == TurnState::Dead => {
@@ -491,6 +499,12 @@ impl App {
 
     /// Bracketed paste: into the composer (never sent), or to the child.
     pub fn on_paste(&mut self, text: &str) {
+        if self.overlay == Overlay::FanOut
+            && let Some(prompt) = self.fanout.prompt.as_mut()
+        {
+            prompt.push_str(&text.replace("\r\n", "\n").replace('\r', "\n"));
+            return;
+        }
         let focus = self.focus;
         let Some(p) = self.panes.get_mut(focus) else {
             return;

@@ -12,6 +12,7 @@ pub mod attention;
 pub mod commands;
 pub mod copy;
 pub mod copy_mode;
+pub mod fanout;
 pub mod geometry;
 pub mod inbox;
 pub mod input;
@@ -27,6 +28,7 @@ pub mod slash;
 pub mod state;
 pub mod transcript;
 pub mod tty;
+pub mod unread;
 pub mod worktree;
 
 use std::io::Write;

@@ -91,6 +91,10 @@ pub struct Pane {
     pub history_session: Option<String>,
     /// Images the next message carries (chips above the composer).
     pub attachments: Vec<crate::image::Image>,
+    /// What happened since the user last looked (`super::unread`).
+    pub unread: super::unread::Unread,
+    /// That tally, shown as a one-line digest once the pane is focused.
+    pub digest: Option<super::unread::Unread>,
 }
 
 impl Pane {
@@ -137,6 +141,8 @@ impl Pane {
             worktree: None,
             history_session: None,
             attachments: Vec::new(),
+            unread: Default::default(),
+            digest: None,
         };
         pane.model = pane.agent.model.clone();
         pane.effort = pane.agent.thinking.clone();

@@ -28,6 +28,10 @@ pub enum Overlay {
     Overview,
     /// The focused pane's worktree diff (`App::diff`).
     Diff,
+    /// Fan-out: choose panes, type one prompt (`super::fanout`).
+    FanOut,
+    /// The last fan-out's answers side by side.
+    Compare,
 }
 
 pub struct App {
@@ -63,6 +67,7 @@ pub struct App {
     pub inbox: Inbox,
     pub search: super::search::Search,
     pub overview: super::overview::Overview,
+    pub fanout: super::fanout::FanOut,
     /// hive takes mouse events (off: the terminal selects text).
     pub mouse_capture: bool,
     /// The desktop clipboard tool copies also go to (set by the console;
@@ -111,6 +116,7 @@ impl App {
             inbox: Inbox::default(),
             search: Default::default(),
             overview: Default::default(),
+            fanout: Default::default(),
             mouse_capture: true,
             system_clipboard: None,
             in_tmux: false,
@@ -165,6 +171,9 @@ impl App {
                 self.git_outbox
                     .push(crate::worktree::WorktreeRequest::CheckOverlaps);
             }
+            if i != self.focus {
+                self.looked_away(i);
+            }
             self.focus = i;
             self.panes[i].attention = false;
             self.reconcile_inbox();
@@ -212,9 +221,24 @@ impl App {
             self.inbox.activity.insert(i, self.now);
         }
         match update.event {
-            PaneEvent::Upsert(u) => p.transcript.upsert(u),
-            PaneEvent::Live(u) => p.transcript.live(u),
-            PaneEvent::Turn(t) => needs_user = turn_event(p, &t, self.now),
+            PaneEvent::Upsert(u) => {
+                if !focused {
+                    p.unread.item(&u, p.transcript.slot(&u.item_id), self.now);
+                }
+                p.transcript.upsert(u)
+            }
+            PaneEvent::Live(u) => {
+                if !focused {
+                    p.unread.item(&u, p.transcript.slot(&u.item_id), self.now);
+                }
+                p.transcript.live(u)
+            }
+            PaneEvent::Turn(t) => {
+                needs_user = turn_event(p, &t, self.now);
+                if !focused {
+                    p.unread.turn(&t, &p.transcript);
+                }
+            }
             PaneEvent::State(s) => {
                 if p.state != s || !self.overview.state_since.contains_key(&i) {
                     self.overview.state_since.insert(i, self.now);
@@ -245,6 +269,9 @@ impl App {
                     p.term_note = Some(text.clone());
                 }
                 p.transcript.notice(level, text);
+                if !focused {
+                    p.unread.notice(level, &p.transcript);
+                }
             }
             PaneEvent::Permission(req) => {
                 needs_user = Some(Reason::Permission {

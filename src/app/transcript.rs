@@ -162,6 +162,14 @@ impl Transcript {
         self.entries.len()
     }
 
+    /// The entry that holds (or will hold, when new) item `item_id`.
+    pub fn slot(&self, item_id: &str) -> usize {
+        self.index
+            .get(item_id)
+            .copied()
+            .unwrap_or(self.entries.len())
+    }
+
     /// When the running turn started (for the "working" line).
     pub fn running_since(&self) -> Option<Instant> {
         self.turns.values().map(|(_, t)| *t).min()

@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use super::overlay::{age, fit, frame, row_style};
+use super::overlay::{age, fit, frame, row_style, window};
 use crate::app::inbox::Reason;
 use crate::app::state::App;
 
@@ -37,15 +37,7 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
         .min(22);
     let width = usize::from(inner.width);
     let visible = usize::from(inner.height.saturating_sub(u16::from(inbox.deny.is_some())));
-    let first = inbox.sel.saturating_sub(visible.saturating_sub(1));
-    for (row, (i, e)) in inbox
-        .entries
-        .iter()
-        .enumerate()
-        .skip(first)
-        .take(visible)
-        .enumerate()
-    {
+    for (row, i, e) in window(&inbox.entries, inbox.sel, visible) {
         let selected = i == inbox.sel;
         let style = row_style(t, selected);
         let name = app.panes.get(e.pane).map_or("?", |p| p.name());
@@ -66,7 +58,7 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
             Span::styled(head, style),
             Span::styled(fit(&e.reason.describe(), rest), style.fg(color)),
         ]);
-        buf.set_line(inner.x, inner.y + row as u16, &line, inner.width);
+        buf.set_line(inner.x, inner.y + row, &line, inner.width);
     }
     if let Some(reason) = &inbox.deny {
         let line = Line::from(vec![

@@ -6,7 +6,9 @@
 
 pub mod cells;
 pub mod chips;
+pub mod compare;
 pub mod diff;
+pub mod digest;
 pub mod help;
 pub mod highlight;
 pub mod inbox;
@@ -103,5 +105,7 @@ pub fn render(app: &App, view: &mut ViewState, area: Rect, buf: &mut Buffer) {
         Overlay::Search => search::draw(app, main, buf),
         Overlay::Overview => overview::draw(app, spin, main, buf),
         Overlay::Diff => diff::draw(app, main, buf),
+        Overlay::FanOut => compare::draw_chooser(app, main, buf),
+        Overlay::Compare => compare::draw_compare(app, main, buf),
     }
 }

@@ -70,3 +70,16 @@ pub fn row_style(t: &Theme, selected: bool) -> Style {
         Style::new().fg(t.text)
     }
 }
+
+/// The part of a list that fits `rows` lines with `sel` in view, as
+/// (row on screen, index, item).
+pub fn window<T>(items: &[T], sel: usize, rows: usize) -> impl Iterator<Item = (u16, usize, &T)> {
+    let first = sel.saturating_sub(rows.saturating_sub(1));
+    items
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(rows)
+        .enumerate()
+        .map(|(row, (i, x))| (row as u16, i, x))
+}

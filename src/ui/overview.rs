@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
 
 use super::cells;
-use super::overlay::{age, fit, frame, row_style};
+use super::overlay::{age, fit, frame, row_style, window};
 use super::pane::state_label;
 use crate::app::overview::activity;
 use crate::app::state::App;
@@ -59,15 +59,7 @@ pub fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
     );
     let rows = usize::from(inner.height - 1);
     let sel = app.overview.sel;
-    let first = sel.saturating_sub(rows.saturating_sub(1));
-    for (row, (i, p)) in app
-        .panes
-        .iter()
-        .enumerate()
-        .skip(first)
-        .take(rows)
-        .enumerate()
-    {
+    for (row, i, p) in window(&app.panes, sel, rows) {
         let style = row_style(t, i == sel);
         let (state, alarm) = state_label(p, spin);
         let usage = if p.usage.input_tokens + p.usage.output_tokens > 0 {
@@ -118,6 +110,6 @@ pub fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
             Span::styled(rest, style),
             Span::styled(doing, style.fg(t.dim)),
         ]);
-        buf.set_line(inner.x, inner.y + 1 + row as u16, &line, inner.width);
+        buf.set_line(inner.x, inner.y + 1 + row, &line, inner.width);
     }
 }

@@ -113,9 +113,9 @@ fn pane_block(p: &Pane, ctx: &PaneCtx<'_>, area: Rect) -> Block<'static> {
             Style::new().fg(t.dim)
         },
     )];
-    if p.attention && !ctx.focused {
+    if let Some(mark) = super::digest::marker(p, ctx.focused) {
         title.push(Span::styled(
-            " ● ",
+            mark,
             Style::new().fg(t.attention).add_modifier(Modifier::BOLD),
         ));
     } else {
@@ -279,8 +279,13 @@ fn draw_conversation(
     let banner = dead_banner(p, ctx);
     let banner_h = wrapped_height(&banner, area.width).min(rest.height.saturating_sub(1));
     let banner_area = take_bottom(&mut rest, banner_h);
+    let digest = super::digest::line(p, ctx, area.width).filter(|_| rest.height >= 4);
+    let digest_area = take_bottom(&mut rest, u16::from(digest.is_some()));
 
     draw_transcript(p, geo, view, ctx, rest, buf);
+    if let Some(line) = &digest {
+        buf.set_line(digest_area.x, digest_area.y, line, digest_area.width);
+    }
 
     put_lines(&banner, banner_area, buf);
     put_lines(&queue, queue_area, buf);

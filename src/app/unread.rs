@@ -1,0 +1,257 @@
+//! "Since you looked": what a pane did while it was not focused. Runner
+//! events for an unfocused pane are tallied here (new agent items, turns
+//! finished, tools run with their durations, files changed, errors, the
+//! last stop reason); the title shows the count and, when the pane is
+//! focused again, the tally becomes the pane's one-line digest with a key
+//! to jump to the first unread item.
+//!
+//! What counts as unread: an item of the agent (answer, thinking, tool
+//! call) the first time it arrives or changes while unfocused, a failed
+//! turn, and an error notice. The user's own messages, hive's system lines
+//! and further updates of an item already counted do not.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use super::state::App;
+use super::transcript::Transcript;
+use crate::event::{Origin, ToolDisplay};
+use crate::provider::DiagnosticLevel;
+use crate::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind};
+
+/// A tool call that finished while the pane was not looked at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolRun {
+    pub name: String,
+    /// From its first sight to its result; `None` when it arrived done.
+    pub took: Option<Duration>,
+}
+
+/// The tally for one pane since it was last focused.
+#[derive(Debug, Default, Clone)]
+pub struct Unread {
+    /// Unread items (the title's count).
+    pub count: usize,
+    /// The transcript entry of the first unread item.
+    pub first: Option<usize>,
+    pub turns: usize,
+    pub tools: Vec<ToolRun>,
+    pub files: BTreeSet<String>,
+    pub errors: usize,
+    /// How the last turn ended (`end_turn`, `interrupted`, an error code).
+    pub stop: Option<String>,
+    counted: HashSet<String>,
+    tool_seen: HashMap<String, Instant>,
+    tool_done: HashSet<String>,
+}
+
+impl Unread {
+    pub fn is_empty(&self) -> bool {
+        self.count == 0 && self.turns == 0
+    }
+
+    /// An item arrived or changed; `entry` is where the transcript holds it.
+    pub fn item(&mut self, u: &Upsert, entry: usize, now: Instant) {
+        let agent = match &u.kind {
+            UpsertKind::Message { origin, .. } => *origin == Origin::Agent,
+            UpsertKind::Thinking { .. } | UpsertKind::ToolCall { .. } => true,
+        };
+        if !agent {
+            return;
+        }
+        // Live tails repeat an item many times: no allocation once counted.
+        if !self.counted.contains(&u.item_id) {
+            self.counted.insert(u.item_id.clone());
+            self.mark(Some(entry));
+        }
+        let UpsertKind::ToolCall {
+            tool_name, display, ..
+        } = &u.kind
+        else {
+            return;
+        };
+        let seen = match self.tool_seen.get(&u.item_id) {
+            Some(t) => *t,
+            None => {
+                self.tool_seen.insert(u.item_id.clone(), now);
+                now
+            }
+        };
+        if u.is_closed() && !self.tool_done.contains(&u.item_id) {
+            self.tool_done.insert(u.item_id.clone());
+            let took = now.saturating_duration_since(seen);
+            self.tools.push(ToolRun {
+                name: tool_name.clone(),
+                took: (!took.is_zero()).then_some(took),
+            });
+            if let Some(d) = display {
+                self.files.extend(edited_files(d));
+            }
+        }
+    }
+
+    /// A turn ended (or failed) while unfocused.
+    pub fn turn(&mut self, t: &TurnEvent, transcript: &Transcript) {
+        match t {
+            TurnEvent::TurnComplete {
+                status,
+                finish_reason,
+                ..
+            } => {
+                self.turns += 1;
+                self.stop = Some(match (status, finish_reason) {
+                    (TurnStatus::Cancelled, _) => "interrupted".into(),
+                    (_, Some(r)) if !r.is_empty() => r.clone(),
+                    _ => "completed".into(),
+                });
+            }
+            TurnEvent::TurnError { error_code, .. } => {
+                self.errors += 1;
+                self.stop = Some(error_code.clone());
+                self.mark(transcript.len().checked_sub(1));
+            }
+            TurnEvent::TurnStarted { .. } => {}
+        }
+    }
+
+    /// A notice was added; errors count.
+    pub fn notice(&mut self, level: DiagnosticLevel, transcript: &Transcript) {
+        if level == DiagnosticLevel::Error {
+            self.errors += 1;
+            self.mark(transcript.len().checked_sub(1));
+        }
+    }
+
+    fn mark(&mut self, entry: Option<usize>) {
+        self.count += 1;
+        if let Some(e) = entry {
+            self.first = Some(self.first.map_or(e, |f| f.min(e)));
+        }
+    }
+
+    /// The digest line's parts: "2 turns finished", "3 tools (Bash 1.2s, …)".
+    pub fn parts(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        if self.turns > 0 {
+            out.push(format!("{} finished", plural(self.turns, "turn", "turns")));
+        }
+        if !self.tools.is_empty() {
+            let shown: Vec<String> = self
+                .tools
+                .iter()
+                .take(3)
+                .map(|t| match t.took {
+                    Some(d) => format!("{} {:.1}s", t.name, d.as_secs_f64()),
+                    None => t.name.clone(),
+                })
+                .collect();
+            let more = self.tools.len().saturating_sub(3);
+            let more = if more > 0 {
+                format!(", +{more}")
+            } else {
+                String::new()
+            };
+            out.push(format!(
+                "{} ({}{more})",
+                plural(self.tools.len(), "tool", "tools"),
+                shown.join(", ")
+            ));
+        }
+        if !self.files.is_empty() {
+            out.push(format!(
+                "{} changed",
+                plural(self.files.len(), "file", "files")
+            ));
+        }
+        if self.errors > 0 {
+            out.push(plural(self.errors, "error", "errors"));
+        }
+        if let Some(s) = &self.stop {
+            out.push(format!("stop: {s}"));
+        }
+        if out.is_empty() {
+            out.push(plural(self.count, "new item", "new items"));
+        }
+        out
+    }
+}
+
+impl App {
+    /// Focus moves to pane `to`: the pane left behind drops its digest and
+    /// starts a fresh tally; `to` turns its tally into its digest.
+    pub(super) fn looked_away(&mut self, to: usize) {
+        if let Some(old) = self.panes.get_mut(self.focus) {
+            old.digest = None;
+            old.unread = Unread::default();
+        }
+        if let Some(p) = self.panes.get_mut(to)
+            && !p.unread.is_empty()
+        {
+            p.digest = Some(std::mem::take(&mut p.unread));
+        }
+    }
+
+    /// The digest's key: scroll to the first unread item, close the digest.
+    pub(super) fn jump_unread(&mut self) {
+        let Some(p) = self.focused_mut() else {
+            return;
+        };
+        match p.digest.take().and_then(|d| d.first) {
+            Some(entry) => p.reveal = Some(entry),
+            None => self.set_status("nothing unread"),
+        }
+    }
+}
+
+/// The files an editing call changes: a patch's `+++`/`*** … File:` headers,
+/// else the call's summary (the path, for replace and write calls).
+pub fn edited_files(d: &ToolDisplay) -> Vec<String> {
+    let Some(diff) = &d.diff else {
+        return Vec::new();
+    };
+    let mut files: Vec<String> = diff
+        .lines()
+        .filter_map(|l| {
+            let path = l
+                .strip_prefix("+++ ")
+                .or_else(|| l.strip_prefix("*** Update File: "))
+                .or_else(|| l.strip_prefix("*** Add File: "))
+                .or_else(|| l.strip_prefix("*** Delete File: "))?;
+            let path = path.trim();
+            let path = path.strip_prefix("b/").unwrap_or(path);
+            (path != "/dev/null" && !path.is_empty()).then(|| path.to_owned())
+        })
+        .collect();
+    if files.is_empty() && !d.summary.trim().is_empty() {
+        files.push(d.summary.trim().to_owned());
+    }
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn display(summary: &str, diff: &str) -> ToolDisplay {
+        ToolDisplay {
+            summary: summary.into(),
+            diff: Some(diff.into()),
+        }
+    }
+
+    #[test]
+    fn edited_files_come_from_patch_headers_or_the_summary() {
+        let d = display("patch", "--- a/x.rs\n+++ b/x.rs\n@@\n+1\n+++ b/y.rs");
+        assert_eq!(edited_files(&d), ["x.rs", "y.rs"]);
+        let d = display("", "*** Begin Patch\n*** Update File: src/a.rs\n+x");
+        assert_eq!(edited_files(&d), ["src/a.rs"]);
+        assert_eq!(edited_files(&display("src/b.rs", "-a\n+b")), ["src/b.rs"]);
+        let read = ToolDisplay {
+            summary: "src/c.rs".into(),
+            diff: None,
+        };
+        assert!(edited_files(&read).is_empty());
+    }
+}

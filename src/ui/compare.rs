@@ -1,0 +1,244 @@
+//! Fan-out's two overlays: the chooser (panes with checkboxes, then the
+//! prompt) and the compare view (each run's final answer with duration,
+//! tokens, cost, tools and files; side by side, or stacked when narrow).
+//! What a run produced is read by `app::fanout::outcome`.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Widget};
+
+use super::cells;
+use super::overlay::{fit, frame, row_style, window};
+use super::wrap::{Logical, wrap};
+use crate::app::fanout::{Outcome, RunState, can_receive, outcome};
+use crate::app::state::App;
+use crate::theme::Theme;
+
+/// A column narrower than this stacks the answers instead.
+const MIN_COLUMN: u16 = 36;
+
+pub fn draw_chooser(app: &App, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let f = &app.fanout;
+    let n = app.panes.len();
+    let w = area.width.saturating_sub(4).min(90);
+    let typing = f.prompt.is_some();
+    let h = (n as u16 + 5).min(area.height);
+    let hint = if typing {
+        "type the prompt · Enter send to all · Alt+Enter new line · Esc back"
+    } else if f.runs.is_empty() {
+        "↑↓ move · Space choose · a all · Enter prompt · Esc close"
+    } else {
+        "↑↓ move · Space choose · a all · Enter prompt · c last compare · Esc close"
+    };
+    let title = format!("fan-out · {} of {n} panes", f.chosen.len());
+    let inner = frame(t, area, (w, h), &title, hint, buf);
+    if inner.height == 0 {
+        return;
+    }
+    let rows = usize::from(inner.height.saturating_sub(2));
+    for (row, i, p) in window(&app.panes, f.sel, rows) {
+        let selected = i == f.sel && !typing;
+        let style = row_style(t, selected);
+        let ok = can_receive(p);
+        let mark = match (ok, f.chosen.contains(&i)) {
+            (false, _) => "[-]",
+            (true, true) => "[x]",
+            (true, false) => "[ ]",
+        };
+        let why = if p.is_terminal() {
+            "terminal pane"
+        } else if p.failed.is_some() {
+            "not running"
+        } else if p.is_busy() {
+            "busy: the prompt queues"
+        } else {
+            ""
+        };
+        let line = Line::from(vec![
+            Span::styled(
+                format!("{}{mark} {:>2} ", if selected { "▸ " } else { "  " }, i + 1),
+                style,
+            ),
+            Span::styled(fit(p.name(), 28), if ok { style } else { style.fg(t.dim) }),
+            Span::styled(format!(" {why}"), style.fg(t.dim)),
+        ]);
+        buf.set_line(inner.x, inner.y + row, &line, inner.width);
+    }
+    let y = inner.bottom() - 1;
+    let prompt = match &f.prompt {
+        Some(p) => {
+            // The end of a long prompt stays in view, after the cursor mark.
+            let shown = p.replace('\n', " ⏎ ");
+            let room = usize::from(inner.width).saturating_sub(4);
+            let tail: String = {
+                let chars: Vec<char> = shown.chars().collect();
+                chars[chars.len().saturating_sub(room)..].iter().collect()
+            };
+            Line::from(vec![
+                Span::styled("› ", Style::new().fg(t.accent).add_modifier(Modifier::BOLD)),
+                Span::styled(tail, Style::new().fg(t.text)),
+                Span::styled("▏", Style::new().fg(t.accent)),
+            ])
+        }
+        None => Line::from(Span::styled(
+            "Enter: type one prompt for every chosen pane",
+            Style::new().fg(t.dim),
+        )),
+    };
+    buf.set_line(inner.x, y, &prompt, inner.width);
+}
+
+pub fn draw_compare(app: &App, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let f = &app.fanout;
+    let (w, h) = (area.width, area.height);
+    let done = f
+        .runs
+        .iter()
+        .filter_map(|r| {
+            app.panes
+                .get(r.pane)
+                .map(|p| outcome(p, r, &f.sent, app.now))
+        })
+        .filter(|o| !matches!(o.state, RunState::Running | RunState::Queued))
+        .count();
+    let title = format!(
+        "compare · {done} of {} answered · {}",
+        f.runs.len(),
+        super::wrap::truncate(&f.sent.replace('\n', " "), 40)
+    );
+    let inner = frame(
+        t,
+        area,
+        (w, h),
+        &title,
+        "←→ select · ↑↓ scroll · Enter open pane · f new fan-out · Esc close",
+        buf,
+    );
+    let n = f.runs.len() as u16;
+    if inner.height == 0 || n == 0 {
+        return;
+    }
+    let side_by_side = inner.width / n >= MIN_COLUMN;
+    for (k, run) in f.runs.iter().enumerate() {
+        let Some(p) = app.panes.get(run.pane) else {
+            continue;
+        };
+        let k16 = k as u16;
+        let cell = if side_by_side {
+            let cw = inner.width / n;
+            let x = inner.x + k16 * cw;
+            let width = if k16 + 1 == n { inner.right() - x } else { cw };
+            Rect::new(x, inner.y, width, inner.height)
+        } else {
+            let ch = inner.height / n;
+            let y = inner.y + k16 * ch;
+            let height = if k16 + 1 == n { inner.bottom() - y } else { ch };
+            Rect::new(inner.x, y, inner.width, height)
+        };
+        let o = outcome(p, run, &f.sent, app.now);
+        let head = format!("{} {}", run.pane + 1, p.name());
+        draw_cell(t, &head, &o, k == f.compare_sel, f.scroll, cell, buf);
+    }
+}
+
+/// One run: a box titled with the pane and its state, the figures, the answer.
+fn draw_cell(
+    t: &Theme,
+    head: &str,
+    o: &Outcome,
+    selected: bool,
+    scroll: u16,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let (state_color, mark) = match o.state {
+        RunState::Done => (t.accent, "✓"),
+        RunState::Failed => (t.error, "✗"),
+        RunState::Interrupted => (t.warning, "⏹"),
+        RunState::Queued | RunState::Running => (t.dim, "…"),
+    };
+    let border = if selected {
+        Style::new().fg(t.border_focused)
+    } else {
+        Style::new().fg(t.border)
+    };
+    let block = Block::new()
+        .borders(Borders::ALL)
+        .border_type(if selected {
+            BorderType::Thick
+        } else {
+            BorderType::Rounded
+        })
+        .border_style(border)
+        .title(Line::from(vec![
+            Span::styled(
+                format!(" {head} "),
+                Style::new().fg(t.title).add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(
+                format!("{mark} {} ", o.state.label()),
+                Style::new().fg(state_color),
+            ),
+        ]));
+    let inner = block.inner(area);
+    block.render(area, buf);
+    if inner.height == 0 || inner.width == 0 {
+        return;
+    }
+    buf.set_line(
+        inner.x,
+        inner.y,
+        &Line::from(Span::styled(figures(o), Style::new().fg(t.dim))),
+        inner.width,
+    );
+    let body = Rect::new(
+        inner.x,
+        inner.y + 1,
+        inner.width,
+        inner.height.saturating_sub(1),
+    );
+    let lines: Vec<Logical> = if o.answer.is_empty() {
+        let what = match o.state {
+            RunState::Queued => "waiting in the pane's queue",
+            _ => "no answer yet",
+        };
+        vec![Logical::raw(what, Style::new().fg(t.dim))]
+    } else if o.state == RunState::Failed {
+        vec![Logical::raw(o.answer.clone(), Style::new().fg(t.error))]
+    } else {
+        super::markdown::render(&o.answer, t, Style::new().fg(t.text))
+    };
+    let rows = lines.iter().flat_map(|l| wrap(l, body.width));
+    for (y, row) in (body.y..body.bottom()).zip(rows.skip(usize::from(scroll))) {
+        buf.set_line(body.x, y, &row, body.width);
+    }
+}
+
+/// `12.3s · ↑1.2k ↓300 · $0.0100 · 2 tools · 1 file`
+fn figures(o: &Outcome) -> String {
+    let mut parts = Vec::new();
+    if o.state == RunState::Queued {
+        return String::new();
+    }
+    if let Some(d) = o.duration {
+        parts.push(format!("{:.1}s", d.as_secs_f64()));
+    }
+    if let Some(u) = &o.usage {
+        parts.push(format!(
+            "↑{} ↓{}",
+            cells::tokens(u.input_tokens),
+            cells::tokens(u.output_tokens)
+        ));
+        if let Some(c) = u.cost_usd {
+            parts.push(cells::cost(c));
+        }
+    }
+    let plural = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
+    parts.push(plural(o.tools, "tool"));
+    parts.push(format!("{} changed", plural(o.files.len(), "file")));
+    parts.join(" · ")
+}
