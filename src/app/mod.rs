@@ -10,6 +10,7 @@
 pub mod attention;
 pub mod commands;
 pub mod copy;
+mod emit;
 pub mod geometry;
 pub mod inbox;
 pub mod input;
