@@ -57,6 +57,9 @@ actions! {
     Inbox = "inbox", Global, ["alt+i"], "attention inbox: approvals, failures, finished turns across panes";
     Search = "search", Global, ["alt+/"], "search every pane's transcript (type, ↑↓, Enter jumps)";
     Overview = "overview", Global, ["alt+o"], "overview: every pane's state, model, activity, queue, usage";
+    PageBack = "page_back", Global, ["shift+pageup"], "scroll back a page (terminal panes: the emulator's scrollback)";
+    PageForward = "page_forward", Global, ["shift+pagedown"], "scroll forward a page (terminal panes: towards the live screen)";
+    CopyMode = "copy_mode", Global, [], "terminal copy mode: arrows/PgUp/g/G move, v select, y copy, q quit";
     ToggleView = "toggle_view", Conversation, ["f2", "alt+v"], "simple / full view (hide or show thinking and tools)";
     Expand = "expand", Conversation, ["ctrl+o"], "expand / collapse thinking and tool output";
     Submit = "submit", Conversation, ["enter"], "send (queues while a turn runs; empty: send restored queue)";
@@ -67,6 +70,7 @@ actions! {
     ManageQueue = "manage_queue", Conversation, ["alt+q"], "select queued messages (up/down, e edit, d remove, shift+up/down move)";
     HistoryPrev = "history_prev", Conversation, ["up"], "previous input (at the composer's first line)";
     HistoryNext = "history_next", Conversation, ["down"], "next input (at the composer's last line)";
+    ClearLine = "clear_line", Conversation, ["ctrl+u"], "clear the composer's line (again: the line above)";
     Complete = "complete", Conversation, ["tab"], "complete a /command or @file (again: the next one)";
     CompletePrev = "complete_prev", Conversation, ["shift+tab"], "the previous completion";
     ScrollUp = "scroll_up", Conversation, ["pageup"], "scroll the transcript up";
@@ -76,7 +80,7 @@ actions! {
     SearchNext = "search_next", Conversation, ["alt+n"], "after a search jump: next match";
     SearchPrev = "search_prev", Conversation, ["alt+shift+n"], "after a search jump: previous match";
     Copy = "copy", Conversation, ["alt+c"], "copy an answer, code block, tool output or turn (picker)";
-    Restart = "restart", Conversation, ["ctrl+r"], "restart a stopped agent";
+    Restart = "restart", Conversation, ["ctrl+r"], "restart a stopped agent or an exited terminal program";
     AllowOnce = "allow_once", Conversation, ["y"], "approval card: allow once";
     AllowAlways = "allow_always", Conversation, ["a"], "approval card: allow always";
     Deny = "deny", Conversation, ["n"], "approval card: deny (type a reason, Enter)";
@@ -88,6 +92,7 @@ pub const PREFIX_KEYS: &[(char, Action)] = &[
     ('i', Action::Inbox),
     ('/', Action::Search),
     ('o', Action::Overview),
+    ('[', Action::CopyMode),
 ];
 
 /// After a search jump, these bare keys also step through the matches

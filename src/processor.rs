@@ -7,20 +7,21 @@
 //! tokio's paused clock and the struct itself stays synchronous.
 
 mod ids;
+mod tools;
 
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use indexmap::IndexMap;
-use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use crate::event::{
     ErrorInfo, FinalItem, INTERRUPTED, ItemType, Origin, Payload, ResponseStatus, StreamEvent,
-    ToolDisplay, Usage,
+    Usage,
 };
 use crate::text::TextBuffer;
 use crate::upsert::{Output, TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
+use tools::{ToolItem, finalize_arguments, tool_upsert};
 
 /// seed 002 TC-5.2f.
 pub const DEFAULT_GRADIENT: [u64; 5] = [10, 20, 40, 80, 120];
@@ -82,19 +83,6 @@ struct TextItem {
     source_ts: DateTime<Utc>,
 }
 
-#[derive(Debug)]
-struct ToolItem {
-    name: String,
-    call_id: String,
-    /// Streamed argument JSON, parsed when the call is finalized.
-    raw_arguments: String,
-    arguments: Map<String, Value>,
-    display: Option<Box<ToolDisplay>>,
-    turn_id: String,
-    session_id: String,
-    source_ts: DateTime<Utc>,
-}
-
 /// The fields of an `item_start`, borrowed.
 #[derive(Clone, Copy)]
 struct ItemStartRef<'a> {
@@ -103,21 +91,6 @@ struct ItemStartRef<'a> {
     initial_content: Option<&'a str>,
     name: Option<&'a str>,
     call_id: Option<&'a str>,
-}
-
-impl ToolItem {
-    fn new(name: &str, call_id: &str, raw_arguments: &str, ev: &StreamEvent) -> Self {
-        Self {
-            name: name.to_owned(),
-            call_id: call_id.to_owned(),
-            raw_arguments: raw_arguments.to_owned(),
-            arguments: Map::new(),
-            display: None,
-            turn_id: ev.turn_id.clone(),
-            session_id: ev.session_id.clone(),
-            source_ts: ev.timestamp,
-        }
-    }
 }
 
 #[derive(Debug, Default)]
@@ -554,81 +527,6 @@ impl Processor {
         }
     }
 
-    /// The invocation is final: its arguments are known.
-    fn tool_invoked(
-        &mut self,
-        item_id: &str,
-        call: &FinalItem,
-        ev: &StreamEvent,
-        out: &mut Vec<Output>,
-    ) {
-        let FinalItem::FunctionCall {
-            name,
-            call_id,
-            arguments,
-            display,
-        } = call
-        else {
-            return;
-        };
-        let display = display.clone().map(Box::new);
-        let call_id = call_id.as_str();
-        if let Some(tool) = self.tools.get_mut(item_id) {
-            if !name.is_empty() {
-                tool.name = name.to_owned();
-            }
-            tool.arguments = arguments.clone();
-            tool.display = display;
-            tool.source_ts = ev.timestamp;
-            if tool.call_id != call_id {
-                self.calls.shift_remove(&tool.call_id);
-                tool.call_id = call_id.to_owned();
-                self.calls.insert(call_id.to_owned(), item_id.to_owned());
-            }
-        } else {
-            // Done without a start: the invocation is first seen now.
-            let mut tool = ToolItem::new(name, call_id, "", ev);
-            tool.arguments = arguments.clone();
-            tool.display = display;
-            out.push(tool_upsert(item_id, &tool, UpsertStatus::Create, None));
-            self.calls.insert(call_id.to_owned(), item_id.to_owned());
-            self.tools.insert(item_id.to_owned(), tool);
-        }
-    }
-
-    /// The tool's output arrived: the call completes (defensively, for an
-    /// unknown call id too).
-    fn tool_finished(
-        &mut self,
-        item_id: &str,
-        call_id: &str,
-        output: &str,
-        is_error: bool,
-        ev: &StreamEvent,
-        out: &mut Vec<Output>,
-    ) {
-        let invocation = self.calls.shift_remove(call_id);
-        let tool = invocation
-            .as_ref()
-            .and_then(|id| self.tools.shift_remove(id).map(|t| (id.clone(), t)));
-        let (id, mut tool) = tool.unwrap_or_else(|| {
-            (
-                item_id.to_owned(),
-                ToolItem::new("unknown", call_id, "", ev),
-            )
-        });
-        tool.source_ts = ev.timestamp;
-        finalize_arguments(&mut tool);
-        let result = Some((output.to_owned(), is_error));
-        out.push(tool_output(
-            &id,
-            &tool,
-            UpsertStatus::Complete,
-            None,
-            result,
-        ));
-    }
-
     fn finish_text(
         &mut self,
         item_id: &str,
@@ -707,62 +605,6 @@ impl Processor {
             error_code: error.code,
             error_message: error.message,
         }));
-    }
-}
-
-fn tool_upsert(
-    item_id: &str,
-    tool: &ToolItem,
-    status: UpsertStatus,
-    error: Option<&ErrorInfo>,
-) -> Output {
-    tool_output(item_id, tool, status, error, None)
-}
-
-fn tool_output(
-    item_id: &str,
-    tool: &ToolItem,
-    status: UpsertStatus,
-    error: Option<&ErrorInfo>,
-    result: Option<(String, bool)>,
-) -> Output {
-    let (output, output_is_error) = match result {
-        Some((o, e)) => (Some(o), Some(e)),
-        None => (None, None),
-    };
-    Output::Upsert(Upsert {
-        turn_id: tool.turn_id.clone(),
-        session_id: tool.session_id.clone(),
-        item_id: item_id.to_owned(),
-        source_timestamp: tool.source_ts,
-        emitted_at: Utc::now(),
-        status,
-        error_code: error.map(|e| e.code.clone()),
-        error_message: error.map(|e| e.message.clone()),
-        kind: UpsertKind::ToolCall {
-            tool_name: tool.name.clone(),
-            arguments: Value::Object(tool.arguments.clone()),
-            call_id: tool.call_id.clone(),
-            output,
-            output_is_error,
-            display: tool.display.clone(),
-        },
-    })
-}
-
-/// Streamed argument JSON becomes the arguments unless the final item set them.
-fn finalize_arguments(tool: &mut ToolItem) {
-    if tool.arguments.is_empty() && !tool.raw_arguments.trim().is_empty() {
-        match serde_json::from_str::<Value>(&tool.raw_arguments) {
-            Ok(Value::Object(map)) => tool.arguments = map,
-            Ok(other) => {
-                tool.arguments.insert("input".into(), other);
-            }
-            Err(_) => {
-                tool.arguments
-                    .insert("raw".into(), Value::String(tool.raw_arguments.clone()));
-            }
-        }
     }
 }
 

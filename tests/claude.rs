@@ -368,6 +368,20 @@ fn tc_3_3f_message_lifecycle_maps_to_turn_events() {
     );
 }
 
+/// Issue 13 item 3: the footer shows what Claude reports, its cost
+/// included; the zeros of an interrupted turn's result are not counts.
+#[test]
+fn footer_usage_is_what_claude_reports() {
+    use hive::ui::cells::usage_text;
+    let r = replay("text");
+    let usage = r.completed()[0].1.clone().expect("usage");
+    assert_eq!(usage_text(&usage), "↑12.7k ↓25 · $0.05");
+    let r = replay("interrupt_text");
+    let (status, usage, _) = r.completed()[0].clone();
+    assert_eq!(status, TurnStatus::Cancelled);
+    assert_eq!(usage_text(&usage.expect("usage")), "↑— ↓— · $0.05");
+}
+
 #[test]
 fn tc_3_3g_unknown_tool_result_ids_complete_defensively() {
     let mut tr = Translator::new(None);

@@ -238,6 +238,20 @@ fn exec_text_arrives_whole_and_completes_with_usage() {
     assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
 }
 
+/// Issue 13 item 3: codex reports tokens and no cost, in both transports;
+/// the footer shows no cost rather than `$0`.
+#[test]
+fn footer_usage_is_what_codex_reports() {
+    use hive::ui::cells::usage_text;
+    let end = |r: &Run| match r.last_turn() {
+        TurnEvent::TurnComplete { usage, .. } => usage.clone().expect("usage"),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(usage_text(&end(&replay_exec("text.jsonl"))), "↑9.7k ↓25");
+    let turns = replay_app("appserver_turns.jsonl");
+    assert_eq!(usage_text(&end(&turns[1])), "↑10.0k ↓30");
+}
+
 #[test]
 fn exec_reasoning_becomes_thinking_before_the_answer() {
     let r = replay_exec("reasoning.jsonl");

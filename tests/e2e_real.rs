@@ -890,12 +890,135 @@ fn hive_stale_resume(cli: Cli) {
     assert_tool_turn(&out, &agent, &lab);
 }
 
+/// The `text` scenario's answer.
+const SHORT_PROMPT: &str = "Now just say hello. SCENARIO:text";
+const SHORT_TEXT: &str = "The hive mock model says hello.";
+
+/// A turn that must complete with the `text` scenario's answer.
+fn assert_short_turn(out: &Output) {
+    let ctx = out.describe();
+    assert_eq!(out.status.and_then(|s| s.code()), Some(0), "{ctx}");
+    let lines = out.json_lines();
+    let last = lines
+        .iter()
+        .rfind(|v| is_turn_event(v))
+        .expect("turn events");
+    assert_eq!(kind(last), "turn_complete", "{ctx}");
+    assert_eq!(last["status"], "completed", "{ctx}");
+    let answered = lines.iter().any(|v| {
+        kind(v) == "message" && v["status"] == "complete" && text_of(v).contains(SHORT_TEXT)
+    });
+    assert!(answered, "the answer {SHORT_TEXT:?} completes\n{ctx}");
+}
+
+/// `hive history show e2e`: the pane's transcript as plain text.
+fn history_show(lab: &Lab, agent: &Agent) -> String {
+    let config = write_hive_config(lab, agent);
+    let mut cmd = hive_command(lab, &config);
+    cmd.args(["history", "show", "e2e"]);
+    let out = run(cmd);
+    assert_eq!(
+        out.status.and_then(|s| s.code()),
+        Some(0),
+        "{}",
+        out.describe()
+    );
+    out.stdout
+}
+
+/// Two consecutive `hive run`s continue one conversation: the second turn has its own
+/// answer and the first one's stays as it was, in order (issue 13 items 2 and 6). (Within
+/// one pane, the console test below checks the second turn renders apart from the first.)
+fn hive_two_turns(cli: Cli) {
+    let Some(lab) = Lab::new() else { return };
+    let Some(agent) = agent(&lab, cli) else {
+        return;
+    };
+    let first = hive_run(&lab, &agent, TOOL_PROMPT);
+    assert_tool_turn(&first, &agent, &lab);
+    let second = hive_run(&lab, &agent, SHORT_PROMPT);
+    assert_short_turn(&second);
+    let shown = history_show(&lab, &agent);
+    let at = |needle: &str| {
+        shown
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle:?} in the history:\n{shown}"))
+    };
+    assert!(
+        at(FINAL_TEXT) < at(SHORT_PROMPT) && at(SHORT_PROMPT) < at(SHORT_TEXT),
+        "{shown}"
+    );
+    assert_eq!(shown.matches(FINAL_TEXT).count(), 1, "{shown}");
+}
+
+/// Where each CLI keeps its own sessions, under its HOME.
+const SESSION_STORES: &[&str] = &[
+    ".claude/projects",
+    ".codex/sessions",
+    ".gemini/tmp",
+    ".pi/agent/sessions",
+];
+
+/// The agent's own session store is deleted between two turns (its cleanup ran, the user
+/// cleared it): the next turn completes in a new agent session, and says so.
+fn hive_store_deleted(cli: Cli) {
+    let Some(lab) = Lab::new() else { return };
+    let Some(agent) = agent(&lab, cli) else {
+        return;
+    };
+    let first = hive_run(&lab, &agent, TOOL_PROMPT);
+    assert_tool_turn(&first, &agent, &lab);
+    let home = PathBuf::from(&agent.env["HOME"]);
+    let mut deleted = Vec::new();
+    for store in SESSION_STORES {
+        let dir = home.join(store);
+        if dir.is_dir() {
+            std::fs::remove_dir_all(&dir).expect("delete the session store");
+            deleted.push(*store);
+        }
+    }
+    assert!(
+        !deleted.is_empty(),
+        "no session store found under {}",
+        home.display()
+    );
+    let second = hive_run(&lab, &agent, SHORT_PROMPT);
+    assert_short_turn(&second);
+    // Codex calls its sessions threads.
+    let tells = |t: &str| {
+        let t = t.to_lowercase();
+        t.contains("session") || t.contains("thread")
+    };
+    let said = tells(&second.stderr)
+        || second
+            .json_lines()
+            .iter()
+            .any(|v| v["origin"] == "system" && tells(text_of(v)));
+    assert!(
+        said,
+        "a notice about the new session (deleted {deleted:?})\n{}",
+        second.describe()
+    );
+}
+
 macro_rules! provider_tests {
-    ($($name:ident, $cancel:ident, $stale:ident => $cli:expr;)*) => {$(
+    ($($name:ident, $cancel:ident, $stale:ident, $two:ident, $lost:ident => $cli:expr;)*) => {$(
         #[test]
         #[ignore = "needs the real CLIs: scripts/e2e-real.sh"]
         fn $name() {
             hive_tool_and_error($cli);
+        }
+
+        #[test]
+        #[ignore = "needs the real CLIs: scripts/e2e-real.sh"]
+        fn $two() {
+            hive_two_turns($cli);
+        }
+
+        #[test]
+        #[ignore = "needs the real CLIs: scripts/e2e-real.sh"]
+        fn $lost() {
+            hive_store_deleted($cli);
         }
 
         #[test]
@@ -913,14 +1036,14 @@ macro_rules! provider_tests {
 }
 
 provider_tests! {
-    hive_claude, hive_claude_cancel, hive_claude_stale_resume => Cli::Claude;
-    hive_codex_exec, hive_codex_exec_cancel, hive_codex_exec_stale_resume => Cli::CodexExec;
-    hive_codex_app_server, hive_codex_app_server_cancel, hive_codex_app_server_stale_resume => Cli::CodexAppServer;
-    hive_gemini, hive_gemini_cancel, hive_gemini_stale_resume => Cli::Gemini;
-    hive_pi, hive_pi_cancel, hive_pi_stale_resume => Cli::Pi;
-    hive_acp_claude_code_acp, hive_acp_claude_code_acp_cancel, hive_acp_claude_code_acp_stale_resume => Cli::AcpClaude;
-    hive_acp_codex_acp, hive_acp_codex_acp_cancel, hive_acp_codex_acp_stale_resume => Cli::AcpCodex;
-    hive_acp_gemini, hive_acp_gemini_cancel, hive_acp_gemini_stale_resume => Cli::AcpGemini;
+    hive_claude, hive_claude_cancel, hive_claude_stale_resume, hive_claude_two_turns, hive_claude_store_deleted => Cli::Claude;
+    hive_codex_exec, hive_codex_exec_cancel, hive_codex_exec_stale_resume, hive_codex_exec_two_turns, hive_codex_exec_store_deleted => Cli::CodexExec;
+    hive_codex_app_server, hive_codex_app_server_cancel, hive_codex_app_server_stale_resume, hive_codex_app_server_two_turns, hive_codex_app_server_store_deleted => Cli::CodexAppServer;
+    hive_gemini, hive_gemini_cancel, hive_gemini_stale_resume, hive_gemini_two_turns, hive_gemini_store_deleted => Cli::Gemini;
+    hive_pi, hive_pi_cancel, hive_pi_stale_resume, hive_pi_two_turns, hive_pi_store_deleted => Cli::Pi;
+    hive_acp_claude_code_acp, hive_acp_claude_code_acp_cancel, hive_acp_claude_code_acp_stale_resume, hive_acp_claude_code_acp_two_turns, hive_acp_claude_code_acp_store_deleted => Cli::AcpClaude;
+    hive_acp_codex_acp, hive_acp_codex_acp_cancel, hive_acp_codex_acp_stale_resume, hive_acp_codex_acp_two_turns, hive_acp_codex_acp_store_deleted => Cli::AcpCodex;
+    hive_acp_gemini, hive_acp_gemini_cancel, hive_acp_gemini_stale_resume, hive_acp_gemini_two_turns, hive_acp_gemini_store_deleted => Cli::AcpGemini;
 }
 
 // ------------------------------------------------------------------------------------------
@@ -1047,6 +1170,73 @@ impl Drop for Tmux {
     }
 }
 
+impl Tmux {
+    /// Starts `hive --config <lab config>` in a new private tmux server, window `e2e`,
+    /// and waits for its title; None (SKIP) without tmux.
+    fn console(lab: &Lab, agent: &Agent) -> Option<Tmux> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            eprintln!("SKIP: tmux is not installed");
+            return None;
+        }
+        let tmux = Tmux {
+            socket: format!("hive-e2e-{}", std::process::id()),
+        };
+        tmux.start(lab, agent);
+        Some(tmux)
+    }
+
+    fn start(&self, lab: &Lab, agent: &Agent) {
+        let config = write_hive_config(lab, agent);
+        // The whole hive command line runs under `env` so the pane gets the scrubbed,
+        // private environment regardless of the tmux server's own.
+        let cmd = hive_command(lab, &config);
+        let mut line = vec!["env".to_owned()];
+        for (k, v) in cmd.get_envs() {
+            match v {
+                Some(v) => line.push(format!("{}={}", k.to_string_lossy(), v.to_string_lossy())),
+                None => line.extend(["-u".to_owned(), k.to_string_lossy().into_owned()]),
+            }
+        }
+        line.push("TERM=xterm-256color".into());
+        line.push(HIVE.into());
+        line.extend(cmd.get_args().map(|a| a.to_string_lossy().into_owned()));
+        // Keep the pane open after hive exits so a failure stays readable on screen.
+        let shell_line = format!(
+            "{}; echo \"hive exited with $?\"; sleep 60",
+            shlex::try_join(line.iter().map(String::as_str)).expect("quotable")
+        );
+        let work = lab.work.display().to_string();
+        let started = self.cmd(&[
+            "new-session",
+            "-d",
+            "-s",
+            "e2e",
+            "-x",
+            "200",
+            "-y",
+            "50",
+            "-c",
+            &work,
+            &shell_line,
+        ]);
+        assert!(started.status.success(), "tmux: {started:?}");
+        // The console is up when the pane shows the agent's title.
+        if let Err(screen) = self.wait_for("e2e", Duration::from_secs(30)) {
+            panic!("console did not come up:\n{screen}");
+        }
+    }
+
+    fn type_line(&self, text: &str) {
+        self.cmd(&["send-keys", "-t", "e2e", "-l", text]);
+        self.cmd(&["send-keys", "-t", "e2e", "Enter"]);
+    }
+
+    fn expect(&self, needle: &str) -> String {
+        self.wait_for(needle, Duration::from_secs(120))
+            .unwrap_or_else(|screen| panic!("{needle:?} not on screen:\n{screen}"))
+    }
+}
+
 #[test]
 #[ignore = "needs the real CLIs and tmux: scripts/e2e-real.sh"]
 fn console_claude_tmux() {
@@ -1054,61 +1244,109 @@ fn console_claude_tmux() {
     let Some(agent) = agent(&lab, Cli::Claude) else {
         return;
     };
-    if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("SKIP: tmux is not installed");
+    let Some(tmux) = Tmux::console(&lab, &agent) else {
         return;
-    }
-    let config = write_hive_config(&lab, &agent);
-    let tmux = Tmux {
-        socket: format!("hive-e2e-{}", std::process::id()),
     };
-    // The whole hive command line runs under `env` so the pane gets the scrubbed, private
-    // environment regardless of the tmux server's own.
-    let cmd = hive_command(&lab, &config);
-    let mut line = vec!["env".to_owned()];
-    for (k, v) in cmd.get_envs() {
-        match v {
-            Some(v) => line.push(format!("{}={}", k.to_string_lossy(), v.to_string_lossy())),
-            None => line.extend(["-u".to_owned(), k.to_string_lossy().into_owned()]),
-        }
-    }
-    line.push("TERM=xterm-256color".into());
-    line.push(HIVE.into());
-    line.extend(cmd.get_args().map(|a| a.to_string_lossy().into_owned()));
-    // Keep the pane open after hive exits so a failure stays readable on screen.
-    let shell_line = format!(
-        "{}; echo \"hive exited with $?\"; sleep 60",
-        shlex::try_join(line.iter().map(String::as_str)).expect("quotable")
-    );
-    let work = lab.work.display().to_string();
-    let started = tmux.cmd(&[
-        "new-session",
-        "-d",
-        "-s",
-        "e2e",
-        "-x",
-        "200",
-        "-y",
-        "50",
-        "-c",
-        &work,
-        &shell_line,
-    ]);
-    assert!(started.status.success(), "tmux: {started:?}");
-    // The console is up when the pane shows the agent's title.
-    if let Err(screen) = tmux.wait_for("e2e", Duration::from_secs(30)) {
-        panic!("console did not come up:\n{screen}");
-    }
-    tmux.cmd(&["send-keys", "-t", "e2e", "-l", "Say hello. SCENARIO:text"]);
-    tmux.cmd(&["send-keys", "-t", "e2e", "Enter"]);
-    match tmux.wait_for("mock model says hello", Duration::from_secs(120)) {
-        Ok(_) => {}
-        Err(screen) => panic!("reply not on screen:\n{screen}"),
-    }
+    tmux.type_line("Say hello. SCENARIO:text");
+    tmux.expect("mock model says hello");
     assert!(
         !lab.mock.steps("text").is_empty(),
         "the reply came through the mock"
     );
+}
+
+/// The conversation part of a console screen: from the first prompt to the last turn
+/// footer, durations masked (live and restored measure them a few ms apart).
+fn conversation(screen: &str, first_prompt: &str) -> Vec<String> {
+    let rows: Vec<&str> = screen.lines().collect();
+    let from = rows
+        .iter()
+        .position(|r| r.contains(first_prompt))
+        .unwrap_or_else(|| panic!("{first_prompt:?} on screen:\n{screen}"));
+    let to = rows
+        .iter()
+        .rposition(|r| r.contains("── ") || r.contains("⏹ "))
+        .unwrap_or_else(|| panic!("a turn footer on screen:\n{screen}"));
+    rows[from..=to]
+        .iter()
+        .map(|r| {
+            r.split(' ')
+                .map(|w| {
+                    let secs = w.strip_suffix('s').unwrap_or("");
+                    if !secs.is_empty() && secs.parse::<f64>().is_ok() {
+                        "N.Ns"
+                    } else {
+                        w
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+                .trim_end()
+                .to_owned()
+        })
+        .collect()
+}
+
+/// A user's restart (issue 13 item 6): two turns in the console, quit, start hive again:
+/// the restored pane shows the same conversation — order, footers — as before.
+fn console_restore(cli: Cli) {
+    let Some(lab) = Lab::new() else { return };
+    let Some(agent) = agent(&lab, cli) else {
+        return;
+    };
+    let Some(tmux) = Tmux::console(&lab, &agent) else {
+        return;
+    };
+    tmux.type_line(TOOL_PROMPT);
+    tmux.expect(FINAL_TEXT);
+    tmux.type_line(SHORT_PROMPT);
+    tmux.expect(SHORT_TEXT);
+    // The second footer is drawn with the turn's end.
+    let before = loop {
+        let screen = tmux.screen();
+        let footers = screen.lines().filter(|r| r.contains("── ")).count();
+        if footers >= 2 {
+            break screen;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    // The second turn rendered in its own turn: the first one's answer is still there.
+    let (first, second) = (before.find(FINAL_TEXT), before.find(SHORT_TEXT));
+    assert!(
+        first.is_some() && first < second,
+        "both answers, in order:\n{before}"
+    );
+    tmux.cmd(&["send-keys", "-t", "e2e", "C-q"]);
+    tmux.expect("hive exited with 0");
+    tmux.cmd(&["kill-session", "-t", "e2e"]);
+    tmux.start(&lab, &agent);
+    let after = tmux.expect(SHORT_TEXT);
+    let (was, is) = (
+        conversation(&before, TOOL_PROMPT),
+        conversation(&after, TOOL_PROMPT),
+    );
+    assert_eq!(is, was, "before:\n{before}\nafter:\n{after}");
+}
+
+macro_rules! console_tests {
+    ($($name:ident => $cli:expr;)*) => {$(
+        #[test]
+        #[ignore = "needs the real CLIs and tmux: scripts/e2e-real.sh"]
+        fn $name() {
+            console_restore($cli);
+        }
+    )*};
+}
+
+console_tests! {
+    console_restore_claude => Cli::Claude;
+    console_restore_codex_exec => Cli::CodexExec;
+    console_restore_codex_app_server => Cli::CodexAppServer;
+    console_restore_gemini => Cli::Gemini;
+    console_restore_pi => Cli::Pi;
+    console_restore_acp_claude_code_acp => Cli::AcpClaude;
+    console_restore_acp_codex_acp => Cli::AcpCodex;
+    console_restore_acp_gemini => Cli::AcpGemini;
 }
 
 // ------------------------------------------------------------------------------------------

@@ -466,3 +466,73 @@ fn worktree_diff_view_end_to_end() {
     t.keys(&["C-q"]);
     t.wait_for("HIVE-EXIT=0");
 }
+
+/// Focuses the built-in config's shell pane (pane 3), zoomed, at a prompt.
+fn shell_pane(t: &Tmux) {
+    t.wait_for("Message Architect");
+    t.keys(&["M-3"]);
+    t.wait("shell focus", |s| status_line(s).contains("Shell"));
+    t.keys(&["M-z"]);
+    t.type_text("echo ready-$((20+1))");
+    t.keys(&["Enter"]);
+    t.wait_for("ready-21");
+}
+
+/// Issue 14: a shell that exited comes back with the restart key, says so,
+/// and its new prompt works.
+#[test]
+fn an_exited_shell_pane_restarts() {
+    let Some(bin) = hive_bin() else { return };
+    let t = start(&bin, tempfile::tempdir().expect("tempdir"));
+    shell_pane(&t);
+    t.type_text("exit");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("restarts");
+    assert!(s.contains("exited with status 0"), "{s}");
+    t.keys(&["C-r"]);
+    t.wait_for("agent restarted");
+    t.type_text("echo again-$((1+1))");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("again-2");
+    assert!(!s.contains("restarts"), "{s}");
+    t.keys(&["C-q"]);
+    t.wait_for("HIVE-EXIT=0");
+}
+
+/// The numbers of the `row-N` lines on screen.
+fn rows_shown(screen: &str) -> Vec<u32> {
+    screen
+        .split("row-")
+        .skip(1)
+        .filter_map(|rest| {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        })
+        .collect()
+}
+
+/// Issue 14: Shift+PgUp shows a shell's earlier output, from the
+/// emulator's scrollback; Shift+PgDn comes back.
+#[test]
+fn shift_page_up_shows_earlier_shell_output() {
+    let Some(bin) = hive_bin() else { return };
+    let t = start(&bin, tempfile::tempdir().expect("tempdir"));
+    shell_pane(&t);
+    t.type_text("seq 1 200 | sed 's/^/row-/'");
+    t.keys(&["Enter"]);
+    let live = t.wait("the last line", |s| rows_shown(s).contains(&200));
+    let first = *rows_shown(&live).iter().min().unwrap();
+    assert!(first > 100, "a page shows fewer than 100 lines: {live}");
+    t.keys(&["S-PPage"]);
+    let back = t.wait("earlier lines", |s| !rows_shown(s).contains(&200));
+    let shown = rows_shown(&back);
+    assert!(
+        shown.contains(&(first - 20)),
+        "row-{} not shown:\n{back}",
+        first - 20
+    );
+    t.keys(&["S-NPage"]);
+    t.wait("the live screen again", |s| rows_shown(s).contains(&200));
+    t.keys(&["C-q"]);
+    t.wait_for("HIVE-EXIT=0");
+}

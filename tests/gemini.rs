@@ -107,6 +107,17 @@ fn text_streams_one_message_and_completes_with_usage() {
     assert!(!r.agent_messages(UpsertStatus::Complete)[0].contains("Say hello"));
 }
 
+/// Issue 13 item 3: Gemini reports tokens, no cost.
+#[test]
+fn footer_usage_is_what_gemini_reports() {
+    match replay("text.jsonl").last_turn() {
+        TurnEvent::TurnComplete { usage: Some(u), .. } => {
+            assert_eq!(hive::ui::cells::usage_text(u), "↑13.1k ↓45");
+        }
+        other => panic!("unexpected end {other:?}"),
+    }
+}
+
 #[test]
 fn deltas_are_forwarded_not_repeated() {
     let r = replay("text.jsonl");

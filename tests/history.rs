@@ -264,12 +264,14 @@ async fn a_restarted_pane_gets_its_items_and_resume_handle_back() {
     assert!(h.items.iter().all(|u| u.status == UpsertStatus::Complete));
     assert_eq!(
         kinds(&h.items),
+        // In the order they were shown (issue 13 item 6), not the seed's grouping.
         [
             "User:hello",
+            "Agent:Let me look.",
             "thinking",
             "tool:Bash:a.txt",
             "tool:Read:no such file",
-            "Agent:Let me look.\n\nDone."
+            "Agent:Done."
         ]
     );
     let ids: std::collections::HashSet<_> = h.items.iter().map(|u| &u.item_id).collect();

@@ -34,6 +34,16 @@ impl App {
         }
         let chord = Chord::from_event(&ev);
         let terminal = self.focused().is_some_and(|p| p.is_terminal());
+        if terminal && self.focused().is_some_and(|p| p.copy.is_some()) {
+            // Copy mode keeps every key from the child.
+            if !self.copy_mode_key(&ev)
+                && let Some(a) = self.keymap.lookup(&chord)
+                && a.scope() == Scope::Global
+            {
+                self.global_action(a);
+            }
+            return;
+        }
         if !terminal && self.focused().is_some_and(|p| p.picker.is_some()) {
             return self.picker_key(&ev);
         }
@@ -52,6 +62,14 @@ impl App {
             return;
         }
         if terminal {
+            // A program that exited takes no keys: the restart key brings
+            // it back (while it runs, the key is the program's).
+            if self.keymap.lookup(&chord) == Some(Action::Restart)
+                && self.focused().is_some_and(|p| p.state == TurnState::Dead)
+            {
+                self.send(self.focus, RunnerCommand::Restart);
+                return;
+            }
             return self.terminal_key(&ev);
         }
         if self.focused().is_some_and(|p| p.queue_sel.is_some()) {
@@ -105,6 +123,18 @@ impl App {
             Action::Overview => self.open_overview(),
             Action::ToggleMouse => self.toggle_mouse(),
             Action::Diff => self.open_diff(),
+            Action::CopyMode => self.enter_copy_mode(),
+            Action::PageBack | Action::PageForward => {
+                let dir = if a == Action::PageBack { 1 } else { -1 };
+                if self.focused().is_some_and(|p| p.is_terminal()) {
+                    self.term_page(dir);
+                } else {
+                    let g = self.geometry.pane(self.focus);
+                    if let Some(p) = self.focused_mut() {
+                        p.scroll_page(dir, &g);
+                    }
+                }
+            }
             _ => return false,
         }
         true
@@ -224,6 +254,7 @@ impl App {
         };
         if let Some(bytes) = term::encode_key(ev, screen) {
             p.term_scroll = 0;
+            p.term_note = None;
             self.send(focus, RunnerCommand::Input(bytes));
             self.inbox.typed.insert(focus);
         }
@@ -372,6 +403,7 @@ impl App {
                     return false;
                 }
             }
+            Action::ClearLine => p.clear_line(),
             // Tab never types a tab: with nothing to complete it does nothing.
             Action::Complete => {
                 p.complete(1);

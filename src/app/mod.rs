@@ -10,6 +10,7 @@
 pub mod attention;
 pub mod commands;
 pub mod copy;
+pub mod copy_mode;
 mod emit;
 pub mod geometry;
 pub mod inbox;

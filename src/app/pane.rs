@@ -70,6 +70,11 @@ pub struct Pane {
     /// Terminal (PTY) panes: the child's screen.
     pub terminal: Option<TerminalScreen>,
     pub term_scroll: usize,
+    /// Terminal panes: copy mode (prefix `[`), while it lasts.
+    pub copy: Option<super::copy_mode::CopyMode>,
+    /// Terminal panes: the runner's last word (stopped, restarted), shown
+    /// in the border until the next key goes to the child.
+    pub term_note: Option<String>,
     /// The child's size as last sent with `Resize` (what the runner was
     /// told, so it stays with the model).
     pub term_size: Option<(u16, u16)>,
@@ -116,6 +121,8 @@ impl Pane {
             expanded: false,
             terminal: None,
             term_scroll: 0,
+            copy: None,
+            term_note: None,
             term_size: None,
             reveal: None,
             highlight: None,
@@ -215,6 +222,19 @@ impl Pane {
             self.set_composer(&draft);
         }
         true
+    }
+
+    /// Ctrl+U: clears the composer's line up to the cursor, as shells do;
+    /// at the start of a line it takes the line above instead, so repeating
+    /// it empties a multi-line draft line by line.
+    pub fn clear_line(&mut self) {
+        let at = self.composer.cursor();
+        let (row, col) = (at.0, at.1);
+        if col == 0 && row > 0 {
+            self.composer.delete_newline();
+        }
+        self.composer.delete_line_by_head();
+        self.refresh_completion();
     }
 
     pub fn forget_history_walk(&mut self) {
@@ -360,6 +380,25 @@ mod tests {
         typed(&mut p, "hello");
         assert!(!p.complete(1));
         assert_eq!(p.composer_text(), "hello");
+    }
+
+    #[test]
+    fn ctrl_u_clears_a_multi_line_draft_line_by_line() {
+        let mut p = pane();
+        p.set_composer("first line\nsecond\nthird one");
+        p.clear_line();
+        assert_eq!(p.composer_text(), "first line\nsecond\n");
+        p.clear_line();
+        assert_eq!(p.composer_text(), "first line\n");
+        p.clear_line();
+        assert_eq!(p.composer_text(), "");
+        assert!(p.composer_is_empty());
+        // Mid-line: only what is before the cursor goes.
+        p.set_composer("keep this");
+        p.composer.move_cursor(CursorMove::Head);
+        p.composer.move_cursor(CursorMove::WordForward);
+        p.clear_line();
+        assert_eq!(p.composer_text(), "this");
     }
 
     #[test]

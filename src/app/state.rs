@@ -124,9 +124,7 @@ impl App {
         let Some(p) = self.panes.get_mut(pane) else {
             return;
         };
-        for item in history.items.drain(..) {
-            p.transcript.upsert(item);
-        }
+        super::transcript::restore(p, history);
         for w in history.warnings.drain(..) {
             p.transcript.notice(DiagnosticLevel::Warn, w);
         }
@@ -234,7 +232,15 @@ impl App {
                 }
                 p.queue = list;
             }
-            PaneEvent::Notice { level, text } => p.transcript.notice(level, text),
+            PaneEvent::Notice { level, text } => {
+                // A terminal pane shows no transcript: the note goes in its
+                // border and the status bar.
+                if p.is_terminal() {
+                    status = Some(format!("{}: {text}", p.name()));
+                    p.term_note = Some(text.clone());
+                }
+                p.transcript.notice(level, text);
+            }
             PaneEvent::Permission(req) => {
                 needs_user = Some(Reason::Permission {
                     request_id: req.request_id.clone(),
@@ -267,6 +273,8 @@ impl App {
                 p.failed = None;
                 p.terminal = terminal;
                 p.term_size = None;
+                p.term_scroll = 0;
+                p.copy = None;
             }
             PaneEvent::TerminalUpdated => {}
             PaneEvent::Bell => needs_user = Some(Reason::Bell),

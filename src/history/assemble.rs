@@ -5,18 +5,14 @@
 //! content is thinking → tool calls (in order) → text, with `meta` attached.
 //! The live recorder and every importer use it, so all histories share one shape.
 //!
-//! `ItemBuilder` goes back: records to completed `Upsert`s the UI renders like
-//! live ones (tool results are joined to their calls by `toolCallId`).
+//! `ItemBuilder` (src/history/rebuild.rs) goes back: records to completed
+//! `Upsert`s the UI renders like live ones.
 
 use chrono::{DateTime, TimeZone, Utc};
-use indexmap::IndexMap;
 use serde_json::Value;
 
-use super::record::{Block, Meta, Record, Role};
-use crate::event::{Origin, ToolDisplay};
-use crate::provider::display::{COMMON, describe};
-use crate::text::SharedText;
-use crate::upsert::{Upsert, UpsertKind, UpsertStatus};
+use super::record::{Block, Meta, Part, Record, Role};
+use crate::event::ToolDisplay;
 
 /// One turn being assembled.
 #[derive(Debug, Clone)]
@@ -29,6 +25,8 @@ pub struct TurnAssembler {
     texts: Vec<String>,
     /// toolResult and system records, in arrival order.
     side: Vec<Record>,
+    /// What was shown, in order (`Meta::layout`).
+    layout: Vec<Part>,
     pub meta: Meta,
     /// Time of the newest piece.
     pub timestamp: i64,
@@ -44,6 +42,7 @@ impl TurnAssembler {
             tool_calls: Vec::new(),
             texts: Vec::new(),
             side: Vec::new(),
+            layout: Vec::new(),
             meta: Meta::default(),
             timestamp,
         }
@@ -62,6 +61,7 @@ impl TurnAssembler {
     pub fn thinking(&mut self, text: &str, ts: i64) {
         if !text.trim().is_empty() {
             self.thinking.push(text.to_owned());
+            self.layout.push(Part::Thinking(text.len()));
         }
         self.touch(ts);
     }
@@ -69,6 +69,7 @@ impl TurnAssembler {
     pub fn text(&mut self, text: &str, ts: i64) {
         if !text.trim().is_empty() {
             self.texts.push(text.to_owned());
+            self.layout.push(Part::Text(text.len()));
         }
         self.touch(ts);
     }
@@ -87,6 +88,7 @@ impl TurnAssembler {
             arguments,
             display,
         });
+        self.layout.push(Part::Tool);
         self.touch(ts);
     }
 
@@ -115,6 +117,7 @@ impl TurnAssembler {
             text: text.to_owned(),
         }];
         self.side.push(r);
+        self.layout.push(Part::Notice);
         self.touch(ts);
     }
 
@@ -127,9 +130,13 @@ impl TurnAssembler {
     }
 
     /// The turn's records: tool results and notices, then one assistant
-    /// record (thinking, tool calls, text; `meta`). No assistant record when
-    /// the turn produced nothing and ended normally.
-    pub fn finish(self) -> Vec<Record> {
+    /// record (thinking, tool calls, text; `meta`, with the shown order when
+    /// the seed's differs). No assistant record when the turn produced
+    /// nothing and ended normally, unless it has a footer to restore.
+    pub fn finish(mut self) -> Vec<Record> {
+        if self.meta.layout.is_empty() && !in_seed_order(&self.layout) {
+            self.meta.layout = std::mem::take(&mut self.layout);
+        }
         let mut out = Vec::with_capacity(self.side.len() + 1);
         let mut assistant = self.record(Role::Assistant, self.timestamp);
         if !self.thinking.is_empty() {
@@ -149,7 +156,8 @@ impl TurnAssembler {
                 Some("cancelled" | "interrupted" | "error")
             );
         out.extend(self.side);
-        if !assistant.content.is_empty() || noteworthy_end {
+        let footer = self.meta.duration_ms.is_some();
+        if !assistant.content.is_empty() || noteworthy_end || footer {
             assistant.meta = Some(self.meta);
             out.push(assistant);
         }
@@ -157,162 +165,24 @@ impl TurnAssembler {
     }
 }
 
+/// True when the seed's composition (notices first, then one thinking
+/// block, the tool calls, one text block) shows the parts as they came.
+fn in_seed_order(layout: &[Part]) -> bool {
+    let rank = |p: &Part| match p {
+        Part::Notice => 0,
+        Part::Thinking(_) => 1,
+        Part::Tool => 2,
+        Part::Text(_) => 3,
+    };
+    let once = |want: fn(&Part) -> bool| layout.iter().filter(|p| want(p)).count() <= 1;
+    layout.windows(2).all(|w| rank(&w[0]) <= rank(&w[1]))
+        && once(|p| matches!(p, Part::Thinking(_)))
+        && once(|p| matches!(p, Part::Text(_)))
+}
+
 /// Milliseconds to a UTC time (the epoch for nonsense values).
 pub fn ms_to_time(ms: i64) -> DateTime<Utc> {
     Utc.timestamp_millis_opt(ms).single().unwrap_or_default()
 }
 
-/// Records (with their byte offsets) → completed upserts, oldest first.
-#[derive(Default)]
-pub struct ItemBuilder {
-    items: Vec<Upsert>,
-    /// Tool results waiting for the assistant record that holds their call.
-    pending: IndexMap<String, (u64, Record)>,
-}
-
-impl ItemBuilder {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    pub fn push(&mut self, offset: u64, rec: &Record) {
-        match rec.role {
-            Role::User => {
-                self.flush_orphans();
-                self.message(offset, 0, rec, rec.text(), Origin::User);
-            }
-            Role::System => self.message(offset, 0, rec, rec.text(), Origin::System),
-            Role::ToolResult => {
-                let key = rec
-                    .tool_call_id
-                    .clone()
-                    .unwrap_or_else(|| format!("orphan-{offset}"));
-                self.pending.insert(key, (offset, rec.clone()));
-            }
-            Role::Assistant => self.assistant(offset, rec),
-        }
-    }
-
-    pub fn finish(mut self) -> Vec<Upsert> {
-        self.flush_orphans();
-        self.items
-    }
-
-    fn base(offset: u64, n: usize, rec: &Record, kind: UpsertKind) -> Upsert {
-        let ts = ms_to_time(rec.timestamp);
-        Upsert {
-            turn_id: rec
-                .turn_id
-                .clone()
-                .unwrap_or_else(|| format!("hturn_{offset}")),
-            session_id: rec.session_id.clone(),
-            item_id: format!("h{offset}_{n}"),
-            source_timestamp: ts,
-            emitted_at: ts,
-            status: UpsertStatus::Complete,
-            error_code: None,
-            error_message: None,
-            kind,
-        }
-    }
-
-    fn message(&mut self, offset: u64, n: usize, rec: &Record, text: String, origin: Origin) {
-        if text.is_empty() {
-            return;
-        }
-        let kind = UpsertKind::Message {
-            content: SharedText::from(text),
-            origin,
-        };
-        self.items.push(Self::base(offset, n, rec, kind));
-    }
-
-    fn assistant(&mut self, offset: u64, rec: &Record) {
-        for (n, block) in rec.content.iter().enumerate() {
-            match block {
-                Block::Thinking { thinking } => {
-                    let provider_id = rec
-                        .meta
-                        .as_ref()
-                        .and_then(|m| m.provider.clone())
-                        .unwrap_or_default();
-                    let kind = UpsertKind::Thinking {
-                        content: SharedText::from(thinking.as_str()),
-                        provider_id,
-                    };
-                    self.items.push(Self::base(offset, n, rec, kind));
-                }
-                Block::ToolCall {
-                    id,
-                    name,
-                    arguments,
-                    display,
-                } => {
-                    let result = self.pending.shift_remove(id);
-                    let kind = UpsertKind::ToolCall {
-                        // Records written before hints existed: the common names.
-                        display: Some(Box::new(
-                            display
-                                .clone()
-                                .unwrap_or_else(|| describe(arguments, &COMMON)),
-                        )),
-                        tool_name: name.clone(),
-                        arguments: arguments.clone(),
-                        call_id: id.clone(),
-                        output: result.as_ref().map(|(_, r)| r.text()),
-                        output_is_error: result.as_ref().map(|(_, r)| r.is_error == Some(true)),
-                    };
-                    self.items.push(Self::base(offset, n, rec, kind));
-                }
-                Block::Text { text } => {
-                    self.message(offset, n, rec, text.clone(), Origin::Agent);
-                }
-                Block::Unknown => {}
-            }
-        }
-        self.flush_orphans();
-        if let Some(meta) = &rec.meta {
-            let end = rec.content.len();
-            match (meta.stop_reason.as_deref(), &meta.error_message) {
-                (_, Some(msg)) => {
-                    let code = meta.error_code.as_deref().unwrap_or("error");
-                    let text = format!("turn failed [{code}]: {msg}");
-                    self.message(offset, end, rec, text, Origin::System);
-                }
-                (Some("cancelled"), None) => {
-                    self.message(offset, end, rec, "turn cancelled".into(), Origin::System);
-                }
-                (Some("interrupted"), None) => {
-                    let text = "turn interrupted: hive stopped before it ended".into();
-                    self.message(offset, end, rec, text, Origin::System);
-                }
-                _ => {}
-            }
-        }
-    }
-
-    /// Tool results whose call never made it into an assistant record still
-    /// show, as a tool item of their own.
-    fn flush_orphans(&mut self) {
-        for (_, (offset, rec)) in std::mem::take(&mut self.pending) {
-            let kind = UpsertKind::ToolCall {
-                display: None,
-                tool_name: rec.tool_name.clone().unwrap_or_else(|| "tool".into()),
-                arguments: Value::Object(Default::default()),
-                call_id: rec.tool_call_id.clone().unwrap_or_default(),
-                output: Some(rec.text()),
-                output_is_error: Some(rec.is_error == Some(true)),
-            };
-            self.items.push(Self::base(offset, 0, &rec, kind));
-        }
-    }
-}
-
-/// Convenience: records of a loaded window → items.
-pub fn items_from(records: &[(u64, Record)]) -> Vec<Upsert> {
-    let mut b = ItemBuilder::new();
-    for (offset, rec) in records {
-        b.push(*offset, rec);
-    }
-    b.finish()
-}
+pub use super::rebuild::{ItemBuilder, Outcome, TurnEnd, items_from, restore_from};

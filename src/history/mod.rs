@@ -6,6 +6,7 @@
 
 pub mod assemble;
 pub mod import;
+mod rebuild;
 pub mod record;
 mod recorder;
 pub mod render;
@@ -30,6 +31,12 @@ pub const DEFAULT_TAIL_RECORDS: usize = 400;
 pub struct PaneHistory {
     /// Completed items of earlier turns, oldest first, ready to render.
     pub items: Vec<Upsert>,
+    /// How those turns ended (footers, error banners), placed among `items`.
+    pub ends: Vec<assemble::TurnEnd>,
+    /// Usage and turns of the whole session so far (the pane's totals).
+    pub totals: Option<state::Totals>,
+    /// The model the agent last reported (the pane's title).
+    pub model: Option<String>,
     /// The agent's own session handle to resume, unless `fresh`.
     pub resume: Option<String>,
     /// Messages queued but never sent; offered again, not auto-sent.
@@ -138,7 +145,7 @@ pub fn open_pane_in(store: &Store, agent: &AgentConfig, opts: &OpenOptions) -> P
     if !opts.fresh && opts.tail_records > 0 {
         match store::read_window(&path, u64::MAX, opts.tail_records) {
             Ok(loaded) => {
-                out.items = assemble::items_from(&loaded.records);
+                (out.items, out.ends) = assemble::restore_from(&loaded.records);
                 out.warnings.extend(loaded.warnings);
                 out.older = (loaded.start > 0).then(|| OlderPage {
                     path: path.clone(),
@@ -153,6 +160,8 @@ pub fn open_pane_in(store: &Store, agent: &AgentConfig, opts: &OpenOptions) -> P
     }
     out.resume = state.resume.clone();
     out.queue = state.queue.clone();
+    out.totals = state.totals.clone();
+    out.model = state.model.clone();
     out.session = state.session.clone();
     out.recorder = Some(Box::new(HistoryRecorder::new(
         store::SessionWriter::new(path),

@@ -96,6 +96,27 @@ pub struct Meta {
     pub error_code: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
+    /// hive's extension: how long the turn ran, as its footer showed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// hive's extension: the turn's pieces in the order they were shown.
+    /// The seed groups the blocks by kind (thinking, tool calls, one text);
+    /// this puts them back where they were. Absent when the seed's order is
+    /// already the shown one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layout: Vec<Part>,
+}
+
+/// One shown piece of a turn (`Meta::layout`). Text and thinking parts name
+/// their length in bytes within the block that joins them (parts are joined
+/// by a blank line); tool calls and notices are taken in record order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Part {
+    Thinking(usize),
+    Text(usize),
+    Tool,
+    Notice,
 }
 
 /// Token usage in the seed's shape (`input`, `output`, `totalTokens`).
@@ -129,6 +150,18 @@ impl From<&Usage> for UsageMeta {
                 + u.output_tokens
                 + cache_read.unwrap_or(0)
                 + cache_write.unwrap_or(0),
+            cost_usd: u.cost_usd,
+        }
+    }
+}
+
+impl From<&UsageMeta> for Usage {
+    fn from(u: &UsageMeta) -> Self {
+        Self {
+            input_tokens: u.input,
+            output_tokens: u.output,
+            cache_read_input_tokens: u.cache_read,
+            cache_creation_input_tokens: u.cache_write,
             cost_usd: u.cost_usd,
         }
     }

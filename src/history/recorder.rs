@@ -22,6 +22,8 @@ use crate::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
 /// A turn whose agent side is not written yet.
 #[derive(Default)]
 struct LiveTurn {
+    /// When the turn started (its footer's duration).
+    started: Option<tokio::time::Instant>,
     model: Option<String>,
     provider: Option<String>,
     /// Latest upsert of every agent item, in first-seen order.
@@ -122,6 +124,7 @@ impl HistoryRecorder {
                 ..
             } => {
                 let turn = self.turns.entry(turn_id.clone()).or_default();
+                turn.started = Some(tokio::time::Instant::now());
                 turn.model = Some(model_id.clone());
                 turn.provider = Some(provider_id.clone());
             }
@@ -142,6 +145,7 @@ impl HistoryRecorder {
                     }),
                     ..Meta::default()
                 };
+                self.add_to_totals(usage.as_ref());
                 self.end_turn(turn_id, meta);
             }
             TurnEvent::TurnError {
@@ -161,8 +165,22 @@ impl HistoryRecorder {
         }
     }
 
-    fn end_turn(&mut self, turn_id: &str, meta: Meta) {
+    /// A turn ended as the pane counts it (completed or cancelled): its
+    /// usage joins the session's totals.
+    fn add_to_totals(&mut self, usage: Option<&crate::event::Usage>) {
+        let totals = self.state.totals.get_or_insert_default();
+        totals.turns += 1;
+        if let Some(u) = usage {
+            totals.usage.accumulate(u);
+        }
+        self.save_state();
+    }
+
+    fn end_turn(&mut self, turn_id: &str, mut meta: Meta) {
         let turn = self.turns.shift_remove(turn_id).unwrap_or_default();
+        meta.duration_ms = turn
+            .started
+            .map(|t| u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX));
         let records = self.assemble(turn_id, turn, meta);
         self.append(&records);
     }
@@ -225,6 +243,22 @@ impl HistoryRecorder {
 impl Recorder for HistoryRecorder {
     fn take_failure(&mut self) -> Option<String> {
         self.failure.take()
+    }
+
+    /// A live tail shows an item before its first upsert: keep the place it
+    /// has on screen (its upserts bring the content).
+    fn shown(&mut self, u: &Upsert) {
+        if let UpsertKind::Message {
+            origin: Origin::User,
+            ..
+        } = u.kind
+        {
+            return;
+        }
+        let turn = self.turns.entry(u.turn_id.clone()).or_default();
+        if !turn.items.contains_key(&u.item_id) {
+            turn.items.insert(u.item_id.clone(), u.clone());
+        }
     }
 
     fn record(&mut self, event: &PaneEvent) {

@@ -31,12 +31,23 @@ pub struct PaneState {
     pub resume_key: Option<String>,
     #[serde(default)]
     pub model: Option<String>,
+    /// Usage and turns of this history session, added up as turns end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub totals: Option<Totals>,
     /// Queued, never-sent messages, oldest first.
     #[serde(default)]
     pub queue: Vec<String>,
     /// Milliseconds since the epoch.
     #[serde(default)]
     pub updated_at: i64,
+}
+
+/// A session's running totals (the pane's status line after a restart).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Totals {
+    pub usage: crate::event::Usage,
+    pub turns: u64,
 }
 
 fn version() -> u32 {

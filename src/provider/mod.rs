@@ -20,6 +20,7 @@ pub mod pty;
 pub mod reap;
 pub mod script;
 mod sink;
+pub mod stderr;
 
 pub use sink::Sink;
 

@@ -14,8 +14,9 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-/// Lines of stderr kept for the error message of a crash.
-const STDERR_TAIL_LINES: usize = 20;
+/// Lines of stderr kept for the error message of a crash (noise and stack
+/// frames included: `stderr::report` picks what to show).
+const STDERR_TAIL_LINES: usize = 40;
 
 /// What to run.
 #[derive(Debug, Clone, Default)]
@@ -80,6 +81,8 @@ pub struct AgentProcess {
     pgid: i32,
     stdin: Option<ChildStdin>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    /// Stderr lines the agent always writes: left out of crash messages.
+    stderr_noise: &'static [&'static str],
     status: Option<ExitStatus>,
 }
 
@@ -128,6 +131,7 @@ impl AgentProcess {
             pgid,
             stdin,
             stderr_tail,
+            stderr_noise: &[],
             status: None,
         };
         Ok((proc, LineReader::new(stdout)))
@@ -209,15 +213,22 @@ impl AgentProcess {
             .unwrap_or_default()
     }
 
-    /// "exited with status 1: <stderr tail>" for turn errors.
+    /// Stderr lines this agent writes on every run (warnings about the
+    /// terminal, its modes): they go to the log only, not into crash
+    /// messages. Each entry matches the start of a line.
+    pub fn set_stderr_noise(&mut self, noise: &'static [&'static str]) {
+        self.stderr_noise = noise;
+    }
+
+    /// "exited with status 1", then the telling stderr lines one per line
+    /// (`stderr::report`), for turn errors.
     pub fn exit_report(&self, status: Option<ExitStatus>) -> String {
-        let what = status.map(describe_exit).unwrap_or_else(|| "ended".into());
-        let tail = self.stderr_tail();
-        if tail.trim().is_empty() {
-            what
-        } else {
-            format!("{what}\n{tail}")
-        }
+        let tail = self
+            .stderr_tail
+            .lock()
+            .map(|t| t.iter().cloned().collect::<Vec<_>>())
+            .unwrap_or_default();
+        super::stderr::report(status, tail.iter().map(String::as_str), self.stderr_noise)
     }
 
     fn reaped(&mut self, s: ExitStatus) {
@@ -238,15 +249,7 @@ impl Drop for AgentProcess {
     }
 }
 
-/// "exited with status 1", "killed by signal 9".
-pub fn describe_exit(status: ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => format!("exited with status {code}"),
-        (None, Some(sig)) => format!("killed by signal {sig}"),
-        _ => "ended".into(),
-    }
-}
+pub use super::stderr::describe_exit;
 
 async fn collect_stderr(
     stderr: impl AsyncRead + Unpin,

@@ -250,6 +250,27 @@ pub fn cost(usd: f64) -> String {
     }
 }
 
+/// A token count as reported: a turn never uses zero tokens, so a zero is
+/// a count the agent did not report, shown as "—" (issue 13 item 3).
+fn reported(n: u64) -> String {
+    if n == 0 { "—".into() } else { tokens(n) }
+}
+
+/// Tokens in and out, and the cost where the agent reports one:
+/// `↑12.3k ↓456 · $0.05`, `↑9.5k ↓—`.
+pub fn usage_text(u: &Usage) -> String {
+    let mut s = format!(
+        "↑{} ↓{}",
+        reported(u.input_tokens),
+        reported(u.output_tokens)
+    );
+    if let Some(c) = u.cost_usd {
+        s.push_str(" · ");
+        s.push_str(&cost(c));
+    }
+    s
+}
+
 pub fn footer(
     model: &str,
     duration: Option<std::time::Duration>,
@@ -268,14 +289,7 @@ pub fn footer(
         parts.push(format!("{:.1}s", d.as_secs_f64()));
     }
     if let Some(u) = usage {
-        parts.push(format!(
-            "↑{} ↓{}",
-            tokens(u.input_tokens),
-            tokens(u.output_tokens)
-        ));
-        if let Some(c) = u.cost_usd {
-            parts.push(cost(c));
-        }
+        parts.push(usage_text(u));
     }
     let color = if cancelled { t.warning } else { t.dim };
     let mark = if cancelled { "⏹ " } else { "── " };

@@ -10,9 +10,9 @@
 use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Span;
-use unicode_width::UnicodeWidthStr;
 
 use super::highlight;
+use super::markdown_table;
 use super::theme::Theme;
 use super::wrap::Logical;
 
@@ -78,11 +78,12 @@ struct Renderer<'t> {
     heading: Option<HeadingLevel>,
     code: Option<(String, String)>,
     link: Option<String>,
-    table: Option<Table>,
+    table: Option<OpenTable>,
     need_blank: bool,
 }
 
-struct Table {
+/// A table being parsed; laid out to the width later (`markdown_table`).
+struct OpenTable {
     align: Vec<Alignment>,
     rows: Vec<Vec<Vec<Span<'static>>>>,
     cur_row: Vec<Vec<Span<'static>>>,
@@ -298,7 +299,7 @@ impl<'t> Renderer<'t> {
             Tag::Table(align) => {
                 self.flush_line();
                 self.blank_if_needed();
-                self.table = Some(Table {
+                self.table = Some(OpenTable {
                     align,
                     rows: Vec::new(),
                     cur_row: Vec::new(),
@@ -446,70 +447,16 @@ impl<'t> Renderer<'t> {
             .push(Logical::new(Vec::new()).with_prefix(foot, Vec::new()));
     }
 
-    fn render_table(&mut self, t: Table) {
-        let cols = t.rows.iter().map(Vec::len).max().unwrap_or(0);
-        let cell_w = |c: &Vec<Span<'static>>| c.iter().map(|s| s.content.width()).sum::<usize>();
-        let mut widths = vec![0usize; cols];
-        for row in &t.rows {
-            for (i, c) in row.iter().enumerate() {
-                widths[i] = widths[i].max(cell_w(c));
-            }
-        }
-        let border = Style::new().fg(self.theme.border);
+    fn render_table(&mut self, t: OpenTable) {
         let prefix = self.cont_prefix();
-        let rule = |l: &str, m: &str, r: &str| {
-            let mut s = String::from(l);
-            for (i, w) in widths.iter().enumerate() {
-                s.push_str(&"─".repeat(w + 2));
-                s.push_str(if i + 1 == widths.len() { r } else { m });
-            }
-            s
+        let table = markdown_table::Table {
+            align: t.align,
+            rows: t.rows,
+            header_rows: t.header_rows,
+            border: Style::new().fg(self.theme.border),
         };
-        self.out.push(
-            Logical::raw(rule("┌", "┬", "┐"), border)
-                .with_prefix(prefix.clone(), prefix.clone())
-                .hard(),
-        );
-        for (ri, row) in t.rows.iter().enumerate() {
-            let mut spans = vec![Span::styled("│", border)];
-            for (i, w) in widths.iter().enumerate() {
-                let empty = Vec::new();
-                let cell = row.get(i).unwrap_or(&empty);
-                let pad = w - cell_w(cell);
-                let (left, right) = match t.align.get(i) {
-                    Some(Alignment::Right) => (pad, 0),
-                    Some(Alignment::Center) => (pad / 2, pad - pad / 2),
-                    _ => (0, pad),
-                };
-                spans.push(Span::raw(" ".repeat(left + 1)));
-                for s in cell {
-                    let mut s = s.clone();
-                    if ri < t.header_rows {
-                        s.style = s.style.add_modifier(Modifier::BOLD);
-                    }
-                    spans.push(s);
-                }
-                spans.push(Span::raw(" ".repeat(right + 1)));
-                spans.push(Span::styled("│", border));
-            }
-            self.out.push(
-                Logical::new(spans)
-                    .with_prefix(prefix.clone(), prefix.clone())
-                    .hard(),
-            );
-            if ri + 1 == t.header_rows {
-                self.out.push(
-                    Logical::raw(rule("├", "┼", "┤"), border)
-                        .with_prefix(prefix.clone(), prefix.clone())
-                        .hard(),
-                );
-            }
-        }
-        self.out.push(
-            Logical::raw(rule("└", "┴", "┘"), border)
-                .with_prefix(prefix.clone(), prefix)
-                .hard(),
-        );
+        self.out
+            .push(Logical::table(table).with_prefix(prefix.clone(), prefix));
     }
 
     fn finish(mut self) -> Vec<Logical> {
@@ -524,7 +471,7 @@ impl<'t> Renderer<'t> {
     }
 }
 
-impl Table {
+impl OpenTable {
     fn cur_cell(&mut self) -> &mut Vec<Span<'static>> {
         if self.cur_row.is_empty() {
             self.cur_row.push(Vec::new());
@@ -578,16 +525,12 @@ impl Incremental {
 mod tests {
     use super::*;
 
+    /// Each line as text, unwrapped (tables at their natural width).
     fn plain(lines: &[Logical]) -> Vec<String> {
         lines
             .iter()
-            .map(|l| {
-                l.prefix
-                    .iter()
-                    .chain(l.spans.iter())
-                    .map(|s| s.content.as_ref())
-                    .collect::<String>()
-            })
+            .flat_map(|l| super::super::wrap::wrap(l, u16::MAX))
+            .map(|l| l.to_string())
             .collect()
     }
 

@@ -74,6 +74,9 @@ pub fn draw(
             Style::new().fg(t.warning).add_modifier(Modifier::BOLD),
         )));
     }
+    if let Some(note) = super::terminal::note(p, ctx.keymap, t) {
+        block = block.title_bottom(note);
+    }
     let inner = block.inner(area);
     block.render(area, buf);
     geo.inner = inner;
@@ -86,7 +89,12 @@ pub fn draw(
         return;
     }
     if let Some(screen) = &p.terminal {
-        super::terminal::render(screen, p.term_scroll, ctx.focused, inner, buf);
+        let cursor = ctx.focused && p.copy.is_none();
+        super::terminal::render(screen, p.term_scroll, cursor, inner, buf);
+        if let Some(copy) = &p.copy {
+            let selection = Style::new().fg(t.text).bg(t.selection_bg);
+            super::terminal::paint_copy(screen, p.term_scroll, copy, selection, inner, buf);
+        }
         return;
     }
     draw_conversation(p, geo, view, ctx, inner, buf);
@@ -126,8 +134,6 @@ fn pane_block(p: &Pane, ctx: &PaneCtx<'_>, area: Rect) -> Block<'static> {
     } else {
         Style::new().fg(t.title)
     };
-    title.push(Span::styled(p.name().to_owned(), name_style));
-    title.extend(after_name(p, t));
     let (label, alarm) = state_label(p, ctx.spin);
     let label_style = if alarm {
         Style::new().fg(t.warning).add_modifier(Modifier::BOLD)
@@ -136,36 +142,33 @@ fn pane_block(p: &Pane, ctx: &PaneCtx<'_>, area: Rect) -> Block<'static> {
     } else {
         Style::new().fg(t.dim)
     };
-    // The right title gives way to the name: drop the model, then the provider.
-    let room =
-        usize::from(area.width.saturating_sub(4)).saturating_sub(Line::from(title.clone()).width());
-    let label_w = label.width() + 2;
-    let mut meta = String::new();
-    for candidate in [
-        p.model
-            .as_ref()
-            .map(|m| format!("{} · {m} · ", p.agent.provider)),
-        p.model.as_ref().map(|m| format!("{m} · ")),
-        Some(format!("{} · ", p.agent.provider)),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        if candidate.width() + label_w <= room {
-            meta = candidate;
-            break;
-        }
-    }
-    let right = if label_w <= room {
-        vec![
-            Span::raw(" "),
-            Span::styled(meta, Style::new().fg(t.dim)),
-            Span::styled(label, label_style),
-            Span::raw(" "),
-        ]
+    let branch = after_name(p, t);
+    let fit = super::pane_title::fit(
+        &super::pane_title::Parts {
+            head: Line::from(title.clone()).width(),
+            name: p.name(),
+            branch: Line::from(branch.clone()).width().saturating_sub(1),
+            provider: &p.agent.provider,
+            model: p.model.as_deref(),
+            label: &label,
+        },
+        usize::from(area.width.saturating_sub(4)),
+    );
+    title.push(Span::styled(fit.name, name_style));
+    if fit.branch {
+        title.extend(branch);
     } else {
-        Vec::new()
-    };
+        title.push(Span::raw(" "));
+    }
+    let mut right = Vec::new();
+    if fit.label.is_some() || !fit.meta.is_empty() {
+        right.push(Span::raw(" "));
+        right.push(Span::styled(fit.meta, Style::new().fg(t.dim)));
+        if let Some(label) = fit.label {
+            right.push(Span::styled(label, label_style));
+        }
+        right.push(Span::raw(" "));
+    }
     Block::new()
         .borders(Borders::ALL)
         .border_type(border_type)
@@ -302,6 +305,16 @@ fn draw_conversation(
     if sep.height > 0 {
         draw_separator(p, ctx, sep, buf);
     }
+    // "↓ N lines below" sits in the separator, clear of the text; a pane
+    // too small for one puts it on the transcript's last row.
+    if let Some(scroll) = geo.scroll.filter(|s| *s > 0) {
+        let row = if sep.height > 0 { sep } else { rest };
+        if row.height > 0 {
+            let marker = transcript::scroll_marker(scroll, t);
+            let x = row.right().saturating_sub(marker.width() as u16);
+            buf.set_line(x.max(row.x), row.bottom() - 1, &marker, row.width);
+        }
+    }
     draw_composer(p, ctx, composer, prompt_w, buf);
     if ctx.focused
         && let Some(menu) = p.picker.as_ref().or(p.menu.as_ref())
@@ -366,12 +379,6 @@ fn draw_transcript(
         }
         geo.scroll = Some(scroll);
         geo.max_scroll = max;
-        if scroll > 0 && area.height > 0 {
-            let marker = transcript::scroll_marker(scroll, t);
-            let w = marker.width() as u16;
-            let x = area.right().saturating_sub(w);
-            buf.set_line(x.max(area.x), area.bottom() - 1, &marker, area.width);
-        }
     }
 }
 
@@ -635,7 +642,13 @@ pub struct ComposerLook {
 impl ComposerLook {
     /// The look for `p`'s composer (focus, theme, turn state).
     pub fn of(p: &Pane, focused: bool, t: &Theme, km: &Keymap) -> Self {
-        let placeholder = if p.state == TurnState::Dead {
+        let placeholder = if p.deny_reason {
+            format!(
+                "reason for denying (optional) · {} denies · {} goes back",
+                km.short(Action::Submit),
+                km.short(Action::Interrupt)
+            )
+        } else if p.state == TurnState::Dead {
             format!("agent stopped · {} restarts", km.short(Action::Restart))
         } else if p.is_busy() {
             format!(

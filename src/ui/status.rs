@@ -54,15 +54,8 @@ fn left_spans(app: &App, spin: usize, base: Style) -> Vec<Span<'static>> {
         if !p.queue.is_empty() {
             parts.push(format!("{} queued", p.queue.len()));
         }
-        if p.usage.input_tokens + p.usage.output_tokens > 0 {
-            parts.push(format!(
-                "↑{} ↓{}",
-                cells::tokens(p.usage.input_tokens),
-                cells::tokens(p.usage.output_tokens)
-            ));
-        }
-        if let Some(c) = p.usage.cost_usd {
-            parts.push(cells::cost(c));
+        if p.usage.input_tokens + p.usage.output_tokens > 0 || p.usage.cost_usd.is_some() {
+            parts.push(cells::usage_text(&p.usage));
         }
         left.push(Span::styled(format!(" {} ", parts.join(" · ")), base));
     }

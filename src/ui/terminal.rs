@@ -6,12 +6,21 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
 use tui_term::vt100;
 
+use super::theme::Theme;
+use crate::app::copy_mode::{CopyMode, selected};
+use crate::app::pane::Pane;
+use crate::keymap::{Action, Keymap};
 use crate::provider::TerminalScreen;
+use crate::runner::TurnState;
 
 // Key, paste and mouse encoding for the child is input, not drawing: it lives
 // in the app (`app::pty_input`) and is re-exported here for callers of old.
+/// Lines of history above the live screen (the most `render` scrolls back);
+/// zero while the child uses the alternate screen.
+pub use crate::app::copy_mode::scrollback_len;
 pub use crate::app::pty_input::{
     KeyModes, encode_key, encode_key_with, encode_mouse, encode_paste, wants_mouse,
 };
@@ -70,17 +79,6 @@ fn cursor_in(screen: &vt100::Screen, area: Rect) -> Option<Position> {
     (row < area.height && col < area.width).then(|| Position::new(area.x + col, area.y + row))
 }
 
-/// Lines of history above the live screen (the most `render` scrolls back).
-/// Zero while the child uses the alternate screen.
-pub fn scrollback_len(screen: &TerminalScreen) -> usize {
-    let mut parser = lock(screen);
-    let saved = parser.screen().scrollback();
-    parser.screen_mut().set_scrollback(usize::MAX);
-    let len = parser.screen().scrollback();
-    parser.screen_mut().set_scrollback(saved);
-    len
-}
-
 /// The emulator's size as (cols, rows).
 pub fn size(screen: &TerminalScreen) -> (u16, u16) {
     let (rows, cols) = lock(screen).screen().size();
@@ -90,6 +88,84 @@ pub fn size(screen: &TerminalScreen) -> (u16, u16) {
 /// True while the child shows its alternate screen (full-screen TUIs).
 pub fn alternate_screen(screen: &TerminalScreen) -> bool {
     lock(screen).screen().alternate_screen()
+}
+
+/// Copy mode over a drawn terminal (`render` first, same `scrollback`):
+/// the selection in `selection` style, the copy cursor inverted.
+pub fn paint_copy(
+    screen: &TerminalScreen,
+    scrollback: usize,
+    copy: &CopyMode,
+    selection: Style,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let area = area.intersection(buf.area);
+    let top = scrollback_len(screen).saturating_sub(scrollback);
+    if let Some(sel) = copy.selection(top) {
+        for y in 0..area.height {
+            for x in 0..area.width {
+                if selected(sel, (top + usize::from(y), x)) {
+                    buf[(area.x + x, area.y + y)].set_style(selection);
+                }
+            }
+        }
+    }
+    let pos = Position::new(area.x + copy.col, area.y + copy.row);
+    if area.contains(pos) {
+        buf[pos].set_style(Style::new().add_modifier(Modifier::REVERSED));
+    }
+}
+
+/// What a terminal pane's bottom border says: copy mode's keys, how far
+/// it is scrolled back, or that the program stopped or restarted.
+pub fn note(p: &Pane, km: &Keymap, t: &Theme) -> Option<Line<'static>> {
+    let screen = p.terminal.as_ref()?;
+    let key = |s: String| Span::styled(s, Style::new().fg(t.accent).add_modifier(Modifier::BOLD));
+    let dim = |s: &str| Span::styled(s.to_owned(), Style::new().fg(t.dim));
+    let len = scrollback_len(screen);
+    let back = p.term_scroll.min(len);
+    let spans = if let Some(cm) = &p.copy {
+        let (k, what) = if cm.anchor.is_some() {
+            ("y", " copy · ")
+        } else {
+            ("v", " select · ")
+        };
+        vec![
+            Span::styled(
+                " COPY ",
+                Style::new()
+                    .fg(t.status_bg)
+                    .bg(t.accent)
+                    .add_modifier(Modifier::BOLD),
+            ),
+            dim(&format!(" {back}/{len} · ")),
+            key(k.into()),
+            dim(what),
+            key("q".into()),
+            dim(" quit "),
+        ]
+    } else if back > 0 {
+        vec![
+            dim(&format!(" ↑ {back}/{len} · ")),
+            key(km.short(Action::PageForward)),
+            dim(" forward "),
+        ]
+    } else if p.state == TurnState::Dead {
+        let what = p.term_note.as_deref().unwrap_or("the program exited");
+        vec![
+            Span::styled(
+                format!(" ✗ {what}"),
+                Style::new().fg(t.error).add_modifier(Modifier::BOLD),
+            ),
+            dim(" · "),
+            key(km.short(Action::Restart)),
+            dim(" restarts "),
+        ]
+    } else {
+        vec![dim(&format!(" {} ", p.term_note.as_deref()?))]
+    };
+    Some(Line::from(spans).right_aligned())
 }
 
 fn draw(screen: &vt100::Screen, area: Rect, buf: &mut Buffer) {

@@ -1,9 +1,13 @@
 //! Word wrapping of styled lines to a width, with a first-line prefix and a
 //! continuation prefix (list bullets, quote bars, code gutters).
 
+use std::sync::Arc;
+
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+use super::markdown_table::Table;
 
 /// One unwrapped line: what markdown and the widgets produce before wrapping.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -17,6 +21,8 @@ pub struct Logical {
     pub hard: bool,
     /// Style for the whole row (e.g. a background for user messages).
     pub line_style: Style,
+    /// A markdown table, laid out to the width when wrapped (`spans` unused).
+    pub table: Option<Arc<Table>>,
 }
 
 impl Logical {
@@ -40,6 +46,14 @@ impl Logical {
     pub fn hard(mut self) -> Self {
         self.hard = true;
         self
+    }
+
+    /// A whole table as one line: it takes as many rows as its layout needs.
+    pub fn table(table: Table) -> Self {
+        Self {
+            table: Some(Arc::new(table)),
+            ..Self::default()
+        }
     }
 
     pub fn styled_line(mut self, style: Style) -> Self {
@@ -112,6 +126,19 @@ impl Rows {
 pub fn wrap(line: &Logical, width: u16) -> Vec<Line<'static>> {
     let width = usize::from(width).max(1);
     let prefix_w = width_of(&line.prefix);
+    if let Some(table) = &line.table {
+        let avail = width.saturating_sub(prefix_w).max(1);
+        return table
+            .layout(avail)
+            .into_iter()
+            .enumerate()
+            .map(|(i, row)| {
+                let mut spans = if i == 0 { &line.prefix } else { &line.cont }.clone();
+                spans.extend(row);
+                Line::from(spans).style(line.line_style)
+            })
+            .collect();
+    }
     let mut rows = Rows {
         rows: Vec::new(),
         cur: line.prefix.clone(),

@@ -341,6 +341,27 @@ fn replay_usage_reaches_the_turn_end() {
     );
 }
 
+/// Issue 13 item 3, per ACP agent: claude-code-acp reports no usage (no
+/// figures at all), codex-acp only its context use (no output count: "—",
+/// not `↓0`), Gemini its token counts.
+#[test]
+fn footer_usage_is_what_each_acp_agent_reports() {
+    let usage = |agent: &str| {
+        replay(agent, "text")
+            .stream()
+            .iter()
+            .find_map(|e| match &e.payload {
+                Payload::ResponseDone { usage, .. } => Some(usage.clone()),
+                _ => None,
+            })
+            .expect("a turn end")
+            .map(|u| hive::ui::cells::usage_text(&u))
+    };
+    assert_eq!(usage("claude"), None);
+    assert_eq!(usage("codex").as_deref(), Some("↑9.5k ↓—"));
+    assert_eq!(usage("gemini").as_deref(), Some("↑12.2k ↓25"));
+}
+
 #[test]
 fn replay_gemini_writes_a_new_file_through_hive() {
     for case in ["write", "write_missing_as_empty"] {

@@ -6,7 +6,9 @@ use serde_json::Value;
 
 use crate::event::Usage;
 
-/// pi usage: `{input, output, cacheRead, cacheWrite, cost: {total}}`.
+/// pi usage: `{input, output, cacheRead, cacheWrite, cost: {total}}`. pi
+/// prices only the models it knows and says `0` for the rest: a zero cost
+/// is not reported, not free (issue 13 item 3).
 pub fn usage(u: &Value) -> Usage {
     let n = |k: &str| u.get(k).and_then(Value::as_u64);
     Usage {
@@ -17,7 +19,8 @@ pub fn usage(u: &Value) -> Usage {
         cost_usd: u
             .get("cost")
             .and_then(|c| c.get("total"))
-            .and_then(Value::as_f64),
+            .and_then(Value::as_f64)
+            .filter(|&c| c > 0.0),
     }
 }
 

@@ -1,0 +1,280 @@
+//! Keyboard scrollback and tmux-style copy mode for terminal (PTY) panes.
+//!
+//! A terminal pane takes every key for its child, so reading back its
+//! history needs keys of hive's own: Shift+PgUp/PgDn page through the
+//! emulator's scrollback, and the prefix then `[` enters copy mode, where
+//! the keys move a cursor over the screen and its history, `v`/Space start a
+//! selection and Enter/`y` copy it through the console's copy path (OSC 52
+//! plus the desktop clipboard). Positions are kept as absolute lines
+//! (0 = the oldest line of scrollback), so a selection stays on its text
+//! while the view scrolls.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use tui_term::vt100;
+
+use super::state::App;
+use crate::provider::TerminalScreen;
+
+/// Copy mode's cursor and selection in a terminal pane.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CopyMode {
+    /// The cursor on the drawn screen: row from the top, column.
+    pub row: u16,
+    pub col: u16,
+    /// Where the selection started (absolute line, column), once started.
+    pub anchor: Option<(usize, u16)>,
+}
+
+/// A point in the terminal's history: (absolute line, column).
+pub type Point = (usize, u16);
+
+impl CopyMode {
+    /// The cursor as an absolute point, given the absolute line of the
+    /// view's top row.
+    pub fn cursor(&self, top: usize) -> Point {
+        (top + usize::from(self.row), self.col)
+    }
+
+    /// The selection as (start, end) in reading order, both inclusive.
+    pub fn selection(&self, top: usize) -> Option<(Point, Point)> {
+        let anchor = self.anchor?;
+        let cursor = self.cursor(top);
+        Some(if anchor <= cursor {
+            (anchor, cursor)
+        } else {
+            (cursor, anchor)
+        })
+    }
+}
+
+/// Whether `point` lies inside the inclusive stream selection `sel`.
+pub fn selected(sel: (Point, Point), point: Point) -> bool {
+    let ((l0, c0), (l1, c1)) = sel;
+    let (l, c) = point;
+    (l > l0 || (l == l0 && c >= c0)) && (l < l1 || (l == l1 && c <= c1))
+}
+
+fn lock(screen: &TerminalScreen) -> std::sync::MutexGuard<'_, vt100::Parser> {
+    screen.0.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Lines of history above the live screen (zero on the alternate screen).
+pub fn scrollback_len(screen: &TerminalScreen) -> usize {
+    let mut parser = lock(screen);
+    let saved = parser.screen().scrollback();
+    parser.screen_mut().set_scrollback(usize::MAX);
+    let len = parser.screen().scrollback();
+    parser.screen_mut().set_scrollback(saved);
+    len
+}
+
+/// The text between two points (inclusive), lines joined by newlines
+/// except where the terminal wrapped a long line; trailing blanks dropped.
+pub fn text_between(screen: &TerminalScreen, from: Point, to: Point) -> String {
+    let mut parser = lock(screen);
+    let saved = parser.screen().scrollback();
+    parser.screen_mut().set_scrollback(usize::MAX);
+    let history = parser.screen().scrollback();
+    let (_, cols) = parser.screen().size();
+    let mut out = String::new();
+    for line in from.0..=to.0 {
+        // Scroll just far enough that `line` is on screen.
+        let offset = history.saturating_sub(line);
+        parser.screen_mut().set_scrollback(offset);
+        let row = u16::try_from(line + offset - history).unwrap_or(u16::MAX);
+        let screen = parser.screen();
+        let start = if line == from.0 { from.1 } else { 0 };
+        let end = if line == to.0 {
+            to.1.saturating_add(1)
+        } else {
+            cols
+        };
+        let width = end.min(cols).saturating_sub(start);
+        let text = screen
+            .rows(start, width)
+            .nth(usize::from(row))
+            .unwrap_or_default();
+        out.push_str(text.trim_end());
+        if line != to.0 && !screen.row_wrapped(row) {
+            out.push('\n');
+        }
+    }
+    parser.screen_mut().set_scrollback(saved);
+    out
+}
+
+impl App {
+    /// Shift+PgUp (`dir` 1) / Shift+PgDn (-1) in a terminal pane: a page of
+    /// the emulator's scrollback, down to the live screen.
+    pub(super) fn term_page(&mut self, dir: isize) {
+        let Some(p) = self.focused_mut() else {
+            return;
+        };
+        let Some(screen) = p.terminal.as_ref() else {
+            return;
+        };
+        let len = scrollback_len(screen);
+        let (rows, _) = lock(screen).screen().size();
+        let page = usize::from(rows.saturating_sub(1).max(1));
+        p.term_scroll = p
+            .term_scroll
+            .min(len)
+            .saturating_add_signed(dir * page as isize)
+            .min(len);
+    }
+
+    /// Prefix `[`: copy mode in the focused terminal pane, the cursor where
+    /// the child's cursor is.
+    pub(super) fn enter_copy_mode(&mut self) {
+        let key = self.keymap.short(crate::keymap::Action::Copy);
+        let Some(p) = self.focused_mut() else {
+            return;
+        };
+        let Some(screen) = p.terminal.as_ref() else {
+            return self.set_status(format!(
+                "copy mode is for terminal panes; here {key} copies a message, code or tool output"
+            ));
+        };
+        let (row, col) = lock(screen).screen().cursor_position();
+        let (row, col) = if p.term_scroll > 0 {
+            (0, 0)
+        } else {
+            (row, col)
+        };
+        p.copy = Some(CopyMode {
+            row,
+            col,
+            anchor: None,
+        });
+    }
+
+    /// A key in copy mode. False: not a copy-mode key (the caller lets
+    /// hive's global keys act and sends nothing to the child).
+    pub(super) fn copy_mode_key(&mut self, ev: &KeyEvent) -> bool {
+        let Some(p) = self.focused_mut() else {
+            return false;
+        };
+        let (Some(screen), Some(mut cm)) = (p.terminal.as_ref(), p.copy) else {
+            return false;
+        };
+        let len = scrollback_len(screen);
+        let (rows, cols) = lock(screen).screen().size();
+        let last_row = rows.saturating_sub(1);
+        let page = usize::from(last_row.max(1));
+        let mut scroll = p.term_scroll.min(len);
+        let plain = !ev
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        if !plain {
+            return false;
+        }
+        let mut copy_now = false;
+        match ev.code {
+            KeyCode::Up | KeyCode::Char('k') => {
+                if cm.row > 0 {
+                    cm.row -= 1;
+                } else {
+                    scroll = (scroll + 1).min(len);
+                }
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                if cm.row < last_row {
+                    cm.row += 1;
+                } else {
+                    scroll = scroll.saturating_sub(1);
+                }
+            }
+            KeyCode::Left | KeyCode::Char('h') => cm.col = cm.col.saturating_sub(1),
+            KeyCode::Right | KeyCode::Char('l') => {
+                cm.col = (cm.col + 1).min(cols.saturating_sub(1))
+            }
+            KeyCode::Home | KeyCode::Char('0') => cm.col = 0,
+            KeyCode::End | KeyCode::Char('$') => cm.col = cols.saturating_sub(1),
+            KeyCode::PageUp => scroll = (scroll + page).min(len),
+            KeyCode::PageDown => scroll = scroll.saturating_sub(page),
+            KeyCode::Char('g') => {
+                scroll = len;
+                cm.row = 0;
+            }
+            KeyCode::Char('G') => {
+                scroll = 0;
+                cm.row = last_row;
+            }
+            KeyCode::Char('v') | KeyCode::Char(' ') => {
+                let top = len - scroll;
+                cm.anchor = match cm.anchor {
+                    Some(_) => None,
+                    None => Some(cm.cursor(top)),
+                };
+            }
+            KeyCode::Enter | KeyCode::Char('y') => copy_now = true,
+            KeyCode::Char('q') | KeyCode::Esc => {
+                p.copy = None;
+                p.term_scroll = 0;
+                return true;
+            }
+            _ => return false,
+        }
+        let top = len - scroll;
+        // Nothing selected: Enter/y copy the cursor's line, like `yy`.
+        let (from, to) = cm.selection(top).unwrap_or_else(|| {
+            (
+                (top + usize::from(cm.row), 0),
+                (top + usize::from(cm.row), cols),
+            )
+        });
+        let text = copy_now.then(|| text_between(screen, from, to));
+        p.term_scroll = scroll;
+        p.copy = Some(cm);
+        if let Some(text) = text {
+            p.copy = None;
+            p.term_scroll = 0;
+            self.copy(&text, "terminal selection");
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    fn screen(rows: u16, cols: u16, bytes: &[u8]) -> TerminalScreen {
+        let mut p = vt100::Parser::new(rows, cols, 100);
+        p.process(bytes);
+        TerminalScreen(Arc::new(Mutex::new(p)))
+    }
+
+    #[test]
+    fn text_spans_history_and_screen_and_joins_wrapped_lines() {
+        let mut out = Vec::new();
+        for i in 1..=6 {
+            out.extend(format!("line {i}\r\n").bytes());
+        }
+        out.extend(b"abcdefghij");
+        let s = screen(3, 8, &out);
+        // 6 lines + "abcdefgh" "ij" wrapped: history holds 5 lines.
+        assert_eq!(scrollback_len(&s), 5);
+        assert_eq!(text_between(&s, (1, 5), (3, 3)), "2\nline 3\nline");
+        assert_eq!(text_between(&s, (6, 2), (7, 1)), "cdefghij");
+        // The emulator's own view is left where it was.
+        assert_eq!(lock(&s).screen().scrollback(), 0);
+    }
+
+    #[test]
+    fn selection_is_ordered_and_inclusive() {
+        let cm = CopyMode {
+            row: 0,
+            col: 2,
+            anchor: Some((12, 4)),
+        };
+        let sel = cm.selection(10).unwrap();
+        assert_eq!(sel, ((10, 2), (12, 4)));
+        assert!(selected(sel, (11, 0)));
+        assert!(selected(sel, (12, 4)));
+        assert!(!selected(sel, (12, 5)));
+        assert!(!selected(sel, (10, 1)));
+    }
+}

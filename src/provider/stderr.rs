@@ -1,0 +1,107 @@
+//! An agent's last stderr lines, made fit for the one error line a crash
+//! gets in its pane (issue 13 item 10): the exit status first, then the
+//! stderr lines that say something, each on its own line and once.
+//!
+//! Everything the agent wrote to stderr is in the log already (target
+//! `agent_stderr`); what a pane shows leaves out the noise a provider names
+//! (Gemini's colour and YOLO warnings, …), stack frames and repeats.
+
+use std::process::ExitStatus;
+
+/// Stderr lines a crash message shows at most (the newest).
+pub const REPORT_LINES: usize = 6;
+
+/// True for a line that is a frame of a stack trace (`    at f (file:1:2)`).
+fn is_stack_frame(line: &str) -> bool {
+    let t = line.trim_start();
+    t.len() < line.len() && t.starts_with("at ")
+}
+
+/// True when `line` is one of `noise`: lines a provider knows its agent
+/// writes on every run (each entry is matched at the start of the line,
+/// after leading blanks).
+pub fn is_noise(line: &str, noise: &[&str]) -> bool {
+    let t = line.trim();
+    t.is_empty() || noise.iter().any(|n| t.starts_with(n))
+}
+
+/// The stderr lines worth showing, oldest first: noise, stack frames and
+/// repeats left out, the newest `REPORT_LINES` kept.
+pub fn telling<'a>(tail: impl IntoIterator<Item = &'a str>, noise: &[&str]) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for line in tail {
+        if is_noise(line, noise) || is_stack_frame(line) {
+            continue;
+        }
+        let line = line.trim_end();
+        // A repeat moves to where it was last said.
+        out.retain(|l| *l != line);
+        out.push(line);
+    }
+    let skip = out.len().saturating_sub(REPORT_LINES);
+    out.split_off(skip)
+}
+
+/// "exited with status 1", "killed by signal 9".
+pub fn describe_exit(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(sig)) => format!("killed by signal {sig}"),
+        _ => "ended".into(),
+    }
+}
+
+/// The report of a process that ended: its exit status, then its telling
+/// stderr lines, one per line.
+pub fn report<'a>(
+    status: Option<ExitStatus>,
+    tail: impl IntoIterator<Item = &'a str>,
+    noise: &[&str],
+) -> String {
+    let mut out = status.map(describe_exit).unwrap_or_else(|| "ended".into());
+    for line in telling(tail, noise) {
+        out.push('\n');
+        out.push_str(line);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    const NOISE: &[&str] = &["YOLO mode is enabled.", "Warning: 256-color"];
+
+    #[test]
+    fn status_first_then_each_telling_line_once() {
+        let tail = [
+            "Warning: 256-color support not detected. Using a terminal …",
+            "YOLO mode is enabled. All tool calls will be automatically approved.",
+            "YOLO mode is enabled. All tool calls will be automatically approved.",
+            "fatal: boom",
+            "    at throwErrorIfNotOK (file:///x.js:1:2)",
+            "    at async Turn.run (file:///x.js:3:4)",
+            "",
+            "fatal: boom",
+            "exiting  ",
+        ];
+        let status = ExitStatus::from_raw(1 << 8);
+        assert_eq!(
+            report(Some(status), tail, NOISE),
+            "exited with status 1\nfatal: boom\nexiting"
+        );
+    }
+
+    #[test]
+    fn only_the_newest_lines_and_no_stderr_is_just_the_status() {
+        let lines: Vec<String> = (0..20).map(|i| format!("line {i}")).collect();
+        let kept = telling(lines.iter().map(String::as_str), &[]);
+        assert_eq!(kept.len(), REPORT_LINES);
+        assert_eq!(kept.last(), Some(&"line 19"));
+        let killed = ExitStatus::from_raw(9);
+        assert_eq!(report(Some(killed), [], &[]), "killed by signal 9");
+        assert_eq!(report(None, ["   "], &[]), "ended");
+    }
+}

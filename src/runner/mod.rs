@@ -1,0 +1,413 @@
+//! The turn runner: one task per pane that owns the provider, the upsert
+//! processor, the turn state and the pending queue (DESIGN §5).
+//!
+//! The app talks to it only through `RunnerCommand`s and hears back only
+//! through `PaneEvent`s, so the UI thread never waits on an agent.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+use crate::config::QueueMode;
+use crate::event::new_id;
+use crate::processor::{Processor, ProcessorConfig};
+use crate::provider::{
+    Capabilities, DiagnosticLevel, PermissionDecision, PermissionRequest, ProviderError,
+    ProviderEvent, ProviderFactory, ProviderHandle, ProviderSpec, SessionInfo, TerminalScreen,
+};
+use crate::timer;
+use crate::upsert::{TurnEvent, Upsert};
+
+mod agent;
+mod turn;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnState {
+    Idle,
+    /// Sent; the agent has not started answering.
+    Starting,
+    Streaming,
+    /// Interrupt requested; waiting for the agent to stop.
+    Cancelling,
+    /// The agent's process is gone; `Restart` brings it back.
+    Dead,
+}
+
+impl TurnState {
+    pub fn is_busy(self) -> bool {
+        matches!(
+            self,
+            TurnState::Starting | TurnState::Streaming | TurnState::Cancelling
+        )
+    }
+}
+
+/// How a submitted message should be delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubmitMode {
+    /// Idle: send. Busy: as the agent's `queue_mode` says.
+    Auto,
+    /// Run after the current turn.
+    Queue,
+    /// Deliver now: into the running turn, or interrupt and send.
+    Steer,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QueueEdit {
+    Remove(usize),
+    Replace(usize, String),
+    Move {
+        from: usize,
+        to: usize,
+    },
+    /// Take the newest queued message back (answered with `PaneEvent::Recalled`).
+    PopLast,
+    Clear,
+}
+
+#[derive(Debug, Clone)]
+pub enum RunnerCommand {
+    Submit {
+        text: String,
+        mode: SubmitMode,
+    },
+    Interrupt,
+    Queue(QueueEdit),
+    /// Start sending the queue if the pane is idle (queued messages restored
+    /// after a restart wait for this).
+    DrainQueue,
+    Permission {
+        request_id: String,
+        decision: PermissionDecision,
+    },
+    /// Start the agent again after it died (resuming its session).
+    Restart,
+    Input(Vec<u8>),
+    Resize {
+        cols: u16,
+        rows: u16,
+    },
+    /// `/model NAME`: the agent uses this model from now on (and after a
+    /// restart of the pane).
+    SetModel(String),
+    /// `/effort LEVEL`: thinking / reasoning effort from now on.
+    SetEffort(String),
+    Shutdown,
+}
+
+#[derive(Debug, Clone)]
+pub enum PaneEvent {
+    Upsert(Upsert),
+    /// An open item's text so far, between gradient batches, for display
+    /// only (`RunnerOptions::live_every`): never recorded, and ordered so a
+    /// live snapshot never holds less than the upserts before it.
+    Live(Upsert),
+    Turn(TurnEvent),
+    State(TurnState),
+    /// The whole pending queue after any change.
+    Queue(Vec<String>),
+    Notice {
+        level: DiagnosticLevel,
+        text: String,
+    },
+    Permission(PermissionRequest),
+    Session(SessionInfo),
+    /// A message taken back from the queue for editing.
+    Recalled(String),
+    /// A (new) provider started; terminal panes carry their screen.
+    Attached {
+        capabilities: Capabilities,
+        terminal: Option<TerminalScreen>,
+    },
+    TerminalUpdated,
+    Bell,
+    /// The models the agent offers (the `/model` picker).
+    Models(Vec<String>),
+    /// The effort level now in use (after `/effort`).
+    Effort(String),
+    /// A history write failed (reason); shown in the pane and the status bar
+    /// as "history not saved: <reason>".
+    HistoryNotSaved(String),
+    /// The running turn has had no output since this instant
+    /// (`stall_after`); `None` once output resumes or the turn ends.
+    Stalled(Option<std::time::Instant>),
+}
+
+#[derive(Debug, Clone)]
+pub struct PaneUpdate {
+    pub pane: usize,
+    pub event: PaneEvent,
+}
+
+/// How a failed history write is announced (`PaneEvent::HistoryNotSaved`).
+pub const HISTORY_NOT_SAVED: &str = "history not saved";
+
+/// Sees every event a runner emits, in order, on the runner's task (the
+/// history store records conversations through this).
+pub trait Recorder: Send {
+    fn record(&mut self, event: &PaneEvent);
+
+    /// Why the last records could not be saved, once per failure (the
+    /// runner shows it as "history not saved: <reason>").
+    fn take_failure(&mut self) -> Option<String> {
+        None
+    }
+
+    /// A live tail showed `item` (not recorded): where it appears on screen,
+    /// for recorders that keep the shown order.
+    fn shown(&mut self, item: &Upsert) {
+        let _ = item;
+    }
+}
+
+pub struct RunnerOptions {
+    pub processor: ProcessorConfig,
+    /// An interrupt not honoured within this time ends the agent's process.
+    pub interrupt_timeout: Duration,
+    /// Messages queued before a restart; kept until `DrainQueue`.
+    pub initial_queue: Vec<String>,
+    pub recorder: Option<Box<dyn Recorder>>,
+    /// Send the open items' live tail (`PaneEvent::Live`) at most this long
+    /// after new text arrives. `None`: upserts only, as the gradient batches
+    /// them (`hive run`, tests).
+    pub live_every: Option<Duration>,
+    /// A running turn without output this long is reported as stalled.
+    pub stall_after: Duration,
+}
+
+impl Default for RunnerOptions {
+    fn default() -> Self {
+        Self {
+            processor: ProcessorConfig::default(),
+            interrupt_timeout: Duration::from_millis(900),
+            initial_queue: Vec::new(),
+            recorder: None,
+            live_every: None,
+            stall_after: Duration::from_secs(60),
+        }
+    }
+}
+
+/// The app's side of a runner.
+#[derive(Debug, Clone)]
+pub struct RunnerHandle {
+    tx: mpsc::UnboundedSender<RunnerCommand>,
+    /// Closed when the runner task has ended (its provider killed).
+    done: watch::Receiver<()>,
+    pub capabilities: Capabilities,
+}
+
+impl RunnerHandle {
+    pub fn send(&self, cmd: RunnerCommand) -> bool {
+        self.tx.send(cmd).is_ok()
+    }
+
+    /// Stops the runner and returns once it has killed its provider.
+    pub async fn shutdown(&self) {
+        self.send(RunnerCommand::Shutdown);
+        let mut done = self.done.clone();
+        while done.changed().await.is_ok() {}
+    }
+}
+
+/// Starts the provider and the runner task for one pane.
+pub fn spawn_runner(
+    pane: usize,
+    factory: Arc<dyn ProviderFactory>,
+    spec: ProviderSpec,
+    options: RunnerOptions,
+    out: mpsc::UnboundedSender<PaneUpdate>,
+) -> Result<RunnerHandle, ProviderError> {
+    let capabilities = factory.capabilities(&spec.agent);
+    let (tx, rx) = mpsc::unbounded_channel();
+    let mut runner = Runner {
+        pane,
+        queue_mode: spec.agent.queue_mode,
+        session_id: spec.resume.clone().unwrap_or_else(|| new_id("session")),
+        factory,
+        spec,
+        capabilities,
+        provider: None,
+        provider_rx: None,
+        processor: Processor::new(options.processor.clone()),
+        state: TurnState::Idle,
+        queue: options.initial_queue.iter().cloned().collect(),
+        steer_next: None,
+        turn: None,
+        turn_session: String::new(),
+        last_error: None,
+        turn_text: None,
+        undelivered: None,
+        stall_after: options.stall_after,
+        last_output: None,
+        stalled: false,
+        cancel_deadline: None,
+        interrupt_timeout: options.interrupt_timeout,
+        recorder: options.recorder,
+        live_every: options.live_every,
+        live_at: None,
+        out,
+    };
+    runner.start_provider()?;
+    runner.emit(PaneEvent::Queue(runner.queue.iter().cloned().collect()));
+    let (done_tx, done) = watch::channel(());
+    tokio::spawn(async move {
+        runner.run(rx).await;
+        drop(done_tx);
+    });
+    Ok(RunnerHandle {
+        tx,
+        done,
+        capabilities,
+    })
+}
+
+struct Runner {
+    pane: usize,
+    queue_mode: QueueMode,
+    session_id: String,
+    factory: Arc<dyn ProviderFactory>,
+    spec: ProviderSpec,
+    capabilities: Capabilities,
+    provider: Option<ProviderHandle>,
+    provider_rx: Option<mpsc::UnboundedReceiver<ProviderEvent>>,
+    processor: Processor,
+    state: TurnState,
+    queue: VecDeque<String>,
+    /// A steer that had to interrupt first; sent before the queue.
+    steer_next: Option<String>,
+    turn: Option<String>,
+    /// The session id every event of the turn in flight carries: the one
+    /// known when it started (the agent may name its session mid-turn;
+    /// `hive run --json` readers want one id per turn).
+    turn_session: String,
+    /// The last turn error shown, so a crash is told once (issue 13 item 10).
+    last_error: Option<String>,
+    /// The message of the turn in flight, kept until the agent starts it.
+    turn_text: Option<String>,
+    /// A message put back at the front of the queue because the agent died
+    /// before starting on it. It is already shown and recorded (in the failed
+    /// turn), so sending it again does not repeat it.
+    undelivered: Option<String>,
+    stall_after: Duration,
+    /// While a turn runs: when the agent last said anything.
+    last_output: Option<Instant>,
+    /// `PaneEvent::Stalled(Some)` was sent for this silence.
+    stalled: bool,
+    cancel_deadline: Option<Instant>,
+    interrupt_timeout: Duration,
+    recorder: Option<Box<dyn Recorder>>,
+    live_every: Option<Duration>,
+    /// When the next live tail goes out (set when unshown text arrives).
+    live_at: Option<Instant>,
+    out: mpsc::UnboundedSender<PaneUpdate>,
+}
+
+impl Runner {
+    async fn run(mut self, mut commands: mpsc::UnboundedReceiver<RunnerCommand>) {
+        loop {
+            let flush_at = self.processor.next_deadline();
+            let cancel_at = self.cancel_deadline;
+            let live_at = self.live_at;
+            let stall_at = self
+                .last_output
+                .filter(|_| !self.stalled)
+                .map(|t| t + self.stall_after);
+            tokio::select! {
+                cmd = commands.recv() => match cmd {
+                    Some(RunnerCommand::Shutdown) | None => break,
+                    Some(cmd) => self.command(cmd),
+                },
+                ev = agent::recv_opt(&mut self.provider_rx) => match ev {
+                    Some(ev) => self.provider_event(ev),
+                    None => self.provider_gone(None, "the provider stopped".into()),
+                },
+                _ = timer::sleep_until(flush_at) => {
+                    let outs = self.processor.flush_idle(Instant::now());
+                    self.forward(outs);
+                }
+                _ = timer::sleep_until(cancel_at) => self.interrupt_expired(),
+                _ = timer::sleep_until(live_at) => self.send_live(),
+                _ = timer::sleep_until(stall_at) => {
+                    self.stalled = true;
+                    let since = self.last_output.map(Instant::into_std);
+                    self.emit(PaneEvent::Stalled(since));
+                }
+            }
+        }
+        if let Some(p) = self.provider.take() {
+            p.kill().await;
+        }
+    }
+
+    fn emit(&mut self, event: PaneEvent) {
+        let failure = self.recorder.as_mut().and_then(|r| {
+            r.record(&event);
+            r.take_failure()
+        });
+        let _ = self.out.send(PaneUpdate {
+            pane: self.pane,
+            event,
+        });
+        if let Some(reason) = failure {
+            // Not through `emit`: the recorder has nothing to write for it.
+            let _ = self.out.send(PaneUpdate {
+                pane: self.pane,
+                event: PaneEvent::HistoryNotSaved(reason),
+            });
+        }
+    }
+
+    /// A live tail is not recorded; the recorder only learns where its item
+    /// shows (a restart restores the same order).
+    fn emit_live(&mut self, u: Upsert) {
+        if let Some(r) = self.recorder.as_mut() {
+            r.shown(&u);
+        }
+        let _ = self.out.send(PaneUpdate {
+            pane: self.pane,
+            event: PaneEvent::Live(u),
+        });
+    }
+
+    fn send_live(&mut self) {
+        self.live_at = None;
+        for u in self.processor.live_tail() {
+            self.emit_live(u);
+        }
+    }
+
+    /// Arms the live tail when the processor holds text nobody has seen.
+    fn schedule_live(&mut self) {
+        if let Some(every) = self.live_every
+            && self.live_at.is_none()
+            && self.processor.has_unshown()
+        {
+            self.live_at = Some(Instant::now() + every);
+        }
+    }
+
+    fn notice(&mut self, level: DiagnosticLevel, text: impl Into<String>) {
+        self.emit(PaneEvent::Notice {
+            level,
+            text: text.into(),
+        });
+    }
+
+    fn set_state(&mut self, state: TurnState) {
+        if self.state != state {
+            self.state = state;
+            self.emit(PaneEvent::State(state));
+        }
+    }
+
+    fn queue_changed(&mut self) {
+        self.emit(PaneEvent::Queue(self.queue.iter().cloned().collect()));
+    }
+}
