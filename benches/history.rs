@@ -96,7 +96,7 @@ fn generate(root: &Path, records: usize) {
 /// One session: a question and a `bytes`-long markdown answer.
 fn generate_big(root: &Path, bytes: usize) {
     let store = Store::at(root);
-    let state = PaneState {
+    let mut state = PaneState {
         agent_id: "bench".into(),
         session: "big".into(),
         ..PaneState::default()
@@ -126,8 +126,11 @@ fn child_big(root: &Path) {
     let store = Store::at(root);
     let base = rss_kb("VmRSS:");
     let t = Instant::now();
-    let mut h =
-        history::open_pane_in(&store, &AgentConfig::new("bench", "script"), &OpenOptions::default());
+    let mut h = history::open_pane_in(
+        &store,
+        &AgentConfig::new("bench", "script"),
+        &OpenOptions::default(),
+    );
     let loaded = t.elapsed();
     let config = hive::config::Config::parse(
         "[[agent]]\nid = \"bench\"\nprovider = \"script\"\n",

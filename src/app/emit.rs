@@ -45,34 +45,94 @@ impl Pen {
     }
 }
 
-/// Writes `cells` (sorted by row, then column, as `Buffer::diff` gives
-/// them) for a screen `width` columns wide.
-pub(super) fn cells<W: Write>(out: &mut W, width: u16, cells: &[(u16, u16, &Cell)]) -> io::Result<()> {
-    let mut pen = DEFAULT_PEN;
-    // Where the cursor is; `None` until the first absolute move.
-    let mut at: Option<(u16, u16)> = None;
-    let mut sgr = Vec::with_capacity(32);
-    let mut i = 0;
-    while i < cells.len() {
-        let (x, y, cell) = cells[i];
-        move_to(out, at, (x, y))?;
-        let blanks = blank_run(&cells[i..], width);
-        if blanks >= ERASE_RUN {
-            set_pen(out, &mut pen, Pen { ..DEFAULT_PEN }, &mut sgr)?;
-            write!(out, "\x1b[{blanks}X")?;
-            // ECH does not move the cursor.
-            at = Some((x, y));
-            i += blanks;
-            continue;
-        }
-        set_pen(out, &mut pen, Pen::of(cell), &mut sgr)?;
-        let symbol = cell.symbol();
-        out.write_all(symbol.as_bytes())?;
-        let w = unicode_width::UnicodeWidthStr::width(symbol).max(1) as u16;
-        at = Some((x.saturating_add(w), y));
-        i += 1;
+/// The terminal's attributes between frames: kept, so a frame that
+/// continues in the colour the last one ended with does not set it again.
+#[derive(Default)]
+pub(super) struct Attrs {
+    /// `None` when unknown (start, after a clear): the next change resets.
+    pen: Option<Pen>,
+}
+
+impl Attrs {
+    /// Forgets the attributes (something else wrote to the terminal).
+    pub(super) fn forget(&mut self) {
+        self.pen = None;
     }
-    set_pen(out, &mut pen, DEFAULT_PEN, &mut sgr)
+
+    /// Makes erasing and scrolling fill with the default background, as
+    /// the screen model assumes.
+    pub(super) fn plain<W: Write>(&mut self, out: &mut W) -> io::Result<()> {
+        let fg = self.pen.map_or(Color::Reset, |p| p.fg);
+        self.set(out, Pen { fg, ..DEFAULT_PEN })
+    }
+
+    fn set<W: Write>(&mut self, out: &mut W, to: Pen) -> io::Result<()> {
+        let mut sgr = Vec::new();
+        let mut from = match self.pen {
+            Some(p) => p,
+            None => {
+                sgr.push(b'0');
+                DEFAULT_PEN
+            }
+        };
+        set_pen(out, &mut from, to, &mut sgr)?;
+        self.pen = Some(to);
+        Ok(())
+    }
+
+    /// Writes `cells` (sorted by row, then column, as `Buffer::diff` gives
+    /// them) for a screen `width` columns wide.
+    pub(super) fn cells<W: Write>(
+        &mut self,
+        out: &mut W,
+        width: u16,
+        cells: &[(u16, u16, &Cell)],
+    ) -> io::Result<()> {
+        // Where the cursor is; `None` until the first absolute move.
+        let mut at: Option<(u16, u16)> = None;
+        let mut i = 0;
+        while i < cells.len() {
+            let (x, y, cell) = cells[i];
+            move_to(out, at, (x, y))?;
+            let blanks = blank_run(&cells[i..], width);
+            if blanks >= ERASE_RUN {
+                self.plain(out)?;
+                write!(out, "\x1b[{blanks}X")?;
+                // ECH does not move the cursor.
+                at = Some((x, y));
+                i += blanks;
+                continue;
+            }
+            let mut want = Pen::of(cell);
+            if let Some(pen) = self.pen
+                && space_looks_same(cell, pen, want)
+            {
+                // A space shows no foreground: keep the pen's.
+                want.fg = pen.fg;
+                want.underline = pen.underline;
+            }
+            if self.pen != Some(want) {
+                self.set(out, want)?;
+            }
+            let symbol = cell.symbol();
+            out.write_all(symbol.as_bytes())?;
+            let w = unicode_width::UnicodeWidthStr::width(symbol).max(1) as u16;
+            at = Some((x.saturating_add(w), y));
+            i += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Whether `cell`, a space, looks the same drawn with `pen`'s foreground.
+fn space_looks_same(cell: &Cell, pen: Pen, want: Pen) -> bool {
+    const SHOWS_FG: Modifier = Modifier::REVERSED
+        .union(Modifier::UNDERLINED)
+        .union(Modifier::CROSSED_OUT);
+    cell.symbol() == " "
+        && pen.bg == want.bg
+        && pen.modifier == want.modifier
+        && !want.modifier.intersects(SHOWS_FG)
 }
 
 /// How many cells from the start of `cells` are consecutive default blank
@@ -107,15 +167,15 @@ fn move_to<W: Write>(out: &mut W, from: Option<(u16, u16)>, to: (u16, u16)) -> i
 }
 
 /// Changes the terminal's attributes from `pen` to `to` in one SGR.
+/// (`sgr` may hold parameters already.)
 fn set_pen<W: Write>(out: &mut W, pen: &mut Pen, to: Pen, sgr: &mut Vec<u8>) -> io::Result<()> {
-    if *pen == to {
+    if *pen == to && sgr.is_empty() {
         return Ok(());
     }
-    sgr.clear();
     let mut from = *pen;
     if !(from.modifier - to.modifier).is_empty() {
         // Some attribute goes away: start from the defaults.
-        sgr.push(b'0');
+        param(sgr, b"0");
         from = DEFAULT_PEN;
     }
     for (bit, code) in MODIFIER_CODES {
@@ -209,7 +269,13 @@ mod tests {
 
     fn emitted(prev: &Buffer, cur: &Buffer) -> String {
         let mut out = Vec::new();
-        cells(&mut out, cur.area.width, &prev.diff(cur)).unwrap();
+        let mut attrs = Attrs {
+            pen: Some(DEFAULT_PEN),
+        };
+        attrs
+            .cells(&mut out, cur.area.width, &prev.diff(cur))
+            .unwrap();
+        attrs.set(&mut out, DEFAULT_PEN).unwrap();
         String::from_utf8(out).unwrap()
     }
 
@@ -259,7 +325,11 @@ mod tests {
                 }
             }
         }
-        assert_eq!(style, Style::new().fg(Color::Reset).bg(Color::Reset), "{bytes:?}");
+        assert_eq!(
+            style,
+            Style::new().fg(Color::Reset).bg(Color::Reset),
+            "{bytes:?}"
+        );
     }
 
     fn sgr_style(mut s: Style, p: &str) -> Style {
@@ -295,7 +365,9 @@ mod tests {
     #[test]
     fn replaying_the_bytes_reproduces_the_new_frame() {
         let red = Style::new().fg(Color::Rgb(200, 10, 10));
-        let bold = Style::new().add_modifier(Modifier::BOLD).fg(Color::Indexed(4));
+        let bold = Style::new()
+            .add_modifier(Modifier::BOLD)
+            .fg(Color::Indexed(4));
         let prev = screen(&[
             ("hello world", Style::new()),
             ("a long line of text", red),
@@ -307,14 +379,18 @@ mod tests {
             ("x  bold", bold),
         ]);
         let bytes = emitted(&prev, &cur);
-        let mut replayed = prev.clone();
+        let mut replayed = prev;
         replay(&mut replayed, &bytes);
         // Styles compare after normalising "no colour" to Reset.
         let norm = |b: &Buffer| {
             b.content
                 .iter()
                 .map(|c| {
-                    let fg = if c.fg == Color::Reset { None } else { Some(c.fg) };
+                    let fg = if c.fg == Color::Reset {
+                        None
+                    } else {
+                        Some(c.fg)
+                    };
                     (c.symbol().to_owned(), fg, c.modifier)
                 })
                 .collect::<Vec<_>>()

@@ -27,6 +27,7 @@ pub struct Screen<W: Write> {
     /// Row hashes of `prev` inside each region of the last frame, so each
     /// frame hashes only its own rows.
     hashes: Vec<(ScrollRegion, Vec<u64>)>,
+    attrs: super::emit::Attrs,
 }
 
 impl<W: Write> Screen<W> {
@@ -36,6 +37,7 @@ impl<W: Write> Screen<W> {
             prev: Buffer::empty(Rect::default()),
             cur: Buffer::empty(Rect::default()),
             hashes: Vec::new(),
+            attrs: super::emit::Attrs::default(),
         }
     }
 
@@ -45,6 +47,8 @@ impl<W: Write> Screen<W> {
 
     /// Forgets what the terminal shows: the next frame repaints everything.
     pub fn clear(&mut self) -> io::Result<()> {
+        // Erasing fills with the current background: make it the default.
+        self.backend.write_all(b"\x1b[0m")?;
         self.backend.clear()?;
         self.forget();
         Ok(())
@@ -55,6 +59,7 @@ impl<W: Write> Screen<W> {
     pub fn forget(&mut self) {
         self.prev.reset();
         self.hashes.clear();
+        self.attrs.forget();
     }
 
     /// Draws one frame of `area` (the terminal's size) with `render`, then
@@ -82,6 +87,7 @@ impl<W: Write> Screen<W> {
                 None => row_hashes(&self.prev, r),
             };
             if let Some(k) = scrolled_by(&old, &new) {
+                self.attrs.plain(&mut self.backend)?;
                 write!(
                     self.backend,
                     "\x1b[{};{}r\x1b[{k}S\x1b[r",
@@ -94,7 +100,7 @@ impl<W: Write> Screen<W> {
         }
         self.hashes = hashes;
         let diff = bridged(self.prev.diff(&self.cur), &self.cur);
-        super::emit::cells(&mut self.backend, area.width, &diff)?;
+        self.attrs.cells(&mut self.backend, area.width, &diff)?;
         std::mem::swap(&mut self.prev, &mut self.cur);
         Ok(())
     }

@@ -35,10 +35,10 @@ pub struct PaneCtx<'a> {
     pub narrow: bool,
 }
 
-/// A narrow pane's streaming answer moves up by a fifth of the view at a
+/// A narrow pane's streaming answer moves up by a third of the view at a
 /// time: every move repaints the whole pane, so moving row by row would
 /// write the pane's height in rows for every row of text.
-const JUMP_FRACTION: u16 = 5;
+const JUMP_FRACTION: u16 = 3;
 
 pub fn state_label(p: &Pane, spin: usize) -> (String, bool) {
     let s = SPINNER[spin % SPINNER.len()];
