@@ -1321,6 +1321,7 @@ fn console_restore(cli: Cli) {
     tmux.cmd(&["kill-session", "-t", "e2e"]);
     tmux.start(&lab, &agent);
     let after = tmux.expect(SHORT_TEXT);
+    eprintln!("--- before the restart ---\n{before}\n--- after ---\n{after}");
     let (was, is) = (
         conversation(&before, TOOL_PROMPT),
         conversation(&after, TOOL_PROMPT),

@@ -536,3 +536,34 @@ fn shift_page_up_shows_earlier_shell_output() {
     t.keys(&["C-q"]);
     t.wait_for("HIVE-EXIT=0");
 }
+
+/// Issue 14: prefix `[` is copy mode over the shell's screen and history;
+/// a selection copied with `y` is reported, and the program got no keys.
+#[test]
+fn copy_mode_copies_a_selection_of_shell_output() {
+    let Some(bin) = hive_bin() else { return };
+    let t = start(&bin, tempfile::tempdir().expect("tempdir"));
+    shell_pane(&t);
+    t.type_text("seq 1 200 | sed 's/^/row-/'");
+    t.keys(&["Enter"]);
+    t.wait("the last line", |s| rows_shown(s).contains(&200));
+    t.keys(&["C-b", "["]);
+    t.wait_for("COPY");
+    t.keys(&["Up", "v", "Up", "Up", "PPage"]);
+    let s = t.wait("the view to page back", |s| !rows_shown(s).contains(&200));
+    assert!(s.contains("y copy"), "{s}");
+    t.keys(&["y"]);
+    let s = t.wait_for("copied terminal selection");
+    assert!(!s.contains("COPY"), "y leaves copy mode: {s}");
+    assert!(
+        rows_shown(&s).contains(&200),
+        "back on the live screen: {s}"
+    );
+    // None of the copy-mode keys reached the shell.
+    t.type_text("echo typed-$((2+3))");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("typed-5");
+    assert!(!s.contains("vy"), "{s}");
+    t.keys(&["C-q"]);
+    t.wait_for("HIVE-EXIT=0");
+}

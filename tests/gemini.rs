@@ -498,6 +498,16 @@ async fn crash_mid_turn_is_a_turn_error_with_stderr() {
         TurnEvent::TurnError { error_message, .. } => {
             assert!(error_message.contains("status 3"), "{error_message}");
             assert!(error_message.contains("simulated crash"), "{error_message}");
+            // Issue 13 item 10: the exit status, then the telling stderr lines, each on
+            // its own line and once; Gemini's start-up noise and stack frames stay in the log.
+            let lines: Vec<&str> = error_message.lines().collect();
+            assert_eq!(lines[0], "gemini exited with status 3", "{error_message}");
+            assert_eq!(
+                lines[1..lines.len() - 1],
+                ["Error when talking to Gemini API: simulated"],
+                "{error_message}"
+            );
+            assert!(lines[lines.len() - 1].starts_with("fatal: simulated crash"));
             if let Some(latency) = since_crash(&error_message) {
                 eprintln!(
                     "figure: gemini crash -> turn_error {:.0} ms",

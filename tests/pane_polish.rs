@@ -16,8 +16,8 @@ use hive::app::{build_app, frame};
 use hive::config::{Config, ConfigSource};
 use hive::event::Origin;
 use hive::provider::display::{COMMON, describe};
-use hive::provider::{Capabilities, PermissionRequest, TerminalScreen};
-use hive::runner::{PaneEvent, PaneUpdate, TurnState};
+use hive::provider::{Capabilities, DiagnosticLevel, PermissionRequest, TerminalScreen};
+use hive::runner::{PaneEvent, PaneUpdate, RunnerCommand, TurnState};
 use hive::ui::ViewState;
 use hive::upsert::{Upsert, UpsertKind, UpsertStatus};
 use tui_term::vt100;
@@ -203,6 +203,18 @@ fn shift_page_up_scrolls_the_terminal_back_and_a_key_returns() {
     assert_eq!(c.app.panes[0].term_scroll, 31);
     c.app.on_key(shift(KeyCode::PageDown));
     assert_eq!(c.app.panes[0].term_scroll, 22);
+    // New output does not move a scrolled-back view.
+    let before = render(&mut c, 40, 13);
+    if let Some(screen) = &c.app.panes[0].terminal {
+        screen
+            .0
+            .lock()
+            .unwrap()
+            .process(b"\r\nmore 1\r\nmore 2\r\n$ ");
+    }
+    c.app.apply(ev(PaneEvent::TerminalUpdated));
+    assert_eq!(render(&mut c, 40, 13).lines().nth(3), before.lines().nth(3));
+    assert_eq!(c.app.panes[0].term_scroll, 25);
     // A key for the program snaps back to the live screen.
     c.app.on_key(key(KeyCode::Char('x')));
     assert_eq!(c.app.panes[0].term_scroll, 0);
@@ -357,4 +369,30 @@ fn the_model_stays_in_a_narrow_title() {
     c.app.apply(ev(PaneEvent::State(TurnState::Streaming)));
     let s = render(&mut c, 34, 8);
     insta::assert_snapshot!("narrow_title_streaming", s.lines().next().unwrap());
+}
+
+#[test]
+fn ctrl_r_is_the_programs_while_it_runs_and_restarts_it_once_it_exited() {
+    let mut c = terminal(3);
+    c.app.on_key(ctrl('r'));
+    assert!(
+        matches!(c.app.outbox.as_slice(), [(0, RunnerCommand::Input(b))] if b.as_slice() == [0x12]),
+        "{:?}",
+        c.app.outbox
+    );
+    c.app.outbox.clear();
+    c.app.apply(ev(PaneEvent::Notice {
+        level: DiagnosticLevel::Error,
+        text: "agent stopped: exited with status 0".into(),
+    }));
+    c.app.apply(ev(PaneEvent::State(TurnState::Dead)));
+    let s = render(&mut c, 60, 13);
+    insta::assert_snapshot!("terminal_exited", s);
+    assert!(s.contains("exited with status 0 · Ctrl+R restarts"), "{s}");
+    c.app.on_key(ctrl('r'));
+    assert!(
+        matches!(c.app.outbox.as_slice(), [(0, RunnerCommand::Restart)]),
+        "{:?}",
+        c.app.outbox
+    );
 }

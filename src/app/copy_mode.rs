@@ -10,8 +10,9 @@
 //! while the view scrolls.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use tui_term::vt100;
 
+use super::pane::Pane;
+use super::pty_input::lock;
 use super::state::App;
 use crate::provider::TerminalScreen;
 
@@ -52,10 +53,6 @@ pub fn selected(sel: (Point, Point), point: Point) -> bool {
     let ((l0, c0), (l1, c1)) = sel;
     let (l, c) = point;
     (l > l0 || (l == l0 && c >= c0)) && (l < l1 || (l == l1 && c <= c1))
-}
-
-fn lock(screen: &TerminalScreen) -> std::sync::MutexGuard<'_, vt100::Parser> {
-    screen.0.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Lines of history above the live screen (zero on the alternate screen).
@@ -103,6 +100,22 @@ pub fn text_between(screen: &TerminalScreen, from: Point, to: Point) -> String {
     out
 }
 
+impl Pane {
+    /// New output arrived: a view scrolled back (or in copy mode) stays on
+    /// the lines it shows, as in tmux, instead of drifting up with them.
+    pub fn hold_scrollback(&mut self) {
+        let Some(screen) = &self.terminal else {
+            return;
+        };
+        if self.term_scroll == 0 && self.copy.is_none() {
+            return;
+        }
+        let len = scrollback_len(screen);
+        self.term_scroll += len.saturating_sub(self.term_seen);
+        self.term_seen = len;
+    }
+}
+
 impl App {
     /// Shift+PgUp (`dir` 1) / Shift+PgDn (-1) in a terminal pane: a page of
     /// the emulator's scrollback, down to the live screen.
@@ -121,6 +134,7 @@ impl App {
             .min(len)
             .saturating_add_signed(dir * page as isize)
             .min(len);
+        p.term_seen = len;
     }
 
     /// Prefix `[`: copy mode in the focused terminal pane, the cursor where
@@ -225,6 +239,7 @@ impl App {
         });
         let text = copy_now.then(|| text_between(screen, from, to));
         p.term_scroll = scroll;
+        p.term_seen = len;
         p.copy = Some(cm);
         if let Some(text) = text {
             p.copy = None;
@@ -238,6 +253,8 @@ impl App {
 #[cfg(test)]
 mod tests {
     use std::sync::{Arc, Mutex};
+
+    use tui_term::vt100;
 
     use super::*;
 

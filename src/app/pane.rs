@@ -70,6 +70,9 @@ pub struct Pane {
     /// Terminal (PTY) panes: the child's screen.
     pub terminal: Option<TerminalScreen>,
     pub term_scroll: usize,
+    /// Terminal panes: the scrollback's length when `term_scroll` was last
+    /// set, so new output does not move a scrolled-back view.
+    pub term_seen: usize,
     /// Terminal panes: copy mode (prefix `[`), while it lasts.
     pub copy: Option<super::copy_mode::CopyMode>,
     /// Terminal panes: the runner's last word (stopped, restarted), shown
@@ -121,6 +124,7 @@ impl Pane {
             expanded: false,
             terminal: None,
             term_scroll: 0,
+            term_seen: 0,
             copy: None,
             term_note: None,
             term_size: None,
@@ -243,8 +247,10 @@ impl Pane {
 
     /// Scrolls by `delta` rows, at most `max_scroll` (from the last frame).
     pub fn scroll_by(&mut self, delta: isize, max_scroll: usize) {
-        if self.is_terminal() {
-            self.term_scroll = self.term_scroll.saturating_add_signed(delta);
+        if let Some(screen) = &self.terminal {
+            let len = super::copy_mode::scrollback_len(screen);
+            self.term_scroll = self.term_scroll.saturating_add_signed(delta).min(len);
+            self.term_seen = len;
             return;
         }
         self.scroll = self.scroll.saturating_add_signed(delta).min(max_scroll);

@@ -228,7 +228,8 @@ fn button_code(b: MouseButton) -> u8 {
     }
 }
 
-fn lock(screen: &TerminalScreen) -> std::sync::MutexGuard<'_, vt100::Parser> {
+/// The emulator, locked (a poisoned lock still holds a usable screen).
+pub(crate) fn lock(screen: &TerminalScreen) -> std::sync::MutexGuard<'_, vt100::Parser> {
     screen.0.lock().unwrap_or_else(|e| e.into_inner())
 }
 

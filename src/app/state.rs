@@ -276,7 +276,7 @@ impl App {
                 p.term_scroll = 0;
                 p.copy = None;
             }
-            PaneEvent::TerminalUpdated => {}
+            PaneEvent::TerminalUpdated => p.hold_scrollback(),
             PaneEvent::Bell => needs_user = Some(Reason::Bell),
             PaneEvent::Stalled(since) => {
                 p.stalled_since = since;

@@ -17,12 +17,16 @@ fn is_stack_frame(line: &str) -> bool {
     t.len() < line.len() && t.starts_with("at ")
 }
 
+/// What node writes for any node-based agent: deprecation warnings and the
+/// hint that follows them.
+const NODE_NOISE: &[&str] = &["(node:", "(Use `node --trace-"];
+
 /// True when `line` is one of `noise`: lines a provider knows its agent
 /// writes on every run (each entry is matched at the start of the line,
-/// after leading blanks).
+/// after leading blanks), or node's own warnings.
 pub fn is_noise(line: &str, noise: &[&str]) -> bool {
     let t = line.trim();
-    t.is_empty() || noise.iter().any(|n| t.starts_with(n))
+    t.is_empty() || noise.iter().chain(NODE_NOISE).any(|n| t.starts_with(n))
 }
 
 /// The stderr lines worth showing, oldest first: noise, stack frames and
@@ -85,6 +89,8 @@ mod tests {
             "    at async Turn.run (file:///x.js:3:4)",
             "",
             "fatal: boom",
+            "(node:4242) [DEP0040] DeprecationWarning: The `punycode` module is deprecated.",
+            "(Use `node --trace-deprecation ...` to show where the warning was created)",
             "exiting  ",
         ];
         let status = ExitStatus::from_raw(1 << 8);

@@ -77,6 +77,18 @@ def main():
     emit({"type": "message", "role": "user", "content": prompt})
     if "CRASH" in prompt:
         delta("partial ")
+        # What Gemini CLI 0.61 writes on every run (captures/gemini/*.stderr.txt), then a
+        # node stack trace, and its error line twice.
+        sys.stderr.write(
+            "Warning: 256-color support not detected. Using a terminal with at least 256-color"
+            " support is recommended for a better visual experience.\n"
+            "YOLO mode is enabled. All tool calls will be automatically approved.\n"
+            "YOLO mode is enabled. All tool calls will be automatically approved.\n"
+            "Ripgrep is not available. Falling back to GrepTool.\n"
+            "Error when talking to Gemini API: simulated\n"
+            "    at throwErrorIfNotOK (file:///gemini/bundle.js:1:2)\n"
+            "Error when talking to Gemini API: simulated\n"
+        )
         sys.stderr.write(f"fatal: simulated crash at {time.time():.6f}\n")
         sys.stderr.flush()
         os._exit(3)

@@ -186,12 +186,16 @@ impl ProviderFactory for AcpFactory {
             cwd: Some(cwd.clone()),
             env: agent.env.clone(),
         };
-        let (process, stdout) =
+        let (mut process, stdout) =
             AgentProcess::spawn(&command).map_err(|source| ProviderError::Spawn {
                 agent: agent.id.clone(),
                 program: command.program.clone(),
                 source,
             })?;
+        // `gemini --experimental-acp` writes Gemini CLI's usual start-up noise.
+        if std::path::Path::new(program).file_name() == Some(std::ffi::OsStr::new("gemini")) {
+            process.set_stderr_noise(crate::provider::gemini::STDERR_NOISE);
+        }
         let mut cfg = EngineConfig::new(&agent.id, cwd);
         cfg.resume = spec.resume.clone();
         cfg.mcp_servers = options.mcp_servers.clone();

@@ -27,6 +27,17 @@ use crate::config::AgentConfig;
 use crate::event::{ErrorInfo, Payload, StreamEvent};
 use crate::provider::Sink;
 use crate::timer;
+
+/// What Gemini CLI writes to stderr on every run (captures/gemini/*.stderr.txt):
+/// warnings about the terminal, its approval mode, its search tool and start-up
+/// metrics. Logged, never part of a crash message (issue 13 item 10).
+pub const STDERR_NOISE: &[&str] = &[
+    "Warning: 256-color support not detected",
+    "YOLO mode is enabled.",
+    "Ripgrep is not available.",
+    "[STARTUP] Phase",
+    "Could not find promptId in context",
+];
 pub use translate::GeminiTurn;
 
 /// SIGINT → exit took ~35 ms in the captures; past this the group is killed.
@@ -254,7 +265,10 @@ impl Driver {
     ) -> RunEnd {
         let spec = command(&self.agent, text, session);
         let (mut proc, mut lines) = match AgentProcess::spawn(&spec) {
-            Ok(p) => p,
+            Ok(mut p) => {
+                p.0.set_stderr_noise(STDERR_NOISE);
+                p
+            }
             Err(e) => {
                 let evs = tr.exited(
                     "spawn_failed",
