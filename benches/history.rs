@@ -42,7 +42,8 @@ fn rss_kb(field: &str) -> u64 {
         .unwrap_or(0)
 }
 
-fn generate(root: &Path, records: usize) {
+/// The pane state and the writer of the bench's one session.
+fn session(root: &Path) -> SessionWriter {
     let store = Store::at(root);
     let mut state = PaneState {
         agent_id: "bench".into(),
@@ -50,7 +51,11 @@ fn generate(root: &Path, records: usize) {
         ..PaneState::default()
     };
     state.save(&store.state_path("bench")).unwrap();
-    let mut w = SessionWriter::new(store.session_path("bench", "big"));
+    SessionWriter::new(store.session_path("bench", "big"))
+}
+
+fn generate(root: &Path, records: usize) {
+    let mut w = session(root);
     let turns = records.div_ceil(3);
     let mut batch = Vec::new();
     for t in 0..turns {
@@ -95,14 +100,7 @@ fn generate(root: &Path, records: usize) {
 
 /// One session: a question and a `bytes`-long markdown answer.
 fn generate_big(root: &Path, bytes: usize) {
-    let store = Store::at(root);
-    let mut state = PaneState {
-        agent_id: "bench".into(),
-        session: "big".into(),
-        ..PaneState::default()
-    };
-    state.save(&store.state_path("bench")).unwrap();
-    let mut w = SessionWriter::new(store.session_path("bench", "big"));
+    let mut w = session(root);
     let mut u = Record::new("bench", "big", 1_700_000_000_000, Role::User);
     u.turn_id = Some("turn_0".into());
     u.content = vec![Block::Text {
