@@ -6,6 +6,10 @@
 //!
 //! Each runs in a fresh child process so its peak RSS (VmHWM) is its own.
 //!
+//! Then the restart with one huge answer in history (issue 15 item 4): a
+//! session holding one `HIVE_BENCH_BIG_MB` (default 50) MB markdown answer,
+//! restored into the app and drawn: time to the first frame and RSS per MB.
+//!
 //! Run: `cargo bench --bench history` (HIVE_BENCH_RECORDS overrides 10 000).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
@@ -38,7 +42,8 @@ fn rss_kb(field: &str) -> u64 {
         .unwrap_or(0)
 }
 
-fn generate(root: &Path, records: usize) {
+/// The pane state and the writer of the bench's one session.
+fn session(root: &Path) -> SessionWriter {
     let store = Store::at(root);
     let mut state = PaneState {
         agent_id: "bench".into(),
@@ -46,7 +51,11 @@ fn generate(root: &Path, records: usize) {
         ..PaneState::default()
     };
     state.save(&store.state_path("bench")).unwrap();
-    let mut w = SessionWriter::new(store.session_path("bench", "big"));
+    SessionWriter::new(store.session_path("bench", "big"))
+}
+
+fn generate(root: &Path, records: usize) {
+    let mut w = session(root);
     let turns = records.div_ceil(3);
     let mut batch = Vec::new();
     for t in 0..turns {
@@ -89,7 +98,75 @@ fn generate(root: &Path, records: usize) {
     w.append(&batch).unwrap();
 }
 
+/// One session: a question and a `bytes`-long markdown answer.
+fn generate_big(root: &Path, bytes: usize) {
+    let mut w = session(root);
+    let mut u = Record::new("bench", "big", 1_700_000_000_000, Role::User);
+    u.turn_id = Some("turn_0".into());
+    u.content = vec![Block::Text {
+        text: "Write it all out.".into(),
+    }];
+    let mut text = String::with_capacity(bytes + ANSWER.len());
+    while text.len() < bytes {
+        text.push_str(ANSWER);
+        text.push('\n');
+    }
+    let mut a = TurnAssembler::new("bench", "big", Some("turn_0".into()), 0);
+    a.text(&text, 1);
+    drop(text);
+    let mut batch = vec![u];
+    batch.extend(a.finish());
+    w.append(&batch).unwrap();
+}
+
+/// Restores the big session into the app and draws it as the console does.
+fn child_big(root: &Path) {
+    let store = Store::at(root);
+    let base = rss_kb("VmRSS:");
+    let t = Instant::now();
+    let mut h = history::open_pane_in(
+        &store,
+        &AgentConfig::new("bench", "script"),
+        &OpenOptions::default(),
+    );
+    let loaded = t.elapsed();
+    let config = hive::config::Config::parse(
+        "[[agent]]\nid = \"bench\"\nprovider = \"script\"\n",
+        hive::config::ConfigSource::Builtin,
+    )
+    .unwrap();
+    let (mut app, _) = hive::app::build_app(&config);
+    app.restore(0, &mut h);
+    drop(h);
+    let area = ratatui::layout::Rect::new(0, 0, 160, 48);
+    let mut buf = ratatui::buffer::Buffer::empty(area);
+    let mut view = hive::ui::ViewState::default();
+    hive::app::frame(&mut app, &mut view, area, &mut buf);
+    let first = t.elapsed();
+    buf.reset();
+    let t2 = Instant::now();
+    hive::app::frame(&mut app, &mut view, area, &mut buf);
+    let next = t2.elapsed();
+    let text_mb = std::fs::metadata(store.session_path("bench", "big"))
+        .unwrap()
+        .len() as f64
+        / 1e6;
+    let rss = rss_kb("VmRSS:").saturating_sub(base) as f64 / 1024.0;
+    println!(
+        "  big: history loaded {:.0} ms, first frame at {:.0} ms, next frame {:.2} ms; \
+         RSS +{rss:.0} MB for {text_mb:.1} MB of history ({:.1}x), peak {} KB",
+        loaded.as_secs_f64() * 1000.0,
+        first.as_secs_f64() * 1000.0,
+        next.as_secs_f64() * 1000.0,
+        rss / text_mb,
+        rss_kb("VmHWM:")
+    );
+}
+
 fn child(mode: &str, root: &Path) {
+    if mode == "big" {
+        return child_big(root);
+    }
     let store = Store::at(root);
     let agent = AgentConfig::new("bench", "script");
     let base = rss_kb("VmRSS:");
@@ -164,5 +241,20 @@ fn main() {
                 .unwrap();
             assert!(status.success());
         }
+    }
+    let mb: usize = std::env::var("HIVE_BENCH_BIG_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if full { 50 } else { 1 });
+    let big = tempfile::tempdir().unwrap();
+    generate_big(big.path(), mb * 1_000_000);
+    println!("restart with one {mb} MB answer in history:");
+    for _ in 0..if full { 3 } else { 1 } {
+        let status = Command::new(&exe)
+            .args(["--child", "big"])
+            .arg(big.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
     }
 }

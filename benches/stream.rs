@@ -247,22 +247,21 @@ fn main() -> anyhow::Result<()> {
                 mode: SubmitMode::Auto,
             });
         }
-        let interval = Duration::from_secs_f64(1.0 / f64::from(config.ui.max_fps.clamp(1, 240)));
-        let mut last_draw = Instant::now() - interval;
-        let mut dirty = false;
+        // The console's own frame pacing (`app::pace`).
+        let mut pace = hive::app::pace::Pace::new(&config, Instant::now());
         let mut done = 0;
         // (frame time, text shown in pane 0) after every frame.
         let mut frames: Vec<(Instant, usize)> = Vec::new();
-        while done < panes || dirty {
+        while done < panes || pace.due().is_some() {
             let now = Instant::now();
-            if dirty && now >= last_draw + interval {
+            if pace.ready(now) {
+                app.now = now;
                 hive::app::draw(&mut terminal, area, &mut app, &mut view, &runners)?;
-                dirty = false;
-                last_draw = now;
+                pace.drawn(now);
                 frames.push((Instant::now(), agent_text(&app)));
                 continue;
             }
-            let frame_at = dirty.then_some(tokio::time::Instant::from_std(last_draw + interval));
+            let frame_at = pace.due().map(tokio::time::Instant::from_std);
             tokio::select! {
                 Some(update) = rx.recv() => {
                     let mut apply = |u: hive::runner::PaneUpdate| {
@@ -270,13 +269,13 @@ fn main() -> anyhow::Result<()> {
                             done += 1;
                         }
                         app.now = Instant::now();
+                        pace.update(&u, app.focus, app.now);
                         app.apply(u);
                     };
                     apply(update);
                     while let Ok(u) = rx.try_recv() {
                         apply(u);
                     }
-                    dirty = true;
                 }
                 _ = hive::timer::sleep_until(frame_at) => {}
             }

@@ -10,9 +10,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
-mod support;
 #[path = "support/openai_server.rs"]
 mod openai_server;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -12,6 +12,7 @@ pub mod attention;
 pub mod commands;
 pub mod copy;
 pub mod copy_mode;
+mod emit;
 pub mod fanout;
 pub mod geometry;
 pub mod inbox;
@@ -19,6 +20,7 @@ pub mod input;
 pub mod mention;
 pub mod menu;
 pub mod overview;
+pub mod pace;
 pub mod pane;
 pub mod pty_input;
 pub mod screen;
@@ -245,14 +247,13 @@ async fn event_loop(
     let mut sigint = signal(SignalKind::interrupt()).context("SIGINT handler")?;
     let mut sigtstp = signal(SignalKind::from_raw(libc::SIGTSTP)).context("SIGTSTP handler")?;
     let mut sigcont = signal(SignalKind::from_raw(libc::SIGCONT)).context("SIGCONT handler")?;
-    let fps = f64::from(config.ui.max_fps.clamp(1, 240));
-    let interval = Duration::from_secs_f64(1.0 / fps);
     let spin_every = Duration::from_millis(80);
     let mut view = ViewState::default();
     let (wake, mut woken) = wake_channel();
     app.wake = Some(wake);
-    let mut dirty = true;
-    let mut last_draw = Instant::now() - interval;
+    let mut pace = pace::Pace::new(config, Instant::now().into_std());
+    pace.soon();
+    let mut last_draw = Instant::now();
     loop {
         app.now = Instant::now().into_std();
         flush_outbox(app, &runners);
@@ -263,20 +264,20 @@ async fn event_loop(
             break;
         }
         let now = Instant::now();
-        if dirty && now >= last_draw + interval {
+        if pace.ready(now.into_std()) {
             app.now = now.into_std();
             draw(&mut terminal, tty::area(), app, &mut view, &runners)?;
-            dirty = false;
+            pace.drawn(now.into_std());
             last_draw = now;
         }
-        let frame_at = dirty.then_some(last_draw + interval);
-        let tick_at = (!dirty && app.animating()).then_some(last_draw + spin_every);
+        let frame_at = pace.due().map(Instant::from_std);
+        let tick_at = (frame_at.is_none() && app.animating()).then_some(last_draw + spin_every);
         let status_at = status_deadline(app);
         tokio::select! {
             ev = events.next() => match ev {
                 Some(Ok(ev)) => {
                     if handle_event(app, ev) {
-                        dirty = true;
+                        pace.soon();
                     }
                 }
                 Some(Err(e)) => {
@@ -287,25 +288,26 @@ async fn event_loop(
             },
             Some(update) = rx.recv() => {
                 app.now = Instant::now().into_std();
-                ops.observe(&update);
-                control.observe(&update);
-                app.apply(update);
-                while let Ok(update) = rx.try_recv() {
+                let mut apply = |update: crate::runner::PaneUpdate| {
+                    pace.update(&update, app.focus, app.now);
                     ops.observe(&update);
                     control.observe(&update);
                     app.apply(update);
+                };
+                apply(update);
+                while let Ok(update) = rx.try_recv() {
+                    apply(update);
                 }
-                dirty = true;
             }
             Some(req) = ops_rx.recv() => ops.handle(req, &runners),
             Some(ev) = search_rx.recv() => {
                 app.search_event(ev);
-                dirty = true;
+                pace.soon();
             }
             Some(()) = woken.0.recv() => {
                 woken.1.store(false, std::sync::atomic::Ordering::Release);
                 if app.tick_files() {
-                    dirty = true;
+                    pace.soon();
                 }
             }
             Some(req) = control.next() => {
@@ -313,7 +315,7 @@ async fn event_loop(
                     app.send(pane, cmd);
                 }
             }
-            wake = git.next(app.overlap_check_at, std::mem::take(&mut app.git_outbox)) => dirty |= app.on_git(wake),
+            wake = git.next(app.overlap_check_at, std::mem::take(&mut app.git_outbox)) => if app.on_git(wake) { pace.soon() },
             _ = sigterm.recv() => {
                 tracing::info!("SIGTERM: quitting");
                 break;
@@ -328,18 +330,18 @@ async fn event_loop(
             }
             _ = sigtstp.recv() => {
                 tty::suspend(&mut terminal)?;
-                dirty = true;
+                pace.soon();
             }
             _ = sigcont.recv() => {
                 tty::resume(&mut terminal)?;
-                dirty = true;
+                pace.soon();
             }
             _ = timer::sleep_until(frame_at) => {}
-            _ = timer::sleep_until(tick_at) => dirty = true,
+            _ = timer::sleep_until(tick_at) => pace.soon(),
             _ = timer::sleep_until(status_at) => {
                 app.now = Instant::now().into_std();
                 if app.expire_status() | app.watch_inbox() {
-                    dirty = true;
+                    pace.soon();
                 }
             }
         }

@@ -9,7 +9,6 @@
 //! only then diffs. The diff still repaints whatever differs, so a wrong
 //! guess costs bytes, never correctness.
 
-use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::io::{self, Write};
 
@@ -25,6 +24,10 @@ pub struct Screen<W: Write> {
     backend: CrosstermBackend<W>,
     prev: Buffer,
     cur: Buffer,
+    /// Row hashes of `prev` inside each region of the last frame, so each
+    /// frame hashes only its own rows.
+    hashes: Vec<(ScrollRegion, Vec<u64>)>,
+    attrs: super::emit::Attrs,
 }
 
 impl<W: Write> Screen<W> {
@@ -33,6 +36,8 @@ impl<W: Write> Screen<W> {
             backend,
             prev: Buffer::empty(Rect::default()),
             cur: Buffer::empty(Rect::default()),
+            hashes: Vec::new(),
+            attrs: super::emit::Attrs::default(),
         }
     }
 
@@ -42,8 +47,10 @@ impl<W: Write> Screen<W> {
 
     /// Forgets what the terminal shows: the next frame repaints everything.
     pub fn clear(&mut self) -> io::Result<()> {
+        // Erasing fills with the current background: make it the default.
+        self.backend.write_all(b"\x1b[0m")?;
         self.backend.clear()?;
-        self.prev.reset();
+        self.forget();
         Ok(())
     }
 
@@ -51,6 +58,8 @@ impl<W: Write> Screen<W> {
     /// caller cleared it): the next frame repaints everything.
     pub fn forget(&mut self) {
         self.prev.reset();
+        self.hashes.clear();
+        self.attrs.forget();
     }
 
     /// Draws one frame of `area` (the terminal's size) with `render`, then
@@ -67,11 +76,18 @@ impl<W: Write> Screen<W> {
         }
         self.cur.reset();
         let regions = render(area, &mut self.cur);
+        let mut hashes = Vec::with_capacity(regions.len());
         for r in regions {
             if r.y < area.y || r.bottom() > area.bottom() || r.height < 4 {
                 continue;
             }
-            if let Some(k) = scrolled_by(&self.prev, &self.cur, r) {
+            let new = row_hashes(&self.cur, r);
+            let old = match self.hashes.iter().position(|(o, _)| *o == r) {
+                Some(i) => self.hashes.swap_remove(i).1,
+                None => row_hashes(&self.prev, r),
+            };
+            if let Some(k) = scrolled_by(&old, &new) {
+                self.attrs.plain(&mut self.backend)?;
                 write!(
                     self.backend,
                     "\x1b[{};{}r\x1b[{k}S\x1b[r",
@@ -80,17 +96,19 @@ impl<W: Write> Screen<W> {
                 )?;
                 shift_up(&mut self.prev, r, k);
             }
+            hashes.push((r, new));
         }
+        self.hashes = hashes;
         let diff = bridged(self.prev.diff(&self.cur), &self.cur);
-        self.backend.draw(diff.into_iter())?;
+        self.attrs.cells(&mut self.backend, area.width, &diff)?;
         std::mem::swap(&mut self.prev, &mut self.cur);
         Ok(())
     }
 }
 
 /// Longest run of unchanged cells rewritten rather than jumped over: a
-/// cursor move (`ESC [ row ; col H`) costs up to 8 bytes, a plain cell one.
-const BRIDGE: u16 = 6;
+/// cursor move right (`ESC [ n C`) costs 4 bytes, a plain cell one.
+const BRIDGE: u16 = 4;
 
 /// `diff` with short gaps between changes on a row filled with the cells
 /// already there, so the backend prints through them instead of moving the
@@ -120,25 +138,49 @@ fn narrow(c: &Cell) -> bool {
     c.diff_option == CellDiffOption::None && unicode_width::UnicodeWidthStr::width(c.symbol()) == 1
 }
 
-fn row_hash(buf: &Buffer, r: Rect, y: u16) -> u64 {
-    let mut h = DefaultHasher::new();
-    for x in r.x..r.right() {
-        if let Some(c) = buf.cell((x, y)) {
-            c.symbol().hash(&mut h);
-            c.fg.hash(&mut h);
-            c.bg.hash(&mut h);
-            c.modifier.hash(&mut h);
+/// A cheap hash (FxHash's mixing) of what a row shows: rows are compared,
+/// never trusted blindly, since the diff repaints any mismatch.
+#[derive(Default)]
+struct RowHasher(u64);
+
+impl Hasher for RowHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
         }
     }
-    h.finish()
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
 }
 
-/// The `k` rows by which `cur` is `prev` moved up inside `r`, when scrolling
-/// saves more rows than it breaks (rows that already match in place).
-fn scrolled_by(prev: &Buffer, cur: &Buffer, r: Rect) -> Option<u16> {
-    let old: Vec<u64> = (r.y..r.bottom()).map(|y| row_hash(prev, r, y)).collect();
-    let new: Vec<u64> = (r.y..r.bottom()).map(|y| row_hash(cur, r, y)).collect();
-    let h = old.len();
+fn row_hashes(buf: &Buffer, r: Rect) -> Vec<u64> {
+    (r.y..r.bottom())
+        .map(|y| {
+            let mut h = RowHasher::default();
+            for x in r.x..r.right() {
+                if let Some(c) = buf.cell((x, y)) {
+                    c.symbol().hash(&mut h);
+                    c.fg.hash(&mut h);
+                    c.bg.hash(&mut h);
+                    c.modifier.hash(&mut h);
+                }
+            }
+            h.finish()
+        })
+        .collect()
+}
+
+/// The `k` rows by which the rows hashed `new` are the rows hashed `old`
+/// moved up, when scrolling saves more rows than it breaks (rows that
+/// already match in place).
+fn scrolled_by(old: &[u64], new: &[u64]) -> Option<u16> {
+    let h = old.len().min(new.len());
     let in_place = (0..h).filter(|&i| old[i] == new[i]).count();
     let (mut best, mut best_k) = (in_place + 2, None);
     for k in 1..h {
@@ -180,7 +222,8 @@ mod tests {
         let prev = buf_with(&["top", "a", "b", "c", "d", "e", "bottom"]);
         let cur = buf_with(&["top", "c", "d", "e", "f", "g", "bottom"]);
         let region = Rect::new(0, 1, 10, 5);
-        assert_eq!(scrolled_by(&prev, &cur, region), Some(2));
+        let hashes = |b: &Buffer| row_hashes(b, region);
+        assert_eq!(scrolled_by(&hashes(&prev), &hashes(&cur)), Some(2));
         let mut shifted = prev;
         shift_up(&mut shifted, region, 2);
         // Only the two new rows differ after the shift.
@@ -192,9 +235,10 @@ mod tests {
     #[test]
     fn an_unchanged_or_rewritten_region_does_not_scroll() {
         let prev = buf_with(&["a", "b", "c", "d", "e"]);
-        assert_eq!(scrolled_by(&prev, &prev.clone(), prev.area), None);
+        let hashes = |b: &Buffer| row_hashes(b, prev.area);
+        assert_eq!(scrolled_by(&hashes(&prev), &hashes(&prev)), None);
         let other = buf_with(&["v", "w", "x", "y", "z"]);
-        assert_eq!(scrolled_by(&prev, &other, prev.area), None);
+        assert_eq!(scrolled_by(&hashes(&prev), &hashes(&other)), None);
     }
 
     #[test]

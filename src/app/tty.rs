@@ -131,6 +131,8 @@ pub fn restore() {
         let _ = execute!(out, PopKeyboardEnhancementFlags);
     }
     let _ = out.write_all(MOUSE_OFF.as_bytes());
+    // Frames leave their last colours set (`app::emit`).
+    let _ = out.write_all(b"\x1b[0m");
     let _ = execute!(
         out,
         DisableBracketedPaste,

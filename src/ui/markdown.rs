@@ -487,6 +487,8 @@ pub struct Incremental {
     pub stable_len: usize,
     pub stable: Vec<Logical>,
     pub tail: Vec<Logical>,
+    /// Finished lines were rendered (some may have been taken since).
+    had_stable: bool,
 }
 
 impl Incremental {
@@ -499,16 +501,23 @@ impl Incremental {
         let cut = stable_boundary(src, self.stable_len);
         if cut > self.stable_len {
             let chunk = render(&src[self.stable_len..cut], theme, base);
-            if !self.stable.is_empty() && !chunk.is_empty() {
+            if self.had_stable && !chunk.is_empty() {
                 self.stable.push(Logical::default());
             }
+            self.had_stable |= !chunk.is_empty();
             self.stable.extend(chunk);
             self.stable_len = cut;
         }
         self.tail = render(&src[self.stable_len..], theme, base);
-        if !self.stable.is_empty() && !self.tail.is_empty() {
+        if self.had_stable && !self.tail.is_empty() {
             self.tail.insert(0, Logical::default());
         }
+    }
+
+    /// Hands over the finished lines rendered since the last call: a
+    /// caller that keeps them (wrapped) need not hold them twice.
+    pub fn take_stable(&mut self) -> Vec<Logical> {
+        std::mem::take(&mut self.stable)
     }
 }
 

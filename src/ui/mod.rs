@@ -84,6 +84,7 @@ pub fn render(app: &App, view: &mut ViewState, area: Rect, buf: &mut Buffer) {
             full_view: app.full_view,
             spin,
             now: app.now,
+            narrow: rect.width < main.width,
         };
         pane::draw(p, geo, pv, &ctx, *rect, buf);
     }

@@ -30,7 +30,15 @@ pub struct PaneCtx<'a> {
     pub now: std::time::Instant,
     /// Overlap warnings of this pane's worktree: (other agent, files).
     pub overlaps: Vec<(String, String)>,
+    /// Narrower than the screen (side by side): its rows cannot be scrolled
+    /// on the terminal, so a streaming answer jump-scrolls.
+    pub narrow: bool,
 }
+
+/// A narrow pane's streaming answer moves up by a third of the view at a
+/// time: every move repaints the whole pane, so moving row by row would
+/// write the pane's height in rows for every row of text.
+const JUMP_FRACTION: u16 = 3;
 
 pub fn state_label(p: &Pane, spin: usize) -> (String, bool) {
     let s = SPINNER[spin % SPINNER.len()];
@@ -345,6 +353,11 @@ fn draw_transcript(
         expanded: p.expanded,
         spin: ctx.spin,
         expand_key: &expand_key,
+        jump: if ctx.narrow {
+            usize::from(area.height / JUMP_FRACTION)
+        } else {
+            0
+        },
     };
     let extra = working_line(p, ctx);
     // The rows that scroll as the transcript grows: the working line stays.

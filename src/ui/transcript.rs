@@ -28,6 +28,10 @@ pub struct Ctx<'a> {
     /// Spinner frame.
     pub spin: usize,
     pub expand_key: &'a str,
+    /// Jump scrolling (0 or 1: off): while the last entry streams, its end
+    /// is followed in steps of this many rows, the rows not yet reached
+    /// left blank, so the view moves once per step instead of every row.
+    pub jump: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,9 +56,8 @@ struct MdCache {
     text: SharedText,
     inc: Incremental,
     width: u16,
-    /// Wrapped rows of `inc.stable[..stable_done]`.
+    /// Wrapped rows of the finished lines (taken from `inc`).
     stable_rows: Vec<Line<'static>>,
-    stable_done: usize,
     tail_rows: Vec<Line<'static>>,
 }
 
@@ -186,20 +189,22 @@ fn layout_markdown(
             inc: Incremental::default(),
             width,
             stable_rows: Vec::new(),
-            stable_done: 0,
             tail_rows: Vec::new(),
         })
     });
-    let extends = text.same_buffer(&md.text) && text.len() >= md.text.len();
-    let before = md.inc.stable_len;
-    text.with_str(|s| md.inc.update(s, extends, t, Style::new().fg(t.agent)));
-    if !extends || md.inc.stable_len < before || md.width != width {
-        md.stable_rows.clear();
-        md.stable_done = 0;
+    let mut extends = text.same_buffer(&md.text) && text.len() >= md.text.len();
+    if md.width != width {
+        // The finished lines are kept only wrapped: parse again.
+        extends = false;
         md.width = width;
     }
-    let first_ever = md.stable_done == 0;
-    let mut fresh: Vec<Logical> = md.inc.stable[md.stable_done..].to_vec();
+    let before = md.inc.stable_len;
+    text.with_str(|s| md.inc.update(s, extends, t, Style::new().fg(t.agent)));
+    if !extends || md.inc.stable_len < before {
+        md.stable_rows.clear();
+    }
+    let first_ever = md.stable_rows.is_empty();
+    let mut fresh = md.inc.take_stable();
     if first_ever {
         let one = fresh.len().min(1);
         cells::agent_gutter(&mut fresh[..one], t, failed);
@@ -209,9 +214,8 @@ fn layout_markdown(
         l.cont.insert(0, Span::raw("  "));
     }
     wrap_all(&fresh, width, &mut md.stable_rows);
-    md.stable_done = md.inc.stable.len();
     let mut tail = md.inc.tail.clone();
-    if md.stable_done == 0 {
+    if md.stable_rows.is_empty() {
         cells::agent_gutter(&mut tail, t, failed);
     } else {
         for l in &mut tail {
@@ -262,6 +266,8 @@ pub fn draw(
             total += layout(&entries[first], &mut caches[first], area.width, ctx);
         }
     }
+    let slack = jump_slack(entries, caches, area.width, ctx);
+    total += slack;
     let reached_top = first == 0;
     // The top entry's separator row is not needed at the very top.
     let mut skip = usize::from(reached_top && total > extra.len());
@@ -308,6 +314,15 @@ pub fn draw(
             row += 1;
         }
     }
+    for _ in 0..slack {
+        if row >= end {
+            break;
+        }
+        if row >= start {
+            y += 1;
+        }
+        row += 1;
+    }
     for line in extra {
         if row >= end {
             break;
@@ -318,6 +333,23 @@ pub fn draw(
         row += 1;
     }
     (scroll, max_scroll)
+}
+
+/// Blank rows after a streaming last entry so that its row count plus
+/// them is a multiple of `ctx.jump` (see `Ctx::jump`).
+fn jump_slack(entries: &[Entry], caches: &mut [Cache], width: u16, ctx: &Ctx<'_>) -> usize {
+    if ctx.jump <= 1 {
+        return 0;
+    }
+    let (Some(e), Some(cache)) = (entries.last(), caches.last_mut()) else {
+        return 0;
+    };
+    let streaming = matches!(&e.kind, EntryKind::Item(u) if !u.is_closed());
+    if !streaming || !visible(e, ctx.full_view) {
+        return 0;
+    }
+    let rows = layout(e, cache, width, ctx);
+    (ctx.jump - rows % ctx.jump) % ctx.jump
 }
 
 /// The "↓ N more" marker drawn over the last row while scrolled up.

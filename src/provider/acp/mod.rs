@@ -160,7 +160,7 @@ impl ProviderFactory for AcpFactory {
         Capabilities {
             permissions: true,
             images: true,
-                ..Capabilities::structured()
+            ..Capabilities::structured()
         }
     }
 

@@ -178,7 +178,7 @@ impl ProviderFactory for ClaudeFactory {
             queue_while_streaming: true,
             permissions: asks_host(agent),
             images: true,
-                ..Capabilities::structured()
+            ..Capabilities::structured()
         }
     }
 

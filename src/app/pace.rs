@@ -1,0 +1,133 @@
+//! When the console draws its next frame.
+//!
+//! A frame follows any visible change at most `ui.max_fps` times a second.
+//! Streaming text in a pane that is not focused is the exception: it waits
+//! up to four live-tail intervals (`ui.display_latency_ms`) for a frame,
+//! and shows with the next frame any pane draws, so background panes share
+//! a smaller budget while the focused pane keeps the smooth path. Keys,
+//! state changes and finished items draw at the next frame slot.
+
+use std::time::{Duration, Instant};
+
+use crate::config::Config;
+use crate::runner::{PaneEvent, PaneUpdate};
+
+/// How much longer than the focused pane a background pane may wait.
+const BACKGROUND_FACTOR: u32 = 4;
+
+#[derive(Debug, Clone)]
+pub struct Pace {
+    interval: Duration,
+    /// How long a streaming update of a background pane may wait.
+    background: Duration,
+    last: Instant,
+    due: Option<Instant>,
+}
+
+impl Pace {
+    pub fn new(config: &Config, now: Instant) -> Self {
+        let interval = Duration::from_secs_f64(1.0 / f64::from(config.ui.max_fps.clamp(1, 240)));
+        Self {
+            interval,
+            background: super::live_every(config).unwrap_or_default() * BACKGROUND_FACTOR,
+            last: now.checked_sub(interval).unwrap_or(now),
+            due: None,
+        }
+    }
+
+    /// Something visible changed: draw at the next frame slot.
+    pub fn soon(&mut self) {
+        self.want(self.last + self.interval);
+    }
+
+    /// A runner update for a pane; `focus` is the focused pane.
+    pub fn update(&mut self, u: &PaneUpdate, focus: usize, now: Instant) {
+        let wait = match &u.event {
+            _ if u.pane == focus => Duration::ZERO,
+            PaneEvent::Upsert(x) if x.is_closed() => Duration::ZERO,
+            PaneEvent::Live(_) | PaneEvent::Upsert(_) => self.background,
+            _ => Duration::ZERO,
+        };
+        self.want((now + wait).max(self.last + self.interval));
+    }
+
+    fn want(&mut self, at: Instant) {
+        self.due = Some(self.due.map_or(at, |d| d.min(at)));
+    }
+
+    /// When the next frame is due, if one is.
+    pub fn due(&self) -> Option<Instant> {
+        self.due
+    }
+
+    /// Whether a frame is due at `now`.
+    pub fn ready(&self, now: Instant) -> bool {
+        self.due.is_some_and(|d| now >= d)
+    }
+
+    /// A frame was drawn at `now`.
+    pub fn drawn(&mut self, now: Instant) {
+        self.last = now;
+        self.due = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ConfigSource;
+    use crate::upsert::{Upsert, UpsertKind, UpsertStatus};
+
+    fn update(pane: usize, status: UpsertStatus, live: bool) -> PaneUpdate {
+        let u = Upsert {
+            turn_id: "t".into(),
+            session_id: "s".into(),
+            item_id: "i".into(),
+            source_timestamp: chrono::DateTime::UNIX_EPOCH,
+            emitted_at: chrono::DateTime::UNIX_EPOCH,
+            status,
+            error_code: None,
+            error_message: None,
+            kind: UpsertKind::Message {
+                content: crate::text::SharedText::default(),
+                origin: crate::event::Origin::Agent,
+            },
+        };
+        PaneUpdate {
+            pane,
+            event: if live {
+                PaneEvent::Live(u)
+            } else {
+                PaneEvent::Upsert(u)
+            },
+        }
+    }
+
+    #[test]
+    fn background_panes_stream_at_a_lower_rate() {
+        let config = Config::parse("[ui]\ndisplay_latency_ms = 50\n", ConfigSource::Builtin)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let t0 = Instant::now();
+        let mut pace = Pace::new(&config, t0);
+        let stream = super::super::live_every(&config).unwrap_or_default();
+        assert!(stream > Duration::ZERO);
+
+        pace.update(&update(0, UpsertStatus::Update, false), 0, t0);
+        assert!(pace.ready(t0), "the focused pane draws at once");
+        pace.drawn(t0);
+
+        let mut bg = pace.clone();
+        bg.update(&update(1, UpsertStatus::Update, true), 0, t0);
+        assert_eq!(bg.due(), Some(t0 + stream * BACKGROUND_FACTOR));
+        bg.update(&update(1, UpsertStatus::Complete, false), 0, t0);
+        assert!(
+            bg.due() < Some(t0 + stream),
+            "a finished item draws at the next slot"
+        );
+        pace.update(&update(0, UpsertStatus::Update, true), 0, t0);
+        assert!(
+            pace.due() < Some(t0 + stream),
+            "the focused pane's next slot"
+        );
+    }
+}
