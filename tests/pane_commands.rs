@@ -8,45 +8,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
 use hive::app::state::App;
-use hive::app::{build_app, frame};
-use hive::config::{AgentConfig, Config, ConfigSource};
+use hive::config::AgentConfig;
 use hive::event::Origin;
 use hive::provider::script::ScriptFactory;
 use hive::provider::{Capabilities, ProviderSpec, SessionInfo};
-use hive::runner::{PaneEvent, PaneUpdate, RunnerCommand, RunnerOptions, SubmitMode, spawn_runner};
-use hive::ui::ViewState;
+use hive::runner::{PaneEvent, RunnerCommand, RunnerOptions, SubmitMode, spawn_runner};
 use hive::upsert::{TurnEvent, Upsert, UpsertKind, UpsertStatus};
 
-const ONE: &str = r#"
-[[agent]]
-id = "demo"
-name = "Architect"
-provider = "script"
-model = "demo-1"
-"#;
-
-struct Console {
-    app: App,
-    view: ViewState,
-}
+mod support;
+use support::console::{Console, pane_event as ev};
 
 fn console(caps: Capabilities) -> Console {
-    let config = Config::parse(ONE, ConfigSource::Builtin).unwrap();
-    let (mut app, warnings) = build_app(&config);
-    assert!(warnings.is_empty(), "{warnings:?}");
-    app.now = app.started;
-    app.apply(ev(PaneEvent::Attached {
-        capabilities: caps,
-        terminal: None,
-    }));
-    Console {
-        app,
-        view: ViewState::default(),
-    }
+    Console::one(caps)
 }
 
 fn switchable() -> Console {
@@ -57,15 +32,8 @@ fn switchable() -> Console {
     })
 }
 
-fn ev(event: PaneEvent) -> PaneUpdate {
-    PaneUpdate { pane: 0, event }
-}
-
 fn render(c: &mut Console, w: u16, h: u16) -> String {
-    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    term.draw(|f| frame(&mut c.app, &mut c.view, f.area(), f.buffer_mut()))
-        .unwrap();
-    term.backend().to_string()
+    c.render(w, h)
 }
 
 fn key(code: KeyCode) -> KeyEvent {

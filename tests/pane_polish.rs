@@ -11,50 +11,26 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::style::Modifier;
 
+use hive::app::frame;
 use hive::app::state::App;
-use hive::app::{build_app, frame};
-use hive::config::{Config, ConfigSource};
 use hive::event::Origin;
 use hive::provider::display::{COMMON, describe};
 use hive::provider::{Capabilities, DiagnosticLevel, PermissionRequest, TerminalScreen};
-use hive::runner::{PaneEvent, PaneUpdate, RunnerCommand, TurnState};
-use hive::ui::ViewState;
+use hive::runner::{PaneEvent, RunnerCommand, TurnState};
 use hive::upsert::{Upsert, UpsertKind, UpsertStatus};
 use tui_term::vt100;
 
-const ONE: &str = r#"
-[[agent]]
-id = "demo"
-name = "Architect"
-provider = "script"
-model = "demo-1"
-"#;
-
-struct Console {
-    app: App,
-    view: ViewState,
-}
+mod support;
+use support::console::{Console, ONE_AGENT as ONE, pane_event as ev};
 
 fn console_from(text: &str) -> Console {
-    let config = Config::parse(text, ConfigSource::Builtin).unwrap();
-    let (mut app, warnings) = build_app(&config);
-    assert!(warnings.is_empty(), "{warnings:?}");
-    app.now = app.started;
-    app.apply(ev(PaneEvent::Attached {
-        capabilities: Capabilities {
+    Console::from_config(
+        text,
+        Capabilities {
             interrupt: true,
             ..Capabilities::default()
         },
-        terminal: None,
-    }));
-    Console {
-        app,
-        view: ViewState::default(),
-    }
-}
-
-fn ev(event: PaneEvent) -> PaneUpdate {
-    PaneUpdate { pane: 0, event }
+    )
 }
 
 fn message(item: &str, origin: Origin, text: &str) -> PaneEvent {
@@ -75,10 +51,7 @@ fn message(item: &str, origin: Origin, text: &str) -> PaneEvent {
 }
 
 fn render(c: &mut Console, w: u16, h: u16) -> String {
-    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    term.draw(|f| frame(&mut c.app, &mut c.view, f.area(), f.buffer_mut()))
-        .unwrap();
-    term.backend().to_string()
+    c.render(w, h)
 }
 
 /// The screen, then a map of it: `#` for selected cells (the theme's

@@ -29,7 +29,12 @@ pub struct Console {
 impl Console {
     /// `ONE_AGENT`'s console at a pinned clock, its pane attached with `caps`.
     pub fn one(caps: Capabilities) -> Self {
-        let config = Config::parse(ONE_AGENT, ConfigSource::Builtin).expect("config");
+        Self::from_config(ONE_AGENT, caps)
+    }
+
+    /// The console of a config text at a pinned clock, pane 0 attached with `caps`.
+    pub fn from_config(text: &str, caps: Capabilities) -> Self {
+        let config = Config::parse(text, ConfigSource::Builtin).expect("config");
         let (mut app, warnings) = build_app(&config);
         assert!(warnings.is_empty(), "{warnings:?}");
         app.now = app.started;
