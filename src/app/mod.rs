@@ -274,6 +274,25 @@ struct Wiring {
 }
 
 impl Wiring {
+    /// Sends what the app queued for the runners and the search worker.
+    fn flush(&mut self, app: &mut App) {
+        app.now = Instant::now().into_std();
+        flush_outbox(app, &self.runners);
+        for r in app.search.outbox.drain(..) {
+            self.searcher.send(r);
+        }
+    }
+
+    /// Background work woke the loop: lower the flag, look at the files.
+    fn woken(&mut self, app: &mut App, pace: &mut pace::Pace) {
+        self.woken
+            .1
+            .store(false, std::sync::atomic::Ordering::Release);
+        if app.tick_files() {
+            pace.soon();
+        }
+    }
+
     /// Redraws when paced, then waits for whatever comes first, until the
     /// app quits, the terminal goes away or a quit signal arrives.
     async fn run(
@@ -290,11 +309,7 @@ impl Wiring {
         pace.soon();
         let mut last_draw = Instant::now();
         loop {
-            app.now = Instant::now().into_std();
-            flush_outbox(app, &self.runners);
-            for r in app.search.outbox.drain(..) {
-                self.searcher.send(r);
-            }
+            self.flush(app);
             if app.quit {
                 break;
             }
@@ -329,12 +344,7 @@ impl Wiring {
                     app.search_event(ev);
                     pace.soon();
                 }
-                Some(()) = self.woken.0.recv() => {
-                    self.woken.1.store(false, std::sync::atomic::Ordering::Release);
-                    if app.tick_files() {
-                        pace.soon();
-                    }
-                }
+                Some(()) = self.woken.0.recv() => self.woken(app, &mut pace),
                 Some(req) = self.control.next() => {
                     if let Some((pane, cmd)) = self.control.handle(req) {
                         app.send(pane, cmd);
@@ -357,15 +367,18 @@ impl Wiring {
                 },
                 _ = timer::sleep_until(frame_at) => {}
                 _ = timer::sleep_until(tick_at) => pace.soon(),
-                _ = timer::sleep_until(status_at) => {
-                    app.now = Instant::now().into_std();
-                    if app.expire_status() | app.watch_inbox() {
-                        pace.soon();
-                    }
-                }
+                _ = timer::sleep_until(status_at) => status_due(app, &mut pace),
             }
         }
         Ok(())
+    }
+}
+
+/// The status line's time is up or the inbox watch has a check due.
+fn status_due(app: &mut App, pace: &mut pace::Pace) {
+    app.now = Instant::now().into_std();
+    if app.expire_status() | app.watch_inbox() {
+        pace.soon();
     }
 }
 

@@ -329,14 +329,7 @@ fn pane_event(
             });
             p.permissions.push_back(req);
         }
-        PaneEvent::Session(info) => {
-            if let Some(m) = info.model {
-                p.model = Some(m);
-            }
-            if !info.commands.is_empty() {
-                p.commands = info.commands;
-            }
-        }
+        PaneEvent::Session(info) => session(p, info),
         PaneEvent::Recalled(text) => recall(p, &text),
         PaneEvent::Attached {
             capabilities,
@@ -376,6 +369,16 @@ fn notice(p: &mut Pane, level: DiagnosticLevel, text: String, focused: bool) -> 
         p.unread.notice(level, &p.transcript);
     }
     status
+}
+
+/// The agent told its model or slash commands (kept when it tells neither).
+fn session(p: &mut Pane, info: crate::provider::SessionInfo) {
+    if let Some(m) = info.model {
+        p.model = Some(m);
+    }
+    if !info.commands.is_empty() {
+        p.commands = info.commands;
+    }
 }
 
 /// The runner's queue changed: keep the selection inside it.
