@@ -370,40 +370,11 @@ impl App {
             Action::Submit => self.submit(SubmitMode::Auto),
             Action::Steer => self.submit(SubmitMode::Steer),
             Action::Newline => p.composer.insert_newline(),
-            Action::Interrupt => {
-                if p.highlight.take().is_some() {
-                    self.search.active = false;
-                }
-                // Esc first closes a digest, so it never interrupts by surprise.
-                if p.digest.take().is_some() {
-                    return true;
-                }
-                if p.deny_reason {
-                    p.deny_reason = false;
-                } else if p.editing_queued.is_some() {
-                    p.editing_queued = None;
-                    p.set_composer("");
-                } else if p.is_busy() {
-                    self.send(focus, RunnerCommand::Interrupt);
-                    self.set_status("interrupting…");
-                } else {
-                    self.status = None;
-                }
-            }
-            Action::RecallQueued => {
-                if p.queue.is_empty() {
-                    self.set_status("nothing queued");
-                } else {
-                    self.send(focus, RunnerCommand::Queue(QueueEdit::PopLast));
-                }
-            }
-            Action::ManageQueue => {
-                if p.queue.is_empty() {
-                    self.set_status("nothing queued");
-                } else {
-                    p.queue_sel = Some(p.queue.len() - 1);
-                }
-            }
+            Action::Interrupt => self.escape(),
+            Action::RecallQueued if p.queue.is_empty() => self.set_status("nothing queued"),
+            Action::RecallQueued => self.send(focus, RunnerCommand::Queue(QueueEdit::PopLast)),
+            Action::ManageQueue if p.queue.is_empty() => self.set_status("nothing queued"),
+            Action::ManageQueue => p.queue_sel = Some(p.queue.len() - 1),
             Action::HistoryPrev => {
                 if p.cursor_row() != 0 || !p.history_prev() {
                     return false;
@@ -449,6 +420,33 @@ impl App {
             _ => return false,
         }
         true
+    }
+
+    /// Esc in a conversation pane: closes what is open (search highlight,
+    /// digest, deny reason, queued edit) before it interrupts a busy agent.
+    fn escape(&mut self) {
+        let focus = self.focus;
+        let Some(p) = self.panes.get_mut(focus) else {
+            return;
+        };
+        if p.highlight.take().is_some() {
+            self.search.active = false;
+        }
+        // Esc first closes a digest, so it never interrupts by surprise.
+        if p.digest.take().is_some() {
+            return;
+        }
+        if p.deny_reason {
+            p.deny_reason = false;
+        } else if p.editing_queued.is_some() {
+            p.editing_queued = None;
+            p.set_composer("");
+        } else if p.is_busy() {
+            self.send(focus, RunnerCommand::Interrupt);
+            self.set_status("interrupting…");
+        } else {
+            self.status = None;
+        }
     }
 
     fn submit(&mut self, mode: SubmitMode) {
