@@ -19,16 +19,8 @@ impl App {
         if ev.kind == KeyEventKind::Release {
             return;
         }
-        match self.overlay {
-            Overlay::Help => return self.help_key(ev),
-            Overlay::ConfirmQuit => return self.confirm_key(ev),
-            Overlay::Inbox => return self.inbox_key(ev),
-            Overlay::Search => return self.search_key(ev),
-            Overlay::Overview => return self.overview_key(ev),
-            Overlay::Diff => return self.diff_key(ev),
-            Overlay::FanOut => return self.fanout_key(ev),
-            Overlay::Compare => return self.compare_key(ev),
-            Overlay::None => {}
+        if self.overlay != Overlay::None {
+            return self.overlay_key(ev);
         }
         if self.prefix_armed {
             self.prefix_armed = false;
@@ -64,15 +56,7 @@ impl App {
             return;
         }
         if terminal {
-            // A program that exited takes no keys: the restart key brings
-            // it back (while it runs, the key is the program's).
-            if self.keymap.lookup(&chord) == Some(Action::Restart)
-                && self.focused().is_some_and(|p| p.state == TurnState::Dead)
-            {
-                self.send(self.focus, RunnerCommand::Restart);
-                return;
-            }
-            return self.terminal_key(&ev);
+            return self.terminal_pane_key(&chord, &ev);
         }
         if self.focused().is_some_and(|p| p.queue_sel.is_some()) {
             return self.queue_key(&ev);
@@ -102,6 +86,34 @@ impl App {
             p.refresh_completion();
         }
         self.refresh_mention();
+    }
+
+    /// A key while an overlay is open goes to that overlay only.
+    fn overlay_key(&mut self, ev: KeyEvent) {
+        match self.overlay {
+            Overlay::Help => self.help_key(ev),
+            Overlay::ConfirmQuit => self.confirm_key(ev),
+            Overlay::Inbox => self.inbox_key(ev),
+            Overlay::Search => self.search_key(ev),
+            Overlay::Overview => self.overview_key(ev),
+            Overlay::Diff => self.diff_key(ev),
+            Overlay::FanOut => self.fanout_key(ev),
+            Overlay::Compare => self.compare_key(ev),
+            Overlay::None => {}
+        }
+    }
+
+    /// A key for a terminal pane that no global action took.
+    fn terminal_pane_key(&mut self, chord: &Chord, ev: &KeyEvent) {
+        // A program that exited takes no keys: the restart key brings
+        // it back (while it runs, the key is the program's).
+        if self.keymap.lookup(chord) == Some(Action::Restart)
+            && self.focused().is_some_and(|p| p.state == TurnState::Dead)
+        {
+            self.send(self.focus, RunnerCommand::Restart);
+            return;
+        }
+        self.terminal_key(ev)
     }
 
     /// Actions that work anywhere. False: not one of them.
