@@ -100,6 +100,56 @@ pub fn text_between(screen: &TerminalScreen, from: Point, to: Point) -> String {
     out
 }
 
+/// The screen copy mode moves over: scrollback rows, the last screen row,
+/// columns and a page's rows.
+#[derive(Clone, Copy)]
+struct View {
+    len: usize,
+    last_row: u16,
+    cols: u16,
+    page: usize,
+}
+
+impl CopyMode {
+    /// A cursor or scroll key; false: not one.
+    fn motion(&mut self, code: KeyCode, scroll: &mut usize, v: View) -> bool {
+        match code {
+            KeyCode::Up | KeyCode::Char('k') => {
+                if self.row > 0 {
+                    self.row -= 1;
+                } else {
+                    *scroll = (*scroll + 1).min(v.len);
+                }
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                if self.row < v.last_row {
+                    self.row += 1;
+                } else {
+                    *scroll = scroll.saturating_sub(1);
+                }
+            }
+            KeyCode::Left | KeyCode::Char('h') => self.col = self.col.saturating_sub(1),
+            KeyCode::Right | KeyCode::Char('l') => {
+                self.col = (self.col + 1).min(v.cols.saturating_sub(1))
+            }
+            KeyCode::Home | KeyCode::Char('0') => self.col = 0,
+            KeyCode::End | KeyCode::Char('$') => self.col = v.cols.saturating_sub(1),
+            KeyCode::PageUp => *scroll = (*scroll + v.page).min(v.len),
+            KeyCode::PageDown => *scroll = scroll.saturating_sub(v.page),
+            KeyCode::Char('g') => {
+                *scroll = v.len;
+                self.row = 0;
+            }
+            KeyCode::Char('G') => {
+                *scroll = 0;
+                self.row = v.last_row;
+            }
+            _ => return false,
+        }
+        true
+    }
+}
+
 impl Pane {
     /// New output arrived: a view scrolled back (or in copy mode) stays on
     /// the lines it shows, as in tmux, instead of drifting up with them.
@@ -184,36 +234,6 @@ impl App {
         }
         let mut copy_now = false;
         match ev.code {
-            KeyCode::Up | KeyCode::Char('k') => {
-                if cm.row > 0 {
-                    cm.row -= 1;
-                } else {
-                    scroll = (scroll + 1).min(len);
-                }
-            }
-            KeyCode::Down | KeyCode::Char('j') => {
-                if cm.row < last_row {
-                    cm.row += 1;
-                } else {
-                    scroll = scroll.saturating_sub(1);
-                }
-            }
-            KeyCode::Left | KeyCode::Char('h') => cm.col = cm.col.saturating_sub(1),
-            KeyCode::Right | KeyCode::Char('l') => {
-                cm.col = (cm.col + 1).min(cols.saturating_sub(1))
-            }
-            KeyCode::Home | KeyCode::Char('0') => cm.col = 0,
-            KeyCode::End | KeyCode::Char('$') => cm.col = cols.saturating_sub(1),
-            KeyCode::PageUp => scroll = (scroll + page).min(len),
-            KeyCode::PageDown => scroll = scroll.saturating_sub(page),
-            KeyCode::Char('g') => {
-                scroll = len;
-                cm.row = 0;
-            }
-            KeyCode::Char('G') => {
-                scroll = 0;
-                cm.row = last_row;
-            }
             KeyCode::Char('v') | KeyCode::Char(' ') => {
                 let top = len - scroll;
                 cm.anchor = match cm.anchor {
@@ -227,7 +247,17 @@ impl App {
                 p.term_scroll = 0;
                 return true;
             }
-            _ => return false,
+            code => {
+                let view = View {
+                    len,
+                    last_row,
+                    cols,
+                    page,
+                };
+                if !cm.motion(code, &mut scroll, view) {
+                    return false;
+                }
+            }
         }
         let top = len - scroll;
         // Nothing selected: Enter/y copy the cursor's line, like `yy`.

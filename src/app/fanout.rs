@@ -98,29 +98,8 @@ pub fn outcome(p: &Pane, run: &Run, prompt: &str, now: Instant) -> Outcome {
         files: BTreeSet::new(),
     };
     let entries = p.transcript.entries.get(run.from..).unwrap_or_default();
-    let user = |e: &super::transcript::Entry| match &e.kind {
-        EntryKind::Item(u) => match &u.kind {
-            UpsertKind::Message {
-                content,
-                origin: Origin::User,
-            } => Some(content.with_str(|s| s.trim() == prompt.trim())),
-            _ => None,
-        },
-        _ => None,
-    };
     let queued = p.queue.iter().any(|q| q.trim() == prompt.trim());
-    // The prompt's own message; unless it waits in the queue, else the
-    // first message sent after it (an agent may echo the text changed).
-    let start = entries
-        .iter()
-        .position(|e| user(e) == Some(true))
-        .or_else(|| {
-            if queued {
-                None
-            } else {
-                entries.iter().position(|e| user(e).is_some())
-            }
-        });
+    let start = prompt_start(entries, prompt, queued);
     let Some(start) = start else {
         if queued {
             out.state = RunState::Queued;
@@ -172,6 +151,32 @@ pub fn outcome(p: &Pane, run: &Run, prompt: &str, now: Instant) -> Outcome {
         .running_since()
         .map(|t| now.saturating_duration_since(t));
     out
+}
+
+/// Where the run's turn starts in `entries`.
+fn prompt_start(entries: &[super::transcript::Entry], prompt: &str, queued: bool) -> Option<usize> {
+    let user = |e: &super::transcript::Entry| match &e.kind {
+        EntryKind::Item(u) => match &u.kind {
+            UpsertKind::Message {
+                content,
+                origin: Origin::User,
+            } => Some(content.with_str(|s| s.trim() == prompt.trim())),
+            _ => None,
+        },
+        _ => None,
+    };
+    // The prompt's own message; unless it waits in the queue, else the
+    // first message sent after it (an agent may echo the text changed).
+    entries
+        .iter()
+        .position(|e| user(e) == Some(true))
+        .or_else(|| {
+            if queued {
+                None
+            } else {
+                entries.iter().position(|e| user(e).is_some())
+            }
+        })
 }
 
 impl App {

@@ -19,16 +19,8 @@ impl App {
         if ev.kind == KeyEventKind::Release {
             return;
         }
-        match self.overlay {
-            Overlay::Help => return self.help_key(ev),
-            Overlay::ConfirmQuit => return self.confirm_key(ev),
-            Overlay::Inbox => return self.inbox_key(ev),
-            Overlay::Search => return self.search_key(ev),
-            Overlay::Overview => return self.overview_key(ev),
-            Overlay::Diff => return self.diff_key(ev),
-            Overlay::FanOut => return self.fanout_key(ev),
-            Overlay::Compare => return self.compare_key(ev),
-            Overlay::None => {}
+        if self.overlay != Overlay::None {
+            return self.overlay_key(ev);
         }
         if self.prefix_armed {
             self.prefix_armed = false;
@@ -64,15 +56,7 @@ impl App {
             return;
         }
         if terminal {
-            // A program that exited takes no keys: the restart key brings
-            // it back (while it runs, the key is the program's).
-            if self.keymap.lookup(&chord) == Some(Action::Restart)
-                && self.focused().is_some_and(|p| p.state == TurnState::Dead)
-            {
-                self.send(self.focus, RunnerCommand::Restart);
-                return;
-            }
-            return self.terminal_key(&ev);
+            return self.terminal_pane_key(&chord, &ev);
         }
         if self.focused().is_some_and(|p| p.queue_sel.is_some()) {
             return self.queue_key(&ev);
@@ -102,6 +86,34 @@ impl App {
             p.refresh_completion();
         }
         self.refresh_mention();
+    }
+
+    /// A key while an overlay is open goes to that overlay only.
+    fn overlay_key(&mut self, ev: KeyEvent) {
+        match self.overlay {
+            Overlay::Help => self.help_key(ev),
+            Overlay::ConfirmQuit => self.confirm_key(ev),
+            Overlay::Inbox => self.inbox_key(ev),
+            Overlay::Search => self.search_key(ev),
+            Overlay::Overview => self.overview_key(ev),
+            Overlay::Diff => self.diff_key(ev),
+            Overlay::FanOut => self.fanout_key(ev),
+            Overlay::Compare => self.compare_key(ev),
+            Overlay::None => {}
+        }
+    }
+
+    /// A key for a terminal pane that no global action took.
+    fn terminal_pane_key(&mut self, chord: &Chord, ev: &KeyEvent) {
+        // A program that exited takes no keys: the restart key brings
+        // it back (while it runs, the key is the program's).
+        if self.keymap.lookup(chord) == Some(Action::Restart)
+            && self.focused().is_some_and(|p| p.state == TurnState::Dead)
+        {
+            self.send(self.focus, RunnerCommand::Restart);
+            return;
+        }
+        self.terminal_key(ev)
     }
 
     /// Actions that work anywhere. False: not one of them.
@@ -370,40 +382,11 @@ impl App {
             Action::Submit => self.submit(SubmitMode::Auto),
             Action::Steer => self.submit(SubmitMode::Steer),
             Action::Newline => p.composer.insert_newline(),
-            Action::Interrupt => {
-                if p.highlight.take().is_some() {
-                    self.search.active = false;
-                }
-                // Esc first closes a digest, so it never interrupts by surprise.
-                if p.digest.take().is_some() {
-                    return true;
-                }
-                if p.deny_reason {
-                    p.deny_reason = false;
-                } else if p.editing_queued.is_some() {
-                    p.editing_queued = None;
-                    p.set_composer("");
-                } else if p.is_busy() {
-                    self.send(focus, RunnerCommand::Interrupt);
-                    self.set_status("interrupting…");
-                } else {
-                    self.status = None;
-                }
-            }
-            Action::RecallQueued => {
-                if p.queue.is_empty() {
-                    self.set_status("nothing queued");
-                } else {
-                    self.send(focus, RunnerCommand::Queue(QueueEdit::PopLast));
-                }
-            }
-            Action::ManageQueue => {
-                if p.queue.is_empty() {
-                    self.set_status("nothing queued");
-                } else {
-                    p.queue_sel = Some(p.queue.len() - 1);
-                }
-            }
+            Action::Interrupt => self.escape(),
+            Action::RecallQueued if p.queue.is_empty() => self.set_status("nothing queued"),
+            Action::RecallQueued => self.send(focus, RunnerCommand::Queue(QueueEdit::PopLast)),
+            Action::ManageQueue if p.queue.is_empty() => self.set_status("nothing queued"),
+            Action::ManageQueue => p.queue_sel = Some(p.queue.len() - 1),
             Action::HistoryPrev => {
                 if p.cursor_row() != 0 || !p.history_prev() {
                     return false;
@@ -449,6 +432,33 @@ impl App {
             _ => return false,
         }
         true
+    }
+
+    /// Esc in a conversation pane: closes what is open (search highlight,
+    /// digest, deny reason, queued edit) before it interrupts a busy agent.
+    fn escape(&mut self) {
+        let focus = self.focus;
+        let Some(p) = self.panes.get_mut(focus) else {
+            return;
+        };
+        if p.highlight.take().is_some() {
+            self.search.active = false;
+        }
+        // Esc first closes a digest, so it never interrupts by surprise.
+        if p.digest.take().is_some() {
+            return;
+        }
+        if p.deny_reason {
+            p.deny_reason = false;
+        } else if p.editing_queued.is_some() {
+            p.editing_queued = None;
+            p.set_composer("");
+        } else if p.is_busy() {
+            self.send(focus, RunnerCommand::Interrupt);
+            self.set_status("interrupting…");
+        } else {
+            self.status = None;
+        }
     }
 
     fn submit(&mut self, mode: SubmitMode) {

@@ -219,17 +219,17 @@ async fn event_loop(
     fresh: bool,
     mut terminal: screen::Screen<tty::Writer>,
 ) -> anyhow::Result<()> {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let (ops_tx, mut ops_rx) = mpsc::unbounded_channel();
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (ops_tx, ops_rx) = mpsc::unbounded_channel();
     let mut ops = crate::ops::OpsHost::new(&config.agents);
     ui::highlight::warm_up();
     // The control socket (`hive ctl`, `hive mcp`) is bound first so agents
     // with `hive_tools` are told where it is; it sees every runner update
     // and sends commands through the outbox, like a key press.
     let mut control = crate::control::Host::start(config, ops_tx.clone());
-    let (runners, mut git) =
+    let (runners, git) =
         start_runners(app, config, fresh, &tx, &ops_tx, control.socket(), &mut ops);
-    let (search_tx, mut search_rx) = mpsc::unbounded_channel();
+    let (search_tx, search_rx) = mpsc::unbounded_channel();
     let searcher = crate::search::Searcher::spawn(move |ev| {
         let _ = search_tx.send(ev);
     })
@@ -239,118 +239,212 @@ async fn event_loop(
         None => crate::control::Started::Failed(p.failed.clone().unwrap_or_default()),
     });
     control.set_started(started.collect());
-    let mut events = EventStream::new();
-    let mut sigterm = signal(SignalKind::terminate()).context("SIGTERM handler")?;
-    let mut sighup = signal(SignalKind::hangup()).context("SIGHUP handler")?;
-    // SIGINT (kill -INT; Ctrl+C is a key in raw mode) quits cleanly; SIGTSTP
-    // and SIGCONT are job control (tty::suspend / tty::resume).
-    let mut sigint = signal(SignalKind::interrupt()).context("SIGINT handler")?;
-    let mut sigtstp = signal(SignalKind::from_raw(libc::SIGTSTP)).context("SIGTSTP handler")?;
-    let mut sigcont = signal(SignalKind::from_raw(libc::SIGCONT)).context("SIGCONT handler")?;
-    let spin_every = Duration::from_millis(80);
-    let mut view = ViewState::default();
-    let (wake, mut woken) = wake_channel();
+    let (wake, woken) = wake_channel();
     app.wake = Some(wake);
-    let mut pace = pace::Pace::new(config, Instant::now().into_std());
-    pace.soon();
-    let mut last_draw = Instant::now();
-    loop {
-        app.now = Instant::now().into_std();
-        flush_outbox(app, &runners);
-        for r in app.search.outbox.drain(..) {
-            searcher.send(r);
-        }
-        if app.quit {
-            break;
-        }
-        let now = Instant::now();
-        if pace.ready(now.into_std()) {
-            app.now = now.into_std();
-            draw(&mut terminal, tty::area(), app, &mut view, &runners)?;
-            pace.drawn(now.into_std());
-            last_draw = now;
-        }
-        let frame_at = pace.due().map(Instant::from_std);
-        let tick_at = (frame_at.is_none() && app.animating()).then_some(last_draw + spin_every);
-        let status_at = status_deadline(app);
-        tokio::select! {
-            ev = events.next() => match ev {
-                Some(Ok(ev)) => {
-                    if handle_event(app, ev) {
-                        pace.soon();
-                    }
-                }
-                Some(Err(e)) => {
-                    tracing::error!("terminal input: {e}");
-                    break;
-                }
-                None => break,
-            },
-            Some(update) = rx.recv() => {
-                app.now = Instant::now().into_std();
-                let mut apply = |update: crate::runner::PaneUpdate| {
-                    pace.update(&update, app.focus, app.now);
-                    ops.observe(&update);
-                    control.observe(&update);
-                    app.apply(update);
-                };
-                apply(update);
-                while let Ok(update) = rx.try_recv() {
-                    apply(update);
-                }
-            }
-            Some(req) = ops_rx.recv() => ops.handle(req, &runners),
-            Some(ev) = search_rx.recv() => {
-                app.search_event(ev);
-                pace.soon();
-            }
-            Some(()) = woken.0.recv() => {
-                woken.1.store(false, std::sync::atomic::Ordering::Release);
-                if app.tick_files() {
-                    pace.soon();
-                }
-            }
-            Some(req) = control.next() => {
-                if let Some((pane, cmd)) = control.handle(req) {
-                    app.send(pane, cmd);
-                }
-            }
-            wake = git.next(app.overlap_check_at, std::mem::take(&mut app.git_outbox)) => if app.on_git(wake) { pace.soon() },
-            _ = sigterm.recv() => {
-                tracing::info!("SIGTERM: quitting");
-                break;
-            }
-            _ = sighup.recv() => {
-                tracing::info!("SIGHUP: quitting");
-                break;
-            }
-            _ = sigint.recv() => {
-                tracing::info!("SIGINT: quitting");
-                break;
-            }
-            _ = sigtstp.recv() => {
-                tty::suspend(&mut terminal)?;
-                pace.soon();
-            }
-            _ = sigcont.recv() => {
-                tty::resume(&mut terminal)?;
-                pace.soon();
-            }
-            _ = timer::sleep_until(frame_at) => {}
-            _ = timer::sleep_until(tick_at) => pace.soon(),
-            _ = timer::sleep_until(status_at) => {
-                app.now = Instant::now().into_std();
-                if app.expire_status() | app.watch_inbox() {
-                    pace.soon();
-                }
-            }
-        }
-    }
+    let mut wiring = Wiring {
+        rx,
+        ops_rx,
+        ops,
+        control,
+        runners,
+        git,
+        searcher,
+        search_rx,
+        woken,
+    };
+    wiring.run(app, config, &mut terminal).await?;
     // Give runners a moment to end their agents' process groups cleanly
     // (bounded: the exit path's kill_all sweeps whatever is left).
-    let stops = futures::future::join_all(runners.iter().flatten().map(|r| r.shutdown()));
+    let stops = futures::future::join_all(wiring.runners.iter().flatten().map(|r| r.shutdown()));
     let _ = tokio::time::timeout(Duration::from_millis(150), stops).await;
     Ok(())
+}
+
+/// What the event loop listens to and talks to, once everything started.
+struct Wiring {
+    rx: mpsc::UnboundedReceiver<PaneUpdate>,
+    ops_rx: mpsc::UnboundedReceiver<crate::ops::HiveRequest>,
+    ops: crate::ops::OpsHost,
+    control: crate::control::Host,
+    runners: Vec<Option<RunnerHandle>>,
+    git: worktree::GitLink,
+    searcher: crate::search::Searcher,
+    search_rx: mpsc::UnboundedReceiver<crate::search::SearchEvent>,
+    woken: Woken,
+}
+
+impl Wiring {
+    /// Sends what the app queued for the runners and the search worker.
+    fn flush(&mut self, app: &mut App) {
+        app.now = Instant::now().into_std();
+        flush_outbox(app, &self.runners);
+        for r in app.search.outbox.drain(..) {
+            self.searcher.send(r);
+        }
+    }
+
+    /// Background work woke the loop: lower the flag, look at the files.
+    fn woken(&mut self, app: &mut App, pace: &mut pace::Pace) {
+        self.woken
+            .1
+            .store(false, std::sync::atomic::Ordering::Release);
+        if app.tick_files() {
+            pace.soon();
+        }
+    }
+
+    /// Redraws when paced, then waits for whatever comes first, until the
+    /// app quits, the terminal goes away or a quit signal arrives.
+    async fn run(
+        &mut self,
+        app: &mut App,
+        config: &Config,
+        terminal: &mut screen::Screen<tty::Writer>,
+    ) -> anyhow::Result<()> {
+        let mut events = EventStream::new();
+        let mut signals = Signals::new()?;
+        let spin_every = Duration::from_millis(80);
+        let mut view = ViewState::default();
+        let mut pace = pace::Pace::new(config, Instant::now().into_std());
+        pace.soon();
+        let mut last_draw = Instant::now();
+        loop {
+            self.flush(app);
+            if app.quit {
+                break;
+            }
+            let now = Instant::now();
+            if pace.ready(now.into_std()) {
+                app.now = now.into_std();
+                draw(terminal, tty::area(), app, &mut view, &self.runners)?;
+                pace.drawn(now.into_std());
+                last_draw = now;
+            }
+            let frame_at = pace.due().map(Instant::from_std);
+            let tick_at = (frame_at.is_none() && app.animating()).then_some(last_draw + spin_every);
+            let status_at = status_deadline(app);
+            tokio::select! {
+                ev = events.next() => match ev {
+                    Some(Ok(ev)) => {
+                        if handle_event(app, ev) {
+                            pace.soon();
+                        }
+                    }
+                    Some(Err(e)) => {
+                        tracing::error!("terminal input: {e}");
+                        break;
+                    }
+                    None => break,
+                },
+                Some(update) = self.rx.recv() => {
+                    apply_updates(app, update, &mut self.rx, &mut pace, &mut self.ops, &mut self.control);
+                }
+                Some(req) = self.ops_rx.recv() => self.ops.handle(req, &self.runners),
+                Some(ev) = self.search_rx.recv() => {
+                    app.search_event(ev);
+                    pace.soon();
+                }
+                Some(()) = self.woken.0.recv() => self.woken(app, &mut pace),
+                Some(req) = self.control.next() => {
+                    if let Some((pane, cmd)) = self.control.handle(req) {
+                        app.send(pane, cmd);
+                    }
+                }
+                wake = self.git.next(app.overlap_check_at, std::mem::take(&mut app.git_outbox)) => if app.on_git(wake) { pace.soon() },
+                sig = signals.next() => match sig {
+                    Sig::Quit(name) => {
+                        tracing::info!("{name}: quitting");
+                        break;
+                    }
+                    Sig::Suspend => {
+                        tty::suspend(terminal)?;
+                        pace.soon();
+                    }
+                    Sig::Resume => {
+                        tty::resume(terminal)?;
+                        pace.soon();
+                    }
+                },
+                _ = timer::sleep_until(frame_at) => {}
+                _ = timer::sleep_until(tick_at) => pace.soon(),
+                _ = timer::sleep_until(status_at) => status_due(app, &mut pace),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The status line's time is up or the inbox watch has a check due.
+fn status_due(app: &mut App, pace: &mut pace::Pace) {
+    app.now = Instant::now().into_std();
+    if app.expire_status() | app.watch_inbox() {
+        pace.soon();
+    }
+}
+
+/// Takes a runner update and every one already queued behind it: each
+/// paces the next frame and is seen by the ops and control hosts before
+/// the app applies it.
+fn apply_updates(
+    app: &mut App,
+    first: PaneUpdate,
+    rx: &mut mpsc::UnboundedReceiver<PaneUpdate>,
+    pace: &mut pace::Pace,
+    ops: &mut crate::ops::OpsHost,
+    control: &mut crate::control::Host,
+) {
+    app.now = Instant::now().into_std();
+    let mut apply = |update: PaneUpdate| {
+        pace.update(&update, app.focus, app.now);
+        ops.observe(&update);
+        control.observe(&update);
+        app.apply(update);
+    };
+    apply(first);
+    while let Ok(update) = rx.try_recv() {
+        apply(update);
+    }
+}
+
+/// The process signals the console answers.
+enum Sig {
+    /// SIGTERM, SIGHUP or SIGINT (kill -INT; Ctrl+C is a key in raw mode):
+    /// quit cleanly.
+    Quit(&'static str),
+    /// SIGTSTP: job control, `tty::suspend`.
+    Suspend,
+    /// SIGCONT: job control, `tty::resume`.
+    Resume,
+}
+
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    tstp: tokio::signal::unix::Signal,
+    cont: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> anyhow::Result<Self> {
+        Ok(Self {
+            term: signal(SignalKind::terminate()).context("SIGTERM handler")?,
+            hup: signal(SignalKind::hangup()).context("SIGHUP handler")?,
+            int: signal(SignalKind::interrupt()).context("SIGINT handler")?,
+            tstp: signal(SignalKind::from_raw(libc::SIGTSTP)).context("SIGTSTP handler")?,
+            cont: signal(SignalKind::from_raw(libc::SIGCONT)).context("SIGCONT handler")?,
+        })
+    }
+
+    async fn next(&mut self) -> Sig {
+        tokio::select! {
+            _ = self.term.recv() => Sig::Quit("SIGTERM"),
+            _ = self.hup.recv() => Sig::Quit("SIGHUP"),
+            _ = self.int.recv() => Sig::Quit("SIGINT"),
+            _ = self.tstp.recv() => Sig::Suspend,
+            _ = self.cont.recv() => Sig::Resume,
+        }
+    }
 }
 
 /// A wake-up from background work: calls collapse into one message until

@@ -215,117 +215,11 @@ impl App {
         let Some(p) = self.panes.get_mut(i) else {
             return;
         };
-        let mut needs_user: Option<Reason> = None;
-        let mut status: Option<String> = None;
         if matches!(update.event, PaneEvent::TerminalUpdated) && self.inbox.typed.contains(&i) {
             self.inbox.activity.insert(i, self.now);
         }
-        match update.event {
-            PaneEvent::Upsert(u) => {
-                if !focused {
-                    p.unread.item(&u, p.transcript.slot(&u.item_id), self.now);
-                }
-                p.transcript.upsert(u)
-            }
-            PaneEvent::Live(u) => {
-                if !focused {
-                    p.unread.item(&u, p.transcript.slot(&u.item_id), self.now);
-                }
-                p.transcript.live(u)
-            }
-            PaneEvent::Turn(t) => {
-                needs_user = turn_event(p, &t, self.now);
-                if !focused {
-                    p.unread.turn(&t, &p.transcript);
-                }
-            }
-            PaneEvent::State(s) => {
-                if p.state != s || !self.overview.state_since.contains_key(&i) {
-                    self.overview.state_since.insert(i, self.now);
-                }
-                p.state = s;
-                if s == TurnState::Dead {
-                    needs_user = Some(Reason::Exited);
-                }
-            }
-            PaneEvent::Queue(list) => {
-                if list.is_empty() {
-                    p.queue_restored = false;
-                }
-                if let Some(sel) = p.queue_sel {
-                    p.queue_sel = if list.is_empty() {
-                        None
-                    } else {
-                        Some(sel.min(list.len() - 1))
-                    };
-                }
-                p.queue = list;
-            }
-            PaneEvent::Notice { level, text } => {
-                // A terminal pane shows no transcript: the note goes in its
-                // border and the status bar.
-                if p.is_terminal() {
-                    status = Some(format!("{}: {text}", p.name()));
-                    p.term_note = Some(text.clone());
-                }
-                p.transcript.notice(level, text);
-                if !focused {
-                    p.unread.notice(level, &p.transcript);
-                }
-            }
-            PaneEvent::Permission(req) => {
-                needs_user = Some(Reason::Permission {
-                    request_id: req.request_id.clone(),
-                    tool: req.tool_name.clone(),
-                    args: super::inbox::summarize_args(&req.input),
-                });
-                p.permissions.push_back(req);
-            }
-            PaneEvent::Session(info) => {
-                if let Some(m) = info.model {
-                    p.model = Some(m);
-                }
-                if !info.commands.is_empty() {
-                    p.commands = info.commands;
-                }
-            }
-            PaneEvent::Recalled(text) => {
-                if !p.composer_is_empty() {
-                    let current = p.composer_text();
-                    p.set_composer(&format!("{text}\n{current}"));
-                } else {
-                    p.set_composer(&text);
-                }
-            }
-            PaneEvent::Attached {
-                capabilities,
-                terminal,
-            } => {
-                p.capabilities = Some(capabilities);
-                p.failed = None;
-                p.terminal = terminal;
-                p.term_size = None;
-                p.term_scroll = 0;
-                p.copy = None;
-            }
-            PaneEvent::TerminalUpdated => p.hold_scrollback(),
-            PaneEvent::Bell => needs_user = Some(Reason::Bell),
-            PaneEvent::Stalled(since) => {
-                p.stalled_since = since;
-                if since.is_some() {
-                    needs_user = Some(Reason::Stalled);
-                }
-            }
-            PaneEvent::Models(list) => p.models = list,
-            PaneEvent::Effort(level) => p.effort = Some(level),
-            PaneEvent::SessionSwitched { session, .. } => p.history_session = Some(session),
-            PaneEvent::HistoryNotSaved(reason) => {
-                let text = format!("{}: {reason}", crate::runner::HISTORY_NOT_SAVED);
-                p.transcript
-                    .notice(crate::provider::DiagnosticLevel::Error, text.clone());
-                status = Some(format!("{}: {text}", p.name()));
-            }
-        }
+        let since = &mut self.overview.state_since;
+        let (needs_user, status) = pane_event(p, i, update.event, focused, self.now, since);
         if let Some(text) = status {
             self.set_status(text);
         }
@@ -383,6 +277,147 @@ impl App {
         }
         false
     }
+}
+
+/// What one runner event does to its pane `p` (number `i`): who needs the
+/// user's attention, and what the status bar says.
+fn pane_event(
+    p: &mut Pane,
+    i: usize,
+    event: PaneEvent,
+    focused: bool,
+    now: Instant,
+    state_since: &mut std::collections::HashMap<usize, Instant>,
+) -> (Option<Reason>, Option<String>) {
+    let mut needs_user: Option<Reason> = None;
+    let mut status: Option<String> = None;
+    match event {
+        PaneEvent::Upsert(u) => {
+            if !focused {
+                p.unread.item(&u, p.transcript.slot(&u.item_id), now);
+            }
+            p.transcript.upsert(u)
+        }
+        PaneEvent::Live(u) => {
+            if !focused {
+                p.unread.item(&u, p.transcript.slot(&u.item_id), now);
+            }
+            p.transcript.live(u)
+        }
+        PaneEvent::Turn(t) => {
+            needs_user = turn_event(p, &t, now);
+            if !focused {
+                p.unread.turn(&t, &p.transcript);
+            }
+        }
+        PaneEvent::State(s) => {
+            if p.state != s || !state_since.contains_key(&i) {
+                state_since.insert(i, now);
+            }
+            p.state = s;
+            if s == TurnState::Dead {
+                needs_user = Some(Reason::Exited);
+            }
+        }
+        PaneEvent::Queue(list) => set_queue(p, list),
+        PaneEvent::Notice { level, text } => status = notice(p, level, text, focused),
+        PaneEvent::Permission(req) => {
+            needs_user = Some(Reason::Permission {
+                request_id: req.request_id.clone(),
+                tool: req.tool_name.clone(),
+                args: super::inbox::summarize_args(&req.input),
+            });
+            p.permissions.push_back(req);
+        }
+        PaneEvent::Session(info) => session(p, info),
+        PaneEvent::Recalled(text) => recall(p, &text),
+        PaneEvent::Attached {
+            capabilities,
+            terminal,
+        } => attached(p, capabilities, terminal),
+        PaneEvent::TerminalUpdated => p.hold_scrollback(),
+        PaneEvent::Bell => needs_user = Some(Reason::Bell),
+        PaneEvent::Stalled(since) => {
+            p.stalled_since = since;
+            if since.is_some() {
+                needs_user = Some(Reason::Stalled);
+            }
+        }
+        PaneEvent::Models(list) => p.models = list,
+        PaneEvent::Effort(level) => p.effort = Some(level),
+        PaneEvent::SessionSwitched { session, .. } => p.history_session = Some(session),
+        PaneEvent::HistoryNotSaved(reason) => {
+            let text = format!("{}: {reason}", crate::runner::HISTORY_NOT_SAVED);
+            p.transcript
+                .notice(crate::provider::DiagnosticLevel::Error, text.clone());
+            status = Some(format!("{}: {text}", p.name()));
+        }
+    }
+    (needs_user, status)
+}
+
+/// A notice from the runner; a terminal pane shows no transcript, so the
+/// note goes in its border and (returned) the status bar.
+fn notice(p: &mut Pane, level: DiagnosticLevel, text: String, focused: bool) -> Option<String> {
+    let mut status = None;
+    if p.is_terminal() {
+        status = Some(format!("{}: {text}", p.name()));
+        p.term_note = Some(text.clone());
+    }
+    p.transcript.notice(level, text);
+    if !focused {
+        p.unread.notice(level, &p.transcript);
+    }
+    status
+}
+
+/// The agent told its model or slash commands (kept when it tells neither).
+fn session(p: &mut Pane, info: crate::provider::SessionInfo) {
+    if let Some(m) = info.model {
+        p.model = Some(m);
+    }
+    if !info.commands.is_empty() {
+        p.commands = info.commands;
+    }
+}
+
+/// The runner's queue changed: keep the selection inside it.
+fn set_queue(p: &mut Pane, list: Vec<String>) {
+    if list.is_empty() {
+        p.queue_restored = false;
+    }
+    if let Some(sel) = p.queue_sel {
+        p.queue_sel = if list.is_empty() {
+            None
+        } else {
+            Some(sel.min(list.len() - 1))
+        };
+    }
+    p.queue = list;
+}
+
+/// A queued prompt came back to the composer, above what is typed there.
+fn recall(p: &mut Pane, text: &str) {
+    if !p.composer_is_empty() {
+        let current = p.composer_text();
+        p.set_composer(&format!("{text}\n{current}"));
+    } else {
+        p.set_composer(text);
+    }
+}
+
+/// A (new) provider started: the pane forgets the old one's failure and screen.
+fn attached(
+    p: &mut Pane,
+    capabilities: crate::provider::Capabilities,
+    terminal: Option<crate::provider::TerminalScreen>,
+) {
+    p.capabilities = Some(capabilities);
+    p.failed = None;
+    p.terminal = terminal;
+    p.term_size = None;
+    p.term_scroll = 0;
+    p.copy = None;
 }
 
 /// A turn started, finished or failed in `p`; what to tell the user when

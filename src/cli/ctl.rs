@@ -73,7 +73,8 @@ fn code_name(e: &ClientError) -> String {
         .unwrap_or_default()
 }
 
-fn run(cli: &super::Cli, args: &CtlArgs) -> Result<ExitCode, ClientError> {
+/// The socket of the hive meant (`--socket` names it outright).
+fn socket_path(cli: &super::Cli, args: &CtlArgs) -> Result<std::path::PathBuf, ClientError> {
     // The hive of the config `hive` would load here is the one meant when
     // several run (`--config` names it outright).
     let label = crate::config::Config::load(cli.config.as_deref())
@@ -84,16 +85,16 @@ fn run(cli: &super::Cli, args: &CtlArgs) -> Result<ExitCode, ClientError> {
         Some(l) => Prefer::IfSeveral(l),
         None => Prefer::None,
     };
-    let path = discover(
+    discover(
         args.socket.as_deref(),
         &crate::control::socket_dir(),
         prefer,
-    )?;
-    let mut client = Client::connect(&path)?;
-    let mut out = std::io::stdout().lock();
-    let tty = std::io::stdout().is_terminal();
-    let io = |e: std::io::Error| ClientError::Unreachable(format!("writing output: {e}"));
-    let call = match &args.verb {
+    )
+}
+
+/// The request a verb makes.
+fn to_call(verb: &Verb) -> Call {
+    match verb {
         Verb::List => Call::List,
         Verb::Status { pane } => Call::Status { pane: pane.clone() },
         Verb::Send { pane, steer, text } => Call::Send {
@@ -108,8 +109,16 @@ fn run(cli: &super::Cli, args: &CtlArgs) -> Result<ExitCode, ClientError> {
         Verb::Restart { pane } => Call::Restart { pane: pane.clone() },
         Verb::Watch { pane } => Call::Watch { pane: pane.clone() },
         Verb::History { pane } => Call::History { pane: pane.clone() },
-    };
-    let result = client.call(call)?;
+    }
+}
+
+fn run(cli: &super::Cli, args: &CtlArgs) -> Result<ExitCode, ClientError> {
+    let path = socket_path(cli, args)?;
+    let mut client = Client::connect(&path)?;
+    let mut out = std::io::stdout().lock();
+    let tty = std::io::stdout().is_terminal();
+    let io = |e: std::io::Error| ClientError::Unreachable(format!("writing output: {e}"));
+    let result = client.call(to_call(&args.verb))?;
     if let Verb::Watch { pane } = &args.verb {
         // On stderr, so scripts reading events are undisturbed; it also
         // says the subscription is live.

@@ -401,22 +401,7 @@ impl Hub {
             }
             Call::Send { pane, text, steer } => {
                 let i = pane!(&pane);
-                if let Err(e) = self.sendable(i, &pane, &text, steer) {
-                    return Err((reply, e));
-                }
-                let p = &mut self.panes[i];
-                p.pending.push_back(PendingSend {
-                    text: text.clone(),
-                    reply,
-                    queued: false,
-                    left_queue: false,
-                });
-                let mode = if steer {
-                    SubmitMode::Steer
-                } else {
-                    SubmitMode::Queue
-                };
-                Ok(Some((i, RunnerCommand::Submit { text, mode })))
+                self.submit(i, &pane, text, steer, reply)
             }
             Call::Wait { turn_id } => self.wait(turn_id, reply).map(|()| None),
             Call::Cancel { pane } => {
@@ -441,13 +426,7 @@ impl Hub {
                     Some(id) => Some(pane!(&id)),
                     None => None,
                 };
-                let Some(tx) = events else {
-                    let e = CtlError::new(ErrorCode::BadRequest, "watch needs an event stream");
-                    return Err((reply, e));
-                };
-                self.subscribers.push(Subscriber { pane: filter, tx });
-                let _ = reply.send(Ok(json!({})));
-                Ok(None)
+                self.watch(filter, events, reply)
             }
             Call::History { pane } => {
                 let i = pane!(&pane);
@@ -461,6 +440,50 @@ impl Hub {
                 CtlError::new(ErrorCode::Unavailable, "operations are not served here"),
             )),
         }
+    }
+
+    /// `send`: the text goes to pane `i`'s runner; the reply waits in the
+    /// pane's pending sends until the runner takes it.
+    fn submit(
+        &mut self,
+        i: usize,
+        pane: &str,
+        text: String,
+        steer: bool,
+        reply: Responder,
+    ) -> Result<Option<(usize, RunnerCommand)>, (Responder, CtlError)> {
+        if let Err(e) = self.sendable(i, pane, &text, steer) {
+            return Err((reply, e));
+        }
+        let p = &mut self.panes[i];
+        p.pending.push_back(PendingSend {
+            text: text.clone(),
+            reply,
+            queued: false,
+            left_queue: false,
+        });
+        let mode = if steer {
+            SubmitMode::Steer
+        } else {
+            SubmitMode::Queue
+        };
+        Ok(Some((i, RunnerCommand::Submit { text, mode })))
+    }
+
+    /// `watch`: the caller's event stream hears every pane, or one.
+    fn watch(
+        &mut self,
+        filter: Option<usize>,
+        events: Option<mpsc::Sender<Arc<str>>>,
+        reply: Responder,
+    ) -> Result<Option<(usize, RunnerCommand)>, (Responder, CtlError)> {
+        let Some(tx) = events else {
+            let e = CtlError::new(ErrorCode::BadRequest, "watch needs an event stream");
+            return Err((reply, e));
+        };
+        self.subscribers.push(Subscriber { pane: filter, tx });
+        let _ = reply.send(Ok(json!({})));
+        Ok(None)
     }
 
     /// How each pane's runner came up, once they all have (the socket is

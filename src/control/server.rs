@@ -185,19 +185,25 @@ async fn serve(
         let history = matches!(request.call, Call::History { .. });
         let mut outcome = ask(&tx, request.call, None).await;
         if history && let Ok(v) = &outcome {
-            let agent = v
-                .get("agent")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned();
-            let pane = v.get("pane").cloned().unwrap_or(Value::Null);
-            outcome = tokio::task::spawn_blocking(move || load_history(pane, &agent))
-                .await
-                .unwrap_or_else(|e| Err(CtlError::new(ErrorCode::Unavailable, e.to_string())));
+            outcome = history_of(v).await;
         }
         write_reply(&mut write, id, outcome).await?;
     }
     Ok(())
+}
+
+/// The app named the pane and its agent (`v`); the history itself is read
+/// here, off the app loop.
+async fn history_of(v: &Value) -> Result<Value, CtlError> {
+    let agent = v
+        .get("agent")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let pane = v.get("pane").cloned().unwrap_or(Value::Null);
+    tokio::task::spawn_blocking(move || load_history(pane, &agent))
+        .await
+        .unwrap_or_else(|e| Err(CtlError::new(ErrorCode::Unavailable, e.to_string())))
 }
 
 /// Hands a call to the app loop and waits for its answer.

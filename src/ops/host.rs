@@ -374,40 +374,7 @@ impl OpsHost {
         let runner = runner(runners, target)?;
         let (chain, header) = match caller {
             Caller::External => (Vec::new(), String::new()),
-            Caller::Agent(id) => {
-                let from = self
-                    .pane_of(id)
-                    .map_or_else(|| id.clone(), |i| self.panes[i].name.clone());
-                let mut chain = self
-                    .pane_of(id)
-                    .and_then(|i| {
-                        let turn = self.panes[i].turn.clone()?;
-                        self.chains.get(&(i, turn)).cloned()
-                    })
-                    .unwrap_or_default();
-                chain.push(id.clone());
-                if chain.iter().any(|c| c == agent) {
-                    let path = format!("{} → {agent}", chain.join(" → "));
-                    return Err(OpError::new(
-                        "message_loop",
-                        format!(
-                            "refused: {path} comes back to an agent that is waiting on this chain"
-                        ),
-                    ));
-                }
-                if chain.len() >= MAX_DEPTH {
-                    return Err(OpError::new(
-                        "too_deep",
-                        format!(
-                            "refused: a chain of {} agents reached the limit ({MAX_DEPTH})",
-                            chain.len() + 1
-                        ),
-                    ));
-                }
-                self.rate(id)?;
-                let header = format!("[message from {from} ({id}) via hive, m{}]", self.next + 1);
-                (chain, header)
-            }
+            Caller::Agent(id) => self.chain_from(id, agent)?,
         };
         self.next += 1;
         let message_id = format!("m{}", self.next);
@@ -449,6 +416,42 @@ impl OpsHost {
             },
         );
         Ok(json!({"message_id": message_id, "queued": queued}))
+    }
+
+    /// An agent sends: the chain of agents waiting on each other grows by
+    /// the sender (refused when it loops or grows too deep), and the
+    /// message says who sent it.
+    fn chain_from(&mut self, id: &str, agent: &str) -> Result<(Vec<String>, String), OpError> {
+        let from = self
+            .pane_of(id)
+            .map_or_else(|| id.to_owned(), |i| self.panes[i].name.clone());
+        let mut chain = self
+            .pane_of(id)
+            .and_then(|i| {
+                let turn = self.panes[i].turn.clone()?;
+                self.chains.get(&(i, turn)).cloned()
+            })
+            .unwrap_or_default();
+        chain.push(id.to_owned());
+        if chain.iter().any(|c| c == agent) {
+            let path = format!("{} → {agent}", chain.join(" → "));
+            return Err(OpError::new(
+                "message_loop",
+                format!("refused: {path} comes back to an agent that is waiting on this chain"),
+            ));
+        }
+        if chain.len() >= MAX_DEPTH {
+            return Err(OpError::new(
+                "too_deep",
+                format!(
+                    "refused: a chain of {} agents reached the limit ({MAX_DEPTH})",
+                    chain.len() + 1
+                ),
+            ));
+        }
+        self.rate(id)?;
+        let header = format!("[message from {from} ({id}) via hive, m{}]", self.next + 1);
+        Ok((chain, header))
     }
 
     fn rate(&mut self, caller: &str) -> Result<(), OpError> {

@@ -33,38 +33,11 @@ pub fn draw(menu: &Menu, t: &Theme, area: Rect, buf: &mut Buffer) {
     let width = (widest.max(title.width()) + 4).clamp(20, usize::from(area.width)) as u16;
     let rect = Rect::new(area.x, area.bottom() - height, width, height);
     Clear.render(rect, buf);
-    let mut block = Block::new()
-        .borders(Borders::ALL)
-        .border_type(BorderType::Rounded)
-        .border_style(Style::new().fg(t.accent));
-    if !title.is_empty() {
-        block = block.title(Line::from(Span::styled(
-            title,
-            Style::new().fg(t.accent).add_modifier(Modifier::BOLD),
-        )));
-    }
-    if items.len() > shown {
-        // Where the selection is in a list longer than the box.
-        let at = menu.sel.map_or(String::new(), |s| format!("{}/", s + 1));
-        block = block.title_bottom(
-            Line::from(Span::styled(
-                format!(" {at}{} ", items.len()),
-                Style::new().fg(t.dim),
-            ))
-            .right_aligned(),
-        );
-    }
+    let block = frame_block(menu, t, title, items.len(), shown);
     let inner = block.inner(rect);
     block.render(rect, buf);
     if items.is_empty() {
-        let text = if !menu.note.is_empty() {
-            menu.note.as_str()
-        } else if menu.filter.is_empty() {
-            "nothing to pick"
-        } else {
-            "no match"
-        };
-        buf.set_string(inner.x, inner.y, text, Style::new().fg(t.dim));
+        buf.set_string(inner.x, inner.y, empty_text(menu), Style::new().fg(t.dim));
         return;
     }
     let rows = usize::from(inner.height);
@@ -102,6 +75,50 @@ pub fn draw(menu: &Menu, t: &Theme, area: Rect, buf: &mut Buffer) {
             spans.push(Span::styled(truncate(&item.detail, rest), detail_style));
         }
         buf.set_line(inner.x, y, &Line::from(spans), inner.width);
+    }
+}
+
+/// The rounded box: the title on top, and where the selection is when the
+/// `count` entries do not all fit in the `shown` rows.
+fn frame_block(
+    menu: &Menu,
+    t: &Theme,
+    title: String,
+    count: usize,
+    shown: usize,
+) -> Block<'static> {
+    let mut block = Block::new()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .border_style(Style::new().fg(t.accent));
+    if !title.is_empty() {
+        block = block.title(Line::from(Span::styled(
+            title,
+            Style::new().fg(t.accent).add_modifier(Modifier::BOLD),
+        )));
+    }
+    if count > shown {
+        // Where the selection is in a list longer than the box.
+        let at = menu.sel.map_or(String::new(), |s| format!("{}/", s + 1));
+        block = block.title_bottom(
+            Line::from(Span::styled(
+                format!(" {at}{} ", count),
+                Style::new().fg(t.dim),
+            ))
+            .right_aligned(),
+        );
+    }
+    block
+}
+
+/// What an empty menu says instead of entries.
+fn empty_text(menu: &Menu) -> &str {
+    if !menu.note.is_empty() {
+        menu.note.as_str()
+    } else if menu.filter.is_empty() {
+        "nothing to pick"
+    } else {
+        "no match"
     }
 }
 

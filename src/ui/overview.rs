@@ -11,6 +11,7 @@ use super::cells;
 use super::overlay::{age, fit, frame, row_style, window};
 use super::pane::state_label;
 use crate::app::overview::activity;
+use crate::app::pane::Pane;
 use crate::app::state::App;
 
 pub fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
@@ -37,45 +38,13 @@ pub fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
         .max()
         .unwrap_or(4)
         .clamp(4, 20);
-    let head = format!(
-        "  {:>2} {} {} {} {:>5} {:>13} {:>6}  {}",
-        "#",
-        fit("pane", name_w),
-        fit("state", 16),
-        fit("model", 16),
-        "queue",
-        "tokens / cost",
-        "for",
-        "doing"
-    );
-    buf.set_line(
-        inner.x,
-        inner.y,
-        &Line::from(Span::styled(
-            head,
-            Style::new().fg(t.heading).add_modifier(Modifier::BOLD),
-        )),
-        inner.width,
-    );
+    draw_head(app, name_w, inner, buf);
     let rows = usize::from(inner.height - 1);
     let sel = app.overview.sel;
     for (row, i, p) in window(&app.panes, sel, rows) {
         let style = row_style(t, i == sel);
         let (state, alarm) = state_label(p, spin);
-        let usage = if p.usage.input_tokens + p.usage.output_tokens > 0 {
-            let mut s = format!(
-                "{}/{}",
-                cells::tokens(p.usage.input_tokens),
-                cells::tokens(p.usage.output_tokens)
-            );
-            if let Some(c) = p.usage.cost_usd {
-                s.push(' ');
-                s.push_str(&cells::cost(c));
-            }
-            s
-        } else {
-            String::new()
-        };
+        let usage = usage_cell(p);
         let since = app
             .overview
             .state_since
@@ -112,4 +81,46 @@ pub fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
         ]);
         buf.set_line(inner.x, inner.y + 1 + row, &line, inner.width);
     }
+}
+
+/// The column headings.
+fn draw_head(app: &App, name_w: usize, inner: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let head = format!(
+        "  {:>2} {} {} {} {:>5} {:>13} {:>6}  {}",
+        "#",
+        fit("pane", name_w),
+        fit("state", 16),
+        fit("model", 16),
+        "queue",
+        "tokens / cost",
+        "for",
+        "doing"
+    );
+    buf.set_line(
+        inner.x,
+        inner.y,
+        &Line::from(Span::styled(
+            head,
+            Style::new().fg(t.heading).add_modifier(Modifier::BOLD),
+        )),
+        inner.width,
+    );
+}
+
+/// "in/out cost", or nothing before the pane used any tokens.
+fn usage_cell(p: &Pane) -> String {
+    if p.usage.input_tokens + p.usage.output_tokens == 0 {
+        return String::new();
+    }
+    let mut s = format!(
+        "{}/{}",
+        cells::tokens(p.usage.input_tokens),
+        cells::tokens(p.usage.output_tokens)
+    );
+    if let Some(c) = p.usage.cost_usd {
+        s.push(' ');
+        s.push_str(&cells::cost(c));
+    }
+    s
 }

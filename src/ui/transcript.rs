@@ -280,17 +280,15 @@ pub fn draw(
     let scroll = scroll.min(max_scroll);
     let end = total_rows.saturating_sub(scroll);
     let start = end.saturating_sub(h);
-    let mut row = 0usize; // index into the concatenated rows
-    let mut y = area.y;
-    let emit = |line: &Line<'static>, buf: &mut Buffer, y: &mut u16| {
-        if line.style.bg.is_some() {
-            buf.set_style(Rect::new(area.x, *y, area.width, 1), line.style);
-        }
-        buf.set_line(area.x, *y, line, area.width);
-        *y += 1;
+    let mut rows = Rows {
+        area,
+        start,
+        end,
+        row: 0,
+        y: area.y,
     };
     for (e, cache) in entries[first..].iter().zip(&caches[first..]) {
-        if row >= end {
+        if rows.full() {
             break;
         }
         if !visible(e, ctx.full_view) {
@@ -298,41 +296,71 @@ pub fn draw(
         }
         let k0 = std::mem::take(&mut skip);
         let n = cache.len().max(k0);
-        if row + (n - k0) <= start {
-            row += n - k0;
+        if rows.row + (n - k0) <= start {
+            rows.row += n - k0;
             continue;
         }
         for k in k0..n {
-            if row >= end {
+            if rows.full() {
                 break;
             }
-            if row >= start
-                && let Some(line) = cache.row(k)
-            {
-                emit(line, buf, &mut y);
+            match cache.row(k).filter(|_| rows.row >= start) {
+                Some(line) => rows.put(line, buf),
+                None => rows.row += 1,
             }
-            row += 1;
         }
     }
     for _ in 0..slack {
-        if row >= end {
+        if rows.full() {
             break;
         }
-        if row >= start {
-            y += 1;
-        }
-        row += 1;
+        rows.blank();
     }
     for line in extra {
-        if row >= end {
+        if rows.full() {
             break;
         }
-        if row >= start {
-            emit(line, buf, &mut y);
-        }
-        row += 1;
+        rows.put(line, buf);
     }
     (scroll, max_scroll)
+}
+
+/// The window `start..end` of the concatenated rows (entries, slack,
+/// extra lines), painted from the top of `area`.
+struct Rows {
+    area: Rect,
+    start: usize,
+    end: usize,
+    /// Index into the concatenated rows.
+    row: usize,
+    y: u16,
+}
+
+impl Rows {
+    fn full(&self) -> bool {
+        self.row >= self.end
+    }
+
+    /// The next row: painted when inside the window.
+    fn put(&mut self, line: &Line<'static>, buf: &mut Buffer) {
+        if self.row >= self.start {
+            let area = self.area;
+            if line.style.bg.is_some() {
+                buf.set_style(Rect::new(area.x, self.y, area.width, 1), line.style);
+            }
+            buf.set_line(area.x, self.y, line, area.width);
+            self.y += 1;
+        }
+        self.row += 1;
+    }
+
+    /// The next row, left blank.
+    fn blank(&mut self) {
+        if self.row >= self.start {
+            self.y += 1;
+        }
+        self.row += 1;
+    }
 }
 
 /// Blank rows after a streaming last entry so that its row count plus

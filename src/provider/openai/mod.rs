@@ -396,15 +396,7 @@ impl Agent {
                     return;
                 }
                 Err(StepError::Fatal(error)) => {
-                    self.emit(
-                        turn_id,
-                        Payload::ResponseDone {
-                            status: ResponseStatus::Error,
-                            finish_reason: Some("error".into()),
-                            error: Some(error),
-                            usage,
-                        },
-                    );
+                    self.emit(turn_id, failed(error, usage));
                     return;
                 }
             };
@@ -434,33 +426,7 @@ impl Agent {
                     .map(|_| Err("interrupted by the user".to_owned()))
                     .collect()
             });
-            for (call, result) in calls.iter().zip(results) {
-                let (output, is_error) = match result {
-                    Ok(o) => (o, false),
-                    Err(e) => (e, true),
-                };
-                if !interrupted {
-                    self.emit(
-                        turn_id,
-                        Payload::ItemDone {
-                            item_id: new_id("out"),
-                            final_item: FinalItem::FunctionCallOutput {
-                                call_id: call.id.clone(),
-                                output: output.clone(),
-                                is_error,
-                            },
-                        },
-                    );
-                }
-                self.messages.push(ChatMessage::Tool {
-                    tool_call_id: call.id.clone(),
-                    content: if is_error {
-                        format!("error: {output}")
-                    } else {
-                        output
-                    },
-                });
-            }
+            self.tool_results(turn_id, &calls, results, interrupted);
             if interrupted {
                 self.emit(turn_id, Payload::interrupted(usage));
                 return;
@@ -474,6 +440,44 @@ impl Agent {
             ),
         );
         self.emit(turn_id, done(Some("max-steps".into()), usage));
+    }
+
+    /// Shows each call's output (unless the user interrupted) and adds it
+    /// to the conversation as the call's tool message.
+    fn tool_results(
+        &mut self,
+        turn_id: &str,
+        calls: &[wire::ToolCall],
+        results: Vec<ToolResult>,
+        interrupted: bool,
+    ) {
+        for (call, result) in calls.iter().zip(results) {
+            let (output, is_error) = match result {
+                Ok(o) => (o, false),
+                Err(e) => (e, true),
+            };
+            if !interrupted {
+                self.emit(
+                    turn_id,
+                    Payload::ItemDone {
+                        item_id: new_id("out"),
+                        final_item: FinalItem::FunctionCallOutput {
+                            call_id: call.id.clone(),
+                            output: output.clone(),
+                            is_error,
+                        },
+                    },
+                );
+            }
+            self.messages.push(ChatMessage::Tool {
+                tool_call_id: call.id.clone(),
+                content: if is_error {
+                    format!("error: {output}")
+                } else {
+                    output
+                },
+            });
+        }
     }
 
     /// Runs every call of a step at once; results in call order.
@@ -498,6 +502,16 @@ impl Agent {
             }
         });
         futures::future::join_all(runs).await
+    }
+}
+
+/// The turn ended on an error the model call could not get past.
+fn failed(error: ErrorInfo, usage: Option<Usage>) -> Payload {
+    Payload::ResponseDone {
+        status: ResponseStatus::Error,
+        finish_reason: Some("error".into()),
+        error: Some(error),
+        usage,
     }
 }
 

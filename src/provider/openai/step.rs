@@ -136,6 +136,19 @@ async fn attempt(
     tools: &[ToolSpec],
     ctx: &StepCtx<'_>,
 ) -> Result<StepOutput, Attempt> {
+    let response = request(client, settings, messages, tools, ctx).await?;
+    read_stream(response, ctx).await
+}
+
+/// Sends the request; a response that is not a success becomes the
+/// attempt's error (to retry or not by its status).
+async fn request(
+    client: &reqwest::Client,
+    settings: &Settings,
+    messages: &[ChatMessage],
+    tools: &[ToolSpec],
+    ctx: &StepCtx<'_>,
+) -> Result<reqwest::Response, Attempt> {
     let body = ChatRequest {
         model: &settings.model,
         messages,
@@ -179,6 +192,14 @@ async fn attempt(
             Attempt::Fatal(error)
         });
     }
+    Ok(response)
+}
+
+/// Reads the streamed answer into items, shown as they grow.
+async fn read_stream(
+    response: reqwest::Response,
+    ctx: &StepCtx<'_>,
+) -> Result<StepOutput, Attempt> {
     let mut items = Items::default();
     let mut events = response.bytes_stream().eventsource();
     loop {
