@@ -209,9 +209,10 @@ class AppServer:
                 if params.get("expectedTurnId") != self.turn:
                     emit({"id": rid, "error": {"code": -32600, "message": "no active turn"}})
                     continue
-                self.steers.append(params["input"][0]["text"])
+                # Logged before the turn thread can see it (and end the turn).
                 with open(os.environ.get("FAKE_CODEX_LOG", os.devnull), "a") as f:
                     f.write(json.dumps({"steer": params["input"][0]["text"]}) + "\n")
+                self.steers.append(params["input"][0]["text"])
                 emit({"id": rid, "result": {"turnId": self.turn}})
             else:
                 emit({"id": rid, "error": {"code": -32601, "message": f"unknown method {method}"}})
@@ -279,6 +280,11 @@ class AppServer:
                     f.write(json.dumps({"decision": decision}) + "\n")
                 if decision not in ("accept", "acceptForSession"):
                     status, output, code = "declined", "", None
+                    # The real model answers the refusal in the same turn, so a
+                    # steer sent right after the answer still finds it running.
+                    deadline = time.time() + 2
+                    while not self.steers and time.time() < deadline:
+                        time.sleep(0.01)
             self.notify("item/completed", dict(self.base(turn), item=dict(item, status=status,
                                                                           aggregatedOutput=output, exitCode=code)))
         if "fail" in text:
