@@ -15,7 +15,7 @@ use tokio::time::Duration;
 
 use super::items::{ItemMapper, Out, TextKind, completed, usage};
 use super::{CodexSettings, PROVIDER_ID, announce, excerpt};
-use crate::event::{ErrorInfo, Payload, ResponseStatus, Usage, new_id};
+use crate::event::{ErrorInfo, Payload, Usage, new_id};
 use crate::provider::Sink;
 use crate::provider::oneshot::{Commands, Ending, Run, Timing, Turn};
 use crate::provider::{DiagnosticLevel, EventSink, ProviderCommand, ProviderHandle};
@@ -141,24 +141,13 @@ impl ExecTurn {
     }
 
     fn turn_failed(&mut self, v: &Value, out: &mut Vec<Out>) {
-        let message = v
+        let reported = v
             .get("error")
             .and_then(|e| e.get("message"))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .or_else(|| self.pending_error.clone())
-            .unwrap_or_else(|| "the turn failed".into());
-        if self.pending_error.as_deref() != Some(message.as_str()) {
-            self.flush_error(out);
-        }
-        self.pending_error = None;
+            .and_then(Value::as_str);
+        self.items
+            .turn_failed(&mut self.pending_error, reported, None, out);
         self.finished = true;
-        out.push(Out::Finished(Payload::ResponseDone {
-            status: ResponseStatus::Error,
-            finish_reason: None,
-            error: Some(ErrorInfo::new("turn_failed", message)),
-            usage: None,
-        }));
     }
 
     /// A top-level `error`: a retry is shown at once, anything else waits to
@@ -197,10 +186,7 @@ impl ExecTurn {
     }
 
     fn flush_error(&mut self, out: &mut Vec<Out>) {
-        if let Some(message) = self.pending_error.take() {
-            let text = format!("⚠ {message}");
-            out.extend(self.items.notice(&text).into_iter().map(Out::Event));
-        }
+        self.items.flush_error(&mut self.pending_error, out);
     }
 }
 

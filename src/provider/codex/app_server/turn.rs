@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::event::{ErrorInfo, Payload, ResponseStatus, Usage};
+use crate::event::{Payload, Usage};
 use crate::provider::codex::items::{ItemMapper, Out, TextKind, completed, usage};
 
 /// Translates the notifications of one turn.
@@ -210,22 +210,11 @@ impl AppTurn {
                 out.push(Out::Finished(Payload::interrupted(usage)));
             }
             "failed" => {
-                let message = params
+                let reported = params
                     .pointer("/turn/error/message")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-                    .or_else(|| self.pending_error.clone())
-                    .unwrap_or_else(|| "the turn failed".into());
-                if self.pending_error.as_deref() != Some(message.as_str()) {
-                    self.flush_error(out);
-                }
-                self.pending_error = None;
-                out.push(Out::Finished(Payload::ResponseDone {
-                    status: ResponseStatus::Error,
-                    finish_reason: None,
-                    error: Some(ErrorInfo::new("turn_failed", message)),
-                    usage,
-                }));
+                    .and_then(Value::as_str);
+                self.items
+                    .turn_failed(&mut self.pending_error, reported, usage, out);
             }
             _ => {
                 self.flush_error(out);
@@ -235,10 +224,7 @@ impl AppTurn {
     }
 
     fn flush_error(&mut self, out: &mut Vec<Out>) {
-        if let Some(message) = self.pending_error.take() {
-            let text = format!("⚠ {message}");
-            out.extend(self.items.notice(&text).into_iter().map(Out::Event));
-        }
+        self.items.flush_error(&mut self.pending_error, out);
     }
 }
 

@@ -21,7 +21,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Map, Value, json};
 
 use super::PROVIDER_ID;
-use crate::event::{FinalItem, ItemType, Origin, Payload, ResponseStatus, Usage};
+use crate::event::{ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, Usage};
 use crate::provider::{DiagnosticLevel, display};
 
 /// What a translator asks its transport to do, in order.
@@ -480,6 +480,41 @@ impl ItemMapper {
         });
         self.emit_plan(text, args, &mut out);
         out
+    }
+
+    /// Shows an `error` notification held back to see whether the turn's
+    /// failure repeats it (both transports hold them the same way).
+    pub fn flush_error(&mut self, pending: &mut Option<String>, out: &mut Vec<Out>) {
+        if let Some(message) = pending.take() {
+            let text = format!("⚠ {message}");
+            out.extend(self.notice(&text).into_iter().map(Out::Event));
+        }
+    }
+
+    /// The turn failed: its own message (else the held `error`, else a
+    /// generic one) ends it; a held error that says something else is shown
+    /// first, one that says the same is not shown twice.
+    pub fn turn_failed(
+        &mut self,
+        pending: &mut Option<String>,
+        reported: Option<&str>,
+        usage: Option<Usage>,
+        out: &mut Vec<Out>,
+    ) {
+        let message = reported
+            .map(str::to_owned)
+            .or_else(|| pending.clone())
+            .unwrap_or_else(|| "the turn failed".into());
+        if pending.as_deref() != Some(message.as_str()) {
+            self.flush_error(pending, out);
+        }
+        *pending = None;
+        out.push(Out::Finished(Payload::ResponseDone {
+            status: ResponseStatus::Error,
+            finish_reason: None,
+            error: Some(ErrorInfo::new("turn_failed", message)),
+            usage,
+        }));
     }
 
     /// A notice inside the conversation (retries, warnings): a message item
