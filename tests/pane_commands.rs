@@ -15,7 +15,7 @@ use hive::event::Origin;
 use hive::provider::script::ScriptFactory;
 use hive::provider::{Capabilities, ProviderSpec, SessionInfo};
 use hive::runner::{PaneEvent, RunnerCommand, RunnerOptions, SubmitMode, spawn_runner};
-use hive::upsert::{TurnEvent, Upsert, UpsertKind, UpsertStatus};
+use hive::upsert::{TurnEvent, UpsertKind};
 
 mod support;
 use support::console::{Console, pane_event as ev};
@@ -260,17 +260,7 @@ async fn the_next_turn_carries_the_new_model_and_effort() {
 }
 
 fn item(turn: &str, id: &str, kind: UpsertKind) -> PaneEvent {
-    PaneEvent::Upsert(Upsert {
-        turn_id: turn.into(),
-        session_id: "s".into(),
-        item_id: id.into(),
-        source_timestamp: chrono::DateTime::UNIX_EPOCH,
-        emitted_at: chrono::DateTime::UNIX_EPOCH,
-        status: UpsertStatus::Complete,
-        error_code: None,
-        error_message: None,
-        kind,
-    })
+    support::console::complete(turn, id, kind)
 }
 
 fn msg(turn: &str, id: &str, origin: Origin, text: &str) -> PaneEvent {

@@ -17,7 +17,7 @@ use hive::event::Origin;
 use hive::provider::display::{COMMON, describe};
 use hive::provider::{Capabilities, DiagnosticLevel, PermissionRequest, TerminalScreen};
 use hive::runner::{PaneEvent, RunnerCommand, TurnState};
-use hive::upsert::{Upsert, UpsertKind, UpsertStatus};
+use hive::upsert::UpsertKind;
 use tui_term::vt100;
 
 mod support;
@@ -34,20 +34,14 @@ fn console_from(text: &str) -> Console {
 }
 
 fn message(item: &str, origin: Origin, text: &str) -> PaneEvent {
-    PaneEvent::Upsert(Upsert {
-        turn_id: "turn-1".into(),
-        session_id: "s".into(),
-        item_id: item.into(),
-        source_timestamp: chrono::DateTime::UNIX_EPOCH,
-        emitted_at: chrono::DateTime::UNIX_EPOCH,
-        status: UpsertStatus::Complete,
-        error_code: None,
-        error_message: None,
-        kind: UpsertKind::Message {
+    support::console::complete(
+        "turn-1",
+        item,
+        UpsertKind::Message {
             content: text.into(),
             origin,
         },
-    })
+    )
 }
 
 fn render(c: &mut Console, w: u16, h: u16) -> String {

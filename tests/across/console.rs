@@ -17,7 +17,7 @@ use hive::provider::{Capabilities, PermissionRequest};
 use hive::runner::{PaneEvent, PaneUpdate};
 use hive::search::{SearchEvent, Searcher};
 use hive::ui::ViewState;
-use hive::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
+use hive::upsert::{TurnEvent, TurnStatus, UpsertKind, UpsertStatus};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
@@ -157,19 +157,8 @@ pub fn ev(pane: usize, event: PaneEvent) -> PaneUpdate {
     PaneUpdate { pane, event }
 }
 
-pub fn upsert(turn: &str, item: &str, kind: UpsertKind) -> PaneEvent {
-    PaneEvent::Upsert(Upsert {
-        turn_id: turn.into(),
-        session_id: "s".into(),
-        item_id: item.into(),
-        source_timestamp: chrono::DateTime::UNIX_EPOCH,
-        emitted_at: chrono::DateTime::UNIX_EPOCH,
-        status: UpsertStatus::Complete,
-        error_code: None,
-        error_message: None,
-        kind,
-    })
-}
+/// A complete item (the shared test-support builder).
+pub use crate::support::console::complete as upsert;
 
 /// A tool call still running (no output yet).
 pub fn running_tool(turn: &str, item: &str, command: &str) -> PaneEvent {

@@ -11,6 +11,7 @@ use hive::config::{Config, ConfigSource};
 use hive::provider::Capabilities;
 use hive::runner::{PaneEvent, PaneUpdate};
 use hive::ui::ViewState;
+use hive::upsert::{Upsert, UpsertKind, UpsertStatus};
 
 /// One scripted agent, `demo` ("Architect").
 pub const ONE_AGENT: &str = r#"
@@ -76,4 +77,19 @@ impl Console {
 /// An event for pane 0.
 pub fn pane_event(event: PaneEvent) -> PaneUpdate {
     PaneUpdate { pane: 0, event }
+}
+
+/// A complete item of turn `turn`, at the epoch (snapshots stay stable).
+pub fn complete(turn: &str, item: &str, kind: UpsertKind) -> PaneEvent {
+    PaneEvent::Upsert(Upsert {
+        turn_id: turn.into(),
+        session_id: "s".into(),
+        item_id: item.into(),
+        source_timestamp: chrono::DateTime::UNIX_EPOCH,
+        emitted_at: chrono::DateTime::UNIX_EPOCH,
+        status: UpsertStatus::Complete,
+        error_code: None,
+        error_message: None,
+        kind,
+    })
 }
