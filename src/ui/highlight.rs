@@ -4,9 +4,8 @@ use std::sync::OnceLock;
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Span;
-use syntect::easy::HighlightLines;
-use syntect::highlighting::{FontStyle, ThemeSet};
-use syntect::parsing::SyntaxSet;
+use syntect::highlighting::{FontStyle, HighlightIterator, HighlightState, Highlighter, ThemeSet};
+use syntect::parsing::{ParseState, ScopeStack, SyntaxSet};
 
 fn syntaxes() -> &'static SyntaxSet {
     static SET: OnceLock<SyntaxSet> = OnceLock::new();
@@ -23,9 +22,35 @@ pub fn warm_up() {
     let _ = (syntaxes(), themes());
 }
 
+/// What highlighting a growing code block again can reuse: its complete
+/// lines, already highlighted, and the parser's state after them. A
+/// streaming answer's open code block is highlighted on every frame; with
+/// this only the lines that arrived since (and the unfinished last one) are.
+#[derive(Debug, Default)]
+pub struct Memo {
+    /// Language and theme the state belongs to.
+    key: (String, String),
+    /// Source of the complete lines highlighted so far.
+    done: String,
+    lines: Vec<Vec<Span<'static>>>,
+    state: Option<(ParseState, HighlightState)>,
+}
+
 /// Highlights `code` as `lang` (a fence info word: `rust`, `py`, `diff`…).
 /// Returns one span list per line, or `None` when the language is unknown.
 pub fn highlight(code: &str, lang: &str, theme_name: &str) -> Option<Vec<Vec<Span<'static>>>> {
+    highlight_with(code, lang, theme_name, &mut Memo::default())
+}
+
+/// `highlight`, resuming from `memo` when `code` extends the code it saw
+/// (same language and theme), and leaving in it the state after `code`'s
+/// complete lines.
+pub fn highlight_with(
+    code: &str,
+    lang: &str,
+    theme_name: &str,
+    memo: &mut Memo,
+) -> Option<Vec<Vec<Span<'static>>>> {
     let set = syntaxes();
     let lang = lang.split([',', ' ']).next().unwrap_or("").trim();
     if lang.is_empty() {
@@ -38,31 +63,76 @@ pub fn highlight(code: &str, lang: &str, theme_name: &str) -> Option<Vec<Vec<Spa
         .themes
         .get(theme_name)
         .or_else(|| themes().themes.get("base16-ocean.dark"))?;
-    let mut h = HighlightLines::new(syntax, theme);
-    let mut out = Vec::new();
-    for line in syntect::util::LinesWithEndings::from(code) {
-        let ranges = h.highlight_line(line, set).ok()?;
-        let spans = ranges
-            .into_iter()
-            .filter_map(|(style, text)| {
-                let text = text.trim_end_matches(['\n', '\r']).replace('\t', "    ");
-                if text.is_empty() {
-                    return None;
-                }
-                let fg = style.foreground;
-                let mut s = Style::new().fg(Color::Rgb(fg.r, fg.g, fg.b));
-                if style.font_style.contains(FontStyle::BOLD) {
-                    s = s.add_modifier(Modifier::BOLD);
-                }
-                if style.font_style.contains(FontStyle::ITALIC) {
-                    s = s.add_modifier(Modifier::ITALIC);
-                }
-                Some(Span::styled(text, s))
-            })
-            .collect();
-        out.push(spans);
+    let highlighter = Highlighter::new(theme);
+    let reuse = memo.state.is_some()
+        && memo.key.0 == lang
+        && memo.key.1 == theme_name
+        && code.starts_with(memo.done.as_str());
+    if !reuse {
+        *memo = Memo {
+            key: (lang.to_owned(), theme_name.to_owned()),
+            state: Some((
+                ParseState::new(syntax),
+                HighlightState::new(&highlighter, ScopeStack::new()),
+            )),
+            ..Memo::default()
+        };
     }
+    let rest = &code[memo.done.len()..];
+    let mut partial = None;
+    for line in syntect::util::LinesWithEndings::from(rest) {
+        let (parse, hl) = memo.state.as_mut()?;
+        if line.ends_with('\n') {
+            let Some(spans) = highlight_line(line, parse, hl, &highlighter, set) else {
+                *memo = Memo::default();
+                return None;
+            };
+            memo.lines.push(spans);
+            memo.done.push_str(line);
+        } else {
+            // The unfinished last line: highlighted from a copy of the
+            // state, since its end may still change how it parses.
+            let (mut parse, mut hl) = (parse.clone(), hl.clone());
+            partial = Some(highlight_line(
+                line,
+                &mut parse,
+                &mut hl,
+                &highlighter,
+                set,
+            )?);
+        }
+    }
+    let mut out = memo.lines.clone();
+    out.extend(partial);
     Some(out)
+}
+
+fn highlight_line(
+    line: &str,
+    parse: &mut ParseState,
+    hl: &mut HighlightState,
+    highlighter: &Highlighter<'_>,
+    set: &SyntaxSet,
+) -> Option<Vec<Span<'static>>> {
+    let ops = parse.parse_line(line, set).ok()?;
+    let spans = HighlightIterator::new(hl, &ops, line, highlighter)
+        .filter_map(|(style, text)| {
+            let text = text.trim_end_matches(['\n', '\r']).replace('\t', "    ");
+            if text.is_empty() {
+                return None;
+            }
+            let fg = style.foreground;
+            let mut s = Style::new().fg(Color::Rgb(fg.r, fg.g, fg.b));
+            if style.font_style.contains(FontStyle::BOLD) {
+                s = s.add_modifier(Modifier::BOLD);
+            }
+            if style.font_style.contains(FontStyle::ITALIC) {
+                s = s.add_modifier(Modifier::ITALIC);
+            }
+            Some(Span::styled(text, s))
+        })
+        .collect();
+    Some(spans)
 }
 
 #[cfg(test)]
@@ -75,5 +145,22 @@ mod tests {
         assert_eq!(lines.len(), 2);
         assert!(lines[0].len() > 1);
         assert!(highlight("x", "no-such-language", "base16-ocean.dark").is_none());
+    }
+
+    #[test]
+    fn resuming_from_a_memo_gives_what_a_fresh_highlight_gives() {
+        let code = "fn main() {\n    let s = \"a\\n\n    b\";\n    /* x\n y */ s.len()\n}\n";
+        let mut memo = Memo::default();
+        for n in (0..=code.len()).filter(|n| code.is_char_boundary(*n)) {
+            let prefix = &code[..n];
+            let fresh = highlight(prefix, "rust", "base16-ocean.dark");
+            let resumed = highlight_with(prefix, "rust", "base16-ocean.dark", &mut memo);
+            assert_eq!(resumed, fresh, "after {prefix:?}");
+        }
+        assert_eq!(memo.lines.len(), 6, "the complete lines are kept");
+        // Other code starts again rather than resuming.
+        let other = highlight_with("x = 1\n", "python", "base16-ocean.dark", &mut memo);
+        assert_eq!(other, highlight("x = 1\n", "python", "base16-ocean.dark"));
+        assert_eq!(memo.done, "x = 1\n");
     }
 }

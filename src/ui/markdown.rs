@@ -18,7 +18,18 @@ use super::wrap::Logical;
 
 /// Renders a complete markdown document.
 pub fn render(src: &str, theme: &Theme, base: Style) -> Vec<Logical> {
-    let mut r = Renderer::new(theme, base);
+    render_with(src, theme, base, &mut Vec::new())
+}
+
+/// `render`, highlighting the document's `n`th code block from `memos[n]`
+/// (see `highlight::Memo`); keeps one memo per code block it rendered.
+fn render_with(
+    src: &str,
+    theme: &Theme,
+    base: Style,
+    memos: &mut Vec<highlight::Memo>,
+) -> Vec<Logical> {
+    let mut r = Renderer::new(theme, base, memos);
     let parser = Parser::new_ext(
         src,
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS,
@@ -26,7 +37,10 @@ pub fn render(src: &str, theme: &Theme, base: Style) -> Vec<Logical> {
     for ev in parser {
         r.event(ev);
     }
-    r.finish()
+    let blocks = r.code_blocks;
+    let out = r.finish();
+    memos.truncate(blocks);
+    out
 }
 
 /// The largest cut point `>= from` where everything before can be rendered
@@ -80,6 +94,9 @@ struct Renderer<'t> {
     link: Option<String>,
     table: Option<OpenTable>,
     need_blank: bool,
+    memos: &'t mut Vec<highlight::Memo>,
+    /// Code blocks rendered so far (the next one's memo).
+    code_blocks: usize,
 }
 
 /// A table being parsed; laid out to the width later (`markdown_table`).
@@ -91,7 +108,7 @@ struct OpenTable {
 }
 
 impl<'t> Renderer<'t> {
-    fn new(theme: &'t Theme, base: Style) -> Self {
+    fn new(theme: &'t Theme, base: Style, memos: &'t mut Vec<highlight::Memo>) -> Self {
         Self {
             theme,
             base,
@@ -106,6 +123,8 @@ impl<'t> Renderer<'t> {
             link: None,
             table: None,
             need_blank: false,
+            memos,
+            code_blocks: 0,
         }
     }
 
@@ -428,7 +447,14 @@ impl<'t> Renderer<'t> {
         self.out
             .push(Logical::new(Vec::new()).with_prefix(head, Vec::new()));
         let code = code.strip_suffix('\n').unwrap_or(code);
-        let lines = highlight::highlight(code, lang, &theme.syntax_theme).unwrap_or_else(|| {
+        if self.memos.len() <= self.code_blocks {
+            self.memos
+                .resize_with(self.code_blocks + 1, Default::default);
+        }
+        let memo = &mut self.memos[self.code_blocks];
+        self.code_blocks += 1;
+        let lines = highlight::highlight_with(code, lang, &theme.syntax_theme, memo);
+        let lines = lines.unwrap_or_else(|| {
             let style = Style::new().fg(theme.code);
             code.lines()
                 .map(|l| vec![Span::styled(l.replace('\t', "    "), style)])
@@ -489,6 +515,8 @@ pub struct Incremental {
     pub tail: Vec<Logical>,
     /// Finished lines were rendered (some may have been taken since).
     had_stable: bool,
+    /// Highlighting of the open tail's code blocks, resumed on each update.
+    memos: Vec<highlight::Memo>,
 }
 
 impl Incremental {
@@ -500,7 +528,7 @@ impl Incremental {
         }
         let cut = stable_boundary(src, self.stable_len);
         if cut > self.stable_len {
-            let chunk = render(&src[self.stable_len..cut], theme, base);
+            let chunk = render_with(&src[self.stable_len..cut], theme, base, &mut self.memos);
             if self.had_stable && !chunk.is_empty() {
                 self.stable.push(Logical::default());
             }
@@ -508,7 +536,7 @@ impl Incremental {
             self.stable.extend(chunk);
             self.stable_len = cut;
         }
-        self.tail = render(&src[self.stable_len..], theme, base);
+        self.tail = render_with(&src[self.stable_len..], theme, base, &mut self.memos);
         if self.had_stable && !self.tail.is_empty() {
             self.tail.insert(0, Logical::default());
         }
