@@ -75,7 +75,7 @@ struct TextItem {
     gradient_index: usize,
     emitted: bool,
     dirty: bool,
-    /// Bytes the display has seen (by an upsert or a live tail).
+    /// Bytes the display has seen through a live tail.
     shown: usize,
     first_delta: Option<Instant>,
     last_delta: Instant,
@@ -390,10 +390,13 @@ impl Processor {
     }
 
     /// The display's live tail: an in-progress snapshot of every open item
-    /// whose text grew since it was last emitted or shown. It leaves the
+    /// whose text grew since it was last shown this way. It leaves the
     /// gradient (the upsert contract that history and `hive run` read)
     /// untouched; the console shows these between batches so a visible
-    /// pane is never more than its display latency behind the agent.
+    /// pane is never more than its display latency behind the agent. A
+    /// gradient batch does not count as shown: the console draws streaming
+    /// text on this tail's cadence only (`app::pace`), so a batch in
+    /// between costs no frame of its own.
     pub fn live_tail(&mut self) -> Vec<Upsert> {
         let mut out = Vec::new();
         for (id, item) in &mut self.text {
@@ -661,6 +664,6 @@ fn emit_progress(item_id: &str, item: &mut TextItem) -> Output {
     };
     item.emitted = true;
     item.dirty = false;
-    item.shown = item.buf.len();
+    // Not `shown`: the live tail still follows it (see `live_tail`).
     text_upsert(item_id, item, status, None)
 }

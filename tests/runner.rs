@@ -757,6 +757,36 @@ impl hive::runner::Recorder for SeenByRecorder {
     }
 }
 
+/// The console draws streaming text on the live tail's cadence only
+/// (`app::pace`), so a gradient batch must not stop the live tail that
+/// shows its text.
+#[tokio::test(start_paused = true)]
+async fn live_tail_follows_a_gradient_batch() {
+    let fake = Fake::new(caps(false, true));
+    let options = RunnerOptions {
+        live_every: Some(Duration::from_millis(40)),
+        ..RunnerOptions::default()
+    };
+    let (_h, mut rx) = streaming_message(&fake, options).await;
+    let text = "enough words in one delta to pass the gradient's first batch of ten tokens";
+    fake.emit(Payload::ItemDelta {
+        item_id: "m1".into(),
+        delta_content: text.into(),
+    });
+    let batch = until(&mut rx, |e| match e {
+        PaneEvent::Upsert(u) if u.item_id == "m1" => u.text().map(|t| t.to_string()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(batch, text);
+    let live = until(&mut rx, |e| match e {
+        PaneEvent::Live(u) if u.item_id == "m1" => u.text().map(|t| t.to_string()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(live, text);
+}
+
 #[tokio::test(start_paused = true)]
 async fn live_tail_shows_text_between_gradient_batches_and_is_not_recorded() {
     let fake = Fake::new(caps(false, true));

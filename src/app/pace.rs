@@ -6,11 +6,17 @@
 //! and shows with the next frame any pane draws, so background panes share
 //! a smaller budget while the focused pane keeps the smooth path. Keys,
 //! state changes and finished items draw at the next frame slot.
+//!
+//! With the live tail on, a gradient batch of streaming text asks for no
+//! frame: the runner's live tail follows every batch within the display
+//! latency (`Processor::live_tail`), so streaming text is drawn once per
+//! live tick instead of once per tick and once per batch.
 
 use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::runner::{PaneEvent, PaneUpdate};
+use crate::upsert::{Upsert, UpsertKind};
 
 /// How much longer than the focused pane a background pane may wait.
 const BACKGROUND_FACTOR: u32 = 4;
@@ -20,6 +26,8 @@ pub struct Pace {
     interval: Duration,
     /// How long a streaming update of a background pane may wait.
     background: Duration,
+    /// Whether runners send a live tail (`ui.display_latency_ms` > 0).
+    live: bool,
     last: Instant,
     due: Option<Instant>,
 }
@@ -30,6 +38,7 @@ impl Pace {
         Self {
             interval,
             background: super::live_every(config).unwrap_or_default() * BACKGROUND_FACTOR,
+            live: super::live_every(config).is_some(),
             last: now.checked_sub(interval).unwrap_or(now),
             due: None,
         }
@@ -43,6 +52,7 @@ impl Pace {
     /// A runner update for a pane; `focus` is the focused pane.
     pub fn update(&mut self, u: &PaneUpdate, focus: usize, now: Instant) {
         let wait = match &u.event {
+            PaneEvent::Upsert(x) if self.live && streaming_text(x) => return,
             _ if u.pane == focus => Duration::ZERO,
             PaneEvent::Upsert(x) if x.is_closed() => Duration::ZERO,
             PaneEvent::Live(_) | PaneEvent::Upsert(_) => self.background,
@@ -72,11 +82,21 @@ impl Pace {
     }
 }
 
+/// A gradient batch of an open message or thinking item: its text is
+/// also in the live tail that follows.
+fn streaming_text(u: &Upsert) -> bool {
+    !u.is_closed()
+        && matches!(
+            u.kind,
+            UpsertKind::Message { .. } | UpsertKind::Thinking { .. }
+        )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::ConfigSource;
-    use crate::upsert::{Upsert, UpsertKind, UpsertStatus};
+    use crate::upsert::UpsertStatus;
 
     fn update(pane: usize, status: UpsertStatus, live: bool) -> PaneUpdate {
         let u = Upsert {
@@ -112,7 +132,7 @@ mod tests {
         let stream = super::super::live_every(&config).unwrap_or_default();
         assert!(stream > Duration::ZERO);
 
-        pace.update(&update(0, UpsertStatus::Update, false), 0, t0);
+        pace.update(&update(0, UpsertStatus::Update, true), 0, t0);
         assert!(pace.ready(t0), "the focused pane draws at once");
         pace.drawn(t0);
 
@@ -129,5 +149,29 @@ mod tests {
             pace.due() < Some(t0 + stream),
             "the focused pane's next slot"
         );
+    }
+
+    #[test]
+    fn a_batch_of_streaming_text_waits_for_the_live_tail() {
+        let parse = |ms| {
+            Config::parse(
+                &format!("[ui]\ndisplay_latency_ms = {ms}\n"),
+                ConfigSource::Builtin,
+            )
+            .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let t0 = Instant::now();
+        let mut pace = Pace::new(&parse(50), t0);
+        pace.update(&update(0, UpsertStatus::Update, false), 0, t0);
+        assert_eq!(pace.due(), None, "the live tail that follows draws it");
+        pace.update(&update(1, UpsertStatus::Update, false), 0, t0);
+        assert_eq!(pace.due(), None, "nor in a background pane");
+        pace.update(&update(0, UpsertStatus::Complete, false), 0, t0);
+        assert!(pace.ready(t0), "a finished item draws at once");
+
+        // Without a live tail, each batch is what shows the text.
+        let mut pace = Pace::new(&parse(0), t0);
+        pace.update(&update(0, UpsertStatus::Update, false), 0, t0);
+        assert!(pace.ready(t0));
     }
 }
