@@ -87,10 +87,6 @@ struct Tap {
 }
 
 impl ProviderFactory for Tap {
-    fn name(&self) -> &'static str {
-        "script"
-    }
-
     fn capabilities(&self, agent: &AgentConfig) -> Capabilities {
         ScriptFactory.capabilities(agent)
     }

@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     Capabilities, DiagnosticLevel, EventSink, ProviderCommand, ProviderError, ProviderEvent,
-    ProviderFactory, ProviderHandle, ProviderSpec, SessionInfo, Sink,
+    ProviderFactory, ProviderHandle, ProviderSpec, SessionInfo, Sink, Spawned,
 };
 use crate::config::AgentConfig;
 use crate::event::{ErrorInfo, FinalItem, Payload, ResponseStatus, Usage, new_id};
@@ -147,10 +147,6 @@ impl OpenAiFactory {
 }
 
 impl ProviderFactory for OpenAiFactory {
-    fn name(&self) -> &'static str {
-        PROVIDER_ID
-    }
-
     fn capabilities(&self, _agent: &AgentConfig) -> Capabilities {
         Capabilities {
             images: true,
@@ -158,15 +154,8 @@ impl ProviderFactory for OpenAiFactory {
         }
     }
 
-    fn spawn(
-        &self,
-        spec: ProviderSpec,
-        events: EventSink,
-    ) -> Result<ProviderHandle, ProviderError> {
-        let config = |message: String| ProviderError::Config {
-            agent: spec.agent.id.clone(),
-            message,
-        };
+    fn spawn(&self, spec: ProviderSpec, events: EventSink) -> Spawned {
+        let config = |message: String| ProviderError::config(&spec.agent.id, message);
         let settings = Settings::from_agent(&spec.agent).map_err(config)?;
         let client = reqwest::Client::builder()
             .build()
