@@ -542,14 +542,7 @@ impl Player {
         };
         self.emit(
             &ctx.turn_id,
-            Payload::ItemDone {
-                item_id: new_id("out"),
-                final_item: FinalItem::FunctionCallOutput {
-                    call_id,
-                    output,
-                    is_error,
-                },
-            },
+            Payload::tool_output(new_id("out"), call_id, output, is_error),
         );
         None
     }

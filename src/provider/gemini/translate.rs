@@ -71,23 +71,9 @@ impl GeminiTurn {
         let mut out = Vec::new();
         let ts = Utc::now();
         self.ensure_started(ts, None, &mut out);
-        let item_id = new_id("notice");
-        self.emit(
-            &mut out,
-            ts,
-            Payload::item_start(item_id.clone(), ItemType::Message),
-        );
-        self.emit(
-            &mut out,
-            ts,
-            Payload::ItemDone {
-                item_id,
-                final_item: FinalItem::Message {
-                    content: text.to_owned(),
-                    origin: Origin::System,
-                },
-            },
-        );
+        for payload in Payload::notice("notice", text) {
+            self.emit(&mut out, ts, payload);
+        }
         out
     }
 
@@ -342,14 +328,7 @@ impl GeminiTurn {
         self.emit(
             out,
             ts,
-            Payload::ItemDone {
-                item_id: new_id("out"),
-                final_item: FinalItem::FunctionCallOutput {
-                    call_id: call_id.to_owned(),
-                    output,
-                    is_error,
-                },
-            },
+            Payload::tool_output(new_id("out"), call_id, output, is_error),
         );
     }
 

@@ -27,7 +27,7 @@ use super::{
     ProviderFactory, ProviderHandle, ProviderSpec, SessionInfo, Sink, Spawned,
 };
 use crate::config::AgentConfig;
-use crate::event::{ErrorInfo, FinalItem, Payload, ResponseStatus, Usage, new_id};
+use crate::event::{ErrorInfo, Payload, ResponseStatus, Usage, new_id};
 use crate::history::{PaneState, Store};
 pub use resume::messages_from_records;
 pub use step::{MAX_RETRIES, StepError};
@@ -448,14 +448,7 @@ impl Agent {
             if !interrupted {
                 self.emit(
                     turn_id,
-                    Payload::ItemDone {
-                        item_id: new_id("out"),
-                        final_item: FinalItem::FunctionCallOutput {
-                            call_id: call.id.clone(),
-                            output: output.clone(),
-                            is_error,
-                        },
-                    },
+                    Payload::tool_output(new_id("out"), &call.id, output.as_str(), is_error),
                 );
             }
             self.messages.push(ChatMessage::Tool {

@@ -399,18 +399,9 @@ impl PiTranslator {
             return;
         }
         self.ensure_started(out);
-        let item_id = new_id("notice");
-        self.emit(out, Payload::item_start(item_id.clone(), ItemType::Message));
-        self.emit(
-            out,
-            Payload::ItemDone {
-                item_id,
-                final_item: FinalItem::Message {
-                    content: text,
-                    origin: Origin::System,
-                },
-            },
-        );
+        for payload in Payload::notice("notice", text) {
+            self.emit(out, payload);
+        }
     }
 
     fn response(&mut self, v: &Value, out: &mut Vec<ProviderEvent>) {
