@@ -19,7 +19,8 @@ pub mod settings;
 use std::sync::Arc;
 
 use super::{
-    Capabilities, EventSink, ProviderEvent, ProviderFactory, ProviderSpec, SessionInfo, Spawned,
+    Capabilities, EventSink, ProviderEvent, ProviderFactory, ProviderHandle, ProviderSpec,
+    SessionInfo, Spawned,
 };
 use crate::config::AgentConfig;
 
@@ -51,10 +52,13 @@ impl ProviderFactory for CodexFactory {
 
     fn spawn(&self, spec: ProviderSpec, events: EventSink) -> Spawned {
         let settings = Arc::new(CodexSettings::from_agent(&spec.agent)?);
-        match settings.transport {
-            Transport::Exec => Ok(exec::spawn(settings, spec.resume, events)),
-            Transport::AppServer => Ok(app_server::spawn(settings, spec.resume, events)),
-        }
+        let resume = spec.resume;
+        Ok(ProviderHandle::spawn(move |rx| async move {
+            match settings.transport {
+                Transport::Exec => exec::run(settings, resume, events, rx).await,
+                Transport::AppServer => app_server::run(settings, resume, events, rx).await,
+            }
+        }))
     }
 }
 
