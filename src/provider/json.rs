@@ -19,6 +19,15 @@ pub(crate) fn excerpt(line: &str) -> String {
     }
 }
 
+/// A line the agent wrote as one JSON object, or the warning that quotes it
+/// (`<who>: unreadable output line: …`).
+pub(crate) fn object_line(who: &str, line: &str) -> Result<Value, String> {
+    match serde_json::from_str(line) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        _ => Err(format!("{who}: unreadable output line: {}", excerpt(line))),
+    }
+}
+
 /// `v[key]` when it is a string.
 pub(crate) fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)

@@ -14,7 +14,7 @@ use crate::event::{
     ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, Usage, new_id,
 };
 use crate::provider::display::{self, COMMON};
-use crate::provider::json::{excerpt, str_field};
+use crate::provider::json::{excerpt, object_line, str_field};
 
 use crate::provider::{DiagnosticLevel, ProviderEvent, SessionInfo};
 
@@ -88,13 +88,10 @@ impl GeminiTurn {
         if line.trim().is_empty() {
             return out;
         }
-        let value: Value = match serde_json::from_str(line) {
-            Ok(v @ Value::Object(_)) => v,
-            _ => {
-                out.push(ProviderEvent::diagnostic(
-                    DiagnosticLevel::Warn,
-                    format!("gemini: unreadable output line: {}", excerpt(line)),
-                ));
+        let value = match object_line("gemini", line) {
+            Ok(v) => v,
+            Err(warning) => {
+                out.push(ProviderEvent::diagnostic(DiagnosticLevel::Warn, warning));
                 return out;
             }
         };

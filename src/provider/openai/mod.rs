@@ -376,8 +376,13 @@ impl Agent {
                 session_id: &self.session,
                 cancel,
             };
-            let result =
-                step::run(&self.client, &self.settings, &messages, &self.tools, &ctx).await;
+            let request = step::StepRequest {
+                client: &self.client,
+                settings: &self.settings,
+                messages: &messages,
+                tools: &self.tools,
+            };
+            let result = step::run(&request, &ctx).await;
             let out = match result {
                 Ok(out) => out,
                 Err(StepError::Cancelled) => {
