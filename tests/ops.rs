@@ -77,7 +77,7 @@ impl Hive {
         let (ops_tx, ops_rx) = mpsc::unbounded_channel();
         let mut registry = Registry::builtin();
         registry.register(
-            hive::provider::openai::PROVIDER_ID,
+            "openai",
             Arc::new(
                 OpenAiFactory::default()
                     .with_store(hive::history::Store::at(store))

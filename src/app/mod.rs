@@ -147,7 +147,7 @@ fn start_runners(
     let mut registry = Registry::builtin();
     // Direct agents with `hive_tools = true` call hive's operations.
     registry.register(
-        crate::provider::openai::PROVIDER_ID,
+        "openai",
         std::sync::Arc::new(
             crate::provider::openai::OpenAiFactory::default()
                 .with_toolbox(crate::ops::meta::toolbox_factory(ops.clone())),

@@ -365,15 +365,12 @@ impl Registry {
         let mut r = Self::empty();
         r.register("script", Arc::new(script::ScriptFactory));
         r.register("pty", Arc::new(pty::PtyFactory));
-        r.register(codex::PROVIDER_ID, Arc::new(codex::CodexFactory));
+        r.register("codex", Arc::new(codex::CodexFactory));
         r.register("gemini", Arc::new(gemini::GeminiFactory));
         r.register("pi", Arc::new(pi::PiFactory));
         r.register("acp", Arc::new(acp::AcpFactory));
         r.register("claude", Arc::new(claude::ClaudeFactory));
-        r.register(
-            openai::PROVIDER_ID,
-            Arc::new(openai::OpenAiFactory::default()),
-        );
+        r.register("openai", Arc::new(openai::OpenAiFactory::default()));
         r
     }
 
