@@ -185,7 +185,9 @@ fn main() {
     };
 
     screen
-        .until(Duration::from_secs(10), |s| s.contains(&format!("p{panes}")))
+        .until(Duration::from_secs(10), |s| {
+            s.contains(&format!("p{panes}"))
+        })
         .expect("hive draws its panes");
     // Start every pane streaming: focus it (Alt+N), type, Enter.
     for i in 1..=panes {
