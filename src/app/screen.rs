@@ -9,12 +9,13 @@
 //! only then diffs. The diff still repaints whatever differs, so a wrong
 //! guess costs bytes, never correctness.
 
-use std::hash::{Hash, Hasher};
+use std::hash::Hasher;
 use std::io::{self, Write};
 
 use ratatui::backend::{Backend, CrosstermBackend};
 use ratatui::buffer::{Buffer, Cell, CellDiffOption};
 use ratatui::layout::Rect;
+use ratatui::style::Color;
 
 /// A region whose full-width rows may scroll together; columns `x..x+width`
 /// are what is compared (the pane's inside, without its border).
@@ -160,20 +161,61 @@ impl Hasher for RowHasher {
 }
 
 fn row_hashes(buf: &Buffer, r: Rect) -> Vec<u64> {
+    let a = buf.area;
+    let inside = r.x >= a.x && r.right() <= a.right() && r.y >= a.y && r.bottom() <= a.bottom();
     (r.y..r.bottom())
         .map(|y| {
             let mut h = RowHasher::default();
-            for x in r.x..r.right() {
-                if let Some(c) = buf.cell((x, y)) {
-                    c.symbol().hash(&mut h);
-                    c.fg.hash(&mut h);
-                    c.bg.hash(&mut h);
-                    c.modifier.hash(&mut h);
+            if inside {
+                let start = usize::from(y - a.y) * usize::from(a.width) + usize::from(r.x - a.x);
+                let row = buf.content.get(start..start + usize::from(r.width));
+                for c in row.unwrap_or_default() {
+                    hash_cell(&mut h, c);
                 }
             }
             h.finish()
         })
         .collect()
+}
+
+/// A cell's symbol, colours and modifiers folded into three words: every
+/// row of every frame is hashed, so this is kept to a few multiplies.
+fn hash_cell(h: &mut RowHasher, c: &Cell) {
+    let s = c.symbol().as_bytes();
+    let mut word = [0u8; 8];
+    let n = s.len().min(8);
+    word[..n].copy_from_slice(&s[..n]);
+    h.write_u64(u64::from_le_bytes(word));
+    if s.len() > 8 {
+        h.write(&s[8..]);
+    }
+    h.write_u64(u64::from(colour_word(c.fg)) << 32 | u64::from(colour_word(c.bg)));
+    h.write_u64(u64::from(c.modifier.bits()) << 32 | s.len() as u64);
+}
+
+/// A colour as one number, different for different colours.
+fn colour_word(c: Color) -> u32 {
+    match c {
+        Color::Reset => 0,
+        Color::Black => 1,
+        Color::Red => 2,
+        Color::Green => 3,
+        Color::Yellow => 4,
+        Color::Blue => 5,
+        Color::Magenta => 6,
+        Color::Cyan => 7,
+        Color::Gray => 8,
+        Color::DarkGray => 9,
+        Color::LightRed => 10,
+        Color::LightGreen => 11,
+        Color::LightYellow => 12,
+        Color::LightBlue => 13,
+        Color::LightMagenta => 14,
+        Color::LightCyan => 15,
+        Color::White => 16,
+        Color::Indexed(i) => 0x100 | u32::from(i),
+        Color::Rgb(r, g, b) => 0x100_0000 | u32::from(r) << 16 | u32::from(g) << 8 | u32::from(b),
+    }
 }
 
 /// The `k` rows by which the rows hashed `new` are the rows hashed `old`
@@ -200,8 +242,14 @@ fn shift_up(buf: &mut Buffer, r: Rect, k: u16) {
     let start = buf.index_of(buf.area.x, r.y);
     let end = start + r.height as usize * width;
     let rows = &mut buf.content[start..end];
-    rows.rotate_left(k as usize * width);
-    let blank = rows.len() - k as usize * width;
+    let by = (k as usize * width).min(rows.len());
+    // Swapping forward in order (not `rotate_left`, several times slower
+    // on cells this size): the rows that scroll off end up at the bottom,
+    // where the blanks overwrite them.
+    for i in 0..rows.len() - by {
+        rows.swap(i, i + by);
+    }
+    let blank = rows.len() - by;
     rows[blank..].fill(Cell::default());
 }
 
@@ -230,6 +278,31 @@ mod tests {
         let rows: std::collections::BTreeSet<u16> =
             shifted.diff(&cur).iter().map(|(_, y, _)| *y).collect();
         assert_eq!(rows, [4, 5].into_iter().collect());
+    }
+
+    #[test]
+    fn rows_that_look_different_hash_differently() {
+        use ratatui::style::{Modifier, Style};
+        let row = |text: &str, style: Style| {
+            let mut b = Buffer::empty(Rect::new(0, 0, 12, 1));
+            b.set_string(0, 0, text, style);
+            row_hashes(&b, b.area)[0]
+        };
+        let plain = row("abc", Style::new());
+        assert_eq!(plain, row("abc", Style::new()));
+        let looks = [
+            row("abd", Style::new()),
+            row("abc", Style::new().fg(Color::Rgb(1, 2, 3))),
+            row("abc", Style::new().fg(Color::Rgb(1, 2, 4))),
+            row("abc", Style::new().bg(Color::Indexed(3))),
+            row("abc", Style::new().fg(Color::Red)),
+            row("abc", Style::new().add_modifier(Modifier::BOLD)),
+            row("👩‍👩‍👧 x", Style::new()),
+            row("👩‍👩‍👦 x", Style::new()),
+        ];
+        let distinct: std::collections::BTreeSet<u64> = looks.iter().copied().collect();
+        assert_eq!(distinct.len(), looks.len());
+        assert!(!distinct.contains(&plain));
     }
 
     #[test]
