@@ -47,7 +47,9 @@ pub fn draw(frame: &mut Frame<'_>, app: &App, view: &mut ViewState) {
     render(app, view, area, frame.buffer_mut());
 }
 
-/// Draws the whole screen into `buf` (tests and benches call this directly).
+/// Draws the whole screen into `buf`, which must be blank (reset): cells
+/// nothing draws on are left as they are (tests and benches call this
+/// directly).
 pub fn render(app: &App, view: &mut ViewState, area: Rect, buf: &mut Buffer) {
     view.begin(app.panes.len());
     if area.width < 8 || area.height < 3 {
