@@ -178,19 +178,23 @@ fn row_hashes(buf: &Buffer, r: Rect) -> Vec<u64> {
         .collect()
 }
 
-/// A cell's symbol, colours and modifiers folded into three words: every
-/// row of every frame is hashed, so this is kept to a few multiplies.
+/// A cell's symbol, colours and modifiers folded into two words: every
+/// row of every frame is hashed, so this is kept to two multiplies.
 fn hash_cell(h: &mut RowHasher, c: &Cell) {
     let s = c.symbol().as_bytes();
-    let mut word = [0u8; 8];
-    let n = s.len().min(8);
-    word[..n].copy_from_slice(&s[..n]);
-    h.write_u64(u64::from_le_bytes(word));
+    let mut word = 0u64;
+    for (i, b) in s.iter().take(8).enumerate() {
+        word |= u64::from(*b) << (8 * i);
+    }
+    h.write_u64(word);
     if s.len() > 8 {
         h.write(&s[8..]);
     }
-    h.write_u64(u64::from(colour_word(c.fg)) << 32 | u64::from(colour_word(c.bg)));
-    h.write_u64(u64::from(c.modifier.bits()) << 32 | s.len() as u64);
+    // Colours take 25 bits each; the modifier's 9 flags go on top.
+    let style = u64::from(colour_word(c.fg))
+        | u64::from(colour_word(c.bg)) << 25
+        | u64::from(c.modifier.bits()) << 50;
+    h.write_u64(style ^ (s.len() as u64).rotate_right(4));
 }
 
 /// A colour as one number, different for different colours.
