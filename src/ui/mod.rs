@@ -20,6 +20,7 @@ pub mod overlay;
 pub mod overview;
 pub mod pane;
 pub mod pane_title;
+pub mod put;
 pub mod search;
 pub mod status;
 pub mod terminal;

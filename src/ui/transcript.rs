@@ -348,7 +348,7 @@ impl Rows {
             if line.style.bg.is_some() {
                 buf.set_style(Rect::new(area.x, self.y, area.width, 1), line.style);
             }
-            buf.set_line(area.x, self.y, line, area.width);
+            super::put::line(buf, area.x, self.y, line, area.width);
             self.y += 1;
         }
         self.row += 1;
