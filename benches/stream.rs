@@ -157,6 +157,8 @@ fn main() -> anyhow::Result<()> {
         ConfigSource::Builtin,
     )?;
     let (mut app, _) = build_app(&config);
+    // As the console does before its runners start (`app::event_loop`).
+    hive::ui::highlight::warm_up();
     let dump = match std::env::var("DUMP") {
         Ok(path) => Some(Arc::new(Mutex::new(std::fs::File::create(path)?))),
         Err(_) => None,
