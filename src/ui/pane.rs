@@ -302,14 +302,7 @@ fn draw_conversation(d: &mut Drawing<'_, '_>, area: Rect, buf: &mut Buffer) {
     put_lines(&queue, queue_area, buf);
     put_lines(&chips, chips_area, buf);
     if card_area.height > 0 {
-        let block = Block::new()
-            .borders(Borders::ALL)
-            .border_type(BorderType::Rounded)
-            .border_style(Style::new().fg(t.warning))
-            .title(Line::from(Span::styled(
-                " approval needed ",
-                Style::new().fg(t.warning).add_modifier(Modifier::BOLD),
-            )));
+        let block = super::overlay::titled_box(t.warning, " approval needed ".into());
         let inner = block.inner(card_area);
         block.render(card_area, buf);
         put_lines(&card, inner, buf);
