@@ -513,10 +513,7 @@ fn queue_lines(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
         let more = if q.lines().count() > 1 { " …" } else { "" };
         let selected = sel == Some(i);
         let style = if selected {
-            Style::new()
-                .fg(t.text)
-                .bg(t.selection_bg)
-                .add_modifier(Modifier::BOLD)
+            super::overlay::row_style(t, true)
         } else {
             Style::new().fg(t.dim)
         };
