@@ -376,7 +376,7 @@ fn draw_transcript(
         });
         let (scroll, max) = transcript::draw(
             &p.transcript.entries,
-            caches,
+            view,
             scroll,
             &extra,
             &tctx,
