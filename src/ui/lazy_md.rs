@@ -117,8 +117,11 @@ impl MdLayout {
             }
             md.tail(error, t);
             if src.len() <= EAGER_BYTES {
+                // Exact heights (rows dropped since are laid out when drawn).
                 for i in 0..md.chunks.len() {
-                    md.lay_out(i, src, t);
+                    if !md.chunks[i].exact {
+                        md.lay_out(i, src, t);
+                    }
                 }
             }
         });
