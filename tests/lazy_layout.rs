@@ -4,16 +4,19 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
+mod support;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
+use hive::app::frame;
 use hive::app::state::App;
-use hive::app::{build_app, frame};
-use hive::config::{Config, ConfigSource};
 use hive::event::Origin;
+use hive::provider::Capabilities;
 use hive::ui::ViewState;
-use hive::upsert::{Upsert, UpsertKind, UpsertStatus};
+use hive::upsert::UpsertKind;
+use support::console::{Console, complete, pane_event};
 
 const AREA: Rect = Rect::new(0, 0, 100, 30);
 
@@ -37,38 +40,30 @@ fn long_answer(parts: usize) -> String {
     s
 }
 
-fn upsert(item: &str, origin: Origin, text: String) -> Upsert {
-    Upsert {
-        turn_id: "turn-1".into(),
-        session_id: "s".into(),
-        item_id: item.into(),
-        source_timestamp: chrono::DateTime::UNIX_EPOCH,
-        emitted_at: chrono::DateTime::UNIX_EPOCH,
-        status: UpsertStatus::Complete,
-        error_code: None,
-        error_message: None,
-        kind: UpsertKind::Message {
-            content: text.as_str().into(),
-            origin,
-        },
+/// A console holding `items` (origin, text), complete.
+fn console(items: &[(Origin, String)]) -> (App, ViewState) {
+    let Console { mut app, view } = Console::one(Capabilities::default());
+    for (n, (origin, text)) in items.iter().enumerate() {
+        let content = text.as_str().into();
+        let kind = UpsertKind::Message {
+            content,
+            origin: *origin,
+        };
+        app.apply(pane_event(complete("turn-1", &format!("i{n}"), kind)));
     }
+    (app, view)
 }
 
-/// A console holding `items` (origin, text) as restored from history.
-fn console(items: &[(Origin, String)]) -> (App, ViewState) {
-    let config = Config::parse(
-        "[[agent]]\nid = \"a\"\nprovider = \"script\"\n",
-        ConfigSource::Builtin,
-    )
-    .unwrap();
-    let (mut app, _) = build_app(&config);
-    app.now = app.started;
-    for (n, (origin, text)) in items.iter().enumerate() {
-        app.panes[0]
-            .transcript
-            .upsert(upsert(&format!("i{n}"), *origin, text.clone()));
-    }
-    (app, ViewState::default())
+/// Two long answers, each after a question, and a last question.
+fn two_answers() -> (App, ViewState) {
+    let big = long_answer(3000);
+    console(&[
+        (Origin::User, "first".into()),
+        (Origin::Agent, big.clone()),
+        (Origin::User, "second".into()),
+        (Origin::Agent, big),
+        (Origin::User, "third".into()),
+    ])
 }
 
 fn draw(app: &mut App, view: &mut ViewState) -> Buffer {
@@ -178,13 +173,7 @@ fn assert_moved(before: &[String], after: &[String], d: isize) {
 
 #[test]
 fn the_view_stays_put_as_estimates_become_exact() {
-    let big = long_answer(3000);
-    let (mut app, mut view) = console(&[
-        (Origin::User, "first".into()),
-        (Origin::Agent, big.clone()),
-        (Origin::User, "second".into()),
-        (Origin::Agent, big),
-    ]);
+    let (mut app, mut view) = two_answers();
     draw(&mut app, &mut view);
     // Down from the top, a few rows and then pages at a time.
     press(&mut app, KeyCode::Home);
@@ -218,14 +207,7 @@ fn the_view_stays_put_as_estimates_become_exact() {
 
 #[test]
 fn a_search_jump_puts_the_answer_at_the_top_of_the_view() {
-    let big = long_answer(3000);
-    let (mut app, mut view) = console(&[
-        (Origin::User, "first".into()),
-        (Origin::Agent, big.clone()),
-        (Origin::User, "second".into()),
-        (Origin::Agent, big),
-        (Origin::User, "third".into()),
-    ]);
+    let (mut app, mut view) = two_answers();
     draw(&mut app, &mut view);
     app.panes[0].reveal = Some(1);
     let buf = draw(&mut app, &mut view);

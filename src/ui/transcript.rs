@@ -2,9 +2,11 @@
 //!
 //! Only entries that reach the viewport are laid out. Each entry has a
 //! cache in the view state (`ui::view`), by entry index, holding its
-//! wrapped lines for (revision, width, view); a streaming agent message keeps
-//! its finished markdown blocks and re-renders only the open tail, reusing
-//! the text buffer it shares with the processor (`SharedText::same_buffer`).
+//! wrapped lines for (revision, width, view) while it is on screen and its
+//! height after. An agent message is laid out a markdown chunk at a time
+//! (`ui::lazy_md`): a long answer only where the view is, a streaming one
+//! re-rendering only its open tail, reusing the text buffer it shares with
+//! the processor (`SharedText::same_buffer`).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -87,14 +89,19 @@ impl Cache {
         }
     }
 
-    /// Lays out what rows `s..s + h` (counted up from the bottom, the
-    /// entry's last row at `below`) need; returns `s` as `MdLayout::settle`.
-    fn settle(&mut self, e: &Entry, below: usize, s: usize, h: usize, ctx: &Ctx<'_>) -> usize {
-        let width = self.key.map_or(0, |k| k.width);
+    /// Lays the entry out again if its rows were dropped.
+    fn restore_rows(&mut self, e: &Entry, ctx: &Ctx<'_>) {
         if self.lines.len() != self.head {
+            let width = self.key.map_or(0, |k| k.width);
             self.key = None;
             layout(e, self, width, ctx);
         }
+    }
+
+    /// Lays out what rows `s..s + h` (counted up from the bottom, the
+    /// entry's last row at `below`) need; returns `s` as `MdLayout::settle`.
+    fn settle(&mut self, e: &Entry, below: usize, s: usize, h: usize, ctx: &Ctx<'_>) -> usize {
+        self.restore_rows(e, ctx);
         match &mut self.md {
             Some(md) => md.settle(below, s, h, ctx.theme),
             None => s,
@@ -103,11 +110,7 @@ impl Cache {
 
     /// Lays out the entry's first `n` rows.
     fn settle_top(&mut self, e: &Entry, n: usize, ctx: &Ctx<'_>) {
-        let width = self.key.map_or(0, |k| k.width);
-        if self.lines.len() != self.head {
-            self.key = None;
-            layout(e, self, width, ctx);
-        }
+        self.restore_rows(e, ctx);
         if let Some(md) = &mut self.md {
             md.settle_top(0, n.saturating_sub(self.head), ctx.theme);
         }
