@@ -242,18 +242,24 @@ pub fn draw(
     let slack = jump_slack(entries, caches, area.width, ctx);
     let tail = extra.len() + slack;
     let mut pass = Pass::run(entries, caches, scroll, h, tail, ctx, area.width);
-    if pass.reached_top && pass.s > 0 && pass.s >= pass.max_scroll(h, extra.len()) {
+    if pass.reached_top && pass.s > 0 && pass.s >= max_scroll(pass.total, h, extra.len()) {
         // At the top: lay out its first rows, then count from the bottom.
         let top = (0..entries.len()).find(|&i| visible(&entries[i], ctx.full_view));
         if let Some(top) = top {
             settle_down(entries, caches, top, h + 1, ctx, area.width);
         }
-        pass = Pass::run(entries, caches, usize::MAX / 2, h, tail, ctx, area.width);
-        let max = pass.max_scroll(h, extra.len());
+        let total = tail
+            + entries
+                .iter()
+                .zip(caches.iter_mut())
+                .filter(|(e, _)| visible(e, ctx.full_view))
+                .map(|(e, c)| layout(e, c, area.width, ctx))
+                .sum::<usize>();
+        let max = max_scroll(total, h, extra.len());
         pass = Pass::run(entries, caches, max, h, tail, ctx, area.width);
     }
     let max_scroll = if pass.reached_top {
-        pass.max_scroll(h, extra.len())
+        max_scroll(pass.total, h, extra.len())
     } else {
         usize::MAX
     };
@@ -333,12 +339,13 @@ impl Pass {
             shown,
         }
     }
+}
 
-    /// The largest scroll once the top was reached.
-    fn max_scroll(&self, h: usize, extra: usize) -> usize {
-        let skip = usize::from(self.total > extra);
-        (self.total - skip).saturating_sub(h)
-    }
+/// The largest scroll for `total` rows (the top entry's separator row is
+/// not shown when something is above the `extra` lines).
+fn max_scroll(total: usize, h: usize, extra: usize) -> usize {
+    let skip = usize::from(total > extra);
+    (total - skip).saturating_sub(h)
 }
 
 /// Lays out `n` rows from the top of entry `from` down (the view's top
