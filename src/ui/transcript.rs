@@ -68,7 +68,8 @@ impl Cache {
         self.len() == 0
     }
 
-    /// Whether any of the entry's rows are held.
+    /// Whether any of the entry's rows are held (an agent message always
+    /// keeps its separator and open tail; see `chunks_laid_out`).
     pub fn holds_rows(&self) -> bool {
         !self.lines.is_empty() || self.md.as_ref().is_some_and(|m| m.laid_out_chunks() > 0)
     }
