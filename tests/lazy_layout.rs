@@ -218,3 +218,39 @@ fn a_search_jump_puts_the_answer_at_the_top_of_the_view() {
     let again = rows(&app, &buf);
     assert_eq!(again, shown);
 }
+
+#[test]
+fn a_streamed_long_answer_looks_like_the_same_answer_restored() {
+    let text = long_answer(400); // about 80 KB: past the size laid out whole
+    let (mut live, mut live_view) = console(&[(Origin::User, "stream it".into())]);
+    let mut buffer = hive::text::TextBuffer::new();
+    let pieces: Vec<&str> = text.split_inclusive(' ').collect();
+    for (n, piece) in pieces.iter().enumerate() {
+        buffer.push_str(piece);
+        if n % 50 == 0 || n + 1 == pieces.len() {
+            let kind = UpsertKind::Message {
+                content: buffer.snapshot(),
+                origin: Origin::Agent,
+            };
+            live.apply(pane_event(complete("turn-1", "answer", kind)));
+            draw(&mut live, &mut live_view);
+        }
+    }
+    let (mut restored, mut restored_view) =
+        console(&[(Origin::User, "stream it".into()), (Origin::Agent, text)]);
+    for keys in [KeyCode::End, KeyCode::Home] {
+        press(&mut live, keys);
+        press(&mut restored, keys);
+        let a = draw(&mut live, &mut live_view);
+        let b = draw(&mut restored, &mut restored_view);
+        assert_eq!(rows(&live, &a), rows(&restored, &b), "after {keys:?}");
+    }
+    // Paging down from the top shows the same rows all the way.
+    for _ in 0..40 {
+        page(&mut live, KeyCode::PageDown);
+        page(&mut restored, KeyCode::PageDown);
+        let a = draw(&mut live, &mut live_view);
+        let b = draw(&mut restored, &mut restored_view);
+        assert_eq!(rows(&live, &a), rows(&restored, &b));
+    }
+}
