@@ -10,6 +10,8 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 
+use crate::text::SharedText;
+
 /// One searchable item: pane, entry index in its transcript, revision.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Doc {
@@ -19,7 +21,8 @@ pub struct Doc {
     /// "you", "agent", "thinking", "tool Bash", "error", "notice".
     pub label: String,
     pub time: Option<DateTime<Utc>>,
-    pub text: String,
+    /// The item's text, shared with the transcript (not copied).
+    pub text: SharedText,
 }
 
 /// One match: where, and a line of context around it.
@@ -64,10 +67,10 @@ impl Index {
             // per version.
             let old = &mut self.slots[old as usize];
             old.live = false;
-            old.doc.text = String::new();
+            old.doc.text = SharedText::default();
             old.lower = Vec::new();
         }
-        let lower = doc.text.as_bytes().to_ascii_lowercase();
+        let lower = doc.text.with_str(|t| t.as_bytes().to_ascii_lowercase());
         for g in grams(&lower) {
             self.postings.entry(g).or_default().push(id);
         }
@@ -78,12 +81,10 @@ impl Index {
         });
     }
 
-    /// Bytes of text held (each live item's text and its lowercase copy).
+    /// Bytes of text the index holds: each live item's lowercase copy
+    /// (its text is shared with the transcript).
     pub fn held_bytes(&self) -> usize {
-        self.slots
-            .iter()
-            .map(|s| s.doc.text.len() + s.lower.len())
-            .sum()
+        self.slots.iter().map(|s| s.lower.len()).sum()
     }
 
     /// Live items.
@@ -181,25 +182,27 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 
 /// The hit at `offset` with context on one line.
 fn hit(doc: &Doc, offset: usize, len: usize) -> Hit {
-    let text = &doc.text;
-    let floor = |mut i: usize| {
-        while !text.is_char_boundary(i) {
-            i -= 1;
+    let context = doc.text.with_str(|text| {
+        let floor = |mut i: usize| {
+            while !text.is_char_boundary(i) {
+                i -= 1;
+            }
+            i
+        };
+        let start = floor(offset.saturating_sub(CONTEXT));
+        let end = floor((offset + len + CONTEXT).min(text.len()));
+        let mut context: String = text[start..end]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        if start > 0 {
+            context.insert(0, '…');
         }
-        i
-    };
-    let start = floor(offset.saturating_sub(CONTEXT));
-    let end = floor((offset + len + CONTEXT).min(text.len()));
-    let mut context: String = text[start..end]
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    if start > 0 {
-        context.insert(0, '…');
-    }
-    if end < text.len() {
-        context.push('…');
-    }
+        if end < text.len() {
+            context.push('…');
+        }
+        context
+    });
     Hit {
         pane: doc.pane,
         entry: doc.entry,
@@ -264,7 +267,7 @@ mod tests {
         ix.add(doc(0, 0, 0, "stream"));
         ix.add(doc(0, 0, 1, "streaming"));
         ix.add(doc(0, 0, 2, "streaming done"));
-        assert_eq!(ix.held_bytes(), 2 * "streaming done".len());
+        assert_eq!(ix.held_bytes(), "streaming done".len());
     }
 
     #[test]
