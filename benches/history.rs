@@ -11,7 +11,8 @@
 //! restored into the app and drawn: time to the first frame, frames scrolling
 //! it (Home, a page down, End), and RSS (after, and peak) per MB of its text.
 //!
-//! Run: `cargo bench --bench history` (HIVE_BENCH_RECORDS overrides 10 000).
+//! Run: `cargo bench --bench history` (HIVE_BENCH_RECORDS overrides 10 000;
+//! HIVE_BENCH_BIG_KIND=code makes the long answer one code block).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
@@ -108,9 +109,24 @@ fn generate_big(root: &Path, bytes: usize) {
         text: "Write it all out.".into(),
     }];
     let mut text = String::with_capacity(bytes + ANSWER.len());
+    // `HIVE_BENCH_BIG_KIND=code`: the answer is one fenced code block (no
+    // markdown boundary inside, so it is laid out as one piece).
+    let code = std::env::var("HIVE_BENCH_BIG_KIND").is_ok_and(|k| k == "code");
+    if code {
+        text.push_str("```rust\n");
+    }
+    let mut n = 0;
     while text.len() < bytes {
-        text.push_str(ANSWER);
-        text.push('\n');
+        if code {
+            text.push_str(&format!("fn line_{n}() -> usize {{ {n} }} // numbered\n"));
+            n += 1;
+        } else {
+            text.push_str(ANSWER);
+            text.push('\n');
+        }
+    }
+    if code {
+        text.push_str("```\n");
     }
     let mut a = TurnAssembler::new("bench", "big", Some("turn_0".into()), 0);
     a.text(&text, 1);
