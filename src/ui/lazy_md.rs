@@ -209,7 +209,8 @@ impl MdLayout {
 
     /// The open tail's rows and the error line under it.
     fn tail(&mut self, error: Option<&str>, t: &Theme) {
-        let mut tail = self.inc.tail.clone();
+        // Taken, not copied: the renderer makes a new tail on each update.
+        let mut tail = std::mem::take(&mut self.inc.tail);
         indent(&mut tail, t, self.failed, self.first_filled.is_none());
         if let Some(msg) = error {
             // One row per line: a newline inside a row would vanish and glue
