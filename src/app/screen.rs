@@ -45,6 +45,12 @@ impl<W: Write> Screen<W> {
         &mut self.backend
     }
 
+    /// The frame drawn last: what the terminal shows once it has read
+    /// what `draw` wrote (tests compare the two).
+    pub fn last_frame(&self) -> &Buffer {
+        &self.prev
+    }
+
     /// Forgets what the terminal shows: the next frame repaints everything.
     pub fn clear(&mut self) -> io::Result<()> {
         // Erasing fills with the current background: make it the default.
