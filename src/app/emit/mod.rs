@@ -14,12 +14,11 @@ use std::io::{self, Write};
 use ratatui::buffer::Cell;
 use ratatui::style::{Color, Modifier};
 
-/// Shortest run of blank cells erased with `ECH` (`ESC [ n X`, 4+ bytes)
-/// rather than printed.
-const ERASE_RUN: usize = 6;
+mod cursor;
+mod plan;
 
 /// The attributes the terminal currently draws with.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 struct Pen {
     fg: Color,
     bg: Color,
@@ -67,120 +66,123 @@ impl Attrs {
     }
 
     fn set<W: Write>(&mut self, out: &mut W, to: Pen) -> io::Result<()> {
-        let mut sgr = Vec::new();
-        let mut from = match self.pen {
-            Some(p) => p,
-            None => {
-                sgr.push(b'0');
-                DEFAULT_PEN
+        if self.pen != Some(to) {
+            let mut sgr = Vec::with_capacity(32);
+            sgr_params(self.pen, to, &mut sgr);
+            if !sgr.is_empty() {
+                out.write_all(b"\x1b[")?;
+                out.write_all(&sgr)?;
+                out.write_all(b"m")?;
             }
-        };
-        set_pen(out, &mut from, to, &mut sgr)?;
-        self.pen = Some(to);
+            self.pen = Some(to);
+        }
         Ok(())
     }
 
     /// Writes `cells` (sorted by row, then column, as `Buffer::diff` gives
-    /// them) for a screen `width` columns wide.
+    /// them) for a screen `width` columns wide, in the order the planner
+    /// finds shortest.
     pub(super) fn cells<W: Write>(
         &mut self,
         out: &mut W,
         width: u16,
         cells: &[(u16, u16, &Cell)],
     ) -> io::Result<()> {
+        let runs = plan::runs(cells, width);
         // Where the cursor is; `None` until the first absolute move.
-        let mut at: Option<(u16, u16)> = None;
-        let mut i = 0;
-        while i < cells.len() {
-            let (x, y, cell) = cells[i];
-            move_to(out, at, (x, y))?;
-            let blanks = blank_run(&cells[i..], width);
-            if blanks >= ERASE_RUN {
-                self.plain(out)?;
-                write!(out, "\x1b[{blanks}X")?;
-                // ECH does not move the cursor.
-                at = Some((x, y));
-                i += blanks;
-                continue;
+        let mut at: Option<cursor::At> = None;
+        for i in plan::order(&runs, self.pen, width) {
+            let r = &runs[i];
+            cursor::write(out, at, (r.x, r.y), width)?;
+            self.set(out, r.pen_after(self.pen))?;
+            if r.kind == plan::Kind::Erase {
+                write!(out, "\x1b[{}X", r.len)?;
+            } else {
+                for &(_, _, cell) in &cells[r.first..r.first + r.len] {
+                    out.write_all(cell.symbol().as_bytes())?;
+                }
             }
-            let mut want = Pen::of(cell);
-            if let Some(pen) = self.pen
-                && space_looks_same(cell, pen, want)
-            {
-                // A space shows no foreground: keep the pen's.
-                want.fg = pen.fg;
-                want.underline = pen.underline;
-            }
-            if self.pen != Some(want) {
-                self.set(out, want)?;
-            }
-            let symbol = cell.symbol();
-            out.write_all(symbol.as_bytes())?;
-            let w = unicode_width::UnicodeWidthStr::width(symbol).max(1) as u16;
-            at = Some((x.saturating_add(w), y));
-            i += 1;
+            at = Some((r.end, r.y));
         }
         Ok(())
     }
 }
 
-/// Whether `cell`, a space, looks the same drawn with `pen`'s foreground.
-fn space_looks_same(cell: &Cell, pen: Pen, want: Pen) -> bool {
-    const SHOWS_FG: Modifier = Modifier::REVERSED
-        .union(Modifier::UNDERLINED)
-        .union(Modifier::CROSSED_OUT);
-    cell.symbol() == " "
-        && pen.bg == want.bg
-        && pen.modifier == want.modifier
-        && !want.modifier.intersects(SHOWS_FG)
+/// Where SGR parameters go: bytes, or only their count (the planner
+/// prices orders without writing them).
+trait Params {
+    fn put(&mut self, p: &[u8]);
+    fn num(&mut self, n: u8);
+    fn is_empty(&self) -> bool;
+    /// Starts a parameter (a `;` after the first).
+    fn next(&mut self) {
+        if !self.is_empty() {
+            self.put(b";");
+        }
+    }
 }
 
-/// How many cells from the start of `cells` are consecutive default blank
-/// cells on one row (what `ECH` leaves behind).
-fn blank_run(cells: &[(u16, u16, &Cell)], width: u16) -> usize {
-    let Some(&(x0, y0, _)) = cells.first() else {
+impl Params for Vec<u8> {
+    fn put(&mut self, p: &[u8]) {
+        self.extend_from_slice(p);
+    }
+    fn num(&mut self, n: u8) {
+        let _ = write!(self, "{n}");
+    }
+    fn is_empty(&self) -> bool {
+        Vec::is_empty(self)
+    }
+}
+
+#[derive(Default)]
+struct Count(usize);
+
+impl Params for Count {
+    fn put(&mut self, p: &[u8]) {
+        self.0 += p.len();
+    }
+    fn num(&mut self, n: u8) {
+        self.0 += match n {
+            0..=9 => 1,
+            10..=99 => 2,
+            _ => 3,
+        };
+    }
+    fn is_empty(&self) -> bool {
+        self.0 == 0
+    }
+}
+
+/// Bytes of the SGR sequence that changes the pen `from` to `to`.
+fn sgr_len(from: Option<Pen>, to: Pen) -> usize {
+    if from == Some(to) {
         return 0;
+    }
+    let mut n = Count::default();
+    sgr_params(from, to, &mut n);
+    if n.0 == 0 { 0 } else { n.0 + 3 }
+}
+
+/// The SGR parameters that change the terminal's attributes from `from`
+/// (`None`: unknown) to `to`.
+fn sgr_params<P: Params>(from: Option<Pen>, to: Pen, sgr: &mut P) {
+    let mut from = match from {
+        Some(p) => p,
+        None => {
+            sgr.put(b"0");
+            DEFAULT_PEN
+        }
     };
-    cells
-        .iter()
-        .enumerate()
-        .take_while(|&(k, &(x, y, c))| {
-            y == y0
-                && usize::from(x) == usize::from(x0) + k
-                && x < width
-                && c.symbol() == " "
-                && Pen::of(c) == DEFAULT_PEN
-        })
-        .count()
-}
-
-/// Moves the cursor from `from` to `to` with the shortest sequence.
-fn move_to<W: Write>(out: &mut W, from: Option<(u16, u16)>, to: (u16, u16)) -> io::Result<()> {
-    let (x, y) = to;
-    match from {
-        Some(f) if f == to => Ok(()),
-        Some((fx, fy)) if fy == y && x > fx => write!(out, "\x1b[{}C", x - fx),
-        Some((_, fy)) if y == fy + 1 && x == 0 => out.write_all(b"\r\n"),
-        _ if x == 0 => write!(out, "\x1b[{}H", y + 1),
-        _ => write!(out, "\x1b[{};{}H", y + 1, x + 1),
-    }
-}
-
-/// Changes the terminal's attributes from `pen` to `to` in one SGR.
-/// (`sgr` may hold parameters already.)
-fn set_pen<W: Write>(out: &mut W, pen: &mut Pen, to: Pen, sgr: &mut Vec<u8>) -> io::Result<()> {
-    if *pen == to && sgr.is_empty() {
-        return Ok(());
-    }
-    let mut from = *pen;
     if !(from.modifier - to.modifier).is_empty() {
         // Some attribute goes away: start from the defaults.
-        param(sgr, b"0");
+        sgr.next();
+        sgr.put(b"0");
         from = DEFAULT_PEN;
     }
     for (bit, code) in MODIFIER_CODES {
         if to.modifier.contains(bit) && !from.modifier.contains(bit) {
-            param(sgr, code.as_bytes());
+            sgr.next();
+            sgr.put(code.as_bytes());
         }
     }
     if to.fg != from.fg {
@@ -192,13 +194,6 @@ fn set_pen<W: Write>(out: &mut W, pen: &mut Pen, to: Pen, sgr: &mut Vec<u8>) -> 
     if to.underline != from.underline {
         colour(sgr, to.underline, Layer::Underline);
     }
-    *pen = to;
-    if sgr.is_empty() {
-        return Ok(());
-    }
-    out.write_all(b"\x1b[")?;
-    out.write_all(sgr)?;
-    out.write_all(b"m")
 }
 
 const MODIFIER_CODES: [(Modifier, &str); 9] = [
@@ -220,44 +215,47 @@ enum Layer {
     Underline,
 }
 
-fn param(sgr: &mut Vec<u8>, p: &[u8]) {
-    if !sgr.is_empty() {
-        sgr.push(b';');
-    }
-    sgr.extend_from_slice(p);
-}
-
 /// The SGR parameters for `c`, as crossterm writes them (named colours as
 /// palette indices).
-fn colour(sgr: &mut Vec<u8>, c: Color, layer: Layer) {
-    let (set, reset) = match layer {
-        Layer::Fg => ("38", "39"),
-        Layer::Bg => ("48", "49"),
-        Layer::Underline => ("58", "59"),
+fn colour<P: Params>(sgr: &mut P, c: Color, layer: Layer) {
+    let (set, reset): (&[u8], &[u8]) = match layer {
+        Layer::Fg => (b"38", b"39"),
+        Layer::Bg => (b"48", b"49"),
+        Layer::Underline => (b"58", b"59"),
     };
-    let indexed = |i: u8| format!("{set};5;{i}");
-    let p = match c {
-        Color::Reset => reset.to_owned(),
-        Color::Black => indexed(0),
-        Color::Red => indexed(1),
-        Color::Green => indexed(2),
-        Color::Yellow => indexed(3),
-        Color::Blue => indexed(4),
-        Color::Magenta => indexed(5),
-        Color::Cyan => indexed(6),
-        Color::Gray => indexed(7),
-        Color::DarkGray => indexed(8),
-        Color::LightRed => indexed(9),
-        Color::LightGreen => indexed(10),
-        Color::LightYellow => indexed(11),
-        Color::LightBlue => indexed(12),
-        Color::LightMagenta => indexed(13),
-        Color::LightCyan => indexed(14),
-        Color::White => indexed(15),
-        Color::Indexed(i) => indexed(i),
-        Color::Rgb(r, g, b) => format!("{set};2;{r};{g};{b}"),
+    sgr.next();
+    let index = match c {
+        Color::Reset => return sgr.put(reset),
+        Color::Black => 0,
+        Color::Red => 1,
+        Color::Green => 2,
+        Color::Yellow => 3,
+        Color::Blue => 4,
+        Color::Magenta => 5,
+        Color::Cyan => 6,
+        Color::Gray => 7,
+        Color::DarkGray => 8,
+        Color::LightRed => 9,
+        Color::LightGreen => 10,
+        Color::LightYellow => 11,
+        Color::LightBlue => 12,
+        Color::LightMagenta => 13,
+        Color::LightCyan => 14,
+        Color::White => 15,
+        Color::Indexed(i) => i,
+        Color::Rgb(r, g, b) => {
+            sgr.put(set);
+            sgr.put(b";2;");
+            sgr.num(r);
+            sgr.put(b";");
+            sgr.num(g);
+            sgr.put(b";");
+            return sgr.num(b);
+        }
     };
-    param(sgr, p.as_bytes());
+    sgr.put(set);
+    sgr.put(b";5;");
+    sgr.num(index);
 }
 
 #[cfg(test)]
@@ -289,6 +287,7 @@ mod tests {
             match c {
                 '\r' => x = 0,
                 '\n' => y += 1,
+                '\x08' => x -= 1,
                 '\x1b' => {
                     assert_eq!(chars.next(), Some('['));
                     let mut p = String::new();
@@ -302,6 +301,9 @@ mod tests {
                     let n = |d: u16| p.parse::<u16>().unwrap_or(d);
                     match fin {
                         'C' => x += n(1),
+                        'D' => x -= n(1),
+                        'A' => y -= n(1),
+                        'B' => y += n(1),
                         'H' => {
                             let mut it = p.split(';').map(|v| v.parse::<u16>().unwrap());
                             y = it.next().unwrap_or(1) - 1;

@@ -1,0 +1,285 @@
+//! The order a frame's changed cells are written in.
+//!
+//! Written row by row, a frame changes colour wherever neighbouring cells
+//! differ: each streamed row costs the border's colour, the text's, then
+//! the border's again, and a highlighted code line one full RGB `SGR` (up to
+//! 19 bytes) per token. Cells of one pen can instead be written in a pass of
+//! their own, paying a cursor move per run (a few bytes) instead of colour
+//! changes. Which pens deserve a pass depends on the frame, so the planner
+//! prices candidate orders with the writer's own encodings (exact byte
+//! counts) and keeps the cheapest. Every order writes the same cells, so
+//! what the terminal shows does not depend on the choice.
+
+use ratatui::buffer::Cell;
+use ratatui::style::{Color, Modifier};
+
+use super::{Pen, cursor, sgr_len};
+
+/// Shortest run of blank cells erased with `ECH` (`ESC [ n X`, 4+ bytes)
+/// rather than printed.
+const ERASE_RUN: usize = 6;
+
+/// Most pens tried for a pass of their own (the most used ones), so a
+/// frame full of colours is planned in bounded time.
+const MAX_PASSES: usize = 12;
+
+/// Changed cells on one row written one after another with one pen (or
+/// erased by one `ECH`).
+#[derive(Clone, Copy)]
+pub(super) struct Run {
+    pub(super) x: u16,
+    pub(super) y: u16,
+    /// The cursor's column after the run.
+    pub(super) end: u16,
+    /// The run's cells are `cells[first..first + len]`.
+    pub(super) first: usize,
+    pub(super) len: usize,
+    pub(super) pen: Pen,
+    pub(super) kind: Kind,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// Cells drawn with exactly `pen`.
+    Text,
+    /// Spaces: any foreground (and underline colour) shows them the same.
+    Blank,
+    /// Default blank cells erased with `ECH` (the cursor stays).
+    Erase,
+}
+
+impl Run {
+    /// The pen the run is drawn with when the terminal's pen is `cur`.
+    pub(super) fn pen_after(&self, cur: Option<Pen>) -> Pen {
+        let keep = cur.unwrap_or(super::DEFAULT_PEN);
+        match self.kind {
+            Kind::Text => self.pen,
+            Kind::Blank
+                if cur.is_some()
+                    && keep.bg == self.pen.bg
+                    && keep.modifier == self.pen.modifier =>
+            {
+                Pen {
+                    fg: keep.fg,
+                    underline: keep.underline,
+                    ..self.pen
+                }
+            }
+            Kind::Blank => self.pen,
+            // Erasing fills with the current background: make it the
+            // default (the foreground does not show).
+            Kind::Erase => Pen {
+                fg: keep.fg,
+                ..super::DEFAULT_PEN
+            },
+        }
+    }
+}
+
+/// Whether a cell shows nothing of its foreground (a plain space).
+fn blank(c: &Cell) -> bool {
+    const SHOWS_FG: Modifier = Modifier::REVERSED
+        .union(Modifier::UNDERLINED)
+        .union(Modifier::CROSSED_OUT);
+    c.symbol() == " " && !c.modifier.intersects(SHOWS_FG)
+}
+
+/// Groups `cells` (sorted by row, then column, as `Buffer::diff` gives
+/// them) into runs.
+pub(super) fn runs(cells: &[(u16, u16, &Cell)], width: u16) -> Vec<Run> {
+    let mut runs: Vec<Run> = Vec::new();
+    let mut i = 0;
+    while i < cells.len() {
+        let (x, y, cell) = cells[i];
+        let blanks = erasable(&cells[i..], width);
+        if blanks >= ERASE_RUN {
+            runs.push(Run {
+                x,
+                y,
+                end: x,
+                first: i,
+                len: blanks,
+                pen: super::DEFAULT_PEN,
+                kind: Kind::Erase,
+            });
+            i += blanks;
+            continue;
+        }
+        let pen = Pen::of(cell);
+        let is_blank = blank(cell);
+        let end = x.saturating_add(unicode_width::UnicodeWidthStr::width(cell.symbol()).max(1) as u16);
+        let joined = match runs.last_mut() {
+            Some(r)
+                if r.kind != Kind::Erase
+                    && r.y == y
+                    && r.end == x
+                    && r.pen.bg == pen.bg
+                    && r.pen.modifier == pen.modifier =>
+            {
+                let same = r.pen.fg == pen.fg && r.pen.underline == pen.underline;
+                if r.kind == Kind::Blank && !is_blank {
+                    // The spaces before take this cell's foreground.
+                    r.pen = pen;
+                    r.kind = Kind::Text;
+                }
+                if is_blank || same || r.pen == pen {
+                    r.len += 1;
+                    r.end = end;
+                    true
+                } else {
+                    false
+                }
+            }
+            _ => false,
+        };
+        if !joined {
+            runs.push(Run {
+                x,
+                y,
+                end,
+                first: i,
+                len: 1,
+                pen,
+                kind: if is_blank { Kind::Blank } else { Kind::Text },
+            });
+        }
+        i += 1;
+    }
+    runs
+}
+
+/// How many cells from the start of `cells` are consecutive blanks with the
+/// default background and no attributes on one row (what `ECH` leaves).
+fn erasable(cells: &[(u16, u16, &Cell)], width: u16) -> usize {
+    let Some(&(x0, y0, _)) = cells.first() else {
+        return 0;
+    };
+    cells
+        .iter()
+        .enumerate()
+        .take_while(|&(k, &(x, y, c))| {
+            y == y0
+                && usize::from(x) == usize::from(x0) + k
+                && x < width
+                && c.symbol() == " "
+                && c.bg == Color::Reset
+                && c.modifier.is_empty()
+        })
+        .count()
+}
+
+/// The order to write `runs` in, starting with the terminal's pen `pen`:
+/// row by row, except that the runs of some pens are written in passes of
+/// their own, where that is cheaper.
+pub(super) fn order(runs: &[Run], pen: Option<Pen>, width: u16) -> Vec<usize> {
+    let plan = Planner::new(runs, pen, width);
+    let best = plan.choose();
+    let mut out = Vec::with_capacity(runs.len());
+    plan.for_each(&best, |i| out.push(i));
+    out
+}
+
+/// Pens with a pass of their own, in the order their passes come; the
+/// row-by-row pass of everything else comes after the first `before`.
+#[derive(Clone, Default)]
+struct Arrangement {
+    passes: Vec<usize>,
+    before: usize,
+}
+
+struct Planner<'a> {
+    runs: &'a [Run],
+    start: Option<Pen>,
+    width: u16,
+    /// Distinct pens of text runs, most used first, and their runs.
+    pens: Vec<(Pen, Vec<usize>)>,
+    /// For each run, its index in `pens` (text runs only).
+    pen_of: Vec<Option<usize>>,
+}
+
+impl<'a> Planner<'a> {
+    fn new(runs: &'a [Run], start: Option<Pen>, width: u16) -> Self {
+        let mut pens: Vec<(Pen, Vec<usize>)> = Vec::new();
+        for (i, r) in runs.iter().enumerate() {
+            if r.kind != Kind::Text {
+                continue;
+            }
+            match pens.iter_mut().find(|(p, _)| *p == r.pen) {
+                Some((_, v)) => v.push(i),
+                None => pens.push((r.pen, vec![i])),
+            }
+        }
+        pens.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
+        pens.truncate(MAX_PASSES);
+        let mut pen_of = vec![None; runs.len()];
+        for (k, (_, v)) in pens.iter().enumerate() {
+            for &i in v {
+                pen_of[i] = Some(k);
+            }
+        }
+        Self {
+            runs,
+            start,
+            width,
+            pens,
+            pen_of,
+        }
+    }
+
+    /// Greedily gives a pass to each pen that makes the frame shorter.
+    fn choose(&self) -> Arrangement {
+        let mut best = Arrangement::default();
+        let mut best_cost = self.cost(&best);
+        if self.pens.len() < 2 {
+            return best;
+        }
+        for k in 0..self.pens.len() {
+            let mut passes = best.passes.clone();
+            passes.push(k);
+            // The pass of the terminal's current pen first, if it has one.
+            passes.sort_by_key(|&p| Some(self.pens[p].0) != self.start);
+            let leads = usize::from(Some(self.pens[passes[0]].0) == self.start);
+            for before in [0, leads, passes.len()] {
+                let a = Arrangement {
+                    passes: passes.clone(),
+                    before,
+                };
+                let c = self.cost(&a);
+                if c < best_cost {
+                    best_cost = c;
+                    best = a;
+                }
+            }
+        }
+        best
+    }
+
+    fn for_each(&self, a: &Arrangement, mut f: impl FnMut(usize)) {
+        let in_pass = |i: usize| self.pen_of[i].is_some_and(|k| a.passes.contains(&k));
+        for &k in &a.passes[..a.before] {
+            self.pens[k].1.iter().for_each(|&i| f(i));
+        }
+        (0..self.runs.len()).filter(|&i| !in_pass(i)).for_each(&mut f);
+        for &k in &a.passes[a.before..] {
+            self.pens[k].1.iter().for_each(|&i| f(i));
+        }
+    }
+
+    /// Bytes of cursor moves and pen changes `a` writes.
+    fn cost(&self, a: &Arrangement) -> usize {
+        let mut pen = self.start;
+        let mut at = None;
+        let mut total = 0;
+        self.for_each(a, |i| {
+            let r = &self.runs[i];
+            total += cursor::cost(at, (r.x, r.y), self.width);
+            let want = r.pen_after(pen);
+            if pen != Some(want) {
+                total += sgr_len(pen, want);
+                pen = Some(want);
+            }
+            at = Some((r.end, r.y));
+        });
+        total
+    }
+}
