@@ -11,7 +11,7 @@
 
 use std::io::{self, Write};
 
-use ratatui::buffer::Cell;
+use ratatui::buffer::{Buffer, Cell};
 use ratatui::style::{Color, Modifier};
 
 mod cursor;
@@ -79,33 +79,50 @@ impl Attrs {
         Ok(())
     }
 
-    /// Writes `cells` (sorted by row, then column, as `Buffer::diff` gives
-    /// them) for a screen `width` columns wide, in the order the planner
-    /// finds shortest.
+    /// Writes `cells` of `frame` (sorted by row, then column, as
+    /// `Buffer::diff` gives them) in the order the planner finds shortest.
     pub(super) fn cells<W: Write>(
         &mut self,
         out: &mut W,
-        width: u16,
+        frame: &Buffer,
         cells: &[(u16, u16, &Cell)],
     ) -> io::Result<()> {
-        let runs = plan::runs(cells, width);
+        let width = frame.area.width;
+        let runs = plan::runs(cells, frame);
         // Where the cursor is; `None` until the first absolute move.
         let mut at: Option<cursor::At> = None;
-        for i in plan::order(&runs, self.pen, width) {
+        for i in plan::order(&runs, frame, self.pen) {
             let r = &runs[i];
-            cursor::write(out, at, (r.x, r.y), width)?;
+            match at {
+                Some((ax, ay)) if plan::approach(frame, at, (r.x, r.y), self.pen).1 => {
+                    print(out, frame, ay, ax, r.x)?;
+                }
+                _ => cursor::write(out, at, (r.x, r.y), width)?,
+            }
             self.set(out, r.pen_after(self.pen))?;
             if r.kind == plan::Kind::Erase {
-                write!(out, "\x1b[{}X", r.len)?;
+                write!(out, "\x1b[{}X", r.end - r.x)?;
             } else {
-                for &(_, _, cell) in &cells[r.first..r.first + r.len] {
-                    out.write_all(cell.symbol().as_bytes())?;
-                }
+                print(out, frame, r.y, r.x, r.end)?;
             }
-            at = Some((r.end, r.y));
+            at = Some((r.after(), r.y));
         }
         Ok(())
     }
+}
+
+/// Prints the frame's cells `x..end` of row `y` (a wide cell covers the
+/// next ones).
+fn print<W: Write>(out: &mut W, frame: &Buffer, y: u16, x: u16, end: u16) -> io::Result<()> {
+    let mut gx = x;
+    while gx < end {
+        let Some(c) = frame.cell((gx, y)) else {
+            break;
+        };
+        out.write_all(c.symbol().as_bytes())?;
+        gx += unicode_width::UnicodeWidthStr::width(c.symbol()).max(1) as u16;
+    }
+    Ok(())
 }
 
 /// Where SGR parameters go: bytes, or only their count (the planner
@@ -270,9 +287,7 @@ mod tests {
         let mut attrs = Attrs {
             pen: Some(DEFAULT_PEN),
         };
-        attrs
-            .cells(&mut out, cur.area.width, &prev.diff(cur))
-            .unwrap();
+        attrs.cells(&mut out, cur, &prev.diff(cur)).unwrap();
         attrs.set(&mut out, DEFAULT_PEN).unwrap();
         String::from_utf8(out).unwrap()
     }

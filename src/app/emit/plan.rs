@@ -10,14 +10,20 @@
 //! counts) and keeps the cheapest. Every order writes the same cells, so
 //! what the terminal shows does not depend on the choice.
 
-use ratatui::buffer::Cell;
+use ratatui::buffer::{Buffer, Cell, CellDiffOption};
 use ratatui::style::{Color, Modifier};
 
 use super::{Pen, cursor, sgr_len};
 
-/// Shortest run of blank cells erased with `ECH` (`ESC [ n X`, 4+ bytes)
-/// rather than printed.
-const ERASE_RUN: usize = 6;
+/// Shortest run of blank cells erased with `ECH` (`ESC [ n X`, 4+ bytes,
+/// the cursor stays) rather than printed: at the end of a row's changes,
+/// and before more changes on the row (the cursor then has to move on).
+const ERASE_LAST: u16 = 5;
+const ERASE_BETWEEN: u16 = 9;
+
+/// Widest gap of unchanged cells printed over rather than jumped (a
+/// cursor move costs 3 to 8 bytes, a plain cell one).
+const BRIDGE: u16 = 6;
 
 /// Most pens tried for a pass of their own (the most used ones), so a
 /// frame full of colours is planned in bounded time.
@@ -29,11 +35,9 @@ const MAX_PASSES: usize = 12;
 pub(super) struct Run {
     pub(super) x: u16,
     pub(super) y: u16,
-    /// The cursor's column after the run.
+    /// The column after the run: the frame's cells `x..end` are written
+    /// (an `ECH` leaves the cursor at `x`).
     pub(super) end: u16,
-    /// The run's cells are `cells[first..first + len]`.
-    pub(super) first: usize,
-    pub(super) len: usize,
     pub(super) pen: Pen,
     pub(super) kind: Kind,
 }
@@ -49,6 +53,15 @@ pub(super) enum Kind {
 }
 
 impl Run {
+    /// The cursor's column once the run is written.
+    pub(super) fn after(&self) -> u16 {
+        if self.kind == Kind::Erase {
+            self.x
+        } else {
+            self.end
+        }
+    }
+
     /// The pen the run is drawn with when the terminal's pen is `cur`.
     pub(super) fn pen_after(&self, cur: Option<Pen>) -> Pen {
         let keep = cur.unwrap_or(super::DEFAULT_PEN);
@@ -84,25 +97,33 @@ fn blank(c: &Cell) -> bool {
     c.symbol() == " " && !c.modifier.intersects(SHOWS_FG)
 }
 
-/// Groups `cells` (sorted by row, then column, as `Buffer::diff` gives
-/// them) into runs.
-pub(super) fn runs(cells: &[(u16, u16, &Cell)], width: u16) -> Vec<Run> {
+/// Whether `c` is what `ECH` leaves: a blank with the default background
+/// and no attributes.
+fn erased(c: &Cell) -> bool {
+    c.symbol() == " "
+        && c.bg == Color::Reset
+        && c.modifier.is_empty()
+        && c.diff_option == CellDiffOption::None
+}
+
+/// Groups `cells` of `frame` (sorted by row, then column, as
+/// `Buffer::diff` gives them) into runs.
+pub(super) fn runs(cells: &[(u16, u16, &Cell)], frame: &Buffer) -> Vec<Run> {
     let mut runs: Vec<Run> = Vec::new();
     let mut i = 0;
     while i < cells.len() {
         let (x, y, cell) = cells[i];
-        let blanks = erasable(&cells[i..], width);
-        if blanks >= ERASE_RUN {
+        if erased(cell)
+            && let Some((n, next)) = erase_from(cells, i, frame)
+        {
             runs.push(Run {
                 x,
                 y,
-                end: x,
-                first: i,
-                len: blanks,
+                end: x + n,
                 pen: super::DEFAULT_PEN,
                 kind: Kind::Erase,
             });
-            i += blanks;
+            i = next;
             continue;
         }
         let pen = Pen::of(cell);
@@ -123,7 +144,6 @@ pub(super) fn runs(cells: &[(u16, u16, &Cell)], width: u16) -> Vec<Run> {
                     r.kind = Kind::Text;
                 }
                 if is_blank || same || r.pen == pen {
-                    r.len += 1;
                     r.end = end;
                     true
                 } else {
@@ -137,8 +157,6 @@ pub(super) fn runs(cells: &[(u16, u16, &Cell)], width: u16) -> Vec<Run> {
                 x,
                 y,
                 end,
-                first: i,
-                len: 1,
                 pen,
                 kind: if is_blank { Kind::Blank } else { Kind::Text },
             });
@@ -148,31 +166,30 @@ pub(super) fn runs(cells: &[(u16, u16, &Cell)], width: u16) -> Vec<Run> {
     runs
 }
 
-/// How many cells from the start of `cells` are consecutive blanks with the
-/// default background and no attributes on one row (what `ECH` leaves).
-fn erasable(cells: &[(u16, u16, &Cell)], width: u16) -> usize {
-    let Some(&(x0, y0, _)) = cells.first() else {
-        return 0;
-    };
-    cells
-        .iter()
-        .enumerate()
-        .take_while(|&(k, &(x, y, c))| {
-            y == y0
-                && usize::from(x) == usize::from(x0) + k
-                && x < width
-                && c.symbol() == " "
-                && c.bg == Color::Reset
-                && c.modifier.is_empty()
-        })
-        .count()
+/// Whether the changed blank `cells[i]` starts an erase worth an `ECH`:
+/// the blanks go on in the frame (changed or not) up to the last changed
+/// one; gives how many cells it erases and the first change after them.
+fn erase_from(cells: &[(u16, u16, &Cell)], i: usize, frame: &Buffer) -> Option<(u16, usize)> {
+    let (x, y, _) = cells[i];
+    let width = frame.area.width;
+    let mut stop = x;
+    while stop < width && frame.cell((stop, y)).is_some_and(erased) {
+        stop += 1;
+    }
+    let mut next = i;
+    while next < cells.len() && cells[next].1 == y && cells[next].0 < stop {
+        next += 1;
+    }
+    let n = cells[next - 1].0 + 1 - x;
+    let more = next < cells.len() && cells[next].1 == y;
+    (n >= if more { ERASE_BETWEEN } else { ERASE_LAST }).then_some((n, next))
 }
 
 /// The order to write `runs` in, starting with the terminal's pen `pen`:
 /// row by row, except that the runs of some pens are written in passes of
 /// their own, where that is cheaper.
-pub(super) fn order(runs: &[Run], pen: Option<Pen>, width: u16) -> Vec<usize> {
-    let plan = Planner::new(runs, pen, width);
+pub(super) fn order(runs: &[Run], frame: &Buffer, pen: Option<Pen>) -> Vec<usize> {
+    let plan = Planner::new(runs, frame, pen);
     let best = plan.choose();
     let mut out = Vec::with_capacity(runs.len());
     plan.for_each(&best, |i| out.push(i));
@@ -189,8 +206,8 @@ struct Arrangement {
 
 struct Planner<'a> {
     runs: &'a [Run],
+    frame: &'a Buffer,
     start: Option<Pen>,
-    width: u16,
     /// Distinct pens of text runs, most used first, and their runs.
     pens: Vec<(Pen, Vec<usize>)>,
     /// For each run, its index in `pens` (text runs only).
@@ -198,7 +215,7 @@ struct Planner<'a> {
 }
 
 impl<'a> Planner<'a> {
-    fn new(runs: &'a [Run], start: Option<Pen>, width: u16) -> Self {
+    fn new(runs: &'a [Run], frame: &'a Buffer, start: Option<Pen>) -> Self {
         let mut pens: Vec<(Pen, Vec<usize>)> = Vec::new();
         for (i, r) in runs.iter().enumerate() {
             if r.kind != Kind::Text {
@@ -219,8 +236,8 @@ impl<'a> Planner<'a> {
         }
         Self {
             runs,
+            frame,
             start,
-            width,
             pens,
             pen_of,
         }
@@ -251,6 +268,21 @@ impl<'a> Planner<'a> {
                 }
             }
         }
+        // A pen taken early may not pay once later ones have passes.
+        for k in best.passes.clone() {
+            let mut a = best.clone();
+            let at = a.passes.iter().position(|&p| p == k).unwrap_or(0);
+            a.passes.remove(at);
+            a.before = a.before.min(a.passes.len());
+            if at < best.before {
+                a.before = a.before.saturating_sub(1);
+            }
+            let c = self.cost(&a);
+            if c < best_cost {
+                best_cost = c;
+                best = a;
+            }
+        }
         best
     }
 
@@ -272,14 +304,56 @@ impl<'a> Planner<'a> {
         let mut total = 0;
         self.for_each(a, |i| {
             let r = &self.runs[i];
-            total += cursor::cost(at, (r.x, r.y), self.width);
+            total += approach(self.frame, at, (r.x, r.y), pen).0;
             let want = r.pen_after(pen);
             if pen != Some(want) {
                 total += sgr_len(pen, want);
                 pen = Some(want);
             }
-            at = Some((r.end, r.y));
+            at = Some((r.after(), r.y));
         });
         total
     }
+}
+
+/// How the cursor gets from `at` to `to` with the pen `pen`: the bytes, and
+/// whether that is by printing the unchanged cells between (the frame's
+/// own, narrow, and drawn the same with `pen`) rather than moving.
+pub(super) fn approach(
+    frame: &Buffer,
+    at: Option<cursor::At>,
+    to: cursor::At,
+    pen: Option<Pen>,
+) -> (usize, bool) {
+    let width = frame.area.width;
+    let moving = cursor::cost(at, to, width);
+    let (Some((ax, ay)), Some(pen)) = (at, pen) else {
+        return (moving, false);
+    };
+    let (x, y) = to;
+    if ay != y || ax >= x || x - ax > BRIDGE || ax >= width {
+        return (moving, false);
+    }
+    let mut bytes = 0;
+    for gx in ax..x {
+        match frame.cell((gx, y)) {
+            Some(c) if fills(c, pen) => bytes += c.symbol().len(),
+            _ => return (moving, false),
+        }
+    }
+    if bytes < moving {
+        (bytes, true)
+    } else {
+        (moving, false)
+    }
+}
+
+/// Whether printing `c` with `pen` shows `c`, leaving the cursor one
+/// column on.
+fn fills(c: &Cell, pen: Pen) -> bool {
+    let narrow = c.diff_option == CellDiffOption::None
+        && unicode_width::UnicodeWidthStr::width(c.symbol()) == 1;
+    let own = Pen::of(c);
+    narrow
+        && (own == pen || blank(c) && own.bg == pen.bg && own.modifier == pen.modifier)
 }
