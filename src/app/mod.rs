@@ -327,7 +327,7 @@ impl Wiring {
                 ev = events.next() => match ev {
                     Some(Ok(ev)) => {
                         if handle_event(app, ev) {
-                            pace.soon();
+                            pace.input(Instant::now().into_std());
                         }
                     }
                     Some(Err(e)) => {

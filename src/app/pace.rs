@@ -4,8 +4,11 @@
 //! Streaming text in a pane that is not focused is the exception: it waits
 //! up to four live-tail intervals (`ui.display_latency_ms`) for a frame,
 //! and shows with the next frame any pane draws, so background panes share
-//! a smaller budget while the focused pane keeps the smooth path. Keys,
-//! state changes and finished items draw at the next frame slot.
+//! a smaller budget while the focused pane keeps the smooth path. State
+//! changes and finished items draw at the next frame slot. Input (keys,
+//! mouse, paste) draws at once, outside the frame cap: waiting for the slot
+//! cost up to a whole interval (16.7 ms at 60 fps) per keypress while a pane
+//! streamed, and people type far below the cap's rate.
 
 use std::time::{Duration, Instant};
 
@@ -38,6 +41,11 @@ impl Pace {
     /// Something visible changed: draw at the next frame slot.
     pub fn soon(&mut self) {
         self.want(self.last + self.interval);
+    }
+
+    /// The user typed, clicked or pasted: draw now.
+    pub fn input(&mut self, now: Instant) {
+        self.want(now);
     }
 
     /// A runner update for a pane; `focus` is the focused pane.
@@ -129,5 +137,22 @@ mod tests {
             pace.due() < Some(t0 + stream),
             "the focused pane's next slot"
         );
+    }
+
+    #[test]
+    fn input_draws_at_once_while_a_pane_streams() {
+        let config = Config::parse("[ui]\nmax_fps = 60\n", ConfigSource::Builtin)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let t0 = Instant::now();
+        let mut pace = Pace::new(&config, t0);
+        pace.update(&update(0, UpsertStatus::Update, true), 0, t0);
+        pace.drawn(t0);
+        let t1 = t0 + Duration::from_millis(2);
+        pace.update(&update(0, UpsertStatus::Update, true), 0, t1);
+        assert!(!pace.ready(t1), "streaming waits for the next slot");
+        pace.input(t1);
+        assert!(pace.ready(t1), "a key does not");
+        pace.soon();
+        assert_eq!(pace.due(), Some(t1), "a later slot does not delay it");
     }
 }
