@@ -89,12 +89,15 @@ impl Attrs {
     ) -> io::Result<()> {
         let width = frame.area.width;
         let runs = plan::runs(cells, frame);
+        let gaps = plan::gaps(&runs, frame);
         // Where the cursor is; `None` until the first absolute move.
         let mut at: Option<cursor::At> = None;
-        for i in plan::order(&runs, frame, self.pen) {
+        for i in plan::order(&runs, &gaps, width, self.pen) {
             let r = &runs[i];
             match at {
-                Some((ax, ay)) if plan::approach(frame, at, (r.x, r.y), self.pen).1 => {
+                Some((ax, ay))
+                    if plan::approach(gaps[i].as_ref(), at, (r.x, r.y), self.pen, width).1 =>
+                {
                     print(out, frame, ay, ax, r.x)?;
                 }
                 _ => cursor::write(out, at, (r.x, r.y), width)?,

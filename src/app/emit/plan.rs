@@ -188,8 +188,13 @@ fn erase_from(cells: &[(u16, u16, &Cell)], i: usize, frame: &Buffer) -> Option<(
 /// The order to write `runs` in, starting with the terminal's pen `pen`:
 /// row by row, except that the runs of some pens are written in passes of
 /// their own, where that is cheaper.
-pub(super) fn order(runs: &[Run], frame: &Buffer, pen: Option<Pen>) -> Vec<usize> {
-    let plan = Planner::new(runs, frame, pen);
+pub(super) fn order(
+    runs: &[Run],
+    gaps: &[Option<Gap>],
+    width: u16,
+    pen: Option<Pen>,
+) -> Vec<usize> {
+    let plan = Planner::new(runs, gaps, width, pen);
     let best = plan.choose();
     let mut out = Vec::with_capacity(runs.len());
     plan.for_each(&best, |i| out.push(i));
@@ -206,7 +211,8 @@ struct Arrangement {
 
 struct Planner<'a> {
     runs: &'a [Run],
-    frame: &'a Buffer,
+    gaps: &'a [Option<Gap>],
+    width: u16,
     start: Option<Pen>,
     /// Distinct pens of text runs, most used first, and their runs.
     pens: Vec<(Pen, Vec<usize>)>,
@@ -215,7 +221,7 @@ struct Planner<'a> {
 }
 
 impl<'a> Planner<'a> {
-    fn new(runs: &'a [Run], frame: &'a Buffer, start: Option<Pen>) -> Self {
+    fn new(runs: &'a [Run], gaps: &'a [Option<Gap>], width: u16, start: Option<Pen>) -> Self {
         let mut pens: Vec<(Pen, Vec<usize>)> = Vec::new();
         for (i, r) in runs.iter().enumerate() {
             if r.kind != Kind::Text {
@@ -236,7 +242,8 @@ impl<'a> Planner<'a> {
         }
         Self {
             runs,
-            frame,
+            gaps,
+            width,
             start,
             pens,
             pen_of,
@@ -257,6 +264,9 @@ impl<'a> Planner<'a> {
             passes.sort_by_key(|&p| Some(self.pens[p].0) != self.start);
             let leads = usize::from(Some(self.pens[passes[0]].0) == self.start);
             for before in [0, leads, passes.len()] {
+                if before == leads && (leads == 0 || leads == passes.len()) {
+                    continue;
+                }
                 let a = Arrangement {
                     passes: passes.clone(),
                     before,
@@ -287,7 +297,11 @@ impl<'a> Planner<'a> {
     }
 
     fn for_each(&self, a: &Arrangement, mut f: impl FnMut(usize)) {
-        let in_pass = |i: usize| self.pen_of[i].is_some_and(|k| a.passes.contains(&k));
+        let mut passed = [false; MAX_PASSES];
+        for &k in &a.passes {
+            passed[k] = true;
+        }
+        let in_pass = |i: usize| self.pen_of[i].is_some_and(|k| passed[k]);
         for &k in &a.passes[..a.before] {
             self.pens[k].1.iter().for_each(|&i| f(i));
         }
@@ -304,7 +318,7 @@ impl<'a> Planner<'a> {
         let mut total = 0;
         self.for_each(a, |i| {
             let r = &self.runs[i];
-            total += approach(self.frame, at, (r.x, r.y), pen).0;
+            total += approach(self.gaps[i].as_ref(), at, (r.x, r.y), pen, self.width).0;
             let want = r.pen_after(pen);
             if pen != Some(want) {
                 total += sgr_len(pen, want);
@@ -316,44 +330,86 @@ impl<'a> Planner<'a> {
     }
 }
 
-/// How the cursor gets from `at` to `to` with the pen `pen`: the bytes, and
-/// whether that is by printing the unchanged cells between (the frame's
-/// own, narrow, and drawn the same with `pen`) rather than moving.
-pub(super) fn approach(
-    frame: &Buffer,
-    at: Option<cursor::At>,
-    to: cursor::At,
-    pen: Option<Pen>,
-) -> (usize, bool) {
-    let width = frame.area.width;
-    let moving = cursor::cost(at, to, width);
-    let (Some((ax, ay)), Some(pen)) = (at, pen) else {
-        return (moving, false);
-    };
-    let (x, y) = to;
-    if ay != y || ax >= x || x - ax > BRIDGE || ax >= width {
-        return (moving, false);
-    }
-    let mut bytes = 0;
-    for gx in ax..x {
-        match frame.cell((gx, y)) {
-            Some(c) if fills(c, pen) => bytes += c.symbol().len(),
-            _ => return (moving, false),
-        }
-    }
-    if bytes < moving {
-        (bytes, true)
-    } else {
-        (moving, false)
+/// The unchanged cells between a run and the run before it on its row,
+/// when there are few: printing them may be shorter than moving over them.
+#[derive(Clone, Copy)]
+pub(super) struct Gap {
+    /// Where the cursor is after the run before.
+    from: u16,
+    /// Bytes of the cells' symbols.
+    bytes: usize,
+    /// What a pen needs to print them as they are: this background and
+    /// these attributes, and this foreground and underline colour if any
+    /// of them is not a blank.
+    bg: Color,
+    modifier: Modifier,
+    ink: Option<(Color, Color)>,
+}
+
+impl Gap {
+    fn fits(&self, pen: Pen) -> bool {
+        pen.bg == self.bg
+            && pen.modifier == self.modifier
+            && self.ink.is_none_or(|ink| ink == (pen.fg, pen.underline))
     }
 }
 
-/// Whether printing `c` with `pen` shows `c`, leaving the cursor one
-/// column on.
-fn fills(c: &Cell, pen: Pen) -> bool {
-    let narrow = c.diff_option == CellDiffOption::None
-        && unicode_width::UnicodeWidthStr::width(c.symbol()) == 1;
-    let own = Pen::of(c);
-    narrow
-        && (own == pen || blank(c) && own.bg == pen.bg && own.modifier == pen.modifier)
+/// For each run, the gap before it (see [`Gap`]).
+pub(super) fn gaps(runs: &[Run], frame: &Buffer) -> Vec<Option<Gap>> {
+    let mut out = Vec::with_capacity(runs.len());
+    for (i, r) in runs.iter().enumerate() {
+        let prev = i.checked_sub(1).map(|p| &runs[p]);
+        out.push(prev.and_then(|p| gap(frame, p, r)));
+    }
+    out
+}
+
+fn gap(frame: &Buffer, prev: &Run, r: &Run) -> Option<Gap> {
+    let from = prev.after();
+    if prev.y != r.y || from >= r.x || r.x - from > BRIDGE {
+        return None;
+    }
+    let first = frame.cell((from, r.y))?;
+    let mut g = Gap {
+        from,
+        bytes: 0,
+        bg: first.bg,
+        modifier: first.modifier,
+        ink: None,
+    };
+    for x in from..r.x {
+        let c = frame.cell((x, r.y))?;
+        let narrow = c.diff_option == CellDiffOption::None
+            && unicode_width::UnicodeWidthStr::width(c.symbol()) == 1;
+        if !narrow || c.bg != g.bg || c.modifier != g.modifier {
+            return None;
+        }
+        if !blank(c) {
+            let ink = (c.fg, c.underline_color);
+            if g.ink.is_some_and(|i| i != ink) {
+                return None;
+            }
+            g.ink = Some(ink);
+        }
+        g.bytes += c.symbol().len();
+    }
+    Some(g)
+}
+
+/// How the cursor gets from `at` to `to` (a run whose gap is `gap`) with
+/// the pen `pen`: the bytes, and whether by printing the gap's cells.
+pub(super) fn approach(
+    gap: Option<&Gap>,
+    at: Option<cursor::At>,
+    to: cursor::At,
+    pen: Option<Pen>,
+    width: u16,
+) -> (usize, bool) {
+    let moving = cursor::cost(at, to, width);
+    match (gap, pen) {
+        (Some(g), Some(p)) if at == Some((g.from, to.1)) && g.bytes < moving && g.fits(p) => {
+            (g.bytes, true)
+        }
+        _ => (moving, false),
+    }
 }
