@@ -61,8 +61,7 @@ impl Attrs {
     /// Makes erasing and scrolling fill with the default background, as
     /// the screen model assumes.
     pub(super) fn plain<W: Write>(&mut self, out: &mut W) -> io::Result<()> {
-        let fg = self.pen.map_or(Color::Reset, |p| p.fg);
-        self.set(out, Pen { fg, ..DEFAULT_PEN })
+        self.set(out, plain_after(self.pen))
     }
 
     fn set<W: Write>(&mut self, out: &mut W, to: Pen) -> io::Result<()> {
@@ -111,6 +110,21 @@ impl Attrs {
             at = Some((r.after(), r.y));
         }
         Ok(())
+    }
+}
+
+/// The cheapest pen from `pen` that erases and scrolls in the default
+/// background: `pen`'s foreground kept, or everything reset.
+fn plain_after(pen: Option<Pen>) -> Pen {
+    let keep = Pen {
+        fg: pen.map_or(Color::Reset, |p| p.fg),
+        underline: pen.map_or(Color::Reset, |p| p.underline),
+        ..DEFAULT_PEN
+    };
+    if sgr_len(pen, keep) <= sgr_len(pen, DEFAULT_PEN) {
+        keep
+    } else {
+        DEFAULT_PEN
     }
 }
 
@@ -186,19 +200,21 @@ fn sgr_len(from: Option<Pen>, to: Pen) -> usize {
 /// The SGR parameters that change the terminal's attributes from `from`
 /// (`None`: unknown) to `to`.
 fn sgr_params<P: Params>(from: Option<Pen>, to: Pen, sgr: &mut P) {
-    let mut from = match from {
-        Some(p) => p,
-        None => {
-            sgr.put(b"0");
-            DEFAULT_PEN
-        }
-    };
-    if !(from.modifier - to.modifier).is_empty() {
-        // Some attribute goes away: start from the defaults.
-        sgr.next();
+    let Some(from) = from else {
         sgr.put(b"0");
-        from = DEFAULT_PEN;
+        return changes(DEFAULT_PEN, to, sgr);
+    };
+    if (from.modifier - to.modifier).is_empty() {
+        return changes(from, to, sgr);
     }
+    // Some attribute goes away: start from the defaults.
+    sgr.put(b"0");
+    changes(DEFAULT_PEN, to, sgr);
+}
+
+/// The parameters from `from` to `to`, where `to` keeps every attribute
+/// `from` has.
+fn changes<P: Params>(from: Pen, to: Pen, sgr: &mut P) {
     for (bit, code) in MODIFIER_CODES {
         if to.modifier.contains(bit) && !from.modifier.contains(bit) {
             sgr.next();

@@ -81,10 +81,7 @@ impl Run {
             Kind::Blank => self.pen,
             // Erasing fills with the current background: make it the
             // default (the foreground does not show).
-            Kind::Erase => Pen {
-                fg: keep.fg,
-                ..super::DEFAULT_PEN
-            },
+            Kind::Erase => super::plain_after(cur),
         }
     }
 }
