@@ -260,30 +260,10 @@ impl<'a> Planner<'a> {
             // The pass of the terminal's current pen first, if it has one.
             passes.sort_by_key(|&p| Some(self.pens[p].0) != self.start);
             let leads = usize::from(Some(self.pens[passes[0]].0) == self.start);
-            for before in [0, leads, passes.len()] {
-                if before == leads && (leads == 0 || leads == passes.len()) {
-                    continue;
-                }
-                let a = Arrangement {
-                    passes: passes.clone(),
-                    before,
-                };
-                let c = self.cost(&a);
-                if c < best_cost {
-                    best_cost = c;
-                    best = a;
-                }
-            }
-        }
-        // A pen taken early may not pay once later ones have passes.
-        for k in best.passes.clone() {
-            let mut a = best.clone();
-            let at = a.passes.iter().position(|&p| p == k).unwrap_or(0);
-            a.passes.remove(at);
-            a.before = a.before.min(a.passes.len());
-            if at < best.before {
-                a.before = a.before.saturating_sub(1);
-            }
+            let a = Arrangement {
+                passes,
+                before: leads,
+            };
             let c = self.cost(&a);
             if c < best_cost {
                 best_cost = c;
