@@ -4,10 +4,13 @@
 //! sets both colours whenever either changes and resets all attributes at
 //! the end of every frame. A streaming pane changes a few cells per frame,
 //! so those fixed costs dominate what goes to the terminal. This writer
-//! moves the cursor relatively when that is shorter (`CR LF`, `CUF`),
-//! changes only the attributes that differ, in one `SGR`, and erases runs of
-//! blank cells with `ECH` instead of printing spaces. The terminal ends the
-//! frame in its default attributes, as after ratatui's backend.
+//! groups the changed cells into runs of one pen, lets the planner
+//! (`plan.rs`) choose the order that costs least (a colour used on many
+//! rows, like the pane's border, in one pass), moves the cursor by the
+//! shortest sequence (`cursor.rs`), changes only the attributes that differ,
+//! in one `SGR`, and erases runs of blanks with `ECH` where that is
+//! shorter. The pen is kept between frames, so a frame that goes on in the
+//! colour the last one ended with does not set it again.
 
 use std::io::{self, Write};
 
@@ -398,6 +401,70 @@ mod tests {
         b
     }
 
+    /// What each cell shows (a space's foreground shows nothing).
+    fn looks(b: &Buffer) -> Vec<(String, Option<Color>, Color, Modifier)> {
+        b.content
+            .iter()
+            .map(|c| {
+                let fg = (c.symbol() != " " && c.fg != Color::Reset).then_some(c.fg);
+                (c.symbol().to_owned(), fg, c.bg, c.modifier)
+            })
+            .collect()
+    }
+
+    /// A pane 20 wide with blue borders, its inside rows `lines` in
+    /// `text`'s style (empty strings are blank rows).
+    fn pane(lines: &[&str], text: Style) -> Buffer {
+        let border = Style::new().fg(Color::Rgb(137, 180, 250));
+        let mut b = Buffer::empty(Rect::new(0, 0, 20, lines.len() as u16));
+        for (y, l) in lines.iter().enumerate() {
+            let y = y as u16;
+            b.set_string(0, y, "┃", border);
+            b.set_string(19, y, "┃", border);
+            b.set_string(2, y, l, text);
+        }
+        b
+    }
+
+    #[test]
+    fn new_rows_get_their_borders_in_one_pass_of_the_border_colour() {
+        let text = Style::new().fg(Color::Rgb(192, 197, 206));
+        let prev = pane(&["one", "", "", ""], text);
+        let cur = pane(&["one", "two", "three", "four"], text);
+        // Rows 1..3 came in blank (as after a scroll): no borders yet.
+        let mut blank = prev.clone();
+        for y in 1..4 {
+            for x in 0..20 {
+                blank[(x, y)].reset();
+            }
+        }
+        let bytes = emitted(&blank, &cur);
+        let blue = "38;2;137;180;250";
+        assert_eq!(bytes.matches(blue).count(), 1, "{bytes:?}");
+        assert_eq!(bytes.matches("38;2;192;197;206").count(), 1, "{bytes:?}");
+        let mut replayed = blank;
+        replay(&mut replayed, &bytes);
+        assert_eq!(looks(&replayed), looks(&cur), "{bytes:?}");
+    }
+
+    #[test]
+    fn a_gap_is_printed_over_only_in_a_pen_that_draws_it() {
+        let text = Style::new().fg(Color::Rgb(192, 197, 206));
+        let bar = Style::new().fg(Color::Rgb(69, 71, 90));
+        let row = |l: &str| {
+            let mut b = pane(&[l], text);
+            b.set_string(3, 0, "|", bar);
+            b
+        };
+        let (prev, cur) = (row("a|c e"), row("A|C E"));
+        let bytes = emitted(&prev, &cur);
+        // `|` is jumped over (another colour), the blank printed over.
+        assert!(bytes.contains("A\x1b[CC E"), "{bytes:?}");
+        let mut replayed = prev;
+        replay(&mut replayed, &bytes);
+        assert_eq!(looks(&replayed), looks(&cur), "{bytes:?}");
+    }
+
     #[test]
     fn replaying_the_bytes_reproduces_the_new_frame() {
         let red = Style::new().fg(Color::Rgb(200, 10, 10));
@@ -417,21 +484,7 @@ mod tests {
         let bytes = emitted(&prev, &cur);
         let mut replayed = prev;
         replay(&mut replayed, &bytes);
-        // Styles compare after normalising "no colour" to Reset.
-        let norm = |b: &Buffer| {
-            b.content
-                .iter()
-                .map(|c| {
-                    let fg = if c.fg == Color::Reset {
-                        None
-                    } else {
-                        Some(c.fg)
-                    };
-                    (c.symbol().to_owned(), fg, c.modifier)
-                })
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(norm(&replayed), norm(&cur), "{bytes:?}");
+        assert_eq!(looks(&replayed), looks(&cur), "{bytes:?}");
         // The shrunk row is erased, not overprinted with spaces.
         assert!(bytes.contains("X"), "{bytes:?}");
     }
