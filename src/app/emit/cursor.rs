@@ -72,7 +72,7 @@ fn route(from: Option<At>, to: At, width: u16) -> (Route, usize) {
 }
 
 /// Up to this many single-byte steps (`LF`, `BS`) before `CSI n B/D`.
-const STEPS: u16 = 2;
+const STEPS: u16 = 3;
 
 fn vertical_len(from: u16, to: u16) -> usize {
     match to.cmp(&from) {
@@ -103,7 +103,7 @@ fn vertical<W: Write>(out: &mut W, from: u16, to: u16) -> io::Result<()> {
         // A line feed never scrolls here: the margins are the whole screen
         // and the cursor is above the target row.
         std::cmp::Ordering::Greater if to - from <= STEPS => {
-            out.write_all(&b"\n\n"[..usize::from(to - from)])
+            out.write_all(&b"\n\n\n"[..usize::from(to - from)])
         }
         std::cmp::Ordering::Greater => write!(out, "\x1b[{}B", to - from),
         std::cmp::Ordering::Less => csi_n(out, from - to, b'A'),
@@ -115,7 +115,7 @@ fn horizontal<W: Write>(out: &mut W, from: u16, to: u16) -> io::Result<()> {
         std::cmp::Ordering::Equal => Ok(()),
         std::cmp::Ordering::Greater => csi_n(out, to - from, b'C'),
         std::cmp::Ordering::Less if from - to <= STEPS => {
-            out.write_all(&b"\x08\x08"[..usize::from(from - to)])
+            out.write_all(&b"\x08\x08\x08"[..usize::from(from - to)])
         }
         std::cmp::Ordering::Less => write!(out, "\x1b[{}D", from - to),
     }
