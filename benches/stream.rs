@@ -25,6 +25,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+#[path = "support/mod.rs"]
+mod support;
+
 use hive::app::build_app;
 use hive::config::{AgentConfig, Config, ConfigSource};
 use hive::event::Payload;
@@ -38,16 +41,7 @@ use hive::ui::ViewState;
 use ratatui::layout::Rect;
 use tokio::sync::mpsc;
 
-fn env_or<T: std::str::FromStr>(key: &str, default: T) -> T {
-    std::env::var(key)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-#[path = "../tests/support/answer.rs"]
-mod answer;
-use answer::answer;
+use support::{answer, env_or};
 
 /// The script provider with a tap noting when each delta left it and how
 /// much text had left by then.
@@ -56,10 +50,6 @@ struct Tap {
 }
 
 impl ProviderFactory for Tap {
-    fn name(&self) -> &'static str {
-        "script"
-    }
-
     fn capabilities(&self, agent: &AgentConfig) -> Capabilities {
         ScriptFactory.capabilities(agent)
     }

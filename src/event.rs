@@ -286,6 +286,41 @@ impl Payload {
         }
     }
 
+    /// A tool call's result: what the call `call_id` printed, as item
+    /// `item_id` of its own.
+    pub fn tool_output(
+        item_id: impl Into<String>,
+        call_id: impl Into<String>,
+        output: impl Into<String>,
+        is_error: bool,
+    ) -> Self {
+        Payload::ItemDone {
+            item_id: item_id.into(),
+            final_item: FinalItem::FunctionCallOutput {
+                call_id: call_id.into(),
+                output: output.into(),
+                is_error,
+            },
+        }
+    }
+
+    /// A notice inside the conversation (a retry, a compaction, a warning):
+    /// a message item of origin `system` under a fresh id starting with
+    /// `prefix`, opened and done at once.
+    pub fn notice(prefix: &str, text: impl Into<String>) -> [Self; 2] {
+        let item_id = new_id(prefix);
+        [
+            Payload::item_start(item_id.clone(), ItemType::Message),
+            Payload::ItemDone {
+                item_id,
+                final_item: FinalItem::Message {
+                    content: text.into(),
+                    origin: Origin::System,
+                },
+            },
+        ]
+    }
+
     /// The turn ended because the user interrupted it.
     pub fn interrupted(usage: Option<Usage>) -> Self {
         Payload::ResponseDone {

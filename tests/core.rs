@@ -310,8 +310,9 @@ async fn tc_1_2c_tool_invocation_and_result_share_the_call_id() {
 #[test]
 fn tc_2_2a_registry_resolves_by_name() {
     let mut r = Registry::empty();
-    r.register(Arc::new(ScriptFactory));
-    assert_eq!(r.get("script").unwrap().name(), "script");
+    let script: Arc<dyn ProviderFactory> = Arc::new(ScriptFactory);
+    r.register("script", Arc::clone(&script));
+    assert!(Arc::ptr_eq(&r.get("script").unwrap(), &script));
     assert!(Registry::builtin().names().contains(&"script"));
 }
 

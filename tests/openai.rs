@@ -250,6 +250,26 @@ async fn multi_step_tool_loop_streams_calls_runs_tools_and_answers() {
     p.kill().await;
 }
 
+/// The console benchmark's model: a paced stream arrives whole, in order,
+/// and the server keeps when each chunk left (what latency is measured from).
+#[tokio::test]
+async fn a_paced_stream_arrives_whole_and_its_send_times_are_kept() {
+    let parts = ["one ", "two ", "three"];
+    let mut chunks: Vec<Value> = parts.iter().map(|t| text(t)).collect();
+    chunks.push(finish("stop"));
+    let server = Server::start(vec![Reply::Paced(chunks, Duration::from_millis(2))]);
+    let factory = factory_with_tools();
+    let mut p = Driven::start(&factory, agent(&server), None);
+    let events = p.turn("go").await;
+    assert!(
+        matches!(finals(&events).last(), Some(FinalItem::Message { content, .. }) if content == "one two three")
+    );
+    let sent = server.sent();
+    assert_eq!(sent.len(), parts.len() + 2, "the chunks, finish and [DONE]");
+    assert!(sent.windows(2).all(|w| w[0] <= w[1]));
+    p.kill().await;
+}
+
 #[tokio::test]
 async fn usage_is_summed_over_the_steps_of_a_turn() {
     let server = Server::start(vec![add_call(), answer_text("3", 130, 5)]);

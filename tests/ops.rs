@@ -76,11 +76,14 @@ impl Hive {
     ) -> Self {
         let (ops_tx, ops_rx) = mpsc::unbounded_channel();
         let mut registry = Registry::builtin();
-        registry.register(Arc::new(
-            OpenAiFactory::default()
-                .with_store(hive::history::Store::at(store))
-                .with_toolbox(toolbox_factory(ops_tx)),
-        ));
+        registry.register(
+            "openai",
+            Arc::new(
+                OpenAiFactory::default()
+                    .with_store(hive::history::Store::at(store))
+                    .with_toolbox(toolbox_factory(ops_tx)),
+            ),
+        );
         let (tx, rx) = mpsc::unbounded_channel();
         let host = OpsHost::new(&agents);
         let runners = agents

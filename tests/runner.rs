@@ -98,10 +98,6 @@ impl Fake {
 }
 
 impl ProviderFactory for Fake {
-    fn name(&self) -> &'static str {
-        "fake"
-    }
-
     fn capabilities(&self, _: &AgentConfig) -> Capabilities {
         self.caps
     }

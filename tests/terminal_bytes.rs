@@ -25,8 +25,11 @@ use ratatui::style::{Color, Modifier};
 use tui_term::vt100;
 
 mod support;
-use support::answer::answer;
 use support::console::Console;
+
+#[path = "../benches/support/mod.rs"]
+mod bench;
+use bench::answer;
 
 #[derive(Clone, Default)]
 struct Shared(Rc<RefCell<Vec<u8>>>);

@@ -146,10 +146,13 @@ fn start_runners(
 ) -> (Vec<Option<RunnerHandle>>, worktree::GitLink) {
     let mut registry = Registry::builtin();
     // Direct agents with `hive_tools = true` call hive's operations.
-    registry.register(std::sync::Arc::new(
-        crate::provider::openai::OpenAiFactory::default()
-            .with_toolbox(crate::ops::meta::toolbox_factory(ops.clone())),
-    ));
+    registry.register(
+        "openai",
+        std::sync::Arc::new(
+            crate::provider::openai::OpenAiFactory::default()
+                .with_toolbox(crate::ops::meta::toolbox_factory(ops.clone())),
+        ),
+    );
     let mut runners = Vec::new();
     for (i, agent) in config.agents.iter().enumerate() {
         // A pane that failed before starting (no worktree) stays stopped.

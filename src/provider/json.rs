@@ -1,8 +1,11 @@
 //! Small JSON and text helpers every translator needs when reading an agent's
 //! lines: one place for how a bad line is quoted in a diagnostic, how a
-//! string field is read, and how tool arguments read while they stream.
+//! string field is read, how token counts are read, and how tool arguments
+//! read while they stream.
 
 use serde_json::{Map, Value};
+
+use crate::event::Usage;
 
 /// How many characters of an unreadable line a diagnostic quotes.
 const EXCERPT: usize = 200;
@@ -16,9 +19,41 @@ pub(crate) fn excerpt(line: &str) -> String {
     }
 }
 
+/// A line the agent wrote as one JSON object, or the warning that quotes it
+/// (`<who>: unreadable output line: …`).
+pub(crate) fn object_line(who: &str, line: &str) -> Result<Value, String> {
+    match serde_json::from_str(line) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        _ => Err(format!("{who}: unreadable output line: {}", excerpt(line))),
+    }
+}
+
 /// `v[key]` when it is a string.
 pub(crate) fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
+}
+
+/// The names an agent gives the token counts in its usage objects.
+pub(crate) struct UsageKeys {
+    pub input: &'static str,
+    pub output: &'static str,
+    pub cache_read: &'static str,
+    pub cache_write: &'static str,
+}
+
+impl UsageKeys {
+    /// The token counts, `count` reading one by name (an absent input or
+    /// output count is 0, an absent cache count unknown). No cost: an agent
+    /// that reports one adds it.
+    pub(crate) fn read(&self, count: impl Fn(&str) -> Option<u64>) -> Usage {
+        Usage {
+            input_tokens: count(self.input).unwrap_or(0),
+            output_tokens: count(self.output).unwrap_or(0),
+            cache_read_input_tokens: count(self.cache_read),
+            cache_creation_input_tokens: count(self.cache_write),
+            cost_usd: None,
+        }
+    }
 }
 
 /// What a streamed, still incomplete JSON object says so far: complete

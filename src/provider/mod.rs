@@ -301,13 +301,51 @@ pub enum ProviderError {
     },
 }
 
-/// Builds provider tasks of one kind.
+impl ProviderError {
+    /// Agent `agent`'s configuration cannot work (a missing or bad setting).
+    pub fn config(agent: &str, message: impl Into<String>) -> Self {
+        Self::Config {
+            agent: agent.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    /// Agent `agent`'s `program` could not be started (or a file it needs
+    /// could not be written).
+    pub fn spawn(agent: &str, program: impl Into<String>, source: std::io::Error) -> Self {
+        Self::Spawn {
+            agent: agent.to_owned(),
+            program: program.into(),
+            source,
+        }
+    }
+}
+
+/// Writes the MCP config file at `path` that an agent with `hive_tools` is
+/// pointed at (`config` says what the agent reads of hive's server); nothing
+/// for an agent without. The agent cannot start without it, so a failure is
+/// its `ProviderError::Spawn` of `program`.
+pub(crate) fn write_mcp_config(
+    agent: &AgentConfig,
+    path: &std::path::Path,
+    program: &str,
+    config: fn(&crate::config::McpServerConfig) -> Value,
+) -> Result<(), ProviderError> {
+    let Some(server) = &agent.hive_mcp else {
+        return Ok(());
+    };
+    crate::ops::mcp::write_config(path, &config(server))
+        .map_err(|source| ProviderError::spawn(&agent.id, program, source))
+}
+
+/// What `ProviderFactory::spawn` gives: the running task, or why it cannot run.
+pub type Spawned = Result<ProviderHandle, ProviderError>;
+
+/// Builds provider tasks of one kind; the `Registry` knows it by name.
 pub trait ProviderFactory: Send + Sync {
-    fn name(&self) -> &'static str;
     fn capabilities(&self, agent: &AgentConfig) -> Capabilities;
     /// Starts the provider task. Must be called inside a tokio runtime.
-    fn spawn(&self, spec: ProviderSpec, events: EventSink)
-    -> Result<ProviderHandle, ProviderError>;
+    fn spawn(&self, spec: ProviderSpec, events: EventSink) -> Spawned;
 }
 
 /// Provider names → factories (seed 002 AC-2.2).
@@ -325,19 +363,21 @@ impl Registry {
     /// Every provider hive ships.
     pub fn builtin() -> Self {
         let mut r = Self::empty();
-        r.register(Arc::new(script::ScriptFactory));
-        r.register(Arc::new(pty::PtyFactory));
-        r.register(Arc::new(codex::CodexFactory));
-        r.register(Arc::new(gemini::GeminiFactory));
-        r.register(Arc::new(pi::PiFactory));
-        r.register(Arc::new(acp::AcpFactory));
-        r.register(Arc::new(claude::ClaudeFactory));
-        r.register(Arc::new(openai::OpenAiFactory::default()));
+        r.register("script", Arc::new(script::ScriptFactory));
+        r.register("pty", Arc::new(pty::PtyFactory));
+        r.register("codex", Arc::new(codex::CodexFactory));
+        r.register("gemini", Arc::new(gemini::GeminiFactory));
+        r.register("pi", Arc::new(pi::PiFactory));
+        r.register("acp", Arc::new(acp::AcpFactory));
+        r.register("claude", Arc::new(claude::ClaudeFactory));
+        r.register("openai", Arc::new(openai::OpenAiFactory::default()));
         r
     }
 
-    pub fn register(&mut self, factory: Arc<dyn ProviderFactory>) {
-        self.factories.insert(factory.name(), factory);
+    /// Makes `factory` the provider an agent names with `provider = "<name>"`
+    /// (replacing one registered under that name before).
+    pub fn register(&mut self, name: &'static str, factory: Arc<dyn ProviderFactory>) {
+        self.factories.insert(name, factory);
     }
 
     pub fn names(&self) -> Vec<&'static str> {

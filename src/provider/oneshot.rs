@@ -263,12 +263,15 @@ mod tests {
 
     /// Records what the loop hands the provider; the turn ends on `end`. On
     /// a line it has a reply for, it sends those commands as the host would.
+    /// A command it is handed creates `handed` (if set), for a script that
+    /// waits for it.
     struct Probe {
         lines: Vec<String>,
         commands: Vec<ProviderCommand>,
         cancelled: bool,
         host: mpsc::UnboundedSender<ProviderCommand>,
         replies: Vec<(&'static str, ProviderCommand)>,
+        handed: Option<std::path::PathBuf>,
     }
 
     impl Turn for Probe {
@@ -288,6 +291,9 @@ mod tests {
         }
         fn command(&mut self, cmd: ProviderCommand) {
             self.commands.push(cmd);
+            if let Some(path) = &self.handed {
+                std::fs::write(path, "").unwrap();
+            }
         }
     }
 
@@ -304,6 +310,14 @@ mod tests {
         script: &str,
         replies: Vec<(&'static str, ProviderCommand)>,
     ) -> (Ending, Probe, Commands) {
+        follow_handed(script, replies, None).await
+    }
+
+    async fn follow_handed(
+        script: &str,
+        replies: Vec<(&'static str, ProviderCommand)>,
+        handed: Option<std::path::PathBuf>,
+    ) -> (Ending, Probe, Commands) {
         let (host, rx) = mpsc::unbounded_channel();
         let mut commands = Commands::new(rx);
         let spec = CommandSpec {
@@ -319,6 +333,7 @@ mod tests {
             cancelled: false,
             host,
             replies,
+            handed,
         };
         let ending = run.follow(&mut probe, &mut commands, &TEST).await;
         (ending, probe, commands)
@@ -347,13 +362,23 @@ mod tests {
     async fn commands_after_the_turn_ended_wait_for_the_next_turn() {
         // The CLI lingers after its turn (writing its session): the settle
         // limit ends it, and what the host sent meanwhile is kept in order.
-        let (ending, probe, mut commands) = follow(
-            "echo busy; echo end; exec sleep 30",
+        // It ends its turn once the turn was handed the early message (or
+        // after 5 s, to fail rather than hang if it never is).
+        let dir = tempfile::tempdir().unwrap();
+        let handed = dir.path().join("handed");
+        let script = format!(
+            "echo busy; for i in $(seq 500); do [ -e '{}' ] && break; sleep 0.01; done; \
+             echo end; exec sleep 30",
+            handed.display()
+        );
+        let (ending, probe, mut commands) = follow_handed(
+            &script,
             vec![
                 ("busy", send("too early")),
                 ("end", ProviderCommand::SetModel { model: "m".into() }),
                 ("end", send("next")),
             ],
+            Some(handed),
         )
         .await;
         assert!(matches!(ending, Ending::Ended), "{ending:?}");

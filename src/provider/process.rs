@@ -49,6 +49,18 @@ impl CommandSpec {
     }
 }
 
+/// The agent's working directory: its `cwd` taken from hive's own, or hive's
+/// own where it names none.
+pub fn working_dir(agent: &AgentConfig) -> Result<PathBuf, ProviderError> {
+    let here = std::env::current_dir().map_err(|e| {
+        ProviderError::config(&agent.id, format!("cannot read the current directory: {e}"))
+    })?;
+    Ok(match &agent.cwd {
+        Some(dir) => here.join(dir),
+        None => here,
+    })
+}
+
 fn live_groups() -> &'static Mutex<HashSet<i32>> {
     static GROUPS: OnceLock<Mutex<HashSet<i32>>> = OnceLock::new();
     GROUPS.get_or_init(|| Mutex::new(HashSet::new()))
@@ -170,11 +182,7 @@ impl AgentProcess {
         agent: &str,
         spec: &CommandSpec,
     ) -> Result<(Self, LineReader<ChildStdout>), ProviderError> {
-        Self::spawn(spec).map_err(|source| ProviderError::Spawn {
-            agent: agent.to_owned(),
-            program: spec.program.clone(),
-            source,
-        })
+        Self::spawn(spec).map_err(|source| ProviderError::spawn(agent, &spec.program, source))
     }
 
     /// Writes one line (a newline is appended) and flushes it.

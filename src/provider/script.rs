@@ -35,7 +35,7 @@ use tokio::sync::mpsc;
 use super::{
     Capabilities, DiagnosticLevel, EventSink, PermissionDecision, PermissionRequest,
     ProviderCommand, ProviderError, ProviderEvent, ProviderFactory, ProviderHandle, ProviderSpec,
-    SessionInfo,
+    SessionInfo, Spawned,
 };
 use crate::config::AgentConfig;
 use crate::event::{
@@ -194,23 +194,17 @@ pub struct ScriptFactory;
 
 impl ScriptFactory {
     fn scenario(agent: &AgentConfig) -> Result<Scenario, ProviderError> {
-        let path = agent.script.as_ref().ok_or_else(|| ProviderError::Config {
-            agent: agent.id.clone(),
-            message: "provider `script` needs `script = \"path/to/scenario.toml\"` (or demo:tour)"
-                .into(),
+        let path = agent.script.as_ref().ok_or_else(|| {
+            ProviderError::config(
+                &agent.id,
+                "provider `script` needs `script = \"path/to/scenario.toml\"` (or demo:tour)",
+            )
         })?;
-        Scenario::load(path).map_err(|message| ProviderError::Config {
-            agent: agent.id.clone(),
-            message,
-        })
+        Scenario::load(path).map_err(|message| ProviderError::config(&agent.id, message))
     }
 }
 
 impl ProviderFactory for ScriptFactory {
-    fn name(&self) -> &'static str {
-        "script"
-    }
-
     fn capabilities(&self, agent: &AgentConfig) -> Capabilities {
         let caps = Self::scenario(agent)
             .map(|s| s.capabilities)
@@ -223,11 +217,7 @@ impl ProviderFactory for ScriptFactory {
         }
     }
 
-    fn spawn(
-        &self,
-        spec: ProviderSpec,
-        events: EventSink,
-    ) -> Result<ProviderHandle, ProviderError> {
+    fn spawn(&self, spec: ProviderSpec, events: EventSink) -> Spawned {
         let mut scenario = Self::scenario(&spec.agent)?;
         if let Some(m) = &spec.agent.model {
             scenario.model = m.clone();
@@ -552,14 +542,7 @@ impl Player {
         };
         self.emit(
             &ctx.turn_id,
-            Payload::ItemDone {
-                item_id: new_id("out"),
-                final_item: FinalItem::FunctionCallOutput {
-                    call_id,
-                    output,
-                    is_error,
-                },
-            },
+            Payload::tool_output(new_id("out"), call_id, output, is_error),
         );
         None
     }

@@ -14,10 +14,7 @@ impl Runner {
         self.spec
             .agent
             .check_cwd()
-            .map_err(|message| ProviderError::Config {
-                agent: self.spec.agent.id.clone(),
-                message,
-            })?;
+            .map_err(|message| ProviderError::config(&self.spec.agent.id, message))?;
         let (tx, rx) = mpsc::unbounded_channel();
         let handle = self.factory.spawn(self.spec.clone(), tx)?;
         self.emit(PaneEvent::Attached {

@@ -12,10 +12,8 @@
 //! - `git`: temporary git repositories (the worktree tests).
 //! - `tmux`: a private tmux server driving the real binary (end-to-end).
 //! - `console`: the app drawn on a test backend, keys and pastes fed in.
-//! - `answer`: the stream benchmark's long markdown answer.
 #![allow(dead_code, unused_imports)] // each test binary uses a different subset
 
-pub mod answer;
 pub mod console;
 pub mod driver;
 pub mod git;

@@ -26,6 +26,9 @@ pub enum Reply {
     Chunks(Vec<Value>),
     /// These chunks, then the stream stays open until the client leaves.
     Hang(Vec<Value>),
+    /// These chunks, one every `every` (a model streaming at a steady
+    /// rate), then `data: [DONE]`; when each left is kept (`Server::sent`).
+    Paced(Vec<Value>, std::time::Duration),
     /// An HTTP error with this body and optional `Retry-After`.
     Status {
         status: u16,
@@ -40,6 +43,8 @@ struct Shared {
     requests: Mutex<Vec<Recorded>>,
     /// Signalled when a `Hang` stream is dropped (the client went away).
     closed: Notify,
+    /// When each chunk of a `Paced` reply was handed to the connection.
+    sent: Mutex<Vec<std::time::Instant>>,
 }
 
 /// A request as the server saw it.
@@ -109,6 +114,11 @@ impl Server {
             .as_array()
             .cloned()
             .unwrap_or_default()
+    }
+
+    /// When each chunk of the `Paced` replies so far was sent, in order.
+    pub fn sent(&self) -> Vec<std::time::Instant> {
+        self.shared.sent.lock().expect("sent").clone()
     }
 
     /// Resolves once a hanging stream has been dropped by the client.
@@ -185,6 +195,32 @@ async fn answer(
             });
             use futures::StreamExt;
             sse(Body::from_stream(head.chain(tail)))
+        }
+        Some(Reply::Paced(chunks, every)) => {
+            let lines = chunks
+                .into_iter()
+                .map(|c| format!("data: {c}\n\n"))
+                .chain(std::iter::once("data: [DONE]\n\n".to_owned()));
+            let paced = futures::stream::unfold(
+                (lines, tokio::time::Instant::now(), shared),
+                move |(mut lines, mut at, shared)| async move {
+                    let line = lines.next()?;
+                    // Deadlines, not sleeps: the rate holds however long a
+                    // write took.
+                    at += every;
+                    tokio::time::sleep_until(at).await;
+                    shared
+                        .sent
+                        .lock()
+                        .expect("sent")
+                        .push(std::time::Instant::now());
+                    Some((
+                        Ok::<_, std::io::Error>(Bytes::from(line)),
+                        (lines, at, shared),
+                    ))
+                },
+            );
+            sse(Body::from_stream(paced))
         }
     }
 }

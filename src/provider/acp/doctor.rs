@@ -7,11 +7,7 @@ use crate::config::AgentConfig;
 use crate::provider::doctor::{DryStart, Facts, Probe};
 
 pub fn facts(agent: &AgentConfig, probe: &Probe) -> Result<Facts, String> {
-    let Some((program, lead)) = agent.command.split_first() else {
-        return Err(
-            "provider `acp` needs `command = [\"program\", ...]` naming the ACP agent".into(),
-        );
-    };
+    let (program, lead) = super::program(agent)?;
     let name = Path::new(program)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

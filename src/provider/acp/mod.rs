@@ -26,7 +26,7 @@ use self::fs::MissingFile;
 use super::process::{AgentProcess, CommandSpec, LineReader};
 use super::{
     Capabilities, DiagnosticLevel, EventSink, ProviderCommand, ProviderError, ProviderEvent,
-    ProviderFactory, ProviderHandle, ProviderSpec,
+    ProviderFactory, ProviderHandle, ProviderSpec, Spawned,
 };
 use crate::config::AgentConfig;
 use crate::provider::Sink;
@@ -54,10 +54,7 @@ pub struct AcpOptions {
 
 impl AcpOptions {
     pub fn from_config(agent: &AgentConfig) -> Result<Self, ProviderError> {
-        let err = |message: String| ProviderError::Config {
-            agent: agent.id.clone(),
-            message,
-        };
+        let err = |message: String| ProviderError::config(&agent.id, message);
         let opts = &agent.options;
         let ms = |key: &str, default: u64| -> Result<Duration, ProviderError> {
             match opts.get(key) {
@@ -132,27 +129,24 @@ fn mcp_server(v: &toml::Value) -> Result<McpServer, String> {
     serde_json::from_value(json).map_err(|e| e.to_string())
 }
 
+/// The ACP agent to start and its leading arguments: `command` must name one
+/// (there is no default adapter).
+pub(crate) fn program(agent: &AgentConfig) -> Result<(&String, &[String]), &'static str> {
+    agent.command.split_first().ok_or(
+        "provider `acp` needs `command = [\"program\", ...]` naming the ACP agent \
+         (e.g. [\"claude-code-acp\"], [\"codex-acp\"], [\"gemini\", \"--experimental-acp\"])",
+    )
+}
+
 /// The agent's working directory as an absolute path (ACP requires one).
 fn absolute_cwd(agent: &AgentConfig) -> Result<PathBuf, ProviderError> {
-    let here = std::env::current_dir().map_err(|e| ProviderError::Config {
-        agent: agent.id.clone(),
-        message: format!("cannot read the current directory: {e}"),
-    })?;
-    let cwd = match &agent.cwd {
-        Some(p) if p.is_absolute() => p.clone(),
-        Some(p) => here.join(p),
-        None => here,
-    };
+    let cwd = super::process::working_dir(agent)?;
     Ok(cwd.canonicalize().unwrap_or(cwd))
 }
 
 pub struct AcpFactory;
 
 impl ProviderFactory for AcpFactory {
-    fn name(&self) -> &'static str {
-        "acp"
-    }
-
     fn capabilities(&self, _agent: &AgentConfig) -> Capabilities {
         // Where the agent cannot load sessions, a new one starts with a
         // notice; where it advertises no models / thought level, the pane
@@ -164,20 +158,10 @@ impl ProviderFactory for AcpFactory {
         }
     }
 
-    fn spawn(
-        &self,
-        spec: ProviderSpec,
-        events: EventSink,
-    ) -> Result<ProviderHandle, ProviderError> {
+    fn spawn(&self, spec: ProviderSpec, events: EventSink) -> Spawned {
         let agent = &spec.agent;
-        let Some((program, lead)) = agent.command.split_first() else {
-            return Err(ProviderError::Config {
-                agent: agent.id.clone(),
-                message: "provider `acp` needs `command = [\"program\", ...]` naming the ACP agent \
-                          (e.g. [\"claude-code-acp\"], [\"codex-acp\"], [\"gemini\", \"--experimental-acp\"])"
-                    .into(),
-            });
-        };
+        let (program, lead) =
+            program(agent).map_err(|message| ProviderError::config(&agent.id, message))?;
         let options = AcpOptions::from_config(agent)?;
         let cwd = absolute_cwd(agent)?;
         let command = CommandSpec {

@@ -378,14 +378,12 @@ impl Translator {
         for id in refused {
             if let Some(tool) = self.tools.get_mut(id).filter(|t| !t.finished) {
                 tool.finished = true;
-                out.push(Translated::Stream(Payload::ItemDone {
-                    item_id: new_id("out"),
-                    final_item: FinalItem::FunctionCallOutput {
-                        call_id: id.clone(),
-                        output: "Permission denied by the user.".into(),
-                        is_error: true,
-                    },
-                }));
+                out.push(Translated::Stream(Payload::tool_output(
+                    new_id("out"),
+                    id.clone(),
+                    "Permission denied by the user.",
+                    true,
+                )));
             }
         }
         out
@@ -535,14 +533,12 @@ impl Translator {
             ToolCallStatus::Completed | ToolCallStatus::Failed
         ) {
             tool.finished = true;
-            out.push(Translated::Stream(Payload::ItemDone {
-                item_id: new_id("out"),
-                final_item: FinalItem::FunctionCallOutput {
-                    call_id: id,
-                    output: tool.output(),
-                    is_error: tool.status == ToolCallStatus::Failed,
-                },
-            }));
+            out.push(Translated::Stream(Payload::tool_output(
+                new_id("out"),
+                id,
+                tool.output(),
+                tool.status == ToolCallStatus::Failed,
+            )));
         }
     }
 

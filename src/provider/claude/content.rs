@@ -5,18 +5,18 @@
 use serde_json::Value;
 
 use crate::event::Usage;
+use crate::provider::json::UsageKeys;
 
 /// An Anthropic `usage` object's token counts (no cost: Claude reports that
 /// per `result`, not per message).
 pub fn usage(u: &Value) -> Usage {
-    let n = |k: &str| u.get(k).and_then(Value::as_u64);
-    Usage {
-        input_tokens: n("input_tokens").unwrap_or(0),
-        output_tokens: n("output_tokens").unwrap_or(0),
-        cache_read_input_tokens: n("cache_read_input_tokens"),
-        cache_creation_input_tokens: n("cache_creation_input_tokens"),
-        cost_usd: None,
-    }
+    const KEYS: UsageKeys = UsageKeys {
+        input: "input_tokens",
+        output: "output_tokens",
+        cache_read: "cache_read_input_tokens",
+        cache_write: "cache_creation_input_tokens",
+    };
+    KEYS.read(|k| u.get(k).and_then(Value::as_u64))
 }
 
 /// A tool's result, as a `user` message carries it back.

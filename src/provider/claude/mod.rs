@@ -24,8 +24,8 @@ use tokio::time::Instant;
 
 use super::process::{AgentProcess, CommandSpec, LineReader};
 use super::{
-    Capabilities, DiagnosticLevel, EventSink, PermissionDecision, ProviderCommand, ProviderError,
-    ProviderEvent, ProviderFactory, ProviderHandle, ProviderSpec,
+    Capabilities, DiagnosticLevel, EventSink, PermissionDecision, ProviderCommand, ProviderEvent,
+    ProviderFactory, ProviderHandle, ProviderSpec, Spawned,
 };
 use crate::config::AgentConfig;
 use crate::event::{ErrorInfo, Payload, StreamEvent};
@@ -116,17 +116,6 @@ pub fn mcp_config(server: &crate::config::McpServerConfig) -> serde_json::Value 
     }}})
 }
 
-/// Writes the `--mcp-config` file `command_spec` names, if any.
-fn write_mcp_config(agent: &AgentConfig) -> std::io::Result<()> {
-    match &agent.hive_mcp {
-        Some(server) => crate::ops::mcp::write_config(
-            std::path::Path::new(&mcp_config_file(agent)),
-            &mcp_config(server),
-        ),
-        None => Ok(()),
-    }
-}
-
 /// The agent's `thinking` setting.
 enum Thinking {
     /// `--effort <level>` (Claude Code 2.1: low, medium, high, xhigh, max;
@@ -169,10 +158,6 @@ fn asks_host(agent: &AgentConfig) -> bool {
 }
 
 impl ProviderFactory for ClaudeFactory {
-    fn name(&self) -> &'static str {
-        "claude"
-    }
-
     fn capabilities(&self, agent: &AgentConfig) -> Capabilities {
         Capabilities {
             queue_while_streaming: true,
@@ -182,17 +167,10 @@ impl ProviderFactory for ClaudeFactory {
         }
     }
 
-    fn spawn(
-        &self,
-        spec: ProviderSpec,
-        events: EventSink,
-    ) -> Result<ProviderHandle, ProviderError> {
+    fn spawn(&self, spec: ProviderSpec, events: EventSink) -> Spawned {
         let cmd = command_spec(&spec.agent, spec.resume.as_deref());
-        write_mcp_config(&spec.agent).map_err(|source| ProviderError::Spawn {
-            agent: spec.agent.id.clone(),
-            program: cmd.program.clone(),
-            source,
-        })?;
+        let mcp = mcp_config_file(&spec.agent);
+        super::write_mcp_config(&spec.agent, mcp.as_ref(), &cmd.program, mcp_config)?;
         let (process, stdout) = AgentProcess::spawn_for(&spec.agent.id, &cmd)?;
         let translator = Translator::new(spec.resume.as_deref());
         let resuming = spec.resume.clone().map(|id| Resuming {

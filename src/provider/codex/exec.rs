@@ -18,7 +18,7 @@ use super::{CodexSettings, PROVIDER_ID, announce, excerpt};
 use crate::event::{ErrorInfo, Payload, Usage, new_id};
 use crate::provider::Sink;
 use crate::provider::oneshot::{Commands, Ending, Run, Timing, Turn};
-use crate::provider::{DiagnosticLevel, EventSink, ProviderCommand, ProviderHandle};
+use crate::provider::{DiagnosticLevel, EventSink, ProviderCommand};
 
 fn warn(message: String) -> Out {
     Out::Diagnostic(DiagnosticLevel::Warn, message)
@@ -190,25 +190,25 @@ impl ExecTurn {
     }
 }
 
-pub fn spawn(
+/// The provider task of `codex exec`: one process per turn.
+pub(super) async fn run(
     settings: Arc<CodexSettings>,
     resume: Option<String>,
     events: EventSink,
-) -> ProviderHandle {
-    ProviderHandle::spawn(move |rx| async move {
-        let placeholder = new_id("codex");
-        let model = settings.display_model();
-        ExecProvider {
-            settings,
-            thread: resume,
-            placeholder,
-            model,
-            events,
-            usage: ThreadUsage::default(),
-        }
-        .run(rx)
-        .await
-    })
+    rx: mpsc::UnboundedReceiver<ProviderCommand>,
+) {
+    let placeholder = new_id("codex");
+    let model = settings.display_model();
+    ExecProvider {
+        settings,
+        thread: resume,
+        placeholder,
+        model,
+        events,
+        usage: ThreadUsage::default(),
+    }
+    .run(rx)
+    .await
 }
 
 struct ExecProvider {

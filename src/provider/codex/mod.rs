@@ -19,8 +19,8 @@ pub mod settings;
 use std::sync::Arc;
 
 use super::{
-    Capabilities, EventSink, ProviderError, ProviderEvent, ProviderFactory, ProviderHandle,
-    ProviderSpec, SessionInfo,
+    Capabilities, EventSink, ProviderEvent, ProviderFactory, ProviderHandle, ProviderSpec,
+    SessionInfo, Spawned,
 };
 use crate::config::AgentConfig;
 
@@ -32,10 +32,6 @@ pub const PROVIDER_ID: &str = "codex";
 pub struct CodexFactory;
 
 impl ProviderFactory for CodexFactory {
-    fn name(&self) -> &'static str {
-        "codex"
-    }
-
     fn capabilities(&self, agent: &AgentConfig) -> Capabilities {
         let transport = CodexSettings::from_agent(agent)
             .map(|s| s.transport)
@@ -54,16 +50,15 @@ impl ProviderFactory for CodexFactory {
         }
     }
 
-    fn spawn(
-        &self,
-        spec: ProviderSpec,
-        events: EventSink,
-    ) -> Result<ProviderHandle, ProviderError> {
+    fn spawn(&self, spec: ProviderSpec, events: EventSink) -> Spawned {
         let settings = Arc::new(CodexSettings::from_agent(&spec.agent)?);
-        match settings.transport {
-            Transport::Exec => Ok(exec::spawn(settings, spec.resume, events)),
-            Transport::AppServer => Ok(app_server::spawn(settings, spec.resume, events)),
-        }
+        let resume = spec.resume;
+        Ok(ProviderHandle::spawn(move |rx| async move {
+            match settings.transport {
+                Transport::Exec => exec::run(settings, resume, events, rx).await,
+                Transport::AppServer => app_server::run(settings, resume, events, rx).await,
+            }
+        }))
     }
 }
 

@@ -94,10 +94,7 @@ impl<'a> Opts<'a> {
     }
 
     fn err(&self, message: String) -> ProviderError {
-        ProviderError::Config {
-            agent: self.agent.id.clone(),
-            message,
-        }
+        ProviderError::config(&self.agent.id, message)
     }
 
     fn string(&self, key: &str) -> Result<Option<String>, ProviderError> {

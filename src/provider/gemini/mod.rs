@@ -19,8 +19,8 @@ use tokio::sync::mpsc;
 use super::oneshot::{Commands, Ending, Run, Timing, Turn};
 use super::process::CommandSpec;
 use super::{
-    Capabilities, DiagnosticLevel, EventSink, ProviderCommand, ProviderError, ProviderEvent,
-    ProviderFactory, ProviderHandle, ProviderSpec, SessionInfo,
+    Capabilities, DiagnosticLevel, EventSink, ProviderCommand, ProviderEvent, ProviderFactory,
+    ProviderHandle, ProviderSpec, SessionInfo, Spawned,
 };
 use crate::config::AgentConfig;
 use crate::event::{ErrorInfo, Payload};
@@ -51,10 +51,6 @@ const TIMING: Timing = Timing {
 pub struct GeminiFactory;
 
 impl ProviderFactory for GeminiFactory {
-    fn name(&self) -> &'static str {
-        "gemini"
-    }
-
     fn capabilities(&self, _agent: &AgentConfig) -> Capabilities {
         // No stdin protocol in headless mode: mid-turn messages are queued.
         Capabilities {
@@ -66,16 +62,9 @@ impl ProviderFactory for GeminiFactory {
         }
     }
 
-    fn spawn(
-        &self,
-        spec: ProviderSpec,
-        events: EventSink,
-    ) -> Result<ProviderHandle, ProviderError> {
-        write_mcp_settings(&spec.agent).map_err(|source| ProviderError::Spawn {
-            agent: spec.agent.id.clone(),
-            program: "gemini".into(),
-            source,
-        })?;
+    fn spawn(&self, spec: ProviderSpec, events: EventSink) -> Spawned {
+        let settings = mcp_settings_file(&spec.agent);
+        super::write_mcp_config(&spec.agent, &settings, "gemini", mcp_settings)?;
         let driver = Driver {
             established: spec.resume.is_some(),
             session: spec.resume,
@@ -102,15 +91,6 @@ fn mcp_settings(server: &crate::config::McpServerConfig) -> serde_json::Value {
     serde_json::json!({"mcpServers": {server.name.as_str(): {
         "command": server.command, "args": server.args, "env": server.env, "trust": true,
     }}})
-}
-
-fn write_mcp_settings(agent: &AgentConfig) -> std::io::Result<()> {
-    match &agent.hive_mcp {
-        Some(server) => {
-            crate::ops::mcp::write_config(&mcp_settings_file(agent), &mcp_settings(server))
-        }
-        None => Ok(()),
-    }
 }
 
 /// How the CLI is told which session a turn belongs to.

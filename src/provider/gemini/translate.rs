@@ -14,7 +14,7 @@ use crate::event::{
     ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, Usage, new_id,
 };
 use crate::provider::display::{self, COMMON};
-use crate::provider::json::{excerpt, str_field};
+use crate::provider::json::{excerpt, object_line, str_field};
 
 use crate::provider::{DiagnosticLevel, ProviderEvent, SessionInfo};
 
@@ -71,23 +71,9 @@ impl GeminiTurn {
         let mut out = Vec::new();
         let ts = Utc::now();
         self.ensure_started(ts, None, &mut out);
-        let item_id = new_id("notice");
-        self.emit(
-            &mut out,
-            ts,
-            Payload::item_start(item_id.clone(), ItemType::Message),
-        );
-        self.emit(
-            &mut out,
-            ts,
-            Payload::ItemDone {
-                item_id,
-                final_item: FinalItem::Message {
-                    content: text.to_owned(),
-                    origin: Origin::System,
-                },
-            },
-        );
+        for payload in Payload::notice("notice", text) {
+            self.emit(&mut out, ts, payload);
+        }
         out
     }
 
@@ -102,13 +88,10 @@ impl GeminiTurn {
         if line.trim().is_empty() {
             return out;
         }
-        let value: Value = match serde_json::from_str(line) {
-            Ok(v @ Value::Object(_)) => v,
-            _ => {
-                out.push(ProviderEvent::diagnostic(
-                    DiagnosticLevel::Warn,
-                    format!("gemini: unreadable output line: {}", excerpt(line)),
-                ));
+        let value = match object_line("gemini", line) {
+            Ok(v) => v,
+            Err(warning) => {
+                out.push(ProviderEvent::diagnostic(DiagnosticLevel::Warn, warning));
                 return out;
             }
         };
@@ -342,14 +325,7 @@ impl GeminiTurn {
         self.emit(
             out,
             ts,
-            Payload::ItemDone {
-                item_id: new_id("out"),
-                final_item: FinalItem::FunctionCallOutput {
-                    call_id: call_id.to_owned(),
-                    output,
-                    is_error,
-                },
-            },
+            Payload::tool_output(new_id("out"), call_id, output, is_error),
         );
     }
 

@@ -24,10 +24,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     Capabilities, DiagnosticLevel, EventSink, ProviderCommand, ProviderError, ProviderEvent,
-    ProviderFactory, ProviderHandle, ProviderSpec, SessionInfo, Sink,
+    ProviderFactory, ProviderHandle, ProviderSpec, SessionInfo, Sink, Spawned,
 };
 use crate::config::AgentConfig;
-use crate::event::{ErrorInfo, FinalItem, Payload, ResponseStatus, Usage, new_id};
+use crate::event::{ErrorInfo, Payload, ResponseStatus, Usage, new_id};
 use crate::history::{PaneState, Store};
 pub use resume::messages_from_records;
 pub use step::{MAX_RETRIES, StepError};
@@ -147,10 +147,6 @@ impl OpenAiFactory {
 }
 
 impl ProviderFactory for OpenAiFactory {
-    fn name(&self) -> &'static str {
-        PROVIDER_ID
-    }
-
     fn capabilities(&self, _agent: &AgentConfig) -> Capabilities {
         Capabilities {
             images: true,
@@ -158,15 +154,8 @@ impl ProviderFactory for OpenAiFactory {
         }
     }
 
-    fn spawn(
-        &self,
-        spec: ProviderSpec,
-        events: EventSink,
-    ) -> Result<ProviderHandle, ProviderError> {
-        let config = |message: String| ProviderError::Config {
-            agent: spec.agent.id.clone(),
-            message,
-        };
+    fn spawn(&self, spec: ProviderSpec, events: EventSink) -> Spawned {
+        let config = |message: String| ProviderError::config(&spec.agent.id, message);
         let settings = Settings::from_agent(&spec.agent).map_err(config)?;
         let client = reqwest::Client::builder()
             .build()
@@ -387,8 +376,13 @@ impl Agent {
                 session_id: &self.session,
                 cancel,
             };
-            let result =
-                step::run(&self.client, &self.settings, &messages, &self.tools, &ctx).await;
+            let request = step::StepRequest {
+                client: &self.client,
+                settings: &self.settings,
+                messages: &messages,
+                tools: &self.tools,
+            };
+            let result = step::run(&request, &ctx).await;
             let out = match result {
                 Ok(out) => out,
                 Err(StepError::Cancelled) => {
@@ -459,14 +453,7 @@ impl Agent {
             if !interrupted {
                 self.emit(
                     turn_id,
-                    Payload::ItemDone {
-                        item_id: new_id("out"),
-                        final_item: FinalItem::FunctionCallOutput {
-                            call_id: call.id.clone(),
-                            output: output.clone(),
-                            is_error,
-                        },
-                    },
+                    Payload::tool_output(new_id("out"), &call.id, output.as_str(), is_error),
                 );
             }
             self.messages.push(ChatMessage::Tool {

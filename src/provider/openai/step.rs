@@ -62,6 +62,15 @@ enum Attempt {
     Cancelled,
 }
 
+/// What a step asks: the conversation so far and the tools on offer, sent
+/// with the agent's settings.
+pub(super) struct StepRequest<'a> {
+    pub client: &'a reqwest::Client,
+    pub settings: &'a Settings,
+    pub messages: &'a [ChatMessage],
+    pub tools: &'a [ToolSpec],
+}
+
 /// Where a step's events go.
 pub(super) struct StepCtx<'a> {
     pub events: &'a EventSink,
@@ -77,16 +86,10 @@ impl StepCtx<'_> {
 }
 
 /// Runs one step, retrying what may succeed on a second try.
-pub(super) async fn run(
-    client: &reqwest::Client,
-    settings: &Settings,
-    messages: &[ChatMessage],
-    tools: &[ToolSpec],
-    ctx: &StepCtx<'_>,
-) -> Result<StepOutput, StepError> {
+pub(super) async fn run(req: &StepRequest<'_>, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let mut retries = 0;
     loop {
-        let (error, after) = match attempt(client, settings, messages, tools, ctx).await {
+        let (error, after) = match attempt(req, ctx).await {
             Ok(out) => return Ok(out),
             Err(Attempt::Cancelled) => return Err(StepError::Cancelled),
             Err(Attempt::Fatal(e)) => return Err(StepError::Fatal(e)),
@@ -129,26 +132,20 @@ fn retryable(status: StatusCode) -> bool {
     status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()
 }
 
-async fn attempt(
-    client: &reqwest::Client,
-    settings: &Settings,
-    messages: &[ChatMessage],
-    tools: &[ToolSpec],
-    ctx: &StepCtx<'_>,
-) -> Result<StepOutput, Attempt> {
-    let response = request(client, settings, messages, tools, ctx).await?;
+async fn attempt(req: &StepRequest<'_>, ctx: &StepCtx<'_>) -> Result<StepOutput, Attempt> {
+    let response = request(req, ctx).await?;
     read_stream(response, ctx).await
 }
 
 /// Sends the request; a response that is not a success becomes the
 /// attempt's error (to retry or not by its status).
-async fn request(
-    client: &reqwest::Client,
-    settings: &Settings,
-    messages: &[ChatMessage],
-    tools: &[ToolSpec],
-    ctx: &StepCtx<'_>,
-) -> Result<reqwest::Response, Attempt> {
+async fn request(req: &StepRequest<'_>, ctx: &StepCtx<'_>) -> Result<reqwest::Response, Attempt> {
+    let StepRequest {
+        client,
+        settings,
+        messages,
+        tools,
+    } = *req;
     let body = ChatRequest {
         model: &settings.model,
         messages,

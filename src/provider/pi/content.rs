@@ -5,22 +5,25 @@
 use serde_json::Value;
 
 use crate::event::Usage;
+use crate::provider::json::UsageKeys;
 
 /// pi usage: `{input, output, cacheRead, cacheWrite, cost: {total}}`. pi
 /// prices only the models it knows and says `0` for the rest: a zero cost
 /// is not reported, not free (issue 13 item 3).
 pub fn usage(u: &Value) -> Usage {
-    let n = |k: &str| u.get(k).and_then(Value::as_u64);
+    const KEYS: UsageKeys = UsageKeys {
+        input: "input",
+        output: "output",
+        cache_read: "cacheRead",
+        cache_write: "cacheWrite",
+    };
     Usage {
-        input_tokens: n("input").unwrap_or(0),
-        output_tokens: n("output").unwrap_or(0),
-        cache_read_input_tokens: n("cacheRead"),
-        cache_creation_input_tokens: n("cacheWrite"),
         cost_usd: u
             .get("cost")
             .and_then(|c| c.get("total"))
             .and_then(Value::as_f64)
             .filter(|&c| c > 0.0),
+        ..KEYS.read(|k| u.get(k).and_then(Value::as_u64))
     }
 }
 

@@ -20,7 +20,7 @@ use tokio::time::Instant;
 use super::process::{AgentProcess, CommandSpec, LineReader};
 use super::{
     Capabilities, DiagnosticLevel, EventSink, ProviderCommand, ProviderError, ProviderEvent,
-    ProviderFactory, ProviderHandle, ProviderSpec, SessionInfo,
+    ProviderFactory, ProviderHandle, ProviderSpec, SessionInfo, Spawned,
 };
 use crate::config::AgentConfig;
 use crate::event::{ErrorInfo, Payload, StreamEvent, new_id};
@@ -39,10 +39,6 @@ const KILL_GRACE: Duration = Duration::from_millis(300);
 pub struct PiFactory;
 
 impl ProviderFactory for PiFactory {
-    fn name(&self) -> &'static str {
-        "pi"
-    }
-
     fn capabilities(&self, _agent: &AgentConfig) -> Capabilities {
         Capabilities {
             queue_while_streaming: true,
@@ -50,11 +46,7 @@ impl ProviderFactory for PiFactory {
         }
     }
 
-    fn spawn(
-        &self,
-        spec: ProviderSpec,
-        events: EventSink,
-    ) -> Result<ProviderHandle, ProviderError> {
+    fn spawn(&self, spec: ProviderSpec, events: EventSink) -> Spawned {
         let steer = steer_command(&spec.agent)?;
         let cmd = command(&spec.agent, spec.resume.as_deref());
         let (proc, lines) = AgentProcess::spawn_for(&spec.agent.id, &cmd)?;
@@ -90,13 +82,13 @@ fn steer_command(agent: &AgentConfig) -> Result<&'static str, ProviderError> {
     match agent.options.get("steer").map(|v| v.as_str()) {
         None | Some(Some("steer")) => Ok("steer"),
         Some(Some("follow_up" | "follow-up" | "followUp")) => Ok("follow_up"),
-        Some(other) => Err(ProviderError::Config {
-            agent: agent.id.clone(),
-            message: format!(
+        Some(other) => Err(ProviderError::config(
+            &agent.id,
+            format!(
                 "options.steer must be \"steer\" or \"follow_up\", not {}",
                 other.unwrap_or("a non-string")
             ),
-        }),
+        )),
     }
 }
 

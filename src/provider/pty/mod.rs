@@ -22,7 +22,7 @@ use tui_term::vt100;
 use super::process::{register_group, signal_group, unregister_group};
 use super::{
     Capabilities, EventSink, ProviderCommand, ProviderError, ProviderEvent, ProviderFactory,
-    ProviderHandle, ProviderSpec, TerminalScreen,
+    ProviderHandle, ProviderSpec, Spawned, TerminalScreen,
 };
 use crate::config::AgentConfig;
 use crate::event::{Payload, ResponseStatus, StreamEvent, new_id};
@@ -43,20 +43,12 @@ const KILL_GRACE: Duration = Duration::from_millis(1000);
 pub struct PtyFactory;
 
 impl ProviderFactory for PtyFactory {
-    fn name(&self) -> &'static str {
-        "pty"
-    }
-
     fn capabilities(&self, _agent: &AgentConfig) -> Capabilities {
         // Keys go straight to the program; hive knows nothing of its turns.
         Capabilities::default()
     }
 
-    fn spawn(
-        &self,
-        spec: ProviderSpec,
-        events: EventSink,
-    ) -> Result<ProviderHandle, ProviderError> {
+    fn spawn(&self, spec: ProviderSpec, events: EventSink) -> Spawned {
         let pane = PtyPane::start(&spec.agent)?;
         let screen = pane.screen.clone();
         let mut handle = ProviderHandle::spawn(move |rx| pane.run(rx, events));
@@ -77,20 +69,13 @@ pub fn command_line(agent: &AgentConfig) -> (String, Vec<String>) {
 }
 
 fn resolve_cwd(agent: &AgentConfig) -> Result<PathBuf, ProviderError> {
-    let base = std::env::current_dir().map_err(|e| ProviderError::Config {
-        agent: agent.id.clone(),
-        message: format!("cannot read the current directory: {e}"),
-    })?;
-    let dir = match &agent.cwd {
-        Some(c) => base.join(c),
-        None => base,
-    };
+    let dir = super::process::working_dir(agent)?;
     // portable-pty silently falls back to $HOME for a missing directory.
     if !dir.is_dir() {
-        return Err(ProviderError::Config {
-            agent: agent.id.clone(),
-            message: format!("cwd {} is not a directory", dir.display()),
-        });
+        return Err(ProviderError::config(
+            &agent.id,
+            format!("cwd {} is not a directory", dir.display()),
+        ));
     }
     Ok(dir)
 }
@@ -111,11 +96,7 @@ struct PtyPane {
 impl PtyPane {
     fn start(agent: &AgentConfig) -> Result<Self, ProviderError> {
         let (program, args) = command_line(agent);
-        let spawn_err = |e: std::io::Error| ProviderError::Spawn {
-            agent: agent.id.clone(),
-            program: program.clone(),
-            source: e,
-        };
+        let spawn_err = |e: std::io::Error| ProviderError::spawn(&agent.id, &program, e);
         let other = |e: anyhow::Error| spawn_err(std::io::Error::other(format!("{e:#}")));
 
         let mut cmd = CommandBuilder::new(&program);

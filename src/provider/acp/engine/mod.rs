@@ -323,24 +323,24 @@ impl Engine {
 
     /// The agent's process is gone: the turn in flight fails with `report`.
     pub fn on_exit(&mut self, report: &str) {
-        self.permissions.clear();
-        let turn_id = self
-            .turn
-            .take()
-            .map(|t| t.turn_id)
-            .or_else(|| self.waiting.take().map(|(id, _)| id));
-        if let Some(turn_id) = turn_id {
-            self.stream(
-                &turn_id,
-                Payload::ResponseError {
-                    error: ErrorInfo::new("agent_exited", format!("the agent {report}")),
-                },
-            );
-        }
+        self.end_with(Payload::ResponseError {
+            error: ErrorInfo::new("agent_exited", format!("the agent {report}")),
+        });
     }
 
     /// hive is killing the agent: the turn in flight ends as cancelled.
     pub fn on_kill(&mut self) {
+        self.end_with(Payload::ResponseDone {
+            status: ResponseStatus::Cancelled,
+            finish_reason: Some("killed".into()),
+            error: None,
+            usage: None,
+        });
+    }
+
+    /// The agent is going: no prompt of it can be answered any more, and the
+    /// turn in flight (or the one waiting for its session) ends with `last`.
+    fn end_with(&mut self, last: Payload) {
         self.permissions.clear();
         let turn_id = self
             .turn
@@ -348,15 +348,7 @@ impl Engine {
             .map(|t| t.turn_id)
             .or_else(|| self.waiting.take().map(|(id, _)| id));
         if let Some(turn_id) = turn_id {
-            self.stream(
-                &turn_id,
-                Payload::ResponseDone {
-                    status: ResponseStatus::Cancelled,
-                    finish_reason: Some("killed".into()),
-                    error: None,
-                    usage: None,
-                },
-            );
+            self.stream(&turn_id, last);
         }
     }
 

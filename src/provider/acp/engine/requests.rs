@@ -53,33 +53,43 @@ impl Engine {
     pub(super) fn on_request(&mut self, id: Value, method: &str, params: Value) {
         match method {
             "session/request_permission" => self.permission_request(id, params),
-            "fs/read_text_file" => match serde_json::from_value::<ReadTextFileRequest>(params) {
-                Ok(req) => self.file_job(
-                    id,
-                    FsOp::Read {
+            "fs/read_text_file" => {
+                if let Some(req) = self.params::<ReadTextFileRequest>(&id, params) {
+                    let op = FsOp::Read {
                         path: req.path.display().to_string(),
                         line: req.line,
                         limit: req.limit,
-                    },
-                ),
-                Err(e) => self.write(client::error_response(&id, INVALID_PARAMS, &e.to_string())),
-            },
-            "fs/write_text_file" => match serde_json::from_value::<WriteTextFileRequest>(params) {
-                Ok(req) => self.file_job(
-                    id,
-                    FsOp::Write {
+                    };
+                    self.file_job(id, op);
+                }
+            }
+            "fs/write_text_file" => {
+                if let Some(req) = self.params::<WriteTextFileRequest>(&id, params) {
+                    let op = FsOp::Write {
                         path: req.path.display().to_string(),
                         content: req.content,
-                    },
-                ),
-                Err(e) => self.write(client::error_response(&id, INVALID_PARAMS, &e.to_string())),
-            },
+                    };
+                    self.file_job(id, op);
+                }
+            }
             other => {
                 self.write(client::error_response(
                     &id,
                     METHOD_NOT_FOUND,
                     &format!("method not found: {other}"),
                 ));
+            }
+        }
+    }
+
+    /// A request's params as `T`, or `None` once the agent was told they
+    /// are invalid.
+    fn params<T: serde::de::DeserializeOwned>(&mut self, id: &Value, params: Value) -> Option<T> {
+        match serde_json::from_value(params) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                self.write(client::error_response(id, INVALID_PARAMS, &e.to_string()));
+                None
             }
         }
     }
@@ -91,12 +101,8 @@ impl Engine {
     }
 
     pub(super) fn permission_request(&mut self, id: Value, params: Value) {
-        let req = match serde_json::from_value::<RequestPermissionRequest>(params) {
-            Ok(r) => r,
-            Err(e) => {
-                self.write(client::error_response(&id, INVALID_PARAMS, &e.to_string()));
-                return;
-            }
+        let Some(req) = self.params::<RequestPermissionRequest>(&id, params) else {
+            return;
         };
         let active = self
             .turn

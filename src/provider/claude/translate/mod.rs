@@ -384,18 +384,9 @@ impl Translator {
             diagnostic(out, DiagnosticLevel::Info, format!("claude: {text}"));
             return;
         }
-        let item_id = new_id("sys");
-        self.push(out, Payload::item_start(item_id.clone(), ItemType::Message));
-        self.push(
-            out,
-            Payload::ItemDone {
-                item_id,
-                final_item: FinalItem::Message {
-                    content: text,
-                    origin: Origin::System,
-                },
-            },
-        );
+        for payload in Payload::notice("sys", text) {
+            self.push(out, payload);
+        }
     }
 
     fn announce(&mut self, out: &mut Translated) {
@@ -453,17 +444,8 @@ impl Translator {
                 // Not streamed (non-streaming fallback, partial messages off).
                 None => self.open_block(out, &message_id, None, kind, &Value::Null),
             };
-            let b = &mut self.blocks[pos];
-            b.closed = true;
-            let final_item = final_block(b, c);
-            let item_id = b.item_id.clone();
-            self.push(
-                out,
-                Payload::ItemDone {
-                    item_id,
-                    final_item,
-                },
-            );
+            let final_item = final_block(&self.blocks[pos], c);
+            self.finish_block(pos, final_item, out);
         }
     }
 
@@ -495,14 +477,7 @@ impl Translator {
             }
             self.push(
                 out,
-                Payload::ItemDone {
-                    item_id: new_id("out"),
-                    final_item: FinalItem::FunctionCallOutput {
-                        call_id,
-                        output,
-                        is_error,
-                    },
-                },
+                Payload::tool_output(new_id("out"), call_id, output, is_error),
             );
         }
     }

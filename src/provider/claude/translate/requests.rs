@@ -65,37 +65,32 @@ impl Translator {
             return;
         }
         // The `initialize` answer lists the slash commands.
-        if let Some(cmds) = resp
-            .get("response")
-            .and_then(|r| r.get("commands"))
-            .and_then(Value::as_array)
-        {
-            let names: Vec<String> = cmds
-                .iter()
-                .filter_map(|c| c.get("name").and_then(Value::as_str))
-                .map(str::to_owned)
-                .collect();
-            if !names.is_empty() {
-                self.commands = names;
-                self.announce(out);
-            }
+        let names = listed(resp, "commands", "name");
+        if !names.is_empty() {
+            self.commands = names;
+            self.announce(out);
         }
         // ... and the models `/model` can pick (`value` is what `set_model` takes).
-        if let Some(models) = resp
-            .get("response")
-            .and_then(|r| r.get("models"))
-            .and_then(Value::as_array)
-        {
-            let ids: Vec<String> = models
-                .iter()
-                .filter_map(|m| m.get("value").and_then(Value::as_str))
-                .map(str::to_owned)
-                .collect();
-            if !ids.is_empty() {
-                out.events.push(ProviderEvent::Models(ids));
-            }
+        let ids = listed(resp, "models", "value");
+        if !ids.is_empty() {
+            out.events.push(ProviderEvent::Models(ids));
         }
     }
 
     // ---- emission --------------------------------------------------------
+}
+
+/// The `field` string of each entry of a control response's `response.<list>`.
+fn listed(resp: &Value, list: &str, field: &str) -> Vec<String> {
+    resp.get("response")
+        .and_then(|r| r.get(list))
+        .and_then(Value::as_array)
+        .map(|entries| {
+            entries
+                .iter()
+                .filter_map(|e| e.get(field).and_then(Value::as_str))
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
 }

@@ -212,8 +212,7 @@ impl Translator {
     }
 
     pub(super) fn finalize_streamed(&mut self, pos: usize, out: &mut Translated) {
-        let b = &mut self.blocks[pos];
-        b.closed = true;
+        let b = &self.blocks[pos];
         let final_item = match b.kind {
             BlockKind::Text => FinalItem::Message {
                 content: b.content.clone(),
@@ -230,6 +229,13 @@ impl Translator {
                 &display::COMMON,
             ),
         };
+        self.finish_block(pos, final_item, out);
+    }
+
+    /// Block `pos` is done: it closes and its item ends as `final_item`.
+    pub(super) fn finish_block(&mut self, pos: usize, final_item: FinalItem, out: &mut Translated) {
+        let b = &mut self.blocks[pos];
+        b.closed = true;
         let item_id = b.item_id.clone();
         self.push(
             out,

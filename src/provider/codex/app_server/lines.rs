@@ -1,6 +1,7 @@
 //! Reading the server: each stdout line dispatched, and the answers to hive's own requests (thread start/resume, turn start).
 
 use super::*;
+use crate::provider::json::object_line;
 
 impl AppServer {
     pub(super) async fn message(&mut self, line: &str) {
@@ -8,13 +9,10 @@ impl AppServer {
         if trimmed.is_empty() {
             return;
         }
-        let mut msg: Value = match serde_json::from_str(trimmed) {
-            Ok(v @ Value::Object(_)) => v,
-            Ok(_) | Err(_) => {
-                self.diagnostic(
-                    DiagnosticLevel::Warn,
-                    format!("codex app-server: unreadable line: {}", excerpt(trimmed)),
-                );
+        let mut msg = match object_line("codex app-server", trimmed) {
+            Ok(v) => v,
+            Err(warning) => {
+                self.diagnostic(DiagnosticLevel::Warn, warning);
                 return;
             }
         };

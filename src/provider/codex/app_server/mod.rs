@@ -27,7 +27,7 @@ use crate::provider::Sink;
 use crate::provider::process::{AgentProcess, LineReader};
 use crate::provider::{
     DiagnosticLevel, EventSink, PermissionDecision, PermissionRequest, ProviderCommand,
-    ProviderEvent, ProviderHandle,
+    ProviderEvent,
 };
 use crate::timer;
 
@@ -37,46 +37,46 @@ pub use turn::AppTurn;
 /// How long output written just before the server exited is still read.
 const DRAIN: Duration = Duration::from_millis(200);
 
-pub fn spawn(
+/// The provider task of one `codex app-server`.
+pub(super) async fn run(
     settings: Arc<CodexSettings>,
     resume: Option<String>,
     events: EventSink,
-) -> ProviderHandle {
-    ProviderHandle::spawn(move |rx| async move {
-        let spec = settings.app_server_command();
-        let (proc, lines) = match AgentProcess::spawn(&spec) {
-            Ok(p) => p,
-            Err(e) => {
-                let _ = events.send(ProviderEvent::Exited {
-                    code: None,
-                    message: format!("cannot start `{}`: {e}", spec.program),
-                });
-                return;
-            }
-        };
-        let startup = Instant::now() + settings.startup_timeout;
-        let mut server = AppServer {
-            settings,
-            events,
-            proc,
-            next_id: 0,
-            requests: HashMap::new(),
-            thread: None,
-            model: None,
-            resume,
-            placeholder: new_id("codex"),
-            stale_notice: None,
-            queued: None,
-            images: Vec::new(),
-            turn: None,
-            approvals: HashMap::new(),
-            abandoned: HashSet::new(),
-            thread_total: Usage::default(),
-            startup: Some(startup),
-            model_switched: false,
-        };
-        server.run(lines, rx).await;
-    })
+    rx: mpsc::UnboundedReceiver<ProviderCommand>,
+) {
+    let spec = settings.app_server_command();
+    let (proc, lines) = match AgentProcess::spawn(&spec) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = events.send(ProviderEvent::Exited {
+                code: None,
+                message: format!("cannot start `{}`: {e}", spec.program),
+            });
+            return;
+        }
+    };
+    let startup = Instant::now() + settings.startup_timeout;
+    let mut server = AppServer {
+        settings,
+        events,
+        proc,
+        next_id: 0,
+        requests: HashMap::new(),
+        thread: None,
+        model: None,
+        resume,
+        placeholder: new_id("codex"),
+        stale_notice: None,
+        queued: None,
+        images: Vec::new(),
+        turn: None,
+        approvals: HashMap::new(),
+        abandoned: HashSet::new(),
+        thread_total: Usage::default(),
+        startup: Some(startup),
+        model_switched: false,
+    };
+    server.run(lines, rx).await;
 }
 
 /// What a request of ours was for, to route its response.

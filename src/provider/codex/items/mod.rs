@@ -22,6 +22,7 @@ use serde_json::{Map, Value, json};
 
 use super::PROVIDER_ID;
 use crate::event::{ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, Usage};
+use crate::provider::json::UsageKeys;
 use crate::provider::{DiagnosticLevel, display};
 
 /// What a translator asks its transport to do, in order.
@@ -52,13 +53,11 @@ pub struct Change {
 /// A thread item in either spelling, reduced to what a pane shows.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Item {
-    /// `agent_message`, and `plan` (a proposed plan in plan mode).
-    Message {
+    /// `agent_message` and `plan` (a proposed plan in plan mode) are
+    /// messages; `reasoning` is the reasoning summary.
+    Text {
         id: String,
-        text: String,
-    },
-    Reasoning {
-        id: String,
+        kind: TextKind,
         text: String,
     },
     Command {
@@ -198,12 +197,14 @@ impl Item {
         let raw_kind = v.get("type").and_then(Value::as_str).unwrap_or("unknown");
         let kind = to_snake(raw_kind);
         Some(match kind.as_str() {
-            "agent_message" | "plan" => Item::Message {
+            "agent_message" | "plan" => Item::Text {
                 id,
+                kind: TextKind::Message,
                 text: str_field(v, "text"),
             },
-            "reasoning" => Item::Reasoning {
+            "reasoning" => Item::Text {
                 id,
+                kind: TextKind::Reasoning,
                 text: reasoning_text(v),
             },
             "command_execution" => Item::Command {
@@ -259,8 +260,7 @@ impl Item {
 
     pub fn id(&self) -> &str {
         match self {
-            Item::Message { id, .. }
-            | Item::Reasoning { id, .. }
+            Item::Text { id, .. }
             | Item::Command { id, .. }
             | Item::FileChange { id, .. }
             | Item::Mcp { id, .. }
@@ -347,12 +347,8 @@ impl ItemMapper {
         };
         let mut out = Vec::new();
         match &item {
-            Item::Message { id, text } => {
-                self.open_text(id, TextKind::Message, &mut out);
-                self.catch_up(id, text, &mut out);
-            }
-            Item::Reasoning { id, text } => {
-                self.open_text(id, TextKind::Reasoning, &mut out);
+            Item::Text { id, kind, text } => {
+                self.open_text(id, *kind, &mut out);
                 self.catch_up(id, text, &mut out);
             }
             Item::Todo { items, .. } => self.todo(items, &mut out),
@@ -368,7 +364,11 @@ impl ItemMapper {
         };
         let mut out = Vec::new();
         match &item {
-            Item::Message { id, text } => {
+            Item::Text {
+                id,
+                kind: TextKind::Message,
+                text,
+            } => {
                 self.open_text(id, TextKind::Message, &mut out);
                 self.text.remove(id);
                 out.push(Payload::ItemDone {
@@ -379,7 +379,11 @@ impl ItemMapper {
                     },
                 });
             }
-            Item::Reasoning { id, text } => {
+            Item::Text {
+                id,
+                kind: TextKind::Reasoning,
+                text,
+            } => {
                 if text.trim().is_empty() {
                     // Nothing to show (no summary): drop the empty block.
                     if self.text.remove(id).is_some() {
@@ -520,17 +524,7 @@ impl ItemMapper {
     /// A notice inside the conversation (retries, warnings): a message item
     /// with origin `system`.
     pub fn notice(&mut self, text: &str) -> Vec<Payload> {
-        let item_id = crate::event::new_id("codex_notice");
-        vec![
-            Payload::item_start(item_id.clone(), ItemType::Message),
-            Payload::ItemDone {
-                item_id,
-                final_item: FinalItem::Message {
-                    content: text.to_owned(),
-                    origin: Origin::System,
-                },
-            },
-        ]
+        Payload::notice("codex_notice", text).into()
     }
 
     fn open_text(&mut self, id: &str, kind: TextKind, out: &mut Vec<Payload>) {
@@ -594,14 +588,12 @@ impl ItemMapper {
                 &display::COMMON,
             ),
         });
-        out.push(Payload::ItemDone {
-            item_id: format!("{call_id}:out"),
-            final_item: FinalItem::FunctionCallOutput {
-                call_id,
-                output: text,
-                is_error: false,
-            },
-        });
+        out.push(Payload::tool_output(
+            format!("{call_id}:out"),
+            call_id,
+            text,
+            false,
+        ));
     }
 
     /// Emits the invocation of a tool-like item once.
@@ -644,27 +636,24 @@ impl ItemMapper {
         }
         self.tools.remove(id);
         let (output, is_error) = result_text(item);
-        out.push(Payload::ItemDone {
-            item_id: format!("{id}:out"),
-            final_item: FinalItem::FunctionCallOutput {
-                call_id: id.to_owned(),
-                output,
-                is_error,
-            },
-        });
+        out.push(Payload::tool_output(
+            format!("{id}:out"),
+            id,
+            output,
+            is_error,
+        ));
     }
 }
 
 /// Token usage in either spelling (`input_tokens` / `inputTokens`).
 pub fn usage(v: &Value) -> Usage {
-    let n = |k: &str| field(v, k).and_then(Value::as_u64);
-    Usage {
-        input_tokens: n("input_tokens").unwrap_or(0),
-        output_tokens: n("output_tokens").unwrap_or(0),
-        cache_read_input_tokens: n("cached_input_tokens"),
-        cache_creation_input_tokens: n("cache_write_input_tokens"),
-        cost_usd: None,
-    }
+    const KEYS: UsageKeys = UsageKeys {
+        input: "input_tokens",
+        output: "output_tokens",
+        cache_read: "cached_input_tokens",
+        cache_write: "cache_write_input_tokens",
+    };
+    KEYS.read(|k| field(v, k).and_then(Value::as_u64))
 }
 
 /// The terminal event of a completed turn.

@@ -3,11 +3,16 @@
 use super::*;
 
 impl PiTranslator {
+    /// The assistant message of a `message_start` / `message_end` in a
+    /// turn. User messages (prompts, steers) are shown by the host; tool
+    /// results arrive as tool_execution_end.
+    fn assistant_message<'v>(&self, v: &'v Value) -> Option<&'v Value> {
+        let msg = v.get("message")?;
+        (str_field(msg, "role") == Some("assistant") && self.turn.is_some()).then_some(msg)
+    }
+
     pub(super) fn message_start(&mut self, v: &Value, out: &mut Vec<ProviderEvent>) {
-        let Some(msg) = v.get("message") else { return };
-        if str_field(msg, "role") != Some("assistant") || self.turn.is_none() {
-            // User messages (prompts, steers) are shown by the host; tool
-            // results arrive as tool_execution_end.
+        if self.assistant_message(v).is_none() {
             return;
         }
         self.ensure_started(out);
@@ -282,10 +287,9 @@ impl PiTranslator {
     }
 
     pub(super) fn message_end(&mut self, v: &Value, out: &mut Vec<ProviderEvent>) {
-        let Some(msg) = v.get("message") else { return };
-        if str_field(msg, "role") != Some("assistant") || self.turn.is_none() {
+        let Some(msg) = self.assistant_message(v) else {
             return;
-        }
+        };
         self.ensure_started(out);
         let stop = str_field(msg, "stopReason").map(str::to_owned);
         let error = str_field(msg, "errorMessage").map(str::to_owned);

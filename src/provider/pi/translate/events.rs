@@ -79,14 +79,7 @@ impl PiTranslator {
         let output = v.get("result").map(result_text).unwrap_or_default();
         self.emit(
             out,
-            Payload::ItemDone {
-                item_id: new_id("out"),
-                final_item: FinalItem::FunctionCallOutput {
-                    call_id: call_id.to_owned(),
-                    output,
-                    is_error,
-                },
-            },
+            Payload::tool_output(new_id("out"), call_id, output, is_error),
         );
     }
 

@@ -27,7 +27,7 @@ use crate::event::{
     ErrorInfo, FinalItem, ItemType, Origin, Payload, ResponseStatus, StreamEvent, Usage, new_id,
 };
 use crate::provider::display::{self, ToolKeys};
-use crate::provider::json::{excerpt, str_field};
+use crate::provider::json::{excerpt, object_line, str_field};
 
 /// pi's tool argument names (bash, read, edit, write, grep, find, ls).
 pub(crate) const TOOL_KEYS: ToolKeys = ToolKeys {
@@ -242,13 +242,10 @@ impl PiTranslator {
             self.message_update(update, &mut out);
             return out;
         }
-        let v: Value = match serde_json::from_str(line) {
-            Ok(v @ Value::Object(_)) => v,
-            _ => {
-                out.push(ProviderEvent::diagnostic(
-                    DiagnosticLevel::Warn,
-                    format!("pi: unreadable output line: {}", excerpt(line)),
-                ));
+        let v = match object_line("pi", line) {
+            Ok(v) => v,
+            Err(warning) => {
+                out.push(ProviderEvent::diagnostic(DiagnosticLevel::Warn, warning));
                 return out;
             }
         };
@@ -399,18 +396,9 @@ impl PiTranslator {
             return;
         }
         self.ensure_started(out);
-        let item_id = new_id("notice");
-        self.emit(out, Payload::item_start(item_id.clone(), ItemType::Message));
-        self.emit(
-            out,
-            Payload::ItemDone {
-                item_id,
-                final_item: FinalItem::Message {
-                    content: text,
-                    origin: Origin::System,
-                },
-            },
-        );
+        for payload in Payload::notice("notice", text) {
+            self.emit(out, payload);
+        }
     }
 
     fn response(&mut self, v: &Value, out: &mut Vec<ProviderEvent>) {

@@ -1,0 +1,374 @@
+//! The real console in a pseudo-terminal (issue 15): the release `hive`
+//! binary at 160×48, read back through a vt100 parser as a terminal would.
+//! Reproducible from the project alone (no agent CLI, no network).
+//!
+//! 1. `stream`: one `openai` pane against the project's scripted model
+//!    server (tests/support/openai_server.rs) streaming the peer
+//!    benchmark's answer (108,438 chars of markdown in 27-char chunks 5 ms
+//!    apart). Reports hive's CPU (its whole process tree) and CPU per 100k
+//!    chars, bytes written to the terminal per char of text, peak RSS and
+//!    RSS growth per MB of text, and display latency: for every section
+//!    heading, the time from the chunk that completed it leaving the server
+//!    to the first output after which the screen shows it (p50/p99/max).
+//! 2. `keypress`: six `script` panes each streaming a long answer (27-char
+//!    deltas 5 ms apart). While all six stream, one key every 120 ms goes
+//!    into the focused pane's composer; the time from writing the key to
+//!    the first output after which the screen shows it (p50/p99/max).
+//!
+//! Run: `cargo bench --bench console [stream|keypress]` (both by default).
+//! Environment: `CHARS` (stream), `KEYS` and `PANES` (keypress), `COLS`,
+//! `ROWS`, `RUNS` (repetitions, default 1; medians are printed).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
+#[path = "../tests/support/openai_server.rs"]
+mod server;
+#[path = "support/mod.rs"]
+mod support;
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use portable_pty::{Child, CommandBuilder, PtySize, native_pty_system};
+use tui_term::vt100;
+
+use support::{answer, env_or, tree_cpu, tree_max_mb};
+
+const CHUNK: usize = 27;
+const EVERY: Duration = Duration::from_millis(5);
+const END: &str = "The end of the long answer.";
+
+/// hive in a pty: its output chunks with the instant each was read, parsed
+/// on demand into the screen a terminal would show.
+struct Console {
+    rx: mpsc::Receiver<(Instant, Vec<u8>)>,
+    parser: vt100::Parser,
+    writer: Box<dyn Write + Send>,
+    child: Box<dyn Child + Send + Sync>,
+    pid: u32,
+    /// Bytes read so far.
+    bytes: u64,
+}
+
+impl Console {
+    /// Starts the release binary on `dir/hive.toml`, in `dir`, with every
+    /// data and config directory inside `dir`.
+    fn start(dir: &Path, cols: u16, rows: u16) -> Self {
+        let pty = native_pty_system()
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("openpty");
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_hive"));
+        cmd.args(["--config", "hive.toml", "--fresh"]);
+        cmd.cwd(dir);
+        for var in ["HIVE_DATA_DIR", "HIVE_STATE_DIR", "XDG_CONFIG_HOME", "HOME"] {
+            cmd.env(var, dir);
+        }
+        cmd.env("TERM", "xterm-256color");
+        let child = pty.slave.spawn_command(cmd).expect("spawn hive");
+        let pid = child.process_id().expect("pid");
+        drop(pty.slave);
+        let mut reader = pty.master.try_clone_reader().expect("reader");
+        let writer = pty.master.take_writer().expect("writer");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _master = pty.master;
+            let mut buf = vec![0u8; 1 << 16];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 || tx.send((Instant::now(), buf[..n].to_vec())).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            rx,
+            parser: vt100::Parser::new(rows, cols, 0),
+            writer,
+            child,
+            pid,
+            bytes: 0,
+        }
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        self.writer.write_all(bytes).expect("write to hive");
+        self.writer.flush().expect("flush to hive");
+    }
+
+    /// Feeds output, calling `seen(read time, screen text)` after each
+    /// chunk, until it returns true; false after `timeout`.
+    fn watch(&mut self, timeout: Duration, mut seen: impl FnMut(Instant, &str) -> bool) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                return false;
+            };
+            let Ok((at, bytes)) = self.rx.recv_timeout(left) else {
+                return false;
+            };
+            self.bytes += bytes.len() as u64;
+            self.parser.process(&bytes);
+            if seen(at, &self.parser.screen().contents()) {
+                return true;
+            }
+        }
+    }
+
+    /// The read time of the first chunk after which the screen shows `text`.
+    fn until_shown(&mut self, timeout: Duration, text: &str) -> Option<Instant> {
+        let mut shown = None;
+        self.watch(timeout, |at, screen| {
+            shown = screen.contains(text).then_some(at);
+            shown.is_some()
+        });
+        shown
+    }
+
+    /// Takes whatever arrived, without waiting.
+    fn drain(&mut self) {
+        while let Ok((_, bytes)) = self.rx.try_recv() {
+            self.bytes += bytes.len() as u64;
+            self.parser.process(&bytes);
+        }
+    }
+}
+
+impl Drop for Console {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let i = ((sorted.len().saturating_sub(1)) as f64 * p).round() as usize;
+    sorted.get(i).copied().unwrap_or_default()
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// One streamed answer; returns (cpu s, bytes per char, rss MB per MB of
+/// text, latency p50 ms, p99 ms).
+fn stream(cols: u16, rows: u16, chars: usize) -> [f64; 5] {
+    let mut text = answer(chars);
+    text.push_str("\n\n");
+    text.push_str(END);
+    let chunks: Vec<&str> = text
+        .as_bytes()
+        .chunks(CHUNK)
+        .map(|c| std::str::from_utf8(c).expect("the answer is ASCII"))
+        .collect();
+    let mut replies: Vec<serde_json::Value> = chunks.iter().map(|c| server::text(c)).collect();
+    replies.push(server::finish("stop"));
+    let model = server::Server::start(vec![server::Reply::Paced(replies, EVERY)]);
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("hive.toml"),
+        format!(
+            "[[agent]]\nid = \"oa\"\nprovider = \"openai\"\nmodel = \"bench\"\nbase_url = \"{}\"\n",
+            model.base_url
+        ),
+    )
+    .expect("config");
+    let mut hive = Console::start(dir.path(), cols, rows);
+    hive.until_shown(Duration::from_secs(10), "oa")
+        .expect("hive draws its pane");
+    std::thread::sleep(Duration::from_millis(500));
+    hive.drain();
+
+    // Where each section heading is complete in the text, by chunk.
+    let headings: Vec<(String, usize)> = (1..)
+        .map(|n| format!("Section {n} of the long answer"))
+        .map_while(|h| {
+            let end = text.find(&h)? + h.len();
+            Some((h, (end - 1) / CHUNK))
+        })
+        .collect();
+    let rss0 = tree_max_mb(hive.pid, "VmRSS:");
+    let cpu0 = tree_cpu(hive.pid);
+    let bytes0 = hive.bytes;
+    hive.send(b"go\r");
+    let mut shown: Vec<Option<Instant>> = vec![None; headings.len()];
+    let mut next = 0;
+    let ended = hive.watch(Duration::from_secs(120), |at, screen| {
+        // A heading scrolled past between two frames is never seen; look a
+        // few ahead so one miss does not stall the scan.
+        for (i, (h, _)) in headings.iter().enumerate().skip(next).take(4) {
+            if shown[i].is_none() && screen.contains(h.as_str()) {
+                shown[i] = Some(at);
+                next = i + 1;
+            }
+        }
+        screen.contains(END)
+    });
+    assert!(ended, "the answer's end never showed");
+    let cpu = tree_cpu(hive.pid) - cpu0;
+    let bytes = hive.bytes - bytes0;
+    let hwm = tree_max_mb(hive.pid, "VmHWM:");
+    let rss = tree_max_mb(hive.pid, "VmRSS:");
+    drop(hive);
+
+    let sent = model.sent();
+    let mut lat: Vec<Duration> = headings
+        .iter()
+        .zip(&shown)
+        .filter_map(|((_, chunk), at)| {
+            Some(at.as_ref()?.saturating_duration_since(*sent.get(*chunk)?))
+        })
+        .collect();
+    lat.sort();
+    let mb = text.len() as f64 / 1e6;
+    println!(
+        "stream (openai pane, {cols}x{rows}, {} chars in {CHUNK}-char chunks {} ms apart): \
+         cpu {cpu:.3} s ({:.3} s per 100k chars), terminal {:.2} bytes per char, \
+         rss peak {hwm:.1} MB (+{:.1} MB per MB of text), \
+         latency p50 {:.1} ms p99 {:.1} ms max {:.1} ms ({} of {} headings seen)",
+        text.len(),
+        EVERY.as_millis(),
+        cpu * 100_000.0 / text.len() as f64,
+        bytes as f64 / text.len() as f64,
+        (rss - rss0) / mb,
+        ms(percentile(&lat, 0.5)),
+        ms(percentile(&lat, 0.99)),
+        ms(lat.last().copied().unwrap_or_default()),
+        lat.len(),
+        headings.len(),
+    );
+    [
+        cpu,
+        bytes as f64 / text.len() as f64,
+        (rss - rss0) / mb,
+        ms(percentile(&lat, 0.5)),
+        ms(percentile(&lat, 0.99)),
+    ]
+}
+
+/// Keys typed while `panes` panes stream; returns (p50 ms, p99 ms).
+fn keypress(cols: u16, rows: u16, panes: usize, keys: usize) -> [f64; 2] {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    // Long enough to stream through the whole measurement.
+    let scenario = format!(
+        "chunk_chars = {CHUNK}\ndelay_ms = {}\n[[turn]]\n[[turn.step]]\ntext = '''\n{}'''\n",
+        EVERY.as_millis(),
+        answer(400_000)
+    );
+    std::fs::write(d.join("long.toml"), scenario).expect("scenario");
+    let config: String = (1..=panes)
+        .map(|i| {
+            format!("[[agent]]\nid = \"p{i}\"\nprovider = \"script\"\nscript = \"long.toml\"\n")
+        })
+        .collect();
+    std::fs::write(d.join("hive.toml"), config).expect("config");
+    let mut hive = Console::start(d, cols, rows);
+    hive.until_shown(Duration::from_secs(10), &format!("p{panes}"))
+        .expect("hive draws its panes");
+    // Start every pane: focus it (Alt+N), type, Enter.
+    for i in 1..=panes {
+        hive.send(format!("\x1b{i}").as_bytes());
+        std::thread::sleep(Duration::from_millis(100));
+        hive.send(b"go\r");
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    hive.send(b"\x1b1");
+    hive.until_shown(Duration::from_secs(10), "Section 2 of")
+        .expect("the answers stream");
+
+    let cpu0 = tree_cpu(hive.pid);
+    let wall0 = Instant::now();
+    let mut lat = Vec::with_capacity(keys);
+    let mut missed = 0;
+    // An unmeasured marker that is in no answer, then measured letters;
+    // every 30 keys the line is erased so the composer never wraps.
+    let mut typed = String::new();
+    for k in 0..keys {
+        if k % 30 == 0 {
+            if !typed.is_empty() {
+                hive.send(&vec![0x7f; typed.len()]);
+                std::thread::sleep(Duration::from_millis(300));
+            }
+            typed = "ZQX".into();
+            hive.send(typed.as_bytes());
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        hive.drain();
+        typed.push((b'a' + (k % 26) as u8) as char);
+        let at = Instant::now();
+        hive.send(&typed.as_bytes()[typed.len() - 1..]);
+        match hive.until_shown(Duration::from_secs(2), &typed) {
+            Some(shown) => lat.push(shown.saturating_duration_since(at)),
+            None => missed += 1,
+        }
+        std::thread::sleep(Duration::from_millis(120));
+    }
+    let cpu = tree_cpu(hive.pid) - cpu0;
+    let wall = wall0.elapsed().as_secs_f64();
+    lat.sort();
+    println!(
+        "keypress → frame ({panes} panes streaming, {cols}x{rows}, {} keys, {missed} not shown within 2 s): \
+         p50 {:.1} ms  p99 {:.1} ms  max {:.1} ms; hive cpu {cpu:.2} s over {wall:.1} s ({:.0} %)",
+        lat.len(),
+        ms(percentile(&lat, 0.5)),
+        ms(percentile(&lat, 0.99)),
+        ms(lat.last().copied().unwrap_or_default()),
+        cpu / wall * 100.0,
+    );
+    [ms(percentile(&lat, 0.5)), ms(percentile(&lat, 0.99))]
+}
+
+fn main() {
+    // `cargo test --benches` runs bench binaries with no filter; keep it short then.
+    if std::env::args().any(|a| a == "--test") {
+        return;
+    }
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let wants = |name: &str| only.is_empty() || only.iter().any(|o| o == name);
+    let (cols, rows): (u16, u16) = (env_or("COLS", 160), env_or("ROWS", 48));
+    let runs: usize = env_or("RUNS", 1);
+    if wants("stream") {
+        let chars: usize = env_or("CHARS", 108_438);
+        let all: Vec<[f64; 5]> = (0..runs).map(|_| stream(cols, rows, chars)).collect();
+        if runs > 1 {
+            let m = |i: usize| median(all.iter().map(|r| r[i]).collect());
+            println!(
+                "stream, median of {runs}: cpu {:.3} s, {:.2} bytes per char, +{:.1} MB RSS per MB, latency p50 {:.1} ms p99 {:.1} ms",
+                m(0),
+                m(1),
+                m(2),
+                m(3),
+                m(4)
+            );
+        }
+    }
+    if wants("keypress") {
+        let (panes, keys): (usize, usize) = (env_or("PANES", 6), env_or("KEYS", 120));
+        let all: Vec<[f64; 2]> = (0..runs)
+            .map(|_| keypress(cols, rows, panes, keys))
+            .collect();
+        if runs > 1 {
+            let m = |i: usize| median(all.iter().map(|r| r[i]).collect());
+            println!(
+                "keypress, median of {runs}: p50 {:.1} ms p99 {:.1} ms",
+                m(0),
+                m(1)
+            );
+        }
+    }
+}
