@@ -18,7 +18,7 @@ use hive::event::Origin;
 use hive::provider::Capabilities;
 use hive::runner::{PaneEvent, PaneUpdate, TurnState};
 use hive::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
-use ratatui::backend::CrosstermBackend;
+use ratatui::backend::{Backend, CrosstermBackend};
 use ratatui::buffer::{Buffer, Cell};
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier};
@@ -46,7 +46,9 @@ impl Write for Shared {
 
 fn agents(panes: usize) -> String {
     (0..panes)
-        .map(|i| format!("[[agent]]\nid = \"a{i}\"\nname = \"Agent {i}\"\nprovider = \"script\"\n\n"))
+        .map(|i| {
+            format!("[[agent]]\nid = \"a{i}\"\nname = \"Agent {i}\"\nprovider = \"script\"\n\n")
+        })
         .collect()
 }
 
@@ -76,6 +78,13 @@ struct Run {
     area: Rect,
     /// Bytes written after the first frame.
     bytes: usize,
+    /// Everything written, and what ratatui's own backend writes for the
+    /// same frames (the plain writer: each frame's changed cells, no
+    /// scrolling), with where each frame ends in both.
+    ours: Vec<u8>,
+    plain: Vec<u8>,
+    ends: Vec<(usize, usize)>,
+    last: Buffer,
 }
 
 impl Run {
@@ -98,6 +107,10 @@ impl Run {
             parser: vt100::Parser::new(rows, cols, 0),
             area: Rect::new(0, 0, cols, rows),
             bytes: 0,
+            ours: Vec::new(),
+            plain: b"\x1b[2J".to_vec(),
+            ends: Vec::new(),
+            last: Buffer::empty(Rect::new(0, 0, cols, rows)),
         };
         run.frame();
         run.bytes = 0;
@@ -129,15 +142,22 @@ impl Run {
             f.write_all(&written).unwrap();
         }
         self.parser.process(&written);
-        if let Some(diff) = differences(self.parser.screen(), self.screen.last_frame()) {
+        let drawn = self.screen.last_frame();
+        if let Some(diff) = differences(self.parser.screen(), drawn) {
             panic!("{diff}\nwritten: {:?}", String::from_utf8_lossy(&written));
         }
+        self.ours.extend_from_slice(&written);
+        let mut plain = CrosstermBackend::new(&mut self.plain);
+        plain.draw(self.last.diff(drawn).into_iter()).unwrap();
+        Backend::flush(&mut plain).unwrap();
+        self.last = drawn.clone();
+        self.ends.push((self.ours.len(), self.plain.len()));
     }
 }
 
 /// Streams `chars` of the benchmark's answer into `panes` side by side at
-/// `step` chars per 25 ms frame; returns the bytes written per char.
-fn stream(panes: usize, cols: u16, rows: u16, chars: usize, step: usize) -> f64 {
+/// `step` chars per 25 ms frame.
+fn stream(panes: usize, cols: u16, rows: u16, chars: usize, step: usize) -> Run {
     let text = answer(chars);
     let mut run = Run::new(panes, cols, rows);
     run.all(panes, || {
@@ -183,8 +203,15 @@ fn stream(panes: usize, cols: u16, rows: u16, chars: usize, step: usize) -> f64 
     run.console.app.now += Duration::from_millis(25);
     run.frame();
     let per_char = run.bytes as f64 / (chars * panes) as f64;
-    eprintln!("{panes} pane(s) {cols}x{rows}: {} bytes, {per_char:.3} per char", run.bytes);
-    per_char
+    eprintln!(
+        "{panes} pane(s) {cols}x{rows}: {} bytes, {per_char:.3} per char",
+        run.bytes
+    );
+    run
+}
+
+fn per_char(run: &Run, chars: usize, panes: usize) -> f64 {
+    run.bytes as f64 / (chars * panes) as f64
 }
 
 fn vt_colour(c: Color) -> vt100::Color {
@@ -271,7 +298,11 @@ fn differences(term: &vt100::Screen, frame: &Buffer) -> Option<String> {
     (!out.is_empty()).then(|| {
         let n = out.len();
         out.truncate(12);
-        format!("{n} cells differ:\n{}\nscreen:\n{}", out.join("\n"), term.contents())
+        format!(
+            "{n} cells differ:\n{}\nscreen:\n{}",
+            out.join("\n"),
+            term.contents()
+        )
     })
 }
 
@@ -288,12 +319,120 @@ fn chars() -> usize {
 
 #[test]
 fn a_full_width_stream_reaches_the_terminal_as_drawn() {
-    let per_char = stream(1, 160, 48, chars(), 121);
+    let per_char = per_char(&stream(1, 160, 48, chars(), 121), chars(), 1);
     assert!(per_char < 2.85, "{per_char:.3} bytes per char");
 }
 
 #[test]
 fn side_by_side_streams_reach_the_terminal_as_drawn() {
-    let per_char = stream(2, 160, 48, chars(), 121);
+    let per_char = per_char(&stream(2, 160, 48, chars(), 121), chars(), 2);
     assert!(per_char < 5.3, "{per_char:.3} bytes per char");
+}
+
+/// tmux (the terminal hive most often runs in) reads the bytes as the
+/// emulator above does: at several points of a stream, the screen tmux
+/// shows for hive's bytes is the one it shows for ratatui's plain writer.
+#[test]
+fn tmux_shows_what_the_plain_writer_shows() {
+    if !support::tmux::available() {
+        return;
+    }
+    let (cols, rows) = (100, 30);
+    let run = stream(1, cols, rows, 8_000, 121);
+    let n = run.ends.len();
+    for end in [n / 3, 2 * n / 3, n - 1] {
+        let (ours, plain) = run.ends[end];
+        let shown = |bytes: &[u8]| looks_in_tmux(&tmux_screen(cols, rows, bytes));
+        let (a, b) = (shown(&run.ours[..ours]), shown(&run.plain[..plain]));
+        assert_eq!(
+            a, b,
+            "frame {end} of {n}: hive's bytes, then the plain writer's"
+        );
+    }
+}
+
+/// A cell as tmux's `capture-pane -e` tells it: the character, the
+/// foreground (left out for a space, where it shows nothing), the
+/// background and the attributes on, colours as their SGR parameters.
+type TmuxCell = (char, Option<String>, String, [bool; 10]);
+
+/// The rows of cells of a `capture-pane -e` screen.
+fn looks_in_tmux(capture: &str) -> Vec<Vec<TmuxCell>> {
+    let (mut fg, mut bg, mut on) = (String::new(), String::new(), [false; 10]);
+    let mut rows = Vec::new();
+    for line in capture.lines() {
+        let mut row = Vec::new();
+        let mut chars = line.chars();
+        while let Some(c) = chars.next() {
+            if c != '\x1b' {
+                let ink = (c != ' ' || on[4] || on[7] || on[9]).then(|| fg.clone());
+                row.push((c, ink, bg.clone(), on));
+                continue;
+            }
+            let sgr: String = chars.by_ref().skip(1).take_while(|&c| c != 'm').collect();
+            let params: Vec<&str> = sgr.split(';').collect();
+            let mut i = 0;
+            while i < params.len() {
+                let p: usize = params[i].parse().unwrap_or(0);
+                match p {
+                    0 => (fg, bg, on) = (String::new(), String::new(), [false; 10]),
+                    1..=9 => on[p] = true,
+                    22 => (on[1], on[2]) = (false, false),
+                    23..=29 => on[p - 20] = false,
+                    38 | 48 => {
+                        let n = if params.get(i + 1) == Some(&"2") {
+                            5
+                        } else {
+                            3
+                        };
+                        let colour = params[i..(i + n).min(params.len())].join(";");
+                        *(if p == 38 { &mut fg } else { &mut bg }) = colour;
+                        i += n - 1;
+                    }
+                    39 => fg.clear(),
+                    49 => bg.clear(),
+                    30..=37 | 90..=97 => fg = p.to_string(),
+                    40..=47 | 100..=107 => bg = p.to_string(),
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        // Trailing default blanks are left out of a capture.
+        while row
+            .last()
+            .is_some_and(|(c, _, b, o)| *c == ' ' && b.is_empty() && *o == [false; 10])
+        {
+            row.pop();
+        }
+        rows.push(row);
+    }
+    rows
+}
+
+/// What tmux shows (with colours and attributes) after a raw terminal
+/// reads `bytes`.
+fn tmux_screen(cols: u16, rows: u16, bytes: &[u8]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bytes"), bytes).unwrap();
+    let script = "stty raw -echo; cat bytes; touch done; exec sleep 60";
+    let tmux = support::tmux::Tmux::start("t", dir, (cols, rows), &[], &["sh", "-c", script]);
+    let start = std::time::Instant::now();
+    while !tmux.dir().join("done").exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "cat did not finish"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // tmux may still be reading what cat wrote: wait for a steady screen.
+    let mut screen = String::new();
+    loop {
+        std::thread::sleep(Duration::from_millis(100));
+        let now = tmux.cmd(&["capture-pane", "-p", "-e", "-t", "t"]);
+        if now == screen {
+            return now;
+        }
+        screen = now;
+    }
 }

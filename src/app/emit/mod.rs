@@ -432,7 +432,7 @@ mod tests {
         let prev = pane(&["one", "", "", ""], text);
         let cur = pane(&["one", "two", "three", "four"], text);
         // Rows 1..3 came in blank (as after a scroll): no borders yet.
-        let mut blank = prev.clone();
+        let mut blank = prev;
         for y in 1..4 {
             for x in 0..20 {
                 blank[(x, y)].reset();

@@ -125,7 +125,8 @@ pub(super) fn runs(cells: &[(u16, u16, &Cell)], frame: &Buffer) -> Vec<Run> {
         }
         let pen = Pen::of(cell);
         let is_blank = blank(cell);
-        let end = x.saturating_add(unicode_width::UnicodeWidthStr::width(cell.symbol()).max(1) as u16);
+        let end =
+            x.saturating_add(unicode_width::UnicodeWidthStr::width(cell.symbol()).max(1) as u16);
         let joined = match runs.last_mut() {
             Some(r)
                 if r.kind != Kind::Erase
@@ -282,7 +283,9 @@ impl<'a> Planner<'a> {
         for &k in &a.passes[..a.before] {
             self.pens[k].1.iter().for_each(|&i| f(i));
         }
-        (0..self.runs.len()).filter(|&i| !in_pass(i)).for_each(&mut f);
+        (0..self.runs.len())
+            .filter(|&i| !in_pass(i))
+            .for_each(&mut f);
         for &k in &a.passes[a.before..] {
             self.pens[k].1.iter().for_each(|&i| f(i));
         }
