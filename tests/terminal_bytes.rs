@@ -53,20 +53,8 @@ fn agents(panes: usize) -> String {
 }
 
 fn upsert(item: &str, status: UpsertStatus, text: &str, origin: Origin) -> Upsert {
-    Upsert {
-        turn_id: "t1".into(),
-        session_id: "s".into(),
-        item_id: item.into(),
-        source_timestamp: chrono::DateTime::UNIX_EPOCH,
-        emitted_at: chrono::DateTime::UNIX_EPOCH,
-        status,
-        error_code: None,
-        error_message: None,
-        kind: UpsertKind::Message {
-            content: text.into(),
-            origin,
-        },
-    }
+    let content = text.into();
+    support::console::upsert("t1", item, status, UpsertKind::Message { content, origin })
 }
 
 /// A stream drawn frame by frame into the emulator.
