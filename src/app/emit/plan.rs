@@ -306,7 +306,8 @@ impl<'a> Planner<'a> {
             }
             at = Some((r.after(), r.y));
         });
-        total
+        // The next frame most often starts by scrolling, in the plain pen.
+        total + sgr_len(pen, super::plain_after(pen))
     }
 }
 
