@@ -251,10 +251,10 @@ impl<'a> Planner<'a> {
     /// Greedily gives a pass to each pen that makes the frame shorter.
     fn choose(&self) -> Arrangement {
         let mut best = Arrangement::default();
-        let mut best_cost = self.cost(&best);
         if self.pens.len() < 2 {
             return best;
         }
+        let mut best_cost = self.cost(&best);
         for k in 0..self.pens.len() {
             let mut passes = best.passes.clone();
             passes.push(k);
