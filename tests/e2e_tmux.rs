@@ -455,8 +455,10 @@ fn clear_then_resume_the_earlier_session() {
     t.wait_for("Message Architect");
     t.type_text("first topic alpha");
     t.keys(&["Enter"]);
+    // The turn's footer and an idle pane: the typed prompt alone is still
+    // in the composer, and a starting turn shows no "working" yet.
     t.wait("the first turn to finish", |s| {
-        s.contains("first topic alpha") && !s.contains("working")
+        s.contains("── demo-architect-1 ·") && status_line(s).contains("idle")
     });
     t.type_text("/clear");
     t.keys(&["Enter"]);
@@ -466,7 +468,7 @@ fn clear_then_resume_the_earlier_session() {
     t.type_text("second topic beta");
     t.keys(&["Enter"]);
     t.wait("the second turn to finish", |s| {
-        s.contains("second topic beta") && !s.contains("working")
+        s.contains("── demo-architect-1 ·") && status_line(s).contains("idle")
     });
     t.keys(&["M-r"]);
     t.wait("both sessions in the picker", |s| {

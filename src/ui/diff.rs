@@ -6,7 +6,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Widget};
+use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 use unicode_width::UnicodeWidthStr;
 
 use super::highlight;
@@ -50,10 +50,7 @@ fn frame_block(v: &DiffView, t: &Theme, name: &str, branch: &str) -> Block<'stat
     } else {
         " ↑↓ file · PgUp/PgDn · Tab overall/turn · m merge · c cherry-pick · s commit · r reload · Esc "
     };
-    Block::new()
-        .borders(Borders::ALL)
-        .border_type(BorderType::Rounded)
-        .border_style(Style::new().fg(t.accent))
+    super::overlay::rounded_box(t.accent)
         .title(Line::from(vec![
             Span::styled(" diff ", t.bold(t.accent)),
             Span::styled(

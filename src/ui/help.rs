@@ -6,19 +6,9 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Widget, Wrap};
 
+use super::overlay::{centered, frame};
 use crate::app::state::App;
 use crate::keymap::{ACTIONS, Action, Scope};
-
-pub(crate) fn centered(area: Rect, w: u16, h: u16) -> Rect {
-    let w = w.min(area.width);
-    let h = h.min(area.height);
-    Rect::new(
-        area.x + (area.width - w) / 2,
-        area.y + (area.height - h) / 2,
-        w,
-        h,
-    )
-}
 
 pub fn help_lines(app: &App) -> Vec<Line<'static>> {
     let t = &app.theme;
@@ -75,31 +65,14 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
 }
 
 pub fn draw_help(app: &App, area: Rect, buf: &mut Buffer) {
-    let t = &app.theme;
     let lines = help_lines(app);
     let h = (lines.len() as u16 + 2).min(area.height);
-    let rect = centered(area, 96, h);
-    Clear.render(rect, buf);
-    let block = Block::new()
-        .borders(Borders::ALL)
-        .border_type(BorderType::Rounded)
-        .border_style(Style::new().fg(t.accent))
-        .title(Line::from(Span::styled(
-            " hive · keys ",
-            Style::new().fg(t.accent).add_modifier(Modifier::BOLD),
-        )))
-        .title_bottom(
-            Line::from(Span::styled(
-                " ↑↓ scroll · any other key closes ",
-                Style::new().fg(t.dim),
-            ))
-            .right_aligned(),
-        );
+    let hint = "↑↓ scroll · any other key closes";
+    let inner = frame(&app.theme, area, (96, h), "hive · keys", hint, buf);
     Paragraph::new(lines)
-        .block(block)
         .wrap(Wrap { trim: false })
         .scroll((app.help_scroll, 0))
-        .render(rect, buf);
+        .render(inner, buf);
 }
 
 pub fn draw_confirm_quit(app: &App, area: Rect, buf: &mut Buffer) {

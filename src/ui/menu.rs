@@ -7,9 +7,10 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
+use ratatui::widgets::{Block, Clear, Widget};
 use unicode_width::UnicodeWidthStr;
 
+use super::overlay::{rounded_box, titled_box};
 use super::wrap::truncate;
 use crate::app::menu::Menu;
 use crate::theme::Theme;
@@ -87,16 +88,11 @@ fn frame_block(
     count: usize,
     shown: usize,
 ) -> Block<'static> {
-    let mut block = Block::new()
-        .borders(Borders::ALL)
-        .border_type(BorderType::Rounded)
-        .border_style(Style::new().fg(t.accent));
-    if !title.is_empty() {
-        block = block.title(Line::from(Span::styled(
-            title,
-            Style::new().fg(t.accent).add_modifier(Modifier::BOLD),
-        )));
-    }
+    let mut block = if title.is_empty() {
+        rounded_box(t.accent)
+    } else {
+        titled_box(t.accent, title)
+    };
     if count > shown {
         // Where the selection is in a list longer than the box.
         let at = menu.sel.map_or(String::new(), |s| format!("{}/", s + 1));

@@ -1,16 +1,47 @@
-//! Shared frame for the cross-pane overlays (inbox, search, overview…): a
+//! Shared frame for the overlays (help, inbox, search, overview…): a
 //! cleared, centred, rounded box with a title and a key hint at the bottom,
-//! and the small cell formats they all use.
+//! the rounded box itself (menus and the approval card use it too), and the
+//! small cell formats they all use.
 
 use std::time::Duration;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Modifier, Style};
+use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
+use unicode_width::UnicodeWidthStr;
 
+use crate::app::pane::Pane;
 use crate::theme::Theme;
+
+/// A `w`×`h` rect centred in `area` (no larger than it).
+pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
+    let w = w.min(area.width);
+    let h = h.min(area.height);
+    Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    )
+}
+
+/// The rounded box in `colour`.
+pub fn rounded_box(colour: Color) -> Block<'static> {
+    Block::new()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .border_style(Style::new().fg(colour))
+}
+
+/// The rounded box in `colour` with `title` on top in bold.
+pub fn titled_box(colour: Color, title: String) -> Block<'static> {
+    rounded_box(colour).title(Line::from(Span::styled(
+        title,
+        Style::new().fg(colour).add_modifier(Modifier::BOLD),
+    )))
+}
 
 /// Clears a `w`×`h` box centred in `area`, draws its frame and returns
 /// the inside.
@@ -22,19 +53,11 @@ pub fn frame(
     hint: &str,
     buf: &mut Buffer,
 ) -> Rect {
-    let rect = super::help::centered(area, w, h);
+    let rect = centered(area, w, h);
     Clear.render(rect, buf);
-    let block = Block::new()
-        .borders(Borders::ALL)
-        .border_type(BorderType::Rounded)
-        .border_style(Style::new().fg(t.accent))
-        .title(Line::from(Span::styled(
-            format!(" {title} "),
-            Style::new().fg(t.accent).add_modifier(Modifier::BOLD),
-        )))
-        .title_bottom(
-            Line::from(Span::styled(format!(" {hint} "), Style::new().fg(t.dim))).right_aligned(),
-        );
+    let block = titled_box(t.accent, format!(" {title} ")).title_bottom(
+        Line::from(Span::styled(format!(" {hint} "), Style::new().fg(t.dim))).right_aligned(),
+    );
     let inner = block.inner(rect);
     block.render(rect, buf);
     inner
@@ -53,10 +76,20 @@ pub fn age(d: Duration) -> String {
 
 /// `text` cut or padded to exactly `width` columns.
 pub fn fit(text: &str, width: usize) -> String {
-    use unicode_width::UnicodeWidthStr;
     let cut = super::wrap::truncate(text, width);
     let pad = width.saturating_sub(cut.width());
     format!("{cut}{}", " ".repeat(pad))
+}
+
+/// The width of the pane-name column: the widest name, at most `most`
+/// (4 with no panes).
+pub fn name_width(panes: &[Pane], most: usize) -> usize {
+    panes
+        .iter()
+        .map(|p| p.name().width())
+        .max()
+        .unwrap_or(4)
+        .min(most)
 }
 
 /// The row style: the selection stands out.

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
 
 use super::cells;
-use super::overlay::{age, fit, frame, row_style, window};
+use super::overlay::{age, fit, frame, name_width, row_style, window};
 use super::pane::state_label;
 use crate::app::overview::activity;
 use crate::app::pane::Pane;
@@ -31,13 +31,7 @@ pub fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
     if inner.height == 0 {
         return;
     }
-    let name_w = app
-        .panes
-        .iter()
-        .map(|p| p.name().width())
-        .max()
-        .unwrap_or(4)
-        .clamp(4, 20);
+    let name_w = name_width(&app.panes, 20).max(4);
     draw_head(app, name_w, inner, buf);
     let rows = usize::from(inner.height - 1);
     let sel = app.overview.sel;

@@ -97,7 +97,16 @@ pub fn draw(
         }
         return;
     }
-    draw_conversation(p, geo, view, ctx, inner, buf);
+    draw_conversation(&mut Drawing { p, ctx, geo, view }, inner, buf);
+}
+
+/// A conversation pane being drawn: the model it reads, and where it
+/// records its geometry (for the app) and layout caches (for the next frame).
+struct Drawing<'a, 'c> {
+    p: &'a Pane,
+    ctx: &'a PaneCtx<'c>,
+    geo: &'a mut PaneGeometry,
+    view: &'a mut PaneView,
 }
 
 /// The pane's border with its number, name, provider, model and state.
@@ -252,14 +261,8 @@ fn composer_rows(p: &Pane, width: u16) -> u16 {
     rows.clamp(1, 8) as u16
 }
 
-fn draw_conversation(
-    p: &Pane,
-    geo: &mut PaneGeometry,
-    view: &mut PaneView,
-    ctx: &PaneCtx<'_>,
-    area: Rect,
-    buf: &mut Buffer,
-) {
+fn draw_conversation(d: &mut Drawing<'_, '_>, area: Rect, buf: &mut Buffer) {
+    let (p, ctx) = (d.p, d.ctx);
     let t = ctx.theme;
     let mut rest = area;
     // The composer always keeps a row; the rest shrink first on tiny panes.
@@ -290,7 +293,7 @@ fn draw_conversation(
     let digest = super::digest::line(p, ctx, area.width).filter(|_| rest.height >= 4);
     let digest_area = take_bottom(&mut rest, u16::from(digest.is_some()));
 
-    draw_transcript(p, geo, view, ctx, rest, buf);
+    draw_transcript(d, rest, buf);
     if let Some(line) = &digest {
         buf.set_line(digest_area.x, digest_area.y, line, digest_area.width);
     }
@@ -299,14 +302,7 @@ fn draw_conversation(
     put_lines(&queue, queue_area, buf);
     put_lines(&chips, chips_area, buf);
     if card_area.height > 0 {
-        let block = Block::new()
-            .borders(Borders::ALL)
-            .border_type(BorderType::Rounded)
-            .border_style(Style::new().fg(t.warning))
-            .title(Line::from(Span::styled(
-                " approval needed ",
-                Style::new().fg(t.warning).add_modifier(Modifier::BOLD),
-            )));
+        let block = super::overlay::titled_box(t.warning, " approval needed ".into());
         let inner = block.inner(card_area);
         block.render(card_area, buf);
         put_lines(&card, inner, buf);
@@ -316,7 +312,7 @@ fn draw_conversation(
     }
     // "↓ N lines below" sits in the separator, clear of the text; a pane
     // too small for one puts it on the transcript's last row.
-    if let Some(scroll) = geo.scroll.filter(|s| *s > 0) {
+    if let Some(scroll) = d.geo.scroll.filter(|s| *s > 0) {
         let row = if sep.height > 0 { sep } else { rest };
         if row.height > 0 {
             let marker = transcript::scroll_marker(scroll, t);
@@ -335,14 +331,9 @@ fn draw_conversation(
 
 /// The transcript (or the empty pane's greeting) and, while scrolled up,
 /// the "lines below" marker; records the page size and scroll bounds.
-fn draw_transcript(
-    p: &Pane,
-    geo: &mut PaneGeometry,
-    view: &mut PaneView,
-    ctx: &PaneCtx<'_>,
-    area: Rect,
-    buf: &mut Buffer,
-) {
+fn draw_transcript(d: &mut Drawing<'_, '_>, area: Rect, buf: &mut Buffer) {
+    let Drawing { p, ctx, geo, view } = d;
+    let (p, ctx) = (*p, *ctx);
     let t = ctx.theme;
     let km = ctx.keymap;
     geo.view_rows = area.height;
@@ -522,10 +513,7 @@ fn queue_lines(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
         let more = if q.lines().count() > 1 { " …" } else { "" };
         let selected = sel == Some(i);
         let style = if selected {
-            Style::new()
-                .fg(t.text)
-                .bg(t.selection_bg)
-                .add_modifier(Modifier::BOLD)
+            super::overlay::row_style(t, true)
         } else {
             Style::new().fg(t.dim)
         };

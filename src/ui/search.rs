@@ -8,7 +8,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
 
-use super::overlay::{fit, frame, row_style};
+use super::overlay::{fit, frame, name_width, row_style, window};
 use super::transcript::{self, Cache, Ctx};
 use crate::app::state::App;
 use crate::app::transcript::Entry;
@@ -46,16 +46,9 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
         Span::styled(format!("  {count}"), Style::new().fg(t.dim)),
     ]);
     buf.set_line(inner.x, inner.y, &prompt, inner.width);
-    let name_w = app
-        .panes
-        .iter()
-        .map(|p| p.name().width())
-        .max()
-        .unwrap_or(4)
-        .min(18);
+    let name_w = name_width(&app.panes, 18);
     let rows = usize::from(inner.height - 1);
-    let first = s.sel.saturating_sub(rows.saturating_sub(1));
-    for (row, (i, hit)) in s.hits.iter().enumerate().skip(first).take(rows).enumerate() {
+    for (row, i, hit) in window(&s.hits, s.sel, rows) {
         let selected = i == s.sel;
         let style = row_style(t, selected);
         let name = app.panes.get(hit.pane).map_or("?", |p| p.name());
@@ -72,12 +65,7 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
         let rest = usize::from(inner.width).saturating_sub(head.width());
         let mut spans = vec![Span::styled(head, style)];
         spans.extend(marked(&fit(&hit.context, rest), &s.query, style, t));
-        buf.set_line(
-            inner.x,
-            inner.y + 1 + row as u16,
-            &Line::from(spans),
-            inner.width,
-        );
+        buf.set_line(inner.x, inner.y + 1 + row, &Line::from(spans), inner.width);
     }
 }
 
