@@ -8,9 +8,11 @@
 //!
 //! Then the restart with one huge answer in history (issue 15 item 4): a
 //! session holding one `HIVE_BENCH_BIG_MB` (default 50) MB markdown answer,
-//! restored into the app and drawn: time to the first frame and RSS per MB.
+//! restored into the app and drawn: time to the first frame, frames scrolling
+//! it (Home, a page down, End), and RSS (after, and peak) per MB of its text.
 //!
-//! Run: `cargo bench --bench history` (HIVE_BENCH_RECORDS overrides 10 000).
+//! Run: `cargo bench --bench history` (HIVE_BENCH_RECORDS overrides 10 000;
+//! HIVE_BENCH_BIG_KIND=code makes the long answer one code block).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
@@ -107,9 +109,24 @@ fn generate_big(root: &Path, bytes: usize) {
         text: "Write it all out.".into(),
     }];
     let mut text = String::with_capacity(bytes + ANSWER.len());
+    // `HIVE_BENCH_BIG_KIND=code`: the answer is one fenced code block (no
+    // markdown boundary inside, so it is laid out as one piece).
+    let code = std::env::var("HIVE_BENCH_BIG_KIND").is_ok_and(|k| k == "code");
+    if code {
+        text.push_str("```rust\n");
+    }
+    let mut n = 0;
     while text.len() < bytes {
-        text.push_str(ANSWER);
-        text.push('\n');
+        if code {
+            text.push_str(&format!("fn line_{n}() -> usize {{ {n} }} // numbered\n"));
+            n += 1;
+        } else {
+            text.push_str(ANSWER);
+            text.push('\n');
+        }
+    }
+    if code {
+        text.push_str("```\n");
     }
     let mut a = TurnAssembler::new("bench", "big", Some("turn_0".into()), 0);
     a.text(&text, 1);
@@ -147,19 +164,38 @@ fn child_big(root: &Path) {
     let t2 = Instant::now();
     hive::app::frame(&mut app, &mut view, area, &mut buf);
     let next = t2.elapsed();
-    let text_mb = std::fs::metadata(store.session_path("bench", "big"))
-        .unwrap()
-        .len() as f64
-        / 1e6;
+    // Scrolling through it: to the top, a page down from there, to the end.
+    let mut scroll_frame = |app: &mut hive::app::state::App, scroll: usize| {
+        app.panes[0].scroll = scroll;
+        let t = Instant::now();
+        hive::app::frame(app, &mut view, area, &mut buf);
+        t.elapsed().as_secs_f64() * 1000.0
+    };
+    let home = scroll_frame(&mut app, usize::MAX / 2);
+    let below_top = app.panes[0].scroll.saturating_sub(46);
+    let page = scroll_frame(&mut app, below_top);
+    let end = scroll_frame(&mut app, 0);
+    let text_bytes: usize = app.panes[0]
+        .transcript
+        .entries
+        .iter()
+        .filter_map(|e| match &e.kind {
+            hive::app::transcript::EntryKind::Item(u) => u.text().map(|t| t.len()),
+            _ => None,
+        })
+        .sum();
+    let text_mb = text_bytes as f64 / 1e6;
     let rss = rss_kb("VmRSS:").saturating_sub(base) as f64 / 1024.0;
+    let peak = rss_kb("VmHWM:").saturating_sub(base) as f64 / 1024.0;
     println!(
         "  big: history loaded {:.0} ms, first frame at {:.0} ms, next frame {:.2} ms; \
-         RSS +{rss:.0} MB for {text_mb:.1} MB of history ({:.1}x), peak {} KB",
+         Home {home:.1} ms, a page down {page:.1} ms, End {end:.1} ms; \
+         RSS +{rss:.0} MB for {text_mb:.1} MB of text ({:.1}x), peak +{peak:.0} MB ({:.1}x)",
         loaded.as_secs_f64() * 1000.0,
         first.as_secs_f64() * 1000.0,
         next.as_secs_f64() * 1000.0,
         rss / text_mb,
-        rss_kb("VmHWM:")
+        peak / text_mb,
     );
 }
 

@@ -99,7 +99,7 @@ fn docs(n: usize) -> Vec<Doc> {
                 rev: 0,
                 label: label.into(),
                 time: None,
-                text,
+                text: text.into(),
             }
         })
         .collect()

@@ -566,6 +566,37 @@ fn large_histories_load_their_tail_and_page_back_to_the_start() {
     assert_eq!(ids, all_ids, "paged items have the same ids as a full load");
 }
 
+/// A record line far longer than the reader's 256 KB chunks (one long
+/// answer) comes back whole, with the records around it.
+#[test]
+fn an_answer_spanning_many_read_chunks_loads_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::at(dir.path());
+    let agent = pane_at(&store, "long", "s");
+    let path = store.session_path("long", "s");
+    write_turns(&path, "long", "s", 2);
+    let long: String = (0..60_000)
+        .map(|i| format!("line {i} of the long answer\n"))
+        .collect();
+    assert!(long.len() > 1_500_000);
+    let mut w = store::SessionWriter::new(path.clone());
+    let mut a = history::assemble::TurnAssembler::new("long", "s", Some("t9".into()), 0);
+    a.text(&long, 1);
+    w.append(&a.finish()).unwrap();
+    drop(w);
+    write_turns(&path, "long", "s", 1);
+
+    let h = history::open_pane_in(&store, &agent, &opts());
+    assert!(h.warnings.is_empty(), "{:?}", h.warnings);
+    let texts: Vec<String> = h
+        .items
+        .iter()
+        .filter_map(|u| u.text().map(|t| t.to_string()))
+        .collect();
+    assert!(texts.contains(&long), "the long answer is whole");
+    assert_eq!(kinds(&h.items[..1]), ["User:question 0"]);
+}
+
 #[test]
 fn session_state_is_written_atomically() {
     let dir = tempfile::tempdir().unwrap();

@@ -13,7 +13,7 @@ use std::hash::Hasher;
 use std::io::{self, Write};
 
 use ratatui::backend::{Backend, CrosstermBackend};
-use ratatui::buffer::{Buffer, Cell, CellDiffOption};
+use ratatui::buffer::{Buffer, Cell};
 use ratatui::layout::Rect;
 use ratatui::style::Color;
 
@@ -44,6 +44,12 @@ impl<W: Write> Screen<W> {
 
     pub fn backend_mut(&mut self) -> &mut CrosstermBackend<W> {
         &mut self.backend
+    }
+
+    /// The frame drawn last: what the terminal shows once it has read
+    /// what `draw` wrote (tests compare the two).
+    pub fn last_frame(&self) -> &Buffer {
+        &self.prev
     }
 
     /// Forgets what the terminal shows: the next frame repaints everything.
@@ -100,43 +106,11 @@ impl<W: Write> Screen<W> {
             hashes.push((r, new));
         }
         self.hashes = hashes;
-        let diff = bridged(self.prev.diff(&self.cur), &self.cur);
-        self.attrs.cells(&mut self.backend, area.width, &diff)?;
+        let diff = self.prev.diff(&self.cur);
+        self.attrs.cells(&mut self.backend, &self.cur, &diff)?;
         std::mem::swap(&mut self.prev, &mut self.cur);
         Ok(())
     }
-}
-
-/// Longest run of unchanged cells rewritten rather than jumped over: a
-/// cursor move right (`ESC [ n C`) costs 4 bytes, a plain cell one.
-const BRIDGE: u16 = 4;
-
-/// `diff` with short gaps between changes on a row filled with the cells
-/// already there, so the backend prints through them instead of moving the
-/// cursor (words of new text otherwise cost a jump each). Only narrow,
-/// single-width cells are bridged, so the cursor stays where it expects.
-fn bridged<'a>(diff: Vec<(u16, u16, &'a Cell)>, cur: &'a Buffer) -> Vec<(u16, u16, &'a Cell)> {
-    let mut out = Vec::with_capacity(diff.len());
-    let mut last: Option<(u16, u16)> = None;
-    for (x, y, cell) in diff {
-        if let Some((lx, ly)) = last
-            && ly == y
-            && x > lx + 1
-            && x - lx - 1 <= BRIDGE
-        {
-            let gap: Vec<&Cell> = (lx + 1..x).filter_map(|gx| cur.cell((gx, y))).collect();
-            if gap.len() == usize::from(x - lx - 1) && gap.iter().all(|c| narrow(c)) {
-                out.extend((lx + 1..x).zip(gap).map(|(gx, c)| (gx, y, c)));
-            }
-        }
-        out.push((x, y, cell));
-        last = Some((x, y)).filter(|_| narrow(cell));
-    }
-    out
-}
-
-fn narrow(c: &Cell) -> bool {
-    c.diff_option == CellDiffOption::None && unicode_width::UnicodeWidthStr::width(c.symbol()) == 1
 }
 
 /// A cheap hash (FxHash's mixing) of what a row shows: rows are compared,

@@ -10,6 +10,7 @@ use super::state::{App, Overlay};
 use super::transcript::{Entry, EntryKind};
 use crate::event::Origin;
 use crate::search::{Doc, Hit, Request, SearchEvent};
+use crate::text::SharedText;
 use crate::upsert::UpsertKind;
 
 #[derive(Debug, Default)]
@@ -30,7 +31,7 @@ pub struct Search {
 }
 
 /// The searchable text of an entry and its label; `None` for footers.
-fn doc_text(e: &Entry) -> Option<(String, String, Option<chrono::DateTime<chrono::Utc>>)> {
+fn doc_text(e: &Entry) -> Option<(String, SharedText, Option<chrono::DateTime<chrono::Utc>>)> {
     match &e.kind {
         EntryKind::Item(u) => {
             let time = Some(u.source_timestamp);
@@ -41,10 +42,10 @@ fn doc_text(e: &Entry) -> Option<(String, String, Option<chrono::DateTime<chrono
                         Origin::Agent => "agent",
                         Origin::System => "system",
                     };
-                    Some((label.into(), content.to_string(), time))
+                    Some((label.into(), content.clone(), time))
                 }
                 UpsertKind::Thinking { content, .. } => {
-                    Some(("thinking".into(), content.to_string(), time))
+                    Some(("thinking".into(), content.clone(), time))
                 }
                 UpsertKind::ToolCall {
                     tool_name,
@@ -54,14 +55,15 @@ fn doc_text(e: &Entry) -> Option<(String, String, Option<chrono::DateTime<chrono
                 } => {
                     let args = super::inbox::summarize_args(arguments);
                     let out = output.as_deref().unwrap_or_default();
-                    Some((format!("tool {tool_name}"), format!("{args}\n{out}"), time))
+                    let text = format!("{args}\n{out}").into();
+                    Some((format!("tool {tool_name}"), text, time))
                 }
             }
         }
         EntryKind::TurnError { code, message } => {
-            Some(("error".into(), format!("{code}: {message}"), None))
+            Some(("error".into(), format!("{code}: {message}").into(), None))
         }
-        EntryKind::Notice { text, .. } => Some(("notice".into(), text.clone(), None)),
+        EntryKind::Notice { text, .. } => Some(("notice".into(), text.as_str().into(), None)),
         EntryKind::Footer { .. } => None,
     }
 }

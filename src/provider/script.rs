@@ -429,13 +429,21 @@ impl Player {
             &ctx.turn_id,
             Payload::item_start(item_id.clone(), item_type),
         );
-        let chars: Vec<char> = text.chars().collect();
-        for piece in chars.chunks(chunk) {
+        // Pieces of `chunk` chars cut from the text itself (a `Vec<char>`
+        // of it held four bytes per char for the whole turn).
+        let mut rest = text;
+        while !rest.is_empty() {
+            let cut = rest
+                .char_indices()
+                .nth(chunk.max(1))
+                .map_or(rest.len(), |(i, _)| i);
+            let (piece, tail) = rest.split_at(cut);
+            rest = tail;
             if let Some(end) = self.wait(delay, ctx).await {
                 self.emit(&ctx.turn_id, Payload::item_interrupted(item_id.clone()));
                 return Some(end);
             }
-            let delta: String = piece.iter().collect();
+            let delta = piece.to_owned();
             ctx.output_tokens += estimate_tokens(&delta);
             self.emit(
                 &ctx.turn_id,

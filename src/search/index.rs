@@ -10,6 +10,8 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 
+use crate::text::SharedText;
+
 /// One searchable item: pane, entry index in its transcript, revision.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Doc {
@@ -19,7 +21,8 @@ pub struct Doc {
     /// "you", "agent", "thinking", "tool Bash", "error", "notice".
     pub label: String,
     pub time: Option<DateTime<Utc>>,
-    pub text: String,
+    /// The item's text, shared with the transcript (not copied).
+    pub text: SharedText,
 }
 
 /// One match: where, and a line of context around it.
@@ -59,13 +62,16 @@ impl Index {
     pub fn add(&mut self, doc: Doc) {
         let id = self.slots.len() as u32;
         if let Some(old) = self.by_entry.insert((doc.pane, doc.entry), id) {
-            self.slots[old as usize].live = false;
+            // Its postings stay (skipped); its text goes: a streaming
+            // answer indexed at every search would otherwise keep a copy
+            // per version.
+            let old = &mut self.slots[old as usize];
+            old.live = false;
+            old.doc.text = SharedText::default();
+            old.lower = Vec::new();
         }
-        let lower = doc.text.as_bytes().to_ascii_lowercase();
-        let mut grams: Vec<u32> = lower.windows(3).map(trigram).collect();
-        grams.sort_unstable();
-        grams.dedup();
-        for g in grams {
+        let lower = doc.text.with_str(|t| t.as_bytes().to_ascii_lowercase());
+        for g in grams(&lower) {
             self.postings.entry(g).or_default().push(id);
         }
         self.slots.push(Slot {
@@ -73,6 +79,12 @@ impl Index {
             lower,
             live: true,
         });
+    }
+
+    /// Bytes of text the index holds: each live item's lowercase copy
+    /// (its text is shared with the transcript).
+    pub fn held_bytes(&self) -> usize {
+        self.slots.iter().map(|s| s.lower.len()).sum()
     }
 
     /// Live items.
@@ -138,31 +150,59 @@ impl Index {
     }
 }
 
+/// The distinct trigrams of `text`, ascending. A long text marks them in a
+/// bitmap (2 MB, every 24-bit trigram) instead of sorting one per byte,
+/// which took four times the text in memory.
+fn grams(text: &[u8]) -> Vec<u32> {
+    if text.len() < 1 << 16 {
+        let mut grams: Vec<u32> = text.windows(3).map(trigram).collect();
+        grams.sort_unstable();
+        grams.dedup();
+        return grams;
+    }
+    let mut seen = vec![0u64; (1 << 24) / 64];
+    for w in text.windows(3) {
+        let g = trigram(w);
+        seen[(g / 64) as usize] |= 1 << (g % 64);
+    }
+    let mut grams = Vec::new();
+    for (i, &word) in seen.iter().enumerate() {
+        let mut bits = word;
+        while bits != 0 {
+            grams.push(i as u32 * 64 + bits.trailing_zeros());
+            bits &= bits - 1;
+        }
+    }
+    grams
+}
+
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     memchr::memmem::find(hay, needle)
 }
 
 /// The hit at `offset` with context on one line.
 fn hit(doc: &Doc, offset: usize, len: usize) -> Hit {
-    let text = &doc.text;
-    let floor = |mut i: usize| {
-        while !text.is_char_boundary(i) {
-            i -= 1;
+    let context = doc.text.with_str(|text| {
+        let floor = |mut i: usize| {
+            while !text.is_char_boundary(i) {
+                i -= 1;
+            }
+            i
+        };
+        let start = floor(offset.saturating_sub(CONTEXT));
+        let end = floor((offset + len + CONTEXT).min(text.len()));
+        let mut context: String = text[start..end]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        if start > 0 {
+            context.insert(0, '…');
         }
-        i
-    };
-    let start = floor(offset.saturating_sub(CONTEXT));
-    let end = floor((offset + len + CONTEXT).min(text.len()));
-    let mut context: String = text[start..end]
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    if start > 0 {
-        context.insert(0, '…');
-    }
-    if end < text.len() {
-        context.push('…');
-    }
+        if end < text.len() {
+            context.push('…');
+        }
+        context
+    });
     Hit {
         pane: doc.pane,
         entry: doc.entry,
@@ -219,6 +259,32 @@ mod tests {
         assert_eq!(ix.len(), 1);
         assert_eq!(all(&ix, "stream"), [(0, 0, 0)]);
         assert_eq!(all(&ix, "done"), [(0, 0, 10)]);
+    }
+
+    #[test]
+    fn an_old_version_keeps_no_text() {
+        let mut ix = Index::default();
+        ix.add(doc(0, 0, 0, "stream"));
+        ix.add(doc(0, 0, 1, "streaming"));
+        ix.add(doc(0, 0, 2, "streaming done"));
+        assert_eq!(ix.held_bytes(), "streaming done".len());
+    }
+
+    #[test]
+    fn a_long_item_is_found_anywhere() {
+        let mut ix = Index::default();
+        let mut long = "plain words, nothing else. ".repeat(4000);
+        long.push_str("the Needle at the end");
+        ix.add(doc(0, 2, 0, &long));
+        ix.add(doc(0, 3, 0, "a needle in a short one"));
+        let at = long.len() - "Needle at the end".len();
+        assert_eq!(all(&ix, "needle"), [(0, 2, at), (0, 3, 2)]);
+        assert_eq!(grams(long.as_bytes()), {
+            let mut g: Vec<u32> = long.as_bytes().windows(3).map(trigram).collect();
+            g.sort_unstable();
+            g.dedup();
+            g
+        });
     }
 
     #[test]

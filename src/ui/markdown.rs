@@ -47,31 +47,40 @@ fn render_with(
 /// on its own: just after a blank line, outside any code fence, with the next
 /// line starting a new top-level block. `from` must itself be such a point.
 pub fn stable_boundary(src: &str, from: usize) -> usize {
-    let mut best = from;
+    boundaries(src, from).last().unwrap_or(from)
+}
+
+/// Every such cut point after `from`, in order: a long text is laid out a
+/// piece at a time between them (`ui::lazy_md`).
+pub fn boundaries(src: &str, from: usize) -> impl Iterator<Item = usize> + '_ {
     let mut in_fence = false;
     let mut pos = from;
     let mut prev_blank = false;
-    while pos < src.len() {
-        let end = src[pos..].find('\n').map_or(src.len(), |i| pos + i);
-        let line = &src[pos..end];
-        let trimmed = line.trim_start();
-        let indent = line.len() - trimmed.len();
-        // A line that starts at column 0 after a blank line opens a new
-        // top-level block (even while it is still being written).
-        let starts_block = indent == 0 && !trimmed.is_empty();
-        if prev_blank && !in_fence && starts_block {
-            best = pos;
+    std::iter::from_fn(move || {
+        while pos < src.len() {
+            let end = src[pos..].find('\n').map_or(src.len(), |i| pos + i);
+            let line = &src[pos..end];
+            let trimmed = line.trim_start();
+            let indent = line.len() - trimmed.len();
+            // A line that starts at column 0 after a blank line opens a new
+            // top-level block (even while it is still being written).
+            let starts_block = indent == 0 && !trimmed.is_empty();
+            let cut = (prev_blank && !in_fence && starts_block).then_some(pos);
+            if end == src.len() {
+                pos = src.len();
+                return cut;
+            }
+            if indent < 4 && (trimmed.starts_with("```") || trimmed.starts_with("~~~")) {
+                in_fence = !in_fence;
+            }
+            prev_blank = line.trim().is_empty();
+            pos = end + 1;
+            if cut.is_some() {
+                return cut;
+            }
         }
-        if end == src.len() {
-            break;
-        }
-        if indent < 4 && (trimmed.starts_with("```") || trimmed.starts_with("~~~")) {
-            in_fence = !in_fence;
-        }
-        prev_blank = line.trim().is_empty();
-        pos = end + 1;
-    }
-    best
+        None
+    })
 }
 
 struct ListState {
@@ -520,6 +529,16 @@ pub struct Incremental {
 }
 
 impl Incremental {
+    /// Picks up after `stable_len` bytes whose lines the caller laid out
+    /// itself (`had_stable`: they rendered to something).
+    pub fn resume(stable_len: usize, had_stable: bool) -> Self {
+        Self {
+            stable_len,
+            had_stable,
+            ..Self::default()
+        }
+    }
+
     /// Brings the rendering up to `src`, which extends what was seen before
     /// (`extends`) or replaces it.
     pub fn update(&mut self, src: &str, extends: bool, theme: &Theme, base: Style) {
@@ -612,6 +631,8 @@ mod tests {
         assert_eq!(&src[cut..], "last");
         let open = "a\n\n```\nx\n\ny\n";
         assert_eq!(&open[stable_boundary(open, 0)..], "```\nx\n\ny\n");
+        let rests: Vec<&str> = boundaries(src, 0).map(|b| &src[b..b + 4]).collect();
+        assert_eq!(rests, ["```\n", "para", "last"]);
     }
 
     #[test]

@@ -368,7 +368,7 @@ fn draw_transcript(d: &mut Drawing<'_, '_>, area: Rect, buf: &mut Buffer) {
         });
         let (scroll, max) = transcript::draw(
             &p.transcript.entries,
-            caches,
+            view,
             scroll,
             &extra,
             &tctx,

@@ -107,6 +107,9 @@ pub fn reveal_scroll(
     ctx: &Ctx<'_>,
     area: Rect,
 ) -> usize {
+    // Its first rows exactly (a long answer is otherwise only estimated).
+    let rows = usize::from(area.height) + 1;
+    transcript::settle_down(entries, caches, target, rows, ctx, area.width);
     let mut below = extra_rows;
     for i in (target.min(entries.len())..entries.len()).rev() {
         if transcript::visible(&entries[i], ctx.full_view) {

@@ -2,9 +2,11 @@
 //!
 //! Only entries that reach the viewport are laid out. Each entry has a
 //! cache in the view state (`ui::view`), by entry index, holding its
-//! wrapped lines for (revision, width, view); a streaming agent message keeps
-//! its finished markdown blocks and re-renders only the open tail, reusing
-//! the text buffer it shares with the processor (`SharedText::same_buffer`).
+//! wrapped lines for (revision, width, view) while it is on screen and its
+//! height after. An agent message is laid out a markdown chunk at a time
+//! (`ui::lazy_md`): a long answer only where the view is, a streaming one
+//! re-rendering only its open tail, reusing the text buffer it shares with
+//! the processor (`SharedText::same_buffer`).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -12,13 +14,13 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::cells::{self, CellCtx};
-use super::markdown::Incremental;
+use super::lazy_md::{MdLayout, wrap_all};
 use super::theme::Theme;
-use super::wrap::{Logical, wrap};
+use super::view::PaneView;
+use super::wrap::Logical;
 use crate::app::transcript::{Entry, EntryKind};
 use crate::event::Origin;
-use crate::text::SharedText;
-use crate::upsert::{Upsert, UpsertKind, UpsertStatus};
+use crate::upsert::{UpsertKind, UpsertStatus};
 
 /// What a layout depends on besides the entry itself.
 pub struct Ctx<'a> {
@@ -43,48 +45,90 @@ struct Key {
     spin: usize,
 }
 
-/// Wrapped lines of one entry.
+/// Wrapped lines of one entry: what was laid out and is still near the
+/// view (see `trim`), with the heights of the rest.
 #[derive(Debug, Default)]
 pub struct Cache {
     key: Option<Key>,
+    /// The entry's rows, or an agent message's rows above its markdown
+    /// (the separator); empty once dropped.
     lines: Vec<Line<'static>>,
-    md: Option<Box<MdCache>>,
-}
-
-#[derive(Debug)]
-struct MdCache {
-    text: SharedText,
-    inc: Incremental,
-    width: u16,
-    /// Wrapped rows of the finished lines (taken from `inc`).
-    stable_rows: Vec<Line<'static>>,
-    tail_rows: Vec<Line<'static>>,
+    /// How many rows `lines` has when laid out.
+    head: usize,
+    md: Option<Box<MdLayout>>,
 }
 
 impl Cache {
+    /// The entry's rows (estimated where a long answer is not laid out).
     pub fn len(&self) -> usize {
-        self.lines.len()
-            + self
-                .md
-                .as_ref()
-                .map_or(0, |m| m.stable_rows.len() + m.tail_rows.len())
+        self.head + self.md.as_ref().map_or(0, |m| m.len())
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// Row `i` of the entry.
-    pub fn row(&self, i: usize) -> Option<&Line<'static>> {
-        if i < self.lines.len() {
-            return self.lines.get(i);
+    /// Whether any of the entry's rows are held (an agent message always
+    /// keeps its separator and open tail; see `chunks_laid_out`).
+    pub fn holds_rows(&self) -> bool {
+        !self.lines.is_empty() || self.md.as_ref().is_some_and(|m| m.laid_out_chunks() > 0)
+    }
+
+    /// Markdown pieces laid out, of all (for tests of the lazy layout).
+    pub fn chunks_laid_out(&self) -> (usize, usize) {
+        self.md
+            .as_ref()
+            .map_or((0, 0), |m| (m.laid_out_chunks(), m.chunk_count()))
+    }
+
+    /// Drops the rows kept for drawing; the height stays known.
+    fn drop_rows(&mut self) {
+        if self.md.is_none() {
+            self.lines = Vec::new();
+        } else if let Some(md) = &mut self.md {
+            md.trim(0, 0, 0);
         }
-        let m = self.md.as_ref()?;
-        let i = i - self.lines.len();
-        if i < m.stable_rows.len() {
-            m.stable_rows.get(i)
-        } else {
-            m.tail_rows.get(i - m.stable_rows.len())
+    }
+
+    /// Lays the entry out again if its rows were dropped.
+    fn restore_rows(&mut self, e: &Entry, ctx: &Ctx<'_>) {
+        if self.lines.len() != self.head {
+            let width = self.key.map_or(0, |k| k.width);
+            self.key = None;
+            layout(e, self, width, ctx);
+        }
+    }
+
+    /// Lays out what rows `s..s + h` (counted up from the bottom, the
+    /// entry's last row at `below`) need; returns `s` as `MdLayout::settle`.
+    fn settle(&mut self, e: &Entry, below: usize, s: usize, h: usize, ctx: &Ctx<'_>) -> usize {
+        self.restore_rows(e, ctx);
+        match &mut self.md {
+            Some(md) => md.settle(below, s, h, ctx.theme),
+            None => s,
+        }
+    }
+
+    /// Lays out the entry's first `n` rows.
+    fn settle_top(&mut self, e: &Entry, n: usize, ctx: &Ctx<'_>) {
+        self.restore_rows(e, ctx);
+        if let Some(md) = &mut self.md {
+            md.settle_top(0, n.saturating_sub(self.head), ctx.theme);
+        }
+    }
+
+    /// Calls `f` with each row whose place counted up from the bottom (the
+    /// entry's last row at `below`) is in `lo..hi`.
+    fn rows(&self, below: usize, lo: usize, hi: usize, f: &mut dyn FnMut(usize, &Line<'static>)) {
+        let n = self.len();
+        for (k, line) in self.lines.iter().enumerate() {
+            let at = below + n - 1 - k;
+            if at >= lo && at < hi {
+                f(at, line);
+            }
+        }
+        if let Some(md) = &self.md {
+            md.rows(below, lo, hi, f);
         }
     }
 }
@@ -101,12 +145,6 @@ fn animates(e: &Entry) -> bool {
     match &e.kind {
         EntryKind::Item(u) => !u.is_closed() && !matches!(u.kind, UpsertKind::Message { .. }),
         _ => false,
-    }
-}
-
-fn wrap_all(lines: &[Logical], width: u16, out: &mut Vec<Line<'static>>) {
-    for l in lines {
-        out.extend(wrap(l, width));
     }
 }
 
@@ -160,93 +198,37 @@ pub fn layout(e: &Entry, cache: &mut Cache, width: u16, ctx: &Ctx<'_>) -> usize 
         }
         EntryKind::Notice { level, text } => logical.extend(cells::notice(*level, text, t)),
     }
-    let mut lines = Vec::new();
-    wrap_all(&logical, width, &mut lines);
-    if let (EntryKind::Item(u), Some((text, failed))) = (&e.kind, md_text) {
-        let md = cache.md.take();
-        cache.md = Some(layout_markdown(md, u, text, failed, width, t));
-    } else {
-        cache.md = None;
-    }
+    let lines = wrap_all(&logical, width);
+    cache.md = match (&e.kind, md_text) {
+        (EntryKind::Item(u), Some((text, failed))) => Some(MdLayout::update(
+            cache.md.take(),
+            text,
+            failed,
+            u.error_message.as_deref(),
+            width,
+            t,
+        )),
+        _ => None,
+    };
+    cache.head = lines.len();
     cache.lines = lines;
     cache.key = Some(key);
     cache.len()
-}
-
-/// Lays out a streaming agent message: keeps the wrapped rows of finished
-/// markdown blocks and redoes only the open tail (and the error line).
-fn layout_markdown(
-    md: Option<Box<MdCache>>,
-    u: &Upsert,
-    text: SharedText,
-    failed: bool,
-    width: u16,
-    t: &Theme,
-) -> Box<MdCache> {
-    let mut md = md.unwrap_or_else(|| {
-        Box::new(MdCache {
-            text: SharedText::default(),
-            inc: Incremental::default(),
-            width,
-            stable_rows: Vec::new(),
-            tail_rows: Vec::new(),
-        })
-    });
-    let mut extends = text.same_buffer(&md.text) && text.len() >= md.text.len();
-    if md.width != width {
-        // The finished lines are kept only wrapped: parse again.
-        extends = false;
-        md.width = width;
-    }
-    let before = md.inc.stable_len;
-    text.with_str(|s| md.inc.update(s, extends, t, Style::new().fg(t.agent)));
-    if !extends || md.inc.stable_len < before {
-        md.stable_rows.clear();
-    }
-    let first_ever = md.stable_rows.is_empty();
-    let mut fresh = md.inc.take_stable();
-    if first_ever {
-        let one = fresh.len().min(1);
-        cells::agent_gutter(&mut fresh[..one], t, failed);
-    }
-    for l in fresh.iter_mut().skip(usize::from(first_ever)) {
-        l.prefix.insert(0, Span::raw("  "));
-        l.cont.insert(0, Span::raw("  "));
-    }
-    wrap_all(&fresh, width, &mut md.stable_rows);
-    let mut tail = md.inc.tail.clone();
-    if md.stable_rows.is_empty() {
-        cells::agent_gutter(&mut tail, t, failed);
-    } else {
-        for l in &mut tail {
-            l.prefix.insert(0, Span::raw("  "));
-            l.cont.insert(0, Span::raw("  "));
-        }
-    }
-    if let Some(msg) = &u.error_message {
-        // One row per line: a newline inside a row would vanish and glue
-        // "exited with status 1" to the stderr line after it.
-        for (i, line) in msg.lines().enumerate() {
-            let mark = if i == 0 { "✗ " } else { "  " };
-            tail.push(
-                Logical::raw(format!("{mark}{line}"), Style::new().fg(t.error))
-                    .with_prefix(vec![Span::raw("  ")], vec![Span::raw("  ")]),
-            );
-        }
-    }
-    md.tail_rows.clear();
-    wrap_all(&tail, width, &mut md.tail_rows);
-    md.text = text;
-    md
 }
 
 /// Draws the transcript into `area`, `scroll` rows up from the bottom,
 /// with `extra` rows (status lines) after the last entry. Returns the
 /// clamped scroll and the largest scroll possible (`usize::MAX` when the
 /// top was not reached, since only what is needed is laid out).
+///
+/// Rows are placed counted up from the bottom (the last extra line is 0),
+/// so what is below the view fixes where it is. Only the entries and
+/// markdown pieces the view reaches are laid out; the rest keep their
+/// heights (estimated for long answers not laid out yet) and drop their
+/// rows once the view has left them.
 pub fn draw(
     entries: &[Entry],
-    caches: &mut [Cache],
+    view: &mut PaneView,
     scroll: usize,
     extra: &[Line<'static>],
     ctx: &Ctx<'_>,
@@ -257,110 +239,157 @@ pub fn draw(
     if h == 0 || area.width == 0 {
         return (0, usize::MAX);
     }
-    let want = scroll.saturating_add(h);
-    let mut total = extra.len();
-    let mut first = entries.len();
-    while first > 0 && total < want {
-        first -= 1;
-        if visible(&entries[first], ctx.full_view) {
-            total += layout(&entries[first], &mut caches[first], area.width, ctx);
-        }
-    }
+    let (caches, resident) = view.parts();
     let slack = jump_slack(entries, caches, area.width, ctx);
-    total += slack;
-    let reached_top = first == 0;
-    // The top entry's separator row is not needed at the very top.
-    let mut skip = usize::from(reached_top && total > extra.len());
-    let total_rows = total - skip;
-    let max_scroll = if reached_top {
-        total_rows.saturating_sub(h)
+    let tail = extra.len() + slack;
+    let mut pass = Pass::run(entries, caches, scroll, h, tail, ctx, area.width);
+    if pass.reached_top && pass.s > 0 && pass.s >= max_scroll(pass.total, h, extra.len()) {
+        // At the top: lay out its first rows, then count from the bottom.
+        let top = (0..entries.len()).find(|&i| visible(&entries[i], ctx.full_view));
+        if let Some(top) = top {
+            settle_down(entries, caches, top, h + 1, ctx, area.width);
+        }
+        let total = tail
+            + entries
+                .iter()
+                .zip(caches.iter_mut())
+                .filter(|(e, _)| visible(e, ctx.full_view))
+                .map(|(e, c)| layout(e, c, area.width, ctx))
+                .sum::<usize>();
+        let max = max_scroll(total, h, extra.len());
+        pass = Pass::run(entries, caches, max, h, tail, ctx, area.width);
+    }
+    let max_scroll = if pass.reached_top {
+        max_scroll(pass.total, h, extra.len())
     } else {
         usize::MAX
     };
-    let scroll = scroll.min(max_scroll);
-    let end = total_rows.saturating_sub(scroll);
-    let start = end.saturating_sub(h);
-    let mut rows = Rows {
-        area,
-        start,
-        end,
-        row: 0,
-        y: area.y,
+    let s = pass.s.min(max_scroll);
+    // The top entry's separator row is not needed at the very top.
+    let rows_total = if pass.reached_top {
+        pass.total - usize::from(pass.total > extra.len())
+    } else {
+        usize::MAX
     };
-    for (e, cache) in entries[first..].iter().zip(&caches[first..]) {
-        if rows.full() {
-            break;
-        }
-        if !visible(e, ctx.full_view) {
-            continue;
-        }
-        let k0 = std::mem::take(&mut skip);
-        let n = cache.len().max(k0);
-        if rows.row + (n - k0) <= start {
-            rows.row += n - k0;
-            continue;
-        }
-        for k in k0..n {
-            if rows.full() {
-                break;
-            }
-            match cache.row(k).filter(|_| rows.row >= start) {
-                Some(line) => rows.put(line, buf),
-                None => rows.row += 1,
-            }
-        }
-    }
-    for _ in 0..slack {
-        if rows.full() {
-            break;
-        }
-        rows.blank();
-    }
-    for line in extra {
-        if rows.full() {
-            break;
-        }
-        rows.put(line, buf);
-    }
-    (scroll, max_scroll)
-}
-
-/// The window `start..end` of the concatenated rows (entries, slack,
-/// extra lines), painted from the top of `area`.
-struct Rows {
-    area: Rect,
-    start: usize,
-    end: usize,
-    /// Index into the concatenated rows.
-    row: usize,
-    y: u16,
-}
-
-impl Rows {
-    fn full(&self) -> bool {
-        self.row >= self.end
-    }
-
-    /// The next row: painted when inside the window.
-    fn put(&mut self, line: &Line<'static>, buf: &mut Buffer) {
-        if self.row >= self.start {
-            let area = self.area;
+    let top = rows_total.min(s + h);
+    let mut put = |at: usize, line: &Line<'static>| {
+        if at >= s && at < top {
+            let y = area.y + (top - 1 - at) as u16;
             if line.style.bg.is_some() {
-                buf.set_style(Rect::new(area.x, self.y, area.width, 1), line.style);
+                buf.set_style(Rect::new(area.x, y, area.width, 1), line.style);
             }
-            super::put::line(buf, area.x, self.y, line, area.width);
-            self.y += 1;
+            super::put::line(buf, area.x, y, line, area.width);
         }
-        self.row += 1;
+    };
+    for &(i, below) in &pass.shown {
+        caches[i].rows(below, s, top, &mut put);
     }
+    for (k, line) in extra.iter().enumerate() {
+        put(extra.len() - 1 - k, line);
+    }
+    trim(caches, resident, &pass, s, h);
+    (s, max_scroll)
+}
 
-    /// The next row, left blank.
-    fn blank(&mut self) {
-        if self.row >= self.start {
-            self.y += 1;
+/// One walk up from the bottom to the top of the view: lays out what the
+/// view reaches and notes where each entry it shows sits.
+struct Pass {
+    /// The scroll, moved as `MdLayout::settle` says.
+    s: usize,
+    /// Rows from the bottom to the top of the highest entry walked.
+    total: usize,
+    reached_top: bool,
+    /// Entries reaching the view: (index, rows below them).
+    shown: Vec<(usize, usize)>,
+}
+
+impl Pass {
+    fn run(
+        entries: &[Entry],
+        caches: &mut [Cache],
+        mut s: usize,
+        h: usize,
+        tail: usize,
+        ctx: &Ctx<'_>,
+        width: u16,
+    ) -> Self {
+        let mut below = tail;
+        let mut shown = Vec::new();
+        let mut i = entries.len();
+        while i > 0 && below < s.saturating_add(h) {
+            i -= 1;
+            if !visible(&entries[i], ctx.full_view) {
+                continue;
+            }
+            let cache = &mut caches[i];
+            let mut n = layout(&entries[i], cache, width, ctx);
+            if below + n > s {
+                s = cache.settle(&entries[i], below, s, h, ctx);
+                n = cache.len();
+                shown.push((i, below));
+            } else {
+                // Below the view: only its height was needed.
+                cache.drop_rows();
+            }
+            below += n;
         }
-        self.row += 1;
+        Self {
+            s,
+            total: below,
+            reached_top: i == 0,
+            shown,
+        }
     }
+}
+
+/// The largest scroll for `total` rows (the top entry's separator row is
+/// not shown when something is above the `extra` lines).
+fn max_scroll(total: usize, h: usize, extra: usize) -> usize {
+    let skip = usize::from(total > extra);
+    (total - skip).saturating_sub(h)
+}
+
+/// Lays out `n` rows from the top of entry `from` down (the view's top
+/// rows at the top of the transcript or at a search hit).
+pub fn settle_down(
+    entries: &[Entry],
+    caches: &mut [Cache],
+    from: usize,
+    n: usize,
+    ctx: &Ctx<'_>,
+    width: u16,
+) {
+    let mut top = 0;
+    for (e, cache) in entries.iter().zip(caches.iter_mut()).skip(from) {
+        if top >= n {
+            break;
+        }
+        if visible(e, ctx.full_view) {
+            layout(e, cache, width, ctx);
+            cache.settle_top(e, n - top, ctx);
+            top += cache.len();
+        }
+    }
+}
+
+/// Keeps rows only for the entries shown, and of a long answer only the
+/// pieces within a screen of the view.
+fn trim(caches: &mut [Cache], resident: &mut Vec<usize>, pass: &Pass, s: usize, h: usize) {
+    let mut kept = Vec::with_capacity(pass.shown.len());
+    for &(i, below) in &pass.shown {
+        if let Some(md) = &mut caches[i].md {
+            md.trim(below, s.saturating_sub(h), s + 2 * h);
+        }
+        kept.push(i);
+    }
+    for &i in resident.iter() {
+        if !kept.contains(&i)
+            && let Some(c) = caches.get_mut(i)
+        {
+            c.drop_rows();
+        }
+    }
+    *resident = kept;
 }
 
 /// Blank rows after a streaming last entry so that its row count plus

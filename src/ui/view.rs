@@ -20,6 +20,8 @@ pub struct PaneView {
     /// The transcript epoch the caches were built for.
     epoch: u64,
     entries: Vec<Cache>,
+    /// Entries whose caches hold rows (the last frame's view).
+    resident: Vec<usize>,
 }
 
 impl PaneView {
@@ -28,10 +30,25 @@ impl PaneView {
     pub fn caches(&mut self, t: &Transcript) -> &mut [Cache] {
         if self.epoch != t.epoch {
             self.entries.clear();
+            self.resident.clear();
             self.epoch = t.epoch;
         }
         self.entries.resize_with(t.entries.len(), Cache::default);
         &mut self.entries
+    }
+
+    /// The caches (sized by `caches`) and the entries holding rows.
+    pub(super) fn parts(&mut self) -> (&mut [Cache], &mut Vec<usize>) {
+        (&mut self.entries, &mut self.resident)
+    }
+
+    /// Entries whose caches hold rows: what the last frame showed (a long
+    /// item far from the view keeps only its height).
+    pub fn held(&self) -> impl Iterator<Item = (usize, &Cache)> {
+        self.entries
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.holds_rows())
     }
 }
 
@@ -39,6 +56,11 @@ impl ViewState {
     /// What the last frame measured.
     pub fn geometry(&self) -> &Geometry {
         &self.geometry
+    }
+
+    /// Pane `i`'s layout caches (what is held, for tests and benches).
+    pub fn pane(&self, i: usize) -> Option<&PaneView> {
+        self.panes.get(i)
     }
 
     /// Sized for `n` panes; starts a frame (per-frame scroll cleared).

@@ -79,17 +79,22 @@ pub fn pane_event(event: PaneEvent) -> PaneUpdate {
     PaneUpdate { pane: 0, event }
 }
 
-/// A complete item of turn `turn`, at the epoch (snapshots stay stable).
-pub fn complete(turn: &str, item: &str, kind: UpsertKind) -> PaneEvent {
-    PaneEvent::Upsert(Upsert {
+/// An item of turn `turn` at the epoch (snapshots stay stable).
+pub fn upsert(turn: &str, item: &str, status: UpsertStatus, kind: UpsertKind) -> Upsert {
+    Upsert {
         turn_id: turn.into(),
         session_id: "s".into(),
         item_id: item.into(),
         source_timestamp: chrono::DateTime::UNIX_EPOCH,
         emitted_at: chrono::DateTime::UNIX_EPOCH,
-        status: UpsertStatus::Complete,
+        status,
         error_code: None,
         error_message: None,
         kind,
-    })
+    }
+}
+
+/// A complete item of turn `turn`, at the epoch (snapshots stay stable).
+pub fn complete(turn: &str, item: &str, kind: UpsertKind) -> PaneEvent {
+    PaneEvent::Upsert(upsert(turn, item, UpsertStatus::Complete, kind))
 }

@@ -1,0 +1,173 @@
+//! Cursor moves in the fewest bytes: an absolute `CUP`, or relative steps
+//! (`CR`, line feeds, `CUU`/`CUD`, `CUF`, backspaces, `CUB`), whichever is
+//! shorter. The frame planner prices its orders with [`cost`], and the
+//! writer uses [`write`], so both agree byte for byte.
+
+use std::io::{self, Write};
+
+/// A cursor position: `(column, row)`. Column `width` means the last column
+/// was just written (the terminal's "pending wrap"): terminals disagree on
+/// where relative moves go from there, so only `CR` and `CUP` leave it.
+pub(super) type At = (u16, u16);
+
+#[derive(Clone, Copy)]
+enum Route {
+    Stay,
+    Absolute,
+    /// Vertical steps, then horizontal ones, from the cursor's column.
+    Direct,
+    /// `CR`, vertical steps, then `CUF` from column 0.
+    Return,
+}
+
+/// Bytes that move the cursor from `from` (`None`: unknown) to `to`.
+pub(super) fn cost(from: Option<At>, to: At, width: u16) -> usize {
+    route(from, to, width).1
+}
+
+/// Moves the cursor from `from` to `to` with the shortest sequence.
+pub(super) fn write<W: Write>(out: &mut W, from: Option<At>, to: At, width: u16) -> io::Result<()> {
+    let (x, y) = to;
+    match (route(from, to, width).0, from) {
+        (Route::Stay, _) => Ok(()),
+        (Route::Direct, Some((fx, fy))) => {
+            vertical(out, fy, y)?;
+            horizontal(out, fx, x)
+        }
+        (Route::Return, Some((_, fy))) => {
+            out.write_all(b"\r")?;
+            vertical(out, fy, y)?;
+            horizontal(out, 0, x)
+        }
+        _ if x == 0 => write!(out, "\x1b[{}H", y + 1),
+        _ => write!(out, "\x1b[{};{}H", y + 1, x + 1),
+    }
+}
+
+fn route(from: Option<At>, to: At, width: u16) -> (Route, usize) {
+    let (x, y) = to;
+    let absolute = if x == 0 {
+        3 + digits(y + 1)
+    } else {
+        4 + digits(y + 1) + digits(x + 1)
+    };
+    let Some((fx, fy)) = from else {
+        return (Route::Absolute, absolute);
+    };
+    if (fx, fy) == to {
+        return (Route::Stay, 0);
+    }
+    let mut best = (Route::Absolute, absolute);
+    let ret = 1 + vertical_len(fy, y) + horizontal_len(0, x);
+    if ret < best.1 {
+        best = (Route::Return, ret);
+    }
+    if fx < width {
+        let direct = vertical_len(fy, y) + horizontal_len(fx, x);
+        if direct < best.1 {
+            best = (Route::Direct, direct);
+        }
+    }
+    best
+}
+
+/// Up to this many single-byte steps (`LF`, `BS`) before `CSI n B/D`.
+const STEPS: u16 = 3;
+
+fn vertical_len(from: u16, to: u16) -> usize {
+    match to.cmp(&from) {
+        std::cmp::Ordering::Equal => 0,
+        std::cmp::Ordering::Greater if to - from <= STEPS => usize::from(to - from),
+        std::cmp::Ordering::Greater => 3 + digits(to - from),
+        std::cmp::Ordering::Less => csi_n_len(from - to),
+    }
+}
+
+fn horizontal_len(from: u16, to: u16) -> usize {
+    match to.cmp(&from) {
+        std::cmp::Ordering::Equal => 0,
+        std::cmp::Ordering::Greater => csi_n_len(to - from),
+        std::cmp::Ordering::Less if from - to <= STEPS => usize::from(from - to),
+        std::cmp::Ordering::Less => 3 + digits(from - to),
+    }
+}
+
+/// `CSI n X`, with `n` left out when it is 1.
+fn csi_n_len(n: u16) -> usize {
+    if n == 1 { 3 } else { 3 + digits(n) }
+}
+
+fn vertical<W: Write>(out: &mut W, from: u16, to: u16) -> io::Result<()> {
+    match to.cmp(&from) {
+        std::cmp::Ordering::Equal => Ok(()),
+        // A line feed never scrolls here: the margins are the whole screen
+        // and the cursor is above the target row.
+        std::cmp::Ordering::Greater if to - from <= STEPS => {
+            out.write_all(&b"\n\n\n"[..usize::from(to - from)])
+        }
+        std::cmp::Ordering::Greater => write!(out, "\x1b[{}B", to - from),
+        std::cmp::Ordering::Less => csi_n(out, from - to, b'A'),
+    }
+}
+
+fn horizontal<W: Write>(out: &mut W, from: u16, to: u16) -> io::Result<()> {
+    match to.cmp(&from) {
+        std::cmp::Ordering::Equal => Ok(()),
+        std::cmp::Ordering::Greater => csi_n(out, to - from, b'C'),
+        std::cmp::Ordering::Less if from - to <= STEPS => {
+            out.write_all(&b"\x08\x08\x08"[..usize::from(from - to)])
+        }
+        std::cmp::Ordering::Less => write!(out, "\x1b[{}D", from - to),
+    }
+}
+
+fn csi_n<W: Write>(out: &mut W, n: u16, fin: u8) -> io::Result<()> {
+    if n == 1 {
+        out.write_all(&[0x1b, b'[', fin])
+    } else {
+        write!(out, "\x1b[{n}{}", char::from(fin))
+    }
+}
+
+fn digits(n: u16) -> usize {
+    match n {
+        0..=9 => 1,
+        10..=99 => 2,
+        100..=999 => 3,
+        1000..=9999 => 4,
+        _ => 5,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn moved(from: Option<At>, to: At) -> String {
+        let mut out = Vec::new();
+        write(&mut out, from, to, 80).unwrap();
+        assert_eq!(out.len(), cost(from, to, 80), "{out:?}");
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn each_move_takes_its_shortest_form() {
+        assert_eq!(moved(None, (4, 9)), "\x1b[10;5H");
+        assert_eq!(moved(None, (0, 9)), "\x1b[10H");
+        assert_eq!(moved(Some((4, 9)), (4, 9)), "");
+        assert_eq!(moved(Some((10, 3)), (0, 4)), "\r\n");
+        assert_eq!(moved(Some((10, 3)), (30, 3)), "\x1b[20C");
+        assert_eq!(moved(Some((10, 3)), (9, 4)), "\n\x08");
+        assert_eq!(moved(Some((50, 3)), (2, 3)), "\r\x1b[2C");
+        assert_eq!(moved(Some((50, 3)), (20, 3)), "\x1b[30D");
+        assert_eq!(moved(Some((5, 30)), (5, 2)), "\x1b[28A");
+    }
+
+    #[test]
+    fn after_the_last_column_only_cr_and_cup_move() {
+        // Written at column 79 of 80: the cursor waits to wrap.
+        assert_eq!(moved(Some((80, 3)), (79, 4)), "\x1b[5;80H");
+        assert_eq!(moved(Some((80, 3)), (0, 4)), "\r\n");
+        assert_eq!(moved(Some((80, 39)), (10, 40)), "\r\n\x1b[10C");
+    }
+}

@@ -1,0 +1,505 @@
+//! Writes a frame's changed cells to the terminal in few bytes.
+//!
+//! ratatui's backend moves the cursor with an absolute `CUP` for every gap,
+//! sets both colours whenever either changes and resets all attributes at
+//! the end of every frame. A streaming pane changes a few cells per frame,
+//! so those fixed costs dominate what goes to the terminal. This writer
+//! groups the changed cells into runs of one pen, lets the planner
+//! (`plan.rs`) choose the order that costs least (a colour used on many
+//! rows, like the pane's border, in one pass), moves the cursor by the
+//! shortest sequence (`cursor.rs`), changes only the attributes that differ,
+//! in one `SGR`, and erases runs of blanks with `ECH` where that is
+//! shorter. The pen is kept between frames, so a frame that goes on in the
+//! colour the last one ended with does not set it again.
+
+use std::io::{self, Write};
+
+use ratatui::buffer::{Buffer, Cell};
+use ratatui::style::{Color, Modifier};
+
+mod cursor;
+mod plan;
+
+/// The attributes the terminal currently draws with.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Pen {
+    fg: Color,
+    bg: Color,
+    underline: Color,
+    modifier: Modifier,
+}
+
+const DEFAULT_PEN: Pen = Pen {
+    fg: Color::Reset,
+    bg: Color::Reset,
+    underline: Color::Reset,
+    modifier: Modifier::empty(),
+};
+
+impl Pen {
+    fn of(c: &Cell) -> Self {
+        Self {
+            fg: c.fg,
+            bg: c.bg,
+            underline: c.underline_color,
+            modifier: c.modifier,
+        }
+    }
+}
+
+/// The terminal's attributes between frames: kept, so a frame that
+/// continues in the colour the last one ended with does not set it again.
+#[derive(Default)]
+pub(super) struct Attrs {
+    /// `None` when unknown (start, after a clear): the next change resets.
+    pen: Option<Pen>,
+}
+
+impl Attrs {
+    /// Forgets the attributes (something else wrote to the terminal).
+    pub(super) fn forget(&mut self) {
+        self.pen = None;
+    }
+
+    /// Makes erasing and scrolling fill with the default background, as
+    /// the screen model assumes.
+    pub(super) fn plain<W: Write>(&mut self, out: &mut W) -> io::Result<()> {
+        self.set(out, plain_after(self.pen))
+    }
+
+    fn set<W: Write>(&mut self, out: &mut W, to: Pen) -> io::Result<()> {
+        if self.pen != Some(to) {
+            let mut sgr = Vec::with_capacity(32);
+            sgr_params(self.pen, to, &mut sgr);
+            if !sgr.is_empty() {
+                out.write_all(b"\x1b[")?;
+                out.write_all(&sgr)?;
+                out.write_all(b"m")?;
+            }
+            self.pen = Some(to);
+        }
+        Ok(())
+    }
+
+    /// Writes `cells` of `frame` (sorted by row, then column, as
+    /// `Buffer::diff` gives them) in the order the planner finds shortest.
+    pub(super) fn cells<W: Write>(
+        &mut self,
+        out: &mut W,
+        frame: &Buffer,
+        cells: &[(u16, u16, &Cell)],
+    ) -> io::Result<()> {
+        let width = frame.area.width;
+        let runs = plan::runs(cells, frame);
+        let gaps = plan::gaps(&runs, frame);
+        // Where the cursor is; `None` until the first absolute move.
+        let mut at: Option<cursor::At> = None;
+        for i in plan::order(&runs, &gaps, width, self.pen) {
+            let r = &runs[i];
+            match at {
+                Some((ax, ay))
+                    if plan::approach(gaps[i].as_ref(), at, (r.x, r.y), self.pen, width).1 =>
+                {
+                    print(out, frame, ay, ax, r.x)?;
+                }
+                _ => cursor::write(out, at, (r.x, r.y), width)?,
+            }
+            self.set(out, r.pen_after(self.pen))?;
+            if r.kind == plan::Kind::Erase {
+                write!(out, "\x1b[{}X", r.end - r.x)?;
+            } else {
+                print(out, frame, r.y, r.x, r.end)?;
+            }
+            at = Some((r.after(), r.y));
+        }
+        Ok(())
+    }
+}
+
+/// The cheapest pen from `pen` that erases and scrolls in the default
+/// background: `pen`'s foreground kept, or everything reset.
+fn plain_after(pen: Option<Pen>) -> Pen {
+    let keep = Pen {
+        fg: pen.map_or(Color::Reset, |p| p.fg),
+        underline: pen.map_or(Color::Reset, |p| p.underline),
+        ..DEFAULT_PEN
+    };
+    if sgr_len(pen, keep) <= sgr_len(pen, DEFAULT_PEN) {
+        keep
+    } else {
+        DEFAULT_PEN
+    }
+}
+
+/// Prints the frame's cells `x..end` of row `y` (a wide cell covers the
+/// next ones).
+fn print<W: Write>(out: &mut W, frame: &Buffer, y: u16, x: u16, end: u16) -> io::Result<()> {
+    let mut gx = x;
+    while gx < end {
+        let Some(c) = frame.cell((gx, y)) else {
+            break;
+        };
+        out.write_all(c.symbol().as_bytes())?;
+        gx += unicode_width::UnicodeWidthStr::width(c.symbol()).max(1) as u16;
+    }
+    Ok(())
+}
+
+/// Where SGR parameters go: bytes, or only their count (the planner
+/// prices orders without writing them).
+trait Params {
+    fn put(&mut self, p: &[u8]);
+    fn num(&mut self, n: u8);
+    fn is_empty(&self) -> bool;
+    /// Starts a parameter (a `;` after the first).
+    fn next(&mut self) {
+        if !self.is_empty() {
+            self.put(b";");
+        }
+    }
+}
+
+impl Params for Vec<u8> {
+    fn put(&mut self, p: &[u8]) {
+        self.extend_from_slice(p);
+    }
+    fn num(&mut self, n: u8) {
+        let _ = write!(self, "{n}");
+    }
+    fn is_empty(&self) -> bool {
+        Vec::is_empty(self)
+    }
+}
+
+#[derive(Default)]
+struct Count(usize);
+
+impl Params for Count {
+    fn put(&mut self, p: &[u8]) {
+        self.0 += p.len();
+    }
+    fn num(&mut self, n: u8) {
+        self.0 += match n {
+            0..=9 => 1,
+            10..=99 => 2,
+            _ => 3,
+        };
+    }
+    fn is_empty(&self) -> bool {
+        self.0 == 0
+    }
+}
+
+/// Bytes of the SGR sequence that changes the pen `from` to `to`.
+fn sgr_len(from: Option<Pen>, to: Pen) -> usize {
+    if from == Some(to) {
+        return 0;
+    }
+    let mut n = Count::default();
+    sgr_params(from, to, &mut n);
+    if n.0 == 0 { 0 } else { n.0 + 3 }
+}
+
+/// The SGR parameters that change the terminal's attributes from `from`
+/// (`None`: unknown) to `to`.
+fn sgr_params<P: Params>(from: Option<Pen>, to: Pen, sgr: &mut P) {
+    let Some(from) = from else {
+        sgr.put(b"0");
+        return changes(DEFAULT_PEN, to, sgr);
+    };
+    if (from.modifier - to.modifier).is_empty() {
+        return changes(from, to, sgr);
+    }
+    // Some attribute goes away: start from the defaults.
+    sgr.put(b"0");
+    changes(DEFAULT_PEN, to, sgr);
+}
+
+/// The parameters from `from` to `to`, where `to` keeps every attribute
+/// `from` has.
+fn changes<P: Params>(from: Pen, to: Pen, sgr: &mut P) {
+    for (bit, code) in MODIFIER_CODES {
+        if to.modifier.contains(bit) && !from.modifier.contains(bit) {
+            sgr.next();
+            sgr.put(code.as_bytes());
+        }
+    }
+    if to.fg != from.fg {
+        colour(sgr, to.fg, Layer::Fg);
+    }
+    if to.bg != from.bg {
+        colour(sgr, to.bg, Layer::Bg);
+    }
+    if to.underline != from.underline {
+        colour(sgr, to.underline, Layer::Underline);
+    }
+}
+
+const MODIFIER_CODES: [(Modifier, &str); 9] = [
+    (Modifier::BOLD, "1"),
+    (Modifier::DIM, "2"),
+    (Modifier::ITALIC, "3"),
+    (Modifier::UNDERLINED, "4"),
+    (Modifier::SLOW_BLINK, "5"),
+    (Modifier::RAPID_BLINK, "6"),
+    (Modifier::REVERSED, "7"),
+    (Modifier::HIDDEN, "8"),
+    (Modifier::CROSSED_OUT, "9"),
+];
+
+#[derive(Clone, Copy)]
+enum Layer {
+    Fg,
+    Bg,
+    Underline,
+}
+
+/// The SGR parameters for `c`, as crossterm writes them (named colours as
+/// palette indices).
+fn colour<P: Params>(sgr: &mut P, c: Color, layer: Layer) {
+    let (set, reset): (&[u8], &[u8]) = match layer {
+        Layer::Fg => (b"38", b"39"),
+        Layer::Bg => (b"48", b"49"),
+        Layer::Underline => (b"58", b"59"),
+    };
+    sgr.next();
+    let index = match c {
+        Color::Reset => return sgr.put(reset),
+        Color::Black => 0,
+        Color::Red => 1,
+        Color::Green => 2,
+        Color::Yellow => 3,
+        Color::Blue => 4,
+        Color::Magenta => 5,
+        Color::Cyan => 6,
+        Color::Gray => 7,
+        Color::DarkGray => 8,
+        Color::LightRed => 9,
+        Color::LightGreen => 10,
+        Color::LightYellow => 11,
+        Color::LightBlue => 12,
+        Color::LightMagenta => 13,
+        Color::LightCyan => 14,
+        Color::White => 15,
+        Color::Indexed(i) => i,
+        Color::Rgb(r, g, b) => {
+            sgr.put(set);
+            sgr.put(b";2;");
+            sgr.num(r);
+            sgr.put(b";");
+            sgr.num(g);
+            sgr.put(b";");
+            return sgr.num(b);
+        }
+    };
+    sgr.put(set);
+    sgr.put(b";5;");
+    sgr.num(index);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::buffer::Buffer;
+    use ratatui::layout::Rect;
+    use ratatui::style::Style;
+
+    fn emitted(prev: &Buffer, cur: &Buffer) -> String {
+        let mut out = Vec::new();
+        let mut attrs = Attrs {
+            pen: Some(DEFAULT_PEN),
+        };
+        attrs.cells(&mut out, cur, &prev.diff(cur)).unwrap();
+        attrs.set(&mut out, DEFAULT_PEN).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// Replays `bytes` onto `screen` with a tiny terminal model that knows
+    /// exactly the sequences this writer emits.
+    fn replay(screen: &mut Buffer, bytes: &str) {
+        let (mut x, mut y) = (0u16, 0u16);
+        let mut style = Style::new().fg(Color::Reset).bg(Color::Reset);
+        let mut chars = bytes.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\r' => x = 0,
+                '\n' => y += 1,
+                '\x08' => x -= 1,
+                '\x1b' => {
+                    assert_eq!(chars.next(), Some('['));
+                    let mut p = String::new();
+                    let fin = loop {
+                        let c = chars.next().unwrap();
+                        if c.is_ascii_alphabetic() {
+                            break c;
+                        }
+                        p.push(c);
+                    };
+                    let n = |d: u16| p.parse::<u16>().unwrap_or(d);
+                    match fin {
+                        'C' => x += n(1),
+                        'D' => x -= n(1),
+                        'A' => y -= n(1),
+                        'B' => y += n(1),
+                        'H' => {
+                            let mut it = p.split(';').map(|v| v.parse::<u16>().unwrap());
+                            y = it.next().unwrap_or(1) - 1;
+                            x = it.next().unwrap_or(1) - 1;
+                        }
+                        'X' => {
+                            for k in 0..n(1) {
+                                screen[(x + k, y)].reset();
+                                screen[(x + k, y)].set_style(style);
+                            }
+                        }
+                        'm' => style = sgr_style(style, &p),
+                        other => panic!("unexpected {other}"),
+                    }
+                }
+                c => {
+                    let cell = &mut screen[(x, y)];
+                    cell.reset();
+                    cell.set_char(c).set_style(style);
+                    x += 1;
+                }
+            }
+        }
+        assert_eq!(
+            style,
+            Style::new().fg(Color::Reset).bg(Color::Reset),
+            "{bytes:?}"
+        );
+    }
+
+    fn sgr_style(mut s: Style, p: &str) -> Style {
+        let mut v = p.split(';').map(|t| t.parse::<u8>().unwrap());
+        while let Some(code) = v.next() {
+            match code {
+                0 => s = Style::new().fg(Color::Reset).bg(Color::Reset),
+                1 => s = s.add_modifier(Modifier::BOLD),
+                3 => s = s.add_modifier(Modifier::ITALIC),
+                39 => s = s.fg(Color::Reset),
+                49 => s = s.bg(Color::Reset),
+                38 | 48 => {
+                    let c = match v.next() {
+                        Some(5) => Color::Indexed(v.next().unwrap()),
+                        _ => Color::Rgb(v.next().unwrap(), v.next().unwrap(), v.next().unwrap()),
+                    };
+                    s = if code == 48 { s.bg(c) } else { s.fg(c) };
+                }
+                other => panic!("sgr {other}"),
+            }
+        }
+        s
+    }
+
+    fn screen(lines: &[(&str, Style)]) -> Buffer {
+        let mut b = Buffer::empty(Rect::new(0, 0, 20, lines.len() as u16));
+        for (y, (l, s)) in lines.iter().enumerate() {
+            b.set_string(0, y as u16, l, *s);
+        }
+        b
+    }
+
+    /// What each cell shows (a space's foreground shows nothing).
+    fn looks(b: &Buffer) -> Vec<(String, Option<Color>, Color, Modifier)> {
+        b.content
+            .iter()
+            .map(|c| {
+                let fg = (c.symbol() != " " && c.fg != Color::Reset).then_some(c.fg);
+                (c.symbol().to_owned(), fg, c.bg, c.modifier)
+            })
+            .collect()
+    }
+
+    /// A pane 20 wide with blue borders, its inside rows `lines` in
+    /// `text`'s style (empty strings are blank rows).
+    fn pane(lines: &[&str], text: Style) -> Buffer {
+        let border = Style::new().fg(Color::Rgb(137, 180, 250));
+        let mut b = Buffer::empty(Rect::new(0, 0, 20, lines.len() as u16));
+        for (y, l) in lines.iter().enumerate() {
+            let y = y as u16;
+            b.set_string(0, y, "┃", border);
+            b.set_string(19, y, "┃", border);
+            b.set_string(2, y, l, text);
+        }
+        b
+    }
+
+    #[test]
+    fn new_rows_get_their_borders_in_one_pass_of_the_border_colour() {
+        let text = Style::new().fg(Color::Rgb(192, 197, 206));
+        let prev = pane(&["one", "", "", ""], text);
+        let cur = pane(&["one", "two", "three", "four"], text);
+        // Rows 1..3 came in blank (as after a scroll): no borders yet.
+        let mut blank = prev;
+        for y in 1..4 {
+            for x in 0..20 {
+                blank[(x, y)].reset();
+            }
+        }
+        let bytes = emitted(&blank, &cur);
+        let blue = "38;2;137;180;250";
+        assert_eq!(bytes.matches(blue).count(), 1, "{bytes:?}");
+        assert_eq!(bytes.matches("38;2;192;197;206").count(), 1, "{bytes:?}");
+        let mut replayed = blank;
+        replay(&mut replayed, &bytes);
+        assert_eq!(looks(&replayed), looks(&cur), "{bytes:?}");
+    }
+
+    #[test]
+    fn a_gap_is_printed_over_only_in_a_pen_that_draws_it() {
+        let text = Style::new().fg(Color::Rgb(192, 197, 206));
+        let bar = Style::new().fg(Color::Rgb(69, 71, 90));
+        let row = |l: &str| {
+            let mut b = pane(&[l], text);
+            b.set_string(3, 0, "|", bar);
+            b
+        };
+        let (prev, cur) = (row("a|c e"), row("A|C E"));
+        let bytes = emitted(&prev, &cur);
+        // `|` is jumped over (another colour), the blank printed over.
+        assert!(bytes.contains("A\x1b[CC E"), "{bytes:?}");
+        let mut replayed = prev;
+        replay(&mut replayed, &bytes);
+        assert_eq!(looks(&replayed), looks(&cur), "{bytes:?}");
+    }
+
+    #[test]
+    fn replaying_the_bytes_reproduces_the_new_frame() {
+        let red = Style::new().fg(Color::Rgb(200, 10, 10));
+        let bold = Style::new()
+            .add_modifier(Modifier::BOLD)
+            .fg(Color::Indexed(4));
+        let prev = screen(&[
+            ("hello world", Style::new()),
+            ("a long line of text", red),
+            ("x", Style::new()),
+        ]);
+        let cur = screen(&[
+            ("hello there world", Style::new()),
+            ("a", red),
+            ("x  bold", bold),
+        ]);
+        let bytes = emitted(&prev, &cur);
+        let mut replayed = prev;
+        replay(&mut replayed, &bytes);
+        assert_eq!(looks(&replayed), looks(&cur), "{bytes:?}");
+        // The shrunk row is erased, not overprinted with spaces.
+        assert!(bytes.contains("X"), "{bytes:?}");
+    }
+
+    #[test]
+    fn appending_to_a_row_costs_a_move_and_the_text() {
+        let prev = screen(&[("first", Style::new()), ("abc", Style::new())]);
+        let cur = screen(&[("first", Style::new()), ("abcdef", Style::new())]);
+        assert_eq!(emitted(&prev, &cur), "\x1b[2;4Hdef");
+    }
+
+    #[test]
+    fn a_new_row_after_the_last_written_moves_with_cr_lf() {
+        let prev = screen(&[("", Style::new()), ("", Style::new())]);
+        let cur = screen(&[("one", Style::new()), ("two", Style::new())]);
+        assert_eq!(emitted(&prev, &cur), "\x1b[1Hone\r\ntwo");
+    }
+}
