@@ -293,23 +293,13 @@ fn rename_turn(out: Output, turn: &str) -> Output {
 /// starts meanwhile comes after it on screen, and after a restart too.
 #[tokio::test(start_paused = true)]
 async fn an_item_first_shown_by_its_live_tail_keeps_its_place() {
-    use hive::upsert::{TurnStatus, Upsert, UpsertKind, UpsertStatus};
+    use hive::upsert::{UpsertKind, UpsertStatus};
     let dir = tempfile::tempdir().unwrap();
     let store = Store::at(dir.path().join("data"));
     let agent = hive::config::AgentConfig::new("a", "claude");
     let mut h = history::open_pane_in(&store, &agent, &OpenOptions::default());
     let mut recorder = h.recorder.take().expect("a recorder");
-    let up = |id: &str, status, kind| Upsert {
-        turn_id: "t1".into(),
-        session_id: "s".into(),
-        item_id: id.into(),
-        source_timestamp: chrono::DateTime::UNIX_EPOCH,
-        emitted_at: chrono::DateTime::UNIX_EPOCH,
-        status,
-        error_code: None,
-        error_message: None,
-        kind,
-    };
+    let up = |id: &str, status, kind| support::console::upsert("t1", id, status, kind);
     let text = |t: &str| UpsertKind::Message {
         content: t.into(),
         origin: Origin::Agent,
@@ -326,13 +316,7 @@ async fn an_item_first_shown_by_its_live_tail_keeps_its_place() {
     for event in [
         PaneEvent::Upsert(up("tool", UpsertStatus::Complete, tool)),
         PaneEvent::Upsert(up("m1", UpsertStatus::Complete, text("Let me look."))),
-        PaneEvent::Turn(TurnEvent::TurnComplete {
-            turn_id: "t1".into(),
-            session_id: "s".into(),
-            status: TurnStatus::Completed,
-            usage: None,
-            finish_reason: None,
-        }),
+        support::console::completed("t1"),
     ] {
         recorder.record(&event);
     }

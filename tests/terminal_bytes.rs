@@ -17,7 +17,7 @@ use hive::app::screen::Screen;
 use hive::event::Origin;
 use hive::provider::Capabilities;
 use hive::runner::{PaneEvent, PaneUpdate, TurnState};
-use hive::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
+use hive::upsert::{TurnEvent, Upsert, UpsertKind, UpsertStatus};
 use ratatui::backend::{Backend, CrosstermBackend};
 use ratatui::buffer::{Buffer, Cell};
 use ratatui::layout::Rect;
@@ -178,15 +178,7 @@ fn stream(panes: usize, cols: u16, rows: u16, chars: usize, step: usize) -> Run 
     run.all(panes, || {
         PaneEvent::Upsert(upsert("a1", UpsertStatus::Complete, &text, Origin::Agent))
     });
-    run.all(panes, || {
-        PaneEvent::Turn(TurnEvent::TurnComplete {
-            turn_id: "t1".into(),
-            session_id: "s".into(),
-            status: TurnStatus::Completed,
-            usage: None,
-            finish_reason: None,
-        })
-    });
+    run.all(panes, || support::console::completed("t1"));
     run.all(panes, || PaneEvent::State(TurnState::Idle));
     run.console.app.now += Duration::from_millis(25);
     run.frame();

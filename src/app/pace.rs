@@ -38,10 +38,11 @@ pub struct Pace {
 impl Pace {
     pub fn new(config: &Config, now: Instant) -> Self {
         let interval = Duration::from_secs_f64(1.0 / f64::from(config.ui.max_fps.clamp(1, 240)));
+        let live_every = super::live_every(config);
         Self {
             interval,
-            background: super::live_every(config).unwrap_or_default() * BACKGROUND_FACTOR,
-            live: super::live_every(config).is_some(),
+            background: live_every.unwrap_or_default() * BACKGROUND_FACTOR,
+            live: live_every.is_some(),
             last: now.checked_sub(interval).unwrap_or(now),
             due: None,
         }
@@ -106,6 +107,10 @@ mod tests {
     use crate::config::ConfigSource;
     use crate::upsert::UpsertStatus;
 
+    fn config(toml: &str) -> Config {
+        Config::parse(toml, ConfigSource::Builtin).unwrap_or_else(|e| panic!("{e}"))
+    }
+
     fn update(pane: usize, status: UpsertStatus, live: bool) -> PaneUpdate {
         let u = Upsert {
             turn_id: "t".into(),
@@ -133,8 +138,7 @@ mod tests {
 
     #[test]
     fn background_panes_stream_at_a_lower_rate() {
-        let config = Config::parse("[ui]\ndisplay_latency_ms = 50\n", ConfigSource::Builtin)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let config = config("[ui]\ndisplay_latency_ms = 50\n");
         let t0 = Instant::now();
         let mut pace = Pace::new(&config, t0);
         let stream = super::super::live_every(&config).unwrap_or_default();
@@ -161,13 +165,7 @@ mod tests {
 
     #[test]
     fn a_batch_of_streaming_text_waits_for_the_live_tail() {
-        let parse = |ms| {
-            Config::parse(
-                &format!("[ui]\ndisplay_latency_ms = {ms}\n"),
-                ConfigSource::Builtin,
-            )
-            .unwrap_or_else(|e| panic!("{e}"))
-        };
+        let parse = |ms| config(&format!("[ui]\ndisplay_latency_ms = {ms}\n"));
         let t0 = Instant::now();
         let mut pace = Pace::new(&parse(50), t0);
         pace.update(&update(0, UpsertStatus::Update, false), 0, t0);
@@ -185,8 +183,7 @@ mod tests {
 
     #[test]
     fn input_draws_at_once_while_a_pane_streams() {
-        let config = Config::parse("[ui]\nmax_fps = 60\n", ConfigSource::Builtin)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let config = config("[ui]\nmax_fps = 60\n");
         let t0 = Instant::now();
         let mut pace = Pace::new(&config, t0);
         pace.update(&update(0, UpsertStatus::Update, true), 0, t0);

@@ -11,7 +11,7 @@ use hive::config::{Config, ConfigSource};
 use hive::provider::Capabilities;
 use hive::runner::{PaneEvent, PaneUpdate};
 use hive::ui::ViewState;
-use hive::upsert::{Upsert, UpsertKind, UpsertStatus};
+use hive::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
 
 /// One scripted agent, `demo` ("Architect").
 pub const ONE_AGENT: &str = r#"
@@ -97,4 +97,15 @@ pub fn upsert(turn: &str, item: &str, status: UpsertStatus, kind: UpsertKind) ->
 /// A complete item of turn `turn`, at the epoch (snapshots stay stable).
 pub fn complete(turn: &str, item: &str, kind: UpsertKind) -> PaneEvent {
     PaneEvent::Upsert(upsert(turn, item, UpsertStatus::Complete, kind))
+}
+
+/// Turn `turn` completed, with no usage.
+pub fn completed(turn: &str) -> PaneEvent {
+    PaneEvent::Turn(TurnEvent::TurnComplete {
+        turn_id: turn.into(),
+        session_id: "s".into(),
+        status: TurnStatus::Completed,
+        usage: None,
+        finish_reason: None,
+    })
 }
