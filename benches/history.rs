@@ -12,7 +12,8 @@
 //! it (Home, a page down, End), and RSS (after, and peak) per MB of its text.
 //!
 //! Run: `cargo bench --bench history` (HIVE_BENCH_RECORDS overrides 10 000;
-//! HIVE_BENCH_BIG_KIND=code makes the long answer one code block).
+//! HIVE_BENCH_BIG_KIND=code makes the long answer one code block, `tool` a
+//! tool call's output before a short answer).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
@@ -111,13 +112,15 @@ fn generate_big(root: &Path, bytes: usize) {
     let mut text = String::with_capacity(bytes + ANSWER.len());
     // `HIVE_BENCH_BIG_KIND=code`: the answer is one fenced code block (no
     // markdown boundary inside, so it is laid out as one piece).
-    let code = std::env::var("HIVE_BENCH_BIG_KIND").is_ok_and(|k| k == "code");
+    let kind = std::env::var("HIVE_BENCH_BIG_KIND").unwrap_or_default();
+    let code = kind == "code";
+    let tool = kind == "tool";
     if code {
         text.push_str("```rust\n");
     }
     let mut n = 0;
     while text.len() < bytes {
-        if code {
+        if code || tool {
             text.push_str(&format!("fn line_{n}() -> usize {{ {n} }} // numbered\n"));
             n += 1;
         } else {
@@ -129,7 +132,14 @@ fn generate_big(root: &Path, bytes: usize) {
         text.push_str("```\n");
     }
     let mut a = TurnAssembler::new("bench", "big", Some("turn_0".into()), 0);
-    a.text(&text, 1);
+    if tool {
+        let input = serde_json::json!({"command": "cat big.rs"});
+        a.tool_call("call_0", "Bash", input, None, 1);
+        a.tool_result("call_0", "Bash", &text, false, 2);
+        a.text(ANSWER, 3);
+    } else {
+        a.text(&text, 1);
+    }
     drop(text);
     let mut batch = vec![u];
     batch.extend(a.finish());
@@ -180,7 +190,12 @@ fn child_big(root: &Path) {
         .entries
         .iter()
         .filter_map(|e| match &e.kind {
-            hive::app::transcript::EntryKind::Item(u) => u.text().map(|t| t.len()),
+            hive::app::transcript::EntryKind::Item(u) => match &u.kind {
+                hive::upsert::UpsertKind::ToolCall { output, .. } => {
+                    output.as_ref().map(String::len)
+                }
+                _ => u.text().map(|t| t.len()),
+            },
             _ => None,
         })
         .sum();

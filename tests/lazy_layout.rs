@@ -254,3 +254,182 @@ fn a_streamed_long_answer_looks_like_the_same_answer_restored() {
         assert_eq!(rows(&live, &a), rows(&restored, &b));
     }
 }
+
+/// One fenced Rust block of about `bytes`, every line numbered, with block
+/// comments and a raw string that run across many lines (so a range's
+/// highlighting depends on the parser's state carried from the ranges above).
+fn huge_code(bytes: usize) -> String {
+    let mut s = String::from("Here it is:\n\n```rust\n");
+    let mut n = 0;
+    while s.len() < bytes {
+        match n % 500 {
+            100 => s.push_str(&format!("/* comment {n} opens\n")),
+            400 => s.push_str(&format!("   comment {n} closes */ let c = {n};\n")),
+            250 => s.push_str(&format!("let raw = r#\"string {n}\n")),
+            330 => s.push_str(&format!("string {n} ends\"#; // done\n")),
+            _ => s.push_str(&format!("fn line_{n}() -> usize {{ {n} }} // numbered\n")),
+        }
+        n += 1;
+    }
+    s.push_str("```\n\nThat was all.\n");
+    s
+}
+
+/// The rows `text` lays out to as one agent message, all of it rendered at
+/// once: the whole layout the lazy one must equal.
+fn whole_layout(app: &App, text: &str) -> Vec<ratatui::text::Line<'static>> {
+    let t = &app.theme;
+    let width = app.geometry.pane(0).transcript.width;
+    let base = ratatui::style::Style::new().fg(t.agent);
+    let mut lines = hive::ui::markdown::render(text, t, base);
+    hive::ui::cells::agent_gutter(&mut lines[..1], t, false);
+    for l in &mut lines[1..] {
+        l.prefix.insert(0, ratatui::text::Span::raw("  "));
+        l.cont.insert(0, ratatui::text::Span::raw("  "));
+    }
+    lines
+        .iter()
+        .flat_map(|l| hive::ui::wrap::wrap(l, width))
+        .collect()
+}
+
+/// The transcript's rows as drawn, styles included.
+fn styled_rows(app: &App, buf: &Buffer) -> Vec<Vec<ratatui::buffer::Cell>> {
+    let r = app.geometry.pane(0).transcript;
+    (r.top()..r.bottom())
+        .map(|y| (r.left()..r.right()).map(|x| buf[(x, y)].clone()).collect())
+        .collect()
+}
+
+/// Asserts the view shows `reference` rows from the one its top row shows
+/// (found by its text: every code line is numbered), cell for cell.
+fn assert_shows_whole_layout(app: &App, buf: &Buffer, reference: &[ratatui::text::Line<'static>]) {
+    let shown = styled_rows(app, buf);
+    let texts = rows(app, buf);
+    let r = app.geometry.pane(0).transcript;
+    let top = texts[0].trim_end();
+    let at = reference
+        .iter()
+        .position(|l| l.to_string().trim_end() == top)
+        .unwrap_or_else(|| panic!("{top:?} is not in the whole layout"));
+    let area = Rect::new(0, 0, r.width, r.height);
+    let mut expect = Buffer::empty(area);
+    for (y, line) in reference[at..]
+        .iter()
+        .take(usize::from(r.height))
+        .enumerate()
+    {
+        hive::ui::put::line(&mut expect, 0, y as u16, line, r.width);
+    }
+    let expect: Vec<Vec<ratatui::buffer::Cell>> = (0..r.height)
+        .map(|y| (0..r.width).map(|x| expect[(x, y)].clone()).collect())
+        .collect();
+    // Only the answer's rows: the view may end below it.
+    let n = reference.len().saturating_sub(at).min(shown.len());
+    for y in 0..n {
+        assert!(
+            shown[y] == expect[y],
+            "row {y} of the view differs from the whole layout: {:?}",
+            texts[y]
+        );
+    }
+}
+
+#[test]
+fn a_huge_restored_code_block_draws_what_its_whole_layout_draws() {
+    let text = huge_code(200_000);
+    let (mut app, mut view) = console(&[(Origin::Agent, text.clone())]);
+    // The bottom, as a restart shows it: only the block's last ranges.
+    let bottom = draw(&mut app, &mut view);
+    let reference = whole_layout(&app, &text);
+    assert!(
+        rows(&app, &bottom)
+            .iter()
+            .any(|r| r.contains("That was all."))
+    );
+    let (shown, all) = laid_out(&view, 0);
+    assert!(all > 20, "{all} chunks");
+    assert!(shown <= 3, "{shown} of {all} chunks laid out at the bottom");
+    // The block's last code rows, highlighted as the whole block is.
+    let buf = {
+        app.panes[0].scroll = 3;
+        draw(&mut app, &mut view)
+    };
+    assert!(
+        rows(&app, &buf)[0].contains("fn line_"),
+        "{:?}",
+        rows(&app, &buf)[0]
+    );
+    assert_shows_whole_layout(&app, &buf, &reference);
+
+    // The middle, jumped to straight from the bottom (ranges above it not
+    // laid out), and a few rows on either side.
+    for scroll in [
+        reference.len() / 2,
+        reference.len() / 2 + 7,
+        reference.len() / 3,
+    ] {
+        app.panes[0].scroll = scroll;
+        let buf = draw(&mut app, &mut view);
+        assert_shows_whole_layout(&app, &buf, &reference);
+    }
+    let mid = {
+        app.panes[0].scroll = reference.len() / 2;
+        draw(&mut app, &mut view)
+    };
+    let mid_rows = rows(&app, &mid);
+    insta::assert_snapshot!("lazy_middle_of_a_huge_code_block", mid_rows.join("\n"));
+
+    // The top.
+    press(&mut app, KeyCode::Home);
+    let top = draw(&mut app, &mut view);
+    assert!(rows(&app, &top)[0].starts_with("● Here it is:"));
+    assert_shows_whole_layout(&app, &top, &reference);
+    insta::assert_snapshot!("lazy_top_of_a_huge_code_block", rows(&app, &top).join("\n"));
+    // Scrolled all the way, every height is exact: the scroll range is
+    // the one a short answer, laid out whole, has for its rows.
+    assert_eq!(app.panes[0].scroll, app.geometry.pane(0).max_scroll);
+    let small_text = huge_code(2_000);
+    let (mut small, mut small_view) = console(&[(Origin::Agent, small_text.clone())]);
+    press(&mut small, KeyCode::Home);
+    draw(&mut small, &mut small_view);
+    let small_rows = whole_layout(&small, &small_text).len();
+    assert_eq!(
+        app.geometry.pane(0).max_scroll as isize - reference.len() as isize,
+        small.geometry.pane(0).max_scroll as isize - small_rows as isize,
+    );
+    press(&mut app, KeyCode::End);
+    let end = draw(&mut app, &mut view);
+    insta::assert_snapshot!(
+        "lazy_bottom_of_a_huge_code_block",
+        rows(&app, &end).join("\n")
+    );
+    assert_eq!(rows(&app, &end), rows(&app, &bottom));
+}
+
+#[test]
+fn paging_through_a_huge_code_block_moves_by_whole_pages() {
+    let text = huge_code(150_000);
+    let (mut app, mut view) = console(&[(Origin::Agent, text)]);
+    let buf = draw(&mut app, &mut view);
+    let mut before = rows(&app, &buf);
+    for _ in 0..60 {
+        page(&mut app, KeyCode::PageUp);
+        let buf = draw(&mut app, &mut view);
+        let after = rows(&app, &buf);
+        let d = -(app.geometry.pane(0).view_rows as isize - 2);
+        assert_moved(&before, &after, d);
+        before = after;
+    }
+    press(&mut app, KeyCode::Home);
+    let buf = draw(&mut app, &mut view);
+    let mut before = rows(&app, &buf);
+    for _ in 0..60 {
+        let max = app.geometry.pane(0).max_scroll;
+        app.panes[0].scroll_by(-20, max);
+        let buf = draw(&mut app, &mut view);
+        let after = rows(&app, &buf);
+        assert_moved(&before, &after, 20);
+        before = after;
+    }
+}

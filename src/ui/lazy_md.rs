@@ -15,6 +15,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use super::cells;
+use super::lazy_code::{self, CodeRange};
 use super::markdown::{self, Incremental};
 use super::theme::Theme;
 use super::wrap::{Logical, wrap};
@@ -42,6 +43,8 @@ struct Chunk {
     filled: bool,
     /// Empty when not laid out (or dropped since).
     rows: Vec<Line<'static>>,
+    /// A range of a long code block's lines (`ui::lazy_code`).
+    code: Option<Box<CodeRange>>,
 }
 
 impl Chunk {
@@ -57,7 +60,14 @@ impl Chunk {
             exact: false,
             filled: piece.contains(|c: char| !c.is_whitespace()),
             rows: Vec::new(),
+            code: None,
         }
+    }
+
+    /// Whether laying it out starts with a blank row when something is
+    /// drawn above it (not a code block's ranges after its first).
+    fn leads(&self) -> bool {
+        self.code.as_ref().is_none_or(|r| r.head)
     }
 
     fn laid_out(&self) -> bool {
@@ -81,6 +91,9 @@ pub(super) struct MdLayout {
     tail_rows: Vec<Line<'static>>,
     /// Chunks holding rows.
     resident: Vec<usize>,
+    /// Indexed to the text's end (a complete message), not to a boundary:
+    /// a text that grows after that is indexed again.
+    sealed: bool,
 }
 
 impl MdLayout {
@@ -89,25 +102,28 @@ impl MdLayout {
     pub(super) fn update(
         md: Option<Box<Self>>,
         text: SharedText,
+        closed: bool,
         failed: bool,
         error: Option<&str>,
         width: u16,
         t: &Theme,
     ) -> Box<Self> {
         let mut md = md.unwrap_or_default();
-        let extends = text.same_buffer(&md.text) && text.len() >= md.text.len();
+        let extends = text.same_buffer(&md.text)
+            && text.len() >= md.text.len()
+            && !(md.sealed && text.len() > md.text.len());
         if !extends {
             *md = Self::default();
-        }
-        if md.width != width {
-            md.width = width;
-            md.reestimate();
         }
         md.failed = failed;
         md.text = text.clone();
         text.with_str(|src| {
+            if md.width != width {
+                md.width = width;
+                md.reestimate(src);
+            }
             if md.chunks.is_empty() && md.inc.stable_len == 0 {
-                md.index(src);
+                md.index(src, closed);
             }
             let before = md.inc.stable_len;
             md.inc.update(src, true, t, base(t));
@@ -133,33 +149,61 @@ impl MdLayout {
         self.height + self.tail_rows.len()
     }
 
-    /// Cuts `src` into chunks up to its last boundary; the incremental
-    /// renderer takes over from there.
-    fn index(&mut self, src: &str) {
+    /// Cuts `src` into chunks up to its last boundary (to its end when
+    /// the message is complete); the incremental renderer takes over from
+    /// there. A long code block becomes ranges of its lines.
+    fn index(&mut self, src: &str, closed: bool) {
         let mut start = 0;
-        let mut last = 0;
-        for cut in markdown::boundaries(src, 0) {
-            last = cut;
+        let mut prev = 0;
+        let cuts = markdown::boundaries(src, 0).chain(closed.then_some(src.len()));
+        for cut in cuts {
+            if cut <= prev {
+                continue;
+            }
+            let seg = (prev, cut);
+            prev = cut;
+            if let Some((info, body, close)) = (cut - seg.0 > lazy_code::SPLIT_BYTES)
+                .then(|| lazy_code::fence(&src[seg.0..cut]))
+                .flatten()
+            {
+                if seg.0 > start {
+                    self.chunks.push(Chunk::new(src, start, seg.0));
+                }
+                let body = seg.0 + body.start..seg.0 + body.end;
+                for (span, range) in lazy_code::ranges(src, info, seg.0, body, seg.0 + close) {
+                    let mut c = Chunk::new(src, span.start, span.end);
+                    c.filled = true;
+                    c.code = Some(Box::new(range));
+                    self.chunks.push(c);
+                }
+                start = seg.0 + close;
+                continue;
+            }
             if cut - start >= CHUNK_BYTES {
                 self.chunks.push(Chunk::new(src, start, cut));
                 start = cut;
             }
         }
-        if last > start {
-            self.chunks.push(Chunk::new(src, start, last));
+        if prev > start {
+            self.chunks.push(Chunk::new(src, start, prev));
         }
         self.first_filled = self.chunks.iter().position(|c| c.filled);
-        self.inc = Incremental::resume(last, self.first_filled.is_some());
-        self.reestimate();
+        self.sealed = closed;
+        self.inc = Incremental::resume(prev, self.first_filled.is_some());
+        self.reestimate(src);
     }
 
     /// Every chunk back to its estimate at the current width.
-    fn reestimate(&mut self) {
+    fn reestimate(&mut self, src: &str) {
         let avail = usize::from(self.width.saturating_sub(2)).max(1);
         self.height = 0;
         for (i, c) in self.chunks.iter_mut().enumerate() {
-            let lead = c.filled && self.first_filled.is_some_and(|f| f < i);
-            c.height = c.lines + ((c.end - c.start) / avail) as u32 + u32::from(lead);
+            let lead = c.filled && c.leads() && self.first_filled.is_some_and(|f| f < i);
+            c.height = u32::from(lead)
+                + match &c.code {
+                    Some(r) => r.estimate(src, self.width),
+                    None => c.lines + ((c.end - c.start) / avail) as u32,
+                };
             c.exact = false;
             c.rows = Vec::new();
             self.height += c.height as usize;
@@ -188,15 +232,23 @@ impl MdLayout {
     fn lay_out(&mut self, i: usize, src: &str, t: &Theme) {
         let first = self.first_filled;
         let (width, failed) = (self.width, self.failed);
-        let Some(c) = self.chunks.get_mut(i) else {
-            return;
-        };
-        if c.laid_out() {
+        if self.chunks.get(i).is_none_or(Chunk::laid_out) {
             return;
         }
-        let mut lines = markdown::render(&src[c.start..c.end], t, base(t));
+        let mut lines = if self.chunks[i].code.is_some() {
+            let mut ranges: Vec<_> = self
+                .chunks
+                .iter_mut()
+                .map(|c| c.code.as_deref_mut())
+                .collect();
+            lazy_code::render(&mut ranges, i, src, t)
+        } else {
+            let c = &self.chunks[i];
+            markdown::render(&src[c.start..c.end], t, base(t))
+        };
+        let c = &mut self.chunks[i];
         c.filled = !lines.is_empty();
-        if c.filled && first.is_some_and(|f| f < i) {
+        if c.filled && c.leads() && first.is_some_and(|f| f < i) {
             lines.insert(0, Logical::default());
         }
         indent(&mut lines, t, failed, first == Some(i));

@@ -203,6 +203,7 @@ pub fn layout(e: &Entry, cache: &mut Cache, width: u16, ctx: &Ctx<'_>) -> usize 
         (EntryKind::Item(u), Some((text, failed))) => Some(MdLayout::update(
             cache.md.take(),
             text,
+            u.is_closed(),
             failed,
             u.error_message.as_deref(),
             width,
