@@ -433,3 +433,31 @@ fn paging_through_a_huge_code_block_moves_by_whole_pages() {
         before = after;
     }
 }
+
+#[test]
+fn the_bottom_of_a_code_block_far_past_its_start_is_drawn_plain_then_highlighted() {
+    // More code above the bottom than the parser runs over in one frame.
+    let text = huge_code(1_300_000);
+    let (mut app, mut view) = console(&[(Origin::Agent, text.clone())]);
+    let first = draw(&mut app, &mut view);
+    let reference = whole_layout(&app, &text);
+    assert!(view.pending(), "the bottom's highlighting is on its way");
+    // Same rows, text and height, one colour for the code for now.
+    let plain = rows(&app, &first);
+    assert!(plain.iter().any(|r| r.contains("That was all.")));
+    let r = app.geometry.pane(0).transcript;
+    let code_fg = app.theme.code;
+    let y = plain.iter().position(|l| l.contains("fn line_")).unwrap();
+    assert_eq!(first[(r.x + 4, r.y + y as u16)].fg, code_fg);
+    let mut frames = 1;
+    while view.pending() {
+        let buf = draw(&mut app, &mut view);
+        frames += 1;
+        assert_eq!(rows(&app, &buf), plain, "nothing moves as colours arrive");
+        assert!(frames < 10, "the parser moves on every frame");
+    }
+    app.panes[0].scroll = 3;
+    let buf = draw(&mut app, &mut view);
+    assert_shows_whole_layout(&app, &buf, &reference);
+    assert!(frames > 2, "{frames} frames");
+}

@@ -176,6 +176,7 @@ pub fn tool_call(u: &Upsert, ctx: &CellCtx<'_>) -> Vec<Logical> {
     } else {
         OUTPUT_PREVIEW
     };
+    let mut unmade = 0;
     match output.as_deref() {
         // A running call's output so far: its last lines, as a terminal shows.
         Some(out_text) if !u.is_closed() => {
@@ -184,21 +185,20 @@ pub fn tool_call(u: &Upsert, ctx: &CellCtx<'_>) -> Vec<Logical> {
             push_body(&mut out, body, elbow);
             return out;
         }
+        // Only the lines shown become rows: an output can be megabytes.
         Some(out_text) if looks_like_diff(out_text) => {
-            body.extend(out_text.lines().map(|l| diff_line(l, t)));
+            unmade = shown_lines(&mut body, out_text, limit, |l| diff_line(l, t));
         }
         Some(out_text) => {
             body.extend(diff);
             let style = Style::new().fg(if failed { t.error } else { t.dim });
-            body.extend(
-                out_text
-                    .lines()
-                    .map(|l| Logical::raw(l.replace('\t', "    "), style).hard()),
-            );
+            unmade = shown_lines(&mut body, out_text, limit, |l| {
+                Logical::raw(l.replace('\t', "    "), style).hard()
+            });
         }
         None => body.extend(diff),
     }
-    let hidden = body.len().saturating_sub(limit);
+    let hidden = body.len().saturating_sub(limit) + unmade;
     body.truncate(limit);
     push_body(&mut out, body, elbow);
     if hidden > 0 {
@@ -210,6 +210,19 @@ pub fn tool_call(u: &Upsert, ctx: &CellCtx<'_>) -> Vec<Logical> {
         out.push(Logical::raw(more, Style::new().fg(t.dim)));
     }
     out
+}
+
+/// Adds rows for `text`'s lines up to `limit` rows in `body`; returns how
+/// many lines were left out.
+fn shown_lines(
+    body: &mut Vec<Logical>,
+    text: &str,
+    limit: usize,
+    row: impl FnMut(&str) -> Logical,
+) -> usize {
+    let room = limit.saturating_sub(body.len());
+    body.extend(text.lines().take(room).map(row));
+    text.lines().skip(room).count()
 }
 
 /// A tool call's first row: its state, name and summary.

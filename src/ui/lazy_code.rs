@@ -23,6 +23,13 @@ const RANGE_BYTES: usize = 8 * 1024;
 /// Blocks longer than this are cut into ranges; shorter ones render whole.
 pub(super) const SPLIT_BYTES: usize = 32 * 1024;
 
+/// Code the parser runs over, without making spans, to reach a range in one
+/// frame. A range further from the last state known is drawn plain for now
+/// (`CodeRange::plain`) while the frames that follow run the parser this
+/// far each, so a restart at the bottom of a 10 MB block shows at once, and
+/// a key pressed meanwhile is not held up.
+pub(super) const SKIP_BUDGET: usize = 512 * 1024;
+
 /// One range of a code block's lines.
 #[derive(Debug)]
 pub(super) struct CodeRange {
@@ -38,6 +45,9 @@ pub(super) struct CodeRange {
     /// The highlighter's state at `body.start` once reached: `Some(None)`
     /// when the block is not highlighted (unknown language).
     at: Option<Option<Resume>>,
+    /// Laid out plain because its state was out of reach: laid out again
+    /// once the parser gets there.
+    pub(super) plain: bool,
 }
 
 impl CodeRange {
@@ -135,24 +145,26 @@ pub(super) fn ranges(
                 head: k == 0,
                 foot: k == last,
                 at: None,
+                plain: false,
             };
             (span, range)
         })
         .collect()
 }
 
-/// The logical lines of range `i` of `ranges` (the code ranges of the
-/// text's chunks in order, `None` for other chunks), highlighted from the
-/// state at its start; reaching that state runs the parser over the
-/// ranges above it that have none yet.
-pub(super) fn render(
+/// Runs the parser down to range `i` of `ranges` (the code ranges of the
+/// text's chunks in order, `None` for other chunks) from the nearest range
+/// above with a state, over at most `budget` bytes (which it uses up),
+/// keeping the state at each range start it passes. Returns whether range
+/// `i`'s state is known.
+pub(super) fn reach(
     ranges: &mut [Option<&mut CodeRange>],
     i: usize,
     src: &str,
     t: &Theme,
-) -> Vec<Logical> {
+    budget: &mut usize,
+) -> bool {
     let name = &t.syntax_theme;
-    // Back to the nearest range with a state (the block's first has one).
     let mut j = i;
     while j > 0
         && ranges[j]
@@ -163,36 +175,54 @@ pub(super) fn render(
     }
     for k in j..=i {
         let Some(r) = ranges[k].as_deref_mut() else {
-            return Vec::new();
+            return false;
         };
-        if r.at.is_none() {
-            r.at = Some(if r.head {
-                Resume::start(&r.lang, name)
-            } else {
-                None
-            });
+        if r.at.is_none() && r.head {
+            r.at = Some(Resume::start(&r.lang, name));
         }
-        if k < i {
-            let mut state = r.at.clone().flatten();
-            if let Some(s) = &mut state
-                && s.skip(r.code(src), name).is_none()
-            {
-                state = None;
-            }
-            set_next(ranges, k, state);
+        if k == i {
+            return r.at.is_some();
         }
+        let code = r.code(src);
+        if code.len() > *budget {
+            return false;
+        }
+        *budget -= code.len();
+        let mut state = r.at.clone().flatten();
+        if let Some(s) = &mut state
+            && s.skip(code, name).is_none()
+        {
+            state = None;
+        }
+        set_next(ranges, k, state);
     }
+    false
+}
+
+/// The logical lines of range `i` of `ranges`, highlighted from the state
+/// at its start when `reach` gets there within `budget`, plain otherwise
+/// (and then marked `plain`).
+pub(super) fn render(
+    ranges: &mut [Option<&mut CodeRange>],
+    i: usize,
+    src: &str,
+    t: &Theme,
+    budget: &mut usize,
+) -> Vec<Logical> {
+    let known = reach(ranges, i, src, t, budget);
     let Some(r) = ranges[i].as_deref_mut() else {
         return Vec::new();
     };
     let code = r.code(src);
-    let mut state = r.at.clone().flatten();
-    let spans = state.as_mut().and_then(|s| s.highlight(code, name));
+    let mut state = r.at.clone().flatten().filter(|_| known);
+    let spans = state
+        .as_mut()
+        .and_then(|s| s.highlight(code, &t.syntax_theme));
+    r.plain = !known;
     let (head, foot, lang) = (r.head, r.foot, r.lang.clone());
-    if spans.is_none() {
-        state = None;
+    if known {
+        set_next(ranges, i, state.filter(|_| spans.is_some()));
     }
-    set_next(ranges, i, state);
     let mut out = Vec::new();
     if head {
         out.push(markdown::code_head(&lang, Vec::new(), t));

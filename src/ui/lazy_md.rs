@@ -134,9 +134,10 @@ impl MdLayout {
             md.tail(error, t);
             if src.len() <= EAGER_BYTES {
                 // Exact heights (rows dropped since are laid out when drawn).
+                let mut all = usize::MAX;
                 for i in 0..md.chunks.len() {
                     if !md.chunks[i].exact {
-                        md.lay_out(i, src, t);
+                        md.lay_out(i, src, t, &mut all);
                     }
                 }
             }
@@ -229,7 +230,9 @@ impl MdLayout {
     }
 
     /// Renders, highlights and wraps chunk `i` (its height becomes exact).
-    fn lay_out(&mut self, i: usize, src: &str, t: &Theme) {
+    /// A long code block's range parses at most `budget` bytes above it
+    /// (`lazy_code::reach`).
+    fn lay_out(&mut self, i: usize, src: &str, t: &Theme, budget: &mut usize) {
         let first = self.first_filled;
         let (width, failed) = (self.width, self.failed);
         if self.chunks.get(i).is_none_or(Chunk::laid_out) {
@@ -241,7 +244,7 @@ impl MdLayout {
                 .iter_mut()
                 .map(|c| c.code.as_deref_mut())
                 .collect();
-            lazy_code::render(&mut ranges, i, src, t)
+            lazy_code::render(&mut ranges, i, src, t, budget)
         } else {
             let c = &self.chunks[i];
             markdown::render(&src[c.start..c.end], t, base(t))
@@ -285,6 +288,8 @@ impl MdLayout {
     pub(super) fn settle(&mut self, base: usize, mut s: usize, h: usize, t: &Theme) -> usize {
         let text = self.text.clone();
         text.with_str(|src| {
+            let mut budget = lazy_code::SKIP_BUDGET;
+            self.highlight_plain(src, t, &mut budget);
             let mut b = base + self.tail_rows.len();
             let mut i = self.chunks.len();
             while i > 0 && b < s.saturating_add(h) {
@@ -292,7 +297,7 @@ impl MdLayout {
                 let old = self.chunks[i].height as usize;
                 if b + old > s && !self.chunks[i].laid_out() {
                     let estimated = !self.chunks[i].exact;
-                    self.lay_out(i, src, t);
+                    self.lay_out(i, src, t, &mut budget);
                     let new = self.chunks[i].height as usize;
                     if estimated && b <= s && s < b + old {
                         // Keep the bottom row's place counted from the chunk's top.
@@ -312,12 +317,13 @@ impl MdLayout {
         let text = self.text.clone();
         text.with_str(|src| {
             let mut top = 0;
+            let mut budget = lazy_code::SKIP_BUDGET;
             for i in 0..self.chunks.len() {
                 if top >= from + n {
                     break;
                 }
                 if top + self.chunks[i].height as usize > from {
-                    self.lay_out(i, src, t);
+                    self.lay_out(i, src, t, &mut budget);
                 }
                 top += self.chunks[i].height as usize;
             }
@@ -374,6 +380,39 @@ impl MdLayout {
         }
         let chunks = &self.chunks;
         self.resident.retain(|&i| !chunks[i].rows.is_empty());
+    }
+
+    /// Code ranges near the view that were drawn plain: the parser moves
+    /// on towards them (within `budget`), and those it reaches drop their
+    /// rows to be laid out again, highlighted (same text, same height).
+    fn highlight_plain(&mut self, src: &str, t: &Theme, budget: &mut usize) {
+        let plain: Vec<usize> = self
+            .resident
+            .iter()
+            .copied()
+            .filter(|&i| self.is_plain(i))
+            .collect();
+        for i in plain {
+            let mut ranges: Vec<_> = self
+                .chunks
+                .iter_mut()
+                .map(|c| c.code.as_deref_mut())
+                .collect();
+            if lazy_code::reach(&mut ranges, i, src, t, budget) {
+                self.chunks[i].rows = Vec::new();
+                self.resident.retain(|&r| r != i);
+            }
+        }
+    }
+
+    fn is_plain(&self, i: usize) -> bool {
+        self.chunks[i].code.as_ref().is_some_and(|r| r.plain) && !self.chunks[i].rows.is_empty()
+    }
+
+    /// Whether code near the view is drawn plain for now: another frame
+    /// will highlight more of it.
+    pub(super) fn pending(&self) -> bool {
+        self.resident.iter().any(|&i| self.is_plain(i))
     }
 
     /// Chunks holding rows (for tests and the memory figures).

@@ -81,6 +81,12 @@ impl Cache {
             .map_or((0, 0), |m| (m.laid_out_chunks(), m.chunk_count()))
     }
 
+    /// Whether part of it is drawn provisionally (a long code block's
+    /// highlighting not reached yet): another frame will draw more.
+    pub fn pending(&self) -> bool {
+        self.md.as_ref().is_some_and(|m| m.pending())
+    }
+
     /// Drops the rows kept for drawing; the height stays known.
     fn drop_rows(&mut self) {
         if self.md.is_none() {
@@ -289,6 +295,8 @@ pub fn draw(
         put(extra.len() - 1 - k, line);
     }
     trim(caches, resident, &pass, s, h);
+    let pending = pass.shown.iter().any(|&(i, _)| caches[i].pending());
+    view.set_pending(pending);
     (s, max_scroll)
 }
 
