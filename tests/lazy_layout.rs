@@ -308,9 +308,19 @@ fn assert_shows_whole_layout(app: &App, buf: &Buffer, reference: &[ratatui::text
     let texts = rows(app, buf);
     let r = app.geometry.pane(0).transcript;
     let top = texts[0].trim_end();
-    let at = reference
+    // Where the view's rows start in it: the first place all of them match
+    // (a wrapped row's text alone can repeat).
+    let text: Vec<String> = reference
         .iter()
-        .position(|l| l.to_string().trim_end() == top)
+        .map(|l| l.to_string().trim_end().to_owned())
+        .collect();
+    let at = (0..text.len())
+        .find(|&at| {
+            texts
+                .iter()
+                .zip(&text[at..])
+                .all(|(shown, want)| shown.trim_end() == want)
+        })
         .unwrap_or_else(|| panic!("{top:?} is not in the whole layout"));
     let area = Rect::new(0, 0, r.width, r.height);
     let mut expect = Buffer::empty(area);
@@ -319,6 +329,9 @@ fn assert_shows_whole_layout(app: &App, buf: &Buffer, reference: &[ratatui::text
         .take(usize::from(r.height))
         .enumerate()
     {
+        if line.style.bg.is_some() {
+            expect.set_style(Rect::new(0, y as u16, r.width, 1), line.style);
+        }
         hive::ui::put::line(&mut expect, 0, y as u16, line, r.width);
     }
     let expect: Vec<Vec<ratatui::buffer::Cell>> = (0..r.height)
@@ -460,4 +473,84 @@ fn the_bottom_of_a_code_block_far_past_its_start_is_drawn_plain_then_highlighted
     let buf = draw(&mut app, &mut view);
     assert_shows_whole_layout(&app, &buf, &reference);
     assert!(frames > 2, "{frames} frames");
+}
+
+/// The rows of `lines` wrapped to the pane's width.
+fn wrapped(app: &App, lines: &[hive::ui::wrap::Logical]) -> Vec<ratatui::text::Line<'static>> {
+    let width = app.geometry.pane(0).transcript.width;
+    lines
+        .iter()
+        .flat_map(|l| hive::ui::wrap::wrap(l, width))
+        .collect()
+}
+
+/// Draws the bottom, the middle and the top of entry `i`, long plain text,
+/// asserting each against `reference` (its whole layout) and that only
+/// pieces near the view are laid out.
+fn assert_lazy_and_whole(
+    app: &mut App,
+    view: &mut ViewState,
+    i: usize,
+    reference: &[ratatui::text::Line<'static>],
+) {
+    let buf = draw(app, view);
+    let (shown, all) = laid_out(view, i);
+    assert!(all > 20, "{all} pieces");
+    assert!(shown <= 3, "{shown} of {all} pieces laid out");
+    for scroll in [5, reference.len() / 2, reference.len() / 3 + 11] {
+        app.panes[0].scroll = scroll;
+        let buf = draw(app, view);
+        assert_shows_whole_layout(app, &buf, reference);
+    }
+    press(app, KeyCode::Home);
+    let top = draw(app, view);
+    assert_shows_whole_layout(app, &top, reference);
+    press(app, KeyCode::End);
+    let end = draw(app, view);
+    assert_eq!(rows(app, &end), rows(app, &buf));
+    let (shown, _) = laid_out(view, i);
+    assert!(shown <= 3, "{shown} pieces still laid out after End");
+}
+
+#[test]
+fn a_huge_user_message_is_laid_out_only_where_the_view_is() {
+    let text: String = (0..12_000)
+        .map(|n| {
+            format!(
+                "pasted line {n} of the log, long enough to wrap {}\n",
+                "x".repeat(n % 120)
+            )
+        })
+        .collect();
+    let (mut app, mut view) = console(&[(Origin::User, text.clone())]);
+    draw(&mut app, &mut view);
+    let reference = wrapped(&app, &hive::ui::cells::user_message(&text, &app.theme));
+    assert_lazy_and_whole(&mut app, &mut view, 0, &reference);
+}
+
+#[test]
+fn a_huge_expanded_thought_is_laid_out_only_where_the_view_is() {
+    let text: String = (0..12_000)
+        .map(|n| format!("thought {n}: {}\n", "maybe ".repeat(n % 30)))
+        .collect();
+    let Console { mut app, mut view } = Console::one(Capabilities::default());
+    let kind = UpsertKind::Thinking {
+        content: text.as_str().into(),
+        provider_id: "t".into(),
+    };
+    app.apply(pane_event(complete("turn-1", "think", kind)));
+    app.panes[0].expanded = true;
+    draw(&mut app, &mut view);
+    // Its whole layout: what `cells::thinking` makes of it expanded.
+    let hive::app::transcript::EntryKind::Item(u) = &app.panes[0].transcript.entries[0].kind else {
+        panic!("not an item");
+    };
+    let ctx = hive::ui::cells::CellCtx {
+        theme: &app.theme,
+        expanded: true,
+        spin: 0,
+        expand_key: "",
+    };
+    let reference = wrapped(&app, &hive::ui::cells::thinking(u, &text, &ctx));
+    assert_lazy_and_whole(&mut app, &mut view, 0, &reference);
 }

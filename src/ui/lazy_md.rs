@@ -27,7 +27,7 @@ const CHUNK_BYTES: usize = 4096;
 
 /// Texts up to this long are laid out whole at once (exact heights, as
 /// before this module existed); longer ones only where they are drawn.
-const EAGER_BYTES: usize = 32 * 1024;
+pub(super) const EAGER_BYTES: usize = 32 * 1024;
 
 /// One piece of the text between two block boundaries.
 #[derive(Debug)]
@@ -94,7 +94,13 @@ pub(super) struct MdLayout {
     /// Indexed to the text's end (a complete message), not to a boundary:
     /// a text that grows after that is indexed again.
     sealed: bool,
+    /// Not markdown: a long user message or thought, cut at line ends and
+    /// laid out by this (`first`: the text's first line is in the piece).
+    lines: Option<LinesOf>,
 }
+
+/// Renders a piece of a long plain text's lines (`cells::user_lines`).
+pub(super) type LinesOf = fn(&str, bool, &Theme) -> Vec<Logical>;
 
 impl MdLayout {
     /// Brings the layout up to `text` at `width`: a text that extends the
@@ -142,6 +148,39 @@ impl MdLayout {
                 }
             }
         });
+        md
+    }
+
+    /// The layout of a long plain text (a user message, a thought): cut
+    /// at line ends into pieces, each rendered by `render` when the view
+    /// reaches it, as `update` does for markdown.
+    pub(super) fn lines(text: SharedText, render: LinesOf, width: u16) -> Box<Self> {
+        let mut md = Box::new(Self {
+            width,
+            lines: Some(render),
+            sealed: true,
+            ..Self::default()
+        });
+        text.with_str(|src| {
+            let mut start = 0;
+            while src.len() - start > CHUNK_BYTES {
+                let Some(nl) = src[start + CHUNK_BYTES..].find('\n') else {
+                    break;
+                };
+                // The newline between two pieces belongs to neither.
+                let cut = start + CHUNK_BYTES + nl;
+                md.chunks.push(Chunk::new(src, start, cut));
+                start = cut + 1;
+            }
+            md.chunks.push(Chunk::new(src, start, src.len()));
+            for c in &mut md.chunks {
+                c.filled = true;
+                c.lines = 1 + src[c.start..c.end].bytes().filter(|b| *b == b'\n').count() as u32;
+            }
+            md.first_filled = Some(0);
+            md.reestimate(src);
+        });
+        md.text = text;
         md
     }
 
@@ -199,7 +238,10 @@ impl MdLayout {
         let avail = usize::from(self.width.saturating_sub(2)).max(1);
         self.height = 0;
         for (i, c) in self.chunks.iter_mut().enumerate() {
-            let lead = c.filled && c.leads() && self.first_filled.is_some_and(|f| f < i);
+            let lead = c.filled
+                && c.leads()
+                && self.lines.is_none()
+                && self.first_filled.is_some_and(|f| f < i);
             c.height = u32::from(lead)
                 + match &c.code {
                     Some(r) => r.estimate(src, self.width),
@@ -238,7 +280,10 @@ impl MdLayout {
         if self.chunks.get(i).is_none_or(Chunk::laid_out) {
             return;
         }
-        let mut lines = if self.chunks[i].code.is_some() {
+        let c = &self.chunks[i];
+        let mut lines = if let Some(render) = self.lines {
+            render(&src[c.start..c.end], i == 0, t)
+        } else if c.code.is_some() {
             let mut ranges: Vec<_> = self
                 .chunks
                 .iter_mut()
@@ -246,15 +291,16 @@ impl MdLayout {
                 .collect();
             lazy_code::render(&mut ranges, i, src, t, budget)
         } else {
-            let c = &self.chunks[i];
             markdown::render(&src[c.start..c.end], t, base(t))
         };
         let c = &mut self.chunks[i];
-        c.filled = !lines.is_empty();
-        if c.filled && c.leads() && first.is_some_and(|f| f < i) {
-            lines.insert(0, Logical::default());
+        if self.lines.is_none() {
+            c.filled = !lines.is_empty();
+            if c.filled && c.leads() && first.is_some_and(|f| f < i) {
+                lines.insert(0, Logical::default());
+            }
+            indent(&mut lines, t, failed, first == Some(i));
         }
-        indent(&mut lines, t, failed, first == Some(i));
         c.rows = wrap_all(&lines, width);
         self.height = self.height - c.height as usize + c.rows.len();
         c.height = c.rows.len() as u32;

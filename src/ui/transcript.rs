@@ -14,7 +14,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::cells::{self, CellCtx};
-use super::lazy_md::{MdLayout, wrap_all};
+use super::lazy_md::{EAGER_BYTES, LinesOf, MdLayout, wrap_all};
 use super::theme::Theme;
 use super::view::PaneView;
 use super::wrap::Logical;
@@ -175,13 +175,24 @@ pub fn layout(e: &Entry, cache: &mut Cache, width: u16, ctx: &Ctx<'_>) -> usize 
     };
     let mut logical: Vec<Logical> = vec![Logical::default()];
     let mut md_text = None;
+    // A long plain text is laid out a range of lines at a time.
+    let mut lines_of: Option<(_, LinesOf)> = None;
     match &e.kind {
         EntryKind::Item(u) => match &u.kind {
             UpsertKind::Message { content, origin } => match origin {
+                Origin::User if content.len() > EAGER_BYTES => {
+                    lines_of = Some((content.clone(), cells::user_lines));
+                }
                 Origin::User => content.with_str(|s| logical.extend(cells::user_message(s, t))),
                 Origin::System => content.with_str(|s| logical.extend(cells::system_message(s, t))),
                 Origin::Agent => md_text = Some((content.clone(), u.status == UpsertStatus::Error)),
             },
+            UpsertKind::Thinking { content, .. }
+                if ctx.expanded && u.is_closed() && content.len() > EAGER_BYTES =>
+            {
+                content.with_str(|s| logical.push(cells::thinking_head(u, s, &cell)));
+                lines_of = Some((content.clone(), cells::thought_lines));
+            }
             UpsertKind::Thinking { content, .. } => {
                 content.with_str(|s| logical.extend(cells::thinking(u, s, &cell)))
             }
@@ -215,7 +226,7 @@ pub fn layout(e: &Entry, cache: &mut Cache, width: u16, ctx: &Ctx<'_>) -> usize 
             width,
             t,
         )),
-        _ => None,
+        _ => lines_of.map(|(text, render)| MdLayout::lines(text, render, width)),
     };
     cache.head = lines.len();
     cache.lines = lines;
