@@ -72,6 +72,19 @@ fn draw(app: &mut App, view: &mut ViewState) -> Buffer {
     buf
 }
 
+/// Draws until a long code block's highlighting has caught up with the
+/// view (it moves on a step a frame: `ViewState::pending`).
+fn draw_settled(app: &mut App, view: &mut ViewState) -> Buffer {
+    let mut buf = draw(app, view);
+    for _ in 0..1000 {
+        if !view.pending() {
+            return buf;
+        }
+        buf = draw(app, view);
+    }
+    panic!("still pending after 1000 frames");
+}
+
 /// The transcript's rows as text.
 fn rows(app: &App, buf: &Buffer) -> Vec<String> {
     let r = app.geometry.pane(0).transcript;
@@ -353,7 +366,7 @@ fn a_huge_restored_code_block_draws_what_its_whole_layout_draws() {
     let text = huge_code(200_000);
     let (mut app, mut view) = console(&[(Origin::Agent, text.clone())]);
     // The bottom, as a restart shows it: only the block's last ranges.
-    let bottom = draw(&mut app, &mut view);
+    let bottom = draw_settled(&mut app, &mut view);
     let reference = whole_layout(&app, &text);
     assert!(
         rows(&app, &bottom)
@@ -366,7 +379,7 @@ fn a_huge_restored_code_block_draws_what_its_whole_layout_draws() {
     // The block's last code rows, highlighted as the whole block is.
     let buf = {
         app.panes[0].scroll = 3;
-        draw(&mut app, &mut view)
+        draw_settled(&mut app, &mut view)
     };
     assert!(
         rows(&app, &buf)[0].contains("fn line_"),
@@ -383,19 +396,19 @@ fn a_huge_restored_code_block_draws_what_its_whole_layout_draws() {
         reference.len() / 3,
     ] {
         app.panes[0].scroll = scroll;
-        let buf = draw(&mut app, &mut view);
+        let buf = draw_settled(&mut app, &mut view);
         assert_shows_whole_layout(&app, &buf, &reference);
     }
     let mid = {
         app.panes[0].scroll = reference.len() / 2;
-        draw(&mut app, &mut view)
+        draw_settled(&mut app, &mut view)
     };
     let mid_rows = rows(&app, &mid);
     insta::assert_snapshot!("lazy_middle_of_a_huge_code_block", mid_rows.join("\n"));
 
     // The top.
     press(&mut app, KeyCode::Home);
-    let top = draw(&mut app, &mut view);
+    let top = draw_settled(&mut app, &mut view);
     assert!(rows(&app, &top)[0].starts_with("● Here it is:"));
     assert_shows_whole_layout(&app, &top, &reference);
     insta::assert_snapshot!("lazy_top_of_a_huge_code_block", rows(&app, &top).join("\n"));
@@ -412,7 +425,7 @@ fn a_huge_restored_code_block_draws_what_its_whole_layout_draws() {
         small.geometry.pane(0).max_scroll as isize - small_rows as isize,
     );
     press(&mut app, KeyCode::End);
-    let end = draw(&mut app, &mut view);
+    let end = draw_settled(&mut app, &mut view);
     insta::assert_snapshot!(
         "lazy_bottom_of_a_huge_code_block",
         rows(&app, &end).join("\n")
@@ -450,7 +463,7 @@ fn paging_through_a_huge_code_block_moves_by_whole_pages() {
 #[test]
 fn the_bottom_of_a_code_block_far_past_its_start_is_drawn_plain_then_highlighted() {
     // More code above the bottom than the parser runs over in one frame.
-    let text = huge_code(1_300_000);
+    let text = huge_code(120_000);
     let (mut app, mut view) = console(&[(Origin::Agent, text.clone())]);
     let first = draw(&mut app, &mut view);
     let reference = whole_layout(&app, &text);
@@ -467,7 +480,7 @@ fn the_bottom_of_a_code_block_far_past_its_start_is_drawn_plain_then_highlighted
         let buf = draw(&mut app, &mut view);
         frames += 1;
         assert_eq!(rows(&app, &buf), plain, "nothing moves as colours arrive");
-        assert!(frames < 10, "the parser moves on every frame");
+        assert!(frames < 20, "the parser moves on every frame");
     }
     app.panes[0].scroll = 3;
     let buf = draw(&mut app, &mut view);

@@ -24,11 +24,12 @@ const RANGE_BYTES: usize = 8 * 1024;
 pub(super) const SPLIT_BYTES: usize = 32 * 1024;
 
 /// Code the parser runs over, without making spans, to reach a range in one
-/// frame. A range further from the last state known is drawn plain for now
-/// (`CodeRange::plain`) while the frames that follow run the parser this
-/// far each, so a restart at the bottom of a 10 MB block shows at once, and
-/// a key pressed meanwhile is not held up.
-pub(super) const SKIP_BUDGET: usize = 512 * 1024;
+/// frame: about 10 ms (syntect parses about 1 MB/s). A range further from
+/// the last state known is drawn plain for now (`CodeRange::plain`) while
+/// the frames that follow run the parser this far each, so a restart at the
+/// bottom of a 10 MB block shows at once and a key pressed meanwhile is not
+/// held up; the colours arrive from the top of the view down.
+pub(super) const SKIP_BUDGET: usize = RANGE_BYTES;
 
 /// One range of a code block's lines.
 #[derive(Debug)]
@@ -154,7 +155,7 @@ pub(super) fn ranges(
 
 /// Runs the parser down to range `i` of `ranges` (the code ranges of the
 /// text's chunks in order, `None` for other chunks) from the nearest range
-/// above with a state, over at most `budget` bytes (which it uses up),
+/// above with a state, over about `budget` bytes (which it uses up),
 /// keeping the state at each range start it passes. Returns whether range
 /// `i`'s state is known.
 pub(super) fn reach(
@@ -183,11 +184,12 @@ pub(super) fn reach(
         if k == i {
             return r.at.is_some();
         }
-        let code = r.code(src);
-        if code.len() > *budget {
+        // A range is parsed whole once started: at most one past `budget`.
+        if *budget == 0 {
             return false;
         }
-        *budget -= code.len();
+        let code = r.code(src);
+        *budget = budget.saturating_sub(code.len());
         let mut state = r.at.clone().flatten();
         if let Some(s) = &mut state
             && s.skip(code, name).is_none()
