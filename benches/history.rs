@@ -12,7 +12,8 @@
 //! it (Home, a page down, End), and RSS (after, and peak) per MB of its text.
 //!
 //! Run: `cargo bench --bench history` (HIVE_BENCH_RECORDS overrides 10 000;
-//! HIVE_BENCH_BIG_KIND=code makes the long answer one code block).
+//! HIVE_BENCH_BIG_KIND=code makes the long answer one code block, `tool` a
+//! tool call's output before a short answer).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
@@ -111,13 +112,15 @@ fn generate_big(root: &Path, bytes: usize) {
     let mut text = String::with_capacity(bytes + ANSWER.len());
     // `HIVE_BENCH_BIG_KIND=code`: the answer is one fenced code block (no
     // markdown boundary inside, so it is laid out as one piece).
-    let code = std::env::var("HIVE_BENCH_BIG_KIND").is_ok_and(|k| k == "code");
+    let kind = std::env::var("HIVE_BENCH_BIG_KIND").unwrap_or_default();
+    let code = kind == "code";
+    let tool = kind == "tool";
     if code {
         text.push_str("```rust\n");
     }
     let mut n = 0;
     while text.len() < bytes {
-        if code {
+        if code || tool {
             text.push_str(&format!("fn line_{n}() -> usize {{ {n} }} // numbered\n"));
             n += 1;
         } else {
@@ -129,7 +132,14 @@ fn generate_big(root: &Path, bytes: usize) {
         text.push_str("```\n");
     }
     let mut a = TurnAssembler::new("bench", "big", Some("turn_0".into()), 0);
-    a.text(&text, 1);
+    if tool {
+        let input = serde_json::json!({"command": "cat big.rs"});
+        a.tool_call("call_0", "Bash", input, None, 1);
+        a.tool_result("call_0", "Bash", &text, false, 2);
+        a.text(ANSWER, 3);
+    } else {
+        a.text(&text, 1);
+    }
     drop(text);
     let mut batch = vec![u];
     batch.extend(a.finish());
@@ -160,6 +170,15 @@ fn child_big(root: &Path) {
     let mut view = hive::ui::ViewState::default();
     hive::app::frame(&mut app, &mut view, area, &mut buf);
     let first = t.elapsed();
+    // A long code block's bottom may be drawn plain first: the frames until
+    // its highlighting is there.
+    let mut catch_up = 0;
+    while view.pending() {
+        buf.reset();
+        hive::app::frame(&mut app, &mut view, area, &mut buf);
+        catch_up += 1;
+    }
+    let settled = t.elapsed();
     buf.reset();
     let t2 = Instant::now();
     hive::app::frame(&mut app, &mut view, area, &mut buf);
@@ -180,7 +199,12 @@ fn child_big(root: &Path) {
         .entries
         .iter()
         .filter_map(|e| match &e.kind {
-            hive::app::transcript::EntryKind::Item(u) => u.text().map(|t| t.len()),
+            hive::app::transcript::EntryKind::Item(u) => match &u.kind {
+                hive::upsert::UpsertKind::ToolCall { output, .. } => {
+                    output.as_ref().map(String::len)
+                }
+                _ => u.text().map(|t| t.len()),
+            },
             _ => None,
         })
         .sum();
@@ -188,11 +212,13 @@ fn child_big(root: &Path) {
     let rss = rss_kb("VmRSS:").saturating_sub(base) as f64 / 1024.0;
     let peak = rss_kb("VmHWM:").saturating_sub(base) as f64 / 1024.0;
     println!(
-        "  big: history loaded {:.0} ms, first frame at {:.0} ms, next frame {:.2} ms; \
+        "  big: history loaded {:.0} ms, first frame at {:.0} ms (all drawn after {catch_up} more \
+         frames, at {:.0} ms), next frame {:.2} ms; \
          Home {home:.1} ms, a page down {page:.1} ms, End {end:.1} ms; \
          RSS +{rss:.0} MB for {text_mb:.1} MB of text ({:.1}x), peak +{peak:.0} MB ({:.1}x)",
         loaded.as_secs_f64() * 1000.0,
         first.as_secs_f64() * 1000.0,
+        settled.as_secs_f64() * 1000.0,
         next.as_secs_f64() * 1000.0,
         rss / text_mb,
         peak / text_mb,

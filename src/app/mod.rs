@@ -322,6 +322,10 @@ impl Wiring {
                 draw(terminal, tty::area(), app, &mut view, &self.runners)?;
                 pace.drawn(now.into_std());
                 last_draw = now;
+                if view.pending() {
+                    // A long code block's highlighting moves on a step a frame.
+                    pace.soon();
+                }
             }
             let frame_at = pace.due().map(Instant::from_std);
             let tick_at = (frame_at.is_none() && app.animating()).then_some(last_draw + spin_every);

@@ -41,12 +41,18 @@ fn gutter(first: &str, style: Style) -> (Vec<Span<'static>>, Vec<Span<'static>>)
 
 /// The user's own message: a tinted block with a `›` marker.
 pub fn user_message(text: &str, t: &Theme) -> Vec<Logical> {
+    user_lines(text, true, t)
+}
+
+/// `user_message`'s lines of `text`, the marker on the first only when
+/// `first` (a long message is laid out a range of lines at a time).
+pub fn user_lines(text: &str, first: bool, t: &Theme) -> Vec<Logical> {
     let bar = Style::new().fg(t.user).add_modifier(Modifier::BOLD);
     let body = Style::new().fg(t.text);
     text.split('\n')
         .enumerate()
         .map(|(i, line)| {
-            let first = if i == 0 { "› " } else { "  " };
+            let first = if i == 0 && first { "› " } else { "  " };
             Logical::raw(line.to_owned(), body)
                 .with_prefix(vec![Span::styled(first, bar)], vec![Span::raw("  ")])
                 .styled_line(Style::new().bg(t.user_bg))
@@ -82,21 +88,8 @@ pub fn agent_gutter(lines: &mut [Logical], t: &Theme, failed: bool) {
 }
 
 pub fn thinking(u: &Upsert, text: &str, ctx: &CellCtx<'_>) -> Vec<Logical> {
-    let t = ctx.theme;
-    let head_style = Style::new().fg(t.thinking).add_modifier(Modifier::ITALIC);
-    let body = Style::new().fg(t.thinking).add_modifier(Modifier::ITALIC);
     let live = !u.is_closed();
-    let words = text.split_whitespace().count();
-    let mut out = Vec::new();
-    let head = if live {
-        format!("{} Thinking…", ctx.spinner())
-    } else if ctx.expanded {
-        format!("▾ Thought · {words} words")
-    } else {
-        format!("▸ Thought · {words} words ({} to expand)", ctx.expand_key)
-    };
-    out.push(Logical::raw(head, head_style));
-    let (bar, _) = gutter("│ ", Style::new().fg(t.border));
+    let mut out = vec![thinking_head(u, text, ctx)];
     let show: Vec<&str> = if ctx.expanded {
         text.lines().collect()
     } else if live {
@@ -106,10 +99,36 @@ pub fn thinking(u: &Upsert, text: &str, ctx: &CellCtx<'_>) -> Vec<Logical> {
     } else {
         Vec::new()
     };
-    for l in show {
-        out.push(Logical::raw(l.to_owned(), body).with_prefix(bar.clone(), bar.clone()));
-    }
+    out.extend(show.into_iter().map(|l| thought_line(l, ctx.theme)));
     out
+}
+
+/// The lines of an expanded thought (a long one is laid out a range of
+/// lines at a time; `_first` as `user_lines` takes it).
+pub fn thought_lines(text: &str, _first: bool, t: &Theme) -> Vec<Logical> {
+    text.lines().map(|l| thought_line(l, t)).collect()
+}
+
+fn thought_line(line: &str, t: &Theme) -> Logical {
+    let body = Style::new().fg(t.thinking).add_modifier(Modifier::ITALIC);
+    let (bar, _) = gutter("│ ", Style::new().fg(t.border));
+    Logical::raw(line.to_owned(), body).with_prefix(bar.clone(), bar)
+}
+
+/// A thinking item's first row: live, or the thought's size.
+pub fn thinking_head(u: &Upsert, text: &str, ctx: &CellCtx<'_>) -> Logical {
+    let t = ctx.theme;
+    let head_style = Style::new().fg(t.thinking).add_modifier(Modifier::ITALIC);
+    let live = !u.is_closed();
+    let words = text.split_whitespace().count();
+    let head = if live {
+        format!("{} Thinking…", ctx.spinner())
+    } else if ctx.expanded {
+        format!("▾ Thought · {words} words")
+    } else {
+        format!("▸ Thought · {words} words ({} to expand)", ctx.expand_key)
+    };
+    Logical::raw(head, head_style)
 }
 
 /// The summary line of a tool call, as its provider described it.
@@ -176,6 +195,7 @@ pub fn tool_call(u: &Upsert, ctx: &CellCtx<'_>) -> Vec<Logical> {
     } else {
         OUTPUT_PREVIEW
     };
+    let mut unmade = 0;
     match output.as_deref() {
         // A running call's output so far: its last lines, as a terminal shows.
         Some(out_text) if !u.is_closed() => {
@@ -184,21 +204,20 @@ pub fn tool_call(u: &Upsert, ctx: &CellCtx<'_>) -> Vec<Logical> {
             push_body(&mut out, body, elbow);
             return out;
         }
+        // Only the lines shown become rows: an output can be megabytes.
         Some(out_text) if looks_like_diff(out_text) => {
-            body.extend(out_text.lines().map(|l| diff_line(l, t)));
+            unmade = shown_lines(&mut body, out_text, limit, |l| diff_line(l, t));
         }
         Some(out_text) => {
             body.extend(diff);
             let style = Style::new().fg(if failed { t.error } else { t.dim });
-            body.extend(
-                out_text
-                    .lines()
-                    .map(|l| Logical::raw(l.replace('\t', "    "), style).hard()),
-            );
+            unmade = shown_lines(&mut body, out_text, limit, |l| {
+                Logical::raw(l.replace('\t', "    "), style).hard()
+            });
         }
         None => body.extend(diff),
     }
-    let hidden = body.len().saturating_sub(limit);
+    let hidden = body.len().saturating_sub(limit) + unmade;
     body.truncate(limit);
     push_body(&mut out, body, elbow);
     if hidden > 0 {
@@ -210,6 +229,19 @@ pub fn tool_call(u: &Upsert, ctx: &CellCtx<'_>) -> Vec<Logical> {
         out.push(Logical::raw(more, Style::new().fg(t.dim)));
     }
     out
+}
+
+/// Adds rows for `text`'s lines up to `limit` rows in `body`; returns how
+/// many lines were left out.
+fn shown_lines(
+    body: &mut Vec<Logical>,
+    text: &str,
+    limit: usize,
+    row: impl FnMut(&str) -> Logical,
+) -> usize {
+    let room = limit.saturating_sub(body.len());
+    body.extend(text.lines().take(room).map(row));
+    text.lines().skip(room).count()
 }
 
 /// A tool call's first row: its state, name and summary.

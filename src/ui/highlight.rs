@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Span;
 use syntect::highlighting::{FontStyle, HighlightIterator, HighlightState, Highlighter, ThemeSet};
-use syntect::parsing::{ParseState, ScopeStack, SyntaxSet};
+use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
 
 fn syntaxes() -> &'static SyntaxSet {
     static SET: OnceLock<SyntaxSet> = OnceLock::new();
@@ -36,6 +36,81 @@ pub struct Memo {
     state: Option<(ParseState, HighlightState)>,
 }
 
+/// Where highlighting a code block picks up at the start of a line: the
+/// parser's and highlighter's states there. Highlighting only moves forward,
+/// so a code block laid out a range of lines at a time (`ui::lazy_md`) keeps
+/// one at the start of each range it has reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resume {
+    parse: ParseState,
+    hl: HighlightState,
+}
+
+/// The fence info's first word, and the grammar and theme it names.
+fn resolve<'a>(
+    lang: &'a str,
+    theme_name: &str,
+) -> Option<(
+    &'a str,
+    &'static SyntaxReference,
+    &'static syntect::highlighting::Theme,
+)> {
+    let set = syntaxes();
+    let lang = lang.split([',', ' ']).next().unwrap_or("").trim();
+    if lang.is_empty() {
+        return None;
+    }
+    let syntax = set
+        .find_syntax_by_token(lang)
+        .or_else(|| set.find_syntax_by_extension(lang))?;
+    Some((lang, syntax, theme(theme_name)?))
+}
+
+fn theme(name: &str) -> Option<&'static syntect::highlighting::Theme> {
+    let set = &themes().themes;
+    set.get(name).or_else(|| set.get("base16-ocean.dark"))
+}
+
+impl Resume {
+    /// The state at the start of a block of `lang`, or `None` when the
+    /// language is unknown (the block is not highlighted).
+    pub fn start(lang: &str, theme_name: &str) -> Option<Self> {
+        let (_, syntax, theme) = resolve(lang, theme_name)?;
+        Some(Self {
+            parse: ParseState::new(syntax),
+            hl: HighlightState::new(&Highlighter::new(theme), ScopeStack::new()),
+        })
+    }
+
+    /// Highlights `code` (whole lines; the last may lack its newline, as a
+    /// block's last line does) from this state, which moves past it.
+    /// `None` when the grammar fails on a line.
+    pub fn highlight(&mut self, code: &str, theme_name: &str) -> Option<Vec<Vec<Span<'static>>>> {
+        let highlighter = Highlighter::new(theme(theme_name)?);
+        syntect::util::LinesWithEndings::from(code)
+            .map(|line| {
+                highlight_line(
+                    line,
+                    &mut self.parse,
+                    &mut self.hl,
+                    &highlighter,
+                    syntaxes(),
+                )
+            })
+            .collect()
+    }
+
+    /// Moves this state past `code` (whole lines) without making spans.
+    pub fn skip(&mut self, code: &str, theme_name: &str) -> Option<()> {
+        let highlighter = Highlighter::new(theme(theme_name)?);
+        for line in syntect::util::LinesWithEndings::from(code) {
+            let ops = self.parse.parse_line(line, syntaxes()).ok()?;
+            for _ in HighlightIterator::new(&mut self.hl, &ops, line, &highlighter) {}
+        }
+        Some(())
+    }
+}
+
 /// Highlights `code` as `lang` (a fence info word: `rust`, `py`, `diff`…).
 /// Returns one span list per line, or `None` when the language is unknown.
 pub fn highlight(code: &str, lang: &str, theme_name: &str) -> Option<Vec<Vec<Span<'static>>>> {
@@ -52,17 +127,7 @@ pub fn highlight_with(
     memo: &mut Memo,
 ) -> Option<Vec<Vec<Span<'static>>>> {
     let set = syntaxes();
-    let lang = lang.split([',', ' ']).next().unwrap_or("").trim();
-    if lang.is_empty() {
-        return None;
-    }
-    let syntax = set
-        .find_syntax_by_token(lang)
-        .or_else(|| set.find_syntax_by_extension(lang))?;
-    let theme = themes()
-        .themes
-        .get(theme_name)
-        .or_else(|| themes().themes.get("base16-ocean.dark"))?;
+    let (lang, syntax, theme) = resolve(lang, theme_name)?;
     let highlighter = Highlighter::new(theme);
     let reuse = memo.state.is_some()
         && memo.key.0 == lang

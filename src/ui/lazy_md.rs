@@ -15,6 +15,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use super::cells;
+use super::lazy_code::{self, CodeRange};
 use super::markdown::{self, Incremental};
 use super::theme::Theme;
 use super::wrap::{Logical, wrap};
@@ -26,7 +27,7 @@ const CHUNK_BYTES: usize = 4096;
 
 /// Texts up to this long are laid out whole at once (exact heights, as
 /// before this module existed); longer ones only where they are drawn.
-const EAGER_BYTES: usize = 32 * 1024;
+pub(super) const EAGER_BYTES: usize = 32 * 1024;
 
 /// One piece of the text between two block boundaries.
 #[derive(Debug)]
@@ -42,6 +43,8 @@ struct Chunk {
     filled: bool,
     /// Empty when not laid out (or dropped since).
     rows: Vec<Line<'static>>,
+    /// A range of a long code block's lines (`ui::lazy_code`).
+    code: Option<Box<CodeRange>>,
 }
 
 impl Chunk {
@@ -57,7 +60,14 @@ impl Chunk {
             exact: false,
             filled: piece.contains(|c: char| !c.is_whitespace()),
             rows: Vec::new(),
+            code: None,
         }
+    }
+
+    /// Whether laying it out starts with a blank row when something is
+    /// drawn above it (not a code block's ranges after its first).
+    fn leads(&self) -> bool {
+        self.code.as_ref().is_none_or(|r| r.head)
     }
 
     fn laid_out(&self) -> bool {
@@ -81,7 +91,16 @@ pub(super) struct MdLayout {
     tail_rows: Vec<Line<'static>>,
     /// Chunks holding rows.
     resident: Vec<usize>,
+    /// Indexed to the text's end (a complete message), not to a boundary:
+    /// a text that grows after that is indexed again.
+    sealed: bool,
+    /// Not markdown: a long user message or thought, cut at line ends and
+    /// laid out by this (`first`: the text's first line is in the piece).
+    lines: Option<LinesOf>,
 }
+
+/// Renders a piece of a long plain text's lines (`cells::user_lines`).
+pub(super) type LinesOf = fn(&str, bool, &Theme) -> Vec<Logical>;
 
 impl MdLayout {
     /// Brings the layout up to `text` at `width`: a text that extends the
@@ -89,25 +108,28 @@ impl MdLayout {
     pub(super) fn update(
         md: Option<Box<Self>>,
         text: SharedText,
+        closed: bool,
         failed: bool,
         error: Option<&str>,
         width: u16,
         t: &Theme,
     ) -> Box<Self> {
         let mut md = md.unwrap_or_default();
-        let extends = text.same_buffer(&md.text) && text.len() >= md.text.len();
+        let extends = text.same_buffer(&md.text)
+            && text.len() >= md.text.len()
+            && !(md.sealed && text.len() > md.text.len());
         if !extends {
             *md = Self::default();
-        }
-        if md.width != width {
-            md.width = width;
-            md.reestimate();
         }
         md.failed = failed;
         md.text = text.clone();
         text.with_str(|src| {
+            if md.width != width {
+                md.width = width;
+                md.reestimate(src);
+            }
             if md.chunks.is_empty() && md.inc.stable_len == 0 {
-                md.index(src);
+                md.index(src, closed);
             }
             let before = md.inc.stable_len;
             md.inc.update(src, true, t, base(t));
@@ -118,13 +140,47 @@ impl MdLayout {
             md.tail(error, t);
             if src.len() <= EAGER_BYTES {
                 // Exact heights (rows dropped since are laid out when drawn).
+                let mut all = usize::MAX;
                 for i in 0..md.chunks.len() {
                     if !md.chunks[i].exact {
-                        md.lay_out(i, src, t);
+                        md.lay_out(i, src, t, &mut all);
                     }
                 }
             }
         });
+        md
+    }
+
+    /// The layout of a long plain text (a user message, a thought): cut
+    /// at line ends into pieces, each rendered by `render` when the view
+    /// reaches it, as `update` does for markdown.
+    pub(super) fn lines(text: SharedText, render: LinesOf, width: u16) -> Box<Self> {
+        let mut md = Box::new(Self {
+            width,
+            lines: Some(render),
+            sealed: true,
+            ..Self::default()
+        });
+        text.with_str(|src| {
+            let mut start = 0;
+            while src.len() - start > CHUNK_BYTES {
+                let Some(nl) = src[start + CHUNK_BYTES..].find('\n') else {
+                    break;
+                };
+                // The newline between two pieces belongs to neither.
+                let cut = start + CHUNK_BYTES + nl;
+                md.chunks.push(Chunk::new(src, start, cut));
+                start = cut + 1;
+            }
+            md.chunks.push(Chunk::new(src, start, src.len()));
+            for c in &mut md.chunks {
+                c.filled = true;
+                c.lines = 1 + src[c.start..c.end].bytes().filter(|b| *b == b'\n').count() as u32;
+            }
+            md.first_filled = Some(0);
+            md.reestimate(src);
+        });
+        md.text = text;
         md
     }
 
@@ -133,33 +189,64 @@ impl MdLayout {
         self.height + self.tail_rows.len()
     }
 
-    /// Cuts `src` into chunks up to its last boundary; the incremental
-    /// renderer takes over from there.
-    fn index(&mut self, src: &str) {
+    /// Cuts `src` into chunks up to its last boundary (to its end when
+    /// the message is complete); the incremental renderer takes over from
+    /// there. A long code block becomes ranges of its lines.
+    fn index(&mut self, src: &str, closed: bool) {
         let mut start = 0;
-        let mut last = 0;
-        for cut in markdown::boundaries(src, 0) {
-            last = cut;
+        let mut prev = 0;
+        let cuts = markdown::boundaries(src, 0).chain(closed.then_some(src.len()));
+        for cut in cuts {
+            if cut <= prev {
+                continue;
+            }
+            let seg = (prev, cut);
+            prev = cut;
+            if let Some((info, body, close)) = (cut - seg.0 > lazy_code::SPLIT_BYTES)
+                .then(|| lazy_code::fence(&src[seg.0..cut]))
+                .flatten()
+            {
+                if seg.0 > start {
+                    self.chunks.push(Chunk::new(src, start, seg.0));
+                }
+                let body = seg.0 + body.start..seg.0 + body.end;
+                for (span, range) in lazy_code::ranges(src, info, seg.0, body, seg.0 + close) {
+                    let mut c = Chunk::new(src, span.start, span.end);
+                    c.filled = true;
+                    c.code = Some(Box::new(range));
+                    self.chunks.push(c);
+                }
+                start = seg.0 + close;
+                continue;
+            }
             if cut - start >= CHUNK_BYTES {
                 self.chunks.push(Chunk::new(src, start, cut));
                 start = cut;
             }
         }
-        if last > start {
-            self.chunks.push(Chunk::new(src, start, last));
+        if prev > start {
+            self.chunks.push(Chunk::new(src, start, prev));
         }
         self.first_filled = self.chunks.iter().position(|c| c.filled);
-        self.inc = Incremental::resume(last, self.first_filled.is_some());
-        self.reestimate();
+        self.sealed = closed;
+        self.inc = Incremental::resume(prev, self.first_filled.is_some());
+        self.reestimate(src);
     }
 
     /// Every chunk back to its estimate at the current width.
-    fn reestimate(&mut self) {
+    fn reestimate(&mut self, src: &str) {
         let avail = usize::from(self.width.saturating_sub(2)).max(1);
         self.height = 0;
         for (i, c) in self.chunks.iter_mut().enumerate() {
-            let lead = c.filled && self.first_filled.is_some_and(|f| f < i);
-            c.height = c.lines + ((c.end - c.start) / avail) as u32 + u32::from(lead);
+            let lead = c.filled
+                && c.leads()
+                && self.lines.is_none()
+                && self.first_filled.is_some_and(|f| f < i);
+            c.height = u32::from(lead)
+                + match &c.code {
+                    Some(r) => r.estimate(src, self.width),
+                    None => c.lines + ((c.end - c.start) / avail) as u32,
+                };
             c.exact = false;
             c.rows = Vec::new();
             self.height += c.height as usize;
@@ -185,21 +272,35 @@ impl MdLayout {
     }
 
     /// Renders, highlights and wraps chunk `i` (its height becomes exact).
-    fn lay_out(&mut self, i: usize, src: &str, t: &Theme) {
+    /// A long code block's range parses at most `budget` bytes above it
+    /// (`lazy_code::reach`).
+    fn lay_out(&mut self, i: usize, src: &str, t: &Theme, budget: &mut usize) {
         let first = self.first_filled;
         let (width, failed) = (self.width, self.failed);
-        let Some(c) = self.chunks.get_mut(i) else {
+        if self.chunks.get(i).is_none_or(Chunk::laid_out) {
             return;
+        }
+        let c = &self.chunks[i];
+        let mut lines = if let Some(render) = self.lines {
+            render(&src[c.start..c.end], i == 0, t)
+        } else if c.code.is_some() {
+            let mut ranges: Vec<_> = self
+                .chunks
+                .iter_mut()
+                .map(|c| c.code.as_deref_mut())
+                .collect();
+            lazy_code::render(&mut ranges, i, src, t, budget)
+        } else {
+            markdown::render(&src[c.start..c.end], t, base(t))
         };
-        if c.laid_out() {
-            return;
+        let c = &mut self.chunks[i];
+        if self.lines.is_none() {
+            c.filled = !lines.is_empty();
+            if c.filled && c.leads() && first.is_some_and(|f| f < i) {
+                lines.insert(0, Logical::default());
+            }
+            indent(&mut lines, t, failed, first == Some(i));
         }
-        let mut lines = markdown::render(&src[c.start..c.end], t, base(t));
-        c.filled = !lines.is_empty();
-        if c.filled && first.is_some_and(|f| f < i) {
-            lines.insert(0, Logical::default());
-        }
-        indent(&mut lines, t, failed, first == Some(i));
         c.rows = wrap_all(&lines, width);
         self.height = self.height - c.height as usize + c.rows.len();
         c.height = c.rows.len() as u32;
@@ -233,6 +334,8 @@ impl MdLayout {
     pub(super) fn settle(&mut self, base: usize, mut s: usize, h: usize, t: &Theme) -> usize {
         let text = self.text.clone();
         text.with_str(|src| {
+            let mut budget = lazy_code::SKIP_BUDGET;
+            self.highlight_plain(src, t, &mut budget);
             let mut b = base + self.tail_rows.len();
             let mut i = self.chunks.len();
             while i > 0 && b < s.saturating_add(h) {
@@ -240,7 +343,7 @@ impl MdLayout {
                 let old = self.chunks[i].height as usize;
                 if b + old > s && !self.chunks[i].laid_out() {
                     let estimated = !self.chunks[i].exact;
-                    self.lay_out(i, src, t);
+                    self.lay_out(i, src, t, &mut budget);
                     let new = self.chunks[i].height as usize;
                     if estimated && b <= s && s < b + old {
                         // Keep the bottom row's place counted from the chunk's top.
@@ -260,12 +363,13 @@ impl MdLayout {
         let text = self.text.clone();
         text.with_str(|src| {
             let mut top = 0;
+            let mut budget = lazy_code::SKIP_BUDGET;
             for i in 0..self.chunks.len() {
                 if top >= from + n {
                     break;
                 }
                 if top + self.chunks[i].height as usize > from {
-                    self.lay_out(i, src, t);
+                    self.lay_out(i, src, t, &mut budget);
                 }
                 top += self.chunks[i].height as usize;
             }
@@ -322,6 +426,39 @@ impl MdLayout {
         }
         let chunks = &self.chunks;
         self.resident.retain(|&i| !chunks[i].rows.is_empty());
+    }
+
+    /// Code ranges near the view that were drawn plain: the parser moves
+    /// on towards them (within `budget`), and those it reaches drop their
+    /// rows to be laid out again, highlighted (same text, same height).
+    fn highlight_plain(&mut self, src: &str, t: &Theme, budget: &mut usize) {
+        let plain: Vec<usize> = self
+            .resident
+            .iter()
+            .copied()
+            .filter(|&i| self.is_plain(i))
+            .collect();
+        for i in plain {
+            let mut ranges: Vec<_> = self
+                .chunks
+                .iter_mut()
+                .map(|c| c.code.as_deref_mut())
+                .collect();
+            if lazy_code::reach(&mut ranges, i, src, t, budget) {
+                self.chunks[i].rows = Vec::new();
+                self.resident.retain(|&r| r != i);
+            }
+        }
+    }
+
+    fn is_plain(&self, i: usize) -> bool {
+        self.chunks[i].code.as_ref().is_some_and(|r| r.plain) && !self.chunks[i].rows.is_empty()
+    }
+
+    /// Whether code near the view is drawn plain for now: another frame
+    /// will highlight more of it.
+    pub(super) fn pending(&self) -> bool {
+        self.resident.iter().any(|&i| self.is_plain(i))
     }
 
     /// Chunks holding rows (for tests and the memory figures).

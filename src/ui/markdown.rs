@@ -447,14 +447,8 @@ impl<'t> Renderer<'t> {
 
     fn code_block(&mut self, lang: &str, code: &str) {
         let theme = self.theme;
-        let gutter = Style::new().fg(theme.border);
-        let mut prefix = self.cont_prefix();
-        prefix.push(Span::styled("│ ", gutter));
-        let label = if lang.is_empty() { "code" } else { lang };
-        let mut head = self.cont_prefix();
-        head.push(Span::styled(format!("╭ {label}"), gutter));
-        self.out
-            .push(Logical::new(Vec::new()).with_prefix(head, Vec::new()));
+        let outer = self.cont_prefix();
+        self.out.push(code_head(lang, outer.clone(), theme));
         let code = code.strip_suffix('\n').unwrap_or(code);
         if self.memos.len() <= self.code_blocks {
             self.memos
@@ -463,23 +457,8 @@ impl<'t> Renderer<'t> {
         let memo = &mut self.memos[self.code_blocks];
         self.code_blocks += 1;
         let lines = highlight::highlight_with(code, lang, &theme.syntax_theme, memo);
-        let lines = lines.unwrap_or_else(|| {
-            let style = Style::new().fg(theme.code);
-            code.lines()
-                .map(|l| vec![Span::styled(l.replace('\t', "    "), style)])
-                .collect()
-        });
-        for spans in lines {
-            self.out.push(
-                Logical::new(spans)
-                    .with_prefix(prefix.clone(), prefix.clone())
-                    .hard(),
-            );
-        }
-        let mut foot = self.cont_prefix();
-        foot.push(Span::styled("╰", gutter));
-        self.out
-            .push(Logical::new(Vec::new()).with_prefix(foot, Vec::new()));
+        code_body(&mut self.out, code, lines, &outer, theme);
+        self.out.push(code_foot(outer, theme));
     }
 
     fn render_table(&mut self, t: OpenTable) {
@@ -504,6 +483,50 @@ impl<'t> Renderer<'t> {
         self.flush_line();
         self.out
     }
+}
+
+/// A fenced code block's first row (`╭ lang`) after the enclosing blocks'
+/// prefix `outer`. A long block is also laid out a range of lines at a time
+/// (`ui::lazy_code`) from these three pieces.
+pub(super) fn code_head(lang: &str, mut outer: Vec<Span<'static>>, theme: &Theme) -> Logical {
+    let label = if lang.is_empty() { "code" } else { lang };
+    outer.push(Span::styled(
+        format!("╭ {label}"),
+        Style::new().fg(theme.border),
+    ));
+    Logical::new(Vec::new()).with_prefix(outer, Vec::new())
+}
+
+/// The rows of `code`'s lines: `highlighted` (one span list per line) or,
+/// when the language is unknown, plain.
+pub(super) fn code_body(
+    out: &mut Vec<Logical>,
+    code: &str,
+    highlighted: Option<Vec<Vec<Span<'static>>>>,
+    outer: &[Span<'static>],
+    theme: &Theme,
+) {
+    let mut prefix = outer.to_vec();
+    prefix.push(Span::styled("│ ", Style::new().fg(theme.border)));
+    let lines = highlighted.unwrap_or_else(|| {
+        let style = Style::new().fg(theme.code);
+        code.lines()
+            .map(|l| vec![Span::styled(l.replace('\t', "    "), style)])
+            .collect()
+    });
+    for spans in lines {
+        out.push(
+            Logical::new(spans)
+                .with_prefix(prefix.clone(), prefix.clone())
+                .hard(),
+        );
+    }
+}
+
+/// A fenced code block's last row (`╰`).
+pub(super) fn code_foot(mut outer: Vec<Span<'static>>, theme: &Theme) -> Logical {
+    outer.push(Span::styled("╰", Style::new().fg(theme.border)));
+    Logical::new(Vec::new()).with_prefix(outer, Vec::new())
 }
 
 impl OpenTable {

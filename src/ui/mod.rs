@@ -13,6 +13,7 @@ pub mod help;
 pub mod highlight;
 pub mod inbox;
 pub mod layout;
+mod lazy_code;
 mod lazy_md;
 pub mod markdown;
 pub mod markdown_table;

@@ -14,7 +14,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::cells::{self, CellCtx};
-use super::lazy_md::{MdLayout, wrap_all};
+use super::lazy_md::{EAGER_BYTES, LinesOf, MdLayout, wrap_all};
 use super::theme::Theme;
 use super::view::PaneView;
 use super::wrap::Logical;
@@ -79,6 +79,12 @@ impl Cache {
         self.md
             .as_ref()
             .map_or((0, 0), |m| (m.laid_out_chunks(), m.chunk_count()))
+    }
+
+    /// Whether part of it is drawn provisionally (a long code block's
+    /// highlighting not reached yet): another frame will draw more.
+    pub fn pending(&self) -> bool {
+        self.md.as_ref().is_some_and(|m| m.pending())
     }
 
     /// Drops the rows kept for drawing; the height stays known.
@@ -169,13 +175,24 @@ pub fn layout(e: &Entry, cache: &mut Cache, width: u16, ctx: &Ctx<'_>) -> usize 
     };
     let mut logical: Vec<Logical> = vec![Logical::default()];
     let mut md_text = None;
+    // A long plain text is laid out a range of lines at a time.
+    let mut lines_of: Option<(_, LinesOf)> = None;
     match &e.kind {
         EntryKind::Item(u) => match &u.kind {
             UpsertKind::Message { content, origin } => match origin {
+                Origin::User if content.len() > EAGER_BYTES => {
+                    lines_of = Some((content.clone(), cells::user_lines));
+                }
                 Origin::User => content.with_str(|s| logical.extend(cells::user_message(s, t))),
                 Origin::System => content.with_str(|s| logical.extend(cells::system_message(s, t))),
                 Origin::Agent => md_text = Some((content.clone(), u.status == UpsertStatus::Error)),
             },
+            UpsertKind::Thinking { content, .. }
+                if ctx.expanded && u.is_closed() && content.len() > EAGER_BYTES =>
+            {
+                content.with_str(|s| logical.push(cells::thinking_head(u, s, &cell)));
+                lines_of = Some((content.clone(), cells::thought_lines));
+            }
             UpsertKind::Thinking { content, .. } => {
                 content.with_str(|s| logical.extend(cells::thinking(u, s, &cell)))
             }
@@ -203,12 +220,13 @@ pub fn layout(e: &Entry, cache: &mut Cache, width: u16, ctx: &Ctx<'_>) -> usize 
         (EntryKind::Item(u), Some((text, failed))) => Some(MdLayout::update(
             cache.md.take(),
             text,
+            u.is_closed(),
             failed,
             u.error_message.as_deref(),
             width,
             t,
         )),
-        _ => None,
+        _ => lines_of.map(|(text, render)| MdLayout::lines(text, render, width)),
     };
     cache.head = lines.len();
     cache.lines = lines;
@@ -288,6 +306,8 @@ pub fn draw(
         put(extra.len() - 1 - k, line);
     }
     trim(caches, resident, &pass, s, h);
+    let pending = pass.shown.iter().any(|&(i, _)| caches[i].pending());
+    view.set_pending(pending);
     (s, max_scroll)
 }
 

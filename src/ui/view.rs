@@ -22,6 +22,8 @@ pub struct PaneView {
     entries: Vec<Cache>,
     /// Entries whose caches hold rows (the last frame's view).
     resident: Vec<usize>,
+    /// The last frame drew something provisionally (`Cache::pending`).
+    pending: bool,
 }
 
 impl PaneView {
@@ -42,6 +44,10 @@ impl PaneView {
         (&mut self.entries, &mut self.resident)
     }
 
+    pub(super) fn set_pending(&mut self, pending: bool) {
+        self.pending = pending;
+    }
+
     /// Entries whose caches hold rows: what the last frame showed (a long
     /// item far from the view keeps only its height).
     pub fn held(&self) -> impl Iterator<Item = (usize, &Cache)> {
@@ -56,6 +62,12 @@ impl ViewState {
     /// What the last frame measured.
     pub fn geometry(&self) -> &Geometry {
         &self.geometry
+    }
+
+    /// Whether the last frame drew something provisionally (a long code
+    /// block's highlighting still on its way): the loop draws again soon.
+    pub fn pending(&self) -> bool {
+        self.panes.iter().any(|p| p.pending)
     }
 
     /// Pane `i`'s layout caches (what is held, for tests and benches).
