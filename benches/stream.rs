@@ -16,7 +16,8 @@
 //! Run: `cargo bench --bench stream`. Environment: `PANES` (side by side,
 //! each streaming the answer; default 1), `LATENCY_MS` (the console's
 //! `display_latency_ms`; 0 = gradient batches only; default 50), `CHARS`,
-//! `COLS`×`ROWS` (default 160×48), `CHUNK`, `DELAY_MS`.
+//! `COLS`×`ROWS` (default 160×48), `CHUNK`, `DELAY_MS`, `TEXT` (a file to
+//! stream instead of the generated answer, e.g. peerbench's `stream.txt`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
@@ -130,13 +131,16 @@ fn pct(v: &[Duration], p: usize) -> Duration {
 fn main() -> anyhow::Result<()> {
     let panes: usize = env_or("PANES", 1);
     let latency: u64 = env_or("LATENCY_MS", 50);
-    let chars: usize = env_or("CHARS", 108_438);
+    let text = match std::env::var("TEXT") {
+        Ok(path) => std::fs::read_to_string(path)?,
+        Err(_) => answer(env_or("CHARS", 108_438)),
+    };
+    let chars = text.len();
     let (cols, rows): (u16, u16) = (env_or("COLS", 160), env_or("ROWS", 48));
     let chunk: usize = env_or("CHUNK", 27);
     let delay: u64 = env_or("DELAY_MS", 5);
 
     let dir = tempfile::tempdir()?;
-    let text = answer(chars);
     let scenario = dir.path().join("stream.toml");
     std::fs::write(
         &scenario,

@@ -143,9 +143,45 @@ impl Run {
     }
 }
 
+/// What happens to the console before a frame of a stream.
+enum Change {
+    /// The focused pane alone, full width (its transcript scrolls with
+    /// margins), or the panes side by side again.
+    Zoom(bool),
+    /// The terminal's new size.
+    Resize(u16, u16),
+}
+
+impl Run {
+    fn change(&mut self, change: &Change) {
+        match *change {
+            Change::Zoom(on) => self.console.app.zoom = on,
+            Change::Resize(cols, rows) => {
+                self.area = Rect::new(0, 0, cols, rows);
+                self.parser.screen_mut().set_size(rows, cols);
+                // The plain writer repaints a resized screen whole.
+                self.plain.extend_from_slice(b"\x1b[2J");
+                self.last = Buffer::empty(self.area);
+            }
+        }
+    }
+}
+
 /// Streams `chars` of the benchmark's answer into `panes` side by side at
 /// `step` chars per 25 ms frame.
 fn stream(panes: usize, cols: u16, rows: u16, chars: usize, step: usize) -> Run {
+    stream_changing(panes, (cols, rows), chars, step, &[])
+}
+
+/// [`stream`], with `changes` made before the frames they name (counted
+/// from the first frame of the answer).
+fn stream_changing(
+    panes: usize,
+    (cols, rows): (u16, u16),
+    chars: usize,
+    step: usize,
+    changes: &[(usize, Change)],
+) -> Run {
     let text = answer(chars);
     let mut run = Run::new(panes, cols, rows);
     run.all(panes, || {
@@ -161,7 +197,12 @@ fn stream(panes: usize, cols: u16, rows: u16, chars: usize, step: usize) -> Run 
     });
     run.all(panes, || PaneEvent::State(TurnState::Streaming));
     let mut shown = 0;
+    let mut frame = 0;
     while shown < text.len() {
+        for (_, change) in changes.iter().filter(|(at, _)| *at == frame) {
+            run.change(change);
+        }
+        frame += 1;
         shown = (shown + step).min(text.len());
         while !text.is_char_boundary(shown) {
             shown += 1;
@@ -184,7 +225,8 @@ fn stream(panes: usize, cols: u16, rows: u16, chars: usize, step: usize) -> Run 
     run.frame();
     let per_char = run.bytes as f64 / (chars * panes) as f64;
     eprintln!(
-        "{panes} pane(s) {cols}x{rows}: {} bytes, {per_char:.3} per char",
+        "{panes} pane(s) {cols}x{rows}, {} changes: {} bytes, {per_char:.3} per char",
+        changes.len(),
         run.bytes
     );
     run
@@ -309,6 +351,23 @@ fn side_by_side_streams_reach_the_terminal_as_drawn() {
     assert!(per_char < 5.3, "{per_char:.3} bytes per char");
 }
 
+/// The scroll margins a full-width pane leaves set stay set while two panes
+/// stream side by side (the writer's moves keep clear of them), a zoom
+/// scrolls with them again, and after a resize the writer starts afresh
+/// (margins, saved cursor): the emulator shows every frame as drawn.
+#[test]
+fn margins_kept_across_layout_switches_and_a_resize() {
+    let changes = [
+        (0, Change::Zoom(true)),
+        (15, Change::Zoom(false)),
+        (30, Change::Zoom(true)),
+        (45, Change::Resize(120, 40)),
+        (60, Change::Zoom(false)),
+        (75, Change::Zoom(true)),
+    ];
+    stream_changing(2, (160, 48), 12_000, 121, &changes);
+}
+
 /// tmux (the terminal hive most often runs in) reads the bytes as the
 /// emulator above does: at several points of a stream, the screen tmux
 /// shows for hive's bytes is the one it shows for ratatui's plain writer.
@@ -328,6 +387,29 @@ fn tmux_shows_what_the_plain_writer_shows() {
             a, b,
             "frame {end} of {n}: hive's bytes, then the plain writer's"
         );
+    }
+}
+
+/// As above, with a full-width pane's margins left set while the panes
+/// go side by side and back.
+#[test]
+fn tmux_shows_what_the_plain_writer_shows_across_layout_switches() {
+    if !support::tmux::available() {
+        return;
+    }
+    let (cols, rows) = (100, 30);
+    let changes = [
+        (0, Change::Zoom(true)),
+        (12, Change::Zoom(false)),
+        (24, Change::Zoom(true)),
+    ];
+    let run = stream_changing(2, (cols, rows), 5_000, 121, &changes);
+    // The frames just before each switch, and the last one.
+    for end in [11, 23, run.ends.len() - 1] {
+        let (ours, plain) = run.ends[end];
+        let shown = |bytes: &[u8]| looks_in_tmux(&tmux_screen(cols, rows, bytes));
+        let (a, b) = (shown(&run.ours[..ours]), shown(&run.plain[..plain]));
+        assert_eq!(a, b, "frame {end}: hive's bytes, then the plain writer's");
     }
 }
 

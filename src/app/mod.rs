@@ -306,7 +306,7 @@ impl Wiring {
     ) -> anyhow::Result<()> {
         let mut events = EventStream::new();
         let mut signals = Signals::new()?;
-        let spin_every = Duration::from_millis(80);
+        let spin_every = ui::SPIN_EVERY;
         let mut view = ViewState::default();
         let mut pace = pace::Pace::new(config, Instant::now().into_std());
         pace.soon();

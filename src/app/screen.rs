@@ -7,7 +7,10 @@
 //! the old one moved up by `k` rows: it scrolls that region on the terminal
 //! (DECSTBM margins + SU), shifts its copy of the old frame to match, and
 //! only then diffs. The diff still repaints whatever differs, so a wrong
-//! guess costs bytes, never correctness.
+//! guess costs bytes, never correctness. The margins stay set until a
+//! scroll needs others (each frame would pay 10 bytes to set and reset
+//! them); the writer's cursor moves respect them (`emit::Bounds`), and
+//! the console's restore resets them.
 
 use std::hash::Hasher;
 use std::io::{self, Write};
@@ -29,6 +32,9 @@ pub struct Screen<W: Write> {
     /// frame hashes only its own rows.
     hashes: Vec<(ScrollRegion, Vec<u64>)>,
     attrs: super::emit::Attrs,
+    /// The scroll margins set on the terminal (first and last row), `None`
+    /// when unknown (start, after a clear or resize).
+    margins: Option<(u16, u16)>,
 }
 
 impl<W: Write> Screen<W> {
@@ -39,6 +45,7 @@ impl<W: Write> Screen<W> {
             cur: Buffer::empty(Rect::default()),
             hashes: Vec::new(),
             attrs: super::emit::Attrs::default(),
+            margins: None,
         }
     }
 
@@ -67,6 +74,7 @@ impl<W: Write> Screen<W> {
         self.prev.reset();
         self.hashes.clear();
         self.attrs.forget();
+        self.margins = None;
     }
 
     /// Draws one frame of `area` (the terminal's size) with `render`, then
@@ -82,6 +90,11 @@ impl<W: Write> Screen<W> {
             self.clear()?;
         }
         self.cur.reset();
+        if self.margins.is_none() {
+            // `DECSTBM` with no rows: the whole screen (the cursor goes home).
+            self.backend.write_all(b"\x1b[r")?;
+            self.margins = Some((area.y, area.bottom().saturating_sub(1)));
+        }
         let regions = render(area, &mut self.cur);
         let mut hashes = Vec::with_capacity(regions.len());
         for r in regions {
@@ -95,19 +108,24 @@ impl<W: Write> Screen<W> {
             };
             if let Some(k) = scrolled_by(&old, &new) {
                 self.attrs.plain(&mut self.backend)?;
-                write!(
-                    self.backend,
-                    "\x1b[{};{}r\x1b[{k}S\x1b[r",
-                    r.y + 1,
-                    r.bottom()
-                )?;
+                let margins = (r.y, r.bottom() - 1);
+                if self.margins != Some(margins) {
+                    write!(self.backend, "\x1b[{};{}r", r.y + 1, r.bottom())?;
+                    self.margins = Some(margins);
+                }
+                super::emit::csi_n(&mut self.backend, k, b'S')?;
                 shift_up(&mut self.prev, r, k);
             }
             hashes.push((r, new));
         }
         self.hashes = hashes;
         let diff = self.prev.diff(&self.cur);
-        self.attrs.cells(&mut self.backend, &self.cur, &diff)?;
+        let mut bounds = super::emit::Bounds::full(area.width, area.height);
+        if let Some((top, bottom)) = self.margins {
+            (bounds.top, bounds.bottom) = (top, bottom);
+        }
+        self.attrs
+            .cells(&mut self.backend, &self.cur, &diff, bounds)?;
         std::mem::swap(&mut self.prev, &mut self.cur);
         Ok(())
     }
@@ -308,25 +326,30 @@ mod tests {
         let written = Shared::default();
         let mut screen = Screen::new(CrosstermBackend::new(written.clone()));
         let area = Rect::new(0, 0, 10, 8);
+        // A fixed top and bottom row, and six that scroll between them.
         let rows = |first: usize| {
             move |a: Rect, b: &mut Buffer| {
-                for y in 0..a.height {
-                    b.set_string(
-                        0,
-                        y,
-                        format!("line {}", first + y as usize),
-                        ratatui::style::Style::new(),
-                    );
+                let plain = ratatui::style::Style::new();
+                b.set_string(0, 0, "top", plain);
+                for y in 1..a.height - 1 {
+                    b.set_string(0, y, format!("line {}", first + y as usize), plain);
                 }
-                vec![a]
+                b.set_string(0, a.height - 1, "bottom", plain);
+                vec![Rect::new(0, 1, 10, 6)]
             }
         };
-        screen.draw(area, rows(0)).unwrap();
-        written.0.borrow_mut().clear();
-        screen.draw(area, rows(1)).unwrap();
-        let out = String::from_utf8(written.0.borrow().clone()).unwrap();
-        assert!(out.starts_with("\x1b[1;8r\x1b[1S\x1b[r"), "{out:?}");
-        assert!(out.contains("line 8"), "{out:?}");
+        let mut frame = |first: usize| {
+            screen.draw(area, rows(first)).unwrap();
+            String::from_utf8(std::mem::take(&mut *written.0.borrow_mut())).unwrap()
+        };
+        assert!(frame(0).contains("\x1b[r"));
+        let out = frame(1);
+        assert!(out.starts_with("\x1b[2;7r\x1b[S"), "{out:?}");
+        assert!(out.contains("line 7"), "{out:?}");
         assert!(!out.contains("line 4"), "{out:?}");
+        // The margins stay set: the next scroll is only `SU`.
+        let out = frame(3);
+        assert!(out.starts_with("\x1b[2S"), "{out:?}");
+        assert!(out.contains("line 9") && !out.contains("line 6"), "{out:?}");
     }
 }

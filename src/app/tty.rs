@@ -132,7 +132,8 @@ pub fn restore() {
     }
     let _ = out.write_all(MOUSE_OFF.as_bytes());
     // Frames leave their last colours set (`app::emit`).
-    let _ = out.write_all(b"\x1b[0m");
+    // Frames leave the scroll margins set too (`app::screen`).
+    let _ = out.write_all(b"\x1b[0m\x1b[r");
     let _ = execute!(
         out,
         DisableBracketedPaste,

@@ -40,9 +40,14 @@ use ratatui::style::Style;
 use crate::app::state::{App, Overlay};
 pub use view::ViewState;
 
-/// Spinner frame for `app.now` (frames advance every 80 ms).
+/// How often the spinners turn: 10 Hz, as the agents' own TUIs do. Every
+/// turn rewrites each spinner on screen (a few dozen bytes), whatever the
+/// frame rate of the text.
+pub const SPIN_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Spinner frame for `app.now`.
 pub fn spin_frame(app: &App) -> usize {
-    (app.now.saturating_duration_since(app.started).as_millis() / 80) as usize
+    (app.now.saturating_duration_since(app.started).as_millis() / SPIN_EVERY.as_millis()) as usize
 }
 
 pub fn draw(frame: &mut Frame<'_>, app: &App, view: &mut ViewState) {

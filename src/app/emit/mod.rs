@@ -11,6 +11,12 @@
 //! in one `SGR`, and erases runs of blanks with `ECH` where that is
 //! shorter. The pen is kept between frames, so a frame that goes on in the
 //! colour the last one ended with does not set it again.
+//!
+//! A cell that changes again and again far from the rest, in a pen of its
+//! own (the status bar's spinner: a move and two RGB colours, about 40
+//! bytes, a dozen times a second), is reached with `ESC 8` (DECRC, 2
+//! bytes): the terminal saved its position and pen with `ESC 7` (DECSC)
+//! the time before.
 
 use std::io::{self, Write};
 
@@ -19,6 +25,8 @@ use ratatui::style::{Color, Modifier};
 
 mod cursor;
 mod plan;
+
+pub(crate) use cursor::{Bounds, csi_n};
 
 /// The attributes the terminal currently draws with.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -53,12 +61,33 @@ impl Pen {
 pub(super) struct Attrs {
     /// `None` when unknown (start, after a clear): the next change resets.
     pen: Option<Pen>,
+    /// What `ESC 8` restores: saved by this writer with `ESC 7`.
+    saved: Option<Mark>,
+    /// Costly places runs began at lately, with their pens: one written
+    /// again is worth saving.
+    recent: Vec<(cursor::At, Pen)>,
 }
+
+/// A cursor position and pen saved on the terminal (`ESC 7`), and what
+/// reaching them from nowhere would cost.
+#[derive(Clone, Copy)]
+struct Mark {
+    at: cursor::At,
+    pen: Pen,
+    worth: usize,
+}
+
+/// Bytes a run's move and pen must cost from scratch before its place is
+/// remembered, and how many such places are.
+const SAVE_WORTH: usize = 20;
+const RECENT: usize = 16;
 
 impl Attrs {
     /// Forgets the attributes (something else wrote to the terminal).
     pub(super) fn forget(&mut self) {
         self.pen = None;
+        self.saved = None;
+        self.recent.clear();
     }
 
     /// Makes erasing and scrolling fill with the default background, as
@@ -82,35 +111,77 @@ impl Attrs {
     }
 
     /// Writes `cells` of `frame` (sorted by row, then column, as
-    /// `Buffer::diff` gives them) in the order the planner finds shortest.
+    /// `Buffer::diff` gives them) in the order the planner finds shortest,
+    /// the cursor moving within `bounds`.
     pub(super) fn cells<W: Write>(
         &mut self,
         out: &mut W,
         frame: &Buffer,
         cells: &[(u16, u16, &Cell)],
+        bounds: Bounds,
     ) -> io::Result<()> {
-        let width = frame.area.width;
         let runs = plan::runs(cells, frame);
         let gaps = plan::gaps(&runs, frame);
         // Where the cursor is; `None` until the first absolute move.
         let mut at: Option<cursor::At> = None;
-        for i in plan::order(&runs, &gaps, width, self.pen) {
+        let mut term = plan::Term {
+            bounds,
+            saved: self.saved.map(|m| (m.at, m.pen)),
+        };
+        for i in plan::order(&runs, &gaps, term, self.pen) {
             let r = &runs[i];
-            match at {
-                Some((ax, ay))
-                    if plan::approach(gaps[i].as_ref(), at, (r.x, r.y), self.pen, width).1 =>
-                {
-                    print(out, frame, ay, ax, r.x)?;
+            let (_, how) = plan::reach(gaps[i].as_ref(), at, r, self.pen, term);
+            match (how, at, self.saved) {
+                (plan::How::Print, Some((ax, ay)), _) => print(out, frame, ay, ax, r.x)?,
+                (plan::How::Restore, _, Some(m)) => {
+                    out.write_all(b"\x1b8")?;
+                    self.pen = Some(m.pen);
                 }
-                _ => cursor::write(out, at, (r.x, r.y), width)?,
+                _ => cursor::write(out, at, (r.x, r.y), bounds, r.kind != plan::Kind::Erase)?,
             }
             self.set(out, r.pen_after(self.pen))?;
+            if how != plan::How::Restore && r.kind != plan::Kind::Erase {
+                self.remember(out, (r.x, r.y), bounds)?;
+                term.saved = self.saved.map(|m| (m.at, m.pen));
+            }
             if r.kind == plan::Kind::Erase {
                 write!(out, "\x1b[{}X", r.end - r.x)?;
             } else {
                 print(out, frame, r.y, r.x, r.end)?;
             }
             at = Some((r.after(), r.y));
+        }
+        Ok(())
+    }
+}
+
+impl Attrs {
+    /// Notes a run about to be printed at `at` in the current pen; saves
+    /// the place on the terminal (`ESC 7`) when it was costly to reach and
+    /// is written again, unless a costlier one is saved.
+    fn remember<W: Write>(&mut self, out: &mut W, at: cursor::At, b: Bounds) -> io::Result<()> {
+        let Some(pen) = self.pen else {
+            return Ok(());
+        };
+        let worth = cursor::cost(None, at, b, true) + sgr_len(Some(DEFAULT_PEN), pen);
+        if worth < SAVE_WORTH {
+            return Ok(());
+        }
+        if !self.recent.contains(&(at, pen)) {
+            if self.recent.len() == RECENT {
+                self.recent.remove(0);
+            }
+            self.recent.push((at, pen));
+            return Ok(());
+        }
+        let better = match self.saved {
+            Some(m) if m.at == at => m.pen != pen,
+            Some(m) => worth > m.worth,
+            None => true,
+        };
+        if better {
+            out.write_all(b"\x1b7")?;
+            self.saved = Some(Mark { at, pen, worth });
         }
         Ok(())
     }
@@ -308,8 +379,10 @@ mod tests {
         let mut out = Vec::new();
         let mut attrs = Attrs {
             pen: Some(DEFAULT_PEN),
+            ..Attrs::default()
         };
-        attrs.cells(&mut out, cur, &prev.diff(cur)).unwrap();
+        let bounds = Bounds::full(cur.area.width, cur.area.height);
+        attrs.cells(&mut out, cur, &prev.diff(cur), bounds).unwrap();
         attrs.set(&mut out, DEFAULT_PEN).unwrap();
         String::from_utf8(out).unwrap()
     }
@@ -319,12 +392,21 @@ mod tests {
     fn replay(screen: &mut Buffer, bytes: &str) {
         let (mut x, mut y) = (0u16, 0u16);
         let mut style = Style::new().fg(Color::Reset).bg(Color::Reset);
+        let mut saved = (x, y, style);
         let mut chars = bytes.chars().peekable();
         while let Some(c) = chars.next() {
             match c {
                 '\r' => x = 0,
                 '\n' => y += 1,
                 '\x08' => x -= 1,
+                '\x1b' if chars.peek() == Some(&'7') => {
+                    chars.next();
+                    saved = (x, y, style);
+                }
+                '\x1b' if chars.peek() == Some(&'8') => {
+                    chars.next();
+                    (x, y, style) = saved;
+                }
                 '\x1b' => {
                     assert_eq!(chars.next(), Some('['));
                     let mut p = String::new();
@@ -357,6 +439,10 @@ mod tests {
                     }
                 }
                 c => {
+                    // Printing on from the last column wraps.
+                    if x == screen.area.width {
+                        (x, y) = (0, y + 1);
+                    }
                     let cell = &mut screen[(x, y)];
                     cell.reset();
                     cell.set_char(c).set_style(style);

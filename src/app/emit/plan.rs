@@ -13,6 +13,7 @@
 use ratatui::buffer::{Buffer, Cell, CellDiffOption};
 use ratatui::style::{Color, Modifier};
 
+use super::cursor::{At, Bounds};
 use super::{Pen, cursor, sgr_len};
 
 /// Shortest run of blank cells erased with `ECH` (`ESC [ n X`, 4+ bytes,
@@ -189,10 +190,10 @@ fn erase_from(cells: &[(u16, u16, &Cell)], i: usize, frame: &Buffer) -> Option<(
 pub(super) fn order(
     runs: &[Run],
     gaps: &[Option<Gap>],
-    width: u16,
+    term: Term,
     pen: Option<Pen>,
 ) -> Vec<usize> {
-    let plan = Planner::new(runs, gaps, width, pen);
+    let plan = Planner::new(runs, gaps, term, pen);
     let best = plan.choose();
     let mut out = Vec::with_capacity(runs.len());
     plan.for_each(&best, |i| out.push(i));
@@ -210,7 +211,7 @@ struct Arrangement {
 struct Planner<'a> {
     runs: &'a [Run],
     gaps: &'a [Option<Gap>],
-    width: u16,
+    term: Term,
     start: Option<Pen>,
     /// Distinct pens of text runs, most used first, and their runs.
     pens: Vec<(Pen, Vec<usize>)>,
@@ -219,7 +220,7 @@ struct Planner<'a> {
 }
 
 impl<'a> Planner<'a> {
-    fn new(runs: &'a [Run], gaps: &'a [Option<Gap>], width: u16, start: Option<Pen>) -> Self {
+    fn new(runs: &'a [Run], gaps: &'a [Option<Gap>], term: Term, start: Option<Pen>) -> Self {
         let mut pens: Vec<(Pen, Vec<usize>)> = Vec::new();
         for (i, r) in runs.iter().enumerate() {
             if r.kind != Kind::Text {
@@ -241,7 +242,7 @@ impl<'a> Planner<'a> {
         Self {
             runs,
             gaps,
-            width,
+            term,
             start,
             pens,
             pen_of,
@@ -298,12 +299,12 @@ impl<'a> Planner<'a> {
         let mut total = 0;
         self.for_each(a, |i| {
             let r = &self.runs[i];
-            total += approach(self.gaps[i].as_ref(), at, (r.x, r.y), pen, self.width).0;
-            let want = r.pen_after(pen);
-            if pen != Some(want) {
-                total += sgr_len(pen, want);
-                pen = Some(want);
+            let (bytes, how) = reach(self.gaps[i].as_ref(), at, r, pen, self.term);
+            total += bytes;
+            if let (How::Restore, Some((_, saved))) = (how, self.term.saved) {
+                pen = Some(saved);
             }
+            pen = Some(r.pen_after(pen));
             at = Some((r.after(), r.y));
         });
         // The next frame most often starts by scrolling, in the plain pen.
@@ -377,20 +378,52 @@ fn gap(frame: &Buffer, prev: &Run, r: &Run) -> Option<Gap> {
     Some(g)
 }
 
-/// How the cursor gets from `at` to `to` (a run whose gap is `gap`) with
-/// the pen `pen`: the bytes, and whether by printing the gap's cells.
-pub(super) fn approach(
+/// What the terminal offers the writer besides its pen: where the cursor
+/// may move, and what `ESC 8` (DECRC) restores, if anything was saved.
+#[derive(Clone, Copy)]
+pub(super) struct Term {
+    pub(super) bounds: Bounds,
+    pub(super) saved: Option<(At, Pen)>,
+}
+
+/// How the cursor gets to a run.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum How {
+    /// A cursor move (`cursor::write`).
+    Move,
+    /// Printing the gap's cells as they are.
+    Print,
+    /// `ESC 8`: the saved position, and the saved pen.
+    Restore,
+}
+
+/// How the cursor gets from `at` with the pen `pen` to run `r` (whose gap
+/// is `gap`) and takes its pen: the bytes (moves and `SGR`), and how.
+pub(super) fn reach(
     gap: Option<&Gap>,
-    at: Option<cursor::At>,
-    to: cursor::At,
+    at: Option<At>,
+    r: &Run,
     pen: Option<Pen>,
-    width: u16,
-) -> (usize, bool) {
-    let moving = cursor::cost(at, to, width);
-    match (gap, pen) {
-        (Some(g), Some(p)) if at == Some((g.from, to.1)) && g.bytes < moving && g.fits(p) => {
-            (g.bytes, true)
-        }
-        _ => (moving, false),
+    term: Term,
+) -> (usize, How) {
+    let to = (r.x, r.y);
+    let sgr = sgr_len(pen, r.pen_after(pen));
+    let moving = cursor::cost(at, to, term.bounds, r.kind != Kind::Erase);
+    let mut best = (moving + sgr, How::Move);
+    if let (Some(g), Some(p)) = (gap, pen)
+        && at == Some((g.from, to.1))
+        && g.bytes < moving
+        && g.fits(p)
+    {
+        best = (g.bytes + sgr, How::Print);
     }
+    if let Some((saved_at, saved_pen)) = term.saved
+        && saved_at == to
+    {
+        let restoring = 2 + sgr_len(Some(saved_pen), r.pen_after(Some(saved_pen)));
+        if restoring < best.0 {
+            best = (restoring, How::Restore);
+        }
+    }
+    best
 }
