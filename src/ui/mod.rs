@@ -4,6 +4,7 @@
 //! then any overlay. What it measures and caches (pane rects, scroll bounds,
 //! layout caches) goes into the UI-owned `ViewState`, never into `App`.
 
+mod border;
 pub mod cells;
 pub mod chips;
 pub mod compare;

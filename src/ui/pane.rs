@@ -5,10 +5,11 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Widget};
+use ratatui::widgets::{BorderType, Widget};
 use ratatui_textarea::TextArea;
 use unicode_width::UnicodeWidthStr;
 
+use super::border::Frame;
 use super::cells::{self, SPINNER};
 use super::theme::Theme;
 use super::transcript::{self, Ctx};
@@ -68,18 +69,18 @@ pub fn draw(
     let t = ctx.theme;
     // No `Clear` first: `ui::render` draws into a blank buffer, and
     // blanking every cell again cost ~2 % of the CPU of a streaming pane.
-    let mut block = pane_block(p, ctx, area);
+    let mut frame = pane_frame(p, ctx, area);
     if let Some(note) = overlap_note(&ctx.overlaps) {
-        block = block.title_bottom(Line::from(Span::styled(
+        frame.bottom.push(Line::from(Span::styled(
             note,
             Style::new().fg(t.warning).add_modifier(Modifier::BOLD),
         )));
     }
     if let Some(note) = super::terminal::note(p, ctx.keymap, t) {
-        block = block.title_bottom(note);
+        frame.bottom.push(note);
     }
-    let inner = block.inner(area);
-    block.render(area, buf);
+    let inner = frame.inner(area);
+    frame.render(area, buf);
     geo.inner = inner;
     geo.transcript = Rect::default();
     if inner.width == 0 || inner.height == 0 {
@@ -111,7 +112,7 @@ struct Drawing<'a, 'c> {
 }
 
 /// The pane's border with its number, name, provider, model and state.
-fn pane_block(p: &Pane, ctx: &PaneCtx<'_>, area: Rect) -> Block<'static> {
+fn pane_frame(p: &Pane, ctx: &PaneCtx<'_>, area: Rect) -> Frame<'static> {
     let t = ctx.theme;
     let (border_style, border_type) = if ctx.focused {
         (Style::new().fg(t.border_focused), BorderType::Thick)
@@ -179,12 +180,12 @@ fn pane_block(p: &Pane, ctx: &PaneCtx<'_>, area: Rect) -> Block<'static> {
         }
         right.push(Span::raw(" "));
     }
-    Block::new()
-        .borders(Borders::ALL)
-        .border_type(border_type)
-        .border_style(border_style)
-        .title(Line::from(title))
-        .title(Line::from(right).right_aligned())
+    Frame {
+        kind: border_type,
+        style: border_style,
+        top: vec![Line::from(title), Line::from(right).right_aligned()],
+        bottom: Vec::new(),
+    }
 }
 
 /// The space after the pane's name, and its worktree branch if it has one.
