@@ -17,7 +17,8 @@
 //!
 //! Run: `cargo bench --bench console [stream|keypress]` (both by default).
 //! Environment: `CHARS` (stream), `KEYS` and `PANES` (keypress), `COLS`,
-//! `ROWS`, `RUNS` (repetitions, default 1; medians are printed).
+//! `ROWS`, `RUNS` (repetitions, default 1; medians are printed), `HIVE_BIN`
+//! (the hive binary to run; default: the one this bench was built with).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
@@ -64,7 +65,9 @@ impl Console {
                 pixel_height: 0,
             })
             .expect("openpty");
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_hive"));
+        // HIVE_BIN compares another build (e.g. main's) with this one.
+        let bin = std::env::var("HIVE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_hive").into());
+        let mut cmd = CommandBuilder::new(bin);
         cmd.args(["--config", "hive.toml", "--fresh"]);
         cmd.cwd(dir);
         for var in ["HIVE_DATA_DIR", "HIVE_STATE_DIR", "XDG_CONFIG_HOME", "HOME"] {
