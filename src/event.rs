@@ -517,7 +517,45 @@ fn require(field: &'static str, value: Option<&str>) -> Result<(), EventError> {
     }
 }
 
-/// A fresh unique id with a readable prefix (`turn_…`, `item_…`).
+/// A fresh unique id with a readable prefix (`turn_…`, `item_…`): 32 hex
+/// digits, as a UUID's simple form. Every stream event gets one, so no
+/// system call per id: the process draws 128 random bits once, keeps the
+/// high half and counts up from the low half. Ids of one process never
+/// repeat; another process's share them only if it drew the same 64 bits.
 pub fn new_id(prefix: &str) -> String {
-    format!("{prefix}_{}", uuid::Uuid::new_v4().simple())
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static BASE: OnceLock<(u64, u64)> = OnceLock::new();
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let (high, low) = *BASE.get_or_init(|| {
+        let bits = uuid::Uuid::new_v4().as_u128();
+        ((bits >> 64) as u64, bits as u64)
+    });
+    let n = COUNT.fetch_add(1, Ordering::Relaxed);
+    format!("{prefix}_{high:016x}{:016x}", low.wrapping_add(n))
+}
+
+#[cfg(test)]
+mod id_tests {
+    use std::collections::HashSet;
+
+    use super::new_id;
+
+    #[test]
+    fn ids_never_repeat_across_threads_and_look_like_a_simple_uuid() {
+        let threads: Vec<_> = (0..4)
+            .map(|_| std::thread::spawn(|| (0..2000).map(|_| new_id("ev")).collect::<Vec<_>>()))
+            .collect();
+        let ids: Vec<String> = threads
+            .into_iter()
+            .flat_map(|t| t.join().unwrap())
+            .collect();
+        let unique: HashSet<&String> = ids.iter().collect();
+        assert_eq!(unique.len(), ids.len());
+        for id in &ids {
+            let hex = id.strip_prefix("ev_").unwrap();
+            assert_eq!(hex.len(), 32, "{id}");
+            assert!(hex.chars().all(|c| c.is_ascii_hexdigit()), "{id}");
+        }
+    }
 }

@@ -39,8 +39,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use crossterm::event::{Event, EventStream, MouseEventKind};
-use futures::StreamExt;
+use crossterm::event::{Event, MouseEventKind};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -304,7 +303,7 @@ impl Wiring {
         config: &Config,
         terminal: &mut screen::Screen<tty::Writer>,
     ) -> anyhow::Result<()> {
-        let mut events = EventStream::new();
+        let mut events = tty::Input::start();
         let mut signals = Signals::new()?;
         let spin_every = ui::SPIN_EVERY;
         let mut view = ViewState::default();

@@ -64,9 +64,26 @@ pub fn setup() -> anyhow::Result<(Screen<Writer>, Guard)> {
 }
 
 /// The terminal's size now (ratatui's autoresize asked the same each frame).
+/// Asked of stdout (checked to be the terminal at startup) with one ioctl:
+/// crossterm's `size` opens and closes /dev/tty on every call, three system
+/// calls a frame.
 pub fn area() -> Rect {
-    let (w, h) = crossterm::terminal::size().unwrap_or((80, 24));
+    let (w, h) = stdout_size()
+        .or_else(|| crossterm::terminal::size().ok())
+        .unwrap_or((80, 24));
     Rect::new(0, 0, w, h)
+}
+
+fn stdout_size() -> Option<(u16, u16)> {
+    let mut size = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ writes one `winsize` into the struct we own.
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
+    (ok && size.ws_col > 0 && size.ws_row > 0).then_some((size.ws_col, size.ws_row))
 }
 
 /// Raw mode, alternate screen, paste, mouse and key flags.
@@ -154,4 +171,44 @@ pub fn install_panic_hook() {
         tracing::error!("panic: {info}");
         previous(info);
     }));
+}
+
+/// Terminal input, read by a task of its own and handed over on a channel.
+/// Polling crossterm's `EventStream` costs a lock attempt (which spins and
+/// yields while its reader thread holds the lock) and a zero-timeout poll of
+/// the tty; the loop polls every source each time anything wakes it (about
+/// once per agent update), so only this task polls the stream, and only
+/// when its reader has seen input. Dropping it stops the reader, as dropping
+/// the stream did.
+pub struct Input {
+    rx: tokio::sync::mpsc::UnboundedReceiver<io::Result<crossterm::event::Event>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Input {
+    pub fn start() -> Self {
+        use futures::StreamExt;
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let task = tokio::spawn(async move {
+            let mut events = crossterm::event::EventStream::new();
+            while let Some(ev) = events.next().await {
+                let failed = ev.is_err();
+                if tx.send(ev).is_err() || failed {
+                    break;
+                }
+            }
+        });
+        Self { rx, task }
+    }
+
+    /// The next input event; `None` once the terminal's input has ended.
+    pub async fn next(&mut self) -> Option<io::Result<crossterm::event::Event>> {
+        self.rx.recv().await
+    }
+}
+
+impl Drop for Input {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
 }
