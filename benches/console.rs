@@ -21,7 +21,10 @@
 //!    this process, so the RSS is hive's alone: its growth per MB of text
 //!    held when the last answer ends, and again after `SETTLE_MS` (default
 //!    3000) idle. `WRAP` runs hive under a tool (`WRAP="heaptrack -o
-//!    /tmp/hive"`), whose own memory then counts too.
+//!    /tmp/hive"`, with `HIVE_NO_SUPERVISOR=1`), whose own memory then
+//!    counts too.
+//!
+//! `HIVE_BIN` runs another build of hive (a baseline, run alternately).
 //!
 //! Run: `cargo bench --bench console [stream|keypress|memory]` (stream and
 //! keypress by default). Environment: `CHARS` (stream), `KEYS` and `PANES`
@@ -151,6 +154,22 @@ impl Console {
         while let Ok((_, bytes)) = self.rx.try_recv() {
             self.bytes += bytes.len() as u64;
             self.parser.process(&bytes);
+        }
+    }
+}
+
+impl Console {
+    /// Ctrl+Q, then waits up to `timeout` for hive (and a `WRAP` tool
+    /// writing its profile) to exit.
+    fn quit(&mut self, timeout: Duration) {
+        self.send(b"\x11");
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            self.drain();
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
         }
     }
 }
@@ -395,6 +414,7 @@ fn memory(cols: u16, rows: u16, panes: usize, deltas: usize) -> [f64; 3] {
     hive.watch(settle, |_, _| false);
     let settled = tree_max_mb(hive.pid, "VmRSS:");
     let hwm = tree_max_mb(hive.pid, "VmHWM:");
+    hive.quit(Duration::from_secs(120));
     drop(hive);
     let mb = (whole.len() * panes) as f64 / 1e6;
     println!(
