@@ -24,12 +24,11 @@
 //!    /tmp/hive"`, with `HIVE_NO_SUPERVISOR=1`), whose own memory then
 //!    counts too.
 //!
-//! `HIVE_BIN` runs another build of hive (a baseline, run alternately).
-//!
 //! Run: `cargo bench --bench console [stream|keypress|memory]` (stream and
 //! keypress by default). Environment: `CHARS` (stream), `KEYS` and `PANES`
 //! (keypress, memory), `DELTAS`, `SETTLE_MS`, `WRAP` (memory), `COLS`,
-//! `ROWS`, `RUNS` (repetitions, default 1; medians are printed).
+//! `ROWS`, `RUNS` (repetitions, default 1; medians are printed), `HIVE_BIN`
+//! (the hive binary to run; default: the one this bench was built with).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
@@ -76,14 +75,11 @@ impl Console {
                 pixel_height: 0,
             })
             .expect("openpty");
+        // HIVE_BIN compares another build (e.g. main's) with this one.
+        let bin = std::env::var("HIVE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_hive").into());
         let wrap = std::env::var("WRAP").unwrap_or_default();
         let mut argv: Vec<&str> = wrap.split_whitespace().collect();
-        argv.extend([
-            env!("CARGO_BIN_EXE_hive"),
-            "--config",
-            "hive.toml",
-            "--fresh",
-        ]);
+        argv.extend([bin.as_str(), "--config", "hive.toml", "--fresh"]);
         let mut cmd = CommandBuilder::from_argv(argv.iter().map(Into::into).collect());
         cmd.cwd(dir);
         for var in ["HIVE_DATA_DIR", "HIVE_STATE_DIR", "XDG_CONFIG_HOME", "HOME"] {
