@@ -15,8 +15,18 @@
 //!    into the focused pane's composer; the time from writing the key to
 //!    the first output after which the screen shows it (p50/p99/max).
 //!
-//! Run: `cargo bench --bench console [stream|keypress]` (both by default).
-//! Environment: `CHARS` (stream), `KEYS` and `PANES` (keypress), `COLS`,
+//! 3. `memory` (issue 15 item 4): `PANES` (default 9) `openai` panes each
+//!    streaming `DELTAS` (default 150,000) content deltas of 8 chars as fast
+//!    as hive reads them (10.8 MB of text in all). The model server runs in
+//!    this process, so the RSS is hive's alone: its growth per MB of text
+//!    held when the last answer ends, and again after `SETTLE_MS` (default
+//!    3000) idle. `WRAP` runs hive under a tool (`WRAP="heaptrack -o
+//!    /tmp/hive"`, with `HIVE_NO_SUPERVISOR=1`), whose own memory then
+//!    counts too.
+//!
+//! Run: `cargo bench --bench console [stream|keypress|memory]` (stream and
+//! keypress by default). Environment: `CHARS` (stream), `KEYS` and `PANES`
+//! (keypress, memory), `DELTAS`, `SETTLE_MS`, `WRAP` (memory), `COLS`,
 //! `ROWS`, `RUNS` (repetitions, default 1; medians are printed), `HIVE_BIN`
 //! (the hive binary to run; default: the one this bench was built with).
 
@@ -67,8 +77,10 @@ impl Console {
             .expect("openpty");
         // HIVE_BIN compares another build (e.g. main's) with this one.
         let bin = std::env::var("HIVE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_hive").into());
-        let mut cmd = CommandBuilder::new(bin);
-        cmd.args(["--config", "hive.toml", "--fresh"]);
+        let wrap = std::env::var("WRAP").unwrap_or_default();
+        let mut argv: Vec<&str> = wrap.split_whitespace().collect();
+        argv.extend([bin.as_str(), "--config", "hive.toml", "--fresh"]);
+        let mut cmd = CommandBuilder::from_argv(argv.iter().map(Into::into).collect());
         cmd.cwd(dir);
         for var in ["HIVE_DATA_DIR", "HIVE_STATE_DIR", "XDG_CONFIG_HOME", "HOME"] {
             cmd.env(var, dir);
@@ -138,6 +150,22 @@ impl Console {
         while let Ok((_, bytes)) = self.rx.try_recv() {
             self.bytes += bytes.len() as u64;
             self.parser.process(&bytes);
+        }
+    }
+}
+
+impl Console {
+    /// Ctrl+Q, then waits up to `timeout` for hive (and a `WRAP` tool
+    /// writing its profile) to exit.
+    fn quit(&mut self, timeout: Duration) {
+        self.send(b"\x11");
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            self.drain();
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
         }
     }
 }
@@ -280,13 +308,7 @@ fn keypress(cols: u16, rows: u16, panes: usize, keys: usize) -> [f64; 2] {
     let mut hive = Console::start(d, cols, rows);
     hive.until_shown(Duration::from_secs(10), &format!("p{panes}"))
         .expect("hive draws its panes");
-    // Start every pane: focus it (Alt+N), type, Enter.
-    for i in 1..=panes {
-        hive.send(format!("\x1b{i}").as_bytes());
-        std::thread::sleep(Duration::from_millis(100));
-        hive.send(b"go\r");
-        std::thread::sleep(Duration::from_millis(150));
-    }
+    start_all(&mut hive, panes);
     hive.send(b"\x1b1");
     hive.until_shown(Duration::from_secs(10), "Section 2 of")
         .expect("the answers stream");
@@ -333,6 +355,76 @@ fn keypress(cols: u16, rows: u16, panes: usize, keys: usize) -> [f64; 2] {
     [ms(percentile(&lat, 0.5)), ms(percentile(&lat, 0.99))]
 }
 
+/// Starts the first `panes` panes one after another: focus
+/// (Alt+N), type, Enter.
+fn start_all(hive: &mut Console, panes: usize) {
+    for i in 1..=panes {
+        hive.send(format!("\x1b{i}").as_bytes());
+        std::thread::sleep(Duration::from_millis(100));
+        hive.send(b"go\r");
+        std::thread::sleep(Duration::from_millis(150));
+    }
+}
+
+/// `panes` openai panes each streaming `deltas` 8-char deltas; returns hive's
+/// RSS growth per MB of text at the end and after settling, and its peak.
+fn memory(cols: u16, rows: u16, panes: usize, deltas: usize) -> [f64; 3] {
+    const DELTA: usize = 8;
+    let mut text = answer(deltas.saturating_sub(4) * DELTA);
+    text.push_str("\n\n");
+    text.push_str(END);
+    let whole: std::sync::Arc<str> = text.into();
+    let model = server::Server::start(
+        (0..panes)
+            .map(|_| server::Reply::Text(std::sync::Arc::clone(&whole), DELTA))
+            .collect(),
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config: String = (1..=panes)
+        .map(|i| {
+            format!(
+                "[[agent]]\nid = \"m{i}\"\nprovider = \"openai\"\nmodel = \"bench\"\nbase_url = \"{}\"\n",
+                model.base_url
+            )
+        })
+        .collect();
+    std::fs::write(dir.path().join("hive.toml"), config).expect("config");
+    let mut hive = Console::start(dir.path(), cols, rows);
+    hive.until_shown(Duration::from_secs(30), &format!("m{panes}"))
+        .expect("hive draws its panes");
+    std::thread::sleep(Duration::from_millis(500));
+    hive.drain();
+    let rss0 = tree_max_mb(hive.pid, "VmRSS:");
+    let cpu0 = tree_cpu(hive.pid);
+    let wall0 = Instant::now();
+    start_all(&mut hive, panes);
+    // Every pane shows the end of its answer.
+    let ended = hive.watch(Duration::from_secs(1200), |_, screen| {
+        screen.matches(END).count() >= panes
+    });
+    assert!(ended, "not every answer's end showed");
+    let wall = wall0.elapsed().as_secs_f64();
+    let cpu = tree_cpu(hive.pid) - cpu0;
+    let end = tree_max_mb(hive.pid, "VmRSS:");
+    let settle = Duration::from_millis(env_or("SETTLE_MS", 3000));
+    hive.watch(settle, |_, _| false);
+    let settled = tree_max_mb(hive.pid, "VmRSS:");
+    let hwm = tree_max_mb(hive.pid, "VmHWM:");
+    hive.quit(Duration::from_secs(120));
+    drop(hive);
+    let mb = (whole.len() * panes) as f64 / 1e6;
+    println!(
+        "memory ({panes} openai panes, {cols}x{rows}, {deltas} deltas of {DELTA} chars each, \
+         {mb:.1} MB of text): rss {rss0:.1} MB before, +{:.1} MB at the end ({:.2}x the text), \
+         +{:.1} MB settled ({:.2}x), peak {hwm:.1} MB; hive cpu {cpu:.1} s over {wall:.1} s",
+        end - rss0,
+        (end - rss0) / mb,
+        settled - rss0,
+        (settled - rss0) / mb,
+    );
+    [(end - rss0) / mb, (settled - rss0) / mb, hwm]
+}
+
 fn main() {
     // `cargo test --benches` runs bench binaries with no filter; keep it short then.
     if std::env::args().any(|a| a == "--test") {
@@ -342,7 +434,8 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let wants = |name: &str| only.is_empty() || only.iter().any(|o| o == name);
+    let wants =
+        |name: &str| (only.is_empty() && name != "memory") || only.iter().any(|o| o == name);
     let (cols, rows): (u16, u16) = (env_or("COLS", 160), env_or("ROWS", 48));
     let runs: usize = env_or("RUNS", 1);
     if wants("stream") {
@@ -357,6 +450,21 @@ fn main() {
                 m(2),
                 m(3),
                 m(4)
+            );
+        }
+    }
+    if wants("memory") {
+        let (panes, deltas): (usize, usize) = (env_or("PANES", 9), env_or("DELTAS", 150_000));
+        let all: Vec<[f64; 3]> = (0..runs)
+            .map(|_| memory(cols, rows, panes, deltas))
+            .collect();
+        if runs > 1 {
+            let m = |i: usize| median(all.iter().map(|r| r[i]).collect());
+            println!(
+                "memory, median of {runs}: {:.2}x the text at the end, {:.2}x settled, peak {:.1} MB",
+                m(0),
+                m(1),
+                m(2)
             );
         }
     }

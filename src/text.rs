@@ -104,6 +104,18 @@ impl TextBuffer {
     }
 }
 
+/// The writer is done: nothing will be appended again, while snapshots may
+/// keep the text for the rest of the session. Growing by doubling left up to
+/// as much spare capacity as text; give it back.
+impl Drop for TextBuffer {
+    fn drop(&mut self) {
+        let mut guard = self.buf.write().unwrap_or_else(|e| e.into_inner());
+        if guard.capacity() - guard.len() > guard.len() / 8 {
+            guard.shrink_to_fit();
+        }
+    }
+}
+
 /// An immutable view of a `TextBuffer` at one moment.
 #[derive(Clone, Default)]
 pub struct SharedText {
@@ -118,6 +130,14 @@ impl SharedText {
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// The bytes the shared buffer holds, spare capacity included.
+    pub fn capacity(&self) -> usize {
+        self.buf
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .capacity()
     }
 
     pub fn with_str<R>(&self, f: impl FnOnce(&str) -> R) -> R {
@@ -197,6 +217,19 @@ mod tests {
         assert_eq!(a, "hello");
         assert_eq!(b, "hello world");
         assert!(a.same_buffer(&b));
+    }
+
+    #[test]
+    fn finished_text_gives_back_its_spare_capacity() {
+        let mut buf = TextBuffer::new();
+        for _ in 0..1200 {
+            buf.push_str("eight ch");
+        }
+        let shown = buf.snapshot();
+        assert!(shown.capacity() > 9600, "growing leaves spare room");
+        drop(buf);
+        assert_eq!(shown.capacity(), 9600);
+        assert_eq!(shown, "eight ch".repeat(1200).as_str());
     }
 
     #[test]

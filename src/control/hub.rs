@@ -103,7 +103,23 @@ impl PaneMirror {
 struct TurnRecord {
     /// The agent's completed messages by item, in order of first completion.
     texts: IndexMap<String, SharedText>,
+    /// Set when the turn ended; its `text` is left empty (see `answer`).
     result: Option<WaitResult>,
+}
+
+impl TurnRecord {
+    /// The finished turn's result with its text: the agent's completed
+    /// messages joined by blank lines.
+    fn answer(&self) -> Option<WaitResult> {
+        let mut result = self.result.clone()?;
+        for content in self.texts.values() {
+            if !result.text.is_empty() {
+                result.text.push_str("\n\n");
+            }
+            content.with_str(|s| result.text.push_str(s));
+        }
+        Some(result)
+    }
 }
 
 struct Subscriber {
@@ -293,28 +309,24 @@ impl Hub {
         }
         p.turns += 1;
         let pane = p.agent.id.clone();
-        let record = self.record(&turn_id);
-        let mut text = String::new();
-        for content in record.texts.values() {
-            if !text.is_empty() {
-                text.push_str("\n\n");
-            }
-            content.with_str(|s| text.push_str(s));
-        }
-        record.texts = IndexMap::new();
         let result = WaitResult {
             pane,
             turn_id: turn_id.clone(),
             status,
-            text,
+            // Filled from the record's shared texts when asked for: a copy
+            // kept here would hold every finished answer twice.
+            text: String::new(),
             error_code,
             error_message,
         };
-        for reply in self.waiters.remove(&turn_id).unwrap_or_default() {
-            let _ = reply.send(Ok(to_value(&result)));
-        }
-        if let Some(record) = self.turns.get_mut(&turn_id) {
-            record.result = Some(result);
+        let waiters = self.waiters.remove(&turn_id).unwrap_or_default();
+        let record = self.record(&turn_id);
+        record.result = Some(result);
+        if !waiters.is_empty() {
+            let answer = to_value(&record.answer());
+            for reply in waiters {
+                let _ = reply.send(Ok(answer.clone()));
+            }
         }
         self.finished.push_back(turn_id);
         while self.finished.len() > FINISHED_KEPT {
@@ -518,10 +530,12 @@ impl Hub {
     /// Answers at once for a finished turn, later for a running one.
     fn wait(&mut self, turn_id: String, reply: Responder) -> Result<(), (Responder, CtlError)> {
         match self.turns.get(&turn_id) {
-            Some(TurnRecord {
-                result: Some(r), ..
-            }) => {
-                let _ = reply.send(Ok(to_value(r)));
+            Some(
+                record @ TurnRecord {
+                    result: Some(_), ..
+                },
+            ) => {
+                let _ = reply.send(Ok(to_value(&record.answer())));
             }
             Some(_) => self.waiters.entry(turn_id).or_default().push(reply),
             None => {
@@ -704,6 +718,35 @@ mod tests {
             unknown.try_recv().unwrap().unwrap_err().code,
             ErrorCode::TurnNotFound
         );
+    }
+
+    #[test]
+    fn a_finished_turn_shares_the_transcript_text_instead_of_copying_it() {
+        let mut hub = hub();
+        let answer = message("t1", "m1", Origin::Agent, "a long answer");
+        let PaneEvent::Upsert(Upsert {
+            kind: UpsertKind::Message { content, .. },
+            ..
+        }) = &answer
+        else {
+            unreachable!()
+        };
+        let content = content.clone();
+        hub.observe(&at(0, answer));
+        hub.observe(&at(
+            0,
+            PaneEvent::Turn(TurnEvent::TurnComplete {
+                turn_id: "t1".into(),
+                session_id: "s".into(),
+                status: TurnStatus::Completed,
+                usage: None,
+                finish_reason: None,
+            }),
+        ));
+        let record = &hub.turns["t1"];
+        assert_eq!(record.result.as_ref().unwrap().text, "", "no copy kept");
+        assert!(record.texts["m1"].same_buffer(&content));
+        assert_eq!(record.answer().unwrap().text, "a long answer");
     }
 
     #[test]

@@ -29,6 +29,11 @@ pub enum Reply {
     /// These chunks, one every `every` (a model streaming at a steady
     /// rate), then `data: [DONE]`; when each left is kept (`Server::sent`).
     Paced(Vec<Value>, std::time::Duration),
+    /// This text in `chunk`-byte content deltas (cut at char boundaries),
+    /// built as the connection takes them, then a `stop` finish and
+    /// `data: [DONE]`: a long answer at the speed the client reads it,
+    /// without holding its chunks (the memory benchmark's model).
+    Text(Arc<str>, usize),
     /// An HTTP error with this body and optional `Retry-After`.
     Status {
         status: u16,
@@ -195,6 +200,28 @@ async fn answer(
             });
             use futures::StreamExt;
             sse(Body::from_stream(head.chain(tail)))
+        }
+        Some(Reply::Text(whole, chunk)) => {
+            let lines = futures::stream::unfold(0, move |at| {
+                let whole = Arc::clone(&whole);
+                async move {
+                    let line = if at < whole.len() {
+                        let mut end = (at + chunk.max(1)).min(whole.len());
+                        while !whole.is_char_boundary(end) {
+                            end += 1;
+                        }
+                        (format!("data: {}\n\n", text(&whole[at..end])), end)
+                    } else if at == whole.len() {
+                        (format!("data: {}\n\n", finish("stop")), at + 1)
+                    } else if at == whole.len() + 1 {
+                        ("data: [DONE]\n\n".to_owned(), at + 1)
+                    } else {
+                        return None;
+                    };
+                    Some((Ok::<_, std::io::Error>(Bytes::from(line.0)), line.1))
+                }
+            });
+            sse(Body::from_stream(lines))
         }
         Some(Reply::Paced(chunks, every)) => {
             let lines = chunks

@@ -341,7 +341,10 @@ impl Items {
             });
         }
         let mut content = String::new();
-        if let Some((item_id, text)) = self.text {
+        if let Some((item_id, mut text)) = self.text {
+            // The conversation keeps the text for the session: without the
+            // spare room it grew with (up to as much again).
+            text.shrink_to_fit();
             content = text.clone();
             ctx.emit(Payload::ItemDone {
                 item_id,
