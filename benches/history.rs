@@ -172,8 +172,10 @@ fn child_big(root: &Path) {
     let first = t.elapsed();
     // A long code block's bottom may be drawn plain first: the frames until
     // its highlighting is there.
+    // (HIVE_BENCH_SETTLE=0 leaves it out: a 10 MB block takes minutes.)
+    let settle = std::env::var("HIVE_BENCH_SETTLE").map_or(true, |v| v != "0");
     let mut catch_up = 0;
-    while view.pending() {
+    while settle && view.pending() {
         buf.reset();
         hive::app::frame(&mut app, &mut view, area, &mut buf);
         catch_up += 1;

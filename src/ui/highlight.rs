@@ -213,6 +213,22 @@ mod tests {
     }
 
     #[test]
+    fn a_block_highlighted_in_pieces_from_kept_states_is_highlighted_whole() {
+        let code = "fn main() {\n    /* a comment\n  over lines */\n    let s = r#\"raw\n    string\"#;\n}\nfn b() {}";
+        let whole = highlight(code, "rust", "base16-ocean.dark").unwrap();
+        let cuts: Vec<usize> = code.match_indices('\n').map(|(i, _)| i + 1).collect();
+        for &cut in &cuts {
+            // The lines above the cut skipped, the ones below highlighted.
+            let mut at = Resume::start("rust", "base16-ocean.dark").unwrap();
+            at.skip(&code[..cut], "base16-ocean.dark").unwrap();
+            let below = at.highlight(&code[cut..], "base16-ocean.dark").unwrap();
+            let above = cuts.iter().take_while(|c| **c <= cut).count();
+            assert_eq!(below, whole[above..], "from line {above}");
+        }
+        assert!(Resume::start("no-such-language", "base16-ocean.dark").is_none());
+    }
+
+    #[test]
     fn resuming_from_a_memo_gives_what_a_fresh_highlight_gives() {
         let code = "fn main() {\n    let s = \"a\\n\n    b\";\n    /* x\n y */ s.len()\n}\n";
         let mut memo = Memo::default();

@@ -18,17 +18,17 @@ use super::theme::Theme;
 use super::wrap::Logical;
 
 /// A block is cut into ranges of about this many bytes of lines.
-const RANGE_BYTES: usize = 8 * 1024;
+const RANGE_BYTES: usize = 4 * 1024;
 
 /// Blocks longer than this are cut into ranges; shorter ones render whole.
 pub(super) const SPLIT_BYTES: usize = 32 * 1024;
 
 /// Code the parser runs over, without making spans, to reach a range in one
-/// frame: about 10 ms (syntect parses about 1 MB/s). A range further from
-/// the last state known is drawn plain for now (`CodeRange::plain`) while
-/// the frames that follow run the parser this far each, so a restart at the
-/// bottom of a 10 MB block shows at once and a key pressed meanwhile is not
-/// held up; the colours arrive from the top of the view down.
+/// frame: a range or so, a few ms (syntect parses about 1 MB/s at best). A
+/// range further from the last state known is drawn plain for now
+/// (`CodeRange::plain`) while the frames that follow run the parser this
+/// far each, so a restart at the bottom of a 10 MB block shows at once and
+/// a key pressed meanwhile is not held up; the colours follow.
 pub(super) const SKIP_BUDGET: usize = RANGE_BYTES;
 
 /// One range of a code block's lines.
