@@ -94,6 +94,7 @@ impl<W: Write> Screen<W> {
             // `DECSTBM` with no rows: the whole screen (the cursor goes home).
             self.backend.write_all(b"\x1b[r")?;
             self.margins = Some((area.y, area.bottom().saturating_sub(1)));
+            self.attrs.lose_cursor();
         }
         let regions = render(area, &mut self.cur);
         let mut hashes = Vec::with_capacity(regions.len());
@@ -112,6 +113,7 @@ impl<W: Write> Screen<W> {
                 if self.margins != Some(margins) {
                     write!(self.backend, "\x1b[{};{}r", r.y + 1, r.bottom())?;
                     self.margins = Some(margins);
+                    self.attrs.lose_cursor();
                 }
                 super::emit::csi_n(&mut self.backend, k, b'S')?;
                 shift_up(&mut self.prev, r, k);

@@ -66,6 +66,9 @@ pub(super) struct Attrs {
     /// Costly places runs began at lately, with their pens: one written
     /// again is worth saving.
     recent: Vec<(cursor::At, Pen)>,
+    /// Where the last frame left the cursor (scrolling does not move it),
+    /// so the next frame's first move may be a short relative one.
+    at: Option<cursor::At>,
 }
 
 /// A cursor position and pen saved on the terminal (`ESC 7`), and what
@@ -88,6 +91,12 @@ impl Attrs {
         self.pen = None;
         self.saved = None;
         self.recent.clear();
+        self.at = None;
+    }
+
+    /// Forgets where the cursor is (something moved it: `DECSTBM`).
+    pub(super) fn lose_cursor(&mut self) {
+        self.at = None;
     }
 
     /// Makes erasing and scrolling fill with the default background, as
@@ -122,9 +131,11 @@ impl Attrs {
     ) -> io::Result<()> {
         let runs = plan::runs(cells, frame);
         let gaps = plan::gaps(&runs, frame);
-        // Where the cursor is; `None` until the first absolute move.
-        let mut at: Option<cursor::At> = None;
+        // Where the cursor is, if known. Not a pending wrap: whether
+        // scrolling or `SGR` keeps it differs between terminals.
+        let mut at = self.at.filter(|&(x, _)| x < bounds.width);
         let mut term = plan::Term {
+            at,
             bounds,
             saved: self.saved.map(|m| (m.at, m.pen)),
         };
@@ -151,6 +162,7 @@ impl Attrs {
             }
             at = Some((r.after(), r.y));
         }
+        self.at = at;
         Ok(())
     }
 }

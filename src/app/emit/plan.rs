@@ -295,7 +295,7 @@ impl<'a> Planner<'a> {
     /// Bytes of cursor moves and pen changes `a` writes.
     fn cost(&self, a: &Arrangement) -> usize {
         let mut pen = self.start;
-        let mut at = None;
+        let mut at = self.term.at;
         let mut total = 0;
         self.for_each(a, |i| {
             let r = &self.runs[i];
@@ -382,6 +382,8 @@ fn gap(frame: &Buffer, prev: &Run, r: &Run) -> Option<Gap> {
 /// may move, and what `ESC 8` (DECRC) restores, if anything was saved.
 #[derive(Clone, Copy)]
 pub(super) struct Term {
+    /// Where the cursor is when the frame begins, if known.
+    pub(super) at: Option<At>,
     pub(super) bounds: Bounds,
     pub(super) saved: Option<(At, Pen)>,
 }
