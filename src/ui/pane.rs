@@ -234,7 +234,7 @@ fn put_lines(lines: &[Logical], area: Rect, buf: &mut Buffer) -> u16 {
             if row.style.bg.is_some() {
                 buf.set_style(Rect::new(area.x, y, area.width, 1), row.style);
             }
-            buf.set_line(area.x, y, &row, area.width);
+            super::put::line(buf, area.x, y, &row, area.width);
             y += 1;
         }
     }
@@ -653,12 +653,7 @@ fn draw_separator(p: &Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
     } else {
         t.border
     });
-    buf.set_string(
-        area.x,
-        area.y,
-        "─".repeat(usize::from(area.width)),
-        line_style,
-    );
+    super::put::repeat(buf, area.x, area.y, "─", area.width, line_style);
     let label = if p.deny_reason {
         Some((" reason for denying ".to_owned(), t.warning))
     } else if let Some((i, _)) = &p.editing_queued {

@@ -48,6 +48,16 @@ fn ascii(buf: &mut Buffer, x: u16, y: u16, text: &str, max: u16, style: Style) -
     Some(x + n as u16)
 }
 
+/// `buf.set_string(x, y, symbol.repeat(n), style)` for a symbol one cell
+/// wide (a rule): the same cells, without measuring each repeat.
+pub fn repeat(buf: &mut Buffer, x: u16, y: u16, symbol: &str, n: u16, style: Style) {
+    for x in x..x.saturating_add(n) {
+        if let Some(cell) = buf.cell_mut((x, y)) {
+            cell.set_symbol(symbol).set_style(style);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,6 +94,21 @@ mod tests {
                 assert_eq!(a, b, "{l:?} at {x} in {width}");
                 assert_eq!(want, got, "{l:?} at {x} in {width}");
             }
+        }
+    }
+
+    #[test]
+    fn repeat_draws_what_set_string_draws() {
+        let style = Style::new()
+            .fg(Color::Rgb(1, 2, 3))
+            .add_modifier(Modifier::BOLD);
+        for (x, n) in [(0, 30), (3, 27), (3, 40), (29, 1), (29, 5), (5, 0)] {
+            let area = Rect::new(0, 0, 30, 2);
+            let mut want = Buffer::empty(area);
+            let mut got = Buffer::empty(area);
+            want.set_string(x, 1, "─".repeat(usize::from(n)), style);
+            repeat(&mut got, x, 1, "─", n, style);
+            assert_eq!(want, got, "{n} from {x}");
         }
     }
 }

@@ -18,11 +18,11 @@ pub fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
     buf.set_style(area, base);
     let left = Line::from(left_spans(app, spin, base));
     let right = right_line(app, base);
-    buf.set_line(area.x, area.y, &left, area.width);
+    super::put::line(buf, area.x, area.y, &left, area.width);
     let lw = left.width() as u16;
     let rw = right.width() as u16;
     if lw + rw < area.width {
-        buf.set_line(area.right() - rw, area.y, &right, rw);
+        super::put::line(buf, area.right() - rw, area.y, &right, rw);
     } else if lw < area.width {
         let room = area.width - lw;
         let text: String = right.spans.iter().map(|s| s.content.as_ref()).collect();
