@@ -11,7 +11,7 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use hive::event::{Payload, StreamEvent};
 use hive::processor::{Processor, ProcessorConfig};
-use hive::provider::codex::app_server::AppTurn;
+use hive::provider::codex::app_server::{AppTurn, DeltaNote};
 use hive::provider::codex::exec::ExecTurn;
 use hive::provider::codex::items::Out;
 use serde_json::{Value, json};
@@ -79,20 +79,36 @@ fn bench(c: &mut Criterion) {
         lines.len(),
         bytes
     );
-    c.bench_function("codex app-server 108k chars / 4000 deltas", |b| {
-        b.iter(|| {
-            let now = Instant::now();
-            let mut tr = AppTurn::new();
-            let mut processor = Processor::new(ProcessorConfig::default());
-            let mut emitted = 0;
-            for line in &lines {
-                let v: Value = serde_json::from_str(line).expect("bench line");
-                let method = v["method"].as_str().unwrap_or_default();
-                emitted += feed(&mut processor, tr.notification(method, &v["params"]), now);
-            }
-            black_box(emitted)
-        })
-    });
+    // As the provider reads them (deltas into their fields), and every line
+    // as a JSON tree (as it read them before).
+    for (name, fields) in [
+        ("codex app-server 108k chars / 4000 deltas", true),
+        (
+            "codex app-server 108k chars / 4000 deltas, JSON trees",
+            false,
+        ),
+    ] {
+        c.bench_function(name, |b| {
+            b.iter(|| {
+                let now = Instant::now();
+                let mut tr = AppTurn::new();
+                let mut processor = Processor::new(ProcessorConfig::default());
+                let mut emitted = 0;
+                for line in &lines {
+                    let outs = match DeltaNote::read(line).filter(|_| fields) {
+                        Some(note) => tr.delta_note(&note),
+                        None => {
+                            let v: Value = serde_json::from_str(line).expect("bench line");
+                            let method = v["method"].as_str().unwrap_or_default();
+                            tr.notification(method, &v["params"])
+                        }
+                    };
+                    emitted += feed(&mut processor, outs, now);
+                }
+                black_box(emitted)
+            })
+        });
+    }
 
     let exec_lines = [
         json!({"type": "thread.started", "thread_id": "th"}).to_string(),

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use hive::config::AgentConfig;
 use hive::event::{ErrorInfo, Payload, ResponseStatus, StreamEvent, Usage};
-use hive::provider::codex::app_server::AppTurn;
+use hive::provider::codex::app_server::{AppTurn, DeltaNote};
 use hive::provider::codex::exec::{ExecTurn, ThreadUsage};
 use hive::provider::codex::items::Out;
 use hive::provider::{PermissionDecision, ProviderEvent, Registry};
@@ -543,6 +543,16 @@ fn replay_app(name: &str) -> Vec<Run> {
     // The thread's token total carries over from turn to turn.
     let mut total = Usage::default();
     for line in text.lines() {
+        // As the provider reads its lines: text deltas straight into their
+        // fields, everything else as a JSON tree.
+        if let Some(note) = DeltaNote::read(line) {
+            if let Some((tr, feed)) = current.as_mut() {
+                for out in tr.delta_note(&note) {
+                    feed.out(out);
+                }
+            }
+            continue;
+        }
         let msg: Value = serde_json::from_str(line).expect("captured line is JSON");
         if let Some(id) = msg.pointer("/result/turn/id").and_then(Value::as_str) {
             let mut tr = AppTurn::with_base(total.clone());
@@ -573,6 +583,62 @@ fn replay_app(name: &str) -> Vec<Run> {
         }
     }
     turns
+}
+
+/// Every text delta of the app-server captures, read into its fields,
+/// gives what the same line gives read as a JSON tree; the other lines
+/// (items, requests, responses, usage) are not read that way at all.
+#[test]
+fn app_server_deltas_read_into_fields_translate_as_json_trees_do() {
+    let mut deltas = 0;
+    for name in [
+        "appserver_turns.jsonl",
+        "appserver_interrupt.jsonl",
+        "appserver_steer.jsonl",
+        "appserver_approval.jsonl",
+    ] {
+        for line in fixture(name).lines() {
+            let msg: Value = serde_json::from_str(line).expect("captured line is JSON");
+            let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
+            let Some(note) = DeltaNote::read(line) else {
+                assert!(
+                    !method.ends_with("elta") || msg.get("id").is_some(),
+                    "{name}: a delta was not read into fields: {line}"
+                );
+                continue;
+            };
+            deltas += 1;
+            let params = msg.get("params").cloned().unwrap_or(Value::Null);
+            let turn = params
+                .get("turnId")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            // The turn the line belongs to, another one, and one not named yet.
+            for codex_turn in [turn, Some("another-turn".into()), None] {
+                let mut fields = AppTurn::new();
+                fields.codex_turn.clone_from(&codex_turn);
+                let mut tree = AppTurn::new();
+                tree.codex_turn = codex_turn;
+                let by_fields = fields.delta_note(&note);
+                let by_tree = tree.notification(method, &params);
+                assert_eq!(
+                    format!("{by_fields:?}"),
+                    format!("{by_tree:?}"),
+                    "{name}: {line}"
+                );
+            }
+        }
+    }
+    assert!(deltas > 20, "the captures hold text deltas ({deltas})");
+    // A request is never a notification, however it is shaped.
+    let request =
+        r#"{"id":7,"method":"item/agentMessage/delta","params":{"itemId":"m","delta":"x"}}"#;
+    assert!(DeltaNote::read(request).is_none());
+    // Escapes in the text are read, not borrowed.
+    let escaped =
+        r#"{"method":"item/agentMessage/delta","params":{"itemId":"m","delta":"a\n\"b\u00e9"}}"#;
+    let note = DeltaNote::read(escaped).expect("a delta with escapes");
+    assert_eq!(note.params.delta, "a\n\"b\u{e9}");
 }
 
 fn app_usage(input: u64, output: u64) -> Usage {

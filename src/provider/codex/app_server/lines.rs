@@ -9,6 +9,9 @@ impl AppServer {
         if trimmed.is_empty() {
             return;
         }
+        if let Some(note) = DeltaNote::read(trimmed) {
+            return self.delta_note(&note).await;
+        }
         let mut msg = match object_line("codex app-server", trimmed) {
             Ok(v) => v,
             Err(warning) => {

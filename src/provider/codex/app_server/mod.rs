@@ -32,7 +32,7 @@ use crate::provider::{
 use crate::timer;
 
 mod turn;
-pub use turn::AppTurn;
+pub use turn::{AppTurn, DeltaNote};
 
 /// How long output written just before the server exited is still read.
 const DRAIN: Duration = Duration::from_millis(200);

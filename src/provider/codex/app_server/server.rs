@@ -25,12 +25,8 @@ impl AppServer {
             }
             _ => {}
         }
-        // Sub-agents run in threads of their own; their traffic shows up in
-        // this thread as collab items, not as this turn's events.
         let thread_of = params.get("threadId").and_then(Value::as_str);
-        if let (Some(theirs), Some(mine)) = (thread_of, self.thread.as_deref())
-            && theirs != mine
-        {
+        if self.other_thread(thread_of) {
             return;
         }
         if method == "thread/tokenUsage/updated"
@@ -54,6 +50,33 @@ impl AppServer {
         let outs = turn.tr.notification(method, params);
         let named =
             method == "turn/started" && turn.steers.len() + usize::from(turn.cancel_requested) > 0;
+        self.deliver(turn, outs, named).await;
+    }
+
+    /// A text delta (`DeltaNote`): as `notification` takes the same line.
+    pub(super) async fn delta_note(&mut self, note: &DeltaNote<'_>) {
+        let p = &note.params;
+        if self.other_thread(p.thread_id.as_deref())
+            || p.turn_of().is_some_and(|t| self.abandoned.contains(t))
+        {
+            return;
+        }
+        let Some(mut turn) = self.turn.take() else {
+            return;
+        };
+        let outs = turn.tr.delta_note(note);
+        self.deliver(turn, outs, false).await;
+    }
+
+    /// Sub-agents run in threads of their own; their traffic shows up in
+    /// this thread as collab items, not as this turn's events.
+    fn other_thread(&self, thread_of: Option<&str>) -> bool {
+        matches!((thread_of, self.thread.as_deref()), (Some(theirs), Some(mine)) if theirs != mine)
+    }
+
+    /// What the turn's translator made of a notification, sent on; the turn
+    /// stays unless it finished.
+    async fn deliver(&mut self, mut turn: Turn, outs: Vec<Out>, named: bool) {
         let mut finished = false;
         for out in outs {
             match out {

@@ -2,6 +2,9 @@
 //! → canonical payloads, one handler per server method. Kept free of I/O so
 //! captures and benchmarks can drive it directly.
 
+use std::borrow::Cow;
+
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::event::{Payload, Usage};
@@ -55,6 +58,30 @@ impl AppTurn {
         &self.items
     }
 
+    /// Whether a notification of `method` about the server's turn
+    /// `turn_of` belongs to another turn than this one.
+    fn other_turn(&self, method: &str, turn_of: Option<&str>) -> bool {
+        match (self.codex_turn.as_deref(), turn_of) {
+            (Some(mine), Some(theirs)) => mine != theirs,
+            // Until the server names this turn, only its start is ours: a
+            // resumed thread replays the usage of its last turn, for one.
+            (None, Some(_)) => method != "turn/started",
+            _ => false,
+        }
+    }
+
+    /// One text delta read as a `DeltaNote`: what `notification` makes of
+    /// the same line.
+    pub fn delta_note(&mut self, note: &DeltaNote<'_>) -> Vec<Out> {
+        let p = &note.params;
+        if self.other_turn(&note.method, p.turn_of()) {
+            return Vec::new();
+        }
+        let index = p.summary_index.unwrap_or(0);
+        let payloads = self.text_delta(&note.method, &p.item_id, &p.delta, || index);
+        payloads.into_iter().map(Out::Event).collect()
+    }
+
     /// One server notification; unrelated ones yield nothing.
     pub fn notification(&mut self, method: &str, params: &Value) -> Vec<Out> {
         let mut out = Vec::new();
@@ -62,12 +89,8 @@ impl AppTurn {
             .get("turnId")
             .and_then(Value::as_str)
             .or_else(|| params.pointer("/turn/id").and_then(Value::as_str));
-        match (self.codex_turn.as_deref(), turn_of) {
-            (Some(mine), Some(theirs)) if mine != theirs => return out,
-            // Until the server names this turn, only its start is ours: a
-            // resumed thread replays the usage of its last turn, for one.
-            (None, Some(_)) if method != "turn/started" => return out,
-            _ => {}
+        if self.other_turn(method, turn_of) {
+            return out;
         }
         let payloads = match method {
             "turn/started" => {
@@ -137,6 +160,17 @@ impl AppTurn {
                 .and_then(Value::as_i64)
                 .unwrap_or(0)
         };
+        self.text_delta(method, item_id, delta, summary_index)
+    }
+
+    /// A delta by method, whichever way its line was read.
+    fn text_delta(
+        &mut self,
+        method: &str,
+        item_id: &str,
+        delta: &str,
+        summary_index: impl Fn() -> i64,
+    ) -> Vec<Payload> {
         match method {
             "item/agentMessage/delta" | "item/plan/delta" => {
                 self.items.delta(item_id, TextKind::Message, delta)
@@ -225,6 +259,76 @@ impl AppTurn {
 
     fn flush_error(&mut self, out: &mut Vec<Out>) {
         self.items.flush_error(&mut self.pending_error, out);
+    }
+}
+
+/// The notifications that carry a piece of text, the bulk of a turn's lines.
+const DELTA_METHODS: [&str; 6] = [
+    "item/agentMessage/delta",
+    "item/plan/delta",
+    "item/reasoning/summaryTextDelta",
+    "item/reasoning/textDelta",
+    "item/commandExecution/outputDelta",
+    "item/fileChange/outputDelta",
+];
+
+/// A text delta notification read straight into its fields, borrowing the
+/// line's text where it has no escapes: deltas arrive by the thousand, and
+/// building a JSON tree of each cost more than the rest of its way to the
+/// pane.
+#[derive(Debug, Deserialize)]
+pub struct DeltaNote<'a> {
+    #[serde(borrow)]
+    pub method: Cow<'a, str>,
+    pub params: DeltaParams<'a>,
+    /// A request carries an id; a notification does not.
+    #[serde(default)]
+    id: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeltaParams<'a> {
+    #[serde(borrow, default)]
+    pub thread_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub turn_id: Option<Cow<'a, str>>,
+    /// Where a notification names its turn as an object instead.
+    #[serde(borrow, default)]
+    pub turn: Option<TurnRef<'a>>,
+    #[serde(borrow)]
+    pub item_id: Cow<'a, str>,
+    #[serde(borrow)]
+    pub delta: Cow<'a, str>,
+    #[serde(default)]
+    pub summary_index: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct TurnRef<'a> {
+    #[serde(borrow, default)]
+    pub id: Option<Cow<'a, str>>,
+}
+
+impl DeltaParams<'_> {
+    /// The server's turn this delta belongs to, read as `notification` reads it.
+    pub fn turn_of(&self) -> Option<&str> {
+        self.turn_id
+            .as_deref()
+            .or_else(|| self.turn.as_ref().and_then(|t| t.id.as_deref()))
+    }
+}
+
+impl<'a> DeltaNote<'a> {
+    /// `line` when it is a text delta notification; anything else (or a
+    /// delta of an unexpected shape) is `None`, for the general reader.
+    pub fn read(line: &'a str) -> Option<Self> {
+        // Cheap test first: most other lines are not tried at all.
+        if !line.contains("elta\"") {
+            return None;
+        }
+        let note: Self = serde_json::from_str(line).ok()?;
+        (note.id.is_none() && DELTA_METHODS.contains(&note.method.as_ref())).then_some(note)
     }
 }
 
