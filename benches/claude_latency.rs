@@ -60,7 +60,7 @@ const PROMPT: &str = "latency probe: the quick brown fox jumps over the lazy dog
 /// Provider only: first `item_delta` out of the provider task.
 async fn provider_only(turns: usize, delay_ms: u64) -> Vec<f64> {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = hive::provider::channel::channel();
     let handle = ClaudeFactory
         .spawn(
             ProviderSpec {

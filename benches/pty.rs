@@ -145,7 +145,7 @@ fn hive_pipeline(file: &Path, render: bool) -> String {
     rt.block_on(async {
         let mut agent = AgentConfig::new("bench", "pty");
         agent.command = vec!["cat".into(), file.display().to_string()];
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let (tx, mut rx) = hive::provider::channel::channel();
         let handle = PtyFactory
             .spawn(
                 ProviderSpec {

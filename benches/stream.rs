@@ -60,7 +60,7 @@ impl ProviderFactory for Tap {
         spec: ProviderSpec,
         events: EventSink,
     ) -> Result<ProviderHandle, ProviderError> {
-        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (tx, mut rx) = hive::provider::channel::channel();
         let handle = ScriptFactory.spawn(spec, tx)?;
         let sent = Arc::clone(&self.sent);
         tokio::spawn(async move {

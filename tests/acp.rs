@@ -27,7 +27,6 @@ use hive::provider::{
 };
 use hive::upsert::{TurnEvent, TurnStatus, UpsertStatus};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 const CAPTURE_CWD: &str = "/tmp/hive-lab-work";

@@ -1328,3 +1328,51 @@ async fn fake_an_attached_image_goes_with_the_next_message() {
     );
     pane.runner.send(RunnerCommand::Shutdown);
 }
+
+/// An agent that writes faster than its runner reads (here: a runner that
+/// reads nothing for a while) is not read ahead without bound: the provider
+/// stops reading at the channel's high water mark and the agent waits on its
+/// pipe. Once the runner reads again, every chunk arrives, in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flooding_agent_waits_for_its_runner_and_loses_nothing() {
+    use hive::provider::channel::HIGH_WATER;
+    let fake = Fake::new();
+    let mut live = spawn(fake.agent.clone()).expect("spawn");
+    live.handle.send(ProviderCommand::Send {
+        turn_id: "turn_f".into(),
+        text: "flood please".into(),
+    });
+    // Wait until the queue stops growing (the fake writes 20,000 deltas).
+    let (mut last, mut still) = (0, 0);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while still < 5 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let n = live.rx.len();
+        (still, last) = if n == last { (still + 1, n) } else { (0, n) };
+    }
+    // One stream-json line becomes at most a few events.
+    assert!(
+        (HIGH_WATER..HIGH_WATER + 8).contains(&last),
+        "{last} events queued, the mark is {HIGH_WATER}"
+    );
+    let mut text = String::new();
+    loop {
+        match live.next("the flood's result").await {
+            Some(ProviderEvent::Stream(s)) => match s.payload {
+                Payload::ItemDelta { delta_content, .. } => text.push_str(&delta_content),
+                Payload::ResponseDone { .. } => break,
+                _ => {}
+            },
+            Some(_) => {}
+            None => panic!("channel closed mid-flood"),
+        }
+    }
+    let want: String = (0..20000).map(|i| format!("{i:07} ")).collect();
+    assert!(
+        text == want,
+        "{} of {} chars arrived",
+        text.len(),
+        want.len()
+    );
+    live.handle.kill().await;
+}

@@ -207,11 +207,11 @@ fn tc_1_1f_schema_rejects_malformed_events_naming_the_field() {
 /// The built-in demo agent as a bare provider task.
 fn spawn_demo() -> (
     hive::provider::ProviderHandle,
-    tokio::sync::mpsc::UnboundedReceiver<ProviderEvent>,
+    hive::provider::EventReceiver,
 ) {
     let mut agent = AgentConfig::new("demo", "script");
     agent.script = Some("demo:tour".into());
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, rx) = hive::provider::channel::channel();
     let spec = ProviderSpec {
         agent,
         resume: None,

@@ -14,9 +14,10 @@ use hive::app::frame;
 use hive::app::state::App;
 use hive::event::Origin;
 use hive::provider::Capabilities;
+use hive::runner::PaneEvent;
 use hive::ui::ViewState;
-use hive::upsert::UpsertKind;
-use support::console::{Console, complete, pane_event};
+use hive::upsert::{UpsertKind, UpsertStatus};
+use support::console::{Console, complete, pane_event, upsert};
 
 const AREA: Rect = Rect::new(0, 0, 100, 30);
 
@@ -234,13 +235,21 @@ fn a_search_jump_puts_the_answer_at_the_top_of_the_view() {
 
 #[test]
 fn a_streamed_long_answer_looks_like_the_same_answer_restored() {
+    // Small updates (each piece rendered as it finishes) and large ones (a
+    // long finished stretch indexed lazily, as for a pane drawn rarely).
+    for every in [50, 3000] {
+        streamed_equals_restored(every);
+    }
+}
+
+fn streamed_equals_restored(every: usize) {
     let text = long_answer(400); // about 80 KB: past the size laid out whole
     let (mut live, mut live_view) = console(&[(Origin::User, "stream it".into())]);
     let mut buffer = hive::text::TextBuffer::new();
     let pieces: Vec<&str> = text.split_inclusive(' ').collect();
     for (n, piece) in pieces.iter().enumerate() {
         buffer.push_str(piece);
-        if n % 50 == 0 || n + 1 == pieces.len() {
+        if n % every == 0 || n + 1 == pieces.len() {
             let kind = UpsertKind::Message {
                 content: buffer.snapshot(),
                 origin: Origin::Agent,
@@ -256,7 +265,11 @@ fn a_streamed_long_answer_looks_like_the_same_answer_restored() {
         press(&mut restored, keys);
         let a = draw(&mut live, &mut live_view);
         let b = draw(&mut restored, &mut restored_view);
-        assert_eq!(rows(&live, &a), rows(&restored, &b), "after {keys:?}");
+        assert_eq!(
+            rows(&live, &a),
+            rows(&restored, &b),
+            "after {keys:?}, every {every}"
+        );
     }
     // Paging down from the top shows the same rows all the way.
     for _ in 0..40 {
@@ -264,7 +277,7 @@ fn a_streamed_long_answer_looks_like_the_same_answer_restored() {
         page(&mut restored, KeyCode::PageDown);
         let a = draw(&mut live, &mut live_view);
         let b = draw(&mut restored, &mut restored_view);
-        assert_eq!(rows(&live, &a), rows(&restored, &b));
+        assert_eq!(rows(&live, &a), rows(&restored, &b), "every {every}");
     }
 }
 
@@ -567,4 +580,37 @@ fn a_huge_expanded_thought_is_laid_out_only_where_the_view_is() {
     };
     let reference = wrapped(&app, &hive::ui::cells::thinking(u, &text, &ctx));
     assert_lazy_and_whole(&mut app, &mut view, 0, &reference);
+}
+
+/// While a long answer streams, the pieces it finished scroll away above the
+/// view: their rows are dropped as the view moves on, so what a streaming
+/// pane holds stays about a screen however long the answer grows.
+#[test]
+fn a_streaming_answer_keeps_only_the_rows_near_the_view() {
+    let text = long_answer(1500); // about 300 KB
+    let (mut app, mut view) = console(&[(Origin::User, "stream it".into())]);
+    let mut buffer = hive::text::TextBuffer::new();
+    let pieces: Vec<&str> = text.split_inclusive(' ').collect();
+    let mut most = 0;
+    for (n, piece) in pieces.iter().enumerate() {
+        buffer.push_str(piece);
+        // Now and then a long stretch at once (about 35 KB), as a pane
+        // drawn rarely sees.
+        if n % 40 == 0 && (n / 40) % 200 < 60 {
+            let kind = UpsertKind::Message {
+                content: buffer.snapshot(),
+                origin: Origin::Agent,
+            };
+            let update = upsert("turn-1", "answer", UpsertStatus::Update, kind);
+            app.apply(pane_event(PaneEvent::Upsert(update)));
+            draw(&mut app, &mut view);
+            let rows = view.pane(0).unwrap().held().find(|(i, _)| *i == 1);
+            most = most.max(rows.map_or(0, |(_, c)| c.rows_held()));
+        }
+    }
+    let (_, all) = laid_out(&view, 1);
+    assert!(all > 100, "{all} chunks");
+    // The view is 30 rows: a screen above and below it, and the chunks
+    // (about 4 KB each) that reach into those.
+    assert!(most <= 400, "{most} rows held at once while streaming");
 }

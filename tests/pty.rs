@@ -270,7 +270,7 @@ const PATIENCE: Duration = Duration::from_secs(30);
 struct Pane {
     handle: Option<ProviderHandle>,
     screen: TerminalScreen,
-    events: mpsc::UnboundedReceiver<ProviderEvent>,
+    events: hive::provider::EventReceiver,
 }
 
 fn agent(command: &[&str]) -> AgentConfig {
@@ -286,7 +286,7 @@ fn agent(command: &[&str]) -> AgentConfig {
 fn start(agent: AgentConfig) -> Pane {
     let factory = Registry::builtin().get("pty").expect("pty is registered");
     assert_eq!(factory.capabilities(&agent), Default::default());
-    let (tx, rx) = mpsc::unbounded_channel();
+    let (tx, rx) = hive::provider::channel::channel();
     let handle = factory
         .spawn(
             ProviderSpec {

@@ -6,6 +6,7 @@
 //! agent's own protocol lives only in that agent's module below.
 
 pub mod acp;
+pub mod channel;
 pub mod claude;
 pub mod codex;
 pub mod display;
@@ -215,7 +216,7 @@ impl std::fmt::Debug for TerminalScreen {
     }
 }
 
-pub type EventSink = mpsc::UnboundedSender<ProviderEvent>;
+pub use channel::{EventReceiver, EventSink};
 
 /// How a provider starts: a fresh session, or resuming the agent's own.
 #[derive(Debug, Clone)]

@@ -15,8 +15,8 @@ use tokio::process::ChildStdout;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::ProviderCommand;
 use super::process::{AgentProcess, CommandSpec, LineReader};
+use super::{EventSink, ProviderCommand};
 use crate::timer;
 
 /// How long each phase of a run may take before hive ends the group.
@@ -101,9 +101,15 @@ pub struct Run {
 impl Run {
     /// Starts `spec`; `stdin` is written whole and closed (EOF tells the CLI
     /// the prompt is complete), or closed at once when the prompt is in argv.
-    pub async fn start(spec: &CommandSpec, stdin: Option<&str>) -> Result<Self, String> {
-        let (mut proc, lines) = AgentProcess::spawn(spec)
+    /// Its output is read only while `events` has room (`LineReader::gate`).
+    pub async fn start(
+        spec: &CommandSpec,
+        stdin: Option<&str>,
+        events: &EventSink,
+    ) -> Result<Self, String> {
+        let (mut proc, mut lines) = AgentProcess::spawn(spec)
             .map_err(|e| format!("cannot start `{}`: {e}", spec.program))?;
+        lines.gate(events);
         if let Some(text) = stdin
             && let Err(e) = proc.write_line(text).await
         {
@@ -326,7 +332,9 @@ mod tests {
             cwd: None,
             env: Default::default(),
         };
-        let mut run = Run::start(&spec, Some("hi")).await.unwrap();
+        let mut run = Run::start(&spec, Some("hi"), &crate::provider::channel::channel().0)
+            .await
+            .unwrap();
         let mut probe = Probe {
             lines: Vec::new(),
             commands: Vec::new(),

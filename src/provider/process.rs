@@ -14,7 +14,7 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-use super::ProviderError;
+use super::{EventSink, ProviderError};
 use crate::config::AgentConfig;
 
 /// Lines of stderr kept for the error message of a crash (noise and stack
@@ -345,6 +345,9 @@ pub struct LineReader<R> {
     max: usize,
     /// Inside an over-long line: dropping up to its newline.
     skipping: bool,
+    /// The events channel this reader's lines end up in: no line is read
+    /// while its runner is behind (`channel::EventSink::room`).
+    gate: Option<EventSink>,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
@@ -358,11 +361,21 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             buf: Vec::new(),
             max,
             skipping: false,
+            gate: None,
         }
+    }
+
+    /// Reads a line only when `events` has room: an agent faster than its
+    /// runner waits on its pipe instead of queueing events without bound.
+    pub fn gate(&mut self, events: &EventSink) {
+        self.gate = Some(events.clone());
     }
 
     /// The next line without its terminator; `None` at EOF.
     pub async fn next_line(&mut self) -> io::Result<Option<String>> {
+        if let Some(gate) = &self.gate {
+            gate.room().await;
+        }
         loop {
             let chunk = self.reader.fill_buf().await?;
             if chunk.is_empty() {

@@ -78,3 +78,26 @@ async fn an_endless_line_is_reported_without_waiting_for_its_end() {
     );
     writer.abort();
 }
+
+#[tokio::test]
+async fn a_gated_reader_reads_nothing_while_its_runner_is_behind() {
+    use crate::provider::channel::{HIGH_WATER, channel};
+    use crate::provider::{DiagnosticLevel, ProviderEvent};
+    let (events, mut rx) = channel();
+    for _ in 0..HIGH_WATER {
+        events
+            .send(ProviderEvent::diagnostic(DiagnosticLevel::Info, "queued"))
+            .unwrap();
+    }
+    let mut r = LineReader::new(&b"one\ntwo\n"[..]);
+    r.gate(&events);
+    let early = tokio::time::timeout(std::time::Duration::from_millis(100), r.next_line()).await;
+    assert!(
+        early.is_err(),
+        "read a line with {HIGH_WATER} events queued"
+    );
+    // The runner catches up: the reader goes on, and no line was lost.
+    while rx.try_recv().is_ok() {}
+    assert_eq!(r.next_line().await.unwrap().as_deref(), Some("one"));
+    assert_eq!(r.next_line().await.unwrap().as_deref(), Some("two"));
+}

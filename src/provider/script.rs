@@ -560,7 +560,11 @@ impl Player {
         let deadline = tokio::time::Instant::now() + d;
         loop {
             tokio::select! {
-                _ = tokio::time::sleep_until(deadline) => return None,
+                // A scenario with no delay streams only as fast as the runner takes it.
+                () = async {
+                    tokio::time::sleep_until(deadline).await;
+                    self.events.room().await;
+                } => return None,
                 cmd = self.rx.recv() => match cmd {
                     Some(cmd) => if let Some(end) = self.command_mid_turn(cmd, ctx) {
                         return Some(end);

@@ -2,11 +2,10 @@
 //! turning what it says into pane events, and failing the turn in flight
 //! when its process ends.
 
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::{PaneEvent, Runner, TurnState};
-use crate::provider::{DiagnosticLevel, ProviderError, ProviderEvent};
+use crate::provider::{DiagnosticLevel, EventReceiver, ProviderError, ProviderEvent};
 use crate::upsert::{Output, TurnEvent};
 
 impl Runner {
@@ -15,7 +14,7 @@ impl Runner {
             .agent
             .check_cwd()
             .map_err(|message| ProviderError::config(&self.spec.agent.id, message))?;
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = crate::provider::channel::channel();
         let handle = self.factory.spawn(self.spec.clone(), tx)?;
         self.emit(PaneEvent::Attached {
             capabilities: self.capabilities,
@@ -137,7 +136,7 @@ impl Runner {
     }
 }
 
-pub(super) async fn recv_opt<T>(rx: &mut Option<mpsc::UnboundedReceiver<T>>) -> Option<T> {
+pub(super) async fn recv_opt(rx: &mut Option<EventReceiver>) -> Option<ProviderEvent> {
     match rx {
         Some(rx) => rx.recv().await,
         None => std::future::pending().await,

@@ -17,7 +17,7 @@ use crate::event::new_id;
 use crate::processor::{Processor, ProcessorConfig};
 use crate::provider::{
     Capabilities, DiagnosticLevel, PermissionDecision, PermissionRequest, ProviderError,
-    ProviderEvent, ProviderFactory, ProviderHandle, ProviderSpec, SessionInfo, TerminalScreen,
+    ProviderFactory, ProviderHandle, ProviderSpec, SessionInfo, TerminalScreen,
 };
 use crate::timer;
 use crate::upsert::{TurnEvent, Upsert};
@@ -294,7 +294,7 @@ struct Runner {
     spec: ProviderSpec,
     capabilities: Capabilities,
     provider: Option<ProviderHandle>,
-    provider_rx: Option<mpsc::UnboundedReceiver<ProviderEvent>>,
+    provider_rx: Option<crate::provider::EventReceiver>,
     processor: Processor,
     state: TurnState,
     queue: VecDeque<String>,

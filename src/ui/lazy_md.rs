@@ -9,7 +9,10 @@
 //!
 //! A streaming answer keeps the incremental path (`markdown::Incremental`):
 //! each finished piece becomes a chunk laid out at once, and only the open
-//! tail is rendered again on each update.
+//! tail is rendered again on each update. A long stretch finished since the
+//! last update (a pane drawn rarely, an agent faster than the frame rate) is
+//! cut into chunks like a restored text instead, so the rows a streaming
+//! answer holds stay near the view however fast it grows.
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -28,6 +31,10 @@ const CHUNK_BYTES: usize = 4096;
 /// Texts up to this long are laid out whole at once (exact heights, as
 /// before this module existed); longer ones only where they are drawn.
 pub(super) const EAGER_BYTES: usize = 32 * 1024;
+
+/// A stretch of newly finished text at least this long is indexed lazily
+/// rather than rendered whole by the incremental renderer.
+const LAZY_FRESH_BYTES: usize = 2 * CHUNK_BYTES;
 
 /// One piece of the text between two block boundaries.
 #[derive(Debug)]
@@ -130,6 +137,12 @@ impl MdLayout {
             }
             if md.chunks.is_empty() && md.inc.stable_len == 0 {
                 md.index(src, closed);
+            } else if md.lines.is_none() {
+                let from = md.inc.stable_len;
+                let to = markdown::stable_boundary(src, from);
+                if to - from >= LAZY_FRESH_BYTES {
+                    md.index_more(src, from, to);
+                }
             }
             let before = md.inc.stable_len;
             md.inc.update(src, true, t, base(t));
@@ -193,9 +206,41 @@ impl MdLayout {
     /// the message is complete); the incremental renderer takes over from
     /// there. A long code block becomes ranges of its lines.
     fn index(&mut self, src: &str, closed: bool) {
-        let mut start = 0;
-        let mut prev = 0;
         let cuts = markdown::boundaries(src, 0).chain(closed.then_some(src.len()));
+        let prev = self.cut(src, 0, cuts);
+        self.first_filled = self.chunks.iter().position(|c| c.filled);
+        self.sealed = closed;
+        self.inc = Incremental::resume(prev, self.first_filled.is_some());
+        self.reestimate(src);
+    }
+
+    /// Cuts the finished stretch `from..to` of a streaming text into chunks
+    /// with estimated heights (nothing rendered); the incremental renderer
+    /// goes on from `to`.
+    fn index_more(&mut self, src: &str, from: usize, to: usize) {
+        let first = self.chunks.len();
+        let end = self.cut(
+            src,
+            from,
+            markdown::boundaries(src, from).take_while(|&c| c <= to),
+        );
+        if self.first_filled.is_none() {
+            self.first_filled = (first..self.chunks.len()).find(|&i| self.chunks[i].filled);
+        }
+        for i in first..self.chunks.len() {
+            let h = self.estimate(src, i);
+            self.chunks[i].height = h;
+            self.height += h as usize;
+        }
+        self.inc = Incremental::resume(end, self.first_filled.is_some());
+    }
+
+    /// Appends the chunks of `src` from `from` to the last of `cuts` (block
+    /// boundaries), a long code block as ranges of its lines; returns where
+    /// the last chunk ends.
+    fn cut(&mut self, src: &str, from: usize, cuts: impl Iterator<Item = usize>) -> usize {
+        let mut start = from;
+        let mut prev = from;
         for cut in cuts {
             if cut <= prev {
                 continue;
@@ -227,29 +272,34 @@ impl MdLayout {
         if prev > start {
             self.chunks.push(Chunk::new(src, start, prev));
         }
-        self.first_filled = self.chunks.iter().position(|c| c.filled);
-        self.sealed = closed;
-        self.inc = Incremental::resume(prev, self.first_filled.is_some());
-        self.reestimate(src);
+        prev
+    }
+
+    /// Chunk `i`'s estimated height at the current width.
+    fn estimate(&self, src: &str, i: usize) -> u32 {
+        let avail = usize::from(self.width.saturating_sub(2)).max(1);
+        let c = &self.chunks[i];
+        let lead = c.filled
+            && c.leads()
+            && self.lines.is_none()
+            && self.first_filled.is_some_and(|f| f < i);
+        u32::from(lead)
+            + match &c.code {
+                Some(r) => r.estimate(src, self.width),
+                None => c.lines + ((c.end - c.start) / avail) as u32,
+            }
     }
 
     /// Every chunk back to its estimate at the current width.
     fn reestimate(&mut self, src: &str) {
-        let avail = usize::from(self.width.saturating_sub(2)).max(1);
         self.height = 0;
-        for (i, c) in self.chunks.iter_mut().enumerate() {
-            let lead = c.filled
-                && c.leads()
-                && self.lines.is_none()
-                && self.first_filled.is_some_and(|f| f < i);
-            c.height = u32::from(lead)
-                + match &c.code {
-                    Some(r) => r.estimate(src, self.width),
-                    None => c.lines + ((c.end - c.start) / avail) as u32,
-                };
+        for i in 0..self.chunks.len() {
+            let h = self.estimate(src, i);
+            let c = &mut self.chunks[i];
+            c.height = h;
             c.exact = false;
             c.rows = Vec::new();
-            self.height += c.height as usize;
+            self.height += h as usize;
         }
         self.resident.clear();
     }
@@ -464,6 +514,10 @@ impl MdLayout {
     /// Chunks holding rows (for tests and the memory figures).
     pub(super) fn laid_out_chunks(&self) -> usize {
         self.chunks.iter().filter(|c| !c.rows.is_empty()).count()
+    }
+
+    pub(super) fn rows_held(&self) -> usize {
+        self.tail_rows.len() + self.chunks.iter().map(|c| c.rows.len()).sum::<usize>()
     }
 
     pub(super) fn chunk_count(&self) -> usize {

@@ -81,6 +81,11 @@ impl Cache {
             .map_or((0, 0), |m| (m.laid_out_chunks(), m.chunk_count()))
     }
 
+    /// Rows held for drawing (for tests of the lazy layout).
+    pub fn rows_held(&self) -> usize {
+        self.lines.len() + self.md.as_ref().map_or(0, |m| m.rows_held())
+    }
+
     /// Whether part of it is drawn provisionally (a long code block's
     /// highlighting not reached yet): another frame will draw more.
     pub fn pending(&self) -> bool {

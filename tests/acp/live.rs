@@ -605,7 +605,7 @@ async fn live_resume_without_load_support_starts_a_new_session_with_a_notice() {
 
 #[tokio::test]
 async fn config_errors_name_the_problem() {
-    let (tx, _rx) = mpsc::unbounded_channel();
+    let (tx, _rx) = hive::provider::channel::channel();
     let spec = ProviderSpec {
         agent: AgentConfig::new("x", "acp"),
         resume: None,

@@ -11,6 +11,7 @@ Behaviour is chosen by keywords in the user's message:
               folded into the running turn; honours interrupt
   permission  tool_use, then a can_use_tool control_request; allow/deny
   garbage     prints a non-JSON line mid-stream
+  flood       20,000 text chunks of 8 chars with no pause (backpressure)
   apierror    synthetic API error reply + result with is_error (subtype success)
   crash       starts streaming, writes to stderr, exits with status 3
   hang        ignores everything incl. interrupt and SIGTERM, with a child
@@ -295,6 +296,12 @@ def run_turn(turn):
     if "garbage" in prompt:
         sys.stdout.write("this line is not json\n")
         sys.stdout.flush()
+    if "flood" in prompt:
+        text = "".join("%07d " % i for i in range(20000))
+        text_block(turn, msg_id, index, text, split(text), 0)
+        end_message(msg_id, "end_turn")
+        result(turn, text)
+        return
     if "slow" in prompt:
         text = "".join("Chunk %02d. " % i for i in range(1, 41))
         try:

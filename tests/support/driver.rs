@@ -11,7 +11,8 @@ use std::time::Duration;
 use hive::config::AgentConfig;
 use hive::event::{Origin, Payload};
 use hive::provider::{
-    ProviderCommand, ProviderError, ProviderEvent, ProviderFactory, ProviderHandle, ProviderSpec,
+    EventReceiver, ProviderCommand, ProviderError, ProviderEvent, ProviderFactory, ProviderHandle,
+    ProviderSpec,
 };
 use hive::runner::{
     PaneEvent, PaneUpdate, RunnerCommand, RunnerHandle, RunnerOptions, SubmitMode, spawn_runner,
@@ -43,14 +44,31 @@ impl Observed for ProviderEvent {
     }
 }
 
+/// The receiving end of a runner's or a provider's channel.
+pub trait Source<M> {
+    fn recv(&mut self) -> impl std::future::Future<Output = Option<M>>;
+}
+
+impl<M> Source<M> for mpsc::UnboundedReceiver<M> {
+    fn recv(&mut self) -> impl std::future::Future<Output = Option<M>> {
+        mpsc::UnboundedReceiver::recv(self)
+    }
+}
+
+impl Source<ProviderEvent> for EventReceiver {
+    fn recv(&mut self) -> impl std::future::Future<Output = Option<ProviderEvent>> {
+        EventReceiver::recv(self)
+    }
+}
+
 /// A channel's output: waits for events, keeps all it saw.
-pub struct Watch<M: Observed> {
-    pub rx: mpsc::UnboundedReceiver<M>,
+pub struct Watch<M: Observed, R: Source<M> = mpsc::UnboundedReceiver<M>> {
+    pub rx: R,
     pub seen: Vec<M::Item>,
 }
 
-impl<M: Observed> Watch<M> {
-    pub fn new(rx: mpsc::UnboundedReceiver<M>) -> Self {
+impl<M: Observed, R: Source<M>> Watch<M, R> {
+    pub fn new(rx: R) -> Self {
         Self {
             rx,
             seen: Vec::new(),
@@ -227,11 +245,11 @@ impl Pane {
 /// A provider driven bare, as a runner would: commands in, events out.
 pub struct Live {
     pub handle: ProviderHandle,
-    pub watch: Watch<ProviderEvent>,
+    pub watch: Watch<ProviderEvent, EventReceiver>,
 }
 
 impl Deref for Live {
-    type Target = Watch<ProviderEvent>;
+    type Target = Watch<ProviderEvent, EventReceiver>;
     fn deref(&self) -> &Self::Target {
         &self.watch
     }
@@ -245,7 +263,7 @@ impl DerefMut for Live {
 
 impl Live {
     pub fn spawn(factory: &dyn ProviderFactory, spec: ProviderSpec) -> Result<Self, ProviderError> {
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = hive::provider::channel::channel();
         let handle = factory.spawn(spec, tx)?;
         Ok(Self {
             handle,

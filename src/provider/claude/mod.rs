@@ -171,7 +171,8 @@ impl ProviderFactory for ClaudeFactory {
         let cmd = command_spec(&spec.agent, spec.resume.as_deref());
         let mcp = mcp_config_file(&spec.agent);
         super::write_mcp_config(&spec.agent, mcp.as_ref(), &cmd.program, mcp_config)?;
-        let (process, stdout) = AgentProcess::spawn_for(&spec.agent.id, &cmd)?;
+        let (process, mut stdout) = AgentProcess::spawn_for(&spec.agent.id, &cmd)?;
+        stdout.gate(&events);
         let translator = Translator::new(spec.resume.as_deref());
         let resuming = spec.resume.clone().map(|id| Resuming {
             agent: spec.agent.clone(),
@@ -275,7 +276,7 @@ impl Session {
             }
         }
         let cmd = command_spec(&resuming.agent, None);
-        let (process, stdout) = match AgentProcess::spawn(&cmd) {
+        let (process, mut stdout) = match AgentProcess::spawn(&cmd) {
             Ok(p) => p,
             Err(e) => {
                 self.events.diagnostic(
@@ -285,6 +286,7 @@ impl Session {
                 return false;
             }
         };
+        stdout.gate(&self.events);
         self.process = process;
         self.stdout = stdout;
         self.translator = Translator::new(None);

@@ -377,7 +377,7 @@ impl ExecProvider {
     ) -> RunEnd {
         let spec = self.settings.exec_command(resume);
         // The prompt goes to stdin (`-`); EOF tells the CLI it is complete.
-        let mut run = match Run::start(&spec, Some(prompt)).await {
+        let mut run = match Run::start(&spec, Some(prompt), &self.events).await {
             Ok(run) => run,
             Err(message) => return RunEnd::SpawnFailed(message),
         };

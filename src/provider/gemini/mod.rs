@@ -258,7 +258,7 @@ impl Driver {
     ) -> RunEnd {
         let spec = command(&self.agent, text, session);
         // The prompt is in argv; an open stdin would be read as more prompt.
-        let mut run = match Run::start(&spec, None).await {
+        let mut run = match Run::start(&spec, None, &self.events).await {
             Ok(run) => run,
             Err(message) => {
                 let evs = tr.exited("spawn_failed", &message);

@@ -201,7 +201,11 @@ async fn read_stream(
     let mut events = response.bytes_stream().eventsource();
     loop {
         let next = tokio::select! {
-            n = events.next() => n,
+            // Read on only while the runner keeps up (`channel::EventSink::room`).
+            n = async {
+                ctx.events.room().await;
+                events.next().await
+            } => n,
             _ = ctx.cancel.cancelled() => {
                 items.cancel(ctx, "interrupted");
                 return Err(Attempt::Cancelled);

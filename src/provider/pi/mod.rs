@@ -49,7 +49,8 @@ impl ProviderFactory for PiFactory {
     fn spawn(&self, spec: ProviderSpec, events: EventSink) -> Spawned {
         let steer = steer_command(&spec.agent)?;
         let cmd = command(&spec.agent, spec.resume.as_deref());
-        let (proc, lines) = AgentProcess::spawn_for(&spec.agent.id, &cmd)?;
+        let (proc, mut lines) = AgentProcess::spawn_for(&spec.agent.id, &cmd)?;
+        lines.gate(&events);
         if spec.agent.hive_mcp.is_some() {
             // pi has no MCP client (by design); say so rather than ignore it.
             events.diagnostic(
@@ -317,7 +318,8 @@ impl Driver {
             .or_else(|| self.resume.clone());
         let cmd = command(&self.agent, session.as_deref());
         match AgentProcess::spawn(&cmd) {
-            Ok((proc, lines)) => {
+            Ok((proc, mut lines)) => {
+                lines.gate(&self.events);
                 self.proc = proc;
                 self.lines = lines;
                 self.resume = session;
@@ -351,9 +353,10 @@ impl Driver {
         let report = self.proc.exit_report(status);
         let old = self.resume.take().unwrap_or_default();
         let cmd = command(&self.agent, None);
-        let Ok((proc, lines)) = AgentProcess::spawn(&cmd) else {
+        let Ok((proc, mut lines)) = AgentProcess::spawn(&cmd) else {
             return false;
         };
+        lines.gate(&self.events);
         self.proc = proc;
         self.lines = lines;
         self.diagnostic(

@@ -1,0 +1,224 @@
+//! The event channel from a provider task to its runner, with backpressure.
+//!
+//! A provider can read an agent faster than the runner processes what it
+//! read: nine panes each streaming 150,000 deltas as fast as hive reads them
+//! queued up to 110,000 events in one pane (each a `StreamEvent` with five
+//! small heap strings), and hive's RSS grew to 14× the text it held. Sending
+//! stays synchronous (a translator hands over a batch of events at once), but
+//! a provider waits for [`EventSink::room`] before it reads more from the
+//! agent (`process::LineReader::gated`, the openai SSE loop). The agent then
+//! blocks on its pipe or socket, as any producer does when its consumer is
+//! slower: nothing is dropped and nothing piles up.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tokio::sync::{Notify, mpsc};
+
+pub use tokio::sync::mpsc::error::TryRecvError;
+
+use super::ProviderEvent;
+
+/// Events queued (sent, not yet received) at which a gated reader stops
+/// reading: a few frames' worth of deltas, so a fast stream never waits on
+/// it while the runner keeps up.
+pub const HIGH_WATER: usize = 1024;
+
+/// A waiting reader goes on once the queue is down to this.
+const LOW_WATER: usize = HIGH_WATER / 2;
+
+/// The runner is gone: the event was dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the runner is gone")]
+pub struct Closed;
+
+#[derive(Debug, Default)]
+struct Depth {
+    queued: AtomicUsize,
+    drained: Notify,
+}
+
+/// The provider's side: cloneable, never blocks, never fails loudly (a
+/// closed channel means the host is gone and the task is about to end).
+#[derive(Debug, Clone)]
+pub struct EventSink {
+    tx: mpsc::UnboundedSender<ProviderEvent>,
+    depth: Arc<Depth>,
+}
+
+/// The runner's side.
+#[derive(Debug)]
+pub struct EventReceiver {
+    rx: mpsc::UnboundedReceiver<ProviderEvent>,
+    depth: Arc<Depth>,
+}
+
+/// A new provider → runner channel.
+pub fn channel() -> (EventSink, EventReceiver) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let depth = Arc::new(Depth::default());
+    (
+        EventSink {
+            tx,
+            depth: Arc::clone(&depth),
+        },
+        EventReceiver { rx, depth },
+    )
+}
+
+impl EventSink {
+    pub fn send(&self, event: ProviderEvent) -> Result<(), Closed> {
+        self.depth.queued.fetch_add(1, Ordering::AcqRel);
+        self.tx.send(event).map_err(|_| {
+            self.depth.queued.fetch_sub(1, Ordering::AcqRel);
+            Closed
+        })
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+
+    /// Events sent and not yet received.
+    pub fn queued(&self) -> usize {
+        self.depth.queued.load(Ordering::Acquire)
+    }
+
+    /// Resolves once the runner has room for more: at once below the high
+    /// water mark, else when the queue is down to the low one (or the
+    /// runner is gone). Cancel-safe.
+    pub async fn room(&self) {
+        if self.queued() < HIGH_WATER {
+            return;
+        }
+        loop {
+            // Registered before the check, so a drain between the check and
+            // the await still wakes it.
+            let drained = self.depth.drained.notified();
+            if self.queued() <= LOW_WATER || self.tx.is_closed() {
+                return;
+            }
+            tokio::select! {
+                () = drained => {}
+                () = self.tx.closed() => return,
+            }
+        }
+    }
+}
+
+impl EventReceiver {
+    /// The next event; `None` once every sink is dropped and the queue is
+    /// empty. Cancel-safe.
+    pub async fn recv(&mut self) -> Option<ProviderEvent> {
+        let event = self.rx.recv().await;
+        if event.is_some() {
+            self.took();
+        }
+        event
+    }
+
+    pub fn try_recv(&mut self) -> Result<ProviderEvent, TryRecvError> {
+        let event = self.rx.try_recv();
+        if event.is_ok() {
+            self.took();
+        }
+        event
+    }
+
+    /// Events waiting.
+    pub fn len(&self) -> usize {
+        self.rx.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rx.is_empty()
+    }
+
+    fn took(&self) {
+        if self.depth.queued.fetch_sub(1, Ordering::AcqRel) == LOW_WATER + 1 {
+            self.depth.drained.notify_waiters();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::provider::DiagnosticLevel;
+
+    fn event(i: usize) -> ProviderEvent {
+        ProviderEvent::diagnostic(DiagnosticLevel::Info, i.to_string())
+    }
+
+    #[tokio::test]
+    async fn room_is_there_below_the_high_water_mark() {
+        let (tx, _rx) = channel();
+        for i in 0..HIGH_WATER - 1 {
+            tx.send(event(i)).unwrap();
+        }
+        tokio::time::timeout(Duration::from_secs(5), tx.room())
+            .await
+            .expect("room below the mark");
+    }
+
+    #[tokio::test]
+    async fn a_full_queue_waits_until_the_runner_drains_half_of_it() {
+        let (tx, mut rx) = channel();
+        for i in 0..HIGH_WATER {
+            tx.send(event(i)).unwrap();
+        }
+        let waiter = {
+            let tx = tx.clone();
+            tokio::spawn(async move { tx.room().await })
+        };
+        tokio::task::yield_now().await;
+        // Taking fewer than half leaves the reader waiting.
+        for _ in 0..LOW_WATER - 1 {
+            rx.recv().await.unwrap();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!waiter.is_finished(), "woke before the low water mark");
+        rx.recv().await.unwrap();
+        tokio::time::timeout(Duration::from_secs(5), waiter)
+            .await
+            .expect("woken at the low water mark")
+            .unwrap();
+        assert_eq!(tx.queued(), LOW_WATER);
+    }
+
+    #[tokio::test]
+    async fn a_dropped_runner_releases_a_waiting_reader() {
+        let (tx, rx) = channel();
+        for i in 0..HIGH_WATER {
+            let _ = tx.send(event(i));
+        }
+        let waiter = tokio::spawn(async move { tx.room().await });
+        tokio::task::yield_now().await;
+        drop(rx);
+        tokio::time::timeout(Duration::from_secs(5), waiter)
+            .await
+            .expect("released when the runner is gone")
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn events_arrive_in_order_and_the_count_follows() {
+        let (tx, mut rx) = channel();
+        for i in 0..10 {
+            tx.send(event(i)).unwrap();
+        }
+        assert_eq!((tx.queued(), rx.len()), (10, 10));
+        for i in 0..10 {
+            match rx.try_recv().unwrap() {
+                ProviderEvent::Diagnostic { message, .. } => assert_eq!(message, i.to_string()),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert_eq!(tx.queued(), 0);
+        assert!(rx.try_recv().is_err());
+        drop(tx);
+        assert!(rx.recv().await.is_none());
+    }
+}
