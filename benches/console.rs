@@ -20,7 +20,8 @@
 //!    as hive reads them (10.8 MB of text in all). The model server runs in
 //!    this process, so the RSS is hive's alone: its growth per MB of text
 //!    held when the last answer ends, and again after `SETTLE_MS` (default
-//!    3000) idle. `WRAP` runs hive under a tool (`WRAP="heaptrack -o
+//!    3000) idle, counted from after a short warm-up answer with a code
+//!    block (syntect's compiled regexes, ~6.7 MB, are a fixed cost). `WRAP` runs hive under a tool (`WRAP="heaptrack -o
 //!    /tmp/hive"`, with `HIVE_NO_SUPERVISOR=1`), whose own memory then
 //!    counts too.
 //!
@@ -366,6 +367,9 @@ fn start_all(hive: &mut Console, panes: usize) {
     }
 }
 
+/// The memory mode's first answer, before the baseline is read.
+const WARM_UP: &str = "Warming up:\n\n```rust\nfn warm() -> u8 {\n    1\n}\n```\n\nWarmed up.";
+
 /// `panes` openai panes each streaming `deltas` 8-char deltas; returns hive's
 /// RSS growth per MB of text at the end and after settling, and its peak.
 fn memory(cols: u16, rows: u16, panes: usize, deltas: usize) -> [f64; 3] {
@@ -374,9 +378,14 @@ fn memory(cols: u16, rows: u16, panes: usize, deltas: usize) -> [f64; 3] {
     text.push_str("\n\n");
     text.push_str(END);
     let whole: std::sync::Arc<str> = text.into();
+    // syntect compiles a grammar's regexes the first time it highlights with
+    // it (about 6.7 MB for Rust's, whatever the text's length): a short
+    // answer with a code block pays that before the baseline, so the figure
+    // is what the streamed text costs.
+    let warm = server::Reply::Text(WARM_UP.into(), DELTA);
     let model = server::Server::start(
-        (0..panes)
-            .map(|_| server::Reply::Text(std::sync::Arc::clone(&whole), DELTA))
+        std::iter::once(warm)
+            .chain((0..panes).map(|_| server::Reply::Text(std::sync::Arc::clone(&whole), DELTA)))
             .collect(),
     );
     let dir = tempfile::tempdir().expect("tempdir");
@@ -392,6 +401,11 @@ fn memory(cols: u16, rows: u16, panes: usize, deltas: usize) -> [f64; 3] {
     let mut hive = Console::start(dir.path(), cols, rows);
     hive.until_shown(Duration::from_secs(30), &format!("m{panes}"))
         .expect("hive draws its panes");
+    hive.send(b"\x1b1");
+    std::thread::sleep(Duration::from_millis(100));
+    hive.send(b"warm up\r");
+    hive.until_shown(Duration::from_secs(30), "Warmed up.")
+        .expect("the warm-up answer shows");
     std::thread::sleep(Duration::from_millis(500));
     hive.drain();
     let rss0 = tree_max_mb(hive.pid, "VmRSS:");
@@ -412,7 +426,7 @@ fn memory(cols: u16, rows: u16, panes: usize, deltas: usize) -> [f64; 3] {
     let hwm = tree_max_mb(hive.pid, "VmHWM:");
     hive.quit(Duration::from_secs(120));
     drop(hive);
-    let mb = (whole.len() * panes) as f64 / 1e6;
+    let mb = (whole.len() * panes + WARM_UP.len()) as f64 / 1e6;
     println!(
         "memory ({panes} openai panes, {cols}x{rows}, {deltas} deltas of {DELTA} chars each, \
          {mb:.1} MB of text): rss {rss0:.1} MB before, +{:.1} MB at the end ({:.2}x the text), \
