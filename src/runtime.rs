@@ -7,7 +7,11 @@
 //! worker to steal it, a futex wake and a context switch per SSE chunk;
 //! on one worker the next task runs right after, on the same thread.
 //! Streaming the reference answer took 8% less of hive's CPU (console
-//! stream bench, medians of 3: 0.65 s against 0.71 s).
+//! stream bench, medians of 3: 0.65 s against 0.71 s). The price: terminal
+//! input (`app::tty::Input`, a task) and the loop's timers are driven by
+//! that one worker, so a task that held it long would delay a key; the
+//! providers parse a line at a time, and with six panes streaming a key
+//! still shows within 3 ms (`console keypress` p99).
 
 use std::io;
 
