@@ -4,7 +4,8 @@
 //! anywhere (normal exit, error, panic hook, signal), any number of times;
 //! suspend (SIGTSTP) and resume (SIGCONT) for job control.
 
-use std::io::{self, BufWriter, IsTerminal, Stdout, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossterm::event::{
@@ -20,7 +21,11 @@ use ratatui::layout::Rect;
 
 use super::screen::Screen;
 
-pub type Writer = BufWriter<Stdout>;
+/// Frames go to a duplicate of stdout's descriptor, not through `Stdout`:
+/// its line buffering split every frame holding a newline into two
+/// writes (up to the last newline, then the rest on flush), so the
+/// terminal read each frame in two parts and hive made twice the calls.
+pub type Writer = BufWriter<std::fs::File>;
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 static KEYBOARD_FLAGS: AtomicBool = AtomicBool::new(false);
@@ -57,7 +62,8 @@ pub fn setup() -> anyhow::Result<(Screen<Writer>, Guard)> {
     );
     enter()?;
     let guard = Guard;
-    let backend = CrosstermBackend::new(BufWriter::with_capacity(64 * 1024, io::stdout()));
+    let out = std::fs::File::from(io::stdout().as_fd().try_clone_to_owned()?);
+    let backend = CrosstermBackend::new(BufWriter::with_capacity(64 * 1024, out));
     let mut screen = Screen::new(backend);
     screen.clear()?;
     Ok((screen, guard))

@@ -34,6 +34,16 @@ pub struct Memo {
     done: String,
     lines: Vec<Vec<Span<'static>>>,
     state: Option<(ParseState, HighlightState)>,
+    /// The grammar and theme `key` names: looking a language up scans
+    /// every grammar, once per frame of a streaming block.
+    resolved: Option<(
+        &'static SyntaxReference,
+        &'static syntect::highlighting::Theme,
+    )>,
+    /// The unfinished last line highlighted after `done`, and its spans:
+    /// a block drawn again unchanged (the frame its fence closes, then as
+    /// a finished piece) does not run the grammar over it again.
+    partial: Option<(String, Vec<Span<'static>>)>,
 }
 
 /// Where highlighting a code block picks up at the start of a line: the
@@ -56,7 +66,7 @@ fn resolve<'a>(
     &'static syntect::highlighting::Theme,
 )> {
     let set = syntaxes();
-    let lang = lang.split([',', ' ']).next().unwrap_or("").trim();
+    let lang = first_word(lang);
     if lang.is_empty() {
         return None;
     }
@@ -64,6 +74,11 @@ fn resolve<'a>(
         .find_syntax_by_token(lang)
         .or_else(|| set.find_syntax_by_extension(lang))?;
     Some((lang, syntax, theme(theme_name)?))
+}
+
+/// The fence info's first word: the language.
+fn first_word(lang: &str) -> &str {
+    lang.split([',', ' ']).next().unwrap_or("").trim()
 }
 
 fn theme(name: &str) -> Option<&'static syntect::highlighting::Theme> {
@@ -127,22 +142,25 @@ pub fn highlight_with(
     memo: &mut Memo,
 ) -> Option<Vec<Vec<Span<'static>>>> {
     let set = syntaxes();
-    let (lang, syntax, theme) = resolve(lang, theme_name)?;
-    let highlighter = Highlighter::new(theme);
+    let word = first_word(lang);
     let reuse = memo.state.is_some()
-        && memo.key.0 == lang
+        && memo.key.0 == word
         && memo.key.1 == theme_name
         && code.starts_with(memo.done.as_str());
     if !reuse {
+        let (lang, syntax, theme) = resolve(lang, theme_name)?;
         *memo = Memo {
             key: (lang.to_owned(), theme_name.to_owned()),
             state: Some((
                 ParseState::new(syntax),
-                HighlightState::new(&highlighter, ScopeStack::new()),
+                HighlightState::new(&Highlighter::new(theme), ScopeStack::new()),
             )),
+            resolved: Some((syntax, theme)),
             ..Memo::default()
         };
     }
+    let (_, theme) = memo.resolved?;
+    let highlighter = Highlighter::new(theme);
     let rest = &code[memo.done.len()..];
     let mut partial = None;
     for line in syntect::util::LinesWithEndings::from(rest) {
@@ -154,17 +172,16 @@ pub fn highlight_with(
             };
             memo.lines.push(spans);
             memo.done.push_str(line);
+            memo.partial = None;
+        } else if let Some((_, spans)) = memo.partial.as_ref().filter(|(t, _)| t == line) {
+            partial = Some(spans.clone());
         } else {
             // The unfinished last line: highlighted from a copy of the
             // state, since its end may still change how it parses.
             let (mut parse, mut hl) = (parse.clone(), hl.clone());
-            partial = Some(highlight_line(
-                line,
-                &mut parse,
-                &mut hl,
-                &highlighter,
-                set,
-            )?);
+            let spans = highlight_line(line, &mut parse, &mut hl, &highlighter, set)?;
+            memo.partial = Some((line.to_owned(), spans.clone()));
+            partial = Some(spans);
         }
     }
     let mut out = memo.lines.clone();
@@ -237,6 +254,9 @@ mod tests {
             let fresh = highlight(prefix, "rust", "base16-ocean.dark");
             let resumed = highlight_with(prefix, "rust", "base16-ocean.dark", &mut memo);
             assert_eq!(resumed, fresh, "after {prefix:?}");
+            // Drawn again unchanged: the kept last line gives the same.
+            let again = highlight_with(prefix, "rust", "base16-ocean.dark", &mut memo);
+            assert_eq!(again, fresh, "again after {prefix:?}");
         }
         assert_eq!(memo.lines.len(), 6, "the complete lines are kept");
         // Other code starts again rather than resuming.
