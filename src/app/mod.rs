@@ -357,19 +357,8 @@ impl Wiring {
                     }
                 }
                 wake = self.git.next(app.overlap_check_at, std::mem::take(&mut app.git_outbox)) => if app.on_git(wake) { pace.soon() },
-                sig = signals.next() => match sig {
-                    Sig::Quit(name) => {
-                        tracing::info!("{name}: quitting");
-                        break;
-                    }
-                    Sig::Suspend => {
-                        tty::suspend(terminal)?;
-                        pace.soon();
-                    }
-                    Sig::Resume => {
-                        tty::resume(terminal)?;
-                        pace.soon();
-                    }
+                sig = signals.next() => if on_signal(sig, terminal, &mut pace)? {
+                    break;
                 },
                 _ = timer::sleep_until(frame_at) => {}
                 _ = timer::sleep_until(tick_at) => pace.soon(),
@@ -378,6 +367,24 @@ impl Wiring {
         }
         Ok(())
     }
+}
+
+/// A quit, suspend or resume signal; true when hive should quit.
+fn on_signal(
+    sig: Sig,
+    terminal: &mut screen::Screen<tty::Writer>,
+    pace: &mut pace::Pace,
+) -> anyhow::Result<bool> {
+    match sig {
+        Sig::Quit(name) => {
+            tracing::info!("{name}: quitting");
+            return Ok(true);
+        }
+        Sig::Suspend => tty::suspend(terminal)?,
+        Sig::Resume => tty::resume(terminal)?,
+    }
+    pace.soon();
+    Ok(false)
 }
 
 /// The status line's time is up or the inbox watch has a check due.
