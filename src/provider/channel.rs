@@ -6,7 +6,8 @@
 //! small heap strings), and hive's RSS grew to 14× the text it held. Sending
 //! stays synchronous (a translator hands over a batch of events at once), but
 //! a provider waits for [`EventSink::room`] before it reads more from the
-//! agent (`process::LineReader::gated`, the openai SSE loop). The agent then
+//! agent (`process::AgentProcess::spawn` gates its stdout reader, the
+//! openai SSE loop and the script agent wait for it). The agent then
 //! blocks on its pipe or socket, as any producer does when its consumer is
 //! slower: nothing is dropped and nothing piles up.
 

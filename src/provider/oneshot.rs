@@ -107,9 +107,8 @@ impl Run {
         stdin: Option<&str>,
         events: &EventSink,
     ) -> Result<Self, String> {
-        let (mut proc, mut lines) = AgentProcess::spawn(spec)
+        let (mut proc, lines) = AgentProcess::spawn(spec, events)
             .map_err(|e| format!("cannot start `{}`: {e}", spec.program))?;
-        lines.gate(events);
         if let Some(text) = stdin
             && let Err(e) = proc.write_line(text).await
         {

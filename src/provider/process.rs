@@ -134,8 +134,12 @@ pub fn die_with_parent(cmd: &mut Command) {
 }
 
 impl AgentProcess {
-    /// Spawns `spec` with piped stdio in a new process group.
-    pub fn spawn(spec: &CommandSpec) -> io::Result<(Self, LineReader<ChildStdout>)> {
+    /// Spawns `spec` with piped stdio in a new process group. Its stdout is
+    /// read only while `events` has room (`LineReader::gate`).
+    pub fn spawn(
+        spec: &CommandSpec,
+        events: &EventSink,
+    ) -> io::Result<(Self, LineReader<ChildStdout>)> {
         let mut cmd = Command::new(&spec.program);
         cmd.args(&spec.args)
             .envs(&spec.env)
@@ -174,15 +178,19 @@ impl AgentProcess {
             stderr_noise: &[],
             status: None,
         };
-        Ok((proc, LineReader::new(stdout)))
+        let mut lines = LineReader::new(stdout);
+        lines.gate(events);
+        Ok((proc, lines))
     }
 
     /// `spawn`, a failure told as agent `agent`'s `ProviderError::Spawn`.
     pub fn spawn_for(
         agent: &str,
         spec: &CommandSpec,
+        events: &EventSink,
     ) -> Result<(Self, LineReader<ChildStdout>), ProviderError> {
-        Self::spawn(spec).map_err(|source| ProviderError::spawn(agent, &spec.program, source))
+        Self::spawn(spec, events)
+            .map_err(|source| ProviderError::spawn(agent, &spec.program, source))
     }
 
     /// Writes one line (a newline is appended) and flushes it.

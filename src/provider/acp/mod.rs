@@ -170,8 +170,7 @@ impl ProviderFactory for AcpFactory {
             cwd: Some(cwd.clone()),
             env: agent.env.clone(),
         };
-        let (mut process, mut stdout) = AgentProcess::spawn_for(&agent.id, &command)?;
-        stdout.gate(&events);
+        let (mut process, stdout) = AgentProcess::spawn_for(&agent.id, &command, &events)?;
         // `gemini --experimental-acp` writes Gemini CLI's usual start-up noise.
         if std::path::Path::new(program).file_name() == Some(std::ffi::OsStr::new("gemini")) {
             process.set_stderr_noise(crate::provider::gemini::STDERR_NOISE);

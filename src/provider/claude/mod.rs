@@ -171,8 +171,7 @@ impl ProviderFactory for ClaudeFactory {
         let cmd = command_spec(&spec.agent, spec.resume.as_deref());
         let mcp = mcp_config_file(&spec.agent);
         super::write_mcp_config(&spec.agent, mcp.as_ref(), &cmd.program, mcp_config)?;
-        let (process, mut stdout) = AgentProcess::spawn_for(&spec.agent.id, &cmd)?;
-        stdout.gate(&events);
+        let (process, stdout) = AgentProcess::spawn_for(&spec.agent.id, &cmd, &events)?;
         let translator = Translator::new(spec.resume.as_deref());
         let resuming = spec.resume.clone().map(|id| Resuming {
             agent: spec.agent.clone(),
@@ -276,7 +275,7 @@ impl Session {
             }
         }
         let cmd = command_spec(&resuming.agent, None);
-        let (process, mut stdout) = match AgentProcess::spawn(&cmd) {
+        let (process, stdout) = match AgentProcess::spawn(&cmd, &self.events) {
             Ok(p) => p,
             Err(e) => {
                 self.events.diagnostic(
@@ -286,7 +285,6 @@ impl Session {
                 return false;
             }
         };
-        stdout.gate(&self.events);
         self.process = process;
         self.stdout = stdout;
         self.translator = Translator::new(None);

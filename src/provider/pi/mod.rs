@@ -49,8 +49,7 @@ impl ProviderFactory for PiFactory {
     fn spawn(&self, spec: ProviderSpec, events: EventSink) -> Spawned {
         let steer = steer_command(&spec.agent)?;
         let cmd = command(&spec.agent, spec.resume.as_deref());
-        let (proc, mut lines) = AgentProcess::spawn_for(&spec.agent.id, &cmd)?;
-        lines.gate(&events);
+        let (proc, lines) = AgentProcess::spawn_for(&spec.agent.id, &cmd, &events)?;
         if spec.agent.hive_mcp.is_some() {
             // pi has no MCP client (by design); say so rather than ignore it.
             events.diagnostic(
@@ -317,9 +316,8 @@ impl Driver {
             .map(str::to_owned)
             .or_else(|| self.resume.clone());
         let cmd = command(&self.agent, session.as_deref());
-        match AgentProcess::spawn(&cmd) {
-            Ok((proc, mut lines)) => {
-                lines.gate(&self.events);
+        match AgentProcess::spawn(&cmd, &self.events) {
+            Ok((proc, lines)) => {
                 self.proc = proc;
                 self.lines = lines;
                 self.resume = session;
@@ -353,10 +351,9 @@ impl Driver {
         let report = self.proc.exit_report(status);
         let old = self.resume.take().unwrap_or_default();
         let cmd = command(&self.agent, None);
-        let Ok((proc, mut lines)) = AgentProcess::spawn(&cmd) else {
+        let Ok((proc, lines)) = AgentProcess::spawn(&cmd, &self.events) else {
             return false;
         };
-        lines.gate(&self.events);
         self.proc = proc;
         self.lines = lines;
         self.diagnostic(

@@ -45,7 +45,7 @@ pub(super) async fn run(
     rx: mpsc::UnboundedReceiver<ProviderCommand>,
 ) {
     let spec = settings.app_server_command();
-    let (proc, mut lines) = match AgentProcess::spawn(&spec) {
+    let (proc, lines) = match AgentProcess::spawn(&spec, &events) {
         Ok(p) => p,
         Err(e) => {
             let _ = events.send(ProviderEvent::Exited {
@@ -55,7 +55,6 @@ pub(super) async fn run(
             return;
         }
     };
-    lines.gate(&events);
     let startup = Instant::now() + settings.startup_timeout;
     let mut server = AppServer {
         settings,
