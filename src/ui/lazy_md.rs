@@ -137,7 +137,10 @@ impl MdLayout {
             }
             if md.chunks.is_empty() && md.inc.stable_len == 0 {
                 md.index(src, closed);
-            } else if md.lines.is_none() {
+            } else if md.lines.is_none() && src.len() - md.inc.stable_len >= LAZY_FRESH_BYTES {
+                // Only then can the finished stretch be that long: the usual
+                // small update leaves finding the boundary to `inc.update`
+                // alone, not a second scan of the same tail.
                 let from = md.inc.stable_len;
                 let to = markdown::stable_boundary(src, from);
                 if to - from >= LAZY_FRESH_BYTES {
