@@ -76,10 +76,6 @@ impl EventSink {
         })
     }
 
-    pub fn is_closed(&self) -> bool {
-        self.tx.is_closed()
-    }
-
     /// Events sent and not yet received.
     pub fn queued(&self) -> usize {
         self.depth.queued.load(Ordering::Acquire)
