@@ -198,18 +198,24 @@ type Packed = [u64; 2];
 
 const UNUSUAL: u64 = 1 << 63;
 
+#[inline]
 fn pack(c: &Cell) -> Packed {
     let s = c.symbol().as_bytes();
-    let mut symbol = 0u64;
-    for (i, b) in s.iter().take(8).enumerate() {
-        symbol |= u64::from(*b) << (8 * i);
-    }
-    if s.len() > 8 {
-        // Compared cell by cell anyway; the rest counts for the hash.
-        let mut h = RowHasher(symbol);
-        s[8..].iter().for_each(|b| h.add(u64::from(*b)));
-        symbol = h.0;
-    }
+    let symbol = match s {
+        // Nearly every cell: kept apart so the common case stays short.
+        [b] => u64::from(*b),
+        _ if s.len() <= 8 => {
+            let mut word = [0u8; 8];
+            word[..s.len()].copy_from_slice(s);
+            u64::from_le_bytes(word)
+        }
+        _ => {
+            // Compared cell by cell anyway; all of it counts for the hash.
+            let mut h = RowHasher::default();
+            s.iter().for_each(|b| h.add(u64::from(*b)));
+            h.0
+        }
+    };
     let modifier = u64::from(c.modifier.bits());
     #[allow(deprecated)] // `skip` still counts in `Cell`'s equality
     let usual = s.len() <= 8
@@ -324,19 +330,20 @@ impl<'a> Frames<'a> {
             let Some(new) = self.cur.content.get(start..start + w) else {
                 break;
             };
-            let old = src.and_then(|s| {
-                let start = usize::from(s) * w;
-                self.prev
-                    .content
-                    .get(start..start + w)
-                    .zip(self.prev_packed.get(start..start + w))
-            });
-            if self.same_row(start, new, old) {
+            let under = match src.map(|s| usize::from(s) * w) {
+                Some(s) => match self.prev.content.get(s..s + w) {
+                    Some(row) => Under::Row(row, self.prev_packed.get(s..s + w)),
+                    // `prev` and `cur` always cover the same area.
+                    None => break,
+                },
+                None => Under::Blank,
+            };
+            if self.same_row(start, new, &under) {
                 continue;
             }
-            match old {
-                Some((old, _)) => pair.old.content.clone_from_slice(old),
-                None => pair.old.content.fill(Cell::default()),
+            match under {
+                Under::Row(old, _) => pair.old.content.clone_from_slice(old),
+                Under::Blank => pair.old.content.fill(Cell::default()),
             }
             pair.new.content.clone_from_slice(new);
             for (x, _, _) in pair.old.diff(&pair.new) {
@@ -348,23 +355,30 @@ impl<'a> Frames<'a> {
     }
 
     /// Whether ratatui's diff writes nothing for row `new` (at `start` in
-    /// `cur`) over `old` (`None`: blank).
-    fn same_row(&self, start: usize, new: &[Cell], old: Option<(&[Cell], &[Packed])>) -> bool {
-        let Some(packed) = self.cur_packed.get(start..start + new.len()) else {
-            return false;
-        };
+    /// `cur`) over what is `under` it.
+    fn same_row(&self, start: usize, new: &[Cell], under: &Under<'_>) -> bool {
+        let packed = self.cur_packed.get(start..start + new.len());
         let unusual = |p: &[Packed]| p.iter().any(|[_, look]| look & UNUSUAL != 0);
-        match old {
-            Some((old, old_packed)) if old_packed == packed => {
-                !unusual(packed) || old.iter().zip(new).all(|(p, c)| same_cell(p, c))
+        let cells = |old: &[Cell]| old.iter().zip(new).all(|(p, c)| same_cell(p, c));
+        match (under, packed) {
+            (Under::Row(old, Some(old_packed)), Some(packed)) => {
+                *old_packed == packed && (!unusual(packed) || cells(old))
             }
-            Some(_) => false,
-            None => {
+            (Under::Row(old, _), _) => cells(old),
+            (Under::Blank, Some(packed)) => {
                 let blank = pack(&Cell::default());
                 packed.iter().all(|p| *p == blank)
             }
+            (Under::Blank, None) => new.iter().all(|c| same_cell(&Cell::default(), c)),
         }
     }
+}
+
+/// What the terminal shows under a row of the new frame: a row of the
+/// last one (with its packed words), or a blank row a scroll brought in.
+enum Under<'p> {
+    Row(&'p [Cell], Option<&'p [Packed]>),
+    Blank,
 }
 
 /// Whether ratatui's diff writes nothing for `c` over `p`.
