@@ -351,6 +351,9 @@ impl fmt::Display for Chord {
 pub struct Keymap {
     by_chord: HashMap<Chord, Action>,
     by_action: BTreeMap<Action, Vec<Chord>>,
+    /// Each action's first key as hints show it, formatted once: the status
+    /// bar and panes show several in every frame.
+    hints: BTreeMap<Action, String>,
 }
 
 impl Default for Keymap {
@@ -405,10 +408,15 @@ impl Keymap {
                 }
             }
         }
+        let hints = by_action
+            .iter()
+            .filter_map(|(action, chords)| Some((*action, chords.first()?.to_string())))
+            .collect();
         (
             Keymap {
                 by_chord,
                 by_action,
+                hints,
             },
             warnings,
         )
@@ -448,9 +456,12 @@ impl Keymap {
 
     /// The first key of an action, for short hints.
     pub fn short(&self, action: Action) -> String {
-        self.chords(action)
-            .first()
-            .map_or_else(|| "unbound".into(), |c| c.to_string())
+        self.hint(action).to_owned()
+    }
+
+    /// `short`, borrowed.
+    pub fn hint(&self, action: Action) -> &str {
+        self.hints.get(&action).map_or("unbound", String::as_str)
     }
 }
 

@@ -339,13 +339,13 @@ fn draw_transcript(d: &mut Drawing<'_, '_>, area: Rect, buf: &mut Buffer) {
     let t = ctx.theme;
     let km = ctx.keymap;
     geo.view_rows = area.height;
-    let expand_key = km.short(Action::Expand);
+    let expand_key = km.hint(Action::Expand);
     let tctx = Ctx {
         theme: t,
         full_view: ctx.full_view,
         expanded: p.expanded,
         spin: ctx.spin,
-        expand_key: &expand_key,
+        expand_key,
         jump: if ctx.narrow {
             usize::from(area.height / JUMP_FRACTION)
         } else {
@@ -446,14 +446,14 @@ fn working_line(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Line<'static>> {
             format!(
                 " · no output for {} s · {} interrupts · {} restarts",
                 ctx.now.saturating_duration_since(since).as_secs(),
-                ctx.keymap.short(Action::Interrupt),
-                ctx.keymap.short(Action::Restart),
+                ctx.keymap.hint(Action::Interrupt),
+                ctx.keymap.hint(Action::Restart),
             ),
             Style::new().fg(t.warning),
         ));
     } else if p.state != TurnState::Cancelling {
         spans.push(Span::styled(
-            format!(" · {} to interrupt", ctx.keymap.short(Action::Interrupt)),
+            format!(" · {} to interrupt", ctx.keymap.hint(Action::Interrupt)),
             Style::new().fg(t.dim),
         ));
     }
@@ -686,17 +686,17 @@ impl ComposerLook {
         let placeholder = if p.deny_reason {
             format!(
                 "reason for denying (optional) · {} denies · {} goes back",
-                km.short(Action::Submit),
-                km.short(Action::Interrupt)
+                km.hint(Action::Submit),
+                km.hint(Action::Interrupt)
             )
         } else if p.state == TurnState::Dead {
-            format!("agent stopped · {} restarts", km.short(Action::Restart))
+            format!("agent stopped · {} restarts", km.hint(Action::Restart))
         } else if p.is_busy() {
             format!(
                 "{} queues · {} steers · {} interrupts",
-                km.short(Action::Submit),
-                km.short(Action::Steer),
-                km.short(Action::Interrupt)
+                km.hint(Action::Submit),
+                km.hint(Action::Steer),
+                km.hint(Action::Interrupt)
             )
         } else {
             format!("Message {}…", p.name())
