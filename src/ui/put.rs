@@ -83,18 +83,41 @@ mod tests {
                 Span::raw("x"),
             ]),
             Line::from(vec![Span::raw(""), Span::raw("a"), Span::raw("")]),
+            Line::from(vec![
+                Span::styled(" ~}|{ ", Style::new().remove_modifier(Modifier::BOLD)),
+                Span::raw("del\u{7f}"),
+            ]),
         ];
+        let area = Rect::new(0, 0, 30, 2);
         for l in &lines {
             for (x, width) in [(0, 30), (3, 30), (3, 7), (29, 30), (30, 30), (5, 0)] {
-                let area = Rect::new(0, 0, 30, 2);
-                let mut want = Buffer::empty(area);
-                let mut got = Buffer::empty(area);
-                let a = want.set_line(x, 1, l, width);
-                let b = line(&mut got, x, 1, l, width);
-                assert_eq!(a, b, "{l:?} at {x} in {width}");
-                assert_eq!(want, got, "{l:?} at {x} in {width}");
+                for blank in [Buffer::empty(area), drawn_on(area)] {
+                    let mut want = blank.clone();
+                    let mut got = blank;
+                    let a = want.set_line(x, 1, l, width);
+                    let b = line(&mut got, x, 1, l, width);
+                    assert_eq!(a, b, "{l:?} at {x} in {width}");
+                    assert_eq!(want, got, "{l:?} at {x} in {width}");
+                }
             }
         }
+    }
+
+    /// Cells already drawn on, in several styles, symbols and diff options:
+    /// what a line keeps of them shows.
+    fn drawn_on(area: Rect) -> Buffer {
+        let mut buf = Buffer::empty(area);
+        for (i, cell) in buf.content.iter_mut().enumerate() {
+            cell.set_symbol(["é", "x", "漢"][i % 3]);
+            if i % 2 == 0 {
+                cell.set_style(Style::new().bg(Color::Blue).add_modifier(Modifier::BOLD));
+            }
+            if i % 5 == 0 {
+                cell.set_style(Style::new().fg(Color::Red).add_modifier(Modifier::ITALIC));
+                cell.set_diff_option(ratatui::buffer::CellDiffOption::Skip);
+            }
+        }
+        buf
     }
 
     #[test]
