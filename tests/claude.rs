@@ -1376,3 +1376,57 @@ async fn a_flooding_agent_waits_for_its_runner_and_loses_nothing() {
     );
     live.handle.kill().await;
 }
+
+// ---------------------------------------------------------------- figures
+
+/// Translator cost of one streamed text delta, as Claude writes it with
+/// `--include-partial-messages`: ~4000 such lines for a long answer, all on
+/// the provider's worker thread. Many rounds; the fastest and the median
+/// are printed (the machine is shared, the slow rounds are noise).
+/// Run with `cargo test --release --test claude -- --ignored --nocapture figure`.
+#[test]
+#[ignore = "figure, not a check; run on demand"]
+fn figure_delta_line_cost() {
+    const DELTAS: usize = 4000;
+    const ROUNDS: usize = 25;
+    let tail = r#""session_id":"2cac8984-fef6-4fac-a4e7-99cb4f8a5341","parent_tool_use_id":null,"uuid":"e019ab02-446a-4b08-9601-291b22408efa","api_message_id":"msg_mock_9e1d9a68b49b4211b8875d68"}"#;
+    let start = [
+        r#"{"type":"system","subtype":"init","session_id":"2cac8984-fef6-4fac-a4e7-99cb4f8a5341","model":"m"}"#.to_owned(),
+        format!(
+            r#"{{"type":"stream_event","event":{{"type":"message_start","message":{{"id":"msg_mock_9e1d9a68b49b4211b8875d68","model":"m"}}}},{tail}"#
+        ),
+        format!(
+            r#"{{"type":"stream_event","event":{{"type":"content_block_start","index":0,"content_block":{{"type":"text","text":""}}}},{tail}"#
+        ),
+    ];
+    // Every eighth piece ends a line: an escape, as in real markdown.
+    let deltas: Vec<String> = (0..DELTAS)
+        .map(|i| {
+            let text = if i % 8 == 7 { r"answer.\n" } else { "This answer " };
+            format!(
+                r#"{{"type":"stream_event","event":{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"{text}"}}}},{tail}"#
+            )
+        })
+        .collect();
+    let mut per_line = Vec::with_capacity(ROUNDS);
+    for _ in 0..ROUNDS {
+        let mut tr = Translator::new(None);
+        tr.begin_turn("t", vec!["u".into()]);
+        for line in &start {
+            tr.line(line);
+        }
+        let mut events = 0;
+        let t0 = std::time::Instant::now();
+        for line in &deltas {
+            events += std::hint::black_box(tr.line(line)).events.len();
+        }
+        per_line.push(t0.elapsed().as_secs_f64() * 1e6 / DELTAS as f64);
+        assert_eq!(events, DELTAS, "one item delta per line");
+    }
+    per_line.sort_by(f64::total_cmp);
+    eprintln!(
+        "claude: {DELTAS} text delta lines x {ROUNDS} rounds: {:.2} µs per line fastest, {:.2} median",
+        per_line[0],
+        per_line[ROUNDS / 2]
+    );
+}

@@ -18,6 +18,8 @@
 mod requests;
 mod result;
 mod stream;
+#[cfg(test)]
+mod tests;
 
 use std::collections::HashSet;
 
@@ -231,9 +233,19 @@ impl Translator {
     /// Translates one stdout line. Never fails: a line that is not JSON
     /// becomes a diagnostic and the stream goes on.
     pub fn line(&mut self, line: &str) -> Translated {
+        self.line_with(line, true)
+    }
+
+    /// `line`, with the typed reading of text deltas on or off (off: every
+    /// line is read as a JSON tree; tests compare the two).
+    fn line_with(&mut self, line: &str, fast: bool) -> Translated {
         let mut out = Translated::default();
         let trimmed = line.trim();
         if trimmed.is_empty() {
+            return out;
+        }
+        if fast && let Some(delta) = stream::DeltaLine::read(trimmed) {
+            self.delta_line(&delta, &mut out);
             return out;
         }
         match serde_json::from_str::<Value>(trimmed) {

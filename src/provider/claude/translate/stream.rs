@@ -1,5 +1,13 @@
 //! Claude's partial-message stream (`stream_event`): content blocks opened, streamed and finalized.
 
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::Deserialize;
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{MapAccess, Visitor};
+
 use super::*;
 
 impl Translator {
@@ -41,8 +49,10 @@ impl Translator {
             }
             "content_block_delta" => {
                 let index = ev.get("index").and_then(Value::as_u64);
-                if let Some(delta) = ev.get("delta") {
-                    self.block_delta(&message_id, index, delta, out);
+                if let Some(piece) = ev.get("delta").map(Delta::of_value)
+                    && let Some(piece) = piece.piece()
+                {
+                    self.block_delta(&message_id, index, piece, out);
                 }
             }
             "message_delta" => {
@@ -60,24 +70,32 @@ impl Translator {
         }
     }
 
+    /// A `content_block_delta` line read by `DeltaLine::read`: what
+    /// `message` and `stream_event` make of the same line.
+    pub(super) fn delta_line(&mut self, line: &DeltaLine<'_>, out: &mut Translated) {
+        // `message` ends draining when a line names a user message of this
+        // turn; `read` takes no line that names one.
+        let fallback;
+        let message_id = match line.message_id() {
+            Some(id) => id,
+            None => {
+                fallback = self.current_message.clone().unwrap_or_default();
+                fallback.as_str()
+            }
+        };
+        if let Some(piece) = line.piece() {
+            self.block_delta(message_id, line.event.0.index, piece, out);
+        }
+    }
+
     /// A piece of a block's text, thinking or tool input.
     fn block_delta(
         &mut self,
         message_id: &str,
         index: Option<u64>,
-        delta: &Value,
+        piece: &str,
         out: &mut Translated,
     ) {
-        let piece = match str_of(delta, "type") {
-            "text_delta" => str_of(delta, "text"),
-            "thinking_delta" => str_of(delta, "thinking"),
-            "input_json_delta" => str_of(delta, "partial_json"),
-            // signature_delta, citations_delta: nothing to show.
-            _ => return,
-        };
-        if piece.is_empty() {
-            return;
-        }
         let Some(pos) = self.find_block(message_id, index) else {
             tracing::debug!(?index, "claude delta for an unknown block ignored");
             return;
@@ -271,4 +289,152 @@ fn live_display(block: &mut Block) -> Option<ToolDisplay> {
     }
     block.live = Some(display.clone());
     Some(display)
+}
+
+/// A `stream_event` line with a `content_block_delta`, read straight into
+/// its fields, borrowing the line's text where it has no escapes: a long
+/// answer is thousands of these, and building a JSON tree of each was the
+/// largest cost of a stream on the worker thread.
+///
+/// Only the fields Claude Code writes are accepted, each checked as a JSON
+/// tree would check it (a skipped value is not: serde skips a lone surrogate
+/// or an out-of-range number that the tree rejects). A line with any other
+/// field, a `user_message_uuid` that `message` would look at among them,
+/// fails to read and takes the general path.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct DeltaLine<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow)]
+    event: Object<DeltaEvent<'a>>,
+    #[serde(borrow, default)]
+    api_message_id: Option<Text<'a>>,
+    #[serde(rename = "session_id", default)]
+    _session_id: Option<Checked>,
+    #[serde(rename = "parent_tool_use_id", default)]
+    _parent_tool_use_id: Option<Checked>,
+    #[serde(rename = "uuid", default)]
+    _uuid: Option<Checked>,
+    #[serde(rename = "thinking_display", default)]
+    _thinking_display: Option<Checked>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeltaEvent<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(borrow)]
+    delta: Object<Delta<'a>>,
+}
+
+/// The `delta` of a `content_block_delta`, however its line was read.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Delta<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow, default)]
+    text: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    thinking: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    partial_json: Option<Text<'a>>,
+    #[serde(rename = "signature", default)]
+    _signature: Option<Checked>,
+}
+
+/// A JSON string, borrowed unless it had escapes. (serde borrows a `Cow`
+/// field only when it is not inside an `Option`.)
+#[derive(Debug, Deserialize)]
+struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
+
+/// A string the translator does not use, checked all the same.
+#[derive(Debug)]
+struct Checked;
+
+impl<'de> Deserialize<'de> for Checked {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Text::deserialize(d).map(|_| Checked)
+    }
+}
+
+/// `T` read from a JSON object only: a derived struct also reads an array
+/// of its fields in order, which the general path sees as no object at all.
+#[derive(Debug)]
+struct Object<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Fields<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for Fields<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_map(Fields(PhantomData)).map(Object)
+    }
+}
+
+impl<'a> DeltaLine<'a> {
+    /// `line` when it is a block delta of the expected shape; `None` sends
+    /// it to the general reader.
+    pub(super) fn read(line: &'a str) -> Option<Self> {
+        // Cheap test first: other lines are not tried at all.
+        if !line.contains("content_block_delta") {
+            return None;
+        }
+        let Object(d) = serde_json::from_str::<Object<Self>>(line).ok()?;
+        (d.kind == "stream_event" && d.event.0.kind == "content_block_delta").then_some(d)
+    }
+
+    fn message_id(&self) -> Option<&str> {
+        self.api_message_id.as_ref().map(|t| t.0.as_ref())
+    }
+
+    /// The text the line adds, if it adds any.
+    pub(super) fn piece(&self) -> Option<&str> {
+        self.event.0.delta.0.piece()
+    }
+}
+
+impl<'a> Delta<'a> {
+    /// The delta of a line read as a JSON tree; a field that is not a
+    /// string counts as missing, as `str_of` reads it.
+    fn of_value(v: &'a Value) -> Self {
+        let field = |k: &str| {
+            v.get(k)
+                .and_then(Value::as_str)
+                .map(|s| Text(Cow::Borrowed(s)))
+        };
+        Self {
+            kind: Cow::Borrowed(str_of(v, "type")),
+            text: field("text"),
+            thinking: field("thinking"),
+            partial_json: field("partial_json"),
+            _signature: None,
+        }
+    }
+
+    /// The text the delta adds, if it adds any.
+    fn piece(&self) -> Option<&str> {
+        let piece = match self.kind.as_ref() {
+            "text_delta" => &self.text,
+            "thinking_delta" => &self.thinking,
+            "input_json_delta" => &self.partial_json,
+            // signature_delta, citations_delta: nothing to show.
+            _ => return None,
+        };
+        piece
+            .as_ref()
+            .map(|t| t.0.as_ref())
+            .filter(|p| !p.is_empty())
+    }
 }
