@@ -95,24 +95,21 @@ fn right_line(app: &App, base: Style) -> Line<'static> {
     } else {
         let zoom = if app.zoom { "unzoom" } else { "zoom" };
         let hints = [
-            (km.hint(Action::Help), None, "help"),
+            (km.short(Action::Help), "help"),
             (
-                km.hint(Action::FocusPrev),
-                Some(km.hint(Action::FocusNext)),
+                pair(km.hint(Action::FocusPrev), km.hint(Action::FocusNext)),
                 "panes",
             ),
-            (km.hint(Action::Zoom), None, zoom),
+            (km.short(Action::Zoom), zoom),
             (
-                km.hint(Action::ToggleView),
-                None,
+                km.short(Action::ToggleView),
                 if app.full_view { "simple" } else { "full" },
             ),
-            (km.hint(Action::Quit), None, "quit"),
+            (km.short(Action::Quit), "quit"),
         ];
         let mut spans = Vec::with_capacity(2 * hints.len());
-        for (k, next, what) in hints {
-            let key = next.map_or_else(|| k.to_owned(), |n| pair(k, n));
-            spans.push(Span::styled(key, base.add_modifier(Modifier::BOLD)));
+        for (k, what) in hints {
+            spans.push(Span::styled(k, base.add_modifier(Modifier::BOLD)));
             spans.push(Span::styled(format!(" {what}  "), base.fg(t.dim)));
         }
         Line::from(spans)
