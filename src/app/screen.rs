@@ -135,7 +135,7 @@ impl<W: Write> Screen<W> {
                     self.attrs.lose_cursor();
                 }
                 super::emit::csi_n(&mut self.backend, k, b'S')?;
-                scroll_up(&mut from, r.y - area.y, r.bottom() - area.y, k);
+                scroll_up(&mut from, inner.y, inner.bottom(), k);
             }
             hashes.push((r, new));
         }
