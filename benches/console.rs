@@ -10,6 +10,10 @@
 //!    RSS growth per MB of text, and display latency: for every section
 //!    heading, the time from the chunk that completed it leaving the server
 //!    to the first output after which the screen shows it (p50/p99/max).
+//!    `pipe` is the same answer from a `claude` pane on
+//!    tests/fake/fake_claude.py, as stream-json lines on the agent's
+//!    stdout the way Claude Code and Codex write them (the agent's own CPU
+//!    is left out; its clock times each chunk it writes).
 //! 2. `keypress`: six `script` panes each streaming a long answer (27-char
 //!    deltas 5 ms apart). While all six stream, one key every 120 ms goes
 //!    into the focused pane's composer; the time from writing the key to
@@ -25,8 +29,8 @@
 //!    /tmp/hive"`, with `HIVE_NO_SUPERVISOR=1`), whose own memory then
 //!    counts too.
 //!
-//! Run: `cargo bench --bench console [stream|keypress|memory]` (stream and
-//! keypress by default). Environment: `CHARS` (stream), `KEYS` and `PANES`
+//! Run: `cargo bench --bench console [stream|pipe|keypress|memory]`
+//! (stream, pipe and keypress by default). Environment: `CHARS` (stream), `KEYS` and `PANES`
 //! (keypress, memory), `DELTAS`, `SETTLE_MS`, `WRAP` (memory), `COLS`,
 //! `ROWS`, `RUNS` (repetitions, default 1; medians are printed), `HIVE_BIN`
 //! (the hive binary to run; default: the one this bench was built with).
@@ -46,7 +50,7 @@ use std::time::{Duration, Instant};
 use portable_pty::{Child, CommandBuilder, PtySize, native_pty_system};
 use tui_term::vt100;
 
-use support::{answer, env_or, tree_cpu, tree_max_mb};
+use support::{answer, env_or, tree_cpu, tree_cpu_but, tree_max_mb};
 
 const CHUNK: usize = 27;
 const EVERY: Duration = Duration::from_millis(5);
@@ -62,6 +66,8 @@ struct Console {
     pid: u32,
     /// Bytes read so far.
     bytes: u64,
+    /// Frames read so far (synchronized-output updates begun).
+    frames: u64,
 }
 
 impl Console {
@@ -109,6 +115,7 @@ impl Console {
             child,
             pid,
             bytes: 0,
+            frames: 0,
         }
     }
 
@@ -128,8 +135,7 @@ impl Console {
             let Ok((at, bytes)) = self.rx.recv_timeout(left) else {
                 return false;
             };
-            self.bytes += bytes.len() as u64;
-            self.parser.process(&bytes);
+            self.take(&bytes);
             if seen(at, &self.parser.screen().contents()) {
                 return true;
             }
@@ -149,9 +155,16 @@ impl Console {
     /// Takes whatever arrived, without waiting.
     fn drain(&mut self) {
         while let Ok((_, bytes)) = self.rx.try_recv() {
-            self.bytes += bytes.len() as u64;
-            self.parser.process(&bytes);
+            self.take(&bytes);
         }
+    }
+
+    fn take(&mut self, bytes: &[u8]) {
+        const BEGIN: &[u8] = b"\x1b[?2026h";
+        self.bytes += bytes.len() as u64;
+        // A marker split across two reads is missed: a rare undercount.
+        self.frames += bytes.windows(BEGIN.len()).filter(|w| *w == BEGIN).count() as u64;
+        self.parser.process(bytes);
     }
 }
 
@@ -192,9 +205,91 @@ fn median(mut v: Vec<f64>) -> f64 {
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
+/// The agent `stream` measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Agent {
+    /// An `openai` pane on the project's model server (SSE over HTTP).
+    Openai,
+    /// A `claude` pane on tests/fake/fake_claude.py: the answer as
+    /// stream-json lines on the agent's stdout, as Claude Code writes it.
+    /// Its own CPU is left out of hive's.
+    Pipe,
+}
+
+/// Where the answer comes from, and when each chunk left it.
+enum Source {
+    Openai(server::Server),
+    Pipe { sent: std::path::PathBuf },
+}
+
+impl Source {
+    /// Starts the source for `chunks` and writes hive's config into `dir`.
+    fn start(agent: Agent, dir: &Path, text: &str, chunks: &[&str]) -> Self {
+        match agent {
+            Agent::Openai => {
+                let mut replies: Vec<serde_json::Value> =
+                    chunks.iter().map(|c| server::text(c)).collect();
+                replies.push(server::finish("stop"));
+                let model = server::Server::start(vec![server::Reply::Paced(replies, EVERY)]);
+                let config = format!(
+                    "[[agent]]\nid = \"oa\"\nprovider = \"openai\"\nmodel = \"bench\"\nbase_url = \"{}\"\n",
+                    model.base_url
+                );
+                std::fs::write(dir.join("hive.toml"), config).expect("config");
+                Self::Openai(model)
+            }
+            Agent::Pipe => {
+                let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake/fake_claude.py");
+                std::fs::write(dir.join("answer.txt"), text).expect("answer");
+                let sent = dir.join("sent.txt");
+                let config = format!(
+                    "[[agent]]\nid = \"oa\"\nprovider = \"claude\"\ncommand = [\"python3\", \"{}\"]\n\
+                     [agent.env]\nFAKE_CLAUDE_TEXT_FILE = \"{}\"\nFAKE_CLAUDE_SENT_FILE = \"{}\"\n\
+                     FAKE_CLAUDE_CHUNK = \"{CHUNK}\"\nFAKE_CLAUDE_DELAY_MS = \"{}\"\n",
+                    fake.display(),
+                    dir.join("answer.txt").display(),
+                    sent.display(),
+                    EVERY.as_millis(),
+                );
+                std::fs::write(dir.join("hive.toml"), config).expect("config");
+                Self::Pipe { sent }
+            }
+        }
+    }
+
+    /// The agent's own processes, left out of hive's CPU.
+    fn agent_marker(&self) -> Option<&'static str> {
+        match self {
+            Self::Openai(_) => None,
+            Self::Pipe { .. } => Some("fake_claude.py"),
+        }
+    }
+
+    /// When each chunk left the source, by chunk.
+    fn sent(&self) -> Vec<Instant> {
+        match self {
+            Self::Openai(model) => model.sent(),
+            Self::Pipe { sent } => {
+                // The fake's wall clock, moved onto this process's Instants.
+                let (now, wall) = (Instant::now(), std::time::SystemTime::now());
+                let wall_ns = wall
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .expect("clock")
+                    .as_nanos();
+                std::fs::read_to_string(sent)
+                    .expect("the fake's send times")
+                    .lines()
+                    .filter_map(|l| l.parse::<u128>().ok())
+                    .map(|ns| now - Duration::from_nanos((wall_ns.saturating_sub(ns)) as u64))
+                    .collect()
+            }
+        }
+    }
+}
+
 /// One streamed answer; returns (cpu s, bytes per char, rss MB per MB of
 /// text, latency p50 ms, p99 ms).
-fn stream(cols: u16, rows: u16, chars: usize) -> [f64; 5] {
+fn stream(cols: u16, rows: u16, chars: usize, agent: Agent) -> [f64; 5] {
     let mut text = answer(chars);
     text.push_str("\n\n");
     text.push_str(END);
@@ -203,19 +298,8 @@ fn stream(cols: u16, rows: u16, chars: usize) -> [f64; 5] {
         .chunks(CHUNK)
         .map(|c| std::str::from_utf8(c).expect("the answer is ASCII"))
         .collect();
-    let mut replies: Vec<serde_json::Value> = chunks.iter().map(|c| server::text(c)).collect();
-    replies.push(server::finish("stop"));
-    let model = server::Server::start(vec![server::Reply::Paced(replies, EVERY)]);
-
     let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(
-        dir.path().join("hive.toml"),
-        format!(
-            "[[agent]]\nid = \"oa\"\nprovider = \"openai\"\nmodel = \"bench\"\nbase_url = \"{}\"\n",
-            model.base_url
-        ),
-    )
-    .expect("config");
+    let source = Source::start(agent, dir.path(), &text, &chunks);
     let mut hive = Console::start(dir.path(), cols, rows);
     hive.until_shown(Duration::from_secs(10), "oa")
         .expect("hive draws its pane");
@@ -230,9 +314,11 @@ fn stream(cols: u16, rows: u16, chars: usize) -> [f64; 5] {
             Some((h, (end - 1) / CHUNK))
         })
         .collect();
+    let (pid, marker) = (hive.pid, source.agent_marker());
+    let cpu_now = || tree_cpu_but(pid, marker);
     let rss0 = tree_max_mb(hive.pid, "VmRSS:");
-    let cpu0 = tree_cpu(hive.pid);
-    let bytes0 = hive.bytes;
+    let cpu0 = cpu_now();
+    let (bytes0, frames0) = (hive.bytes, hive.frames);
     hive.send(b"go\r");
     let mut shown: Vec<Option<Instant>> = vec![None; headings.len()];
     let mut next = 0;
@@ -248,13 +334,14 @@ fn stream(cols: u16, rows: u16, chars: usize) -> [f64; 5] {
         screen.contains(END)
     });
     assert!(ended, "the answer's end never showed");
-    let cpu = tree_cpu(hive.pid) - cpu0;
+    let cpu = cpu_now() - cpu0;
     let bytes = hive.bytes - bytes0;
+    let frames = hive.frames - frames0;
     let hwm = tree_max_mb(hive.pid, "VmHWM:");
     let rss = tree_max_mb(hive.pid, "VmRSS:");
     drop(hive);
 
-    let sent = model.sent();
+    let sent = source.sent();
     let mut lat: Vec<Duration> = headings
         .iter()
         .zip(&shown)
@@ -265,10 +352,15 @@ fn stream(cols: u16, rows: u16, chars: usize) -> [f64; 5] {
     lat.sort();
     let mb = text.len() as f64 / 1e6;
     println!(
-        "stream (openai pane, {cols}x{rows}, {} chars in {CHUNK}-char chunks {} ms apart): \
+        "stream ({} pane, {cols}x{rows}, {} chars in {CHUNK}-char chunks {} ms apart): \
          cpu {cpu:.3} s ({:.3} s per 100k chars), terminal {:.2} bytes per char, \
          rss peak {hwm:.1} MB (+{:.1} MB per MB of text), \
-         latency p50 {:.1} ms p99 {:.1} ms max {:.1} ms ({} of {} headings seen)",
+         latency p50 {:.1} ms p99 {:.1} ms max {:.1} ms ({} of {} headings seen), \
+         {frames} frames",
+        match agent {
+            Agent::Openai => "openai",
+            Agent::Pipe => "claude (fake, over a pipe)",
+        },
         text.len(),
         EVERY.as_millis(),
         cpu * 100_000.0 / text.len() as f64,
@@ -452,13 +544,18 @@ fn main() {
         |name: &str| (only.is_empty() && name != "memory") || only.iter().any(|o| o == name);
     let (cols, rows): (u16, u16) = (env_or("COLS", 160), env_or("ROWS", 48));
     let runs: usize = env_or("RUNS", 1);
-    if wants("stream") {
+    for (name, agent) in [("stream", Agent::Openai), ("pipe", Agent::Pipe)] {
+        if !wants(name) {
+            continue;
+        }
         let chars: usize = env_or("CHARS", 108_438);
-        let all: Vec<[f64; 5]> = (0..runs).map(|_| stream(cols, rows, chars)).collect();
+        let all: Vec<[f64; 5]> = (0..runs)
+            .map(|_| stream(cols, rows, chars, agent))
+            .collect();
         if runs > 1 {
             let m = |i: usize| median(all.iter().map(|r| r[i]).collect());
             println!(
-                "stream, median of {runs}: cpu {:.3} s, {:.2} bytes per char, +{:.1} MB RSS per MB, latency p50 {:.1} ms p99 {:.1} ms",
+                "{name}, median of {runs}: cpu {:.3} s, {:.2} bytes per char, +{:.1} MB RSS per MB, latency p50 {:.1} ms p99 {:.1} ms",
                 m(0),
                 m(1),
                 m(2),

@@ -34,6 +34,8 @@ struct Shared {
 struct Fake {
     caps: Capabilities,
     honor_cancel: bool,
+    /// Reads its (imaginary) agent at the runner's pace.
+    paced: bool,
     shared: Arc<Mutex<Shared>>,
 }
 
@@ -42,6 +44,7 @@ impl Fake {
         Self {
             caps,
             honor_cancel: true,
+            paced: false,
             shared: Arc::default(),
         }
     }
@@ -109,6 +112,9 @@ impl ProviderFactory for Fake {
     ) -> Result<ProviderHandle, ProviderError> {
         let shared = Arc::clone(&self.shared);
         let honor_cancel = self.honor_cancel;
+        if self.paced {
+            events.pace_reads();
+        }
         {
             let mut s = shared.lock().unwrap();
             s.sink = Some(events.clone());
@@ -816,4 +822,52 @@ async fn live_tail_shows_text_between_gradient_batches_and_is_not_recorded() {
     );
     settle().await;
     assert!(!recorded.lock().unwrap().iter().any(|n| n == "live"));
+}
+
+/// The deltas of one read of the agent, handed over together.
+fn burst(fake: &Fake, deltas: &[&str]) {
+    for d in deltas {
+        fake.emit(Payload::ItemDelta {
+            item_id: "m1".into(),
+            delta_content: (*d).into(),
+        });
+    }
+}
+
+async fn next_live(rx: &mut UnboundedReceiver<PaneUpdate>) -> String {
+    until(rx, |e| match e {
+        PaneEvent::Live(u) if u.item_id == "m1" => u.text().map(|t| t.to_string()),
+        _ => None,
+    })
+    .await
+}
+
+/// Text a paced provider read has already waited up to a tick in the
+/// agent's pipe: its burst shows at once, and the next a tick (less the
+/// quarter of slack) after the last. Text read as it comes shows a tick
+/// after it came, so a tick's deltas share one frame.
+#[tokio::test(start_paused = true)]
+async fn a_paced_burst_shows_at_once_and_unpaced_text_a_tick_later() {
+    let every = Duration::from_millis(40);
+    for paced in [true, false] {
+        let mut fake = Fake::new(caps(false, true));
+        fake.paced = paced;
+        let options = RunnerOptions {
+            live_every: Some(every),
+            ..RunnerOptions::default()
+        };
+        let (_h, mut rx) = streaming_message(&fake, options).await;
+        let t0 = tokio::time::Instant::now();
+        burst(&fake, &["Hel", "lo"]);
+        assert_eq!(next_live(&mut rx).await, "Hello");
+        let first = t0.elapsed();
+        burst(&fake, &[" there"]);
+        assert_eq!(next_live(&mut rx).await, "Hello there");
+        let second = t0.elapsed();
+        if paced {
+            assert_eq!((first, second), (Duration::ZERO, every - every / 4));
+        } else {
+            assert_eq!((first, second), (every, 2 * every));
+        }
+    }
 }

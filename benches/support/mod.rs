@@ -76,8 +76,20 @@ pub fn tree(root: u32) -> Vec<u32> {
 
 /// CPU seconds (utime + stime) of `root`'s process tree.
 pub fn tree_cpu(root: u32) -> f64 {
+    tree_cpu_but(root, None)
+}
+
+/// `tree_cpu` leaving out the processes whose command line holds `but`
+/// (an agent hive started, whose CPU is not hive's).
+pub fn tree_cpu_but(root: u32, but: Option<&str>) -> f64 {
     let ticks: u64 = tree(root)
         .into_iter()
+        .filter(|p| {
+            but.is_none_or(|b| {
+                let cmdline = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+                !String::from_utf8_lossy(&cmdline).contains(b)
+            })
+        })
         .filter_map(|p| stat(p).map(|s| s.1))
         .sum();
     ticks as f64 / 100.0 // USER_HZ on Linux

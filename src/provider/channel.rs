@@ -12,7 +12,8 @@
 //! slower: nothing is dropped and nothing piles up.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
 
 use tokio::sync::{Notify, mpsc};
 
@@ -37,6 +38,8 @@ pub struct Closed;
 struct Depth {
     queued: AtomicUsize,
     drained: Notify,
+    /// The provider reads its agent at the sink's pace (`EventSink::pace_reads`).
+    paced: AtomicBool,
 }
 
 /// The provider's side: cloneable, never blocks, never fails loudly (a
@@ -45,6 +48,9 @@ struct Depth {
 pub struct EventSink {
     tx: mpsc::UnboundedSender<ProviderEvent>,
     depth: Arc<Depth>,
+    /// How long the runner lets new text wait before it shows it: an
+    /// agent's pipe need not be read more often (`pipe::AgentStdout`).
+    pace: Option<Duration>,
 }
 
 /// The runner's side.
@@ -62,12 +68,31 @@ pub fn channel() -> (EventSink, EventReceiver) {
         EventSink {
             tx,
             depth: Arc::clone(&depth),
+            pace: None,
         },
         EventReceiver { rx, depth },
     )
 }
 
 impl EventSink {
+    /// This sink's runner shows new text at most `pace` after it comes.
+    #[must_use]
+    pub fn paced(mut self, pace: Option<Duration>) -> Self {
+        self.pace = pace;
+        self
+    }
+
+    /// How often the agent's output need be read (`None`: as it comes).
+    /// Asking says the provider does read at that pace: its events then come
+    /// in bursts whose text has waited up to a pace already, and the runner
+    /// shows each burst at once (`EventReceiver::paced`).
+    pub fn pace_reads(&self) -> Option<Duration> {
+        if self.pace.is_some() {
+            self.depth.paced.store(true, Ordering::Release);
+        }
+        self.pace
+    }
+
     pub fn send(&self, event: ProviderEvent) -> Result<(), Closed> {
         self.depth.queued.fetch_add(1, Ordering::AcqRel);
         self.tx.send(event).map_err(|_| {
@@ -122,6 +147,11 @@ impl EventReceiver {
         event
     }
 
+    /// Whether the provider reads its agent at the sink's pace.
+    pub fn paced(&self) -> bool {
+        self.depth.paced.load(Ordering::Acquire)
+    }
+
     /// Events waiting.
     pub fn len(&self) -> usize {
         self.rx.len()
@@ -140,8 +170,6 @@ impl EventReceiver {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
     use crate::provider::DiagnosticLevel;
 

@@ -17,6 +17,7 @@ pub(crate) mod json;
 pub mod oneshot;
 pub mod openai;
 pub mod pi;
+pub mod pipe;
 pub mod process;
 pub mod pty;
 pub mod reap;

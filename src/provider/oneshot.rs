@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use tokio::process::ChildStdout;
+use crate::provider::pipe::AgentStdout;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
@@ -95,7 +95,7 @@ impl Commands {
 /// One CLI process of one turn.
 pub struct Run {
     proc: AgentProcess,
-    lines: LineReader<ChildStdout>,
+    lines: LineReader<AgentStdout>,
 }
 
 impl Run {

@@ -12,8 +12,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStdin, Command};
 
+use super::pipe::AgentStdout;
 use super::{EventSink, ProviderError};
 use crate::config::AgentConfig;
 
@@ -135,11 +136,12 @@ pub fn die_with_parent(cmd: &mut Command) {
 
 impl AgentProcess {
     /// Spawns `spec` with piped stdio in a new process group. Its stdout is
-    /// read only while `events` has room (`LineReader::gate`).
+    /// read only while `events` has room (`LineReader::gate`), at the pace
+    /// `events` asks for (`pipe::AgentStdout`).
     pub fn spawn(
         spec: &CommandSpec,
         events: &EventSink,
-    ) -> io::Result<(Self, LineReader<ChildStdout>)> {
+    ) -> io::Result<(Self, LineReader<AgentStdout>)> {
         let mut cmd = Command::new(&spec.program);
         cmd.args(&spec.args)
             .envs(&spec.env)
@@ -178,7 +180,7 @@ impl AgentProcess {
             stderr_noise: &[],
             status: None,
         };
-        let mut lines = LineReader::new(stdout);
+        let mut lines = LineReader::new(AgentStdout::new(stdout, events.pace_reads())?);
         lines.gate(events);
         Ok((proc, lines))
     }
@@ -188,7 +190,7 @@ impl AgentProcess {
         agent: &str,
         spec: &CommandSpec,
         events: &EventSink,
-    ) -> Result<(Self, LineReader<ChildStdout>), ProviderError> {
+    ) -> Result<(Self, LineReader<AgentStdout>), ProviderError> {
         Self::spawn(spec, events)
             .map_err(|source| ProviderError::spawn(agent, &spec.program, source))
     }

@@ -15,6 +15,7 @@ impl Runner {
             .check_cwd()
             .map_err(|message| ProviderError::config(&self.spec.agent.id, message))?;
         let (tx, rx) = crate::provider::channel::channel();
+        let tx = tx.paced(self.live_every);
         let handle = self.factory.spawn(self.spec.clone(), tx)?;
         self.emit(PaneEvent::Attached {
             capabilities: self.capabilities,

@@ -16,8 +16,8 @@ use crate::config::QueueMode;
 use crate::event::new_id;
 use crate::processor::{Processor, ProcessorConfig};
 use crate::provider::{
-    Capabilities, DiagnosticLevel, PermissionDecision, PermissionRequest, ProviderError,
-    ProviderFactory, ProviderHandle, ProviderSpec, SessionInfo, TerminalScreen,
+    Capabilities, DiagnosticLevel, EventReceiver, PermissionDecision, PermissionRequest,
+    ProviderError, ProviderFactory, ProviderHandle, ProviderSpec, SessionInfo, TerminalScreen,
 };
 use crate::timer;
 use crate::upsert::{TurnEvent, Upsert};
@@ -183,6 +183,10 @@ pub trait Recorder: Send {
     }
 }
 
+/// The most provider events handled in a row before commands get a turn
+/// (a key's interrupt, for one).
+const BURST: usize = 256;
+
 pub struct RunnerOptions {
     pub processor: ProcessorConfig,
     /// An interrupt not honoured within this time ends the agent's process.
@@ -191,8 +195,9 @@ pub struct RunnerOptions {
     pub initial_queue: Vec<String>,
     pub recorder: Option<Box<dyn Recorder>>,
     /// Send the open items' live tail (`PaneEvent::Live`) at most this long
-    /// after new text arrives. `None`: upserts only, as the gradient batches
-    /// them (`hive run`, tests).
+    /// after new text arrives, and read the agent's pipe at this pace
+    /// (`provider::pipe`). `None`: upserts only, as the gradient batches
+    /// them, and every line read as it comes (`hive run`, tests).
     pub live_every: Option<Duration>,
     /// A running turn without output this long is reported as stalled.
     pub stall_after: Duration,
@@ -270,6 +275,7 @@ pub fn spawn_runner(
         images: Vec::new(),
         live_every: options.live_every,
         live_at: None,
+        live_sent: None,
         out,
     };
     runner.start_provider()?;
@@ -326,6 +332,8 @@ struct Runner {
     live_every: Option<Duration>,
     /// When the next live tail goes out (set when unshown text arrives).
     live_at: Option<Instant>,
+    /// When the last one went out.
+    live_sent: Option<Instant>,
     out: mpsc::UnboundedSender<PaneUpdate>,
 }
 
@@ -345,7 +353,10 @@ impl Runner {
                     Some(cmd) => self.command(cmd),
                 },
                 ev = agent::recv_opt(&mut self.provider_rx) => match ev {
-                    Some(ev) => self.provider_event(ev),
+                    Some(ev) => {
+                        self.provider_event(ev);
+                        self.rest_of_burst();
+                    }
                     None => self.provider_gone(None, "the provider stopped".into()),
                 },
                 _ = timer::sleep_until(flush_at) => {
@@ -398,18 +409,46 @@ impl Runner {
 
     fn send_live(&mut self) {
         self.live_at = None;
+        self.live_sent = Some(Instant::now());
         for u in self.processor.live_tail() {
             self.emit_live(u);
         }
     }
 
     /// Arms the live tail when the processor holds text nobody has seen.
+    /// Text read as it comes shows a tick later (so a tick's deltas share
+    /// a frame). A paced reader's text has already waited up to a tick in
+    /// the pipe: it shows at once (after the burst it came in), unless the
+    /// last live tail went out less than a tick ago. The quarter tick of
+    /// slack lets a burst read a tick after the last, and handled a hair
+    /// sooner than the last one was, show without a timer of its own.
     fn schedule_live(&mut self) {
         if let Some(every) = self.live_every
             && self.live_at.is_none()
             && self.processor.has_unshown()
         {
-            self.live_at = Some(Instant::now() + every);
+            let now = Instant::now();
+            let paced = self.provider_rx.as_ref().is_some_and(EventReceiver::paced);
+            self.live_at = Some(match self.live_sent {
+                Some(last) if paced => (last + every - every / 4).max(now),
+                None if paced => now,
+                _ => now + every,
+            });
+        }
+    }
+
+    /// Handles the events a provider handed over together (a paced pipe
+    /// reads a tick's worth of lines at once) before anything else, and
+    /// shows their text in one live tail right after, if it is due.
+    fn rest_of_burst(&mut self) {
+        for _ in 0..BURST {
+            let Some(Ok(ev)) = self.provider_rx.as_mut().map(EventReceiver::try_recv) else {
+                break;
+            };
+            self.provider_event(ev);
+        }
+        if self.live_at.is_some_and(|at| at <= Instant::now()) {
+            self.send_live();
         }
     }
 

@@ -19,7 +19,10 @@ Behaviour is chosen by keywords in the user's message:
 `--resume stale...` fails like a conversation Claude Code no longer has.
 Env: FAKE_CLAUDE_ARGV_FILE (append argv/cwd/pid/env as a JSON line), FAKE_CLAUDE_MARK_FILE
 (append time.time_ns() when a turn's first content delta is written),
-FAKE_CLAUDE_DELAY_MS (pause between default text chunks, default 5).
+FAKE_CLAUDE_DELAY_MS (pause between default text chunks, default 5),
+FAKE_CLAUDE_TEXT_FILE (the default reply is this file's text, in FAKE_CLAUDE_CHUNK-char
+chunks, default 8), FAKE_CLAUDE_SENT_FILE (append time.time_ns() of every text chunk
+written, one per line, when the block ends).
 """
 
 import json
@@ -47,6 +50,9 @@ SESSION = arg("--resume") or arg("--session-id") or str(uuid.uuid4())
 MODEL = arg("--model", "fake-model")
 DELAY = float(os.environ.get("FAKE_CLAUDE_DELAY_MS", "5")) / 1000.0
 MARK = os.environ.get("FAKE_CLAUDE_MARK_FILE")
+TEXT_FILE = os.environ.get("FAKE_CLAUDE_TEXT_FILE")
+CHUNK = int(os.environ.get("FAKE_CLAUDE_CHUNK", "8"))
+SENT_FILE = os.environ.get("FAKE_CLAUDE_SENT_FILE")
 marked = False
 total_cost = 0.0
 
@@ -199,10 +205,13 @@ def text_block(turn, msg_id, index, text, chunks, delay, kind="text"):
     key, dkey = ("text", "text_delta") if kind == "text" else ("thinking", "thinking_delta")
     stream({"type": "content_block_start", "index": index, "content_block": {"type": kind, key: ""}}, msg_id)
     sent = ""
+    times = []
     try:
         for piece in chunks:
             mark()
             stream({"type": "content_block_delta", "index": index, "delta": {"type": dkey, key: piece}}, msg_id)
+            if SENT_FILE:
+                times.append(time.time_ns())
             sent += piece
             wait(turn, delay)
     except Interrupted:
@@ -212,6 +221,9 @@ def text_block(turn, msg_id, index, text, chunks, delay, kind="text"):
         stream({"type": "content_block_stop", "index": index}, msg_id)
         stream({"type": "message_stop"}, msg_id)
         raise
+    if times:
+        with open(SENT_FILE, "a") as f:
+            f.write("".join("%d\n" % t for t in times))
     assistant(msg_id, {"type": kind, key: text})
     stream({"type": "content_block_stop", "index": index}, msg_id)
 
@@ -357,8 +369,11 @@ def run_turn(turn):
     text = "Hello from fake claude. You said: " + prompt
     if turn.images:
         text += " (with images: %s)" % ", ".join(turn.images)
+    if TEXT_FILE:
+        with open(TEXT_FILE) as f:
+            text = f.read()
     try:
-        text_block(turn, msg_id, index, text, split(text), DELAY)
+        text_block(turn, msg_id, index, text, split(text, CHUNK), DELAY)
     except Interrupted:
         interrupted(turn, "aborted_streaming")
         return

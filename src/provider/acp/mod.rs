@@ -23,6 +23,7 @@ use tokio::time::Instant;
 
 use self::engine::{Effect, Engine, EngineConfig};
 use self::fs::MissingFile;
+use super::pipe::AgentStdout;
 use super::process::{AgentProcess, CommandSpec, LineReader};
 use super::{
     Capabilities, DiagnosticLevel, EventSink, ProviderCommand, ProviderError, ProviderEvent,
@@ -196,7 +197,7 @@ impl ProviderFactory for AcpFactory {
 async fn run(
     mut engine: Engine,
     mut process: AgentProcess,
-    mut stdout: LineReader<tokio::process::ChildStdout>,
+    mut stdout: LineReader<AgentStdout>,
     mut rx: mpsc::UnboundedReceiver<ProviderCommand>,
     events: EventSink,
     kill_grace: Duration,

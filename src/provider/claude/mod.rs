@@ -17,8 +17,8 @@ pub mod translate;
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
+use crate::provider::pipe::AgentStdout;
 use serde_json::Value;
-use tokio::process::ChildStdout;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
@@ -202,7 +202,7 @@ impl ProviderFactory for ClaudeFactory {
 /// The provider task: one Claude Code process.
 struct Session {
     process: AgentProcess,
-    stdout: LineReader<ChildStdout>,
+    stdout: LineReader<AgentStdout>,
     translator: Translator,
     events: EventSink,
     cancel_deadline: Option<Instant>,

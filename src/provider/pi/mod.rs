@@ -12,8 +12,8 @@ pub mod translate;
 use std::process::ExitStatus;
 use std::time::Duration;
 
+use super::pipe::AgentStdout;
 use serde_json::json;
-use tokio::process::ChildStdout;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
@@ -116,7 +116,7 @@ struct Driver {
     resume: Option<String>,
     events: EventSink,
     proc: AgentProcess,
-    lines: LineReader<ChildStdout>,
+    lines: LineReader<AgentStdout>,
     tr: PiTranslator,
     steer: &'static str,
     prompts: u64,

@@ -15,8 +15,8 @@ mod server;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use crate::provider::pipe::AgentStdout;
 use serde_json::{Value, json};
-use tokio::process::ChildStdout;
 use tokio::sync::mpsc;
 use tokio::time::{Duration, Instant};
 
@@ -154,7 +154,7 @@ enum Stop {
 impl AppServer {
     async fn run(
         &mut self,
-        mut lines: LineReader<ChildStdout>,
+        mut lines: LineReader<AgentStdout>,
         mut rx: mpsc::UnboundedReceiver<ProviderCommand>,
     ) {
         self.request(

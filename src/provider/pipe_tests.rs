@@ -1,0 +1,112 @@
+//! The paced pipe against a writer on the other end: what one read returns
+//! while the pipe rests, after a quiet spell, under a flood, and at EOF.
+//! A rest is made far longer than any test waits, so no test depends on
+//! how fast this machine is.
+
+use std::io::Write;
+use std::time::Duration;
+
+use tokio::io::AsyncReadExt;
+
+use super::AgentStdout;
+
+/// Longer than any test runs: a read that waits for it never comes.
+const LONG: Duration = Duration::from_secs(600);
+const SOON: Duration = Duration::from_secs(20);
+
+fn pipe(pace: Option<Duration>) -> (AgentStdout, std::io::PipeWriter) {
+    let (r, w) = std::io::pipe().expect("pipe");
+    (
+        AgentStdout::from_fd(r.into(), pace).expect("agent stdout"),
+        w,
+    )
+}
+
+async fn read(out: &mut AgentStdout, buf: &mut [u8]) -> Option<usize> {
+    tokio::time::timeout(SOON, out.read(buf))
+        .await
+        .ok()
+        .map(|r| r.expect("read"))
+}
+
+#[tokio::test]
+async fn a_quiet_pipes_first_line_is_read_at_once() {
+    let (mut out, mut w) = pipe(Some(LONG));
+    let reader = tokio::spawn(async move {
+        let mut buf = [0u8; 64];
+        let n = read(&mut out, &mut buf).await;
+        (n.map(|n| buf[..n].to_vec()), out)
+    });
+    tokio::task::yield_now().await;
+    w.write_all(b"first\n").unwrap();
+    let (got, mut out) = reader.await.unwrap();
+    assert_eq!(got.as_deref(), Some(&b"first\n"[..]));
+
+    // That read drained the pipe: the next line waits for the rest to end.
+    w.write_all(b"second\n").unwrap();
+    let mut buf = [0u8; 64];
+    let waited = tokio::time::timeout(Duration::from_millis(300), out.read(&mut buf)).await;
+    assert!(waited.is_err(), "read during the rest: {waited:?}");
+}
+
+#[tokio::test]
+async fn lines_written_during_a_rest_come_in_one_read() {
+    let pace = Duration::from_secs(2);
+    let (mut out, mut w) = pipe(Some(pace));
+    w.write_all(b"0\n").unwrap();
+    let mut buf = vec![0u8; 4096];
+    assert_eq!(read(&mut out, &mut buf).await, Some(2));
+    // The next read is under way while the lines come one by one;
+    // unpaced, it would return the first alone.
+    let reader = tokio::spawn(async move {
+        let n = read(&mut out, &mut buf).await.expect("the burst");
+        buf.truncate(n);
+        buf
+    });
+    let writer = std::thread::spawn(move || {
+        for i in 1..=9 {
+            writeln!(w, "{i}").unwrap();
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        w
+    });
+    assert_eq!(reader.await.unwrap(), b"1\n2\n3\n4\n5\n6\n7\n8\n9\n");
+    drop(writer.join());
+}
+
+#[tokio::test]
+async fn a_full_read_is_not_paced() {
+    let (mut out, mut w) = pipe(Some(LONG));
+    // Four reads' worth, in the pipe before the first: a read that fills
+    // the buffer leaves more behind, so the next does not wait.
+    w.write_all(&[b'x'; 4 * 4096]).unwrap();
+    let mut buf = vec![0u8; 4096];
+    for _ in 0..4 {
+        let n = read(&mut out, &mut buf).await;
+        assert_eq!(n, Some(4096), "a flood is read without resting");
+    }
+}
+
+#[tokio::test]
+async fn unpaced_every_write_is_read_as_it_comes() {
+    let (mut out, mut w) = pipe(None);
+    let mut buf = [0u8; 64];
+    for line in [&b"a\n"[..], b"b\n", b"c\n"] {
+        w.write_all(line).unwrap();
+        assert_eq!(read(&mut out, &mut buf).await, Some(2));
+        assert_eq!(&buf[..2], line);
+    }
+}
+
+#[tokio::test]
+async fn eof_ends_a_resting_pipe() {
+    let (mut out, mut w) = pipe(Some(Duration::from_millis(50)));
+    w.write_all(b"last\n").unwrap();
+    drop(w);
+    let mut all = Vec::new();
+    tokio::time::timeout(SOON, out.read_to_end(&mut all))
+        .await
+        .expect("EOF is seen")
+        .unwrap();
+    assert_eq!(all, b"last\n");
+}
