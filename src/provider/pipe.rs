@@ -108,29 +108,30 @@ impl AgentStdout {
 
     /// Empty pipe: into the epoll set until the next write.
     fn watch(&mut self) -> io::Result<()> {
-        let Pipe::Resting(file) = std::mem::replace(&mut self.pipe, Pipe::Gone) else {
-            return Ok(());
-        };
-        // SAFETY: the `File` owns its descriptor, and the `AsyncFd` owns the
-        // `File` until `rest` takes it back out.
-        match unsafe { AsyncFd::register_with_interest(file, Interest::READABLE) } {
-            Ok(fd) => {
-                self.pipe = Pipe::Watched(fd);
-                Ok(())
+        match std::mem::replace(&mut self.pipe, Pipe::Gone) {
+            // SAFETY: the `File` owns its descriptor, and the `AsyncFd` owns
+            // the `File` until `rest` takes it back out.
+            Pipe::Resting(file) => {
+                match unsafe { AsyncFd::register_with_interest(file, Interest::READABLE) } {
+                    Ok(fd) => self.pipe = Pipe::Watched(fd),
+                    Err(e) => {
+                        let (file, cause) = e.into_parts();
+                        self.pipe = Pipe::Resting(file);
+                        return Err(cause);
+                    }
+                }
             }
-            Err(e) => {
-                let (file, cause) = e.into_parts();
-                self.pipe = Pipe::Resting(file);
-                Err(cause)
-            }
+            other => self.pipe = other,
         }
+        Ok(())
     }
 
     /// Out of the epoll set: writes until the next paced read wake nobody.
     fn rest(&mut self) {
-        if let Pipe::Watched(fd) = std::mem::replace(&mut self.pipe, Pipe::Gone) {
-            self.pipe = Pipe::Resting(fd.into_inner());
-        }
+        self.pipe = match std::mem::replace(&mut self.pipe, Pipe::Gone) {
+            Pipe::Watched(fd) => Pipe::Resting(fd.into_inner()),
+            other => other,
+        };
     }
 }
 
