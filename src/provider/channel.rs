@@ -49,7 +49,7 @@ pub struct EventSink {
     tx: mpsc::UnboundedSender<ProviderEvent>,
     depth: Arc<Depth>,
     /// How long the runner lets new text wait before it shows it: an
-    /// agent's pipe need not be read more often (`pipe::AgentStdout`).
+    /// agent's pipe need not be read more often (`paced::AgentStdout`).
     pace: Option<Duration>,
 }
 

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use crate::provider::pipe::AgentStdout;
+use crate::provider::paced::AgentStdout;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 

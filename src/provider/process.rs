@@ -14,7 +14,7 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 
-use super::pipe::AgentStdout;
+use super::paced::AgentStdout;
 use super::{EventSink, ProviderError};
 use crate::config::AgentConfig;
 
@@ -137,7 +137,7 @@ pub fn die_with_parent(cmd: &mut Command) {
 impl AgentProcess {
     /// Spawns `spec` with piped stdio in a new process group. Its stdout is
     /// read only while `events` has room (`LineReader::gate`), at the pace
-    /// `events` asks for (`pipe::AgentStdout`).
+    /// `events` asks for (`paced::AgentStdout`).
     pub fn spawn(
         spec: &CommandSpec,
         events: &EventSink,

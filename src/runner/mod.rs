@@ -196,7 +196,7 @@ pub struct RunnerOptions {
     pub recorder: Option<Box<dyn Recorder>>,
     /// Send the open items' live tail (`PaneEvent::Live`) at most this long
     /// after new text arrives, and read the agent's pipe at this pace
-    /// (`provider::pipe`). `None`: upserts only, as the gradient batches
+    /// (`provider::paced`). `None`: upserts only, as the gradient batches
     /// them, and every line read as it comes (`hive run`, tests).
     pub live_every: Option<Duration>,
     /// A running turn without output this long is reported as stalled.

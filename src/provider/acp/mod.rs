@@ -23,7 +23,7 @@ use tokio::time::Instant;
 
 use self::engine::{Effect, Engine, EngineConfig};
 use self::fs::MissingFile;
-use super::pipe::AgentStdout;
+use super::paced::AgentStdout;
 use super::process::{AgentProcess, CommandSpec, LineReader};
 use super::{
     Capabilities, DiagnosticLevel, EventSink, ProviderCommand, ProviderError, ProviderEvent,

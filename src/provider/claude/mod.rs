@@ -17,7 +17,7 @@ pub mod translate;
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-use crate::provider::pipe::AgentStdout;
+use crate::provider::paced::AgentStdout;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::time::Instant;

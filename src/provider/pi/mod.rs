@@ -12,7 +12,7 @@ pub mod translate;
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use super::pipe::AgentStdout;
+use super::paced::AgentStdout;
 use serde_json::json;
 use tokio::sync::mpsc;
 use tokio::time::Instant;

@@ -15,7 +15,7 @@ mod server;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::provider::pipe::AgentStdout;
+use crate::provider::paced::AgentStdout;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::time::{Duration, Instant};

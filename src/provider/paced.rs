@@ -1,4 +1,4 @@
-//! An agent's stdout, read at the console's pace.
+//! An agent's output, read at the console's pace.
 //!
 //! An agent streams a line per token or so: Claude Code and Codex wrote the
 //! peer benchmark's answer as 4,000 lines 5 ms apart. Read as they come,
@@ -11,17 +11,24 @@
 //!
 //! The console shows a pane's text at most a live tick behind the agent
 //! (`RunnerOptions::live_every`), so reading faster than that buys nothing.
-//! A paced pipe reads what there is, and after a read that drained it, it
-//! leaves the pipe alone (out of the epoll set, so the agent's writes wake
-//! nobody) until one tick after that read; then it reads everything written
-//! meanwhile in one go. A pipe that is empty at that point goes back into
-//! the epoll set and the next line is read the moment it comes. So a line
-//! waits at most one tick in the pipe, a quiet agent's first line not at
-//! all, and a streaming agent costs one wake-up per tick instead of one per
-//! line. A read that fills the whole buffer is not paced: an agent writing
-//! faster than a buffer per tick is read as fast as it writes.
+//! [`AgentStdout`] reads what there is, and after a read that drained the
+//! pipe it leaves the pipe alone (out of the epoll set, so the agent's
+//! writes wake nobody) until one tick after that read; then it reads
+//! everything written meanwhile in one go. A pipe that is empty at that
+//! point goes back into the epoll set and the next line is read the moment
+//! it comes. So a line waits at most one tick in the pipe, a quiet agent's
+//! first line not at all, and a streaming agent costs one wake-up per tick
+//! instead of one per line. A read that fills the whole buffer is not
+//! paced: an agent writing faster than a buffer per tick is read as fast as
+//! it writes. The runner shows each such burst at once
+//! (`EventReceiver::paced`).
 //!
-//! Unpaced (`hive run`, tests), it is a plain non-blocking pipe.
+//! An HTTP body of server-sent events (the `openai` provider) is not paced:
+//! hyper decodes one HTTP chunk per turn of its connection task, so a
+//! paced reader still woke once per chunk and drew more frames (757
+//! against 577 in `console stream`, p99 latency 35 → 55 ms, no less CPU).
+//!
+//! Unpaced (`hive run`, tests), it reads every line as it comes.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -177,5 +184,5 @@ fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
 }
 
 #[cfg(test)]
-#[path = "pipe_tests.rs"]
+#[path = "paced_tests.rs"]
 mod tests;
