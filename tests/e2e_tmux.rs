@@ -625,3 +625,46 @@ fn a_fan_out_to_three_panes_compares_three_answers() {
     });
     assert!(!s.contains("compare · "), "{s}");
 }
+
+/// Issue 15: a Claude pane's stdout is read once per live tick
+/// (`provider::paced`). The whole answer still reaches the screen, down to
+/// its last line and the turn's end, turn after turn.
+#[test]
+fn a_claude_pane_read_at_the_live_pace_shows_every_line() {
+    let Some(bin) = hive_bin() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let answer: String = (1..=30)
+        .map(|i| format!("paced line {i:02}\n"))
+        .chain(["END-OF-ANSWER".to_owned()])
+        .collect();
+    std::fs::write(dir.path().join("answer.txt"), &answer).unwrap();
+    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake/fake_claude.py");
+    std::fs::write(
+        dir.path().join("hive.toml"),
+        format!(
+            "[[agent]]\nid = \"cc\"\nname = \"Paced\"\nprovider = \"claude\"\n\
+             command = [\"python3\", \"{}\"]\n[agent.env]\n\
+             FAKE_CLAUDE_TEXT_FILE = \"{}\"\nFAKE_CLAUDE_CHUNK = \"5\"\n",
+            fake.display(),
+            dir.path().join("answer.txt").display(),
+        ),
+    )
+    .unwrap();
+    let t = start(&bin, dir);
+    t.wait_for("Message Paced");
+    for turn in ["go", "again"] {
+        t.type_text(turn);
+        t.keys(&["Enter"]);
+        t.wait("the answer's last lines and the turn's end", |s| {
+            s.contains("paced line 29")
+                && s.contains("paced line 30")
+                && s.contains("END-OF-ANSWER")
+                && status_line(s).contains("idle")
+        });
+        t.type_text("/clear");
+        t.keys(&["Enter"]);
+        t.wait("a cleared pane", |s| !s.contains("END-OF-ANSWER"));
+    }
+    t.keys(&["C-q"]);
+    t.wait_for("HIVE-EXIT=0");
+}
