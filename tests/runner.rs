@@ -26,6 +26,8 @@ use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 struct Shared {
     commands: Vec<ProviderCommand>,
     sink: Option<EventSink>,
+    /// The pace a paced fake reads at.
+    pace: Option<hive::provider::channel::ReadPace>,
     turn: Option<String>,
     spawns: usize,
 }
@@ -113,7 +115,7 @@ impl ProviderFactory for Fake {
         let shared = Arc::clone(&self.shared);
         let honor_cancel = self.honor_cancel;
         if self.paced {
-            events.pace_reads();
+            shared.lock().unwrap().pace = events.pace_reads();
         }
         {
             let mut s = shared.lock().unwrap();
@@ -870,4 +872,38 @@ async fn a_paced_burst_shows_at_once_and_unpaced_text_a_tick_later() {
             assert_eq!((first, second), (every, 2 * every));
         }
     }
+}
+
+/// Out of focus, a pane's text shows on the background tick, and its agent
+/// is read no more often; back in focus, both return to the live tick.
+#[tokio::test(start_paused = true)]
+async fn a_pane_out_of_focus_is_shown_and_read_on_the_background_tick() {
+    let (every, background) = (Duration::from_millis(40), Duration::from_millis(160));
+    let mut fake = Fake::new(caps(false, true));
+    fake.paced = true;
+    let options = RunnerOptions {
+        live_every: Some(every),
+        background_every: Some(background),
+        ..RunnerOptions::default()
+    };
+    let (h, mut rx) = streaming_message(&fake, options).await;
+    let pace = || {
+        let s = fake.shared.lock().unwrap();
+        s.pace.as_ref().expect("a paced reader").get()
+    };
+    assert_eq!(pace(), every);
+    let t0 = tokio::time::Instant::now();
+    burst(&fake, &["Hel"]);
+    assert_eq!(next_live(&mut rx).await, "Hel");
+
+    h.send(RunnerCommand::Focused(false));
+    settle().await;
+    assert_eq!(pace(), background);
+    burst(&fake, &["lo"]);
+    assert_eq!(next_live(&mut rx).await, "Hello");
+    assert_eq!(t0.elapsed(), background - background / 4);
+
+    h.send(RunnerCommand::Focused(true));
+    settle().await;
+    assert_eq!(pace(), every);
 }

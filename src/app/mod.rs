@@ -170,6 +170,8 @@ fn start_runners(
             initial_queue: std::mem::take(&mut history.queue),
             recorder: history.recorder.take(),
             live_every: live_every(config),
+            background_every: background_every(config),
+            focused: i == app.focus,
         };
         let spec = ProviderSpec {
             agent: crate::ops::mcp::with_hive_mcp(agent, socket),
@@ -202,6 +204,16 @@ pub fn live_every(config: &Config) -> Option<Duration> {
     let frame = Duration::from_secs_f64(1.0 / f64::from(config.ui.max_fps.clamp(1, 240)));
     let every = Duration::from_millis(config.ui.display_latency_ms).saturating_sub(frame);
     Some(every.max(Duration::from_millis(4)))
+}
+
+/// How much longer than the focused pane's a background pane's text may
+/// wait: its live tail (and reading its agent) runs at this multiple of the
+/// live tick, and the console draws it that late (`pace`).
+const BACKGROUND_FACTOR: u32 = 4;
+
+/// The live tick of a pane out of focus.
+pub fn background_every(config: &Config) -> Option<Duration> {
+    live_every(config).map(|every| every * BACKGROUND_FACTOR)
 }
 
 fn flush_outbox(app: &mut App, runners: &[Option<RunnerHandle>]) {
@@ -248,6 +260,7 @@ async fn event_loop(
         ops_rx,
         ops,
         control,
+        focused: app.focus,
         runners,
         git,
         searcher,
@@ -268,6 +281,8 @@ struct Wiring {
     ops_rx: mpsc::UnboundedReceiver<crate::ops::HiveRequest>,
     ops: crate::ops::OpsHost,
     control: crate::control::Host,
+    /// The pane the runners were last told has the focus.
+    focused: usize,
     runners: Vec<Option<RunnerHandle>>,
     git: worktree::GitLink,
     searcher: crate::search::Searcher,
@@ -280,6 +295,14 @@ impl Wiring {
     fn flush(&mut self, app: &mut App) {
         app.now = Instant::now().into_std();
         flush_outbox(app, &self.runners);
+        if app.focus != self.focused {
+            for (pane, focused) in [(self.focused, false), (app.focus, true)] {
+                if let Some(r) = self.runners.get(pane).and_then(Option::as_ref) {
+                    r.send(crate::runner::RunnerCommand::Focused(focused));
+                }
+            }
+            self.focused = app.focus;
+        }
         for r in app.search.outbox.drain(..) {
             self.searcher.send(r);
         }

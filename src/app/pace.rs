@@ -21,9 +21,6 @@ use crate::config::Config;
 use crate::runner::{PaneEvent, PaneUpdate};
 use crate::upsert::{Upsert, UpsertKind};
 
-/// How much longer than the focused pane a background pane may wait.
-const BACKGROUND_FACTOR: u32 = 4;
-
 #[derive(Debug, Clone)]
 pub struct Pace {
     interval: Duration,
@@ -41,7 +38,7 @@ impl Pace {
         let live_every = super::live_every(config);
         Self {
             interval,
-            background: live_every.unwrap_or_default() * BACKGROUND_FACTOR,
+            background: super::background_every(config).unwrap_or_default(),
             live: live_every.is_some(),
             last: now.checked_sub(interval).unwrap_or(now),
             due: None,
@@ -150,7 +147,7 @@ mod tests {
 
         let mut bg = pace.clone();
         bg.update(&update(1, UpsertStatus::Update, true), 0, t0);
-        assert_eq!(bg.due(), Some(t0 + stream * BACKGROUND_FACTOR));
+        assert_eq!(bg.due(), Some(t0 + stream * 4));
         bg.update(&update(1, UpsertStatus::Complete, false), 0, t0);
         assert!(
             bg.due() < Some(t0 + stream),

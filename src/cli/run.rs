@@ -113,6 +113,8 @@ fn open_session(
         initial_queue: Vec::new(),
         recorder: history.recorder,
         live_every: None,
+        background_every: None,
+        focused: true,
     };
     (options, args.resume.clone().or(history.resume))
 }

@@ -12,7 +12,7 @@
 //! slower: nothing is dropped and nothing piles up.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tokio::sync::{Notify, mpsc};
@@ -28,6 +28,29 @@ pub const HIGH_WATER: usize = 1024;
 
 /// A waiting reader goes on once the queue is down to this.
 const LOW_WATER: usize = HIGH_WATER / 2;
+
+/// How often a provider need read its agent, shared by the runner (which
+/// sets it) and the reader (which reads it before each rest).
+#[derive(Debug, Clone)]
+pub struct ReadPace(Arc<AtomicU64>);
+
+impl ReadPace {
+    pub fn new(every: Duration) -> Self {
+        Self(Arc::new(AtomicU64::new(nanos(every))))
+    }
+
+    pub fn get(&self) -> Duration {
+        Duration::from_nanos(self.0.load(Ordering::Relaxed))
+    }
+
+    pub fn set(&self, every: Duration) {
+        self.0.store(nanos(every), Ordering::Relaxed);
+    }
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
 
 /// The runner is gone: the event was dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -50,7 +73,7 @@ pub struct EventSink {
     depth: Arc<Depth>,
     /// How long the runner lets new text wait before it shows it: an
     /// agent's pipe need not be read more often (`paced::AgentStdout`).
-    pace: Option<Duration>,
+    pace: Option<ReadPace>,
 }
 
 /// The runner's side.
@@ -75,9 +98,10 @@ pub fn channel() -> (EventSink, EventReceiver) {
 }
 
 impl EventSink {
-    /// This sink's runner shows new text at most `pace` after it comes.
+    /// This sink's runner shows new text at most `pace` after it comes
+    /// (the runner may change it: a pane out of focus is shown less often).
     #[must_use]
-    pub fn paced(mut self, pace: Option<Duration>) -> Self {
+    pub fn paced(mut self, pace: Option<ReadPace>) -> Self {
         self.pace = pace;
         self
     }
@@ -86,11 +110,11 @@ impl EventSink {
     /// Asking says the provider does read at that pace: its events then come
     /// in bursts whose text has waited up to a pace already, and the runner
     /// shows each burst at once (`EventReceiver::paced`).
-    pub fn pace_reads(&self) -> Option<Duration> {
+    pub fn pace_reads(&self) -> Option<ReadPace> {
         if self.pace.is_some() {
             self.depth.paced.store(true, Ordering::Release);
         }
-        self.pace
+        self.pace.clone()
     }
 
     pub fn send(&self, event: ProviderEvent) -> Result<(), Closed> {

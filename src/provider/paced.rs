@@ -35,19 +35,20 @@ use std::io::{self, Read};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
-use std::time::Duration;
 
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncRead, Interest, ReadBuf};
 use tokio::process::ChildStdout;
 use tokio::time::{Instant, Sleep};
 
+use super::channel::ReadPace;
+
 /// The read end of an agent's stdout.
 #[derive(Debug)]
 pub struct AgentStdout {
     pipe: Pipe,
     /// `None`: read as lines come.
-    pace: Option<Duration>,
+    pace: Option<ReadPace>,
     /// No read before this (the last read drained the pipe).
     rest_until: Option<Instant>,
     sleep: Pin<Box<Sleep>>,
@@ -66,17 +67,17 @@ enum Pipe {
 impl AgentStdout {
     /// Takes over a child's stdout; `pace` is the longest a line may wait
     /// in the pipe (`None`: read every line at once).
-    pub fn new(stdout: ChildStdout, pace: Option<Duration>) -> io::Result<Self> {
+    pub fn new(stdout: ChildStdout, pace: Option<ReadPace>) -> io::Result<Self> {
         Self::from_fd(stdout.into_owned_fd()?, pace)
     }
 
     /// `new` for any pipe's read end.
-    pub fn from_fd(fd: OwnedFd, pace: Option<Duration>) -> io::Result<Self> {
+    pub fn from_fd(fd: OwnedFd, pace: Option<ReadPace>) -> io::Result<Self> {
         set_nonblocking(&fd)?;
         let file = File::from(fd);
         let mut this = Self {
             pipe: Pipe::Resting(file),
-            pace: pace.filter(|p| !p.is_zero()),
+            pace,
             rest_until: None,
             sleep: Box::pin(tokio::time::sleep_until(Instant::now())),
         };
@@ -161,7 +162,8 @@ impl AsyncRead for AgentStdout {
         let room = buf.remaining();
         let n = ready!(this.poll_fill(cx, buf.initialize_unfilled()))?;
         buf.advance(n);
-        if let Some(pace) = this.pace
+        if let Some(pace) = this.pace.as_ref().map(ReadPace::get)
+            && !pace.is_zero()
             && n > 0
             && n < room
         {

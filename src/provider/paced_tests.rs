@@ -9,6 +9,7 @@ use std::time::Duration;
 use tokio::io::AsyncReadExt;
 
 use super::AgentStdout;
+use crate::provider::channel::ReadPace;
 
 /// Longer than any test runs: a read that waits for it never comes.
 const LONG: Duration = Duration::from_secs(600);
@@ -16,6 +17,7 @@ const SOON: Duration = Duration::from_secs(20);
 
 fn pipe(pace: Option<Duration>) -> (AgentStdout, std::io::PipeWriter) {
     let (r, w) = std::io::pipe().expect("pipe");
+    let pace = pace.map(ReadPace::new);
     (
         AgentStdout::from_fd(r.into(), pace).expect("agent stdout"),
         w,
@@ -109,4 +111,22 @@ async fn eof_ends_a_resting_pipe() {
         .expect("EOF is seen")
         .unwrap();
     assert_eq!(all, b"last\n");
+}
+
+#[tokio::test]
+async fn the_pace_is_read_before_each_rest() {
+    let (r, mut w) = std::io::pipe().expect("pipe");
+    let pace = ReadPace::new(LONG);
+    let mut out = AgentStdout::from_fd(r.into(), Some(pace.clone())).expect("agent stdout");
+    // The runner shortened it (the pane got the focus): no long rest.
+    pace.set(Duration::ZERO);
+    let mut buf = [0u8; 64];
+    for line in [&b"a\n"[..], b"b\n"] {
+        w.write_all(line).unwrap();
+        assert_eq!(
+            read(&mut out, &mut buf).await,
+            Some(2),
+            "no rest of {LONG:?}"
+        );
+    }
 }

@@ -15,7 +15,8 @@ impl Runner {
             .check_cwd()
             .map_err(|message| ProviderError::config(&self.spec.agent.id, message))?;
         let (tx, rx) = crate::provider::channel::channel();
-        let tx = tx.paced(self.live_every);
+        self.read_pace = self.live_every.map(crate::provider::channel::ReadPace::new);
+        let tx = tx.paced(self.read_pace.clone());
         let handle = self.factory.spawn(self.spec.clone(), tx)?;
         self.emit(PaneEvent::Attached {
             capabilities: self.capabilities,

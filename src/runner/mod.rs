@@ -109,6 +109,9 @@ pub enum RunnerCommand {
         session: String,
         resume: Option<String>,
     },
+    /// The pane has the focus (its text shows on the live tick) or lost it
+    /// (on the slower background tick, `RunnerOptions::background_every`).
+    Focused(bool),
     Shutdown,
 }
 
@@ -199,6 +202,12 @@ pub struct RunnerOptions {
     /// (`provider::paced`). `None`: upserts only, as the gradient batches
     /// them, and every line read as it comes (`hive run`, tests).
     pub live_every: Option<Duration>,
+    /// `live_every` while the pane is out of focus (`None`: the same). The
+    /// console draws a background pane's text this late anyway
+    /// (`app::pace`), so its agent is read no more often either.
+    pub background_every: Option<Duration>,
+    /// Whether the pane starts in focus (`RunnerCommand::Focused`).
+    pub focused: bool,
     /// A running turn without output this long is reported as stalled.
     pub stall_after: Duration,
 }
@@ -211,6 +220,8 @@ impl Default for RunnerOptions {
             initial_queue: Vec::new(),
             recorder: None,
             live_every: None,
+            background_every: None,
+            focused: true,
             stall_after: Duration::from_secs(60),
         }
     }
@@ -273,7 +284,16 @@ pub fn spawn_runner(
         interrupt_timeout: options.interrupt_timeout,
         recorder: options.recorder,
         images: Vec::new(),
-        live_every: options.live_every,
+        live_every: if options.focused {
+            options.live_every
+        } else {
+            options.background_every.or(options.live_every)
+        },
+        ticks: (
+            options.live_every,
+            options.background_every.or(options.live_every),
+        ),
+        read_pace: None,
         live_at: None,
         live_sent: None,
         out,
@@ -329,7 +349,12 @@ struct Runner {
     recorder: Option<Box<dyn Recorder>>,
     /// Images for the next turn (`RunnerCommand::Attach`).
     images: Vec<crate::image::Image>,
+    /// The live tick now: the focused or the background one.
     live_every: Option<Duration>,
+    /// (focused, background) live ticks.
+    ticks: (Option<Duration>, Option<Duration>),
+    /// The pace the provider reads its agent at, kept to the live tick.
+    read_pace: Option<crate::provider::channel::ReadPace>,
     /// When the next live tail goes out (set when unshown text arrives).
     live_at: Option<Instant>,
     /// When the last one went out.
@@ -463,6 +488,15 @@ impl Runner {
         if self.state != state {
             self.state = state;
             self.emit(PaneEvent::State(state));
+        }
+    }
+
+    /// Focus moved to or away from this pane: its live tick, and the pace
+    /// its agent is read at, follow.
+    fn focused(&mut self, focused: bool) {
+        self.live_every = if focused { self.ticks.0 } else { self.ticks.1 };
+        if let (Some(pace), Some(every)) = (&self.read_pace, self.live_every) {
+            pace.set(every);
         }
     }
 

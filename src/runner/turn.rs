@@ -36,6 +36,7 @@ impl Runner {
             RunnerCommand::Resize { cols, rows } => {
                 self.to_provider(ProviderCommand::Resize { cols, rows });
             }
+            RunnerCommand::Focused(focused) => self.focused(focused),
             RunnerCommand::SetModel(model) => self.set_model(model),
             RunnerCommand::SetEffort(effort) => self.set_effort(effort),
             RunnerCommand::Attach(images) => self.attach(images),
