@@ -13,7 +13,9 @@
 //!    `pipe` is the same answer from a `claude` pane on
 //!    tests/fake/fake_claude.py, as stream-json lines on the agent's
 //!    stdout the way Claude Code and Codex write them (the agent's own CPU
-//!    is left out; its clock times each chunk it writes).
+//!    is left out; its clock times each chunk it writes). `PANES` of them
+//!    side by side stream at once, the first pane focused: the latency is
+//!    then of the first pane to show each heading.
 //! 2. `keypress`: six `script` panes each streaming a long answer (27-char
 //!    deltas 5 ms apart). While all six stream, one key every 120 ms goes
 //!    into the focused pane's composer; the time from writing the key to
@@ -224,7 +226,7 @@ enum Source {
 
 impl Source {
     /// Starts the source for `chunks` and writes hive's config into `dir`.
-    fn start(agent: Agent, dir: &Path, text: &str, chunks: &[&str]) -> Self {
+    fn start(agent: Agent, dir: &Path, text: &str, chunks: &[&str], panes: usize) -> Self {
         match agent {
             Agent::Openai => {
                 let mut replies: Vec<serde_json::Value> =
@@ -241,16 +243,22 @@ impl Source {
             Agent::Pipe => {
                 let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake/fake_claude.py");
                 std::fs::write(dir.join("answer.txt"), text).expect("answer");
-                let sent = dir.join("sent.txt");
-                let config = format!(
-                    "[[agent]]\nid = \"oa\"\nprovider = \"claude\"\ncommand = [\"python3\", \"{}\"]\n\
-                     [agent.env]\nFAKE_CLAUDE_TEXT_FILE = \"{}\"\nFAKE_CLAUDE_SENT_FILE = \"{}\"\n\
-                     FAKE_CLAUDE_CHUNK = \"{CHUNK}\"\nFAKE_CLAUDE_DELAY_MS = \"{}\"\n",
-                    fake.display(),
-                    dir.join("answer.txt").display(),
-                    sent.display(),
-                    EVERY.as_millis(),
-                );
+                // The first pane's send times: the focused one, measured.
+                let sent = dir.join("sent-1.txt");
+                let config: String = (1..=panes)
+                    .map(|i| {
+                        format!(
+                            "[[agent]]\nid = \"{}\"\nprovider = \"claude\"\ncommand = [\"python3\", \"{}\"]\n\
+                             [agent.env]\nFAKE_CLAUDE_TEXT_FILE = \"{}\"\nFAKE_CLAUDE_SENT_FILE = \"{}\"\n\
+                             FAKE_CLAUDE_CHUNK = \"{CHUNK}\"\nFAKE_CLAUDE_DELAY_MS = \"{}\"\n\n",
+                            if i == 1 { "oa".to_owned() } else { format!("p{i}") },
+                            fake.display(),
+                            dir.join("answer.txt").display(),
+                            dir.join(format!("sent-{i}.txt")).display(),
+                            EVERY.as_millis(),
+                        )
+                    })
+                    .collect();
                 std::fs::write(dir.join("hive.toml"), config).expect("config");
                 Self::Pipe { sent }
             }
@@ -289,7 +297,7 @@ impl Source {
 
 /// One streamed answer; returns (cpu s, bytes per char, rss MB per MB of
 /// text, latency p50 ms, p99 ms).
-fn stream(cols: u16, rows: u16, chars: usize, agent: Agent) -> [f64; 5] {
+fn stream(cols: u16, rows: u16, chars: usize, agent: Agent, panes: usize) -> [f64; 5] {
     let mut text = answer(chars);
     text.push_str("\n\n");
     text.push_str(END);
@@ -299,7 +307,7 @@ fn stream(cols: u16, rows: u16, chars: usize, agent: Agent) -> [f64; 5] {
         .map(|c| std::str::from_utf8(c).expect("the answer is ASCII"))
         .collect();
     let dir = tempfile::tempdir().expect("tempdir");
-    let source = Source::start(agent, dir.path(), &text, &chunks);
+    let source = Source::start(agent, dir.path(), &text, &chunks, panes);
     let mut hive = Console::start(dir.path(), cols, rows);
     hive.until_shown(Duration::from_secs(10), "oa")
         .expect("hive draws its pane");
@@ -319,7 +327,14 @@ fn stream(cols: u16, rows: u16, chars: usize, agent: Agent) -> [f64; 5] {
     let rss0 = tree_max_mb(hive.pid, "VmRSS:");
     let cpu0 = cpu_now();
     let (bytes0, frames0) = (hive.bytes, hive.frames);
-    hive.send(b"go\r");
+    // The other panes first, each focused in turn; the first pane last,
+    // keeping the focus.
+    for i in (2..=panes).chain([1]) {
+        if panes > 1 {
+            hive.send(format!("\x1b{i}").as_bytes());
+        }
+        hive.send(b"go\r");
+    }
     let mut shown: Vec<Option<Instant>> = vec![None; headings.len()];
     let mut next = 0;
     let ended = hive.watch(Duration::from_secs(120), |at, screen| {
@@ -331,7 +346,7 @@ fn stream(cols: u16, rows: u16, chars: usize, agent: Agent) -> [f64; 5] {
                 next = i + 1;
             }
         }
-        screen.contains(END)
+        screen.matches(END).count() >= panes
     });
     assert!(ended, "the answer's end never showed");
     let cpu = cpu_now() - cpu0;
@@ -350,9 +365,11 @@ fn stream(cols: u16, rows: u16, chars: usize, agent: Agent) -> [f64; 5] {
         })
         .collect();
     lat.sort();
-    let mb = text.len() as f64 / 1e6;
+    // Every pane streams the text: per char of all of it.
+    let all = (text.len() * panes) as f64;
+    let mb = all / 1e6;
     println!(
-        "stream ({} pane, {cols}x{rows}, {} chars in {CHUNK}-char chunks {} ms apart): \
+        "stream ({panes} {} pane(s), {cols}x{rows}, {} chars in {CHUNK}-char chunks {} ms apart): \
          cpu {cpu:.3} s ({:.3} s per 100k chars), terminal {:.2} bytes per char, \
          rss peak {hwm:.1} MB (+{:.1} MB per MB of text), \
          latency p50 {:.1} ms p99 {:.1} ms max {:.1} ms ({} of {} headings seen), \
@@ -363,8 +380,8 @@ fn stream(cols: u16, rows: u16, chars: usize, agent: Agent) -> [f64; 5] {
         },
         text.len(),
         EVERY.as_millis(),
-        cpu * 100_000.0 / text.len() as f64,
-        bytes as f64 / text.len() as f64,
+        cpu * 100_000.0 / all,
+        bytes as f64 / all,
         (rss - rss0) / mb,
         ms(percentile(&lat, 0.5)),
         ms(percentile(&lat, 0.99)),
@@ -374,7 +391,7 @@ fn stream(cols: u16, rows: u16, chars: usize, agent: Agent) -> [f64; 5] {
     );
     [
         cpu,
-        bytes as f64 / text.len() as f64,
+        bytes as f64 / all,
         (rss - rss0) / mb,
         ms(percentile(&lat, 0.5)),
         ms(percentile(&lat, 0.99)),
@@ -549,8 +566,14 @@ fn main() {
             continue;
         }
         let chars: usize = env_or("CHARS", 108_438);
+        // Side by side, only over pipes (the model server serves one answer).
+        let panes = if agent == Agent::Pipe {
+            env_or("PANES", 1)
+        } else {
+            1
+        };
         let all: Vec<[f64; 5]> = (0..runs)
-            .map(|_| stream(cols, rows, chars, agent))
+            .map(|_| stream(cols, rows, chars, agent, panes))
             .collect();
         if runs > 1 {
             let m = |i: usize| median(all.iter().map(|r| r[i]).collect());

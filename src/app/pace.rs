@@ -4,7 +4,12 @@
 //! Streaming text in a pane that is not focused is the exception: it waits
 //! up to four live-tail intervals (`ui.display_latency_ms`) for a frame,
 //! and shows with the next frame any pane draws, so background panes share
-//! a smaller budget while the focused pane keeps the smooth path. State
+//! a smaller budget while the focused pane keeps the smooth path. Their
+//! runners send the live tail, and read their agents, on that longer tick
+//! too (`RunnerCommand::Focused`): three panes streaming side by side wrote
+//! 30 % fewer bytes for ~10 % less CPU than with every pane on the live tick
+//! (`console pipe`, `PANES=3`). A background pane's text is so at most two
+//! such ticks (~270 ms) behind, the focused pane's still one live tick. State
 //! changes and finished items draw at the next frame slot. Input (keys,
 //! mouse, paste) draws at once, outside the frame cap: waiting for the slot
 //! cost up to a whole interval (16.7 ms at 60 fps) per keypress while a pane
