@@ -130,3 +130,15 @@ async fn the_pace_is_read_before_each_rest() {
         );
     }
 }
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_paced_pipe_holds_a_megabyte_between_reads() {
+    use std::os::fd::AsRawFd;
+    let (r, _w) = std::io::pipe().expect("pipe");
+    let raw = r.as_raw_fd();
+    // SAFETY: fcntl on a descriptor `r`'s owner keeps open; no memory involved.
+    let size = || unsafe { libc::fcntl(raw, libc::F_GETPIPE_SZ) };
+    let _out = AgentStdout::from_fd(r.into(), Some(ReadPace::new(LONG))).expect("agent stdout");
+    assert_eq!(size(), super::PIPE_SIZE);
+}
