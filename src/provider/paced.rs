@@ -19,8 +19,9 @@
 //! it comes. So a line waits at most one tick in the pipe, a quiet agent's
 //! first line not at all, and a streaming agent costs one wake-up per tick
 //! instead of one per line. A read that fills the whole buffer is not
-//! paced: an agent writing faster than a buffer per tick is read as fast as
-//! it writes. The runner shows each such burst at once
+//! paced, and the pipe is grown to hold 1 MiB during a rest: an agent
+//! writing a fast answer or a long tool output is read as fast as it
+//! writes. The runner shows each such burst at once
 //! (`EventReceiver::paced`).
 //!
 //! An HTTP body of server-sent events (the `openai` provider) is not paced:
