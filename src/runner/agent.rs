@@ -15,7 +15,9 @@ impl Runner {
             .check_cwd()
             .map_err(|message| ProviderError::config(&self.spec.agent.id, message))?;
         let (tx, rx) = crate::provider::channel::channel();
-        self.read_pace = self.live_every.map(crate::provider::channel::ReadPace::new);
+        self.read_pace = self
+            .live_every()
+            .map(crate::provider::channel::ReadPace::new);
         let tx = tx.paced(self.read_pace.clone());
         let handle = self.factory.spawn(self.spec.clone(), tx)?;
         self.emit(PaneEvent::Attached {

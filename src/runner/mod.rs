@@ -284,15 +284,11 @@ pub fn spawn_runner(
         interrupt_timeout: options.interrupt_timeout,
         recorder: options.recorder,
         images: Vec::new(),
-        live_every: if options.focused {
-            options.live_every
-        } else {
-            options.background_every.or(options.live_every)
-        },
         ticks: (
             options.live_every,
             options.background_every.or(options.live_every),
         ),
+        in_focus: options.focused,
         read_pace: None,
         live_at: None,
         live_sent: None,
@@ -349,10 +345,10 @@ struct Runner {
     recorder: Option<Box<dyn Recorder>>,
     /// Images for the next turn (`RunnerCommand::Attach`).
     images: Vec<crate::image::Image>,
-    /// The live tick now: the focused or the background one.
-    live_every: Option<Duration>,
     /// (focused, background) live ticks.
     ticks: (Option<Duration>, Option<Duration>),
+    /// Which of the two is in use (`RunnerCommand::Focused`).
+    in_focus: bool,
     /// The pace the provider reads its agent at, kept to the live tick.
     read_pace: Option<crate::provider::channel::ReadPace>,
     /// When the next live tail goes out (set when unshown text arrives).
@@ -448,7 +444,7 @@ impl Runner {
     /// slack lets a burst read a tick after the last, and handled a hair
     /// sooner than the last one was, show without a timer of its own.
     fn schedule_live(&mut self) {
-        if let Some(every) = self.live_every
+        if let Some(every) = self.live_every()
             && self.live_at.is_none()
             && self.processor.has_unshown()
         {
@@ -494,9 +490,18 @@ impl Runner {
     /// Focus moved to or away from this pane: its live tick, and the pace
     /// its agent is read at, follow.
     fn focused(&mut self, focused: bool) {
-        self.live_every = if focused { self.ticks.0 } else { self.ticks.1 };
-        if let (Some(pace), Some(every)) = (&self.read_pace, self.live_every) {
+        self.in_focus = focused;
+        if let (Some(pace), Some(every)) = (&self.read_pace, self.live_every()) {
             pace.set(every);
+        }
+    }
+
+    /// The live tick now: the focused or the background one.
+    fn live_every(&self) -> Option<Duration> {
+        if self.in_focus {
+            self.ticks.0
+        } else {
+            self.ticks.1
         }
     }
 
