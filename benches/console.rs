@@ -32,8 +32,8 @@
 //!    counts too.
 //!
 //! Run: `cargo bench --bench console [stream|pipe|keypress|memory]`
-//! (stream, pipe and keypress by default). Environment: `CHARS` (stream), `KEYS` and `PANES`
-//! (keypress, memory), `DELTAS`, `SETTLE_MS`, `WRAP` (memory), `COLS`,
+//! (stream, pipe and keypress by default). Environment: `CHARS` (stream,
+//! pipe), `KEYS`, `PANES` (pipe, keypress, memory), `DELTAS`, `SETTLE_MS`, `WRAP` (memory), `COLS`,
 //! `ROWS`, `RUNS` (repetitions, default 1; medians are printed), `HIVE_BIN`
 //! (the hive binary to run; default: the one this bench was built with).
 

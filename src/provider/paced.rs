@@ -181,18 +181,23 @@ impl AsyncRead for AgentStdout {
 /// What an agent may write during one rest before it blocks: the pipe's
 /// default 64 KiB, read once a tick, held codex app-server's fast answer
 /// (1.6 MB of JSON lines) to ~2 MB/s, 0.35 → 0.7 s for the whole answer.
+#[cfg(target_os = "linux")]
 const PIPE_SIZE: libc::c_int = 1 << 20;
 
 /// Grows the pipe to `PIPE_SIZE` where the system allows (the default
 /// `fs.pipe-max-size` does; past `fs.pipe-user-pages-soft` it stays as it
 /// is, which only slows a flood).
+#[cfg(target_os = "linux")]
 fn grow(fd: &OwnedFd) {
-    #[cfg(target_os = "linux")]
     // SAFETY: fcntl on a descriptor this function borrows; no memory involved.
     if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_SIZE) } < 0 {
         tracing::debug!("pipe not grown: {}", io::Error::last_os_error());
     }
 }
+
+/// Pipes elsewhere keep their size.
+#[cfg(not(target_os = "linux"))]
+fn grow(_fd: &OwnedFd) {}
 
 fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
     let raw = fd.as_raw_fd();
