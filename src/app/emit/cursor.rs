@@ -1,6 +1,6 @@
 //! Cursor moves in the fewest bytes: an absolute `CUP`, or relative steps
-//! (`CR`, line feeds, `CUU`/`CUD`, `CUF`, backspaces, `CUB`), whichever is
-//! shorter, or no move at all where printing on from the last column wraps
+//! (`CR`, line feeds, `CUU`/`CUD`, `CUF`, backspaces, `CUB`) and the
+//! absolute column (`CHA`), whichever is shorter, or no move at all where printing on from the last column wraps
 //! to the next row. The frame planner prices its orders with [`cost`], and
 //! the writer uses [`write`], so both agree byte for byte.
 //!
@@ -144,6 +144,16 @@ fn vertical_len(from: u16, to: u16) -> usize {
 }
 
 fn horizontal_len(from: u16, to: u16) -> usize {
+    relative_len(from, to).min(column_len(from, to))
+}
+
+/// `CHA` to column `to`: shorter than a relative step where the column's
+/// number is (`ESC [ 8 G` against `ESC [ 1 2 D`).
+fn column_len(from: u16, to: u16) -> usize {
+    if from == to { 0 } else { 3 + digits(to + 1) }
+}
+
+fn relative_len(from: u16, to: u16) -> usize {
     match to.cmp(&from) {
         std::cmp::Ordering::Equal => 0,
         std::cmp::Ordering::Greater => csi_n_len(to - from),
@@ -171,6 +181,9 @@ fn vertical<W: Write>(out: &mut W, from: u16, to: u16) -> io::Result<()> {
 }
 
 fn horizontal<W: Write>(out: &mut W, from: u16, to: u16) -> io::Result<()> {
+    if column_len(from, to) < relative_len(from, to) {
+        return write!(out, "\x1b[{}G", to + 1);
+    }
     match to.cmp(&from) {
         std::cmp::Ordering::Equal => Ok(()),
         std::cmp::Ordering::Greater => csi_n(out, to - from, b'C'),
@@ -222,8 +235,10 @@ mod tests {
         assert_eq!(moved(Some((10, 3)), (0, 4)), "\r\n");
         assert_eq!(moved(Some((10, 3)), (30, 3)), "\x1b[20C");
         assert_eq!(moved(Some((10, 3)), (9, 4)), "\n\x08");
-        assert_eq!(moved(Some((50, 3)), (2, 3)), "\r\x1b[2C");
+        assert_eq!(moved(Some((50, 3)), (2, 3)), "\x1b[3G");
         assert_eq!(moved(Some((50, 3)), (20, 3)), "\x1b[30D");
+        assert_eq!(moved(Some((50, 3)), (8, 3)), "\x1b[9G");
+        assert_eq!(moved(Some((40, 3)), (7, 4)), "\n\x1b[8G");
         assert_eq!(moved(Some((5, 30)), (5, 2)), "\x1b[28A");
     }
 

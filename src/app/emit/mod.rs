@@ -69,6 +69,8 @@ pub(super) struct Attrs {
     /// Where the last frame left the cursor (scrolling does not move it),
     /// so the next frame's first move may be a short relative one.
     at: Option<cursor::At>,
+    /// Frames written so far: how old the saved place is.
+    frame: u64,
 }
 
 /// A cursor position and pen saved on the terminal (`ESC 7`), and what
@@ -78,12 +80,18 @@ struct Mark {
     at: cursor::At,
     pen: Pen,
     worth: usize,
+    /// The frame it was last saved or restored in.
+    used: u64,
 }
 
 /// Bytes a run's move and pen must cost from scratch before its place is
 /// remembered, and how many such places are.
 const SAVE_WORTH: usize = 20;
 const RECENT: usize = 16;
+/// Frames a saved place may go unused before a cheaper one repeating now
+/// takes the slot: the status bar's spinner moves when the text before it
+/// changes, and its old place must not keep the slot.
+const SAVE_STALE: u64 = 8;
 
 impl Attrs {
     /// Forgets the attributes (something else wrote to the terminal).
@@ -129,6 +137,7 @@ impl Attrs {
         cells: &[(u16, u16, &Cell)],
         bounds: Bounds,
     ) -> io::Result<()> {
+        self.frame += 1;
         let runs = plan::runs(cells, frame);
         let gaps = plan::gaps(&runs, frame);
         // Where the cursor is, if known. Not a pending wrap: whether
@@ -147,6 +156,10 @@ impl Attrs {
                 (plan::How::Restore, _, Some(m)) => {
                     out.write_all(b"\x1b8")?;
                     self.pen = Some(m.pen);
+                    self.saved = Some(Mark {
+                        used: self.frame,
+                        ..m
+                    });
                 }
                 _ => cursor::write(out, at, (r.x, r.y), bounds, r.kind != plan::Kind::Erase)?,
             }
@@ -188,12 +201,17 @@ impl Attrs {
         }
         let better = match self.saved {
             Some(m) if m.at == at => m.pen != pen,
-            Some(m) => worth > m.worth,
+            Some(m) => worth > m.worth || self.frame - m.used > SAVE_STALE,
             None => true,
         };
         if better {
             out.write_all(b"\x1b7")?;
-            self.saved = Some(Mark { at, pen, worth });
+            self.saved = Some(Mark {
+                at,
+                pen,
+                worth,
+                used: self.frame,
+            });
         }
         Ok(())
     }
@@ -290,10 +308,14 @@ fn sgr_params<P: Params>(from: Option<Pen>, to: Pen, sgr: &mut P) {
         sgr.put(b"0");
         return changes(DEFAULT_PEN, to, sgr);
     };
-    if (from.modifier - to.modifier).is_empty() {
+    // Starting from the defaults is needed when some attribute goes away,
+    // and shorter when most of the pen does (`0` against `39;49`).
+    let (mut keep, mut reset) = (Count::default(), Count(1));
+    changes(from, to, &mut keep);
+    changes(DEFAULT_PEN, to, &mut reset);
+    if (from.modifier - to.modifier).is_empty() && keep.0 <= reset.0 {
         return changes(from, to, sgr);
     }
-    // Some attribute goes away: start from the defaults.
     sgr.put(b"0");
     changes(DEFAULT_PEN, to, sgr);
 }
@@ -433,6 +455,7 @@ mod tests {
                     match fin {
                         'C' => x += n(1),
                         'D' => x -= n(1),
+                        'G' => x = n(1) - 1,
                         'A' => y -= n(1),
                         'B' => y += n(1),
                         'H' => {
@@ -585,6 +608,110 @@ mod tests {
         assert_eq!(looks(&replayed), looks(&cur), "{bytes:?}");
         // The shrunk row is erased, not overprinted with spaces.
         assert!(bytes.contains("X"), "{bytes:?}");
+    }
+
+    /// Frames of a streaming row and a status bar whose spinner, in a pen
+    /// of its own, moves right after `moved_at` frames. Returns each
+    /// frame's bytes, after checking that replaying them all shows the last.
+    fn spinner_frames(frames: usize, moved_at: usize) -> Vec<String> {
+        let status = Style::new()
+            .fg(Color::Rgb(186, 194, 222))
+            .bg(Color::Rgb(24, 24, 37));
+        let glyphs = ['⠋', '⠙', '⠹', '⠸'];
+        let frame = |i: usize| {
+            let text = "streaming text here"
+                .chars()
+                .take(i % 19 + 1)
+                .collect::<String>();
+            let bar = match i < moved_at {
+                true => format!("model name · {}", glyphs[i % 4]),
+                false => format!("model name · long {}", glyphs[i % 4]),
+            };
+            screen(&[
+                (&text, Style::new()),
+                ("", Style::new()),
+                ("", Style::new()),
+                (&bar, status),
+            ])
+        };
+        let first = frame(0);
+        let mut attrs = Attrs {
+            pen: Some(DEFAULT_PEN),
+            ..Attrs::default()
+        };
+        let bounds = Bounds::full(first.area.width, first.area.height);
+        let (mut prev, mut all, mut each) = (first.clone(), String::new(), Vec::new());
+        for i in 1..frames {
+            let cur = frame(i);
+            let mut out = Vec::new();
+            attrs
+                .cells(&mut out, &cur, &prev.diff(&cur), bounds)
+                .unwrap();
+            let bytes = String::from_utf8(out).unwrap();
+            all.push_str(&bytes);
+            each.push(bytes);
+            prev = cur;
+        }
+        let mut out = Vec::new();
+        attrs.set(&mut out, DEFAULT_PEN).unwrap();
+        all.push_str(std::str::from_utf8(&out).unwrap());
+        let mut replayed = first;
+        replay(&mut replayed, &all);
+        assert_eq!(looks(&replayed), looks(&prev), "{all:?}");
+        each
+    }
+
+    #[test]
+    fn a_pen_changes_by_its_shorter_sequence() {
+        let pen = |fg, bg| Pen {
+            fg,
+            bg,
+            ..DEFAULT_PEN
+        };
+        let (blue, dark) = (Color::Rgb(137, 180, 250), Color::Rgb(24, 24, 37));
+        let set = |from: Pen, to: Pen| {
+            let mut out = Vec::new();
+            let mut attrs = Attrs {
+                pen: Some(from),
+                ..Attrs::default()
+            };
+            attrs.set(&mut out, to).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(set(pen(blue, dark), DEFAULT_PEN), "\x1b[0m");
+        assert_eq!(set(pen(blue, dark), pen(Color::Reset, dark)), "\x1b[39m");
+        assert_eq!(set(pen(blue, Color::Reset), DEFAULT_PEN), "\x1b[0m");
+        let bold = Pen {
+            modifier: Modifier::BOLD,
+            ..pen(blue, Color::Reset)
+        };
+        assert_eq!(
+            set(bold, pen(blue, Color::Reset)),
+            "\x1b[0;38;2;137;180;250m"
+        );
+    }
+
+    const STATUS_PEN: &str = "48;2;24;24;37m";
+
+    #[test]
+    fn a_spinner_in_its_own_pen_is_reached_with_a_restore() {
+        let frames = spinner_frames(12, 100);
+        assert!(frames[0].contains(STATUS_PEN), "{frames:?}");
+        // Saved the second time, then reached with `ESC 8` (or a
+        // backspace from just after it): its pen is never set again.
+        assert!(frames[1].contains("\x1b7"), "{frames:?}");
+        assert!(
+            frames[2..].iter().all(|f| !f.contains(STATUS_PEN)),
+            "{frames:?}"
+        );
+    }
+
+    #[test]
+    fn a_saved_place_left_unused_gives_way_to_the_spinner_s_new_place() {
+        // The spinner's old and new places cost the same to reach.
+        let frames = spinner_frames(40, 6);
+        let last = &frames[frames.len() - 10..];
+        assert!(last.iter().all(|f| !f.contains(STATUS_PEN)), "{frames:?}");
     }
 
     #[test]
