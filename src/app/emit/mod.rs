@@ -309,11 +309,17 @@ fn sgr_params<P: Params>(from: Option<Pen>, to: Pen, sgr: &mut P) {
         return changes(DEFAULT_PEN, to, sgr);
     };
     // Starting from the defaults is needed when some attribute goes away,
-    // and shorter when most of the pen does (`0` against `39;49`).
-    let (mut keep, mut reset) = (Count::default(), Count(1));
-    changes(from, to, &mut keep);
-    changes(DEFAULT_PEN, to, &mut reset);
-    if (from.modifier - to.modifier).is_empty() && keep.0 <= reset.0 {
+    // and may be shorter when a colour does (`0` against `39;49`).
+    let resets = |a: Color, b: Color| a != Color::Reset && b == Color::Reset;
+    let keep_shorter = || {
+        let (mut keep, mut reset) = (Count::default(), Count(1));
+        changes(from, to, &mut keep);
+        changes(DEFAULT_PEN, to, &mut reset);
+        keep.0 <= reset.0
+    };
+    let colour_goes =
+        resets(from.fg, to.fg) || resets(from.bg, to.bg) || resets(from.underline, to.underline);
+    if (from.modifier - to.modifier).is_empty() && (!colour_goes || keep_shorter()) {
         return changes(from, to, sgr);
     }
     sgr.put(b"0");
