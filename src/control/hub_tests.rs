@@ -1,0 +1,222 @@
+//! The hub's tests: the panes' updates it observes answer the control
+//! calls (`send`, `wait`, `watch`, cancels) as a client would see them.
+
+use chrono::Utc;
+
+use super::*;
+
+fn hub() -> Hub {
+    let caps = Capabilities {
+        interrupt: true,
+        ..Capabilities::default()
+    };
+    Hub::new([
+        (AgentConfig::new("a", "script"), Started::Running(caps)),
+        (AgentConfig::new("b", "script"), Started::Running(caps)),
+    ])
+}
+
+fn message(turn: &str, item: &str, origin: Origin, text: &str) -> PaneEvent {
+    PaneEvent::Upsert(Upsert {
+        turn_id: turn.into(),
+        session_id: "s".into(),
+        item_id: item.into(),
+        source_timestamp: Utc::now(),
+        emitted_at: Utc::now(),
+        status: UpsertStatus::Complete,
+        error_code: None,
+        error_message: None,
+        kind: UpsertKind::Message {
+            content: text.into(),
+            origin,
+        },
+    })
+}
+
+fn at(pane: usize, event: PaneEvent) -> PaneUpdate {
+    PaneUpdate { pane, event }
+}
+
+type Answer = oneshot::Receiver<Result<Value, CtlError>>;
+
+fn ask(hub: &mut Hub, call: Call) -> (Option<(usize, RunnerCommand)>, Answer) {
+    let (reply, rx) = oneshot::channel();
+    let cmd = hub.handle(ControlRequest {
+        call,
+        reply,
+        events: None,
+    });
+    (cmd, rx)
+}
+
+#[test]
+fn send_answers_when_bound_and_wait_when_the_turn_ends() {
+    let mut hub = hub();
+    let send = Call::Send {
+        pane: "a".into(),
+        text: "hi".into(),
+        steer: false,
+    };
+    let (cmd, mut sent) = ask(&mut hub, send);
+    assert!(matches!(
+        cmd,
+        Some((0, RunnerCommand::Submit { ref text, mode: SubmitMode::Queue })) if text == "hi"
+    ));
+    assert!(sent.try_recv().is_err(), "not bound yet");
+    // Another pane's identical message does not bind it.
+    hub.observe(&at(1, message("t-b", "u0", Origin::User, "hi")));
+    assert!(sent.try_recv().is_err());
+    hub.observe(&at(0, message("t1", "u1", Origin::User, "hi")));
+    let bound = sent.try_recv().unwrap().unwrap();
+    assert_eq!(bound["turn_id"], "t1");
+
+    let (_, mut waiting) = ask(
+        &mut hub,
+        Call::Wait {
+            turn_id: "t1".into(),
+        },
+    );
+    hub.observe(&at(0, message("t1", "m1", Origin::Agent, "one")));
+    hub.observe(&at(0, message("t1", "m2", Origin::Agent, "two")));
+    assert!(waiting.try_recv().is_err());
+    hub.observe(&at(
+        0,
+        PaneEvent::Turn(TurnEvent::TurnComplete {
+            turn_id: "t1".into(),
+            session_id: "s".into(),
+            status: TurnStatus::Completed,
+            usage: None,
+            finish_reason: None,
+        }),
+    ));
+    let done = waiting.try_recv().unwrap().unwrap();
+    assert_eq!(done["text"], "one\n\ntwo");
+    assert_eq!(done["status"], "completed");
+    // Finished turns are still there for a late `wait`.
+    let (_, mut late) = ask(
+        &mut hub,
+        Call::Wait {
+            turn_id: "t1".into(),
+        },
+    );
+    assert_eq!(late.try_recv().unwrap().unwrap()["text"], "one\n\ntwo");
+    let (_, mut unknown) = ask(
+        &mut hub,
+        Call::Wait {
+            turn_id: "t9".into(),
+        },
+    );
+    assert_eq!(
+        unknown.try_recv().unwrap().unwrap_err().code,
+        ErrorCode::TurnNotFound
+    );
+}
+
+#[test]
+fn a_finished_turn_shares_the_transcript_text_instead_of_copying_it() {
+    let mut hub = hub();
+    let answer = message("t1", "m1", Origin::Agent, "a long answer");
+    let PaneEvent::Upsert(Upsert {
+        kind: UpsertKind::Message { content, .. },
+        ..
+    }) = &answer
+    else {
+        unreachable!()
+    };
+    let content = content.clone();
+    hub.observe(&at(0, answer));
+    hub.observe(&at(
+        0,
+        PaneEvent::Turn(TurnEvent::TurnComplete {
+            turn_id: "t1".into(),
+            session_id: "s".into(),
+            status: TurnStatus::Completed,
+            usage: None,
+            finish_reason: None,
+        }),
+    ));
+    let record = &hub.turns["t1"];
+    assert_eq!(record.result.as_ref().unwrap().text, "", "no copy kept");
+    assert!(record.texts["m1"].same_buffer(&content));
+    assert_eq!(record.answer().unwrap().text, "a long answer");
+}
+
+#[test]
+fn a_dying_agent_fails_unbound_sends() {
+    let mut hub = hub();
+    let send = Call::Send {
+        pane: "a".into(),
+        text: "queued".into(),
+        steer: false,
+    };
+    let (_, mut sent) = ask(&mut hub, send);
+    hub.observe(&at(0, PaneEvent::State(TurnState::Dead)));
+    assert_eq!(
+        sent.try_recv().unwrap().unwrap_err().code,
+        ErrorCode::ProcessCrash
+    );
+    let (cmd, mut again) = ask(
+        &mut hub,
+        Call::Send {
+            pane: "a".into(),
+            text: "x".into(),
+            steer: false,
+        },
+    );
+    assert!(cmd.is_none());
+    assert_eq!(
+        again.try_recv().unwrap().unwrap_err().code,
+        ErrorCode::ProcessCrash
+    );
+}
+
+#[test]
+fn a_send_taken_out_of_the_queue_is_answered() {
+    let mut hub = hub();
+    let queued = |text: &str| Call::Send {
+        pane: "a".into(),
+        text: text.into(),
+        steer: false,
+    };
+    let (_, mut drained) = ask(&mut hub, queued("first"));
+    let (_, mut removed) = ask(&mut hub, queued("second"));
+    hub.observe(&at(
+        0,
+        PaneEvent::Queue(vec!["first".into(), "second".into()]),
+    ));
+    // The console removes "second"; the turn ends; "first" drains.
+    hub.observe(&at(0, PaneEvent::Queue(vec!["first".into()])));
+    hub.observe(&at(0, PaneEvent::State(TurnState::Idle)));
+    let err = removed.try_recv().unwrap().unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidState);
+    hub.observe(&at(0, PaneEvent::Queue(vec![])));
+    hub.observe(&at(0, PaneEvent::State(TurnState::Starting)));
+    hub.observe(&at(0, message("t2", "u", Origin::User, "first")));
+    assert_eq!(drained.try_recv().unwrap().unwrap()["turn_id"], "t2");
+}
+
+#[test]
+fn watchers_get_their_pane_and_are_dropped_when_behind() {
+    let mut hub = hub();
+    let (tx, mut rx) = mpsc::channel(1);
+    let (reply, _answer) = oneshot::channel();
+    hub.handle(ControlRequest {
+        call: Call::Watch {
+            pane: Some("b".into()),
+        },
+        reply,
+        events: Some(tx),
+    });
+    hub.observe(&at(0, message("t", "x", Origin::Agent, "not b")));
+    hub.observe(&at(1, message("t", "y", Origin::Agent, "for b")));
+    let line = rx.try_recv().unwrap();
+    let ev: super::super::protocol::EventLine = serde_json::from_str(&line).unwrap();
+    assert_eq!(ev.pane, "b");
+    hub.observe(&at(1, message("t", "z", Origin::Agent, "fills it")));
+    hub.observe(&at(1, message("t", "w", Origin::Agent, "overflows")));
+    assert!(rx.try_recv().is_ok());
+    assert!(
+        matches!(rx.try_recv(), Err(mpsc::error::TryRecvError::Disconnected)),
+        "a watcher that fell behind is let go"
+    );
+}
