@@ -1,10 +1,12 @@
 //! No process outlives hive: a fake ACP agent starts a plain child, a
 //! `setsid` child and a double-forked orphan in its own session; then hive is
 //! ended — `kill -9` of the process the user started, `kill -9` of the real
-//! hive under it, or a clean exit — and none of them may survive.
+//! hive under it, a clean exit, or the terminal closing under the console
+//! (the pty's master closed: the kernel's hangup) — and none of them may
+//! survive.
 
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
@@ -60,15 +62,18 @@ fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
 }
 
 /// The agent and its three children, once the agent has started them.
-fn spawned_pids(a: &Agents) -> Vec<i32> {
-    wait_for("the agent's children", || {
-        let text = std::fs::read_to_string(&a.pids_file).ok()?;
-        let pids: Vec<i32> = text
-            .split_whitespace()
-            .filter_map(|p| p.parse().ok())
-            .collect();
-        (pids.len() == 4).then_some(pids)
-    })
+fn spawned_pids(pids_file: &Path) -> Vec<i32> {
+    wait_for("the agent's children", || written_pids(pids_file))
+}
+
+/// The agent and its three children, if the agent has written them all.
+fn written_pids(pids_file: &Path) -> Option<Vec<i32>> {
+    let text = std::fs::read_to_string(pids_file).ok()?;
+    let pids: Vec<i32> = text
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect();
+    (pids.len() == 4).then_some(pids)
 }
 
 /// Running (a zombie has ended; only its parent has not collected it).
@@ -99,7 +104,7 @@ fn kill9(pid: i32) {
 fn kill_9_of_hive_leaves_no_agent_process() {
     let a = setup();
     let mut child = run(&a, "spawnkids", true);
-    let mut pids = spawned_pids(&a);
+    let mut pids = spawned_pids(&a.pids_file);
     let real = hive::provider::reap::descendants(child.id() as i32);
     assert!(!real.is_empty());
     pids.extend(real);
@@ -112,7 +117,7 @@ fn kill_9_of_hive_leaves_no_agent_process() {
 fn kill_9_of_the_real_hive_leaves_no_agent_process() {
     let a = setup();
     let mut child = run(&a, "spawnkids", true);
-    let pids = spawned_pids(&a);
+    let pids = spawned_pids(&a.pids_file);
     // The supervisor's only child is the real hive.
     let sup = child.id();
     let children = std::fs::read_to_string(format!("/proc/{sup}/task/{sup}/children")).unwrap();
@@ -132,8 +137,148 @@ fn a_clean_exit_leaves_no_detached_child() {
     let a = setup();
     // Unsupervised: the real hive's own sweep must do it.
     let mut child = run(&a, "spawnkids-end", false);
-    let pids = spawned_pids(&a);
+    let pids = spawned_pids(&a.pids_file);
     let status = child.wait().unwrap();
     assert!(status.success(), "{status:?}");
     assert_none_survive(&pids);
+}
+
+/// hive's console on a pty of its own (its controlling terminal), read
+/// without blocking so that closing the master is the only hold on it.
+struct Terminal {
+    master: Box<dyn portable_pty::MasterPty + Send>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    screen: tui_term::vt100::Parser,
+}
+
+impl Terminal {
+    fn start(dir: &Path, config: &Path) -> Self {
+        use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+        let size = PtySize {
+            rows: 40,
+            cols: 120,
+            pixel_width: 0,
+            pixel_height: 0,
+        };
+        let pty = native_pty_system().openpty(size).unwrap();
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_hive"));
+        cmd.args(["--config", config.to_str().unwrap()]);
+        cmd.cwd(dir);
+        cmd.env("HIVE_DATA_DIR", dir.join("data"));
+        cmd.env("HIVE_STATE_DIR", dir.join("state"));
+        cmd.env("XDG_CONFIG_HOME", dir.join("xdg"));
+        cmd.env("TERM", "xterm-256color");
+        let child = pty.slave.spawn_command(cmd).unwrap();
+        drop(pty.slave);
+        let fd = pty.master.as_raw_fd().unwrap();
+        // SAFETY: fcntl(2) on the master fd this test owns.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            assert_eq!(libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK), 0);
+        }
+        Self {
+            master: pty.master,
+            child,
+            screen: tui_term::vt100::Parser::new(size.rows, size.cols, 0),
+        }
+    }
+
+    /// Reads what hive wrote since the last call (so its writes never
+    /// block) onto the screen; returns how many bytes that was.
+    fn drain(&mut self) -> usize {
+        let fd = self.master.as_raw_fd().unwrap();
+        let mut buf = [0u8; 65536];
+        let mut read = 0;
+        loop {
+            // SAFETY: read(2) into a buffer of the given length.
+            let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+            match usize::try_from(n) {
+                Ok(n) if n > 0 => {
+                    self.screen.process(&buf[..n]);
+                    read += n;
+                }
+                _ => return read,
+            }
+        }
+    }
+
+    fn shows(&mut self, text: &str) -> bool {
+        self.drain();
+        self.screen.screen().contents().contains(text)
+    }
+
+    fn type_line(&mut self, text: &str) {
+        let fd = self.master.as_raw_fd().unwrap();
+        let line = format!("{text}\r");
+        // SAFETY: write(2) of a buffer of the given length.
+        let n = unsafe { libc::write(fd, line.as_ptr().cast(), line.len()) };
+        assert_eq!(usize::try_from(n).ok(), Some(line.len()));
+    }
+}
+
+/// Starts the console, sends `prompt` (which makes the fake agent start
+/// its children), waits for `ready`, then closes the terminal: hive, its
+/// supervisor and every agent process must end, and the prompt be kept.
+fn close_the_terminal(prompt: &str, ready: impl Fn(&mut Terminal) -> bool) {
+    let a = setup();
+    let dir = a.config.parent().unwrap();
+    let mut term = Terminal::start(dir, &a.config);
+    wait_for("the console", || term.shows("Message").then_some(()));
+    term.type_line(prompt);
+    let mut pids = wait_for("the agent's children", || {
+        term.drain();
+        written_pids(&a.pids_file)
+    });
+    wait_for("the console's state before the hangup", || {
+        ready(&mut term).then_some(())
+    });
+    let supervisor = term.child.process_id().unwrap() as i32;
+    pids.push(supervisor);
+    pids.extend(hive::provider::reap::descendants(supervisor));
+    assert!(pids.len() >= 6, "{pids:?}");
+
+    let Terminal {
+        master, mut child, ..
+    } = term;
+    drop(master);
+    assert_none_survive(&pids);
+    child.wait().unwrap();
+    let data = dir.join("data");
+    let kept = walk(&data)
+        .iter()
+        .any(|f| std::fs::read_to_string(f).is_ok_and(|s| s.contains(prompt)));
+    assert!(kept, "the prompt is in no file under {}", data.display());
+}
+
+#[test]
+fn closing_the_terminal_mid_turn_ends_hive_and_every_agent_process() {
+    close_the_terminal("spawnkids", |_| true);
+}
+
+/// Idle, the console writes nothing, so no failed write tells it the
+/// terminal is gone: only the hangup does. The kernel sends SIGHUP to the
+/// session leader alone (the supervisor), which must pass it on.
+#[test]
+fn closing_the_terminal_of_an_idle_console_ends_hive_and_every_agent_process() {
+    close_the_terminal("spawnkids-end", |term| {
+        let idle = term.shows("fake-model · idle") && term.shows("spawnkids-end");
+        // Quiet: nothing drawn between two looks.
+        idle && {
+            std::thread::sleep(Duration::from_millis(300));
+            term.drain() == 0
+        }
+    });
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
 }
