@@ -22,6 +22,13 @@ pub fn warm_up() {
     let _ = (syntaxes(), themes());
 }
 
+/// Lines longer than this (bytes) are drawn plain, and so is the rest of
+/// their block: syntect's time grows with a line's length (100 KB of
+/// minified code takes 0.05–0.4 s) and a streaming block's unfinished line
+/// is highlighted again every frame. Editors cap it too (VS Code: 20,000
+/// characters).
+pub const LONG_LINE: usize = 4 * 1024;
+
 /// What highlighting a growing code block again can reuse: its complete
 /// lines, already highlighted, and the parser's state after them. A
 /// streaming answer's open code block is highlighted on every frame; with
@@ -44,6 +51,9 @@ pub struct Memo {
     /// a block drawn again unchanged (the frame its fence closes, then as
     /// a finished piece) does not run the grammar over it again.
     partial: Option<(String, Vec<Span<'static>>)>,
+    /// A complete line past [`LONG_LINE`] follows `done`: it and every line
+    /// after it stay plain.
+    stopped: bool,
 }
 
 /// Where highlighting a code block picks up at the start of a line: the
@@ -119,6 +129,9 @@ impl Resume {
     pub fn skip(&mut self, code: &str, theme_name: &str) -> Option<()> {
         let highlighter = Highlighter::new(theme(theme_name)?);
         for line in syntect::util::LinesWithEndings::from(code) {
+            if line.len() > LONG_LINE {
+                return None;
+            }
             let ops = self.parse.parse_line(line, syntaxes()).ok()?;
             for _ in HighlightIterator::new(&mut self.hl, &ops, line, &highlighter) {}
         }
@@ -127,7 +140,8 @@ impl Resume {
 }
 
 /// Highlights `code` as `lang` (a fence info word: `rust`, `py`, `diff`…).
-/// Returns one span list per line, or `None` when the language is unknown.
+/// Returns one span list per line, up to a line past [`LONG_LINE`], or
+/// `None` when the language is unknown.
 pub fn highlight(code: &str, lang: &str, theme_name: &str) -> Option<Vec<Vec<Span<'static>>>> {
     highlight_with(code, lang, theme_name, &mut Memo::default())
 }
@@ -159,12 +173,20 @@ pub fn highlight_with(
             ..Memo::default()
         };
     }
+    if memo.stopped {
+        return Some(memo.lines.clone());
+    }
     let (_, theme) = memo.resolved?;
     let highlighter = Highlighter::new(theme);
     let rest = &code[memo.done.len()..];
     let mut partial = None;
     for line in syntect::util::LinesWithEndings::from(rest) {
         let (parse, hl) = memo.state.as_mut()?;
+        if line.len() > LONG_LINE {
+            // Still streaming, it may end; complete, it ends highlighting.
+            memo.stopped = line.ends_with('\n');
+            break;
+        }
         if line.ends_with('\n') {
             let Some(spans) = highlight_line(line, parse, hl, &highlighter, set) else {
                 *memo = Memo::default();
@@ -196,6 +218,9 @@ fn highlight_line(
     highlighter: &Highlighter<'_>,
     set: &SyntaxSet,
 ) -> Option<Vec<Span<'static>>> {
+    if line.len() > LONG_LINE {
+        return None;
+    }
     let ops = parse.parse_line(line, set).ok()?;
     let spans = HighlightIterator::new(hl, &ops, line, highlighter)
         .filter_map(|(style, text)| {
@@ -263,5 +288,28 @@ mod tests {
         let other = highlight_with("x = 1\n", "python", "base16-ocean.dark", &mut memo);
         assert_eq!(other, highlight("x = 1\n", "python", "base16-ocean.dark"));
         assert_eq!(memo.done, "x = 1\n");
+    }
+
+    #[test]
+    fn a_long_line_and_the_rest_of_its_block_stay_plain() {
+        let long = "x".repeat(LONG_LINE + 1);
+        let code = format!("let a = 1;\n{long}\nlet b = 2;\n");
+        let theme = "base16-ocean.dark";
+        let whole = highlight(&code, "rust", theme).unwrap();
+        assert_eq!(whole.len(), 1, "only the line before the long one");
+        // Streamed in pieces: the same, and once the long line is complete
+        // nothing after it is parsed any more.
+        let mut memo = Memo::default();
+        for n in (0..=code.len()).step_by(97).chain([code.len()]) {
+            let prefix = &code[..n];
+            let resumed = highlight_with(prefix, "rust", theme, &mut memo);
+            assert_eq!(resumed, highlight(prefix, "rust", theme), "after {n} bytes");
+        }
+        assert!(memo.stopped);
+        assert_eq!(memo.done, "let a = 1;\n");
+        // Laid out a range at a time: the range with it is plain.
+        let mut at = Resume::start("rust", theme).unwrap();
+        assert!(at.clone().highlight(&code, theme).is_none());
+        assert!(at.skip(&code, theme).is_none());
     }
 }

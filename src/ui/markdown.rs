@@ -497,8 +497,9 @@ pub(super) fn code_head(lang: &str, mut outer: Vec<Span<'static>>, theme: &Theme
     Logical::new(Vec::new()).with_prefix(outer, Vec::new())
 }
 
-/// The rows of `code`'s lines: `highlighted` (one span list per line) or,
-/// when the language is unknown, plain.
+/// The rows of `code`'s lines: as `highlighted` (one span list for each of
+/// the first lines), the rest plain (all of them when the language is
+/// unknown).
 pub(super) fn code_body(
     out: &mut Vec<Logical>,
     code: &str,
@@ -508,13 +509,12 @@ pub(super) fn code_body(
 ) {
     let mut prefix = outer.to_vec();
     prefix.push(Span::styled("│ ", Style::new().fg(theme.border)));
-    let lines = highlighted.unwrap_or_else(|| {
-        let style = Style::new().fg(theme.code);
-        code.lines()
-            .map(|l| vec![Span::styled(l.replace('\t', "    "), style)])
-            .collect()
-    });
-    for spans in lines {
+    let style = Style::new().fg(theme.code);
+    let mut highlighted = highlighted.unwrap_or_default().into_iter();
+    for line in code.lines() {
+        let spans = highlighted
+            .next()
+            .unwrap_or_else(|| vec![Span::styled(line.replace('\t', "    "), style)]);
         out.push(
             Logical::new(spans)
                 .with_prefix(prefix.clone(), prefix.clone())
@@ -602,6 +602,25 @@ mod tests {
             .flat_map(|l| super::super::wrap::wrap(l, u16::MAX))
             .map(|l| l.to_string())
             .collect()
+    }
+
+    #[test]
+    fn a_code_block_s_long_line_and_those_after_it_are_plain() {
+        let t = Theme::default();
+        let long = "y".repeat(highlight::LONG_LINE + 1);
+        let md = format!("```rust\nlet a = 1;\n{long}\nlet b = 2;\n```\n");
+        let out = render(&md, &t, Style::new());
+        let text = plain(&out);
+        assert_eq!(text.len(), 5, "head, three lines, foot");
+        assert_eq!(text[3], "│ let b = 2;");
+        let plain_code = Style::new().fg(t.code);
+        let colours = |l: &Logical| -> Vec<Style> { l.spans.iter().map(|s| s.style).collect() };
+        assert!(
+            colours(&out[1]).iter().any(|s| *s != plain_code),
+            "highlighted"
+        );
+        assert_eq!(colours(&out[2]), [plain_code]);
+        assert_eq!(colours(&out[3]), [plain_code]);
     }
 
     #[test]
