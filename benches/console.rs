@@ -273,20 +273,29 @@ impl Source {
         }
     }
 
-    /// When each chunk left the source, by chunk.
-    fn sent(&self) -> Vec<Instant> {
+    /// When each of the `chunks` chunks left the source, by chunk.
+    fn sent(&self, chunks: usize) -> Vec<Instant> {
         match self {
             Self::Openai(model) => model.sent(),
             Self::Pipe { sent } => {
+                // The fake writes its times after its last chunk's pause,
+                // which a fast screen can beat: wait for all of them.
+                let deadline = Instant::now() + Duration::from_secs(10);
+                let mut text = String::new();
+                while Instant::now() < deadline {
+                    text = std::fs::read_to_string(sent).unwrap_or_default();
+                    if text.lines().count() >= chunks {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
                 // The fake's wall clock, moved onto this process's Instants.
                 let (now, wall) = (Instant::now(), std::time::SystemTime::now());
                 let wall_ns = wall
                     .duration_since(std::time::UNIX_EPOCH)
                     .expect("clock")
                     .as_nanos();
-                std::fs::read_to_string(sent)
-                    .expect("the fake's send times")
-                    .lines()
+                text.lines()
                     .filter_map(|l| l.parse::<u128>().ok())
                     .map(|ns| now - Duration::from_nanos((wall_ns.saturating_sub(ns)) as u64))
                     .collect()
@@ -354,9 +363,10 @@ fn stream(cols: u16, rows: u16, chars: usize, agent: Agent, panes: usize) -> [f6
     let frames = hive.frames - frames0;
     let hwm = tree_max_mb(hive.pid, "VmHWM:");
     let rss = tree_max_mb(hive.pid, "VmRSS:");
+    // Before hive (and with it the agent, still writing them) ends.
+    let sent = source.sent(chunks.len());
     drop(hive);
 
-    let sent = source.sent();
     let mut lat: Vec<Duration> = headings
         .iter()
         .zip(&shown)
