@@ -49,15 +49,19 @@ fn ask(hub: &mut Hub, call: Call) -> (Option<(usize, RunnerCommand)>, Answer) {
     (cmd, rx)
 }
 
+/// `send` of `text` to pane `a`, not steering.
+fn send_to_a(text: &str) -> Call {
+    Call::Send {
+        pane: "a".into(),
+        text: text.into(),
+        steer: false,
+    }
+}
+
 #[test]
 fn send_answers_when_bound_and_wait_when_the_turn_ends() {
     let mut hub = hub();
-    let send = Call::Send {
-        pane: "a".into(),
-        text: "hi".into(),
-        steer: false,
-    };
-    let (cmd, mut sent) = ask(&mut hub, send);
+    let (cmd, mut sent) = ask(&mut hub, send_to_a("hi"));
     assert!(matches!(
         cmd,
         Some((0, RunnerCommand::Submit { ref text, mode: SubmitMode::Queue })) if text == "hi"
@@ -144,25 +148,13 @@ fn a_finished_turn_shares_the_transcript_text_instead_of_copying_it() {
 #[test]
 fn a_dying_agent_fails_unbound_sends() {
     let mut hub = hub();
-    let send = Call::Send {
-        pane: "a".into(),
-        text: "queued".into(),
-        steer: false,
-    };
-    let (_, mut sent) = ask(&mut hub, send);
+    let (_, mut sent) = ask(&mut hub, send_to_a("queued"));
     hub.observe(&at(0, PaneEvent::State(TurnState::Dead)));
     assert_eq!(
         sent.try_recv().unwrap().unwrap_err().code,
         ErrorCode::ProcessCrash
     );
-    let (cmd, mut again) = ask(
-        &mut hub,
-        Call::Send {
-            pane: "a".into(),
-            text: "x".into(),
-            steer: false,
-        },
-    );
+    let (cmd, mut again) = ask(&mut hub, send_to_a("x"));
     assert!(cmd.is_none());
     assert_eq!(
         again.try_recv().unwrap().unwrap_err().code,
@@ -173,13 +165,8 @@ fn a_dying_agent_fails_unbound_sends() {
 #[test]
 fn a_send_taken_out_of_the_queue_is_answered() {
     let mut hub = hub();
-    let queued = |text: &str| Call::Send {
-        pane: "a".into(),
-        text: text.into(),
-        steer: false,
-    };
-    let (_, mut drained) = ask(&mut hub, queued("first"));
-    let (_, mut removed) = ask(&mut hub, queued("second"));
+    let (_, mut drained) = ask(&mut hub, send_to_a("first"));
+    let (_, mut removed) = ask(&mut hub, send_to_a("second"));
     hub.observe(&at(
         0,
         PaneEvent::Queue(vec!["first".into(), "second".into()]),
