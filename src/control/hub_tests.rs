@@ -49,6 +49,22 @@ fn ask(hub: &mut Hub, call: Call) -> (Option<(usize, RunnerCommand)>, Answer) {
     (cmd, rx)
 }
 
+/// Turn `turn_id` completed.
+fn completed(turn_id: &str) -> PaneEvent {
+    PaneEvent::Turn(TurnEvent::TurnComplete {
+        turn_id: turn_id.into(),
+        session_id: "s".into(),
+        status: TurnStatus::Completed,
+        usage: None,
+        finish_reason: None,
+    })
+}
+
+/// The error code a call was answered with.
+fn refused(answer: &mut Answer) -> ErrorCode {
+    answer.try_recv().unwrap().unwrap_err().code
+}
+
 /// `send` of `text` to pane `a`, not steering.
 fn send_to_a(text: &str) -> Call {
     Call::Send {
@@ -83,16 +99,7 @@ fn send_answers_when_bound_and_wait_when_the_turn_ends() {
     hub.observe(&at(0, message("t1", "m1", Origin::Agent, "one")));
     hub.observe(&at(0, message("t1", "m2", Origin::Agent, "two")));
     assert!(waiting.try_recv().is_err());
-    hub.observe(&at(
-        0,
-        PaneEvent::Turn(TurnEvent::TurnComplete {
-            turn_id: "t1".into(),
-            session_id: "s".into(),
-            status: TurnStatus::Completed,
-            usage: None,
-            finish_reason: None,
-        }),
-    ));
+    hub.observe(&at(0, completed("t1")));
     let done = waiting.try_recv().unwrap().unwrap();
     assert_eq!(done["text"], "one\n\ntwo");
     assert_eq!(done["status"], "completed");
@@ -110,10 +117,7 @@ fn send_answers_when_bound_and_wait_when_the_turn_ends() {
             turn_id: "t9".into(),
         },
     );
-    assert_eq!(
-        unknown.try_recv().unwrap().unwrap_err().code,
-        ErrorCode::TurnNotFound
-    );
+    assert_eq!(refused(&mut unknown), ErrorCode::TurnNotFound);
 }
 
 #[test]
@@ -129,16 +133,7 @@ fn a_finished_turn_shares_the_transcript_text_instead_of_copying_it() {
     };
     let content = content.clone();
     hub.observe(&at(0, answer));
-    hub.observe(&at(
-        0,
-        PaneEvent::Turn(TurnEvent::TurnComplete {
-            turn_id: "t1".into(),
-            session_id: "s".into(),
-            status: TurnStatus::Completed,
-            usage: None,
-            finish_reason: None,
-        }),
-    ));
+    hub.observe(&at(0, completed("t1")));
     let record = &hub.turns["t1"];
     assert_eq!(record.result.as_ref().unwrap().text, "", "no copy kept");
     assert!(record.texts["m1"].same_buffer(&content));
@@ -150,16 +145,10 @@ fn a_dying_agent_fails_unbound_sends() {
     let mut hub = hub();
     let (_, mut sent) = ask(&mut hub, send_to_a("queued"));
     hub.observe(&at(0, PaneEvent::State(TurnState::Dead)));
-    assert_eq!(
-        sent.try_recv().unwrap().unwrap_err().code,
-        ErrorCode::ProcessCrash
-    );
+    assert_eq!(refused(&mut sent), ErrorCode::ProcessCrash);
     let (cmd, mut again) = ask(&mut hub, send_to_a("x"));
     assert!(cmd.is_none());
-    assert_eq!(
-        again.try_recv().unwrap().unwrap_err().code,
-        ErrorCode::ProcessCrash
-    );
+    assert_eq!(refused(&mut again), ErrorCode::ProcessCrash);
 }
 
 #[test]
@@ -174,8 +163,7 @@ fn a_send_taken_out_of_the_queue_is_answered() {
     // The console removes "second"; the turn ends; "first" drains.
     hub.observe(&at(0, PaneEvent::Queue(vec!["first".into()])));
     hub.observe(&at(0, PaneEvent::State(TurnState::Idle)));
-    let err = removed.try_recv().unwrap().unwrap_err();
-    assert_eq!(err.code, ErrorCode::InvalidState);
+    assert_eq!(refused(&mut removed), ErrorCode::InvalidState);
     hub.observe(&at(0, PaneEvent::Queue(vec![])));
     hub.observe(&at(0, PaneEvent::State(TurnState::Starting)));
     hub.observe(&at(0, message("t2", "u", Origin::User, "first")));

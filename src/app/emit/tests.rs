@@ -90,6 +90,12 @@ fn replay(screen: &mut Buffer, bytes: &str) {
     );
 }
 
+/// Replaying `bytes` onto `from` shows `to`.
+fn assert_replays_to(mut from: Buffer, bytes: &str, to: &Buffer) {
+    replay(&mut from, bytes);
+    assert_eq!(looks(&from), looks(to), "{bytes:?}");
+}
+
 fn sgr_style(mut s: Style, p: &str) -> Style {
     let mut v = p.split(';').map(|t| t.parse::<u8>().unwrap());
     while let Some(code) = v.next() {
@@ -161,9 +167,7 @@ fn new_rows_get_their_borders_in_one_pass_of_the_border_colour() {
     let blue = "38;2;137;180;250";
     assert_eq!(bytes.matches(blue).count(), 1, "{bytes:?}");
     assert_eq!(bytes.matches("38;2;192;197;206").count(), 1, "{bytes:?}");
-    let mut replayed = blank;
-    replay(&mut replayed, &bytes);
-    assert_eq!(looks(&replayed), looks(&cur), "{bytes:?}");
+    assert_replays_to(blank, &bytes, &cur);
 }
 
 #[test]
@@ -179,9 +183,7 @@ fn a_gap_is_printed_over_only_in_a_pen_that_draws_it() {
     let bytes = emitted(&prev, &cur);
     // `|` is jumped over (another colour), the blank printed over.
     assert!(bytes.contains("A\x1b[CC E"), "{bytes:?}");
-    let mut replayed = prev;
-    replay(&mut replayed, &bytes);
-    assert_eq!(looks(&replayed), looks(&cur), "{bytes:?}");
+    assert_replays_to(prev, &bytes, &cur);
 }
 
 #[test]
@@ -201,9 +203,7 @@ fn replaying_the_bytes_reproduces_the_new_frame() {
         ("x  bold", bold),
     ]);
     let bytes = emitted(&prev, &cur);
-    let mut replayed = prev;
-    replay(&mut replayed, &bytes);
-    assert_eq!(looks(&replayed), looks(&cur), "{bytes:?}");
+    assert_replays_to(prev, &bytes, &cur);
     // The shrunk row is erased, not overprinted with spaces.
     assert!(bytes.contains("X"), "{bytes:?}");
 }
@@ -253,9 +253,7 @@ fn spinner_frames(frames: usize, moved_at: usize) -> Vec<String> {
     let mut out = Vec::new();
     attrs.set(&mut out, DEFAULT_PEN).unwrap();
     all.push_str(std::str::from_utf8(&out).unwrap());
-    let mut replayed = first;
-    replay(&mut replayed, &all);
-    assert_eq!(looks(&replayed), looks(&prev), "{all:?}");
+    assert_replays_to(first, &all, &prev);
     each
 }
 
