@@ -1,8 +1,9 @@
 //! Cursor moves in the fewest bytes: an absolute `CUP`, or relative steps
 //! (`CR`, line feeds, `CUU`/`CUD`, `CUF`, backspaces, `CUB`) and the
-//! absolute column (`CHA`), whichever is shorter, or no move at all where printing on from the last column wraps
-//! to the next row. The frame planner prices its orders with [`cost`], and
-//! the writer uses [`write`], so both agree byte for byte.
+//! absolute column (`CHA`), whichever is shorter, or no move at all where
+//! printing on from the last column wraps to the next row. The frame
+//! planner prices its orders with [`cost`], and the writer uses [`write`],
+//! so both agree byte for byte.
 //!
 //! The scroll margins stay set between frames (`screen.rs`), so a relative
 //! move must not meet them: a line feed on the bottom margin scrolls the
