@@ -243,11 +243,13 @@ fn close_the_terminal(prompt: &str, ready: impl Fn(&mut Terminal) -> bool) {
     drop(master);
     assert_none_survive(&pids);
     child.wait().unwrap();
-    let data = dir.join("data");
-    let kept = walk(&data)
-        .iter()
-        .any(|f| std::fs::read_to_string(f).is_ok_and(|s| s.contains(prompt)));
-    assert!(kept, "the prompt is in no file under {}", data.display());
+    // The pane's history, as the next start reads it.
+    let history = dir.join("data/history/fake");
+    let kept = std::fs::read_dir(&history)
+        .unwrap()
+        .flatten()
+        .any(|f| std::fs::read_to_string(f.path()).is_ok_and(|s| s.contains(prompt)));
+    assert!(kept, "the prompt is in no file of {}", history.display());
 }
 
 #[test]
@@ -268,17 +270,4 @@ fn closing_the_terminal_of_an_idle_console_ends_hive_and_every_agent_process() {
             term.drain() == 0
         }
     });
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files.extend(walk(&path));
-        } else {
-            files.push(path);
-        }
-    }
-    files
 }
