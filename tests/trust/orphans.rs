@@ -161,12 +161,16 @@ impl Terminal {
             pixel_height: 0,
         };
         let pty = native_pty_system().openpty(size).unwrap();
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_hive"));
+        // `hive(dir)`'s program, directory and environment, on the pty.
+        let plain = hive(dir);
+        let mut cmd = CommandBuilder::new(plain.get_program());
         cmd.args(["--config", config.to_str().unwrap()]);
-        cmd.cwd(dir);
-        cmd.env("HIVE_DATA_DIR", dir.join("data"));
-        cmd.env("HIVE_STATE_DIR", dir.join("state"));
-        cmd.env("XDG_CONFIG_HOME", dir.join("xdg"));
+        cmd.cwd(plain.get_current_dir().unwrap());
+        for (key, value) in plain.get_envs() {
+            if let Some(value) = value {
+                cmd.env(key, value);
+            }
+        }
         cmd.env("TERM", "xterm-256color");
         let child = pty.slave.spawn_command(cmd).unwrap();
         drop(pty.slave);
