@@ -10,7 +10,7 @@
 //! server, joined the way the app's loop joins them.
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests may panic
 
-#[path = "support/demo_agent.rs"]
+#[path = "../support/demo_agent.rs"]
 mod demo_agent;
 
 use std::sync::{Arc, Mutex};

@@ -1,12 +1,9 @@
 //! The promises of docs/security.md, tried the way a hostile agent or a
 //! careless environment would: the real binary, fake agents, crafted files.
-//! Confinement of ACP file access is in tests/acp/live.rs
+//! Confinement of ACP file access is in tests/providers/acp/live.rs
 //! (`live_fs_attack_from_a_planted_repository_is_refused`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
-
-#[path = "support/mod.rs"]
-mod support;
 
 #[path = "trust/config.rs"]
 mod config;

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::{Command, Output};

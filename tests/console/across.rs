@@ -1,10 +1,8 @@
 //! Across panes: the attention inbox (and, as they land, search, overview,
 //! digest, fan-out), driven through the app model and drawn with insta
-//! snapshots (`tests/snapshots/`).
+//! snapshots (`tests/console/snapshots/`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
-
-mod support;
 
 #[path = "across/console.rs"]
 mod console;

@@ -4,7 +4,7 @@
 //! a pasted path becomes a chip, Backspace removes it, an agent that takes
 //! no images refuses the message and keeps the draft.
 
-mod support;
+use crate::support;
 
 use base64::Engine;
 use crossterm::event::KeyCode;

@@ -17,7 +17,7 @@ use hive::provider::{Capabilities, ProviderSpec, SessionInfo};
 use hive::runner::{PaneEvent, RunnerCommand, RunnerOptions, SubmitMode, spawn_runner};
 use hive::upsert::{TurnEvent, UpsertKind};
 
-mod support;
+use crate::support;
 use support::console::{Console, pane_event as ev};
 
 fn console(caps: Capabilities) -> Console {

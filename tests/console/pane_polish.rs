@@ -20,7 +20,7 @@ use hive::runner::{PaneEvent, RunnerCommand, TurnState};
 use hive::upsert::UpsertKind;
 use tui_term::vt100;
 
-mod support;
+use crate::support;
 use support::console::{Console, ONE_AGENT as ONE, pane_event as ev};
 
 fn console_from(text: &str) -> Console {

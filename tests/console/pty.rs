@@ -46,13 +46,13 @@ fn snap(name: &str, buf: &Buffer) {
 
 #[test]
 fn colours_and_attributes() {
-    let s = screen_of(4, 24, &[include_bytes!("fixtures/pty/colours.bin")]);
+    let s = screen_of(4, 24, &[include_bytes!("../fixtures/pty/colours.bin")]);
     snap("colours", &draw(&s, 0, false, 24, 4));
 }
 
 #[test]
 fn cursor_moves_and_the_focused_cursor() {
-    let s = screen_of(6, 12, &[include_bytes!("fixtures/pty/cursor.bin")]);
+    let s = screen_of(6, 12, &[include_bytes!("../fixtures/pty/cursor.bin")]);
     snap("cursor_focused", &draw(&s, 0, true, 12, 6));
     // Unfocused: same text, no inverted cursor cell.
     let unfocused = draw(&s, 0, false, 12, 6);
@@ -66,14 +66,14 @@ fn cursor_moves_and_the_focused_cursor() {
 
 #[test]
 fn alternate_screen_in_and_out() {
-    let enter = include_bytes!("fixtures/pty/alt_enter.bin");
+    let enter = include_bytes!("../fixtures/pty/alt_enter.bin");
     let s = screen_of(5, 24, &[enter]);
     assert!(terminal::alternate_screen(&s));
     snap("alt_inside", &draw(&s, 0, true, 24, 5));
     let s = screen_of(
         5,
         24,
-        &[enter, include_bytes!("fixtures/pty/alt_leave.bin")],
+        &[enter, include_bytes!("../fixtures/pty/alt_leave.bin")],
     );
     assert!(!terminal::alternate_screen(&s));
     snap("alt_after", &draw(&s, 0, true, 24, 5));
@@ -81,13 +81,13 @@ fn alternate_screen_in_and_out() {
 
 #[test]
 fn long_lines_wrap() {
-    let s = screen_of(5, 20, &[include_bytes!("fixtures/pty/wrap.bin")]);
+    let s = screen_of(5, 20, &[include_bytes!("../fixtures/pty/wrap.bin")]);
     snap("wrap", &draw(&s, 0, false, 20, 5));
 }
 
 #[test]
 fn wide_characters_take_two_cells() {
-    let s = screen_of(5, 15, &[include_bytes!("fixtures/pty/wide.bin")]);
+    let s = screen_of(5, 15, &[include_bytes!("../fixtures/pty/wide.bin")]);
     snap("wide", &draw(&s, 0, false, 15, 5));
     // An area narrower than the screen cuts a wide char rather than spill.
     snap("wide_clipped", &draw(&s, 0, false, 3, 2));

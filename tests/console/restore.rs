@@ -7,7 +7,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests may panic
 
-mod support;
+use crate::support;
 use support::{Replay, timeline};
 
 use std::path::{Path, PathBuf};

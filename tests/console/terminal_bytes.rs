@@ -24,10 +24,10 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier};
 use tui_term::vt100;
 
-mod support;
+use crate::support;
 use support::console::Console;
 
-#[path = "../benches/support/mod.rs"]
+#[path = "../../benches/support/mod.rs"]
 mod bench;
 use bench::answer;
 

@@ -1,6 +1,6 @@
 //! Console rendering and input, without a terminal: an `App` built from the
 //! built-in config is fed runner events and keys, drawn on ratatui's
-//! `TestBackend`, and compared with insta snapshots (`tests/snapshots/`).
+//! `TestBackend`, and compared with insta snapshots (`tests/console/snapshots/`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 

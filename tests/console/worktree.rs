@@ -1,11 +1,11 @@
 //! The console with per-agent worktrees (issue 19), without a terminal: two
 //! demo agents with `worktree = true` in a temporary repository, the real
 //! git service, and the diff view drawn on ratatui's `TestBackend`
-//! (insta snapshots in `tests/snapshots/`).
+//! (insta snapshots in `tests/console/snapshots/`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

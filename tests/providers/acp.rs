@@ -9,7 +9,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
-mod support;
+use crate::support;
 use support::{Replay, alive, fake_command, jsonl, timeline};
 
 use std::collections::{HashMap, VecDeque};

@@ -12,7 +12,7 @@
 
 #[path = "claude/live.rs"]
 mod live;
-mod support;
+use crate::support;
 use support::scenario::{
     answer_permission, interrupt_then_next_turn, permission_asked, real_claude_env,
     steer_while_streaming,
@@ -1231,7 +1231,7 @@ fn command_override_and_env_reach_the_spec() {
 // ======================================================================
 
 /// `CLAUDE_E2E_BIN=/path/to/claude CLAUDE_E2E_BASE_URL=http://127.0.0.1:PORT
-/// cargo test --test claude real_cli -- --ignored` (mock: realcli/mockllm.py).
+/// cargo test --test providers claude::real_cli -- --ignored` (mock: realcli/mockllm.py).
 fn real_agent(permission_mode: &str) -> Option<(AgentConfig, tempfile::TempDir)> {
     let bin = std::env::var("CLAUDE_E2E_BIN").ok()?;
     let url = std::env::var("CLAUDE_E2E_BASE_URL").ok()?;
@@ -1383,7 +1383,7 @@ async fn a_flooding_agent_waits_for_its_runner_and_loses_nothing() {
 /// `--include-partial-messages`: ~4000 such lines for a long answer, all on
 /// the provider's worker thread. Many rounds; the fastest and the median
 /// are printed (the machine is shared, the slow rounds are noise).
-/// Run with `cargo test --release --test claude -- --ignored --nocapture figure`.
+/// Run with `cargo test --release --test providers claude:: -- --ignored --nocapture figure`.
 #[test]
 #[ignore = "figure, not a check; run on demand"]
 fn figure_delta_line_cost() {

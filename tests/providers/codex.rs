@@ -6,7 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
-mod support;
+use crate::support;
 use support::{Pane, Replay, WAIT, assert_all_dead, fake_command, jsonl, tempdir};
 
 use std::ops::{Deref, DerefMut};
@@ -66,7 +66,14 @@ impl Replay {
             })
             .collect()
     }
+}
 
+/// `tools` per provider: the test binary shares one `Replay` type.
+trait CodexTools {
+    fn tools(&self) -> Vec<Tool>;
+}
+
+impl CodexTools for Replay {
     /// Tool calls as (status, name, arguments, output, is_error), in order:
     /// invocation and final rows (a running call's live updates are looked
     /// at on their own).

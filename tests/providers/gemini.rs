@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
-mod support;
+use crate::support;
 use support::{
     Pane, Replay, agent_text, argv, fake_command, flag, gone, jsonl, since_crash, tempdir,
 };
@@ -41,7 +41,14 @@ impl Replay {
             })
             .collect()
     }
+}
 
+/// `tools` per provider: the test binary shares one `Replay` type.
+trait GeminiTools {
+    fn tools(&self) -> Vec<&Upsert>;
+}
+
+impl GeminiTools for Replay {
     fn tools(&self) -> Vec<&Upsert> {
         self.upserts()
             .into_iter()
@@ -706,7 +713,7 @@ async fn missing_program_is_a_turn_error_not_a_hang() {
 // ---------------------------------------------------------------- figures
 
 /// Translator + processor cost of a 108k-character answer in 4000 deltas.
-/// Run with `cargo test --release --test gemini -- --ignored --nocapture`.
+/// Run with `cargo test --release --test providers gemini:: -- --ignored --nocapture`.
 #[test]
 #[ignore = "figure, not a check; run on demand"]
 fn figure_large_message_cost() {

@@ -3,9 +3,9 @@
 //! retries, cancel, usage and resume.
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests may panic
 
-#[path = "support/openai_server.rs"]
+#[path = "../support/openai_server.rs"]
 mod server;
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

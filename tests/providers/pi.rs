@@ -6,7 +6,7 @@
 
 #[path = "pi/live.rs"]
 mod live;
-mod support;
+use crate::support;
 use support::{
     Pane, Replay, agent_text, alive, fake_command, flag, gone, jsonl, since_crash, tempdir,
     timeline,
@@ -145,7 +145,14 @@ impl Replay {
             })
             .collect()
     }
+}
 
+/// `tools` per provider: the test binary shares one `Replay` type.
+trait PiTools {
+    fn tools(&self, turn: &str) -> Vec<(String, Value, String, bool)>;
+}
+
+impl PiTools for Replay {
     /// (name, command argument, output, is_error) of completed tool calls.
     fn tools(&self, turn: &str) -> Vec<(String, Value, String, bool)> {
         self.finals_of(turn)
@@ -162,7 +169,9 @@ impl Replay {
             })
             .collect()
     }
+}
 
+impl Replay {
     /// Concatenated deltas per item id.
     fn streamed(&self) -> Vec<(String, String)> {
         let mut by_item: Vec<(String, String)> = Vec::new();
@@ -884,7 +893,7 @@ async fn missing_program_fails_at_spawn() {
 /// Translator + processor cost of a 108k-character answer in 4000 chunks, pi
 /// style: every `message_update` repeats the whole partial message twice
 /// (`partial` and `message`), so pi itself writes ~430 MB of JSON for it.
-/// Run with `cargo test --release --test pi -- --ignored --nocapture`.
+/// Run with `cargo test --release --test providers pi:: -- --ignored --nocapture`.
 #[test]
 #[ignore = "figure, not a check; run on demand"]
 fn figure_large_message_cost() {

@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
-#[path = "../fuzz/harness.rs"]
+#[path = "../../fuzz/harness.rs"]
 mod harness;
 
 use std::path::{Path, PathBuf};

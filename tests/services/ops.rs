@@ -8,9 +8,9 @@
 //! `OpsHost::observe`, requests through `OpsHost::handle`.
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests may panic
 
-#[path = "support/demo_agent.rs"]
+#[path = "../support/demo_agent.rs"]
 mod demo_agent;
-#[path = "support/openai_server.rs"]
+#[path = "../support/openai_server.rs"]
 mod server;
 
 use std::sync::Arc;
@@ -311,7 +311,7 @@ async fn a_message_chain_back_to_its_sender_is_refused() {
 #[test]
 fn the_example_config_has_an_architect_that_delegates_to_backend_and_reviewer() {
     use hive::config::{Config, ConfigSource};
-    let text = include_str!("../config/hive.example.toml");
+    let text = include_str!("../../config/hive.example.toml");
     let c = Config::parse(text, ConfigSource::File("hive.example.toml".into())).unwrap();
     let lead = c.agent("lead").unwrap();
     assert_eq!(lead.provider, "openai");

@@ -346,7 +346,7 @@ fn builtin_config_has_demo_agents_and_a_shell() {
 
 #[test]
 fn example_config_has_the_six_roles() {
-    let text = include_str!("../config/hive.example.toml");
+    let text = include_str!("../../config/hive.example.toml");
     let c = Config::parse(text, ConfigSource::File("hive.example.toml".into())).unwrap();
     for (id, provider) in [
         ("architect", "claude"),

@@ -245,9 +245,14 @@ impl Capture {
     }
 }
 
-impl Replay {
+/// `tools` per provider: the test binary shares one `Replay` type.
+pub(crate) trait AcpTools {
+    fn tools(&self) -> Vec<ToolSeen>;
+}
+
+impl AcpTools for Replay {
     /// (status, tool name, call id, output, is_error) of every tool upsert.
-    pub(crate) fn tools(&self) -> Vec<ToolSeen> {
+    fn tools(&self) -> Vec<ToolSeen> {
         self.tool_rows()
             .into_iter()
             .map(|(status, name, call_id, _, output, is_error)| {
