@@ -15,6 +15,7 @@ mod acp;
 mod claude;
 mod codex;
 mod gemini;
+mod lifecycle;
 mod openai;
 mod pi;
 mod processor;
