@@ -1,6 +1,7 @@
 //! The `gemini` provider: real Gemini CLI 0.61.0 captures replayed through the
 //! translator and the upsert processor, and lifecycle tests against a fake CLI
-//! (tests/fake/fake_gemini.py) through the runner.
+//! (tests/fake/fake_gemini.py) through the runner; the scenarios every provider
+//! shares (crash, interrupt, stale session…) run from lifecycle.rs.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 

@@ -1,6 +1,8 @@
 //! The `pi` provider: real pi 0.73.1 captures (RPC and JSON mode timelines)
 //! replayed through the translator and the upsert processor, and lifecycle
-//! tests against a fake pi (tests/fake/fake_pi.py) through the runner.
+//! tests against a fake pi (tests/fake/fake_pi.py) through the runner; the
+//! scenarios every provider shares (crash, interrupt, stale session…) run
+//! from lifecycle.rs.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
