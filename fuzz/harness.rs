@@ -1,5 +1,5 @@
 //! What each fuzz target does with its input, shared by the cargo-fuzz
-//! targets (fuzz_targets/*.rs) and by tests/fuzz_regressions.rs, which runs
+//! targets (fuzz_targets/*.rs) and by tests/services/fuzz_regressions.rs, which runs
 //! every seed and every kept crash input through the same code in the normal
 //! test suite. Nothing here may panic on any input.
 #![allow(dead_code)]

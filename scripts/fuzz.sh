@@ -7,7 +7,7 @@
 # Needs cargo-fuzz (`cargo install cargo-fuzz`) and a nightly toolchain; without
 # nightly, the stable one is used with RUSTC_BOOTSTRAP=1. Crashes land in
 # fuzz/artifacts/<target>/: copy each into tests/fixtures/fuzz/<target>/ (and fix
-# it) so tests/fuzz_regressions.rs keeps it fixed. A summary (executions and
+# it) so tests/services/fuzz_regressions.rs keeps it fixed. A summary (executions and
 # findings per target) is printed and kept in fuzz/last-run.txt (rewritten
 # when all targets run, appended to when some are named).
 set -euo pipefail

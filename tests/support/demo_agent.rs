@@ -1,5 +1,5 @@
 //! A scripted demo pane that answers every message with one line, for the
-//! operations tests (tests/ops.rs, tests/mcp.rs).
+//! operations tests (tests/services/ops.rs, tests/cli/mcp.rs).
 
 use hive::config::AgentConfig;
 

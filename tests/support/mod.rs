@@ -1,5 +1,5 @@
-//! Harnesses shared by the provider test binaries (each `tests/*.rs` that
-//! needs them declares `mod support;`): the fake-agent driver (a runner or a
+//! Harnesses shared by the test binaries (declared once in each binary's
+//! `main.rs`, and by `e2e_tmux.rs` and `e2e_real.rs`): the fake-agent driver (a runner or a
 //! bare provider over a script from tests/fake, bounded waits, what it saw),
 //! process liveness, the replay of captures through a translator and the
 //! upsert processor, and runner scenarios shared by fake and real agents.

@@ -91,7 +91,7 @@ impl SideBySide {
         }
     }
 
-    /// A line hive wrote to stdin, as the replay in tests/claude.rs reads it.
+    /// A line hive wrote to stdin, as the replay in tests/providers/claude.rs reads it.
     fn input(&mut self, line: &str) {
         let msg: Value = serde_json::from_str(line).expect("stdin line");
         match (msg["type"].as_str(), msg["request"]["subtype"].as_str()) {

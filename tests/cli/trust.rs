@@ -1,0 +1,53 @@
+//! The promises of docs/security.md, tried the way a hostile agent or a
+//! careless environment would: the real binary, fake agents, crafted files.
+//! Confinement of ACP file access is in tests/providers/acp/live.rs
+//! (`live_fs_attack_from_a_planted_repository_is_refused`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
+#[path = "trust/config.rs"]
+mod config;
+#[path = "trust/escapes.rs"]
+mod escapes;
+#[path = "trust/hung.rs"]
+mod hung;
+#[path = "trust/modes.rs"]
+mod modes;
+#[path = "trust/orphans.rs"]
+mod orphans;
+#[path = "trust/protocol.rs"]
+mod protocol;
+#[path = "trust/suspend.rs"]
+mod suspend;
+
+use std::path::Path;
+use std::process::Command;
+
+/// The real binary with its data, state and config kept in `dir`.
+pub fn hive(dir: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_hive"));
+    c.current_dir(dir)
+        .env("HIVE_DATA_DIR", dir.join("data"))
+        .env("HIVE_STATE_DIR", dir.join("state"))
+        .env("XDG_CONFIG_HOME", dir.join("xdg"));
+    c
+}
+
+/// A config file in `dir` with one agent `fake`: tests/fake/fake_acp.py in
+/// `dir/work`, with `env`; `top` is prepended (top-level tables).
+pub fn fake_acp_config(dir: &Path, env: &[(&str, &str)], top: &str) -> std::path::PathBuf {
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake/fake_acp.py");
+    let mut text = format!(
+        "{top}\n[[agent]]\nid = \"fake\"\nprovider = \"acp\"\ncommand = [\"python3\", {:?}]\ncwd = {:?}\n[agent.env]\n",
+        script.display().to_string(),
+        work.display().to_string(),
+    );
+    for (k, v) in env {
+        text.push_str(&format!("{k} = {v:?}\n"));
+    }
+    let config = dir.join("hive.toml");
+    std::fs::write(&config, text).unwrap();
+    config
+}

@@ -1,0 +1,406 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+//! Sessions in a pane (issue 14 item 5): the `/resume` picker of the agent's
+//! past history sessions, switching to one (its transcript shown, its own
+//! resume handle handed to the provider), and `/clear` starting a new one
+//! while the old stays listed.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::support;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use hive::config::AgentConfig;
+use hive::history::record::{Block, Meta, Record, Role};
+use hive::history::state::{PastResume, resume_key};
+use hive::history::{self, OpenOptions, PaneState, Store, sessions};
+use hive::provider::script::ScriptFactory;
+use hive::provider::{Capabilities, ProviderSpec};
+use hive::runner::{PaneEvent, PaneUpdate, RunnerCommand, RunnerOptions, SubmitMode, spawn_runner};
+use support::console::{Console, pane_event};
+use tokio::sync::mpsc;
+
+const OLDEST: &str = "20261120T090000-aaaaaaaa";
+const MIDDLE: &str = "20261121T100000-bbbbbbbb";
+const CURRENT: &str = "20261122T110000-cccccccc";
+
+/// Fixed times (ms) of each session's first prompt.
+const T_OLDEST: i64 = 1_795_165_200_000;
+const T_MIDDLE: i64 = 1_795_255_200_000;
+const T_CURRENT: i64 = 1_795_345_200_000;
+
+fn record(session: &str, ts: i64, role: Role, text: &str, model: Option<&str>) -> Record {
+    let mut r = Record::new("demo", session, ts, role);
+    r.turn_id = Some(format!("turn-{ts}"));
+    r.content = vec![Block::Text { text: text.into() }];
+    r.meta = model.map(|m| Meta {
+        model: Some(m.into()),
+        provider: Some("script".into()),
+        ..Meta::default()
+    });
+    r
+}
+
+/// Writes a session: each (prompt, answer) pair is one turn.
+fn write_session(store: &Store, session: &str, start: i64, turns: &[(&str, &str)], model: &str) {
+    let mut body = String::new();
+    for (n, (prompt, answer)) in turns.iter().enumerate() {
+        let ts = start + n as i64 * 60_000;
+        body.push_str(&record(session, ts, Role::User, prompt, None).to_line());
+        body.push_str(&record(session, ts + 1000, Role::Assistant, answer, Some(model)).to_line());
+    }
+    let path = store.session_path("demo", session);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, body).unwrap();
+}
+
+/// Three sessions on disk, the newest current; hive kept the agent's
+/// handles of the two older ones.
+fn three_sessions(dir: &Path) -> (Store, AgentConfig) {
+    let store = Store::at(dir);
+    let mut agent = AgentConfig::new("demo", "script");
+    agent.name = Some("Architect".into());
+    agent.model = Some("demo-1".into());
+    write_session(
+        &store,
+        OLDEST,
+        T_OLDEST,
+        &[(
+            "fix the login bug\nit fails on empty passwords",
+            "Fixed in auth.rs.",
+        )],
+        "demo-architect-1",
+    );
+    // Modification times order the list; make them strictly increasing.
+    std::thread::sleep(Duration::from_millis(20));
+    write_session(
+        &store,
+        MIDDLE,
+        T_MIDDLE,
+        &[
+            ("write the release notes", "Done."),
+            ("shorter please", "Shorter."),
+        ],
+        "demo-architect-2",
+    );
+    std::thread::sleep(Duration::from_millis(20));
+    write_session(
+        &store,
+        CURRENT,
+        T_CURRENT,
+        &[("what is in src/", "A tour.")],
+        "demo-1",
+    );
+    let key = resume_key(&agent);
+    let past = |h: &str| PastResume {
+        resume: h.into(),
+        resume_key: Some(key.clone()),
+        ..PastResume::default()
+    };
+    let mut state = PaneState {
+        agent_id: "demo".into(),
+        session: CURRENT.into(),
+        resume: Some("script_current".into()),
+        resume_key: Some(key.clone()),
+        provider: Some("script".into()),
+        past: [
+            (OLDEST.to_owned(), past("script_oldest")),
+            (MIDDLE.to_owned(), past("script_middle")),
+        ]
+        .into_iter()
+        .collect(),
+        ..PaneState::default()
+    };
+    state.save(&store.state_path("demo")).unwrap();
+    (store, agent)
+}
+
+/// The console with the pane restored from `store` (as at start).
+fn console(store: &Store, agent: &AgentConfig, caps: Capabilities) -> Console {
+    let mut c = Console::one(caps);
+    c.app.history = Some(store.clone());
+    let mut restored = history::open_pane_in(store, agent, &OpenOptions::default());
+    restored.recorder = None;
+    c.app.restore(0, &mut restored);
+    c
+}
+
+fn resumable() -> Capabilities {
+    Capabilities {
+        resume: true,
+        ..Capabilities::default()
+    }
+}
+
+/// The picker shows local times: replaced by the UTC ones the fixtures
+/// were written with, so the snapshot holds wherever the test runs.
+fn in_utc(screen: &str) -> String {
+    let mut out = screen.to_owned();
+    for ms in [T_OLDEST, T_MIDDLE, T_CURRENT] {
+        let local = chrono::TimeZone::timestamp_millis_opt(&chrono::Local, ms)
+            .unwrap()
+            .format("%Y-%m-%d %H:%M")
+            .to_string();
+        let utc = chrono::DateTime::from_timestamp_millis(ms)
+            .unwrap()
+            .format("%Y-%m-%d %H:%M")
+            .to_string();
+        out = out.replace(&local, &utc);
+    }
+    out
+}
+
+#[test]
+fn summaries_list_sessions_newest_first_with_prompt_turns_and_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = three_sessions(dir.path());
+    let list = sessions::list(&store, "demo", None);
+    let got: Vec<(&str, usize, Option<&str>, i64)> = list
+        .iter()
+        .map(|s| {
+            (
+                s.session.as_str(),
+                s.turns,
+                s.model.as_deref(),
+                s.started.unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (CURRENT, 1, Some("demo-1"), T_CURRENT),
+            (MIDDLE, 2, Some("demo-architect-2"), T_MIDDLE),
+            (OLDEST, 1, Some("demo-architect-1"), T_OLDEST),
+        ]
+    );
+    assert_eq!(
+        list[2].first_prompt,
+        "fix the login bug\nit fails on empty passwords"
+    );
+    let items = hive::app::sessions::session_items(
+        &list,
+        Some(CURRENT),
+        chrono::FixedOffset::east_opt(0).unwrap(),
+    );
+    assert_eq!(items[2].label, "2026-11-20 09:00  fix the login bug…");
+    assert_eq!(items[0].detail, "1 turn · demo-1 · current");
+    assert_eq!(items[1].detail, "2 turns · demo-architect-2");
+    assert_eq!(items[1].value, MIDDLE);
+}
+
+#[test]
+fn resume_picker_then_picking_an_older_session_shows_it_and_resumes_its_handle() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, agent) = three_sessions(dir.path());
+    let mut c = console(&store, &agent, resumable());
+    assert!(c.transcript().contains("what is in src/"));
+    c.typ("/resume");
+    c.key(KeyCode::Enter);
+    assert!(c.app.outbox.is_empty(), "{:?}", c.app.outbox);
+    let menu = c.app.panes[0].picker.as_ref().expect("picker open");
+    assert_eq!(menu.selected().unwrap().value, CURRENT);
+    insta::assert_snapshot!("resume_picker", in_utc(&c.render(90, 18)));
+    // Typing narrows the list fuzzily.
+    c.typ("lgn bug");
+    let menu = c.app.panes[0].picker.as_ref().unwrap();
+    let shown: Vec<&str> = menu.visible().iter().map(|i| i.value.as_str()).collect();
+    assert_eq!(shown, [OLDEST]);
+    insta::assert_snapshot!("resume_picker_filtered", in_utc(&c.render(90, 18)));
+    c.key(KeyCode::Enter);
+    assert!(
+        matches!(
+            c.app.outbox.as_slice(),
+            [(0, RunnerCommand::SwitchSession { session, resume: Some(h) })]
+                if session == OLDEST && h == "script_oldest"
+        ),
+        "{:?}",
+        c.app.outbox
+    );
+    let text = c.transcript();
+    assert!(text.contains("fix the login bug"), "{text}");
+    assert!(text.contains("Fixed in auth.rs."), "{text}");
+    assert!(!text.contains("what is in src/"), "{text}");
+    assert_eq!(c.app.panes[0].history_session.as_deref(), Some(OLDEST));
+    insta::assert_snapshot!("resumed_session", c.render(70, 14));
+}
+
+#[test]
+fn resume_key_and_refusals() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, agent) = three_sessions(dir.path());
+    // Alt+R opens the same picker.
+    let mut c = console(&store, &agent, resumable());
+    c.app
+        .on_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::ALT));
+    assert!(c.app.panes[0].picker.is_some());
+    c.key(KeyCode::Esc);
+    // An agent that cannot resume: the transcript is shown, no handle is
+    // sent, and the pane says why.
+    let mut c = console(&store, &agent, Capabilities::default());
+    c.typ(&format!("/resume {MIDDLE}"));
+    c.key(KeyCode::Enter);
+    assert!(
+        matches!(
+            c.app.outbox.as_slice(),
+            [(0, RunnerCommand::SwitchSession { session, resume: None })] if session == MIDDLE
+        ),
+        "{:?}",
+        c.app.outbox
+    );
+    let text = c.transcript();
+    assert!(text.contains("write the release notes"), "{text}");
+    assert!(text.contains("cannot resume its own sessions"), "{text}");
+    // While a turn runs, switching is refused.
+    c.app.outbox.clear();
+    c.app.apply(pane_event(PaneEvent::State(
+        hive::runner::TurnState::Streaming,
+    )));
+    c.typ("/clear");
+    c.key(KeyCode::Enter);
+    assert!(c.app.outbox.is_empty(), "{:?}", c.app.outbox);
+    assert!(c.transcript().contains("a turn is running"));
+}
+
+#[test]
+fn clear_starts_a_new_session_id_and_empties_the_pane() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, agent) = three_sessions(dir.path());
+    let mut c = console(&store, &agent, resumable());
+    c.typ("/clear");
+    c.key(KeyCode::Enter);
+    let [(0, RunnerCommand::SwitchSession { session, resume })] = c.app.outbox.as_slice() else {
+        panic!("{:?}", c.app.outbox);
+    };
+    assert!(resume.is_none());
+    assert_ne!(session, CURRENT);
+    assert!(!store.session_path("demo", session).exists());
+    assert_eq!(c.app.panes[0].history_session.as_ref(), Some(session));
+    let text = c.transcript();
+    assert!(!text.contains("what is in src/"), "{text}");
+    assert!(text.contains("new session"), "{text}");
+}
+
+const SCENARIO: &str = r#"
+model = "demo-architect-1"
+[[turn]]
+[[turn.step]]
+text = "ok"
+"#;
+
+async fn until<F: FnMut(&PaneEvent) -> bool>(
+    rx: &mut mpsc::UnboundedReceiver<PaneUpdate>,
+    mut f: F,
+) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match tokio::time::timeout_at(deadline, rx.recv()).await {
+            Ok(Some(u)) if f(&u.event) => return,
+            Ok(Some(_)) => {}
+            other => panic!("event not seen: {other:?}"),
+        }
+    }
+}
+
+async fn handle(rx: &mut mpsc::UnboundedReceiver<PaneUpdate>) -> String {
+    let mut got = None;
+    until(rx, |e| match e {
+        PaneEvent::Session(info) if info.resume_handle.is_some() => {
+            got = info.resume_handle.clone();
+            true
+        }
+        _ => false,
+    })
+    .await;
+    got.unwrap()
+}
+
+async fn turn(
+    runner: &hive::runner::RunnerHandle,
+    rx: &mut mpsc::UnboundedReceiver<PaneUpdate>,
+    text: &str,
+) {
+    runner.send(RunnerCommand::Submit {
+        text: text.into(),
+        mode: SubmitMode::Auto,
+    });
+    until(rx, |e| matches!(e, PaneEvent::Turn(t) if t.is_terminal())).await;
+}
+
+fn prompts(store: &Store, session: &str) -> Vec<String> {
+    hive::history::store::read_all(&store.session_path("demo", session))
+        .unwrap()
+        .records
+        .into_iter()
+        .filter(|(_, r)| r.role == Role::User)
+        .map(|(_, r)| r.text())
+        .collect()
+}
+
+/// The runner and the recorder: `/clear` records into a new file with a
+/// new agent session; switching back hands the provider the old session's
+/// handle and appends to the old file.
+#[tokio::test]
+async fn switching_sessions_moves_the_recorder_and_resumes_the_old_handle() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::at(dir.path().join("data"));
+    let scenario = dir.path().join("demo.toml");
+    std::fs::write(&scenario, SCENARIO).unwrap();
+    let mut agent = AgentConfig::new("demo", "script");
+    agent.script = Some(scenario);
+    let mut opened = history::open_pane_in(&store, &agent, &OpenOptions::default());
+    let first = opened.session.clone();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let options = RunnerOptions {
+        recorder: opened.recorder.take(),
+        ..RunnerOptions::default()
+    };
+    let spec = ProviderSpec {
+        agent: agent.clone(),
+        resume: None,
+    };
+    let runner = spawn_runner(0, Arc::new(ScriptFactory), spec, options, tx).unwrap();
+    let h1 = handle(&mut rx).await;
+    turn(&runner, &mut rx, "one").await;
+
+    let second = history::store::new_session_id();
+    runner.send(RunnerCommand::SwitchSession {
+        session: second.clone(),
+        resume: None,
+    });
+    let h2 = handle(&mut rx).await;
+    assert_ne!(h1, h2, "a new agent session");
+    turn(&runner, &mut rx, "two").await;
+    let state = PaneState::load(&store.state_path("demo")).unwrap().unwrap();
+    assert_eq!(state.session, second);
+    assert_eq!(state.resume.as_deref(), Some(h2.as_str()));
+    assert_eq!(state.past[&first].resume, h1);
+
+    // What the picker would send for the first session.
+    let back = sessions::open(&store, &agent, &first, 100);
+    assert_eq!(back.resume.as_deref(), Some(h1.as_str()));
+    runner.send(RunnerCommand::SwitchSession {
+        session: first.clone(),
+        resume: back.resume,
+    });
+    assert_eq!(
+        handle(&mut rx).await,
+        h1,
+        "the provider resumed the old session"
+    );
+    turn(&runner, &mut rx, "three").await;
+    runner.shutdown().await;
+
+    assert_eq!(prompts(&store, &first), ["one", "three"]);
+    assert_eq!(prompts(&store, &second), ["two"]);
+    let state = PaneState::load(&store.state_path("demo")).unwrap().unwrap();
+    assert_eq!(state.session, first);
+    assert_eq!(state.past[&second].resume, h2);
+    let listed: Vec<String> = sessions::list(&store, "demo", None)
+        .into_iter()
+        .map(|s| s.session)
+        .collect();
+    assert_eq!(listed, [first, second]);
+}

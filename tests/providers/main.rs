@@ -1,0 +1,22 @@
+//! Agents behind the runner: each provider's real captures replayed through
+//! `support::Replay` (translator + upsert processor) and its fake CLI driven
+//! through the runner; the lifecycle scenarios written once and run per
+//! provider; the runner and the upsert processor themselves.
+//!
+//! One test binary (see tests/README.md): every `tests/*.rs` would link all
+//! of hive's dependencies again.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests may panic
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod acp;
+mod claude;
+mod codex;
+mod gemini;
+mod lifecycle;
+mod openai;
+mod pi;
+mod processor;
+mod runner;

@@ -1,0 +1,382 @@
+//! hive's operations end to end: a direct agent (the `openai` provider on a
+//! scripted server) with `hive_tools = true` calls `hive_call` with
+//! `agent.send` + `agent.wait` on a scripted demo pane, and answers with
+//! that pane's reply; the target pane shows who sent the message;
+//! `can_message` and the chain rule refuse what they must.
+//!
+//! The loop below is what the app's loop does: pane updates go through
+//! `OpsHost::observe`, requests through `OpsHost::handle`.
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests may panic
+
+#[path = "../support/demo_agent.rs"]
+mod demo_agent;
+#[path = "../support/openai_server.rs"]
+mod server;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use demo_agent::demo;
+use hive::config::AgentConfig;
+use hive::event::Origin;
+use hive::ops::meta::toolbox_factory;
+use hive::ops::{HiveRequest, OpsHost};
+use hive::provider::openai::OpenAiFactory;
+use hive::provider::{ProviderFactory, ProviderSpec, Registry};
+use hive::runner::{
+    PaneEvent, PaneUpdate, RunnerCommand, RunnerHandle, RunnerOptions, SubmitMode, spawn_runner,
+};
+use hive::upsert::{TurnEvent, UpsertKind, UpsertStatus};
+use serde_json::{Value, json};
+use server::{Reply, Server, answer_text, finish, tool_call};
+use tokio::sync::mpsc;
+
+const GUARD: Duration = Duration::from_secs(30);
+
+fn direct(id: &str, server: &Server, can_message: &[&str]) -> AgentConfig {
+    let mut a = AgentConfig::new(id, "openai");
+    a.name = Some(format!("{}{}", id[..1].to_uppercase(), &id[1..]));
+    a.model = Some("test-model".into());
+    a.base_url = Some(server.base_url.clone());
+    a.hive_tools = true;
+    a.can_message = can_message.iter().map(|s| s.to_string()).collect();
+    a
+}
+
+/// A hive without a screen: runners for `agents`, the ops host, and the
+/// loop between them. Returns every pane update seen until `done` says so.
+struct Hive {
+    runners: Vec<Option<RunnerHandle>>,
+    rx: mpsc::UnboundedReceiver<PaneUpdate>,
+    ops_rx: mpsc::UnboundedReceiver<HiveRequest>,
+    host: OpsHost,
+    seen: Vec<PaneUpdate>,
+}
+
+impl Hive {
+    /// One pane recording into `history` (its recorder and resume handle).
+    fn start_with_history(
+        agents: Vec<AgentConfig>,
+        store: &std::path::Path,
+        history: hive::history::PaneHistory,
+    ) -> Self {
+        let mut hive = Self::start_with(agents, store, Some(history));
+        hive.seen.clear();
+        hive
+    }
+
+    fn start(agents: Vec<AgentConfig>, store: &std::path::Path) -> Self {
+        Self::start_with(agents, store, None)
+    }
+
+    fn start_with(
+        agents: Vec<AgentConfig>,
+        store: &std::path::Path,
+        mut history: Option<hive::history::PaneHistory>,
+    ) -> Self {
+        let (ops_tx, ops_rx) = mpsc::unbounded_channel();
+        let mut registry = Registry::builtin();
+        registry.register(
+            "openai",
+            Arc::new(
+                OpenAiFactory::default()
+                    .with_store(hive::history::Store::at(store))
+                    .with_toolbox(toolbox_factory(ops_tx)),
+            ),
+        );
+        let (tx, rx) = mpsc::unbounded_channel();
+        let host = OpsHost::new(&agents);
+        let runners = agents
+            .into_iter()
+            .enumerate()
+            .map(|(i, agent)| {
+                let factory: Arc<dyn ProviderFactory> = registry.get(&agent.provider).unwrap();
+                let h = history.take();
+                let spec = ProviderSpec {
+                    agent,
+                    resume: h.as_ref().and_then(|h| h.resume.clone()),
+                };
+                let options = RunnerOptions {
+                    recorder: h.and_then(|h| h.recorder),
+                    ..RunnerOptions::default()
+                };
+                Some(spawn_runner(i, factory, spec, options, tx.clone()).unwrap())
+            })
+            .collect();
+        Self {
+            runners,
+            rx,
+            ops_rx,
+            host,
+            seen: Vec::new(),
+        }
+    }
+
+    fn submit(&self, pane: usize, text: &str) {
+        self.runners[pane]
+            .as_ref()
+            .unwrap()
+            .send(RunnerCommand::Submit {
+                text: text.into(),
+                mode: SubmitMode::Auto,
+            });
+    }
+
+    /// Runs the loop until pane `pane` ends a turn.
+    async fn until_turn_end(&mut self, pane: usize) -> TurnEvent {
+        let deadline = tokio::time::Instant::now() + GUARD;
+        loop {
+            tokio::select! {
+                Some(req) = self.ops_rx.recv() => self.host.handle(req, &self.runners),
+                Some(u) = self.rx.recv() => {
+                    self.host.observe(&u);
+                    self.seen.push(u.clone());
+                    if u.pane == pane
+                        && let PaneEvent::Turn(t) = u.event
+                        && !matches!(t, TurnEvent::TurnStarted { .. })
+                    {
+                        return t;
+                    }
+                }
+                _ = tokio::time::sleep_until(deadline) => panic!("no turn end on pane {pane}"),
+            }
+        }
+    }
+
+    /// Completed messages shown in `pane`, with their origin.
+    fn messages(&self, pane: usize) -> Vec<(Origin, String)> {
+        self.seen
+            .iter()
+            .filter(|u| u.pane == pane)
+            .filter_map(|u| match &u.event {
+                PaneEvent::Upsert(up) if up.status == UpsertStatus::Complete => match &up.kind {
+                    UpsertKind::Message { content, origin } => Some((*origin, content.to_string())),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect()
+    }
+
+    async fn stop(self) {
+        for r in self.runners.iter().flatten() {
+            r.shutdown().await;
+        }
+    }
+}
+
+/// The tool result the model got back in request `n` (the last tool message).
+fn tool_result(server: &Server, n: usize) -> Value {
+    let m = server.messages(n);
+    let tool = m
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .expect("a tool message");
+    serde_json::from_str(tool["content"].as_str().unwrap())
+        .unwrap_or_else(|_| tool["content"].clone())
+}
+
+#[tokio::test]
+async fn a_direct_agent_delegates_to_a_demo_pane_and_answers_with_its_reply() {
+    let dir = tempfile::tempdir().unwrap();
+    let calls = json!({"calls": [
+        {"op": "agents.list"},
+        {"op": "agent.send", "args": {"agent": "backend", "text": "Build the login API."}},
+        {"op": "agent.wait", "args": {"agent": "backend", "timeout_secs": 30}},
+        {"op": "agent.send", "args": {"agent": "reviewer", "text": "sneaky"}},
+        {"op": "agent.read", "args": {"agent": "backend", "last": 1}},
+    ]});
+    let server = Server::start(vec![
+        Reply::Chunks(vec![
+            tool_call(0, "c1", "hive_call", &calls.to_string()),
+            finish("tool_calls"),
+        ]),
+        answer_text("Backend says the login API is ready.", 1, 1),
+    ]);
+    let agents = vec![
+        direct("architect", &server, &["backend"]),
+        demo("backend", dir.path(), "Login API is ready: POST /login."),
+        demo("reviewer", dir.path(), "LGTM"),
+    ];
+    let mut hive = Hive::start(agents, dir.path());
+    hive.submit(0, "Get the login API built.");
+    let end = hive.until_turn_end(0).await;
+    assert!(matches!(end, TurnEvent::TurnComplete { .. }), "{end:?}");
+
+    // The four meta-tools were offered, not one tool per operation.
+    let tools: Vec<String> = server.requests()[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        tools,
+        ["hive_list", "hive_search", "hive_schema", "hive_call"]
+    );
+
+    // The model got one result per call: the list, the send, the backend's
+    // reply, and a refusal for the pane it may not message.
+    let results = tool_result(&server, 1);
+    assert_eq!(results[0]["ok"], true);
+    let list = results[0]["result"].as_array().unwrap();
+    assert_eq!(list.len(), 3);
+    assert_eq!(list[1]["id"], "backend");
+    assert_eq!(list[1]["can_message"], true);
+    assert_eq!(list[2]["can_message"], false);
+    assert_eq!(results[1]["ok"], true, "{results}");
+    assert_eq!(results[2]["result"]["status"], "completed", "{results}");
+    assert_eq!(
+        results[2]["result"]["text"],
+        "Login API is ready: POST /login."
+    );
+    assert_eq!(results[3]["ok"], false);
+    assert_eq!(results[3]["error"]["code"], "not_allowed");
+    let read = results[4]["result"].as_array().unwrap();
+    assert_eq!(read.len(), 1, "{read:?}");
+    assert_eq!(read[0]["kind"], "agent");
+    assert_eq!(read[0]["text"], "Login API is ready: POST /login.");
+
+    // The backend pane shows the message with who sent it.
+    let backend = hive.messages(1);
+    let (origin, text) = &backend[0];
+    assert_eq!(*origin, Origin::User);
+    assert!(
+        text.starts_with("[message from Architect (architect) via hive"),
+        "{text}"
+    );
+    assert!(text.ends_with("\nBuild the login API."), "{text}");
+    // The reviewer got nothing.
+    assert!(hive.messages(2).is_empty());
+    // And the architect answered with the backend's reply in hand.
+    assert!(
+        hive.messages(0)
+            .iter()
+            .any(|(o, t)| *o == Origin::Agent && t == "Backend says the login API is ready.")
+    );
+    hive.stop().await;
+}
+
+#[tokio::test]
+async fn a_message_chain_back_to_its_sender_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let to_b = json!({"calls": [
+        {"op": "agent.send", "args": {"agent": "b", "text": "ping"}},
+        {"op": "agent.wait", "args": {"agent": "b", "timeout_secs": 30}},
+    ]});
+    let to_a = json!({"calls": [{"op": "agent.send", "args": {"agent": "a", "text": "pong"}}]});
+    // Requests arrive in this order: a asks b; b (answering) tries a and
+    // then answers; a answers with b's reply.
+    let server = Server::start(vec![
+        Reply::Chunks(vec![
+            tool_call(0, "a1", "hive_call", &to_b.to_string()),
+            finish("tool_calls"),
+        ]),
+        Reply::Chunks(vec![
+            tool_call(0, "b1", "hive_call", &to_a.to_string()),
+            finish("tool_calls"),
+        ]),
+        answer_text("b could not ping back", 1, 1),
+        answer_text("done", 1, 1),
+    ]);
+    let agents = vec![direct("a", &server, &["b"]), direct("b", &server, &["a"])];
+    let mut hive = Hive::start(agents, dir.path());
+    hive.submit(0, "start the ping-pong");
+    let end = hive.until_turn_end(0).await;
+    assert!(matches!(end, TurnEvent::TurnComplete { .. }), "{end:?}");
+    // b's attempt to message a came back as a clear error.
+    let refused = tool_result(&server, 2);
+    assert_eq!(refused[0]["ok"], false, "{refused}");
+    assert_eq!(refused[0]["error"]["code"], "message_loop");
+    assert!(
+        refused[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("a → b → a")
+    );
+    // a never received a message.
+    assert_eq!(hive.messages(0)[0].1, "start the ping-pong");
+    assert!(
+        !hive
+            .messages(0)
+            .iter()
+            .any(|(o, t)| *o == Origin::User && t.starts_with("[message from"))
+    );
+    let waited = tool_result(&server, 3);
+    assert_eq!(waited[1]["result"]["text"], "b could not ping back");
+    hive.stop().await;
+}
+
+#[test]
+fn the_example_config_has_an_architect_that_delegates_to_backend_and_reviewer() {
+    use hive::config::{Config, ConfigSource};
+    let text = include_str!("../../config/hive.example.toml");
+    let c = Config::parse(text, ConfigSource::File("hive.example.toml".into())).unwrap();
+    let lead = c.agent("lead").unwrap();
+    assert_eq!(lead.provider, "openai");
+    assert!(lead.hive_tools);
+    assert_eq!(lead.can_message, ["backend", "reviewer"]);
+    for target in &lead.can_message {
+        assert!(c.agent(target).is_some(), "{target} is a pane");
+    }
+    // The Claude Architect delegates through `hive mcp`.
+    let architect = c.agent("architect").unwrap();
+    assert_eq!(architect.provider, "claude");
+    assert!(architect.hive_tools);
+    assert_eq!(architect.can_message, ["backend", "reviewer"]);
+}
+
+/// `agent.read` returns the turns from before a restart: hive loads them
+/// from its history into the ops host before the runner starts (what the
+/// app's start does), then live items follow them.
+#[tokio::test]
+async fn agent_read_returns_history_loaded_from_disk() {
+    use hive::history::{OpenOptions, Store, open_pane_in};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::at(dir.path().join("store"));
+    let backend = demo("backend", dir.path(), "Earlier answer.");
+
+    // First run: one turn, recorded.
+    let h = open_pane_in(&store, &backend, &OpenOptions::default());
+    assert!(h.items.is_empty());
+    let mut hive = Hive::start_with_history(vec![backend.clone()], dir.path(), h);
+    hive.submit(0, "Earlier question.");
+    hive.until_turn_end(0).await;
+    hive.stop().await;
+
+    // Restart: the ops host sees the stored items before any live one.
+    let h = open_pane_in(&store, &backend, &OpenOptions::default());
+    assert!(!h.items.is_empty());
+    let mut host = OpsHost::new(std::slice::from_ref(&backend));
+    host.restore(0, &h.items);
+    let (reply, rx) = tokio::sync::oneshot::channel();
+    host.handle(
+        HiveRequest {
+            caller: hive::ops::Caller::External,
+            op: hive::ops::Op::parse("agent.read", json!({"agent": "backend"})).unwrap(),
+            reply,
+        },
+        &[None],
+    );
+    let items = rx.await.unwrap().unwrap();
+    let texts: Vec<(&str, &str, bool)> = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["kind"].as_str().unwrap(),
+                i["text"].as_str().unwrap(),
+                i["restored"] == true,
+            )
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            ("user", "Earlier question.", true),
+            ("agent", "Earlier answer.", true)
+        ]
+    );
+}

@@ -1,0 +1,419 @@
+//! Per-agent worktrees against real temporary git repositories (issue 19):
+//! creation and reuse, isolation, diffs overall and per turn, bringing work
+//! home (merge, cherry-pick, conflicts never half-applied), overlap
+//! warnings, and remove/prune.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
+use crate::support;
+
+use std::path::{Path, PathBuf};
+
+use hive::config::{AgentConfig, WorktreeSetting};
+use hive::worktree::{
+    self, BringMode, DiffScope, FileStatus, WorktreeError, WorktreeEvent, WorktreeRequest,
+};
+use support::git::{git, init_repo};
+
+/// A repository with one commit on `main`.
+fn repo() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap().join("repo");
+    std::fs::create_dir(&root).unwrap();
+    init_repo(&root);
+    std::fs::write(
+        root.join("README.md"),
+        "line 1\nline 2\nline 3\nline 4\nline 5\nline 6\nline 7\nline 8\nline 9\nline 10\n",
+    )
+    .unwrap();
+    std::fs::create_dir(root.join("src")).unwrap();
+    std::fs::write(root.join("src/lib.rs"), "pub fn x() {}\n").unwrap();
+    git(&root, &["add", "."]);
+    git(&root, &["commit", "-q", "-m", "initial"]);
+    (dir, root)
+}
+
+fn agent(id: &str, cwd: &Path) -> AgentConfig {
+    let mut a = AgentConfig::new(id, "script");
+    a.cwd = Some(cwd.to_owned());
+    a.worktree = Some(WorktreeSetting::Enabled(true));
+    a
+}
+
+fn ensure(a: &AgentConfig) -> worktree::Worktree {
+    let spec = a.worktree_spec(None).expect("worktree requested");
+    worktree::ensure(a.cwd.as_deref().unwrap(), &spec).expect("worktree")
+}
+
+fn status(dir: &Path) -> String {
+    git(dir, &["status", "--porcelain"])
+}
+
+#[test]
+fn two_agents_get_distinct_isolated_worktrees() {
+    let (_d, root) = repo();
+    let a = ensure(&agent("a", &root));
+    let b = ensure(&agent("b", &root));
+    assert_ne!(a.path, b.path);
+    assert_eq!(a.path, root.join(".hive/worktrees/a"));
+    assert_eq!((a.branch.as_str(), b.branch.as_str()), ("hive/a", "hive/b"));
+    assert!(a.created && b.created);
+    assert_eq!(git(&a.path, &["branch", "--show-current"]).trim(), "hive/a");
+
+    std::fs::write(a.path.join("only_a.txt"), "from a\n").unwrap();
+    assert!(!b.path.join("only_a.txt").exists());
+    assert!(!root.join("only_a.txt").exists());
+    // The worktrees do not show up in the main checkout's status.
+    assert_eq!(status(&root), "");
+
+    let files = worktree::diff::overall(&a.repo, &a.path).unwrap();
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0].path, "only_a.txt");
+    assert_eq!(files[0].status, FileStatus::Added);
+    assert!(
+        worktree::diff::overall(&b.repo, &b.path)
+            .unwrap()
+            .is_empty()
+    );
+    // A snapshot does not touch the agent's own index.
+    assert!(status(&a.path).contains("?? only_a.txt"));
+}
+
+#[test]
+fn restart_reuses_the_same_worktree() {
+    let (_d, root) = repo();
+    let cfg = agent("a", &root);
+    let first = ensure(&cfg);
+    std::fs::write(first.path.join("work.txt"), "kept\n").unwrap();
+    let again = ensure(&cfg);
+    assert!(!again.created);
+    assert_eq!(again.path, first.path);
+    assert_eq!(again.branch, "hive/a");
+    assert_eq!(
+        std::fs::read_to_string(again.path.join("work.txt")).unwrap(),
+        "kept\n"
+    );
+}
+
+#[test]
+fn branch_name_root_and_subdirectory_are_honoured() {
+    let (_d, root) = repo();
+    let mut cfg = agent("a", &root.join("src"));
+    cfg.worktree = Some(WorktreeSetting::Branch("feature/x".into()));
+    let spec = cfg.worktree_spec(Some(Path::new("../wt"))).unwrap();
+    let w = worktree::ensure(&root.join("src"), &spec).unwrap();
+    assert_eq!(w.branch, "feature/x");
+    assert_eq!(w.path, root.join("../wt/a"));
+    assert_eq!(w.cwd, w.path.join("src"));
+    assert!(w.cwd.join("lib.rs").is_file());
+    // `worktree = false` is the same as no worktree.
+    cfg.worktree = Some(WorktreeSetting::Enabled(false));
+    assert!(cfg.worktree_spec(None).is_none());
+}
+
+#[test]
+fn uncommitted_changes_come_along_only_when_asked() {
+    let (_d, root) = repo();
+    std::fs::write(root.join("README.md"), "edited\n").unwrap();
+    std::fs::write(root.join("scratch.txt"), "untracked\n").unwrap();
+    let plain = ensure(&agent("plain", &root));
+    assert!(status(&plain.path).is_empty());
+    let mut cfg = agent("copy", &root);
+    cfg.worktree_copy_uncommitted = true;
+    let copy = ensure(&cfg);
+    assert_eq!(
+        std::fs::read_to_string(copy.path.join("README.md")).unwrap(),
+        "edited\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(copy.path.join("scratch.txt")).unwrap(),
+        "untracked\n"
+    );
+}
+
+#[test]
+fn merge_brings_the_work_into_the_main_checkout() {
+    let (_d, root) = repo();
+    let a = ensure(&agent("a", &root));
+    std::fs::write(a.path.join("feature.txt"), "done\n").unwrap();
+    let out =
+        worktree::bring_home(&a.repo, &a.path, &a.branch, BringMode::Merge, "hive: work").unwrap();
+    assert!(out.committed_first);
+    assert_eq!(out.commits, 1);
+    assert_eq!(out.files, ["feature.txt"]);
+    assert_eq!(
+        std::fs::read_to_string(root.join("feature.txt")).unwrap(),
+        "done\n"
+    );
+    assert_eq!(status(&root), "");
+    // Nothing is left to bring home.
+    assert!(
+        worktree::diff::overall(&a.repo, &a.path)
+            .unwrap()
+            .is_empty()
+    );
+    let again =
+        worktree::bring_home(&a.repo, &a.path, &a.branch, BringMode::Merge, "hive: work").unwrap();
+    assert_eq!(again.commits, 0);
+}
+
+#[test]
+fn cherry_pick_replays_the_agents_commits() {
+    let (_d, root) = repo();
+    let a = ensure(&agent("a", &root));
+    std::fs::write(a.path.join("one.txt"), "1\n").unwrap();
+    worktree::commit_all(&a.path, "one").unwrap();
+    std::fs::write(a.path.join("two.txt"), "2\n").unwrap();
+    let out =
+        worktree::bring_home(&a.repo, &a.path, &a.branch, BringMode::CherryPick, "two").unwrap();
+    assert_eq!(out.commits, 2);
+    assert!(root.join("one.txt").is_file() && root.join("two.txt").is_file());
+    let log = git(&root, &["log", "--format=%s", "-3"]);
+    assert_eq!(log.lines().collect::<Vec<_>>(), ["two", "one", "initial"]);
+}
+
+#[test]
+fn a_conflict_is_reported_with_files_and_nothing_is_applied() {
+    let (_d, root) = repo();
+    let a = ensure(&agent("a", &root));
+    std::fs::write(a.path.join("README.md"), "agent's line 1\n").unwrap();
+    std::fs::write(a.path.join("clean.txt"), "no conflict here\n").unwrap();
+    std::fs::write(root.join("README.md"), "user's line 1\n").unwrap();
+    git(&root, &["commit", "-q", "-am", "user edit"]);
+    let head = git(&root, &["rev-parse", "HEAD"]);
+    for mode in [BringMode::Merge, BringMode::CherryPick] {
+        let err = worktree::bring_home(&a.repo, &a.path, &a.branch, mode, "work").unwrap_err();
+        match err {
+            WorktreeError::Conflict { files, .. } => assert_eq!(files, ["README.md"]),
+            other => panic!("expected a conflict, got {other}"),
+        }
+        assert_eq!(git(&root, &["rev-parse", "HEAD"]), head);
+        assert_eq!(status(&root), "");
+        assert!(!root.join("clean.txt").exists());
+    }
+}
+
+#[test]
+fn overlapping_edits_raise_a_warning_with_the_files() {
+    let (_d, root) = repo();
+    let a = ensure(&agent("a", &root));
+    let b = ensure(&agent("b", &root));
+    let c = ensure(&agent("c", &root));
+    std::fs::write(
+        a.path.join("README.md"),
+        "A\nline 2\nline 3\nline 4\nline 5\nline 6\nline 7\nline 8\nline 9\nline 10\n",
+    )
+    .unwrap();
+    std::fs::write(
+        b.path.join("README.md"),
+        "B\nline 2\nline 3\nline 4\nline 5\nline 6\nline 7\nline 8\nline 9\nline 10\n",
+    )
+    .unwrap();
+    std::fs::write(c.path.join("src/lib.rs"), "pub fn y() {}\n").unwrap();
+    let changes: Vec<_> = [&a, &b, &c]
+        .iter()
+        .map(|w| {
+            (
+                w.agent_id.clone(),
+                worktree::diff::overall(&w.repo, &w.path).unwrap(),
+            )
+        })
+        .collect();
+    let found = worktree::overlaps(&changes);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!((found[0].a.as_str(), found[0].b.as_str()), ("a", "b"));
+    assert_eq!(found[0].files.len(), 1);
+    assert_eq!(found[0].files[0].path, "README.md");
+    assert!(found[0].files[0].same_hunk);
+}
+
+#[test]
+fn list_remove_and_prune() {
+    let (_d, root) = repo();
+    let a = ensure(&agent("a", &root));
+    ensure(&agent("b", &root));
+    ensure(&agent("c", &root));
+    std::fs::write(a.path.join("unsaved.txt"), "x\n").unwrap();
+    let listed = worktree::list(&root, None).unwrap();
+    let ids: Vec<_> = listed.iter().map(|w| w.agent_id.as_str()).collect();
+    assert_eq!(ids, ["a", "b", "c"]);
+    assert_eq!(listed[0].dirty, 1);
+    assert!(listed[0].has_unmerged_work() && !listed[1].has_unmerged_work());
+
+    let err = worktree::remove(&root, None, "a", false).unwrap_err();
+    assert!(matches!(err, WorktreeError::Unmerged { .. }), "{err}");
+    assert!(a.path.exists());
+    worktree::remove(&root, None, "b", false).unwrap();
+    assert!(!root.join(".hive/worktrees/b").exists());
+    assert!(
+        git(&root, &["branch", "--list", "hive/b"])
+            .trim()
+            .is_empty()
+    );
+    assert!(matches!(
+        worktree::remove(&root, None, "zzz", false),
+        Err(WorktreeError::Unknown(_))
+    ));
+
+    let report = worktree::prune(&root, None).unwrap();
+    assert_eq!(report.removed, ["c"]);
+    assert_eq!(report.kept.len(), 1);
+    assert_eq!(report.kept[0].0, "a");
+    worktree::remove(&root, None, "a", true).unwrap();
+    assert!(worktree::list(&root, None).unwrap().is_empty());
+}
+
+#[test]
+fn a_directory_outside_git_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = agent("a", dir.path());
+    let spec = cfg.worktree_spec(None).unwrap();
+    let err = worktree::ensure(dir.path(), &spec).unwrap_err();
+    assert!(matches!(err, WorktreeError::NotARepo(_)), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_service_reports_per_turn_diffs_and_overlaps() {
+    let (_d, root) = repo();
+    let a = ensure(&agent("a", &root));
+    let b = ensure(&agent("b", &root));
+    std::fs::write(a.path.join("before.txt"), "earlier turn\n").unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let svc = worktree::spawn_service(vec![(0, a.clone()), (1, b.clone())], tx);
+    svc.send(WorktreeRequest::TurnStarted { pane: 0 }).unwrap();
+    svc.send(WorktreeRequest::Diff {
+        pane: 0,
+        scope: DiffScope::Overall,
+    })
+    .unwrap();
+    let WorktreeEvent::Diff { result, .. } = rx.recv().await.unwrap() else {
+        panic!("expected the overall diff first");
+    };
+    assert_eq!(result.unwrap().len(), 1);
+    std::fs::write(a.path.join("this_turn.txt"), "now\n").unwrap();
+    std::fs::write(a.path.join("src/lib.rs"), "pub fn a() {}\n").unwrap();
+    std::fs::write(b.path.join("src/lib.rs"), "pub fn b() {}\n").unwrap();
+    svc.send(WorktreeRequest::TurnEnded { pane: 0 }).unwrap();
+    let WorktreeEvent::Overlaps(found) = rx.recv().await.unwrap() else {
+        panic!("expected an overlap warning");
+    };
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].describe_files(), "src/lib.rs (same lines)");
+    svc.send(WorktreeRequest::Diff {
+        pane: 0,
+        scope: DiffScope::LastTurn,
+    })
+    .unwrap();
+    let WorktreeEvent::Diff { scope, result, .. } = rx.recv().await.unwrap() else {
+        panic!("expected the turn diff");
+    };
+    assert_eq!(scope, DiffScope::LastTurn);
+    let names: Vec<_> = result.unwrap().into_iter().map(|f| f.path).collect();
+    assert_eq!(names, ["src/lib.rs", "this_turn.txt"]);
+    svc.send(WorktreeRequest::Bring {
+        pane: 0,
+        mode: BringMode::Merge,
+        message: Some("add this_turn.txt".into()),
+    })
+    .unwrap();
+    let WorktreeEvent::Brought { result, .. } = rx.recv().await.unwrap() else {
+        panic!("expected the merge result");
+    };
+    assert_eq!(result.unwrap().files.len(), 3);
+    assert!(root.join("this_turn.txt").is_file());
+    let subject = |rev: &str| {
+        git(&root, &["log", "-1", "--format=%s", rev])
+            .trim()
+            .to_owned()
+    };
+    assert_eq!(subject("HEAD"), "hive: merge hive/a");
+    assert_eq!(subject("HEAD^2"), "add this_turn.txt");
+}
+
+/// "Racy git": an edit of the same size made in the second the worktree's
+/// index was written must still show, even when the snapshot is taken a
+/// second later (the snapshot's index copy keeps the index's mtime).
+#[test]
+fn a_same_size_edit_in_the_index_second_is_seen() {
+    let (_d, root) = repo();
+    let a = ensure(&agent("a", &root));
+    std::fs::write(a.path.join("src/lib.rs"), "pub fn y() {}\n").unwrap();
+    let index = PathBuf::from(
+        git(
+            &a.path,
+            &["rev-parse", "--path-format=absolute", "--git-dir"],
+        )
+        .trim(),
+    )
+    .join("index");
+    let secs = |p: &Path| {
+        std::fs::metadata(p)
+            .unwrap()
+            .modified()
+            .unwrap()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+    };
+    let written = secs(&index);
+    // Wait for the next second so a fresh copy of the index would look newer.
+    while std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        <= written
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let files = worktree::diff::overall(&a.repo, &a.path).unwrap();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(files[0].path, "src/lib.rs");
+}
+
+/// `hive doctor` reports an agent's worktree, and a stale one (directory
+/// gone) as a warning.
+#[test]
+fn doctor_reports_the_worktree_and_a_stale_one() {
+    use hive::doctor::{Env, Level, check_agent};
+    let (_d, root) = repo();
+    let mut cfg = agent("a", &root);
+    cfg.script = Some("demo:tour".into());
+    let env = Env {
+        path: std::env::var_os("PATH").unwrap_or_default(),
+        home: PathBuf::from("/nonexistent-home"),
+        cwd: root,
+        vars: Default::default(),
+    };
+    let level = |env: &Env| {
+        let report = check_agent(&cfg, env);
+        let c = report
+            .checks
+            .iter()
+            .find(|c| c.name == "worktree")
+            .expect("a worktree check")
+            .clone();
+        (c.level, c.detail)
+    };
+    assert_eq!(level(&env), (Level::Info, "made on first start".to_owned()));
+    let w = ensure(&cfg);
+    let (ok, detail) = level(&env);
+    assert_eq!(ok, Level::Ok);
+    assert!(
+        detail.contains("hive/a") && detail.contains("nothing unmerged"),
+        "{detail}"
+    );
+    std::fs::remove_dir_all(&w.path).unwrap();
+    let (warn, detail) = level(&env);
+    assert_eq!(warn, Level::Warn);
+    assert!(detail.starts_with("stale:"), "{detail}");
+    let outside = tempfile::tempdir().unwrap();
+    let mut lost = agent("a", outside.path());
+    lost.script = Some("demo:tour".into());
+    let report = check_agent(&lost, &env);
+    assert!(
+        report
+            .checks
+            .iter()
+            .any(|c| c.name == "worktree" && c.level == Level::Fail)
+    );
+}
