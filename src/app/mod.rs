@@ -557,6 +557,7 @@ pub fn draw<W: Write>(
     }
     out.flush()?;
     app.sync_terminal_sizes();
+    app.sync_term_views();
     flush_outbox(app, runners);
     Ok(())
 }
