@@ -2,10 +2,10 @@
 //! send to the child for a crossterm event, given the modes the child set
 //! (application cursor keys, bracketed paste, mouse reporting).
 
+use crate::runner::screen::{InputModes, MouseEncoding, MouseMode, ScreenUpdate};
 use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
-use crate::runner::screen::{InputModes, MouseEncoding, MouseMode, ScreenUpdate};
 
 const ESC: u8 = 0x1b;
 

@@ -23,6 +23,7 @@ use crate::timer;
 use crate::upsert::{TurnEvent, Upsert};
 
 mod agent;
+pub mod mirror;
 pub mod screen;
 mod session;
 mod turn;
@@ -196,7 +197,9 @@ mod ago {
         ms.serialize(s)
     }
 
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Instant>, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Instant>, D::Error> {
         let ms = Option::<u64>::deserialize(d)?;
         Ok(ms.map(|ms| {
             let now = Instant::now();

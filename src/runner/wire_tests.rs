@@ -80,7 +80,9 @@ fn every_runner_command_round_trips() {
         RunnerCommand::DrainQueue,
         RunnerCommand::Permission {
             request_id: "r".into(),
-            decision: PermissionDecision::Deny { reason: "no".into() },
+            decision: PermissionDecision::Deny {
+                reason: "no".into(),
+            },
         },
         RunnerCommand::Restart,
         RunnerCommand::Input(vec![0x1b, b'a']),
@@ -180,5 +182,8 @@ fn a_stall_crosses_as_time_ago() {
         panic!("{json}");
     };
     let ago = back.elapsed();
-    assert!(ago >= Duration::from_secs(5) && ago < Duration::from_secs(60), "{ago:?}");
+    assert!(
+        ago >= Duration::from_secs(5) && ago < Duration::from_secs(60),
+        "{ago:?}"
+    );
 }

@@ -157,7 +157,8 @@ fn draw(screen: &ScreenUpdate, area: Rect, buf: &mut Buffer) {
         for x in 0..area.width {
             let out = &mut buf[(area.x + x, area.y + y)];
             out.reset();
-            let Some((row, cell)) = row.and_then(|r| Some((r, r.cells.get(usize::from(x))?))) else {
+            let Some((row, cell)) = row.and_then(|r| Some((r, r.cells.get(usize::from(x))?)))
+            else {
                 continue;
             };
             let text = row.text.get(at..at + usize::from(cell.len)).unwrap_or("");

@@ -61,16 +61,15 @@ impl Console {
             return;
         };
         self.app.sync_term_views();
-        let (term, rest): (Vec<_>, Vec<_>) =
-            std::mem::take(&mut self.app.outbox)
-                .into_iter()
-                .partition(|(i, c)| {
-                    *i == 0
-                        && matches!(
-                            c,
-                            RunnerCommand::TermView { .. } | RunnerCommand::CopyTerminal { .. }
-                        )
-                });
+        let (term, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.app.outbox)
+            .into_iter()
+            .partition(|(i, c)| {
+                *i == 0
+                    && matches!(
+                        c,
+                        RunnerCommand::TermView { .. } | RunnerCommand::CopyTerminal { .. }
+                    )
+            });
         self.app.outbox = rest;
         let mut events = Vec::new();
         for (_, cmd) in term {
@@ -102,7 +101,8 @@ impl Console {
             .unwrap_or_else(|e| e.into_inner())
             .process(bytes);
         let update = owner.update();
-        self.app.apply(pane_event(PaneEvent::Terminal(Box::new(update))));
+        self.app
+            .apply(pane_event(PaneEvent::Terminal(Box::new(update))));
     }
 
     /// The screen as text, `w`×`h`.
