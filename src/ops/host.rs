@@ -192,14 +192,12 @@ impl OpsHost {
             PaneEvent::Upsert(u) => {
                 // Text is shared, not copied: a streaming item is updated
                 // many times and only read on demand.
-                match &u.kind {
-                    UpsertKind::Message {
-                        content,
-                        origin: Origin::Agent,
-                    } => {
-                        pane.texts.insert(u.turn_id.clone(), content.clone());
-                    }
-                    _ => {}
+                if let UpsertKind::Message {
+                    content,
+                    origin: Origin::Agent,
+                } = &u.kind
+                {
+                    pane.texts.insert(u.turn_id.clone(), content.clone());
                 }
                 pane.keep(u, false);
             }
