@@ -21,31 +21,6 @@ use super::state::App;
 use crate::runner::RunnerCommand;
 use crate::runner::screen::ScreenUpdate;
 
-/// A terminal pane's screen as the app holds it: the runner's last update
-/// and the view last asked of the runner (scroll, hold).
-#[derive(Debug, Clone, Default)]
-pub struct Terminal {
-    pub screen: ScreenUpdate,
-    asked: (usize, bool),
-}
-
-impl Terminal {
-    /// The screen a (new) provider attached with; the runner starts on the
-    /// live screen, not holding.
-    pub fn new(screen: ScreenUpdate) -> Self {
-        Self {
-            asked: (screen.scroll, screen.hold),
-            screen,
-        }
-    }
-
-    /// A new screen from the runner; it reports the view it now keeps.
-    pub fn update(&mut self, screen: ScreenUpdate) {
-        self.asked = (screen.scroll, screen.hold);
-        self.screen = screen;
-    }
-}
-
 /// Copy mode's cursor and selection in a terminal pane.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CopyMode {
@@ -163,10 +138,9 @@ impl Pane {
             self.term_scroll.min(t.screen.history),
             self.term_scroll > 0 || self.copy.is_some(),
         );
-        if want == t.asked {
+        if !t.ask(want) {
             return None;
         }
-        t.asked = want;
         Some(RunnerCommand::TermView {
             scroll: want.0,
             seen: self.term_seen,

@@ -28,6 +28,7 @@ pub mod search;
 pub mod sessions;
 pub mod slash;
 pub mod state;
+pub mod terminal;
 pub mod transcript;
 pub mod tty;
 pub mod unread;

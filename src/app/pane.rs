@@ -68,7 +68,7 @@ pub struct Pane {
     /// Thinking and tool output shown in full.
     pub expanded: bool,
     /// Terminal (PTY) panes: the child's screen.
-    pub terminal: Option<super::copy_mode::Terminal>,
+    pub terminal: Option<super::terminal::Terminal>,
     pub term_scroll: usize,
     /// Terminal panes: the scrollback's length when `term_scroll` was last
     /// set, so new output does not move a scrolled-back view.

@@ -425,7 +425,7 @@ fn attached(
 ) {
     p.capabilities = Some(capabilities);
     p.failed = None;
-    p.terminal = terminal.map(|s| super::copy_mode::Terminal::new(*s));
+    p.terminal = terminal.map(|s| super::terminal::Terminal::new(*s));
     p.term_size = None;
     p.term_scroll = 0;
     p.copy = None;
