@@ -7,8 +7,9 @@
 //! 50). Prints one row per variant:
 //! - `raw pty drain`: cat → PTY → a thread discarding bytes;
 //! - `hive parse only`: the `pty` provider (reader thread + vt100), no drawing;
-//! - `hive parse+render`: the same plus `ui::terminal::render` of a 120×40
-//!   pane on every `TerminalUpdated`, as the UI does at its frame cadence.
+//! - `hive parse+render`: the same plus, on every `TerminalUpdated`, the
+//!   runner's `ScreenUpdate` of a 120×40 pane and `ui::terminal::render` of
+//!   it, as the runner and the UI do at the frame cadence.
 //!
 //! For the render variant it also reports the frames drawn and the worst
 //! time a frame waited for the emulator lock plus drew (UI responsiveness
@@ -176,7 +177,9 @@ fn hive_pipeline(file: &Path, render: bool) -> String {
                         let t = Instant::now();
                         drop(screen.0.lock());
                         let waited = t.elapsed();
-                        hive::ui::terminal::render(&screen, 0, true, area, &mut buf);
+                        // What the runner sends and the app draws.
+                        let update = hive::runner::screen::capture(&screen, 0);
+                        hive::ui::terminal::render(&update, true, area, &mut buf);
                         let took = t.elapsed();
                         worst = worst.max(took);
                         worst_wait = worst_wait.max(waited);

@@ -5,9 +5,9 @@
 //! so no provider reads files of its own for it.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use base64::Engine;
+use serde::{Deserialize, Serialize};
 
 /// The largest image hive attaches (agents' APIs refuse far larger ones).
 pub const MAX_IMAGE_BYTES: u64 = 10 * 1024 * 1024;
@@ -25,13 +25,55 @@ pub enum ImageError {
     Read { path: String, message: String },
 }
 
-/// One attached image, read when it was attached.
-#[derive(Clone, PartialEq, Eq)]
+/// One attached image, read when it was attached. It crosses the runner
+/// boundary (`RunnerCommand::Attach`) as its path and base64 bytes; the
+/// media type is sniffed again on the other side.
+#[derive(Clone, PartialEq, Eq, Serialize)]
+#[serde(into = "ImageWire")]
 pub struct Image {
     pub path: PathBuf,
     /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`, from the bytes.
     pub media_type: &'static str,
-    pub data: Arc<[u8]>,
+    pub data: Vec<u8>,
+}
+
+/// An `Image` as serialised: the media type is not sent (it is a
+/// `&'static str`, found again from the bytes).
+#[derive(Serialize, Deserialize)]
+struct ImageWire {
+    path: PathBuf,
+    base64: String,
+}
+
+impl From<Image> for ImageWire {
+    fn from(i: Image) -> Self {
+        Self {
+            base64: i.base64(),
+            path: i.path,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Image {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Image::try_from(ImageWire::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+impl TryFrom<ImageWire> for Image {
+    type Error = String;
+
+    fn try_from(w: ImageWire) -> Result<Self, String> {
+        let data = base64::engine::general_purpose::STANDARD
+            .decode(w.base64)
+            .map_err(|e| e.to_string())?;
+        let media_type = sniff(&data).ok_or("not a PNG, JPEG, GIF or WebP image")?;
+        Ok(Self {
+            path: w.path,
+            media_type,
+            data,
+        })
+    }
 }
 
 impl std::fmt::Debug for Image {
@@ -69,7 +111,7 @@ impl Image {
             // Absolute, so an agent that reads the file itself finds it.
             path: std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned()),
             media_type,
-            data: data.into(),
+            data,
         })
     }
 

@@ -8,13 +8,18 @@
 //! plus the desktop clipboard). Positions are kept as absolute lines
 //! (0 = the oldest line of scrollback), so a selection stays on its text
 //! while the view scrolls.
+//!
+//! The emulator is the runner's: the pane holds the last `ScreenUpdate` it
+//! sent, asks it for another view (`RunnerCommand::TermView`) when the
+//! scroll changes, and for the selected text (`RunnerCommand::CopyTerminal`,
+//! answered with `PaneEvent::TerminalText`).
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::pane::Pane;
-use super::pty_input::lock;
 use super::state::App;
-use crate::provider::TerminalScreen;
+use crate::runner::RunnerCommand;
+use crate::runner::screen::ScreenUpdate;
 
 /// Copy mode's cursor and selection in a terminal pane.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -56,48 +61,8 @@ pub fn selected(sel: (Point, Point), point: Point) -> bool {
 }
 
 /// Lines of history above the live screen (zero on the alternate screen).
-pub fn scrollback_len(screen: &TerminalScreen) -> usize {
-    let mut parser = lock(screen);
-    let saved = parser.screen().scrollback();
-    parser.screen_mut().set_scrollback(usize::MAX);
-    let len = parser.screen().scrollback();
-    parser.screen_mut().set_scrollback(saved);
-    len
-}
-
-/// The text between two points (inclusive), lines joined by newlines
-/// except where the terminal wrapped a long line; trailing blanks dropped.
-pub fn text_between(screen: &TerminalScreen, from: Point, to: Point) -> String {
-    let mut parser = lock(screen);
-    let saved = parser.screen().scrollback();
-    parser.screen_mut().set_scrollback(usize::MAX);
-    let history = parser.screen().scrollback();
-    let (_, cols) = parser.screen().size();
-    let mut out = String::new();
-    for line in from.0..=to.0 {
-        // Scroll just far enough that `line` is on screen.
-        let offset = history.saturating_sub(line);
-        parser.screen_mut().set_scrollback(offset);
-        let row = u16::try_from(line + offset - history).unwrap_or(u16::MAX);
-        let screen = parser.screen();
-        let start = if line == from.0 { from.1 } else { 0 };
-        let end = if line == to.0 {
-            to.1.saturating_add(1)
-        } else {
-            cols
-        };
-        let width = end.min(cols).saturating_sub(start);
-        let text = screen
-            .rows(start, width)
-            .nth(usize::from(row))
-            .unwrap_or_default();
-        out.push_str(text.trim_end());
-        if line != to.0 && !screen.row_wrapped(row) {
-            out.push('\n');
-        }
-    }
-    parser.screen_mut().set_scrollback(saved);
-    out
+pub fn scrollback_len(screen: &ScreenUpdate) -> usize {
+    screen.history
 }
 
 /// The screen copy mode moves over: scrollback rows, the last screen row,
@@ -152,32 +117,62 @@ impl CopyMode {
 
 impl Pane {
     /// New output arrived: a view scrolled back (or in copy mode) stays on
-    /// the lines it shows, as in tmux, instead of drifting up with them.
+    /// the lines it shows, as in tmux, instead of drifting up with them
+    /// (the runner holds its view by the same rule).
     pub fn hold_scrollback(&mut self) {
-        let Some(screen) = &self.terminal else {
+        let Some(t) = &self.terminal else {
             return;
         };
         if self.term_scroll == 0 && self.copy.is_none() {
             return;
         }
-        let len = scrollback_len(screen);
+        let len = scrollback_len(&t.screen);
         self.term_scroll += len.saturating_sub(self.term_seen);
         self.term_seen = len;
+    }
+
+    /// The view to ask the runner for, when it differs from the one asked.
+    fn term_view(&mut self) -> Option<RunnerCommand> {
+        let t = self.terminal.as_mut()?;
+        let want = (
+            self.term_scroll.min(t.screen.history),
+            self.term_scroll > 0 || self.copy.is_some(),
+        );
+        if !t.ask(want) {
+            return None;
+        }
+        Some(RunnerCommand::TermView {
+            scroll: want.0,
+            seen: self.term_seen,
+            hold: want.1,
+        })
     }
 }
 
 impl App {
+    /// Asks the runners of terminal panes whose scroll changed for that
+    /// view of their screen.
+    pub fn sync_term_views(&mut self) {
+        let cmds: Vec<_> = self
+            .panes
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, p)| Some((i, p.term_view()?)))
+            .collect();
+        self.outbox.extend(cmds);
+    }
+
     /// Shift+PgUp (`dir` 1) / Shift+PgDn (-1) in a terminal pane: a page of
     /// the emulator's scrollback, down to the live screen.
     pub(super) fn term_page(&mut self, dir: isize) {
         let Some(p) = self.focused_mut() else {
             return;
         };
-        let Some(screen) = p.terminal.as_ref() else {
+        let Some(screen) = p.terminal.as_ref().map(|t| &t.screen) else {
             return;
         };
         let len = scrollback_len(screen);
-        let (rows, _) = lock(screen).screen().size();
+        let rows = screen.rows;
         let page = usize::from(rows.saturating_sub(1).max(1));
         p.term_scroll = p
             .term_scroll
@@ -194,12 +189,12 @@ impl App {
         let Some(p) = self.focused_mut() else {
             return;
         };
-        let Some(screen) = p.terminal.as_ref() else {
+        let Some(screen) = p.terminal.as_ref().map(|t| &t.screen) else {
             return self.set_status(format!(
                 "copy mode is for terminal panes; here {key} copies a message, code or tool output"
             ));
         };
-        let (row, col) = lock(screen).screen().cursor_position();
+        let (row, col) = screen.cursor;
         let (row, col) = if p.term_scroll > 0 {
             (0, 0)
         } else {
@@ -218,11 +213,11 @@ impl App {
         let Some(p) = self.focused_mut() else {
             return false;
         };
-        let (Some(screen), Some(mut cm)) = (p.terminal.as_ref(), p.copy) else {
+        let (Some(t), Some(mut cm)) = (p.terminal.as_ref(), p.copy) else {
             return false;
         };
-        let len = scrollback_len(screen);
-        let (rows, cols) = lock(screen).screen().size();
+        let len = scrollback_len(&t.screen);
+        let (rows, cols) = (t.screen.rows, t.screen.cols);
         let last_row = rows.saturating_sub(1);
         let page = usize::from(last_row.max(1));
         let mut scroll = p.term_scroll.min(len);
@@ -267,14 +262,16 @@ impl App {
                 (top + usize::from(cm.row), cols),
             )
         });
-        let text = copy_now.then(|| text_between(screen, from, to));
         p.term_scroll = scroll;
         p.term_seen = len;
         p.copy = Some(cm);
-        if let Some(text) = text {
+        if copy_now {
             p.copy = None;
             p.term_scroll = 0;
-            self.copy(&text, "terminal selection");
+            // The runner reads the text (`PaneEvent::TerminalText` copies it).
+            let focus = self.focus;
+            self.outbox
+                .push((focus, RunnerCommand::CopyTerminal { from, to }));
         }
         true
     }
@@ -282,33 +279,7 @@ impl App {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::{Arc, Mutex};
-
-    use tui_term::vt100;
-
     use super::*;
-
-    fn screen(rows: u16, cols: u16, bytes: &[u8]) -> TerminalScreen {
-        let mut p = vt100::Parser::new(rows, cols, 100);
-        p.process(bytes);
-        TerminalScreen(Arc::new(Mutex::new(p)))
-    }
-
-    #[test]
-    fn text_spans_history_and_screen_and_joins_wrapped_lines() {
-        let mut out = Vec::new();
-        for i in 1..=6 {
-            out.extend(format!("line {i}\r\n").bytes());
-        }
-        out.extend(b"abcdefghij");
-        let s = screen(3, 8, &out);
-        // 6 lines + "abcdefgh" "ij" wrapped: history holds 5 lines.
-        assert_eq!(scrollback_len(&s), 5);
-        assert_eq!(text_between(&s, (1, 5), (3, 3)), "2\nline 3\nline");
-        assert_eq!(text_between(&s, (6, 2), (7, 1)), "cdefghij");
-        // The emulator's own view is left where it was.
-        assert_eq!(lock(&s).screen().scrollback(), 0);
-    }
 
     #[test]
     fn selection_is_ordered_and_inclusive() {

@@ -268,10 +268,10 @@ impl App {
         let Some(p) = self.panes.get_mut(focus) else {
             return;
         };
-        let Some(screen) = p.terminal.as_ref() else {
+        let Some(t) = p.terminal.as_ref() else {
             return;
         };
-        if let Some(bytes) = term::encode_key(ev, screen) {
+        if let Some(bytes) = term::encode_key(ev, &t.screen) {
             p.term_scroll = 0;
             p.term_note = None;
             self.send(focus, RunnerCommand::Input(bytes));
@@ -519,8 +519,8 @@ impl App {
         let Some(p) = self.panes.get_mut(focus) else {
             return;
         };
-        if let Some(screen) = p.terminal.as_ref() {
-            let bytes = term::encode_paste(text, screen);
+        if let Some(t) = p.terminal.as_ref() {
+            let bytes = term::encode_paste(text, &t.screen);
             self.send(focus, RunnerCommand::Input(bytes));
             return;
         }
@@ -548,8 +548,8 @@ impl App {
                 let up = matches!(ev.kind, MouseEventKind::ScrollUp);
                 let g = self.geometry.pane(i);
                 let p = &mut self.panes[i];
-                if let Some(screen) = p.terminal.as_ref()
-                    && term::wants_mouse(screen)
+                if let Some(t) = p.terminal.as_ref()
+                    && term::wants_mouse(&t.screen)
                 {
                     // SGR mouse report for the wheel, relative to the pane.
                     let col = ev.column.saturating_sub(g.inner.x) + 1;

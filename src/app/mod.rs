@@ -28,6 +28,7 @@ pub mod search;
 pub mod sessions;
 pub mod slash;
 pub mod state;
+pub mod terminal;
 pub mod transcript;
 pub mod tty;
 pub mod unread;
@@ -557,6 +558,7 @@ pub fn draw<W: Write>(
     }
     out.flush()?;
     app.sync_terminal_sizes();
+    app.sync_term_views();
     flush_outbox(app, runners);
     Ok(())
 }

@@ -14,7 +14,7 @@ use super::transcript::Transcript;
 use crate::config::AgentConfig;
 use crate::event::Usage;
 use crate::files::FileFinder;
-use crate::provider::{Capabilities, PermissionRequest, TerminalScreen};
+use crate::provider::{Capabilities, PermissionRequest};
 use crate::runner::TurnState;
 
 pub struct Pane {
@@ -68,7 +68,7 @@ pub struct Pane {
     /// Thinking and tool output shown in full.
     pub expanded: bool,
     /// Terminal (PTY) panes: the child's screen.
-    pub terminal: Option<TerminalScreen>,
+    pub terminal: Option<super::terminal::Terminal>,
     pub term_scroll: usize,
     /// Terminal panes: the scrollback's length when `term_scroll` was last
     /// set, so new output does not move a scrolled-back view.
@@ -259,8 +259,8 @@ impl Pane {
 
     /// Scrolls by `delta` rows, at most `max_scroll` (from the last frame).
     pub fn scroll_by(&mut self, delta: isize, max_scroll: usize) {
-        if let Some(screen) = &self.terminal {
-            let len = super::copy_mode::scrollback_len(screen);
+        if let Some(t) = &self.terminal {
+            let len = super::copy_mode::scrollback_len(&t.screen);
             self.term_scroll = self.term_scroll.saturating_add_signed(delta).min(len);
             self.term_seen = len;
             return;

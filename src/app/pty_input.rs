@@ -2,12 +2,10 @@
 //! send to the child for a crossterm event, given the modes the child set
 //! (application cursor keys, bracketed paste, mouse reporting).
 
+use crate::runner::screen::{InputModes, MouseEncoding, MouseMode, ScreenUpdate};
 use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
-use tui_term::vt100::{self, MouseProtocolEncoding, MouseProtocolMode, Screen};
-
-use crate::provider::TerminalScreen;
 
 const ESC: u8 = 0x1b;
 
@@ -18,9 +16,9 @@ pub struct KeyModes {
 }
 
 impl KeyModes {
-    pub fn of(screen: &Screen) -> Self {
+    pub fn of(modes: &InputModes) -> Self {
         Self {
-            application_cursor: screen.application_cursor(),
+            application_cursor: modes.application_cursor,
         }
     }
 }
@@ -160,8 +158,8 @@ pub fn paste(text: &str, bracketed: bool) -> Vec<u8> {
 
 /// A mouse event as the child asked to receive it; `col`/`row` are 0-based
 /// within the pane. `None` when the child's mode does not report this event.
-pub fn mouse(ev: &MouseEvent, col: u16, row: u16, screen: &Screen) -> Option<Vec<u8>> {
-    let mode = screen.mouse_protocol_mode();
+pub fn mouse(ev: &MouseEvent, col: u16, row: u16, modes: &InputModes) -> Option<Vec<u8>> {
+    let mode = modes.mouse;
     let (button, release, motion) = match ev.kind {
         MouseEventKind::Down(b) => (button_code(b), false, false),
         MouseEventKind::Up(b) => (button_code(b), true, false),
@@ -173,11 +171,11 @@ pub fn mouse(ev: &MouseEvent, col: u16, row: u16, screen: &Screen) -> Option<Vec
         MouseEventKind::ScrollRight => (67, false, false),
     };
     let reported = match mode {
-        MouseProtocolMode::None => false,
-        MouseProtocolMode::Press => !release && !motion,
-        MouseProtocolMode::PressRelease => !motion,
-        MouseProtocolMode::ButtonMotion => !matches!(ev.kind, MouseEventKind::Moved),
-        MouseProtocolMode::AnyMotion => true,
+        MouseMode::None => false,
+        MouseMode::Press => !release && !motion,
+        MouseMode::PressRelease => !motion,
+        MouseMode::ButtonMotion => !matches!(ev.kind, MouseEventKind::Moved),
+        MouseMode::AnyMotion => true,
     };
     if !reported {
         return None;
@@ -196,8 +194,8 @@ pub fn mouse(ev: &MouseEvent, col: u16, row: u16, screen: &Screen) -> Option<Vec
         code += 16;
     }
     let (x, y) = (u32::from(col) + 1, u32::from(row) + 1);
-    match screen.mouse_protocol_encoding() {
-        MouseProtocolEncoding::Sgr => {
+    match modes.encoding {
+        MouseEncoding::Sgr => {
             let fin = if release { 'm' } else { 'M' };
             Some(format!("\x1b[<{code};{x};{y}{fin}").into_bytes())
         }
@@ -207,7 +205,7 @@ pub fn mouse(ev: &MouseEvent, col: u16, row: u16, screen: &Screen) -> Option<Vec
             let mut v = b"\x1b[M".to_vec();
             for n in [u32::from(code), x, y] {
                 let value = n + 32;
-                if enc == MouseProtocolEncoding::Utf8 {
+                if enc == MouseEncoding::Utf8 {
                     let ch = char::from_u32(value.min(2047))?;
                     let mut tmp = [0u8; 4];
                     v.extend_from_slice(ch.encode_utf8(&mut tmp).as_bytes());
@@ -228,16 +226,11 @@ fn button_code(b: MouseButton) -> u8 {
     }
 }
 
-/// The emulator, locked (a poisoned lock still holds a usable screen).
-pub(crate) fn lock(screen: &TerminalScreen) -> std::sync::MutexGuard<'_, vt100::Parser> {
-    screen.0.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// The bytes a terminal would send for `key` to the child behind `screen`
 /// (application cursor mode and the like come from the screen's state).
 /// `None`: the key has no terminal encoding.
-pub fn encode_key(key: &crossterm::event::KeyEvent, screen: &TerminalScreen) -> Option<Vec<u8>> {
-    let modes = KeyModes::of(lock(screen).screen());
+pub fn encode_key(key: &crossterm::event::KeyEvent, screen: &ScreenUpdate) -> Option<Vec<u8>> {
+    let modes = KeyModes::of(&screen.modes);
     encode(key, modes)
 }
 
@@ -248,14 +241,14 @@ pub fn encode_key_with(key: &crossterm::event::KeyEvent, modes: KeyModes) -> Opt
 }
 
 /// Pasted text as the child expects it (bracketed when it asked for that).
-pub fn encode_paste(text: &str, screen: &TerminalScreen) -> Vec<u8> {
-    let bracketed = lock(screen).screen().bracketed_paste();
+pub fn encode_paste(text: &str, screen: &ScreenUpdate) -> Vec<u8> {
+    let bracketed = screen.modes.bracketed_paste;
     paste(text, bracketed)
 }
 
 /// True when the child asked for mouse reporting (the wheel then goes to it).
-pub fn wants_mouse(screen: &TerminalScreen) -> bool {
-    lock(screen).screen().mouse_protocol_mode() != vt100::MouseProtocolMode::None
+pub fn wants_mouse(screen: &ScreenUpdate) -> bool {
+    screen.modes.mouse != MouseMode::None
 }
 
 /// A mouse event for the child, `col`/`row` 0-based inside the pane's
@@ -264,7 +257,7 @@ pub fn encode_mouse(
     event: &crossterm::event::MouseEvent,
     col: u16,
     row: u16,
-    screen: &TerminalScreen,
+    screen: &ScreenUpdate,
 ) -> Option<Vec<u8>> {
-    mouse(event, col, row, lock(screen).screen())
+    mouse(event, col, row, &screen.modes)
 }

@@ -208,14 +208,18 @@ impl App {
         let i = update.pane;
         match &update.event {
             PaneEvent::Turn(t) => self.worktree_turn(i, t),
-            PaneEvent::TerminalUpdated => self.worktree_activity(i),
+            PaneEvent::Terminal(_) => self.worktree_activity(i),
+            PaneEvent::TerminalText(text) => {
+                self.copy(text, "terminal selection");
+                return;
+            }
             _ => {}
         }
         let focused = i == self.focus;
         let Some(p) = self.panes.get_mut(i) else {
             return;
         };
-        if matches!(update.event, PaneEvent::TerminalUpdated) && self.inbox.typed.contains(&i) {
+        if matches!(update.event, PaneEvent::Terminal(_)) && self.inbox.typed.contains(&i) {
             self.inbox.activity.insert(i, self.now);
         }
         let since = &mut self.overview.state_since;
@@ -230,6 +234,7 @@ impl App {
             self.call_attention(i, reason);
         }
         self.reconcile_inbox();
+        self.sync_term_views();
     }
 
     /// Takes in what a frame measured: scrolls clamped to what fits.
@@ -335,7 +340,13 @@ fn pane_event(
             capabilities,
             terminal,
         } => attached(p, capabilities, terminal),
-        PaneEvent::TerminalUpdated => p.hold_scrollback(),
+        PaneEvent::Terminal(screen) => {
+            if let Some(t) = p.terminal.as_mut() {
+                t.update(*screen);
+            }
+            p.hold_scrollback();
+        }
+        PaneEvent::TerminalText(_) => {}
         PaneEvent::Bell => needs_user = Some(Reason::Bell),
         PaneEvent::Stalled(since) => {
             p.stalled_since = since;
@@ -410,11 +421,11 @@ fn recall(p: &mut Pane, text: &str) {
 fn attached(
     p: &mut Pane,
     capabilities: crate::provider::Capabilities,
-    terminal: Option<crate::provider::TerminalScreen>,
+    terminal: Option<Box<crate::runner::screen::ScreenUpdate>>,
 ) {
     p.capabilities = Some(capabilities);
     p.failed = None;
-    p.terminal = terminal;
+    p.terminal = terminal.map(|s| super::terminal::Terminal::new(*s));
     p.term_size = None;
     p.term_scroll = 0;
     p.copy = None;

@@ -18,7 +18,7 @@ use super::protocol::{Call, CtlError, ErrorCode, PaneInfo, SendResult, TurnOutco
 use crate::config::AgentConfig;
 use crate::event::Origin;
 use crate::provider::Capabilities;
-use crate::runner::{PaneEvent, PaneUpdate, RunnerCommand, SubmitMode, TurnState};
+use crate::runner::{PaneEvent, PaneUpdate, RunnerCommand, SubmitMode, TurnState, mirror};
 use crate::text::SharedText;
 use crate::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
 
@@ -46,24 +46,10 @@ pub enum Started {
 struct PaneMirror {
     agent: AgentConfig,
     started: Started,
-    state: TurnState,
     model: Option<String>,
-    queue: Vec<String>,
-    turn: Option<String>,
-    turns: u64,
-    /// `send`s waiting for their message to be bound to a turn, in order.
-    pending: VecDeque<PendingSend>,
-}
-
-/// A `send` whose message is not bound to a turn yet.
-struct PendingSend {
-    text: String,
-    reply: Responder,
-    /// Seen in the pane's queue.
-    queued: bool,
-    /// Then gone from it: drained (its turn starts next) or taken out in
-    /// the console (nothing will start; told at the next idle).
-    left_queue: bool,
+    /// State, queue, turn, and the `send`s waiting for their message to be
+    /// bound to a turn (the one mirror the operations host keeps too).
+    m: mirror::PaneMirror<Responder>,
 }
 
 impl PaneMirror {
@@ -75,7 +61,7 @@ impl PaneMirror {
     }
 
     fn alive(&self) -> bool {
-        self.caps().is_some() && self.state != TurnState::Dead
+        self.caps().is_some() && self.m.state != TurnState::Dead
     }
 
     fn info(&self) -> PaneInfo {
@@ -85,15 +71,15 @@ impl PaneMirror {
             name: self.agent.display_name().to_owned(),
             provider: self.agent.provider.clone(),
             model: self.model.clone().or_else(|| self.agent.model.clone()),
-            state: self.state,
+            state: self.m.state,
             alive: self.alive(),
             failed: match &self.started {
                 Started::Failed(e) => Some(e.clone()),
                 Started::Running(_) => None,
             },
-            turn_id: self.turn.clone(),
-            turns: self.turns,
-            queue: self.queue.clone(),
+            turn_id: self.m.turn.clone(),
+            turns: self.m.turns,
+            queue: self.m.queue.clone(),
             can_steer: caps.queue_while_streaming || caps.interrupt,
             can_interrupt: caps.interrupt,
         }
@@ -152,12 +138,8 @@ impl Hub {
                 .map(|(agent, started)| PaneMirror {
                     agent,
                     started,
-                    state: TurnState::Idle,
                     model: None,
-                    queue: Vec::new(),
-                    turn: None,
-                    turns: 0,
-                    pending: VecDeque::new(),
+                    m: mirror::PaneMirror::default(),
                 })
                 .collect(),
             turns: HashMap::new(),
@@ -173,46 +155,32 @@ impl Hub {
         let Some(p) = self.panes.get_mut(i) else {
             return;
         };
+        let bound = p.m.observe(&update.event);
         match &update.event {
-            PaneEvent::State(s) => {
-                p.state = *s;
-                if *s == TurnState::Idle {
-                    // A drained message is bound before the pane is idle
-                    // again; one still waiting was removed from the queue.
-                    let (removed, kept) = std::mem::take(&mut p.pending)
-                        .into_iter()
-                        .partition(|s| s.left_queue);
-                    p.pending = kept;
-                    for s in removed {
-                        let _ = s.reply.send(Err(CtlError::new(
-                            ErrorCode::InvalidState,
-                            format!(
-                                "the message was taken out of pane `{}`'s queue before it was sent",
-                                p.agent.id
-                            ),
-                        )));
-                    }
-                }
-                if *s == TurnState::Dead {
-                    for PendingSend { reply, .. } in p.pending.drain(..) {
-                        let _ = reply.send(Err(CtlError::new(
-                            ErrorCode::ProcessCrash,
-                            format!(
-                                "the agent of pane `{}` stopped before the message was sent; \
-                                 it waits in the pane's queue (`hive ctl restart {}`)",
-                                p.agent.id, p.agent.id
-                            ),
-                        )));
-                    }
+            PaneEvent::State(TurnState::Idle) => {
+                // A drained message is bound before the pane is idle
+                // again; one still waiting was removed from the queue.
+                for reply in p.m.take_sends(|s| s.left_queue) {
+                    let _ = reply.send(Err(CtlError::new(
+                        ErrorCode::InvalidState,
+                        format!(
+                            "the message was taken out of pane `{}`'s queue before it was sent",
+                            p.agent.id
+                        ),
+                    )));
                 }
             }
-            PaneEvent::Queue(q) => {
-                for s in &mut p.pending {
-                    let there = q.contains(&s.text);
-                    s.left_queue |= s.queued && !there;
-                    s.queued |= there;
+            PaneEvent::State(TurnState::Dead) => {
+                for reply in p.m.take_sends(|_| true) {
+                    let _ = reply.send(Err(CtlError::new(
+                        ErrorCode::ProcessCrash,
+                        format!(
+                            "the agent of pane `{}` stopped before the message was sent; \
+                             it waits in the pane's queue (`hive ctl restart {}`)",
+                            p.agent.id, p.agent.id
+                        ),
+                    )));
                 }
-                p.queue.clone_from(q);
             }
             PaneEvent::Session(info) => {
                 if let Some(m) = &info.model {
@@ -223,7 +191,14 @@ impl Hub {
                 p.started = Started::Running(*capabilities);
             }
             PaneEvent::Upsert(u) => {
-                self.upsert(i, u);
+                if let Some((reply, turn_id)) = bound {
+                    let result = SendResult {
+                        pane: self.panes[i].agent.id.clone(),
+                        turn_id,
+                    };
+                    let _ = reply.send(Ok(to_value(&result)));
+                }
+                self.upsert(u);
                 self.broadcast(i, u);
             }
             PaneEvent::Turn(t) => {
@@ -243,7 +218,7 @@ impl Hub {
             })
     }
 
-    fn upsert(&mut self, i: usize, u: &Upsert) {
+    fn upsert(&mut self, u: &Upsert) {
         let UpsertKind::Message { content, origin } = &u.kind else {
             return;
         };
@@ -252,18 +227,6 @@ impl Hub {
         }
         match origin {
             Origin::User => {
-                let p = &mut self.panes[i];
-                let bound = p
-                    .pending
-                    .iter()
-                    .position(|p| content.with_str(|s| s == p.text));
-                if let Some(PendingSend { reply, .. }) = bound.and_then(|n| p.pending.remove(n)) {
-                    let result = SendResult {
-                        pane: p.agent.id.clone(),
-                        turn_id: u.turn_id.clone(),
-                    };
-                    let _ = reply.send(Ok(to_value(&result)));
-                }
                 self.record(&u.turn_id);
             }
             Origin::Agent => {
@@ -279,7 +242,6 @@ impl Hub {
         let p = &mut self.panes[i];
         let (status, error_code, error_message) = match t {
             TurnEvent::TurnStarted { model_id, .. } => {
-                p.turn = Some(turn_id.clone());
                 if !model_id.is_empty() {
                     p.model = Some(model_id.clone());
                 }
@@ -304,10 +266,6 @@ impl Hub {
                 Some(error_message.clone()),
             ),
         };
-        if p.turn.as_deref() == Some(turn_id.as_str()) {
-            p.turn = None;
-        }
-        p.turns += 1;
         let pane = p.agent.id.clone();
         let result = WaitResult {
             pane,
@@ -468,12 +426,7 @@ impl Hub {
             return Err((reply, e));
         }
         let p = &mut self.panes[i];
-        p.pending.push_back(PendingSend {
-            text: text.clone(),
-            reply,
-            queued: false,
-            left_queue: false,
-        });
+        p.m.sent(text.clone(), reply);
         let mode = if steer {
             SubmitMode::Steer
         } else {
@@ -561,12 +514,15 @@ impl Hub {
                 format!("pane `{pane}` ({}) cannot be interrupted", p.agent.provider),
             ));
         }
-        p.turn.clone().filter(|_| p.state.is_busy()).ok_or_else(|| {
-            CtlError::new(
-                ErrorCode::InvalidState,
-                format!("pane `{pane}` has no turn running"),
-            )
-        })
+        p.m.turn
+            .clone()
+            .filter(|_| p.m.state.is_busy())
+            .ok_or_else(|| {
+                CtlError::new(
+                    ErrorCode::InvalidState,
+                    format!("pane `{pane}` has no turn running"),
+                )
+            })
     }
 
     fn restartable(&self, i: usize, pane: &str) -> Result<(), CtlError> {
@@ -577,7 +533,7 @@ impl Hub {
                 format!("pane `{pane}` could not start ({e}); fix its config and start hive again"),
             ));
         }
-        if p.state != TurnState::Dead {
+        if p.m.state != TurnState::Dead {
             return Err(CtlError::new(
                 ErrorCode::InvalidState,
                 format!("the agent of pane `{pane}` is running; nothing to restart"),
@@ -595,7 +551,7 @@ fn runnable(p: &PaneMirror) -> Result<(), CtlError> {
             ErrorCode::ProcessCrash,
             format!("pane `{id}` could not start: {e}"),
         )),
-        Started::Running(_) if p.state == TurnState::Dead => Err(CtlError::new(
+        Started::Running(_) if p.m.state == TurnState::Dead => Err(CtlError::new(
             ErrorCode::ProcessCrash,
             format!("the agent of pane `{id}` is not running; `hive ctl restart {id}` starts it"),
         )),

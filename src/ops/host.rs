@@ -20,9 +20,9 @@ use tokio::sync::oneshot;
 use super::{Caller, HiveRequest, Op, OpError, WaitFor};
 use crate::config::AgentConfig;
 use crate::event::Origin;
-use crate::runner::{PaneEvent, PaneUpdate, RunnerCommand, RunnerHandle, SubmitMode, TurnState};
+use crate::runner::{PaneEvent, PaneUpdate, RunnerCommand, RunnerHandle, SubmitMode, mirror};
 use crate::text::SharedText;
-use crate::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
+use crate::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind};
 
 /// Agents in one chain of messages (A → B → C is depth 3).
 pub const MAX_DEPTH: usize = 4;
@@ -90,20 +90,17 @@ struct Pane {
     provider: String,
     model: Option<String>,
     can_message: Vec<String>,
-    state: TurnState,
-    queue: usize,
-    turn: Option<String>,
+    /// State, queue, turn, and the messages sent here whose turn has not
+    /// started yet, by id (the one mirror the control hub keeps too).
+    m: mirror::PaneMirror<String>,
     items: IndexMap<String, Item>,
     /// The newest agent text of each running turn.
     texts: HashMap<String, SharedText>,
-    /// Messages sent here whose turn has not started yet.
-    unbound: Vec<String>,
 }
 
 struct Message {
     pane: usize,
     sender: Caller,
-    header: String,
     chain: Vec<String>,
     turn: Option<String>,
     outcome: Option<Value>,
@@ -159,12 +156,9 @@ impl OpsHost {
                 provider: a.provider.clone(),
                 model: a.model.clone(),
                 can_message: a.can_message.clone(),
-                state: TurnState::Idle,
-                queue: 0,
-                turn: None,
+                m: mirror::PaneMirror::default(),
                 items: IndexMap::new(),
                 texts: HashMap::new(),
-                unbound: Vec::new(),
             })
             .collect();
         Self {
@@ -184,47 +178,31 @@ impl OpsHost {
         let Some(pane) = self.panes.get_mut(index) else {
             return;
         };
+        if let Some((id, turn_id)) = pane.m.observe(&update.event)
+            && let Some(msg) = self.messages.get_mut(&id)
+        {
+            self.chains
+                .insert((index, turn_id.clone()), msg.chain.clone());
+            msg.turn = Some(turn_id);
+        }
         match &update.event {
-            PaneEvent::State(s) => pane.state = *s,
-            PaneEvent::Queue(q) => pane.queue = q.len(),
             PaneEvent::Session(info) if info.model.is_some() => {
                 pane.model = info.model.clone();
             }
             PaneEvent::Upsert(u) => {
                 // Text is shared, not copied: a streaming item is updated
                 // many times and only read on demand.
-                match &u.kind {
-                    UpsertKind::Message {
-                        content,
-                        origin: Origin::Agent,
-                    } => {
-                        pane.texts.insert(u.turn_id.clone(), content.clone());
-                    }
-                    UpsertKind::Message {
-                        content,
-                        origin: Origin::User,
-                    } if u.status == UpsertStatus::Complete => {
-                        let messages = &mut self.messages;
-                        let bound = pane.unbound.iter().position(|m| {
-                            messages
-                                .get(m)
-                                .is_some_and(|msg| content.with_str(|t| t.starts_with(&msg.header)))
-                        });
-                        if let Some(pos) = bound {
-                            let id = pane.unbound.remove(pos);
-                            if let Some(msg) = messages.get_mut(&id) {
-                                msg.turn = Some(u.turn_id.clone());
-                                self.chains
-                                    .insert((index, u.turn_id.clone()), msg.chain.clone());
-                            }
-                        }
-                    }
-                    _ => {}
+                if let UpsertKind::Message {
+                    content,
+                    origin: Origin::Agent,
+                } = &u.kind
+                {
+                    pane.texts.insert(u.turn_id.clone(), content.clone());
                 }
                 pane.keep(u, false);
             }
             PaneEvent::Turn(t) => match t {
-                TurnEvent::TurnStarted { turn_id, .. } => pane.turn = Some(turn_id.clone()),
+                TurnEvent::TurnStarted { .. } => {}
                 TurnEvent::TurnComplete {
                     turn_id, status, ..
                 } => {
@@ -253,11 +231,6 @@ impl OpsHost {
     }
 
     fn turn_ended(&mut self, pane: usize, turn_id: &str, outcome: Value) {
-        if let Some(p) = self.panes.get_mut(pane)
-            && p.turn.as_deref() == Some(turn_id)
-        {
-            p.turn = None;
-        }
         self.chains.remove(&(pane, turn_id.to_owned()));
         for msg in self.messages.values_mut() {
             if msg.pane == pane && msg.turn.as_deref() == Some(turn_id) {
@@ -289,7 +262,7 @@ impl OpsHost {
                 Err(e) => Err(e),
             },
             Op::Interrupt { agent } => self.target(&caller, &agent, true).and_then(|i| {
-                let busy = self.panes[i].state.is_busy();
+                let busy = self.panes[i].m.state.is_busy();
                 runner(runners, i)?.send(RunnerCommand::Interrupt);
                 Ok(json!({"interrupted": busy}))
             }),
@@ -303,7 +276,7 @@ impl OpsHost {
             .iter()
             .map(|p| {
                 json!({"id": p.id, "name": p.name, "provider": p.provider, "model": p.model,
-                       "state": p.state, "queue": p.queue,
+                       "state": p.m.state, "queue": p.m.queue.len(),
                        "can_message": self.allowed(caller, &p.id)})
             })
             .collect();
@@ -397,8 +370,10 @@ impl OpsHost {
                 format!("pane `{agent}` is not running"),
             ));
         }
-        let queued = !steer && self.panes[target].state.is_busy();
-        self.panes[target].unbound.push(message_id.clone());
+        let queued = !steer && self.panes[target].m.state.is_busy();
+        self.panes[target]
+            .m
+            .sent(format!("{header}\n{text}"), message_id.clone());
         if let Caller::Agent(id) = caller {
             self.last_sent
                 .insert((id.clone(), target), message_id.clone());
@@ -408,7 +383,6 @@ impl OpsHost {
             Message {
                 pane: target,
                 sender: caller.clone(),
-                header,
                 chain,
                 turn: None,
                 outcome: None,
@@ -428,7 +402,7 @@ impl OpsHost {
         let mut chain = self
             .pane_of(id)
             .and_then(|i| {
-                let turn = self.panes[i].turn.clone()?;
+                let turn = self.panes[i].m.turn.clone()?;
                 self.chains.get(&(i, turn)).cloned()
             })
             .unwrap_or_default();

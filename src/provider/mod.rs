@@ -207,7 +207,7 @@ pub enum ProviderEvent {
 }
 
 /// The emulated screen of a terminal pane, shared by the PTY reader (writer)
-/// and the renderer (reader).
+/// and the runner (its one reader, `runner::screen`); never the app's.
 #[derive(Clone)]
 pub struct TerminalScreen(pub Arc<std::sync::Mutex<tui_term::vt100::Parser>>);
 

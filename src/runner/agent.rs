@@ -20,9 +20,11 @@ impl Runner {
             .map(crate::provider::channel::ReadPace::new);
         let tx = tx.paced(self.read_pace.clone());
         let handle = self.factory.spawn(self.spec.clone(), tx)?;
+        self.terminal = handle.terminal.clone().map(super::screen::TermOwner::new);
+        let terminal = self.terminal.as_mut().map(|t| Box::new(t.update()));
         self.emit(PaneEvent::Attached {
             capabilities: self.capabilities,
-            terminal: handle.terminal.clone(),
+            terminal,
         });
         self.provider = Some(handle);
         self.provider_rx = Some(rx);
@@ -55,7 +57,12 @@ impl Runner {
             ProviderEvent::Diagnostic { level, message } => self.notice(level, message),
             ProviderEvent::Exited { code, message } => self.provider_gone(code, message),
             ProviderEvent::Unresponsive { reason } => self.replace_agent(&reason),
-            ProviderEvent::TerminalUpdated => self.emit(PaneEvent::TerminalUpdated),
+            ProviderEvent::TerminalUpdated => {
+                if let Some(t) = self.terminal.as_mut() {
+                    let update = t.update();
+                    self.emit(PaneEvent::Terminal(Box::new(update)));
+                }
+            }
             ProviderEvent::Bell => self.emit(PaneEvent::Bell),
             ProviderEvent::Models(list) => self.emit(PaneEvent::Models(list)),
         }

@@ -17,14 +17,18 @@ use crate::event::new_id;
 use crate::processor::{Processor, ProcessorConfig};
 use crate::provider::{
     Capabilities, DiagnosticLevel, EventReceiver, PermissionDecision, PermissionRequest,
-    ProviderError, ProviderFactory, ProviderHandle, ProviderSpec, SessionInfo, TerminalScreen,
+    ProviderError, ProviderFactory, ProviderHandle, ProviderSpec, SessionInfo,
 };
 use crate::timer;
 use crate::upsert::{TurnEvent, Upsert};
 
 mod agent;
+pub mod mirror;
+pub mod screen;
 mod session;
 mod turn;
+#[cfg(test)]
+mod wire_tests;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -49,7 +53,7 @@ impl TurnState {
 }
 
 /// How a submitted message should be delivered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum SubmitMode {
     /// Idle: send. Busy: as the agent's `queue_mode` says.
     Auto,
@@ -59,7 +63,7 @@ pub enum SubmitMode {
     Steer,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum QueueEdit {
     Remove(usize),
     Replace(usize, String),
@@ -72,7 +76,9 @@ pub enum QueueEdit {
     Clear,
 }
 
-#[derive(Debug, Clone)]
+/// What the app asks of a runner. Plain data (serde): it can cross a socket
+/// (docs/architecture.md, "The boundary").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum RunnerCommand {
     Submit {
         text: String,
@@ -112,10 +118,25 @@ pub enum RunnerCommand {
     /// The pane has the focus (its text shows on the live tick) or lost it
     /// (on the slower background tick, `RunnerOptions::background_every`).
     Focused(bool),
+    /// Terminal panes: draw the screen `scroll` lines up from the live one,
+    /// as it was when the history was `seen` lines long; `hold` keeps the
+    /// view on its lines as output arrives (answered with `Terminal`).
+    TermView {
+        scroll: usize,
+        seen: usize,
+        hold: bool,
+    },
+    /// Terminal panes: copy mode's selection, between two (absolute line,
+    /// column) points, inclusive (answered with `TerminalText`).
+    CopyTerminal {
+        from: screen::Point,
+        to: screen::Point,
+    },
     Shutdown,
 }
 
-#[derive(Debug, Clone)]
+/// What a runner tells the app. Plain data (serde): it can cross a socket.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum PaneEvent {
     Upsert(Upsert),
     /// An open item's text so far, between gradient batches, for display
@@ -137,9 +158,13 @@ pub enum PaneEvent {
     /// A (new) provider started; terminal panes carry their screen.
     Attached {
         capabilities: Capabilities,
-        terminal: Option<TerminalScreen>,
+        terminal: Option<Box<screen::ScreenUpdate>>,
     },
-    TerminalUpdated,
+    /// Terminal panes: the screen changed (at most once per PTY frame), or
+    /// the view asked for with `RunnerCommand::TermView`.
+    Terminal(Box<screen::ScreenUpdate>),
+    /// Terminal panes: the text `RunnerCommand::CopyTerminal` asked for.
+    TerminalText(String),
     Bell,
     /// The models the agent offers (the `/model` picker).
     Models(Vec<String>),
@@ -155,11 +180,35 @@ pub enum PaneEvent {
     /// as "history not saved: <reason>".
     HistoryNotSaved(String),
     /// The running turn has had no output since this instant
-    /// (`stall_after`); `None` once output resumes or the turn ends.
-    Stalled(Option<std::time::Instant>),
+    /// (`stall_after`); `None` once output resumes or the turn ends. It
+    /// crosses as milliseconds ago (`ago`), an `Instant` being local.
+    Stalled(#[serde(with = "ago")] Option<std::time::Instant>),
 }
 
-#[derive(Debug, Clone)]
+/// An `Instant` serialised as how long ago it was (ms), read back against
+/// the reader's clock: a process's instants mean nothing to another.
+mod ago {
+    use std::time::{Duration, Instant};
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(t: &Option<Instant>, s: S) -> Result<S::Ok, S::Error> {
+        let ms = t.map(|t| u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX));
+        ms.serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Instant>, D::Error> {
+        let ms = Option::<u64>::deserialize(d)?;
+        Ok(ms.map(|ms| {
+            let now = Instant::now();
+            now.checked_sub(Duration::from_millis(ms)).unwrap_or(now)
+        }))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PaneUpdate {
     pub pane: usize,
     pub event: PaneEvent,
@@ -292,6 +341,7 @@ pub fn spawn_runner(
         read_pace: None,
         live_at: None,
         live_sent: None,
+        terminal: None,
         out,
     };
     runner.start_provider()?;
@@ -355,6 +405,8 @@ struct Runner {
     live_at: Option<Instant>,
     /// When the last one went out.
     live_sent: Option<Instant>,
+    /// Terminal panes: the emulator's screen, which only the runner reads.
+    terminal: Option<screen::TermOwner>,
     out: mpsc::UnboundedSender<PaneUpdate>,
 }
 

@@ -37,6 +37,18 @@ impl Runner {
                 self.to_provider(ProviderCommand::Resize { cols, rows });
             }
             RunnerCommand::Focused(focused) => self.focused(focused),
+            RunnerCommand::TermView { scroll, seen, hold } => {
+                if let Some(t) = self.terminal.as_mut() {
+                    let update = t.set_view(scroll, seen, hold);
+                    self.emit(PaneEvent::Terminal(Box::new(update)));
+                }
+            }
+            RunnerCommand::CopyTerminal { from, to } => {
+                if let Some(t) = self.terminal.as_ref() {
+                    let text = t.text(from, to);
+                    self.emit(PaneEvent::TerminalText(text));
+                }
+            }
             RunnerCommand::SetModel(model) => self.set_model(model),
             RunnerCommand::SetEffort(effort) => self.set_effort(effort),
             RunnerCommand::Attach(images) => self.attach(images),

@@ -90,9 +90,9 @@ pub fn draw(
         draw_failed(err, t, inner, buf);
         return;
     }
-    if let Some(screen) = &p.terminal {
+    if let Some(screen) = p.terminal.as_ref().map(|t| &t.screen) {
         let cursor = ctx.focused && p.copy.is_none();
-        super::terminal::render(screen, p.term_scroll, cursor, inner, buf);
+        super::terminal::render(screen, cursor, inner, buf);
         if let Some(copy) = &p.copy {
             let selection = Style::new().fg(t.text).bg(t.selection_bg);
             super::terminal::paint_copy(screen, p.term_scroll, copy, selection, inner, buf);

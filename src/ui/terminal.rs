@@ -1,20 +1,18 @@
-//! Terminal panes: draws a PTY child's emulated screen.
-//!
-//! Every function locks the shared emulator only briefly; the PTY reader
-//! thread keeps feeding it in small slices meanwhile.
+//! Terminal panes: draws a PTY child's screen from the plain copy the
+//! runner sends (`runner::screen::ScreenUpdate`); the emulator itself stays
+//! on the runner's side.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use tui_term::vt100;
 
 use super::theme::Theme;
 use crate::app::copy_mode::{CopyMode, selected};
 use crate::app::pane::Pane;
 use crate::keymap::{Action, Keymap};
-use crate::provider::TerminalScreen;
 use crate::runner::TurnState;
+use crate::runner::screen::{CellStyle, Colour, ScreenUpdate, attr};
 
 // Key, paste and mouse encoding for the child is input, not drawing: it lives
 // in the app (`app::pty_input`) and is re-exported here for callers of old.
@@ -25,29 +23,15 @@ pub use crate::app::pty_input::{
     KeyModes, encode_key, encode_key_with, encode_mouse, encode_paste, wants_mouse,
 };
 
-fn lock(screen: &TerminalScreen) -> std::sync::MutexGuard<'_, vt100::Parser> {
-    screen.0.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Draws `screen` into `area`, `scrollback` lines up from the live screen
-/// (clamped to the history there is). The cursor shows only when `focused`
-/// and looking at the live screen.
-pub fn render(
-    screen: &TerminalScreen,
-    scrollback: usize,
-    focused: bool,
-    area: Rect,
-    buf: &mut Buffer,
-) {
+/// Draws `screen` into `area` (its rows, taken `screen.scroll` lines up
+/// from the live screen). The cursor shows only when `focused` and looking
+/// at the live screen.
+pub fn render(screen: &ScreenUpdate, focused: bool, area: Rect, buf: &mut Buffer) {
     let area = area.intersection(buf.area);
-    let mut parser = lock(screen);
-    let saved = parser.screen().scrollback();
-    parser.screen_mut().set_scrollback(scrollback);
-    let shown = parser.screen().scrollback();
-    draw(parser.screen(), area, buf);
+    draw(screen, area, buf);
     if focused
-        && shown == 0
-        && let Some(pos) = cursor_in(parser.screen(), area)
+        && screen.scroll == 0
+        && let Some(pos) = cursor_in(screen, area)
     {
         let cell = &mut buf[pos];
         // Block cursor: invert whatever is under it.
@@ -59,41 +43,39 @@ pub fn render(
         };
         cell.set_style(style);
     }
-    parser.screen_mut().set_scrollback(saved);
 }
 
 /// Where the child's cursor is on screen, for `Frame::set_cursor_position`
 /// (IME placement); `None` when hidden, scrolled back or outside `area`.
-pub fn cursor_position(screen: &TerminalScreen, scrollback: usize, area: Rect) -> Option<Position> {
+pub fn cursor_position(screen: &ScreenUpdate, scrollback: usize, area: Rect) -> Option<Position> {
     if scrollback > 0 {
         return None;
     }
-    cursor_in(lock(screen).screen(), area)
+    cursor_in(screen, area)
 }
 
-fn cursor_in(screen: &vt100::Screen, area: Rect) -> Option<Position> {
-    if screen.hide_cursor() {
+fn cursor_in(screen: &ScreenUpdate, area: Rect) -> Option<Position> {
+    if screen.hide_cursor {
         return None;
     }
-    let (row, col) = screen.cursor_position();
+    let (row, col) = screen.cursor;
     (row < area.height && col < area.width).then(|| Position::new(area.x + col, area.y + row))
 }
 
 /// The emulator's size as (cols, rows).
-pub fn size(screen: &TerminalScreen) -> (u16, u16) {
-    let (rows, cols) = lock(screen).screen().size();
-    (cols, rows)
+pub fn size(screen: &ScreenUpdate) -> (u16, u16) {
+    (screen.cols, screen.rows)
 }
 
 /// True while the child shows its alternate screen (full-screen TUIs).
-pub fn alternate_screen(screen: &TerminalScreen) -> bool {
-    lock(screen).screen().alternate_screen()
+pub fn alternate_screen(screen: &ScreenUpdate) -> bool {
+    screen.alternate
 }
 
 /// Copy mode over a drawn terminal (`render` first, same `scrollback`):
 /// the selection in `selection` style, the copy cursor inverted.
 pub fn paint_copy(
-    screen: &TerminalScreen,
+    screen: &ScreenUpdate,
     scrollback: usize,
     copy: &CopyMode,
     selection: Style,
@@ -120,7 +102,7 @@ pub fn paint_copy(
 /// What a terminal pane's bottom border says: copy mode's keys, how far
 /// it is scrolled back, or that the program stopped or restarted.
 pub fn note(p: &Pane, km: &Keymap, t: &Theme) -> Option<Line<'static>> {
-    let screen = p.terminal.as_ref()?;
+    let screen = &p.terminal.as_ref()?.screen;
     let key = |s: String| Span::styled(s, Style::new().fg(t.accent).add_modifier(Modifier::BOLD));
     let dim = |s: &str| Span::styled(s.to_owned(), Style::new().fg(t.dim));
     let len = scrollback_len(screen);
@@ -168,54 +150,55 @@ pub fn note(p: &Pane, km: &Keymap, t: &Theme) -> Option<Line<'static>> {
     Some(Line::from(spans).right_aligned())
 }
 
-fn draw(screen: &vt100::Screen, area: Rect, buf: &mut Buffer) {
+fn draw(screen: &ScreenUpdate, area: Rect, buf: &mut Buffer) {
     for y in 0..area.height {
+        let row = screen.lines.get(usize::from(y));
+        let mut at = 0;
         for x in 0..area.width {
             let out = &mut buf[(area.x + x, area.y + y)];
             out.reset();
-            let Some(cell) = screen.cell(y, x) else {
+            let Some((row, cell)) = row.and_then(|r| Some((r, r.cells.get(usize::from(x))?)))
+            else {
                 continue;
             };
+            let text = row.text.get(at..at + usize::from(cell.len)).unwrap_or("");
+            at += usize::from(cell.len);
             out.set_style(cell_style(cell));
-            if cell.is_wide_continuation() {
+            if cell.attrs & attr::WIDE_CONT != 0 {
                 // ratatui skips the cell after a wide symbol when drawing.
                 continue;
             }
-            let wide_cut = cell.is_wide() && x + 1 >= area.width;
-            if cell.has_contents() && !wide_cut {
-                out.set_symbol(cell.contents());
+            let wide_cut = cell.attrs & attr::WIDE != 0 && x + 1 >= area.width;
+            if !text.is_empty() && !wide_cut {
+                out.set_symbol(text);
             }
         }
     }
 }
 
-fn cell_style(cell: &vt100::Cell) -> Style {
+fn cell_style(cell: &CellStyle) -> Style {
     let mut m = Modifier::empty();
-    if cell.bold() {
-        m |= Modifier::BOLD;
-    }
-    if cell.dim() {
-        m |= Modifier::DIM;
-    }
-    if cell.italic() {
-        m |= Modifier::ITALIC;
-    }
-    if cell.underline() {
-        m |= Modifier::UNDERLINED;
-    }
-    if cell.inverse() {
-        m |= Modifier::REVERSED;
+    for (bit, modifier) in [
+        (attr::BOLD, Modifier::BOLD),
+        (attr::DIM, Modifier::DIM),
+        (attr::ITALIC, Modifier::ITALIC),
+        (attr::UNDERLINE, Modifier::UNDERLINED),
+        (attr::INVERSE, Modifier::REVERSED),
+    ] {
+        if cell.attrs & bit != 0 {
+            m |= modifier;
+        }
     }
     Style::new()
-        .fg(color(cell.fgcolor()))
-        .bg(color(cell.bgcolor()))
+        .fg(color(cell.fg))
+        .bg(color(cell.bg))
         .add_modifier(m)
 }
 
-fn color(c: vt100::Color) -> Color {
+fn color(c: Colour) -> Color {
     match c {
-        vt100::Color::Default => Color::Reset,
-        vt100::Color::Idx(i) => Color::Indexed(i),
-        vt100::Color::Rgb(r, g, b) => Color::Rgb(r, g, b),
+        Colour::Default => Color::Reset,
+        Colour::Idx(i) => Color::Indexed(i),
+        Colour::Rgb(r, g, b) => Color::Rgb(r, g, b),
     }
 }

@@ -43,7 +43,7 @@ fn long_answer(parts: usize) -> String {
 
 /// A console holding `items` (origin, text), complete.
 fn console(items: &[(Origin, String)]) -> (App, ViewState) {
-    let Console { mut app, view } = Console::one(Capabilities::default());
+    let Console { mut app, view, .. } = Console::one(Capabilities::default());
     for (n, (origin, text)) in items.iter().enumerate() {
         let content = text.as_str().into();
         let kind = UpsertKind::Message {
@@ -560,7 +560,9 @@ fn a_huge_expanded_thought_is_laid_out_only_where_the_view_is() {
     let text: String = (0..12_000)
         .map(|n| format!("thought {n}: {}\n", "maybe ".repeat(n % 30)))
         .collect();
-    let Console { mut app, mut view } = Console::one(Capabilities::default());
+    let Console {
+        mut app, mut view, ..
+    } = Console::one(Capabilities::default());
     let kind = UpsertKind::Thinking {
         content: text.as_str().into(),
         provider_id: "t".into(),

@@ -16,6 +16,7 @@ use hive::app::state::App;
 use hive::event::Origin;
 use hive::provider::display::{COMMON, describe};
 use hive::provider::{Capabilities, DiagnosticLevel, PermissionRequest, TerminalScreen};
+use hive::runner::screen::TermOwner;
 use hive::runner::{PaneEvent, RunnerCommand, TurnState};
 use hive::upsert::UpsertKind;
 use tui_term::vt100;
@@ -51,6 +52,7 @@ fn render(c: &mut Console, w: u16, h: u16) -> String {
 /// The screen, then a map of it: `#` for selected cells (the theme's
 /// selection background), `@` for the copy cursor (inverted), `.` else.
 fn render_marked(c: &mut Console, w: u16, h: u16) -> String {
+    c.pump();
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
     term.draw(|f| frame(&mut c.app, &mut c.view, f.area(), f.buffer_mut()))
         .unwrap();
@@ -135,11 +137,12 @@ fn terminal(lines: usize) -> Console {
         parser.process(format!("line {i}\r\n").as_bytes());
     }
     parser.process(b"$ ");
-    let screen = TerminalScreen(Arc::new(Mutex::new(parser)));
+    let mut owner = TermOwner::new(TerminalScreen(Arc::new(Mutex::new(parser))));
     c.app.apply(ev(PaneEvent::Attached {
         capabilities: Capabilities::default(),
-        terminal: Some(screen),
+        terminal: Some(Box::new(owner.update())),
     }));
+    c.term = Some(owner);
     c
 }
 
@@ -172,14 +175,7 @@ fn shift_page_up_scrolls_the_terminal_back_and_a_key_returns() {
     assert_eq!(c.app.panes[0].term_scroll, 22);
     // New output does not move a scrolled-back view.
     let before = render(&mut c, 40, 13);
-    if let Some(screen) = &c.app.panes[0].terminal {
-        screen
-            .0
-            .lock()
-            .unwrap()
-            .process(b"\r\nmore 1\r\nmore 2\r\n$ ");
-    }
-    c.app.apply(ev(PaneEvent::TerminalUpdated));
+    c.term_output(b"\r\nmore 1\r\nmore 2\r\n$ ");
     assert_eq!(render(&mut c, 40, 13).lines().nth(3), before.lines().nth(3));
     assert_eq!(c.app.panes[0].term_scroll, 25);
     // A key for the program snaps back to the live screen.
@@ -209,6 +205,7 @@ fn copy_mode_selects_across_scrollback_and_copies() {
         render_marked(&mut c, 40, 13)
     );
     c.app.on_key(key(KeyCode::Char('y')));
+    c.pump();
     assert!(c.app.panes[0].copy.is_none(), "y copies and leaves");
     assert_eq!(c.app.panes[0].term_scroll, 0);
     let osc = c.app.notify.last().cloned().unwrap_or_default();

@@ -13,6 +13,7 @@ use hive::config::AgentConfig;
 use hive::provider::{
     ProviderCommand, ProviderEvent, ProviderHandle, ProviderSpec, Registry, TerminalScreen,
 };
+use hive::runner::screen::{ScreenUpdate, capture};
 use hive::ui::terminal::{self, KeyModes};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -29,6 +30,11 @@ fn screen_of(rows: u16, cols: u16, chunks: &[&[u8]]) -> TerminalScreen {
     TerminalScreen(Arc::new(Mutex::new(p)))
 }
 
+/// The screen as the runner sends it to the app (the live view).
+fn view(screen: &TerminalScreen) -> ScreenUpdate {
+    capture(screen, 0)
+}
+
 /// Renders into a buffer one cell larger on every side, pre-filled with `#`,
 /// so a snapshot also shows that nothing is drawn outside the area.
 fn draw(screen: &TerminalScreen, scrollback: usize, focused: bool, w: u16, h: u16) -> Buffer {
@@ -36,7 +42,8 @@ fn draw(screen: &TerminalScreen, scrollback: usize, focused: bool, w: u16, h: u1
         Rect::new(0, 0, w + 2, h + 2),
         ratatui::buffer::Cell::new("#"),
     );
-    terminal::render(screen, scrollback, focused, Rect::new(1, 1, w, h), &mut buf);
+    let shown = capture(screen, scrollback);
+    terminal::render(&shown, focused, Rect::new(1, 1, w, h), &mut buf);
     buf
 }
 
@@ -59,7 +66,7 @@ fn cursor_moves_and_the_focused_cursor() {
     let focused = draw(&s, 0, true, 12, 6);
     assert_ne!(unfocused, focused);
     assert_eq!(
-        terminal::cursor_position(&s, 0, Rect::new(1, 1, 12, 6)),
+        terminal::cursor_position(&view(&s), 0, Rect::new(1, 1, 12, 6)),
         Some(ratatui::layout::Position::new(1 + 7, 1 + 4))
     );
 }
@@ -68,14 +75,14 @@ fn cursor_moves_and_the_focused_cursor() {
 fn alternate_screen_in_and_out() {
     let enter = include_bytes!("../fixtures/pty/alt_enter.bin");
     let s = screen_of(5, 24, &[enter]);
-    assert!(terminal::alternate_screen(&s));
+    assert!(terminal::alternate_screen(&view(&s)));
     snap("alt_inside", &draw(&s, 0, true, 24, 5));
     let s = screen_of(
         5,
         24,
         &[enter, include_bytes!("../fixtures/pty/alt_leave.bin")],
     );
-    assert!(!terminal::alternate_screen(&s));
+    assert!(!terminal::alternate_screen(&view(&s)));
     snap("alt_after", &draw(&s, 0, true, 24, 5));
 }
 
@@ -101,7 +108,7 @@ fn scrollback_shows_history_and_is_restored() {
     }
     let s = screen_of(5, 10, &[&bytes]);
     // 31 lines written (the last one empty) on a 5-row screen.
-    assert_eq!(terminal::scrollback_len(&s), 26);
+    assert_eq!(terminal::scrollback_len(&view(&s)), 26);
     snap("scrolled_back_3", &draw(&s, 3, true, 10, 5));
     // More than there is: clamps to the oldest line.
     let top = draw(&s, 1000, false, 10, 5);
@@ -110,7 +117,7 @@ fn scrollback_shows_history_and_is_restored() {
     // Rendering never leaves the shared screen scrolled.
     assert_eq!(s.0.lock().unwrap().screen().scrollback(), 0);
     assert_eq!(
-        terminal::cursor_position(&s, 3, Rect::new(0, 0, 10, 5)),
+        terminal::cursor_position(&view(&s), 3, Rect::new(0, 0, 10, 5)),
         None
     );
 }
@@ -119,7 +126,7 @@ fn scrollback_shows_history_and_is_restored() {
 fn resize_reflows_the_emulator() {
     let s = screen_of(4, 12, &[b"abcdefghij\r\nsecond line"]);
     s.0.lock().unwrap().screen_mut().set_size(3, 6);
-    assert_eq!(terminal::size(&s), (6, 3));
+    assert_eq!(terminal::size(&view(&s)), (6, 3));
     snap("resized_smaller", &draw(&s, 0, false, 6, 3));
     s.0.lock().unwrap().screen_mut().set_size(5, 16);
     s.0.lock().unwrap().process(b"\r\nafter grow");
@@ -216,12 +223,12 @@ fn key_encoding_follows_the_childs_cursor_mode() {
     let s = screen_of(4, 10, &[b"\x1b[?1h"]);
     let up = key(KeyCode::Up, KeyModifiers::NONE);
     assert_eq!(
-        terminal::encode_key(&up, &s).as_deref(),
+        terminal::encode_key(&up, &view(&s)).as_deref(),
         Some(&b"\x1bOA"[..])
     );
     s.0.lock().unwrap().process(b"\x1b[?1l");
     assert_eq!(
-        terminal::encode_key(&up, &s).as_deref(),
+        terminal::encode_key(&up, &view(&s)).as_deref(),
         Some(&b"\x1b[A"[..])
     );
 }
@@ -229,10 +236,10 @@ fn key_encoding_follows_the_childs_cursor_mode() {
 #[test]
 fn paste_is_bracketed_only_when_asked() {
     let s = screen_of(4, 10, &[]);
-    assert_eq!(terminal::encode_paste("a\nb", &s), b"a\rb".to_vec());
+    assert_eq!(terminal::encode_paste("a\nb", &view(&s)), b"a\rb".to_vec());
     s.0.lock().unwrap().process(b"\x1b[?2004h");
     assert_eq!(
-        terminal::encode_paste("ls\r\nx\x1b[201~rm", &s),
+        terminal::encode_paste("ls\r\nx\x1b[201~rm", &view(&s)),
         b"\x1b[200~ls\rxrm\x1b[201~".to_vec()
     );
 }
@@ -247,17 +254,17 @@ fn mouse_goes_to_the_child_only_when_it_asked() {
         modifiers: KeyModifiers::NONE,
     };
     let s = screen_of(4, 10, &[]);
-    assert!(!terminal::wants_mouse(&s));
-    assert_eq!(terminal::encode_mouse(&wheel, 2, 3, &s), None);
+    assert!(!terminal::wants_mouse(&view(&s)));
+    assert_eq!(terminal::encode_mouse(&wheel, 2, 3, &view(&s)), None);
     s.0.lock().unwrap().process(b"\x1b[?1000h\x1b[?1006h");
-    assert!(terminal::wants_mouse(&s));
+    assert!(terminal::wants_mouse(&view(&s)));
     assert_eq!(
-        terminal::encode_mouse(&wheel, 2, 3, &s),
+        terminal::encode_mouse(&wheel, 2, 3, &view(&s)),
         Some(b"\x1b[<64;3;4M".to_vec())
     );
     s.0.lock().unwrap().process(b"\x1b[?1006l");
     assert_eq!(
-        terminal::encode_mouse(&wheel, 2, 3, &s),
+        terminal::encode_mouse(&wheel, 2, 3, &view(&s)),
         Some(vec![0x1b, b'[', b'M', 64 + 32, 3 + 32, 4 + 32])
     );
 }
@@ -395,15 +402,15 @@ async fn alternate_screen_round_trip_through_a_real_child() {
     pane.type_line(r"printf '\033[?1049h\033[H\033[2JALT-SCREEN'; read x; printf '\033[?1049l'");
     pane.wait_screen("alternate screen", |t| t.starts_with("ALT-SCREEN"))
         .await;
-    assert!(terminal::alternate_screen(&pane.screen));
-    assert_eq!(terminal::scrollback_len(&pane.screen), 0);
+    assert!(terminal::alternate_screen(&view(&pane.screen)));
+    assert_eq!(terminal::scrollback_len(&view(&pane.screen)), 0);
     pane.type_line("");
     let text = pane
         .wait_screen("main screen", |t| {
             !t.lines().any(|l| l.starts_with("ALT-SCREEN")) && has_line(t, "before")
         })
         .await;
-    assert!(!terminal::alternate_screen(&pane.screen), "{text}");
+    assert!(!terminal::alternate_screen(&view(&pane.screen)), "{text}");
 }
 
 #[tokio::test]
@@ -420,7 +427,7 @@ async fn resize_reaches_the_child() {
     pane.type_line("stty size");
     pane.wait_screen("new size", |t| has_line(t, "30 100"))
         .await;
-    assert_eq!(terminal::size(&pane.screen), (100, 30));
+    assert_eq!(terminal::size(&view(&pane.screen)), (100, 30));
     // A zero-sized pane (collapsed layout) must not break the emulator.
     pane.send(ProviderCommand::Resize { cols: 0, rows: 0 });
     pane.type_line("stty size");
@@ -611,9 +618,9 @@ async fn less_uses_the_alternate_screen_and_quits() {
     let mut pane = start(a);
     pane.wait_screen("less showing the file", |t| t.contains("[package]"))
         .await;
-    assert!(terminal::alternate_screen(&pane.screen));
+    assert!(terminal::alternate_screen(&view(&pane.screen)));
     pane.send(ProviderCommand::Input(b"q".to_vec()));
     let (code, _, _) = pane.wait_exit().await;
     assert_eq!(code, Some(0));
-    assert!(!terminal::alternate_screen(&pane.screen));
+    assert!(!terminal::alternate_screen(&view(&pane.screen)));
 }

@@ -398,18 +398,18 @@ fn terminal_output_in_a_worktree_schedules_one_overlap_check() {
     let mut app = console(&root);
     app.apply(PaneUpdate {
         pane: 2,
-        event: PaneEvent::TerminalUpdated,
+        event: PaneEvent::Terminal(Default::default()),
     });
     assert!(app.overlap_check_at.is_none(), "no worktree, no check");
     app.apply(PaneUpdate {
         pane: 0,
-        event: PaneEvent::TerminalUpdated,
+        event: PaneEvent::Terminal(Default::default()),
     });
     let due = app.overlap_check_at.expect("a check is scheduled");
     app.now += Duration::from_secs(1);
     app.apply(PaneUpdate {
         pane: 1,
-        event: PaneEvent::TerminalUpdated,
+        event: PaneEvent::Terminal(Default::default()),
     });
     assert_eq!(app.overlap_check_at, Some(due), "one check per burst");
     assert!(app.git_outbox.is_empty());

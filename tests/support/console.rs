@@ -9,7 +9,8 @@ use hive::app::state::App;
 use hive::app::{build_app, frame};
 use hive::config::{Config, ConfigSource};
 use hive::provider::Capabilities;
-use hive::runner::{PaneEvent, PaneUpdate};
+use hive::runner::screen::TermOwner;
+use hive::runner::{PaneEvent, PaneUpdate, RunnerCommand};
 use hive::ui::ViewState;
 use hive::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
 
@@ -25,6 +26,9 @@ model = "demo-1"
 pub struct Console {
     pub app: App,
     pub view: ViewState,
+    /// Pane 0's terminal screen, for a terminal pane: the runner's side,
+    /// answering the app's `TermView` and `CopyTerminal` (`pump`).
+    pub term: Option<TermOwner>,
 }
 
 impl Console {
@@ -46,11 +50,64 @@ impl Console {
         Self {
             app,
             view: ViewState::default(),
+            term: None,
         }
+    }
+
+    /// Answers the app's terminal-view and copy commands for pane 0 as its
+    /// runner would (other commands stay in the outbox).
+    pub fn pump(&mut self) {
+        let Some(owner) = self.term.as_mut() else {
+            return;
+        };
+        self.app.sync_term_views();
+        let (term, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.app.outbox)
+            .into_iter()
+            .partition(|(i, c)| {
+                *i == 0
+                    && matches!(
+                        c,
+                        RunnerCommand::TermView { .. } | RunnerCommand::CopyTerminal { .. }
+                    )
+            });
+        self.app.outbox = rest;
+        let mut events = Vec::new();
+        for (_, cmd) in term {
+            match cmd {
+                RunnerCommand::TermView { scroll, seen, hold } => events.push(PaneEvent::Terminal(
+                    Box::new(owner.set_view(scroll, seen, hold)),
+                )),
+                RunnerCommand::CopyTerminal { from, to } => {
+                    events.push(PaneEvent::TerminalText(owner.text(from, to)))
+                }
+                _ => {}
+            }
+        }
+        for e in events {
+            self.app.apply(pane_event(e));
+        }
+    }
+
+    /// Output from pane 0's terminal program, and the screen update its
+    /// runner then sends.
+    pub fn term_output(&mut self, bytes: &[u8]) {
+        let Some(owner) = self.term.as_mut() else {
+            return;
+        };
+        owner
+            .screen()
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .process(bytes);
+        let update = owner.update();
+        self.app
+            .apply(pane_event(PaneEvent::Terminal(Box::new(update))));
     }
 
     /// The screen as text, `w`×`h`.
     pub fn render(&mut self, w: u16, h: u16) -> String {
+        self.pump();
         let mut term = Terminal::new(TestBackend::new(w, h)).expect("test backend");
         term.draw(|f| frame(&mut self.app, &mut self.view, f.area(), f.buffer_mut()))
             .expect("draw");

@@ -4,7 +4,8 @@
 //!
 //! Threads: a reader feeds the emulator (`pump`), a writer sends input, a
 //! waiter reaps the child. The async task only routes commands and turns
-//! reader activity into at most one `TerminalUpdated` per frame.
+//! reader activity into at most one `TerminalUpdated` per frame, on which
+//! the runner (the screen's one reader) sends the app a `ScreenUpdate`.
 
 pub mod doctor;
 pub mod pump;
@@ -254,6 +255,8 @@ impl PtyPane {
             return;
         }
         pump::lock(&self.screen).screen_mut().set_size(rows, cols);
+        // The pane draws what the runner sends: a new size is news.
+        self.activity.touch();
         // The ioctl sends SIGWINCH to the child's foreground group.
         if let Err(e) = self.master.resize(PtySize {
             rows,

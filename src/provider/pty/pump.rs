@@ -28,7 +28,8 @@ pub struct Activity {
 }
 
 impl Activity {
-    fn touch(&self) {
+    /// The screen changed (output, or a resize).
+    pub fn touch(&self) {
         self.dirty.store(true, Ordering::Release);
         self.notify.notify_one();
     }
