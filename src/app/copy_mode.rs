@@ -11,7 +11,6 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::pane::Pane;
 use super::pty_input::lock;
 use super::state::App;
 use crate::provider::TerminalScreen;
@@ -150,22 +149,6 @@ impl CopyMode {
     }
 }
 
-impl Pane {
-    /// New output arrived: a view scrolled back (or in copy mode) stays on
-    /// the lines it shows, as in tmux, instead of drifting up with them.
-    pub fn hold_scrollback(&mut self) {
-        let Some(screen) = &self.terminal else {
-            return;
-        };
-        if self.term_scroll == 0 && self.copy.is_none() {
-            return;
-        }
-        let len = scrollback_len(screen);
-        self.term_scroll += len.saturating_sub(self.term_seen);
-        self.term_seen = len;
-    }
-}
-
 impl App {
     /// Shift+PgUp (`dir` 1) / Shift+PgDn (-1) in a terminal pane: a page of
     /// the emulator's scrollback, down to the live screen.
@@ -173,18 +156,19 @@ impl App {
         let Some(p) = self.focused_mut() else {
             return;
         };
-        let Some(screen) = p.terminal.as_ref() else {
+        let Some(screen) = p.terminal.screen.as_ref() else {
             return;
         };
         let len = scrollback_len(screen);
         let (rows, _) = lock(screen).screen().size();
         let page = usize::from(rows.saturating_sub(1).max(1));
-        p.term_scroll = p
-            .term_scroll
+        p.terminal.scroll = p
+            .terminal
+            .scroll
             .min(len)
             .saturating_add_signed(dir * page as isize)
             .min(len);
-        p.term_seen = len;
+        p.terminal.seen = len;
     }
 
     /// Prefix `[`: copy mode in the focused terminal pane, the cursor where
@@ -194,18 +178,18 @@ impl App {
         let Some(p) = self.focused_mut() else {
             return;
         };
-        let Some(screen) = p.terminal.as_ref() else {
+        let Some(screen) = p.terminal.screen.as_ref() else {
             return self.set_status(format!(
                 "copy mode is for terminal panes; here {key} copies a message, code or tool output"
             ));
         };
         let (row, col) = lock(screen).screen().cursor_position();
-        let (row, col) = if p.term_scroll > 0 {
+        let (row, col) = if p.terminal.scroll > 0 {
             (0, 0)
         } else {
             (row, col)
         };
-        p.copy = Some(CopyMode {
+        p.terminal.copy = Some(CopyMode {
             row,
             col,
             anchor: None,
@@ -218,14 +202,14 @@ impl App {
         let Some(p) = self.focused_mut() else {
             return false;
         };
-        let (Some(screen), Some(mut cm)) = (p.terminal.as_ref(), p.copy) else {
+        let (Some(screen), Some(mut cm)) = (p.terminal.screen.as_ref(), p.terminal.copy) else {
             return false;
         };
         let len = scrollback_len(screen);
         let (rows, cols) = lock(screen).screen().size();
         let last_row = rows.saturating_sub(1);
         let page = usize::from(last_row.max(1));
-        let mut scroll = p.term_scroll.min(len);
+        let mut scroll = p.terminal.scroll.min(len);
         let plain = !ev
             .modifiers
             .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
@@ -243,8 +227,8 @@ impl App {
             }
             KeyCode::Enter | KeyCode::Char('y') => copy_now = true,
             KeyCode::Char('q') | KeyCode::Esc => {
-                p.copy = None;
-                p.term_scroll = 0;
+                p.terminal.copy = None;
+                p.terminal.scroll = 0;
                 return true;
             }
             code => {
@@ -268,12 +252,12 @@ impl App {
             )
         });
         let text = copy_now.then(|| text_between(screen, from, to));
-        p.term_scroll = scroll;
-        p.term_seen = len;
-        p.copy = Some(cm);
+        p.terminal.scroll = scroll;
+        p.terminal.seen = len;
+        p.terminal.copy = Some(cm);
         if let Some(text) = text {
-            p.copy = None;
-            p.term_scroll = 0;
+            p.terminal.copy = None;
+            p.terminal.scroll = 0;
             self.copy(&text, "terminal selection");
         }
         true
