@@ -224,7 +224,7 @@ fn copy_mode_selects_across_scrollback_and_copies() {
         .last()
         .cloned()
         .unwrap_or_default();
-    let copied = osc52_text(&osc);
+    let copied = osc52_text(osc);
     assert_eq!(
         copied,
         " 28\nline 29\nline 30\nline 31\nline 32\nline 33\nline 34\nline 35\nline 36\nline 37\nlin"

@@ -427,19 +427,17 @@ impl GitLink {
     /// Waits for the service's next event or the overlap check at
     /// `check_at`. (Requests go out before, through `send`, so a `select!`
     /// that drops the future loses nothing.)
-    pub fn next(&mut self, check_at: Option<Instant>) -> impl Future<Output = GitWake> + '_ {
-        async move {
-            let event = async {
-                match self.rx.as_mut() {
-                    Some(rx) => rx.recv().await,
-                    None => None,
-                }
-            };
-            tokio::select! {
-                Some(ev) = event => GitWake::Event(ev),
-                _ = crate::timer::sleep_until(check_at.map(tokio::time::Instant::from_std)) => GitWake::CheckDue,
-                else => std::future::pending().await,
+    pub async fn next(&mut self, check_at: Option<Instant>) -> GitWake {
+        let event = async {
+            match self.rx.as_mut() {
+                Some(rx) => rx.recv().await,
+                None => None,
             }
+        };
+        tokio::select! {
+            Some(ev) = event => GitWake::Event(ev),
+            _ = crate::timer::sleep_until(check_at.map(tokio::time::Instant::from_std)) => GitWake::CheckDue,
+            else => std::future::pending().await,
         }
     }
 }
