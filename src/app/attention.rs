@@ -18,7 +18,7 @@ impl App {
             return;
         };
         if i != self.focus {
-            p.attention = true;
+            p.attention.flagged = true;
         }
         let msg = format!("{} {}", p.name(), reason.describe());
         let kind = reason.kind();
@@ -26,12 +26,12 @@ impl App {
             return;
         }
         if self.ui.bell.wants(kind) {
-            self.notify.push("\x07".into());
+            self.outbox.terminal("\x07");
         }
         if self.ui.osc9.wants(kind) {
             // Tool names and arguments come from the agent.
             let clean: String = msg.chars().filter(|c| !c.is_control()).collect();
-            self.notify.push(format!("\x1b]9;hive: {clean}\x07"));
+            self.outbox.terminal(format!("\x1b]9;hive: {clean}\x07"));
         }
     }
 

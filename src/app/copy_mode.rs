@@ -16,7 +16,6 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::pane::Pane;
 use super::state::App;
 use crate::runner::RunnerCommand;
 use crate::runner::screen::ScreenUpdate;
@@ -115,51 +114,15 @@ impl CopyMode {
     }
 }
 
-impl Pane {
-    /// New output arrived: a view scrolled back (or in copy mode) stays on
-    /// the lines it shows, as in tmux, instead of drifting up with them
-    /// (the runner holds its view by the same rule).
-    pub fn hold_scrollback(&mut self) {
-        let Some(t) = &self.terminal else {
-            return;
-        };
-        if self.term_scroll == 0 && self.copy.is_none() {
-            return;
-        }
-        let len = scrollback_len(&t.screen);
-        self.term_scroll += len.saturating_sub(self.term_seen);
-        self.term_seen = len;
-    }
-
-    /// The view to ask the runner for, when it differs from the one asked.
-    fn term_view(&mut self) -> Option<RunnerCommand> {
-        let t = self.terminal.as_mut()?;
-        let want = (
-            self.term_scroll.min(t.screen.history),
-            self.term_scroll > 0 || self.copy.is_some(),
-        );
-        if !t.ask(want) {
-            return None;
-        }
-        Some(RunnerCommand::TermView {
-            scroll: want.0,
-            seen: self.term_seen,
-            hold: want.1,
-        })
-    }
-}
-
 impl App {
     /// Asks the runners of terminal panes whose scroll changed for that
     /// view of their screen.
     pub fn sync_term_views(&mut self) {
-        let cmds: Vec<_> = self
-            .panes
-            .iter_mut()
-            .enumerate()
-            .filter_map(|(i, p)| Some((i, p.term_view()?)))
-            .collect();
-        self.outbox.extend(cmds);
+        for (i, p) in self.panes.iter_mut().enumerate() {
+            if let Some(cmd) = p.terminal.view_request() {
+                self.outbox.runner(i, cmd);
+            }
+        }
     }
 
     /// Shift+PgUp (`dir` 1) / Shift+PgDn (-1) in a terminal pane: a page of
@@ -168,18 +131,19 @@ impl App {
         let Some(p) = self.focused_mut() else {
             return;
         };
-        let Some(screen) = p.terminal.as_ref().map(|t| &t.screen) else {
+        let Some(screen) = p.terminal.screen.as_ref() else {
             return;
         };
         let len = scrollback_len(screen);
         let rows = screen.rows;
         let page = usize::from(rows.saturating_sub(1).max(1));
-        p.term_scroll = p
-            .term_scroll
+        p.terminal.scroll = p
+            .terminal
+            .scroll
             .min(len)
             .saturating_add_signed(dir * page as isize)
             .min(len);
-        p.term_seen = len;
+        p.terminal.seen = len;
     }
 
     /// Prefix `[`: copy mode in the focused terminal pane, the cursor where
@@ -189,18 +153,18 @@ impl App {
         let Some(p) = self.focused_mut() else {
             return;
         };
-        let Some(screen) = p.terminal.as_ref().map(|t| &t.screen) else {
+        let Some(screen) = p.terminal.screen.as_ref() else {
             return self.set_status(format!(
                 "copy mode is for terminal panes; here {key} copies a message, code or tool output"
             ));
         };
         let (row, col) = screen.cursor;
-        let (row, col) = if p.term_scroll > 0 {
+        let (row, col) = if p.terminal.scroll > 0 {
             (0, 0)
         } else {
             (row, col)
         };
-        p.copy = Some(CopyMode {
+        p.terminal.copy = Some(CopyMode {
             row,
             col,
             anchor: None,
@@ -213,14 +177,14 @@ impl App {
         let Some(p) = self.focused_mut() else {
             return false;
         };
-        let (Some(t), Some(mut cm)) = (p.terminal.as_ref(), p.copy) else {
+        let (Some(screen), Some(mut cm)) = (p.terminal.screen.as_ref(), p.terminal.copy) else {
             return false;
         };
-        let len = scrollback_len(&t.screen);
-        let (rows, cols) = (t.screen.rows, t.screen.cols);
+        let len = scrollback_len(screen);
+        let (rows, cols) = (screen.rows, screen.cols);
         let last_row = rows.saturating_sub(1);
         let page = usize::from(last_row.max(1));
-        let mut scroll = p.term_scroll.min(len);
+        let mut scroll = p.terminal.scroll.min(len);
         let plain = !ev
             .modifiers
             .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
@@ -238,8 +202,8 @@ impl App {
             }
             KeyCode::Enter | KeyCode::Char('y') => copy_now = true,
             KeyCode::Char('q') | KeyCode::Esc => {
-                p.copy = None;
-                p.term_scroll = 0;
+                p.terminal.copy = None;
+                p.terminal.scroll = 0;
                 return true;
             }
             code => {
@@ -262,16 +226,16 @@ impl App {
                 (top + usize::from(cm.row), cols),
             )
         });
-        p.term_scroll = scroll;
-        p.term_seen = len;
-        p.copy = Some(cm);
+        p.terminal.scroll = scroll;
+        p.terminal.seen = len;
+        p.terminal.copy = Some(cm);
         if copy_now {
-            p.copy = None;
-            p.term_scroll = 0;
+            p.terminal.copy = None;
+            p.terminal.scroll = 0;
             // The runner reads the text (`PaneEvent::TerminalText` copies it).
             let focus = self.focus;
             self.outbox
-                .push((focus, RunnerCommand::CopyTerminal { from, to }));
+                .runner(focus, RunnerCommand::CopyTerminal { from, to });
         }
         true
     }

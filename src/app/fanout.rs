@@ -295,7 +295,7 @@ impl App {
     pub(super) fn submit_text(&mut self, i: usize, text: String, mode: SubmitMode) {
         if let Some(p) = self.panes.get_mut(i) {
             p.scroll = 0;
-            p.digest = None;
+            p.attention.digest = None;
         }
         self.send(i, RunnerCommand::Submit { text, mode });
     }

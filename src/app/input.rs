@@ -28,7 +28,7 @@ impl App {
         }
         let chord = Chord::from_event(&ev);
         let terminal = self.focused().is_some_and(|p| p.is_terminal());
-        if terminal && self.focused().is_some_and(|p| p.copy.is_some()) {
+        if terminal && self.focused().is_some_and(|p| p.terminal.copy.is_some()) {
             // Copy mode keeps every key from the child.
             if !self.copy_mode_key(&ev)
                 && let Some(a) = self.keymap.lookup(&chord)
@@ -268,12 +268,12 @@ impl App {
         let Some(p) = self.panes.get_mut(focus) else {
             return;
         };
-        let Some(t) = p.terminal.as_ref() else {
+        let Some(screen) = p.terminal.screen.as_ref() else {
             return;
         };
-        if let Some(bytes) = term::encode_key(ev, &t.screen) {
-            p.term_scroll = 0;
-            p.term_note = None;
+        if let Some(bytes) = term::encode_key(ev, screen) {
+            p.terminal.scroll = 0;
+            p.terminal.note = None;
             self.send(focus, RunnerCommand::Input(bytes));
             self.inbox.typed.insert(focus);
         }
@@ -445,7 +445,7 @@ impl App {
             self.search.active = false;
         }
         // Esc first closes a digest, so it never interrupts by surprise.
-        if p.digest.take().is_some() {
+        if p.attention.digest.take().is_some() {
             return;
         }
         if p.deny_reason {
@@ -519,8 +519,8 @@ impl App {
         let Some(p) = self.panes.get_mut(focus) else {
             return;
         };
-        if let Some(t) = p.terminal.as_ref() {
-            let bytes = term::encode_paste(text, &t.screen);
+        if let Some(screen) = p.terminal.screen.as_ref() {
+            let bytes = term::encode_paste(text, screen);
             self.send(focus, RunnerCommand::Input(bytes));
             return;
         }
@@ -548,8 +548,8 @@ impl App {
                 let up = matches!(ev.kind, MouseEventKind::ScrollUp);
                 let g = self.geometry.pane(i);
                 let p = &mut self.panes[i];
-                if let Some(t) = p.terminal.as_ref()
-                    && term::wants_mouse(&t.screen)
+                if let Some(screen) = p.terminal.screen.as_ref()
+                    && term::wants_mouse(screen)
                 {
                     // SGR mouse report for the wheel, relative to the pane.
                     let col = ev.column.saturating_sub(g.inner.x) + 1;

@@ -9,6 +9,7 @@
 
 pub mod attach;
 pub mod attention;
+pub mod command;
 pub mod commands;
 pub mod copy;
 pub mod copy_mode;
@@ -28,7 +29,6 @@ pub mod search;
 pub mod sessions;
 pub mod slash;
 pub mod state;
-pub mod terminal;
 pub mod transcript;
 pub mod tty;
 pub mod unread;
@@ -217,15 +217,58 @@ pub fn background_every(config: &Config) -> Option<Duration> {
     live_every(config).map(|every| every * BACKGROUND_FACTOR)
 }
 
-fn flush_outbox(app: &mut App, runners: &[Option<RunnerHandle>]) {
-    for (pane, cmd) in app.outbox.drain(..) {
-        match runners.get(pane).and_then(Option::as_ref) {
-            Some(r) => {
-                r.send(cmd);
+/// Where the app's commands go. A command whose outlet is missing stays
+/// queued: the terminal's bytes wait for the frame, the others for the loop.
+#[derive(Default)]
+struct Outlets<'a> {
+    runners: Option<&'a [Option<RunnerHandle>]>,
+    git: Option<&'a worktree::GitLink>,
+    search: Option<&'a crate::search::Searcher>,
+    terminal: Option<&'a mut dyn Write>,
+}
+
+/// Drains the app's outbox into `out`: the one way out of the app.
+fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
+    use command::AppCommand;
+    let has_terminal = out.terminal.is_some();
+    let ready = |c: &AppCommand| match c {
+        AppCommand::Runner { .. } => out.runners.is_some(),
+        AppCommand::Git(_) => out.git.is_some(),
+        AppCommand::Search(_) => out.search.is_some(),
+        AppCommand::Terminal(_) => has_terminal,
+    };
+    for cmd in app.outbox.drain_where(ready) {
+        match cmd {
+            AppCommand::Runner { pane, cmd } => {
+                match out
+                    .runners
+                    .and_then(|r| r.get(pane))
+                    .and_then(Option::as_ref)
+                {
+                    Some(r) => {
+                        r.send(cmd);
+                    }
+                    None => tracing::debug!(pane, "command for a pane without a runner dropped"),
+                }
             }
-            None => tracing::debug!(pane, "command for a pane without a runner dropped"),
+            AppCommand::Git(req) => {
+                if let Some(g) = out.git {
+                    g.send(req);
+                }
+            }
+            AppCommand::Search(req) => {
+                if let Some(s) = out.search {
+                    s.send(req);
+                }
+            }
+            AppCommand::Terminal(bytes) => {
+                if let Some(t) = out.terminal.as_mut() {
+                    t.write_all(bytes.as_bytes())?;
+                }
+            }
         }
     }
+    Ok(())
 }
 
 async fn event_loop(
@@ -292,10 +335,18 @@ struct Wiring {
 }
 
 impl Wiring {
-    /// Sends what the app queued for the runners and the search worker.
+    /// Sends what the app queued for the runners, the git service and the
+    /// search worker (the terminal's bytes wait for the next frame).
     fn flush(&mut self, app: &mut App) {
         app.now = Instant::now().into_std();
-        flush_outbox(app, &self.runners);
+        let out = Outlets {
+            runners: Some(&self.runners),
+            git: Some(&self.git),
+            search: Some(&self.searcher),
+            terminal: None,
+        };
+        // Without a terminal outlet nothing writes, so nothing can fail.
+        let _ = dispatch(app, out);
         if app.focus != self.focused {
             for (pane, focused) in [(self.focused, false), (app.focus, true)] {
                 if let Some(r) = self.runners.get(pane).and_then(Option::as_ref) {
@@ -303,9 +354,6 @@ impl Wiring {
                 }
             }
             self.focused = app.focus;
-        }
-        for r in app.search.outbox.drain(..) {
-            self.searcher.send(r);
         }
     }
 
@@ -380,7 +428,7 @@ impl Wiring {
                         app.send(pane, cmd);
                     }
                 }
-                wake = self.git.next(app.overlap_check_at, std::mem::take(&mut app.git_outbox)) => if app.on_git(wake) { pace.soon() },
+                wake = self.git.next(app.overlap_check_at) => if app.on_git(wake) { pace.soon() },
                 sig = signals.next() => if on_signal(sig, terminal, &mut pace)? {
                     break;
                 },
@@ -553,13 +601,19 @@ pub fn draw<W: Write>(
     })?;
     let out = terminal.backend_mut();
     crossterm::queue!(out, EndSynchronizedUpdate)?;
-    for n in app.notify.drain(..) {
-        out.write_all(n.as_bytes())?;
-    }
-    out.flush()?;
+    let to_terminal = Outlets {
+        terminal: Some(out),
+        ..Outlets::default()
+    };
+    dispatch(app, to_terminal)?;
+    terminal.backend_mut().flush()?;
     app.sync_terminal_sizes();
     app.sync_term_views();
-    flush_outbox(app, runners);
+    let to_runners = Outlets {
+        runners: Some(runners),
+        ..Outlets::default()
+    };
+    dispatch(app, to_runners)?;
     Ok(())
 }
 

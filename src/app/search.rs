@@ -1,7 +1,7 @@
 //! The app side of search (`Ctrl+B /`): the query, the results the search
 //! worker sent back, the selection, and jumping to a hit. Items go to the
 //! worker as `Request::Docs` when they are new or changed since the last
-//! sync; the event loop drains `outbox` into the worker and feeds its
+//! sync; the event loop drains the app's `outbox` into the worker and feeds its
 //! `SearchEvent`s back through `search_event`.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -24,8 +24,6 @@ pub struct Search {
     pub done: bool,
     /// Jumped to a hit: the step keys move through `hits`.
     pub active: bool,
-    /// Requests for the worker, drained by the event loop.
-    pub outbox: Vec<Request>,
     /// Per pane, the revision of each entry last sent to the worker.
     synced: Vec<Vec<Option<u64>>>,
 }
@@ -95,7 +93,7 @@ impl App {
             }
         }
         if !docs.is_empty() {
-            s.outbox.push(Request::Docs(docs));
+            self.outbox.search(Request::Docs(docs));
         }
     }
 
@@ -119,10 +117,11 @@ impl App {
             s.done = true;
             return;
         }
-        s.outbox.push(Request::Query {
+        let query = Request::Query {
             generation: s.generation,
             text: s.query.clone(),
-        });
+        };
+        self.outbox.search(query);
     }
 
     /// Results from the worker (older generations are dropped).

@@ -188,7 +188,7 @@ impl App {
     /// frame, and the desktop tool where there is one. Says so in the
     /// status bar.
     pub fn copy(&mut self, text: &str, what: &str) {
-        self.notify.push(clipboard::osc52(text, self.in_tmux));
+        self.outbox.terminal(clipboard::osc52(text, self.in_tmux));
         let mut via = "terminal (OSC 52)".to_owned();
         if let Some((tool, args)) = self.system_clipboard.clone() {
             via.push_str(&format!(
@@ -211,12 +211,12 @@ impl App {
         self.mouse_capture = !self.mouse_capture;
         let key = self.keymap.short(crate::keymap::Action::ToggleMouse);
         if self.mouse_capture {
-            self.notify.push(super::tty::MOUSE_ON.into());
+            self.outbox.terminal(super::tty::MOUSE_ON);
             self.set_status(format!(
                 "mouse on: click focuses, wheel scrolls · {key} to select text"
             ));
         } else {
-            self.notify.push(super::tty::MOUSE_OFF.into());
+            self.outbox.terminal(super::tty::MOUSE_OFF);
             self.set_status(format!(
                 "mouse off: select text with the terminal · {key} turns it back on"
             ));

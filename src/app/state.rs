@@ -45,8 +45,9 @@ pub struct App {
     pub keymap: Keymap,
     pub theme: Theme,
     pub ui: UiSettings,
-    /// Commands for the runners, drained by the event loop.
-    pub outbox: Vec<(usize, RunnerCommand)>,
+    /// What the app asks of runners, the git service, the search worker
+    /// and the terminal, drained by the event loop in one place.
+    pub outbox: super::command::Outbox,
     /// A transient line in the status bar and when it goes away.
     pub status: Option<(String, Instant)>,
     /// The prefix key was pressed; the next key is a prefix command.
@@ -59,8 +60,6 @@ pub struct App {
     /// What the last frame measured (mouse hit-testing, page size, scroll
     /// bounds, PTY sizes), handed over by the app loop after each frame.
     pub geometry: Geometry,
-    /// Bell / OSC 9 bytes to write after the next frame.
-    pub notify: Vec<String>,
     /// Where the config came from (shown in help).
     pub config_source: String,
     /// Everything waiting for the user across panes.
@@ -82,8 +81,6 @@ pub struct App {
     /// Agents whose pending changes touch the same files (for panes and
     /// an attention inbox).
     pub overlaps: Vec<crate::worktree::Overlap>,
-    /// Requests for the git service, drained by the event loop.
-    pub git_outbox: Vec<crate::worktree::WorktreeRequest>,
     /// A terminal pane in a worktree had output: check overlaps then.
     pub overlap_check_at: Option<Instant>,
     /// The history store `/resume` and `/clear` read (the console sets the
@@ -104,14 +101,13 @@ impl App {
             keymap,
             theme,
             ui: config.ui.clone(),
-            outbox: Vec::new(),
+            outbox: Default::default(),
             status: None,
             prefix_armed: false,
             quit: false,
             started: now,
             now,
             geometry: Geometry::default(),
-            notify: Vec::new(),
             config_source: config.source.describe(),
             inbox: Inbox::default(),
             search: Default::default(),
@@ -123,7 +119,6 @@ impl App {
             wake: None,
             diff: None,
             overlaps: Vec::new(),
-            git_outbox: Vec::new(),
             overlap_check_at: None,
             history: None,
         }
@@ -158,7 +153,7 @@ impl App {
     }
 
     pub fn send(&mut self, pane: usize, cmd: RunnerCommand) {
-        self.outbox.push((pane, cmd));
+        self.outbox.runner(pane, cmd);
     }
 
     pub fn set_status(&mut self, text: impl Into<String>) {
@@ -168,14 +163,14 @@ impl App {
     pub fn set_focus(&mut self, i: usize) {
         if i < self.panes.len() {
             if i != self.focus && self.has_worktrees() {
-                self.git_outbox
-                    .push(crate::worktree::WorktreeRequest::CheckOverlaps);
+                self.outbox
+                    .git(crate::worktree::WorktreeRequest::CheckOverlaps);
             }
             if i != self.focus {
                 self.looked_away(i);
             }
             self.focus = i;
-            self.panes[i].attention = false;
+            self.panes[i].attention.flagged = false;
             self.reconcile_inbox();
         }
     }
@@ -254,12 +249,12 @@ impl App {
         let mut cmds = Vec::new();
         for (i, p) in self.panes.iter_mut().enumerate() {
             let inner = self.geometry.pane(i).inner;
-            if p.terminal.is_none() || inner.width == 0 || inner.height == 0 {
+            if p.terminal.screen.is_none() || inner.width == 0 || inner.height == 0 {
                 continue;
             }
             let size = (inner.width, inner.height);
-            if p.term_size != Some(size) {
-                p.term_size = Some(size);
+            if p.terminal.size != Some(size) {
+                p.terminal.size = Some(size);
                 cmds.push((
                     i,
                     RunnerCommand::Resize {
@@ -269,7 +264,9 @@ impl App {
                 ));
             }
         }
-        self.outbox.extend(cmds);
+        for (pane, cmd) in cmds {
+            self.outbox.runner(pane, cmd);
+        }
     }
 
     /// Drops an expired status line; true when something changed.
@@ -299,20 +296,24 @@ fn pane_event(
     match event {
         PaneEvent::Upsert(u) => {
             if !focused {
-                p.unread.item(&u, p.transcript.slot(&u.item_id), now);
+                p.attention
+                    .unread
+                    .item(&u, p.transcript.slot(&u.item_id), now);
             }
             p.transcript.upsert(u)
         }
         PaneEvent::Live(u) => {
             if !focused {
-                p.unread.item(&u, p.transcript.slot(&u.item_id), now);
+                p.attention
+                    .unread
+                    .item(&u, p.transcript.slot(&u.item_id), now);
             }
             p.transcript.live(u)
         }
         PaneEvent::Turn(t) => {
             needs_user = turn_event(p, &t, now);
             if !focused {
-                p.unread.turn(&t, &p.transcript);
+                p.attention.unread.turn(&t, &p.transcript);
             }
         }
         PaneEvent::State(s) => {
@@ -340,12 +341,7 @@ fn pane_event(
             capabilities,
             terminal,
         } => attached(p, capabilities, terminal),
-        PaneEvent::Terminal(screen) => {
-            if let Some(t) = p.terminal.as_mut() {
-                t.update(*screen);
-            }
-            p.hold_scrollback();
-        }
+        PaneEvent::Terminal(screen) => p.terminal.update(*screen),
         PaneEvent::TerminalText(_) => {}
         PaneEvent::Bell => needs_user = Some(Reason::Bell),
         PaneEvent::Stalled(since) => {
@@ -373,11 +369,11 @@ fn notice(p: &mut Pane, level: DiagnosticLevel, text: String, focused: bool) -> 
     let mut status = None;
     if p.is_terminal() {
         status = Some(format!("{}: {text}", p.name()));
-        p.term_note = Some(text.clone());
+        p.terminal.note = Some(text.clone());
     }
     p.transcript.notice(level, text);
     if !focused {
-        p.unread.notice(level, &p.transcript);
+        p.attention.unread.notice(level, &p.transcript);
     }
     status
 }
@@ -425,10 +421,7 @@ fn attached(
 ) {
     p.capabilities = Some(capabilities);
     p.failed = None;
-    p.terminal = terminal.map(|s| super::terminal::Terminal::new(*s));
-    p.term_size = None;
-    p.term_scroll = 0;
-    p.copy = None;
+    p.terminal.attach(terminal.map(|s| *s));
 }
 
 /// A turn started, finished or failed in `p`; what to tell the user when

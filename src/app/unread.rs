@@ -183,13 +183,13 @@ impl App {
     /// starts a fresh tally; `to` turns its tally into its digest.
     pub(super) fn looked_away(&mut self, to: usize) {
         if let Some(old) = self.panes.get_mut(self.focus) {
-            old.digest = None;
-            old.unread = Unread::default();
+            old.attention.digest = None;
+            old.attention.unread = Unread::default();
         }
         if let Some(p) = self.panes.get_mut(to)
-            && !p.unread.is_empty()
+            && !p.attention.unread.is_empty()
         {
-            p.digest = Some(std::mem::take(&mut p.unread));
+            p.attention.digest = Some(std::mem::take(&mut p.attention.unread));
         }
     }
 
@@ -198,7 +198,7 @@ impl App {
         let Some(p) = self.focused_mut() else {
             return;
         };
-        match p.digest.take().and_then(|d| d.first) {
+        match p.attention.digest.take().and_then(|d| d.first) {
             Some(entry) => p.reveal = Some(entry),
             None => self.set_status("nothing unread"),
         }

@@ -1,7 +1,7 @@
 //! The console's side of per-agent worktrees (issue 19): which pane runs in
 //! which worktree, the diff view's model (`/diff`, `Ctrl+B d`), its keys,
 //! and the overlap warnings. Git itself runs in `worktree::service`; this
-//! file only queues requests (`App::git_outbox`) and applies the typed
+//! file only queues requests (`App::outbox`) and applies the typed
 //! events that come back.
 
 use std::time::Instant;
@@ -114,7 +114,7 @@ impl App {
     fn request_diff(&mut self) {
         if let Some(v) = self.diff.as_mut() {
             v.loading = true;
-            self.git_outbox.push(WorktreeRequest::Diff {
+            self.outbox.git(WorktreeRequest::Diff {
                 pane: v.pane,
                 scope: v.scope,
             });
@@ -126,7 +126,7 @@ impl App {
         if self.panes.get(pane).is_none_or(|p| p.worktree.is_none()) {
             return;
         }
-        self.git_outbox.push(match t {
+        self.outbox.git(match t {
             TurnEvent::TurnStarted { .. } => WorktreeRequest::TurnStarted { pane },
             _ => WorktreeRequest::TurnEnded { pane },
         });
@@ -145,7 +145,7 @@ impl App {
     /// The scheduled overlap check is due.
     pub fn due_overlap_check(&mut self) {
         self.overlap_check_at = None;
-        self.git_outbox.push(WorktreeRequest::CheckOverlaps);
+        self.outbox.git(WorktreeRequest::CheckOverlaps);
     }
 
     pub fn on_worktree(&mut self, ev: WorktreeEvent) {
@@ -241,7 +241,7 @@ impl App {
                         ),
                     );
                     if i != focused {
-                        p.attention = true;
+                        p.attention.flagged = true;
                     }
                     posts.push((i, other.to_string(), o.describe_files()));
                 }
@@ -325,7 +325,7 @@ impl App {
                 v.message = Some((true, "working…".to_owned()));
                 let pane = v.pane;
                 let message = self.suggested_message(pane);
-                self.git_outbox.push(match confirm {
+                self.outbox.git(match confirm {
                     Confirm::Bring(mode) => WorktreeRequest::Bring {
                         pane,
                         mode,
@@ -417,31 +417,27 @@ impl GitLink {
         }
     }
 
-    /// Sends `requests` now, then waits for the service's next event or the
-    /// overlap check at `check_at`. (Sending before the future exists means
-    /// a `select!` that drops the future loses nothing.)
-    pub fn next(
-        &mut self,
-        check_at: Option<Instant>,
-        requests: Vec<WorktreeRequest>,
-    ) -> impl Future<Output = GitWake> + '_ {
+    /// Hands the service a request (dropped when no pane has a worktree).
+    pub fn send(&self, request: WorktreeRequest) {
         if let Some(tx) = &self.tx {
-            for r in requests {
-                let _ = tx.send(r);
-            }
+            let _ = tx.send(request);
         }
-        async move {
-            let event = async {
-                match self.rx.as_mut() {
-                    Some(rx) => rx.recv().await,
-                    None => None,
-                }
-            };
-            tokio::select! {
-                Some(ev) = event => GitWake::Event(ev),
-                _ = crate::timer::sleep_until(check_at.map(tokio::time::Instant::from_std)) => GitWake::CheckDue,
-                else => std::future::pending().await,
+    }
+
+    /// Waits for the service's next event or the overlap check at
+    /// `check_at`. (Requests go out before, through `send`, so a `select!`
+    /// that drops the future loses nothing.)
+    pub async fn next(&mut self, check_at: Option<Instant>) -> GitWake {
+        let event = async {
+            match self.rx.as_mut() {
+                Some(rx) => rx.recv().await,
+                None => None,
             }
+        };
+        tokio::select! {
+            Some(ev) = event => GitWake::Event(ev),
+            _ = crate::timer::sleep_until(check_at.map(tokio::time::Instant::from_std)) => GitWake::CheckDue,
+            else => std::future::pending().await,
         }
     }
 }

@@ -8,14 +8,14 @@ use unicode_width::UnicodeWidthStr;
 
 use super::wrap::truncate;
 
-use super::pane::PaneCtx;
+use super::pane_ctx::PaneCtx;
 use crate::app::pane::Pane;
 use crate::keymap::Action;
 
 /// The digest line of `p` for a `width`-column row, if it has one to show.
 /// The key hint stays whole; the tally gives way (ends in `…`).
 pub fn line(p: &Pane, ctx: &PaneCtx<'_>, width: u16) -> Option<Line<'static>> {
-    let d = p.digest.as_ref()?;
+    let d = p.attention.digest.as_ref()?;
     if !ctx.focused {
         return None;
     }
@@ -49,8 +49,8 @@ pub fn marker(p: &Pane, focused: bool) -> Option<String> {
     if focused {
         return None;
     }
-    match p.unread.count {
-        0 if p.attention => Some(" ● ".into()),
+    match p.attention.unread.count {
+        0 if p.attention.flagged => Some(" ● ".into()),
         0 => None,
         n => Some(format!(" ● {n} ")),
     }

@@ -12,7 +12,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
 
-use super::wrap::{Logical, wrap};
+use super::wrap::{Block, Logical, wrap};
 
 /// One cell's inline content.
 pub type Cell = Vec<Span<'static>>;
@@ -60,6 +60,20 @@ fn fit(natural: &[usize], floor: &[usize], budget: usize) -> Option<Vec<usize>> 
         total -= 1;
     }
     Some(w)
+}
+
+impl Block for Table {
+    fn layout(&self, width: usize) -> Vec<Vec<Span<'static>>> {
+        Table::layout(self, width)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn same(&self, other: &dyn Block) -> bool {
+        other.as_any().downcast_ref::<Table>() == Some(self)
+    }
 }
 
 impl Table {

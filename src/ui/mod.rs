@@ -22,6 +22,7 @@ pub mod menu;
 pub mod overlay;
 pub mod overview;
 pub mod pane;
+pub mod pane_ctx;
 pub mod pane_title;
 pub mod put;
 pub mod search;

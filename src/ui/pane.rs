@@ -20,21 +20,7 @@ use crate::app::pane::Pane;
 use crate::keymap::{Action, Keymap};
 use crate::runner::TurnState;
 
-/// What the pane renderer needs from the app.
-pub struct PaneCtx<'a> {
-    pub index: usize,
-    pub focused: bool,
-    pub theme: &'a Theme,
-    pub keymap: &'a Keymap,
-    pub full_view: bool,
-    pub spin: usize,
-    pub now: std::time::Instant,
-    /// Overlap warnings of this pane's worktree: (other agent, files).
-    pub overlaps: Vec<(String, String)>,
-    /// Narrower than the screen (side by side): its rows cannot be scrolled
-    /// on the terminal, so a streaming answer jump-scrolls.
-    pub narrow: bool,
-}
+pub use super::pane_ctx::PaneCtx;
 
 /// A narrow pane's streaming answer moves up by a third of the view at a
 /// time: every move repaints the whole pane, so moving row by row would
@@ -90,12 +76,12 @@ pub fn draw(
         draw_failed(err, t, inner, buf);
         return;
     }
-    if let Some(screen) = p.terminal.as_ref().map(|t| &t.screen) {
-        let cursor = ctx.focused && p.copy.is_none();
+    if let Some(screen) = &p.terminal.screen {
+        let cursor = ctx.focused && p.terminal.copy.is_none();
         super::terminal::render(screen, cursor, inner, buf);
-        if let Some(copy) = &p.copy {
+        if let Some(copy) = &p.terminal.copy {
             let selection = Style::new().fg(t.text).bg(t.selection_bg);
-            super::terminal::paint_copy(screen, p.term_scroll, copy, selection, inner, buf);
+            super::terminal::paint_copy(screen, p.terminal.scroll, copy, selection, inner, buf);
         }
         return;
     }
@@ -116,7 +102,7 @@ fn pane_frame(p: &Pane, ctx: &PaneCtx<'_>, area: Rect) -> Frame<'static> {
     let t = ctx.theme;
     let (border_style, border_type) = if ctx.focused {
         (Style::new().fg(t.border_focused), BorderType::Thick)
-    } else if p.attention {
+    } else if p.attention.flagged {
         (Style::new().fg(t.attention), BorderType::Rounded)
     } else {
         (Style::new().fg(t.border), BorderType::Rounded)

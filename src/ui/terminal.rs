@@ -102,12 +102,12 @@ pub fn paint_copy(
 /// What a terminal pane's bottom border says: copy mode's keys, how far
 /// it is scrolled back, or that the program stopped or restarted.
 pub fn note(p: &Pane, km: &Keymap, t: &Theme) -> Option<Line<'static>> {
-    let screen = &p.terminal.as_ref()?.screen;
+    let screen = p.terminal.screen.as_ref()?;
     let key = |s: String| Span::styled(s, Style::new().fg(t.accent).add_modifier(Modifier::BOLD));
     let dim = |s: &str| Span::styled(s.to_owned(), Style::new().fg(t.dim));
     let len = scrollback_len(screen);
-    let back = p.term_scroll.min(len);
-    let spans = if let Some(cm) = &p.copy {
+    let back = p.terminal.scroll.min(len);
+    let spans = if let Some(cm) = &p.terminal.copy {
         let (k, what) = if cm.anchor.is_some() {
             ("y", " copy · ")
         } else {
@@ -134,7 +134,7 @@ pub fn note(p: &Pane, km: &Keymap, t: &Theme) -> Option<Line<'static>> {
             dim(" forward "),
         ]
     } else if p.state == TurnState::Dead {
-        let what = p.term_note.as_deref().unwrap_or("the program exited");
+        let what = p.terminal.note.as_deref().unwrap_or("the program exited");
         vec![
             Span::styled(
                 format!(" ✗ {what}"),
@@ -145,7 +145,7 @@ pub fn note(p: &Pane, km: &Keymap, t: &Theme) -> Option<Line<'static>> {
             dim(" restarts "),
         ]
     } else {
-        vec![dim(&format!(" {} ", p.term_note.as_deref()?))]
+        vec![dim(&format!(" {} ", p.terminal.note.as_deref()?))]
     };
     Some(Line::from(spans).right_aligned())
 }

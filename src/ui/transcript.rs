@@ -16,9 +16,8 @@ use ratatui::text::{Line, Span};
 use super::cells::{self, CellCtx};
 use super::lazy_md::{EAGER_BYTES, LinesOf, MdLayout, wrap_all};
 use super::theme::Theme;
-use super::view::PaneView;
 use super::wrap::Logical;
-use crate::app::transcript::{Entry, EntryKind};
+use crate::app::transcript::{Entry, EntryKind, Transcript};
 use crate::event::Origin;
 use crate::upsert::{UpsertKind, UpsertStatus};
 
@@ -440,4 +439,53 @@ pub fn scroll_marker(scroll: usize, t: &Theme) -> Line<'static> {
         format!(" ↓ {scroll} lines below · End to follow "),
         Style::new().fg(t.accent).add_modifier(Modifier::REVERSED),
     )])
+}
+
+/// One pane's layout caches, by entry index (each keyed by the entry's rev).
+#[derive(Debug, Default)]
+pub struct PaneView {
+    /// The transcript epoch the caches were built for.
+    epoch: u64,
+    entries: Vec<Cache>,
+    /// Entries whose caches hold rows (the last frame's view).
+    resident: Vec<usize>,
+    /// The last frame drew something provisionally (`Cache::pending`).
+    pending: bool,
+}
+
+impl PaneView {
+    /// The last frame drew something provisionally.
+    pub fn pending(&self) -> bool {
+        self.pending
+    }
+
+    /// The caches for `t`'s entries: dropped when `t` was invalidated,
+    /// one per entry.
+    pub fn caches(&mut self, t: &Transcript) -> &mut [Cache] {
+        if self.epoch != t.epoch {
+            self.entries.clear();
+            self.resident.clear();
+            self.epoch = t.epoch;
+        }
+        self.entries.resize_with(t.entries.len(), Cache::default);
+        &mut self.entries
+    }
+
+    /// The caches (sized by `caches`) and the entries holding rows.
+    pub(super) fn parts(&mut self) -> (&mut [Cache], &mut Vec<usize>) {
+        (&mut self.entries, &mut self.resident)
+    }
+
+    pub(super) fn set_pending(&mut self, pending: bool) {
+        self.pending = pending;
+    }
+
+    /// Entries whose caches hold rows: what the last frame showed (a long
+    /// item far from the view keeps only its height).
+    pub fn held(&self) -> impl Iterator<Item = (usize, &Cache)> {
+        self.entries
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.holds_rows())
+    }
 }

@@ -7,7 +7,22 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-use super::markdown_table::Table;
+/// A line that lays itself out to the width when wrapped (a markdown
+/// table): wrapping asks it for rows instead of knowing what it is, so
+/// the table's own layout can wrap its cells without a cycle.
+pub trait Block: std::fmt::Debug + Send + Sync + 'static {
+    /// The rows for `width` columns (prefixes not included).
+    fn layout(&self, width: usize) -> Vec<Vec<Span<'static>>>;
+    fn as_any(&self) -> &dyn std::any::Any;
+    /// Equal to `other` (of the same kind, with the same content).
+    fn same(&self, other: &dyn Block) -> bool;
+}
+
+impl PartialEq for dyn Block {
+    fn eq(&self, other: &Self) -> bool {
+        self.same(other)
+    }
+}
 
 /// One unwrapped line: what markdown and the widgets produce before wrapping.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -22,7 +37,7 @@ pub struct Logical {
     /// Style for the whole row (e.g. a background for user messages).
     pub line_style: Style,
     /// A markdown table, laid out to the width when wrapped (`spans` unused).
-    pub table: Option<Arc<Table>>,
+    pub table: Option<Arc<dyn Block>>,
 }
 
 impl Logical {
@@ -49,7 +64,7 @@ impl Logical {
     }
 
     /// A whole table as one line: it takes as many rows as its layout needs.
-    pub fn table(table: Table) -> Self {
+    pub fn table(table: impl Block) -> Self {
         Self {
             table: Some(Arc::new(table)),
             ..Self::default()

@@ -52,7 +52,7 @@ fn inbox_answers_an_approval_in_place() {
     c.prefix('i');
     assert_eq!(c.app.overlay, Overlay::Inbox, "Ctrl+B i opens it too");
     c.key(KeyCode::Char('y'));
-    let sent: Vec<_> = c.app.outbox.drain(..).collect();
+    let sent: Vec<_> = c.app.outbox.take_runner_commands().into_iter().collect();
     assert!(
         matches!(&sent[..], [(1, RunnerCommand::Permission { request_id, decision: PermissionDecision::AllowOnce })] if request_id == "r1"),
         "{sent:?}"
@@ -70,7 +70,7 @@ fn inbox_denies_with_a_reason() {
     c.typ("not now");
     insta::assert_snapshot!("inbox_deny_reason", c.render(120, 12));
     c.key(KeyCode::Enter);
-    let sent: Vec<_> = c.app.outbox.drain(..).collect();
+    let sent: Vec<_> = c.app.outbox.take_runner_commands().into_iter().collect();
     assert!(
         matches!(&sent[..], [(1, RunnerCommand::Permission { decision: PermissionDecision::Deny { reason }, .. })] if reason == "not now"),
         "{sent:?}"
@@ -135,11 +135,17 @@ fn notifications_per_reason() {
     let mut c = console(2, "[ui]\nosc9 = [\"permission\"]\nbell = true\n");
     c.send(1, started("t1"));
     c.send(1, completed("t1"));
-    assert_eq!(c.app.notify, ["\x07"], "bell for every reason, no OSC 9");
-    c.app.notify.clear();
+    assert_eq!(
+        c.app.outbox.terminal_writes(),
+        ["\x07"],
+        "bell for every reason, no OSC 9"
+    );
+    c.app.outbox.clear_terminal_writes();
     c.send(1, permission("r1", "ls"));
-    assert_eq!(c.app.notify.len(), 2);
-    assert!(c.app.notify[1].starts_with("\x1b]9;hive: Agent 2 asks to run Bash: ls"));
+    assert_eq!(c.app.outbox.terminal_writes().len(), 2);
+    assert!(
+        c.app.outbox.terminal_writes()[1].starts_with("\x1b]9;hive: Agent 2 asks to run Bash: ls")
+    );
 }
 
 #[test]

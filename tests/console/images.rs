@@ -120,7 +120,7 @@ fn a_pasted_image_path_becomes_a_chip_and_goes_with_the_next_message() {
     c.typ("what is on it?");
     insta::assert_snapshot!("image_chip", c.render(72, 12));
     c.key(KeyCode::Enter);
-    match c.app.outbox.as_slice() {
+    match c.app.outbox.runner_commands().as_slice() {
         [
             (0, RunnerCommand::Attach(images)),
             (0, RunnerCommand::Submit { text, .. }),
@@ -159,7 +159,11 @@ fn an_agent_without_images_refuses_and_keeps_the_draft() {
     c.app.on_paste("a.png");
     c.typ("look");
     c.key(KeyCode::Enter);
-    assert!(c.app.outbox.is_empty(), "{:?}", c.app.outbox);
+    assert!(
+        c.app.outbox.runner_commands().is_empty(),
+        "{:?}",
+        c.app.outbox
+    );
     assert_eq!(c.app.panes[0].composer_text(), "look");
     assert_eq!(c.app.panes[0].attachments.len(), 1);
     let entries = c.transcript();
@@ -175,7 +179,7 @@ fn a_typed_image_path_is_attached_for_agents_that_take_images() {
     c.key(KeyCode::Enter);
     assert!(
         matches!(
-            c.app.outbox.as_slice(),
+            c.app.outbox.runner_commands().as_slice(),
             [(0, RunnerCommand::Attach(i)), (0, RunnerCommand::Submit { text, .. })]
                 if i.len() == 1 && text == "compare b.png with the mockup"
         ),

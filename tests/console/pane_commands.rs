@@ -81,7 +81,7 @@ fn slash_opens_one_menu_of_hive_and_agent_commands() {
     // Esc closes the menu without interrupting anything; typing reopens it.
     c.app.on_key(key(KeyCode::Esc));
     assert!(c.app.panes[0].menu.is_none());
-    assert!(c.app.outbox.is_empty());
+    assert!(c.app.outbox.runner_commands().is_empty());
     c.app.on_key(key(KeyCode::Backspace));
     assert!(c.app.panes[0].menu.is_some());
 }
@@ -106,15 +106,15 @@ fn model_by_name_goes_to_the_runner_not_the_model() {
     typ(&mut c.app, "/model gpt-5.4");
     c.app.on_key(key(KeyCode::Enter));
     assert!(
-        matches!(c.app.outbox.as_slice(), [(0, RunnerCommand::SetModel(m))] if m == "gpt-5.4"),
+        matches!(c.app.outbox.runner_commands().as_slice(), [(0, RunnerCommand::SetModel(m))] if m == "gpt-5.4"),
         "{:?}",
         c.app.outbox
     );
-    c.app.outbox.clear();
+    c.app.outbox.clear_runner_commands();
     typ(&mut c.app, "/thinking high");
     c.app.on_key(key(KeyCode::Enter));
     assert!(
-        matches!(c.app.outbox.as_slice(), [(0, RunnerCommand::SetEffort(e))] if e == "high"),
+        matches!(c.app.outbox.runner_commands().as_slice(), [(0, RunnerCommand::SetEffort(e))] if e == "high"),
         "{:?}",
         c.app.outbox
     );
@@ -130,14 +130,14 @@ fn model_picker_lists_what_the_agent_offers() {
     ])));
     typ(&mut c.app, "/model");
     c.app.on_key(key(KeyCode::Enter));
-    assert!(c.app.outbox.is_empty());
+    assert!(c.app.outbox.runner_commands().is_empty());
     insta::assert_snapshot!("model_picker", render(&mut c, 70, 16));
     // Typing filters; Enter picks.
     typ(&mut c.app, "mini");
     insta::assert_snapshot!("model_picker_filtered", render(&mut c, 70, 16));
     c.app.on_key(key(KeyCode::Enter));
     assert!(
-        matches!(c.app.outbox.as_slice(), [(0, RunnerCommand::SetModel(m))] if m == "demo-mini"),
+        matches!(c.app.outbox.runner_commands().as_slice(), [(0, RunnerCommand::SetModel(m))] if m == "demo-mini"),
         "{:?}",
         c.app.outbox
     );
@@ -164,13 +164,13 @@ fn effort_picker_and_esc() {
     insta::assert_snapshot!("effort_picker", render(&mut c, 60, 14));
     c.app.on_key(key(KeyCode::Esc));
     assert!(c.app.panes[0].picker.is_none());
-    assert!(c.app.outbox.is_empty());
+    assert!(c.app.outbox.runner_commands().is_empty());
     typ(&mut c.app, "/effort");
     c.app.on_key(key(KeyCode::Enter));
     c.app.on_key(key(KeyCode::Down));
     c.app.on_key(key(KeyCode::Enter));
     assert!(
-        matches!(c.app.outbox.as_slice(), [(0, RunnerCommand::SetEffort(e))] if e == "low"),
+        matches!(c.app.outbox.runner_commands().as_slice(), [(0, RunnerCommand::SetEffort(e))] if e == "low"),
         "{:?}",
         c.app.outbox
     );
@@ -184,7 +184,11 @@ fn commands_the_agent_cannot_take_are_refused_in_the_pane() {
         typ(&mut c.app, cmd);
         c.app.on_key(key(KeyCode::Enter));
     }
-    assert!(c.app.outbox.is_empty(), "{:?}", c.app.outbox);
+    assert!(
+        c.app.outbox.runner_commands().is_empty(),
+        "{:?}",
+        c.app.outbox
+    );
     let text = notices(&c.app);
     assert!(text.contains("cannot switch models"), "{text}");
     assert!(text.contains("no effort setting"), "{text}");
@@ -195,7 +199,7 @@ fn commands_the_agent_cannot_take_are_refused_in_the_pane() {
         typ(&mut c.app, typed);
         c.app.on_key(key(KeyCode::Enter));
         assert!(
-            matches!(c.app.outbox.last(), Some((0, RunnerCommand::Submit { text, .. })) if text == sent),
+            matches!(c.app.outbox.runner_commands().last(), Some((0, RunnerCommand::Submit { text, .. })) if text == sent),
             "{:?}",
             c.app.outbox
         );
@@ -305,8 +309,9 @@ fn copyable_conversation(app: &mut App) {
 fn copied(app: &App) -> String {
     use base64::Engine;
     let seq = app
-        .notify
-        .iter()
+        .outbox
+        .terminal_writes()
+        .into_iter()
         .rev()
         .find(|n| n.starts_with("\x1b]52;c;"))
         .expect("an OSC 52 sequence");
@@ -346,7 +351,7 @@ fn copy_takes_the_source_text_never_the_screen() {
         "> list files\n\nBash {\"command\":\"ls\"}\na.rs\nb.rs\n\nTwo files."
     );
     // Nothing copied from what the pane drew: no borders, no wrap breaks.
-    for n in &c.app.notify {
+    for n in &c.app.outbox.terminal_writes() {
         assert!(!n.contains('│') && !n.contains('┃'));
     }
 }
@@ -372,7 +377,13 @@ fn mouse_capture_toggles_for_terminal_selection() {
     c.app
         .on_key(KeyEvent::new(KeyCode::Char('m'), KeyModifiers::ALT));
     assert!(!c.app.mouse_capture);
-    assert!(c.app.notify.iter().any(|n| n.contains("\x1b[?1000l")));
+    assert!(
+        c.app
+            .outbox
+            .terminal_writes()
+            .iter()
+            .any(|n| n.contains("\x1b[?1000l"))
+    );
     let out = render(&mut c, 100, 8);
     assert!(out.contains("mouse off"), "{out}");
     c.app
@@ -380,7 +391,8 @@ fn mouse_capture_toggles_for_terminal_selection() {
     assert!(c.app.mouse_capture);
     assert!(
         c.app
-            .notify
+            .outbox
+            .terminal_writes()
             .last()
             .is_some_and(|n| n.contains("\x1b[?1000h"))
     );
@@ -414,5 +426,5 @@ fn at_opens_the_file_finder_and_tab_inserts_the_path() {
         "look at @src/ui/markdown.rs "
     );
     assert!(c.app.panes[0].menu.is_none());
-    assert!(c.app.outbox.is_empty());
+    assert!(c.app.outbox.runner_commands().is_empty());
 }

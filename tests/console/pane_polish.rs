@@ -170,17 +170,17 @@ fn shift_page_up_scrolls_the_terminal_back_and_a_key_returns() {
         c.app.on_key(shift(KeyCode::PageUp));
     }
     assert!(render(&mut c, 40, 13).contains("line 1 "));
-    assert_eq!(c.app.panes[0].term_scroll, 31);
+    assert_eq!(c.app.panes[0].terminal.scroll, 31);
     c.app.on_key(shift(KeyCode::PageDown));
-    assert_eq!(c.app.panes[0].term_scroll, 22);
+    assert_eq!(c.app.panes[0].terminal.scroll, 22);
     // New output does not move a scrolled-back view.
     let before = render(&mut c, 40, 13);
     c.term_output(b"\r\nmore 1\r\nmore 2\r\n$ ");
     assert_eq!(render(&mut c, 40, 13).lines().nth(3), before.lines().nth(3));
-    assert_eq!(c.app.panes[0].term_scroll, 25);
+    assert_eq!(c.app.panes[0].terminal.scroll, 25);
     // A key for the program snaps back to the live screen.
     c.app.on_key(key(KeyCode::Char('x')));
-    assert_eq!(c.app.panes[0].term_scroll, 0);
+    assert_eq!(c.app.panes[0].terminal.scroll, 0);
 }
 
 #[test]
@@ -188,7 +188,10 @@ fn copy_mode_selects_across_scrollback_and_copies() {
     let mut c = terminal(40);
     c.app.on_key(ctrl('b'));
     c.app.on_key(key(KeyCode::Char('[')));
-    assert!(c.app.panes[0].copy.is_some(), "prefix [ enters copy mode");
+    assert!(
+        c.app.panes[0].terminal.copy.is_some(),
+        "prefix [ enters copy mode"
+    );
     // Keys now move the copy cursor; none reach the program.
     for k in [KeyCode::Up, KeyCode::Up, KeyCode::Up] {
         c.app.on_key(key(k));
@@ -206,10 +209,19 @@ fn copy_mode_selects_across_scrollback_and_copies() {
     );
     c.app.on_key(key(KeyCode::Char('y')));
     c.pump();
-    assert!(c.app.panes[0].copy.is_none(), "y copies and leaves");
-    assert_eq!(c.app.panes[0].term_scroll, 0);
-    let osc = c.app.notify.last().cloned().unwrap_or_default();
-    let copied = osc52_text(&osc);
+    assert!(
+        c.app.panes[0].terminal.copy.is_none(),
+        "y copies and leaves"
+    );
+    assert_eq!(c.app.panes[0].terminal.scroll, 0);
+    let osc = c
+        .app
+        .outbox
+        .terminal_writes()
+        .last()
+        .cloned()
+        .unwrap_or_default();
+    let copied = osc52_text(osc);
     assert_eq!(
         copied,
         " 28\nline 29\nline 30\nline 31\nline 32\nline 33\nline 34\nline 35\nline 36\nline 37\nlin"
@@ -225,10 +237,10 @@ fn copy_mode_q_leaves_and_other_keys_stay_out_of_the_program() {
     c.app.on_key(key(KeyCode::Char('[')));
     c.app.on_key(key(KeyCode::Char('z')));
     c.app.on_key(key(KeyCode::Char('g')));
-    assert!(c.app.panes[0].copy.is_some());
+    assert!(c.app.panes[0].terminal.copy.is_some());
     c.app.on_key(key(KeyCode::Char('q')));
-    assert!(c.app.panes[0].copy.is_none());
-    assert_eq!(c.app.panes[0].term_scroll, 0);
+    assert!(c.app.panes[0].terminal.copy.is_none());
+    assert_eq!(c.app.panes[0].terminal.scroll, 0);
 }
 
 /// The text inside an OSC 52 sequence (`ESC ] 52 ; c ; base64 BEL`, maybe
@@ -288,7 +300,10 @@ fn ctrl_u_clears_the_draft_line_by_line() {
     assert_eq!(text(&c), "first\n");
     c.app.on_key(ctrl('u'));
     assert_eq!(text(&c), "");
-    assert!(c.app.outbox.is_empty(), "nothing was sent");
+    assert!(
+        c.app.outbox.runner_commands().is_empty(),
+        "nothing was sent"
+    );
 }
 
 #[test]
@@ -340,11 +355,11 @@ fn ctrl_r_is_the_programs_while_it_runs_and_restarts_it_once_it_exited() {
     let mut c = terminal(3);
     c.app.on_key(ctrl('r'));
     assert!(
-        matches!(c.app.outbox.as_slice(), [(0, RunnerCommand::Input(b))] if b.as_slice() == [0x12]),
+        matches!(c.app.outbox.runner_commands().as_slice(), [(0, RunnerCommand::Input(b))] if b.as_slice() == [0x12]),
         "{:?}",
         c.app.outbox
     );
-    c.app.outbox.clear();
+    c.app.outbox.clear_runner_commands();
     c.app.apply(ev(PaneEvent::Notice {
         level: DiagnosticLevel::Error,
         text: "agent stopped: exited with status 0".into(),
@@ -355,7 +370,10 @@ fn ctrl_r_is_the_programs_while_it_runs_and_restarts_it_once_it_exited() {
     assert!(s.contains("exited with status 0 · Ctrl+R restarts"), "{s}");
     c.app.on_key(ctrl('r'));
     assert!(
-        matches!(c.app.outbox.as_slice(), [(0, RunnerCommand::Restart)]),
+        matches!(
+            c.app.outbox.runner_commands().as_slice(),
+            [(0, RunnerCommand::Restart)]
+        ),
         "{:?}",
         c.app.outbox
     );

@@ -199,7 +199,11 @@ fn resume_picker_then_picking_an_older_session_shows_it_and_resumes_its_handle()
     assert!(c.transcript().contains("what is in src/"));
     c.typ("/resume");
     c.key(KeyCode::Enter);
-    assert!(c.app.outbox.is_empty(), "{:?}", c.app.outbox);
+    assert!(
+        c.app.outbox.runner_commands().is_empty(),
+        "{:?}",
+        c.app.outbox
+    );
     let menu = c.app.panes[0].picker.as_ref().expect("picker open");
     assert_eq!(menu.selected().unwrap().value, CURRENT);
     insta::assert_snapshot!("resume_picker", in_utc(&c.render(90, 18)));
@@ -212,7 +216,7 @@ fn resume_picker_then_picking_an_older_session_shows_it_and_resumes_its_handle()
     c.key(KeyCode::Enter);
     assert!(
         matches!(
-            c.app.outbox.as_slice(),
+            c.app.outbox.runner_commands().as_slice(),
             [(0, RunnerCommand::SwitchSession { session, resume: Some(h) })]
                 if session == OLDEST && h == "script_oldest"
         ),
@@ -244,7 +248,7 @@ fn resume_key_and_refusals() {
     c.key(KeyCode::Enter);
     assert!(
         matches!(
-            c.app.outbox.as_slice(),
+            c.app.outbox.runner_commands().as_slice(),
             [(0, RunnerCommand::SwitchSession { session, resume: None })] if session == MIDDLE
         ),
         "{:?}",
@@ -254,13 +258,17 @@ fn resume_key_and_refusals() {
     assert!(text.contains("write the release notes"), "{text}");
     assert!(text.contains("cannot resume its own sessions"), "{text}");
     // While a turn runs, switching is refused.
-    c.app.outbox.clear();
+    c.app.outbox.clear_runner_commands();
     c.app.apply(pane_event(PaneEvent::State(
         hive::runner::TurnState::Streaming,
     )));
     c.typ("/clear");
     c.key(KeyCode::Enter);
-    assert!(c.app.outbox.is_empty(), "{:?}", c.app.outbox);
+    assert!(
+        c.app.outbox.runner_commands().is_empty(),
+        "{:?}",
+        c.app.outbox
+    );
     assert!(c.transcript().contains("a turn is running"));
 }
 
@@ -271,7 +279,8 @@ fn clear_starts_a_new_session_id_and_empties_the_pane() {
     let mut c = console(&store, &agent, resumable());
     c.typ("/clear");
     c.key(KeyCode::Enter);
-    let [(0, RunnerCommand::SwitchSession { session, resume })] = c.app.outbox.as_slice() else {
+    let sent = c.app.outbox.runner_commands();
+    let [(0, RunnerCommand::SwitchSession { session, resume })] = sent.as_slice() else {
         panic!("{:?}", c.app.outbox);
     };
     assert!(resume.is_none());

@@ -503,8 +503,8 @@ fn permission_cards_and_answers() {
     typ(&mut app, "not now");
     insta::assert_snapshot!("card_deny_reason", render(&mut app, 70, 22));
     app.on_key(key(KeyCode::Enter));
-    assert_eq!(app.outbox.len(), 1);
-    match &app.outbox[0].1 {
+    assert_eq!(app.outbox.runner_commands().len(), 1);
+    match &app.outbox.runner_commands()[0].1 {
         RunnerCommand::Permission {
             request_id,
             decision,
@@ -521,7 +521,7 @@ fn permission_cards_and_answers() {
     }
     insta::assert_snapshot!("card_options", render(&mut app, 70, 22));
     app.on_key(key(KeyCode::Char('2')));
-    match &app.outbox[1].1 {
+    match &app.outbox.runner_commands()[1].1 {
         RunnerCommand::Permission {
             request_id,
             decision,
@@ -554,12 +554,12 @@ fn allow_keys_only_act_on_an_empty_composer() {
         }),
     ));
     typ(&mut app, "okay");
-    assert!(app.outbox.is_empty());
+    assert!(app.outbox.runner_commands().is_empty());
     assert_eq!(app.panes[0].composer_text(), "okay");
     app.panes[0].set_composer("");
     app.on_key(key(KeyCode::Char('a')));
     assert!(matches!(
-        &app.outbox[0].1,
+        &app.outbox.runner_commands()[0].1,
         RunnerCommand::Permission {
             decision: PermissionDecision::AllowAlways,
             ..
@@ -587,7 +587,12 @@ fn queue_is_visible_and_editable() {
     insta::assert_snapshot!("queue_manage", render(&mut app, 70, 16));
     app.on_key(KeyEvent::new(KeyCode::Up, KeyModifiers::SHIFT));
     app.on_key(key(KeyCode::Char('d')));
-    let cmds: Vec<_> = app.outbox.drain(..).map(|(_, c)| c).collect();
+    let cmds: Vec<_> = app
+        .outbox
+        .take_runner_commands()
+        .into_iter()
+        .map(|(_, c)| c)
+        .collect();
     assert!(
         matches!(
             cmds[0],
@@ -603,7 +608,7 @@ fn queue_is_visible_and_editable() {
     assert!(app.panes[0].queue_sel.is_none());
     app.on_key(alt(KeyCode::Up));
     assert!(matches!(
-        app.outbox[0].1,
+        app.outbox.runner_commands()[0].1,
         RunnerCommand::Queue(QueueEdit::PopLast)
     ));
     app.apply(ev(0, PaneEvent::Recalled("fifth".into())));
@@ -621,7 +626,10 @@ fn restored_queue_waits_for_enter_on_an_empty_composer() {
     app.restore(0, &mut history);
     insta::assert_snapshot!(render(&mut app, 70, 12));
     app.on_key(key(KeyCode::Enter));
-    assert!(matches!(app.outbox[0].1, RunnerCommand::DrainQueue));
+    assert!(matches!(
+        app.outbox.runner_commands()[0].1,
+        RunnerCommand::DrainQueue
+    ));
 }
 
 #[test]
@@ -632,16 +640,19 @@ fn submit_steer_interrupt_and_newlines() {
     typ(&mut app, "world");
     app.on_key(key(KeyCode::Enter));
     assert!(
-        matches!(&app.outbox[0].1, RunnerCommand::Submit { text, mode: SubmitMode::Auto } if text == "hello\nworld")
+        matches!(&app.outbox.runner_commands()[0].1, RunnerCommand::Submit { text, mode: SubmitMode::Auto } if text == "hello\nworld")
     );
     app.apply(ev(0, PaneEvent::State(TurnState::Streaming)));
     typ(&mut app, "now");
     app.on_key(alt(KeyCode::Char('s')));
     assert!(
-        matches!(&app.outbox[1].1, RunnerCommand::Submit { text, mode: SubmitMode::Steer } if text == "now")
+        matches!(&app.outbox.runner_commands()[1].1, RunnerCommand::Submit { text, mode: SubmitMode::Steer } if text == "now")
     );
     app.on_key(key(KeyCode::Esc));
-    assert!(matches!(app.outbox[2].1, RunnerCommand::Interrupt));
+    assert!(matches!(
+        app.outbox.runner_commands()[2].1,
+        RunnerCommand::Interrupt
+    ));
     // Up at the top of the composer walks the input history.
     app.on_key(key(KeyCode::Up));
     assert_eq!(app.panes[0].composer_text(), "now");
@@ -653,7 +664,7 @@ fn submit_steer_interrupt_and_newlines() {
 fn paste_never_sends() {
     let mut app = two();
     app.on_paste("line one\r\nline two\nline three");
-    assert!(app.outbox.is_empty());
+    assert!(app.outbox.runner_commands().is_empty());
     assert_eq!(
         app.panes[0].composer_text(),
         "line one\nline two\nline three"
@@ -682,7 +693,7 @@ fn focus_keys_mouse_and_attention() {
     assert_eq!(app.focus, 1);
     // Pane 4 finishes a turn while unfocused: marked until visited.
     app.apply(ev(3, completed(TurnStatus::Completed, None)));
-    assert!(app.panes[3].attention);
+    assert!(app.panes[3].attention.flagged);
     insta::assert_snapshot!("attention", render(&mut app, 120, 30));
     let r = app.geometry.panes[3].rect;
     app.on_mouse(MouseEvent {
@@ -692,7 +703,7 @@ fn focus_keys_mouse_and_attention() {
         modifiers: KeyModifiers::NONE,
     });
     assert_eq!(app.focus, 3);
-    assert!(!app.panes[3].attention);
+    assert!(!app.panes[3].attention.flagged);
 }
 
 #[test]
@@ -792,7 +803,10 @@ fn dead_failed_and_empty_panes() {
     app.panes[1].failed = Some("unknown provider `pty`; known providers: script".into());
     insta::assert_snapshot!(render(&mut app, 120, 16));
     app.on_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL));
-    assert!(matches!(app.outbox[0].1, RunnerCommand::Restart));
+    assert!(matches!(
+        app.outbox.runner_commands()[0].1,
+        RunnerCommand::Restart
+    ));
 }
 
 #[test]

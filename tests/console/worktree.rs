@@ -98,7 +98,7 @@ async fn pump(
     rx: &mut UnboundedReceiver<WorktreeEvent>,
     done: impl Fn(&App) -> bool,
 ) {
-    for req in app.git_outbox.drain(..) {
+    for req in app.outbox.take_git_requests() {
         svc.send(req).unwrap();
     }
     while !done(app) {
@@ -108,7 +108,7 @@ async fn pump(
             .expect("a git event")
             .expect("service alive");
         app.on_worktree(ev);
-        for req in app.git_outbox.drain(..) {
+        for req in app.outbox.take_git_requests() {
             svc.send(req).unwrap();
         }
     }
@@ -166,7 +166,7 @@ async fn two_demo_agents_work_apart_and_the_diff_view_brings_work_home() {
     });
     // The service works in order: once a later request is answered, the
     // turn's start snapshot is taken.
-    for req in app.git_outbox.drain(..) {
+    for req in app.outbox.take_git_requests() {
         svc.send(req).unwrap();
     }
     svc.send(WorktreeRequest::Diff {
@@ -201,7 +201,10 @@ async fn two_demo_agents_work_apart_and_the_diff_view_brings_work_home() {
     typ(&mut app, "/diff");
     app.on_key(key(KeyCode::Enter));
     assert_eq!(app.overlay, Overlay::Diff);
-    assert!(app.outbox.is_empty(), "/diff is not sent to the agent");
+    assert!(
+        app.outbox.runner_commands().is_empty(),
+        "/diff is not sent to the agent"
+    );
     pump(&mut app, &svc, &mut rx, loaded).await;
     insta::assert_snapshot!("diff_view_overall", render(&mut app, 100, 18));
     app.on_key(key(KeyCode::Down));
@@ -246,7 +249,7 @@ async fn overlapping_edits_warn_in_both_panes() {
     let wb = app.panes[1].worktree.clone().unwrap();
     std::fs::write(wa.path.join("README.md"), "# demo\n\nfirst, by a\nsecond\n").unwrap();
     std::fs::write(wb.path.join("README.md"), "# demo\n\nfirst, by b\nsecond\n").unwrap();
-    app.git_outbox.push(WorktreeRequest::CheckOverlaps);
+    app.outbox.git(WorktreeRequest::CheckOverlaps);
     pump(&mut app, &svc, &mut rx, |a| !a.overlaps.is_empty()).await;
     assert_eq!(app.overlaps.len(), 1);
     assert_eq!(
@@ -267,7 +270,10 @@ async fn overlapping_edits_warn_in_both_panes() {
         screen.contains("⚠ a also changed README.md (same lines)"),
         "{screen}"
     );
-    assert!(app.panes[1].attention, "the unfocused pane is flagged");
+    assert!(
+        app.panes[1].attention.flagged,
+        "the unfocused pane is flagged"
+    );
     insta::assert_snapshot!("worktree_panes_with_overlap", screen);
 
     // a goes home first; b's merge then conflicts, is reported with the
@@ -326,7 +332,7 @@ async fn restart_reuses_the_worktrees_and_keys_open_the_view() {
     assert_eq!(app.overlay, Overlay::Diff);
     app.on_key(key(KeyCode::Esc));
     app.set_focus(2);
-    app.git_outbox.clear();
+    app.outbox.clear_git_requests();
     app.on_key(key(KeyCode::F(3)));
     assert_eq!(app.overlay, Overlay::None);
     assert!(app.status.as_ref().unwrap().0.contains("no worktree"));
@@ -337,7 +343,7 @@ async fn restart_reuses_the_worktrees_and_keys_open_the_view() {
     app.on_key(key(KeyCode::Enter));
     assert_eq!(app.overlay, Overlay::None);
     assert!(app.status.as_ref().unwrap().0.contains("no worktree"));
-    assert!(app.outbox.is_empty(), "{:?}", app.outbox);
+    assert!(app.outbox.runner_commands().is_empty(), "{:?}", app.outbox);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -412,8 +418,8 @@ fn terminal_output_in_a_worktree_schedules_one_overlap_check() {
         event: PaneEvent::Terminal(Default::default()),
     });
     assert_eq!(app.overlap_check_at, Some(due), "one check per burst");
-    assert!(app.git_outbox.is_empty());
+    assert!(app.outbox.git_requests().is_empty());
     app.due_overlap_check();
-    assert_eq!(app.git_outbox, [WorktreeRequest::CheckOverlaps]);
+    assert_eq!(app.outbox.git_requests(), [&WorktreeRequest::CheckOverlaps]);
     assert!(app.overlap_check_at.is_none());
 }

@@ -6,6 +6,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use hive::app::state::App;
+use hive::app::command::AppCommand;
 use hive::app::{build_app, frame};
 use hive::config::{Config, ConfigSource};
 use hive::provider::Capabilities;
@@ -61,18 +62,20 @@ impl Console {
             return;
         };
         self.app.sync_term_views();
-        let (term, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.app.outbox)
-            .into_iter()
-            .partition(|(i, c)| {
-                *i == 0
-                    && matches!(
-                        c,
-                        RunnerCommand::TermView { .. } | RunnerCommand::CopyTerminal { .. }
-                    )
-            });
-        self.app.outbox = rest;
+        let term = self.app.outbox.drain_where(|c| {
+            matches!(
+                c,
+                AppCommand::Runner {
+                    pane: 0,
+                    cmd: RunnerCommand::TermView { .. } | RunnerCommand::CopyTerminal { .. }
+                }
+            )
+        });
         let mut events = Vec::new();
-        for (_, cmd) in term {
+        for c in term {
+            let AppCommand::Runner { cmd, .. } = c else {
+                continue;
+            };
             match cmd {
                 RunnerCommand::TermView { scroll, seen, hold } => events.push(PaneEvent::Terminal(
                     Box::new(owner.set_view(scroll, seen, hold)),

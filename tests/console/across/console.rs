@@ -83,7 +83,7 @@ impl Console {
     /// Hands the app's search requests to the worker and applies its
     /// events until the current query's full results are in.
     pub fn search_results(&mut self) {
-        for r in self.app.search.outbox.drain(..) {
+        for r in self.app.outbox.take_search_requests() {
             self.searcher.send(r);
         }
         while !self.app.search.done {

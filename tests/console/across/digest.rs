@@ -63,7 +63,7 @@ fn busy_elsewhere() -> Console {
 #[test]
 fn what_counts_as_unread() {
     let mut c = busy_elsewhere();
-    let u = &c.app.panes[1].unread;
+    let u = &c.app.panes[1].attention.unread;
     // Two tool calls and the answer; not the user's own message.
     assert_eq!(u.count, 3);
     assert_eq!(u.first, Some(1), "the first tool call, after the prompt");
@@ -80,7 +80,7 @@ fn what_counts_as_unread() {
     c.send(1, message("t1", "m1", Origin::Agent, "Fixed: all green."));
     c.send(1, message("t2", "u2", Origin::User, "and again"));
     c.send(1, message("t2", "s2", Origin::System, "resumed"));
-    assert_eq!(c.app.panes[1].unread.count, 3);
+    assert_eq!(c.app.panes[1].attention.unread.count, 3);
     c.send(
         1,
         PaneEvent::Notice {
@@ -90,13 +90,13 @@ fn what_counts_as_unread() {
     );
     c.send(1, started("t2"));
     c.send(1, failed("t2"));
-    let u = &c.app.panes[1].unread;
+    let u = &c.app.panes[1].attention.unread;
     assert_eq!((u.count, u.errors), (5, 2));
     assert_eq!(u.stop.as_deref(), Some("rate_limit"));
     // The focused pane never collects any.
     c.turn(0, 1, "hi", "ok", "done");
-    assert_eq!(c.app.panes[0].unread.count, 0);
-    assert!(c.app.panes[0].digest.is_none());
+    assert_eq!(c.app.panes[0].attention.unread.count, 0);
+    assert!(c.app.panes[0].attention.digest.is_none());
 }
 
 #[test]
@@ -112,8 +112,8 @@ fn focus_shows_the_digest_and_its_key_jumps_to_the_first_unread() {
     let mut c = busy_elsewhere();
     c.alt('2');
     let p = &c.app.panes[1];
-    assert_eq!(p.unread.count, 0, "looked at: the marker goes");
-    assert!(p.digest.is_some());
+    assert_eq!(p.attention.unread.count, 0, "looked at: the marker goes");
+    assert!(p.attention.digest.is_some());
     assert!(!c.render(120, 16).contains("● 3"));
     c.alt('z');
     let screen = c.render(160, 16);
@@ -127,7 +127,7 @@ fn focus_shows_the_digest_and_its_key_jumps_to_the_first_unread() {
     insta::assert_snapshot!("digest_line_narrow", c.render(120, 16));
     c.alt('u');
     let p = &c.app.panes[1];
-    assert!(p.digest.is_none(), "the jump closes the digest");
+    assert!(p.attention.digest.is_none(), "the jump closes the digest");
     assert_eq!(p.reveal, Some(1), "scrolls to the first unread item");
 }
 
@@ -136,12 +136,16 @@ fn esc_dismisses_the_digest_without_interrupting() {
     let mut c = busy_elsewhere();
     c.send(1, PaneEvent::State(hive::runner::TurnState::Streaming));
     c.alt('2');
-    assert!(c.app.panes[1].digest.is_some());
+    assert!(c.app.panes[1].attention.digest.is_some());
     c.key(KeyCode::Esc);
-    assert!(c.app.panes[1].digest.is_none());
-    assert!(c.app.outbox.is_empty(), "{:?}", c.app.outbox);
+    assert!(c.app.panes[1].attention.digest.is_none());
+    assert!(
+        c.app.outbox.runner_commands().is_empty(),
+        "{:?}",
+        c.app.outbox
+    );
     // Leaving the pane and coming back with nothing new: no digest.
     c.alt('1');
     c.alt('2');
-    assert!(c.app.panes[1].digest.is_none());
+    assert!(c.app.panes[1].attention.digest.is_none());
 }

@@ -69,6 +69,7 @@ fn one_prompt_goes_to_each_chosen_pane_as_a_typed_message() {
     let sent: Vec<(usize, String, SubmitMode)> = c
         .app
         .outbox
+        .runner_commands()
         .iter()
         .filter_map(|(i, cmd)| match cmd {
             RunnerCommand::Submit { text, mode } => Some((*i, text.clone(), *mode)),
@@ -85,7 +86,7 @@ fn one_prompt_goes_to_each_chosen_pane_as_a_typed_message() {
 /// Pane 2 answered, pane 3 answers still, pane 4 has it queued.
 fn answering() -> Console {
     let mut c = fanned();
-    c.app.outbox.clear();
+    c.app.outbox.clear_runner_commands();
     c.send(1, started("t1"));
     c.send(1, message("t1", "u1", Origin::User, PROMPT));
     c.app.now += Duration::from_secs(3);
@@ -162,11 +163,15 @@ fn a_failed_run_shows_its_error_and_hive_commands_are_not_fanned_out() {
     assert_eq!(o.answer, "[rate_limit] 429");
     // A hive command is not a prompt: nothing is sent.
     c.key(KeyCode::Esc);
-    c.app.outbox.clear();
+    c.app.outbox.clear_runner_commands();
     c.prefix('f');
     c.key(KeyCode::Enter);
     c.typ("/clear");
     c.key(KeyCode::Enter);
-    assert!(c.app.outbox.is_empty(), "{:?}", c.app.outbox);
+    assert!(
+        c.app.outbox.runner_commands().is_empty(),
+        "{:?}",
+        c.app.outbox
+    );
     assert_eq!(c.app.overlay, Overlay::None);
 }

@@ -2,6 +2,9 @@
 //! cards, composer and scroll request. Where and how it was drawn lives in
 //! the UI's view state (`ui::view`); the app reads it back as `Geometry`.
 
+mod attention;
+mod terminal;
+
 use std::collections::VecDeque;
 
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
@@ -16,6 +19,8 @@ use crate::event::Usage;
 use crate::files::FileFinder;
 use crate::provider::{Capabilities, PermissionRequest};
 use crate::runner::TurnState;
+pub use attention::Attention;
+pub use terminal::Terminal;
 
 pub struct Pane {
     pub agent: AgentConfig,
@@ -63,24 +68,12 @@ pub struct Pane {
     /// Transcript lines scrolled up from the bottom (0 = follow); clamped
     /// after each frame to what the view measured.
     pub scroll: usize,
-    /// Something happened while unfocused (turn ended, failed, asks, bell).
-    pub attention: bool,
+    /// Whether, and what, happened while the user looked elsewhere.
+    pub attention: Attention,
     /// Thinking and tool output shown in full.
     pub expanded: bool,
-    /// Terminal (PTY) panes: the child's screen.
-    pub terminal: Option<super::terminal::Terminal>,
-    pub term_scroll: usize,
-    /// Terminal panes: the scrollback's length when `term_scroll` was last
-    /// set, so new output does not move a scrolled-back view.
-    pub term_seen: usize,
-    /// Terminal panes: copy mode (prefix `[`), while it lasts.
-    pub copy: Option<super::copy_mode::CopyMode>,
-    /// Terminal panes: the runner's last word (stopped, restarted), shown
-    /// in the border until the next key goes to the child.
-    pub term_note: Option<String>,
-    /// The child's size as last sent with `Resize` (what the runner was
-    /// told, so it stays with the model).
-    pub term_size: Option<(u16, u16)>,
+    /// Terminal (PTY) panes: the child's screen and how it is shown.
+    pub terminal: Terminal,
     /// Scroll entry `n` into view at the next frame (a search jump).
     pub reveal: Option<usize>,
     /// Text to highlight in the transcript (the search that jumped here).
@@ -91,10 +84,6 @@ pub struct Pane {
     pub history_session: Option<String>,
     /// Images the next message carries (chips above the composer).
     pub attachments: Vec<crate::image::Image>,
-    /// What happened since the user last looked (`super::unread`).
-    pub unread: super::unread::Unread,
-    /// That tally, shown as a one-line digest once the pane is focused.
-    pub digest: Option<super::unread::Unread>,
 }
 
 impl Pane {
@@ -128,21 +117,14 @@ impl Pane {
             history_pos: None,
             draft: String::new(),
             scroll: 0,
-            attention: false,
+            attention: Attention::default(),
             expanded: false,
-            terminal: None,
-            term_scroll: 0,
-            term_seen: 0,
-            copy: None,
-            term_note: None,
-            term_size: None,
+            terminal: Terminal::default(),
             reveal: None,
             highlight: None,
             worktree: None,
             history_session: None,
             attachments: Vec::new(),
-            unread: Default::default(),
-            digest: None,
         };
         pane.model = pane.agent.model.clone();
         pane.effort = pane.agent.thinking.clone();
@@ -156,7 +138,7 @@ impl Pane {
     }
 
     pub fn is_terminal(&self) -> bool {
-        self.terminal.is_some()
+        self.terminal.screen.is_some()
     }
 
     pub fn is_busy(&self) -> bool {
@@ -259,10 +241,7 @@ impl Pane {
 
     /// Scrolls by `delta` rows, at most `max_scroll` (from the last frame).
     pub fn scroll_by(&mut self, delta: isize, max_scroll: usize) {
-        if let Some(t) = &self.terminal {
-            let len = super::copy_mode::scrollback_len(&t.screen);
-            self.term_scroll = self.term_scroll.saturating_add_signed(delta).min(len);
-            self.term_seen = len;
+        if self.terminal.scroll_by(delta) {
             return;
         }
         self.scroll = self.scroll.saturating_add_signed(delta).min(max_scroll);

@@ -1,0 +1,15 @@
+//! The attention part of a pane: whether something happened while the
+//! user looked elsewhere (the border marker), the tally of what
+//! (`unread`), and that tally as a digest once the pane is focused.
+
+use crate::app::unread::Unread;
+
+#[derive(Default)]
+pub struct Attention {
+    /// Something happened while unfocused (turn ended, failed, asks, bell).
+    pub flagged: bool,
+    /// What happened since the user last looked (`crate::app::unread`).
+    pub unread: Unread,
+    /// That tally, shown as a one-line digest once the pane is focused.
+    pub digest: Option<Unread>,
+}

@@ -1,0 +1,97 @@
+//! The terminal part of a pane: a PTY child's screen as the runner last
+//! sent it, and how the pane shows it (scrolled back, copy mode, the
+//! runner's last note, the size the child was told). The emulator itself is
+//! the runner's (its one owner): the pane asks it for another view
+//! (`RunnerCommand::TermView`) when the scroll changes. Conversation panes
+//! leave this empty.
+
+use crate::runner::RunnerCommand;
+use crate::runner::screen::ScreenUpdate;
+
+#[derive(Default)]
+pub struct Terminal {
+    /// The child's screen as last sent; `None` for conversation panes.
+    pub screen: Option<ScreenUpdate>,
+    /// The view (scroll, hold) last asked of the runner.
+    asked: (usize, bool),
+    /// Rows scrolled back into the emulator's scrollback (0 = live).
+    pub scroll: usize,
+    /// The scrollback's length when `scroll` was last set, so new output
+    /// does not move a scrolled-back view.
+    pub seen: usize,
+    /// Copy mode (prefix `[`), while it lasts.
+    pub copy: Option<crate::app::copy_mode::CopyMode>,
+    /// The runner's last word (stopped, restarted), shown in the border
+    /// until the next key goes to the child.
+    pub note: Option<String>,
+    /// The child's size as last sent with `Resize` (what the runner was
+    /// told, so it stays with the model).
+    pub size: Option<(u16, u16)>,
+}
+
+impl Terminal {
+    /// A (new) provider started with `screen`: the old screen's view goes;
+    /// the runner starts on the live screen, not holding.
+    pub fn attach(&mut self, screen: Option<ScreenUpdate>) {
+        self.asked = screen.as_ref().map_or((0, false), |s| (s.scroll, s.hold));
+        self.screen = screen;
+        self.size = None;
+        self.scroll = 0;
+        self.copy = None;
+    }
+
+    /// A new screen from the runner; it reports the view it now keeps.
+    pub fn update(&mut self, screen: ScreenUpdate) {
+        if self.screen.is_none() {
+            return;
+        }
+        self.asked = (screen.scroll, screen.hold);
+        self.screen = Some(screen);
+        self.hold_scrollback();
+    }
+
+    /// New output arrived: a view scrolled back (or in copy mode) stays on
+    /// the lines it shows, as in tmux, instead of drifting up with them
+    /// (the runner holds its view by the same rule).
+    pub fn hold_scrollback(&mut self) {
+        let Some(screen) = &self.screen else {
+            return;
+        };
+        if self.scroll == 0 && self.copy.is_none() {
+            return;
+        }
+        let len = screen.history;
+        self.scroll += len.saturating_sub(self.seen);
+        self.seen = len;
+    }
+
+    /// Scrolls the scrollback by `delta` rows; false for a pane without a
+    /// screen.
+    pub fn scroll_by(&mut self, delta: isize) -> bool {
+        let Some(screen) = &self.screen else {
+            return false;
+        };
+        let len = screen.history;
+        self.scroll = self.scroll.saturating_add_signed(delta).min(len);
+        self.seen = len;
+        true
+    }
+
+    /// The view to ask the runner for, when it differs from the one asked.
+    pub(in crate::app) fn view_request(&mut self) -> Option<RunnerCommand> {
+        let screen = self.screen.as_ref()?;
+        let want = (
+            self.scroll.min(screen.history),
+            self.scroll > 0 || self.copy.is_some(),
+        );
+        if want == self.asked {
+            return None;
+        }
+        self.asked = want;
+        Some(RunnerCommand::TermView {
+            scroll: want.0,
+            seen: self.seen,
+            hold: want.1,
+        })
+    }
+}

@@ -1,0 +1,22 @@
+//! What drawing one pane needs from the app besides the pane itself: a
+//! leaf, so the pane's pieces (`digest`, `pane`) can share it without
+//! importing each other.
+
+use super::theme::Theme;
+use crate::keymap::Keymap;
+
+/// What the pane renderer needs from the app.
+pub struct PaneCtx<'a> {
+    pub index: usize,
+    pub focused: bool,
+    pub theme: &'a Theme,
+    pub keymap: &'a Keymap,
+    pub full_view: bool,
+    pub spin: usize,
+    pub now: std::time::Instant,
+    /// Overlap warnings of this pane's worktree: (other agent, files).
+    pub overlaps: Vec<(String, String)>,
+    /// Narrower than the screen (side by side): its rows cannot be scrolled
+    /// on the terminal, so a streaming answer jump-scrolls.
+    pub narrow: bool,
+}
