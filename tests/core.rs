@@ -378,7 +378,7 @@ fn bad_config_names_file_line_column_and_expectation() {
     assert!(msg.contains("string"), "says what was expected: {msg}");
 
     let typo = "[[agent]]\nid = \"a\"\nprovider = \"script\"\nqueue_mod = \"queue\"\n";
-    let msg = Config::parse(typo, ConfigSource::Builtin)
+    let msg = Config::parse_checked(typo, ConfigSource::Builtin, &Registry::builtin())
         .unwrap_err()
         .to_string();
     assert!(msg.contains(":4:") && msg.contains("queue_mod"), "{msg}");
@@ -419,14 +419,15 @@ fn config_search_order_explicit_then_local_then_xdg_then_builtin() {
         "[[agent]]\nid = \"x\"\nprovider = \"script\"\nscript = \"s.toml\"\n",
     )
     .unwrap();
-    let c = Config::load(Some(&explicit)).unwrap();
+    let c = Config::load(Some(&explicit), &Registry::builtin()).unwrap();
     assert_eq!(c.source, ConfigSource::File(explicit));
     assert_eq!(
         c.agents[0].script.as_deref(),
         Some(dir.path().join("s.toml").as_path()),
         "relative to the file"
     );
-    let missing = Config::load(Some(&dir.path().join("nope.toml"))).unwrap_err();
+    let missing =
+        Config::load(Some(&dir.path().join("nope.toml")), &Registry::builtin()).unwrap_err();
     assert!(missing.to_string().contains("nope.toml"));
 }
 
