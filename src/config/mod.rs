@@ -430,7 +430,7 @@ fn agent_key_at(text: &str, index: usize, key: &str) -> Option<(usize, usize)> {
     let toml::de::DeValue::Array(agents) = agents.get_ref() else {
         return None;
     };
-    let toml::de::DeValue::Table(agent) = agents.iter().nth(index)?.get_ref() else {
+    let toml::de::DeValue::Table(agent) = agents.get(index)?.get_ref() else {
         return None;
     };
     let (k, _) = agent.iter().find(|(k, _)| k.get_ref() == key)?;
