@@ -58,7 +58,7 @@ use state::App;
 
 pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> {
     tty::check_tty()?;
-    let mut config = Config::load(config_path)?;
+    let mut config = Config::load(config_path, &Registry::builtin())?;
     let _log = init_logging();
     let worktrees = crate::worktree::prepare(&mut config.agents, config.worktrees.root.as_deref());
     tracing::info!(config = %config.source.describe(), agents = config.agents.len(), "console starting");
@@ -144,15 +144,8 @@ fn start_runners(
     socket: Option<&std::path::Path>,
     host: &mut crate::ops::OpsHost,
 ) -> (Vec<Option<RunnerHandle>>, worktree::GitLink) {
-    let mut registry = Registry::builtin();
-    // Direct agents with `hive_tools = true` call hive's operations.
-    registry.register(
-        "openai",
-        std::sync::Arc::new(
-            crate::provider::openai::OpenAiFactory::default()
-                .with_toolbox(crate::ops::meta::toolbox_factory(ops.clone())),
-        ),
-    );
+    // Providers that take hive's operations in-process get the host's.
+    let registry = Registry::builtin().with_toolbox(crate::ops::meta::toolbox_factory(ops.clone()));
     let mut runners = Vec::new();
     for (i, agent) in config.agents.iter().enumerate() {
         // A pane that failed before starting (no worktree) stays stopped.
@@ -175,7 +168,7 @@ fn start_runners(
             focused: i == app.focus,
         };
         let spec = ProviderSpec {
-            agent: crate::ops::mcp::with_hive_mcp(agent, socket),
+            agent: registry.with_hive_mcp(agent, socket),
             resume: history.resume.take(),
         };
         let started = registry

@@ -77,9 +77,10 @@ fn code_name(e: &ClientError) -> String {
 fn socket_path(cli: &super::Cli, args: &CtlArgs) -> Result<std::path::PathBuf, ClientError> {
     // The hive of the config `hive` would load here is the one meant when
     // several run (`--config` names it outright).
-    let label = crate::config::Config::load(cli.config.as_deref())
-        .ok()
-        .map(|c| crate::control::socket_label(&c.source));
+    let label =
+        crate::config::Config::load(cli.config.as_deref(), &crate::provider::Registry::builtin())
+            .ok()
+            .map(|c| crate::control::socket_label(&c.source));
     let prefer = match &label {
         Some(l) if cli.config.is_some() => Prefer::Only(l),
         Some(l) => Prefer::IfSeveral(l),

@@ -18,7 +18,7 @@ pub struct DoctorArgs {
 }
 
 pub(super) fn doctor(cli: &Cli, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
-    let report = match Config::load(cli.config.as_deref()) {
+    let report = match Config::load(cli.config.as_deref(), &crate::provider::Registry::builtin()) {
         Ok(config) => {
             let (_, warnings) = crate::app::build_app(&config);
             doctor::diagnose(&config, warnings, &Env::current())

@@ -12,6 +12,7 @@ use crate::history::import;
 use crate::history::store::{self, SessionEntry, Store};
 use crate::history::{PaneState, assemble, render};
 use crate::provider::import::Format;
+use clap::builder::TypedValueParser;
 
 #[derive(Debug, Subcommand)]
 pub enum HistoryCommand {
@@ -37,7 +38,9 @@ pub enum HistoryCommand {
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// The transcript's format.
+    /// The transcript's format: the provider that wrote it.
+    #[arg(value_parser = clap::builder::PossibleValuesParser::new(Format::names())
+        .try_map(|name| name.parse::<Format>()))]
     pub format: Format,
     /// The agent's own transcript file.
     pub path: PathBuf,

@@ -36,7 +36,7 @@ pub struct RunArgs {
 }
 
 pub(super) fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let config = Config::load(cli.config.as_deref())?;
+    let config = Config::load(cli.config.as_deref(), &Registry::builtin())?;
     let agent = in_worktree(&config, find_agent(&config, &args.agent)?)?;
     let factory = Registry::builtin().get(&agent.provider)?;
     let (options, resume) = open_session(cli, args, &config, &agent);

@@ -41,7 +41,7 @@ pub enum WorktreeCommand {
 }
 
 pub(super) fn worktree_cmd(cli: &Cli, args: &WorktreeArgs) -> anyhow::Result<ExitCode> {
-    let config = Config::load(cli.config.as_deref())?;
+    let config = Config::load(cli.config.as_deref(), &crate::provider::Registry::builtin())?;
     let root = config.worktrees.root.clone();
     let repos = repos(&config, args.repo.as_deref())?;
     let mut out = std::io::stdout().lock();

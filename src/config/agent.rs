@@ -16,8 +16,9 @@ pub enum QueueMode {
     Interrupt,
 }
 
+// No `deny_unknown_fields`: the keys no field names go to `settings`,
+// which the config checks against the providers' own keys.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct AgentConfig {
     /// Stable id: history, session state and `hive run --agent` use it.
     pub id: String,
@@ -70,38 +71,32 @@ pub struct AgentConfig {
     /// Provider-specific settings that have no common field.
     #[serde(default)]
     pub options: toml::Table,
-    /// `openai`: the Chat Completions endpoint (`…/v1`).
-    #[serde(default)]
-    pub base_url: Option<String>,
-    /// `openai`: the environment variable holding the API key (its value is
-    /// never logged).
-    #[serde(default)]
-    pub api_key_env: Option<String>,
-    /// `openai`: extra HTTP headers sent with every request.
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
-    /// `openai`: model calls per turn before it ends with `max-steps`.
-    #[serde(default)]
-    pub max_steps: Option<u32>,
-    #[serde(default)]
-    pub temperature: Option<f64>,
-    /// `openai`: `reasoning_effort` (falls back to `thinking`).
-    #[serde(default)]
-    pub reasoning_effort: Option<String>,
     /// Give the agent hive's operations as tools (docs/operations.md).
     #[serde(default)]
     pub hive_tools: bool,
     /// Pane ids this agent may message through hive's operations.
     #[serde(default)]
     pub can_message: Vec<String>,
-    /// `openai`: MCP servers whose tools the agent gets (stdio).
-    #[serde(default)]
-    pub mcp_servers: Vec<McpServerConfig>,
     /// Set by hive when it starts a `hive_tools` agent, never by config:
     /// the `hive mcp` server for this pane, which each provider adds to its
     /// agent's MCP config in the agent's own way.
     #[serde(skip)]
     pub hive_mcp: Option<McpServerConfig>,
+    /// Set by hive from `[limits] max_line_bytes`, never by the agent
+    /// table: the longest line its provider reads from the agent.
+    #[serde(skip, default = "default_max_line")]
+    pub max_line_bytes: usize,
+    /// The keys of the table that no field above names: its provider's own
+    /// settings, written directly on the agent table (`openai`'s
+    /// `base_url`, …). The provider reads them
+    /// (`provider::ProviderDescriptor::settings`); loading the config
+    /// rejects a key no provider knows (`Config::check`).
+    #[serde(flatten)]
+    pub settings: toml::Table,
+}
+
+fn default_max_line() -> usize {
+    super::DEFAULT_MAX_LINE
 }
 
 /// One stdio MCP server: `{ name, command, args, env }`.
@@ -146,16 +141,11 @@ impl AgentConfig {
             worktree: None,
             worktree_copy_uncommitted: false,
             options: toml::Table::new(),
-            base_url: None,
-            api_key_env: None,
-            headers: BTreeMap::new(),
-            max_steps: None,
-            temperature: None,
-            reasoning_effort: None,
             hive_tools: false,
             can_message: Vec::new(),
-            mcp_servers: Vec::new(),
             hive_mcp: None,
+            max_line_bytes: super::DEFAULT_MAX_LINE,
+            settings: toml::Table::new(),
         }
     }
 
@@ -191,6 +181,14 @@ impl AgentConfig {
             copy_uncommitted: self.worktree_copy_uncommitted,
             root: root.map(std::path::Path::to_owned),
         })
+    }
+
+    /// Sets one of the provider's own keys (`settings`) as the agent table
+    /// would (`a.set("base_url", "http://…")`).
+    pub fn set(&mut self, key: &str, value: impl Serialize) -> Result<(), toml::ser::Error> {
+        self.settings
+            .insert(key.to_owned(), toml::Value::try_from(value)?);
+        Ok(())
     }
 
     pub fn display_name(&self) -> &str {

@@ -37,6 +37,23 @@ pub enum ConfigError {
     },
 }
 
+/// What the providers read of an agent table beyond the common fields
+/// (`AgentConfig::settings`). The provider registry answers, so that the
+/// config names no provider.
+pub trait ProviderSettings {
+    /// Checks `agent.settings`: a key no provider reads, or a value its
+    /// provider cannot use, is an error naming the key.
+    fn check(&self, agent: &AgentConfig) -> Result<(), SettingsError>;
+}
+
+/// A setting of an agent table that cannot work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingsError {
+    /// The key (dotted below the agent table: `headers.X-Title`).
+    pub key: String,
+    pub message: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
@@ -208,8 +225,11 @@ impl Default for Limits {
     }
 }
 
+/// Default cap on one protocol line (`[limits] max_line_bytes`).
+pub const DEFAULT_MAX_LINE: usize = 64 << 20;
+
 fn default_max_line() -> usize {
-    crate::provider::process::DEFAULT_MAX_LINE
+    DEFAULT_MAX_LINE
 }
 
 fn default_theme() -> String {
@@ -266,37 +286,70 @@ impl Config {
         Self::parse(DEFAULT_CONFIG, ConfigSource::Builtin).expect("built-in config is valid")
     }
 
-    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+    pub fn from_file(path: &Path, providers: &dyn ProviderSettings) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
             path: path.display().to_string(),
             source,
         })?;
-        Self::parse(&text, ConfigSource::File(path.to_owned()))
+        Self::parse_checked(&text, ConfigSource::File(path.to_owned()), providers)
     }
 
     /// Loads by the search order: `explicit`, `./hive.toml`,
-    /// `$XDG_CONFIG_HOME/hive/config.toml`, the built-in default, and applies
-    /// its process-wide `limits`.
-    pub fn load(explicit: Option<&Path>) -> Result<Self, ConfigError> {
-        let config = Self::find(explicit)?;
-        crate::provider::process::set_max_line(config.limits.max_line_bytes);
-        Ok(config)
+    /// `$XDG_CONFIG_HOME/hive/config.toml`, the built-in default; each
+    /// agent's own settings checked by `providers` (`parse_checked`).
+    pub fn load(
+        explicit: Option<&Path>,
+        providers: &dyn ProviderSettings,
+    ) -> Result<Self, ConfigError> {
+        Self::find(explicit, providers)
     }
 
-    fn find(explicit: Option<&Path>) -> Result<Self, ConfigError> {
+    fn find(
+        explicit: Option<&Path>,
+        providers: &dyn ProviderSettings,
+    ) -> Result<Self, ConfigError> {
         if let Some(p) = explicit {
-            return Self::from_file(p);
+            return Self::from_file(p, providers);
         }
         let local = PathBuf::from("hive.toml");
         if local.is_file() {
-            return Self::from_file(&local);
+            return Self::from_file(&local, providers);
         }
         if let Some(p) = crate::paths::user_config_file()
             && p.is_file()
         {
-            return Self::from_file(&p);
+            return Self::from_file(&p, providers);
         }
         Ok(Self::builtin())
+    }
+
+    /// `parse`, then each agent's own settings checked by its provider
+    /// (`providers`, the provider registry): a key no provider reads is
+    /// an error at its line, as a misspelt common key is.
+    pub fn parse_checked(
+        text: &str,
+        source: ConfigSource,
+        providers: &dyn ProviderSettings,
+    ) -> Result<Self, ConfigError> {
+        let config = Self::parse(text, source)?;
+        for (i, agent) in config.agents.iter().enumerate() {
+            let Err(e) = providers.check(agent) else {
+                continue;
+            };
+            let path = config.source.describe();
+            let message = format!("agent `{}`: {}", agent.id, e.message);
+            let top = e.key.split('.').next().unwrap_or_default();
+            return Err(match agent_key_at(text, i, top) {
+                Some((line, column)) => ConfigError::Parse {
+                    path,
+                    line,
+                    column,
+                    message,
+                },
+                None => ConfigError::Invalid { path, message },
+            });
+        }
+        Ok(config)
     }
 
     pub fn agent(&self, id: &str) -> Option<&AgentConfig> {
@@ -346,6 +399,10 @@ impl Config {
                 None => invalid(message),
             });
         }
+        // Each agent's provider reads its lines with this cap (1 KiB at least).
+        for a in &mut self.agents {
+            a.max_line_bytes = self.limits.max_line_bytes.max(1024);
+        }
         // Relative paths are relative to the config file, not the shell.
         if let Some(base) = self.source.base_dir().map(Path::to_owned) {
             for a in &mut self.agents {
@@ -360,6 +417,24 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// Where `key` of the `index`th `[[agent]]` is written (1-based line and
+/// column), read again with spans.
+fn agent_key_at(text: &str, index: usize, key: &str) -> Option<(usize, usize)> {
+    let root = toml::de::DeTable::parse(text).ok()?;
+    let (_, agents) = root
+        .get_ref()
+        .iter()
+        .find(|(k, _)| k.get_ref() == "agent")?;
+    let toml::de::DeValue::Array(agents) = agents.get_ref() else {
+        return None;
+    };
+    let toml::de::DeValue::Table(agent) = agents.get(index)?.get_ref() else {
+        return None;
+    };
+    let (k, _) = agent.iter().find(|(k, _)| k.get_ref() == key)?;
+    Some(line_col(text, k.span().start))
 }
 
 /// Where the `id` of the `index`th `[[agent]]` is written (1-based line

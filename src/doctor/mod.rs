@@ -179,7 +179,7 @@ pub fn check_agent(agent: &AgentConfig, env: &Env) -> AgentReport {
         home: &env.home,
     };
     let mut checks = Vec::new();
-    match crate::provider::doctor::facts(agent, &probe) {
+    match crate::provider::Registry::builtin().facts(agent, &probe) {
         Ok(facts) => {
             let cwd = cwd(agent, env);
             // Without its cwd the agent cannot start; a dry start would only say so again.

@@ -6,16 +6,6 @@ use std::cmp::Ordering;
 
 const INSTALL_SCRIPT: &str = include_str!("../../scripts/install-agents.sh");
 
-/// Which npm package installs each program the providers start.
-const PROGRAMS: &[(&str, &str)] = &[
-    ("claude", "@anthropic-ai/claude-code"),
-    ("codex", "@openai/codex"),
-    ("gemini", "@google/gemini-cli"),
-    ("pi", "@mariozechner/pi-coding-agent"),
-    ("claude-code-acp", "@zed-industries/claude-code-acp"),
-    ("codex-acp", "@zed-industries/codex-acp"),
-];
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Pin {
     pub package: &'static str,
@@ -36,10 +26,11 @@ fn pinned() -> impl Iterator<Item = (&'static str, &'static str)> {
         })
 }
 
-/// The tested version of the program called `name` (a path's file name).
+/// The tested version of the program called `name` (a path's file name);
+/// the providers' descriptors say which npm package installs it.
 pub(super) fn pin_for(name: &str) -> Option<Pin> {
-    let (_, package) = PROGRAMS.iter().find(|(p, _)| *p == name)?;
-    let (_, version) = pinned().find(|(pkg, _)| pkg == package)?;
+    let package = crate::provider::Registry::builtin().npm_package(name)?;
+    let (_, version) = pinned().find(|(pkg, _)| *pkg == package)?;
     Some(Pin { package, version })
 }
 
@@ -69,7 +60,9 @@ mod tests {
         let claude = pin_for("claude").unwrap();
         assert_eq!(claude.package, "@anthropic-ai/claude-code");
         assert!(INSTALL_SCRIPT.contains(&format!("{}@{}", claude.package, claude.version)));
-        for (program, _) in PROGRAMS {
+        let registry = crate::provider::Registry::builtin();
+        for npm in registry.descriptors().flat_map(|d| d.npm) {
+            let program = npm.program;
             assert!(
                 pin_for(program).is_some(),
                 "{program} has no pin in the script"

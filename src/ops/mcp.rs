@@ -12,10 +12,6 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
-use crate::config::{AgentConfig, McpServerConfig};
 
 use super::remote::SocketOps;
 
@@ -75,72 +71,9 @@ impl ServerHandler for HiveMcp {
     }
 }
 
-/// The `hive mcp` server for a pane: this hive binary, this socket, this
-/// agent. `None` when hive cannot name its own executable.
-pub fn server_for(agent_id: &str, socket: &Path) -> Option<McpServerConfig> {
-    let exe = std::env::current_exe().ok()?;
-    Some(McpServerConfig {
-        name: "hive".into(),
-        command: exe.to_string_lossy().into_owned(),
-        args: vec![
-            "mcp".into(),
-            "--socket".into(),
-            socket.to_string_lossy().into_owned(),
-            "--agent".into(),
-            agent_id.into(),
-        ],
-        env: BTreeMap::new(),
-    })
-}
-
-/// The agent as its provider gets it: with `hive_mcp` set when it asks
-/// for hive's tools and is not the direct agent (which calls them
-/// in-process) and the socket is up.
-pub fn with_hive_mcp(agent: &AgentConfig, socket: Option<&Path>) -> AgentConfig {
-    let mut agent = agent.clone();
-    if agent.hive_tools && agent.provider != "openai" {
-        agent.hive_mcp = socket.and_then(|s| server_for(&agent.id, s));
-        if agent.hive_mcp.is_none() {
-            tracing::warn!(agent = %agent.id, "hive_tools: no control socket, so no hive mcp");
-        }
-    }
-    agent
-}
-
-/// Where a provider writes the MCP config file it points its agent at:
-/// `<state dir>/mcp/<agent>.<kind>.json`.
-pub fn config_file(agent_id: &str, kind: &str) -> PathBuf {
-    let safe: String = agent_id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    crate::paths::state_dir()
-        .join("mcp")
-        .join(format!("{safe}.{kind}.json"))
-}
-
-/// Writes an agent's MCP config: 0600 in a 0700 directory (it names the
-/// socket that drives hive).
-pub fn write_config(path: &Path, config: &Value) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::PermissionsExt;
-    if let Some(dir) = path.parent() {
-        crate::private::create_dir(dir)?;
-    }
-    let mut f = crate::private::file_options()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(path)?;
-    f.set_permissions(std::fs::Permissions::from_mode(crate::private::FILE_MODE))?;
-    f.write_all(serde_json::to_string_pretty(config)?.as_bytes())
-}
+/// The `hive mcp` server for a pane (hive sets it on the agents whose
+/// provider takes hive's operations through MCP: `provider::Registry`).
+pub use crate::provider::operations::server_for;
 
 /// Serves MCP on stdin/stdout until the client hangs up.
 pub async fn serve(ops: SocketOps) -> anyhow::Result<()> {

@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 
 use super::{Caller, HiveClient, HiveRequest, OPERATIONS, OpError, Ops, find};
 use crate::config::AgentConfig;
-use crate::provider::openai::tools::{ToolDef, ToolResult, Toolbox, ToolboxFactory};
+use crate::provider::toolbox::{ToolDef, ToolResult, Toolbox, ToolboxFactory};
 
 /// At most this many operations in one `hive_call`.
 const MAX_BATCH: usize = 16;

@@ -1,7 +1,8 @@
 //! What `hive doctor` needs to know about an agent's provider: the program
 //! hive would start, how the agent authenticates, and how to try starting
 //! it without running a turn. Each provider answers in its own
-//! `doctor.rs`; this file only dispatches by provider name.
+//! `doctor.rs`, named by its descriptor (`ProviderDescriptor::doctor`);
+//! this file holds the shape of the answer.
 
 use std::path::{Path, PathBuf};
 
@@ -66,31 +67,5 @@ impl Facts {
             auth: Some(auth),
             start: DryStart::Version,
         }
-    }
-}
-
-/// The facts for an agent, or why its config cannot work.
-pub fn facts(agent: &AgentConfig, probe: &Probe) -> Result<Facts, String> {
-    match agent.provider.as_str() {
-        "claude" => Ok(super::claude::doctor::facts(agent, probe)),
-        "codex" => Ok(super::codex::doctor::facts(agent, probe)),
-        "gemini" => Ok(super::gemini::doctor::facts(agent, probe)),
-        "pi" => Ok(super::pi::doctor::facts(agent, probe)),
-        "acp" => super::acp::doctor::facts(agent, probe),
-        "pty" => Ok(super::pty::doctor::facts(agent, probe)),
-        "script" => {
-            let Some(path) = &agent.script else {
-                return Err("provider `script` needs `script = \"path/to/scenario.toml\"`".into());
-            };
-            super::script::Scenario::load(path).map(|_| Facts {
-                program: None,
-                auth: None,
-                start: DryStart::None,
-            })
-        }
-        other => Err(format!(
-            "unknown provider `{other}`; known: {}",
-            super::Registry::builtin().names().join(", ")
-        )),
     }
 }

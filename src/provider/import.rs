@@ -1,32 +1,55 @@
-//! The transcript formats `hive import` reads: one `Importer` per provider
-//! that has one, registered here so history/ reaches them without knowing
-//! any agent's transcript shape.
+//! The transcript formats `hive import` reads: the `Importer` of each
+//! provider whose descriptor has one, so history/ reaches them without
+//! knowing any agent's transcript shape.
 
 use serde_json::Value;
 
-use super::{claude, codex, pi};
+use super::Registry;
 use crate::history::import::{Builder, Importer};
 
-/// Transcript formats hive reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Claude Code session JSONL (`~/.claude/projects/<dir>/<session>.jsonl`);
-    /// stream-json output works too.
-    Claude,
-    /// Codex rollout JSONL (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
-    Codex,
-    /// pi session JSONL (`~/.pi/agent/sessions/<dir>/*.jsonl`).
-    Pi,
+/// A transcript format hive reads: a provider whose descriptor has an
+/// importer, by the provider's name (`hive import claude …`).
+#[derive(Clone, Copy)]
+pub struct Format(&'static (dyn Importer + Sync));
+
+impl std::fmt::Debug for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Format").field(&self.0.name()).finish()
+    }
 }
 
 impl Format {
+    /// The format of provider `name`, if it has one.
+    pub fn named(name: &str) -> Option<Self> {
+        Registry::builtin().importer(name).map(Self)
+    }
+
+    /// The providers whose transcripts hive reads.
+    pub fn names() -> Vec<&'static str> {
+        let registry = Registry::builtin();
+        registry
+            .descriptors()
+            .filter(|d| d.importer.is_some())
+            .map(|d| d.name)
+            .collect()
+    }
+
     /// The provider's importer.
     pub fn importer(self) -> &'static dyn Importer {
-        match self {
-            Format::Claude => &claude::import::Transcript,
-            Format::Codex => &codex::import::Rollout,
-            Format::Pi => &pi::import::Session,
-        }
+        self.0
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, String> {
+        Self::named(name).ok_or_else(|| {
+            format!(
+                "no transcript format `{name}`; known: {}",
+                Self::names().join(", ")
+            )
+        })
     }
 }
 

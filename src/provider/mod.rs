@@ -3,7 +3,9 @@
 //! A provider is a tokio task that owns one agent (a child process, an HTTP
 //! client, a PTY). `ProviderCommand`s go in over a channel; canonical
 //! `StreamEvent`s and a few out-of-band `ProviderEvent`s come out. Knowledge of an
-//! agent's own protocol lives only in that agent's module below.
+//! agent's own protocol lives only in that agent's module below, which
+//! describes the provider to the rest of hive with a `ProviderDescriptor`
+//! (registry.rs).
 
 pub mod acp;
 pub mod channel;
@@ -16,18 +18,21 @@ pub mod import;
 pub(crate) mod json;
 pub mod oneshot;
 pub mod openai;
+pub mod operations;
 pub mod paced;
 pub mod pi;
 pub mod process;
 pub mod pty;
 pub mod reap;
+mod registry;
 pub mod script;
 mod sink;
 pub mod stderr;
+pub mod toolbox;
 
+pub use registry::{NpmProgram, OwnSettings, ProviderDescriptor, Registry};
 pub use sink::Sink;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -323,82 +328,13 @@ impl ProviderError {
     }
 }
 
-/// Writes the MCP config file at `path` that an agent with `hive_tools` is
-/// pointed at (`config` says what the agent reads of hive's server); nothing
-/// for an agent without. The agent cannot start without it, so a failure is
-/// its `ProviderError::Spawn` of `program`.
-pub(crate) fn write_mcp_config(
-    agent: &AgentConfig,
-    path: &std::path::Path,
-    program: &str,
-    config: fn(&crate::config::McpServerConfig) -> Value,
-) -> Result<(), ProviderError> {
-    let Some(server) = &agent.hive_mcp else {
-        return Ok(());
-    };
-    crate::ops::mcp::write_config(path, &config(server))
-        .map_err(|source| ProviderError::spawn(&agent.id, program, source))
-}
-
 /// What `ProviderFactory::spawn` gives: the running task, or why it cannot run.
 pub type Spawned = Result<ProviderHandle, ProviderError>;
 
-/// Builds provider tasks of one kind; the `Registry` knows it by name.
+/// Builds provider tasks of one kind; its descriptor in the `Registry`
+/// names it.
 pub trait ProviderFactory: Send + Sync {
     fn capabilities(&self, agent: &AgentConfig) -> Capabilities;
     /// Starts the provider task. Must be called inside a tokio runtime.
     fn spawn(&self, spec: ProviderSpec, events: EventSink) -> Spawned;
-}
-
-/// Provider names → factories (seed 002 AC-2.2).
-pub struct Registry {
-    factories: BTreeMap<&'static str, Arc<dyn ProviderFactory>>,
-}
-
-impl Registry {
-    pub fn empty() -> Self {
-        Self {
-            factories: BTreeMap::new(),
-        }
-    }
-
-    /// Every provider hive ships.
-    pub fn builtin() -> Self {
-        let mut r = Self::empty();
-        r.register("script", Arc::new(script::ScriptFactory));
-        r.register("pty", Arc::new(pty::PtyFactory));
-        r.register("codex", Arc::new(codex::CodexFactory));
-        r.register("gemini", Arc::new(gemini::GeminiFactory));
-        r.register("pi", Arc::new(pi::PiFactory));
-        r.register("acp", Arc::new(acp::AcpFactory));
-        r.register("claude", Arc::new(claude::ClaudeFactory));
-        r.register("openai", Arc::new(openai::OpenAiFactory::default()));
-        r
-    }
-
-    /// Makes `factory` the provider an agent names with `provider = "<name>"`
-    /// (replacing one registered under that name before).
-    pub fn register(&mut self, name: &'static str, factory: Arc<dyn ProviderFactory>) {
-        self.factories.insert(name, factory);
-    }
-
-    pub fn names(&self) -> Vec<&'static str> {
-        self.factories.keys().copied().collect()
-    }
-
-    pub fn get(&self, name: &str) -> Result<Arc<dyn ProviderFactory>, ProviderError> {
-        self.factories
-            .get(name)
-            .cloned()
-            .ok_or_else(|| ProviderError::Unknown {
-                name: name.to_owned(),
-                known: self.names().join(", "),
-            })
-    }
-}
-
-impl Default for Registry {
-    fn default() -> Self {
-        Self::builtin()
-    }
 }

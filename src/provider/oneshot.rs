@@ -328,8 +328,7 @@ mod tests {
         let spec = CommandSpec {
             program: "sh".into(),
             args: vec!["-c".into(), script.into()],
-            cwd: None,
-            env: Default::default(),
+            ..Default::default()
         };
         let mut run = Run::start(&spec, Some("hi"), &crate::provider::channel::channel().0)
             .await

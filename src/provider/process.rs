@@ -23,12 +23,27 @@ use crate::config::AgentConfig;
 const STDERR_TAIL_LINES: usize = 40;
 
 /// What to run.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct CommandSpec {
     pub program: String,
     pub args: Vec<String>,
     pub cwd: Option<PathBuf>,
     pub env: BTreeMap<String, String>,
+    /// The longest line read from it (`[limits] max_line_bytes`, which
+    /// the agent's config carries).
+    pub max_line: usize,
+}
+
+impl Default for CommandSpec {
+    fn default() -> Self {
+        Self {
+            program: String::new(),
+            args: Vec::new(),
+            cwd: None,
+            env: BTreeMap::new(),
+            max_line: crate::config::DEFAULT_MAX_LINE,
+        }
+    }
 }
 
 impl CommandSpec {
@@ -46,6 +61,7 @@ impl CommandSpec {
             args,
             cwd: agent.cwd.clone(),
             env,
+            max_line: agent.max_line_bytes,
         }
     }
 }
@@ -170,6 +186,7 @@ impl AgentProcess {
                 stderr,
                 Arc::clone(&stderr_tail),
                 spec.program.clone(),
+                spec.max_line,
             ));
         }
         let proc = Self {
@@ -180,7 +197,8 @@ impl AgentProcess {
             stderr_noise: &[],
             status: None,
         };
-        let mut lines = LineReader::new(AgentStdout::new(stdout, events.pace_reads())?);
+        let stdout = AgentStdout::new(stdout, events.pace_reads())?;
+        let mut lines = LineReader::with_max(stdout, spec.max_line);
         lines.gate(events);
         Ok((proc, lines))
     }
@@ -313,8 +331,9 @@ async fn collect_stderr(
     stderr: impl AsyncRead + Unpin,
     tail: Arc<Mutex<VecDeque<String>>>,
     program: String,
+    max_line: usize,
 ) {
-    let mut reader = LineReader::new(stderr);
+    let mut reader = LineReader::with_max(stderr, max_line);
     while let Ok(Some(line)) = reader.next_line().await {
         tracing::debug!(target: "agent_stderr", program = %program, "{line}");
         if let Ok(mut t) = tail.lock() {
@@ -324,17 +343,6 @@ async fn collect_stderr(
             t.push_back(line);
         }
     }
-}
-
-/// Default cap on one protocol line (`[limits] max_line_bytes`).
-pub const DEFAULT_MAX_LINE: usize = 64 << 20;
-
-static MAX_LINE: std::sync::atomic::AtomicUsize =
-    std::sync::atomic::AtomicUsize::new(DEFAULT_MAX_LINE);
-
-/// Sets the cap on one line for every reader created afterwards.
-pub fn set_max_line(bytes: usize) {
-    MAX_LINE.store(bytes.max(1024), std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Reads newline-terminated lines from an agent, which may send anything:
@@ -361,8 +369,9 @@ pub struct LineReader<R> {
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
+    /// A reader with the default cap (`[limits] max_line_bytes`).
     pub fn new(inner: R) -> Self {
-        Self::with_max(inner, MAX_LINE.load(std::sync::atomic::Ordering::Relaxed))
+        Self::with_max(inner, crate::config::DEFAULT_MAX_LINE)
     }
 
     pub fn with_max(inner: R, max: usize) -> Self {

@@ -190,6 +190,29 @@ impl Scenario {
     }
 }
 
+/// The `script` provider as the registry knows it: no program, no login,
+/// nothing to install; doctor loads the scenario.
+pub fn descriptor() -> super::ProviderDescriptor {
+    super::ProviderDescriptor {
+        doctor: doctor_facts,
+        ..super::ProviderDescriptor::bare("script", std::sync::Arc::new(ScriptFactory))
+    }
+}
+
+fn doctor_facts(
+    agent: &AgentConfig,
+    _: &super::doctor::Probe,
+) -> Result<super::doctor::Facts, String> {
+    let Some(path) = &agent.script else {
+        return Err("provider `script` needs `script = \"path/to/scenario.toml\"`".into());
+    };
+    Scenario::load(path).map(|_| super::doctor::Facts {
+        program: None,
+        auth: None,
+        start: super::doctor::DryStart::None,
+    })
+}
+
 pub struct ScriptFactory;
 
 impl ScriptFactory {

@@ -135,6 +135,49 @@ fn doctor_shell_scripted_unknown_and_no_cwd() {
     insta::assert_snapshot!(text);
 }
 
+/// An `openai` agent runs in hive: no program or login file to check,
+/// its own settings are its config (doctor once called it an unknown
+/// provider, issue #28).
+#[test]
+fn doctor_passes_an_openai_agent() {
+    let lab = Lab::new();
+    let mut direct = agent("direct", "openai");
+    direct.model = Some("gpt-4.1".into());
+    direct.set("base_url", "http://localhost:11434/v1").unwrap();
+    direct.set("max_steps", 20).unwrap();
+    let (text, ok) = lab.report(&[direct], &[]);
+    assert!(ok, "{text}");
+    assert!(!text.contains("unknown provider"), "{text}");
+
+    let mut bad = agent("bad", "openai");
+    bad.model = Some("gpt-4.1".into());
+    bad.set("max_steps", "many").unwrap();
+    let (text, ok) = lab.report(&[bad], &[]);
+    assert!(!ok);
+    assert!(text.contains("max_steps"), "{text}");
+}
+
+/// Every agent of the shipped example config names a provider doctor
+/// knows, and the example loads with each provider's own keys checked.
+#[test]
+fn the_example_config_names_only_known_providers() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/hive.example.toml");
+    let config = Config::load(Some(&path), &hive::provider::Registry::builtin()).unwrap();
+    assert!(config.agents.iter().any(|a| a.provider == "openai"));
+    let lab = Lab::new();
+    let report = doctor::diagnose(&config, Vec::new(), &lab.env(&[]));
+    for agent in &report.agents {
+        for check in &agent.checks {
+            assert!(
+                !check.detail.contains("unknown provider"),
+                "{}: {}",
+                agent.id,
+                check.detail
+            );
+        }
+    }
+}
+
 /// The binary: exit 1 when an agent cannot start, 0 when all can; JSON
 /// with the same verdict.
 #[test]

@@ -24,7 +24,7 @@ use tokio::sync::mpsc;
 fn agent(server: &Server) -> AgentConfig {
     let mut a = AgentConfig::new("oa", "openai");
     a.model = Some("test-model".into());
-    a.base_url = Some(server.base_url.clone());
+    a.set("base_url", server.base_url.clone()).unwrap();
     a
 }
 
@@ -338,7 +338,7 @@ async fn max_steps_ends_the_turn_with_max_steps() {
     let server = Server::start(vec![again(), again(), again()]);
     let factory = factory_with_tools();
     let mut a = agent(&server);
-    a.max_steps = Some(2);
+    a.set("max_steps", 2).unwrap();
     let mut p = Driven::start(&factory, a, None);
     let events = p.turn("loop forever").await;
     let (status, reason, _, _) = done(&events);
@@ -467,12 +467,16 @@ async fn headers_and_the_api_key_are_sent() {
     let server = Server::start(vec![answer_text("ok", 1, 1)]);
     let factory = factory_with_tools();
     let mut a = agent(&server);
-    a.api_key_env = Some("HIVE_OPENAI_TEST_KEY".into());
+    a.set("api_key_env", "HIVE_OPENAI_TEST_KEY").unwrap();
     a.env
         .insert("HIVE_OPENAI_TEST_KEY".into(), "sk-test".into());
-    a.headers.insert("X-Title".into(), "hive".into());
-    a.temperature = Some(0.2);
-    a.reasoning_effort = Some("low".into());
+    a.set(
+        "headers",
+        std::collections::BTreeMap::from([("X-Title", "hive")]),
+    )
+    .unwrap();
+    a.set("temperature", 0.2).unwrap();
+    a.set("reasoning_effort", "low").unwrap();
     a.system_prompt = Some("be brief".into());
     let mut p = Driven::start(&factory, a, None);
     p.turn("hi").await;
@@ -659,7 +663,11 @@ async fn mcp_servers_tools_are_offered_and_called_and_a_broken_one_is_reported()
             .collect(),
         env: Default::default(),
     };
-    a.mcp_servers = vec![mcp("fake", &[]), mcp("broken", &["--crash"])];
+    a.set(
+        "mcp_servers",
+        vec![mcp("fake", &[]), mcp("broken", &["--crash"])],
+    )
+    .unwrap();
     let mut p = Driven::start(&factory_with_tools(), a, None);
     let events = p.turn("add 2 and 3").await;
 

@@ -762,7 +762,12 @@ const MOCK_REPLY: &str = "**Mock reply.** This answer comes from `mockllm.py`.\n
 fn imports_a_claude_code_transcript() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::at(dir.path());
-    let recs = import_ok(&store, Format::Claude, "claude-transcript.jsonl", "cl");
+    let recs = import_ok(
+        &store,
+        Format::named("claude").unwrap(),
+        "claude-transcript.jsonl",
+        "cl",
+    );
     use Role::*;
     assert_eq!(roles(&recs), [User, Assistant, User, Assistant]);
     assert_eq!(recs[0].text(), "Remember the codeword PINEAPPLE.");
@@ -783,7 +788,12 @@ fn imports_a_claude_code_transcript() {
 fn imports_claude_tool_calls_thinking_and_results() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::at(dir.path());
-    let recs = import_ok(&store, Format::Claude, "claude-tool-stream.jsonl", "cl");
+    let recs = import_ok(
+        &store,
+        Format::named("claude").unwrap(),
+        "claude-tool-stream.jsonl",
+        "cl",
+    );
     use Role::*;
     assert_eq!(roles(&recs), [User, ToolResult, Assistant]);
     assert_eq!(
@@ -805,7 +815,12 @@ fn imports_claude_tool_calls_thinking_and_results() {
 fn imports_a_codex_rollout() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::at(dir.path());
-    let recs = import_ok(&store, Format::Codex, "codex-rollout.jsonl", "cx");
+    let recs = import_ok(
+        &store,
+        Format::named("codex").unwrap(),
+        "codex-rollout.jsonl",
+        "cx",
+    );
     use Role::*;
     // Developer instructions and <environment_context> are not user turns.
     assert_eq!(roles(&recs), [User, Assistant, User, Assistant]);
@@ -817,7 +832,12 @@ fn imports_a_codex_rollout() {
     assert_eq!(meta.usage.as_ref().unwrap().input, 9661);
     assert_eq!(meta.stop_reason.as_deref(), Some("completed"));
 
-    let recs = import_ok(&store, Format::Codex, "codex-rollout-tools.jsonl", "cx2");
+    let recs = import_ok(
+        &store,
+        Format::named("codex").unwrap(),
+        "codex-rollout-tools.jsonl",
+        "cx2",
+    );
     assert_eq!(
         roles(&recs),
         [
@@ -838,7 +858,12 @@ fn imports_a_codex_rollout() {
 fn imports_a_pi_session_and_can_make_it_current() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::at(dir.path());
-    let recs = import_ok(&store, Format::Pi, "pi-session.jsonl", "p");
+    let recs = import_ok(
+        &store,
+        Format::named("pi").unwrap(),
+        "pi-session.jsonl",
+        "p",
+    );
     use Role::*;
     assert_eq!(roles(&recs), [User, Assistant, User, Assistant]);
     let meta = recs[1].meta.as_ref().unwrap();
@@ -852,7 +877,12 @@ fn imports_a_pi_session_and_can_make_it_current() {
     );
 
     // Several pi assistant messages in one turn merge into one record.
-    let recs = import_ok(&store, Format::Pi, "pi-session-tools.jsonl", "p2");
+    let recs = import_ok(
+        &store,
+        Format::named("pi").unwrap(),
+        "pi-session-tools.jsonl",
+        "p2",
+    );
     assert_eq!(roles(&recs), [User, Assistant, User, ToolResult, Assistant]);
     assert_eq!(block_kinds(&recs[1]), ["thinking", "text"]);
     assert_eq!(block_kinds(&recs[4]), ["toolCall", "text"]);
@@ -867,7 +897,14 @@ fn imports_a_pi_session_and_can_make_it_current() {
     );
 
     // --activate: the pane continues the imported session, resuming pi's id.
-    let r = import::import(&store, Format::Pi, &fixture("pi-session.jsonl"), "p", true).unwrap();
+    let r = import::import(
+        &store,
+        Format::named("pi").unwrap(),
+        &fixture("pi-session.jsonl"),
+        "p",
+        true,
+    )
+    .unwrap();
     let h = history::open_pane_in(&store, &AgentConfig::new("p", "pi"), &opts());
     assert_eq!(h.session, r.session);
     assert_eq!(
@@ -883,7 +920,7 @@ fn importing_something_else_is_an_error_not_an_empty_session() {
     let store = Store::at(dir.path());
     let err = import::import(
         &store,
-        Format::Pi,
+        Format::named("pi").unwrap(),
         &fixture("codex-rollout.jsonl"),
         "x",
         false,
@@ -1116,7 +1153,7 @@ fn imported_claude_tool_results_and_usage_read_as_the_live_translator_reads_them
         "content": [{"type": "text", "text": "see"}, {"type": "image", "source": {}}]});
     let line = |kind: &str, ts: &str, message: serde_json::Value| json!({"type": kind, "sessionId": "s-img", "timestamp": ts, "message": message});
     let recs = import_lines(
-        Format::Claude,
+        Format::named("claude").unwrap(),
         &[
             line(
                 "user",
@@ -1165,7 +1202,7 @@ fn imported_pi_tool_results_read_as_the_live_translator_reads_them() {
     let content = json!([{"type": "text", "text": "line one\n"}, {"type": "text", "text": "line two"},
         {"type": "image", "data": ""}]);
     let recs = import_lines(
-        Format::Pi,
+        Format::named("pi").unwrap(),
         &[
             json!({"type": "session", "id": "s-pi"}),
             json!({"type": "message", "timestamp": 1, "message": {"role": "user", "content": "Read it."}}),

@@ -37,7 +37,7 @@ fn direct(id: &str, server: &Server, can_message: &[&str]) -> AgentConfig {
     let mut a = AgentConfig::new(id, "openai");
     a.name = Some(format!("{}{}", id[..1].to_uppercase(), &id[1..]));
     a.model = Some("test-model".into());
-    a.base_url = Some(server.base_url.clone());
+    a.set("base_url", server.base_url.clone()).unwrap();
     a.hive_tools = true;
     a.can_message = can_message.iter().map(|s| s.to_string()).collect();
     a

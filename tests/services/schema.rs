@@ -378,7 +378,7 @@ fn bad_config_names_file_line_column_and_expectation() {
     assert!(msg.contains("string"), "says what was expected: {msg}");
 
     let typo = "[[agent]]\nid = \"a\"\nprovider = \"script\"\nqueue_mod = \"queue\"\n";
-    let msg = Config::parse(typo, ConfigSource::Builtin)
+    let msg = Config::parse_checked(typo, ConfigSource::Builtin, &Registry::builtin())
         .unwrap_err()
         .to_string();
     assert!(msg.contains(":4:") && msg.contains("queue_mod"), "{msg}");
@@ -388,6 +388,35 @@ fn bad_config_names_file_line_column_and_expectation() {
         .unwrap_err()
         .to_string();
     assert!(msg.contains(":1:"), "{msg}");
+}
+
+/// Keys a provider reads directly on the agent table (`openai`'s) are its
+/// own to check: a bad value is an error at its line; another provider's
+/// key is let through as it always was; a key no provider reads is not.
+#[test]
+fn provider_keys_are_checked_by_their_provider() {
+    let r = Registry::builtin();
+    let ok = "[[agent]]\nid = \"o\"\nprovider = \"openai\"\nmodel = \"m\"\nbase_url = \"http://x/v1\"\nheaders = { X-Title = \"hive\" }\nmax_steps = 3\n[[agent.mcp_servers]]\nname = \"f\"\ncommand = \"f\"\n";
+    let c = Config::parse_checked(ok, ConfigSource::Builtin, &r).unwrap();
+    let own = hive::provider::openai::OpenAiSettings::from_agent(&c.agents[0]).unwrap();
+    assert_eq!(own.max_steps, Some(3));
+    assert_eq!(own.headers["X-Title"], "hive");
+    assert_eq!(own.mcp_servers[0].name, "f");
+
+    let bad = "[[agent]]\nid = \"o\"\nprovider = \"openai\"\nmodel = \"m\"\nmax_steps = \"many\"\n";
+    let msg = Config::parse_checked(bad, ConfigSource::Builtin, &r)
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains(":5:") && msg.contains("max_steps"), "{msg}");
+
+    let other = "[[agent]]\nid = \"c\"\nprovider = \"claude\"\nbase_url = \"http://x\"\n";
+    assert!(Config::parse_checked(other, ConfigSource::Builtin, &r).is_ok());
+
+    let unknown = "[[agent]]\nid = \"o\"\nprovider = \"openai\"\nbase_ur = \"http://x\"\n";
+    let msg = Config::parse_checked(unknown, ConfigSource::Builtin, &r)
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains(":4:") && msg.contains("base_ur"), "{msg}");
 }
 
 #[test]
@@ -419,14 +448,15 @@ fn config_search_order_explicit_then_local_then_xdg_then_builtin() {
         "[[agent]]\nid = \"x\"\nprovider = \"script\"\nscript = \"s.toml\"\n",
     )
     .unwrap();
-    let c = Config::load(Some(&explicit)).unwrap();
+    let c = Config::load(Some(&explicit), &Registry::builtin()).unwrap();
     assert_eq!(c.source, ConfigSource::File(explicit));
     assert_eq!(
         c.agents[0].script.as_deref(),
         Some(dir.path().join("s.toml").as_path()),
         "relative to the file"
     );
-    let missing = Config::load(Some(&dir.path().join("nope.toml"))).unwrap_err();
+    let missing =
+        Config::load(Some(&dir.path().join("nope.toml")), &Registry::builtin()).unwrap_err();
     assert!(missing.to_string().contains("nope.toml"));
 }
 

@@ -145,6 +145,26 @@ fn absolute_cwd(agent: &AgentConfig) -> Result<PathBuf, ProviderError> {
     Ok(cwd.canonicalize().unwrap_or(cwd))
 }
 
+/// The `acp` provider as the registry knows it: any ACP agent, hive's
+/// operations passed to it in `session/new` beside its own MCP servers.
+pub fn descriptor() -> super::ProviderDescriptor {
+    super::ProviderDescriptor {
+        doctor: doctor::facts,
+        npm: &[
+            super::NpmProgram {
+                program: "claude-code-acp",
+                package: "@zed-industries/claude-code-acp",
+            },
+            super::NpmProgram {
+                program: "codex-acp",
+                package: "@zed-industries/codex-acp",
+            },
+        ],
+        operations: super::operations::Operations::Mcp(None),
+        ..super::ProviderDescriptor::bare("acp", std::sync::Arc::new(AcpFactory))
+    }
+}
+
 pub struct AcpFactory;
 
 impl ProviderFactory for AcpFactory {
@@ -170,6 +190,7 @@ impl ProviderFactory for AcpFactory {
             args: lead.iter().chain(agent.args.iter()).cloned().collect(),
             cwd: Some(cwd.clone()),
             env: agent.env.clone(),
+            max_line: agent.max_line_bytes,
         };
         let (mut process, stdout) = AgentProcess::spawn_for(&agent.id, &command, &events)?;
         // `gemini --experimental-acp` writes Gemini CLI's usual start-up noise.
@@ -313,7 +334,8 @@ mod tests {
             AcpOptions::from_config(&agent).unwrap().mcp_servers.len(),
             1
         );
-        agent.hive_mcp = crate::ops::mcp::server_for("z", std::path::Path::new("/run/h.sock"));
+        agent.hive_mcp =
+            crate::provider::operations::server_for("z", std::path::Path::new("/run/h.sock"));
         let servers = AcpOptions::from_config(&agent).unwrap().mcp_servers;
         let hive = serde_json::to_value(&servers[1]).unwrap();
         assert_eq!(hive["name"], "hive");

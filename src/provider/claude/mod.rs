@@ -45,6 +45,21 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(300);
 /// Permission modes in which Claude never asks the host.
 const SILENT_MODES: &[&str] = &["bypassPermissions", "dontAsk"];
 
+/// The `claude` provider as the registry knows it. hive's operations
+/// reach Claude Code through an `--mcp-config` file hive writes.
+pub fn descriptor() -> super::ProviderDescriptor {
+    super::ProviderDescriptor {
+        doctor: |agent, probe| Ok(doctor::facts(agent, probe)),
+        importer: Some(&import::Transcript),
+        npm: &[super::NpmProgram {
+            program: "claude",
+            package: "@anthropic-ai/claude-code",
+        }],
+        operations: super::operations::Operations::Mcp(Some(MCP_CONFIG)),
+        ..super::ProviderDescriptor::bare("claude", std::sync::Arc::new(ClaudeFactory))
+    }
+}
+
 pub struct ClaudeFactory;
 
 /// The command line for `agent` (resuming `resume`), as documented in
@@ -103,10 +118,14 @@ pub fn command_spec(agent: &AgentConfig, resume: Option<&str>) -> CommandSpec {
 /// `mcp__hive__hive_call`, …).
 const HIVE_MCP: &str = "hive";
 
+/// The `--mcp-config` file: hive's server.
+const MCP_CONFIG: super::operations::McpFile = super::operations::McpFile {
+    kind: "claude",
+    render: mcp_config,
+};
+
 fn mcp_config_file(agent: &AgentConfig) -> String {
-    crate::ops::mcp::config_file(&agent.id, "claude")
-        .to_string_lossy()
-        .into_owned()
+    MCP_CONFIG.path(&agent.id).to_string_lossy().into_owned()
 }
 
 /// The `--mcp-config` file for a `hive_tools` agent.
@@ -169,8 +188,7 @@ impl ProviderFactory for ClaudeFactory {
 
     fn spawn(&self, spec: ProviderSpec, events: EventSink) -> Spawned {
         let cmd = command_spec(&spec.agent, spec.resume.as_deref());
-        let mcp = mcp_config_file(&spec.agent);
-        super::write_mcp_config(&spec.agent, mcp.as_ref(), &cmd.program, mcp_config)?;
+        MCP_CONFIG.write(&spec.agent, &cmd.program)?;
         let (process, stdout) = AgentProcess::spawn_for(&spec.agent.id, &cmd, &events)?;
         let translator = Translator::new(spec.resume.as_deref());
         let resuming = spec.resume.clone().map(|id| Resuming {
@@ -645,8 +663,10 @@ mod tests {
     fn hive_tools_add_an_mcp_config_file() {
         let mut agent = AgentConfig::new("arch", "claude");
         agent.allowed_tools = vec!["Read".into()];
-        agent.hive_mcp =
-            crate::ops::mcp::server_for("arch", std::path::Path::new("/run/hive/p.sock"));
+        agent.hive_mcp = crate::provider::operations::server_for(
+            "arch",
+            std::path::Path::new("/run/hive/p.sock"),
+        );
         let args = command_spec(&agent, None).args;
         let at = args.iter().position(|a| a == "--mcp-config").unwrap();
         assert!(args[at + 1].ends_with("mcp/arch.claude.json"), "{args:?}");

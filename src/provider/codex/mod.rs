@@ -29,6 +29,21 @@ pub use settings::{CodexSettings, Transport};
 /// The provider id in `response_start` and on thinking items.
 pub const PROVIDER_ID: &str = "codex";
 
+/// The `codex` provider as the registry knows it. hive's operations reach
+/// codex as an MCP server on its command line (`-c mcp_servers.hive…`).
+pub fn descriptor() -> super::ProviderDescriptor {
+    super::ProviderDescriptor {
+        doctor: |agent, probe| Ok(doctor::facts(agent, probe)),
+        importer: Some(&import::Rollout),
+        npm: &[super::NpmProgram {
+            program: "codex",
+            package: "@openai/codex",
+        }],
+        operations: super::operations::Operations::Mcp(None),
+        ..super::ProviderDescriptor::bare("codex", std::sync::Arc::new(CodexFactory))
+    }
+}
+
 pub struct CodexFactory;
 
 impl ProviderFactory for CodexFactory {

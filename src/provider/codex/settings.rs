@@ -60,6 +60,8 @@ pub struct CodexSettings {
     pub extra_args: Vec<String>,
     pub env: BTreeMap<String, String>,
     pub cwd: Option<PathBuf>,
+    /// The longest line read from codex (`[limits] max_line_bytes`).
+    pub max_line: usize,
     pub skip_git_repo_check: bool,
     /// SIGINT → SIGKILL grace of the exec transport; also how long the
     /// app-server transport waits for `turn/completed` after `turn/interrupt`.
@@ -253,6 +255,7 @@ impl CodexSettings {
             extra_args: agent.args.clone(),
             env: agent.env.clone(),
             cwd,
+            max_line: agent.max_line_bytes,
             skip_git_repo_check: opts.flag("skip_git_repo_check")?,
             interrupt_grace: opts.millis("interrupt_grace_ms", 500)?,
             startup_timeout: opts.millis("startup_timeout_ms", 30_000)?,
@@ -323,6 +326,7 @@ impl CodexSettings {
             args,
             cwd: self.cwd.clone(),
             env: self.env.clone(),
+            max_line: self.max_line,
         }
     }
 

@@ -48,6 +48,20 @@ const TIMING: Timing = Timing {
     settle: Duration::from_secs(5),
 };
 
+/// The `gemini` provider as the registry knows it. hive's operations
+/// reach Gemini CLI through a settings file hive writes (`MCP_SETTINGS`).
+pub fn descriptor() -> super::ProviderDescriptor {
+    super::ProviderDescriptor {
+        doctor: |agent, probe| Ok(doctor::facts(agent, probe)),
+        npm: &[super::NpmProgram {
+            program: "gemini",
+            package: "@google/gemini-cli",
+        }],
+        operations: super::operations::Operations::Mcp(Some(MCP_SETTINGS)),
+        ..super::ProviderDescriptor::bare("gemini", std::sync::Arc::new(GeminiFactory))
+    }
+}
+
 pub struct GeminiFactory;
 
 impl ProviderFactory for GeminiFactory {
@@ -63,8 +77,7 @@ impl ProviderFactory for GeminiFactory {
     }
 
     fn spawn(&self, spec: ProviderSpec, events: EventSink) -> Spawned {
-        let settings = mcp_settings_file(&spec.agent);
-        super::write_mcp_config(&spec.agent, &settings, "gemini", mcp_settings)?;
+        MCP_SETTINGS.write(&spec.agent, "gemini")?;
         let driver = Driver {
             established: spec.resume.is_some(),
             session: spec.resume,
@@ -81,9 +94,10 @@ impl ProviderFactory for GeminiFactory {
 /// and the project's settings still apply on top.
 const SETTINGS_ENV: &str = "GEMINI_CLI_SYSTEM_DEFAULTS_PATH";
 
-fn mcp_settings_file(agent: &AgentConfig) -> std::path::PathBuf {
-    crate::ops::mcp::config_file(&agent.id, "gemini")
-}
+const MCP_SETTINGS: super::operations::McpFile = super::operations::McpFile {
+    kind: "gemini",
+    render: mcp_settings,
+};
 
 /// The settings file: hive's server, trusted (its calls are bounded by
 /// `can_message`, so Gemini need not confirm each).
@@ -128,7 +142,7 @@ fn command(agent: &AgentConfig, prompt: &str, session: &SessionArg) -> CommandSp
         ("NO_COLOR".to_owned(), "1".to_owned()),
     ]);
     if agent.hive_mcp.is_some() {
-        let file = mcp_settings_file(agent);
+        let file = MCP_SETTINGS.path(&agent.id);
         env.insert(SETTINGS_ENV.into(), file.to_string_lossy().into_owned());
     }
     env.extend(agent.env.clone());
@@ -397,7 +411,8 @@ mod tests {
         let mut agent = AgentConfig::new("g", "gemini");
         let spec = command(&agent, "hi", &SessionArg::New("s".into()));
         assert!(!spec.env.contains_key(SETTINGS_ENV));
-        agent.hive_mcp = crate::ops::mcp::server_for("g", std::path::Path::new("/run/hive/p.sock"));
+        agent.hive_mcp =
+            crate::provider::operations::server_for("g", std::path::Path::new("/run/hive/p.sock"));
         let spec = command(&agent, "hi", &SessionArg::New("s".into()));
         assert!(spec.env[SETTINGS_ENV].ends_with("mcp/g.gemini.json"));
         let settings = mcp_settings(agent.hive_mcp.as_ref().unwrap());

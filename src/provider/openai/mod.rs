@@ -11,6 +11,7 @@
 
 mod mcp;
 mod resume;
+pub mod settings;
 mod step;
 pub mod tools;
 pub mod wire;
@@ -30,8 +31,9 @@ use crate::config::AgentConfig;
 use crate::event::{ErrorInfo, Payload, ResponseStatus, Usage, new_id};
 use crate::history::{PaneState, Store};
 pub use resume::messages_from_records;
+pub use settings::OpenAiSettings;
 pub use step::{MAX_RETRIES, StepError};
-use tools::{ToolDef, ToolResult, Toolbox, ToolboxFactory};
+use tools::{ToolResult, Toolbox, ToolboxFactory};
 use wire::{ChatMessage, ToolSpec};
 
 pub const PROVIDER_ID: &str = "openai";
@@ -56,20 +58,21 @@ pub struct Settings {
 
 impl Settings {
     pub fn from_agent(agent: &AgentConfig) -> Result<Self, String> {
+        let own = OpenAiSettings::from_agent(agent).map_err(|e| e.message)?;
         let model = agent
             .model
             .clone()
             .ok_or("`model` is required for provider `openai`")?;
-        let base_url = agent
+        let base_url = own
             .base_url
             .clone()
             .unwrap_or_else(|| DEFAULT_BASE_URL.into());
-        let key_env = agent
+        let key_env = own
             .api_key_env
             .clone()
             .or_else(|| (base_url == DEFAULT_BASE_URL).then(|| DEFAULT_KEY_ENV.into()));
         let mut headers = HeaderMap::new();
-        for (name, value) in &agent.headers {
+        for (name, value) in &own.headers {
             let n = HeaderName::from_bytes(name.as_bytes())
                 .map_err(|e| format!("header name `{name}`: {e}"))?;
             let v = HeaderValue::from_str(value).map_err(|e| format!("header `{name}`: {e}"))?;
@@ -89,7 +92,7 @@ impl Settings {
             v.set_sensitive(true);
             headers.insert(AUTHORIZATION, v);
         }
-        let max_steps = agent.max_steps.unwrap_or(DEFAULT_MAX_STEPS);
+        let max_steps = own.max_steps.unwrap_or(DEFAULT_MAX_STEPS);
         if max_steps == 0 {
             return Err("`max_steps` must be at least 1".into());
         }
@@ -98,11 +101,8 @@ impl Settings {
             model,
             headers,
             max_steps,
-            temperature: agent.temperature,
-            reasoning_effort: agent
-                .reasoning_effort
-                .clone()
-                .or_else(|| agent.thinking.clone()),
+            temperature: own.temperature,
+            reasoning_effort: own.reasoning_effort.or_else(|| agent.thinking.clone()),
             system_prompt: agent.system_prompt.clone(),
         })
     }
@@ -122,6 +122,33 @@ impl Settings {
 
     pub fn endpoint(&self) -> String {
         format!("{}/chat/completions", self.base_url.trim_end_matches('/'))
+    }
+}
+
+/// The `openai` provider as the registry knows it: no program (doctor
+/// checks its settings), its own keys on the agent table, hive's
+/// operations as an in-process toolbox.
+pub fn descriptor() -> super::ProviderDescriptor {
+    super::ProviderDescriptor {
+        doctor: |agent, _| {
+            OpenAiSettings::from_agent(agent).map_err(|e| e.message)?;
+            if agent.model.is_none() {
+                return Err("`model` is required for provider `openai`".into());
+            }
+            Ok(super::doctor::Facts {
+                program: None,
+                auth: None,
+                start: super::doctor::DryStart::None,
+            })
+        },
+        operations: super::operations::Operations::InProcess(|toolbox| {
+            Arc::new(OpenAiFactory::default().with_toolbox(toolbox))
+        }),
+        settings: super::OwnSettings {
+            keys: settings::KEYS,
+            check: OpenAiSettings::check,
+        },
+        ..super::ProviderDescriptor::bare(PROVIDER_ID, Arc::new(OpenAiFactory::default()))
     }
 }
 
@@ -163,7 +190,7 @@ impl ProviderFactory for OpenAiFactory {
         let toolbox = self.toolbox.as_ref().and_then(|f| f(&spec.agent));
         let tools = toolbox
             .as_ref()
-            .map(|t| t.definitions().iter().map(ToolDef::spec).collect())
+            .map(|t| t.definitions().iter().map(tools::spec).collect())
             .unwrap_or_default();
         let mut agent = Agent {
             settings,
@@ -175,6 +202,12 @@ impl ProviderFactory for OpenAiFactory {
             messages: Vec::new(),
             images: Vec::new(),
         };
+        let servers = (
+            OpenAiSettings::from_agent(&spec.agent)
+                .map(|s| s.mcp_servers)
+                .unwrap_or_default(),
+            spec.agent.cwd.clone(),
+        );
         // Read now, not in the task: the runner records the first message
         // of a turn as soon as it is sent, and that must not be replayed.
         let loaded = Start {
@@ -183,7 +216,6 @@ impl ProviderFactory for OpenAiFactory {
             resume: spec.resume,
         }
         .load();
-        let servers = (spec.agent.mcp_servers, spec.agent.cwd);
         Ok(ProviderHandle::spawn(move |rx| async move {
             agent
                 .add_mcp_servers(&servers.0, servers.1.as_deref())
@@ -340,7 +372,7 @@ impl Agent {
             Some(hive) => Arc::new(tools::Stack::new(vec![hive, mcp])),
             None => mcp,
         };
-        self.tools = toolbox.definitions().iter().map(ToolDef::spec).collect();
+        self.tools = toolbox.definitions().iter().map(tools::spec).collect();
         self.toolbox = Some(toolbox);
     }
 
@@ -520,12 +552,12 @@ mod tests {
         let mut a = AgentConfig::new("o", "openai");
         assert!(Settings::from_agent(&a).unwrap_err().contains("model"));
         a.model = Some("m".into());
-        a.api_key_env = Some("HIVE_TEST_SURELY_UNSET_KEY".into());
+        a.set("api_key_env", "HIVE_TEST_SURELY_UNSET_KEY").unwrap();
         let e = Settings::from_agent(&a).unwrap_err();
         assert!(e.contains("HIVE_TEST_SURELY_UNSET_KEY"), "{e}");
         a.env
             .insert("HIVE_TEST_SURELY_UNSET_KEY".into(), "sk-secret".into());
-        a.base_url = Some("http://127.0.0.1:9/v1/".into());
+        a.set("base_url", "http://127.0.0.1:9/v1/").unwrap();
         let s = Settings::from_agent(&a).unwrap();
         assert_eq!(s.endpoint(), "http://127.0.0.1:9/v1/chat/completions");
         assert_eq!(s.max_steps, DEFAULT_MAX_STEPS);
@@ -537,7 +569,7 @@ mod tests {
     fn a_local_server_needs_no_key() {
         let mut a = AgentConfig::new("o", "openai");
         a.model = Some("m".into());
-        a.base_url = Some("http://localhost:11434/v1".into());
+        a.set("base_url", "http://localhost:11434/v1").unwrap();
         a.thinking = Some("low".into());
         let s = Settings::from_agent(&a).unwrap();
         assert!(s.headers.get(AUTHORIZATION).is_none());

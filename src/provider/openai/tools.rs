@@ -1,6 +1,6 @@
-//! What the agent loop can call: a `Toolbox` offers tool definitions and runs
-//! calls. hive's operations (the four meta-tools of `crate::ops`) are one
-//! toolbox; tests bring their own. The loop never knows what a tool does.
+//! What the agent loop can call: the toolboxes (`provider::toolbox`) as
+//! Chat Completions tools, several stacked as one. The loop never knows
+//! what a tool does.
 
 use std::sync::Arc;
 
@@ -8,44 +8,19 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::wire::{FunctionSpec, ToolSpec};
-use crate::config::AgentConfig;
+pub use crate::provider::toolbox::{ToolDef, ToolResult, Toolbox, ToolboxFactory};
 
-/// A tool as the model sees it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolDef {
-    /// `^[a-zA-Z0-9_-]+$`: function names cannot contain dots.
-    pub name: String,
-    pub description: String,
-    /// JSON Schema of the arguments object.
-    pub parameters: Value,
-}
-
-impl ToolDef {
-    pub(crate) fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            kind: "function",
-            function: FunctionSpec {
-                name: self.name.clone(),
-                description: self.description.clone(),
-                parameters: self.parameters.clone(),
-            },
-        }
+/// A tool as the Chat Completions request lists it.
+pub(crate) fn spec(def: &ToolDef) -> ToolSpec {
+    ToolSpec {
+        kind: "function",
+        function: FunctionSpec {
+            name: def.name.clone(),
+            description: def.description.clone(),
+            parameters: def.parameters.clone(),
+        },
     }
 }
-
-/// The result of one call: text for the model, or an error it can read
-/// and react to (a failing tool never ends the turn).
-pub type ToolResult = Result<String, String>;
-
-pub trait Toolbox: Send + Sync {
-    fn definitions(&self) -> Vec<ToolDef>;
-    /// Runs one call. Dropping the future abandons it (the turn was
-    /// interrupted).
-    fn call(&self, name: &str, arguments: Value) -> BoxFuture<'static, ToolResult>;
-}
-
-/// Builds the toolbox of one agent (`None`: the agent gets no tools).
-pub type ToolboxFactory = Arc<dyn Fn(&AgentConfig) -> Option<Arc<dyn Toolbox>> + Send + Sync>;
 
 /// Several toolboxes as one (hive's meta-tools and the MCP servers'
 /// tools): a call goes to the first box that defines its name.

@@ -36,6 +36,20 @@ const EXIT_WAIT: Duration = Duration::from_secs(1);
 /// SIGTERM → SIGKILL when hive ends pi itself.
 const KILL_GRACE: Duration = Duration::from_millis(300);
 
+/// The `pi` provider as the registry knows it. pi has no MCP client, so
+/// hive's operations do not reach it.
+pub fn descriptor() -> super::ProviderDescriptor {
+    super::ProviderDescriptor {
+        doctor: |agent, probe| Ok(doctor::facts(agent, probe)),
+        importer: Some(&import::Session),
+        npm: &[super::NpmProgram {
+            program: "pi",
+            package: "@mariozechner/pi-coding-agent",
+        }],
+        ..super::ProviderDescriptor::bare("pi", std::sync::Arc::new(PiFactory))
+    }
+}
+
 pub struct PiFactory;
 
 impl ProviderFactory for PiFactory {
@@ -50,7 +64,7 @@ impl ProviderFactory for PiFactory {
         let steer = steer_command(&spec.agent)?;
         let cmd = command(&spec.agent, spec.resume.as_deref());
         let (proc, lines) = AgentProcess::spawn_for(&spec.agent.id, &cmd, &events)?;
-        if spec.agent.hive_mcp.is_some() {
+        if spec.agent.hive_tools {
             // pi has no MCP client (by design); say so rather than ignore it.
             events.diagnostic(
                 DiagnosticLevel::Warn,

@@ -41,6 +41,15 @@ const DRAIN: Duration = Duration::from_millis(500);
 /// Between SIGHUP and SIGKILL on `Kill`.
 const KILL_GRACE: Duration = Duration::from_millis(1000);
 
+/// The `pty` provider as the registry knows it: a terminal program, no
+/// hive operations.
+pub fn descriptor() -> super::ProviderDescriptor {
+    super::ProviderDescriptor {
+        doctor: |agent, probe| Ok(doctor::facts(agent, probe)),
+        ..super::ProviderDescriptor::bare("pty", std::sync::Arc::new(PtyFactory))
+    }
+}
+
 pub struct PtyFactory;
 
 impl ProviderFactory for PtyFactory {
