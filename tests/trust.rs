@@ -10,6 +10,8 @@ mod support;
 
 #[path = "trust/config.rs"]
 mod config;
+#[path = "trust/ctl.rs"]
+mod ctl;
 #[path = "trust/escapes.rs"]
 mod escapes;
 #[path = "trust/hung.rs"]
