@@ -24,6 +24,8 @@ mod orphans;
 mod protocol;
 #[path = "trust/suspend.rs"]
 mod suspend;
+#[path = "trust/worktrees.rs"]
+mod worktrees;
 
 use std::path::Path;
 use std::process::Command;
