@@ -26,6 +26,8 @@ mod protocol;
 mod suspend;
 #[path = "trust/worktrees.rs"]
 mod worktrees;
+#[path = "trust/zombies.rs"]
+mod zombies;
 
 use std::path::Path;
 use std::process::Command;
