@@ -20,6 +20,8 @@ mod hung;
 mod modes;
 #[path = "trust/orphans.rs"]
 mod orphans;
+#[path = "trust/planted.rs"]
+mod planted;
 #[path = "trust/protocol.rs"]
 mod protocol;
 #[path = "trust/suspend.rs"]
