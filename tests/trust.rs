@@ -12,6 +12,8 @@ mod support;
 mod config;
 #[path = "trust/ctl.rs"]
 mod ctl;
+#[path = "trust/durations.rs"]
+mod durations;
 #[path = "trust/escapes.rs"]
 mod escapes;
 #[path = "trust/hung.rs"]
