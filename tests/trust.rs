@@ -8,6 +8,8 @@
 #[path = "support/mod.rs"]
 mod support;
 
+#[path = "trust/caps.rs"]
+mod caps;
 #[path = "trust/config.rs"]
 mod config;
 #[path = "trust/ctl.rs"]

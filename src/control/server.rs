@@ -9,12 +9,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::hub::ControlRequest;
+use super::lines::{CappedLines, Line, MAX_REQUEST_BYTES};
 use super::protocol::{Call, CtlError, ErrorCode, Reply, Request};
 
 /// Events a `watch` may have queued before it counts as fallen behind.
@@ -136,8 +137,12 @@ async fn serve(
         );
         return write_reply(&mut write, None, Err(e)).await;
     }
-    let mut lines = BufReader::new(read).lines();
-    while let Some(line) = lines.next_line().await? {
+    let mut lines = CappedLines::new(read, MAX_REQUEST_BYTES);
+    while let Some(line) = lines.next().await? {
+        let line = match line {
+            Line::Text(t) => t,
+            Line::TooLong { .. } => return refuse_long_line(&mut write).await,
+        };
         if line.trim().is_empty() {
             continue;
         }
@@ -174,10 +179,10 @@ async fn serve(
                             return write_reply(&mut write, id, Err(e)).await;
                         }
                     },
-                    more = lines.next_line() => {
-                        if more?.is_none() {
-                            return Ok(());
-                        }
+                    more = lines.next() => match more? {
+                        None => return Ok(()),
+                        Some(Line::TooLong { .. }) => return refuse_long_line(&mut write).await,
+                        Some(Line::Text(_)) => {}
                     }
                 }
             }
@@ -190,6 +195,16 @@ async fn serve(
         write_reply(&mut write, id, outcome).await?;
     }
     Ok(())
+}
+
+/// A request line over the cap: said, then the connection is closed (what
+/// follows it cannot be trusted to be a request boundary).
+async fn refuse_long_line(w: &mut (impl AsyncWriteExt + Unpin)) -> io::Result<()> {
+    let e = CtlError::new(
+        ErrorCode::BadRequest,
+        format!("request line longer than {MAX_REQUEST_BYTES} bytes; closing the connection"),
+    );
+    write_reply(w, None, Err(e)).await
 }
 
 /// The app named the pane and its agent (`v`); the history itself is read

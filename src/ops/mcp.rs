@@ -144,7 +144,10 @@ pub fn write_config(path: &Path, config: &Value) -> std::io::Result<()> {
 
 /// Serves MCP on stdin/stdout until the client hangs up.
 pub async fn serve(ops: SocketOps) -> anyhow::Result<()> {
-    let service = HiveMcp { ops }.serve(rmcp::transport::stdio()).await?;
+    // stdin read with a cap: an oversized request gets an error reply.
+    let (io, written) = super::mcp_io::capped_stdio();
+    let service = HiveMcp { ops }.serve(io).await?;
     service.waiting().await?;
+    let _ = written.await;
     Ok(())
 }

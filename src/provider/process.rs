@@ -343,6 +343,12 @@ pub fn set_max_line(bytes: usize) {
     MAX_LINE.store(bytes.max(1024), std::sync::atomic::Ordering::Relaxed);
 }
 
+/// The cap on one line (`[limits] max_line_bytes`), for readers of other
+/// streams an agent or its server controls (the openai SSE reader).
+pub fn max_line() -> usize {
+    MAX_LINE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Reads newline-terminated lines from an agent, which may send anything:
 /// - invalid UTF-8 is replaced, not fatal;
 /// - lone UTF-16 surrogate escapes (`\ud83d` without its pair, as JavaScript
