@@ -22,6 +22,8 @@ mod escapes;
 mod hung;
 #[path = "trust/modes.rs"]
 mod modes;
+#[path = "trust/nosocket.rs"]
+mod nosocket;
 #[path = "trust/orphans.rs"]
 mod orphans;
 #[path = "trust/planted.rs"]

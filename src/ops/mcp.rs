@@ -98,13 +98,19 @@ pub fn server_for(agent_id: &str, socket: &Path) -> Option<McpServerConfig> {
 /// in-process) and the socket is up.
 pub fn with_hive_mcp(agent: &AgentConfig, socket: Option<&Path>) -> AgentConfig {
     let mut agent = agent.clone();
-    if agent.hive_tools && agent.provider != "openai" {
+    if wants_hive_mcp(&agent) {
         agent.hive_mcp = socket.and_then(|s| server_for(&agent.id, s));
         if agent.hive_mcp.is_none() {
             tracing::warn!(agent = %agent.id, "hive_tools: no control socket, so no hive mcp");
         }
     }
     agent
+}
+
+/// Whether `agent` reaches hive's operations through `hive mcp` (and so
+/// needs the control socket); direct agents get them in-process.
+pub fn wants_hive_mcp(agent: &AgentConfig) -> bool {
+    agent.hive_tools && agent.provider != "openai"
 }
 
 /// Where a provider writes the MCP config file it points its agent at:
