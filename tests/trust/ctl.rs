@@ -3,7 +3,7 @@
 //! write), a window title and a screen clear. No escape reaches the user's
 //! terminal in text output; `--json` keeps the exact text, escaped.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixListener;
 use std::path::Path;
 
@@ -86,6 +86,38 @@ fn ctl(dir: &Path, sock: &Path, args: &[&str]) -> (String, String) {
     )
 }
 
+/// `hive ctl` on a pseudo-terminal, as a user runs it: all it wrote.
+fn on_terminal(dir: &Path, sock: &Path, args: &[&str]) -> String {
+    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+    let size = PtySize {
+        rows: 40,
+        cols: 200,
+        pixel_width: 0,
+        pixel_height: 0,
+    };
+    let pair = native_pty_system().openpty(size).unwrap();
+    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_hive"));
+    cmd.arg("ctl");
+    cmd.arg("--socket");
+    cmd.arg(sock);
+    cmd.args(args);
+    cmd.cwd(dir);
+    cmd.env("XDG_CONFIG_HOME", dir.join("xdg"));
+    let mut child = pair.slave.spawn_command(cmd).unwrap();
+    drop(pair.slave);
+    let mut reader = pair.master.try_clone_reader().unwrap();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = reader.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+    let _ = child.wait();
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 #[test]
 fn agent_text_in_ctl_output_never_carries_an_escape() {
     let tmp = tempfile::tempdir().unwrap();
@@ -99,7 +131,13 @@ fn agent_text_in_ctl_output_never_carries_an_escape() {
         &["watch"],
         &["watch", "p1"],
     ] {
-        let (stdout, stderr) = ctl(dir, &sock, verb);
+        let (mut stdout, stderr) = ctl(dir, &sock, verb);
+        if verb[0] == "wait" {
+            // The answer itself is the agent's exact text in a pipe (as
+            // `hive history show`); on a terminal it is sanitized.
+            assert_eq!(stdout.trim_end(), EVIL);
+            stdout = on_terminal(dir, &sock, verb);
+        }
         for (name, text) in [("stdout", &stdout), ("stderr", &stderr)] {
             assert!(
                 !text.contains('\u{1b}') && !text.contains('\u{7}'),
