@@ -10,8 +10,8 @@ use clap::{Args, Subcommand};
 use serde_json::Value;
 
 use crate::control::client::{Client, ClientError, Prefer, discover};
-use crate::sanitize::{for_output, neutralize};
 use crate::control::protocol::{Call, EventLine, PaneInfo, TurnOutcome, WaitResult};
+use crate::sanitize::{for_output, neutralize};
 use crate::upsert::{Output, TurnEvent, Upsert, UpsertKind};
 
 #[derive(Debug, Args)]
@@ -61,7 +61,11 @@ pub(super) fn ctl(cli: &super::Cli, args: &CtlArgs) -> anyhow::Result<ExitCode> 
     match run(cli, args) {
         Ok(code) => Ok(code),
         Err(e) => {
-            eprintln!("hive ctl: {} [{}]", neutralize(&e.to_string()), code_name(&e));
+            eprintln!(
+                "hive ctl: {} [{}]",
+                neutralize(&e.to_string()),
+                code_name(&e)
+            );
             Ok(ExitCode::from(e.exit_code()))
         }
     }

@@ -373,8 +373,16 @@ impl Config {
     fn check_durations(&self) -> Result<(), String> {
         let ms = MAX_DURATION_S * 1000;
         let keys = [
-            ("processor.batch_timeout_ms", self.processor.batch_timeout_ms, ms),
-            ("processor.first_token_ms", self.processor.first_token_ms, ms),
+            (
+                "processor.batch_timeout_ms",
+                self.processor.batch_timeout_ms,
+                ms,
+            ),
+            (
+                "processor.first_token_ms",
+                self.processor.first_token_ms,
+                ms,
+            ),
             ("ui.interrupt_timeout_ms", self.ui.interrupt_timeout_ms, ms),
             ("ui.display_latency_ms", self.ui.display_latency_ms, ms),
             ("ui.stall_after_s", self.ui.stall_after_s, MAX_DURATION_S),

@@ -66,7 +66,8 @@ impl Host {
             .iter()
             .enumerate()
             .map(|(i, a)| {
-                let mut text = format!("no control socket ({why}): `hive ctl` cannot reach this hive");
+                let mut text =
+                    format!("no control socket ({why}): `hive ctl` cannot reach this hive");
                 if crate::ops::mcp::wants_hive_mcp(a) {
                     text.push_str("; hive_tools: this agent gets no hive operations");
                 }

@@ -118,14 +118,20 @@ mod tests {
         let input = format!("ok\n{}\nnext\r\n", "x".repeat(100));
         let mut lines = CappedLines::new(input.as_bytes(), 10);
         assert_eq!(lines.next().await.unwrap(), Some(Line::Text("ok".into())));
-        assert!(matches!(lines.next().await.unwrap(), Some(Line::TooLong { .. })));
+        assert!(matches!(
+            lines.next().await.unwrap(),
+            Some(Line::TooLong { .. })
+        ));
         assert_eq!(lines.next().await.unwrap(), Some(Line::Text("next".into())));
         assert_eq!(lines.next().await.unwrap(), None);
     }
 
     #[test]
     fn ids_are_found_at_the_start_of_a_line() {
-        assert_eq!(id_in(r#"{"jsonrpc":"2.0","id": 7,"method":"x","params":{"#), Some(7.into()));
+        assert_eq!(
+            id_in(r#"{"jsonrpc":"2.0","id": 7,"method":"x","params":{"#),
+            Some(7.into())
+        );
         assert_eq!(id_in(r#"{"id":"a-1","pad":"xxxx"#), Some("a-1".into()));
         assert_eq!(id_in(r#"{"method":"x","params":{"pad":"xxx"#), None);
     }

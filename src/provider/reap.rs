@@ -165,7 +165,10 @@ fn zombie_children() -> Vec<i32> {
         for t in tasks.flatten() {
             if let Ok(text) = std::fs::read_to_string(t.path().join("children")) {
                 listed = true;
-                kids.extend(text.split_whitespace().filter_map(|p| p.parse::<i32>().ok()));
+                kids.extend(
+                    text.split_whitespace()
+                        .filter_map(|p| p.parse::<i32>().ok()),
+                );
             }
         }
     }

@@ -320,7 +320,11 @@ pub fn prune(repo: &Path, root: Option<&Path>) -> Result<PruneReport, WorktreeEr
             continue;
         }
         // Ignored files (`.env`, local settings) are work git does not see.
-        let ignored = if w.missing { Vec::new() } else { ignored_files(&w.path)? };
+        let ignored = if w.missing {
+            Vec::new()
+        } else {
+            ignored_files(&w.path)?
+        };
         if let Some(first) = ignored.first() {
             report.kept.push((
                 w.agent_id.clone(),

@@ -66,9 +66,8 @@ fn an_endless_sse_line_from_the_model_server_is_cut_off() {
                 while !head.ends_with(b"\r\n\r\n") && conn.read(&mut b).unwrap_or(0) == 1 {
                     head.push(b[0]);
                 }
-                let _ = conn.write_all(
-                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\ndata: ",
-                );
+                let _ = conn
+                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\ndata: ");
                 // Up to 48 MiB of one line; a capped reader hangs up before.
                 let block = vec![b'x'; MIB];
                 let mut sent = 0;
@@ -90,7 +89,14 @@ fn an_endless_sse_line_from_the_model_server_is_cut_off() {
     )
     .unwrap();
     let mut child = hive(tmp.path())
-        .args(["--config", config.to_str().unwrap(), "run", "--agent", "o", "hi"])
+        .args([
+            "--config",
+            config.to_str().unwrap(),
+            "run",
+            "--agent",
+            "o",
+            "hi",
+        ])
         .env("OPENAI_API_KEY", "test")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -174,7 +180,14 @@ fn run_script(script: &str) -> String {
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
     }
     let mut child = hive(tmp.path())
-        .args(["--config", config.to_str().unwrap(), "run", "--agent", "a", "hi"])
+        .args([
+            "--config",
+            config.to_str().unwrap(),
+            "run",
+            "--agent",
+            "a",
+            "hi",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -189,7 +202,12 @@ fn run_script(script: &str) -> String {
         std::thread::sleep(Duration::from_millis(100));
     }
     let mut err = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
     err
 }
 

@@ -13,10 +13,20 @@ fn run_with(top: &str) -> (bool, String) {
     )
     .unwrap();
     let out = hive(tmp.path())
-        .args(["--config", path.to_str().unwrap(), "run", "--agent", "a", "hi"])
+        .args([
+            "--config",
+            path.to_str().unwrap(),
+            "run",
+            "--agent",
+            "a",
+            "hi",
+        ])
         .output()
         .unwrap();
-    (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 #[test]

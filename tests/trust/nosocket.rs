@@ -32,7 +32,13 @@ fn a_control_socket_that_cannot_be_made_is_said_in_the_console() {
     let words = |s: &str| {
         let s: String = s
             .chars()
-            .map(|c| if ('\u{2500}'..='\u{257f}').contains(&c) { ' ' } else { c })
+            .map(|c| {
+                if ('\u{2500}'..='\u{257f}').contains(&c) {
+                    ' '
+                } else {
+                    c
+                }
+            })
             .collect();
         s.split_whitespace().collect::<Vec<_>>().join(" ")
     };

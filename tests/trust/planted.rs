@@ -17,12 +17,23 @@ fn history_writer_refuses_a_planted_symlink() {
     .unwrap();
     let run = || {
         hive(dir)
-            .args(["--config", config.to_str().unwrap(), "run", "--agent", "a", "hi"])
+            .args([
+                "--config",
+                config.to_str().unwrap(),
+                "run",
+                "--agent",
+                "a",
+                "hi",
+            ])
             .output()
             .unwrap()
     };
     let first = run();
-    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
     let history = dir.join("data/history/a");
     let session = std::fs::read_dir(&history)
         .unwrap()

@@ -26,13 +26,27 @@ fn prune_keeps_a_users_unmounted_worktree_and_ignored_files() {
         .args(["run", "--agent", "a", "hello"])
         .output()
         .unwrap();
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     let wa = repo.join(".hive/worktrees/a");
     std::fs::write(wa.join(".env"), "API_KEY=secret\n").unwrap();
 
     // The user's own worktree, on a drive that is not mounted right now.
     let mine = base.join("usb/mine");
-    git(&repo, &["worktree", "add", "-q", "-b", "mine", mine.to_str().unwrap()]);
+    git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "mine",
+            mine.to_str().unwrap(),
+        ],
+    );
     std::fs::rename(base.join("usb"), base.join("usb-unmounted")).unwrap();
 
     let out = hive(&base)
@@ -41,7 +55,11 @@ fn prune_keeps_a_users_unmounted_worktree_and_ignored_files() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(
         wa.join(".env").is_file(),
         "an ignored file was deleted: {stdout}"

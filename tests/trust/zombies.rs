@@ -17,7 +17,9 @@ fn zombie_children(parent: i32) -> Vec<i32> {
         let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
             continue;
         };
-        let Some(close) = stat.rfind(')') else { continue };
+        let Some(close) = stat.rfind(')') else {
+            continue;
+        };
         let mut f = stat[close + 1..].split_whitespace();
         let (state, ppid) = (f.next(), f.next().and_then(|p| p.parse::<i32>().ok()));
         if state == Some("Z") && ppid == Some(parent) {

@@ -267,7 +267,9 @@ async fn read_stream(
         };
         let event = match next {
             Some(Ok(ev)) => ev,
-            Some(Err(eventsource_stream::EventStreamError::Transport(e @ SseError::TooLong(_)))) => {
+            Some(Err(eventsource_stream::EventStreamError::Transport(
+                e @ SseError::TooLong(_),
+            ))) => {
                 // The same server would send it again: no retry.
                 items.cancel(ctx, "refused");
                 return Err(Attempt::Fatal(ErrorInfo::new("transport", e.to_string())));
