@@ -235,24 +235,29 @@ impl SseCap {
     }
 }
 
+/// The response's bytes, ending in [`SseError::TooLong`] once an event
+/// passes `[limits] max_line_bytes`.
+fn capped(
+    response: reqwest::Response,
+) -> impl futures::Stream<Item = Result<impl AsRef<[u8]>, SseError>> {
+    let mut cap = SseCap::new(crate::provider::process::max_line());
+    response.bytes_stream().map(move |chunk| {
+        let chunk = chunk.map_err(SseError::Http)?;
+        if cap.feed(&chunk) {
+            Err(SseError::TooLong(cap.max))
+        } else {
+            Ok(chunk)
+        }
+    })
+}
+
 /// Reads the streamed answer into items, shown as they grow.
 async fn read_stream(
     response: reqwest::Response,
     ctx: &StepCtx<'_>,
 ) -> Result<StepOutput, Attempt> {
     let mut items = Items::default();
-    let mut cap = SseCap::new(crate::provider::process::max_line());
-    let mut events = response
-        .bytes_stream()
-        .map(move |chunk| {
-            let chunk = chunk.map_err(SseError::Http)?;
-            if cap.feed(&chunk) {
-                Err(SseError::TooLong(cap.max))
-            } else {
-                Ok(chunk)
-            }
-        })
-        .eventsource();
+    let mut events = capped(response).eventsource();
     loop {
         let next = tokio::select! {
             // Read on only while the runner keeps up (`channel::EventSink::room`).
