@@ -32,6 +32,8 @@ mod planted;
 mod protocol;
 #[path = "trust/suspend.rs"]
 mod suspend;
+#[path = "trust/watchers.rs"]
+mod watchers;
 #[path = "trust/worktrees.rs"]
 mod worktrees;
 #[path = "trust/zombies.rs"]

@@ -18,8 +18,11 @@ use super::hub::ControlRequest;
 use super::lines::{CappedLines, Line, MAX_REQUEST_BYTES};
 use super::protocol::{Call, CtlError, ErrorCode, Reply, Request};
 
-/// Events a `watch` may have queued before it counts as fallen behind.
+/// Events the hub may hand a `watch` before the server has taken them (it
+/// takes them at once; the bytes are bounded by [`WATCH_MAX_BYTES`]).
 const WATCH_BACKLOG: usize = 4096;
+/// Bytes of events a `watch` client may leave unread before it is cut off.
+const WATCH_MAX_BYTES: usize = 32 << 20;
 /// Other hives may already hold `<label>.sock`; after this many tries give up.
 const MAX_SUFFIX: usize = 32;
 
@@ -167,25 +170,28 @@ async fn serve(
                 continue;
             }
             // From here the connection only streams, until either side ends.
-            loop {
-                tokio::select! {
-                    ev = erx.recv() => match ev {
-                        Some(line) => write_line(&mut write, &line).await?,
-                        None => {
-                            let e = CtlError::new(
-                                ErrorCode::Unavailable,
-                                "the event stream ended: hive is quitting, or this watcher fell behind",
-                            );
-                            return write_reply(&mut write, id, Err(e)).await;
-                        }
-                    },
-                    more = lines.next() => match more? {
-                        None => return Ok(()),
-                        Some(Line::TooLong { .. }) => return refuse_long_line(&mut write).await,
-                        Some(Line::Text(_)) => {}
-                    }
+            let why = match stream_events(&mut write, &mut erx, &mut lines).await? {
+                StreamEnd::Hangup => return Ok(()),
+                StreamEnd::TooLong => return refuse_long_line(&mut write).await,
+                StreamEnd::Ended => {
+                    "the event stream ended: hive is quitting, or this watcher fell behind"
                 }
-            }
+                StreamEnd::Behind => {
+                    "this watcher fell too far behind (its backlog passed the limit); \
+                     watch again for a fresh start"
+                }
+            };
+            // Dropping the events' receiver here tells the hub this watcher is gone.
+            drop(erx);
+            let e = CtlError::new(ErrorCode::Unavailable, why);
+            // A line may have been cut mid-write: start the reason on a line
+            // of its own, and give up on a client that reads nothing.
+            let said = async {
+                write.write_all(b"\n").await?;
+                write_reply(&mut write, id, Err(e)).await
+            };
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), said).await;
+            return Ok(());
         }
         let history = matches!(request.call, Call::History { .. });
         let mut outcome = ask(&tx, request.call, None).await;
@@ -195,6 +201,63 @@ async fn serve(
         write_reply(&mut write, id, outcome).await?;
     }
     Ok(())
+}
+
+/// Why a `watch` stream stopped.
+enum StreamEnd {
+    /// The client hung up.
+    Hangup,
+    /// The client sent an over-long line.
+    TooLong,
+    /// The hub ended the stream (quitting, or its own queue was full).
+    Ended,
+    /// The client read too slowly: its backlog passed [`WATCH_MAX_BYTES`].
+    Behind,
+}
+
+/// Streams event lines to a watcher. Lines are taken from the hub's channel
+/// at once and queued here, counted in bytes (an update line can carry a
+/// whole turn's text, so a count of lines bounds nothing); a client whose
+/// backlog passes [`WATCH_MAX_BYTES`] is cut off instead of queued without
+/// bound. The writer runs beside the reading, in the same task.
+async fn stream_events<R: tokio::io::AsyncRead + Unpin>(
+    write: &mut (impl AsyncWriteExt + Unpin),
+    erx: &mut mpsc::Receiver<Arc<str>>,
+    lines: &mut CappedLines<R>,
+) -> io::Result<StreamEnd> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let queued = AtomicUsize::new(0);
+    let (wtx, mut wrx) = mpsc::unbounded_channel::<Arc<str>>();
+    let writer = async {
+        while let Some(line) = wrx.recv().await {
+            write_line(write, &line).await?;
+            queued.fetch_sub(line.len(), Ordering::Relaxed);
+        }
+        io::Result::Ok(())
+    };
+    tokio::pin!(writer);
+    loop {
+        tokio::select! {
+            r = &mut writer => {
+                r?;
+                return Ok(StreamEnd::Hangup);
+            }
+            ev = erx.recv() => match ev {
+                Some(line) => {
+                    let backlog = queued.fetch_add(line.len(), Ordering::Relaxed) + line.len();
+                    if backlog > WATCH_MAX_BYTES || wtx.send(line).is_err() {
+                        return Ok(StreamEnd::Behind);
+                    }
+                }
+                None => return Ok(StreamEnd::Ended),
+            },
+            more = lines.next() => match more? {
+                None => return Ok(StreamEnd::Hangup),
+                Some(Line::TooLong { .. }) => return Ok(StreamEnd::TooLong),
+                Some(Line::Text(_)) => {}
+            }
+        }
+    }
 }
 
 /// A request line over the cap: said, then the connection is closed (what
