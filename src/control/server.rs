@@ -162,7 +162,7 @@ async fn serve(
         };
         let id = Some(request.id);
         if matches!(request.call, Call::Watch { .. }) {
-            let (etx, mut erx) = mpsc::channel(WATCH_BACKLOG);
+            let (etx, erx) = mpsc::channel(WATCH_BACKLOG);
             let outcome = ask(&tx, request.call, Some(etx)).await;
             let ok = outcome.is_ok();
             write_reply(&mut write, id, outcome).await?;
@@ -170,28 +170,7 @@ async fn serve(
                 continue;
             }
             // From here the connection only streams, until either side ends.
-            let why = match stream_events(&mut write, &mut erx, &mut lines).await? {
-                StreamEnd::Hangup => return Ok(()),
-                StreamEnd::TooLong => return refuse_long_line(&mut write).await,
-                StreamEnd::Ended => {
-                    "the event stream ended: hive is quitting, or this watcher fell behind"
-                }
-                StreamEnd::Behind => {
-                    "this watcher fell too far behind (its backlog passed the limit); \
-                     watch again for a fresh start"
-                }
-            };
-            // Dropping the events' receiver here tells the hub this watcher is gone.
-            drop(erx);
-            let e = CtlError::new(ErrorCode::Unavailable, why);
-            // A line may have been cut mid-write: start the reason on a line
-            // of its own, and give up on a client that reads nothing.
-            let said = async {
-                write.write_all(b"\n").await?;
-                write_reply(&mut write, id, Err(e)).await
-            };
-            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), said).await;
-            return Ok(());
+            return watch(&mut write, erx, &mut lines, id).await;
         }
         let history = matches!(request.call, Call::History { .. });
         let mut outcome = ask(&tx, request.call, None).await;
@@ -200,6 +179,35 @@ async fn serve(
         }
         write_reply(&mut write, id, outcome).await?;
     }
+    Ok(())
+}
+
+/// A `watch` after its reply: events until either side ends, then why.
+async fn watch<R: tokio::io::AsyncRead + Unpin>(
+    write: &mut (impl AsyncWriteExt + Unpin),
+    mut erx: mpsc::Receiver<Arc<str>>,
+    lines: &mut CappedLines<R>,
+    id: Option<u64>,
+) -> io::Result<()> {
+    let why = match stream_events(write, &mut erx, lines).await? {
+        StreamEnd::Hangup => return Ok(()),
+        StreamEnd::TooLong => return refuse_long_line(write).await,
+        StreamEnd::Ended => "the event stream ended: hive is quitting, or this watcher fell behind",
+        StreamEnd::Behind => {
+            "this watcher fell too far behind (its backlog passed the limit); \
+             watch again for a fresh start"
+        }
+    };
+    // Dropping the events' receiver here tells the hub this watcher is gone.
+    drop(erx);
+    let e = CtlError::new(ErrorCode::Unavailable, why);
+    // A line may have been cut mid-write: start the reason on a line
+    // of its own, and give up on a client that reads nothing.
+    let said = async {
+        write.write_all(b"\n").await?;
+        write_reply(write, id, Err(e)).await
+    };
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), said).await;
     Ok(())
 }
 
