@@ -5,6 +5,8 @@
 #![allow(dead_code)]
 
 use hive::config::{Config, ConfigSource};
+use hive::control::lines::{CappedLines, Line, id_in};
+use hive::control::protocol::{EventLine, PaneInfo, Reply, Request, WaitResult};
 use hive::event::StreamEvent;
 use hive::history::{assemble, store};
 use hive::provider::acp::engine::{Engine, EngineConfig};
@@ -141,4 +143,48 @@ pub(crate) fn pty_scan(data: &[u8]) {
     s.scan(&bytes[at..], &mut tail);
     parts.extend(tail.into_iter().map(|(off, f)| (off + at, f)));
     assert_eq!(whole, parts);
+}
+
+/// The control socket: every line read as the server reads it (capped),
+/// parsed as a request, and as the replies and events `hive ctl` reads.
+pub(crate) fn control_request(data: &[u8]) {
+    for line in capped_lines(data, 4096) {
+        let Line::Text(line) = line else { continue };
+        let _ = serde_json::from_str::<Request>(&line);
+        if let Ok(reply) = serde_json::from_str::<Reply>(&line)
+            && let Some(v) = reply.result
+        {
+            let _ = serde_json::from_value::<PaneInfo>(v.clone());
+            let _ = serde_json::from_value::<WaitResult>(v);
+        }
+        let _ = serde_json::from_str::<EventLine>(&line);
+    }
+}
+
+/// `hive mcp`: every line read as its stdin pump reads it (capped, an
+/// over-long one answered with the id found in its head), parsed as rmcp
+/// parses a client's message.
+pub(crate) fn mcp_request(data: &[u8]) {
+    for line in capped_lines(data, 4096) {
+        match line {
+            Line::Text(line) => {
+                let _ = serde_json::from_str::<rmcp::model::ClientJsonRpcMessage>(&line);
+            }
+            Line::TooLong { head } => {
+                let _ = id_in(&head);
+            }
+        }
+    }
+}
+
+/// The lines of `data` through [`CappedLines`] with a cap of `max` bytes.
+fn capped_lines(data: &[u8], max: usize) -> Vec<Line> {
+    let mut lines = CappedLines::new(data, max);
+    let mut out = Vec::new();
+    futures::executor::block_on(async {
+        while let Ok(Some(l)) = lines.next().await {
+            out.push(l);
+        }
+    });
+    out
 }

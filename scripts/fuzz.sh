@@ -4,8 +4,11 @@
 #
 #   scripts/fuzz.sh SECONDS [TARGET...]
 #
-# Needs cargo-fuzz (`cargo install cargo-fuzz`) and a nightly toolchain; without
-# nightly, the stable one is used with RUSTC_BOOTSTRAP=1. Crashes land in
+# Installs what it needs: cargo-fuzz from crates.io (`cargo install cargo-fuzz
+# --locked`) when it is missing. A nightly toolchain is used when there is
+# one; without it (a fresh machine, or one that cannot download toolchains)
+# the stable one runs with RUSTC_BOOTSTRAP=1, with no sanitizer (`-s none`,
+# which needs no nightly std). Crashes land in
 # fuzz/artifacts/<target>/: copy each into tests/fixtures/fuzz/<target>/ (and fix
 # it) so tests/services/fuzz_regressions.rs keeps it fixed. A summary (executions and
 # findings per target) is printed and kept in fuzz/last-run.txt (rewritten
@@ -16,6 +19,11 @@ secs=${1:-60}
 shift || true
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root/fuzz"
+
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "== installing cargo-fuzz (crates.io)"
+    nice -n 19 cargo install cargo-fuzz --locked
+fi
 
 if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
     toolchain=(+nightly)

@@ -23,6 +23,8 @@ SOURCES = {
     "history_load": ["history"],
     "config_parse": ["history/hive.toml", "history/slow.toml", "../../config"],
     "pty_scan": ["pty"],
+    "control_request": ["ctl-wire"],
+    "mcp_request": ["mcp-wire"],
     "stream_event": [],  # one seed per line of events/*.jsonl, below
 }
 

@@ -28,6 +28,36 @@ pub fn file_options() -> OpenOptions {
     o
 }
 
+/// Opens `path` with `options`, never through a symlink (`O_NOFOLLOW`),
+/// and only if it is a regular file owned by this user: a link or a FIFO
+/// planted where hive keeps its files is refused with a clear error, not
+/// written through.
+pub fn open_own_file(options: &mut OpenOptions, path: &Path) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::MetadataExt;
+    let file = options
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => io::Error::other(
+                "a symlink, not a regular file: hive writes its files only in place",
+            ),
+            _ => e,
+        })?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::other("not a regular file"));
+    }
+    // SAFETY: geteuid(2) cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me {
+        return Err(io::Error::other(format!(
+            "owned by uid {}, not by this user (uid {me})",
+            meta.uid()
+        )));
+    }
+    Ok(file)
+}
+
 /// Drops group and other bits from `path` (not following a symlink).
 fn restrict(path: &Path, mode: u32) -> io::Result<()> {
     let meta = std::fs::symlink_metadata(path)?;

@@ -17,6 +17,8 @@
 //! and are not forwarded twice. When the real hive stops (job control), so
 //! does the supervisor, so the shell sees the job stop. `HIVE_NO_SUPERVISOR=1`
 //! runs hive directly (it is then still a subreaper that sweeps on exit).
+//! The real hive reaps the orphans it adopts while it runs
+//! (`reap::start_orphan_reaper`); the supervisor's wait loop reaps its own.
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -68,6 +70,8 @@ pub fn start() -> Option<ExitCode> {
                 }
             }
         }
+        // After the parent-death signal is set: that is per thread.
+        reap::start_orphan_reaper(crate::provider::process::is_tracked);
         return None;
     }
     match supervise(me) {
@@ -78,6 +82,7 @@ pub fn start() -> Option<ExitCode> {
             // SAFETY: single-threaded here.
             unsafe { std::env::set_var(ENV_OFF, "1") };
             reap::become_subreaper();
+            reap::start_orphan_reaper(crate::provider::process::is_tracked);
             None
         }
     }

@@ -280,6 +280,13 @@ async fn event_loop(
     let mut control = crate::control::Host::start(config, ops_tx.clone());
     let (runners, git) =
         start_runners(app, config, fresh, &tx, &ops_tx, control.socket(), &mut ops);
+    let registry = Registry::builtin();
+    for (i, text) in control.failure_notices(&config.agents, |a| registry.wants_hive_mcp(a)) {
+        if let Some(p) = app.panes.get_mut(i) {
+            p.transcript
+                .notice(crate::provider::DiagnosticLevel::Warn, text);
+        }
+    }
     let (search_tx, search_rx) = mpsc::unbounded_channel();
     let searcher = crate::search::Searcher::spawn(move |ev| {
         let _ = search_tx.send(ev);

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::control::client::{Client, ClientError, Prefer, discover};
 use crate::control::protocol::{Call, EventLine, PaneInfo, TurnOutcome, WaitResult};
+use crate::sanitize::{for_output, neutralize};
 use crate::upsert::{Output, TurnEvent, Upsert, UpsertKind};
 
 #[derive(Debug, Args)]
@@ -60,7 +61,11 @@ pub(super) fn ctl(cli: &super::Cli, args: &CtlArgs) -> anyhow::Result<ExitCode> 
     match run(cli, args) {
         Ok(code) => Ok(code),
         Err(e) => {
-            eprintln!("hive ctl: {e} [{}]", code_name(&e));
+            eprintln!(
+                "hive ctl: {} [{}]",
+                neutralize(&e.to_string()),
+                code_name(&e)
+            );
             Ok(ExitCode::from(e.exit_code()))
         }
     }
@@ -124,7 +129,7 @@ fn run(cli: &super::Cli, args: &CtlArgs) -> Result<ExitCode, ClientError> {
         // On stderr, so scripts reading events are undisturbed; it also
         // says the subscription is live.
         eprintln!("hive ctl: watching {} (Ctrl-C stops)", path.display());
-        return watch(&mut client, &mut out, args.json, pane.is_some(), tty);
+        return watch(&mut client, &mut out, args.json, pane.is_some());
     }
     let mut code = ExitCode::SUCCESS;
     let text = if args.json {
@@ -149,7 +154,11 @@ fn run(cli: &super::Cli, args: &CtlArgs) -> Result<ExitCode, ClientError> {
                 let w: WaitResult = parse(&result)?;
                 if w.status != TurnOutcome::Completed {
                     code = ExitCode::FAILURE;
-                    eprintln!("hive ctl: turn {} {}", w.turn_id, outcome_text(&w));
+                    eprintln!(
+                        "hive ctl: turn {} {}",
+                        neutralize(&w.turn_id),
+                        outcome_text(&w)
+                    );
                 }
                 printable(&w.text, tty).into_owned()
             }
@@ -177,7 +186,6 @@ fn watch(
     out: &mut impl Write,
     json: bool,
     one_pane: bool,
-    tty: bool,
 ) -> Result<ExitCode, ClientError> {
     let io = |e: std::io::Error| ClientError::Unreachable(format!("writing output: {e}"));
     while let Some(line) = client.next_line()? {
@@ -193,7 +201,7 @@ fn watch(
         let text = if json {
             watch_json(&ev, one_pane)
         } else {
-            watch_line(&ev, tty)
+            watch_line(&ev)
         };
         writeln!(out, "{text}").map_err(io)?;
         out.flush().map_err(io)?;
@@ -210,31 +218,41 @@ fn watch_json(ev: &EventLine, one_pane: bool) -> String {
     v.to_string()
 }
 
-fn watch_line(ev: &EventLine, tty: bool) -> String {
-    let p = &ev.pane;
+fn watch_line(ev: &EventLine) -> String {
+    let p = neutralize(&ev.pane);
     match &ev.event {
         Output::Turn(TurnEvent::TurnStarted {
             turn_id, model_id, ..
-        }) => format!("{p}  turn_started   {turn_id}  {model_id}"),
+        }) => format!(
+            "{p}  turn_started   {}  {}",
+            neutralize(turn_id),
+            neutralize(model_id)
+        ),
         Output::Turn(TurnEvent::TurnComplete {
             turn_id, status, ..
-        }) => format!("{p}  turn_complete  {turn_id}  {}", enum_name(status)),
+        }) => format!(
+            "{p}  turn_complete  {}  {}",
+            neutralize(turn_id),
+            enum_name(status)
+        ),
         Output::Turn(TurnEvent::TurnError {
             turn_id,
             error_code,
             error_message,
             ..
         }) => format!(
-            "{p}  turn_error     {turn_id}  [{error_code}] {}",
-            one_line(error_message, tty)
+            "{p}  turn_error     {}  [{}] {}",
+            neutralize(turn_id),
+            neutralize(error_code),
+            one_line(error_message)
         ),
         Output::Upsert(u) => {
             // An update carries everything so far: its end is what is new.
             let text = |s: &str| {
                 if u.status == crate::upsert::UpsertStatus::Update {
-                    tail_line(s, tty)
+                    tail_line(s)
                 } else {
-                    one_line(s, tty)
+                    one_line(s)
                 }
             };
             let what = match &u.kind {
@@ -248,10 +266,10 @@ fn watch_line(ev: &EventLine, tty: bool) -> String {
                     tool_name, output, ..
                 } => format!(
                     "tool {}{}",
-                    one_line(tool_name, tty),
+                    one_line(tool_name),
                     output
                         .as_deref()
-                        .map(|o| format!(" → {}", one_line(o, tty)))
+                        .map(|o| format!(" → {}", one_line(o)))
                         .unwrap_or_default()
                 ),
             };
@@ -268,40 +286,41 @@ fn list_line(p: &PaneInfo) -> String {
     };
     format!(
         "{:<12} {:<10} {:<20} {:>2} queued  {}",
-        p.id,
+        neutralize(&p.id),
         state,
-        p.model.as_deref().unwrap_or("-"),
+        neutralize(p.model.as_deref().unwrap_or("-")),
         p.queue.len(),
-        p.name
+        neutralize(&p.name)
     )
 }
 
 fn status_text(p: &PaneInfo) -> String {
+    let text = |s: &str| neutralize(s).into_owned();
     let mut lines = vec![
-        format!("pane:      {}", p.id),
-        format!("name:      {}", p.name),
-        format!("provider:  {}", p.provider),
-        format!("model:     {}", p.model.as_deref().unwrap_or("-")),
+        format!("pane:      {}", text(&p.id)),
+        format!("name:      {}", text(&p.name)),
+        format!("provider:  {}", text(&p.provider)),
+        format!("model:     {}", text(p.model.as_deref().unwrap_or("-"))),
         format!("state:     {}", enum_name(&p.state)),
         format!("alive:     {}", p.alive),
-        format!("turn:      {}", p.turn_id.as_deref().unwrap_or("-")),
+        format!("turn:      {}", text(p.turn_id.as_deref().unwrap_or("-"))),
         format!("turns:     {}", p.turns),
         format!("steer:     {}", p.can_steer),
         format!("interrupt: {}", p.can_interrupt),
     ];
     if let Some(f) = &p.failed {
-        lines.push(format!("failed:    {f}"));
+        lines.push(format!("failed:    {}", one_line(f)));
     }
     lines.push(format!("queue:     {}", p.queue.len()));
     for (i, q) in p.queue.iter().enumerate() {
-        lines.push(format!("  {}. {}", i + 1, one_line(q, true)));
+        lines.push(format!("  {}. {}", i + 1, one_line(q)));
     }
     lines.join("\n")
 }
 
 fn outcome_text(w: &WaitResult) -> String {
     match (&w.error_code, &w.error_message) {
-        (Some(c), Some(m)) => format!("failed [{c}]: {m}"),
+        (Some(c), Some(m)) => format!("failed [{}]: {}", neutralize(c), neutralize(m)),
         _ => enum_name(&w.status),
     }
 }
@@ -329,42 +348,30 @@ fn str_field(v: &Value, name: &str) -> String {
         .to_owned()
 }
 
-/// Agent text on a terminal: control characters (escape sequences) become
-/// visible `\u{..}` marks; newlines and tabs stay.
+/// Agent text: on a terminal through the one sanitizer (escape sequences
+/// made visible, newlines and tabs kept); a pipe gets the exact text.
 fn printable(s: &str, tty: bool) -> Cow<'_, str> {
-    if !tty || !s.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
-        return Cow::Borrowed(s);
-    }
-    Cow::Owned(
-        s.chars()
-            .map(|c| {
-                if c.is_control() && c != '\n' && c != '\t' {
-                    c.escape_unicode().to_string()
-                } else {
-                    c.to_string()
-                }
-            })
-            .collect(),
-    )
+    for_output(s, tty)
 }
 
-/// A one-line summary: whitespace runs folded, at most 100 characters.
-fn one_line(s: &str, tty: bool) -> String {
+/// A one-line summary: whitespace runs folded, at most 100 characters,
+/// through the sanitizer (a field for people, on a terminal or not).
+fn one_line(s: &str) -> String {
     let folded = s.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut short: String = folded.chars().take(100).collect();
     if folded.chars().count() > 100 {
         short.push('…');
     }
-    printable(&short, tty).into_owned()
+    neutralize(&short).into_owned()
 }
 
 /// The last 100 characters, folded to one line.
-fn tail_line(s: &str, tty: bool) -> String {
+fn tail_line(s: &str) -> String {
     let folded = s.split_whitespace().collect::<Vec<_>>().join(" ");
     let n = folded.chars().count();
     let mut short: String = if n > 100 { "…".into() } else { String::new() };
     short.extend(folded.chars().skip(n.saturating_sub(100)));
-    printable(&short, tty).into_owned()
+    neutralize(&short).into_owned()
 }
 
 #[cfg(test)]
@@ -388,10 +395,10 @@ mod tests {
     fn watch_lines_for_people_and_for_scripts() {
         let long = "word ".repeat(40);
         assert_eq!(
-            watch_line(&upsert("create", "Hello\nthere"), true),
+            watch_line(&upsert("create", "Hello\nthere")),
             "demo  create         agent message: Hello there"
         );
-        let update = watch_line(&upsert("update", &format!("{long}end")), true);
+        let update = watch_line(&upsert("update", &format!("{long}end")));
         assert!(
             update.starts_with("demo  update         agent message: …"),
             "{update}"
@@ -411,8 +418,9 @@ mod tests {
 
     #[test]
     fn escape_sequences_never_reach_a_terminal() {
-        assert_eq!(printable("a\u{1b}[2Jb\nc", true), "a\\u{1b}[2Jb\nc");
+        assert_eq!(printable("a\u{1b}[2Jb\nc", true), "a␛[2Jb\nc");
         assert_eq!(printable("a\u{1b}[2Jb", false), "a\u{1b}[2Jb");
-        assert_eq!(one_line("x\n  y\u{7}", true), "x y\\u{7}");
+        assert_eq!(one_line("x\n  y\u{7}"), "x y␇");
+        assert_eq!(one_line("x\u{7}"), "x␇");
     }
 }

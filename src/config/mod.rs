@@ -372,6 +372,7 @@ impl Config {
                 "processor.batch_gradient must be a non-empty list of positive token counts".into(),
             ));
         }
+        self.check_durations().map_err(invalid)?;
         let mut seen = std::collections::HashSet::new();
         for (i, a) in self.agents.iter().enumerate() {
             let message = if a.id.is_empty()
@@ -435,6 +436,37 @@ fn agent_key_at(text: &str, index: usize, key: &str) -> Option<(usize, usize)> {
     };
     let (k, _) = agent.iter().find(|(k, _)| k.get_ref() == key)?;
     Some(line_col(text, k.span().start))
+}
+
+/// The longest duration a setting may name: a week. Longer ones are
+/// mistakes, and the largest overflow a clock ("overflow when adding
+/// duration to instant").
+const MAX_DURATION_S: u64 = 7 * 24 * 3600;
+
+impl Config {
+    /// Every duration setting within [`MAX_DURATION_S`], or the key that is not.
+    fn check_durations(&self) -> Result<(), String> {
+        let ms = MAX_DURATION_S * 1000;
+        let keys = [
+            (
+                "processor.batch_timeout_ms",
+                self.processor.batch_timeout_ms,
+                ms,
+            ),
+            (
+                "processor.first_token_ms",
+                self.processor.first_token_ms,
+                ms,
+            ),
+            ("ui.interrupt_timeout_ms", self.ui.interrupt_timeout_ms, ms),
+            ("ui.display_latency_ms", self.ui.display_latency_ms, ms),
+            ("ui.stall_after_s", self.ui.stall_after_s, MAX_DURATION_S),
+        ];
+        match keys.iter().find(|(_, v, max)| v > max) {
+            Some((key, v, max)) => Err(format!("{key} = {v} is too long: at most {max} (a week)")),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Where the `id` of the `index`th `[[agent]]` is written (1-based line

@@ -23,6 +23,8 @@ pub struct Host {
     server: Option<Server>,
     /// Where `op` calls go: the ops host on the same loop.
     ops: mpsc::UnboundedSender<HiveRequest>,
+    /// Why there is no socket, when there is none.
+    failure: Option<String>,
 }
 
 impl Host {
@@ -33,14 +35,14 @@ impl Host {
         let hub = Hub::new(config.agents.iter().map(|a| (a.clone(), starting())));
         let dir = super::socket_dir();
         let label = super::socket_label(&config.source);
-        let (requests, server) = match Server::start(&dir, &label) {
+        let (requests, server, failure) = match Server::start(&dir, &label) {
             Ok((server, rx)) => {
                 tracing::info!(socket = %server.path().display(), "control socket listening");
-                (Some(rx), Some(server))
+                (Some(rx), Some(server), None)
             }
             Err(e) => {
                 tracing::warn!("no control socket in {}: {e}", dir.display());
-                (None, None)
+                (None, None, Some(format!("{}: {e}", dir.display())))
             }
         };
         Self {
@@ -48,7 +50,34 @@ impl Host {
             requests,
             server,
             ops,
+            failure,
         }
+    }
+
+    /// What each pane should say when the socket could not be made (the
+    /// refusal is not only for hive.log): `hive ctl` cannot reach this hive,
+    /// and a `hive_tools` agent that reaches hive through `hive mcp` gets
+    /// none of its operations. Empty with a socket.
+    pub fn failure_notices(
+        &self,
+        agents: &[crate::config::AgentConfig],
+        wants_hive_mcp: impl Fn(&crate::config::AgentConfig) -> bool,
+    ) -> Vec<(usize, String)> {
+        let Some(why) = &self.failure else {
+            return Vec::new();
+        };
+        agents
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let mut text =
+                    format!("no control socket ({why}): `hive ctl` cannot reach this hive");
+                if wants_hive_mcp(a) {
+                    text.push_str("; hive_tools: this agent gets no hive operations");
+                }
+                (i, text)
+            })
+            .collect()
     }
 
     /// How each pane's runner came up, in pane order.

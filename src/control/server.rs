@@ -9,16 +9,20 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::hub::ControlRequest;
+use super::lines::{CappedLines, Line, MAX_REQUEST_BYTES};
 use super::protocol::{Call, CtlError, ErrorCode, Reply, Request};
 
-/// Events a `watch` may have queued before it counts as fallen behind.
+/// Events the hub may hand a `watch` before the server has taken them (it
+/// takes them at once; the bytes are bounded by [`WATCH_MAX_BYTES`]).
 const WATCH_BACKLOG: usize = 4096;
+/// Bytes of events a `watch` client may leave unread before it is cut off.
+const WATCH_MAX_BYTES: usize = 32 << 20;
 /// Other hives may already hold `<label>.sock`; after this many tries give up.
 const MAX_SUFFIX: usize = 32;
 
@@ -136,8 +140,12 @@ async fn serve(
         );
         return write_reply(&mut write, None, Err(e)).await;
     }
-    let mut lines = BufReader::new(read).lines();
-    while let Some(line) = lines.next_line().await? {
+    let mut lines = CappedLines::new(read, MAX_REQUEST_BYTES);
+    while let Some(line) = lines.next().await? {
+        let line = match line {
+            Line::Text(t) => t,
+            Line::TooLong { .. } => return refuse_long_line(&mut write).await,
+        };
         if line.trim().is_empty() {
             continue;
         }
@@ -154,7 +162,7 @@ async fn serve(
         };
         let id = Some(request.id);
         if matches!(request.call, Call::Watch { .. }) {
-            let (etx, mut erx) = mpsc::channel(WATCH_BACKLOG);
+            let (etx, erx) = mpsc::channel(WATCH_BACKLOG);
             let outcome = ask(&tx, request.call, Some(etx)).await;
             let ok = outcome.is_ok();
             write_reply(&mut write, id, outcome).await?;
@@ -162,25 +170,7 @@ async fn serve(
                 continue;
             }
             // From here the connection only streams, until either side ends.
-            loop {
-                tokio::select! {
-                    ev = erx.recv() => match ev {
-                        Some(line) => write_line(&mut write, &line).await?,
-                        None => {
-                            let e = CtlError::new(
-                                ErrorCode::Unavailable,
-                                "the event stream ended: hive is quitting, or this watcher fell behind",
-                            );
-                            return write_reply(&mut write, id, Err(e)).await;
-                        }
-                    },
-                    more = lines.next_line() => {
-                        if more?.is_none() {
-                            return Ok(());
-                        }
-                    }
-                }
-            }
+            return watch(&mut write, erx, &mut lines, id).await;
         }
         let history = matches!(request.call, Call::History { .. });
         let mut outcome = ask(&tx, request.call, None).await;
@@ -190,6 +180,102 @@ async fn serve(
         write_reply(&mut write, id, outcome).await?;
     }
     Ok(())
+}
+
+/// A `watch` after its reply: events until either side ends, then why.
+async fn watch<R: tokio::io::AsyncRead + Unpin>(
+    write: &mut (impl AsyncWriteExt + Unpin),
+    mut erx: mpsc::Receiver<Arc<str>>,
+    lines: &mut CappedLines<R>,
+    id: Option<u64>,
+) -> io::Result<()> {
+    let why = match stream_events(write, &mut erx, lines).await? {
+        StreamEnd::Hangup => return Ok(()),
+        StreamEnd::TooLong => return refuse_long_line(write).await,
+        StreamEnd::Ended => "the event stream ended: hive is quitting, or this watcher fell behind",
+        StreamEnd::Behind => {
+            "this watcher fell too far behind (its backlog passed the limit); \
+             watch again for a fresh start"
+        }
+    };
+    // Dropping the events' receiver here tells the hub this watcher is gone.
+    drop(erx);
+    let e = CtlError::new(ErrorCode::Unavailable, why);
+    // A line may have been cut mid-write: start the reason on a line
+    // of its own, and give up on a client that reads nothing.
+    let said = async {
+        write.write_all(b"\n").await?;
+        write_reply(write, id, Err(e)).await
+    };
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), said).await;
+    Ok(())
+}
+
+/// Why a `watch` stream stopped.
+enum StreamEnd {
+    /// The client hung up.
+    Hangup,
+    /// The client sent an over-long line.
+    TooLong,
+    /// The hub ended the stream (quitting, or its own queue was full).
+    Ended,
+    /// The client read too slowly: its backlog passed [`WATCH_MAX_BYTES`].
+    Behind,
+}
+
+/// Streams event lines to a watcher. Lines are taken from the hub's channel
+/// at once and queued here, counted in bytes (an update line can carry a
+/// whole turn's text, so a count of lines bounds nothing); a client whose
+/// backlog passes [`WATCH_MAX_BYTES`] is cut off instead of queued without
+/// bound. The writer runs beside the reading, in the same task.
+async fn stream_events<R: tokio::io::AsyncRead + Unpin>(
+    write: &mut (impl AsyncWriteExt + Unpin),
+    erx: &mut mpsc::Receiver<Arc<str>>,
+    lines: &mut CappedLines<R>,
+) -> io::Result<StreamEnd> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let queued = AtomicUsize::new(0);
+    let (wtx, mut wrx) = mpsc::unbounded_channel::<Arc<str>>();
+    let writer = async {
+        while let Some(line) = wrx.recv().await {
+            write_line(write, &line).await?;
+            queued.fetch_sub(line.len(), Ordering::Relaxed);
+        }
+        io::Result::Ok(())
+    };
+    tokio::pin!(writer);
+    loop {
+        tokio::select! {
+            r = &mut writer => {
+                r?;
+                return Ok(StreamEnd::Hangup);
+            }
+            ev = erx.recv() => match ev {
+                Some(line) => {
+                    let backlog = queued.fetch_add(line.len(), Ordering::Relaxed) + line.len();
+                    if backlog > WATCH_MAX_BYTES || wtx.send(line).is_err() {
+                        return Ok(StreamEnd::Behind);
+                    }
+                }
+                None => return Ok(StreamEnd::Ended),
+            },
+            more = lines.next() => match more? {
+                None => return Ok(StreamEnd::Hangup),
+                Some(Line::TooLong { .. }) => return Ok(StreamEnd::TooLong),
+                Some(Line::Text(_)) => {}
+            }
+        }
+    }
+}
+
+/// A request line over the cap: said, then the connection is closed (what
+/// follows it cannot be trusted to be a request boundary).
+async fn refuse_long_line(w: &mut (impl AsyncWriteExt + Unpin)) -> io::Result<()> {
+    let e = CtlError::new(
+        ErrorCode::BadRequest,
+        format!("request line longer than {MAX_REQUEST_BYTES} bytes; closing the connection"),
+    );
+    write_reply(w, None, Err(e)).await
 }
 
 /// The app named the pane and its agent (`v`); the history itself is read

@@ -218,12 +218,16 @@ impl SessionWriter {
             if let Some(dir) = path.parent() {
                 crate::private::create_dir(dir).map_err(|e| StoreError::io(dir, e))?;
             }
-            let mut file = crate::private::file_options()
-                .create(true)
-                .read(true)
-                .append(true)
-                .open(path)
-                .map_err(|e| StoreError::io(path, e))?;
+            // No-follow, regular, ours: a planted link must not receive
+            // the conversation.
+            let mut file = crate::private::open_own_file(
+                crate::private::file_options()
+                    .create(true)
+                    .read(true)
+                    .append(true),
+                path,
+            )
+            .map_err(|e| StoreError::io(path, e))?;
             repair_tail(path, &mut file).map_err(|e| StoreError::io(path, e))?;
             self.file = Some(file);
         }
@@ -273,10 +277,10 @@ fn repair_tail(path: &Path, file: &mut File) -> std::io::Result<()> {
     }
     let mut torn_path = path.as_os_str().to_owned();
     torn_path.push(".torn");
-    let mut torn = crate::private::file_options()
-        .create(true)
-        .append(true)
-        .open(PathBuf::from(torn_path))?;
+    let mut torn = crate::private::open_own_file(
+        crate::private::file_options().create(true).append(true),
+        &PathBuf::from(torn_path),
+    )?;
     fragment.push(b'\n');
     torn.write_all(&fragment)?;
     file.set_len(start)?;
@@ -338,7 +342,8 @@ impl Window {
 /// `min_records` records are collected *and* the window starts at a user
 /// record (so no turn is cut in half), or the file's start is reached.
 pub fn read_window(path: &Path, end: u64, min_records: usize) -> Result<Loaded, StoreError> {
-    let mut file = match File::open(path) {
+    let opened = crate::private::open_own_file(std::fs::OpenOptions::new().read(true), path);
+    let mut file = match opened {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Loaded::default()),
         Err(e) => return Err(StoreError::io(path, e)),

@@ -77,7 +77,10 @@ pub use crate::provider::operations::server_for;
 
 /// Serves MCP on stdin/stdout until the client hangs up.
 pub async fn serve(ops: SocketOps) -> anyhow::Result<()> {
-    let service = HiveMcp { ops }.serve(rmcp::transport::stdio()).await?;
+    // stdin read with a cap: an oversized request gets an error reply.
+    let (io, written) = super::mcp_io::capped_stdio();
+    let service = HiveMcp { ops }.serve(io).await?;
     service.waiting().await?;
+    let _ = written.await;
     Ok(())
 }

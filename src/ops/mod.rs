@@ -11,6 +11,7 @@
 
 pub mod host;
 pub mod mcp;
+mod mcp_io;
 pub mod meta;
 pub mod remote;
 

@@ -98,6 +98,12 @@ pub fn kill_all() {
     super::reap::sweep_descendants(false);
 }
 
+/// Whether `pid` leads a process group hive started and waits for itself
+/// (an agent, a terminal pane's child): never reaped as an orphan.
+pub fn is_tracked(pid: i32) -> bool {
+    live_groups().lock().map_or(true, |g| g.contains(&pid))
+}
+
 /// Registers a process group started outside `AgentProcess` (a PTY child)
 /// so that `kill_all` sweeps it too.
 pub fn register_group(pgid: i32) {

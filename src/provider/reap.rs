@@ -5,6 +5,8 @@
 //! supervisor, see `crate::supervisor`) is a child subreaper — orphans of its
 //! descendants are re-parented to it instead of to init — and on exit it walks
 //! `/proc` for everything whose parent chain leads back to it and kills it.
+//! While it runs, the orphans it adopted are reaped as they end
+//! ([`start_orphan_reaper`]), or each would stay a zombie for the session.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -106,6 +108,84 @@ fn reap_zombies() {
     let mut status = 0;
     // SAFETY: waitpid with a valid pointer to a local.
     while unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } > 0 {}
+}
+
+/// Starts a thread that collects this process's adopted orphans (a child
+/// subreaper inherits every orphaned descendant, and a zombie stays until
+/// its parent waits for it). Only zombies that are not children hive
+/// started and waits for itself are reaped — `tracked` says which those
+/// are (agent and terminal process groups) — and only once a zombie has
+/// stayed unclaimed for a whole period, so the waits of tokio, std's
+/// `Command::output` and the pty's wait thread never lose their status.
+pub fn start_orphan_reaper(tracked: fn(i32) -> bool) {
+    let period = Duration::from_secs(1);
+    let spawned = std::thread::Builder::new()
+        .name("hive-reaper".into())
+        .spawn(move || {
+            let mut seen = std::collections::HashSet::new();
+            loop {
+                std::thread::sleep(period);
+                seen = reap_adopted(&seen, tracked);
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot start the orphan reaper: {e}");
+    }
+}
+
+/// Reaps the zombie children of ours that were already zombies, unclaimed,
+/// at the last pass (`before`); returns this pass's unclaimed zombies.
+fn reap_adopted(
+    before: &std::collections::HashSet<i32>,
+    tracked: fn(i32) -> bool,
+) -> std::collections::HashSet<i32> {
+    let mut now = std::collections::HashSet::new();
+    for pid in zombie_children() {
+        if tracked(pid) {
+            continue;
+        }
+        if before.contains(&pid) {
+            let mut status = 0;
+            // SAFETY: waitpid on one pid with a valid pointer to a local.
+            unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        } else {
+            now.insert(pid);
+        }
+    }
+    now
+}
+
+/// This process's children that are zombies, from
+/// `/proc/self/task/*/children` (a full `/proc` scan where that is missing).
+fn zombie_children() -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let mut kids = Vec::new();
+    let mut listed = false;
+    if let Ok(tasks) = std::fs::read_dir("/proc/self/task") {
+        for t in tasks.flatten() {
+            if let Ok(text) = std::fs::read_to_string(t.path().join("children")) {
+                listed = true;
+                kids.extend(
+                    text.split_whitespace()
+                        .filter_map(|p| p.parse::<i32>().ok()),
+                );
+            }
+        }
+    }
+    if !listed {
+        return process_table()
+            .into_iter()
+            .filter(|&(_, (ppid, zombie))| ppid == me && zombie)
+            .map(|(pid, _)| pid)
+            .collect();
+    }
+    kids.retain(|pid| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| parse_stat(&s))
+            .is_some_and(|(ppid, zombie)| ppid == me && zombie)
+    });
+    kids
 }
 
 #[cfg(test)]

@@ -177,17 +177,24 @@ impl Registry {
     /// `hive mcp` server of its pane, when the control socket is up.
     pub fn with_hive_mcp(&self, agent: &AgentConfig, socket: Option<&Path>) -> AgentConfig {
         let mut agent = agent.clone();
-        let mcp = self
-            .providers
-            .get(agent.provider.as_str())
-            .is_none_or(|d| matches!(d.operations, Operations::Mcp(_)));
-        if agent.hive_tools && mcp {
+        if self.wants_hive_mcp(&agent) {
             agent.hive_mcp = socket.and_then(|s| server_for(&agent.id, s));
             if agent.hive_mcp.is_none() {
                 tracing::warn!(agent = %agent.id, "hive_tools: no control socket, so no hive mcp");
             }
         }
         agent
+    }
+
+    /// Whether `agent` reaches hive's operations through `hive mcp` (and so
+    /// needs the control socket): it asks for them and its provider takes
+    /// them over MCP, not in-process.
+    pub fn wants_hive_mcp(&self, agent: &AgentConfig) -> bool {
+        agent.hive_tools
+            && self
+                .providers
+                .get(agent.provider.as_str())
+                .is_none_or(|d| matches!(d.operations, Operations::Mcp(_)))
     }
 
     /// `hive doctor`'s facts for an agent, or why its config cannot work.

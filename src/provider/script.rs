@@ -45,6 +45,29 @@ use crate::processor::estimate_tokens;
 use crate::provider::Sink;
 use crate::provider::display::{self, COMMON};
 
+/// Largest scenario file read (a scenario is hand-written TOML).
+const MAX_SCENARIO_BYTES: u64 = 16 << 20;
+
+/// A scenario file's text: a regular file of at most
+/// [`MAX_SCENARIO_BYTES`] (`/dev/zero` or a FIFO would read forever).
+fn read_capped(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(MAX_SCENARIO_BYTES + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_SCENARIO_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {MAX_SCENARIO_BYTES} bytes"
+        )));
+    }
+    Ok(text)
+}
+
 /// Scenarios shipped inside the binary, addressed as `demo:<name>`.
 const BUILTIN: &[(&str, &str)] = &[
     ("tour", include_str!("../../assets/demo/tour.toml")),
@@ -167,7 +190,7 @@ impl Scenario {
             })?;
             return Self::parse(text, &name);
         }
-        let text = std::fs::read_to_string(source)
+        let text = read_capped(source)
             .map_err(|e| format!("cannot read scenario {}: {e}", source.display()))?;
         Self::parse(&text, &source.display().to_string())
     }
@@ -580,7 +603,11 @@ impl Player {
 
     /// Sleeps while staying responsive to commands. `Some` ends the turn.
     async fn wait(&mut self, d: Duration, ctx: &mut TurnCtx) -> Option<End> {
-        let deadline = tokio::time::Instant::now() + d;
+        // Checked: a scenario's absurd delay waits "forever", no panic.
+        let now = tokio::time::Instant::now();
+        let deadline = now
+            .checked_add(d)
+            .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600));
         loop {
             tokio::select! {
                 // A scenario with no delay streams only as fast as the runner takes it.

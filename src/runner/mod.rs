@@ -419,7 +419,9 @@ impl Runner {
             let stall_at = self
                 .last_output
                 .filter(|_| !self.stalled)
-                .map(|t| t + self.stall_after);
+                // Checked: an absurd `stall_after` means no stall notice,
+                // not a panic.
+                .and_then(|t| t.checked_add(self.stall_after));
             tokio::select! {
                 cmd = commands.recv() => match cmd {
                     Some(RunnerCommand::Shutdown) | None => break,

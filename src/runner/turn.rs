@@ -170,7 +170,7 @@ impl Runner {
         }
         self.to_provider(ProviderCommand::Cancel);
         self.set_state(TurnState::Cancelling);
-        self.cancel_deadline = Some(Instant::now() + self.interrupt_timeout);
+        self.cancel_deadline = Instant::now().checked_add(self.interrupt_timeout);
     }
 
     /// The agent ignored the interrupt (the runner's own deadline passed).

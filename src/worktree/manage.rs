@@ -66,8 +66,9 @@ pub fn ensure(cwd: &Path, spec: &WorktreeRequestSpec) -> Result<Worktree, Worktr
     }
     create_root(&root)?;
     exclude_root(&repo, &root)?;
-    // A worktree whose directory vanished still holds its branch; forget it.
-    main.run(&["worktree", "prune"])?;
+    // A worktree of ours whose directory vanished still holds its branch;
+    // forget that one (never the repository's others).
+    forget_missing(&repo, &path)?;
     let p = path.to_string_lossy();
     if main.succeeds(&[
         "show-ref",
@@ -284,7 +285,7 @@ pub fn remove(
     }
     let main = Git::at(repo);
     if info.missing {
-        main.run(&["worktree", "prune"])?;
+        forget_missing(repo, &info.path)?;
     } else {
         main.run(&[
             "worktree",
@@ -306,8 +307,10 @@ pub struct PruneReport {
     pub kept: Vec<(String, String)>,
 }
 
-/// Forgets worktrees whose directories are gone and removes the ones with
-/// nothing left to bring home; keeps the rest.
+/// Forgets hive's worktrees whose directories are gone and removes the ones
+/// with nothing left to bring home, one by one; keeps the rest. Only
+/// entries under the root are touched: a user's own worktree (even one on
+/// a drive that is not mounted now) keeps its registration.
 pub fn prune(repo: &Path, root: Option<&Path>) -> Result<PruneReport, WorktreeError> {
     let mut report = PruneReport::default();
     for w in list(repo, root)? {
@@ -316,9 +319,61 @@ pub fn prune(repo: &Path, root: Option<&Path>) -> Result<PruneReport, WorktreeEr
             report.kept.push((w.agent_id.clone(), w.describe_work()));
             continue;
         }
+        // Ignored files (`.env`, local settings) are work git does not see.
+        let ignored = if w.missing {
+            Vec::new()
+        } else {
+            ignored_files(&w.path)?
+        };
+        if let Some(first) = ignored.first() {
+            report.kept.push((
+                w.agent_id.clone(),
+                format!(
+                    "{} ignored file(s), such as {first} (`hive worktree remove {} --force` removes it)",
+                    ignored.len(),
+                    w.agent_id
+                ),
+            ));
+            continue;
+        }
         remove(repo, root, &w.agent_id, false)?;
         report.removed.push(w.agent_id);
     }
-    Git::at(repo).run(&["worktree", "prune"])?;
     Ok(report)
+}
+
+/// Files in the worktree at `path` that git ignores (directories end in `/`).
+fn ignored_files(path: &Path) -> Result<Vec<String>, WorktreeError> {
+    let text = Git::at(path).run(&["status", "--porcelain", "--ignored", "-z"])?;
+    Ok(text
+        .split('\0')
+        .filter_map(|e| e.strip_prefix("!! "))
+        .map(str::to_owned)
+        .collect())
+}
+
+/// Forgets the registration of the worktree at `path` if its directory is
+/// gone: that entry's admin directory only, as `git worktree prune` would
+/// for it, never the repository's other entries. A locked entry is kept.
+fn forget_missing(repo: &Path, path: &Path) -> Result<(), WorktreeError> {
+    if path.exists() {
+        return Ok(());
+    }
+    let common =
+        Git::at(repo).line(&["rev-parse", "--path-format=absolute", "--git-common-dir"])?;
+    let admin = Path::new(&common).join("worktrees");
+    let Ok(entries) = std::fs::read_dir(&admin) else {
+        return Ok(());
+    };
+    for e in entries.flatten() {
+        let gitdir = std::fs::read_to_string(e.path().join("gitdir")).unwrap_or_default();
+        let points_here = Path::new(gitdir.trim()).parent() == Some(path);
+        if points_here && !e.path().join("locked").exists() {
+            std::fs::remove_dir_all(e.path()).map_err(|source| WorktreeError::Io {
+                path: e.path(),
+                source,
+            })?;
+        }
+    }
+    Ok(())
 }

@@ -5,20 +5,36 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
+#[path = "trust/caps.rs"]
+mod caps;
 #[path = "trust/config.rs"]
 mod config;
+#[path = "trust/ctl.rs"]
+mod ctl;
+#[path = "trust/durations.rs"]
+mod durations;
 #[path = "trust/escapes.rs"]
 mod escapes;
 #[path = "trust/hung.rs"]
 mod hung;
 #[path = "trust/modes.rs"]
 mod modes;
+#[path = "trust/nosocket.rs"]
+mod nosocket;
 #[path = "trust/orphans.rs"]
 mod orphans;
+#[path = "trust/planted.rs"]
+mod planted;
 #[path = "trust/protocol.rs"]
 mod protocol;
 #[path = "trust/suspend.rs"]
 mod suspend;
+#[path = "trust/watchers.rs"]
+mod watchers;
+#[path = "trust/worktrees.rs"]
+mod worktrees;
+#[path = "trust/zombies.rs"]
+mod zombies;
 
 use std::path::Path;
 use std::process::Command;

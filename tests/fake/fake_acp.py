@@ -18,6 +18,8 @@ The behaviour of a turn is picked by a keyword in the prompt:
               its own session, and a double-forked orphan in its own session; writes
               their pids to $FAKE_ACP_PIDS, then keeps the turn open ("spawnkids-end":
               ends it)
+  doublefork  20 short-lived double-forked orphans (re-parented to hive, the
+              subreaper), then "forked" to $FAKE_ACP_PIDS and the turn kept open
   longcmd     a tool call whose "command" (a real `sleep` child) keeps running after a
               cancel; the prompt is answered only when the command ends (30 s)
   slow        streams slowly; a cancel is honoured at once
@@ -209,6 +211,20 @@ def turn(msg):
         sys.stdout.flush()
         chunk("still here after the long line")
         result(pid, {"stopReason": "end_turn"})
+        return
+    if "doublefork" in text:
+        for _ in range(20):
+            middle = os.fork()
+            if middle == 0:
+                if os.fork() == 0:
+                    os._exit(0)
+                os._exit(0)
+            os.waitpid(middle, 0)
+        with open(os.environ["FAKE_ACP_PIDS"], "w") as f:
+            f.write("forked\n")
+        chunk("forked")
+        while not state["eof"]:
+            pump(0.1)
         return
     if "spawnkids" in text:
         plain = subprocess.Popen(["sleep", "300"])

@@ -101,3 +101,13 @@ fn config_parse() {
 fn pty_scan() {
     assert!(run("pty_scan", &["pty"], harness::pty_scan) > 0);
 }
+
+#[test]
+fn control_request() {
+    assert!(run("control_request", &["ctl-wire"], harness::control_request) > 0);
+}
+
+#[test]
+fn mcp_request() {
+    assert!(run("mcp_request", &["mcp-wire"], harness::mcp_request) > 0);
+}

@@ -54,6 +54,8 @@ pub struct Settings {
     pub temperature: Option<f64>,
     pub reasoning_effort: Option<String>,
     pub system_prompt: Option<String>,
+    /// The longest SSE event read (`[limits] max_line_bytes`).
+    pub max_line_bytes: usize,
 }
 
 impl Settings {
@@ -97,6 +99,7 @@ impl Settings {
             return Err("`max_steps` must be at least 1".into());
         }
         Ok(Self {
+            max_line_bytes: agent.max_line_bytes,
             base_url,
             model,
             headers,

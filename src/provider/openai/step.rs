@@ -134,7 +134,7 @@ fn retryable(status: StatusCode) -> bool {
 
 async fn attempt(req: &StepRequest<'_>, ctx: &StepCtx<'_>) -> Result<StepOutput, Attempt> {
     let response = request(req, ctx).await?;
-    read_stream(response, ctx).await
+    read_stream(response, req.settings.max_line_bytes, ctx).await
 }
 
 /// Sends the request; a response that is not a success becomes the
@@ -192,13 +192,74 @@ async fn request(req: &StepRequest<'_>, ctx: &StepCtx<'_>) -> Result<reqwest::Re
     Ok(response)
 }
 
+/// Why the SSE stream stopped being read.
+#[derive(Debug, thiserror::Error)]
+enum SseError {
+    #[error("{0}")]
+    Http(reqwest::Error),
+    #[error(
+        "the server sent an event longer than {0} bytes (the limit, `[limits] max_line_bytes`)"
+    )]
+    TooLong(usize),
+}
+
+/// Bytes since the last event boundary (a blank line): the SSE parser holds
+/// a whole event, so that is what a hostile server could make it buffer.
+struct SseCap {
+    max: usize,
+    since: usize,
+    newline: bool,
+}
+
+impl SseCap {
+    fn new(max: usize) -> Self {
+        Self {
+            max,
+            since: 0,
+            newline: false,
+        }
+    }
+
+    /// Counts `chunk`; true once an event is over the cap.
+    fn feed(&mut self, chunk: &[u8]) -> bool {
+        for &b in chunk {
+            match b {
+                b'\n' if self.newline => self.since = 0,
+                b'\n' => self.newline = true,
+                b'\r' => {}
+                _ => self.newline = false,
+            }
+            self.since += 1;
+        }
+        self.since > self.max
+    }
+}
+
+/// The response's bytes, ending in [`SseError::TooLong`] once an event
+/// passes `[limits] max_line_bytes`.
+fn capped(
+    response: reqwest::Response,
+    max: usize,
+) -> impl futures::Stream<Item = Result<impl AsRef<[u8]>, SseError>> {
+    let mut cap = SseCap::new(max);
+    response.bytes_stream().map(move |chunk| {
+        let chunk = chunk.map_err(SseError::Http)?;
+        if cap.feed(&chunk) {
+            Err(SseError::TooLong(cap.max))
+        } else {
+            Ok(chunk)
+        }
+    })
+}
+
 /// Reads the streamed answer into items, shown as they grow.
 async fn read_stream(
     response: reqwest::Response,
+    max_line: usize,
     ctx: &StepCtx<'_>,
 ) -> Result<StepOutput, Attempt> {
     let mut items = Items::default();
-    let mut events = response.bytes_stream().eventsource();
+    let mut events = capped(response, max_line).eventsource();
     loop {
         let next = tokio::select! {
             // Read on only while the runner keeps up (`channel::EventSink::room`).
@@ -213,6 +274,13 @@ async fn read_stream(
         };
         let event = match next {
             Some(Ok(ev)) => ev,
+            Some(Err(eventsource_stream::EventStreamError::Transport(
+                e @ SseError::TooLong(_),
+            ))) => {
+                // The same server would send it again: no retry.
+                items.cancel(ctx, "refused");
+                return Err(Attempt::Fatal(ErrorInfo::new("transport", e.to_string())));
+            }
             Some(Err(e)) => {
                 items.cancel(ctx, "retrying");
                 return Err(Attempt::Retry {
