@@ -11,6 +11,9 @@ mod pins;
 pub mod render;
 mod run;
 
+/// `hive init` finds the CLIs as the agents' spawn would.
+pub use run::find_program;
+
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -412,14 +415,10 @@ fn auth_check(agent: &AgentConfig, auth: &Auth, env: &Env) -> Check {
         return Check::new("auth", Level::Ok, format!("login file {}", env.show(file)));
     }
     let files: Vec<_> = auth.files.iter().map(|f| env.show(f)).collect();
-    Check::new(
-        "auth",
-        Level::Warn,
-        format!(
-            "none of {} is set and no {}",
-            auth.env.join(", "),
-            files.join(" or ")
-        ),
-    )
+    let mut detail = format!("none of {} is set", auth.env.join(", "));
+    if !files.is_empty() {
+        detail.push_str(&format!(" and no {}", files.join(" or ")));
+    }
+    Check::new("auth", Level::Warn, detail)
     .fix(auth.fix)
 }

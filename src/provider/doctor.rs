@@ -78,6 +78,7 @@ pub fn facts(agent: &AgentConfig, probe: &Probe) -> Result<Facts, String> {
         "pi" => Ok(super::pi::doctor::facts(agent, probe)),
         "acp" => super::acp::doctor::facts(agent, probe),
         "pty" => Ok(super::pty::doctor::facts(agent, probe)),
+        "openai" => super::openai::doctor::facts(agent, probe),
         "script" => {
             let Some(path) = &agent.script else {
                 return Err("provider `script` needs `script = \"path/to/scenario.toml\"`".into());

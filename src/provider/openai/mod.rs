@@ -9,6 +9,7 @@
 //! hive rebuilds it from the pane's history session (`resume.rs`), whose id
 //! is this provider's resume handle.
 
+pub mod doctor;
 mod mcp;
 mod resume;
 mod step;
