@@ -152,22 +152,37 @@ fn found_not_found_and_not_logged_in() {
     let out = lab.hive(&["init"], &[]);
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}");
-    assert!(text.contains("stdin is not a terminal: taking the defaults"), "{text}");
-    assert!(text.contains("found         claude  Claude Code  ~/bin/claude 2.1.330"), "{text}");
+    assert!(
+        text.contains("stdin is not a terminal: taking the defaults"),
+        "{text}"
+    );
+    assert!(
+        text.contains("found         claude  Claude Code  ~/bin/claude 2.1.330"),
+        "{text}"
+    );
     assert!(text.contains("not logged in codex"), "{text}");
     assert!(text.contains("run `codex login`"), "{text}");
     assert!(text.contains("not found     gemini"), "{text}");
     assert!(text.contains("npm install -g @google/gemini-cli"), "{text}");
     assert!(text.contains("not found     pi"), "{text}");
     assert!(text.contains("not a git repository"), "{text}");
-    assert!(text.contains("Add a Codex pane (not logged in yet)? [Y/n] y"), "{text}");
+    assert!(
+        text.contains("Add a Codex pane (not logged in yet)? [Y/n] y"),
+        "{text}"
+    );
     assert!(text.contains("Add a shell pane? [Y/n] y"), "{text}");
-    assert!(!text.contains("worktree"), "no question outside git: {text}");
+    assert!(
+        !text.contains("worktree"),
+        "no question outside git: {text}"
+    );
     assert!(text.contains("Wrote "), "{text}");
     let config = lab.check_written(&[]);
     assert_eq!(ids(&config), ["claude", "codex", "shell"]);
     assert!(config.agents.iter().all(|a| a.worktree.is_none()));
-    assert_eq!(config.source, ConfigSource::File(lab.work().join("hive.toml")));
+    assert_eq!(
+        config.source,
+        ConfigSource::File(lab.work().join("hive.toml"))
+    );
 }
 
 #[test]
@@ -180,8 +195,14 @@ fn git_repository_worktrees_default_with_two_agents() {
     let out = lab.hive(&["init", "--yes"], &[("ANTHROPIC_API_KEY", "x")]);
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}");
-    assert!(!text.contains("stdin is not a terminal"), "--yes says nothing: {text}");
-    assert!(text.contains("this directory is a git repository"), "{text}");
+    assert!(
+        !text.contains("stdin is not a terminal"),
+        "--yes says nothing: {text}"
+    );
+    assert!(
+        text.contains("this directory is a git repository"),
+        "{text}"
+    );
     assert!(text.contains("own git worktree"), "{text}");
     let config = lab.check_written(&[("ANTHROPIC_API_KEY", "x")]);
     assert_eq!(ids(&config), ["claude", "gemini", "shell"]);
@@ -211,7 +232,10 @@ fn yes_never_overwrites() {
         let out = lab.hive(args, &[]);
         assert_eq!(out.status.code(), Some(1));
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("hive.toml exists; not overwriting it (--force replaces it)"), "{err}");
+        assert!(
+            err.contains("hive.toml exists; not overwriting it (--force replaces it)"),
+            "{err}"
+        );
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "# mine\n");
     }
     let out = lab.hive(&["init", "--yes", "--force"], &[]);
@@ -264,13 +288,19 @@ fn openai_key_and_local_server() {
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(text.contains("OpenAI (OPENAI_API_KEY)"), "{text}");
-    assert!(text.contains(&format!("local server on 127.0.0.1:{port} (qwen3:8b)")), "{text}");
+    assert!(
+        text.contains(&format!("local server on 127.0.0.1:{port} (qwen3:8b)")),
+        "{text}"
+    );
     let written = lab.written();
     assert!(!written.contains("sk-never"), "{written}");
     let config = lab.check_written(&[key]);
     // The first way in is taken by default, the others offered.
     assert_eq!(ids(&config), ["openai", "shell"]);
-    assert_eq!(config.agents[0].api_key_env.as_deref(), Some("OPENAI_API_KEY"));
+    assert_eq!(
+        config.agents[0].api_key_env.as_deref(),
+        Some("OPENAI_API_KEY")
+    );
 
     // Only the local server: no key needed.
     let lab = Lab::new();
@@ -285,13 +315,21 @@ fn openai_key_and_local_server() {
 fn demo_status_line_names_hive_init() {
     let lab = Lab::new();
     let config = Config::builtin();
-    assert_eq!(hive::init::demo_hint(&config, &lab.env()), None, "nothing installed");
+    assert_eq!(
+        hive::init::demo_hint(&config, &lab.env()),
+        None,
+        "nothing installed"
+    );
     lab.cli("claude", "2.1.330 (Claude Code)");
     lab.cli("codex", "codex-cli 0.169.0");
     let hint = hive::init::demo_hint(&config, &lab.env()).unwrap();
     assert_eq!(hint, "found claude, codex: `hive init` sets them up");
     let own = Config::parse("", ConfigSource::File("hive.toml".into())).unwrap();
-    assert_eq!(hive::init::demo_hint(&own, &lab.env()), None, "not the demo");
+    assert_eq!(
+        hive::init::demo_hint(&own, &lab.env()),
+        None,
+        "not the demo"
+    );
 
     let (mut app, _) = hive::app::build_app(&config);
     app.now = app.started;
@@ -318,7 +356,14 @@ fn e2e_questions_in_tmux() {
     lab.cli("codex", "codex-cli 0.169.0");
     lab.login(".codex/auth.json");
     let hive = env!("CARGO_BIN_EXE_hive");
-    let script = format!("'{hive}' init; echo INIT-EXIT=$?; sleep 600");
+    // The environment in the script too: tmux's own PATH would win over `-e`;
+    // `read` holds the pane open (no `sleep` on this PATH).
+    let script = format!(
+        "export PATH='{}' HOME='{}' HIVE_INIT_PORTS= OPENAI_API_KEY= OPENROUTER_API_KEY=; \
+         '{hive}' init; echo INIT-EXIT=$?; read x",
+        lab.bin().display(),
+        lab.home().display()
+    );
     let vars = [
         format!("PATH={}", lab.bin().display()),
         format!("HOME={}", lab.home().display()),
@@ -333,7 +378,11 @@ fn e2e_questions_in_tmux() {
         tempfile::tempdir().unwrap(),
         (120, 40),
         &vars,
-        &["/bin/sh", "-c", &format!("cd '{}' && {script}", work.display())],
+        &[
+            "/bin/sh",
+            "-c",
+            &format!("cd '{}' && {script}", work.display()),
+        ],
     );
     t.wait_for("Add a Claude Code pane? [Y/n]");
     t.keys(&["Enter"]);
@@ -360,7 +409,11 @@ fn e2e_questions_in_tmux() {
         tempfile::tempdir().unwrap(),
         (120, 40),
         &vars,
-        &["/bin/sh", "-c", &format!("cd '{}' && {script}", work.display())],
+        &[
+            "/bin/sh",
+            "-c",
+            &format!("cd '{}' && {script}", work.display()),
+        ],
     );
     t.wait_for("exists. Replace it? [y/N]");
     t.keys(&["Enter"]);

@@ -419,6 +419,5 @@ fn auth_check(agent: &AgentConfig, auth: &Auth, env: &Env) -> Check {
     if !files.is_empty() {
         detail.push_str(&format!(" and no {}", files.join(" or ")));
     }
-    Check::new("auth", Level::Warn, detail)
-    .fix(auth.fix)
+    Check::new("auth", Level::Warn, detail).fix(auth.fix)
 }

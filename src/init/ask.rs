@@ -76,7 +76,10 @@ mod tests {
         assert!(ask.yes_no("c?", false).unwrap());
         assert!(!ask.yes_no("d? (end of input)", false).unwrap());
         let text = String::from_utf8(out).unwrap();
-        assert!(text.contains("c? [y/N] please answer y or n [y/N] "), "{text}");
+        assert!(
+            text.contains("c? [y/N] please answer y or n [y/N] "),
+            "{text}"
+        );
 
         let mut out = Vec::new();
         let mut ask = Ask::defaults(&mut out);

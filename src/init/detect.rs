@@ -106,10 +106,7 @@ pub fn detect(env: &Env, dir: &Path, ports: &[(u16, &str)]) -> Detected {
 /// Doctor's report on a stand-in agent per CLI, read back as facts.
 fn clis(env: &Env) -> Vec<Cli> {
     let mut config = Config::builtin();
-    config.agents = CLIS
-        .iter()
-        .map(|(p, _)| AgentConfig::new(p, p))
-        .collect();
+    config.agents = CLIS.iter().map(|(p, _)| AgentConfig::new(p, p)).collect();
     let report = doctor::diagnose(&config, Vec::new(), env);
     CLIS.iter()
         .zip(&report.agents)

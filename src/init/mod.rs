@@ -74,7 +74,13 @@ pub fn show(found: &Detected, out: &mut dyn Write) -> io::Result<()> {
             (Some(_), false, true) => "not logged in",
         };
         let detail = match &cli.path {
-            None => cli.install.clone().unwrap_or_default(),
+            // Doctor's advice goes on to `command`; the install is enough here.
+            None => cli
+                .install
+                .as_deref()
+                .and_then(|i| i.split(", or set").next())
+                .unwrap_or_default()
+                .to_owned(),
             Some(path) => format!(
                 "{path} {} · {}",
                 cli.version.as_deref().unwrap_or("(version unknown)"),
