@@ -74,6 +74,17 @@ impl Lab {
         assert!(ok.success());
     }
 
+    /// A first commit, for worktrees to start from.
+    fn commit(&self) {
+        let ok = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(["commit", "-q", "--allow-empty", "-m", "first"])
+            .current_dir(self.work())
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+
     fn hive(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_hive"));
         cmd.args(args)
@@ -189,6 +200,7 @@ fn found_not_found_and_not_logged_in() {
 fn git_repository_worktrees_default_with_two_agents() {
     let lab = Lab::new();
     lab.git_init();
+    lab.commit();
     lab.cli("claude", "2.1.330 (Claude Code)");
     lab.cli("gemini", "0.20.0");
     lab.login(".gemini/oauth_creds.json");
@@ -219,6 +231,22 @@ fn git_repository_worktrees_default_with_two_agents() {
     assert!(stdout(&out).contains("own git worktree"));
     let config = lab.check_written(&[]);
     assert_eq!(ids(&config), ["pi", "shell"]);
+    assert!(config.agents.iter().all(|a| a.worktree.is_none()));
+
+    // No commit yet: nothing for a worktree to start from, so no by default.
+    let lab = Lab::new();
+    lab.git_init();
+    lab.cli("claude", "2.1.330 (Claude Code)");
+    lab.cli("codex", "codex-cli 0.169.0");
+    let out = lab.hive(&["init", "--yes"], &[]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("no commit yet"), "{text}");
+    assert!(
+        text.contains("own git worktree (.hive/worktrees/<id>, branch hive/<id>)? [y/N] n"),
+        "{text}"
+    );
+    let config = lab.check_written(&[]);
     assert!(config.agents.iter().all(|a| a.worktree.is_none()));
 }
 

@@ -74,6 +74,8 @@ pub struct Detected {
     pub openai: Vec<OpenAi>,
     /// The directory is inside a git repository.
     pub git: bool,
+    /// It has a commit for worktrees to start from.
+    pub head: bool,
 }
 
 impl Detected {
@@ -96,10 +98,19 @@ pub fn detect(env: &Env, dir: &Path, ports: &[(u16, &str)]) -> Detected {
     });
     let mut openai = keys(&env);
     openai.extend(local);
+    let git = crate::worktree::find_repo(dir).is_ok();
+    let head = git
+        && crate::worktree::git::Git::at(dir).succeeds(&[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "HEAD",
+        ]);
     Detected {
         clis,
         openai,
-        git: crate::worktree::find_repo(dir).is_ok(),
+        git,
+        head,
     }
 }
 

@@ -103,10 +103,10 @@ pub fn show(found: &Detected, out: &mut dyn Write) -> io::Result<()> {
             "not found", "openai"
         )?;
     }
-    let git = if found.git {
-        "a git repository"
-    } else {
-        "not a git repository"
+    let git = match (found.git, found.head) {
+        (false, _) => "not a git repository",
+        (true, false) => "a git repository with no commit yet (worktrees start from one)",
+        (true, true) => "a git repository",
     };
     writeln!(out, "  this directory is {git}")
 }
@@ -135,7 +135,7 @@ pub fn plan(found: &Detected, ask: &mut Ask) -> io::Result<Plan> {
     if found.git && !plan.agents.is_empty() {
         plan.worktrees = ask.yes_no(
             "Run each agent in its own git worktree (.hive/worktrees/<id>, branch hive/<id>)?",
-            plan.agents.len() > 1,
+            plan.agents.len() > 1 && found.head,
         )?;
     }
     plan.shell = ask.yes_no("Add a shell pane?", true)?;

@@ -29,9 +29,12 @@ pub fn render(plan: &Plan) -> String {
     let mut s = String::from(
         "# hive's configuration for this project, written by `hive init`.\n\
          # hive reads ./hive.toml when started in this directory; `hive doctor`\n\
-         # checks it. Every setting: README.md (Configuration) and docs/.\n\
-         \n\
-         theme = \"dark\"                 # colours: themes/<name>.toml (dark, light)\n",
+         # checks it. Every setting: README.md (Configuration) and docs/.\n\n",
+    );
+    key(
+        &mut s,
+        "theme = \"dark\"",
+        "colours: themes/<name>.toml (dark, light)",
     );
     for choice in &plan.agents {
         s.push('\n');
@@ -41,40 +44,43 @@ pub fn render(plan: &Plan) -> String {
         }
     }
     if plan.shell {
-        s.push_str(
-            "\n# A terminal pane: your login shell ($SHELL) beside the agents.\n\
-             [[agent]]\n\
-             id = \"shell\"                   # the pane's id (history, `hive ctl`)\n\
-             name = \"Shell\"                 # the pane's title\n\
-             provider = \"pty\"               # any interactive program in a terminal; no `command`: the shell\n\
-             cwd = \".\"                      # where it starts, relative to where hive starts\n",
-        );
+        s.push_str("\n# A terminal pane: your login shell ($SHELL) beside the agents.\n");
+        common(&mut s, "shell", "Shell", "pty", false);
     }
     s
 }
 
+/// `key = value` and its comment, the comments in one column.
+fn key(s: &mut String, key_value: &str, comment: &str) {
+    let _ = writeln!(s, "{key_value:<29} # {comment}");
+}
+
 fn common(s: &mut String, id: &str, name: &str, provider: &str, worktrees: bool) {
-    let _ = writeln!(
+    s.push_str("[[agent]]\n");
+    key(
         s,
-        "[[agent]]\n{:<29} # the pane's id: history, `hive run --agent`, `hive ctl` use it",
-        format!("id = \"{id}\"")
+        &format!("id = \"{id}\""),
+        "the pane's id: history, `hive run --agent`, `hive ctl` use it",
     );
-    let _ = writeln!(s, "{:<29} # the pane's title", format!("name = \"{name}\""));
-    let _ = writeln!(
+    key(s, &format!("name = \"{name}\""), "the pane's title");
+    let how = if provider == "pty" {
+        "a terminal pane; no `command`: the login shell (docs/pty.md)".to_owned()
+    } else {
+        format!("how hive drives it (docs/{provider}.md)")
+    };
+    key(s, &format!("provider = \"{provider}\""), &how);
+    key(
         s,
-        "{:<29} # how hive drives it (docs/{provider}.md)",
-        format!("provider = \"{provider}\"")
-    );
-    let _ = writeln!(
-        s,
-        "{:<29} # where it works, relative to where hive starts",
-        "cwd = \".\""
+        "cwd = \".\"",
+        "where it works, relative to where hive starts",
     );
     if worktrees {
-        let _ = writeln!(
+        key(
             s,
-            "{:<29} # its own git worktree, .hive/worktrees/{id} on branch hive/{id} (docs/worktrees.md)",
-            "worktree = true"
+            "worktree = true",
+            &format!(
+                "its own git worktree, .hive/worktrees/{id} on branch hive/{id} (docs/worktrees.md)"
+            ),
         );
     }
 }
@@ -97,21 +103,21 @@ fn openai_agent(s: &mut String, o: &OpenAi, worktrees: bool) {
         o.label
     );
     common(s, &o.id, &o.label_short(), "openai", worktrees);
-    let _ = writeln!(
+    key(
         s,
-        "{:<29} # the Chat Completions endpoint",
-        format!("base_url = \"{}\"", o.base_url)
+        &format!("base_url = \"{}\"", o.base_url),
+        "the Chat Completions endpoint",
     );
-    let _ = writeln!(
+    key(
         s,
-        "{:<29} # the model to ask (required)",
-        format!("model = {}", toml_string(&o.model))
+        &format!("model = {}", toml_string(&o.model)),
+        "the model to ask (required)",
     );
     if let Some(var) = o.api_key_env {
-        let _ = writeln!(
+        key(
             s,
-            "{:<29} # the variable holding the key (its value is never written or logged)",
-            format!("api_key_env = \"{var}\"")
+            &format!("api_key_env = \"{var}\""),
+            "the variable holding the key (its value is never written or logged)",
         );
     }
 }
