@@ -274,11 +274,13 @@ fn program_checks(
     checks: &mut Vec<Check>,
 ) {
     let Some((program, lead)) = &facts.program else {
-        checks.push(Check::new(
-            "start",
-            Level::Ok,
-            "scripted agent: no program to start",
-        ));
+        // A scenario file, or an agent loop inside hive (the openai provider).
+        let what = if agent.script.is_some() {
+            "scripted agent: no program to start"
+        } else {
+            "runs inside hive: no program to start"
+        };
+        checks.push(Check::new("start", Level::Ok, what));
         return;
     };
     let name = Path::new(program)
