@@ -3,7 +3,8 @@
 //! is a git repository or not. The file it writes must load without
 //! warnings and pass `hive doctor`; `--yes` never replaces a file; a local
 //! OpenAI-compatible server is found; the demo's status line names
-//! `hive init`; and, in tmux, the questions answered by keys.
+//! `hive init`; and, in tmux, the questions answered by keys and the hint
+//! in the real console.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
@@ -449,4 +450,36 @@ fn e2e_questions_in_tmux() {
     assert!(screen.contains("INIT-EXIT=1"), "{screen}");
     assert!(screen.contains("was left as it is"), "{screen}");
     assert_eq!(lab.written(), before);
+}
+
+/// The real console on the demo config, with an agent CLI installed: its
+/// status line names `hive init`.
+#[test]
+fn e2e_demo_hint_in_tmux() {
+    if !tmux::available() {
+        return;
+    }
+    let lab = Lab::new();
+    lab.cli("claude", "2.1.330 (Claude Code)");
+    let hive = env!("CARGO_BIN_EXE_hive");
+    let h = lab.home().display().to_string();
+    let script = format!(
+        "export PATH='{}' HOME='{h}' SHELL=/bin/sh TERM=xterm-256color \
+         HIVE_DATA_DIR='{h}/data' HIVE_STATE_DIR='{h}/state' XDG_CONFIG_HOME='{h}/config' \
+         XDG_DATA_HOME='{h}/data' XDG_STATE_HOME='{h}/state' XDG_RUNTIME_DIR='{h}/run' \
+         OPENAI_API_KEY= OPENROUTER_API_KEY=; cd '{}' && '{hive}'; echo HIVE-EXIT=$?; read x",
+        lab.bin().display(),
+        lab.work().display()
+    );
+    let t = tmux::Tmux::start(
+        "demo",
+        tempfile::tempdir().unwrap(),
+        (160, 40),
+        &[],
+        &["/bin/sh", "-c", &script],
+    );
+    let screen = t.wait_for("found claude: `hive init` sets them up");
+    assert!(screen.contains("Architect (demo)"), "{screen}");
+    t.keys(&["C-q"]);
+    t.wait_for("HIVE-EXIT=0");
 }
