@@ -14,6 +14,7 @@ pub mod event;
 pub mod files;
 pub mod history;
 pub mod image;
+pub mod init;
 pub mod keymap;
 pub mod ops;
 pub mod paths;

@@ -67,6 +67,10 @@ pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> 
     app.in_tmux = std::env::var_os("TMUX").is_some_and(|v| !v.is_empty());
     app.history = Some(crate::history::Store::user());
     app.attach_worktrees(&worktrees);
+    // The demo, with agents installed: say how to use them instead.
+    if let Some(hint) = crate::init::demo_hint(&config, &crate::doctor::Env::current()) {
+        app.status = Some((hint, app.now + crate::init::HINT_FOR));
+    }
     for w in &warnings {
         tracing::warn!("{w}");
     }

@@ -3,6 +3,7 @@
 mod ctl;
 mod doctor;
 mod history;
+mod init;
 mod mcp;
 mod run;
 mod worktree;
@@ -42,6 +43,8 @@ pub enum Command {
     Ctl(ctl::CtlArgs),
     /// Check the config and that every agent can start.
     Doctor(doctor::DoctorArgs),
+    /// Find the agents installed here and write a commented hive.toml for them.
+    Init(init::InitArgs),
     /// Manage the agents' git worktrees: list, remove ID, prune.
     Worktree(worktree::WorktreeArgs),
     /// Serve hive's operations over MCP (stdio) to an agent, through the
@@ -57,6 +60,7 @@ pub fn main() -> ExitCode {
         Some(Command::Import(ref args)) => history::import_cmd(args),
         Some(Command::Ctl(ref args)) => ctl::ctl(&cli, args),
         Some(Command::Doctor(ref args)) => doctor::doctor(&cli, args),
+        Some(Command::Init(ref args)) => init::init_cmd(args),
         Some(Command::Worktree(ref args)) => worktree::worktree_cmd(&cli, args),
         Some(Command::Mcp(ref args)) => mcp::mcp(args),
         None => crate::app::run(cli.config.as_deref(), cli.fresh),

@@ -11,6 +11,9 @@ mod pins;
 pub mod render;
 mod run;
 
+/// `hive init` finds the CLIs as the agents' spawn would.
+pub use run::find_program;
+
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -271,11 +274,13 @@ fn program_checks(
     checks: &mut Vec<Check>,
 ) {
     let Some((program, lead)) = &facts.program else {
-        checks.push(Check::new(
-            "start",
-            Level::Ok,
-            "scripted agent: no program to start",
-        ));
+        // A scenario file, or an agent loop inside hive (the openai provider).
+        let what = if agent.script.is_some() {
+            "scripted agent: no program to start"
+        } else {
+            "runs inside hive: no program to start"
+        };
+        checks.push(Check::new("start", Level::Ok, what));
         return;
     };
     let name = Path::new(program)
@@ -412,14 +417,9 @@ fn auth_check(agent: &AgentConfig, auth: &Auth, env: &Env) -> Check {
         return Check::new("auth", Level::Ok, format!("login file {}", env.show(file)));
     }
     let files: Vec<_> = auth.files.iter().map(|f| env.show(f)).collect();
-    Check::new(
-        "auth",
-        Level::Warn,
-        format!(
-            "none of {} is set and no {}",
-            auth.env.join(", "),
-            files.join(" or ")
-        ),
-    )
-    .fix(auth.fix)
+    let mut detail = format!("none of {} is set", auth.env.join(", "));
+    if !files.is_empty() {
+        detail.push_str(&format!(" and no {}", files.join(" or ")));
+    }
+    Check::new("auth", Level::Warn, detail).fix(auth.fix)
 }

@@ -12,6 +12,7 @@ mod support;
 
 mod ctl;
 mod doctor;
+mod init;
 mod mcp;
 mod run;
 mod trust;

@@ -9,6 +9,7 @@
 //! hive rebuilds it from the pane's history session (`resume.rs`), whose id
 //! is this provider's resume handle.
 
+pub mod doctor;
 mod mcp;
 mod resume;
 pub mod settings;
@@ -129,21 +130,11 @@ impl Settings {
 }
 
 /// The `openai` provider as the registry knows it: no program (doctor
-/// checks its settings), its own keys on the agent table, hive's
+/// checks its settings and names its key variable), its own keys on the agent table, hive's
 /// operations as an in-process toolbox.
 pub fn descriptor() -> super::ProviderDescriptor {
     super::ProviderDescriptor {
-        doctor: |agent, _| {
-            OpenAiSettings::from_agent(agent).map_err(|e| e.message)?;
-            if agent.model.is_none() {
-                return Err("`model` is required for provider `openai`".into());
-            }
-            Ok(super::doctor::Facts {
-                program: None,
-                auth: None,
-                start: super::doctor::DryStart::None,
-            })
-        },
+        doctor: doctor::facts,
         operations: super::operations::Operations::InProcess(|toolbox| {
             Arc::new(OpenAiFactory::default().with_toolbox(toolbox))
         }),

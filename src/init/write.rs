@@ -1,0 +1,139 @@
+//! The `hive.toml` that `hive init` writes: the chosen agents, a shell pane
+//! and worktrees, each key with a comment saying what it does, so the file
+//! is its own documentation.
+
+use std::fmt::Write as _;
+
+use super::detect::{Cli, OpenAi};
+
+/// One pane the user chose.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Choice {
+    Cli(Cli),
+    OpenAi(OpenAi),
+}
+
+/// What to write.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Plan {
+    pub agents: Vec<Choice>,
+    /// Each agent in its own git worktree.
+    pub worktrees: bool,
+    /// A terminal pane running the login shell.
+    pub shell: bool,
+}
+
+/// The file's text. Agent ids are the providers' names (`claude`, …) and
+/// the openai sources' ids, unique by construction.
+pub fn render(plan: &Plan) -> String {
+    let mut s = String::from(
+        "# hive's configuration for this project, written by `hive init`.\n\
+         # hive reads ./hive.toml when started in this directory; `hive doctor`\n\
+         # checks it. Every setting: README.md (Configuration) and docs/.\n\n",
+    );
+    key(
+        &mut s,
+        "theme = \"dark\"",
+        "colours: themes/<name>.toml (dark, light)",
+    );
+    for choice in &plan.agents {
+        s.push('\n');
+        match choice {
+            Choice::Cli(cli) => cli_agent(&mut s, cli, plan.worktrees),
+            Choice::OpenAi(o) => openai_agent(&mut s, o, plan.worktrees),
+        }
+    }
+    if plan.shell {
+        s.push_str("\n# A terminal pane: your login shell ($SHELL) beside the agents.\n");
+        common(&mut s, "shell", "Shell", "pty", false);
+    }
+    s
+}
+
+/// `key = value` and its comment, the comments in one column.
+fn key(s: &mut String, key_value: &str, comment: &str) {
+    let _ = writeln!(s, "{key_value:<29} # {comment}");
+}
+
+fn common(s: &mut String, id: &str, name: &str, provider: &str, worktrees: bool) {
+    s.push_str("[[agent]]\n");
+    key(
+        s,
+        &format!("id = \"{id}\""),
+        "the pane's id: history, `hive run --agent`, `hive ctl` use it",
+    );
+    key(s, &format!("name = \"{name}\""), "the pane's title");
+    let how = if provider == "pty" {
+        "a terminal pane; no `command`: the login shell (docs/pty.md)".to_owned()
+    } else {
+        format!("how hive drives it (docs/{provider}.md)")
+    };
+    key(s, &format!("provider = \"{provider}\""), &how);
+    key(
+        s,
+        "cwd = \".\"",
+        "where it works, relative to where hive starts",
+    );
+    if worktrees {
+        key(
+            s,
+            "worktree = true",
+            &format!(
+                "its own git worktree, .hive/worktrees/{id} on branch hive/{id} (docs/worktrees.md)"
+            ),
+        );
+    }
+}
+
+fn cli_agent(s: &mut String, cli: &Cli, worktrees: bool) {
+    let version = cli.version.as_deref().unwrap_or("version unknown");
+    let _ = writeln!(
+        s,
+        "# {} ({}, {version}); its own model and login apply.",
+        cli.label,
+        cli.path.as_deref().unwrap_or(cli.provider)
+    );
+    common(s, cli.provider, cli.label, cli.provider, worktrees);
+}
+
+fn openai_agent(s: &mut String, o: &OpenAi, worktrees: bool) {
+    let _ = writeln!(
+        s,
+        "# hive's own agent loop on {}: an OpenAI-compatible endpoint.",
+        o.label
+    );
+    common(s, &o.id, &o.label_short(), "openai", worktrees);
+    key(
+        s,
+        &format!("base_url = \"{}\"", o.base_url),
+        "the Chat Completions endpoint",
+    );
+    key(
+        s,
+        &format!("model = {}", toml_string(&o.model)),
+        "the model to ask (required)",
+    );
+    if let Some(var) = o.api_key_env {
+        key(
+            s,
+            &format!("api_key_env = \"{var}\""),
+            "the variable holding the key (its value is never written or logged)",
+        );
+    }
+}
+
+impl OpenAi {
+    /// The label without its parenthesis: the pane's title.
+    fn label_short(&self) -> String {
+        self.label
+            .split(" (")
+            .next()
+            .unwrap_or(&self.label)
+            .replace('"', "")
+    }
+}
+
+/// A TOML basic string (a model id comes from a server).
+fn toml_string(text: &str) -> String {
+    toml::Value::String(text.to_owned()).to_string()
+}
