@@ -34,6 +34,7 @@ impl Terminal {
     /// the runner starts on the live screen, not holding.
     pub fn attach(&mut self, screen: Option<ScreenUpdate>) {
         self.asked = screen.as_ref().map_or((0, false), |s| (s.scroll, s.hold));
+        self.seen = screen.as_ref().map_or(0, |s| s.history);
         self.screen = screen;
         self.size = None;
         self.scroll = 0;
@@ -58,6 +59,9 @@ impl Terminal {
             return;
         };
         if self.scroll == 0 && self.copy.is_none() {
+            // On the live screen: the history a view that starts now counts
+            // from (copy mode entered here must not jump up by all of it).
+            self.seen = screen.history;
             return;
         }
         let len = screen.history;
@@ -93,5 +97,36 @@ impl Terminal {
             seen: self.seen,
             hold: want.1,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn screen(history: usize) -> ScreenUpdate {
+        ScreenUpdate {
+            rows: 24,
+            cols: 80,
+            history,
+            ..ScreenUpdate::default()
+        }
+    }
+
+    /// Copy mode entered on the live screen holds the view where it is:
+    /// the runner is told the history it counts from, so it does not jump
+    /// up by all of it (e2e `copy_mode_copies_a_selection_of_shell_output`).
+    #[test]
+    fn a_view_held_from_the_live_screen_counts_from_the_history_now() {
+        let mut t = Terminal::default();
+        t.attach(Some(screen(10)));
+        t.update(screen(180));
+        t.copy = Some(crate::app::copy_mode::CopyMode::default());
+        let Some(RunnerCommand::TermView { scroll, seen, hold }) = t.view_request() else {
+            panic!("a held view is asked for");
+        };
+        assert_eq!((scroll, seen, hold), (0, 180, true));
+        t.update(screen(185));
+        assert_eq!(t.scroll, 5, "held on its lines as 5 more arrive");
     }
 }
