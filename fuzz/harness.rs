@@ -5,10 +5,10 @@
 #![allow(dead_code)]
 
 use hive::config::{Config, ConfigSource};
-use hive::control::lines::{CappedLines, Line, id_in};
 use hive::control::protocol::{EventLine, PaneInfo, Reply, Request, WaitResult};
 use hive::event::StreamEvent;
 use hive::history::{assemble, store};
+use hive::lines::{CappedLines, Line, id_in};
 use hive::provider::acp::engine::{Engine, EngineConfig};
 use hive::provider::claude::translate::Translator;
 use hive::provider::codex::app_server::AppTurn;

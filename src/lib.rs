@@ -16,6 +16,7 @@ pub mod history;
 pub mod image;
 pub mod init;
 pub mod keymap;
+pub mod lines;
 pub mod ops;
 pub mod paths;
 pub mod private;

@@ -10,7 +10,7 @@
 pub mod client;
 mod host;
 pub mod hub;
-pub mod lines;
+
 pub mod protocol;
 pub mod server;
 

@@ -15,8 +15,8 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::hub::ControlRequest;
-use super::lines::{CappedLines, Line, MAX_REQUEST_BYTES};
 use super::protocol::{Call, CtlError, ErrorCode, Reply, Request};
+use crate::lines::{CappedLines, Line, MAX_REQUEST_BYTES};
 
 /// Events the hub may hand a `watch` before the server has taken them (it
 /// takes them at once; the bytes are bounded by [`WATCH_MAX_BYTES`]).

@@ -8,7 +8,7 @@
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
 
-use crate::control::lines::{CappedLines, Line, id_in};
+use crate::lines::{CappedLines, Line, id_in};
 
 /// Longest request `hive mcp` reads: under rmcp's own 16 MiB, so no line
 /// is ever dropped there unanswered.

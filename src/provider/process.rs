@@ -11,12 +11,13 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, Command};
 
 use super::paced::AgentStdout;
 use super::{EventSink, ProviderError};
 use crate::config::AgentConfig;
+use crate::lines::{CappedLines, Line};
 
 /// Lines of stderr kept for the error message of a crash (noise and stack
 /// frames included: `stderr::report` picks what to show).
@@ -364,11 +365,7 @@ async fn collect_stderr(
 /// `next_line` is cancel-safe: a partial line survives a lost `select!` race.
 #[derive(Debug)]
 pub struct LineReader<R> {
-    reader: BufReader<R>,
-    buf: Vec<u8>,
-    max: usize,
-    /// Inside an over-long line: dropping up to its newline.
-    skipping: bool,
+    lines: CappedLines<R>,
     /// The events channel this reader's lines end up in: no line is read
     /// while its runner is behind (`channel::EventSink::room`).
     gate: Option<EventSink>,
@@ -382,10 +379,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 
     pub fn with_max(inner: R, max: usize) -> Self {
         Self {
-            reader: BufReader::with_capacity(64 * 1024, inner),
-            buf: Vec::new(),
-            max,
-            skipping: false,
+            lines: CappedLines::new(inner, max),
             gate: None,
         }
     }
@@ -401,51 +395,16 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         if let Some(gate) = &self.gate {
             gate.room().await;
         }
-        loop {
-            let chunk = self.reader.fill_buf().await?;
-            if chunk.is_empty() {
-                self.skipping = false;
-                if self.buf.is_empty() {
-                    return Ok(None);
-                }
-                return Ok(Some(finish_line(std::mem::take(&mut self.buf))));
-            }
-            let newline = chunk.iter().position(|&b| b == b'\n');
-            let take = newline.map_or(chunk.len(), |i| i + 1);
-            if self.skipping {
-                self.reader.consume(take);
-                self.skipping = newline.is_none();
-                continue;
-            }
-            let body = newline.unwrap_or(chunk.len());
-            if self.buf.len() + body > self.max {
-                self.buf = Vec::new();
-                self.reader.consume(take);
-                self.skipping = newline.is_none();
-                return Ok(Some(format!(
-                    "hive: the agent wrote a line longer than {} bytes (the limit, \
-                     `[limits] max_line_bytes`); it was dropped",
-                    self.max
-                )));
-            }
-            self.buf.extend_from_slice(&chunk[..body]);
-            self.reader.consume(take);
-            if newline.is_some() {
-                return Ok(Some(finish_line(std::mem::take(&mut self.buf))));
-            }
-        }
+        Ok(match self.lines.next().await? {
+            None => None,
+            Some(Line::Text(text)) => Some(repair_surrogates(text)),
+            Some(Line::TooLong { .. }) => Some(format!(
+                "hive: the agent wrote a line longer than {} bytes (the limit, \
+                 `[limits] max_line_bytes`); it was dropped",
+                self.lines.max()
+            )),
+        })
     }
-}
-
-fn finish_line(mut line: Vec<u8>) -> String {
-    while matches!(line.last(), Some(b'\n' | b'\r')) {
-        line.pop();
-    }
-    let text = match String::from_utf8(line) {
-        Ok(s) => s,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    };
-    repair_surrogates(text)
 }
 
 /// Replaces JSON `\uXXXX` escapes of unpaired UTF-16 surrogates with

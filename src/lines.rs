@@ -1,8 +1,8 @@
-//! Request lines read with a cap, for the servers that face clients hive
-//! does not control (the control socket, `hive mcp`'s stdin): a client that
-//! never sends a newline cannot make hive buffer without bound. Like the
-//! agents' lines (`provider::process::LineReader`), an over-long line is
-//! never held: what follows its first bytes is dropped up to its newline.
+//! Lines read with a cap, for every stream a party hive does not control
+//! writes: an agent's stdout (`provider::process::LineReader`), the control
+//! socket's clients, `hive mcp`'s stdin. A writer that never sends a newline
+//! cannot make hive buffer without bound: an over-long line is never held;
+//! what follows its first bytes is dropped up to its newline.
 
 use std::io;
 
@@ -87,7 +87,7 @@ impl<R: AsyncRead + Unpin> CappedLines<R> {
 }
 
 fn text(mut line: Vec<u8>) -> String {
-    if line.last() == Some(&b'\r') {
+    while line.last() == Some(&b'\r') {
         line.pop();
     }
     match String::from_utf8(line) {
