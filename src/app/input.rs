@@ -1,110 +1,38 @@
 //! Keys, paste and mouse → state changes and runner commands.
 //!
-//! Order: overlays, then the prefix key's next key, then hive's actions
-//! (global ones also in terminal panes), then the focused pane's queue
-//! selection, approval card and composer. Actions bound to keys a composer
-//! types (`?`, `y`, Home…) only fire while the composer is empty.
+//! Which part gets a key is decided by the layer stack (`super::layers`):
+//! overlays, then the prefix key's next key, then hive's actions (global
+//! ones also in terminal panes), then the focused pane's queue selection,
+//! approval card and composer. Actions bound to keys a composer types (`?`,
+//! `y`, Home…) only fire while the composer is empty.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 
 use super::commands::{self, HiveCommand, Parsed};
+use super::layers::Flow;
 use super::pty_input as term;
 use super::state::{App, Overlay};
-use crate::keymap::{Action, Chord, Scope};
+use crate::keymap::{Action, Chord};
 use crate::provider::PermissionDecision;
 use crate::runner::{QueueEdit, RunnerCommand, SubmitMode, TurnState};
 
 impl App {
+    /// Offers the key to each layer, top first, until one consumes it
+    /// (`super::layers`).
     pub fn on_key(&mut self, ev: KeyEvent) {
         if ev.kind == KeyEventKind::Release {
             return;
         }
-        if self.overlay != Overlay::None {
-            return self.overlay_key(ev);
-        }
-        if self.prefix_armed {
-            self.prefix_armed = false;
-            return self.prefix_key(ev);
-        }
-        let chord = Chord::from_event(&ev);
-        let terminal = self.focused().is_some_and(|p| p.is_terminal());
-        if terminal && self.focused().is_some_and(|p| p.terminal.copy.is_some()) {
-            // Copy mode keeps every key from the child.
-            if !self.copy_mode_key(&ev)
-                && let Some(a) = self.keymap.lookup(&chord)
-                && a.scope() == Scope::Global
-            {
-                self.global_action(a);
+        let key = self.read_key(&ev);
+        for layer in self.layers() {
+            if self.layer_key(layer, &key) == Flow::Consumed {
+                return;
             }
-            return;
-        }
-        if !terminal && self.focused().is_some_and(|p| p.picker.is_some()) {
-            return self.picker_key(&ev);
-        }
-        if !terminal && self.focused().is_some_and(|p| p.menu.is_some()) && self.menu_key(&ev) {
-            return;
-        }
-        let composer_empty = self.focused().is_none_or(|p| p.composer_is_empty());
-        let action = self.keymap.lookup(&chord).filter(|a| {
-            let typed = chord.is_text_key() && (terminal || !composer_empty);
-            let allowed = a.scope() == Scope::Global || !terminal;
-            allowed && !typed
-        });
-        if let Some(a) = action
-            && self.global_action(a)
-        {
-            return;
-        }
-        if terminal {
-            return self.terminal_pane_key(&chord, &ev);
-        }
-        if self.focused().is_some_and(|p| p.queue_sel.is_some()) {
-            return self.queue_key(&ev);
-        }
-        if composer_empty && self.permission_option_key(&ev) {
-            return;
-        }
-        if composer_empty
-            && self.search.active
-            && self.focused().is_some_and(|p| p.permissions.is_empty())
-            && let Some(a) = crate::keymap::search_step_action(&chord)
-        {
-            self.pane_action(a);
-            return;
-        }
-        if let Some(a) = action
-            && self.pane_action(a)
-        {
-            return;
-        }
-        if composer_empty && ev.code == KeyCode::Backspace && self.detach_last() {
-            return;
-        }
-        if let Some(p) = self.focused_mut() {
-            p.forget_history_walk();
-            p.composer.input(ev);
-            p.refresh_completion();
-        }
-        self.refresh_mention();
-    }
-
-    /// A key while an overlay is open goes to that overlay only.
-    fn overlay_key(&mut self, ev: KeyEvent) {
-        match self.overlay {
-            Overlay::Help => self.help_key(ev),
-            Overlay::ConfirmQuit => self.confirm_key(ev),
-            Overlay::Inbox => self.inbox_key(ev),
-            Overlay::Search => self.search_key(ev),
-            Overlay::Overview => self.overview_key(ev),
-            Overlay::Diff => self.diff_key(ev),
-            Overlay::FanOut => self.fanout_key(ev),
-            Overlay::Compare => self.compare_key(ev),
-            Overlay::None => {}
         }
     }
 
     /// A key for a terminal pane that no global action took.
-    fn terminal_pane_key(&mut self, chord: &Chord, ev: &KeyEvent) {
+    pub(super) fn terminal_pane_key(&mut self, chord: &Chord, ev: &KeyEvent) {
         // A program that exited takes no keys: the restart key brings
         // it back (while it runs, the key is the program's).
         if self.keymap.lookup(chord) == Some(Action::Restart)
@@ -117,7 +45,7 @@ impl App {
     }
 
     /// Actions that work anywhere. False: not one of them.
-    fn global_action(&mut self, a: Action) -> bool {
+    pub(super) fn global_action(&mut self, a: Action) -> bool {
         if let Some(i) = a.focus_index() {
             self.set_focus(i);
             return true;
@@ -199,7 +127,7 @@ impl App {
         }
     }
 
-    fn help_key(&mut self, ev: KeyEvent) {
+    pub(super) fn help_key(&mut self, ev: KeyEvent) {
         match ev.code {
             KeyCode::Down | KeyCode::Char('j') => {
                 self.help_scroll = self.help_scroll.saturating_add(1)
@@ -219,7 +147,7 @@ impl App {
         }
     }
 
-    fn confirm_key(&mut self, ev: KeyEvent) {
+    pub(super) fn confirm_key(&mut self, ev: KeyEvent) {
         let quit_key = self.keymap.lookup(&Chord::from_event(&ev)) == Some(Action::Quit);
         match ev.code {
             KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => self.quit = true,
@@ -230,7 +158,7 @@ impl App {
 
     /// The key after the prefix: tmux-like pane commands; anything else goes
     /// verbatim to a terminal pane (the escape chord for keys hive uses).
-    fn prefix_key(&mut self, ev: KeyEvent) {
+    pub(super) fn prefix_key(&mut self, ev: KeyEvent) {
         let chord = Chord::from_event(&ev);
         if let (KeyCode::Char(c), KeyModifiers::NONE) =
             (ev.code, ev.modifiers - KeyModifiers::SHIFT)
@@ -281,7 +209,7 @@ impl App {
 
     /// Queue selection mode: ↑/↓ select, e/Enter edit, d/Delete remove,
     /// Shift+↑/↓ (or K/J) move, Esc leaves.
-    fn queue_key(&mut self, ev: &KeyEvent) {
+    pub(super) fn queue_key(&mut self, ev: &KeyEvent) {
         let focus = self.focus;
         let Some(p) = self.panes.get_mut(focus) else {
             return;
@@ -334,7 +262,7 @@ impl App {
     }
 
     /// Digits pick one of the options an approval card offers.
-    fn permission_option_key(&mut self, ev: &KeyEvent) -> bool {
+    pub(super) fn permission_option_key(&mut self, ev: &KeyEvent) -> bool {
         let focus = self.focus;
         let Some(p) = self.panes.get_mut(focus) else {
             return false;
@@ -371,7 +299,7 @@ impl App {
     }
 
     /// Conversation-pane actions. False: let the composer have the key.
-    fn pane_action(&mut self, a: Action) -> bool {
+    pub(super) fn pane_action(&mut self, a: Action) -> bool {
         let focus = self.focus;
         let g = self.geometry.pane(focus);
         let Some(p) = self.panes.get_mut(focus) else {

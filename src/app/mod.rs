@@ -18,6 +18,7 @@ pub mod fanout;
 pub mod geometry;
 pub mod inbox;
 pub mod input;
+mod layers;
 pub mod mention;
 pub mod menu;
 pub mod overview;

@@ -5,8 +5,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-use hive::app::state::App;
 use hive::app::command::AppCommand;
+use hive::app::state::App;
 use hive::app::{build_app, frame};
 use hive::config::{Config, ConfigSource};
 use hive::provider::Capabilities;
