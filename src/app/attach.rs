@@ -74,7 +74,7 @@ impl App {
         let Some(p) = self.panes.get_mut(focus) else {
             return;
         };
-        let takes_images = p.capabilities.is_some_and(|c| c.images);
+        let takes_images = p.conversation.capabilities.is_some_and(|c| c.images);
         if takes_images {
             let cwd = pane_cwd(&p.agent);
             let typed: Vec<PathBuf> = text
@@ -107,7 +107,7 @@ impl App {
             None
         };
         if let Some(why) = why {
-            p.set_composer(&text);
+            p.composer.set(&text);
             return self.refuse(why);
         }
         let images = std::mem::take(&mut p.attachments);

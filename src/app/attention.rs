@@ -171,7 +171,7 @@ impl App {
             return;
         };
         if pos == 0 {
-            p.deny_reason = false;
+            p.composer.deny_reason = false;
         }
         let Some(req) = p.permissions.remove(pos) else {
             return;

@@ -83,7 +83,7 @@ pub struct Outcome {
 
 /// Whether fan-out can send to pane `p` (a conversation that runs).
 pub fn can_receive(p: &Pane) -> bool {
-    !p.is_terminal() && p.failed.is_none()
+    !p.is_terminal() && p.conversation.failed.is_none()
 }
 
 /// Reads `run`'s turn back from its pane: from the prompt's own message
@@ -97,7 +97,12 @@ pub fn outcome(p: &Pane, run: &Run, prompt: &str, now: Instant) -> Outcome {
         tools: 0,
         files: BTreeSet::new(),
     };
-    let entries = p.transcript.entries.get(run.from..).unwrap_or_default();
+    let entries = p
+        .conversation
+        .transcript
+        .entries
+        .get(run.from..)
+        .unwrap_or_default();
     let queued = p.queue.iter().any(|q| q.trim() == prompt.trim());
     let start = prompt_start(entries, prompt, queued);
     let Some(start) = start else {
@@ -147,6 +152,7 @@ pub fn outcome(p: &Pane, run: &Run, prompt: &str, now: Instant) -> Outcome {
         }
     }
     out.duration = p
+        .conversation
         .transcript
         .running_since()
         .map(|t| now.saturating_duration_since(t));
@@ -257,11 +263,11 @@ impl App {
             let Some(p) = self.panes.get(i) else {
                 continue;
             };
-            match commands::parse(&text, &p.commands) {
+            match commands::parse(&text, &p.conversation.commands) {
                 Parsed::Text(body) => {
                     runs.push(Run {
                         pane: i,
-                        from: p.transcript.len(),
+                        from: p.conversation.transcript.len(),
                         sent_at: self.now,
                     });
                     self.submit_text(i, body, SubmitMode::Auto);

@@ -148,8 +148,8 @@ impl Inbox {
                     p.permissions.iter().any(|r| &r.request_id == request_id)
                 }
                 Reason::Posted { .. } => true,
-                Reason::Exited => e.pane != focus && p.state == TurnState::Dead,
-                Reason::Stalled => e.pane != focus && p.stalled_since.is_some(),
+                Reason::Exited => e.pane != focus && p.conversation.state == TurnState::Dead,
+                Reason::Stalled => e.pane != focus && p.conversation.stalled_since.is_some(),
                 _ => e.pane != focus,
             }
         });

@@ -36,7 +36,9 @@ impl App {
         // A program that exited takes no keys: the restart key brings
         // it back (while it runs, the key is the program's).
         if self.keymap.lookup(chord) == Some(Action::Restart)
-            && self.focused().is_some_and(|p| p.state == TurnState::Dead)
+            && self
+                .focused()
+                .is_some_and(|p| p.conversation.state == TurnState::Dead)
         {
             self.send(self.focus, RunnerCommand::Restart);
             return;
@@ -250,8 +252,8 @@ impl App {
             }
             KeyCode::Char('e') | KeyCode::Enter => {
                 let text = p.queue[sel].clone();
-                p.set_composer(&text);
-                p.editing_queued = Some((sel, text));
+                p.composer.set(&text);
+                p.composer.editing_queued = Some((sel, text));
                 p.queue_sel = None;
             }
             _ => p.queue_sel = None,
@@ -309,29 +311,29 @@ impl App {
         match a {
             Action::Submit => self.submit(SubmitMode::Auto),
             Action::Steer => self.submit(SubmitMode::Steer),
-            Action::Newline => p.composer.insert_newline(),
+            Action::Newline => p.composer.area.insert_newline(),
             Action::Interrupt => self.escape(),
             Action::RecallQueued if p.queue.is_empty() => self.set_status("nothing queued"),
             Action::RecallQueued => self.send(focus, RunnerCommand::Queue(QueueEdit::PopLast)),
             Action::ManageQueue if p.queue.is_empty() => self.set_status("nothing queued"),
             Action::ManageQueue => p.queue_sel = Some(p.queue.len() - 1),
             Action::HistoryPrev => {
-                if p.cursor_row() != 0 || !p.history_prev() {
+                if p.composer.cursor_row() != 0 || !p.composer.history_prev() {
                     return false;
                 }
             }
             Action::HistoryNext => {
-                if p.cursor_row() != p.last_row() || !p.history_next() {
+                if p.composer.cursor_row() != p.composer.last_row() || !p.composer.history_next() {
                     return false;
                 }
             }
             Action::ClearLine => p.clear_line(),
             // Tab never types a tab: with nothing to complete it does nothing.
             Action::Complete => {
-                p.complete(1);
+                p.composer.complete(1);
             }
             Action::CompletePrev => {
-                p.complete(-1);
+                p.composer.complete(-1);
             }
             Action::ScrollUp => p.scroll_page(1, &g),
             Action::ScrollDown => p.scroll_page(-1, &g),
@@ -340,22 +342,22 @@ impl App {
             Action::Copy => self.run_command(HiveCommand::Copy, ""),
             Action::Expand => {
                 p.expanded = !p.expanded;
-                p.transcript.invalidate();
+                p.conversation.transcript.invalidate();
             }
             Action::JumpUnread => self.jump_unread(),
             Action::SearchNext => self.search_step(1),
             Action::SearchPrev => self.search_step(-1),
-            Action::Restart if p.state == TurnState::Dead => {
+            Action::Restart if p.conversation.state == TurnState::Dead => {
                 self.send(focus, RunnerCommand::Restart);
             }
-            Action::AllowOnce if has_card && !p.deny_reason => {
+            Action::AllowOnce if has_card && !p.composer.deny_reason => {
                 self.answer_permission(PermissionDecision::AllowOnce)
             }
-            Action::AllowAlways if has_card && !p.deny_reason => {
+            Action::AllowAlways if has_card && !p.composer.deny_reason => {
                 self.answer_permission(PermissionDecision::AllowAlways)
             }
-            Action::Deny if has_card && !p.deny_reason => {
-                p.deny_reason = true;
+            Action::Deny if has_card && !p.composer.deny_reason => {
+                p.composer.deny_reason = true;
             }
             _ => return false,
         }
@@ -376,11 +378,11 @@ impl App {
         if p.attention.digest.take().is_some() {
             return;
         }
-        if p.deny_reason {
-            p.deny_reason = false;
-        } else if p.editing_queued.is_some() {
-            p.editing_queued = None;
-            p.set_composer("");
+        if p.composer.deny_reason {
+            p.composer.deny_reason = false;
+        } else if p.composer.editing_queued.is_some() {
+            p.composer.editing_queued = None;
+            p.composer.set("");
         } else if p.is_busy() {
             self.send(focus, RunnerCommand::Interrupt);
             self.set_status("interrupting…");
@@ -394,8 +396,8 @@ impl App {
         let Some(p) = self.panes.get_mut(focus) else {
             return;
         };
-        if p.deny_reason {
-            let reason = p.take_composer();
+        if p.composer.deny_reason {
+            let reason = p.composer.take();
             let reason = if reason.trim().is_empty() {
                 "denied by the user".to_owned()
             } else {
@@ -403,26 +405,26 @@ impl App {
             };
             return self.answer_permission(PermissionDecision::Deny { reason });
         }
-        if p.composer_is_empty() {
-            if !p.is_busy() && !p.queue.is_empty() && p.state != TurnState::Dead {
+        if p.composer.is_empty() {
+            if !p.is_busy() && !p.queue.is_empty() && p.conversation.state != TurnState::Dead {
                 p.queue_restored = false;
                 self.send(focus, RunnerCommand::DrainQueue);
             }
             return;
         }
-        if let Some((i, original)) = p.editing_queued.take()
+        if let Some((i, original)) = p.composer.editing_queued.take()
             && p.queue.get(i) == Some(&original)
         {
-            let text = p.take_composer();
+            let text = p.composer.take();
             self.send(focus, RunnerCommand::Queue(QueueEdit::Replace(i, text)));
             return;
         }
-        if p.worktree.is_some() && p.composer_text().trim() == "/diff" {
-            p.take_composer();
+        if p.worktree.is_some() && p.composer.text().trim() == "/diff" {
+            p.composer.take();
             return self.open_diff();
         }
-        let text = p.take_composer();
-        match commands::parse(&text, &p.commands) {
+        let text = p.composer.take();
+        match commands::parse(&text, &p.conversation.commands) {
             Parsed::Text(text) => self.submit_with_images(text, mode),
             Parsed::Hive(cmd, arg) => self.run_command(cmd, &arg),
             Parsed::Unknown(name) => {
@@ -459,7 +461,7 @@ impl App {
             return;
         };
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
-        p.composer.insert_str(text);
+        p.composer.area.insert_str(text);
     }
 
     pub fn on_mouse(&mut self, ev: MouseEvent) {

@@ -82,11 +82,11 @@ impl App {
             }
             return vec![Layer::Global, Layer::Terminal];
         }
-        if pane.is_some_and(|p| p.picker.is_some()) {
+        if pane.is_some_and(|p| p.composer.picker.is_some()) {
             return vec![Layer::Picker];
         }
         let mut stack = Vec::with_capacity(6);
-        if pane.is_some_and(|p| p.menu.is_some()) {
+        if pane.is_some_and(|p| p.composer.menu.is_some()) {
             stack.push(Layer::Menu);
         }
         stack.push(Layer::Global);
@@ -94,7 +94,7 @@ impl App {
             stack.push(Layer::Queue);
             return stack;
         }
-        if pane.is_none_or(|p| p.composer_is_empty()) {
+        if pane.is_none_or(|p| p.composer.is_empty()) {
             stack.push(Layer::Permission);
             if self.search.active && pane.is_some_and(|p| p.permissions.is_empty()) {
                 stack.push(Layer::Search);
@@ -108,7 +108,7 @@ impl App {
     pub(crate) fn read_key<'a>(&self, ev: &'a KeyEvent) -> Key<'a> {
         let chord = Chord::from_event(ev);
         let terminal = self.focused().is_some_and(|p| p.is_terminal());
-        let composer_empty = self.focused().is_none_or(|p| p.composer_is_empty());
+        let composer_empty = self.focused().is_none_or(|p| p.composer.is_empty());
         let action = self.keymap.lookup(&chord).filter(|a| {
             let typed = chord.is_text_key() && (terminal || !composer_empty);
             let allowed = a.scope() == Scope::Global || !terminal;
@@ -179,8 +179,8 @@ impl App {
             return;
         }
         if let Some(p) = self.focused_mut() {
-            p.forget_history_walk();
-            p.composer.input(*key.ev);
+            p.composer.forget_history_walk();
+            p.composer.area.input(*key.ev);
             p.refresh_completion();
         }
         self.refresh_mention();

@@ -73,7 +73,7 @@ pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> 
     }
     if let Some(p) = app.panes.first_mut() {
         for w in warnings {
-            p.transcript.notice(DiagnosticLevel::Warn, w);
+            p.conversation.transcript.notice(DiagnosticLevel::Warn, w);
         }
     }
     let rt = crate::runtime::build()?;
@@ -157,7 +157,11 @@ fn start_runners(
     let mut runners = Vec::new();
     for (i, agent) in config.agents.iter().enumerate() {
         // A pane that failed before starting (no worktree) stays stopped.
-        if app.panes.get(i).is_some_and(|p| p.failed.is_some()) {
+        if app
+            .panes
+            .get(i)
+            .is_some_and(|p| p.conversation.failed.is_some())
+        {
             runners.push(None);
             continue;
         }
@@ -187,7 +191,7 @@ fn start_runners(
             Err(e) => {
                 tracing::warn!(agent = %agent.id, "cannot start: {e}");
                 if let Some(p) = app.panes.get_mut(i) {
-                    p.failed = Some(e.to_string());
+                    p.conversation.failed = Some(e.to_string());
                 }
                 runners.push(None);
             }
@@ -295,7 +299,7 @@ async fn event_loop(
     .context("search worker")?;
     let started = runners.iter().zip(&app.panes).map(|(r, p)| match r {
         Some(h) => crate::control::Started::Running(h.capabilities),
-        None => crate::control::Started::Failed(p.failed.clone().unwrap_or_default()),
+        None => crate::control::Started::Failed(p.conversation.failed.clone().unwrap_or_default()),
     });
     control.set_started(started.collect());
     let (wake, woken) = wake_channel();
@@ -644,7 +648,7 @@ pub fn frame(
 ) {
     let focus = app.focus;
     for (i, p) in app.panes.iter_mut().enumerate() {
-        ComposerLook::of(p, i == focus, &app.theme, &app.keymap).apply(&mut p.composer);
+        ComposerLook::of(p, i == focus, &app.theme, &app.keymap).apply(&mut p.composer.area);
     }
     ui::render(app, view, area, buf);
     app.observe(view.geometry().clone());

@@ -26,10 +26,10 @@ pub fn activity(p: &Pane) -> String {
     if p.is_terminal() {
         return "terminal".into();
     }
-    if let Some(e) = &p.failed {
+    if let Some(e) = &p.conversation.failed {
         return e.clone();
     }
-    for e in p.transcript.entries.iter().rev() {
+    for e in p.conversation.transcript.entries.iter().rev() {
         match &e.kind {
             EntryKind::Item(u) => match &u.kind {
                 UpsertKind::ToolCall {

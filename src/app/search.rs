@@ -73,7 +73,7 @@ impl App {
         s.synced.resize_with(self.panes.len(), Vec::new);
         let mut docs = Vec::new();
         for (pane, (p, synced)) in self.panes.iter().zip(&mut s.synced).enumerate() {
-            let entries = &p.transcript.entries;
+            let entries = &p.conversation.transcript.entries;
             synced.resize(entries.len(), None);
             for (entry, (e, seen)) in entries.iter().zip(synced.iter_mut()).enumerate() {
                 if *seen == Some(e.rev) {
@@ -206,7 +206,7 @@ impl App {
         if let Some(p) = self.panes.get_mut(h.pane) {
             if hidden && !p.expanded {
                 p.expanded = true;
-                p.transcript.invalidate();
+                p.conversation.transcript.invalidate();
             }
             p.reveal = Some(h.entry);
             p.highlight = Some(query);

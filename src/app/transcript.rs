@@ -199,28 +199,28 @@ pub fn restore(p: &mut super::pane::Pane, history: &mut PaneHistory) {
     let mut counted = Counted::default();
     for (n, item) in history.items.drain(..).enumerate() {
         while let Some(end) = ends.next_if(|e| e.after <= n) {
-            p.transcript.restored_end(&end);
+            p.conversation.transcript.restored_end(&end);
             counted.add(&end);
         }
-        p.transcript.upsert(item);
+        p.conversation.transcript.upsert(item);
     }
     for end in ends {
-        p.transcript.restored_end(&end);
+        p.conversation.transcript.restored_end(&end);
         counted.add(&end);
     }
     match history.totals.take() {
         Some(t) => {
-            p.usage = t.usage;
-            p.turns = t.turns;
+            p.conversation.usage = t.usage;
+            p.conversation.turns = t.turns;
         }
         // States written before totals were kept: what the window shows.
         None => {
-            p.usage = counted.usage;
-            p.turns = counted.turns;
+            p.conversation.usage = counted.usage;
+            p.conversation.turns = counted.turns;
         }
     }
     if let Some(m) = counted.model.or_else(|| history.model.take()) {
-        p.model = Some(m);
+        p.conversation.model = Some(m);
     }
 }
 

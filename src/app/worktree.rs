@@ -90,7 +90,7 @@ impl App {
                     p.agent.cwd = Some(w.cwd.clone());
                     p.worktree = Some(w.clone());
                 }
-                Err(e) => p.failed = Some(format!("worktree: {e}")),
+                Err(e) => p.conversation.failed = Some(format!("worktree: {e}")),
             }
         }
     }
@@ -192,7 +192,7 @@ impl App {
                     } else {
                         DiagnosticLevel::Warn
                     };
-                    p.transcript.notice(level, text.clone());
+                    p.conversation.transcript.notice(level, text.clone());
                 }
                 if let Some(v) = self.diff.as_mut().filter(|v| v.pane == pane) {
                     v.message = Some((result.is_ok(), text));
@@ -233,7 +233,7 @@ impl App {
                     .enumerate()
                     .find(|(_, p)| &p.agent.id == me)
                 {
-                    p.transcript.notice(
+                    p.conversation.transcript.notice(
                         DiagnosticLevel::Warn,
                         format!(
                             "overlap: {other} also changed {} (bring one home first, or expect a conflict)",
@@ -279,24 +279,29 @@ impl App {
     /// reply, as a summary of the work (`None`: it has not replied).
     pub fn suggested_message(&self, pane: usize) -> Option<String> {
         let p = self.panes.get(pane)?;
-        p.transcript.entries.iter().rev().find_map(|e| {
-            let EntryKind::Item(u) = &e.kind else {
-                return None;
-            };
-            let UpsertKind::Message { content, origin } = &u.kind else {
-                return None;
-            };
-            if *origin != Origin::Agent {
-                return None;
-            }
-            content.with_str(|s| {
-                let line = s
-                    .lines()
-                    .map(|l| l.trim().trim_start_matches(['#', '*', '-', '>']).trim())
-                    .find(|l| !l.is_empty())?;
-                Some(line.chars().filter(|c| !c.is_control()).take(72).collect())
+        p.conversation
+            .transcript
+            .entries
+            .iter()
+            .rev()
+            .find_map(|e| {
+                let EntryKind::Item(u) = &e.kind else {
+                    return None;
+                };
+                let UpsertKind::Message { content, origin } = &u.kind else {
+                    return None;
+                };
+                if *origin != Origin::Agent {
+                    return None;
+                }
+                content.with_str(|s| {
+                    let line = s
+                        .lines()
+                        .map(|l| l.trim().trim_start_matches(['#', '*', '-', '>']).trim())
+                        .find(|l| !l.is_empty())?;
+                    Some(line.chars().filter(|c| !c.is_control()).take(72).collect())
+                })
             })
-        })
     }
 
     /// The overlap warnings that concern one pane: (other agent, files).

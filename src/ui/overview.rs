@@ -60,7 +60,7 @@ pub fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
         let state_style = if alarm { style.fg(t.attention) } else { style };
         let rest = format!(
             " {} {:>5} {:>13} {:>6}  ",
-            fit(p.model.as_deref().unwrap_or("-"), 16),
+            fit(p.conversation.model.as_deref().unwrap_or("-"), 16),
             queue,
             usage,
             since
@@ -104,15 +104,15 @@ fn draw_head(app: &App, name_w: usize, inner: Rect, buf: &mut Buffer) {
 
 /// "in/out cost", or nothing before the pane used any tokens.
 fn usage_cell(p: &Pane) -> String {
-    if p.usage.input_tokens + p.usage.output_tokens == 0 {
+    if p.conversation.usage.input_tokens + p.conversation.usage.output_tokens == 0 {
         return String::new();
     }
     let mut s = format!(
         "{}/{}",
-        cells::tokens(p.usage.input_tokens),
-        cells::tokens(p.usage.output_tokens)
+        cells::tokens(p.conversation.usage.input_tokens),
+        cells::tokens(p.conversation.usage.output_tokens)
     );
-    if let Some(c) = p.usage.cost_usd {
+    if let Some(c) = p.conversation.usage.cost_usd {
         s.push(' ');
         s.push_str(&cells::cost(c));
     }

@@ -133,7 +133,7 @@ pub fn note(p: &Pane, km: &Keymap, t: &Theme) -> Option<Line<'static>> {
             key(km.short(Action::PageForward)),
             dim(" forward "),
         ]
-    } else if p.state == TurnState::Dead {
+    } else if p.conversation.state == TurnState::Dead {
         let what = p.terminal.note.as_deref().unwrap_or("the program exited");
         vec![
             Span::styled(

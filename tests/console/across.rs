@@ -242,7 +242,7 @@ fn search_enter_jumps_to_the_match_and_n_steps() {
         "Esc clears the highlight"
     );
     c.key(KeyCode::Char('n'));
-    assert_eq!(c.app.panes[1].composer_text(), "n", "n types again");
+    assert_eq!(c.app.panes[1].composer.text(), "n", "n types again");
 }
 
 #[test]
