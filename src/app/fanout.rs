@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::commands::{self, Parsed};
+use super::overlay::Run;
 use super::pane::Pane;
 use super::state::{App, Overlay};
 use super::transcript::EntryKind;
@@ -21,30 +22,6 @@ use super::unread::edited_files;
 use crate::event::{Origin, Usage};
 use crate::runner::{RunnerCommand, SubmitMode};
 use crate::upsert::UpsertKind;
-
-/// The chooser's state and the last fan-out's runs.
-#[derive(Debug, Default)]
-pub struct FanOut {
-    /// Chosen panes, by index.
-    pub chosen: BTreeSet<usize>,
-    pub sel: usize,
-    /// The prompt being typed (`Some` once the panes are chosen).
-    pub prompt: Option<String>,
-    /// The last fan-out: its prompt and one run per pane.
-    pub sent: String,
-    pub runs: Vec<Run>,
-    /// The compare view's selected run and scroll of the answers.
-    pub compare_sel: usize,
-    pub scroll: u16,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Run {
-    pub pane: usize,
-    /// The pane's transcript length when the prompt went out.
-    pub from: usize,
-    pub sent_at: Instant,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunState {

@@ -21,6 +21,7 @@ pub mod input;
 mod layers;
 pub mod mention;
 pub mod menu;
+pub mod overlay;
 pub mod overview;
 pub mod pace;
 pub mod pane;

@@ -99,7 +99,7 @@ impl App {
         if let Some(p) = self.focused_mut() {
             begin_session(p, session);
             // Footers, totals and model as a restart would show them.
-            super::transcript::restore(p, &mut opened);
+            p.conversation.restore(&mut opened);
             for w in opened.warnings.drain(..) {
                 p.conversation.transcript.notice(DiagnosticLevel::Warn, w);
             }

@@ -64,9 +64,9 @@ pub struct App {
     pub config_source: String,
     /// Everything waiting for the user across panes.
     pub inbox: Inbox,
-    pub search: super::search::Search,
-    pub overview: super::overview::Overview,
-    pub fanout: super::fanout::FanOut,
+    pub search: super::overlay::Search,
+    pub overview: super::overlay::Overview,
+    pub fanout: super::overlay::FanOut,
     /// hive takes mouse events (off: the terminal selects text).
     pub mouse_capture: bool,
     /// The desktop clipboard tool copies also go to (set by the console;
@@ -77,7 +77,7 @@ pub struct App {
     /// Wakes the app loop from background work (the `@` file finder).
     pub wake: Option<crate::files::Wake>,
     /// The diff view's model while it is open.
-    pub diff: Option<super::worktree::DiffView>,
+    pub diff: Option<super::overlay::DiffView>,
     /// Agents whose pending changes touch the same files (for panes and
     /// an attention inbox).
     pub overlaps: Vec<crate::worktree::Overlap>,
@@ -129,7 +129,7 @@ impl App {
         let Some(p) = self.panes.get_mut(pane) else {
             return;
         };
-        super::transcript::restore(p, history);
+        p.conversation.restore(history);
         p.history_session = Some(history.session.clone());
         for w in history.warnings.drain(..) {
             p.conversation.transcript.notice(DiagnosticLevel::Warn, w);

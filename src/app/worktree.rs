@@ -10,6 +10,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 use tokio::sync::mpsc;
 
 use super::inbox::InboxEvent;
+use super::overlay::{Confirm, DiffView};
 use super::state::{App, Overlay};
 use super::transcript::EntryKind;
 use crate::event::Origin;
@@ -20,56 +21,8 @@ const OVERLAP: &str = "overlap";
 use crate::upsert::TurnEvent;
 use crate::upsert::UpsertKind;
 use crate::worktree::{
-    BringMode, DiffScope, FileDiff, Overlap, Worktree, WorktreeError, WorktreeEvent,
-    WorktreeRequest,
+    BringMode, DiffScope, Overlap, Worktree, WorktreeError, WorktreeEvent, WorktreeRequest,
 };
-
-/// The diff view: one pane's changes, overall or for its last turn.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DiffView {
-    pub pane: usize,
-    pub scope: DiffScope,
-    pub files: Vec<FileDiff>,
-    /// A request is out; the files shown may be stale.
-    pub loading: bool,
-    pub error: Option<String>,
-    /// The selected file.
-    pub selected: usize,
-    /// Lines of the selected file's diff scrolled past.
-    pub scroll: u16,
-    /// Result of the last merge / cherry-pick: (succeeded, text).
-    pub message: Option<(bool, String)>,
-    /// Waiting for `y` before doing this.
-    pub confirm: Option<Confirm>,
-}
-
-/// What the diff view asks to confirm.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Confirm {
-    Bring(BringMode),
-    /// Commit the worktree on its branch with this message.
-    Commit(String),
-}
-
-impl DiffView {
-    fn new(pane: usize, scope: DiffScope) -> Self {
-        Self {
-            pane,
-            scope,
-            files: Vec::new(),
-            loading: true,
-            error: None,
-            selected: 0,
-            scroll: 0,
-            message: None,
-            confirm: None,
-        }
-    }
-
-    pub fn selected_file(&self) -> Option<&FileDiff> {
-        self.files.get(self.selected)
-    }
-}
 
 /// How long after a terminal pane's output its overlaps are checked.
 const TERMINAL_CHECK_DELAY: std::time::Duration = std::time::Duration::from_secs(3);

@@ -8,6 +8,8 @@ use std::time::Instant;
 use crate::app::transcript::Transcript;
 use crate::config::AgentConfig;
 use crate::event::Usage;
+use crate::history::PaneHistory;
+use crate::history::assemble::{Outcome, TurnEnd};
 use crate::provider::Capabilities;
 use crate::runner::TurnState;
 
@@ -52,5 +54,61 @@ impl Conversation {
 
     pub fn is_busy(&self) -> bool {
         self.state.is_busy()
+    }
+
+    /// Fills the conversation from its restored history as it looked before the restart:
+    /// items with their turns' footers and banners in place, the session's
+    /// totals and the model the agent last reported.
+    pub fn restore(&mut self, history: &mut PaneHistory) {
+        let mut ends = std::mem::take(&mut history.ends).into_iter().peekable();
+        let mut counted = Counted::default();
+        for (n, item) in history.items.drain(..).enumerate() {
+            while let Some(end) = ends.next_if(|e| e.after <= n) {
+                self.transcript.restored_end(&end);
+                counted.add(&end);
+            }
+            self.transcript.upsert(item);
+        }
+        for end in ends {
+            self.transcript.restored_end(&end);
+            counted.add(&end);
+        }
+        match history.totals.take() {
+            Some(t) => {
+                self.usage = t.usage;
+                self.turns = t.turns;
+            }
+            // States written before totals were kept: what the window shows.
+            None => {
+                self.usage = counted.usage;
+                self.turns = counted.turns;
+            }
+        }
+        if let Some(m) = counted.model.or_else(|| history.model.take()) {
+            self.model = Some(m);
+        }
+    }
+}
+
+/// What the restored turns add up to.
+#[derive(Default)]
+struct Counted {
+    usage: Usage,
+    turns: u64,
+    /// The newest turn's model.
+    model: Option<String>,
+}
+
+impl Counted {
+    fn add(&mut self, end: &TurnEnd) {
+        if !matches!(end.outcome, Outcome::Failed { .. }) {
+            self.turns += 1;
+            if let Some(u) = &end.usage {
+                self.usage.accumulate(u);
+            }
+        }
+        if let Some(m) = end.model.as_ref().filter(|m| !m.is_empty()) {
+            self.model = Some(m.clone());
+        }
     }
 }

@@ -15,7 +15,7 @@ use crate::provider::PermissionRequest;
 pub use attention::Attention;
 pub use composer::Composer;
 pub use conversation::Conversation;
-pub use terminal::Terminal;
+pub use terminal::{CopyMode, Point, Terminal, selected};
 
 pub struct Pane {
     pub agent: AgentConfig,
