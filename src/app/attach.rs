@@ -98,7 +98,7 @@ impl App {
                 p.name(),
                 p.agent.provider
             ))
-        } else if p.is_busy() || !p.queue.is_empty() {
+        } else if p.is_busy() || !p.pending.queue.is_empty() {
             Some(
                 "a message with images goes when the agent is idle: not sent, the draft is kept"
                     .into(),

@@ -168,13 +168,18 @@ impl App {
         let Some(p) = self.panes.get_mut(i) else {
             return;
         };
-        let Some(pos) = p.permissions.iter().position(|r| r.request_id == id) else {
+        let Some(pos) = p
+            .pending
+            .permissions
+            .iter()
+            .position(|r| r.request_id == id)
+        else {
             return;
         };
         if pos == 0 {
             p.composer.deny_reason = false;
         }
-        let Some(req) = p.permissions.remove(pos) else {
+        let Some(req) = p.pending.permissions.remove(pos) else {
             return;
         };
         self.send(

@@ -80,7 +80,7 @@ pub fn outcome(p: &Pane, run: &Run, prompt: &str, now: Instant) -> Outcome {
         .entries
         .get(run.from..)
         .unwrap_or_default();
-    let queued = p.queue.iter().any(|q| q.trim() == prompt.trim());
+    let queued = p.pending.queue.iter().any(|q| q.trim() == prompt.trim());
     let start = prompt_start(entries, prompt, queued);
     let Some(start) = start else {
         if queued {

@@ -216,12 +216,12 @@ impl App {
         let Some(p) = self.panes.get_mut(focus) else {
             return;
         };
-        let Some(sel) = p.queue_sel else {
+        let Some(sel) = p.pending.selected else {
             return;
         };
-        let len = p.queue.len();
+        let len = p.pending.queue.len();
         if len == 0 {
-            p.queue_sel = None;
+            p.pending.selected = None;
             return;
         }
         let shift = ev.modifiers.contains(KeyModifiers::SHIFT);
@@ -233,7 +233,7 @@ impl App {
                         from: sel,
                         to: sel - 1,
                     });
-                    p.queue_sel = Some(sel - 1);
+                    p.pending.selected = Some(sel - 1);
                 }
             }
             KeyCode::Down | KeyCode::Char('J') if shift || ev.code == KeyCode::Char('J') => {
@@ -242,21 +242,21 @@ impl App {
                         from: sel,
                         to: sel + 1,
                     });
-                    p.queue_sel = Some(sel + 1);
+                    p.pending.selected = Some(sel + 1);
                 }
             }
-            KeyCode::Up | KeyCode::Char('k') => p.queue_sel = Some(sel.saturating_sub(1)),
-            KeyCode::Down | KeyCode::Char('j') => p.queue_sel = Some((sel + 1).min(len - 1)),
+            KeyCode::Up | KeyCode::Char('k') => p.pending.selected = Some(sel.saturating_sub(1)),
+            KeyCode::Down | KeyCode::Char('j') => p.pending.selected = Some((sel + 1).min(len - 1)),
             KeyCode::Char('d') | KeyCode::Delete | KeyCode::Backspace => {
                 cmd = Some(QueueEdit::Remove(sel));
             }
             KeyCode::Char('e') | KeyCode::Enter => {
-                let text = p.queue[sel].clone();
+                let text = p.pending.queue[sel].clone();
                 p.composer.set(&text);
                 p.composer.editing_queued = Some((sel, text));
-                p.queue_sel = None;
+                p.pending.selected = None;
             }
-            _ => p.queue_sel = None,
+            _ => p.pending.selected = None,
         }
         if let Some(c) = cmd {
             self.send(focus, RunnerCommand::Queue(c));
@@ -269,7 +269,7 @@ impl App {
         let Some(p) = self.panes.get_mut(focus) else {
             return false;
         };
-        let Some(req) = p.permissions.front() else {
+        let Some(req) = p.pending.permissions.front() else {
             return false;
         };
         let KeyCode::Char(c @ '1'..='9') = ev.code else {
@@ -292,7 +292,7 @@ impl App {
         let focus = self.focus;
         let Some(id) = self
             .focused()
-            .and_then(|p| p.permissions.front())
+            .and_then(|p| p.pending.permissions.front())
             .map(|r| r.request_id.clone())
         else {
             return;
@@ -307,16 +307,16 @@ impl App {
         let Some(p) = self.panes.get_mut(focus) else {
             return false;
         };
-        let has_card = !p.permissions.is_empty();
+        let has_card = !p.pending.permissions.is_empty();
         match a {
             Action::Submit => self.submit(SubmitMode::Auto),
             Action::Steer => self.submit(SubmitMode::Steer),
             Action::Newline => p.composer.area.insert_newline(),
             Action::Interrupt => self.escape(),
-            Action::RecallQueued if p.queue.is_empty() => self.set_status("nothing queued"),
+            Action::RecallQueued if p.pending.queue.is_empty() => self.set_status("nothing queued"),
             Action::RecallQueued => self.send(focus, RunnerCommand::Queue(QueueEdit::PopLast)),
-            Action::ManageQueue if p.queue.is_empty() => self.set_status("nothing queued"),
-            Action::ManageQueue => p.queue_sel = Some(p.queue.len() - 1),
+            Action::ManageQueue if p.pending.queue.is_empty() => self.set_status("nothing queued"),
+            Action::ManageQueue => p.pending.selected = Some(p.pending.queue.len() - 1),
             Action::HistoryPrev => {
                 if p.composer.cursor_row() != 0 || !p.composer.history_prev() {
                     return false;
@@ -406,14 +406,17 @@ impl App {
             return self.answer_permission(PermissionDecision::Deny { reason });
         }
         if p.composer.is_empty() {
-            if !p.is_busy() && !p.queue.is_empty() && p.conversation.state != TurnState::Dead {
-                p.queue_restored = false;
+            if !p.is_busy()
+                && !p.pending.queue.is_empty()
+                && p.conversation.state != TurnState::Dead
+            {
+                p.pending.restored = false;
                 self.send(focus, RunnerCommand::DrainQueue);
             }
             return;
         }
         if let Some((i, original)) = p.composer.editing_queued.take()
-            && p.queue.get(i) == Some(&original)
+            && p.pending.queue.get(i) == Some(&original)
         {
             let text = p.composer.take();
             self.send(focus, RunnerCommand::Queue(QueueEdit::Replace(i, text)));

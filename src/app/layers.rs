@@ -90,13 +90,13 @@ impl App {
             stack.push(Layer::Menu);
         }
         stack.push(Layer::Global);
-        if pane.is_some_and(|p| p.queue_sel.is_some()) {
+        if pane.is_some_and(|p| p.pending.selected.is_some()) {
             stack.push(Layer::Queue);
             return stack;
         }
         if pane.is_none_or(|p| p.composer.is_empty()) {
             stack.push(Layer::Permission);
-            if self.search.active && pane.is_some_and(|p| p.permissions.is_empty()) {
+            if self.search.active && pane.is_some_and(|p| p.pending.permissions.is_empty()) {
                 stack.push(Layer::Search);
             }
         }

@@ -135,8 +135,8 @@ impl App {
             p.conversation.transcript.notice(DiagnosticLevel::Warn, w);
         }
         if !history.queue.is_empty() {
-            p.queue = history.queue.clone();
-            p.queue_restored = true;
+            p.pending.queue = history.queue.clone();
+            p.pending.restored = true;
         }
     }
 
@@ -333,7 +333,7 @@ fn pane_event(
                 tool: req.tool_name.clone(),
                 args: super::inbox::summarize_args(&req.input),
             });
-            p.permissions.push_back(req);
+            p.pending.permissions.push_back(req);
         }
         PaneEvent::Session(info) => session(p, info),
         PaneEvent::Recalled(text) => recall(p, &text),
@@ -392,16 +392,16 @@ fn session(p: &mut Pane, info: crate::provider::SessionInfo) {
 /// The runner's queue changed: keep the selection inside it.
 fn set_queue(p: &mut Pane, list: Vec<String>) {
     if list.is_empty() {
-        p.queue_restored = false;
+        p.pending.restored = false;
     }
-    if let Some(sel) = p.queue_sel {
-        p.queue_sel = if list.is_empty() {
+    if let Some(sel) = p.pending.selected {
+        p.pending.selected = if list.is_empty() {
             None
         } else {
             Some(sel.min(list.len() - 1))
         };
     }
-    p.queue = list;
+    p.pending.queue = list;
 }
 
 /// A queued prompt came back to the composer, above what is typed there.

@@ -46,10 +46,10 @@ pub fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
             .map_or_else(String::new, |at| {
                 age(app.now.saturating_duration_since(*at))
             });
-        let queue = if p.queue.is_empty() {
+        let queue = if p.pending.queue.is_empty() {
             String::new()
         } else {
-            p.queue.len().to_string()
+            p.pending.queue.len().to_string()
         };
         let cells_text = format!(
             "{}{:>2} {} ",

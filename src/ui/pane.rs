@@ -466,24 +466,24 @@ fn dead_banner(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
 }
 
 fn queue_lines(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
-    if p.queue.is_empty() {
+    if p.pending.queue.is_empty() {
         return Vec::new();
     }
     let t = ctx.theme;
     let km = ctx.keymap;
-    let head = if p.queue_restored {
+    let head = if p.pending.restored {
         format!(
             "queued from last session ({}) · {} on an empty composer sends · {} manage",
-            p.queue.len(),
+            p.pending.queue.len(),
             km.short(Action::Submit),
             km.short(Action::ManageQueue)
         )
-    } else if p.queue_sel.is_some() {
+    } else if p.pending.selected.is_some() {
         "queue · ↑↓ select · e edit · d remove · Shift+↑↓ move · Esc done".to_owned()
     } else {
         format!(
             "queued ({}) · {} edit last · {} manage",
-            p.queue.len(),
+            p.pending.queue.len(),
             km.short(Action::RecallQueued),
             km.short(Action::ManageQueue)
         )
@@ -493,12 +493,12 @@ fn queue_lines(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
         Style::new().fg(t.accent).add_modifier(Modifier::ITALIC),
     )])];
     const SHOWN: usize = 3;
-    let sel = p.queue_sel;
+    let sel = p.pending.selected;
     let start = match sel {
         Some(s) if s >= SHOWN => s + 1 - SHOWN,
         _ => 0,
     };
-    for (i, q) in p.queue.iter().enumerate().skip(start).take(SHOWN) {
+    for (i, q) in p.pending.queue.iter().enumerate().skip(start).take(SHOWN) {
         let first = q.lines().next().unwrap_or("");
         let more = if q.lines().count() > 1 { " …" } else { "" };
         let selected = sel == Some(i);
@@ -513,7 +513,7 @@ fn queue_lines(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
             Span::styled(format!("{}{more}", truncate(first, 200)), style),
         ]));
     }
-    let hidden = p.queue.len().saturating_sub(start + SHOWN);
+    let hidden = p.pending.queue.len().saturating_sub(start + SHOWN);
     if hidden > 0 {
         out.push(Logical::raw(
             format!("   … {hidden} more"),
@@ -527,7 +527,7 @@ fn queue_lines(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
 const CARD_LINES: usize = 12;
 
 fn permission_card(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
-    let Some(req) = p.permissions.front() else {
+    let Some(req) = p.pending.permissions.front() else {
         return Vec::new();
     };
     let t = ctx.theme;
@@ -576,9 +576,9 @@ fn permission_card(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
     } else {
         out.extend(option_rows(req, t));
     }
-    if p.permissions.len() > 1 {
+    if p.pending.permissions.len() > 1 {
         out.push(Logical::raw(
-            format!("(+{} more waiting)", p.permissions.len() - 1),
+            format!("(+{} more waiting)", p.pending.permissions.len() - 1),
             Style::new().fg(t.dim),
         ));
     }

@@ -51,8 +51,8 @@ fn left_spans(app: &App, spin: usize, base: Style) -> Vec<Span<'static>> {
             parts.push(m.clone());
         }
         parts.push(state_label(p, spin).0);
-        if !p.queue.is_empty() {
-            parts.push(format!("{} queued", p.queue.len()));
+        if !p.pending.queue.is_empty() {
+            parts.push(format!("{} queued", p.pending.queue.len()));
         }
         if p.conversation.usage.input_tokens + p.conversation.usage.output_tokens > 0
             || p.conversation.usage.cost_usd.is_some()

@@ -536,7 +536,7 @@ fn permission_cards_and_answers() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(app.panes[0].permissions.is_empty());
+    assert!(app.panes[0].pending.permissions.is_empty());
 }
 
 #[test]
@@ -605,7 +605,7 @@ fn queue_is_visible_and_editable() {
         "{cmds:?}"
     );
     app.on_key(key(KeyCode::Esc));
-    assert!(app.panes[0].queue_sel.is_none());
+    assert!(app.panes[0].pending.selected.is_none());
     app.on_key(alt(KeyCode::Up));
     assert!(matches!(
         app.outbox.runner_commands()[0].1,

@@ -5,16 +5,15 @@
 mod attention;
 pub mod composer;
 mod conversation;
+mod pending;
 mod terminal;
-
-use std::collections::VecDeque;
 
 use super::geometry::PaneGeometry;
 use crate::config::AgentConfig;
-use crate::provider::PermissionRequest;
 pub use attention::Attention;
 pub use composer::Composer;
 pub use conversation::Conversation;
+pub use pending::Pending;
 pub use terminal::{CopyMode, Point, Terminal, selected};
 
 pub struct Pane {
@@ -23,12 +22,8 @@ pub struct Pane {
     pub conversation: Conversation,
     /// The text being written and what follows it (menus, history).
     pub composer: Composer,
-    pub queue: Vec<String>,
-    /// The queue came back from a previous run and waits for the user.
-    pub queue_restored: bool,
-    /// Queue management mode: the selected entry.
-    pub queue_sel: Option<usize>,
-    pub permissions: VecDeque<PermissionRequest>,
+    /// Queued messages and approval cards.
+    pub pending: Pending,
     /// Transcript lines scrolled up from the bottom (0 = follow); clamped
     /// after each frame to what the view measured.
     pub scroll: usize,
@@ -56,10 +51,7 @@ impl Pane {
             conversation: Conversation::new(&agent),
             composer: Composer::default(),
             agent,
-            queue: Vec::new(),
-            queue_restored: false,
-            queue_sel: None,
-            permissions: VecDeque::new(),
+            pending: Pending::default(),
             scroll: 0,
             attention: Attention::default(),
             expanded: false,
@@ -86,7 +78,7 @@ impl Pane {
 
     /// Needs the user: an unanswered approval card.
     pub fn is_waiting(&self) -> bool {
-        !self.permissions.is_empty()
+        self.pending.asks()
     }
 
     /// Ctrl+U in the composer (`Composer::clear_line`), then the menu
