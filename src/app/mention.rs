@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use super::menu::{Menu, MenuItem, MenuKind};
-use super::pane::composer::{Composer, Mention};
+use super::pane::{Composer, Mention};
 use super::state::App;
 use crate::files::FileFinder;
 

@@ -13,15 +13,15 @@ use crate::files::FileFinder;
 
 /// Where the `@word` being completed sits: row, first and end char column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Mention {
-    pub row: usize,
-    pub start: usize,
-    pub end: usize,
+pub(crate) struct Mention {
+    pub(crate) row: usize,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
 }
 
 pub struct Composer {
     /// The text being written (the widget the UI draws).
-    pub area: TextArea<'static>,
+    pub(crate) area: TextArea<'static>,
     history: Vec<String>,
     history_pos: Option<usize>,
     draft: String,
@@ -32,13 +32,13 @@ pub struct Composer {
     /// A picker opened by a command; it takes the keys while open.
     pub picker: Option<Menu>,
     /// The `@` file finder over the agent's directory (from the first `@`).
-    pub files: Option<FileFinder>,
+    pub(crate) files: Option<FileFinder>,
     /// The `@word` the file menu completes.
-    pub mention: Option<Mention>,
+    pub(crate) mention: Option<Mention>,
     /// The text edits queued message `n` (whose text was this).
-    pub editing_queued: Option<(usize, String)>,
+    pub(crate) editing_queued: Option<(usize, String)>,
     /// The text is a reason for denying the first approval card.
-    pub deny_reason: bool,
+    pub(crate) deny_reason: bool,
 }
 
 impl Default for Composer {
@@ -88,7 +88,7 @@ impl Composer {
     }
 
     /// Takes the text, leaving it empty, and remembers it.
-    pub fn take(&mut self) -> String {
+    pub(crate) fn take(&mut self) -> String {
         let text = self.text();
         self.set("");
         self.menu = None;
@@ -99,16 +99,16 @@ impl Composer {
         text
     }
 
-    pub fn cursor_row(&self) -> usize {
+    pub(crate) fn cursor_row(&self) -> usize {
         self.area.cursor().0
     }
 
-    pub fn last_row(&self) -> usize {
+    pub(crate) fn last_row(&self) -> usize {
         self.area.lines().len().saturating_sub(1)
     }
 
     /// Up at the top: the previous input. False when there is none.
-    pub fn history_prev(&mut self) -> bool {
+    pub(crate) fn history_prev(&mut self) -> bool {
         let pos = match self.history_pos {
             None if self.history.is_empty() => return false,
             None => {
@@ -125,7 +125,7 @@ impl Composer {
     }
 
     /// Down at the bottom: the next input, then the draft.
-    pub fn history_next(&mut self) -> bool {
+    pub(crate) fn history_next(&mut self) -> bool {
         let Some(pos) = self.history_pos else {
             return false;
         };
@@ -141,14 +141,14 @@ impl Composer {
         true
     }
 
-    pub fn forget_history_walk(&mut self) {
+    pub(crate) fn forget_history_walk(&mut self) {
         self.history_pos = None;
     }
 
     /// Ctrl+U: clears the line up to the cursor, as shells do; at the start
     /// of a line it takes the line above instead, so repeating it empties a
     /// multi-line draft line by line.
-    pub fn clear_line(&mut self) {
+    pub(crate) fn clear_line(&mut self) {
         let at = self.area.cursor();
         let (row, col) = (at.0, at.1);
         if col == 0 && row > 0 {
@@ -161,7 +161,7 @@ impl Composer {
     /// lists hive's and the agent's (`agent_commands`) commands starting
     /// with `word`. A menu closed with Esc stays closed until the text
     /// changes.
-    pub fn refresh_completion(&mut self, agent_commands: &[String]) {
+    pub(crate) fn refresh_completion(&mut self, agent_commands: &[String]) {
         let text = self.text();
         if self.menu_dismissed.as_deref() == Some(text.as_str()) {
             self.menu = None;
@@ -185,19 +185,19 @@ impl Composer {
     }
 
     /// The completion menu was not closed for the current text.
-    pub fn may_complete(&self) -> bool {
+    pub(crate) fn may_complete(&self) -> bool {
         self.menu_dismissed.is_none()
     }
 
     /// Closes the completion menu until the text changes.
-    pub fn dismiss_completion(&mut self) {
+    pub(crate) fn dismiss_completion(&mut self) {
         self.menu = None;
         self.menu_dismissed = Some(self.text());
     }
 
     /// Tab (`delta` 1) / Shift+Tab (-1): a single candidate is inserted
     /// whole; several are cycled through. False: nothing to complete.
-    pub fn complete(&mut self, delta: isize) -> bool {
+    pub(crate) fn complete(&mut self, delta: isize) -> bool {
         let Some(menu) = self.menu.as_mut() else {
             return false;
         };
@@ -228,7 +228,7 @@ impl Composer {
     }
 
     /// Puts `@path` in place of the mention (and a space when `done`).
-    pub fn insert_mention(&mut self, path: &str, done: bool) {
+    pub(crate) fn insert_mention(&mut self, path: &str, done: bool) {
         let Some(m) = self.mention else {
             return;
         };

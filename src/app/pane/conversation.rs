@@ -15,22 +15,22 @@ use crate::runner::TurnState;
 
 pub struct Conversation {
     pub transcript: Transcript,
-    pub state: TurnState,
-    pub capabilities: Option<Capabilities>,
+    pub(crate) state: TurnState,
+    pub(crate) capabilities: Option<Capabilities>,
     /// The provider could not start: shown instead of a conversation.
     pub failed: Option<String>,
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     /// Slash commands the agent offers (completion in the composer).
-    pub commands: Vec<String>,
+    pub(crate) commands: Vec<String>,
     /// Models the agent offers (the `/model` picker).
-    pub models: Vec<String>,
+    pub(crate) models: Vec<String>,
     /// The effort level set with `/effort` (or configured).
-    pub effort: Option<String>,
+    pub(crate) effort: Option<String>,
     /// Usage of every finished turn added up.
-    pub usage: Usage,
-    pub turns: u64,
+    pub(crate) usage: Usage,
+    pub(crate) turns: u64,
     /// The running turn has had no output since then (runner's stall_after).
-    pub stalled_since: Option<Instant>,
+    pub(crate) stalled_since: Option<Instant>,
 }
 
 impl Conversation {
@@ -59,7 +59,7 @@ impl Conversation {
     /// Fills the conversation from its restored history as it looked before the restart:
     /// items with their turns' footers and banners in place, the session's
     /// totals and the model the agent last reported.
-    pub fn restore(&mut self, history: &mut PaneHistory) {
+    pub(crate) fn restore(&mut self, history: &mut PaneHistory) {
         let mut ends = std::mem::take(&mut history.ends).into_iter().peekable();
         let mut counted = Counted::default();
         for (n, item) in history.items.drain(..).enumerate() {

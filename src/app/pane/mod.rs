@@ -1,9 +1,11 @@
-//! One pane's model: its agent, transcript, turn state, queue, approval
-//! cards, composer and scroll request. Where and how it was drawn lives in
-//! the UI's view state (`ui::view`); the app reads it back as `Geometry`.
+//! One pane's model, made of parts (one file each): the conversation, the
+//! composer, the pending queue and approval cards, the terminal screen and
+//! the attention marks, plus the agent, the scroll request and the
+//! worktree. Where and how it was drawn lives in the UI's view state
+//! (`ui::view`); the app reads it back as `Geometry`.
 
 mod attention;
-pub mod composer;
+mod composer;
 mod conversation;
 mod pending;
 mod terminal;
@@ -12,6 +14,7 @@ use super::geometry::PaneGeometry;
 use crate::config::AgentConfig;
 pub use attention::Attention;
 pub use composer::Composer;
+pub(crate) use composer::Mention;
 pub use conversation::Conversation;
 pub use pending::Pending;
 pub use terminal::{CopyMode, Point, Terminal, selected};

@@ -10,9 +10,9 @@ use crate::provider::PermissionRequest;
 #[derive(Default)]
 pub struct Pending {
     /// Messages waiting for the next turn, as the runner last sent them.
-    pub queue: Vec<String>,
+    pub(crate) queue: Vec<String>,
     /// The queue came back from a previous run and waits for the user.
-    pub restored: bool,
+    pub(crate) restored: bool,
     /// Queue management mode: the selected entry.
     pub selected: Option<usize>,
     /// Approval cards, oldest (the one shown) first.
