@@ -16,7 +16,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-pub use super::pane::{CopyMode, Point, selected};
+use super::pane::CopyMode;
 use super::state::App;
 use crate::runner::RunnerCommand;
 use crate::runner::screen::ScreenUpdate;
@@ -206,6 +206,7 @@ impl App {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::pane::selected;
 
     #[test]
     fn selection_is_ordered_and_inclusive() {

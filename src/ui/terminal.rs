@@ -8,8 +8,8 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::theme::Theme;
-use crate::app::copy_mode::{CopyMode, selected};
 use crate::app::pane::Pane;
+use crate::app::pane::{CopyMode, selected};
 use crate::keymap::{Action, Keymap};
 use crate::runner::TurnState;
 use crate::runner::screen::{CellStyle, Colour, ScreenUpdate, attr};
