@@ -197,6 +197,7 @@ fn child_big(root: &Path) {
     let page = scroll_frame(&mut app, below_top);
     let end = scroll_frame(&mut app, 0);
     let text_bytes: usize = app.panes[0]
+        .conversation
         .transcript
         .entries
         .iter()

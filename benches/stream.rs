@@ -301,7 +301,8 @@ fn agent_text(app: &hive::app::state::App) -> usize {
     app.panes
         .first()
         .and_then(|p| {
-            p.transcript
+            p.conversation
+                .transcript
                 .entries
                 .iter()
                 .rev()

@@ -74,7 +74,7 @@ impl App {
         let Some(p) = self.panes.get_mut(focus) else {
             return;
         };
-        let takes_images = p.capabilities.is_some_and(|c| c.images);
+        let takes_images = p.conversation.capabilities.is_some_and(|c| c.images);
         if takes_images {
             let cwd = pane_cwd(&p.agent);
             let typed: Vec<PathBuf> = text
@@ -98,7 +98,7 @@ impl App {
                 p.name(),
                 p.agent.provider
             ))
-        } else if p.is_busy() || !p.queue.is_empty() {
+        } else if p.is_busy() || !p.pending.queue.is_empty() {
             Some(
                 "a message with images goes when the agent is idle: not sent, the draft is kept"
                     .into(),
@@ -107,7 +107,7 @@ impl App {
             None
         };
         if let Some(why) = why {
-            p.set_composer(&text);
+            p.composer.set(&text);
             return self.refuse(why);
         }
         let images = std::mem::take(&mut p.attachments);

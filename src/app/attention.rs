@@ -8,6 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::inbox::{IDLE_AFTER, InboxEvent, Reason};
 use super::state::{App, Overlay};
+use super::unread::Unread;
 use crate::provider::PermissionDecision;
 use crate::runner::RunnerCommand;
 
@@ -167,13 +168,18 @@ impl App {
         let Some(p) = self.panes.get_mut(i) else {
             return;
         };
-        let Some(pos) = p.permissions.iter().position(|r| r.request_id == id) else {
+        let Some(pos) = p
+            .pending
+            .permissions
+            .iter()
+            .position(|r| r.request_id == id)
+        else {
             return;
         };
         if pos == 0 {
-            p.deny_reason = false;
+            p.composer.deny_reason = false;
         }
-        let Some(req) = p.permissions.remove(pos) else {
+        let Some(req) = p.pending.permissions.remove(pos) else {
             return;
         };
         self.send(
@@ -184,5 +190,32 @@ impl App {
             },
         );
         self.reconcile_inbox();
+    }
+}
+
+impl App {
+    /// Focus moves to pane `to`: the pane left behind drops its digest and
+    /// starts a fresh tally; `to` turns its tally into its digest.
+    pub(super) fn looked_away(&mut self, to: usize) {
+        if let Some(old) = self.panes.get_mut(self.focus) {
+            old.attention.digest = None;
+            old.attention.unread = Unread::default();
+        }
+        if let Some(p) = self.panes.get_mut(to)
+            && !p.attention.unread.is_empty()
+        {
+            p.attention.digest = Some(std::mem::take(&mut p.attention.unread));
+        }
+    }
+
+    /// The digest's key: scroll to the first unread item, close the digest.
+    pub(super) fn jump_unread(&mut self) {
+        let Some(p) = self.focused_mut() else {
+            return;
+        };
+        match p.attention.digest.take().and_then(|d| d.first) {
+            Some(entry) => p.reveal = Some(entry),
+            None => self.set_status("nothing unread"),
+        }
     }
 }

@@ -16,48 +16,10 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::pane::CopyMode;
 use super::state::App;
 use crate::runner::RunnerCommand;
 use crate::runner::screen::ScreenUpdate;
-
-/// Copy mode's cursor and selection in a terminal pane.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CopyMode {
-    /// The cursor on the drawn screen: row from the top, column.
-    pub row: u16,
-    pub col: u16,
-    /// Where the selection started (absolute line, column), once started.
-    pub anchor: Option<(usize, u16)>,
-}
-
-/// A point in the terminal's history: (absolute line, column).
-pub type Point = (usize, u16);
-
-impl CopyMode {
-    /// The cursor as an absolute point, given the absolute line of the
-    /// view's top row.
-    pub fn cursor(&self, top: usize) -> Point {
-        (top + usize::from(self.row), self.col)
-    }
-
-    /// The selection as (start, end) in reading order, both inclusive.
-    pub fn selection(&self, top: usize) -> Option<(Point, Point)> {
-        let anchor = self.anchor?;
-        let cursor = self.cursor(top);
-        Some(if anchor <= cursor {
-            (anchor, cursor)
-        } else {
-            (cursor, anchor)
-        })
-    }
-}
-
-/// Whether `point` lies inside the inclusive stream selection `sel`.
-pub fn selected(sel: (Point, Point), point: Point) -> bool {
-    let ((l0, c0), (l1, c1)) = sel;
-    let (l, c) = point;
-    (l > l0 || (l == l0 && c >= c0)) && (l < l1 || (l == l1 && c <= c1))
-}
 
 /// Lines of history above the live screen (zero on the alternate screen).
 pub fn scrollback_len(screen: &ScreenUpdate) -> usize {
@@ -162,6 +124,9 @@ impl App {
         let (row, col) = if p.terminal.scroll > 0 {
             (0, 0)
         } else {
+            // The live view: held from here, not from whenever `seen` was
+            // last set (else the runner jumps up by all output since then).
+            p.terminal.seen = scrollback_len(screen);
             (row, col)
         };
         p.terminal.copy = Some(CopyMode {
@@ -244,6 +209,7 @@ impl App {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::pane::selected;
 
     #[test]
     fn selection_is_ordered_and_inclusive() {

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::commands::{self, Parsed};
+use super::overlay::Run;
 use super::pane::Pane;
 use super::state::{App, Overlay};
 use super::transcript::EntryKind;
@@ -21,30 +22,6 @@ use super::unread::edited_files;
 use crate::event::{Origin, Usage};
 use crate::runner::{RunnerCommand, SubmitMode};
 use crate::upsert::UpsertKind;
-
-/// The chooser's state and the last fan-out's runs.
-#[derive(Debug, Default)]
-pub struct FanOut {
-    /// Chosen panes, by index.
-    pub chosen: BTreeSet<usize>,
-    pub sel: usize,
-    /// The prompt being typed (`Some` once the panes are chosen).
-    pub prompt: Option<String>,
-    /// The last fan-out: its prompt and one run per pane.
-    pub sent: String,
-    pub runs: Vec<Run>,
-    /// The compare view's selected run and scroll of the answers.
-    pub compare_sel: usize,
-    pub scroll: u16,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Run {
-    pub pane: usize,
-    /// The pane's transcript length when the prompt went out.
-    pub from: usize,
-    pub sent_at: Instant,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunState {
@@ -83,7 +60,7 @@ pub struct Outcome {
 
 /// Whether fan-out can send to pane `p` (a conversation that runs).
 pub fn can_receive(p: &Pane) -> bool {
-    !p.is_terminal() && p.failed.is_none()
+    !p.is_terminal() && p.conversation.failed.is_none()
 }
 
 /// Reads `run`'s turn back from its pane: from the prompt's own message
@@ -97,8 +74,13 @@ pub fn outcome(p: &Pane, run: &Run, prompt: &str, now: Instant) -> Outcome {
         tools: 0,
         files: BTreeSet::new(),
     };
-    let entries = p.transcript.entries.get(run.from..).unwrap_or_default();
-    let queued = p.queue.iter().any(|q| q.trim() == prompt.trim());
+    let entries = p
+        .conversation
+        .transcript
+        .entries
+        .get(run.from..)
+        .unwrap_or_default();
+    let queued = p.pending.queue.iter().any(|q| q.trim() == prompt.trim());
     let start = prompt_start(entries, prompt, queued);
     let Some(start) = start else {
         if queued {
@@ -147,6 +129,7 @@ pub fn outcome(p: &Pane, run: &Run, prompt: &str, now: Instant) -> Outcome {
         }
     }
     out.duration = p
+        .conversation
         .transcript
         .running_since()
         .map(|t| now.saturating_duration_since(t));
@@ -257,11 +240,11 @@ impl App {
             let Some(p) = self.panes.get(i) else {
                 continue;
             };
-            match commands::parse(&text, &p.commands) {
+            match commands::parse(&text, &p.conversation.commands) {
                 Parsed::Text(body) => {
                     runs.push(Run {
                         pane: i,
-                        from: p.transcript.len(),
+                        from: p.conversation.transcript.len(),
                         sent_at: self.now,
                     });
                     self.submit_text(i, body, SubmitMode::Auto);

@@ -144,12 +144,14 @@ impl Inbox {
                 return false;
             };
             match &e.reason {
-                Reason::Permission { request_id, .. } => {
-                    p.permissions.iter().any(|r| &r.request_id == request_id)
-                }
+                Reason::Permission { request_id, .. } => p
+                    .pending
+                    .permissions
+                    .iter()
+                    .any(|r| &r.request_id == request_id),
                 Reason::Posted { .. } => true,
-                Reason::Exited => e.pane != focus && p.state == TurnState::Dead,
-                Reason::Stalled => e.pane != focus && p.stalled_since.is_some(),
+                Reason::Exited => e.pane != focus && p.conversation.state == TurnState::Dead,
+                Reason::Stalled => e.pane != focus && p.conversation.stalled_since.is_some(),
                 _ => e.pane != focus,
             }
         });
@@ -216,7 +218,7 @@ mod tests {
             Pane::new(AgentConfig::new("a", "script")),
             Pane::new(AgentConfig::new("b", "script")),
         ];
-        panes[1].permissions.push_back(req("r1"));
+        panes[1].pending.permissions.push_back(req("r1"));
         let now = Instant::now();
         let mut inbox = Inbox::default();
         let perm = Reason::Permission {
@@ -232,7 +234,7 @@ mod tests {
         assert_eq!(inbox.len(), 2, "pane 0 is focused: its bell is seen");
         inbox.reconcile(&panes, 1);
         assert_eq!(inbox.len(), 1, "focusing pane 1 sees its finished turn");
-        panes[1].permissions.clear();
+        panes[1].pending.permissions.clear();
         inbox.reconcile(&panes, 0);
         assert!(inbox.is_empty(), "the approval was answered in its pane");
     }

@@ -1,114 +1,44 @@
 //! Keys, paste and mouse → state changes and runner commands.
 //!
-//! Order: overlays, then the prefix key's next key, then hive's actions
-//! (global ones also in terminal panes), then the focused pane's queue
-//! selection, approval card and composer. Actions bound to keys a composer
-//! types (`?`, `y`, Home…) only fire while the composer is empty.
+//! Which part gets a key is decided by the layer stack (`super::layers`):
+//! overlays, then the prefix key's next key, then hive's actions (global
+//! ones also in terminal panes), then the focused pane's queue selection,
+//! approval card and composer. Actions bound to keys a composer types (`?`,
+//! `y`, Home…) only fire while the composer is empty.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 
 use super::commands::{self, HiveCommand, Parsed};
+use super::layers::Flow;
 use super::pty_input as term;
 use super::state::{App, Overlay};
-use crate::keymap::{Action, Chord, Scope};
+use crate::keymap::{Action, Chord};
 use crate::provider::PermissionDecision;
 use crate::runner::{QueueEdit, RunnerCommand, SubmitMode, TurnState};
 
 impl App {
+    /// Offers the key to each layer, top first, until one consumes it
+    /// (`super::layers`).
     pub fn on_key(&mut self, ev: KeyEvent) {
         if ev.kind == KeyEventKind::Release {
             return;
         }
-        if self.overlay != Overlay::None {
-            return self.overlay_key(ev);
-        }
-        if self.prefix_armed {
-            self.prefix_armed = false;
-            return self.prefix_key(ev);
-        }
-        let chord = Chord::from_event(&ev);
-        let terminal = self.focused().is_some_and(|p| p.is_terminal());
-        if terminal && self.focused().is_some_and(|p| p.terminal.copy.is_some()) {
-            // Copy mode keeps every key from the child.
-            if !self.copy_mode_key(&ev)
-                && let Some(a) = self.keymap.lookup(&chord)
-                && a.scope() == Scope::Global
-            {
-                self.global_action(a);
+        let key = self.read_key(&ev);
+        for layer in self.layers() {
+            if self.layer_key(layer, &key) == Flow::Consumed {
+                return;
             }
-            return;
-        }
-        if !terminal && self.focused().is_some_and(|p| p.picker.is_some()) {
-            return self.picker_key(&ev);
-        }
-        if !terminal && self.focused().is_some_and(|p| p.menu.is_some()) && self.menu_key(&ev) {
-            return;
-        }
-        let composer_empty = self.focused().is_none_or(|p| p.composer_is_empty());
-        let action = self.keymap.lookup(&chord).filter(|a| {
-            let typed = chord.is_text_key() && (terminal || !composer_empty);
-            let allowed = a.scope() == Scope::Global || !terminal;
-            allowed && !typed
-        });
-        if let Some(a) = action
-            && self.global_action(a)
-        {
-            return;
-        }
-        if terminal {
-            return self.terminal_pane_key(&chord, &ev);
-        }
-        if self.focused().is_some_and(|p| p.queue_sel.is_some()) {
-            return self.queue_key(&ev);
-        }
-        if composer_empty && self.permission_option_key(&ev) {
-            return;
-        }
-        if composer_empty
-            && self.search.active
-            && self.focused().is_some_and(|p| p.permissions.is_empty())
-            && let Some(a) = crate::keymap::search_step_action(&chord)
-        {
-            self.pane_action(a);
-            return;
-        }
-        if let Some(a) = action
-            && self.pane_action(a)
-        {
-            return;
-        }
-        if composer_empty && ev.code == KeyCode::Backspace && self.detach_last() {
-            return;
-        }
-        if let Some(p) = self.focused_mut() {
-            p.forget_history_walk();
-            p.composer.input(ev);
-            p.refresh_completion();
-        }
-        self.refresh_mention();
-    }
-
-    /// A key while an overlay is open goes to that overlay only.
-    fn overlay_key(&mut self, ev: KeyEvent) {
-        match self.overlay {
-            Overlay::Help => self.help_key(ev),
-            Overlay::ConfirmQuit => self.confirm_key(ev),
-            Overlay::Inbox => self.inbox_key(ev),
-            Overlay::Search => self.search_key(ev),
-            Overlay::Overview => self.overview_key(ev),
-            Overlay::Diff => self.diff_key(ev),
-            Overlay::FanOut => self.fanout_key(ev),
-            Overlay::Compare => self.compare_key(ev),
-            Overlay::None => {}
         }
     }
 
     /// A key for a terminal pane that no global action took.
-    fn terminal_pane_key(&mut self, chord: &Chord, ev: &KeyEvent) {
+    pub(super) fn terminal_pane_key(&mut self, chord: &Chord, ev: &KeyEvent) {
         // A program that exited takes no keys: the restart key brings
         // it back (while it runs, the key is the program's).
         if self.keymap.lookup(chord) == Some(Action::Restart)
-            && self.focused().is_some_and(|p| p.state == TurnState::Dead)
+            && self
+                .focused()
+                .is_some_and(|p| p.conversation.state == TurnState::Dead)
         {
             self.send(self.focus, RunnerCommand::Restart);
             return;
@@ -117,7 +47,7 @@ impl App {
     }
 
     /// Actions that work anywhere. False: not one of them.
-    fn global_action(&mut self, a: Action) -> bool {
+    pub(super) fn global_action(&mut self, a: Action) -> bool {
         if let Some(i) = a.focus_index() {
             self.set_focus(i);
             return true;
@@ -199,7 +129,7 @@ impl App {
         }
     }
 
-    fn help_key(&mut self, ev: KeyEvent) {
+    pub(super) fn help_key(&mut self, ev: KeyEvent) {
         match ev.code {
             KeyCode::Down | KeyCode::Char('j') => {
                 self.help_scroll = self.help_scroll.saturating_add(1)
@@ -219,7 +149,7 @@ impl App {
         }
     }
 
-    fn confirm_key(&mut self, ev: KeyEvent) {
+    pub(super) fn confirm_key(&mut self, ev: KeyEvent) {
         let quit_key = self.keymap.lookup(&Chord::from_event(&ev)) == Some(Action::Quit);
         match ev.code {
             KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => self.quit = true,
@@ -230,7 +160,7 @@ impl App {
 
     /// The key after the prefix: tmux-like pane commands; anything else goes
     /// verbatim to a terminal pane (the escape chord for keys hive uses).
-    fn prefix_key(&mut self, ev: KeyEvent) {
+    pub(super) fn prefix_key(&mut self, ev: KeyEvent) {
         let chord = Chord::from_event(&ev);
         if let (KeyCode::Char(c), KeyModifiers::NONE) =
             (ev.code, ev.modifiers - KeyModifiers::SHIFT)
@@ -281,17 +211,17 @@ impl App {
 
     /// Queue selection mode: ↑/↓ select, e/Enter edit, d/Delete remove,
     /// Shift+↑/↓ (or K/J) move, Esc leaves.
-    fn queue_key(&mut self, ev: &KeyEvent) {
+    pub(super) fn queue_key(&mut self, ev: &KeyEvent) {
         let focus = self.focus;
         let Some(p) = self.panes.get_mut(focus) else {
             return;
         };
-        let Some(sel) = p.queue_sel else {
+        let Some(sel) = p.pending.selected else {
             return;
         };
-        let len = p.queue.len();
+        let len = p.pending.queue.len();
         if len == 0 {
-            p.queue_sel = None;
+            p.pending.selected = None;
             return;
         }
         let shift = ev.modifiers.contains(KeyModifiers::SHIFT);
@@ -303,7 +233,7 @@ impl App {
                         from: sel,
                         to: sel - 1,
                     });
-                    p.queue_sel = Some(sel - 1);
+                    p.pending.selected = Some(sel - 1);
                 }
             }
             KeyCode::Down | KeyCode::Char('J') if shift || ev.code == KeyCode::Char('J') => {
@@ -312,21 +242,21 @@ impl App {
                         from: sel,
                         to: sel + 1,
                     });
-                    p.queue_sel = Some(sel + 1);
+                    p.pending.selected = Some(sel + 1);
                 }
             }
-            KeyCode::Up | KeyCode::Char('k') => p.queue_sel = Some(sel.saturating_sub(1)),
-            KeyCode::Down | KeyCode::Char('j') => p.queue_sel = Some((sel + 1).min(len - 1)),
+            KeyCode::Up | KeyCode::Char('k') => p.pending.selected = Some(sel.saturating_sub(1)),
+            KeyCode::Down | KeyCode::Char('j') => p.pending.selected = Some((sel + 1).min(len - 1)),
             KeyCode::Char('d') | KeyCode::Delete | KeyCode::Backspace => {
                 cmd = Some(QueueEdit::Remove(sel));
             }
             KeyCode::Char('e') | KeyCode::Enter => {
-                let text = p.queue[sel].clone();
-                p.set_composer(&text);
-                p.editing_queued = Some((sel, text));
-                p.queue_sel = None;
+                let text = p.pending.queue[sel].clone();
+                p.composer.set(&text);
+                p.composer.editing_queued = Some((sel, text));
+                p.pending.selected = None;
             }
-            _ => p.queue_sel = None,
+            _ => p.pending.selected = None,
         }
         if let Some(c) = cmd {
             self.send(focus, RunnerCommand::Queue(c));
@@ -334,12 +264,12 @@ impl App {
     }
 
     /// Digits pick one of the options an approval card offers.
-    fn permission_option_key(&mut self, ev: &KeyEvent) -> bool {
+    pub(super) fn permission_option_key(&mut self, ev: &KeyEvent) -> bool {
         let focus = self.focus;
         let Some(p) = self.panes.get_mut(focus) else {
             return false;
         };
-        let Some(req) = p.permissions.front() else {
+        let Some(req) = p.pending.permissions.front() else {
             return false;
         };
         let KeyCode::Char(c @ '1'..='9') = ev.code else {
@@ -362,7 +292,7 @@ impl App {
         let focus = self.focus;
         let Some(id) = self
             .focused()
-            .and_then(|p| p.permissions.front())
+            .and_then(|p| p.pending.permissions.front())
             .map(|r| r.request_id.clone())
         else {
             return;
@@ -371,39 +301,39 @@ impl App {
     }
 
     /// Conversation-pane actions. False: let the composer have the key.
-    fn pane_action(&mut self, a: Action) -> bool {
+    pub(super) fn pane_action(&mut self, a: Action) -> bool {
         let focus = self.focus;
         let g = self.geometry.pane(focus);
         let Some(p) = self.panes.get_mut(focus) else {
             return false;
         };
-        let has_card = !p.permissions.is_empty();
+        let has_card = !p.pending.permissions.is_empty();
         match a {
             Action::Submit => self.submit(SubmitMode::Auto),
             Action::Steer => self.submit(SubmitMode::Steer),
-            Action::Newline => p.composer.insert_newline(),
+            Action::Newline => p.composer.area.insert_newline(),
             Action::Interrupt => self.escape(),
-            Action::RecallQueued if p.queue.is_empty() => self.set_status("nothing queued"),
+            Action::RecallQueued if p.pending.queue.is_empty() => self.set_status("nothing queued"),
             Action::RecallQueued => self.send(focus, RunnerCommand::Queue(QueueEdit::PopLast)),
-            Action::ManageQueue if p.queue.is_empty() => self.set_status("nothing queued"),
-            Action::ManageQueue => p.queue_sel = Some(p.queue.len() - 1),
+            Action::ManageQueue if p.pending.queue.is_empty() => self.set_status("nothing queued"),
+            Action::ManageQueue => p.pending.selected = Some(p.pending.queue.len() - 1),
             Action::HistoryPrev => {
-                if p.cursor_row() != 0 || !p.history_prev() {
+                if p.composer.cursor_row() != 0 || !p.composer.history_prev() {
                     return false;
                 }
             }
             Action::HistoryNext => {
-                if p.cursor_row() != p.last_row() || !p.history_next() {
+                if p.composer.cursor_row() != p.composer.last_row() || !p.composer.history_next() {
                     return false;
                 }
             }
             Action::ClearLine => p.clear_line(),
             // Tab never types a tab: with nothing to complete it does nothing.
             Action::Complete => {
-                p.complete(1);
+                p.composer.complete(1);
             }
             Action::CompletePrev => {
-                p.complete(-1);
+                p.composer.complete(-1);
             }
             Action::ScrollUp => p.scroll_page(1, &g),
             Action::ScrollDown => p.scroll_page(-1, &g),
@@ -412,22 +342,22 @@ impl App {
             Action::Copy => self.run_command(HiveCommand::Copy, ""),
             Action::Expand => {
                 p.expanded = !p.expanded;
-                p.transcript.invalidate();
+                p.conversation.transcript.invalidate();
             }
             Action::JumpUnread => self.jump_unread(),
             Action::SearchNext => self.search_step(1),
             Action::SearchPrev => self.search_step(-1),
-            Action::Restart if p.state == TurnState::Dead => {
+            Action::Restart if p.conversation.state == TurnState::Dead => {
                 self.send(focus, RunnerCommand::Restart);
             }
-            Action::AllowOnce if has_card && !p.deny_reason => {
+            Action::AllowOnce if has_card && !p.composer.deny_reason => {
                 self.answer_permission(PermissionDecision::AllowOnce)
             }
-            Action::AllowAlways if has_card && !p.deny_reason => {
+            Action::AllowAlways if has_card && !p.composer.deny_reason => {
                 self.answer_permission(PermissionDecision::AllowAlways)
             }
-            Action::Deny if has_card && !p.deny_reason => {
-                p.deny_reason = true;
+            Action::Deny if has_card && !p.composer.deny_reason => {
+                p.composer.deny_reason = true;
             }
             _ => return false,
         }
@@ -448,11 +378,11 @@ impl App {
         if p.attention.digest.take().is_some() {
             return;
         }
-        if p.deny_reason {
-            p.deny_reason = false;
-        } else if p.editing_queued.is_some() {
-            p.editing_queued = None;
-            p.set_composer("");
+        if p.composer.deny_reason {
+            p.composer.deny_reason = false;
+        } else if p.composer.editing_queued.is_some() {
+            p.composer.editing_queued = None;
+            p.composer.set("");
         } else if p.is_busy() {
             self.send(focus, RunnerCommand::Interrupt);
             self.set_status("interrupting…");
@@ -466,8 +396,8 @@ impl App {
         let Some(p) = self.panes.get_mut(focus) else {
             return;
         };
-        if p.deny_reason {
-            let reason = p.take_composer();
+        if p.composer.deny_reason {
+            let reason = p.composer.take();
             let reason = if reason.trim().is_empty() {
                 "denied by the user".to_owned()
             } else {
@@ -475,26 +405,29 @@ impl App {
             };
             return self.answer_permission(PermissionDecision::Deny { reason });
         }
-        if p.composer_is_empty() {
-            if !p.is_busy() && !p.queue.is_empty() && p.state != TurnState::Dead {
-                p.queue_restored = false;
+        if p.composer.is_empty() {
+            if !p.is_busy()
+                && !p.pending.queue.is_empty()
+                && p.conversation.state != TurnState::Dead
+            {
+                p.pending.restored = false;
                 self.send(focus, RunnerCommand::DrainQueue);
             }
             return;
         }
-        if let Some((i, original)) = p.editing_queued.take()
-            && p.queue.get(i) == Some(&original)
+        if let Some((i, original)) = p.composer.editing_queued.take()
+            && p.pending.queue.get(i) == Some(&original)
         {
-            let text = p.take_composer();
+            let text = p.composer.take();
             self.send(focus, RunnerCommand::Queue(QueueEdit::Replace(i, text)));
             return;
         }
-        if p.worktree.is_some() && p.composer_text().trim() == "/diff" {
-            p.take_composer();
+        if p.worktree.is_some() && p.composer.text().trim() == "/diff" {
+            p.composer.take();
             return self.open_diff();
         }
-        let text = p.take_composer();
-        match commands::parse(&text, &p.commands) {
+        let text = p.composer.take();
+        match commands::parse(&text, &p.conversation.commands) {
             Parsed::Text(text) => self.submit_with_images(text, mode),
             Parsed::Hive(cmd, arg) => self.run_command(cmd, &arg),
             Parsed::Unknown(name) => {
@@ -531,7 +464,7 @@ impl App {
             return;
         };
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
-        p.composer.insert_str(text);
+        p.composer.area.insert_str(text);
     }
 
     pub fn on_mouse(&mut self, ev: MouseEvent) {

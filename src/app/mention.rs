@@ -6,30 +6,20 @@
 
 use std::sync::Arc;
 
-use ratatui_textarea::CursorMove;
-
 use super::menu::{Menu, MenuItem, MenuKind};
-use super::pane::Pane;
+use super::pane::{Composer, Mention};
 use super::state::App;
 use crate::files::FileFinder;
 
 /// Matches shown in the menu.
 const SHOWN: usize = 50;
 
-/// Where the `@word` being completed sits: row, first and end char column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Mention {
-    pub row: usize,
-    pub start: usize,
-    pub end: usize,
-}
-
-impl Pane {
+impl Composer {
     /// The `@word` ending at the cursor, with its query (the word less `@`).
     fn mention_at_cursor(&self) -> Option<(Mention, String)> {
-        let cursor = self.composer.cursor();
+        let cursor = self.area.cursor();
         let (row, col) = (cursor.0, cursor.1);
-        let line: Vec<char> = self.composer.lines().get(row)?.chars().collect();
+        let line: Vec<char> = self.area.lines().get(row)?.chars().collect();
         let col = col.min(line.len());
         let start = line[..col]
             .iter()
@@ -68,36 +58,6 @@ impl Pane {
             _ => "no matching file".into(),
         }
     }
-
-    /// Puts `@path` in place of the mention (and a space when `done`).
-    pub fn insert_mention(&mut self, path: &str, done: bool) {
-        let Some(m) = self.mention else {
-            return;
-        };
-        let mut lines: Vec<String> = self.composer.lines().to_vec();
-        let Some(line) = lines.get_mut(m.row) else {
-            return;
-        };
-        let chars: Vec<char> = line.chars().collect();
-        let (start, end) = (m.start.min(chars.len()), m.end.min(chars.len()));
-        let head: String = chars[..start].iter().collect();
-        let tail: String = chars[end..].iter().collect();
-        let token = if done && !tail.starts_with(char::is_whitespace) {
-            format!("@{path} ")
-        } else {
-            format!("@{path}")
-        };
-        *line = format!("{head}{token}{tail}");
-        let col = start + token.chars().count();
-        self.set_composer(&lines.join("\n"));
-        self.composer
-            .move_cursor(CursorMove::Jump(m.row as u16, col as u16));
-        self.mention = Some(Mention { end: col, ..m });
-        if done {
-            self.menu = None;
-            self.mention = None;
-        }
-    }
 }
 
 impl App {
@@ -107,21 +67,26 @@ impl App {
         let Some(p) = self.focused_mut() else {
             return;
         };
-        if p.menu
+        if p.composer
+            .menu
             .as_ref()
             .is_some_and(|m| m.kind == MenuKind::Commands)
-            || !p.may_complete()
+            || !p.composer.may_complete()
         {
             return;
         }
-        let Some((mention, query)) = p.mention_at_cursor() else {
-            if p.menu.as_ref().is_some_and(|m| m.kind == MenuKind::Files) {
-                p.menu = None;
+        let Some((mention, query)) = p.composer.mention_at_cursor() else {
+            if p.composer
+                .menu
+                .as_ref()
+                .is_some_and(|m| m.kind == MenuKind::Files)
+            {
+                p.composer.menu = None;
             }
-            p.mention = None;
+            p.composer.mention = None;
             return;
         };
-        if p.files.is_none() {
+        if p.composer.files.is_none() {
             let root = p
                 .agent
                 .cwd
@@ -129,16 +94,16 @@ impl App {
                 .or_else(|| std::env::current_dir().ok())
                 .unwrap_or_else(|| ".".into());
             let wake = wake.unwrap_or_else(|| Arc::new(|| {}));
-            p.files = Some(FileFinder::start(root, wake));
+            p.composer.files = Some(FileFinder::start(root, wake));
         }
-        if let Some(f) = p.files.as_mut() {
+        if let Some(f) = p.composer.files.as_mut() {
             f.set_query(&query);
             f.tick(0);
         }
-        p.mention = Some(mention);
-        let mut menu = Menu::completion(MenuKind::Files, p.file_items());
-        menu.note = p.file_note();
-        p.menu = Some(menu);
+        p.composer.mention = Some(mention);
+        let mut menu = Menu::completion(MenuKind::Files, p.composer.file_items());
+        menu.note = p.composer.file_note();
+        p.composer.menu = Some(menu);
     }
 
     /// The finder has news (woken from its threads): refresh the focused
@@ -147,41 +112,43 @@ impl App {
         let Some(p) = self.focused_mut() else {
             return false;
         };
-        let Some(f) = p.files.as_mut() else {
+        let Some(f) = p.composer.files.as_mut() else {
             return false;
         };
         f.tick(0);
         let walking = p
+            .composer
             .menu
             .as_ref()
             .is_some_and(|m| m.kind == MenuKind::Files && m.sel.is_none());
         if !walking {
             return false;
         }
-        let mut menu = Menu::completion(MenuKind::Files, p.file_items());
-        menu.note = p.file_note();
-        p.menu = Some(menu);
+        let mut menu = Menu::completion(MenuKind::Files, p.composer.file_items());
+        menu.note = p.composer.file_note();
+        p.composer.menu = Some(menu);
         true
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::app::pane::Pane;
     use crate::config::AgentConfig;
+    use ratatui_textarea::CursorMove;
 
     #[test]
     fn finds_the_word_at_the_cursor_and_replaces_it() {
         let mut p = Pane::new(AgentConfig::new("a", "script"));
-        p.set_composer("look at @src/ma please");
-        p.composer.move_cursor(CursorMove::Jump(0, 15));
-        let (m, q) = p.mention_at_cursor().unwrap();
+        p.composer.set("look at @src/ma please");
+        p.composer.area.move_cursor(CursorMove::Jump(0, 15));
+        let (m, q) = p.composer.mention_at_cursor().unwrap();
         assert_eq!((m.start, m.end, q.as_str()), (8, 15, "src/ma"));
-        p.mention = Some(m);
-        p.insert_mention("src/main.rs", true);
-        assert_eq!(p.composer_text(), "look at @src/main.rs please");
-        assert_eq!(p.composer.cursor(), (0, 20));
-        p.set_composer("mail me@example.com");
-        assert!(p.mention_at_cursor().is_none());
+        p.composer.mention = Some(m);
+        p.composer.insert_mention("src/main.rs", true);
+        assert_eq!(p.composer.text(), "look at @src/main.rs please");
+        assert_eq!(p.composer.area.cursor(), (0, 20));
+        p.composer.set("mail me@example.com");
+        assert!(p.composer.mention_at_cursor().is_none());
     }
 }

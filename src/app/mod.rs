@@ -18,8 +18,10 @@ pub mod fanout;
 pub mod geometry;
 pub mod inbox;
 pub mod input;
+mod layers;
 pub mod mention;
 pub mod menu;
+pub mod overlay;
 pub mod overview;
 pub mod pace;
 pub mod pane;
@@ -76,7 +78,7 @@ pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> 
     }
     if let Some(p) = app.panes.first_mut() {
         for w in warnings {
-            p.transcript.notice(DiagnosticLevel::Warn, w);
+            p.conversation.transcript.notice(DiagnosticLevel::Warn, w);
         }
     }
     let rt = crate::runtime::build()?;
@@ -153,7 +155,11 @@ fn start_runners(
     let mut runners = Vec::new();
     for (i, agent) in config.agents.iter().enumerate() {
         // A pane that failed before starting (no worktree) stays stopped.
-        if app.panes.get(i).is_some_and(|p| p.failed.is_some()) {
+        if app
+            .panes
+            .get(i)
+            .is_some_and(|p| p.conversation.failed.is_some())
+        {
             runners.push(None);
             continue;
         }
@@ -183,7 +189,7 @@ fn start_runners(
             Err(e) => {
                 tracing::warn!(agent = %agent.id, "cannot start: {e}");
                 if let Some(p) = app.panes.get_mut(i) {
-                    p.failed = Some(e.to_string());
+                    p.conversation.failed = Some(e.to_string());
                 }
                 runners.push(None);
             }
@@ -287,7 +293,8 @@ async fn event_loop(
     let registry = Registry::builtin();
     for (i, text) in control.failure_notices(&config.agents, |a| registry.wants_hive_mcp(a)) {
         if let Some(p) = app.panes.get_mut(i) {
-            p.transcript
+            p.conversation
+                .transcript
                 .notice(crate::provider::DiagnosticLevel::Warn, text);
         }
     }
@@ -298,7 +305,7 @@ async fn event_loop(
     .context("search worker")?;
     let started = runners.iter().zip(&app.panes).map(|(r, p)| match r {
         Some(h) => crate::control::Started::Running(h.capabilities),
-        None => crate::control::Started::Failed(p.failed.clone().unwrap_or_default()),
+        None => crate::control::Started::Failed(p.conversation.failed.clone().unwrap_or_default()),
     });
     control.set_started(started.collect());
     let (wake, woken) = wake_channel();
@@ -647,7 +654,7 @@ pub fn frame(
 ) {
     let focus = app.focus;
     for (i, p) in app.panes.iter_mut().enumerate() {
-        ComposerLook::of(p, i == focus, &app.theme, &app.keymap).apply(&mut p.composer);
+        ComposerLook::of(p, i == focus, &app.theme, &app.keymap).apply(&mut p.composer.area);
     }
     ui::render(app, view, area, buf);
     app.observe(view.geometry().clone());

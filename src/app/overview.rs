@@ -3,9 +3,6 @@
 //! beyond the pane itself (when each pane entered its state, the
 //! selection) and its keys; `ui::overview` draws it.
 
-use std::collections::HashMap;
-use std::time::Instant;
-
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::pane::Pane;
@@ -14,22 +11,15 @@ use super::transcript::EntryKind;
 use crate::event::Origin;
 use crate::upsert::UpsertKind;
 
-#[derive(Debug, Default)]
-pub struct Overview {
-    pub sel: usize,
-    /// When each pane entered its current turn state.
-    pub state_since: HashMap<usize, Instant>,
-}
-
 /// The running tool (`⚙ Bash ls -la`), else the last line the agent wrote.
 pub fn activity(p: &Pane) -> String {
     if p.is_terminal() {
         return "terminal".into();
     }
-    if let Some(e) = &p.failed {
+    if let Some(e) = &p.conversation.failed {
         return e.clone();
     }
-    for e in p.transcript.entries.iter().rev() {
+    for e in p.conversation.transcript.entries.iter().rev() {
         match &e.kind {
             EntryKind::Item(u) => match &u.kind {
                 UpsertKind::ToolCall {

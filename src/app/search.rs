@@ -9,24 +9,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::state::{App, Overlay};
 use super::transcript::{Entry, EntryKind};
 use crate::event::Origin;
-use crate::search::{Doc, Hit, Request, SearchEvent};
+use crate::search::{Doc, Request, SearchEvent};
 use crate::text::SharedText;
 use crate::upsert::UpsertKind;
-
-#[derive(Debug, Default)]
-pub struct Search {
-    pub query: String,
-    pub hits: Vec<Hit>,
-    pub sel: usize,
-    /// Bumped per query; results of older ones are dropped.
-    pub generation: u64,
-    /// The results for `generation` are complete.
-    pub done: bool,
-    /// Jumped to a hit: the step keys move through `hits`.
-    pub active: bool,
-    /// Per pane, the revision of each entry last sent to the worker.
-    synced: Vec<Vec<Option<u64>>>,
-}
 
 /// The searchable text of an entry and its label; `None` for footers.
 fn doc_text(e: &Entry) -> Option<(String, SharedText, Option<chrono::DateTime<chrono::Utc>>)> {
@@ -73,7 +58,7 @@ impl App {
         s.synced.resize_with(self.panes.len(), Vec::new);
         let mut docs = Vec::new();
         for (pane, (p, synced)) in self.panes.iter().zip(&mut s.synced).enumerate() {
-            let entries = &p.transcript.entries;
+            let entries = &p.conversation.transcript.entries;
             synced.resize(entries.len(), None);
             for (entry, (e, seen)) in entries.iter().zip(synced.iter_mut()).enumerate() {
                 if *seen == Some(e.rev) {
@@ -206,7 +191,7 @@ impl App {
         if let Some(p) = self.panes.get_mut(h.pane) {
             if hidden && !p.expanded {
                 p.expanded = true;
-                p.transcript.invalidate();
+                p.conversation.transcript.invalidate();
             }
             p.reveal = Some(h.entry);
             p.highlight = Some(query);

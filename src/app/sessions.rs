@@ -29,7 +29,7 @@ impl App {
                 p.name()
             ));
         }
-        if p.failed.is_some() {
+        if p.conversation.failed.is_some() {
             return Some(format!("{} is not running", p.name()));
         }
         p.is_busy().then(|| {
@@ -83,7 +83,7 @@ impl App {
             return self.refuse(format!("{name} has no session `{session}`"));
         }
         let mut opened = sessions::open(store, &p.agent, session, DEFAULT_TAIL_RECORDS);
-        let can_resume = p.capabilities.unwrap_or_default().resume;
+        let can_resume = p.conversation.capabilities.unwrap_or_default().resume;
         let who = format!("{} ({})", p.name(), p.agent.provider);
         let note = match (&opened.resume, can_resume) {
             (Some(_), true) => format!("resumed session {session}: the agent continues it"),
@@ -99,11 +99,13 @@ impl App {
         if let Some(p) = self.focused_mut() {
             begin_session(p, session);
             // Footers, totals and model as a restart would show them.
-            super::transcript::restore(p, &mut opened);
+            p.conversation.restore(&mut opened);
             for w in opened.warnings.drain(..) {
-                p.transcript.notice(DiagnosticLevel::Warn, w);
+                p.conversation.transcript.notice(DiagnosticLevel::Warn, w);
             }
-            p.transcript.notice(DiagnosticLevel::Info, note);
+            p.conversation
+                .transcript
+                .notice(DiagnosticLevel::Info, note);
         }
         self.send(
             focus,
@@ -125,7 +127,7 @@ impl App {
         let focus = self.focus;
         if let Some(p) = self.focused_mut() {
             begin_session(p, &session);
-            p.transcript.notice(
+            p.conversation.transcript.notice(
                 DiagnosticLevel::Info,
                 format!("new session {session} · /resume ({key}) lists the earlier ones"),
             );
@@ -142,9 +144,9 @@ impl App {
 
 /// The pane forgets the conversation it showed.
 fn begin_session(p: &mut super::pane::Pane, session: &str) {
-    p.transcript.reset();
-    p.usage = Usage::default();
-    p.turns = 0;
+    p.conversation.transcript.reset();
+    p.conversation.usage = Usage::default();
+    p.conversation.turns = 0;
     p.scroll = 0;
     p.reveal = None;
     p.highlight = None;

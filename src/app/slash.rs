@@ -20,7 +20,7 @@ impl App {
         let Some(p) = self.focused() else {
             return;
         };
-        let caps = p.capabilities.unwrap_or_default();
+        let caps = p.conversation.capabilities.unwrap_or_default();
         let who = format!("{} ({})", p.name(), p.agent.provider);
         match cmd {
             HiveCommand::Model if !caps.set_model => {
@@ -36,7 +36,7 @@ impl App {
                     .iter()
                     .map(|l| MenuItem::new(*l, ""))
                     .collect();
-                let current = p.effort.clone();
+                let current = p.conversation.effort.clone();
                 self.open_picker(Menu::picker(
                     MenuKind::Effort,
                     "effort",
@@ -61,7 +61,7 @@ impl App {
     /// A command the focused pane cannot run: the reason, in the pane.
     pub fn refuse(&mut self, why: String) {
         if let Some(p) = self.focused_mut() {
-            p.transcript.notice(DiagnosticLevel::Warn, why);
+            p.conversation.transcript.notice(DiagnosticLevel::Warn, why);
             p.scroll = 0;
         }
     }
@@ -70,16 +70,17 @@ impl App {
         let Some(p) = self.focused() else {
             return;
         };
-        if p.models.is_empty() {
+        if p.conversation.models.is_empty() {
             let name = p.name().to_owned();
             return self.refuse(format!("{name} did not list its models: type /model NAME"));
         }
         let items = p
+            .conversation
             .models
             .iter()
             .map(|m| MenuItem::new(m.clone(), ""))
             .collect();
-        let current = p.model.clone();
+        let current = p.conversation.model.clone();
         self.open_picker(Menu::picker(
             MenuKind::Model,
             "model",
@@ -90,8 +91,8 @@ impl App {
 
     pub fn open_picker(&mut self, menu: Menu) {
         if let Some(p) = self.focused_mut() {
-            p.menu = None;
-            p.picker = Some(menu);
+            p.composer.menu = None;
+            p.composer.picker = Some(menu);
         }
     }
 
@@ -107,7 +108,7 @@ impl App {
             self.on_key(*ev);
             return;
         }
-        let Some(menu) = self.focused_mut().and_then(|p| p.picker.as_mut()) else {
+        let Some(menu) = self.focused_mut().and_then(|p| p.composer.picker.as_mut()) else {
             return;
         };
         let plain = !ev
@@ -143,7 +144,7 @@ impl App {
 
     fn close_picker(&mut self) {
         if let Some(p) = self.focused_mut() {
-            p.picker = None;
+            p.composer.picker = None;
         }
     }
 
@@ -166,7 +167,7 @@ impl App {
             return;
         };
         if arg.is_empty() {
-            let list = copy::copyables(&p.transcript, 40);
+            let list = copy::copyables(&p.conversation.transcript, 40);
             if list.is_empty() {
                 return self.set_status("nothing to copy yet");
             }
@@ -178,7 +179,7 @@ impl App {
                 "/copy takes message, code, tool or turn, not `{arg}`"
             ));
         };
-        match copy::latest(&p.transcript, kind) {
+        match copy::latest(&p.conversation.transcript, kind) {
             Some(c) => self.copy(&c.text, kind.label()),
             None => self.set_status(format!("no {} to copy", kind.label())),
         }
@@ -232,24 +233,28 @@ impl App {
         if !ev.modifiers.is_empty() {
             return false;
         }
-        let files = p.menu.as_ref().is_some_and(|m| m.kind == MenuKind::Files);
+        let files = p
+            .composer
+            .menu
+            .as_ref()
+            .is_some_and(|m| m.kind == MenuKind::Files);
         match ev.code {
-            KeyCode::Up => p.complete(-1),
-            KeyCode::Down => p.complete(1),
+            KeyCode::Up => p.composer.complete(-1),
+            KeyCode::Down => p.composer.complete(1),
             // Enter takes the highlighted (or best) file instead of sending.
             KeyCode::Enter if files => {
-                let menu = p.menu.as_ref();
+                let menu = p.composer.menu.as_ref();
                 let pick = menu.and_then(|m| m.selected().or(m.visible().first().copied()));
                 match pick.map(|i| i.value.clone()) {
                     Some(path) => {
-                        p.insert_mention(&path, true);
+                        p.composer.insert_mention(&path, true);
                         true
                     }
                     None => false,
                 }
             }
             KeyCode::Esc => {
-                p.dismiss_completion();
+                p.composer.dismiss_completion();
                 true
             }
             _ => false,

@@ -64,9 +64,9 @@ pub struct App {
     pub config_source: String,
     /// Everything waiting for the user across panes.
     pub inbox: Inbox,
-    pub search: super::search::Search,
-    pub overview: super::overview::Overview,
-    pub fanout: super::fanout::FanOut,
+    pub search: super::overlay::Search,
+    pub overview: super::overlay::Overview,
+    pub fanout: super::overlay::FanOut,
     /// hive takes mouse events (off: the terminal selects text).
     pub mouse_capture: bool,
     /// The desktop clipboard tool copies also go to (set by the console;
@@ -77,7 +77,7 @@ pub struct App {
     /// Wakes the app loop from background work (the `@` file finder).
     pub wake: Option<crate::files::Wake>,
     /// The diff view's model while it is open.
-    pub diff: Option<super::worktree::DiffView>,
+    pub diff: Option<super::overlay::DiffView>,
     /// Agents whose pending changes touch the same files (for panes and
     /// an attention inbox).
     pub overlaps: Vec<crate::worktree::Overlap>,
@@ -129,14 +129,14 @@ impl App {
         let Some(p) = self.panes.get_mut(pane) else {
             return;
         };
-        super::transcript::restore(p, history);
+        p.conversation.restore(history);
         p.history_session = Some(history.session.clone());
         for w in history.warnings.drain(..) {
-            p.transcript.notice(DiagnosticLevel::Warn, w);
+            p.conversation.transcript.notice(DiagnosticLevel::Warn, w);
         }
         if !history.queue.is_empty() {
-            p.queue = history.queue.clone();
-            p.queue_restored = true;
+            p.pending.queue = history.queue.clone();
+            p.pending.restored = true;
         }
     }
 
@@ -188,7 +188,7 @@ impl App {
     pub fn toggle_full_view(&mut self) {
         self.full_view = !self.full_view;
         for p in &mut self.panes {
-            p.transcript.invalidate();
+            p.conversation.transcript.invalidate();
         }
         let what = if self.full_view {
             "full view: thinking and tool calls shown"
@@ -298,29 +298,29 @@ fn pane_event(
             if !focused {
                 p.attention
                     .unread
-                    .item(&u, p.transcript.slot(&u.item_id), now);
+                    .item(&u, p.conversation.transcript.slot(&u.item_id), now);
             }
-            p.transcript.upsert(u)
+            p.conversation.transcript.upsert(u)
         }
         PaneEvent::Live(u) => {
             if !focused {
                 p.attention
                     .unread
-                    .item(&u, p.transcript.slot(&u.item_id), now);
+                    .item(&u, p.conversation.transcript.slot(&u.item_id), now);
             }
-            p.transcript.live(u)
+            p.conversation.transcript.live(u)
         }
         PaneEvent::Turn(t) => {
             needs_user = turn_event(p, &t, now);
             if !focused {
-                p.attention.unread.turn(&t, &p.transcript);
+                p.attention.unread.turn(&t, &p.conversation.transcript);
             }
         }
         PaneEvent::State(s) => {
-            if p.state != s || !state_since.contains_key(&i) {
+            if p.conversation.state != s || !state_since.contains_key(&i) {
                 state_since.insert(i, now);
             }
-            p.state = s;
+            p.conversation.state = s;
             if s == TurnState::Dead {
                 needs_user = Some(Reason::Exited);
             }
@@ -333,7 +333,7 @@ fn pane_event(
                 tool: req.tool_name.clone(),
                 args: super::inbox::summarize_args(&req.input),
             });
-            p.permissions.push_back(req);
+            p.pending.permissions.push_back(req);
         }
         PaneEvent::Session(info) => session(p, info),
         PaneEvent::Recalled(text) => recall(p, &text),
@@ -345,17 +345,18 @@ fn pane_event(
         PaneEvent::TerminalText(_) => {}
         PaneEvent::Bell => needs_user = Some(Reason::Bell),
         PaneEvent::Stalled(since) => {
-            p.stalled_since = since;
+            p.conversation.stalled_since = since;
             if since.is_some() {
                 needs_user = Some(Reason::Stalled);
             }
         }
-        PaneEvent::Models(list) => p.models = list,
-        PaneEvent::Effort(level) => p.effort = Some(level),
+        PaneEvent::Models(list) => p.conversation.models = list,
+        PaneEvent::Effort(level) => p.conversation.effort = Some(level),
         PaneEvent::SessionSwitched { session, .. } => p.history_session = Some(session),
         PaneEvent::HistoryNotSaved(reason) => {
             let text = format!("{}: {reason}", crate::runner::HISTORY_NOT_SAVED);
-            p.transcript
+            p.conversation
+                .transcript
                 .notice(crate::provider::DiagnosticLevel::Error, text.clone());
             status = Some(format!("{}: {text}", p.name()));
         }
@@ -371,9 +372,9 @@ fn notice(p: &mut Pane, level: DiagnosticLevel, text: String, focused: bool) -> 
         status = Some(format!("{}: {text}", p.name()));
         p.terminal.note = Some(text.clone());
     }
-    p.transcript.notice(level, text);
+    p.conversation.transcript.notice(level, text);
     if !focused {
-        p.attention.unread.notice(level, &p.transcript);
+        p.attention.unread.notice(level, &p.conversation.transcript);
     }
     status
 }
@@ -381,35 +382,35 @@ fn notice(p: &mut Pane, level: DiagnosticLevel, text: String, focused: bool) -> 
 /// The agent told its model or slash commands (kept when it tells neither).
 fn session(p: &mut Pane, info: crate::provider::SessionInfo) {
     if let Some(m) = info.model {
-        p.model = Some(m);
+        p.conversation.model = Some(m);
     }
     if !info.commands.is_empty() {
-        p.commands = info.commands;
+        p.conversation.commands = info.commands;
     }
 }
 
 /// The runner's queue changed: keep the selection inside it.
 fn set_queue(p: &mut Pane, list: Vec<String>) {
     if list.is_empty() {
-        p.queue_restored = false;
+        p.pending.restored = false;
     }
-    if let Some(sel) = p.queue_sel {
-        p.queue_sel = if list.is_empty() {
+    if let Some(sel) = p.pending.selected {
+        p.pending.selected = if list.is_empty() {
             None
         } else {
             Some(sel.min(list.len() - 1))
         };
     }
-    p.queue = list;
+    p.pending.queue = list;
 }
 
 /// A queued prompt came back to the composer, above what is typed there.
 fn recall(p: &mut Pane, text: &str) {
-    if !p.composer_is_empty() {
-        let current = p.composer_text();
-        p.set_composer(&format!("{text}\n{current}"));
+    if !p.composer.is_empty() {
+        let current = p.composer.text();
+        p.composer.set(&format!("{text}\n{current}"));
     } else {
-        p.set_composer(text);
+        p.composer.set(text);
     }
 }
 
@@ -419,27 +420,27 @@ fn attached(
     capabilities: crate::provider::Capabilities,
     terminal: Option<Box<crate::runner::screen::ScreenUpdate>>,
 ) {
-    p.capabilities = Some(capabilities);
-    p.failed = None;
+    p.conversation.capabilities = Some(capabilities);
+    p.conversation.failed = None;
     p.terminal.attach(terminal.map(|s| *s));
 }
 
 /// A turn started, finished or failed in `p`; what to tell the user when
 /// the pane is not focused.
 fn turn_event(p: &mut Pane, t: &TurnEvent, now: Instant) -> Option<Reason> {
-    p.transcript.turn(t, now);
+    p.conversation.transcript.turn(t, now);
     match t {
         TurnEvent::TurnComplete { usage, .. } => {
-            p.turns += 1;
+            p.conversation.turns += 1;
             if let Some(u) = usage {
-                p.usage.accumulate(u);
+                p.conversation.usage.accumulate(u);
             }
             Some(Reason::TurnFinished)
         }
         TurnEvent::TurnError { error_code, .. } => Some(Reason::TurnFailed(error_code.clone())),
         TurnEvent::TurnStarted { model_id, .. } => {
             if !model_id.is_empty() {
-                p.model = Some(model_id.clone());
+                p.conversation.model = Some(model_id.clone());
             }
             None
         }

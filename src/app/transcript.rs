@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use crate::event::Usage;
-use crate::history::PaneHistory;
 use crate::history::assemble::{Outcome, TurnEnd};
 use crate::provider::DiagnosticLevel;
 use crate::upsert::{TurnEvent, TurnStatus, Upsert};
@@ -188,61 +187,5 @@ impl Transcript {
     pub fn invalidate(&mut self) {
         self.epoch += 1;
         self.rev += 1;
-    }
-}
-
-/// Fills a pane from its restored history as it looked before the restart:
-/// items with their turns' footers and banners in place, the session's
-/// totals and the model the agent last reported.
-pub fn restore(p: &mut super::pane::Pane, history: &mut PaneHistory) {
-    let mut ends = std::mem::take(&mut history.ends).into_iter().peekable();
-    let mut counted = Counted::default();
-    for (n, item) in history.items.drain(..).enumerate() {
-        while let Some(end) = ends.next_if(|e| e.after <= n) {
-            p.transcript.restored_end(&end);
-            counted.add(&end);
-        }
-        p.transcript.upsert(item);
-    }
-    for end in ends {
-        p.transcript.restored_end(&end);
-        counted.add(&end);
-    }
-    match history.totals.take() {
-        Some(t) => {
-            p.usage = t.usage;
-            p.turns = t.turns;
-        }
-        // States written before totals were kept: what the window shows.
-        None => {
-            p.usage = counted.usage;
-            p.turns = counted.turns;
-        }
-    }
-    if let Some(m) = counted.model.or_else(|| history.model.take()) {
-        p.model = Some(m);
-    }
-}
-
-/// What the restored turns add up to.
-#[derive(Default)]
-struct Counted {
-    usage: Usage,
-    turns: u64,
-    /// The newest turn's model.
-    model: Option<String>,
-}
-
-impl Counted {
-    fn add(&mut self, end: &TurnEnd) {
-        if !matches!(end.outcome, Outcome::Failed { .. }) {
-            self.turns += 1;
-            if let Some(u) = &end.usage {
-                self.usage.accumulate(u);
-            }
-        }
-        if let Some(m) = end.model.as_ref().filter(|m| !m.is_empty()) {
-            self.model = Some(m.clone());
-        }
     }
 }

@@ -13,7 +13,6 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use super::state::App;
 use super::transcript::Transcript;
 use crate::event::{Origin, ToolDisplay};
 use crate::provider::DiagnosticLevel;
@@ -175,33 +174,6 @@ impl Unread {
             out.push(plural(self.count, "new item", "new items"));
         }
         out
-    }
-}
-
-impl App {
-    /// Focus moves to pane `to`: the pane left behind drops its digest and
-    /// starts a fresh tally; `to` turns its tally into its digest.
-    pub(super) fn looked_away(&mut self, to: usize) {
-        if let Some(old) = self.panes.get_mut(self.focus) {
-            old.attention.digest = None;
-            old.attention.unread = Unread::default();
-        }
-        if let Some(p) = self.panes.get_mut(to)
-            && !p.attention.unread.is_empty()
-        {
-            p.attention.digest = Some(std::mem::take(&mut p.attention.unread));
-        }
-    }
-
-    /// The digest's key: scroll to the first unread item, close the digest.
-    pub(super) fn jump_unread(&mut self) {
-        let Some(p) = self.focused_mut() else {
-            return;
-        };
-        match p.attention.digest.take().and_then(|d| d.first) {
-            Some(entry) => p.reveal = Some(entry),
-            None => self.set_status("nothing unread"),
-        }
     }
 }
 

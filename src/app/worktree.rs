@@ -10,6 +10,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 use tokio::sync::mpsc;
 
 use super::inbox::InboxEvent;
+use super::overlay::{Confirm, DiffView};
 use super::state::{App, Overlay};
 use super::transcript::EntryKind;
 use crate::event::Origin;
@@ -20,56 +21,8 @@ const OVERLAP: &str = "overlap";
 use crate::upsert::TurnEvent;
 use crate::upsert::UpsertKind;
 use crate::worktree::{
-    BringMode, DiffScope, FileDiff, Overlap, Worktree, WorktreeError, WorktreeEvent,
-    WorktreeRequest,
+    BringMode, DiffScope, Overlap, Worktree, WorktreeError, WorktreeEvent, WorktreeRequest,
 };
-
-/// The diff view: one pane's changes, overall or for its last turn.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DiffView {
-    pub pane: usize,
-    pub scope: DiffScope,
-    pub files: Vec<FileDiff>,
-    /// A request is out; the files shown may be stale.
-    pub loading: bool,
-    pub error: Option<String>,
-    /// The selected file.
-    pub selected: usize,
-    /// Lines of the selected file's diff scrolled past.
-    pub scroll: u16,
-    /// Result of the last merge / cherry-pick: (succeeded, text).
-    pub message: Option<(bool, String)>,
-    /// Waiting for `y` before doing this.
-    pub confirm: Option<Confirm>,
-}
-
-/// What the diff view asks to confirm.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Confirm {
-    Bring(BringMode),
-    /// Commit the worktree on its branch with this message.
-    Commit(String),
-}
-
-impl DiffView {
-    fn new(pane: usize, scope: DiffScope) -> Self {
-        Self {
-            pane,
-            scope,
-            files: Vec::new(),
-            loading: true,
-            error: None,
-            selected: 0,
-            scroll: 0,
-            message: None,
-            confirm: None,
-        }
-    }
-
-    pub fn selected_file(&self) -> Option<&FileDiff> {
-        self.files.get(self.selected)
-    }
-}
 
 /// How long after a terminal pane's output its overlaps are checked.
 const TERMINAL_CHECK_DELAY: std::time::Duration = std::time::Duration::from_secs(3);
@@ -90,7 +43,7 @@ impl App {
                     p.agent.cwd = Some(w.cwd.clone());
                     p.worktree = Some(w.clone());
                 }
-                Err(e) => p.failed = Some(format!("worktree: {e}")),
+                Err(e) => p.conversation.failed = Some(format!("worktree: {e}")),
             }
         }
     }
@@ -192,7 +145,7 @@ impl App {
                     } else {
                         DiagnosticLevel::Warn
                     };
-                    p.transcript.notice(level, text.clone());
+                    p.conversation.transcript.notice(level, text.clone());
                 }
                 if let Some(v) = self.diff.as_mut().filter(|v| v.pane == pane) {
                     v.message = Some((result.is_ok(), text));
@@ -233,7 +186,7 @@ impl App {
                     .enumerate()
                     .find(|(_, p)| &p.agent.id == me)
                 {
-                    p.transcript.notice(
+                    p.conversation.transcript.notice(
                         DiagnosticLevel::Warn,
                         format!(
                             "overlap: {other} also changed {} (bring one home first, or expect a conflict)",
@@ -279,24 +232,29 @@ impl App {
     /// reply, as a summary of the work (`None`: it has not replied).
     pub fn suggested_message(&self, pane: usize) -> Option<String> {
         let p = self.panes.get(pane)?;
-        p.transcript.entries.iter().rev().find_map(|e| {
-            let EntryKind::Item(u) = &e.kind else {
-                return None;
-            };
-            let UpsertKind::Message { content, origin } = &u.kind else {
-                return None;
-            };
-            if *origin != Origin::Agent {
-                return None;
-            }
-            content.with_str(|s| {
-                let line = s
-                    .lines()
-                    .map(|l| l.trim().trim_start_matches(['#', '*', '-', '>']).trim())
-                    .find(|l| !l.is_empty())?;
-                Some(line.chars().filter(|c| !c.is_control()).take(72).collect())
+        p.conversation
+            .transcript
+            .entries
+            .iter()
+            .rev()
+            .find_map(|e| {
+                let EntryKind::Item(u) = &e.kind else {
+                    return None;
+                };
+                let UpsertKind::Message { content, origin } = &u.kind else {
+                    return None;
+                };
+                if *origin != Origin::Agent {
+                    return None;
+                }
+                content.with_str(|s| {
+                    let line = s
+                        .lines()
+                        .map(|l| l.trim().trim_start_matches(['#', '*', '-', '>']).trim())
+                        .find(|l| !l.is_empty())?;
+                    Some(line.chars().filter(|c| !c.is_control()).take(72).collect())
+                })
             })
-        })
     }
 
     /// The overlap warnings that concern one pane: (other agent, files).

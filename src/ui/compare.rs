@@ -50,7 +50,7 @@ pub fn draw_chooser(app: &App, area: Rect, buf: &mut Buffer) {
         };
         let why = if p.is_terminal() {
             "terminal pane"
-        } else if p.failed.is_some() {
+        } else if p.conversation.failed.is_some() {
             "not running"
         } else if p.is_busy() {
             "busy: the prompt queues"

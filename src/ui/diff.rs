@@ -11,8 +11,8 @@ use unicode_width::UnicodeWidthStr;
 
 use super::highlight;
 use super::theme::Theme;
+use crate::app::overlay::{Confirm, DiffView};
 use crate::app::state::App;
-use crate::app::worktree::{Confirm, DiffView};
 use crate::worktree::{BringMode, FileDiff, LineKind};
 
 pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {

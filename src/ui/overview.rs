@@ -46,10 +46,10 @@ pub fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
             .map_or_else(String::new, |at| {
                 age(app.now.saturating_duration_since(*at))
             });
-        let queue = if p.queue.is_empty() {
+        let queue = if p.pending.queue.is_empty() {
             String::new()
         } else {
-            p.queue.len().to_string()
+            p.pending.queue.len().to_string()
         };
         let cells_text = format!(
             "{}{:>2} {} ",
@@ -60,7 +60,7 @@ pub fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
         let state_style = if alarm { style.fg(t.attention) } else { style };
         let rest = format!(
             " {} {:>5} {:>13} {:>6}  ",
-            fit(p.model.as_deref().unwrap_or("-"), 16),
+            fit(p.conversation.model.as_deref().unwrap_or("-"), 16),
             queue,
             usage,
             since
@@ -104,15 +104,15 @@ fn draw_head(app: &App, name_w: usize, inner: Rect, buf: &mut Buffer) {
 
 /// "in/out cost", or nothing before the pane used any tokens.
 fn usage_cell(p: &Pane) -> String {
-    if p.usage.input_tokens + p.usage.output_tokens == 0 {
+    if p.conversation.usage.input_tokens + p.conversation.usage.output_tokens == 0 {
         return String::new();
     }
     let mut s = format!(
         "{}/{}",
-        cells::tokens(p.usage.input_tokens),
-        cells::tokens(p.usage.output_tokens)
+        cells::tokens(p.conversation.usage.input_tokens),
+        cells::tokens(p.conversation.usage.output_tokens)
     );
-    if let Some(c) = p.usage.cost_usd {
+    if let Some(c) = p.conversation.usage.cost_usd {
         s.push(' ');
         s.push_str(&cells::cost(c));
     }

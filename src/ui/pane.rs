@@ -29,13 +29,13 @@ const JUMP_FRACTION: u16 = 3;
 
 pub fn state_label(p: &Pane, spin: usize) -> (String, bool) {
     let s = SPINNER[spin % SPINNER.len()];
-    if p.failed.is_some() {
+    if p.conversation.failed.is_some() {
         return ("✗ failed".into(), true);
     }
     if p.is_waiting() {
         return ("⚠ needs approval".into(), true);
     }
-    match p.state {
+    match p.conversation.state {
         TurnState::Idle => ("idle".into(), false),
         TurnState::Starting => (format!("{s} starting"), false),
         TurnState::Streaming => (format!("{s} streaming"), false),
@@ -72,7 +72,7 @@ pub fn draw(
     if inner.width == 0 || inner.height == 0 {
         return;
     }
-    if let Some(err) = &p.failed {
+    if let Some(err) = &p.conversation.failed {
         draw_failed(err, t, inner, buf);
         return;
     }
@@ -146,7 +146,7 @@ fn pane_frame(p: &Pane, ctx: &PaneCtx<'_>, area: Rect) -> Frame<'static> {
             name: p.name(),
             branch: Line::from(branch.clone()).width().saturating_sub(1),
             provider: &p.agent.provider,
-            model: p.model.as_deref(),
+            model: p.conversation.model.as_deref(),
             label: &label,
         },
         usize::from(area.width.saturating_sub(4)),
@@ -242,6 +242,7 @@ fn composer_rows(p: &Pane, width: u16) -> u16 {
     let w = usize::from(width.max(1));
     let rows: usize = p
         .composer
+        .area
         .lines()
         .iter()
         .map(|l| l.width().max(1).div_ceil(w))
@@ -310,7 +311,7 @@ fn draw_conversation(d: &mut Drawing<'_, '_>, area: Rect, buf: &mut Buffer) {
     }
     draw_composer(p, ctx, composer, prompt_w, buf);
     if ctx.focused
-        && let Some(menu) = p.picker.as_ref().or(p.menu.as_ref())
+        && let Some(menu) = p.composer.picker.as_ref().or(p.composer.menu.as_ref())
     {
         let above = Rect::new(area.x, area.y, area.width, sep.y.saturating_sub(area.y));
         super::menu::draw(menu, t, above, buf);
@@ -344,17 +345,17 @@ fn draw_transcript(d: &mut Drawing<'_, '_>, area: Rect, buf: &mut Buffer) {
         height: area.height.saturating_sub(extra.len() as u16),
         ..area
     };
-    if p.transcript.is_empty() && extra.is_empty() {
+    if p.conversation.transcript.is_empty() && extra.is_empty() {
         draw_empty(p, ctx, area, buf);
         geo.max_scroll = 0;
     } else {
-        let caches = view.caches(&p.transcript);
+        let caches = view.caches(&p.conversation.transcript);
         let scroll = p.reveal.map_or(p.scroll, |e| {
-            let entries = &p.transcript.entries;
+            let entries = &p.conversation.transcript.entries;
             super::search::reveal_scroll(entries, caches, e, extra.len(), &tctx, area)
         });
         let (scroll, max) = transcript::draw(
-            &p.transcript.entries,
+            &p.conversation.transcript.entries,
             view,
             scroll,
             &extra,
@@ -411,10 +412,11 @@ fn working_line(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Line<'static>> {
     }
     let s = SPINNER[ctx.spin % SPINNER.len()];
     let secs = p
+        .conversation
         .transcript
         .running_since()
         .map(|since| ctx.now.saturating_duration_since(since).as_secs());
-    let what = match p.state {
+    let what = match p.conversation.state {
         TurnState::Starting => "waiting for the agent",
         TurnState::Cancelling => "interrupting",
         _ => "working",
@@ -426,7 +428,7 @@ fn working_line(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Line<'static>> {
     if let Some(secs) = secs {
         spans.push(Span::styled(format!(" {secs}s"), Style::new().fg(t.dim)));
     }
-    if let Some(since) = p.stalled_since {
+    if let Some(since) = p.conversation.stalled_since {
         // The agent has said nothing for a while: it may hang.
         spans.push(Span::styled(
             format!(
@@ -437,7 +439,7 @@ fn working_line(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Line<'static>> {
             ),
             Style::new().fg(t.warning),
         ));
-    } else if p.state != TurnState::Cancelling {
+    } else if p.conversation.state != TurnState::Cancelling {
         spans.push(Span::styled(
             format!(" · {} to interrupt", ctx.keymap.hint(Action::Interrupt)),
             Style::new().fg(t.dim),
@@ -447,7 +449,7 @@ fn working_line(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Line<'static>> {
 }
 
 fn dead_banner(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
-    if p.state != TurnState::Dead {
+    if p.conversation.state != TurnState::Dead {
         return Vec::new();
     }
     let t = ctx.theme;
@@ -464,24 +466,24 @@ fn dead_banner(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
 }
 
 fn queue_lines(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
-    if p.queue.is_empty() {
+    if p.pending.queue.is_empty() {
         return Vec::new();
     }
     let t = ctx.theme;
     let km = ctx.keymap;
-    let head = if p.queue_restored {
+    let head = if p.pending.restored {
         format!(
             "queued from last session ({}) · {} on an empty composer sends · {} manage",
-            p.queue.len(),
+            p.pending.queue.len(),
             km.short(Action::Submit),
             km.short(Action::ManageQueue)
         )
-    } else if p.queue_sel.is_some() {
+    } else if p.pending.selected.is_some() {
         "queue · ↑↓ select · e edit · d remove · Shift+↑↓ move · Esc done".to_owned()
     } else {
         format!(
             "queued ({}) · {} edit last · {} manage",
-            p.queue.len(),
+            p.pending.queue.len(),
             km.short(Action::RecallQueued),
             km.short(Action::ManageQueue)
         )
@@ -491,12 +493,12 @@ fn queue_lines(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
         Style::new().fg(t.accent).add_modifier(Modifier::ITALIC),
     )])];
     const SHOWN: usize = 3;
-    let sel = p.queue_sel;
+    let sel = p.pending.selected;
     let start = match sel {
         Some(s) if s >= SHOWN => s + 1 - SHOWN,
         _ => 0,
     };
-    for (i, q) in p.queue.iter().enumerate().skip(start).take(SHOWN) {
+    for (i, q) in p.pending.queue.iter().enumerate().skip(start).take(SHOWN) {
         let first = q.lines().next().unwrap_or("");
         let more = if q.lines().count() > 1 { " …" } else { "" };
         let selected = sel == Some(i);
@@ -511,7 +513,7 @@ fn queue_lines(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
             Span::styled(format!("{}{more}", truncate(first, 200)), style),
         ]));
     }
-    let hidden = p.queue.len().saturating_sub(start + SHOWN);
+    let hidden = p.pending.queue.len().saturating_sub(start + SHOWN);
     if hidden > 0 {
         out.push(Logical::raw(
             format!("   … {hidden} more"),
@@ -525,7 +527,7 @@ fn queue_lines(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
 const CARD_LINES: usize = 12;
 
 fn permission_card(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
-    let Some(req) = p.permissions.front() else {
+    let Some(req) = p.pending.permissions.front() else {
         return Vec::new();
     };
     let t = ctx.theme;
@@ -554,7 +556,7 @@ fn permission_card(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
     }
     let key = |s: String| Span::styled(s, Style::new().fg(t.accent).add_modifier(Modifier::BOLD));
     let dim = |s: &str| Span::styled(s.to_owned(), Style::new().fg(t.dim));
-    if p.deny_reason {
+    if p.composer.deny_reason {
         out.push(Logical::new(vec![
             dim("type a reason in the composer, "),
             key(km.short(Action::Submit)),
@@ -574,9 +576,9 @@ fn permission_card(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
     } else {
         out.extend(option_rows(req, t));
     }
-    if p.permissions.len() > 1 {
+    if p.pending.permissions.len() > 1 {
         out.push(Logical::raw(
-            format!("(+{} more waiting)", p.permissions.len() - 1),
+            format!("(+{} more waiting)", p.pending.permissions.len() - 1),
             Style::new().fg(t.dim),
         ));
     }
@@ -640,9 +642,9 @@ fn draw_separator(p: &Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
         t.border
     });
     super::put::repeat(buf, area.x, area.y, "─", area.width, line_style);
-    let label = if p.deny_reason {
+    let label = if p.composer.deny_reason {
         Some((" reason for denying ".to_owned(), t.warning))
-    } else if let Some((i, _)) = &p.editing_queued {
+    } else if let Some((i, _)) = &p.composer.editing_queued {
         Some((format!(" editing queued #{} ", i + 1), t.accent))
     } else {
         None
@@ -669,13 +671,13 @@ pub struct ComposerLook {
 impl ComposerLook {
     /// The look for `p`'s composer (focus, theme, turn state).
     pub fn of(p: &Pane, focused: bool, t: &Theme, km: &Keymap) -> Self {
-        let placeholder = if p.deny_reason {
+        let placeholder = if p.composer.deny_reason {
             format!(
                 "reason for denying (optional) · {} denies · {} goes back",
                 km.hint(Action::Submit),
                 km.hint(Action::Interrupt)
             )
-        } else if p.state == TurnState::Dead {
+        } else if p.conversation.state == TurnState::Dead {
             format!("agent stopped · {} restarts", km.hint(Action::Restart))
         } else if p.is_busy() {
             format!(
@@ -727,5 +729,5 @@ fn draw_composer(p: &Pane, ctx: &PaneCtx<'_>, area: Rect, prompt_w: u16, buf: &m
         area.width.saturating_sub(prompt_w),
         area.height,
     );
-    (&p.composer).render(text_area, buf);
+    (&p.composer.area).render(text_area, buf);
 }

@@ -47,15 +47,17 @@ fn left_spans(app: &App, spin: usize, base: Style) -> Vec<Span<'static>> {
                 .add_modifier(Modifier::BOLD),
         ));
         let mut parts = vec![p.agent.provider.clone()];
-        if let Some(m) = &p.model {
+        if let Some(m) = &p.conversation.model {
             parts.push(m.clone());
         }
         parts.push(state_label(p, spin).0);
-        if !p.queue.is_empty() {
-            parts.push(format!("{} queued", p.queue.len()));
+        if !p.pending.queue.is_empty() {
+            parts.push(format!("{} queued", p.pending.queue.len()));
         }
-        if p.usage.input_tokens + p.usage.output_tokens > 0 || p.usage.cost_usd.is_some() {
-            parts.push(cells::usage_text(&p.usage));
+        if p.conversation.usage.input_tokens + p.conversation.usage.output_tokens > 0
+            || p.conversation.usage.cost_usd.is_some()
+        {
+            parts.push(cells::usage_text(&p.conversation.usage));
         }
         left.push(Span::styled(format!(" {} ", parts.join(" · ")), base));
     }

@@ -8,8 +8,8 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::theme::Theme;
-use crate::app::copy_mode::{CopyMode, selected};
 use crate::app::pane::Pane;
+use crate::app::pane::{CopyMode, selected};
 use crate::keymap::{Action, Keymap};
 use crate::runner::TurnState;
 use crate::runner::screen::{CellStyle, Colour, ScreenUpdate, attr};
@@ -133,7 +133,7 @@ pub fn note(p: &Pane, km: &Keymap, t: &Theme) -> Option<Line<'static>> {
             key(km.short(Action::PageForward)),
             dim(" forward "),
         ]
-    } else if p.state == TurnState::Dead {
+    } else if p.conversation.state == TurnState::Dead {
         let what = p.terminal.note.as_deref().unwrap_or("the program exited");
         vec![
             Span::styled(

@@ -57,7 +57,7 @@ fn inbox_answers_an_approval_in_place() {
         matches!(&sent[..], [(1, RunnerCommand::Permission { request_id, decision: PermissionDecision::AllowOnce })] if request_id == "r1"),
         "{sent:?}"
     );
-    assert!(c.app.panes[1].permissions.is_empty());
+    assert!(c.app.panes[1].pending.permissions.is_empty());
     assert_eq!(c.app.inbox.len(), 2);
     assert_eq!(c.app.overlay, Overlay::Inbox);
 }
@@ -242,7 +242,7 @@ fn search_enter_jumps_to_the_match_and_n_steps() {
         "Esc clears the highlight"
     );
     c.key(KeyCode::Char('n'));
-    assert_eq!(c.app.panes[1].composer_text(), "n", "n types again");
+    assert_eq!(c.app.panes[1].composer.text(), "n", "n types again");
 }
 
 #[test]

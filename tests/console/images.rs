@@ -116,7 +116,7 @@ fn a_pasted_image_path_becomes_a_chip_and_goes_with_the_next_message() {
     // Terminals paste dropped files quoted or with escaped spaces.
     c.app.on_paste(&format!("'{}'", path.display()));
     assert_eq!(c.app.panes[0].attachments.len(), 1);
-    assert!(c.app.panes[0].composer_is_empty());
+    assert!(c.app.panes[0].composer.is_empty());
     c.typ("what is on it?");
     insta::assert_snapshot!("image_chip", c.render(72, 12));
     c.key(KeyCode::Enter);
@@ -148,7 +148,7 @@ fn backspace_on_an_empty_composer_removes_the_chip() {
     assert!(c.app.panes[0].attachments.is_empty());
     // A pasted path that is not an image stays text.
     c.app.on_paste("notes.txt");
-    assert_eq!(c.app.panes[0].composer_text(), "notes.txt");
+    assert_eq!(c.app.panes[0].composer.text(), "notes.txt");
 }
 
 #[test]
@@ -164,7 +164,7 @@ fn an_agent_without_images_refuses_and_keeps_the_draft() {
         "{:?}",
         c.app.outbox
     );
-    assert_eq!(c.app.panes[0].composer_text(), "look");
+    assert_eq!(c.app.panes[0].composer.text(), "look");
     assert_eq!(c.app.panes[0].attachments.len(), 1);
     let entries = c.transcript();
     assert!(entries.contains("takes no images: not sent"), "{entries}");

@@ -571,7 +571,9 @@ fn a_huge_expanded_thought_is_laid_out_only_where_the_view_is() {
     app.panes[0].expanded = true;
     draw(&mut app, &mut view);
     // Its whole layout: what `cells::thinking` makes of it expanded.
-    let hive::app::transcript::EntryKind::Item(u) = &app.panes[0].transcript.entries[0].kind else {
+    let hive::app::transcript::EntryKind::Item(u) =
+        &app.panes[0].conversation.transcript.entries[0].kind
+    else {
         panic!("not an item");
     };
     let ctx = hive::ui::cells::CellCtx {

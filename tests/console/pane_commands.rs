@@ -55,7 +55,7 @@ fn agent_commands(app: &mut App) {
 
 /// The notices in the pane's transcript, oldest first.
 fn notices(app: &App) -> String {
-    format!("{:?}", app.panes[0].transcript.entries)
+    format!("{:?}", app.panes[0].conversation.transcript.entries)
 }
 
 #[test]
@@ -74,16 +74,16 @@ fn slash_opens_one_menu_of_hive_and_agent_commands() {
     c.app.on_key(key(KeyCode::Backspace));
     // Tab walks the list, inserting each command; the menu follows.
     c.app.on_key(key(KeyCode::Tab));
-    assert_eq!(c.app.panes[0].composer_text(), "/model");
+    assert_eq!(c.app.panes[0].composer.text(), "/model");
     c.app.on_key(key(KeyCode::Tab));
-    assert_eq!(c.app.panes[0].composer_text(), "/effort");
+    assert_eq!(c.app.panes[0].composer.text(), "/effort");
     insta::assert_snapshot!("slash_menu_second_selected", render(&mut c, 70, 20));
     // Esc closes the menu without interrupting anything; typing reopens it.
     c.app.on_key(key(KeyCode::Esc));
-    assert!(c.app.panes[0].menu.is_none());
+    assert!(c.app.panes[0].composer.menu.is_none());
     assert!(c.app.outbox.runner_commands().is_empty());
     c.app.on_key(key(KeyCode::Backspace));
-    assert!(c.app.panes[0].menu.is_some());
+    assert!(c.app.panes[0].composer.menu.is_some());
 }
 
 #[test]
@@ -91,13 +91,13 @@ fn tab_with_nothing_to_complete_inserts_nothing() {
     let mut c = switchable();
     typ(&mut c.app, "hello");
     c.app.on_key(key(KeyCode::Tab));
-    assert_eq!(c.app.panes[0].composer_text(), "hello");
-    c.app.panes[0].set_composer("");
+    assert_eq!(c.app.panes[0].composer.text(), "hello");
+    c.app.panes[0].composer.set("");
     c.app.on_key(key(KeyCode::Tab));
-    assert_eq!(c.app.panes[0].composer_text(), "");
+    assert_eq!(c.app.panes[0].composer.text(), "");
     typ(&mut c.app, "/zz");
     c.app.on_key(key(KeyCode::Tab));
-    assert_eq!(c.app.panes[0].composer_text(), "/zz");
+    assert_eq!(c.app.panes[0].composer.text(), "/zz");
 }
 
 #[test]
@@ -141,7 +141,7 @@ fn model_picker_lists_what_the_agent_offers() {
         "{:?}",
         c.app.outbox
     );
-    assert!(c.app.panes[0].picker.is_none());
+    assert!(c.app.panes[0].composer.picker.is_none());
     // The runner's answer: the title and the status bar show the new model.
     c.app.apply(ev(PaneEvent::Session(SessionInfo {
         model: Some("demo-mini".into()),
@@ -163,7 +163,7 @@ fn effort_picker_and_esc() {
     c.app.on_key(key(KeyCode::Enter));
     insta::assert_snapshot!("effort_picker", render(&mut c, 60, 14));
     c.app.on_key(key(KeyCode::Esc));
-    assert!(c.app.panes[0].picker.is_none());
+    assert!(c.app.panes[0].composer.picker.is_none());
     assert!(c.app.outbox.runner_commands().is_empty());
     typ(&mut c.app, "/effort");
     c.app.on_key(key(KeyCode::Enter));
@@ -411,6 +411,7 @@ fn at_opens_the_file_finder_and_tab_inserts_the_path() {
     for _ in 0..200 {
         c.app.tick_files();
         let ready = c.app.panes[0]
+            .composer
             .menu
             .as_ref()
             .is_some_and(|m| !m.visible().is_empty());
@@ -422,9 +423,9 @@ fn at_opens_the_file_finder_and_tab_inserts_the_path() {
     insta::assert_snapshot!("file_menu", render(&mut c, 60, 12));
     c.app.on_key(key(KeyCode::Tab));
     assert_eq!(
-        c.app.panes[0].composer_text(),
+        c.app.panes[0].composer.text(),
         "look at @src/ui/markdown.rs "
     );
-    assert!(c.app.panes[0].menu.is_none());
+    assert!(c.app.panes[0].composer.menu.is_none());
     assert!(c.app.outbox.runner_commands().is_empty());
 }

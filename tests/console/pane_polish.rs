@@ -293,7 +293,7 @@ fn ctrl_u_clears_the_draft_line_by_line() {
     c.app
         .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
     typ(&mut c.app, "third");
-    let text = |c: &Console| c.app.panes[0].composer_text();
+    let text = |c: &Console| c.app.panes[0].composer.text();
     c.app.on_key(ctrl('u'));
     assert_eq!(text(&c), "first\nsecond\n");
     c.app.on_key(ctrl('u'));

@@ -204,12 +204,16 @@ fn resume_picker_then_picking_an_older_session_shows_it_and_resumes_its_handle()
         "{:?}",
         c.app.outbox
     );
-    let menu = c.app.panes[0].picker.as_ref().expect("picker open");
+    let menu = c.app.panes[0]
+        .composer
+        .picker
+        .as_ref()
+        .expect("picker open");
     assert_eq!(menu.selected().unwrap().value, CURRENT);
     insta::assert_snapshot!("resume_picker", in_utc(&c.render(90, 18)));
     // Typing narrows the list fuzzily.
     c.typ("lgn bug");
-    let menu = c.app.panes[0].picker.as_ref().unwrap();
+    let menu = c.app.panes[0].composer.picker.as_ref().unwrap();
     let shown: Vec<&str> = menu.visible().iter().map(|i| i.value.as_str()).collect();
     assert_eq!(shown, [OLDEST]);
     insta::assert_snapshot!("resume_picker_filtered", in_utc(&c.render(90, 18)));
@@ -239,7 +243,7 @@ fn resume_key_and_refusals() {
     let mut c = console(&store, &agent, resumable());
     c.app
         .on_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::ALT));
-    assert!(c.app.panes[0].picker.is_some());
+    assert!(c.app.panes[0].composer.picker.is_some());
     c.key(KeyCode::Esc);
     // An agent that cannot resume: the transcript is shown, no handle is
     // sent, and the pane says why.

@@ -325,7 +325,7 @@ fn streaming_updates_replace_items_in_place() {
     ));
     let last = render(&mut app, 60, 20);
     assert_eq!(
-        app.panes[0].transcript.len(),
+        app.panes[0].conversation.transcript.len(),
         1,
         "one item, updated in place"
     );
@@ -536,7 +536,7 @@ fn permission_cards_and_answers() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(app.panes[0].permissions.is_empty());
+    assert!(app.panes[0].pending.permissions.is_empty());
 }
 
 #[test]
@@ -555,8 +555,8 @@ fn allow_keys_only_act_on_an_empty_composer() {
     ));
     typ(&mut app, "okay");
     assert!(app.outbox.runner_commands().is_empty());
-    assert_eq!(app.panes[0].composer_text(), "okay");
-    app.panes[0].set_composer("");
+    assert_eq!(app.panes[0].composer.text(), "okay");
+    app.panes[0].composer.set("");
     app.on_key(key(KeyCode::Char('a')));
     assert!(matches!(
         &app.outbox.runner_commands()[0].1,
@@ -605,14 +605,14 @@ fn queue_is_visible_and_editable() {
         "{cmds:?}"
     );
     app.on_key(key(KeyCode::Esc));
-    assert!(app.panes[0].queue_sel.is_none());
+    assert!(app.panes[0].pending.selected.is_none());
     app.on_key(alt(KeyCode::Up));
     assert!(matches!(
         app.outbox.runner_commands()[0].1,
         RunnerCommand::Queue(QueueEdit::PopLast)
     ));
     app.apply(ev(0, PaneEvent::Recalled("fifth".into())));
-    assert_eq!(app.panes[0].composer_text(), "fifth");
+    assert_eq!(app.panes[0].composer.text(), "fifth");
 }
 
 #[test]
@@ -655,9 +655,9 @@ fn submit_steer_interrupt_and_newlines() {
     ));
     // Up at the top of the composer walks the input history.
     app.on_key(key(KeyCode::Up));
-    assert_eq!(app.panes[0].composer_text(), "now");
+    assert_eq!(app.panes[0].composer.text(), "now");
     app.on_key(key(KeyCode::Up));
-    assert_eq!(app.panes[0].composer_text(), "hello\nworld");
+    assert_eq!(app.panes[0].composer.text(), "hello\nworld");
 }
 
 #[test]
@@ -666,7 +666,7 @@ fn paste_never_sends() {
     app.on_paste("line one\r\nline two\nline three");
     assert!(app.outbox.runner_commands().is_empty());
     assert_eq!(
-        app.panes[0].composer_text(),
+        app.panes[0].composer.text(),
         "line one\nline two\nline three"
     );
     app.zoom = true;
@@ -800,7 +800,8 @@ fn quit_asks_while_a_turn_runs() {
 fn dead_failed_and_empty_panes() {
     let mut app = app_from(&config_with(3));
     app.apply(ev(0, PaneEvent::State(TurnState::Dead)));
-    app.panes[1].failed = Some("unknown provider `pty`; known providers: script".into());
+    app.panes[1].conversation.failed =
+        Some("unknown provider `pty`; known providers: script".into());
     insta::assert_snapshot!(render(&mut app, 120, 16));
     app.on_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL));
     assert!(matches!(
@@ -833,11 +834,11 @@ fn status_bar_shows_model_usage_and_session() {
     // "/re" is hive's /resume or the agent's /review: Tab cycles; one
     // more letter leaves one, which Tab inserts whole.
     app.on_key(key(KeyCode::Tab));
-    assert_eq!(app.panes[0].composer_text(), "/resume");
-    app.panes[0].set_composer("");
+    assert_eq!(app.panes[0].composer.text(), "/resume");
+    app.panes[0].composer.set("");
     typ(&mut app, "/rev");
     app.on_key(key(KeyCode::Tab));
-    assert_eq!(app.panes[0].composer_text(), "/review ");
+    assert_eq!(app.panes[0].composer.text(), "/review ");
 }
 
 #[test]

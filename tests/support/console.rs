@@ -130,7 +130,7 @@ impl Console {
 
     /// The first pane's transcript entries, as debug text.
     pub fn transcript(&self) -> String {
-        format!("{:?}", self.app.panes[0].transcript.entries)
+        format!("{:?}", self.app.panes[0].conversation.transcript.entries)
     }
 }
 

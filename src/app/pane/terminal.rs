@@ -20,7 +20,7 @@ pub struct Terminal {
     /// does not move a scrolled-back view.
     pub seen: usize,
     /// Copy mode (prefix `[`), while it lasts.
-    pub copy: Option<crate::app::copy_mode::CopyMode>,
+    pub copy: Option<CopyMode>,
     /// The runner's last word (stopped, restarted), shown in the border
     /// until the next key goes to the child.
     pub note: Option<String>,
@@ -100,6 +100,45 @@ impl Terminal {
     }
 }
 
+/// Copy mode's cursor and selection in a terminal pane.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CopyMode {
+    /// The cursor on the drawn screen: row from the top, column.
+    pub row: u16,
+    pub col: u16,
+    /// Where the selection started (absolute line, column), once started.
+    pub anchor: Option<(usize, u16)>,
+}
+
+/// A point in the terminal's history: (absolute line, column).
+pub type Point = (usize, u16);
+
+impl CopyMode {
+    /// The cursor as an absolute point, given the absolute line of the
+    /// view's top row.
+    pub fn cursor(&self, top: usize) -> Point {
+        (top + usize::from(self.row), self.col)
+    }
+
+    /// The selection as (start, end) in reading order, both inclusive.
+    pub fn selection(&self, top: usize) -> Option<(Point, Point)> {
+        let anchor = self.anchor?;
+        let cursor = self.cursor(top);
+        Some(if anchor <= cursor {
+            (anchor, cursor)
+        } else {
+            (cursor, anchor)
+        })
+    }
+}
+
+/// Whether `point` lies inside the inclusive stream selection `sel`.
+pub fn selected(sel: (Point, Point), point: Point) -> bool {
+    let ((l0, c0), (l1, c1)) = sel;
+    let (l, c) = point;
+    (l > l0 || (l == l0 && c >= c0)) && (l < l1 || (l == l1 && c <= c1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,7 +160,7 @@ mod tests {
         let mut t = Terminal::default();
         t.attach(Some(screen(10)));
         t.update(screen(180));
-        t.copy = Some(crate::app::copy_mode::CopyMode::default());
+        t.copy = Some(CopyMode::default());
         let Some(RunnerCommand::TermView { scroll, seen, hold }) = t.view_request() else {
             panic!("a held view is asked for");
         };

@@ -1,0 +1,105 @@
+//! What each overlay shows: the search, the overview, the fan-out and the
+//! diff view. The state (`App`) holds these and the feature files drive
+//! them, so they sit in a leaf module of their own: the features import
+//! the state, the state imports this, and nothing points back.
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::Instant;
+
+use crate::search::Hit;
+use crate::worktree::{BringMode, DiffScope, FileDiff};
+
+/// The search overlay: the query, its hits and what the worker has seen.
+#[derive(Debug, Default)]
+pub struct Search {
+    pub query: String,
+    pub hits: Vec<Hit>,
+    pub sel: usize,
+    /// Bumped per query; results of older ones are dropped.
+    pub generation: u64,
+    /// The results for `generation` are complete.
+    pub done: bool,
+    /// Jumped to a hit: the step keys move through `hits`.
+    pub active: bool,
+    /// Per pane, the revision of each entry last sent to the worker.
+    pub(super) synced: Vec<Vec<Option<u64>>>,
+}
+
+/// The overview table: its selection and when each pane changed state.
+#[derive(Debug, Default)]
+pub struct Overview {
+    pub sel: usize,
+    /// When each pane entered its current turn state.
+    pub state_since: HashMap<usize, Instant>,
+}
+
+/// The chooser's state and the last fan-out's runs.
+#[derive(Debug, Default)]
+pub struct FanOut {
+    /// Chosen panes, by index.
+    pub chosen: BTreeSet<usize>,
+    pub sel: usize,
+    /// The prompt being typed (`Some` once the panes are chosen).
+    pub prompt: Option<String>,
+    /// The last fan-out: its prompt and one run per pane.
+    pub sent: String,
+    pub runs: Vec<Run>,
+    /// The compare view's selected run and scroll of the answers.
+    pub compare_sel: usize,
+    pub scroll: u16,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Run {
+    pub pane: usize,
+    /// The pane's transcript length when the prompt went out.
+    pub from: usize,
+    pub sent_at: Instant,
+}
+
+/// The diff view: one pane's changes, overall or for its last turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiffView {
+    pub pane: usize,
+    pub scope: DiffScope,
+    pub files: Vec<FileDiff>,
+    /// A request is out; the files shown may be stale.
+    pub loading: bool,
+    pub error: Option<String>,
+    /// The selected file.
+    pub selected: usize,
+    /// Lines of the selected file's diff scrolled past.
+    pub scroll: u16,
+    /// Result of the last merge / cherry-pick: (succeeded, text).
+    pub message: Option<(bool, String)>,
+    /// Waiting for `y` before doing this.
+    pub confirm: Option<Confirm>,
+}
+
+/// What the diff view asks to confirm.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confirm {
+    Bring(BringMode),
+    /// Commit the worktree on its branch with this message.
+    Commit(String),
+}
+
+impl DiffView {
+    pub(super) fn new(pane: usize, scope: DiffScope) -> Self {
+        Self {
+            pane,
+            scope,
+            files: Vec::new(),
+            loading: true,
+            error: None,
+            selected: 0,
+            scroll: 0,
+            message: None,
+            confirm: None,
+        }
+    }
+
+    pub fn selected_file(&self) -> Option<&FileDiff> {
+        self.files.get(self.selected)
+    }
+}

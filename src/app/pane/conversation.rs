@@ -1,0 +1,114 @@
+//! The conversation part of a pane: what the agent said and did (the
+//! transcript), where its turn stands, what it offers (capabilities,
+//! models, slash commands, effort) and what it has cost so far. The runner's
+//! events write it; the UI and the app's features read it.
+
+use std::time::Instant;
+
+use crate::app::transcript::Transcript;
+use crate::config::AgentConfig;
+use crate::event::Usage;
+use crate::history::PaneHistory;
+use crate::history::assemble::{Outcome, TurnEnd};
+use crate::provider::Capabilities;
+use crate::runner::TurnState;
+
+pub struct Conversation {
+    pub transcript: Transcript,
+    pub(crate) state: TurnState,
+    pub(crate) capabilities: Option<Capabilities>,
+    /// The provider could not start: shown instead of a conversation.
+    pub failed: Option<String>,
+    pub(crate) model: Option<String>,
+    /// Slash commands the agent offers (completion in the composer).
+    pub(crate) commands: Vec<String>,
+    /// Models the agent offers (the `/model` picker).
+    pub(crate) models: Vec<String>,
+    /// The effort level set with `/effort` (or configured).
+    pub(crate) effort: Option<String>,
+    /// Usage of every finished turn added up.
+    pub(crate) usage: Usage,
+    pub(crate) turns: u64,
+    /// The running turn has had no output since then (runner's stall_after).
+    pub(crate) stalled_since: Option<Instant>,
+}
+
+impl Conversation {
+    /// A conversation not started yet, with the agent's configured model
+    /// and effort.
+    pub fn new(agent: &AgentConfig) -> Self {
+        Self {
+            transcript: Transcript::default(),
+            state: TurnState::Idle,
+            capabilities: None,
+            failed: None,
+            model: agent.model.clone(),
+            commands: Vec::new(),
+            models: Vec::new(),
+            effort: agent.thinking.clone(),
+            usage: Usage::default(),
+            turns: 0,
+            stalled_since: None,
+        }
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.state.is_busy()
+    }
+
+    /// Fills the conversation from its restored history as it looked before the restart:
+    /// items with their turns' footers and banners in place, the session's
+    /// totals and the model the agent last reported.
+    pub(crate) fn restore(&mut self, history: &mut PaneHistory) {
+        let mut ends = std::mem::take(&mut history.ends).into_iter().peekable();
+        let mut counted = Counted::default();
+        for (n, item) in history.items.drain(..).enumerate() {
+            while let Some(end) = ends.next_if(|e| e.after <= n) {
+                self.transcript.restored_end(&end);
+                counted.add(&end);
+            }
+            self.transcript.upsert(item);
+        }
+        for end in ends {
+            self.transcript.restored_end(&end);
+            counted.add(&end);
+        }
+        match history.totals.take() {
+            Some(t) => {
+                self.usage = t.usage;
+                self.turns = t.turns;
+            }
+            // States written before totals were kept: what the window shows.
+            None => {
+                self.usage = counted.usage;
+                self.turns = counted.turns;
+            }
+        }
+        if let Some(m) = counted.model.or_else(|| history.model.take()) {
+            self.model = Some(m);
+        }
+    }
+}
+
+/// What the restored turns add up to.
+#[derive(Default)]
+struct Counted {
+    usage: Usage,
+    turns: u64,
+    /// The newest turn's model.
+    model: Option<String>,
+}
+
+impl Counted {
+    fn add(&mut self, end: &TurnEnd) {
+        if !matches!(end.outcome, Outcome::Failed { .. }) {
+            self.turns += 1;
+            if let Some(u) = &end.usage {
+                self.usage.accumulate(u);
+            }
+        }
+        if let Some(m) = end.model.as_ref().filter(|m| !m.is_empty()) {
+            self.model = Some(m.clone());
+        }
+    }
+}
