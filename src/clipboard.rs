@@ -14,7 +14,7 @@ use base64::Engine;
 /// inside tmux also the DCS-passthrough form (tmux passes it on to the
 /// outer terminal when `allow-passthrough` is on; the plain one works when
 /// `set-clipboard` is on).
-pub fn osc52(text: &str, in_tmux: bool) -> String {
+pub(crate) fn osc52(text: &str, in_tmux: bool) -> String {
     let b64 = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
     let plain = format!("\x1b]52;c;{b64}\x07");
     if in_tmux {
@@ -27,7 +27,7 @@ pub fn osc52(text: &str, in_tmux: bool) -> String {
 /// A desktop clipboard tool on PATH for this session, with its arguments:
 /// none over SSH (the clipboard there is the far terminal's) or without a
 /// display.
-pub fn system_tool() -> Option<(PathBuf, &'static [&'static str])> {
+pub(crate) fn system_tool() -> Option<(PathBuf, &'static [&'static str])> {
     let env = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
     if env("SSH_CONNECTION") || env("SSH_TTY") {
         return None;
@@ -52,7 +52,7 @@ fn which(name: &str) -> Option<PathBuf> {
 }
 
 /// Hands `text` to the system tool on a thread of its own.
-pub fn copy_with(tool: PathBuf, args: &'static [&'static str], text: String) {
+pub(crate) fn copy_with(tool: PathBuf, args: &'static [&'static str], text: String) {
     std::thread::spawn(move || {
         let child = Command::new(&tool)
             .args(args)

@@ -20,7 +20,7 @@ pub enum EventError {
 }
 
 /// The reason and finish reason of a user's interrupt.
-pub const INTERRUPTED: &str = "interrupted";
+pub(crate) const INTERRUPTED: &str = "interrupted";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StreamEvent {
@@ -176,7 +176,7 @@ impl Usage {
     }
 
     /// Adds another turn's usage into a running total.
-    pub fn accumulate(&mut self, other: &Usage) {
+    pub(crate) fn accumulate(&mut self, other: &Usage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
         fn add(a: &mut Option<u64>, b: Option<u64>) {
@@ -332,7 +332,7 @@ impl Payload {
     }
 
     /// The item an item event is about.
-    pub fn item_id_mut(&mut self) -> Option<&mut String> {
+    pub(crate) fn item_id_mut(&mut self) -> Option<&mut String> {
         item_id_of!(self)
     }
 
@@ -522,7 +522,7 @@ fn require(field: &'static str, value: Option<&str>) -> Result<(), EventError> {
 /// system call per id: the process draws 128 random bits once, keeps the
 /// high half and counts up from the low half. Ids of one process never
 /// repeat; another process's share them only if it drew the same 64 bits.
-pub fn new_id(prefix: &str) -> String {
+pub(crate) fn new_id(prefix: &str) -> String {
     use std::sync::OnceLock;
     use std::sync::atomic::{AtomicU64, Ordering};
     static BASE: OnceLock<(u64, u64)> = OnceLock::new();

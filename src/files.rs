@@ -17,9 +17,9 @@ const MAX_FILES: usize = 500_000;
 
 /// Wakes the UI when there is something new to show. Called from other
 /// threads; cheap, and may be called often.
-pub type Wake = Arc<dyn Fn() + Send + Sync>;
+pub(crate) type Wake = Arc<dyn Fn() + Send + Sync>;
 
-pub struct FileFinder {
+pub(crate) struct FileFinder {
     matcher: Nucleo<String>,
     root: PathBuf,
     query: String,
@@ -38,7 +38,7 @@ impl std::fmt::Debug for FileFinder {
 
 impl FileFinder {
     /// Starts listing `root` in the background.
-    pub fn start(root: PathBuf, wake: Wake) -> Self {
+    pub(crate) fn start(root: PathBuf, wake: Wake) -> Self {
         let notify = Arc::clone(&wake);
         let matcher = Nucleo::new(
             Config::DEFAULT.match_paths(),
@@ -70,12 +70,8 @@ impl FileFinder {
         }
     }
 
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
     /// Narrows the matches to `query` (fuzzy, smart case).
-    pub fn set_query(&mut self, query: &str) {
+    pub(crate) fn set_query(&mut self, query: &str) {
         if query == self.query {
             return;
         }
@@ -88,20 +84,20 @@ impl FileFinder {
 
     /// Takes in what the matcher's threads found; `timeout_ms` 0 never
     /// blocks. True while the list may still change.
-    pub fn tick(&mut self, timeout_ms: u64) -> bool {
+    pub(crate) fn tick(&mut self, timeout_ms: u64) -> bool {
         let status = self.matcher.tick(timeout_ms);
         status.running || !self.walked.load(Ordering::SeqCst)
     }
 
     /// The best `n` matches (paths relative to the root, `/`-separated).
-    pub fn top(&self, n: usize) -> Vec<String> {
+    pub(crate) fn top(&self, n: usize) -> Vec<String> {
         let snap = self.matcher.snapshot();
         let end = snap.matched_item_count().min(n as u32);
         snap.matched_items(..end).map(|i| i.data.clone()).collect()
     }
 
     /// Files listed so far, and whether the listing is complete.
-    pub fn listed(&self) -> (usize, bool) {
+    pub(crate) fn listed(&self) -> (usize, bool) {
         (
             self.count.load(Ordering::SeqCst),
             self.walked.load(Ordering::SeqCst),

@@ -159,7 +159,7 @@ fn sniff(data: &[u8]) -> Option<&'static str> {
 }
 
 /// Whether `path` ends like an image file name.
-pub fn has_image_extension(path: &Path) -> bool {
+pub(crate) fn has_image_extension(path: &Path) -> bool {
     path.extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
@@ -169,7 +169,7 @@ pub fn has_image_extension(path: &Path) -> bool {
 /// terminals paste dropped files quoted, `file://`-prefixed or with
 /// backslash-escaped spaces; `~/` is the home directory; relative paths
 /// are taken from `cwd`.
-pub fn image_path(word: &str, cwd: &Path) -> Option<PathBuf> {
+pub(crate) fn image_path(word: &str, cwd: &Path) -> Option<PathBuf> {
     let w = word.trim();
     let w = w
         .strip_prefix('\'')

@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::config::KeyBinding;
 
@@ -28,7 +28,7 @@ macro_rules! actions {
         pub enum Action { $($variant),* }
 
         /// (action, config name, scope, default keys, description), in help order.
-        pub const ACTIONS: &[(Action, &str, Scope, &[&str], &str)] = &[
+        pub(crate) const ACTIONS: &[(Action, &str, Scope, &[&str], &str)] = &[
             $( (Action::$variant, $name, Scope::$scope, &[$($key),*], $desc) ),*
         ];
     };
@@ -91,7 +91,7 @@ actions! {
 
 /// Actions also reached as the prefix key then a letter, so they work in
 /// terminal panes that take every other key (`Ctrl+B i`).
-pub const PREFIX_KEYS: &[(char, Action)] = &[
+pub(crate) const PREFIX_KEYS: &[(char, Action)] = &[
     ('i', Action::Inbox),
     ('/', Action::Search),
     ('o', Action::Overview),
@@ -102,11 +102,11 @@ pub const PREFIX_KEYS: &[(char, Action)] = &[
 
 /// After a search jump, these bare keys also step through the matches
 /// (while the composer is empty and no approval card waits).
-pub const SEARCH_STEP_KEYS: &[(&str, Action)] =
+pub(crate) const SEARCH_STEP_KEYS: &[(&str, Action)] =
     &[("n", Action::SearchNext), ("N", Action::SearchPrev)];
 
 /// The search step action for a bare key, if it is one.
-pub fn search_step_action(chord: &Chord) -> Option<Action> {
+pub(crate) fn search_step_action(chord: &Chord) -> Option<Action> {
     SEARCH_STEP_KEYS
         .iter()
         .find(|(k, _)| Chord::parse(k).is_ok_and(|c| c == *chord))
@@ -115,14 +115,14 @@ pub fn search_step_action(chord: &Chord) -> Option<Action> {
 
 impl Action {
     /// The letter after the prefix key for this action, if any.
-    pub fn prefix_char(self) -> Option<char> {
+    pub(crate) fn prefix_char(self) -> Option<char> {
         PREFIX_KEYS
             .iter()
             .find(|(_, a)| *a == self)
             .map(|(c, _)| *c)
     }
 
-    pub fn from_prefix_char(c: char) -> Option<Action> {
+    pub(crate) fn from_prefix_char(c: char) -> Option<Action> {
         PREFIX_KEYS.iter().find(|(k, _)| *k == c).map(|(_, a)| *a)
     }
 
@@ -151,12 +151,12 @@ impl Action {
         ACTIONS.iter().find(|a| a.0 == self).unwrap_or(&ACTIONS[0])
     }
 
-    pub fn from_name(name: &str) -> Option<Action> {
+    pub(crate) fn from_name(name: &str) -> Option<Action> {
         ACTIONS.iter().find(|a| a.1 == name).map(|a| a.0)
     }
 
     /// Pane number for `focus_N`.
-    pub fn focus_index(self) -> Option<usize> {
+    pub(crate) fn focus_index(self) -> Option<usize> {
         use Action::*;
         Some(match self {
             Focus1 => 0,
@@ -175,25 +175,25 @@ impl Action {
 
 /// One key with modifiers, normalised so lookups are exact.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Chord {
+pub(crate) struct Chord {
     pub code: KeyCode,
     pub mods: KeyModifiers,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("bad key `{key}`: {problem}")]
-pub struct KeyParseError {
+pub(crate) struct KeyParseError {
     pub key: String,
-    pub problem: String,
+    pub(crate) problem: String,
 }
 
 impl Chord {
-    pub fn new(code: KeyCode, mods: KeyModifiers) -> Self {
+    pub(crate) fn new(code: KeyCode, mods: KeyModifiers) -> Self {
         Self { code, mods }.normalised()
     }
 
     /// A key event as a chord (Shift folded into characters).
-    pub fn from_event(ev: &KeyEvent) -> Self {
+    pub(crate) fn from_event(ev: &KeyEvent) -> Self {
         Self::new(ev.code, ev.modifiers)
     }
 
@@ -217,7 +217,7 @@ impl Chord {
     }
 
     /// Parses `ctrl+alt+x`, `shift+enter`, `f5`, `?`, `pageup`…
-    pub fn parse(text: &str) -> Result<Chord, KeyParseError> {
+    pub(crate) fn parse(text: &str) -> Result<Chord, KeyParseError> {
         let err = |problem: &str| KeyParseError {
             key: text.to_owned(),
             problem: problem.to_owned(),
@@ -293,7 +293,7 @@ impl Chord {
 
     /// A key a composer would take as text or cursor movement: actions bound
     /// to such keys only fire while the composer is empty.
-    pub fn is_text_key(&self) -> bool {
+    pub(crate) fn is_text_key(&self) -> bool {
         let plain = !self
             .mods
             .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
@@ -422,19 +422,20 @@ impl Keymap {
         )
     }
 
-    pub fn lookup(&self, chord: &Chord) -> Option<Action> {
+    pub(crate) fn lookup(&self, chord: &Chord) -> Option<Action> {
         self.by_chord.get(chord).copied()
     }
 
     /// The action bound to a key event (presses and repeats only).
-    pub fn action_for(&self, ev: &KeyEvent) -> Option<Action> {
-        if ev.kind == KeyEventKind::Release {
+    #[cfg(test)]
+    pub(crate) fn action_for(&self, ev: &KeyEvent) -> Option<Action> {
+        if ev.kind == crossterm::event::KeyEventKind::Release {
             return None;
         }
         self.lookup(&Chord::from_event(ev))
     }
 
-    pub fn chords(&self, action: Action) -> &[Chord] {
+    pub(crate) fn chords(&self, action: Action) -> &[Chord] {
         self.by_action.get(&action).map_or(&[], Vec::as_slice)
     }
 

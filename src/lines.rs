@@ -9,7 +9,7 @@ use std::io;
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
 /// Longest request line the control socket reads (16 MiB).
-pub const MAX_REQUEST_BYTES: usize = 16 << 20;
+pub(crate) const MAX_REQUEST_BYTES: usize = 16 << 20;
 
 /// How much of an over-long line is kept, to find its request id.
 const HEAD_BYTES: usize = 4096;

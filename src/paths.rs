@@ -7,13 +7,13 @@ fn dirs() -> Option<directories::ProjectDirs> {
 }
 
 /// `$XDG_CONFIG_HOME/hive/config.toml`.
-pub fn user_config_file() -> Option<PathBuf> {
+pub(crate) fn user_config_file() -> Option<PathBuf> {
     dirs().map(|d| d.config_dir().join("config.toml"))
 }
 
 /// `$XDG_DATA_HOME/hive` (history lives here). `HIVE_DATA_DIR` overrides it,
 /// which tests use to stay out of the user's data.
-pub fn data_dir() -> PathBuf {
+pub(crate) fn data_dir() -> PathBuf {
     if let Some(p) = std::env::var_os("HIVE_DATA_DIR") {
         return PathBuf::from(p);
     }
@@ -23,7 +23,7 @@ pub fn data_dir() -> PathBuf {
 }
 
 /// `$XDG_STATE_HOME/hive` (logs). `HIVE_STATE_DIR` overrides it.
-pub fn state_dir() -> PathBuf {
+pub(crate) fn state_dir() -> PathBuf {
     if let Some(p) = std::env::var_os("HIVE_STATE_DIR") {
         return PathBuf::from(p);
     }

@@ -8,12 +8,12 @@ use std::io;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
-pub const DIR_MODE: u32 = 0o700;
-pub const FILE_MODE: u32 = 0o600;
+pub(crate) const DIR_MODE: u32 = 0o700;
+pub(crate) const FILE_MODE: u32 = 0o600;
 
 /// `mkdir -p` whose new directories are 0700; the leaf is made 0700 too
 /// when it already existed with more.
-pub fn create_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn create_dir(dir: &Path) -> io::Result<()> {
     DirBuilder::new()
         .recursive(true)
         .mode(DIR_MODE)
@@ -22,7 +22,7 @@ pub fn create_dir(dir: &Path) -> io::Result<()> {
 }
 
 /// Open options that create files 0600.
-pub fn file_options() -> OpenOptions {
+pub(crate) fn file_options() -> OpenOptions {
     let mut o = OpenOptions::new();
     o.mode(FILE_MODE);
     o
@@ -32,7 +32,7 @@ pub fn file_options() -> OpenOptions {
 /// and only if it is a regular file owned by this user: a link or a FIFO
 /// planted where hive keeps its files is refused with a clear error, not
 /// written through.
-pub fn open_own_file(options: &mut OpenOptions, path: &Path) -> io::Result<std::fs::File> {
+pub(crate) fn open_own_file(options: &mut OpenOptions, path: &Path) -> io::Result<std::fs::File> {
     use std::os::unix::fs::MetadataExt;
     let file = options
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
@@ -70,7 +70,7 @@ fn restrict(path: &Path, mode: u32) -> io::Result<()> {
 /// Makes `root` and everything under it (to a few levels, never through a
 /// symlink) private: directories 0700, files 0600. Returns how many modes it
 /// changed; failures (files of another owner) are logged and skipped.
-pub fn tighten_tree(root: &Path) -> usize {
+pub(crate) fn tighten_tree(root: &Path) -> usize {
     fn walk(path: &Path, depth: usize, changed: &mut usize) {
         let Ok(meta) = std::fs::symlink_metadata(path) else {
             return;

@@ -25,9 +25,9 @@ pub use tools::{LIVE_OUTPUT_MAX, UNFINISHED};
 use tools::{Progress, ToolItem, finalize_arguments, tool_upsert};
 
 /// seed 002 TC-5.2f.
-pub const DEFAULT_GRADIENT: [u64; 5] = [10, 20, 40, 80, 120];
+pub(crate) const DEFAULT_GRADIENT: [u64; 5] = [10, 20, 40, 80, 120];
 /// seed 002 TC-5.4b.
-pub const DEFAULT_BATCH_TIMEOUT: Duration = Duration::from_millis(1000);
+pub(crate) const DEFAULT_BATCH_TIMEOUT: Duration = Duration::from_millis(1000);
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProcessorConfig {
@@ -120,11 +120,6 @@ impl Processor {
 
     pub fn config(&self) -> &ProcessorConfig {
         &self.config
-    }
-
-    /// The turn in flight, as `(turn_id, session_id)`.
-    pub fn current_turn(&self) -> Option<(&str, &str)> {
-        self.turn.as_ref().map(|(t, s)| (t.as_str(), s.as_str()))
     }
 
     pub fn has_open_items(&self) -> bool {
@@ -385,7 +380,7 @@ impl Processor {
     }
 
     /// Whether some open item holds text the display has not seen.
-    pub fn has_unshown(&self) -> bool {
+    pub(crate) fn has_unshown(&self) -> bool {
         self.text.values().any(|i| i.buf.len() > i.shown)
     }
 
@@ -397,7 +392,7 @@ impl Processor {
     /// gradient batch does not count as shown: the console draws streaming
     /// text on this tail's cadence only (`app::pace`), so a batch in
     /// between costs no frame of its own.
-    pub fn live_tail(&mut self) -> Vec<Upsert> {
+    pub(crate) fn live_tail(&mut self) -> Vec<Upsert> {
         let mut out = Vec::new();
         for (id, item) in &mut self.text {
             if item.buf.len() <= item.shown {

@@ -22,7 +22,7 @@ fn is_unsafe(c: char) -> bool {
 }
 
 /// `s` with every control character (but `\n` and `\t`) made visible.
-pub fn neutralize(s: &str) -> Cow<'_, str> {
+pub(crate) fn neutralize(s: &str) -> Cow<'_, str> {
     if !s.chars().any(is_unsafe) {
         return Cow::Borrowed(s);
     }
@@ -41,7 +41,7 @@ pub fn neutralize(s: &str) -> Cow<'_, str> {
 
 /// [`neutralize`] when `to_terminal`, else `s` unchanged (a file or pipe
 /// gets the agent's exact bytes).
-pub fn for_output(s: &str, to_terminal: bool) -> Cow<'_, str> {
+pub(crate) fn for_output(s: &str, to_terminal: bool) -> Cow<'_, str> {
     if to_terminal {
         neutralize(s)
     } else {

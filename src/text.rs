@@ -53,7 +53,7 @@ impl TextBuffer {
         Self::default()
     }
 
-    pub fn from_string(s: String) -> Self {
+    pub(crate) fn from_string(s: String) -> Self {
         counter::add(s.len() as u64);
         let len = s.len();
         Self {
@@ -133,7 +133,8 @@ impl SharedText {
     }
 
     /// The bytes the shared buffer holds, spare capacity included.
-    pub fn capacity(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> usize {
         self.buf
             .read()
             .unwrap_or_else(|e| e.into_inner())

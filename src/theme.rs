@@ -26,15 +26,15 @@ struct ThemeFile {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Theme {
     pub name: String,
-    pub syntax_theme: String,
+    pub(crate) syntax_theme: String,
     pub text: Color,
     pub dim: Color,
-    pub accent: Color,
+    pub(crate) accent: Color,
     pub border: Color,
-    pub border_focused: Color,
+    pub(crate) border_focused: Color,
     pub title: Color,
     pub user: Color,
-    pub user_bg: Color,
+    pub(crate) user_bg: Color,
     pub agent: Color,
     pub system: Color,
     pub thinking: Color,
@@ -45,15 +45,15 @@ pub struct Theme {
     pub attention: Color,
     pub heading: Color,
     pub code: Color,
-    pub code_bg: Color,
+    pub(crate) code_bg: Color,
     pub link: Color,
-    pub quote: Color,
-    pub diff_add: Color,
-    pub diff_remove: Color,
-    pub diff_hunk: Color,
+    pub(crate) quote: Color,
+    pub(crate) diff_add: Color,
+    pub(crate) diff_remove: Color,
+    pub(crate) diff_hunk: Color,
     pub selection_bg: Color,
-    pub status_bg: Color,
-    pub status_fg: Color,
+    pub(crate) status_bg: Color,
+    pub(crate) status_fg: Color,
 }
 
 impl Default for Theme {
@@ -199,7 +199,7 @@ impl Theme {
         Style::new().fg(c)
     }
 
-    pub fn dim_style(&self) -> Style {
+    pub(crate) fn dim_style(&self) -> Style {
         Style::new().fg(self.dim)
     }
 

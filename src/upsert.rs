@@ -79,7 +79,7 @@ impl Upsert {
     }
 
     /// No further upsert comes for this item (final, or cut by an interrupt).
-    pub fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         self.is_final() || self.status == UpsertStatus::Interrupted
     }
 }

@@ -35,7 +35,7 @@ impl App {
 
     /// Reads `path` and adds it as a chip; a file too large or not an
     /// image is refused in the pane.
-    pub fn attach_image(&mut self, path: &std::path::Path) {
+    pub(crate) fn attach_image(&mut self, path: &std::path::Path) {
         match Image::load(path) {
             Ok(img) => {
                 let label = img.label();

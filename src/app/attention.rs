@@ -58,7 +58,7 @@ impl App {
 
     /// Posts terminal panes gone quiet after output (stalled agents come
     /// from the runner); true when something changed.
-    pub fn watch_inbox(&mut self) -> bool {
+    pub(crate) fn watch_inbox(&mut self) -> bool {
         let now = self.now;
         let idle: Vec<usize> = self
             .inbox
@@ -80,7 +80,7 @@ impl App {
     }
 
     /// When `watch_inbox` next has something to check.
-    pub fn inbox_deadline(&self) -> Option<Instant> {
+    pub(crate) fn inbox_deadline(&self) -> Option<Instant> {
         self.inbox
             .activity
             .iter()
@@ -89,7 +89,7 @@ impl App {
             .min()
     }
 
-    pub fn open_inbox(&mut self) {
+    pub(crate) fn open_inbox(&mut self) {
         self.reconcile_inbox();
         if self.inbox.is_empty() {
             self.set_status("inbox: nothing waiting");

@@ -6,7 +6,7 @@
 
 /// hive's own commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HiveCommand {
+pub(crate) enum HiveCommand {
     Model,
     Effort,
     Clear,
@@ -18,7 +18,7 @@ pub enum HiveCommand {
 }
 
 /// (command, name, aliases, argument hint, what it does), in menu order.
-pub const HIVE_COMMANDS: &[(HiveCommand, &str, &[&str], &str, &str)] = &[
+pub(crate) const HIVE_COMMANDS: &[(HiveCommand, &str, &[&str], &str, &str)] = &[
     (
         HiveCommand::Model,
         "model",
@@ -73,11 +73,11 @@ pub const HIVE_COMMANDS: &[(HiveCommand, &str, &[&str], &str, &str)] = &[
 
 /// Effort levels offered by the `/effort` picker (agents take their own
 /// names too, typed after `/effort`).
-pub const EFFORT_LEVELS: &[&str] = &["off", "low", "medium", "high"];
+pub(crate) const EFFORT_LEVELS: &[&str] = &["off", "low", "medium", "high"];
 
 /// What a submitted composer text is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Parsed {
+pub(crate) enum Parsed {
     /// A message for the agent.
     Text(String),
     /// One of hive's commands with its (trimmed) argument.
@@ -88,7 +88,7 @@ pub enum Parsed {
 
 /// Reads a submitted text. `agent` holds the agent's announced commands
 /// (with or without their leading slash). `//x` sends `/x` as text.
-pub fn parse(text: &str, agent: &[String]) -> Parsed {
+pub(crate) fn parse(text: &str, agent: &[String]) -> Parsed {
     let trimmed = text.trim_start();
     if let Some(rest) = trimmed.strip_prefix("//") {
         return Parsed::Text(format!("/{rest}"));
@@ -108,7 +108,7 @@ pub fn parse(text: &str, agent: &[String]) -> Parsed {
 }
 
 /// The agent announced `/name`.
-pub fn agent_offers(agent: &[String], name: &str) -> bool {
+pub(crate) fn agent_offers(agent: &[String], name: &str) -> bool {
     agent.iter().any(|c| c.trim_start_matches('/') == name)
 }
 
@@ -125,7 +125,7 @@ fn command_word(text: &str) -> Option<&str> {
     ok.then_some(word)
 }
 
-pub fn lookup(name: &str) -> Option<HiveCommand> {
+pub(crate) fn lookup(name: &str) -> Option<HiveCommand> {
     HIVE_COMMANDS
         .iter()
         .find(|(_, n, aliases, _, _)| *n == name || aliases.contains(&name))
@@ -134,7 +134,7 @@ pub fn lookup(name: &str) -> Option<HiveCommand> {
 
 /// One entry of the completion menu.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     /// The command name without its slash.
     pub name: String,
     pub hint: String,
@@ -145,7 +145,7 @@ pub struct Candidate {
 
 /// Commands starting with `word` (hive's first, then the agent's that hive
 /// does not shadow), for the menu.
-pub fn candidates(word: &str, agent: &[String]) -> Vec<Candidate> {
+pub(crate) fn candidates(word: &str, agent: &[String]) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = HIVE_COMMANDS
         .iter()
         .filter(|(_, n, aliases, _, _)| {
@@ -173,7 +173,7 @@ pub fn candidates(word: &str, agent: &[String]) -> Vec<Candidate> {
 }
 
 /// The word being completed when the composer holds just `/word`.
-pub fn completing(text: &str) -> Option<&str> {
+pub(crate) fn completing(text: &str) -> Option<&str> {
     let body = text.strip_prefix('/')?;
     if body.contains(char::is_whitespace) || body.starts_with('/') {
         return None;

@@ -12,7 +12,7 @@ use crate::upsert::UpsertKind;
 
 /// What `/copy WHAT` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CopyKind {
+pub(crate) enum CopyKind {
     /// The agent's last answer.
     Message,
     /// The last code block of the agent's answers.
@@ -24,7 +24,7 @@ pub enum CopyKind {
 }
 
 impl CopyKind {
-    pub fn parse(word: &str) -> Option<Self> {
+    pub(crate) fn parse(word: &str) -> Option<Self> {
         Some(match word {
             "message" | "answer" | "msg" => Self::Message,
             "code" | "block" => Self::Code,
@@ -34,7 +34,7 @@ impl CopyKind {
         })
     }
 
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Self::Message => "answer",
             Self::Code => "code block",
@@ -46,7 +46,7 @@ impl CopyKind {
 
 /// One thing that can be copied.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Copyable {
+pub(crate) struct Copyable {
     pub kind: CopyKind,
     /// What it is, for the picker (`code (rust)`, `Bash output`…).
     pub what: String,
@@ -54,7 +54,7 @@ pub struct Copyable {
 }
 
 /// Everything copyable in `t`, newest first, at most `limit`.
-pub fn copyables(t: &Transcript, limit: usize) -> Vec<Copyable> {
+pub(crate) fn copyables(t: &Transcript, limit: usize) -> Vec<Copyable> {
     let mut out = Vec::new();
     let mut turn: Option<(String, Vec<String>)> = None;
     for e in &t.entries {
@@ -136,14 +136,14 @@ fn whole_turn(parts: Vec<String>) -> Copyable {
 }
 
 /// The newest copyable of `kind`.
-pub fn latest(t: &Transcript, kind: CopyKind) -> Option<Copyable> {
+pub(crate) fn latest(t: &Transcript, kind: CopyKind) -> Option<Copyable> {
     copyables(t, usize::MAX)
         .into_iter()
         .find(|c| c.kind == kind)
 }
 
 /// Picker entries: what it is and its first line; the text is the value.
-pub fn menu_items(list: Vec<Copyable>) -> Vec<MenuItem> {
+pub(crate) fn menu_items(list: Vec<Copyable>) -> Vec<MenuItem> {
     list.into_iter()
         .map(|c| {
             let first = c.text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
@@ -160,7 +160,7 @@ pub fn menu_items(list: Vec<Copyable>) -> Vec<MenuItem> {
 }
 
 /// Fenced and indented code blocks of a markdown text: (language, code).
-pub fn code_blocks(markdown: &str) -> Vec<(String, String)> {
+pub(crate) fn code_blocks(markdown: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut current: Option<(String, String)> = None;
     for ev in Parser::new(markdown) {

@@ -59,7 +59,7 @@ pub struct Outcome {
 }
 
 /// Whether fan-out can send to pane `p` (a conversation that runs).
-pub fn can_receive(p: &Pane) -> bool {
+pub(crate) fn can_receive(p: &Pane) -> bool {
     !p.is_terminal() && p.conversation.failed.is_none()
 }
 
@@ -165,7 +165,7 @@ fn prompt_start(entries: &[super::transcript::Entry], prompt: &str, queued: bool
 impl App {
     /// Opens the chooser with the focused pane (if it can take a prompt)
     /// chosen.
-    pub fn open_fanout(&mut self) {
+    pub(crate) fn open_fanout(&mut self) {
         let f = &mut self.fanout;
         f.prompt = None;
         f.sel = self.focus;

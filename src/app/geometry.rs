@@ -13,7 +13,7 @@ pub struct PaneGeometry {
     /// Where the pane (with its border) was drawn; empty when hidden.
     pub rect: Rect,
     /// Where the pane's content was drawn.
-    pub inner: Rect,
+    pub(crate) inner: Rect,
     /// Where the transcript was drawn (empty when it was not).
     pub transcript: Rect,
     /// Rows of the transcript viewport (page size).
@@ -50,7 +50,7 @@ impl Geometry {
     }
 
     /// Pane rectangles by index (hidden panes are empty).
-    pub fn rects(&self) -> impl Iterator<Item = Rect> + '_ {
+    pub(crate) fn rects(&self) -> impl Iterator<Item = Rect> + '_ {
         self.panes.iter().map(|g| g.rect)
     }
 }

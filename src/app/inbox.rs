@@ -10,7 +10,7 @@
 use std::time::{Duration, Instant};
 
 use super::pane::Pane;
-pub use crate::config::ReasonKind;
+pub(crate) use crate::config::ReasonKind;
 use crate::runner::TurnState;
 
 /// Why a pane is in the inbox. `kind()` names it for `[ui]` notify lists.
@@ -100,14 +100,14 @@ pub struct Inbox {
     pub deny: Option<String>,
     /// When each typed-into terminal pane last showed output (idle
     /// detection).
-    pub activity: std::collections::HashMap<usize, Instant>,
+    pub(crate) activity: std::collections::HashMap<usize, Instant>,
     /// Terminal panes typed into since their last idle report: only their
     /// output counts (a shell printing its prompt at start is not news).
     pub typed: std::collections::HashSet<usize>,
 }
 
 /// A terminal pane quiet this long after output is idle.
-pub const IDLE_AFTER: Duration = Duration::from_secs(5);
+pub(crate) const IDLE_AFTER: Duration = Duration::from_secs(5);
 
 impl Inbox {
     /// Adds an entry unless the same one is already waiting; true if added.
@@ -138,7 +138,7 @@ impl Inbox {
     /// Drops what was handled elsewhere: answered approvals, everything
     /// but approvals and posts for the focused pane, exits of restarted
     /// agents, stalls that moved on.
-    pub fn reconcile(&mut self, panes: &[Pane], focus: usize) {
+    pub(crate) fn reconcile(&mut self, panes: &[Pane], focus: usize) {
         self.entries.retain(|e| {
             let Some(p) = panes.get(e.pane) else {
                 return false;
@@ -161,7 +161,7 @@ impl Inbox {
         }
     }
 
-    pub fn move_sel(&mut self, delta: isize) {
+    pub(crate) fn move_sel(&mut self, delta: isize) {
         if self.entries.is_empty() {
             return;
         }
@@ -173,7 +173,7 @@ impl Inbox {
 
 /// `mkdir -p build` for `{"command": "mkdir -p build"}`: the arguments of
 /// an approval on one line, the common fields first.
-pub fn summarize_args(input: &serde_json::Value) -> String {
+pub(crate) fn summarize_args(input: &serde_json::Value) -> String {
     use serde_json::Value;
     let one = |v: &Value| match v {
         Value::String(s) => s.clone(),

@@ -89,7 +89,7 @@ impl App {
         true
     }
 
-    pub fn request_quit(&mut self) {
+    pub(crate) fn request_quit(&mut self) {
         if self.running_turns() > 0 {
             self.overlay = Overlay::ConfirmQuit;
         } else {

@@ -35,7 +35,7 @@ impl MenuItem {
         }
     }
 
-    pub fn with_value(mut self, value: impl Into<String>) -> Self {
+    pub(crate) fn with_value(mut self, value: impl Into<String>) -> Self {
         self.value = value.into();
         self
     }
@@ -87,7 +87,7 @@ impl Menu {
         }
     }
 
-    pub fn is_picker(&self) -> bool {
+    pub(crate) fn is_picker(&self) -> bool {
         !matches!(self.kind, MenuKind::Commands | MenuKind::Files)
     }
 
@@ -122,7 +122,7 @@ impl Menu {
     }
 
     /// Pickers: the filter changed; keep a selection inside the list.
-    pub fn set_filter(&mut self, filter: String) {
+    pub(crate) fn set_filter(&mut self, filter: String) {
         self.filter = filter;
         self.sel = (!self.visible().is_empty()).then_some(0);
     }

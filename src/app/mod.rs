@@ -7,34 +7,34 @@
 //! happens. Each `frame` draws the app read-only into the UI's `ViewState`,
 //! then the app takes back what the frame measured (`geometry`).
 
-pub mod attach;
-pub mod attention;
+pub(crate) mod attach;
+pub(crate) mod attention;
 pub mod command;
-pub mod commands;
-pub mod copy;
-pub mod copy_mode;
+pub(crate) mod commands;
+pub(crate) mod copy;
+pub(crate) mod copy_mode;
 mod emit;
 pub mod fanout;
 pub mod geometry;
 pub mod inbox;
-pub mod input;
+pub(crate) mod input;
 mod layers;
-pub mod mention;
+pub(crate) mod mention;
 pub mod menu;
 pub mod overlay;
-pub mod overview;
+pub(crate) mod overview;
 pub mod pace;
 pub mod pane;
-pub mod pty_input;
+pub(crate) mod pty_input;
 pub mod screen;
-pub mod search;
+pub(crate) mod search;
 pub mod sessions;
-pub mod slash;
+pub(crate) mod slash;
 pub mod state;
 pub mod transcript;
-pub mod tty;
+pub(crate) mod tty;
 pub mod unread;
-pub mod worktree;
+pub(crate) mod worktree;
 
 use std::io::Write;
 use std::path::Path;

@@ -20,7 +20,7 @@ pub struct Search {
     /// The results for `generation` are complete.
     pub done: bool,
     /// Jumped to a hit: the step keys move through `hits`.
-    pub active: bool,
+    pub(crate) active: bool,
     /// Per pane, the revision of each entry last sent to the worker.
     pub(super) synced: Vec<Vec<Option<u64>>>,
 }
@@ -30,7 +30,7 @@ pub struct Search {
 pub struct Overview {
     pub sel: usize,
     /// When each pane entered its current turn state.
-    pub state_since: HashMap<usize, Instant>,
+    pub(crate) state_since: HashMap<usize, Instant>,
 }
 
 /// The chooser's state and the last fan-out's runs.
@@ -45,7 +45,7 @@ pub struct FanOut {
     pub sent: String,
     pub runs: Vec<Run>,
     /// The compare view's selected run and scroll of the answers.
-    pub compare_sel: usize,
+    pub(crate) compare_sel: usize,
     pub scroll: u16,
 }
 
@@ -54,7 +54,7 @@ pub struct Run {
     pub pane: usize,
     /// The pane's transcript length when the prompt went out.
     pub from: usize,
-    pub sent_at: Instant,
+    pub(crate) sent_at: Instant,
 }
 
 /// The diff view: one pane's changes, overall or for its last turn.
@@ -99,7 +99,7 @@ impl DiffView {
         }
     }
 
-    pub fn selected_file(&self) -> Option<&FileDiff> {
+    pub(crate) fn selected_file(&self) -> Option<&FileDiff> {
         self.files.get(self.selected)
     }
 }

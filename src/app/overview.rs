@@ -12,7 +12,7 @@ use crate::event::Origin;
 use crate::upsert::UpsertKind;
 
 /// The running tool (`⚙ Bash ls -la`), else the last line the agent wrote.
-pub fn activity(p: &Pane) -> String {
+pub(crate) fn activity(p: &Pane) -> String {
     if p.is_terminal() {
         return "terminal".into();
     }
@@ -51,7 +51,7 @@ pub fn activity(p: &Pane) -> String {
 }
 
 impl App {
-    pub fn open_overview(&mut self) {
+    pub(crate) fn open_overview(&mut self) {
         self.overlay = Overlay::Overview;
         self.overview.sel = self.focus;
     }

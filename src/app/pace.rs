@@ -51,7 +51,7 @@ impl Pace {
     }
 
     /// Something visible changed: draw at the next frame slot.
-    pub fn soon(&mut self) {
+    pub(crate) fn soon(&mut self) {
         self.want(self.last + self.interval);
     }
 

@@ -81,7 +81,7 @@ fn control_byte(c: char) -> Option<u8> {
 }
 
 /// Bytes for a key press; `None` for releases and keys without an encoding.
-pub fn encode(key: &KeyEvent, modes: KeyModes) -> Option<Vec<u8>> {
+pub(crate) fn encode(key: &KeyEvent, modes: KeyModes) -> Option<Vec<u8>> {
     if key.kind == KeyEventKind::Release {
         return None;
     }
@@ -142,7 +142,7 @@ pub fn encode(key: &KeyEvent, modes: KeyModes) -> Option<Vec<u8>> {
 /// Pasted text: newlines become CR (as terminals send them) and the whole is
 /// bracketed when the child asked for it. A `ESC[201~` inside the text would
 /// end the bracket early and let the rest run as typed input, so it is cut.
-pub fn paste(text: &str, bracketed: bool) -> Vec<u8> {
+pub(crate) fn paste(text: &str, bracketed: bool) -> Vec<u8> {
     let text = text.replace("\r\n", "\r").replace('\n', "\r");
     if bracketed {
         let inner = text.replace("\x1b[201~", "");
@@ -158,7 +158,7 @@ pub fn paste(text: &str, bracketed: bool) -> Vec<u8> {
 
 /// A mouse event as the child asked to receive it; `col`/`row` are 0-based
 /// within the pane. `None` when the child's mode does not report this event.
-pub fn mouse(ev: &MouseEvent, col: u16, row: u16, modes: &InputModes) -> Option<Vec<u8>> {
+pub(crate) fn mouse(ev: &MouseEvent, col: u16, row: u16, modes: &InputModes) -> Option<Vec<u8>> {
     let mode = modes.mouse;
     let (button, release, motion) = match ev.kind {
         MouseEventKind::Down(b) => (button_code(b), false, false),

@@ -25,7 +25,7 @@ use ratatui::style::Color;
 
 /// A region whose full-width rows may scroll together; columns `x..x+width`
 /// are what is compared (the pane's inside, without its border).
-pub type ScrollRegion = Rect;
+pub(crate) type ScrollRegion = Rect;
 
 pub struct Screen<W: Write> {
     backend: CrosstermBackend<W>,
@@ -60,7 +60,7 @@ impl<W: Write> Screen<W> {
         }
     }
 
-    pub fn backend_mut(&mut self) -> &mut CrosstermBackend<W> {
+    pub(crate) fn backend_mut(&mut self) -> &mut CrosstermBackend<W> {
         &mut self.backend
     }
 
@@ -81,7 +81,7 @@ impl<W: Write> Screen<W> {
 
     /// Forgets what the terminal shows without writing anything (the
     /// caller cleared it): the next frame repaints everything.
-    pub fn forget(&mut self) {
+    pub(crate) fn forget(&mut self) {
         self.prev.reset();
         pack_frame(&self.prev, &mut self.prev_packed);
         self.hashes.clear();

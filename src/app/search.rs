@@ -82,7 +82,7 @@ impl App {
         }
     }
 
-    pub fn open_search(&mut self) {
+    pub(crate) fn open_search(&mut self) {
         self.overlay = Overlay::Search;
         self.search.active = false;
         self.sync_search_docs();
@@ -165,7 +165,7 @@ impl App {
     }
 
     /// Next (`dir` 1) or previous (-1) hit after a jump.
-    pub fn search_step(&mut self, dir: isize) {
+    pub(crate) fn search_step(&mut self, dir: isize) {
         let n = self.search.hits.len();
         if !self.search.active || n == 0 {
             self.set_status("no search: Ctrl+B / to search");

@@ -39,7 +39,7 @@ impl App {
     }
 
     /// `/resume`: the picker of this agent's sessions.
-    pub fn open_session_picker(&mut self) {
+    pub(crate) fn open_session_picker(&mut self) {
         if let Some(why) = self.session_blocker() {
             return self.refuse(why);
         }
@@ -64,7 +64,7 @@ impl App {
 
     /// Shows `session`'s transcript in the focused pane and has the runner
     /// continue it (`/resume ID` or a picked entry).
-    pub fn resume_session(&mut self, session: &str) {
+    pub(crate) fn resume_session(&mut self, session: &str) {
         if let Some(why) = self.session_blocker() {
             return self.refuse(why);
         }
@@ -118,7 +118,7 @@ impl App {
 
     /// `/clear`: a new history session and a new agent session; the old
     /// one stays in the `/resume` list.
-    pub fn clear_session(&mut self) {
+    pub(crate) fn clear_session(&mut self) {
         if let Some(why) = self.session_blocker() {
             return self.refuse(why);
         }

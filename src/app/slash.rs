@@ -16,7 +16,7 @@ use crate::runner::RunnerCommand;
 
 impl App {
     /// Runs one of hive's commands typed in the focused pane.
-    pub fn run_command(&mut self, cmd: HiveCommand, arg: &str) {
+    pub(crate) fn run_command(&mut self, cmd: HiveCommand, arg: &str) {
         let Some(p) = self.focused() else {
             return;
         };
@@ -89,7 +89,7 @@ impl App {
         ));
     }
 
-    pub fn open_picker(&mut self, menu: Menu) {
+    pub(crate) fn open_picker(&mut self, menu: Menu) {
         if let Some(p) = self.focused_mut() {
             p.composer.menu = None;
             p.composer.picker = Some(menu);
@@ -208,7 +208,7 @@ impl App {
     }
 
     /// Mouse capture off lets the terminal select text (and on again).
-    pub fn toggle_mouse(&mut self) {
+    pub(crate) fn toggle_mouse(&mut self) {
         self.mouse_capture = !self.mouse_capture;
         let key = self.keymap.short(crate::keymap::Action::ToggleMouse);
         if self.mouse_capture {

@@ -41,8 +41,8 @@ pub struct App {
     /// Thinking and tool calls shown (full) or hidden (simple).
     pub full_view: bool,
     pub overlay: Overlay,
-    pub help_scroll: u16,
-    pub keymap: Keymap,
+    pub(crate) help_scroll: u16,
+    pub(crate) keymap: Keymap,
     pub theme: Theme,
     pub ui: UiSettings,
     /// What the app asks of runners, the git service, the search worker
@@ -51,7 +51,7 @@ pub struct App {
     /// A transient line in the status bar and when it goes away.
     pub status: Option<(String, Instant)>,
     /// The prefix key was pressed; the next key is a prefix command.
-    pub prefix_armed: bool,
+    pub(crate) prefix_armed: bool,
     pub quit: bool,
     /// Clock origin for spinners.
     pub started: Instant,
@@ -61,7 +61,7 @@ pub struct App {
     /// bounds, PTY sizes), handed over by the app loop after each frame.
     pub geometry: Geometry,
     /// Where the config came from (shown in help).
-    pub config_source: String,
+    pub(crate) config_source: String,
     /// Everything waiting for the user across panes.
     pub inbox: Inbox,
     pub search: super::overlay::Search,
@@ -71,11 +71,11 @@ pub struct App {
     pub mouse_capture: bool,
     /// The desktop clipboard tool copies also go to (set by the console;
     /// tests leave it empty so nothing is spawned).
-    pub system_clipboard: Option<(std::path::PathBuf, &'static [&'static str])>,
+    pub(crate) system_clipboard: Option<(std::path::PathBuf, &'static [&'static str])>,
     /// hive runs inside tmux (OSC 52 is also sent wrapped for passthrough).
-    pub in_tmux: bool,
+    pub(crate) in_tmux: bool,
     /// Wakes the app loop from background work (the `@` file finder).
-    pub wake: Option<crate::files::Wake>,
+    pub(crate) wake: Option<crate::files::Wake>,
     /// The diff view's model while it is open.
     pub diff: Option<super::overlay::DiffView>,
     /// Agents whose pending changes touch the same files (for panes and
@@ -148,7 +148,7 @@ impl App {
         self.panes.get(self.focus)
     }
 
-    pub fn focused_mut(&mut self) -> Option<&mut Pane> {
+    pub(crate) fn focused_mut(&mut self) -> Option<&mut Pane> {
         self.panes.get_mut(self.focus)
     }
 
@@ -156,7 +156,7 @@ impl App {
         self.outbox.runner(pane, cmd);
     }
 
-    pub fn set_status(&mut self, text: impl Into<String>) {
+    pub(crate) fn set_status(&mut self, text: impl Into<String>) {
         self.status = Some((text.into(), self.now + Duration::from_secs(4)));
     }
 
@@ -176,16 +176,16 @@ impl App {
     }
 
     /// Turns running anywhere (quit asks first if any).
-    pub fn running_turns(&self) -> usize {
+    pub(crate) fn running_turns(&self) -> usize {
         self.panes.iter().filter(|p| p.is_busy()).count()
     }
 
     /// True while something on screen moves (spinners), so the loop ticks.
-    pub fn animating(&self) -> bool {
+    pub(crate) fn animating(&self) -> bool {
         self.panes.iter().any(|p| p.is_busy())
     }
 
-    pub fn toggle_full_view(&mut self) {
+    pub(crate) fn toggle_full_view(&mut self) {
         self.full_view = !self.full_view;
         for p in &mut self.panes {
             p.conversation.transcript.invalidate();
@@ -245,7 +245,7 @@ impl App {
 
     /// Sends the terminal size to PTY panes whose drawn area (as last
     /// observed) changed.
-    pub fn sync_terminal_sizes(&mut self) {
+    pub(crate) fn sync_terminal_sizes(&mut self) {
         let mut cmds = Vec::new();
         for (i, p) in self.panes.iter_mut().enumerate() {
             let inner = self.geometry.pane(i).inner;
@@ -270,7 +270,7 @@ impl App {
     }
 
     /// Drops an expired status line; true when something changed.
-    pub fn expire_status(&mut self) -> bool {
+    pub(crate) fn expire_status(&mut self) -> bool {
         if let Some((_, until)) = &self.status
             && *until <= self.now
         {

@@ -126,7 +126,7 @@ impl Transcript {
     }
 
     /// How a restored turn ended: the footer or banner it had live.
-    pub fn restored_end(&mut self, end: &TurnEnd) {
+    pub(crate) fn restored_end(&mut self, end: &TurnEnd) {
         self.push(match &end.outcome {
             Outcome::Failed { code, message } => EntryKind::TurnError {
                 code: code.clone(),
@@ -170,7 +170,7 @@ impl Transcript {
     }
 
     /// When the running turn started (for the "working" line).
-    pub fn running_since(&self) -> Option<Instant> {
+    pub(crate) fn running_since(&self) -> Option<Instant> {
         self.turns.values().map(|(_, t)| *t).min()
     }
 
@@ -184,7 +184,7 @@ impl Transcript {
     }
 
     /// Asks the view to drop every layout cache (theme or view changed).
-    pub fn invalidate(&mut self) {
+    pub(crate) fn invalidate(&mut self) {
         self.epoch += 1;
         self.rev += 1;
     }

@@ -25,7 +25,7 @@ use super::screen::Screen;
 /// its line buffering split every frame holding a newline into two
 /// writes (up to the last newline, then the rest on flush), so the
 /// terminal read each frame in two parts and hive made twice the calls.
-pub type Writer = BufWriter<std::fs::File>;
+pub(crate) type Writer = BufWriter<std::fs::File>;
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 static KEYBOARD_FLAGS: AtomicBool = AtomicBool::new(false);
@@ -34,11 +34,11 @@ static KEYBOARD_SUPPORTED: AtomicBool = AtomicBool::new(false);
 
 /// Mouse buttons, drag and wheel in SGR encoding; no any-motion tracking,
 /// which would wake hive on every pointer move.
-pub const MOUSE_ON: &str = "\x1b[?1000h\x1b[?1002h\x1b[?1006h";
-pub const MOUSE_OFF: &str = "\x1b[?1006l\x1b[?1002l\x1b[?1000l";
+pub(crate) const MOUSE_ON: &str = "\x1b[?1000h\x1b[?1002h\x1b[?1006h";
+pub(crate) const MOUSE_OFF: &str = "\x1b[?1006l\x1b[?1002l\x1b[?1000l";
 
 /// Restores the terminal when dropped.
-pub struct Guard;
+pub(crate) struct Guard;
 
 impl Drop for Guard {
     fn drop(&mut self) {
@@ -46,7 +46,7 @@ impl Drop for Guard {
     }
 }
 
-pub fn check_tty() -> anyhow::Result<()> {
+pub(crate) fn check_tty() -> anyhow::Result<()> {
     if !io::stdin().is_terminal() || !io::stdout().is_terminal() {
         anyhow::bail!(
             "the console needs a terminal on stdin and stdout; for scripts use `hive run --agent ID PROMPT`"
@@ -55,7 +55,7 @@ pub fn check_tty() -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn setup() -> anyhow::Result<(Screen<Writer>, Guard)> {
+pub(crate) fn setup() -> anyhow::Result<(Screen<Writer>, Guard)> {
     KEYBOARD_SUPPORTED.store(
         crossterm::terminal::supports_keyboard_enhancement().unwrap_or(false),
         Ordering::SeqCst,
@@ -73,7 +73,7 @@ pub fn setup() -> anyhow::Result<(Screen<Writer>, Guard)> {
 /// Asked of stdout (checked to be the terminal at startup) with one ioctl:
 /// crossterm's `size` opens and closes /dev/tty on every call, three system
 /// calls a frame.
-pub fn area() -> Rect {
+pub(crate) fn area() -> Rect {
     let (w, h) = stdout_size()
         .or_else(|| crossterm::terminal::size().ok())
         .unwrap_or((80, 24));
@@ -117,7 +117,7 @@ fn enter() -> io::Result<()> {
 
 /// Job control (SIGTSTP, Ctrl+Z): gives the terminal back to the shell,
 /// stops until SIGCONT, then takes it again and redraws everything.
-pub fn suspend(terminal: &mut Screen<Writer>) -> io::Result<()> {
+pub(crate) fn suspend(terminal: &mut Screen<Writer>) -> io::Result<()> {
     restore();
     // SAFETY: raise(3) on ourselves; SIGSTOP cannot be caught, so this
     // returns only once the process is continued.
@@ -130,7 +130,7 @@ pub fn suspend(terminal: &mut Screen<Writer>) -> io::Result<()> {
 /// After SIGCONT: the shell may have reset the terminal while hive was
 /// stopped (also by a plain SIGSTOP, which hive cannot see coming), so the
 /// modes are set again and the whole screen is redrawn.
-pub fn resume(terminal: &mut Screen<Writer>) -> io::Result<()> {
+pub(crate) fn resume(terminal: &mut Screen<Writer>) -> io::Result<()> {
     restore();
     enter()?;
     // Not `terminal.clear()`: it asks the terminal for the cursor position,
@@ -145,7 +145,7 @@ pub fn resume(terminal: &mut Screen<Writer>) -> io::Result<()> {
 }
 
 /// Puts the terminal back. Never panics; does nothing the second time.
-pub fn restore() {
+pub(crate) fn restore() {
     if !ACTIVE.swap(false, Ordering::SeqCst) {
         return;
     }
@@ -169,7 +169,7 @@ pub fn restore() {
 
 /// On panic: restore the terminal and end every agent before the message
 /// is printed, so the message lands on a sane screen.
-pub fn install_panic_hook() {
+pub(crate) fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         restore();
@@ -186,13 +186,13 @@ pub fn install_panic_hook() {
 /// once per agent update), so only this task polls the stream, and only
 /// when its reader has seen input. Dropping it stops the reader, as dropping
 /// the stream did.
-pub struct Input {
+pub(crate) struct Input {
     rx: tokio::sync::mpsc::UnboundedReceiver<io::Result<crossterm::event::Event>>,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl Input {
-    pub fn start() -> Self {
+    pub(crate) fn start() -> Self {
         use futures::StreamExt;
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let task = tokio::spawn(async move {
@@ -208,7 +208,7 @@ impl Input {
     }
 
     /// The next input event; `None` once the terminal's input has ended.
-    pub async fn next(&mut self) -> Option<io::Result<crossterm::event::Event>> {
+    pub(crate) async fn next(&mut self) -> Option<io::Result<crossterm::event::Event>> {
         self.rx.recv().await
     }
 }

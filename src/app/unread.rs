@@ -179,7 +179,7 @@ impl Unread {
 
 /// The files an editing call changes: a patch's `+++`/`*** … File:` headers,
 /// else the call's summary (the path, for replace and write calls).
-pub fn edited_files(d: &ToolDisplay) -> Vec<String> {
+pub(crate) fn edited_files(d: &ToolDisplay) -> Vec<String> {
     let Some(diff) = &d.diff else {
         return Vec::new();
     };

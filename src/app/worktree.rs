@@ -48,12 +48,12 @@ impl App {
         }
     }
 
-    pub fn has_worktrees(&self) -> bool {
+    pub(crate) fn has_worktrees(&self) -> bool {
         self.panes.iter().any(|p| p.worktree.is_some())
     }
 
     /// Opens the focused pane's diff view (overall).
-    pub fn open_diff(&mut self) {
+    pub(crate) fn open_diff(&mut self) {
         let pane = self.focus;
         if self.panes.get(pane).is_none_or(|p| p.worktree.is_none()) {
             self.set_status("this pane has no worktree (set worktree = true on its agent)");
@@ -230,7 +230,7 @@ impl App {
 
     /// A commit message the agent suggests: the first line of its last
     /// reply, as a summary of the work (`None`: it has not replied).
-    pub fn suggested_message(&self, pane: usize) -> Option<String> {
+    pub(crate) fn suggested_message(&self, pane: usize) -> Option<String> {
         let p = self.panes.get(pane)?;
         p.conversation
             .transcript
@@ -344,21 +344,21 @@ impl App {
 
 /// Why the event loop woke for the git side.
 #[derive(Debug)]
-pub enum GitWake {
+pub(crate) enum GitWake {
     Event(WorktreeEvent),
     /// The scheduled overlap check is due.
     CheckDue,
 }
 
 /// The console's end of the git service (none without worktree panes).
-pub struct GitLink {
+pub(crate) struct GitLink {
     tx: Option<mpsc::UnboundedSender<WorktreeRequest>>,
     rx: Option<mpsc::UnboundedReceiver<WorktreeEvent>>,
 }
 
 impl GitLink {
     /// Starts the service for the app's worktree panes, if it has any.
-    pub fn start(app: &App) -> Self {
+    pub(crate) fn start(app: &App) -> Self {
         let panes: Vec<_> = app
             .panes
             .iter()
@@ -376,7 +376,7 @@ impl GitLink {
     }
 
     /// Hands the service a request (dropped when no pane has a worktree).
-    pub fn send(&self, request: WorktreeRequest) {
+    pub(crate) fn send(&self, request: WorktreeRequest) {
         if let Some(tx) = &self.tx {
             let _ = tx.send(request);
         }
@@ -385,7 +385,7 @@ impl GitLink {
     /// Waits for the service's next event or the overlap check at
     /// `check_at`. (Requests go out before, through `send`, so a `select!`
     /// that drops the future loses nothing.)
-    pub async fn next(&mut self, check_at: Option<Instant>) -> GitWake {
+    pub(crate) async fn next(&mut self, check_at: Option<Instant>) -> GitWake {
         let event = async {
             match self.rx.as_mut() {
                 Some(rx) => rx.recv().await,
@@ -402,7 +402,7 @@ impl GitLink {
 
 impl App {
     /// Applies what woke the loop on the git side; true: redraw.
-    pub fn on_git(&mut self, wake: GitWake) -> bool {
+    pub(crate) fn on_git(&mut self, wake: GitWake) -> bool {
         match wake {
             GitWake::Event(ev) => {
                 self.on_worktree(ev);

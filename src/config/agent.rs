@@ -54,7 +54,7 @@ pub struct AgentConfig {
     #[serde(default)]
     pub system_prompt: Option<String>,
     #[serde(default)]
-    pub allowed_tools: Vec<String>,
+    pub(crate) allowed_tools: Vec<String>,
     /// Provider-specific transport (`codex`: `app-server` or `exec`).
     #[serde(default)]
     pub transport: Option<String>,
@@ -85,7 +85,7 @@ pub struct AgentConfig {
     /// Set by hive from `[limits] max_line_bytes`, never by the agent
     /// table: the longest line its provider reads from the agent.
     #[serde(skip, default = "default_max_line")]
-    pub max_line_bytes: usize,
+    pub(crate) max_line_bytes: usize,
     /// The keys of the table that no field above names: its provider's own
     /// settings, written directly on the agent table (`openai`'s
     /// `base_url`, …). The provider reads them
@@ -151,7 +151,7 @@ impl AgentConfig {
 
     /// A missing working directory, named as such (spawning in it would
     /// report the *program* as not found).
-    pub fn check_cwd(&self) -> Result<(), String> {
+    pub(crate) fn check_cwd(&self) -> Result<(), String> {
         match &self.cwd {
             Some(cwd) if !cwd.exists() => Err(format!(
                 "working directory `{}` (cwd) does not exist",
@@ -191,7 +191,7 @@ impl AgentConfig {
         Ok(())
     }
 
-    pub fn display_name(&self) -> &str {
+    pub(crate) fn display_name(&self) -> &str {
         self.name.as_deref().unwrap_or(&self.id)
     }
 

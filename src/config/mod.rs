@@ -11,12 +11,12 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use agent::{AgentConfig, McpServerConfig, QueueMode, WorktreeSetting};
-pub use notify::{NotifyOn, ReasonKind};
+pub(crate) use notify::{NotifyOn, ReasonKind};
 
 use crate::processor::{DEFAULT_GRADIENT, ProcessorConfig};
 
 /// The built-in default: demo agents and a shell, no API key needed.
-pub const DEFAULT_CONFIG: &str = include_str!("../../config/default.toml");
+pub(crate) const DEFAULT_CONFIG: &str = include_str!("../../config/default.toml");
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -112,7 +112,7 @@ impl ConfigSource {
     }
 
     /// Directory that relative paths in the config resolve against.
-    pub fn base_dir(&self) -> Option<&Path> {
+    pub(crate) fn base_dir(&self) -> Option<&Path> {
         match self {
             ConfigSource::Builtin => None,
             ConfigSource::File(p) => p.parent(),
@@ -130,7 +130,7 @@ pub struct ProcessorSettings {
     /// First content of an item shows at most this long after its first
     /// delta (0 disables: the seed's pure gradient).
     #[serde(default = "default_first_token_ms")]
-    pub first_token_ms: u64,
+    pub(crate) first_token_ms: u64,
 }
 
 impl Default for ProcessorSettings {
@@ -144,7 +144,7 @@ impl Default for ProcessorSettings {
 }
 
 impl ProcessorSettings {
-    pub fn to_config(&self) -> ProcessorConfig {
+    pub(crate) fn to_config(&self) -> ProcessorConfig {
         ProcessorConfig {
             batch_gradient: self.batch_gradient.clone(),
             batch_timeout: Duration::from_millis(self.batch_timeout_ms),
@@ -173,13 +173,13 @@ pub struct UiSettings {
     pub bell: NotifyOn,
     /// Send an OSC 9 desktop notification for the same.
     #[serde(default)]
-    pub osc9: NotifyOn,
+    pub(crate) osc9: NotifyOn,
     /// Start in full view (thinking and tool calls shown).
     #[serde(default = "yes")]
     pub full_view: bool,
     /// Redraw cap.
     #[serde(default = "default_fps")]
-    pub max_fps: u32,
+    pub(crate) max_fps: u32,
     /// How long an interrupt may take before hive ends the agent itself.
     #[serde(default = "default_interrupt_ms")]
     pub interrupt_timeout_ms: u64,
@@ -214,7 +214,7 @@ pub struct Limits {
     /// Longest protocol line read from an agent; a longer one is dropped
     /// with a notice in the pane.
     #[serde(default = "default_max_line")]
-    pub max_line_bytes: usize,
+    pub(crate) max_line_bytes: usize,
 }
 
 impl Default for Limits {
@@ -226,7 +226,7 @@ impl Default for Limits {
 }
 
 /// Default cap on one protocol line (`[limits] max_line_bytes`).
-pub const DEFAULT_MAX_LINE: usize = 64 << 20;
+pub(crate) const DEFAULT_MAX_LINE: usize = 64 << 20;
 
 fn default_max_line() -> usize {
     DEFAULT_MAX_LINE

@@ -12,7 +12,7 @@ use super::protocol::{Call, CtlError, ErrorCode, Reply, Request};
 
 /// Why `hive ctl` could not get an answer.
 #[derive(Debug, thiserror::Error)]
-pub enum ClientError {
+pub(crate) enum ClientError {
     /// The hive answered with an error.
     #[error("{0}")]
     Ctl(CtlError),
@@ -22,14 +22,14 @@ pub enum ClientError {
 }
 
 impl ClientError {
-    pub fn exit_code(&self) -> u8 {
+    pub(crate) fn exit_code(&self) -> u8 {
         match self {
             ClientError::Ctl(e) => e.code.exit_code(),
             ClientError::Unreachable(_) => ErrorCode::Unavailable.exit_code(),
         }
     }
 
-    pub fn code(&self) -> ErrorCode {
+    pub(crate) fn code(&self) -> ErrorCode {
         match self {
             ClientError::Ctl(e) => e.code,
             ClientError::Unreachable(_) => ErrorCode::Unavailable,
@@ -39,7 +39,7 @@ impl ClientError {
 
 /// Which hive the config in use points at (its socket label).
 #[derive(Debug, Clone, Copy)]
-pub enum Prefer<'a> {
+pub(crate) enum Prefer<'a> {
     None,
     /// Settles a choice between several running hives.
     IfSeveral(&'a str),
@@ -49,7 +49,7 @@ pub enum Prefer<'a> {
 
 /// Picks the socket: `explicit` (`--socket` or `HIVE_SOCKET`), else the
 /// preferred label's, else the one live socket in `dir`.
-pub fn discover(
+pub(crate) fn discover(
     explicit: Option<&str>,
     dir: &Path,
     prefer: Prefer,
@@ -97,7 +97,7 @@ pub fn discover(
 }
 
 /// One connection to a hive.
-pub struct Client {
+pub(crate) struct Client {
     path: PathBuf,
     reader: BufReader<UnixStream>,
     writer: UnixStream,
@@ -105,7 +105,7 @@ pub struct Client {
 }
 
 impl Client {
-    pub fn connect(path: &Path) -> Result<Self, ClientError> {
+    pub(crate) fn connect(path: &Path) -> Result<Self, ClientError> {
         let stream = UnixStream::connect(path).map_err(|e| {
             ClientError::Unreachable(format!("cannot connect to {}: {e}", path.display()))
         })?;
@@ -125,7 +125,7 @@ impl Client {
     }
 
     /// Sends `call` and returns its result.
-    pub fn call(&mut self, call: Call) -> Result<Value, ClientError> {
+    pub(crate) fn call(&mut self, call: Call) -> Result<Value, ClientError> {
         let id = self.next_id;
         self.next_id += 1;
         let line = serde_json::to_string(&Request { id, call }).map_err(|e| self.lost(e))?;
@@ -157,7 +157,7 @@ impl Client {
     }
 
     /// The next raw line (a `watch` event); `None` when the hive hung up.
-    pub fn next_line(&mut self) -> Result<Option<String>, ClientError> {
+    pub(crate) fn next_line(&mut self) -> Result<Option<String>, ClientError> {
         let mut line = String::new();
         match self.reader.read_line(&mut line) {
             Ok(0) => Ok(None),

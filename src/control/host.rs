@@ -17,7 +17,7 @@ use crate::config::Config;
 use crate::ops::HiveRequest;
 use crate::runner::{PaneUpdate, RunnerCommand};
 
-pub struct Host {
+pub(crate) struct Host {
     hub: Hub,
     requests: Option<mpsc::Receiver<ControlRequest>>,
     server: Option<Server>,
@@ -30,7 +30,7 @@ pub struct Host {
 impl Host {
     /// Binds the socket for `config` (its panes in order). Must run inside
     /// a tokio runtime.
-    pub fn start(config: &Config, ops: mpsc::UnboundedSender<HiveRequest>) -> Self {
+    pub(crate) fn start(config: &Config, ops: mpsc::UnboundedSender<HiveRequest>) -> Self {
         let starting = || Started::Failed("starting".into());
         let hub = Hub::new(config.agents.iter().map(|a| (a.clone(), starting())));
         let dir = super::socket_dir();
@@ -58,7 +58,7 @@ impl Host {
     /// refusal is not only for hive.log): `hive ctl` cannot reach this hive,
     /// and a `hive_tools` agent that reaches hive through `hive mcp` gets
     /// none of its operations. Empty with a socket.
-    pub fn failure_notices(
+    pub(crate) fn failure_notices(
         &self,
         agents: &[crate::config::AgentConfig],
         wants_hive_mcp: impl Fn(&crate::config::AgentConfig) -> bool,
@@ -81,28 +81,28 @@ impl Host {
     }
 
     /// How each pane's runner came up, in pane order.
-    pub fn set_started(&mut self, started: Vec<Started>) {
+    pub(crate) fn set_started(&mut self, started: Vec<Started>) {
         self.hub.set_started(started);
     }
 
-    pub fn socket(&self) -> Option<&Path> {
+    pub(crate) fn socket(&self) -> Option<&Path> {
         self.server.as_ref().map(Server::path)
     }
 
     /// The next request from a client (pending forever without a socket).
-    pub async fn next(&mut self) -> Option<ControlRequest> {
+    pub(crate) async fn next(&mut self) -> Option<ControlRequest> {
         match &mut self.requests {
             Some(rx) => rx.recv().await,
             None => std::future::pending().await,
         }
     }
 
-    pub fn observe(&mut self, update: &PaneUpdate) {
+    pub(crate) fn observe(&mut self, update: &PaneUpdate) {
         self.hub.observe(update);
     }
 
     /// Answers a request; the returned command is for the pane's runner.
-    pub fn handle(&mut self, req: ControlRequest) -> Option<(usize, RunnerCommand)> {
+    pub(crate) fn handle(&mut self, req: ControlRequest) -> Option<(usize, RunnerCommand)> {
         if let Call::Op { agent, op, args } = req.call {
             crate::ops::remote::serve(&self.ops, agent, op, args, req.reply);
             return None;

@@ -25,7 +25,7 @@ use crate::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
 /// Finished turns remembered for `wait` after they ended.
 const FINISHED_KEPT: usize = 256;
 
-pub type Responder = oneshot::Sender<Result<Value, CtlError>>;
+pub(crate) type Responder = oneshot::Sender<Result<Value, CtlError>>;
 
 /// One request on its way from a connection to the app loop.
 #[derive(Debug)]
@@ -121,7 +121,7 @@ struct EventRef<'a, T: Serialize> {
     event: &'a T,
 }
 
-pub struct Hub {
+pub(crate) struct Hub {
     panes: Vec<PaneMirror>,
     turns: HashMap<String, TurnRecord>,
     finished: VecDeque<String>,
@@ -131,7 +131,7 @@ pub struct Hub {
 
 impl Hub {
     /// One mirror per configured agent, in pane order.
-    pub fn new(agents: impl IntoIterator<Item = (AgentConfig, Started)>) -> Self {
+    pub(crate) fn new(agents: impl IntoIterator<Item = (AgentConfig, Started)>) -> Self {
         Self {
             panes: agents
                 .into_iter()
@@ -150,7 +150,7 @@ impl Hub {
     }
 
     /// Sees one runner event before the app applies it.
-    pub fn observe(&mut self, update: &PaneUpdate) {
+    pub(crate) fn observe(&mut self, update: &PaneUpdate) {
         let i = update.pane;
         let Some(p) = self.panes.get_mut(i) else {
             return;
@@ -316,7 +316,7 @@ impl Hub {
     }
 
     /// Answers one request; the command, if any, is for the loop to send.
-    pub fn handle(&mut self, req: ControlRequest) -> Option<(usize, RunnerCommand)> {
+    pub(crate) fn handle(&mut self, req: ControlRequest) -> Option<(usize, RunnerCommand)> {
         let ControlRequest {
             call,
             reply,
@@ -453,7 +453,7 @@ impl Hub {
 
     /// How each pane's runner came up, once they all have (the socket is
     /// bound before, so agents can be told where it is).
-    pub fn set_started(&mut self, started: Vec<Started>) {
+    pub(crate) fn set_started(&mut self, started: Vec<Started>) {
         for (p, s) in self.panes.iter_mut().zip(started) {
             p.started = s;
         }

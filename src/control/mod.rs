@@ -7,7 +7,7 @@
 //! The [`protocol`] module has no socket or app types, so the MCP server
 //! (issue 16) can reuse it.
 
-pub mod client;
+pub(crate) mod client;
 mod host;
 pub mod hub;
 
@@ -18,13 +18,13 @@ use std::io;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-pub use host::Host;
+pub(crate) use host::Host;
 pub use hub::Started;
 
 use crate::config::ConfigSource;
 
 /// Environment variable naming the socket `hive ctl` talks to.
-pub const SOCKET_ENV: &str = "HIVE_SOCKET";
+pub(crate) const SOCKET_ENV: &str = "HIVE_SOCKET";
 
 /// `$XDG_RUNTIME_DIR/hive`, else `run/` in the state dir.
 pub fn socket_dir() -> PathBuf {
@@ -36,7 +36,7 @@ pub fn socket_dir() -> PathBuf {
 
 /// The socket's name for a config: its project directory for a
 /// `hive.toml`, the file's stem otherwise, `default` for the built-in one.
-pub fn socket_label(source: &ConfigSource) -> String {
+pub(crate) fn socket_label(source: &ConfigSource) -> String {
     let raw = match source {
         ConfigSource::Builtin => "default".to_owned(),
         ConfigSource::File(p) => {
@@ -71,7 +71,7 @@ pub fn socket_label(source: &ConfigSource) -> String {
 
 /// A `--socket` / `HIVE_SOCKET` value: a path when it has a slash, else a
 /// name in the socket dir.
-pub fn socket_path_for(arg: &str, dir: &Path) -> PathBuf {
+pub(crate) fn socket_path_for(arg: &str, dir: &Path) -> PathBuf {
     if arg.contains('/') {
         PathBuf::from(arg)
     } else {
@@ -81,7 +81,7 @@ pub fn socket_path_for(arg: &str, dir: &Path) -> PathBuf {
 
 /// Creates the socket dir (0700) or checks one that exists: ours, and no
 /// one else's to read or enter.
-pub fn prepare_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn prepare_dir(dir: &Path) -> io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     std::fs::DirBuilder::new()
         .recursive(true)
@@ -103,7 +103,7 @@ pub fn prepare_dir(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
-pub fn current_uid() -> u32 {
+pub(crate) fn current_uid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
 }

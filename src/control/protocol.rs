@@ -98,7 +98,7 @@ pub enum ErrorCode {
 impl ErrorCode {
     /// `hive ctl`'s exit status for this error (1 is a failed turn, 2 a
     /// usage error, 9 no hive to talk to).
-    pub fn exit_code(self) -> u8 {
+    pub(crate) fn exit_code(self) -> u8 {
         match self {
             ErrorCode::BadRequest => 2,
             ErrorCode::SessionNotFound => 3,
@@ -189,7 +189,7 @@ pub struct PaneInfo {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SendResult {
+pub(crate) struct SendResult {
     pub pane: String,
     pub turn_id: String,
 }

@@ -12,7 +12,7 @@ pub mod render;
 mod run;
 
 /// `hive init` finds the CLIs as the agents' spawn would.
-pub use run::find_program;
+pub(crate) use run::find_program;
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -74,7 +74,7 @@ pub struct Check {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fix: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub elapsed_ms: Option<u64>,
+    pub(crate) elapsed_ms: Option<u64>,
 }
 
 impl Check {
@@ -98,7 +98,7 @@ impl Check {
 pub struct AgentReport {
     pub id: String,
     pub provider: String,
-    pub can_start: bool,
+    pub(crate) can_start: bool,
     pub checks: Vec<Check>,
 }
 
@@ -118,7 +118,7 @@ pub struct Report {
 
 impl Report {
     /// A config that could not be read: nothing else to check.
-    pub fn config_error(source: String, error: String) -> Self {
+    pub(crate) fn config_error(source: String, error: String) -> Self {
         Self {
             config: ConfigReport {
                 source,

@@ -17,7 +17,7 @@ pub(super) const DRY_START_LIMIT: Duration = Duration::from_secs(5);
 
 /// `program` as the agent's spawn would find it: a path as is (relative to
 /// hive's cwd), a bare name on PATH.
-pub fn find_program(program: &str, env: &Env) -> Option<PathBuf> {
+pub(crate) fn find_program(program: &str, env: &Env) -> Option<PathBuf> {
     let executable = |p: &Path| {
         std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     };

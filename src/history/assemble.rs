@@ -181,8 +181,9 @@ fn in_seed_order(layout: &[Part]) -> bool {
 }
 
 /// Milliseconds to a UTC time (the epoch for nonsense values).
-pub fn ms_to_time(ms: i64) -> DateTime<Utc> {
+pub(crate) fn ms_to_time(ms: i64) -> DateTime<Utc> {
     Utc.timestamp_millis_opt(ms).single().unwrap_or_default()
 }
 
-pub use super::rebuild::{ItemBuilder, Outcome, TurnEnd, items_from, restore_from};
+pub use super::rebuild::items_from;
+pub(crate) use super::rebuild::{Outcome, TurnEnd, restore_from};

@@ -9,23 +9,24 @@ pub mod import;
 mod rebuild;
 pub mod record;
 mod recorder;
-pub mod render;
+pub(crate) mod render;
 pub mod sessions;
 pub mod state;
 pub mod store;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::config::AgentConfig;
 use crate::runner::Recorder;
 use crate::upsert::Upsert;
 
-pub use recorder::HistoryRecorder;
+pub(crate) use recorder::HistoryRecorder;
 pub use state::PaneState;
-pub use store::{Store, StoreError};
+pub use store::Store;
+pub(crate) use store::StoreError;
 
 /// Records loaded into a pane on start; older ones come on demand.
-pub const DEFAULT_TAIL_RECORDS: usize = 400;
+pub(crate) const DEFAULT_TAIL_RECORDS: usize = 400;
 
 /// What a pane restores on start.
 #[derive(Default)]
@@ -200,13 +201,8 @@ fn recover_state(store: &Store, agent: &str, warnings: &mut Vec<String>) -> Pane
     }
 }
 
-/// Whether `path` looks like a session file of this store.
-pub fn is_session_file(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e == "jsonl")
-}
-
 /// The session an agent continues: its current one, else its newest.
-pub fn agent_session(store: &Store, agent: &str) -> Option<store::SessionEntry> {
+pub(crate) fn agent_session(store: &Store, agent: &str) -> Option<store::SessionEntry> {
     let mut sessions = store.sessions(agent);
     let current = PaneState::load(&store.state_path(agent))
         .ok()

@@ -39,7 +39,7 @@ pub enum Outcome {
 
 /// Records (with their byte offsets) → completed upserts, oldest first.
 #[derive(Default)]
-pub struct ItemBuilder {
+pub(crate) struct ItemBuilder {
     items: Vec<Upsert>,
     /// Tool results waiting for the assistant record that holds their call.
     pending: IndexMap<String, (u64, Record)>,
@@ -50,20 +50,20 @@ pub struct ItemBuilder {
 }
 
 impl ItemBuilder {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// A builder for a pane: turn ends become `TurnEnd`s (footers and error
     /// banners), not notices.
-    pub fn restoring() -> Self {
+    pub(crate) fn restoring() -> Self {
         Self {
             ends: Some(Vec::new()),
             ..Self::default()
         }
     }
 
-    pub fn push(&mut self, offset: u64, rec: &Record) {
+    pub(crate) fn push(&mut self, offset: u64, rec: &Record) {
         match rec.role {
             Role::User => {
                 self.flush_orphans();
@@ -81,12 +81,12 @@ impl ItemBuilder {
         }
     }
 
-    pub fn finish(self) -> Vec<Upsert> {
+    pub(crate) fn finish(self) -> Vec<Upsert> {
         self.finish_with_ends().0
     }
 
     /// The items and, for a `restoring` builder, the turn ends.
-    pub fn finish_with_ends(mut self) -> (Vec<Upsert>, Vec<TurnEnd>) {
+    pub(crate) fn finish_with_ends(mut self) -> (Vec<Upsert>, Vec<TurnEnd>) {
         self.flush_orphans();
         (self.items, self.ends.unwrap_or_default())
     }
@@ -348,7 +348,7 @@ pub fn items_from(records: &[(u64, Record)]) -> Vec<Upsert> {
 }
 
 /// Records of a loaded window → a pane's items and turn ends.
-pub fn restore_from(records: &[(u64, Record)]) -> (Vec<Upsert>, Vec<TurnEnd>) {
+pub(crate) fn restore_from(records: &[(u64, Record)]) -> (Vec<Upsert>, Vec<TurnEnd>) {
     let mut b = ItemBuilder::restoring();
     for (offset, rec) in records {
         b.push(*offset, rec);

@@ -130,7 +130,7 @@ pub struct UsageMeta {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_read: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_write: Option<u64>,
+    pub(crate) cache_write: Option<u64>,
     #[serde(default)]
     pub total_tokens: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -183,7 +183,7 @@ impl UsageMeta {
     }
 
     /// Adds another model call's usage into a running total.
-    pub fn accumulate(&mut self, other: &UsageMeta) {
+    pub(crate) fn accumulate(&mut self, other: &UsageMeta) {
         fn add<T: std::ops::Add<Output = T>>(a: Option<T>, b: Option<T>) -> Option<T> {
             match (a, b) {
                 (Some(a), Some(b)) => Some(a + b),
@@ -242,6 +242,6 @@ impl Record {
 }
 
 /// Current time in the store's unit.
-pub fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }

@@ -30,7 +30,7 @@ struct LiveTurn {
     items: IndexMap<String, Upsert>,
 }
 
-pub struct HistoryRecorder {
+pub(crate) struct HistoryRecorder {
     agent_id: String,
     session: String,
     writer: SessionWriter,

@@ -77,7 +77,7 @@ fn args_line(args: &serde_json::Value) -> String {
 }
 
 /// Plain text: one block per item, thinking and tools included.
-pub fn plain(items: &[Upsert]) -> String {
+pub(crate) fn plain(items: &[Upsert]) -> String {
     let mut out = String::new();
     for u in items {
         let ts = u
@@ -119,7 +119,7 @@ pub fn plain(items: &[Upsert]) -> String {
 
 /// Markdown for sharing: headings per speaker, thinking in a `<details>`,
 /// tool calls and results in fenced blocks.
-pub fn markdown(title: &str, records: &[Record], items: &[Upsert]) -> String {
+pub(crate) fn markdown(title: &str, records: &[Record], items: &[Upsert]) -> String {
     let mut out = format!("# {title}\n\n");
     if let Some(meta) = records
         .iter()

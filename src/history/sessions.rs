@@ -122,7 +122,7 @@ pub fn open(store: &Store, agent: &AgentConfig, session: &str, tail_records: usi
 }
 
 /// First line of a prompt, at most `max` characters (for one-line lists).
-pub fn one_line(text: &str, max: usize) -> String {
+pub(crate) fn one_line(text: &str, max: usize) -> String {
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let mut out: String = first.trim().chars().take(max).collect();
     if first.trim().chars().count() > max || text.trim().lines().count() > 1 {

@@ -114,7 +114,7 @@ impl PaneState {
     /// Drops a stored resume handle that belongs to another agent program
     /// than `agent`, saying why; then binds the state to `agent`. States
     /// written before the key existed are judged by their provider.
-    pub fn bind_resume(&mut self, agent: &AgentConfig) -> Option<String> {
+    pub(crate) fn bind_resume(&mut self, agent: &AgentConfig) -> Option<String> {
         let key = resume_key(agent);
         let owner = match (&self.resume_key, &self.provider) {
             (Some(k), _) => Some(k.clone()),
@@ -138,7 +138,7 @@ impl PaneState {
     /// Makes `session` the current one, keeping the handle of the session
     /// left behind for a later `/resume`; the new session continues the
     /// agent's session `resume` (`None`: the agent starts a new one).
-    pub fn switch_to(&mut self, session: &str, resume: Option<String>) {
+    pub(crate) fn switch_to(&mut self, session: &str, resume: Option<String>) {
         let totals = self.totals.take();
         if let Some(old) = self.resume.take()
             && !self.session.is_empty()
@@ -159,7 +159,7 @@ impl PaneState {
 
     /// The stored handle of an earlier session, if it belongs to `key`'s
     /// agent program (the current session's handle included).
-    pub fn resume_of(&self, session: &str, key: &str) -> Option<String> {
+    pub(crate) fn resume_of(&self, session: &str, key: &str) -> Option<String> {
         if session == self.session {
             return self.resume.clone();
         }

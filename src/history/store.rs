@@ -63,7 +63,7 @@ pub struct Loaded {
 
 /// Agent ids are validated by the config; this keeps a hand-built id from
 /// escaping the store directory all the same.
-pub fn safe_name(id: &str) -> String {
+pub(crate) fn safe_name(id: &str) -> String {
     let s: String = id
         .chars()
         .map(|c| {
@@ -100,7 +100,7 @@ impl Store {
         &self.root
     }
 
-    pub fn agent_dir(&self, agent: &str) -> PathBuf {
+    pub(crate) fn agent_dir(&self, agent: &str) -> PathBuf {
         self.root.join("history").join(safe_name(agent))
     }
 
@@ -156,7 +156,7 @@ impl Store {
     }
 
     /// Finds a session by id across all agents.
-    pub fn find_session(&self, session: &str) -> Option<SessionEntry> {
+    pub(crate) fn find_session(&self, session: &str) -> Option<SessionEntry> {
         self.agents()
             .iter()
             .flat_map(|a| self.sessions(a))

@@ -35,7 +35,7 @@ impl<'a> Ask<'a> {
     }
 
     /// `question [Y/n]`; Enter (or end of input) takes `default`.
-    pub fn yes_no(&mut self, question: &str, default: bool) -> io::Result<bool> {
+    pub(crate) fn yes_no(&mut self, question: &str, default: bool) -> io::Result<bool> {
         let hint = if default { "[Y/n]" } else { "[y/N]" };
         write!(self.out, "{question} {hint} ")?;
         self.out.flush()?;

@@ -12,7 +12,7 @@ use crate::config::{AgentConfig, Config};
 use crate::doctor::{self, AgentReport, Env, Level};
 
 /// The agent CLIs hive drives, with the name people know them by.
-pub const CLIS: &[(&str, &str)] = &[
+pub(crate) const CLIS: &[(&str, &str)] = &[
     ("claude", "Claude Code"),
     ("codex", "Codex"),
     ("gemini", "Gemini CLI"),
@@ -20,7 +20,7 @@ pub const CLIS: &[(&str, &str)] = &[
 ];
 
 /// The usual ports of local OpenAI-compatible servers (loopback only).
-pub const LOCAL_PORTS: &[(u16, &str)] = &[
+pub(crate) const LOCAL_PORTS: &[(u16, &str)] = &[
     (11434, "Ollama"),
     (8080, "llama.cpp"),
     (1234, "LM Studio"),
@@ -43,11 +43,11 @@ pub struct Cli {
     pub install: Option<String>,
     pub version: Option<String>,
     /// Doctor's auth check passed (a key set or a login file).
-    pub logged_in: bool,
+    pub(crate) logged_in: bool,
     /// Doctor's word on auth, or its fix when not logged in.
     pub auth: String,
     /// Doctor found nothing that stops it from starting.
-    pub can_start: bool,
+    pub(crate) can_start: bool,
 }
 
 impl Cli {
@@ -70,7 +70,7 @@ pub struct OpenAi {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Detected {
-    pub clis: Vec<Cli>,
+    pub(crate) clis: Vec<Cli>,
     pub openai: Vec<OpenAi>,
     /// The directory is inside a git repository.
     pub git: bool,

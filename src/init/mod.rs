@@ -13,15 +13,17 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use ask::Ask;
-pub use detect::{CLIS, Cli, Detected, LOCAL_PORTS, OpenAi, detect};
-pub use write::{Choice, Plan, render};
+pub(crate) use ask::Ask;
+pub(crate) use detect::{CLIS, Detected, LOCAL_PORTS};
+pub use detect::{Cli, detect};
+pub(crate) use write::Choice;
+pub use write::{Plan, render};
 
 use crate::config::{Config, ConfigSource};
 use crate::doctor::Env;
 
 /// The file `hive` reads first in its directory (`Config::load`).
-pub const FILE: &str = "hive.toml";
+pub(crate) const FILE: &str = "hive.toml";
 
 /// How long the demo's status line shows the `hive init` hint.
 pub const HINT_FOR: Duration = Duration::from_secs(60);

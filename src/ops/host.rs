@@ -25,9 +25,9 @@ use crate::text::SharedText;
 use crate::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind};
 
 /// Agents in one chain of messages (A → B → C is depth 3).
-pub const MAX_DEPTH: usize = 4;
-pub const RATE_LIMIT: usize = 20;
-pub const RATE_WINDOW: Duration = Duration::from_secs(60);
+pub(crate) const MAX_DEPTH: usize = 4;
+pub(crate) const RATE_LIMIT: usize = 20;
+pub(crate) const RATE_WINDOW: Duration = Duration::from_secs(60);
 /// Items kept per pane for `agent.read`.
 const KEEP_ITEMS: usize = 400;
 

@@ -17,12 +17,12 @@ use super::remote::SocketOps;
 
 /// The MCP server's handler: stateless, every call goes to the hive.
 #[derive(Debug, Clone)]
-pub struct HiveMcp {
+pub(crate) struct HiveMcp {
     pub ops: SocketOps,
 }
 
 /// The meta-tools as MCP tools.
-pub fn tools() -> Vec<Tool> {
+pub(crate) fn tools() -> Vec<Tool> {
     super::meta::definitions()
         .into_iter()
         .map(|d| {
@@ -71,12 +71,8 @@ impl ServerHandler for HiveMcp {
     }
 }
 
-/// The `hive mcp` server for a pane (hive sets it on the agents whose
-/// provider takes hive's operations through MCP: `provider::Registry`).
-pub use crate::provider::operations::server_for;
-
 /// Serves MCP on stdin/stdout until the client hangs up.
-pub async fn serve(ops: SocketOps) -> anyhow::Result<()> {
+pub(crate) async fn serve(ops: SocketOps) -> anyhow::Result<()> {
     // stdin read with a cap: an oversized request gets an error reply.
     let (io, written) = super::mcp_io::capped_stdio();
     let service = HiveMcp { ops }.serve(io).await?;

@@ -88,7 +88,7 @@ fn schema(args: &Value) -> Result<Value, OpError> {
 
 /// Runs a `hive_call` batch in order: each result is `{op, ok, result}` or
 /// `{op, ok: false, error}`; one failure does not stop the others.
-pub async fn call_batch(client: &dyn Ops, args: &Value) -> Result<Value, OpError> {
+pub(crate) async fn call_batch(client: &dyn Ops, args: &Value) -> Result<Value, OpError> {
     let calls = args
         .get("calls")
         .and_then(Value::as_array)
@@ -140,7 +140,7 @@ pub fn toolbox_factory(tx: mpsc::UnboundedSender<HiveRequest>) -> ToolboxFactory
 }
 
 /// The meta-tools as the direct agent's toolbox.
-pub struct MetaTools {
+pub(crate) struct MetaTools {
     pub client: HiveClient,
 }
 

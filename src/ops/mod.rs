@@ -9,8 +9,8 @@
 //! but bookkeeping: the app owns the runners. `meta` offers the operations
 //! to a model as the seed's four meta-tools.
 
-pub mod host;
-pub mod mcp;
+pub(crate) mod host;
+pub(crate) mod mcp;
 mod mcp_io;
 pub mod meta;
 pub mod remote;
@@ -45,7 +45,7 @@ impl OpSpec {
 }
 
 /// Every operation hive offers.
-pub const OPERATIONS: &[OpSpec] = &[
+pub(crate) const OPERATIONS: &[OpSpec] = &[
     OpSpec {
         name: "agents.list",
         description: "List hive's panes: id, name, provider, model, turn state, queue length, and whether you may message it.",
@@ -104,7 +104,7 @@ pub fn find(name: &str) -> Option<&'static OpSpec> {
     OPERATIONS.iter().find(|o| o.name == name)
 }
 
-pub const DEFAULT_WAIT: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_WAIT: Duration = Duration::from_secs(300);
 const MAX_WAIT: Duration = Duration::from_secs(3600);
 
 /// A typed operation request.
@@ -153,7 +153,7 @@ impl OpError {
         }
     }
 
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         json!({"code": self.code, "message": self.message})
     }
 }
@@ -283,17 +283,17 @@ pub struct HiveRequest {
 
 /// The sending side, one per caller.
 #[derive(Debug, Clone)]
-pub struct HiveClient {
+pub(crate) struct HiveClient {
     tx: mpsc::UnboundedSender<HiveRequest>,
     caller: Caller,
 }
 
 impl HiveClient {
-    pub fn new(tx: mpsc::UnboundedSender<HiveRequest>, caller: Caller) -> Self {
+    pub(crate) fn new(tx: mpsc::UnboundedSender<HiveRequest>, caller: Caller) -> Self {
         Self { tx, caller }
     }
 
-    pub async fn call(&self, op: Op) -> Result<Value, OpError> {
+    pub(crate) async fn call(&self, op: Op) -> Result<Value, OpError> {
         let timeout = match &op {
             Op::Wait { timeout, .. } => Some(*timeout),
             _ => None,
@@ -318,7 +318,7 @@ impl HiveClient {
         }
     }
 
-    pub async fn call_named(&self, name: &str, arguments: Value) -> Result<Value, OpError> {
+    pub(crate) async fn call_named(&self, name: &str, arguments: Value) -> Result<Value, OpError> {
         self.call(Op::parse(name, arguments)?).await
     }
 }

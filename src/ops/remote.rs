@@ -44,7 +44,7 @@ pub fn envelope(outcome: Result<Value, OpError>) -> Value {
 }
 
 /// Reads an envelope back; anything else is the hive misbehaving.
-pub fn unwrap_envelope(v: Value) -> Result<Value, OpError> {
+pub(crate) fn unwrap_envelope(v: Value) -> Result<Value, OpError> {
     let ok = v.get("ok").and_then(Value::as_bool);
     match ok {
         Some(true) => Ok(v.get("result").cloned().unwrap_or(Value::Null)),
@@ -92,7 +92,7 @@ fn known_code(code: &str) -> &'static str {
 /// caller). The socket is found per call, so `hive mcp` can start before
 /// the hive it serves.
 #[derive(Debug, Clone)]
-pub struct SocketOps {
+pub(crate) struct SocketOps {
     /// `--socket` / `HIVE_SOCKET`: a path or a name in the socket dir.
     pub socket: Option<String>,
     pub agent: Option<String>,

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use tokio::sync::{Notify, mpsc};
 
-pub use tokio::sync::mpsc::error::TryRecvError;
+pub(crate) use tokio::sync::mpsc::error::TryRecvError;
 
 use super::ProviderEvent;
 
@@ -133,7 +133,7 @@ impl EventSink {
     /// Resolves once the runner has room for more: at once below the high
     /// water mark, else when the queue is down to the low one (or the
     /// runner is gone). Cancel-safe.
-    pub async fn room(&self) {
+    pub(crate) async fn room(&self) {
         if self.queued() < HIGH_WATER {
             return;
         }

@@ -74,7 +74,7 @@ pub fn describe(args: &Value, keys: &ToolKeys) -> ToolDisplay {
 }
 
 /// `describe` for an argument object.
-pub fn describe_map(map: &Map<String, Value>, keys: &ToolKeys) -> ToolDisplay {
+pub(crate) fn describe_map(map: &Map<String, Value>, keys: &ToolKeys) -> ToolDisplay {
     ToolDisplay {
         summary: summary(map, keys),
         diff: diff(map, keys),

@@ -35,7 +35,7 @@ impl Format {
     }
 
     /// The provider's importer.
-    pub fn importer(self) -> &'static dyn Importer {
+    pub(crate) fn importer(self) -> &'static dyn Importer {
         self.0
     }
 }

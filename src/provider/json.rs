@@ -38,7 +38,7 @@ pub(crate) struct UsageKeys {
     pub input: &'static str,
     pub output: &'static str,
     pub cache_read: &'static str,
-    pub cache_write: &'static str,
+    pub(crate) cache_write: &'static str,
 }
 
 impl UsageKeys {

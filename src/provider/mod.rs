@@ -16,10 +16,10 @@ pub mod doctor;
 pub mod gemini;
 pub mod import;
 pub(crate) mod json;
-pub mod oneshot;
+pub(crate) mod oneshot;
 pub mod openai;
 pub mod operations;
-pub mod paced;
+pub(crate) mod paced;
 pub mod pi;
 pub mod process;
 pub mod pty;
@@ -27,11 +27,12 @@ pub mod reap;
 mod registry;
 pub mod script;
 mod sink;
-pub mod stderr;
-pub mod toolbox;
+pub(crate) mod stderr;
+pub(crate) mod toolbox;
 
-pub use registry::{NpmProgram, OwnSettings, ProviderDescriptor, Registry};
-pub use sink::Sink;
+pub use registry::Registry;
+pub(crate) use registry::{NpmProgram, OwnSettings, ProviderDescriptor};
+pub(crate) use sink::Sink;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -329,7 +330,7 @@ impl ProviderError {
 }
 
 /// What `ProviderFactory::spawn` gives: the running task, or why it cannot run.
-pub type Spawned = Result<ProviderHandle, ProviderError>;
+pub(crate) type Spawned = Result<ProviderHandle, ProviderError>;
 
 /// Builds provider tasks of one kind; its descriptor in the `Registry`
 /// names it.

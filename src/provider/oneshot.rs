@@ -21,24 +21,24 @@ use crate::timer;
 
 /// How long each phase of a run may take before hive ends the group.
 #[derive(Debug, Clone, Copy)]
-pub struct Timing {
+pub(crate) struct Timing {
     /// The CLI's name in log lines.
     pub name: &'static str,
     /// After stdout closed, how long the process may take to exit.
-    pub exit_wait: Duration,
+    pub(crate) exit_wait: Duration,
     /// After the process exited, how long a grandchild may keep stdout open.
     pub drain: Duration,
     /// After SIGINT, how long the CLI has to save its session and exit.
-    pub cancel_grace: Duration,
+    pub(crate) cancel_grace: Duration,
     /// SIGTERM → SIGKILL when hive ends the process itself.
-    pub kill_grace: Duration,
+    pub(crate) kill_grace: Duration,
     /// After the turn ended, how long the CLI may take to write its session
     /// and exit (the next turn resumes it).
     pub settle: Duration,
 }
 
 /// The provider's side of the run in flight.
-pub trait Turn {
+pub(crate) trait Turn {
     /// One stdout line (not called once the turn was interrupted).
     fn line(&mut self, line: &str);
     /// True once the translator saw the turn's end.
@@ -52,7 +52,7 @@ pub trait Turn {
 
 /// How a run ended.
 #[derive(Debug)]
-pub enum Ending {
+pub(crate) enum Ending {
     /// The translator saw the turn's end.
     Ended,
     /// The host interrupted the turn.
@@ -70,13 +70,13 @@ pub enum Ending {
 /// The provider's commands: what arrived after the turn ended, while its
 /// process was still exiting (the next `Send`, a `/model`), waits here for
 /// the provider's own loop.
-pub struct Commands {
+pub(crate) struct Commands {
     rx: mpsc::UnboundedReceiver<ProviderCommand>,
     held: VecDeque<ProviderCommand>,
 }
 
 impl Commands {
-    pub fn new(rx: mpsc::UnboundedReceiver<ProviderCommand>) -> Self {
+    pub(crate) fn new(rx: mpsc::UnboundedReceiver<ProviderCommand>) -> Self {
         Self {
             rx,
             held: VecDeque::new(),
@@ -84,7 +84,7 @@ impl Commands {
     }
 
     /// The held commands first, then the channel; `None` once the host is gone.
-    pub async fn recv(&mut self) -> Option<ProviderCommand> {
+    pub(crate) async fn recv(&mut self) -> Option<ProviderCommand> {
         match self.held.pop_front() {
             Some(cmd) => Some(cmd),
             None => self.rx.recv().await,
@@ -93,7 +93,7 @@ impl Commands {
 }
 
 /// One CLI process of one turn.
-pub struct Run {
+pub(crate) struct Run {
     proc: AgentProcess,
     lines: LineReader<AgentStdout>,
 }
@@ -102,7 +102,7 @@ impl Run {
     /// Starts `spec`; `stdin` is written whole and closed (EOF tells the CLI
     /// the prompt is complete), or closed at once when the prompt is in argv.
     /// Its output is read only while `events` has room (`LineReader::gate`).
-    pub async fn start(
+    pub(crate) async fn start(
         spec: &CommandSpec,
         stdin: Option<&str>,
         events: &EventSink,
@@ -120,19 +120,19 @@ impl Run {
     }
 
     /// Lines the CLI always writes to stderr, kept out of its exit report.
-    pub fn set_stderr_noise(&mut self, noise: &'static [&'static str]) {
+    pub(crate) fn set_stderr_noise(&mut self, noise: &'static [&'static str]) {
         self.proc.set_stderr_noise(noise);
     }
 
     /// The last stderr lines, oldest first.
-    pub fn stderr_tail(&self) -> String {
+    pub(crate) fn stderr_tail(&self) -> String {
         self.proc.stderr_tail()
     }
 
     /// Reads the run to its end: the turn ended and the CLI exited (or was
     /// ended after `settle`), the host interrupted it, or the process died.
     /// The whole group is gone when this returns.
-    pub async fn follow(
+    pub(crate) async fn follow(
         &mut self,
         turn: &mut impl Turn,
         commands: &mut Commands,

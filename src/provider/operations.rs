@@ -74,7 +74,7 @@ impl McpFile {
 
 /// The `hive mcp` server for a pane: this hive binary, this socket, this
 /// agent. `None` when hive cannot name its own executable.
-pub fn server_for(agent_id: &str, socket: &Path) -> Option<McpServerConfig> {
+pub(crate) fn server_for(agent_id: &str, socket: &Path) -> Option<McpServerConfig> {
     let exe = std::env::current_exe().ok()?;
     Some(McpServerConfig {
         name: "hive".into(),
@@ -92,7 +92,7 @@ pub fn server_for(agent_id: &str, socket: &Path) -> Option<McpServerConfig> {
 
 /// Where a provider writes the MCP config file it points its agent at:
 /// `<state dir>/mcp/<agent>.<kind>.json`.
-pub fn config_file(agent_id: &str, kind: &str) -> PathBuf {
+pub(crate) fn config_file(agent_id: &str, kind: &str) -> PathBuf {
     let safe: String = agent_id
         .chars()
         .map(|c| {
@@ -110,7 +110,7 @@ pub fn config_file(agent_id: &str, kind: &str) -> PathBuf {
 
 /// Writes an agent's MCP config: 0600 in a 0700 directory (it names the
 /// socket that drives hive).
-pub fn write_config(path: &Path, config: &Value) -> std::io::Result<()> {
+pub(crate) fn write_config(path: &Path, config: &Value) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::PermissionsExt;
     if let Some(dir) = path.parent() {

@@ -46,7 +46,7 @@ use super::channel::ReadPace;
 
 /// The read end of an agent's stdout.
 #[derive(Debug)]
-pub struct AgentStdout {
+pub(crate) struct AgentStdout {
     pipe: Pipe,
     /// `None`: read as lines come.
     pace: Option<ReadPace>,
@@ -68,12 +68,12 @@ enum Pipe {
 impl AgentStdout {
     /// Takes over a child's stdout; `pace` is the longest a line may wait
     /// in the pipe (`None`: read every line at once).
-    pub fn new(stdout: ChildStdout, pace: Option<ReadPace>) -> io::Result<Self> {
+    pub(crate) fn new(stdout: ChildStdout, pace: Option<ReadPace>) -> io::Result<Self> {
         Self::from_fd(stdout.into_owned_fd()?, pace)
     }
 
     /// `new` for any pipe's read end.
-    pub fn from_fd(fd: OwnedFd, pace: Option<ReadPace>) -> io::Result<Self> {
+    pub(crate) fn from_fd(fd: OwnedFd, pace: Option<ReadPace>) -> io::Result<Self> {
         set_nonblocking(&fd)?;
         if pace.is_some() {
             grow(&fd);

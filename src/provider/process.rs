@@ -32,7 +32,7 @@ pub struct CommandSpec {
     pub env: BTreeMap<String, String>,
     /// The longest line read from it (`[limits] max_line_bytes`, which
     /// the agent's config carries).
-    pub max_line: usize,
+    pub(crate) max_line: usize,
 }
 
 impl Default for CommandSpec {
@@ -50,7 +50,7 @@ impl Default for CommandSpec {
 impl CommandSpec {
     /// `program args…` followed by the agent's own extra `args`, run in the
     /// agent's cwd.
-    pub fn for_agent(
+    pub(crate) fn for_agent(
         agent: &AgentConfig,
         program: String,
         mut args: Vec<String>,
@@ -69,7 +69,7 @@ impl CommandSpec {
 
 /// The agent's working directory: its `cwd` taken from hive's own, or hive's
 /// own where it names none.
-pub fn working_dir(agent: &AgentConfig) -> Result<PathBuf, ProviderError> {
+pub(crate) fn working_dir(agent: &AgentConfig) -> Result<PathBuf, ProviderError> {
     let here = std::env::current_dir().map_err(|e| {
         ProviderError::config(&agent.id, format!("cannot read the current directory: {e}"))
     })?;
@@ -88,7 +88,7 @@ fn live_groups() -> &'static Mutex<HashSet<i32>> {
 /// (children that made their own group or session, orphans re-parented to
 /// hive as subreaper). hive calls this on exit, on SIGTERM/SIGHUP and from
 /// its panic hook, so no agent outlives it.
-pub fn kill_all() {
+pub(crate) fn kill_all() {
     let groups: Vec<i32> = live_groups()
         .lock()
         .map(|g| g.iter().copied().collect())
@@ -101,13 +101,13 @@ pub fn kill_all() {
 
 /// Whether `pid` leads a process group hive started and waits for itself
 /// (an agent, a terminal pane's child): never reaped as an orphan.
-pub fn is_tracked(pid: i32) -> bool {
+pub(crate) fn is_tracked(pid: i32) -> bool {
     live_groups().lock().map_or(true, |g| g.contains(&pid))
 }
 
 /// Registers a process group started outside `AgentProcess` (a PTY child)
 /// so that `kill_all` sweeps it too.
-pub fn register_group(pgid: i32) {
+pub(crate) fn register_group(pgid: i32) {
     if pgid > 0
         && let Ok(mut g) = live_groups().lock()
     {
@@ -116,14 +116,14 @@ pub fn register_group(pgid: i32) {
 }
 
 /// Forgets a group registered with `register_group` once it is gone.
-pub fn unregister_group(pgid: i32) {
+pub(crate) fn unregister_group(pgid: i32) {
     if let Ok(mut g) = live_groups().lock() {
         g.remove(&pgid);
     }
 }
 
 /// Sends `sig` to a whole process group.
-pub fn signal_group(pgid: i32, sig: i32) {
+pub(crate) fn signal_group(pgid: i32, sig: i32) {
     if pgid > 0 {
         // SAFETY: kill(2) with a negative pid addresses the group; no memory involved.
         unsafe {
@@ -134,7 +134,7 @@ pub fn signal_group(pgid: i32, sig: i32) {
 
 /// A running agent process.
 #[derive(Debug)]
-pub struct AgentProcess {
+pub(crate) struct AgentProcess {
     child: Child,
     pgid: i32,
     stdin: Option<ChildStdin>,
@@ -146,7 +146,7 @@ pub struct AgentProcess {
 
 /// The child gets SIGKILL when hive dies (Linux), so no agent or server
 /// hive started outlives it.
-pub fn die_with_parent(cmd: &mut Command) {
+pub(crate) fn die_with_parent(cmd: &mut Command) {
     #[cfg(target_os = "linux")]
     // SAFETY: prctl is async-signal-safe; runs in the child before exec.
     unsafe {
@@ -161,7 +161,7 @@ impl AgentProcess {
     /// Spawns `spec` with piped stdio in a new process group. Its stdout is
     /// read only while `events` has room (`LineReader::gate`), at the pace
     /// `events` asks for (`paced::AgentStdout`).
-    pub fn spawn(
+    pub(crate) fn spawn(
         spec: &CommandSpec,
         events: &EventSink,
     ) -> io::Result<(Self, LineReader<AgentStdout>)> {
@@ -211,7 +211,7 @@ impl AgentProcess {
     }
 
     /// `spawn`, a failure told as agent `agent`'s `ProviderError::Spawn`.
-    pub fn spawn_for(
+    pub(crate) fn spawn_for(
         agent: &str,
         spec: &CommandSpec,
         events: &EventSink,
@@ -221,7 +221,7 @@ impl AgentProcess {
     }
 
     /// Writes one line (a newline is appended) and flushes it.
-    pub async fn write_line(&mut self, line: &str) -> io::Result<()> {
+    pub(crate) async fn write_line(&mut self, line: &str) -> io::Result<()> {
         let stdin = self
             .stdin
             .as_mut()
@@ -234,19 +234,19 @@ impl AgentProcess {
     }
 
     /// Closes stdin (EOF for the agent).
-    pub fn close_stdin(&mut self) {
+    pub(crate) fn close_stdin(&mut self) {
         self.stdin = None;
     }
 
     /// Signals the whole group (SIGINT to interrupt a turn, for instance).
-    pub fn signal(&self, sig: i32) {
+    pub(crate) fn signal(&self, sig: i32) {
         if self.status.is_none() {
             signal_group(self.pgid, sig);
         }
     }
 
     /// Waits for the process to exit.
-    pub async fn wait(&mut self) -> io::Result<ExitStatus> {
+    pub(crate) async fn wait(&mut self) -> io::Result<ExitStatus> {
         if let Some(s) = self.status {
             return Ok(s);
         }
@@ -256,7 +256,7 @@ impl AgentProcess {
     }
 
     /// Non-blocking: the exit status if the process has ended.
-    pub fn try_wait(&mut self) -> Option<ExitStatus> {
+    pub(crate) fn try_wait(&mut self) -> Option<ExitStatus> {
         if self.status.is_none()
             && let Ok(Some(s)) = self.child.try_wait()
         {
@@ -266,7 +266,7 @@ impl AgentProcess {
     }
 
     /// SIGTERM to the group, then SIGKILL after `grace`; returns the exit status.
-    pub async fn terminate(&mut self, grace: Duration) -> Option<ExitStatus> {
+    pub(crate) async fn terminate(&mut self, grace: Duration) -> Option<ExitStatus> {
         if let Some(s) = self.try_wait() {
             // The leader is gone; stragglers in its group go too.
             signal_group(self.pgid, libc::SIGKILL);
@@ -289,7 +289,7 @@ impl AgentProcess {
     }
 
     /// The last stderr lines, oldest first.
-    pub fn stderr_tail(&self) -> String {
+    pub(crate) fn stderr_tail(&self) -> String {
         self.stderr_tail
             .lock()
             .map(|t| t.iter().cloned().collect::<Vec<_>>().join("\n"))
@@ -299,13 +299,13 @@ impl AgentProcess {
     /// Stderr lines this agent writes on every run (warnings about the
     /// terminal, its modes): they go to the log only, not into crash
     /// messages. Each entry matches the start of a line.
-    pub fn set_stderr_noise(&mut self, noise: &'static [&'static str]) {
+    pub(crate) fn set_stderr_noise(&mut self, noise: &'static [&'static str]) {
         self.stderr_noise = noise;
     }
 
     /// "exited with status 1", then the telling stderr lines one per line
     /// (`stderr::report`), for turn errors.
-    pub fn exit_report(&self, status: Option<ExitStatus>) -> String {
+    pub(crate) fn exit_report(&self, status: Option<ExitStatus>) -> String {
         let tail = self
             .stderr_tail
             .lock()
@@ -331,8 +331,6 @@ impl Drop for AgentProcess {
         }
     }
 }
-
-pub use super::stderr::describe_exit;
 
 async fn collect_stderr(
     stderr: impl AsyncRead + Unpin,
@@ -364,7 +362,7 @@ async fn collect_stderr(
 ///
 /// `next_line` is cancel-safe: a partial line survives a lost `select!` race.
 #[derive(Debug)]
-pub struct LineReader<R> {
+pub(crate) struct LineReader<R> {
     lines: CappedLines<R>,
     /// The events channel this reader's lines end up in: no line is read
     /// while its runner is behind (`channel::EventSink::room`).
@@ -373,11 +371,12 @@ pub struct LineReader<R> {
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
     /// A reader with the default cap (`[limits] max_line_bytes`).
-    pub fn new(inner: R) -> Self {
+    #[cfg(test)]
+    pub(crate) fn new(inner: R) -> Self {
         Self::with_max(inner, crate::config::DEFAULT_MAX_LINE)
     }
 
-    pub fn with_max(inner: R, max: usize) -> Self {
+    pub(crate) fn with_max(inner: R, max: usize) -> Self {
         Self {
             lines: CappedLines::new(inner, max),
             gate: None,
@@ -386,12 +385,12 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 
     /// Reads a line only when `events` has room: an agent faster than its
     /// runner waits on its pipe instead of queueing events without bound.
-    pub fn gate(&mut self, events: &EventSink) {
+    pub(crate) fn gate(&mut self, events: &EventSink) {
         self.gate = Some(events.clone());
     }
 
     /// The next line without its terminator; `None` at EOF.
-    pub async fn next_line(&mut self) -> io::Result<Option<String>> {
+    pub(crate) async fn next_line(&mut self) -> io::Result<Option<String>> {
         if let Some(gate) = &self.gate {
             gate.room().await;
         }
@@ -409,7 +408,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 
 /// Replaces JSON `\uXXXX` escapes of unpaired UTF-16 surrogates with
 /// `\ufffd`; everything else (including escaped backslashes) is untouched.
-pub fn repair_surrogates(line: String) -> String {
+pub(crate) fn repair_surrogates(line: String) -> String {
     fn hex4(b: &[u8], at: usize) -> Option<u32> {
         let digits = b.get(at..at + 4)?;
         let s = std::str::from_utf8(digits).ok()?;

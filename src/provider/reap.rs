@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 /// Makes the calling process a child subreaper (Linux); a no-op elsewhere.
-pub fn become_subreaper() {
+pub(crate) fn become_subreaper() {
     #[cfg(target_os = "linux")]
     // SAFETY: prctl with integer arguments; no memory involved.
     unsafe {
@@ -79,7 +79,7 @@ pub fn descendants(root: i32) -> Vec<i32> {
 /// ones may be forked while the sweep runs; bounded to about half a second).
 /// With `reap`, zombie children are collected too (the supervisor has no
 /// other code waiting for them). Returns how many processes were killed.
-pub fn sweep_descendants(reap: bool) -> usize {
+pub(crate) fn sweep_descendants(reap: bool) -> usize {
     let me = std::process::id() as i32;
     let mut killed = 0;
     for _ in 0..100 {
@@ -117,7 +117,7 @@ fn reap_zombies() {
 /// are (agent and terminal process groups) — and only once a zombie has
 /// stayed unclaimed for a whole period, so the waits of tokio, std's
 /// `Command::output` and the pty's wait thread never lose their status.
-pub fn start_orphan_reaper(tracked: fn(i32) -> bool) {
+pub(crate) fn start_orphan_reaper(tracked: fn(i32) -> bool) {
     let period = Duration::from_secs(1);
     let spawned = std::thread::Builder::new()
         .name("hive-reaper".into())

@@ -28,7 +28,7 @@ pub struct ProviderDescriptor {
     /// config cannot work.
     pub doctor: fn(&AgentConfig, &Probe) -> Result<Facts, String>,
     /// Its agent's own transcript format, for `hive import <name>`.
-    pub importer: Option<&'static (dyn Importer + Sync)>,
+    pub(crate) importer: Option<&'static (dyn Importer + Sync)>,
     /// The programs it starts that npm installs (their tested versions are
     /// in scripts/install-agents.sh).
     pub npm: &'static [NpmProgram],
@@ -155,11 +155,11 @@ impl Registry {
         self.providers.keys().copied().collect()
     }
 
-    pub fn descriptors(&self) -> impl Iterator<Item = &ProviderDescriptor> {
+    pub(crate) fn descriptors(&self) -> impl Iterator<Item = &ProviderDescriptor> {
         self.providers.values()
     }
 
-    pub fn descriptor(&self, name: &str) -> Result<&ProviderDescriptor, ProviderError> {
+    pub(crate) fn descriptor(&self, name: &str) -> Result<&ProviderDescriptor, ProviderError> {
         self.providers
             .get(name)
             .ok_or_else(|| ProviderError::Unknown {
@@ -175,7 +175,7 @@ impl Registry {
     /// The agent as its provider gets it: an agent with `hive_tools` whose
     /// provider takes hive's operations through MCP gets `hive_mcp`, the
     /// `hive mcp` server of its pane, when the control socket is up.
-    pub fn with_hive_mcp(&self, agent: &AgentConfig, socket: Option<&Path>) -> AgentConfig {
+    pub(crate) fn with_hive_mcp(&self, agent: &AgentConfig, socket: Option<&Path>) -> AgentConfig {
         let mut agent = agent.clone();
         if self.wants_hive_mcp(&agent) {
             agent.hive_mcp = socket.and_then(|s| server_for(&agent.id, s));
@@ -189,7 +189,7 @@ impl Registry {
     /// Whether `agent` reaches hive's operations through `hive mcp` (and so
     /// needs the control socket): it asks for them and its provider takes
     /// them over MCP, not in-process.
-    pub fn wants_hive_mcp(&self, agent: &AgentConfig) -> bool {
+    pub(crate) fn wants_hive_mcp(&self, agent: &AgentConfig) -> bool {
         agent.hive_tools
             && self
                 .providers
@@ -198,7 +198,7 @@ impl Registry {
     }
 
     /// `hive doctor`'s facts for an agent, or why its config cannot work.
-    pub fn facts(&self, agent: &AgentConfig, probe: &Probe) -> Result<Facts, String> {
+    pub(crate) fn facts(&self, agent: &AgentConfig, probe: &Probe) -> Result<Facts, String> {
         match self.providers.get(agent.provider.as_str()) {
             Some(d) => (d.doctor)(agent, probe),
             None => Err(format!(
@@ -210,12 +210,12 @@ impl Registry {
     }
 
     /// The transcript reader `hive import <name>` uses.
-    pub fn importer(&self, name: &str) -> Option<&'static (dyn Importer + Sync)> {
+    pub(crate) fn importer(&self, name: &str) -> Option<&'static (dyn Importer + Sync)> {
         self.providers.get(name)?.importer
     }
 
     /// The npm package that installs the program called `program`.
-    pub fn npm_package(&self, program: &str) -> Option<&'static str> {
+    pub(crate) fn npm_package(&self, program: &str) -> Option<&'static str> {
         self.providers
             .values()
             .flat_map(|d| d.npm)

@@ -90,7 +90,7 @@ pub struct Scenario {
     pub capabilities: ScriptCapabilities,
     /// Keep streaming after an interrupt (tests hive's forced stop).
     #[serde(default)]
-    pub ignore_cancel: bool,
+    pub(crate) ignore_cancel: bool,
     #[serde(default, rename = "turn")]
     pub turns: Vec<Turn>,
 }
@@ -143,12 +143,12 @@ pub struct Step {
     pub error: Option<ScriptError>,
     /// Agent process exits with this code (a crash).
     pub exit: Option<i32>,
-    pub sleep_ms: Option<u64>,
+    pub(crate) sleep_ms: Option<u64>,
     /// Overrides the scenario's pacing for this step.
     pub chunk_chars: Option<usize>,
     pub delay_ms: Option<u64>,
     /// A diagnostic the provider reports (e.g. a malformed line it skipped).
-    pub diagnostic: Option<String>,
+    pub(crate) diagnostic: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -215,7 +215,7 @@ impl Scenario {
 
 /// The `script` provider as the registry knows it: no program, no login,
 /// nothing to install; doctor loads the scenario.
-pub fn descriptor() -> super::ProviderDescriptor {
+pub(crate) fn descriptor() -> super::ProviderDescriptor {
     super::ProviderDescriptor {
         doctor: doctor_facts,
         ..super::ProviderDescriptor::bare("script", std::sync::Arc::new(ScriptFactory))

@@ -12,7 +12,7 @@ impl ProviderEvent {
         ProviderEvent::Stream(StreamEvent::new(turn_id, session_id, payload))
     }
 
-    pub fn diagnostic(level: DiagnosticLevel, message: impl Into<String>) -> Self {
+    pub(crate) fn diagnostic(level: DiagnosticLevel, message: impl Into<String>) -> Self {
         ProviderEvent::Diagnostic {
             level,
             message: message.into(),
@@ -22,7 +22,7 @@ impl ProviderEvent {
 
 /// What a provider task sends to the host. A closed channel means the host
 /// is gone and the task is about to be killed, so sends never fail loudly.
-pub trait Sink {
+pub(crate) trait Sink {
     fn emit(&self, event: ProviderEvent);
 
     /// One canonical stream event of `turn_id` in `session_id`.

@@ -9,7 +9,7 @@
 use std::process::ExitStatus;
 
 /// Stderr lines a crash message shows at most (the newest).
-pub const REPORT_LINES: usize = 6;
+pub(crate) const REPORT_LINES: usize = 6;
 
 /// True for a line that is a frame of a stack trace (`    at f (file:1:2)`).
 fn is_stack_frame(line: &str) -> bool {
@@ -24,14 +24,14 @@ const NODE_NOISE: &[&str] = &["(node:", "(Use `node --trace-"];
 /// True when `line` is one of `noise`: lines a provider knows its agent
 /// writes on every run (each entry is matched at the start of the line,
 /// after leading blanks), or node's own warnings.
-pub fn is_noise(line: &str, noise: &[&str]) -> bool {
+pub(crate) fn is_noise(line: &str, noise: &[&str]) -> bool {
     let t = line.trim();
     t.is_empty() || noise.iter().chain(NODE_NOISE).any(|n| t.starts_with(n))
 }
 
 /// The stderr lines worth showing, oldest first: noise, stack frames and
 /// repeats left out, the newest `REPORT_LINES` kept.
-pub fn telling<'a>(tail: impl IntoIterator<Item = &'a str>, noise: &[&str]) -> Vec<&'a str> {
+pub(crate) fn telling<'a>(tail: impl IntoIterator<Item = &'a str>, noise: &[&str]) -> Vec<&'a str> {
     let mut out: Vec<&str> = Vec::new();
     for line in tail {
         if is_noise(line, noise) || is_stack_frame(line) {
@@ -47,7 +47,7 @@ pub fn telling<'a>(tail: impl IntoIterator<Item = &'a str>, noise: &[&str]) -> V
 }
 
 /// "exited with status 1", "killed by signal 9".
-pub fn describe_exit(status: ExitStatus) -> String {
+pub(crate) fn describe_exit(status: ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(code), _) => format!("exited with status {code}"),
@@ -58,7 +58,7 @@ pub fn describe_exit(status: ExitStatus) -> String {
 
 /// The report of a process that ended: its exit status, then its telling
 /// stderr lines, one per line.
-pub fn report<'a>(
+pub(crate) fn report<'a>(
     status: Option<ExitStatus>,
     tail: impl IntoIterator<Item = &'a str>,
     noise: &[&str],

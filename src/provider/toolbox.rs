@@ -34,4 +34,5 @@ pub trait Toolbox: Send + Sync {
 }
 
 /// Builds the toolbox of one agent (`None`: the agent gets no tools).
-pub type ToolboxFactory = Arc<dyn Fn(&AgentConfig) -> Option<Arc<dyn Toolbox>> + Send + Sync>;
+pub(crate) type ToolboxFactory =
+    Arc<dyn Fn(&AgentConfig) -> Option<Arc<dyn Toolbox>> + Send + Sync>;

@@ -17,19 +17,19 @@ use crate::upsert::{TurnEvent, UpsertKind, UpsertStatus};
 /// A message sent to the pane, not bound to a turn yet; `K` is what the
 /// sender knows it by (a reply channel, a message id).
 #[derive(Debug)]
-pub struct Sent<K> {
+pub(crate) struct Sent<K> {
     pub key: K,
     text: String,
     /// Seen in the pane's queue.
     pub queued: bool,
     /// Then gone from it: drained (its turn starts next) or taken out in
     /// the console.
-    pub left_queue: bool,
+    pub(crate) left_queue: bool,
 }
 
 /// A pane as its updates tell it.
 #[derive(Debug)]
-pub struct PaneMirror<K> {
+pub(crate) struct PaneMirror<K> {
     pub state: TurnState,
     pub queue: Vec<String>,
     /// The running turn.
@@ -60,7 +60,7 @@ fn shows(content: &str, text: &str) -> bool {
 
 impl<K> PaneMirror<K> {
     /// `text` was submitted to the pane's runner.
-    pub fn sent(&mut self, text: String, key: K) {
+    pub(crate) fn sent(&mut self, text: String, key: K) {
         self.sends.push_back(Sent {
             key,
             text,
@@ -70,7 +70,7 @@ impl<K> PaneMirror<K> {
     }
 
     /// Takes out the sends not bound yet that `pick` chooses.
-    pub fn take_sends(&mut self, pick: impl Fn(&Sent<K>) -> bool) -> Vec<K> {
+    pub(crate) fn take_sends(&mut self, pick: impl Fn(&Sent<K>) -> bool) -> Vec<K> {
         let (taken, kept) = std::mem::take(&mut self.sends)
             .into_iter()
             .partition::<Vec<_>, _>(|s| pick(s));
@@ -80,7 +80,7 @@ impl<K> PaneMirror<K> {
 
     /// Follows one event; a send the event binds to its turn comes back
     /// with the turn's id.
-    pub fn observe(&mut self, event: &PaneEvent) -> Option<(K, String)> {
+    pub(crate) fn observe(&mut self, event: &PaneEvent) -> Option<(K, String)> {
         match event {
             PaneEvent::State(s) => self.state = *s,
             PaneEvent::Queue(q) => {

@@ -23,7 +23,7 @@ use crate::timer;
 use crate::upsert::{TurnEvent, Upsert};
 
 mod agent;
-pub mod mirror;
+pub(crate) mod mirror;
 pub mod screen;
 mod session;
 mod turn;
@@ -44,7 +44,7 @@ pub enum TurnState {
 }
 
 impl TurnState {
-    pub fn is_busy(self) -> bool {
+    pub(crate) fn is_busy(self) -> bool {
         matches!(
             self,
             TurnState::Starting | TurnState::Streaming | TurnState::Cancelling
@@ -215,7 +215,7 @@ pub struct PaneUpdate {
 }
 
 /// How a failed history write is announced (`PaneEvent::HistoryNotSaved`).
-pub const HISTORY_NOT_SAVED: &str = "history not saved";
+pub(crate) const HISTORY_NOT_SAVED: &str = "history not saved";
 
 /// Sees every event a runner emits, in order, on the runner's task (the
 /// history store records conversations through this).

@@ -15,7 +15,7 @@ use crate::provider::TerminalScreen;
 
 /// A point in the terminal's history: (absolute line, column), 0 = the
 /// oldest line of scrollback.
-pub type Point = (usize, u16);
+pub(crate) type Point = (usize, u16);
 
 /// A cell colour as vt100 reports it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,16 +27,16 @@ pub enum Colour {
 }
 
 /// Bits of `CellStyle::attrs`.
-pub mod attr {
-    pub const BOLD: u8 = 1;
-    pub const DIM: u8 = 2;
-    pub const ITALIC: u8 = 4;
-    pub const UNDERLINE: u8 = 8;
-    pub const INVERSE: u8 = 16;
+pub(crate) mod attr {
+    pub(crate) const BOLD: u8 = 1;
+    pub(crate) const DIM: u8 = 2;
+    pub(crate) const ITALIC: u8 = 4;
+    pub(crate) const UNDERLINE: u8 = 8;
+    pub(crate) const INVERSE: u8 = 16;
     /// The first half of a double-width character.
-    pub const WIDE: u8 = 32;
+    pub(crate) const WIDE: u8 = 32;
     /// The cell after a double-width character.
-    pub const WIDE_CONT: u8 = 64;
+    pub(crate) const WIDE_CONT: u8 = 64;
 }
 
 /// One cell: how many bytes of its row's `text` it holds (0: empty), and
@@ -46,7 +46,7 @@ pub struct CellStyle {
     pub len: u8,
     pub fg: Colour,
     pub bg: Colour,
-    pub attrs: u8,
+    pub(crate) attrs: u8,
 }
 
 /// One drawn row: the cells' contents run together (one allocation a row)
@@ -82,7 +82,7 @@ pub enum MouseEncoding {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InputModes {
     pub application_cursor: bool,
-    pub bracketed_paste: bool,
+    pub(crate) bracketed_paste: bool,
     pub mouse: MouseMode,
     pub encoding: MouseEncoding,
 }
@@ -94,7 +94,7 @@ pub struct ScreenUpdate {
     pub cols: u16,
     /// The child's cursor on the live screen (row, col).
     pub cursor: (u16, u16),
-    pub hide_cursor: bool,
+    pub(crate) hide_cursor: bool,
     /// The child shows its alternate screen (full-screen TUIs).
     pub alternate: bool,
     pub modes: InputModes,
@@ -209,7 +209,7 @@ fn colour(c: vt100::Color) -> Colour {
 
 /// The text between two points (inclusive), lines joined by newlines
 /// except where the terminal wrapped a long line; trailing blanks dropped.
-pub fn text_between(screen: &TerminalScreen, from: Point, to: Point) -> String {
+pub(crate) fn text_between(screen: &TerminalScreen, from: Point, to: Point) -> String {
     let mut parser = lock(screen);
     let saved = parser.screen().scrollback();
     parser.screen_mut().set_scrollback(usize::MAX);

@@ -33,7 +33,7 @@ pub struct Hit {
     pub label: String,
     pub time: Option<DateTime<Utc>>,
     /// Byte offset of the match in the item's text.
-    pub offset: usize,
+    pub(crate) offset: usize,
     pub context: String,
 }
 
@@ -44,7 +44,7 @@ struct Slot {
 }
 
 #[derive(Default)]
-pub struct Index {
+pub(crate) struct Index {
     slots: Vec<Slot>,
     by_entry: HashMap<(usize, usize), u32>,
     postings: HashMap<u32, Vec<u32>>,
@@ -59,7 +59,7 @@ fn trigram(w: &[u8]) -> u32 {
 
 impl Index {
     /// Adds `doc`, replacing the entry's previous version.
-    pub fn add(&mut self, doc: Doc) {
+    pub(crate) fn add(&mut self, doc: Doc) {
         let id = self.slots.len() as u32;
         if let Some(old) = self.by_entry.insert((doc.pane, doc.entry), id) {
             // Its postings stay (skipped); its text goes: a streaming
@@ -83,17 +83,15 @@ impl Index {
 
     /// Bytes of text the index holds: each live item's lowercase copy
     /// (its text is shared with the transcript).
-    pub fn held_bytes(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn held_bytes(&self) -> usize {
         self.slots.iter().map(|s| s.lower.len()).sum()
     }
 
     /// Live items.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.by_entry.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.by_entry.is_empty()
     }
 
     /// Slots that may contain `q` (lowercase): the intersection of its
@@ -122,7 +120,7 @@ impl Index {
 
     /// Calls `each` with every match of `query`, items in the order they
     /// were indexed; stops when `each` returns false.
-    pub fn search(&self, query: &str, mut each: impl FnMut(Hit) -> bool) {
+    pub(crate) fn search(&self, query: &str, mut each: impl FnMut(Hit) -> bool) {
         let q = query.as_bytes().to_ascii_lowercase();
         if q.is_empty() {
             return;

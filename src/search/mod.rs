@@ -13,12 +13,13 @@ mod tests;
 
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 
-pub use index::{Doc, Hit, Index};
+pub use index::Doc;
+pub(crate) use index::{Hit, Index};
 
 /// Hits in the first, early batch.
-pub const FIRST_BATCH: usize = 50;
+pub(crate) const FIRST_BATCH: usize = 50;
 /// At most this many hits per query.
-pub const MAX_HITS: usize = 10_000;
+pub(crate) const MAX_HITS: usize = 10_000;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Request {

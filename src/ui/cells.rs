@@ -10,11 +10,11 @@ use crate::event::{Origin, ToolDisplay, Usage};
 use crate::provider::DiagnosticLevel;
 use crate::upsert::{Upsert, UpsertKind, UpsertStatus};
 
-pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+pub(crate) const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 /// Lines of tool output shown while collapsed.
-pub const OUTPUT_PREVIEW: usize = 4;
+pub(crate) const OUTPUT_PREVIEW: usize = 4;
 /// Lines of live thinking shown while it streams.
-pub const THINKING_TAIL: usize = 4;
+pub(crate) const THINKING_TAIL: usize = 4;
 /// Expanded output is still capped: nobody reads 10k lines in a pane.
 const OUTPUT_MAX: usize = 400;
 
@@ -46,7 +46,7 @@ pub fn user_message(text: &str, t: &Theme) -> Vec<Logical> {
 
 /// `user_message`'s lines of `text`, the marker on the first only when
 /// `first` (a long message is laid out a range of lines at a time).
-pub fn user_lines(text: &str, first: bool, t: &Theme) -> Vec<Logical> {
+pub(crate) fn user_lines(text: &str, first: bool, t: &Theme) -> Vec<Logical> {
     let bar = Style::new().fg(t.user).add_modifier(Modifier::BOLD);
     let body = Style::new().fg(t.text);
     text.split('\n')
@@ -61,7 +61,7 @@ pub fn user_lines(text: &str, first: bool, t: &Theme) -> Vec<Logical> {
 }
 
 /// A system notice inside the conversation (rate-limit retries, compaction…).
-pub fn system_message(text: &str, t: &Theme) -> Vec<Logical> {
+pub(crate) fn system_message(text: &str, t: &Theme) -> Vec<Logical> {
     let style = Style::new().fg(t.system).add_modifier(Modifier::ITALIC);
     let (first, cont) = gutter("ⓘ ", Style::new().fg(t.system));
     text.split('\n')
@@ -105,7 +105,7 @@ pub fn thinking(u: &Upsert, text: &str, ctx: &CellCtx<'_>) -> Vec<Logical> {
 
 /// The lines of an expanded thought (a long one is laid out a range of
 /// lines at a time; `_first` as `user_lines` takes it).
-pub fn thought_lines(text: &str, _first: bool, t: &Theme) -> Vec<Logical> {
+pub(crate) fn thought_lines(text: &str, _first: bool, t: &Theme) -> Vec<Logical> {
     text.lines().map(|l| thought_line(l, t)).collect()
 }
 
@@ -116,7 +116,7 @@ fn thought_line(line: &str, t: &Theme) -> Logical {
 }
 
 /// A thinking item's first row: live, or the thought's size.
-pub fn thinking_head(u: &Upsert, text: &str, ctx: &CellCtx<'_>) -> Logical {
+pub(crate) fn thinking_head(u: &Upsert, text: &str, ctx: &CellCtx<'_>) -> Logical {
     let t = ctx.theme;
     let head_style = Style::new().fg(t.thinking).add_modifier(Modifier::ITALIC);
     let live = !u.is_closed();
@@ -137,13 +137,13 @@ pub fn summary(display: Option<&ToolDisplay>) -> &str {
 }
 
 /// True when `text` reads as a unified diff.
-pub fn looks_like_diff(text: &str) -> bool {
+pub(crate) fn looks_like_diff(text: &str) -> bool {
     text.lines().any(|l| l.starts_with("@@ "))
         || (text.contains("\n+++ ") && text.starts_with("--- "))
 }
 
 /// A diff line coloured by its first character.
-pub fn diff_line(line: &str, t: &Theme) -> Logical {
+pub(crate) fn diff_line(line: &str, t: &Theme) -> Logical {
     let style = if line.starts_with("+++") || line.starts_with("---") {
         Style::new().fg(t.dim).add_modifier(Modifier::BOLD)
     } else if line.starts_with('+') {
@@ -159,7 +159,7 @@ pub fn diff_line(line: &str, t: &Theme) -> Logical {
 }
 
 /// The change an editing tool call makes, as its provider described it.
-pub fn edit_diff(display: Option<&ToolDisplay>, t: &Theme) -> Vec<Logical> {
+pub(crate) fn edit_diff(display: Option<&ToolDisplay>, t: &Theme) -> Vec<Logical> {
     display
         .and_then(|d| d.diff.as_deref())
         .map(|d| d.lines().map(|l| diff_line(l, t)).collect())

@@ -9,7 +9,7 @@ use super::wrap::Logical;
 use crate::app::pane::Pane;
 
 /// One logical line of chips (wrapped by the caller), or nothing.
-pub fn lines(p: &Pane, t: &Theme) -> Vec<Logical> {
+pub(crate) fn lines(p: &Pane, t: &Theme) -> Vec<Logical> {
     if p.attachments.is_empty() {
         return Vec::new();
     }

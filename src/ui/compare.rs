@@ -19,7 +19,7 @@ use crate::theme::Theme;
 /// A column narrower than this stacks the answers instead.
 const MIN_COLUMN: u16 = 36;
 
-pub fn draw_chooser(app: &App, area: Rect, buf: &mut Buffer) {
+pub(crate) fn draw_chooser(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let f = &app.fanout;
     let n = app.panes.len();
@@ -91,7 +91,7 @@ pub fn draw_chooser(app: &App, area: Rect, buf: &mut Buffer) {
     buf.set_line(inner.x, y, &prompt, inner.width);
 }
 
-pub fn draw_compare(app: &App, area: Rect, buf: &mut Buffer) {
+pub(crate) fn draw_compare(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let f = &app.fanout;
     let (w, h) = (area.width, area.height);

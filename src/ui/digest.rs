@@ -14,7 +14,7 @@ use crate::keymap::Action;
 
 /// The digest line of `p` for a `width`-column row, if it has one to show.
 /// The key hint stays whole; the tally gives way (ends in `…`).
-pub fn line(p: &Pane, ctx: &PaneCtx<'_>, width: u16) -> Option<Line<'static>> {
+pub(crate) fn line(p: &Pane, ctx: &PaneCtx<'_>, width: u16) -> Option<Line<'static>> {
     let d = p.attention.digest.as_ref()?;
     if !ctx.focused {
         return None;
@@ -45,7 +45,7 @@ pub fn line(p: &Pane, ctx: &PaneCtx<'_>, width: u16) -> Option<Line<'static>> {
 }
 
 /// The unread marker for a pane's title: `● 3` (or `●` with attention only).
-pub fn marker(p: &Pane, focused: bool) -> Option<String> {
+pub(crate) fn marker(p: &Pane, focused: bool) -> Option<String> {
     if focused {
         return None;
     }

@@ -10,7 +10,7 @@ use super::overlay::{centered, frame};
 use crate::app::state::App;
 use crate::keymap::{ACTIONS, Action, Scope};
 
-pub fn help_lines(app: &App) -> Vec<Line<'static>> {
+pub(crate) fn help_lines(app: &App) -> Vec<Line<'static>> {
     let t = &app.theme;
     let km = &app.keymap;
     let head = Style::new().fg(t.heading).add_modifier(Modifier::BOLD);
@@ -64,7 +64,7 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
     out
 }
 
-pub fn draw_help(app: &App, area: Rect, buf: &mut Buffer) {
+pub(crate) fn draw_help(app: &App, area: Rect, buf: &mut Buffer) {
     let lines = help_lines(app);
     let h = (lines.len() as u16 + 2).min(area.height);
     let hint = "↑↓ scroll · any other key closes";
@@ -75,7 +75,7 @@ pub fn draw_help(app: &App, area: Rect, buf: &mut Buffer) {
         .render(inner, buf);
 }
 
-pub fn draw_confirm_quit(app: &App, area: Rect, buf: &mut Buffer) {
+pub(crate) fn draw_confirm_quit(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let n = app.running_turns();
     let text = vec![

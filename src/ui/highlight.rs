@@ -27,14 +27,14 @@ pub fn warm_up() {
 /// minified code takes 0.05–0.4 s) and a streaming block's unfinished line
 /// is highlighted again every frame. Editors cap it too (VS Code: 20,000
 /// characters).
-pub const LONG_LINE: usize = 4 * 1024;
+pub(crate) const LONG_LINE: usize = 4 * 1024;
 
 /// What highlighting a growing code block again can reuse: its complete
 /// lines, already highlighted, and the parser's state after them. A
 /// streaming answer's open code block is highlighted on every frame; with
 /// this only the lines that arrived since (and the unfinished last one) are.
 #[derive(Debug, Default)]
-pub struct Memo {
+pub(crate) struct Memo {
     /// Language and theme the state belongs to.
     key: (String, String),
     /// Source of the complete lines highlighted so far.
@@ -149,7 +149,7 @@ pub fn highlight(code: &str, lang: &str, theme_name: &str) -> Option<Vec<Vec<Spa
 /// `highlight`, resuming from `memo` when `code` extends the code it saw
 /// (same language and theme), and leaving in it the state after `code`'s
 /// complete lines.
-pub fn highlight_with(
+pub(crate) fn highlight_with(
     code: &str,
     lang: &str,
     theme_name: &str,

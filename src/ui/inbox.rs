@@ -10,7 +10,7 @@ use super::overlay::{age, fit, frame, row_style, window};
 use crate::app::inbox::Reason;
 use crate::app::state::App;
 
-pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
+pub(crate) fn draw(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let inbox = &app.inbox;
     let is_perm = matches!(

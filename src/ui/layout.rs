@@ -8,7 +8,7 @@ const IDEAL_RATIO: f64 = 2.2;
 const MIN_PANE_WIDTH: u16 = 24;
 
 /// Columns and rows for `n` panes in `area`.
-pub fn grid_shape(n: usize, area: Rect) -> (usize, usize) {
+pub(crate) fn grid_shape(n: usize, area: Rect) -> (usize, usize) {
     if n <= 1 {
         return (1, 1);
     }
@@ -36,7 +36,7 @@ pub fn grid_shape(n: usize, area: Rect) -> (usize, usize) {
 
 /// The rectangles of `n` panes, in reading order. The last row stretches
 /// its panes over the full width when it is not full.
-pub fn grid(n: usize, area: Rect) -> Vec<Rect> {
+pub(crate) fn grid(n: usize, area: Rect) -> Vec<Rect> {
     if n == 0 {
         return Vec::new();
     }

@@ -46,7 +46,7 @@ fn render_with(
 /// The largest cut point `>= from` where everything before can be rendered
 /// on its own: just after a blank line, outside any code fence, with the next
 /// line starting a new top-level block. `from` must itself be such a point.
-pub fn stable_boundary(src: &str, from: usize) -> usize {
+pub(crate) fn stable_boundary(src: &str, from: usize) -> usize {
     boundaries(src, from).last().unwrap_or(from)
 }
 
@@ -542,7 +542,7 @@ impl OpenTable {
 /// Incremental rendering state of one streaming markdown item.
 #[derive(Debug, Default)]
 pub struct Incremental {
-    pub stable_len: usize,
+    pub(crate) stable_len: usize,
     pub stable: Vec<Logical>,
     pub tail: Vec<Logical>,
     /// Finished lines were rendered (some may have been taken since).
@@ -586,7 +586,7 @@ impl Incremental {
 
     /// Hands over the finished lines rendered since the last call: a
     /// caller that keeps them (wrapped) need not hold them twice.
-    pub fn take_stable(&mut self) -> Vec<Logical> {
+    pub(crate) fn take_stable(&mut self) -> Vec<Logical> {
         std::mem::take(&mut self.stable)
     }
 }

@@ -15,15 +15,15 @@ use unicode_width::UnicodeWidthStr;
 use super::wrap::{Block, Logical, wrap};
 
 /// One cell's inline content.
-pub type Cell = Vec<Span<'static>>;
+pub(crate) type Cell = Vec<Span<'static>>;
 
 /// A parsed table, laid out by `layout` for a given width.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Table {
-    pub align: Vec<Alignment>,
+pub(crate) struct Table {
+    pub(crate) align: Vec<Alignment>,
     pub rows: Vec<Vec<Cell>>,
     /// The first `header_rows` rows are the header (drawn bold).
-    pub header_rows: usize,
+    pub(crate) header_rows: usize,
     pub border: Style,
 }
 
@@ -100,7 +100,7 @@ impl Table {
     }
 
     /// The table's rows for `width` columns (prefixes not included).
-    pub fn layout(&self, width: usize) -> Vec<Vec<Span<'static>>> {
+    pub(crate) fn layout(&self, width: usize) -> Vec<Vec<Span<'static>>> {
         let cols = self.cols();
         if cols == 0 {
             return Vec::new();

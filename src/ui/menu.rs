@@ -19,7 +19,7 @@ use crate::theme::Theme;
 const ROWS: usize = 8;
 
 /// Draws `menu` bottom-aligned in `area` (the rows above the composer).
-pub fn draw(menu: &Menu, t: &Theme, area: Rect, buf: &mut Buffer) {
+pub(crate) fn draw(menu: &Menu, t: &Theme, area: Rect, buf: &mut Buffer) {
     let items = menu.visible();
     let shown = items.len().clamp(1, ROWS);
     let height = (shown as u16 + 2).min(area.height);

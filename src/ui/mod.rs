@@ -6,32 +6,32 @@
 
 mod border;
 pub mod cells;
-pub mod chips;
-pub mod compare;
+pub(crate) mod chips;
+pub(crate) mod compare;
 pub mod diff;
-pub mod digest;
-pub mod help;
+pub(crate) mod digest;
+pub(crate) mod help;
 pub mod highlight;
-pub mod inbox;
-pub mod layout;
+pub(crate) mod inbox;
+pub(crate) mod layout;
 mod lazy_code;
 mod lazy_md;
 pub mod markdown;
-pub mod markdown_table;
-pub mod menu;
-pub mod overlay;
-pub mod overview;
-pub mod pane;
-pub mod pane_ctx;
-pub mod pane_title;
+pub(crate) mod markdown_table;
+pub(crate) mod menu;
+pub(crate) mod overlay;
+pub(crate) mod overview;
+pub(crate) mod pane;
+pub(crate) mod pane_ctx;
+pub(crate) mod pane_title;
 pub mod put;
-pub mod search;
-pub mod status;
+pub(crate) mod search;
+pub(crate) mod status;
 pub mod terminal;
 /// Themes are chosen by the config and held by the app; drawing reads them.
 pub use crate::theme;
 pub mod transcript;
-pub mod view;
+pub(crate) mod view;
 pub mod wrap;
 
 use ratatui::Frame;
@@ -45,10 +45,10 @@ pub use view::ViewState;
 /// How often the spinners turn: 10 Hz, as the agents' own TUIs do. Every
 /// turn rewrites each spinner on screen (a few dozen bytes), whatever the
 /// frame rate of the text.
-pub const SPIN_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+pub(crate) const SPIN_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Spinner frame for `app.now`.
-pub fn spin_frame(app: &App) -> usize {
+pub(crate) fn spin_frame(app: &App) -> usize {
     (app.now.saturating_duration_since(app.started).as_millis() / SPIN_EVERY.as_millis()) as usize
 }
 

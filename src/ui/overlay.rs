@@ -16,7 +16,7 @@ use crate::app::pane::Pane;
 use crate::theme::Theme;
 
 /// A `w`×`h` rect centred in `area` (no larger than it).
-pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
+pub(crate) fn centered(area: Rect, w: u16, h: u16) -> Rect {
     let w = w.min(area.width);
     let h = h.min(area.height);
     Rect::new(
@@ -28,7 +28,7 @@ pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
 }
 
 /// The rounded box in `colour`.
-pub fn rounded_box(colour: Color) -> Block<'static> {
+pub(crate) fn rounded_box(colour: Color) -> Block<'static> {
     Block::new()
         .borders(Borders::ALL)
         .border_type(BorderType::Rounded)
@@ -36,7 +36,7 @@ pub fn rounded_box(colour: Color) -> Block<'static> {
 }
 
 /// The rounded box in `colour` with `title` on top in bold.
-pub fn titled_box(colour: Color, title: String) -> Block<'static> {
+pub(crate) fn titled_box(colour: Color, title: String) -> Block<'static> {
     rounded_box(colour).title(Line::from(Span::styled(
         title,
         Style::new().fg(colour).add_modifier(Modifier::BOLD),
@@ -45,7 +45,7 @@ pub fn titled_box(colour: Color, title: String) -> Block<'static> {
 
 /// Clears a `w`×`h` box centred in `area`, draws its frame and returns
 /// the inside.
-pub fn frame(
+pub(crate) fn frame(
     t: &Theme,
     area: Rect,
     (w, h): (u16, u16),
@@ -64,7 +64,7 @@ pub fn frame(
 }
 
 /// `42s`, `3m`, `2h`, `5d`: how long ago, in one short cell.
-pub fn age(d: Duration) -> String {
+pub(crate) fn age(d: Duration) -> String {
     let s = d.as_secs();
     match s {
         0..60 => format!("{s}s"),
@@ -75,7 +75,7 @@ pub fn age(d: Duration) -> String {
 }
 
 /// `text` cut or padded to exactly `width` columns.
-pub fn fit(text: &str, width: usize) -> String {
+pub(crate) fn fit(text: &str, width: usize) -> String {
     let cut = super::wrap::truncate(text, width);
     let pad = width.saturating_sub(cut.width());
     format!("{cut}{}", " ".repeat(pad))
@@ -83,7 +83,7 @@ pub fn fit(text: &str, width: usize) -> String {
 
 /// The width of the pane-name column: the widest name, at most `most`
 /// (4 with no panes).
-pub fn name_width(panes: &[Pane], most: usize) -> usize {
+pub(crate) fn name_width(panes: &[Pane], most: usize) -> usize {
     panes
         .iter()
         .map(|p| p.name().width())
@@ -93,7 +93,7 @@ pub fn name_width(panes: &[Pane], most: usize) -> usize {
 }
 
 /// The row style: the selection stands out.
-pub fn row_style(t: &Theme, selected: bool) -> Style {
+pub(crate) fn row_style(t: &Theme, selected: bool) -> Style {
     if selected {
         Style::new()
             .fg(t.text)
@@ -106,7 +106,11 @@ pub fn row_style(t: &Theme, selected: bool) -> Style {
 
 /// The part of a list that fits `rows` lines with `sel` in view, as
 /// (row on screen, index, item).
-pub fn window<T>(items: &[T], sel: usize, rows: usize) -> impl Iterator<Item = (u16, usize, &T)> {
+pub(crate) fn window<T>(
+    items: &[T],
+    sel: usize,
+    rows: usize,
+) -> impl Iterator<Item = (u16, usize, &T)> {
     let first = sel.saturating_sub(rows.saturating_sub(1));
     items
         .iter()

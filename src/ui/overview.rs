@@ -14,7 +14,7 @@ use crate::app::overview::activity;
 use crate::app::pane::Pane;
 use crate::app::state::App;
 
-pub fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
+pub(crate) fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let n = app.panes.len();
     let w = area.width.saturating_sub(2).min(150);

@@ -20,14 +20,14 @@ use crate::app::pane::Pane;
 use crate::keymap::{Action, Keymap};
 use crate::runner::TurnState;
 
-pub use super::pane_ctx::PaneCtx;
+pub(crate) use super::pane_ctx::PaneCtx;
 
 /// A narrow pane's streaming answer moves up by a third of the view at a
 /// time: every move repaints the whole pane, so moving row by row would
 /// write the pane's height in rows for every row of text.
 const JUMP_FRACTION: u16 = 3;
 
-pub fn state_label(p: &Pane, spin: usize) -> (String, bool) {
+pub(crate) fn state_label(p: &Pane, spin: usize) -> (String, bool) {
     let s = SPINNER[spin % SPINNER.len()];
     if p.conversation.failed.is_some() {
         return ("✗ failed".into(), true);
@@ -44,7 +44,7 @@ pub fn state_label(p: &Pane, spin: usize) -> (String, bool) {
     }
 }
 
-pub fn draw(
+pub(crate) fn draw(
     p: &Pane,
     geo: &mut PaneGeometry,
     view: &mut PaneView,
@@ -661,7 +661,7 @@ fn draw_separator(p: &Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
 }
 
 /// How a pane's composer looks this frame: placeholder and styles.
-pub struct ComposerLook {
+pub(crate) struct ComposerLook {
     placeholder: String,
     placeholder_style: Style,
     style: Style,
@@ -670,7 +670,7 @@ pub struct ComposerLook {
 
 impl ComposerLook {
     /// The look for `p`'s composer (focus, theme, turn state).
-    pub fn of(p: &Pane, focused: bool, t: &Theme, km: &Keymap) -> Self {
+    pub(crate) fn of(p: &Pane, focused: bool, t: &Theme, km: &Keymap) -> Self {
         let placeholder = if p.composer.deny_reason {
             format!(
                 "reason for denying (optional) · {} denies · {} goes back",
@@ -703,7 +703,7 @@ impl ComposerLook {
 
     /// Styles the text area. The composer widget keeps its styles, so the
     /// app loop applies the look before each frame (`app::frame`).
-    pub fn apply(self, ta: &mut TextArea<'static>) {
+    pub(crate) fn apply(self, ta: &mut TextArea<'static>) {
         ta.set_placeholder_text(self.placeholder);
         ta.set_placeholder_style(self.placeholder_style);
         ta.set_style(self.style);

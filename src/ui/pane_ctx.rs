@@ -6,11 +6,11 @@ use super::theme::Theme;
 use crate::keymap::Keymap;
 
 /// What the pane renderer needs from the app.
-pub struct PaneCtx<'a> {
+pub(crate) struct PaneCtx<'a> {
     pub index: usize,
     pub focused: bool,
     pub theme: &'a Theme,
-    pub keymap: &'a Keymap,
+    pub(crate) keymap: &'a Keymap,
     pub full_view: bool,
     pub spin: usize,
     pub now: std::time::Instant,

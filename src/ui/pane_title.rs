@@ -14,7 +14,7 @@ use super::wrap::truncate;
 const MIN_NAME: usize = 6;
 
 /// The parts of a title, as wide as they are in full.
-pub struct Parts<'a> {
+pub(crate) struct Parts<'a> {
     /// Columns before the name (pane number, attention mark).
     pub head: usize,
     pub name: &'a str,
@@ -29,7 +29,7 @@ pub struct Parts<'a> {
 /// dim `provider · model · ` text, and the state label (maybe only its
 /// symbol, maybe none).
 #[derive(Debug, PartialEq, Eq)]
-pub struct Fit {
+pub(crate) struct Fit {
     pub name: String,
     pub branch: bool,
     pub meta: String,
@@ -42,7 +42,7 @@ fn short_label(label: &str) -> &str {
 }
 
 /// Fits the title's parts into `avail` columns (the border less corners).
-pub fn fit(parts: &Parts<'_>, avail: usize) -> Fit {
+pub(crate) fn fit(parts: &Parts<'_>, avail: usize) -> Fit {
     let model = parts.model;
     let provider = parts.provider;
     let full = Some(parts.label);

@@ -14,7 +14,7 @@ use crate::app::state::App;
 use crate::app::transcript::Entry;
 use crate::theme::Theme;
 
-pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
+pub(crate) fn draw(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let s = &app.search;
     let w = area.width.saturating_sub(4).min(120);
@@ -99,7 +99,7 @@ fn mark(t: &Theme) -> Style {
 
 /// The scroll (rows up from the bottom) that puts entry `target` at the
 /// top of a viewport of `area` (or as high as the transcript allows).
-pub fn reveal_scroll(
+pub(crate) fn reveal_scroll(
     entries: &[Entry],
     caches: &mut [Cache],
     target: usize,
@@ -124,7 +124,7 @@ pub fn reveal_scroll(
 
 /// Marks every occurrence of `needle` drawn in `area` (a whole screen row
 /// at a time, so a match is found wherever the transcript put it).
-pub fn highlight(needle: &str, area: Rect, t: &Theme, buf: &mut Buffer) {
+pub(crate) fn highlight(needle: &str, area: Rect, t: &Theme, buf: &mut Buffer) {
     let n = needle.to_ascii_lowercase();
     if n.is_empty() {
         return;

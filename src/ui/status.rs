@@ -12,7 +12,7 @@ use super::pane::state_label;
 use crate::app::state::App;
 use crate::keymap::Action;
 
-pub fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
+pub(crate) fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let base = Style::new().fg(t.status_fg).bg(t.status_bg);
     buf.set_style(area, base);

@@ -74,7 +74,7 @@ pub fn alternate_screen(screen: &ScreenUpdate) -> bool {
 
 /// Copy mode over a drawn terminal (`render` first, same `scrollback`):
 /// the selection in `selection` style, the copy cursor inverted.
-pub fn paint_copy(
+pub(crate) fn paint_copy(
     screen: &ScreenUpdate,
     scrollback: usize,
     copy: &CopyMode,

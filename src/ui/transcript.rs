@@ -69,7 +69,7 @@ impl Cache {
 
     /// Whether any of the entry's rows are held (an agent message always
     /// keeps its separator and open tail; see `chunks_laid_out`).
-    pub fn holds_rows(&self) -> bool {
+    pub(crate) fn holds_rows(&self) -> bool {
         !self.lines.is_empty() || self.md.as_ref().is_some_and(|m| m.laid_out_chunks() > 0)
     }
 
@@ -375,7 +375,7 @@ fn max_scroll(total: usize, h: usize, extra: usize) -> usize {
 
 /// Lays out `n` rows from the top of entry `from` down (the view's top
 /// rows at the top of the transcript or at a search hit).
-pub fn settle_down(
+pub(crate) fn settle_down(
     entries: &[Entry],
     caches: &mut [Cache],
     from: usize,
@@ -434,7 +434,7 @@ fn jump_slack(entries: &[Entry], caches: &mut [Cache], width: u16, ctx: &Ctx<'_>
 }
 
 /// The "↓ N more" marker drawn over the last row while scrolled up.
-pub fn scroll_marker(scroll: usize, t: &Theme) -> Line<'static> {
+pub(crate) fn scroll_marker(scroll: usize, t: &Theme) -> Line<'static> {
     Line::from(vec![Span::styled(
         format!(" ↓ {scroll} lines below · End to follow "),
         Style::new().fg(t.accent).add_modifier(Modifier::REVERSED),
@@ -461,7 +461,7 @@ impl PaneView {
 
     /// The caches for `t`'s entries: dropped when `t` was invalidated,
     /// one per entry.
-    pub fn caches(&mut self, t: &Transcript) -> &mut [Cache] {
+    pub(crate) fn caches(&mut self, t: &Transcript) -> &mut [Cache] {
         if self.epoch != t.epoch {
             self.entries.clear();
             self.resident.clear();

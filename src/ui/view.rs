@@ -2,7 +2,7 @@
 //! (`Geometry`, handed to the app after the frame) and each transcript
 //! entry's layout cache. Rendering reads `App` and writes only here.
 
-pub use super::transcript::PaneView;
+pub(crate) use super::transcript::PaneView;
 use crate::app::geometry::{Geometry, PaneGeometry};
 
 /// View state for the whole screen, owned by the app loop and passed to

@@ -27,15 +27,15 @@ impl PartialEq for dyn Block {
 /// One unwrapped line: what markdown and the widgets produce before wrapping.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Logical {
-    pub spans: Vec<Span<'static>>,
+    pub(crate) spans: Vec<Span<'static>>,
     /// Drawn before the first wrapped row.
     pub prefix: Vec<Span<'static>>,
     /// Drawn before every later row (usually spaces or a bar as wide as `prefix`).
     pub cont: Vec<Span<'static>>,
     /// Break anywhere and keep spaces (code); otherwise break at words.
-    pub hard: bool,
+    pub(crate) hard: bool,
     /// Style for the whole row (e.g. a background for user messages).
-    pub line_style: Style,
+    pub(crate) line_style: Style,
     /// A markdown table, laid out to the width when wrapped (`spans` unused).
     pub table: Option<Arc<dyn Block>>,
 }
@@ -52,13 +52,17 @@ impl Logical {
         Self::new(vec![Span::styled(text.into(), style)])
     }
 
-    pub fn with_prefix(mut self, prefix: Vec<Span<'static>>, cont: Vec<Span<'static>>) -> Self {
+    pub(crate) fn with_prefix(
+        mut self,
+        prefix: Vec<Span<'static>>,
+        cont: Vec<Span<'static>>,
+    ) -> Self {
         self.prefix = prefix;
         self.cont = cont;
         self
     }
 
-    pub fn hard(mut self) -> Self {
+    pub(crate) fn hard(mut self) -> Self {
         self.hard = true;
         self
     }
@@ -71,7 +75,7 @@ impl Logical {
         }
     }
 
-    pub fn styled_line(mut self, style: Style) -> Self {
+    pub(crate) fn styled_line(mut self, style: Style) -> Self {
         self.line_style = style;
         self
     }

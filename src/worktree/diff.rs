@@ -29,7 +29,7 @@ impl FileStatus {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LineKind {
+pub(crate) enum LineKind {
     Context,
     Added,
     Removed,
@@ -38,19 +38,19 @@ pub enum LineKind {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DiffLine {
+pub(crate) struct DiffLine {
     pub kind: LineKind,
     pub text: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hunk {
+pub(crate) struct Hunk {
     /// The `@@ -a,b +c,d @@ context` line.
     pub header: String,
-    pub old_start: u32,
-    pub old_len: u32,
-    pub new_start: u32,
-    pub new_len: u32,
+    pub(crate) old_start: u32,
+    pub(crate) old_len: u32,
+    pub(crate) new_start: u32,
+    pub(crate) new_len: u32,
     pub lines: Vec<DiffLine>,
 }
 
@@ -58,14 +58,14 @@ pub struct Hunk {
 pub struct FileDiff {
     pub path: String,
     /// Renames: where the file was.
-    pub old_path: Option<String>,
+    pub(crate) old_path: Option<String>,
     pub status: FileStatus,
     pub binary: bool,
-    pub hunks: Vec<Hunk>,
+    pub(crate) hunks: Vec<Hunk>,
 }
 
 impl FileDiff {
-    pub fn added(&self) -> usize {
+    pub(crate) fn added(&self) -> usize {
         self.count(LineKind::Added)
     }
 
@@ -83,7 +83,7 @@ impl FileDiff {
 }
 
 /// Parses `git diff` output (no colour, `diff --git` headers).
-pub fn parse_unified(text: &str) -> Vec<FileDiff> {
+pub(crate) fn parse_unified(text: &str) -> Vec<FileDiff> {
     let mut files: Vec<FileDiff> = Vec::new();
     let mut in_hunk = false;
     for line in text.lines() {

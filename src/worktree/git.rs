@@ -4,32 +4,28 @@
 
 use std::ffi::OsStr;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 use super::WorktreeError;
 
 /// A git invocation rooted at one directory.
 #[derive(Debug, Clone)]
-pub struct Git {
+pub(crate) struct Git {
     dir: PathBuf,
     envs: Vec<(String, String)>,
 }
 
 impl Git {
-    pub fn at(dir: impl Into<PathBuf>) -> Self {
+    pub(crate) fn at(dir: impl Into<PathBuf>) -> Self {
         Self {
             dir: dir.into(),
             envs: Vec::new(),
         }
     }
 
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// The same directory with one more environment variable (a temporary index).
-    pub fn with_env(&self, key: &str, value: impl AsRef<OsStr>) -> Self {
+    pub(crate) fn with_env(&self, key: &str, value: impl AsRef<OsStr>) -> Self {
         let mut g = self.clone();
         g.envs.push((
             key.to_owned(),
@@ -58,21 +54,21 @@ impl Git {
     }
 
     /// Runs git and returns its raw output whatever the exit status.
-    pub fn output(&self, args: &[&str]) -> Result<Output, WorktreeError> {
+    pub(crate) fn output(&self, args: &[&str]) -> Result<Output, WorktreeError> {
         self.command(args)
             .output()
             .map_err(|source| WorktreeError::Spawn { source })
     }
 
     /// Runs git; a non-zero exit is an error with git's stderr.
-    pub fn run(&self, args: &[&str]) -> Result<String, WorktreeError> {
+    pub(crate) fn run(&self, args: &[&str]) -> Result<String, WorktreeError> {
         let out = self.output(args)?;
         check(args, &out)?;
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
     /// Runs git and returns the trimmed first line of its output.
-    pub fn line(&self, args: &[&str]) -> Result<String, WorktreeError> {
+    pub(crate) fn line(&self, args: &[&str]) -> Result<String, WorktreeError> {
         Ok(self
             .run(args)?
             .lines()
@@ -83,7 +79,11 @@ impl Git {
     }
 
     /// Runs git with `input` on stdin.
-    pub fn run_with_input(&self, args: &[&str], input: &[u8]) -> Result<String, WorktreeError> {
+    pub(crate) fn run_with_input(
+        &self,
+        args: &[&str],
+        input: &[u8],
+    ) -> Result<String, WorktreeError> {
         let mut c = self.command(args);
         c.stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -104,7 +104,7 @@ impl Git {
     }
 
     /// True when git exits 0 (for yes/no questions like "is this a branch?").
-    pub fn succeeds(&self, args: &[&str]) -> bool {
+    pub(crate) fn succeeds(&self, args: &[&str]) -> bool {
         self.output(args).is_ok_and(|o| o.status.success())
     }
 }

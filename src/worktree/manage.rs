@@ -6,7 +6,7 @@ use super::git::Git;
 use super::{DEFAULT_ROOT, Worktree, WorktreeError, WorktreeRequestSpec, branch_for};
 
 /// The top level of the repository containing `dir`.
-pub fn find_repo(dir: &Path) -> Result<PathBuf, WorktreeError> {
+pub(crate) fn find_repo(dir: &Path) -> Result<PathBuf, WorktreeError> {
     let top = Git::at(dir)
         .line(&["rev-parse", "--show-toplevel"])
         .map_err(|_| WorktreeError::NotARepo(dir.to_owned()))?;
@@ -25,7 +25,7 @@ pub fn find_repo(dir: &Path) -> Result<PathBuf, WorktreeError> {
 }
 
 /// The directory that holds a repository's hive worktrees.
-pub fn root_dir(repo: &Path, root: Option<&Path>) -> PathBuf {
+pub(crate) fn root_dir(repo: &Path, root: Option<&Path>) -> PathBuf {
     repo.join(root.unwrap_or(Path::new(DEFAULT_ROOT)))
 }
 
@@ -193,7 +193,7 @@ impl WorktreeInfo {
         self.dirty > 0 || self.ahead > 0
     }
 
-    pub fn describe_work(&self) -> String {
+    pub(crate) fn describe_work(&self) -> String {
         match (self.dirty, self.ahead) {
             (0, 0) => "nothing unmerged".into(),
             (d, 0) => format!("{d} uncommitted change(s)"),

@@ -133,7 +133,7 @@ pub fn bring_home(
 }
 
 /// Fails with the conflicting files if merging `branch` into HEAD would conflict.
-pub fn check_conflicts(main: &Git, branch: &str) -> Result<(), WorktreeError> {
+pub(crate) fn check_conflicts(main: &Git, branch: &str) -> Result<(), WorktreeError> {
     let out = main.output(&[
         "merge-tree",
         "--write-tree",

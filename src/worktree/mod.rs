@@ -10,23 +10,26 @@
 //! functions.
 
 pub mod diff;
-pub mod git;
+pub(crate) mod git;
 pub mod manage;
 pub mod merge;
 pub mod overlap;
-pub mod service;
+pub(crate) mod service;
 
 use std::path::PathBuf;
 
-pub use diff::{DiffLine, FileDiff, FileStatus, Hunk, LineKind, parse_unified};
-pub use manage::{WorktreeInfo, ensure, find_repo, list, prune, remove};
-pub use merge::{BringMode, MergeOutcome, bring_home, commit_all};
-pub use overlap::{Overlap, OverlapFile, overlaps};
+pub use diff::FileStatus;
+pub(crate) use diff::{FileDiff, Hunk, LineKind};
+pub(crate) use manage::find_repo;
+pub use manage::{ensure, list, prune, remove};
+pub use merge::{BringMode, bring_home, commit_all};
+pub(crate) use overlap::Overlap;
+pub use overlap::overlaps;
 pub use service::{DiffScope, WorktreeEvent, WorktreeRequest, spawn_service};
 
 /// Where worktrees go when the config does not say: inside the repository,
 /// next to `.git`, ignored through `.git/info/exclude`.
-pub const DEFAULT_ROOT: &str = ".hive/worktrees";
+pub(crate) const DEFAULT_ROOT: &str = ".hive/worktrees";
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorktreeError {
@@ -64,7 +67,7 @@ pub struct WorktreeRequestSpec {
     pub agent_id: String,
     /// `None`: `hive/<agent-id>`.
     pub branch: Option<String>,
-    pub copy_uncommitted: bool,
+    pub(crate) copy_uncommitted: bool,
     /// Relative paths are relative to the repository's top level.
     pub root: Option<PathBuf>,
 }
@@ -85,7 +88,7 @@ pub struct Worktree {
 }
 
 /// The branch an agent's worktree uses.
-pub fn branch_for(agent_id: &str, configured: Option<&str>) -> String {
+pub(crate) fn branch_for(agent_id: &str, configured: Option<&str>) -> String {
     configured.map_or_else(|| format!("hive/{agent_id}"), str::to_owned)
 }
 

@@ -21,7 +21,7 @@ pub struct Overlap {
 }
 
 impl Overlap {
-    pub fn involves(&self, agent: &str) -> bool {
+    pub(crate) fn involves(&self, agent: &str) -> bool {
         self.a == agent || self.b == agent
     }
 
@@ -100,7 +100,7 @@ fn hunks_meet(a: &FileDiff, b: &FileDiff) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::worktree::parse_unified;
+    use crate::worktree::diff::parse_unified;
 
     fn edit(path: &str, old_start: u32, old_len: u32) -> Vec<FileDiff> {
         parse_unified(&format!(

@@ -52,7 +52,7 @@ impl Conversation {
         }
     }
 
-    pub fn is_busy(&self) -> bool {
+    pub(crate) fn is_busy(&self) -> bool {
         self.state.is_busy()
     }
 

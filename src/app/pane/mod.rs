@@ -12,12 +12,13 @@ mod terminal;
 
 use super::geometry::PaneGeometry;
 use crate::config::AgentConfig;
-pub use attention::Attention;
-pub use composer::Composer;
+pub(crate) use attention::Attention;
+pub(crate) use composer::Composer;
 pub(crate) use composer::Mention;
-pub use conversation::Conversation;
-pub use pending::Pending;
-pub use terminal::{CopyMode, Point, Terminal, selected};
+pub(crate) use conversation::Conversation;
+pub(crate) use pending::Pending;
+pub(crate) use terminal::CopyMode;
+pub use terminal::{Terminal, selected};
 
 pub struct Pane {
     pub agent: AgentConfig,
@@ -75,18 +76,18 @@ impl Pane {
         self.terminal.screen.is_some()
     }
 
-    pub fn is_busy(&self) -> bool {
+    pub(crate) fn is_busy(&self) -> bool {
         self.conversation.is_busy()
     }
 
     /// Needs the user: an unanswered approval card.
-    pub fn is_waiting(&self) -> bool {
+    pub(crate) fn is_waiting(&self) -> bool {
         self.pending.asks()
     }
 
     /// Ctrl+U in the composer (`Composer::clear_line`), then the menu
     /// follows the text.
-    pub fn clear_line(&mut self) {
+    pub(crate) fn clear_line(&mut self) {
         self.composer.clear_line();
         self.refresh_completion();
     }
@@ -101,14 +102,14 @@ impl Pane {
 
     /// Scrolls a page (the last frame's viewport less two rows of context)
     /// up (`dir` 1) or down (-1).
-    pub fn scroll_page(&mut self, dir: isize, g: &PaneGeometry) {
+    pub(crate) fn scroll_page(&mut self, dir: isize, g: &PaneGeometry) {
         let page = usize::from(g.view_rows.saturating_sub(2).max(1));
         self.scroll_by(dir * page as isize, g.max_scroll);
     }
 
     /// Recomputes the completion menu after the composer changed, over
     /// hive's and the agent's slash commands.
-    pub fn refresh_completion(&mut self) {
+    pub(crate) fn refresh_completion(&mut self) {
         self.composer
             .refresh_completion(&self.conversation.commands);
     }

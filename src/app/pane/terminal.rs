@@ -32,7 +32,7 @@ pub struct Terminal {
 impl Terminal {
     /// A (new) provider started with `screen`: the old screen's view goes;
     /// the runner starts on the live screen, not holding.
-    pub fn attach(&mut self, screen: Option<ScreenUpdate>) {
+    pub(crate) fn attach(&mut self, screen: Option<ScreenUpdate>) {
         self.asked = screen.as_ref().map_or((0, false), |s| (s.scroll, s.hold));
         self.seen = screen.as_ref().map_or(0, |s| s.history);
         self.screen = screen;
@@ -54,7 +54,7 @@ impl Terminal {
     /// New output arrived: a view scrolled back (or in copy mode) stays on
     /// the lines it shows, as in tmux, instead of drifting up with them
     /// (the runner holds its view by the same rule).
-    pub fn hold_scrollback(&mut self) {
+    pub(crate) fn hold_scrollback(&mut self) {
         let Some(screen) = &self.screen else {
             return;
         };
@@ -107,11 +107,11 @@ pub struct CopyMode {
     pub row: u16,
     pub col: u16,
     /// Where the selection started (absolute line, column), once started.
-    pub anchor: Option<(usize, u16)>,
+    pub(crate) anchor: Option<(usize, u16)>,
 }
 
 /// A point in the terminal's history: (absolute line, column).
-pub type Point = (usize, u16);
+pub(crate) type Point = (usize, u16);
 
 impl CopyMode {
     /// The cursor as an absolute point, given the absolute line of the

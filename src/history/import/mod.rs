@@ -48,7 +48,7 @@ pub struct ImportReport {
     pub session: String,
     pub path: PathBuf,
     /// The agent's own session id (usable as a resume handle).
-    pub native_session: Option<String>,
+    pub(crate) native_session: Option<String>,
     pub records: usize,
     /// Lines that were not JSON (skipped).
     pub skipped_lines: usize,

@@ -10,9 +10,9 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 /// JSON-RPC "method not found".
-pub const METHOD_NOT_FOUND: i64 = -32601;
+pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
 /// JSON-RPC "invalid params".
-pub const INVALID_PARAMS: i64 = -32602;
+pub(crate) const INVALID_PARAMS: i64 = -32602;
 
 /// One line from the agent, classified.
 #[derive(Debug, Clone, PartialEq)]
@@ -120,7 +120,7 @@ pub fn parse_line(line: &str) -> Result<Incoming, FrameError> {
 
 /// Our outgoing side: id allocation and the table of unanswered requests.
 #[derive(Debug)]
-pub struct RpcClient<K> {
+pub(crate) struct RpcClient<K> {
     next_id: u64,
     pending: HashMap<u64, K>,
 }
@@ -136,7 +136,12 @@ impl<K> Default for RpcClient<K> {
 
 impl<K> RpcClient<K> {
     /// A request line; `kind` comes back with its response.
-    pub fn request(&mut self, method: &str, params: impl Serialize, kind: K) -> (u64, String) {
+    pub(crate) fn request(
+        &mut self,
+        method: &str,
+        params: impl Serialize,
+        kind: K,
+    ) -> (u64, String) {
         let id = self.next_id;
         self.next_id += 1;
         self.pending.insert(id, kind);
@@ -146,7 +151,7 @@ impl<K> RpcClient<K> {
     }
 
     /// Matches a response id to the request it answers.
-    pub fn take(&mut self, id: &Value) -> Option<K> {
+    pub(crate) fn take(&mut self, id: &Value) -> Option<K> {
         let id = match id {
             Value::Number(n) => n.as_u64()?,
             Value::String(s) => s.parse().ok()?,
@@ -156,7 +161,7 @@ impl<K> RpcClient<K> {
     }
 
     /// Forgets a request whose answer no longer matters.
-    pub fn forget(&mut self, id: u64) {
+    pub(crate) fn forget(&mut self, id: u64) {
         self.pending.remove(&id);
     }
 }
@@ -171,7 +176,7 @@ pub fn response(id: &Value, result: impl Serialize) -> String {
     json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()
 }
 
-pub fn error_response(id: &Value, code: i64, message: &str) -> String {
+pub(crate) fn error_response(id: &Value, code: i64, message: &str) -> String {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string()
 }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::config::AgentConfig;
 use crate::provider::doctor::{DryStart, Facts, Probe};
 
-pub fn facts(agent: &AgentConfig, probe: &Probe) -> Result<Facts, String> {
+pub(crate) fn facts(agent: &AgentConfig, probe: &Probe) -> Result<Facts, String> {
     let (program, lead) = super::program(agent)?;
     let name = Path::new(program)
         .file_name()

@@ -28,7 +28,7 @@ use super::client;
 
 /// The most a single read returns; beyond it the agent gets an error telling
 /// it to read in parts with `line`/`limit`.
-pub const MAX_READ_BYTES: usize = 16 << 20;
+pub(crate) const MAX_READ_BYTES: usize = 16 << 20;
 
 /// What a read of a file that does not exist returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -81,7 +81,7 @@ impl FsError {
 
     /// A refusal the user should hear about (the agent tried to reach past
     /// what it was given), as opposed to an ordinary I/O failure.
-    pub fn is_refusal(&self) -> bool {
+    pub(crate) fn is_refusal(&self) -> bool {
         matches!(
             self,
             FsError::Outside { .. } | FsError::Symlink(_) | FsError::NotRegular { .. }
@@ -116,7 +116,7 @@ impl FsRoot {
 
     /// Resolves `path` (absolute, or relative to the root) to a path inside
     /// the root whose final component is not a symlink, or refuses it.
-    pub fn resolve(&self, path: &str) -> Result<PathBuf, FsError> {
+    pub(crate) fn resolve(&self, path: &str) -> Result<PathBuf, FsError> {
         let raw = Path::new(path);
         let lexical = normalize(&self.root.join(raw));
         let rel = match lexical.strip_prefix(&self.root) {

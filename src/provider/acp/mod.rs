@@ -7,10 +7,10 @@
 //! `agent-client-protocol-schema` crate. Config: docs/acp.md.
 
 pub mod client;
-pub mod doctor;
+pub(crate) mod doctor;
 pub mod engine;
 pub mod fs;
-pub mod render;
+pub(crate) mod render;
 pub mod translate;
 
 use std::path::PathBuf;
@@ -45,16 +45,16 @@ const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Settings from `[agent.options]` (documented in docs/acp.md).
 #[derive(Debug, Clone)]
-pub struct AcpOptions {
+pub(crate) struct AcpOptions {
     pub mcp_servers: Vec<McpServer>,
-    pub cancel_grace: Duration,
-    pub kill_grace: Duration,
-    pub startup_timeout: Duration,
-    pub missing_file: MissingFile,
+    pub(crate) cancel_grace: Duration,
+    pub(crate) kill_grace: Duration,
+    pub(crate) startup_timeout: Duration,
+    pub(crate) missing_file: MissingFile,
 }
 
 impl AcpOptions {
-    pub fn from_config(agent: &AgentConfig) -> Result<Self, ProviderError> {
+    pub(crate) fn from_config(agent: &AgentConfig) -> Result<Self, ProviderError> {
         let err = |message: String| ProviderError::config(&agent.id, message);
         let opts = &agent.options;
         let ms = |key: &str, default: u64| -> Result<Duration, ProviderError> {
@@ -147,7 +147,7 @@ fn absolute_cwd(agent: &AgentConfig) -> Result<PathBuf, ProviderError> {
 
 /// The `acp` provider as the registry knows it: any ACP agent, hive's
 /// operations passed to it in `session/new` beside its own MCP servers.
-pub fn descriptor() -> super::ProviderDescriptor {
+pub(crate) fn descriptor() -> super::ProviderDescriptor {
     super::ProviderDescriptor {
         doctor: doctor::facts,
         npm: &[

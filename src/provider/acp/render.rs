@@ -10,7 +10,7 @@ use serde_json::Value;
 /// Longest JSON shown for an update hive does not know.
 const GENERIC_MAX_CHARS: usize = 400;
 
-pub fn content_block(block: &ContentBlock) -> String {
+pub(crate) fn content_block(block: &ContentBlock) -> String {
     match block {
         ContentBlock::Text(t) => t.text.clone(),
         ContentBlock::Image(i) => format!("[image {}]", i.mime_type),
@@ -26,7 +26,7 @@ pub fn content_block(block: &ContentBlock) -> String {
 }
 
 /// A diff as unified diff text; a missing `oldText` means a new file.
-pub fn diff(d: &Diff) -> String {
+pub(crate) fn diff(d: &Diff) -> String {
     let path = d.path.display().to_string();
     let old = d.old_text.as_deref().unwrap_or("");
     let old_name = if d.old_text.is_some() {
@@ -47,7 +47,7 @@ pub fn diff(d: &Diff) -> String {
     }
 }
 
-pub fn tool_content(content: &[ToolCallContent]) -> String {
+pub(crate) fn tool_content(content: &[ToolCallContent]) -> String {
     let parts: Vec<String> = content
         .iter()
         .map(|c| match c {
@@ -63,7 +63,7 @@ pub fn tool_content(content: &[ToolCallContent]) -> String {
 
 /// Raw tool output when the agent sent no content: a string as is, an object
 /// by its usual output fields, anything else as JSON.
-pub fn raw_output(raw: &Value) -> String {
+pub(crate) fn raw_output(raw: &Value) -> String {
     match raw {
         Value::Null => String::new(),
         Value::String(s) => s.clone(),
@@ -80,7 +80,7 @@ pub fn raw_output(raw: &Value) -> String {
 }
 
 /// A plan as a markdown checklist.
-pub fn plan(entries: &[PlanEntry]) -> String {
+pub(crate) fn plan(entries: &[PlanEntry]) -> String {
     let mut out = String::from("**Plan**\n");
     if entries.is_empty() {
         out.push_str("\n_(empty)_\n");
@@ -99,7 +99,7 @@ pub fn plan(entries: &[PlanEntry]) -> String {
 }
 
 /// Compact JSON, cut to a readable length.
-pub fn generic(value: &Value) -> String {
+pub(crate) fn generic(value: &Value) -> String {
     let text = value.to_string();
     if text.chars().count() <= GENERIC_MAX_CHARS {
         return text;

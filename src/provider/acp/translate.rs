@@ -221,7 +221,7 @@ pub(crate) fn describe_input(input: Option<&Value>, name: &str) -> ToolDisplay {
     d
 }
 
-pub fn kind_label(kind: ToolKind) -> &'static str {
+pub(crate) fn kind_label(kind: ToolKind) -> &'static str {
     match kind {
         ToolKind::Read => "read",
         ToolKind::Edit => "edit",
@@ -353,7 +353,7 @@ impl Translator {
 
     /// The tool call a permission request is about: created if this is its
     /// first sighting (Gemini and Codex ask before announcing the call).
-    pub fn permission_tool(&mut self, call: &ToolCallUpdate) -> Vec<Translated> {
+    pub(crate) fn permission_tool(&mut self, call: &ToolCallUpdate) -> Vec<Translated> {
         let mut out = Vec::new();
         self.tool_update(call.clone(), true, &mut out);
         out

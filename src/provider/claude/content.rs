@@ -9,7 +9,7 @@ use crate::provider::json::UsageKeys;
 
 /// An Anthropic `usage` object's token counts (no cost: Claude reports that
 /// per `result`, not per message).
-pub fn usage(u: &Value) -> Usage {
+pub(crate) fn usage(u: &Value) -> Usage {
     const KEYS: UsageKeys = UsageKeys {
         input: "input_tokens",
         output: "output_tokens",
@@ -21,14 +21,14 @@ pub fn usage(u: &Value) -> Usage {
 
 /// A tool's result, as a `user` message carries it back.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolResult {
+pub(crate) struct ToolResult {
     pub call_id: String,
     pub output: String,
     pub is_error: bool,
 }
 
 /// A `tool_result` content block (`None` for any other block).
-pub fn tool_result(c: &Value) -> Option<ToolResult> {
+pub(crate) fn tool_result(c: &Value) -> Option<ToolResult> {
     if str_of(c, "type") != "tool_result" {
         return None;
     }

@@ -58,7 +58,7 @@ pub fn set_model(request_id: &str, model: &str) -> String {
 
 /// Thinking budget for the next requests (the SDK's `setMaxThinkingTokens`;
 /// 0 turns thinking off).
-pub fn set_max_thinking_tokens(request_id: &str, tokens: u64) -> String {
+pub(crate) fn set_max_thinking_tokens(request_id: &str, tokens: u64) -> String {
     control_request(
         request_id,
         json!({"subtype": "set_max_thinking_tokens", "max_thinking_tokens": tokens}),
@@ -79,7 +79,7 @@ pub fn permission_deny(request_id: &str, message: &str) -> String {
 }
 
 /// Answer to a control request hive does not handle, so the CLI never waits.
-pub fn control_error(request_id: &str, message: &str) -> String {
+pub(crate) fn control_error(request_id: &str, message: &str) -> String {
     json!({
         "type": "control_response",
         "response": {"subtype": "error", "request_id": request_id, "error": message},

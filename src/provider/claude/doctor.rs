@@ -4,12 +4,12 @@
 use crate::config::AgentConfig;
 use crate::provider::doctor::{Auth, Facts, Probe};
 
-pub fn facts(agent: &AgentConfig, probe: &Probe) -> Facts {
+pub(crate) fn facts(agent: &AgentConfig, probe: &Probe) -> Facts {
     Facts::cli(agent, "claude", auth(probe))
 }
 
 /// Shared with ACP adapters that drive Claude Code.
-pub fn auth(probe: &Probe) -> Auth {
+pub(crate) fn auth(probe: &Probe) -> Auth {
     Auth {
         env: vec![
             "ANTHROPIC_API_KEY",

@@ -8,9 +8,9 @@
 //! reports the turn in flight as failed, then `Exited`, and ends: hive never
 //! restarts an agent behind the user's back.
 
-pub mod content;
+pub(crate) mod content;
 pub mod control;
-pub mod doctor;
+pub(crate) mod doctor;
 pub mod import;
 pub mod translate;
 
@@ -36,7 +36,7 @@ use translate::Translator;
 
 /// An interrupt Claude does not answer within this ends the turn here (the
 /// runner's own backstop, which replaces the process, comes later).
-pub const CANCEL_GRACE: Duration = Duration::from_millis(800);
+pub(crate) const CANCEL_GRACE: Duration = Duration::from_millis(800);
 /// SIGTERM → SIGKILL grace on kill.
 const KILL_GRACE: Duration = Duration::from_millis(500);
 /// After the process exits, how long stdout may still deliver buffered lines.
@@ -47,7 +47,7 @@ const SILENT_MODES: &[&str] = &["bypassPermissions", "dontAsk"];
 
 /// The `claude` provider as the registry knows it. hive's operations
 /// reach Claude Code through an `--mcp-config` file hive writes.
-pub fn descriptor() -> super::ProviderDescriptor {
+pub(crate) fn descriptor() -> super::ProviderDescriptor {
     super::ProviderDescriptor {
         doctor: |agent, probe| Ok(doctor::facts(agent, probe)),
         importer: Some(&import::Transcript),
@@ -129,7 +129,7 @@ fn mcp_config_file(agent: &AgentConfig) -> String {
 }
 
 /// The `--mcp-config` file for a `hive_tools` agent.
-pub fn mcp_config(server: &crate::config::McpServerConfig) -> serde_json::Value {
+pub(crate) fn mcp_config(server: &crate::config::McpServerConfig) -> serde_json::Value {
     serde_json::json!({"mcpServers": {HIVE_MCP: {
         "type": "stdio", "command": server.command, "args": server.args, "env": server.env,
     }}})

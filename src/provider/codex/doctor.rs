@@ -4,12 +4,12 @@
 use crate::config::AgentConfig;
 use crate::provider::doctor::{Auth, Facts, Probe};
 
-pub fn facts(agent: &AgentConfig, probe: &Probe) -> Facts {
+pub(crate) fn facts(agent: &AgentConfig, probe: &Probe) -> Facts {
     Facts::cli(agent, "codex", auth(probe))
 }
 
 /// Shared with the codex-acp adapter.
-pub fn auth(probe: &Probe) -> Auth {
+pub(crate) fn auth(probe: &Probe) -> Auth {
     Auth {
         env: vec!["OPENAI_API_KEY", "CODEX_API_KEY"],
         files: vec![probe.dir("CODEX_HOME", ".codex").join("auth.json")],

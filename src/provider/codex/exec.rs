@@ -58,7 +58,7 @@ impl ExecTurn {
 
     /// The last error the CLI printed, for a turn that ends without
     /// `turn.failed` (the process exited).
-    pub fn last_error(&self) -> Option<&str> {
+    pub(crate) fn last_error(&self) -> Option<&str> {
         self.pending_error.as_deref()
     }
 

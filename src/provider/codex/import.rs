@@ -20,7 +20,7 @@ use crate::provider::display;
 use crate::provider::import::{content_text, ts_of};
 
 /// The Codex rollout importer.
-pub struct Rollout;
+pub(crate) struct Rollout;
 
 impl Importer for Rollout {
     fn name(&self) -> &'static str {

@@ -10,11 +10,11 @@
 //! unknown item looks the same in a pane whichever transport produced it.
 
 pub mod app_server;
-pub mod doctor;
+pub(crate) mod doctor;
 pub mod exec;
-pub mod import;
+pub(crate) mod import;
 pub mod items;
-pub mod settings;
+pub(crate) mod settings;
 
 use std::sync::Arc;
 
@@ -24,14 +24,14 @@ use super::{
 };
 use crate::config::AgentConfig;
 
-pub use settings::{CodexSettings, Transport};
+pub(crate) use settings::{CodexSettings, Transport};
 
 /// The provider id in `response_start` and on thinking items.
-pub const PROVIDER_ID: &str = "codex";
+pub(crate) const PROVIDER_ID: &str = "codex";
 
 /// The `codex` provider as the registry knows it. hive's operations reach
 /// codex as an MCP server on its command line (`-c mcp_servers.hive…`).
-pub fn descriptor() -> super::ProviderDescriptor {
+pub(crate) fn descriptor() -> super::ProviderDescriptor {
     super::ProviderDescriptor {
         doctor: |agent, probe| Ok(doctor::facts(agent, probe)),
         importer: Some(&import::Rollout),
@@ -44,7 +44,7 @@ pub fn descriptor() -> super::ProviderDescriptor {
     }
 }
 
-pub struct CodexFactory;
+pub(crate) struct CodexFactory;
 
 impl ProviderFactory for CodexFactory {
     fn capabilities(&self, agent: &AgentConfig) -> Capabilities {

@@ -13,7 +13,7 @@ use crate::provider::process::CommandSpec;
 
 /// Which machine interface of the CLI drives the pane.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Transport {
+pub(crate) enum Transport {
     #[default]
     AppServer,
     Exec,
@@ -33,7 +33,7 @@ const OPTION_KEYS: &[&str] = &[
 
 /// `permission_mode` shortcuts beyond the plain approval policies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Bypass {
+pub(crate) enum Bypass {
     /// No approvals, no sandbox (`--dangerously-bypass-approvals-and-sandbox`).
     Full,
     /// Sandboxed writes inside the workspace, ask on request (`--full-auto`).
@@ -41,33 +41,32 @@ pub enum Bypass {
 }
 
 #[derive(Debug, Clone)]
-pub struct CodexSettings {
-    pub agent_id: String,
+pub(crate) struct CodexSettings {
     pub transport: Transport,
     /// Program and its leading arguments (`agent.command` or `codex`).
     pub program: String,
-    pub program_args: Vec<String>,
+    pub(crate) program_args: Vec<String>,
     pub model: Option<String>,
-    pub sandbox: Option<String>,
+    pub(crate) sandbox: Option<String>,
     pub approval_policy: Option<String>,
-    pub bypass: Option<Bypass>,
+    pub(crate) bypass: Option<Bypass>,
     pub profile: Option<String>,
     /// Dotted config keys with their values (`-c key=value`).
     pub config: Vec<(String, toml::Value)>,
     /// Reasoning effort (`agent.thinking`).
     pub effort: Option<String>,
     pub system_prompt: Option<String>,
-    pub extra_args: Vec<String>,
+    pub(crate) extra_args: Vec<String>,
     pub env: BTreeMap<String, String>,
     pub cwd: Option<PathBuf>,
     /// The longest line read from codex (`[limits] max_line_bytes`).
-    pub max_line: usize,
-    pub skip_git_repo_check: bool,
+    pub(crate) max_line: usize,
+    pub(crate) skip_git_repo_check: bool,
     /// SIGINT → SIGKILL grace of the exec transport; also how long the
     /// app-server transport waits for `turn/completed` after `turn/interrupt`.
-    pub interrupt_grace: Duration,
+    pub(crate) interrupt_grace: Duration,
     /// How long the app-server may take to answer `initialize` / `thread/start`.
-    pub startup_timeout: Duration,
+    pub(crate) startup_timeout: Duration,
 }
 
 /// The agent's `options` table, read with errors that name the option.
@@ -208,7 +207,7 @@ fn with_hive_mcp(
 }
 
 impl CodexSettings {
-    pub fn from_agent(agent: &AgentConfig) -> Result<Self, ProviderError> {
+    pub(crate) fn from_agent(agent: &AgentConfig) -> Result<Self, ProviderError> {
         let opts = Opts::of(agent)?;
         let transport = match agent.transport.as_deref() {
             None | Some("app-server") | Some("app_server") => Transport::AppServer,
@@ -240,7 +239,6 @@ impl CodexSettings {
             }
         });
         Ok(Self {
-            agent_id: agent.id.clone(),
             transport,
             program,
             program_args,
@@ -275,7 +273,7 @@ impl CodexSettings {
 
     /// `codex [-c ..] exec --json [flags] [resume <thread>] -`; the prompt
     /// goes to stdin (`-`), so a prompt starting with `-` is never a flag.
-    pub fn exec_command(&self, resume: Option<&str>) -> CommandSpec {
+    pub(crate) fn exec_command(&self, resume: Option<&str>) -> CommandSpec {
         let mut args = self.program_args.clone();
         args.extend(self.root_overrides());
         args.push("exec".into());
@@ -312,7 +310,7 @@ impl CodexSettings {
     }
 
     /// `codex [-c ..] app-server [args]`.
-    pub fn app_server_command(&self) -> CommandSpec {
+    pub(crate) fn app_server_command(&self) -> CommandSpec {
         let mut args = self.program_args.clone();
         args.extend(self.root_overrides());
         args.push("app-server".into());
@@ -331,7 +329,7 @@ impl CodexSettings {
     }
 
     /// Parameters shared by `thread/start` and `thread/resume`.
-    pub fn thread_params(&self) -> Map<String, Value> {
+    pub(crate) fn thread_params(&self) -> Map<String, Value> {
         let mut p = Map::new();
         if let Some(m) = &self.model {
             p.insert("model".into(), m.clone().into());
@@ -371,7 +369,7 @@ impl CodexSettings {
     /// The model a turn will use, for display: the agent's `model`, a `model`
     /// config override, else what Codex's own config.toml names (the profile's
     /// first). `codex exec --json` never reports it.
-    pub fn display_model(&self) -> Option<String> {
+    pub(crate) fn display_model(&self) -> Option<String> {
         if let Some(m) = &self.model {
             return Some(m.clone());
         }

@@ -4,12 +4,12 @@
 use crate::config::AgentConfig;
 use crate::provider::doctor::{Auth, Facts, Probe};
 
-pub fn facts(agent: &AgentConfig, probe: &Probe) -> Facts {
+pub(crate) fn facts(agent: &AgentConfig, probe: &Probe) -> Facts {
     Facts::cli(agent, "gemini", auth(probe))
 }
 
 /// Shared with `gemini --experimental-acp`.
-pub fn auth(probe: &Probe) -> Auth {
+pub(crate) fn auth(probe: &Probe) -> Auth {
     Auth {
         env: vec![
             "GEMINI_API_KEY",

@@ -8,7 +8,7 @@
 //! line, so the provider ends the turn as cancelled itself. The headless stream
 //! carries no thinking; Gemini's ACP transport (`gemini --acp`) does.
 
-pub mod doctor;
+pub(crate) mod doctor;
 pub mod translate;
 
 use std::collections::BTreeMap;
@@ -29,7 +29,7 @@ use crate::provider::Sink;
 /// What Gemini CLI writes to stderr on every run (captures/gemini/*.stderr.txt):
 /// warnings about the terminal, its approval mode, its search tool and start-up
 /// metrics. Logged, never part of a crash message (issue 13 item 10).
-pub const STDERR_NOISE: &[&str] = &[
+pub(crate) const STDERR_NOISE: &[&str] = &[
     "Warning: 256-color support not detected",
     "YOLO mode is enabled.",
     "Ripgrep is not available.",
@@ -50,7 +50,7 @@ const TIMING: Timing = Timing {
 
 /// The `gemini` provider as the registry knows it. hive's operations
 /// reach Gemini CLI through a settings file hive writes (`MCP_SETTINGS`).
-pub fn descriptor() -> super::ProviderDescriptor {
+pub(crate) fn descriptor() -> super::ProviderDescriptor {
     super::ProviderDescriptor {
         doctor: |agent, probe| Ok(doctor::facts(agent, probe)),
         npm: &[super::NpmProgram {

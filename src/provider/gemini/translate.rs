@@ -19,7 +19,7 @@ use crate::provider::json::{excerpt, object_line, str_field};
 use crate::provider::{DiagnosticLevel, ProviderEvent, SessionInfo};
 
 /// Provider id stamped on `response_start`.
-pub const PROVIDER_ID: &str = "gemini";
+pub(crate) const PROVIDER_ID: &str = "gemini";
 
 /// The assistant text item being streamed.
 #[derive(Debug)]
@@ -57,7 +57,7 @@ impl GeminiTurn {
     }
 
     /// True once the turn's terminal event was produced.
-    pub fn is_ended(&self) -> bool {
+    pub(crate) fn is_ended(&self) -> bool {
         self.ended
     }
 
@@ -67,7 +67,7 @@ impl GeminiTurn {
     }
 
     /// A notice from hive itself, shown in the conversation as a system message.
-    pub fn system_notice(&mut self, text: &str) -> Vec<ProviderEvent> {
+    pub(crate) fn system_notice(&mut self, text: &str) -> Vec<ProviderEvent> {
         let mut out = Vec::new();
         let ts = Utc::now();
         self.ensure_started(ts, None, &mut out);
@@ -75,11 +75,6 @@ impl GeminiTurn {
             self.emit(&mut out, ts, payload);
         }
         out
-    }
-
-    /// The CLI's session id, once `init` reported it.
-    pub fn agent_session(&self) -> Option<&str> {
-        self.agent_session.as_deref()
     }
 
     /// Translates one stdout line. Malformed lines become diagnostics.

@@ -8,7 +8,7 @@ use crate::provider::doctor::{Auth, DryStart, Facts, Probe};
 /// Key variables doctor can name (`Auth` holds static names).
 const KNOWN_KEYS: &[&str] = &["OPENAI_API_KEY", "OPENROUTER_API_KEY"];
 
-pub fn facts(agent: &AgentConfig, _probe: &Probe) -> Result<Facts, String> {
+pub(crate) fn facts(agent: &AgentConfig, _probe: &Probe) -> Result<Facts, String> {
     let own = super::OpenAiSettings::from_agent(agent).map_err(|e| e.message)?;
     if agent.model.is_none() {
         return Err("`model` is required for provider `openai`".into());

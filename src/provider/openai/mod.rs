@@ -9,10 +9,10 @@
 //! hive rebuilds it from the pane's history session (`resume.rs`), whose id
 //! is this provider's resume handle.
 
-pub mod doctor;
+pub(crate) mod doctor;
 mod mcp;
 mod resume;
-pub mod settings;
+pub(crate) mod settings;
 mod step;
 pub mod tools;
 pub mod wire;
@@ -31,22 +31,22 @@ use super::{
 use crate::config::AgentConfig;
 use crate::event::{ErrorInfo, Payload, ResponseStatus, Usage, new_id};
 use crate::history::{PaneState, Store};
-pub use resume::messages_from_records;
+pub(crate) use resume::messages_from_records;
 pub use settings::OpenAiSettings;
-pub use step::{MAX_RETRIES, StepError};
+pub(crate) use step::StepError;
 use tools::{ToolResult, Toolbox, ToolboxFactory};
 use wire::{ChatMessage, ToolSpec};
 
-pub const PROVIDER_ID: &str = "openai";
-pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+pub(crate) const PROVIDER_ID: &str = "openai";
+pub(crate) const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 /// The key variable when `base_url` is left at OpenAI's own.
 const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
-pub const DEFAULT_MAX_STEPS: u32 = 10;
+pub(crate) const DEFAULT_MAX_STEPS: u32 = 10;
 
 /// How the agent calls its endpoint. The Authorization header is marked
 /// sensitive, so a debug print shows `Sensitive` instead of the key.
 #[derive(Debug)]
-pub struct Settings {
+pub(crate) struct Settings {
     pub base_url: String,
     pub model: String,
     /// Authorization (marked sensitive) and the agent's own headers.
@@ -56,11 +56,11 @@ pub struct Settings {
     pub reasoning_effort: Option<String>,
     pub system_prompt: Option<String>,
     /// The longest SSE event read (`[limits] max_line_bytes`).
-    pub max_line_bytes: usize,
+    pub(crate) max_line_bytes: usize,
 }
 
 impl Settings {
-    pub fn from_agent(agent: &AgentConfig) -> Result<Self, String> {
+    pub(crate) fn from_agent(agent: &AgentConfig) -> Result<Self, String> {
         let own = OpenAiSettings::from_agent(agent).map_err(|e| e.message)?;
         let model = agent
             .model
@@ -124,7 +124,7 @@ impl Settings {
         }
     }
 
-    pub fn endpoint(&self) -> String {
+    pub(crate) fn endpoint(&self) -> String {
         format!("{}/chat/completions", self.base_url.trim_end_matches('/'))
     }
 }
@@ -132,7 +132,7 @@ impl Settings {
 /// The `openai` provider as the registry knows it: no program (doctor
 /// checks its settings and names its key variable), its own keys on the agent table, hive's
 /// operations as an in-process toolbox.
-pub fn descriptor() -> super::ProviderDescriptor {
+pub(crate) fn descriptor() -> super::ProviderDescriptor {
     super::ProviderDescriptor {
         doctor: doctor::facts,
         operations: super::operations::Operations::InProcess(|toolbox| {

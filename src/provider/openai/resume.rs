@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use super::wire::{ChatMessage, ToolCall};
 use crate::history::record::{Block, Record, Role};
 
-pub fn messages_from_records<'a>(
+pub(crate) fn messages_from_records<'a>(
     records: impl IntoIterator<Item = &'a Record>,
 ) -> Vec<ChatMessage> {
     let mut out = Vec::new();

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::{AgentConfig, McpServerConfig, SettingsError};
 
 /// The keys `OpenAiSettings` reads.
-pub const KEYS: &[&str] = &[
+pub(crate) const KEYS: &[&str] = &[
     "base_url",
     "api_key_env",
     "headers",

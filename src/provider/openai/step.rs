@@ -29,7 +29,7 @@ const TOOL_KEYS: ToolKeys = ToolKeys {
 };
 
 /// Retries after the first attempt of a step.
-pub const MAX_RETRIES: u32 = 3;
+pub(crate) const MAX_RETRIES: u32 = 3;
 /// Backoff before retry n (0-based) without `Retry-After`: 1 s, 2 s, 4 s.
 const BACKOFF_BASE: Duration = Duration::from_secs(1);
 /// A `Retry-After` longer than this is cut to it.
@@ -46,7 +46,7 @@ pub(super) struct StepOutput {
 
 /// Why a step produced nothing usable.
 #[derive(Debug)]
-pub enum StepError {
+pub(crate) enum StepError {
     Cancelled,
     /// Ends the turn with this error.
     Fatal(ErrorInfo),

@@ -8,7 +8,8 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::wire::{FunctionSpec, ToolSpec};
-pub use crate::provider::toolbox::{ToolDef, ToolResult, Toolbox, ToolboxFactory};
+pub(crate) use crate::provider::toolbox::ToolboxFactory;
+pub use crate::provider::toolbox::{ToolDef, ToolResult, Toolbox};
 
 /// A tool as the Chat Completions request lists it.
 pub(crate) fn spec(def: &ToolDef) -> ToolSpec {
@@ -24,12 +25,12 @@ pub(crate) fn spec(def: &ToolDef) -> ToolSpec {
 
 /// Several toolboxes as one (hive's meta-tools and the MCP servers'
 /// tools): a call goes to the first box that defines its name.
-pub struct Stack {
+pub(crate) struct Stack {
     boxes: Vec<Arc<dyn Toolbox>>,
 }
 
 impl Stack {
-    pub fn new(boxes: Vec<Arc<dyn Toolbox>>) -> Self {
+    pub(crate) fn new(boxes: Vec<Arc<dyn Toolbox>>) -> Self {
         Self { boxes }
     }
 }

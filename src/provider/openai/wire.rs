@@ -114,27 +114,27 @@ impl ToolCall {
 
 /// A tool offered to the model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolSpec {
+pub(crate) struct ToolSpec {
     #[serde(rename = "type")]
     pub kind: &'static str,
     pub function: FunctionSpec,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FunctionSpec {
+pub(crate) struct FunctionSpec {
     pub name: String,
     pub description: String,
     pub parameters: Value,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct StreamOptions {
+pub(crate) struct StreamOptions {
     pub include_usage: bool,
 }
 
 /// The body of `POST {base_url}/chat/completions`.
 #[derive(Debug, Clone, Serialize)]
-pub struct ChatRequest<'a> {
+pub(crate) struct ChatRequest<'a> {
     pub model: &'a str,
     pub messages: &'a [ChatMessage],
     pub stream: bool,

@@ -10,7 +10,7 @@ use crate::provider::json::UsageKeys;
 /// pi usage: `{input, output, cacheRead, cacheWrite, cost: {total}}`. pi
 /// prices only the models it knows and says `0` for the rest: a zero cost
 /// is not reported, not free (issue 13 item 3).
-pub fn usage(u: &Value) -> Usage {
+pub(crate) fn usage(u: &Value) -> Usage {
     const KEYS: UsageKeys = UsageKeys {
         input: "input",
         output: "output",
@@ -28,14 +28,14 @@ pub fn usage(u: &Value) -> Usage {
 }
 
 /// pi's own token total, where it reports one.
-pub fn total_tokens(u: &Value) -> Option<u64> {
+pub(crate) fn total_tokens(u: &Value) -> Option<u64> {
     u.get("totalTokens").and_then(Value::as_u64)
 }
 
 /// The text of a tool result (an RPC `result` or a session's `toolResult`
 /// message): `{content: [{type:"text", text}]}` or a string. Blocks other
 /// than text show as their type (`[image]`).
-pub fn result_text(result: &Value) -> String {
+pub(crate) fn result_text(result: &Value) -> String {
     let str_field = |p: &Value, k: &str| p.get(k).and_then(Value::as_str).map(str::to_owned);
     match result {
         Value::String(s) => s.clone(),

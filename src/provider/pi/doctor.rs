@@ -4,7 +4,7 @@
 use crate::config::AgentConfig;
 use crate::provider::doctor::{Auth, Facts, Probe};
 
-pub fn facts(agent: &AgentConfig, probe: &Probe) -> Facts {
+pub(crate) fn facts(agent: &AgentConfig, probe: &Probe) -> Facts {
     Facts::cli(
         agent,
         "pi",

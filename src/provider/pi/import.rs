@@ -17,7 +17,7 @@ use crate::provider::display;
 use crate::provider::import::{content_text, ts_of};
 
 /// The pi session importer.
-pub struct Session;
+pub(crate) struct Session;
 
 impl Importer for Session {
     fn name(&self) -> &'static str {

@@ -4,9 +4,9 @@
 //! (see `translate`). A restarted hive resumes pi's session with
 //! `--session <id>`.
 
-pub mod content;
-pub mod doctor;
-pub mod import;
+pub(crate) mod content;
+pub(crate) mod doctor;
+pub(crate) mod import;
 pub mod translate;
 
 use std::process::ExitStatus;
@@ -38,7 +38,7 @@ const KILL_GRACE: Duration = Duration::from_millis(300);
 
 /// The `pi` provider as the registry knows it. pi has no MCP client, so
 /// hive's operations do not reach it.
-pub fn descriptor() -> super::ProviderDescriptor {
+pub(crate) fn descriptor() -> super::ProviderDescriptor {
     super::ProviderDescriptor {
         doctor: |agent, probe| Ok(doctor::facts(agent, probe)),
         importer: Some(&import::Session),

@@ -4,7 +4,7 @@
 use crate::config::AgentConfig;
 use crate::provider::doctor::{DryStart, Facts, Probe};
 
-pub fn facts(agent: &AgentConfig, probe: &Probe) -> Facts {
+pub(crate) fn facts(agent: &AgentConfig, probe: &Probe) -> Facts {
     let shell = (probe.var)("SHELL")
         .filter(|s| !s.trim().is_empty())
         .unwrap_or_else(|| "/bin/sh".into());

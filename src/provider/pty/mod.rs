@@ -7,7 +7,7 @@
 //! reader activity into at most one `TerminalUpdated` per frame, on which
 //! the runner (the screen's one reader) sends the app a `ScreenUpdate`.
 
-pub mod doctor;
+pub(crate) mod doctor;
 pub mod pump;
 pub mod scan;
 
@@ -32,10 +32,10 @@ use pump::Activity;
 /// Lines of history kept above the live screen.
 pub const SCROLLBACK_LINES: usize = 10_000;
 /// Size until the pane reports its own.
-pub const INITIAL_COLS: u16 = 80;
-pub const INITIAL_ROWS: u16 = 24;
+pub(crate) const INITIAL_COLS: u16 = 80;
+pub(crate) const INITIAL_ROWS: u16 = 24;
 /// At most one `TerminalUpdated` per this interval while output flows.
-pub const FRAME: Duration = Duration::from_millis(16);
+pub(crate) const FRAME: Duration = Duration::from_millis(16);
 /// After the child exits, how long its last output may take to drain.
 const DRAIN: Duration = Duration::from_millis(500);
 /// Between SIGHUP and SIGKILL on `Kill`.
@@ -43,7 +43,7 @@ const KILL_GRACE: Duration = Duration::from_millis(1000);
 
 /// The `pty` provider as the registry knows it: a terminal program, no
 /// hive operations.
-pub fn descriptor() -> super::ProviderDescriptor {
+pub(crate) fn descriptor() -> super::ProviderDescriptor {
     super::ProviderDescriptor {
         doctor: |agent, probe| Ok(doctor::facts(agent, probe)),
         ..super::ProviderDescriptor::bare("pty", std::sync::Arc::new(PtyFactory))
@@ -68,7 +68,7 @@ impl ProviderFactory for PtyFactory {
 }
 
 /// The program line: `command` + `args`, or the user's shell.
-pub fn command_line(agent: &AgentConfig) -> (String, Vec<String>) {
+pub(crate) fn command_line(agent: &AgentConfig) -> (String, Vec<String>) {
     let shell = std::env::var("SHELL")
         .ok()
         .filter(|s| !s.trim().is_empty())

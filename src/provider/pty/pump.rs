@@ -16,26 +16,26 @@ use crate::provider::TerminalScreen;
 pub const READ_CHUNK: usize = 16 * 1024;
 /// Bytes parsed per lock of the emulator (~0.2 ms of vt100 work): the
 /// renderer waits at most for one such slice.
-pub const LOCK_SLICE: usize = 4 * 1024;
+pub(crate) const LOCK_SLICE: usize = 4 * 1024;
 
 /// What the reader tells the provider task; the task turns it into at most
 /// one `TerminalUpdated` per frame.
 #[derive(Debug, Default)]
-pub struct Activity {
+pub(crate) struct Activity {
     dirty: AtomicBool,
     bell: AtomicBool,
-    pub notify: Notify,
+    pub(crate) notify: Notify,
 }
 
 impl Activity {
     /// The screen changed (output, or a resize).
-    pub fn touch(&self) {
+    pub(crate) fn touch(&self) {
         self.dirty.store(true, Ordering::Release);
         self.notify.notify_one();
     }
 
     /// (screen changed, bell rang) since the last call.
-    pub fn take(&self) -> (bool, bool) {
+    pub(crate) fn take(&self) -> (bool, bool) {
         (
             self.dirty.swap(false, Ordering::AcqRel),
             self.bell.swap(false, Ordering::AcqRel),
@@ -50,7 +50,7 @@ pub fn lock(screen: &TerminalScreen) -> std::sync::MutexGuard<'_, tui_term::vt10
 
 /// Starts the reader thread. `done` fires when the master reports EOF/EIO,
 /// i.e. every holder of the slave side is gone.
-pub fn spawn_reader(
+pub(crate) fn spawn_reader(
     mut reader: Box<dyn Read + Send>,
     screen: TerminalScreen,
     activity: Arc<Activity>,
@@ -88,7 +88,7 @@ pub fn spawn_reader(
 
 /// Starts the writer thread; it ends when every sender is dropped or the
 /// child side is gone.
-pub fn spawn_writer(
+pub(crate) fn spawn_writer(
     mut writer: Box<dyn Write + Send>,
     input: mpsc::Receiver<Vec<u8>>,
 ) -> std::io::Result<()> {

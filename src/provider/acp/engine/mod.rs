@@ -29,7 +29,7 @@ use super::translate::{Translated, Translator};
 use crate::event::{ErrorInfo, Payload, ResponseStatus, StreamEvent};
 use crate::provider::{DiagnosticLevel, PermissionOption, ProviderCommand, ProviderEvent};
 
-pub const PROVIDER_ID: &str = "acp";
+pub(crate) const PROVIDER_ID: &str = "acp";
 
 /// Settings the engine needs (built from the agent's config).
 #[derive(Debug, Clone)]
@@ -48,11 +48,11 @@ pub struct EngineConfig {
     /// Thought level to select (`thinking`), e.g. `high`.
     pub thinking: Option<String>,
     /// How long a cancelled turn may take to confirm before hive ends it.
-    pub cancel_grace: Duration,
+    pub(crate) cancel_grace: Duration,
     /// How long `initialize` and `session/new` may take before start-up counts
     /// as failed (the next `Send` tries again).
-    pub startup_timeout: Duration,
-    pub missing_file: MissingFile,
+    pub(crate) startup_timeout: Duration,
+    pub(crate) missing_file: MissingFile,
 }
 
 impl EngineConfig {
@@ -322,14 +322,14 @@ impl Engine {
     }
 
     /// The agent's process is gone: the turn in flight fails with `report`.
-    pub fn on_exit(&mut self, report: &str) {
+    pub(crate) fn on_exit(&mut self, report: &str) {
         self.end_with(Payload::ResponseError {
             error: ErrorInfo::new("agent_exited", format!("the agent {report}")),
         });
     }
 
     /// hive is killing the agent: the turn in flight ends as cancelled.
-    pub fn on_kill(&mut self) {
+    pub(crate) fn on_kill(&mut self) {
         self.end_with(Payload::ResponseDone {
             status: ResponseStatus::Cancelled,
             finish_reason: Some("killed".into()),

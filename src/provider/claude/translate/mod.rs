@@ -35,7 +35,7 @@ use crate::provider::json::{self, excerpt};
 use crate::provider::{DiagnosticLevel, PermissionRequest, ProviderEvent, SessionInfo};
 
 /// `provider_id` on `response_start` and reasoning items.
-pub const PROVIDER_ID: &str = "claude";
+pub(crate) const PROVIDER_ID: &str = "claude";
 
 /// What one stdout line produced.
 #[derive(Debug, Default)]

@@ -39,7 +39,7 @@ impl AppTurn {
 
     /// Sets the base once: the thread total when the server named the turn
     /// (a resumed thread reports its total only after the resume answer).
-    pub fn set_base(&mut self, base: &Usage) {
+    pub(crate) fn set_base(&mut self, base: &Usage) {
         if self.base.is_none() {
             self.base = Some(base.clone());
         }
@@ -301,7 +301,7 @@ pub struct DeltaParams<'a> {
     #[serde(borrow)]
     pub delta: Cow<'a, str>,
     #[serde(default)]
-    pub summary_index: Option<i64>,
+    pub(crate) summary_index: Option<i64>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -331,7 +331,7 @@ impl ItemMapper {
     }
 
     /// The arguments of an open tool call (for approval prompts).
-    pub fn tool_arguments(&self, item_id: &str) -> Option<&Map<String, Value>> {
+    pub(crate) fn tool_arguments(&self, item_id: &str) -> Option<&Map<String, Value>> {
         self.tools.get(item_id)
     }
 
@@ -430,7 +430,7 @@ impl ItemMapper {
     }
 
     /// app-server `item/reasoning/summaryTextDelta`.
-    pub fn summary_delta(&mut self, item_id: &str, index: i64, delta: &str) -> Vec<Payload> {
+    pub(crate) fn summary_delta(&mut self, item_id: &str, index: i64, delta: &str) -> Vec<Payload> {
         let mut out = self.summary_part(item_id, index);
         out.extend(self.delta(item_id, TextKind::Reasoning, delta));
         out
@@ -438,7 +438,7 @@ impl ItemMapper {
 
     /// app-server `item/reasoning/summaryPartAdded`: parts are separated by a
     /// blank line, as the completed item joins them.
-    pub fn summary_part(&mut self, item_id: &str, index: i64) -> Vec<Payload> {
+    pub(crate) fn summary_part(&mut self, item_id: &str, index: i64) -> Vec<Payload> {
         let mut out = Vec::new();
         let previous = self.parts.insert(item_id.to_owned(), index);
         let streamed = self.text.get(item_id).is_some_and(|(_, n)| *n > 0);
@@ -450,7 +450,7 @@ impl ItemMapper {
 
     /// app-server `item/reasoning/textDelta` (raw reasoning): shown only when
     /// the item streams no summary, so the two never interleave.
-    pub fn raw_reasoning_delta(&mut self, item_id: &str, delta: &str) -> Vec<Payload> {
+    pub(crate) fn raw_reasoning_delta(&mut self, item_id: &str, delta: &str) -> Vec<Payload> {
         if self.parts.contains_key(item_id) {
             return Vec::new();
         }
@@ -459,7 +459,7 @@ impl ItemMapper {
 
     /// app-server `turn/plan/updated`: one plan update shown as one call of
     /// the model's plan tool.
-    pub fn plan_update(
+    pub(crate) fn plan_update(
         &mut self,
         explanation: Option<&str>,
         steps: &[(String, String)],
@@ -488,7 +488,7 @@ impl ItemMapper {
 
     /// Shows an `error` notification held back to see whether the turn's
     /// failure repeats it (both transports hold them the same way).
-    pub fn flush_error(&mut self, pending: &mut Option<String>, out: &mut Vec<Out>) {
+    pub(crate) fn flush_error(&mut self, pending: &mut Option<String>, out: &mut Vec<Out>) {
         if let Some(message) = pending.take() {
             let text = format!("⚠ {message}");
             out.extend(self.notice(&text).into_iter().map(Out::Event));
@@ -498,7 +498,7 @@ impl ItemMapper {
     /// The turn failed: its own message (else the held `error`, else a
     /// generic one) ends it; a held error that says something else is shown
     /// first, one that says the same is not shown twice.
-    pub fn turn_failed(
+    pub(crate) fn turn_failed(
         &mut self,
         pending: &mut Option<String>,
         reported: Option<&str>,

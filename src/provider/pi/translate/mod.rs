@@ -39,7 +39,7 @@ pub(crate) const TOOL_KEYS: ToolKeys = ToolKeys {
 use crate::provider::{DiagnosticLevel, ProviderEvent, SessionInfo};
 
 /// Provider id stamped on `response_start` and thinking items.
-pub const PROVIDER_ID: &str = "pi";
+pub(crate) const PROVIDER_ID: &str = "pi";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum BlockKind {
@@ -152,11 +152,11 @@ impl PiTranslator {
     }
 
     /// The `get_state` request the host sends at start (session id, model).
-    pub fn state_request() -> String {
+    pub(crate) fn state_request() -> String {
         json!({"id": "hive-state", "type": "get_state"}).to_string()
     }
 
-    pub fn agent_session(&self) -> Option<&str> {
+    pub(crate) fn agent_session(&self) -> Option<&str> {
         self.agent_session.as_deref()
     }
 
@@ -189,7 +189,7 @@ impl PiTranslator {
     }
 
     /// The `prompt` line of a turn pi has not started yet.
-    pub fn pending_prompt(&self) -> Option<String> {
+    pub(crate) fn pending_prompt(&self) -> Option<String> {
         self.turn
             .as_ref()
             .filter(|t| !t.started)
@@ -198,7 +198,7 @@ impl PiTranslator {
 
     /// A notice from hive itself, shown in the running turn as a system
     /// message (a pane notice when no turn runs).
-    pub fn system_notice(&mut self, text: &str) -> Vec<ProviderEvent> {
+    pub(crate) fn system_notice(&mut self, text: &str) -> Vec<ProviderEvent> {
         let mut out = Vec::new();
         self.system_message(text.to_owned(), &mut out);
         out
@@ -210,7 +210,7 @@ impl PiTranslator {
     }
 
     /// Ends the turn as cancelled on the host's side (pi ignored `abort`).
-    pub fn end_cancelled(&mut self) -> Vec<ProviderEvent> {
+    pub(crate) fn end_cancelled(&mut self) -> Vec<ProviderEvent> {
         let mut out = Vec::new();
         self.finish(&mut out, Payload::interrupted(None));
         out
