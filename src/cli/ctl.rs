@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 use serde_json::Value;
 
 use crate::control::client::{Client, ClientError, Prefer, discover};
-use crate::control::protocol::{Call, EventLine, PaneInfo, TurnOutcome, WaitResult};
+use crate::control::protocol::{Call, DeltaLine, EventLine, PaneInfo, TurnOutcome, WaitResult};
 use crate::sanitize::{for_output, neutralize};
 use crate::upsert::{Output, TurnEvent, Upsert, UpsertKind};
 
@@ -189,7 +189,19 @@ fn watch(
 ) -> Result<ExitCode, ClientError> {
     let io = |e: std::io::Error| ClientError::Unreachable(format!("writing output: {e}"));
     while let Some(line) = client.next_line()? {
-        let Ok(ev) = serde_json::from_str::<EventLine>(&line) else {
+        let text = if let Ok(ev) = serde_json::from_str::<EventLine>(&line) {
+            if json {
+                watch_json(&ev.pane, &ev.event, one_pane)
+            } else {
+                watch_line(&ev)
+            }
+        } else if let Ok(d) = serde_json::from_str::<DeltaLine>(&line) {
+            if json {
+                watch_json(&d.pane, &d.event, one_pane)
+            } else {
+                delta_line(&d)
+            }
+        } else {
             // Not an event: the reply that ends the stream.
             if let Ok(reply) = serde_json::from_str::<crate::control::protocol::Reply>(&line)
                 && let Some(e) = reply.error
@@ -198,24 +210,40 @@ fn watch(
             }
             continue;
         };
-        let text = if json {
-            watch_json(&ev, one_pane)
-        } else {
-            watch_line(&ev)
-        };
         writeln!(out, "{text}").map_err(io)?;
         out.flush().map_err(io)?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// `hive run --json`'s line; with every pane watched, plus a `pane` field.
-fn watch_json(ev: &EventLine, one_pane: bool) -> String {
-    let mut v = serde_json::to_value(&ev.event).unwrap_or(Value::Null);
+/// `hive run --json`'s line (or a delta of one); with every pane watched,
+/// plus a `pane` field.
+fn watch_json(pane: &str, event: &impl serde::Serialize, one_pane: bool) -> String {
+    let mut v = serde_json::to_value(event).unwrap_or(Value::Null);
     if !one_pane && let Value::Object(map) = &mut v {
-        map.insert("pane".into(), Value::String(ev.pane.clone()));
+        map.insert("pane".into(), Value::String(pane.to_owned()));
     }
     v.to_string()
+}
+
+/// An update's appended text as it comes, after a `…` for the text before.
+fn delta_line(d: &DeltaLine) -> String {
+    let e = &d.event;
+    let what = match e.origin {
+        Some(origin) => format!("{} message", enum_name(&origin)),
+        None => neutralize(&e.kind).into_owned(),
+    };
+    let text = tail_line(&e.delta);
+    let text = if text.starts_with('…') {
+        text
+    } else {
+        format!("…{text}")
+    };
+    format!(
+        "{}  {:<13}  {what}: {text}",
+        neutralize(&d.pane),
+        enum_name(&e.status)
+    )
 }
 
 fn watch_line(ev: &EventLine) -> String {
@@ -405,15 +433,43 @@ mod tests {
         );
         assert!(update.ends_with("word end"), "{update}");
         let ev = upsert("complete", "x");
-        let one: Value = serde_json::from_str(&watch_json(&ev, true)).unwrap();
+        let one: Value = serde_json::from_str(&watch_json(&ev.pane, &ev.event, true)).unwrap();
         assert_eq!(
             one,
             serde_json::to_value(&ev.event).unwrap(),
             "hive run --json's line"
         );
-        let all: Value = serde_json::from_str(&watch_json(&ev, false)).unwrap();
+        let all: Value = serde_json::from_str(&watch_json(&ev.pane, &ev.event, false)).unwrap();
         assert_eq!(all["pane"], "demo");
         assert_eq!(all["status"], "complete");
+    }
+
+    #[test]
+    fn deltas_print_as_they_come_and_pass_through_as_json() {
+        let line = serde_json::json!({
+            "pane": "demo",
+            "event": {
+                "turn_id": "t1", "session_id": "s", "item_id": "i",
+                "source_timestamp": "2026-01-01T00:00:00Z",
+                "emitted_at": "2026-01-01T00:00:00Z",
+                "status": "update", "type": "message", "delta": " more\u{1b}]0;x\u{7}",
+                "origin": "agent",
+            },
+        })
+        .to_string();
+        let d: DeltaLine = serde_json::from_str(&line).unwrap();
+        assert!(
+            serde_json::from_str::<EventLine>(&line).is_err(),
+            "no content"
+        );
+        assert_eq!(
+            delta_line(&d),
+            "demo  update         agent message: …more␛]0;x␇"
+        );
+        let v: Value = serde_json::from_str(&watch_json(&d.pane, &d.event, false)).unwrap();
+        assert_eq!(v["delta"], " more\u{1b}]0;x\u{7}");
+        assert_eq!(v["pane"], "demo");
+        assert!(v.get("content").is_none());
     }
 
     #[test]

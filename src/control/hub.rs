@@ -14,7 +14,9 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-use super::protocol::{Call, CtlError, ErrorCode, PaneInfo, SendResult, TurnOutcome, WaitResult};
+use super::protocol::{
+    Call, CtlError, DeltaLine, ErrorCode, PaneInfo, SendResult, TextDelta, TurnOutcome, WaitResult,
+};
 use crate::config::AgentConfig;
 use crate::event::Origin;
 use crate::provider::Capabilities;
@@ -111,6 +113,16 @@ impl TurnRecord {
 struct Subscriber {
     pane: Option<usize>,
     tx: mpsc::Sender<Arc<str>>,
+    /// Its place in the order watchers came in.
+    joined: u64,
+}
+
+/// What the watchers last got of one open item's text.
+struct Streamed {
+    text: SharedText,
+    /// Watchers that joined before this one all got it (one that misses a
+    /// line is dropped); later ones have not seen the item yet.
+    known_below: u64,
 }
 
 /// `watch` lines borrow the event instead of cloning it: same JSON as
@@ -127,6 +139,11 @@ pub(crate) struct Hub {
     finished: VecDeque<String>,
     waiters: HashMap<String, Vec<Responder>>,
     subscribers: Vec<Subscriber>,
+    /// The `joined` of the next watcher.
+    next_watcher: u64,
+    /// Open message and thinking items by pane and item id, while anyone
+    /// watches: an update that only grew goes out as a delta.
+    streamed: HashMap<(usize, String), Streamed>,
 }
 
 impl Hub {
@@ -146,6 +163,8 @@ impl Hub {
             finished: VecDeque::new(),
             waiters: HashMap::new(),
             subscribers: Vec::new(),
+            next_watcher: 0,
+            streamed: HashMap::new(),
         }
     }
 
@@ -199,9 +218,13 @@ impl Hub {
                     let _ = reply.send(Ok(to_value(&result)));
                 }
                 self.upsert(u);
-                self.broadcast(i, u);
+                self.broadcast_upsert(i, u);
             }
             PaneEvent::Turn(t) => {
+                if !matches!(t, TurnEvent::TurnStarted { .. }) {
+                    // Its items are done; one updated later goes whole.
+                    self.streamed.retain(|(p, _), _| *p != i);
+                }
                 self.turn(i, t);
                 self.broadcast(i, t);
             }
@@ -298,21 +321,71 @@ impl Hub {
         if self.subscribers.is_empty() {
             return;
         }
-        let line = EventRef {
+        let Some(line) = serialized(&EventRef {
             pane: &self.panes[i].agent.id,
             event,
+        }) else {
+            return;
         };
-        let line: Arc<str> = match serde_json::to_string(&line) {
-            Ok(s) => s.into(),
-            Err(e) => {
-                tracing::warn!("control: cannot serialize an event: {e}");
-                return;
-            }
-        };
-        // A watcher that cannot keep up is dropped (its stream then ends
-        // with an error) rather than buffering without bound.
+        self.send_lines(i, |_| &line);
+    }
+
+    /// Sends pane `i`'s watchers each line `pick` chooses for them. A watcher
+    /// that cannot keep up is dropped (its stream then ends with an error)
+    /// rather than buffering without bound.
+    fn send_lines<'a>(&mut self, i: usize, pick: impl Fn(&Subscriber) -> &'a Arc<str>) {
         self.subscribers
-            .retain(|s| s.pane.is_some_and(|p| p != i) || s.tx.try_send(line.clone()).is_ok());
+            .retain(|s| s.pane.is_some_and(|p| p != i) || s.tx.try_send(pick(s).clone()).is_ok());
+    }
+
+    /// An upsert of a message or thinking item goes to the watchers that
+    /// have its text so far as the appended text (`mirror::appended_from`),
+    /// to the others whole: a long answer costs its length, not its length
+    /// once per update.
+    fn broadcast_upsert(&mut self, i: usize, u: &Upsert) {
+        let Some(text) = u.text() else {
+            return self.broadcast(i, u);
+        };
+        if self.subscribers.is_empty() {
+            self.streamed.clear();
+            return;
+        }
+        let key = (i, u.item_id.clone());
+        let from = self
+            .streamed
+            .get(&key)
+            .and_then(|s| mirror::appended_from(&s.text, text).map(|from| (from, s.known_below)));
+        let pane = self.panes[i].agent.id.as_str();
+        let delta = from.and_then(|(from, below)| {
+            text.with_str(|t| {
+                let event = TextDelta::of(u, t, from)?;
+                serialized(&DeltaLine {
+                    pane: pane.into(),
+                    event,
+                })
+            })
+            .map(|line| (line, below))
+        });
+        let knows = |s: &Subscriber| delta.as_ref().is_some_and(|(_, below)| s.joined < *below);
+        let watching = |s: &Subscriber| s.pane.is_none_or(|p| p == i);
+        let needs_whole = self.subscribers.iter().any(|s| watching(s) && !knows(s));
+        let whole = needs_whole
+            .then(|| serialized(&EventRef { pane, event: u }))
+            .flatten();
+        if u.is_closed() {
+            self.streamed.remove(&key);
+        } else {
+            let known_below = self.next_watcher;
+            let text = text.clone();
+            self.streamed.insert(key, Streamed { text, known_below });
+        }
+        match (delta.as_ref().map(|(line, _)| line), whole.as_ref()) {
+            (Some(delta), Some(whole)) => {
+                self.send_lines(i, |s| if knows(s) { delta } else { whole })
+            }
+            (Some(line), None) | (None, Some(line)) => self.send_lines(i, |_| line),
+            (None, None) => {}
+        }
     }
 
     /// Answers one request; the command, if any, is for the loop to send.
@@ -446,7 +519,13 @@ impl Hub {
             let e = CtlError::new(ErrorCode::BadRequest, "watch needs an event stream");
             return Err((reply, e));
         };
-        self.subscribers.push(Subscriber { pane: filter, tx });
+        let joined = self.next_watcher;
+        self.next_watcher += 1;
+        self.subscribers.push(Subscriber {
+            pane: filter,
+            tx,
+            joined,
+        });
         let _ = reply.send(Ok(json!({})));
         Ok(None)
     }
@@ -556,6 +635,17 @@ fn runnable(p: &PaneMirror) -> Result<(), CtlError> {
             format!("the agent of pane `{id}` is not running; `hive ctl restart {id}` starts it"),
         )),
         Started::Running(_) => Ok(()),
+    }
+}
+
+/// One event line, or `None` (logged) if it cannot be written.
+fn serialized<T: Serialize>(line: &T) -> Option<Arc<str>> {
+    match serde_json::to_string(line) {
+        Ok(s) => Some(s.into()),
+        Err(e) => {
+            tracing::warn!("control: cannot serialize an event: {e}");
+            None
+        }
     }
 }
 

@@ -195,3 +195,91 @@ fn watchers_get_their_pane_and_are_dropped_when_behind() {
         "a watcher that fell behind is let go"
     );
 }
+
+/// Pane `a`'s agent message `m` of turn `t`, as the processor shares it.
+fn growing(text: &crate::text::TextBuffer, status: UpsertStatus) -> PaneUpdate {
+    let PaneEvent::Upsert(mut u) = message("t", "m", Origin::Agent, "") else {
+        unreachable!()
+    };
+    u.status = status;
+    u.kind = UpsertKind::Message {
+        content: text.snapshot(),
+        origin: Origin::Agent,
+    };
+    at(0, PaneEvent::Upsert(u))
+}
+
+/// A watcher of every pane, with room for `n` lines.
+fn watcher(hub: &mut Hub, n: usize) -> mpsc::Receiver<Arc<str>> {
+    let (tx, rx) = mpsc::channel(n);
+    let (reply, _answer) = oneshot::channel();
+    hub.handle(ControlRequest {
+        call: Call::Watch { pane: None },
+        reply,
+        events: Some(tx),
+    });
+    rx
+}
+
+/// The item's text as a watcher rebuilds it from whole texts and deltas,
+/// and the bytes it was sent.
+fn rebuilt(rx: &mut mpsc::Receiver<Arc<str>>) -> (String, usize) {
+    let (mut text, mut bytes) = (String::new(), 0);
+    while let Ok(line) = rx.try_recv() {
+        bytes += line.len();
+        let v: Value = serde_json::from_str(&line).unwrap();
+        let ev = &v["event"];
+        if let Some(delta) = ev.get("delta") {
+            assert!(ev.get("content").is_none(), "{line}");
+            text.push_str(delta.as_str().unwrap());
+        } else if let Some(whole) = ev.get("content") {
+            text = whole.as_str().unwrap().to_owned();
+        }
+    }
+    (text, bytes)
+}
+
+#[test]
+fn watchers_get_deltas_so_a_long_answer_costs_linear_bytes() {
+    let mut hub = hub();
+    let mut early = watcher(&mut hub, 4096);
+    let mut buf = crate::text::TextBuffer::new();
+    let mut late = None;
+    for n in 0..2000 {
+        buf.push_str(&format!(
+            "{n:>5} and some more words of the answer, {}\n",
+            "x".repeat(150)
+        ));
+        let status = if n == 0 {
+            UpsertStatus::Create
+        } else {
+            UpsertStatus::Update
+        };
+        hub.observe(&growing(&buf, status));
+        if n == 1000 {
+            late = Some(watcher(&mut hub, 4096));
+        }
+    }
+    hub.observe(&growing(&buf, UpsertStatus::Complete));
+    let want = buf.with_str(str::to_owned);
+    let (text, bytes) = rebuilt(&mut early);
+    assert_eq!(text, want, "create + deltas rebuild the answer");
+    assert!(
+        bytes < 3 * want.len(),
+        "{bytes} bytes sent for {}",
+        want.len()
+    );
+    // A watcher that came in mid-answer starts from the whole text.
+    let (text, bytes) = rebuilt(late.as_mut().unwrap());
+    assert_eq!(text, want);
+    assert!(
+        bytes < 3 * want.len(),
+        "{bytes} bytes sent for {}",
+        want.len()
+    );
+
+    // Replaced content (not grown) goes whole again.
+    buf.replace("a different answer".into());
+    hub.observe(&growing(&buf, UpsertStatus::Complete));
+    assert_eq!(rebuilt(&mut early).0, "a different answer");
+}

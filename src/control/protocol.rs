@@ -5,11 +5,15 @@
 //! Kept free of sockets and app types so other front ends (the MCP server
 //! of issue 16) can speak it too.
 
+use std::borrow::Cow;
+
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::event::Origin;
 use crate::runner::TurnState;
-use crate::upsert::Output;
+use crate::upsert::{Output, Upsert, UpsertKind, UpsertStatus};
 
 /// One request line: `{"id": 1, "method": "send", "pane": "demo", "text": "hi"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -162,6 +166,66 @@ impl Reply {
 pub struct EventLine {
     pub pane: String,
     pub event: Output,
+}
+
+/// `watch`'s line for an upsert whose text only grew since the item's last
+/// line to this watcher: the upsert's JSON with `delta` (the appended text)
+/// in place of `content`, so a long answer costs its length once, not once
+/// per update (issue 36).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeltaLine<'a> {
+    pub pane: Cow<'a, str>,
+    pub event: TextDelta<'a>,
+}
+
+/// An upsert of a message or thinking item, minus the text it already sent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TextDelta<'a> {
+    pub turn_id: Cow<'a, str>,
+    pub session_id: Cow<'a, str>,
+    pub item_id: Cow<'a, str>,
+    pub source_timestamp: DateTime<Utc>,
+    pub emitted_at: DateTime<Utc>,
+    pub status: UpsertStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<Cow<'a, str>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<Cow<'a, str>>,
+    /// `message` or `thinking`, as in the upsert.
+    #[serde(rename = "type")]
+    pub kind: Cow<'a, str>,
+    pub delta: Cow<'a, str>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_id: Option<Cow<'a, str>>,
+}
+
+impl<'a> TextDelta<'a> {
+    /// `u` (a message or thinking item) with the text from byte `from` on.
+    pub fn of(u: &'a Upsert, text: &'a str, from: usize) -> Option<Self> {
+        let (kind, origin, provider_id) = match &u.kind {
+            UpsertKind::Message { origin, .. } => ("message", Some(*origin), None),
+            UpsertKind::Thinking { provider_id, .. } => {
+                ("thinking", None, Some(Cow::Borrowed(provider_id.as_str())))
+            }
+            UpsertKind::ToolCall { .. } => return None,
+        };
+        Some(Self {
+            turn_id: Cow::Borrowed(&u.turn_id),
+            session_id: Cow::Borrowed(&u.session_id),
+            item_id: Cow::Borrowed(&u.item_id),
+            source_timestamp: u.source_timestamp,
+            emitted_at: u.emitted_at,
+            status: u.status,
+            error_code: u.error_code.as_deref().map(Cow::Borrowed),
+            error_message: u.error_message.as_deref().map(Cow::Borrowed),
+            kind: Cow::Borrowed(kind),
+            delta: Cow::Borrowed(text.get(from..)?),
+            origin,
+            provider_id,
+        })
+    }
 }
 
 /// A pane as `list` and `status` report it.
