@@ -61,7 +61,7 @@ impl<K> Default for PaneMirror<K> {
 /// to one buffer and swaps in a fresh one when it replaces it (text.rs), so
 /// text that only grew shares `before`'s buffer and is at least as long; the
 /// check reads no text, so a long answer's updates stay cheap to compare.
-pub fn appended_from(before: &SharedText, now: &SharedText) -> Option<usize> {
+pub(crate) fn appended_from(before: &SharedText, now: &SharedText) -> Option<usize> {
     (now.same_buffer(before) && now.len() >= before.len()).then(|| before.len())
 }
 
