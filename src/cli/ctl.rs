@@ -60,6 +60,7 @@ pub enum Verb {
 pub(super) fn ctl(cli: &super::Cli, args: &CtlArgs) -> anyhow::Result<ExitCode> {
     match run(cli, args) {
         Ok(code) => Ok(code),
+        Err(ClientError::OutputClosed) => Ok(ExitCode::SUCCESS),
         Err(e) => {
             eprintln!(
                 "hive ctl: {} [{}]",
@@ -68,6 +69,15 @@ pub(super) fn ctl(cli: &super::Cli, args: &CtlArgs) -> anyhow::Result<ExitCode> 
             );
             Ok(ExitCode::from(e.exit_code()))
         }
+    }
+}
+
+/// A failed write to stdout: a closed reader ends ctl quietly.
+fn output_error(e: std::io::Error) -> ClientError {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        ClientError::OutputClosed
+    } else {
+        ClientError::Unreachable(format!("writing output: {e}"))
     }
 }
 
@@ -123,7 +133,7 @@ fn run(cli: &super::Cli, args: &CtlArgs) -> Result<ExitCode, ClientError> {
     let mut client = Client::connect(&path)?;
     let mut out = std::io::stdout().lock();
     let tty = std::io::stdout().is_terminal();
-    let io = |e: std::io::Error| ClientError::Unreachable(format!("writing output: {e}"));
+    let io = output_error;
     let result = client.call(to_call(&args.verb))?;
     if let Verb::Watch { pane } = &args.verb {
         // On stderr, so scripts reading events are undisturbed; it also
@@ -187,7 +197,7 @@ fn watch(
     json: bool,
     one_pane: bool,
 ) -> Result<ExitCode, ClientError> {
-    let io = |e: std::io::Error| ClientError::Unreachable(format!("writing output: {e}"));
+    let io = output_error;
     while let Some(line) = client.next_line()? {
         let text = if let Ok(ev) = serde_json::from_str::<EventLine>(&line) {
             if json {

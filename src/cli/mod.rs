@@ -67,11 +67,22 @@ pub fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        // `hive run … | head`: the reader has what it wanted.
+        Err(e) if output_closed(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("hive: {e:#}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether `e` is a write to a closed stdout (a broken pipe), which ends a
+/// command quietly, as other CLIs do.
+fn output_closed(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// A multi-threaded runtime for the headless commands.

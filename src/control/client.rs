@@ -19,6 +19,10 @@ pub(crate) enum ClientError {
     /// No hive to talk to, or the connection failed.
     #[error("{0}")]
     Unreachable(String),
+    /// Our own output was closed (`hive ctl list | head -1`): the reader
+    /// has what it wanted, so ctl ends quietly, as other CLIs do.
+    #[error("output closed")]
+    OutputClosed,
 }
 
 impl ClientError {
@@ -26,13 +30,14 @@ impl ClientError {
         match self {
             ClientError::Ctl(e) => e.code.exit_code(),
             ClientError::Unreachable(_) => ErrorCode::Unavailable.exit_code(),
+            ClientError::OutputClosed => 0,
         }
     }
 
     pub(crate) fn code(&self) -> ErrorCode {
         match self {
             ClientError::Ctl(e) => e.code,
-            ClientError::Unreachable(_) => ErrorCode::Unavailable,
+            ClientError::Unreachable(_) | ClientError::OutputClosed => ErrorCode::Unavailable,
         }
     }
 }

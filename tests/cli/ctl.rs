@@ -345,6 +345,25 @@ fn ctl_verbs_drive_a_running_hive() {
     assert!(lab.status("echo")["turns"].as_u64().unwrap() >= 8);
 }
 
+/// `hive ctl list | head -1`: a reader that closed its end ends ctl
+/// quietly (status 0, nothing on stderr), as other CLIs do.
+#[test]
+fn a_closed_output_ends_ctl_quietly() {
+    let Some(lab) = Lab::new() else { return };
+    lab.launch("hive", "ctltest.sock");
+    for args in [&["list"][..], &["list", "--json"], &["status", "echo"]] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = lab.ctl_cmd(args).stdout(writer).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "hive ctl {args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "",
+            "hive ctl {args:?}"
+        );
+    }
+}
+
 #[test]
 fn ctl_errors_map_to_codes_and_exit_statuses() {
     let Some(lab) = Lab::new() else { return };

@@ -216,6 +216,30 @@ text = "after"
     }));
 }
 
+/// `hive run … | head`: a reader that closed its end ends the command
+/// quietly (status 0, nothing on stderr), as other CLIs do.
+#[test]
+fn a_closed_output_ends_run_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for json in [true, false] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hive"));
+        cmd.args(["run", "--agent", "demo"])
+            .args(json.then_some("--json"))
+            .arg("hello")
+            .current_dir(d)
+            .env("HIVE_DATA_DIR", d.join("data"))
+            .env("HIVE_STATE_DIR", d.join("state"))
+            .env("XDG_CONFIG_HOME", d.join("xdg"))
+            .stdout(writer);
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "json {json}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "json {json}");
+    }
+}
+
 #[test]
 fn help_and_version() {
     let dir = tempfile::tempdir().unwrap();
