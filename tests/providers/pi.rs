@@ -193,6 +193,15 @@ impl Replay {
 
 const MOCK_REPLY: &str = "**Mock reply.** This answer comes from `mockllm.py`.\n\n- item one\n- item two\n\n```sh\necho hello\n```\n";
 
+/// `/effort high` makes pi echo `thinking_level_changed`: the pane already
+/// says the level, so the echo shows nothing (it was a raw JSON notice).
+#[test]
+fn a_thinking_level_echo_shows_no_raw_notice() {
+    let mut tr = PiTranslator::new("pending", None);
+    let out = tr.push_line(r#"{"type":"thinking_level_changed","level":"high"}"#);
+    assert!(out.is_empty(), "{out:?}");
+}
+
 #[test]
 fn rpc_prompts_are_two_turns_with_text_thinking_and_tools() {
     let r = replay("rpc_prompt.timeline.jsonl");

@@ -264,6 +264,9 @@ impl PiTranslator {
             }
             "agent_end" => self.agent_end(&mut out),
             "turn_start" | "turn_end" => {}
+            // pi's echo of `set_thinking_level`: the pane already says the
+            // effort it set with `/effort` (#34 item 6).
+            "thinking_level_changed" => {}
             "message_start" => self.message_start(&v, &mut out),
             "message_update" => match Update::deserialize(&v) {
                 Ok(update) => self.message_update(update, &mut out),
