@@ -100,7 +100,7 @@ impl Unread {
                 self.turns += 1;
                 self.stop = Some(match (status, finish_reason) {
                     (TurnStatus::Cancelled, _) => "interrupted".into(),
-                    (_, Some(r)) if !r.is_empty() => r.clone(),
+                    (_, Some(r)) if !r.is_empty() => stop_words(r).into(),
                     _ => "completed".into(),
                 });
             }
@@ -177,6 +177,17 @@ impl Unread {
     }
 }
 
+/// A finish reason as the digest says it: the vendors' words for a normal
+/// end (openai's `stop`, Claude's `end_turn`, Gemini's `STOP`) read
+/// "completed", a cut-off answer "max tokens"; others as given.
+fn stop_words(reason: &str) -> &str {
+    match reason {
+        "stop" | "end_turn" | "STOP" | "completed" | "success" => "completed",
+        "length" | "max_tokens" | "MAX_TOKENS" => "max tokens",
+        other => other,
+    }
+}
+
 /// The files an editing call changes: a patch's `+++`/`*** … File:` headers,
 /// else the call's summary (the path, for replace and write calls).
 pub(crate) fn edited_files(d: &ToolDisplay) -> Vec<String> {
@@ -211,6 +222,31 @@ mod tests {
             summary: summary.into(),
             diff: Some(diff.into()),
         }
+    }
+
+    /// openai's digest said "stop: stop" (#34 item 13).
+    #[test]
+    fn a_normal_end_reads_completed_whatever_the_vendor_calls_it() {
+        let ended = |reason: &str| {
+            let mut u = Unread::default();
+            let t = crate::upsert::TurnEvent::TurnComplete {
+                turn_id: "t".into(),
+                session_id: "s".into(),
+                status: crate::upsert::TurnStatus::Completed,
+                usage: None,
+                finish_reason: Some(reason.into()),
+            };
+            u.turn(&t, &crate::app::transcript::Transcript::default());
+            u.parts().join(" · ")
+        };
+        assert!(
+            ended("stop").ends_with("stop: completed"),
+            "{}",
+            ended("stop")
+        );
+        assert!(ended("end_turn").ends_with("stop: completed"));
+        assert!(ended("length").ends_with("stop: max tokens"));
+        assert!(ended("content_filter").ends_with("stop: content_filter"));
     }
 
     #[test]
