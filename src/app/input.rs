@@ -385,7 +385,7 @@ impl App {
             p.composer.set("");
         } else if p.is_busy() {
             self.send(focus, RunnerCommand::Interrupt);
-            self.set_status("interrupting…");
+            self.set_status(super::state::INTERRUPTING);
         } else {
             self.status = None;
         }

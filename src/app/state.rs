@@ -202,7 +202,13 @@ impl App {
     pub fn apply(&mut self, update: PaneUpdate) {
         let i = update.pane;
         match &update.event {
-            PaneEvent::Turn(t) => self.worktree_turn(i, t),
+            PaneEvent::Turn(t) => {
+                self.worktree_turn(i, t);
+                let ended = !matches!(t, TurnEvent::TurnStarted { .. });
+                if ended && i == self.focus {
+                    self.interrupt_done();
+                }
+            }
             PaneEvent::Terminal(_) => self.worktree_activity(i),
             PaneEvent::TerminalText(text) => {
                 self.copy(text, "terminal selection");
@@ -269,6 +275,17 @@ impl App {
         }
     }
 
+    /// The focused pane's turn ended: an "interrupting…" status is over.
+    fn interrupt_done(&mut self) {
+        if self
+            .status
+            .as_ref()
+            .is_some_and(|(text, _)| text == INTERRUPTING)
+        {
+            self.status = None;
+        }
+    }
+
     /// Drops an expired status line; true when something changed.
     pub(crate) fn expire_status(&mut self) -> bool {
         if let Some((_, until)) = &self.status
@@ -280,6 +297,10 @@ impl App {
         false
     }
 }
+
+/// The status line while an interrupt is on its way (cleared when the
+/// turn ends, not left for its four seconds).
+pub(crate) const INTERRUPTING: &str = "interrupting…";
 
 /// What one runner event does to its pane `p` (number `i`): who needs the
 /// user's attention, and what the status bar says.

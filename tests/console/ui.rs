@@ -653,6 +653,13 @@ fn submit_steer_interrupt_and_newlines() {
         app.outbox.runner_commands()[2].1,
         RunnerCommand::Interrupt
     ));
+    assert_eq!(
+        app.status.as_ref().map(|s| s.0.as_str()),
+        Some("interrupting…")
+    );
+    // The turn ends: the status says so no longer (#34 item 9).
+    app.apply(ev(0, completed(TurnStatus::Cancelled, None)));
+    assert_eq!(app.status, None);
     // Up at the top of the composer walks the input history.
     app.on_key(key(KeyCode::Up));
     assert_eq!(app.panes[0].composer.text(), "now");
