@@ -21,6 +21,9 @@ pub struct Search {
     pub done: bool,
     /// Jumped to a hit: the step keys move through `hits`.
     pub(crate) active: bool,
+    /// The search was reopened on its last query, shown selected: typing
+    /// replaces it (as a browser's find box does), other keys keep it.
+    pub selected: bool,
     /// Per pane, the revision of each entry last sent to the worker.
     pub(super) synced: Vec<Vec<Option<u64>>>,
 }

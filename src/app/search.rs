@@ -85,6 +85,7 @@ impl App {
     pub(crate) fn open_search(&mut self) {
         self.overlay = Overlay::Search;
         self.search.active = false;
+        self.search.selected = !self.search.query.is_empty();
         self.sync_search_docs();
         if !self.search.query.is_empty() {
             self.run_search();
@@ -133,6 +134,7 @@ impl App {
     /// Typing edits the query; ↑/↓ select; Enter jumps; Esc closes.
     pub(super) fn search_key(&mut self, ev: KeyEvent) {
         let s = &mut self.search;
+        let replace = std::mem::take(&mut s.selected);
         match ev.code {
             KeyCode::Esc => self.overlay = Overlay::None,
             KeyCode::Up => s.sel = s.sel.saturating_sub(1),
@@ -143,6 +145,10 @@ impl App {
                 self.overlay = Overlay::None;
                 self.search.active = true;
                 self.jump_to_hit();
+            }
+            KeyCode::Backspace if replace => {
+                s.query.clear();
+                self.run_search();
             }
             KeyCode::Backspace => {
                 s.query.pop();
@@ -157,6 +163,9 @@ impl App {
                     .modifiers
                     .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
             {
+                if replace {
+                    s.query.clear();
+                }
                 s.query.push(c);
                 self.run_search();
             }

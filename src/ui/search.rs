@@ -42,7 +42,11 @@ pub(crate) fn draw(app: &App, area: Rect, buf: &mut Buffer) {
     }
     let prompt = Line::from(vec![
         Span::styled("/ ", Style::new().fg(t.accent).add_modifier(Modifier::BOLD)),
-        Span::styled(format!("{}▏", s.query), Style::new().fg(t.text)),
+        if s.selected {
+            Span::styled(s.query.clone(), Style::new().fg(t.text).bg(t.selection_bg))
+        } else {
+            Span::styled(format!("{}▏", s.query), Style::new().fg(t.text))
+        },
         Span::styled(format!("  {count}"), Style::new().fg(t.dim)),
     ]);
     buf.set_line(inner.x, inner.y, &prompt, inner.width);

@@ -207,6 +207,37 @@ fn search_lists_matches_across_panes_from_the_index() {
     assert_eq!(c.app.search.hits.len(), 3);
 }
 
+/// Reopened, search shows its last query selected: typing replaces it (it
+/// was appended to: "walnutpecan"), other keys keep it (#34 item 11).
+#[test]
+fn a_reopened_search_replaces_its_old_query_when_typed_over() {
+    let mut c = searchable();
+    c.prefix('/');
+    c.typ("walnut");
+    c.search_results();
+    c.key(KeyCode::Esc);
+    c.prefix('/');
+    assert_eq!(c.app.search.query, "walnut", "the last query is back");
+    c.search_results();
+    assert_eq!(c.app.search.hits.len(), 2, "and its results");
+    insta::assert_snapshot!("search_reopened", c.render(80, 16));
+    c.typ("pecan");
+    assert_eq!(c.app.search.query, "pecan");
+    c.search_results();
+    assert_eq!(c.app.search.hits.len(), 1);
+    // A key that is not typing keeps the old query for editing.
+    c.key(KeyCode::Esc);
+    c.prefix('/');
+    c.key(KeyCode::Down);
+    c.typ("s");
+    assert_eq!(c.app.search.query, "pecans");
+    // Backspace on a selected query clears it.
+    c.key(KeyCode::Esc);
+    c.prefix('/');
+    c.key(KeyCode::Backspace);
+    assert_eq!(c.app.search.query, "");
+}
+
 #[test]
 fn search_enter_jumps_to_the_match_and_n_steps() {
     let mut c = searchable();
