@@ -121,12 +121,11 @@ impl App {
             ));
         };
         let (row, col) = screen.cursor;
+        // `seen` is the history now: the terminal part keeps it current
+        // while the view is live, so the held view starts here.
         let (row, col) = if p.terminal.scroll > 0 {
             (0, 0)
         } else {
-            // The live view: held from here, not from whenever `seen` was
-            // last set (else the runner jumps up by all output since then).
-            p.terminal.seen = scrollback_len(screen);
             (row, col)
         };
         p.terminal.copy = Some(CopyMode {
