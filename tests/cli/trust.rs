@@ -49,6 +49,42 @@ pub fn hive(dir: &Path) -> Command {
     c
 }
 
+/// Runs the binary on a pseudo-terminal (as a user would), with its data,
+/// state and config kept in `dir`: all it wrote, and whether it succeeded.
+pub fn on_terminal(dir: &Path, args: &[&str]) -> (Vec<u8>, bool) {
+    use std::io::Read;
+
+    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+    let pair = native_pty_system()
+        .openpty(PtySize {
+            rows: 40,
+            cols: 200,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .unwrap();
+    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_hive"));
+    cmd.args(args);
+    cmd.cwd(dir);
+    cmd.env("HIVE_DATA_DIR", dir.join("data"));
+    cmd.env("HIVE_STATE_DIR", dir.join("state"));
+    cmd.env("XDG_CONFIG_HOME", dir.join("xdg"));
+    let mut child = pair.slave.spawn_command(cmd).unwrap();
+    drop(pair.slave);
+    let mut reader = pair.master.try_clone_reader().unwrap();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    // EOF (or EIO on Linux) once the child has exited and closed the pty.
+    while let Ok(n) = reader.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+    let ok = child.wait().is_ok_and(|s| s.success());
+    (out, ok)
+}
+
 /// A config file in `dir` with one agent `fake`: tests/fake/fake_acp.py in
 /// `dir/work`, with `env`; `top` is prepended (top-level tables).
 pub fn fake_acp_config(dir: &Path, env: &[(&str, &str)], top: &str) -> std::path::PathBuf {

@@ -3,7 +3,7 @@
 //! write), a window title and a screen clear. No escape reaches the user's
 //! terminal in text output; `--json` keeps the exact text, escaped.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixListener;
 use std::path::Path;
 
@@ -88,33 +88,10 @@ fn ctl(dir: &Path, sock: &Path, args: &[&str]) -> (String, String) {
 
 /// `hive ctl` on a pseudo-terminal, as a user runs it: all it wrote.
 fn on_terminal(dir: &Path, sock: &Path, args: &[&str]) -> String {
-    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
-    let size = PtySize {
-        rows: 40,
-        cols: 200,
-        pixel_width: 0,
-        pixel_height: 0,
-    };
-    let pair = native_pty_system().openpty(size).unwrap();
-    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_hive"));
-    cmd.arg("ctl");
-    cmd.arg("--socket");
-    cmd.arg(sock);
-    cmd.args(args);
-    cmd.cwd(dir);
-    cmd.env("XDG_CONFIG_HOME", dir.join("xdg"));
-    let mut child = pair.slave.spawn_command(cmd).unwrap();
-    drop(pair.slave);
-    let mut reader = pair.master.try_clone_reader().unwrap();
-    let mut out = Vec::new();
-    let mut buf = [0u8; 4096];
-    while let Ok(n) = reader.read(&mut buf) {
-        if n == 0 {
-            break;
-        }
-        out.extend_from_slice(&buf[..n]);
-    }
-    let _ = child.wait();
+    let sock = sock.to_string_lossy();
+    let mut argv = vec!["ctl", "--socket", sock.as_ref()];
+    argv.extend_from_slice(args);
+    let (out, _) = super::on_terminal(dir, &argv);
     String::from_utf8_lossy(&out).into_owned()
 }
 

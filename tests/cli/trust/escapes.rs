@@ -2,10 +2,7 @@
 //! title, screen clear) into its answer: the CLI never hands them to a
 //! terminal, and Markdown exports never carry them.
 
-use std::io::Read;
 use std::path::Path;
-
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 
 use super::hive;
 
@@ -27,39 +24,10 @@ fn config(dir: &Path) -> std::path::PathBuf {
 }
 
 /// Runs the binary on a pseudo-terminal (as a user would) and returns all
-/// it wrote.
+/// it wrote; it must succeed.
 fn on_terminal(dir: &Path, args: &[&str]) -> Vec<u8> {
-    let pair = native_pty_system()
-        .openpty(PtySize {
-            rows: 40,
-            cols: 200,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .unwrap();
-    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_hive"));
-    cmd.args(args);
-    cmd.cwd(dir);
-    cmd.env("HIVE_DATA_DIR", dir.join("data"));
-    cmd.env("HIVE_STATE_DIR", dir.join("state"));
-    cmd.env("XDG_CONFIG_HOME", dir.join("xdg"));
-    let mut child = pair.slave.spawn_command(cmd).unwrap();
-    drop(pair.slave);
-    let mut reader = pair.master.try_clone_reader().unwrap();
-    let mut out = Vec::new();
-    let mut buf = [0u8; 4096];
-    // EOF (or EIO on Linux) once the child has exited and closed the pty.
-    while let Ok(n) = reader.read(&mut buf) {
-        if n == 0 {
-            break;
-        }
-        out.extend_from_slice(&buf[..n]);
-    }
-    assert!(
-        child.wait().unwrap().success(),
-        "{}",
-        String::from_utf8_lossy(&out)
-    );
+    let (out, ok) = super::on_terminal(dir, args);
+    assert!(ok, "{}", String::from_utf8_lossy(&out));
     out
 }
 
