@@ -401,17 +401,18 @@ fn e2e_questions_in_tmux() {
         "TERM=xterm-256color".into(),
     ];
     let work = lab.work();
-    let t = tmux::Tmux::start(
-        "init",
-        tempfile::tempdir().unwrap(),
-        (120, 40),
-        &vars,
-        &[
-            "/bin/sh",
-            "-c",
-            &format!("cd '{}' && {script}", work.display()),
-        ],
-    );
+    // `hive init` in the work directory, in a tmux session of its own.
+    let start = |session: &'static str| {
+        let cmd = format!("cd '{}' && {script}", work.display());
+        tmux::Tmux::start(
+            session,
+            tempfile::tempdir().unwrap(),
+            (120, 40),
+            &vars,
+            &["/bin/sh", "-c", &cmd],
+        )
+    };
+    let t = start("init");
     t.wait_for("Add a Claude Code pane? [Y/n]");
     t.keys(&["Enter"]);
     t.wait_for("Add a Codex pane? [Y/n]");
@@ -432,17 +433,7 @@ fn e2e_questions_in_tmux() {
 
     // Again: it asks before replacing, and no keeps the file.
     let before = lab.written();
-    let t = tmux::Tmux::start(
-        "again",
-        tempfile::tempdir().unwrap(),
-        (120, 40),
-        &vars,
-        &[
-            "/bin/sh",
-            "-c",
-            &format!("cd '{}' && {script}", work.display()),
-        ],
-    );
+    let t = start("again");
     t.wait_for("exists. Replace it? [y/N]");
     t.keys(&["Enter"]);
     let screen = t.wait_for("INIT-EXIT=");
