@@ -32,4 +32,5 @@ pub mod theme;
 pub mod timer;
 pub mod ui;
 pub mod upsert;
+pub mod wire;
 pub mod worktree;

@@ -6,7 +6,7 @@
 
 pub mod assemble;
 pub mod import;
-mod rebuild;
+pub mod rebuild;
 pub mod record;
 mod recorder;
 pub(crate) mod render;
@@ -55,7 +55,7 @@ pub struct PaneHistory {
 }
 
 /// Where the loaded window of a session file begins.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct OlderPage {
     pub path: PathBuf,
     /// Byte offset of the oldest record already loaded.

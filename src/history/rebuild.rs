@@ -19,7 +19,7 @@ use crate::text::SharedText;
 use crate::upsert::{Upsert, UpsertKind, UpsertStatus};
 
 /// How a restored turn ended, placed after `after` items.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TurnEnd {
     /// Items before this end (its position among the builder's items).
     pub after: usize,
@@ -30,7 +30,7 @@ pub struct TurnEnd {
     pub outcome: Outcome,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Outcome {
     Completed,
     Cancelled,

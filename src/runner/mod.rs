@@ -187,17 +187,17 @@ pub enum PaneEvent {
 
 /// An `Instant` serialised as how long ago it was (ms), read back against
 /// the reader's clock: a process's instants mean nothing to another.
-mod ago {
+pub(crate) mod ago {
     use std::time::{Duration, Instant};
 
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-    pub(super) fn serialize<S: Serializer>(t: &Option<Instant>, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(t: &Option<Instant>, s: S) -> Result<S::Ok, S::Error> {
         let ms = t.map(|t| u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX));
         ms.serialize(s)
     }
 
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
         d: D,
     ) -> Result<Option<Instant>, D::Error> {
         let ms = Option::<u64>::deserialize(d)?;

@@ -73,7 +73,7 @@ pub struct WorktreeRequestSpec {
 }
 
 /// One agent's worktree, as created or found.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Worktree {
     pub agent_id: String,
     /// The main checkout's top level.

@@ -1,0 +1,1 @@
+//! Length-prefixed frames (filled in by the wire work).

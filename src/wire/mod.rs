@@ -1,0 +1,107 @@
+//! The console protocol (issue 29): what a hive server and its clients say
+//! to each other over the server's Unix socket.
+//!
+//! The server owns the agents; a console is a client that attaches, gets a
+//! [`snapshot::Snapshot`] of every pane, then live events, and sends the
+//! runner commands its keys make. The messages are the runner ↔ app
+//! boundary that existed inside one process (`RunnerCommand` in,
+//! `PaneEvent` out) plus what only a client has to say (its focus, a draft,
+//! detach). Text that grows is sent as what was appended ([`delta`]), never
+//! the whole message again per update.
+//!
+//! Framing ([`frame`]): a client first writes [`MAGIC`] (its first byte,
+//! NUL, tells the server this is not a `hive ctl` JSON line), then both
+//! sides send frames, a 4-byte big-endian length then the payload. The
+//! first frame each way is a [`Hello`] in JSON, which every version can
+//! read, so a client and server of different versions can say so; after
+//! matching hellos the payloads are MessagePack (`rmp-serde`, with field
+//! names). docs/protocol.md describes it for other clients.
+
+pub mod delta;
+pub mod frame;
+pub mod snapshot;
+
+use serde::{Deserialize, Serialize};
+
+use crate::runner::RunnerCommand;
+
+/// Bumped whenever a message changes shape: a client and a server of
+/// different protocols refuse each other with a clear reason.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// What a console writes first on the socket; `hive ctl` writes JSON lines,
+/// which never start with NUL.
+pub const MAGIC: &[u8; 5] = b"\0HIVE";
+
+/// The first frame each way, in JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hello {
+    pub protocol: u32,
+    /// hive's version (`CARGO_PKG_VERSION`), for the user to read.
+    pub hive: String,
+}
+
+impl Hello {
+    pub fn ours() -> Self {
+        Self {
+            protocol: PROTOCOL_VERSION,
+            hive: env!("CARGO_PKG_VERSION").to_owned(),
+        }
+    }
+
+    /// Why this peer and we cannot talk, if we cannot.
+    pub fn mismatch(&self, peer_is: &str) -> Option<String> {
+        (self.protocol != PROTOCOL_VERSION).then(|| {
+            format!(
+                "this {peer_is} is hive {} (protocol {}), and this hive is {} (protocol {})",
+                self.hive,
+                self.protocol,
+                env!("CARGO_PKG_VERSION"),
+                PROTOCOL_VERSION
+            )
+        })
+    }
+}
+
+/// What a client tells the server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ClientMsg {
+    /// After the hello: send a snapshot, then live events.
+    Attach,
+    /// A runner command from this client's keys (or its fan-out).
+    Command { pane: usize, cmd: RunnerCommand },
+    /// The pane this client now looks at (runners of panes nobody looks at
+    /// show their text on the slower background tick).
+    Focus(usize),
+    /// The pane's composer holds this half-typed text (kept for the next
+    /// attach; not sent to the other clients).
+    Draft { pane: usize, text: String },
+    /// This client's copy went wrong (a delta that did not fit): send a
+    /// fresh snapshot.
+    Resync,
+    /// Going away; the agents keep working.
+    Detach,
+    /// Stop every agent and the server.
+    Stop,
+}
+
+/// What the server tells a client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ServerMsg {
+    /// Every pane as it is now (on attach, and again when this client fell
+    /// behind or asked with `Resync`): replaces what the client had.
+    Snapshot(Box<snapshot::Snapshot>),
+    /// A runner event, its growing text as a delta.
+    Event {
+        pane: usize,
+        event: delta::WireEvent,
+    },
+    /// The pane began another history session (`/resume`, `/clear` in
+    /// another client): it shows this from now on.
+    Reset {
+        pane: usize,
+        snapshot: Box<snapshot::PaneSnapshot>,
+    },
+    /// The server is stopping (or dropped this client), and why.
+    Bye { reason: String },
+}
