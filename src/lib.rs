@@ -6,6 +6,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod client;
 pub(crate) mod clipboard;
 pub mod config;
 pub mod control;
@@ -26,6 +27,7 @@ pub mod runner;
 pub mod runtime;
 pub(crate) mod sanitize;
 pub mod search;
+pub mod server;
 pub mod supervisor;
 pub mod text;
 pub mod theme;

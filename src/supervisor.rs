@@ -45,7 +45,10 @@ const FORWARDED: [i32; 8] = [
 /// Call first thing in `main`. Returns `Some(code)` in the supervisor (the
 /// real hive has run and exited; return the code), `None` in the real hive.
 pub fn start() -> Option<ExitCode> {
-    if !cfg!(target_os = "linux") {
+    // A console client owns no agent: the server it attaches to (or starts,
+    // in a session of its own) does, and must outlive it, so the client is
+    // neither supervised nor a subreaper that would sweep the server away.
+    if !cfg!(target_os = "linux") || is_console_client(std::env::args().skip(1)) {
         return None;
     }
     let me = std::process::id();
@@ -86,6 +89,23 @@ pub fn start() -> Option<ExitCode> {
             None
         }
     }
+}
+
+/// Whether these arguments run the console (`hive`, `hive attach`), which
+/// is a client of a server, rather than a command that runs agents itself.
+fn is_console_client(mut args: impl Iterator<Item = String>) -> bool {
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--config" => {
+                args.next();
+            }
+            "--fresh" => {}
+            a if a.starts_with("--config=") => {}
+            "attach" => return true,
+            _ => return false,
+        }
+    }
+    true
 }
 
 fn supervise(me: u32) -> std::io::Result<ExitCode> {
@@ -168,5 +188,29 @@ fn install_forwarding() {
             libc::sigemptyset(&mut sa.sa_mask);
             libc::sigaction(sig, &sa, std::ptr::null_mut());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_console_client;
+
+    fn args(s: &str) -> impl Iterator<Item = String> {
+        s.split_whitespace()
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+            .into_iter()
+    }
+
+    #[test]
+    fn only_the_console_and_attach_are_clients() {
+        assert!(is_console_client(args("")));
+        assert!(is_console_client(args("--config x.toml --fresh")));
+        assert!(is_console_client(args("--config=x.toml attach")));
+        assert!(is_console_client(args("attach work")));
+        assert!(!is_console_client(args("serve")));
+        assert!(!is_console_client(args("--config x.toml run demo hi")));
+        assert!(!is_console_client(args("--config attach serve")));
+        assert!(!is_console_client(args("--help")));
     }
 }

@@ -6,6 +6,7 @@ mod history;
 mod init;
 mod mcp;
 mod run;
+mod server;
 mod worktree;
 
 use std::path::PathBuf;
@@ -50,6 +51,16 @@ pub enum Command {
     /// Serve hive's operations over MCP (stdio) to an agent, through the
     /// running hive's control socket.
     Mcp(mcp::McpArgs),
+    /// Attach this terminal to a running hive server (default: this
+    /// config's, else the only one).
+    Attach(server::AttachArgs),
+    /// List the running hive servers.
+    Ls,
+    /// Stop a hive server and every agent it runs.
+    Kill(server::KillArgs),
+    /// Run a hive server for the config without a console (e.g. from a
+    /// systemd user unit); `hive` and `hive attach` connect to it.
+    Serve,
 }
 
 pub fn main() -> ExitCode {
@@ -63,7 +74,11 @@ pub fn main() -> ExitCode {
         Some(Command::Init(ref args)) => init::init_cmd(args),
         Some(Command::Worktree(ref args)) => worktree::worktree_cmd(&cli, args),
         Some(Command::Mcp(ref args)) => mcp::mcp(args),
-        None => crate::app::run(cli.config.as_deref(), cli.fresh),
+        Some(Command::Attach(ref args)) => server::attach(&cli, args),
+        Some(Command::Ls) => server::ls(),
+        Some(Command::Kill(ref args)) => server::kill(&cli, args),
+        Some(Command::Serve) => server::serve(&cli),
+        None => server::console(&cli),
     };
     match result {
         Ok(code) => code,

@@ -1,6 +1,5 @@
-//! What the console's loop holds: the socket server and the hub, joined by
-//! the request channel. Without a socket (it could not be bound) the
-//! console runs on, and `next` never yields.
+//! What the server's loop holds of the socket: the accept loop, the hub
+//! that answers `hive ctl`, and the console clients waiting to be taken.
 //!
 //! The socket is bound before the agents start, so `hive_tools` agents can
 //! be told where it is (`hive mcp --socket …`); the hub learns how each
@@ -19,65 +18,35 @@ use crate::runner::{PaneUpdate, RunnerCommand};
 
 pub(crate) struct Host {
     hub: Hub,
-    requests: Option<mpsc::Receiver<ControlRequest>>,
-    server: Option<Server>,
+    requests: mpsc::Receiver<ControlRequest>,
+    consoles: mpsc::Receiver<tokio::net::UnixStream>,
+    server: Server,
     /// Where `op` calls go: the ops host on the same loop.
     ops: mpsc::UnboundedSender<HiveRequest>,
-    /// Why there is no socket, when there is none.
-    failure: Option<String>,
 }
 
 impl Host {
     /// Binds the socket for `config` (its panes in order). Must run inside
-    /// a tokio runtime.
-    pub(crate) fn start(config: &Config, ops: mpsc::UnboundedSender<HiveRequest>) -> Self {
+    /// a tokio runtime. Without a socket there is no server: the error says
+    /// where and why.
+    pub(crate) fn start(
+        config: &Config,
+        ops: mpsc::UnboundedSender<HiveRequest>,
+    ) -> anyhow::Result<Self> {
         let starting = || Started::Failed("starting".into());
         let hub = Hub::new(config.agents.iter().map(|a| (a.clone(), starting())));
         let dir = super::socket_dir();
         let label = super::socket_label(&config.source);
-        let (requests, server, failure) = match Server::start(&dir, &label) {
-            Ok((server, rx)) => {
-                tracing::info!(socket = %server.path().display(), "control socket listening");
-                (Some(rx), Some(server), None)
-            }
-            Err(e) => {
-                tracing::warn!("no control socket in {}: {e}", dir.display());
-                (None, None, Some(format!("{}: {e}", dir.display())))
-            }
-        };
-        Self {
+        let (server, requests, consoles) = Server::start(&dir, &label)
+            .map_err(|e| anyhow::anyhow!("cannot serve on {}: {e}", dir.display()))?;
+        tracing::info!(socket = %server.path().display(), "socket listening");
+        Ok(Self {
             hub,
             requests,
+            consoles,
             server,
             ops,
-            failure,
-        }
-    }
-
-    /// What each pane should say when the socket could not be made (the
-    /// refusal is not only for hive.log): `hive ctl` cannot reach this hive,
-    /// and a `hive_tools` agent that reaches hive through `hive mcp` gets
-    /// none of its operations. Empty with a socket.
-    pub(crate) fn failure_notices(
-        &self,
-        agents: &[crate::config::AgentConfig],
-        wants_hive_mcp: impl Fn(&crate::config::AgentConfig) -> bool,
-    ) -> Vec<(usize, String)> {
-        let Some(why) = &self.failure else {
-            return Vec::new();
-        };
-        agents
-            .iter()
-            .enumerate()
-            .map(|(i, a)| {
-                let mut text =
-                    format!("no control socket ({why}): `hive ctl` cannot reach this hive");
-                if wants_hive_mcp(a) {
-                    text.push_str("; hive_tools: this agent gets no hive operations");
-                }
-                (i, text)
-            })
-            .collect()
+        })
     }
 
     /// How each pane's runner came up, in pane order.
@@ -85,16 +54,18 @@ impl Host {
         self.hub.set_started(started);
     }
 
-    pub(crate) fn socket(&self) -> Option<&Path> {
-        self.server.as_ref().map(Server::path)
+    pub(crate) fn socket(&self) -> &Path {
+        self.server.path()
     }
 
-    /// The next request from a client (pending forever without a socket).
+    /// The next request from a `hive ctl` or `hive mcp` client.
     pub(crate) async fn next(&mut self) -> Option<ControlRequest> {
-        match &mut self.requests {
-            Some(rx) => rx.recv().await,
-            None => std::future::pending().await,
-        }
+        self.requests.recv().await
+    }
+
+    /// The next console client to connect (its first byte already read).
+    pub(crate) async fn next_console(&mut self) -> Option<tokio::net::UnixStream> {
+        self.consoles.recv().await
     }
 
     pub(crate) fn observe(&mut self, update: &PaneUpdate) {

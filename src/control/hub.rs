@@ -477,8 +477,9 @@ impl Hub {
                 let _ = reply.send(Ok(json!({ "pane": pane, "agent": agent })));
                 Ok(None)
             }
-            // The host hands operations to the ops host before they get here.
-            Call::Op { .. } => Err((
+            // The host hands operations to the ops host, and the server
+            // answers for itself, before they get here.
+            Call::Op { .. } | Call::Server | Call::Kill => Err((
                 reply,
                 CtlError::new(ErrorCode::Unavailable, "operations are not served here"),
             )),

@@ -61,6 +61,11 @@ pub enum Call {
     History {
         pane: String,
     },
+    /// The server itself: pid, config, panes, running turns, clients
+    /// attached, start time (`hive ls`).
+    Server,
+    /// Stop every agent and the server (`hive kill`); answered first.
+    Kill,
     /// One of hive's operations (src/ops: `agents.list`, `agent.send`, …)
     /// as the agent `agent` (its `can_message` and chain limits apply), or
     /// as an outside caller when absent. This is how `hive mcp` reaches

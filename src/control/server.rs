@@ -1,7 +1,9 @@
-//! The console's end of the control socket: binds `<dir>/<label>.sock`
-//! (0600 in a 0700 dir), lets in only connections from hive's own user
-//! (SO_PEERCRED), reads request lines and forwards them to the app loop as
-//! [`ControlRequest`]s, then writes the replies and `watch` streams back.
+//! The server's socket: binds `<dir>/<label>.sock` (0600 in a 0700 dir),
+//! lets in only connections from hive's own user (SO_PEERCRED), and tells
+//! its two dialects apart by the first byte: a console client starts with
+//! NUL (`wire::MAGIC`) and is handed over whole ([`Accepted::Console`]);
+//! anything else is `hive ctl` / `hive mcp`, whose request lines go to the
+//! server loop as [`ControlRequest`]s, the replies and `watch` streams back.
 
 use std::io;
 use std::os::unix::fs::PermissionsExt;
@@ -23,8 +25,6 @@ use crate::lines::{CappedLines, Line, MAX_REQUEST_BYTES};
 const WATCH_BACKLOG: usize = 4096;
 /// Bytes of events a `watch` client may leave unread before it is cut off.
 const WATCH_MAX_BYTES: usize = 32 << 20;
-/// Other hives may already hold `<label>.sock`; after this many tries give up.
-const MAX_SUFFIX: usize = 32;
 
 /// A bound socket and its accept loop; dropping it stops both and removes
 /// the socket file.
@@ -38,18 +38,27 @@ impl Server {
         &self.path
     }
 
-    /// Binds a socket named after `label` in `dir` and starts serving.
+    /// Binds `<label>.sock` in `dir` and starts serving; control requests
+    /// arrive on the first receiver, console clients on the second.
     /// Must run inside a tokio runtime.
-    pub fn start(dir: &Path, label: &str) -> io::Result<(Self, mpsc::Receiver<ControlRequest>)> {
+    pub fn start(
+        dir: &Path,
+        label: &str,
+    ) -> io::Result<(
+        Self,
+        mpsc::Receiver<ControlRequest>,
+        mpsc::Receiver<UnixStream>,
+    )> {
         super::prepare_dir(dir)?;
         let (listener, path) = bind(dir, label)?;
         let (tx, rx) = mpsc::channel(64);
+        let (ctx, crx) = mpsc::channel(8);
         let own_uid = super::current_uid();
         let task = tokio::spawn(async move {
             loop {
                 match listener.accept().await {
                     Ok((stream, _)) => {
-                        tokio::spawn(connection(stream, tx.clone(), own_uid));
+                        tokio::spawn(connection(stream, tx.clone(), ctx.clone(), own_uid));
                     }
                     Err(e) => {
                         tracing::warn!("control socket: accept: {e}");
@@ -58,7 +67,7 @@ impl Server {
                 }
             }
         });
-        Ok((Self { path, task }, rx))
+        Ok((Self { path, task }, rx, crx))
     }
 }
 
@@ -69,33 +78,25 @@ impl Drop for Server {
     }
 }
 
-/// `label.sock`, else `label-2.sock`, ...: a name held by a live hive is
-/// skipped, a stale one (nothing answers) is taken over.
+/// `label.sock`: a stale one (nothing answers) is taken over; a live one
+/// is another server of the same config, which the caller should attach to.
 fn bind(dir: &Path, label: &str) -> io::Result<(UnixListener, PathBuf)> {
-    for n in 1..=MAX_SUFFIX {
-        let name = if n == 1 {
-            format!("{label}.sock")
-        } else {
-            format!("{label}-{n}.sock")
-        };
-        let path = dir.join(name);
-        if path.exists() {
-            if std::os::unix::net::UnixStream::connect(&path).is_ok() {
-                continue;
-            }
-            std::fs::remove_file(&path)?;
+    let path = dir.join(format!("{label}.sock"));
+    if path.exists() {
+        if std::os::unix::net::UnixStream::connect(&path).is_ok() {
+            return Err(io::Error::new(
+                io::ErrorKind::AddrInUse,
+                format!(
+                    "a hive server already runs on {}: `hive attach {label}`",
+                    path.display()
+                ),
+            ));
         }
-        let listener = UnixListener::bind(&path)?;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
-        return Ok((listener, path));
+        std::fs::remove_file(&path)?;
     }
-    Err(io::Error::new(
-        io::ErrorKind::AddrInUse,
-        format!(
-            "{MAX_SUFFIX} hives already run with sockets named `{label}` in {}",
-            dir.display()
-        ),
-    ))
+    let listener = UnixListener::bind(&path)?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+    Ok((listener, path))
 }
 
 async fn write_line(w: &mut (impl AsyncWriteExt + Unpin), line: &str) -> io::Result<()> {
@@ -113,20 +114,27 @@ async fn write_reply(
     write_line(w, &line).await
 }
 
-async fn connection(stream: UnixStream, tx: mpsc::Sender<ControlRequest>, own_uid: u32) {
-    if let Err(e) = serve(stream, tx, own_uid).await {
+async fn connection(
+    stream: UnixStream,
+    tx: mpsc::Sender<ControlRequest>,
+    consoles: mpsc::Sender<UnixStream>,
+    own_uid: u32,
+) {
+    if let Err(e) = serve(stream, tx, consoles, own_uid).await {
         tracing::debug!("control connection ended: {e}");
     }
 }
 
 async fn serve(
-    stream: UnixStream,
+    mut stream: UnixStream,
     tx: mpsc::Sender<ControlRequest>,
+    consoles: mpsc::Sender<UnixStream>,
     own_uid: u32,
 ) -> io::Result<()> {
+    use tokio::io::AsyncReadExt;
     let peer = stream.peer_cred()?;
-    let (read, mut write) = stream.into_split();
     if !super::peer_allowed(peer.uid(), own_uid) {
+        let (_, mut write) = stream.into_split();
         tracing::warn!(
             uid = peer.uid(),
             "control socket: refused a connection from another user"
@@ -140,6 +148,17 @@ async fn serve(
         );
         return write_reply(&mut write, None, Err(e)).await;
     }
+    let mut first = [0u8; 1];
+    if stream.read(&mut first).await? == 0 {
+        return Ok(());
+    }
+    if first[0] == crate::wire::MAGIC[0] {
+        // A console: the server loop takes the connection from here.
+        let _ = consoles.send(stream).await;
+        return Ok(());
+    }
+    let (read, mut write) = stream.into_split();
+    let read = std::io::Cursor::new(first).chain(read);
     let mut lines = CappedLines::new(read, MAX_REQUEST_BYTES);
     while let Some(line) = lines.next().await? {
         let line = match line {
@@ -346,14 +365,15 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_live_socket_name_is_skipped_and_a_stale_one_reused() {
+    async fn a_live_socket_is_refused_and_a_stale_one_reused() {
         let tmp = tempfile::tempdir().unwrap();
         let (first, p1) = bind(tmp.path(), "x").unwrap();
         assert!(p1.ends_with("x.sock"));
-        let (_second, p2) = bind(tmp.path(), "x").unwrap();
-        assert!(p2.ends_with("x-2.sock"));
+        let err = bind(tmp.path(), "x").unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AddrInUse);
+        assert!(err.to_string().contains("hive attach x"), "{err}");
         drop(first); // the file stays, nobody answers: stale
-        let (_third, p3) = bind(tmp.path(), "x").unwrap();
-        assert_eq!(p3, p1);
+        let (_again, p2) = bind(tmp.path(), "x").unwrap();
+        assert_eq!(p2, p1);
     }
 }

@@ -298,6 +298,29 @@ impl RunnerHandle {
     }
 }
 
+/// Where the app's runner commands go: the runners themselves (in one
+/// process, as the benches and `hive run` drive them) or a server.
+pub trait RunnerSink {
+    fn send_to(&self, pane: usize, cmd: RunnerCommand);
+}
+
+impl RunnerSink for [Option<RunnerHandle>] {
+    fn send_to(&self, pane: usize, cmd: RunnerCommand) {
+        match self.get(pane).and_then(Option::as_ref) {
+            Some(r) => {
+                r.send(cmd);
+            }
+            None => tracing::debug!(pane, "command for a pane without a runner dropped"),
+        }
+    }
+}
+
+impl RunnerSink for Vec<Option<RunnerHandle>> {
+    fn send_to(&self, pane: usize, cmd: RunnerCommand) {
+        self.as_slice().send_to(pane, cmd);
+    }
+}
+
 /// Starts the provider and the runner task for one pane.
 pub fn spawn_runner(
     pane: usize,

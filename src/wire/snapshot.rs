@@ -33,6 +33,9 @@ pub struct ServerInfo {
     pub pid: u32,
     /// Where its config came from (`ConfigSource::describe`).
     pub config: String,
+    /// Its config file (`None`: the built-in one); a client that attaches
+    /// by name loads its keys and theme from there.
+    pub config_path: Option<std::path::PathBuf>,
     /// Its socket (also its name: the file stem).
     pub socket: std::path::PathBuf,
     /// Seconds since the Unix epoch when it started.

@@ -22,6 +22,9 @@ pub struct Tmux {
     socket: String,
     /// The session, which is also its only window's target.
     target: &'static str,
+    /// `HIVE_STATE_DIR` as the test set it: hive servers keep their pid
+    /// files in its `run/`.
+    state_dir: Option<std::path::PathBuf>,
     _dir: tempfile::TempDir,
 }
 
@@ -40,6 +43,10 @@ impl Tmux {
         let tmux = Tmux {
             socket: format!("hive-test-{}-{n}", std::process::id()),
             target,
+            state_dir: env
+                .iter()
+                .find_map(|e| e.strip_prefix("HIVE_STATE_DIR="))
+                .map(std::path::PathBuf::from),
             _dir: dir,
         };
         let mut cmd = Command::new("tmux");
@@ -133,5 +140,35 @@ impl Tmux {
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = self.cmd(&["kill-server"]);
+        if let Some(dir) = &self.state_dir {
+            stop_servers(&dir.join("run"));
+        }
+    }
+}
+
+/// Ends every hive server with a pid file in `run`: SIGTERM, then SIGKILL
+/// after two seconds.
+pub fn stop_servers(run: &Path) {
+    let pids: Vec<i32> = std::fs::read_dir(run)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "pid"))
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok()?.trim().parse().ok())
+        .collect();
+    for &pid in &pids {
+        // SAFETY: kill(2) with a pid the server wrote.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+    }
+    let start = Instant::now();
+    // SAFETY: signal 0 only checks that the process exists.
+    while pids.iter().any(|&p| unsafe { libc::kill(p, 0) } == 0)
+        && start.elapsed() < Duration::from_secs(2)
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for &pid in &pids {
+        // SAFETY: as above.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
     }
 }

@@ -1,0 +1,211 @@
+//! The console and its server (issue 29): `hive` attaches to the server of
+//! the config it would load, starting it first if none runs; `hive attach`,
+//! `hive ls`, `hive kill`, `hive serve`.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::bail;
+use clap::Args;
+
+use super::Cli;
+use crate::client::AttachError;
+use crate::config::Config;
+use crate::provider::Registry;
+use crate::server::daemon;
+
+#[derive(Debug, Args)]
+pub struct AttachArgs {
+    /// The server's name (`hive ls`); default: the one for this config, else
+    /// the only one running.
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct KillArgs {
+    /// The server's name (`hive ls`); default: the one for this config.
+    pub name: Option<String>,
+    /// Every running server.
+    #[arg(long, conflicts_with = "name")]
+    pub all: bool,
+}
+
+/// `hive`: attach to this config's server, starting it if none runs.
+pub(crate) fn console(cli: &Cli) -> anyhow::Result<ExitCode> {
+    crate::app::tty::check_tty()?;
+    let config = Config::load(cli.config.as_deref(), &Registry::builtin())?;
+    let socket = daemon::socket_for(&config);
+    if daemon::is_live(&socket) {
+        if cli.fresh {
+            eprintln!(
+                "hive: `{}` already runs, so its panes keep their sessions (--fresh applies when a server starts: `hive kill` first)",
+                daemon::name_of(&socket)
+            );
+        }
+    } else {
+        daemon::start(cli.config.as_deref(), cli.fresh, &socket)?;
+    }
+    attach_to(&socket, Some(config), Restart::Config(cli))
+}
+
+/// `hive attach [NAME]`.
+pub(crate) fn attach(cli: &Cli, args: &AttachArgs) -> anyhow::Result<ExitCode> {
+    crate::app::tty::check_tty()?;
+    let socket = match &args.name {
+        Some(name) => daemon::socket_named(name),
+        None => default_server(cli)?,
+    };
+    if !daemon::is_live(&socket) {
+        bail!(
+            "no hive server `{}` is running (`hive ls` lists them; `hive` starts one)",
+            daemon::name_of(&socket)
+        );
+    }
+    attach_to(&socket, None, Restart::Unknown)
+}
+
+/// This config's server if it runs, else the only one running.
+fn default_server(cli: &Cli) -> anyhow::Result<PathBuf> {
+    let config = Config::load(cli.config.as_deref(), &Registry::builtin())?;
+    let own = daemon::socket_for(&config);
+    if daemon::is_live(&own) || cli.config.is_some() {
+        return Ok(own);
+    }
+    let running = daemon::list();
+    match running.as_slice() {
+        [one] => Ok(one.socket.clone()),
+        [] => bail!("no hive server is running (`hive` starts one)"),
+        many => bail!(
+            "{} hive servers are running ({}): name one, `hive attach NAME`",
+            many.len(),
+            many.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
+/// How a server of another version may be replaced.
+enum Restart<'a> {
+    /// With this command line's config and flags.
+    Config(&'a Cli),
+    /// Not known here (`hive attach NAME`): say how instead.
+    Unknown,
+}
+
+fn attach_to(socket: &Path, config: Option<Config>, restart: Restart<'_>) -> anyhow::Result<ExitCode> {
+    let _log = crate::app::init_logging();
+    let rt = crate::runtime::build()?;
+    let name = daemon::name_of(socket);
+    let (conn, snapshot) = match rt.block_on(crate::client::attach(socket)) {
+        Ok(ok) => ok,
+        Err(AttachError::Skew { why, .. }) => {
+            drop(rt);
+            return skew(socket, &name, &why, restart);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let config = match config {
+        Some(c) => c,
+        None => match &snapshot.server.config_path {
+            Some(p) => Config::load(Some(p), &Registry::builtin())?,
+            None => Config::builtin(),
+        },
+    };
+    let ended = crate::app::console::run(&rt, &config, conn, snapshot)?;
+    rt.shutdown_timeout(Duration::from_millis(300));
+    Ok(crate::app::console::report(&ended, &name))
+}
+
+/// A server of another protocol: never a garbled screen, but the reason
+/// and the way out (its sessions resume after a restart).
+fn skew(socket: &Path, name: &str, why: &str, restart: Restart<'_>) -> anyhow::Result<ExitCode> {
+    eprintln!("hive: cannot attach to `{name}`: {why}.");
+    let Restart::Config(cli) = restart else {
+        eprintln!(
+            "`hive kill {name}` stops it and its agents (their sessions resume on the next start), then `hive` starts this version."
+        );
+        return Ok(ExitCode::FAILURE);
+    };
+    eprint!(
+        "Stop it and its agents, and start this version? Their sessions resume. [y/N] "
+    );
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    if std::io::stdin().is_terminal() {
+        let _ = std::io::stdin().lock().read_line(&mut answer);
+    }
+    if !matches!(answer.trim(), "y" | "Y" | "yes") {
+        eprintln!("Left running. `hive kill {name}` stops it.");
+        return Ok(ExitCode::FAILURE);
+    }
+    daemon::kill(socket)?;
+    console(cli)
+}
+
+/// `hive serve`: a server without a console (e.g. from a systemd unit).
+pub(crate) fn serve(cli: &Cli) -> anyhow::Result<ExitCode> {
+    crate::server::run(cli.config.as_deref(), cli.fresh)
+}
+
+/// `hive ls`: the running servers.
+pub(crate) fn ls() -> anyhow::Result<ExitCode> {
+    let running = daemon::list();
+    if running.is_empty() {
+        println!("no hive server is running");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let now = chrono::Utc::now().timestamp();
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "{:<16} {:>6} {:>5} {:>7} {:>7} {:>8}  CONFIG",
+        "NAME", "PID", "PANES", "RUNNING", "CLIENTS", "UPTIME"
+    )?;
+    for r in running {
+        let num = |k: &str| r.info.get(k).and_then(serde_json::Value::as_i64).unwrap_or(0);
+        let config = r.info.get("config").and_then(|v| v.as_str()).unwrap_or("?");
+        writeln!(
+            out,
+            "{:<16} {:>6} {:>5} {:>7} {:>7} {:>8}  {}",
+            r.name,
+            num("pid"),
+            num("panes"),
+            num("running"),
+            num("clients"),
+            uptime(now - num("started")),
+            crate::sanitize::neutralize(config)
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn uptime(secs: i64) -> String {
+    let secs = secs.max(0);
+    match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m{:02}s", s / 60, s % 60),
+        s if s < 86_400 => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+        s => format!("{}d{:02}h", s / 86_400, (s % 86_400) / 3600),
+    }
+}
+
+/// `hive kill [NAME | --all]`: stop servers and every agent they run.
+pub(crate) fn kill(cli: &Cli, args: &KillArgs) -> anyhow::Result<ExitCode> {
+    let sockets: Vec<PathBuf> = if args.all {
+        daemon::list().into_iter().map(|r| r.socket).collect()
+    } else {
+        match &args.name {
+            Some(name) => vec![daemon::socket_named(name)],
+            None => {
+                let config = Config::load(cli.config.as_deref(), &Registry::builtin())?;
+                vec![daemon::socket_for(&config)]
+            }
+        }
+    };
+    for socket in &sockets {
+        daemon::kill(socket)?;
+        println!("stopped {}", daemon::name_of(socket));
+    }
+    Ok(ExitCode::SUCCESS)
+}

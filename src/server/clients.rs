@@ -1,0 +1,255 @@
+//! The console clients of a server: one task per connection that does the
+//! handshake, then reads the client's messages into the server loop and
+//! writes the frames the loop queued for it.
+//!
+//! Each client's queue is bounded in bytes, not messages (one frame may be a
+//! whole snapshot, the next a single appended word). A client that reads
+//! too slowly to keep up is not queued for without bound: past
+//! [`MAX_BACKLOG`] its events are dropped, and once its queue has drained
+//! it gets a fresh snapshot instead of the events it missed. Growing text
+//! is encoded per client ([`DeltaEncoder`]), since each client has seen a
+//! different prefix.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::UnixStream;
+use tokio::sync::mpsc;
+
+use crate::runner::PaneUpdate;
+use crate::wire::delta::DeltaEncoder;
+use crate::wire::frame::{self, FrameReader};
+use crate::wire::{ClientMsg, Hello, MAGIC, ServerMsg};
+
+/// Bytes a client may leave unread before it is treated as behind.
+const MAX_BACKLOG: usize = 16 << 20;
+
+pub(crate) type ClientId = u64;
+
+/// What the connections tell the server loop.
+pub(crate) enum ClientEvent {
+    /// A client said hello in our protocol.
+    Joined(Link),
+    Said(ClientId, ClientMsg),
+    /// The connection ended (a detach, a closed terminal, a killed client).
+    Left(ClientId, String),
+    /// A client that fell behind has read everything queued.
+    Drained(ClientId),
+}
+
+/// The server loop's end of one client.
+pub(crate) struct Link {
+    pub(crate) id: ClientId,
+    out: mpsc::UnboundedSender<Vec<u8>>,
+    queued: Arc<AtomicUsize>,
+    behind: Arc<AtomicBool>,
+    encoder: DeltaEncoder,
+    /// It asked for the panes (`ClientMsg::Attach`); until then it gets no
+    /// events.
+    pub(crate) attached: bool,
+    /// The pane it looks at.
+    pub(crate) focus: Option<usize>,
+}
+
+impl Link {
+    /// Queues a frame unless the client is behind (or would be with it).
+    fn queue(&mut self, bytes: Vec<u8>) {
+        if self.behind.load(Ordering::Acquire) {
+            return;
+        }
+        let len = bytes.len();
+        if self.queued.load(Ordering::Acquire) + len > MAX_BACKLOG {
+            tracing::info!(client = self.id, "a client fell behind; it gets a snapshot once it drains");
+            self.behind.store(true, Ordering::Release);
+            return;
+        }
+        self.force(bytes);
+    }
+
+    /// Queues a frame whatever the backlog (a snapshot, a goodbye).
+    fn force(&mut self, bytes: Vec<u8>) {
+        self.queued.fetch_add(bytes.len(), Ordering::AcqRel);
+        let _ = self.out.send(bytes);
+    }
+}
+
+/// Every client of the server.
+pub(crate) struct Clients {
+    links: BTreeMap<ClientId, Link>,
+    events: mpsc::UnboundedSender<ClientEvent>,
+    incoming: mpsc::UnboundedReceiver<ClientEvent>,
+    next_id: ClientId,
+}
+
+impl Clients {
+    pub(crate) fn new() -> Self {
+        let (events, incoming) = mpsc::unbounded_channel();
+        Self {
+            links: BTreeMap::new(),
+            events,
+            incoming,
+            next_id: 1,
+        }
+    }
+
+    /// Takes a new connection (its first byte, NUL, already read).
+    pub(crate) fn accept(&mut self, stream: UnixStream) {
+        let id = self.next_id;
+        self.next_id += 1;
+        tokio::spawn(connection(id, stream, self.events.clone()));
+    }
+
+    pub(crate) async fn next(&mut self) -> Option<ClientEvent> {
+        self.incoming.recv().await
+    }
+
+    pub(crate) fn join(&mut self, link: Link) {
+        self.links.insert(link.id, link);
+    }
+
+    pub(crate) fn remove(&mut self, id: ClientId) -> Option<Link> {
+        self.links.remove(&id)
+    }
+
+    pub(crate) fn get_mut(&mut self, id: ClientId) -> Option<&mut Link> {
+        self.links.get_mut(&id)
+    }
+
+    pub(crate) fn attached(&self) -> impl Iterator<Item = &Link> {
+        self.links.values().filter(|l| l.attached)
+    }
+
+    pub(crate) fn count(&self) -> usize {
+        self.attached().count()
+    }
+
+    /// A runner event to every attached client (or only to `only`).
+    pub(crate) fn event(&mut self, update: &PaneUpdate, only: Option<ClientId>) {
+        for link in self.links.values_mut().filter(|l| l.attached) {
+            if only.is_some_and(|id| id != link.id) || link.behind.load(Ordering::Acquire) {
+                continue;
+            }
+            let event = link.encoder.encode(update.pane, &update.event);
+            let msg = ServerMsg::Event {
+                pane: update.pane,
+                event,
+            };
+            match frame::encode(&msg) {
+                Ok(bytes) => link.queue(bytes),
+                Err(e) => tracing::warn!("cannot encode an event: {e}"),
+            }
+        }
+    }
+
+    /// A message to one client, whatever its backlog; a snapshot also
+    /// restarts its deltas and clears its being behind.
+    pub(crate) fn send(&mut self, id: ClientId, msg: &ServerMsg) {
+        let Some(link) = self.links.get_mut(&id) else {
+            return;
+        };
+        if matches!(msg, ServerMsg::Snapshot(_)) {
+            link.encoder.reset();
+            link.behind.store(false, Ordering::Release);
+        }
+        match frame::encode(msg) {
+            Ok(bytes) => link.force(bytes),
+            Err(e) => tracing::warn!("cannot encode a message: {e}"),
+        }
+    }
+
+    /// A message to every attached client but `except`.
+    pub(crate) fn broadcast(&mut self, msg: &ServerMsg, except: Option<ClientId>) {
+        let ids: Vec<ClientId> = self
+            .attached()
+            .map(|l| l.id)
+            .filter(|id| Some(*id) != except)
+            .collect();
+        for id in ids {
+            self.send(id, msg);
+        }
+    }
+
+    /// Whether every client has been handed everything queued for it.
+    pub(crate) fn flushed(&self) -> bool {
+        self.links
+            .values()
+            .all(|l| l.queued.load(Ordering::Acquire) == 0)
+    }
+}
+
+/// One client from its hello to its end.
+async fn connection(id: ClientId, stream: UnixStream, events: mpsc::UnboundedSender<ClientEvent>) {
+    let why = match serve(id, stream, &events).await {
+        Ok(why) => why,
+        Err(e) => e.to_string(),
+    };
+    let _ = events.send(ClientEvent::Left(id, why));
+}
+
+async fn serve(
+    id: ClientId,
+    stream: UnixStream,
+    events: &mpsc::UnboundedSender<ClientEvent>,
+) -> Result<String, frame::WireError> {
+    let (mut read, mut write) = stream.into_split();
+    let mut magic = [0u8; MAGIC.len() - 1];
+    read.read_exact(&mut magic).await?;
+    if magic != MAGIC[1..] {
+        return Ok("not a hive console".into());
+    }
+    let mut reader = FrameReader::new(read);
+    let Some(payload) = reader.next().await? else {
+        return Ok("hung up before its hello".into());
+    };
+    let hello = frame::decode_hello(&payload)?;
+    // Our hello goes first either way: the client explains a mismatch.
+    write.write_all(&frame::encode_hello(&Hello::ours())?).await?;
+    if let Some(why) = hello.mismatch("client") {
+        return Ok(why);
+    }
+    let (out, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    let queued = Arc::new(AtomicUsize::new(0));
+    let behind = Arc::new(AtomicBool::new(false));
+    let link = Link {
+        id,
+        out,
+        queued: Arc::clone(&queued),
+        behind: Arc::clone(&behind),
+        encoder: DeltaEncoder::default(),
+        attached: false,
+        focus: None,
+    };
+    if events.send(ClientEvent::Joined(link)).is_err() {
+        return Ok("the server is stopping".into());
+    }
+    let writer = async {
+        while let Some(bytes) = rx.recv().await {
+            write.write_all(&bytes).await?;
+            let left = queued.fetch_sub(bytes.len(), Ordering::AcqRel) - bytes.len();
+            if left == 0 && behind.load(Ordering::Acquire) {
+                let _ = events.send(ClientEvent::Drained(id));
+            }
+        }
+        // The server dropped this client (or is stopping): say no more.
+        let _ = write.shutdown().await;
+        Ok::<_, frame::WireError>("dropped by the server".to_owned())
+    };
+    let reader = async {
+        loop {
+            let Some(payload) = reader.next().await? else {
+                return Ok::<_, frame::WireError>("hung up".to_owned());
+            };
+            let msg: ClientMsg = frame::decode(&payload)?;
+            let detach = matches!(msg, ClientMsg::Detach);
+            if events.send(ClientEvent::Said(id, msg)).is_err() || detach {
+                return Ok("detached".to_owned());
+            }
+        }
+    };
+    tokio::select! {
+        r = writer => r,
+        r = reader => r,
+    }
+}

@@ -1,0 +1,228 @@
+//! Servers seen from outside: which one serves a config, starting one in
+//! a session of its own (so it outlives the terminal that started it),
+//! listing the running ones, stopping one.
+//!
+//! A server is named by its socket, `<name>.sock` in the socket dir
+//! (`control::socket_dir`), the name being the config's label (its project
+//! directory for a `hive.toml`, `default` for the built-in config).
+//! `<name>.pid` beside it holds its pid. Running servers answer `hive ctl`'s
+//! JSON line protocol, so `ls` and `kill` are two control calls.
+
+use std::io::Read;
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+
+use crate::config::Config;
+use crate::control::client::Client;
+use crate::control::protocol::Call;
+
+/// How long a new server may take to open its socket.
+const START_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long `kill` waits for a server to end before SIGKILL.
+const KILL_GRACE: Duration = Duration::from_secs(5);
+
+/// The socket of the server for `config`.
+pub fn socket_for(config: &Config) -> PathBuf {
+    crate::control::socket_dir().join(format!(
+        "{}.sock",
+        crate::control::socket_label(&config.source)
+    ))
+}
+
+/// The socket named `name` (or a path, when it has a slash).
+pub fn socket_named(name: &str) -> PathBuf {
+    crate::control::socket_path_for(name, &crate::control::socket_dir())
+}
+
+/// A server's name: its socket's file stem.
+pub fn name_of(socket: &Path) -> String {
+    socket
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Whether a server answers on `socket`.
+pub fn is_live(socket: &Path) -> bool {
+    UnixStream::connect(socket).is_ok()
+}
+
+/// Starts `hive serve` for `config_path` in a session of its own (no
+/// terminal, so closing this one does not reach it), its output appended to
+/// hive.log, and waits until it accepts connections on `socket`.
+pub fn start(config_path: Option<&Path>, fresh: bool, socket: &Path) -> anyhow::Result<()> {
+    let exe = std::env::current_exe().context("finding hive's own executable")?;
+    let mut cmd = Command::new(exe);
+    cmd.arg("serve");
+    if let Some(p) = config_path {
+        cmd.arg("--config")
+            .arg(std::path::absolute(p).unwrap_or_else(|_| p.to_owned()));
+    }
+    if fresh {
+        cmd.arg("--fresh");
+    }
+    let log = log_file();
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log.as_ref().map_or_else(Stdio::null, |(f, _)| {
+            f.try_clone().map_or_else(|_| Stdio::null(), Stdio::from)
+        }));
+    // SAFETY: setsid(2) is async-signal-safe; nothing else runs between
+    // fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().context("starting the hive server")?;
+    let started = Instant::now();
+    loop {
+        if is_live(socket) {
+            break;
+        }
+        if let Some(status) = child.try_wait()? {
+            let tail = log.as_ref().map(|(_, p)| tail_of(p)).unwrap_or_default();
+            bail!("the hive server could not start ({status}){tail}");
+        }
+        if started.elapsed() > START_TIMEOUT {
+            bail!(
+                "the hive server did not open {} within {}s (see hive.log in {})",
+                socket.display(),
+                START_TIMEOUT.as_secs(),
+                crate::paths::state_dir().display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Reaped when it ends, so it never lingers as a zombie of this client.
+    std::thread::spawn(move || child.wait());
+    Ok(())
+}
+
+/// hive.log, opened for appending (0600), and its path.
+fn log_file() -> Option<(std::fs::File, PathBuf)> {
+    let dir = crate::paths::state_dir();
+    crate::private::create_dir(&dir).ok()?;
+    let path = dir.join("hive.log");
+    let mut options = crate::private::file_options();
+    options.create(true).append(true);
+    let file = crate::private::open_own_file(&mut options, &path).ok()?;
+    // The server's stderr must block like any file, not fail with EAGAIN.
+    let _ = set_blocking(&file);
+    Some((file, path))
+}
+
+fn set_blocking(file: &std::fs::File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    // SAFETY: fcntl on a descriptor we own.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// The last lines of the log, where a server that failed said why.
+fn tail_of(path: &Path) -> String {
+    let mut text = String::new();
+    if let Ok(mut f) = std::fs::File::open(path) {
+        let _ = f.read_to_string(&mut text);
+    }
+    let lines: Vec<&str> = text.lines().rev().take(3).collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(":");
+    for l in lines.into_iter().rev() {
+        out.push_str("\n  ");
+        out.push_str(&crate::sanitize::neutralize(l));
+    }
+    out
+}
+
+/// A running server as `hive ls` shows it.
+#[derive(Debug, Clone)]
+pub struct Running {
+    pub name: String,
+    pub socket: PathBuf,
+    /// Its answer to the `server` call.
+    pub info: Value,
+}
+
+/// Every server answering in the socket dir, by name.
+pub fn list() -> Vec<Running> {
+    let dir = crate::control::socket_dir();
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let socket = e.path();
+        if socket.extension().is_none_or(|x| x != "sock") {
+            continue;
+        }
+        if let Ok(info) = call(&socket, Call::Server) {
+            out.push(Running {
+                name: name_of(&socket),
+                socket,
+                info,
+            });
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+fn call(socket: &Path, what: Call) -> anyhow::Result<Value> {
+    let mut client = Client::connect(socket)?;
+    Ok(client.call(what)?)
+}
+
+/// Stops the server on `socket` and every agent it runs: asks, waits for
+/// it to end, and kills it (by its pid file) if it will not.
+pub fn kill(socket: &Path) -> anyhow::Result<()> {
+    let pid = read_pid(socket);
+    let asked = call(socket, Call::Kill);
+    if asked.is_err() && pid.is_none() {
+        bail!("no hive server answers on {}", socket.display());
+    }
+    let started = Instant::now();
+    while started.elapsed() < KILL_GRACE {
+        if !alive(pid) && !is_live(socket) {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if let Some(pid) = pid {
+        // SAFETY: kill(2) on the pid the server wrote.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    let _ = std::fs::remove_file(socket);
+    let _ = std::fs::remove_file(socket.with_extension("pid"));
+    Ok(())
+}
+
+fn read_pid(socket: &Path) -> Option<i32> {
+    std::fs::read_to_string(socket.with_extension("pid"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+fn alive(pid: Option<i32>) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    pid.is_some_and(|p| unsafe { libc::kill(p, 0) } == 0)
+}

@@ -1,0 +1,15 @@
+//! The hive server (issue 29): the process that owns the agents.
+//!
+//! It runs the runners and providers, the history recorders, the
+//! operations host and the socket, and keeps every pane's conversation
+//! ([`log`]) so that console clients can come and go: a client attaches,
+//! gets a snapshot, then live events ([`clients`]), and may vanish at any
+//! moment without any agent noticing. [`daemon`] starts a server in a
+//! session of its own, finds the running ones, and stops them.
+
+mod clients;
+pub mod daemon;
+pub mod log;
+mod serve;
+
+pub use serve::run;
