@@ -379,7 +379,7 @@ impl Wiring {
     }
 
     /// Redraws when paced, then waits for whatever comes first, until the
-    /// app quits, the terminal goes away or a quit signal arrives.
+    /// user leaves, the terminal goes away or a quit signal arrives.
     async fn run(
         &mut self,
         app: &mut App,
@@ -395,7 +395,9 @@ impl Wiring {
         let mut last_draw = Instant::now();
         loop {
             self.flush(app);
-            if app.quit {
+            // Detach and stop both end the loop for now; the server tells
+            // them apart (issue 29).
+            if app.leave.is_some() {
                 break;
             }
             let now = Instant::now();
