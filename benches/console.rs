@@ -171,10 +171,10 @@ impl Console {
 }
 
 impl Console {
-    /// Ctrl+Q, then waits up to `timeout` for hive (and a `WRAP` tool
-    /// writing its profile) to exit.
+    /// Ctrl+Q then `s` (stop every agent), then waits up to `timeout` for
+    /// hive (and a `WRAP` tool writing its profile) to exit.
     fn quit(&mut self, timeout: Duration) {
-        self.send(b"\x11");
+        self.send(b"\x11s");
         let deadline = Instant::now() + timeout;
         while Instant::now() < deadline {
             self.drain();

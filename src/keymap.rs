@@ -35,7 +35,8 @@ macro_rules! actions {
 }
 
 actions! {
-    Quit = "quit", Global, ["ctrl+q"], "quit hive (asks first if a turn is running)";
+    Quit = "quit", Global, ["ctrl+q"], "leave: detach (agents keep running) or stop every agent (asks)";
+    Detach = "detach", Global, [], "detach: the agents keep running; `hive attach` comes back";
     Help = "help", Global, ["f1", "?"], "show this help";
     FocusNext = "focus_next", Global, ["alt+right"], "focus the next pane";
     FocusPrev = "focus_prev", Global, ["alt+left"], "focus the previous pane";
@@ -52,8 +53,8 @@ actions! {
     Focus9 = "focus_9", Global, ["alt+9"], "focus pane 9";
     Zoom = "zoom", Global, ["alt+z"], "zoom the focused pane / back to the grid";
     ToggleMouse = "toggle_mouse", Global, ["alt+m"], "mouse capture off / on (off: select text with the terminal)";
-    Prefix = "prefix", Global, ["ctrl+b"], "prefix (then 1-9, arrows, z, d, i, /, o, f, [, n/p, ?, or any key verbatim to a terminal pane)";
-    Diff = "diff", Global, ["f3"], "diff view of the pane's worktree (also prefix d, or /diff)";
+    Prefix = "prefix", Global, ["ctrl+b"], "prefix (then 1-9, arrows, z, d detach, g diff, i, /, o, f, [, n/p, ?, q, or any key verbatim to a terminal pane)";
+    Diff = "diff", Global, ["f3"], "the pane's worktree diff (also /diff; prefix d detaches now)";
     Inbox = "inbox", Global, ["alt+i"], "attention inbox: approvals, failures, finished turns across panes";
     Search = "search", Global, ["alt+/"], "search every pane's transcript (type, ↑↓, Enter jumps)";
     Overview = "overview", Global, ["alt+o"], "overview: every pane's state, model, activity, queue, usage";
@@ -92,6 +93,8 @@ actions! {
 /// Actions also reached as the prefix key then a letter, so they work in
 /// terminal panes that take every other key (`Ctrl+B i`).
 pub(crate) const PREFIX_KEYS: &[(char, Action)] = &[
+    ('d', Action::Detach),
+    ('g', Action::Diff),
     ('i', Action::Inbox),
     ('/', Action::Search),
     ('o', Action::Overview),
@@ -534,5 +537,8 @@ mod tests {
         assert_eq!(map.label(Action::Quit), "Ctrl+Q");
         assert_eq!(map.label(Action::Help), "F1, ?");
         assert_eq!(map.short(Action::FocusUp), "Alt+Shift+↑");
+        // Prefix d detaches as in tmux; the diff view moved to prefix g.
+        assert_eq!(map.label(Action::Detach), "Ctrl+B d");
+        assert_eq!(map.label(Action::Diff), "F3, Ctrl+B g");
     }
 }

@@ -1322,7 +1322,7 @@ fn console_restore(cli: Cli) {
         first.is_some() && first < second,
         "both answers, in order:\n{before}"
     );
-    tmux.cmd(&["send-keys", "-t", "e2e", "C-q"]);
+    tmux.cmd(&["send-keys", "-t", "e2e", "C-q", "s"]);
     tmux.expect("hive exited with 0");
     tmux.cmd(&["kill-session", "-t", "e2e"]);
     tmux.start(&lab, &agent);

@@ -128,9 +128,9 @@ fn console_end_to_end() {
         });
     }
 
-    // Quit: nothing runs, so Ctrl+Q quits at once and restores the terminal.
+    // Quit: Ctrl+Q, then s stops every agent and restores the terminal.
     t.wait("all turns to end", |s| !s.contains("working"));
-    t.keys(&["C-q"]);
+    t.keys(&["C-q", "s"]);
     let s = t.wait_for("HIVE-EXIT=");
     assert!(s.contains("HIVE-EXIT=0"), "{s}");
     let s = t.wait("stty report", |s| {
@@ -175,7 +175,7 @@ fn history_survives_quit_and_restart_and_the_session_continues() {
         s.contains("You asked: remember the word walnut")
     });
     t.wait("idle after the turn", |s| status_line(s).contains("idle"));
-    t.keys(&["C-q"]);
+    t.keys(&["C-q", "s"]);
     t.wait("the first run to end", |_| run1_exit.exists());
     let code = std::fs::read_to_string(&run1_exit).unwrap_or_default();
     assert!(code.contains("RUN1-EXIT=0"), "first run failed: {code}");
@@ -192,7 +192,7 @@ fn history_survives_quit_and_restart_and_the_session_continues() {
     t.wait("idle after the second turn", |s| {
         status_line(s).contains("idle")
     });
-    t.keys(&["C-q"]);
+    t.keys(&["C-q", "s"]);
     t.wait_for("HIVE-EXIT=0");
     // Both turns are in one session: the restart continued it.
     let out = Command::new(&bin)
@@ -296,12 +296,12 @@ fn model_switch_is_carried_by_the_next_request() {
     assert!(!s.contains("You asked: */model"), "{s}");
     assert!(status_line(&s).contains("demo-architect-2"), "{s}");
     t.wait("idle", |s| status_line(s).contains("idle"));
-    t.keys(&["C-q"]);
+    t.keys(&["C-q", "s"]);
     t.wait_for("HIVE-EXIT=0");
 }
 
 /// Issue 19: two shell agents with `worktree = true` in a git repository; a
-/// file written in one pane shows in its diff view (`Ctrl+B d`), and `m`,
+/// file written in one pane shows in its diff view (`Ctrl+B g`), and `m`,
 /// `y` merge it into the main checkout.
 #[test]
 fn worktree_diff_view_end_to_end() {
@@ -357,7 +357,7 @@ fn worktree_diff_view_end_to_end() {
             && s.contains("⚠ a also changed README.md (same lines)")
     });
     t.keys(&["M-1"]);
-    t.keys(&["C-b", "d"]);
+    t.keys(&["C-b", "g"]);
     let s = t.wait("the diff view", |s| {
         s.contains("diff · a · hive/a · overall")
             && s.contains("M README.md")
@@ -377,7 +377,7 @@ fn worktree_diff_view_end_to_end() {
     );
     t.keys(&["Escape"]);
     t.wait("the panes again", |s| !s.contains("diff · a"));
-    t.keys(&["C-q"]);
+    t.keys(&["C-q", "s"]);
     t.wait_for("HIVE-EXIT=0");
 }
 
@@ -421,7 +421,7 @@ fn openai_model_switch_reaches_the_servers_request() {
     assert_eq!(models, ["first-model", "other-model"]);
     let s = t.screen();
     assert!(status_line(&s).contains("other-model"), "{s}");
-    t.keys(&["C-q"]);
+    t.keys(&["C-q", "s"]);
     t.wait_for("HIVE-EXIT=0");
 }
 
@@ -442,7 +442,7 @@ fn at_and_tab_insert_a_file_path() {
     t.wait("the path in the composer", |s| {
         s.contains("read @src/widgets/gauge_meter.rs")
     });
-    t.keys(&["C-q"]);
+    t.keys(&["C-q", "s"]);
     t.wait_for("HIVE-EXIT=0");
 }
 
@@ -481,7 +481,7 @@ fn clear_then_resume_the_earlier_session() {
     // Its conversation is in the pane (scrolled to the top: the reply is long).
     t.keys(&["Home"]);
     t.wait_for("You asked: first topic alpha");
-    t.keys(&["C-q"]);
+    t.keys(&["C-q", "s"]);
     t.wait_for("HIVE-EXIT=0");
 }
 
@@ -513,7 +513,7 @@ fn an_exited_shell_pane_restarts() {
     t.keys(&["Enter"]);
     let s = t.wait_for("again-2");
     assert!(!s.contains("restarts"), "{s}");
-    t.keys(&["C-q"]);
+    t.keys(&["C-q", "s"]);
     t.wait_for("HIVE-EXIT=0");
 }
 
@@ -551,7 +551,7 @@ fn shift_page_up_shows_earlier_shell_output() {
     );
     t.keys(&["S-NPage"]);
     t.wait("the live screen again", |s| rows_shown(s).contains(&200));
-    t.keys(&["C-q"]);
+    t.keys(&["C-q", "s"]);
     t.wait_for("HIVE-EXIT=0");
 }
 
@@ -582,7 +582,7 @@ fn copy_mode_copies_a_selection_of_shell_output() {
     t.keys(&["Enter"]);
     let s = t.wait_for("typed-5");
     assert!(!s.contains("vy"), "{s}");
-    t.keys(&["C-q"]);
+    t.keys(&["C-q", "s"]);
     t.wait_for("HIVE-EXIT=0");
 }
 
@@ -665,6 +665,6 @@ fn a_claude_pane_read_at_the_live_pace_shows_every_line() {
         t.keys(&["Enter"]);
         t.wait("a cleared pane", |s| !s.contains("END-OF-ANSWER"));
     }
-    t.keys(&["C-q"]);
+    t.keys(&["C-q", "s"]);
     t.wait_for("HIVE-EXIT=0");
 }

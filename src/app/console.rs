@@ -31,6 +31,9 @@ use crate::ui::ViewState;
 use crate::wire::ClientMsg;
 use crate::wire::snapshot::Snapshot;
 
+/// How long a console waits for the server it stopped to go.
+const STOP_WAIT: Duration = Duration::from_secs(10);
+
 /// How a console session ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ended {
@@ -130,14 +133,24 @@ async fn event_loop(
         wiring.drafts[i] = p.composer.text();
     }
     let ended = wiring.run(app, config, &mut terminal).await?;
-    let sender = wiring.sender.clone();
-    drop(wiring);
     match &ended {
-        Ended::Detached => sender.send(&ClientMsg::Detach),
-        Ended::Stopped => sender.send(&ClientMsg::Stop),
+        Ended::Detached => wiring.sender.send(&ClientMsg::Detach),
+        Ended::Stopped => {
+            wiring.sender.send(&ClientMsg::Stop);
+            // Back at the prompt only once the server has ended its agents
+            // and gone, so a `hive` right after starts a new one.
+            let gone = async {
+                while let Some(msg) = wiring.incoming.recv().await {
+                    if matches!(msg, FromServer::Lost(_)) {
+                        break;
+                    }
+                }
+            };
+            let _ = tokio::time::timeout(STOP_WAIT, gone).await;
+        }
         Ended::ServerGone(_) => {}
     }
-    drop(sender);
+    drop(wiring);
     // The last words reach the server before the socket closes.
     let _ = tokio::time::timeout(Duration::from_millis(500), writer).await;
     Ok(ended)
@@ -252,8 +265,10 @@ impl Wiring {
         let mut last_draw = Instant::now();
         loop {
             self.flush(app);
-            if app.quit {
-                return Ok(Ended::Detached);
+            match app.leave {
+                Some(super::state::Leave::Detach) => return Ok(Ended::Detached),
+                Some(super::state::Leave::Stop) => return Ok(Ended::Stopped),
+                None => {}
             }
             let now = Instant::now();
             if pace.ready(now.into_std()) {

@@ -11,7 +11,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent
 use super::commands::{self, HiveCommand, Parsed};
 use super::layers::Flow;
 use super::pty_input as term;
-use super::state::{App, Overlay};
+use super::state::{App, Leave, Overlay};
 use crate::keymap::{Action, Chord};
 use crate::provider::PermissionDecision;
 use crate::runner::{QueueEdit, RunnerCommand, SubmitMode, TurnState};
@@ -53,7 +53,8 @@ impl App {
             return true;
         }
         match a {
-            Action::Quit => self.request_quit(),
+            Action::Quit => self.open_leave(),
+            Action::Detach => self.leave = Some(Leave::Detach),
             Action::Help => {
                 self.overlay = Overlay::Help;
                 self.help_scroll = 0;
@@ -89,12 +90,10 @@ impl App {
         true
     }
 
-    pub(crate) fn request_quit(&mut self) {
-        if self.running_turns() > 0 {
-            self.overlay = Overlay::ConfirmQuit;
-        } else {
-            self.quit = true;
-        }
+    /// Ctrl+Q always asks: leaving can mean detaching (agents live on) or
+    /// stopping them all, and guessing wrong loses work either way.
+    pub(crate) fn open_leave(&mut self) {
+        self.overlay = Overlay::Leave;
     }
 
     fn move_focus(&mut self, delta: isize) {
@@ -141,20 +140,33 @@ impl App {
             KeyCode::PageUp => self.help_scroll = self.help_scroll.saturating_sub(10),
             _ => {
                 if self.keymap.lookup(&Chord::from_event(&ev)) == Some(Action::Quit) {
-                    self.overlay = Overlay::None;
-                    return self.request_quit();
+                    return self.open_leave();
                 }
                 self.overlay = Overlay::None;
             }
         }
     }
 
-    pub(super) fn confirm_key(&mut self, ev: KeyEvent) {
-        let quit_key = self.keymap.lookup(&Chord::from_event(&ev)) == Some(Action::Quit);
+    /// The leave dialog: d/Enter (or Ctrl+Q again, the quick way out)
+    /// detach, s stops everything, Esc/n cancel; other keys do nothing, so
+    /// a stray key neither leaves nor loses the question.
+    pub(super) fn leave_key(&mut self, ev: KeyEvent) {
+        let action = self.keymap.lookup(&Chord::from_event(&ev));
+        if matches!(action, Some(Action::Quit | Action::Detach)) {
+            self.leave = Some(Leave::Detach);
+            return;
+        }
+        if ev
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+        {
+            return;
+        }
         match ev.code {
-            KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => self.quit = true,
-            _ if quit_key => self.quit = true,
-            _ => self.overlay = Overlay::None,
+            KeyCode::Char('d' | 'D') | KeyCode::Enter => self.leave = Some(Leave::Detach),
+            KeyCode::Char('s' | 'S') => self.leave = Some(Leave::Stop),
+            KeyCode::Esc | KeyCode::Char('n' | 'N') => self.overlay = Overlay::None,
+            _ => {}
         }
     }
 
@@ -182,9 +194,8 @@ impl App {
             (KeyCode::Up | KeyCode::Char('k'), KeyModifiers::NONE) => self.focus_vertical(-1),
             (KeyCode::Down | KeyCode::Char('j'), KeyModifiers::NONE) => self.focus_vertical(1),
             (KeyCode::Char('z'), KeyModifiers::NONE) => self.zoom = !self.zoom,
-            (KeyCode::Char('d'), KeyModifiers::NONE) => self.open_diff(),
             (KeyCode::Char('?'), _) => self.overlay = Overlay::Help,
-            (KeyCode::Char('q'), KeyModifiers::NONE) => self.request_quit(),
+            (KeyCode::Char('q'), KeyModifiers::NONE) => self.open_leave(),
             _ => {
                 // Prefix twice sends the prefix itself, like tmux.
                 let _ = chord;
@@ -442,6 +453,9 @@ impl App {
 
     /// Bracketed paste: into the composer (never sent), or to the child.
     pub fn on_paste(&mut self, text: &str) {
+        if self.overlay == Overlay::Leave {
+            return;
+        }
         if self.overlay == Overlay::FanOut
             && let Some(prompt) = self.fanout.prompt.as_mut()
         {
@@ -468,6 +482,11 @@ impl App {
     }
 
     pub fn on_mouse(&mut self, ev: MouseEvent) {
+        // The leave dialog waits for its answer; a click must not move
+        // focus behind it.
+        if self.overlay == Overlay::Leave {
+            return;
+        }
         let hit = self
             .geometry
             .rects()

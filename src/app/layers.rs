@@ -161,7 +161,7 @@ impl App {
     fn overlay_key(&mut self, overlay: Overlay, ev: KeyEvent) {
         match overlay {
             Overlay::Help => self.help_key(ev),
-            Overlay::ConfirmQuit => self.confirm_key(ev),
+            Overlay::Leave => self.leave_key(ev),
             Overlay::Inbox => self.inbox_key(ev),
             Overlay::Search => self.search_key(ev),
             Overlay::Overview => self.overview_key(ev),

@@ -19,7 +19,8 @@ use crate::upsert::TurnEvent;
 pub enum Overlay {
     None,
     Help,
-    ConfirmQuit,
+    /// Ctrl+Q's question: detach, or stop every agent and the server.
+    Leave,
     /// The attention inbox (`super::inbox`).
     Inbox,
     /// Search across panes (`super::search`).
@@ -32,6 +33,17 @@ pub enum Overlay {
     FanOut,
     /// The last fan-out's answers side by side.
     Compare,
+}
+
+/// How the user asked to leave the console (`App::leave`): the loop ends
+/// either way, and what happens to the agents depends on which.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Leave {
+    /// This console goes away; the agents keep running and `hive attach`
+    /// comes back to them.
+    Detach,
+    /// Stop every agent and the server.
+    Stop,
 }
 
 pub struct App {
@@ -52,7 +64,8 @@ pub struct App {
     pub status: Option<(String, Instant)>,
     /// The prefix key was pressed; the next key is a prefix command.
     pub(crate) prefix_armed: bool,
-    pub quit: bool,
+    /// Set when the user leaves (detach or stop): the app loop ends.
+    pub leave: Option<Leave>,
     /// Clock origin for spinners.
     pub started: Instant,
     /// "Now" for this frame (tests pin it so snapshots are stable).
@@ -104,7 +117,7 @@ impl App {
             outbox: Default::default(),
             status: None,
             prefix_armed: false,
-            quit: false,
+            leave: None,
             started: now,
             now,
             geometry: Geometry::default(),
@@ -175,7 +188,7 @@ impl App {
         }
     }
 
-    /// Turns running anywhere (quit asks first if any).
+    /// Turns running anywhere (the leave dialog counts them).
     pub(crate) fn running_turns(&self) -> usize {
         self.panes.iter().filter(|p| p.is_busy()).count()
     }

@@ -1,5 +1,5 @@
 //! The console's side of per-agent worktrees (issue 19): which pane runs in
-//! which worktree, the diff view's model (`/diff`, `Ctrl+B d`), its keys,
+//! which worktree, the diff view's model (`/diff`, `Ctrl+B g`), its keys,
 //! and the overlap warnings. Git itself runs in `worktree::service`; this
 //! file only queues requests (`App::outbox`) and applies the typed
 //! events that come back.

@@ -183,10 +183,9 @@ async fn read_loop(
                 FromServer::Snapshot(s)
             }
             ServerMsg::Reset { pane, snapshot } => FromServer::Reset { pane, snapshot },
-            ServerMsg::Bye { reason } => {
-                let _ = out.send(FromServer::Bye(reason));
-                return;
-            }
+            // The connection's end follows (as `Lost`): a stopping
+            // console waits for it.
+            ServerMsg::Bye { reason } => FromServer::Bye(reason),
         };
         if out.send(next).is_err() {
             return;

@@ -54,6 +54,12 @@ impl Host {
         self.hub.set_started(started);
     }
 
+    /// Stops accepting connections and removes the socket: a server that
+    /// is stopping takes no new client.
+    pub(crate) fn close(&mut self) {
+        self.server.close();
+    }
+
     pub(crate) fn socket(&self) -> &Path {
         self.server.path()
     }

@@ -190,6 +190,7 @@ impl Server {
 
     /// Says goodbye to every client, then ends the agents.
     async fn stop(&mut self, why: &str) {
+        self.control.close();
         let bye = ServerMsg::Bye {
             reason: format!("the hive server stopped ({why})"),
         };

@@ -1,12 +1,13 @@
-//! Overlays: the help (the live keymap, as configured) and the quit prompt.
+//! Overlays: the help (the live keymap, as configured) and the leave dialog
+//! (detach or stop).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Clear, Paragraph, Widget, Wrap};
 
-use super::overlay::{centered, frame};
+use super::overlay::{centered, frame, titled_box};
 use crate::app::state::App;
 use crate::keymap::{ACTIONS, Action, Scope};
 
@@ -75,41 +76,43 @@ pub(crate) fn draw_help(app: &App, area: Rect, buf: &mut Buffer) {
         .render(inner, buf);
 }
 
-pub(crate) fn draw_confirm_quit(app: &App, area: Rect, buf: &mut Buffer) {
+/// Ctrl+Q's dialog: detach (the default) or stop everything, with the
+/// turns a stop would cut short counted first.
+pub(crate) fn draw_leave(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
+    let key = Style::new().fg(t.accent).add_modifier(Modifier::BOLD);
+    let dim = Style::new().fg(t.dim);
     let n = app.running_turns();
-    let text = vec![
-        Line::from(Span::styled(
+    let mut text = Vec::with_capacity(4);
+    if n > 0 {
+        text.push(Line::from(Span::styled(
             format!(
                 "{n} turn{} still running.",
                 if n == 1 { " is" } else { "s are" }
             ),
-            Style::new().fg(t.text),
-        )),
-        Line::from(vec![
-            Span::raw("Quit anyway? "),
-            Span::styled(
-                "[y]",
-                Style::new().fg(t.accent).add_modifier(Modifier::BOLD),
-            ),
-            Span::raw("es / "),
-            Span::styled(
-                "[n]",
-                Style::new().fg(t.accent).add_modifier(Modifier::BOLD),
-            ),
-            Span::raw("o"),
-        ]),
-    ];
-    let rect = centered(area, 40, 4);
+            Style::new().fg(t.warning),
+        )));
+    }
+    text.push(Line::from(vec![
+        Span::styled("[d]", key),
+        Span::raw(" detach: the agents keep running "),
+        Span::styled("(Enter)", dim),
+    ]));
+    text.push(Line::from(Span::styled(
+        "    `hive attach` comes back",
+        dim,
+    )));
+    text.push(Line::from(vec![
+        Span::styled("[s]", key),
+        Span::raw(" stop every agent and the server"),
+    ]));
+    let border = if n > 0 { t.warning } else { t.accent };
+    let rect = centered(area, 48, text.len() as u16 + 2);
     Clear.render(rect, buf);
     Paragraph::new(text)
         .block(
-            Block::new()
-                .borders(Borders::ALL)
-                .border_type(BorderType::Rounded)
-                .border_style(Style::new().fg(t.warning))
-                .title(" quit hive? "),
+            titled_box(border, " leave hive ".into())
+                .title_bottom(Line::from(Span::styled(" Esc cancels ", dim)).right_aligned()),
         )
-        .wrap(Wrap { trim: true })
         .render(rect, buf);
 }

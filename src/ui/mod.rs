@@ -113,7 +113,7 @@ pub fn render(app: &App, view: &mut ViewState, area: Rect, buf: &mut Buffer) {
     match app.overlay {
         Overlay::None => {}
         Overlay::Help => help::draw_help(app, main, buf),
-        Overlay::ConfirmQuit => help::draw_confirm_quit(app, main, buf),
+        Overlay::Leave => help::draw_leave(app, main, buf),
         Overlay::Inbox => inbox::draw(app, main, buf),
         Overlay::Search => search::draw(app, main, buf),
         Overlay::Overview => overview::draw(app, spin, main, buf),

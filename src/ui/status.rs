@@ -83,7 +83,7 @@ fn right_line(app: &App, base: Style) -> Line<'static> {
     let km = &app.keymap;
     if app.prefix_armed {
         Line::from(Span::styled(
-            " prefix: 1-9 pane · ←→↑↓ move · z zoom · i inbox · ? help · q quit · other keys go to a terminal pane ",
+            " prefix: 1-9 pane · ←→↑↓ move · z zoom · i inbox · ? help · d detach · q quit · other keys go to a terminal pane ",
             Style::new().fg(t.status_bg).bg(t.warning),
         ))
     } else if let Some((msg, _)) = &app.status {

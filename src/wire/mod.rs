@@ -86,6 +86,9 @@ pub enum ClientMsg {
 }
 
 /// What the server tells a client.
+// `Event` is by far the most common message and the largest: boxing it
+// would allocate once more per event to shrink the rare ones.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ServerMsg {
     /// Every pane as it is now (on attach, and again when this client fell

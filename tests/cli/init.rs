@@ -470,6 +470,6 @@ fn e2e_demo_hint_in_tmux() {
     );
     let screen = t.wait_for("found claude: `hive init` sets them up");
     assert!(screen.contains("Architect (demo)"), "{screen}");
-    t.keys(&["C-q"]);
+    t.keys(&["C-q", "s"]);
     t.wait_for("HIVE-EXIT=0");
 }

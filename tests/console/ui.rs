@@ -785,22 +785,71 @@ fn help_overlay_lists_the_configured_keys() {
     assert_eq!(app.overlay, Overlay::None);
 }
 
+fn ctrl_q() -> KeyEvent {
+    KeyEvent::new(KeyCode::Char('q'), KeyModifiers::CONTROL)
+}
+
 #[test]
-fn quit_asks_while_a_turn_runs() {
+fn ctrl_q_asks_detach_or_stop() {
+    // Idle: Ctrl+Q still asks (leaving may mean detaching or stopping).
     let mut app = two();
-    app.on_key(KeyEvent::new(KeyCode::Char('q'), KeyModifiers::CONTROL));
-    assert!(app.quit, "idle: quits at once");
+    app.on_key(ctrl_q());
+    assert_eq!(app.leave, None);
+    assert_eq!(app.overlay, Overlay::Leave);
+    insta::assert_snapshot!("leave_idle", render(&mut app, 60, 14));
+    // Clicks, paste and other keys neither leave nor close the question.
+    app.on_mouse(MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column: 45,
+        row: 3,
+        modifiers: KeyModifiers::NONE,
+    });
+    app.on_paste("hello");
+    app.on_key(key(KeyCode::Char('x')));
+    app.on_key(key(KeyCode::Char('y')));
+    assert_eq!(
+        (app.overlay, app.leave, app.focus),
+        (Overlay::Leave, None, 0)
+    );
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!((app.overlay, app.leave), (Overlay::None, None));
+    assert!(app.panes[0].composer.is_empty());
+
+    // Running turns are counted; n cancels too.
     let mut app = two();
     app.apply(ev(1, PaneEvent::State(TurnState::Streaming)));
-    app.on_key(KeyEvent::new(KeyCode::Char('q'), KeyModifiers::CONTROL));
-    assert!(!app.quit);
-    assert_eq!(app.overlay, Overlay::ConfirmQuit);
-    insta::assert_snapshot!(render(&mut app, 60, 14));
+    app.on_key(ctrl_q());
+    insta::assert_snapshot!("leave_running", render(&mut app, 60, 14));
     app.on_key(key(KeyCode::Char('n')));
-    assert_eq!(app.overlay, Overlay::None);
-    app.on_key(KeyEvent::new(KeyCode::Char('q'), KeyModifiers::CONTROL));
-    app.on_key(key(KeyCode::Char('y')));
-    assert!(app.quit);
+    assert_eq!((app.overlay, app.leave), (Overlay::None, None));
+}
+
+#[test]
+fn leave_dialog_detaches_or_stops() {
+    use hive::app::state::Leave;
+    let answers = [
+        (key(KeyCode::Char('d')), Leave::Detach),
+        (key(KeyCode::Enter), Leave::Detach),
+        // A second Ctrl+Q is the quick way out and leaves the agents alive.
+        (ctrl_q(), Leave::Detach),
+        (key(KeyCode::Char('s')), Leave::Stop),
+    ];
+    for (answer, want) in answers {
+        let mut app = two();
+        app.apply(ev(0, PaneEvent::State(TurnState::Streaming)));
+        app.on_key(ctrl_q());
+        app.on_key(answer);
+        assert_eq!(app.leave, Some(want), "{answer:?}");
+    }
+    // Ctrl+B d detaches at once, as in tmux; Ctrl+B q asks.
+    let mut app = two();
+    app.on_key(KeyEvent::new(KeyCode::Char('b'), KeyModifiers::CONTROL));
+    app.on_key(key(KeyCode::Char('d')));
+    assert_eq!(app.leave, Some(Leave::Detach));
+    let mut app = two();
+    app.on_key(KeyEvent::new(KeyCode::Char('b'), KeyModifiers::CONTROL));
+    app.on_key(key(KeyCode::Char('q')));
+    assert_eq!((app.overlay, app.leave), (Overlay::Leave, None));
 }
 
 #[test]

@@ -323,9 +323,10 @@ async fn restart_reuses_the_worktrees_and_keys_open_the_view() {
     assert!(!again.created);
     assert!(again.path.join("left.txt").is_file());
 
-    // Ctrl+B d and F3 open the view; without a worktree they say so.
+    // Ctrl+B g (prefix d detaches now) and F3 open the view; without a
+    // worktree they say so.
     app.on_key(KeyEvent::new(KeyCode::Char('b'), KeyModifiers::CONTROL));
-    app.on_key(key(KeyCode::Char('d')));
+    app.on_key(key(KeyCode::Char('g')));
     assert_eq!(app.overlay, Overlay::Diff);
     app.on_key(key(KeyCode::Esc));
     app.on_key(key(KeyCode::F(3)));
