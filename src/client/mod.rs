@@ -47,6 +47,9 @@ pub enum AttachError {
     Wire(#[from] WireError),
     #[error("the hive server closed the connection before its snapshot")]
     Closed,
+    /// It said goodbye instead (it is stopping).
+    #[error("{0}")]
+    Refused(String),
 }
 
 /// The console's way to the server; cheap to clone.
@@ -102,7 +105,7 @@ pub async fn attach(socket: &Path) -> Result<(Connection, Snapshot), AttachError
     let (read, mut write) = stream.into_split();
     write.write_all(MAGIC).await.map_err(WireError::from)?;
     write
-        .write_all(&frame::encode_hello(&Hello::ours())?)
+        .write_all(&frame::encode_hello(&Hello::ours()))
         .await
         .map_err(WireError::from)?;
     write
@@ -118,7 +121,7 @@ pub async fn attach(socket: &Path) -> Result<(Connection, Snapshot), AttachError
         let payload = reader.next().await?.ok_or(AttachError::Closed)?;
         match frame::decode::<ServerMsg>(&payload)? {
             ServerMsg::Snapshot(s) => break *s,
-            ServerMsg::Bye { reason } => return Err(AttachError::Wire(WireError::Closed(reason))),
+            ServerMsg::Bye { reason } => return Err(AttachError::Refused(reason)),
             _ => {}
         }
     };

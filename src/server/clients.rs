@@ -205,7 +205,7 @@ async fn serve(
     };
     let hello = frame::decode_hello(&payload)?;
     // Our hello goes first either way: the client explains a mismatch.
-    write.write_all(&frame::encode_hello(&Hello::ours())?).await?;
+    write.write_all(&frame::encode_hello(&Hello::ours())).await?;
     if let Some(why) = hello.mismatch("client") {
         return Ok(why);
     }
