@@ -359,9 +359,9 @@ mod tests {
         for byte in &frame {
             tx.write_all(&[*byte]).await.expect("writes");
             let read = tokio::time::timeout(Duration::from_millis(1), reader.next()).await;
-            if read.is_ok() {
+            if let Ok(read) = read {
                 assert!(std::ptr::eq(byte, frame.last().expect("a byte")));
-                let payload = read.expect("in time").expect("reads").expect("a frame");
+                let payload = read.expect("reads").expect("a frame");
                 assert_eq!(
                     decode::<ClientMsg>(&payload).expect("decodes"),
                     ClientMsg::Focus(5)
