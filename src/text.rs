@@ -62,6 +62,27 @@ impl TextBuffer {
         }
     }
 
+    /// A writer that goes on from `text`: its own buffer when nothing else
+    /// holds it (a freshly decoded one), else a copy. Appending to it then
+    /// yields snapshots that `same_buffer` each other, as the processor's do.
+    pub(crate) fn from_shared(text: SharedText) -> Self {
+        let SharedText { buf, len } = text;
+        match Arc::try_unwrap(buf) {
+            Ok(lock) => {
+                let mut s = lock.into_inner().unwrap_or_else(|e| e.into_inner());
+                s.truncate(len);
+                Self {
+                    buf: Arc::new(RwLock::new(s)),
+                    len,
+                }
+            }
+            Err(buf) => {
+                let copy = SharedText { buf, len }.with_str(str::to_owned);
+                Self::from_string(copy)
+            }
+        }
+    }
+
     pub fn push_str(&mut self, s: &str) {
         if s.is_empty() {
             return;

@@ -38,21 +38,12 @@ pub mod unread;
 pub(crate) mod worktree;
 
 use std::io::Write;
-use std::path::Path;
-use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Context;
-use crossterm::event::{Event, MouseEventKind};
-use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::mpsc;
-use tokio::time::Instant;
 
 use crate::config::Config;
 use crate::keymap::Keymap;
-use crate::provider::{DiagnosticLevel, ProviderSpec, Registry};
 use crate::runner::RunnerSink;
-use crate::timer;
 use crate::ui;
 use crate::ui::ViewState;
 use crate::ui::pane::ComposerLook;

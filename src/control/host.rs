@@ -19,7 +19,7 @@ use crate::runner::{PaneUpdate, RunnerCommand};
 pub(crate) struct Host {
     hub: Hub,
     requests: mpsc::Receiver<ControlRequest>,
-    consoles: mpsc::Receiver<tokio::net::UnixStream>,
+    consoles: Option<mpsc::Receiver<tokio::net::UnixStream>>,
     server: Server,
     /// Where `op` calls go: the ops host on the same loop.
     ops: mpsc::UnboundedSender<HiveRequest>,
@@ -43,7 +43,7 @@ impl Host {
         Ok(Self {
             hub,
             requests,
-            consoles,
+            consoles: Some(consoles),
             server,
             ops,
         })
@@ -69,9 +69,10 @@ impl Host {
         self.requests.recv().await
     }
 
-    /// The next console client to connect (its first byte already read).
-    pub(crate) async fn next_console(&mut self) -> Option<tokio::net::UnixStream> {
-        self.consoles.recv().await
+    /// Where console clients arrive (their first byte already read), for
+    /// the server loop to take once.
+    pub(crate) fn take_consoles(&mut self) -> Option<mpsc::Receiver<tokio::net::UnixStream>> {
+        self.consoles.take()
     }
 
     pub(crate) fn observe(&mut self, update: &PaneUpdate) {

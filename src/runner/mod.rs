@@ -28,7 +28,7 @@ pub mod screen;
 mod session;
 mod turn;
 #[cfg(test)]
-mod wire_tests;
+pub(crate) mod wire_tests;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -58,15 +58,16 @@ fn upsert() -> Upsert {
     }
 }
 
-#[test]
-fn every_runner_command_round_trips() {
+/// One of every runner command (also the console protocol's samples,
+/// src/wire).
+pub(crate) fn sample_commands() -> Vec<RunnerCommand> {
     // A 1×1 PNG's signature is enough for the media type to be found again.
     let png = crate::image::Image {
         path: "/tmp/a.png".into(),
         media_type: "image/png",
         data: b"\x89PNG\r\n\x1a\nrest".to_vec(),
     };
-    let commands = vec![
+    vec![
         RunnerCommand::Submit {
             text: "hi".into(),
             mode: SubmitMode::Steer,
@@ -105,15 +106,19 @@ fn every_runner_command_round_trips() {
             to: (3, 4),
         },
         RunnerCommand::Shutdown,
-    ];
-    for c in &commands {
+    ]
+}
+
+#[test]
+fn every_runner_command_round_trips() {
+    for c in &sample_commands() {
         round_trip(c);
     }
 }
 
-#[test]
-fn every_pane_event_round_trips() {
-    let events = vec![
+/// One of every pane event (also the console protocol's samples, src/wire).
+pub(crate) fn sample_events() -> Vec<PaneEvent> {
+    vec![
         PaneEvent::Upsert(upsert()),
         PaneEvent::Live(upsert()),
         PaneEvent::Turn(TurnEvent::TurnComplete {
@@ -162,8 +167,12 @@ fn every_pane_event_round_trips() {
         },
         PaneEvent::HistoryNotSaved("disk full".into()),
         PaneEvent::Stalled(None),
-    ];
-    for e in &events {
+    ]
+}
+
+#[test]
+fn every_pane_event_round_trips() {
+    for e in &sample_events() {
         round_trip(e);
     }
     round_trip(&PaneUpdate {

@@ -70,6 +70,8 @@ struct Server {
     ops: crate::ops::OpsHost,
     ops_rx: mpsc::UnboundedReceiver<crate::ops::HiveRequest>,
     control: crate::control::Host,
+    /// Console clients as they connect.
+    consoles: mpsc::Receiver<tokio::net::UnixStream>,
     clients: Clients,
     /// Numbers every runner event, so a snapshot can tell which happened
     /// while nobody was attached.
@@ -93,6 +95,9 @@ impl Server {
         // Bound first: agents with `hive_tools` are told where it is.
         let mut control = crate::control::Host::start(&config, ops_tx.clone())?;
         let socket = control.socket().to_owned();
+        let consoles = control
+            .take_consoles()
+            .context("the socket's console channel")?;
         let pid_file = PidFile::write(&socket)?;
         let mut panes: Vec<Pane> = config
             .agents
@@ -147,6 +152,7 @@ impl Server {
             ops,
             ops_rx,
             control,
+            consoles,
             clients: Clients::new(),
             seq: 0,
             away_since: None,
@@ -175,7 +181,7 @@ impl Server {
                         return Ok(why);
                     }
                 }
-                Some(stream) = self.control.next_console() => self.clients.accept(stream),
+                Some(stream) = self.consoles.recv() => self.clients.accept(stream),
                 Some(ev) = self.clients.next() => {
                     if let Some(why) = self.on_client(ev) {
                         return Ok(why);

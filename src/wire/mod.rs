@@ -86,9 +86,11 @@ pub enum ClientMsg {
 }
 
 /// What the server tells a client.
-// `Event` is by far the most common message and the largest: boxing it
-// would allocate once more per event to shrink the rare ones.
-#[allow(clippy::large_enum_variant)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one message at a time, encoded or applied at once; events are most of them, \
+              and boxing each would cost an allocation per event"
+)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ServerMsg {
     /// Every pane as it is now (on attach, and again when this client fell
