@@ -356,6 +356,7 @@ fn pane_event(
             });
             p.pending.permissions.push_back(req);
         }
+        PaneEvent::PermissionSettled { request_id } => settled(p, &request_id),
         PaneEvent::Session(info) => session(p, info),
         PaneEvent::Recalled(text) => recall(p, &text),
         PaneEvent::Attached {
@@ -398,6 +399,22 @@ fn notice(p: &mut Pane, level: DiagnosticLevel, text: String, focused: bool) -> 
         p.attention.unread.notice(level, &p.conversation.transcript);
     }
     status
+}
+
+/// Approval `id` was answered, here or in another client: its card goes
+/// (the caller reconciles the inbox).
+fn settled(p: &mut Pane, id: &str) {
+    if let Some(pos) = p
+        .pending
+        .permissions
+        .iter()
+        .position(|r| r.request_id == id)
+    {
+        if pos == 0 {
+            p.composer.deny_reason = false;
+        }
+        p.pending.permissions.remove(pos);
+    }
 }
 
 /// The agent told its model or slash commands (kept when it tells neither).

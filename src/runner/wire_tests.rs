@@ -141,6 +141,9 @@ fn every_pane_event_round_trips() {
             }],
             display: None,
         }),
+        PaneEvent::PermissionSettled {
+            request_id: "r".into(),
+        },
         PaneEvent::Session(SessionInfo {
             resume_handle: Some("h".into()),
             model: Some("m".into()),
