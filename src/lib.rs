@@ -26,6 +26,7 @@ pub mod runner;
 pub mod runtime;
 pub(crate) mod sanitize;
 pub mod search;
+pub mod server;
 pub mod supervisor;
 pub mod text;
 pub mod theme;
