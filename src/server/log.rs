@@ -8,7 +8,8 @@
 //! what the live stream drew:
 //! - an item's upserts and live tails collapse into one slot at its first
 //!   appearance: its latest upsert, then a live tail newer than it (never
-//!   one after the item closed);
+//!   one after the item closed); a tool call first seen running keeps that
+//!   first sight too, so the digest can tell how long it ran;
 //! - turns, notices and "history not saved" lines stay, in order;
 //! - state, queue, provider attached, terminal screen, models, effort,
 //!   stall and session switch keep only their latest event, at its place
@@ -27,14 +28,17 @@ use std::time::Instant;
 
 use crate::provider::SessionInfo;
 use crate::runner::PaneEvent;
-use crate::upsert::Upsert;
+use crate::upsert::{Upsert, UpsertKind};
 use crate::wire::snapshot::{Logged, Restored};
 
 /// One place in the log.
 #[derive(Debug)]
 enum Slot {
-    /// An item: its latest upsert, then a live tail newer than it.
+    /// An item: its latest upsert, then a live tail newer than it; for a
+    /// tool call first seen running, that first sight too (the digest
+    /// tells how long a tool took).
     Item {
+        first: Option<Logged>,
         upsert: Option<Logged>,
         live: Option<Logged>,
     },
@@ -161,7 +165,12 @@ impl PaneLog {
         let mut out = Vec::with_capacity(self.slots.len() + 8);
         for slot in &self.slots {
             match slot {
-                Slot::Item { upsert, live } => {
+                Slot::Item {
+                    first,
+                    upsert,
+                    live,
+                } => {
+                    out.extend(first.iter().cloned());
                     out.extend(upsert.iter().cloned());
                     out.extend(live.iter().cloned());
                 }
@@ -179,6 +188,7 @@ impl PaneLog {
         }
         let i = self.slots.len();
         self.slots.push(Slot::Item {
+            first: None,
             upsert: None,
             live: None,
         });
@@ -190,7 +200,18 @@ impl PaneLog {
     /// (the app shows an upsert whatever a tail showed).
     fn upsert(&mut self, u: &Upsert, logged: Logged) {
         let i = self.item_slot(&u.item_id);
-        if let Some(Slot::Item { upsert, live }) = self.slots.get_mut(i) {
+        if let Some(Slot::Item {
+            first,
+            upsert,
+            live,
+        }) = self.slots.get_mut(i)
+        {
+            if let Some(prev) = upsert.take()
+                && first.is_none()
+                && opens_a_tool(&prev)
+            {
+                *first = Some(prev);
+            }
             *upsert = Some(logged);
             *live = None;
         }
@@ -200,7 +221,7 @@ impl PaneLog {
     /// the tail holds more text than what is kept.
     fn live(&mut self, u: &Upsert, logged: impl FnOnce() -> Logged) {
         let i = self.item_slot(&u.item_id);
-        let Some(Slot::Item { upsert, live }) = self.slots.get_mut(i) else {
+        let Some(Slot::Item { upsert, live, .. }) = self.slots.get_mut(i) else {
             return;
         };
         let len = text_len(u);
@@ -255,6 +276,12 @@ impl PaneLog {
         self.slots.retain(|s| !matches!(s, Slot::Gone));
         self.gone = 0;
     }
+}
+
+/// A tool call's upsert from before it finished.
+fn opens_a_tool(l: &Logged) -> bool {
+    matches!(&l.event, PaneEvent::Upsert(u)
+        if matches!(u.kind, UpsertKind::ToolCall { .. }) && !u.is_closed())
 }
 
 fn text_len(u: &Upsert) -> usize {

@@ -262,3 +262,25 @@ fn a_reset_starts_the_pane_over() {
     log.push(7, Instant::now(), &notice("new"));
     assert_eq!(events(&log), vec![notice("new")]);
 }
+
+#[test]
+fn a_tool_call_keeps_its_first_sight_for_the_digests_duration() {
+    let tool = |status| Upsert {
+        kind: UpsertKind::ToolCall {
+            tool_name: "Bash".into(),
+            arguments: serde_json::json!({"command": "ls"}),
+            call_id: "c".into(),
+            output: None,
+            output_is_error: None,
+            display: None,
+        },
+        ..item("c", status, "")
+    };
+    let log = log_of(&[
+        PaneEvent::Upsert(tool(UpsertStatus::Create)),
+        PaneEvent::Upsert(tool(UpsertStatus::Update)),
+        PaneEvent::Upsert(tool(UpsertStatus::Complete)),
+    ]);
+    let seqs: Vec<u64> = log.events().iter().map(|l| l.seq).collect();
+    assert_eq!(seqs, [1, 3]);
+}
