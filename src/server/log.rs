@@ -34,17 +34,20 @@ use crate::wire::snapshot::{Logged, Restored};
 /// One place in the log.
 #[derive(Debug)]
 enum Slot {
-    /// An item: its latest upsert, then a live tail newer than it; for a
-    /// tool call first seen running, that first sight too (the digest
-    /// tells how long a tool took).
-    Item {
-        first: Option<Logged>,
-        upsert: Option<Logged>,
-        live: Option<Logged>,
-    },
-    Event(Logged),
+    Item(Box<Item>),
+    Event(Box<Logged>),
     /// Superseded or settled (swept out by `compact`).
     Gone,
+}
+
+/// An item: its latest upsert, then a live tail newer than it; for a tool
+/// call first seen running, that first sight too (the digest tells how
+/// long a tool took).
+#[derive(Debug, Default)]
+struct Item {
+    first: Option<Logged>,
+    upsert: Option<Logged>,
+    live: Option<Logged>,
 }
 
 /// The events of which only the latest counts.
@@ -114,11 +117,13 @@ impl PaneLog {
             PaneEvent::Upsert(u) => self.upsert(u, logged(event.clone())),
             PaneEvent::Live(u) => self.live(u, || logged(event.clone())),
             PaneEvent::Turn(_) | PaneEvent::Notice { .. } | PaneEvent::HistoryNotSaved(_) => {
-                self.slots.push(Slot::Event(logged(event.clone())));
+                self.slots
+                    .push(Slot::Event(Box::new(logged(event.clone()))));
             }
             PaneEvent::Permission(req) => {
                 let i = self.slots.len();
-                self.slots.push(Slot::Event(logged(event.clone())));
+                self.slots
+                    .push(Slot::Event(Box::new(logged(event.clone()))));
                 if let Some(old) = self.permissions.insert(req.request_id.clone(), i) {
                     self.drop_slot(old);
                 }
@@ -165,16 +170,12 @@ impl PaneLog {
         let mut out = Vec::with_capacity(self.slots.len() + 8);
         for slot in &self.slots {
             match slot {
-                Slot::Item {
-                    first,
-                    upsert,
-                    live,
-                } => {
-                    out.extend(first.iter().cloned());
-                    out.extend(upsert.iter().cloned());
-                    out.extend(live.iter().cloned());
+                Slot::Item(item) => {
+                    out.extend(item.first.iter().cloned());
+                    out.extend(item.upsert.iter().cloned());
+                    out.extend(item.live.iter().cloned());
                 }
-                Slot::Event(e) => out.push(e.clone()),
+                Slot::Event(e) => out.push((**e).clone()),
                 Slot::Gone => {}
             }
         }
@@ -187,11 +188,7 @@ impl PaneLog {
             return i;
         }
         let i = self.slots.len();
-        self.slots.push(Slot::Item {
-            first: None,
-            upsert: None,
-            live: None,
-        });
+        self.slots.push(Slot::Item(Box::default()));
         self.items.insert(id.to_owned(), i);
         i
     }
@@ -200,12 +197,12 @@ impl PaneLog {
     /// (the app shows an upsert whatever a tail showed).
     fn upsert(&mut self, u: &Upsert, logged: Logged) {
         let i = self.item_slot(&u.item_id);
-        if let Some(Slot::Item {
-            first,
-            upsert,
-            live,
-        }) = self.slots.get_mut(i)
-        {
+        if let Some(Slot::Item(item)) = self.slots.get_mut(i) {
+            let Item {
+                first,
+                upsert,
+                live,
+            } = &mut **item;
             if let Some(prev) = upsert.take()
                 && first.is_none()
                 && opens_a_tool(&prev)
@@ -221,9 +218,10 @@ impl PaneLog {
     /// the tail holds more text than what is kept.
     fn live(&mut self, u: &Upsert, logged: impl FnOnce() -> Logged) {
         let i = self.item_slot(&u.item_id);
-        let Some(Slot::Item { upsert, live, .. }) = self.slots.get_mut(i) else {
+        let Some(Slot::Item(item)) = self.slots.get_mut(i) else {
             return;
         };
+        let Item { upsert, live, .. } = &mut **item;
         let len = text_len(u);
         let kept = live.as_ref().or(upsert.as_ref()).map(|l| match &l.event {
             PaneEvent::Upsert(k) | PaneEvent::Live(k) => text_len(k),
@@ -244,7 +242,7 @@ impl PaneLog {
             self.drop_slot(old);
         }
         self.latest[kind as usize] = Some(self.slots.len());
-        self.slots.push(Slot::Event(logged));
+        self.slots.push(Slot::Event(Box::new(logged)));
     }
 
     fn drop_slot(&mut self, i: usize) {
