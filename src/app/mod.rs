@@ -31,6 +31,7 @@ pub mod screen;
 pub(crate) mod search;
 pub mod sessions;
 pub(crate) mod slash;
+mod snapshot;
 pub mod state;
 pub mod transcript;
 pub(crate) mod tty;

@@ -361,14 +361,8 @@ fn pane_event(
         }
         PaneEvent::Queue(list) => set_queue(p, list),
         PaneEvent::Notice { level, text } => status = notice(p, level, text, focused),
-        PaneEvent::Permission(req) => {
-            needs_user = Some(Reason::Permission {
-                request_id: req.request_id.clone(),
-                tool: req.tool_name.clone(),
-                args: super::inbox::summarize_args(&req.input),
-            });
-            p.pending.permissions.push_back(req);
-        }
+        PaneEvent::Permission(req) => needs_user = Some(ask(p, req)),
+        PaneEvent::PermissionSettled { request_id } => settled(p, &request_id),
         PaneEvent::Session(info) => session(p, info),
         PaneEvent::Recalled(text) => recall(p, &text),
         PaneEvent::Attached {
@@ -411,6 +405,33 @@ fn notice(p: &mut Pane, level: DiagnosticLevel, text: String, focused: bool) -> 
         p.attention.unread.notice(level, &p.conversation.transcript);
     }
     status
+}
+
+/// The agent asks for approval: a card in the pane, an entry in the inbox.
+fn ask(p: &mut Pane, req: crate::provider::PermissionRequest) -> Reason {
+    let reason = Reason::Permission {
+        request_id: req.request_id.clone(),
+        tool: req.tool_name.clone(),
+        args: super::inbox::summarize_args(&req.input),
+    };
+    p.pending.permissions.push_back(req);
+    reason
+}
+
+/// Approval `id` was answered, here or in another client: its card goes
+/// (the caller reconciles the inbox).
+fn settled(p: &mut Pane, id: &str) {
+    if let Some(pos) = p
+        .pending
+        .permissions
+        .iter()
+        .position(|r| r.request_id == id)
+    {
+        if pos == 0 {
+            p.composer.deny_reason = false;
+        }
+        p.pending.permissions.remove(pos);
+    }
 }
 
 /// The agent told its model or slash commands (kept when it tells neither).

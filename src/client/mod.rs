@@ -81,16 +81,7 @@ pub struct Connection {
     pub incoming: mpsc::UnboundedReceiver<FromServer>,
     /// Ends when the writer has written everything sent before the
     /// `Sender`s were dropped (a detach's last words reach the server).
-    writer: tokio::task::JoinHandle<()>,
-}
-
-impl Connection {
-    /// Waits (at most `limit`) for what was sent to be written.
-    pub async fn close(self, limit: std::time::Duration) {
-        drop(self.sender);
-        drop(self.incoming);
-        let _ = tokio::time::timeout(limit, self.writer).await;
-    }
+    pub writer: tokio::task::JoinHandle<()>,
 }
 
 /// Connects to the server on `socket`, says hello, attaches and waits for

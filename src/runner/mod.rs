@@ -152,6 +152,11 @@ pub enum PaneEvent {
         text: String,
     },
     Permission(PermissionRequest),
+    /// Approval `request_id` was answered (by any client): every view drops
+    /// its card.
+    PermissionSettled {
+        request_id: String,
+    },
     Session(SessionInfo),
     /// A message taken back from the queue for editing.
     Recalled(String),

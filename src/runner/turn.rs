@@ -25,9 +25,10 @@ impl Runner {
                 decision,
             } => {
                 self.to_provider(ProviderCommand::Permission {
-                    request_id,
+                    request_id: request_id.clone(),
                     decision,
                 });
+                self.emit(PaneEvent::PermissionSettled { request_id });
             }
             RunnerCommand::Restart => self.restart(),
             RunnerCommand::Input(bytes) => {

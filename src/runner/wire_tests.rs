@@ -146,6 +146,9 @@ pub(crate) fn sample_events() -> Vec<PaneEvent> {
             }],
             display: None,
         }),
+        PaneEvent::PermissionSettled {
+            request_id: "r".into(),
+        },
         PaneEvent::Session(SessionInfo {
             resume_handle: Some("h".into()),
             model: Some("m".into()),

@@ -1,31 +1,103 @@
-//! Placeholder until the compacting log lands: keeps every event.
+//! What the server keeps of one pane for the clients that attach later: the
+//! history restored when the pane (re)started and the runner's events
+//! since, compacted so that memory and a snapshot's size follow the
+//! conversation, not the number of updates (a 150k-delta answer is one
+//! entry, not 150k).
+//!
+//! The rules, each so that replaying the log through `App::apply` draws
+//! what the live stream drew:
+//! - an item's upserts and live tails collapse into one slot at its first
+//!   appearance: its latest upsert, then a live tail newer than it (never
+//!   one after the item closed); a tool call first seen running keeps that
+//!   first sight too, so the digest can tell how long it ran;
+//! - turns, notices and "history not saved" lines stay, in order;
+//! - state, queue, provider attached, terminal screen, models, effort,
+//!   stall and session switch keep only their latest event, at its place
+//!   in the stream (so the `Attached` a newer `Terminal` follows comes
+//!   first); a session's model and its slash commands each keep their
+//!   latest (the app keeps one when the agent tells only the other);
+//! - an approval stays until `PermissionSettled` names it;
+//! - a bell, a recalled message and a terminal selection answer one client
+//!   at one moment, and are not logged.
+//!
+//! Upserts are cloned whole, but their text is a `SharedText` handle, so
+//! logging an update copies no text.
 
+use std::collections::HashMap;
 use std::time::Instant;
 
+use crate::provider::SessionInfo;
 use crate::runner::PaneEvent;
+use crate::upsert::{Upsert, UpsertKind};
 use crate::wire::snapshot::{Logged, Restored};
 
+/// One place in the log.
+#[derive(Debug)]
+enum Slot {
+    Item(Box<Item>),
+    Event(Box<Logged>),
+    /// Superseded or settled (swept out by `compact`).
+    Gone,
+}
+
+/// An item: its latest upsert, then a live tail newer than it; for a tool
+/// call first seen running, that first sight too (the digest tells how
+/// long a tool took).
+#[derive(Debug, Default)]
+struct Item {
+    first: Option<Logged>,
+    upsert: Option<Logged>,
+    live: Option<Logged>,
+}
+
+/// The events of which only the latest counts.
+#[derive(Debug, Clone, Copy)]
+enum Latest {
+    State,
+    Queue,
+    Attached,
+    Terminal,
+    Models,
+    Effort,
+    Stalled,
+    Switched,
+    /// A `Session` that named the model.
+    Model,
+    /// A `Session` that listed slash commands.
+    Commands,
+}
+
+const LATEST: usize = 10;
+
+/// Swept when at least this many slots are gone (and half of all).
+const SWEEP_AFTER: usize = 64;
+
+/// One pane's restored history and compacted events.
+#[derive(Debug)]
 pub struct PaneLog {
     restored: Restored,
-    events: Vec<Logged>,
+    slots: Vec<Slot>,
+    /// Item id → its slot.
+    items: HashMap<String, usize>,
+    /// Approval request id → its slot.
+    permissions: HashMap<String, usize>,
+    latest: [Option<usize>; LATEST],
+    gone: usize,
 }
 
 impl PaneLog {
     pub fn new(restored: Restored) -> Self {
         Self {
             restored,
-            events: Vec::new(),
+            slots: Vec::new(),
+            items: HashMap::new(),
+            permissions: HashMap::new(),
+            latest: [None; LATEST],
+            gone: 0,
         }
     }
 
-    pub fn push(&mut self, seq: u64, at: Instant, event: &PaneEvent) {
-        self.events.push(Logged {
-            seq,
-            at: Some(at),
-            event: event.clone(),
-        });
-    }
-
+    /// The pane starts over (`/resume`, `/clear`): only `restored` counts.
     pub fn reset(&mut self, restored: Restored) {
         *self = Self::new(restored);
     }
@@ -34,15 +106,186 @@ impl PaneLog {
         &self.restored
     }
 
-    /// Whether a turn runs (the latest state is a busy one).
-    pub fn busy(&self) -> bool {
-        self.events.iter().rev().find_map(|l| match &l.event {
-            PaneEvent::State(s) => Some(s.is_busy()),
-            _ => None,
-        }) == Some(true)
+    /// Takes in event number `seq`, which the runner sent at `at`.
+    pub fn push(&mut self, seq: u64, at: Instant, event: &PaneEvent) {
+        let logged = |event: PaneEvent| Logged {
+            seq,
+            at: Some(at),
+            event,
+        };
+        match event {
+            PaneEvent::Upsert(u) => self.upsert(u, logged(event.clone())),
+            PaneEvent::Live(u) => self.live(u, || logged(event.clone())),
+            PaneEvent::Turn(_) | PaneEvent::Notice { .. } | PaneEvent::HistoryNotSaved(_) => {
+                self.slots
+                    .push(Slot::Event(Box::new(logged(event.clone()))));
+            }
+            PaneEvent::Permission(req) => {
+                let i = self.slots.len();
+                self.slots
+                    .push(Slot::Event(Box::new(logged(event.clone()))));
+                if let Some(old) = self.permissions.insert(req.request_id.clone(), i) {
+                    self.drop_slot(old);
+                }
+            }
+            PaneEvent::PermissionSettled { request_id } => {
+                if let Some(i) = self.permissions.remove(request_id) {
+                    self.drop_slot(i);
+                }
+            }
+            PaneEvent::Session(info) => {
+                if info.model.is_some() {
+                    let model = SessionInfo {
+                        commands: Vec::new(),
+                        ..info.clone()
+                    };
+                    self.latest(Latest::Model, logged(PaneEvent::Session(model)));
+                }
+                if !info.commands.is_empty() {
+                    let commands = SessionInfo {
+                        resume_handle: None,
+                        model: None,
+                        commands: info.commands.clone(),
+                    };
+                    self.latest(Latest::Commands, logged(PaneEvent::Session(commands)));
+                }
+            }
+            PaneEvent::State(_) => self.latest(Latest::State, logged(event.clone())),
+            PaneEvent::Queue(_) => self.latest(Latest::Queue, logged(event.clone())),
+            PaneEvent::Attached { .. } => self.latest(Latest::Attached, logged(event.clone())),
+            PaneEvent::Terminal(_) => self.latest(Latest::Terminal, logged(event.clone())),
+            PaneEvent::Models(_) => self.latest(Latest::Models, logged(event.clone())),
+            PaneEvent::Effort(_) => self.latest(Latest::Effort, logged(event.clone())),
+            PaneEvent::Stalled(_) => self.latest(Latest::Stalled, logged(event.clone())),
+            PaneEvent::SessionSwitched { .. } => {
+                self.latest(Latest::Switched, logged(event.clone()))
+            }
+            PaneEvent::Bell | PaneEvent::Recalled(_) | PaneEvent::TerminalText(_) => {}
+        }
+        self.compact();
     }
 
+    /// The logged events in the order a client applies them.
     pub fn events(&self) -> Vec<Logged> {
-        self.events.clone()
+        let mut out = Vec::with_capacity(self.slots.len() + 8);
+        for slot in &self.slots {
+            match slot {
+                Slot::Item(item) => {
+                    out.extend(item.first.iter().cloned());
+                    out.extend(item.upsert.iter().cloned());
+                    out.extend(item.live.iter().cloned());
+                }
+                Slot::Event(e) => out.push((**e).clone()),
+                Slot::Gone => {}
+            }
+        }
+        out
+    }
+
+    /// The slot of item `id`, made at the end on its first appearance.
+    fn item_slot(&mut self, id: &str) -> usize {
+        if let Some(&i) = self.items.get(id) {
+            return i;
+        }
+        let i = self.slots.len();
+        self.slots.push(Slot::Item(Box::default()));
+        self.items.insert(id.to_owned(), i);
+        i
+    }
+
+    /// An upsert replaces the item's last one and any live tail before it
+    /// (the app shows an upsert whatever a tail showed).
+    fn upsert(&mut self, u: &Upsert, logged: Logged) {
+        let i = self.item_slot(&u.item_id);
+        if let Some(Slot::Item(item)) = self.slots.get_mut(i) {
+            let Item {
+                first,
+                upsert,
+                live,
+            } = &mut **item;
+            if let Some(prev) = upsert.take()
+                && first.is_none()
+                && opens_a_tool(&prev)
+            {
+                *first = Some(prev);
+            }
+            *upsert = Some(logged);
+            *live = None;
+        }
+    }
+
+    /// A live tail is kept when the app would show it: the item is open and
+    /// the tail holds more text than what is kept.
+    fn live(&mut self, u: &Upsert, logged: impl FnOnce() -> Logged) {
+        let i = self.item_slot(&u.item_id);
+        let Some(Slot::Item(item)) = self.slots.get_mut(i) else {
+            return;
+        };
+        let Item { upsert, live, .. } = &mut **item;
+        let len = text_len(u);
+        let kept = live.as_ref().or(upsert.as_ref()).map(|l| match &l.event {
+            PaneEvent::Upsert(k) | PaneEvent::Live(k) => text_len(k),
+            _ => 0,
+        });
+        let closed = upsert.as_ref().is_some_and(|l| match &l.event {
+            PaneEvent::Upsert(k) => k.is_closed(),
+            _ => false,
+        });
+        if !closed && kept.is_none_or(|n| n < len) {
+            *live = Some(logged());
+        }
+    }
+
+    /// `logged` is now the only event of its kind; it goes at the end.
+    fn latest(&mut self, kind: Latest, logged: Logged) {
+        if let Some(old) = self.latest[kind as usize].take() {
+            self.drop_slot(old);
+        }
+        self.latest[kind as usize] = Some(self.slots.len());
+        self.slots.push(Slot::Event(Box::new(logged)));
+    }
+
+    fn drop_slot(&mut self, i: usize) {
+        if let Some(s) = self.slots.get_mut(i)
+            && !matches!(s, Slot::Gone)
+        {
+            *s = Slot::Gone;
+            self.gone += 1;
+        }
+    }
+
+    /// Sweeps out gone slots once they are many, renumbering the indexes.
+    fn compact(&mut self) {
+        if self.gone < SWEEP_AFTER || self.gone * 2 < self.slots.len() {
+            return;
+        }
+        let mut moved = Vec::with_capacity(self.slots.len());
+        let mut n = 0;
+        for s in &self.slots {
+            moved.push(n);
+            if !matches!(s, Slot::Gone) {
+                n += 1;
+            }
+        }
+        let at = |i: &mut usize| *i = moved[*i];
+        self.items.values_mut().for_each(at);
+        self.permissions.values_mut().for_each(at);
+        self.latest.iter_mut().flatten().for_each(at);
+        self.slots.retain(|s| !matches!(s, Slot::Gone));
+        self.gone = 0;
     }
 }
+
+/// A tool call's upsert from before it finished.
+fn opens_a_tool(l: &Logged) -> bool {
+    matches!(&l.event, PaneEvent::Upsert(u)
+        if matches!(u.kind, UpsertKind::ToolCall { .. }) && !u.is_closed())
+}
+
+fn text_len(u: &Upsert) -> usize {
+    u.text().map_or(0, |t| t.len())
+}
+
+#[cfg(test)]
+#[path = "log_tests.rs"]
+mod tests;

@@ -18,7 +18,8 @@ use crate::config::{AgentConfig, Config};
 use crate::control::protocol::Call;
 use crate::provider::{ProviderSpec, Registry};
 use crate::runner::{
-    PaneEvent, PaneUpdate, QueueEdit, RunnerCommand, RunnerHandle, RunnerOptions, spawn_runner,
+    PaneEvent, PaneUpdate, QueueEdit, RunnerCommand, RunnerHandle, RunnerOptions, TurnState,
+    spawn_runner,
 };
 use crate::wire::snapshot::{PaneSnapshot, Restored, ServerInfo, Snapshot};
 use crate::wire::{ClientMsg, ServerMsg};
@@ -59,10 +60,11 @@ struct Pane {
     reply_to: Option<ClientId>,
     /// What the runner was last told about the focus.
     focused: bool,
+    /// The turn state last reported (`hive ls` counts running turns).
+    state: TurnState,
 }
 
 struct Server {
-    config: Config,
     info: ServerInfo,
     panes: Vec<Pane>,
     runners: Vec<Option<RunnerHandle>>,
@@ -110,6 +112,7 @@ impl Server {
                 draft: String::new(),
                 reply_to: None,
                 focused: false,
+                state: TurnState::Idle,
             })
             .collect();
         for (i, result) in worktrees {
@@ -144,7 +147,6 @@ impl Server {
             started: chrono::Utc::now().timestamp(),
         };
         Ok(Self {
-            config,
             info,
             panes,
             runners,
@@ -227,6 +229,7 @@ impl Server {
                 return;
             }
             PaneEvent::Attached { .. } => pane.failed = None,
+            PaneEvent::State(s) => pane.state = *s,
             _ => {}
         }
         pane.log.push(self.seq, Instant::now(), &update.event);
@@ -255,7 +258,7 @@ impl Server {
 
     /// What `hive ls` shows.
     fn describe(&self) -> serde_json::Value {
-        let running = self.panes.iter().filter(|p| p.log.busy()).count();
+        let running = self.panes.iter().filter(|p| p.state.is_busy()).count();
         json!({
             "pid": self.info.pid,
             "config": self.info.config,

@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
+#[path = "across/attach.rs"]
+mod attach;
 #[path = "across/console.rs"]
 mod console;
 #[path = "across/digest.rs"]

@@ -1,0 +1,193 @@
+//! A console attached to a hive server rebuilds its panes from the server's
+//! snapshot (`wire::snapshot`): each pane's restored history, then its
+//! logged events through `App::apply`, the one place events are read, so
+//! a pane drawn from a snapshot is the pane the live stream would have
+//! drawn.
+//!
+//! Events the user had seen (up to `away_since`) are applied as if their
+//! pane had the focus: no unread tally, no flag, no status line, as a
+//! restored history. Those that came while no client was attached are
+//! applied with no pane focused, so they are tallied exactly as a live
+//! event in a pane out of view; focusing a pane afterwards turns its tally
+//! into the "since you looked" digest. Whatever the replay would send out
+//! (runner commands, git requests, bells) already happened at the server
+//! and is dropped.
+
+use super::inbox::Inbox;
+use super::pane::Pane;
+use super::state::{App, Overlay};
+use crate::runner::PaneUpdate;
+use crate::wire::snapshot::{PaneSnapshot, Snapshot};
+
+/// The focus while away events are applied: no pane.
+const NOBODY: usize = usize::MAX;
+
+/// What of a client's own view a resync carries over to a pane.
+struct Kept {
+    composer: super::pane::Composer,
+    attachments: Vec<crate::image::Image>,
+    scroll: usize,
+    expanded: bool,
+}
+
+impl App {
+    /// Replaces every pane with the snapshot's. `keep_view`: this client
+    /// already showed the server (a resync) and keeps its focus, zoom,
+    /// overlay and each pane's composer, scroll and expansion where the
+    /// pane is still the same agent; otherwise it starts at the pane the
+    /// last client looked at.
+    pub fn load_snapshot(&mut self, snap: Snapshot, keep_view: bool) {
+        let mut old = std::mem::take(&mut self.panes);
+        let focus = if keep_view { self.focus } else { snap.focus };
+        self.panes = snap
+            .panes
+            .iter()
+            .map(|s| Pane::new(s.agent.clone()))
+            .collect();
+        self.inbox = Inbox::default();
+        self.overview.state_since.clear();
+        self.search.synced.clear();
+        let (outbox, status, now) = self.replay_begin();
+        for (i, s) in snap.panes.into_iter().enumerate() {
+            let kept = old
+                .get_mut(i)
+                .filter(|p| keep_view && p.agent.id == s.agent.id)
+                .map(take_view);
+            self.fill(i, s, snap.away_since, kept);
+        }
+        self.replay_end(outbox, status, now);
+        if !keep_view {
+            self.zoom = false;
+            self.overlay = Overlay::None;
+        }
+        self.clamp_view();
+        if self.panes.is_empty() {
+            self.focus = 0;
+        }
+        // From no pane: the pane focused turns its tally into its digest.
+        self.set_focus(focus.min(self.panes.len().saturating_sub(1)));
+    }
+
+    /// Pane `pane` started over (another client's `/resume` or `/clear`):
+    /// it shows `snap` from now on, its events all as seen. This client's
+    /// composer and expansion stay.
+    pub fn reset_pane(&mut self, pane: usize, snap: PaneSnapshot) {
+        let Some(old) = self.panes.get_mut(pane) else {
+            return;
+        };
+        let kept = (old.agent.id == snap.agent.id).then(|| Kept {
+            scroll: 0,
+            ..take_view(old)
+        });
+        *old = Pane::new(snap.agent.clone());
+        self.inbox
+            .entries
+            .retain(|e| e.pane != pane || matches!(e.reason, super::inbox::Reason::Posted { .. }));
+        self.overview.state_since.remove(&pane);
+        if let Some(synced) = self.search.synced.get_mut(pane) {
+            synced.clear();
+        }
+        let focus = self.focus;
+        let (outbox, status, now) = self.replay_begin();
+        self.fill(pane, snap, None, kept);
+        self.replay_end(outbox, status, now);
+        self.focus = focus;
+        self.reconcile_inbox();
+    }
+
+    /// Pane `i` (new) from its snapshot: history, events, then what only
+    /// the server knows now (why it failed) and the composer.
+    fn fill(&mut self, i: usize, s: PaneSnapshot, away_since: Option<u64>, kept: Option<Kept>) {
+        if let Some(p) = self.panes.get_mut(i) {
+            p.worktree = s.worktree;
+        }
+        self.restore(i, &mut s.restored.into_history());
+        for logged in s.events {
+            let away = away_since.is_some_and(|seen| logged.seq > seen);
+            self.focus = if away { NOBODY } else { i };
+            if let Some(at) = logged.at {
+                self.now = at;
+            }
+            self.apply(PaneUpdate {
+                pane: i,
+                event: logged.event,
+            });
+        }
+        self.focus = NOBODY;
+        let Some(p) = self.panes.get_mut(i) else {
+            return;
+        };
+        // After the events: an `Attached` among them clears it.
+        p.conversation.failed = s.failed;
+        match kept {
+            Some(k) => {
+                p.composer = k.composer;
+                p.attachments = k.attachments;
+                p.scroll = k.scroll;
+                p.expanded = k.expanded;
+            }
+            None => p.composer.set(&s.draft),
+        }
+    }
+
+    /// Sets aside what a replay must not disturb or send.
+    fn replay_begin(
+        &mut self,
+    ) -> (
+        super::command::Outbox,
+        Option<(String, std::time::Instant)>,
+        std::time::Instant,
+    ) {
+        self.focus = NOBODY;
+        (
+            std::mem::take(&mut self.outbox),
+            self.status.take(),
+            self.now,
+        )
+    }
+
+    fn replay_end(
+        &mut self,
+        outbox: super::command::Outbox,
+        status: Option<(String, std::time::Instant)>,
+        now: std::time::Instant,
+    ) {
+        self.outbox = outbox;
+        self.status = status;
+        self.now = now;
+    }
+
+    /// Overlays that point at a pane or an entry no longer there close or
+    /// clamp.
+    fn clamp_view(&mut self) {
+        let n = self.panes.len();
+        if n == 0 {
+            self.zoom = false;
+            self.overlay = Overlay::None;
+        }
+        if self.diff.as_ref().is_some_and(|d| d.pane >= n) {
+            self.diff = None;
+            if self.overlay == Overlay::Diff {
+                self.overlay = Overlay::None;
+            }
+        }
+        self.fanout.chosen.retain(|&i| i < n);
+        self.fanout.runs.retain(|r| r.pane < n);
+        self.fanout.sel = self.fanout.sel.min(n.saturating_sub(1));
+        self.overview.sel = self.overview.sel.min(n.saturating_sub(1));
+        self.search.hits.retain(|h| h.pane < n);
+        self.search.sel = self
+            .search
+            .sel
+            .min(self.search.hits.len().saturating_sub(1));
+    }
+}
+
+fn take_view(p: &mut Pane) -> Kept {
+    Kept {
+        composer: std::mem::take(&mut p.composer),
+        attachments: std::mem::take(&mut p.attachments),
+        scroll: p.scroll,
+        expanded: p.expanded,
+    }
+}

@@ -1,0 +1,286 @@
+//! The log's compaction rules, one test each.
+
+use std::time::Instant;
+
+use super::PaneLog;
+use crate::event::Origin;
+use crate::provider::{Capabilities, DiagnosticLevel, PermissionRequest, SessionInfo};
+use crate::runner::{PaneEvent, TurnState};
+use crate::text::TextBuffer;
+use crate::upsert::{TurnEvent, Upsert, UpsertKind, UpsertStatus};
+use crate::wire::snapshot::Restored;
+
+fn item(id: &str, status: UpsertStatus, text: &str) -> Upsert {
+    Upsert {
+        turn_id: "t".into(),
+        session_id: "s".into(),
+        item_id: id.into(),
+        source_timestamp: chrono::DateTime::UNIX_EPOCH,
+        emitted_at: chrono::DateTime::UNIX_EPOCH,
+        status,
+        error_code: None,
+        error_message: None,
+        kind: UpsertKind::Message {
+            content: text.into(),
+            origin: Origin::Agent,
+        },
+    }
+}
+
+fn permission(id: &str) -> PaneEvent {
+    PaneEvent::Permission(PermissionRequest {
+        request_id: id.into(),
+        tool_name: "Bash".into(),
+        input: serde_json::json!({"command": "ls"}),
+        description: None,
+        options: Vec::new(),
+        display: None,
+    })
+}
+
+fn notice(text: &str) -> PaneEvent {
+    PaneEvent::Notice {
+        level: DiagnosticLevel::Warn,
+        text: text.into(),
+    }
+}
+
+/// Pushes `events` numbered from 1.
+fn log_of(events: &[PaneEvent]) -> PaneLog {
+    let mut log = PaneLog::new(Restored::default());
+    let at = Instant::now();
+    for (n, e) in events.iter().enumerate() {
+        log.push(n as u64 + 1, at, e);
+    }
+    log
+}
+
+fn events(log: &PaneLog) -> Vec<PaneEvent> {
+    log.events().into_iter().map(|l| l.event).collect()
+}
+
+#[test]
+fn a_streamed_item_of_a_thousand_updates_is_one_entry_sharing_its_text() {
+    let mut buf = TextBuffer::new();
+    let mut log = PaneLog::new(Restored::default());
+    let at = Instant::now();
+    log.push(1, at, &PaneEvent::Turn(started()));
+    for n in 0..1000u64 {
+        buf.push_str("word ");
+        let mut u = item("a", UpsertStatus::Update, "");
+        u.kind = UpsertKind::Message {
+            content: buf.snapshot(),
+            origin: Origin::Agent,
+        };
+        let event = if n % 2 == 0 {
+            PaneEvent::Upsert(u)
+        } else {
+            PaneEvent::Live(u)
+        };
+        log.push(n + 2, at, &event);
+    }
+    let logged = log.events();
+    assert_eq!(
+        logged.len(),
+        3,
+        "turn, the last upsert, the newer live tail"
+    );
+    assert_eq!(logged[2].seq, 1001);
+    let PaneEvent::Live(last) = &logged[2].event else {
+        panic!("{:?}", logged[2].event);
+    };
+    let text = last.text().expect("a message");
+    assert_eq!(text.len(), 5000);
+    assert!(text.same_buffer(&buf.snapshot()), "no text copied");
+}
+
+fn started() -> TurnEvent {
+    TurnEvent::TurnStarted {
+        turn_id: "t".into(),
+        session_id: "s".into(),
+        model_id: "m".into(),
+        provider_id: "p".into(),
+    }
+}
+
+#[test]
+fn an_upsert_keeps_the_items_place_and_drops_older_live_tails() {
+    let log = log_of(&[
+        PaneEvent::Live(item("a", UpsertStatus::Update, "hel")),
+        notice("between"),
+        PaneEvent::Upsert(item("a", UpsertStatus::Complete, "hello")),
+        PaneEvent::Live(item("a", UpsertStatus::Update, "hello there")),
+    ]);
+    assert_eq!(
+        events(&log),
+        vec![
+            PaneEvent::Upsert(item("a", UpsertStatus::Complete, "hello")),
+            notice("between"),
+        ],
+        "a live tail never reopens a closed item"
+    );
+}
+
+#[test]
+fn a_live_tail_is_kept_only_when_it_shows_more() {
+    let log = log_of(&[
+        PaneEvent::Upsert(item("a", UpsertStatus::Update, "hello")),
+        PaneEvent::Live(item("a", UpsertStatus::Update, "hel")),
+    ]);
+    assert_eq!(
+        events(&log),
+        vec![PaneEvent::Upsert(item("a", UpsertStatus::Update, "hello"))]
+    );
+}
+
+#[test]
+fn turns_and_notices_stay_in_order_and_states_keep_the_latest() {
+    let log = log_of(&[
+        PaneEvent::State(TurnState::Starting),
+        PaneEvent::Turn(started()),
+        PaneEvent::State(TurnState::Streaming),
+        PaneEvent::Queue(vec!["a".into()]),
+        notice("one"),
+        PaneEvent::Queue(Vec::new()),
+        PaneEvent::HistoryNotSaved("disk full".into()),
+        PaneEvent::State(TurnState::Idle),
+        PaneEvent::Bell,
+        PaneEvent::Recalled("x".into()),
+        PaneEvent::TerminalText("y".into()),
+    ]);
+    assert_eq!(
+        events(&log),
+        vec![
+            PaneEvent::Turn(started()),
+            notice("one"),
+            PaneEvent::Queue(Vec::new()),
+            PaneEvent::HistoryNotSaved("disk full".into()),
+            PaneEvent::State(TurnState::Idle),
+        ]
+    );
+}
+
+#[test]
+fn attached_comes_before_the_terminal_screen_it_was_followed_by() {
+    let screen = || Box::new(crate::runner::screen::ScreenUpdate::default());
+    let attached = PaneEvent::Attached {
+        capabilities: Capabilities::default(),
+        terminal: Some(screen()),
+    };
+    let log = log_of(&[
+        PaneEvent::Terminal(screen()),
+        attached.clone(),
+        PaneEvent::Terminal(screen()),
+        PaneEvent::Models(vec!["a".into()]),
+        PaneEvent::Models(vec!["b".into()]),
+        PaneEvent::Effort("low".into()),
+        PaneEvent::Stalled(Some(Instant::now())),
+        PaneEvent::Stalled(None),
+    ]);
+    assert_eq!(
+        events(&log),
+        vec![
+            attached,
+            PaneEvent::Terminal(screen()),
+            PaneEvent::Models(vec!["b".into()]),
+            PaneEvent::Effort("low".into()),
+            PaneEvent::Stalled(None),
+        ]
+    );
+}
+
+#[test]
+fn sessions_keep_the_newest_model_and_the_newest_command_list() {
+    let info = |model: Option<&str>, commands: &[&str]| {
+        PaneEvent::Session(SessionInfo {
+            resume_handle: None,
+            model: model.map(Into::into),
+            commands: commands.iter().map(|c| (*c).into()).collect(),
+        })
+    };
+    let log = log_of(&[
+        info(Some("m1"), &["/a"]),
+        info(Some("m2"), &[]),
+        info(None, &[]),
+        info(None, &["/b"]),
+    ]);
+    assert_eq!(
+        events(&log),
+        vec![info(Some("m2"), &[]), info(None, &["/b"])]
+    );
+}
+
+#[test]
+fn an_approval_stays_until_it_is_settled() {
+    let settled = |id: &str| PaneEvent::PermissionSettled {
+        request_id: id.into(),
+    };
+    let log = log_of(&[permission("r1"), permission("r2"), settled("r1")]);
+    assert_eq!(events(&log), vec![permission("r2")]);
+    let log = log_of(&[permission("r1"), settled("r1"), settled("r9")]);
+    assert!(events(&log).is_empty());
+}
+
+#[test]
+fn many_superseded_events_are_swept_and_the_order_holds() {
+    let mut all = Vec::new();
+    for n in 0..500 {
+        all.push(PaneEvent::State(TurnState::Streaming));
+        all.push(PaneEvent::Queue(vec![n.to_string()]));
+        if n % 100 == 0 {
+            all.push(notice(&n.to_string()));
+            all.push(permission(&n.to_string()));
+        }
+    }
+    all.push(PaneEvent::PermissionSettled {
+        request_id: "200".into(),
+    });
+    let log = log_of(&all);
+    assert!(log.slots.len() < 100, "{} slots", log.slots.len());
+    let mut want = Vec::new();
+    for n in (0..500).step_by(100) {
+        want.push(notice(&n.to_string()));
+        if n != 200 {
+            want.push(permission(&n.to_string()));
+        }
+    }
+    want.push(PaneEvent::State(TurnState::Streaming));
+    want.push(PaneEvent::Queue(vec!["499".into()]));
+    assert_eq!(events(&log), want);
+}
+
+#[test]
+fn a_reset_starts_the_pane_over() {
+    let mut log = log_of(&[notice("old"), permission("r1")]);
+    let restored = Restored {
+        session: "new".into(),
+        ..Restored::default()
+    };
+    log.reset(restored.clone());
+    assert!(log.events().is_empty());
+    assert_eq!(log.restored(), &restored);
+    log.push(7, Instant::now(), &notice("new"));
+    assert_eq!(events(&log), vec![notice("new")]);
+}
+
+#[test]
+fn a_tool_call_keeps_its_first_sight_for_the_digests_duration() {
+    let tool = |status| Upsert {
+        kind: UpsertKind::ToolCall {
+            tool_name: "Bash".into(),
+            arguments: serde_json::json!({"command": "ls"}),
+            call_id: "c".into(),
+            output: None,
+            output_is_error: None,
+            display: None,
+        },
+        ..item("c", status, "")
+    };
+    let log = log_of(&[
+        PaneEvent::Upsert(tool(UpsertStatus::Create)),
+        PaneEvent::Upsert(tool(UpsertStatus::Update)),
+        PaneEvent::Upsert(tool(UpsertStatus::Complete)),
+    ]);
+    let seqs: Vec<u64> = log.events().iter().map(|l| l.seq).collect();
+    assert_eq!(seqs, [1, 3]);
+}

@@ -1,0 +1,268 @@
+//! A console attaching to a hive server: panes rebuilt from the server's
+//! compacted log (`server::log::PaneLog` → `Snapshot` →
+//! `App::load_snapshot`) draw what the live stream drew; what happened
+//! while nobody was attached is unread, what was seen is not.
+
+use std::time::Duration;
+
+use super::console::*;
+use hive::event::Origin;
+use hive::provider::{Capabilities, DiagnosticLevel};
+use hive::runner::{PaneEvent, TurnState};
+use hive::server::log::PaneLog;
+use hive::text::TextBuffer;
+use hive::upsert::{UpsertKind, UpsertStatus};
+use hive::wire::snapshot::{PaneSnapshot, Restored, ServerInfo, Snapshot};
+
+/// A live console and the server's logs of the same events.
+struct Both {
+    live: Console,
+    logs: Vec<PaneLog>,
+    seq: u64,
+}
+
+impl Both {
+    fn new(n: usize) -> Self {
+        let live = console(n, "");
+        let mut logs: Vec<PaneLog> = (0..n).map(|_| PaneLog::new(Restored::default())).collect();
+        let attached = PaneEvent::Attached {
+            capabilities: Capabilities {
+                interrupt: true,
+                ..Capabilities::default()
+            },
+            terminal: None,
+        };
+        for log in &mut logs {
+            log.push(0, live.app.now, &attached);
+        }
+        Self { live, logs, seq: 0 }
+    }
+
+    fn send(&mut self, pane: usize, event: PaneEvent) {
+        self.seq += 1;
+        self.logs[pane].push(self.seq, self.live.app.now, &event);
+        self.live.send(pane, event);
+    }
+
+    fn snapshot(&self, focus: usize, away_since: Option<u64>) -> Snapshot {
+        let panes = self
+            .logs
+            .iter()
+            .zip(&self.live.app.panes)
+            .map(|(log, p)| PaneSnapshot {
+                agent: p.agent.clone(),
+                worktree: None,
+                failed: None,
+                restored: log.restored().clone(),
+                events: log.events(),
+                draft: String::new(),
+            })
+            .collect();
+        Snapshot {
+            server: ServerInfo {
+                pid: 1,
+                config: "test".into(),
+                socket: "/tmp/hive-test.sock".into(),
+                started: 0,
+            },
+            focus,
+            away_since,
+            panes,
+        }
+    }
+
+    /// A fresh console on the same clock, loaded from the logs.
+    fn attach(&self, focus: usize, away_since: Option<u64>) -> Console {
+        let mut c = console(self.live.app.panes.len(), "");
+        c.app.started = self.live.app.started;
+        c.app.load_snapshot(self.snapshot(focus, away_since), false);
+        c.app.now = self.live.app.now;
+        c
+    }
+}
+
+fn tool(item: &str, done: bool) -> PaneEvent {
+    let mut ev = running_tool("t1", item, "cargo test");
+    if let PaneEvent::Upsert(u) = &mut ev
+        && done
+    {
+        u.status = UpsertStatus::Complete;
+        if let UpsertKind::ToolCall {
+            output,
+            output_is_error,
+            ..
+        } = &mut u.kind
+        {
+            *output = Some("ok".into());
+            *output_is_error = Some(false);
+        }
+    }
+    ev
+}
+
+/// A turn in `pane`: the prompt queued then sent, an answer streamed in
+/// 300 updates and live tails, a tool call taking 2 s, an approval
+/// answered and one waiting, a notice, the end.
+fn work(b: &mut Both, pane: usize) {
+    b.send(pane, PaneEvent::Queue(vec!["fix the bug".into()]));
+    b.send(pane, PaneEvent::State(TurnState::Starting));
+    b.send(pane, PaneEvent::Queue(Vec::new()));
+    b.send(pane, started("t1"));
+    b.send(pane, PaneEvent::State(TurnState::Streaming));
+    b.send(pane, message("t1", "u1", Origin::User, "fix the bug"));
+    let mut text = TextBuffer::new();
+    for n in 0..300 {
+        text.push_str(if n % 12 == 11 { "word.\n" } else { "word " });
+        let mut u = match message("t1", "m1", Origin::Agent, "") {
+            PaneEvent::Upsert(u) => u,
+            _ => unreachable!(),
+        };
+        u.status = UpsertStatus::Update;
+        u.kind = UpsertKind::Message {
+            content: text.snapshot(),
+            origin: Origin::Agent,
+        };
+        b.live.app.now += Duration::from_millis(10);
+        b.send(
+            pane,
+            if n % 3 == 0 {
+                PaneEvent::Upsert(u)
+            } else {
+                PaneEvent::Live(u)
+            },
+        );
+    }
+    b.send(pane, tool("c1", false));
+    b.live.app.now += Duration::from_secs(2);
+    b.send(pane, tool("c1", true));
+    b.send(pane, permission("r1", "mkdir build"));
+    b.send(
+        pane,
+        PaneEvent::PermissionSettled {
+            request_id: "r1".into(),
+        },
+    );
+    b.send(
+        pane,
+        message("t1", "m2", Origin::Agent, "Fixed: the test passes."),
+    );
+    b.send(
+        pane,
+        PaneEvent::Notice {
+            level: DiagnosticLevel::Warn,
+            text: "agent stderr: slow disk".into(),
+        },
+    );
+    b.send(pane, PaneEvent::Queue(vec!["next".into(), "after".into()]));
+    b.send(pane, completed("t1"));
+    b.send(pane, PaneEvent::State(TurnState::Idle));
+    b.send(pane, permission("r2", "rm -rf build"));
+}
+
+#[test]
+fn a_pane_loaded_from_the_log_draws_as_the_live_one() {
+    let mut b = Both::new(2);
+    work(&mut b, 0);
+    let seen = b.seq;
+    work(&mut b, 1);
+    // Pane 0 was watched (focused); pane 1's work came while away, as it
+    // came to the live console's unfocused pane.
+    let mut attached = b.attach(0, Some(seen));
+    assert_eq!(b.logs[0].events().len(), 13, "{:#?}", b.logs[0].events());
+    for (w, h) in [(120, 40), (200, 30)] {
+        assert_eq!(attached.render(w, h), b.live.render(w, h));
+    }
+    assert_eq!(
+        attached.app.inbox.entries.len(),
+        b.live.app.inbox.entries.len()
+    );
+    // Looking at pane 1 shows the same digest in both.
+    attached.alt('2');
+    b.live.alt('2');
+    attached.alt('z');
+    b.live.alt('z');
+    let screen = b.live.render(160, 20);
+    assert!(screen.contains("1 tool (Bash 2.0s)"), "{screen}");
+    assert_eq!(attached.render(160, 20), screen);
+}
+
+#[test]
+fn an_attach_after_time_away_shows_the_digest_and_the_unread_marker() {
+    let mut b = Both::new(2);
+    b.send(0, started("t0"));
+    b.send(0, message("t0", "u0", Origin::User, "look around"));
+    let seen = b.seq;
+    b.send(0, message("t0", "m0", Origin::Agent, "Done looking."));
+    b.send(0, completed("t0"));
+    work(&mut b, 1);
+    let mut c = b.attach(1, Some(seen));
+    let p = &c.app.panes[1];
+    assert!(p.attention.digest.is_some(), "pane 1 focused: its digest");
+    assert_eq!(c.app.panes[0].attention.unread.count, 1);
+    assert!(c.app.panes[0].attention.flagged);
+    let screen = c.render(160, 24);
+    assert!(screen.contains("● 1 Agent 1"), "{screen}");
+    assert!(screen.contains("◆ 1 turn finished"), "{screen}");
+    insta::assert_snapshot!("away_attach", screen);
+}
+
+#[test]
+fn events_seen_before_the_attach_count_as_history() {
+    let mut b = Both::new(2);
+    work(&mut b, 1);
+    let mut c = b.attach(0, None);
+    let p = &c.app.panes[1];
+    assert!(p.attention.unread.is_empty());
+    assert!(p.attention.digest.is_none() && !p.attention.flagged);
+    assert!(c.app.status.is_none());
+    assert!(c.app.outbox.terminal_writes().is_empty(), "no bell");
+    // Only the approval still waiting is in the inbox.
+    let reasons: Vec<String> = c
+        .app
+        .inbox
+        .entries
+        .iter()
+        .map(|e| format!("{:?}", e.reason))
+        .collect();
+    assert_eq!(reasons.len(), 1, "{reasons:?}");
+    assert!(reasons[0].contains("r2"), "{reasons:?}");
+    let screen = c.render(120, 30);
+    let titles = screen.lines().next().unwrap_or_default();
+    let marker = titles.contains("● ");
+    assert!(!marker, "no unread marker: {screen}");
+}
+
+#[test]
+fn a_resync_keeps_the_view_and_a_reset_starts_one_pane_over() {
+    let mut b = Both::new(3);
+    work(&mut b, 2);
+    let mut c = b.attach(0, None);
+    c.alt('3');
+    c.typ("half typed");
+    c.app.zoom = true;
+    c.app.load_snapshot(b.snapshot(0, None), true);
+    assert_eq!((c.app.focus, c.app.zoom), (2, true));
+    assert_eq!(c.app.panes[2].composer.text(), "half typed");
+    let before = c.app.panes[2].conversation.transcript.len();
+    assert!(before > 0);
+    let mut fresh = PaneLog::new(Restored::default());
+    fresh.push(
+        1,
+        c.app.now,
+        &PaneEvent::Notice {
+            level: DiagnosticLevel::Info,
+            text: "new session".into(),
+        },
+    );
+    let snap = b.snapshot(0, None).panes.swap_remove(2);
+    let snap = PaneSnapshot {
+        events: fresh.events(),
+        ..snap
+    };
+    c.app.reset_pane(2, snap);
+    let p = &c.app.panes[2];
+    assert_eq!(p.conversation.transcript.len(), 1);
+    assert!(p.pending.permissions.is_empty());
+    assert_eq!(p.composer.text(), "half typed");
+    assert!(c.app.inbox.entries.iter().all(|e| e.pane != 2));
+}
