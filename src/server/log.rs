@@ -165,6 +165,12 @@ impl PaneLog {
         self.compact();
     }
 
+    /// Whether a turn runs (the latest state is a busy one).
+    pub fn busy(&self) -> bool {
+        let state = self.latest[Latest::State as usize].and_then(|i| self.slots.get(i));
+        matches!(state, Some(Slot::Event(l)) if matches!(l.event, PaneEvent::State(s) if s.is_busy()))
+    }
+
     /// The logged events in the order a client applies them.
     pub fn events(&self) -> Vec<Logged> {
         let mut out = Vec::with_capacity(self.slots.len() + 8);

@@ -158,6 +158,8 @@ fn turns_and_notices_stay_in_order_and_states_keep_the_latest() {
             PaneEvent::State(TurnState::Idle),
         ]
     );
+    assert!(!log.busy());
+    assert!(log_of(&[PaneEvent::State(TurnState::Streaming), notice("x")]).busy());
 }
 
 #[test]
