@@ -41,8 +41,10 @@ pub enum Ended {
     Detached,
     /// The user stopped the server and every agent.
     Stopped,
-    /// The server went away on its own, and why.
-    ServerGone(String),
+    /// The server stopped (another console or `hive kill` stopped it), and why.
+    ServerStopped(String),
+    /// The connection to the server broke, and why.
+    Lost(String),
 }
 
 /// Runs the console on `conn`, starting from the server's `snapshot`, until
@@ -85,15 +87,21 @@ pub fn run(
 pub fn report(ended: &Ended, server: &str) -> ExitCode {
     match ended {
         Ended::Detached => {
-            println!("[detached from {server}: the agents keep working; `hive attach {server}` comes back]");
+            println!(
+                "[detached from {server}: the agents keep working; `hive attach {server}` comes back]"
+            );
             ExitCode::SUCCESS
         }
         Ended::Stopped => {
             println!("[stopped {server} and its agents]");
             ExitCode::SUCCESS
         }
-        Ended::ServerGone(why) => {
-            eprintln!("hive: {why}");
+        Ended::ServerStopped(why) => {
+            println!("[{why}]");
+            ExitCode::SUCCESS
+        }
+        Ended::Lost(why) => {
+            eprintln!("hive: lost the server {server}: {why}");
             ExitCode::FAILURE
         }
     }
@@ -148,7 +156,7 @@ async fn event_loop(
             };
             let _ = tokio::time::timeout(STOP_WAIT, gone).await;
         }
-        Ended::ServerGone(_) => {}
+        Ended::ServerStopped(_) | Ended::Lost(_) => {}
     }
     drop(wiring);
     // The last words reach the server before the socket closes.
@@ -221,7 +229,12 @@ impl Wiring {
     }
 
     /// A message from the server; `Some` when the session is over.
-    fn from_server(&mut self, app: &mut App, msg: FromServer, pace: &mut pace::Pace) -> Option<Ended> {
+    fn from_server(
+        &mut self,
+        app: &mut App,
+        msg: FromServer,
+        pace: &mut pace::Pace,
+    ) -> Option<Ended> {
         app.now = Instant::now().into_std();
         match msg {
             FromServer::Update(update) => {
@@ -242,7 +255,8 @@ impl Wiring {
                 app.reset_pane(pane, *snapshot);
                 pace.soon();
             }
-            FromServer::Bye(why) | FromServer::Lost(why) => return Some(Ended::ServerGone(why)),
+            FromServer::Bye(why) => return Some(Ended::ServerStopped(why)),
+            FromServer::Lost(why) => return Some(Ended::Lost(why)),
         }
         None
     }

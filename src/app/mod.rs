@@ -41,7 +41,6 @@ pub(crate) mod worktree;
 use std::io::Write;
 use std::time::Duration;
 
-
 use crate::config::Config;
 use crate::keymap::Keymap;
 use crate::runner::RunnerSink;

@@ -173,7 +173,7 @@ pub(crate) fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         restore();
-        crate::provider::process::kill_all();
+        // The console owns no agent (the server does): it ends nothing else.
         tracing::error!("panic: {info}");
         previous(info);
     }));

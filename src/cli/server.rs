@@ -80,7 +80,10 @@ fn default_server(cli: &Cli) -> anyhow::Result<PathBuf> {
         many => bail!(
             "{} hive servers are running ({}): name one, `hive attach NAME`",
             many.len(),
-            many.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(", ")
+            many.iter()
+                .map(|r| r.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     }
 }
@@ -93,7 +96,11 @@ enum Restart<'a> {
     Unknown,
 }
 
-fn attach_to(socket: &Path, config: Option<Config>, restart: Restart<'_>) -> anyhow::Result<ExitCode> {
+fn attach_to(
+    socket: &Path,
+    config: Option<Config>,
+    restart: Restart<'_>,
+) -> anyhow::Result<ExitCode> {
     let _log = crate::app::init_logging();
     let rt = crate::runtime::build()?;
     let name = daemon::name_of(socket);
@@ -127,9 +134,7 @@ fn skew(socket: &Path, name: &str, why: &str, restart: Restart<'_>) -> anyhow::R
         );
         return Ok(ExitCode::FAILURE);
     };
-    eprint!(
-        "Stop it and its agents, and start this version? Their sessions resume. [y/N] "
-    );
+    eprint!("Stop it and its agents, and start this version? Their sessions resume. [y/N] ");
     let _ = std::io::stderr().flush();
     let mut answer = String::new();
     if std::io::stdin().is_terminal() {
@@ -163,7 +168,12 @@ pub(crate) fn ls() -> anyhow::Result<ExitCode> {
         "NAME", "PID", "PANES", "RUNNING", "CLIENTS", "UPTIME"
     )?;
     for r in running {
-        let num = |k: &str| r.info.get(k).and_then(serde_json::Value::as_i64).unwrap_or(0);
+        let num = |k: &str| {
+            r.info
+                .get(k)
+                .and_then(serde_json::Value::as_i64)
+                .unwrap_or(0)
+        };
         let config = r.info.get("config").and_then(|v| v.as_str()).unwrap_or("?");
         writeln!(
             out,

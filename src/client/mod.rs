@@ -25,7 +25,10 @@ use crate::wire::{ClientMsg, Hello, MAGIC, ServerMsg};
 pub enum FromServer {
     Update(PaneUpdate),
     Snapshot(Box<Snapshot>),
-    Reset { pane: usize, snapshot: Box<PaneSnapshot> },
+    Reset {
+        pane: usize,
+        snapshot: Box<PaneSnapshot>,
+    },
     /// The server is stopping, and why.
     Bye(String),
     /// The connection broke.

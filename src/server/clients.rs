@@ -61,7 +61,10 @@ impl Link {
         }
         let len = bytes.len();
         if self.queued.load(Ordering::Acquire) + len > MAX_BACKLOG {
-            tracing::info!(client = self.id, "a client fell behind; it gets a snapshot once it drains");
+            tracing::info!(
+                client = self.id,
+                "a client fell behind; it gets a snapshot once it drains"
+            );
             self.behind.store(true, Ordering::Release);
             return;
         }
@@ -205,7 +208,9 @@ async fn serve(
     };
     let hello = frame::decode_hello(&payload)?;
     // Our hello goes first either way: the client explains a mismatch.
-    write.write_all(&frame::encode_hello(&Hello::ours())).await?;
+    write
+        .write_all(&frame::encode_hello(&Hello::ours()))
+        .await?;
     if let Some(why) = hello.mismatch("client") {
         return Ok(why);
     }

@@ -68,11 +68,11 @@ pub fn start(config_path: Option<&Path>, fresh: bool, socket: &Path) -> anyhow::
         cmd.arg("--fresh");
     }
     let log = log_file();
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log.as_ref().map_or_else(Stdio::null, |(f, _)| {
+    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(
+        log.as_ref().map_or_else(Stdio::null, |(f, _)| {
             f.try_clone().map_or_else(|_| Stdio::null(), Stdio::from)
-        }));
+        }),
+    );
     // SAFETY: setsid(2) is async-signal-safe; nothing else runs between
     // fork and exec.
     unsafe {

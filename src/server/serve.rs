@@ -33,6 +33,7 @@ pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> 
     let _log = crate::app::init_logging();
     let worktrees = crate::worktree::prepare(&mut config.agents, config.worktrees.root.as_deref());
     tracing::info!(config = %config.source.describe(), agents = config.agents.len(), "server starting");
+    install_panic_hook();
     let rt = crate::runtime::build()?;
     let result = rt.block_on(async {
         let mut server = Server::start(config, worktrees, fresh)?;
@@ -46,6 +47,17 @@ pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> 
     result?;
     tracing::info!("server stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// A panic ends every agent before the server goes (the supervisor, when
+/// there is one, sweeps again).
+fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        crate::provider::process::kill_all();
+        tracing::error!("panic: {info}");
+        previous(info);
+    }));
 }
 
 /// One pane as the server keeps it.
@@ -127,7 +139,9 @@ impl Server {
             Registry::builtin().with_toolbox(crate::ops::meta::toolbox_factory(ops_tx.clone()));
         let mut runners = Vec::new();
         for (i, pane) in panes.iter_mut().enumerate() {
-            runners.push(start_pane(i, pane, &config, fresh, &registry, &tx, &socket, &mut ops));
+            runners.push(start_pane(
+                i, pane, &config, fresh, &registry, &tx, &socket, &mut ops,
+            ));
         }
         let started = runners.iter().zip(&panes).map(|(r, p)| match r {
             Some(h) => crate::control::Started::Running(h.capabilities),
@@ -299,7 +313,11 @@ impl Server {
                 if first {
                     self.away_since = None;
                 }
-                tracing::info!(client = id, clients = self.clients.count(), "client attached");
+                tracing::info!(
+                    client = id,
+                    clients = self.clients.count(),
+                    "client attached"
+                );
             }
             ClientMsg::Command { pane, cmd } => self.command(pane, cmd, Some(id)),
             ClientMsg::Focus(pane) => {

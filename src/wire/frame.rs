@@ -284,6 +284,7 @@ mod tests {
             server: ServerInfo {
                 pid: 7,
                 config: "hive.toml".into(),
+                config_path: Some("/work/hive.toml".into()),
                 socket: "/run/hive/x.sock".into(),
                 started: 1_700_000_000,
             },

@@ -38,7 +38,7 @@ fn start_hive(
     agents: Vec<AgentConfig>,
     dir: &std::path::Path,
 ) -> (std::path::PathBuf, Arc<Mutex<Vec<PaneUpdate>>>) {
-    let (server, mut ctl_rx) = Server::start(dir, "mcp-test").unwrap();
+    let (server, mut ctl_rx, _consoles) = Server::start(dir, "mcp-test").unwrap();
     let socket = server.path().to_owned();
     let (ops_tx, mut ops_rx) = mpsc::unbounded_channel();
     let (tx, mut rx) = mpsc::unbounded_channel();

@@ -118,7 +118,8 @@ impl Run {
     /// that it shows the frame.
     fn frame(&mut self) {
         let c = &mut self.console;
-        hive::app::draw(&mut self.screen, self.area, &mut c.app, &mut c.view, &[]).unwrap();
+        let none: Vec<Option<hive::runner::RunnerHandle>> = Vec::new();
+        hive::app::draw(&mut self.screen, self.area, &mut c.app, &mut c.view, &none).unwrap();
         let written = std::mem::take(&mut *self.out.0.borrow_mut());
         self.bytes += written.len();
         if let Ok(path) = std::env::var("HIVE_BYTES_DUMP") {

@@ -20,7 +20,7 @@ const MIB: usize = 1 << 20;
 fn a_control_line_without_end_is_refused_and_the_connection_closed() {
     let tmp = tempfile::tempdir().unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let (server, _requests) = rt
+    let (server, _requests, _consoles) = rt
         .block_on(async { hive::control::server::Server::start(tmp.path(), "caps") })
         .unwrap();
     let mut s = UnixStream::connect(server.path()).unwrap();

@@ -1,9 +1,10 @@
 //! No process outlives hive: a fake ACP agent starts a plain child, a
 //! `setsid` child and a double-forked orphan in its own session; then hive is
 //! ended — `kill -9` of the process the user started, `kill -9` of the real
-//! hive under it, a clean exit, or the terminal closing under the console
-//! (the pty's master closed: the kernel's hangup) — and none of them may
-//! survive.
+//! hive under it, a clean exit, `kill -9` of the server a console started,
+//! or `hive kill` after the terminal closed under the console (the pty's
+//! master closed: the kernel's hangup, a detach that the server and its
+//! agents outlive) — and none of them may survive.
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -220,9 +221,23 @@ impl Terminal {
     }
 }
 
+/// The server's pid (the real one, under its supervisor), from its pid file.
+fn server_pid(dir: &Path) -> i32 {
+    let run = dir.join("state/run");
+    wait_for("the server's pid file", || {
+        std::fs::read_dir(&run)
+            .ok()?
+            .flatten()
+            .find(|e| e.path().extension().is_some_and(|x| x == "pid"))
+            .and_then(|e| std::fs::read_to_string(e.path()).ok()?.trim().parse().ok())
+    })
+}
+
 /// Starts the console, sends `prompt` (which makes the fake agent start
-/// its children), waits for `ready`, then closes the terminal: hive, its
-/// supervisor and every agent process must end, and the prompt be kept.
+/// its children), waits for `ready`, then closes the terminal: the console
+/// ends, but the server and every agent process keep working (a closed
+/// terminal is a detach); `hive kill` then ends the server, its supervisor
+/// and every agent process, and the prompt is kept.
 fn close_the_terminal(prompt: &str, ready: impl Fn(&mut Terminal) -> bool) {
     let a = setup();
     let dir = a.config.parent().unwrap();
@@ -236,17 +251,36 @@ fn close_the_terminal(prompt: &str, ready: impl Fn(&mut Terminal) -> bool) {
     wait_for("the console's state before the hangup", || {
         ready(&mut term).then_some(())
     });
-    let supervisor = term.child.process_id().unwrap() as i32;
-    pids.push(supervisor);
-    pids.extend(hive::provider::reap::descendants(supervisor));
-    assert!(pids.len() >= 6, "{pids:?}");
+    let server = server_pid(dir);
+    // The server's parent is its supervisor.
+    let supervisor = std::fs::read_to_string(format!("/proc/{server}/stat"))
+        .ok()
+        .and_then(|s| {
+            s[s.rfind(')')? + 1..]
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()
+        })
+        .expect("the server's parent");
+    pids.extend([server, supervisor]);
+    pids.extend(hive::provider::reap::descendants(server));
 
     let Terminal {
         master, mut child, ..
     } = term;
     drop(master);
-    assert_none_survive(&pids);
     child.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    for &p in &pids {
+        assert!(alive(p), "process {p} ended with the console: {pids:?}");
+    }
+    let killed = hive(dir)
+        .args(["--config", a.config.to_str().unwrap(), "kill"])
+        .output()
+        .unwrap();
+    assert!(killed.status.success(), "{killed:?}");
+    assert_none_survive(&pids);
     // The pane's history, as the next start reads it.
     let history = dir.join("data/history/fake");
     let kept = std::fs::read_dir(&history)
@@ -257,15 +291,14 @@ fn close_the_terminal(prompt: &str, ready: impl Fn(&mut Terminal) -> bool) {
 }
 
 #[test]
-fn closing_the_terminal_mid_turn_ends_hive_and_every_agent_process() {
+fn closing_the_terminal_mid_turn_detaches_and_hive_kill_ends_every_agent_process() {
     close_the_terminal("spawnkids", |_| true);
 }
 
 /// Idle, the console writes nothing, so no failed write tells it the
-/// terminal is gone: only the hangup does. The kernel sends SIGHUP to the
-/// session leader alone (the supervisor), which must pass it on.
+/// terminal is gone: only the hangup does.
 #[test]
-fn closing_the_terminal_of_an_idle_console_ends_hive_and_every_agent_process() {
+fn closing_the_terminal_of_an_idle_console_detaches_and_hive_kill_ends_every_agent_process() {
     close_the_terminal("spawnkids-end", |term| {
         let idle = term.shows("fake-model · idle") && term.shows("spawnkids-end");
         // Quiet: nothing drawn between two looks.
@@ -274,4 +307,26 @@ fn closing_the_terminal_of_an_idle_console_ends_hive_and_every_agent_process() {
             term.drain() == 0
         }
     });
+}
+
+/// `kill -9` of the server the console started: its supervisor sweeps
+/// every agent process, and the console says the server is gone.
+#[test]
+fn kill_9_of_the_server_leaves_no_agent_process() {
+    let a = setup();
+    let dir = a.config.parent().unwrap();
+    let mut term = Terminal::start(dir, &a.config);
+    wait_for("the console", || term.shows("Message").then_some(()));
+    term.type_line("spawnkids");
+    let pids = wait_for("the agent's children", || {
+        term.drain();
+        written_pids(&a.pids_file)
+    });
+    kill9(server_pid(dir));
+    assert_none_survive(&pids);
+    let status = term.child.wait().unwrap();
+    assert!(
+        !status.success(),
+        "the console saw nothing wrong: {status:?}"
+    );
 }

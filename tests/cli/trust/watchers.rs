@@ -17,7 +17,7 @@ const MIB: usize = 1 << 20;
 fn a_watcher_that_never_reads_is_cut_off_by_bytes() {
     let tmp = tempfile::tempdir().unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let (server, mut requests) = rt
+    let (server, mut requests, _consoles) = rt
         .block_on(async { hive::control::server::Server::start(tmp.path(), "watch") })
         .unwrap();
     let mut client = UnixStream::connect(server.path()).unwrap();

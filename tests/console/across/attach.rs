@@ -62,6 +62,7 @@ impl Both {
             server: ServerInfo {
                 pid: 1,
                 config: "test".into(),
+                config_path: None,
                 socket: "/tmp/hive-test.sock".into(),
                 started: 0,
             },

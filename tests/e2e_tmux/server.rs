@@ -1,0 +1,244 @@
+//! The server outlives its consoles (issue 29), driven as a user would in
+//! tmux with the built-in demo's scripted agents: the terminal closing
+//! mid-answer, the console killed with SIGKILL, two consoles at once, and
+//! `hive ls` / `hive kill`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use super::support::tmux::Tmux;
+
+/// The slow demo answer's last words: the turn ran to its end.
+const END: &str = "deliberately paced answer.";
+
+/// One test's directories and environment; sessions share a tmux server.
+struct Lab {
+    t: Tmux,
+    bin: PathBuf,
+    vars: Vec<String>,
+}
+
+impl Lab {
+    /// Starts session `a` running `hive`.
+    fn start(bin: &Path) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let d = dir.path().to_owned();
+        let env = |name: &str| format!("{name}={}", d.join(name.to_ascii_lowercase()).display());
+        let vars = vec![
+            env("HIVE_DATA_DIR"),
+            env("HIVE_STATE_DIR"),
+            env("XDG_CONFIG_HOME"),
+            env("XDG_DATA_HOME"),
+            env("XDG_STATE_HOME"),
+            "TERM=xterm-256color".into(),
+            format!("HOME={}", d.display()),
+            "SHELL=/bin/sh".into(),
+        ];
+        let script = format!("{} ; echo HIVE-EXIT=$? ; sleep 600", quote(bin));
+        let t = Tmux::start("a", dir, (140, 40), &vars, &["sh", "-c", &script]);
+        Self {
+            t,
+            bin: bin.to_owned(),
+            vars,
+        }
+    }
+
+    /// A second terminal (session `name`) running `hive attach`.
+    fn attach(&self, name: &str) {
+        let script = format!(
+            "{} attach ; echo HIVE-EXIT=$? ; sleep 600",
+            quote(&self.bin)
+        );
+        let mut args = vec!["new-session", "-d", "-s", name, "-x", "120", "-y", "36"];
+        for v in &self.vars {
+            args.extend(["-e", v.as_str()]);
+        }
+        args.extend(["sh", "-c", &script]);
+        self.t.cmd(&args);
+    }
+
+    fn screen(&self, target: &str) -> String {
+        self.t.cmd(&["capture-pane", "-p", "-t", target])
+    }
+
+    fn keys(&self, target: &str, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", target];
+        args.extend_from_slice(keys);
+        self.t.cmd(&args);
+    }
+
+    fn type_text(&self, target: &str, text: &str) {
+        self.t.cmd(&["send-keys", "-t", target, "-l", text]);
+    }
+
+    fn wait(&self, target: &str, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen(target);
+            if pred(&s) {
+                return s;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(40),
+                "timed out waiting for {what} in {target}; screen:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// `hive SUBCOMMAND…` in the test's environment; its stdout.
+    fn hive(&self, args: &[&str]) -> String {
+        let mut cmd = Command::new(&self.bin);
+        cmd.args(args).current_dir(self.t.dir());
+        for v in &self.vars {
+            let (k, val) = v.split_once('=').expect("NAME=value");
+            cmd.env(k, val);
+        }
+        let out = cmd.output().expect("run hive");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The server's pid, from its pid file.
+    fn server_pid(&self) -> i32 {
+        let state = self.t.dir().join("hive_state_dir/run/default.pid");
+        std::fs::read_to_string(&state)
+            .expect("the server's pid file")
+            .trim()
+            .parse()
+            .expect("a pid")
+    }
+
+    /// The console process in session `target` (the shell's child).
+    fn console_pid(&self, target: &str) -> i32 {
+        let sh = self.t.cmd(&["display", "-p", "-t", target, "#{pane_pid}"]);
+        let sh = sh.trim();
+        let children = std::fs::read_to_string(format!("/proc/{sh}/task/{sh}/children"))
+            .expect("the shell's children");
+        children
+            .split_whitespace()
+            .next()
+            .expect("the console under the shell")
+            .parse()
+            .expect("a pid")
+    }
+}
+
+fn quote(p: &Path) -> String {
+    shlex::try_quote(&p.display().to_string())
+        .expect("quotable path")
+        .into_owned()
+}
+
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            let rest = &s[s.rfind(')')? + 1..];
+            rest.split_whitespace()
+                .next()
+                .map(|st| st != "Z" && st != "X")
+        })
+        .unwrap_or(false)
+}
+
+/// Starts the slow demo answer in pane 1 and a half-typed draft, then
+/// lets `end` take the console away mid-answer; a new console must show
+/// the whole answer, finished (never interrupted), and the draft.
+fn answer_survives(end: impl FnOnce(&Lab)) {
+    let Some(bin) = super::hive_bin() else { return };
+    let lab = Lab::start(&bin);
+    lab.wait("a", "the demo panes", |s| s.contains("Message Architect"));
+    lab.type_text("a", "slow");
+    lab.keys("a", &["Enter"]);
+    lab.wait("a", "the answer streaming", |s| {
+        s.contains("Streaming slowly")
+    });
+    lab.type_text("a", "half a thought");
+    lab.wait("a", "the draft", |s| s.contains("half a thought"));
+    let server = lab.server_pid();
+    end(&lab);
+    assert!(alive(server), "the server died with its console");
+    // Away long enough for the answer to end with nobody attached.
+    std::thread::sleep(Duration::from_secs(2));
+    lab.attach("b");
+    let s = lab.wait("b", "the whole answer", |s| s.contains(END));
+    assert!(!s.contains("interrupted"), "the turn was interrupted:\n{s}");
+    lab.wait("b", "the turn's end", |s| s.contains("idle"));
+    lab.wait("b", "the draft, kept", |s| s.contains("half a thought"));
+    let turns = lab.hive(&["ctl", "list", "--json"]);
+    assert!(turns.contains("idle"), "{turns}");
+    // Stop it all: the test leaves no server behind.
+    let said = lab.hive(&["kill"]);
+    assert!(said.contains("stopped default"), "{said}");
+    assert!(!alive(server), "hive kill left the server running");
+    assert!(lab.hive(&["ls"]).contains("no hive server"));
+}
+
+#[test]
+fn closing_the_terminal_leaves_the_agents_working() {
+    // The pane closing hangs the console up, as a closed terminal does.
+    answer_survives(|lab| {
+        lab.t.cmd(&["kill-pane", "-t", "a"]);
+    });
+}
+
+#[test]
+fn kill_9_of_the_console_leaves_the_agents_working() {
+    answer_survives(|lab| {
+        let console = lab.console_pid("a");
+        // SAFETY: kill(2) on the console this test started.
+        assert_eq!(unsafe { libc::kill(console, libc::SIGKILL) }, 0);
+        lab.wait("a", "the shell after the console", |s| {
+            s.contains("HIVE-EXIT=137")
+        });
+    });
+}
+
+#[test]
+fn two_consoles_show_one_conversation() {
+    let Some(bin) = super::hive_bin() else { return };
+    let lab = Lab::start(&bin);
+    lab.wait("a", "the first console", |s| {
+        s.contains("Message Architect")
+    });
+    lab.attach("b");
+    lab.wait("b", "the second console", |s| {
+        s.contains("Message Architect")
+    });
+    let ls = lab.hive(&["ls"]);
+    let row = ls
+        .lines()
+        .find(|l| l.starts_with("default"))
+        .unwrap_or_default();
+    assert_eq!(
+        row.split_whitespace().nth(4),
+        Some("2"),
+        "two clients:\n{ls}"
+    );
+    // Typed in one, shown in both.
+    lab.type_text("b", "hello from b");
+    lab.keys("b", &["Enter"]);
+    lab.wait("a", "b's message in a", |s| s.contains("hello from b"));
+    lab.type_text("a", "approve it");
+    lab.keys("a", &["Enter"]);
+    lab.wait("b", "the approval card in b", |s| {
+        s.contains("approval needed")
+    });
+    lab.wait("a", "the approval card in a", |s| {
+        s.contains("approval needed")
+    });
+    // Answered in one, gone from both.
+    lab.keys("a", &["y"]);
+    lab.wait("b", "the card gone from b", |s| {
+        !s.contains("approval needed")
+    });
+    // Stopping from one console ends the other's too.
+    lab.keys("b", &["C-q"]);
+    lab.wait("b", "the leave dialog", |s| s.contains("stop every agent"));
+    lab.keys("b", &["s"]);
+    lab.wait("b", "b's exit", |s| s.contains("HIVE-EXIT=0"));
+    let s = lab.wait("a", "a told", |s| s.contains("HIVE-EXIT=0"));
+    assert!(s.contains("server stopped"), "{s}");
+    assert!(lab.hive(&["ls"]).contains("no hive server"));
+}
