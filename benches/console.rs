@@ -31,7 +31,11 @@
 //!    /tmp/hive"`, with `HIVE_NO_SUPERVISOR=1`), whose own memory then
 //!    counts too.
 //!
-//! Run: `cargo bench --bench console [stream|pipe|keypress|memory]`
+//! 4. `attach` (issue 29, benches/console_attach.rs): a console attaching
+//!    to a server holding `PANES` (9) panes of `ITEMS` (10,000) items: time
+//!    to the first full frame, the console's peak RSS, the server's RSS.
+//!
+//! Run: `cargo bench --bench console [stream|pipe|keypress|memory|attach]`
 //! (stream, pipe and keypress by default). Environment: `CHARS` (stream,
 //! pipe), `KEYS`, `PANES` (pipe, keypress, memory), `DELTAS`, `SETTLE_MS`, `WRAP` (memory), `COLS`,
 //! `ROWS`, `RUNS` (repetitions, default 1; medians are printed), `HIVE_BIN`
@@ -39,6 +43,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
+#[path = "console_attach.rs"]
+mod attach;
 #[path = "../tests/support/openai_server.rs"]
 mod server;
 #[path = "support/mod.rs"]
@@ -70,12 +76,20 @@ struct Console {
     bytes: u64,
     /// Frames read so far (synchronized-output updates begun).
     frames: u64,
+    /// Where the server it starts keeps its pid file (stopped on drop, should
+    /// a run end without its Ctrl+Q).
+    run_dir: std::path::PathBuf,
 }
 
 impl Console {
     /// Starts the release binary on `dir/hive.toml`, in `dir`, with every
     /// data and config directory inside `dir`.
     fn start(dir: &Path, cols: u16, rows: u16) -> Self {
+        Self::start_with(dir, cols, rows, &["--config", "hive.toml", "--fresh"])
+    }
+
+    /// Starts the binary with `args` (a console: `hive`, `hive attach`).
+    fn start_with(dir: &Path, cols: u16, rows: u16, args: &[&str]) -> Self {
         let pty = native_pty_system()
             .openpty(PtySize {
                 rows,
@@ -88,7 +102,8 @@ impl Console {
         let bin = std::env::var("HIVE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_hive").into());
         let wrap = std::env::var("WRAP").unwrap_or_default();
         let mut argv: Vec<&str> = wrap.split_whitespace().collect();
-        argv.extend([bin.as_str(), "--config", "hive.toml", "--fresh"]);
+        argv.push(bin.as_str());
+        argv.extend(args);
         let mut cmd = CommandBuilder::from_argv(argv.iter().map(Into::into).collect());
         cmd.cwd(dir);
         for var in ["HIVE_DATA_DIR", "HIVE_STATE_DIR", "XDG_CONFIG_HOME", "HOME"] {
@@ -118,6 +133,7 @@ impl Console {
             pid,
             bytes: 0,
             frames: 0,
+            run_dir: dir.join("run"),
         }
     }
 
@@ -190,6 +206,20 @@ impl Drop for Console {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // The console's server outlives it: end it too.
+        for e in std::fs::read_dir(&self.run_dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let pid = std::fs::read_to_string(e.path())
+                .ok()
+                .and_then(|s| s.trim().parse::<i32>().ok());
+            if let Some(pid) = pid.filter(|_| e.path().extension().is_some_and(|x| x == "pid")) {
+                // SAFETY: kill(2) on the server this bench started.
+                unsafe { libc::kill(pid, libc::SIGTERM) };
+            }
+        }
     }
 }
 
@@ -567,8 +597,9 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let wants =
-        |name: &str| (only.is_empty() && name != "memory") || only.iter().any(|o| o == name);
+    let wants = |name: &str| {
+        (only.is_empty() && !["memory", "attach"].contains(&name)) || only.iter().any(|o| o == name)
+    };
     let (cols, rows): (u16, u16) = (env_or("COLS", 160), env_or("ROWS", 48));
     let runs: usize = env_or("RUNS", 1);
     for (name, agent) in [("stream", Agent::Openai), ("pipe", Agent::Pipe)] {
@@ -606,6 +637,21 @@ fn main() {
             let m = |i: usize| median(all.iter().map(|r| r[i]).collect());
             println!(
                 "memory, median of {runs}: {:.2}x the text at the end, {:.2}x settled, peak {:.1} MB",
+                m(0),
+                m(1),
+                m(2)
+            );
+        }
+    }
+    if wants("attach") {
+        let (panes, items): (usize, usize) = (env_or("PANES", 9), env_or("ITEMS", 10_000));
+        let all: Vec<[f64; 3]> = (0..runs)
+            .map(|_| attach::attach(cols, rows, panes, items))
+            .collect();
+        if runs > 1 {
+            let m = |i: usize| median(all.iter().map(|r| r[i]).collect());
+            println!(
+                "attach, median of {runs}: first frame {:.0} ms, console peak RSS {:.1} MB, server RSS {:.1} MB",
                 m(0),
                 m(1),
                 m(2)

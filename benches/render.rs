@@ -6,7 +6,8 @@
 //!    cold first frame, and the process RSS.
 //! 2. One 108k-character markdown answer streamed as the processor emits it
 //!    (gradient batches), a frame after every emission: total CPU time.
-//! 3. The real binary idle in tmux for 10 s: CPU seconds used (from /proc).
+//! 3. The real binary idle in tmux for 10 s: CPU seconds and wake-ups
+//!    (context switches of all threads) of the console and of its server.
 //!    Skipped when tmux is missing.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
@@ -285,26 +286,58 @@ fn idle_cpu() {
         return;
     }
     std::thread::sleep(Duration::from_secs(3));
-    let pid: Option<u32> = Command::new("tmux")
+    let client: Option<u32> = Command::new("tmux")
         .args(["-L", &socket, "display", "-p", "-t", "b", "#{pane_pid}"])
         .output()
         .ok()
         .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok());
+    // The server the console started: its pid file in the state dir.
+    let server: Option<u32> = std::fs::read_to_string(d.join("run/default.pid"))
+        .ok()
+        .and_then(|s| s.trim().parse().ok());
     let ticks_per_s = 100.0; // USER_HZ on Linux
-    match pid.and_then(|p| cpu_ticks(p).map(|t| (p, t))) {
-        Some((pid, t0)) => {
-            std::thread::sleep(Duration::from_secs(10));
-            let t1 = cpu_ticks(pid).unwrap_or(t0);
-            println!(
-                "idle CPU of hive over 10 s (built-in config, 3 panes): {:.2} s",
-                (t1 - t0) as f64 / ticks_per_s
-            );
-        }
-        None => println!("idle CPU: could not find hive's pid"),
+    for (who, pid) in [("client", client), ("server", server)] {
+        let Some(pid) = pid else {
+            println!("idle CPU: could not find the {who}'s pid");
+            continue;
+        };
+        let before = (cpu_ticks(pid), wakeups(pid));
+        std::thread::sleep(Duration::from_secs(10));
+        let after = (cpu_ticks(pid), wakeups(pid));
+        println!(
+            "idle {who} of hive over 10 s (built-in config, 3 panes): CPU {:.2} s, {} wake-ups",
+            after.0.unwrap_or(0).saturating_sub(before.0.unwrap_or(0)) as f64 / ticks_per_s,
+            after.1.saturating_sub(before.1)
+        );
     }
     let _ = Command::new("tmux")
         .args(["-L", &socket, "kill-server"])
         .status();
+    if let Some(pid) = server {
+        // SAFETY: kill(2) on the server this bench started.
+        unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    }
+}
+
+/// Context switches of every thread of `pid` (each is a wake-up: a thread
+/// that slept and runs again), from /proc.
+fn wakeups(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("status")).ok())
+        .flat_map(|s| {
+            s.lines()
+                .filter(|l| {
+                    l.starts_with("voluntary_ctxt_switches")
+                        || l.starts_with("nonvoluntary_ctxt_switches")
+                })
+                .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+                .collect::<Vec<_>>()
+        })
+        .sum()
 }
 
 fn main() {

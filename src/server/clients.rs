@@ -258,3 +258,86 @@ async fn serve(
         r = reader => r,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::AsyncWriteExt;
+
+    use super::*;
+    use crate::runner::PaneEvent;
+    use crate::upsert::UpsertKind;
+
+    /// A message item of `bytes` bytes, new each time (sent whole).
+    fn big(n: usize, bytes: usize) -> PaneUpdate {
+        let Some(PaneEvent::Upsert(mut u)) = crate::runner::wire_tests::sample_events()
+            .into_iter()
+            .next()
+        else {
+            panic!("the first sample is an upsert");
+        };
+        u.item_id = format!("item-{n}");
+        if let UpsertKind::Message { content, .. } = &mut u.kind {
+            *content = "x".repeat(bytes).into();
+        }
+        PaneUpdate {
+            pane: 0,
+            event: PaneEvent::Upsert(u),
+        }
+    }
+
+    /// A client that reads nothing is not queued for without bound: past
+    /// the backlog its events are dropped, and once it has read what was
+    /// queued the loop hears `Drained` (and sends it a snapshot).
+    #[tokio::test]
+    async fn a_client_that_reads_nothing_falls_behind_then_drains() {
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        let mut clients = Clients::new();
+        // The socket's dispatcher has read the first byte (NUL).
+        theirs.write_all(&MAGIC[1..]).await.unwrap();
+        theirs
+            .write_all(&frame::encode_hello(&Hello::ours()))
+            .await
+            .unwrap();
+        clients.accept(ours);
+        let Some(ClientEvent::Joined(mut link)) = clients.next().await else {
+            panic!("joined");
+        };
+        link.attached = true;
+        let id = link.id;
+        clients.join(link);
+        let mut reader = FrameReader::new(&mut theirs);
+        let hello = frame::decode_hello(&reader.next().await.unwrap().unwrap()).unwrap();
+        assert_eq!(hello, Hello::ours());
+
+        let sent = 40;
+        for n in 0..sent {
+            clients.event(&big(n, 1 << 20), None);
+        }
+        let link = clients.get_mut(id).unwrap();
+        assert!(link.behind.load(Ordering::Acquire), "never fell behind");
+        assert!(link.queued.load(Ordering::Acquire) <= MAX_BACKLOG);
+
+        // It reads everything that was queued, then the loop hears of it.
+        let mut got = 0;
+        let drained = async {
+            loop {
+                match clients.next().await {
+                    Some(ClientEvent::Drained(d)) => return d,
+                    Some(_) => {}
+                    None => panic!("events ended"),
+                }
+            }
+        };
+        let read = async {
+            while let Ok(Some(_)) = reader.next().await {
+                got += 1;
+            }
+        };
+        tokio::select! {
+            d = drained => assert_eq!(d, id),
+            () = read => panic!("the connection ended"),
+        }
+        assert!(got < sent, "read {got} of {sent}: nothing was dropped");
+        assert!(got >= (MAX_BACKLOG >> 20) - 2, "read only {got}");
+    }
+}

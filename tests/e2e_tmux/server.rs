@@ -22,7 +22,16 @@ struct Lab {
 impl Lab {
     /// Starts session `a` running `hive`.
     fn start(bin: &Path) -> Self {
-        let dir = tempfile::tempdir().expect("tempdir");
+        Self::running(bin, "")
+    }
+
+    /// Starts session `a` running `hive ARGS`.
+    fn running(bin: &Path, args: &str) -> Self {
+        Self::running_in(bin, args, tempfile::tempdir().expect("tempdir"))
+    }
+
+    /// `running`, in `dir`.
+    fn running_in(bin: &Path, args: &str, dir: tempfile::TempDir) -> Self {
         let d = dir.path().to_owned();
         let env = |name: &str| format!("{name}={}", d.join(name.to_ascii_lowercase()).display());
         let vars = vec![
@@ -35,7 +44,7 @@ impl Lab {
             format!("HOME={}", d.display()),
             "SHELL=/bin/sh".into(),
         ];
-        let script = format!("{} ; echo HIVE-EXIT=$? ; sleep 600", quote(bin));
+        let script = format!("{} {args} ; echo HIVE-EXIT=$? ; sleep 600", quote(bin));
         let t = Tmux::start("a", dir, (140, 40), &vars, &["sh", "-c", &script]);
         Self {
             t,
@@ -241,4 +250,44 @@ fn two_consoles_show_one_conversation() {
     let s = lab.wait("a", "a told", |s| s.contains("HIVE-EXIT=0"));
     assert!(s.contains("server stopped"), "{s}");
     assert!(lab.hive(&["ls"]).contains("no hive server"));
+}
+
+/// A server of another protocol version (a fake that answers the hello
+/// only): the console names both versions and the way out, and draws
+/// nothing.
+#[test]
+fn a_server_of_another_version_is_refused_with_the_way_out() {
+    use std::io::{Read, Write};
+    use std::os::unix::fs::PermissionsExt;
+    let Some(bin) = super::hive_bin() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = dir.path().join("hive_state_dir/run");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let listener = std::os::unix::net::UnixListener::bind(run.join("old.sock")).unwrap();
+    let fake = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let mut magic = [0u8; 5];
+        s.read_exact(&mut magic).unwrap();
+        assert_eq!(&magic, b"\0HIVE");
+        let mut len = [0u8; 4];
+        s.read_exact(&mut len).unwrap();
+        let mut hello = vec![0u8; u32::from_be_bytes(len) as usize];
+        s.read_exact(&mut hello).unwrap();
+        let theirs: serde_json::Value = serde_json::from_slice(&hello).unwrap();
+        let ours = br#"{"protocol":999,"hive":"0.0.9"}"#;
+        s.write_all(&(ours.len() as u32).to_be_bytes()).unwrap();
+        s.write_all(ours).unwrap();
+        // Held open: the console must not wait for more.
+        std::thread::sleep(Duration::from_secs(5));
+        theirs
+    });
+    let lab = Lab::running_in(&bin, "attach old", dir);
+    let s = lab.wait("a", "the refusal", |s| s.contains("HIVE-EXIT="));
+    let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("hive 0.0.9 (protocol 999)"), "{s}");
+    assert!(flat.contains("`hive kill old`"), "{s}");
+    assert!(flat.contains("HIVE-EXIT=1"), "{s}");
+    let theirs = fake.join().unwrap();
+    assert_eq!(theirs["protocol"], 1, "the console's hello: {theirs}");
 }

@@ -1,0 +1,116 @@
+//! `attach` (issue 29): a console attaching to a server that already holds
+//! `PANES` (default 9) panes of `ITEMS` (default 10,000) items each. The
+//! server (`hive serve`, no terminal) runs a `script` agent per pane whose
+//! one turn is `ITEMS` tool calls; once every turn has ended, `hive attach`
+//! starts in the pty. Reports the time from starting the console to its
+//! first full frame (the screen showing the focused pane's last item),
+//! the console's peak RSS, and the server's RSS.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::Console;
+use super::support::status_mb;
+
+/// The scenario: one turn of `items` tool calls, the last one named.
+fn scenario(items: usize) -> String {
+    let mut s = String::from("model = \"bench\"\nchunk_chars = 4000\ndelay_ms = 0\n\n[[turn]]\n");
+    for i in 0..items {
+        s.push_str(&format!(
+            "[[turn.step]]\ntool = \"Read\"\nargs = {{ file_path = \"src/file{i}.rs\" }}\noutput = \"line one of {i}\\nline two\"\n"
+        ));
+    }
+    s.push_str("[[turn.step]]\ntext = \"all items done\"\n");
+    s
+}
+
+fn hive(dir: &Path, bin: &str) -> Command {
+    let mut cmd = Command::new(bin);
+    cmd.current_dir(dir);
+    for var in ["HIVE_DATA_DIR", "HIVE_STATE_DIR", "XDG_CONFIG_HOME", "HOME"] {
+        cmd.env(var, dir);
+    }
+    cmd
+}
+
+/// (first frame ms, console peak RSS MB, server RSS MB).
+pub(super) fn attach(cols: u16, rows: u16, panes: usize, items: usize) -> [f64; 3] {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    std::fs::write(d.join("scenario.toml"), scenario(items)).expect("scenario");
+    let config: String = (1..=panes)
+        .map(|i| {
+            format!(
+                "[[agent]]\nid = \"p{i}\"\nprovider = \"script\"\nscript = \"{}\"\n\n",
+                d.join("scenario.toml").display()
+            )
+        })
+        .collect();
+    std::fs::write(d.join("hive.toml"), config).expect("config");
+    let bin = std::env::var("HIVE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_hive").into());
+    let mut server = hive(d, &bin)
+        .args(["--config", "hive.toml", "--fresh", "serve"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("hive serve");
+    let socket = d.join("run/hive.sock");
+    let started = Instant::now();
+    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no server socket"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let filled = Instant::now();
+    let turns: Vec<String> = (1..=panes)
+        .map(|i| {
+            let out = hive(d, &bin)
+                .args([
+                    "--config",
+                    "hive.toml",
+                    "ctl",
+                    "send",
+                    &format!("p{i}"),
+                    "go",
+                ])
+                .output()
+                .expect("hive ctl send");
+            String::from_utf8_lossy(&out.stdout).trim().to_owned()
+        })
+        .collect();
+    for turn in &turns {
+        let ok = hive(d, &bin)
+            .args(["--config", "hive.toml", "ctl", "wait", turn])
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "turn {turn} did not complete");
+    }
+    println!(
+        "attach: the server made {panes} panes of {items} items in {:.1} s",
+        filled.elapsed().as_secs_f64()
+    );
+    let server_pid = std::fs::read_to_string(d.join("run/hive.pid"))
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok())
+        .expect("the server's pid");
+    let start = Instant::now();
+    let mut console = Console::start_with(d, cols, rows, &["--config", "hive.toml", "attach"]);
+    let shown = console.until_shown(Duration::from_secs(30), "all items done");
+    let first_frame = shown.map_or(f64::NAN, |at| (at - start).as_secs_f64() * 1000.0);
+    // Settled: whatever it drew after the first frame.
+    std::thread::sleep(Duration::from_millis(500));
+    console.drain();
+    let client_mb = status_mb(console.pid, "VmHWM:");
+    let server_mb = status_mb(server_pid, "VmRSS:");
+    console.quit(Duration::from_secs(10));
+    let _ = server.wait();
+    println!(
+        "attach ({panes} panes × {items} items): first full frame {first_frame:.0} ms, console peak RSS {client_mb:.1} MB, server RSS {server_mb:.1} MB"
+    );
+    [first_frame, client_mb, server_mb]
+}
