@@ -2,8 +2,9 @@
 //! server, every XDG/HIVE dir in a tempdir) on a test config of scripted
 //! agents, and each test drives it with `hive ctl` subprocesses: every verb,
 //! every error code and its exit status, `watch` of a turn started with
-//! `send`, the socket's permissions, several hives, cleanup on quit.
-//! Skips with a message when tmux is missing.
+//! `send`, the socket's permissions, several servers and several consoles
+//! of one server, cleanup on `hive kill`. Every server a test starts is
+//! stopped when its lab goes. Skips with a message when tmux is missing.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
@@ -16,12 +17,16 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::support::tmux::stop_servers;
+
 const TIMEOUT: Duration = Duration::from_secs(40);
 
 struct Lab {
     dir: tempfile::TempDir,
     tmux: String,
     bin: PathBuf,
+    /// The config each tmux session's console runs, for `stop`.
+    sessions: std::cell::RefCell<Vec<(String, PathBuf)>>,
 }
 
 struct Out {
@@ -67,6 +72,7 @@ script = "{}"
             tmux: format!("hive-ctl-{}-{n}", std::process::id()),
             dir,
             bin: PathBuf::from(env!("CARGO_BIN_EXE_hive")),
+            sessions: std::cell::RefCell::default(),
         })
     }
 
@@ -78,8 +84,14 @@ script = "{}"
         self.path("run")
     }
 
+    fn state_dir(&self) -> PathBuf {
+        self.path("hive_state_dir")
+    }
+
+    /// Where servers put their sockets and pid files: `run/` in the state
+    /// dir, since `HIVE_STATE_DIR` is set (never `XDG_RUNTIME_DIR/hive`).
     fn socket_dir(&self) -> PathBuf {
-        self.run_dir().join("hive")
+        self.state_dir().join("run")
     }
 
     /// Starts a hive on the test config in tmux session `session`.
@@ -87,7 +99,8 @@ script = "{}"
         self.launch_with(session, &self.path("ctltest.toml"), socket_name)
     }
 
-    /// Starts a hive on `config` in tmux session `session`; waits for its socket.
+    /// Starts a console on `config` in tmux session `session` (which starts
+    /// the config's server if none runs); waits for the server's socket.
     fn launch_with(&self, session: &str, config: &Path, socket_name: &str) -> PathBuf {
         let d = self.dir.path();
         let env = |name: &str| format!("{name}={}", d.join(name.to_ascii_lowercase()).display());
@@ -116,6 +129,9 @@ script = "{}"
         .arg("--config")
         .arg(config);
         assert!(cmd.status().expect("start tmux").success());
+        self.sessions
+            .borrow_mut()
+            .push((session.to_owned(), config.to_owned()));
         let socket = self.socket_dir().join(socket_name);
         self.wait_until("the control socket", || {
             UnixStream::connect(&socket).is_ok()
@@ -123,10 +139,33 @@ script = "{}"
         socket
     }
 
-    fn stop(&self, session: &str) {
+    /// Closes session `session`'s terminal: its console detaches, and the
+    /// server lives on.
+    fn detach(&self, session: &str) {
         let _ = Command::new("tmux")
             .args(["-L", &self.tmux, "kill-session", "-t", session])
             .output();
+    }
+
+    /// Closes the session and stops its console's server (`hive kill`).
+    fn stop(&self, session: &str) {
+        self.detach(session);
+        let config = self
+            .sessions
+            .borrow()
+            .iter()
+            .find(|(s, _)| s == session)
+            .map(|(_, c)| c.clone())
+            .expect("a launched session");
+        let out = self
+            .hive_cmd(&["kill", "--config", config.to_str().unwrap()])
+            .output()
+            .expect("run hive kill");
+        assert!(
+            out.status.success(),
+            "hive kill: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     fn wait_until(&self, what: &str, mut pred: impl FnMut() -> bool) {
@@ -137,15 +176,32 @@ script = "{}"
         }
     }
 
-    fn ctl_cmd(&self, args: &[&str]) -> Command {
+    /// `hive ARGS` with the consoles' directories.
+    fn hive_cmd(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(&self.bin);
-        cmd.arg("ctl")
-            .args(args)
+        cmd.args(args)
+            .current_dir(self.dir.path())
             .env("XDG_RUNTIME_DIR", self.run_dir())
-            .env("HIVE_STATE_DIR", self.path("hive_state_dir"))
+            .env("HIVE_STATE_DIR", self.state_dir())
             .env("XDG_CONFIG_HOME", self.path("xdg_config_home"))
             .env_remove("HIVE_SOCKET");
         cmd
+    }
+
+    fn ctl_cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = self.hive_cmd(&["ctl"]);
+        cmd.args(args);
+        cmd
+    }
+
+    /// The CLIENTS column of `hive ls` for server `name`.
+    fn clients(&self, name: &str) -> Option<u32> {
+        let out = self.hive_cmd(&["ls"]).output().expect("run hive ls");
+        let ls = String::from_utf8_lossy(&out.stdout).into_owned();
+        let row = ls
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))?;
+        row.split_whitespace().nth(4)?.parse().ok()
     }
 
     fn ctl(&self, args: &[&str]) -> Out {
@@ -182,10 +238,13 @@ script = "{}"
 }
 
 impl Drop for Lab {
+    /// Closes every console, then stops every server they started (a
+    /// closed terminal only detaches).
     fn drop(&mut self) {
         let _ = Command::new("tmux")
             .args(["-L", &self.tmux, "kill-server"])
             .output();
+        stop_servers(&self.socket_dir());
     }
 }
 
@@ -411,7 +470,7 @@ fn ctl_errors_map_to_codes_and_exit_statuses() {
     lab.fails(&["--socket", "elsewhere", "list"], 9, "UNAVAILABLE");
     let out = lab
         .ctl_cmd(&["list"])
-        .env("XDG_RUNTIME_DIR", lab.path("empty"))
+        .env("HIVE_STATE_DIR", lab.path("empty"))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(9));
@@ -425,15 +484,36 @@ fn ctl_socket_is_private_and_per_hive() {
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&lab.socket_dir()), 0o700);
     assert_eq!(mode(&first), 0o600);
+    assert!(
+        !lab.run_dir().join("hive").exists(),
+        "with HIVE_STATE_DIR set, nothing goes to XDG_RUNTIME_DIR/hive"
+    );
 
-    // A second hive on the same config gets its own socket; with two,
-    // `hive ctl` asks which one, and --socket / HIVE_SOCKET pick.
-    let second = lab.launch("two", "ctltest-2.sock");
-    let out = lab.fails(&["list"], 9, "2 hives are running");
-    assert!(out.stderr.contains("ctltest, ctltest-2"), "{}", out.stderr);
-    assert!(lab.ok(&["--socket", "ctltest-2", "list"]).contains("echo"));
-    // The config in use names a hive: `--config` outright, ./hive.toml
-    // when several run.
+    // A second console on the same config attaches to the same server: one
+    // socket, two clients, and `hive ctl` has no choice to ask about.
+    lab.launch("two", "ctltest.sock");
+    lab.wait_until("two clients on one server", || {
+        lab.clients("ctltest") == Some(2)
+    });
+    let sockets = || -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(lab.socket_dir())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".sock"))
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(sockets(), ["ctltest.sock"]);
+    assert!(lab.ok(&["list"]).contains("echo"));
+    // Closing one console's terminal only detaches it.
+    lab.detach("two");
+    lab.wait_until("one client left", || lab.clients("ctltest") == Some(1));
+    assert!(UnixStream::connect(&first).is_ok(), "the server lives on");
+
+    // Another config has a server of its own: with two, `hive ctl` asks
+    // which one, and --socket / HIVE_SOCKET / --config / ./hive.toml pick.
     let proj = lab.path("proj");
     std::fs::create_dir(&proj).unwrap();
     let solo = std::fs::read_to_string(lab.path("ctltest.toml"))
@@ -441,34 +521,46 @@ fn ctl_socket_is_private_and_per_hive() {
         .replacen("id = \"echo\"", "id = \"solo\"", 1);
     std::fs::write(proj.join("hive.toml"), solo).unwrap();
     let third = lab.launch_with("three", &proj.join("hive.toml"), "proj.sock");
+    assert_eq!(sockets(), ["ctltest.sock", "proj.sock"]);
+    let out = lab.fails(&["list"], 9, "2 hives are running");
+    assert!(out.stderr.contains("ctltest, proj"), "{}", out.stderr);
+    // The first column of `hive ctl list`: the panes.
+    let first_pane = |list: &str| {
+        list.lines()
+            .nth(1)
+            .and_then(|l| l.split_whitespace().next())
+            .map(str::to_owned)
+    };
+    let by_name = lab.ok(&["--socket", "proj", "list"]);
+    assert_eq!(first_pane(&by_name).as_deref(), Some("solo"), "{by_name}");
     let config = lab.path("ctltest.toml");
     let by_config = lab.ok(&["--config", config.to_str().unwrap(), "list"]);
-    assert!(
-        by_config.contains("echo") && !by_config.contains("solo"),
+    assert_eq!(
+        first_pane(&by_config).as_deref(),
+        Some("echo"),
         "{by_config}"
     );
     let here = lab.ctl_cmd(&["list"]).current_dir(&proj).output().unwrap();
     assert!(here.status.success());
     assert!(String::from_utf8_lossy(&here.stdout).contains("solo"));
-    lab.fails(&["list"], 9, "3 hives are running");
-    lab.stop("three");
-    lab.wait_until("the third socket to be removed", || !third.exists());
     let by_env = lab
         .ctl_cmd(&["list"])
-        .env("HIVE_SOCKET", &second)
+        .env("HIVE_SOCKET", &third)
         .output()
         .unwrap();
     assert!(by_env.status.success());
-    lab.stop("two");
-    lab.wait_until("the second socket to be removed", || !second.exists());
+    assert!(String::from_utf8_lossy(&by_env.stdout).contains("solo"));
+    // `hive kill` stops a server and removes its socket.
+    lab.stop("three");
+    lab.wait_until("the third socket to be removed", || !third.exists());
     assert!(lab.ok(&["list"]).contains("echo"), "one hive left: found");
 
     // Another user is refused by the peer-credential check even when the
     // file modes would let it in (root can switch users; others skip).
     if unsafe_is_root() {
-        std::fs::set_permissions(lab.dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-        std::fs::set_permissions(lab.run_dir(), std::fs::Permissions::from_mode(0o755)).unwrap();
-        std::fs::set_permissions(lab.socket_dir(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        for dir in [lab.dir.path().to_owned(), lab.state_dir(), lab.socket_dir()] {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
         std::fs::set_permissions(&first, std::fs::Permissions::from_mode(0o666)).unwrap();
         use std::os::unix::process::CommandExt;
         let out = lab
@@ -488,16 +580,21 @@ fn ctl_socket_is_private_and_per_hive() {
     } else {
         eprintln!("SKIP: not root, cannot connect as another uid (peer_allowed is unit-tested)");
     }
-}
 
+    lab.stop("one");
+    lab.wait_until("the first socket to be removed", || !first.exists());
+    assert!(sockets().is_empty(), "{:?}", sockets());
+    lab.fails(&["list"], 9, "no running hive");
+}
 fn unsafe_is_root() -> bool {
     std::fs::metadata("/proc/self")
         .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
         .unwrap_or(false)
 }
 
-/// `hive mcp` against the real console: its `op` calls go through the
-/// control socket to the console's ops host, as the pane `--agent` names
+/// `hive mcp` against a real server (started by its console): its `op`
+/// calls go through the control socket to the server's ops host, as the
+/// pane `--agent` names
 /// (here `architect`, which may message `echo` only).
 #[test]
 fn hive_mcp_reaches_the_running_console_as_its_pane() {
