@@ -31,7 +31,7 @@
 //!    /tmp/hive"`, with `HIVE_NO_SUPERVISOR=1`), whose own memory then
 //!    counts too.
 //!
-//! 4. `attach` (issue 29, benches/console_attach.rs): a console attaching
+//! 4. `attach` (issue 29, benches/console/attach.rs): a console attaching
 //!    to a server holding `PANES` (9) panes of `ITEMS` (10,000) items: time
 //!    to the first full frame, the console's peak RSS, the server's RSS.
 //!
@@ -43,7 +43,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
-#[path = "console_attach.rs"]
+#[path = "console/attach.rs"]
 mod attach;
 #[path = "../tests/support/openai_server.rs"]
 mod server;

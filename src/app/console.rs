@@ -229,7 +229,7 @@ impl Wiring {
     }
 
     /// A message from the server; `Some` when the session is over.
-    fn from_server(
+    fn on_server(
         &mut self,
         app: &mut App,
         msg: FromServer,
@@ -241,7 +241,7 @@ impl Wiring {
                 apply_update(app, update, pace);
                 // Take whatever else is queued before drawing.
                 while let Ok(more) = self.incoming.try_recv() {
-                    if let Some(ended) = self.from_server(app, more, pace) {
+                    if let Some(ended) = self.on_server(app, more, pace) {
                         return Some(ended);
                     }
                 }
@@ -313,7 +313,7 @@ impl Wiring {
                     None => return Ok(Ended::Detached),
                 },
                 Some(msg) = self.incoming.recv() => {
-                    if let Some(ended) = self.from_server(app, msg, &mut pace) {
+                    if let Some(ended) = self.on_server(app, msg, &mut pace) {
                         return Ok(ended);
                     }
                 }

@@ -17,10 +17,14 @@ use tokio::sync::mpsc;
 use crate::runner::{PaneUpdate, RunnerCommand, RunnerSink};
 use crate::wire::delta::DeltaDecoder;
 use crate::wire::frame::{self, FrameReader, WireError};
-use crate::wire::snapshot::{PaneSnapshot, Snapshot};
+use crate::wire::snapshot::{PaneSnapshot, Parts, Snapshot};
 use crate::wire::{ClientMsg, Hello, MAGIC, ServerMsg};
 
 /// What the server sent, ready for the console.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "updates are nearly all of them; boxing each would allocate once more per event"
+)]
 #[derive(Debug)]
 pub enum FromServer {
     Update(PaneUpdate),
@@ -50,6 +54,8 @@ pub enum AttachError {
     Wire(#[from] WireError),
     #[error("the hive server closed the connection before its snapshot")]
     Closed,
+    #[error("the hive server broke the protocol: {0}")]
+    Protocol(String),
     /// It said goodbye instead (it is stopping).
     #[error("{0}")]
     Refused(String),
@@ -111,11 +117,19 @@ pub async fn attach(socket: &Path) -> Result<(Connection, Snapshot), AttachError
     if let Some(why) = hello.mismatch("server") {
         return Err(AttachError::Skew { server: hello, why });
     }
+    let mut parts = Parts::default();
     let snapshot = loop {
         let payload = reader.next().await?.ok_or(AttachError::Closed)?;
         match frame::decode::<ServerMsg>(&payload)? {
-            ServerMsg::Snapshot(s) => break *s,
             ServerMsg::Bye { reason } => return Err(AttachError::Refused(reason)),
+            msg if msg.is_snapshot() => {
+                if let Some(s) = parts
+                    .take(msg)
+                    .map_err(|e| AttachError::Protocol(e.to_string()))?
+                {
+                    break s;
+                }
+            }
             _ => {}
         }
     };
@@ -148,6 +162,7 @@ async fn read_loop(
     sender: Sender,
 ) {
     let mut decoder = DeltaDecoder::default();
+    let mut parts = Parts::default();
     let mut resyncing = false;
     let why = loop {
         let payload = match reader.next().await {
@@ -174,11 +189,18 @@ async fn read_loop(
                     }
                 }
             }
-            ServerMsg::Snapshot(s) => {
-                decoder.reset();
-                resyncing = false;
-                FromServer::Snapshot(s)
-            }
+            msg @ (ServerMsg::SnapshotStart { .. }
+            | ServerMsg::SnapshotPane(_)
+            | ServerMsg::SnapshotEvents(_)
+            | ServerMsg::SnapshotEnd) => match parts.take(msg) {
+                Ok(Some(s)) => {
+                    decoder.reset();
+                    resyncing = false;
+                    FromServer::Snapshot(Box::new(s))
+                }
+                Ok(None) => continue,
+                Err(e) => break e.to_string(),
+            },
             ServerMsg::Reset { pane, snapshot } => FromServer::Reset { pane, snapshot },
             // The connection's end follows (as `Lost`): a stopping
             // console waits for it.

@@ -21,6 +21,7 @@ use tokio::sync::mpsc;
 use crate::runner::PaneUpdate;
 use crate::wire::delta::DeltaEncoder;
 use crate::wire::frame::{self, FrameReader};
+use crate::wire::snapshot::Snapshot;
 use crate::wire::{ClientMsg, Hello, MAGIC, ServerMsg};
 
 /// Bytes a client may leave unread before it is treated as behind.
@@ -146,19 +147,27 @@ impl Clients {
         }
     }
 
-    /// A message to one client, whatever its backlog; a snapshot also
-    /// restarts its deltas and clears its being behind.
+    /// A message to one client, whatever its backlog.
     pub(crate) fn send(&mut self, id: ClientId, msg: &ServerMsg) {
         let Some(link) = self.links.get_mut(&id) else {
             return;
         };
-        if matches!(msg, ServerMsg::Snapshot(_)) {
-            link.encoder.reset();
-            link.behind.store(false, Ordering::Release);
-        }
         match frame::encode(msg) {
             Ok(bytes) => link.force(bytes),
             Err(e) => tracing::warn!("cannot encode a message: {e}"),
+        }
+    }
+
+    /// A snapshot to one client, whatever its backlog, in its several
+    /// messages; it restarts the client's deltas and ends its being behind.
+    pub(crate) fn send_snapshot(&mut self, id: ClientId, snap: Snapshot) {
+        let Some(link) = self.links.get_mut(&id) else {
+            return;
+        };
+        link.encoder.reset();
+        link.behind.store(false, Ordering::Release);
+        for msg in snap.into_messages() {
+            self.send(id, &msg);
         }
     }
 

@@ -28,7 +28,7 @@ use std::time::Instant;
 
 use crate::provider::SessionInfo;
 use crate::runner::PaneEvent;
-use crate::upsert::{Upsert, UpsertKind};
+use crate::upsert::{TurnEvent, Upsert, UpsertKind};
 use crate::wire::snapshot::{Logged, Restored};
 
 /// One place in the log.
@@ -72,6 +72,12 @@ const LATEST: usize = 10;
 /// Swept when at least this many slots are gone (and half of all).
 const SWEEP_AFTER: usize = 64;
 
+/// Items a pane keeps for consoles that attach later (a restart shows the
+/// newest 400 history records the same way): older ones are trimmed, with
+/// their turns' usage kept in the totals, once a quarter more have come.
+/// They stay in the history file (`hive history show`).
+pub const KEEP_ITEMS: usize = 2_000;
+
 /// One pane's restored history and compacted events.
 #[derive(Debug)]
 pub struct PaneLog {
@@ -83,6 +89,8 @@ pub struct PaneLog {
     permissions: HashMap<String, usize>,
     latest: [Option<usize>; LATEST],
     gone: usize,
+    /// Items trimmed from the front so far (restored ones included).
+    trimmed: usize,
 }
 
 impl PaneLog {
@@ -94,6 +102,7 @@ impl PaneLog {
             permissions: HashMap::new(),
             latest: [None; LATEST],
             gone: 0,
+            trimmed: 0,
         }
     }
 
@@ -162,7 +171,63 @@ impl PaneLog {
             }
             PaneEvent::Bell | PaneEvent::Recalled(_) | PaneEvent::TerminalText(_) => {}
         }
+        if self.items.len() > KEEP_ITEMS + KEEP_ITEMS / 4 {
+            self.trim();
+        }
         self.compact();
+    }
+
+    /// Drops what comes before the newest `KEEP_ITEMS` items (items, turns,
+    /// notices; not an approval that waits nor the latest states) and the
+    /// restored history, which is older still. The usage of the turns
+    /// dropped goes into the restored totals, so the pane's totals stay
+    /// whole; a line at the top says how much is not shown.
+    fn trim(&mut self) {
+        let mut at: Vec<usize> = self.items.values().copied().collect();
+        at.sort_unstable();
+        let Some(&cut) = at.get(at.len().saturating_sub(KEEP_ITEMS)) else {
+            return;
+        };
+        let kept: std::collections::HashSet<usize> = self
+            .latest
+            .iter()
+            .flatten()
+            .chain(self.permissions.values())
+            .copied()
+            .collect();
+        let mut totals = self
+            .restored
+            .totals
+            .take()
+            .unwrap_or_else(|| ends_totals(&self.restored.ends));
+        let mut dropped = std::mem::take(&mut self.restored.items).len();
+        self.restored.ends.clear();
+        for i in (0..cut).filter(|i| !kept.contains(i)) {
+            match self.slots.get(i) {
+                Some(Slot::Item(_)) => dropped += 1,
+                Some(Slot::Event(e)) => {
+                    if let PaneEvent::Turn(TurnEvent::TurnComplete { usage, .. }) = &e.event {
+                        totals.turns += 1;
+                        if let Some(u) = usage {
+                            totals.usage.accumulate(u);
+                        }
+                    }
+                }
+                _ => continue,
+            }
+            self.drop_slot(i);
+        }
+        self.items.retain(|_, i| *i >= cut);
+        self.restored.totals = Some(totals);
+        self.trimmed += dropped;
+        let note = format!(
+            "{} earlier items are not kept for consoles that attach; `hive history show` has the whole session",
+            self.trimmed
+        );
+        self.restored
+            .warnings
+            .retain(|w| !w.ends_with("has the whole session"));
+        self.restored.warnings.push(note);
     }
 
     /// Whether a turn runs (the latest state is a busy one).
@@ -280,6 +345,21 @@ impl PaneLog {
         self.slots.retain(|s| !matches!(s, Slot::Gone));
         self.gone = 0;
     }
+}
+
+/// What restored turn ends add up to (history written before totals were
+/// kept has only these).
+fn ends_totals(ends: &[crate::history::rebuild::TurnEnd]) -> crate::history::state::Totals {
+    let mut t = crate::history::state::Totals::default();
+    for end in ends {
+        if !matches!(end.outcome, crate::history::rebuild::Outcome::Failed { .. }) {
+            t.turns += 1;
+            if let Some(u) = &end.usage {
+                t.usage.accumulate(u);
+            }
+        }
+    }
+    t
 }
 
 /// A tool call's upsert from before it finished.

@@ -286,3 +286,78 @@ fn a_tool_call_keeps_its_first_sight_for_the_digests_duration() {
     let seqs: Vec<u64> = log.events().iter().map(|l| l.seq).collect();
     assert_eq!(seqs, [1, 3]);
 }
+
+/// A long-running pane keeps its newest items for attaching consoles; the
+/// turns trimmed with the older ones still count in the totals, and a line
+/// says how many items are not shown.
+#[test]
+fn a_long_conversation_keeps_its_newest_items_and_whole_totals() {
+    use super::KEEP_ITEMS;
+    let mut stream = Vec::new();
+    let turns = 600;
+    for t in 0..turns {
+        for k in 0..5 {
+            stream.push(PaneEvent::Upsert(item(
+                &format!("i{t}-{k}"),
+                UpsertStatus::Complete,
+                "text",
+            )));
+        }
+        stream.push(PaneEvent::Turn(TurnEvent::TurnComplete {
+            turn_id: format!("t{t}"),
+            session_id: "s".into(),
+            status: crate::upsert::TurnStatus::Completed,
+            usage: Some(crate::event::Usage {
+                output_tokens: 10,
+                ..Default::default()
+            }),
+            finish_reason: None,
+        }));
+    }
+    stream.push(permission("still-waiting"));
+    let mut log = log_of(&stream[..5]);
+    log.push(0, Instant::now(), &permission("early"));
+    let at = Instant::now();
+    for (n, e) in stream.iter().enumerate().skip(5) {
+        log.push(n as u64 + 10, at, e);
+    }
+    let kept = events(&log);
+    let items = kept
+        .iter()
+        .filter(|e| matches!(e, PaneEvent::Upsert(_)))
+        .count();
+    assert!(
+        items >= KEEP_ITEMS && items <= KEEP_ITEMS + KEEP_ITEMS / 4,
+        "{items}"
+    );
+    // The newest item is there; the oldest is not.
+    assert!(
+        kept.iter()
+            .any(|e| matches!(e, PaneEvent::Upsert(u) if u.item_id == "i599-4"))
+    );
+    assert!(
+        !kept
+            .iter()
+            .any(|e| matches!(e, PaneEvent::Upsert(u) if u.item_id == "i0-0"))
+    );
+    // Waiting approvals stay, however old.
+    let waiting = |id: &str| {
+        kept.iter()
+            .any(|e| matches!(e, PaneEvent::Permission(r) if r.request_id == id))
+    };
+    assert!(waiting("early") && waiting("still-waiting"));
+    // Every turn counts once: trimmed ones in the totals, the rest kept.
+    let kept_turns = kept
+        .iter()
+        .filter(|e| matches!(e, PaneEvent::Turn(_)))
+        .count() as u64;
+    let totals = log.restored().totals.clone().expect("totals");
+    assert_eq!(totals.turns + kept_turns, turns as u64);
+    assert_eq!(totals.usage.output_tokens, totals.turns * 10);
+    let trimmed = turns * 5 - items;
+    let note = log.restored().warnings.last().expect("a note");
+    assert!(
+        note.starts_with(&format!("{trimmed} earlier items")),
+        "{note}"
+    );
+}

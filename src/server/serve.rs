@@ -135,8 +135,7 @@ impl Server {
                 }
             }
         }
-        let registry =
-            Registry::builtin().with_toolbox(crate::ops::meta::toolbox_factory(ops_tx.clone()));
+        let registry = Registry::builtin().with_toolbox(crate::ops::meta::toolbox_factory(ops_tx));
         let mut runners = Vec::new();
         for (i, pane) in panes.iter_mut().enumerate() {
             runners.push(start_pane(
@@ -294,8 +293,8 @@ impl Server {
             ClientEvent::Left(id, why) => self.left(id, &why),
             ClientEvent::Drained(id) => {
                 tracing::info!(client = id, "a client caught up: fresh snapshot");
-                let snap = ServerMsg::Snapshot(Box::new(self.snapshot()));
-                self.clients.send(id, &snap);
+                let snap = self.snapshot();
+                self.clients.send_snapshot(id, snap);
             }
         }
         None
@@ -305,8 +304,8 @@ impl Server {
         match msg {
             ClientMsg::Attach | ClientMsg::Resync => {
                 let first = self.clients.count() == 0;
-                let snap = ServerMsg::Snapshot(Box::new(self.snapshot()));
-                self.clients.send(id, &snap);
+                let snap = self.snapshot();
+                self.clients.send_snapshot(id, snap);
                 if let Some(link) = self.clients.get_mut(id) {
                     link.attached = true;
                 }

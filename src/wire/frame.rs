@@ -307,10 +307,19 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_snapshot_crosses() {
-        let msg = ServerMsg::Snapshot(Box::new(snapshot()));
-        let back: Vec<ServerMsg> = read_all(frames_of(std::slice::from_ref(&msg))).await;
-        assert_eq!(back, vec![msg]);
+    async fn a_snapshot_crosses_in_its_messages() {
+        let snap = snapshot();
+        let msgs = snap.clone().into_messages();
+        assert!(msgs.len() >= 3, "start, pane, end");
+        let back: Vec<ServerMsg> = read_all(frames_of(&msgs)).await;
+        let mut parts = crate::wire::snapshot::Parts::default();
+        let mut whole = None;
+        for m in back {
+            if let Some(s) = parts.take(m).expect("in order") {
+                whole = Some(s);
+            }
+        }
+        assert_eq!(whole, Some(snap));
     }
 
     #[tokio::test]

@@ -93,9 +93,22 @@ pub enum ClientMsg {
 )]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ServerMsg {
-    /// Every pane as it is now (on attach, and again when this client fell
-    /// behind or asked with `Resync`): replaces what the client had.
-    Snapshot(Box<snapshot::Snapshot>),
+    /// A snapshot begins: every pane as it is now follows (on attach, and
+    /// again when this client fell behind or asked with `Resync`), pane by
+    /// pane, so that no frame holds them all ([`snapshot::Parts`]).
+    SnapshotStart {
+        server: snapshot::ServerInfo,
+        focus: usize,
+        away_since: Option<u64>,
+        panes: usize,
+    },
+    /// The next pane of the snapshot (its events may go on in
+    /// `SnapshotEvents`).
+    SnapshotPane(Box<snapshot::PaneSnapshot>),
+    /// More events of the last pane.
+    SnapshotEvents(Vec<snapshot::Logged>),
+    /// The snapshot is whole: it replaces what the client had.
+    SnapshotEnd,
     /// A runner event, its growing text as a delta.
     Event {
         pane: usize,
@@ -109,4 +122,17 @@ pub enum ServerMsg {
     },
     /// The server is stopping (or dropped this client), and why.
     Bye { reason: String },
+}
+
+impl ServerMsg {
+    /// Whether this is one of a snapshot's messages.
+    pub fn is_snapshot(&self) -> bool {
+        matches!(
+            self,
+            Self::SnapshotStart { .. }
+                | Self::SnapshotPane(_)
+                | Self::SnapshotEvents(_)
+                | Self::SnapshotEnd
+        )
+    }
 }

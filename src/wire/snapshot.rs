@@ -80,6 +80,129 @@ pub struct Restored {
     pub older: Option<OlderPage>,
 }
 
+/// Roughly how many bytes of events go in one frame of a snapshot.
+const BATCH_BYTES: usize = 4 << 20;
+
+impl Snapshot {
+    /// The snapshot as the messages that carry it: a start, each pane with
+    /// its events in batches of about [`BATCH_BYTES`], an end.
+    pub fn into_messages(self) -> Vec<super::ServerMsg> {
+        use super::ServerMsg;
+        let mut out = vec![ServerMsg::SnapshotStart {
+            server: self.server,
+            focus: self.focus,
+            away_since: self.away_since,
+            panes: self.panes.len(),
+        }];
+        for mut pane in self.panes {
+            let mut batches = batches(std::mem::take(&mut pane.events)).into_iter();
+            pane.events = batches.next().unwrap_or_default();
+            out.push(ServerMsg::SnapshotPane(Box::new(pane)));
+            out.extend(batches.map(ServerMsg::SnapshotEvents));
+        }
+        out.push(ServerMsg::SnapshotEnd);
+        out
+    }
+}
+
+/// Events cut into runs of about [`BATCH_BYTES`] (text counted, plus a
+/// little for the rest of each event).
+fn batches(events: Vec<Logged>) -> Vec<Vec<Logged>> {
+    let mut out = vec![Vec::new()];
+    let mut bytes = 0;
+    for e in events {
+        let size = 256 + event_text(&e.event);
+        if bytes + size > BATCH_BYTES && out.last().is_some_and(|b| !b.is_empty()) {
+            out.push(Vec::new());
+            bytes = 0;
+        }
+        bytes += size;
+        if let Some(b) = out.last_mut() {
+            b.push(e);
+        }
+    }
+    out
+}
+
+fn event_text(event: &PaneEvent) -> usize {
+    match event {
+        PaneEvent::Upsert(u) | PaneEvent::Live(u) => {
+            u.text().map_or(0, |t| t.len())
+                + match &u.kind {
+                    crate::upsert::UpsertKind::ToolCall { output, .. } => {
+                        output.as_ref().map_or(0, String::len)
+                    }
+                    _ => 0,
+                }
+        }
+        _ => 0,
+    }
+}
+
+/// A snapshot being put back together from its messages (the client's
+/// side of [`Snapshot::into_messages`]).
+#[derive(Debug, Default)]
+pub struct Parts {
+    building: Option<Snapshot>,
+}
+
+/// A snapshot message out of its place (an end with no start, events with
+/// no pane): the stream cannot be trusted.
+#[derive(Debug, thiserror::Error)]
+#[error("a snapshot arrived out of order: {0}")]
+pub struct OutOfOrder(&'static str);
+
+impl Parts {
+    /// Takes one snapshot message; the snapshot once it is whole.
+    pub fn take(&mut self, msg: super::ServerMsg) -> Result<Option<Snapshot>, OutOfOrder> {
+        use super::ServerMsg;
+        match msg {
+            ServerMsg::SnapshotStart {
+                server,
+                focus,
+                away_since,
+                panes,
+            } => {
+                self.building = Some(Snapshot {
+                    server,
+                    focus,
+                    away_since,
+                    panes: Vec::with_capacity(panes.min(1024)),
+                });
+            }
+            ServerMsg::SnapshotPane(pane) => {
+                let snap = self
+                    .building
+                    .as_mut()
+                    .ok_or(OutOfOrder("a pane before the start"))?;
+                snap.panes.push(*pane);
+            }
+            ServerMsg::SnapshotEvents(events) => {
+                let pane = self
+                    .building
+                    .as_mut()
+                    .and_then(|s| s.panes.last_mut())
+                    .ok_or(OutOfOrder("events before a pane"))?;
+                pane.events.extend(events);
+            }
+            ServerMsg::SnapshotEnd => {
+                return self
+                    .building
+                    .take()
+                    .map(Some)
+                    .ok_or(OutOfOrder("an end before the start"));
+            }
+            _ => return Err(OutOfOrder("not a snapshot message")),
+        }
+        Ok(None)
+    }
+
+    /// Whether a snapshot is on its way.
+    pub fn started(&self) -> bool {
+        self.building.is_some()
+    }
+}
+
 impl Restored {
     /// Copies what a client needs out of a freshly opened history.
     pub fn of(history: &PaneHistory) -> Self {

@@ -56,9 +56,17 @@ pub(super) fn attach(cols: u16, rows: u16, panes: usize, items: usize) -> [f64; 
         .stderr(Stdio::null())
         .spawn()
         .expect("hive serve");
-    let socket = d.join("run/hive.sock");
+    // Named after the directory (a `hive.toml` names its project).
+    let in_run = |ext: &str| {
+        std::fs::read_dir(d.join("run"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|x| x == ext))
+    };
     let started = Instant::now();
-    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+    while !in_run("sock").is_some_and(|s| std::os::unix::net::UnixStream::connect(s).is_ok()) {
         assert!(
             started.elapsed() < Duration::from_secs(20),
             "no server socket"
@@ -94,8 +102,8 @@ pub(super) fn attach(cols: u16, rows: u16, panes: usize, items: usize) -> [f64; 
         "attach: the server made {panes} panes of {items} items in {:.1} s",
         filled.elapsed().as_secs_f64()
     );
-    let server_pid = std::fs::read_to_string(d.join("run/hive.pid"))
-        .ok()
+    let server_pid = in_run("pid")
+        .and_then(|p| std::fs::read_to_string(p).ok())
         .and_then(|s| s.trim().parse::<u32>().ok())
         .expect("the server's pid");
     let start = Instant::now();
