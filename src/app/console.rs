@@ -59,7 +59,9 @@ pub fn run(
     app.system_clipboard = crate::clipboard::system_tool();
     app.in_tmux = std::env::var_os("TMUX").is_some_and(|v| !v.is_empty());
     app.history = Some(crate::history::Store::user());
+    let loading = std::time::Instant::now();
     app.load_snapshot(snapshot, false);
+    tracing::info!(ms = loading.elapsed().as_millis() as u64, "snapshot loaded");
     // The demo, with agents installed: say how to use them instead.
     if let Some(hint) = crate::init::demo_hint(config, &crate::doctor::Env::current()) {
         app.status = Some((hint, app.now + crate::init::HINT_FOR));

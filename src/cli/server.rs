@@ -104,7 +104,10 @@ fn attach_to(
     let _log = crate::app::init_logging();
     let rt = crate::runtime::build()?;
     let name = daemon::name_of(socket);
-    let (conn, snapshot) = match rt.block_on(crate::client::attach(socket)) {
+    let asked = std::time::Instant::now();
+    let attached = rt.block_on(crate::client::attach(socket));
+    tracing::info!(ms = asked.elapsed().as_millis() as u64, "snapshot received");
+    let (conn, snapshot) = match attached {
         Ok(ok) => ok,
         Err(AttachError::Skew { why, .. }) => {
             drop(rt);

@@ -238,11 +238,21 @@ impl PaneLog {
 
     /// The logged events in the order a client applies them.
     pub fn events(&self) -> Vec<Logged> {
+        self.events_since(None)
+    }
+
+    /// `events`, for a client that saw everything up to `seen` (`None`:
+    /// nothing): a tool call's first sight only serves the digest of what
+    /// happened while away, so it is left out when the call ended before.
+    pub fn events_since(&self, seen: Option<u64>) -> Vec<Logged> {
         let mut out = Vec::with_capacity(self.slots.len() + 8);
         for slot in &self.slots {
             match slot {
                 Slot::Item(item) => {
-                    out.extend(item.first.iter().cloned());
+                    let ended_before = |u: &Logged| seen.is_some_and(|s| u.seq <= s);
+                    if !item.upsert.as_ref().is_some_and(ended_before) {
+                        out.extend(item.first.iter().cloned());
+                    }
                     out.extend(item.upsert.iter().cloned());
                     out.extend(item.live.iter().cloned());
                 }

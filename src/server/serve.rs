@@ -386,7 +386,7 @@ impl Server {
                 // The client that asked shows it already.
                 let reset = ServerMsg::Reset {
                     pane: i,
-                    snapshot: Box::new(pane_snapshot(pane)),
+                    snapshot: Box::new(pane_snapshot(pane, None)),
                 };
                 self.clients.broadcast(&reset, from);
             }
@@ -405,18 +405,23 @@ impl Server {
             server: self.info.clone(),
             focus: self.last_focus,
             away_since: self.away_since,
-            panes: self.panes.iter().map(pane_snapshot).collect(),
+            panes: self
+                .panes
+                .iter()
+                .map(|p| pane_snapshot(p, self.away_since.or(Some(self.seq))))
+                .collect(),
         }
     }
 }
 
-fn pane_snapshot(pane: &Pane) -> PaneSnapshot {
+/// Pane `pane` for a client that has seen everything up to `seen`.
+fn pane_snapshot(pane: &Pane, seen: Option<u64>) -> PaneSnapshot {
     PaneSnapshot {
         agent: pane.agent.clone(),
         worktree: pane.worktree.clone(),
         failed: pane.failed.clone(),
         restored: pane.log.restored().clone(),
-        events: pane.log.events(),
+        events: pane.log.events_since(seen),
         draft: pane.draft.clone(),
     }
 }
