@@ -25,10 +25,23 @@ fn start(bin: &Path, dir: tempfile::TempDir) -> Tmux {
     start_runs(bin, dir, 1)
 }
 
+/// Every directory hive writes to inside `d`, and a plain terminal.
+fn private_env(d: &Path) -> Vec<String> {
+    let env = |name: &str| format!("{name}={}", d.join(name.to_ascii_lowercase()).display());
+    vec![
+        env("HIVE_DATA_DIR"),
+        env("HIVE_STATE_DIR"),
+        env("XDG_CONFIG_HOME"),
+        env("XDG_DATA_HOME"),
+        env("XDG_STATE_HOME"),
+        "TERM=xterm-256color".into(),
+        format!("HOME={}", d.display()),
+        "SHELL=/bin/sh".into(),
+    ]
+}
+
 /// Runs hive `runs` times in a row in the same directories (a restart).
 fn start_runs(bin: &Path, dir: tempfile::TempDir, runs: usize) -> Tmux {
-    let d = dir.path().to_owned();
-    let env = |name: &str| format!("{name}={}", d.join(name.to_ascii_lowercase()).display());
     let hive = shlex::try_quote(&bin.display().to_string())
         .expect("quotable path")
         .into_owned();
@@ -41,16 +54,7 @@ fn start_runs(bin: &Path, dir: tempfile::TempDir, runs: usize) -> Tmux {
     let script = format!(
         "{earlier}{hive} ; echo HIVE-EXIT=$? ; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' ' ; echo ; sleep 600"
     );
-    let vars = [
-        env("HIVE_DATA_DIR"),
-        env("HIVE_STATE_DIR"),
-        env("XDG_CONFIG_HOME"),
-        env("XDG_DATA_HOME"),
-        env("XDG_STATE_HOME"),
-        "TERM=xterm-256color".into(),
-        format!("HOME={}", d.display()),
-        "SHELL=/bin/sh".into(),
-    ];
+    let vars = private_env(dir.path());
     Tmux::start("hive", dir, (160, 45), &vars, &["sh", "-c", &script])
 }
 

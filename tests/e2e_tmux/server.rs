@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use super::support::procs::alive;
 use super::support::tmux::Tmux;
 
 /// The slow demo answer's last words: the turn ran to its end.
@@ -32,18 +33,7 @@ impl Lab {
 
     /// `running`, in `dir`.
     fn running_in(bin: &Path, args: &str, dir: tempfile::TempDir) -> Self {
-        let d = dir.path().to_owned();
-        let env = |name: &str| format!("{name}={}", d.join(name.to_ascii_lowercase()).display());
-        let vars = vec![
-            env("HIVE_DATA_DIR"),
-            env("HIVE_STATE_DIR"),
-            env("XDG_CONFIG_HOME"),
-            env("XDG_DATA_HOME"),
-            env("XDG_STATE_HOME"),
-            "TERM=xterm-256color".into(),
-            format!("HOME={}", d.display()),
-            "SHELL=/bin/sh".into(),
-        ];
+        let vars = super::private_env(dir.path());
         let script = format!("{} {args} ; echo HIVE-EXIT=$? ; sleep 600", quote(bin));
         let t = Tmux::start("a", dir, (140, 40), &vars, &["sh", "-c", &script]);
         Self {
@@ -137,18 +127,6 @@ fn quote(p: &Path) -> String {
     shlex::try_quote(&p.display().to_string())
         .expect("quotable path")
         .into_owned()
-}
-
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            let rest = &s[s.rfind(')')? + 1..];
-            rest.split_whitespace()
-                .next()
-                .map(|st| st != "Z" && st != "X")
-        })
-        .unwrap_or(false)
 }
 
 /// Starts the slow demo answer in pane 1 and a half-typed draft, then
