@@ -42,7 +42,7 @@ pub enum FromServer {
 /// Why a console could not attach.
 #[derive(Debug, thiserror::Error)]
 pub enum AttachError {
-    #[error("cannot reach the hive server at {path}: {source}")]
+    #[error("cannot reach the hive server at {path}")]
     Connect {
         path: String,
         source: std::io::Error,
@@ -50,7 +50,7 @@ pub enum AttachError {
     /// The server speaks another protocol version.
     #[error("{why}")]
     Skew { server: Hello, why: String },
-    #[error("the hive server broke off: {0}")]
+    #[error("the hive server broke off")]
     Wire(#[from] WireError),
     #[error("the hive server closed the connection before its snapshot")]
     Closed,

@@ -33,8 +33,9 @@ const KEEP_CAPACITY: usize = 1024 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum WireError {
+    // Said in the message, not as a source: callers print it either way.
     #[error("socket: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
     #[error("a frame of {0} bytes is over the {MAX_FRAME}-byte limit")]
     TooLarge(usize),
     #[error("the connection closed in the middle of a frame ({got} of {want} bytes)")]
@@ -43,6 +44,12 @@ pub enum WireError {
     Decode(String),
     #[error("unsendable message: {0}")]
     Encode(String),
+}
+
+impl From<std::io::Error> for WireError {
+    fn from(e: std::io::Error) -> Self {
+        Self::Io(e)
+    }
 }
 
 /// The hello frame, prefix included.
