@@ -95,7 +95,7 @@ fn socket_path(cli: &super::Cli, args: &CtlArgs) -> Result<std::path::PathBuf, C
     let label =
         crate::config::Config::load(cli.config.as_deref(), &crate::provider::Registry::builtin())
             .ok()
-            .map(|c| crate::control::socket_label(&c.source));
+            .map(|c| crate::control::socket_name(&crate::control::socket_dir(), &c.source));
     let prefer = match &label {
         Some(l) if cli.config.is_some() => Prefer::Only(l),
         Some(l) => Prefer::IfSeveral(l),

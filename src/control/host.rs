@@ -36,7 +36,7 @@ impl Host {
         let starting = || Started::Failed("starting".into());
         let hub = Hub::new(config.agents.iter().map(|a| (a.clone(), starting())));
         let dir = super::socket_dir();
-        let label = super::socket_label(&config.source);
+        let label = super::socket_name(&dir, &config.source);
         let (server, requests, consoles) = Server::start(&dir, &label)
             .map_err(|e| anyhow::anyhow!("cannot serve on {}: {e}", dir.display()))?;
         tracing::info!(socket = %server.path().display(), "socket listening");

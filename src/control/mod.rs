@@ -74,6 +74,33 @@ pub(crate) fn socket_label(source: &ConfigSource) -> String {
     }
 }
 
+/// A socket path must fit in `sockaddr_un` (108 bytes with its NUL); a
+/// little is kept spare.
+const MAX_SOCKET_PATH: usize = 100;
+
+/// The server's name for `source` in `dir`: its label, or when
+/// `<dir>/<label>.sock` would be too long for a socket path, the label cut
+/// short with a hash of the whole label (so two long names stay apart).
+pub(crate) fn socket_name(dir: &Path, source: &ConfigSource) -> String {
+    fit_label(dir, &socket_label(source))
+}
+
+fn fit_label(dir: &Path, label: &str) -> String {
+    let room = MAX_SOCKET_PATH.saturating_sub(dir.as_os_str().len() + "/.sock".len());
+    if label.len() <= room {
+        return label.to_owned();
+    }
+    // FNV-1a: stable across builds (the name must not change between the
+    // server that made it and the client that looks for it).
+    let hash = label.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let tag = format!("-{:08x}", hash as u32);
+    let keep = room.saturating_sub(tag.len()).min(label.len());
+    // Labels are ASCII (`socket_label` keeps only ASCII).
+    format!("{}{tag}", &label[..keep])
+}
+
 /// A `--socket` / `HIVE_SOCKET` value: a path when it has a slash, else a
 /// name in the socket dir.
 pub(crate) fn socket_path_for(arg: &str, dir: &Path) -> PathBuf {
@@ -125,6 +152,22 @@ mod tests {
     #[test]
     fn labels_name_the_project() {
         assert_eq!(socket_label(&ConfigSource::Builtin), "default");
+        // A label too long for a socket path in its dir is cut, with a hash.
+        let deep = Path::new(
+            "/root/.cache/peerbench/run-hive-claude-stream_long-r0-quick/xdg-state/hive/run",
+        );
+        let long = "run-hive-claude-stream_long-r0-quick";
+        let fitted = fit_label(deep, long);
+        assert!(
+            fitted.starts_with("run-hive-cl") && fitted.len() < long.len(),
+            "{fitted}"
+        );
+        assert!(deep.join(format!("{fitted}.sock")).as_os_str().len() <= MAX_SOCKET_PATH);
+        assert_ne!(
+            fitted,
+            fit_label(deep, "run-hive-claude-stream_long-r1-quick")
+        );
+        assert_eq!(fit_label(Path::new("/run/user/0/hive"), long), long);
         assert_eq!(
             socket_label(&ConfigSource::File("/src/my app/hive.toml".into())),
             "my_app"

@@ -29,10 +29,9 @@ const KILL_GRACE: Duration = Duration::from_secs(5);
 
 /// The socket of the server for `config`.
 pub fn socket_for(config: &Config) -> PathBuf {
-    crate::control::socket_dir().join(format!(
-        "{}.sock",
-        crate::control::socket_label(&config.source)
-    ))
+    let dir = crate::control::socket_dir();
+    let name = crate::control::socket_name(&dir, &config.source);
+    dir.join(format!("{name}.sock"))
 }
 
 /// The socket named `name` (or a path, when it has a slash).
