@@ -159,7 +159,7 @@ mod tests {
         let long = "run-hive-claude-stream_long-r0-quick";
         let fitted = fit_label(deep, long);
         assert!(
-            fitted.starts_with("run-hive-cl") && fitted.len() < long.len(),
+            fitted.starts_with("run-hiv") && fitted.len() < long.len(),
             "{fitted}"
         );
         assert!(deep.join(format!("{fitted}.sock")).as_os_str().len() <= MAX_SOCKET_PATH);
