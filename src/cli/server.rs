@@ -116,7 +116,19 @@ fn attach_to(
         Err(e) => return Err(e.into()),
     };
     let config = match config {
-        Some(c) => c,
+        Some(c) => {
+            let ours = c.source.canonical_path();
+            // Two projects' `hive.toml`s in directories of the same name
+            // share a server name: never show one the other's agents.
+            if snapshot.server.config_path != ours {
+                bail!(
+                    "the hive server `{name}` runs another config ({}), not {}: stop it with `hive kill {name}`, or move or rename this project",
+                    snapshot.server.config,
+                    c.source.describe()
+                );
+            }
+            c
+        }
         None => match &snapshot.server.config_path {
             Some(p) => Config::load(Some(p), &Registry::builtin())?,
             None => Config::builtin(),

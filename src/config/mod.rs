@@ -111,6 +111,19 @@ impl ConfigSource {
         }
     }
 
+    /// The config file's path with symlinks and `.`/`..` resolved (`None`
+    /// for the built-in config): how a server and a console agree on it.
+    pub fn canonical_path(&self) -> Option<PathBuf> {
+        match self {
+            ConfigSource::Builtin => None,
+            ConfigSource::File(p) => Some(
+                std::fs::canonicalize(p)
+                    .or_else(|_| std::path::absolute(p))
+                    .unwrap_or_else(|_| p.clone()),
+            ),
+        }
+    }
+
     /// Directory that relative paths in the config resolve against.
     pub(crate) fn base_dir(&self) -> Option<&Path> {
         match self {

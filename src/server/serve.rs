@@ -150,12 +150,7 @@ impl Server {
         let info = ServerInfo {
             pid: std::process::id(),
             config: config.source.describe(),
-            config_path: match &config.source {
-                crate::config::ConfigSource::File(p) => {
-                    Some(std::path::absolute(p).unwrap_or_else(|_| p.clone()))
-                }
-                crate::config::ConfigSource::Builtin => None,
-            },
+            config_path: config.source.canonical_path(),
             socket,
             started: chrono::Utc::now().timestamp(),
         };

@@ -274,3 +274,54 @@ fn a_server_of_another_version_is_refused_with_the_way_out() {
     let theirs = fake.join().unwrap();
     assert_eq!(theirs["protocol"], 1, "the console's hello: {theirs}");
 }
+
+/// Two projects whose `hive.toml`s sit in directories of the same name get
+/// servers of the same name: a console of one never shows the other's
+/// agents, it says so.
+#[test]
+fn a_server_of_another_project_with_the_same_name_is_not_attached() {
+    let Some(bin) = super::hive_bin() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = |p: &str| {
+        let d = dir.path().join(p);
+        std::fs::create_dir_all(&d).unwrap();
+        let id = p.replace('/', "-");
+        std::fs::write(
+            d.join("hive.toml"),
+            format!("[[agent]]\nid = \"{id}\"\nprovider = \"script\"\nscript = \"demo:tour\"\n"),
+        )
+        .unwrap();
+        d.join("hive.toml")
+    };
+    let (a, b) = (config("a/proj"), config("b/proj"));
+    let mut serve = Command::new(&bin);
+    serve.args(["--config", &a.display().to_string(), "serve"]);
+    serve
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null());
+    for v in super::private_env(dir.path()) {
+        let (k, val) = v.split_once('=').expect("NAME=value");
+        serve.env(k, val);
+    }
+    let mut serve = serve.spawn().expect("hive serve");
+    let socket = dir.path().join("hive_state_dir/run/proj.sock");
+    let start = Instant::now();
+    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+        assert!(start.elapsed() < Duration::from_secs(20), "no server");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let lab = Lab::running_in(&bin, &format!("--config {}", quote(&b)), dir);
+    let s = lab.wait("a", "the refusal", |s| s.contains("HIVE-EXIT="));
+    // The message wraps at the pane's width: read it unwrapped.
+    let flat: String = s.lines().collect();
+    assert!(flat.contains("runs another config"), "{s}");
+    assert!(flat.contains("`hive kill proj`"), "{s}");
+    assert!(flat.contains("HIVE-EXIT=1"), "{s}");
+    assert!(
+        !flat.contains("a-proj"),
+        "the other project's pane was shown:\n{s}"
+    );
+    // SAFETY: kill(2) on the server this test started.
+    unsafe { libc::kill(serve.id() as i32, libc::SIGTERM) };
+    let _ = serve.wait();
+}
