@@ -27,6 +27,9 @@ use crate::wire::{ClientMsg, Hello, MAGIC, ServerMsg};
 /// Bytes a client may leave unread before it is treated as behind.
 const MAX_BACKLOG: usize = 16 << 20;
 
+/// Frames gathered into one write, at most about this many bytes.
+const WRITE_BATCH: usize = 256 << 10;
+
 pub(crate) type ClientId = u64;
 
 /// What the connections tell the server loop.
@@ -239,9 +242,24 @@ async fn serve(
         return Ok("the server is stopping".into());
     }
     let writer = async {
-        while let Some(bytes) = rx.recv().await {
-            write.write_all(&bytes).await?;
-            let left = queued.fetch_sub(bytes.len(), Ordering::AcqRel) - bytes.len();
+        let mut batch = Vec::new();
+        while let Some(first) = rx.recv().await {
+            // Frames queued together leave in one write (a burst of
+            // events is one wake-up of the client, not one per frame).
+            batch.clear();
+            batch.extend_from_slice(&first);
+            while batch.len() < WRITE_BATCH {
+                match rx.try_recv() {
+                    Ok(more) => batch.extend_from_slice(&more),
+                    Err(_) => break,
+                }
+            }
+            write.write_all(&batch).await?;
+            let left = queued.fetch_sub(batch.len(), Ordering::AcqRel) - batch.len();
+            if batch.capacity() > WRITE_BATCH * 4 {
+                // A snapshot went through: give its memory back.
+                batch = Vec::new();
+            }
             if left == 0 && behind.load(Ordering::Acquire) {
                 let _ = events.send(ClientEvent::Drained(id));
             }
