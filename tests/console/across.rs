@@ -306,3 +306,28 @@ fn overview_tables_every_pane_and_enter_focuses() {
     assert_eq!(c.app.focus, 11);
     assert_eq!(c.app.overlay, Overlay::None);
 }
+
+/// Issue 34 item 13: "doing" shows the answer's last line with words in it,
+/// not the code fence (or table rule) that closes it.
+#[test]
+fn overview_doing_skips_a_closing_fence() {
+    let mut c = console(2, "");
+    c.turn(
+        0,
+        1,
+        "how?",
+        "ls",
+        "Run this:\n```sh\ncargo test --quiet\n```\n",
+    );
+    c.turn(
+        1,
+        1,
+        "table?",
+        "ls",
+        "| a | b |\n|---|---|\n| one | two |\n",
+    );
+    c.prefix('o');
+    let screen = c.render(100, 10);
+    assert!(!screen.contains("```"), "{screen}");
+    insta::assert_snapshot!(screen);
+}
