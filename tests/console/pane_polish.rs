@@ -379,6 +379,24 @@ fn ctrl_r_is_the_programs_while_it_runs_and_restarts_it_once_it_exited() {
     );
 }
 
+/// Issue 34 item 13: a terminal pane whose session started (its model
+/// reads `pty`, as its provider) names the provider once, not "pty · pty".
+#[test]
+fn terminal_title_names_pty_once() {
+    let mut c = terminal(2);
+    c.app
+        .apply(ev(PaneEvent::Turn(hive::upsert::TurnEvent::TurnStarted {
+            turn_id: "t1".into(),
+            session_id: "pty-1".into(),
+            model_id: "pty".into(),
+            provider_id: "pty".into(),
+        })));
+    let s = render(&mut c, 60, 6);
+    let title = s.lines().next().unwrap().to_owned();
+    assert!(!title.contains("pty · pty"), "{title}");
+    insta::assert_snapshot!("terminal_title_pty_once", title);
+}
+
 /// Issue 34 item 9: emoji made of several chars (👩‍💻 with a ZWJ, ❤️ with
 /// VS16) take the columns the buffer gives them, so a table cell that wraps
 /// them keeps its borders where the other rows have them, and the code
