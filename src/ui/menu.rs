@@ -47,6 +47,14 @@ pub(crate) fn draw(menu: &Menu, t: &Theme, area: Rect, buf: &mut Buffer) {
         _ => 0,
     };
     let w = usize::from(inner.width);
+    // The details (a session's turns, model, which one is current) say more
+    // than a label's end (its prompt): in a narrow pane the label column
+    // gives way first, down to a third of the row (issue 34 item 13).
+    let label_col = if detail_w > 0 {
+        label_w.min(w.saturating_sub(detail_w + 2).max(w / 3))
+    } else {
+        label_w
+    };
     for (row, (i, item)) in items.iter().enumerate().skip(first).take(rows).enumerate() {
         let selected = menu.sel == Some(i);
         let (label_style, detail_style) = if selected {
@@ -64,8 +72,8 @@ pub(crate) fn draw(menu: &Menu, t: &Theme, area: Rect, buf: &mut Buffer) {
         if selected {
             buf.set_style(Rect::new(inner.x, y, inner.width, 1), label_style);
         }
-        let label = truncate(&item.label, w);
-        let pad = label_w.saturating_sub(label.width());
+        let label = truncate(&item.label, label_col.min(w));
+        let pad = label_col.saturating_sub(label.width());
         let rest = w.saturating_sub(label.width() + pad + 2);
         let mut spans = vec![
             Span::styled(label, label_style),
