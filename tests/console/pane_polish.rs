@@ -424,3 +424,17 @@ fn emoji_sequences_keep_table_borders_in_line() {
     }
     insta::assert_snapshot!("emoji_sequences_table", screen);
 }
+
+/// Issue 34 item 15: a demo pane, still empty, names the words that show
+/// its features (its scenario's `match` words), not only "Type a message".
+#[test]
+fn demo_pane_offers_the_words_that_show_features() {
+    let mut c = console_from(
+        "[[agent]]\nid = \"demo\"\nname = \"Architect\"\nprovider = \"script\"\nscript = \"demo:tour\"\n",
+    );
+    let s = render(&mut c, 70, 14);
+    for word in ["slow", "approve", "error", "crash"] {
+        assert!(s.contains(word), "{word}:\n{s}");
+    }
+    insta::assert_snapshot!("demo_pane_try_words", s);
+}
