@@ -236,7 +236,8 @@ fn resume_picker_then_picking_an_older_session_shows_it_and_resumes_its_handle()
 }
 
 /// Issue 34 item 13: in a narrow pane the picker keeps each session's turns,
-/// model and the current marker; the prompt is cut first.
+/// model and the current marker (under its date and prompt, two rows each)
+/// instead of cutting them off.
 #[test]
 fn resume_picker_in_a_narrow_pane_keeps_turns_model_and_current() {
     let dir = tempfile::tempdir().unwrap();
@@ -252,7 +253,10 @@ fn resume_picker_in_a_narrow_pane_keeps_turns_model_and_current() {
     ] {
         assert!(screen.contains(detail), "{detail}:\n{screen}");
     }
-    assert!(screen.contains("2026-11-21 10:00"), "{screen}");
+    assert!(
+        screen.contains("2026-11-21 10:00  write the release notes"),
+        "{screen}"
+    );
     insta::assert_snapshot!("resume_picker_narrow", screen);
 }
 
