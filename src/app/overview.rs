@@ -30,10 +30,12 @@ pub(crate) fn activity(p: &Pane) -> String {
                     return format!("⚙ {tool_name} {}", super::inbox::summarize_args(arguments));
                 }
                 UpsertKind::Message { content, origin } if *origin != Origin::System => {
+                    // A line with a word in it: an answer's last raw line is
+                    // often a lone ``` or a table rule (issue 34 item 13).
                     let last = content.with_str(|s| {
                         s.lines()
                             .rev()
-                            .find(|l| !l.trim().is_empty())
+                            .find(|l| l.chars().any(char::is_alphanumeric))
                             .unwrap_or_default()
                             .trim()
                             .to_owned()

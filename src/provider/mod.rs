@@ -65,6 +65,11 @@ pub struct Capabilities {
     /// Takes `ProviderCommand::SetEffort` (thinking / reasoning effort).
     #[serde(default)]
     pub set_effort: bool,
+    /// The provider itself tells whether a `SetEffort` took (ACP: only the
+    /// agent's config options know), so the runner adds no note of its own:
+    /// one true note, not "set" then "ignored" (issue 34 item 3).
+    #[serde(default)]
+    pub confirms_effort: bool,
     /// Takes `ProviderCommand::Attach` (images with the next message).
     #[serde(default)]
     pub images: bool,
@@ -86,6 +91,7 @@ impl Capabilities {
             permissions: false,
             set_model: true,
             set_effort: true,
+            confirms_effort: false,
             images: false,
         }
     }

@@ -195,6 +195,14 @@ impl Scenario {
         Self::parse(&text, &source.display().to_string())
     }
 
+    /// The words that pick a special turn (`match`), in the scenario's order.
+    pub fn match_words(&self) -> Vec<String> {
+        self.turns
+            .iter()
+            .filter_map(|t| t.matches.clone())
+            .collect()
+    }
+
     fn pick(&self, prompt: &str, counter: usize) -> &Turn {
         let lower = prompt.to_lowercase();
         if let Some(t) = self.turns.iter().find(|t| {
@@ -234,6 +242,18 @@ fn doctor_facts(
         auth: None,
         start: super::doctor::DryStart::None,
     })
+}
+
+/// The `match` words of a `script` agent's scenario, for its empty pane to
+/// offer (the demo's `slow`, `approve`, `error`, `crash`: issue 34 item 15);
+/// none for other agents or a scenario that does not load.
+pub fn match_words(agent: &AgentConfig) -> Vec<String> {
+    match &agent.script {
+        Some(path) if agent.provider == "script" => Scenario::load(path)
+            .map(|s| s.match_words())
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
 }
 
 pub struct ScriptFactory;

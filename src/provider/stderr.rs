@@ -11,10 +11,21 @@ use std::process::ExitStatus;
 /// Stderr lines a crash message shows at most (the newest).
 pub(crate) const REPORT_LINES: usize = 6;
 
-/// True for a line that is a frame of a stack trace (`    at f (file:1:2)`).
+/// True for a line of a stack trace: a JavaScript or Rust frame
+/// (`    at f (file:1:2)`, `  12: <unknown>`) or a Rust backtrace's header
+/// and footer. A Rust agent (Codex) run with `RUST_BACKTRACE` set ends its
+/// start-up error with some twenty frames, which would push the error
+/// itself out of the report (issue 34 item 4).
 fn is_stack_frame(line: &str) -> bool {
     let t = line.trim_start();
-    t.len() < line.len() && t.starts_with("at ")
+    let indented = t.len() < line.len();
+    let numbered = t
+        .split_once(": ")
+        .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    (indented && (t.starts_with("at ") || numbered))
+        || t.eq_ignore_ascii_case("stack backtrace:")
+        || t.starts_with("note: Some details are omitted")
+        || t.starts_with("note: run with `RUST_BACKTRACE")
 }
 
 /// What node writes for any node-based agent: deprecation warnings and the
@@ -98,6 +109,25 @@ mod tests {
             report(Some(status), tail, NOISE),
             "exited with status 1\nfatal: boom\nexiting"
         );
+    }
+
+    #[test]
+    fn a_rust_backtrace_leaves_the_error_line() {
+        let mut tail = vec![
+            "Error: approval_policy = \"untrusted\" is no longer supported".to_owned(),
+            String::new(),
+            "Stack backtrace:".to_owned(),
+        ];
+        tail.extend((0..24).map(|i| format!("  {i:>2}: <unknown>")));
+        tail.push("             at ./src/main.rs:3:4".to_owned());
+        tail.push("note: Some details are omitted, run with `RUST_BACKTRACE=full`".to_owned());
+        let status = ExitStatus::from_raw(1 << 8);
+        assert_eq!(
+            report(Some(status), tail.iter().map(String::as_str), &[]),
+            "exited with status 1\nError: approval_policy = \"untrusted\" is no longer supported"
+        );
+        // A line that merely starts with a number stays.
+        assert_eq!(telling(["3: files changed"], &[]), ["3: files changed"]);
     }
 
     #[test]

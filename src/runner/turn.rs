@@ -92,7 +92,9 @@ impl Runner {
             effort: effort.clone(),
         });
         self.emit(PaneEvent::Effort(effort.clone()));
-        self.notice(DiagnosticLevel::Info, format!("effort set to {effort}"));
+        if !self.capabilities.confirms_effort {
+            self.notice(DiagnosticLevel::Info, format!("effort set to {effort}"));
+        }
     }
 
     pub(super) fn to_provider(&self, cmd: ProviderCommand) -> bool {

@@ -263,14 +263,15 @@ fn fit(s: &str, width: usize) -> String {
     }
     // Keep the end of a path: the file name matters most.
     let mut out = String::from("…");
-    let mut tail: Vec<char> = Vec::new();
+    let mut tail: Vec<&str> = Vec::new();
     let mut w = 1;
-    for c in s.chars().rev() {
-        w += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+    // By grapheme, as the buffer counts columns (wrap.rs).
+    for g in unicode_segmentation::UnicodeSegmentation::graphemes(s, true).rev() {
+        w += g.width();
         if w > width {
             break;
         }
-        tail.push(c);
+        tail.push(g);
     }
     out.extend(tail.into_iter().rev());
     out

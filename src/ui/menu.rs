@@ -19,11 +19,13 @@ use crate::theme::Theme;
 const ROWS: usize = 8;
 
 /// Draws `menu` bottom-aligned in `area` (the rows above the composer).
+/// Where a label and its detail do not fit side by side (a narrow pane's
+/// `/resume`: prompt, then turns, model and which session is current), each
+/// entry takes two rows, the detail under its label, so neither is lost
+/// (issue 34 item 13).
 pub(crate) fn draw(menu: &Menu, t: &Theme, area: Rect, buf: &mut Buffer) {
     let items = menu.visible();
-    let shown = items.len().clamp(1, ROWS);
-    let height = (shown as u16 + 2).min(area.height);
-    if height < 3 || area.width < 8 {
+    if area.width < 8 {
         return;
     }
     // Labels in one column, details aligned after them.
@@ -31,17 +33,32 @@ pub(crate) fn draw(menu: &Menu, t: &Theme, area: Rect, buf: &mut Buffer) {
     let detail_w = items.iter().map(|i| i.detail.width()).max().unwrap_or(0);
     let widest = label_w + if detail_w > 0 { detail_w + 2 } else { 0 };
     let title = title(menu);
-    let width = (widest.max(title.width()) + 4).clamp(20, usize::from(area.width)) as u16;
+    let room = usize::from(area.width).saturating_sub(4);
+    // A narrow label column leaves the detail most of the row, cut at its
+    // end as a preview is; a wide one (a dated prompt) would hide it all.
+    let stacked = detail_w > 0 && widest > room && label_w > room / 3;
+    let per = if stacked { 2 } else { 1 };
+    let needed = if stacked {
+        label_w.max(detail_w + 2)
+    } else {
+        widest
+    };
+    let shown = items.len().clamp(1, ROWS);
+    let height = ((shown * per) as u16 + 2).min(area.height);
+    if height < per as u16 + 2 {
+        return;
+    }
+    let width = (needed.max(title.width()) + 4).clamp(20, usize::from(area.width)) as u16;
     let rect = Rect::new(area.x, area.bottom() - height, width, height);
     Clear.render(rect, buf);
-    let block = frame_block(menu, t, title, items.len(), shown);
+    let rows = usize::from(height - 2) / per;
+    let block = frame_block(menu, t, title, items.len(), shown.min(rows));
     let inner = block.inner(rect);
     block.render(rect, buf);
     if items.is_empty() {
         buf.set_string(inner.x, inner.y, empty_text(menu), Style::new().fg(t.dim));
         return;
     }
-    let rows = usize::from(inner.height);
     let first = match menu.sel {
         Some(s) if s >= rows => s + 1 - rows,
         _ => 0,
@@ -60,11 +77,17 @@ pub(crate) fn draw(menu: &Menu, t: &Theme, area: Rect, buf: &mut Buffer) {
         } else {
             (Style::new().fg(t.text), Style::new().fg(t.dim))
         };
-        let y = inner.y + row as u16;
+        let y = inner.y + (row * per) as u16;
         if selected {
-            buf.set_style(Rect::new(inner.x, y, inner.width, 1), label_style);
+            buf.set_style(Rect::new(inner.x, y, inner.width, per as u16), label_style);
         }
         let label = truncate(&item.label, w);
+        if stacked {
+            buf.set_string(inner.x, y, &label, label_style);
+            let detail = truncate(&item.detail, w.saturating_sub(2));
+            buf.set_string(inner.x + 2, y + 1, &detail, detail_style);
+            continue;
+        }
         let pad = label_w.saturating_sub(label.width());
         let rest = w.saturating_sub(label.width() + pad + 2);
         let mut spans = vec![

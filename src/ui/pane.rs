@@ -374,7 +374,7 @@ fn draw_transcript(d: &mut Drawing<'_, '_>, area: Rect, buf: &mut Buffer) {
 fn draw_empty(p: &Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
     let t = ctx.theme;
     let km = ctx.keymap;
-    let lines = vec![
+    let mut lines = vec![
         Logical::new(vec![
             Span::styled(
                 p.name().to_owned(),
@@ -391,6 +391,17 @@ fn draw_empty(p: &Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {
             Style::new().fg(t.dim),
         ),
     ];
+    // A demo agent says which words show its features (slow, approve, …).
+    if !p.try_words.is_empty() {
+        let mut spans = vec![Span::styled("Try: ", Style::new().fg(t.dim))];
+        for (i, w) in p.try_words.iter().enumerate() {
+            if i > 0 {
+                spans.push(Span::styled(" · ", Style::new().fg(t.dim)));
+            }
+            spans.push(Span::styled(w.clone(), Style::new().fg(t.accent)));
+        }
+        lines.push(Logical::new(spans));
+    }
     let y = area.y + area.height.saturating_sub(2) / 3;
     put_lines(
         &lines,

@@ -43,8 +43,9 @@ fn short_label(label: &str) -> &str {
 
 /// Fits the title's parts into `avail` columns (the border less corners).
 pub(crate) fn fit(parts: &Parts<'_>, avail: usize) -> Fit {
-    let model = parts.model;
     let provider = parts.provider;
+    // A terminal pane's "model" is its provider (`pty`): said once.
+    let model = parts.model.filter(|m| *m != provider);
     let full = Some(parts.label);
     let short = Some(short_label(parts.label));
     // (meta, label, branch) from the fullest to the barest.

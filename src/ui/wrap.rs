@@ -5,7 +5,11 @@ use std::sync::Arc;
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+// Widths are a grapheme's, as ratatui's buffer counts them: a ZWJ emoji
+// (👩‍💻) or one with VS16 (❤️) is one cell of two columns, not the sum of its
+// chars (4, 1), and is never cut in half (issue 34 item 9).
+use unicode_segmentation::UnicodeSegmentation;
+use unicode_width::UnicodeWidthStr;
 
 /// A line that lays itself out to the width when wrapped (a markdown
 /// table): wrapping asks it for rows instead of knowing what it is, so
@@ -126,8 +130,8 @@ impl Rows {
     fn place_chars(&mut self, piece: &str, style: Style) {
         let mut start = 0;
         let mut w = 0;
-        for (i, ch) in piece.char_indices() {
-            let cw = ch.width().unwrap_or(0);
+        for (i, g) in piece.grapheme_indices(true) {
+            let cw = g.width();
             if self.used + w + cw > self.avail && (self.used + w) > 0 {
                 push(&mut self.cur, &piece[start..i], style);
                 self.newline();
@@ -221,12 +225,12 @@ pub fn truncate(text: &str, width: usize) -> String {
     }
     let mut out = String::new();
     let mut w = 0;
-    for ch in text.chars() {
-        let cw = ch.width().unwrap_or(0);
+    for g in text.graphemes(true) {
+        let cw = g.width();
         if w + cw + 1 > width {
             break;
         }
-        out.push(ch);
+        out.push_str(g);
         w += cw;
     }
     out.push('…');
@@ -265,6 +269,16 @@ mod tests {
         let rows = wrap(&l, 6);
         assert!(rows.iter().all(|r| r.width() <= 6), "{:?}", text(&rows));
         assert_eq!(rows.len(), 3);
+    }
+
+    #[test]
+    fn emoji_sequences_are_one_cell_each() {
+        // ❤️ is two columns (VS16), 👩‍💻 two (ZWJ): as the buffer draws them.
+        let code = Logical::raw("❤️❤️❤️❤️❤️👩‍💻👩‍💻", Style::new()).hard();
+        let rows = wrap(&code, 6);
+        assert_eq!(text(&rows), ["❤️❤️❤️", "❤️❤️👩‍💻", "👩‍💻"]);
+        assert!(rows.iter().all(|r| r.width() <= 6), "{:?}", text(&rows));
+        assert_eq!(truncate("👩‍💻👩‍💻👩‍💻", 5), "👩‍💻👩‍💻…");
     }
 
     #[test]

@@ -306,3 +306,44 @@ fn overview_tables_every_pane_and_enter_focuses() {
     assert_eq!(c.app.focus, 11);
     assert_eq!(c.app.overlay, Overlay::None);
 }
+
+/// Issue 34 item 13: "doing" shows the answer's last line with words in it,
+/// not the code fence (or table rule) that closes it.
+#[test]
+fn overview_doing_skips_a_closing_fence() {
+    let mut c = console(2, "");
+    c.turn(
+        0,
+        1,
+        "how?",
+        "ls",
+        "Run this:\n```sh\ncargo test --quiet\n```\n",
+    );
+    c.turn(
+        1,
+        1,
+        "table?",
+        "ls",
+        "| a | b |\n|---|---|\n| one | two |\n",
+    );
+    c.prefix('o');
+    let screen = c.render(100, 10);
+    assert!(!screen.contains("```"), "{screen}");
+    insta::assert_snapshot!(screen);
+}
+
+/// Issue 34 item 13: at 80×24 the status bar keeps the waiting count and
+/// the F1 hint whole; the usage, the other hints and then the provider
+/// give way first.
+#[test]
+fn status_bar_at_80_keeps_waiting_and_help() {
+    let mut c = console(2, "");
+    c.turn(0, 1, "how?", "ls", "Done.");
+    c.turn(1, 1, "and?", "ls", "Also done.");
+    let screen = c.render(80, 24);
+    let status = screen.lines().last().unwrap().to_owned();
+    assert!(status.contains("● 1 waiting · Alt+I"), "{status}");
+    assert!(status.contains("F1 help"), "{status}");
+    assert!(status.contains("demo-1 · idle"), "{status}");
+    insta::assert_snapshot!(status);
+}

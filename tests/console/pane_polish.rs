@@ -378,3 +378,63 @@ fn ctrl_r_is_the_programs_while_it_runs_and_restarts_it_once_it_exited() {
         c.app.outbox
     );
 }
+
+/// Issue 34 item 13: a terminal pane whose session started (its model
+/// reads `pty`, as its provider) names the provider once, not "pty · pty".
+#[test]
+fn terminal_title_names_pty_once() {
+    let mut c = terminal(2);
+    c.app
+        .apply(ev(PaneEvent::Turn(hive::upsert::TurnEvent::TurnStarted {
+            turn_id: "t1".into(),
+            session_id: "pty-1".into(),
+            model_id: "pty".into(),
+            provider_id: "pty".into(),
+        })));
+    let s = render(&mut c, 60, 6);
+    let title = s.lines().next().unwrap().to_owned();
+    assert!(!title.contains("pty · pty"), "{title}");
+    insta::assert_snapshot!("terminal_title_pty_once", title);
+}
+
+/// Issue 34 item 9: emoji made of several chars (👩‍💻 with a ZWJ, ❤️ with
+/// VS16) take the columns the buffer gives them, so a table cell that wraps
+/// them keeps its borders where the other rows have them, and the code
+/// block's lines stay inside the pane.
+#[test]
+fn emoji_sequences_keep_table_borders_in_line() {
+    let md = "| who | what |\n|---|---|\n| 👩‍💻👩‍💻👩‍💻👩‍💻👩‍💻👩‍💻👩‍💻👩‍💻 | codes a lot of code |\n| ❤️❤️❤️❤️❤️❤️❤️❤️❤️❤️❤️❤️❤️ | love and more |\n\n```\ncode❤️❤️❤️❤️❤️❤️❤️❤️❤️❤️❤️❤️❤️❤️❤️❤️\n```\n";
+    let mut c = console_from(ONE);
+    c.app.apply(ev(message("m1", Origin::Agent, md)));
+    let (w, h) = (34, 24);
+    let screen = render(&mut c, w, h);
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| frame(&mut c.app, &mut c.view, f.area(), f.buffer_mut()))
+        .unwrap();
+    let buf = term.backend().buffer().clone();
+    let row_of = |sym: &str| (0..h).find(|&y| (0..w).any(|x| buf[(x, y)].symbol() == sym));
+    let (top, bottom) = (row_of("┌").unwrap(), row_of("└").unwrap());
+    let right = (0..w).find(|&x| buf[(x, top)].symbol() == "┐").unwrap();
+    let mid = (0..w).find(|&x| buf[(x, top)].symbol() == "┬").unwrap();
+    for y in top..=bottom {
+        assert!(
+            "│┤┘┐".contains(buf[(right, y)].symbol()) && "│┼┴┬".contains(buf[(mid, y)].symbol()),
+            "row {y} has its borders out of line:\n{screen}"
+        );
+    }
+    insta::assert_snapshot!("emoji_sequences_table", screen);
+}
+
+/// Issue 34 item 15: a demo pane, still empty, names the words that show
+/// its features (its scenario's `match` words), not only "Type a message".
+#[test]
+fn demo_pane_offers_the_words_that_show_features() {
+    let mut c = console_from(
+        "[[agent]]\nid = \"demo\"\nname = \"Architect\"\nprovider = \"script\"\nscript = \"demo:tour\"\n",
+    );
+    let s = render(&mut c, 70, 14);
+    for word in ["slow", "approve", "error", "crash"] {
+        assert!(s.contains(word), "{word}:\n{s}");
+    }
+    insta::assert_snapshot!("demo_pane_try_words", s);
+}

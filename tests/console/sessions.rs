@@ -235,6 +235,31 @@ fn resume_picker_then_picking_an_older_session_shows_it_and_resumes_its_handle()
     insta::assert_snapshot!("resumed_session", c.render(70, 14));
 }
 
+/// Issue 34 item 13: in a narrow pane the picker keeps each session's turns,
+/// model and the current marker (under its date and prompt, two rows each)
+/// instead of cutting them off.
+#[test]
+fn resume_picker_in_a_narrow_pane_keeps_turns_model_and_current() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, agent) = three_sessions(dir.path());
+    let mut c = console(&store, &agent, resumable());
+    c.typ("/resume");
+    c.key(KeyCode::Enter);
+    let screen = in_utc(&c.render(52, 18));
+    for detail in [
+        "1 turn · demo-1 · current",
+        "2 turns · demo-architect-2",
+        "1 turn · demo-architect-1",
+    ] {
+        assert!(screen.contains(detail), "{detail}:\n{screen}");
+    }
+    assert!(
+        screen.contains("2026-11-21 10:00  write the release notes"),
+        "{screen}"
+    );
+    insta::assert_snapshot!("resume_picker_narrow", screen);
+}
+
 #[test]
 fn resume_key_and_refusals() {
     let dir = tempfile::tempdir().unwrap();

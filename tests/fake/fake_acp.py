@@ -34,6 +34,7 @@ Environment:
   FAKE_ACP_IGNORE_EOF=1 keep running after stdin closes
   FAKE_ACP_IGNORE_TERM=1 ignore SIGTERM (only SIGKILL ends it)
   FAKE_ACP_LOAD=1       advertise loadSession and replay history on session/load
+  FAKE_ACP_NO_THOUGHT=1 offer no thought_level config option (as claude-code-acp)
 """
 
 import json
@@ -358,7 +359,8 @@ def main():
                                "modes": {"currentModeId": "default",
                                          "availableModes": [{"id": "default", "name": "Default"},
                                                             {"id": "yolo", "name": "YOLO"}]},
-                               "configOptions": [{"id": "effort", "name": "Effort",
+                               "configOptions": [] if os.environ.get("FAKE_ACP_NO_THOUGHT") else
+                                                [{"id": "effort", "name": "Effort",
                                                   "category": "thought_level", "type": "select",
                                                   "currentValue": "medium", "options": []}]})
             update({"sessionUpdate": "available_commands_update",

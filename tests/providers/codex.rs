@@ -1351,6 +1351,39 @@ async fn app_server_crash_fails_the_turn_and_reports_exit() {
     assert_all_dead(&p.pids()).await;
 }
 
+/// Issue 34 item 4: an agent that refuses to start (codex with an option it
+/// no longer takes) shows its own error line, not only its exit status and the
+/// `<unknown>` frames of a stripped Rust backtrace.
+#[tokio::test]
+async fn a_start_up_failure_shows_the_agents_own_error() {
+    for transport in ["exec", "app-server"] {
+        let dir = tempdir();
+        let mut a = agent(transport, &dir);
+        a.command = fake_command("fake_startfail.py");
+        let mut p = pane(a, None, dir);
+        p.send("hello");
+        let TurnEvent::TurnError { error_message, .. } = p.turn_end().await else {
+            panic!("{transport}: the turn did not fail");
+        };
+        assert!(
+            error_message.contains("status 1"),
+            "{transport}: {error_message}"
+        );
+        assert!(
+            error_message.contains("Error: approval_policy = \"untrusted\" is no longer supported"),
+            "{transport}: {error_message}"
+        );
+        assert!(
+            !error_message.contains("<unknown>"),
+            "{transport}: {error_message}"
+        );
+        assert!(
+            !error_message.contains("backtrace"),
+            "{transport}: {error_message}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn app_server_malformed_line_is_a_diagnostic() {
     let dir = tempdir();

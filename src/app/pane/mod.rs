@@ -47,6 +47,9 @@ pub struct Pane {
     pub history_session: Option<String>,
     /// Images the next message carries (chips above the composer).
     pub attachments: Vec<crate::image::Image>,
+    /// Words that show a scripted agent's features (its scenario's `match`
+    /// words), offered while the pane is empty.
+    pub try_words: Vec<String>,
 }
 
 impl Pane {
@@ -54,7 +57,6 @@ impl Pane {
         Self {
             conversation: Conversation::new(&agent),
             composer: Composer::default(),
-            agent,
             pending: Pending::default(),
             scroll: 0,
             attention: Attention::default(),
@@ -65,6 +67,8 @@ impl Pane {
             worktree: None,
             history_session: None,
             attachments: Vec::new(),
+            try_words: crate::provider::script::match_words(&agent),
+            agent,
         }
     }
 

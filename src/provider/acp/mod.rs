@@ -175,6 +175,7 @@ impl ProviderFactory for AcpFactory {
         Capabilities {
             permissions: true,
             images: true,
+            confirms_effort: true,
             ..Capabilities::structured()
         }
     }

@@ -723,3 +723,42 @@ async fn model_mode_and_thinking_are_applied_where_the_agent_offers_them() {
     assert!(l.seen.iter().any(|e| matches!(e, ProviderEvent::Diagnostic { message, .. } if message.contains("bypassEverything") && message.contains("default, yolo"))));
     l.live.handle.kill().await;
 }
+
+/// Issue 34 item 3: `/effort` on an agent without a thinking level gets one
+/// true note ("offers no thinking level"), not "effort set to low" first; an
+/// agent with one gets "effort set to high" once.
+#[tokio::test]
+async fn effort_gets_one_true_note() {
+    use hive::runner::{RunnerCommand, SubmitMode};
+    for (env, wanted, refused) in [
+        (&[("FAKE_ACP_NO_THOUGHT", "1")][..], "low", true),
+        (&[][..], "high", false),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let (agent, _work, _log) = fake_agent(dir.path(), env);
+        let mut pane = support::Pane::start(std::sync::Arc::new(AcpFactory), agent, None);
+        pane.submit("hello", SubmitMode::Auto);
+        pane.turn_end().await;
+        pane.runner.send(RunnerCommand::SetEffort(wanted.into()));
+        let expected = if refused {
+            "offers no thinking level".to_owned()
+        } else {
+            format!("effort set to {wanted}")
+        };
+        pane.until("the effort note", |e| {
+            matches!(e, hive::runner::PaneEvent::Notice { text, .. } if text.contains(&expected))
+        })
+        .await;
+        // Anything the runner would add comes with the same command, before it.
+        pane.submit("again", SubmitMode::Auto);
+        pane.turn_end().await;
+        let notes: Vec<String> = pane
+            .notices()
+            .into_iter()
+            .filter(|n| n.contains("effort") || n.contains("thinking level"))
+            .collect();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains(&expected), "{notes:?}");
+        pane.runner.send(RunnerCommand::Shutdown);
+    }
+}
