@@ -70,7 +70,7 @@ pub(super) fn attach(cols: u16, rows: u16, panes: usize, items: usize) -> [f64; 
             .find(|p| p.extension().is_some_and(|x| x == ext))
     };
     let started = Instant::now();
-    while !in_run("sock").is_some_and(|s| std::os::unix::net::UnixStream::connect(s).is_ok()) {
+    while in_run("sock").is_none_or(|s| std::os::unix::net::UnixStream::connect(s).is_err()) {
         assert!(
             started.elapsed() < Duration::from_secs(20),
             "no server socket"
