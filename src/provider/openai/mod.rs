@@ -9,6 +9,7 @@
 //! hive rebuilds it from the pane's history session (`resume.rs`), whose id
 //! is this provider's resume handle.
 
+mod coding;
 pub(crate) mod doctor;
 mod mcp;
 mod resume;
@@ -31,6 +32,7 @@ use super::{
 use crate::config::AgentConfig;
 use crate::event::{ErrorInfo, Payload, ResponseStatus, Usage, new_id};
 use crate::history::{PaneState, Store};
+pub use coding::PermissionMode;
 pub(crate) use resume::messages_from_records;
 pub use settings::OpenAiSettings;
 pub(crate) use step::StepError;
@@ -168,9 +170,12 @@ impl OpenAiFactory {
 }
 
 impl ProviderFactory for OpenAiFactory {
-    fn capabilities(&self, _agent: &AgentConfig) -> Capabilities {
+    fn capabilities(&self, agent: &AgentConfig) -> Capabilities {
+        let own = OpenAiSettings::from_agent(agent).unwrap_or_default();
         Capabilities {
             images: true,
+            permissions: own.tools != Some(false)
+                && own.permission_mode != Some(PermissionMode::Yolo),
             ..Capabilities::structured()
         }
     }
@@ -182,26 +187,28 @@ impl ProviderFactory for OpenAiFactory {
             .build()
             .map_err(|e| config(format!("HTTP client: {e}")))?;
         let toolbox = self.toolbox.as_ref().and_then(|f| f(&spec.agent));
-        let tools = toolbox
-            .as_ref()
-            .map(|t| t.definitions().iter().map(tools::spec).collect())
-            .unwrap_or_default();
+        let own = OpenAiSettings::from_agent(&spec.agent).map_err(|e| config(e.message))?;
+        let coding = match own.tools {
+            Some(false) => None,
+            _ => Some(Arc::new(coding::CodingTools::new(
+                super::process::working_dir(&spec.agent)?,
+                own.permission_mode.unwrap_or_default(),
+                events.clone(),
+            ))),
+        };
         let mut agent = Agent {
             settings,
             client,
             toolbox,
-            tools,
+            coding,
+            tools: Vec::new(),
             events,
             session: String::new(),
             messages: Vec::new(),
             images: Vec::new(),
         };
-        let servers = (
-            OpenAiSettings::from_agent(&spec.agent)
-                .map(|s| s.mcp_servers)
-                .unwrap_or_default(),
-            spec.agent.cwd.clone(),
-        );
+        agent.offer_tools();
+        let servers = (own.mcp_servers, spec.agent.cwd.clone());
         // Read now, not in the task: the runner records the first message
         // of a turn as soon as it is sent, and that must not be replayed.
         let loaded = Start {
@@ -283,6 +290,7 @@ async fn run(mut agent: Agent, loaded: Loaded, mut rx: mpsc::UnboundedReceiver<P
             ProviderCommand::Send { turn_id, text } => {
                 let cancel = CancellationToken::new();
                 let events = agent.events.clone();
+                let coding = agent.coding.clone();
                 // Settings changed mid-turn apply from the next request on
                 // the next turn (the running one keeps its model).
                 let mut later = Vec::new();
@@ -301,6 +309,11 @@ async fn run(mut agent: Agent, loaded: Loaded, mut rx: mpsc::UnboundedReceiver<P
                                     });
                                 }
                                 Some(ProviderCommand::Steer { .. }) => not_mid_turn(&events),
+                                Some(ProviderCommand::Permission { request_id, decision }) => {
+                                    if let Some(c) = &coding {
+                                        c.approvals.answer(&request_id, decision);
+                                    }
+                                }
                                 Some(c @ (ProviderCommand::SetModel { .. } | ProviderCommand::SetEffort { .. })) => later.push(c),
                                 Some(_) => {}
                             }
@@ -334,6 +347,8 @@ struct Agent {
     settings: Settings,
     client: reqwest::Client,
     toolbox: Option<Arc<dyn Toolbox>>,
+    /// `read`, `write`, `edit`, `glob`, `grep`, `bash` (unless `tools = false`).
+    coding: Option<Arc<coding::CodingTools>>,
     tools: Vec<ToolSpec>,
     events: EventSink,
     session: String,
@@ -366,8 +381,18 @@ impl Agent {
             Some(hive) => Arc::new(tools::Stack::new(vec![hive, mcp])),
             None => mcp,
         };
-        self.tools = toolbox.definitions().iter().map(tools::spec).collect();
         self.toolbox = Some(toolbox);
+        self.offer_tools();
+    }
+
+    /// The tools every request lists: the coding tools, then the toolbox's.
+    fn offer_tools(&mut self) {
+        let coding = self
+            .coding
+            .iter()
+            .flat_map(|_| coding::CodingTools::definitions());
+        let other = self.toolbox.iter().flat_map(|t| t.definitions());
+        self.tools = coding.chain(other).map(|d| tools::spec(&d)).collect();
     }
 
     fn emit(&self, turn_id: &str, payload: Payload) {
@@ -416,6 +441,7 @@ impl Agent {
                     return;
                 }
                 Err(StepError::Fatal(error)) => {
+                    let error = self.tools_hint(error);
                     self.emit(turn_id, failed(error, usage));
                     return;
                 }
@@ -434,7 +460,7 @@ impl Agent {
                 return;
             }
             let results = tokio::select! {
-                r = self.run_tools(&calls) => Some(r),
+                r = self.run_tools(turn_id, &calls, &out.item_ids) => Some(r),
                 () = cancel.cancelled() => None,
             };
             let interrupted = results.is_none();
@@ -460,6 +486,17 @@ impl Agent {
             ),
         );
         self.emit(turn_id, done(Some("max-steps".into()), usage));
+    }
+
+    /// A server that refuses the request over its tools: the setting that
+    /// turns them off goes with its message.
+    fn tools_hint(&self, mut error: ErrorInfo) -> ErrorInfo {
+        if self.coding.is_some() && error.message.to_lowercase().contains("tool") {
+            error.message.push_str(
+                " (this model or server may not take tools: set `tools = false` on the agent)",
+            );
+        }
+        error
     }
 
     /// Shows each call's output (unless the user interrupted) and adds it
@@ -494,9 +531,23 @@ impl Agent {
     }
 
     /// Runs every call of a step at once; results in call order.
-    async fn run_tools(&self, calls: &[wire::ToolCall]) -> Vec<ToolResult> {
-        let runs = calls.iter().map(|call| {
+    async fn run_tools(
+        &self,
+        turn_id: &str,
+        calls: &[wire::ToolCall],
+        item_ids: &[String],
+    ) -> Vec<ToolResult> {
+        let runs = calls.iter().zip(item_ids).map(|(call, item_id)| {
             let toolbox = self.toolbox.clone();
+            let coding = self
+                .coding
+                .clone()
+                .filter(|_| coding::CodingTools::has(&call.function.name));
+            let ctx = coding::CallCtx {
+                turn_id: turn_id.to_owned(),
+                session_id: self.session.clone(),
+                item_id: item_id.clone(),
+            };
             let name = call.function.name.clone();
             let args =
                 serde_json::from_str::<Value>(if call.function.arguments.trim().is_empty() {
@@ -505,12 +556,11 @@ impl Agent {
                     &call.function.arguments
                 });
             async move {
-                let Some(toolbox) = toolbox else {
-                    return Err(format!("no tool `{name}`: this agent has no tools"));
-                };
-                match args {
-                    Ok(args) => toolbox.call(&name, args).await,
-                    Err(e) => Err(format!("the arguments are not valid JSON: {e}")),
+                let args = args.map_err(|e| format!("the arguments are not valid JSON: {e}"))?;
+                match (coding, toolbox) {
+                    (Some(coding), _) => coding.call(&name, args, ctx).await,
+                    (None, Some(toolbox)) => toolbox.call(&name, args).await,
+                    (None, None) => Err(format!("no tool `{name}`: this agent has no tools")),
                 }
             }
         });
