@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use hive::config::AgentConfig;
-use hive::event::{Payload, ResponseStatus};
+use hive::event::{FinalItem, Payload, ResponseStatus};
 use hive::provider::openai::OpenAiFactory;
 use hive::provider::{PermissionDecision, ProviderCommand, ProviderEvent};
 use serde_json::{Value, json};
@@ -111,6 +111,16 @@ async fn a_task_greps_reads_edits_and_runs_a_command() {
         std::fs::read_to_string(root.join("src/lib.rs")).unwrap(),
         "fn answer() -> u32 {\n    42\n}\n"
     );
+    // The edit shows as a diff in its widget.
+    let edit_display = super::openai::finals(&events)
+        .into_iter()
+        .find_map(|f| match f {
+            FinalItem::FunctionCall { name, display, .. } if name == "edit" => display.clone(),
+            _ => None,
+        });
+    let edit_display = edit_display.unwrap();
+    assert_eq!(edit_display.summary, "src/lib.rs");
+    assert_eq!(edit_display.diff.as_deref(), Some("-    41\n+    42"));
     // The command's output was shown live in its widget.
     assert!(events.iter().any(|e| matches!(e, ProviderEvent::Stream(s)
         if matches!(&s.payload, Payload::ToolProgress { output_delta: Some(d), .. } if d.contains("tests pass")))));
@@ -257,6 +267,16 @@ async fn answer_card(p: &mut Driven, tool: &str, decision: PermissionDecision) {
         unreachable!()
     };
     assert_eq!(req.tool_name, tool);
+    // The card shows what the call changes.
+    let shown = req.display.expect("the card's display");
+    if tool == "write" {
+        assert_eq!(
+            (shown.summary.as_str(), shown.diff.as_deref()),
+            ("notes.txt", Some("+x"))
+        );
+    } else {
+        assert!(shown.summary.starts_with("echo"), "{shown:?}");
+    }
     assert!(p.live.handle.send(ProviderCommand::Permission {
         request_id: req.request_id,
         decision,

@@ -438,14 +438,22 @@ impl Items {
             let call_id = call.id.unwrap_or_default();
             let arguments = parse_arguments(&call.arguments);
             item_ids.push(call.item_id.clone());
+            let mut final_item =
+                display::function_call(call.name.clone(), call_id.clone(), arguments, &TOOL_KEYS);
+            // The coding tools' own names (`edits`, `content`) show as a diff.
+            if let FinalItem::FunctionCall {
+                name,
+                arguments,
+                display,
+                ..
+            } = &mut final_item
+                && let Some(d) = super::coding::display(name, arguments)
+            {
+                *display = Some(d);
+            }
             ctx.emit(Payload::ItemDone {
                 item_id: call.item_id,
-                final_item: display::function_call(
-                    call.name.clone(),
-                    call_id.clone(),
-                    arguments,
-                    &TOOL_KEYS,
-                ),
+                final_item,
             });
             tool_calls.push(ToolCall::function(call_id, call.name, call.arguments));
         }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::event::new_id;
+use crate::event::{ToolDisplay, new_id};
 use crate::provider::sink::Sink;
 use crate::provider::{EventSink, PermissionDecision, PermissionRequest, ProviderEvent};
 
@@ -68,7 +68,7 @@ impl Approvals {
         tool: &str,
         change: Change,
         input: &Value,
-        description: String,
+        (description, display): (String, Option<ToolDisplay>),
     ) -> Result<(), String> {
         if !self.needs(tool, change) {
             return Ok(());
@@ -84,7 +84,7 @@ impl Approvals {
             input: input.clone(),
             description: Some(description),
             options: Vec::new(),
-            display: None,
+            display,
         }));
         // Dropped (the turn was interrupted): the request is forgotten.
         let _forget = Forget(self, request_id);
@@ -132,5 +132,30 @@ impl Drop for Forget<'_> {
         if let Ok(mut p) = self.0.pending.lock() {
             p.remove(&self.1);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_mode_asks_for_its_own_changes() {
+        let ask = Approvals::new(PermissionMode::Ask);
+        assert!(ask.needs("edit", Change::Edit) && ask.needs("bash", Change::Command));
+        let auto = Approvals::new(PermissionMode::AutoEdit);
+        assert!(!auto.needs("edit", Change::Edit) && auto.needs("bash", Change::Command));
+        let yolo = Approvals::new(PermissionMode::Yolo);
+        assert!(!yolo.needs("edit", Change::Edit) && !yolo.needs("bash", Change::Command));
+        // Allowed always: that tool asks no more, the others still do.
+        ask.always.lock().unwrap().insert("bash".into());
+        assert!(!ask.needs("bash", Change::Command) && ask.needs("write", Change::Edit));
+    }
+
+    #[test]
+    fn the_mode_reads_as_written_in_the_config() {
+        let m: PermissionMode = serde_json::from_str("\"auto-edit\"").unwrap();
+        assert_eq!(m, PermissionMode::AutoEdit);
+        assert!(serde_json::from_str::<PermissionMode>("\"sometimes\"").is_err());
     }
 }

@@ -12,10 +12,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::tools::{ToolDef, ToolResult};
-use crate::event::Payload;
+use crate::event::{Payload, ToolDisplay};
 use crate::provider::EventSink;
 use crate::provider::acp::fs::{FsRoot, MissingFile};
 use crate::provider::sink::Sink;
@@ -144,8 +144,9 @@ impl CodingTools {
         input: &Value,
         what: String,
     ) -> Result<(), String> {
+        let shown = input.as_object().and_then(|m| display(tool, m));
         self.approvals
-            .check(&self.events, tool, change, input, what)
+            .check(&self.events, tool, change, input, (what, shown))
             .await
     }
 
@@ -168,6 +169,37 @@ impl CodingTools {
             .await
             .map_err(|e| format!("the tool failed: {e}"))?
     }
+}
+
+/// How a coding tool's call reads in its widget and on the approval card:
+/// the path, pattern or command, and what an edit or a write changes.
+pub(crate) fn display(name: &str, args: &Map<String, Value>) -> Option<ToolDisplay> {
+    if !CodingTools::has(name) {
+        return None;
+    }
+    let s = |k: &str| args.get(k).and_then(Value::as_str);
+    let summary = s("command")
+        .or_else(|| s("path").filter(|_| name != "glob" && name != "grep"))
+        .or_else(|| s("pattern"))
+        .unwrap_or_default();
+    let summary = summary.lines().next().unwrap_or_default().to_owned();
+    fn marked(text: &str, mark: char) -> impl Iterator<Item = String> + '_ {
+        text.lines().map(move |l| format!("{mark}{l}"))
+    }
+    let diff = match name {
+        "write" => s("content").map(|c| marked(c, '+').collect::<Vec<_>>().join("\n")),
+        "edit" => args.get("edits").and_then(Value::as_array).map(|edits| {
+            let mut lines = Vec::new();
+            for e in edits {
+                let part = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default();
+                lines.extend(marked(part("old_text"), '-'));
+                lines.extend(marked(part("new_text"), '+'));
+            }
+            lines.join("\n")
+        }),
+        _ => None,
+    };
+    Some(ToolDisplay { summary, diff })
 }
 
 /// A call's arguments, or what is wrong with them (for the model).
