@@ -62,6 +62,7 @@ async fn a_task_greps_reads_edits_and_runs_a_command() {
     std::fs::write(root.join("src/lib.rs"), "fn answer() -> u32 {\n    41\n}\n").unwrap();
     std::fs::write(root.join("target/junk.rs"), "fn answer() {}\n").unwrap();
     std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
+    std::fs::write(root.join("AGENTS.md"), "Run the tests before you answer.\n").unwrap();
     let server = Server::start(vec![
         calls(&[
             ("g1", "grep", json!({"pattern": "fn answer"})),
@@ -91,6 +92,18 @@ async fn a_task_greps_reads_edits_and_runs_a_command() {
         .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(names, ["read", "write", "edit", "glob", "grep", "bash"]);
+    // The project's instructions are the system prompt's context.
+    let system = &server.messages(0)[0];
+    assert_eq!(system["role"], "system");
+    let system = system["content"].as_str().unwrap();
+    assert!(
+        system.contains("(AGENTS.md):\n\nRun the tests before you answer."),
+        "{system}"
+    );
+    assert!(
+        system.contains("Environment: working directory"),
+        "{system}"
+    );
     let reqs = server.requests();
     let tool = |n: usize, id: &str| {
         server

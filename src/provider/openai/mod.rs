@@ -182,7 +182,7 @@ impl ProviderFactory for OpenAiFactory {
 
     fn spawn(&self, spec: ProviderSpec, events: EventSink) -> Spawned {
         let config = |message: String| ProviderError::config(&spec.agent.id, message);
-        let settings = Settings::from_agent(&spec.agent).map_err(config)?;
+        let mut settings = Settings::from_agent(&spec.agent).map_err(config)?;
         let client = reqwest::Client::builder()
             .build()
             .map_err(|e| config(format!("HTTP client: {e}")))?;
@@ -190,11 +190,18 @@ impl ProviderFactory for OpenAiFactory {
         let own = OpenAiSettings::from_agent(&spec.agent).map_err(|e| config(e.message))?;
         let coding = match own.tools {
             Some(false) => None,
-            _ => Some(Arc::new(coding::CodingTools::new(
-                super::process::working_dir(&spec.agent)?,
-                own.permission_mode.unwrap_or_default(),
-                events.clone(),
-            ))),
+            _ => {
+                let cwd = super::process::working_dir(&spec.agent)?;
+                settings.system_prompt = Some(coding::context::system_prompt(
+                    settings.system_prompt.as_deref(),
+                    &cwd,
+                ));
+                Some(Arc::new(coding::CodingTools::new(
+                    cwd,
+                    own.permission_mode.unwrap_or_default(),
+                    events.clone(),
+                )))
+            }
         };
         let mut agent = Agent {
             settings,

@@ -6,6 +6,7 @@
 
 pub(crate) mod approve;
 mod bash;
+pub(crate) mod context;
 mod files;
 
 use std::path::PathBuf;
