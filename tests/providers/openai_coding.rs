@@ -398,3 +398,44 @@ async fn tools_can_be_turned_off_and_a_server_rejecting_them_names_the_setting()
     assert!(server.requests()[1].body.get("tools").is_none());
     p.kill().await;
 }
+
+#[tokio::test]
+async fn older_tool_outputs_are_cleared_near_the_context_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let bash = |id: &str, command: &str| calls(&[(id, "bash", json!({"command": command}))]);
+    let server = Server::start(vec![
+        bash("b1", "head -c 8000 /dev/zero | tr '\\0' x"),
+        bash("b2", "echo a"),
+        bash("b3", "echo b"),
+        answer_text("done", 1, 1),
+    ]);
+    let mut a = agent_in(&server, dir.path(), "yolo");
+    a.set("context_window", 2000).unwrap();
+    let mut p = Driven::start(&factory(), a, None);
+    let events = p.turn("print a lot").await;
+    assert_eq!(done(&events).0, ResponseStatus::Completed);
+    let b1 = |n: usize| {
+        server
+            .messages(n)
+            .iter()
+            .find(|m| m["tool_call_id"] == "b1")
+            .map(|m| m["content"].as_str().unwrap().to_owned())
+            .unwrap()
+    };
+    // Kept while it is among the two newest outputs, cleared after.
+    assert_eq!(b1(2).len(), 8000);
+    assert!(
+        b1(3).starts_with("[cleared: an earlier tool output"),
+        "{}",
+        b1(3)
+    );
+    let notes = super::openai::notices(&events);
+    assert!(
+        notes.iter().any(
+            |n| n.starts_with("context: cleared 1 earlier tool output(s)")
+                && n.contains("2000-token window")
+        ),
+        "{notes:?}"
+    );
+    p.kill().await;
+}

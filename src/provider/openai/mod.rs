@@ -10,6 +10,7 @@
 //! is this provider's resume handle.
 
 mod coding;
+mod compact;
 pub(crate) mod doctor;
 mod mcp;
 mod resume;
@@ -57,6 +58,9 @@ pub(crate) struct Settings {
     pub temperature: Option<f64>,
     pub reasoning_effort: Option<String>,
     pub system_prompt: Option<String>,
+    /// The model's context window in tokens (`context_window`): older tool
+    /// outputs are cleared as the conversation nears it.
+    pub context_window: Option<u64>,
     /// The longest SSE event read (`[limits] max_line_bytes`).
     pub(crate) max_line_bytes: usize,
 }
@@ -110,6 +114,7 @@ impl Settings {
             temperature: own.temperature,
             reasoning_effort: own.reasoning_effort.or_else(|| agent.thinking.clone()),
             system_prompt: agent.system_prompt.clone(),
+            context_window: own.context_window,
         })
     }
 
@@ -427,6 +432,7 @@ impl Agent {
         self.messages.push(ChatMessage::user(text, &images));
         let mut usage: Option<Usage> = None;
         for _ in 0..self.settings.max_steps {
+            self.compact();
             let messages = self.request_messages();
             let ctx = step::StepCtx {
                 events: &self.events,
@@ -493,6 +499,28 @@ impl Agent {
             ),
         );
         self.emit(turn_id, done(Some("max-steps".into()), usage));
+    }
+
+    /// Clears older tool outputs when the next request nears the model's
+    /// context window (`context_window`), and says so in the pane.
+    fn compact(&mut self) {
+        let Some(window) = self.settings.context_window else {
+            return;
+        };
+        let system = self
+            .settings
+            .system_prompt
+            .as_ref()
+            .map_or(0, |s| (s.len() / 4) as u64);
+        if let Some(c) = compact::compact(&mut self.messages, system, window) {
+            self.events.diagnostic(
+                DiagnosticLevel::Info,
+                format!(
+                    "context: cleared {} earlier tool output(s), ~{} → ~{} tokens of the {window}-token window",
+                    c.cleared, c.before, c.after
+                ),
+            );
+        }
     }
 
     /// A server that refuses the request over its tools: the setting that

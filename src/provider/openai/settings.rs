@@ -20,6 +20,7 @@ pub(crate) const KEYS: &[&str] = &[
     "mcp_servers",
     "tools",
     "permission_mode",
+    "context_window",
 ];
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -53,6 +54,10 @@ pub struct OpenAiSettings {
     /// Which coding-tool calls wait for the user's approval.
     #[serde(default)]
     pub permission_mode: Option<super::coding::PermissionMode>,
+    /// The model's context window in tokens; past 3/4 of it older tool
+    /// outputs are cleared.
+    #[serde(default)]
+    pub context_window: Option<u64>,
 }
 
 impl OpenAiSettings {
