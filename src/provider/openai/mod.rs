@@ -46,6 +46,12 @@ pub(crate) const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
 pub(crate) const DEFAULT_MAX_STEPS: u32 = 10;
 
+/// Parses a coding-tool call (`name`, its arguments as the model wrote
+/// them) as far as it goes without I/O; for the fuzz target.
+pub fn check_tool_call(name: &str, arguments: &str) -> Result<(), String> {
+    coding::check(name, arguments)
+}
+
 /// How the agent calls its endpoint. The Authorization header is marked
 /// sensitive, so a debug print shows `Sensitive` instead of the key.
 #[derive(Debug)]

@@ -203,7 +203,72 @@ pub(crate) fn display(name: &str, args: &Map<String, Value>) -> Option<ToolDispl
     Some(ToolDisplay { summary, diff })
 }
 
+/// Everything a call's arguments go through before any I/O — the JSON,
+/// the typed arguments, the display, an edit's replacements (on a sample
+/// text), a glob, a regex — for the fuzz target (`fuzz/harness.rs`).
+pub(crate) fn check(name: &str, arguments: &str) -> Result<(), String> {
+    let text = if arguments.trim().is_empty() {
+        "{}"
+    } else {
+        arguments
+    };
+    let args: Value = serde_json::from_str(text).map_err(|e| format!("bad JSON: {e}"))?;
+    if let Some(m) = args.as_object() {
+        let _ = display(name, m);
+    }
+    match name {
+        "read" => parse::<files::ReadArgs>(args).map(drop),
+        "write" => parse::<files::WriteArgs>(args).map(drop),
+        "edit" => {
+            let a: files::EditArgs = parse(args)?;
+            files::apply_edits("fn main() {\n    a a\n}\n", &a.path, &a.edits).map(drop)
+        }
+        "glob" => {
+            let a: files::GlobArgs = parse(args)?;
+            let mut o = ignore::overrides::OverrideBuilder::new("/");
+            o.add(&a.pattern).map_err(|e| e.to_string())?;
+            o.build().map(drop).map_err(|e| e.to_string())
+        }
+        "grep" => {
+            let a: files::GrepArgs = parse(args)?;
+            regex::Regex::new(&a.pattern)
+                .map(drop)
+                .map_err(|e| e.to_string())
+        }
+        "bash" => parse::<bash::BashArgs>(args).map(drop),
+        other => Err(format!("no tool `{other}`")),
+    }
+}
+
 /// A call's arguments, or what is wrong with them (for the model).
 pub(crate) fn parse<A: DeserializeOwned>(args: Value) -> Result<A, String> {
     serde_json::from_value(args).map_err(|e| format!("bad arguments: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_parses_as_a_call_would() {
+        assert!(
+            check(
+                "edit",
+                r#"{"path": "f", "edits": [{"old_text": "fn main", "new_text": "x"}]}"#
+            )
+            .is_ok()
+        );
+        assert!(
+            check(
+                "edit",
+                r#"{"path": "f", "edits": [{"old_text": "a", "new_text": "x"}]}"#
+            )
+            .is_err()
+        );
+        assert!(check("read", r#"{"file": "f"}"#).is_err());
+        assert!(check("grep", r#"{"pattern": "("}"#).is_err());
+        assert!(check("glob", r#"{"pattern": "**/*.rs"}"#).is_ok());
+        assert!(check("bash", "").is_err());
+        assert!(check("nope", "{}").is_err());
+    }
 }
