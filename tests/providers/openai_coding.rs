@@ -439,3 +439,52 @@ async fn older_tool_outputs_are_cleared_near_the_context_window() {
     );
     p.kill().await;
 }
+
+#[tokio::test]
+async fn a_conversation_past_the_window_is_summarised_before_the_next_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = "y".repeat(8000);
+    let server = Server::start(vec![
+        answer_text(&big, 1, 1),
+        answer_text("SUMMARY: the user asked for many y's.", 1, 1),
+        answer_text("ok", 1, 1),
+    ]);
+    let mut a = agent_in(&server, dir.path(), "yolo");
+    a.set("context_window", 2000).unwrap();
+    let mut p = Driven::start(&factory(), a, None);
+    assert_eq!(done(&p.turn("many y's").await).0, ResponseStatus::Completed);
+    let events = p.turn("next").await;
+    assert_eq!(done(&events).0, ResponseStatus::Completed);
+
+    // The summary request: the old conversation, no tools, shown nowhere.
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    assert!(reqs[1].body.get("tools").is_none());
+    let asked = server.messages(1);
+    assert!(
+        asked.last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("The conversation is nearing")
+    );
+    assert!(!events.iter().any(|e| matches!(e, ProviderEvent::Stream(s)
+        if matches!(&s.payload, Payload::ItemDone { final_item: FinalItem::Message { content, .. }, .. } if content.contains("SUMMARY")))));
+    // The next request carries the summary instead of the old turn.
+    let m = server.messages(2);
+    assert_eq!(m.len(), 4, "{m:?}");
+    assert!(
+        m[1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("SUMMARY: the user asked for many y's.")
+    );
+    assert_eq!(m[3]["content"], "next");
+    let notes = super::openai::notices(&events);
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("context: summarised 2 earlier message(s)")),
+        "{notes:?}"
+    );
+    p.kill().await;
+}

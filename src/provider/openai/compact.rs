@@ -1,7 +1,9 @@
 //! Keeping the conversation within the model's context window
 //! (`context_window`, in tokens): before a step whose request would pass
 //! three quarters of it, the outputs of older tool calls — the bulk of a
-//! coding session — are cleared, the latest ones kept, and the pane says so.
+//! coding session — are cleared, the latest ones kept; if that is not
+//! enough, the conversation before the current turn is replaced by the
+//! model's summary of it. The pane says which.
 //! Tokens are estimated (4 bytes of JSON a token): servers count
 //! differently, and the estimate only has to err early.
 
@@ -14,6 +16,28 @@ const MIN_CLEARED: usize = 200;
 /// What a cleared output reads as.
 pub(crate) const CLEARED: &str =
     "[cleared: an earlier tool output, to keep the conversation within the model's context window]";
+
+/// What the model is asked for when the conversation is summarised.
+pub(crate) const SUMMARY_REQUEST: &str = "The conversation is nearing your context window. \
+Summarise it for yourself so you can continue the work: the user's goals and instructions, \
+what was done (files changed, commands run and their results), what is left, and any \
+facts you will need. Answer with the summary only.";
+
+/// The summary as the start of the conversation that replaces the old one.
+pub(crate) fn summary_messages(summary: &str) -> Vec<ChatMessage> {
+    vec![
+        ChatMessage::user(
+            format!(
+                "[The earlier conversation, summarised to fit the context window]\n\n{summary}"
+            ),
+            &[],
+        ),
+        ChatMessage::Assistant {
+            content: Some("Understood; I will continue from this summary.".into()),
+            tool_calls: Vec::new(),
+        },
+    ]
+}
 
 /// The estimated tokens of these messages.
 pub(crate) fn estimate(messages: &[ChatMessage]) -> u64 {

@@ -438,7 +438,7 @@ impl Agent {
         self.messages.push(ChatMessage::user(text, &images));
         let mut usage: Option<Usage> = None;
         for _ in 0..self.settings.max_steps {
-            self.compact();
+            self.compact(cancel).await;
             let messages = self.request_messages();
             let ctx = step::StepCtx {
                 events: &self.events,
@@ -507,9 +507,11 @@ impl Agent {
         self.emit(turn_id, done(Some("max-steps".into()), usage));
     }
 
-    /// Clears older tool outputs when the next request nears the model's
-    /// context window (`context_window`), and says so in the pane.
-    fn compact(&mut self) {
+    /// Keeps the next request within the model's context window
+    /// (`context_window`): older tool outputs are cleared first; if that is
+    /// not enough the conversation before this turn is summarised. The pane
+    /// says which.
+    async fn compact(&mut self, cancel: &CancellationToken) {
         let Some(window) = self.settings.context_window else {
             return;
         };
@@ -527,6 +529,61 @@ impl Agent {
                 ),
             );
         }
+        if system + compact::estimate(&self.messages) > window / 4 * 3 {
+            self.summarise(system, window, cancel).await;
+        }
+    }
+
+    /// Replaces the conversation before the current turn by the model's
+    /// summary of it (a request of its own, shown nowhere).
+    async fn summarise(&mut self, system: u64, window: u64, cancel: &CancellationToken) {
+        let start = self
+            .messages
+            .iter()
+            .rposition(|m| matches!(m, ChatMessage::User { .. }))
+            .unwrap_or(0);
+        if start == 0 {
+            return;
+        }
+        let before = system + compact::estimate(&self.messages);
+        let mut request = self.request_messages();
+        request.truncate(request.len() - (self.messages.len() - start));
+        request.push(ChatMessage::user(compact::SUMMARY_REQUEST.into(), &[]));
+        // Its events go nowhere: a closed sink never waits.
+        let (quiet, _) = super::channel::channel();
+        let ctx = step::StepCtx {
+            events: &quiet,
+            turn_id: "compact",
+            session_id: &self.session,
+            cancel,
+        };
+        let req = step::StepRequest {
+            client: &self.client,
+            settings: &self.settings,
+            messages: &request,
+            tools: &[],
+        };
+        let summary = match step::run(&req, &ctx).await {
+            Ok(out) if !out.content.trim().is_empty() => out.content,
+            Err(StepError::Cancelled) => return,
+            Ok(_) | Err(StepError::Fatal(_)) => {
+                self.events.diagnostic(
+                    DiagnosticLevel::Warn,
+                    "context: the conversation nears the model's window and could not be summarised",
+                );
+                return;
+            }
+        };
+        let mut kept = compact::summary_messages(&summary);
+        kept.extend(self.messages.drain(start..));
+        self.messages = kept;
+        self.events.diagnostic(
+            DiagnosticLevel::Info,
+            format!(
+                "context: summarised {start} earlier message(s), ~{before} → ~{} tokens of the {window}-token window",
+                system + compact::estimate(&self.messages)
+            ),
+        );
     }
 
     /// A server that refuses the request over its tools: the setting that
