@@ -488,3 +488,41 @@ async fn a_conversation_past_the_window_is_summarised_before_the_next_turn() {
     );
     p.kill().await;
 }
+
+#[tokio::test]
+async fn slash_compact_summarises_the_conversation_on_demand() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(vec![
+        answer_text("first answer", 1, 1),
+        answer_text("SUMMARY: one question answered.", 1, 1),
+        answer_text("ok", 1, 1),
+    ]);
+    let mut p = Driven::start(&factory(), agent_in(&server, dir.path(), "yolo"), None);
+    // The agent offers /compact (so hive sends it rather than refusing it).
+    let info = p
+        .live
+        .until("session info", |e| matches!(e, ProviderEvent::Session(_)))
+        .await;
+    assert!(matches!(info, ProviderEvent::Session(s) if s.commands == ["/compact"]));
+    assert_eq!(done(&p.turn("question").await).0, ResponseStatus::Completed);
+    let events = p.turn("/compact").await;
+    assert_eq!(done(&events).0, ResponseStatus::Completed);
+    let notes = super::openai::notices(&events);
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("context: summarised 2 earlier message(s)")),
+        "{notes:?}"
+    );
+    assert_eq!(done(&p.turn("next").await).0, ResponseStatus::Completed);
+    let m = server.messages(2);
+    assert_eq!(m.len(), 4, "{m:?}");
+    assert!(
+        m[1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("SUMMARY: one question answered.")
+    );
+    assert_eq!(m[3]["content"], "next");
+    p.kill().await;
+}

@@ -45,6 +45,8 @@ pub(crate) const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 /// The key variable when `base_url` is left at OpenAI's own.
 const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
 pub(crate) const DEFAULT_MAX_STEPS: u32 = 10;
+/// The command this agent offers: summarise the conversation now.
+pub(crate) const COMPACT: &str = "/compact";
 
 /// Parses a coding-tool call (`name`, its arguments as the model wrote
 /// them) as far as it goes without I/O; for the fuzz target.
@@ -301,7 +303,7 @@ async fn run(mut agent: Agent, loaded: Loaded, mut rx: mpsc::UnboundedReceiver<P
     agent.events.emit(ProviderEvent::Session(SessionInfo {
         resume_handle: session,
         model: Some(agent.settings.model.clone()),
-        commands: Vec::new(),
+        commands: vec![COMPACT.into()],
     }));
     while let Some(cmd) = rx.recv().await {
         match cmd {
@@ -434,6 +436,9 @@ impl Agent {
                 provider_id: PROVIDER_ID.into(),
             },
         );
+        if text.trim() == COMPACT {
+            return self.compact_now(turn_id, cancel).await;
+        }
         let images = std::mem::take(&mut self.images);
         self.messages.push(ChatMessage::user(text, &images));
         let mut usage: Option<Usage> = None;
@@ -530,21 +535,42 @@ impl Agent {
             );
         }
         if system + compact::estimate(&self.messages) > window / 4 * 3 {
-            self.summarise(system, window, cancel).await;
+            // The current turn (from its user message on) stays whole.
+            let start = self
+                .messages
+                .iter()
+                .rposition(|m| matches!(m, ChatMessage::User { .. }))
+                .unwrap_or(0);
+            self.summarise(start, cancel).await;
         }
     }
 
-    /// Replaces the conversation before the current turn by the model's
-    /// summary of it (a request of its own, shown nowhere).
-    async fn summarise(&mut self, system: u64, window: u64, cancel: &CancellationToken) {
-        let start = self
-            .messages
-            .iter()
-            .rposition(|m| matches!(m, ChatMessage::User { .. }))
-            .unwrap_or(0);
+    /// `/compact`: the whole conversation summarised now, as a turn of its own.
+    async fn compact_now(&mut self, turn_id: &str, cancel: &CancellationToken) {
+        if self.messages.is_empty() {
+            self.events
+                .diagnostic(DiagnosticLevel::Info, "context: nothing to compact yet");
+        } else {
+            self.summarise(self.messages.len(), cancel).await;
+        }
+        if cancel.is_cancelled() {
+            self.emit(turn_id, Payload::interrupted(None));
+        } else {
+            self.emit(turn_id, done(Some("stop".into()), None));
+        }
+    }
+
+    /// Replaces the first `start` messages by the model's summary of them
+    /// (a request of its own, shown nowhere).
+    async fn summarise(&mut self, start: usize, cancel: &CancellationToken) {
         if start == 0 {
             return;
         }
+        let system = self
+            .settings
+            .system_prompt
+            .as_ref()
+            .map_or(0, |s| (s.len() / 4) as u64);
         let before = system + compact::estimate(&self.messages);
         let mut request = self.request_messages();
         request.truncate(request.len() - (self.messages.len() - start));
@@ -577,10 +603,15 @@ impl Agent {
         let mut kept = compact::summary_messages(&summary);
         kept.extend(self.messages.drain(start..));
         self.messages = kept;
+        let window = self
+            .settings
+            .context_window
+            .map(|w| format!(" of the {w}-token window"))
+            .unwrap_or_default();
         self.events.diagnostic(
             DiagnosticLevel::Info,
             format!(
-                "context: summarised {start} earlier message(s), ~{before} → ~{} tokens of the {window}-token window",
+                "context: summarised {start} earlier message(s), ~{before} → ~{} tokens{window}",
                 system + compact::estimate(&self.messages)
             ),
         );
