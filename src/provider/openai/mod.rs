@@ -483,21 +483,10 @@ impl Agent {
                 self.emit(turn_id, done(Some(reason), usage));
                 return;
             }
-            let results = tokio::select! {
-                r = self.run_tools(turn_id, &calls, &out.item_ids) => Some(r),
-                () = cancel.cancelled() => None,
-            };
-            let interrupted = results.is_none();
-            // Every call gets a result message, or the next request would
-            // be rejected.
-            let results = results.unwrap_or_else(|| {
-                calls
-                    .iter()
-                    .map(|_| Err("interrupted by the user".to_owned()))
-                    .collect()
-            });
-            self.tool_results(turn_id, &calls, results, interrupted);
-            if interrupted {
+            if self
+                .step_tools(turn_id, &calls, &out.item_ids, cancel)
+                .await
+            {
                 self.emit(turn_id, Payload::interrupted(usage));
                 return;
             }
@@ -626,6 +615,32 @@ impl Agent {
             );
         }
         error
+    }
+
+    /// Runs a step's calls and records their results; true when the user
+    /// interrupted them.
+    async fn step_tools(
+        &mut self,
+        turn_id: &str,
+        calls: &[wire::ToolCall],
+        item_ids: &[String],
+        cancel: &CancellationToken,
+    ) -> bool {
+        let results = tokio::select! {
+            r = self.run_tools(turn_id, calls, item_ids) => Some(r),
+            () = cancel.cancelled() => None,
+        };
+        let interrupted = results.is_none();
+        // Every call gets a result message, or the next request would be
+        // rejected.
+        let results = results.unwrap_or_else(|| {
+            calls
+                .iter()
+                .map(|_| Err("interrupted by the user".to_owned()))
+                .collect()
+        });
+        self.tool_results(turn_id, calls, results, interrupted);
+        interrupted
     }
 
     /// Shows each call's output (unless the user interrupted) and adds it
