@@ -105,7 +105,9 @@ pub(crate) async fn run(
     };
     // The shell is done: what it left running goes, its output is drained.
     signal_group(pgid, libc::SIGKILL);
-    while let Ok(Some(chunk)) = tokio::time::timeout(Duration::from_millis(500), rx.recv()).await {
+    // At most half a second: a child that left the group may keep a pipe.
+    let drained = tokio::time::Instant::now() + Duration::from_millis(500);
+    while let Ok(Some(chunk)) = tokio::time::timeout_at(drained, rx.recv()).await {
         live(&chunk);
         out.push(&chunk);
     }
