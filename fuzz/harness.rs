@@ -178,6 +178,14 @@ pub(crate) fn mcp_request(data: &[u8]) {
 }
 
 /// The lines of `data` through [`CappedLines`] with a cap of `max` bytes.
+/// A coding-tool call of the `openai` agent: the first line names the
+/// tool, the rest is its arguments as a model wrote them.
+pub(crate) fn openai_tool_args(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let (name, args) = text.split_once('\n').unwrap_or((&text, ""));
+    let _ = hive::provider::openai::check_tool_call(name.trim(), args);
+}
+
 fn capped_lines(data: &[u8], max: usize) -> Vec<Line> {
     let mut lines = CappedLines::new(data, max);
     let mut out = Vec::new();

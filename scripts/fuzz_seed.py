@@ -25,6 +25,7 @@ SOURCES = {
     "pty_scan": ["pty"],
     "control_request": ["ctl-wire"],
     "mcp_request": ["mcp-wire"],
+    "openai_tool_args": ["openai-tools"],
     "stream_event": [],  # one seed per line of events/*.jsonl, below
 }
 

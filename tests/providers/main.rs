@@ -17,6 +17,7 @@ mod codex;
 mod gemini;
 mod lifecycle;
 mod openai;
+mod openai_coding;
 mod pi;
 mod processor;
 mod runner;

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests may panic
 
 #[path = "../support/openai_server.rs"]
-mod server;
+pub(crate) mod server;
 use crate::support;
 
 use std::sync::Arc;
@@ -21,7 +21,16 @@ use server::{Reply, Server, answer_text, finish, reasoning, status, text, tool_a
 use support::{Live, WAIT};
 use tokio::sync::mpsc;
 
+/// The loop's own tests: the coding tools off, so only the test toolbox
+/// is offered (`openai_coding.rs` tests the tools).
 fn agent(server: &Server) -> AgentConfig {
+    let mut a = coding_agent(server);
+    a.set("tools", false).unwrap();
+    a
+}
+
+/// An agent as a user writes it: provider, base_url and model.
+pub(crate) fn coding_agent(server: &Server) -> AgentConfig {
     let mut a = AgentConfig::new("oa", "openai");
     a.model = Some("test-model".into());
     a.set("base_url", server.base_url.clone()).unwrap();
@@ -80,8 +89,8 @@ fn factory_with_tools() -> OpenAiFactory {
 }
 
 /// A bare provider (the shared `support::Live` harness) and its turns.
-struct Driven {
-    live: Live,
+pub(crate) struct Driven {
+    pub(crate) live: Live,
     turns: usize,
     /// A paused clock jumps to the next timer while the test waits on the
     /// server, so backoff tests wait without the harness's guard.
@@ -89,7 +98,11 @@ struct Driven {
 }
 
 impl Driven {
-    fn start(factory: &OpenAiFactory, agent: AgentConfig, resume: Option<String>) -> Self {
+    pub(crate) fn start(
+        factory: &OpenAiFactory,
+        agent: AgentConfig,
+        resume: Option<String>,
+    ) -> Self {
         let live = Live::spawn(factory, ProviderSpec { agent, resume }).expect("spawn");
         Self {
             live,
@@ -102,13 +115,13 @@ impl Driven {
         format!("turn_{}", self.turns)
     }
 
-    fn send(&mut self, text: &str) {
+    pub(crate) fn send(&mut self, text: &str) {
         self.turns += 1;
         self.live.send(&self.turn_id(), text);
     }
 
     /// Events until the turn ends (its `response_done`), inclusive.
-    async fn until_done(&mut self) -> Vec<ProviderEvent> {
+    pub(crate) async fn until_done(&mut self) -> Vec<ProviderEvent> {
         let from = self.live.seen.len();
         if self.guarded {
             self.live.turn_end(&self.turn_id()).await;
@@ -125,17 +138,17 @@ impl Driven {
         self.live.seen[from..].to_vec()
     }
 
-    async fn turn(&mut self, text: &str) -> Vec<ProviderEvent> {
+    pub(crate) async fn turn(&mut self, text: &str) -> Vec<ProviderEvent> {
         self.send(text);
         self.until_done().await
     }
 
-    async fn kill(self) {
+    pub(crate) async fn kill(self) {
         self.live.handle.kill().await;
     }
 }
 
-fn payloads(events: &[ProviderEvent]) -> Vec<&Payload> {
+pub(crate) fn payloads(events: &[ProviderEvent]) -> Vec<&Payload> {
     events
         .iter()
         .filter_map(|e| match e {
@@ -145,7 +158,7 @@ fn payloads(events: &[ProviderEvent]) -> Vec<&Payload> {
         .collect()
 }
 
-fn finals(events: &[ProviderEvent]) -> Vec<&FinalItem> {
+pub(crate) fn finals(events: &[ProviderEvent]) -> Vec<&FinalItem> {
     payloads(events)
         .into_iter()
         .filter_map(|p| match p {
@@ -155,7 +168,7 @@ fn finals(events: &[ProviderEvent]) -> Vec<&FinalItem> {
         .collect()
 }
 
-fn done(
+pub(crate) fn done(
     events: &[ProviderEvent],
 ) -> (
     ResponseStatus,
@@ -179,7 +192,7 @@ fn done(
     }
 }
 
-fn notices(events: &[ProviderEvent]) -> Vec<String> {
+pub(crate) fn notices(events: &[ProviderEvent]) -> Vec<String> {
     events
         .iter()
         .filter_map(|e| match e {

@@ -111,3 +111,14 @@ fn control_request() {
 fn mcp_request() {
     assert!(run("mcp_request", &["mcp-wire"], harness::mcp_request) > 0);
 }
+
+#[test]
+fn openai_tool_args() {
+    assert!(
+        run(
+            "openai_tool_args",
+            &["openai-tools"],
+            harness::openai_tool_args
+        ) > 0
+    );
+}

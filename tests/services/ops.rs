@@ -204,7 +204,8 @@ async fn a_direct_agent_delegates_to_a_demo_pane_and_answers_with_its_reply() {
     let end = hive.until_turn_end(0).await;
     assert!(matches!(end, TurnEvent::TurnComplete { .. }), "{end:?}");
 
-    // The four meta-tools were offered, not one tool per operation.
+    // The four meta-tools were offered, not one tool per operation (after
+    // the agent's own coding tools, docs/openai.md).
     let tools: Vec<String> = server.requests()[0].body["tools"]
         .as_array()
         .unwrap()
@@ -213,7 +214,18 @@ async fn a_direct_agent_delegates_to_a_demo_pane_and_answers_with_its_reply() {
         .collect();
     assert_eq!(
         tools,
-        ["hive_list", "hive_search", "hive_schema", "hive_call"]
+        [
+            "read",
+            "write",
+            "edit",
+            "glob",
+            "grep",
+            "bash",
+            "hive_list",
+            "hive_search",
+            "hive_schema",
+            "hive_call"
+        ]
     );
 
     // The model got one result per call: the list, the send, the backend's

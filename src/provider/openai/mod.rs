@@ -9,6 +9,8 @@
 //! hive rebuilds it from the pane's history session (`resume.rs`), whose id
 //! is this provider's resume handle.
 
+mod coding;
+mod compact;
 pub(crate) mod doctor;
 mod mcp;
 mod resume;
@@ -31,6 +33,7 @@ use super::{
 use crate::config::AgentConfig;
 use crate::event::{ErrorInfo, Payload, ResponseStatus, Usage, new_id};
 use crate::history::{PaneState, Store};
+pub use coding::PermissionMode;
 pub(crate) use resume::messages_from_records;
 pub use settings::OpenAiSettings;
 pub(crate) use step::StepError;
@@ -42,6 +45,14 @@ pub(crate) const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 /// The key variable when `base_url` is left at OpenAI's own.
 const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
 pub(crate) const DEFAULT_MAX_STEPS: u32 = 10;
+/// The command this agent offers: summarise the conversation now.
+pub(crate) const COMPACT: &str = "/compact";
+
+/// Parses a coding-tool call (`name`, its arguments as the model wrote
+/// them) as far as it goes without I/O; for the fuzz target.
+pub fn check_tool_call(name: &str, arguments: &str) -> Result<(), String> {
+    coding::check(name, arguments)
+}
 
 /// How the agent calls its endpoint. The Authorization header is marked
 /// sensitive, so a debug print shows `Sensitive` instead of the key.
@@ -55,6 +66,9 @@ pub(crate) struct Settings {
     pub temperature: Option<f64>,
     pub reasoning_effort: Option<String>,
     pub system_prompt: Option<String>,
+    /// The model's context window in tokens (`context_window`): older tool
+    /// outputs are cleared as the conversation nears it.
+    pub context_window: Option<u64>,
     /// The longest SSE event read (`[limits] max_line_bytes`).
     pub(crate) max_line_bytes: usize,
 }
@@ -108,6 +122,7 @@ impl Settings {
             temperature: own.temperature,
             reasoning_effort: own.reasoning_effort.or_else(|| agent.thinking.clone()),
             system_prompt: agent.system_prompt.clone(),
+            context_window: own.context_window,
         })
     }
 
@@ -168,40 +183,52 @@ impl OpenAiFactory {
 }
 
 impl ProviderFactory for OpenAiFactory {
-    fn capabilities(&self, _agent: &AgentConfig) -> Capabilities {
+    fn capabilities(&self, agent: &AgentConfig) -> Capabilities {
+        let own = OpenAiSettings::from_agent(agent).unwrap_or_default();
         Capabilities {
             images: true,
+            permissions: own.tools != Some(false)
+                && own.permission_mode != Some(PermissionMode::Yolo),
             ..Capabilities::structured()
         }
     }
 
     fn spawn(&self, spec: ProviderSpec, events: EventSink) -> Spawned {
         let config = |message: String| ProviderError::config(&spec.agent.id, message);
-        let settings = Settings::from_agent(&spec.agent).map_err(config)?;
+        let mut settings = Settings::from_agent(&spec.agent).map_err(config)?;
         let client = reqwest::Client::builder()
             .build()
             .map_err(|e| config(format!("HTTP client: {e}")))?;
         let toolbox = self.toolbox.as_ref().and_then(|f| f(&spec.agent));
-        let tools = toolbox
-            .as_ref()
-            .map(|t| t.definitions().iter().map(tools::spec).collect())
-            .unwrap_or_default();
+        let own = OpenAiSettings::from_agent(&spec.agent).map_err(|e| config(e.message))?;
+        let coding = match own.tools {
+            Some(false) => None,
+            _ => {
+                let cwd = super::process::working_dir(&spec.agent)?;
+                settings.system_prompt = Some(coding::context::system_prompt(
+                    settings.system_prompt.as_deref(),
+                    &cwd,
+                ));
+                Some(Arc::new(coding::CodingTools::new(
+                    cwd,
+                    own.permission_mode.unwrap_or_default(),
+                    events.clone(),
+                )))
+            }
+        };
         let mut agent = Agent {
             settings,
             client,
             toolbox,
-            tools,
+            coding,
+            tools: Vec::new(),
             events,
             session: String::new(),
             messages: Vec::new(),
             images: Vec::new(),
         };
-        let servers = (
-            OpenAiSettings::from_agent(&spec.agent)
-                .map(|s| s.mcp_servers)
-                .unwrap_or_default(),
-            spec.agent.cwd.clone(),
-        );
+        agent.offer_tools();
+        let servers = (own.mcp_servers, spec.agent.cwd.clone());
         // Read now, not in the task: the runner records the first message
         // of a turn as soon as it is sent, and that must not be replayed.
         let loaded = Start {
@@ -276,13 +303,14 @@ async fn run(mut agent: Agent, loaded: Loaded, mut rx: mpsc::UnboundedReceiver<P
     agent.events.emit(ProviderEvent::Session(SessionInfo {
         resume_handle: session,
         model: Some(agent.settings.model.clone()),
-        commands: Vec::new(),
+        commands: vec![COMPACT.into()],
     }));
     while let Some(cmd) = rx.recv().await {
         match cmd {
             ProviderCommand::Send { turn_id, text } => {
                 let cancel = CancellationToken::new();
                 let events = agent.events.clone();
+                let coding = agent.coding.clone();
                 // Settings changed mid-turn apply from the next request on
                 // the next turn (the running one keeps its model).
                 let mut later = Vec::new();
@@ -301,6 +329,11 @@ async fn run(mut agent: Agent, loaded: Loaded, mut rx: mpsc::UnboundedReceiver<P
                                     });
                                 }
                                 Some(ProviderCommand::Steer { .. }) => not_mid_turn(&events),
+                                Some(ProviderCommand::Permission { request_id, decision }) => {
+                                    if let Some(c) = &coding {
+                                        c.approvals.answer(&request_id, decision);
+                                    }
+                                }
                                 Some(c @ (ProviderCommand::SetModel { .. } | ProviderCommand::SetEffort { .. })) => later.push(c),
                                 Some(_) => {}
                             }
@@ -334,6 +367,8 @@ struct Agent {
     settings: Settings,
     client: reqwest::Client,
     toolbox: Option<Arc<dyn Toolbox>>,
+    /// `read`, `write`, `edit`, `glob`, `grep`, `bash` (unless `tools = false`).
+    coding: Option<Arc<coding::CodingTools>>,
     tools: Vec<ToolSpec>,
     events: EventSink,
     session: String,
@@ -366,8 +401,18 @@ impl Agent {
             Some(hive) => Arc::new(tools::Stack::new(vec![hive, mcp])),
             None => mcp,
         };
-        self.tools = toolbox.definitions().iter().map(tools::spec).collect();
         self.toolbox = Some(toolbox);
+        self.offer_tools();
+    }
+
+    /// The tools every request lists: the coding tools, then the toolbox's.
+    fn offer_tools(&mut self) {
+        let coding = self
+            .coding
+            .iter()
+            .flat_map(|_| coding::CodingTools::definitions());
+        let other = self.toolbox.iter().flat_map(|t| t.definitions());
+        self.tools = coding.chain(other).map(|d| tools::spec(&d)).collect();
     }
 
     fn emit(&self, turn_id: &str, payload: Payload) {
@@ -391,10 +436,14 @@ impl Agent {
                 provider_id: PROVIDER_ID.into(),
             },
         );
+        if text.trim() == COMPACT {
+            return self.compact_now(turn_id, cancel).await;
+        }
         let images = std::mem::take(&mut self.images);
         self.messages.push(ChatMessage::user(text, &images));
         let mut usage: Option<Usage> = None;
         for _ in 0..self.settings.max_steps {
+            self.compact(cancel).await;
             let messages = self.request_messages();
             let ctx = step::StepCtx {
                 events: &self.events,
@@ -416,6 +465,7 @@ impl Agent {
                     return;
                 }
                 Err(StepError::Fatal(error)) => {
+                    let error = self.tools_hint(error);
                     self.emit(turn_id, failed(error, usage));
                     return;
                 }
@@ -433,21 +483,10 @@ impl Agent {
                 self.emit(turn_id, done(Some(reason), usage));
                 return;
             }
-            let results = tokio::select! {
-                r = self.run_tools(&calls) => Some(r),
-                () = cancel.cancelled() => None,
-            };
-            let interrupted = results.is_none();
-            // Every call gets a result message, or the next request would
-            // be rejected.
-            let results = results.unwrap_or_else(|| {
-                calls
-                    .iter()
-                    .map(|_| Err("interrupted by the user".to_owned()))
-                    .collect()
-            });
-            self.tool_results(turn_id, &calls, results, interrupted);
-            if interrupted {
+            if self
+                .step_tools(turn_id, &calls, &out.item_ids, cancel)
+                .await
+            {
                 self.emit(turn_id, Payload::interrupted(usage));
                 return;
             }
@@ -460,6 +499,148 @@ impl Agent {
             ),
         );
         self.emit(turn_id, done(Some("max-steps".into()), usage));
+    }
+
+    /// Keeps the next request within the model's context window
+    /// (`context_window`): older tool outputs are cleared first; if that is
+    /// not enough the conversation before this turn is summarised. The pane
+    /// says which.
+    async fn compact(&mut self, cancel: &CancellationToken) {
+        let Some(window) = self.settings.context_window else {
+            return;
+        };
+        let system = self
+            .settings
+            .system_prompt
+            .as_ref()
+            .map_or(0, |s| (s.len() / 4) as u64);
+        if let Some(c) = compact::compact(&mut self.messages, system, window) {
+            self.events.diagnostic(
+                DiagnosticLevel::Info,
+                format!(
+                    "context: cleared {} earlier tool output(s), ~{} → ~{} tokens of the {window}-token window",
+                    c.cleared, c.before, c.after
+                ),
+            );
+        }
+        if system + compact::estimate(&self.messages) > window / 4 * 3 {
+            // The current turn (from its user message on) stays whole.
+            let start = self
+                .messages
+                .iter()
+                .rposition(|m| matches!(m, ChatMessage::User { .. }))
+                .unwrap_or(0);
+            self.summarise(start, cancel).await;
+        }
+    }
+
+    /// `/compact`: the whole conversation summarised now, as a turn of its own.
+    async fn compact_now(&mut self, turn_id: &str, cancel: &CancellationToken) {
+        if self.messages.is_empty() {
+            self.events
+                .diagnostic(DiagnosticLevel::Info, "context: nothing to compact yet");
+        } else {
+            self.summarise(self.messages.len(), cancel).await;
+        }
+        if cancel.is_cancelled() {
+            self.emit(turn_id, Payload::interrupted(None));
+        } else {
+            self.emit(turn_id, done(Some("stop".into()), None));
+        }
+    }
+
+    /// Replaces the first `start` messages by the model's summary of them
+    /// (a request of its own, shown nowhere).
+    async fn summarise(&mut self, start: usize, cancel: &CancellationToken) {
+        if start == 0 {
+            return;
+        }
+        let system = self
+            .settings
+            .system_prompt
+            .as_ref()
+            .map_or(0, |s| (s.len() / 4) as u64);
+        let before = system + compact::estimate(&self.messages);
+        let mut request = self.request_messages();
+        request.truncate(request.len() - (self.messages.len() - start));
+        request.push(ChatMessage::user(compact::SUMMARY_REQUEST.into(), &[]));
+        // Its events go nowhere: a closed sink never waits.
+        let (quiet, _) = super::channel::channel();
+        let ctx = step::StepCtx {
+            events: &quiet,
+            turn_id: "compact",
+            session_id: &self.session,
+            cancel,
+        };
+        let req = step::StepRequest {
+            client: &self.client,
+            settings: &self.settings,
+            messages: &request,
+            tools: &[],
+        };
+        let summary = match step::run(&req, &ctx).await {
+            Ok(out) if !out.content.trim().is_empty() => out.content,
+            Err(StepError::Cancelled) => return,
+            Ok(_) | Err(StepError::Fatal(_)) => {
+                self.events.diagnostic(
+                    DiagnosticLevel::Warn,
+                    "context: the conversation nears the model's window and could not be summarised",
+                );
+                return;
+            }
+        };
+        let mut kept = compact::summary_messages(&summary);
+        kept.extend(self.messages.drain(start..));
+        self.messages = kept;
+        let window = self
+            .settings
+            .context_window
+            .map(|w| format!(" of the {w}-token window"))
+            .unwrap_or_default();
+        self.events.diagnostic(
+            DiagnosticLevel::Info,
+            format!(
+                "context: summarised {start} earlier message(s), ~{before} → ~{} tokens{window}",
+                system + compact::estimate(&self.messages)
+            ),
+        );
+    }
+
+    /// A server that refuses the request over its tools: the setting that
+    /// turns them off goes with its message.
+    fn tools_hint(&self, mut error: ErrorInfo) -> ErrorInfo {
+        if self.coding.is_some() && error.message.to_lowercase().contains("tool") {
+            error.message.push_str(
+                " (this model or server may not take tools: set `tools = false` on the agent)",
+            );
+        }
+        error
+    }
+
+    /// Runs a step's calls and records their results; true when the user
+    /// interrupted them.
+    async fn step_tools(
+        &mut self,
+        turn_id: &str,
+        calls: &[wire::ToolCall],
+        item_ids: &[String],
+        cancel: &CancellationToken,
+    ) -> bool {
+        let results = tokio::select! {
+            r = self.run_tools(turn_id, calls, item_ids) => Some(r),
+            () = cancel.cancelled() => None,
+        };
+        let interrupted = results.is_none();
+        // Every call gets a result message, or the next request would be
+        // rejected.
+        let results = results.unwrap_or_else(|| {
+            calls
+                .iter()
+                .map(|_| Err("interrupted by the user".to_owned()))
+                .collect()
+        });
+        self.tool_results(turn_id, calls, results, interrupted);
+        interrupted
     }
 
     /// Shows each call's output (unless the user interrupted) and adds it
@@ -494,9 +675,23 @@ impl Agent {
     }
 
     /// Runs every call of a step at once; results in call order.
-    async fn run_tools(&self, calls: &[wire::ToolCall]) -> Vec<ToolResult> {
-        let runs = calls.iter().map(|call| {
+    async fn run_tools(
+        &self,
+        turn_id: &str,
+        calls: &[wire::ToolCall],
+        item_ids: &[String],
+    ) -> Vec<ToolResult> {
+        let runs = calls.iter().zip(item_ids).map(|(call, item_id)| {
             let toolbox = self.toolbox.clone();
+            let coding = self
+                .coding
+                .clone()
+                .filter(|_| coding::CodingTools::has(&call.function.name));
+            let ctx = coding::CallCtx {
+                turn_id: turn_id.to_owned(),
+                session_id: self.session.clone(),
+                item_id: item_id.clone(),
+            };
             let name = call.function.name.clone();
             let args =
                 serde_json::from_str::<Value>(if call.function.arguments.trim().is_empty() {
@@ -505,12 +700,11 @@ impl Agent {
                     &call.function.arguments
                 });
             async move {
-                let Some(toolbox) = toolbox else {
-                    return Err(format!("no tool `{name}`: this agent has no tools"));
-                };
-                match args {
-                    Ok(args) => toolbox.call(&name, args).await,
-                    Err(e) => Err(format!("the arguments are not valid JSON: {e}")),
+                let args = args.map_err(|e| format!("the arguments are not valid JSON: {e}"))?;
+                match (coding, toolbox) {
+                    (Some(coding), _) => coding.call(&name, args, ctx).await,
+                    (None, Some(toolbox)) => toolbox.call(&name, args).await,
+                    (None, None) => Err(format!("no tool `{name}`: this agent has no tools")),
                 }
             }
         });

@@ -18,6 +18,8 @@ pub(crate) fn messages_from_records<'a>(
     let mut results: HashMap<String, String> = HashMap::new();
     for r in records {
         match r.role {
+            // `/compact` asked for a summary; the rebuilt conversation is whole.
+            Role::User if r.text().trim() == super::COMPACT => {}
             Role::User => {
                 results.clear();
                 out.push(ChatMessage::User {

@@ -18,6 +18,9 @@ pub(crate) const KEYS: &[&str] = &[
     "temperature",
     "reasoning_effort",
     "mcp_servers",
+    "tools",
+    "permission_mode",
+    "context_window",
 ];
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -44,6 +47,17 @@ pub struct OpenAiSettings {
     /// MCP servers whose tools the agent gets (stdio).
     #[serde(default)]
     pub mcp_servers: Vec<McpServerConfig>,
+    /// The coding tools (`read`, `write`, `edit`, `glob`, `grep`, `bash`);
+    /// on unless `false` (a model that cannot call tools).
+    #[serde(default)]
+    pub tools: Option<bool>,
+    /// Which coding-tool calls wait for the user's approval.
+    #[serde(default)]
+    pub permission_mode: Option<super::coding::PermissionMode>,
+    /// The model's context window in tokens; past 3/4 of it older tool
+    /// outputs are cleared.
+    #[serde(default)]
+    pub context_window: Option<u64>,
 }
 
 impl OpenAiSettings {

@@ -40,6 +40,9 @@ const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
 pub(super) struct StepOutput {
     pub content: String,
     pub tool_calls: Vec<ToolCall>,
+    /// The pane item of each call, in `tool_calls` order (a running tool's
+    /// live output goes to it).
+    pub item_ids: Vec<String>,
     pub finish_reason: Option<String>,
     pub usage: Option<Usage>,
 }
@@ -427,26 +430,37 @@ impl Items {
             });
         }
         let mut tool_calls = Vec::new();
+        let mut item_ids = Vec::new();
         for (_, call) in self.calls {
             if !call.started {
                 continue;
             }
             let call_id = call.id.unwrap_or_default();
             let arguments = parse_arguments(&call.arguments);
+            item_ids.push(call.item_id.clone());
+            let mut final_item =
+                display::function_call(call.name.clone(), call_id.clone(), arguments, &TOOL_KEYS);
+            // The coding tools' own names (`edits`, `content`) show as a diff.
+            if let FinalItem::FunctionCall {
+                name,
+                arguments,
+                display,
+                ..
+            } = &mut final_item
+                && let Some(d) = super::coding::display(name, arguments)
+            {
+                *display = Some(d);
+            }
             ctx.emit(Payload::ItemDone {
                 item_id: call.item_id,
-                final_item: display::function_call(
-                    call.name.clone(),
-                    call_id.clone(),
-                    arguments,
-                    &TOOL_KEYS,
-                ),
+                final_item,
             });
             tool_calls.push(ToolCall::function(call_id, call.name, call.arguments));
         }
         StepOutput {
             content,
             tool_calls,
+            item_ids,
             finish_reason: self.finish_reason,
             usage: self.usage.map(|u| usage(&u)),
         }
