@@ -226,7 +226,7 @@ async fn serve(
     if let Some(why) = hello.mismatch("client") {
         return Ok(why);
     }
-    let (out, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    let (out, rx) = mpsc::unbounded_channel::<Vec<u8>>();
     let queued = Arc::new(AtomicUsize::new(0));
     let behind = Arc::new(AtomicBool::new(false));
     let link = Link {
@@ -241,33 +241,7 @@ async fn serve(
     if events.send(ClientEvent::Joined(link)).is_err() {
         return Ok("the server is stopping".into());
     }
-    let writer = async {
-        let mut batch = Vec::new();
-        while let Some(first) = rx.recv().await {
-            // Frames queued together leave in one write (a burst of
-            // events is one wake-up of the client, not one per frame).
-            batch.clear();
-            batch.extend_from_slice(&first);
-            while batch.len() < WRITE_BATCH {
-                match rx.try_recv() {
-                    Ok(more) => batch.extend_from_slice(&more),
-                    Err(_) => break,
-                }
-            }
-            write.write_all(&batch).await?;
-            let left = queued.fetch_sub(batch.len(), Ordering::AcqRel) - batch.len();
-            if batch.capacity() > WRITE_BATCH * 4 {
-                // A snapshot went through: give its memory back.
-                batch = Vec::new();
-            }
-            if left == 0 && behind.load(Ordering::Acquire) {
-                let _ = events.send(ClientEvent::Drained(id));
-            }
-        }
-        // The server dropped this client (or is stopping): say no more.
-        let _ = write.shutdown().await;
-        Ok::<_, frame::WireError>("dropped by the server".to_owned())
-    };
+    let writer = write_frames(id, write, rx, &queued, &behind, events);
     let reader = async {
         loop {
             let Some(payload) = reader.next().await? else {
@@ -284,6 +258,43 @@ async fn serve(
         r = writer => r,
         r = reader => r,
     }
+}
+
+/// Writes what the loop queued for client `id` until the loop drops it,
+/// and tells the loop when a client that fell behind has caught up.
+async fn write_frames(
+    id: ClientId,
+    mut write: tokio::net::unix::OwnedWriteHalf,
+    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
+    queued: &AtomicUsize,
+    behind: &AtomicBool,
+    events: &mpsc::UnboundedSender<ClientEvent>,
+) -> Result<String, frame::WireError> {
+    let mut batch = Vec::new();
+    while let Some(first) = rx.recv().await {
+        // Frames queued together leave in one write (a burst of events is
+        // one wake-up of the client, not one per frame).
+        batch.clear();
+        batch.extend_from_slice(&first);
+        while batch.len() < WRITE_BATCH {
+            match rx.try_recv() {
+                Ok(more) => batch.extend_from_slice(&more),
+                Err(_) => break,
+            }
+        }
+        write.write_all(&batch).await?;
+        let left = queued.fetch_sub(batch.len(), Ordering::AcqRel) - batch.len();
+        if batch.capacity() > WRITE_BATCH * 4 {
+            // A snapshot went through: give its memory back.
+            batch = Vec::new();
+        }
+        if left == 0 && behind.load(Ordering::Acquire) {
+            let _ = events.send(ClientEvent::Drained(id));
+        }
+    }
+    // The server dropped this client (or is stopping): say no more.
+    let _ = write.shutdown().await;
+    Ok("dropped by the server".to_owned())
 }
 
 #[cfg(test)]
