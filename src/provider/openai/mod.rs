@@ -509,11 +509,7 @@ impl Agent {
         let Some(window) = self.settings.context_window else {
             return;
         };
-        let system = self
-            .settings
-            .system_prompt
-            .as_ref()
-            .map_or(0, |s| (s.len() / 4) as u64);
+        let system = self.system_tokens();
         if let Some(c) = compact::compact(&mut self.messages, system, window) {
             self.events.diagnostic(
                 DiagnosticLevel::Info,
@@ -532,6 +528,14 @@ impl Agent {
                 .unwrap_or(0);
             self.summarise(start, cancel).await;
         }
+    }
+
+    /// The system prompt's size in (estimated) tokens.
+    fn system_tokens(&self) -> u64 {
+        self.settings
+            .system_prompt
+            .as_ref()
+            .map_or(0, |s| (s.len() / 4) as u64)
     }
 
     /// `/compact`: the whole conversation summarised now, as a turn of its own.
@@ -555,11 +559,7 @@ impl Agent {
         if start == 0 {
             return;
         }
-        let system = self
-            .settings
-            .system_prompt
-            .as_ref()
-            .map_or(0, |s| (s.len() / 4) as u64);
+        let system = self.system_tokens();
         let before = system + compact::estimate(&self.messages);
         let mut request = self.request_messages();
         request.truncate(request.len() - (self.messages.len() - start));
