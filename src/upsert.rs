@@ -64,6 +64,26 @@ pub enum UpsertKind {
 }
 
 impl Upsert {
+    /// An agent message item in turn `t` of session `s` (tests build their
+    /// upserts from this).
+    #[cfg(test)]
+    pub(crate) fn test_message(item: &str, status: UpsertStatus, content: SharedText) -> Self {
+        Self {
+            turn_id: "t".into(),
+            session_id: "s".into(),
+            item_id: item.into(),
+            source_timestamp: DateTime::UNIX_EPOCH,
+            emitted_at: DateTime::UNIX_EPOCH,
+            status,
+            error_code: None,
+            error_message: None,
+            kind: UpsertKind::Message {
+                content,
+                origin: Origin::Agent,
+            },
+        }
+    }
+
     /// Text content of a message or thinking item.
     pub fn text(&self) -> Option<&SharedText> {
         match &self.kind {

@@ -114,20 +114,7 @@ mod tests {
     }
 
     fn update(pane: usize, status: UpsertStatus, live: bool) -> PaneUpdate {
-        let u = Upsert {
-            turn_id: "t".into(),
-            session_id: "s".into(),
-            item_id: "i".into(),
-            source_timestamp: chrono::DateTime::UNIX_EPOCH,
-            emitted_at: chrono::DateTime::UNIX_EPOCH,
-            status,
-            error_code: None,
-            error_message: None,
-            kind: UpsertKind::Message {
-                content: crate::text::SharedText::default(),
-                origin: crate::event::Origin::Agent,
-            },
-        };
+        let u = Upsert::test_message("i", status, crate::text::SharedText::default());
         PaneUpdate {
             pane,
             event: if live {

@@ -11,20 +11,7 @@ use crate::upsert::{TurnEvent, Upsert, UpsertKind, UpsertStatus};
 use crate::wire::snapshot::Restored;
 
 fn item(id: &str, status: UpsertStatus, text: &str) -> Upsert {
-    Upsert {
-        turn_id: "t".into(),
-        session_id: "s".into(),
-        item_id: id.into(),
-        source_timestamp: chrono::DateTime::UNIX_EPOCH,
-        emitted_at: chrono::DateTime::UNIX_EPOCH,
-        status,
-        error_code: None,
-        error_message: None,
-        kind: UpsertKind::Message {
-            content: text.into(),
-            origin: Origin::Agent,
-        },
-    }
+    Upsert::test_message(id, status, text.into())
 }
 
 fn permission(id: &str) -> PaneEvent {

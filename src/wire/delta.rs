@@ -231,7 +231,6 @@ fn forget_turn<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::Origin;
     use crate::upsert::{TurnStatus, UpsertStatus};
     use crate::wire::ServerMsg;
     use crate::wire::frame::{decode, encode};
@@ -239,17 +238,7 @@ mod tests {
     fn upsert(item: &str, status: UpsertStatus, content: SharedText) -> Upsert {
         Upsert {
             turn_id: "t1".into(),
-            session_id: "s".into(),
-            item_id: item.into(),
-            source_timestamp: chrono::DateTime::UNIX_EPOCH,
-            emitted_at: chrono::DateTime::UNIX_EPOCH,
-            status,
-            error_code: None,
-            error_message: None,
-            kind: UpsertKind::Message {
-                content,
-                origin: Origin::Agent,
-            },
+            ..Upsert::test_message(item, status, content)
         }
     }
 
