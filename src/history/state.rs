@@ -67,6 +67,18 @@ pub struct Totals {
     pub turns: u64,
 }
 
+impl Totals {
+    /// Counts a restored turn's end: a turn that failed is not a turn.
+    pub fn add_end(&mut self, end: &super::rebuild::TurnEnd) {
+        if !matches!(end.outcome, super::rebuild::Outcome::Failed { .. }) {
+            self.turns += 1;
+            if let Some(u) = &end.usage {
+                self.usage.accumulate(u);
+            }
+        }
+    }
+}
+
 fn version() -> u32 {
     1
 }

@@ -107,14 +107,9 @@ pub fn start(config_path: Option<&Path>, fresh: bool, socket: &Path) -> anyhow::
     Ok(())
 }
 
-/// hive.log, opened for appending (0600), and its path.
+/// hive.log for a server's stderr (`app::open_log`), blocking as any file.
 fn log_file() -> Option<(std::fs::File, PathBuf)> {
-    let dir = crate::paths::state_dir();
-    crate::private::create_dir(&dir).ok()?;
-    let path = dir.join("hive.log");
-    let mut options = crate::private::file_options();
-    options.create(true).append(true);
-    let file = crate::private::open_own_file(&mut options, &path).ok()?;
+    let (file, path) = crate::app::open_log()?;
     // The server's stderr must block like any file, not fail with EAGAIN.
     let _ = set_blocking(&file);
     Some((file, path))

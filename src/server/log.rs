@@ -362,12 +362,7 @@ impl PaneLog {
 fn ends_totals(ends: &[crate::history::rebuild::TurnEnd]) -> crate::history::state::Totals {
     let mut t = crate::history::state::Totals::default();
     for end in ends {
-        if !matches!(end.outcome, crate::history::rebuild::Outcome::Failed { .. }) {
-            t.turns += 1;
-            if let Some(u) = &end.usage {
-                t.usage.accumulate(u);
-            }
-        }
+        t.add_end(end);
     }
     t
 }

@@ -9,7 +9,7 @@ use crate::app::transcript::Transcript;
 use crate::config::AgentConfig;
 use crate::event::Usage;
 use crate::history::PaneHistory;
-use crate::history::assemble::{Outcome, TurnEnd};
+use crate::history::assemble::TurnEnd;
 use crate::provider::Capabilities;
 use crate::runner::TurnState;
 
@@ -80,8 +80,8 @@ impl Conversation {
             }
             // States written before totals were kept: what the window shows.
             None => {
-                self.usage = counted.usage;
-                self.turns = counted.turns;
+                self.usage = counted.totals.usage;
+                self.turns = counted.totals.turns;
             }
         }
         if let Some(m) = counted.model.or_else(|| history.model.take()) {
@@ -93,20 +93,14 @@ impl Conversation {
 /// What the restored turns add up to.
 #[derive(Default)]
 struct Counted {
-    usage: Usage,
-    turns: u64,
+    totals: crate::history::state::Totals,
     /// The newest turn's model.
     model: Option<String>,
 }
 
 impl Counted {
     fn add(&mut self, end: &TurnEnd) {
-        if !matches!(end.outcome, Outcome::Failed { .. }) {
-            self.turns += 1;
-            if let Some(u) = &end.usage {
-                self.usage.accumulate(u);
-            }
-        }
+        self.totals.add_end(end);
         if let Some(m) = end.model.as_ref().filter(|m| !m.is_empty()) {
             self.model = Some(m.clone());
         }

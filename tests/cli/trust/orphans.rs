@@ -12,6 +12,7 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use super::{fake_acp_config, hive};
+use crate::support::procs::alive;
 
 struct Agents {
     _tmp: tempfile::TempDir,
@@ -75,19 +76,6 @@ fn written_pids(pids_file: &Path) -> Option<Vec<i32>> {
         .filter_map(|p| p.parse().ok())
         .collect();
     (pids.len() == 4).then_some(pids)
-}
-
-/// Running (a zombie has ended; only its parent has not collected it).
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            let rest = &s[s.rfind(')')? + 1..];
-            rest.split_whitespace()
-                .next()
-                .map(|st| st != "Z" && st != "X")
-        })
-        .unwrap_or(false)
 }
 
 fn assert_none_survive(pids: &[i32]) {
