@@ -23,6 +23,7 @@ pub(crate) mod paths;
 pub(crate) mod private;
 pub mod processor;
 pub mod provider;
+pub mod remote;
 pub mod runner;
 pub mod runtime;
 pub(crate) mod sanitize;

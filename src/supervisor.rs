@@ -91,8 +91,10 @@ pub fn start() -> Option<ExitCode> {
     }
 }
 
-/// Whether these arguments run the console (`hive`, `hive attach`), which
-/// is a client of a server, rather than a command that runs agents itself.
+/// Whether these arguments run the console (`hive`, `hive attach`) or the
+/// far end of an ssh link (`hive relay`), which are clients of a server
+/// (the relay may start it, and must not sweep it away when the link
+/// ends), rather than a command that runs agents itself.
 fn is_console_client(mut args: impl Iterator<Item = String>) -> bool {
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -101,7 +103,7 @@ fn is_console_client(mut args: impl Iterator<Item = String>) -> bool {
             }
             "--fresh" => {}
             a if a.starts_with("--config=") => {}
-            "attach" => return true,
+            "attach" | "relay" => return true,
             _ => return false,
         }
     }
@@ -208,6 +210,7 @@ mod tests {
         assert!(is_console_client(args("--config x.toml --fresh")));
         assert!(is_console_client(args("--config=x.toml attach")));
         assert!(is_console_client(args("attach work")));
+        assert!(is_console_client(args("relay --start")));
         assert!(!is_console_client(args("serve")));
         assert!(!is_console_client(args("--config x.toml run demo hi")));
         assert!(!is_console_client(args("--config attach serve")));

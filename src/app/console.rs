@@ -259,6 +259,14 @@ impl Wiring {
             }
             FromServer::Bye(why) => return Some(Ended::ServerStopped(why)),
             FromServer::Lost(why) => return Some(Ended::Lost(why)),
+            FromServer::Link(state) => {
+                on_link(app, state);
+                pace.soon();
+            }
+            FromServer::NotSent(why) => {
+                app.status = Some((why, app.now + NOTICE_FOR));
+                pace.soon();
+            }
         }
         None
     }
@@ -335,6 +343,27 @@ impl Wiring {
         }
     }
 }
+
+/// A remote server's link went down (the status bar says so until it is
+/// back) or came back (a fresh snapshot follows).
+fn on_link(app: &mut App, state: crate::client::LinkState) {
+    use crate::client::LinkState;
+    match state {
+        LinkState::Reconnecting { host, attempt, why } => {
+            let why = why.lines().next().unwrap_or("");
+            app.link = Some(format!(
+                "{host}: link lost ({why}), reconnecting (try {attempt})"
+            ));
+        }
+        LinkState::Up { host } => {
+            app.link = None;
+            app.status = Some((format!("{host}: reconnected"), app.now + NOTICE_FOR));
+        }
+    }
+}
+
+/// How long a link notice stays in the status bar.
+const NOTICE_FOR: Duration = Duration::from_secs(4);
 
 /// One runner event from the server: it paces the next frame, then the app
 /// applies it.

@@ -100,6 +100,7 @@ impl App {
     fn fill(&mut self, i: usize, s: PaneSnapshot, away_since: Option<u64>, kept: Option<Kept>) {
         if let Some(p) = self.panes.get_mut(i) {
             p.worktree = s.worktree;
+            p.host = s.host;
         }
         self.restore(i, &mut s.restored.into_history());
         for logged in s.events {

@@ -62,6 +62,9 @@ pub struct App {
     pub outbox: super::command::Outbox,
     /// A transient line in the status bar and when it goes away.
     pub status: Option<(String, Instant)>,
+    /// The link to a remote server is down: what the status bar says
+    /// until it is back (issue 30).
+    pub link: Option<String>,
     /// The prefix key was pressed; the next key is a prefix command.
     pub(crate) prefix_armed: bool,
     /// Set when the user leaves (detach or stop): the app loop ends.
@@ -116,6 +119,7 @@ impl App {
             ui: config.ui.clone(),
             outbox: Default::default(),
             status: None,
+            link: None,
             prefix_armed: false,
             leave: None,
             started: now,

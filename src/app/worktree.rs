@@ -55,6 +55,12 @@ impl App {
     /// Opens the focused pane's diff view (overall).
     pub(crate) fn open_diff(&mut self) {
         let pane = self.focus;
+        if let Some(host) = self.panes.get(pane).and_then(|p| p.host.clone()) {
+            self.set_status(format!(
+                "this pane runs on {host}: its diff is not available from this console yet"
+            ));
+            return;
+        }
         if self.panes.get(pane).is_none_or(|p| p.worktree.is_none()) {
             self.set_status("this pane has no worktree (set worktree = true on its agent)");
             return;

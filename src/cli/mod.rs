@@ -61,6 +61,10 @@ pub enum Command {
     /// Run a hive server for the config without a console (e.g. from a
     /// systemd user unit); `hive` and `hive attach` connect to it.
     Serve,
+    /// The far end of `hive attach ssh://…`: relays the ssh channel to the
+    /// server of the config in the current directory.
+    #[command(hide = true)]
+    Relay(server::RelayArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -78,6 +82,7 @@ pub fn main() -> ExitCode {
         Some(Command::Ls) => server::ls(),
         Some(Command::Kill(ref args)) => server::kill(&cli, args),
         Some(Command::Serve) => server::serve(&cli),
+        Some(Command::Relay(ref args)) => server::relay(&cli, args),
         None => server::console(&cli),
     };
     match result {

@@ -11,16 +11,35 @@ use anyhow::bail;
 use clap::Args;
 
 use super::Cli;
-use crate::client::AttachError;
+use crate::client::{AttachError, Endpoint};
 use crate::config::Config;
 use crate::provider::Registry;
+use crate::remote;
 use crate::server::daemon;
 
 #[derive(Debug, Args)]
 pub struct AttachArgs {
-    /// The server's name (`hive ls`); default: the one for this config, else
-    /// the only one running.
+    /// The server's name (`hive ls`), or a remote hive as
+    /// `ssh://[user@]host[:port]/path/to/project`; default: the one for
+    /// this config, else the only one running.
     pub name: Option<String>,
+    /// Copy this hive to a remote host that has none of this protocol,
+    /// without asking.
+    #[arg(long, conflicts_with = "no_install")]
+    pub install: bool,
+    /// Never copy hive to a remote host.
+    #[arg(long)]
+    pub no_install: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RelayArgs {
+    /// Start the server when none runs.
+    #[arg(long)]
+    pub start: bool,
+    /// Print the protocol version this hive speaks, and exit.
+    #[arg(long)]
+    pub protocol: bool,
 }
 
 #[derive(Debug, Args)]
@@ -47,12 +66,15 @@ pub(crate) fn console(cli: &Cli) -> anyhow::Result<ExitCode> {
     } else {
         daemon::start(cli.config.as_deref(), cli.fresh, &socket)?;
     }
-    attach_to(&socket, Some(config), Restart::Config(cli))
+    attach_to(&Endpoint::Local(socket), Some(config), Restart::Config(cli))
 }
 
-/// `hive attach [NAME]`.
+/// `hive attach [NAME | ssh://…]`.
 pub(crate) fn attach(cli: &Cli, args: &AttachArgs) -> anyhow::Result<ExitCode> {
     crate::app::tty::check_tty()?;
+    if let Some(addr) = args.name.as_deref().filter(|n| n.starts_with("ssh://")) {
+        return attach_remote(cli, addr, args);
+    }
     let socket = match &args.name {
         Some(name) => daemon::socket_named(name),
         None => default_server(cli)?,
@@ -63,9 +85,33 @@ pub(crate) fn attach(cli: &Cli, args: &AttachArgs) -> anyhow::Result<ExitCode> {
             daemon::name_of(&socket)
         );
     }
-    attach_to(&socket, None, Restart::Unknown)
+    attach_to(&Endpoint::Local(socket), None, Restart::Unknown)
 }
 
+/// `hive attach ssh://…`: finds (or copies) hive on the host, then attaches
+/// to the project's server there through `hive relay`. The local config
+/// gives the console its keys, theme and settings; the panes are the
+/// remote's.
+fn attach_remote(cli: &Cli, addr: &str, args: &AttachArgs) -> anyhow::Result<ExitCode> {
+    let target = remote::Target::parse(addr)?;
+    let control = remote::control_dir();
+    crate::control::prepare_dir(&control)?;
+    let ssh = remote::Ssh::for_target(&target, &control)?;
+    let install = if args.install {
+        remote::Install::Yes
+    } else if args.no_install {
+        remote::Install::No
+    } else {
+        remote::Install::Ask
+    };
+    let bin = remote::install::locate(&ssh, &target, install)?;
+    let config = Config::load(cli.config.as_deref(), &Registry::builtin())?;
+    attach_to(
+        &Endpoint::Ssh { ssh, target, bin },
+        Some(config),
+        Restart::Unknown,
+    )
+}
 /// This config's server if it runs, else the only one running.
 fn default_server(cli: &Cli) -> anyhow::Result<PathBuf> {
     let config = Config::load(cli.config.as_deref(), &Registry::builtin())?;
@@ -97,25 +143,30 @@ enum Restart<'a> {
 }
 
 fn attach_to(
-    socket: &Path,
+    endpoint: &Endpoint,
     config: Option<Config>,
     restart: Restart<'_>,
 ) -> anyhow::Result<ExitCode> {
     let _log = crate::app::init_logging();
     let rt = crate::runtime::build()?;
-    let name = daemon::name_of(socket);
+    let name = endpoint.name();
     let asked = std::time::Instant::now();
-    let attached = rt.block_on(crate::client::attach(socket));
+    let attached = rt.block_on(crate::client::attach(endpoint));
     tracing::info!(ms = asked.elapsed().as_millis() as u64, "snapshot received");
     let (conn, snapshot) = match attached {
         Ok(ok) => ok,
         Err(AttachError::Skew { why, .. }) => {
             drop(rt);
+            let Endpoint::Local(socket) = endpoint else {
+                bail!("cannot attach to {name}: {why}");
+            };
             return skew(socket, &name, &why, restart);
         }
         Err(e) => return Err(e.into()),
     };
     let config = match config {
+        // A remote's config path is a path on its host, not here.
+        Some(c) if endpoint.host().is_some() => c,
         Some(c) => {
             let ours = c.source.canonical_path();
             // Two projects' `hive.toml`s in directories of the same name
@@ -161,6 +212,16 @@ fn skew(socket: &Path, name: &str, why: &str, restart: Restart<'_>) -> anyhow::R
     }
     daemon::kill(socket)?;
     console(cli)
+}
+
+/// `hive relay`: the far end of an ssh link (src/remote/relay.rs).
+pub(crate) fn relay(cli: &Cli, args: &RelayArgs) -> anyhow::Result<ExitCode> {
+    if args.protocol {
+        println!("{}", crate::wire::PROTOCOL_VERSION);
+        return Ok(ExitCode::SUCCESS);
+    }
+    remote::relay::run(cli.config.as_deref(), args.start)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `hive serve`: a server without a console (e.g. from a systemd unit).

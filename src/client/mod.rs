@@ -1,24 +1,21 @@
-//! A console's connection to its server (issue 29): the handshake, then two
-//! tasks beside the console's loop — one reads frames and turns them into
-//! [`FromServer`] messages (rebuilding appended text into whole upserts, so
-//! the app applies them exactly as it applied a runner's), one writes what
-//! the console says ([`Sender`]).
-//!
-//! A delta that does not fit what this client holds (it should not happen)
-//! is not guessed at: the reader asks for a fresh snapshot and drops events
-//! until it comes.
+//! A console's connection to its server (issue 29), on this machine or on
+//! another one over ssh (issue 30): the handshake ([`session`]), then a link
+//! task ([`link`]) between the console's loop and the connection — it
+//! writes what the console says ([`Sender`]) and hands on what the server
+//! says as [`FromServer`] messages, reconnecting a broken ssh link.
 
-use std::path::Path;
+mod link;
+mod session;
+pub mod transport;
 
-use tokio::io::AsyncWriteExt;
-use tokio::net::UnixStream;
 use tokio::sync::mpsc;
 
+pub use transport::Endpoint;
+
 use crate::runner::{PaneUpdate, RunnerCommand, RunnerSink};
-use crate::wire::delta::DeltaDecoder;
-use crate::wire::frame::{self, FrameReader, WireError};
-use crate::wire::snapshot::{PaneSnapshot, Parts, Snapshot};
-use crate::wire::{ClientMsg, Hello, MAGIC, ServerMsg};
+use crate::wire::frame::WireError;
+use crate::wire::snapshot::{PaneSnapshot, Snapshot};
+use crate::wire::{ClientMsg, Hello};
 
 /// What the server sent, ready for the console.
 #[allow(
@@ -35,8 +32,25 @@ pub enum FromServer {
     },
     /// The server is stopping, and why.
     Bye(String),
-    /// The connection broke.
+    /// The connection broke for good.
     Lost(String),
+    /// The link to a remote server went down or came back.
+    Link(LinkState),
+    /// A command the console sent could not go out.
+    NotSent(String),
+}
+
+/// A remote server's link, as the console shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkState {
+    /// Down; trying again (`attempt` so far).
+    Reconnecting {
+        host: String,
+        attempt: u32,
+        why: String,
+    },
+    /// Back; a fresh snapshot follows.
+    Up { host: String },
 }
 
 /// Why a console could not attach.
@@ -59,28 +73,26 @@ pub enum AttachError {
     /// It said goodbye instead (it is stopping).
     #[error("{0}")]
     Refused(String),
+    /// The ssh link failed, in ssh's (or the relay's) words.
+    #[error("cannot reach hive on {name}: {why}")]
+    Link { name: String, why: String },
 }
 
 /// The console's way to the server; cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Sender {
-    tx: mpsc::UnboundedSender<Vec<u8>>,
+    tx: mpsc::UnboundedSender<ClientMsg>,
 }
 
 impl Sender {
     pub fn send(&self, msg: &ClientMsg) {
-        match frame::encode(msg) {
-            Ok(bytes) => {
-                let _ = self.tx.send(bytes);
-            }
-            Err(e) => tracing::warn!("cannot encode a message for the server: {e}"),
-        }
+        let _ = self.tx.send(msg.clone());
     }
 }
 
 impl RunnerSink for Sender {
     fn send_to(&self, pane: usize, cmd: RunnerCommand) {
-        self.send(&ClientMsg::Command { pane, cmd });
+        let _ = self.tx.send(ClientMsg::Command { pane, cmd });
     }
 }
 
@@ -88,127 +100,26 @@ impl RunnerSink for Sender {
 pub struct Connection {
     pub sender: Sender,
     pub incoming: mpsc::UnboundedReceiver<FromServer>,
-    /// Ends when the writer has written everything sent before the
-    /// `Sender`s were dropped (a detach's last words reach the server).
+    /// Ends when everything sent before the `Sender`s were dropped is
+    /// written (a detach's last words reach the server).
     pub writer: tokio::task::JoinHandle<()>,
 }
 
-/// Connects to the server on `socket`, says hello, attaches and waits for
-/// the first snapshot. Must run inside a tokio runtime.
-pub async fn attach(socket: &Path) -> Result<(Connection, Snapshot), AttachError> {
-    let stream = UnixStream::connect(socket)
-        .await
-        .map_err(|source| AttachError::Connect {
-            path: socket.display().to_string(),
-            source,
-        })?;
-    let (read, mut write) = stream.into_split();
-    write.write_all(MAGIC).await.map_err(WireError::from)?;
-    write
-        .write_all(&frame::encode_hello(&Hello::ours()))
-        .await
-        .map_err(WireError::from)?;
-    write
-        .write_all(&frame::encode(&ClientMsg::Attach)?)
-        .await
-        .map_err(WireError::from)?;
-    let mut reader = FrameReader::new(read);
-    let hello = frame::decode_hello(&reader.next().await?.ok_or(AttachError::Closed)?)?;
-    if let Some(why) = hello.mismatch("server") {
-        return Err(AttachError::Skew { server: hello, why });
-    }
-    let mut parts = Parts::default();
-    let snapshot = loop {
-        let payload = reader.next().await?.ok_or(AttachError::Closed)?;
-        match frame::decode::<ServerMsg>(&payload)? {
-            ServerMsg::Bye { reason } => return Err(AttachError::Refused(reason)),
-            msg if msg.is_snapshot() => {
-                if let Some(s) = parts
-                    .take(msg)
-                    .map_err(|e| AttachError::Protocol(e.to_string()))?
-                {
-                    break s;
-                }
-            }
-            _ => {}
-        }
-    };
-    let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
-    let writer = tokio::spawn(async move {
-        while let Some(bytes) = rx.recv().await {
-            if write.write_all(&bytes).await.is_err() {
-                break;
-            }
-        }
-        let _ = write.shutdown().await;
-    });
-    let sender = Sender { tx };
+/// Connects to `endpoint`, says hello, attaches and waits for the first
+/// snapshot. Must run inside a tokio runtime. The first connection to an
+/// ssh host may prompt (before the console takes the terminal); the
+/// reconnections never do.
+pub async fn attach(endpoint: &Endpoint) -> Result<(Connection, Snapshot), AttachError> {
+    let (session, snapshot) = session::open(endpoint, false).await?;
+    let (tx, rx) = mpsc::unbounded_channel();
     let (in_tx, incoming) = mpsc::unbounded_channel();
-    tokio::spawn(read_loop(reader, in_tx, sender.clone()));
+    let writer = tokio::spawn(link::run(endpoint.clone(), session, rx, in_tx));
     Ok((
         Connection {
-            sender,
+            sender: Sender { tx },
             incoming,
             writer,
         },
         snapshot,
     ))
-}
-
-/// Frames in, `FromServer` out, until the connection ends.
-async fn read_loop(
-    mut reader: FrameReader<tokio::net::unix::OwnedReadHalf>,
-    out: mpsc::UnboundedSender<FromServer>,
-    sender: Sender,
-) {
-    let mut decoder = DeltaDecoder::default();
-    let mut parts = Parts::default();
-    let mut resyncing = false;
-    let why = loop {
-        let payload = match reader.next().await {
-            Ok(Some(p)) => p,
-            Ok(None) => break "the hive server closed the connection".to_owned(),
-            Err(e) => break e.to_string(),
-        };
-        let msg = match frame::decode::<ServerMsg>(&payload) {
-            Ok(m) => m,
-            Err(e) => break format!("unreadable message from the server: {e}"),
-        };
-        let next = match msg {
-            ServerMsg::Event { pane, event } => {
-                if resyncing {
-                    continue;
-                }
-                match decoder.decode(pane, event) {
-                    Ok(event) => FromServer::Update(PaneUpdate { pane, event }),
-                    Err(e) => {
-                        tracing::warn!("{e}: asking for a fresh snapshot");
-                        resyncing = true;
-                        sender.send(&ClientMsg::Resync);
-                        continue;
-                    }
-                }
-            }
-            msg @ (ServerMsg::SnapshotStart { .. }
-            | ServerMsg::SnapshotPane(_)
-            | ServerMsg::SnapshotEvents(_)
-            | ServerMsg::SnapshotEnd) => match parts.take(msg) {
-                Ok(Some(s)) => {
-                    decoder.reset();
-                    resyncing = false;
-                    FromServer::Snapshot(Box::new(s))
-                }
-                Ok(None) => continue,
-                Err(e) => break e.to_string(),
-            },
-            ServerMsg::Reset { pane, snapshot } => FromServer::Reset { pane, snapshot },
-            // The connection's end follows (as `Lost`): a stopping
-            // console waits for it.
-            ServerMsg::Bye { reason } => FromServer::Bye(reason),
-        };
-        if out.send(next).is_err() {
-            return;
-        }
-    };
-    let _ = out.send(FromServer::Lost(why));
 }

@@ -418,6 +418,7 @@ fn pane_snapshot(pane: &Pane, seen: Option<u64>) -> PaneSnapshot {
         restored: pane.log.restored().clone(),
         events: pane.log.events_since(seen),
         draft: pane.draft.clone(),
+        host: None,
     }
 }
 

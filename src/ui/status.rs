@@ -85,7 +85,7 @@ pub(crate) fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
     let mut right = right_pieces(app, base);
     // A transient message is cut rather than cost the provider or model;
     // only the usage gives way to it.
-    let hints = !app.prefix_armed && app.status.is_none();
+    let hints = !app.prefix_armed && app.status.is_none() && app.link.is_none();
     fit(
         &mut left,
         &mut right,
@@ -173,6 +173,12 @@ fn right_pieces(app: &App, base: Style) -> Vec<Piece> {
     if app.prefix_armed {
         return vec![Piece::keep(vec![Span::styled(
             " prefix: 1-9 pane · ←→↑↓ move · z zoom · i inbox · ? help · d detach · q quit · other keys go to a terminal pane ",
+            Style::new().fg(t.status_bg).bg(t.warning),
+        )])];
+    }
+    if let Some(down) = &app.link {
+        return vec![Piece::keep(vec![Span::styled(
+            format!(" ⟳ {down} "),
             Style::new().fg(t.status_bg).bg(t.warning),
         )])];
     }

@@ -309,6 +309,7 @@ mod tests {
                 },
                 events,
                 draft: "typing".into(),
+                host: None,
             }],
         }
     }

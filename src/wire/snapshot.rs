@@ -54,6 +54,35 @@ pub struct PaneSnapshot {
     pub events: Vec<Logged>,
     /// The composer text a client left there.
     pub draft: String,
+    /// The host the pane runs on, set by a console that reached its server
+    /// over ssh (never sent by a server).
+    #[serde(skip)]
+    pub host: Option<String>,
+}
+
+impl Snapshot {
+    /// A snapshot from the server on `host` (issue 30): its panes titled
+    /// with the host, and no path of that host's file system kept as if it
+    /// were one of this machine's (`PaneSnapshot::set_host`).
+    pub fn set_host(&mut self, host: &str) {
+        self.server.config_path = None;
+        for p in &mut self.panes {
+            p.set_host(host);
+        }
+    }
+}
+
+impl PaneSnapshot {
+    /// Titled `host:name`; its working directory and worktree are paths on
+    /// the host, which this console must never open here (a diff, a file
+    /// completion): they are dropped.
+    pub fn set_host(&mut self, host: &str) {
+        let name = self.agent.display_name().to_owned();
+        self.agent.name = Some(format!("{host}:{name}"));
+        self.agent.cwd = None;
+        self.worktree = None;
+        self.host = Some(host.to_owned());
+    }
 }
 
 /// One runner event as the server logged it.

@@ -12,6 +12,7 @@
 //! - `git`: temporary git repositories (the worktree tests).
 //! - `tmux`: a private tmux server driving the real binary (end-to-end).
 //! - `console`: the app drawn on a test backend, keys and pastes fed in.
+//! - `sshd`: a real OpenSSH server on 127.0.0.1 for the remote tests.
 #![allow(dead_code, unused_imports)] // each test binary uses a different subset
 
 pub mod console;
@@ -20,6 +21,7 @@ pub mod git;
 pub mod procs;
 pub mod replay;
 pub mod scenario;
+pub mod sshd;
 pub mod tmux;
 
 pub use driver::*;

@@ -43,6 +43,8 @@ pub struct Pane {
     pub highlight: Option<String>,
     /// The agent's own git worktree (`worktree = true`).
     pub worktree: Option<crate::worktree::Worktree>,
+    /// The host whose server runs the pane, when not this machine's.
+    pub host: Option<String>,
     /// The history session the pane shows and records into.
     pub history_session: Option<String>,
     /// Images the next message carries (chips above the composer).
@@ -65,6 +67,7 @@ impl Pane {
             reveal: None,
             highlight: None,
             worktree: None,
+            host: None,
             history_session: None,
             attachments: Vec::new(),
             try_words: crate::provider::script::match_words(&agent),

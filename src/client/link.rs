@@ -1,0 +1,205 @@
+//! Keeps a console attached: forwards what the console says to the current
+//! connection and what the server says to the console, and, for a server
+//! behind ssh, reconnects when the link breaks — with backoff (at most a
+//! second apart, so panes are live again soon after the network is), saying
+//! so to the console, and catching up from the fresh snapshot the server
+//! sends each new connection. The remote server never noticed more than a
+//! client leaving.
+//!
+//! While the link is down the console's focus and drafts are kept (and
+//! told to the server once it is back); a command cannot wait for a link
+//! that may not return, so it is refused, visibly.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::session::{self, Incoming, Session};
+use super::transport::Endpoint;
+use super::{AttachError, FromServer, LinkState};
+use crate::wire::ClientMsg;
+use crate::wire::frame;
+
+/// The first retry's delay, doubled up to `MAX_BACKOFF`.
+const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+const MAX_BACKOFF: Duration = Duration::from_secs(1);
+
+/// The link's state between messages.
+struct Link {
+    endpoint: Endpoint,
+    session: Option<Session>,
+    out: mpsc::UnboundedSender<FromServer>,
+    /// Detach or Stop sent, or the server said goodbye: a lost connection
+    /// is then the end, not a broken link.
+    leaving: bool,
+    focus: Option<usize>,
+    drafts: BTreeMap<usize, String>,
+    attempt: u32,
+    retry_at: Option<Instant>,
+}
+
+/// Runs until the console drops its senders (after its last words) or the
+/// connection ends for good.
+pub(super) async fn run(
+    endpoint: Endpoint,
+    session: Session,
+    mut from_console: mpsc::UnboundedReceiver<ClientMsg>,
+    out: mpsc::UnboundedSender<FromServer>,
+) {
+    let mut link = Link {
+        endpoint,
+        session: Some(session),
+        out,
+        leaving: false,
+        focus: None,
+        drafts: BTreeMap::new(),
+        attempt: 0,
+        retry_at: None,
+    };
+    loop {
+        let incoming = async {
+            match link.session.as_mut() {
+                Some(s) => s.incoming.recv().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            msg = from_console.recv() => match msg {
+                Some(msg) => link.on_console(msg).await,
+                None => break,
+            },
+            inc = incoming => {
+                if !link.on_server(inc).await {
+                    return;
+                }
+            }
+            _ = crate::timer::sleep_until(link.retry_at) => link.reconnect().await,
+        }
+    }
+    // The console is done: the server hears the end of this client.
+    if let Some(mut s) = link.session.take() {
+        let _ = s.write.shutdown().await;
+    }
+}
+
+impl Link {
+    async fn on_console(&mut self, msg: ClientMsg) {
+        match &msg {
+            ClientMsg::Focus(p) => self.focus = Some(*p),
+            ClientMsg::Draft { pane, text } => {
+                self.drafts.insert(*pane, text.clone());
+            }
+            ClientMsg::Detach | ClientMsg::Stop => self.leaving = true,
+            _ => {}
+        }
+        if self.session.is_some() {
+            self.write(&msg).await;
+            return;
+        }
+        match msg {
+            ClientMsg::Command { .. } => {
+                let _ = self.out.send(FromServer::NotSent(format!(
+                    "not sent: reconnecting to {}",
+                    self.endpoint.name()
+                )));
+            }
+            ClientMsg::Stop => {
+                let _ = self.out.send(FromServer::Lost(format!(
+                    "not connected to {}: it was not stopped",
+                    self.endpoint.name()
+                )));
+            }
+            _ => {}
+        }
+    }
+
+    async fn write(&mut self, msg: &ClientMsg) {
+        let bytes = match frame::encode(msg) {
+            Ok(b) => b,
+            Err(e) => {
+                tracing::warn!("cannot encode a message for the server: {e}");
+                return;
+            }
+        };
+        if let Some(s) = self.session.as_mut()
+            && s.write.write_all(&bytes).await.is_err()
+        {
+            // The reader reports the loss (with ssh's reason).
+            tracing::debug!("write to {} failed", self.endpoint.name());
+        }
+    }
+
+    /// False when the link is over.
+    async fn on_server(&mut self, inc: Option<Incoming>) -> bool {
+        let msg = match inc {
+            Some(Incoming::Resync) => {
+                self.write(&ClientMsg::Resync).await;
+                return true;
+            }
+            Some(Incoming::Msg(m)) => m,
+            None => FromServer::Lost("the connection ended".to_owned()),
+        };
+        match msg {
+            FromServer::Bye(_) => self.leaving = true,
+            FromServer::Lost(why) if !self.leaving && self.endpoint.reconnects() => {
+                self.session = None;
+                self.attempt = 0;
+                self.schedule(why);
+                return true;
+            }
+            FromServer::Lost(_) => {
+                let _ = self.out.send(msg);
+                return false;
+            }
+            _ => {}
+        }
+        self.out.send(msg).is_ok()
+    }
+
+    /// Says the link is down and when the next try is.
+    fn schedule(&mut self, why: String) {
+        let delay = FIRST_BACKOFF
+            .saturating_mul(1u32 << self.attempt.min(8))
+            .min(MAX_BACKOFF);
+        self.attempt += 1;
+        self.retry_at = Some(Instant::now() + delay);
+        let _ = self.out.send(FromServer::Link(LinkState::Reconnecting {
+            host: self.endpoint.name(),
+            attempt: self.attempt,
+            why,
+        }));
+    }
+
+    async fn reconnect(&mut self) {
+        self.retry_at = None;
+        match session::open(&self.endpoint, true).await {
+            Ok((session, snapshot)) => {
+                self.session = Some(session);
+                tracing::info!(
+                    attempt = self.attempt,
+                    "reconnected to {}",
+                    self.endpoint.name()
+                );
+                let _ = self.out.send(FromServer::Link(LinkState::Up {
+                    host: self.endpoint.name(),
+                }));
+                let _ = self.out.send(FromServer::Snapshot(Box::new(snapshot)));
+                if let Some(f) = self.focus {
+                    self.write(&ClientMsg::Focus(f)).await;
+                }
+                for (pane, text) in std::mem::take(&mut self.drafts) {
+                    self.write(&ClientMsg::Draft { pane, text }).await;
+                }
+            }
+            // A server of another version, or one stopping: retrying
+            // cannot help.
+            Err(e @ (AttachError::Skew { .. } | AttachError::Refused(_))) => {
+                let _ = self.out.send(FromServer::Lost(e.to_string()));
+            }
+            Err(e) => self.schedule(e.to_string()),
+        }
+    }
+}

@@ -1,0 +1,206 @@
+//! One connection's life: the handshake and first snapshot, then frames in
+//! as [`FromServer`] messages (appended text rebuilt into whole upserts, so
+//! the app applies them exactly as it applied a runner's).
+//!
+//! A delta that does not fit what this client holds (it should not happen)
+//! is not guessed at: the reader asks for a fresh snapshot and drops events
+//! until it comes.
+
+use std::pin::Pin;
+
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+use super::transport::{Endpoint, Stream};
+use super::{AttachError, FromServer};
+use crate::runner::PaneUpdate;
+use crate::wire::delta::DeltaDecoder;
+use crate::wire::frame::{self, FrameReader, WireError};
+use crate::wire::snapshot::{Parts, Snapshot};
+use crate::wire::{ClientMsg, Hello, MAGIC, ServerMsg};
+
+/// How long a server may take to answer and send its snapshot.
+const HANDSHAKE: std::time::Duration = std::time::Duration::from_secs(30);
+
+type Reader = FrameReader<Pin<Box<dyn AsyncRead + Send>>>;
+
+/// A live connection, handshake done.
+pub(super) struct Session {
+    pub(super) write: Pin<Box<dyn AsyncWrite + Send>>,
+    /// What the reader task turns frames into; `Lost` last.
+    pub(super) incoming: mpsc::UnboundedReceiver<Incoming>,
+    /// Held so the ssh process lives as long as the session (and dies with it).
+    pub(super) _child: Option<tokio::process::Child>,
+}
+
+/// What the reader hands the link.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "messages are nearly all of them; a resync is rare"
+)]
+pub(super) enum Incoming {
+    Msg(FromServer),
+    /// A delta did not fit: ask for a snapshot.
+    Resync,
+}
+
+/// Opens `endpoint`, says hello, attaches, waits for the first snapshot.
+pub(super) async fn open(
+    endpoint: &Endpoint,
+    batch: bool,
+) -> Result<(Session, Snapshot), AttachError> {
+    let stream = endpoint
+        .open(batch)
+        .await
+        .map_err(|source| AttachError::Connect {
+            path: endpoint.name(),
+            source,
+        })?;
+    let Stream {
+        read,
+        mut write,
+        child,
+        stderr,
+    } = stream;
+    let broke = |e: AttachError| -> AttachError {
+        let why = Stream::why_from(&stderr, "");
+        if why.is_empty() || !endpoint.reconnects() {
+            e
+        } else {
+            AttachError::Link {
+                name: endpoint.name(),
+                why,
+            }
+        }
+    };
+    let mut reader = FrameReader::new(read);
+    let mut snapshot = tokio::time::timeout(HANDSHAKE, handshake(&mut write, &mut reader))
+        .await
+        .map_err(|_| AttachError::Link {
+            name: endpoint.name(),
+            why: format!("no snapshot within {}s", HANDSHAKE.as_secs()),
+        })?
+        .map_err(broke)?;
+    let host = endpoint.host().map(str::to_owned);
+    if let Some(h) = &host {
+        snapshot.set_host(h);
+    }
+    let (tx, incoming) = mpsc::unbounded_channel();
+    tokio::spawn(read_loop(reader, tx, stderr, host));
+    Ok((
+        Session {
+            write,
+            incoming,
+            _child: child,
+        },
+        snapshot,
+    ))
+}
+
+async fn handshake(
+    write: &mut Pin<Box<dyn AsyncWrite + Send>>,
+    reader: &mut Reader,
+) -> Result<Snapshot, AttachError> {
+    write.write_all(MAGIC).await.map_err(WireError::from)?;
+    write
+        .write_all(&frame::encode_hello(&Hello::ours()))
+        .await
+        .map_err(WireError::from)?;
+    write
+        .write_all(&frame::encode(&ClientMsg::Attach)?)
+        .await
+        .map_err(WireError::from)?;
+    write.flush().await.map_err(WireError::from)?;
+    let hello = frame::decode_hello(&reader.next().await?.ok_or(AttachError::Closed)?)?;
+    if let Some(why) = hello.mismatch("server") {
+        return Err(AttachError::Skew { server: hello, why });
+    }
+    let mut parts = Parts::default();
+    loop {
+        let payload = reader.next().await?.ok_or(AttachError::Closed)?;
+        match frame::decode::<ServerMsg>(&payload)? {
+            ServerMsg::Bye { reason } => return Err(AttachError::Refused(reason)),
+            msg if msg.is_snapshot() => {
+                if let Some(s) = parts
+                    .take(msg)
+                    .map_err(|e| AttachError::Protocol(e.to_string()))?
+                {
+                    return Ok(s);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Frames in, `Incoming` out, until the connection ends (then `Lost`, with
+/// ssh's reason when it gave one).
+async fn read_loop(
+    mut reader: Reader,
+    out: mpsc::UnboundedSender<Incoming>,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+    host: Option<String>,
+) {
+    let mut decoder = DeltaDecoder::default();
+    let mut parts = Parts::default();
+    let mut resyncing = false;
+    let why = loop {
+        let payload = match reader.next().await {
+            Ok(Some(p)) => p,
+            Ok(None) => break "the hive server closed the connection".to_owned(),
+            Err(e) => break e.to_string(),
+        };
+        let msg = match frame::decode::<ServerMsg>(&payload) {
+            Ok(m) => m,
+            Err(e) => break format!("unreadable message from the server: {e}"),
+        };
+        let next = match msg {
+            ServerMsg::Event { pane, event } => {
+                if resyncing {
+                    continue;
+                }
+                match decoder.decode(pane, event) {
+                    Ok(event) => FromServer::Update(PaneUpdate { pane, event }),
+                    Err(e) => {
+                        tracing::warn!("{e}: asking for a fresh snapshot");
+                        resyncing = true;
+                        if out.send(Incoming::Resync).is_err() {
+                            return;
+                        }
+                        continue;
+                    }
+                }
+            }
+            msg @ (ServerMsg::SnapshotStart { .. }
+            | ServerMsg::SnapshotPane(_)
+            | ServerMsg::SnapshotEvents(_)
+            | ServerMsg::SnapshotEnd) => match parts.take(msg) {
+                Ok(Some(mut s)) => {
+                    decoder.reset();
+                    resyncing = false;
+                    if let Some(h) = &host {
+                        s.set_host(h);
+                    }
+                    FromServer::Snapshot(Box::new(s))
+                }
+                Ok(None) => continue,
+                Err(e) => break e.to_string(),
+            },
+            ServerMsg::Reset { pane, mut snapshot } => {
+                if let Some(h) = &host {
+                    snapshot.set_host(h);
+                }
+                FromServer::Reset { pane, snapshot }
+            }
+            // The connection's end follows (as `Lost`): a stopping
+            // console waits for it.
+            ServerMsg::Bye { reason } => FromServer::Bye(reason),
+        };
+        if out.send(Incoming::Msg(next)).is_err() {
+            return;
+        }
+    };
+    // ssh says why a link broke better than an end of file does.
+    let why = Stream::why_from(&stderr, &why);
+    let _ = out.send(Incoming::Msg(FromServer::Lost(why)));
+}

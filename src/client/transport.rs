@@ -1,0 +1,132 @@
+//! Where a console's bytes go: the server's Unix socket on this machine, or
+//! an `ssh -T` child whose channel ends in `hive relay` beside the remote
+//! server (src/remote/). Either way the console gets a byte stream both
+//! ways and speaks the same protocol over it.
+
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+
+use crate::remote::{Ssh, Target};
+
+/// A server a console can attach to.
+#[derive(Debug, Clone)]
+pub enum Endpoint {
+    /// The socket of a server on this machine.
+    Local(PathBuf),
+    /// A server on another machine, through ssh; `bin` is hive's path
+    /// there (`remote::install::locate`).
+    Ssh {
+        ssh: Ssh,
+        target: Target,
+        bin: String,
+    },
+}
+
+impl Endpoint {
+    /// What the user calls it: the server's name, or the host's.
+    pub fn name(&self) -> String {
+        match self {
+            Endpoint::Local(socket) => crate::server::daemon::name_of(socket),
+            Endpoint::Ssh { target, .. } => target.name.clone(),
+        }
+    }
+
+    /// Whether a lost connection is a broken link worth reconnecting (ssh),
+    /// rather than a server gone (a local socket).
+    pub fn reconnects(&self) -> bool {
+        matches!(self, Endpoint::Ssh { .. })
+    }
+
+    /// The host the panes are on, when it is not this machine.
+    pub fn host(&self) -> Option<&str> {
+        match self {
+            Endpoint::Local(_) => None,
+            Endpoint::Ssh { target, .. } => Some(&target.name),
+        }
+    }
+
+    /// Opens a byte stream to the server. `batch`: ssh must not prompt.
+    pub(super) async fn open(&self, batch: bool) -> std::io::Result<Stream> {
+        match self {
+            Endpoint::Local(socket) => {
+                let (read, write) = tokio::net::UnixStream::connect(socket).await?.into_split();
+                Ok(Stream {
+                    read: Box::pin(read),
+                    write: Box::pin(write),
+                    child: None,
+                    stderr: Arc::default(),
+                })
+            }
+            Endpoint::Ssh { ssh, target, bin } => {
+                let remote = crate::remote::relay_command(target, bin, true);
+                let mut cmd = tokio::process::Command::from(ssh.command(target, batch, &remote));
+                cmd.stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .kill_on_drop(true);
+                let mut child = cmd.spawn()?;
+                let (Some(read), Some(write), Some(err)) =
+                    (child.stdout.take(), child.stdin.take(), child.stderr.take())
+                else {
+                    return Err(std::io::Error::other("ssh's pipes are missing"));
+                };
+                let stderr = Arc::<Mutex<String>>::default();
+                tokio::spawn(keep_stderr(err, Arc::clone(&stderr)));
+                Ok(Stream {
+                    read: Box::pin(read),
+                    write: Box::pin(write),
+                    child: Some(child),
+                    stderr,
+                })
+            }
+        }
+    }
+}
+
+/// A byte stream to a server, and the ssh process behind it if any.
+pub(super) struct Stream {
+    pub(super) read: Pin<Box<dyn AsyncRead + Send>>,
+    pub(super) write: Pin<Box<dyn AsyncWrite + Send>>,
+    /// Killed when dropped.
+    pub(super) child: Option<tokio::process::Child>,
+    /// ssh's last words (its errors), for the reason a link broke.
+    pub(super) stderr: Arc<Mutex<String>>,
+}
+
+impl Stream {
+    /// Why the link broke, in ssh's words when it said any.
+    pub(super) fn why_from(stderr: &Mutex<String>, fallback: &str) -> String {
+        let said = stderr
+            .lock()
+            .map(|s| s.trim().to_owned())
+            .unwrap_or_default();
+        if said.is_empty() {
+            fallback.to_owned()
+        } else {
+            crate::sanitize::neutralize(&said).into_owned()
+        }
+    }
+}
+
+/// Keeps ssh's last few stderr lines (they are the remote's words: never
+/// drawn unsanitized) and logs them.
+async fn keep_stderr(err: tokio::process::ChildStderr, into: Arc<Mutex<String>>) {
+    let mut lines = BufReader::new(err).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        tracing::info!(target: "hive::ssh", "{}", crate::sanitize::neutralize(&line));
+        if let Ok(mut s) = into.lock() {
+            // The last line is the one that says why; keep a little context.
+            if s.len() > 1024 {
+                s.clear();
+            }
+            if !s.is_empty() {
+                s.push_str("; ");
+            }
+            s.push_str(line.trim());
+        }
+    }
+}

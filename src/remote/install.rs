@@ -1,0 +1,264 @@
+//! hive on the far side: finds a hive there that speaks this protocol, or
+//! copies this very binary into the remote user's cache dir
+//! (`${XDG_CACHE_HOME:-~/.cache}/hive/bin/hive-<sha256>`), as VS Code's
+//! remote server does. The copy is checked by hash on arrival and is only
+//! offered to a box of the same OS and architecture.
+//!
+//! The probe is one POSIX shell command; its answer is parsed here
+//! (`Probe::parse`, I/O-free) and trusted for nothing but the choice of
+//! binary: the binary then says its protocol in the handshake anyway.
+
+use std::io::{BufRead, IsTerminal, Read, Write};
+use std::process::Stdio;
+
+use anyhow::{Context, bail};
+use sha2::{Digest, Sha256};
+
+use super::ssh::Ssh;
+use super::target::{Target, quote};
+use crate::wire::PROTOCOL_VERSION;
+
+/// Whether a missing hive may be copied over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Install {
+    /// Ask on the terminal (no terminal: no).
+    Ask,
+    Yes,
+    No,
+}
+
+/// The remote cache dir's shell expression.
+const CACHE: &str = "\"${XDG_CACHE_HOME:-$HOME/.cache}/hive/bin\"";
+
+/// What the probe found on the host.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Probe {
+    /// Our own build, copied there before.
+    pub cached: Option<String>,
+    /// `hive` on the remote PATH, with the protocol it speaks.
+    pub on_path: Option<(String, Option<u32>)>,
+    /// `uname -sm`.
+    pub uname: String,
+}
+
+impl Probe {
+    /// The shell command that asks; `hash` names our build.
+    pub fn command(hash: &str) -> String {
+        format!(
+            "c={CACHE}/hive-{hash}; [ -x \"$c\" ] && echo \"cached $c\"; \
+             p=$(command -v hive 2>/dev/null) && echo \"path $p\" && \
+             echo \"protocol $(\"$p\" relay --protocol 2>/dev/null)\"; \
+             echo \"uname $(uname -sm)\""
+        )
+    }
+
+    /// Reads the probe's answer; lines it does not know are skipped.
+    pub fn parse(out: &str) -> Self {
+        let mut p = Probe::default();
+        for line in out.lines() {
+            let (key, value) = line.split_once(' ').unwrap_or((line, ""));
+            match key {
+                "cached" => p.cached = Some(value.to_owned()),
+                "path" => p.on_path = Some((value.to_owned(), None)),
+                "protocol" => {
+                    if let Some((_, v)) = p.on_path.as_mut() {
+                        *v = value.trim().parse().ok();
+                    }
+                }
+                "uname" => p.uname = value.trim().to_owned(),
+                _ => {}
+            }
+        }
+        p
+    }
+
+    /// The binary to run there, if one speaks our protocol.
+    pub fn usable(&self) -> Option<&str> {
+        if let Some(c) = &self.cached {
+            return Some(c);
+        }
+        match &self.on_path {
+            Some((p, Some(v))) if *v == PROTOCOL_VERSION => Some(p),
+            _ => None,
+        }
+    }
+
+    /// Whether this binary can run there (`uname -sm` against ours).
+    pub fn same_platform(&self) -> bool {
+        let mut parts = self.uname.split_whitespace();
+        let os = parts.next().unwrap_or("").to_ascii_lowercase();
+        let arch = parts.next().unwrap_or("");
+        let arch = match arch {
+            "arm64" => "aarch64",
+            "amd64" => "x86_64",
+            a => a,
+        };
+        os == std::env::consts::OS && arch == std::env::consts::ARCH
+    }
+}
+
+/// The sha256 of this binary, hex.
+pub fn own_hash() -> anyhow::Result<String> {
+    let exe = std::env::current_exe().context("finding hive's own executable")?;
+    let mut file =
+        std::fs::File::open(&exe).with_context(|| format!("reading {}", exe.display()))?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+/// The name of our build in the remote cache: the hash's first 16 digits.
+fn short(hash: &str) -> &str {
+    &hash[..hash.len().min(16)]
+}
+
+/// Finds (or, as `install` allows, copies) a hive on `target` and returns
+/// its path there. Runs before the console takes the terminal, so ssh may
+/// ask for a password or a key's passphrase: the master connection it
+/// opens then serves the console's connections.
+pub fn locate(ssh: &Ssh, target: &Target, install: Install) -> anyhow::Result<String> {
+    let hash = own_hash()?;
+    let probe = run_probe(ssh, target, short(&hash))?;
+    if let Some(bin) = probe.usable() {
+        return Ok(bin.to_owned());
+    }
+    let found = match &probe.on_path {
+        Some((p, Some(v))) => format!("{p} speaks protocol {v}, this hive {PROTOCOL_VERSION}"),
+        Some((p, None)) => format!("{p} is a hive too old to say its protocol"),
+        None => "no hive on its PATH".to_owned(),
+    };
+    if !probe.same_platform() {
+        bail!(
+            "{} has {found}, and is a {} machine while this hive is built for {} {}: install hive there (of protocol {PROTOCOL_VERSION})",
+            target.name,
+            crate::sanitize::neutralize(&probe.uname),
+            std::env::consts::OS,
+            std::env::consts::ARCH
+        );
+    }
+    if !may_install(install, target, &found)? {
+        bail!("{} has {found}; not copied", target.name);
+    }
+    copy_binary(ssh, target, &hash)
+}
+
+fn run_probe(ssh: &Ssh, target: &Target, hash: &str) -> anyhow::Result<Probe> {
+    let out = ssh
+        .command(target, false, &Probe::command(hash))
+        .stdin(Stdio::inherit())
+        .stderr(Stdio::inherit())
+        .output()
+        .with_context(|| format!("running ssh to {}", target.name))?;
+    if !out.status.success() && out.stdout.is_empty() {
+        bail!(
+            "cannot reach {} over ssh ({}): check `ssh {}` works",
+            target.name,
+            out.status,
+            target.destination
+        );
+    }
+    Ok(Probe::parse(&String::from_utf8_lossy(&out.stdout)))
+}
+
+fn may_install(install: Install, target: &Target, found: &str) -> anyhow::Result<bool> {
+    match install {
+        Install::Yes => Ok(true),
+        Install::No => Ok(false),
+        Install::Ask => {
+            if !std::io::stdin().is_terminal() {
+                return Ok(false);
+            }
+            eprint!(
+                "{} has {found}. Copy this hive there (into its ~/.cache/hive/bin)? [y/N] ",
+                target.name
+            );
+            std::io::stderr().flush()?;
+            let mut answer = String::new();
+            std::io::stdin().lock().read_line(&mut answer)?;
+            Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
+        }
+    }
+}
+
+/// Streams this binary to the host's cache dir; the host checks its hash
+/// before it takes the file's final name, so a torn copy is never run.
+fn copy_binary(ssh: &Ssh, target: &Target, hash: &str) -> anyhow::Result<String> {
+    let name = format!("hive-{}", short(hash));
+    let script = format!(
+        "umask 077; d={CACHE}; mkdir -p \"$d\" && t=\"$d/.{name}.$$\" && cat > \"$t\" && \
+         s=$(sha256sum \"$t\" 2>/dev/null || shasum -a 256 \"$t\") && \
+         if [ \"${{s%% *}}\" = {hash} ]; then chmod 700 \"$t\" && mv \"$t\" \"$d/{name}\" && echo \"ok $d/{name}\"; \
+         else rm -f \"$t\"; echo \"bad ${{s%% *}}\"; fi",
+        hash = quote(hash),
+    );
+    let exe = std::env::current_exe()?;
+    let mut file = std::fs::File::open(&exe)?;
+    let mut child = ssh
+        .command(target, false, &script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("running ssh to {}", target.name))?;
+    eprintln!("hive: copying this hive to {}…", target.name);
+    if let Some(mut stdin) = child.stdin.take() {
+        std::io::copy(&mut file, &mut stdin).context("sending the binary")?;
+    }
+    let out = child.wait_with_output()?;
+    let answer = String::from_utf8_lossy(&out.stdout);
+    match answer.lines().last().and_then(|l| l.split_once(' ')) {
+        Some(("ok", path)) => Ok(path.to_owned()),
+        Some(("bad", got)) => bail!(
+            "the copy on {} does not match this binary (sha256 {} there): not used",
+            target.name,
+            crate::sanitize::neutralize(got)
+        ),
+        _ => bail!("copying hive to {} failed ({})", target.name, out.status),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cached_build_wins_then_a_hive_of_our_protocol() {
+        let p = Probe::parse(&format!(
+            "path /usr/bin/hive\nprotocol {PROTOCOL_VERSION}\nuname Linux x86_64\n"
+        ));
+        assert_eq!(p.usable(), Some("/usr/bin/hive"));
+        let p = Probe::parse("cached /h/.cache/hive/bin/hive-ab\npath /usr/bin/hive\nprotocol 0\n");
+        assert_eq!(p.usable(), Some("/h/.cache/hive/bin/hive-ab"));
+    }
+
+    #[test]
+    fn another_protocol_or_none_is_not_usable() {
+        let p = Probe::parse("path /usr/bin/hive\nprotocol 999\nuname Linux x86_64\n");
+        assert_eq!(p.usable(), None);
+        // An old hive without `relay --protocol` answers nothing.
+        let p = Probe::parse("path /usr/bin/hive\nprotocol \nuname Linux x86_64\n");
+        assert_eq!(p.on_path, Some(("/usr/bin/hive".to_owned(), None)));
+        assert_eq!(p.usable(), None);
+        assert_eq!(Probe::parse("uname Linux x86_64").usable(), None);
+    }
+
+    #[test]
+    fn platforms_compare_by_os_and_arch() {
+        let ours = format!("uname {} {}", std::env::consts::OS, std::env::consts::ARCH);
+        assert!(Probe::parse(&ours).same_platform());
+        assert!(!Probe::parse("uname Darwin arm64").same_platform() || cfg!(target_os = "macos"));
+        assert!(!Probe::parse("uname Linux riscv64").same_platform());
+        assert!(!Probe::parse("").same_platform());
+    }
+}
