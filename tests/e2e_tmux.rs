@@ -12,6 +12,8 @@
 
 #[path = "support/openai_server.rs"]
 mod openai_server;
+#[path = "e2e_tmux/remote.rs"]
+mod remote;
 #[path = "e2e_tmux/server.rs"]
 mod server;
 mod support;

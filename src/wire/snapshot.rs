@@ -73,12 +73,12 @@ impl Snapshot {
 }
 
 impl PaneSnapshot {
-    /// Titled `host:name`; its working directory and worktree are paths on
+    /// Titled `name@host`; its working directory and worktree are paths on
     /// the host, which this console must never open here (a diff, a file
     /// completion): they are dropped.
     pub fn set_host(&mut self, host: &str) {
         let name = self.agent.display_name().to_owned();
-        self.agent.name = Some(format!("{host}:{name}"));
+        self.agent.name = Some(format!("{name}@{host}"));
         self.agent.cwd = None;
         self.worktree = None;
         self.host = Some(host.to_owned());

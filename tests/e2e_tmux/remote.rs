@@ -1,0 +1,259 @@
+//! One console over other machines (issue 30), for real: a real sshd on
+//! 127.0.0.1 (tests/support/sshd.rs) whose sessions get a "remote" HOME and
+//! hive dirs of their own, the real binary in tmux attaching with
+//! `hive attach ssh://…`, and the link broken by killing ssh's master
+//! connection mid-answer.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::support::sshd::Sshd;
+use super::support::tmux::Tmux;
+
+/// The slow demo answer's last words, then its turn's footer: the turn ran
+/// to its end.
+const END: [&str; 2] = ["deliberately paced", "── demo-architect-1 ·"];
+
+/// An sshd, a project dir on the "remote", and a console in tmux.
+struct Remote {
+    sshd: Sshd,
+    t: Tmux,
+    /// The local side's runtime dir (its master connections).
+    control: PathBuf,
+    project: PathBuf,
+}
+
+impl Remote {
+    /// Starts sshd (None: skipped), writes `config` (if any) as the
+    /// project's hive.toml, and runs `hive attach ARGS ssh://…` in tmux.
+    fn start(
+        bin: &Path,
+        args: &str,
+        seed: bool,
+        config: Option<&str>,
+        max: Option<u32>,
+    ) -> Option<Self> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let sshd = Sshd::start(dir.path(), max)?;
+        if seed {
+            sshd.seed_binary(bin);
+        }
+        let project = sshd.remote_home.join("proj");
+        std::fs::create_dir_all(&project).unwrap();
+        if let Some(c) = config {
+            std::fs::write(project.join("hive.toml"), c).unwrap();
+        }
+        let local = dir.path().join("local");
+        std::fs::create_dir_all(&local).unwrap();
+        let mut vars = super::private_env(&local);
+        vars.push(format!("HIVE_SSH={}", sshd.ssh_command()));
+        let control = local.join("hive_state_dir/run/ssh");
+        sshd.masters_in(control.clone());
+        let script = format!(
+            "{} attach {args} {} ; echo HIVE-EXIT=$? ; sleep 600",
+            quote(bin),
+            sshd.url(&project)
+        );
+        let t = Tmux::start("r", dir, (200, 50), &vars, &["sh", "-c", &script]);
+        Some(Self {
+            sshd,
+            t,
+            control,
+            project,
+        })
+    }
+
+    /// The pid of ssh's master connection to the sshd.
+    fn master_pid(&self) -> Option<i32> {
+        let socket = std::fs::read_dir(&self.control)
+            .ok()?
+            .flatten()
+            .next()?
+            .path();
+        let out = Command::new("ssh")
+            .args([
+                "-o",
+                &format!("ControlPath={}", socket.display()),
+                "-O",
+                "check",
+                "x",
+            ])
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(&out.stderr);
+        let pid = text.split("pid=").nth(1)?;
+        pid.trim_end_matches(|c: char| !c.is_ascii_digit())
+            .parse()
+            .ok()
+    }
+
+    /// Established TCP connections to the sshd.
+    fn connections(&self) -> usize {
+        let port = format!(":{:04X}", self.sshd.port);
+        std::fs::read_to_string("/proc/net/tcp")
+            .unwrap_or_default()
+            .lines()
+            .skip(1)
+            .filter(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                f.len() > 3 && f[1].ends_with(&port) && f[3] == "01"
+            })
+            .count()
+    }
+
+    /// The remote server's pid, from its pid file.
+    fn remote_server(&self) -> Option<i32> {
+        let run = self.sshd.remote_home.join("state/run");
+        std::fs::read_dir(run)
+            .ok()?
+            .flatten()
+            .find(|e| e.path().extension().is_some_and(|x| x == "pid"))
+            .and_then(|e| std::fs::read_to_string(e.path()).ok()?.trim().parse().ok())
+    }
+}
+
+fn quote(p: &Path) -> String {
+    shlex::try_quote(&p.display().to_string())
+        .expect("quotable path")
+        .into_owned()
+}
+
+fn bin() -> Option<PathBuf> {
+    super::hive_bin()
+}
+
+#[test]
+fn a_slow_answer_survives_a_killed_link_and_the_console_catches_up() {
+    let Some(bin) = bin() else { return };
+    let Some(r) = Remote::start(&bin, "", true, None, None) else {
+        return;
+    };
+    r.t.wait("the remote demo panes", |s| {
+        s.contains("Architect (demo)@127.0.0.1") && s.contains("Message Architect (demo)@127.0.0.1")
+    });
+    r.t.type_text("slow");
+    r.t.keys(&["Enter"]);
+    r.t.wait_for("Streaming slowly");
+    let master = r.master_pid().expect("a master connection");
+    // SAFETY: kill(2) on ssh's master, which this test's console started.
+    unsafe { libc::kill(master, libc::SIGKILL) };
+    // The turn went on at the far side; the console reconnects and shows
+    // all of it.
+    let s = r.t.wait("the whole answer after the reconnect", |s| {
+        END.iter().all(|e| s.contains(e)) && !s.contains("link lost")
+    });
+    assert!(s.contains("› slow"), "{s}");
+    assert_ne!(r.master_pid(), Some(master), "a new master connection");
+    // Detach: the remote server and its agents keep running.
+    let server = r.remote_server().expect("the remote server's pid file");
+    r.t.keys(&["C-b", "d"]);
+    let s = r.t.wait_for("HIVE-EXIT=");
+    assert!(s.contains("HIVE-EXIT=0"), "{s}");
+    assert!(
+        super::support::procs::alive(server),
+        "the remote server lives on"
+    );
+}
+
+#[test]
+fn a_missing_hive_is_copied_to_the_host_after_asking() {
+    let Some(bin) = bin() else { return };
+    let Some(r) = Remote::start(&bin, "", false, None, None) else {
+        return;
+    };
+    r.t.wait_for("no hive on its PATH. Copy this hive there");
+    r.t.type_text("y");
+    r.t.keys(&["Enter"]);
+    r.t.wait_for("Architect (demo)@127.0.0.1");
+    // The copy is this binary, byte for byte, under its hash's name.
+    let cache = r.sshd.remote_home.join("cache/hive/bin");
+    let copies: Vec<PathBuf> = std::fs::read_dir(&cache)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(copies.len(), 1, "{copies:?}");
+    let sum = |p: &Path| {
+        let out = Command::new("sha256sum").arg(p).output().unwrap();
+        String::from_utf8_lossy(&out.stdout)[..64].to_owned()
+    };
+    let ours = sum(&bin);
+    assert_eq!(sum(&copies[0]), ours);
+    let name = copies[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert_eq!(name, format!("hive-{}", &ours[..16]));
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&copies[0]).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o077, 0, "only its owner may touch it: {mode:o}");
+    r.t.keys(&["C-b", "d"]);
+    r.t.wait_for("HIVE-EXIT=0");
+}
+
+#[test]
+fn without_a_copy_the_console_says_what_the_host_lacks() {
+    let Some(bin) = bin() else { return };
+    let Some(r) = Remote::start(&bin, "--no-install", false, None, None) else {
+        return;
+    };
+    let s = r.t.wait_for("HIVE-EXIT=");
+    assert!(s.contains("HIVE-EXIT=1"), "{s}");
+    assert!(s.contains("has no hive on its PATH; not copied"), "{s}");
+    assert!(!r.project.join("hive.toml").exists());
+}
+
+#[test]
+fn twelve_panes_on_one_host_cost_one_connection_under_max_sessions_of_ten() {
+    let Some(bin) = bin() else { return };
+    let config: String = (1..=12)
+        .map(|i| {
+            format!(
+                "[[agent]]\nid = \"p{i:02}\"\nname = \"P{i:02}\"\nprovider = \"script\"\nscript = \"demo:reviewer\"\n\n"
+            )
+        })
+        .collect();
+    let Some(r) = Remote::start(&bin, "", true, Some(&config), Some(10)) else {
+        return;
+    };
+    let s = r.t.wait("all twelve panes", |s| {
+        (1..=12).all(|i| s.contains(&format!("P{i:02}@127.0.0.1")))
+    });
+    assert!(!s.contains("link lost"), "{s}");
+    // Every pane streams over the one session: the twelfth answers.
+    r.t.keys(&["M-Left"]);
+    r.t.wait("the twelfth pane's focus", |s| {
+        s.lines()
+            .last()
+            .is_some_and(|l| l.contains("P12@127.0.0.1"))
+    });
+    r.t.type_text("please review");
+    r.t.keys(&["Enter"]);
+    r.t.wait_for("Review of your change");
+    assert_eq!(r.connections(), 1, "one TCP connection to sshd");
+    // A second console on the same host shares the master connection.
+    let script = format!(
+        "{} attach {} ; echo HIVE-EXIT=$? ; sleep 600",
+        quote(&bin),
+        r.sshd.url(&r.project)
+    );
+    let mut args = vec!["new-session", "-d", "-s", "two", "-x", "200", "-y", "50"];
+    let vars = super::private_env(&r.t.dir().join("local"));
+    let ssh = format!("HIVE_SSH={}", r.sshd.ssh_command());
+    for v in vars.iter().chain([&ssh]) {
+        args.extend(["-e", v.as_str()]);
+    }
+    args.extend(["sh", "-c", &script]);
+    r.t.cmd(&args);
+    let two = || r.t.cmd(&["capture-pane", "-p", "-t", "two"]);
+    let start = std::time::Instant::now();
+    while !two().contains("P12@127.0.0.1") {
+        assert!(start.elapsed().as_secs() < 40, "second console:\n{}", two());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(r.connections(), 1, "still one TCP connection to sshd");
+    r.t.keys(&["C-b", "d"]);
+    r.t.wait_for("HIVE-EXIT=0");
+}
