@@ -19,10 +19,10 @@ use crate::server::daemon;
 
 #[derive(Debug, Args)]
 pub struct AttachArgs {
-    /// The server's name (`hive ls`), or a remote hive as
-    /// `ssh://[user@]host[:port]/path/to/project`; default: the one for
-    /// this config, else the only one running.
-    pub name: Option<String>,
+    /// Servers to attach to, one grid for all: names (`hive ls`) or remote
+    /// hives as `ssh://[user@]host[:port]/path/to/project`; default: this
+    /// config's server, else the only one running.
+    pub names: Vec<String>,
     /// Copy this hive to a remote host that has none of this protocol,
     /// without asking.
     #[arg(long, conflicts_with = "no_install")]
@@ -66,37 +66,68 @@ pub(crate) fn console(cli: &Cli) -> anyhow::Result<ExitCode> {
     } else {
         daemon::start(cli.config.as_deref(), cli.fresh, &socket)?;
     }
-    attach_to(&Endpoint::Local(socket), Some(config), Restart::Config(cli))
+    let mut endpoints = vec![Endpoint::Local(socket)];
+    for host in &config.hosts {
+        let target = host.target()?;
+        let ssh = remote::Ssh::for_target(&target, &control_dir()?)?;
+        endpoints.push(Endpoint::Ssh {
+            ssh,
+            target,
+            bin: None,
+        });
+    }
+    attach_to(endpoints, Some(config), Restart::Config(cli))
 }
 
-/// `hive attach [NAME | ssh://…]`.
+/// The ssh master connections' dir, made private.
+fn control_dir() -> anyhow::Result<PathBuf> {
+    let dir = remote::control_dir();
+    crate::control::prepare_dir(&dir)?;
+    Ok(dir)
+}
+
+/// `hive attach [NAME | ssh://…]…`.
 pub(crate) fn attach(cli: &Cli, args: &AttachArgs) -> anyhow::Result<ExitCode> {
     crate::app::tty::check_tty()?;
-    if let Some(addr) = args.name.as_deref().filter(|n| n.starts_with("ssh://")) {
-        return attach_remote(cli, addr, args);
+    let mut endpoints = Vec::new();
+    let mut remote_only = true;
+    for name in &args.names {
+        if name.starts_with("ssh://") {
+            endpoints.push(remote_endpoint(name, args)?);
+        } else {
+            endpoints.push(Endpoint::Local(live_socket(daemon::socket_named(name))?));
+            remote_only = false;
+        }
     }
-    let socket = match &args.name {
-        Some(name) => daemon::socket_named(name),
-        None => default_server(cli)?,
+    if endpoints.is_empty() {
+        endpoints.push(Endpoint::Local(live_socket(default_server(cli)?)?));
+        remote_only = false;
+    }
+    // A remote's config path is a path on its host: the console takes its
+    // keys and theme from the local config then.
+    let config = if remote_only || endpoints.len() > 1 {
+        Some(Config::load(cli.config.as_deref(), &Registry::builtin())?)
+    } else {
+        None
     };
+    attach_to(endpoints, config, Restart::Unknown)
+}
+
+fn live_socket(socket: PathBuf) -> anyhow::Result<PathBuf> {
     if !daemon::is_live(&socket) {
         bail!(
             "no hive server `{}` is running (`hive ls` lists them; `hive` starts one)",
             daemon::name_of(&socket)
         );
     }
-    attach_to(&Endpoint::Local(socket), None, Restart::Unknown)
+    Ok(socket)
 }
 
-/// `hive attach ssh://…`: finds (or copies) hive on the host, then attaches
-/// to the project's server there through `hive relay`. The local config
-/// gives the console its keys, theme and settings; the panes are the
-/// remote's.
-fn attach_remote(cli: &Cli, addr: &str, args: &AttachArgs) -> anyhow::Result<ExitCode> {
+/// `ssh://…`: finds (or copies) hive on the host before the console takes
+/// the terminal (ssh may ask for a password or passphrase here).
+fn remote_endpoint(addr: &str, args: &AttachArgs) -> anyhow::Result<Endpoint> {
     let target = remote::Target::parse(addr)?;
-    let control = remote::control_dir();
-    crate::control::prepare_dir(&control)?;
-    let ssh = remote::Ssh::for_target(&target, &control)?;
+    let ssh = remote::Ssh::for_target(&target, &control_dir()?)?;
     let install = if args.install {
         remote::Install::Yes
     } else if args.no_install {
@@ -105,13 +136,13 @@ fn attach_remote(cli: &Cli, addr: &str, args: &AttachArgs) -> anyhow::Result<Exi
         remote::Install::Ask
     };
     let bin = remote::install::locate(&ssh, &target, install)?;
-    let config = Config::load(cli.config.as_deref(), &Registry::builtin())?;
-    attach_to(
-        &Endpoint::Ssh { ssh, target, bin },
-        Some(config),
-        Restart::Unknown,
-    )
+    Ok(Endpoint::Ssh {
+        ssh,
+        target,
+        bin: Some(bin),
+    })
 }
+
 /// This config's server if it runs, else the only one running.
 fn default_server(cli: &Cli) -> anyhow::Result<PathBuf> {
     let config = Config::load(cli.config.as_deref(), &Registry::builtin())?;
@@ -143,30 +174,44 @@ enum Restart<'a> {
 }
 
 fn attach_to(
-    endpoint: &Endpoint,
+    endpoints: Vec<Endpoint>,
     config: Option<Config>,
     restart: Restart<'_>,
 ) -> anyhow::Result<ExitCode> {
     let _log = crate::app::init_logging();
     let rt = crate::runtime::build()?;
-    let name = endpoint.name();
+    let Some(endpoint) = endpoints.first().cloned() else {
+        bail!("no server to attach to");
+    };
+    let name = endpoints
+        .iter()
+        .map(Endpoint::name)
+        .collect::<Vec<_>>()
+        .join(" + ");
+    let several = endpoints.len() > 1;
     let asked = std::time::Instant::now();
-    let attached = rt.block_on(crate::client::attach(endpoint));
+    let attached = if several {
+        rt.block_on(crate::client::attach_many(endpoints))
+    } else {
+        rt.block_on(crate::client::attach(&endpoint))
+    };
     tracing::info!(ms = asked.elapsed().as_millis() as u64, "snapshot received");
     let (conn, snapshot) = match attached {
         Ok(ok) => ok,
         Err(AttachError::Skew { why, .. }) => {
             drop(rt);
-            let Endpoint::Local(socket) = endpoint else {
+            // Only a local server is checked before the console starts.
+            let Endpoint::Local(socket) = &endpoint else {
                 bail!("cannot attach to {name}: {why}");
             };
-            return skew(socket, &name, &why, restart);
+            return skew(socket, &daemon::name_of(socket), &why, restart);
         }
         Err(e) => return Err(e.into()),
     };
     let config = match config {
-        // A remote's config path is a path on its host, not here.
-        Some(c) if endpoint.host().is_some() => c,
+        // A remote's config path is a path on its host, not here; several
+        // servers have several configs: the console's own is the local one.
+        Some(c) if endpoint.host().is_some() || several => c,
         Some(c) => {
             let ours = c.source.canonical_path();
             // Two projects' `hive.toml`s in directories of the same name

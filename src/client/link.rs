@@ -23,9 +23,12 @@ use super::{AttachError, FromServer, LinkState};
 use crate::wire::ClientMsg;
 use crate::wire::frame;
 
-/// The first retry's delay, doubled up to `MAX_BACKOFF`.
+/// The first retry's delay, doubled up to `MAX_BACKOFF`; a host still
+/// unreachable after `PATIENT_TRIES` is tried every `SLOW_BACKOFF`.
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
+const PATIENT_TRIES: u32 = 30;
+const SLOW_BACKOFF: Duration = Duration::from_secs(5);
 
 /// The link's state between messages.
 struct Link {
@@ -42,22 +45,24 @@ struct Link {
 }
 
 /// Runs until the console drops its senders (after its last words) or the
-/// connection ends for good.
+/// connection ends for good. Without a `session`, it connects first (a
+/// `[[host]]` the console did not wait for), saying so as a reconnection.
 pub(super) async fn run(
     endpoint: Endpoint,
-    session: Session,
+    session: Option<Session>,
     mut from_console: mpsc::UnboundedReceiver<ClientMsg>,
     out: mpsc::UnboundedSender<FromServer>,
 ) {
+    let retry_at = session.is_none().then(Instant::now);
     let mut link = Link {
         endpoint,
-        session: Some(session),
+        session,
         out,
         leaving: false,
         focus: None,
         drafts: BTreeMap::new(),
         attempt: 0,
-        retry_at: None,
+        retry_at,
     };
     loop {
         let incoming = async {
@@ -161,9 +166,13 @@ impl Link {
 
     /// Says the link is down and when the next try is.
     fn schedule(&mut self, why: String) {
-        let delay = FIRST_BACKOFF
-            .saturating_mul(1u32 << self.attempt.min(8))
-            .min(MAX_BACKOFF);
+        let delay = if self.attempt >= PATIENT_TRIES {
+            SLOW_BACKOFF
+        } else {
+            FIRST_BACKOFF
+                .saturating_mul(1u32 << self.attempt.min(8))
+                .min(MAX_BACKOFF)
+        };
         self.attempt += 1;
         self.retry_at = Some(Instant::now() + delay);
         let _ = self.out.send(FromServer::Link(LinkState::Reconnecting {
@@ -175,7 +184,7 @@ impl Link {
 
     async fn reconnect(&mut self) {
         self.retry_at = None;
-        match session::open(&self.endpoint, true).await {
+        match session::open(&mut self.endpoint, true).await {
             Ok((session, snapshot)) => {
                 self.session = Some(session);
                 tracing::info!(

@@ -5,6 +5,7 @@
 //! says as [`FromServer`] messages, reconnecting a broken ssh link.
 
 mod link;
+mod mux;
 mod session;
 pub mod transport;
 
@@ -56,7 +57,7 @@ pub enum LinkState {
 /// Why a console could not attach.
 #[derive(Debug, thiserror::Error)]
 pub enum AttachError {
-    #[error("cannot reach the hive server at {path}")]
+    #[error("cannot reach the hive server at {path}: {source}")]
     Connect {
         path: String,
         source: std::io::Error,
@@ -110,10 +111,71 @@ pub struct Connection {
 /// ssh host may prompt (before the console takes the terminal); the
 /// reconnections never do.
 pub async fn attach(endpoint: &Endpoint) -> Result<(Connection, Snapshot), AttachError> {
-    let (session, snapshot) = session::open(endpoint, false).await?;
+    let mut endpoint = endpoint.clone();
+    let (session, snapshot) = session::open(&mut endpoint, false).await?;
     let (tx, rx) = mpsc::unbounded_channel();
     let (in_tx, incoming) = mpsc::unbounded_channel();
-    let writer = tokio::spawn(link::run(endpoint.clone(), session, rx, in_tx));
+    let writer = tokio::spawn(link::run(endpoint, Some(session), rx, in_tx));
+    Ok((
+        Connection {
+            sender: Sender { tx },
+            incoming,
+            writer,
+        },
+        snapshot,
+    ))
+}
+
+/// How long a console waits for a remote server before it shows the
+/// others without it.
+const FIRST_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Attaches to several servers at once, their panes in one layout
+/// (`mux`). Local servers must answer now; remote ones join when they
+/// connect (at most `FIRST_WAIT` is spent waiting for them).
+pub async fn attach_many(endpoints: Vec<Endpoint>) -> Result<(Connection, Snapshot), AttachError> {
+    let (tagged_tx, mut tagged_rx) = mpsc::unbounded_channel();
+    let mut members = Vec::new();
+    let mut got = Vec::new();
+    let mut links = Vec::new();
+    for (i, mut endpoint) in endpoints.into_iter().enumerate() {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (out_tx, mut out_rx) = mpsc::unbounded_channel();
+        let session = if endpoint.reconnects() {
+            got.push(None);
+            None
+        } else {
+            let (session, snap) = session::open(&mut endpoint, false).await?;
+            got.push(Some(snap));
+            Some(session)
+        };
+        members.push(mux::Member::new(
+            endpoint.name(),
+            tx,
+            endpoint.reconnects(),
+            session.is_some(),
+        ));
+        links.push(tokio::spawn(link::run(endpoint, session, rx, out_tx)));
+        let tagged = tagged_tx.clone();
+        tokio::spawn(async move {
+            while let Some(m) = out_rx.recv().await {
+                if tagged.send((i, m)).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (in_tx, incoming) = mpsc::unbounded_channel();
+    let mut mux = mux::Mux::new(members, in_tx);
+    let deadline = tokio::time::Instant::now() + FIRST_WAIT;
+    let snapshot = mux.first(got, &mut tagged_rx, deadline).await;
+    let writer = tokio::spawn(async move {
+        mux.run(rx, tagged_rx).await;
+        for l in links {
+            let _ = l.await;
+        }
+    });
     Ok((
         Connection {
             sender: Sender { tx },

@@ -46,7 +46,7 @@ pub(super) enum Incoming {
 
 /// Opens `endpoint`, says hello, attaches, waits for the first snapshot.
 pub(super) async fn open(
-    endpoint: &Endpoint,
+    endpoint: &mut Endpoint,
     batch: bool,
 ) -> Result<(Session, Snapshot), AttachError> {
     let stream = endpoint

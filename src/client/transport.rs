@@ -18,11 +18,12 @@ pub enum Endpoint {
     /// The socket of a server on this machine.
     Local(PathBuf),
     /// A server on another machine, through ssh; `bin` is hive's path
-    /// there (`remote::install::locate`).
+    /// there (`remote::install::locate`), looked up on the first
+    /// connection when not known yet.
     Ssh {
         ssh: Ssh,
         target: Target,
-        bin: String,
+        bin: Option<String>,
     },
 }
 
@@ -50,7 +51,7 @@ impl Endpoint {
     }
 
     /// Opens a byte stream to the server. `batch`: ssh must not prompt.
-    pub(super) async fn open(&self, batch: bool) -> std::io::Result<Stream> {
+    pub(super) async fn open(&mut self, batch: bool) -> std::io::Result<Stream> {
         match self {
             Endpoint::Local(socket) => {
                 let (read, write) = tokio::net::UnixStream::connect(socket).await?.into_split();
@@ -62,6 +63,14 @@ impl Endpoint {
                 })
             }
             Endpoint::Ssh { ssh, target, bin } => {
+                let bin = match bin {
+                    Some(b) => b,
+                    None => bin.insert(
+                        crate::remote::install::find(ssh, target)
+                            .await
+                            .map_err(std::io::Error::other)?,
+                    ),
+                };
                 let remote = crate::remote::relay_command(target, bin, true);
                 let mut cmd = tokio::process::Command::from(ssh.command(target, batch, &remote));
                 cmd.stdin(Stdio::piped())

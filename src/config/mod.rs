@@ -2,6 +2,7 @@
 //! `$XDG_CONFIG_HOME/hive/config.toml`, else the built-in default.
 
 mod agent;
+mod host;
 mod notify;
 
 use std::collections::BTreeMap;
@@ -11,6 +12,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use agent::{AgentConfig, McpServerConfig, QueueMode, WorktreeSetting};
+pub use host::HostConfig;
 pub(crate) use notify::{NotifyOn, ReasonKind};
 
 use crate::processor::{DEFAULT_GRADIENT, ProcessorConfig};
@@ -74,6 +76,10 @@ pub struct Config {
     /// Where agents' worktrees live (docs/worktrees.md).
     #[serde(default)]
     pub worktrees: WorktreeSettings,
+    /// Other machines whose hive servers this console shows too
+    /// (docs/remote.md).
+    #[serde(default, rename = "host")]
+    pub hosts: Vec<HostConfig>,
     /// Where this config came from (not part of the file).
     #[serde(skip)]
     pub source: ConfigSource,
@@ -413,6 +419,7 @@ impl Config {
                 None => invalid(message),
             });
         }
+        self.check_hosts().map_err(invalid)?;
         // Each agent's provider reads its lines with this cap (1 KiB at least).
         for a in &mut self.agents {
             a.max_line_bytes = self.limits.max_line_bytes.max(1024);
@@ -457,6 +464,30 @@ fn agent_key_at(text: &str, index: usize, key: &str) -> Option<(usize, usize)> {
 const MAX_DURATION_S: u64 = 7 * 24 * 3600;
 
 impl Config {
+    /// Every `[[host]]` a name of its own (no agent's either: `host:agent`
+    /// addresses must be unambiguous) and an ssh address.
+    fn check_hosts(&self) -> Result<(), String> {
+        let mut seen = std::collections::HashSet::new();
+        for h in &self.hosts {
+            let ok_name = !h.name.is_empty()
+                && h.name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+            if !ok_name {
+                return Err(format!(
+                    "host name `{}` must be non-empty and use only letters, digits, `-`, `_` and `.`",
+                    h.name
+                ));
+            }
+            if !seen.insert(h.name.as_str()) {
+                return Err(format!("host name `{}` is used twice", h.name));
+            }
+            h.target()
+                .map_err(|e| format!("host `{}`: ssh = {e}", h.name))?;
+        }
+        Ok(())
+    }
+
     /// Every duration setting within [`MAX_DURATION_S`], or the key that is not.
     fn check_durations(&self) -> Result<(), String> {
         let ms = MAX_DURATION_S * 1000;

@@ -283,7 +283,8 @@ impl OpsHost {
         Value::Array(panes)
     }
 
-    fn allowed(&self, caller: &Caller, target: &str) -> bool {
+    /// Whether `caller` may act on `target` (its `can_message` names it).
+    pub(crate) fn allowed(&self, caller: &Caller, target: &str) -> bool {
         match caller {
             Caller::External => true,
             Caller::Agent(id) => {

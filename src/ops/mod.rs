@@ -9,6 +9,7 @@
 //! but bookkeeping: the app owns the runners. `meta` offers the operations
 //! to a model as the seed's four meta-tools.
 
+pub mod across;
 pub(crate) mod host;
 pub(crate) mod mcp;
 mod mcp_io;

@@ -97,8 +97,17 @@ impl Probe {
     }
 }
 
-/// The sha256 of this binary, hex.
+/// The sha256 of this binary, hex; read once per process.
 pub fn own_hash() -> anyhow::Result<String> {
+    static HASH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    if let Some(h) = HASH.get() {
+        return Ok(h.clone());
+    }
+    let h = hash_exe()?;
+    Ok(HASH.get_or_init(|| h).clone())
+}
+
+fn hash_exe() -> anyhow::Result<String> {
     let exe = std::env::current_exe().context("finding hive's own executable")?;
     let mut file =
         std::fs::File::open(&exe).with_context(|| format!("reading {}", exe.display()))?;
@@ -151,6 +160,34 @@ pub fn locate(ssh: &Ssh, target: &Target, install: Install) -> anyhow::Result<St
         bail!("{} has {found}; not copied", target.name);
     }
     copy_binary(ssh, target, &hash)
+}
+
+/// The hive to run on `target` without asking anything (a `[[host]]`
+/// reached from the console): one that speaks our protocol, or why none.
+pub async fn find(ssh: &Ssh, target: &Target) -> Result<String, String> {
+    let hash = tokio::task::spawn_blocking(own_hash)
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+    let out =
+        tokio::process::Command::from(ssh.command(target, true, &Probe::command(short(&hash))))
+            .stdin(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .output()
+            .await
+            .map_err(|e| format!("running ssh: {e}"))?;
+    let probe = Probe::parse(&String::from_utf8_lossy(&out.stdout));
+    if let Some(bin) = probe.usable() {
+        return Ok(bin.to_owned());
+    }
+    if !out.status.success() && out.stdout.is_empty() {
+        let said = String::from_utf8_lossy(&out.stderr);
+        return Err(crate::sanitize::neutralize(said.trim()).into_owned());
+    }
+    Err(format!(
+        "no hive of protocol {PROTOCOL_VERSION} there (`hive attach --install {target}` copies this one)"
+    ))
 }
 
 fn run_probe(ssh: &Ssh, target: &Target, hash: &str) -> anyhow::Result<Probe> {

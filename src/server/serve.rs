@@ -83,6 +83,8 @@ struct Server {
     updates: mpsc::UnboundedReceiver<PaneUpdate>,
     ops: crate::ops::OpsHost,
     ops_rx: mpsc::UnboundedReceiver<crate::ops::HiveRequest>,
+    /// Operations for agents on other machines (`host:agent`).
+    across: crate::ops::across::Across,
     control: crate::control::Host,
     /// Console clients as they connect.
     consoles: mpsc::Receiver<tokio::net::UnixStream>,
@@ -161,6 +163,7 @@ impl Server {
             updates,
             ops,
             ops_rx,
+            across: crate::ops::across::Across::new(&config),
             control,
             consoles,
             clients: Clients::new(),
@@ -185,7 +188,12 @@ impl Server {
                         self.on_update(more);
                     }
                 }
-                Some(req) = self.ops_rx.recv() => self.ops.handle(req, &self.runners),
+                Some(req) = self.ops_rx.recv() => {
+                    let ops = &self.ops;
+                    if let Some(req) = self.across.take(req, |c, t| ops.allowed(c, t)) {
+                        self.ops.handle(req, &self.runners);
+                    }
+                }
                 Some(req) = self.control.next() => {
                     if let Some(why) = self.on_control(req) {
                         return Ok(why);

@@ -73,7 +73,8 @@ pub(crate) fn draw(
         return;
     }
     if let Some(err) = &p.conversation.failed {
-        draw_failed(err, t, inner, buf);
+        let unreachable = p.agent.provider == crate::wire::snapshot::UNREACHABLE;
+        draw_failed(err, unreachable, t, inner, buf);
         return;
     }
     if let Some(screen) = &p.terminal.screen {
@@ -195,17 +196,27 @@ fn overlap_note(overlaps: &[(String, String)]) -> Option<String> {
     (!notes.is_empty()).then(|| format!(" ⚠ {} ", notes.join("; ")))
 }
 
-fn draw_failed(err: &str, t: &Theme, area: Rect, buf: &mut Buffer) {
+/// A pane whose agent could not start, or (`unreachable`) the stand-in
+/// for a host whose server is not connected (issue 30).
+fn draw_failed(err: &str, unreachable: bool, t: &Theme, area: Rect, buf: &mut Buffer) {
     let mut lines = cells::turn_error("provider", err, t);
+    let (head, hint) = if unreachable {
+        (
+            "✗ this host's hive is not connected",
+            "Its panes appear here once it is; check `ssh` to it, or its [[host]] entry.",
+        )
+    } else {
+        (
+            "✗ this agent could not start",
+            "Fix the [[agent]] entry in the config and start hive again.",
+        )
+    };
     lines[0] = Logical::new(vec![Span::styled(
-        "✗ this agent could not start",
+        head,
         Style::new().fg(t.error).add_modifier(Modifier::BOLD),
     )]);
     lines.push(Logical::default());
-    lines.push(Logical::raw(
-        "Fix the [[agent]] entry in the config and start hive again.",
-        Style::new().fg(t.dim),
-    ));
+    lines.push(Logical::raw(hint, Style::new().fg(t.dim)));
     put_lines(&lines, area, buf);
 }
 

@@ -17,6 +17,10 @@ use crate::runner::PaneEvent;
 use crate::upsert::Upsert;
 use crate::worktree::Worktree;
 
+/// The provider of the pane a console shows for a host whose server it is
+/// not connected to (src/client/mux.rs).
+pub const UNREACHABLE: &str = "remote";
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
     pub server: ServerInfo,

@@ -1,0 +1,431 @@
+//! One console over several servers (issue 30): the local one and each
+//! `[[host]]` (or every name given to `hive attach A B`). Each server has
+//! its own link (src/client/link.rs); the mux lays their panes out one
+//! after another in one grid, numbers them for the console, and routes
+//! what the console says about pane `g` to the server that runs it, as
+//! that server's own pane number.
+//!
+//! The layout changes only at a merge: when any server sends a snapshot
+//! (it connected, reconnected, or resynced), the mux asks every other
+//! connected server for a fresh one too and hands the console one merged
+//! snapshot once all are in (events that come meanwhile from a server
+//! already in are held and re-numbered after it; those from one still
+//! awaited are in its coming snapshot). So the mux keeps no copy of any
+//! conversation. A server not reachable shows as one pane saying why,
+//! until it is; it never holds up the others.
+
+use std::collections::BTreeSet;
+use std::ops::Range;
+
+use tokio::sync::mpsc;
+
+use super::{FromServer, LinkState};
+use crate::config::AgentConfig;
+use crate::runner::PaneUpdate;
+use crate::wire::ClientMsg;
+use crate::wire::snapshot::{PaneSnapshot, Restored, Snapshot};
+
+/// One server as the mux sees it.
+pub(super) struct Member {
+    pub(super) name: String,
+    /// Reached over ssh: a console's "stop" detaches from it instead (its
+    /// agents are that machine's; `hive kill` there stops them).
+    remote: bool,
+    /// It was connected once: its link's ups and downs are news.
+    was_up: bool,
+    pub(super) tx: mpsc::UnboundedSender<ClientMsg>,
+    /// Its panes' numbers in the console's layout.
+    range: Range<usize>,
+    state: State,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum State {
+    /// Connected; its panes are in the layout.
+    Up,
+    /// Not (yet, or no longer) connected, and why: one placeholder pane.
+    Down(String),
+    /// Stopped or refused for good.
+    Gone(String),
+}
+
+impl Member {
+    pub(super) fn new(
+        name: String,
+        tx: mpsc::UnboundedSender<ClientMsg>,
+        remote: bool,
+        up: bool,
+    ) -> Self {
+        Self {
+            name,
+            remote,
+            was_up: up,
+            tx,
+            range: 0..0,
+            state: if up {
+                State::Up
+            } else {
+                State::Down("connecting…".into())
+            },
+        }
+    }
+}
+
+/// A merge in progress.
+#[derive(Default)]
+struct Merge {
+    /// Fresh snapshots so far, by member.
+    got: Vec<Option<Snapshot>>,
+    /// Members whose snapshot is still awaited.
+    waiting: BTreeSet<usize>,
+    /// Events from members already in, to re-number after the merge.
+    held: Vec<(usize, FromServer)>,
+}
+
+pub(super) struct Mux {
+    members: Vec<Member>,
+    out: mpsc::UnboundedSender<FromServer>,
+    merge: Option<Merge>,
+    /// The pane the console looks at, in its numbering.
+    focus: usize,
+}
+
+impl Mux {
+    pub(super) fn new(members: Vec<Member>, out: mpsc::UnboundedSender<FromServer>) -> Self {
+        Self {
+            members,
+            out,
+            merge: None,
+            focus: 0,
+        }
+    }
+
+    /// The first snapshot: the servers already connected (`got`) and those
+    /// that answer (a snapshot, or a failure) before `deadline`; the rest
+    /// join the layout when they connect.
+    pub(super) async fn first(
+        &mut self,
+        got: Vec<Option<Snapshot>>,
+        from_members: &mut mpsc::UnboundedReceiver<(usize, FromServer)>,
+        deadline: tokio::time::Instant,
+    ) -> Snapshot {
+        let waiting = (0..self.members.len())
+            .filter(|&i| got[i].is_none())
+            .collect();
+        self.merge = Some(Merge {
+            got,
+            waiting,
+            held: Vec::new(),
+        });
+        while self.merge.as_ref().is_some_and(|m| !m.waiting.is_empty()) {
+            let next = tokio::time::timeout_at(deadline, from_members.recv()).await;
+            let Ok(Some((i, msg))) = next else { break };
+            match msg {
+                FromServer::Snapshot(snap) => {
+                    self.members[i].state = State::Up;
+                    if let Some(m) = self.merge.as_mut() {
+                        m.waiting.remove(&i);
+                        m.held.retain(|(j, _)| *j != i);
+                        m.got[i] = Some(*snap);
+                    }
+                }
+                FromServer::Link(LinkState::Reconnecting { why, .. }) => {
+                    self.members[i].state = State::Down(why);
+                    if let Some(m) = self.merge.as_mut() {
+                        m.waiting.remove(&i);
+                    }
+                }
+                other => {
+                    let _ = self.on_member(i, other);
+                }
+            }
+        }
+        let merge = self.merge.take().unwrap_or_default();
+        let snap = self.merged(merge.got);
+        for (i, msg) in merge.held {
+            self.forward(i, msg);
+        }
+        snap
+    }
+
+    /// Runs until the console is gone or every server is.
+    pub(super) async fn run(
+        mut self,
+        mut from_console: mpsc::UnboundedReceiver<ClientMsg>,
+        mut from_members: mpsc::UnboundedReceiver<(usize, FromServer)>,
+    ) {
+        loop {
+            tokio::select! {
+                msg = from_console.recv() => match msg {
+                    Some(m) => self.on_console(m),
+                    None => return,
+                },
+                msg = from_members.recv() => match msg {
+                    Some((i, m)) => {
+                        if !self.on_member(i, m) {
+                            return;
+                        }
+                    }
+                    None => return,
+                },
+            }
+        }
+    }
+
+    /// The member running console pane `g`, and its own number for it.
+    fn owner(&self, g: usize) -> Option<(usize, usize)> {
+        self.members
+            .iter()
+            .position(|m| m.range.contains(&g))
+            .map(|i| (i, g - self.members[i].range.start))
+    }
+
+    fn on_console(&mut self, msg: ClientMsg) {
+        match msg {
+            ClientMsg::Command { pane, cmd } => match self.owner(pane) {
+                Some((i, p)) if self.members[i].state == State::Up => {
+                    let _ = self.members[i].tx.send(ClientMsg::Command { pane: p, cmd });
+                }
+                Some((i, _)) => {
+                    let _ = self.out.send(FromServer::NotSent(format!(
+                        "not sent: {} is not connected",
+                        self.members[i].name
+                    )));
+                }
+                None => {}
+            },
+            ClientMsg::Focus(g) => {
+                self.focus = g;
+                if let Some((i, p)) = self.owner(g) {
+                    let _ = self.members[i].tx.send(ClientMsg::Focus(p));
+                }
+            }
+            ClientMsg::Draft { pane, text } => {
+                if let Some((i, p)) = self.owner(pane) {
+                    let _ = self.members[i].tx.send(ClientMsg::Draft { pane: p, text });
+                }
+            }
+            ClientMsg::Stop => {
+                for m in &self.members {
+                    let msg = if m.remote {
+                        ClientMsg::Detach
+                    } else {
+                        ClientMsg::Stop
+                    };
+                    let _ = m.tx.send(msg);
+                }
+            }
+            // Leaving, and anything else, concerns every server.
+            other => {
+                for m in &self.members {
+                    let _ = m.tx.send(other.clone());
+                }
+            }
+        }
+    }
+
+    /// False when every server is gone (the console's session is over).
+    fn on_member(&mut self, i: usize, msg: FromServer) -> bool {
+        match msg {
+            FromServer::Snapshot(snap) => self.snapshot(i, *snap),
+            FromServer::Link(state) => {
+                // A host never reached has its pane saying so: no banner.
+                let news = self.members[i].was_up;
+                match &state {
+                    LinkState::Up { .. } => {
+                        self.members[i].state = State::Up;
+                        self.members[i].was_up = true;
+                    }
+                    LinkState::Reconnecting { why, .. } => {
+                        let down = State::Down(why.clone());
+                        if self.members[i].state != State::Up && self.members[i].state != down {
+                            // Never connected yet: its placeholder says why.
+                            self.members[i].state = down;
+                            self.relayout();
+                        }
+                    }
+                }
+                if news {
+                    let _ = self.out.send(FromServer::Link(state));
+                }
+            }
+            FromServer::Bye(why) | FromServer::Lost(why) => {
+                let name = self.members[i].name.clone();
+                self.members[i].state = State::Gone(why.clone());
+                if self
+                    .members
+                    .iter()
+                    .all(|m| matches!(m.state, State::Gone(_)))
+                {
+                    let _ = self.out.send(FromServer::Lost(why));
+                    return false;
+                }
+                let _ = self.out.send(FromServer::NotSent(format!("{name}: {why}")));
+            }
+            msg @ (FromServer::Update(_) | FromServer::Reset { .. }) => {
+                if let Some(merge) = self.merge.as_mut() {
+                    // Awaited: its snapshot has this; in: after the merge.
+                    if !merge.waiting.contains(&i) {
+                        merge.held.push((i, msg));
+                    }
+                    return true;
+                }
+                self.forward(i, msg);
+            }
+            FromServer::NotSent(why) => {
+                let _ = self.out.send(FromServer::NotSent(why));
+            }
+        }
+        true
+    }
+
+    /// An event of member `i`, its pane re-numbered for the console.
+    fn forward(&self, i: usize, msg: FromServer) {
+        let range = &self.members[i].range;
+        let global = |p: usize| (p < range.len()).then_some(range.start + p);
+        let msg = match msg {
+            FromServer::Update(PaneUpdate { pane, event }) => match global(pane) {
+                Some(pane) => FromServer::Update(PaneUpdate { pane, event }),
+                None => return,
+            },
+            FromServer::Reset { pane, snapshot } => match global(pane) {
+                Some(pane) => FromServer::Reset { pane, snapshot },
+                None => return,
+            },
+            other => other,
+        };
+        let _ = self.out.send(msg);
+    }
+
+    /// Member `i` sent a fresh snapshot: start or advance a merge.
+    fn snapshot(&mut self, i: usize, snap: Snapshot) {
+        self.members[i].state = State::Up;
+        self.members[i].was_up = true;
+        let n = self.members.len();
+        let merge = self.merge.get_or_insert_with(|| Merge {
+            got: (0..n).map(|_| None).collect(),
+            ..Merge::default()
+        });
+        if merge.got.iter().all(Option::is_none) && merge.waiting.is_empty() {
+            // A new merge: every other connected server resends.
+            for (j, m) in self.members.iter().enumerate() {
+                if j != i && m.state == State::Up {
+                    merge.waiting.insert(j);
+                    let _ = m.tx.send(ClientMsg::Resync);
+                }
+            }
+        }
+        merge.waiting.remove(&i);
+        // What it sent before this snapshot is in it.
+        merge.held.retain(|(j, _)| *j != i);
+        merge.got[i] = Some(snap);
+        if merge.waiting.is_empty() {
+            self.finish();
+        }
+    }
+
+    /// All snapshots are in: one merged snapshot, then the held events.
+    fn finish(&mut self) {
+        let Some(merge) = self.merge.take() else {
+            return;
+        };
+        let snap = self.merged(merge.got);
+        let _ = self.out.send(FromServer::Snapshot(Box::new(snap)));
+        for (i, msg) in merge.held {
+            self.forward(i, msg);
+        }
+    }
+
+    /// A member went down before it was ever up: its placeholder changes,
+    /// which needs every other server's fresh snapshot too.
+    fn relayout(&mut self) {
+        if self.merge.is_some() {
+            return;
+        }
+        let n = self.members.len();
+        let mut merge = Merge {
+            got: (0..n).map(|_| None).collect(),
+            ..Merge::default()
+        };
+        for (j, m) in self.members.iter().enumerate() {
+            if m.state == State::Up {
+                merge.waiting.insert(j);
+                let _ = m.tx.send(ClientMsg::Resync);
+            }
+        }
+        self.merge = Some(merge);
+        if self.merge.as_ref().is_some_and(|m| m.waiting.is_empty()) {
+            self.finish();
+        }
+    }
+
+    /// The console's snapshot: each member's panes in order (a placeholder
+    /// for one without a snapshot), with ranges recorded for routing.
+    fn merged(&mut self, got: Vec<Option<Snapshot>>) -> Snapshot {
+        let mut panes = Vec::new();
+        let mut server = None;
+        let mut focus = None;
+        let mut any_away = false;
+        for (m, snap) in self.members.iter_mut().zip(got) {
+            let start = panes.len();
+            match snap {
+                Some(mut s) => {
+                    // Each server numbers its events; the console only asks
+                    // whether one came while nobody looked.
+                    for p in &mut s.panes {
+                        for e in &mut p.events {
+                            let away = s.away_since.is_some_and(|seen| e.seq > seen);
+                            any_away |= away;
+                            e.seq = u64::from(away);
+                        }
+                    }
+                    if focus.is_none() && !s.panes.is_empty() {
+                        focus = Some(start + s.focus.min(s.panes.len() - 1));
+                    }
+                    server.get_or_insert(s.server);
+                    panes.extend(s.panes);
+                }
+                None => panes.push(placeholder(&m.name, &m.state)),
+            }
+            m.range = start..panes.len();
+        }
+        let focus = if self.focus < panes.len() && self.focus != 0 {
+            self.focus
+        } else {
+            focus.unwrap_or(0)
+        };
+        Snapshot {
+            server: server.unwrap_or_else(|| crate::wire::snapshot::ServerInfo {
+                pid: 0,
+                config: String::new(),
+                config_path: None,
+                socket: Default::default(),
+                started: 0,
+            }),
+            focus,
+            away_since: any_away.then_some(0),
+            panes,
+        }
+    }
+}
+
+/// The pane of a server not connected: its name, and why, as a pane that
+/// could not start.
+fn placeholder(name: &str, state: &State) -> PaneSnapshot {
+    let why = match state {
+        State::Up => "connecting…".to_owned(),
+        State::Down(w) => format!("not connected: {w} (retrying)"),
+        State::Gone(w) => format!("gone: {w}"),
+    };
+    let mut agent = AgentConfig::new(name, crate::wire::snapshot::UNREACHABLE);
+    agent.name = Some(name.to_owned());
+    PaneSnapshot {
+        agent,
+        worktree: None,
+        failed: Some(why),
+        restored: Restored::default(),
+        events: Vec::new(),
+        draft: String::new(),
+        host: Some(name.to_owned()),
+    }
+}
