@@ -257,3 +257,90 @@ fn twelve_panes_on_one_host_cost_one_connection_under_max_sessions_of_ten() {
     r.t.keys(&["C-b", "d"]);
     r.t.wait_for("HIVE-EXIT=0");
 }
+
+#[test]
+fn a_local_and_a_remote_server_share_one_grid_and_an_agent_messages_across() {
+    use std::io::{BufRead, BufReader, Write};
+    let Some(bin) = bin() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(sshd) = Sshd::start(dir.path(), None) else {
+        return;
+    };
+    sshd.seed_binary(&bin);
+    let project = sshd.remote_home.join("proj");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(
+        project.join("hive.toml"),
+        "[[agent]]\nid = \"far\"\nname = \"Far\"\nprovider = \"script\"\nscript = \"demo:reviewer\"\n",
+    )
+    .unwrap();
+    let local = dir.path().join("local");
+    std::fs::create_dir_all(&local).unwrap();
+    std::fs::write(
+        local.join("hive.toml"),
+        format!(
+            "[[agent]]\nid = \"near\"\nname = \"Near\"\nprovider = \"script\"\nscript = \"demo:reviewer\"\n\
+             can_message = [\"box:far\"]\n\n\
+             [[host]]\nname = \"box\"\nssh = \"{}@127.0.0.1:{}\"\npath = \"{}\"\n\n\
+             [[host]]\nname = \"dead\"\nssh = \"127.0.0.1:1\"\n",
+            super::support::sshd::user(),
+            sshd.port,
+            project.display()
+        ),
+    )
+    .unwrap();
+    let mut vars = super::private_env(&local);
+    vars.push(format!("HIVE_SSH={}", sshd.ssh_command()));
+    sshd.masters_in(local.join("hive_state_dir/run/ssh"));
+    let script = format!(
+        "cd {} && {} ; echo HIVE-EXIT=$? ; sleep 600",
+        quote(&local),
+        quote(&bin)
+    );
+    let t = Tmux::start("g", dir, (200, 50), &vars, &["sh", "-c", &script]);
+    let s = t.wait("both servers' panes and the unreachable host", |s| {
+        s.contains("Near") && s.contains("Far@box") && s.contains("not connected")
+    });
+    assert!(s.contains("dead"), "{s}");
+    // An agent of the local server messages one on the remote, as `hive
+    // mcp` would for it: through the local server's socket.
+    let socket = std::fs::read_dir(local.join("hive_state_dir/run"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "sock"))
+        .expect("the local server's socket");
+    let op = |agent: &str, args: &str| -> serde_json::Value {
+        let mut stream = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+        writeln!(
+            stream,
+            "{{\"id\":1,\"method\":\"op\",\"agent\":\"{agent}\",\"op\":\"agent.send\",\"args\":{args}}}"
+        )
+        .unwrap();
+        let mut line = String::new();
+        BufReader::new(stream).read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap()
+    };
+    let sent = op(
+        "near",
+        r#"{"agent":"box:far","text":"please review the change"}"#,
+    );
+    assert_eq!(sent["result"]["ok"], true, "{sent}");
+    let id = sent["result"]["result"]["message_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(id.starts_with("box:m"), "{id}");
+    t.wait("the remote agent's answer to the message", |s| {
+        s.contains("message via hive") && s.contains("Review of your change")
+    });
+    // can_message holds across machines: `box:other` is not listed.
+    let refused = op("near", r#"{"agent":"box:other","text":"hi"}"#);
+    assert_eq!(refused["result"]["ok"], false, "{refused}");
+    assert_eq!(
+        refused["result"]["error"]["code"], "not_allowed",
+        "{refused}"
+    );
+    t.keys(&["C-b", "d"]);
+    t.wait_for("HIVE-EXIT=0");
+}
