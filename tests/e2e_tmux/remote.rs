@@ -297,7 +297,15 @@ fn a_local_and_a_remote_server_share_one_grid_and_an_agent_messages_across() {
         quote(&local),
         quote(&bin)
     );
-    let t = Tmux::start("g", dir, (200, 50), &vars, &["sh", "-c", &script]);
+    // `dir` outlives both servers' shutdowns (sshd's drop reads the remote
+    // pid files in it): tmux gets a directory of its own.
+    let t = Tmux::start(
+        "g",
+        tempfile::tempdir().expect("tempdir"),
+        (200, 50),
+        &vars,
+        &["sh", "-c", &script],
+    );
     let s = t.wait("both servers' panes and the unreachable host", |s| {
         s.contains("Near") && s.contains("Far@box") && s.contains("not connected")
     });
