@@ -27,7 +27,7 @@ pub struct CtlArgs {
     pub verb: Verb,
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Debug, Clone, Subcommand)]
 pub enum Verb {
     /// Every pane: state, model, queue.
     List,
@@ -129,16 +129,44 @@ fn to_call(verb: &Verb) -> Call {
 }
 
 fn run(cli: &super::Cli, args: &CtlArgs) -> Result<ExitCode, ClientError> {
-    let path = socket_path(cli, args)?;
-    let mut client = Client::connect(&path)?;
+    let config =
+        crate::config::Config::load(cli.config.as_deref(), &crate::provider::Registry::builtin())
+            .ok();
+    let hosts = config
+        .as_ref()
+        .map(|c| c.hosts.as_slice())
+        .unwrap_or_default();
+    // `host:pane` of a `[[host]]`: that host's hive answers.
+    let (mut client, verb, host, place) = match super::ctl_hosts::on_host(&args.verb, hosts) {
+        Some((host, verb)) => (
+            super::ctl_hosts::connect(host)?,
+            verb,
+            Some(host.name.clone()),
+            host.name.clone(),
+        ),
+        None => {
+            let path = socket_path(cli, args)?;
+            (
+                Client::connect(&path)?,
+                args.verb.clone(),
+                None,
+                path.display().to_string(),
+            )
+        }
+    };
     let mut out = std::io::stdout().lock();
     let tty = std::io::stdout().is_terminal();
     let io = output_error;
-    let result = client.call(to_call(&args.verb))?;
-    if let Verb::Watch { pane } = &args.verb {
+    let mut result = client.call(to_call(&verb))?;
+    if let Some(h) = &host {
+        result = super::ctl_hosts::prefix_turn(result, h);
+    } else if matches!(verb, Verb::List) && args.socket.is_none() {
+        result = super::ctl_hosts::list_all(result, config.as_ref());
+    }
+    if let Verb::Watch { pane } = &verb {
         // On stderr, so scripts reading events are undisturbed; it also
         // says the subscription is live.
-        eprintln!("hive ctl: watching {} (Ctrl-C stops)", path.display());
+        eprintln!("hive ctl: watching {place} (Ctrl-C stops)");
         return watch(&mut client, &mut out, args.json, pane.is_some());
     }
     let mut code = ExitCode::SUCCESS;

@@ -101,12 +101,25 @@ pub(crate) fn discover(
     }
 }
 
-/// One connection to a hive.
+/// One connection to a hive: its socket here, or its socket on another
+/// machine through ssh and `hive relay` (the same lines cross).
 pub(crate) struct Client {
-    path: PathBuf,
-    reader: BufReader<UnixStream>,
-    writer: UnixStream,
+    /// Where, for messages.
+    path: String,
+    reader: BufReader<Box<dyn io::Read + Send>>,
+    writer: Box<dyn Write + Send>,
+    /// The ssh process of a remote connection, killed with the client.
+    child: Option<std::process::Child>,
     next_id: u64,
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        if let Some(c) = self.child.as_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
 }
 
 impl Client {
@@ -118,15 +131,36 @@ impl Client {
             .try_clone()
             .map_err(|e| ClientError::Unreachable(e.to_string()))?;
         Ok(Self {
-            path: path.to_owned(),
-            reader: BufReader::new(stream),
-            writer,
+            path: path.display().to_string(),
+            reader: BufReader::new(Box::new(stream)),
+            writer: Box::new(writer),
+            child: None,
+            next_id: 1,
+        })
+    }
+
+    /// A client over a started `ssh … hive relay` (its stdin and stdout
+    /// piped), named `what`.
+    pub(crate) fn over_ssh(
+        mut child: std::process::Child,
+        what: &str,
+    ) -> Result<Self, ClientError> {
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(ClientError::Unreachable(format!(
+                "{what}: ssh's pipes are missing"
+            )));
+        };
+        Ok(Self {
+            path: what.to_owned(),
+            reader: BufReader::new(Box::new(stdout)),
+            writer: Box::new(stdin),
+            child: Some(child),
             next_id: 1,
         })
     }
 
     fn lost(&self, e: impl std::fmt::Display) -> ClientError {
-        ClientError::Unreachable(format!("lost the hive at {}: {e}", self.path.display()))
+        ClientError::Unreachable(format!("lost the hive at {}: {e}", self.path))
     }
 
     /// Sends `call` and returns its result.

@@ -37,6 +37,8 @@ pub struct Probe {
     pub cached: Option<String>,
     /// `hive` on the remote PATH, with the protocol it speaks.
     pub on_path: Option<(String, Option<u32>)>,
+    /// Other builds copied there before, with the protocol each speaks.
+    pub others: Vec<(String, Option<u32>)>,
     /// `uname -sm`.
     pub uname: String,
 }
@@ -46,6 +48,9 @@ impl Probe {
     pub fn command(hash: &str) -> String {
         format!(
             "c={CACHE}/hive-{hash}; [ -x \"$c\" ] && echo \"cached $c\"; \
+             (cd {CACHE} 2>/dev/null && for f in $(ls -t hive-* 2>/dev/null); do \
+             [ -x \"$f\" ] && [ \"$PWD/$f\" != \"$c\" ] && \
+             echo \"other $(\"./$f\" relay --protocol 2>/dev/null) $PWD/$f\"; done); \
              p=$(command -v hive 2>/dev/null) && echo \"path $p\" && \
              echo \"protocol $(\"$p\" relay --protocol 2>/dev/null)\"; \
              echo \"uname $(uname -sm)\""
@@ -66,6 +71,10 @@ impl Probe {
                     }
                 }
                 "uname" => p.uname = value.trim().to_owned(),
+                "other" => {
+                    let (v, path) = value.split_once(' ').unwrap_or(("", value));
+                    p.others.push((path.to_owned(), v.trim().parse().ok()));
+                }
                 _ => {}
             }
         }
@@ -77,10 +86,17 @@ impl Probe {
         if let Some(c) = &self.cached {
             return Some(c);
         }
-        match &self.on_path {
-            Some((p, Some(v))) if *v == PROTOCOL_VERSION => Some(p),
-            _ => None,
+        if let Some((p, Some(v))) = &self.on_path
+            && *v == PROTOCOL_VERSION
+        {
+            return Some(p);
         }
+        // Another build of this protocol copied there before, the newest
+        // first (the probe lists them so).
+        self.others
+            .iter()
+            .find(|(_, v)| *v == Some(PROTOCOL_VERSION))
+            .map(|(p, _)| p.as_str())
     }
 
     /// Whether this binary can run there (`uname -sm` against ours).
@@ -288,6 +304,16 @@ mod tests {
         assert_eq!(p.on_path, Some(("/usr/bin/hive".to_owned(), None)));
         assert_eq!(p.usable(), None);
         assert_eq!(Probe::parse("uname Linux x86_64").usable(), None);
+    }
+
+    #[test]
+    fn an_earlier_copy_of_our_protocol_serves_when_nothing_better_does() {
+        let out = format!(
+            "other 999 /c/hive-old\nother  /c/hive-older\nother {PROTOCOL_VERSION} /c/hive-same\nuname Linux x86_64\n"
+        );
+        assert_eq!(Probe::parse(&out).usable(), Some("/c/hive-same"));
+        let out = format!("{out}path /usr/bin/hive\nprotocol {PROTOCOL_VERSION}\n");
+        assert_eq!(Probe::parse(&out).usable(), Some("/usr/bin/hive"));
     }
 
     #[test]

@@ -349,6 +349,33 @@ fn a_local_and_a_remote_server_share_one_grid_and_an_agent_messages_across() {
         refused["result"]["error"]["code"], "not_allowed",
         "{refused}"
     );
+    // `hive ctl` spans the hosts: `list` shows the remote's panes by
+    // `host:pane`, and a turn sent to one is waited for by its `host:` id.
+    let ctl = |args: &[&str]| {
+        let mut cmd = Command::new(&bin);
+        cmd.arg("ctl").args(args).current_dir(&local);
+        for v in &vars {
+            let (k, val) = v.split_once('=').unwrap();
+            cmd.env(k, val);
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, list, err) = ctl(&["list"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(list.contains("near") && list.contains("box:far"), "{list}");
+    assert!(err.contains("dead"), "the unreachable host is named: {err}");
+    let (code, turn, err) = ctl(&["send", "box:far", "one more review"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(turn.trim().starts_with("box:"), "{turn}");
+    let (code, answer, err) = ctl(&["wait", turn.trim()]);
+    assert_eq!(code, Some(0), "{err}");
+    // The reviewer's scripted second answer.
+    assert!(answer.contains("Ship it"), "{answer}");
     t.keys(&["C-b", "d"]);
     t.wait_for("HIVE-EXIT=0");
 }
