@@ -7,6 +7,7 @@
 //! provider (`provider::doctor`); this module runs the checks and
 //! `render` prints them.
 
+pub mod hosts;
 mod pins;
 pub mod render;
 mod run;
@@ -114,6 +115,9 @@ pub struct ConfigReport {
 pub struct Report {
     pub config: ConfigReport,
     pub agents: Vec<AgentReport>,
+    /// Each `[[host]]`: reached, its hive, its agents.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<hosts::HostReport>,
 }
 
 impl Report {
@@ -126,12 +130,15 @@ impl Report {
                 error: Some(error),
             },
             agents: Vec::new(),
+            hosts: Vec::new(),
         }
     }
 
     /// True when the config loaded and every agent can start.
     pub fn ok(&self) -> bool {
-        self.config.error.is_none() && self.agents.iter().all(|a| a.can_start)
+        self.config.error.is_none()
+            && self.agents.iter().all(|a| a.can_start)
+            && self.hosts.iter().all(hosts::HostReport::ok)
     }
 
     /// Timings vary run to run; tests pin them.
@@ -172,6 +179,7 @@ pub fn diagnose(config: &Config, warnings: Vec<String>, env: &Env) -> Report {
             error: None,
         },
         agents,
+        hosts: hosts::check_hosts(config),
     }
 }
 

@@ -67,6 +67,28 @@ pub fn text(report: &Report, colour: bool) -> String {
             }
         }
     }
+    for host in &report.hosts {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "{} {} ({})",
+            bold("host"),
+            bold(&host.name),
+            host.target
+        );
+        for c in &host.checks {
+            let _ = writeln!(
+                out,
+                "  {}  {:<10} {}",
+                tag(c.level, colour),
+                c.name,
+                c.detail
+            );
+            if let Some(fix) = &c.fix {
+                let _ = writeln!(out, "        {:<10} → {fix}", "");
+            }
+        }
+    }
     let _ = writeln!(out);
     let failed: Vec<_> = report
         .agents
@@ -88,6 +110,21 @@ pub fn text(report: &Report, colour: bool) -> String {
             failed.len(),
             if n == 1 { "" } else { "s" },
             failed.join(", ")
+        )
+    };
+    let hosts_down: Vec<&str> = report
+        .hosts
+        .iter()
+        .filter(|h| !h.ok())
+        .map(|h| h.name.as_str())
+        .collect();
+    let summary = if hosts_down.is_empty() {
+        summary
+    } else {
+        format!(
+            "{summary}; host{} not usable: {}",
+            if hosts_down.len() == 1 { "" } else { "s" },
+            hosts_down.join(", ")
         )
     };
     let _ = writeln!(out, "{}", bold(&summary));

@@ -213,11 +213,30 @@ fn run_probe(ssh: &Ssh, target: &Target, hash: &str) -> anyhow::Result<Probe> {
         .stderr(Stdio::inherit())
         .output()
         .with_context(|| format!("running ssh to {}", target.name))?;
+    probe_answer(target, &out)
+}
+
+/// Asks `target` what hive it has without a prompt or a terminal (`hive
+/// doctor`); ssh's own complaint is the error when it cannot connect.
+pub fn probe(ssh: &Ssh, target: &Target) -> anyhow::Result<Probe> {
+    let hash = own_hash()?;
+    let out = ssh
+        .command(target, true, &Probe::command(short(&hash)))
+        .stdin(Stdio::null())
+        .output()
+        .with_context(|| format!("running ssh to {}", target.name))?;
+    probe_answer(target, &out)
+}
+
+fn probe_answer(target: &Target, out: &std::process::Output) -> anyhow::Result<Probe> {
     if !out.status.success() && out.stdout.is_empty() {
+        let said = String::from_utf8_lossy(&out.stderr);
+        let said = crate::sanitize::neutralize(said.trim());
         bail!(
-            "cannot reach {} over ssh ({}): check `ssh {}` works",
+            "cannot reach {} over ssh ({}{}{said}): check `ssh {}` works",
             target.name,
             out.status,
+            if said.is_empty() { "" } else { ": " },
             target.destination
         );
     }

@@ -225,3 +225,58 @@ fn doctor_command_exit_status_and_json() {
     assert_eq!(out.status.code(), Some(1), "a config error fails");
     assert!(String::from_utf8_lossy(&out.stdout).contains("FAIL"));
 }
+
+/// Issue 30: each `[[host]]` is checked over real ssh: reached, its hive,
+/// its agents; a host that cannot be reached fails the doctor with ssh's
+/// own reason.
+#[test]
+fn doctor_checks_each_host_over_ssh() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(sshd) = crate::support::sshd::Sshd::start(dir.path(), None) else {
+        return;
+    };
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_hive"));
+    sshd.seed_binary(bin);
+    let project = sshd.remote_home.join("proj");
+    std::fs::create_dir_all(&project).unwrap();
+    let local = dir.path().join("local");
+    std::fs::create_dir_all(&local).unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    std::fs::write(
+        local.join("hive.toml"),
+        format!(
+            "[[agent]]\nid = \"a\"\nprovider = \"script\"\nscript = \"demo:reviewer\"\n\n\
+             [[host]]\nname = \"box\"\nssh = \"{}@127.0.0.1:{}\"\npath = \"{}\"\n\n\
+             [[host]]\nname = \"gone\"\nssh = \"127.0.0.1:{closed}\"\n",
+            crate::support::sshd::user(),
+            sshd.port,
+            project.display()
+        ),
+    )
+    .unwrap();
+    sshd.masters_in(local.join("state/run/ssh"));
+    let out = Command::new(bin)
+        .arg("doctor")
+        .current_dir(&local)
+        .env("HIVE_SSH", sshd.ssh_command())
+        .env("HIVE_STATE_DIR", local.join("state"))
+        .env("HOME", &local)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("host box"), "{text}");
+    assert!(text.contains("reached"), "{text}");
+    assert!(text.contains(&format!("hive-")), "its hive: {text}");
+    assert!(
+        text.contains("all 3 can start there"),
+        "the demo's agents: {text}"
+    );
+    assert!(text.contains("host gone"), "{text}");
+    assert!(text.contains("Connection refused"), "ssh's reason: {text}");
+    assert!(text.contains("host not usable: gone"), "{text}");
+}
