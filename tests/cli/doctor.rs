@@ -271,7 +271,7 @@ fn doctor_checks_each_host_over_ssh() {
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("host box"), "{text}");
     assert!(text.contains("reached"), "{text}");
-    assert!(text.contains(&format!("hive-")), "its hive: {text}");
+    assert!(text.contains("cache/hive/bin/hive-"), "its hive: {text}");
     assert!(
         text.contains("all 3 can start there"),
         "the demo's agents: {text}"
