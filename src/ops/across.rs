@@ -57,24 +57,20 @@ impl Across {
     }
 
     /// Takes a request for an agent on a host and answers it in a task of
-    /// its own; hands back any other. `may_reach(caller, "box:agent")`
-    /// is the caller's `can_message` rule.
+    /// its own; hands back any other. `gate(caller, "box:agent", sends)`
+    /// applies this server's rules: the caller's `can_message`, and for a
+    /// message its rate limit.
     pub fn take(
         &self,
         req: HiveRequest,
-        may_reach: impl Fn(&Caller, &str) -> bool,
+        gate: impl FnOnce(&Caller, &str, bool) -> Result<(), OpError>,
     ) -> Option<HiveRequest> {
         let Some((host, name, args, addressed)) = self.split(&req.op) else {
             return Some(req);
         };
         let HiveRequest { caller, reply, .. } = req;
-        if !may_reach(&caller, &addressed) {
-            let _ = reply.send(Err(OpError::new(
-                "not_allowed",
-                format!(
-                    "this agent may not reach `{addressed}` (add it to `can_message` in hive's config)"
-                ),
-            )));
+        if let Err(e) = gate(&caller, &addressed, name == "agent.send") {
+            let _ = reply.send(Err(e));
             return None;
         }
         // `split` found the host.
@@ -123,8 +119,9 @@ impl Across {
                     WaitFor::Message(id) => {
                         let (h, m) = on_host(id)?;
                         let args = json!({"message_id": m, "timeout_secs": secs});
-                        // Waiting on a message reaches only its sender.
-                        Some((h.clone(), "agent.wait", args, format!("{h}:*")))
+                        // A message's id names no agent: any agent of that
+                        // host in `can_message` will do.
+                        Some((h.clone(), "agent.wait", args, format!("{h}:")))
                     }
                 }
             }
@@ -133,6 +130,32 @@ impl Across {
                 Some((h, "agent.interrupt", json!({"agent": a}), agent.clone()))
             }
         }
+    }
+}
+
+/// This server's rules for an operation on `host:agent`: the caller's
+/// `can_message` names it, and a message counts against its rate limit.
+pub fn gate(
+    ops: &mut super::OpsHost,
+    caller: &Caller,
+    addressed: &str,
+    sends: bool,
+) -> Result<(), OpError> {
+    let allowed = match addressed.strip_suffix(':') {
+        Some(host) => ops.reaches_host(caller, host),
+        None => ops.allowed(caller, addressed),
+    };
+    if !allowed {
+        return Err(OpError::new(
+            "not_allowed",
+            format!(
+                "this agent may not reach `{addressed}` (add it to `can_message` in hive's config)"
+            ),
+        ));
+    }
+    match caller {
+        Caller::Agent(id) if sends => ops.rate(id),
+        _ => Ok(()),
     }
 }
 
@@ -248,4 +271,67 @@ fn prefix_ids(mut v: Value, host: &str) -> Value {
         v["message_id"] = json!(format!("{host}:{id}"));
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::config::HostConfig;
+
+    fn across() -> Across {
+        let mut config = Config::builtin();
+        config.hosts.push(HostConfig {
+            name: "box".into(),
+            ssh: "me@box".into(),
+            path: "/src".into(),
+            ssh_command: None,
+        });
+        Across::new(&config)
+    }
+
+    #[test]
+    fn only_agents_of_a_configured_host_go_across() {
+        let a = across();
+        let send = Op::Send {
+            agent: "box:far".into(),
+            text: "hi".into(),
+            steer: false,
+        };
+        let (host, name, args, addressed) = a.split(&send).unwrap();
+        assert_eq!(
+            (host.as_str(), name, addressed.as_str()),
+            ("box", "agent.send", "box:far")
+        );
+        assert_eq!(args["agent"], "far");
+        // Another prefix is a local agent's id (ids may not hold `:`, so
+        // the local host refuses it as unknown).
+        let other = Op::Interrupt {
+            agent: "nas:x".into(),
+        };
+        assert!(a.split(&other).is_none());
+        assert!(a.split(&Op::List).is_none());
+        let wait = Op::Wait {
+            target: WaitFor::Message("box:m3".into()),
+            timeout: Duration::from_secs(30),
+        };
+        let (_, _, args, addressed) = a.split(&wait).unwrap();
+        assert_eq!(args["message_id"], "m3");
+        assert_eq!(args["timeout_secs"], 30);
+        assert_eq!(addressed, "box:");
+    }
+
+    #[test]
+    fn what_comes_back_is_checked_and_named_after_its_host() {
+        let ok = envelope(json!({"ok": true, "result": {"message_id": "m7"}})).unwrap();
+        assert_eq!(prefix_ids(ok, "box")["message_id"], "box:m7");
+        let e = envelope(json!({"ok": false, "error": {"code": "pwn\u{1b}[2J", "message": "bad\u{1b}]0;t\u{7}"}}))
+            .unwrap_err();
+        assert_eq!(e.code, "unavailable");
+        assert!(!e.message.contains('\u{1b}'), "{}", e.message);
+        let e = envelope(json!({"ok": false, "error": {"code": "not_allowed", "message": "no"}}))
+            .unwrap_err();
+        assert_eq!(e.code, "not_allowed");
+    }
 }

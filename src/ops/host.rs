@@ -296,6 +296,20 @@ impl OpsHost {
         }
     }
 
+    /// Whether `caller` may reach some agent on `host` (waiting on a
+    /// message it sent there).
+    pub(crate) fn reaches_host(&self, caller: &Caller, host: &str) -> bool {
+        match caller {
+            Caller::External => true,
+            Caller::Agent(id) => self.pane_of(id).is_some_and(|i| {
+                self.panes[i]
+                    .can_message
+                    .iter()
+                    .any(|t| t.split_once(':').is_some_and(|(h, _)| h == host))
+            }),
+        }
+    }
+
     fn pane_of(&self, id: &str) -> Option<usize> {
         self.panes.iter().position(|p| p.id == id)
     }
@@ -429,7 +443,8 @@ impl OpsHost {
         Ok((chain, header))
     }
 
-    fn rate(&mut self, caller: &str) -> Result<(), OpError> {
+    /// Counts a message of `caller` against its rate limit.
+    pub(crate) fn rate(&mut self, caller: &str) -> Result<(), OpError> {
         let now = Instant::now();
         let sent = self.sent_at.entry(caller.to_owned()).or_default();
         while sent

@@ -189,8 +189,11 @@ impl Server {
                     }
                 }
                 Some(req) = self.ops_rx.recv() => {
-                    let ops = &self.ops;
-                    if let Some(req) = self.across.take(req, |c, t| ops.allowed(c, t)) {
+                    let ops = &mut self.ops;
+                    let gate = |c: &crate::ops::Caller, t: &str, sends: bool| {
+                        crate::ops::across::gate(ops, c, t, sends)
+                    };
+                    if let Some(req) = self.across.take(req, gate) {
                         self.ops.handle(req, &self.runners);
                     }
                 }
