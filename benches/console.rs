@@ -35,7 +35,14 @@
 //!    to a server holding `PANES` (9) panes of `ITEMS` (10,000) items: time
 //!    to the first full frame, the console's peak RSS, the server's RSS.
 //!
-//! Run: `cargo bench --bench console [stream|pipe|keypress|memory|attach]`
+//! 5. `remote` (issue 30, benches/console/remote.rs): the `stream` answer
+//!    with the console attached over ssh (a real sshd on 127.0.0.1) and
+//!    locally: the client's CPU with its transport (console, ssh, master,
+//!    sshd's session, relay) against the local console's; display latency
+//!    over ssh; then ssh's master connection killed, and the time until
+//!    the console shows it reconnected.
+//!
+//! Run: `cargo bench --bench console [stream|pipe|keypress|memory|attach|remote]`
 //! (stream, pipe and keypress by default). Environment: `CHARS` (stream,
 //! pipe), `KEYS`, `PANES` (pipe, keypress, memory), `DELTAS`, `SETTLE_MS`, `WRAP` (memory), `COLS`,
 //! `ROWS`, `RUNS` (repetitions, default 1; medians are printed), `HIVE_BIN`
@@ -45,10 +52,18 @@
 
 #[path = "console/attach.rs"]
 mod attach;
+#[path = "console/remote.rs"]
+mod remote;
 #[path = "../tests/support/openai_server.rs"]
 mod server;
+/// The tests' real sshd, for `remote` (it stops servers as tmux's does).
+#[path = "../tests/support/sshd.rs"]
+mod sshd;
 #[path = "support/mod.rs"]
 mod support;
+#[path = "../tests/support/tmux.rs"]
+#[allow(dead_code)]
+mod tmux;
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -90,6 +105,11 @@ impl Console {
 
     /// Starts the binary with `args` (a console: `hive`, `hive attach`).
     fn start_with(dir: &Path, cols: u16, rows: u16, args: &[&str]) -> Self {
+        Self::start_env(dir, cols, rows, args, &[])
+    }
+
+    /// `start_with`, with `env` set too.
+    fn start_env(dir: &Path, cols: u16, rows: u16, args: &[&str], env: &[(&str, String)]) -> Self {
         let pty = native_pty_system()
             .openpty(PtySize {
                 rows,
@@ -110,6 +130,9 @@ impl Console {
             cmd.env(var, dir);
         }
         cmd.env("TERM", "xterm-256color");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
         let child = pty.slave.spawn_command(cmd).expect("spawn hive");
         let pid = child.process_id().expect("pid");
         drop(pty.slave);
@@ -598,7 +621,8 @@ fn main() {
         .filter(|a| !a.starts_with('-'))
         .collect();
     let wants = |name: &str| {
-        (only.is_empty() && !["memory", "attach"].contains(&name)) || only.iter().any(|o| o == name)
+        (only.is_empty() && !["memory", "attach", "remote"].contains(&name))
+            || only.iter().any(|o| o == name)
     };
     let (cols, rows): (u16, u16) = (env_or("COLS", 160), env_or("ROWS", 48));
     let runs: usize = env_or("RUNS", 1);
@@ -655,6 +679,24 @@ fn main() {
                 m(0),
                 m(1),
                 m(2)
+            );
+        }
+    }
+    if wants("remote") {
+        let chars: usize = env_or("CHARS", 108_438);
+        let all: Vec<[f64; 6]> = (0..runs)
+            .map(|_| remote::remote(cols, rows, chars))
+            .collect();
+        if runs > 1 {
+            let m = |i: usize| median(all.iter().map(|r| r[i]).collect());
+            println!(
+                "remote, median of {runs}: client cpu {:.3} s over ssh vs {:.3} s local ({:.2}x), latency p50 {:.1} ms p99 {:.1} ms, reconnect {:.0} ms",
+                m(0),
+                m(1),
+                m(0) / m(1),
+                m(2),
+                m(3),
+                m(5)
             );
         }
     }

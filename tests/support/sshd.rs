@@ -100,6 +100,11 @@ impl Sshd {
         }
     }
 
+    /// The listener's pid (its sessions are below it).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// `HIVE_SSH` for this server: the test's key and known hosts, nothing
     /// of the user's ssh config, and masters that do not linger.
     pub fn ssh_command(&self) -> String {
