@@ -397,6 +397,10 @@ impl App {
         } else if p.is_busy() {
             self.send(focus, RunnerCommand::Interrupt);
             self.set_status(super::state::INTERRUPTING);
+        } else if p.conversation.held.is_some() {
+            // Lets a queue held for a vendor's limit go (the runner's
+            // interrupt between turns).
+            self.send(focus, RunnerCommand::Interrupt);
         } else {
             self.status = None;
         }

@@ -115,6 +115,8 @@ fn open_session(
         live_every: None,
         background_every: None,
         focused: true,
+        prices: std::sync::Arc::new(config.prices.clone()),
+        sample_every: None,
     };
     (options, args.resume.clone().or(history.resume))
 }

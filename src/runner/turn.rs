@@ -159,6 +159,9 @@ impl Runner {
 
     pub(super) fn interrupt(&mut self) {
         if self.turn.is_none() {
+            // Between turns it lets a held queue go: the next message
+            // sends it.
+            self.cancel_hold();
             return;
         }
         if !self.capabilities.interrupt {
@@ -325,7 +328,7 @@ impl Runner {
     }
 
     pub(super) fn drain(&mut self) {
-        if self.turn.is_some() || self.provider.is_none() {
+        if self.turn.is_some() || self.provider.is_none() || self.holding() {
             return;
         }
         if let Some(text) = self.steer_next.take() {

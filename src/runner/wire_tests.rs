@@ -170,6 +170,19 @@ pub(crate) fn sample_events() -> Vec<PaneEvent> {
         },
         PaneEvent::HistoryNotSaved("disk full".into()),
         PaneEvent::Stalled(None),
+        PaneEvent::Held(Some(super::hold::Hold {
+            kind: crate::provider::limits::LimitKind::Quota,
+            until: chrono::DateTime::from_timestamp(1_795_867_200, 0).expect("a time"),
+            reported: true,
+            resend: true,
+        })),
+        PaneEvent::Held(None),
+        PaneEvent::Process(Some(crate::procstat::ProcessSample {
+            cpu_percent: 12.5,
+            rss_bytes: 48 << 20,
+            processes: 3,
+        })),
+        PaneEvent::Process(None),
     ]
 }
 

@@ -149,6 +149,9 @@ impl Server {
             None => crate::control::Started::Failed(p.failed.clone().unwrap_or_default()),
         });
         control.set_started(started.collect());
+        for (i, p) in panes.iter().enumerate() {
+            control.set_usage(i, p.log.restored_usage());
+        }
         let info = ServerInfo {
             pid: std::process::id(),
             config: config.source.describe(),
@@ -389,6 +392,7 @@ impl Server {
                     crate::history::DEFAULT_TAIL_RECORDS,
                 );
                 pane.log.reset(Restored::of(&opened));
+                self.control.set_usage(i, pane.log.restored_usage());
                 // The client that asked shows it already.
                 let reset = ServerMsg::Reset {
                     pane: i,
@@ -464,6 +468,8 @@ fn start_pane(
         live_every: crate::app::live_every(config),
         background_every: crate::app::background_every(config),
         focused: false,
+        prices: std::sync::Arc::new(config.prices.clone()),
+        sample_every: Some(Duration::from_secs(1)),
     };
     let spec = ProviderSpec {
         agent: registry.with_hive_mcp(agent, Some(socket)),

@@ -22,6 +22,23 @@ use crate::runner::TurnState;
 
 pub(crate) use super::pane_ctx::PaneCtx;
 
+/// `⏸ limit · resets 15:04` (`~15:04`: hive's backoff, not the vendor's
+/// reset; a date when it is not today).
+fn held_label(p: &Pane) -> String {
+    let Some(h) = &p.conversation.held else {
+        return String::new();
+    };
+    let until = h.until.with_timezone(&chrono::Local);
+    let today = chrono::Local::now().date_naive() == until.date_naive();
+    let time = if today {
+        until.format("%H:%M").to_string()
+    } else {
+        until.format("%a %H:%M").to_string()
+    };
+    let mark = if h.reported { "" } else { "~" };
+    format!("⏸ limit · resets {mark}{time}")
+}
+
 /// A narrow pane's streaming answer moves up by a third of the view at a
 /// time: every move repaints the whole pane, so moving row by row would
 /// write the pane's height in rows for every row of text.
@@ -36,6 +53,7 @@ pub(crate) fn state_label(p: &Pane, spin: usize) -> (String, bool) {
         return ("⚠ needs approval".into(), true);
     }
     match p.conversation.state {
+        TurnState::Idle if p.conversation.held.is_some() => (held_label(p), true),
         TurnState::Idle => ("idle".into(), false),
         TurnState::Starting => (format!("{s} starting"), false),
         TurnState::Streaming => (format!("{s} streaming"), false),
@@ -64,6 +82,9 @@ pub(crate) fn draw(
     }
     if let Some(note) = super::terminal::note(p, ctx.keymap, t) {
         frame.bottom.push(note);
+    }
+    if let Some(gauge) = gauges(p, t) {
+        frame.bottom.push(gauge);
     }
     let inner = frame.inner(area);
     frame.render(area, buf);
@@ -185,6 +206,37 @@ fn after_name(p: &Pane, t: &Theme) -> Vec<Span<'static>> {
         ));
     }
     spans
+}
+
+/// ` 12% 340M · ctx 42% of 200k ` on the pane's bottom border, right: the
+/// agent's processes (flagged past the agent's `max_cpu_percent` /
+/// `max_rss_mb`) and how full the context is (past 80 % in the warning
+/// colour, with `/compact` where the agent has one).
+fn gauges(p: &Pane, t: &Theme) -> Option<Line<'static>> {
+    let warn = Style::new().fg(t.warning).add_modifier(Modifier::BOLD);
+    let dim = Style::new().fg(t.dim);
+    let mut spans = Vec::new();
+    if let Some(s) = &p.process {
+        let style = if p.over_limit() { warn } else { dim };
+        spans.push(Span::styled(format!(" {} ", cells::process_text(s)), style));
+    }
+    if let Some((used, window)) = p.conversation.context_fill(&p.agent) {
+        let share = used as f64 / window as f64;
+        let mut text = format!(" ctx {:.0}% of {} ", share * 100.0, cells::tokens(window));
+        let style = if share >= crate::runner::usage::CONTEXT_WARN {
+            if p.conversation.offers_compact() {
+                text.push_str("· /compact ");
+            }
+            warn
+        } else {
+            dim
+        };
+        if !spans.is_empty() {
+            spans.push(Span::styled("·", dim));
+        }
+        spans.push(Span::styled(text, style));
+    }
+    (!spans.is_empty()).then(|| Line::from(spans).right_aligned())
 }
 
 /// ` ⚠ b also changed README.md ` for the pane's bottom border.

@@ -184,6 +184,9 @@ fn usage(input: u64, output: u64, cached: u64) -> Usage {
         cache_read_input_tokens: Some(cached),
         cache_creation_input_tokens: Some(0),
         cost_usd: None,
+        cost_estimated: false,
+        context_tokens: None,
+        context_window: None,
     }
 }
 
@@ -1136,6 +1139,9 @@ async fn app_server_turns_stream_with_model_usage_and_thread() {
             cache_read_input_tokens: Some(10),
             cache_creation_input_tokens: None,
             cost_usd: None,
+            cost_estimated: false,
+            context_tokens: None,
+            context_window: None,
         })
     );
     assert!(p.seen.iter().any(|e| matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { model_id, .. }) if model_id == "m1")));

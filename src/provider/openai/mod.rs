@@ -122,7 +122,7 @@ impl Settings {
             temperature: own.temperature,
             reasoning_effort: own.reasoning_effort.or_else(|| agent.thinking.clone()),
             system_prompt: agent.system_prompt.clone(),
-            context_window: own.context_window,
+            context_window: own.context_window.or(agent.context_window),
         })
     }
 
@@ -471,7 +471,14 @@ impl Agent {
                 }
             };
             if let Some(u) = &out.usage {
-                usage.get_or_insert_with(Usage::default).accumulate(u);
+                // One model call: its prompt and answer are the
+                // conversation so far; the window is the configured one.
+                let call = Usage {
+                    context_tokens: Some(u.total_tokens()).filter(|&n| n > 0),
+                    context_window: self.settings.context_window,
+                    ..u.clone()
+                };
+                usage.get_or_insert_with(Usage::default).accumulate(&call);
             }
             let calls = out.tool_calls;
             self.messages.push(ChatMessage::Assistant {

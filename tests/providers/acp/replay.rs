@@ -314,7 +314,7 @@ fn replay_commands_and_session_are_reported() {
 
 #[test]
 fn replay_usage_reaches_the_turn_end() {
-    // codex-acp: the last usage_update of the turn.
+    // codex-acp: the last usage_update of the turn gives the context.
     let r = replay("codex", "text");
     let used = r.updates("usage_update").last().unwrap()["used"]
         .as_u64()
@@ -323,7 +323,11 @@ fn replay_usage_reaches_the_turn_end() {
         Payload::ResponseDone { usage, .. } => usage.clone(),
         _ => None,
     });
-    assert_eq!(usage.map(|u| u.input_tokens), Some(used));
+    // It reports the context in use, not the turn's tokens (issue 33).
+    let usage = usage.unwrap();
+    assert_eq!(usage.context_tokens, Some(used));
+    assert_eq!(usage.context_window, Some(258_400));
+    assert_eq!(usage.input_tokens, 0);
     // Gemini: the prompt response's own token counts.
     let r = replay("gemini", "text");
     let counts = &r.prompt_results()[0]["_meta"]["quota"]["token_count"];

@@ -1,0 +1,209 @@
+//! `[prices."<model>"]`: what a model's tokens cost, in USD per million,
+//! for the agents that report tokens but no cost. hive ships no prices:
+//! they change, and a wrong built-in figure would be a lie on screen. A
+//! cost worked out from this table is marked as estimated wherever it shows.
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::Usage;
+
+/// One model's prices, USD per million tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    pub input: f64,
+    pub output: f64,
+    /// Cached input read back; absent: billed as input.
+    #[serde(default)]
+    pub cache_read: Option<f64>,
+    /// Input written to the cache; absent: billed as input.
+    #[serde(default)]
+    pub cache_write: Option<f64>,
+}
+
+impl Price {
+    /// What `u`'s tokens cost at these prices (the cache counts apart
+    /// from input, as the canonical usage keeps them).
+    pub fn cost(&self, u: &Usage) -> f64 {
+        let per = |tokens: u64, usd: f64| tokens as f64 * usd / 1e6;
+        per(u.input_tokens, self.input)
+            + per(u.output_tokens, self.output)
+            + per(
+                u.cache_read_input_tokens.unwrap_or(0),
+                self.cache_read.unwrap_or(self.input),
+            )
+            + per(
+                u.cache_creation_input_tokens.unwrap_or(0),
+                self.cache_write.unwrap_or(self.input),
+            )
+    }
+
+    /// A price must be a finite, non-negative number.
+    pub(super) fn check(&self) -> Result<(), String> {
+        let fields = [
+            ("input", Some(self.input)),
+            ("output", Some(self.output)),
+            ("cache_read", self.cache_read),
+            ("cache_write", self.cache_write),
+        ];
+        for (name, value) in fields {
+            if let Some(v) = value
+                && !(v.is_finite() && v >= 0.0)
+            {
+                return Err(format!(
+                    "`{name}` must be a price in USD per million tokens, not {v}"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The model's price: its exact name, else the longest configured name
+/// that is a prefix of it followed by `-`, `.`, `@` or `:` (an agent often
+/// reports `claude-sonnet-4-5-20250929` for a table entry
+/// `claude-sonnet-4-5`).
+pub fn price_of<'a>(
+    prices: &'a std::collections::BTreeMap<String, Price>,
+    model: &str,
+) -> Option<&'a Price> {
+    if let Some(p) = prices.get(model) {
+        return Some(p);
+    }
+    prices
+        .iter()
+        .filter(|(name, _)| {
+            model
+                .strip_prefix(name.as_str())
+                .is_some_and(|rest| rest.starts_with(['-', '.', '@', ':']) && !name.is_empty())
+        })
+        .max_by_key(|(name, _)| name.len())
+        .map(|(_, p)| p)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    fn usage(input: u64, output: u64, read: Option<u64>, write: Option<u64>) -> Usage {
+        Usage {
+            input_tokens: input,
+            output_tokens: output,
+            cache_read_input_tokens: read,
+            cache_creation_input_tokens: write,
+            ..Usage::default()
+        }
+    }
+
+    #[test]
+    fn cost_counts_each_kind_of_token_at_its_price() {
+        let p = Price {
+            input: 3.0,
+            output: 15.0,
+            cache_read: Some(0.3),
+            cache_write: None,
+        };
+        let c = p.cost(&usage(1_000_000, 100_000, Some(2_000_000), Some(10_000)));
+        // 3 + 1.5 + 0.6 + 0.03 (cache writes at the input price)
+        assert!((c - 5.13).abs() < 1e-9, "{c}");
+        let mut u = usage(1_000_000, 0, None, None);
+        u.price(&p);
+        assert_eq!(u.cost_usd, Some(3.0));
+        assert!(u.cost_estimated);
+    }
+
+    #[test]
+    fn a_reported_cost_or_an_empty_turn_is_not_priced() {
+        let p = Price {
+            input: 3.0,
+            output: 15.0,
+            ..Price::default()
+        };
+        let mut reported = Usage {
+            cost_usd: Some(0.5),
+            ..usage(1000, 10, None, None)
+        };
+        reported.price(&p);
+        assert_eq!(reported.cost_usd, Some(0.5));
+        assert!(!reported.cost_estimated);
+        let mut empty = Usage::default();
+        empty.price(&p);
+        assert_eq!(empty.cost_usd, None);
+    }
+
+    #[test]
+    fn a_dated_model_name_finds_its_family_price() {
+        let mut prices = BTreeMap::new();
+        let short = Price {
+            input: 1.0,
+            ..Price::default()
+        };
+        let long = Price {
+            input: 2.0,
+            ..Price::default()
+        };
+        prices.insert("claude-sonnet".to_owned(), short);
+        prices.insert("claude-sonnet-4-5".to_owned(), long);
+        assert_eq!(price_of(&prices, "claude-sonnet-4-5"), Some(&long));
+        assert_eq!(price_of(&prices, "claude-sonnet-4-5-20250929"), Some(&long));
+        assert_eq!(price_of(&prices, "claude-sonnet-3"), Some(&short));
+        assert_eq!(price_of(&prices, "claude-sonnetX"), None);
+        assert_eq!(price_of(&prices, "gpt-5"), None);
+    }
+
+    #[test]
+    fn the_table_loads_from_config_and_a_bad_price_names_its_model() {
+        use crate::config::{Config, ConfigSource};
+        let c = Config::parse(
+            "[prices.\"gpt-4.1\"]\ninput = 2.0\noutput = 8.0\ncache_read = 0.5\n",
+            ConfigSource::Builtin,
+        )
+        .unwrap();
+        assert_eq!(
+            c.prices["gpt-4.1"],
+            Price {
+                input: 2.0,
+                output: 8.0,
+                cache_read: Some(0.5),
+                cache_write: None
+            }
+        );
+        let e = Config::parse(
+            "[prices.m]\ninput = -2.0\noutput = 8.0\n",
+            ConfigSource::Builtin,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("prices.\"m\"") && e.contains("`input`"), "{e}");
+        let e = Config::parse("[prices.m]\ninput = 1.0\n", ConfigSource::Builtin)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("output"), "{e}");
+        // The commented example table is valid once uncommented.
+        let example = include_str!("../../config/hive.example.toml");
+        let table: String = example
+            .lines()
+            .skip_while(|l| !l.starts_with("# [prices."))
+            .take_while(|l| l.starts_with("# "))
+            .map(|l| format!("{}\n", &l[2..]))
+            .collect();
+        let c = Config::parse(&table, ConfigSource::Builtin).unwrap();
+        assert_eq!(c.prices.len(), 2, "{table}");
+    }
+
+    #[test]
+    fn a_negative_or_infinite_price_is_refused() {
+        let bad = Price {
+            input: -1.0,
+            ..Price::default()
+        };
+        assert!(bad.check().unwrap_err().contains("`input`"));
+        let nan = Price {
+            cache_read: Some(f64::NAN),
+            ..Price::default()
+        };
+        assert!(nan.check().unwrap_err().contains("`cache_read`"));
+    }
+}

@@ -1,0 +1,91 @@
+//! What a pane's turns cost and how full the model's context is, decided
+//! once in the runner so that every console, `hive ctl`, `hive run --json`
+//! and the history see the same figures: a turn whose agent reported
+//! tokens but no cost is priced from `[prices]` (marked estimated), and a
+//! turn that leaves the context past [`CONTEXT_WARN`] of the window says so
+//! once, with the way out the agent offers.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::Runner;
+use crate::config::{Price, price_of};
+use crate::event::Usage;
+use crate::upsert::TurnEvent;
+
+/// The share of the context window past which a pane warns.
+pub const CONTEXT_WARN: f64 = 0.8;
+
+/// The runner's accounting state.
+pub(super) struct Meter {
+    prices: Arc<BTreeMap<String, Price>>,
+    /// The model the running turn reported (`TurnStarted`), for its price.
+    turn_model: Option<String>,
+    /// The agent announced a `/compact` command.
+    pub(super) compacts: bool,
+    /// The context warning was given and the fill has not dropped since.
+    warned: bool,
+}
+
+impl Meter {
+    pub(super) fn new(prices: Arc<BTreeMap<String, Price>>) -> Self {
+        Self {
+            prices,
+            turn_model: None,
+            compacts: false,
+            warned: false,
+        }
+    }
+}
+
+/// How full the context is: the tokens in it and the window, the agent's
+/// own figures first, else the configured window.
+pub fn context_fill(usage: &Usage, configured: Option<u64>) -> Option<(u64, u64)> {
+    let used = usage.context_tokens?;
+    let window = usage.context_window.or(configured).filter(|&w| w > 0)?;
+    Some((used, window))
+}
+
+impl Runner {
+    /// Prices a turn's end and checks the context it left; returns the
+    /// warning to show, if the context just went past [`CONTEXT_WARN`].
+    pub(super) fn account(&mut self, t: &mut TurnEvent) -> Option<String> {
+        match t {
+            TurnEvent::TurnStarted { model_id, .. } if !model_id.is_empty() => {
+                self.meter.turn_model = Some(model_id.clone());
+                None
+            }
+            TurnEvent::TurnComplete {
+                usage: Some(usage), ..
+            } => {
+                let model = (self.meter.turn_model.as_deref()).or(self.spec.agent.model.as_deref());
+                if let Some(price) = model.and_then(|m| price_of(&self.meter.prices, m)) {
+                    usage.price(price);
+                }
+                self.context_warning(usage)
+            }
+            _ => None,
+        }
+    }
+
+    fn context_warning(&mut self, usage: &Usage) -> Option<String> {
+        let (used, window) = context_fill(usage, self.spec.agent.context_window)?;
+        let share = used as f64 / window as f64;
+        if share < CONTEXT_WARN {
+            self.meter.warned = false;
+            return None;
+        }
+        if std::mem::replace(&mut self.meter.warned, true) {
+            return None;
+        }
+        let way_out = if self.meter.compacts {
+            "/compact summarises the conversation to free it"
+        } else {
+            "/clear starts a new conversation"
+        };
+        Some(format!(
+            "the context is {:.0} % full ({used} of {window} tokens): {way_out}",
+            share * 100.0
+        ))
+    }
+}
