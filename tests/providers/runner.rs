@@ -907,3 +907,65 @@ async fn a_pane_out_of_focus_is_shown_and_read_on_the_background_tick() {
     settle().await;
     assert_eq!(pace(), every);
 }
+
+/// Issue 33 item 2: a turn that leaves the context past 80 % of the window
+/// (the agent's own figure, else the configured one) warns once, and again
+/// only after the fill dropped below; it offers the agent's own `/compact`
+/// where the agent announced one.
+#[tokio::test(start_paused = true)]
+async fn the_context_past_80_percent_is_told_once() {
+    let fake = Fake::new(caps(false, true));
+    let mut agent = AgentConfig::new("a", "fake");
+    agent.context_window = Some(1000);
+    let (h, mut rx) = start_with(&fake, None, RunnerOptions::default(), agent);
+    let mut warnings = Vec::new();
+    let turns = [
+        (900, None),
+        (950, None),
+        (410, None),
+        (860, None),
+        (100, None),
+        // The agent's own window wins over the configured one.
+        (200, Some(250)),
+    ];
+    for (used, window) in turns {
+        if used == 860 {
+            let sink = fake.shared.lock().unwrap().sink.clone().unwrap();
+            sink.send(ProviderEvent::Session(hive::provider::SessionInfo {
+                resume_handle: None,
+                model: None,
+                commands: vec!["compact".into(), "review".into()],
+            }))
+            .unwrap();
+        }
+        send(&h, "go", SubmitMode::Queue);
+        state(&mut rx, TurnState::Streaming).await;
+        fake.emit(Payload::ResponseDone {
+            status: ResponseStatus::Completed,
+            finish_reason: None,
+            error: None,
+            usage: Some(hive::event::Usage {
+                input_tokens: 10,
+                output_tokens: 1,
+                context_tokens: Some(used),
+                context_window: window,
+                ..Default::default()
+            }),
+        });
+        loop {
+            match rx.recv().await.unwrap().event {
+                PaneEvent::Notice { text, .. } if text.contains("context") => warnings.push(text),
+                PaneEvent::State(TurnState::Idle) => break,
+                _ => {}
+            }
+        }
+    }
+    assert_eq!(
+        warnings,
+        [
+            "the context is 90 % full (900 of 1000 tokens): /clear starts a new conversation",
+            "the context is 86 % full (860 of 1000 tokens): /compact summarises the conversation to free it",
+            "the context is 80 % full (200 of 250 tokens): /compact summarises the conversation to free it",
+        ]
+    );
+}

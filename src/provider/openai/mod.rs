@@ -441,6 +441,7 @@ impl Agent {
         }
         let images = std::mem::take(&mut self.images);
         self.messages.push(ChatMessage::user(text, &images));
+        let asked = self.messages.len();
         let mut usage: Option<Usage> = None;
         for _ in 0..self.settings.max_steps {
             self.compact(cancel).await;
@@ -465,6 +466,12 @@ impl Agent {
                     return;
                 }
                 Err(StepError::Fatal(error)) => {
+                    // A message the model never answered is not part of
+                    // the conversation: sent again (after a rate limit,
+                    // `runner::hold`) it must not appear twice.
+                    if self.messages.len() == asked {
+                        self.messages.pop();
+                    }
                     let error = self.tools_hint(error);
                     self.emit(turn_id, failed(error, usage));
                     return;
