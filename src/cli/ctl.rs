@@ -384,17 +384,7 @@ fn status_text(p: &PaneInfo) -> String {
         ));
     }
     if let Some(h) = &p.held {
-        lines.push(format!(
-            "held:      until {} ({})",
-            h.until
-                .with_timezone(&chrono::Local)
-                .format("%Y-%m-%d %H:%M"),
-            if h.reported {
-                "the vendor's reset"
-            } else {
-                "hive's backoff"
-            }
-        ));
+        lines.push(format!("held:      {}", held_text(h)));
     }
     if let Some(f) = &p.failed {
         lines.push(format!("failed:    {}", one_line(f)));
@@ -404,6 +394,25 @@ fn status_text(p: &PaneInfo) -> String {
         lines.push(format!("  {}. {}", i + 1, one_line(q)));
     }
     lines.join("\n")
+}
+
+/// `until 2026-11-28 03:00 (the vendor's reset)`, `budget spent ($5.02 of $5.00)`.
+fn held_text(h: &crate::runner::hold::Hold) -> String {
+    match h.until {
+        Some(until) => format!(
+            "until {} ({})",
+            until.with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M"),
+            if h.reported {
+                "the vendor's reset"
+            } else {
+                "hive's backoff"
+            }
+        ),
+        None => format!(
+            "budget spent ({})",
+            one_line(h.spent.as_deref().unwrap_or_default())
+        ),
+    }
 }
 
 /// `in 12345 · out 678 · $0.0123` (`~$` estimated from `[prices]`, `$—`

@@ -77,6 +77,13 @@ pub struct AgentConfig {
     /// (docs/usage.md); `false` leaves it to the user.
     #[serde(default = "yes")]
     pub resend_on_limit: bool,
+    /// What the pane's turns may spend (USD, tokens of every kind) since
+    /// hive started it: past 80 % a notice, at 100 % new turns wait for
+    /// the user to raise it or stop (docs/usage.md).
+    #[serde(default)]
+    pub budget_usd: Option<f64>,
+    #[serde(default)]
+    pub budget_tokens: Option<u64>,
     /// Flag the pane when its agent's processes use more CPU than this
     /// (percent of one core) or more memory than this (MiB).
     #[serde(default)]
@@ -161,6 +168,8 @@ impl AgentConfig {
             worktree_copy_uncommitted: false,
             context_window: None,
             resend_on_limit: true,
+            budget_usd: None,
+            budget_tokens: None,
             max_cpu_percent: None,
             max_rss_mb: None,
             options: toml::Table::new(),

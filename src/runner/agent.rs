@@ -79,7 +79,7 @@ impl Runner {
             match out {
                 Output::Upsert(u) => self.emit(PaneEvent::Upsert(u)),
                 Output::Turn(mut t) => {
-                    let warning = self.account(&mut t);
+                    let warnings = self.account(&mut t);
                     let terminal = t.is_terminal();
                     if let TurnEvent::TurnError { error_message, .. } = &t {
                         self.last_error = Some(error_message.clone());
@@ -91,12 +91,14 @@ impl Runner {
                         self.set_state(TurnState::Streaming);
                     }
                     self.emit(PaneEvent::Turn(t));
-                    if let Some(text) = warning {
+                    for text in warnings {
                         self.notice(crate::provider::DiagnosticLevel::Warn, text);
                     }
                     if let Some(held) = limited {
                         self.hold_queue(held);
                     }
+                    // A budget just spent shows its card.
+                    self.publish_hold();
                     if terminal {
                         self.end_turn();
                     }

@@ -25,16 +25,43 @@ use crate::upsert::TurnEvent;
 const BACKOFF_FIRST: Duration = Duration::from_secs(60);
 const BACKOFF_MAX: Duration = Duration::from_secs(3600);
 
+/// Why a pane's queue waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HoldKind {
+    /// The vendor's rate limit, until it resets.
+    RateLimit,
+    /// The vendor's usage cap or quota, until it resets.
+    Quota,
+    /// The agent's budget is spent, until the user raises it
+    /// (`runner::budget`).
+    Budget,
+}
+
+impl From<LimitKind> for HoldKind {
+    fn from(k: LimitKind) -> Self {
+        match k {
+            LimitKind::RateLimit => Self::RateLimit,
+            LimitKind::Quota => Self::Quota,
+        }
+    }
+}
+
 /// Why a pane's queue waits, as consoles show it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Hold {
-    pub kind: LimitKind,
-    /// When the queue goes on (the limit's reset, or hive's backoff).
-    pub until: DateTime<Utc>,
+    pub kind: HoldKind,
+    /// When the queue goes on (a limit's reset, or hive's backoff); `None`
+    /// for a budget, which waits for the user.
+    #[serde(default)]
+    pub until: Option<DateTime<Utc>>,
     /// The vendor named that time (not hive's guess).
     pub reported: bool,
     /// The failed message waits at the front of the queue to be sent again.
     pub resend: bool,
+    /// A budget's state: what was spent of what (`$5.02 of $5.00`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spent: Option<String>,
 }
 
 /// The runner's side of a hold: what consoles see and the deadline.
@@ -61,9 +88,11 @@ fn wait_for(resets_at: Option<DateTime<Utc>>, now: DateTime<Utc>, strikes: u32) 
 impl Runner {
     /// Whether the queue waits for a limit to reset.
     pub(super) fn holding(&self) -> bool {
-        self.hold
-            .as_ref()
-            .is_some_and(|h| h.at.is_some() && h.hold.resend)
+        self.budget.spent_out()
+            || self
+                .hold
+                .as_ref()
+                .is_some_and(|h| h.at.is_some() && h.hold.resend)
     }
 
     /// The hold a failed turn calls for, if it failed on a limit.
@@ -86,10 +115,11 @@ impl Runner {
         let resend = self.spec.agent.resend_on_limit && self.turn_text.is_some();
         Some(Held {
             hold: Hold {
-                kind: limit.kind,
-                until: now + chrono::Duration::from_std(wait).unwrap_or_default(),
+                kind: limit.kind.into(),
+                until: Some(now + chrono::Duration::from_std(wait).unwrap_or_default()),
                 reported: limit.resets_at.is_some(),
                 resend,
+                spent: None,
             },
             at: Some(Instant::now() + wait),
             strikes: strikes + 1,
@@ -107,10 +137,14 @@ impl Runner {
             self.queue.push_front(text);
             self.queue_changed();
         }
-        let until = held.hold.until.with_timezone(&chrono::Local);
+        let until = held
+            .hold
+            .until
+            .unwrap_or_else(Utc::now)
+            .with_timezone(&chrono::Local);
         let what = match held.hold.kind {
-            LimitKind::RateLimit => "rate limit",
-            LimitKind::Quota => "usage limit",
+            HoldKind::RateLimit => "rate limit",
+            HoldKind::Quota | HoldKind::Budget => "usage limit",
         };
         let when = if held.hold.reported {
             format!("it resets at {}", until.format("%a %H:%M"))
@@ -126,8 +160,28 @@ impl Runner {
             "the message is not sent again (resend_on_limit = false)"
         };
         self.notice(DiagnosticLevel::Warn, format!("{what}: {when}; {then}"));
-        self.emit(PaneEvent::Held(Some(held.hold.clone())));
         self.hold = Some(held);
+        self.publish_hold();
+    }
+
+    /// What holds the queue now, as consoles show it: a spent budget
+    /// first (only the user lifts it), else a limit's wait.
+    pub(super) fn current_hold(&self) -> Option<Hold> {
+        self.budget_hold().or_else(|| {
+            self.hold
+                .as_ref()
+                .filter(|h| h.at.is_some())
+                .map(|h| h.hold.clone())
+        })
+    }
+
+    /// Tells the consoles what holds the queue, when that changed.
+    pub(super) fn publish_hold(&mut self) {
+        let now = self.current_hold();
+        if now != self.shown_hold {
+            self.shown_hold.clone_from(&now);
+            self.emit(PaneEvent::Held(now));
+        }
     }
 
     /// The hold's time came: the queue goes on.
@@ -137,7 +191,7 @@ impl Runner {
         };
         // Kept (without a deadline) so that a limit met again backs off longer.
         held.at = None;
-        self.emit(PaneEvent::Held(None));
+        self.publish_hold();
         self.drain();
     }
 
@@ -148,7 +202,7 @@ impl Runner {
             if let Some(h) = self.hold.as_mut() {
                 h.at = None;
             }
-            self.emit(PaneEvent::Held(None));
+            self.publish_hold();
             self.notice(
                 DiagnosticLevel::Info,
                 "the queue no longer waits for the limit: the next message sends it",

@@ -23,6 +23,7 @@ use crate::timer;
 use crate::upsert::{TurnEvent, Upsert};
 
 mod agent;
+pub mod budget;
 pub mod hold;
 pub(crate) mod mirror;
 mod procs;
@@ -98,6 +99,8 @@ pub enum RunnerCommand {
     },
     /// Start the agent again after it died (resuming its session).
     Restart,
+    /// The answer on the budget card (`PaneEvent::Held` of kind `budget`).
+    Budget(budget::BudgetAnswer),
     Input(Vec<u8>),
     Resize {
         cols: u16,
@@ -187,8 +190,8 @@ pub enum PaneEvent {
     /// A history write failed (reason); shown in the pane and the status bar
     /// as "history not saved: <reason>".
     HistoryNotSaved(String),
-    /// The queue waits (a vendor's limit until it resets), or goes on
-    /// again (`None`).
+    /// The queue waits (a vendor's limit until it resets, a spent budget
+    /// until the user raises it), or goes on again (`None`).
     Held(Option<hold::Hold>),
     /// The agent's process tree: CPU and memory (about once a second, when
     /// it changed), or `None` once no agent process runs.
@@ -351,6 +354,7 @@ pub fn spawn_runner(
     out: mpsc::UnboundedSender<PaneUpdate>,
 ) -> Result<RunnerHandle, ProviderError> {
     let capabilities = factory.capabilities(&spec.agent);
+    let budget = budget::Budget::new(&spec.agent);
     let (tx, rx) = mpsc::unbounded_channel();
     let mut runner = Runner {
         pane,
@@ -388,6 +392,8 @@ pub fn spawn_runner(
         terminal: None,
         meter: usage::Meter::new(options.prices),
         hold: None,
+        shown_hold: None,
+        budget,
         procs: procs::Procs::new(options.sample_every),
         out,
     };
@@ -458,6 +464,10 @@ struct Runner {
     meter: usage::Meter,
     /// Why the queue waits, and until when.
     hold: Option<hold::Held>,
+    /// What the consoles were last told holds the queue.
+    shown_hold: Option<hold::Hold>,
+    /// The agent's budget and what its turns spent.
+    budget: budget::Budget,
     /// The agent's process tree, sampled.
     procs: procs::Procs,
     out: mpsc::UnboundedSender<PaneUpdate>,

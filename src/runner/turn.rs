@@ -31,6 +31,7 @@ impl Runner {
                 self.emit(PaneEvent::PermissionSettled { request_id });
             }
             RunnerCommand::Restart => self.restart(),
+            RunnerCommand::Budget(answer) => self.answer_budget(answer),
             RunnerCommand::Input(bytes) => {
                 self.to_provider(ProviderCommand::Input(bytes));
             }
@@ -112,6 +113,12 @@ impl Runner {
                 DiagnosticLevel::Warn,
                 "the agent is not running: message queued; restart the pane to send it",
             );
+            return;
+        }
+        if self.holding() && !self.state.is_busy() {
+            // A limit or a spent budget holds the queue: it waits there.
+            self.queue.push_back(text);
+            self.queue_changed();
             return;
         }
         if !self.state.is_busy() {

@@ -47,13 +47,14 @@ pub fn context_fill(usage: &Usage, configured: Option<u64>) -> Option<(u64, u64)
 }
 
 impl Runner {
-    /// Prices a turn's end and checks the context it left; returns the
-    /// warning to show, if the context just went past [`CONTEXT_WARN`].
-    pub(super) fn account(&mut self, t: &mut TurnEvent) -> Option<String> {
+    /// Prices a turn's end, counts it against the budget and checks the
+    /// context it left; returns the warnings to show (the context just went
+    /// past [`CONTEXT_WARN`], the budget past 80 % or spent).
+    pub(super) fn account(&mut self, t: &mut TurnEvent) -> Vec<String> {
         match t {
             TurnEvent::TurnStarted { model_id, .. } if !model_id.is_empty() => {
                 self.meter.turn_model = Some(model_id.clone());
-                None
+                Vec::new()
             }
             TurnEvent::TurnComplete {
                 usage: Some(usage), ..
@@ -62,9 +63,13 @@ impl Runner {
                 if let Some(price) = model.and_then(|m| price_of(&self.meter.prices, m)) {
                     usage.price(price);
                 }
+                let budget = self.budget_turn(usage);
                 self.context_warning(usage)
+                    .into_iter()
+                    .chain(budget)
+                    .collect()
             }
-            _ => None,
+            _ => Vec::new(),
         }
     }
 

@@ -171,10 +171,18 @@ pub(crate) fn sample_events() -> Vec<PaneEvent> {
         PaneEvent::HistoryNotSaved("disk full".into()),
         PaneEvent::Stalled(None),
         PaneEvent::Held(Some(super::hold::Hold {
-            kind: crate::provider::limits::LimitKind::Quota,
-            until: chrono::DateTime::from_timestamp(1_795_867_200, 0).expect("a time"),
+            kind: super::hold::HoldKind::Quota,
+            until: chrono::DateTime::from_timestamp(1_795_867_200, 0),
             reported: true,
             resend: true,
+            spent: None,
+        })),
+        PaneEvent::Held(Some(super::hold::Hold {
+            kind: super::hold::HoldKind::Budget,
+            until: None,
+            reported: false,
+            resend: false,
+            spent: Some("$5.02 of $5.00".into()),
         })),
         PaneEvent::Held(None),
         PaneEvent::Process(Some(crate::procstat::ProcessSample {

@@ -22,23 +22,6 @@ use crate::runner::TurnState;
 
 pub(crate) use super::pane_ctx::PaneCtx;
 
-/// `⏸ limit · resets 15:04` (`~15:04`: hive's backoff, not the vendor's
-/// reset; a date when it is not today).
-fn held_label(p: &Pane) -> String {
-    let Some(h) = &p.conversation.held else {
-        return String::new();
-    };
-    let until = h.until.with_timezone(&chrono::Local);
-    let today = chrono::Local::now().date_naive() == until.date_naive();
-    let time = if today {
-        until.format("%H:%M").to_string()
-    } else {
-        until.format("%a %H:%M").to_string()
-    };
-    let mark = if h.reported { "" } else { "~" };
-    format!("⏸ limit · resets {mark}{time}")
-}
-
 /// A narrow pane's streaming answer moves up by a third of the view at a
 /// time: every move repaints the whole pane, so moving row by row would
 /// write the pane's height in rows for every row of text.
@@ -53,7 +36,7 @@ pub(crate) fn state_label(p: &Pane, spin: usize) -> (String, bool) {
         return ("⚠ needs approval".into(), true);
     }
     match p.conversation.state {
-        TurnState::Idle if p.conversation.held.is_some() => (held_label(p), true),
+        TurnState::Idle if p.conversation.held.is_some() => (super::held::label(p), true),
         TurnState::Idle => ("idle".into(), false),
         TurnState::Starting => (format!("{s} starting"), false),
         TurnState::Streaming => (format!("{s} streaming"), false),
@@ -327,7 +310,12 @@ fn draw_conversation(d: &mut Drawing<'_, '_>, area: Rect, buf: &mut Buffer) {
     let chips_h = wrapped_height(&chips, area.width).min(rest.height.saturating_sub(1));
     let chips_area = take_bottom(&mut rest, chips_h);
 
-    let card = permission_card(p, ctx);
+    let mut card = permission_card(p, ctx);
+    let mut card_title = " approval needed ";
+    if card.is_empty() {
+        card = super::held::budget_card(p, ctx);
+        card_title = " budget spent ";
+    }
     let card_h = if card.is_empty() {
         0
     } else {
@@ -354,7 +342,7 @@ fn draw_conversation(d: &mut Drawing<'_, '_>, area: Rect, buf: &mut Buffer) {
     put_lines(&queue, queue_area, buf);
     put_lines(&chips, chips_area, buf);
     if card_area.height > 0 {
-        let block = super::overlay::titled_box(t.warning, " approval needed ".into());
+        let block = super::overlay::titled_box(t.warning, card_title.into());
         let inner = block.inner(card_area);
         block.render(card_area, buf);
         put_lines(&card, inner, buf);

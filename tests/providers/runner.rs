@@ -969,3 +969,117 @@ async fn the_context_past_80_percent_is_told_once() {
         ]
     );
 }
+
+/// Issue 33 item 3: past 80 % of `budget_usd` a notice; at 100 % the next
+/// message waits in the queue behind the budget card (`Held` of kind
+/// `budget`); raising it sends the message; stopping empties the queue.
+#[tokio::test(start_paused = true)]
+async fn a_spent_budget_holds_the_queue_until_raised_or_stopped() {
+    use hive::runner::budget::BudgetAnswer;
+    use hive::runner::hold::HoldKind;
+    let fake = Fake::new(caps(false, true));
+    let mut agent = AgentConfig::new("a", "fake");
+    agent.budget_usd = Some(1.0);
+    let (h, mut rx) = start_with(&fake, None, RunnerOptions::default(), agent);
+    let finish = |cost: f64| {
+        fake.emit(Payload::ResponseDone {
+            status: ResponseStatus::Completed,
+            finish_reason: None,
+            error: None,
+            usage: Some(hive::event::Usage {
+                input_tokens: 100,
+                output_tokens: 10,
+                cost_usd: Some(cost),
+                ..Default::default()
+            }),
+        })
+    };
+    #[derive(Default)]
+    struct Seen {
+        notices: Vec<String>,
+        holds: Vec<Option<hive::runner::hold::Hold>>,
+        queues: Vec<Vec<String>>,
+    }
+    impl Seen {
+        fn drain(&mut self, rx: &mut UnboundedReceiver<PaneUpdate>) {
+            while let Ok(u) = rx.try_recv() {
+                self.see(u.event);
+            }
+        }
+        fn see(&mut self, event: PaneEvent) {
+            match event {
+                PaneEvent::Notice { text, .. } if text.contains("budget") => {
+                    self.notices.push(text)
+                }
+                PaneEvent::Held(hold) => self.holds.push(hold),
+                PaneEvent::Queue(q) => self.queues.push(q),
+                _ => {}
+            }
+        }
+        async fn until_idle(&mut self, rx: &mut UnboundedReceiver<PaneUpdate>) {
+            self.until_state(rx, TurnState::Idle).await;
+        }
+        async fn until_state(&mut self, rx: &mut UnboundedReceiver<PaneUpdate>, want: TurnState) {
+            loop {
+                let e = rx.recv().await.unwrap().event;
+                if matches!(e, PaneEvent::State(s) if s == want) {
+                    return;
+                }
+                self.see(e);
+            }
+        }
+        fn last_hold(&self) -> Option<hive::runner::hold::Hold> {
+            self.holds.last().cloned().flatten()
+        }
+    }
+    let mut seen = Seen::default();
+    for cost in [0.85, 0.2] {
+        send(&h, "work", SubmitMode::Queue);
+        state(&mut rx, TurnState::Streaming).await;
+        finish(cost);
+        seen.until_idle(&mut rx).await;
+    }
+    settle().await;
+    seen.drain(&mut rx);
+    assert_eq!(seen.notices[0], "85 % of the budget spent ($0.85 of $1.00)");
+    assert!(
+        seen.notices[1].starts_with("budget spent ($1.05 of $1.00)"),
+        "{:?}",
+        seen.notices
+    );
+    let hold = seen.last_hold().expect("held");
+    assert_eq!(hold.kind, HoldKind::Budget);
+    assert_eq!(hold.spent.as_deref(), Some("$1.05 of $1.00"));
+
+    // The next message waits in the queue, not sent.
+    send(&h, "more", SubmitMode::Queue);
+    settle().await;
+    seen.drain(&mut rx);
+    assert_eq!(fake.sent_texts(), ["work", "work"]);
+    assert_eq!(seen.queues.last().unwrap(), &["more"]);
+
+    // Raise: the card goes, the message is sent.
+    assert!(h.send(RunnerCommand::Budget(BudgetAnswer::Raise)));
+    seen.until_state(&mut rx, TurnState::Streaming).await;
+    assert_eq!(fake.sent_texts(), ["work", "work", "more"]);
+    finish(1.0);
+    seen.until_idle(&mut rx).await;
+    settle().await;
+    seen.drain(&mut rx);
+    assert!(seen.holds.contains(&None), "{:?}", seen.holds);
+    assert_eq!(
+        seen.last_hold().map(|h| h.kind),
+        Some(HoldKind::Budget),
+        "spent again"
+    );
+
+    // Stop: the waiting message is dropped; the budget still holds.
+    send(&h, "even more", SubmitMode::Queue);
+    settle().await;
+    assert!(h.send(RunnerCommand::Budget(BudgetAnswer::Stop)));
+    settle().await;
+    seen.drain(&mut rx);
+    assert_eq!(seen.queues.last().unwrap(), &Vec::<String>::new());
+    assert_eq!(fake.sent_texts().len(), 3);
+    assert!(seen.last_hold().is_some());
+}

@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use hive::config::{AgentConfig, Price};
 use hive::event::Origin;
-use hive::provider::limits::LimitKind;
 use hive::provider::openai::OpenAiFactory;
 use hive::provider::{DiagnosticLevel, ProviderSpec};
+use hive::runner::hold::HoldKind;
 use hive::runner::{
     PaneEvent, PaneUpdate, RunnerCommand, RunnerHandle, RunnerOptions, SubmitMode, spawn_runner,
 };
@@ -179,9 +179,9 @@ async fn a_rate_limit_holds_the_queue_and_sends_the_message_again_at_the_reset()
     let PaneEvent::Held(Some(hold)) = p.until(|e| matches!(e, PaneEvent::Held(_))).await else {
         panic!("{:?}", p.seen)
     };
-    assert_eq!(hold.kind, LimitKind::RateLimit);
+    assert_eq!(hold.kind, HoldKind::RateLimit);
     assert!(hold.reported && hold.resend);
-    let ahead = (hold.until - chrono::Utc::now()).num_seconds();
+    let ahead = (hold.until.unwrap() - chrono::Utc::now()).num_seconds();
     assert!((3590..=3600).contains(&ahead), "{ahead}");
     assert!(
         p.seen

@@ -428,6 +428,16 @@ impl Agent {
         system.chain(self.messages.iter().cloned()).collect()
     }
 
+    /// One model call's usage with the context it leaves: its prompt and
+    /// answer are the conversation so far; the window is the configured one.
+    fn call_usage(&self, u: &Usage) -> Usage {
+        Usage {
+            context_tokens: Some(u.total_tokens()).filter(|&n| n > 0),
+            context_window: self.settings.context_window,
+            ..u.clone()
+        }
+    }
+
     async fn turn(&mut self, turn_id: &str, text: String, cancel: &CancellationToken) {
         self.emit(
             turn_id,
@@ -466,9 +476,8 @@ impl Agent {
                     return;
                 }
                 Err(StepError::Fatal(error)) => {
-                    // A message the model never answered is not part of
-                    // the conversation: sent again (after a rate limit,
-                    // `runner::hold`) it must not appear twice.
+                    // Unanswered, it is no part of the conversation: sent
+                    // again after a limit (`runner::hold`), not twice.
                     if self.messages.len() == asked {
                         self.messages.pop();
                     }
@@ -478,14 +487,9 @@ impl Agent {
                 }
             };
             if let Some(u) = &out.usage {
-                // One model call: its prompt and answer are the
-                // conversation so far; the window is the configured one.
-                let call = Usage {
-                    context_tokens: Some(u.total_tokens()).filter(|&n| n > 0),
-                    context_window: self.settings.context_window,
-                    ..u.clone()
-                };
-                usage.get_or_insert_with(Usage::default).accumulate(&call);
+                usage
+                    .get_or_insert_with(Usage::default)
+                    .accumulate(&self.call_usage(u));
             }
             let calls = out.tool_calls;
             self.messages.push(ChatMessage::Assistant {

@@ -6,8 +6,7 @@ use crossterm::event::KeyCode;
 use hive::event::Usage;
 use hive::procstat::ProcessSample;
 use hive::provider::SessionInfo;
-use hive::provider::limits::LimitKind;
-use hive::runner::hold::Hold;
+use hive::runner::hold::{Hold, HoldKind};
 use hive::runner::{PaneEvent, RunnerCommand};
 use hive::upsert::{TurnEvent, TurnStatus};
 
@@ -123,10 +122,11 @@ fn a_held_queue_shows_when_it_goes_on_and_esc_lets_it_go() {
     c.send(
         0,
         PaneEvent::Held(Some(Hold {
-            kind: LimitKind::RateLimit,
-            until,
+            kind: HoldKind::RateLimit,
+            until: Some(until),
             reported: true,
             resend: true,
+            spent: None,
         })),
     );
     let local = until.with_timezone(&chrono::Local);
@@ -148,4 +148,42 @@ fn a_held_queue_shows_when_it_goes_on_and_esc_lets_it_go() {
     );
     c.send(0, PaneEvent::Held(None));
     assert!(c.render(90, 12).contains("idle"));
+}
+
+#[test]
+fn a_spent_budget_shows_its_card_and_r_raises_s_stops() {
+    use hive::runner::budget::BudgetAnswer;
+    let mut c = console(1, "");
+    c.send(0, PaneEvent::Queue(vec!["next step".into()]));
+    c.send(
+        0,
+        PaneEvent::Held(Some(Hold {
+            kind: HoldKind::Budget,
+            until: None,
+            reported: false,
+            resend: false,
+            spent: Some("$5.02 of $5.00".into()),
+        })),
+    );
+    let screen = c.render(90, 14);
+    assert!(screen.contains("budget spent"), "{screen}");
+    assert!(screen.contains("⏸ budget spent"), "{screen}");
+    assert!(screen.contains("[r] raise by half"), "{screen}");
+    insta::assert_snapshot!(screen);
+    c.key(KeyCode::Char('r'));
+    c.key(KeyCode::Char('s'));
+    let sent: Vec<_> = c.app.outbox.take_runner_commands().into_iter().collect();
+    assert!(
+        matches!(
+            &sent[..],
+            [
+                (0, RunnerCommand::Budget(BudgetAnswer::Raise)),
+                (0, RunnerCommand::Budget(BudgetAnswer::Stop))
+            ]
+        ),
+        "{sent:?}"
+    );
+    // With text in the composer, r and s are typed.
+    c.typ("rs");
+    assert_eq!(c.app.panes[0].composer.text(), "rs");
 }
