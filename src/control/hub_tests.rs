@@ -286,9 +286,9 @@ fn watchers_get_deltas_so_a_long_answer_costs_linear_bytes() {
 
 /// Issue 33: `status` reports the pane's session usage (restored turns,
 /// then each turn's end; an estimated cost marked, an unknown one null)
-/// and its process sample; `list` adds the hive's total.
+/// and its process sample.
 #[test]
-fn status_reports_usage_process_and_a_held_queue() {
+fn status_reports_usage_and_process() {
     let mut hub = hub();
     let status = |hub: &mut Hub, pane: &str| {
         let (_, mut rx) = ask(hub, Call::Status { pane: pane.into() });
@@ -342,6 +342,26 @@ fn status_reports_usage_process_and_a_held_queue() {
     assert_eq!(s["process"]["cpu_percent"], 12.5);
     assert_eq!(s["process"]["rss_bytes"], 3 << 20);
     assert!(s.get("held").is_none());
+}
+
+/// `list` adds the hive's usage up; `status` shows a held queue until it
+/// goes on.
+#[test]
+fn list_totals_the_hive_and_status_shows_a_held_queue() {
+    let mut hub = hub();
+    let status = |hub: &mut Hub, pane: &str| {
+        let (_, mut rx) = ask(hub, Call::Status { pane: pane.into() });
+        rx.try_recv().unwrap().unwrap()
+    };
+    hub.set_usage(
+        0,
+        crate::event::Usage {
+            input_tokens: 1500,
+            cost_usd: Some(0.75),
+            cost_estimated: true,
+            ..Default::default()
+        },
+    );
     hub.observe(&at(
         1,
         PaneEvent::Turn(TurnEvent::TurnComplete {

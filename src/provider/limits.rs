@@ -154,8 +154,7 @@ fn relative(message: &str) -> Option<Duration> {
         total += secs;
         any = true;
     }
-    (any && total.is_finite() && total >= 0.0 && total < 400.0 * 86_400.0)
-        .then(|| Duration::from_secs_f64(total))
+    (any && (0.0..400.0 * 86_400.0).contains(&total)).then(|| Duration::from_secs_f64(total))
 }
 
 /// "resets 3pm", "resets at 3:05 PM", "try again at 15:05": the next
