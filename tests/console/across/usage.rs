@@ -184,6 +184,97 @@ fn a_spent_budget_shows_its_card_and_r_raises_s_stops() {
         "{sent:?}"
     );
     // With text in the composer, r and s are typed.
-    c.typ("rs");
-    assert_eq!(c.app.panes[0].composer.text(), "rs");
+    c.typ("xrs");
+    assert_eq!(c.app.panes[0].composer.text(), "xrs");
+    assert!(
+        c.app
+            .outbox
+            .take_runner_commands()
+            .into_iter()
+            .next()
+            .is_none()
+    );
+}
+
+/// Issue 33 item 5: `/handoff` from a Claude pane to an openai pane sends
+/// the openai pane a brief: what the user asked, the files touched, the
+/// last answer; the focus follows.
+#[test]
+fn handoff_sends_the_brief_to_the_other_pane() {
+    let mut c = console(
+        0,
+        "[[agent]]\nid = \"cl\"\nname = \"Claude\"\nprovider = \"claude\"\n\
+         [[agent]]\nid = \"oa\"\nname = \"Local\"\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n",
+    );
+    c.send(0, started("t1"));
+    c.send(
+        0,
+        message(
+            "t1",
+            "u1",
+            hive::event::Origin::User,
+            "port the parser to nom",
+        ),
+    );
+    c.send(
+        0,
+        PaneEvent::Upsert(hive::upsert::Upsert {
+            turn_id: "t1".into(),
+            session_id: "s".into(),
+            item_id: "tool1".into(),
+            source_timestamp: chrono::Utc::now(),
+            emitted_at: chrono::Utc::now(),
+            status: hive::upsert::UpsertStatus::Complete,
+            error_code: None,
+            error_message: None,
+            kind: hive::upsert::UpsertKind::ToolCall {
+                tool_name: "Edit".into(),
+                arguments: serde_json::json!({"file_path": "src/parse.rs", "old_string": "a", "new_string": "b"}),
+                call_id: "c1".into(),
+                output: Some("ok".into()),
+                output_is_error: Some(false),
+                display: None,
+            },
+        }),
+    );
+    c.send(
+        0,
+        message(
+            "t1",
+            "a1",
+            hive::event::Origin::Agent,
+            "Half done: lexer ported, the grammar is next.",
+        ),
+    );
+    c.send(0, completed("t1"));
+    c.typ("/handoff oa");
+    c.key(KeyCode::Enter);
+    let sent: Vec<_> = c.app.outbox.take_runner_commands().into_iter().collect();
+    let [(1, RunnerCommand::Submit { text, .. })] = &sent[..] else {
+        panic!("{sent:?}")
+    };
+    assert!(text.starts_with("Hand-off from Claude (claude"), "{text}");
+    assert!(text.contains("1. port the parser to nom"), "{text}");
+    assert!(text.contains("- src/parse.rs"), "{text}");
+    assert!(
+        text.contains("Its last answer:\nHalf done: lexer ported, the grammar is next."),
+        "{text}"
+    );
+    assert_eq!(c.app.focus, 1, "the focus follows the work");
+    // No such pane: refused in the pane, nothing sent.
+    c.app.set_focus(0);
+    c.typ("/handoff nobody");
+    c.key(KeyCode::Enter);
+    assert!(
+        c.app
+            .outbox
+            .take_runner_commands()
+            .into_iter()
+            .next()
+            .is_none()
+    );
+    assert!(
+        c.render(100, 20)
+            .contains("/handoff: no other pane `nobody`")
+    );
 }
