@@ -233,16 +233,6 @@ impl Usage {
     pub fn is_known(&self) -> bool {
         self.total_tokens() > 0 || self.cost_usd.is_some()
     }
-
-    /// Fills in the cost from `price` where the agent reported tokens but
-    /// no cost, marked as estimated. A cost the agent reported is kept.
-    pub fn price(&mut self, price: &crate::config::Price) {
-        if self.cost_usd.is_some() || self.total_tokens() == 0 {
-            return;
-        }
-        self.cost_usd = Some(price.cost(self));
-        self.cost_estimated = true;
-    }
 }
 
 /// How a tool call reads on screen, decided by the provider that knows the

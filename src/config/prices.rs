@@ -1,11 +1,10 @@
 //! `[prices."<model>"]`: what a model's tokens cost, in USD per million,
 //! for the agents that report tokens but no cost. hive ships no prices:
 //! they change, and a wrong built-in figure would be a lie on screen. A
-//! cost worked out from this table is marked as estimated wherever it shows.
+//! cost worked out from this table (`runner::usage::estimate`) is marked as
+//! estimated wherever it shows.
 
 use serde::{Deserialize, Serialize};
-
-use crate::event::Usage;
 
 /// One model's prices, USD per million tokens.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -22,22 +21,6 @@ pub struct Price {
 }
 
 impl Price {
-    /// What `u`'s tokens cost at these prices (the cache counts apart
-    /// from input, as the canonical usage keeps them).
-    pub fn cost(&self, u: &Usage) -> f64 {
-        let per = |tokens: u64, usd: f64| tokens as f64 * usd / 1e6;
-        per(u.input_tokens, self.input)
-            + per(u.output_tokens, self.output)
-            + per(
-                u.cache_read_input_tokens.unwrap_or(0),
-                self.cache_read.unwrap_or(self.input),
-            )
-            + per(
-                u.cache_creation_input_tokens.unwrap_or(0),
-                self.cache_write.unwrap_or(self.input),
-            )
-    }
-
     /// A price must be a finite, non-negative number.
     pub(super) fn check(&self) -> Result<(), String> {
         let fields = [
@@ -86,52 +69,6 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-
-    fn usage(input: u64, output: u64, read: Option<u64>, write: Option<u64>) -> Usage {
-        Usage {
-            input_tokens: input,
-            output_tokens: output,
-            cache_read_input_tokens: read,
-            cache_creation_input_tokens: write,
-            ..Usage::default()
-        }
-    }
-
-    #[test]
-    fn cost_counts_each_kind_of_token_at_its_price() {
-        let p = Price {
-            input: 3.0,
-            output: 15.0,
-            cache_read: Some(0.3),
-            cache_write: None,
-        };
-        let c = p.cost(&usage(1_000_000, 100_000, Some(2_000_000), Some(10_000)));
-        // 3 + 1.5 + 0.6 + 0.03 (cache writes at the input price)
-        assert!((c - 5.13).abs() < 1e-9, "{c}");
-        let mut u = usage(1_000_000, 0, None, None);
-        u.price(&p);
-        assert_eq!(u.cost_usd, Some(3.0));
-        assert!(u.cost_estimated);
-    }
-
-    #[test]
-    fn a_reported_cost_or_an_empty_turn_is_not_priced() {
-        let p = Price {
-            input: 3.0,
-            output: 15.0,
-            ..Price::default()
-        };
-        let mut reported = Usage {
-            cost_usd: Some(0.5),
-            ..usage(1000, 10, None, None)
-        };
-        reported.price(&p);
-        assert_eq!(reported.cost_usd, Some(0.5));
-        assert!(!reported.cost_estimated);
-        let mut empty = Usage::default();
-        empty.price(&p);
-        assert_eq!(empty.cost_usd, None);
-    }
 
     #[test]
     fn a_dated_model_name_finds_its_family_price() {
