@@ -63,12 +63,21 @@ impl Budget {
 
     /// `$5.02 of $5.00 · 1.2M of 2.0M tokens`.
     fn describe(&self) -> String {
+        // Cents, or four places below a cent (as the footer writes it).
+        let usd = |v: f64| {
+            if v < 0.01 {
+                format!("${v:.4}")
+            } else {
+                format!("${v:.2}")
+            }
+        };
         let mut parts = Vec::new();
         if let Some(b) = self.usd {
             let mark = if self.spent.cost_estimated { "~" } else { "" };
             parts.push(format!(
-                "{mark}${:.2} of ${b:.2}",
-                self.spent.cost_usd.unwrap_or(0.0)
+                "{mark}{} of {}",
+                usd(self.spent.cost_usd.unwrap_or(0.0)),
+                usd(b)
             ));
         }
         if let Some(b) = self.tokens {
