@@ -117,6 +117,10 @@ fn open_session(
         focused: true,
         prices: std::sync::Arc::new(config.prices.clone()),
         sample_every: None,
+        hive_budget: crate::runner::budget::HiveBudget::new(
+            config.budget.usd,
+            config.budget.tokens,
+        ),
     };
     (options, args.resume.clone().or(history.resume))
 }

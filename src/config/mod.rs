@@ -82,6 +82,9 @@ pub struct Config {
     /// (docs/remote.md).
     #[serde(default, rename = "host")]
     pub hosts: Vec<HostConfig>,
+    /// What every pane together may spend (docs/usage.md).
+    #[serde(default)]
+    pub budget: BudgetSettings,
     /// Model name → its prices (docs/usage.md): how hive estimates the
     /// cost of agents that report tokens but no cost.
     #[serde(default)]
@@ -230,6 +233,17 @@ impl Default for UiSettings {
             stall_after_s: default_stall_s(),
         }
     }
+}
+
+/// `[budget]`: what the whole hive's turns may spend since the server
+/// started (each agent's own is `budget_usd` / `budget_tokens`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetSettings {
+    #[serde(default)]
+    pub usd: Option<f64>,
+    #[serde(default)]
+    pub tokens: Option<u64>,
 }
 
 /// Bounds on what an agent can make hive hold.

@@ -38,9 +38,13 @@ pub(super) struct Budget {
 
 impl Budget {
     pub(super) fn new(agent: &AgentConfig) -> Self {
+        Self::with(agent.budget_usd, agent.budget_tokens)
+    }
+
+    fn with(usd: Option<f64>, tokens: Option<u64>) -> Self {
         Self {
-            usd: agent.budget_usd.filter(|u| u.is_finite() && *u > 0.0),
-            tokens: agent.budget_tokens.filter(|&t| t > 0),
+            usd: usd.filter(|u| u.is_finite() && *u > 0.0),
+            tokens: tokens.filter(|&t| t > 0),
             ..Self::default()
         }
     }
@@ -125,35 +129,138 @@ impl Budget {
     }
 }
 
+/// The whole hive's budget (`[budget]`), shared by the runners of one
+/// server: each adds its turns; when it is spent every pane's new turns
+/// wait, and a raise from any pane's card lets them all go on (the
+/// runners hear of both through `changed`).
+#[derive(Debug)]
+pub struct HiveBudget {
+    state: std::sync::Mutex<Budget>,
+    changed: tokio::sync::watch::Sender<u64>,
+}
+
+impl HiveBudget {
+    /// `None` when neither budget is set.
+    pub fn new(usd: Option<f64>, tokens: Option<u64>) -> Option<std::sync::Arc<Self>> {
+        let state = Budget::with(usd, tokens);
+        (state.usd.is_some() || state.tokens.is_some()).then(|| {
+            std::sync::Arc::new(Self {
+                state: std::sync::Mutex::new(state),
+                changed: tokio::sync::watch::channel(0).0,
+            })
+        })
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Budget) -> T) -> Option<T> {
+        self.state.lock().ok().map(|mut b| f(&mut b))
+    }
+
+    fn bump(&self) {
+        self.changed.send_modify(|n| *n += 1);
+    }
+
+    fn add(&self, usage: &Usage) -> Option<String> {
+        let (note, flipped) = self.with(|b| {
+            let before = b.spent_out();
+            (b.add(usage), b.spent_out() != before)
+        })?;
+        if flipped {
+            self.bump();
+        }
+        note.map(|n| format!("hive {n}"))
+    }
+
+    fn spent_out(&self) -> bool {
+        self.with(|b| b.spent_out()).unwrap_or(false)
+    }
+
+    fn describe(&self) -> String {
+        self.with(|b| b.describe()).unwrap_or_default()
+    }
+
+    fn raise(&self) {
+        self.with(Budget::raise);
+        self.bump();
+    }
+
+    pub(super) fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+}
+
+/// Waits for the hive budget to change (never, without one).
+pub(super) async fn hive_changed(rx: &mut Option<tokio::sync::watch::Receiver<u64>>) {
+    let changed = match rx {
+        Some(rx) => rx.changed().await.is_ok(),
+        None => false,
+    };
+    if !changed {
+        std::future::pending::<()>().await;
+    }
+}
+
 impl Runner {
-    /// The budget card consoles show while the budget is spent.
+    fn hive_spent(&self) -> bool {
+        self.hive.as_ref().is_some_and(|h| h.spent_out())
+    }
+
+    /// Whether a budget (the agent's or the hive's) holds new turns.
+    pub(super) fn budget_spent(&self) -> bool {
+        self.budget.spent_out() || self.hive_spent()
+    }
+
+    /// The budget card consoles show while a budget is spent.
     pub(super) fn budget_hold(&self) -> Option<Hold> {
-        self.budget.spent_out().then(|| Hold {
+        let spent = if self.budget.spent_out() {
+            self.budget.describe()
+        } else if let Some(h) = self.hive.as_ref().filter(|h| h.spent_out()) {
+            format!("hive: {}", h.describe())
+        } else {
+            return None;
+        };
+        Some(Hold {
             kind: HoldKind::Budget,
             until: None,
             reported: false,
             resend: false,
-            spent: Some(self.budget.describe()),
+            spent: Some(spent),
         })
     }
 
-    /// Counts a finished turn against the budget; its notice, if any.
-    pub(super) fn budget_turn(&mut self, usage: &Usage) -> Option<String> {
-        self.budget.add(usage)
+    /// Counts a finished turn against the budgets; their notices.
+    pub(super) fn budget_turn(&mut self, usage: &Usage) -> Vec<String> {
+        let own = self.budget.add(usage);
+        let hive = self.hive.as_ref().and_then(|h| h.add(usage));
+        own.into_iter().chain(hive).collect()
+    }
+
+    /// The hive's budget was spent or raised (by any pane).
+    pub(super) fn hive_budget_changed(&mut self) {
+        self.publish_hold();
+        if self.state == TurnState::Idle {
+            self.drain();
+        }
     }
 
     /// The user answered the budget card.
     pub(super) fn answer_budget(&mut self, answer: BudgetAnswer) {
-        if !self.budget.spent_out() {
+        if !self.budget_spent() {
             return;
         }
         match answer {
             BudgetAnswer::Raise => {
-                self.budget.raise();
-                self.notice(
-                    DiagnosticLevel::Info,
-                    format!("budget raised: {}", self.budget.describe()),
-                );
+                let what = if self.budget.spent_out() {
+                    self.budget.raise();
+                    self.budget.describe()
+                } else {
+                    let hive = self.hive.clone();
+                    hive.map(|h| {
+                        h.raise();
+                        format!("hive: {}", h.describe())
+                    })
+                    .unwrap_or_default()
+                };
+                self.notice(DiagnosticLevel::Info, format!("budget raised: {what}"));
                 self.publish_hold();
                 if self.state == TurnState::Idle {
                     self.drain();

@@ -88,7 +88,7 @@ fn wait_for(resets_at: Option<DateTime<Utc>>, now: DateTime<Utc>, strikes: u32) 
 impl Runner {
     /// Whether the queue waits for a limit to reset.
     pub(super) fn holding(&self) -> bool {
-        self.budget.spent_out()
+        self.budget_spent()
             || self
                 .hold
                 .as_ref()

@@ -278,6 +278,8 @@ pub struct RunnerOptions {
     pub stall_after: Duration,
     /// `[prices]`: what a turn costs where the agent does not say.
     pub prices: Arc<BTreeMap<String, crate::config::Price>>,
+    /// The hive's budget (`[budget]`), one for all of a server's runners.
+    pub hive_budget: Option<Arc<budget::HiveBudget>>,
     /// Sample the agent's process tree (CPU, memory) this often
     /// (`PaneEvent::Process`); `None`: never (`hive run`, tests).
     pub sample_every: Option<Duration>,
@@ -296,6 +298,7 @@ impl Default for RunnerOptions {
             stall_after: Duration::from_secs(60),
             prices: Arc::default(),
             sample_every: None,
+            hive_budget: None,
         }
     }
 }
@@ -394,6 +397,8 @@ pub fn spawn_runner(
         hold: None,
         shown_hold: None,
         budget,
+        hive_rx: options.hive_budget.as_ref().map(|h| h.subscribe()),
+        hive: options.hive_budget,
         procs: procs::Procs::new(options.sample_every),
         out,
     };
@@ -468,6 +473,9 @@ struct Runner {
     shown_hold: Option<hold::Hold>,
     /// The agent's budget and what its turns spent.
     budget: budget::Budget,
+    /// The hive's, shared with the other runners, and its changes.
+    hive: Option<Arc<budget::HiveBudget>>,
+    hive_rx: Option<watch::Receiver<u64>>,
     /// The agent's process tree, sampled.
     procs: procs::Procs,
     out: mpsc::UnboundedSender<PaneUpdate>,
@@ -507,6 +515,7 @@ impl Runner {
                 _ = timer::sleep_until(live_at) => self.send_live(),
                 _ = timer::sleep_until(hold_at) => self.release_hold(),
                 _ = timer::sleep_until(sample_at) => self.sample_processes(),
+                _ = budget::hive_changed(&mut self.hive_rx) => self.hive_budget_changed(),
                 _ = timer::sleep_until(stall_at) => {
                     self.stalled = true;
                     let since = self.last_output.map(Instant::into_std);

@@ -139,9 +139,12 @@ impl Server {
         }
         let registry = Registry::builtin().with_toolbox(crate::ops::meta::toolbox_factory(ops_tx));
         let mut runners = Vec::new();
+        let hive_budget =
+            crate::runner::budget::HiveBudget::new(config.budget.usd, config.budget.tokens);
         for (i, pane) in panes.iter_mut().enumerate() {
+            let start = (fresh, hive_budget.clone());
             runners.push(start_pane(
-                i, pane, &config, fresh, &registry, &tx, &socket, &mut ops,
+                i, pane, &config, start, &registry, &tx, &socket, &mut ops,
             ));
         }
         let started = runners.iter().zip(&panes).map(|(r, p)| match r {
@@ -444,7 +447,10 @@ fn start_pane(
     i: usize,
     pane: &mut Pane,
     config: &Config,
-    fresh: bool,
+    (fresh, hive_budget): (
+        bool,
+        Option<std::sync::Arc<crate::runner::budget::HiveBudget>>,
+    ),
     registry: &Registry,
     tx: &mpsc::UnboundedSender<PaneUpdate>,
     socket: &Path,
@@ -470,6 +476,7 @@ fn start_pane(
         focused: false,
         prices: std::sync::Arc::new(config.prices.clone()),
         sample_every: Some(Duration::from_secs(1)),
+        hive_budget,
     };
     let spec = ProviderSpec {
         agent: registry.with_hive_mcp(agent, Some(socket)),

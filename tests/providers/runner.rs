@@ -1083,3 +1083,50 @@ async fn a_spent_budget_holds_the_queue_until_raised_or_stopped() {
     assert_eq!(fake.sent_texts().len(), 3);
     assert!(seen.last_hold().is_some());
 }
+
+/// Issue 33 item 3, for the hive: `[budget]` is shared by every pane; a
+/// turn of pane A that spends it holds pane B's next message too, and a
+/// raise from B's card lets both go on.
+#[tokio::test(start_paused = true)]
+async fn the_hive_budget_holds_every_pane_and_a_raise_frees_them() {
+    use hive::runner::budget::{BudgetAnswer, HiveBudget};
+    let hive_budget = HiveBudget::new(Some(1.0), None);
+    let options = || RunnerOptions {
+        hive_budget: hive_budget.clone(),
+        ..RunnerOptions::default()
+    };
+    let (fa, fb) = (Fake::new(caps(false, true)), Fake::new(caps(false, true)));
+    let (a, mut rx_a) = start_with(&fa, None, options(), AgentConfig::new("a", "fake"));
+    let (b, mut rx_b) = start_with(&fb, None, options(), AgentConfig::new("b", "fake"));
+    send(&a, "spend", SubmitMode::Queue);
+    state(&mut rx_a, TurnState::Streaming).await;
+    fa.emit(Payload::ResponseDone {
+        status: ResponseStatus::Completed,
+        finish_reason: None,
+        error: None,
+        usage: Some(hive::event::Usage {
+            input_tokens: 10,
+            cost_usd: Some(1.25),
+            ..Default::default()
+        }),
+    });
+    state(&mut rx_a, TurnState::Idle).await;
+    // B hears the hive is spent: its card shows, its message waits.
+    let held = until(&mut rx_b, |e| match e {
+        PaneEvent::Held(Some(h)) => Some(h.clone()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(held.spent.as_deref(), Some("hive: $1.25 of $1.00"));
+    send(&b, "wait for it", SubmitMode::Queue);
+    settle().await;
+    assert!(fb.sent_texts().is_empty(), "held by the hive's budget");
+    // A raise from B's card frees B (and A).
+    assert!(b.send(RunnerCommand::Budget(BudgetAnswer::Raise)));
+    state(&mut rx_b, TurnState::Streaming).await;
+    assert_eq!(fb.sent_texts(), ["wait for it"]);
+    until(&mut rx_a, |e| {
+        matches!(e, PaneEvent::Held(None)).then_some(())
+    })
+    .await;
+}
