@@ -148,6 +148,18 @@ pub struct Usage {
     pub cache_creation_input_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// `cost_usd` is hive's estimate from the configured price table
+    /// (`[prices]`), not the agent's own figure; a total is estimated when
+    /// any turn in it is.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cost_estimated: bool,
+    /// How many tokens the conversation held at the turn's end (the last
+    /// model call's prompt and answer), where the agent says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_tokens: Option<u64>,
+    /// The model's context window, where the agent says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
 }
 
 impl Usage {
@@ -172,6 +184,9 @@ impl Usage {
                 (Some(a), b) => Some((a - b.unwrap_or(0.0)).max(0.0)),
                 (None, _) => None,
             },
+            cost_estimated: self.cost_estimated,
+            context_tokens: self.context_tokens,
+            context_window: self.context_window,
         }
     }
 
@@ -194,7 +209,29 @@ impl Usage {
         );
         if let Some(c) = other.cost_usd {
             self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + c);
+            self.cost_estimated |= other.cost_estimated;
         }
+        // The context is a level, not a sum: the latest report stands.
+        if other.context_tokens.is_some() {
+            self.context_tokens = other.context_tokens;
+        }
+        if other.context_window.is_some() {
+            self.context_window = other.context_window;
+        }
+    }
+
+    /// All the tokens the turn read or wrote.
+    pub fn total_tokens(&self) -> u64 {
+        self.input_tokens
+            + self.output_tokens
+            + self.cache_read_input_tokens.unwrap_or(0)
+            + self.cache_creation_input_tokens.unwrap_or(0)
+    }
+
+    /// Whether anything at all is known: a turn that reported nothing
+    /// shows "—", not zero.
+    pub fn is_known(&self) -> bool {
+        self.total_tokens() > 0 || self.cost_usd.is_some()
     }
 }
 

@@ -88,6 +88,8 @@ actions! {
     AllowOnce = "allow_once", Conversation, ["y"], "approval card: allow once";
     AllowAlways = "allow_always", Conversation, ["a"], "approval card: allow always";
     Deny = "deny", Conversation, ["n"], "approval card: deny (type a reason, Enter)";
+    RaiseBudget = "raise_budget", Conversation, ["r"], "budget card: raise the agent's budget by half";
+    StopBudget = "stop_budget", Conversation, ["s"], "budget card: stop (empty the queue)";
 }
 
 /// Actions also reached as the prefix key then a letter, so they work in

@@ -22,6 +22,7 @@ pub mod ops;
 pub(crate) mod paths;
 pub(crate) mod private;
 pub mod processor;
+pub mod procstat;
 pub mod provider;
 pub mod remote;
 pub mod runner;

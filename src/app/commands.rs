@@ -14,6 +14,7 @@ pub(crate) enum HiveCommand {
     Compact,
     Copy,
     Diff,
+    Handoff,
     Help,
 }
 
@@ -69,6 +70,13 @@ pub(crate) const HIVE_COMMANDS: &[(HiveCommand, &str, &[&str], &str, &str)] = &[
         "show the changes in the agent's directory",
     ),
     (HiveCommand::Help, "help", &[], "", "keys and commands"),
+    (
+        HiveCommand::Handoff,
+        "handoff",
+        &[],
+        "<pane|provider>",
+        "continue the task in another pane (sends it a brief)",
+    ),
 ];
 
 /// Effort levels offered by the `/effort` picker (agents take their own

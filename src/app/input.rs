@@ -14,6 +14,8 @@ use super::pty_input as term;
 use super::state::{App, Leave, Overlay};
 use crate::keymap::{Action, Chord};
 use crate::provider::PermissionDecision;
+use crate::runner::budget::BudgetAnswer;
+use crate::runner::hold::HoldKind;
 use crate::runner::{QueueEdit, RunnerCommand, SubmitMode, TurnState};
 
 impl App {
@@ -319,6 +321,13 @@ impl App {
             return false;
         };
         let has_card = !p.pending.permissions.is_empty();
+        // The budget card answers r / s while nothing is typed.
+        let budget_card = !has_card
+            && p.composer.text().is_empty()
+            && p.conversation
+                .held
+                .as_ref()
+                .is_some_and(|h| h.kind == HoldKind::Budget);
         match a {
             Action::Submit => self.submit(SubmitMode::Auto),
             Action::Steer => self.submit(SubmitMode::Steer),
@@ -370,6 +379,12 @@ impl App {
             Action::Deny if has_card && !p.composer.deny_reason => {
                 p.composer.deny_reason = true;
             }
+            Action::RaiseBudget if budget_card => {
+                self.send(focus, RunnerCommand::Budget(BudgetAnswer::Raise));
+            }
+            Action::StopBudget if budget_card => {
+                self.send(focus, RunnerCommand::Budget(BudgetAnswer::Stop));
+            }
             _ => return false,
         }
         true
@@ -397,6 +412,10 @@ impl App {
         } else if p.is_busy() {
             self.send(focus, RunnerCommand::Interrupt);
             self.set_status(super::state::INTERRUPTING);
+        } else if p.conversation.held.is_some() {
+            // Lets a queue held for a vendor's limit go (the runner's
+            // interrupt between turns).
+            self.send(focus, RunnerCommand::Interrupt);
         } else {
             self.status = None;
         }

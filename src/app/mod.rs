@@ -17,6 +17,7 @@ pub(crate) mod copy_mode;
 mod emit;
 pub mod fanout;
 pub mod geometry;
+pub(crate) mod handoff;
 pub mod inbox;
 pub(crate) mod input;
 mod layers;

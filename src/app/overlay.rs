@@ -31,9 +31,42 @@ pub struct Search {
 /// The overview table: its selection and when each pane changed state.
 #[derive(Debug, Default)]
 pub struct Overview {
+    /// The selected row (in `sort` order).
     pub sel: usize,
     /// When each pane entered its current turn state.
     pub(crate) state_since: HashMap<usize, Instant>,
+    /// The column the rows are sorted by (`s` cycles).
+    pub sort: OverviewSort,
+}
+
+/// What the overview's rows are sorted by: pane order, or the most first.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OverviewSort {
+    #[default]
+    Pane,
+    Cpu,
+    Memory,
+    Cost,
+}
+
+impl OverviewSort {
+    pub(crate) fn next(self) -> Self {
+        match self {
+            Self::Pane => Self::Cpu,
+            Self::Cpu => Self::Memory,
+            Self::Memory => Self::Cost,
+            Self::Cost => Self::Pane,
+        }
+    }
+
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Self::Pane => "pane",
+            Self::Cpu => "cpu",
+            Self::Memory => "memory",
+            Self::Cost => "cost",
+        }
+    }
 }
 
 /// The chooser's state and the last fan-out's runs.

@@ -5,6 +5,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent};
 
+use super::overlay::OverviewSort;
 use super::pane::Pane;
 use super::state::{App, Overlay};
 use super::transcript::EntryKind;
@@ -52,14 +53,32 @@ pub(crate) fn activity(p: &Pane) -> String {
     String::new()
 }
 
+/// The pane indices in the overview's row order: by `sort`, the most
+/// first, ties (and panes with nothing to sort by) in pane order.
+pub(crate) fn order(panes: &[Pane], sort: OverviewSort) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..panes.len()).collect();
+    let key = |p: &Pane| -> f64 {
+        match sort {
+            OverviewSort::Pane => 0.0,
+            OverviewSort::Cpu => p.process.map_or(-1.0, |s| s.cpu_percent),
+            OverviewSort::Memory => p.process.map_or(-1.0, |s| s.rss_bytes as f64),
+            OverviewSort::Cost => p.conversation.usage.cost_usd.unwrap_or(-1.0),
+        }
+    };
+    // Stable: equal keys keep pane order.
+    order.sort_by(|&a, &b| key(&panes[b]).total_cmp(&key(&panes[a])));
+    order
+}
+
 impl App {
     pub(crate) fn open_overview(&mut self) {
         self.overlay = Overlay::Overview;
-        self.overview.sel = self.focus;
+        let order = order(&self.panes, self.overview.sort);
+        self.overview.sel = order.iter().position(|&i| i == self.focus).unwrap_or(0);
     }
 
-    /// ↑/↓ select, Enter focuses (zoomed when the grid has no room for
-    /// it), Esc closes.
+    /// ↑/↓ select, `s` sorts by the next column (pane, cpu, memory, cost),
+    /// Enter focuses (zoomed when the grid has no room for it), Esc closes.
     pub(super) fn overview_key(&mut self, ev: KeyEvent) {
         let n = self.panes.len();
         let o = &mut self.overview;
@@ -68,8 +87,20 @@ impl App {
             KeyCode::Down | KeyCode::Char('j') => o.sel = (o.sel + 1).min(n.saturating_sub(1)),
             KeyCode::Home => o.sel = 0,
             KeyCode::End => o.sel = n.saturating_sub(1),
+            KeyCode::Char('s') => {
+                // The selection stays on its pane.
+                let pane = order(&self.panes, o.sort).get(o.sel).copied();
+                o.sort = o.sort.next();
+                let now = order(&self.panes, o.sort);
+                o.sel = pane
+                    .and_then(|p| now.iter().position(|&i| i == p))
+                    .unwrap_or(0);
+            }
             KeyCode::Enter => {
-                let i = o.sel;
+                let Some(i) = order(&self.panes, o.sort).get(o.sel).copied() else {
+                    self.overlay = Overlay::None;
+                    return;
+                };
                 self.overlay = Overlay::None;
                 self.set_focus(i);
                 let r = self.geometry.pane(i).rect;

@@ -51,6 +51,7 @@ impl App {
             HiveCommand::Resume if arg.is_empty() => self.open_session_picker(),
             HiveCommand::Resume => self.resume_session(arg),
             HiveCommand::Diff => self.open_diff(),
+            HiveCommand::Handoff => self.handoff(arg),
             HiveCommand::Help => {
                 self.overlay = Overlay::Help;
                 self.help_scroll = 0;

@@ -382,6 +382,8 @@ fn pane_event(
                 needs_user = Some(Reason::Stalled);
             }
         }
+        PaneEvent::Held(hold) => p.conversation.held = hold,
+        PaneEvent::Process(sample) => p.process = sample,
         PaneEvent::Models(list) => p.conversation.models = list,
         PaneEvent::Effort(level) => p.conversation.effort = Some(level),
         PaneEvent::SessionSwitched { session, .. } => p.history_session = Some(session),

@@ -373,7 +373,19 @@ fn status_text(p: &PaneInfo) -> String {
         format!("turns:     {}", p.turns),
         format!("steer:     {}", p.can_steer),
         format!("interrupt: {}", p.can_interrupt),
+        format!("usage:     {}", usage_text(&p.usage)),
     ];
+    if let Some(s) = &p.process {
+        lines.push(format!(
+            "process:   {:.1}% cpu · {} · {} processes",
+            s.cpu_percent,
+            crate::ui::cells::bytes(s.rss_bytes),
+            s.processes
+        ));
+    }
+    if let Some(h) = &p.held {
+        lines.push(format!("held:      {}", held_text(h)));
+    }
     if let Some(f) = &p.failed {
         lines.push(format!("failed:    {}", one_line(f)));
     }
@@ -382,6 +394,43 @@ fn status_text(p: &PaneInfo) -> String {
         lines.push(format!("  {}. {}", i + 1, one_line(q)));
     }
     lines.join("\n")
+}
+
+/// `until 2026-11-28 03:00 (the vendor's reset)`, `budget spent ($5.02 of $5.00)`.
+fn held_text(h: &crate::runner::hold::Hold) -> String {
+    match h.until {
+        Some(until) => format!(
+            "until {} ({})",
+            until.with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M"),
+            if h.reported {
+                "the vendor's reset"
+            } else {
+                "hive's backoff"
+            }
+        ),
+        None => format!(
+            "budget spent ({})",
+            one_line(h.spent.as_deref().unwrap_or_default())
+        ),
+    }
+}
+
+/// `in 12345 · out 678 · $0.0123` (`~$` estimated from `[prices]`, `$—`
+/// when no cost is known).
+fn usage_text(u: &crate::control::protocol::UsageInfo) -> String {
+    let cost = match u.cost_usd {
+        Some(c) if u.cost_estimated => format!("~${c:.4}"),
+        Some(c) => format!("${c:.4}"),
+        None => "$—".into(),
+    };
+    let mut s = format!("in {} · out {}", u.input_tokens, u.output_tokens);
+    if let Some(r) = u.cache_read_tokens.filter(|&r| r > 0) {
+        s.push_str(&format!(" · cache read {r}"));
+    }
+    if let Some(w) = u.cache_write_tokens.filter(|&w| w > 0) {
+        s.push_str(&format!(" · cache write {w}"));
+    }
+    format!("{s} · {cost}")
 }
 
 fn outcome_text(w: &WaitResult) -> String {

@@ -115,6 +115,12 @@ fn open_session(
         live_every: None,
         background_every: None,
         focused: true,
+        prices: std::sync::Arc::new(config.prices.clone()),
+        sample_every: None,
+        hive_budget: crate::runner::budget::HiveBudget::new(
+            config.budget.usd,
+            config.budget.tokens,
+        ),
     };
     (options, args.resume.clone().or(history.resume))
 }

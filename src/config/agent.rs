@@ -68,6 +68,28 @@ pub struct AgentConfig {
     /// A new worktree starts with the main checkout's uncommitted changes.
     #[serde(default)]
     pub worktree_copy_uncommitted: bool,
+    /// The model's context window in tokens, for the pane's context gauge
+    /// where the agent does not report one (`openai` also compacts by it).
+    #[serde(default)]
+    pub context_window: Option<u64>,
+    /// A turn that failed on the vendor's rate limit or quota goes back to
+    /// the front of the queue and is sent again when the limit resets
+    /// (docs/usage.md); `false` leaves it to the user.
+    #[serde(default = "yes")]
+    pub resend_on_limit: bool,
+    /// What the pane's turns may spend (USD, tokens of every kind) since
+    /// hive started it: past 80 % a notice, at 100 % new turns wait for
+    /// the user to raise it or stop (docs/usage.md).
+    #[serde(default)]
+    pub budget_usd: Option<f64>,
+    #[serde(default)]
+    pub budget_tokens: Option<u64>,
+    /// Flag the pane when its agent's processes use more CPU than this
+    /// (percent of one core) or more memory than this (MiB).
+    #[serde(default)]
+    pub max_cpu_percent: Option<f64>,
+    #[serde(default)]
+    pub max_rss_mb: Option<u64>,
     /// Provider-specific settings that have no common field.
     #[serde(default)]
     pub options: toml::Table,
@@ -93,6 +115,10 @@ pub struct AgentConfig {
     /// rejects a key no provider knows (`Config::check`).
     #[serde(flatten)]
     pub settings: toml::Table,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn default_max_line() -> usize {
@@ -140,6 +166,12 @@ impl AgentConfig {
             script: None,
             worktree: None,
             worktree_copy_uncommitted: false,
+            context_window: None,
+            resend_on_limit: true,
+            budget_usd: None,
+            budget_tokens: None,
+            max_cpu_percent: None,
+            max_rss_mb: None,
             options: toml::Table::new(),
             hive_tools: false,
             can_message: Vec::new(),

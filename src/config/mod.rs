@@ -4,6 +4,7 @@
 mod agent;
 mod host;
 mod notify;
+mod prices;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,6 +15,7 @@ use serde::{Deserialize, Serialize};
 pub use agent::{AgentConfig, McpServerConfig, QueueMode, WorktreeSetting};
 pub use host::HostConfig;
 pub(crate) use notify::{NotifyOn, ReasonKind};
+pub use prices::{Price, price_of};
 
 use crate::processor::{DEFAULT_GRADIENT, ProcessorConfig};
 
@@ -80,6 +82,13 @@ pub struct Config {
     /// (docs/remote.md).
     #[serde(default, rename = "host")]
     pub hosts: Vec<HostConfig>,
+    /// What every pane together may spend (docs/usage.md).
+    #[serde(default)]
+    pub budget: BudgetSettings,
+    /// Model name → its prices (docs/usage.md): how hive estimates the
+    /// cost of agents that report tokens but no cost.
+    #[serde(default)]
+    pub prices: BTreeMap<String, Price>,
     /// Where this config came from (not part of the file).
     #[serde(skip)]
     pub source: ConfigSource,
@@ -224,6 +233,17 @@ impl Default for UiSettings {
             stall_after_s: default_stall_s(),
         }
     }
+}
+
+/// `[budget]`: what the whole hive's turns may spend since the server
+/// started (each agent's own is `budget_usd` / `budget_tokens`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetSettings {
+    #[serde(default)]
+    pub usd: Option<f64>,
+    #[serde(default)]
+    pub tokens: Option<u64>,
 }
 
 /// Bounds on what an agent can make hive hold.
@@ -392,6 +412,11 @@ impl Config {
             ));
         }
         self.check_durations().map_err(invalid)?;
+        for (model, price) in &self.prices {
+            price
+                .check()
+                .map_err(|e| invalid(format!("prices.\"{model}\": {e}")))?;
+        }
         let mut seen = std::collections::HashSet::new();
         for (i, a) in self.agents.iter().enumerate() {
             let message = if a.id.is_empty()

@@ -54,6 +54,12 @@ impl Host {
         self.hub.set_started(started);
     }
 
+    /// Pane `i`'s history session had used `totals` before (its restored
+    /// turns), for `status` and `list`.
+    pub(crate) fn set_usage(&mut self, i: usize, totals: crate::event::Usage) {
+        self.hub.set_usage(i, totals);
+    }
+
     /// Stops accepting connections and removes the socket: a server that
     /// is stopping takes no new client.
     pub(crate) fn close(&mut self) {

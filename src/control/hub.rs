@@ -49,6 +49,10 @@ struct PaneMirror {
     agent: AgentConfig,
     started: Started,
     model: Option<String>,
+    /// The history session's usage: restored totals, then each turn's end.
+    usage: crate::event::Usage,
+    process: Option<crate::procstat::ProcessSample>,
+    held: Option<crate::runner::hold::Hold>,
     /// State, queue, turn, and the `send`s waiting for their message to be
     /// bound to a turn (the one mirror the operations host keeps too).
     m: mirror::PaneMirror<Responder>,
@@ -84,6 +88,9 @@ impl PaneMirror {
             queue: self.m.queue.clone(),
             can_steer: caps.queue_while_streaming || caps.interrupt,
             can_interrupt: caps.interrupt,
+            usage: (&self.usage).into(),
+            process: self.process,
+            held: self.held.clone(),
         }
     }
 }
@@ -156,6 +163,9 @@ impl Hub {
                     agent,
                     started,
                     model: None,
+                    usage: crate::event::Usage::default(),
+                    process: None,
+                    held: None,
                     m: mirror::PaneMirror::default(),
                 })
                 .collect(),
@@ -209,6 +219,8 @@ impl Hub {
             PaneEvent::Attached { capabilities, .. } => {
                 p.started = Started::Running(*capabilities);
             }
+            PaneEvent::Process(sample) => p.process = *sample,
+            PaneEvent::Held(hold) => p.held.clone_from(hold),
             PaneEvent::Upsert(u) => {
                 if let Some((reply, turn_id)) = bound {
                     let result = SendResult {
@@ -271,14 +283,19 @@ impl Hub {
                 self.record(&turn_id);
                 return;
             }
-            TurnEvent::TurnComplete { status, .. } => (
-                match status {
-                    TurnStatus::Completed => TurnOutcome::Completed,
-                    TurnStatus::Cancelled => TurnOutcome::Cancelled,
-                },
-                None,
-                None,
-            ),
+            TurnEvent::TurnComplete { status, usage, .. } => {
+                if let Some(u) = usage {
+                    p.usage.accumulate(u);
+                }
+                (
+                    match status {
+                        TurnStatus::Completed => TurnOutcome::Completed,
+                        TurnStatus::Cancelled => TurnOutcome::Cancelled,
+                    },
+                    None,
+                    None,
+                )
+            }
             TurnEvent::TurnError {
                 error_code,
                 error_message,
@@ -434,7 +451,12 @@ impl Hub {
         match call {
             Call::List => {
                 let panes: Vec<_> = self.panes.iter().map(PaneMirror::info).collect();
-                let _ = reply.send(Ok(json!({ "panes": panes })));
+                let mut total = crate::event::Usage::default();
+                for p in &self.panes {
+                    total.accumulate(&p.usage);
+                }
+                let usage = super::protocol::UsageInfo::from(&total);
+                let _ = reply.send(Ok(json!({ "panes": panes, "usage": usage })));
                 Ok(None)
             }
             Call::Status { pane } => {
@@ -533,6 +555,14 @@ impl Hub {
 
     /// How each pane's runner came up, once they all have (the socket is
     /// bound before, so agents can be told where it is).
+    /// Pane `i` continues a history session that had used `totals`
+    /// (at start, and after `/resume`).
+    pub(crate) fn set_usage(&mut self, i: usize, totals: crate::event::Usage) {
+        if let Some(p) = self.panes.get_mut(i) {
+            p.usage = totals;
+        }
+    }
+
     pub(crate) fn set_started(&mut self, started: Vec<Started>) {
         for (p, s) in self.panes.iter_mut().zip(started) {
             p.started = s;

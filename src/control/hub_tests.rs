@@ -283,3 +283,115 @@ fn watchers_get_deltas_so_a_long_answer_costs_linear_bytes() {
     hub.observe(&growing(&buf, UpsertStatus::Complete));
     assert_eq!(rebuilt(&mut early).0, "a different answer");
 }
+
+/// Issue 33: `status` reports the pane's session usage (restored turns,
+/// then each turn's end; an estimated cost marked, an unknown one null)
+/// and its process sample.
+#[test]
+fn status_reports_usage_and_process() {
+    let mut hub = hub();
+    let status = |hub: &mut Hub, pane: &str| {
+        let (_, mut rx) = ask(hub, Call::Status { pane: pane.into() });
+        rx.try_recv().unwrap().unwrap()
+    };
+    let before = status(&mut hub, "a");
+    assert_eq!(before["usage"]["input_tokens"], 0);
+    assert!(before["usage"]["cost_usd"].is_null(), "nothing known: null");
+    assert!(before["process"].is_null());
+    // Restored turns, then a priced turn.
+    hub.set_usage(
+        0,
+        crate::event::Usage {
+            input_tokens: 1000,
+            output_tokens: 100,
+            cost_usd: Some(0.5),
+            ..Default::default()
+        },
+    );
+    hub.observe(&at(
+        0,
+        PaneEvent::Turn(TurnEvent::TurnComplete {
+            turn_id: "t1".into(),
+            session_id: "s".into(),
+            status: TurnStatus::Completed,
+            usage: Some(crate::event::Usage {
+                input_tokens: 500,
+                output_tokens: 50,
+                cache_read_input_tokens: Some(2000),
+                cost_usd: Some(0.25),
+                cost_estimated: true,
+                ..Default::default()
+            }),
+            finish_reason: None,
+        }),
+    ));
+    hub.observe(&at(
+        0,
+        PaneEvent::Process(Some(crate::procstat::ProcessSample {
+            cpu_percent: 12.5,
+            rss_bytes: 3 << 20,
+            processes: 4,
+        })),
+    ));
+    let s = status(&mut hub, "a");
+    assert_eq!(s["usage"]["input_tokens"], 1500);
+    assert_eq!(s["usage"]["output_tokens"], 150);
+    assert_eq!(s["usage"]["cache_read_tokens"], 2000);
+    assert_eq!(s["usage"]["cost_usd"], 0.75);
+    assert_eq!(s["usage"]["cost_estimated"], true);
+    assert_eq!(s["process"]["cpu_percent"], 12.5);
+    assert_eq!(s["process"]["rss_bytes"], 3 << 20);
+    assert!(s.get("held").is_none());
+}
+
+/// `list` adds the hive's usage up; `status` shows a held queue until it
+/// goes on.
+#[test]
+fn list_totals_the_hive_and_status_shows_a_held_queue() {
+    let mut hub = hub();
+    let status = |hub: &mut Hub, pane: &str| {
+        let (_, mut rx) = ask(hub, Call::Status { pane: pane.into() });
+        rx.try_recv().unwrap().unwrap()
+    };
+    hub.set_usage(
+        0,
+        crate::event::Usage {
+            input_tokens: 1500,
+            cost_usd: Some(0.75),
+            cost_estimated: true,
+            ..Default::default()
+        },
+    );
+    hub.observe(&at(
+        1,
+        PaneEvent::Turn(TurnEvent::TurnComplete {
+            turn_id: "t2".into(),
+            session_id: "s".into(),
+            status: TurnStatus::Completed,
+            usage: Some(crate::event::Usage {
+                input_tokens: 10,
+                output_tokens: 1,
+                ..Default::default()
+            }),
+            finish_reason: None,
+        }),
+    ));
+    let (_, mut rx) = ask(&mut hub, Call::List);
+    let list = rx.try_recv().unwrap().unwrap();
+    assert_eq!(list["usage"]["input_tokens"], 1510);
+    assert_eq!(list["usage"]["cost_estimated"], true);
+    // A held queue shows until it goes on.
+    hub.observe(&at(
+        0,
+        PaneEvent::Held(Some(crate::runner::hold::Hold {
+            kind: crate::runner::hold::HoldKind::Budget,
+            until: None,
+            reported: false,
+            resend: false,
+            spent: Some("$0.75 of $0.50".into()),
+        })),
+    ));
+    assert_eq!(status(&mut hub, "a")["held"]["kind"], "budget");
+    hub.observe(&at(0, PaneEvent::Held(None)));
+    assert!(status(&mut hub, "a").get("held").is_none());
+}

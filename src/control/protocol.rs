@@ -255,6 +255,46 @@ pub struct PaneInfo {
     pub queue: Vec<String>,
     pub can_steer: bool,
     pub can_interrupt: bool,
+    /// What the pane's history session has used so far (restored turns
+    /// included).
+    #[serde(default)]
+    pub usage: UsageInfo,
+    /// The agent's process tree as last sampled (`cpu_percent`,
+    /// `rss_bytes`, `processes`); null for an agent without a process.
+    #[serde(default)]
+    pub process: Option<crate::procstat::ProcessSample>,
+    /// The queue waits for the vendor's limit to reset (`kind`, `until`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<crate::runner::hold::Hold>,
+}
+
+/// Token and cost totals as `status` and `list` report them
+/// (docs/usage.md): `cost_usd` is null when the agent reported no cost and
+/// `[prices]` has none for its model; `cost_estimated` when it comes from
+/// `[prices]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UsageInfo {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    #[serde(default)]
+    pub cache_read_tokens: Option<u64>,
+    #[serde(default)]
+    pub cache_write_tokens: Option<u64>,
+    pub cost_usd: Option<f64>,
+    pub cost_estimated: bool,
+}
+
+impl From<&crate::event::Usage> for UsageInfo {
+    fn from(u: &crate::event::Usage) -> Self {
+        Self {
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+            cache_read_tokens: u.cache_read_input_tokens,
+            cache_write_tokens: u.cache_creation_input_tokens,
+            cost_usd: u.cost_usd,
+            cost_estimated: u.cost_estimated && u.cost_usd.is_some(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -135,6 +135,14 @@ pub struct UsageMeta {
     pub total_tokens: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// `cost_usd` is hive's estimate from `[prices]`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cost_estimated: bool,
+    /// The conversation's size and the model's window at the turn's end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
 }
 
 impl From<&Usage> for UsageMeta {
@@ -151,6 +159,9 @@ impl From<&Usage> for UsageMeta {
                 + cache_read.unwrap_or(0)
                 + cache_write.unwrap_or(0),
             cost_usd: u.cost_usd,
+            cost_estimated: u.cost_estimated,
+            context_tokens: u.context_tokens,
+            context_window: u.context_window,
         }
     }
 }
@@ -163,6 +174,9 @@ impl From<&UsageMeta> for Usage {
             cache_read_input_tokens: u.cache_read,
             cache_creation_input_tokens: u.cache_write,
             cost_usd: u.cost_usd,
+            cost_estimated: u.cost_estimated,
+            context_tokens: u.context_tokens,
+            context_window: u.context_window,
         }
     }
 }
@@ -179,6 +193,9 @@ impl UsageMeta {
             cache_write: u.cache_creation_input_tokens.filter(|&c| c > 0),
             total_tokens: total_tokens.unwrap_or(u.input_tokens + u.output_tokens),
             cost_usd: u.cost_usd.filter(|&c| c > 0.0),
+            cost_estimated: false,
+            context_tokens: None,
+            context_window: None,
         }
     }
 
@@ -196,6 +213,9 @@ impl UsageMeta {
         self.cache_read = add(self.cache_read, other.cache_read);
         self.cache_write = add(self.cache_write, other.cache_write);
         self.cost_usd = add(self.cost_usd, other.cost_usd);
+        self.cost_estimated |= other.cost_estimated && other.cost_usd.is_some();
+        self.context_tokens = other.context_tokens.or(self.context_tokens);
+        self.context_window = other.context_window.or(self.context_window);
     }
 }
 

@@ -63,6 +63,9 @@ struct Depth {
     drained: Notify,
     /// The provider reads its agent at the sink's pace (`EventSink::pace_reads`).
     paced: AtomicBool,
+    /// The agent process the provider last started (0: none), whose tree
+    /// the runner samples for the pane's CPU and memory.
+    agent_pid: std::sync::atomic::AtomicU32,
 }
 
 /// The provider's side: cloneable, never blocks, never fails loudly (a
@@ -115,6 +118,11 @@ impl EventSink {
             self.depth.paced.store(true, Ordering::Release);
         }
         self.pace.clone()
+    }
+
+    /// The provider started its agent as process `pid`.
+    pub fn set_agent_pid(&self, pid: u32) {
+        self.depth.agent_pid.store(pid, Ordering::Release);
     }
 
     pub fn send(&self, event: ProviderEvent) -> Result<(), Closed> {
@@ -172,6 +180,11 @@ impl EventReceiver {
     }
 
     /// Whether the provider reads its agent at the sink's pace.
+    /// The agent process the provider last started, if any.
+    pub fn agent_pid(&self) -> Option<u32> {
+        Some(self.depth.agent_pid.load(Ordering::Acquire)).filter(|&p| p != 0)
+    }
+
     pub fn paced(&self) -> bool {
         self.depth.paced.load(Ordering::Acquire)
     }

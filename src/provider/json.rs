@@ -52,6 +52,9 @@ impl UsageKeys {
             cache_read_input_tokens: count(self.cache_read),
             cache_creation_input_tokens: count(self.cache_write),
             cost_usd: None,
+            cost_estimated: false,
+            context_tokens: None,
+            context_window: None,
         }
     }
 }

@@ -16,6 +16,7 @@ pub mod doctor;
 pub mod gemini;
 pub mod import;
 pub(crate) mod json;
+pub mod limits;
 pub(crate) mod oneshot;
 pub mod openai;
 pub mod operations;

@@ -179,6 +179,9 @@ impl AgentProcess {
         die_with_parent(&mut cmd);
         let mut child = cmd.spawn()?;
         let pgid = child.id().map(|p| p as i32).unwrap_or(0);
+        if let Some(pid) = child.id() {
+            events.set_agent_pid(pid);
+        }
         if let Ok(mut g) = live_groups().lock() {
             g.insert(pgid);
         }

@@ -51,6 +51,12 @@ impl Runner {
                     self.spec.resume = Some(h.clone());
                     self.session_id = h.clone();
                 }
+                if !info.commands.is_empty() {
+                    self.meter.compacts = info
+                        .commands
+                        .iter()
+                        .any(|c| c.trim_start_matches('/') == "compact");
+                }
                 self.emit(PaneEvent::Session(info));
             }
             ProviderEvent::Permission(req) => self.emit(PaneEvent::Permission(req)),
@@ -72,17 +78,27 @@ impl Runner {
         for out in outs {
             match out {
                 Output::Upsert(u) => self.emit(PaneEvent::Upsert(u)),
-                Output::Turn(t) => {
+                Output::Turn(mut t) => {
+                    let warnings = self.account(&mut t);
                     let terminal = t.is_terminal();
                     if let TurnEvent::TurnError { error_message, .. } = &t {
                         self.last_error = Some(error_message.clone());
                     }
+                    let limited = self.limit_hit(&t);
                     if matches!(t, TurnEvent::TurnStarted { .. })
                         && self.state == TurnState::Starting
                     {
                         self.set_state(TurnState::Streaming);
                     }
                     self.emit(PaneEvent::Turn(t));
+                    for text in warnings {
+                        self.notice(crate::provider::DiagnosticLevel::Warn, text);
+                    }
+                    if let Some(held) = limited {
+                        self.hold_queue(held);
+                    }
+                    // A budget just spent shows its card.
+                    self.publish_hold();
                     if terminal {
                         self.end_turn();
                     }

@@ -4,7 +4,7 @@
 //! The app talks to it only through `RunnerCommand`s and hears back only
 //! through `PaneEvent`s, so the UI thread never waits on an agent.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,10 +23,14 @@ use crate::timer;
 use crate::upsert::{TurnEvent, Upsert};
 
 mod agent;
+pub mod budget;
+pub mod hold;
 pub(crate) mod mirror;
+mod procs;
 pub mod screen;
 mod session;
 mod turn;
+pub mod usage;
 #[cfg(test)]
 pub(crate) mod wire_tests;
 
@@ -95,6 +99,8 @@ pub enum RunnerCommand {
     },
     /// Start the agent again after it died (resuming its session).
     Restart,
+    /// The answer on the budget card (`PaneEvent::Held` of kind `budget`).
+    Budget(budget::BudgetAnswer),
     Input(Vec<u8>),
     Resize {
         cols: u16,
@@ -184,6 +190,12 @@ pub enum PaneEvent {
     /// A history write failed (reason); shown in the pane and the status bar
     /// as "history not saved: <reason>".
     HistoryNotSaved(String),
+    /// The queue waits (a vendor's limit until it resets, a spent budget
+    /// until the user raises it), or goes on again (`None`).
+    Held(Option<hold::Hold>),
+    /// The agent's process tree: CPU and memory (about once a second, when
+    /// it changed), or `None` once no agent process runs.
+    Process(Option<crate::procstat::ProcessSample>),
     /// The running turn has had no output since this instant
     /// (`stall_after`); `None` once output resumes or the turn ends. It
     /// crosses as milliseconds ago (`ago`), an `Instant` being local.
@@ -264,6 +276,13 @@ pub struct RunnerOptions {
     pub focused: bool,
     /// A running turn without output this long is reported as stalled.
     pub stall_after: Duration,
+    /// `[prices]`: what a turn costs where the agent does not say.
+    pub prices: Arc<BTreeMap<String, crate::config::Price>>,
+    /// The hive's budget (`[budget]`), one for all of a server's runners.
+    pub hive_budget: Option<Arc<budget::HiveBudget>>,
+    /// Sample the agent's process tree (CPU, memory) this often
+    /// (`PaneEvent::Process`); `None`: never (`hive run`, tests).
+    pub sample_every: Option<Duration>,
 }
 
 impl Default for RunnerOptions {
@@ -277,6 +296,9 @@ impl Default for RunnerOptions {
             background_every: None,
             focused: true,
             stall_after: Duration::from_secs(60),
+            prices: Arc::default(),
+            sample_every: None,
+            hive_budget: None,
         }
     }
 }
@@ -335,6 +357,7 @@ pub fn spawn_runner(
     out: mpsc::UnboundedSender<PaneUpdate>,
 ) -> Result<RunnerHandle, ProviderError> {
     let capabilities = factory.capabilities(&spec.agent);
+    let budget = budget::Budget::new(&spec.agent);
     let (tx, rx) = mpsc::unbounded_channel();
     let mut runner = Runner {
         pane,
@@ -370,6 +393,13 @@ pub fn spawn_runner(
         live_at: None,
         live_sent: None,
         terminal: None,
+        meter: usage::Meter::new(options.prices),
+        hold: None,
+        shown_hold: None,
+        budget,
+        hive_rx: options.hive_budget.as_ref().map(|h| h.subscribe()),
+        hive: options.hive_budget,
+        procs: procs::Procs::new(options.sample_every),
         out,
     };
     runner.start_provider()?;
@@ -435,6 +465,19 @@ struct Runner {
     live_sent: Option<Instant>,
     /// Terminal panes: the emulator's screen, which only the runner reads.
     terminal: Option<screen::TermOwner>,
+    /// Prices turns, watches the context's fill.
+    meter: usage::Meter,
+    /// Why the queue waits, and until when.
+    hold: Option<hold::Held>,
+    /// What the consoles were last told holds the queue.
+    shown_hold: Option<hold::Hold>,
+    /// The agent's budget and what its turns spent.
+    budget: budget::Budget,
+    /// The hive's, shared with the other runners, and its changes.
+    hive: Option<Arc<budget::HiveBudget>>,
+    hive_rx: Option<watch::Receiver<u64>>,
+    /// The agent's process tree, sampled.
+    procs: procs::Procs,
     out: mpsc::UnboundedSender<PaneUpdate>,
 }
 
@@ -444,6 +487,8 @@ impl Runner {
             let flush_at = self.processor.next_deadline();
             let cancel_at = self.cancel_deadline;
             let live_at = self.live_at;
+            let hold_at = self.hold.as_ref().and_then(|h| h.at);
+            let sample_at = self.procs.next;
             let stall_at = self
                 .last_output
                 .filter(|_| !self.stalled)
@@ -468,6 +513,9 @@ impl Runner {
                 }
                 _ = timer::sleep_until(cancel_at) => self.interrupt_expired(),
                 _ = timer::sleep_until(live_at) => self.send_live(),
+                _ = timer::sleep_until(hold_at) => self.release_hold(),
+                _ = timer::sleep_until(sample_at) => self.sample_processes(),
+                _ = budget::hive_changed(&mut self.hive_rx) => self.hive_budget_changed(),
                 _ = timer::sleep_until(stall_at) => {
                     self.stalled = true;
                     let since = self.last_output.map(Instant::into_std);

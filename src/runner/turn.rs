@@ -31,6 +31,7 @@ impl Runner {
                 self.emit(PaneEvent::PermissionSettled { request_id });
             }
             RunnerCommand::Restart => self.restart(),
+            RunnerCommand::Budget(answer) => self.answer_budget(answer),
             RunnerCommand::Input(bytes) => {
                 self.to_provider(ProviderCommand::Input(bytes));
             }
@@ -114,6 +115,12 @@ impl Runner {
             );
             return;
         }
+        if self.holding() && !self.state.is_busy() {
+            // A limit or a spent budget holds the queue: it waits there.
+            self.queue.push_back(text);
+            self.queue_changed();
+            return;
+        }
         if !self.state.is_busy() {
             self.start_turn(text);
             return;
@@ -159,6 +166,9 @@ impl Runner {
 
     pub(super) fn interrupt(&mut self) {
         if self.turn.is_none() {
+            // Between turns it lets a held queue go: the next message
+            // sends it.
+            self.cancel_hold();
             return;
         }
         if !self.capabilities.interrupt {
@@ -325,7 +335,7 @@ impl Runner {
     }
 
     pub(super) fn drain(&mut self) {
-        if self.turn.is_some() || self.provider.is_none() {
+        if self.turn.is_some() || self.provider.is_none() || self.holding() {
             return;
         }
         if let Some(text) = self.steer_next.take() {

@@ -170,6 +170,27 @@ pub(crate) fn sample_events() -> Vec<PaneEvent> {
         },
         PaneEvent::HistoryNotSaved("disk full".into()),
         PaneEvent::Stalled(None),
+        PaneEvent::Held(Some(super::hold::Hold {
+            kind: super::hold::HoldKind::Quota,
+            until: chrono::DateTime::from_timestamp(1_795_867_200, 0),
+            reported: true,
+            resend: true,
+            spent: None,
+        })),
+        PaneEvent::Held(Some(super::hold::Hold {
+            kind: super::hold::HoldKind::Budget,
+            until: None,
+            reported: false,
+            resend: false,
+            spent: Some("$5.02 of $5.00".into()),
+        })),
+        PaneEvent::Held(None),
+        PaneEvent::Process(Some(crate::procstat::ProcessSample {
+            cpu_percent: 12.5,
+            rss_bytes: 48 << 20,
+            processes: 3,
+        })),
+        PaneEvent::Process(None),
     ]
 }
 

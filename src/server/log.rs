@@ -12,7 +12,7 @@
 //!   first sight too, so the digest can tell how long it ran;
 //! - turns, notices and "history not saved" lines stay, in order;
 //! - state, queue, provider attached, terminal screen, models, effort,
-//!   stall and session switch keep only their latest event, at its place
+//!   stall, a held queue, the process sample and session switch keep only their latest event, at its place
 //!   in the stream (so the `Attached` a newer `Terminal` follows comes
 //!   first); a session's model and its slash commands each keep their
 //!   latest (the app keeps one when the agent tells only the other);
@@ -65,9 +65,11 @@ enum Latest {
     Model,
     /// A `Session` that listed slash commands.
     Commands,
+    Held,
+    Process,
 }
 
-const LATEST: usize = 10;
+const LATEST: usize = 12;
 
 /// Swept when at least this many slots are gone (and half of all).
 const SWEEP_AFTER: usize = 64;
@@ -113,6 +115,14 @@ impl PaneLog {
 
     pub fn restored(&self) -> &Restored {
         &self.restored
+    }
+
+    /// What the restored turns of the pane's history session used.
+    pub fn restored_usage(&self) -> crate::event::Usage {
+        match &self.restored.totals {
+            Some(t) => t.usage.clone(),
+            None => ends_totals(&self.restored.ends).usage,
+        }
     }
 
     /// Takes in event number `seq`, which the runner sent at `at`.
@@ -166,6 +176,8 @@ impl PaneLog {
             PaneEvent::Models(_) => self.latest(Latest::Models, logged(event.clone())),
             PaneEvent::Effort(_) => self.latest(Latest::Effort, logged(event.clone())),
             PaneEvent::Stalled(_) => self.latest(Latest::Stalled, logged(event.clone())),
+            PaneEvent::Held(_) => self.latest(Latest::Held, logged(event.clone())),
+            PaneEvent::Process(_) => self.latest(Latest::Process, logged(event.clone())),
             PaneEvent::SessionSwitched { .. } => {
                 self.latest(Latest::Switched, logged(event.clone()))
             }

@@ -139,9 +139,12 @@ impl Server {
         }
         let registry = Registry::builtin().with_toolbox(crate::ops::meta::toolbox_factory(ops_tx));
         let mut runners = Vec::new();
+        let hive_budget =
+            crate::runner::budget::HiveBudget::new(config.budget.usd, config.budget.tokens);
         for (i, pane) in panes.iter_mut().enumerate() {
+            let start = (fresh, hive_budget.clone());
             runners.push(start_pane(
-                i, pane, &config, fresh, &registry, &tx, &socket, &mut ops,
+                i, pane, &config, start, &registry, &tx, &socket, &mut ops,
             ));
         }
         let started = runners.iter().zip(&panes).map(|(r, p)| match r {
@@ -149,6 +152,9 @@ impl Server {
             None => crate::control::Started::Failed(p.failed.clone().unwrap_or_default()),
         });
         control.set_started(started.collect());
+        for (i, p) in panes.iter().enumerate() {
+            control.set_usage(i, p.log.restored_usage());
+        }
         let info = ServerInfo {
             pid: std::process::id(),
             config: config.source.describe(),
@@ -389,6 +395,7 @@ impl Server {
                     crate::history::DEFAULT_TAIL_RECORDS,
                 );
                 pane.log.reset(Restored::of(&opened));
+                self.control.set_usage(i, pane.log.restored_usage());
                 // The client that asked shows it already.
                 let reset = ServerMsg::Reset {
                     pane: i,
@@ -440,7 +447,10 @@ fn start_pane(
     i: usize,
     pane: &mut Pane,
     config: &Config,
-    fresh: bool,
+    (fresh, hive_budget): (
+        bool,
+        Option<std::sync::Arc<crate::runner::budget::HiveBudget>>,
+    ),
     registry: &Registry,
     tx: &mpsc::UnboundedSender<PaneUpdate>,
     socket: &Path,
@@ -464,6 +474,9 @@ fn start_pane(
         live_every: crate::app::live_every(config),
         background_every: crate::app::background_every(config),
         focused: false,
+        prices: std::sync::Arc::new(config.prices.clone()),
+        sample_every: Some(Duration::from_secs(1)),
+        hive_budget,
     };
     let spec = ProviderSpec {
         agent: registry.with_hive_mcp(agent, Some(socket)),

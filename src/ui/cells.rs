@@ -337,11 +337,39 @@ pub fn usage_text(u: &Usage) -> String {
         reported(u.input_tokens),
         reported(u.output_tokens)
     );
-    if let Some(c) = u.cost_usd {
+    if u.cost_usd.is_some() {
         s.push_str(" · ");
-        s.push_str(&cost(c));
+        s.push_str(&usage_cost(u));
     }
     s
+}
+
+/// A process sample in one short cell: `12% 340M` (CPU of one core,
+/// resident memory).
+pub fn process_text(s: &crate::procstat::ProcessSample) -> String {
+    format!("{:.0}% {}", s.cpu_percent, bytes(s.rss_bytes))
+}
+
+/// Compact byte counts: 512K, 340M, 1.2G.
+pub fn bytes(n: u64) -> String {
+    const K: u64 = 1 << 10;
+    const M: u64 = 1 << 20;
+    const G: u64 = 1 << 30;
+    match n {
+        0..M => format!("{}K", n / K),
+        M..G => format!("{}M", n / M),
+        _ => format!("{:.1}G", n as f64 / G as f64),
+    }
+}
+
+/// A usage's cost: `$0.05` as the agent reported it, `~$0.05` estimated
+/// from `[prices]`, `—` when neither is known.
+pub fn usage_cost(u: &Usage) -> String {
+    match u.cost_usd {
+        Some(c) if u.cost_estimated => format!("~{}", cost(c)),
+        Some(c) => cost(c),
+        None => "—".into(),
+    }
 }
 
 pub fn footer(

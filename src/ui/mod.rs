@@ -10,6 +10,7 @@ pub(crate) mod chips;
 pub(crate) mod compare;
 pub mod diff;
 pub(crate) mod digest;
+pub(crate) mod held;
 pub(crate) mod help;
 pub mod highlight;
 pub(crate) mod inbox;

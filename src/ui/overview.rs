@@ -19,15 +19,15 @@ pub(crate) fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
     let n = app.panes.len();
     let w = area.width.saturating_sub(2).min(150);
     let h = (n as u16 + 3).min(area.height);
-    let title = format!("overview · {n} panes");
-    let inner = frame(
-        t,
-        area,
-        (w, h),
-        &title,
-        "↑↓ select · Enter focus · Esc close",
-        buf,
+    let title = match hive_total(app) {
+        Some(total) => format!("overview · {n} panes · {total} in all"),
+        None => format!("overview · {n} panes"),
+    };
+    let hint = format!(
+        "↑↓ select · s sort ({}) · Enter focus · Esc close",
+        app.overview.sort.label()
     );
+    let inner = frame(t, area, (w, h), &title, &hint, buf);
     if inner.height == 0 {
         return;
     }
@@ -35,8 +35,12 @@ pub(crate) fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
     draw_head(app, name_w, inner, buf);
     let rows = usize::from(inner.height - 1);
     let sel = app.overview.sel;
-    for (row, i, p) in window(&app.panes, sel, rows) {
-        let style = row_style(t, i == sel);
+    let order = crate::app::overview::order(&app.panes, app.overview.sort);
+    for (row, at, &i) in window(&order, sel, rows) {
+        let Some(p) = app.panes.get(i) else {
+            continue;
+        };
+        let style = row_style(t, at == sel);
         let (state, alarm) = state_label(p, spin);
         let usage = usage_cell(p);
         let since = app
@@ -53,24 +57,32 @@ pub(crate) fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
         };
         let cells_text = format!(
             "{}{:>2} {} ",
-            if i == sel { "▸ " } else { "  " },
+            if at == sel { "▸ " } else { "  " },
             i + 1,
             fit(p.name(), name_w)
         );
         let state_style = if alarm { style.fg(t.attention) } else { style };
         let rest = format!(
-            " {} {:>5} {:>13} {:>6}  ",
+            " {} {:>5} {:>15} ",
             fit(p.conversation.model.as_deref().unwrap_or("-"), 16),
             queue,
             usage,
-            since
         );
-        let used = cells_text.width() + 16 + rest.width();
+        let procs = format!("{:>11}", process_cell(p));
+        let procs_style = if p.over_limit() {
+            style.fg(t.warning).add_modifier(Modifier::BOLD)
+        } else {
+            style
+        };
+        let since = format!(" {since:>6}  ");
+        let used = cells_text.width() + 16 + rest.width() + procs.width() + since.width();
         let doing = fit(&activity(p), usize::from(inner.width).saturating_sub(used));
         let line = Line::from(vec![
             Span::styled(cells_text, style),
             Span::styled(fit(&state, 16), state_style),
             Span::styled(rest, style),
+            Span::styled(procs, procs_style),
+            Span::styled(since, style),
             Span::styled(doing, style.fg(t.dim)),
         ]);
         buf.set_line(inner.x, inner.y + 1 + row, &line, inner.width);
@@ -81,13 +93,14 @@ pub(crate) fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
 fn draw_head(app: &App, name_w: usize, inner: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let head = format!(
-        "  {:>2} {} {} {} {:>5} {:>13} {:>6}  {}",
+        "  {:>2} {} {} {} {:>5} {:>15} {:>11} {:>6}  {}",
         "#",
         fit("pane", name_w),
         fit("state", 16),
         fit("model", 16),
         "queue",
         "tokens / cost",
+        "cpu / mem",
         "for",
         "doing"
     );
@@ -102,19 +115,49 @@ fn draw_head(app: &App, name_w: usize, inner: Rect, buf: &mut Buffer) {
     );
 }
 
-/// "in/out cost", or nothing before the pane used any tokens.
+/// "12% 340M": the agent's processes' CPU and memory, or nothing before
+/// the first sample (an HTTP agent has no process).
+fn process_cell(p: &Pane) -> String {
+    p.process
+        .map_or_else(String::new, |s| cells::process_text(&s))
+}
+
+/// "in/out cost" ("—" for a cost nobody reported or priced), or nothing
+/// before the pane used any tokens.
 fn usage_cell(p: &Pane) -> String {
-    if p.conversation.usage.input_tokens + p.conversation.usage.output_tokens == 0 {
+    let u = &p.conversation.usage;
+    if !u.is_known() {
         return String::new();
     }
-    let mut s = format!(
-        "{}/{}",
-        cells::tokens(p.conversation.usage.input_tokens),
-        cells::tokens(p.conversation.usage.output_tokens)
-    );
-    if let Some(c) = p.conversation.usage.cost_usd {
-        s.push(' ');
-        s.push_str(&cells::cost(c));
+    format!(
+        "{}/{} {}",
+        cells::tokens(u.input_tokens),
+        cells::tokens(u.output_tokens),
+        cells::usage_cost(u)
+    )
+}
+
+/// The whole hive's usage (every pane's session totals added up), or
+/// `None` before any pane used anything.
+fn hive_total(app: &App) -> Option<String> {
+    let mut total = crate::event::Usage::default();
+    let mut unpriced = false;
+    for p in &app.panes {
+        let u = &p.conversation.usage;
+        unpriced |= u.is_known() && u.cost_usd.is_none();
+        total.accumulate(u);
     }
-    s
+    if !total.is_known() {
+        return None;
+    }
+    // A sum that leaves out panes with no cost says so.
+    let cost = match (total.cost_usd, unpriced) {
+        (Some(_), true) => format!("{} + —", cells::usage_cost(&total)),
+        _ => cells::usage_cost(&total),
+    };
+    Some(format!(
+        "↑{} ↓{} · {cost}",
+        cells::tokens(total.input_tokens),
+        cells::tokens(total.output_tokens)
+    ))
 }

@@ -36,6 +36,7 @@ pub(crate) fn state_label(p: &Pane, spin: usize) -> (String, bool) {
         return ("⚠ needs approval".into(), true);
     }
     match p.conversation.state {
+        TurnState::Idle if p.conversation.held.is_some() => (super::held::label(p), true),
         TurnState::Idle => ("idle".into(), false),
         TurnState::Starting => (format!("{s} starting"), false),
         TurnState::Streaming => (format!("{s} streaming"), false),
@@ -64,6 +65,9 @@ pub(crate) fn draw(
     }
     if let Some(note) = super::terminal::note(p, ctx.keymap, t) {
         frame.bottom.push(note);
+    }
+    if let Some(gauge) = gauges(p, t) {
+        frame.bottom.push(gauge);
     }
     let inner = frame.inner(area);
     frame.render(area, buf);
@@ -187,6 +191,37 @@ fn after_name(p: &Pane, t: &Theme) -> Vec<Span<'static>> {
     spans
 }
 
+/// ` 12% 340M · ctx 42% of 200k ` on the pane's bottom border, right: the
+/// agent's processes (flagged past the agent's `max_cpu_percent` /
+/// `max_rss_mb`) and how full the context is (past 80 % in the warning
+/// colour, with `/compact` where the agent has one).
+fn gauges(p: &Pane, t: &Theme) -> Option<Line<'static>> {
+    let warn = Style::new().fg(t.warning).add_modifier(Modifier::BOLD);
+    let dim = Style::new().fg(t.dim);
+    let mut spans = Vec::new();
+    if let Some(s) = &p.process {
+        let style = if p.over_limit() { warn } else { dim };
+        spans.push(Span::styled(format!(" {} ", cells::process_text(s)), style));
+    }
+    if let Some((used, window)) = p.conversation.context_fill(&p.agent) {
+        let share = used as f64 / window as f64;
+        let mut text = format!(" ctx {:.0}% of {} ", share * 100.0, cells::tokens(window));
+        let style = if share >= crate::runner::usage::CONTEXT_WARN {
+            if p.conversation.offers_compact() {
+                text.push_str("· /compact ");
+            }
+            warn
+        } else {
+            dim
+        };
+        if !spans.is_empty() {
+            spans.push(Span::styled("·", dim));
+        }
+        spans.push(Span::styled(text, style));
+    }
+    (!spans.is_empty()).then(|| Line::from(spans).right_aligned())
+}
+
 /// ` ⚠ b also changed README.md ` for the pane's bottom border.
 fn overlap_note(overlaps: &[(String, String)]) -> Option<String> {
     let notes: Vec<String> = overlaps
@@ -275,7 +310,12 @@ fn draw_conversation(d: &mut Drawing<'_, '_>, area: Rect, buf: &mut Buffer) {
     let chips_h = wrapped_height(&chips, area.width).min(rest.height.saturating_sub(1));
     let chips_area = take_bottom(&mut rest, chips_h);
 
-    let card = permission_card(p, ctx);
+    let mut card = permission_card(p, ctx);
+    let mut card_title = " approval needed ";
+    if card.is_empty() {
+        card = super::held::budget_card(p, ctx);
+        card_title = " budget spent ";
+    }
     let card_h = if card.is_empty() {
         0
     } else {
@@ -302,7 +342,7 @@ fn draw_conversation(d: &mut Drawing<'_, '_>, area: Rect, buf: &mut Buffer) {
     put_lines(&queue, queue_area, buf);
     put_lines(&chips, chips_area, buf);
     if card_area.height > 0 {
-        let block = super::overlay::titled_box(t.warning, " approval needed ".into());
+        let block = super::overlay::titled_box(t.warning, card_title.into());
         let inner = block.inner(card_area);
         block.render(card_area, buf);
         put_lines(&card, inner, buf);

@@ -12,6 +12,8 @@ mod console;
 mod digest;
 #[path = "across/fanout.rs"]
 mod fanout;
+#[path = "across/usage.rs"]
+mod usage;
 
 use std::time::Duration;
 

@@ -370,6 +370,19 @@ fn tc_3_3f_message_lifecycle_maps_to_turn_events() {
     );
 }
 
+/// Issue 33 item 2: after a turn the context holds its last model call's
+/// prompt (input and cache) and the turn's answer, against the window
+/// `modelUsage` names.
+#[test]
+fn context_fill_is_the_last_calls_prompt_against_the_reported_window() {
+    let r = replay("two_tools");
+    let usage = r.completed()[0].1.clone().expect("usage");
+    assert_eq!(usage.context_tokens, Some(12893 + 42));
+    assert_eq!(usage.context_window, Some(1_000_000));
+    // The turn's own counts are still the sum of its calls.
+    assert_eq!(usage.output_tokens, 42);
+}
+
 /// Issue 13 item 3: the footer shows what Claude reports, its cost
 /// included; the zeros of an interrupted turn's result are not counts.
 #[test]

@@ -21,3 +21,4 @@ mod openai_coding;
 mod pi;
 mod processor;
 mod runner;
+mod usage;

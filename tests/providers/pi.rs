@@ -247,6 +247,10 @@ fn rpc_prompts_are_two_turns_with_text_thinking_and_tools() {
             // not reported, so no `$0.0000` (issue 13 item 3).
             assert_eq!(u.cost_usd, None);
             assert_eq!(hive::ui::cells::usage_text(u), "↑3.1k ↓46");
+            // Issue 33 item 2: the context is the last call's prompt and
+            // answer, not the sum; pi names no window (config gives it).
+            assert_eq!(u.context_tokens, Some(1599 + 19));
+            assert_eq!(u.context_window, None);
         }
         other => panic!("{other:?}"),
     }

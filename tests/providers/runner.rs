@@ -907,3 +907,226 @@ async fn a_pane_out_of_focus_is_shown_and_read_on_the_background_tick() {
     settle().await;
     assert_eq!(pace(), every);
 }
+
+/// Issue 33 item 2: a turn that leaves the context past 80 % of the window
+/// (the agent's own figure, else the configured one) warns once, and again
+/// only after the fill dropped below; it offers the agent's own `/compact`
+/// where the agent announced one.
+#[tokio::test(start_paused = true)]
+async fn the_context_past_80_percent_is_told_once() {
+    let fake = Fake::new(caps(false, true));
+    let mut agent = AgentConfig::new("a", "fake");
+    agent.context_window = Some(1000);
+    let (h, mut rx) = start_with(&fake, None, RunnerOptions::default(), agent);
+    let mut warnings = Vec::new();
+    let turns = [
+        (900, None),
+        (950, None),
+        (410, None),
+        (860, None),
+        (100, None),
+        // The agent's own window wins over the configured one.
+        (200, Some(250)),
+    ];
+    for (used, window) in turns {
+        if used == 860 {
+            let sink = fake.shared.lock().unwrap().sink.clone().unwrap();
+            sink.send(ProviderEvent::Session(hive::provider::SessionInfo {
+                resume_handle: None,
+                model: None,
+                commands: vec!["compact".into(), "review".into()],
+            }))
+            .unwrap();
+        }
+        send(&h, "go", SubmitMode::Queue);
+        state(&mut rx, TurnState::Streaming).await;
+        fake.emit(Payload::ResponseDone {
+            status: ResponseStatus::Completed,
+            finish_reason: None,
+            error: None,
+            usage: Some(hive::event::Usage {
+                input_tokens: 10,
+                output_tokens: 1,
+                context_tokens: Some(used),
+                context_window: window,
+                ..Default::default()
+            }),
+        });
+        loop {
+            match rx.recv().await.unwrap().event {
+                PaneEvent::Notice { text, .. } if text.contains("context") => warnings.push(text),
+                PaneEvent::State(TurnState::Idle) => break,
+                _ => {}
+            }
+        }
+    }
+    assert_eq!(
+        warnings,
+        [
+            "the context is 90 % full (900 of 1000 tokens): /clear starts a new conversation",
+            "the context is 86 % full (860 of 1000 tokens): /compact summarises the conversation to free it",
+            "the context is 80 % full (200 of 250 tokens): /compact summarises the conversation to free it",
+        ]
+    );
+}
+
+/// Issue 33 item 3: past 80 % of `budget_usd` a notice; at 100 % the next
+/// message waits in the queue behind the budget card (`Held` of kind
+/// `budget`); raising it sends the message; stopping empties the queue.
+#[tokio::test(start_paused = true)]
+async fn a_spent_budget_holds_the_queue_until_raised_or_stopped() {
+    use hive::runner::budget::BudgetAnswer;
+    use hive::runner::hold::HoldKind;
+    let fake = Fake::new(caps(false, true));
+    let mut agent = AgentConfig::new("a", "fake");
+    agent.budget_usd = Some(1.0);
+    let (h, mut rx) = start_with(&fake, None, RunnerOptions::default(), agent);
+    let finish = |cost: f64| {
+        fake.emit(Payload::ResponseDone {
+            status: ResponseStatus::Completed,
+            finish_reason: None,
+            error: None,
+            usage: Some(hive::event::Usage {
+                input_tokens: 100,
+                output_tokens: 10,
+                cost_usd: Some(cost),
+                ..Default::default()
+            }),
+        })
+    };
+    #[derive(Default)]
+    struct Seen {
+        notices: Vec<String>,
+        holds: Vec<Option<hive::runner::hold::Hold>>,
+        queues: Vec<Vec<String>>,
+    }
+    impl Seen {
+        fn drain(&mut self, rx: &mut UnboundedReceiver<PaneUpdate>) {
+            while let Ok(u) = rx.try_recv() {
+                self.see(u.event);
+            }
+        }
+        fn see(&mut self, event: PaneEvent) {
+            match event {
+                PaneEvent::Notice { text, .. } if text.contains("budget") => {
+                    self.notices.push(text)
+                }
+                PaneEvent::Held(hold) => self.holds.push(hold),
+                PaneEvent::Queue(q) => self.queues.push(q),
+                _ => {}
+            }
+        }
+        async fn until_idle(&mut self, rx: &mut UnboundedReceiver<PaneUpdate>) {
+            self.until_state(rx, TurnState::Idle).await;
+        }
+        async fn until_state(&mut self, rx: &mut UnboundedReceiver<PaneUpdate>, want: TurnState) {
+            loop {
+                let e = rx.recv().await.unwrap().event;
+                if matches!(e, PaneEvent::State(s) if s == want) {
+                    return;
+                }
+                self.see(e);
+            }
+        }
+        fn last_hold(&self) -> Option<hive::runner::hold::Hold> {
+            self.holds.last().cloned().flatten()
+        }
+    }
+    let mut seen = Seen::default();
+    for cost in [0.85, 0.2] {
+        send(&h, "work", SubmitMode::Queue);
+        state(&mut rx, TurnState::Streaming).await;
+        finish(cost);
+        seen.until_idle(&mut rx).await;
+    }
+    settle().await;
+    seen.drain(&mut rx);
+    assert_eq!(seen.notices[0], "85 % of the budget spent ($0.85 of $1.00)");
+    assert!(
+        seen.notices[1].starts_with("budget spent ($1.05 of $1.00)"),
+        "{:?}",
+        seen.notices
+    );
+    let hold = seen.last_hold().expect("held");
+    assert_eq!(hold.kind, HoldKind::Budget);
+    assert_eq!(hold.spent.as_deref(), Some("$1.05 of $1.00"));
+
+    // The next message waits in the queue, not sent.
+    send(&h, "more", SubmitMode::Queue);
+    settle().await;
+    seen.drain(&mut rx);
+    assert_eq!(fake.sent_texts(), ["work", "work"]);
+    assert_eq!(seen.queues.last().unwrap(), &["more"]);
+
+    // Raise: the card goes, the message is sent.
+    assert!(h.send(RunnerCommand::Budget(BudgetAnswer::Raise)));
+    seen.until_state(&mut rx, TurnState::Streaming).await;
+    assert_eq!(fake.sent_texts(), ["work", "work", "more"]);
+    finish(1.0);
+    seen.until_idle(&mut rx).await;
+    settle().await;
+    seen.drain(&mut rx);
+    assert!(seen.holds.contains(&None), "{:?}", seen.holds);
+    assert_eq!(
+        seen.last_hold().map(|h| h.kind),
+        Some(HoldKind::Budget),
+        "spent again"
+    );
+
+    // Stop: the waiting message is dropped; the budget still holds.
+    send(&h, "even more", SubmitMode::Queue);
+    settle().await;
+    assert!(h.send(RunnerCommand::Budget(BudgetAnswer::Stop)));
+    settle().await;
+    seen.drain(&mut rx);
+    assert_eq!(seen.queues.last().unwrap(), &Vec::<String>::new());
+    assert_eq!(fake.sent_texts().len(), 3);
+    assert!(seen.last_hold().is_some());
+}
+
+/// Issue 33 item 3, for the hive: `[budget]` is shared by every pane; a
+/// turn of pane A that spends it holds pane B's next message too, and a
+/// raise from B's card lets both go on.
+#[tokio::test(start_paused = true)]
+async fn the_hive_budget_holds_every_pane_and_a_raise_frees_them() {
+    use hive::runner::budget::{BudgetAnswer, HiveBudget};
+    let hive_budget = HiveBudget::new(Some(1.0), None);
+    let options = || RunnerOptions {
+        hive_budget: hive_budget.clone(),
+        ..RunnerOptions::default()
+    };
+    let (fa, fb) = (Fake::new(caps(false, true)), Fake::new(caps(false, true)));
+    let (a, mut rx_a) = start_with(&fa, None, options(), AgentConfig::new("a", "fake"));
+    let (b, mut rx_b) = start_with(&fb, None, options(), AgentConfig::new("b", "fake"));
+    send(&a, "spend", SubmitMode::Queue);
+    state(&mut rx_a, TurnState::Streaming).await;
+    fa.emit(Payload::ResponseDone {
+        status: ResponseStatus::Completed,
+        finish_reason: None,
+        error: None,
+        usage: Some(hive::event::Usage {
+            input_tokens: 10,
+            cost_usd: Some(1.25),
+            ..Default::default()
+        }),
+    });
+    state(&mut rx_a, TurnState::Idle).await;
+    // B hears the hive is spent: its card shows, its message waits.
+    let held = until(&mut rx_b, |e| match e {
+        PaneEvent::Held(Some(h)) => Some(h.clone()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(held.spent.as_deref(), Some("hive: $1.25 of $1.00"));
+    send(&b, "wait for it", SubmitMode::Queue);
+    settle().await;
+    assert!(fb.sent_texts().is_empty(), "held by the hive's budget");
+    // A raise from B's card frees B (and A).
+    assert!(b.send(RunnerCommand::Budget(BudgetAnswer::Raise)));
+    state(&mut rx_b, TurnState::Streaming).await;
+    assert_eq!(fb.sent_texts(), ["wait for it"]);
+    until(&mut rx_a, |e| {
+        matches!(e, PaneEvent::Held(None)).then_some(())
+    })
+    .await;
+}

@@ -13,5 +13,6 @@ mod support;
 mod fuzz_regressions;
 mod history;
 mod ops;
+mod procstat;
 mod schema;
 mod worktree;

@@ -31,6 +31,8 @@ pub struct Conversation {
     pub(crate) turns: u64,
     /// The running turn has had no output since then (runner's stall_after).
     pub(crate) stalled_since: Option<Instant>,
+    /// The queue waits for the vendor's limit to reset.
+    pub(crate) held: Option<crate::runner::hold::Hold>,
 }
 
 impl Conversation {
@@ -49,7 +51,21 @@ impl Conversation {
             usage: Usage::default(),
             turns: 0,
             stalled_since: None,
+            held: None,
         }
+    }
+
+    /// How full the model's context is (tokens in it, window): the
+    /// agent's last report, with the configured window where it gives none.
+    pub(crate) fn context_fill(&self, agent: &AgentConfig) -> Option<(u64, u64)> {
+        crate::runner::usage::context_fill(&self.usage, agent.context_window)
+    }
+
+    /// The agent announced a `/compact` of its own.
+    pub(crate) fn offers_compact(&self) -> bool {
+        self.commands
+            .iter()
+            .any(|c| c.trim_start_matches('/') == "compact")
     }
 
     pub(crate) fn is_busy(&self) -> bool {

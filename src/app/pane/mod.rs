@@ -52,6 +52,8 @@ pub struct Pane {
     /// Words that show a scripted agent's features (its scenario's `match`
     /// words), offered while the pane is empty.
     pub try_words: Vec<String>,
+    /// The agent's process tree, as the server last sampled it.
+    pub process: Option<crate::procstat::ProcessSample>,
 }
 
 impl Pane {
@@ -71,6 +73,7 @@ impl Pane {
             history_session: None,
             attachments: Vec::new(),
             try_words: crate::provider::script::match_words(&agent),
+            process: None,
             agent,
         }
     }
@@ -85,6 +88,21 @@ impl Pane {
 
     pub(crate) fn is_busy(&self) -> bool {
         self.conversation.is_busy()
+    }
+
+    /// The agent's processes use more than the agent's configured
+    /// `max_cpu_percent` or `max_rss_mb`.
+    pub(crate) fn over_limit(&self) -> bool {
+        let Some(s) = &self.process else {
+            return false;
+        };
+        self.agent
+            .max_cpu_percent
+            .is_some_and(|m| s.cpu_percent > m)
+            || self
+                .agent
+                .max_rss_mb
+                .is_some_and(|m| s.rss_bytes > m.saturating_mul(1 << 20))
     }
 
     /// Needs the user: an unanswered approval card.

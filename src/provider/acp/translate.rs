@@ -240,6 +240,8 @@ pub(crate) fn kind_label(kind: ToolKind) -> &'static str {
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct ContextUsage {
     used: u64,
+    size: u64,
+    /// The session's cost so far (cumulative, per the ACP schema).
     cost_usd: Option<f64>,
 }
 
@@ -252,6 +254,9 @@ pub struct Translator {
     tools: HashMap<String, ToolState>,
     plan_item: Option<String>,
     usage: Option<ContextUsage>,
+    /// The session's cumulative cost at the end of the last turn, so a
+    /// turn's own cost is the difference.
+    cost_before: Option<f64>,
     /// Tool calls the user refused; they end with a refusal if the agent
     /// never reports them (Gemini does not).
     refused: HashSet<String>,
@@ -266,6 +271,7 @@ impl Translator {
             tools: HashMap::new(),
             plan_item: None,
             usage: None,
+            cost_before: None,
             refused: HashSet::new(),
         }
     }
@@ -336,6 +342,7 @@ impl Translator {
                     .map(|c| c.amount);
                 self.usage = Some(ContextUsage {
                     used: u.used,
+                    size: u.size,
                     cost_usd,
                 });
             }
@@ -404,9 +411,27 @@ impl Translator {
     }
 
     /// Usage of the turn: the prompt response's own counts where the agent
-    /// sends them (`usage`, or Gemini's `_meta.quota`), else the context use
-    /// of the last `usage_update`.
-    pub fn turn_usage(&self, result: &Value) -> Option<Usage> {
+    /// sends them (`usage`, or Gemini's `_meta.quota`); the context's size
+    /// and window, and the cost, from the last `usage_update`. The context
+    /// in use is not the turn's input: without counts, the tokens are
+    /// unknown (issue 33: usage you can trust).
+    pub fn turn_usage(&mut self, result: &Value) -> Option<Usage> {
+        let mut usage = self.counts(result);
+        if let Some(ctx) = self.usage {
+            let u = usage.get_or_insert_with(Usage::default);
+            u.context_tokens = Some(ctx.used);
+            u.context_window = Some(ctx.size).filter(|&s| s > 0);
+            if let Some(total) = ctx.cost_usd {
+                let before = self.cost_before.filter(|&b| b <= total).unwrap_or(0.0);
+                u.cost_usd = Some(total - before);
+                self.cost_before = Some(total);
+            }
+        }
+        usage
+    }
+
+    /// The token counts of a prompt response, where it has them.
+    fn counts(&self, result: &Value) -> Option<Usage> {
         let num =
             |v: &Value, keys: &[&str]| keys.iter().find_map(|k| v.get(*k).and_then(Value::as_u64));
         if let Some(u) = result.get("usage").filter(|u| u.is_object()) {
@@ -415,7 +440,7 @@ impl Translator {
                 output_tokens: num(u, &["outputTokens", "output_tokens"]).unwrap_or(0),
                 cache_read_input_tokens: num(u, &["cachedReadTokens", "cached_read_tokens"]),
                 cache_creation_input_tokens: num(u, &["cachedWriteTokens", "cached_write_tokens"]),
-                cost_usd: self.usage.and_then(|u| u.cost_usd),
+                ..Usage::default()
             });
         }
         if let Some(t) = result.pointer("/_meta/quota/token_count") {
@@ -425,12 +450,7 @@ impl Translator {
                 ..Usage::default()
             });
         }
-        self.usage.map(|u| Usage {
-            input_tokens: u.used,
-            output_tokens: 0,
-            cost_usd: u.cost_usd,
-            ..Usage::default()
-        })
+        None
     }
 
     fn chunk(&mut self, item_type: ItemType, block: &ContentBlock, out: &mut Vec<Translated>) {
@@ -709,15 +729,36 @@ mod tests {
         t.update(&update(
             json!({"sessionUpdate": "usage_update", "used": 9530, "size": 258400}),
         ));
+        // The context in use is the context, not the turn's input.
+        let u = t.turn_usage(&json!({"stopReason": "end_turn"})).unwrap();
+        assert_eq!(u.input_tokens, 0);
         assert_eq!(
-            t.turn_usage(&json!({"stopReason": "end_turn"}))
-                .unwrap()
-                .input_tokens,
-            9530
+            (u.context_tokens, u.context_window),
+            (Some(9530), Some(258400))
         );
         let gemini = json!({"stopReason": "end_turn", "_meta": {"quota": {"token_count": {"input_tokens": 12, "output_tokens": 3}}}});
         let u = t.turn_usage(&gemini).unwrap();
         assert_eq!((u.input_tokens, u.output_tokens), (12, 3));
+    }
+
+    #[test]
+    fn a_cumulative_session_cost_is_told_per_turn() {
+        let mut t = Translator::new("acp");
+        let cost = |used: u64, usd: f64| {
+            update(
+                json!({"sessionUpdate": "usage_update", "used": used, "size": 1000,
+                "cost": {"amount": usd, "currency": "USD"}}),
+            )
+        };
+        t.begin_turn();
+        t.update(&cost(100, 0.25));
+        let first = t.turn_usage(&json!({"stopReason": "end_turn"})).unwrap();
+        t.begin_turn();
+        t.update(&cost(300, 0.75));
+        let second = t.turn_usage(&json!({"stopReason": "end_turn"})).unwrap();
+        assert_eq!(first.cost_usd, Some(0.25));
+        assert_eq!(second.cost_usd, Some(0.5));
+        assert_eq!(second.context_tokens, Some(300));
     }
 
     #[test]

@@ -379,6 +379,9 @@ fn usage(stats: &Value) -> Usage {
         cache_read_input_tokens: cached,
         cache_creation_input_tokens: None,
         cost_usd: None,
+        cost_estimated: false,
+        context_tokens: None,
+        context_window: None,
     }
 }
 

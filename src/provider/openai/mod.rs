@@ -122,7 +122,7 @@ impl Settings {
             temperature: own.temperature,
             reasoning_effort: own.reasoning_effort.or_else(|| agent.thinking.clone()),
             system_prompt: agent.system_prompt.clone(),
-            context_window: own.context_window,
+            context_window: own.context_window.or(agent.context_window),
         })
     }
 
@@ -428,6 +428,16 @@ impl Agent {
         system.chain(self.messages.iter().cloned()).collect()
     }
 
+    /// One model call's usage with the context it leaves: its prompt and
+    /// answer are the conversation so far; the window is the configured one.
+    fn call_usage(&self, u: &Usage) -> Usage {
+        Usage {
+            context_tokens: Some(u.total_tokens()).filter(|&n| n > 0),
+            context_window: self.settings.context_window,
+            ..u.clone()
+        }
+    }
+
     async fn turn(&mut self, turn_id: &str, text: String, cancel: &CancellationToken) {
         self.emit(
             turn_id,
@@ -441,6 +451,7 @@ impl Agent {
         }
         let images = std::mem::take(&mut self.images);
         self.messages.push(ChatMessage::user(text, &images));
+        let asked = self.messages.len();
         let mut usage: Option<Usage> = None;
         for _ in 0..self.settings.max_steps {
             self.compact(cancel).await;
@@ -465,13 +476,20 @@ impl Agent {
                     return;
                 }
                 Err(StepError::Fatal(error)) => {
+                    // Unanswered, it is no part of the conversation: sent
+                    // again after a limit (`runner::hold`), not twice.
+                    if self.messages.len() == asked {
+                        self.messages.pop();
+                    }
                     let error = self.tools_hint(error);
                     self.emit(turn_id, failed(error, usage));
                     return;
                 }
             };
             if let Some(u) = &out.usage {
-                usage.get_or_insert_with(Usage::default).accumulate(u);
+                usage
+                    .get_or_insert_with(Usage::default)
+                    .accumulate(&self.call_usage(u));
             }
             let calls = out.tool_calls;
             self.messages.push(ChatMessage::Assistant {

@@ -98,11 +98,19 @@ pub(super) async fn run(req: &StepRequest<'_>, ctx: &StepCtx<'_>) -> Result<Step
             Err(Attempt::Fatal(e)) => return Err(StepError::Fatal(e)),
             Err(Attempt::Retry { error, after }) => (error, after),
         };
-        if retries >= MAX_RETRIES {
-            return Err(StepError::Fatal(ErrorInfo::new(
-                error.code,
-                format!("{} (gave up after {MAX_RETRIES} retries)", error.message),
-            )));
+        // A limit that lifts later than hive waits within a turn ends the
+        // turn saying when it lifts: the runner sends the message again
+        // then (`provider::limits`).
+        let lifts_late = after.is_some_and(|d| d > MAX_RETRY_AFTER);
+        if retries >= MAX_RETRIES || lifts_late {
+            let mut message = error.message;
+            if retries > 0 {
+                message.push_str(&format!(" (gave up after {retries} retries)"));
+            }
+            if let Some(d) = after {
+                message.push_str(&format!(" (retry after {} s)", d.as_secs_f64().ceil()));
+            }
+            return Err(StepError::Fatal(ErrorInfo::new(error.code, message)));
         }
         let wait = after
             .map(|d| d.min(MAX_RETRY_AFTER))
@@ -123,12 +131,54 @@ pub(super) async fn run(req: &StepRequest<'_>, ctx: &StepCtx<'_>) -> Result<Step
     }
 }
 
-/// `Retry-After` in seconds (the HTTP-date form is rare for these APIs and
-/// falls back to the exponential backoff).
+/// How long the server asks to wait: `Retry-After` in seconds or as an
+/// HTTP date, else the later of OpenAI's `x-ratelimit-reset-requests` and
+/// `-tokens` (`6m0s`, `20ms`).
 fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let v = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
-    let secs: f64 = v.trim().parse().ok()?;
-    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(v) = header(reqwest::header::RETRY_AFTER.as_str()) {
+        let v = v.trim();
+        if let Ok(secs) = v.parse::<f64>() {
+            return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+        }
+        if let Ok(at) = chrono::DateTime::parse_from_rfc2822(v) {
+            let wait = at.with_timezone(&chrono::Utc) - chrono::Utc::now();
+            return Some(wait.to_std().unwrap_or_default());
+        }
+    }
+    ["x-ratelimit-reset-requests", "x-ratelimit-reset-tokens"]
+        .into_iter()
+        .filter_map(|h| header(h).and_then(go_duration))
+        .max()
+}
+
+/// A Go duration as OpenAI writes it: `1s`, `6m0s`, `1h2m3.5s`, `20ms`.
+fn go_duration(text: &str) -> Option<Duration> {
+    let mut total = 0.0;
+    let mut rest = text.trim();
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let n: f64 = rest[..digits].parse().ok()?;
+        rest = &rest[digits..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let scale = match &rest[..unit_len] {
+            "h" => 3600.0,
+            "m" => 60.0,
+            "s" => 1.0,
+            "ms" => 0.001,
+            _ => return None,
+        };
+        total += n * scale;
+        rest = &rest[unit_len..];
+    }
+    total.is_finite().then(|| Duration::from_secs_f64(total))
 }
 
 fn retryable(status: StatusCode) -> bool {
@@ -529,5 +579,32 @@ fn usage(u: &WireUsage) -> Usage {
         output_tokens: u.completion_tokens,
         cache_read_input_tokens: cached.filter(|c| *c > 0),
         ..Usage::default()
+    }
+}
+
+#[cfg(test)]
+mod limit_tests {
+    use std::time::Duration;
+
+    use reqwest::header::{HeaderMap, HeaderValue};
+
+    use super::{go_duration, retry_after};
+
+    #[test]
+    fn openai_reset_headers_read_as_durations() {
+        assert_eq!(go_duration("6m0s"), Some(Duration::from_secs(360)));
+        assert_eq!(go_duration("1h2m3s"), Some(Duration::from_secs(3723)));
+        assert_eq!(go_duration("20ms"), Some(Duration::from_millis(20)));
+        assert_eq!(go_duration("soon"), None);
+        let mut h = HeaderMap::new();
+        h.insert("x-ratelimit-reset-requests", HeaderValue::from_static("1s"));
+        h.insert("x-ratelimit-reset-tokens", HeaderValue::from_static("6m0s"));
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(360)));
+        h.insert("retry-after", HeaderValue::from_static("30"));
+        assert_eq!(
+            retry_after(&h),
+            Some(Duration::from_secs(30)),
+            "Retry-After first"
+        );
     }
 }

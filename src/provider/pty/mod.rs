@@ -60,6 +60,9 @@ impl ProviderFactory for PtyFactory {
 
     fn spawn(&self, spec: ProviderSpec, events: EventSink) -> Spawned {
         let pane = PtyPane::start(&spec.agent)?;
+        if let Ok(pid) = u32::try_from(pane.group.pgid) {
+            events.set_agent_pid(pid);
+        }
         let screen = pane.screen.clone();
         let mut handle = ProviderHandle::spawn(move |rx| pane.run(rx, events));
         handle.terminal = Some(screen);

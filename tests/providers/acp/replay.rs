@@ -314,7 +314,7 @@ fn replay_commands_and_session_are_reported() {
 
 #[test]
 fn replay_usage_reaches_the_turn_end() {
-    // codex-acp: the last usage_update of the turn.
+    // codex-acp: the last usage_update of the turn gives the context.
     let r = replay("codex", "text");
     let used = r.updates("usage_update").last().unwrap()["used"]
         .as_u64()
@@ -323,7 +323,11 @@ fn replay_usage_reaches_the_turn_end() {
         Payload::ResponseDone { usage, .. } => usage.clone(),
         _ => None,
     });
-    assert_eq!(usage.map(|u| u.input_tokens), Some(used));
+    // It reports the context in use, not the turn's tokens (issue 33).
+    let usage = usage.unwrap();
+    assert_eq!(usage.context_tokens, Some(used));
+    assert_eq!(usage.context_window, Some(258_400));
+    assert_eq!(usage.input_tokens, 0);
     // Gemini: the prompt response's own token counts.
     let r = replay("gemini", "text");
     let counts = &r.prompt_results()[0]["_meta"]["quota"]["token_count"];
@@ -343,7 +347,7 @@ fn replay_usage_reaches_the_turn_end() {
 }
 
 /// Issue 13 item 3, per ACP agent: claude-code-acp reports no usage (no
-/// figures at all), codex-acp only its context use (no output count: "—",
+/// figures at all), codex-acp only its context use (no token counts: "—",
 /// not `↓0`), Gemini its token counts.
 #[test]
 fn footer_usage_is_what_each_acp_agent_reports() {
@@ -359,7 +363,9 @@ fn footer_usage_is_what_each_acp_agent_reports() {
             .map(|u| hive::ui::cells::usage_text(&u))
     };
     assert_eq!(usage("claude"), None);
-    assert_eq!(usage("codex").as_deref(), Some("↑9.5k ↓—"));
+    // codex-acp's `usage_update` is the context in use, which the pane's
+    // context gauge shows; it is no count of the turn's tokens (issue 33).
+    assert_eq!(usage("codex").as_deref(), Some("↑— ↓—"));
     assert_eq!(usage("gemini").as_deref(), Some("↑12.2k ↓25"));
 }
 

@@ -122,6 +122,9 @@ pub struct Translator {
     /// Text of a synthetic "API Error: …" assistant message, for the result.
     api_error: Option<String>,
     stop_reason: Option<String>,
+    /// The prompt of the last model call (input and cache), the context
+    /// the conversation fills.
+    last_prompt: Option<u64>,
 }
 
 impl Translator {
@@ -143,6 +146,7 @@ impl Translator {
             last_total_cost: None,
             api_error: None,
             stop_reason: None,
+            last_prompt: None,
         }
     }
 
@@ -431,6 +435,13 @@ impl Translator {
                 .collect();
             self.api_error = Some(text.join("\n"));
             return;
+        }
+        if let Some(u) = msg.get("usage") {
+            let u = content::usage(u);
+            let prompt = u.total_tokens() - u.output_tokens;
+            if prompt > 0 {
+                self.last_prompt = Some(prompt);
+            }
         }
         let aborted = v.get("aborted").and_then(Value::as_bool) == Some(true);
         let message_id = str_of(msg, "id").to_owned();

@@ -108,9 +108,25 @@ impl Translator {
         if total.is_some() {
             self.last_total_cost = total;
         }
+        let usage = content::usage(v.get("usage")?);
+        // The conversation after this turn: the last call's prompt and the
+        // turn's answer; the window from `modelUsage` (the largest, as a
+        // small helper model may be listed too).
+        let context_tokens = self.last_prompt.take().map(|p| p + usage.output_tokens);
+        let context_window = v
+            .get("modelUsage")
+            .and_then(Value::as_object)
+            .and_then(|models| {
+                models
+                    .values()
+                    .filter_map(|m| m.get("contextWindow").and_then(Value::as_u64))
+                    .max()
+            });
         Some(Usage {
             cost_usd: cost,
-            ..content::usage(v.get("usage")?)
+            context_tokens,
+            context_window,
+            ..usage
         })
     }
 

@@ -20,6 +20,8 @@ pub struct AppTurn {
     /// The thread's token total when the turn began, and the latest one.
     base: Option<Usage>,
     total: Option<Usage>,
+    /// The context's size after the last model call, and the window.
+    context: (Option<u64>, Option<u64>),
     pending_error: Option<String>,
     finished: bool,
 }
@@ -107,6 +109,16 @@ impl AppTurn {
                 // a sum of `last` values.
                 if let Some(total) = params.pointer("/tokenUsage/total") {
                     self.total = Some(usage(total));
+                }
+                // The last call's prompt and answer fill the context.
+                if let Some(last) = params.pointer("/tokenUsage/last") {
+                    let last = usage(last);
+                    self.context = (
+                        Some(last.total_tokens()).filter(|&t| t > 0),
+                        params
+                            .pointer("/tokenUsage/modelContextWindow")
+                            .and_then(Value::as_u64),
+                    );
                 }
                 Vec::new()
             }
@@ -236,7 +248,11 @@ impl AppTurn {
         let usage = self
             .total
             .as_ref()
-            .map(|t| growth(&base, t))
+            .map(|t| Usage {
+                context_tokens: self.context.0,
+                context_window: self.context.1,
+                ..growth(&base, t)
+            })
             .filter(|u| u.input_tokens + u.output_tokens > 0);
         match status {
             "interrupted" => {
@@ -347,5 +363,8 @@ fn growth(base: &Usage, now: &Usage) -> Usage {
             now.cache_creation_input_tokens,
         ),
         cost_usd: None,
+        cost_estimated: false,
+        context_tokens: None,
+        context_window: None,
     }
 }

@@ -653,7 +653,13 @@ pub fn usage(v: &Value) -> Usage {
         cache_read: "cached_input_tokens",
         cache_write: "cache_write_input_tokens",
     };
-    KEYS.read(|k| field(v, k).and_then(Value::as_u64))
+    let mut u = KEYS.read(|k| field(v, k).and_then(Value::as_u64));
+    // Codex counts cached tokens inside the input (as OpenAI does); the
+    // canonical usage keeps them apart, so a price counts them once.
+    u.input_tokens = u
+        .input_tokens
+        .saturating_sub(u.cache_read_input_tokens.unwrap_or(0));
+    u
 }
 
 /// The terminal event of a completed turn.

@@ -329,7 +329,10 @@ impl PiTranslator {
             self.set_session(None, Some(&m), out);
         }
         if let Some(t) = self.turn.as_mut() {
-            if let Some(u) = usage {
+            if let Some(mut u) = usage {
+                // Each message is one model call: its prompt and answer
+                // are the conversation so far (the latest stands).
+                u.context_tokens = Some(u.total_tokens()).filter(|&n| n > 0);
                 t.usage.get_or_insert_with(Usage::default).accumulate(&u);
             }
             t.last_stop = stop;

@@ -1,0 +1,280 @@
+//! Issue 33 in the console: the overview's totals (a reported, an
+//! estimated and an unknown cost), its cpu / mem column sorted with `s`,
+//! and a pane's bottom gauges (processes, context) and held queue.
+
+use crossterm::event::KeyCode;
+use hive::event::Usage;
+use hive::procstat::ProcessSample;
+use hive::provider::SessionInfo;
+use hive::runner::hold::{Hold, HoldKind};
+use hive::runner::{PaneEvent, RunnerCommand};
+use hive::upsert::{TurnEvent, TurnStatus};
+
+use super::console::*;
+
+fn end(turn: &str, usage: Usage) -> PaneEvent {
+    PaneEvent::Turn(TurnEvent::TurnComplete {
+        turn_id: turn.into(),
+        session_id: "s".into(),
+        status: TurnStatus::Completed,
+        usage: Some(usage),
+        finish_reason: None,
+    })
+}
+
+fn sample(cpu_percent: f64, mib: u64) -> PaneEvent {
+    PaneEvent::Process(Some(ProcessSample {
+        cpu_percent,
+        rss_bytes: mib << 20,
+        processes: 2,
+    }))
+}
+
+fn tokens(input: u64, output: u64, cost: Option<f64>, estimated: bool) -> Usage {
+    Usage {
+        input_tokens: input,
+        output_tokens: output,
+        cost_usd: cost,
+        cost_estimated: estimated,
+        ..Usage::default()
+    }
+}
+
+/// Reported, estimated (`~`) and unknown (`—`) costs; the title adds them
+/// up and says a pane's cost is unknown; pane 2 is over its memory limit.
+fn three_panes() -> Console {
+    let mut c = console(3, "");
+    c.send(0, started("t1"));
+    c.send(0, end("t1", tokens(1200, 300, Some(0.01), false)));
+    c.send(1, started("t1"));
+    c.send(1, end("t1", tokens(5000, 1000, Some(0.09), true)));
+    c.send(2, started("t1"));
+    c.send(2, end("t1", tokens(800, 40, None, false)));
+    c.send(0, sample(3.0, 120));
+    c.send(1, sample(150.0, 2048));
+    c.send(2, sample(40.0, 300));
+    c.app.panes[1].agent.max_rss_mb = Some(1024);
+    c
+}
+
+#[test]
+fn overview_marks_estimates_and_unknown_costs_and_adds_them_up() {
+    let mut c = three_panes();
+    c.prefix('o');
+    let screen = c.render(150, 9);
+    assert!(screen.contains("1.2k/300 $0.01"), "{screen}");
+    assert!(screen.contains("5.0k/1.0k ~$0.09"), "{screen}");
+    assert!(screen.contains("800/40 —"), "{screen}");
+    assert!(
+        screen.contains("overview · 3 panes · ↑7.0k ↓1.3k · ~$0.10 + — in all"),
+        "{screen}"
+    );
+    assert!(screen.contains("150% 2.0G"), "{screen}");
+    insta::assert_snapshot!(screen);
+}
+
+#[test]
+fn overview_sorts_by_cpu_and_enter_focuses_the_row() {
+    let mut c = three_panes();
+    c.prefix('o');
+    c.key(KeyCode::Char('s'));
+    let screen = c.render(150, 9);
+    let row = |n: usize| screen.find(&format!("{n} Agent {n} idle")).unwrap();
+    assert!(row(2) < row(3), "{screen}");
+    assert!(row(3) < row(1), "{screen}");
+    assert!(screen.contains("s sort (cpu)"), "{screen}");
+    insta::assert_snapshot!(screen);
+    // The selection stayed on Agent 1 (the focused pane), now the last row.
+    c.key(KeyCode::Home);
+    c.key(KeyCode::Enter);
+    assert_eq!(c.app.focus, 1, "the first row is Agent 2");
+}
+
+#[test]
+fn a_pane_shows_its_processes_and_a_nearly_full_context() {
+    let mut c = console(1, "");
+    c.send(
+        0,
+        PaneEvent::Session(SessionInfo {
+            resume_handle: None,
+            model: None,
+            commands: vec!["compact".into()],
+        }),
+    );
+    c.send(0, started("t1"));
+    let mut u = tokens(100, 10, None, false);
+    u.context_tokens = Some(170_000);
+    u.context_window = Some(200_000);
+    c.send(0, end("t1", u));
+    c.send(0, sample(12.0, 340));
+    let screen = c.render(90, 12);
+    assert!(
+        screen.contains("12% 340M · ctx 85% of 200.0k · /compact"),
+        "{screen}"
+    );
+    insta::assert_snapshot!(screen);
+}
+
+#[test]
+fn a_held_queue_shows_when_it_goes_on_and_esc_lets_it_go() {
+    let mut c = console(1, "");
+    let until = chrono::Utc::now() + chrono::Duration::minutes(30);
+    c.send(
+        0,
+        PaneEvent::Held(Some(Hold {
+            kind: HoldKind::RateLimit,
+            until: Some(until),
+            reported: true,
+            resend: true,
+            spent: None,
+        })),
+    );
+    let local = until.with_timezone(&chrono::Local);
+    let time = if local.date_naive() == chrono::Local::now().date_naive() {
+        local.format("%H:%M").to_string()
+    } else {
+        local.format("%a %H:%M").to_string()
+    };
+    let screen = c.render(90, 12);
+    assert!(
+        screen.contains(&format!("⏸ limit · resets {time}")),
+        "{screen}"
+    );
+    c.key(KeyCode::Esc);
+    let sent: Vec<_> = c.app.outbox.take_runner_commands().into_iter().collect();
+    assert!(
+        matches!(&sent[..], [(0, RunnerCommand::Interrupt)]),
+        "{sent:?}"
+    );
+    c.send(0, PaneEvent::Held(None));
+    assert!(c.render(90, 12).contains("idle"));
+}
+
+#[test]
+fn a_spent_budget_shows_its_card_and_r_raises_s_stops() {
+    use hive::runner::budget::BudgetAnswer;
+    let mut c = console(1, "");
+    c.send(0, PaneEvent::Queue(vec!["next step".into()]));
+    c.send(
+        0,
+        PaneEvent::Held(Some(Hold {
+            kind: HoldKind::Budget,
+            until: None,
+            reported: false,
+            resend: false,
+            spent: Some("$5.02 of $5.00".into()),
+        })),
+    );
+    let screen = c.render(90, 14);
+    assert!(screen.contains("budget spent"), "{screen}");
+    assert!(screen.contains("⏸ budget spent"), "{screen}");
+    assert!(screen.contains("[r] raise by half"), "{screen}");
+    insta::assert_snapshot!(screen);
+    c.key(KeyCode::Char('r'));
+    c.key(KeyCode::Char('s'));
+    let sent: Vec<_> = c.app.outbox.take_runner_commands().into_iter().collect();
+    assert!(
+        matches!(
+            &sent[..],
+            [
+                (0, RunnerCommand::Budget(BudgetAnswer::Raise)),
+                (0, RunnerCommand::Budget(BudgetAnswer::Stop))
+            ]
+        ),
+        "{sent:?}"
+    );
+    // With text in the composer, r and s are typed.
+    c.typ("xrs");
+    assert_eq!(c.app.panes[0].composer.text(), "xrs");
+    assert!(
+        c.app
+            .outbox
+            .take_runner_commands()
+            .into_iter()
+            .next()
+            .is_none()
+    );
+}
+
+/// Issue 33 item 5: `/handoff` from a Claude pane to an openai pane sends
+/// the openai pane a brief: what the user asked, the files touched, the
+/// last answer; the focus follows.
+#[test]
+fn handoff_sends_the_brief_to_the_other_pane() {
+    let mut c = console(
+        0,
+        "[[agent]]\nid = \"cl\"\nname = \"Claude\"\nprovider = \"claude\"\n\
+         [[agent]]\nid = \"oa\"\nname = \"Local\"\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n",
+    );
+    c.send(0, started("t1"));
+    c.send(
+        0,
+        message(
+            "t1",
+            "u1",
+            hive::event::Origin::User,
+            "port the parser to nom",
+        ),
+    );
+    c.send(
+        0,
+        PaneEvent::Upsert(hive::upsert::Upsert {
+            turn_id: "t1".into(),
+            session_id: "s".into(),
+            item_id: "tool1".into(),
+            source_timestamp: chrono::Utc::now(),
+            emitted_at: chrono::Utc::now(),
+            status: hive::upsert::UpsertStatus::Complete,
+            error_code: None,
+            error_message: None,
+            kind: hive::upsert::UpsertKind::ToolCall {
+                tool_name: "Edit".into(),
+                arguments: serde_json::json!({"file_path": "src/parse.rs", "old_string": "a", "new_string": "b"}),
+                call_id: "c1".into(),
+                output: Some("ok".into()),
+                output_is_error: Some(false),
+                display: None,
+            },
+        }),
+    );
+    c.send(
+        0,
+        message(
+            "t1",
+            "a1",
+            hive::event::Origin::Agent,
+            "Half done: lexer ported, the grammar is next.",
+        ),
+    );
+    c.send(0, completed("t1"));
+    c.typ("/handoff oa");
+    c.key(KeyCode::Enter);
+    let sent: Vec<_> = c.app.outbox.take_runner_commands().into_iter().collect();
+    let [(1, RunnerCommand::Submit { text, .. })] = &sent[..] else {
+        panic!("{sent:?}")
+    };
+    assert!(text.starts_with("Hand-off from Claude (claude"), "{text}");
+    assert!(text.contains("1. port the parser to nom"), "{text}");
+    assert!(text.contains("- src/parse.rs"), "{text}");
+    assert!(
+        text.contains("Its last answer:\nHalf done: lexer ported, the grammar is next."),
+        "{text}"
+    );
+    assert_eq!(c.app.focus, 1, "the focus follows the work");
+    // No such pane: refused in the pane, nothing sent.
+    c.app.set_focus(0);
+    c.typ("/handoff nobody");
+    c.key(KeyCode::Enter);
+    assert!(
+        c.app
+            .outbox
+            .take_runner_commands()
+            .into_iter()
+            .next()
+            .is_none()
+    );
+    assert!(
+        c.render(100, 20)
+            .contains("/handoff: no other pane `nobody`")
+    );
+}
