@@ -357,6 +357,17 @@ impl Source {
     }
 }
 
+/// Each section heading of the answer, with the chunk that completes it.
+fn headings(text: &str) -> Vec<(String, usize)> {
+    (1..)
+        .map(|n| format!("Section {n} of the long answer"))
+        .map_while(|h| {
+            let end = text.find(&h)? + h.len();
+            Some((h, (end - 1) / CHUNK))
+        })
+        .collect()
+}
+
 /// One streamed answer; returns (cpu s, bytes per char, rss MB per MB of
 /// text, latency p50 ms, p99 ms).
 fn stream(cols: u16, rows: u16, chars: usize, agent: Agent, panes: usize) -> [f64; 5] {
@@ -376,14 +387,7 @@ fn stream(cols: u16, rows: u16, chars: usize, agent: Agent, panes: usize) -> [f6
     std::thread::sleep(Duration::from_millis(500));
     hive.drain();
 
-    // Where each section heading is complete in the text, by chunk.
-    let headings: Vec<(String, usize)> = (1..)
-        .map(|n| format!("Section {n} of the long answer"))
-        .map_while(|h| {
-            let end = text.find(&h)? + h.len();
-            Some((h, (end - 1) / CHUNK))
-        })
-        .collect();
+    let headings = headings(&text);
     let (pid, marker) = (hive.pid, source.agent_marker());
     let cpu_now = || tree_cpu_but(pid, marker);
     let rss0 = tree_max_mb(hive.pid, "VmRSS:");

@@ -111,13 +111,7 @@ fn show(
         .expect("hive draws its pane");
     std::thread::sleep(Duration::from_millis(500));
     hive.drain();
-    let headings: Vec<(String, usize)> = (1..)
-        .map(|n| format!("Section {n} of the long answer"))
-        .map_while(|h| {
-            let end = text.find(&h)? + h.len();
-            Some((h, (end - 1) / CHUNK))
-        })
-        .collect();
+    let headings = super::headings(&text);
     let cpu0 = cpu(&hive);
     hive.send(b"go\r");
     let mut shown: Vec<Option<Instant>> = vec![None; headings.len()];
@@ -146,26 +140,7 @@ fn show(
 
 /// The pid of ssh's master connection for the console in `local`.
 fn master(local: &Path) -> Option<u32> {
-    let socket = std::fs::read_dir(local.join("run/ssh"))
-        .ok()?
-        .flatten()
-        .next()?
-        .path();
-    let out = std::process::Command::new("ssh")
-        .args([
-            "-o",
-            &format!("ControlPath={}", socket.display()),
-            "-O",
-            "check",
-            "x",
-        ])
-        .output()
-        .ok()?;
-    let text = String::from_utf8_lossy(&out.stderr);
-    let pid = text.split("pid=").nth(1)?;
-    pid.trim_end_matches(|c: char| !c.is_ascii_digit())
-        .parse()
-        .ok()
+    super::sshd::master_pid(&local.join("run/ssh")).map(|p| p as u32)
 }
 
 /// Kills the master connection; ms until the console says it reconnected.

@@ -50,22 +50,7 @@ pub fn text(report: &Report, colour: bool) -> String {
             bold(&agent.id),
             agent.provider
         );
-        for c in &agent.checks {
-            let time = c
-                .elapsed_ms
-                .map(|ms| format!(" in {ms} ms"))
-                .unwrap_or_default();
-            let _ = writeln!(
-                out,
-                "  {}  {:<10} {}{time}",
-                tag(c.level, colour),
-                c.name,
-                c.detail
-            );
-            if let Some(fix) = &c.fix {
-                let _ = writeln!(out, "        {:<10} → {fix}", "");
-            }
-        }
+        checks(&mut out, &agent.checks, colour);
     }
     for host in &report.hosts {
         let _ = writeln!(out);
@@ -76,18 +61,7 @@ pub fn text(report: &Report, colour: bool) -> String {
             bold(&host.name),
             host.target
         );
-        for c in &host.checks {
-            let _ = writeln!(
-                out,
-                "  {}  {:<10} {}",
-                tag(c.level, colour),
-                c.name,
-                c.detail
-            );
-            if let Some(fix) = &c.fix {
-                let _ = writeln!(out, "        {:<10} → {fix}", "");
-            }
-        }
+        checks(&mut out, &host.checks, colour);
     }
     let _ = writeln!(out);
     let failed: Vec<_> = report
@@ -129,6 +103,26 @@ pub fn text(report: &Report, colour: bool) -> String {
     };
     let _ = writeln!(out, "{}", bold(&summary));
     out
+}
+
+/// One line per check (with its time when it has one), and its fix below.
+fn checks(out: &mut String, checks: &[super::Check], colour: bool) {
+    for c in checks {
+        let time = c
+            .elapsed_ms
+            .map(|ms| format!(" in {ms} ms"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  {}  {:<10} {}{time}",
+            tag(c.level, colour),
+            c.name,
+            c.detail
+        );
+        if let Some(fix) = &c.fix {
+            let _ = writeln!(out, "        {:<10} → {fix}", "");
+        }
+    }
 }
 
 pub fn json(report: &Report) -> String {

@@ -65,26 +65,7 @@ impl Remote {
 
     /// The pid of ssh's master connection to the sshd.
     fn master_pid(&self) -> Option<i32> {
-        let socket = std::fs::read_dir(&self.control)
-            .ok()?
-            .flatten()
-            .next()?
-            .path();
-        let out = Command::new("ssh")
-            .args([
-                "-o",
-                &format!("ControlPath={}", socket.display()),
-                "-O",
-                "check",
-                "x",
-            ])
-            .output()
-            .ok()?;
-        let text = String::from_utf8_lossy(&out.stderr);
-        let pid = text.split("pid=").nth(1)?;
-        pid.trim_end_matches(|c: char| !c.is_ascii_digit())
-            .parse()
-            .ok()
+        super::support::sshd::master_pid(&self.control)
     }
 
     /// Established TCP connections to the sshd.

@@ -140,6 +140,31 @@ impl Sshd {
     }
 }
 
+/// The pid of ssh's master connection whose socket is in `control_dir`
+/// (`ssh -O check` says it).
+pub fn master_pid(control_dir: &Path) -> Option<i32> {
+    let socket = std::fs::read_dir(control_dir)
+        .ok()?
+        .flatten()
+        .next()?
+        .path();
+    let out = Command::new("ssh")
+        .args([
+            "-o",
+            &format!("ControlPath={}", socket.display()),
+            "-O",
+            "check",
+            "x",
+        ])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stderr);
+    let pid = text.split("pid=").nth(1)?;
+    pid.trim_end_matches(|c: char| !c.is_ascii_digit())
+        .parse()
+        .ok()
+}
+
 impl Drop for Sshd {
     fn drop(&mut self) {
         for dir in self.masters.lock().unwrap().iter() {
