@@ -368,6 +368,47 @@ fn headings(text: &str) -> Vec<(String, usize)> {
         .collect()
 }
 
+/// Watches the answer stream until `panes` panes show its end; when each
+/// heading was first shown.
+fn watch_headings(
+    hive: &mut Console,
+    headings: &[(String, usize)],
+    panes: usize,
+) -> Vec<Option<Instant>> {
+    let mut shown: Vec<Option<Instant>> = vec![None; headings.len()];
+    let mut next = 0;
+    let ended = hive.watch(Duration::from_secs(120), |at, screen| {
+        // A heading scrolled past between two frames is never seen; look a
+        // few ahead so one miss does not stall the scan.
+        for (i, (h, _)) in headings.iter().enumerate().skip(next).take(4) {
+            if shown[i].is_none() && screen.contains(h.as_str()) {
+                shown[i] = Some(at);
+                next = i + 1;
+            }
+        }
+        screen.matches(END).count() >= panes
+    });
+    assert!(ended, "the answer's end never showed");
+    shown
+}
+
+/// Each shown heading's time from its chunk leaving the source, sorted.
+fn latencies(
+    headings: &[(String, usize)],
+    shown: &[Option<Instant>],
+    sent: &[Instant],
+) -> Vec<Duration> {
+    let mut lat: Vec<Duration> = headings
+        .iter()
+        .zip(shown)
+        .filter_map(|((_, chunk), at)| {
+            Some(at.as_ref()?.saturating_duration_since(*sent.get(*chunk)?))
+        })
+        .collect();
+    lat.sort();
+    lat
+}
+
 /// One streamed answer; returns (cpu s, bytes per char, rss MB per MB of
 /// text, latency p50 ms, p99 ms).
 fn stream(cols: u16, rows: u16, chars: usize, agent: Agent, panes: usize) -> [f64; 5] {
@@ -401,20 +442,7 @@ fn stream(cols: u16, rows: u16, chars: usize, agent: Agent, panes: usize) -> [f6
         }
         hive.send(b"go\r");
     }
-    let mut shown: Vec<Option<Instant>> = vec![None; headings.len()];
-    let mut next = 0;
-    let ended = hive.watch(Duration::from_secs(120), |at, screen| {
-        // A heading scrolled past between two frames is never seen; look a
-        // few ahead so one miss does not stall the scan.
-        for (i, (h, _)) in headings.iter().enumerate().skip(next).take(4) {
-            if shown[i].is_none() && screen.contains(h.as_str()) {
-                shown[i] = Some(at);
-                next = i + 1;
-            }
-        }
-        screen.matches(END).count() >= panes
-    });
-    assert!(ended, "the answer's end never showed");
+    let shown = watch_headings(&mut hive, &headings, panes);
     let cpu = cpu_now() - cpu0;
     let bytes = hive.bytes - bytes0;
     let frames = hive.frames - frames0;
@@ -424,14 +452,7 @@ fn stream(cols: u16, rows: u16, chars: usize, agent: Agent, panes: usize) -> [f6
     let sent = source.sent(chunks.len());
     drop(hive);
 
-    let mut lat: Vec<Duration> = headings
-        .iter()
-        .zip(&shown)
-        .filter_map(|((_, chunk), at)| {
-            Some(at.as_ref()?.saturating_duration_since(*sent.get(*chunk)?))
-        })
-        .collect();
-    lat.sort();
+    let lat = latencies(&headings, &shown, &sent);
     // Every pane streams the text: per char of all of it.
     let all = (text.len() * panes) as f64;
     let mb = all / 1e6;

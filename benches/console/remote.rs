@@ -62,13 +62,12 @@ pub(super) fn remote(cols: u16, rows: u16, chars: usize) -> [f64; 6] {
         })
         .0
     };
-    let mut lat = over_ssh.lat.clone();
-    lat.sort();
+    let lat = &over_ssh.lat;
     let out = [
         over_ssh.cpu,
         local_run.cpu,
-        ms(percentile(&lat, 0.5)),
-        ms(percentile(&lat, 0.99)),
+        ms(percentile(lat, 0.5)),
+        ms(percentile(lat, 0.99)),
         ms(lat.last().copied().unwrap_or_default()),
         reconnect,
     ];
@@ -114,27 +113,10 @@ fn show(
     let headings = super::headings(&text);
     let cpu0 = cpu(&hive);
     hive.send(b"go\r");
-    let mut shown: Vec<Option<Instant>> = vec![None; headings.len()];
-    let mut next = 0;
-    let ended = hive.watch(Duration::from_secs(120), |at, screen| {
-        for (i, (h, _)) in headings.iter().enumerate().skip(next).take(4) {
-            if shown[i].is_none() && screen.contains(h.as_str()) {
-                shown[i] = Some(at);
-                next = i + 1;
-            }
-        }
-        screen.contains(END)
-    });
-    assert!(ended, "the answer's end never showed");
+    let shown = super::watch_headings(&mut hive, &headings, 1);
     let used = cpu(&hive) - cpu0;
     let sent = source.sent(chunks.len());
-    let lat = headings
-        .iter()
-        .zip(&shown)
-        .filter_map(|((_, chunk), at)| {
-            Some(at.as_ref()?.saturating_duration_since(*sent.get(*chunk)?))
-        })
-        .collect();
+    let lat = super::latencies(&headings, &shown, &sent);
     (Shown { cpu: used, lat }, hive)
 }
 
