@@ -357,6 +357,16 @@ fn a_local_and_a_remote_server_share_one_grid_and_an_agent_messages_across() {
     assert_eq!(code, Some(0), "{err}");
     // The reviewer's scripted second answer.
     assert!(answer.contains("Ship it"), "{answer}");
+    // The link to one host breaks: its panes come back, the local one
+    // never left, and the grid is laid out as before.
+    let master = super::support::sshd::master_pid(&local.join("hive_state_dir/run/ssh"))
+        .expect("a master connection");
+    // SAFETY: kill(2) on the ssh master this test's console started.
+    unsafe { libc::kill(master, libc::SIGKILL) };
+    let s = t.wait("box reconnected in the same grid", |s| {
+        s.contains("box: reconnected") && s.contains("Far@box") && s.contains("Near")
+    });
+    assert!(s.contains("dead"), "{s}");
     t.keys(&["C-b", "d"]);
     t.wait_for("HIVE-EXIT=0");
 }
