@@ -389,10 +389,13 @@ impl OpsHost {
         self.panes[target]
             .m
             .sent(format!("{header}\n{text}"), message_id.clone());
-        if let Caller::Agent(id) = caller {
-            self.last_sent
-                .insert((id.clone(), target), message_id.clone());
-        }
+        // Callers outside any pane (`hive mcp` without `--agent`, a
+        // script) share one key: send-then-wait works for them too.
+        let key = match caller {
+            Caller::Agent(id) => id.clone(),
+            Caller::External => String::new(),
+        };
+        self.last_sent.insert((key, target), message_id.clone());
         self.messages.insert(
             message_id.clone(),
             Message {

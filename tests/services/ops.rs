@@ -392,3 +392,38 @@ async fn agent_read_returns_history_loaded_from_disk() {
         ]
     );
 }
+
+/// Issue 34 item 10: a caller outside any pane (`hive mcp` without
+/// `--agent`, `hive ctl`'s `op`) sends, then waits by agent name, as the
+/// docs show. It said "you have sent nothing to `backend`" before.
+#[tokio::test]
+async fn a_caller_outside_any_pane_waits_for_what_it_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut hive = Hive::start(vec![demo("backend", dir.path(), "Outside answer.")], dir.path());
+    let call = |hive: &mut Hive, op: &str, args: Value| {
+        let (reply, rx) = tokio::sync::oneshot::channel();
+        hive.host.handle(
+            HiveRequest {
+                caller: hive::ops::Caller::External,
+                op: hive::ops::Op::parse(op, args).unwrap(),
+                reply,
+            },
+            &hive.runners,
+        );
+        rx
+    };
+    let sent = call(&mut hive, "agent.send", json!({"agent": "backend", "text": "hi"}));
+    let sent = sent.await.unwrap().unwrap();
+    let waited = call(&mut hive, "agent.wait", json!({"agent": "backend"}));
+    hive.until_turn_end(0).await;
+    // The turn's end reaches the ops host, which answers the parked wait.
+    let outcome = tokio::time::timeout(GUARD, waited)
+        .await
+        .expect("the wait is answered")
+        .unwrap()
+        .unwrap();
+    assert_eq!(sent["message_id"], "m1", "{sent}");
+    assert_eq!(outcome["status"], "completed", "{outcome}");
+    assert_eq!(outcome["text"], "Outside answer.", "{outcome}");
+    hive.stop().await;
+}
