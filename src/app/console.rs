@@ -168,7 +168,7 @@ async fn event_loop(
 
 /// What the loop listens to and talks to.
 struct Wiring {
-    incoming: mpsc::UnboundedReceiver<FromServer>,
+    incoming: mpsc::Receiver<FromServer>,
     sender: Sender,
     /// The pane the server was last told this client looks at.
     focused: Option<usize>,

@@ -34,7 +34,7 @@ const SLOW_BACKOFF: Duration = Duration::from_secs(5);
 struct Link {
     endpoint: Endpoint,
     session: Option<Session>,
-    out: mpsc::UnboundedSender<FromServer>,
+    out: mpsc::Sender<FromServer>,
     /// Detach or Stop sent, or the server said goodbye: a lost connection
     /// is then the end, not a broken link.
     leaving: bool,
@@ -51,7 +51,7 @@ pub(super) async fn run(
     endpoint: Endpoint,
     session: Option<Session>,
     mut from_console: mpsc::UnboundedReceiver<ClientMsg>,
-    out: mpsc::UnboundedSender<FromServer>,
+    out: mpsc::Sender<FromServer>,
 ) {
     let retry_at = session.is_none().then(Instant::now);
     let mut link = Link {
@@ -106,16 +106,22 @@ impl Link {
         }
         match msg {
             ClientMsg::Command { .. } => {
-                let _ = self.out.send(FromServer::NotSent(format!(
-                    "not sent: reconnecting to {}",
-                    self.endpoint.name()
-                )));
+                let _ = self
+                    .out
+                    .send(FromServer::NotSent(format!(
+                        "not sent: reconnecting to {}",
+                        self.endpoint.name()
+                    )))
+                    .await;
             }
             ClientMsg::Stop => {
-                let _ = self.out.send(FromServer::Lost(format!(
-                    "not connected to {}: it was not stopped",
-                    self.endpoint.name()
-                )));
+                let _ = self
+                    .out
+                    .send(FromServer::Lost(format!(
+                        "not connected to {}: it was not stopped",
+                        self.endpoint.name()
+                    )))
+                    .await;
             }
             _ => {}
         }
@@ -152,20 +158,20 @@ impl Link {
             FromServer::Lost(why) if !self.leaving && self.endpoint.reconnects() => {
                 self.session = None;
                 self.attempt = 0;
-                self.schedule(why);
+                self.schedule(why).await;
                 return true;
             }
             FromServer::Lost(_) => {
-                let _ = self.out.send(msg);
+                let _ = self.out.send(msg).await;
                 return false;
             }
             _ => {}
         }
-        self.out.send(msg).is_ok()
+        self.out.send(msg).await.is_ok()
     }
 
     /// Says the link is down and when the next try is.
-    fn schedule(&mut self, why: String) {
+    async fn schedule(&mut self, why: String) {
         let delay = if self.attempt >= PATIENT_TRIES {
             SLOW_BACKOFF
         } else {
@@ -175,11 +181,14 @@ impl Link {
         };
         self.attempt += 1;
         self.retry_at = Some(Instant::now() + delay);
-        let _ = self.out.send(FromServer::Link(LinkState::Reconnecting {
-            host: self.endpoint.name(),
-            attempt: self.attempt,
-            why,
-        }));
+        let _ = self
+            .out
+            .send(FromServer::Link(LinkState::Reconnecting {
+                host: self.endpoint.name(),
+                attempt: self.attempt,
+                why,
+            }))
+            .await;
     }
 
     async fn reconnect(&mut self) {
@@ -192,10 +201,16 @@ impl Link {
                     "reconnected to {}",
                     self.endpoint.name()
                 );
-                let _ = self.out.send(FromServer::Link(LinkState::Up {
-                    host: self.endpoint.name(),
-                }));
-                let _ = self.out.send(FromServer::Snapshot(Box::new(snapshot)));
+                let _ = self
+                    .out
+                    .send(FromServer::Link(LinkState::Up {
+                        host: self.endpoint.name(),
+                    }))
+                    .await;
+                let _ = self
+                    .out
+                    .send(FromServer::Snapshot(Box::new(snapshot)))
+                    .await;
                 if let Some(f) = self.focus {
                     self.write(&ClientMsg::Focus(f)).await;
                 }
@@ -206,9 +221,9 @@ impl Link {
             // A server of another version, or one stopping: retrying
             // cannot help.
             Err(e @ (AttachError::Skew { .. } | AttachError::Refused(_))) => {
-                let _ = self.out.send(FromServer::Lost(e.to_string()));
+                let _ = self.out.send(FromServer::Lost(e.to_string())).await;
             }
-            Err(e) => self.schedule(e.to_string()),
+            Err(e) => self.schedule(e.to_string()).await,
         }
     }
 }

@@ -79,6 +79,12 @@ pub enum AttachError {
     Link { name: String, why: String },
 }
 
+/// Messages a connection holds for a console that has not taken them: past
+/// that, reading stops and the server sees a slow client (it sends a fresh
+/// snapshot once the client drains), so a flooding or fast server never
+/// grows the console's memory without bound.
+const QUEUE: usize = 1024;
+
 /// The console's way to the server; cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Sender {
@@ -100,7 +106,7 @@ impl RunnerSink for Sender {
 /// An attached console's connection.
 pub struct Connection {
     pub sender: Sender,
-    pub incoming: mpsc::UnboundedReceiver<FromServer>,
+    pub incoming: mpsc::Receiver<FromServer>,
     /// Ends when everything sent before the `Sender`s were dropped is
     /// written (a detach's last words reach the server).
     pub writer: tokio::task::JoinHandle<()>,
@@ -114,7 +120,7 @@ pub async fn attach(endpoint: &Endpoint) -> Result<(Connection, Snapshot), Attac
     let mut endpoint = endpoint.clone();
     let (session, snapshot) = session::open(&mut endpoint, false).await?;
     let (tx, rx) = mpsc::unbounded_channel();
-    let (in_tx, incoming) = mpsc::unbounded_channel();
+    let (in_tx, incoming) = mpsc::channel(QUEUE);
     let writer = tokio::spawn(link::run(endpoint, Some(session), rx, in_tx));
     Ok((
         Connection {
@@ -134,13 +140,13 @@ const FIRST_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 /// (`mux`). Local servers must answer now; remote ones join when they
 /// connect (at most `FIRST_WAIT` is spent waiting for them).
 pub async fn attach_many(endpoints: Vec<Endpoint>) -> Result<(Connection, Snapshot), AttachError> {
-    let (tagged_tx, mut tagged_rx) = mpsc::unbounded_channel();
+    let (tagged_tx, mut tagged_rx) = mpsc::channel(QUEUE);
     let mut members = Vec::new();
     let mut got = Vec::new();
     let mut links = Vec::new();
     for (i, mut endpoint) in endpoints.into_iter().enumerate() {
         let (tx, rx) = mpsc::unbounded_channel();
-        let (out_tx, mut out_rx) = mpsc::unbounded_channel();
+        let (out_tx, mut out_rx) = mpsc::channel(QUEUE);
         let session = if endpoint.reconnects() {
             got.push(None);
             None
@@ -159,14 +165,14 @@ pub async fn attach_many(endpoints: Vec<Endpoint>) -> Result<(Connection, Snapsh
         let tagged = tagged_tx.clone();
         tokio::spawn(async move {
             while let Some(m) = out_rx.recv().await {
-                if tagged.send((i, m)).is_err() {
+                if tagged.send((i, m)).await.is_err() {
                     break;
                 }
             }
         });
     }
     let (tx, rx) = mpsc::unbounded_channel();
-    let (in_tx, incoming) = mpsc::unbounded_channel();
+    let (in_tx, incoming) = mpsc::channel(QUEUE);
     let mut mux = mux::Mux::new(members, in_tx);
     let deadline = tokio::time::Instant::now() + FIRST_WAIT;
     let snapshot = mux.first(got, &mut tagged_rx, deadline).await;
@@ -184,4 +190,89 @@ pub async fn attach_many(endpoints: Vec<Endpoint>) -> Result<(Connection, Snapsh
         },
         snapshot,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use tokio::io::AsyncWriteExt;
+
+    use super::*;
+    use crate::wire::snapshot::{PaneSnapshot, Restored, ServerInfo};
+    use crate::wire::{MAGIC, ServerMsg, frame};
+
+    fn pane() -> PaneSnapshot {
+        PaneSnapshot {
+            agent: crate::config::AgentConfig::new("a", "script"),
+            worktree: None,
+            failed: None,
+            restored: Restored::default(),
+            events: Vec::new(),
+            draft: String::new(),
+            host: None,
+        }
+    }
+
+    /// A server that sends far more than the console takes: the client
+    /// stops reading once its queue is full, so the server's writes block
+    /// (and the server's own slow-client rule takes over) instead of the
+    /// console's memory growing with all of it.
+    #[tokio::test]
+    async fn a_console_that_does_not_keep_up_stops_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sock");
+        let listener = tokio::net::UnixListener::bind(&path).unwrap();
+        const SENT: usize = 50_000;
+        let server = tokio::spawn(async move {
+            let (mut s, _) = listener.accept().await.unwrap();
+            let mut magic = [0u8; 5];
+            tokio::io::AsyncReadExt::read_exact(&mut s, &mut magic)
+                .await
+                .unwrap();
+            assert_eq!(&magic, MAGIC);
+            s.write_all(&frame::encode_hello(&Hello::ours()))
+                .await
+                .unwrap();
+            let snap = Snapshot {
+                server: ServerInfo {
+                    pid: 1,
+                    config: "t".into(),
+                    config_path: None,
+                    socket: path.clone(),
+                    started: 0,
+                },
+                focus: 0,
+                away_since: None,
+                panes: vec![pane()],
+            };
+            for m in snap.into_messages() {
+                s.write_all(&frame::encode(&m).unwrap()).await.unwrap();
+            }
+            let reset = frame::encode(&ServerMsg::Reset {
+                pane: 0,
+                snapshot: Box::new(pane()),
+            })
+            .unwrap();
+            let mut written = 0;
+            for _ in 0..SENT {
+                let w = tokio::time::timeout(Duration::from_secs(2), s.write_all(&reset)).await;
+                if w.is_err() {
+                    break;
+                }
+                written += 1;
+            }
+            (written, s)
+        });
+        let (conn, _snapshot) = attach(&Endpoint::Local(dir.path().join("s.sock")))
+            .await
+            .unwrap();
+        // The console takes nothing.
+        let (written, _s) = server.await.unwrap();
+        assert!(
+            written < SENT / 4,
+            "the client read {written} of {SENT} messages it had no room for"
+        );
+        drop(conn);
+    }
 }

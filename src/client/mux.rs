@@ -84,19 +84,22 @@ struct Merge {
 
 pub(super) struct Mux {
     members: Vec<Member>,
-    out: mpsc::UnboundedSender<FromServer>,
+    out: mpsc::Sender<FromServer>,
     merge: Option<Merge>,
     /// The pane the console looks at, in its numbering.
     focus: usize,
+    /// Events held while the first snapshot was made.
+    early: Vec<(usize, FromServer)>,
 }
 
 impl Mux {
-    pub(super) fn new(members: Vec<Member>, out: mpsc::UnboundedSender<FromServer>) -> Self {
+    pub(super) fn new(members: Vec<Member>, out: mpsc::Sender<FromServer>) -> Self {
         Self {
             members,
             out,
             merge: None,
             focus: 0,
+            early: Vec::new(),
         }
     }
 
@@ -106,7 +109,7 @@ impl Mux {
     pub(super) async fn first(
         &mut self,
         got: Vec<Option<Snapshot>>,
-        from_members: &mut mpsc::UnboundedReceiver<(usize, FromServer)>,
+        from_members: &mut mpsc::Receiver<(usize, FromServer)>,
         deadline: tokio::time::Instant,
     ) -> Snapshot {
         let waiting = (0..self.members.len())
@@ -136,15 +139,15 @@ impl Mux {
                     }
                 }
                 other => {
-                    let _ = self.on_member(i, other);
+                    let _ = self.on_member(i, other).await;
                 }
             }
         }
         let merge = self.merge.take().unwrap_or_default();
         let snap = self.merged(merge.got);
-        for (i, msg) in merge.held {
-            self.forward(i, msg);
-        }
+        // Forwarded once the console reads (`run`): it does not yet, and
+        // the way to it is bounded.
+        self.early = merge.held;
         snap
     }
 
@@ -152,17 +155,20 @@ impl Mux {
     pub(super) async fn run(
         mut self,
         mut from_console: mpsc::UnboundedReceiver<ClientMsg>,
-        mut from_members: mpsc::UnboundedReceiver<(usize, FromServer)>,
+        mut from_members: mpsc::Receiver<(usize, FromServer)>,
     ) {
+        for (i, msg) in std::mem::take(&mut self.early) {
+            self.forward(i, msg).await;
+        }
         loop {
             tokio::select! {
                 msg = from_console.recv() => match msg {
-                    Some(m) => self.on_console(m),
+                    Some(m) => self.on_console(m).await,
                     None => return,
                 },
                 msg = from_members.recv() => match msg {
                     Some((i, m)) => {
-                        if !self.on_member(i, m) {
+                        if !self.on_member(i, m).await {
                             return;
                         }
                     }
@@ -180,17 +186,20 @@ impl Mux {
             .map(|i| (i, g - self.members[i].range.start))
     }
 
-    fn on_console(&mut self, msg: ClientMsg) {
+    async fn on_console(&mut self, msg: ClientMsg) {
         match msg {
             ClientMsg::Command { pane, cmd } => match self.owner(pane) {
                 Some((i, p)) if self.members[i].state == State::Up => {
                     let _ = self.members[i].tx.send(ClientMsg::Command { pane: p, cmd });
                 }
                 Some((i, _)) => {
-                    let _ = self.out.send(FromServer::NotSent(format!(
-                        "not sent: {} is not connected",
-                        self.members[i].name
-                    )));
+                    let _ = self
+                        .out
+                        .send(FromServer::NotSent(format!(
+                            "not sent: {} is not connected",
+                            self.members[i].name
+                        )))
+                        .await;
                 }
                 None => {}
             },
@@ -225,9 +234,9 @@ impl Mux {
     }
 
     /// False when every server is gone (the console's session is over).
-    fn on_member(&mut self, i: usize, msg: FromServer) -> bool {
+    async fn on_member(&mut self, i: usize, msg: FromServer) -> bool {
         match msg {
-            FromServer::Snapshot(snap) => self.snapshot(i, *snap),
+            FromServer::Snapshot(snap) => self.snapshot(i, *snap).await,
             FromServer::Link(state) => {
                 // A host never reached has its pane saying so: no banner.
                 let news = self.members[i].was_up;
@@ -241,12 +250,12 @@ impl Mux {
                         if self.members[i].state != State::Up && self.members[i].state != down {
                             // Never connected yet: its placeholder says why.
                             self.members[i].state = down;
-                            self.relayout();
+                            self.relayout().await;
                         }
                     }
                 }
                 if news {
-                    let _ = self.out.send(FromServer::Link(state));
+                    let _ = self.out.send(FromServer::Link(state)).await;
                 }
             }
             FromServer::Bye(why) | FromServer::Lost(why) => {
@@ -257,10 +266,13 @@ impl Mux {
                     .iter()
                     .all(|m| matches!(m.state, State::Gone(_)))
                 {
-                    let _ = self.out.send(FromServer::Lost(why));
+                    let _ = self.out.send(FromServer::Lost(why)).await;
                     return false;
                 }
-                let _ = self.out.send(FromServer::NotSent(format!("{name}: {why}")));
+                let _ = self
+                    .out
+                    .send(FromServer::NotSent(format!("{name}: {why}")))
+                    .await;
             }
             msg @ (FromServer::Update(_) | FromServer::Reset { .. }) => {
                 if let Some(merge) = self.merge.as_mut() {
@@ -270,17 +282,17 @@ impl Mux {
                     }
                     return true;
                 }
-                self.forward(i, msg);
+                self.forward(i, msg).await;
             }
             FromServer::NotSent(why) => {
-                let _ = self.out.send(FromServer::NotSent(why));
+                let _ = self.out.send(FromServer::NotSent(why)).await;
             }
         }
         true
     }
 
     /// An event of member `i`, its pane re-numbered for the console.
-    fn forward(&self, i: usize, msg: FromServer) {
+    async fn forward(&self, i: usize, msg: FromServer) {
         let range = &self.members[i].range;
         let global = |p: usize| (p < range.len()).then_some(range.start + p);
         let msg = match msg {
@@ -294,11 +306,11 @@ impl Mux {
             },
             other => other,
         };
-        let _ = self.out.send(msg);
+        let _ = self.out.send(msg).await;
     }
 
     /// Member `i` sent a fresh snapshot: start or advance a merge.
-    fn snapshot(&mut self, i: usize, snap: Snapshot) {
+    async fn snapshot(&mut self, i: usize, snap: Snapshot) {
         self.members[i].state = State::Up;
         self.members[i].was_up = true;
         let n = self.members.len();
@@ -320,25 +332,25 @@ impl Mux {
         merge.held.retain(|(j, _)| *j != i);
         merge.got[i] = Some(snap);
         if merge.waiting.is_empty() {
-            self.finish();
+            self.finish().await;
         }
     }
 
     /// All snapshots are in: one merged snapshot, then the held events.
-    fn finish(&mut self) {
+    async fn finish(&mut self) {
         let Some(merge) = self.merge.take() else {
             return;
         };
         let snap = self.merged(merge.got);
-        let _ = self.out.send(FromServer::Snapshot(Box::new(snap)));
+        let _ = self.out.send(FromServer::Snapshot(Box::new(snap))).await;
         for (i, msg) in merge.held {
-            self.forward(i, msg);
+            self.forward(i, msg).await;
         }
     }
 
     /// A member went down before it was ever up: its placeholder changes,
     /// which needs every other server's fresh snapshot too.
-    fn relayout(&mut self) {
+    async fn relayout(&mut self) {
         if self.merge.is_some() {
             return;
         }
@@ -355,7 +367,7 @@ impl Mux {
         }
         self.merge = Some(merge);
         if self.merge.as_ref().is_some_and(|m| m.waiting.is_empty()) {
-            self.finish();
+            self.finish().await;
         }
     }
 

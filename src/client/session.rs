@@ -28,7 +28,7 @@ type Reader = FrameReader<Pin<Box<dyn AsyncRead + Send>>>;
 pub(super) struct Session {
     pub(super) write: Pin<Box<dyn AsyncWrite + Send>>,
     /// What the reader task turns frames into; `Lost` last.
-    pub(super) incoming: mpsc::UnboundedReceiver<Incoming>,
+    pub(super) incoming: mpsc::Receiver<Incoming>,
     /// Held so the ssh process lives as long as the session (and dies with it).
     pub(super) _child: Option<tokio::process::Child>,
 }
@@ -85,7 +85,7 @@ pub(super) async fn open(
     if let Some(h) = &host {
         snapshot.set_host(h);
     }
-    let (tx, incoming) = mpsc::unbounded_channel();
+    let (tx, incoming) = mpsc::channel(super::QUEUE);
     tokio::spawn(read_loop(reader, tx, stderr, host));
     Ok((
         Session {
@@ -137,7 +137,7 @@ async fn handshake(
 /// ssh's reason when it gave one).
 async fn read_loop(
     mut reader: Reader,
-    out: mpsc::UnboundedSender<Incoming>,
+    out: mpsc::Sender<Incoming>,
     stderr: std::sync::Arc<std::sync::Mutex<String>>,
     host: Option<String>,
 ) {
@@ -164,7 +164,7 @@ async fn read_loop(
                     Err(e) => {
                         tracing::warn!("{e}: asking for a fresh snapshot");
                         resyncing = true;
-                        if out.send(Incoming::Resync).is_err() {
+                        if out.send(Incoming::Resync).await.is_err() {
                             return;
                         }
                         continue;
@@ -196,11 +196,11 @@ async fn read_loop(
             // console waits for it.
             ServerMsg::Bye { reason } => FromServer::Bye(reason),
         };
-        if out.send(Incoming::Msg(next)).is_err() {
+        if out.send(Incoming::Msg(next)).await.is_err() {
             return;
         }
     };
     // ssh says why a link broke better than an end of file does.
     let why = Stream::why_from(&stderr, &why);
-    let _ = out.send(Incoming::Msg(FromServer::Lost(why)));
+    let _ = out.send(Incoming::Msg(FromServer::Lost(why))).await;
 }

@@ -399,7 +399,10 @@ async fn agent_read_returns_history_loaded_from_disk() {
 #[tokio::test]
 async fn a_caller_outside_any_pane_waits_for_what_it_sent() {
     let dir = tempfile::tempdir().unwrap();
-    let mut hive = Hive::start(vec![demo("backend", dir.path(), "Outside answer.")], dir.path());
+    let mut hive = Hive::start(
+        vec![demo("backend", dir.path(), "Outside answer.")],
+        dir.path(),
+    );
     let call = |hive: &mut Hive, op: &str, args: Value| {
         let (reply, rx) = tokio::sync::oneshot::channel();
         hive.host.handle(
@@ -412,7 +415,11 @@ async fn a_caller_outside_any_pane_waits_for_what_it_sent() {
         );
         rx
     };
-    let sent = call(&mut hive, "agent.send", json!({"agent": "backend", "text": "hi"}));
+    let sent = call(
+        &mut hive,
+        "agent.send",
+        json!({"agent": "backend", "text": "hi"}),
+    );
     let sent = sent.await.unwrap().unwrap();
     let waited = call(&mut hive, "agent.wait", json!({"agent": "backend"}));
     hive.until_turn_end(0).await;
