@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use serde_json::Value;
 
+use crate::config::HostConfig;
 use crate::control::client::{Client, ClientError, Prefer, discover};
 use crate::control::protocol::{Call, DeltaLine, EventLine, PaneInfo, TurnOutcome, WaitResult};
 use crate::sanitize::{for_output, neutralize};
@@ -128,16 +129,48 @@ fn to_call(verb: &Verb) -> Call {
     }
 }
 
-fn run(cli: &super::Cli, args: &CtlArgs) -> Result<ExitCode, ClientError> {
-    let config =
-        crate::config::Config::load(cli.config.as_deref(), &crate::provider::Registry::builtin())
-            .ok();
-    let hosts = config
-        .as_ref()
-        .map(|c| c.hosts.as_slice())
-        .unwrap_or_default();
-    // `host:pane` of a `[[host]]`: that host's hive answers.
-    let (mut client, verb, host, place) = match super::ctl_hosts::on_host(&args.verb, hosts) {
+/// `(host, the verb as that host sees it)` when the verb addresses a host.
+fn on_host<'a>(verb: &Verb, hosts: &'a [HostConfig]) -> Option<(&'a HostConfig, Verb)> {
+    let split = |id: &str| -> Option<(&'a HostConfig, String)> {
+        let (h, rest) = id.split_once(':')?;
+        let host = hosts.iter().find(|x| x.name == h)?;
+        Some((host, rest.to_owned()))
+    };
+    let (host, verb) = match verb {
+        Verb::List => return None,
+        Verb::Status { pane } => split(pane).map(|(h, pane)| (h, Verb::Status { pane }))?,
+        Verb::Send { pane, steer, text } => split(pane).map(|(h, pane)| {
+            (
+                h,
+                Verb::Send {
+                    pane,
+                    steer: *steer,
+                    text: text.clone(),
+                },
+            )
+        })?,
+        Verb::Wait { turn_id } => split(turn_id).map(|(h, turn_id)| (h, Verb::Wait { turn_id }))?,
+        Verb::Cancel { pane } => split(pane).map(|(h, pane)| (h, Verb::Cancel { pane }))?,
+        Verb::Restart { pane } => split(pane).map(|(h, pane)| (h, Verb::Restart { pane }))?,
+        Verb::Watch { pane } => {
+            let (h, pane) = split(pane.as_deref()?)?;
+            (h, Verb::Watch { pane: Some(pane) })
+        }
+        Verb::History { pane } => split(pane).map(|(h, pane)| (h, Verb::History { pane }))?,
+    };
+    Some((host, verb))
+}
+
+/// The hive a verb is for, with the verb as it sees it: a `[[host]]`'s for
+/// `host:pane` (its name third), else the local one; and where that is,
+/// for messages.
+fn open(
+    cli: &super::Cli,
+    args: &CtlArgs,
+    config: Option<&crate::config::Config>,
+) -> Result<(Client, Verb, Option<String>, String), ClientError> {
+    let hosts = config.map(|c| c.hosts.as_slice()).unwrap_or_default();
+    Ok(match on_host(&args.verb, hosts) {
         Some((host, verb)) => (
             super::ctl_hosts::connect(host)?,
             verb,
@@ -153,7 +186,15 @@ fn run(cli: &super::Cli, args: &CtlArgs) -> Result<ExitCode, ClientError> {
                 path.display().to_string(),
             )
         }
-    };
+    })
+}
+
+fn run(cli: &super::Cli, args: &CtlArgs) -> Result<ExitCode, ClientError> {
+    let config =
+        crate::config::Config::load(cli.config.as_deref(), &crate::provider::Registry::builtin())
+            .ok();
+    // `host:pane` of a `[[host]]`: that host's hive answers.
+    let (mut client, verb, host, place) = open(cli, args, config.as_ref())?;
     let mut out = std::io::stdout().lock();
     let tty = std::io::stdout().is_terminal();
     let io = output_error;

@@ -9,42 +9,9 @@ use std::process::Stdio;
 
 use serde_json::Value;
 
-use super::ctl::Verb;
 use crate::config::{Config, HostConfig};
 use crate::control::client::{Client, ClientError};
 use crate::remote::{Install, Ssh};
-
-/// `(host, the verb as that host sees it)` when the verb addresses a host.
-pub(super) fn on_host<'a>(verb: &Verb, hosts: &'a [HostConfig]) -> Option<(&'a HostConfig, Verb)> {
-    let split = |id: &str| -> Option<(&'a HostConfig, String)> {
-        let (h, rest) = id.split_once(':')?;
-        let host = hosts.iter().find(|x| x.name == h)?;
-        Some((host, rest.to_owned()))
-    };
-    let (host, verb) = match verb {
-        Verb::List => return None,
-        Verb::Status { pane } => split(pane).map(|(h, pane)| (h, Verb::Status { pane }))?,
-        Verb::Send { pane, steer, text } => split(pane).map(|(h, pane)| {
-            (
-                h,
-                Verb::Send {
-                    pane,
-                    steer: *steer,
-                    text: text.clone(),
-                },
-            )
-        })?,
-        Verb::Wait { turn_id } => split(turn_id).map(|(h, turn_id)| (h, Verb::Wait { turn_id }))?,
-        Verb::Cancel { pane } => split(pane).map(|(h, pane)| (h, Verb::Cancel { pane }))?,
-        Verb::Restart { pane } => split(pane).map(|(h, pane)| (h, Verb::Restart { pane }))?,
-        Verb::Watch { pane } => {
-            let (h, pane) = split(pane.as_deref()?)?;
-            (h, Verb::Watch { pane: Some(pane) })
-        }
-        Verb::History { pane } => split(pane).map(|(h, pane)| (h, Verb::History { pane }))?,
-    };
-    Some((host, verb))
-}
 
 /// A client of `host`'s hive (which must run: ctl starts no server there).
 pub(super) fn connect(host: &HostConfig) -> Result<Client, ClientError> {
