@@ -2,8 +2,12 @@
 //! its own checkout on its own branch, so agents on one repository never
 //! overwrite each other. This module is the model: create or reuse, list,
 //! remove and prune worktrees (`manage`), snapshot and diff them (`diff`),
-//! bring the work home (`merge`) and find edits two agents share
-//! (`overlap`). `service` runs it off the UI thread and reports typed events.
+//! bring the work home (`merge`), find edits two agents share (`overlap`),
+//! predict which merges would conflict and a merge order (`predict`), hand
+//! a conflict to its agent (`handoff`), revert a rejected file or hunk
+//! (`review`) and keep a running hive's worktrees
+//! from being pruned (`live`). `service` runs it off the UI thread and
+//! reports typed events.
 //!
 //! git is driven through its binary (`git`) with explicit arguments; diff
 //! text is parsed without I/O so the parser and the overlap check are plain
@@ -11,9 +15,13 @@
 
 pub mod diff;
 pub(crate) mod git;
+pub mod handoff;
+pub mod live;
 pub mod manage;
 pub mod merge;
 pub mod overlap;
+pub mod predict;
+pub mod review;
 pub(crate) mod service;
 
 use std::path::PathBuf;
@@ -25,6 +33,7 @@ pub use manage::{ensure, list, prune, remove};
 pub use merge::{BringMode, bring_home, commit_all};
 pub(crate) use overlap::Overlap;
 pub use overlap::overlaps;
+pub use predict::{Conflict, MergePlan, Prediction, merge_order};
 pub use service::{DiffScope, WorktreeEvent, WorktreeRequest, spawn_service};
 
 /// Where worktrees go when the config does not say: inside the repository,
@@ -50,6 +59,8 @@ pub enum WorktreeError {
     Unmerged { id: String, detail: String },
     #[error("merging {branch} would conflict in: {}", files.join(", "))]
     Conflict { branch: String, files: Vec<String> },
+    #[error("worktree of `{id}` is {why}; stop that pane (or that hive) first")]
+    Live { id: String, why: String },
     #[error("{0}")]
     Refused(String),
     #[error("{path}: {source}")]
@@ -115,6 +126,10 @@ pub fn prepare(
             Ok(w) => {
                 tracing::info!(agent = %agent.id, path = %w.path.display(), created = w.created, "worktree");
                 agent.cwd = Some(w.cwd.clone());
+                // `hive worktree prune/remove` must see the pane as alive.
+                if let Err(e) = live::hold(&w.path) {
+                    tracing::warn!(agent = %agent.id, "worktree lock: {e}");
+                }
             }
             Err(e) => tracing::warn!(agent = %agent.id, "worktree: {e}"),
         }

@@ -264,6 +264,46 @@ fn list_remove_and_prune() {
 }
 
 #[test]
+fn prune_and_remove_refuse_a_worktree_a_running_hive_uses() {
+    let (_d, root) = repo();
+    // `prepare` is what a starting hive runs: it marks the worktrees it uses.
+    let mut agents = [agent("live", &root), agent("idle", &root)];
+    let prepared = worktree::prepare(&mut agents[..1], None);
+    let live = prepared[0].1.as_ref().unwrap().clone();
+    ensure(&agents[1]);
+
+    let listed = worktree::list(&root, None).unwrap();
+    let in_use = |id: &str| {
+        let w = listed.iter().find(|w| w.agent_id == id).unwrap();
+        w.in_use.clone()
+    };
+    let why = format!("in use by a running hive (pid {})", std::process::id());
+    assert_eq!(in_use("live").as_deref(), Some(why.as_str()));
+    assert_eq!(in_use("idle"), None);
+    // Clean and merged, so prune would remove it, but a pane runs in it.
+    let report = worktree::prune(&root, None).unwrap();
+    assert_eq!(report.removed, ["idle"]);
+    assert_eq!(report.kept, [("live".to_owned(), why.clone())]);
+    assert!(live.path.is_dir());
+    // Not even with --force.
+    let err = worktree::remove(&root, None, "live", true).unwrap_err();
+    assert!(matches!(err, WorktreeError::Live { .. }), "{err}");
+    assert!(err.to_string().contains(&why), "{err}");
+    assert!(live.path.is_dir());
+
+    // Once the hive lets go (it exits, or removes it itself), prune may.
+    worktree::live::release(&live.path);
+    assert!(
+        worktree::list(&root, None)
+            .unwrap()
+            .iter()
+            .all(|w| w.in_use.is_none())
+    );
+    assert_eq!(worktree::prune(&root, None).unwrap().removed, ["live"]);
+    assert!(!live.path.exists());
+}
+
+#[test]
 fn a_directory_outside_git_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = agent("a", dir.path());
@@ -299,6 +339,12 @@ async fn the_service_reports_per_turn_diffs_and_overlaps() {
     };
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].describe_files(), "src/lib.rs (same lines)");
+    // Then the merge that would conflict: the same line of src/lib.rs.
+    let WorktreeEvent::Conflicts(predicted) = rx.recv().await.unwrap() else {
+        panic!("expected the predicted conflicts");
+    };
+    assert_eq!(predicted.conflicts.len(), 1, "{predicted:?}");
+    assert_eq!(predicted.conflicts[0].files, ["src/lib.rs"]);
     svc.send(WorktreeRequest::Diff {
         pane: 0,
         scope: DiffScope::LastTurn,
