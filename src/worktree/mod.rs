@@ -23,6 +23,7 @@ pub mod overlap;
 pub mod predict;
 pub mod review;
 pub(crate) mod service;
+pub mod setup;
 
 use std::path::PathBuf;
 
@@ -113,6 +114,7 @@ pub fn prepare(
 ) -> Vec<(usize, Result<Worktree, WorktreeError>)> {
     let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let mut out = Vec::new();
+    let mut ports = Vec::new();
     for (i, agent) in agents.iter_mut().enumerate() {
         let Some(spec) = agent.worktree_spec(root) else {
             continue;
@@ -121,19 +123,43 @@ pub fn prepare(
             .cwd
             .as_ref()
             .map_or_else(|| here.clone(), |c| here.join(c));
-        let result = ensure(&cwd, &spec);
-        match &result {
-            Ok(w) => {
-                tracing::info!(agent = %agent.id, path = %w.path.display(), created = w.created, "worktree");
-                agent.cwd = Some(w.cwd.clone());
-                // `hive worktree prune/remove` must see the pane as alive.
-                if let Err(e) = live::hold(&w.path) {
-                    tracing::warn!(agent = %agent.id, "worktree lock: {e}");
-                }
+        let result = ensure(&cwd, &spec).and_then(|w| {
+            tracing::info!(agent = %agent.id, path = %w.path.display(), created = w.created, "worktree");
+            agent.cwd = Some(w.cwd.clone());
+            // `hive worktree prune/remove` must see the pane as alive.
+            if let Err(e) = live::hold(&w.path) {
+                tracing::warn!(agent = %agent.id, "worktree lock: {e}");
             }
-            Err(e) => tracing::warn!(agent = %agent.id, "worktree: {e}"),
+            prepare_env(agent, &w, &mut ports)?;
+            Ok(w)
+        });
+        if let Err(e) = &result {
+            tracing::warn!(agent = %agent.id, "worktree: {e}");
         }
         out.push((i, result));
     }
     out
+}
+
+/// The worktree's own port in the agent's environment (`HIVE_PORT`, unless
+/// the config sets it), then its `worktree_setup`, once.
+fn prepare_env(
+    agent: &mut crate::config::AgentConfig,
+    w: &Worktree,
+    ports: &mut Vec<u16>,
+) -> Result<(), WorktreeError> {
+    if !agent.env.contains_key("HIVE_PORT") {
+        let port = setup::port_for(w, ports)?;
+        ports.push(port);
+        agent.env.insert("HIVE_PORT".into(), port.to_string());
+    }
+    let envs: Vec<(String, String)> = agent
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if let Some(output) = setup::run_setup(w, &agent.worktree_setup, &envs)? {
+        tracing::info!(agent = %agent.id, "worktree_setup done: {} bytes of output", output.len());
+    }
+    Ok(())
 }

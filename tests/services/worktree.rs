@@ -463,3 +463,74 @@ fn doctor_reports_the_worktree_and_a_stale_one() {
             .any(|c| c.name == "worktree" && c.level == Level::Fail)
     );
 }
+
+#[test]
+fn worktree_setup_runs_once_with_a_port_of_its_own() {
+    let (_d, root) = repo();
+    let setup = |a: &mut AgentConfig| {
+        a.worktree_setup = vec![
+            "sh".into(),
+            "-c".into(),
+            "echo \"port $HIVE_PORT\" >> setup-ran.txt; echo installed".into(),
+        ];
+    };
+    let mut agents = [agent("a", &root), agent("b", &root)];
+    agents.iter_mut().for_each(setup);
+    let prepared = worktree::prepare(&mut agents, None);
+    let port = |a: &AgentConfig| a.env["HIVE_PORT"].parse::<u16>().unwrap();
+    let (pa, pb) = (port(&agents[0]), port(&agents[1]));
+    assert_ne!(pa, pb, "distinct ports");
+    for ((_, w), p) in prepared.iter().zip([pa, pb]) {
+        let w = w.as_ref().unwrap();
+        // Run where the agent runs, with the agent's environment.
+        assert_eq!(
+            std::fs::read_to_string(w.cwd.join("setup-ran.txt")).unwrap(),
+            format!("port {p}\n")
+        );
+    }
+
+    // A restart: the same ports, and the setup does not run again.
+    let mut again = [agent("a", &root), agent("b", &root)];
+    again.iter_mut().for_each(setup);
+    let prepared = worktree::prepare(&mut again, None);
+    assert_eq!((port(&again[0]), port(&again[1])), (pa, pb));
+    let w = prepared[0].1.as_ref().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(w.cwd.join("setup-ran.txt")).unwrap(),
+        format!("port {pa}\n")
+    );
+
+    // A port the config sets is kept.
+    let mut own = agent("c", &root);
+    own.env.insert("HIVE_PORT".into(), "4321".into());
+    worktree::prepare(std::slice::from_mut(&mut own), None);
+    assert_eq!(own.env["HIVE_PORT"], "4321");
+}
+
+#[test]
+fn a_failing_worktree_setup_is_the_panes_error_and_runs_again_next_time() {
+    let (_d, root) = repo();
+    let mut a = agent("a", &root);
+    a.worktree_setup = vec![
+        "sh".into(),
+        "-c".into(),
+        "echo resolving; echo 'npm ERR! missing lockfile' >&2; exit 3".into(),
+    ];
+    let prepared = worktree::prepare(std::slice::from_mut(&mut a), None);
+    let err = prepared[0].1.as_ref().unwrap_err().to_string();
+    assert!(
+        err.contains("worktree_setup `sh -c") && err.contains("exited with 3"),
+        "{err}"
+    );
+    assert!(
+        err.contains("resolving\nnpm ERR! missing lockfile"),
+        "{err}"
+    );
+    assert!(err.contains("the agent does not start"), "{err}");
+
+    // Fixed: the next start runs it (it never succeeded).
+    a.worktree_setup = vec!["sh".into(), "-c".into(), "touch ok".into()];
+    let prepared = worktree::prepare(std::slice::from_mut(&mut a), None);
+    let w = prepared[0].1.as_ref().unwrap();
+    assert!(w.cwd.join("ok").is_file());
+}
