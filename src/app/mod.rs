@@ -36,9 +36,11 @@ pub mod sessions;
 pub(crate) mod slash;
 mod snapshot;
 pub mod state;
+mod take;
 pub mod transcript;
 pub(crate) mod tty;
 pub mod unread;
+pub mod word_diff;
 pub(crate) mod worktree;
 
 use std::io::Write;

@@ -83,6 +83,24 @@ pub struct FanOut {
     /// The compare view's selected run and scroll of the answers.
     pub(crate) compare_sel: usize,
     pub scroll: u16,
+    /// Mark the words each answer has that the selected one lacks.
+    pub words: bool,
+    /// "Take this one": where that stands.
+    pub take: Option<Take>,
+}
+
+/// Taking one answer of a fan-out: merge its worktree, then maybe reset
+/// the others'.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Take {
+    /// Waiting for `y` to merge this pane's worktree.
+    Confirm(usize),
+    /// The merge is out.
+    Merging(usize),
+    /// Merged; waiting for `y` to reset these panes' worktrees.
+    ResetOthers(Vec<usize>),
+    /// What happened: (succeeded, text).
+    Done(bool, String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -151,6 +151,7 @@ impl App {
             }
             WorktreeEvent::Overlaps(found) => self.set_overlaps(found),
             WorktreeEvent::Conflicts(found) => self.set_conflicts(found),
+            WorktreeEvent::Reset { pane, result } => self.take_reset(pane, result),
             WorktreeEvent::Rejected { pane, result } => {
                 if let Some(v) = self.diff.as_mut().filter(|v| v.pane == pane) {
                     v.message = Some(match result {
@@ -198,6 +199,12 @@ impl App {
             };
             p.conversation.transcript.notice(level, text.clone());
         }
+        let outcome = if result.is_ok() {
+            Ok(text.as_str())
+        } else {
+            Err(text.as_str())
+        };
+        self.take_brought(pane, outcome);
         if let Some(v) = self.diff.as_mut().filter(|v| v.pane == pane) {
             v.message = Some((result.is_ok(), text));
             v.conflict = (!conflicted.is_empty()).then_some(conflicted);

@@ -115,13 +115,26 @@ pub(crate) fn draw_compare(app: &App, area: Rect, buf: &mut Buffer) {
         area,
         (w, h),
         &title,
-        "←→ select · ↑↓ scroll · Enter open pane · f new fan-out · Esc close",
+        "←→ select · ↑↓ scroll · t take this one · d differences · Enter open pane · f new fan-out · Esc close",
         buf,
     );
     let n = f.runs.len() as u16;
     if inner.height == 0 || n == 0 {
         return;
     }
+    let inner = match take_line(app) {
+        Some(line) if inner.height > 2 => {
+            buf.set_line(inner.x, inner.bottom() - 1, &line, inner.width);
+            Rect::new(inner.x, inner.y, inner.width, inner.height - 1)
+        }
+        _ => inner,
+    };
+    // With `d`, each answer marks the words the selected one lacks.
+    let reference = f
+        .words
+        .then(|| f.runs.get(f.compare_sel))
+        .flatten()
+        .and_then(|r| Some(outcome(app.panes.get(r.pane)?, r, &f.sent, app.now).answer));
     let side_by_side = inner.width / n >= MIN_COLUMN;
     for (k, run) in f.runs.iter().enumerate() {
         let Some(p) = app.panes.get(run.pane) else {
@@ -141,7 +154,9 @@ pub(crate) fn draw_compare(app: &App, area: Rect, buf: &mut Buffer) {
         };
         let o = outcome(p, run, &f.sent, app.now);
         let head = format!("{} {}", run.pane + 1, p.name());
-        draw_cell(t, &head, &o, k == f.compare_sel, f.scroll, cell, buf);
+        let selected = k == f.compare_sel;
+        let marks = reference.as_deref().filter(|_| !selected);
+        draw_cell(t, &head, &o, (selected, marks), f.scroll, cell, buf);
     }
 }
 
@@ -150,7 +165,7 @@ fn draw_cell(
     t: &Theme,
     head: &str,
     o: &Outcome,
-    selected: bool,
+    (selected, reference): (bool, Option<&str>),
     scroll: u16,
     area: Rect,
     buf: &mut Buffer,
@@ -209,6 +224,8 @@ fn draw_cell(
         vec![Logical::raw(what, Style::new().fg(t.dim))]
     } else if o.state == RunState::Failed {
         vec![Logical::raw(o.answer.clone(), Style::new().fg(t.error))]
+    } else if let Some(reference) = reference {
+        differences(reference, &o.answer, t)
     } else {
         super::markdown::render(&o.answer, t, Style::new().fg(t.text))
     };
@@ -241,4 +258,56 @@ fn figures(o: &Outcome) -> String {
     parts.push(plural(o.tools, "tool"));
     parts.push(format!("{} changed", plural(o.files.len(), "file")));
     parts.join(" · ")
+}
+
+/// The answer as plain text, the words `reference` lacks highlighted.
+fn differences(reference: &str, answer: &str, t: &Theme) -> Vec<Logical> {
+    let plain = Style::new().fg(t.text);
+    let marked = Style::new()
+        .fg(t.warning)
+        .add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
+    crate::app::word_diff::marks(reference, answer)
+        .into_iter()
+        .map(|segments| {
+            Logical::new(
+                segments
+                    .into_iter()
+                    .map(|(text, differs)| {
+                        let text: String = text.chars().filter(|c| !c.is_control()).collect();
+                        Span::styled(text, if differs { marked } else { plain })
+                    })
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// The compare view's last line while an answer is being taken.
+fn take_line(app: &App) -> Option<Line<'static>> {
+    use crate::app::overlay::Take;
+    let t = &app.theme;
+    let name = |i: &usize| app.panes.get(*i).map_or("?", |p| p.name()).to_owned();
+    let (text, style) = match app.fanout.take.as_ref()? {
+        Take::Confirm(p) => (
+            format!(
+                "Take {}'s answer: merge its worktree into the main checkout? [y/N]",
+                name(p)
+            ),
+            Style::new().fg(t.warning).add_modifier(Modifier::BOLD),
+        ),
+        Take::Merging(p) => (format!("merging {}…", name(p)), Style::new().fg(t.dim)),
+        Take::ResetOthers(others) => (
+            format!(
+                "Merged. Discard the work of {} (reset to the main checkout)? [y/N]",
+                others.iter().map(name).collect::<Vec<_>>().join(", ")
+            ),
+            Style::new().fg(t.warning).add_modifier(Modifier::BOLD),
+        ),
+        Take::Done(ok, text) => (
+            text.clone(),
+            Style::new().fg(if *ok { t.success } else { t.error }),
+        ),
+    };
+    let text: String = text.chars().filter(|c| !c.is_control()).collect();
+    Some(Line::from(Span::styled(text, style)))
 }

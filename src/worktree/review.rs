@@ -81,6 +81,22 @@ pub fn reject_file(worktree: &Path, base: &str, file: &FileDiff) -> Result<(), W
     }
 }
 
+/// Discards everything in the worktree: its branch is reset to the main
+/// checkout's HEAD and untracked files are removed (ignored ones, such as
+/// installed dependencies, stay). For the answers not taken after a
+/// fan-out; the user confirmed it.
+pub fn reset_to_main(repo: &Path, worktree: &Path) -> Result<String, WorktreeError> {
+    let head = Git::at(repo).line(&["rev-parse", "HEAD"])?;
+    let git = Git::at(worktree);
+    // A hand-off's rebase or a merge in progress goes first.
+    for op in ["rebase", "merge", "cherry-pick"] {
+        let _ = git.output(&[op, "--abort"]);
+    }
+    git.run(&["reset", "-q", "--hard", &head])?;
+    git.run(&["clean", "-q", "-fd"])?;
+    Ok(head)
+}
+
 /// A review comment on a hunk (or one of its lines).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReviewComment {

@@ -68,6 +68,11 @@ pub enum WorktreeRequest {
         file: Box<FileDiff>,
         hunk: Option<usize>,
     },
+    /// Discard the pane's work: its branch back to the main checkout's
+    /// HEAD, untracked files removed.
+    Reset {
+        pane: usize,
+    },
     /// A merge conflicted: rebase the pane's branch onto the main
     /// checkout's HEAD in its worktree, leaving the conflicts to the agent.
     HandOff {
@@ -100,6 +105,11 @@ pub enum WorktreeEvent {
     Rejected {
         pane: usize,
         result: Result<String, String>,
+    },
+    /// A worktree was reset to the main checkout (or not).
+    Reset {
+        pane: usize,
+        result: Result<(), String>,
     },
     /// The hand-off's rebase: stopped on the files listed (for the agent),
     /// or went through.
@@ -183,6 +193,17 @@ impl Service {
                 message,
             } => self.bring(pane, mode, message),
             WorktreeRequest::HandOff { pane, message } => self.hand_off(pane, message),
+            WorktreeRequest::Reset { pane } => {
+                let result = match self.worktrees.get(&pane) {
+                    Some(w) => review::reset_to_main(&w.repo, &w.path)
+                        .map(|_| ())
+                        .map_err(|e| format!("not reset: {e}")),
+                    None => Err("this pane has no worktree".into()),
+                };
+                let _ = self.events.send(WorktreeEvent::Reset { pane, result });
+                self.check_overlaps();
+                self.predict(Some(&[pane]));
+            }
             WorktreeRequest::Reject {
                 pane,
                 scope,
