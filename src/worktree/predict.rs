@@ -13,6 +13,9 @@ use std::path::{Path, PathBuf};
 use super::git::Git;
 use super::{Worktree, WorktreeError, diff};
 
+/// Merges checked at once (git processes in parallel).
+const MAX_WORKERS: usize = 4;
+
 /// A merge that would conflict: agent `a` with agent `b`, or with the main
 /// checkout's HEAD when `b` is `None`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,10 +126,12 @@ pub fn snapshot_commit(worktree: &Path) -> Result<String, WorktreeError> {
 pub struct Predictor {
     /// pane → its worktree's last snapshot commit.
     snaps: HashMap<usize, String>,
-    /// (ours, theirs) commits → conflicted files and whether theirs brings
-    /// anything (`pending`).
-    pairs: HashMap<(String, String), (Vec<String>, bool)>,
+    /// (ours, theirs) commits → the merge's result.
+    pairs: HashMap<(String, String), MergeCheck>,
 }
+
+/// One merge to check: the repository and the two commits.
+type Job = (PathBuf, String, String);
 
 impl Predictor {
     pub fn new() -> Self {
@@ -150,51 +155,76 @@ impl Predictor {
         }
         self.snaps
             .retain(|i, _| worktrees.iter().any(|(j, _)| j == i));
+        let snapped: Vec<(&Worktree, String)> = worktrees
+            .iter()
+            .filter_map(|(i, w)| Some((*w, self.snaps.get(i)?.clone())))
+            .collect();
+        // The main checkout's HEAD and its tree, per repository.
+        let mut heads: HashMap<PathBuf, (String, String)> = HashMap::new();
+        for (w, _) in &snapped {
+            if !heads.contains_key(&w.repo) {
+                let git = Git::at(&w.repo);
+                let head = git.line(&["rev-parse", "HEAD"])?;
+                let tree = git.line(&["rev-parse", "HEAD^{tree}"])?;
+                heads.insert(w.repo.clone(), (head, tree));
+            }
+        }
         let mut used = HashMap::new();
         let mut out = Prediction::default();
-        let mut heads: HashMap<PathBuf, String> = HashMap::new();
         // Each with the main checkout's HEAD: conflicts, and who has work.
-        let mut pending: Vec<(&Worktree, String)> = Vec::new();
-        for (i, w) in &worktrees {
-            let Some(mine) = self.snaps.get(i).cloned() else {
+        let main_jobs: Vec<Job> = snapped
+            .iter()
+            .filter_map(|(w, mine)| {
+                let (head, _) = heads.get(&w.repo)?;
+                Some((w.repo.clone(), head.clone(), mine.clone()))
+            })
+            .collect();
+        self.run(&main_jobs, &mut used)?;
+        let mut pending: Vec<(&Worktree, &String)> = Vec::new();
+        for (w, mine) in &snapped {
+            let Some((head, main_tree)) = heads.get(&w.repo) else {
                 continue;
             };
-            let main = match heads.get(&w.repo) {
-                Some(h) => h.clone(),
-                None => {
-                    let h = Git::at(&w.repo).line(&["rev-parse", "HEAD"])?;
-                    heads.insert(w.repo.clone(), h.clone());
-                    h
-                }
+            let Some(check) = used.get(&(head.clone(), mine.clone())) else {
+                continue;
             };
-            let (files, brings) = self.pair(&w.repo, &main, &mine, &mut used)?;
-            if !files.is_empty() {
+            if !check.files.is_empty() {
                 out.conflicts.push(Conflict {
                     a: w.agent_id.clone(),
                     b: None,
-                    files,
+                    files: check.files.clone(),
                 });
             }
-            if brings {
+            // Work to bring home: merging it changes the main tree.
+            if &check.tree != main_tree {
                 out.pending.push(w.agent_id.clone());
                 pending.push((w, mine));
             }
         }
         // Pairs of agents that both have work (one with nothing left to
         // bring home conflicts, if at all, with the main branch).
+        let mut pair_jobs: Vec<(usize, usize, Job)> = Vec::new();
         for (n, (w, mine)) in pending.iter().enumerate() {
-            for (other, theirs) in &pending[n + 1..] {
-                if other.repo != w.repo {
-                    continue;
+            for (m, (other, theirs)) in pending.iter().enumerate().skip(n + 1) {
+                if other.repo == w.repo {
+                    let job = (w.repo.clone(), (*mine).clone(), (*theirs).clone());
+                    pair_jobs.push((n, m, job));
                 }
-                let (files, _) = self.pair(&w.repo, mine, theirs, &mut used)?;
-                if !files.is_empty() {
-                    out.conflicts.push(Conflict {
-                        a: w.agent_id.clone(),
-                        b: Some(other.agent_id.clone()),
-                        files,
-                    });
-                }
+            }
+        }
+        let jobs: Vec<Job> = pair_jobs.iter().map(|(_, _, j)| j.clone()).collect();
+        self.run(&jobs, &mut used)?;
+        for (n, m, (_, ours, theirs)) in pair_jobs {
+            let files = used
+                .get(&(ours, theirs))
+                .map(|c| c.files.clone())
+                .unwrap_or_default();
+            if !files.is_empty() {
+                out.conflicts.push(Conflict {
+                    a: pending[n].0.agent_id.clone(),
+                    b: Some(pending[m].0.agent_id.clone()),
+                    files,
+                });
             }
         }
         // Forget pairs no current snapshot uses.
@@ -202,26 +232,61 @@ impl Predictor {
         Ok(out)
     }
 
-    /// One pair, from the cache or merged now.
-    fn pair(
+    /// Puts the result of every job in `used`: from the cache, or merged
+    /// now, several at a time (each merge is its own git process).
+    fn run(
         &self,
-        repo: &Path,
-        ours: &str,
-        theirs: &str,
-        used: &mut HashMap<(String, String), (Vec<String>, bool)>,
-    ) -> Result<(Vec<String>, bool), WorktreeError> {
-        let key = (ours.to_owned(), theirs.to_owned());
-        if let Some(hit) = used.get(&key).or_else(|| self.pairs.get(&key)) {
-            let hit = hit.clone();
-            used.insert(key, hit.clone());
-            return Ok(hit);
+        jobs: &[Job],
+        used: &mut HashMap<(String, String), MergeCheck>,
+    ) -> Result<(), WorktreeError> {
+        let mut todo: Vec<&Job> = Vec::new();
+        for job @ (_, ours, theirs) in jobs {
+            let key = (ours.clone(), theirs.clone());
+            if used.contains_key(&key) {
+                continue;
+            }
+            match self.pairs.get(&key) {
+                Some(hit) => {
+                    used.insert(key, hit.clone());
+                }
+                None if !todo.iter().any(|t| t.1 == *ours && t.2 == *theirs) => todo.push(job),
+                None => {}
+            }
         }
-        let git = Git::at(repo);
-        let check = merge_check(&git, ours, theirs)?;
-        let ours_tree = git.line(&["rev-parse", &format!("{ours}^{{tree}}")])?;
-        let result = (check.files, check.tree != ours_tree);
-        used.insert(key, result.clone());
-        Ok(result)
+        let workers = std::thread::available_parallelism()
+            .map_or(2, usize::from)
+            .clamp(1, MAX_WORKERS);
+        let chunk = todo.len().div_ceil(workers).max(1);
+        let results: Vec<Result<Vec<(&Job, MergeCheck)>, WorktreeError>> =
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = todo
+                    .chunks(chunk)
+                    .map(|part| {
+                        scope.spawn(move || {
+                            part.iter()
+                                .map(|job| {
+                                    let (repo, ours, theirs) = job;
+                                    Ok((*job, merge_check(&Git::at(repo), ours, theirs)?))
+                                })
+                                .collect()
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(WorktreeError::Refused("a merge check panicked".into()))
+                        })
+                    })
+                    .collect()
+            });
+        for part in results {
+            for ((_, ours, theirs), check) in part? {
+                used.insert((ours.clone(), theirs.clone()), check);
+            }
+        }
+        Ok(())
     }
 }
 
