@@ -159,16 +159,7 @@ impl Predictor {
             .iter()
             .filter_map(|(i, w)| Some((*w, self.snaps.get(i)?.clone())))
             .collect();
-        // The main checkout's HEAD and its tree, per repository.
-        let mut heads: HashMap<PathBuf, (String, String)> = HashMap::new();
-        for (w, _) in &snapped {
-            if !heads.contains_key(&w.repo) {
-                let git = Git::at(&w.repo);
-                let head = git.line(&["rev-parse", "HEAD"])?;
-                let tree = git.line(&["rev-parse", "HEAD^{tree}"])?;
-                heads.insert(w.repo.clone(), (head, tree));
-            }
-        }
+        let heads = main_heads(&snapped)?;
         let mut used = HashMap::new();
         let mut out = Prediction::default();
         // Each with the main checkout's HEAD: conflicts, and who has work.
@@ -201,8 +192,20 @@ impl Predictor {
                 pending.push((w, mine));
             }
         }
-        // Pairs of agents that both have work (one with nothing left to
-        // bring home conflicts, if at all, with the main branch).
+        self.agent_pairs(&pending, &mut used, &mut out)?;
+        // Forget pairs no current snapshot uses.
+        self.pairs = used;
+        Ok(out)
+    }
+
+    /// Pairs of agents that both have work (one with nothing left to bring
+    /// home conflicts, if at all, with the main branch).
+    fn agent_pairs(
+        &self,
+        pending: &[(&Worktree, &String)],
+        used: &mut HashMap<(String, String), MergeCheck>,
+        out: &mut Prediction,
+    ) -> Result<(), WorktreeError> {
         let mut pair_jobs: Vec<(usize, usize, Job)> = Vec::new();
         for (n, (w, mine)) in pending.iter().enumerate() {
             for (m, (other, theirs)) in pending.iter().enumerate().skip(n + 1) {
@@ -213,7 +216,7 @@ impl Predictor {
             }
         }
         let jobs: Vec<Job> = pair_jobs.iter().map(|(_, _, j)| j.clone()).collect();
-        self.run(&jobs, &mut used)?;
+        self.run(&jobs, used)?;
         for (n, m, (_, ours, theirs)) in pair_jobs {
             let files = used
                 .get(&(ours, theirs))
@@ -227,9 +230,7 @@ impl Predictor {
                 });
             }
         }
-        // Forget pairs no current snapshot uses.
-        self.pairs = used;
-        Ok(out)
+        Ok(())
     }
 
     /// Puts the result of every job in `used`: from the cache, or merged
@@ -288,6 +289,22 @@ impl Predictor {
         }
         Ok(())
     }
+}
+
+/// The main checkout's HEAD and its tree, per repository.
+fn main_heads(
+    snapped: &[(&Worktree, String)],
+) -> Result<HashMap<PathBuf, (String, String)>, WorktreeError> {
+    let mut heads = HashMap::new();
+    for (w, _) in snapped {
+        if !heads.contains_key(&w.repo) {
+            let git = Git::at(&w.repo);
+            let head = git.line(&["rev-parse", "HEAD"])?;
+            let tree = git.line(&["rev-parse", "HEAD^{tree}"])?;
+            heads.insert(w.repo.clone(), (head, tree));
+        }
+    }
+    Ok(heads)
 }
 
 /// A merge order that avoids the predicted conflicts: the agents that can
