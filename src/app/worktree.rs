@@ -129,6 +129,11 @@ impl App {
                         v.selected = v.selected.min(v.files.len().saturating_sub(1));
                         let hunks = v.selected_file().map_or(0, |f| f.hunks.len());
                         v.review.hunk = v.review.hunk.min(hunks.saturating_sub(1));
+                        // A reverted hunk may leave the scroll past the end.
+                        if let Some(f) = v.selected_file() {
+                            let row = super::review::hunk_row(f, v.review.hunk, &v.review);
+                            v.scroll = v.scroll.min(row);
+                        }
                     }
                     Err(e) => v.error = Some(e),
                 }

@@ -268,6 +268,7 @@ impl Service {
         });
         if scope == DiffScope::Overall {
             self.check_overlaps();
+            self.predict(Some(&[pane]));
         }
     }
 

@@ -334,15 +334,20 @@ async fn the_service_reports_per_turn_diffs_and_overlaps() {
     std::fs::write(a.path.join("src/lib.rs"), "pub fn a() {}\n").unwrap();
     std::fs::write(b.path.join("src/lib.rs"), "pub fn b() {}\n").unwrap();
     svc.send(WorktreeRequest::TurnEnded { pane: 0 }).unwrap();
-    let WorktreeEvent::Overlaps(found) = rx.recv().await.unwrap() else {
-        panic!("expected an overlap warning");
-    };
+    // The overlap warning and the predicted conflict (the same line of
+    // src/lib.rs), in whichever order the checks finish.
+    let (mut found, mut predicted) = (None, None);
+    while found.is_none() || predicted.is_none() {
+        match rx.recv().await.unwrap() {
+            WorktreeEvent::Overlaps(o) => found = Some(o),
+            WorktreeEvent::Conflicts(p) if !p.conflicts.is_empty() => predicted = Some(p),
+            WorktreeEvent::Conflicts(_) => {}
+            other => panic!("expected overlaps and conflicts, got {other:?}"),
+        }
+    }
+    let (found, predicted) = (found.unwrap(), predicted.unwrap());
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].describe_files(), "src/lib.rs (same lines)");
-    // Then the merge that would conflict: the same line of src/lib.rs.
-    let WorktreeEvent::Conflicts(predicted) = rx.recv().await.unwrap() else {
-        panic!("expected the predicted conflicts");
-    };
     assert_eq!(predicted.conflicts.len(), 1, "{predicted:?}");
     assert_eq!(predicted.conflicts[0].files, ["src/lib.rs"]);
     svc.send(WorktreeRequest::Diff {
@@ -350,8 +355,12 @@ async fn the_service_reports_per_turn_diffs_and_overlaps() {
         scope: DiffScope::LastTurn,
     })
     .unwrap();
-    let WorktreeEvent::Diff { scope, result, .. } = rx.recv().await.unwrap() else {
-        panic!("expected the turn diff");
+    let (scope, result) = loop {
+        match rx.recv().await.unwrap() {
+            WorktreeEvent::Diff { scope, result, .. } => break (scope, result),
+            WorktreeEvent::Conflicts(_) => {}
+            other => panic!("expected the turn diff, got {other:?}"),
+        }
     };
     assert_eq!(scope, DiffScope::LastTurn);
     let names: Vec<_> = result.unwrap().into_iter().map(|f| f.path).collect();
@@ -362,8 +371,12 @@ async fn the_service_reports_per_turn_diffs_and_overlaps() {
         message: Some("add this_turn.txt".into()),
     })
     .unwrap();
-    let WorktreeEvent::Brought { result, .. } = rx.recv().await.unwrap() else {
-        panic!("expected the merge result");
+    let result = loop {
+        match rx.recv().await.unwrap() {
+            WorktreeEvent::Brought { result, .. } => break result,
+            WorktreeEvent::Conflicts(_) => {}
+            other => panic!("expected the merge result, got {other:?}"),
+        }
     };
     assert_eq!(result.unwrap().files.len(), 3);
     assert!(root.join("this_turn.txt").is_file());
