@@ -99,6 +99,8 @@ pub struct App {
     pub overlaps: Vec<crate::worktree::Overlap>,
     /// Merges that would conflict, and who has work to bring home.
     pub conflicts: crate::worktree::Prediction,
+    /// What each worktree pane changed overall: [(path, added, removed)].
+    pub worktree_changes: std::collections::HashMap<usize, Vec<crate::worktree::FileChange>>,
     /// A terminal pane in a worktree had output: check overlaps then.
     pub overlap_check_at: Option<Instant>,
     /// The history store `/resume` and `/clear` read (the console sets the
@@ -139,6 +141,7 @@ impl App {
             diff: None,
             overlaps: Vec::new(),
             conflicts: crate::worktree::Prediction::default(),
+            worktree_changes: std::collections::HashMap::new(),
             overlap_check_at: None,
             history: None,
         }

@@ -156,6 +156,9 @@ impl App {
             }
             WorktreeEvent::Overlaps(found) => self.set_overlaps(found),
             WorktreeEvent::Conflicts(found) => self.set_conflicts(found),
+            WorktreeEvent::Changed(summary) => {
+                self.worktree_changes = summary.into_iter().collect()
+            }
             WorktreeEvent::Reset { pane, result } => self.take_reset(pane, result),
             WorktreeEvent::Rejected { pane, result } => {
                 if let Some(v) = self.diff.as_mut().filter(|v| v.pane == pane) {

@@ -156,20 +156,40 @@ pub(crate) fn draw_compare(app: &App, area: Rect, buf: &mut Buffer) {
         let head = format!("{} {}", run.pane + 1, p.name());
         let selected = k == f.compare_sel;
         let marks = reference.as_deref().filter(|_| !selected);
-        draw_cell(t, &head, &o, (selected, marks), f.scroll, cell, buf);
+        // A worktree pane: what its worktree holds, whatever the tools said.
+        let changes = p
+            .worktree
+            .as_ref()
+            .and_then(|_| app.worktree_changes.get(&run.pane))
+            .map(|files| worktree_line(files));
+        let extra = Extra {
+            selected,
+            reference: marks,
+            changes,
+        };
+        draw_cell(t, &head, &o, &extra, f.scroll, cell, buf);
     }
 }
 
 /// One run: a box titled with the pane and its state, the figures, the answer.
+/// What a cell shows besides its run: whether it is selected, the answer
+/// its words are compared with (`d`), its worktree's changes.
+struct Extra<'a> {
+    selected: bool,
+    reference: Option<&'a str>,
+    changes: Option<String>,
+}
+
 fn draw_cell(
     t: &Theme,
     head: &str,
     o: &Outcome,
-    (selected, reference): (bool, Option<&str>),
+    extra: &Extra<'_>,
     scroll: u16,
     area: Rect,
     buf: &mut Buffer,
 ) {
+    let (selected, reference) = (extra.selected, extra.reference);
     let (state_color, mark) = match o.state {
         RunState::Done => (t.accent, "✓"),
         RunState::Failed => (t.error, "✗"),
@@ -210,25 +230,25 @@ fn draw_cell(
         &Line::from(Span::styled(figures(o), Style::new().fg(t.dim))),
         inner.width,
     );
+    let mut top = 1;
+    if let Some(line) = &extra.changes
+        && inner.height > 2
+    {
+        buf.set_line(
+            inner.x,
+            inner.y + 1,
+            &Line::from(Span::styled(line.clone(), Style::new().fg(t.accent))),
+            inner.width,
+        );
+        top = 2;
+    }
     let body = Rect::new(
         inner.x,
-        inner.y + 1,
+        inner.y + top,
         inner.width,
-        inner.height.saturating_sub(1),
+        inner.height.saturating_sub(top),
     );
-    let lines: Vec<Logical> = if o.answer.is_empty() {
-        let what = match o.state {
-            RunState::Queued => "waiting in the pane's queue",
-            _ => "no answer yet",
-        };
-        vec![Logical::raw(what, Style::new().fg(t.dim))]
-    } else if o.state == RunState::Failed {
-        vec![Logical::raw(o.answer.clone(), Style::new().fg(t.error))]
-    } else if let Some(reference) = reference {
-        differences(reference, &o.answer, t)
-    } else {
-        super::markdown::render(&o.answer, t, Style::new().fg(t.text))
-    };
+    let lines = answer_lines(o, reference, t);
     let rows = lines.iter().flat_map(|l| wrap(l, body.width));
     for (y, row) in (body.y..body.bottom()).zip(rows.skip(usize::from(scroll))) {
         buf.set_line(body.x, y, &row, body.width);
@@ -310,4 +330,37 @@ fn take_line(app: &App) -> Option<Line<'static>> {
     };
     let text: String = text.chars().filter(|c| !c.is_control()).collect();
     Some(Line::from(Span::styled(text, style)))
+}
+
+/// `worktree: README.md +1 -1, main.rs +2 -0` (or that it is clean).
+fn worktree_line(files: &[crate::worktree::FileChange]) -> String {
+    if files.is_empty() {
+        return "worktree: no changes".into();
+    }
+    let list: Vec<String> = files
+        .iter()
+        .map(|(path, added, removed)| {
+            let path: String = path.chars().filter(|c| !c.is_control()).collect();
+            format!("{path} +{added} -{removed}")
+        })
+        .collect();
+    format!("worktree: {}", list.join(", "))
+}
+
+/// The run's answer as drawn: why there is none, its error, its words
+/// against `reference` (`d`), or markdown.
+fn answer_lines(o: &Outcome, reference: Option<&str>, t: &Theme) -> Vec<Logical> {
+    if o.answer.is_empty() {
+        let what = match o.state {
+            RunState::Queued => "waiting in the pane's queue",
+            _ => "no answer yet",
+        };
+        vec![Logical::raw(what, Style::new().fg(t.dim))]
+    } else if o.state == RunState::Failed {
+        vec![Logical::raw(o.answer.clone(), Style::new().fg(t.error))]
+    } else if let Some(reference) = reference {
+        differences(reference, &o.answer, t)
+    } else {
+        super::markdown::render(&o.answer, t, Style::new().fg(t.text))
+    }
 }

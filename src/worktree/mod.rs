@@ -35,7 +35,7 @@ pub use merge::{BringMode, bring_home, commit_all};
 pub(crate) use overlap::Overlap;
 pub use overlap::overlaps;
 pub use predict::{Conflict, MergePlan, Prediction, merge_order};
-pub use service::{DiffScope, WorktreeEvent, WorktreeRequest, spawn_service};
+pub use service::{DiffScope, FileChange, WorktreeEvent, WorktreeRequest, spawn_service};
 
 /// Where worktrees go when the config does not say: inside the repository,
 /// next to `.git`, ignored through `.git/info/exclude`.

@@ -81,6 +81,9 @@ pub enum WorktreeRequest {
     },
 }
 
+/// One file a worktree changed: (path, lines added, lines removed).
+pub type FileChange = (String, usize, usize);
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum WorktreeEvent {
     Diff {
@@ -97,6 +100,9 @@ pub enum WorktreeEvent {
         /// The files a refused merge would conflict in (empty otherwise).
         conflicted: Vec<String>,
     },
+    /// What each worktree changed overall: (pane, [(path, added,
+    /// removed)]), for the compare view. Sent when it changes.
+    Changed(Vec<(usize, Vec<FileChange>)>),
     /// Every merge that would conflict now (pairs of worktrees, each with
     /// the main checkout), and who has work to bring home. Sent when it
     /// changes.
@@ -136,6 +142,7 @@ pub fn spawn_service(
         last_turn: HashMap::new(),
         last_turn_from: HashMap::new(),
         overlaps: Vec::new(),
+        summary: Vec::new(),
         predictor: Predictor::new(),
         prediction: None,
         events,
@@ -168,6 +175,8 @@ struct Service {
     /// rejected file of that turn goes back to).
     last_turn_from: HashMap<usize, String>,
     overlaps: Vec<Overlap>,
+    /// The last `Changed` sent.
+    summary: Vec<(usize, Vec<FileChange>)>,
     predictor: Predictor,
     /// The last prediction sent (`None`: none yet).
     prediction: Option<Prediction>,
@@ -364,16 +373,28 @@ impl Service {
     fn check_overlaps(&mut self) {
         let mut panes: Vec<_> = self.worktrees.iter().collect();
         panes.sort_by_key(|(i, _)| **i);
+        let mut summary = Vec::new();
         let changes: Vec<(String, Vec<FileDiff>)> = panes
             .into_iter()
-            .filter_map(|(_, w)| match diff::overall(&w.repo, &w.path) {
-                Ok(files) => Some((w.agent_id.clone(), files)),
+            .filter_map(|(i, w)| match diff::overall(&w.repo, &w.path) {
+                Ok(files) => {
+                    let files_summary = files
+                        .iter()
+                        .map(|f| (f.path.clone(), f.added(), f.removed()))
+                        .collect();
+                    summary.push((*i, files_summary));
+                    Some((w.agent_id.clone(), files))
+                }
                 Err(e) => {
                     tracing::warn!(agent = %w.agent_id, "overlap check: {e}");
                     None
                 }
             })
             .collect();
+        if summary != self.summary {
+            self.summary = summary.clone();
+            let _ = self.events.send(WorktreeEvent::Changed(summary));
+        }
         let found = overlaps(&changes);
         if found != self.overlaps {
             self.overlaps = found.clone();

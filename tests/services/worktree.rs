@@ -341,7 +341,7 @@ async fn the_service_reports_per_turn_diffs_and_overlaps() {
         match rx.recv().await.unwrap() {
             WorktreeEvent::Overlaps(o) => found = Some(o),
             WorktreeEvent::Conflicts(p) if !p.conflicts.is_empty() => predicted = Some(p),
-            WorktreeEvent::Conflicts(_) => {}
+            WorktreeEvent::Conflicts(_) | WorktreeEvent::Changed(_) => {}
             other => panic!("expected overlaps and conflicts, got {other:?}"),
         }
     }
@@ -358,7 +358,7 @@ async fn the_service_reports_per_turn_diffs_and_overlaps() {
     let (scope, result) = loop {
         match rx.recv().await.unwrap() {
             WorktreeEvent::Diff { scope, result, .. } => break (scope, result),
-            WorktreeEvent::Conflicts(_) => {}
+            WorktreeEvent::Conflicts(_) | WorktreeEvent::Changed(_) => {}
             other => panic!("expected the turn diff, got {other:?}"),
         }
     };
@@ -374,7 +374,7 @@ async fn the_service_reports_per_turn_diffs_and_overlaps() {
     let result = loop {
         match rx.recv().await.unwrap() {
             WorktreeEvent::Brought { result, .. } => break result,
-            WorktreeEvent::Conflicts(_) => {}
+            WorktreeEvent::Conflicts(_) | WorktreeEvent::Changed(_) => {}
             other => panic!("expected the merge result, got {other:?}"),
         }
     };

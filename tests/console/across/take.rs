@@ -1,5 +1,6 @@
 //! The compare view acts (issue 31): after a fan-out to two agents with
-//! worktrees, `d` marks what differs, `t` takes the selected answer (its
+//! worktrees, each answer shows what its worktree changed, `d` marks what
+//! differs, `t` takes the selected answer (its
 //! worktree merged into the main checkout after `y`) and then offers to
 //! reset the other's worktree, which `y` does. Real git repositories.
 
@@ -12,6 +13,7 @@ use hive::app::overlay::Take;
 use hive::app::state::{App, Overlay};
 use hive::event::Origin;
 use hive::runner::PaneUpdate;
+use hive::worktree::WorktreeRequest;
 
 const PROMPT: &str = "fix the greeting";
 
@@ -53,6 +55,10 @@ async fn take_one_answer_merges_it_and_resets_the_others() {
     answer(&mut app, 0, "I fixed the greeting in README.md.");
     answer(&mut app, 1, "I fixed the greeting in main.rs instead.");
 
+    // Each cell says what its worktree holds.
+    app.outbox.git(WorktreeRequest::CheckOverlaps);
+    pump(&mut app, &svc, &mut rx, |a| a.worktree_changes.len() == 2).await;
+    assert!(render(&mut app, 160, 14).contains("worktree: README.md +1 -1"));
     app.on_key(key(KeyCode::Char('d')));
     assert!(app.fanout.words);
     for w in [80, 160] {
