@@ -360,9 +360,13 @@ fn worktree_diff_view_end_to_end() {
     t.type_text("echo changed-b >> README.md && echo WROTE-B");
     t.keys(&["Enter"]);
     t.wait_for("WROTE-B");
-    t.wait("the overlap warning in both panes", |s| {
-        s.contains("⚠ b also changed README.md (same lines)")
-            && s.contains("⚠ a also changed README.md (same lines)")
+    // Same lines: a warning, and once the merge is predicted (right after)
+    // the conflict, which the border shows instead.
+    t.wait("the overlap or conflict warning in both panes", |s| {
+        (s.contains("⚠ b also changed README.md (same lines)")
+            || s.contains("✗ conflict with b: README.md"))
+            && (s.contains("⚠ a also changed README.md (same lines)")
+                || s.contains("✗ conflict with a: README.md"))
     });
     t.keys(&["M-1"]);
     t.keys(&["C-b", "g"]);
@@ -372,7 +376,10 @@ fn worktree_diff_view_end_to_end() {
             && s.contains("A note.txt")
             && s.contains("+changed-a")
     });
-    assert!(s.contains("⚠ b also changed README.md"), "{s}");
+    assert!(
+        s.contains("✗ merging with b would conflict in README.md"),
+        "{s}"
+    );
     t.keys(&["Down"]);
     t.wait_for("+from-a");
     t.keys(&["m"]);
@@ -385,6 +392,29 @@ fn worktree_diff_view_end_to_end() {
     );
     t.keys(&["Escape"]);
     t.wait("the panes again", |s| !s.contains("diff · a"));
+    // b's merge now conflicts: refused before anything is touched, the
+    // error wraps, and the hand-off is offered (a terminal pane takes no
+    // prompt, so it says so); `a` aborts.
+    t.keys(&["M-2"]);
+    t.keys(&["C-b", "g"]);
+    t.wait_for("diff · b · hive/b");
+    t.keys(&["m"]);
+    t.wait_for("Merge hive/b into the main checkout");
+    t.keys(&["y"]);
+    t.wait("the refused merge's offer", |s| {
+        s.contains("merging hive/b would conflict in: README.md")
+            && s.contains("h: rebase hive/b onto the main checkout")
+    });
+    t.keys(&["h"]);
+    t.wait_for("a terminal pane takes no prompt");
+    t.keys(&["a"]);
+    t.wait_for("merge aborted: nothing was applied");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("README.md")).unwrap(),
+        "hello\nchanged-a\n"
+    );
+    t.keys(&["Escape"]);
+    t.wait("the panes again", |s| !s.contains("diff · b"));
     t.keys(&["C-q", "s"]);
     t.wait_for("HIVE-EXIT=0");
 }

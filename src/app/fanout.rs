@@ -284,8 +284,12 @@ impl App {
     }
 
     /// Compare: ←/→ (Tab) select, ↑/↓ scroll, Enter opens the pane, `f` a
-    /// new fan-out, Esc closes.
+    /// new fan-out, `t` take the selected answer and `d` mark differences
+    /// (`app::take`), Esc closes.
     pub(super) fn compare_key(&mut self, ev: KeyEvent) {
+        if self.take_key(ev) {
+            return;
+        }
         let f = &mut self.fanout;
         let n = f.runs.len();
         match ev.code {

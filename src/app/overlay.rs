@@ -83,6 +83,24 @@ pub struct FanOut {
     /// The compare view's selected run and scroll of the answers.
     pub(crate) compare_sel: usize,
     pub scroll: u16,
+    /// Mark the words each answer has that the selected one lacks.
+    pub words: bool,
+    /// "Take this one": where that stands.
+    pub take: Option<Take>,
+}
+
+/// Taking one answer of a fan-out: merge its worktree, then maybe reset
+/// the others'.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Take {
+    /// Waiting for `y` to merge this pane's worktree.
+    Confirm(usize),
+    /// The merge is out.
+    Merging(usize),
+    /// Merged; waiting for `y` to reset these panes' worktrees.
+    ResetOthers(Vec<usize>),
+    /// What happened: (succeeded, text).
+    Done(bool, String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,6 +128,11 @@ pub struct DiffView {
     pub message: Option<(bool, String)>,
     /// Waiting for `y` before doing this.
     pub confirm: Option<Confirm>,
+    /// A merge was refused for conflicts in these files: `h` hands them to
+    /// the agent, `a` aborts.
+    pub conflict: Option<Vec<String>>,
+    /// Hunks accepted, comments, the selected hunk.
+    pub review: Review,
 }
 
 /// What the diff view asks to confirm.
@@ -118,6 +141,8 @@ pub enum Confirm {
     Bring(BringMode),
     /// Commit the worktree on its branch with this message.
     Commit(String),
+    /// Revert this hunk of the selected file (`None`: the whole file).
+    Reject(Option<usize>),
 }
 
 impl DiffView {
@@ -132,10 +157,51 @@ impl DiffView {
             scroll: 0,
             message: None,
             confirm: None,
+            conflict: None,
+            review: Review::default(),
         }
     }
 
     pub(crate) fn selected_file(&self) -> Option<&FileDiff> {
         self.files.get(self.selected)
+    }
+}
+
+/// What the user decided in this view: hunks accepted, comments written,
+/// the comment being typed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Review {
+    /// The selected hunk of the selected file.
+    pub hunk: usize,
+    /// (path, hunk index) accepted.
+    pub accepted: BTreeSet<(String, usize)>,
+    pub comments: Vec<crate::worktree::review::ReviewComment>,
+    /// A comment being typed on the selected hunk.
+    pub composing: Option<String>,
+}
+
+impl Review {
+    pub fn is_accepted(&self, path: &str, hunk: usize) -> bool {
+        self.accepted.contains(&(path.to_owned(), hunk))
+    }
+
+    /// Every hunk of `f` accepted (a file with no hunks: never).
+    pub fn file_accepted(&self, f: &crate::worktree::FileDiff) -> bool {
+        !f.hunks.is_empty() && (0..f.hunks.len()).all(|i| self.is_accepted(&f.path, i))
+    }
+
+    pub fn comments_on(&self, path: &str) -> usize {
+        self.comments.iter().filter(|c| c.path == path).count()
+    }
+
+    /// The comments on hunk `index` of `path`.
+    pub fn comments_at<'a>(
+        &'a self,
+        path: &'a str,
+        index: usize,
+    ) -> impl Iterator<Item = &'a crate::worktree::review::ReviewComment> + 'a {
+        self.comments
+            .iter()
+            .filter(move |c| c.path == path && c.index == index)
     }
 }

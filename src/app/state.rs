@@ -97,6 +97,10 @@ pub struct App {
     /// Agents whose pending changes touch the same files (for panes and
     /// an attention inbox).
     pub overlaps: Vec<crate::worktree::Overlap>,
+    /// Merges that would conflict, and who has work to bring home.
+    pub conflicts: crate::worktree::Prediction,
+    /// What each worktree pane changed overall: [(path, added, removed)].
+    pub worktree_changes: std::collections::HashMap<usize, Vec<crate::worktree::FileChange>>,
     /// A terminal pane in a worktree had output: check overlaps then.
     pub overlap_check_at: Option<Instant>,
     /// The history store `/resume` and `/clear` read (the console sets the
@@ -136,6 +140,8 @@ impl App {
             wake: None,
             diff: None,
             overlaps: Vec::new(),
+            conflicts: crate::worktree::Prediction::default(),
+            worktree_changes: std::collections::HashMap::new(),
             overlap_check_at: None,
             history: None,
         }

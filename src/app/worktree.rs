@@ -127,39 +127,22 @@ impl App {
                         v.files = files;
                         v.error = None;
                         v.selected = v.selected.min(v.files.len().saturating_sub(1));
+                        let hunks = v.selected_file().map_or(0, |f| f.hunks.len());
+                        v.review.hunk = v.review.hunk.min(hunks.saturating_sub(1));
+                        // A reverted hunk may leave the scroll past the end.
+                        if let Some(f) = v.selected_file() {
+                            let row = super::review::hunk_row(f, v.review.hunk, &v.review);
+                            v.scroll = v.scroll.min(row);
+                        }
                     }
                     Err(e) => v.error = Some(e),
                 }
             }
-            WorktreeEvent::Brought { pane, result } => {
-                let name = self.panes.get(pane).map(|p| p.name().to_owned());
-                let text = match &result {
-                    Ok(o) if o.commits == 0 => "nothing to bring home".to_owned(),
-                    Ok(o) => format!(
-                        "{} {} ({} commit{}) into the main checkout: {}",
-                        o.mode.verb(),
-                        o.branch,
-                        o.commits,
-                        if o.commits == 1 { "" } else { "s" },
-                        o.files.join(", ")
-                    ),
-                    Err(e) => e.clone(),
-                };
-                if let Some(p) = self.panes.get_mut(pane) {
-                    let level = if result.is_ok() {
-                        DiagnosticLevel::Info
-                    } else {
-                        DiagnosticLevel::Warn
-                    };
-                    p.conversation.transcript.notice(level, text.clone());
-                }
-                if let Some(v) = self.diff.as_mut().filter(|v| v.pane == pane) {
-                    v.message = Some((result.is_ok(), text));
-                    self.request_diff();
-                } else if let Some(n) = name {
-                    self.set_status(format!("{n}: {text}"));
-                }
-            }
+            WorktreeEvent::Brought {
+                pane,
+                result,
+                conflicted,
+            } => self.on_brought(pane, result, conflicted),
             WorktreeEvent::Committed { pane, result } => {
                 let text = match result {
                     Ok(Some(sha)) => (true, format!("committed {}", &sha[..sha.len().min(10)])),
@@ -172,6 +155,70 @@ impl App {
                 }
             }
             WorktreeEvent::Overlaps(found) => self.set_overlaps(found),
+            WorktreeEvent::Conflicts(found) => self.set_conflicts(found),
+            WorktreeEvent::Changed(summary) => {
+                self.worktree_changes = summary.into_iter().collect()
+            }
+            WorktreeEvent::Reset { pane, result } => self.take_reset(pane, result),
+            WorktreeEvent::Rejected { pane, result } => {
+                if let Some(v) = self.diff.as_mut().filter(|v| v.pane == pane) {
+                    v.message = Some(match result {
+                        Ok(t) => (true, t),
+                        Err(e) => (false, e),
+                    });
+                    self.request_diff();
+                }
+            }
+            WorktreeEvent::HandedOff { pane, result } => {
+                self.on_handed_off(pane, result);
+                if self.diff.as_ref().is_some_and(|v| v.pane == pane) {
+                    self.request_diff();
+                }
+            }
+        }
+    }
+
+    /// A merge or cherry-pick finished (or was refused: `conflicted` names
+    /// the files a conflict would be in, for the hand-off's offer).
+    fn on_brought(
+        &mut self,
+        pane: usize,
+        result: Result<crate::worktree::merge::MergeOutcome, String>,
+        conflicted: Vec<String>,
+    ) {
+        let name = self.panes.get(pane).map(|p| p.name().to_owned());
+        let text = match &result {
+            Ok(o) if o.commits == 0 => "nothing to bring home".to_owned(),
+            Ok(o) => format!(
+                "{} {} ({} commit{}) into the main checkout: {}",
+                o.mode.verb(),
+                o.branch,
+                o.commits,
+                if o.commits == 1 { "" } else { "s" },
+                o.files.join(", ")
+            ),
+            Err(e) => e.clone(),
+        };
+        if let Some(p) = self.panes.get_mut(pane) {
+            let level = if result.is_ok() {
+                DiagnosticLevel::Info
+            } else {
+                DiagnosticLevel::Warn
+            };
+            p.conversation.transcript.notice(level, text.clone());
+        }
+        let outcome = if result.is_ok() {
+            Ok(text.as_str())
+        } else {
+            Err(text.as_str())
+        };
+        self.take_brought(pane, outcome);
+        if let Some(v) = self.diff.as_mut().filter(|v| v.pane == pane) {
+            v.message = Some((result.is_ok(), text));
+            v.conflict = (!conflicted.is_empty()).then_some(conflicted);
+            self.request_diff();
+        } else if let Some(n) = name {
+            self.set_status(format!("{n}: {text}"));
         }
     }
 
@@ -275,6 +322,42 @@ impl App {
             .collect()
     }
 
+    /// The answer to the view's question: `y` (or Enter) does it, any
+    /// other key cancels.
+    fn confirmed(&mut self, ev: KeyEvent, confirm: Confirm) {
+        let Some(v) = self.diff.as_mut() else {
+            return;
+        };
+        if matches!(
+            ev.code,
+            KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter
+        ) {
+            v.message = Some((true, "working…".to_owned()));
+            let pane = v.pane;
+            let message = self.suggested_message(pane);
+            let request = match confirm {
+                Confirm::Bring(mode) => WorktreeRequest::Bring {
+                    pane,
+                    mode,
+                    message,
+                },
+                Confirm::Commit(message) => WorktreeRequest::Commit { pane, message },
+                Confirm::Reject(hunk) => {
+                    let Some(file) = self.diff.as_ref().and_then(|v| v.selected_file()) else {
+                        return;
+                    };
+                    WorktreeRequest::Reject {
+                        pane,
+                        scope: self.diff.as_ref().map_or(DiffScope::Overall, |v| v.scope),
+                        file: Box::new(file.clone()),
+                        hunk,
+                    }
+                }
+            };
+            self.outbox.git(request);
+        }
+    }
+
     /// Keys while the diff view is open.
     pub(super) fn diff_key(&mut self, ev: KeyEvent) {
         let Some(v) = self.diff.as_mut() else {
@@ -282,24 +365,15 @@ impl App {
             return;
         };
         if let Some(confirm) = v.confirm.take() {
-            if matches!(
-                ev.code,
-                KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter
-            ) {
-                v.message = Some((true, "working…".to_owned()));
-                let pane = v.pane;
-                let message = self.suggested_message(pane);
-                self.outbox.git(match confirm {
-                    Confirm::Bring(mode) => WorktreeRequest::Bring {
-                        pane,
-                        mode,
-                        message,
-                    },
-                    Confirm::Commit(message) => WorktreeRequest::Commit { pane, message },
-                });
-            }
+            self.confirmed(ev, confirm);
             return;
         }
+        if self.conflict_key(ev) || self.review_key(ev) {
+            return;
+        }
+        let Some(v) = self.diff.as_mut() else {
+            return;
+        };
         let n = v.files.len();
         match ev.code {
             KeyCode::Esc | KeyCode::Char('q') => {
@@ -309,10 +383,12 @@ impl App {
             KeyCode::Up | KeyCode::Char('k') => {
                 v.selected = v.selected.saturating_sub(1);
                 v.scroll = 0;
+                v.review.hunk = 0;
             }
             KeyCode::Down | KeyCode::Char('j') => {
                 v.selected = (v.selected + 1).min(n.saturating_sub(1));
                 v.scroll = 0;
+                v.review.hunk = 0;
             }
             KeyCode::PageDown | KeyCode::Char(' ') => v.scroll = v.scroll.saturating_add(PAGE),
             KeyCode::PageUp => v.scroll = v.scroll.saturating_sub(PAGE),
@@ -325,6 +401,7 @@ impl App {
                 v.files.clear();
                 v.selected = 0;
                 v.scroll = 0;
+                v.review.hunk = 0;
                 self.request_diff();
             }
             KeyCode::Char('r') => self.request_diff(),

@@ -54,6 +54,8 @@ pub(super) fn worktree_cmd(cli: &Cli, args: &WorktreeArgs) -> anyhow::Result<Exi
                     let branch = w.branch.as_deref().unwrap_or("(detached)");
                     let state = if w.missing {
                         "directory missing (prune forgets it)".to_owned()
+                    } else if let Some(why) = &w.in_use {
+                        format!("{}, {why}", w.describe_work())
                     } else {
                         w.describe_work()
                     };

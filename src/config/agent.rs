@@ -90,6 +90,9 @@ pub struct AgentConfig {
     pub max_cpu_percent: Option<f64>,
     #[serde(default)]
     pub max_rss_mb: Option<u64>,
+    /// Run once in a new worktree before the agent starts (`["npm", "ci"]`).
+    #[serde(default)]
+    pub worktree_setup: Vec<String>,
     /// Provider-specific settings that have no common field.
     #[serde(default)]
     pub options: toml::Table,
@@ -172,6 +175,7 @@ impl AgentConfig {
             budget_tokens: None,
             max_cpu_percent: None,
             max_rss_mb: None,
+            worktree_setup: Vec::new(),
             options: toml::Table::new(),
             hive_tools: false,
             can_message: Vec::new(),

@@ -115,13 +115,26 @@ pub(crate) fn draw_compare(app: &App, area: Rect, buf: &mut Buffer) {
         area,
         (w, h),
         &title,
-        "←→ select · ↑↓ scroll · Enter open pane · f new fan-out · Esc close",
+        "←→ select · ↑↓ scroll · t take this one · d differences · Enter open pane · f new fan-out · Esc close",
         buf,
     );
     let n = f.runs.len() as u16;
     if inner.height == 0 || n == 0 {
         return;
     }
+    let inner = match take_line(app) {
+        Some(line) if inner.height > 2 => {
+            buf.set_line(inner.x, inner.bottom() - 1, &line, inner.width);
+            Rect::new(inner.x, inner.y, inner.width, inner.height - 1)
+        }
+        _ => inner,
+    };
+    // With `d`, each answer marks the words the selected one lacks.
+    let reference = f
+        .words
+        .then(|| f.runs.get(f.compare_sel))
+        .flatten()
+        .and_then(|r| Some(outcome(app.panes.get(r.pane)?, r, &f.sent, app.now).answer));
     let side_by_side = inner.width / n >= MIN_COLUMN;
     for (k, run) in f.runs.iter().enumerate() {
         let Some(p) = app.panes.get(run.pane) else {
@@ -141,20 +154,42 @@ pub(crate) fn draw_compare(app: &App, area: Rect, buf: &mut Buffer) {
         };
         let o = outcome(p, run, &f.sent, app.now);
         let head = format!("{} {}", run.pane + 1, p.name());
-        draw_cell(t, &head, &o, k == f.compare_sel, f.scroll, cell, buf);
+        let selected = k == f.compare_sel;
+        let marks = reference.as_deref().filter(|_| !selected);
+        // A worktree pane: what its worktree holds, whatever the tools said.
+        let changes = p
+            .worktree
+            .as_ref()
+            .and_then(|_| app.worktree_changes.get(&run.pane))
+            .map(|files| worktree_line(files));
+        let extra = Extra {
+            selected,
+            reference: marks,
+            changes,
+        };
+        draw_cell(t, &head, &o, &extra, f.scroll, cell, buf);
     }
 }
 
 /// One run: a box titled with the pane and its state, the figures, the answer.
+/// What a cell shows besides its run: whether it is selected, the answer
+/// its words are compared with (`d`), its worktree's changes.
+struct Extra<'a> {
+    selected: bool,
+    reference: Option<&'a str>,
+    changes: Option<String>,
+}
+
 fn draw_cell(
     t: &Theme,
     head: &str,
     o: &Outcome,
-    selected: bool,
+    extra: &Extra<'_>,
     scroll: u16,
     area: Rect,
     buf: &mut Buffer,
 ) {
+    let (selected, reference) = (extra.selected, extra.reference);
     let (state_color, mark) = match o.state {
         RunState::Done => (t.accent, "✓"),
         RunState::Failed => (t.error, "✗"),
@@ -195,23 +230,25 @@ fn draw_cell(
         &Line::from(Span::styled(figures(o), Style::new().fg(t.dim))),
         inner.width,
     );
+    let mut top = 1;
+    if let Some(line) = &extra.changes
+        && inner.height > 2
+    {
+        buf.set_line(
+            inner.x,
+            inner.y + 1,
+            &Line::from(Span::styled(line.clone(), Style::new().fg(t.accent))),
+            inner.width,
+        );
+        top = 2;
+    }
     let body = Rect::new(
         inner.x,
-        inner.y + 1,
+        inner.y + top,
         inner.width,
-        inner.height.saturating_sub(1),
+        inner.height.saturating_sub(top),
     );
-    let lines: Vec<Logical> = if o.answer.is_empty() {
-        let what = match o.state {
-            RunState::Queued => "waiting in the pane's queue",
-            _ => "no answer yet",
-        };
-        vec![Logical::raw(what, Style::new().fg(t.dim))]
-    } else if o.state == RunState::Failed {
-        vec![Logical::raw(o.answer.clone(), Style::new().fg(t.error))]
-    } else {
-        super::markdown::render(&o.answer, t, Style::new().fg(t.text))
-    };
+    let lines = answer_lines(o, reference, t);
     let rows = lines.iter().flat_map(|l| wrap(l, body.width));
     for (y, row) in (body.y..body.bottom()).zip(rows.skip(usize::from(scroll))) {
         buf.set_line(body.x, y, &row, body.width);
@@ -241,4 +278,89 @@ fn figures(o: &Outcome) -> String {
     parts.push(plural(o.tools, "tool"));
     parts.push(format!("{} changed", plural(o.files.len(), "file")));
     parts.join(" · ")
+}
+
+/// The answer as plain text, the words `reference` lacks highlighted.
+fn differences(reference: &str, answer: &str, t: &Theme) -> Vec<Logical> {
+    let plain = Style::new().fg(t.text);
+    let marked = Style::new()
+        .fg(t.warning)
+        .add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
+    crate::app::word_diff::marks(reference, answer)
+        .into_iter()
+        .map(|segments| {
+            Logical::new(
+                segments
+                    .into_iter()
+                    .map(|(text, differs)| {
+                        let text: String = text.chars().filter(|c| !c.is_control()).collect();
+                        Span::styled(text, if differs { marked } else { plain })
+                    })
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// The compare view's last line while an answer is being taken.
+fn take_line(app: &App) -> Option<Line<'static>> {
+    use crate::app::overlay::Take;
+    let t = &app.theme;
+    let name = |i: &usize| app.panes.get(*i).map_or("?", |p| p.name()).to_owned();
+    let (text, style) = match app.fanout.take.as_ref()? {
+        Take::Confirm(p) => (
+            format!(
+                "Take {}'s answer: merge its worktree into the main checkout? [y/N]",
+                name(p)
+            ),
+            Style::new().fg(t.warning).add_modifier(Modifier::BOLD),
+        ),
+        Take::Merging(p) => (format!("merging {}…", name(p)), Style::new().fg(t.dim)),
+        Take::ResetOthers(others) => (
+            format!(
+                "Merged. Discard the work of {} (reset to the main checkout)? [y/N]",
+                others.iter().map(name).collect::<Vec<_>>().join(", ")
+            ),
+            Style::new().fg(t.warning).add_modifier(Modifier::BOLD),
+        ),
+        Take::Done(ok, text) => (
+            text.clone(),
+            Style::new().fg(if *ok { t.success } else { t.error }),
+        ),
+    };
+    let text: String = text.chars().filter(|c| !c.is_control()).collect();
+    Some(Line::from(Span::styled(text, style)))
+}
+
+/// `worktree: README.md +1 -1, main.rs +2 -0` (or that it is clean).
+fn worktree_line(files: &[crate::worktree::FileChange]) -> String {
+    if files.is_empty() {
+        return "worktree: no changes".into();
+    }
+    let list: Vec<String> = files
+        .iter()
+        .map(|(path, added, removed)| {
+            let path: String = path.chars().filter(|c| !c.is_control()).collect();
+            format!("{path} +{added} -{removed}")
+        })
+        .collect();
+    format!("worktree: {}", list.join(", "))
+}
+
+/// The run's answer as drawn: why there is none, its error, its words
+/// against `reference` (`d`), or markdown.
+fn answer_lines(o: &Outcome, reference: Option<&str>, t: &Theme) -> Vec<Logical> {
+    if o.answer.is_empty() {
+        let what = match o.state {
+            RunState::Queued => "waiting in the pane's queue",
+            _ => "no answer yet",
+        };
+        vec![Logical::raw(what, Style::new().fg(t.dim))]
+    } else if o.state == RunState::Failed {
+        vec![Logical::raw(o.answer.clone(), Style::new().fg(t.error))]
+    } else if let Some(reference) = reference {
+        differences(reference, &o.answer, t)
+    } else {
+        super::markdown::render(&o.answer, t, Style::new().fg(t.text))
+    }
 }

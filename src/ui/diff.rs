@@ -11,9 +11,12 @@ use unicode_width::UnicodeWidthStr;
 
 use super::highlight;
 use super::theme::Theme;
+use super::wrap::{Logical, truncate, wrap};
+use crate::app::overlay::Review;
 use crate::app::overlay::{Confirm, DiffView};
 use crate::app::state::App;
-use crate::worktree::{BringMode, FileDiff, LineKind};
+use crate::worktree::review::ReviewComment;
+use crate::worktree::{BringMode, DiffScope, FileDiff, LineKind};
 
 pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
     let Some(v) = app.diff.as_ref() else {
@@ -33,7 +36,7 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
         return;
     }
     let mut body = inner;
-    let top = top_lines(app, v, branch);
+    let top = top_lines(app, v, branch, body.width);
     if !top.is_empty() {
         let h = (top.len() as u16).min(body.height - 1);
         Paragraph::new(top).render(Rect::new(body.x, body.y, body.width, h), buf);
@@ -47,8 +50,13 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
 fn frame_block(v: &DiffView, t: &Theme, name: &str, branch: &str) -> Block<'static> {
     let hints = if v.confirm.is_some() {
         " y confirm · any other key cancels "
+    } else if v.conflict.is_some() {
+        " h hand the conflict to the agent · a abort · Esc "
+    } else if v.review.composing.is_some() {
+        " Enter keep the comment · Esc drop it "
     } else {
-        " ↑↓ file · PgUp/PgDn · Tab overall/turn · m merge · c cherry-pick · s commit · r reload · Esc "
+        // Most used first: a narrow view cuts the end.
+        " Esc · ↑↓ file · [ ] hunk · a/A accept · x/X reject · C comment · S send · m merge · c pick · s commit · Tab turn · r reload "
     };
     super::overlay::rounded_box(t.accent)
         .title(Line::from(vec![
@@ -58,42 +66,101 @@ fn frame_block(v: &DiffView, t: &Theme, name: &str, branch: &str) -> Block<'stat
                 t.fg(t.title),
             ),
         ]))
-        .title_bottom(Line::from(Span::styled(hints, t.dim_style())).right_aligned())
+        .title_bottom(Line::from(Span::styled(hints, t.dim_style())))
 }
 
-/// Above the files: the question being asked or the last result, then the
-/// overlap warnings.
-fn top_lines(app: &App, v: &DiffView, branch: &str) -> Vec<Line<'static>> {
+/// Above the files: the question being asked or the last result (wrapped:
+/// a conflict names every file), the hand-off offer, then the predicted
+/// conflicts and overlap warnings.
+fn top_lines(app: &App, v: &DiffView, branch: &str, width: u16) -> Vec<Line<'static>> {
     let t = &app.theme;
     let mut top = Vec::new();
+    let mut add = |text: String, style: Style| {
+        top.extend(wrap(&Logical::raw(clean(&text), style), width));
+    };
     if let Some(confirm) = &v.confirm {
-        let question = match confirm {
-            Confirm::Bring(mode) => format!(
-                "{} {branch} into the main checkout (uncommitted work is committed on {branch} first)? [y/N]",
-                match mode {
-                    BringMode::Merge => "Merge",
-                    BringMode::CherryPick => "Cherry-pick",
-                }
-            ),
-            Confirm::Commit(message) => {
-                format!(
-                    "Commit everything on {branch} as “{}”? [y/N]",
-                    clean(message)
-                )
-            }
-        };
-        top.push(Line::from(Span::styled(question, t.bold(t.warning))));
+        let question = question(v, confirm, branch);
+        add(question, t.bold(t.warning));
     } else if let Some((ok, text)) = &v.message {
-        let c = if *ok { t.success } else { t.error };
-        top.push(Line::from(Span::styled(clean(text), t.fg(c))));
+        add(text.clone(), t.fg(if *ok { t.success } else { t.error }));
     }
+    if let Some(text) = &v.review.composing {
+        let at = v
+            .selected_file()
+            .and_then(|f| ReviewComment::on_hunk(f, v.review.hunk, String::new()))
+            .map_or_else(String::new, |c| format!("{}:{}", c.path, c.line));
+        add(format!("comment on {at} › {text}▏"), t.bold(t.accent));
+    } else if v.scope == DiffScope::LastTurn
+        && let Some(prompt) = app.last_prompt(v.pane)
+    {
+        let first = prompt.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        let heading = truncate(
+            &format!("last turn: “{}”", first.trim()),
+            usize::from(width),
+        );
+        add(heading, t.bold(t.heading));
+    }
+    if !v.review.comments.is_empty() {
+        let n = v.review.comments.len();
+        add(
+            format!(
+                "{n} comment{} to send (S sends them to the agent as its next prompt)",
+                if n == 1 { "" } else { "s" }
+            ),
+            t.fg(t.accent),
+        );
+    }
+    if v.conflict.is_some() {
+        let name = app.panes.get(v.pane).map_or("the agent", |p| p.name());
+        add(
+            format!(
+                "h: rebase {branch} onto the main checkout in its worktree and give {name} the conflict to resolve · a: abort (nothing was applied)"
+            ),
+            t.bold(t.warning),
+        );
+    }
+    for (other, files) in app.conflicts_of(v.pane) {
+        add(
+            format!("✗ merging with {other} would conflict in {files}"),
+            t.fg(t.error),
+        );
+    }
+    let conflicting: Vec<String> = app.conflicts_of(v.pane).into_iter().map(|c| c.0).collect();
     for (other, files) in app.overlaps_of(v.pane) {
-        top.push(Line::from(Span::styled(
-            format!("⚠ {other} also changed {files}"),
-            t.fg(t.warning),
-        )));
+        if !conflicting.contains(&other) {
+            add(format!("⚠ {other} also changed {files}"), t.fg(t.warning));
+        }
     }
     top
+}
+
+/// What the view asks before doing `confirm`.
+fn question(v: &DiffView, confirm: &Confirm, branch: &str) -> String {
+    match confirm {
+        Confirm::Bring(mode) => format!(
+            "{} {branch} into the main checkout (uncommitted work is committed on {branch} first)? [y/N]",
+            match mode {
+                BringMode::Merge => "Merge",
+                BringMode::CherryPick => "Cherry-pick",
+            }
+        ),
+        Confirm::Commit(message) => {
+            format!("Commit everything on {branch} as “{message}”? [y/N]")
+        }
+        Confirm::Reject(hunk) => {
+            let path = v.selected_file().map_or("", |f| f.path.as_str());
+            match hunk {
+                Some(i) => format!(
+                    "Revert hunk {} of {path} in the worktree (the marked one below)? [y/N]",
+                    i + 1
+                ),
+                None => format!(
+                    "Revert {path} in the worktree to how it was before ({})? [y/N]",
+                    v.scope.label()
+                ),
+            }
+        }
+    }
 }
 
 /// The file list and the selected file's diff (or why there is none).
@@ -125,7 +192,7 @@ fn draw_body(v: &DiffView, t: &Theme, body: Rect, buf: &mut Buffer) {
         buf.set_string(body.x + list_w, y, "│", t.fg(t.border));
     }
     if let Some(f) = v.selected_file() {
-        let lines = file_lines(f, t);
+        let lines = file_lines(f, &v.review, t);
         let skip = usize::from(v.scroll).min(lines.len().saturating_sub(1));
         Paragraph::new(lines.into_iter().skip(skip).collect::<Vec<_>>()).render(right, buf);
     }
@@ -170,7 +237,15 @@ fn draw_list(v: &DiffView, t: &Theme, area: Rect, buf: &mut Buffer) {
         } else {
             format!("+{} -{}", f.added(), f.removed())
         };
-        let status = Span::styled(format!("{} ", f.status.letter()), base.fg(t.accent));
+        let status = if v.review.file_accepted(f) {
+            Span::styled("✓ ", base.fg(t.success))
+        } else {
+            Span::styled(format!("{} ", f.status.letter()), base.fg(t.accent))
+        };
+        let counts = match v.review.comments_on(&f.path) {
+            0 => counts,
+            n => format!("✎{n} {counts}"),
+        };
         let room = usize::from(area.width).saturating_sub(counts.width() + 3);
         let name = Span::styled(fit(&clean(&f.path), room), base.fg(t.text));
         let line = Line::from(vec![status, name]);
@@ -180,8 +255,10 @@ fn draw_list(v: &DiffView, t: &Theme, area: Rect, buf: &mut Buffer) {
     }
 }
 
-/// The selected file's diff: a header, then each hunk with line numbers.
-fn file_lines(f: &FileDiff, t: &Theme) -> Vec<Line<'static>> {
+/// The selected file's diff: a header, then each hunk with line numbers
+/// (the selected one marked, accepted ones ticked) and its comments.
+/// `app::review::hunk_row` counts these rows.
+fn file_lines(f: &FileDiff, review: &Review, t: &Theme) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     let mut head = vec![Span::styled(clean(&f.path), t.bold(t.heading))];
     if let Some(old) = &f.old_path {
@@ -198,11 +275,8 @@ fn file_lines(f: &FileDiff, t: &Theme) -> Vec<Line<'static>> {
         .extension()
         .map(|e| e.to_string_lossy().into_owned())
         .unwrap_or_default();
-    for h in &f.hunks {
-        out.push(Line::from(Span::styled(
-            clean(&h.header),
-            t.fg(t.diff_hunk),
-        )));
+    for (i, h) in f.hunks.iter().enumerate() {
+        out.push(hunk_header(f, i, review, t));
         let (mut old, mut new) = (h.old_start, h.new_start);
         for l in &h.lines {
             let text = clean(&l.text);
@@ -245,8 +319,34 @@ fn file_lines(f: &FileDiff, t: &Theme) -> Vec<Line<'static>> {
             }
             out.push(Line::from(spans));
         }
+        for c in review.comments_at(&f.path, i) {
+            out.push(Line::from(Span::styled(
+                format!("      ✎ {}", clean(&c.text)),
+                t.bold(t.accent),
+            )));
+        }
     }
     out
+}
+
+/// `▶ @@ -1,3 +1,4 @@ … ✓ accepted` for the selected, accepted hunk.
+fn hunk_header(f: &FileDiff, i: usize, review: &Review, t: &Theme) -> Line<'static> {
+    let Some(h) = f.hunks.get(i) else {
+        return Line::default();
+    };
+    let selected = review.hunk == i;
+    let mut style = t.fg(t.diff_hunk);
+    if selected {
+        style = style.bg(t.selection_bg).add_modifier(Modifier::BOLD);
+    }
+    let mut spans = vec![
+        Span::styled(if selected { "▶ " } else { "  " }, style),
+        Span::styled(clean(&h.header), style),
+    ];
+    if review.is_accepted(&f.path, i) {
+        spans.push(Span::styled("  ✓ accepted", t.bold(t.success)));
+    }
+    Line::from(spans)
 }
 
 /// Agent-written text on screen: tabs as spaces, no control characters.

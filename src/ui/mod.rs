@@ -8,6 +8,7 @@ mod border;
 pub mod cells;
 pub(crate) mod chips;
 pub(crate) mod compare;
+mod conflicts;
 pub mod diff;
 pub(crate) mod digest;
 pub(crate) mod held;
@@ -90,6 +91,7 @@ pub fn render(app: &App, view: &mut ViewState, area: Rect, buf: &mut Buffer) {
         }
         let ctx = pane::PaneCtx {
             overlaps: app.overlaps_of(i),
+            conflicts: app.conflicts_of(i),
             index: i,
             focused: i == app.focus,
             theme: &app.theme,

@@ -18,7 +18,8 @@ pub(crate) fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let n = app.panes.len();
     let w = area.width.saturating_sub(2).min(150);
-    let h = (n as u16 + 3).min(area.height);
+    let foot = super::conflicts::footer(app, w.saturating_sub(2));
+    let h = (n as u16 + 3 + foot.len() as u16).min(area.height);
     let title = match hive_total(app) {
         Some(total) => format!("overview · {n} panes · {total} in all"),
         None => format!("overview · {n} panes"),
@@ -33,7 +34,8 @@ pub(crate) fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
     }
     let name_w = name_width(&app.panes, 20).max(4);
     draw_head(app, name_w, inner, buf);
-    let rows = usize::from(inner.height - 1);
+    let rows = usize::from(inner.height - 1).saturating_sub(foot.len());
+    super::conflicts::draw_footer(&foot, inner, buf);
     let sel = app.overview.sel;
     let order = crate::app::overview::order(&app.panes, app.overview.sort);
     for (row, at, &i) in window(&order, sel, rows) {

@@ -57,7 +57,13 @@ pub(crate) fn draw(
     // No `Clear` first: `ui::render` draws into a blank buffer, and
     // blanking every cell again cost ~2 % of the CPU of a streaming pane.
     let mut frame = pane_frame(p, ctx, area);
-    if let Some(note) = overlap_note(&ctx.overlaps) {
+    if let Some(note) = conflict_note(&ctx.conflicts) {
+        frame.bottom.push(Line::from(Span::styled(
+            note,
+            Style::new().fg(t.error).add_modifier(Modifier::BOLD),
+        )));
+    }
+    if let Some(note) = overlap_note(&ctx.overlaps, &ctx.conflicts) {
         frame.bottom.push(Line::from(Span::styled(
             note,
             Style::new().fg(t.warning).add_modifier(Modifier::BOLD),
@@ -222,13 +228,32 @@ fn gauges(p: &Pane, t: &Theme) -> Option<Line<'static>> {
     (!spans.is_empty()).then(|| Line::from(spans).right_aligned())
 }
 
-/// ` ⚠ b also changed README.md ` for the pane's bottom border.
-fn overlap_note(overlaps: &[(String, String)]) -> Option<String> {
+/// ` ⚠ b also changed README.md ` for the pane's bottom border (a pair
+/// whose merge would conflict says that instead).
+fn overlap_note(overlaps: &[(String, String)], conflicts: &[(String, String)]) -> Option<String> {
     let notes: Vec<String> = overlaps
         .iter()
+        .filter(|(other, _)| !conflicts.iter().any(|(c, _)| c == other))
         .map(|(other, files)| format!("{other} also changed {files}"))
         .collect();
     (!notes.is_empty()).then(|| format!(" ⚠ {} ", notes.join("; ")))
+}
+
+/// ` ✗ conflict with b: README.md ` for the pane's bottom border: merging
+/// both would conflict in those files.
+fn conflict_note(conflicts: &[(String, String)]) -> Option<String> {
+    let notes: Vec<String> = conflicts
+        .iter()
+        .map(|(other, files)| {
+            let other = if other == "the main branch" {
+                "main"
+            } else {
+                other
+            };
+            format!("{other}: {files}")
+        })
+        .collect();
+    (!notes.is_empty()).then(|| format!(" ✗ conflict with {} ", notes.join("; ")))
 }
 
 /// A pane whose agent could not start, or (`unreachable`) the stand-in

@@ -16,6 +16,9 @@ pub(crate) struct PaneCtx<'a> {
     pub now: std::time::Instant,
     /// Overlap warnings of this pane's worktree: (other agent, files).
     pub overlaps: Vec<(String, String)>,
+    /// Predicted merge conflicts of this pane's worktree: (the other agent
+    /// or "the main branch", files).
+    pub conflicts: Vec<(String, String)>,
     /// Narrower than the screen (side by side): its rows cannot be scrolled
     /// on the terminal, so a streaming answer jump-scrolls.
     pub narrow: bool,

@@ -62,6 +62,9 @@ pub struct FileDiff {
     pub status: FileStatus,
     pub binary: bool,
     pub(crate) hunks: Vec<Hunk>,
+    /// git's header lines (`diff --git` to `+++`), to rebuild a patch of
+    /// one hunk.
+    pub(crate) head: Vec<String>,
 }
 
 impl FileDiff {
@@ -71,6 +74,11 @@ impl FileDiff {
 
     pub fn removed(&self) -> usize {
         self.count(LineKind::Removed)
+    }
+
+    /// How many hunks the file's diff has.
+    pub fn hunks_len(&self) -> usize {
+        self.hunks.len()
     }
 
     fn count(&self, kind: LineKind) -> usize {
@@ -94,6 +102,7 @@ pub(crate) fn parse_unified(text: &str) -> Vec<FileDiff> {
                 status: FileStatus::Modified,
                 binary: false,
                 hunks: Vec::new(),
+                head: vec![line.to_owned()],
             });
             in_hunk = false;
             continue;
@@ -127,6 +136,9 @@ pub(crate) fn parse_unified(text: &str) -> Vec<FileDiff> {
                 text: body.to_owned(),
             });
             continue;
+        }
+        if file.hunks.is_empty() {
+            file.head.push(line.to_owned());
         }
         if line.starts_with("new file mode") {
             file.status = FileStatus::Added;

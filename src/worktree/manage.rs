@@ -186,6 +186,8 @@ pub struct WorktreeInfo {
     pub dirty: usize,
     /// Commits on its branch the main checkout's HEAD does not have.
     pub ahead: usize,
+    /// A running hive has a pane in it (why, for messages): never removed.
+    pub in_use: Option<String>,
 }
 
 impl WorktreeInfo {
@@ -252,6 +254,11 @@ pub fn list(repo: &Path, root: Option<&Path>) -> Result<Vec<WorktreeInfo>, Workt
                 .unwrap_or(0),
             None => 0,
         };
+        let in_use = if missing {
+            None
+        } else {
+            super::live::in_use(&path)
+        };
         out.push(WorktreeInfo {
             agent_id,
             path,
@@ -260,13 +267,14 @@ pub fn list(repo: &Path, root: Option<&Path>) -> Result<Vec<WorktreeInfo>, Workt
             missing,
             dirty,
             ahead,
+            in_use,
         });
     }
     Ok(out)
 }
 
 /// Removes an agent's worktree (and its `hive/` branch). Unmerged work is
-/// refused unless `force`.
+/// refused unless `force`; a worktree a running hive uses is refused always.
 pub fn remove(
     repo: &Path,
     root: Option<&Path>,
@@ -277,6 +285,12 @@ pub fn remove(
         .into_iter()
         .find(|w| w.agent_id == id)
         .ok_or_else(|| WorktreeError::Unknown(id.to_owned()))?;
+    if let Some(why) = &info.in_use {
+        return Err(WorktreeError::Live {
+            id: id.to_owned(),
+            why: why.clone(),
+        });
+    }
     if info.has_unmerged_work() && !force {
         return Err(WorktreeError::Unmerged {
             id: id.to_owned(),
@@ -308,12 +322,17 @@ pub struct PruneReport {
 }
 
 /// Forgets hive's worktrees whose directories are gone and removes the ones
-/// with nothing left to bring home, one by one; keeps the rest. Only
+/// with nothing left to bring home, one by one; keeps the rest (always
+/// those a running hive has a pane in). Only
 /// entries under the root are touched: a user's own worktree (even one on
 /// a drive that is not mounted now) keeps its registration.
 pub fn prune(repo: &Path, root: Option<&Path>) -> Result<PruneReport, WorktreeError> {
     let mut report = PruneReport::default();
     for w in list(repo, root)? {
+        if let Some(why) = &w.in_use {
+            report.kept.push((w.agent_id.clone(), why.clone()));
+            continue;
+        }
         if w.has_unmerged_work() {
             // A vanished directory still leaves its branch with the commits.
             report.kept.push((w.agent_id.clone(), w.describe_work()));

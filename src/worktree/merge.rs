@@ -1,8 +1,9 @@
 //! Bringing an agent's work home: commit what the agent left uncommitted on
 //! its branch, then merge or cherry-pick that branch into the main checkout.
 //! Conflicts are found first with `git merge-tree` (which touches no
-//! checkout) and reported with the files; a git step that still fails is
-//! aborted, so the main checkout is never left half-merged.
+//! checkout), before even the agent's uncommitted work is committed, and
+//! reported with the files; a git step that still fails is aborted, so the
+//! main checkout is never left half-merged.
 
 use std::path::Path;
 
@@ -76,6 +77,10 @@ pub fn bring_home(
             )));
         }
     }
+    // A merge that would conflict says so before anything is committed:
+    // the worktree as it is now, frozen as a commit no branch points to.
+    let now = super::predict::snapshot_commit(worktree)?;
+    check_conflicts(&main, branch, &now)?;
     let committed_first = commit_all(worktree, message)?.is_some();
     let range = format!("HEAD..{branch}");
     let commits: Vec<String> = main
@@ -93,7 +98,7 @@ pub fn bring_home(
     if commits.is_empty() {
         return Ok(outcome);
     }
-    check_conflicts(&main, branch)?;
+    check_conflicts(&main, branch, branch)?;
     let before = main.line(&["rev-parse", "HEAD"])?;
     let mut args = identity(&main);
     let merge_msg = format!("hive: merge {branch}");
@@ -132,35 +137,16 @@ pub fn bring_home(
     Ok(outcome)
 }
 
-/// Fails with the conflicting files if merging `branch` into HEAD would conflict.
-pub(crate) fn check_conflicts(main: &Git, branch: &str) -> Result<(), WorktreeError> {
-    let out = main.output(&[
-        "merge-tree",
-        "--write-tree",
-        "--name-only",
-        "--no-messages",
-        "HEAD",
-        branch,
-    ])?;
-    match out.status.code() {
-        Some(0) => Ok(()),
-        Some(1) => {
-            let text = String::from_utf8_lossy(&out.stdout);
-            // First line: the tree; then the conflicted files, up to a blank line.
-            let files = text
-                .lines()
-                .skip(1)
-                .take_while(|l| !l.is_empty())
-                .map(str::to_owned)
-                .collect();
-            Err(WorktreeError::Conflict {
-                branch: branch.to_owned(),
-                files,
-            })
-        }
-        _ => Err(WorktreeError::Git {
-            command: "git merge-tree".into(),
-            message: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-        }),
+/// Fails with the conflicting files if merging `theirs` (a branch or a
+/// commit) into HEAD would conflict; names `branch` in the error.
+pub(crate) fn check_conflicts(main: &Git, branch: &str, theirs: &str) -> Result<(), WorktreeError> {
+    let check = super::predict::merge_check(main, "HEAD", theirs)?;
+    if check.files.is_empty() {
+        Ok(())
+    } else {
+        Err(WorktreeError::Conflict {
+            branch: branch.to_owned(),
+            files: check.files,
+        })
     }
 }

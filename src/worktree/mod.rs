@@ -2,8 +2,12 @@
 //! its own checkout on its own branch, so agents on one repository never
 //! overwrite each other. This module is the model: create or reuse, list,
 //! remove and prune worktrees (`manage`), snapshot and diff them (`diff`),
-//! bring the work home (`merge`) and find edits two agents share
-//! (`overlap`). `service` runs it off the UI thread and reports typed events.
+//! bring the work home (`merge`), find edits two agents share (`overlap`),
+//! predict which merges would conflict and a merge order (`predict`), hand
+//! a conflict to its agent (`handoff`), revert a rejected file or hunk
+//! (`review`) and keep a running hive's worktrees
+//! from being pruned (`live`). `service` runs it off the UI thread and
+//! reports typed events.
 //!
 //! git is driven through its binary (`git`) with explicit arguments; diff
 //! text is parsed without I/O so the parser and the overlap check are plain
@@ -11,10 +15,15 @@
 
 pub mod diff;
 pub(crate) mod git;
+pub mod handoff;
+pub mod live;
 pub mod manage;
 pub mod merge;
 pub mod overlap;
+pub mod predict;
+pub mod review;
 pub(crate) mod service;
+pub mod setup;
 
 use std::path::PathBuf;
 
@@ -25,7 +34,8 @@ pub use manage::{ensure, list, prune, remove};
 pub use merge::{BringMode, bring_home, commit_all};
 pub(crate) use overlap::Overlap;
 pub use overlap::overlaps;
-pub use service::{DiffScope, WorktreeEvent, WorktreeRequest, spawn_service};
+pub use predict::{Conflict, MergePlan, Prediction, merge_order};
+pub use service::{DiffScope, FileChange, WorktreeEvent, WorktreeRequest, spawn_service};
 
 /// Where worktrees go when the config does not say: inside the repository,
 /// next to `.git`, ignored through `.git/info/exclude`.
@@ -50,6 +60,8 @@ pub enum WorktreeError {
     Unmerged { id: String, detail: String },
     #[error("merging {branch} would conflict in: {}", files.join(", "))]
     Conflict { branch: String, files: Vec<String> },
+    #[error("worktree of `{id}` is {why}; stop that pane (or that hive) first")]
+    Live { id: String, why: String },
     #[error("{0}")]
     Refused(String),
     #[error("{path}: {source}")]
@@ -102,6 +114,7 @@ pub fn prepare(
 ) -> Vec<(usize, Result<Worktree, WorktreeError>)> {
     let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let mut out = Vec::new();
+    let mut ports = Vec::new();
     for (i, agent) in agents.iter_mut().enumerate() {
         let Some(spec) = agent.worktree_spec(root) else {
             continue;
@@ -110,15 +123,43 @@ pub fn prepare(
             .cwd
             .as_ref()
             .map_or_else(|| here.clone(), |c| here.join(c));
-        let result = ensure(&cwd, &spec);
-        match &result {
-            Ok(w) => {
-                tracing::info!(agent = %agent.id, path = %w.path.display(), created = w.created, "worktree");
-                agent.cwd = Some(w.cwd.clone());
+        let result = ensure(&cwd, &spec).and_then(|w| {
+            tracing::info!(agent = %agent.id, path = %w.path.display(), created = w.created, "worktree");
+            agent.cwd = Some(w.cwd.clone());
+            // `hive worktree prune/remove` must see the pane as alive.
+            if let Err(e) = live::hold(&w.path) {
+                tracing::warn!(agent = %agent.id, "worktree lock: {e}");
             }
-            Err(e) => tracing::warn!(agent = %agent.id, "worktree: {e}"),
+            prepare_env(agent, &w, &mut ports)?;
+            Ok(w)
+        });
+        if let Err(e) = &result {
+            tracing::warn!(agent = %agent.id, "worktree: {e}");
         }
         out.push((i, result));
     }
     out
+}
+
+/// The worktree's own port in the agent's environment (`HIVE_PORT`, unless
+/// the config sets it), then its `worktree_setup`, once.
+fn prepare_env(
+    agent: &mut crate::config::AgentConfig,
+    w: &Worktree,
+    ports: &mut Vec<u16>,
+) -> Result<(), WorktreeError> {
+    if !agent.env.contains_key("HIVE_PORT") {
+        let port = setup::port_for(w, ports)?;
+        ports.push(port);
+        agent.env.insert("HIVE_PORT".into(), port.to_string());
+    }
+    let envs: Vec<(String, String)> = agent
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if let Some(output) = setup::run_setup(w, &agent.worktree_setup, &envs)? {
+        tracing::info!(agent = %agent.id, "worktree_setup done: {} bytes of output", output.len());
+    }
+    Ok(())
 }

@@ -1,6 +1,7 @@
 //! The git side of the console: one tokio task that owns the panes'
 //! worktrees, takes typed requests (turn started/ended, show a diff, bring
-//! work home) and answers with typed events. Requests run one at a time on
+//! work home, hand a conflict to its agent) and answers with typed events
+//! (diffs, overlaps, predicted conflicts, results). Requests run one at a time on
 //! the blocking pool, so git never runs on the UI thread and two git
 //! commands never race for one repository's locks.
 
@@ -9,8 +10,11 @@ use std::collections::HashMap;
 use tokio::sync::mpsc;
 
 use super::diff::{self, FileDiff};
+use super::handoff::{HandOff, rebase_onto_main};
 use super::merge::{BringMode, MergeOutcome, bring_home, commit_all};
 use super::overlap::{Overlap, overlaps};
+use super::predict::{Prediction, Predictor};
+use super::review;
 use super::{Worktree, WorktreeError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,9 +57,32 @@ pub enum WorktreeRequest {
         pane: usize,
         message: String,
     },
-    /// Recompute overlap warnings (the focus moved, a terminal pane worked).
+    /// Recompute overlap warnings and predicted conflicts (the focus
+    /// moved, a terminal pane worked).
     CheckOverlaps,
+    /// Review: revert `file` (one hunk of it, or all of it) in the pane's
+    /// worktree, as the diff of `scope` showed it.
+    Reject {
+        pane: usize,
+        scope: DiffScope,
+        file: Box<FileDiff>,
+        hunk: Option<usize>,
+    },
+    /// Discard the pane's work: its branch back to the main checkout's
+    /// HEAD, untracked files removed.
+    Reset {
+        pane: usize,
+    },
+    /// A merge conflicted: rebase the pane's branch onto the main
+    /// checkout's HEAD in its worktree, leaving the conflicts to the agent.
+    HandOff {
+        pane: usize,
+        message: Option<String>,
+    },
 }
+
+/// One file a worktree changed: (path, lines added, lines removed).
+pub type FileChange = (String, usize, usize);
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum WorktreeEvent {
@@ -70,6 +97,31 @@ pub enum WorktreeEvent {
     Brought {
         pane: usize,
         result: Result<MergeOutcome, String>,
+        /// The files a refused merge would conflict in (empty otherwise).
+        conflicted: Vec<String>,
+    },
+    /// What each worktree changed overall: (pane, [(path, added,
+    /// removed)]), for the compare view. Sent when it changes.
+    Changed(Vec<(usize, Vec<FileChange>)>),
+    /// Every merge that would conflict now (pairs of worktrees, each with
+    /// the main checkout), and who has work to bring home. Sent when it
+    /// changes.
+    Conflicts(Prediction),
+    /// A rejected file or hunk was reverted (what, for the view) or not.
+    Rejected {
+        pane: usize,
+        result: Result<String, String>,
+    },
+    /// A worktree was reset to the main checkout (or not).
+    Reset {
+        pane: usize,
+        result: Result<(), String>,
+    },
+    /// The hand-off's rebase: stopped on the files listed (for the agent),
+    /// or went through.
+    HandedOff {
+        pane: usize,
+        result: Result<HandOff, String>,
     },
     /// The new commit, or `None` when there was nothing to commit.
     Committed {
@@ -88,7 +140,11 @@ pub fn spawn_service(
         worktrees: worktrees.into_iter().collect(),
         turn_start: HashMap::new(),
         last_turn: HashMap::new(),
+        last_turn_from: HashMap::new(),
         overlaps: Vec::new(),
+        summary: Vec::new(),
+        predictor: Predictor::new(),
+        prediction: None,
         events,
     };
     tokio::spawn(async move {
@@ -115,57 +171,24 @@ struct Service {
     /// Snapshot trees taken when each pane's turn started.
     turn_start: HashMap<usize, String>,
     last_turn: HashMap<usize, Vec<FileDiff>>,
+    /// The start snapshot of each pane's last finished turn (the base a
+    /// rejected file of that turn goes back to).
+    last_turn_from: HashMap<usize, String>,
     overlaps: Vec<Overlap>,
+    /// The last `Changed` sent.
+    summary: Vec<(usize, Vec<FileChange>)>,
+    predictor: Predictor,
+    /// The last prediction sent (`None`: none yet).
+    prediction: Option<Prediction>,
     events: mpsc::UnboundedSender<WorktreeEvent>,
 }
 
 impl Service {
     fn handle(&mut self, req: WorktreeRequest) {
         match req {
-            WorktreeRequest::TurnStarted { pane } => {
-                if let Some(w) = self.worktrees.get(&pane) {
-                    match diff::snapshot(&w.path) {
-                        Ok(tree) => {
-                            self.turn_start.insert(pane, tree);
-                        }
-                        Err(e) => tracing::warn!(agent = %w.agent_id, "turn snapshot: {e}"),
-                    }
-                }
-            }
-            WorktreeRequest::TurnEnded { pane } => {
-                if let (Some(w), Some(start)) =
-                    (self.worktrees.get(&pane), self.turn_start.remove(&pane))
-                {
-                    match diff::snapshot(&w.path).and_then(|end| diff::diff(&w.path, &start, &end))
-                    {
-                        Ok(files) => {
-                            self.last_turn.insert(pane, files);
-                        }
-                        Err(e) => tracing::warn!(agent = %w.agent_id, "turn diff: {e}"),
-                    }
-                }
-                self.check_overlaps();
-            }
-            WorktreeRequest::Diff { pane, scope } => {
-                let result = match scope {
-                    DiffScope::Overall => self
-                        .worktrees
-                        .get(&pane)
-                        .ok_or_else(|| "this pane has no worktree".to_owned())
-                        .and_then(|w| diff::overall(&w.repo, &w.path).map_err(|e| e.to_string())),
-                    DiffScope::LastTurn => {
-                        Ok(self.last_turn.get(&pane).cloned().unwrap_or_default())
-                    }
-                };
-                let _ = self.events.send(WorktreeEvent::Diff {
-                    pane,
-                    scope,
-                    result,
-                });
-                if scope == DiffScope::Overall {
-                    self.check_overlaps();
-                }
-            }
+            WorktreeRequest::TurnStarted { pane } => self.turn_started(pane),
+            WorktreeRequest::TurnEnded { pane } => self.turn_ended(pane),
+            WorktreeRequest::Diff { pane, scope } => self.diff(pane, scope),
             WorktreeRequest::Commit { pane, message } => {
                 let result = match self.worktrees.get(&pane) {
                     Some(w) => commit_all(&w.path, &message).map_err(|e| e.to_string()),
@@ -177,41 +200,201 @@ impl Service {
                 pane,
                 mode,
                 message,
-            } => {
+            } => self.bring(pane, mode, message),
+            WorktreeRequest::HandOff { pane, message } => self.hand_off(pane, message),
+            WorktreeRequest::Reset { pane } => {
                 let result = match self.worktrees.get(&pane) {
-                    Some(w) => bring_home(
-                        &w.repo,
-                        &w.path,
-                        &w.branch,
-                        mode,
-                        &message.unwrap_or_else(|| format!("hive: work of {}", w.agent_id)),
-                    )
-                    .map_err(|e| match e {
-                        WorktreeError::Conflict { .. } => e.to_string(),
-                        other => format!("not brought home: {other}"),
-                    }),
+                    Some(w) => review::reset_to_main(&w.repo, &w.path)
+                        .map(|_| ())
+                        .map_err(|e| format!("not reset: {e}")),
                     None => Err("this pane has no worktree".into()),
                 };
-                let _ = self.events.send(WorktreeEvent::Brought { pane, result });
+                let _ = self.events.send(WorktreeEvent::Reset { pane, result });
                 self.check_overlaps();
+                self.predict(Some(&[pane]));
             }
-            WorktreeRequest::CheckOverlaps => self.check_overlaps(),
+            WorktreeRequest::Reject {
+                pane,
+                scope,
+                file,
+                hunk,
+            } => {
+                let result = self.reject(pane, scope, &file, hunk);
+                let _ = self.events.send(WorktreeEvent::Rejected { pane, result });
+                self.check_overlaps();
+                self.predict(Some(&[pane]));
+            }
+            WorktreeRequest::CheckOverlaps => {
+                self.check_overlaps();
+                self.predict(None);
+            }
+        }
+    }
+
+    fn turn_started(&mut self, pane: usize) {
+        if let Some(w) = self.worktrees.get(&pane) {
+            match diff::snapshot(&w.path) {
+                Ok(tree) => {
+                    self.turn_start.insert(pane, tree);
+                }
+                Err(e) => tracing::warn!(agent = %w.agent_id, "turn snapshot: {e}"),
+            }
+        }
+    }
+
+    fn turn_ended(&mut self, pane: usize) {
+        let mut edited = true;
+        if let (Some(w), Some(start)) = (self.worktrees.get(&pane), self.turn_start.remove(&pane)) {
+            match diff::snapshot(&w.path).and_then(|end| diff::diff(&w.path, &start, &end)) {
+                Ok(files) => {
+                    edited = !files.is_empty();
+                    self.last_turn.insert(pane, files);
+                    self.last_turn_from.insert(pane, start);
+                }
+                Err(e) => tracing::warn!(agent = %w.agent_id, "turn diff: {e}"),
+            }
+        }
+        self.check_overlaps();
+        // A turn that edited nothing cannot change what would conflict.
+        if edited {
+            self.predict(Some(&[pane]));
+        }
+    }
+
+    fn diff(&mut self, pane: usize, scope: DiffScope) {
+        let result = match scope {
+            DiffScope::Overall => self
+                .worktrees
+                .get(&pane)
+                .ok_or_else(|| "this pane has no worktree".to_owned())
+                .and_then(|w| diff::overall(&w.repo, &w.path).map_err(|e| e.to_string())),
+            DiffScope::LastTurn => Ok(self.last_turn.get(&pane).cloned().unwrap_or_default()),
+        };
+        let _ = self.events.send(WorktreeEvent::Diff {
+            pane,
+            scope,
+            result,
+        });
+        if scope == DiffScope::Overall {
+            self.check_overlaps();
+            self.predict(Some(&[pane]));
+        }
+    }
+
+    fn bring(&mut self, pane: usize, mode: BringMode, message: Option<String>) {
+        let mut conflicted = Vec::new();
+        let result = match self.worktrees.get(&pane) {
+            Some(w) => bring_home(
+                &w.repo,
+                &w.path,
+                &w.branch,
+                mode,
+                &message.unwrap_or_else(|| format!("hive: work of {}", w.agent_id)),
+            )
+            .map_err(|e| match e {
+                WorktreeError::Conflict { ref files, .. } => {
+                    conflicted = files.clone();
+                    e.to_string()
+                }
+                other => format!("not brought home: {other}"),
+            }),
+            None => Err("this pane has no worktree".into()),
+        };
+        let _ = self.events.send(WorktreeEvent::Brought {
+            pane,
+            result,
+            conflicted,
+        });
+        self.check_overlaps();
+        // The main checkout moved: every pair with it is new.
+        self.predict(Some(&[pane]));
+    }
+
+    fn hand_off(&mut self, pane: usize, message: Option<String>) {
+        let result = match self.worktrees.get(&pane) {
+            Some(w) => rebase_onto_main(
+                &w.repo,
+                &w.path,
+                &w.branch,
+                &message.unwrap_or_else(|| format!("hive: work of {}", w.agent_id)),
+            )
+            .map_err(|e| format!("not handed off: {e}")),
+            None => Err("this pane has no worktree".into()),
+        };
+        let _ = self.events.send(WorktreeEvent::HandedOff { pane, result });
+        self.predict(Some(&[pane]));
+    }
+
+    fn reject(
+        &self,
+        pane: usize,
+        scope: DiffScope,
+        file: &FileDiff,
+        hunk: Option<usize>,
+    ) -> Result<String, String> {
+        let w = self
+            .worktrees
+            .get(&pane)
+            .ok_or_else(|| "this pane has no worktree".to_owned())?;
+        let done = match hunk {
+            Some(i) => review::reject_hunk(&w.path, file, i)
+                .map(|()| format!("reverted hunk {} of {}", i + 1, file.path)),
+            None => {
+                let base = match scope {
+                    DiffScope::Overall => diff::base(&w.repo, &w.path),
+                    DiffScope::LastTurn => self
+                        .last_turn_from
+                        .get(&pane)
+                        .cloned()
+                        .ok_or_else(|| WorktreeError::Refused("no finished turn".into())),
+                };
+                base.and_then(|b| review::reject_file(&w.path, &b, file))
+                    .map(|()| format!("reverted {}", file.path))
+            }
+        };
+        done.map_err(|e| format!("not reverted: {e}"))
+    }
+
+    /// Refreshes the predicted conflicts (snapshotting `changed` panes
+    /// again, all when `None`) and sends them when they changed.
+    fn predict(&mut self, changed: Option<&[usize]>) {
+        let panes: Vec<(usize, &Worktree)> = self.worktrees.iter().map(|(i, w)| (*i, w)).collect();
+        match self.predictor.refresh(&panes, changed) {
+            Ok(found) => {
+                if self.prediction.as_ref() != Some(&found) {
+                    self.prediction = Some(found.clone());
+                    let _ = self.events.send(WorktreeEvent::Conflicts(found));
+                }
+            }
+            Err(e) => tracing::warn!("conflict prediction: {e}"),
         }
     }
 
     fn check_overlaps(&mut self) {
         let mut panes: Vec<_> = self.worktrees.iter().collect();
         panes.sort_by_key(|(i, _)| **i);
+        let mut summary = Vec::new();
         let changes: Vec<(String, Vec<FileDiff>)> = panes
             .into_iter()
-            .filter_map(|(_, w)| match diff::overall(&w.repo, &w.path) {
-                Ok(files) => Some((w.agent_id.clone(), files)),
+            .filter_map(|(i, w)| match diff::overall(&w.repo, &w.path) {
+                Ok(files) => {
+                    let files_summary = files
+                        .iter()
+                        .map(|f| (f.path.clone(), f.added(), f.removed()))
+                        .collect();
+                    summary.push((*i, files_summary));
+                    Some((w.agent_id.clone(), files))
+                }
                 Err(e) => {
                     tracing::warn!(agent = %w.agent_id, "overlap check: {e}");
                     None
                 }
             })
             .collect();
+        if summary != self.summary {
+            self.summary = summary.clone();
+            let _ = self.events.send(WorktreeEvent::Changed(summary));
+        }
         let found = overlaps(&changes);
         if found != self.overlaps {
             self.overlaps = found.clone();

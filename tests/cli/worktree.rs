@@ -112,3 +112,82 @@ fn run_outside_a_repository_refuses_instead_of_using_the_shared_directory() {
         "{err}"
     );
 }
+
+#[test]
+fn prune_and_remove_leave_a_worktree_under_a_live_pane_alone() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().canonicalize().unwrap();
+    let home = home.path();
+    init_repo(&repo);
+    // An agent whose turn lasts until the test ends it.
+    let scenario = home.join("slow.toml");
+    std::fs::write(
+        &scenario,
+        "[[turn]]\n[[turn.step]]\nsleep_ms = 600000\n[[turn.step]]\ntext = \"done\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("hive.toml"),
+        format!(
+            "[[agent]]\nid = \"a\"\nprovider = \"script\"\nscript = \"{}\"\nworktree = true\n",
+            scenario.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(repo.join("README.md"), "hello\n").unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "initial"]);
+
+    let running = Command::new(env!("CARGO_BIN_EXE_hive"))
+        .args(["run", "--agent", "a", "hello"])
+        .current_dir(&repo)
+        .env("HIVE_DATA_DIR", home.join("data"))
+        .env("HIVE_STATE_DIR", home.join("state"))
+        .env("XDG_CONFIG_HOME", home.join("xdg"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed even when an assertion fails first.
+    struct KillOnDrop(std::process::Child);
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut running = KillOnDrop(running);
+    // The pid of the hive process that runs the pane (`hive run` may hand
+    // the agent to a process of its own).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let why = loop {
+        let list = ok(&hive(&["worktree", "list"], &repo, home));
+        if let Some(at) = list.find("in use by a running hive (pid ") {
+            let end = at + list[at..].find(')').unwrap() + 1;
+            break list[at..end].to_owned();
+        }
+        assert!(std::time::Instant::now() < deadline, "never in use: {list}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+
+    // Clean and merged: prune would remove it if no pane ran in it.
+    let pruned = ok(&hive(&["worktree", "prune"], &repo, home));
+    assert_eq!(pruned.trim(), format!("kept a: {why}"));
+    let refused = hive(&["worktree", "remove", "a", "--force"], &repo, home);
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains(&why) && err.contains("stop that pane"),
+        "{err}"
+    );
+    let wa = repo.join(".hive/worktrees/a");
+    assert!(wa.is_dir());
+
+    // The pane is gone (even killed, nothing to clean up): prune may now.
+    running.0.kill().unwrap();
+    running.0.wait().unwrap();
+    let pruned = ok(&hive(&["worktree", "prune"], &repo, home));
+    assert_eq!(pruned.trim(), "removed a");
+    assert!(!wa.exists());
+}

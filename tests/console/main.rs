@@ -21,3 +21,5 @@ mod sessions;
 mod terminal_bytes;
 mod ui;
 mod worktree;
+mod worktree_conflicts;
+mod worktree_review;

@@ -25,7 +25,7 @@ use hive::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
 use hive::worktree::{self, WorktreeEvent, WorktreeRequest};
 use support::git::{git, init_repo};
 
-fn repo() -> (tempfile::TempDir, PathBuf) {
+pub(crate) fn repo() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     init_repo(&root);
@@ -37,7 +37,7 @@ fn repo() -> (tempfile::TempDir, PathBuf) {
 }
 
 /// Two demo agents with worktrees and one without, as the console starts them.
-fn console(root: &Path) -> App {
+pub(crate) fn console(root: &Path) -> App {
     let text = format!(
         r#"
 [[agent]]
@@ -74,7 +74,7 @@ cwd = "{root}"
     app
 }
 
-fn service(
+pub(crate) fn service(
     app: &App,
 ) -> (
     UnboundedSender<WorktreeRequest>,
@@ -92,7 +92,7 @@ fn service(
 
 /// Hands the app's git requests to the service and applies its events until
 /// `done` holds.
-async fn pump(
+pub(crate) async fn pump(
     app: &mut App,
     svc: &UnboundedSender<WorktreeRequest>,
     rx: &mut UnboundedReceiver<WorktreeEvent>,
@@ -114,7 +114,7 @@ async fn pump(
     }
 }
 
-fn render(app: &mut App, w: u16, h: u16) -> String {
+pub(crate) fn render(app: &mut App, w: u16, h: u16) -> String {
     let mut view = ViewState::default();
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
     term.draw(|f| frame(app, &mut view, f.area(), f.buffer_mut()))
@@ -122,7 +122,7 @@ fn render(app: &mut App, w: u16, h: u16) -> String {
     term.backend().to_string()
 }
 
-fn key(code: KeyCode) -> KeyEvent {
+pub(crate) fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }
 
@@ -132,7 +132,7 @@ fn typ(app: &mut App, text: &str) {
     }
 }
 
-fn loaded(app: &App) -> bool {
+pub(crate) fn loaded(app: &App) -> bool {
     app.diff.as_ref().is_some_and(|v| !v.loading)
 }
 

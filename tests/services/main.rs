@@ -10,9 +10,11 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod conflicts;
 mod fuzz_regressions;
 mod history;
 mod ops;
 mod procstat;
 mod schema;
 mod worktree;
+mod worktree_review;

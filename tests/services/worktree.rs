@@ -264,6 +264,46 @@ fn list_remove_and_prune() {
 }
 
 #[test]
+fn prune_and_remove_refuse_a_worktree_a_running_hive_uses() {
+    let (_d, root) = repo();
+    // `prepare` is what a starting hive runs: it marks the worktrees it uses.
+    let mut agents = [agent("live", &root), agent("idle", &root)];
+    let prepared = worktree::prepare(&mut agents[..1], None);
+    let live = prepared[0].1.as_ref().unwrap().clone();
+    ensure(&agents[1]);
+
+    let listed = worktree::list(&root, None).unwrap();
+    let in_use = |id: &str| {
+        let w = listed.iter().find(|w| w.agent_id == id).unwrap();
+        w.in_use.clone()
+    };
+    let why = format!("in use by a running hive (pid {})", std::process::id());
+    assert_eq!(in_use("live").as_deref(), Some(why.as_str()));
+    assert_eq!(in_use("idle"), None);
+    // Clean and merged, so prune would remove it, but a pane runs in it.
+    let report = worktree::prune(&root, None).unwrap();
+    assert_eq!(report.removed, ["idle"]);
+    assert_eq!(report.kept, [("live".to_owned(), why.clone())]);
+    assert!(live.path.is_dir());
+    // Not even with --force.
+    let err = worktree::remove(&root, None, "live", true).unwrap_err();
+    assert!(matches!(err, WorktreeError::Live { .. }), "{err}");
+    assert!(err.to_string().contains(&why), "{err}");
+    assert!(live.path.is_dir());
+
+    // Once the hive lets go (it exits, or removes it itself), prune may.
+    worktree::live::release(&live.path);
+    assert!(
+        worktree::list(&root, None)
+            .unwrap()
+            .iter()
+            .all(|w| w.in_use.is_none())
+    );
+    assert_eq!(worktree::prune(&root, None).unwrap().removed, ["live"]);
+    assert!(!live.path.exists());
+}
+
+#[test]
 fn a_directory_outside_git_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = agent("a", dir.path());
@@ -294,18 +334,33 @@ async fn the_service_reports_per_turn_diffs_and_overlaps() {
     std::fs::write(a.path.join("src/lib.rs"), "pub fn a() {}\n").unwrap();
     std::fs::write(b.path.join("src/lib.rs"), "pub fn b() {}\n").unwrap();
     svc.send(WorktreeRequest::TurnEnded { pane: 0 }).unwrap();
-    let WorktreeEvent::Overlaps(found) = rx.recv().await.unwrap() else {
-        panic!("expected an overlap warning");
-    };
+    // The overlap warning and the predicted conflict (the same line of
+    // src/lib.rs), in whichever order the checks finish.
+    let (mut found, mut predicted) = (None, None);
+    while found.is_none() || predicted.is_none() {
+        match rx.recv().await.unwrap() {
+            WorktreeEvent::Overlaps(o) => found = Some(o),
+            WorktreeEvent::Conflicts(p) if !p.conflicts.is_empty() => predicted = Some(p),
+            WorktreeEvent::Conflicts(_) | WorktreeEvent::Changed(_) => {}
+            other => panic!("expected overlaps and conflicts, got {other:?}"),
+        }
+    }
+    let (found, predicted) = (found.unwrap(), predicted.unwrap());
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].describe_files(), "src/lib.rs (same lines)");
+    assert_eq!(predicted.conflicts.len(), 1, "{predicted:?}");
+    assert_eq!(predicted.conflicts[0].files, ["src/lib.rs"]);
     svc.send(WorktreeRequest::Diff {
         pane: 0,
         scope: DiffScope::LastTurn,
     })
     .unwrap();
-    let WorktreeEvent::Diff { scope, result, .. } = rx.recv().await.unwrap() else {
-        panic!("expected the turn diff");
+    let (scope, result) = loop {
+        match rx.recv().await.unwrap() {
+            WorktreeEvent::Diff { scope, result, .. } => break (scope, result),
+            WorktreeEvent::Conflicts(_) | WorktreeEvent::Changed(_) => {}
+            other => panic!("expected the turn diff, got {other:?}"),
+        }
     };
     assert_eq!(scope, DiffScope::LastTurn);
     let names: Vec<_> = result.unwrap().into_iter().map(|f| f.path).collect();
@@ -316,8 +371,12 @@ async fn the_service_reports_per_turn_diffs_and_overlaps() {
         message: Some("add this_turn.txt".into()),
     })
     .unwrap();
-    let WorktreeEvent::Brought { result, .. } = rx.recv().await.unwrap() else {
-        panic!("expected the merge result");
+    let result = loop {
+        match rx.recv().await.unwrap() {
+            WorktreeEvent::Brought { result, .. } => break result,
+            WorktreeEvent::Conflicts(_) | WorktreeEvent::Changed(_) => {}
+            other => panic!("expected the merge result, got {other:?}"),
+        }
     };
     assert_eq!(result.unwrap().files.len(), 3);
     assert!(root.join("this_turn.txt").is_file());
@@ -416,4 +475,75 @@ fn doctor_reports_the_worktree_and_a_stale_one() {
             .iter()
             .any(|c| c.name == "worktree" && c.level == Level::Fail)
     );
+}
+
+#[test]
+fn worktree_setup_runs_once_with_a_port_of_its_own() {
+    let (_d, root) = repo();
+    let setup = |a: &mut AgentConfig| {
+        a.worktree_setup = vec![
+            "sh".into(),
+            "-c".into(),
+            "echo \"port $HIVE_PORT\" >> setup-ran.txt; echo installed".into(),
+        ];
+    };
+    let mut agents = [agent("a", &root), agent("b", &root)];
+    agents.iter_mut().for_each(setup);
+    let prepared = worktree::prepare(&mut agents, None);
+    let port = |a: &AgentConfig| a.env["HIVE_PORT"].parse::<u16>().unwrap();
+    let (pa, pb) = (port(&agents[0]), port(&agents[1]));
+    assert_ne!(pa, pb, "distinct ports");
+    for ((_, w), p) in prepared.iter().zip([pa, pb]) {
+        let w = w.as_ref().unwrap();
+        // Run where the agent runs, with the agent's environment.
+        assert_eq!(
+            std::fs::read_to_string(w.cwd.join("setup-ran.txt")).unwrap(),
+            format!("port {p}\n")
+        );
+    }
+
+    // A restart: the same ports, and the setup does not run again.
+    let mut again = [agent("a", &root), agent("b", &root)];
+    again.iter_mut().for_each(setup);
+    let prepared = worktree::prepare(&mut again, None);
+    assert_eq!((port(&again[0]), port(&again[1])), (pa, pb));
+    let w = prepared[0].1.as_ref().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(w.cwd.join("setup-ran.txt")).unwrap(),
+        format!("port {pa}\n")
+    );
+
+    // A port the config sets is kept.
+    let mut own = agent("c", &root);
+    own.env.insert("HIVE_PORT".into(), "4321".into());
+    worktree::prepare(std::slice::from_mut(&mut own), None);
+    assert_eq!(own.env["HIVE_PORT"], "4321");
+}
+
+#[test]
+fn a_failing_worktree_setup_is_the_panes_error_and_runs_again_next_time() {
+    let (_d, root) = repo();
+    let mut a = agent("a", &root);
+    a.worktree_setup = vec![
+        "sh".into(),
+        "-c".into(),
+        "echo resolving; echo 'npm ERR! missing lockfile' >&2; exit 3".into(),
+    ];
+    let prepared = worktree::prepare(std::slice::from_mut(&mut a), None);
+    let err = prepared[0].1.as_ref().unwrap_err().to_string();
+    assert!(
+        err.contains("worktree_setup `sh -c") && err.contains("exited with 3"),
+        "{err}"
+    );
+    assert!(
+        err.contains("resolving\nnpm ERR! missing lockfile"),
+        "{err}"
+    );
+    assert!(err.contains("the agent does not start"), "{err}");
+
+    // Fixed: the next start runs it (it never succeeded).
+    a.worktree_setup = vec!["sh".into(), "-c".into(), "touch ok".into()];
+    let prepared = worktree::prepare(std::slice::from_mut(&mut a), None);
+    let w = prepared[0].1.as_ref().unwrap();
+    assert!(w.cwd.join("ok").is_file());
 }

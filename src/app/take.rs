@@ -1,0 +1,121 @@
+//! The compare view acts (issue 31): `t` takes the selected answer — its
+//! pane's worktree is merged into the main checkout (after a `y`) — and
+//! then offers to reset the other runs' worktrees to the main checkout, so
+//! the answers not taken are cleaned up in one step; `d` marks the words
+//! each answer has that the selected one lacks. Git runs in the worktree
+//! service; this file holds the keys and the steps.
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use super::overlay::Take;
+use super::state::App;
+use crate::worktree::{BringMode, WorktreeRequest};
+
+impl App {
+    /// Keys of the compare view's actions; true when the key was one.
+    pub(super) fn take_key(&mut self, ev: KeyEvent) -> bool {
+        let yes = matches!(ev.code, KeyCode::Char('y' | 'Y') | KeyCode::Enter);
+        match self.fanout.take.clone() {
+            Some(Take::Confirm(pane)) => {
+                if yes {
+                    self.fanout.take = Some(Take::Merging(pane));
+                    let message = self.suggested_message(pane);
+                    self.outbox.git(WorktreeRequest::Bring {
+                        pane,
+                        mode: BringMode::Merge,
+                        message,
+                    });
+                } else {
+                    self.fanout.take = None;
+                }
+                true
+            }
+            Some(Take::ResetOthers(others)) => {
+                let text = if yes {
+                    for &pane in &others {
+                        self.outbox.git(WorktreeRequest::Reset { pane });
+                    }
+                    format!("resetting {}…", self.names(&others))
+                } else {
+                    format!("kept the work of {}", self.names(&others))
+                };
+                self.fanout.take = Some(Take::Done(true, text));
+                true
+            }
+            Some(Take::Merging(_)) => true,
+            Some(Take::Done(..)) | None => match ev.code {
+                KeyCode::Char('t') => {
+                    self.start_take();
+                    true
+                }
+                KeyCode::Char('d') => {
+                    self.fanout.words = !self.fanout.words;
+                    true
+                }
+                _ => false,
+            },
+        }
+    }
+
+    fn start_take(&mut self) {
+        let f = &self.fanout;
+        let Some(pane) = f.runs.get(f.compare_sel).map(|r| r.pane) else {
+            return;
+        };
+        self.fanout.take = Some(match self.panes.get(pane) {
+            Some(p) if p.worktree.is_some() => Take::Confirm(pane),
+            _ => Take::Done(
+                false,
+                "this answer's pane has no worktree: nothing to merge".into(),
+            ),
+        });
+    }
+
+    /// The taken pane's merge finished: on success, offer to reset the
+    /// other runs' worktrees.
+    pub(super) fn take_brought(&mut self, pane: usize, result: Result<&str, &str>) {
+        if self.fanout.take != Some(Take::Merging(pane)) {
+            return;
+        }
+        let others: Vec<usize> = self
+            .fanout
+            .runs
+            .iter()
+            .map(|r| r.pane)
+            .filter(|&i| i != pane && self.panes.get(i).is_some_and(|p| p.worktree.is_some()))
+            .collect();
+        self.fanout.take = Some(match result {
+            Ok(_) if !others.is_empty() => Take::ResetOthers(others),
+            Ok(text) => Take::Done(true, text.to_owned()),
+            Err(e) => Take::Done(false, e.to_owned()),
+        });
+    }
+
+    /// A reset finished (for the compare view's last line).
+    pub(super) fn take_reset(&mut self, pane: usize, result: Result<(), String>) {
+        let name = self.names(&[pane]);
+        let (ok, text) = match result {
+            Ok(()) => (true, format!("reset {name} to the main checkout")),
+            Err(e) => (false, format!("{name}: {e}")),
+        };
+        if let Some(p) = self.panes.get_mut(pane) {
+            let level = if ok {
+                crate::provider::DiagnosticLevel::Info
+            } else {
+                crate::provider::DiagnosticLevel::Warn
+            };
+            p.conversation.transcript.notice(level, text.clone());
+        }
+        if matches!(self.fanout.take, Some(Take::Done(..))) {
+            self.fanout.take = Some(Take::Done(ok, text));
+        }
+    }
+
+    fn names(&self, panes: &[usize]) -> String {
+        panes
+            .iter()
+            .filter_map(|&i| self.panes.get(i).map(|p| p.name().to_owned()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}

@@ -1,0 +1,461 @@
+//! Conflicts before they happen (issue 31): for every pair of worktrees of
+//! one repository, and each against the main checkout's HEAD, whether a
+//! merge would conflict and in which files. Each worktree is frozen as a
+//! commit object of its snapshot (committed, staged, unstaged and untracked
+//! work), never referenced by a branch, and `git merge-tree --write-tree`
+//! merges two of them in the object store only: no checkout, index or ref
+//! changes. Results are cached by the pair of commits, so after one pane's
+//! turn only that pane's pairs are merged again.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use super::git::Git;
+use super::{Worktree, WorktreeError, diff};
+
+/// Merges checked at once (git processes in parallel).
+const MAX_WORKERS: usize = 4;
+
+/// A merge that would conflict: agent `a` with agent `b`, or with the main
+/// checkout's HEAD when `b` is `None`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conflict {
+    pub a: String,
+    pub b: Option<String>,
+    pub files: Vec<String>,
+}
+
+impl Conflict {
+    pub fn involves(&self, agent: &str) -> bool {
+        self.a == agent || self.b.as_deref() == Some(agent)
+    }
+
+    /// The other side seen from `agent`: an agent id, or "the main branch".
+    pub fn other(&self, agent: &str) -> &str {
+        match (&self.b, self.a == agent) {
+            (None, _) => "the main branch",
+            (Some(b), true) => b,
+            (Some(_), false) => &self.a,
+        }
+    }
+}
+
+/// What the predictor found: the conflicts, and which agents have work the
+/// main checkout does not have yet (in pane order).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Prediction {
+    pub conflicts: Vec<Conflict>,
+    pub pending: Vec<String>,
+}
+
+/// The result of merging two commits in the object store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MergeCheck {
+    /// The merged tree (also written when there are conflicts).
+    pub tree: String,
+    /// Conflicted paths; empty: the merge is clean.
+    pub files: Vec<String>,
+}
+
+/// Merges `theirs` into `ours` (commit-ish) with `git merge-tree`: nothing
+/// outside the object store changes.
+pub(crate) fn merge_check(
+    git: &Git,
+    ours: &str,
+    theirs: &str,
+) -> Result<MergeCheck, WorktreeError> {
+    let out = git.output(&[
+        "merge-tree",
+        "--write-tree",
+        "--name-only",
+        "--no-messages",
+        ours,
+        theirs,
+    ])?;
+    match out.status.code() {
+        Some(0 | 1) => {
+            let text = String::from_utf8_lossy(&out.stdout);
+            let mut lines = text.lines();
+            let tree = lines.next().unwrap_or_default().trim().to_owned();
+            // Then the conflicted files, up to a blank line.
+            let mut files: Vec<String> = Vec::new();
+            for l in lines.take_while(|l| !l.is_empty()) {
+                if !files.iter().any(|f| f == l) {
+                    files.push(l.to_owned());
+                }
+            }
+            Ok(MergeCheck { tree, files })
+        }
+        _ => Err(WorktreeError::Git {
+            command: format!("git merge-tree {ours} {theirs}"),
+            message: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        }),
+    }
+}
+
+/// The worktree as it is now, as a commit on top of its HEAD (its HEAD
+/// itself when nothing is uncommitted). Fixed dates make the same tree on
+/// the same HEAD the same commit, so the pair cache holds across refreshes.
+pub fn snapshot_commit(worktree: &Path) -> Result<String, WorktreeError> {
+    let git = Git::at(worktree);
+    let head = git.line(&["rev-parse", "HEAD"])?;
+    let tree = diff::snapshot(worktree)?;
+    if git.line(&["rev-parse", &format!("{head}^{{tree}}")])? == tree {
+        return Ok(head);
+    }
+    let fixed = git
+        .with_env("GIT_AUTHOR_DATE", "@0 +0000")
+        .with_env("GIT_COMMITTER_DATE", "@0 +0000");
+    fixed.line(&[
+        "-c",
+        "user.name=hive",
+        "-c",
+        "user.email=hive@localhost",
+        "commit-tree",
+        &tree,
+        "-p",
+        &head,
+        "-m",
+        "hive: snapshot for a merge prediction",
+    ])
+}
+
+/// Keeps each worktree's snapshot commit and each merged pair's result
+/// between refreshes.
+#[derive(Debug, Default)]
+pub struct Predictor {
+    /// pane → its worktree's last snapshot commit.
+    snaps: HashMap<usize, String>,
+    /// (ours, theirs) commits → the merge's result.
+    pairs: HashMap<(String, String), MergeCheck>,
+}
+
+/// One merge to check: the repository and the two commits.
+type Job = (PathBuf, String, String);
+
+impl Predictor {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Snapshots the panes in `changed` again (all of them when `None`,
+    /// and any never seen), then merges every pair whose commits changed.
+    pub fn refresh(
+        &mut self,
+        worktrees: &[(usize, &Worktree)],
+        changed: Option<&[usize]>,
+    ) -> Result<Prediction, WorktreeError> {
+        let mut worktrees = worktrees.to_vec();
+        worktrees.sort_by_key(|(i, _)| *i);
+        for (i, w) in &worktrees {
+            let again = changed.is_none_or(|c| c.contains(i));
+            if again || !self.snaps.contains_key(i) {
+                self.snaps.insert(*i, snapshot_commit(&w.path)?);
+            }
+        }
+        self.snaps
+            .retain(|i, _| worktrees.iter().any(|(j, _)| j == i));
+        let snapped: Vec<(&Worktree, String)> = worktrees
+            .iter()
+            .filter_map(|(i, w)| Some((*w, self.snaps.get(i)?.clone())))
+            .collect();
+        let heads = main_heads(&snapped)?;
+        let mut used = HashMap::new();
+        let mut out = Prediction::default();
+        // Each with the main checkout's HEAD: conflicts, and who has work.
+        let main_jobs: Vec<Job> = snapped
+            .iter()
+            .filter_map(|(w, mine)| {
+                let (head, _) = heads.get(&w.repo)?;
+                Some((w.repo.clone(), head.clone(), mine.clone()))
+            })
+            .collect();
+        self.run(&main_jobs, &mut used)?;
+        let mut pending: Vec<(&Worktree, &String)> = Vec::new();
+        for (w, mine) in &snapped {
+            let Some((head, main_tree)) = heads.get(&w.repo) else {
+                continue;
+            };
+            let Some(check) = used.get(&(head.clone(), mine.clone())) else {
+                continue;
+            };
+            if !check.files.is_empty() {
+                out.conflicts.push(Conflict {
+                    a: w.agent_id.clone(),
+                    b: None,
+                    files: check.files.clone(),
+                });
+            }
+            // Work to bring home: merging it changes the main tree.
+            if &check.tree != main_tree {
+                out.pending.push(w.agent_id.clone());
+                pending.push((w, mine));
+            }
+        }
+        self.agent_pairs(&pending, &mut used, &mut out)?;
+        // Forget pairs no current snapshot uses.
+        self.pairs = used;
+        Ok(out)
+    }
+
+    /// Pairs of agents that both have work (one with nothing left to bring
+    /// home conflicts, if at all, with the main branch).
+    fn agent_pairs(
+        &self,
+        pending: &[(&Worktree, &String)],
+        used: &mut HashMap<(String, String), MergeCheck>,
+        out: &mut Prediction,
+    ) -> Result<(), WorktreeError> {
+        let mut pair_jobs: Vec<(usize, usize, Job)> = Vec::new();
+        for (n, (w, mine)) in pending.iter().enumerate() {
+            for (m, (other, theirs)) in pending.iter().enumerate().skip(n + 1) {
+                if other.repo == w.repo {
+                    let job = (w.repo.clone(), (*mine).clone(), (*theirs).clone());
+                    pair_jobs.push((n, m, job));
+                }
+            }
+        }
+        let jobs: Vec<Job> = pair_jobs.iter().map(|(_, _, j)| j.clone()).collect();
+        self.run(&jobs, used)?;
+        for (n, m, (_, ours, theirs)) in pair_jobs {
+            let files = used
+                .get(&(ours, theirs))
+                .map(|c| c.files.clone())
+                .unwrap_or_default();
+            if !files.is_empty() {
+                out.conflicts.push(Conflict {
+                    a: pending[n].0.agent_id.clone(),
+                    b: Some(pending[m].0.agent_id.clone()),
+                    files,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Puts the result of every job in `used`: from the cache, or merged
+    /// now, several at a time (each merge is its own git process).
+    fn run(
+        &self,
+        jobs: &[Job],
+        used: &mut HashMap<(String, String), MergeCheck>,
+    ) -> Result<(), WorktreeError> {
+        let mut todo: Vec<&Job> = Vec::new();
+        for job @ (_, ours, theirs) in jobs {
+            let key = (ours.clone(), theirs.clone());
+            if used.contains_key(&key) {
+                continue;
+            }
+            match self.pairs.get(&key) {
+                Some(hit) => {
+                    used.insert(key, hit.clone());
+                }
+                None if !todo.iter().any(|t| t.1 == *ours && t.2 == *theirs) => todo.push(job),
+                None => {}
+            }
+        }
+        let workers = std::thread::available_parallelism()
+            .map_or(2, usize::from)
+            .clamp(1, MAX_WORKERS);
+        let chunk = todo.len().div_ceil(workers).max(1);
+        let results: Vec<Result<Vec<(&Job, MergeCheck)>, WorktreeError>> =
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = todo
+                    .chunks(chunk)
+                    .map(|part| {
+                        scope.spawn(move || {
+                            part.iter()
+                                .map(|job| {
+                                    let (repo, ours, theirs) = job;
+                                    Ok((*job, merge_check(&Git::at(repo), ours, theirs)?))
+                                })
+                                .collect()
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(WorktreeError::Refused("a merge check panicked".into()))
+                        })
+                    })
+                    .collect()
+            });
+        for part in results {
+            for ((_, ours, theirs), check) in part? {
+                used.insert((ours.clone(), theirs.clone()), check);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The main checkout's HEAD and its tree, per repository.
+fn main_heads(
+    snapped: &[(&Worktree, String)],
+) -> Result<HashMap<PathBuf, (String, String)>, WorktreeError> {
+    let mut heads = HashMap::new();
+    for (w, _) in snapped {
+        if !heads.contains_key(&w.repo) {
+            let git = Git::at(&w.repo);
+            let head = git.line(&["rev-parse", "HEAD"])?;
+            let tree = git.line(&["rev-parse", "HEAD^{tree}"])?;
+            heads.insert(w.repo.clone(), (head, tree));
+        }
+    }
+    Ok(heads)
+}
+
+/// A merge order that avoids the predicted conflicts: the agents that can
+/// go home cleanly one after the other (fewest conflicts first), then those
+/// that conflict with one of them or with the main branch, with why.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MergePlan {
+    pub clean: Vec<String>,
+    /// The agents that would conflict, in the order they come.
+    pub after: Vec<Blocked>,
+}
+
+/// An agent whose merge would conflict with `with` (an agent merged
+/// before it; `None`: the main branch) in `files`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blocked {
+    pub agent: String,
+    pub with: Option<String>,
+    pub files: Vec<String>,
+}
+
+impl MergePlan {
+    /// `merge order: a, c; then b (conflicts with a in x.rs)`; `None` when
+    /// there is nothing to order (fewer than two agents with work).
+    pub fn describe(&self) -> Option<String> {
+        self.describe_named(str::to_owned)
+    }
+
+    /// [`describe`](Self::describe) with each agent id as `name` gives it
+    /// (a pane's display name).
+    pub fn describe_named(&self, name: impl Fn(&str) -> String) -> Option<String> {
+        if self.clean.len() + self.after.len() < 2 && self.after.is_empty() {
+            return None;
+        }
+        let clean: Vec<String> = self.clean.iter().map(|a| name(a)).collect();
+        let mut s = format!("merge order: {}", clean.join(", "));
+        if self.clean.is_empty() {
+            s = "merge order: none is clean".to_owned();
+        }
+        for (i, b) in self.after.iter().enumerate() {
+            s.push_str(if i == 0 { "; then " } else { ", " });
+            let with = b
+                .with
+                .as_deref()
+                .map_or_else(|| "the main branch".to_owned(), &name);
+            s.push_str(&format!(
+                "{} (conflicts with {with} in {})",
+                name(&b.agent),
+                b.files.join(", ")
+            ));
+        }
+        Some(s)
+    }
+}
+
+/// Orders the agents with pending work (see [`MergePlan`]). Pure.
+pub fn merge_order(p: &Prediction) -> MergePlan {
+    let mut plan = MergePlan::default();
+    let with_main = |a: &str| p.conflicts.iter().find(|c| c.b.is_none() && c.a == a);
+    let between = |a: &str, b: &str| {
+        p.conflicts
+            .iter()
+            .find(|c| c.b.is_some() && c.involves(a) && c.involves(b))
+    };
+    let mut left: Vec<&String> = Vec::new();
+    for a in &p.pending {
+        match with_main(a) {
+            Some(c) => plan.after.push(Blocked {
+                agent: a.clone(),
+                with: None,
+                files: c.files.clone(),
+            }),
+            None => left.push(a),
+        }
+    }
+    while !left.is_empty() {
+        // The agent that blocks the fewest others goes next.
+        let degree = |a: &str| left.iter().filter(|b| between(a, b).is_some()).count();
+        let Some(pick) = (0..left.len()).min_by_key(|&i| degree(left[i])) else {
+            break;
+        };
+        let next = left.remove(pick);
+        plan.clean.push(next.clone());
+        left.retain(|b| match between(next, b) {
+            Some(c) => {
+                plan.after.push(Blocked {
+                    agent: (*b).clone(),
+                    with: Some(next.clone()),
+                    files: c.files.clone(),
+                });
+                false
+            }
+            None => true,
+        });
+    }
+    plan
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conflict(a: &str, b: Option<&str>, file: &str) -> Conflict {
+        Conflict {
+            a: a.into(),
+            b: b.map(Into::into),
+            files: vec![file.into()],
+        }
+    }
+
+    #[test]
+    fn the_order_merges_the_least_conflicting_first() {
+        let p = Prediction {
+            conflicts: vec![
+                conflict("a", Some("b"), "x.rs"),
+                conflict("b", Some("c"), "y.rs"),
+                conflict("d", None, "z.rs"),
+            ],
+            pending: ["a", "b", "c", "d", "e"].map(String::from).to_vec(),
+        };
+        let plan = merge_order(&p);
+        // e conflicts with nobody, a and c with b only, b with both.
+        assert_eq!(plan.clean, ["e", "a", "c"]);
+        let after: Vec<_> = plan
+            .after
+            .iter()
+            .map(|b| (b.agent.as_str(), b.with.as_deref()))
+            .collect();
+        assert_eq!(after, [("d", None), ("b", Some("a"))]);
+        assert_eq!(
+            plan.describe().as_deref(),
+            Some(
+                "merge order: e, a, c; then d (conflicts with the main branch in z.rs), b (conflicts with a in x.rs)"
+            )
+        );
+    }
+
+    #[test]
+    fn one_agent_without_conflicts_needs_no_order() {
+        let p = Prediction {
+            conflicts: Vec::new(),
+            pending: vec!["a".into()],
+        };
+        assert_eq!(merge_order(&p).describe(), None);
+        assert_eq!(merge_order(&Prediction::default()).describe(), None);
+    }
+
+    #[test]
+    fn the_other_side_reads_from_either_end() {
+        let c = conflict("a", Some("b"), "x");
+        assert_eq!((c.other("a"), c.other("b")), ("b", "a"));
+        assert_eq!(conflict("a", None, "x").other("a"), "the main branch");
+    }
+}

@@ -1,0 +1,127 @@
+//! The compare view acts (issue 31): after a fan-out to two agents with
+//! worktrees, each answer shows what its worktree changed, `d` marks what
+//! differs, `t` takes the selected answer (its
+//! worktree merged into the main checkout after `y`) and then offers to
+//! reset the other's worktree, which `y` does. Real git repositories.
+
+use crossterm::event::KeyCode;
+
+use super::console::{completed, message, started};
+use crate::support::git::git;
+use crate::worktree::{console, key, pump, render, repo, service};
+use hive::app::overlay::Take;
+use hive::app::state::{App, Overlay};
+use hive::event::Origin;
+use hive::runner::PaneUpdate;
+use hive::worktree::WorktreeRequest;
+
+const PROMPT: &str = "fix the greeting";
+
+fn answer(app: &mut App, pane: usize, text: &str) {
+    for event in [
+        started("t1"),
+        message("t1", "u1", Origin::User, PROMPT),
+        message("t1", "m1", Origin::Agent, text),
+        completed("t1"),
+    ] {
+        app.apply(PaneUpdate { pane, event });
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn take_one_answer_merges_it_and_resets_the_others() {
+    let (_d, root) = repo();
+    let mut app = console(&root);
+    let (svc, mut rx) = service(&app);
+    let wa = app.panes[0].worktree.clone().unwrap();
+    let wb = app.panes[1].worktree.clone().unwrap();
+    std::fs::write(
+        wa.path.join("README.md"),
+        "# demo\n\nfirst, fixed by a\nsecond\n",
+    )
+    .unwrap();
+    std::fs::write(wb.path.join("main.rs"), "fn main() {\n    by_b();\n}\n").unwrap();
+
+    // F4: Alpha (focused) and Beta get the prompt.
+    app.on_key(key(KeyCode::F(4)));
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Char(' ')));
+    app.on_key(key(KeyCode::Enter));
+    for c in PROMPT.chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.overlay, Overlay::Compare);
+    answer(&mut app, 0, "I fixed the greeting in README.md.");
+    answer(&mut app, 1, "I fixed the greeting in main.rs instead.");
+
+    // Each cell says what its worktree holds.
+    app.outbox.git(WorktreeRequest::CheckOverlaps);
+    pump(&mut app, &svc, &mut rx, |a| a.worktree_changes.len() == 2).await;
+    assert!(render(&mut app, 160, 14).contains("worktree: README.md +1 -1"));
+    app.on_key(key(KeyCode::Char('d')));
+    assert!(app.fanout.words);
+    for w in [80, 160] {
+        insta::assert_snapshot!(format!("compare_differences_{w}"), render(&mut app, w, 14));
+    }
+
+    // t, y: Alpha's worktree goes home; then Beta's is offered for reset.
+    app.on_key(key(KeyCode::Char('t')));
+    assert_eq!(app.fanout.take, Some(Take::Confirm(0)));
+    assert!(render(&mut app, 160, 14).contains("Take Alpha's answer: merge its worktree"));
+    app.on_key(key(KeyCode::Char('y')));
+    pump(&mut app, &svc, &mut rx, |a| {
+        matches!(a.fanout.take, Some(Take::ResetOthers(_) | Take::Done(..)))
+    })
+    .await;
+    assert_eq!(app.fanout.take, Some(Take::ResetOthers(vec![1])));
+    assert_eq!(
+        std::fs::read_to_string(root.join("README.md")).unwrap(),
+        "# demo\n\nfirst, fixed by a\nsecond\n"
+    );
+    for w in [80, 160] {
+        insta::assert_snapshot!(
+            format!("compare_reset_the_others_{w}"),
+            render(&mut app, w, 14)
+        );
+    }
+    app.on_key(key(KeyCode::Char('y')));
+    pump(
+        &mut app,
+        &svc,
+        &mut rx,
+        |a| matches!(&a.fanout.take, Some(Take::Done(_, t)) if t.starts_with("reset ")),
+    )
+    .await;
+    assert_eq!(
+        app.fanout.take,
+        Some(Take::Done(true, "reset Beta to the main checkout".into()))
+    );
+    assert_eq!(
+        git(&wb.path, &["rev-parse", "HEAD"]),
+        git(&root, &["rev-parse", "HEAD"])
+    );
+    assert_eq!(git(&wb.path, &["status", "--porcelain"]), "");
+    assert_eq!(
+        std::fs::read_to_string(wb.path.join("main.rs")).unwrap(),
+        "fn main() {\n    old();\n}\n",
+        "Beta's work is gone"
+    );
+}
+
+#[test]
+fn a_pane_without_a_worktree_has_nothing_to_take() {
+    let (_d, root) = repo();
+    let mut app = console(&root);
+    app.set_focus(2);
+    app.on_key(key(KeyCode::F(4)));
+    app.on_key(key(KeyCode::Enter));
+    for c in PROMPT.chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    app.on_key(key(KeyCode::Enter));
+    app.outbox.clear_git_requests();
+    app.on_key(key(KeyCode::Char('t')));
+    assert!(matches!(app.fanout.take, Some(Take::Done(false, _))));
+    assert!(app.outbox.git_requests().is_empty());
+}

@@ -1,0 +1,168 @@
+//! Review in the diff view (issue 31): step through hunks, accept one,
+//! comment on another, reject (revert) a hunk after `y`, send the comments
+//! to the agent as one prompt with file:line; the last turn's diff is
+//! headed by its prompt. Snapshots at 80 and 160 columns.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
+
+use crossterm::event::KeyCode;
+
+use hive::app::state::App;
+use hive::event::Origin;
+use hive::runner::{PaneEvent, PaneUpdate, RunnerCommand};
+use hive::upsert::{Upsert, UpsertKind, UpsertStatus};
+
+use super::support::git::git;
+use super::worktree::{console, key, loaded, pump, render, repo, service};
+
+fn numbered(edit: &[usize]) -> String {
+    (1..=30)
+        .map(|i| {
+            if edit.contains(&i) {
+                format!("LINE {i} by the agent\n")
+            } else {
+                format!("line {i}\n")
+            }
+        })
+        .collect()
+}
+
+fn typ(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+}
+
+fn user_message(app: &mut App, text: &str) {
+    app.apply(PaneUpdate {
+        pane: 0,
+        event: PaneEvent::Upsert(Upsert {
+            turn_id: "t1".into(),
+            session_id: "s".into(),
+            item_id: "u1".into(),
+            source_timestamp: chrono::DateTime::UNIX_EPOCH,
+            emitted_at: chrono::DateTime::UNIX_EPOCH,
+            status: UpsertStatus::Complete,
+            error_code: None,
+            error_message: None,
+            kind: UpsertKind::Message {
+                content: text.into(),
+                origin: Origin::User,
+            },
+        }),
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accept_reject_and_comment_on_hunks_then_send_the_review() {
+    let (_d, root) = repo();
+    std::fs::write(root.join("long.txt"), numbered(&[])).unwrap();
+    git(&root, &["add", "."]);
+    git(&root, &["commit", "-q", "-m", "long file"]);
+    let mut app = console(&root);
+    let (svc, mut rx) = service(&app);
+    let wa = app.panes[0].worktree.clone().unwrap();
+    std::fs::write(wa.path.join("long.txt"), numbered(&[2, 15, 28])).unwrap();
+
+    app.on_key(key(KeyCode::F(3)));
+    pump(&mut app, &svc, &mut rx, loaded).await;
+    assert_eq!(app.diff.as_ref().unwrap().files[0].hunks_len(), 3);
+    // a: the first hunk is accepted, the second selected; C comments on it.
+    app.on_key(key(KeyCode::Char('a')));
+    app.on_key(key(KeyCode::Char('C')));
+    typ(&mut app, "why capitals?");
+    let screen = render(&mut app, 100, 20);
+    assert!(
+        screen.contains("comment on long.txt:15 › why capitals?"),
+        "{screen}"
+    );
+    app.on_key(key(KeyCode::Enter));
+    let v = app.diff.as_ref().unwrap();
+    assert_eq!(v.review.comments.len(), 1);
+    assert_eq!(
+        (
+            v.review.comments[0].path.as_str(),
+            v.review.comments[0].line
+        ),
+        ("long.txt", 15)
+    );
+    assert!(v.review.is_accepted("long.txt", 0));
+    // [ goes back to the first hunk: ticked; the comment under the second.
+    app.on_key(key(KeyCode::Char('[')));
+    for w in [80, 160] {
+        insta::assert_snapshot!(format!("diff_view_review_{w}"), render(&mut app, w, 30));
+    }
+    app.on_key(key(KeyCode::Char(']')));
+
+    // x, y: the selected (second) hunk is reverted; the others stay.
+    app.on_key(key(KeyCode::Char('x')));
+    assert!(render(&mut app, 160, 22).contains("Revert hunk 2 of long.txt in the worktree"));
+    app.on_key(key(KeyCode::Char('y')));
+    pump(&mut app, &svc, &mut rx, |a| {
+        a.diff.as_ref().is_some_and(|v| {
+            !v.loading
+                && v.message
+                    .as_ref()
+                    .is_some_and(|m| m.1.starts_with("reverted"))
+        })
+    })
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(wa.path.join("long.txt")).unwrap(),
+        numbered(&[2, 28])
+    );
+    assert_eq!(app.diff.as_ref().unwrap().files[0].hunks_len(), 2);
+
+    // S: the comments go to the agent as one prompt.
+    app.outbox.clear_runner_commands();
+    app.on_key(key(KeyCode::Char('S')));
+    let sent: Vec<String> = app
+        .outbox
+        .runner_commands()
+        .into_iter()
+        .filter_map(|(pane, c)| match c {
+            RunnerCommand::Submit { text, .. } if pane == 0 => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sent.len(), 1);
+    assert!(
+        sent[0].contains("long.txt:15\n```diff\n@@ -12,7 +12,7 @@"),
+        "{}",
+        sent[0]
+    );
+    assert!(sent[0].contains("+LINE 15 by the agent"), "{}", sent[0]);
+    assert!(sent[0].contains("why capitals?"), "{}", sent[0]);
+    assert!(app.diff.as_ref().unwrap().review.comments.is_empty());
+
+    // X, y: the whole file goes back.
+    app.on_key(key(KeyCode::Char('X')));
+    app.on_key(key(KeyCode::Char('y')));
+    pump(&mut app, &svc, &mut rx, |a| {
+        a.diff.as_ref().is_some_and(|v| {
+            !v.loading
+                && v.message
+                    .as_ref()
+                    .is_some_and(|m| m.1 == "reverted long.txt")
+        })
+    })
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(wa.path.join("long.txt")).unwrap(),
+        numbered(&[])
+    );
+}
+
+#[test]
+fn the_last_turns_diff_is_headed_by_its_prompt() {
+    let (_d, root) = repo();
+    let mut app = console(&root);
+    user_message(&mut app, "Rename old() to new()\nand keep the tests green");
+    app.on_key(key(KeyCode::F(3)));
+    app.on_key(key(KeyCode::Tab));
+    let screen = render(&mut app, 100, 12);
+    assert!(
+        screen.contains("last turn: “Rename old() to new()”"),
+        "{screen}"
+    );
+}
