@@ -11,7 +11,9 @@ use serde_json::Value;
 
 use crate::config::HostConfig;
 use crate::control::client::{Client, ClientError, Prefer, discover};
-use crate::control::protocol::{Call, DeltaLine, EventLine, PaneInfo, TurnOutcome, WaitResult};
+use crate::control::protocol::{
+    ApprovalEvent, ApprovalLine, Call, DeltaLine, EventLine, PaneInfo, TurnOutcome, WaitResult,
+};
 use crate::sanitize::{for_output, neutralize};
 use crate::upsert::{Output, TurnEvent, Upsert, UpsertKind};
 
@@ -56,6 +58,25 @@ pub enum Verb {
     Watch { pane: Option<String> },
     /// The pane's current conversation from the history store.
     History { pane: String },
+    /// Allow the tool call the pane waits on (`state: awaiting_approval`).
+    Approve {
+        pane: String,
+        /// Allow this tool for the rest of the agent's session.
+        #[arg(long)]
+        always: bool,
+        /// Which approval, when several wait (`status` lists them); default
+        /// the oldest.
+        #[arg(long, value_name = "ID")]
+        request: Option<String>,
+    },
+    /// Deny the tool call the pane waits on; the reason reaches the agent.
+    Deny {
+        pane: String,
+        #[arg(long, value_name = "TEXT")]
+        reason: Option<String>,
+        #[arg(long, value_name = "ID")]
+        request: Option<String>,
+    },
 }
 
 pub(super) fn ctl(cli: &super::Cli, args: &CtlArgs) -> anyhow::Result<ExitCode> {
@@ -126,6 +147,24 @@ fn to_call(verb: &Verb) -> Call {
         Verb::Restart { pane } => Call::Restart { pane: pane.clone() },
         Verb::Watch { pane } => Call::Watch { pane: pane.clone() },
         Verb::History { pane } => Call::History { pane: pane.clone() },
+        Verb::Approve {
+            pane,
+            always,
+            request,
+        } => Call::Approve {
+            pane: pane.clone(),
+            request_id: request.clone(),
+            always: *always,
+        },
+        Verb::Deny {
+            pane,
+            reason,
+            request,
+        } => Call::Deny {
+            pane: pane.clone(),
+            request_id: request.clone(),
+            reason: reason.clone(),
+        },
     }
 }
 
@@ -157,6 +196,32 @@ fn on_host<'a>(verb: &Verb, hosts: &'a [HostConfig]) -> Option<(&'a HostConfig, 
             (h, Verb::Watch { pane: Some(pane) })
         }
         Verb::History { pane } => split(pane).map(|(h, pane)| (h, Verb::History { pane }))?,
+        Verb::Approve {
+            pane,
+            always,
+            request,
+        } => split(pane).map(|(h, pane)| {
+            let (always, request) = (*always, request.clone());
+            let verb = Verb::Approve {
+                pane,
+                always,
+                request,
+            };
+            (h, verb)
+        })?,
+        Verb::Deny {
+            pane,
+            reason,
+            request,
+        } => split(pane).map(|(h, pane)| {
+            let (reason, request) = (reason.clone(), request.clone());
+            let verb = Verb::Deny {
+                pane,
+                reason,
+                request,
+            };
+            (h, verb)
+        })?,
     };
     Some((host, verb))
 }
@@ -215,20 +280,11 @@ fn run(cli: &super::Cli, args: &CtlArgs) -> Result<ExitCode, ClientError> {
         serde_json::to_string(&result).unwrap_or_default()
     } else {
         match &args.verb {
-            Verb::List => {
-                let panes: Vec<PaneInfo> = field(&result, "panes")?;
-                let header = format!(
-                    "{:<12} {:<10} {:<20} {:>9}  NAME",
-                    "PANE", "STATE", "MODEL", "QUEUE"
-                );
-                std::iter::once(header)
-                    .chain(panes.iter().map(list_line))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            }
+            Verb::List => list_text(&field::<Vec<PaneInfo>>(&result, "panes")?),
             Verb::Status { .. } => status_text(&parse(&result)?),
             Verb::Send { .. } | Verb::Cancel { .. } => str_field(&result, "turn_id"),
             Verb::Restart { pane } => format!("restarting {pane}"),
+            Verb::Approve { .. } | Verb::Deny { .. } => answered_text(&result),
             Verb::Wait { .. } => {
                 let w: WaitResult = parse(&result)?;
                 if w.status != TurnOutcome::Completed {
@@ -279,6 +335,12 @@ fn watch(
                 watch_json(&d.pane, &d.event, one_pane)
             } else {
                 delta_line(&d)
+            }
+        } else if let Ok(a) = serde_json::from_str::<ApprovalLine>(&line) {
+            if json {
+                watch_json(&a.pane, &a.approval, one_pane)
+            } else {
+                approval_line(&a)
             }
         } else {
             // Not an event: the reply that ends the stream.
@@ -385,6 +447,38 @@ fn watch_line(ev: &EventLine) -> String {
     }
 }
 
+/// `allow_once perm_1 (Bash)`: what `approve` / `deny` answered.
+fn answered_text(result: &Value) -> String {
+    let f = |name| str_field(result, name);
+    format!("{} {} ({})", f("decision"), f("request_id"), f("tool"))
+}
+
+fn approval_line(a: &ApprovalLine) -> String {
+    let p = neutralize(&a.pane);
+    match &a.approval {
+        ApprovalEvent::ApprovalRequested(r) => format!(
+            "{p}  awaiting_approval  {}  {} {}",
+            neutralize(&r.request_id),
+            one_line(&r.tool),
+            one_line(&r.arguments.to_string())
+        ),
+        ApprovalEvent::ApprovalSettled { request_id } => {
+            format!("{p}  approval_settled   {}", neutralize(request_id))
+        }
+    }
+}
+
+fn list_text(panes: &[PaneInfo]) -> String {
+    let header = format!(
+        "{:<12} {:<17} {:<20} {:>9}  NAME",
+        "PANE", "STATE", "MODEL", "QUEUE"
+    );
+    std::iter::once(header)
+        .chain(panes.iter().map(list_line))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 fn list_line(p: &PaneInfo) -> String {
     let state = if p.failed.is_some() {
         "failed".to_owned()
@@ -392,7 +486,7 @@ fn list_line(p: &PaneInfo) -> String {
         enum_name(&p.state)
     };
     format!(
-        "{:<12} {:<10} {:<20} {:>2} queued  {}",
+        "{:<12} {:<17} {:<20} {:>2} queued  {}",
         neutralize(&p.id),
         state,
         neutralize(p.model.as_deref().unwrap_or("-")),
@@ -429,6 +523,14 @@ fn status_text(p: &PaneInfo) -> String {
     }
     if let Some(f) = &p.failed {
         lines.push(format!("failed:    {}", one_line(f)));
+    }
+    for a in &p.approvals {
+        lines.push(format!(
+            "approval:  {}  {} {}",
+            text(&a.request_id),
+            one_line(&a.tool),
+            one_line(&a.arguments.to_string())
+        ));
     }
     lines.push(format!("queue:     {}", p.queue.len()));
     for (i, q) in p.queue.iter().enumerate() {

@@ -15,11 +15,12 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
 use super::protocol::{
-    Call, CtlError, DeltaLine, ErrorCode, PaneInfo, SendResult, TextDelta, TurnOutcome, WaitResult,
+    Approval, ApprovalEvent, ApprovalLine, Call, CtlError, DeltaLine, ErrorCode, PaneInfo,
+    PaneState, SendResult, TextDelta, TurnOutcome, WaitResult,
 };
 use crate::config::AgentConfig;
 use crate::event::Origin;
-use crate::provider::Capabilities;
+use crate::provider::{Capabilities, PermissionDecision};
 use crate::runner::{PaneEvent, PaneUpdate, RunnerCommand, SubmitMode, TurnState, mirror};
 use crate::text::SharedText;
 use crate::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
@@ -77,7 +78,8 @@ impl PaneMirror {
             name: self.agent.display_name().to_owned(),
             provider: self.agent.provider.clone(),
             model: self.model.clone().or_else(|| self.agent.model.clone()),
-            state: self.m.state,
+            state: PaneState::of(self.m.state, self.m.awaiting_approval()),
+            approvals: self.m.approvals.iter().map(Approval::from).collect(),
             alive: self.alive(),
             failed: match &self.started {
                 Started::Failed(e) => Some(e.clone()),
@@ -219,6 +221,14 @@ impl Hub {
             PaneEvent::Attached { capabilities, .. } => {
                 p.started = Started::Running(*capabilities);
             }
+            PaneEvent::Permission(req) => {
+                let approval = ApprovalEvent::ApprovalRequested(Approval::from(req));
+                self.broadcast_approval(i, approval);
+            }
+            PaneEvent::PermissionSettled { request_id } => {
+                let request_id = request_id.clone();
+                self.broadcast_approval(i, ApprovalEvent::ApprovalSettled { request_id });
+            }
             PaneEvent::Process(sample) => p.process = *sample,
             PaneEvent::Held(hold) => p.held.clone_from(hold),
             PaneEvent::Upsert(u) => {
@@ -345,6 +355,16 @@ impl Hub {
             return;
         };
         self.send_lines(i, |_| &line);
+    }
+
+    fn broadcast_approval(&mut self, i: usize, approval: ApprovalEvent) {
+        if self.subscribers.is_empty() {
+            return;
+        }
+        let pane = self.panes[i].agent.id.clone();
+        if let Some(line) = serialized(&ApprovalLine { pane, approval }) {
+            self.send_lines(i, |_| &line);
+        }
     }
 
     /// Sends pane `i`'s watchers each line `pick` chooses for them. A watcher
@@ -499,6 +519,7 @@ impl Hub {
                 let _ = reply.send(Ok(json!({ "pane": pane, "agent": agent })));
                 Ok(None)
             }
+            call @ (Call::Approve { .. } | Call::Deny { .. }) => self.approval_call(call, reply),
             // The host hands operations to the ops host, and the server
             // answers for itself, before they get here.
             Call::Op { .. } | Call::Server | Call::Kill => Err((
@@ -650,6 +671,101 @@ impl Hub {
             ));
         }
         Ok(())
+    }
+}
+
+impl Hub {
+    /// `approve` and `deny`.
+    fn approval_call(
+        &mut self,
+        call: Call,
+        reply: Responder,
+    ) -> Result<Option<(usize, RunnerCommand)>, (Responder, CtlError)> {
+        match call {
+            Call::Approve {
+                pane,
+                request_id,
+                always,
+            } => {
+                let i = match self.find(&pane) {
+                    Ok(i) => i,
+                    Err(e) => return Err((reply, e)),
+                };
+                let decision = if always {
+                    PermissionDecision::AllowAlways
+                } else {
+                    PermissionDecision::AllowOnce
+                };
+                self.answer(i, request_id.as_deref(), decision, reply)
+            }
+            Call::Deny {
+                pane,
+                request_id,
+                reason,
+            } => {
+                let i = match self.find(&pane) {
+                    Ok(i) => i,
+                    Err(e) => return Err((reply, e)),
+                };
+                let decision = PermissionDecision::Deny {
+                    reason: deny_reason(reason, "hive ctl"),
+                };
+                self.answer(i, request_id.as_deref(), decision, reply)
+            }
+            _ => Err((
+                reply,
+                CtlError::new(ErrorCode::BadRequest, "not an approval"),
+            )),
+        }
+    }
+
+    /// `approve` / `deny`: the decision goes to pane `i`'s runner, which
+    /// tells every client the approval was settled.
+    fn answer(
+        &mut self,
+        i: usize,
+        request_id: Option<&str>,
+        decision: PermissionDecision,
+        reply: Responder,
+    ) -> Result<Option<(usize, RunnerCommand)>, (Responder, CtlError)> {
+        let p = &self.panes[i];
+        let Some(req) = p.m.approval(request_id) else {
+            let id = &p.agent.id;
+            let e = match request_id {
+                Some(r) => format!("pane `{id}` waits for no approval `{r}`"),
+                None => format!("pane `{id}` waits for no approval"),
+            };
+            return Err((reply, CtlError::new(ErrorCode::InvalidState, e)));
+        };
+        let request_id = req.request_id.clone();
+        let _ = reply.send(Ok(json!({
+            "pane": p.agent.id, "request_id": request_id, "tool": req.tool_name,
+            "decision": decision_name(&decision),
+        })));
+        Ok(Some((
+            i,
+            RunnerCommand::Permission {
+                request_id,
+                decision,
+            },
+        )))
+    }
+}
+
+/// What a deny says to the agent: the reason given, or who denied it.
+pub(crate) fn deny_reason(reason: Option<String>, by: &str) -> String {
+    match reason {
+        Some(r) if !r.trim().is_empty() => r,
+        _ => format!("denied by the user (through {by})"),
+    }
+}
+
+pub(crate) fn decision_name(d: &PermissionDecision) -> &'static str {
+    match d {
+        PermissionDecision::AllowOnce => "allow_once",
+        PermissionDecision::AllowAlways => "allow_always",
+        PermissionDecision::Deny { .. } => "deny",
+        PermissionDecision::Option { .. } => "option",
     }
 }
 

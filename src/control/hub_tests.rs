@@ -395,3 +395,105 @@ fn list_totals_the_hive_and_status_shows_a_held_queue() {
     hub.observe(&at(0, PaneEvent::Held(None)));
     assert!(status(&mut hub, "a").get("held").is_none());
 }
+
+fn permission(id: &str) -> PaneEvent {
+    PaneEvent::Permission(crate::provider::PermissionRequest {
+        request_id: id.into(),
+        tool_name: "Bash".into(),
+        input: json!({"command": "rm -rf build"}),
+        description: None,
+        options: Vec::new(),
+        display: None,
+    })
+}
+
+#[test]
+fn a_pane_waiting_for_approval_shows_it_and_approve_and_deny_answer_it() {
+    let mut hub = hub();
+    let (tx, mut lines) = mpsc::channel(16);
+    let (reply, _watching) = oneshot::channel();
+    hub.handle(ControlRequest {
+        call: Call::Watch { pane: None },
+        reply,
+        events: Some(tx),
+    });
+    hub.observe(&at(0, PaneEvent::State(TurnState::Streaming)));
+    hub.observe(&at(0, permission("p1")));
+    hub.observe(&at(0, permission("p2")));
+    let line = lines.try_recv().unwrap();
+    let line: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(line["pane"], "a");
+    assert_eq!(line["approval"]["type"], "approval_requested");
+    assert_eq!(line["approval"]["arguments"]["command"], "rm -rf build");
+
+    let (_, mut status) = ask(&mut hub, Call::Status { pane: "a".into() });
+    let status = status.try_recv().unwrap().unwrap();
+    assert_eq!(status["state"], "awaiting_approval");
+    assert_eq!(status["approvals"][0]["tool"], "Bash");
+    assert_eq!(status["approvals"].as_array().unwrap().len(), 2);
+
+    // The oldest first; a named one; none left.
+    let approve = |always| Call::Approve {
+        pane: "a".into(),
+        request_id: None,
+        always,
+    };
+    let (cmd, _) = ask(&mut hub, approve(true));
+    let Some((
+        0,
+        RunnerCommand::Permission {
+            request_id,
+            decision,
+        },
+    )) = cmd
+    else {
+        panic!("{cmd:?}");
+    };
+    assert_eq!(
+        (request_id.as_str(), decision),
+        ("p1", PermissionDecision::AllowAlways)
+    );
+    hub.observe(&at(0, PaneEvent::PermissionSettled { request_id }));
+    let deny = |id: &str| Call::Deny {
+        pane: "a".into(),
+        request_id: Some(id.into()),
+        reason: Some("not here".into()),
+    };
+    let (cmd, mut nope) = ask(&mut hub, deny("p1"));
+    assert!(cmd.is_none());
+    assert_eq!(refused(&mut nope), ErrorCode::InvalidState);
+    let (cmd, mut denied) = ask(&mut hub, deny("p2"));
+    let reason = "not here".to_owned();
+    assert_eq!(
+        cmd,
+        Some((
+            0,
+            RunnerCommand::Permission {
+                request_id: "p2".into(),
+                decision: PermissionDecision::Deny { reason }
+            }
+        ))
+    );
+    assert_eq!(denied.try_recv().unwrap().unwrap()["decision"], "deny");
+    hub.observe(&at(
+        0,
+        PaneEvent::PermissionSettled {
+            request_id: "p2".into(),
+        },
+    ));
+    let (_, mut status) = ask(&mut hub, Call::Status { pane: "a".into() });
+    assert_eq!(status.try_recv().unwrap().unwrap()["state"], "streaming");
+    let (_, mut none) = ask(&mut hub, approve(false));
+    assert_eq!(refused(&mut none), ErrorCode::InvalidState);
+}
+
+#[test]
+fn an_approval_goes_with_its_turn() {
+    let mut hub = hub();
+    hub.observe(&at(1, PaneEvent::State(TurnState::Streaming)));
+    hub.observe(&at(1, permission("p1")));
+    hub.observe(&at(1, completed("t1")));
+    let (_, mut status) = ask(&mut hub, Call::Status { pane: "b".into() });
+    let status = status.try_recv().unwrap().unwrap();
+    assert!(status.get("approvals").is_none(), "{status}");
+}

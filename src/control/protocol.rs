@@ -61,6 +61,23 @@ pub enum Call {
     History {
         pane: String,
     },
+    /// Allows the approval pane `pane` waits for (the oldest, or
+    /// `request_id`); `always`: for the rest of the session.
+    Approve {
+        pane: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request_id: Option<String>,
+        #[serde(default)]
+        always: bool,
+    },
+    /// Denies it; `reason` reaches the agent.
+    Deny {
+        pane: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request_id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
     /// The server itself: pid, config, panes, running turns, clients
     /// attached, start time (`hive ls`).
     Server,
@@ -241,7 +258,11 @@ pub struct PaneInfo {
     pub provider: String,
     #[serde(default)]
     pub model: Option<String>,
-    pub state: TurnState,
+    pub state: PaneState,
+    /// The approvals the agent waits for, oldest first (`hive ctl approve`
+    /// answers the first).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approvals: Vec<Approval>,
     /// The agent's process runs (seed 002 `isAlive`).
     pub alive: bool,
     /// Why the provider could not start, when it could not.
@@ -266,6 +287,70 @@ pub struct PaneInfo {
     /// The queue waits for the vendor's limit to reset (`kind`, `until`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held: Option<crate::runner::hold::Hold>,
+}
+
+/// A pane's state as scripts see it: the runner's, or `awaiting_approval`
+/// while a turn cannot go on until someone answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PaneState {
+    Idle,
+    Starting,
+    Streaming,
+    Cancelling,
+    Dead,
+    AwaitingApproval,
+}
+
+impl PaneState {
+    pub fn of(state: TurnState, awaiting_approval: bool) -> Self {
+        match state {
+            _ if awaiting_approval => PaneState::AwaitingApproval,
+            TurnState::Idle => PaneState::Idle,
+            TurnState::Starting => PaneState::Starting,
+            TurnState::Streaming => PaneState::Streaming,
+            TurnState::Cancelling => PaneState::Cancelling,
+            TurnState::Dead => PaneState::Dead,
+        }
+    }
+}
+
+/// One approval request as `status`, `list` and `watch` show it: the
+/// tool and its arguments as the agent sent them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Approval {
+    pub request_id: String,
+    pub tool: String,
+    pub arguments: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+impl From<&crate::provider::PermissionRequest> for Approval {
+    fn from(r: &crate::provider::PermissionRequest) -> Self {
+        Self {
+            request_id: r.request_id.clone(),
+            tool: r.tool_name.clone(),
+            arguments: r.input.clone(),
+            description: r.description.clone(),
+        }
+    }
+}
+
+/// `watch`'s line when a pane starts waiting for an approval
+/// (`approval_requested`, with the request) or one was answered
+/// (`approval_settled`, by any client).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalLine {
+    pub pane: String,
+    pub approval: ApprovalEvent,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ApprovalEvent {
+    ApprovalRequested(Approval),
+    ApprovalSettled { request_id: String },
 }
 
 /// Token and cost totals as `status` and `list` report them

@@ -19,6 +19,7 @@ use tokio::sync::Mutex;
 use super::{Caller, HiveRequest, Op, OpError, WaitFor};
 use crate::config::Config;
 use crate::control::protocol::{Call, Reply, Request};
+use crate::provider::PermissionDecision;
 use crate::remote::{Ssh, Target};
 
 /// One `[[host]]` the operations can reach.
@@ -128,6 +129,25 @@ impl Across {
             Op::Interrupt { agent } => {
                 let (h, a) = on_host(agent)?;
                 Some((h, "agent.interrupt", json!({"agent": a}), agent.clone()))
+            }
+            Op::Answer {
+                agent,
+                request_id,
+                decision,
+            } => {
+                let (h, a) = on_host(agent)?;
+                let (name, args) = match decision {
+                    PermissionDecision::Deny { reason } => (
+                        "agent.deny",
+                        json!({"agent": a, "request_id": request_id, "reason": reason}),
+                    ),
+                    d => (
+                        "agent.approve",
+                        json!({"agent": a, "request_id": request_id,
+                               "always": *d == PermissionDecision::AllowAlways}),
+                    ),
+                };
+                Some((h, name, args, agent.clone()))
             }
         }
     }

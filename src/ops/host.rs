@@ -19,7 +19,9 @@ use tokio::sync::oneshot;
 
 use super::{Caller, HiveRequest, Op, OpError, WaitFor};
 use crate::config::AgentConfig;
+use crate::control::protocol::{Approval, PaneState};
 use crate::event::Origin;
+use crate::provider::PermissionDecision;
 use crate::runner::{PaneEvent, PaneUpdate, RunnerCommand, RunnerHandle, SubmitMode, mirror};
 use crate::text::SharedText;
 use crate::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind};
@@ -266,6 +268,13 @@ impl OpsHost {
                 runner(runners, i)?.send(RunnerCommand::Interrupt);
                 Ok(json!({"interrupted": busy}))
             }),
+            Op::Answer {
+                agent,
+                request_id,
+                decision,
+            } => self
+                .target(&caller, &agent, true)
+                .and_then(|i| self.answer(i, request_id.as_deref(), decision, runners)),
         };
         let _ = reply.send(result);
     }
@@ -275,12 +284,50 @@ impl OpsHost {
             .panes
             .iter()
             .map(|p| {
-                json!({"id": p.id, "name": p.name, "provider": p.provider, "model": p.model,
-                       "state": p.m.state, "queue": p.m.queue.len(),
-                       "can_message": self.allowed(caller, &p.id)})
+                let state = PaneState::of(p.m.state, p.m.awaiting_approval());
+                let mut v = json!({"id": p.id, "name": p.name, "provider": p.provider,
+                       "model": p.model, "state": state, "queue": p.m.queue.len(),
+                       "can_message": self.allowed(caller, &p.id)});
+                if !p.m.approvals.is_empty() {
+                    let approvals: Vec<Approval> =
+                        p.m.approvals.iter().map(Approval::from).collect();
+                    v["approvals"] = json!(approvals);
+                }
+                v
             })
             .collect();
         Value::Array(panes)
+    }
+
+    /// `agent.approve` / `agent.deny` of pane `i` (the caller may reach it).
+    fn answer(
+        &self,
+        i: usize,
+        request_id: Option<&str>,
+        decision: PermissionDecision,
+        runners: &[Option<RunnerHandle>],
+    ) -> Result<Value, OpError> {
+        let p = &self.panes[i];
+        let req = p.m.approval(request_id).ok_or_else(|| {
+            OpError::new(
+                "no_approval",
+                format!(
+                    "`{}` waits for no approval{}",
+                    p.id,
+                    match request_id {
+                        Some(r) => format!(" `{r}`"),
+                        None => String::new(),
+                    }
+                ),
+            )
+        })?;
+        let out = json!({"request_id": req.request_id, "tool": req.tool_name,
+                         "decision": crate::control::hub::decision_name(&decision)});
+        runner(runners, i)?.send(RunnerCommand::Permission {
+            request_id: req.request_id.clone(),
+            decision,
+        });
+        Ok(out)
     }
 
     /// Whether `caller` may act on `target` (its `can_message` names it).

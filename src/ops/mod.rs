@@ -99,6 +99,30 @@ pub(crate) const OPERATIONS: &[OpSpec] = &[
         },
         output: "{interrupted}",
     },
+    OpSpec {
+        name: "agent.approve",
+        description: "Allow the tool call a pane you may message waits on (agents.list shows state awaiting_approval and the request). The oldest request unless request_id names one; always: true allows the tool for the rest of its session.",
+        input_schema: || {
+            json!({"type": "object", "required": ["agent"], "additionalProperties": false,
+                "properties": {
+                    "agent": {"type": "string"},
+                    "request_id": {"type": "string"},
+                    "always": {"type": "boolean"}}})
+        },
+        output: "{request_id, tool, decision}",
+    },
+    OpSpec {
+        name: "agent.deny",
+        description: "Deny the tool call a pane you may message waits on; the reason reaches that agent.",
+        input_schema: || {
+            json!({"type": "object", "required": ["agent"], "additionalProperties": false,
+                "properties": {
+                    "agent": {"type": "string"},
+                    "request_id": {"type": "string"},
+                    "reason": {"type": "string"}}})
+        },
+        output: "{request_id, tool, decision}",
+    },
 ];
 
 pub fn find(name: &str) -> Option<&'static OpSpec> {
@@ -129,6 +153,12 @@ pub enum Op {
     },
     Interrupt {
         agent: String,
+    },
+    /// Answers an approval the pane waits on.
+    Answer {
+        agent: String,
+        request_id: Option<String>,
+        decision: crate::provider::PermissionDecision,
     },
 }
 
@@ -196,6 +226,23 @@ struct AgentArg {
 #[serde(deny_unknown_fields)]
 struct NoArgs {}
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ApproveArgs {
+    agent: String,
+    request_id: Option<String>,
+    #[serde(default)]
+    always: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DenyArgs {
+    agent: String,
+    request_id: Option<String>,
+    reason: Option<String>,
+}
+
 fn args<T: serde::de::DeserializeOwned>(op: &str, v: Value) -> Result<T, OpError> {
     let v = if v.is_null() { json!({}) } else { v };
     serde_json::from_value(v).map_err(|e| {
@@ -255,6 +302,24 @@ impl Op {
             "agent.interrupt" => {
                 let a: AgentArg = args(name, arguments)?;
                 Op::Interrupt { agent: a.agent }
+            }
+            "agent.approve" => {
+                use crate::provider::PermissionDecision::{AllowAlways, AllowOnce};
+                let a: ApproveArgs = args(name, arguments)?;
+                Op::Answer {
+                    agent: a.agent,
+                    request_id: a.request_id,
+                    decision: if a.always { AllowAlways } else { AllowOnce },
+                }
+            }
+            "agent.deny" => {
+                let a: DenyArgs = args(name, arguments)?;
+                let reason = crate::control::hub::deny_reason(a.reason, "hive's operations");
+                Op::Answer {
+                    agent: a.agent,
+                    request_id: a.request_id,
+                    decision: crate::provider::PermissionDecision::Deny { reason },
+                }
             }
             other => {
                 let known: Vec<&str> = OPERATIONS.iter().map(|o| o.name).collect();

@@ -15,6 +15,7 @@ use std::collections::VecDeque;
 
 use super::{PaneEvent, TurnState};
 use crate::event::Origin;
+use crate::provider::PermissionRequest;
 use crate::text::SharedText;
 use crate::upsert::{TurnEvent, UpsertKind, UpsertStatus};
 
@@ -40,6 +41,9 @@ pub(crate) struct PaneMirror<K> {
     pub turn: Option<String>,
     /// Turns ended since start.
     pub turns: u64,
+    /// Approvals the agent waits for, oldest first, until answered (by any
+    /// client) or the turn ends.
+    pub approvals: Vec<PermissionRequest>,
     sends: VecDeque<Sent<K>>,
 }
 
@@ -50,6 +54,7 @@ impl<K> Default for PaneMirror<K> {
             queue: Vec::new(),
             turn: None,
             turns: 0,
+            approvals: Vec::new(),
             sends: VecDeque::new(),
         }
     }
@@ -73,6 +78,20 @@ fn shows(content: &str, text: &str) -> bool {
 }
 
 impl<K> PaneMirror<K> {
+    /// Waiting for an approval: the runner's state says streaming, but
+    /// nothing moves until someone answers.
+    pub(crate) fn awaiting_approval(&self) -> bool {
+        !self.approvals.is_empty() && self.state.is_busy()
+    }
+
+    /// The approval `id` asks for, or the oldest one.
+    pub(crate) fn approval(&self, id: Option<&str>) -> Option<&PermissionRequest> {
+        match id {
+            Some(id) => self.approvals.iter().find(|r| r.request_id == id),
+            None => self.approvals.first(),
+        }
+    }
+
     /// `text` was submitted to the pane's runner.
     pub(crate) fn sent(&mut self, text: String, key: K) {
         self.sends.push_back(Sent {
@@ -96,7 +115,16 @@ impl<K> PaneMirror<K> {
     /// with the turn's id.
     pub(crate) fn observe(&mut self, event: &PaneEvent) -> Option<(K, String)> {
         match event {
-            PaneEvent::State(s) => self.state = *s,
+            PaneEvent::State(s) => {
+                self.state = *s;
+                if *s == TurnState::Dead {
+                    self.approvals.clear();
+                }
+            }
+            PaneEvent::Permission(req) => self.approvals.push(req.clone()),
+            PaneEvent::PermissionSettled { request_id } => {
+                self.approvals.retain(|r| r.request_id != *request_id);
+            }
             PaneEvent::Queue(q) => {
                 for s in &mut self.sends {
                     let there = q.contains(&s.text);
@@ -130,6 +158,8 @@ impl<K> PaneMirror<K> {
                 if self.turn.as_deref() == Some(t.turn_id()) {
                     self.turn = None;
                 }
+                // An approval cannot outlive its turn.
+                self.approvals.clear();
                 self.turns += 1;
             }
             _ => {}

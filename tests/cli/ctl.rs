@@ -19,6 +19,8 @@ use serde_json::Value;
 
 use crate::support::tmux::stop_servers;
 
+mod approvals;
+
 const TIMEOUT: Duration = Duration::from_secs(40);
 
 struct Lab {

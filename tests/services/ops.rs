@@ -20,7 +20,7 @@ use demo_agent::demo;
 use hive::config::AgentConfig;
 use hive::event::Origin;
 use hive::ops::meta::toolbox_factory;
-use hive::ops::{HiveRequest, OpsHost};
+use hive::ops::{Caller, HiveRequest, Op, OpsHost};
 use hive::provider::openai::OpenAiFactory;
 use hive::provider::{ProviderFactory, ProviderSpec, Registry};
 use hive::runner::{
@@ -432,5 +432,119 @@ async fn a_caller_outside_any_pane_waits_for_what_it_sent() {
     assert_eq!(sent["message_id"], "m1", "{sent}");
     assert_eq!(outcome["status"], "completed", "{outcome}");
     assert_eq!(outcome["text"], "Outside answer.", "{outcome}");
+}
+
+/// A scripted pane that asks before it writes (tests/fixtures/ctl/asker.toml).
+fn asker(id: &str) -> AgentConfig {
+    let mut a = AgentConfig::new(id, "script");
+    a.script = Some(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ctl/asker.toml"),
+    );
+    a
+}
+
+impl Hive {
+    /// Runs the loop until `pred` holds for an update.
+    async fn until(&mut self, mut pred: impl FnMut(&PaneUpdate) -> bool) {
+        let deadline = tokio::time::Instant::now() + GUARD;
+        loop {
+            tokio::select! {
+                Some(req) = self.ops_rx.recv() => self.host.handle(req, &self.runners),
+                Some(u) = self.rx.recv() => {
+                    self.host.observe(&u);
+                    self.seen.push(u.clone());
+                    if pred(&u) {
+                        return;
+                    }
+                }
+                _ = tokio::time::sleep_until(deadline) => panic!("timed out"),
+            }
+        }
+    }
+
+    /// Runs operation `name` as `caller` (what `hive_call` does).
+    fn call(
+        &mut self,
+        caller: Caller,
+        name: &str,
+        args: Value,
+    ) -> Result<Value, hive::ops::OpError> {
+        let (reply, mut rx) = tokio::sync::oneshot::channel();
+        let op = Op::parse(name, args)?;
+        self.host
+            .handle(HiveRequest { caller, op, reply }, &self.runners);
+        rx.try_recv().unwrap()
+    }
+
+    /// Tool outputs pane `pane` got back (each once).
+    fn tool_outputs(&self, pane: usize) -> Vec<String> {
+        let mut outputs: Vec<String> = self
+            .seen
+            .iter()
+            .filter(|u| u.pane == pane)
+            .filter_map(|u| match &u.event {
+                PaneEvent::Upsert(up) => match &up.kind {
+                    UpsertKind::ToolCall {
+                        output: Some(o), ..
+                    } => Some(o.clone()),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        outputs.dedup();
+        outputs
+    }
+}
+
+#[tokio::test]
+async fn an_agent_answers_approvals_only_of_panes_it_may_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut lead = demo("lead", dir.path(), "ok");
+    lead.can_message = vec!["writer".into()];
+    let agents = vec![lead, asker("writer"), asker("other")];
+    let mut hive = Hive::start(agents, dir.path());
+    hive.submit(1, "notes please");
+    hive.submit(2, "notes too");
+    let mut asked = 0;
+    hive.until(|u| {
+        asked += usize::from(matches!(u.event, PaneEvent::Permission(_)));
+        asked == 2
+    })
+    .await;
+
+    let lead = || Caller::Agent("lead".into());
+    let list = hive.call(lead(), "agents.list", json!({})).unwrap();
+    assert_eq!(list[1]["state"], "awaiting_approval", "{list}");
+    assert_eq!(list[1]["approvals"][0]["tool"], "write_file", "{list}");
+    assert_eq!(list[0]["state"], "idle", "{list}");
+    assert!(list[0].get("approvals").is_none(), "{list}");
+
+    // Not a pane it may message, nor its own, nor one with nothing waiting.
+    let refused = hive.call(lead(), "agent.approve", json!({"agent": "other"}));
+    assert_eq!(refused.unwrap_err().code, "not_allowed");
+    let refused = hive.call(lead(), "agent.approve", json!({"agent": "lead"}));
+    assert_eq!(refused.unwrap_err().code, "not_allowed");
+    let args = json!({"agent": "writer", "request_id": "nope"});
+    assert_eq!(
+        hive.call(lead(), "agent.approve", args).unwrap_err().code,
+        "no_approval"
+    );
+
+    let args = json!({"agent": "writer", "reason": "write it on a branch"});
+    let denied = hive.call(lead(), "agent.deny", args).unwrap();
+    assert_eq!(denied["decision"], "deny");
+    assert_eq!(denied["tool"], "write_file");
+    hive.until_turn_end(1).await;
+    assert_eq!(
+        hive.tool_outputs(1),
+        ["Permission denied: write it on a branch"]
+    );
+
+    // Outside any pane (a script through `hive mcp`), any pane.
+    let approved = hive.call(Caller::External, "agent.approve", json!({"agent": "other"}));
+    assert_eq!(approved.unwrap()["decision"], "allow_once");
+    hive.until_turn_end(2).await;
+    assert_eq!(hive.tool_outputs(2), ["wrote notes.txt"]);
     hive.stop().await;
 }
