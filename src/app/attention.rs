@@ -6,9 +6,12 @@ use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::command::AppCommand;
 use super::inbox::{IDLE_AFTER, InboxEvent, Reason};
+use super::notify::Note;
 use super::state::{App, Overlay};
 use super::unread::Unread;
+use crate::config::ReasonKind;
 use crate::provider::PermissionDecision;
 use crate::runner::RunnerCommand;
 
@@ -21,19 +24,84 @@ impl App {
         if i != self.focus {
             p.attention.flagged = true;
         }
-        let msg = format!("{} {}", p.name(), reason.describe());
-        let kind = reason.kind();
-        if !self.inbox.post(i, self.now, reason) {
+        let note = Note {
+            kind: reason.kind(),
+            pane: p.agent.id.clone(),
+            title: format!("hive: {}", p.name()),
+            body: reason.describe(),
+        };
+        let muted = p.attention.muted || self.inbox.muted_kinds.contains(&note.kind);
+        if !self.inbox.post(i, self.now, reason) || muted {
             return;
         }
+        self.notify(&note);
+    }
+
+    /// Sends `note` every way `[ui]` asks for its type.
+    fn notify(&mut self, note: &Note) {
+        let kind = note.kind;
         if self.ui.bell.wants(kind) {
             self.outbox.terminal("\x07");
         }
         if self.ui.osc9.wants(kind) {
             // Tool names and arguments come from the agent.
-            let clean: String = msg.chars().filter(|c| !c.is_control()).collect();
+            let name = note.title.trim_start_matches("hive: ");
+            let clean: String = format!("{name} {}", note.body)
+                .chars()
+                .filter(|c| !c.is_control())
+                .collect();
             self.outbox.terminal(format!("\x1b]9;hive: {clean}\x07"));
         }
+        if self.ui.osc777.wants(kind) {
+            self.outbox.terminal(note.osc777());
+        }
+        if self.ui.notify_command.is_empty() || !self.ui.notify_on.wants(kind) {
+            return;
+        }
+        let Some(dropped) = self.inbox.notify.admit(self.now, self.ui.notify_per_minute) else {
+            return;
+        };
+        let mut note = note.clone();
+        if dropped > 0 {
+            note.body = format!("{} (+{dropped} more held back)", note.body);
+        }
+        let argv = note.argv(&self.ui.notify_command);
+        self.outbox.push(AppCommand::Notify(argv));
+    }
+
+    /// `/mute`: the focused pane; `/mute TYPE`: that type in every pane.
+    /// Again to unmute.
+    pub(crate) fn mute(&mut self, arg: &str) {
+        let arg = arg.trim();
+        if arg.is_empty() {
+            let Some(p) = self.focused_mut() else {
+                return;
+            };
+            p.attention.muted = !p.attention.muted;
+            let what = if p.attention.muted {
+                "muted"
+            } else {
+                "unmuted"
+            };
+            let msg = format!("{} {what}: no bell or notification", p.name());
+            return self.set_status(msg);
+        }
+        let Some(kind) = ReasonKind::parse(arg) else {
+            let names: Vec<&str> = ReasonKind::ALL.iter().map(|k| k.name()).collect();
+            return self.set_status(format!(
+                "/mute: no type `{arg}`; types: {}",
+                names.join(" ")
+            ));
+        };
+        let kinds = &mut self.inbox.muted_kinds;
+        let msg = if let Some(at) = kinds.iter().position(|k| *k == kind) {
+            kinds.remove(at);
+            format!("{arg}: notifications on again")
+        } else {
+            kinds.push(kind);
+            format!("{arg}: muted in every pane")
+        };
+        self.set_status(msg);
     }
 
     /// Another feature posts or withdraws an entry.

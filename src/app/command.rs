@@ -21,6 +21,8 @@ pub enum AppCommand {
     /// Bytes for the terminal after the next frame (bell, OSC 9 and 52,
     /// mouse capture on and off).
     Terminal(String),
+    /// `[ui] notify_command` with its fields filled in.
+    Notify(Vec<String>),
 }
 
 /// The app's queue of commands, in the order they were made.
@@ -118,6 +120,17 @@ impl Outbox {
             .iter()
             .filter_map(|c| match c {
                 AppCommand::Terminal(s) => Some(s.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The notify commands queued, as their arguments.
+    pub fn notify_commands(&self) -> Vec<&[String]> {
+        self.0
+            .iter()
+            .filter_map(|c| match c {
+                AppCommand::Notify(argv) => Some(argv.as_slice()),
                 _ => None,
             })
             .collect()

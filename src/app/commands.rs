@@ -15,6 +15,7 @@ pub(crate) enum HiveCommand {
     Copy,
     Diff,
     Handoff,
+    Mute,
     Help,
 }
 
@@ -76,6 +77,13 @@ pub(crate) const HIVE_COMMANDS: &[(HiveCommand, &str, &[&str], &str, &str)] = &[
         &[],
         "<pane|provider>",
         "continue the task in another pane (sends it a brief)",
+    ),
+    (
+        HiveCommand::Mute,
+        "mute",
+        &[],
+        "[type]",
+        "no bell or notification from this pane, or of one type",
     ),
 ];
 

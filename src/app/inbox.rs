@@ -104,6 +104,10 @@ pub struct Inbox {
     /// Terminal panes typed into since their last idle report: only their
     /// output counts (a shell printing its prompt at start is not news).
     pub typed: std::collections::HashSet<usize>,
+    /// Types silenced with `/mute TYPE`, for every pane.
+    pub muted_kinds: Vec<ReasonKind>,
+    /// `[ui] notify_command`'s rate limit.
+    pub notify: super::notify::Limiter,
 }
 
 /// A terminal pane quiet this long after output is idle.

@@ -24,6 +24,7 @@ pub(crate) mod input;
 mod layers;
 pub(crate) mod mention;
 pub mod menu;
+pub mod notify;
 pub mod overlay;
 pub(crate) mod overview;
 pub mod pace;
@@ -142,6 +143,7 @@ fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
         AppCommand::Git(_) => out.git.is_some(),
         AppCommand::Search(_) => out.search.is_some(),
         AppCommand::Terminal(_) => has_terminal,
+        AppCommand::Notify(_) => true,
     };
     for cmd in app.outbox.drain_where(ready) {
         match cmd {
@@ -165,6 +167,7 @@ fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
                     t.write_all(bytes.as_bytes())?;
                 }
             }
+            AppCommand::Notify(argv) => notify::run(argv),
         }
     }
     Ok(())

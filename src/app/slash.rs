@@ -52,6 +52,7 @@ impl App {
             HiveCommand::Resume => self.resume_session(arg),
             HiveCommand::Diff => self.open_diff(),
             HiveCommand::Handoff => self.handoff(arg),
+            HiveCommand::Mute => self.mute(arg),
             HiveCommand::Help => {
                 self.overlay = Overlay::Help;
                 self.help_scroll = 0;

@@ -202,6 +202,22 @@ pub struct UiSettings {
     /// Send an OSC 9 desktop notification for the same.
     #[serde(default)]
     pub(crate) osc9: NotifyOn,
+    /// The same as OSC 777 (`notify;title;body`: rxvt, foot, WezTerm,
+    /// Ghostty, VS Code's terminal).
+    #[serde(default)]
+    pub(crate) osc777: NotifyOn,
+    /// A command run for each notification, `{title}`, `{body}`, `{pane}`
+    /// and `{type}` replaced in its arguments (no shell):
+    /// `["notify-send", "{title}", "{body}"]`, or a phone bridge (ntfy).
+    #[serde(default)]
+    pub notify_command: Vec<String>,
+    /// The reasons `notify_command` runs for.
+    #[serde(default = "notify::command_default")]
+    pub notify_on: NotifyOn,
+    /// At most this many commands a minute; the rest are counted into the
+    /// next one's body.
+    #[serde(default = "notify::per_minute_default")]
+    pub notify_per_minute: u32,
     /// Start in full view (thinking and tool calls shown).
     #[serde(default = "yes")]
     pub full_view: bool,
@@ -226,6 +242,10 @@ impl Default for UiSettings {
         Self {
             bell: NotifyOn::default(),
             osc9: NotifyOn::default(),
+            osc777: NotifyOn::default(),
+            notify_command: Vec::new(),
+            notify_on: notify::command_default(),
+            notify_per_minute: notify::per_minute_default(),
             full_view: true,
             max_fps: default_fps(),
             interrupt_timeout_ms: default_interrupt_ms(),

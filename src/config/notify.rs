@@ -1,10 +1,11 @@
-//! `[ui] bell` / `[ui] osc9`: `true` for every inbox reason, or a list of
-//! the reasons that should ring or notify (`["permission", "failed"]`).
+//! `[ui] bell` / `osc9` / `osc777` / `notify_on`: `true` for every inbox
+//! reason, or a list of the reasons that should ring or notify
+//! (`["permission", "failed"]`).
 
 use serde::{Deserialize, Serialize};
 
 /// Why a pane is in the attention inbox, as config names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReasonKind {
     Permission,
@@ -27,6 +28,51 @@ pub enum NotifyOn {
 impl Default for NotifyOn {
     fn default() -> Self {
         NotifyOn::All(false)
+    }
+}
+
+/// `notify_command` runs when an agent needs you or is done: approvals,
+/// failed and finished turns.
+pub(crate) fn command_default() -> NotifyOn {
+    NotifyOn::Reasons(vec![
+        ReasonKind::Permission,
+        ReasonKind::Failed,
+        ReasonKind::Finished,
+    ])
+}
+
+pub(crate) fn per_minute_default() -> u32 {
+    6
+}
+
+impl ReasonKind {
+    /// The type's name in config, `/mute` and `{type}`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReasonKind::Permission => "permission",
+            ReasonKind::Failed => "failed",
+            ReasonKind::Finished => "finished",
+            ReasonKind::Bell => "bell",
+            ReasonKind::Idle => "idle",
+            ReasonKind::Exited => "exited",
+            ReasonKind::Stalled => "stalled",
+            ReasonKind::Posted => "posted",
+        }
+    }
+
+    pub const ALL: [ReasonKind; 8] = [
+        ReasonKind::Permission,
+        ReasonKind::Failed,
+        ReasonKind::Finished,
+        ReasonKind::Bell,
+        ReasonKind::Idle,
+        ReasonKind::Exited,
+        ReasonKind::Stalled,
+        ReasonKind::Posted,
+    ];
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
     }
 }
 

@@ -137,6 +137,9 @@ fn pane_frame(p: &Pane, ctx: &PaneCtx<'_>, area: Rect) -> Frame<'static> {
     } else {
         title.push(Span::raw(" "));
     }
+    if p.attention.muted {
+        title.push(Span::styled("⊘ ", Style::new().fg(t.dim)));
+    }
     let name_style = if ctx.focused {
         Style::new().fg(t.title).add_modifier(Modifier::BOLD)
     } else {

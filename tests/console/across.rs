@@ -12,6 +12,8 @@ mod console;
 mod digest;
 #[path = "across/fanout.rs"]
 mod fanout;
+#[path = "across/notify.rs"]
+mod notify;
 #[path = "across/take.rs"]
 mod take;
 #[path = "across/usage.rs"]

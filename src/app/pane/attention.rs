@@ -12,4 +12,6 @@ pub struct Attention {
     pub unread: Unread,
     /// That tally, shown as a one-line digest once the pane is focused.
     pub digest: Option<Unread>,
+    /// `/mute`: its inbox entries ring, flash and run nothing.
+    pub muted: bool,
 }
