@@ -56,15 +56,13 @@ impl Note {
     pub fn argv(&self, template: &[String]) -> Vec<String> {
         let clean = |s: &str| -> String { s.chars().filter(|c| !c.is_control()).collect() };
         let (title, body, pane) = (clean(&self.title), clean(&self.body), clean(&self.pane));
-        template
-            .iter()
-            .map(|arg| {
-                arg.replace("{title}", &title)
-                    .replace("{body}", &body)
-                    .replace("{pane}", &pane)
-                    .replace("{type}", self.kind.name())
-            })
-            .collect()
+        let fields = [
+            ("{title}", title.as_str()),
+            ("{body}", body.as_str()),
+            ("{pane}", pane.as_str()),
+            ("{type}", self.kind.name()),
+        ];
+        template.iter().map(|arg| fill(arg, &fields)).collect()
     }
 
     /// OSC 777's `notify;title;body` (`;` would end a field).
@@ -77,6 +75,29 @@ impl Note {
             clean(&self.body)
         )
     }
+}
+
+/// `arg` with each field's name replaced in one pass: a value that holds
+/// `{pane}` (an agent's text can) stays as it is.
+fn fill(arg: &str, fields: &[(&str, &str)]) -> String {
+    let mut out = String::new();
+    let mut rest = arg;
+    while let Some(at) = rest.find('{') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        match fields.iter().find(|(name, _)| rest.starts_with(name)) {
+            Some((name, value)) => {
+                out.push_str(value);
+                rest = &rest[name.len()..];
+            }
+            None => {
+                out.push('{');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Runs a notify command without waiting for it: no shell, no terminal,
@@ -115,7 +136,7 @@ mod tests {
             kind: ReasonKind::Permission,
             pane: "api".into(),
             title: "hive: API".into(),
-            body: "asks to run Bash: rm\x1b[2J -rf".into(),
+            body: "asks to run Bash: rm\x1b[2J -rf {pane}".into(),
         }
     }
 
@@ -136,12 +157,12 @@ mod tests {
                 "publish",
                 "--title=hive: API",
                 "hive",
-                "asks to run Bash: rm[2J -rf [permission api]"
+                "asks to run Bash: rm[2J -rf {pane} [permission api]"
             ]
         );
         assert_eq!(
             note().osc777(),
-            "\x1b]777;notify;hive: API;asks to run Bash: rm[2J -rf\x07"
+            "\x1b]777;notify;hive: API;asks to run Bash: rm[2J -rf {pane}\x07"
         );
     }
 
@@ -178,6 +199,6 @@ mod tests {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        assert_eq!(text, "hive: API|asks to run Bash: rm[2J -rf");
+        assert_eq!(text, "hive: API|asks to run Bash: rm[2J -rf {pane}");
     }
 }
