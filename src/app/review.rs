@@ -9,10 +9,8 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 use super::overlay::{Confirm, DiffView, Review};
 use super::state::App;
-use super::transcript::EntryKind;
 use crate::event::Origin;
 use crate::runner::SubmitMode;
-use crate::upsert::UpsertKind;
 use crate::worktree::FileDiff;
 use crate::worktree::review::{ReviewComment, review_message};
 
@@ -37,24 +35,7 @@ impl App {
     /// The prompt of the pane's last turn (the diff view's heading for
     /// "last turn").
     pub(crate) fn last_prompt(&self, pane: usize) -> Option<String> {
-        let p = self.panes.get(pane)?;
-        p.conversation
-            .transcript
-            .entries
-            .iter()
-            .rev()
-            .find_map(|e| {
-                let EntryKind::Item(u) = &e.kind else {
-                    return None;
-                };
-                match &u.kind {
-                    UpsertKind::Message {
-                        content,
-                        origin: Origin::User,
-                    } => Some(content.with_str(str::to_owned)),
-                    _ => None,
-                }
-            })
+        self.last_message(pane, Origin::User, |s| Some(s.to_owned()))
     }
 
     /// Review keys of the diff view; true when the key was one of them.

@@ -284,6 +284,23 @@ impl App {
     /// A commit message the agent suggests: the first line of its last
     /// reply, as a summary of the work (`None`: it has not replied).
     pub(crate) fn suggested_message(&self, pane: usize) -> Option<String> {
+        self.last_message(pane, Origin::Agent, |s| {
+            let line = s
+                .lines()
+                .map(|l| l.trim().trim_start_matches(['#', '*', '-', '>']).trim())
+                .find(|l| !l.is_empty())?;
+            Some(line.chars().filter(|c| !c.is_control()).take(72).collect())
+        })
+    }
+
+    /// The newest message from `origin` in the pane's transcript that `read`
+    /// makes something of.
+    pub(crate) fn last_message<T>(
+        &self,
+        pane: usize,
+        origin: Origin,
+        read: impl Fn(&str) -> Option<T>,
+    ) -> Option<T> {
         let p = self.panes.get(pane)?;
         p.conversation
             .transcript
@@ -294,19 +311,13 @@ impl App {
                 let EntryKind::Item(u) = &e.kind else {
                     return None;
                 };
-                let UpsertKind::Message { content, origin } = &u.kind else {
+                let UpsertKind::Message { content, origin: o } = &u.kind else {
                     return None;
                 };
-                if *origin != Origin::Agent {
+                if *o != origin {
                     return None;
                 }
-                content.with_str(|s| {
-                    let line = s
-                        .lines()
-                        .map(|l| l.trim().trim_start_matches(['#', '*', '-', '>']).trim())
-                        .find(|l| !l.is_empty())?;
-                    Some(line.chars().filter(|c| !c.is_control()).take(72).collect())
-                })
+                content.with_str(&read)
             })
     }
 
