@@ -124,14 +124,7 @@ impl Mux {
             let next = tokio::time::timeout_at(deadline, from_members.recv()).await;
             let Ok(Some((i, msg))) = next else { break };
             match msg {
-                FromServer::Snapshot(snap) => {
-                    self.members[i].state = State::Up;
-                    if let Some(m) = self.merge.as_mut() {
-                        m.waiting.remove(&i);
-                        m.held.retain(|(j, _)| *j != i);
-                        m.got[i] = Some(*snap);
-                    }
-                }
+                FromServer::Snapshot(snap) => self.take_in(i, *snap),
                 FromServer::Link(LinkState::Reconnecting { why, .. }) => {
                     self.members[i].state = State::Down(why);
                     if let Some(m) = self.merge.as_mut() {
@@ -311,29 +304,42 @@ impl Mux {
 
     /// Member `i` sent a fresh snapshot: start or advance a merge.
     async fn snapshot(&mut self, i: usize, snap: Snapshot) {
-        self.members[i].state = State::Up;
-        self.members[i].was_up = true;
-        let n = self.members.len();
-        let merge = self.merge.get_or_insert_with(|| Merge {
-            got: (0..n).map(|_| None).collect(),
-            ..Merge::default()
-        });
-        if merge.got.iter().all(Option::is_none) && merge.waiting.is_empty() {
+        if self.merge.is_none() {
             // A new merge: every other connected server resends.
-            for (j, m) in self.members.iter().enumerate() {
-                if j != i && m.state == State::Up {
-                    merge.waiting.insert(j);
-                    let _ = m.tx.send(ClientMsg::Resync);
-                }
-            }
+            self.start_merge(Some(i));
         }
-        merge.waiting.remove(&i);
-        // What it sent before this snapshot is in it.
-        merge.held.retain(|(j, _)| *j != i);
-        merge.got[i] = Some(snap);
-        if merge.waiting.is_empty() {
+        self.take_in(i, snap);
+        if self.merge.as_ref().is_some_and(|m| m.waiting.is_empty()) {
             self.finish().await;
         }
+    }
+
+    /// Member `i`'s snapshot joins the merge in progress: it is connected,
+    /// no longer awaited, and what it sent before is in it.
+    fn take_in(&mut self, i: usize, snap: Snapshot) {
+        self.members[i].state = State::Up;
+        self.members[i].was_up = true;
+        if let Some(m) = self.merge.as_mut() {
+            m.waiting.remove(&i);
+            m.held.retain(|(j, _)| *j != i);
+            m.got[i] = Some(snap);
+        }
+    }
+
+    /// A merge that awaits a fresh snapshot from every connected member
+    /// but `except` (asked for one now).
+    fn start_merge(&mut self, except: Option<usize>) {
+        let mut merge = Merge {
+            got: (0..self.members.len()).map(|_| None).collect(),
+            ..Merge::default()
+        };
+        for (j, m) in self.members.iter().enumerate() {
+            if Some(j) != except && m.state == State::Up {
+                merge.waiting.insert(j);
+                let _ = m.tx.send(ClientMsg::Resync);
+            }
+        }
+        self.merge = Some(merge);
     }
 
     /// All snapshots are in: one merged snapshot, then the held events.
@@ -354,18 +360,7 @@ impl Mux {
         if self.merge.is_some() {
             return;
         }
-        let n = self.members.len();
-        let mut merge = Merge {
-            got: (0..n).map(|_| None).collect(),
-            ..Merge::default()
-        };
-        for (j, m) in self.members.iter().enumerate() {
-            if m.state == State::Up {
-                merge.waiting.insert(j);
-                let _ = m.tx.send(ClientMsg::Resync);
-            }
-        }
-        self.merge = Some(merge);
+        self.start_merge(None);
         if self.merge.as_ref().is_some_and(|m| m.waiting.is_empty()) {
             self.finish().await;
         }
