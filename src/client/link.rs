@@ -39,6 +39,7 @@ struct Link {
     /// is then the end, not a broken link.
     leaving: bool,
     focus: Option<usize>,
+    /// Drafts typed while the link was down.
     drafts: BTreeMap<usize, String>,
     attempt: u32,
     retry_at: Option<Instant>,
@@ -94,9 +95,6 @@ impl Link {
     async fn on_console(&mut self, msg: ClientMsg) {
         match &msg {
             ClientMsg::Focus(p) => self.focus = Some(*p),
-            ClientMsg::Draft { pane, text } => {
-                self.drafts.insert(*pane, text.clone());
-            }
             ClientMsg::Detach | ClientMsg::Stop => self.leaving = true,
             _ => {}
         }
@@ -105,6 +103,10 @@ impl Link {
             return;
         }
         match msg {
+            // The server hears it once the link is back.
+            ClientMsg::Draft { pane, text } => {
+                self.drafts.insert(pane, text);
+            }
             ClientMsg::Command { .. } => {
                 let _ = self
                     .out
