@@ -17,9 +17,7 @@ use crate::remote::{Install, Ssh};
 pub(super) fn connect(host: &HostConfig) -> Result<Client, ClientError> {
     let unreachable = |e: String| ClientError::Unreachable(format!("{}: {e}", host.name));
     let target = host.target().map_err(|e| unreachable(e.to_string()))?;
-    let control = crate::remote::control_dir();
-    crate::control::prepare_dir(&control).map_err(|e| unreachable(e.to_string()))?;
-    let ssh = Ssh::for_target(&target, &control).map_err(|e| unreachable(e.to_string()))?;
+    let ssh = Ssh::prepared(&target).map_err(|e| unreachable(e.to_string()))?;
     let bin = crate::remote::install::locate(&ssh, &target, Install::No)
         .map_err(|e| unreachable(format!("{e:#}")))?;
     let remote = crate::remote::relay_command(&target, &bin, false);

@@ -69,7 +69,7 @@ pub(crate) fn console(cli: &Cli) -> anyhow::Result<ExitCode> {
     let mut endpoints = vec![Endpoint::Local(socket)];
     for host in &config.hosts {
         let target = host.target()?;
-        let ssh = remote::Ssh::for_target(&target, &control_dir()?)?;
+        let ssh = remote::Ssh::prepared(&target)?;
         endpoints.push(Endpoint::Ssh {
             ssh,
             target,
@@ -77,13 +77,6 @@ pub(crate) fn console(cli: &Cli) -> anyhow::Result<ExitCode> {
         });
     }
     attach_to(endpoints, Some(config), Restart::Config(cli))
-}
-
-/// The ssh master connections' dir, made private.
-fn control_dir() -> anyhow::Result<PathBuf> {
-    let dir = remote::control_dir();
-    crate::control::prepare_dir(&dir)?;
-    Ok(dir)
 }
 
 /// `hive attach [NAME | ssh://…]…`.
@@ -127,7 +120,7 @@ fn live_socket(socket: PathBuf) -> anyhow::Result<PathBuf> {
 /// the terminal (ssh may ask for a password or passphrase here).
 fn remote_endpoint(addr: &str, args: &AttachArgs) -> anyhow::Result<Endpoint> {
     let target = remote::Target::parse(addr)?;
-    let ssh = remote::Ssh::for_target(&target, &control_dir()?)?;
+    let ssh = remote::Ssh::prepared(&target)?;
     let install = if args.install {
         remote::Install::Yes
     } else if args.no_install {

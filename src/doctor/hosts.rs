@@ -63,14 +63,12 @@ fn check_host(host: &HostConfig) -> HostReport {
         }
     };
     report.target = target.to_string();
-    let control = crate::remote::control_dir();
-    let ssh = crate::control::prepare_dir(&control)
-        .map_err(|e| e.to_string())
-        .and_then(|()| Ssh::for_target(&target, &control).map_err(|e| e.to_string()));
-    let ssh = match ssh {
+    let ssh = match Ssh::prepared(&target) {
         Ok(s) => s,
         Err(e) => {
-            report.checks.push(Check::new("ssh", Level::Fail, e));
+            report
+                .checks
+                .push(Check::new("ssh", Level::Fail, e.to_string()));
             return report;
         }
     };

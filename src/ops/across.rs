@@ -38,11 +38,10 @@ pub struct Across {
 
 impl Across {
     pub fn new(config: &Config) -> Self {
-        let control = crate::remote::control_dir();
         let mut hosts = BTreeMap::new();
         for h in &config.hosts {
             let Ok(target) = h.target() else { continue };
-            let Ok(ssh) = Ssh::for_target(&target, &control) else {
+            let Ok(ssh) = Ssh::prepared(&target) else {
                 continue;
             };
             hosts.insert(
@@ -300,15 +299,25 @@ mod tests {
     use super::*;
     use crate::config::HostConfig;
 
+    /// One host, `box`; its ssh's control dir is never made (nothing
+    /// here connects).
     fn across() -> Across {
-        let mut config = Config::builtin();
-        config.hosts.push(HostConfig {
+        let host = HostConfig {
             name: "box".into(),
             ssh: "me@box".into(),
             path: "/src".into(),
             ssh_command: None,
-        });
-        Across::new(&config)
+        };
+        let target = host.target().unwrap();
+        let ssh = Ssh::for_target(&target, std::path::Path::new("/nonexistent")).unwrap();
+        let link = HostLink {
+            ssh,
+            target,
+            bin: Mutex::new(None),
+        };
+        Across {
+            hosts: [(host.name, Arc::new(link))].into_iter().collect(),
+        }
     }
 
     #[test]

@@ -25,6 +25,11 @@ pub enum SshError {
     Unparsable(String),
     #[error("{SSH_ENV} / ssh_command is empty")]
     Empty,
+    #[error("the ssh control dir {path}: {source}")]
+    ControlDir {
+        path: String,
+        source: std::io::Error,
+    },
 }
 
 /// The ssh program and its user-given options.
@@ -43,6 +48,18 @@ impl Ssh {
             env.as_deref().or(target.ssh_command.as_deref()),
             control_dir,
         )
+    }
+
+    /// `for_target` with hive's own control dir (`remote::control_dir`),
+    /// made private first if it is missing: every caller gets the same
+    /// master connections.
+    pub fn prepared(target: &Target) -> Result<Self, SshError> {
+        let dir = super::control_dir();
+        crate::control::prepare_dir(&dir).map_err(|source| SshError::ControlDir {
+            path: dir.display().to_string(),
+            source,
+        })?;
+        Self::for_target(target, &dir)
     }
 
     fn from_line(line: Option<&str>, control_dir: &Path) -> Result<Self, SshError> {
