@@ -357,6 +357,22 @@ impl Source {
     }
 }
 
+/// The answer `stream` sends: `chars` of markdown, then its last words.
+fn streamed_answer(chars: usize) -> String {
+    let mut text = answer(chars);
+    text.push_str("\n\n");
+    text.push_str(END);
+    text
+}
+
+/// The answer in the chunks the source sends.
+fn chunked(text: &str) -> Vec<&str> {
+    text.as_bytes()
+        .chunks(CHUNK)
+        .map(|c| std::str::from_utf8(c).expect("the answer is ASCII"))
+        .collect()
+}
+
 /// Each section heading of the answer, with the chunk that completes it.
 fn headings(text: &str) -> Vec<(String, usize)> {
     (1..)
@@ -412,14 +428,8 @@ fn latencies(
 /// One streamed answer; returns (cpu s, bytes per char, rss MB per MB of
 /// text, latency p50 ms, p99 ms).
 fn stream(cols: u16, rows: u16, chars: usize, agent: Agent, panes: usize) -> [f64; 5] {
-    let mut text = answer(chars);
-    text.push_str("\n\n");
-    text.push_str(END);
-    let chunks: Vec<&str> = text
-        .as_bytes()
-        .chunks(CHUNK)
-        .map(|c| std::str::from_utf8(c).expect("the answer is ASCII"))
-        .collect();
+    let text = streamed_answer(chars);
+    let chunks = chunked(&text);
     let dir = tempfile::tempdir().expect("tempdir");
     let source = Source::start(agent, dir.path(), &text, &chunks, panes);
     let mut hive = Console::start(dir.path(), cols, rows);

@@ -15,8 +15,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::sshd::Sshd;
-use super::support::{answer, tree_cpu, tree_cpu_but};
-use super::{CHUNK, Console, END, Source, ms, percentile};
+use super::support::{tree_cpu, tree_cpu_but};
+use super::{CHUNK, Console, Source, chunked, ms, percentile, streamed_answer};
 
 /// One answer shown by `hive`: the console's pid and its latencies.
 struct Shown {
@@ -96,14 +96,8 @@ fn show(
     chars: usize,
     cpu: impl Fn(&Console) -> f64,
 ) -> (Shown, Console) {
-    let mut text = answer(chars);
-    text.push_str("\n\n");
-    text.push_str(END);
-    let chunks: Vec<&str> = text
-        .as_bytes()
-        .chunks(CHUNK)
-        .map(|c| std::str::from_utf8(c).expect("the answer is ASCII"))
-        .collect();
+    let text = streamed_answer(chars);
+    let chunks = chunked(&text);
     let source = Source::start(super::Agent::Openai, project, &text, &chunks, 1);
     let mut hive = start();
     hive.until_shown(Duration::from_secs(30), "oa")
