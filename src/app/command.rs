@@ -14,6 +14,8 @@ use crate::worktree::WorktreeRequest;
 pub enum AppCommand {
     /// For pane `pane`'s runner.
     Runner { pane: usize, cmd: RunnerCommand },
+    /// For the server: a pane made, closed, renamed or moved.
+    Edit(crate::wire::edit::PaneEdit),
     /// For the git service (diffs, commits, overlap checks).
     Git(WorktreeRequest),
     /// For the search worker.

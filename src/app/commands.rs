@@ -16,6 +16,11 @@ pub(crate) enum HiveCommand {
     Diff,
     Handoff,
     Mute,
+    New,
+    Close,
+    Rename,
+    Move,
+    Window,
     Help,
 }
 
@@ -38,7 +43,8 @@ pub(crate) const HIVE_COMMANDS: &[(HiveCommand, &str, &[&str], &str, &str)] = &[
     (
         HiveCommand::Clear,
         "clear",
-        &["new"],
+        // Not `new`, as Codex has it: `/new` makes a pane (issue 32).
+        &[],
         "",
         "start a new session",
     ),
@@ -77,6 +83,41 @@ pub(crate) const HIVE_COMMANDS: &[(HiveCommand, &str, &[&str], &str, &str)] = &[
         &[],
         "<pane|provider>",
         "continue the task in another pane (sends it a brief)",
+    ),
+    (
+        HiveCommand::New,
+        "new",
+        &[],
+        "[template|provider] [id] [--cwd DIR] [--model M] [--worktree] [--name N]",
+        "a new pane (no argument: pick a template or a provider)",
+    ),
+    (
+        HiveCommand::Close,
+        "close",
+        &[],
+        "",
+        "close this pane: its agent stops, its history stays",
+    ),
+    (
+        HiveCommand::Rename,
+        "rename",
+        &[],
+        "<name>",
+        "retitle this pane",
+    ),
+    (
+        HiveCommand::Move,
+        "move",
+        &[],
+        "<place>",
+        "move this pane to another place (1 is first)",
+    ),
+    (
+        HiveCommand::Window,
+        "window",
+        &[],
+        "<n|new>",
+        "move this pane to window n (or a new one)",
     ),
     (
         HiveCommand::Mute,

@@ -267,6 +267,13 @@ impl Wiring {
                 app.status = Some((why, app.now + NOTICE_FOR));
                 pace.soon();
             }
+            FromServer::Notice { text, focus } => {
+                if let Some(pane) = focus.filter(|&p| p < app.panes.len()) {
+                    app.set_focus(pane);
+                }
+                app.status = Some((text, app.now + NOTICE_FOR));
+                pace.soon();
+            }
         }
         None
     }

@@ -51,7 +51,7 @@ impl App {
     /// Actions that work anywhere. False: not one of them.
     pub(super) fn global_action(&mut self, a: Action) -> bool {
         if let Some(i) = a.focus_index() {
-            self.set_focus(i);
+            self.focus_in_window(i);
             return true;
         }
         match a {
@@ -61,8 +61,12 @@ impl App {
                 self.overlay = Overlay::Help;
                 self.help_scroll = 0;
             }
-            Action::FocusNext => self.move_focus(1),
-            Action::FocusPrev => self.move_focus(-1),
+            Action::FocusNext => self.step_pane(1),
+            Action::FocusPrev => self.step_pane(-1),
+            Action::NextWindow => self.step_window(1),
+            Action::PrevWindow => self.step_window(-1),
+            Action::NewPane => self.open_new_pane_picker(),
+            Action::ClosePane => self.close_focused(false),
             Action::FocusUp => self.focus_vertical(-1),
             Action::FocusDown => self.focus_vertical(1),
             Action::Zoom => self.zoom = !self.zoom,
@@ -96,15 +100,6 @@ impl App {
     /// stopping them all, and guessing wrong loses work either way.
     pub(crate) fn open_leave(&mut self) {
         self.overlay = Overlay::Leave;
-    }
-
-    fn move_focus(&mut self, delta: isize) {
-        let n = self.panes.len();
-        if n == 0 {
-            return;
-        }
-        let next = (self.focus as isize + delta).rem_euclid(n as isize) as usize;
-        self.set_focus(next);
     }
 
     /// Focus the pane above/below in the grid (by the drawn rectangles).
@@ -149,6 +144,15 @@ impl App {
         }
     }
 
+    /// Closing a pane whose turn runs: y/Enter close it, anything else
+    /// keeps it.
+    pub(super) fn close_key(&mut self, ev: KeyEvent) {
+        match ev.code {
+            KeyCode::Char('y' | 'Y') | KeyCode::Enter => self.close_focused(true),
+            _ => self.overlay = Overlay::None,
+        }
+    }
+
     /// The leave dialog: d/Enter (or Ctrl+Q again, the quick way out)
     /// detach, s stops everything, Esc/n cancel; other keys do nothing, so
     /// a stray key neither leaves nor loses the question.
@@ -185,14 +189,10 @@ impl App {
         }
         match (ev.code, ev.modifiers - KeyModifiers::SHIFT) {
             (KeyCode::Char(c @ '1'..='9'), KeyModifiers::NONE) => {
-                self.set_focus(c as usize - '1' as usize);
+                self.focus_in_window(c as usize - '1' as usize);
             }
-            (KeyCode::Left | KeyCode::Char('h') | KeyCode::Char('p'), KeyModifiers::NONE) => {
-                self.move_focus(-1)
-            }
-            (KeyCode::Right | KeyCode::Char('l') | KeyCode::Char('n'), KeyModifiers::NONE) => {
-                self.move_focus(1)
-            }
+            (KeyCode::Left | KeyCode::Char('h'), KeyModifiers::NONE) => self.step_pane(-1),
+            (KeyCode::Right | KeyCode::Char('l'), KeyModifiers::NONE) => self.step_pane(1),
             (KeyCode::Up | KeyCode::Char('k'), KeyModifiers::NONE) => self.focus_vertical(-1),
             (KeyCode::Down | KeyCode::Char('j'), KeyModifiers::NONE) => self.focus_vertical(1),
             (KeyCode::Char('z'), KeyModifiers::NONE) => self.zoom = !self.zoom,

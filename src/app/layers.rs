@@ -168,6 +168,7 @@ impl App {
             Overlay::Diff => self.diff_key(ev),
             Overlay::FanOut => self.fanout_key(ev),
             Overlay::Compare => self.compare_key(ev),
+            Overlay::Close => self.close_key(ev),
             Overlay::None => {}
         }
     }

@@ -13,6 +13,8 @@ pub enum MenuKind {
     Effort,
     Session,
     Copy,
+    /// `/new`'s templates and providers.
+    NewPane,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -29,6 +29,7 @@ pub mod overlay;
 pub(crate) mod overview;
 pub mod pace;
 pub mod pane;
+mod pane_edit;
 pub(crate) mod pty_input;
 mod review;
 pub mod screen;
@@ -41,6 +42,7 @@ mod take;
 pub mod transcript;
 pub(crate) mod tty;
 pub mod unread;
+mod windows;
 pub mod word_diff;
 pub(crate) mod worktree;
 
@@ -139,7 +141,7 @@ fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
     use command::AppCommand;
     let has_terminal = out.terminal.is_some();
     let ready = |c: &AppCommand| match c {
-        AppCommand::Runner { .. } => out.runners.is_some(),
+        AppCommand::Runner { .. } | AppCommand::Edit(_) => out.runners.is_some(),
         AppCommand::Git(_) => out.git.is_some(),
         AppCommand::Search(_) => out.search.is_some(),
         AppCommand::Terminal(_) => has_terminal,
@@ -150,6 +152,11 @@ fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
             AppCommand::Runner { pane, cmd } => {
                 if let Some(r) = out.runners {
                     r.send_to(pane, cmd);
+                }
+            }
+            AppCommand::Edit(edit) => {
+                if let Some(r) = out.runners {
+                    r.edit_panes(edit);
                 }
             }
             AppCommand::Git(req) => {

@@ -53,6 +53,12 @@ impl App {
             HiveCommand::Diff => self.open_diff(),
             HiveCommand::Handoff => self.handoff(arg),
             HiveCommand::Mute => self.mute(arg),
+            HiveCommand::New if arg.is_empty() => self.open_new_pane_picker(),
+            HiveCommand::New => self.new_pane(arg),
+            HiveCommand::Close => self.close_focused(false),
+            HiveCommand::Rename => self.rename_focused(arg),
+            HiveCommand::Move => self.move_focused(arg),
+            HiveCommand::Window => self.window_focused(arg),
             HiveCommand::Help => {
                 self.overlay = Overlay::Help;
                 self.help_scroll = 0;
@@ -158,6 +164,7 @@ impl App {
             MenuKind::Effort => self.send(focus, RunnerCommand::SetEffort(value)),
             MenuKind::Copy => self.copy(&value, "selection"),
             MenuKind::Session => self.resume_session(&value),
+            MenuKind::NewPane => self.new_pane_picked(&value),
             MenuKind::Commands | MenuKind::Files => {}
         }
     }

@@ -32,13 +32,24 @@ struct Kept {
 
 impl App {
     /// Replaces every pane with the snapshot's. `keep_view`: this client
-    /// already showed the server (a resync) and keeps its focus, zoom,
-    /// overlay and each pane's composer, scroll and expansion where the
-    /// pane is still the same agent; otherwise it starts at the pane the
+    /// already showed the server (a resync, or panes added, closed or
+    /// moved) and keeps its focus, zoom, overlay and each pane's composer,
+    /// scroll and expansion, matched by the pane's id; otherwise it starts at the pane the
     /// last client looked at.
     pub fn load_snapshot(&mut self, snap: Snapshot, keep_view: bool) {
         let mut old = std::mem::take(&mut self.panes);
-        let focus = if keep_view { self.focus } else { snap.focus };
+        // Panes come and go and move (issue 32): a kept view follows its
+        // pane by id, not by number.
+        let focused_id = old.get(self.focus).map(|p| p.agent.id.clone());
+        let focus = match focused_id.filter(|_| keep_view) {
+            Some(id) => snap
+                .panes
+                .iter()
+                .position(|p| p.agent.id == id)
+                .unwrap_or(self.focus),
+            None if keep_view => self.focus,
+            None => snap.focus,
+        };
         self.panes = snap
             .panes
             .iter()
@@ -50,8 +61,8 @@ impl App {
         let (outbox, status, now) = self.replay_begin();
         for (i, s) in snap.panes.into_iter().enumerate() {
             let kept = old
-                .get_mut(i)
-                .filter(|p| keep_view && p.agent.id == s.agent.id)
+                .iter_mut()
+                .find(|p| keep_view && p.agent.id == s.agent.id)
                 .map(take_view);
             self.fill(i, s, snap.away_since, kept);
         }
@@ -101,6 +112,7 @@ impl App {
         if let Some(p) = self.panes.get_mut(i) {
             p.worktree = s.worktree;
             p.host = s.host;
+            p.window = s.window.max(1);
         }
         self.restore(i, &mut s.restored.into_history());
         for logged in s.events {

@@ -33,6 +33,8 @@ pub enum Overlay {
     FanOut,
     /// The last fan-out's answers side by side.
     Compare,
+    /// Close the focused pane while its turn runs? (`Ctrl+B x`)
+    Close,
 }
 
 /// How the user asked to leave the console (`App::leave`): the loop ends
@@ -106,6 +108,11 @@ pub struct App {
     /// The history store `/resume` and `/clear` read (the console sets the
     /// user's; tests a temporary one; `None`: no history).
     pub history: Option<crate::history::Store>,
+    /// The config's agents: what `/new` copies (issue 32).
+    pub(crate) templates: Vec<AgentConfig>,
+    /// The pane last focused in each window, by id (`Ctrl+B n/p` come
+    /// back to it).
+    pub(crate) window_focus: std::collections::HashMap<usize, String>,
 }
 
 impl App {
@@ -144,6 +151,8 @@ impl App {
             worktree_changes: std::collections::HashMap::new(),
             overlap_check_at: None,
             history: None,
+            templates: config.agents.clone(),
+            window_focus: std::collections::HashMap::new(),
         }
     }
 

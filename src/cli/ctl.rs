@@ -77,6 +77,22 @@ pub enum Verb {
         #[arg(long, value_name = "ID")]
         request: Option<String>,
     },
+    /// A new pane, a copy of one of the config's agents or a provider with
+    /// its defaults; it stays after a restart (`hive --fresh` forgets it).
+    New(super::ctl_panes::NewArgs),
+    /// Close a pane: its agent stops; its history and worktree stay.
+    Close { pane: String },
+    /// Retitle a pane (its id stays).
+    Rename { pane: String, name: String },
+    /// Move a pane to another place (`--to`, 1 is first) or window.
+    #[command(group(clap::ArgGroup::new("where").required(true).args(["to", "window"])))]
+    Move {
+        pane: String,
+        #[arg(long, value_name = "PLACE", value_parser = clap::value_parser!(u64).range(1..))]
+        to: Option<u64>,
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        window: Option<u64>,
+    },
 }
 
 pub(super) fn ctl(cli: &super::Cli, args: &CtlArgs) -> anyhow::Result<ExitCode> {
@@ -165,6 +181,17 @@ fn to_call(verb: &Verb) -> Call {
             request_id: request.clone(),
             reason: reason.clone(),
         },
+        Verb::New(args) => args.to_call(),
+        Verb::Close { pane } => Call::Close { pane: pane.clone() },
+        Verb::Rename { pane, name } => Call::Rename {
+            pane: pane.clone(),
+            name: name.clone(),
+        },
+        Verb::Move { pane, to, window } => Call::Move {
+            pane: pane.clone(),
+            to: to.map(|t| t.saturating_sub(1) as usize),
+            window: window.map(|w| w as usize),
+        },
     }
 }
 
@@ -196,6 +223,16 @@ fn on_host<'a>(verb: &Verb, hosts: &'a [HostConfig]) -> Option<(&'a HostConfig, 
             (h, Verb::Watch { pane: Some(pane) })
         }
         Verb::History { pane } => split(pane).map(|(h, pane)| (h, Verb::History { pane }))?,
+        Verb::New(args) => split(&args.id).map(|(h, id)| (h, Verb::New(args.on_host(id))))?,
+        Verb::Close { pane } => split(pane).map(|(h, pane)| (h, Verb::Close { pane }))?,
+        Verb::Rename { pane, name } => split(pane).map(|(h, pane)| {
+            let name = name.clone();
+            (h, Verb::Rename { pane, name })
+        })?,
+        Verb::Move { pane, to, window } => split(pane).map(|(h, pane)| {
+            let (to, window) = (*to, *window);
+            (h, Verb::Move { pane, to, window })
+        })?,
         Verb::Approve {
             pane,
             always,
@@ -284,6 +321,10 @@ fn run(cli: &super::Cli, args: &CtlArgs) -> Result<ExitCode, ClientError> {
             Verb::Status { .. } => status_text(&parse(&result)?),
             Verb::Send { .. } | Verb::Cancel { .. } => str_field(&result, "turn_id"),
             Verb::Restart { pane } => format!("restarting {pane}"),
+            Verb::New(_) => super::ctl_panes::new_text(&result),
+            Verb::Close { pane } => format!("closed {pane}"),
+            Verb::Rename { pane, name } => format!("renamed {pane} to {name}"),
+            Verb::Move { pane, .. } => format!("moved {pane}"),
             Verb::Approve { .. } | Verb::Deny { .. } => answered_text(&result),
             Verb::Wait { .. } => {
                 let w: WaitResult = parse(&result)?;

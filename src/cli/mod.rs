@@ -2,6 +2,7 @@
 
 mod ctl;
 mod ctl_hosts;
+mod ctl_panes;
 mod doctor;
 mod history;
 mod init;

@@ -39,6 +39,11 @@ pub enum FromServer {
     Link(LinkState),
     /// A command the console sent could not go out.
     NotSent(String),
+    /// How an edit of the panes went, and the pane to look at now.
+    Notice {
+        text: String,
+        focus: Option<usize>,
+    },
 }
 
 /// A remote server's link, as the console shows it.
@@ -100,6 +105,10 @@ impl Sender {
 impl RunnerSink for Sender {
     fn send_to(&self, pane: usize, cmd: RunnerCommand) {
         let _ = self.tx.send(ClientMsg::Command { pane, cmd });
+    }
+
+    fn edit_panes(&self, edit: crate::wire::edit::PaneEdit) {
+        let _ = self.tx.send(ClientMsg::Edit(edit));
     }
 }
 
@@ -210,6 +219,7 @@ mod tests {
             restored: Restored::default(),
             events: Vec::new(),
             draft: String::new(),
+            window: 1,
             host: None,
         }
     }

@@ -207,6 +207,13 @@ impl Mux {
                     let _ = self.members[i].tx.send(ClientMsg::Draft { pane: p, text });
                 }
             }
+            // Panes are named by id; the console names the server by the
+            // pane it asked from (its focus).
+            ClientMsg::Edit(edit) => {
+                if let Some((i, _)) = self.owner(self.focus) {
+                    let _ = self.members[i].tx.send(ClientMsg::Edit(edit));
+                }
+            }
             ClientMsg::Stop => {
                 for m in &self.members {
                     let msg = if m.remote {
@@ -267,7 +274,8 @@ impl Mux {
                     .send(FromServer::NotSent(format!("{name}: {why}")))
                     .await;
             }
-            msg @ (FromServer::Update(_) | FromServer::Reset { .. }) => {
+            msg
+            @ (FromServer::Update(_) | FromServer::Reset { .. } | FromServer::Notice { .. }) => {
                 if let Some(merge) = self.merge.as_mut() {
                     // Awaited: its snapshot has this; in: after the merge.
                     if !merge.waiting.contains(&i) {
@@ -296,6 +304,10 @@ impl Mux {
             FromServer::Reset { pane, snapshot } => match global(pane) {
                 Some(pane) => FromServer::Reset { pane, snapshot },
                 None => return,
+            },
+            FromServer::Notice { text, focus } => FromServer::Notice {
+                text,
+                focus: focus.and_then(global),
             },
             other => other,
         };
@@ -433,6 +445,7 @@ fn placeholder(name: &str, state: &State) -> PaneSnapshot {
         restored: Restored::default(),
         events: Vec::new(),
         draft: String::new(),
+        window: 1,
         host: Some(name.to_owned()),
     }
 }

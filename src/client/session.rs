@@ -192,6 +192,10 @@ async fn read_loop(
                 }
                 FromServer::Reset { pane, snapshot }
             }
+            ServerMsg::Notice { text, focus } => FromServer::Notice {
+                text: crate::sanitize::neutralize(&text).into_owned(),
+                focus,
+            },
             // The connection's end follows (as `Lost`): a stopping
             // console waits for it.
             ServerMsg::Bye { reason } => FromServer::Bye(reason),

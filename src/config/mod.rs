@@ -439,14 +439,9 @@ impl Config {
         }
         let mut seen = std::collections::HashSet::new();
         for (i, a) in self.agents.iter().enumerate() {
-            let message = if a.id.is_empty()
-                || !a
-                    .id
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-            {
+            let message = if !valid_id(&a.id) {
                 format!(
-                    "agent id `{}` must be non-empty and use only letters, digits, `-` and `_`",
+                    "agent id `{}` must be 1 to 64 letters, digits, `-` and `_`",
                     a.id
                 )
             } else if !seen.insert(a.id.clone()) {
@@ -483,6 +478,16 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// Whether `id` can name a pane: non-empty, letters, digits, `-` and `_`
+/// (it names files of the history and crosses in `host:agent` addresses).
+pub fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 /// Where `key` of the `index`th `[[agent]]` is written (1-based line and

@@ -31,10 +31,11 @@ impl Host {
     /// where and why.
     pub(crate) fn start(
         config: &Config,
+        agents: &[crate::config::AgentConfig],
         ops: mpsc::UnboundedSender<HiveRequest>,
     ) -> anyhow::Result<Self> {
         let starting = || Started::Failed("starting".into());
-        let hub = Hub::new(config.agents.iter().map(|a| (a.clone(), starting())));
+        let hub = Hub::new(agents.iter().map(|a| (a.clone(), starting())));
         let dir = super::socket_dir();
         let label = super::socket_name(&dir, &config.source);
         let (server, requests, consoles) = Server::start(&dir, &label)
@@ -52,6 +53,20 @@ impl Host {
     /// How each pane's runner came up, in pane order.
     pub(crate) fn set_started(&mut self, started: Vec<Started>) {
         self.hub.set_started(started);
+    }
+
+    /// A pane added at runtime (the next slot), as its runner came up.
+    pub(crate) fn add(&mut self, agent: crate::config::AgentConfig, started: Started) {
+        self.hub.add(agent, started);
+    }
+
+    /// Pane `slot` was closed: calls no longer find it.
+    pub(crate) fn close_pane(&mut self, slot: usize) {
+        self.hub.close(slot);
+    }
+
+    pub(crate) fn rename(&mut self, slot: usize, name: &str) {
+        self.hub.rename(slot, name);
     }
 
     /// Pane `i`'s history session had used `totals` before (its restored

@@ -54,12 +54,28 @@ struct PaneMirror {
     usage: crate::event::Usage,
     process: Option<crate::procstat::ProcessSample>,
     held: Option<crate::runner::hold::Hold>,
+    /// Closed at runtime: no call finds it; its slot stays so the others
+    /// keep their numbers.
+    closed: bool,
     /// State, queue, turn, and the `send`s waiting for their message to be
     /// bound to a turn (the one mirror the operations host keeps too).
     m: mirror::PaneMirror<Responder>,
 }
 
 impl PaneMirror {
+    fn new(agent: AgentConfig, started: Started) -> Self {
+        Self {
+            agent,
+            started,
+            model: None,
+            usage: crate::event::Usage::default(),
+            process: None,
+            held: None,
+            closed: false,
+            m: mirror::PaneMirror::default(),
+        }
+    }
+
     fn caps(&self) -> Option<Capabilities> {
         match &self.started {
             Started::Running(c) => Some(*c),
@@ -161,15 +177,7 @@ impl Hub {
         Self {
             panes: agents
                 .into_iter()
-                .map(|(agent, started)| PaneMirror {
-                    agent,
-                    started,
-                    model: None,
-                    usage: crate::event::Usage::default(),
-                    process: None,
-                    held: None,
-                    m: mirror::PaneMirror::default(),
-                })
+                .map(|(agent, started)| PaneMirror::new(agent, started))
                 .collect(),
             turns: HashMap::new(),
             finished: VecDeque::new(),
@@ -444,9 +452,9 @@ impl Hub {
     fn find(&self, id: &str) -> Result<usize, CtlError> {
         self.panes
             .iter()
-            .position(|p| p.agent.id == id)
+            .position(|p| p.agent.id == id && !p.closed)
             .ok_or_else(|| {
-                let ids: Vec<_> = self.panes.iter().map(|p| p.agent.id.as_str()).collect();
+                let ids: Vec<_> = self.live().map(|p| p.agent.id.as_str()).collect();
                 CtlError::new(
                     ErrorCode::SessionNotFound,
                     format!("no pane `{id}`; panes: {}", ids.join(", ")),
@@ -470,9 +478,9 @@ impl Hub {
         }
         match call {
             Call::List => {
-                let panes: Vec<_> = self.panes.iter().map(PaneMirror::info).collect();
+                let panes: Vec<_> = self.live().map(PaneMirror::info).collect();
                 let mut total = crate::event::Usage::default();
-                for p in &self.panes {
+                for p in self.live() {
                     total.accumulate(&p.usage);
                 }
                 let usage = super::protocol::UsageInfo::from(&total);
@@ -522,7 +530,13 @@ impl Hub {
             call @ (Call::Approve { .. } | Call::Deny { .. }) => self.approval_call(call, reply),
             // The host hands operations to the ops host, and the server
             // answers for itself, before they get here.
-            Call::Op { .. } | Call::Server | Call::Kill => Err((
+            Call::Op { .. }
+            | Call::Server
+            | Call::Kill
+            | Call::New { .. }
+            | Call::Close { .. }
+            | Call::Rename { .. }
+            | Call::Move { .. } => Err((
                 reply,
                 CtlError::new(ErrorCode::Unavailable, "operations are not served here"),
             )),
@@ -799,6 +813,9 @@ fn serialized<T: Serialize>(line: &T) -> Option<Arc<str>> {
 fn to_value<T: Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
 }
+
+#[path = "hub_panes.rs"]
+mod panes;
 
 #[cfg(test)]
 #[path = "hub_tests.rs"]

@@ -78,6 +78,43 @@ pub enum Call {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
+    /// A pane made now (issue 32), from a template or a provider; answered
+    /// once its runner started (or could not: the pane says why). `pane`
+    /// is its id (`id` is the request's).
+    New {
+        pane: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        template: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provider: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cwd: Option<std::path::PathBuf>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+        #[serde(default)]
+        worktree: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        window: Option<usize>,
+    },
+    /// Ends pane `pane`'s agent and takes it out of the layout.
+    Close {
+        pane: String,
+    },
+    Rename {
+        pane: String,
+        name: String,
+    },
+    /// To place `to` among the panes, or into window `window` (neither: to
+    /// the end).
+    Move {
+        pane: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        to: Option<usize>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        window: Option<usize>,
+    },
     /// The server itself: pid, config, panes, running turns, clients
     /// attached, start time (`hive ls`).
     Server,
@@ -96,6 +133,47 @@ pub enum Call {
         #[serde(default)]
         args: Value,
     },
+}
+
+impl Call {
+    /// The change to the panes this call asks for, if it is one.
+    pub fn pane_edit(&self) -> Option<crate::wire::edit::PaneEdit> {
+        use crate::wire::edit::PaneEdit;
+        Some(match self.clone() {
+            Self::New {
+                pane,
+                template,
+                provider,
+                cwd,
+                model,
+                worktree,
+                name,
+                window,
+            } => PaneEdit::New(crate::wire::edit::NewPane {
+                id: pane,
+                template,
+                provider,
+                cwd,
+                model,
+                worktree,
+                name,
+                window,
+            }),
+            Self::Close { pane } => PaneEdit::Close { pane },
+            Self::Rename { pane, name } => PaneEdit::Rename { pane, name },
+            Self::Move {
+                pane,
+                window: Some(window),
+                ..
+            } => PaneEdit::Window { pane, window },
+            Self::Move { pane, to, .. } => PaneEdit::Move {
+                pane,
+                // Neither: to the end.
+                to: to.unwrap_or(usize::MAX),
+            },
+            _ => return None,
+        })
+    }
 }
 
 /// Seed 002 §6's error codes plus the few a console adds. Each has its own

@@ -92,6 +92,9 @@ struct Pane {
     provider: String,
     model: Option<String>,
     can_message: Vec<String>,
+    /// Closed at runtime: no operation finds it (its slot stays, so every
+    /// other pane keeps its number).
+    closed: bool,
     /// State, queue, turn, and the messages sent here whose turn has not
     /// started yet, by id (the one mirror the control hub keeps too).
     m: mirror::PaneMirror<String>,
@@ -121,6 +124,20 @@ pub struct OpsHost {
 }
 
 impl Pane {
+    fn of(a: &AgentConfig) -> Self {
+        Self {
+            id: a.id.clone(),
+            name: a.display_name().to_owned(),
+            provider: a.provider.clone(),
+            model: a.model.clone(),
+            can_message: a.can_message.clone(),
+            closed: false,
+            m: mirror::PaneMirror::default(),
+            items: IndexMap::new(),
+            texts: HashMap::new(),
+        }
+    }
+
     /// Keeps an item's latest state (the newest `KEEP_ITEMS` items).
     fn keep(&mut self, u: &Upsert, restored: bool) {
         self.items.insert(
@@ -150,19 +167,7 @@ impl OpsHost {
 
     /// One entry per pane, in pane order (the runners' order).
     pub fn new(agents: &[AgentConfig]) -> Self {
-        let panes = agents
-            .iter()
-            .map(|a| Pane {
-                id: a.id.clone(),
-                name: a.display_name().to_owned(),
-                provider: a.provider.clone(),
-                model: a.model.clone(),
-                can_message: a.can_message.clone(),
-                m: mirror::PaneMirror::default(),
-                items: IndexMap::new(),
-                texts: HashMap::new(),
-            })
-            .collect();
+        let panes = agents.iter().map(Pane::of).collect();
         Self {
             panes,
             messages: HashMap::new(),
@@ -170,6 +175,38 @@ impl OpsHost {
             chains: HashMap::new(),
             sent_at: HashMap::new(),
             next: 0,
+        }
+    }
+
+    /// A pane added at runtime: the next slot.
+    pub fn add(&mut self, agent: &AgentConfig) {
+        self.panes.push(Pane::of(agent));
+    }
+
+    /// Pane `slot` was closed: nothing finds it any more, and whoever waits
+    /// on a message there is told.
+    pub fn close(&mut self, slot: usize) {
+        let Some(p) = self.panes.get_mut(slot) else {
+            return;
+        };
+        p.closed = true;
+        p.items.clear();
+        p.texts.clear();
+        let id = p.id.clone();
+        for msg in self.messages.values_mut().filter(|m| m.pane == slot) {
+            let outcome = json!({"status": "error", "turn_id": msg.turn, "text": "",
+                "error": {"code": "closed", "message": format!("pane `{id}` was closed")}});
+            for w in msg.waiters.drain(..) {
+                let _ = w.send(Ok(outcome.clone()));
+            }
+            msg.outcome.get_or_insert(outcome);
+        }
+    }
+
+    /// Pane `slot`'s new title.
+    pub fn rename(&mut self, slot: usize, name: &str) {
+        if let Some(p) = self.panes.get_mut(slot) {
+            name.clone_into(&mut p.name);
         }
     }
 
@@ -283,6 +320,7 @@ impl OpsHost {
         let panes: Vec<Value> = self
             .panes
             .iter()
+            .filter(|p| !p.closed)
             .map(|p| {
                 let state = PaneState::of(p.m.state, p.m.awaiting_approval());
                 let mut v = json!({"id": p.id, "name": p.name, "provider": p.provider,
@@ -358,14 +396,19 @@ impl OpsHost {
     }
 
     fn pane_of(&self, id: &str) -> Option<usize> {
-        self.panes.iter().position(|p| p.id == id)
+        self.panes.iter().position(|p| p.id == id && !p.closed)
     }
 
     /// The pane `agent`, if it exists and the caller may reach it (reading
     /// its own pane is always allowed).
     fn target(&self, caller: &Caller, agent: &str, act: bool) -> Result<usize, OpError> {
         let i = self.pane_of(agent).ok_or_else(|| {
-            let ids: Vec<&str> = self.panes.iter().map(|p| p.id.as_str()).collect();
+            let ids: Vec<&str> = self
+                .panes
+                .iter()
+                .filter(|p| !p.closed)
+                .map(|p| p.id.as_str())
+                .collect();
             OpError::new(
                 "unknown_agent",
                 format!("no pane `{agent}`; panes: {}", ids.join(", ")),

@@ -329,6 +329,12 @@ impl RunnerHandle {
 /// process, as the benches and `hive run` drive them) or a server.
 pub trait RunnerSink {
     fn send_to(&self, pane: usize, cmd: RunnerCommand);
+
+    /// A change to the panes: only a server makes them (runners in this
+    /// process, as `hive run` and the benches drive them, have fixed panes).
+    fn edit_panes(&self, edit: crate::wire::edit::PaneEdit) {
+        tracing::debug!(pane = edit.pane(), "no server here to change the panes");
+    }
 }
 
 impl RunnerSink for [Option<RunnerHandle>] {

@@ -124,6 +124,11 @@ impl Clients {
         self.links.get_mut(&id)
     }
 
+    /// The slot the client `id` looks at.
+    pub(crate) fn focus_of(&self, id: ClientId) -> Option<usize> {
+        self.links.get(&id).and_then(|l| l.focus)
+    }
+
     pub(crate) fn attached(&self) -> impl Iterator<Item = &Link> {
         self.links.values().filter(|l| l.attached)
     }

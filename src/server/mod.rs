@@ -9,7 +9,9 @@
 
 mod clients;
 pub mod daemon;
+pub mod layout;
 pub mod log;
+mod panes;
 mod serve;
 
 pub use serve::run;

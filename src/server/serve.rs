@@ -13,6 +13,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
 use super::clients::{ClientEvent, ClientId, Clients};
+use super::layout::Placed;
 use super::log::PaneLog;
 use crate::config::{AgentConfig, Config};
 use crate::control::protocol::Call;
@@ -29,14 +30,15 @@ use crate::worktree::Worktree;
 /// stopped. Started by a console (`server::daemon::start`) it runs in a
 /// session of its own with its output in hive.log.
 pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> {
-    let mut config = Config::load(config_path, &Registry::builtin())?;
+    let config = Config::load(config_path, &Registry::builtin())?;
     let _log = crate::app::init_logging();
-    let worktrees = crate::worktree::prepare(&mut config.agents, config.worktrees.root.as_deref());
-    tracing::info!(config = %config.source.describe(), agents = config.agents.len(), "server starting");
+    let layout = super::panes::LayoutFile::of(&config);
+    let placed = layout.placed(&config, fresh);
+    tracing::info!(config = %config.source.describe(), panes = placed.len(), "server starting");
     install_panic_hook();
     let rt = crate::runtime::build()?;
     let result = rt.block_on(async {
-        let mut server = Server::start(config, worktrees, fresh)?;
+        let mut server = Server::start(config, placed, layout, fresh)?;
         let why = server.run().await?;
         tracing::info!("server stopping: {why}");
         server.stop(&why).await;
@@ -61,11 +63,17 @@ fn install_panic_hook() {
 }
 
 /// One pane as the server keeps it.
-struct Pane {
-    agent: AgentConfig,
-    worktree: Option<Worktree>,
-    failed: Option<String>,
-    log: PaneLog,
+pub(super) struct Pane {
+    /// The agent as placed (before a worktree moved its cwd), its window,
+    /// whether it was made at runtime: what the layout saves.
+    pub(super) placed: Placed,
+    /// Closed at runtime: its slot stays (every other pane keeps its
+    /// number), out of the layout and of every snapshot.
+    pub(super) closed: bool,
+    pub(super) agent: AgentConfig,
+    pub(super) worktree: Option<Worktree>,
+    pub(super) failed: Option<String>,
+    pub(super) log: PaneLog,
     /// The composer text a client left in it.
     draft: String,
     /// The client a reply (a recalled message, a terminal selection) is for.
@@ -73,28 +81,54 @@ struct Pane {
     /// What the runner was last told about the focus.
     focused: bool,
     /// The turn state last reported (`hive ls` counts running turns).
-    state: TurnState,
+    pub(super) state: TurnState,
 }
 
-struct Server {
+impl Pane {
+    pub(super) fn new(placed: Placed) -> Self {
+        Self {
+            agent: placed.agent.clone(),
+            placed,
+            closed: false,
+            worktree: None,
+            failed: None,
+            log: PaneLog::new(Restored::default()),
+            draft: String::new(),
+            reply_to: None,
+            focused: false,
+            state: TurnState::Idle,
+        }
+    }
+}
+
+pub(super) struct Server {
     info: ServerInfo,
-    panes: Vec<Pane>,
-    runners: Vec<Option<RunnerHandle>>,
+    /// By slot: a pane's slot never changes while the server runs (its
+    /// runner, the ops host and the hub know it by it); closed panes keep
+    /// theirs.
+    pub(super) panes: Vec<Pane>,
+    pub(super) runners: Vec<Option<RunnerHandle>>,
+    /// The slots of the open panes in the order clients show them: a
+    /// client's pane `n` is slot `order[n]`.
+    pub(super) order: Vec<usize>,
+    /// What starting a pane needs (at start and at runtime).
+    pub(super) starter: Starter,
+    pub(super) layout: super::panes::LayoutFile,
     updates: mpsc::UnboundedReceiver<PaneUpdate>,
-    ops: crate::ops::OpsHost,
+    pub(super) ops: crate::ops::OpsHost,
     ops_rx: mpsc::UnboundedReceiver<crate::ops::HiveRequest>,
     /// Operations for agents on other machines (`host:agent`).
     across: crate::ops::across::Across,
-    control: crate::control::Host,
+    pub(super) control: crate::control::Host,
     /// Console clients as they connect.
     consoles: mpsc::Receiver<tokio::net::UnixStream>,
-    clients: Clients,
+    pub(super) clients: Clients,
     /// Numbers every runner event, so a snapshot can tell which happened
     /// while nobody was attached.
     seq: u64,
     /// The last `seq` a client saw before the last one left.
     away_since: Option<u64>,
-    /// The pane the last client looked at.
+    /// The slot of the pane the last client looked at.
     last_focus: usize,
     _pid_file: PidFile,
 }
@@ -102,33 +136,26 @@ struct Server {
 impl Server {
     fn start(
         config: Config,
-        worktrees: Vec<(usize, Result<Worktree, crate::worktree::WorktreeError>)>,
+        placed: Vec<Placed>,
+        layout: super::panes::LayoutFile,
         fresh: bool,
     ) -> anyhow::Result<Self> {
         let (tx, updates) = mpsc::unbounded_channel();
         let (ops_tx, ops_rx) = mpsc::unbounded_channel();
-        let mut ops = crate::ops::OpsHost::new(&config.agents);
+        let mut agents: Vec<AgentConfig> = placed.iter().map(|p| p.agent.clone()).collect();
+        let worktrees = crate::worktree::prepare(&mut agents, config.worktrees.root.as_deref());
+        let mut ops = crate::ops::OpsHost::new(&agents);
         // Bound first: agents with `hive_tools` are told where it is.
-        let mut control = crate::control::Host::start(&config, ops_tx.clone())?;
+        let mut control = crate::control::Host::start(&config, &agents, ops_tx.clone())?;
         let socket = control.socket().to_owned();
         let consoles = control
             .take_consoles()
             .context("the socket's console channel")?;
         let pid_file = PidFile::write(&socket)?;
-        let mut panes: Vec<Pane> = config
-            .agents
-            .iter()
-            .map(|agent| Pane {
-                agent: agent.clone(),
-                worktree: None,
-                failed: None,
-                log: PaneLog::new(Restored::default()),
-                draft: String::new(),
-                reply_to: None,
-                focused: false,
-                state: TurnState::Idle,
-            })
-            .collect();
+        let mut panes: Vec<Pane> = placed.into_iter().map(Pane::new).collect();
+        for (pane, agent) in panes.iter_mut().zip(agents) {
+            pane.agent = agent;
+        }
         for (i, result) in worktrees {
             if let Some(p) = panes.get_mut(i) {
                 match result {
@@ -137,16 +164,12 @@ impl Server {
                 }
             }
         }
-        let registry = Registry::builtin().with_toolbox(crate::ops::meta::toolbox_factory(ops_tx));
-        let mut runners = Vec::new();
-        let hive_budget =
-            crate::runner::budget::HiveBudget::new(config.budget.usd, config.budget.tokens);
-        for (i, pane) in panes.iter_mut().enumerate() {
-            let start = (fresh, hive_budget.clone());
-            runners.push(start_pane(
-                i, pane, &config, start, &registry, &tx, &socket, &mut ops,
-            ));
-        }
+        let starter = Starter::new(config, ops_tx, tx, socket.clone());
+        let runners: Vec<_> = panes
+            .iter_mut()
+            .enumerate()
+            .map(|(i, pane)| starter.start(i, pane, fresh, &mut ops))
+            .collect();
         let started = runners.iter().zip(&panes).map(|(r, p)| match r {
             Some(h) => crate::control::Started::Running(h.capabilities),
             None => crate::control::Started::Failed(p.failed.clone().unwrap_or_default()),
@@ -157,19 +180,22 @@ impl Server {
         }
         let info = ServerInfo {
             pid: std::process::id(),
-            config: config.source.describe(),
-            config_path: config.source.canonical_path(),
+            config: starter.config.source.describe(),
+            config_path: starter.config.source.canonical_path(),
             socket,
             started: chrono::Utc::now().timestamp(),
         };
         Ok(Self {
             info,
+            order: (0..panes.len()).collect(),
             panes,
             runners,
+            across: crate::ops::across::Across::new(&starter.config),
+            starter,
+            layout,
             updates,
             ops,
             ops_rx,
-            across: crate::ops::across::Across::new(&config),
             control,
             consoles,
             clients: Clients::new(),
@@ -242,13 +268,23 @@ impl Server {
         self.seq += 1;
         self.ops.observe(&update);
         self.control.observe(&update);
-        let Some(pane) = self.panes.get_mut(update.pane) else {
+        let slot = update.pane;
+        // Clients number the open panes in their order.
+        let position = self.position(slot);
+        let Some(pane) = self.panes.get_mut(slot).filter(|p| !p.closed) else {
+            return;
+        };
+        let Some(position) = position else {
             return;
         };
         match &update.event {
             // Answers to one client's request.
             PaneEvent::Recalled(_) | PaneEvent::TerminalText(_) => {
                 if let Some(id) = pane.reply_to.take() {
+                    let update = PaneUpdate {
+                        pane: position,
+                        ..update
+                    };
                     self.clients.event(&update, Some(id));
                 }
                 return;
@@ -258,7 +294,21 @@ impl Server {
             _ => {}
         }
         pane.log.push(self.seq, Instant::now(), &update.event);
+        let update = PaneUpdate {
+            pane: position,
+            ..update
+        };
         self.clients.event(&update, None);
+    }
+
+    /// Where clients show slot `slot` (none: it is closed).
+    pub(super) fn position(&self, slot: usize) -> Option<usize> {
+        self.order.iter().position(|&s| s == slot)
+    }
+
+    /// The slot of the pane clients show at `position`.
+    fn slot(&self, position: usize) -> Option<usize> {
+        self.order.get(position).copied()
     }
 
     /// A control request; `Some(why)` when it stops the server.
@@ -271,6 +321,15 @@ impl Server {
             Call::Kill => {
                 let _ = req.reply.send(Ok(json!({ "stopping": true })));
                 Some("hive kill".into())
+            }
+            ref call if call.pane_edit().is_some() => {
+                if let Some(edit) = call.pane_edit() {
+                    let outcome = self.edit(edit, None).map_err(|why| {
+                        crate::control::protocol::CtlError::new(why.code(), why.to_string())
+                    });
+                    let _ = req.reply.send(outcome.map(|done| done.json));
+                }
+                None
             }
             _ => {
                 if let Some((pane, cmd)) = self.control.handle(req) {
@@ -289,7 +348,7 @@ impl Server {
             "config": self.info.config,
             "socket": self.info.socket,
             "started": self.info.started,
-            "panes": self.panes.len(),
+            "panes": self.order.len(),
             "running": running,
             "clients": self.clients.count(),
             "protocol": crate::wire::PROTOCOL_VERSION,
@@ -330,19 +389,26 @@ impl Server {
                     "client attached"
                 );
             }
-            ClientMsg::Command { pane, cmd } => self.command(pane, cmd, Some(id)),
-            ClientMsg::Focus(pane) => {
-                if let Some(link) = self.clients.get_mut(id) {
-                    link.focus = Some(pane);
+            ClientMsg::Command { pane, cmd } => {
+                if let Some(slot) = self.slot(pane) {
+                    self.command(slot, cmd, Some(id));
                 }
-                self.last_focus = pane;
-                self.refocus();
+            }
+            ClientMsg::Focus(pane) => {
+                if let Some(slot) = self.slot(pane) {
+                    if let Some(link) = self.clients.get_mut(id) {
+                        link.focus = Some(slot);
+                    }
+                    self.last_focus = slot;
+                    self.refocus();
+                }
             }
             ClientMsg::Draft { pane, text } => {
-                if let Some(p) = self.panes.get_mut(pane) {
+                if let Some(p) = self.slot(pane).and_then(|s| self.panes.get_mut(s)) {
                     p.draft = text;
                 }
             }
+            ClientMsg::Edit(edit) => self.edit_from(id, edit),
             ClientMsg::Detach => self.left(id, "detached"),
             ClientMsg::Stop => return Some("stopped from a console".into()),
         }
@@ -397,11 +463,14 @@ impl Server {
                 pane.log.reset(Restored::of(&opened));
                 self.control.set_usage(i, pane.log.restored_usage());
                 // The client that asked shows it already.
-                let reset = ServerMsg::Reset {
-                    pane: i,
-                    snapshot: Box::new(pane_snapshot(pane, None)),
-                };
-                self.clients.broadcast(&reset, from);
+                let snapshot = Box::new(pane_snapshot(pane, None));
+                if let Some(position) = self.position(i) {
+                    let reset = ServerMsg::Reset {
+                        pane: position,
+                        snapshot,
+                    };
+                    self.clients.broadcast(&reset, from);
+                }
             }
             _ => {}
         }
@@ -413,15 +482,17 @@ impl Server {
         }
     }
 
-    fn snapshot(&self) -> Snapshot {
+    pub(super) fn snapshot(&self) -> Snapshot {
+        let seen = self.away_since.or(Some(self.seq));
         Snapshot {
             server: self.info.clone(),
-            focus: self.last_focus,
+            focus: self.position(self.last_focus).unwrap_or(0),
             away_since: self.away_since,
             panes: self
-                .panes
+                .order
                 .iter()
-                .map(|p| pane_snapshot(p, self.away_since.or(Some(self.seq))))
+                .filter_map(|&slot| self.panes.get(slot))
+                .map(|p| pane_snapshot(p, seen))
                 .collect(),
         }
     }
@@ -436,61 +507,92 @@ fn pane_snapshot(pane: &Pane, seen: Option<u64>) -> PaneSnapshot {
         restored: pane.log.restored().clone(),
         events: pane.log.events_since(seen),
         draft: pane.draft.clone(),
+        window: pane.placed.window,
         host: None,
     }
 }
 
-/// Starts pane `i`'s runner on its restored history; a provider that cannot
-/// start leaves its error in the pane instead of stopping the server.
-#[allow(clippy::too_many_arguments)]
-fn start_pane(
-    i: usize,
-    pane: &mut Pane,
-    config: &Config,
-    (fresh, hive_budget): (
-        bool,
-        Option<std::sync::Arc<crate::runner::budget::HiveBudget>>,
-    ),
-    registry: &Registry,
-    tx: &mpsc::UnboundedSender<PaneUpdate>,
-    socket: &Path,
-    ops: &mut crate::ops::OpsHost,
-) -> Option<RunnerHandle> {
-    // A pane that failed before starting (no worktree) stays stopped.
-    if pane.failed.is_some() {
-        return None;
+/// What starting a pane's runner needs, at start and for a pane made at
+/// runtime.
+pub(super) struct Starter {
+    pub(super) config: Config,
+    registry: Registry,
+    tx: mpsc::UnboundedSender<PaneUpdate>,
+    socket: std::path::PathBuf,
+    hive_budget: Option<std::sync::Arc<crate::runner::budget::HiveBudget>>,
+}
+
+impl Starter {
+    fn new(
+        config: Config,
+        ops_tx: mpsc::UnboundedSender<crate::ops::HiveRequest>,
+        tx: mpsc::UnboundedSender<PaneUpdate>,
+        socket: std::path::PathBuf,
+    ) -> Self {
+        let registry = Registry::builtin().with_toolbox(crate::ops::meta::toolbox_factory(ops_tx));
+        let hive_budget =
+            crate::runner::budget::HiveBudget::new(config.budget.usd, config.budget.tokens);
+        Self {
+            config,
+            registry,
+            tx,
+            socket,
+            hive_budget,
+        }
     }
-    let agent = &pane.agent;
-    let mut history = crate::history::open_pane(agent, fresh);
-    // `agent.read` sees the turns from before a restart too.
-    ops.restore(i, &history.items);
-    pane.log.reset(Restored::of(&history));
-    let options = RunnerOptions {
-        processor: config.processor_config(),
-        interrupt_timeout: Duration::from_millis(config.ui.interrupt_timeout_ms),
-        stall_after: Duration::from_secs(config.ui.stall_after_s.max(1)),
-        initial_queue: std::mem::take(&mut history.queue),
-        recorder: history.recorder.take(),
-        live_every: crate::app::live_every(config),
-        background_every: crate::app::background_every(config),
-        focused: false,
-        prices: std::sync::Arc::new(config.prices.clone()),
-        sample_every: Some(Duration::from_secs(1)),
-        hive_budget,
-    };
-    let spec = ProviderSpec {
-        agent: registry.with_hive_mcp(agent, Some(socket)),
-        resume: history.resume.take(),
-    };
-    let started = registry
-        .get(&agent.provider)
-        .and_then(|factory| spawn_runner(i, factory, spec, options, tx.clone()));
-    match started {
-        Ok(h) => Some(h),
-        Err(e) => {
-            tracing::warn!(agent = %agent.id, "cannot start: {e}");
-            pane.failed = Some(e.to_string());
-            None
+
+    pub(super) fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Starts pane `i`'s runner on its restored history; a provider that
+    /// cannot start leaves its error in the pane instead of stopping the
+    /// server.
+    pub(super) fn start(
+        &self,
+        i: usize,
+        pane: &mut Pane,
+        fresh: bool,
+        ops: &mut crate::ops::OpsHost,
+    ) -> Option<RunnerHandle> {
+        // A pane that failed before starting (no worktree) stays stopped.
+        if pane.failed.is_some() {
+            return None;
+        }
+        let config = &self.config;
+        let agent = &pane.agent;
+        let mut history = crate::history::open_pane(agent, fresh);
+        // `agent.read` sees the turns from before a restart too.
+        ops.restore(i, &history.items);
+        pane.log.reset(Restored::of(&history));
+        let options = RunnerOptions {
+            processor: config.processor_config(),
+            interrupt_timeout: Duration::from_millis(config.ui.interrupt_timeout_ms),
+            stall_after: Duration::from_secs(config.ui.stall_after_s.max(1)),
+            initial_queue: std::mem::take(&mut history.queue),
+            recorder: history.recorder.take(),
+            live_every: crate::app::live_every(config),
+            background_every: crate::app::background_every(config),
+            focused: false,
+            prices: std::sync::Arc::new(config.prices.clone()),
+            sample_every: Some(Duration::from_secs(1)),
+            hive_budget: self.hive_budget.clone(),
+        };
+        let spec = ProviderSpec {
+            agent: self.registry.with_hive_mcp(agent, Some(&self.socket)),
+            resume: history.resume.take(),
+        };
+        let started = self
+            .registry
+            .get(&agent.provider)
+            .and_then(|factory| spawn_runner(i, factory, spec, options, self.tx.clone()));
+        match started {
+            Ok(h) => Some(h),
+            Err(e) => {
+                tracing::warn!(agent = %agent.id, "cannot start: {e}");
+                pane.failed = Some(e.to_string());
+                None
+            }
         }
     }
 }

@@ -116,3 +116,33 @@ pub(crate) fn draw_leave(app: &App, area: Rect, buf: &mut Buffer) {
         )
         .render(rect, buf);
 }
+
+/// `Ctrl+B x` on a pane whose turn runs: close it anyway?
+pub(crate) fn draw_close(app: &App, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let key = Style::new().fg(t.accent).add_modifier(Modifier::BOLD);
+    let dim = Style::new().fg(t.dim);
+    let name = app
+        .focused()
+        .map(|p| p.name().to_owned())
+        .unwrap_or_default();
+    let text = vec![
+        Line::from(Span::styled(
+            format!("{name} is running a turn."),
+            Style::new().fg(t.warning),
+        )),
+        Line::from(vec![
+            Span::styled("[y]", key),
+            Span::raw(" close it: its agent stops "),
+            Span::styled("(Enter)", dim),
+        ]),
+        Line::from(Span::styled("    its history and worktree stay", dim)),
+    ];
+    let rect = centered(area, 48, text.len() as u16 + 2);
+    Clear.render(rect, buf);
+    Paragraph::new(text)
+        .block(titled_box(t.warning, " close pane ".into()).title_bottom(
+            Line::from(Span::styled(" any other key keeps it ", dim)).right_aligned(),
+        ))
+        .render(rect, buf);
+}

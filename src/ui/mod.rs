@@ -29,6 +29,7 @@ pub(crate) mod pane_title;
 pub mod put;
 pub(crate) mod search;
 pub(crate) mod status;
+mod tabs;
 pub mod terminal;
 /// Themes are chosen by the config and held by the app; drawing reads them.
 pub use crate::theme;
@@ -70,17 +71,26 @@ pub fn render(app: &App, view: &mut ViewState, area: Rect, buf: &mut Buffer) {
         return;
     }
     let spin = spin_frame(app);
-    let main = Rect::new(area.x, area.y, area.width, area.height - 1);
+    let mut main = Rect::new(area.x, area.y, area.width, area.height - 1);
     let status_area = Rect::new(area.x, area.bottom() - 1, area.width, 1);
-    let rects = if app.zoom {
-        let mut r = vec![Rect::default(); app.panes.len()];
-        if let Some(slot) = r.get_mut(app.focus) {
+    // More than one window: a tab bar on top, and the focused pane's
+    // window below it.
+    if app.windows().len() > 1 && main.height > 3 {
+        tabs::draw(app, Rect::new(main.x, main.y, main.width, 1), buf);
+        main.y += 1;
+        main.height -= 1;
+    }
+    let mut rects = vec![Rect::default(); app.panes.len()];
+    if app.zoom {
+        if let Some(slot) = rects.get_mut(app.focus) {
             *slot = main;
         }
-        r
     } else {
-        layout::grid(app.panes.len(), main)
-    };
+        let shown = app.panes_in(app.window());
+        for (i, r) in shown.iter().zip(layout::grid(shown.len(), main)) {
+            rects[*i] = r;
+        }
+    }
     for (i, rect) in rects.iter().enumerate() {
         let (Some(p), Some((geo, pv))) = (app.panes.get(i), view.pane_mut(i)) else {
             continue;
@@ -89,10 +99,16 @@ pub fn render(app: &App, view: &mut ViewState, area: Rect, buf: &mut Buffer) {
             geo.inner = Rect::default();
             continue;
         }
+        // Alt+N and prefix N count inside the window.
+        let index = app
+            .panes_in(p.window)
+            .iter()
+            .position(|&j| j == i)
+            .unwrap_or(i);
         let ctx = pane::PaneCtx {
             overlaps: app.overlaps_of(i),
             conflicts: app.conflicts_of(i),
-            index: i,
+            index,
             focused: i == app.focus,
             theme: &app.theme,
             keymap: &app.keymap,
@@ -123,5 +139,6 @@ pub fn render(app: &App, view: &mut ViewState, area: Rect, buf: &mut Buffer) {
         Overlay::Diff => diff::draw(app, main, buf),
         Overlay::FanOut => compare::draw_chooser(app, main, buf),
         Overlay::Compare => compare::draw_compare(app, main, buf),
+        Overlay::Close => help::draw_close(app, main, buf),
     }
 }

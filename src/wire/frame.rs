@@ -309,6 +309,7 @@ mod tests {
                 },
                 events,
                 draft: "typing".into(),
+                window: 1,
                 host: None,
             }],
         }

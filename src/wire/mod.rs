@@ -18,6 +18,7 @@
 //! names). docs/protocol.md describes it for other clients.
 
 pub mod delta;
+pub mod edit;
 pub mod frame;
 pub mod snapshot;
 
@@ -27,7 +28,7 @@ use crate::runner::RunnerCommand;
 
 /// Bumped whenever a message changes shape: a client and a server of
 /// different protocols refuse each other with a clear reason.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// What a console writes first on the socket; `hive ctl` writes JSON lines,
 /// which never start with NUL.
@@ -79,6 +80,8 @@ pub enum ClientMsg {
     /// This client's copy went wrong (a delta that did not fit): send a
     /// fresh snapshot.
     Resync,
+    /// A change to the server's panes (new, close, rename, move).
+    Edit(edit::PaneEdit),
     /// Going away; the agents keep working.
     Detach,
     /// Stop every agent and the server.
@@ -120,6 +123,9 @@ pub enum ServerMsg {
         pane: usize,
         snapshot: Box<snapshot::PaneSnapshot>,
     },
+    /// A word for this client alone: how its `Edit` went, and the pane to
+    /// look at now (a pane it just made).
+    Notice { text: String, focus: Option<usize> },
     /// The server is stopping (or dropped this client), and why.
     Bye { reason: String },
 }

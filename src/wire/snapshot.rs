@@ -58,6 +58,10 @@ pub struct PaneSnapshot {
     pub events: Vec<Logged>,
     /// The composer text a client left there.
     pub draft: String,
+    /// Its window (1-based; issue 32): a console shows one window's panes
+    /// at a time.
+    #[serde(default = "first_window")]
+    pub window: usize,
     /// The host the pane runs on, set by a console that reached its server
     /// over ssh (never sent by a server).
     #[serde(skip)]
@@ -74,6 +78,10 @@ impl Snapshot {
             p.set_host(host);
         }
     }
+}
+
+fn first_window() -> usize {
+    1
 }
 
 impl PaneSnapshot {

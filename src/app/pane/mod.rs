@@ -45,6 +45,8 @@ pub struct Pane {
     pub worktree: Option<crate::worktree::Worktree>,
     /// The host whose server runs the pane, when not this machine's.
     pub host: Option<String>,
+    /// Its window (1-based), as the server placed it.
+    pub window: usize,
     /// The history session the pane shows and records into.
     pub history_session: Option<String>,
     /// Images the next message carries (chips above the composer).
@@ -70,6 +72,7 @@ impl Pane {
             highlight: None,
             worktree: None,
             host: None,
+            window: 1,
             history_session: None,
             attachments: Vec::new(),
             try_words: crate::provider::script::match_words(&agent),

@@ -56,6 +56,7 @@ impl Both {
                 restored: log.restored().clone(),
                 events: log.events(),
                 draft: String::new(),
+                window: 1,
                 host: None,
             })
             .collect();

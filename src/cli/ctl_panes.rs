@@ -1,0 +1,67 @@
+//! `hive ctl new/close/rename/move` (issue 32): a script's way to change a
+//! running hive's panes, as `/new`, `/close`, `/rename`, `/move` and
+//! `/window` are a console's. The server applies both alike and every
+//! console attached sees the new layout at once.
+
+use clap::Args;
+use serde_json::Value;
+
+use crate::control::protocol::Call;
+
+#[derive(Debug, Clone, Args)]
+#[command(group(clap::ArgGroup::new("from").required(true).args(["template", "provider"])))]
+pub struct NewArgs {
+    /// The new pane's id (history and `hive ctl` name it by this).
+    pub id: String,
+    /// Copy this agent of the config (its provider, command, settings…).
+    #[arg(long, value_name = "AGENT")]
+    pub template: Option<String>,
+    /// Or start this provider with its defaults (`claude`, `codex`, `pty`…).
+    #[arg(long, value_name = "PROVIDER")]
+    pub provider: Option<String>,
+    /// Its working directory (relative: to this shell's).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<std::path::PathBuf>,
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// In a git worktree of its own (branch `hive/<id>`).
+    #[arg(long)]
+    pub worktree: bool,
+    /// Its title (default: the id).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Into this window (1-based; one past the last makes a new one).
+    #[arg(long, value_name = "N")]
+    pub window: Option<usize>,
+}
+
+impl NewArgs {
+    pub(super) fn to_call(&self) -> Call {
+        let here = std::env::current_dir().unwrap_or_default();
+        Call::New {
+            pane: self.id.clone(),
+            template: self.template.clone(),
+            provider: self.provider.clone(),
+            cwd: self.cwd.as_ref().map(|c| here.join(c)),
+            model: self.model.clone(),
+            worktree: self.worktree,
+            name: self.name.clone(),
+            window: self.window,
+        }
+    }
+
+    /// The same, for the hive of `[[host]]` (its id without the `host:`).
+    pub(super) fn on_host(&self, id: String) -> Self {
+        Self { id, ..self.clone() }
+    }
+}
+
+/// What `new` prints: the pane, where, and whether its agent started.
+pub(super) fn new_text(result: &Value) -> String {
+    let pane = result["pane"].as_str().unwrap_or_default();
+    let window = result["window"].as_u64().unwrap_or(1);
+    match result["failed"].as_str() {
+        Some(why) => format!("added {pane} in window {window}; it could not start: {why}"),
+        None => format!("added {pane} in window {window}"),
+    }
+}

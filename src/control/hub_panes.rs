@@ -1,0 +1,49 @@
+//! The hub's side of panes made and closed at runtime (issue 32): a new
+//! pane takes the next slot; a closed one keeps its slot (every other
+//! pane keeps its number) but no call finds it, and whoever waited on it
+//! is told it was closed.
+
+use super::{CtlError, ErrorCode, Hub, PaneMirror, Started};
+use crate::config::AgentConfig;
+
+impl Hub {
+    /// The panes not closed.
+    pub(super) fn live(&self) -> impl Iterator<Item = &PaneMirror> {
+        self.panes.iter().filter(|p| !p.closed)
+    }
+
+    /// A pane added at runtime, as its runner came up: the next slot.
+    pub(crate) fn add(&mut self, agent: AgentConfig, started: Started) {
+        self.panes.push(PaneMirror::new(agent, started));
+    }
+
+    /// Pane `slot` was closed: sends still waiting for a turn and waits on
+    /// its running turn end with an error.
+    pub(crate) fn close(&mut self, slot: usize) {
+        let Some(p) = self.panes.get_mut(slot) else {
+            return;
+        };
+        p.closed = true;
+        let id = p.agent.id.clone();
+        let closed = || {
+            CtlError::new(
+                ErrorCode::SessionNotFound,
+                format!("pane `{id}` was closed"),
+            )
+        };
+        for reply in p.m.take_sends(|_| true) {
+            let _ = reply.send(Err(closed()));
+        }
+        if let Some(turn) = p.m.turn.clone() {
+            for reply in self.waiters.remove(&turn).unwrap_or_default() {
+                let _ = reply.send(Err(closed()));
+            }
+        }
+    }
+
+    pub(crate) fn rename(&mut self, slot: usize, name: &str) {
+        if let Some(p) = self.panes.get_mut(slot) {
+            p.agent.name = Some(name.to_owned());
+        }
+    }
+}

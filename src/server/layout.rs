@@ -1,0 +1,303 @@
+//! The session's layout (issue 32): what the user changed about the
+//! config's panes while hive ran (panes added, closed, renamed, moved, put
+//! in another window), saved beside the history as
+//! `<data dir>/layouts/<server>.json` after every change, and laid over the
+//! config when the server starts again. `--fresh` starts from the config
+//! and the next change overwrites the file.
+//!
+//! The config stays the source of what a configured agent is: a config
+//! pane is saved by id only, so an edit to its table applies on restart.
+//! A pane added at runtime is saved whole. A layout that cannot be read is
+//! set aside (`.bad`) with a warning; the config's panes start as written.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::AgentConfig;
+
+/// Panes per window when nothing says otherwise: a grid of 3 × 3 stays
+/// readable on a laptop's terminal.
+pub const PANES_PER_WINDOW: usize = 9;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SavedLayout {
+    /// Every pane, in order, by id.
+    #[serde(default)]
+    pub panes: Vec<SavedPane>,
+    /// Config panes the user closed (they stay closed until `--fresh`).
+    #[serde(default)]
+    pub closed: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedPane {
+    pub id: String,
+    /// 1-based.
+    pub window: usize,
+    /// A new title, when the user gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The whole agent, for a pane added at runtime.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub added: Option<AgentConfig>,
+}
+
+/// A pane as the server starts it: its agent and its window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Placed {
+    pub agent: AgentConfig,
+    pub window: usize,
+    /// Made at runtime (saved whole), not from the config.
+    pub added: bool,
+}
+
+/// Where the layout of the server named `label` is kept.
+pub fn path_for(label: &str) -> PathBuf {
+    crate::paths::data_dir()
+        .join("layouts")
+        .join(format!("{label}.json"))
+}
+
+impl SavedLayout {
+    /// The layout at `path`: none yet is an empty one; one that cannot be
+    /// read is moved aside and said why.
+    pub fn load(path: &Path) -> (Self, Option<String>) {
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Self::default(), None),
+            Err(e) => {
+                let why = format!("layout {}: {e}; starting from the config", path.display());
+                return (Self::default(), Some(why));
+            }
+        };
+        match serde_json::from_slice(&bytes) {
+            Ok(layout) => (layout, None),
+            Err(e) => {
+                let aside = path.with_extension("json.bad");
+                let _ = std::fs::rename(path, &aside);
+                let why = format!(
+                    "layout {} cannot be read ({e}); set aside as {}, starting from the config",
+                    path.display(),
+                    aside.display()
+                );
+                (Self::default(), Some(why))
+            }
+        }
+    }
+
+    pub fn save(&self, path: &Path) -> anyhow::Result<()> {
+        let bytes = serde_json::to_vec_pretty(self)?;
+        crate::history::state::write_atomic(path, &bytes)?;
+        Ok(())
+    }
+
+    /// The config's agents with this layout laid over them: its order and
+    /// windows, its titles, its added panes, without the closed ones. A
+    /// config pane the layout does not know (added to the file since) goes
+    /// last; one the layout knows but the config no longer has is gone.
+    pub fn arrange(&self, config: &[AgentConfig]) -> Vec<Placed> {
+        let mut out = Vec::new();
+        for saved in &self.panes {
+            let agent = match (&saved.added, config.iter().find(|a| a.id == saved.id)) {
+                // A config agent of the same id wins: the file says what it is.
+                (_, Some(a)) => Some((a.clone(), false)),
+                (Some(a), None) => Some((a.clone(), true)),
+                (None, None) => None,
+            };
+            let Some((mut agent, added)) = agent else {
+                continue;
+            };
+            if out_has(&out, &agent.id) {
+                continue;
+            }
+            if saved.name.is_some() {
+                agent.name.clone_from(&saved.name);
+            }
+            out.push(Placed {
+                agent,
+                window: saved.window.max(1),
+                added,
+            });
+        }
+        for agent in config {
+            if out_has(&out, &agent.id) || self.closed.contains(&agent.id) {
+                continue;
+            }
+            let window = next_window(&out);
+            out.push(Placed {
+                agent: agent.clone(),
+                window,
+                added: false,
+            });
+        }
+        out
+    }
+
+    /// The layout of `panes` as they are now. `config` is the config's
+    /// agents: one of them missing from `panes` was closed; a title that
+    /// differs from the config's was given by the user.
+    pub fn of(panes: &[Placed], config: &[AgentConfig]) -> Self {
+        let saved = panes
+            .iter()
+            .map(|p| {
+                let configured = config.iter().find(|a| a.id == p.agent.id);
+                let name = match configured {
+                    Some(a) if a.name == p.agent.name => None,
+                    _ if p.added => None,
+                    _ => p.agent.name.clone(),
+                };
+                SavedPane {
+                    id: p.agent.id.clone(),
+                    window: p.window,
+                    name,
+                    added: p.added.then(|| p.agent.clone()),
+                }
+            })
+            .collect();
+        let closed = config
+            .iter()
+            .filter(|a| !panes.iter().any(|p| p.agent.id == a.id))
+            .map(|a| a.id.clone())
+            .collect();
+        Self {
+            panes: saved,
+            closed,
+        }
+    }
+}
+
+fn out_has(out: &[Placed], id: &str) -> bool {
+    out.iter().any(|p| p.agent.id == id)
+}
+
+/// The window a pane that names none goes to: the last one, or a new one
+/// when the last is full.
+pub fn next_window(panes: &[Placed]) -> usize {
+    let last = panes.iter().map(|p| p.window).max().unwrap_or(1);
+    let in_last = panes.iter().filter(|p| p.window == last).count();
+    if in_last >= PANES_PER_WINDOW {
+        last + 1
+    } else {
+        last
+    }
+}
+
+/// Renumbers windows 1, 2, … in order of first appearance, so a window
+/// emptied by a close or a move leaves no gap.
+pub fn compact_windows(panes: &mut [Placed]) {
+    let mut seen: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut order: Vec<usize> = panes.iter().map(|p| p.window).collect();
+    order.sort_unstable();
+    order.dedup();
+    for (i, w) in order.into_iter().enumerate() {
+        seen.insert(w, i + 1);
+    }
+    for p in panes {
+        p.window = seen.get(&p.window).copied().unwrap_or(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent(id: &str) -> AgentConfig {
+        AgentConfig::new(id, "script")
+    }
+
+    #[test]
+    fn no_layout_is_the_config_in_windows_of_nine() {
+        let config: Vec<_> = (0..20).map(|i| agent(&format!("a{i}"))).collect();
+        let placed = SavedLayout::default().arrange(&config);
+        let ids: Vec<_> = placed.iter().map(|p| p.agent.id.as_str()).collect();
+        assert_eq!(ids[0], "a0");
+        assert_eq!(ids[19], "a19");
+        let windows: Vec<_> = placed.iter().map(|p| p.window).collect();
+        assert_eq!(windows[8], 1);
+        assert_eq!(windows[9], 2);
+        assert_eq!(windows[18], 3);
+    }
+
+    #[test]
+    fn a_saved_layout_round_trips_added_closed_renamed_and_moved_panes() {
+        let config = vec![agent("a"), agent("b"), agent("c")];
+        let mut placed = SavedLayout::default().arrange(&config);
+        // Close b, rename c, add d before a in window 2.
+        placed.retain(|p| p.agent.id != "b");
+        placed[1].agent.name = Some("Reviewer".into());
+        let mut d = agent("d");
+        d.model = Some("m1".into());
+        placed.insert(
+            0,
+            Placed {
+                agent: d,
+                window: 2,
+                added: true,
+            },
+        );
+        let saved = SavedLayout::of(&placed, &config);
+        let json = serde_json::to_string(&saved).unwrap();
+        let back: SavedLayout = serde_json::from_str(&json).unwrap();
+        let again = back.arrange(&config);
+        assert_eq!(again, placed);
+        assert_eq!(back.closed, vec!["b".to_owned()]);
+    }
+
+    #[test]
+    fn the_config_wins_over_a_saved_copy_and_new_config_panes_come_last() {
+        let saved = SavedLayout {
+            panes: vec![
+                SavedPane {
+                    id: "gone".into(),
+                    window: 1,
+                    name: None,
+                    added: None,
+                },
+                SavedPane {
+                    id: "a".into(),
+                    window: 1,
+                    name: None,
+                    added: Some(agent("a")),
+                },
+            ],
+            closed: vec![],
+        };
+        let mut a = agent("a");
+        a.model = Some("from-config".into());
+        let placed = saved.arrange(&[a, agent("new")]);
+        let ids: Vec<_> = placed.iter().map(|p| p.agent.id.as_str()).collect();
+        assert_eq!(ids, ["a", "new"]);
+        assert_eq!(placed[0].agent.model.as_deref(), Some("from-config"));
+        assert!(!placed[0].added);
+    }
+
+    #[test]
+    fn a_torn_layout_is_set_aside_with_a_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.json");
+        std::fs::write(&path, b"{\"panes\": [").unwrap();
+        let (layout, why) = SavedLayout::load(&path);
+        assert_eq!(layout, SavedLayout::default());
+        assert!(why.unwrap().contains("set aside"));
+        assert!(dir.path().join("x.json.bad").exists());
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn windows_close_their_gaps() {
+        let mut placed: Vec<Placed> = [3, 1, 3, 7]
+            .into_iter()
+            .enumerate()
+            .map(|(i, w)| Placed {
+                agent: agent(&format!("p{i}")),
+                window: w,
+                added: false,
+            })
+            .collect();
+        compact_windows(&mut placed);
+        let windows: Vec<_> = placed.iter().map(|p| p.window).collect();
+        assert_eq!(windows, [2, 1, 2, 3]);
+    }
+}

@@ -1,0 +1,357 @@
+//! Panes made, closed, renamed and moved while the server runs (issue 32),
+//! from a console (`ClientMsg::Edit`) or `hive ctl new/close/rename/move`.
+//! Both go through [`Server::edit`]; after a change the layout is saved
+//! (src/server/layout.rs) and every attached client gets a fresh snapshot,
+//! the one way a client's panes change.
+
+use serde_json::{Value, json};
+
+use super::clients::ClientId;
+use super::layout::{Placed, SavedLayout, compact_windows, next_window};
+use super::serve::{Pane, Server};
+use crate::config::{AgentConfig, Config, ProviderSettings, WorktreeSetting};
+use crate::control::protocol::ErrorCode;
+use crate::wire::ServerMsg;
+use crate::wire::edit::{NewPane, PaneEdit};
+
+/// Why an edit was refused.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum EditError {
+    #[error("no pane `{0}`")]
+    NoPane(String),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl EditError {
+    pub(super) fn code(&self) -> ErrorCode {
+        match self {
+            Self::NoPane(_) => ErrorCode::SessionNotFound,
+            Self::Invalid(_) => ErrorCode::BadRequest,
+        }
+    }
+}
+
+/// A change made.
+pub(super) struct Done {
+    /// For the user who asked.
+    pub(super) text: String,
+    /// For `hive ctl`.
+    pub(super) json: Value,
+    /// The slot the asking console looks at next (a pane it made).
+    focus: Option<usize>,
+}
+
+/// Where this server's layout is saved, and the config it is laid over.
+pub(super) struct LayoutFile {
+    path: std::path::PathBuf,
+}
+
+impl LayoutFile {
+    pub(super) fn of(config: &Config) -> Self {
+        let dir = crate::control::socket_dir();
+        let label = crate::control::socket_name(&dir, &config.source);
+        Self {
+            path: super::layout::path_for(&label),
+        }
+    }
+
+    /// The panes to start: the saved layout over the config, or the
+    /// config alone when `fresh`.
+    pub(super) fn placed(&self, config: &Config, fresh: bool) -> Vec<Placed> {
+        if fresh {
+            return SavedLayout::default().arrange(&config.agents);
+        }
+        let (saved, why) = SavedLayout::load(&self.path);
+        if let Some(why) = why {
+            tracing::warn!("{why}");
+        }
+        saved.arrange(&config.agents)
+    }
+
+    fn save(&self, panes: &[Placed], config: &Config) {
+        if let Err(e) = SavedLayout::of(panes, &config.agents).save(&self.path) {
+            tracing::warn!("cannot save the layout to {}: {e:#}", self.path.display());
+        }
+    }
+}
+
+impl Server {
+    /// A console's edit: applied, then that console is told how it went.
+    pub(super) fn edit_from(&mut self, client: ClientId, edit: PaneEdit) {
+        let notice = match self.edit(edit, Some(client)) {
+            Ok(done) => ServerMsg::Notice {
+                text: done.text,
+                focus: done.focus.and_then(|s| self.position(s)),
+            },
+            Err(e) => ServerMsg::Notice {
+                text: e.to_string(),
+                focus: None,
+            },
+        };
+        self.clients.send(client, &notice);
+    }
+
+    /// Applies `edit`; on success the layout is saved and every client
+    /// gets the new panes.
+    pub(super) fn edit(
+        &mut self,
+        edit: PaneEdit,
+        from: Option<ClientId>,
+    ) -> Result<Done, EditError> {
+        let done = match edit {
+            PaneEdit::New(new) => self.add(new, from)?,
+            PaneEdit::Close { pane } => self.close(&pane)?,
+            PaneEdit::Rename { pane, name } => self.rename(&pane, &name)?,
+            PaneEdit::Move { pane, to } => self.move_to(&pane, to)?,
+            PaneEdit::Window { pane, window } => self.put_in_window(&pane, window)?,
+        };
+        self.layout_changed();
+        Ok(done)
+    }
+
+    /// The slot of the open pane `id`.
+    fn open_slot(&self, id: &str) -> Result<usize, EditError> {
+        self.order
+            .iter()
+            .copied()
+            .find(|&s| self.panes[s].agent.id == id)
+            .ok_or_else(|| EditError::NoPane(id.to_owned()))
+    }
+
+    fn add(&mut self, new: NewPane, from: Option<ClientId>) -> Result<Done, EditError> {
+        let agent = self.new_agent(&new)?;
+        let window = new
+            .window
+            .or_else(|| self.window_of_client(from))
+            .unwrap_or_else(|| next_window(&self.placed()));
+        let mut pane = Pane::new(Placed {
+            agent,
+            window,
+            added: true,
+        });
+        let root = self.starter.config.worktrees.root.clone();
+        for (_, result) in
+            crate::worktree::prepare(std::slice::from_mut(&mut pane.agent), root.as_deref())
+        {
+            match result {
+                Ok(w) => pane.worktree = Some(w),
+                Err(e) => pane.failed = Some(format!("worktree: {e}")),
+            }
+        }
+        let slot = self.panes.len();
+        self.ops.add(&pane.agent);
+        let runner = self.starter.start(slot, &mut pane, false, &mut self.ops);
+        let started = match &runner {
+            Some(h) => crate::control::Started::Running(h.capabilities),
+            None => crate::control::Started::Failed(pane.failed.clone().unwrap_or_default()),
+        };
+        self.control.add(pane.agent.clone(), started);
+        self.control.set_usage(slot, pane.log.restored_usage());
+        let id = pane.agent.id.clone();
+        let failed = pane.failed.clone();
+        let worktree = pane.worktree.as_ref().map(|w| w.path.clone());
+        self.panes.push(pane);
+        self.runners.push(runner);
+        self.order.push(slot);
+        let text = match &failed {
+            Some(why) => format!("added pane {id}, which could not start: {why}"),
+            None => format!("added pane {id} in window {window}"),
+        };
+        Ok(Done {
+            text,
+            json: json!({"pane": id, "window": window, "started": failed.is_none(),
+                         "failed": failed, "worktree": worktree}),
+            focus: Some(slot),
+        })
+    }
+
+    /// The agent a new pane runs: its template or provider, with the
+    /// user's choices, checked as a config's agent would be.
+    fn new_agent(&self, new: &NewPane) -> Result<AgentConfig, EditError> {
+        let invalid = |s: String| EditError::Invalid(s);
+        if !crate::config::valid_id(&new.id) {
+            return Err(invalid(format!(
+                "pane id `{}` must be 1 to 64 letters, digits, `-` and `_`",
+                new.id
+            )));
+        }
+        if self.open_slot(&new.id).is_ok() {
+            return Err(invalid(format!("there is a pane `{}` already", new.id)));
+        }
+        let config = &self.starter.config;
+        let mut agent = match (&new.template, &new.provider) {
+            (Some(t), None) => {
+                let mut a = config.agent(t).cloned().ok_or_else(|| {
+                    let ids: Vec<_> = config.agents.iter().map(|a| a.id.as_str()).collect();
+                    invalid(format!(
+                        "no agent `{t}` in the config to copy; it has: {}",
+                        ids.join(", ")
+                    ))
+                })?;
+                a.id.clone_from(&new.id);
+                // The template's title would name two panes alike.
+                a.name = None;
+                a
+            }
+            (None, Some(p)) => {
+                self.starter
+                    .registry()
+                    .get(p)
+                    .map_err(|e| invalid(e.to_string()))?;
+                let mut a = AgentConfig::new(&new.id, p);
+                a.max_line_bytes = config.limits.max_line_bytes.max(1024);
+                a
+            }
+            _ => {
+                return Err(invalid(
+                    "give a template (an agent of the config) or a provider".into(),
+                ));
+            }
+        };
+        if let Some(cwd) = &new.cwd {
+            if !cwd.is_absolute() {
+                return Err(invalid(format!(
+                    "cwd `{}` must be an absolute path",
+                    cwd.display()
+                )));
+            }
+            agent.cwd = Some(cwd.clone());
+        }
+        agent.check_cwd().map_err(invalid)?;
+        if new.model.is_some() {
+            agent.model.clone_from(&new.model);
+        }
+        if new.worktree {
+            agent.worktree = Some(WorktreeSetting::Enabled(true));
+        }
+        if let Some(name) = &new.name {
+            agent.name = Some(title(name)?);
+        }
+        self.starter
+            .registry()
+            .check(&agent)
+            .map_err(|e| invalid(format!("{}: {}", e.key, e.message)))?;
+        Ok(agent)
+    }
+
+    /// The window the console `from` looks at.
+    fn window_of_client(&self, from: Option<ClientId>) -> Option<usize> {
+        let slot = self.clients.focus_of(from?)?;
+        self.panes.get(slot).map(|p| p.placed.window)
+    }
+
+    fn close(&mut self, id: &str) -> Result<Done, EditError> {
+        let slot = self.open_slot(id)?;
+        if self.order.len() == 1 {
+            return Err(EditError::Invalid(format!(
+                "`{id}` is the last pane: `hive kill` stops the server"
+            )));
+        }
+        if let Some(runner) = self.runners.get_mut(slot).and_then(Option::take) {
+            tokio::spawn(async move { runner.shutdown().await });
+        }
+        let pane = &mut self.panes[slot];
+        pane.closed = true;
+        pane.log.reset(Default::default());
+        let worktree = pane.worktree.as_ref().map(|w| w.path.clone());
+        self.ops.close(slot);
+        self.control.close_pane(slot);
+        self.order.retain(|&s| s != slot);
+        self.compact();
+        let kept = match &worktree {
+            Some(w) => format!("; its worktree stays at {}", w.display()),
+            None => String::new(),
+        };
+        Ok(Done {
+            text: format!("closed pane {id}; its history stays{kept}"),
+            json: json!({"pane": id, "closed": true, "worktree": worktree}),
+            focus: None,
+        })
+    }
+
+    fn rename(&mut self, id: &str, name: &str) -> Result<Done, EditError> {
+        let slot = self.open_slot(id)?;
+        let name = title(name)?;
+        let pane = &mut self.panes[slot];
+        pane.agent.name = Some(name.clone());
+        pane.placed.agent.name = Some(name.clone());
+        self.ops.rename(slot, &name);
+        self.control.rename(slot, &name);
+        Ok(Done {
+            text: format!("renamed {id} to {name}"),
+            json: json!({"pane": id, "name": name}),
+            focus: None,
+        })
+    }
+
+    fn move_to(&mut self, id: &str, to: usize) -> Result<Done, EditError> {
+        let slot = self.open_slot(id)?;
+        self.order.retain(|&s| s != slot);
+        let to = to.min(self.order.len());
+        self.order.insert(to, slot);
+        Ok(Done {
+            text: format!("moved {id} to place {}", to + 1),
+            json: json!({"pane": id, "to": to}),
+            focus: Some(slot),
+        })
+    }
+
+    fn put_in_window(&mut self, id: &str, window: usize) -> Result<Done, EditError> {
+        let slot = self.open_slot(id)?;
+        let last = self.placed().iter().map(|p| p.window).max().unwrap_or(1);
+        if window == 0 || window > last + 1 {
+            return Err(EditError::Invalid(format!(
+                "window {window}: the windows are 1 to {last}, and {} makes a new one",
+                last + 1
+            )));
+        }
+        self.panes[slot].placed.window = window;
+        self.compact();
+        let now = self.panes[slot].placed.window;
+        Ok(Done {
+            text: format!("moved {id} to window {now}"),
+            json: json!({"pane": id, "window": now}),
+            focus: Some(slot),
+        })
+    }
+
+    /// The open panes as the layout saves them, in order.
+    fn placed(&self) -> Vec<Placed> {
+        self.order
+            .iter()
+            .filter_map(|&s| self.panes.get(s))
+            .map(|p| p.placed.clone())
+            .collect()
+    }
+
+    /// Windows renumbered 1, 2, … with no gap.
+    fn compact(&mut self) {
+        let mut placed = self.placed();
+        compact_windows(&mut placed);
+        for (&slot, p) in self.order.iter().zip(placed) {
+            self.panes[slot].placed.window = p.window;
+        }
+    }
+
+    /// Saves the layout and sends every client the panes as they are now.
+    fn layout_changed(&mut self) {
+        self.layout.save(&self.placed(), &self.starter.config);
+        let ids: Vec<ClientId> = self.clients.attached().map(|l| l.id).collect();
+        let snap = self.snapshot();
+        for id in ids {
+            self.clients.send_snapshot(id, snap.clone());
+        }
+    }
+}
+
+/// A pane's title as given: one line, not empty, at most 64 characters.
+fn title(name: &str) -> Result<String, EditError> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().any(char::is_control) || name.chars().count() > 64 {
+        return Err(EditError::Invalid(
+            "a pane's name is one line of 1 to 64 characters".into(),
+        ));
+    }
+    Ok(name.to_owned())
+}
