@@ -54,10 +54,10 @@ actions! {
     Zoom = "zoom", Global, ["alt+z"], "zoom the focused pane / back to the grid";
     ToggleMouse = "toggle_mouse", Global, ["alt+m"], "mouse capture off / on (off: select text with the terminal)";
     Prefix = "prefix", Global, ["ctrl+b"], "prefix (then 1-9, arrows, z, c new pane, x close, n/p window, d detach, g diff, i, /, o, f, [, ?, q, or any key verbatim to a terminal pane)";
-    NewPane = "new_pane", Global, [], "a new pane: pick a template or a provider (also prefix c, /new)";
-    ClosePane = "close_pane", Global, [], "close the focused pane (asks while its turn runs; also prefix x, /close)";
-    NextWindow = "next_window", Global, ["alt+pagedown"], "the next window of panes (also prefix n)";
-    PrevWindow = "prev_window", Global, ["alt+pageup"], "the previous window of panes (also prefix p)";
+    NewPane = "new_pane", Global, [], "a new pane: pick a template or a provider (also /new)";
+    ClosePane = "close_pane", Global, [], "close the focused pane (asks while its turn runs; also /close)";
+    NextWindow = "next_window", Global, ["alt+pagedown"], "the next window of panes";
+    PrevWindow = "prev_window", Global, ["alt+pageup"], "the previous window of panes";
     Diff = "diff", Global, ["f3"], "the pane's worktree diff (also /diff; prefix d detaches now)";
     Inbox = "inbox", Global, ["alt+i"], "attention inbox: approvals, failures, finished turns across panes";
     Search = "search", Global, ["alt+/"], "search every pane's transcript (type, ↑↓, Enter jumps)";
