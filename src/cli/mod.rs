@@ -26,7 +26,9 @@ pub struct Cli {
     /// Config file (default: ./hive.toml, then ~/.config/hive/config.toml, then built-in).
     #[arg(long, global = true, value_name = "PATH")]
     pub config: Option<PathBuf>,
-    /// Start every pane on a new session instead of resuming the last one.
+    /// Start every pane on a new session instead of resuming the last one,
+    /// and with the config's panes as written (panes added, closed or moved
+    /// at runtime are forgotten).
     #[arg(long, global = true)]
     pub fresh: bool,
     #[command(subcommand)]

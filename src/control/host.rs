@@ -69,6 +69,10 @@ impl Host {
         self.hub.rename(slot, name);
     }
 
+    pub(crate) fn set_order(&mut self, order: &[usize]) {
+        self.hub.set_order(order);
+    }
+
     /// Pane `i`'s history session had used `totals` before (its restored
     /// turns), for `status` and `list`.
     pub(crate) fn set_usage(&mut self, i: usize, totals: crate::event::Usage) {

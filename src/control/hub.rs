@@ -160,6 +160,8 @@ struct EventRef<'a, T: Serialize> {
 
 pub(crate) struct Hub {
     panes: Vec<PaneMirror>,
+    /// The open panes' slots in the order consoles show them (`list`).
+    order: Vec<usize>,
     turns: HashMap<String, TurnRecord>,
     finished: VecDeque<String>,
     waiters: HashMap<String, Vec<Responder>>,
@@ -174,11 +176,13 @@ pub(crate) struct Hub {
 impl Hub {
     /// One mirror per configured agent, in pane order.
     pub(crate) fn new(agents: impl IntoIterator<Item = (AgentConfig, Started)>) -> Self {
+        let panes: Vec<PaneMirror> = agents
+            .into_iter()
+            .map(|(agent, started)| PaneMirror::new(agent, started))
+            .collect();
         Self {
-            panes: agents
-                .into_iter()
-                .map(|(agent, started)| PaneMirror::new(agent, started))
-                .collect(),
+            order: (0..panes.len()).collect(),
+            panes,
             turns: HashMap::new(),
             finished: VecDeque::new(),
             waiters: HashMap::new(),

@@ -7,14 +7,23 @@ use super::{CtlError, ErrorCode, Hub, PaneMirror, Started};
 use crate::config::AgentConfig;
 
 impl Hub {
-    /// The panes not closed.
+    /// The panes not closed, in the consoles' order.
     pub(super) fn live(&self) -> impl Iterator<Item = &PaneMirror> {
-        self.panes.iter().filter(|p| !p.closed)
+        self.order
+            .iter()
+            .filter_map(|&s| self.panes.get(s))
+            .filter(|p| !p.closed)
     }
 
     /// A pane added at runtime, as its runner came up: the next slot.
     pub(crate) fn add(&mut self, agent: AgentConfig, started: Started) {
+        self.order.push(self.panes.len());
         self.panes.push(PaneMirror::new(agent, started));
+    }
+
+    /// The open panes' slots as consoles show them, after a move.
+    pub(crate) fn set_order(&mut self, order: &[usize]) {
+        order.clone_into(&mut self.order);
     }
 
     /// Pane `slot` was closed: sends still waiting for a turn and waits on

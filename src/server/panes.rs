@@ -337,6 +337,7 @@ impl Server {
     /// Saves the layout and sends every client the panes as they are now.
     fn layout_changed(&mut self) {
         self.layout.save(&self.placed(), &self.starter.config);
+        self.control.set_order(&self.order);
         let ids: Vec<ClientId> = self.clients.attached().map(|l| l.id).collect();
         let snap = self.snapshot();
         for id in ids {

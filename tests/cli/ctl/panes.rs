@@ -1,0 +1,148 @@
+//! Panes made at runtime (issue 32 point 1) through `hive ctl`, against the
+//! real console in tmux: a pane added from a template streams a turn and
+//! is on screen at once; renamed, moved, another pane closed; after `hive
+//! kill` and a new start the layout comes back as it was left (with the
+//! new pane's conversation), and `--fresh` starts from the config again.
+//! Each refusal has its reason and exit status.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+use super::Lab;
+
+fn ids(lab: &Lab) -> Vec<(String, String)> {
+    let list: Value = serde_json::from_str(&lab.ok(&["list", "--json"])).unwrap();
+    list["panes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let id = p["id"].as_str().unwrap().to_owned();
+            (id, p["name"].as_str().unwrap().to_owned())
+        })
+        .collect()
+}
+
+fn screen(lab: &Lab, session: &str) -> String {
+    let out = Command::new("tmux")
+        .args(["-L", &lab.tmux, "capture-pane", "-p", "-t", session])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn a_pane_added_at_runtime_streams_and_survives_a_restart() {
+    let Some(lab) = Lab::new() else { return };
+    lab.launch("one", "ctltest.sock");
+
+    let added = lab.ok(&["new", "helper", "--template", "echo"]);
+    assert_eq!(added, "added helper in window 1");
+    lab.wait_until("the new pane on screen", || {
+        screen(&lab, "one").contains("helper")
+    });
+    let turn = lab.ok(&["send", "helper", "first", "task"]);
+    let answer = lab.ok(&["wait", &turn]);
+    assert!(answer.starts_with("Reply to: first task"), "{answer}");
+
+    lab.ok(&["rename", "helper", "Helper One"]);
+    lab.ok(&["move", "helper", "--to", "1"]);
+    lab.ok(&["close", "stubborn"]);
+    let expected = [
+        ("helper", "Helper One"),
+        ("echo", "echo"),
+        ("broken", "broken"),
+    ];
+    let now = ids(&lab);
+    assert_eq!(
+        now.iter()
+            .map(|(i, n)| (i.as_str(), n.as_str()))
+            .collect::<Vec<_>>(),
+        expected
+    );
+    lab.wait_until("the console's new layout", || {
+        let s = screen(&lab, "one");
+        s.contains("Helper One") && !s.contains("stubborn")
+    });
+
+    // A restart brings the layout back, and the pane's conversation.
+    lab.stop("one");
+    lab.launch("two", "ctltest.sock");
+    assert_eq!(ids(&lab), now);
+    let history = lab.ok(&["history", "helper"]);
+    assert!(history.contains("first task"), "{history}");
+    let turn = lab.ok(&["send", "helper", "second"]);
+    assert!(lab.ok(&["wait", &turn]).starts_with("Reply to: second"));
+
+    // `--fresh`: the config's panes as written.
+    lab.stop("two");
+    let out = lab
+        .hive_cmd(&["serve", "--fresh", "--config"])
+        .arg(lab.path("ctltest.toml"))
+        .env("HIVE_DATA_DIR", lab.path("hive_data_dir"))
+        .spawn()
+        .unwrap();
+    let mut server = out;
+    let socket = lab.socket_dir().join("ctltest.sock");
+    lab.wait_until("the fresh server", || {
+        std::os::unix::net::UnixStream::connect(&socket).is_ok()
+    });
+    let fresh_ids: Vec<String> = ids(&lab).into_iter().map(|(i, _)| i).collect();
+    assert_eq!(fresh_ids, ["echo", "stubborn", "broken"]);
+    lab.hive_cmd(&["kill", "--all"]).output().unwrap();
+    let _ = server.wait();
+}
+
+#[test]
+fn pane_edits_that_cannot_be_are_refused_with_the_reason() {
+    let Some(lab) = Lab::new() else { return };
+    lab.launch("edits", "ctltest.sock");
+    let out = lab.fails(&["new", "echo", "--template", "echo"], 2, "BAD_REQUEST");
+    assert!(
+        out.stderr.contains("there is a pane `echo` already"),
+        "{}",
+        out.stderr
+    );
+    let out = lab.fails(&["new", "x", "--template", "nobody"], 2, "BAD_REQUEST");
+    assert!(
+        out.stderr.contains("no agent `nobody` in the config"),
+        "{}",
+        out.stderr
+    );
+    let out = lab.fails(&["new", "x", "--provider", "nope"], 2, "BAD_REQUEST");
+    assert!(
+        out.stderr.contains("unknown provider `nope`"),
+        "{}",
+        out.stderr
+    );
+    let out = lab.fails(&["new", "../x", "--provider", "script"], 2, "BAD_REQUEST");
+    assert!(
+        out.stderr.contains("must be 1 to 64 letters"),
+        "{}",
+        out.stderr
+    );
+    let out = lab.fails(
+        &["new", "x", "--template", "echo", "--cwd", "/no/such/dir"],
+        2,
+        "BAD_REQUEST",
+    );
+    assert!(out.stderr.contains("does not exist"), "{}", out.stderr);
+    lab.fails(&["close", "nobody"], 3, "SESSION_NOT_FOUND");
+    let out = lab.fails(&["rename", "echo", "two\nlines"], 2, "BAD_REQUEST");
+    assert!(out.stderr.contains("one line"), "{}", out.stderr);
+    let out = lab.fails(&["move", "echo", "--window", "5"], 2, "BAD_REQUEST");
+    assert!(
+        out.stderr.contains("the windows are 1 to 1"),
+        "{}",
+        out.stderr
+    );
+    lab.ok(&["close", "stubborn"]);
+    lab.ok(&["close", "broken"]);
+    let out = lab.fails(&["close", "echo"], 2, "BAD_REQUEST");
+    assert!(out.stderr.contains("the last pane"), "{}", out.stderr);
+    // A closed pane is gone for every verb, and its id free again.
+    lab.fails(&["status", "stubborn"], 3, "SESSION_NOT_FOUND");
+    lab.ok(&["new", "stubborn", "--template", "echo"]);
+    lab.stop("edits");
+}
