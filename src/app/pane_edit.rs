@@ -28,7 +28,7 @@ impl App {
                     .unwrap_or_default();
                 MenuItem::new(
                     a.id.clone(),
-                    format!("copy of the config's agent: {}{model}", a.provider),
+                    format!("{}{model} (the config's)", a.provider),
                 )
             })
             .collect();

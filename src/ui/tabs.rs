@@ -8,6 +8,8 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use unicode_width::UnicodeWidthStr;
 
+use super::wrap::truncate;
+
 use crate::app::state::App;
 
 /// The longest name list a tab shows before it is cut.
@@ -16,37 +18,43 @@ const NAMES_WIDTH: usize = 24;
 pub(crate) fn draw(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let shown = app.window();
+    let windows = app.windows();
+    // Each tab gets an equal share; the names give way, never the number
+    // or the marker.
+    let share = usize::from(area.width) / windows.len().max(1);
     let mut x = area.x;
-    for w in app.windows() {
-        let label = tab_label(app, w);
+    for w in windows {
+        let (names, marker) = tab_parts(app, w);
+        let fixed = format!(" {w} ").width() + marker.width() + 2;
+        let names = truncate(&names, share.saturating_sub(fixed).min(NAMES_WIDTH));
+        let text = if names.is_empty() {
+            format!(" {w}{marker} ")
+        } else {
+            format!(" {w} {names}{marker} ")
+        };
         let style = if w == shown {
             Style::new()
                 .fg(t.accent)
                 .add_modifier(Modifier::BOLD | Modifier::REVERSED)
-        } else if label.ends_with('!') || label.ends_with('●') {
+        } else if !marker.is_empty() && marker != " …" {
             Style::new().fg(t.warning)
         } else {
             Style::new().fg(t.dim)
         };
-        let text = format!(" {label} ");
         let room = usize::from(area.right().saturating_sub(x));
-        if room < 4 {
-            break;
-        }
-        let text = super::wrap::truncate(&text, room);
+        let text = truncate(&text, room);
         buf.set_string(x, area.y, &text, style);
         x = x.saturating_add(text.width() as u16 + 1);
     }
 }
 
-/// `2 reviewer, tests …` with its marker.
-fn tab_label(app: &App, w: usize) -> String {
+/// The names of window `w`'s panes, and its marker.
+fn tab_parts(app: &App, w: usize) -> (String, &'static str) {
     let panes = app.panes_in(w);
     let names: Vec<String> = panes
         .iter()
         .map(|&i| crate::sanitize::neutralize(app.panes[i].name()).into_owned())
         .collect();
-    let names = super::wrap::truncate(&names.join(", "), NAMES_WIDTH);
     let here = |f: &dyn Fn(&crate::app::pane::Pane) -> bool| {
         panes.iter().any(|&i| i != app.focus && f(&app.panes[i]))
     };
@@ -59,5 +67,5 @@ fn tab_label(app: &App, w: usize) -> String {
     } else {
         ""
     };
-    format!("{w} {names}{marker}")
+    (names.join(", "), marker)
 }

@@ -20,6 +20,7 @@ mod restore;
 mod sessions;
 mod terminal_bytes;
 mod ui;
+mod windows;
 mod worktree;
 mod worktree_conflicts;
 mod worktree_review;
