@@ -95,8 +95,8 @@ pub(crate) const HIVE_COMMANDS: &[(HiveCommand, &str, &[&str], &str, &str)] = &[
         HiveCommand::Close,
         "close",
         &[],
-        "",
-        "close this pane: its agent stops, its history stays",
+        "[team]",
+        "close this pane (team: with its helpers); the history stays",
     ),
     (
         HiveCommand::Rename,

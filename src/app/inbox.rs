@@ -25,6 +25,10 @@ pub enum Reason {
     TurnFailed(String),
     /// A turn finished while the pane was not focused.
     TurnFinished,
+    /// A helper (spawned by the agent `parent`) finished a turn.
+    HelperFinished {
+        parent: String,
+    },
     /// A terminal pane rang the bell.
     Bell,
     /// A terminal pane printed, then went quiet while not focused.
@@ -45,6 +49,7 @@ impl Reason {
             Reason::Permission { .. } => ReasonKind::Permission,
             Reason::TurnFailed(_) => ReasonKind::Failed,
             Reason::TurnFinished => ReasonKind::Finished,
+            Reason::HelperFinished { .. } => ReasonKind::Spawned,
             Reason::Bell => ReasonKind::Bell,
             Reason::Idle => ReasonKind::Idle,
             Reason::Exited => ReasonKind::Exited,
@@ -62,6 +67,7 @@ impl Reason {
             Reason::Permission { tool, args, .. } => format!("asks to run {tool}: {args}"),
             Reason::TurnFailed(e) => format!("turn failed ({e})"),
             Reason::TurnFinished => "turn finished".into(),
+            Reason::HelperFinished { parent } => format!("helper of {parent}: turn finished"),
             Reason::Bell => "rang the bell".into(),
             Reason::Idle => "idle after output".into(),
             Reason::Exited => "agent exited".into(),

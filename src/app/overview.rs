@@ -53,9 +53,82 @@ pub(crate) fn activity(p: &Pane) -> String {
     String::new()
 }
 
+/// The pane that spawned pane `i` (issue 32), if it is open here.
+fn parent(panes: &[Pane], i: usize) -> Option<usize> {
+    let id = panes[i].parent.as_deref()?;
+    panes.iter().position(|p| p.agent.id == id)
+}
+
+/// How many spawns deep pane `i` is under panes shown here.
+pub(crate) fn depth(panes: &[Pane], i: usize) -> usize {
+    let mut depth = 0;
+    let mut at = i;
+    while let Some(p) = parent(panes, at) {
+        depth += 1;
+        // A cycle cannot come from a server; a bound all the same.
+        if depth > panes.len() {
+            break;
+        }
+        at = p;
+    }
+    depth
+}
+
+/// The panes pane `i` spawned, and theirs (its team without itself).
+pub(crate) fn helpers(panes: &[Pane], i: usize) -> Vec<usize> {
+    (0..panes.len())
+        .filter(|&j| j != i && {
+            let mut at = j;
+            let mut hops = 0;
+            loop {
+                match parent(panes, at) {
+                    Some(p) if p == i => break true,
+                    Some(p) if hops < panes.len() => {
+                        at = p;
+                        hops += 1;
+                    }
+                    _ => break false,
+                }
+            }
+        })
+        .collect()
+}
+
+/// Pane order with each pane's helpers right under it (a team tree).
+fn tree(panes: &[Pane]) -> Vec<usize> {
+    fn visit(panes: &[Pane], i: usize, out: &mut Vec<usize>) {
+        if out.contains(&i) {
+            return;
+        }
+        out.push(i);
+        for j in 0..panes.len() {
+            if parent(panes, j) == Some(i) {
+                visit(panes, j, out);
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(panes.len());
+    for i in 0..panes.len() {
+        if parent(panes, i).is_none() {
+            visit(panes, i, &mut out);
+        }
+    }
+    // Whatever a cycle left out, in pane order.
+    for i in 0..panes.len() {
+        if !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    out
+}
+
 /// The pane indices in the overview's row order: by `sort`, the most
-/// first, ties (and panes with nothing to sort by) in pane order.
+/// first, ties (and panes with nothing to sort by) in pane order; by pane,
+/// each pane's helpers under it.
 pub(crate) fn order(panes: &[Pane], sort: OverviewSort) -> Vec<usize> {
+    if sort == OverviewSort::Pane {
+        return tree(panes);
+    }
     let mut order: Vec<usize> = (0..panes.len()).collect();
     let key = |p: &Pane| -> f64 {
         match sort {

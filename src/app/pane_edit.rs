@@ -147,7 +147,26 @@ impl App {
         }
     }
 
-    /// `/close` and `Ctrl+B x`: while a turn runs, asks first.
+    /// `/close` and `Ctrl+B x`: while a turn runs, asks first. `/close
+    /// team` closes the pane's helpers with it.
+    pub(crate) fn close_command(&mut self, arg: &str) {
+        match arg.trim() {
+            "" => self.close_focused(false),
+            "team" => {
+                if let Some(p) = self.focused() {
+                    let edit = PaneEdit::Close {
+                        pane: p.agent.id.clone(),
+                        team: true,
+                    };
+                    self.outbox.push(super::command::AppCommand::Edit(edit));
+                }
+            }
+            other => self.refuse(format!(
+                "/close, or /close team (with its helpers), not `{other}`"
+            )),
+        }
+    }
+
     pub(crate) fn close_focused(&mut self, confirmed: bool) {
         let Some(p) = self.focused() else {
             return;
@@ -159,8 +178,8 @@ impl App {
         let pane = p.agent.id.clone();
         self.overlay = Overlay::None;
         self.set_status(format!("closing {pane}…"));
-        self.outbox
-            .push(super::command::AppCommand::Edit(PaneEdit::Close { pane }));
+        let edit = PaneEdit::Close { pane, team: false };
+        self.outbox.push(super::command::AppCommand::Edit(edit));
     }
 
     /// `/rename NAME`.

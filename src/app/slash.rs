@@ -55,7 +55,7 @@ impl App {
             HiveCommand::Mute => self.mute(arg),
             HiveCommand::New if arg.is_empty() => self.open_new_pane_picker(),
             HiveCommand::New => self.new_pane(arg),
-            HiveCommand::Close => self.close_focused(false),
+            HiveCommand::Close => self.close_command(arg),
             HiveCommand::Rename => self.rename_focused(arg),
             HiveCommand::Move => self.move_focused(arg),
             HiveCommand::Window => self.window_focused(arg),

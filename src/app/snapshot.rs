@@ -113,6 +113,7 @@ impl App {
             p.worktree = s.worktree;
             p.host = s.host;
             p.window = s.window.max(1);
+            p.parent = s.parent;
         }
         self.restore(i, &mut s.restored.into_history());
         for logged in s.events {

@@ -511,7 +511,12 @@ fn turn_event(p: &mut Pane, t: &TurnEvent, now: Instant) -> Option<Reason> {
             if let Some(u) = usage {
                 p.conversation.usage.accumulate(u);
             }
-            Some(Reason::TurnFinished)
+            Some(match &p.parent {
+                Some(parent) => Reason::HelperFinished {
+                    parent: parent.clone(),
+                },
+                None => Reason::TurnFinished,
+            })
         }
         TurnEvent::TurnError { error_code, .. } => Some(Reason::TurnFailed(error_code.clone())),
         TurnEvent::TurnStarted { model_id, .. } => {

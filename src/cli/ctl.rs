@@ -81,7 +81,12 @@ pub enum Verb {
     /// its defaults; it stays after a restart (`hive --fresh` forgets it).
     New(super::ctl_panes::NewArgs),
     /// Close a pane: its agent stops; its history and worktree stay.
-    Close { pane: String },
+    Close {
+        pane: String,
+        /// With the helpers it spawned (`agent.spawn`), and theirs.
+        #[arg(long)]
+        team: bool,
+    },
     /// Retitle a pane (its id stays).
     Rename { pane: String, name: String },
     /// Move a pane to another place (`--to`, 1 is first) or window.
@@ -182,7 +187,10 @@ fn to_call(verb: &Verb) -> Call {
             reason: reason.clone(),
         },
         Verb::New(args) => args.to_call(),
-        Verb::Close { pane } => Call::Close { pane: pane.clone() },
+        Verb::Close { pane, team } => Call::Close {
+            pane: pane.clone(),
+            team: *team,
+        },
         Verb::Rename { pane, name } => Call::Rename {
             pane: pane.clone(),
             name: name.clone(),
@@ -224,7 +232,10 @@ fn on_host<'a>(verb: &Verb, hosts: &'a [HostConfig]) -> Option<(&'a HostConfig, 
         }
         Verb::History { pane } => split(pane).map(|(h, pane)| (h, Verb::History { pane }))?,
         Verb::New(args) => split(&args.id).map(|(h, id)| (h, Verb::New(args.on_host(id))))?,
-        Verb::Close { pane } => split(pane).map(|(h, pane)| (h, Verb::Close { pane }))?,
+        Verb::Close { pane, team } => {
+            let team = *team;
+            split(pane).map(|(h, pane)| (h, Verb::Close { pane, team }))?
+        }
         Verb::Rename { pane, name } => split(pane).map(|(h, pane)| {
             let name = name.clone();
             (h, Verb::Rename { pane, name })
@@ -322,7 +333,10 @@ fn run(cli: &super::Cli, args: &CtlArgs) -> Result<ExitCode, ClientError> {
             Verb::Send { .. } | Verb::Cancel { .. } => str_field(&result, "turn_id"),
             Verb::Restart { pane } => format!("restarting {pane}"),
             Verb::New(_) => super::ctl_panes::new_text(&result),
-            Verb::Close { pane } => format!("closed {pane}"),
+            Verb::Close { .. } => {
+                let closed: Vec<String> = field(&result, "closed").unwrap_or_default();
+                format!("closed {}", closed.join(", "))
+            }
             Verb::Rename { pane, name } => format!("renamed {pane} to {name}"),
             Verb::Move { pane, .. } => format!("moved {pane}"),
             Verb::Approve { .. } | Verb::Deny { .. } => answered_text(&result),

@@ -220,6 +220,7 @@ mod tests {
             events: Vec::new(),
             draft: String::new(),
             window: 1,
+            parent: None,
             host: None,
         }
     }

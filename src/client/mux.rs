@@ -446,6 +446,7 @@ fn placeholder(name: &str, state: &State) -> PaneSnapshot {
         events: Vec::new(),
         draft: String::new(),
         window: 1,
+        parent: None,
         host: Some(name.to_owned()),
     }
 }

@@ -102,6 +102,14 @@ pub struct AgentConfig {
     /// Pane ids this agent may message through hive's operations.
     #[serde(default)]
     pub can_message: Vec<String>,
+    /// How many helpers this agent may have running at once through
+    /// `agent.spawn` (issue 32; 0: none).
+    #[serde(default)]
+    pub can_spawn: usize,
+    /// What this agent's helpers may spend together (USD): past it,
+    /// `agent.spawn` refuses.
+    #[serde(default)]
+    pub spawn_budget_usd: Option<f64>,
     /// Set by hive when it starts a `hive_tools` agent, never by config:
     /// the `hive mcp` server for this pane, which each provider adds to its
     /// agent's MCP config in the agent's own way.
@@ -179,6 +187,8 @@ impl AgentConfig {
             options: toml::Table::new(),
             hive_tools: false,
             can_message: Vec::new(),
+            can_spawn: 0,
+            spawn_budget_usd: None,
             hive_mcp: None,
             max_line_bytes: super::DEFAULT_MAX_LINE,
             settings: toml::Table::new(),

@@ -16,6 +16,8 @@ pub enum ReasonKind {
     Exited,
     Stalled,
     Posted,
+    /// A helper an agent spawned finished a turn (issue 32).
+    Spawned,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,12 +34,13 @@ impl Default for NotifyOn {
 }
 
 /// `notify_command` runs when an agent needs you or is done: approvals,
-/// failed and finished turns.
+/// failed and finished turns, helpers done.
 pub(crate) fn command_default() -> NotifyOn {
     NotifyOn::Reasons(vec![
         ReasonKind::Permission,
         ReasonKind::Failed,
         ReasonKind::Finished,
+        ReasonKind::Spawned,
     ])
 }
 
@@ -57,10 +60,11 @@ impl ReasonKind {
             ReasonKind::Exited => "exited",
             ReasonKind::Stalled => "stalled",
             ReasonKind::Posted => "posted",
+            ReasonKind::Spawned => "spawned",
         }
     }
 
-    pub const ALL: [ReasonKind; 8] = [
+    pub const ALL: [ReasonKind; 9] = [
         ReasonKind::Permission,
         ReasonKind::Failed,
         ReasonKind::Finished,
@@ -69,6 +73,7 @@ impl ReasonKind {
         ReasonKind::Exited,
         ReasonKind::Stalled,
         ReasonKind::Posted,
+        ReasonKind::Spawned,
     ];
 
     pub fn parse(name: &str) -> Option<Self> {

@@ -69,6 +69,11 @@ impl Host {
         self.hub.rename(slot, name);
     }
 
+    /// What pane `slot` has spent (USD).
+    pub(crate) fn cost_of(&self, slot: usize) -> f64 {
+        self.hub.cost_of(slot)
+    }
+
     pub(crate) fn set_order(&mut self, order: &[usize]) {
         self.hub.set_order(order);
     }

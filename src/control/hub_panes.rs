@@ -50,6 +50,14 @@ impl Hub {
         }
     }
 
+    /// What pane `slot` has spent in its history session (USD).
+    pub(crate) fn cost_of(&self, slot: usize) -> f64 {
+        self.panes
+            .get(slot)
+            .and_then(|p| p.usage.cost_usd)
+            .unwrap_or(0.0)
+    }
+
     pub(crate) fn rename(&mut self, slot: usize, name: &str) {
         if let Some(p) = self.panes.get_mut(slot) {
             p.agent.name = Some(name.to_owned());

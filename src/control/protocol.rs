@@ -98,9 +98,12 @@ pub enum Call {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         window: Option<usize>,
     },
-    /// Ends pane `pane`'s agent and takes it out of the layout.
+    /// Ends pane `pane`'s agent and takes it out of the layout (`team`:
+    /// with the helpers it spawned).
     Close {
         pane: String,
+        #[serde(default)]
+        team: bool,
     },
     Rename {
         pane: String,
@@ -159,7 +162,7 @@ impl Call {
                 name,
                 window,
             }),
-            Self::Close { pane } => PaneEdit::Close { pane },
+            Self::Close { pane, team } => PaneEdit::Close { pane, team },
             Self::Rename { pane, name } => PaneEdit::Rename { pane, name },
             Self::Move {
                 pane,

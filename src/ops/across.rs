@@ -92,7 +92,8 @@ impl Across {
                 .then(|| (host.to_owned(), rest.to_owned()))
         };
         match op {
-            Op::List => None,
+            // Helpers start beside the agent that asks, on its server.
+            Op::List | Op::Spawn(_) | Op::Close { .. } => None,
             Op::Read {
                 agent,
                 last,

@@ -95,6 +95,9 @@ struct Pane {
     /// Closed at runtime: no operation finds it (its slot stays, so every
     /// other pane keeps its number).
     closed: bool,
+    /// The agent that spawned it (`agent.spawn`): that agent may message,
+    /// answer for and close it.
+    parent: Option<String>,
     /// State, queue, turn, and the messages sent here whose turn has not
     /// started yet, by id (the one mirror the control hub keeps too).
     m: mirror::PaneMirror<String>,
@@ -132,6 +135,7 @@ impl Pane {
             model: a.model.clone(),
             can_message: a.can_message.clone(),
             closed: false,
+            parent: None,
             m: mirror::PaneMirror::default(),
             items: IndexMap::new(),
             texts: HashMap::new(),
@@ -178,9 +182,24 @@ impl OpsHost {
         }
     }
 
-    /// A pane added at runtime: the next slot.
-    pub fn add(&mut self, agent: &AgentConfig) {
-        self.panes.push(Pane::of(agent));
+    /// A pane added at runtime (spawned by `parent`): the next slot.
+    pub fn add(&mut self, agent: &AgentConfig, parent: Option<String>) {
+        let mut pane = Pane::of(agent);
+        pane.parent = parent;
+        self.panes.push(pane);
+    }
+
+    /// The parent of pane `slot` at start (a restored team).
+    pub fn set_parent(&mut self, slot: usize, parent: Option<String>) {
+        if let Some(p) = self.panes.get_mut(slot) {
+            p.parent = parent;
+        }
+    }
+
+    /// Whether the open pane `id` was spawned by `parent`.
+    pub(crate) fn is_child(&self, id: &str, parent: &str) -> bool {
+        self.pane_of(id)
+            .is_some_and(|i| self.panes[i].parent.as_deref() == Some(parent))
     }
 
     /// Pane `slot` was closed: nothing finds it any more, and whoever waits
@@ -310,8 +329,12 @@ impl OpsHost {
                 request_id,
                 decision,
             } => self
-                .target(&caller, &agent, true)
+                .approver(&caller, &agent)
                 .and_then(|i| self.answer(i, request_id.as_deref(), decision, runners)),
+            Op::Spawn(_) | Op::Close { .. } => Err(OpError::new(
+                "unavailable",
+                "only a hive server starts and closes panes",
+            )),
         };
         let _ = reply.send(result);
     }
@@ -326,6 +349,9 @@ impl OpsHost {
                 let mut v = json!({"id": p.id, "name": p.name, "provider": p.provider,
                        "model": p.model, "state": state, "queue": p.m.queue.len(),
                        "can_message": self.allowed(caller, &p.id)});
+                if let Some(parent) = &p.parent {
+                    v["spawned_by"] = json!(parent);
+                }
                 if !p.m.approvals.is_empty() {
                     let approvals: Vec<Approval> =
                         p.m.approvals.iter().map(Approval::from).collect();
@@ -368,16 +394,31 @@ impl OpsHost {
         Ok(out)
     }
 
-    /// Whether `caller` may act on `target` (its `can_message` names it).
+    /// Whether `caller` may act on `target` (its `can_message` names it,
+    /// or it spawned it).
     pub(crate) fn allowed(&self, caller: &Caller, target: &str) -> bool {
         match caller {
             Caller::External => true,
             Caller::Agent(id) => {
                 id != target
-                    && self
-                        .pane_of(id)
-                        .is_some_and(|i| self.panes[i].can_message.iter().any(|t| t == target))
+                    && (self.is_child(target, id)
+                        || self
+                            .pane_of(id)
+                            .is_some_and(|i| self.panes[i].can_message.iter().any(|t| t == target)))
             }
+        }
+    }
+
+    /// The pane whose approval `caller` may answer: an agent only those of
+    /// the panes it spawned (issue 32); a script any.
+    fn approver(&self, caller: &Caller, agent: &str) -> Result<usize, OpError> {
+        let i = self.target(caller, agent, true)?;
+        match caller {
+            Caller::Agent(id) if !self.is_child(agent, id) => Err(OpError::new(
+                "not_allowed",
+                format!("an agent answers approvals only of the panes it spawned, not `{agent}`"),
+            )),
+            _ => Ok(i),
         }
     }
 

@@ -123,6 +123,32 @@ pub(crate) const OPERATIONS: &[OpSpec] = &[
         },
         output: "{request_id, tool, decision}",
     },
+    OpSpec {
+        name: "agent.spawn",
+        description: "Start a helper agent in a new pane (as many as your can_spawn allows): a copy of one of hive's configured agents (template) or a provider with its defaults, in your directory (or a subdirectory), optionally in a git worktree of its own. With task, it gets that as its first message: agent.wait {agent: <its id>} returns its answer. You may message, wait for, interrupt, approve for and close the agents you spawned.",
+        input_schema: || {
+            json!({"type": "object", "additionalProperties": false,
+                "properties": {
+                    "template": {"type": "string", "description": "an agent id of hive's config to copy"},
+                    "provider": {"type": "string", "description": "or a provider: claude, codex, gemini, pi, openai, acp, script"},
+                    "id": {"type": "string", "description": "the new pane's id (default: yours, then the template's)"},
+                    "task": {"type": "string", "description": "its first message"},
+                    "model": {"type": "string"},
+                    "cwd": {"type": "string", "description": "a subdirectory of yours (default: your directory)"},
+                    "worktree": {"type": "boolean", "description": "in a git worktree of its own"},
+                    "can_message": {"type": "array", "items": {"type": "string"}, "description": "panes it may message (only among yours, and you)"}}})
+        },
+        output: "{agent, message_id?, queued?}",
+    },
+    OpSpec {
+        name: "agent.close",
+        description: "Close a pane you spawned (and the ones it spawned): its agent stops; its history stays.",
+        input_schema: || {
+            json!({"type": "object", "required": ["agent"], "additionalProperties": false,
+                "properties": {"agent": {"type": "string"}}})
+        },
+        output: "{closed: [ids]}",
+    },
 ];
 
 pub fn find(name: &str) -> Option<&'static OpSpec> {
@@ -160,6 +186,27 @@ pub enum Op {
         request_id: Option<String>,
         decision: crate::provider::PermissionDecision,
     },
+    /// A helper in a new pane (the server makes it: src/server/teams.rs).
+    Spawn(SpawnArgs),
+    /// Closes a pane the caller spawned, with its own helpers.
+    Close {
+        agent: String,
+    },
+}
+
+/// `agent.spawn`'s arguments.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpawnArgs {
+    pub template: Option<String>,
+    pub provider: Option<String>,
+    pub id: Option<String>,
+    pub task: Option<String>,
+    pub model: Option<String>,
+    pub cwd: Option<String>,
+    #[serde(default)]
+    pub worktree: bool,
+    pub can_message: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -320,6 +367,20 @@ impl Op {
                     request_id: a.request_id,
                     decision: crate::provider::PermissionDecision::Deny { reason },
                 }
+            }
+            "agent.spawn" => {
+                let a: SpawnArgs = args(name, arguments)?;
+                if a.template.is_some() == a.provider.is_some() {
+                    return Err(OpError::new(
+                        "invalid_args",
+                        "agent.spawn: give template or provider (one of them)",
+                    ));
+                }
+                Op::Spawn(a)
+            }
+            "agent.close" => {
+                let a: AgentArg = args(name, arguments)?;
+                Op::Close { agent: a.agent }
             }
             other => {
                 let known: Vec<&str> = OPERATIONS.iter().map(|o| o.name).collect();

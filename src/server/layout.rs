@@ -42,6 +42,9 @@ pub struct SavedPane {
     /// The whole agent, for a pane added at runtime.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub added: Option<AgentConfig>,
+    /// The agent that spawned it (`agent.spawn`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
 }
 
 /// A pane as the server starts it: its agent and its window.
@@ -51,6 +54,8 @@ pub struct Placed {
     pub window: usize,
     /// Made at runtime (saved whole), not from the config.
     pub added: bool,
+    /// The agent that spawned it, for a helper (`agent.spawn`).
+    pub parent: Option<String>,
 }
 
 /// Where the layout of the server named `label` is kept.
@@ -119,6 +124,7 @@ impl SavedLayout {
                 agent,
                 window: saved.window.max(1),
                 added,
+                parent: saved.parent.clone(),
             });
         }
         for agent in config {
@@ -130,6 +136,7 @@ impl SavedLayout {
                 agent: agent.clone(),
                 window,
                 added: false,
+                parent: None,
             });
         }
         out
@@ -153,6 +160,7 @@ impl SavedLayout {
                     window: p.window,
                     name,
                     added: p.added.then(|| p.agent.clone()),
+                    parent: p.parent.clone(),
                 }
             })
             .collect();
@@ -235,6 +243,7 @@ mod tests {
                 agent: d,
                 window: 2,
                 added: true,
+                parent: Some("a".into()),
             },
         );
         let saved = SavedLayout::of(&placed, &config);
@@ -254,12 +263,14 @@ mod tests {
                     window: 1,
                     name: None,
                     added: None,
+                    parent: None,
                 },
                 SavedPane {
                     id: "a".into(),
                     window: 1,
                     name: None,
                     added: Some(agent("a")),
+                    parent: None,
                 },
             ],
             closed: vec![],
@@ -294,6 +305,7 @@ mod tests {
                 agent: agent(&format!("p{i}")),
                 window: w,
                 added: false,
+                parent: None,
             })
             .collect();
         compact_windows(&mut placed);

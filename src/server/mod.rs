@@ -13,5 +13,6 @@ pub mod layout;
 pub mod log;
 mod panes;
 mod serve;
+mod teams;
 
 pub use serve::run;

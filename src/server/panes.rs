@@ -101,7 +101,7 @@ impl Server {
     ) -> Result<Done, EditError> {
         let done = match edit {
             PaneEdit::New(new) => self.add(new, from)?,
-            PaneEdit::Close { pane } => self.close(&pane)?,
+            PaneEdit::Close { pane, team } => self.close(&pane, team)?,
             PaneEdit::Rename { pane, name } => self.rename(&pane, &name)?,
             PaneEdit::Move { pane, to } => self.move_to(&pane, to)?,
             PaneEdit::Window { pane, window } => self.put_in_window(&pane, window)?,
@@ -111,7 +111,7 @@ impl Server {
     }
 
     /// The slot of the open pane `id`.
-    fn open_slot(&self, id: &str) -> Result<usize, EditError> {
+    pub(super) fn open_slot(&self, id: &str) -> Result<usize, EditError> {
         self.order
             .iter()
             .copied()
@@ -121,14 +121,24 @@ impl Server {
 
     fn add(&mut self, new: NewPane, from: Option<ClientId>) -> Result<Done, EditError> {
         let agent = self.new_agent(&new)?;
-        let window = new
-            .window
-            .or_else(|| self.window_of_client(from))
-            .unwrap_or_else(|| next_window(&self.placed()));
+        let window = new.window.or_else(|| self.window_of_client(from));
+        Ok(self.add_agent(agent, window, None))
+    }
+
+    /// Starts `agent` in a new pane (in `window`, else the last one) and
+    /// puts it last in the layout.
+    pub(super) fn add_agent(
+        &mut self,
+        agent: AgentConfig,
+        window: Option<usize>,
+        parent: Option<String>,
+    ) -> Done {
+        let window = window.unwrap_or_else(|| next_window(&self.placed()));
         let mut pane = Pane::new(Placed {
             agent,
             window,
             added: true,
+            parent: parent.clone(),
         });
         let root = self.starter.config.worktrees.root.clone();
         for (_, result) in
@@ -140,7 +150,7 @@ impl Server {
             }
         }
         let slot = self.panes.len();
-        self.ops.add(&pane.agent);
+        self.ops.add(&pane.agent, parent);
         let runner = self.starter.start(slot, &mut pane, false, &mut self.ops);
         let started = match &runner {
             Some(h) => crate::control::Started::Running(h.capabilities),
@@ -158,17 +168,17 @@ impl Server {
             Some(why) => format!("added pane {id}, which could not start: {why}"),
             None => format!("added pane {id} in window {window}"),
         };
-        Ok(Done {
+        Done {
             text,
             json: json!({"pane": id, "window": window, "started": failed.is_none(),
                          "failed": failed, "worktree": worktree}),
             focus: Some(slot),
-        })
+        }
     }
 
     /// The agent a new pane runs: its template or provider, with the
     /// user's choices, checked as a config's agent would be.
-    fn new_agent(&self, new: &NewPane) -> Result<AgentConfig, EditError> {
+    pub(super) fn new_agent(&self, new: &NewPane) -> Result<AgentConfig, EditError> {
         let invalid = |s: String| EditError::Invalid(s);
         if !crate::config::valid_id(&new.id) {
             return Err(invalid(format!(
@@ -241,33 +251,73 @@ impl Server {
         self.panes.get(slot).map(|p| p.placed.window)
     }
 
-    fn close(&mut self, id: &str) -> Result<Done, EditError> {
+    /// Closes pane `id`, and with `team` the helpers it spawned (theirs
+    /// too).
+    pub(super) fn close(&mut self, id: &str, team: bool) -> Result<Done, EditError> {
         let slot = self.open_slot(id)?;
-        if self.order.len() == 1 {
+        let mut slots = if team {
+            self.helpers_of(slot)
+        } else {
+            Vec::new()
+        };
+        slots.push(slot);
+        if self.order.len() <= slots.len() {
             return Err(EditError::Invalid(format!(
                 "`{id}` is the last pane: `hive kill` stops the server"
             )));
         }
+        let closed: Vec<String> = slots
+            .iter()
+            .map(|&s| self.panes[s].agent.id.clone())
+            .collect();
+        let worktree = self.panes[slot].worktree.as_ref().map(|w| w.path.clone());
+        for s in slots {
+            self.close_slot(s);
+        }
+        self.compact();
+        let kept = match &worktree {
+            Some(w) => format!("; its worktree stays at {}", w.display()),
+            None => String::new(),
+        };
+        let helpers = match closed.len() - 1 {
+            0 => String::new(),
+            1 => " and its helper".to_owned(),
+            n => format!(" and its {n} helpers"),
+        };
+        Ok(Done {
+            text: format!("closed pane {id}{helpers}; the history stays{kept}"),
+            json: json!({"pane": id, "closed": closed, "worktree": worktree}),
+            focus: None,
+        })
+    }
+
+    /// The open panes spawned by slot `slot`, and by them, deepest first.
+    pub(super) fn helpers_of(&self, slot: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut parents = vec![self.panes[slot].agent.id.clone()];
+        while let Some(parent) = parents.pop() {
+            for &s in &self.order {
+                let p = &self.panes[s];
+                if p.placed.parent.as_deref() == Some(parent.as_str()) && !out.contains(&s) {
+                    out.push(s);
+                    parents.push(p.agent.id.clone());
+                }
+            }
+        }
+        out.reverse();
+        out
+    }
+
+    fn close_slot(&mut self, slot: usize) {
         if let Some(runner) = self.runners.get_mut(slot).and_then(Option::take) {
             tokio::spawn(async move { runner.shutdown().await });
         }
         let pane = &mut self.panes[slot];
         pane.closed = true;
         pane.log.reset(Default::default());
-        let worktree = pane.worktree.as_ref().map(|w| w.path.clone());
         self.ops.close(slot);
         self.control.close_pane(slot);
         self.order.retain(|&s| s != slot);
-        self.compact();
-        let kept = match &worktree {
-            Some(w) => format!("; its worktree stays at {}", w.display()),
-            None => String::new(),
-        };
-        Ok(Done {
-            text: format!("closed pane {id}; its history stays{kept}"),
-            json: json!({"pane": id, "closed": true, "worktree": worktree}),
-            focus: None,
-        })
     }
 
     fn rename(&mut self, id: &str, name: &str) -> Result<Done, EditError> {
@@ -335,7 +385,7 @@ impl Server {
     }
 
     /// Saves the layout and sends every client the panes as they are now.
-    fn layout_changed(&mut self) {
+    pub(super) fn layout_changed(&mut self) {
         self.layout.save(&self.placed(), &self.starter.config);
         self.control.set_order(&self.order);
         let ids: Vec<ClientId> = self.clients.attached().map(|l| l.id).collect();

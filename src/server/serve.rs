@@ -152,6 +152,9 @@ impl Server {
             .take_consoles()
             .context("the socket's console channel")?;
         let pid_file = PidFile::write(&socket)?;
+        for (i, p) in placed.iter().enumerate() {
+            ops.set_parent(i, p.parent.clone());
+        }
         let mut panes: Vec<Pane> = placed.into_iter().map(Pane::new).collect();
         for (pane, agent) in panes.iter_mut().zip(agents) {
             pane.agent = agent;
@@ -221,6 +224,10 @@ impl Server {
                     }
                 }
                 Some(req) = self.ops_rx.recv() => {
+                    // Spawning and closing helpers is the server's.
+                    let Some(req) = self.team_op(req) else {
+                        continue;
+                    };
                     let ops = &mut self.ops;
                     let gate = |c: &crate::ops::Caller, t: &str, sends: bool| {
                         crate::ops::across::gate(ops, c, t, sends)
@@ -508,6 +515,7 @@ fn pane_snapshot(pane: &Pane, seen: Option<u64>) -> PaneSnapshot {
         events: pane.log.events_since(seen),
         draft: pane.draft.clone(),
         window: pane.placed.window,
+        parent: pane.placed.parent.clone(),
         host: None,
     }
 }

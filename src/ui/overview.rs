@@ -32,7 +32,12 @@ pub(crate) fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
     if inner.height == 0 {
         return;
     }
-    let name_w = name_width(&app.panes, 20).max(4);
+    // Helpers are indented under their parent (two columns a level).
+    let indent = (0..n)
+        .map(|i| 2 * crate::app::overview::depth(&app.panes, i))
+        .max()
+        .unwrap_or(0);
+    let name_w = (name_width(&app.panes, 20) + indent).clamp(4, 26);
     draw_head(app, name_w, inner, buf);
     let rows = usize::from(inner.height - 1).saturating_sub(foot.len());
     super::conflicts::draw_footer(&foot, inner, buf);
@@ -57,11 +62,17 @@ pub(crate) fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
         } else {
             p.pending.queue.len().to_string()
         };
+        // A helper sits under the agent that spawned it.
+        let depth = crate::app::overview::depth(&app.panes, i);
+        let name = match depth {
+            0 => p.name().to_owned(),
+            d => format!("{}└ {}", " ".repeat(2 * (d - 1)), p.name()),
+        };
         let cells_text = format!(
             "{}{:>2} {} ",
             if at == sel { "▸ " } else { "  " },
             i + 1,
-            fit(p.name(), name_w)
+            fit(&name, name_w)
         );
         let state_style = if alarm { style.fg(t.attention) } else { style };
         let rest = format!(
@@ -78,7 +89,8 @@ pub(crate) fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
         };
         let since = format!(" {since:>6}  ");
         let used = cells_text.width() + 16 + rest.width() + procs.width() + since.width();
-        let doing = fit(&activity(p), usize::from(inner.width).saturating_sub(used));
+        let doing = format!("{}{}", team_cell(app, i), activity(p));
+        let doing = fit(&doing, usize::from(inner.width).saturating_sub(used));
         let line = Line::from(vec![
             Span::styled(cells_text, style),
             Span::styled(fit(&state, 16), state_style),
@@ -115,6 +127,26 @@ fn draw_head(app: &App, name_w: usize, inner: Rect, buf: &mut Buffer) {
         )),
         inner.width,
     );
+}
+
+/// "team of 3 · ↑12k ↓3k · $0.42 · ": what a pane and its helpers used
+/// together, for a pane with helpers.
+fn team_cell(app: &App, i: usize) -> String {
+    let helpers = crate::app::overview::helpers(&app.panes, i);
+    if helpers.is_empty() {
+        return String::new();
+    }
+    let mut total = app.panes[i].conversation.usage.clone();
+    for &h in &helpers {
+        total.accumulate(&app.panes[h].conversation.usage);
+    }
+    format!(
+        "team of {} · ↑{} ↓{} · {} · ",
+        helpers.len() + 1,
+        cells::tokens(total.input_tokens),
+        cells::tokens(total.output_tokens),
+        cells::usage_cost(&total)
+    )
 }
 
 /// "12% 340M": the agent's processes' CPU and memory, or nothing before

@@ -16,9 +16,12 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum PaneEdit {
     New(NewPane),
-    /// Ends its agent; its history and worktree stay.
+    /// Ends its agent (with `team`, the helpers it spawned too); the
+    /// history and worktree stay.
     Close {
         pane: String,
+        #[serde(default)]
+        team: bool,
     },
     /// Its title (the id stays: history and addresses use it).
     Rename {
@@ -42,7 +45,7 @@ impl PaneEdit {
     pub fn pane(&self) -> &str {
         match self {
             Self::New(n) => &n.id,
-            Self::Close { pane }
+            Self::Close { pane, .. }
             | Self::Rename { pane, .. }
             | Self::Move { pane, .. }
             | Self::Window { pane, .. } => pane,

@@ -310,6 +310,7 @@ mod tests {
                 events,
                 draft: "typing".into(),
                 window: 1,
+                parent: None,
                 host: None,
             }],
         }

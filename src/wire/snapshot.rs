@@ -62,6 +62,10 @@ pub struct PaneSnapshot {
     /// at a time.
     #[serde(default = "first_window")]
     pub window: usize,
+    /// The agent that spawned it (`agent.spawn`): the overview shows it
+    /// under that one.
+    #[serde(default)]
+    pub parent: Option<String>,
     /// The host the pane runs on, set by a console that reached its server
     /// over ssh (never sent by a server).
     #[serde(skip)]

@@ -108,7 +108,10 @@ fn thirty_panes_in_windows_with_markers() {
     assert_eq!(c.app.windows(), [1, 2, 3, 4]);
     with_news(&mut c);
     let small = c.render(80, 24);
-    assert!(small.contains(" 2 Agent 10, Ag… ●   3 Agent 19, Ag… !   4 Agent 28"), "{small}");
+    assert!(
+        small.contains(" 2 Agent 10, Ag… ●   3 Agent 19, Ag… !   4 Agent 28"),
+        "{small}"
+    );
     assert_snapshot!("thirty_panes_80x24", small);
     assert_snapshot!("thirty_panes_160x48", c.render(160, 48));
 

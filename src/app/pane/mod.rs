@@ -47,6 +47,8 @@ pub struct Pane {
     pub host: Option<String>,
     /// Its window (1-based), as the server placed it.
     pub window: usize,
+    /// The agent that spawned it (`agent.spawn`), by id.
+    pub parent: Option<String>,
     /// The history session the pane shows and records into.
     pub history_session: Option<String>,
     /// Images the next message carries (chips above the composer).
@@ -73,6 +75,7 @@ impl Pane {
             worktree: None,
             host: None,
             window: 1,
+            parent: None,
             history_session: None,
             attachments: Vec::new(),
             try_words: crate::provider::script::match_words(&agent),

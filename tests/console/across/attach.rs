@@ -57,6 +57,7 @@ impl Both {
                 events: log.events(),
                 draft: String::new(),
                 window: 1,
+                parent: None,
                 host: None,
             })
             .collect();
