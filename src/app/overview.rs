@@ -77,17 +77,19 @@ pub(crate) fn depth(panes: &[Pane], i: usize) -> usize {
 /// The panes pane `i` spawned, and theirs (its team without itself).
 pub(crate) fn helpers(panes: &[Pane], i: usize) -> Vec<usize> {
     (0..panes.len())
-        .filter(|&j| j != i && {
-            let mut at = j;
-            let mut hops = 0;
-            loop {
-                match parent(panes, at) {
-                    Some(p) if p == i => break true,
-                    Some(p) if hops < panes.len() => {
-                        at = p;
-                        hops += 1;
+        .filter(|&j| {
+            j != i && {
+                let mut at = j;
+                let mut hops = 0;
+                loop {
+                    match parent(panes, at) {
+                        Some(p) if p == i => break true,
+                        Some(p) if hops < panes.len() => {
+                            at = p;
+                            hops += 1;
+                        }
+                        _ => break false,
                     }
-                    _ => break false,
                 }
             }
         })

@@ -540,8 +540,12 @@ fn list_line(p: &PaneInfo) -> String {
     } else {
         enum_name(&p.state)
     };
+    let helper = match &p.spawned_by {
+        Some(parent) => format!(" (helper of {})", neutralize(parent)),
+        None => String::new(),
+    };
     format!(
-        "{:<12} {:<17} {:<20} {:>2} queued  {}",
+        "{:<12} {:<17} {:<20} {:>2} queued  {}{helper}",
         neutralize(&p.id),
         state,
         neutralize(p.model.as_deref().unwrap_or("-")),

@@ -56,8 +56,17 @@ impl Host {
     }
 
     /// A pane added at runtime (the next slot), as its runner came up.
-    pub(crate) fn add(&mut self, agent: crate::config::AgentConfig, started: Started) {
-        self.hub.add(agent, started);
+    pub(crate) fn add(
+        &mut self,
+        agent: crate::config::AgentConfig,
+        started: Started,
+        parent: Option<String>,
+    ) {
+        self.hub.add(agent, started, parent);
+    }
+
+    pub(crate) fn set_parent(&mut self, slot: usize, parent: Option<String>) {
+        self.hub.set_parent(slot, parent);
     }
 
     /// Pane `slot` was closed: calls no longer find it.

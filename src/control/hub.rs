@@ -57,6 +57,8 @@ struct PaneMirror {
     /// Closed at runtime: no call finds it; its slot stays so the others
     /// keep their numbers.
     closed: bool,
+    /// The agent that spawned it.
+    parent: Option<String>,
     /// State, queue, turn, and the `send`s waiting for their message to be
     /// bound to a turn (the one mirror the operations host keeps too).
     m: mirror::PaneMirror<Responder>,
@@ -72,6 +74,7 @@ impl PaneMirror {
             process: None,
             held: None,
             closed: false,
+            parent: None,
             m: mirror::PaneMirror::default(),
         }
     }
@@ -109,6 +112,7 @@ impl PaneMirror {
             usage: (&self.usage).into(),
             process: self.process,
             held: self.held.clone(),
+            spawned_by: self.parent.clone(),
         }
     }
 }

@@ -16,9 +16,18 @@ impl Hub {
     }
 
     /// A pane added at runtime, as its runner came up: the next slot.
-    pub(crate) fn add(&mut self, agent: AgentConfig, started: Started) {
+    pub(crate) fn add(&mut self, agent: AgentConfig, started: Started, parent: Option<String>) {
         self.order.push(self.panes.len());
-        self.panes.push(PaneMirror::new(agent, started));
+        let mut pane = PaneMirror::new(agent, started);
+        pane.parent = parent;
+        self.panes.push(pane);
+    }
+
+    /// Pane `slot`'s parent, for a team restored at start.
+    pub(crate) fn set_parent(&mut self, slot: usize, parent: Option<String>) {
+        if let Some(p) = self.panes.get_mut(slot) {
+            p.parent = parent;
+        }
     }
 
     /// The open panes' slots as consoles show them, after a move.

@@ -368,6 +368,9 @@ pub struct PaneInfo {
     /// The queue waits for the vendor's limit to reset (`kind`, `until`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held: Option<crate::runner::hold::Hold>,
+    /// The agent that spawned it (`agent.spawn`, issue 32).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spawned_by: Option<String>,
 }
 
 /// A pane's state as scripts see it: the runner's, or `awaiting_approval`

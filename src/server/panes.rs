@@ -156,7 +156,8 @@ impl Server {
             Some(h) => crate::control::Started::Running(h.capabilities),
             None => crate::control::Started::Failed(pane.failed.clone().unwrap_or_default()),
         };
-        self.control.add(pane.agent.clone(), started);
+        self.control
+            .add(pane.agent.clone(), started, pane.placed.parent.clone());
         self.control.set_usage(slot, pane.log.restored_usage());
         let id = pane.agent.id.clone();
         let failed = pane.failed.clone();

@@ -180,6 +180,7 @@ impl Server {
         control.set_started(started.collect());
         for (i, p) in panes.iter().enumerate() {
             control.set_usage(i, p.log.restored_usage());
+            control.set_parent(i, p.placed.parent.clone());
         }
         let info = ServerInfo {
             pid: std::process::id(),

@@ -56,7 +56,11 @@ impl Server {
             (None, None) => None,
         };
         let parent_id = parent.map(|s| self.panes[s].agent.id.clone());
-        let what = args.template.clone().or(args.provider.clone()).unwrap_or_default();
+        let what = args
+            .template
+            .clone()
+            .or(args.provider.clone())
+            .unwrap_or_default();
         let id = match &args.id {
             Some(id) => id.clone(),
             None => self.free_pane_id(&match &parent_id {
@@ -80,7 +84,10 @@ impl Server {
         if NOT_SPAWNED.contains(&agent.provider.as_str()) {
             return Err(OpError::new(
                 "not_allowed",
-                format!("agent.spawn starts agents, not a `{}` terminal", agent.provider),
+                format!(
+                    "agent.spawn starts agents, not a `{}` terminal",
+                    agent.provider
+                ),
             ));
         }
         agent.can_message = self.helper_reach(caller, args.can_message.unwrap_or_default())?;
@@ -121,8 +128,9 @@ impl Server {
             return Err(OpError::new(
                 "spawn_limit",
                 format!(
-                    "`{id}` has {running} helpers running, as many as its can_spawn allows; \
-                     agent.close one first"
+                    "`{id}` has {running} helper(s) running, as many as its can_spawn ({}) \
+                     allows; agent.close one first",
+                    agent.can_spawn
                 ),
             ));
         }
@@ -272,7 +280,10 @@ fn inside(base: &Option<PathBuf>, sub: Option<&str>) -> Result<PathBuf, OpError>
         )
     };
     let real_base = base.canonicalize().map_err(|_| outside())?;
-    let real = base.join(Path::new(sub)).canonicalize().map_err(|_| outside())?;
+    let real = base
+        .join(Path::new(sub))
+        .canonicalize()
+        .map_err(|_| outside())?;
     if real.starts_with(&real_base) && real.is_dir() {
         Ok(real)
     } else {

@@ -21,6 +21,7 @@ use crate::support::tmux::stop_servers;
 
 mod approvals;
 mod panes;
+mod teams;
 
 const TIMEOUT: Duration = Duration::from_secs(40);
 

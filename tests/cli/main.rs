@@ -10,6 +10,9 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+#[path = "../support/openai_server.rs"]
+mod openai_server;
+
 mod ctl;
 mod doctor;
 mod init;
