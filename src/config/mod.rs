@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 
 pub use agent::{AgentConfig, McpServerConfig, QueueMode, WorktreeSetting};
 pub use host::HostConfig;
-pub(crate) use notify::{NotifyOn, ReasonKind};
+pub(crate) use notify::NotifyOn;
+pub use notify::ReasonKind;
 pub use prices::{Price, price_of};
 
 use crate::processor::{DEFAULT_GRADIENT, ProcessorConfig};

@@ -89,7 +89,11 @@ pub(crate) fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
         };
         let since = format!(" {since:>6}  ");
         let used = cells_text.width() + 16 + rest.width() + procs.width() + since.width();
-        let doing = format!("{}{}", team_cell(app, i), activity(p));
+        let doing = [team_cell(app, i), activity(p)]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join(" · ");
         let doing = fit(&doing, usize::from(inner.width).saturating_sub(used));
         let line = Line::from(vec![
             Span::styled(cells_text, style),
@@ -129,7 +133,7 @@ fn draw_head(app: &App, name_w: usize, inner: Rect, buf: &mut Buffer) {
     );
 }
 
-/// "team of 3 · ↑12k ↓3k · $0.42 · ": what a pane and its helpers used
+/// "team of 3 · ↑12k ↓3k · $0.42": what a pane and its helpers used
 /// together, for a pane with helpers.
 fn team_cell(app: &App, i: usize) -> String {
     let helpers = crate::app::overview::helpers(&app.panes, i);
@@ -141,7 +145,7 @@ fn team_cell(app: &App, i: usize) -> String {
         total.accumulate(&app.panes[h].conversation.usage);
     }
     format!(
-        "team of {} · ↑{} ↓{} · {} · ",
+        "team of {} · ↑{} ↓{} · {}",
         helpers.len() + 1,
         cells::tokens(total.input_tokens),
         cells::tokens(total.output_tokens),

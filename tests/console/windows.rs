@@ -198,7 +198,13 @@ fn closing_a_busy_pane_asks_first() {
     let mut c = console(2);
     // Idle: closes at once.
     prefix(&mut c, 'x');
-    assert_eq!(edits(&mut c), [PaneEdit::Close { pane: "a0".into() }]);
+    assert_eq!(
+        edits(&mut c),
+        [PaneEdit::Close {
+            pane: "a0".into(),
+            team: false
+        }]
+    );
     on(&mut c, 0, PaneEvent::State(TurnState::Streaming));
     prefix(&mut c, 'x');
     assert!(edits(&mut c).is_empty());
@@ -208,7 +214,13 @@ fn closing_a_busy_pane_asks_first() {
     assert!(edits(&mut c).is_empty(), "n keeps it");
     prefix(&mut c, 'x');
     c.key(KeyCode::Char('y'));
-    assert_eq!(edits(&mut c), [PaneEdit::Close { pane: "a0".into() }]);
+    assert_eq!(
+        edits(&mut c),
+        [PaneEdit::Close {
+            pane: "a0".into(),
+            team: false
+        }]
+    );
 }
 
 #[test]
@@ -240,4 +252,53 @@ fn rename_move_and_window_ask_the_server() {
         ]
     );
     assert!(c.transcript().contains("/window N: 1 to 1, or new"));
+}
+
+fn finished(c: &mut Console, pane: usize, cost: f64) {
+    on(c, pane, PaneEvent::State(TurnState::Streaming));
+    on(
+        c,
+        pane,
+        PaneEvent::Turn(TurnEvent::TurnComplete {
+            turn_id: format!("t{pane}"),
+            session_id: "s".into(),
+            status: TurnStatus::Completed,
+            usage: Some(hive::event::Usage {
+                input_tokens: 1000 * pane as u64,
+                output_tokens: 100,
+                cost_usd: Some(cost),
+                ..Default::default()
+            }),
+            finish_reason: None,
+        }),
+    );
+    on(c, pane, PaneEvent::State(TurnState::Idle));
+}
+
+/// Issue 32 point 3: helpers sit under the agent that spawned them, and
+/// a lead's row rolls up its team's usage; a helper's finished turn is a
+/// "spawned" entry of the inbox.
+#[test]
+fn the_overview_shows_teams_as_a_tree() {
+    let mut c = console(5);
+    c.app.panes[2].parent = Some("a0".into());
+    c.app.panes[4].parent = Some("a2".into());
+    c.app.panes[3].parent = Some("a0".into());
+    finished(&mut c, 0, 0.10);
+    finished(&mut c, 2, 0.25);
+    finished(&mut c, 4, 0.05);
+    let helper = c
+        .app
+        .inbox
+        .entries
+        .iter()
+        .find(|e| e.pane == 2)
+        .expect("the helper's turn in the inbox");
+    assert_eq!(helper.reason.describe(), "helper of a0: turn finished");
+    assert_eq!(helper.reason.kind(), hive::config::ReasonKind::Spawned);
+    prefix(&mut c, 'o');
+    let wide = c.render(160, 48);
+    assert!(wide.contains("team of 4"), "{wide}");
+    assert_snapshot!("team_overview_160x48", wide);
+    assert_snapshot!("team_overview_80x24", c.render(80, 24));
 }
