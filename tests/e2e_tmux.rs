@@ -10,6 +10,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
+#[path = "e2e_tmux/best_of.rs"]
+mod best_of;
 #[path = "support/openai_server.rs"]
 mod openai_server;
 #[path = "e2e_tmux/remote.rs"]

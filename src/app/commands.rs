@@ -21,6 +21,7 @@ pub(crate) enum HiveCommand {
     Rename,
     Move,
     Window,
+    Fanout,
     Help,
 }
 
@@ -118,6 +119,13 @@ pub(crate) const HIVE_COMMANDS: &[(HiveCommand, &str, &[&str], &str, &str)] = &[
         &[],
         "<n|new>",
         "move this pane to window n (or a new one)",
+    ),
+    (
+        HiveCommand::Fanout,
+        "fanout",
+        &["best-of"],
+        "<N> [--models M1,M2] [prompt]",
+        "best of N: N copies of this agent, each in its own worktree, one prompt",
     ),
     (
         HiveCommand::Mute,

@@ -221,6 +221,12 @@ impl App {
                 };
             }
             KeyCode::Enter if !f.chosen.is_empty() => f.prompt = Some(String::new()),
+            // A digit: best of that many copies of the selected agent.
+            KeyCode::Char(d @ '2'..='9') => {
+                let sel = f.sel;
+                self.overlay = Overlay::None;
+                self.start_best_of(sel, d as usize - '0' as usize, &[], None);
+            }
             KeyCode::Enter => self.set_status("fan-out: choose panes with Space (a: all)"),
             KeyCode::Char('c') if !f.runs.is_empty() => self.overlay = Overlay::Compare,
             _ => self.overlay = Overlay::None,
@@ -228,7 +234,7 @@ impl App {
     }
 
     /// Sends the prompt to every chosen pane and opens the compare view.
-    fn fan_out(&mut self) {
+    pub(super) fn fan_out(&mut self) {
         let text = self.fanout.prompt.take().unwrap_or_default();
         if text.trim().is_empty() {
             self.fanout.prompt = Some(text);

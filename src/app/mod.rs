@@ -9,6 +9,7 @@
 
 pub(crate) mod attach;
 pub(crate) mod attention;
+mod best_of;
 pub mod command;
 pub(crate) mod commands;
 mod conflicts;

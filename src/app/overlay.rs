@@ -87,6 +87,19 @@ pub struct FanOut {
     pub words: bool,
     /// "Take this one": where that stands.
     pub take: Option<Take>,
+    /// The copies of the last best-of-N, by id (their runs are the ones
+    /// a take cleans up by closing them).
+    pub best_of: Vec<String>,
+    /// A best-of-N whose copies the server is still making.
+    pub pending: Option<PendingBestOf>,
+}
+
+/// `/fanout N`: the copies asked for and the prompt they get once all are
+/// there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingBestOf {
+    pub ids: Vec<String>,
+    pub prompt: Option<String>,
 }
 
 /// Taking one answer of a fan-out: merge its worktree, then maybe reset
@@ -99,6 +112,9 @@ pub enum Take {
     Merging(usize),
     /// Merged; waiting for `y` to reset these panes' worktrees.
     ResetOthers(Vec<usize>),
+    /// Merged a best-of-N run; waiting for `y` to close these copies and
+    /// remove their worktrees and branches.
+    DiscardOthers(Vec<usize>),
     /// What happened: (succeeded, text).
     Done(bool, String),
 }

@@ -157,6 +157,7 @@ impl App {
                     let edit = PaneEdit::Close {
                         pane: p.agent.id.clone(),
                         team: true,
+                        discard: false,
                     };
                     self.outbox.push(super::command::AppCommand::Edit(edit));
                 }
@@ -178,7 +179,11 @@ impl App {
         let pane = p.agent.id.clone();
         self.overlay = Overlay::None;
         self.set_status(format!("closing {pane}…"));
-        let edit = PaneEdit::Close { pane, team: false };
+        let edit = PaneEdit::Close {
+            pane,
+            team: false,
+            discard: false,
+        };
         self.outbox.push(super::command::AppCommand::Edit(edit));
     }
 

@@ -59,6 +59,7 @@ impl App {
             HiveCommand::Rename => self.rename_focused(arg),
             HiveCommand::Move => self.move_focused(arg),
             HiveCommand::Window => self.window_focused(arg),
+            HiveCommand::Fanout => self.best_of_command(arg),
             HiveCommand::Help => {
                 self.overlay = Overlay::Help;
                 self.help_scroll = 0;

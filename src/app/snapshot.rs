@@ -37,6 +37,19 @@ impl App {
     /// scroll and expansion, matched by the pane's id; otherwise it starts at the pane the
     /// last client looked at.
     pub fn load_snapshot(&mut self, snap: Snapshot, keep_view: bool) {
+        // What points at panes by number follows them by id.
+        let runs: Vec<(String, super::overlay::Run)> = self
+            .fanout
+            .runs
+            .drain(..)
+            .filter_map(|r| Some((self.panes.get(r.pane)?.agent.id.clone(), r)))
+            .collect();
+        let chosen: Vec<String> = self
+            .fanout
+            .chosen
+            .iter()
+            .filter_map(|&i| Some(self.panes.get(i)?.agent.id.clone()))
+            .collect();
         let mut old = std::mem::take(&mut self.panes);
         // Panes come and go and move (issue 32): a kept view follows its
         // pane by id, not by number.
@@ -67,6 +80,17 @@ impl App {
             self.fill(i, s, snap.away_since, kept);
         }
         self.replay_end(outbox, status, now);
+        let at = |id: &str| self.panes.iter().position(|p| p.agent.id == id);
+        self.fanout.chosen = chosen.iter().filter_map(|id| at(id)).collect();
+        self.fanout.runs = runs
+            .into_iter()
+            .filter_map(|(id, r)| {
+                Some(super::overlay::Run {
+                    pane: at(&id)?,
+                    ..r
+                })
+            })
+            .collect();
         if !keep_view {
             self.zoom = false;
             self.overlay = Overlay::None;
@@ -77,6 +101,12 @@ impl App {
         }
         // From no pane: the pane focused turns its tally into its digest.
         self.set_focus(focus.min(self.panes.len().saturating_sub(1)));
+        // Panes may have come, gone or moved: the git service learns whose
+        // worktree is whose.
+        let worktrees = self.worktree_panes();
+        self.outbox
+            .git(crate::worktree::WorktreeRequest::Panes(worktrees));
+        self.best_of_ready();
     }
 
     /// Pane `pane` started over (another client's `/resume` or `/clear`):

@@ -42,6 +42,27 @@ impl App {
                 self.fanout.take = Some(Take::Done(true, text));
                 true
             }
+            Some(Take::DiscardOthers(others)) => {
+                let text = if yes {
+                    let names = self.names(&others);
+                    for &pane in &others {
+                        if let Some(p) = self.panes.get(pane) {
+                            let edit = crate::wire::edit::PaneEdit::Close {
+                                pane: p.agent.id.clone(),
+                                team: false,
+                                discard: true,
+                            };
+                            self.outbox.push(super::command::AppCommand::Edit(edit));
+                        }
+                    }
+                    self.fanout.best_of.clear();
+                    format!("closing {names} and removing their worktrees and branches…")
+                } else {
+                    format!("kept {}", self.names(&others))
+                };
+                self.fanout.take = Some(Take::Done(true, text));
+                true
+            }
             Some(Take::Merging(_)) => true,
             Some(Take::Done(..)) | None => match ev.code {
                 KeyCode::Char('t') => {
@@ -84,7 +105,14 @@ impl App {
             .map(|r| r.pane)
             .filter(|&i| i != pane && self.panes.get(i).is_some_and(|p| p.worktree.is_some()))
             .collect();
+        // The copies of a best-of-N go: closed, worktree and branch removed.
+        let best_of = &self.fanout.best_of;
+        let copies = !others.is_empty()
+            && others
+                .iter()
+                .all(|&i| best_of.iter().any(|id| *id == self.panes[i].agent.id));
         self.fanout.take = Some(match result {
+            Ok(_) if copies => Take::DiscardOthers(others),
             Ok(_) if !others.is_empty() => Take::ResetOthers(others),
             Ok(text) => Take::Done(true, text.to_owned()),
             Err(e) => Take::Done(false, e.to_owned()),

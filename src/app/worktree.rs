@@ -48,6 +48,16 @@ impl App {
         }
     }
 
+    /// Each pane's worktree, by number (what the git service works on).
+    pub(crate) fn worktree_panes(&self) -> Vec<(usize, Worktree)> {
+        self.panes
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.host.is_none())
+            .filter_map(|(i, p)| Some((i, p.worktree.clone()?)))
+            .collect()
+    }
+
     pub(crate) fn has_worktrees(&self) -> bool {
         self.panes.iter().any(|p| p.worktree.is_some())
     }
@@ -453,16 +463,9 @@ pub(crate) struct GitLink {
 impl GitLink {
     /// Starts the service for the app's worktree panes, if it has any.
     pub(crate) fn start(app: &App) -> Self {
-        let panes: Vec<_> = app
-            .panes
-            .iter()
-            .enumerate()
-            .filter_map(|(i, p)| Some((i, p.worktree.clone()?)))
-            .collect();
-        if panes.is_empty() {
-            return Self { tx: None, rx: None };
-        }
+        // Started even without a worktree pane: one may be made at runtime.
         let (events, rx) = mpsc::unbounded_channel();
+        let panes = app.worktree_panes();
         Self {
             tx: Some(crate::worktree::spawn_service(panes, events)),
             rx: Some(rx),

@@ -86,6 +86,9 @@ pub enum Verb {
         /// With the helpers it spawned (`agent.spawn`), and theirs.
         #[arg(long)]
         team: bool,
+        /// Remove its worktree and `hive/` branch too (unmerged work goes).
+        #[arg(long)]
+        discard: bool,
     },
     /// Retitle a pane (its id stays).
     Rename { pane: String, name: String },
@@ -187,9 +190,14 @@ fn to_call(verb: &Verb) -> Call {
             reason: reason.clone(),
         },
         Verb::New(args) => args.to_call(),
-        Verb::Close { pane, team } => Call::Close {
+        Verb::Close {
+            pane,
+            team,
+            discard,
+        } => Call::Close {
             pane: pane.clone(),
             team: *team,
+            discard: *discard,
         },
         Verb::Rename { pane, name } => Call::Rename {
             pane: pane.clone(),
@@ -232,9 +240,20 @@ fn on_host<'a>(verb: &Verb, hosts: &'a [HostConfig]) -> Option<(&'a HostConfig, 
         }
         Verb::History { pane } => split(pane).map(|(h, pane)| (h, Verb::History { pane }))?,
         Verb::New(args) => split(&args.id).map(|(h, id)| (h, Verb::New(args.on_host(id))))?,
-        Verb::Close { pane, team } => {
-            let team = *team;
-            split(pane).map(|(h, pane)| (h, Verb::Close { pane, team }))?
+        Verb::Close {
+            pane,
+            team,
+            discard,
+        } => {
+            let (team, discard) = (*team, *discard);
+            split(pane).map(|(h, pane)| {
+                let verb = Verb::Close {
+                    pane,
+                    team,
+                    discard,
+                };
+                (h, verb)
+            })?
         }
         Verb::Rename { pane, name } => split(pane).map(|(h, pane)| {
             let name = name.clone();

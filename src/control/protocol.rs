@@ -104,6 +104,9 @@ pub enum Call {
         pane: String,
         #[serde(default)]
         team: bool,
+        /// Its worktree and `hive/` branch are removed too.
+        #[serde(default)]
+        discard: bool,
     },
     Rename {
         pane: String,
@@ -162,7 +165,15 @@ impl Call {
                 name,
                 window,
             }),
-            Self::Close { pane, team } => PaneEdit::Close { pane, team },
+            Self::Close {
+                pane,
+                team,
+                discard,
+            } => PaneEdit::Close {
+                pane,
+                team,
+                discard,
+            },
             Self::Rename { pane, name } => PaneEdit::Rename { pane, name },
             Self::Move {
                 pane,

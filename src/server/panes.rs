@@ -101,7 +101,11 @@ impl Server {
     ) -> Result<Done, EditError> {
         let done = match edit {
             PaneEdit::New(new) => self.add(new, from)?,
-            PaneEdit::Close { pane, team } => self.close(&pane, team)?,
+            PaneEdit::Close {
+                pane,
+                team,
+                discard,
+            } => self.close(&pane, team, discard)?,
             PaneEdit::Rename { pane, name } => self.rename(&pane, &name)?,
             PaneEdit::Move { pane, to } => self.move_to(&pane, to)?,
             PaneEdit::Window { pane, window } => self.put_in_window(&pane, window)?,
@@ -193,10 +197,16 @@ impl Server {
         let config = &self.starter.config;
         let mut agent = match (&new.template, &new.provider) {
             (Some(t), None) => {
-                let mut a = config.agent(t).cloned().ok_or_else(|| {
+                // An agent of the config, else an open pane (a copy of a
+                // copy: best-of-N of a pane made at runtime).
+                let open = self
+                    .open_slot(t)
+                    .ok()
+                    .map(|s| self.panes[s].placed.agent.clone());
+                let mut a = config.agent(t).cloned().or(open).ok_or_else(|| {
                     let ids: Vec<_> = config.agents.iter().map(|a| a.id.as_str()).collect();
                     invalid(format!(
-                        "no agent `{t}` in the config to copy; it has: {}",
+                        "no agent `{t}` in the config or among the panes to copy; the config has: {}",
                         ids.join(", ")
                     ))
                 })?;
@@ -254,7 +264,7 @@ impl Server {
 
     /// Closes pane `id`, and with `team` the helpers it spawned (theirs
     /// too).
-    pub(super) fn close(&mut self, id: &str, team: bool) -> Result<Done, EditError> {
+    pub(super) fn close(&mut self, id: &str, team: bool, discard: bool) -> Result<Done, EditError> {
         let slot = self.open_slot(id)?;
         let mut slots = if team {
             self.helpers_of(slot)
@@ -273,10 +283,11 @@ impl Server {
             .collect();
         let worktree = self.panes[slot].worktree.as_ref().map(|w| w.path.clone());
         for s in slots {
-            self.close_slot(s);
+            self.close_slot(s, discard);
         }
         self.compact();
         let kept = match &worktree {
+            Some(_) if discard => "; its worktree and branch are being removed".to_owned(),
             Some(w) => format!("; its worktree stays at {}", w.display()),
             None => String::new(),
         };
@@ -309,10 +320,29 @@ impl Server {
         out
     }
 
-    fn close_slot(&mut self, slot: usize) {
-        if let Some(runner) = self.runners.get_mut(slot).and_then(Option::take) {
-            tokio::spawn(async move { runner.shutdown().await });
-        }
+    /// Ends slot `slot`'s agent; `discard`: then removes its worktree and
+    /// branch (once the agent has stopped writing there).
+    fn close_slot(&mut self, slot: usize, discard: bool) {
+        let runner = self.runners.get_mut(slot).and_then(Option::take);
+        let worktree = self.panes[slot].worktree.clone().filter(|_| discard);
+        let root = self.starter.config.worktrees.root.clone();
+        tokio::spawn(async move {
+            if let Some(runner) = runner {
+                runner.shutdown().await;
+            }
+            if let Some(w) = worktree {
+                let removed = tokio::task::spawn_blocking(move || {
+                    crate::worktree::live::release(&w.path);
+                    crate::worktree::manage::remove(&w.repo, root.as_deref(), &w.agent_id, true)
+                })
+                .await;
+                match removed {
+                    Ok(Ok(info)) => tracing::info!(path = %info.path.display(), "worktree removed"),
+                    Ok(Err(e)) => tracing::warn!("cannot remove a closed pane's worktree: {e}"),
+                    Err(e) => tracing::warn!("worktree removal: {e}"),
+                }
+            }
+        });
         let pane = &mut self.panes[slot];
         pane.closed = true;
         pane.log.reset(Default::default());

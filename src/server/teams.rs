@@ -241,7 +241,7 @@ impl Server {
             ));
         }
         let done = self
-            .close(agent, true)
+            .close(agent, true, false)
             .map_err(|e| OpError::new("invalid_args", e.to_string()))?;
         self.layout_changed();
         Ok(json!({"closed": done.json["closed"]}))

@@ -29,9 +29,9 @@ pub(crate) fn draw_chooser(app: &App, area: Rect, buf: &mut Buffer) {
     let hint = if typing {
         "type the prompt · Enter send to all · Alt+Enter new line · Esc back"
     } else if f.runs.is_empty() {
-        "↑↓ move · Space choose · a all · Enter prompt · Esc close"
+        "↑↓ move · Space choose · a all · 2-9 best of N · Enter prompt · Esc close"
     } else {
-        "↑↓ move · Space choose · a all · Enter prompt · c last compare · Esc close"
+        "↑↓ move · Space choose · a all · 2-9 best of N · Enter prompt · c last compare · Esc close"
     };
     let title = format!("fan-out · {} of {n} panes", f.chosen.len());
     let inner = frame(t, area, (w, h), &title, hint, buf);
@@ -319,6 +319,13 @@ fn take_line(app: &App) -> Option<Line<'static>> {
         Take::ResetOthers(others) => (
             format!(
                 "Merged. Discard the work of {} (reset to the main checkout)? [y/N]",
+                others.iter().map(name).collect::<Vec<_>>().join(", ")
+            ),
+            Style::new().fg(t.warning).add_modifier(Modifier::BOLD),
+        ),
+        Take::DiscardOthers(others) => (
+            format!(
+                "Merged. Close {} and remove their worktrees and branches? [y/N]",
                 others.iter().map(name).collect::<Vec<_>>().join(", ")
             ),
             Style::new().fg(t.warning).add_modifier(Modifier::BOLD),

@@ -22,6 +22,10 @@ pub enum PaneEdit {
         pane: String,
         #[serde(default)]
         team: bool,
+        /// Its worktree and branch go too (the runs of a best-of-N not
+        /// taken).
+        #[serde(default)]
+        discard: bool,
     },
     /// Its title (the id stays: history and addresses use it).
     Rename {

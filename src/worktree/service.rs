@@ -36,6 +36,9 @@ impl DiffScope {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WorktreeRequest {
+    /// The panes changed (issue 32: made, closed, moved at runtime): each
+    /// pane's worktree now, by number.
+    Panes(Vec<(usize, Worktree)>),
     TurnStarted {
         pane: usize,
     },
@@ -186,6 +189,18 @@ struct Service {
 impl Service {
     fn handle(&mut self, req: WorktreeRequest) {
         match req {
+            WorktreeRequest::Panes(worktrees) => {
+                let now: HashMap<usize, Worktree> = worktrees.into_iter().collect();
+                if now != self.worktrees {
+                    // What was kept by number belongs to other panes now.
+                    self.worktrees = now;
+                    self.turn_start.clear();
+                    self.last_turn.clear();
+                    self.last_turn_from.clear();
+                    self.check_overlaps();
+                    self.predict(None);
+                }
+            }
             WorktreeRequest::TurnStarted { pane } => self.turn_started(pane),
             WorktreeRequest::TurnEnded { pane } => self.turn_ended(pane),
             WorktreeRequest::Diff { pane, scope } => self.diff(pane, scope),

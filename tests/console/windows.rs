@@ -202,7 +202,8 @@ fn closing_a_busy_pane_asks_first() {
         edits(&mut c),
         [PaneEdit::Close {
             pane: "a0".into(),
-            team: false
+            team: false,
+            discard: false
         }]
     );
     on(&mut c, 0, PaneEvent::State(TurnState::Streaming));
@@ -218,7 +219,8 @@ fn closing_a_busy_pane_asks_first() {
         edits(&mut c),
         [PaneEdit::Close {
             pane: "a0".into(),
-            team: false
+            team: false,
+            discard: false
         }]
     );
 }

@@ -106,7 +106,8 @@ fn pane_edits_that_cannot_be_are_refused_with_the_reason() {
     );
     let out = lab.fails(&["new", "x", "--template", "nobody"], 2, "BAD_REQUEST");
     assert!(
-        out.stderr.contains("no agent `nobody` in the config"),
+        out.stderr
+            .contains("no agent `nobody` in the config or among the panes"),
         "{}",
         out.stderr
     );
