@@ -65,7 +65,7 @@ impl Server {
             Some(id) => id.clone(),
             None => self.free_pane_id(&match &parent_id {
                 Some(p) => format!("{p}-{what}"),
-                None => what.clone(),
+                None => what,
             }),
         };
         let new = NewPane {
