@@ -272,7 +272,11 @@ fn a_server_of_another_version_is_refused_with_the_way_out() {
     assert!(flat.contains("`hive kill old`"), "{s}");
     assert!(flat.contains("HIVE-EXIT=1"), "{s}");
     let theirs = fake.join().unwrap();
-    assert_eq!(theirs["protocol"], 1, "the console's hello: {theirs}");
+    assert_eq!(
+        theirs["protocol"],
+        hive::wire::PROTOCOL_VERSION,
+        "the console's hello: {theirs}"
+    );
 }
 
 /// Two projects whose `hive.toml`s sit in directories of the same name get

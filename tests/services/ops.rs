@@ -497,13 +497,17 @@ impl Hive {
     }
 }
 
+/// Issue 32: an agent answers approvals only of the panes it spawned, not
+/// of every pane it may message.
 #[tokio::test]
-async fn an_agent_answers_approvals_only_of_panes_it_may_message() {
+async fn an_agent_answers_approvals_only_of_panes_it_spawned() {
     let dir = tempfile::tempdir().unwrap();
     let mut lead = demo("lead", dir.path(), "ok");
-    lead.can_message = vec!["writer".into()];
+    lead.can_message = vec!["other".into()];
     let agents = vec![lead, asker("writer"), asker("other")];
     let mut hive = Hive::start(agents, dir.path());
+    // `writer` is the lead's helper (as `agent.spawn` would record it).
+    hive.host.set_parent(1, Some("lead".into()));
     hive.submit(1, "notes please");
     hive.submit(2, "notes too");
     let mut asked = 0;
@@ -520,9 +524,16 @@ async fn an_agent_answers_approvals_only_of_panes_it_may_message() {
     assert_eq!(list[0]["state"], "idle", "{list}");
     assert!(list[0].get("approvals").is_none(), "{list}");
 
-    // Not a pane it may message, nor its own, nor one with nothing waiting.
+    // Not a pane it may only message, nor its own, nor one with nothing
+    // waiting.
     let refused = hive.call(lead(), "agent.approve", json!({"agent": "other"}));
-    assert_eq!(refused.unwrap_err().code, "not_allowed");
+    let refused = refused.unwrap_err();
+    assert_eq!(refused.code, "not_allowed");
+    assert!(
+        refused.message.contains("only of the panes it spawned"),
+        "{refused}"
+    );
+    assert_eq!(list[1]["spawned_by"], "lead", "{list}");
     let refused = hive.call(lead(), "agent.approve", json!({"agent": "lead"}));
     assert_eq!(refused.unwrap_err().code, "not_allowed");
     let args = json!({"agent": "writer", "request_id": "nope"});
