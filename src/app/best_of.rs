@@ -108,6 +108,21 @@ impl App {
         };
         self.fanout.pending = None;
         self.fanout.best_of = pending.ids;
+        let (ready, failed): (Vec<usize>, Vec<usize>) = panes
+            .iter()
+            .partition(|&&i| super::fanout::can_receive(&self.panes[i]));
+        if let Some(&f) = failed.first() {
+            let why = self.panes[f].conversation.failed.clone().unwrap_or_default();
+            self.set_status(format!(
+                "best of {}: {} of the copies could not start ({why})",
+                panes.len(),
+                failed.len()
+            ));
+            if ready.is_empty() {
+                return;
+            }
+        }
+        let panes = ready;
         self.fanout.chosen = panes.iter().copied().collect();
         if let Some(&first) = panes.first() {
             self.set_focus(first);

@@ -301,6 +301,22 @@ fn args<T: serde::de::DeserializeOwned>(op: &str, v: Value) -> Result<T, OpError
 }
 
 impl Op {
+    /// `agent.spawn` and `agent.close` (issue 32).
+    fn parse_team(name: &str, arguments: Value) -> Result<Op, OpError> {
+        if name == "agent.close" {
+            let a: AgentArg = args(name, arguments)?;
+            return Ok(Op::Close { agent: a.agent });
+        }
+        let a: SpawnArgs = args(name, arguments)?;
+        if a.template.is_some() == a.provider.is_some() {
+            return Err(OpError::new(
+                "invalid_args",
+                "agent.spawn: give template or provider (one of them)",
+            ));
+        }
+        Ok(Op::Spawn(a))
+    }
+
     pub fn parse(name: &str, arguments: Value) -> Result<Op, OpError> {
         Ok(match name {
             "agents.list" => {
@@ -368,20 +384,7 @@ impl Op {
                     decision: crate::provider::PermissionDecision::Deny { reason },
                 }
             }
-            "agent.spawn" => {
-                let a: SpawnArgs = args(name, arguments)?;
-                if a.template.is_some() == a.provider.is_some() {
-                    return Err(OpError::new(
-                        "invalid_args",
-                        "agent.spawn: give template or provider (one of them)",
-                    ));
-                }
-                Op::Spawn(a)
-            }
-            "agent.close" => {
-                let a: AgentArg = args(name, arguments)?;
-                Op::Close { agent: a.agent }
-            }
+            "agent.spawn" | "agent.close" => Self::parse_team(name, arguments)?,
             other => {
                 let known: Vec<&str> = OPERATIONS.iter().map(|o| o.name).collect();
                 return Err(OpError::new(

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::AgentConfig;
+use crate::config::{AgentConfig, Config};
 
 /// Panes per window when nothing says otherwise: a grid of 3 × 3 stays
 /// readable on a laptop's terminal.
@@ -63,6 +63,40 @@ pub fn path_for(label: &str) -> PathBuf {
     crate::paths::data_dir()
         .join("layouts")
         .join(format!("{label}.json"))
+}
+
+/// Where this server's layout is saved, and the config it is laid over.
+pub(crate) struct LayoutFile {
+    path: std::path::PathBuf,
+}
+
+impl LayoutFile {
+    pub(crate) fn of(config: &Config) -> Self {
+        let dir = crate::control::socket_dir();
+        let label = crate::control::socket_name(&dir, &config.source);
+        Self {
+            path: path_for(&label),
+        }
+    }
+
+    /// The panes to start: the saved layout over the config, or the
+    /// config alone when `fresh`.
+    pub(crate) fn placed(&self, config: &Config, fresh: bool) -> Vec<Placed> {
+        if fresh {
+            return SavedLayout::default().arrange(&config.agents);
+        }
+        let (saved, why) = SavedLayout::load(&self.path);
+        if let Some(why) = why {
+            tracing::warn!("{why}");
+        }
+        saved.arrange(&config.agents)
+    }
+
+    pub(crate) fn save(&self, panes: &[Placed], config: &Config) {
+        if let Err(e) = SavedLayout::of(panes, &config.agents).save(&self.path) {
+            tracing::warn!("cannot save the layout to {}: {e:#}", self.path.display());
+        }
+    }
 }
 
 impl SavedLayout {

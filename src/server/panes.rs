@@ -7,9 +7,9 @@
 use serde_json::{Value, json};
 
 use super::clients::ClientId;
-use super::layout::{Placed, SavedLayout, compact_windows, next_window};
+use super::layout::{Placed, compact_windows, next_window};
 use super::serve::{Pane, Server};
-use crate::config::{AgentConfig, Config, ProviderSettings, WorktreeSetting};
+use crate::config::{AgentConfig, ProviderSettings, WorktreeSetting};
 use crate::control::protocol::ErrorCode;
 use crate::wire::ServerMsg;
 use crate::wire::edit::{NewPane, PaneEdit};
@@ -40,40 +40,6 @@ pub(super) struct Done {
     pub(super) json: Value,
     /// The slot the asking console looks at next (a pane it made).
     focus: Option<usize>,
-}
-
-/// Where this server's layout is saved, and the config it is laid over.
-pub(super) struct LayoutFile {
-    path: std::path::PathBuf,
-}
-
-impl LayoutFile {
-    pub(super) fn of(config: &Config) -> Self {
-        let dir = crate::control::socket_dir();
-        let label = crate::control::socket_name(&dir, &config.source);
-        Self {
-            path: super::layout::path_for(&label),
-        }
-    }
-
-    /// The panes to start: the saved layout over the config, or the
-    /// config alone when `fresh`.
-    pub(super) fn placed(&self, config: &Config, fresh: bool) -> Vec<Placed> {
-        if fresh {
-            return SavedLayout::default().arrange(&config.agents);
-        }
-        let (saved, why) = SavedLayout::load(&self.path);
-        if let Some(why) = why {
-            tracing::warn!("{why}");
-        }
-        saved.arrange(&config.agents)
-    }
-
-    fn save(&self, panes: &[Placed], config: &Config) {
-        if let Err(e) = SavedLayout::of(panes, &config.agents).save(&self.path) {
-            tracing::warn!("cannot save the layout to {}: {e:#}", self.path.display());
-        }
-    }
 }
 
 impl Server {

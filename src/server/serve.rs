@@ -32,7 +32,7 @@ use crate::worktree::Worktree;
 pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> {
     let config = Config::load(config_path, &Registry::builtin())?;
     let _log = crate::app::init_logging();
-    let layout = super::panes::LayoutFile::of(&config);
+    let layout = super::layout::LayoutFile::of(&config);
     let placed = layout.placed(&config, fresh);
     tracing::info!(config = %config.source.describe(), panes = placed.len(), "server starting");
     install_panic_hook();
@@ -113,7 +113,7 @@ pub(super) struct Server {
     pub(super) order: Vec<usize>,
     /// What starting a pane needs (at start and at runtime).
     pub(super) starter: Starter,
-    pub(super) layout: super::panes::LayoutFile,
+    pub(super) layout: super::layout::LayoutFile,
     updates: mpsc::UnboundedReceiver<PaneUpdate>,
     pub(super) ops: crate::ops::OpsHost,
     ops_rx: mpsc::UnboundedReceiver<crate::ops::HiveRequest>,
@@ -137,7 +137,7 @@ impl Server {
     fn start(
         config: Config,
         placed: Vec<Placed>,
-        layout: super::panes::LayoutFile,
+        layout: super::layout::LayoutFile,
         fresh: bool,
     ) -> anyhow::Result<Self> {
         let (tx, updates) = mpsc::unbounded_channel();

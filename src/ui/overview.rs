@@ -44,67 +44,79 @@ pub(crate) fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
     let sel = app.overview.sel;
     let order = crate::app::overview::order(&app.panes, app.overview.sort);
     for (row, at, &i) in window(&order, sel, rows) {
-        let Some(p) = app.panes.get(i) else {
-            continue;
-        };
-        let style = row_style(t, at == sel);
-        let (state, alarm) = state_label(p, spin);
-        let usage = usage_cell(p);
-        let since = app
-            .overview
-            .state_since
-            .get(&i)
-            .map_or_else(String::new, |at| {
-                age(app.now.saturating_duration_since(*at))
-            });
-        let queue = if p.pending.queue.is_empty() {
-            String::new()
-        } else {
-            p.pending.queue.len().to_string()
-        };
-        // A helper sits under the agent that spawned it.
-        let depth = crate::app::overview::depth(&app.panes, i);
-        let name = match depth {
-            0 => p.name().to_owned(),
-            d => format!("{}└ {}", " ".repeat(2 * (d - 1)), p.name()),
-        };
-        let cells_text = format!(
-            "{}{:>2} {} ",
-            if at == sel { "▸ " } else { "  " },
-            i + 1,
-            fit(&name, name_w)
-        );
-        let state_style = if alarm { style.fg(t.attention) } else { style };
-        let rest = format!(
-            " {} {:>5} {:>15} ",
-            fit(p.conversation.model.as_deref().unwrap_or("-"), 16),
-            queue,
-            usage,
-        );
-        let procs = format!("{:>11}", process_cell(p));
-        let procs_style = if p.over_limit() {
-            style.fg(t.warning).add_modifier(Modifier::BOLD)
-        } else {
-            style
-        };
-        let since = format!(" {since:>6}  ");
-        let used = cells_text.width() + 16 + rest.width() + procs.width() + since.width();
-        let doing = [team_cell(app, i), activity(p)]
-            .into_iter()
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join(" · ");
-        let doing = fit(&doing, usize::from(inner.width).saturating_sub(used));
-        let line = Line::from(vec![
-            Span::styled(cells_text, style),
-            Span::styled(fit(&state, 16), state_style),
-            Span::styled(rest, style),
-            Span::styled(procs, procs_style),
-            Span::styled(since, style),
-            Span::styled(doing, style.fg(t.dim)),
-        ]);
+        let line = row_line(app, i, at == sel, (spin, name_w, inner.width));
         buf.set_line(inner.x, inner.y + 1 + row, &line, inner.width);
     }
+}
+
+/// Pane `i`'s row: its number and name (a helper indented under its
+/// parent), state, model, queue, usage, processes, time in state, doing.
+fn row_line(
+    app: &App,
+    i: usize,
+    selected: bool,
+    (spin, name_w, width): (usize, usize, u16),
+) -> Line<'static> {
+    let t = &app.theme;
+    let Some(p) = app.panes.get(i) else {
+        return Line::default();
+    };
+    let style = row_style(t, selected);
+    let (state, alarm) = state_label(p, spin);
+    let usage = usage_cell(p);
+    let since = app
+        .overview
+        .state_since
+        .get(&i)
+        .map_or_else(String::new, |at| {
+            age(app.now.saturating_duration_since(*at))
+        });
+    let queue = if p.pending.queue.is_empty() {
+        String::new()
+    } else {
+        p.pending.queue.len().to_string()
+    };
+    // A helper sits under the agent that spawned it.
+    let depth = crate::app::overview::depth(&app.panes, i);
+    let name = match depth {
+        0 => p.name().to_owned(),
+        d => format!("{}└ {}", " ".repeat(2 * (d - 1)), p.name()),
+    };
+    let cells_text = format!(
+        "{}{:>2} {} ",
+        if selected { "▸ " } else { "  " },
+        i + 1,
+        fit(&name, name_w)
+    );
+    let state_style = if alarm { style.fg(t.attention) } else { style };
+    let rest = format!(
+        " {} {:>5} {:>15} ",
+        fit(p.conversation.model.as_deref().unwrap_or("-"), 16),
+        queue,
+        usage,
+    );
+    let procs = format!("{:>11}", process_cell(p));
+    let procs_style = if p.over_limit() {
+        style.fg(t.warning).add_modifier(Modifier::BOLD)
+    } else {
+        style
+    };
+    let since = format!(" {since:>6}  ");
+    let used = cells_text.width() + 16 + rest.width() + procs.width() + since.width();
+    let doing = [team_cell(app, i), activity(p)]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(" · ");
+    let doing = fit(&doing, usize::from(width).saturating_sub(used));
+    Line::from(vec![
+        Span::styled(cells_text, style),
+        Span::styled(fit(&state, 16), state_style),
+        Span::styled(rest, style),
+        Span::styled(procs, procs_style),
+        Span::styled(since, style),
+        Span::styled(doing, style.fg(t.dim)),
+    ])
 }
 
 /// The column headings.
