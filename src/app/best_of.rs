@@ -112,7 +112,11 @@ impl App {
             .iter()
             .partition(|&&i| super::fanout::can_receive(&self.panes[i]));
         if let Some(&f) = failed.first() {
-            let why = self.panes[f].conversation.failed.clone().unwrap_or_default();
+            let why = self.panes[f]
+                .conversation
+                .failed
+                .clone()
+                .unwrap_or_default();
             self.set_status(format!(
                 "best of {}: {} of the copies could not start ({why})",
                 panes.len(),
