@@ -574,6 +574,14 @@ impl Starter {
         // `agent.read` sees the turns from before a restart too.
         ops.restore(i, &history.items);
         pane.log.reset(Restored::of(&history));
+        // What the worktree's setup printed, in the pane (issue 31).
+        if let Some(text) = pane.worktree.as_ref().and_then(|w| w.setup_output.clone()) {
+            let notice = PaneEvent::Notice {
+                level: crate::provider::DiagnosticLevel::Info,
+                text,
+            };
+            pane.log.push(0, Instant::now(), &notice);
+        }
         let options = RunnerOptions {
             processor: config.processor_config(),
             interrupt_timeout: Duration::from_millis(config.ui.interrupt_timeout_ms),

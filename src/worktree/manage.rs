@@ -55,6 +55,7 @@ pub fn ensure(cwd: &Path, spec: &WorktreeRequestSpec) -> Result<Worktree, Worktr
             path,
             branch: if current.is_empty() { branch } else { current },
             created: false,
+            setup_output: None,
         });
     }
     if path.exists() {
@@ -90,6 +91,7 @@ pub fn ensure(cwd: &Path, spec: &WorktreeRequestSpec) -> Result<Worktree, Worktr
         path,
         branch,
         created: true,
+        setup_output: None,
     })
 }
 

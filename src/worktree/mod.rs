@@ -97,6 +97,10 @@ pub struct Worktree {
     pub branch: String,
     /// False: an existing worktree was reused (a restart).
     pub created: bool,
+    /// What `worktree_setup` printed when it ran for this start (its last
+    /// lines, neutralized), for the pane to show (issue 31 point 6).
+    #[serde(skip)]
+    pub setup_output: Option<String>,
 }
 
 /// The branch an agent's worktree uses.
@@ -123,14 +127,14 @@ pub fn prepare(
             .cwd
             .as_ref()
             .map_or_else(|| here.clone(), |c| here.join(c));
-        let result = ensure(&cwd, &spec).and_then(|w| {
+        let result = ensure(&cwd, &spec).and_then(|mut w| {
             tracing::info!(agent = %agent.id, path = %w.path.display(), created = w.created, "worktree");
             agent.cwd = Some(w.cwd.clone());
             // `hive worktree prune/remove` must see the pane as alive.
             if let Err(e) = live::hold(&w.path) {
                 tracing::warn!(agent = %agent.id, "worktree lock: {e}");
             }
-            prepare_env(agent, &w, &mut ports)?;
+            w.setup_output = prepare_env(agent, &w, &mut ports)?;
             Ok(w)
         });
         if let Err(e) = &result {
@@ -142,12 +146,13 @@ pub fn prepare(
 }
 
 /// The worktree's own port in the agent's environment (`HIVE_PORT`, unless
-/// the config sets it), then its `worktree_setup`, once.
+/// the config sets it), then its `worktree_setup`, once: what it printed,
+/// when it ran now.
 fn prepare_env(
     agent: &mut crate::config::AgentConfig,
     w: &Worktree,
     ports: &mut Vec<u16>,
-) -> Result<(), WorktreeError> {
+) -> Result<Option<String>, WorktreeError> {
     if !agent.env.contains_key("HIVE_PORT") {
         let port = setup::port_for(w, ports)?;
         ports.push(port);
@@ -158,8 +163,15 @@ fn prepare_env(
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    if let Some(output) = setup::run_setup(w, &agent.worktree_setup, &envs)? {
-        tracing::info!(agent = %agent.id, "worktree_setup done: {} bytes of output", output.len());
-    }
-    Ok(())
+    let Some(output) = setup::run_setup(w, &agent.worktree_setup, &envs)? else {
+        return Ok(None);
+    };
+    tracing::info!(agent = %agent.id, "worktree_setup done: {} bytes of output", output.len());
+    let shown = agent.worktree_setup.join(" ");
+    let tail = setup::tail(&output, setup::TAIL_LINES);
+    Ok(Some(if tail.trim().is_empty() {
+        format!("worktree setup `{shown}` ran (no output)")
+    } else {
+        format!("worktree setup `{shown}` ran:\n{tail}")
+    }))
 }

@@ -18,7 +18,7 @@ use super::{Worktree, WorktreeError};
 /// A setup that takes longer is stopped and reported.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(20 * 60);
 /// Lines of a failed setup's output the pane shows.
-const TAIL_LINES: usize = 20;
+pub(crate) const TAIL_LINES: usize = 20;
 
 fn admin_dir(w: &Worktree) -> Result<PathBuf, WorktreeError> {
     let dir = Git::at(&w.path).line(&["rev-parse", "--path-format=absolute", "--git-dir"])?;
@@ -101,7 +101,7 @@ pub fn run_setup(
     }
 }
 
-fn tail(text: &str, n: usize) -> String {
+pub(crate) fn tail(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
 }

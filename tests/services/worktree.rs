@@ -500,6 +500,13 @@ fn worktree_setup_runs_once_with_a_port_of_its_own() {
             std::fs::read_to_string(w.cwd.join("setup-ran.txt")).unwrap(),
             format!("port {p}\n")
         );
+        // What it printed is for the pane to show (the server puts it there).
+        assert_eq!(
+            w.setup_output.as_deref(),
+            Some(
+                "worktree setup `sh -c echo \"port $HIVE_PORT\" >> setup-ran.txt; echo installed` ran:\ninstalled"
+            )
+        );
     }
 
     // A restart: the same ports, and the setup does not run again.
@@ -512,6 +519,7 @@ fn worktree_setup_runs_once_with_a_port_of_its_own() {
         std::fs::read_to_string(w.cwd.join("setup-ran.txt")).unwrap(),
         format!("port {pa}\n")
     );
+    assert_eq!(w.setup_output, None, "it did not run this time");
 
     // A port the config sets is kept.
     let mut own = agent("c", &root);

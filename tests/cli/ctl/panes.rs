@@ -147,3 +147,56 @@ fn pane_edits_that_cannot_be_are_refused_with_the_reason() {
     lab.ok(&["new", "stubborn", "--template", "echo"]);
     lab.stop("edits");
 }
+
+/// Issue 31 point 6: what `worktree_setup` printed shows in the pane it
+/// ran for (here a pane made at runtime, in a new worktree).
+#[test]
+fn a_worktree_setups_output_shows_in_its_pane() {
+    let Some(lab) = Lab::new() else { return };
+    let repo = lab.path("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args(args)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&[
+        "-c",
+        "user.name=T",
+        "-c",
+        "user.email=t@e",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "init",
+    ]);
+    let echo =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ctl/echo.toml");
+    let config = lab.path("setuptest.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[agent]]\nid = \"echo\"\nprovider = \"script\"\nscript = \"{}\"\ncwd = \"{}\"\n\
+             worktree_setup = [\"sh\", \"-c\", \"echo deps-installed-ok\"]\n",
+            echo.display(),
+            repo.display()
+        ),
+    )
+    .unwrap();
+    lab.launch_with("setup", &config, "setuptest.sock");
+    lab.ok(&["new", "wt", "--template", "echo", "--worktree"]);
+    lab.wait_until("the setup's output in the new pane", || {
+        let s = screen(&lab, "setup");
+        s.contains("worktree setup `sh -c echo deps-installed-ok` ran:")
+            && s.contains("deps-installed-ok")
+    });
+    lab.stop("setup");
+}
