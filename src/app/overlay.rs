@@ -189,6 +189,9 @@ impl DiffView {
 pub struct Review {
     /// The selected hunk of the selected file.
     pub hunk: usize,
+    /// The selected line of that hunk (an index into its lines), once
+    /// `J`/`K` moved to one: `C` comments on it instead of the hunk.
+    pub line: Option<usize>,
     /// (path, hunk index) accepted.
     pub accepted: BTreeSet<(String, usize)>,
     pub comments: Vec<crate::worktree::review::ReviewComment>,

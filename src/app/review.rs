@@ -53,16 +53,23 @@ impl App {
         let n = f.hunks.len();
         let r = &mut v.review;
         match ev.code {
+            KeyCode::Char('J' | 'K') if n > 0 => {
+                let down = ev.code == KeyCode::Char('J');
+                r.line = step_line(&f, r.hunk.min(n - 1), r.line, down);
+            }
             KeyCode::Char(']' | 'n') => {
+                r.line = None;
                 r.hunk = (r.hunk + 1).min(n.saturating_sub(1));
                 v.scroll = hunk_row(&f, v.review.hunk, &v.review);
             }
             KeyCode::Char('[' | 'p') => {
+                r.line = None;
                 r.hunk = r.hunk.saturating_sub(1);
                 v.scroll = hunk_row(&f, v.review.hunk, &v.review);
             }
             KeyCode::Char('a') if n > 0 => {
                 r.accepted.insert((f.path.clone(), r.hunk.min(n - 1)));
+                r.line = None;
                 r.hunk = (r.hunk + 1).min(n - 1);
                 v.scroll = hunk_row(&f, v.review.hunk, &v.review);
             }
@@ -110,7 +117,28 @@ impl App {
     }
 }
 
-/// Typing a comment: Enter keeps it (on the selected hunk), Esc drops it.
+/// The next (`down`) or previous commentable line of hunk `hunk` from
+/// `from` (none yet: its first changed line); it stays inside the hunk.
+fn step_line(f: &FileDiff, hunk: usize, from: Option<usize>, down: bool) -> Option<usize> {
+    use crate::worktree::diff::LineKind;
+    let lines = &f.hunks.get(hunk)?.lines;
+    let ok = |i: usize| lines.get(i).is_some_and(|l| l.kind != LineKind::Note);
+    let Some(at) = from else {
+        let first_change = lines
+            .iter()
+            .position(|l| matches!(l.kind, LineKind::Added | LineKind::Removed));
+        return first_change.or_else(|| (0..lines.len()).find(|&i| ok(i)));
+    };
+    let next = if down {
+        (at + 1..lines.len()).find(|&i| ok(i))
+    } else {
+        (0..at).rev().find(|&i| ok(i))
+    };
+    Some(next.unwrap_or(at))
+}
+
+/// Typing a comment: Enter keeps it (on the selected line or hunk), Esc
+/// drops it.
 fn compose_key(v: &mut DiffView, ev: KeyEvent) {
     let Some(text) = v.review.composing.as_mut() else {
         return;
@@ -122,11 +150,11 @@ fn compose_key(v: &mut DiffView, ev: KeyEvent) {
         }
         KeyCode::Enter => {
             let text = v.review.composing.take().unwrap_or_default();
-            let hunk = v.review.hunk;
+            let (hunk, line) = (v.review.hunk, v.review.line);
             if !text.trim().is_empty()
                 && let Some(c) = v
                     .selected_file()
-                    .and_then(|f| ReviewComment::on_hunk(f, hunk, text.trim().to_owned()))
+                    .and_then(|f| ReviewComment::at(f, hunk, line, text.trim().to_owned()))
             {
                 v.review.comments.push(c);
             }

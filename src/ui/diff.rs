@@ -56,7 +56,7 @@ fn frame_block(v: &DiffView, t: &Theme, name: &str, branch: &str) -> Block<'stat
         " Enter keep the comment · Esc drop it "
     } else {
         // Most used first: a narrow view cuts the end.
-        " Esc · ↑↓ file · [ ] hunk · a/A accept · x/X reject · C comment · S send · m merge · c pick · s commit · Tab turn · r reload "
+        " Esc · ↑↓ file · [ ] hunk · a/A accept · x/X reject · J/K line · C comment · S send · m merge · c pick · s commit · Tab turn · r reload "
     };
     super::overlay::rounded_box(t.accent)
         .title(Line::from(vec![
@@ -87,7 +87,7 @@ fn top_lines(app: &App, v: &DiffView, branch: &str, width: u16) -> Vec<Line<'sta
     if let Some(text) = &v.review.composing {
         let at = v
             .selected_file()
-            .and_then(|f| ReviewComment::on_hunk(f, v.review.hunk, String::new()))
+            .and_then(|f| ReviewComment::at(f, v.review.hunk, v.review.line, String::new()))
             .map_or_else(String::new, |c| format!("{}:{}", c.path, c.line));
         add(format!("comment on {at} › {text}▏"), t.bold(t.accent));
     } else if v.scope == DiffScope::LastTurn
@@ -278,7 +278,8 @@ fn file_lines(f: &FileDiff, review: &Review, t: &Theme) -> Vec<Line<'static>> {
     for (i, h) in f.hunks.iter().enumerate() {
         out.push(hunk_header(f, i, review, t));
         let (mut old, mut new) = (h.old_start, h.new_start);
-        for l in &h.lines {
+        let cursor = (review.hunk == i).then_some(review.line).flatten();
+        for (j, l) in h.lines.iter().enumerate() {
             let text = clean(&l.text);
             let (num, sign, sign_style) = match l.kind {
                 LineKind::Added => {
@@ -299,10 +300,12 @@ fn file_lines(f: &FileDiff, review: &Review, t: &Theme) -> Vec<Line<'static>> {
                     continue;
                 }
             };
-            let mut spans = vec![
-                Span::styled(format!("{num:>5} "), t.dim_style()),
-                Span::styled(sign, sign_style),
-            ];
+            let number = if cursor == Some(j) {
+                Span::styled(format!("▸{num:>4} "), t.bold(t.accent).bg(t.selection_bg))
+            } else {
+                Span::styled(format!("{num:>5} "), t.dim_style())
+            };
+            let mut spans = vec![number, Span::styled(sign, sign_style)];
             let code: Vec<Span<'static>> = match l.kind {
                 LineKind::Removed => vec![Span::styled(text, t.fg(t.diff_remove))],
                 _ => highlight::highlight(&text, &ext, &t.syntax_theme)
@@ -318,8 +321,21 @@ fn file_lines(f: &FileDiff, review: &Review, t: &Theme) -> Vec<Line<'static>> {
                 spans.extend(code);
             }
             out.push(Line::from(spans));
+            // A comment on this line sits under it.
+            for c in review
+                .comments_at(&f.path, i)
+                .filter(|c| c.diff_line == Some(j))
+            {
+                out.push(Line::from(Span::styled(
+                    format!("      ✎ {}", clean(&c.text)),
+                    t.bold(t.accent),
+                )));
+            }
         }
-        for c in review.comments_at(&f.path, i) {
+        for c in review
+            .comments_at(&f.path, i)
+            .filter(|c| c.diff_line.is_none())
+        {
             out.push(Line::from(Span::styled(
                 format!("      ✎ {}", clean(&c.text)),
                 t.bold(t.accent),

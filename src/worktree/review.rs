@@ -107,6 +107,9 @@ pub struct ReviewComment {
     pub hunk: String,
     /// Which hunk of the file it is (where the view draws the comment).
     pub index: usize,
+    /// The line of the hunk it is on (an index into its lines), for a
+    /// comment on one line; `None`: on the hunk.
+    pub diff_line: Option<usize>,
     pub text: String,
 }
 
@@ -138,8 +141,49 @@ impl ReviewComment {
             line,
             hunk,
             index,
+            diff_line: None,
             text,
         })
+    }
+
+    /// A comment on line `line` of hunk `index` when one is selected, else
+    /// on the hunk.
+    pub fn at(file: &FileDiff, index: usize, line: Option<usize>, text: String) -> Option<Self> {
+        match line {
+            Some(at) => Self::on_line(file, index, at, text),
+            None => Self::on_hunk(file, index, text),
+        }
+    }
+
+    /// A comment on line `at` (an index into the hunk's lines) of hunk
+    /// `index`: named by that line's number (the new file's; the old one's
+    /// for a removed line), the hunk kept for context.
+    pub(crate) fn on_line(file: &FileDiff, index: usize, at: usize, text: String) -> Option<Self> {
+        let h = file.hunks.get(index)?;
+        let target = h.lines.get(at)?;
+        if target.kind == LineKind::Note {
+            return None;
+        }
+        let (mut old, mut new) = (h.old_start, h.new_start);
+        for l in &h.lines[..at] {
+            match l.kind {
+                LineKind::Added => new += 1,
+                LineKind::Removed => old += 1,
+                LineKind::Context => {
+                    old += 1;
+                    new += 1;
+                }
+                LineKind::Note => {}
+            }
+        }
+        let mut c = Self::on_hunk(file, index, text)?;
+        c.line = if target.kind == LineKind::Removed {
+            old
+        } else {
+            new
+        };
+        c.diff_line = Some(at);
+        Some(c)
     }
 }
 
@@ -193,5 +237,22 @@ mod tests {
         );
         assert!(m.contains("\nf.txt:11\n"), "{m}");
         assert!(ReviewComment::on_hunk(&files[0], 5, "x".into()).is_none());
+    }
+
+    #[test]
+    fn a_line_comment_names_that_line() {
+        let files = parse_unified(DIFF);
+        let f = &files[0];
+        // Hunk 1: " i" (9), " j" (10), "+k" (11).
+        let c = ReviewComment::on_line(f, 1, 2, "k needs a test".into()).unwrap();
+        assert_eq!((c.line, c.diff_line), (11, Some(2)));
+        let ctx = ReviewComment::on_line(f, 1, 1, "why j?".into()).unwrap();
+        assert_eq!(ctx.line, 10);
+        // Hunk 0: " a" (1), "-b" (old 2), "+B" (new 2).
+        let removed = ReviewComment::on_line(f, 0, 1, "keep b".into()).unwrap();
+        assert_eq!(removed.line, 2);
+        // The "no newline" note is no line to comment on.
+        assert!(ReviewComment::on_line(f, 1, 3, "x".into()).is_none());
+        assert!(ReviewComment::on_line(f, 1, 9, "x".into()).is_none());
     }
 }

@@ -166,3 +166,68 @@ fn the_last_turns_diff_is_headed_by_its_prompt() {
         "{screen}"
     );
 }
+
+/// Issue 31 point 1: a comment on one line of a hunk (`J`/`K` pick the
+/// line, `C` comments on it) names that line and sits under it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_comment_on_one_line_names_that_line() {
+    let (_d, root) = repo();
+    std::fs::write(root.join("long.txt"), numbered(&[])).unwrap();
+    git(&root, &["add", "."]);
+    git(&root, &["commit", "-q", "-m", "long file"]);
+    let mut app = console(&root);
+    let (svc, mut rx) = service(&app);
+    let wa = app.panes[0].worktree.clone().unwrap();
+    // One hunk that changes lines 5 and 7.
+    std::fs::write(wa.path.join("long.txt"), numbered(&[5, 7])).unwrap();
+    app.on_key(key(KeyCode::F(3)));
+    pump(&mut app, &svc, &mut rx, loaded).await;
+    assert_eq!(app.diff.as_ref().unwrap().files[0].hunks_len(), 1);
+    // J: the hunk's first changed line ("-line 5", after three lines of
+    // context); J J J: past "+LINE 5" and " line 6", to "-line 7".
+    for _ in 0..4 {
+        app.on_key(KeyCode::Char('J').into());
+    }
+    app.on_key(key(KeyCode::Char('C')));
+    typ(&mut app, "why change 7?");
+    let screen = render(&mut app, 100, 20);
+    assert!(
+        screen.contains("comment on long.txt:7 › why change 7?"),
+        "{screen}"
+    );
+    app.on_key(key(KeyCode::Enter));
+    // K K K: back to "-line 5", a comment there too.
+    for _ in 0..3 {
+        app.on_key(KeyCode::Char('K').into());
+    }
+    app.on_key(key(KeyCode::Char('C')));
+    typ(&mut app, "and 5?");
+    app.on_key(key(KeyCode::Enter));
+    let v = app.diff.as_ref().unwrap();
+    let at: Vec<(u32, Option<usize>)> = v
+        .review
+        .comments
+        .iter()
+        .map(|c| (c.line, c.diff_line))
+        .collect();
+    assert_eq!(at, [(7, Some(6)), (5, Some(3))]);
+    for w in [80, 160] {
+        insta::assert_snapshot!(
+            format!("diff_view_line_comments_{w}"),
+            render(&mut app, w, 24)
+        );
+    }
+    app.outbox.clear_runner_commands();
+    app.on_key(key(KeyCode::Char('S')));
+    let sent: Vec<String> = app
+        .outbox
+        .runner_commands()
+        .into_iter()
+        .filter_map(|(_, c)| match c {
+            RunnerCommand::Submit { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(sent[0].contains("\nlong.txt:7\n```diff\n"), "{}", sent[0]);
+    assert!(sent[0].contains("\nlong.txt:5\n```diff\n"), "{}", sent[0]);
+}
