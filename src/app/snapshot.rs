@@ -161,6 +161,8 @@ impl App {
         let Some(p) = self.panes.get_mut(i) else {
             return;
         };
+        // The view's layout caches belong to the pane this one replaces.
+        p.conversation.transcript.invalidate();
         // After the events: an `Attached` among them clears it.
         p.conversation.failed = s.failed;
         match kept {

@@ -183,9 +183,13 @@ impl Transcript {
         self.invalidate();
     }
 
-    /// Asks the view to drop every layout cache (theme or view changed).
+    /// Asks the view to drop every layout cache (theme or view changed, or
+    /// the pane was built again from a snapshot). Epochs come from one
+    /// counter, so a transcript built anew never shares one with the
+    /// transcript whose caches the view still holds.
     pub(crate) fn invalidate(&mut self) {
-        self.epoch += 1;
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        self.epoch = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.rev += 1;
     }
 }

@@ -83,6 +83,10 @@ impl Host {
         self.hub.cost_of(slot)
     }
 
+    pub(crate) fn set_started_at(&mut self, slot: usize, started: Started) {
+        self.hub.set_started_at(slot, started);
+    }
+
     pub(crate) fn set_order(&mut self, order: &[usize]) {
         self.hub.set_order(order);
     }

@@ -44,6 +44,9 @@ pub struct ControlRequest {
 pub enum Started {
     Running(Capabilities),
     Failed(String),
+    /// Its worktree's setup runs; the agent starts after it (messages sent
+    /// meanwhile wait for it).
+    SettingUp,
 }
 
 struct PaneMirror {
@@ -82,7 +85,7 @@ impl PaneMirror {
     fn caps(&self) -> Option<Capabilities> {
         match &self.started {
             Started::Running(c) => Some(*c),
-            Started::Failed(_) => None,
+            Started::Failed(_) | Started::SettingUp => None,
         }
     }
 
@@ -97,12 +100,15 @@ impl PaneMirror {
             name: self.agent.display_name().to_owned(),
             provider: self.agent.provider.clone(),
             model: self.model.clone().or_else(|| self.agent.model.clone()),
-            state: PaneState::of(self.m.state, self.m.awaiting_approval()),
+            state: match self.started {
+                Started::SettingUp => PaneState::Starting,
+                _ => PaneState::of(self.m.state, self.m.awaiting_approval()),
+            },
             approvals: self.m.approvals.iter().map(Approval::from).collect(),
             alive: self.alive(),
             failed: match &self.started {
                 Started::Failed(e) => Some(e.clone()),
-                Started::Running(_) => None,
+                Started::Running(_) | Started::SettingUp => None,
             },
             turn_id: self.m.turn.clone(),
             turns: self.m.turns,
@@ -803,7 +809,7 @@ fn runnable(p: &PaneMirror) -> Result<(), CtlError> {
             ErrorCode::ProcessCrash,
             format!("the agent of pane `{id}` is not running; `hive ctl restart {id}` starts it"),
         )),
-        Started::Running(_) => Ok(()),
+        Started::Running(_) | Started::SettingUp => Ok(()),
     }
 }
 

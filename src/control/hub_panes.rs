@@ -67,6 +67,13 @@ impl Hub {
             .unwrap_or(0.0)
     }
 
+    /// How pane `slot`'s runner came up (after its worktree's setup).
+    pub(crate) fn set_started_at(&mut self, slot: usize, started: Started) {
+        if let Some(p) = self.panes.get_mut(slot) {
+            p.started = started;
+        }
+    }
+
     pub(crate) fn rename(&mut self, slot: usize, name: &str) {
         if let Some(p) = self.panes.get_mut(slot) {
             p.agent.name = Some(name.to_owned());

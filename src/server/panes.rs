@@ -111,9 +111,10 @@ impl Server {
             parent: parent.clone(),
         });
         let root = self.starter.config.worktrees.root.clone();
-        for (_, result) in
-            crate::worktree::prepare(std::slice::from_mut(&mut pane.agent), root.as_deref())
-        {
+        for (_, result) in crate::worktree::prepare_without_setup(
+            std::slice::from_mut(&mut pane.agent),
+            root.as_deref(),
+        ) {
             match result {
                 Ok(w) => pane.worktree = Some(w),
                 Err(e) => pane.failed = Some(format!("worktree: {e}")),
@@ -121,9 +122,12 @@ impl Server {
         }
         let slot = self.panes.len();
         self.ops.add(&pane.agent, parent);
-        let runner = self.starter.start(slot, &mut pane, false, &mut self.ops);
+        let runner = self
+            .starter
+            .start_or_set_up(slot, &mut pane, false, &mut self.ops);
         let started = match &runner {
             Some(h) => crate::control::Started::Running(h.capabilities),
+            None if pane.setting_up => crate::control::Started::SettingUp,
             None => crate::control::Started::Failed(pane.failed.clone().unwrap_or_default()),
         };
         self.control

@@ -82,6 +82,10 @@ pub(super) struct Pane {
     focused: bool,
     /// The turn state last reported (`hive ls` counts running turns).
     pub(super) state: TurnState,
+    /// Its worktree's setup runs; the agent starts when it is done, and
+    /// what the user sent meanwhile waits here.
+    pub(super) setting_up: bool,
+    pub(super) waiting: Vec<RunnerCommand>,
 }
 
 impl Pane {
@@ -97,6 +101,8 @@ impl Pane {
             reply_to: None,
             focused: false,
             state: TurnState::Idle,
+            setting_up: false,
+            waiting: Vec::new(),
         }
     }
 }
@@ -115,6 +121,8 @@ pub(super) struct Server {
     pub(super) starter: Starter,
     pub(super) layout: super::layout::LayoutFile,
     updates: mpsc::UnboundedReceiver<PaneUpdate>,
+    /// Worktree setups run in the background, as they end.
+    setups: mpsc::UnboundedReceiver<SetupDone>,
     pub(super) ops: crate::ops::OpsHost,
     ops_rx: mpsc::UnboundedReceiver<crate::ops::HiveRequest>,
     /// Operations for agents on other machines (`host:agent`).
@@ -143,7 +151,8 @@ impl Server {
         let (tx, updates) = mpsc::unbounded_channel();
         let (ops_tx, ops_rx) = mpsc::unbounded_channel();
         let mut agents: Vec<AgentConfig> = placed.iter().map(|p| p.agent.clone()).collect();
-        let worktrees = crate::worktree::prepare(&mut agents, config.worktrees.root.as_deref());
+        let worktrees =
+            crate::worktree::prepare_without_setup(&mut agents, config.worktrees.root.as_deref());
         let mut ops = crate::ops::OpsHost::new(&agents);
         // Bound first: agents with `hive_tools` are told where it is.
         let mut control = crate::control::Host::start(&config, &agents, ops_tx.clone())?;
@@ -167,14 +176,16 @@ impl Server {
                 }
             }
         }
-        let starter = Starter::new(config, ops_tx, tx, socket.clone());
+        let (setups_tx, setups) = mpsc::unbounded_channel();
+        let starter = Starter::new(config, ops_tx, (tx, setups_tx), socket.clone());
         let runners: Vec<_> = panes
             .iter_mut()
             .enumerate()
-            .map(|(i, pane)| starter.start(i, pane, fresh, &mut ops))
+            .map(|(i, pane)| starter.start_or_set_up(i, pane, fresh, &mut ops))
             .collect();
         let started = runners.iter().zip(&panes).map(|(r, p)| match r {
             Some(h) => crate::control::Started::Running(h.capabilities),
+            None if p.setting_up => crate::control::Started::SettingUp,
             None => crate::control::Started::Failed(p.failed.clone().unwrap_or_default()),
         });
         control.set_started(started.collect());
@@ -198,6 +209,7 @@ impl Server {
             starter,
             layout,
             updates,
+            setups,
             ops,
             ops_rx,
             control,
@@ -237,6 +249,7 @@ impl Server {
                         self.ops.handle(req, &self.runners);
                     }
                 }
+                Some(done) = self.setups.recv() => self.set_up(done),
                 Some(req) = self.control.next() => {
                     if let Some(why) = self.on_control(req) {
                         return Ok(why);
@@ -486,6 +499,8 @@ impl Server {
             Some(r) => {
                 r.send(cmd);
             }
+            // Its agent starts once the worktree's setup is done.
+            None if self.panes[i].setting_up => self.panes[i].waiting.push(cmd),
             None => tracing::debug!(pane = i, "command for a pane without a runner dropped"),
         }
     }
@@ -527,6 +542,7 @@ pub(super) struct Starter {
     pub(super) config: Config,
     registry: Registry,
     tx: mpsc::UnboundedSender<PaneUpdate>,
+    setups: mpsc::UnboundedSender<SetupDone>,
     socket: std::path::PathBuf,
     hive_budget: Option<std::sync::Arc<crate::runner::budget::HiveBudget>>,
 }
@@ -535,7 +551,10 @@ impl Starter {
     fn new(
         config: Config,
         ops_tx: mpsc::UnboundedSender<crate::ops::HiveRequest>,
-        tx: mpsc::UnboundedSender<PaneUpdate>,
+        (tx, setups): (
+            mpsc::UnboundedSender<PaneUpdate>,
+            mpsc::UnboundedSender<SetupDone>,
+        ),
         socket: std::path::PathBuf,
     ) -> Self {
         let registry = Registry::builtin().with_toolbox(crate::ops::meta::toolbox_factory(ops_tx));
@@ -545,9 +564,47 @@ impl Starter {
             config,
             registry,
             tx,
+            setups,
             socket,
             hive_budget,
         }
+    }
+
+    /// Starts pane `i`'s runner, or first its worktree's setup in the
+    /// background (the server starts the runner when it is done:
+    /// `Server::set_up`).
+    pub(super) fn start_or_set_up(
+        &self,
+        i: usize,
+        pane: &mut Pane,
+        fresh: bool,
+        ops: &mut crate::ops::OpsHost,
+    ) -> Option<RunnerHandle> {
+        let pending = pane
+            .worktree
+            .as_ref()
+            .filter(|w| pane.failed.is_none() && crate::worktree::setup_pending(&pane.agent, w));
+        let Some(w) = pending.cloned() else {
+            return self.start(i, pane, fresh, ops);
+        };
+        let shown = pane.agent.worktree_setup.join(" ");
+        let notice = PaneEvent::Notice {
+            level: crate::provider::DiagnosticLevel::Info,
+            text: format!("running worktree setup `{shown}`; the agent starts when it is done"),
+        };
+        pane.log.push(0, Instant::now(), &notice);
+        pane.setting_up = true;
+        let agent = pane.agent.clone();
+        let tx = self.setups.clone();
+        tokio::task::spawn_blocking(move || {
+            let result = crate::worktree::setup(&agent, &w).map_err(|e| e.to_string());
+            let _ = tx.send(SetupDone {
+                slot: i,
+                fresh,
+                result,
+            });
+        });
+        None
     }
 
     pub(super) fn registry(&self) -> &Registry {
@@ -610,6 +667,65 @@ impl Starter {
                 pane.failed = Some(e.to_string());
                 None
             }
+        }
+    }
+}
+
+/// A worktree setup that ended: for slot `slot`, what it printed or why it
+/// failed.
+pub(super) struct SetupDone {
+    slot: usize,
+    fresh: bool,
+    result: Result<Option<String>, String>,
+}
+
+impl Server {
+    /// A worktree's setup ended: the pane's agent starts (with what it
+    /// was sent meanwhile), or the pane shows why it cannot; every client
+    /// gets the pane as it is now.
+    fn set_up(&mut self, done: SetupDone) {
+        let SetupDone {
+            slot,
+            fresh,
+            result,
+        } = done;
+        tracing::info!(pane = slot, ok = result.is_ok(), "worktree setup ended");
+        let Some(pane) = self
+            .panes
+            .get_mut(slot)
+            .filter(|p| !p.closed && p.setting_up)
+        else {
+            return;
+        };
+        pane.setting_up = false;
+        let waiting = std::mem::take(&mut pane.waiting);
+        match result {
+            Ok(output) => {
+                if let Some(w) = pane.worktree.as_mut() {
+                    w.setup_output = output;
+                }
+            }
+            Err(why) => pane.failed = Some(why),
+        }
+        let runner = self.starter.start(slot, pane, fresh, &mut self.ops);
+        let started = match &runner {
+            Some(h) => crate::control::Started::Running(h.capabilities),
+            None => crate::control::Started::Failed(pane.failed.clone().unwrap_or_default()),
+        };
+        self.control.set_started_at(slot, started);
+        self.control.set_usage(slot, pane.log.restored_usage());
+        if let Some(r) = &runner {
+            for cmd in waiting {
+                r.send(cmd);
+            }
+        }
+        if let Some(place) = self.runners.get_mut(slot) {
+            *place = runner;
+        }
+        let ids: Vec<ClientId> = self.clients.attached().map(|l| l.id).collect();
+        let snap = self.snapshot();
+        for id in ids {
+            self.clients.send_snapshot(id, snap.clone());
         }
     }
 }

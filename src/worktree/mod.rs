@@ -116,6 +116,28 @@ pub fn prepare(
     agents: &mut [crate::config::AgentConfig],
     root: Option<&std::path::Path>,
 ) -> Vec<(usize, Result<Worktree, WorktreeError>)> {
+    let mut out = prepare_without_setup(agents, root);
+    for (i, result) in &mut out {
+        let Some(agent) = agents.get(*i) else {
+            continue;
+        };
+        if let Ok(w) = result {
+            match setup(agent, w) {
+                Ok(output) => w.setup_output = output,
+                Err(e) => *result = Err(e),
+            }
+        }
+    }
+    out
+}
+
+/// `prepare` without running any `worktree_setup`: a server runs those in
+/// the background (`setup`) and starts each agent when its setup is done,
+/// so a long `npm ci` holds up neither the server nor the other panes.
+pub fn prepare_without_setup(
+    agents: &mut [crate::config::AgentConfig],
+    root: Option<&std::path::Path>,
+) -> Vec<(usize, Result<Worktree, WorktreeError>)> {
     let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let mut out = Vec::new();
     let mut ports = Vec::new();
@@ -127,14 +149,14 @@ pub fn prepare(
             .cwd
             .as_ref()
             .map_or_else(|| here.clone(), |c| here.join(c));
-        let result = ensure(&cwd, &spec).and_then(|mut w| {
+        let result = ensure(&cwd, &spec).and_then(|w| {
             tracing::info!(agent = %agent.id, path = %w.path.display(), created = w.created, "worktree");
             agent.cwd = Some(w.cwd.clone());
             // `hive worktree prune/remove` must see the pane as alive.
             if let Err(e) = live::hold(&w.path) {
                 tracing::warn!(agent = %agent.id, "worktree lock: {e}");
             }
-            w.setup_output = prepare_env(agent, &w, &mut ports)?;
+            prepare_env(agent, &w, &mut ports)?;
             Ok(w)
         });
         if let Err(e) = &result {
@@ -146,18 +168,32 @@ pub fn prepare(
 }
 
 /// The worktree's own port in the agent's environment (`HIVE_PORT`, unless
-/// the config sets it), then its `worktree_setup`, once: what it printed,
-/// when it ran now.
+/// the config sets it).
 fn prepare_env(
     agent: &mut crate::config::AgentConfig,
     w: &Worktree,
     ports: &mut Vec<u16>,
-) -> Result<Option<String>, WorktreeError> {
+) -> Result<(), WorktreeError> {
     if !agent.env.contains_key("HIVE_PORT") {
         let port = setup::port_for(w, ports)?;
         ports.push(port);
         agent.env.insert("HIVE_PORT".into(), port.to_string());
     }
+    Ok(())
+}
+
+/// Whether `agent`'s `worktree_setup` has yet to run in `w`.
+pub fn setup_pending(agent: &crate::config::AgentConfig, w: &Worktree) -> bool {
+    !agent.worktree_setup.is_empty() && !setup::done(w)
+}
+
+/// Runs `agent`'s `worktree_setup` in `w` unless it ran there before, with
+/// the agent's environment: what it printed (its last lines), when it ran
+/// now. Blocking: minutes for an `npm ci`.
+pub fn setup(
+    agent: &crate::config::AgentConfig,
+    w: &Worktree,
+) -> Result<Option<String>, WorktreeError> {
     let envs: Vec<(String, String)> = agent
         .env
         .iter()

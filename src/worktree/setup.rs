@@ -25,6 +25,11 @@ fn admin_dir(w: &Worktree) -> Result<PathBuf, WorktreeError> {
     Ok(PathBuf::from(dir))
 }
 
+/// Whether the setup ran in this worktree successfully already.
+pub(crate) fn done(w: &Worktree) -> bool {
+    admin_dir(w).is_ok_and(|d| d.join("hive-setup.done").exists())
+}
+
 /// Runs `command` in the worktree (where the agent runs) unless it already
 /// ran there successfully. `Ok(None)`: nothing to run; `Ok(Some(output))`:
 /// it ran now. A failure carries the end of its output.

@@ -200,3 +200,78 @@ fn a_worktree_setups_output_shows_in_its_pane() {
     });
     lab.stop("setup");
 }
+
+/// A long `worktree_setup` holds up neither the server nor the other
+/// panes: the console is up and answering while it runs, a message sent to
+/// the pane meanwhile waits and is answered once the agent started.
+#[test]
+fn a_slow_worktree_setup_runs_in_the_background() {
+    let Some(lab) = Lab::new() else { return };
+    let repo = lab.path("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args(args)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&[
+        "-c",
+        "user.name=T",
+        "-c",
+        "user.email=t@e",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "init",
+    ]);
+    let echo =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ctl/echo.toml");
+    let gate = lab.path("setup-may-end");
+    let config = lab.path("slowsetup.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[agent]]\nid = \"quick\"\nprovider = \"script\"\nscript = \"{echo}\"\n\n\
+             [[agent]]\nid = \"slow\"\nprovider = \"script\"\nscript = \"{echo}\"\ncwd = \"{repo}\"\n\
+             worktree = true\nworktree_setup = [\"sh\", \"-c\", \"while [ ! -e {gate} ]; do sleep 0.1; done; echo slow-setup-done\"]\n",
+            echo = echo.display(),
+            repo = repo.display(),
+            gate = gate.display()
+        ),
+    )
+    .unwrap();
+    lab.launch_with("slow", &config, "slowsetup.sock");
+    // The server answers and the other pane works while the setup waits.
+    let status = lab.status("slow");
+    assert_eq!(status["alive"], false, "{status}");
+    assert_eq!(status["state"], "starting", "{status}");
+    assert!(status["failed"].is_null(), "{status}");
+    let turn = lab.ok(&["send", "quick", "hi"]);
+    assert!(lab.ok(&["wait", &turn]).starts_with("Reply to: hi"));
+    // A message for the pane in setup is kept for its agent.
+    let mut send = lab
+        .ctl_cmd(&["send", "slow", "after", "setup"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::fs::write(&gate, "").unwrap();
+    let out = send.wait_with_output().unwrap();
+    let turn = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    assert!(turn.starts_with("turn"), "{turn}");
+    assert!(
+        lab.ok(&["wait", &turn])
+            .starts_with("Reply to: after setup")
+    );
+    lab.wait_until("the setup's output in the pane", || {
+        screen(&lab, "slow").contains("slow-setup-done")
+    });
+    lab.stop("slow");
+}

@@ -270,3 +270,26 @@ fn a_resync_keeps_the_view_and_a_reset_starts_one_pane_over() {
     assert_eq!(p.composer.text(), "half typed");
     assert!(c.app.inbox.entries.iter().all(|e| e.pane != 2));
 }
+
+/// A pane built again from a snapshot (here: another text in the same
+/// shape, as a worktree setup's notice replaced by its output) is drawn
+/// from its new transcript, not from the view's caches of the old one
+/// (issue 32: they matched by entry number and revision, and the old text
+/// stayed on screen until something else changed).
+#[test]
+fn a_reloaded_pane_is_drawn_from_its_new_text() {
+    let note = |text: &str| PaneEvent::Notice {
+        level: hive::provider::DiagnosticLevel::Info,
+        text: text.into(),
+    };
+    let mut b = Both::new(1);
+    b.send(0, note("running the setup"));
+    let mut c = b.attach(0, None);
+    assert!(c.render(80, 12).contains("running the setup"));
+    let mut again = Both::new(1);
+    again.send(0, note("the setup printed this"));
+    c.app.load_snapshot(again.snapshot(0, None), true);
+    let screen = c.render(80, 12);
+    assert!(screen.contains("the setup printed this"), "{screen}");
+    assert!(!screen.contains("running the setup"), "{screen}");
+}
