@@ -280,47 +280,11 @@ fn file_lines(f: &FileDiff, review: &Review, t: &Theme) -> Vec<Line<'static>> {
         let (mut old, mut new) = (h.old_start, h.new_start);
         let cursor = (review.hunk == i).then_some(review.line).flatten();
         for (j, l) in h.lines.iter().enumerate() {
-            let text = clean(&l.text);
-            let (num, sign, sign_style) = match l.kind {
-                LineKind::Added => {
-                    new += 1;
-                    (new - 1, "+", t.bold(t.diff_add))
-                }
-                LineKind::Removed => {
-                    old += 1;
-                    (old - 1, "-", t.bold(t.diff_remove))
-                }
-                LineKind::Context => {
-                    old += 1;
-                    new += 1;
-                    (new - 1, " ", t.dim_style())
-                }
-                LineKind::Note => {
-                    out.push(Line::from(Span::styled(text, t.dim_style())));
-                    continue;
-                }
+            let Some(line) = code_line(l, (&mut old, &mut new), cursor == Some(j), &ext, t) else {
+                out.push(Line::from(Span::styled(clean(&l.text), t.dim_style())));
+                continue;
             };
-            let number = if cursor == Some(j) {
-                Span::styled(format!("▸{num:>4} "), t.bold(t.accent).bg(t.selection_bg))
-            } else {
-                Span::styled(format!("{num:>5} "), t.dim_style())
-            };
-            let mut spans = vec![number, Span::styled(sign, sign_style)];
-            let code: Vec<Span<'static>> = match l.kind {
-                LineKind::Removed => vec![Span::styled(text, t.fg(t.diff_remove))],
-                _ => highlight::highlight(&text, &ext, &t.syntax_theme)
-                    .and_then(|mut lines| lines.drain(..).next())
-                    .unwrap_or_else(|| vec![Span::styled(text, t.fg(t.text))]),
-            };
-            if l.kind == LineKind::Context {
-                spans.extend(
-                    code.into_iter()
-                        .map(|s| s.patch_style(Style::new().add_modifier(Modifier::DIM))),
-                );
-            } else {
-                spans.extend(code);
-            }
-            out.push(Line::from(spans));
+            out.push(line);
             // A comment on this line sits under it.
             for c in review
                 .comments_at(&f.path, i)
@@ -343,6 +307,55 @@ fn file_lines(f: &FileDiff, review: &Review, t: &Theme) -> Vec<Line<'static>> {
         }
     }
     out
+}
+
+/// One line of a hunk: its number (`▸` when `selected`), sign and code;
+/// `None` for a "no newline" note. Counts the old and new line numbers on.
+fn code_line(
+    l: &crate::worktree::diff::DiffLine,
+    (old, new): (&mut u32, &mut u32),
+    selected: bool,
+    ext: &str,
+    t: &Theme,
+) -> Option<Line<'static>> {
+    let text = clean(&l.text);
+    let (num, sign, sign_style) = match l.kind {
+        LineKind::Added => {
+            *new += 1;
+            (*new - 1, "+", t.bold(t.diff_add))
+        }
+        LineKind::Removed => {
+            *old += 1;
+            (*old - 1, "-", t.bold(t.diff_remove))
+        }
+        LineKind::Context => {
+            *old += 1;
+            *new += 1;
+            (*new - 1, " ", t.dim_style())
+        }
+        LineKind::Note => return None,
+    };
+    let number = if selected {
+        Span::styled(format!("▸{num:>4} "), t.bold(t.accent).bg(t.selection_bg))
+    } else {
+        Span::styled(format!("{num:>5} "), t.dim_style())
+    };
+    let mut spans = vec![number, Span::styled(sign, sign_style)];
+    let code: Vec<Span<'static>> = match l.kind {
+        LineKind::Removed => vec![Span::styled(text, t.fg(t.diff_remove))],
+        _ => highlight::highlight(&text, ext, &t.syntax_theme)
+            .and_then(|mut lines| lines.drain(..).next())
+            .unwrap_or_else(|| vec![Span::styled(text, t.fg(t.text))]),
+    };
+    if l.kind == LineKind::Context {
+        spans.extend(
+            code.into_iter()
+                .map(|s| s.patch_style(Style::new().add_modifier(Modifier::DIM))),
+        );
+    } else {
+        spans.extend(code);
+    }
+    Some(Line::from(spans))
 }
 
 /// `▶ @@ -1,3 +1,4 @@ … ✓ accepted` for the selected, accepted hunk.

@@ -257,7 +257,7 @@ fn a_slow_worktree_setup_runs_in_the_background() {
     let turn = lab.ok(&["send", "quick", "hi"]);
     assert!(lab.ok(&["wait", &turn]).starts_with("Reply to: hi"));
     // A message for the pane in setup is kept for its agent.
-    let mut send = lab
+    let send = lab
         .ctl_cmd(&["send", "slow", "after", "setup"])
         .stdout(std::process::Stdio::piped())
         .spawn()
