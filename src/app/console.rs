@@ -128,13 +128,14 @@ async fn event_loop(
         incoming,
         writer,
     } = conn;
+    let git = worktree::GitLink::new(sender.clone());
     let mut wiring = Wiring {
         incoming,
         sender,
         focused: None,
         drafts: vec![String::new(); app.panes.len()],
         typed: false,
-        git: worktree::GitLink::start(app),
+        git,
         searcher,
         search_rx,
         woken,
@@ -263,6 +264,10 @@ impl Wiring {
                 on_link(app, state);
                 pace.soon();
             }
+            FromServer::Worktree(ev) => {
+                app.on_worktree(ev);
+                pace.soon();
+            }
             FromServer::NotSent(why) => {
                 app.status = Some((why, app.now + NOTICE_FOR));
                 pace.soon();
@@ -339,7 +344,7 @@ impl Wiring {
                     pace.soon();
                 }
                 Some(()) = self.woken.0.recv() => self.woken(app, &mut pace),
-                wake = self.git.next(app.overlap_check_at) => if app.on_git(wake) { pace.soon() },
+                _ = crate::timer::sleep_until(app.overlap_check_at.map(Instant::from_std)) => app.due_overlap_check(),
                 sig = signals.next() => if on_signal(sig, terminal, &mut pace)? {
                     return Ok(Ended::Detached);
                 },

@@ -6,6 +6,7 @@
 
 mod link;
 mod mux;
+mod mux_git;
 mod session;
 pub mod transport;
 
@@ -44,6 +45,8 @@ pub enum FromServer {
         text: String,
         focus: Option<usize>,
     },
+    /// The server's git service answered, or its worktrees' state changed.
+    Worktree(crate::worktree::WorktreeEvent),
 }
 
 /// A remote server's link, as the console shows it.

@@ -199,6 +199,7 @@ async fn read_loop(
             // The connection's end follows (as `Lost`): a stopping
             // console waits for it.
             ServerMsg::Bye { reason } => FromServer::Bye(reason),
+            ServerMsg::Worktree(ev) => FromServer::Worktree(ev),
         };
         if out.send(Incoming::Msg(next)).await.is_err() {
             return;

@@ -14,5 +14,6 @@ pub mod log;
 mod panes;
 mod serve;
 mod teams;
+mod worktrees;
 
 pub use serve::run;

@@ -123,6 +123,8 @@ pub(super) struct Server {
     /// Console clients as they connect.
     consoles: mpsc::Receiver<tokio::net::UnixStream>,
     pub(super) clients: Clients,
+    /// The git service of the worktree panes (src/server/worktrees.rs).
+    pub(super) worktrees: super::worktrees::Worktrees,
     /// Numbers every runner event, so a snapshot can tell which happened
     /// while nobody was attached.
     seq: u64,
@@ -190,6 +192,11 @@ impl Server {
             started: chrono::Utc::now().timestamp(),
         };
         Ok(Self {
+            worktrees: super::worktrees::Worktrees::start(
+                (panes.iter().enumerate())
+                    .filter_map(|(i, p)| Some((i, p.worktree.clone()?)))
+                    .collect(),
+            ),
             info,
             order: (0..panes.len()).collect(),
             panes,
@@ -243,6 +250,7 @@ impl Server {
                     }
                 }
                 Some(stream) = self.consoles.recv() => self.clients.accept(stream),
+                Some(ev) = self.worktrees.next() => self.worktrees.deliver(ev, &mut self.clients),
                 Some(ev) = self.clients.next() => {
                     if let Some(why) = self.on_client(ev) {
                         return Ok(why);
@@ -276,6 +284,7 @@ impl Server {
         self.seq += 1;
         self.ops.observe(&update);
         self.control.observe(&update);
+        self.worktrees.observe(&update);
         let slot = update.pane;
         // Clients number the open panes in their order.
         let position = self.position(slot);
@@ -374,6 +383,7 @@ impl Server {
                 tracing::info!(client = id, "a client caught up: fresh snapshot");
                 let snap = self.snapshot();
                 self.clients.send_snapshot(id, snap);
+                self.worktrees.catch_up(id, &mut self.clients);
             }
         }
         None
@@ -385,6 +395,7 @@ impl Server {
                 let first = self.clients.count() == 0;
                 let snap = self.snapshot();
                 self.clients.send_snapshot(id, snap);
+                self.worktrees.catch_up(id, &mut self.clients);
                 if let Some(link) = self.clients.get_mut(id) {
                     link.attached = true;
                 }
@@ -419,6 +430,7 @@ impl Server {
             ClientMsg::Edit(edit) => self.edit_from(id, edit),
             ClientMsg::Detach => self.left(id, "detached"),
             ClientMsg::Stop => return Some("stopped from a console".into()),
+            ClientMsg::Worktree(req) => self.worktrees.request(id, req),
         }
         None
     }

@@ -86,6 +86,9 @@ pub enum ClientMsg {
     Detach,
     /// Stop every agent and the server.
     Stop,
+    /// For the server's git service: a diff, a merge, a review step
+    /// (src/server/worktrees.rs).
+    Worktree(crate::worktree::WorktreeRequest),
 }
 
 /// What the server tells a client.
@@ -128,6 +131,9 @@ pub enum ServerMsg {
     Notice { text: String, focus: Option<usize> },
     /// The server is stopping (or dropped this client), and why.
     Bye { reason: String },
+    /// The git service's answer to this client's `Worktree` request, or
+    /// its state (overlaps, changes, predicted conflicts) for every client.
+    Worktree(crate::worktree::WorktreeEvent),
 }
 
 impl ServerMsg {

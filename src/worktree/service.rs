@@ -17,7 +17,7 @@ use super::predict::{Prediction, Predictor};
 use super::review;
 use super::{Worktree, WorktreeError};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum DiffScope {
     /// Everything since the branch left the main checkout.
     Overall,
@@ -34,7 +34,7 @@ impl DiffScope {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum WorktreeRequest {
     /// The panes changed (issue 32: made, closed, moved at runtime): each
     /// pane's worktree now, by number.
@@ -87,7 +87,7 @@ pub enum WorktreeRequest {
 /// One file a worktree changed: (path, lines added, lines removed).
 pub type FileChange = (String, usize, usize);
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum WorktreeEvent {
     Diff {
         pane: usize,
@@ -131,6 +131,60 @@ pub enum WorktreeEvent {
         pane: usize,
         result: Result<Option<String>, String>,
     },
+}
+
+impl WorktreeRequest {
+    /// The request a runner's turn event makes of a worktree pane: a
+    /// snapshot at the start, a diff at the end.
+    pub fn of_turn(pane: usize, turn: &crate::upsert::TurnEvent) -> Self {
+        match turn {
+            crate::upsert::TurnEvent::TurnStarted { .. } => Self::TurnStarted { pane },
+            _ => Self::TurnEnded { pane },
+        }
+    }
+
+    /// The pane it is about (`None`: every pane), to re-number it.
+    pub fn pane_mut(&mut self) -> Option<&mut usize> {
+        match self {
+            Self::TurnStarted { pane }
+            | Self::TurnEnded { pane }
+            | Self::Diff { pane, .. }
+            | Self::Bring { pane, .. }
+            | Self::Commit { pane, .. }
+            | Self::Reject { pane, .. }
+            | Self::Reset { pane }
+            | Self::HandOff { pane, .. } => Some(pane),
+            Self::CheckOverlaps | Self::Panes(_) => None,
+        }
+    }
+
+    /// Whether the service answers it with one event of its own.
+    pub fn is_answered(&self) -> bool {
+        !matches!(
+            self,
+            Self::TurnStarted { .. }
+                | Self::TurnEnded { .. }
+                | Self::CheckOverlaps
+                | Self::Panes(_)
+        )
+    }
+}
+
+impl WorktreeEvent {
+    /// The pane of an answer to one request (`None`: the service's state,
+    /// sent unasked). Each request but `TurnStarted`, `TurnEnded` and
+    /// `CheckOverlaps` is answered by exactly one such event, in order.
+    pub fn pane_mut(&mut self) -> Option<&mut usize> {
+        match self {
+            Self::Diff { pane, .. }
+            | Self::Brought { pane, .. }
+            | Self::Rejected { pane, .. }
+            | Self::Reset { pane, .. }
+            | Self::HandedOff { pane, .. }
+            | Self::Committed { pane, .. } => Some(pane),
+            Self::Overlaps(_) | Self::Changed(_) | Self::Conflicts(_) => None,
+        }
+    }
 }
 
 /// Starts the service for the panes that have worktrees.
