@@ -85,36 +85,96 @@ impl Worktrees {
     }
 
     /// Sends an event of the service where it belongs.
-    pub(super) fn deliver(&mut self, mut ev: WorktreeEvent, clients: &mut Clients) {
-        match ev.pane_mut().copied() {
-            Some(pane) => match self.asked.pop_front() {
-                Some((asked, id)) if asked == pane => {
-                    clients.send(id, &ServerMsg::Worktree(ev));
-                }
-                other => {
-                    tracing::warn!(pane, ?other, "a git answer nobody waits for dropped");
-                }
-            },
-            None => {
-                let msg = ServerMsg::Worktree(ev.clone());
-                clients.broadcast(&msg, None);
-                let slot = match ev {
-                    WorktreeEvent::Overlaps(_) => &mut self.overlaps,
-                    WorktreeEvent::Changed(_) => &mut self.changed,
-                    _ => &mut self.conflicts,
-                };
-                *slot = Some(ev);
+    pub(super) fn deliver(&mut self, ev: WorktreeEvent, clients: &mut Clients) {
+        match self.route(ev) {
+            Some((Some(id), msg)) => clients.send(id, &msg),
+            Some((None, msg)) => clients.broadcast(&msg, None),
+            None => {}
+        }
+    }
+
+    /// Where an event goes: to the client that asked (`Some`), or, as
+    /// state, to every attached client (`None`, and kept for later ones).
+    fn route(&mut self, mut ev: WorktreeEvent) -> Option<(Option<ClientId>, ServerMsg)> {
+        let Some(pane) = ev.pane_mut().copied() else {
+            let slot = match ev {
+                WorktreeEvent::Overlaps(_) => &mut self.overlaps,
+                WorktreeEvent::Changed(_) => &mut self.changed,
+                _ => &mut self.conflicts,
+            };
+            *slot = Some(ev.clone());
+            return Some((None, ServerMsg::Worktree(ev)));
+        };
+        match self.asked.pop_front() {
+            Some((asked, id)) if asked == pane => Some((Some(id), ServerMsg::Worktree(ev))),
+            other => {
+                tracing::warn!(pane, ?other, "a git answer nobody waits for dropped");
+                None
             }
         }
     }
 
     /// After client `id`'s snapshot: the current state of the worktrees.
     pub(super) fn catch_up(&self, id: ClientId, clients: &mut Clients) {
-        for ev in [&self.overlaps, &self.changed, &self.conflicts]
+        for msg in self.state() {
+            clients.send(id, &msg);
+        }
+    }
+
+    fn state(&self) -> Vec<ServerMsg> {
+        [&self.overlaps, &self.changed, &self.conflicts]
             .into_iter()
             .flatten()
-        {
-            clients.send(id, &ServerMsg::Worktree(ev.clone()));
+            .map(|ev| ServerMsg::Worktree(ev.clone()))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::worktree::DiffScope;
+
+    /// The service's next event, routed.
+    async fn next(w: &mut Worktrees) -> Option<(Option<ClientId>, ServerMsg)> {
+        let ev = w.next().await?;
+        w.route(ev)
+    }
+
+    fn answer(msg: &ServerMsg) -> (usize, &str) {
+        match msg {
+            ServerMsg::Worktree(WorktreeEvent::Diff { pane, .. }) => (*pane, "diff"),
+            ServerMsg::Worktree(WorktreeEvent::Reset { pane, .. }) => (*pane, "reset"),
+            other => panic!("not an answer: {other:?}"),
         }
+    }
+
+    #[tokio::test]
+    async fn each_answer_goes_to_the_client_that_asked_and_state_to_all() {
+        // No worktree here: the real service answers each request that
+        // the pane has none, in order.
+        let mut w = Worktrees::start(Vec::new());
+        let diff = WorktreeRequest::Diff {
+            pane: 1,
+            scope: DiffScope::Overall,
+        };
+        w.request(7, diff);
+        // A client does not say when a turn starts: the server does.
+        w.request(8, WorktreeRequest::TurnStarted { pane: 0 });
+        w.request(9, WorktreeRequest::Reset { pane: 0 });
+        let (to, msg) = next(&mut w).await.unwrap();
+        assert_eq!((to, answer(&msg)), (Some(7), (1, "diff")));
+        // An overall diff also refreshes the state: every client's, and
+        // kept for those that attach later.
+        let (to, state) = next(&mut w).await.unwrap();
+        assert_eq!(to, None);
+        assert!(
+            matches!(state, ServerMsg::Worktree(WorktreeEvent::Conflicts(_))),
+            "{state:?}"
+        );
+        let (to, msg) = next(&mut w).await.unwrap();
+        assert_eq!((to, answer(&msg)), (Some(9), (0, "reset")));
+        assert_eq!(w.state(), [state]);
+        assert!(w.asked.is_empty());
     }
 }
