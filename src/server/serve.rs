@@ -192,11 +192,7 @@ impl Server {
             started: chrono::Utc::now().timestamp(),
         };
         Ok(Self {
-            worktrees: super::worktrees::Worktrees::start(
-                (panes.iter().enumerate())
-                    .filter_map(|(i, p)| Some((i, p.worktree.clone()?)))
-                    .collect(),
-            ),
+            worktrees: super::worktrees::Worktrees::start(panes.iter().map(|p| p.worktree.clone())),
             info,
             order: (0..panes.len()).collect(),
             panes,

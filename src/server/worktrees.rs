@@ -37,9 +37,14 @@ pub(super) struct Worktrees {
 }
 
 impl Worktrees {
-    /// Starts the service for the panes that have worktrees (with none,
-    /// it answers each request that the pane has no worktree).
-    pub(super) fn start(panes: Vec<(usize, Worktree)>) -> Self {
+    /// Starts the service for the panes that have worktrees (each pane's,
+    /// in order; with none, it answers each request that the pane has no
+    /// worktree).
+    pub(super) fn start(panes: impl Iterator<Item = Option<Worktree>>) -> Self {
+        let panes: Vec<(usize, Worktree)> = panes
+            .enumerate()
+            .filter_map(|(i, w)| Some((i, w?)))
+            .collect();
         let with: Vec<usize> = panes.iter().map(|(i, _)| *i).collect();
         let (events, rx) = mpsc::unbounded_channel();
         let tx = crate::worktree::spawn_service(panes, events);
@@ -153,7 +158,7 @@ mod tests {
     async fn each_answer_goes_to_the_client_that_asked_and_state_to_all() {
         // No worktree here: the real service answers each request that
         // the pane has none, in order.
-        let mut w = Worktrees::start(Vec::new());
+        let mut w = Worktrees::start(std::iter::empty());
         let diff = WorktreeRequest::Diff {
             pane: 1,
             scope: DiffScope::Overall,
