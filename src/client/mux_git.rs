@@ -210,4 +210,130 @@ mod tests {
         };
         assert_eq!(host.take(answer.clone()), Some(answer));
     }
+
+    /// The mux itself: a local server of two panes, then a host of two.
+    mod through_the_mux {
+        use tokio::sync::mpsc;
+
+        use super::*;
+        use crate::client::FromServer;
+        use crate::client::mux::{Member, Mux};
+        use crate::wire::ClientMsg;
+        use crate::wire::snapshot::{PaneSnapshot, Restored, ServerInfo, Snapshot};
+
+        fn snapshot(ids: &[&str]) -> Snapshot {
+            let pane = |id: &str| PaneSnapshot {
+                agent: crate::config::AgentConfig::new(id, "script"),
+                worktree: None,
+                failed: None,
+                restored: Restored::default(),
+                events: Vec::new(),
+                draft: String::new(),
+                host: None,
+            };
+            Snapshot {
+                server: ServerInfo {
+                    pid: 1,
+                    config: "t".into(),
+                    config_path: None,
+                    socket: Default::default(),
+                    started: 0,
+                },
+                focus: 0,
+                away_since: None,
+                panes: ids.iter().map(|id| pane(id)).collect(),
+            }
+        }
+
+        struct Wired {
+            console: mpsc::UnboundedSender<ClientMsg>,
+            members: mpsc::Sender<(usize, FromServer)>,
+            to_member: Vec<mpsc::UnboundedReceiver<ClientMsg>>,
+            out: mpsc::Receiver<FromServer>,
+        }
+
+        async fn wired() -> Wired {
+            let (out_tx, out) = mpsc::channel(64);
+            let (members_tx, mut members_rx) = mpsc::channel(64);
+            let mut to_member = Vec::new();
+            let mut members = Vec::new();
+            for (name, remote) in [("local", false), ("box", true)] {
+                let (tx, rx) = mpsc::unbounded_channel();
+                members.push(Member::new(name.into(), tx, remote, true));
+                to_member.push(rx);
+            }
+            let mut mux = Mux::new(members, out_tx);
+            let got = vec![Some(snapshot(&["a", "b"])), Some(snapshot(&["c", "d"]))];
+            let deadline = tokio::time::Instant::now();
+            mux.first(got, &mut members_rx, deadline).await;
+            let (console, from_console) = mpsc::unbounded_channel();
+            tokio::spawn(mux.run(from_console, members_rx));
+            Wired {
+                console,
+                members: members_tx,
+                to_member,
+                out,
+            }
+        }
+
+        async fn git_out(w: &mut Wired) -> WorktreeEvent {
+            match w.out.recv().await {
+                Some(FromServer::Worktree(ev)) => ev,
+                other => panic!("not a git event: {other:?}"),
+            }
+        }
+
+        #[tokio::test]
+        async fn requests_reach_the_panes_server_and_answers_and_state_come_back_renumbered() {
+            let mut w = wired().await;
+            let diff = |pane| WorktreeRequest::Diff {
+                pane,
+                scope: DiffScope::Overall,
+            };
+            // Console pane 3 is the host's second.
+            w.console.send(ClientMsg::Worktree(diff(3))).unwrap();
+            assert_eq!(
+                w.to_member[1].recv().await,
+                Some(ClientMsg::Worktree(diff(1)))
+            );
+            let check = ClientMsg::Worktree(WorktreeRequest::CheckOverlaps);
+            w.console.send(check.clone()).unwrap();
+            assert_eq!(w.to_member[0].recv().await, Some(check.clone()));
+            assert_eq!(w.to_member[1].recv().await, Some(check));
+            // Its answer, as the console's pane 3.
+            let answer = |pane| WorktreeEvent::Diff {
+                pane,
+                scope: DiffScope::Overall,
+                result: Ok(Vec::new()),
+            };
+            let from_box = FromServer::Worktree(answer(1));
+            w.members.send((1, from_box)).await.unwrap();
+            assert_eq!(git_out(&mut w).await, answer(3));
+            // State: each server's kept, the console gets the union.
+            let files = vec![("x".to_owned(), 1, 0)];
+            let changed = WorktreeEvent::Changed(vec![(0, files.clone())]);
+            w.members
+                .send((1, FromServer::Worktree(changed.clone())))
+                .await
+                .unwrap();
+            assert_eq!(git_out(&mut w).await, WorktreeEvent::Overlaps(Vec::new()));
+            assert_eq!(
+                git_out(&mut w).await,
+                WorktreeEvent::Changed(vec![(2, files.clone())])
+            );
+            assert!(matches!(git_out(&mut w).await, WorktreeEvent::Conflicts(_)));
+            w.members
+                .send((
+                    0,
+                    FromServer::Worktree(WorktreeEvent::Changed(vec![(1, files.clone())])),
+                ))
+                .await
+                .unwrap();
+            git_out(&mut w).await;
+            assert_eq!(
+                git_out(&mut w).await,
+                WorktreeEvent::Changed(vec![(1, files.clone()), (2, files)])
+            );
+        }
+    }
 }
