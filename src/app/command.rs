@@ -18,6 +18,8 @@ pub enum AppCommand {
     Edit(crate::wire::edit::PaneEdit),
     /// For the git service (diffs, commits, overlap checks).
     Git(WorktreeRequest),
+    /// For the server of a pane on another machine: list its files (`@`).
+    ListFiles { pane: usize },
     /// For the search worker.
     Search(Request),
     /// Bytes for the terminal after the next frame (bell, OSC 9 and 52,

@@ -268,6 +268,11 @@ impl Wiring {
                 app.on_worktree(ev);
                 pace.soon();
             }
+            FromServer::Files { pane, paths, .. } => {
+                if app.on_files(pane, paths) {
+                    pace.soon();
+                }
+            }
             FromServer::NotSent(why) => {
                 app.status = Some((why, app.now + NOTICE_FOR));
                 pace.soon();

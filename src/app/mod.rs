@@ -143,7 +143,7 @@ fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
     let has_terminal = out.terminal.is_some();
     let ready = |c: &AppCommand| match c {
         AppCommand::Runner { .. } | AppCommand::Edit(_) => out.runners.is_some(),
-        AppCommand::Git(_) => out.git.is_some(),
+        AppCommand::Git(_) | AppCommand::ListFiles { .. } => out.git.is_some(),
         AppCommand::Search(_) => out.search.is_some(),
         AppCommand::Terminal(_) => has_terminal,
         AppCommand::Notify(_) => true,
@@ -163,6 +163,11 @@ fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
             AppCommand::Git(req) => {
                 if let Some(g) = out.git {
                     g.send(req);
+                }
+            }
+            AppCommand::ListFiles { pane } => {
+                if let Some(g) = out.git {
+                    g.list_files(pane);
                 }
             }
             AppCommand::Search(req) => {

@@ -444,4 +444,10 @@ impl GitLink {
     pub(crate) fn send(&self, request: WorktreeRequest) {
         self.sender.send(&crate::wire::ClientMsg::Worktree(request));
     }
+
+    /// Asks the server of a pane on another machine for its files (for
+    /// `@`; the answer is `FromServer::Files`, applied by `App::on_files`).
+    pub(crate) fn list_files(&self, pane: usize) {
+        self.sender.send(&crate::wire::ClientMsg::Files { pane });
+    }
 }

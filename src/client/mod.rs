@@ -47,6 +47,12 @@ pub enum FromServer {
     },
     /// The server's git service answered, or its worktrees' state changed.
     Worktree(crate::worktree::WorktreeEvent),
+    /// A pane's files, listed by its server (`ClientMsg::Files`).
+    Files {
+        pane: usize,
+        paths: Vec<String>,
+        complete: bool,
+    },
 }
 
 /// A remote server's link, as the console shows it.

@@ -221,6 +221,11 @@ impl Mux {
                 }
             }
             ClientMsg::Worktree(req) => self.git_request(req).await,
+            ClientMsg::Files { pane } => {
+                if let Some((i, p)) = self.owner(pane) {
+                    let _ = self.members[i].tx.send(ClientMsg::Files { pane: p });
+                }
+            }
             ClientMsg::Stop => {
                 for m in &self.members {
                     let msg = if m.remote {
@@ -284,7 +289,8 @@ impl Mux {
             msg @ (FromServer::Update(_)
             | FromServer::Reset { .. }
             | FromServer::Notice { .. }
-            | FromServer::Worktree(_)) => {
+            | FromServer::Worktree(_)
+            | FromServer::Files { .. }) => {
                 if let Some(merge) = self.merge.as_mut() {
                     // Awaited: its snapshot has this; in: after the merge.
                     if !merge.waiting.contains(&i) {
@@ -324,6 +330,18 @@ impl Mux {
                     None => return,
                 },
                 None => return self.git_state().await,
+            },
+            FromServer::Files {
+                pane,
+                paths,
+                complete,
+            } => match global(pane) {
+                Some(pane) => FromServer::Files {
+                    pane,
+                    paths,
+                    complete,
+                },
+                None => return,
             },
             other => other,
         };

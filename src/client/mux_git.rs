@@ -212,6 +212,7 @@ mod tests {
     }
 
     /// The mux itself: a local server of two panes, then a host of two.
+    /// (Its `@` file lists are routed the same way.)
     mod through_the_mux {
         use tokio::sync::mpsc;
 
@@ -334,6 +335,30 @@ mod tests {
                 git_out(&mut w).await,
                 WorktreeEvent::Changed(vec![(1, files.clone()), (2, files)])
             );
+            assert!(matches!(git_out(&mut w).await, WorktreeEvent::Conflicts(_)));
+            // `@` in the host's first pane: its server lists, renumbered.
+            w.console.send(ClientMsg::Files { pane: 2 }).unwrap();
+            assert_eq!(
+                w.to_member[1].recv().await,
+                Some(ClientMsg::Files { pane: 0 })
+            );
+            let listed = |pane| FromServer::Files {
+                pane,
+                paths: vec!["src/main.rs".into()],
+                complete: true,
+            };
+            w.members.send((1, listed(0))).await.unwrap();
+            // One naming a pane the host does not have goes nowhere.
+            w.members.send((1, listed(5))).await.unwrap();
+            w.members
+                .send((1, FromServer::NotSent("end".into())))
+                .await
+                .unwrap();
+            match w.out.recv().await {
+                Some(FromServer::Files { pane, .. }) => assert_eq!(pane, 2),
+                other => panic!("{other:?}"),
+            }
+            assert!(matches!(w.out.recv().await, Some(FromServer::NotSent(_))));
         }
     }
 }

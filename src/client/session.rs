@@ -200,6 +200,15 @@ async fn read_loop(
             // console waits for it.
             ServerMsg::Bye { reason } => FromServer::Bye(reason),
             ServerMsg::Worktree(ev) => FromServer::Worktree(ev),
+            ServerMsg::Files {
+                pane,
+                paths,
+                complete,
+            } => FromServer::Files {
+                pane,
+                paths,
+                complete,
+            },
         };
         if out.send(Incoming::Msg(next)).await.is_err() {
             return;

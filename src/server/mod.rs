@@ -9,6 +9,7 @@
 
 mod clients;
 pub mod daemon;
+mod files;
 pub mod layout;
 pub mod log;
 mod panes;

@@ -125,6 +125,8 @@ pub(super) struct Server {
     pub(super) clients: Clients,
     /// The git service of the worktree panes (src/server/worktrees.rs).
     pub(super) worktrees: super::worktrees::Worktrees,
+    /// Panes' file lists for consoles elsewhere (src/server/files.rs).
+    files: super::files::Listings,
     /// Numbers every runner event, so a snapshot can tell which happened
     /// while nobody was attached.
     seq: u64,
@@ -193,6 +195,7 @@ impl Server {
         };
         Ok(Self {
             worktrees: super::worktrees::Worktrees::start(panes.iter().map(|p| p.worktree.clone())),
+            files: super::files::Listings::new(),
             info,
             order: (0..panes.len()).collect(),
             panes,
@@ -247,6 +250,7 @@ impl Server {
                 }
                 Some(stream) = self.consoles.recv() => self.clients.accept(stream),
                 Some(ev) = self.worktrees.next() => self.worktrees.deliver(ev, &mut self.clients),
+                Some((id, msg)) = self.files.next() => self.clients.send(id, &msg),
                 Some(ev) = self.clients.next() => {
                     if let Some(why) = self.on_client(ev) {
                         return Ok(why);
@@ -427,6 +431,10 @@ impl Server {
             ClientMsg::Detach => self.left(id, "detached"),
             ClientMsg::Stop => return Some("stopped from a console".into()),
             ClientMsg::Worktree(req) => self.worktrees.request(id, req),
+            ClientMsg::Files { pane } => {
+                let cwd = self.panes.get(pane).map(|p| p.agent.cwd.clone());
+                self.files.list(id, pane, cwd);
+            }
         }
         None
     }

@@ -89,6 +89,9 @@ pub enum ClientMsg {
     /// For the server's git service: a diff, a merge, a review step
     /// (src/server/worktrees.rs).
     Worktree(crate::worktree::WorktreeRequest),
+    /// List the files of the pane's working directory, for `@` completion
+    /// in a console on another machine (src/server/files.rs).
+    Files { pane: usize },
 }
 
 /// What the server tells a client.
@@ -134,6 +137,13 @@ pub enum ServerMsg {
     /// The git service's answer to this client's `Worktree` request, or
     /// its state (overlaps, changes, predicted conflicts) for every client.
     Worktree(crate::worktree::WorktreeEvent),
+    /// The files of the pane's working directory (relative paths), to the
+    /// client that asked; `complete`: all of them, not the first so many.
+    Files {
+        pane: usize,
+        paths: Vec<String>,
+        complete: bool,
+    },
 }
 
 impl ServerMsg {
