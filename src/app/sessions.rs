@@ -38,9 +38,21 @@ impl App {
         })
     }
 
+    /// Why `/resume` cannot list the focused pane's sessions here: they
+    /// are in the history of the machine it runs on, and this console
+    /// reads only its own (it must not offer this machine's instead).
+    fn remote_sessions(&self) -> Option<String> {
+        let p = self.focused()?;
+        let host = p.host.as_deref()?;
+        Some(format!(
+            "{} runs on {host}: its sessions are in {host}'s history (/resume in a console there; /clear works here)",
+            p.name()
+        ))
+    }
+
     /// `/resume`: the picker of this agent's sessions.
     pub(crate) fn open_session_picker(&mut self) {
-        if let Some(why) = self.session_blocker() {
+        if let Some(why) = self.session_blocker().or_else(|| self.remote_sessions()) {
             return self.refuse(why);
         }
         let (Some(store), Some(p)) = (self.history.as_ref(), self.focused()) else {
@@ -65,7 +77,7 @@ impl App {
     /// Shows `session`'s transcript in the focused pane and has the runner
     /// continue it (`/resume ID` or a picked entry).
     pub(crate) fn resume_session(&mut self, session: &str) {
-        if let Some(why) = self.session_blocker() {
+        if let Some(why) = self.session_blocker().or_else(|| self.remote_sessions()) {
             return self.refuse(why);
         }
         let (Some(store), Some(p)) = (self.history.as_ref(), self.focused()) else {

@@ -301,6 +301,30 @@ fn resume_key_and_refusals() {
     assert!(c.transcript().contains("a turn is running"));
 }
 
+/// Issue 30: a pane on another machine has its sessions in that machine's
+/// history. This console's history holds sessions of an agent of the same
+/// id; `/resume` must not offer (or switch to) them, and says why.
+#[test]
+fn resume_in_a_remote_pane_refuses_rather_than_list_this_machines_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, agent) = three_sessions(dir.path());
+    let mut c = console(&store, &agent, resumable());
+    c.app.panes[0].host = Some("box".into());
+    c.typ("/resume");
+    c.key(KeyCode::Enter);
+    assert!(c.app.panes[0].composer.picker.is_none());
+    c.typ(&format!("/resume {MIDDLE}"));
+    c.key(KeyCode::Enter);
+    assert!(
+        c.app.outbox.runner_commands().is_empty(),
+        "{:?}",
+        c.app.outbox
+    );
+    let text = c.transcript();
+    assert!(text.contains("its sessions are in box's history"), "{text}");
+    assert!(!text.contains("write the release notes"), "{text}");
+}
+
 #[test]
 fn clear_starts_a_new_session_id_and_empties_the_pane() {
     let dir = tempfile::tempdir().unwrap();
