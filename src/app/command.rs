@@ -13,13 +13,27 @@ use crate::worktree::WorktreeRequest;
 #[derive(Debug, Clone)]
 pub enum AppCommand {
     /// For pane `pane`'s runner.
-    Runner { pane: usize, cmd: RunnerCommand },
+    Runner {
+        pane: usize,
+        cmd: RunnerCommand,
+    },
     /// For the server: a pane made, closed, renamed or moved.
     Edit(crate::wire::edit::PaneEdit),
     /// For the git service (diffs, commits, overlap checks).
     Git(WorktreeRequest),
     /// For the server of a pane on another machine: list its files (`@`).
-    ListFiles { pane: usize },
+    ListFiles {
+        pane: usize,
+    },
+    /// For the server of a pane on another machine: list its history
+    /// sessions (`/resume`), or switch it to one.
+    ListSessions {
+        pane: usize,
+    },
+    Resume {
+        pane: usize,
+        session: String,
+    },
     /// For the search worker.
     Search(Request),
     /// Bytes for the terminal after the next frame (bell, OSC 9 and 52,

@@ -273,6 +273,10 @@ impl Wiring {
                     pace.soon();
                 }
             }
+            FromServer::Sessions { pane, list } => {
+                app.on_sessions(pane, list);
+                pace.soon();
+            }
             FromServer::NotSent(why) => {
                 app.status = Some((why, app.now + NOTICE_FOR));
                 pace.soon();

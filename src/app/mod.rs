@@ -143,7 +143,10 @@ fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
     let has_terminal = out.terminal.is_some();
     let ready = |c: &AppCommand| match c {
         AppCommand::Runner { .. } | AppCommand::Edit(_) => out.runners.is_some(),
-        AppCommand::Git(_) | AppCommand::ListFiles { .. } => out.git.is_some(),
+        AppCommand::Git(_)
+        | AppCommand::ListFiles { .. }
+        | AppCommand::ListSessions { .. }
+        | AppCommand::Resume { .. } => out.git.is_some(),
         AppCommand::Search(_) => out.search.is_some(),
         AppCommand::Terminal(_) => has_terminal,
         AppCommand::Notify(_) => true,
@@ -167,7 +170,17 @@ fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
             }
             AppCommand::ListFiles { pane } => {
                 if let Some(g) = out.git {
-                    g.list_files(pane);
+                    g.ask(crate::wire::ClientMsg::Files { pane });
+                }
+            }
+            AppCommand::ListSessions { pane } => {
+                if let Some(g) = out.git {
+                    g.ask(crate::wire::ClientMsg::Sessions { pane });
+                }
+            }
+            AppCommand::Resume { pane, session } => {
+                if let Some(g) = out.git {
+                    g.ask(crate::wire::ClientMsg::Resume { pane, session });
                 }
             }
             AppCommand::Search(req) => {

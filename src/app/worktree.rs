@@ -445,9 +445,10 @@ impl GitLink {
         self.sender.send(&crate::wire::ClientMsg::Worktree(request));
     }
 
-    /// Asks the server of a pane on another machine for its files (for
-    /// `@`; the answer is `FromServer::Files`, applied by `App::on_files`).
-    pub(crate) fn list_files(&self, pane: usize) {
-        self.sender.send(&crate::wire::ClientMsg::Files { pane });
+    /// Asks the server of a pane on another machine what only it can
+    /// read: the pane's files (`@`) or history sessions (`/resume`); the
+    /// answers are `FromServer::Files` and `Sessions`.
+    pub(crate) fn ask(&self, msg: crate::wire::ClientMsg) {
+        self.sender.send(&msg);
     }
 }

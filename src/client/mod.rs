@@ -53,6 +53,11 @@ pub enum FromServer {
         paths: Vec<String>,
         complete: bool,
     },
+    /// A pane's history sessions, listed by its server (`ClientMsg::Sessions`).
+    Sessions {
+        pane: usize,
+        list: Vec<crate::history::sessions::SessionSummary>,
+    },
 }
 
 /// A remote server's link, as the console shows it.

@@ -226,6 +226,17 @@ impl Mux {
                     let _ = self.members[i].tx.send(ClientMsg::Files { pane: p });
                 }
             }
+            ClientMsg::Sessions { pane } => {
+                if let Some((i, p)) = self.owner(pane) {
+                    let _ = self.members[i].tx.send(ClientMsg::Sessions { pane: p });
+                }
+            }
+            ClientMsg::Resume { pane, session } => {
+                if let Some((i, p)) = self.owner(pane) {
+                    let msg = ClientMsg::Resume { pane: p, session };
+                    let _ = self.members[i].tx.send(msg);
+                }
+            }
             ClientMsg::Stop => {
                 for m in &self.members {
                     let msg = if m.remote {
@@ -290,7 +301,8 @@ impl Mux {
             | FromServer::Reset { .. }
             | FromServer::Notice { .. }
             | FromServer::Worktree(_)
-            | FromServer::Files { .. }) => {
+            | FromServer::Files { .. }
+            | FromServer::Sessions { .. }) => {
                 if let Some(merge) = self.merge.as_mut() {
                     // Awaited: its snapshot has this; in: after the merge.
                     if !merge.waiting.contains(&i) {
@@ -341,6 +353,10 @@ impl Mux {
                     paths,
                     complete,
                 },
+                None => return,
+            },
+            FromServer::Sessions { pane, list } => match global(pane) {
+                Some(pane) => FromServer::Sessions { pane, list },
                 None => return,
             },
             other => other,

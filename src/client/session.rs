@@ -209,6 +209,7 @@ async fn read_loop(
                 paths,
                 complete,
             },
+            ServerMsg::Sessions { pane, list } => FromServer::Sessions { pane, list },
         };
         if out.send(Incoming::Msg(next)).await.is_err() {
             return;

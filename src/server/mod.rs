@@ -9,8 +9,8 @@
 
 mod clients;
 pub mod daemon;
-mod files;
 pub mod layout;
+mod lists;
 pub mod log;
 mod panes;
 mod serve;

@@ -125,8 +125,8 @@ pub(super) struct Server {
     pub(super) clients: Clients,
     /// The git service of the worktree panes (src/server/worktrees.rs).
     pub(super) worktrees: super::worktrees::Worktrees,
-    /// Panes' file lists for consoles elsewhere (src/server/files.rs).
-    files: super::files::Listings,
+    /// Panes' files and sessions for consoles elsewhere (src/server/lists.rs).
+    lists: super::lists::Listings,
     /// Numbers every runner event, so a snapshot can tell which happened
     /// while nobody was attached.
     seq: u64,
@@ -195,7 +195,7 @@ impl Server {
         };
         Ok(Self {
             worktrees: super::worktrees::Worktrees::start(panes.iter().map(|p| p.worktree.clone())),
-            files: super::files::Listings::new(),
+            lists: super::lists::Listings::new(),
             info,
             order: (0..panes.len()).collect(),
             panes,
@@ -250,7 +250,7 @@ impl Server {
                 }
                 Some(stream) = self.consoles.recv() => self.clients.accept(stream),
                 Some(ev) = self.worktrees.next() => self.worktrees.deliver(ev, &mut self.clients),
-                Some((id, msg)) = self.files.next() => self.clients.send(id, &msg),
+                Some((id, msg)) = self.lists.next() => self.clients.send(id, &msg),
                 Some(ev) = self.clients.next() => {
                     if let Some(why) = self.on_client(ev) {
                         return Ok(why);
@@ -433,7 +433,22 @@ impl Server {
             ClientMsg::Worktree(req) => self.worktrees.request(id, req),
             ClientMsg::Files { pane } => {
                 let cwd = self.panes.get(pane).map(|p| p.agent.cwd.clone());
-                self.files.list(id, pane, cwd);
+                self.lists.files(id, pane, cwd);
+            }
+            ClientMsg::Sessions { pane } => {
+                let agent = self.panes.get(pane).map(|p| p.agent.id.clone());
+                self.lists.sessions(id, pane, agent);
+            }
+            ClientMsg::Resume { pane, session } => {
+                let runner = self.runners.get(pane).and_then(Option::as_ref);
+                let can_resume = runner.is_some_and(|r| r.capabilities.resume);
+                let agent = self.panes.get(pane).map(|p| &p.agent);
+                if let Some(resume) =
+                    agent.and_then(|a| super::lists::handle(a, &session, can_resume))
+                {
+                    // From no client: every client, the asker too, gets the Reset.
+                    self.command(pane, RunnerCommand::SwitchSession { session, resume }, None);
+                }
             }
         }
         None

@@ -92,6 +92,13 @@ pub enum ClientMsg {
     /// List the files of the pane's working directory, for `@` completion
     /// in a console on another machine (src/server/files.rs).
     Files { pane: usize },
+    /// List the pane's history sessions (`/resume` in a console on another
+    /// machine, whose own history does not have them).
+    Sessions { pane: usize },
+    /// Switch the pane to its history session `session`, the server
+    /// finding the agent's resume handle in its own history; every client,
+    /// this one too, gets the pane's `Reset`.
+    Resume { pane: usize, session: String },
 }
 
 /// What the server tells a client.
@@ -143,6 +150,11 @@ pub enum ServerMsg {
         pane: usize,
         paths: Vec<String>,
         complete: bool,
+    },
+    /// The pane's history sessions, newest first, to the client that asked.
+    Sessions {
+        pane: usize,
+        list: Vec<crate::history::sessions::SessionSummary>,
     },
 }
 

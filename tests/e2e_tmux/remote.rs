@@ -489,3 +489,39 @@ fn a_remote_panes_diff_shows_here_and_merges_on_its_host() {
     t.keys(&["C-b", "d"]);
     t.wait_for("HIVE-EXIT=0");
 }
+
+/// `/resume` in a remote pane lists the sessions of the host's history
+/// (this machine's has none) and switches to one there: the old
+/// conversation comes back from the host.
+#[test]
+fn resume_in_a_remote_pane_lists_and_reopens_the_hosts_sessions() {
+    let Some(bin) = bin() else { return };
+    let config = "[[agent]]\nid = \"far\"\nname = \"Far\"\nprovider = \"script\"\nscript = \"demo:reviewer\"\n";
+    let Some(r) = Remote::start(&bin, "", true, Some(config), None) else {
+        return;
+    };
+    r.t.wait_for("Message Far@127.0.0.1");
+    r.t.type_text("please review the parser");
+    r.t.keys(&["Enter"]);
+    r.t.wait("the answer, and the turn over", |s| {
+        s.contains("Review of your change")
+            && s.contains("── demo-reviewer-1 ·")
+            && s.contains("· idle")
+    });
+    r.t.type_text("/clear");
+    r.t.keys(&["Enter"]);
+    r.t.wait("an empty pane in a new session", |s| {
+        s.contains("new session") && !s.contains("Review of your change")
+    });
+    r.t.type_text("/resume");
+    r.t.keys(&["Enter"]);
+    r.t.wait("the host's session in the picker", |s| {
+        s.contains("resume a session") && s.contains("please review the parser")
+    });
+    r.t.keys(&["Enter"]);
+    r.t.wait("the old conversation, from the host", |s| {
+        s.contains("Review of your change") && !s.contains("resume a session")
+    });
+    r.t.keys(&["C-b", "d"]);
+    r.t.wait_for("HIVE-EXIT=0");
+}

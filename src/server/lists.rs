@@ -1,14 +1,18 @@
-//! `@` file completion for a console on another machine (issue 30): the
-//! pane's files are on this machine, so the server lists them (as the
-//! console's own finder would, `files::list`) and sends the list to the
-//! client that asked, whose finder matches in it. Only the pane's own
-//! working directory is listed, never a path a client names.
+//! What a console on another machine (issue 30) cannot read on its own:
+//! a pane's files (`@` completion) and its history sessions (`/resume`),
+//! which are on this machine. The server lists them off its loop and sends
+//! the list to the client that asked: the files as the console's own finder
+//! would list them (`files::list`), only the pane's own working directory,
+//! never a path a client names; the sessions of the pane's agent from this
+//! machine's history.
 
 use std::path::PathBuf;
 
 use tokio::sync::mpsc;
 
 use super::clients::ClientId;
+use crate::config::AgentConfig;
+use crate::history::sessions;
 use crate::wire::ServerMsg;
 
 /// Files sent at most (a home directory must not make one huge frame).
@@ -28,7 +32,7 @@ impl Listings {
     /// Lists pane `pane`'s files for client `to` on the blocking pool.
     /// `cwd`: the pane's working directory (`Some(None)`: the server's);
     /// `None`: no such pane, which gets an empty list.
-    pub(super) fn list(&self, to: ClientId, pane: usize, cwd: Option<Option<PathBuf>>) {
+    pub(super) fn files(&self, to: ClientId, pane: usize, cwd: Option<Option<PathBuf>>) {
         let tx = self.tx.clone();
         tokio::task::spawn_blocking(move || {
             let root = cwd.map(|c| c.or_else(|| std::env::current_dir().ok()));
@@ -45,10 +49,43 @@ impl Listings {
         });
     }
 
+    /// Lists the history sessions of pane `pane`'s agent (`None`: no such
+    /// pane: an empty list) for client `to`, newest first.
+    pub(super) fn sessions(&self, to: ClientId, pane: usize, agent: Option<String>) {
+        let tx = self.tx.clone();
+        tokio::task::spawn_blocking(move || {
+            let store = crate::history::Store::user();
+            let list = agent.map_or_else(Vec::new, |a| sessions::list(&store, &a, None));
+            let _ = tx.send((to, ServerMsg::Sessions { pane, list }));
+        });
+    }
+
     /// The next list made, and whom it is for.
     pub(super) async fn next(&mut self) -> Option<(ClientId, ServerMsg)> {
         self.rx.recv().await
     }
+}
+
+/// The resume handle to switch `agent` to its session `session` with:
+/// `None` when there is no such session in this machine's history (the
+/// request is dropped), `Some(None)` when the agent starts a new agent
+/// session on it (hive kept no handle, or the agent cannot resume).
+pub(super) fn handle(
+    agent: &AgentConfig,
+    session: &str,
+    can_resume: bool,
+) -> Option<Option<String>> {
+    let store = crate::history::Store::user();
+    if !store
+        .sessions(&agent.id)
+        .iter()
+        .any(|s| s.session == session)
+    {
+        tracing::warn!(agent = %agent.id, "resume of an unknown session {session:?} dropped");
+        return None;
+    }
+    let opened = sessions::open(&store, agent, session, crate::history::DEFAULT_TAIL_RECORDS);
+    Some(opened.resume.filter(|_| can_resume))
 }
 
 #[cfg(test)]
@@ -62,7 +99,7 @@ mod tests {
         std::fs::write(dir.path().join("src/main.rs"), "").unwrap();
         std::fs::write(dir.path().join("README.md"), "").unwrap();
         let mut l = Listings::new();
-        l.list(4, 1, Some(Some(dir.path().to_owned())));
+        l.files(4, 1, Some(Some(dir.path().to_owned())));
         let (to, msg) = l.next().await.unwrap();
         assert_eq!(to, 4);
         assert_eq!(
@@ -74,7 +111,7 @@ mod tests {
             }
         );
         // No such pane: nothing listed.
-        l.list(5, 9, None);
+        l.files(5, 9, None);
         let (to, msg) = l.next().await.unwrap();
         assert_eq!(to, 5);
         assert!(matches!(msg, ServerMsg::Files { paths, .. } if paths.is_empty()));
