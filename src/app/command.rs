@@ -169,3 +169,23 @@ impl Outbox {
         self.0.retain(|c| !matches!(c, AppCommand::Git(_)));
     }
 }
+
+/// The console's way to ask its server (or, through the mux, the server
+/// that runs the pane) for what is not a runner command: the git service
+/// of the worktree panes (src/server/worktrees.rs), and what only the
+/// machine of a remote pane can read, its files and history sessions
+/// (src/server/lists.rs). The answers come back with the server's other
+/// messages (`FromServer::Worktree`, `Files`, `Sessions`).
+pub(crate) struct ServerRequests {
+    sender: crate::client::Sender,
+}
+
+impl ServerRequests {
+    pub(crate) fn new(sender: crate::client::Sender) -> Self {
+        Self { sender }
+    }
+
+    pub(crate) fn send(&self, msg: crate::wire::ClientMsg) {
+        self.sender.send(&msg);
+    }
+}

@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::state::App;
-use super::{Outlets, build_app, dispatch, draw, pace, screen, tty, worktree};
+use super::{Outlets, build_app, command, dispatch, draw, pace, screen, tty};
 use crate::client::{Connection, FromServer, Sender};
 use crate::config::Config;
 use crate::provider::DiagnosticLevel;
@@ -128,14 +128,14 @@ async fn event_loop(
         incoming,
         writer,
     } = conn;
-    let git = worktree::GitLink::new(sender.clone());
+    let requests = command::ServerRequests::new(sender.clone());
     let mut wiring = Wiring {
         incoming,
         sender,
         focused: None,
         drafts: vec![String::new(); app.panes.len()],
         typed: false,
-        git,
+        requests,
         searcher,
         search_rx,
         woken,
@@ -177,7 +177,8 @@ struct Wiring {
     drafts: Vec<String>,
     /// A key or a paste came in since the drafts were compared.
     typed: bool,
-    git: worktree::GitLink,
+    /// Git, file and session requests for the server.
+    requests: command::ServerRequests,
     searcher: crate::search::Searcher,
     search_rx: mpsc::UnboundedReceiver<crate::search::SearchEvent>,
     woken: Woken,
@@ -191,7 +192,7 @@ impl Wiring {
         app.now = Instant::now().into_std();
         let out = Outlets {
             runners: Some(&self.sender),
-            git: Some(&self.git),
+            requests: Some(&self.requests),
             search: Some(&self.searcher),
             terminal: None,
         };

@@ -132,7 +132,7 @@ pub fn background_every(config: &Config) -> Option<Duration> {
 #[derive(Default)]
 struct Outlets<'a> {
     runners: Option<&'a dyn RunnerSink>,
-    git: Option<&'a worktree::GitLink>,
+    requests: Option<&'a command::ServerRequests>,
     search: Option<&'a crate::search::Searcher>,
     terminal: Option<&'a mut dyn Write>,
 }
@@ -146,7 +146,7 @@ fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
         AppCommand::Git(_)
         | AppCommand::ListFiles { .. }
         | AppCommand::ListSessions { .. }
-        | AppCommand::Resume { .. } => out.git.is_some(),
+        | AppCommand::Resume { .. } => out.requests.is_some(),
         AppCommand::Search(_) => out.search.is_some(),
         AppCommand::Terminal(_) => has_terminal,
         AppCommand::Notify(_) => true,
@@ -164,23 +164,23 @@ fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
                 }
             }
             AppCommand::Git(req) => {
-                if let Some(g) = out.git {
-                    g.send(req);
+                if let Some(r) = out.requests {
+                    r.send(crate::wire::ClientMsg::Worktree(req));
                 }
             }
             AppCommand::ListFiles { pane } => {
-                if let Some(g) = out.git {
-                    g.ask(crate::wire::ClientMsg::Files { pane });
+                if let Some(r) = out.requests {
+                    r.send(crate::wire::ClientMsg::Files { pane });
                 }
             }
             AppCommand::ListSessions { pane } => {
-                if let Some(g) = out.git {
-                    g.ask(crate::wire::ClientMsg::Sessions { pane });
+                if let Some(r) = out.requests {
+                    r.send(crate::wire::ClientMsg::Sessions { pane });
                 }
             }
             AppCommand::Resume { pane, session } => {
-                if let Some(g) = out.git {
-                    g.ask(crate::wire::ClientMsg::Resume { pane, session });
+                if let Some(r) = out.requests {
+                    r.send(crate::wire::ClientMsg::Resume { pane, session });
                 }
             }
             AppCommand::Search(req) => {

@@ -425,30 +425,3 @@ impl App {
         }
     }
 }
-
-/// The console's end of the git service, which runs in the server that
-/// runs the panes (src/server/worktrees.rs), on this machine or another:
-/// requests go out as `ClientMsg::Worktree` (the mux sends each to the
-/// pane's server), answers come back with the server's other messages
-/// (`FromServer::Worktree`, applied by `App::on_worktree`).
-pub(crate) struct GitLink {
-    sender: crate::client::Sender,
-}
-
-impl GitLink {
-    pub(crate) fn new(sender: crate::client::Sender) -> Self {
-        Self { sender }
-    }
-
-    /// Hands the server's service a request.
-    pub(crate) fn send(&self, request: WorktreeRequest) {
-        self.sender.send(&crate::wire::ClientMsg::Worktree(request));
-    }
-
-    /// Asks the server of a pane on another machine what only it can
-    /// read: the pane's files (`@`) or history sessions (`/resume`); the
-    /// answers are `FromServer::Files` and `Sessions`.
-    pub(crate) fn ask(&self, msg: crate::wire::ClientMsg) {
-        self.sender.send(&msg);
-    }
-}
