@@ -45,16 +45,6 @@ impl App {
         }
     }
 
-    /// Each pane's worktree, by number (what the git service works on).
-    pub(crate) fn worktree_panes(&self) -> Vec<(usize, Worktree)> {
-        self.panes
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| p.host.is_none())
-            .filter_map(|(i, p)| Some((i, p.worktree.clone()?)))
-            .collect()
-    }
-
     pub(crate) fn has_worktrees(&self) -> bool {
         self.panes.iter().any(|p| p.worktree.is_some())
     }

@@ -230,6 +230,8 @@ mod tests {
                 restored: Restored::default(),
                 events: Vec::new(),
                 draft: String::new(),
+                window: 1,
+                parent: None,
                 host: None,
             };
             Snapshot {

@@ -126,7 +126,7 @@ pub(super) struct Server {
     /// The git service of the worktree panes (src/server/worktrees.rs).
     pub(super) worktrees: super::worktrees::Worktrees,
     /// Panes' files and sessions for consoles elsewhere (src/server/lists.rs).
-    lists: super::lists::Listings,
+    pub(super) lists: super::lists::Listings,
     /// Numbers every runner event, so a snapshot can tell which happened
     /// while nobody was attached.
     seq: u64,
@@ -249,7 +249,7 @@ impl Server {
                     }
                 }
                 Some(stream) = self.consoles.recv() => self.clients.accept(stream),
-                Some(ev) = self.worktrees.next() => self.worktrees.deliver(ev, &mut self.clients),
+                Some(ev) = self.worktrees.next() => self.worktrees.deliver(ev, &mut self.clients, &self.order),
                 Some((id, msg)) = self.lists.next() => self.clients.send(id, &msg),
                 Some(ev) = self.clients.next() => {
                     if let Some(why) = self.on_client(ev) {
@@ -383,7 +383,7 @@ impl Server {
                 tracing::info!(client = id, "a client caught up: fresh snapshot");
                 let snap = self.snapshot();
                 self.clients.send_snapshot(id, snap);
-                self.worktrees.catch_up(id, &mut self.clients);
+                self.worktrees.catch_up(id, &mut self.clients, &self.order);
             }
         }
         None
@@ -395,7 +395,7 @@ impl Server {
                 let first = self.clients.count() == 0;
                 let snap = self.snapshot();
                 self.clients.send_snapshot(id, snap);
-                self.worktrees.catch_up(id, &mut self.clients);
+                self.worktrees.catch_up(id, &mut self.clients, &self.order);
                 if let Some(link) = self.clients.get_mut(id) {
                     link.attached = true;
                 }
@@ -430,24 +430,12 @@ impl Server {
             ClientMsg::Edit(edit) => self.edit_from(id, edit),
             ClientMsg::Detach => self.left(id, "detached"),
             ClientMsg::Stop => return Some("stopped from a console".into()),
-            ClientMsg::Worktree(req) => self.worktrees.request(id, req),
-            ClientMsg::Files { pane } => {
-                let cwd = self.panes.get(pane).map(|p| p.agent.cwd.clone());
-                self.lists.files(id, pane, cwd);
-            }
-            ClientMsg::Sessions { pane } => {
-                let agent = self.panes.get(pane).map(|p| p.agent.id.clone());
-                self.lists.sessions(id, pane, agent);
-            }
+            ClientMsg::Worktree(req) => self.worktrees.request(id, req, &self.order),
+            msg @ (ClientMsg::Files { .. } | ClientMsg::Sessions { .. }) => self.list_for(id, msg),
             ClientMsg::Resume { pane, session } => {
-                let runner = self.runners.get(pane).and_then(Option::as_ref);
-                let can_resume = runner.is_some_and(|r| r.capabilities.resume);
-                let agent = self.panes.get(pane).map(|p| &p.agent);
-                if let Some(resume) =
-                    agent.and_then(|a| super::lists::handle(a, &session, can_resume))
-                {
+                if let Some((slot, resume)) = self.resume_of(pane, &session) {
                     // From no client: every client, the asker too, gets the Reset.
-                    self.command(pane, RunnerCommand::SwitchSession { session, resume }, None);
+                    self.command(slot, RunnerCommand::SwitchSession { session, resume }, None);
                 }
             }
         }

@@ -28,7 +28,7 @@ use crate::runner::RunnerCommand;
 
 /// Bumped whenever a message changes shape: a client and a server of
 /// different protocols refuse each other with a clear reason.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// What a console writes first on the socket; `hive ctl` writes JSON lines,
 /// which never start with NUL.

@@ -36,9 +36,6 @@ impl DiffScope {
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum WorktreeRequest {
-    /// The panes changed (issue 32: made, closed, moved at runtime): each
-    /// pane's worktree now, by number.
-    Panes(Vec<(usize, Worktree)>),
     TurnStarted {
         pane: usize,
     },
@@ -81,6 +78,19 @@ pub enum WorktreeRequest {
     HandOff {
         pane: usize,
         message: Option<String>,
+    },
+    /// A pane made at runtime has this worktree (the server's to say: a
+    /// client can neither send nor receive it).
+    #[serde(skip)]
+    Track {
+        pane: usize,
+        worktree: Box<Worktree>,
+    },
+    /// The pane was closed: its worktree (which stays on disk) is no
+    /// longer compared with the others.
+    #[serde(skip)]
+    Untrack {
+        pane: usize,
     },
 }
 
@@ -153,8 +163,10 @@ impl WorktreeRequest {
             | Self::Commit { pane, .. }
             | Self::Reject { pane, .. }
             | Self::Reset { pane }
-            | Self::HandOff { pane, .. } => Some(pane),
-            Self::CheckOverlaps | Self::Panes(_) => None,
+            | Self::HandOff { pane, .. }
+            | Self::Track { pane, .. }
+            | Self::Untrack { pane } => Some(pane),
+            Self::CheckOverlaps => None,
         }
     }
 
@@ -165,7 +177,8 @@ impl WorktreeRequest {
             Self::TurnStarted { .. }
                 | Self::TurnEnded { .. }
                 | Self::CheckOverlaps
-                | Self::Panes(_)
+                | Self::Track { .. }
+                | Self::Untrack { .. }
         )
     }
 }
@@ -243,18 +256,6 @@ struct Service {
 impl Service {
     fn handle(&mut self, req: WorktreeRequest) {
         match req {
-            WorktreeRequest::Panes(worktrees) => {
-                let now: HashMap<usize, Worktree> = worktrees.into_iter().collect();
-                if now != self.worktrees {
-                    // What was kept by number belongs to other panes now.
-                    self.worktrees = now;
-                    self.turn_start.clear();
-                    self.last_turn.clear();
-                    self.last_turn_from.clear();
-                    self.check_overlaps();
-                    self.predict(None);
-                }
-            }
             WorktreeRequest::TurnStarted { pane } => self.turn_started(pane),
             WorktreeRequest::TurnEnded { pane } => self.turn_ended(pane),
             WorktreeRequest::Diff { pane, scope } => self.diff(pane, scope),
@@ -294,6 +295,19 @@ impl Service {
                 self.predict(Some(&[pane]));
             }
             WorktreeRequest::CheckOverlaps => {
+                self.check_overlaps();
+                self.predict(None);
+            }
+            WorktreeRequest::Track { pane, worktree } => {
+                self.worktrees.insert(pane, *worktree);
+                self.check_overlaps();
+                self.predict(Some(&[pane]));
+            }
+            WorktreeRequest::Untrack { pane } => {
+                self.worktrees.remove(&pane);
+                self.turn_start.remove(&pane);
+                self.last_turn.remove(&pane);
+                self.last_turn_from.remove(&pane);
                 self.check_overlaps();
                 self.predict(None);
             }
