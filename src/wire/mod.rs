@@ -90,7 +90,7 @@ pub enum ClientMsg {
     /// (src/server/worktrees.rs).
     Worktree(crate::worktree::WorktreeRequest),
     /// List the files of the pane's working directory, for `@` completion
-    /// in a console on another machine (src/server/files.rs).
+    /// in a console on another machine (src/server/lists.rs).
     Files { pane: usize },
     /// List the pane's history sessions (`/resume` in a console on another
     /// machine, whose own history does not have them).
