@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 use super::clients::ClientId;
 use crate::config::AgentConfig;
 use crate::history::sessions;
-use crate::wire::{ClientMsg, ServerMsg};
+use crate::wire::ServerMsg;
 
 /// Files sent at most (a home directory must not make one huge frame).
 const MAX_SENT: usize = 100_000;
@@ -66,40 +66,15 @@ impl Listings {
     }
 }
 
-impl super::serve::Server {
-    /// Client `to` asks for the files or the sessions of its pane `n` (as
-    /// it numbers them; no such pane: an empty list).
-    pub(super) fn list_for(&mut self, to: ClientId, msg: ClientMsg) {
-        let pane_of = |n: usize| self.order.get(n).and_then(|&s| self.panes.get(s));
-        match msg {
-            ClientMsg::Files { pane } => {
-                let cwd = pane_of(pane).map(|p| p.agent.cwd.clone());
-                self.lists.files(to, pane, cwd);
-            }
-            ClientMsg::Sessions { pane } => {
-                let agent = pane_of(pane).map(|p| p.agent.id.clone());
-                self.lists.sessions(to, pane, agent);
-            }
-            _ => {}
-        }
-    }
-
-    /// The slot of a client's pane `n` and the handle to switch it to
-    /// `session` with (`None`: no such pane, or no such session here).
-    pub(super) fn resume_of(&self, n: usize, session: &str) -> Option<(usize, Option<String>)> {
-        let slot = *self.order.get(n)?;
-        let runner = self.runners.get(slot).and_then(Option::as_ref);
-        let can_resume = runner.is_some_and(|r| r.capabilities.resume);
-        let agent = &self.panes.get(slot)?.agent;
-        Some((slot, handle(agent, session, can_resume)?))
-    }
-}
-
 /// The resume handle to switch `agent` to its session `session` with:
 /// `None` when there is no such session in this machine's history (the
 /// request is dropped), `Some(None)` when the agent starts a new agent
 /// session on it (hive kept no handle, or the agent cannot resume).
-fn handle(agent: &AgentConfig, session: &str, can_resume: bool) -> Option<Option<String>> {
+pub(super) fn handle(
+    agent: &AgentConfig,
+    session: &str,
+    can_resume: bool,
+) -> Option<Option<String>> {
     let store = crate::history::Store::user();
     if !store
         .sessions(&agent.id)
