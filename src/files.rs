@@ -3,7 +3,9 @@
 //! files skipped, symlinks not followed, never outside the directory) into
 //! a `nucleo` matcher, which scores them on its own threads. The UI thread
 //! only sets the query and reads the top matches, so 100k files never
-//! stall a keypress.
+//! stall a keypress. A pane on another machine has its files listed there,
+//! by its server ([`list`]), and handed to a finder that waits for them
+//! ([`FileFinder::awaiting`], [`FileFinder::fill`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -53,7 +55,7 @@ impl FileFinder {
         let spawned = std::thread::Builder::new()
             .name("hive-files".into())
             .spawn(move || {
-                walk(&r, &injector, &c);
+                walk(&r, &c, MAX_FILES, &|rel| push(&injector, rel));
                 w.store(true, Ordering::SeqCst);
                 wake();
             });
@@ -67,6 +69,35 @@ impl FileFinder {
             query: String::new(),
             walked,
             count,
+        }
+    }
+
+    /// A finder of files listed elsewhere: none until [`Self::fill`].
+    pub(crate) fn awaiting(wake: Wake) -> Self {
+        Self {
+            matcher: Nucleo::new(
+                Config::DEFAULT.match_paths(),
+                Arc::new(move || wake()),
+                None,
+                1,
+            ),
+            root: PathBuf::new(),
+            query: String::new(),
+            walked: Arc::new(AtomicBool::new(false)),
+            count: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// The files listed elsewhere (relative paths), all of them: the
+    /// listing is complete.
+    pub(crate) fn fill(&mut self, paths: Vec<String>) {
+        if self.walked.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        self.count.store(paths.len(), Ordering::SeqCst);
+        let injector = self.matcher.injector();
+        for p in paths {
+            push(&injector, p);
         }
     }
 
@@ -105,8 +136,33 @@ impl FileFinder {
     }
 }
 
-/// Lists the files under `root` into `injector` (parallel, git-aware).
-fn walk(root: &Path, injector: &Injector<String>, count: &AtomicUsize) {
+fn push(injector: &Injector<String>, rel: String) {
+    injector.push(rel, |path, cols| {
+        cols[0] = Utf32String::from(path.as_str());
+    });
+}
+
+/// The files under `root` as the finder lists them (relative,
+/// `/`-separated), at most `max`; and whether that is all of them. For a
+/// server to send a console on another machine.
+pub(crate) fn list(root: &Path, max: usize) -> (Vec<String>, bool) {
+    let found = std::sync::Mutex::new(Vec::new());
+    let count = AtomicUsize::new(0);
+    walk(root, &count, max, &|rel| {
+        if let Ok(mut f) = found.lock() {
+            f.push(rel);
+        }
+    });
+    let mut found = found.into_inner().unwrap_or_default();
+    found.sort();
+    let all = count.load(Ordering::SeqCst) <= max;
+    found.truncate(max);
+    (found, all)
+}
+
+/// Lists the files under `root` into `sink`, at most `max` (parallel,
+/// git-aware).
+fn walk(root: &Path, count: &AtomicUsize, max: usize, sink: &(dyn Fn(String) + Sync)) {
     let walker = ignore::WalkBuilder::new(root)
         .hidden(true)
         .follow_links(false)
@@ -121,14 +177,11 @@ fn walk(root: &Path, injector: &Injector<String>, count: &AtomicUsize) {
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return ignore::WalkState::Continue;
             }
-            if count.fetch_add(1, Ordering::Relaxed) >= MAX_FILES {
+            if count.fetch_add(1, Ordering::Relaxed) >= max {
                 return ignore::WalkState::Quit;
             }
             if let Ok(rel) = entry.path().strip_prefix(root) {
-                let rel = rel.to_string_lossy().replace('\\', "/");
-                injector.push(rel, |path, cols| {
-                    cols[0] = Utf32String::from(path.as_str());
-                });
+                sink(rel.to_string_lossy().replace('\\', "/"));
             }
             ignore::WalkState::Continue
         })

@@ -13,11 +13,27 @@ use crate::worktree::WorktreeRequest;
 #[derive(Debug, Clone)]
 pub enum AppCommand {
     /// For pane `pane`'s runner.
-    Runner { pane: usize, cmd: RunnerCommand },
+    Runner {
+        pane: usize,
+        cmd: RunnerCommand,
+    },
     /// For the server: a pane made, closed, renamed or moved.
     Edit(crate::wire::edit::PaneEdit),
     /// For the git service (diffs, commits, overlap checks).
     Git(WorktreeRequest),
+    /// For the server of a pane on another machine: list its files (`@`).
+    ListFiles {
+        pane: usize,
+    },
+    /// For the server of a pane on another machine: list its history
+    /// sessions (`/resume`), or switch it to one.
+    ListSessions {
+        pane: usize,
+    },
+    Resume {
+        pane: usize,
+        session: String,
+    },
     /// For the search worker.
     Search(Request),
     /// Bytes for the terminal after the next frame (bell, OSC 9 and 52,
@@ -151,5 +167,25 @@ impl Outbox {
     /// Forgets the requests queued for the git service.
     pub fn clear_git_requests(&mut self) {
         self.0.retain(|c| !matches!(c, AppCommand::Git(_)));
+    }
+}
+
+/// The console's way to ask its server (or, through the mux, the server
+/// that runs the pane) for what is not a runner command: the git service
+/// of the worktree panes (src/server/worktrees.rs), and what only the
+/// machine of a remote pane can read, its files and history sessions
+/// (src/server/lists.rs). The answers come back with the server's other
+/// messages (`FromServer::Worktree`, `Files`, `Sessions`).
+pub(crate) struct ServerRequests {
+    sender: crate::client::Sender,
+}
+
+impl ServerRequests {
+    pub(crate) fn new(sender: crate::client::Sender) -> Self {
+        Self { sender }
+    }
+
+    pub(crate) fn send(&self, msg: crate::wire::ClientMsg) {
+        self.sender.send(&msg);
     }
 }

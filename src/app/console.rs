@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::state::App;
-use super::{Outlets, build_app, dispatch, draw, pace, screen, tty, worktree};
+use super::{Outlets, build_app, command, dispatch, draw, pace, screen, tty};
 use crate::client::{Connection, FromServer, Sender};
 use crate::config::Config;
 use crate::provider::DiagnosticLevel;
@@ -128,13 +128,14 @@ async fn event_loop(
         incoming,
         writer,
     } = conn;
+    let requests = command::ServerRequests::new(sender.clone());
     let mut wiring = Wiring {
         incoming,
         sender,
         focused: None,
         drafts: vec![String::new(); app.panes.len()],
         typed: false,
-        git: worktree::GitLink::start(app),
+        requests,
         searcher,
         search_rx,
         woken,
@@ -176,7 +177,8 @@ struct Wiring {
     drafts: Vec<String>,
     /// A key or a paste came in since the drafts were compared.
     typed: bool,
-    git: worktree::GitLink,
+    /// Git, file and session requests for the server.
+    requests: command::ServerRequests,
     searcher: crate::search::Searcher,
     search_rx: mpsc::UnboundedReceiver<crate::search::SearchEvent>,
     woken: Woken,
@@ -190,7 +192,7 @@ impl Wiring {
         app.now = Instant::now().into_std();
         let out = Outlets {
             runners: Some(&self.sender),
-            git: Some(&self.git),
+            requests: Some(&self.requests),
             search: Some(&self.searcher),
             terminal: None,
         };
@@ -261,6 +263,19 @@ impl Wiring {
             FromServer::Lost(why) => return Some(Ended::Lost(why)),
             FromServer::Link(state) => {
                 on_link(app, state);
+                pace.soon();
+            }
+            FromServer::Worktree(ev) => {
+                app.on_worktree(ev);
+                pace.soon();
+            }
+            FromServer::Files { pane, paths, .. } => {
+                if app.on_files(pane, paths) {
+                    pace.soon();
+                }
+            }
+            FromServer::Sessions { pane, list } => {
+                app.on_sessions(pane, list);
                 pace.soon();
             }
             FromServer::NotSent(why) => {
@@ -339,7 +354,7 @@ impl Wiring {
                     pace.soon();
                 }
                 Some(()) = self.woken.0.recv() => self.woken(app, &mut pace),
-                wake = self.git.next(app.overlap_check_at) => if app.on_git(wake) { pace.soon() },
+                _ = crate::timer::sleep_until(app.overlap_check_at.map(Instant::from_std)) => app.due_overlap_check(),
                 sig = signals.next() => if on_signal(sig, terminal, &mut pace)? {
                     return Ok(Ended::Detached);
                 },

@@ -86,6 +86,15 @@ impl App {
             p.composer.mention = None;
             return;
         };
+        if p.composer.files.is_none() && p.host.is_some() {
+            // Its files are on its host: its server lists them.
+            let wake = wake.unwrap_or_else(|| Arc::new(|| {}));
+            p.composer.files = Some(FileFinder::awaiting(wake));
+            let pane = self.focus;
+            self.outbox
+                .push(super::command::AppCommand::ListFiles { pane });
+            return self.refresh_mention();
+        }
         if p.composer.files.is_none() {
             let root = p
                 .agent
@@ -104,6 +113,20 @@ impl App {
         let mut menu = Menu::completion(MenuKind::Files, p.composer.file_items());
         menu.note = p.composer.file_note();
         p.composer.menu = Some(menu);
+    }
+
+    /// Pane `pane`'s files, listed by its server: its finder takes them.
+    /// True: the focused pane's menu shows them (redraw).
+    pub fn on_files(&mut self, pane: usize, paths: Vec<String>) -> bool {
+        let Some(f) = self
+            .panes
+            .get_mut(pane)
+            .and_then(|p| p.composer.files.as_mut())
+        else {
+            return false;
+        };
+        f.fill(paths);
+        pane == self.focus && self.tick_files()
     }
 
     /// The finder has news (woken from its threads): refresh the focused

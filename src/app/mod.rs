@@ -132,7 +132,7 @@ pub fn background_every(config: &Config) -> Option<Duration> {
 #[derive(Default)]
 struct Outlets<'a> {
     runners: Option<&'a dyn RunnerSink>,
-    git: Option<&'a worktree::GitLink>,
+    requests: Option<&'a command::ServerRequests>,
     search: Option<&'a crate::search::Searcher>,
     terminal: Option<&'a mut dyn Write>,
 }
@@ -143,7 +143,10 @@ fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
     let has_terminal = out.terminal.is_some();
     let ready = |c: &AppCommand| match c {
         AppCommand::Runner { .. } | AppCommand::Edit(_) => out.runners.is_some(),
-        AppCommand::Git(_) => out.git.is_some(),
+        AppCommand::Git(_)
+        | AppCommand::ListFiles { .. }
+        | AppCommand::ListSessions { .. }
+        | AppCommand::Resume { .. } => out.requests.is_some(),
         AppCommand::Search(_) => out.search.is_some(),
         AppCommand::Terminal(_) => has_terminal,
         AppCommand::Notify(_) => true,
@@ -161,8 +164,23 @@ fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
                 }
             }
             AppCommand::Git(req) => {
-                if let Some(g) = out.git {
-                    g.send(req);
+                if let Some(r) = out.requests {
+                    r.send(crate::wire::ClientMsg::Worktree(req));
+                }
+            }
+            AppCommand::ListFiles { pane } => {
+                if let Some(r) = out.requests {
+                    r.send(crate::wire::ClientMsg::Files { pane });
+                }
+            }
+            AppCommand::ListSessions { pane } => {
+                if let Some(r) = out.requests {
+                    r.send(crate::wire::ClientMsg::Sessions { pane });
+                }
+            }
+            AppCommand::Resume { pane, session } => {
+                if let Some(r) = out.requests {
+                    r.send(crate::wire::ClientMsg::Resume { pane, session });
                 }
             }
             AppCommand::Search(req) => {

@@ -5,6 +5,7 @@
 
 use chrono::{FixedOffset, Offset, TimeZone};
 
+use super::command::AppCommand;
 use super::menu::{Menu, MenuItem, MenuKind};
 use super::state::App;
 use crate::event::Usage;
@@ -20,7 +21,8 @@ impl App {
     /// Why the focused pane cannot switch sessions now, if it cannot.
     fn session_blocker(&self) -> Option<String> {
         let p = self.focused()?;
-        if self.history.is_none() {
+        // A remote pane's history is its host's, whatever this one keeps.
+        if self.history.is_none() && p.host.is_none() {
             return Some("hive keeps no history here: no sessions to switch".into());
         }
         if p.is_terminal() {
@@ -38,16 +40,44 @@ impl App {
         })
     }
 
+    /// The host of the focused pane when it runs on another machine: its
+    /// sessions are in that machine's history, which its server reads
+    /// (this console must never offer its own instead).
+    fn remote_host(&self) -> Option<String> {
+        self.focused()?.host.clone()
+    }
+
     /// `/resume`: the picker of this agent's sessions.
     pub(crate) fn open_session_picker(&mut self) {
         if let Some(why) = self.session_blocker() {
             return self.refuse(why);
         }
+        if let Some(host) = self.remote_host() {
+            let pane = self.focus;
+            self.outbox.push(AppCommand::ListSessions { pane });
+            return self.set_status(format!("asking {host} for the sessions…"));
+        }
         let (Some(store), Some(p)) = (self.history.as_ref(), self.focused()) else {
             return;
         };
+        let list = sessions::list(store, &p.agent.id, p.history_session.as_deref());
+        self.session_picker(list);
+    }
+
+    /// The sessions of a remote pane, listed by its server: the picker,
+    /// if that pane still has the focus.
+    pub fn on_sessions(&mut self, pane: usize, list: Vec<SessionSummary>) {
+        if pane == self.focus && self.session_blocker().is_none() {
+            self.session_picker(list);
+        }
+    }
+
+    /// The picker of `list`, or why there is nothing to pick.
+    fn session_picker(&mut self, list: Vec<SessionSummary>) {
+        let Some(p) = self.focused() else {
+            return;
+        };
         let current = p.history_session.clone();
-        let list = sessions::list(store, &p.agent.id, current.as_deref());
         if list.iter().all(|s| Some(&s.session) == current.as_ref()) {
             let name = p.name().to_owned();
             return self.refuse(format!("{name} has no earlier sessions in hive's history"));
@@ -67,6 +97,14 @@ impl App {
     pub(crate) fn resume_session(&mut self, session: &str) {
         if let Some(why) = self.session_blocker() {
             return self.refuse(why);
+        }
+        if let Some(host) = self.remote_host() {
+            // Its server finds the session and its handle in its history;
+            // the pane's `Reset` shows it here.
+            let pane = self.focus;
+            let session = session.to_owned();
+            self.set_status(format!("resuming session {session} on {host}…"));
+            return self.outbox.push(AppCommand::Resume { pane, session });
         }
         let (Some(store), Some(p)) = (self.history.as_ref(), self.focused()) else {
             return;

@@ -101,11 +101,8 @@ impl App {
         }
         // From no pane: the pane focused turns its tally into its digest.
         self.set_focus(focus.min(self.panes.len().saturating_sub(1)));
-        // Panes may have come, gone or moved: the git service learns whose
-        // worktree is whose.
-        let worktrees = self.worktree_panes();
-        self.outbox
-            .git(crate::worktree::WorktreeRequest::Panes(worktrees));
+        // Panes may have come, gone or moved: the git service, in the
+        // server, knows them by slot (src/server/worktrees.rs).
         self.best_of_ready();
     }
 

@@ -235,7 +235,6 @@ impl App {
         let i = update.pane;
         match &update.event {
             PaneEvent::Turn(t) => {
-                self.worktree_turn(i, t);
                 let ended = !matches!(t, TurnEvent::TurnStarted { .. });
                 if ended && i == self.focus {
                     self.interrupt_done();

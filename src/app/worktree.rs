@@ -1,13 +1,11 @@
 //! The console's side of per-agent worktrees (issue 19): which pane runs in
 //! which worktree, the diff view's model (`/diff`, `Ctrl+B g`), its keys,
-//! and the overlap warnings. Git itself runs in `worktree::service`; this
-//! file only queues requests (`App::outbox`) and applies the typed
-//! events that come back.
-
-use std::time::Instant;
+//! and the overlap warnings. Git itself runs in `worktree::service`, in the
+//! server that runs the pane (issue 30: the repository is on that
+//! machine); this file only queues requests (`App::outbox`) and applies the
+//! typed events that come back.
 
 use crossterm::event::{KeyCode, KeyEvent};
-use tokio::sync::mpsc;
 
 use super::inbox::InboxEvent;
 use super::overlay::{Confirm, DiffView};
@@ -18,7 +16,6 @@ use crate::provider::DiagnosticLevel;
 
 /// The inbox kind of an overlapping-edits warning.
 const OVERLAP: &str = "overlap";
-use crate::upsert::TurnEvent;
 use crate::upsert::UpsertKind;
 use crate::worktree::{
     BringMode, DiffScope, Overlap, Worktree, WorktreeError, WorktreeEvent, WorktreeRequest,
@@ -48,16 +45,6 @@ impl App {
         }
     }
 
-    /// Each pane's worktree, by number (what the git service works on).
-    pub(crate) fn worktree_panes(&self) -> Vec<(usize, Worktree)> {
-        self.panes
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| p.host.is_none())
-            .filter_map(|(i, p)| Some((i, p.worktree.clone()?)))
-            .collect()
-    }
-
     pub(crate) fn has_worktrees(&self) -> bool {
         self.panes.iter().any(|p| p.worktree.is_some())
     }
@@ -65,12 +52,6 @@ impl App {
     /// Opens the focused pane's diff view (overall).
     pub(crate) fn open_diff(&mut self) {
         let pane = self.focus;
-        if let Some(host) = self.panes.get(pane).and_then(|p| p.host.clone()) {
-            self.set_status(format!(
-                "this pane runs on {host}: its diff is not available from this console yet"
-            ));
-            return;
-        }
         if self.panes.get(pane).is_none_or(|p| p.worktree.is_none()) {
             self.set_status("this pane has no worktree (set worktree = true on its agent)");
             return;
@@ -88,17 +69,6 @@ impl App {
                 scope: v.scope,
             });
         }
-    }
-
-    /// Turn boundaries of worktree panes: snapshot at the start, diff at the end.
-    pub(super) fn worktree_turn(&mut self, pane: usize, t: &TurnEvent) {
-        if self.panes.get(pane).is_none_or(|p| p.worktree.is_none()) {
-            return;
-        }
-        self.outbox.git(match t {
-            TurnEvent::TurnStarted { .. } => WorktreeRequest::TurnStarted { pane },
-            _ => WorktreeRequest::TurnEnded { pane },
-        });
     }
 
     /// Terminal panes have no turns: their output schedules one overlap
@@ -442,73 +412,6 @@ impl App {
                 }
             }
             _ => {}
-        }
-    }
-}
-
-/// Why the event loop woke for the git side.
-#[derive(Debug)]
-pub(crate) enum GitWake {
-    Event(WorktreeEvent),
-    /// The scheduled overlap check is due.
-    CheckDue,
-}
-
-/// The console's end of the git service (none without worktree panes).
-pub(crate) struct GitLink {
-    tx: Option<mpsc::UnboundedSender<WorktreeRequest>>,
-    rx: Option<mpsc::UnboundedReceiver<WorktreeEvent>>,
-}
-
-impl GitLink {
-    /// Starts the service for the app's worktree panes, if it has any.
-    pub(crate) fn start(app: &App) -> Self {
-        // Started even without a worktree pane: one may be made at runtime.
-        let (events, rx) = mpsc::unbounded_channel();
-        let panes = app.worktree_panes();
-        Self {
-            tx: Some(crate::worktree::spawn_service(panes, events)),
-            rx: Some(rx),
-        }
-    }
-
-    /// Hands the service a request (dropped when no pane has a worktree).
-    pub(crate) fn send(&self, request: WorktreeRequest) {
-        if let Some(tx) = &self.tx {
-            let _ = tx.send(request);
-        }
-    }
-
-    /// Waits for the service's next event or the overlap check at
-    /// `check_at`. (Requests go out before, through `send`, so a `select!`
-    /// that drops the future loses nothing.)
-    pub(crate) async fn next(&mut self, check_at: Option<Instant>) -> GitWake {
-        let event = async {
-            match self.rx.as_mut() {
-                Some(rx) => rx.recv().await,
-                None => None,
-            }
-        };
-        tokio::select! {
-            Some(ev) = event => GitWake::Event(ev),
-            _ = crate::timer::sleep_until(check_at.map(tokio::time::Instant::from_std)) => GitWake::CheckDue,
-            else => std::future::pending().await,
-        }
-    }
-}
-
-impl App {
-    /// Applies what woke the loop on the git side; true: redraw.
-    pub(crate) fn on_git(&mut self, wake: GitWake) -> bool {
-        match wake {
-            GitWake::Event(ev) => {
-                self.on_worktree(ev);
-                true
-            }
-            GitWake::CheckDue => {
-                self.due_overlap_check();
-                false
-            }
         }
     }
 }

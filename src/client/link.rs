@@ -107,7 +107,7 @@ impl Link {
             ClientMsg::Draft { pane, text } => {
                 self.drafts.insert(pane, text);
             }
-            ClientMsg::Command { .. } => {
+            ClientMsg::Command { .. } | ClientMsg::Worktree(_) if msg_is_asked(&msg) => {
                 let _ = self
                     .out
                     .send(FromServer::NotSent(format!(
@@ -227,5 +227,14 @@ impl Link {
             }
             Err(e) => self.schedule(e.to_string()).await,
         }
+    }
+}
+
+/// A message whose sender waits for its effect (a runner command, a git
+/// request that is answered): said to be not sent, rather than lost.
+fn msg_is_asked(msg: &ClientMsg) -> bool {
+    match msg {
+        ClientMsg::Worktree(req) => req.is_answered(),
+        _ => true,
     }
 }

@@ -6,6 +6,7 @@
 
 mod link;
 mod mux;
+mod mux_git;
 mod session;
 pub mod transport;
 
@@ -43,6 +44,19 @@ pub enum FromServer {
     Notice {
         text: String,
         focus: Option<usize>,
+    },
+    /// The server's git service answered, or its worktrees' state changed.
+    Worktree(crate::worktree::WorktreeEvent),
+    /// A pane's files, listed by its server (`ClientMsg::Files`).
+    Files {
+        pane: usize,
+        paths: Vec<String>,
+        complete: bool,
+    },
+    /// A pane's history sessions, listed by its server (`ClientMsg::Sessions`).
+    Sessions {
+        pane: usize,
+        list: Vec<crate::history::sessions::SessionSummary>,
     },
 }
 

@@ -37,6 +37,8 @@ pub(super) struct Member {
     /// Its panes' numbers in the console's layout.
     range: Range<usize>,
     state: State,
+    /// Its git state, for the console's union (src/client/mux_git.rs).
+    git: super::mux_git::GitState,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +64,7 @@ impl Member {
             was_up: up,
             tx,
             range: 0..0,
+            git: Default::default(),
             state: if up {
                 State::Up
             } else {
@@ -90,6 +93,8 @@ pub(super) struct Mux {
     focus: usize,
     /// Events held while the first snapshot was made.
     early: Vec<(usize, FromServer)>,
+    /// The console was last sent some git state (so an empty one is news).
+    git_shown: bool,
 }
 
 impl Mux {
@@ -100,6 +105,7 @@ impl Mux {
             merge: None,
             focus: 0,
             early: Vec::new(),
+            git_shown: false,
         }
     }
 
@@ -214,6 +220,23 @@ impl Mux {
                     let _ = self.members[i].tx.send(ClientMsg::Edit(edit));
                 }
             }
+            ClientMsg::Worktree(req) => self.git_request(req).await,
+            ClientMsg::Files { pane } => {
+                if let Some((i, p)) = self.owner(pane) {
+                    let _ = self.members[i].tx.send(ClientMsg::Files { pane: p });
+                }
+            }
+            ClientMsg::Sessions { pane } => {
+                if let Some((i, p)) = self.owner(pane) {
+                    let _ = self.members[i].tx.send(ClientMsg::Sessions { pane: p });
+                }
+            }
+            ClientMsg::Resume { pane, session } => {
+                if let Some((i, p)) = self.owner(pane) {
+                    let msg = ClientMsg::Resume { pane: p, session };
+                    let _ = self.members[i].tx.send(msg);
+                }
+            }
             ClientMsg::Stop => {
                 for m in &self.members {
                     let msg = if m.remote {
@@ -274,8 +297,12 @@ impl Mux {
                     .send(FromServer::NotSent(format!("{name}: {why}")))
                     .await;
             }
-            msg
-            @ (FromServer::Update(_) | FromServer::Reset { .. } | FromServer::Notice { .. }) => {
+            msg @ (FromServer::Update(_)
+            | FromServer::Reset { .. }
+            | FromServer::Notice { .. }
+            | FromServer::Worktree(_)
+            | FromServer::Files { .. }
+            | FromServer::Sessions { .. }) => {
                 if let Some(merge) = self.merge.as_mut() {
                     // Awaited: its snapshot has this; in: after the merge.
                     if !merge.waiting.contains(&i) {
@@ -293,8 +320,8 @@ impl Mux {
     }
 
     /// An event of member `i`, its pane re-numbered for the console.
-    async fn forward(&self, i: usize, msg: FromServer) {
-        let range = &self.members[i].range;
+    async fn forward(&mut self, i: usize, msg: FromServer) {
+        let range = &self.members[i].range.clone();
         let global = |p: usize| (p < range.len()).then_some(range.start + p);
         let msg = match msg {
             FromServer::Update(PaneUpdate { pane, event }) => match global(pane) {
@@ -309,9 +336,67 @@ impl Mux {
                 text,
                 focus: focus.and_then(global),
             },
+            FromServer::Worktree(ev) => match self.members[i].git.take(ev) {
+                Some(answer) => match super::mux_git::answer_for_console(answer, range) {
+                    Some(ev) => FromServer::Worktree(ev),
+                    None => return,
+                },
+                None => return self.git_state().await,
+            },
+            FromServer::Files {
+                pane,
+                paths,
+                complete,
+            } => match global(pane) {
+                Some(pane) => FromServer::Files {
+                    pane,
+                    paths,
+                    complete,
+                },
+                None => return,
+            },
+            FromServer::Sessions { pane, list } => match global(pane) {
+                Some(pane) => FromServer::Sessions { pane, list },
+                None => return,
+            },
             other => other,
         };
         let _ = self.out.send(msg).await;
+    }
+
+    /// A git request about one pane goes to its server (said not sent when
+    /// that server is not connected), one about all of them to each.
+    async fn git_request(&mut self, req: crate::worktree::WorktreeRequest) {
+        use super::mux_git::{Route, route};
+        let answered = req.is_answered();
+        match route(req, |g| self.owner(g)) {
+            Route::One(i, req) if self.members[i].state == State::Up => {
+                let _ = self.members[i].tx.send(ClientMsg::Worktree(req));
+            }
+            Route::One(i, _) if answered => {
+                let why = format!("not sent: {} is not connected", self.members[i].name);
+                let _ = self.out.send(FromServer::NotSent(why)).await;
+            }
+            Route::All(req) => {
+                for m in self.members.iter().filter(|m| m.state == State::Up) {
+                    let _ = m.tx.send(ClientMsg::Worktree(req.clone()));
+                }
+            }
+            Route::One(..) | Route::Nowhere => {}
+        }
+    }
+
+    /// Every server's git state, as one, to the console.
+    async fn git_state(&mut self) {
+        let empty = self.members.iter().all(|m| m.git.is_empty());
+        let shown = std::mem::replace(&mut self.git_shown, !empty);
+        if empty && !shown {
+            return;
+        }
+        let members = self.members.iter().map(|m| (&m.git, &m.range));
+        for ev in super::mux_git::merged(members) {
+            let _ = self.out.send(FromServer::Worktree(ev)).await;
+        }
     }
 
     /// Member `i` sent a fresh snapshot: start or advance a merge.
@@ -361,6 +446,8 @@ impl Mux {
         };
         let snap = self.merged(merge.got);
         let _ = self.out.send(FromServer::Snapshot(Box::new(snap))).await;
+        // The layout moved: the git state in the console's new numbers.
+        self.git_state().await;
         for (i, msg) in merge.held {
             self.forward(i, msg).await;
         }
@@ -404,7 +491,10 @@ impl Mux {
                     server.get_or_insert(s.server);
                     panes.extend(s.panes);
                 }
-                None => panes.push(placeholder(&m.name, &m.state)),
+                None => {
+                    panes.push(placeholder(&m.name, &m.state));
+                    m.git = Default::default();
+                }
             }
             m.range = start..panes.len();
         }

@@ -133,6 +133,24 @@ async fn handshake(
     }
 }
 
+/// An answer to one of this client's requests, or the git state.
+fn answer(msg: ServerMsg) -> Option<FromServer> {
+    Some(match msg {
+        ServerMsg::Worktree(ev) => FromServer::Worktree(ev),
+        ServerMsg::Files {
+            pane,
+            paths,
+            complete,
+        } => FromServer::Files {
+            pane,
+            paths,
+            complete,
+        },
+        ServerMsg::Sessions { pane, list } => FromServer::Sessions { pane, list },
+        _ => return None,
+    })
+}
+
 /// Frames in, `Incoming` out, until the connection ends (then `Lost`, with
 /// ssh's reason when it gave one).
 async fn read_loop(
@@ -199,6 +217,10 @@ async fn read_loop(
             // The connection's end follows (as `Lost`): a stopping
             // console waits for it.
             ServerMsg::Bye { reason } => FromServer::Bye(reason),
+            answer => match self::answer(answer) {
+                Some(m) => m,
+                None => continue,
+            },
         };
         if out.send(Incoming::Msg(next)).await.is_err() {
             return;

@@ -16,9 +16,11 @@ use super::{OlderPage, PaneHistory, assemble};
 use crate::config::AgentConfig;
 
 /// One past session as the picker lists it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SessionSummary {
     pub session: String,
+    /// Its file (never sent to a console: a path of the server's machine).
+    #[serde(skip)]
     pub path: PathBuf,
     /// Milliseconds since the epoch of the first record (else the file's
     /// modification time).

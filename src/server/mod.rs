@@ -7,12 +7,15 @@
 //! moment without any agent noticing. [`daemon`] starts a server in a
 //! session of its own, finds the running ones, and stops them.
 
+mod asks;
 mod clients;
 pub mod daemon;
 pub mod layout;
+mod lists;
 pub mod log;
 mod panes;
 mod serve;
 mod teams;
+mod worktrees;
 
 pub use serve::run;

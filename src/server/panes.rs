@@ -136,6 +136,9 @@ impl Server {
         let id = pane.agent.id.clone();
         let failed = pane.failed.clone();
         let worktree = pane.worktree.as_ref().map(|w| w.path.clone());
+        if let Some(w) = &pane.worktree {
+            self.worktrees.track(slot, w.clone());
+        }
         self.panes.push(pane);
         self.runners.push(runner);
         self.order.push(slot);
@@ -318,6 +321,7 @@ impl Server {
         pane.log.reset(Default::default());
         self.ops.close(slot);
         self.control.close_pane(slot);
+        self.worktrees.untrack(slot);
         self.order.retain(|&s| s != slot);
     }
 
@@ -393,6 +397,8 @@ impl Server {
         let snap = self.snapshot();
         for id in ids {
             self.clients.send_snapshot(id, snap.clone());
+            // The git state in the panes' new numbers.
+            self.worktrees.catch_up(id, &mut self.clients, &self.order);
         }
     }
 }

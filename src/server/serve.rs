@@ -131,6 +131,10 @@ pub(super) struct Server {
     /// Console clients as they connect.
     consoles: mpsc::Receiver<tokio::net::UnixStream>,
     pub(super) clients: Clients,
+    /// The git service of the worktree panes (src/server/worktrees.rs).
+    pub(super) worktrees: super::worktrees::Worktrees,
+    /// Panes' files and sessions for consoles elsewhere (src/server/lists.rs).
+    pub(super) lists: super::lists::Listings,
     /// Numbers every runner event, so a snapshot can tell which happened
     /// while nobody was attached.
     seq: u64,
@@ -201,6 +205,8 @@ impl Server {
             started: chrono::Utc::now().timestamp(),
         };
         Ok(Self {
+            worktrees: super::worktrees::Worktrees::start(panes.iter().map(|p| p.worktree.clone())),
+            lists: super::lists::Listings::new(),
             info,
             order: (0..panes.len()).collect(),
             panes,
@@ -256,6 +262,8 @@ impl Server {
                     }
                 }
                 Some(stream) = self.consoles.recv() => self.clients.accept(stream),
+                Some(ev) = self.worktrees.next() => self.worktrees.deliver(ev, &mut self.clients, &self.order),
+                Some((id, msg)) = self.lists.next() => self.clients.send(id, &msg),
                 Some(ev) = self.clients.next() => {
                     if let Some(why) = self.on_client(ev) {
                         return Ok(why);
@@ -289,6 +297,7 @@ impl Server {
         self.seq += 1;
         self.ops.observe(&update);
         self.control.observe(&update);
+        self.worktrees.observe(&update);
         let slot = update.pane;
         // Clients number the open panes in their order.
         let position = self.position(slot);
@@ -387,6 +396,7 @@ impl Server {
                 tracing::info!(client = id, "a client caught up: fresh snapshot");
                 let snap = self.snapshot();
                 self.clients.send_snapshot(id, snap);
+                self.worktrees.catch_up(id, &mut self.clients, &self.order);
             }
         }
         None
@@ -398,6 +408,7 @@ impl Server {
                 let first = self.clients.count() == 0;
                 let snap = self.snapshot();
                 self.clients.send_snapshot(id, snap);
+                self.worktrees.catch_up(id, &mut self.clients, &self.order);
                 if let Some(link) = self.clients.get_mut(id) {
                     link.attached = true;
                 }
@@ -432,6 +443,14 @@ impl Server {
             ClientMsg::Edit(edit) => self.edit_from(id, edit),
             ClientMsg::Detach => self.left(id, "detached"),
             ClientMsg::Stop => return Some("stopped from a console".into()),
+            ClientMsg::Worktree(req) => self.worktrees.request(id, req, &self.order),
+            msg @ (ClientMsg::Files { .. } | ClientMsg::Sessions { .. }) => self.list_for(id, msg),
+            ClientMsg::Resume { pane, session } => {
+                if let Some((slot, resume)) = self.resume_of(pane, &session) {
+                    // From no client: every client, the asker too, gets the Reset.
+                    self.command(slot, RunnerCommand::SwitchSession { session, resume }, None);
+                }
+            }
         }
         None
     }

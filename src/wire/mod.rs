@@ -28,7 +28,7 @@ use crate::runner::RunnerCommand;
 
 /// Bumped whenever a message changes shape: a client and a server of
 /// different protocols refuse each other with a clear reason.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// What a console writes first on the socket; `hive ctl` writes JSON lines,
 /// which never start with NUL.
@@ -86,6 +86,19 @@ pub enum ClientMsg {
     Detach,
     /// Stop every agent and the server.
     Stop,
+    /// For the server's git service: a diff, a merge, a review step
+    /// (src/server/worktrees.rs).
+    Worktree(crate::worktree::WorktreeRequest),
+    /// List the files of the pane's working directory, for `@` completion
+    /// in a console on another machine (src/server/lists.rs).
+    Files { pane: usize },
+    /// List the pane's history sessions (`/resume` in a console on another
+    /// machine, whose own history does not have them).
+    Sessions { pane: usize },
+    /// Switch the pane to its history session `session`, the server
+    /// finding the agent's resume handle in its own history; every client,
+    /// this one too, gets the pane's `Reset`.
+    Resume { pane: usize, session: String },
 }
 
 /// What the server tells a client.
@@ -128,6 +141,21 @@ pub enum ServerMsg {
     Notice { text: String, focus: Option<usize> },
     /// The server is stopping (or dropped this client), and why.
     Bye { reason: String },
+    /// The git service's answer to this client's `Worktree` request, or
+    /// its state (overlaps, changes, predicted conflicts) for every client.
+    Worktree(crate::worktree::WorktreeEvent),
+    /// The files of the pane's working directory (relative paths), to the
+    /// client that asked; `complete`: all of them, not the first so many.
+    Files {
+        pane: usize,
+        paths: Vec<String>,
+        complete: bool,
+    },
+    /// The pane's history sessions, newest first, to the client that asked.
+    Sessions {
+        pane: usize,
+        list: Vec<crate::history::sessions::SessionSummary>,
+    },
 }
 
 impl ServerMsg {

@@ -90,13 +90,26 @@ fn first_window() -> usize {
 
 impl PaneSnapshot {
     /// Titled `name@host`; its working directory and worktree are paths on
-    /// the host, which this console must never open here (a diff, a file
-    /// completion): they are dropped.
+    /// the host, which this console must never open here (a file
+    /// completion): the cwd is dropped, and the worktree's paths become
+    /// labels (`host:/path`, for a hand-off's text). The worktree itself
+    /// stays, so its diff, merge and review are offered: they run on the
+    /// host, at its server (src/server/worktrees.rs).
     pub fn set_host(&mut self, host: &str) {
         let name = self.agent.display_name().to_owned();
         self.agent.name = Some(format!("{name}@{host}"));
         self.agent.cwd = None;
-        self.worktree = None;
+        if let Some(w) = &mut self.worktree {
+            let label = |p: &std::path::Path| {
+                let text = format!("{host}:{}", p.display());
+                std::path::PathBuf::from(crate::sanitize::neutralize(&text).into_owned())
+            };
+            w.repo = label(&w.repo);
+            w.path = label(&w.path);
+            w.cwd = label(&w.cwd);
+            w.branch = crate::sanitize::neutralize(&w.branch).into_owned();
+            w.agent_id = crate::sanitize::neutralize(&w.agent_id).into_owned();
+        }
         self.host = Some(host.to_owned());
     }
 }

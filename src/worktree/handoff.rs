@@ -12,7 +12,7 @@ use super::git::Git;
 use super::merge::commit_all;
 
 /// One conflicted file as the rebase left it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ConflictedFile {
     pub path: String,
     /// `git status` code: `UU` both changed, `AA` both added, `DU`/`UD`
@@ -23,7 +23,7 @@ pub struct ConflictedFile {
 }
 
 /// What the hand-off did.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct HandOff {
     pub branch: String,
     /// The main checkout's branch (or `HEAD` when detached).

@@ -10,7 +10,7 @@ use std::path::Path;
 use super::WorktreeError;
 use super::git::Git;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum BringMode {
     /// A merge commit of the agent's branch.
     Merge,
@@ -27,7 +27,7 @@ impl BringMode {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct MergeOutcome {
     pub mode: BringMode,
     pub branch: String,

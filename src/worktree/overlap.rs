@@ -4,7 +4,7 @@
 
 use super::diff::FileDiff;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct OverlapFile {
     pub path: String,
     /// Some hunk of one agent touches lines a hunk of the other touches
@@ -13,7 +13,7 @@ pub struct OverlapFile {
 }
 
 /// Two agents whose changes meet.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Overlap {
     pub a: String,
     pub b: String,

@@ -18,7 +18,7 @@ const MAX_WORKERS: usize = 4;
 
 /// A merge that would conflict: agent `a` with agent `b`, or with the main
 /// checkout's HEAD when `b` is `None`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Conflict {
     pub a: String,
     pub b: Option<String>,
@@ -42,7 +42,7 @@ impl Conflict {
 
 /// What the predictor found: the conflicts, and which agents have work the
 /// main checkout does not have yet (in pane order).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Prediction {
     pub conflicts: Vec<Conflict>,
     pub pending: Vec<String>,

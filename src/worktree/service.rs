@@ -17,7 +17,7 @@ use super::predict::{Prediction, Predictor};
 use super::review;
 use super::{Worktree, WorktreeError};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum DiffScope {
     /// Everything since the branch left the main checkout.
     Overall,
@@ -34,11 +34,8 @@ impl DiffScope {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum WorktreeRequest {
-    /// The panes changed (issue 32: made, closed, moved at runtime): each
-    /// pane's worktree now, by number.
-    Panes(Vec<(usize, Worktree)>),
     TurnStarted {
         pane: usize,
     },
@@ -82,12 +79,25 @@ pub enum WorktreeRequest {
         pane: usize,
         message: Option<String>,
     },
+    /// A pane made at runtime has this worktree (the server's to say: a
+    /// client can neither send nor receive it).
+    #[serde(skip)]
+    Track {
+        pane: usize,
+        worktree: Box<Worktree>,
+    },
+    /// The pane was closed: its worktree (which stays on disk) is no
+    /// longer compared with the others.
+    #[serde(skip)]
+    Untrack {
+        pane: usize,
+    },
 }
 
 /// One file a worktree changed: (path, lines added, lines removed).
 pub type FileChange = (String, usize, usize);
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum WorktreeEvent {
     Diff {
         pane: usize,
@@ -131,6 +141,63 @@ pub enum WorktreeEvent {
         pane: usize,
         result: Result<Option<String>, String>,
     },
+}
+
+impl WorktreeRequest {
+    /// The request a runner's turn event makes of a worktree pane: a
+    /// snapshot at the start, a diff at the end.
+    pub fn of_turn(pane: usize, turn: &crate::upsert::TurnEvent) -> Self {
+        match turn {
+            crate::upsert::TurnEvent::TurnStarted { .. } => Self::TurnStarted { pane },
+            _ => Self::TurnEnded { pane },
+        }
+    }
+
+    /// The pane it is about (`None`: every pane), to re-number it.
+    pub fn pane_mut(&mut self) -> Option<&mut usize> {
+        match self {
+            Self::TurnStarted { pane }
+            | Self::TurnEnded { pane }
+            | Self::Diff { pane, .. }
+            | Self::Bring { pane, .. }
+            | Self::Commit { pane, .. }
+            | Self::Reject { pane, .. }
+            | Self::Reset { pane }
+            | Self::HandOff { pane, .. }
+            | Self::Track { pane, .. }
+            | Self::Untrack { pane } => Some(pane),
+            Self::CheckOverlaps => None,
+        }
+    }
+
+    /// Whether the service answers it with one event of its own.
+    pub fn is_answered(&self) -> bool {
+        !matches!(
+            self,
+            Self::TurnStarted { .. }
+                | Self::TurnEnded { .. }
+                | Self::CheckOverlaps
+                | Self::Track { .. }
+                | Self::Untrack { .. }
+        )
+    }
+}
+
+impl WorktreeEvent {
+    /// The pane of an answer to one request (`None`: the service's state,
+    /// sent unasked). Each request but `TurnStarted`, `TurnEnded` and
+    /// `CheckOverlaps` is answered by exactly one such event, in order.
+    pub fn pane_mut(&mut self) -> Option<&mut usize> {
+        match self {
+            Self::Diff { pane, .. }
+            | Self::Brought { pane, .. }
+            | Self::Rejected { pane, .. }
+            | Self::Reset { pane, .. }
+            | Self::HandedOff { pane, .. }
+            | Self::Committed { pane, .. } => Some(pane),
+            Self::Overlaps(_) | Self::Changed(_) | Self::Conflicts(_) => None,
+        }
+    }
 }
 
 /// Starts the service for the panes that have worktrees.
@@ -189,18 +256,6 @@ struct Service {
 impl Service {
     fn handle(&mut self, req: WorktreeRequest) {
         match req {
-            WorktreeRequest::Panes(worktrees) => {
-                let now: HashMap<usize, Worktree> = worktrees.into_iter().collect();
-                if now != self.worktrees {
-                    // What was kept by number belongs to other panes now.
-                    self.worktrees = now;
-                    self.turn_start.clear();
-                    self.last_turn.clear();
-                    self.last_turn_from.clear();
-                    self.check_overlaps();
-                    self.predict(None);
-                }
-            }
             WorktreeRequest::TurnStarted { pane } => self.turn_started(pane),
             WorktreeRequest::TurnEnded { pane } => self.turn_ended(pane),
             WorktreeRequest::Diff { pane, scope } => self.diff(pane, scope),
@@ -240,6 +295,19 @@ impl Service {
                 self.predict(Some(&[pane]));
             }
             WorktreeRequest::CheckOverlaps => {
+                self.check_overlaps();
+                self.predict(None);
+            }
+            WorktreeRequest::Track { pane, worktree } => {
+                self.worktrees.insert(pane, *worktree);
+                self.check_overlaps();
+                self.predict(Some(&[pane]));
+            }
+            WorktreeRequest::Untrack { pane } => {
+                self.worktrees.remove(&pane);
+                self.turn_start.remove(&pane);
+                self.last_turn.remove(&pane);
+                self.last_turn_from.remove(&pane);
                 self.check_overlaps();
                 self.predict(None);
             }

@@ -429,3 +429,64 @@ fn at_opens_the_file_finder_and_tab_inserts_the_path() {
     assert!(c.app.panes[0].composer.menu.is_none());
     assert!(c.app.outbox.runner_commands().is_empty());
 }
+
+/// Issue 30: a pane on another machine has its files there. `@` asks its
+/// server for the list instead of walking this machine's directory (which
+/// here holds a file the host does not), and matches in what comes back.
+#[test]
+fn at_in_a_remote_pane_matches_the_files_its_server_lists() {
+    use hive::app::command::AppCommand;
+    let here = tempfile::tempdir().unwrap();
+    std::fs::write(here.path().join("local_secret.rs"), "").unwrap();
+    let mut c = switchable();
+    c.app.panes[0].agent.cwd = Some(here.path().to_owned());
+    c.app.panes[0].host = Some("box".into());
+    typ(&mut c.app, "see @mai");
+    let asked = c
+        .app
+        .outbox
+        .drain_where(|c| matches!(c, AppCommand::ListFiles { .. }));
+    assert!(
+        matches!(asked[..], [AppCommand::ListFiles { pane: 0 }]),
+        "{asked:?}"
+    );
+    let menu = |c: &Console| {
+        c.app.panes[0]
+            .composer
+            .menu
+            .as_ref()
+            .map(|m| m.note.clone())
+            .unwrap_or_default()
+    };
+    assert!(menu(&c).starts_with("listing files"), "{}", menu(&c));
+    c.app.on_files(
+        0,
+        vec![
+            "README.md".into(),
+            "src/main.rs".into(),
+            "src/ui/x.rs".into(),
+        ],
+    );
+    for _ in 0..200 {
+        c.app.tick_files();
+        let ready = c.app.panes[0]
+            .composer
+            .menu
+            .as_ref()
+            .is_some_and(|m| !m.visible().is_empty());
+        if ready {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    c.app.on_key(key(KeyCode::Tab));
+    assert_eq!(c.app.panes[0].composer.text(), "see @src/main.rs ");
+    // Asked once: the list is the pane's from now on.
+    typ(&mut c.app, "@READ");
+    assert!(
+        c.app
+            .outbox
+            .drain_where(|c| matches!(c, AppCommand::ListFiles { .. }))
+            .is_empty()
+    );
+}

@@ -301,6 +301,67 @@ fn resume_key_and_refusals() {
     assert!(c.transcript().contains("a turn is running"));
 }
 
+/// Issue 30: a pane on another machine has its sessions in that machine's
+/// history. This console's history holds sessions of an agent of the same
+/// id: `/resume` must not offer them. It asks the pane's server, shows the
+/// list that comes back, and a pick asks that server to switch (it finds
+/// the handle in its own history; the pane's `Reset` then shows it).
+#[test]
+fn resume_in_a_remote_pane_lists_and_switches_at_its_server() {
+    use hive::app::command::AppCommand;
+    let dir = tempfile::tempdir().unwrap();
+    let (store, agent) = three_sessions(dir.path());
+    let mut c = console(&store, &agent, resumable());
+    c.app.panes[0].host = Some("box".into());
+    let asked = |c: &mut Console| {
+        c.app.outbox.drain_where(|c| {
+            matches!(
+                c,
+                AppCommand::ListSessions { .. } | AppCommand::Resume { .. }
+            )
+        })
+    };
+    c.typ("/resume");
+    c.key(KeyCode::Enter);
+    assert!(c.app.panes[0].composer.picker.is_none());
+    assert!(
+        matches!(asked(&mut c)[..], [AppCommand::ListSessions { pane: 0 }]),
+        "{:?}",
+        c.app.outbox
+    );
+    // The host's list: one session this machine has never seen.
+    let far = sessions::SessionSummary {
+        session: "20261101T080000-ffffffff".into(),
+        path: Default::default(),
+        started: Some(T_OLDEST),
+        updated: Some(T_OLDEST),
+        first_prompt: "port the parser on the build box".into(),
+        turns: 3,
+        model: Some("far-model".into()),
+    };
+    c.app.on_sessions(0, vec![far.clone()]);
+    let menu = c.app.panes[0]
+        .composer
+        .picker
+        .as_ref()
+        .expect("picker open");
+    let shown: Vec<&str> = menu.visible().iter().map(|i| i.value.as_str()).collect();
+    assert_eq!(shown, [far.session.as_str()]);
+    c.key(KeyCode::Enter);
+    let sent = asked(&mut c);
+    assert!(
+        matches!(&sent[..], [AppCommand::Resume { pane: 0, session }] if *session == far.session),
+        "{sent:?}"
+    );
+    // Nothing of this machine's history, no runner command from here.
+    assert!(c.app.outbox.runner_commands().is_empty());
+    c.typ(&format!("/resume {MIDDLE}"));
+    c.key(KeyCode::Enter);
+    assert!(c.app.outbox.runner_commands().is_empty());
+    let text = c.transcript();
+    assert!(!text.contains("write the release notes"), "{text}");
+}
+
 #[test]
 fn clear_starts_a_new_session_id_and_empties_the_pane() {
     let dir = tempfile::tempdir().unwrap();

@@ -154,21 +154,22 @@ async fn two_demo_agents_work_apart_and_the_diff_view_brings_work_home() {
     assert_eq!(app.panes[2].agent.cwd.as_deref(), Some(root.as_path()));
     let (svc, mut rx) = service(&app);
 
-    // Alpha's turn writes a file; nobody else sees it.
+    // Alpha's turn writes a file; nobody else sees it. The server tells
+    // the service of each turn (src/server/worktrees.rs), not the console.
+    let started = TurnEvent::TurnStarted {
+        turn_id: "t1".into(),
+        session_id: "s".into(),
+        model_id: "demo".into(),
+        provider_id: "script".into(),
+    };
+    svc.send(WorktreeRequest::of_turn(0, &started)).unwrap();
     app.apply(PaneUpdate {
         pane: 0,
-        event: PaneEvent::Turn(TurnEvent::TurnStarted {
-            turn_id: "t1".into(),
-            session_id: "s".into(),
-            model_id: "demo".into(),
-            provider_id: "script".into(),
-        }),
+        event: PaneEvent::Turn(started),
     });
+    assert!(app.outbox.git_requests().is_empty(), "{:?}", app.outbox);
     // The service works in order: once a later request is answered, the
     // turn's start snapshot is taken.
-    for req in app.outbox.take_git_requests() {
-        svc.send(req).unwrap();
-    }
     svc.send(WorktreeRequest::Diff {
         pane: 1,
         scope: worktree::DiffScope::LastTurn,
@@ -184,15 +185,17 @@ async fn two_demo_agents_work_apart_and_the_diff_view_brings_work_home() {
     )
     .unwrap();
     std::fs::write(wa.path.join("main.rs"), "fn main() {\n    new();\n}\n").unwrap();
+    let ended = TurnEvent::TurnComplete {
+        turn_id: "t1".into(),
+        session_id: "s".into(),
+        status: TurnStatus::Completed,
+        usage: None,
+        finish_reason: None,
+    };
+    svc.send(WorktreeRequest::of_turn(0, &ended)).unwrap();
     app.apply(PaneUpdate {
         pane: 0,
-        event: PaneEvent::Turn(TurnEvent::TurnComplete {
-            turn_id: "t1".into(),
-            session_id: "s".into(),
-            status: TurnStatus::Completed,
-            usage: None,
-            finish_reason: None,
-        }),
+        event: PaneEvent::Turn(ended),
     });
     assert!(!wb.path.join("hello.rs").exists());
     assert!(!root.join("hello.rs").exists());

@@ -378,3 +378,150 @@ fn a_local_and_a_remote_server_share_one_grid_and_an_agent_messages_across() {
     t.keys(&["C-b", "d"]);
     t.wait_for("HIVE-EXIT=0");
 }
+
+/// A git repository at `repo` with `config` as its committed hive.toml.
+fn git_repo(repo: &Path, config: &str) {
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(repo)
+            .args(args)
+            .output()
+            .expect("git");
+        assert!(out.status.success(), "git {args:?}");
+    };
+    std::fs::create_dir_all(repo).unwrap();
+    git(&["init", "-q", "-b", "main"]);
+    git(&["config", "user.name", "Test"]);
+    git(&["config", "user.email", "test@example.com"]);
+    std::fs::write(repo.join("README.md"), "hello\n").unwrap();
+    std::fs::write(repo.join("hive.toml"), config).unwrap();
+    git(&["add", "README.md", "hive.toml"]);
+    git(&["commit", "-q", "-m", "initial"]);
+}
+
+/// The last bullet of issue 30: a pane of a `[[host]]`, in a worktree of a
+/// repository on that machine, shows its diff in the local console and
+/// merges there. The host's panes come after a local one, so the console's
+/// numbers are not the host's: the request and its answer are re-numbered
+/// on the way (a wrong number would show the other pane's diff, or none).
+#[test]
+fn a_remote_panes_diff_shows_here_and_merges_on_its_host() {
+    let Some(bin) = bin() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(sshd) = Sshd::start(dir.path(), None) else {
+        return;
+    };
+    sshd.seed_binary(&bin);
+    let project = sshd.remote_home.join("proj");
+    git_repo(
+        &project,
+        "[[agent]]\nid = \"a\"\nprovider = \"pty\"\ncommand = [\"sh\"]\nworktree = true\n\n\
+         [[agent]]\nid = \"b\"\nprovider = \"pty\"\ncommand = [\"sh\"]\nworktree = true\n",
+    );
+    let local = dir.path().join("local");
+    std::fs::create_dir_all(&local).unwrap();
+    std::fs::write(
+        local.join("hive.toml"),
+        format!(
+            "[[agent]]\nid = \"near\"\nname = \"Near\"\nprovider = \"script\"\nscript = \"demo:reviewer\"\n\n\
+             [[host]]\nname = \"box\"\nssh = \"{}@127.0.0.1:{}\"\npath = \"{}\"\n",
+            super::support::sshd::user(),
+            sshd.port,
+            project.display()
+        ),
+    )
+    .unwrap();
+    let mut vars = super::private_env(&local);
+    vars.push(format!("HIVE_SSH={}", sshd.ssh_command()));
+    sshd.masters_in(local.join("hive_state_dir/run/ssh"));
+    let script = format!(
+        "cd {} && {} ; echo HIVE-EXIT=$? ; sleep 600",
+        quote(&local),
+        quote(&bin)
+    );
+    let t = Tmux::start(
+        "w",
+        tempfile::tempdir().expect("tempdir"),
+        (200, 50),
+        &vars,
+        &["sh", "-c", &script],
+    );
+    t.wait("the local pane and the host's worktree panes", |s| {
+        s.contains("Near") && s.contains("a@box ⎇ hive/a") && s.contains("b@box ⎇ hive/b")
+    });
+    t.wait("both remote shell prompts", |s| {
+        ["┃# ", "│# ", "┃$ ", "│$ "]
+            .iter()
+            .map(|p| s.matches(p).count())
+            .sum::<usize>()
+            >= 2
+    });
+    // The third pane here is the host's second.
+    t.keys(&["M-3"]);
+    t.type_text("echo from-b > note.txt && echo WROTE-B");
+    t.keys(&["Enter"]);
+    t.wait_for("WROTE-B");
+    let worktree_b = project.join(".hive/worktrees/b");
+    assert!(worktree_b.join("note.txt").exists());
+    assert!(!project.join("note.txt").exists());
+    t.keys(&["C-b", "g"]);
+    let s = t.wait("the remote pane's diff", |s| {
+        s.contains("diff · b@box · hive/b · overall")
+            && s.contains("A note.txt")
+            && s.contains("+from-b")
+    });
+    assert!(!s.contains("not available"), "{s}");
+    t.keys(&["m"]);
+    t.wait_for("Merge hive/b into the main checkout");
+    t.keys(&["y"]);
+    t.wait_for("merged hive/b (1 commit) into the main checkout: note.txt");
+    // Merged on the host, in its repository; nothing here.
+    assert_eq!(
+        std::fs::read_to_string(project.join("note.txt")).unwrap(),
+        "from-b\n"
+    );
+    assert!(!local.join("note.txt").exists());
+    // After the merge the view reloads: nothing left to bring home.
+    t.wait("the reloaded, empty diff", |s| !s.contains("+from-b"));
+    t.keys(&["Escape"]);
+    t.wait("the panes again", |s| !s.contains("diff · b@box"));
+    t.keys(&["C-b", "d"]);
+    t.wait_for("HIVE-EXIT=0");
+}
+
+/// `/resume` in a remote pane lists the sessions of the host's history
+/// (this machine's has none) and switches to one there: the old
+/// conversation comes back from the host.
+#[test]
+fn resume_in_a_remote_pane_lists_and_reopens_the_hosts_sessions() {
+    let Some(bin) = bin() else { return };
+    let config = "[[agent]]\nid = \"far\"\nname = \"Far\"\nprovider = \"script\"\nscript = \"demo:reviewer\"\n";
+    let Some(r) = Remote::start(&bin, "", true, Some(config), None) else {
+        return;
+    };
+    r.t.wait_for("Message Far@127.0.0.1");
+    r.t.type_text("please review the parser");
+    r.t.keys(&["Enter"]);
+    r.t.wait("the answer, and the turn over", |s| {
+        s.contains("Review of your change")
+            && s.contains("── demo-reviewer-1 ·")
+            && s.contains("· idle")
+    });
+    r.t.type_text("/clear");
+    r.t.keys(&["Enter"]);
+    r.t.wait("an empty pane in a new session", |s| {
+        s.contains("new session") && !s.contains("Review of your change")
+    });
+    r.t.type_text("/resume");
+    r.t.keys(&["Enter"]);
+    r.t.wait("the host's session in the picker", |s| {
+        s.contains("resume a session") && s.contains("please review the parser")
+    });
+    r.t.keys(&["Enter"]);
+    r.t.wait("the old conversation, from the host", |s| {
+        s.contains("Review of your change") && !s.contains("resume a session")
+    });
+    r.t.keys(&["C-b", "d"]);
+    r.t.wait_for("HIVE-EXIT=0");
+}
