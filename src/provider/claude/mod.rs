@@ -525,6 +525,10 @@ impl Session {
                 decision,
             } => self.answer_permission(request_id, decision).await?,
             ProviderCommand::SetModel { model } => {
+                // A stale resume's new process starts with it too.
+                if let Some(r) = self.resuming.as_mut() {
+                    r.agent.model = Some(model.clone());
+                }
                 let id = self.next_id("model");
                 self.write(&control::set_model(&id, &model)).await?;
             }
