@@ -60,7 +60,7 @@ impl Runner {
         let model = self.chosen.model.clone();
         let effort = self.chosen.effort.clone();
         self.spec.agent.model = model.clone().or_else(|| self.configured.model.clone());
-        self.spec.agent.thinking = effort.clone().or_else(|| self.configured.effort.clone());
+        self.spec.agent.thinking = effort.or_else(|| self.configured.effort.clone());
         if let Some(model) = model {
             self.emit(PaneEvent::Session(SessionInfo {
                 model: Some(model),

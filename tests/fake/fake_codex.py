@@ -18,7 +18,8 @@ Behaviour is chosen by words in the prompt:
   fail        end the turn as failed
 Threads whose id starts with `stale` do not exist.
 Every invocation appends its argv, cwd and $HIVE_TEST_MARK (JSON) to $FAKE_CODEX_LOG
-and its pid (and its `sleep` children's) to $FAKE_CODEX_PIDS, if set.
+and its pid (and its `sleep` children's) to $FAKE_CODEX_PIDS, if set. exec appends the
+thread's running total to its rollout under $CODEX_HOME, if set, as the real CLI does.
 """
 
 import json
@@ -125,9 +126,24 @@ def exec_main(args):
     # Like the real CLI, a resumed thread reports the whole thread's usage:
     # turn k of a thread (as far as $FAKE_CODEX_LOG saw it) reports k turns.
     k = 1 + thread_runs(thread) if resume else 1
-    emit({"type": "turn.completed", "usage": {"input_tokens": 100 * k, "cached_input_tokens": 40 * k,
-                                              "cache_write_input_tokens": 0, "output_tokens": 7 * k,
-                                              "reasoning_output_tokens": 0}})
+    total = {"input_tokens": 100 * k, "cached_input_tokens": 40 * k,
+             "cache_write_input_tokens": 0, "output_tokens": 7 * k, "reasoning_output_tokens": 0}
+    # The real CLI records the total (`token_count`) before the turn ends.
+    write_rollout(thread, total)
+    emit({"type": "turn.completed", "usage": total})
+
+
+def write_rollout(thread, total):
+    """Like the real CLI: the thread's running total in its rollout under $CODEX_HOME."""
+    home = os.environ.get("CODEX_HOME")
+    if not home:
+        return
+    day = os.path.join(home, "sessions", "2026", "11", "22")
+    os.makedirs(day, exist_ok=True)
+    path = os.path.join(day, f"rollout-2026-11-22T01-34-40-{thread}.jsonl")
+    with open(path, "a") as f:
+        f.write(json.dumps({"type": "event_msg", "payload": {
+            "type": "token_count", "info": {"total_token_usage": total}}}) + "\n")
 
 
 def thread_runs(thread):

@@ -1041,6 +1041,31 @@ async fn exec_resumed_turns_report_their_own_usage() {
     assert_eq!(turn_usage(&end), None);
 }
 
+/// Issue 34 item 8: the first turn after a restart (or `/resume`) shows
+/// its own usage: the thread's earlier total comes from Codex's rollout.
+#[tokio::test]
+async fn exec_first_turn_after_a_restart_reports_its_own_usage() {
+    let dir = tempdir();
+    let mut a = agent("exec", &dir);
+    let home = dir.path().join("codex-home");
+    a.env
+        .insert("CODEX_HOME".into(), home.to_string_lossy().into_owned());
+    let mut p = pane(a.clone(), None, dir);
+    p.send("hello");
+    p.turn_end().await;
+    p.send("again");
+    assert_eq!(turn_usage(&p.turn_end().await), Some(usage(60, 7, 40)));
+    let thread = p.handles().last().cloned().expect("a thread");
+    p.runner.shutdown().await;
+    // hive restarted: a new provider resumes the thread (the first pane's
+    // folder, which its agent writes to, lives on with it).
+    let mut p = pane(a, Some(&thread), tempdir());
+    p.send("after the restart");
+    let end = p.turn_end().await;
+    assert_eq!(status(&end), Some(TurnStatus::Completed));
+    assert_eq!(turn_usage(&end), Some(usage(60, 7, 40)));
+}
+
 #[tokio::test]
 async fn exec_stale_thread_falls_back_to_a_new_one_visibly() {
     let dir = tempdir();

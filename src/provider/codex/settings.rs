@@ -376,16 +376,7 @@ impl CodexSettings {
         if let Some((_, toml::Value::String(m))) = self.config.iter().find(|(k, _)| k == "model") {
             return Some(m.clone());
         }
-        let var = |k: &str| {
-            self.env
-                .get(k)
-                .cloned()
-                .or_else(|| std::env::var(k).ok())
-                .filter(|v| !v.is_empty())
-        };
-        let home = var("CODEX_HOME")
-            .map(PathBuf::from)
-            .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".codex")))?;
+        let home = self.home()?;
         let text = std::fs::read_to_string(home.join("config.toml")).ok()?;
         let table: toml::Table = toml::from_str(&text).ok()?;
         let profile = self.profile.clone().or_else(|| {
@@ -403,6 +394,23 @@ impl CodexSettings {
                 .map(str::to_owned)
         });
         from_profile.or_else(|| table.get("model")?.as_str().map(str::to_owned))
+    }
+}
+
+impl CodexSettings {
+    /// Codex's own directory (config, rollouts): `$CODEX_HOME` as the agent
+    /// runs it, else `~/.codex`.
+    pub(crate) fn home(&self) -> Option<PathBuf> {
+        let var = |k: &str| {
+            self.env
+                .get(k)
+                .cloned()
+                .or_else(|| std::env::var(k).ok())
+                .filter(|v| !v.is_empty())
+        };
+        var("CODEX_HOME")
+            .map(PathBuf::from)
+            .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".codex")))
     }
 }
 
