@@ -4,7 +4,8 @@ tests: JSONL commands on stdin, responses and events on stdout, shaped like
 pi 0.73.1's. Every message_update repeats the whole partial message, as pi does.
 Behaviour is chosen by keywords in the prompt:
 
-  CRASH         stream a little, write to stderr, exit 5
+  CRASH         stream a little, write to stderr, exit 5 (with GO: only once the file
+                $FAKE_PI_LOG.go exists, so a test can queue a message first)
   SLOW          stream many chunks slowly; honours abort, steer and follow_up
   IGNORE_ABORT  like SLOW but abort is acknowledged and ignored
   MALFORMED     print a non-JSON line mid-stream
@@ -163,6 +164,9 @@ def turn(run, prompt):
     if "CRASH" in prompt:
         emit({"type": "message_start", "message": assistant([])})
         update("text_start", 0, [{"type": "text", "text": "partial"}])
+        go = os.environ.get("FAKE_PI_LOG", "") + ".go"
+        while "GO" in prompt and not os.path.exists(go):
+            time.sleep(0.02)
         sys.stderr.write(f"pi: simulated crash at {time.time():.6f}\n")
         sys.stderr.flush()
         os._exit(5)
