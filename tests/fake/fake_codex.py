@@ -16,6 +16,8 @@ Behaviour is chosen by words in the prompt:
   tool        run a command item
   approve     (app-server) ask approval for a command first
   fail        end the turn as failed
+app-server answers `model/list` with two pages (one model hidden), unless
+$FAKE_CODEX_NO_MODEL_LIST is set (then it does not know the method, as older servers).
 Threads whose id starts with `stale` do not exist.
 Every invocation appends its argv, cwd and $HIVE_TEST_MARK (JSON) to $FAKE_CODEX_LOG
 and its pid (and its `sleep` children's) to $FAKE_CODEX_PIDS, if set. exec appends the
@@ -211,6 +213,16 @@ class AppServer:
                     self.total = {"inputTokens": 1000, "cachedInputTokens": 0, "outputTokens": 50}
                     self.notify("thread/tokenUsage/updated", {"threadId": tid, "turnId": "old-turn",
                                                               "tokenUsage": {"total": self.total, "last": self.total}})
+            elif method == "model/list" and os.environ.get("FAKE_CODEX_NO_MODEL_LIST"):
+                emit({"id": rid, "error": {"code": -32601, "message": "unknown method model/list"}})
+            elif method == "model/list":
+                # Shaped like app-server-protocol v2: pages of `data`, hidden models flagged.
+                pages = {None: ([("gpt-5.5", False), ("gpt-5.5-mini", False)], "p2"),
+                         "p2": ([("codex-internal", True), ("gpt-fid-7", False)], None)}
+                models, cursor = pages.get(params.get("cursor"), ([], None))
+                emit({"id": rid, "result": {"data": [
+                    {"id": m, "model": m, "displayName": m.upper(), "hidden": h, "isDefault": m == "gpt-5.5"}
+                    for m, h in models], "nextCursor": cursor}})
             elif method == "turn/start":
                 self.turn = new_id()
                 self.interrupted.clear()

@@ -15,7 +15,8 @@ Behaviour is chosen by keywords in the prompt:
   THINK         a thinking block before the text
 
 A `--session` id starting with "stale" makes it exit 1 at once (a session
-that no longer exists). Env: FAKE_PI_LOG appends one JSON line per start (argv, pid).
+that no longer exists). Env: FAKE_PI_LOG appends one JSON line per start (argv, pid);
+FAKE_PI_NO_MODELS makes `get_available_models` unknown (as an older pi).
 """
 import json
 import os
@@ -147,6 +148,10 @@ def other(cmd):
                                         "isStreaming": False})
     elif t == "abort":
         respond(cmd, "abort")
+    elif t == "get_available_models" and not os.environ.get("FAKE_PI_NO_MODELS"):
+        respond(cmd, t, data={"models": [
+            {"id": "mock-model", "name": "Mock Model", "provider": "mock", "reasoning": True},
+            {"id": "other-model", "name": "Other", "provider": "elsewhere", "reasoning": False}]})
     else:
         emit({"type": "response", "command": t, "success": False, "error": f"Unknown command: {t}"})
 

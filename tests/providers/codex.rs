@@ -1503,3 +1503,43 @@ async fn exec_model_and_effort_switch_on_the_next_turn() {
     );
     assert!(p.seen.iter().any(|e| matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { model_id, .. }) if model_id == "gpt-new")));
 }
+
+fn models(p: &Pane) -> Option<Vec<String>> {
+    p.seen.iter().find_map(|e| match e {
+        PaneEvent::Models(m) => Some(m.clone()),
+        _ => None,
+    })
+}
+
+/// Issue 34 item 7: the `/model` picker of an app-server pane lists what
+/// `model/list` offers (every page, hidden models left out); a server that
+/// cannot list them leaves the models of the configuration.
+#[tokio::test]
+async fn app_server_models_come_from_model_list_else_from_config() {
+    let dir = tempdir();
+    let mut p = pane(agent("app-server", &dir), None, dir);
+    p.until("models", |e| matches!(e, PaneEvent::Models(_)))
+        .await;
+    assert_eq!(
+        models(&p).unwrap(),
+        ["gpt-5.5", "gpt-5.5-mini", "gpt-fid-7"]
+    );
+
+    let dir = tempdir();
+    let home = dir.path().join("codex-home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("config.toml"),
+        "model = \"base\"\n[profiles.fast]\nmodel = \"quick\"\n",
+    )
+    .unwrap();
+    let mut a = agent("app-server", &dir);
+    a.model = Some("mine".into());
+    a.env
+        .insert("CODEX_HOME".into(), home.to_string_lossy().into_owned());
+    a.env.insert("FAKE_CODEX_NO_MODEL_LIST".into(), "1".into());
+    let mut p = pane(a, None, dir);
+    p.until("models", |e| matches!(e, PaneEvent::Models(_)))
+        .await;
+    assert_eq!(models(&p).unwrap(), ["mine", "base", "quick"]);
+}

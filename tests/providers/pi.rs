@@ -848,3 +848,43 @@ async fn a_crash_with_a_message_queued_is_one_failed_turn() {
     );
     h.send(RunnerCommand::Shutdown);
 }
+
+fn listed_models(pane: &Pane) -> Option<Vec<String>> {
+    pane.seen.iter().find_map(|e| match e {
+        PaneEvent::Models(m) => Some(m.clone()),
+        _ => None,
+    })
+}
+
+/// Issue 34 item 7: the `/model` picker lists pi's models
+/// (`get_available_models`, as `provider/id`, the form `set_model` takes);
+/// a pi that cannot list them leaves the configured model.
+#[tokio::test]
+async fn models_come_from_pi_else_from_config() {
+    let dir = tempdir();
+    let (h, mut pane) = start(fake_agent(dir.path()), None);
+    pane.until("models", |e| matches!(e, PaneEvent::Models(_)))
+        .await;
+    assert_eq!(
+        listed_models(&pane).unwrap(),
+        ["mock/mock-model", "elsewhere/other-model"]
+    );
+    h.send(RunnerCommand::Shutdown);
+
+    let mut agent = fake_agent(dir.path());
+    agent.model = Some("mock-model".into());
+    agent.env.insert("FAKE_PI_NO_MODELS".into(), "1".into());
+    let (h, mut pane) = start(agent, None);
+    pane.until("models", |e| matches!(e, PaneEvent::Models(_)))
+        .await;
+    assert_eq!(listed_models(&pane).unwrap(), ["mock-model"]);
+    assert!(
+        !pane
+            .notices()
+            .iter()
+            .any(|n| n.contains("get_available_models")),
+        "{:?}",
+        pane.notices()
+    );
+    h.send(RunnerCommand::Shutdown);
+}

@@ -144,7 +144,9 @@ struct Driver {
 impl Driver {
     async fn run(mut self, mut rx: mpsc::UnboundedReceiver<ProviderCommand>) {
         // Learn the session id and model; pi answers once it is up.
-        if !self.write(&PiTranslator::state_request()).await {
+        if !self.write(&PiTranslator::state_request()).await
+            || !self.write(&PiTranslator::models_request()).await
+        {
             return self.exited().await;
         }
         loop {
