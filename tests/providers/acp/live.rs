@@ -331,8 +331,7 @@ async fn a_deny_reason_goes_to_the_agent_with_the_next_prompt() {
     let last = l
         .log_lines()
         .into_iter()
-        .filter(|m| m["method"] == "session/prompt")
-        .last()
+        .rfind(|m| m["method"] == "session/prompt")
         .unwrap();
     assert_eq!(last["params"]["prompt"].as_array().unwrap().len(), 1);
 }
