@@ -2,12 +2,13 @@
 //! session (issue 34 item 1): they come back when the pane starts again on
 //! its history and when `/resume` continues a session, and a new session
 //! (`/clear`) goes on with them. Driven through the runner with the real
-//! history store; the agent is codex exec's fake, whose command line shows
-//! what reached it (codex itself warned "recorded with model gpt-fid-7 but
-//! is resuming with gpt-5.5").
+//! history store and the providers' fakes, whose logs show what reached the
+//! agent (codex itself warned "recorded with model gpt-fid-7 but is resuming
+//! with gpt-5.5"): codex exec in full, then a restart for an ACP agent,
+//! gemini and Claude on its stale-session fallback.
 
 use hive::config::AgentConfig;
-use hive::history::{OpenOptions, Store, open_pane_in};
+use hive::history::{OpenOptions, PaneState, Store, open_pane_in};
 use hive::provider::{ProviderSpec, Registry};
 use hive::runner::{RunnerCommand, RunnerOptions, SubmitMode};
 
@@ -28,7 +29,9 @@ fn agent(dir: &std::path::Path) -> AgentConfig {
 /// The pane as the server starts it: on its stored history.
 fn start(store: &Store, agent: &AgentConfig) -> (Pane, String) {
     let mut history = open_pane_in(store, agent, &OpenOptions::default());
-    let factory = Registry::builtin().get("codex").expect("codex");
+    let factory = Registry::builtin()
+        .get(&agent.provider)
+        .expect("a built-in provider");
     let spec = ProviderSpec {
         agent: agent.clone(),
         resume: history.resume.take(),
@@ -110,4 +113,114 @@ async fn model_and_effort_come_back_after_a_restart_and_with_resume() {
     let later = (Some("gpt-other".to_owned()), Some("\"high\"".to_owned()));
     assert_eq!(last_run(dir.path()), later);
     p.runner.shutdown().await;
+}
+
+/// One life of a pane: `/model` and `/effort` (when given), one turn.
+async fn first_life(store: &Store, agent: &AgentConfig, effort: Option<&str>) {
+    let (mut p, _) = start(store, agent);
+    p.runner.send(RunnerCommand::SetModel("gpt-fid-7".into()));
+    if let Some(e) = effort {
+        p.runner.send(RunnerCommand::SetEffort(e.into()));
+    }
+    turn(&mut p, "hello").await;
+    p.runner.shutdown().await;
+}
+
+/// The next life after hive restarted: one turn.
+async fn second_life(store: &Store, agent: &AgentConfig) {
+    let (mut p, _) = start(store, agent);
+    turn(&mut p, "after the restart").await;
+    p.runner.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_acp_agent_gets_them_again_on_its_loaded_session() {
+    let dir = tempdir();
+    let store = Store::at(dir.path().join("data"));
+    let log = dir.path().join("acp.log");
+    let mut agent = AgentConfig::new("ac", "acp");
+    agent.command = fake_command("fake_acp.py");
+    agent.cwd = Some(dir.path().to_owned());
+    agent.env.insert("FAKE_ACP_LOAD".into(), "1".into());
+    agent
+        .env
+        .insert("FAKE_ACP_LOG".into(), log.to_string_lossy().into_owned());
+    first_life(&store, &agent, Some("low")).await;
+    second_life(&store, &agent).await;
+    let lines = jsonl(&log);
+    let load = lines
+        .iter()
+        .rposition(|l| l["method"] == "session/load")
+        .expect("the session was loaded");
+    let after = &lines[load..];
+    assert!(
+        after
+            .iter()
+            .any(|l| l["method"] == "session/set_model" && l["params"]["modelId"] == "gpt-fid-7"),
+        "{after:#?}"
+    );
+    assert!(
+        after
+            .iter()
+            .any(|l| l["method"] == "session/set_config_option"
+                && l["params"]["configId"] == "effort"
+                && l["params"]["value"] == "low"),
+        "{after:#?}"
+    );
+}
+
+#[tokio::test]
+async fn gemini_gets_the_model_again() {
+    let dir = tempdir();
+    let store = Store::at(dir.path().join("data"));
+    let agent = crate::gemini::fake_agent(dir.path());
+    first_life(&store, &agent, None).await;
+    second_life(&store, &agent).await;
+    let runs = crate::gemini::runs(dir.path());
+    let last = runs.last().expect("gemini ran");
+    assert_eq!(
+        crate::support::flag(last, "--model").as_deref(),
+        Some("gpt-fid-7")
+    );
+    assert!(crate::support::flag(last, "--resume").is_some(), "{last}");
+}
+
+/// Claude keeps its model through its own session; when that session is
+/// gone (the stale-session fallback), the new one starts with the choices.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_starts_its_fallback_session_with_them() {
+    let dir = tempdir();
+    let store = Store::at(dir.path().join("data"));
+    let argv_file = dir.path().join("argv.jsonl");
+    let mut agent = AgentConfig::new("cl", "claude");
+    agent.command = fake_command("fake_claude.py");
+    agent.cwd = Some(dir.path().to_owned());
+    agent.env.insert(
+        "FAKE_CLAUDE_ARGV_FILE".into(),
+        argv_file.to_string_lossy().into_owned(),
+    );
+    first_life(&store, &agent, Some("low")).await;
+    // Claude no longer has the conversation.
+    let path = store.state_path(&agent.id);
+    let mut state = PaneState::load(&path).unwrap().unwrap();
+    state.resume = Some("stale-gone".into());
+    state.save(&path).unwrap();
+    second_life(&store, &agent).await;
+    let starts = jsonl(&argv_file);
+    let [.., stale, fallback] = starts.as_slice() else {
+        panic!("{starts:#?}")
+    };
+    assert_eq!(
+        crate::support::flag(stale, "--resume").as_deref(),
+        Some("stale-gone")
+    );
+    assert_eq!(crate::support::flag(fallback, "--resume"), None);
+    assert_eq!(
+        crate::support::flag(fallback, "--model").as_deref(),
+        Some("gpt-fid-7")
+    );
+    assert_eq!(
+        crate::support::flag(fallback, "--effort").as_deref(),
+        Some("low")
+    );
 }
