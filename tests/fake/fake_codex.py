@@ -16,7 +16,8 @@ Behaviour is chosen by words in the prompt:
   tool        run a command item
   approve     (app-server) ask approval for a command first
   fail        end the turn as failed
-app-server answers `model/list` with two pages (one model hidden), unless
+app-server appends every request of hive's (method, params) to $FAKE_CODEX_RPC_LOG, if set,
+and answers `model/list` with two pages (one model hidden), unless
 $FAKE_CODEX_NO_MODEL_LIST is set (then it does not know the method, as older servers).
 Threads whose id starts with `stale` do not exist.
 Every invocation appends its argv, cwd and $HIVE_TEST_MARK (JSON) to $FAKE_CODEX_LOG
@@ -194,6 +195,9 @@ class AppServer:
                     self.response_ready.notify_all()
                 continue
             method, rid, params = msg["method"], msg.get("id"), msg.get("params", {})
+            if os.environ.get("FAKE_CODEX_RPC_LOG"):
+                with open(os.environ["FAKE_CODEX_RPC_LOG"], "a") as f:
+                    f.write(json.dumps({"method": method, "params": params}) + "\n")
             if method == "initialize":
                 emit({"id": rid, "result": {"userAgent": "fake/0.0.0", "platformOs": "linux"}})
             elif method == "initialized":

@@ -9,7 +9,10 @@
 
 use hive::config::AgentConfig;
 use hive::history::{OpenOptions, PaneState, Store, open_pane_in};
-use hive::provider::{ProviderSpec, Registry};
+use std::sync::Arc;
+
+use hive::provider::openai::OpenAiFactory;
+use hive::provider::{ProviderFactory, ProviderSpec, Registry};
 use hive::runner::{RunnerCommand, RunnerOptions, SubmitMode};
 
 use crate::support::{Pane, argv, fake_command, jsonl, tempdir};
@@ -28,10 +31,12 @@ fn agent(dir: &std::path::Path) -> AgentConfig {
 
 /// The pane as the server starts it: on its stored history.
 fn start(store: &Store, agent: &AgentConfig) -> (Pane, String) {
+    let factory: Arc<dyn ProviderFactory> = match agent.provider.as_str() {
+        // Its own conversation lives in the history store too.
+        "openai" => Arc::new(OpenAiFactory::default().with_store(store.clone())),
+        name => Registry::builtin().get(name).expect("a built-in provider"),
+    };
     let mut history = open_pane_in(store, agent, &OpenOptions::default());
-    let factory = Registry::builtin()
-        .get(&agent.provider)
-        .expect("a built-in provider");
     let spec = ProviderSpec {
         agent: agent.clone(),
         resume: history.resume.take(),
@@ -223,4 +228,46 @@ async fn claude_starts_its_fallback_session_with_them() {
         crate::support::flag(fallback, "--effort").as_deref(),
         Some("low")
     );
+}
+
+#[tokio::test]
+async fn codex_app_server_gets_them_again_on_its_resumed_thread() {
+    let dir = tempdir();
+    let store = Store::at(dir.path().join("data"));
+    let rpc = dir.path().join("rpc.jsonl");
+    let mut agent = agent(dir.path());
+    agent.transport = Some("app-server".into());
+    agent.env.insert(
+        "FAKE_CODEX_RPC_LOG".into(),
+        rpc.to_string_lossy().into_owned(),
+    );
+    first_life(&store, &agent, Some("low")).await;
+    second_life(&store, &agent).await;
+    let calls = jsonl(&rpc);
+    let resume = calls
+        .iter()
+        .rposition(|c| c["method"] == "thread/resume")
+        .expect("the thread was resumed");
+    assert_eq!(calls[resume]["params"]["model"], "gpt-fid-7");
+    let turn = calls[resume..]
+        .iter()
+        .find(|c| c["method"] == "turn/start")
+        .expect("a turn");
+    assert_eq!(turn["params"]["effort"], "low");
+}
+
+#[tokio::test]
+async fn openai_gets_them_again() {
+    use crate::openai::server::{Server, answer_text};
+    let dir = tempdir();
+    let store = Store::at(dir.path().join("data"));
+    let server = Server::start(vec![answer_text("one", 1, 1), answer_text("two", 1, 1)]);
+    let mut agent = crate::openai::coding_agent(&server);
+    agent.set("tools", false).unwrap();
+    first_life(&store, &agent, Some("low")).await;
+    second_life(&store, &agent).await;
+    let requests = server.requests();
+    let last = &requests.last().expect("two requests").body;
+    assert_eq!(last["model"], "gpt-fid-7");
+    assert_eq!(last["reasoning_effort"], "low");
 }
