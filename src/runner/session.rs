@@ -56,18 +56,32 @@ impl Runner {
         let Some(chosen) = self.recorder.as_ref().and_then(|r| r.chosen()) else {
             return;
         };
-        self.chosen = chosen;
-        let model = self.chosen.model.clone();
-        let effort = self.chosen.effort.clone();
-        self.spec.agent.model = model.clone().or_else(|| self.configured.model.clone());
-        self.spec.agent.thinking = effort.or_else(|| self.configured.effort.clone());
-        if let Some(model) = model {
+        let before = std::mem::replace(&mut self.chosen, chosen);
+        let model = self
+            .chosen
+            .model
+            .clone()
+            .or_else(|| self.configured.model.clone());
+        let effort = self
+            .chosen
+            .effort
+            .clone()
+            .or_else(|| self.configured.effort.clone());
+        self.spec.agent.model.clone_from(&model);
+        self.spec.agent.thinking.clone_from(&effort);
+        // Told only where a choice is (or was) in play: a pane on its
+        // configured settings shows them already.
+        if (self.chosen.model.is_some() || before.model.is_some())
+            && let Some(model) = model
+        {
             self.emit(PaneEvent::Session(SessionInfo {
                 model: Some(model),
                 ..SessionInfo::default()
             }));
         }
-        if let Some(effort) = self.spec.agent.thinking.clone() {
+        if (self.chosen.effort.is_some() || before.effort.is_some())
+            && let Some(effort) = effort
+        {
             self.emit(PaneEvent::Effort(effort));
         }
     }
