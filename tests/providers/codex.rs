@@ -1513,7 +1513,7 @@ fn models(p: &Pane) -> Option<Vec<String>> {
 
 /// Issue 34 item 7: the `/model` picker of an app-server pane lists what
 /// `model/list` offers (every page, hidden models left out); a server that
-/// cannot list them leaves the models of the configuration.
+/// cannot list them, and codex exec, leave the models of the configuration.
 #[tokio::test]
 async fn app_server_models_come_from_model_list_else_from_config() {
     let dir = tempdir();
@@ -1538,7 +1538,14 @@ async fn app_server_models_come_from_model_list_else_from_config() {
     a.env
         .insert("CODEX_HOME".into(), home.to_string_lossy().into_owned());
     a.env.insert("FAKE_CODEX_NO_MODEL_LIST".into(), "1".into());
-    let mut p = pane(a, None, dir);
+    let mut p = pane(a.clone(), None, dir);
+    p.until("models", |e| matches!(e, PaneEvent::Models(_)))
+        .await;
+    assert_eq!(models(&p).unwrap(), ["mine", "base", "quick"]);
+
+    // exec cannot ask: the configured ones.
+    a.transport = Some("exec".into());
+    let mut p = pane(a, None, tempdir());
     p.until("models", |e| matches!(e, PaneEvent::Models(_)))
         .await;
     assert_eq!(models(&p).unwrap(), ["mine", "base", "quick"]);

@@ -279,6 +279,13 @@ impl ExecProvider {
         if self.thread.is_some() {
             announce(&self.events, self.thread.as_deref(), self.model.as_deref());
         }
+        // exec cannot list models: the `/model` picker offers the configured ones.
+        let models = self.settings.configured_models();
+        if !models.is_empty() {
+            let _ = self
+                .events
+                .send(crate::provider::ProviderEvent::Models(models));
+        }
         let mut commands = Commands::new(rx);
         while let Some(cmd) = commands.recv().await {
             match cmd {
