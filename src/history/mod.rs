@@ -134,6 +134,7 @@ pub fn open_pane_in(store: &Store, agent: &AgentConfig, opts: &OpenOptions) -> P
                 session: s.session,
                 resume: s.resume,
                 resume_key: s.resume_key,
+                chosen: s.chosen,
                 ..PaneState::default()
             };
             fresh.switch_to("", None);

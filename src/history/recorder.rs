@@ -279,6 +279,17 @@ impl HistoryRecorder {
 }
 
 impl Recorder for HistoryRecorder {
+    fn chose(&mut self, chosen: &crate::runner::Chosen) {
+        if self.state.chosen != *chosen {
+            self.state.chosen = chosen.clone();
+            self.save_state();
+        }
+    }
+
+    fn chosen(&self) -> Option<crate::runner::Chosen> {
+        Some(self.state.chosen.clone())
+    }
+
     fn take_failure(&mut self) -> Option<String> {
         self.failure.take()
     }

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::store::StoreError;
 use crate::config::AgentConfig;
+use crate::runner::Chosen;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -35,6 +36,10 @@ pub struct PaneState {
     /// Usage and turns of this history session, added up as turns end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub totals: Option<Totals>,
+    /// The model and effort the user chose for this session (`/model`,
+    /// `/effort`); the agent starts with them again.
+    #[serde(default, skip_serializing_if = "Chosen::is_empty")]
+    pub chosen: Chosen,
     /// Queued, never-sent messages, oldest first.
     #[serde(default)]
     pub queue: Vec<String>,
@@ -51,12 +56,18 @@ pub struct PaneState {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PastResume {
+    /// Empty: the agent kept no session of its own for it (its choices
+    /// are still kept).
+    #[serde(default)]
     pub resume: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume_key: Option<String>,
     /// That session's totals when the pane left it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub totals: Option<Totals>,
+    /// The model and effort chosen for it.
+    #[serde(default, skip_serializing_if = "Chosen::is_empty")]
+    pub chosen: Chosen,
 }
 
 /// A session's running totals (the pane's status line after a restart).
@@ -152,19 +163,25 @@ impl PaneState {
     /// agent's session `resume` (`None`: the agent starts a new one).
     pub(crate) fn switch_to(&mut self, session: &str, resume: Option<String>) {
         let totals = self.totals.take();
-        if let Some(old) = self.resume.take()
-            && !self.session.is_empty()
-        {
+        let chosen = self.chosen.clone();
+        let old = self.resume.take();
+        if !self.session.is_empty() && (old.is_some() || totals.is_some() || !chosen.is_empty()) {
             self.past.insert(
                 std::mem::take(&mut self.session),
                 PastResume {
-                    resume: old,
+                    resume: old.unwrap_or_default(),
                     resume_key: self.resume_key.clone(),
                     totals,
+                    chosen,
                 },
             );
         }
-        self.totals = self.past.remove(session).and_then(|p| p.totals);
+        // A session continued gets its own choices back; a new one (or one
+        // from before choices were kept) goes on with the pane's.
+        if let Some(past) = self.past.remove(session) {
+            self.totals = past.totals;
+            self.chosen = past.chosen;
+        }
         session.clone_into(&mut self.session);
         self.resume = resume;
     }
@@ -177,6 +194,7 @@ impl PaneState {
         }
         self.past
             .get(session)
+            .filter(|p| !p.resume.is_empty())
             .filter(|p| p.resume_key.as_deref().is_none_or(|k| k == key))
             .map(|p| p.resume.clone())
     }

@@ -250,6 +250,35 @@ pub trait Recorder: Send {
     fn shown(&mut self, item: &Upsert) {
         let _ = item;
     }
+
+    /// The user chose a model or effort for the current session (`/model`,
+    /// `/effort`): keep it with the session.
+    fn chose(&mut self, chosen: &Chosen) {
+        let _ = chosen;
+    }
+
+    /// What was chosen for the current session (after it was opened or
+    /// switched to); `None`: the recorder keeps no choices.
+    fn chosen(&self) -> Option<Chosen> {
+        None
+    }
+}
+
+/// A session's model and effort as the user chose them with `/model` and
+/// `/effort` (issue 34 item 1): part of the session, so they come back
+/// after a restart and with `/resume`. `None`: the agent's configured one.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Chosen {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<String>,
+}
+
+impl Chosen {
+    pub fn is_empty(&self) -> bool {
+        self.model.is_none() && self.effort.is_none()
+    }
 }
 
 /// The most provider events handled in a row before commands get a turn
@@ -369,6 +398,11 @@ pub fn spawn_runner(
         pane,
         queue_mode: spec.agent.queue_mode,
         session_id: spec.resume.clone().unwrap_or_else(|| new_id("session")),
+        configured: Chosen {
+            model: spec.agent.model.clone(),
+            effort: spec.agent.thinking.clone(),
+        },
+        chosen: Chosen::default(),
         factory,
         spec,
         capabilities,
@@ -408,6 +442,7 @@ pub fn spawn_runner(
         procs: procs::Procs::new(options.sample_every),
         out,
     };
+    runner.restore_choices();
     runner.start_provider()?;
     runner.emit(PaneEvent::Queue(runner.queue.iter().cloned().collect()));
     let (done_tx, done) = watch::channel(());
@@ -426,6 +461,10 @@ struct Runner {
     pane: usize,
     queue_mode: QueueMode,
     session_id: String,
+    /// The agent's model and effort from its configuration…
+    configured: Chosen,
+    /// …and what the user chose over them for this session.
+    chosen: Chosen,
     factory: Arc<dyn ProviderFactory>,
     spec: ProviderSpec,
     capabilities: Capabilities,

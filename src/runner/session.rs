@@ -2,10 +2,10 @@
 //! the agent again on another session (the recorder follows through
 //! `PaneEvent::SessionSwitched`), and holding images for the next turn.
 
-use super::{PaneEvent, Runner, TurnState};
+use super::{Chosen, PaneEvent, Runner, TurnState};
 use crate::event::new_id;
 use crate::image::Image;
-use crate::provider::DiagnosticLevel;
+use crate::provider::{DiagnosticLevel, SessionInfo};
 
 impl Runner {
     pub(super) fn attach(&mut self, images: Vec<Image>) {
@@ -37,12 +37,60 @@ impl Runner {
         self.session_id = resume.clone().unwrap_or_else(|| new_id("session"));
         self.images.clear();
         self.emit(PaneEvent::SessionSwitched { session, resume });
+        self.restore_choices();
         match self.start_provider() {
             Ok(()) => self.set_state(TurnState::Idle),
             Err(e) => {
                 self.notice(DiagnosticLevel::Error, e.to_string());
                 self.set_state(TurnState::Dead);
             }
+        }
+    }
+}
+
+impl Runner {
+    /// The model and effort chosen for the session the recorder opened (or
+    /// switched to) replace the configured ones for the agent's next start;
+    /// the pane shows them.
+    pub(super) fn restore_choices(&mut self) {
+        let Some(chosen) = self.recorder.as_ref().and_then(|r| r.chosen()) else {
+            return;
+        };
+        let before = std::mem::replace(&mut self.chosen, chosen);
+        let model = self
+            .chosen
+            .model
+            .clone()
+            .or_else(|| self.configured.model.clone());
+        let effort = self
+            .chosen
+            .effort
+            .clone()
+            .or_else(|| self.configured.effort.clone());
+        self.spec.agent.model.clone_from(&model);
+        self.spec.agent.thinking.clone_from(&effort);
+        // Told only where a choice is (or was) in play: a pane on its
+        // configured settings shows them already.
+        if (self.chosen.model.is_some() || before.model.is_some())
+            && let Some(model) = model
+        {
+            self.emit(PaneEvent::Session(SessionInfo {
+                model: Some(model),
+                ..SessionInfo::default()
+            }));
+        }
+        if (self.chosen.effort.is_some() || before.effort.is_some())
+            && let Some(effort) = effort
+        {
+            self.emit(PaneEvent::Effort(effort));
+        }
+    }
+
+    /// `/model` or `/effort` took: the session keeps it.
+    pub(super) fn keep_choice(&mut self, change: impl FnOnce(&mut Chosen)) {
+        change(&mut self.chosen);
+        if let Some(r) = self.recorder.as_mut() {
+            r.chose(&self.chosen);
         }
     }
 }

@@ -71,6 +71,7 @@ impl Runner {
             );
         }
         self.spec.agent.model = Some(model.clone());
+        self.keep_choice(|c| c.model = Some(model.clone()));
         self.to_provider(ProviderCommand::SetModel {
             model: model.clone(),
         });
@@ -89,6 +90,7 @@ impl Runner {
             );
         }
         self.spec.agent.thinking = Some(effort.clone());
+        self.keep_choice(|c| c.effort = Some(effort.clone()));
         self.to_provider(ProviderCommand::SetEffort {
             effort: effort.clone(),
         });

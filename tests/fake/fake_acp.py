@@ -338,6 +338,17 @@ def turn(msg):
     result(pid, {"stopReason": "end_turn"})
 
 
+def session_settings():
+    return {"models": {"currentModelId": "fake-model", "availableModels": []},
+            "modes": {"currentModeId": "default",
+                      "availableModes": [{"id": "default", "name": "Default"},
+                                         {"id": "yolo", "name": "YOLO"}]},
+            "configOptions": [] if os.environ.get("FAKE_ACP_NO_THOUGHT") else
+                             [{"id": "effort", "name": "Effort",
+                               "category": "thought_level", "type": "select",
+                               "currentValue": "medium", "options": []}]}
+
+
 def main():
     if os.environ.get("FAKE_ACP_IGNORE_TERM"):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -354,21 +365,14 @@ def main():
                                "agentCapabilities": {"loadSession": bool(os.environ.get("FAKE_ACP_LOAD"))},
                                "agentInfo": {"name": "fake-acp", "title": "Fake ACP", "version": "0.0.1"}})
         elif method == "session/new":
-            result(msg["id"], {"sessionId": SESSION,
-                               "models": {"currentModelId": "fake-model", "availableModels": []},
-                               "modes": {"currentModeId": "default",
-                                         "availableModes": [{"id": "default", "name": "Default"},
-                                                            {"id": "yolo", "name": "YOLO"}]},
-                               "configOptions": [] if os.environ.get("FAKE_ACP_NO_THOUGHT") else
-                                                [{"id": "effort", "name": "Effort",
-                                                  "category": "thought_level", "type": "select",
-                                                  "currentValue": "medium", "options": []}]})
+            result(msg["id"], dict(session_settings(), sessionId=SESSION))
             update({"sessionUpdate": "available_commands_update",
                     "availableCommands": [{"name": "review", "description": "Review"}]})
         elif method == "session/load":
             chunk("old question", "user_message_chunk")
             chunk("old answer")
-            result(msg["id"], {})
+            # As the real agents: a loaded session's settings, at their defaults.
+            result(msg["id"], session_settings())
         elif method == "session/prompt":
             turn(msg)
         elif method == "session/cancel":

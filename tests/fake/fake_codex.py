@@ -16,9 +16,13 @@ Behaviour is chosen by words in the prompt:
   tool        run a command item
   approve     (app-server) ask approval for a command first
   fail        end the turn as failed
+app-server appends every request of hive's (method, params) to $FAKE_CODEX_RPC_LOG, if set,
+and answers `model/list` with two pages (one model hidden), unless
+$FAKE_CODEX_NO_MODEL_LIST is set (then it does not know the method, as older servers).
 Threads whose id starts with `stale` do not exist.
 Every invocation appends its argv, cwd and $HIVE_TEST_MARK (JSON) to $FAKE_CODEX_LOG
-and its pid (and its `sleep` children's) to $FAKE_CODEX_PIDS, if set.
+and its pid (and its `sleep` children's) to $FAKE_CODEX_PIDS, if set. exec appends the
+thread's running total to its rollout under $CODEX_HOME, if set, as the real CLI does.
 """
 
 import json
@@ -125,9 +129,24 @@ def exec_main(args):
     # Like the real CLI, a resumed thread reports the whole thread's usage:
     # turn k of a thread (as far as $FAKE_CODEX_LOG saw it) reports k turns.
     k = 1 + thread_runs(thread) if resume else 1
-    emit({"type": "turn.completed", "usage": {"input_tokens": 100 * k, "cached_input_tokens": 40 * k,
-                                              "cache_write_input_tokens": 0, "output_tokens": 7 * k,
-                                              "reasoning_output_tokens": 0}})
+    total = {"input_tokens": 100 * k, "cached_input_tokens": 40 * k,
+             "cache_write_input_tokens": 0, "output_tokens": 7 * k, "reasoning_output_tokens": 0}
+    # The real CLI records the total (`token_count`) before the turn ends.
+    write_rollout(thread, total)
+    emit({"type": "turn.completed", "usage": total})
+
+
+def write_rollout(thread, total):
+    """Like the real CLI: the thread's running total in its rollout under $CODEX_HOME."""
+    home = os.environ.get("CODEX_HOME")
+    if not home:
+        return
+    day = os.path.join(home, "sessions", "2026", "11", "22")
+    os.makedirs(day, exist_ok=True)
+    path = os.path.join(day, f"rollout-2026-11-22T01-34-40-{thread}.jsonl")
+    with open(path, "a") as f:
+        f.write(json.dumps({"type": "event_msg", "payload": {
+            "type": "token_count", "info": {"total_token_usage": total}}}) + "\n")
 
 
 def thread_runs(thread):
@@ -176,6 +195,9 @@ class AppServer:
                     self.response_ready.notify_all()
                 continue
             method, rid, params = msg["method"], msg.get("id"), msg.get("params", {})
+            if os.environ.get("FAKE_CODEX_RPC_LOG"):
+                with open(os.environ["FAKE_CODEX_RPC_LOG"], "a") as f:
+                    f.write(json.dumps({"method": method, "params": params}) + "\n")
             if method == "initialize":
                 emit({"id": rid, "result": {"userAgent": "fake/0.0.0", "platformOs": "linux"}})
             elif method == "initialized":
@@ -195,6 +217,16 @@ class AppServer:
                     self.total = {"inputTokens": 1000, "cachedInputTokens": 0, "outputTokens": 50}
                     self.notify("thread/tokenUsage/updated", {"threadId": tid, "turnId": "old-turn",
                                                               "tokenUsage": {"total": self.total, "last": self.total}})
+            elif method == "model/list" and os.environ.get("FAKE_CODEX_NO_MODEL_LIST"):
+                emit({"id": rid, "error": {"code": -32601, "message": "unknown method model/list"}})
+            elif method == "model/list":
+                # Shaped like app-server-protocol v2: pages of `data`, hidden models flagged.
+                pages = {None: ([("gpt-5.5", False), ("gpt-5.5-mini", False)], "p2"),
+                         "p2": ([("codex-internal", True), ("gpt-fid-7", False)], None)}
+                models, cursor = pages.get(params.get("cursor"), ([], None))
+                emit({"id": rid, "result": {"data": [
+                    {"id": m, "model": m, "displayName": m.upper(), "hidden": h, "isDefault": m == "gpt-5.5"}
+                    for m, h in models], "nextCursor": cursor}})
             elif method == "turn/start":
                 self.turn = new_id()
                 self.interrupted.clear()

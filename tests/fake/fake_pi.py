@@ -4,7 +4,8 @@ tests: JSONL commands on stdin, responses and events on stdout, shaped like
 pi 0.73.1's. Every message_update repeats the whole partial message, as pi does.
 Behaviour is chosen by keywords in the prompt:
 
-  CRASH         stream a little, write to stderr, exit 5
+  CRASH         stream a little, write to stderr, exit 5 (with GO: only once the file
+                $FAKE_PI_LOG.go exists, so a test can queue a message first)
   SLOW          stream many chunks slowly; honours abort, steer and follow_up
   IGNORE_ABORT  like SLOW but abort is acknowledged and ignored
   MALFORMED     print a non-JSON line mid-stream
@@ -14,7 +15,8 @@ Behaviour is chosen by keywords in the prompt:
   THINK         a thinking block before the text
 
 A `--session` id starting with "stale" makes it exit 1 at once (a session
-that no longer exists). Env: FAKE_PI_LOG appends one JSON line per start (argv, pid).
+that no longer exists). Env: FAKE_PI_LOG appends one JSON line per start (argv, pid);
+FAKE_PI_NO_MODELS makes `get_available_models` unknown (as an older pi).
 """
 import json
 import os
@@ -146,6 +148,10 @@ def other(cmd):
                                         "isStreaming": False})
     elif t == "abort":
         respond(cmd, "abort")
+    elif t == "get_available_models" and not os.environ.get("FAKE_PI_NO_MODELS"):
+        respond(cmd, t, data={"models": [
+            {"id": "mock-model", "name": "Mock Model", "provider": "mock", "reasoning": True},
+            {"id": "other-model", "name": "Other", "provider": "elsewhere", "reasoning": False}]})
     else:
         emit({"type": "response", "command": t, "success": False, "error": f"Unknown command: {t}"})
 
@@ -163,6 +169,9 @@ def turn(run, prompt):
     if "CRASH" in prompt:
         emit({"type": "message_start", "message": assistant([])})
         update("text_start", 0, [{"type": "text", "text": "partial"}])
+        go = os.environ.get("FAKE_PI_LOG", "") + ".go"
+        while "GO" in prompt and not os.path.exists(go):
+            time.sleep(0.02)
         sys.stderr.write(f"pi: simulated crash at {time.time():.6f}\n")
         sys.stderr.flush()
         os._exit(5)

@@ -10,6 +10,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
+#[path = "claude/effort.rs"]
+mod effort;
 #[path = "claude/live.rs"]
 mod live;
 use crate::support;

@@ -1041,6 +1041,31 @@ async fn exec_resumed_turns_report_their_own_usage() {
     assert_eq!(turn_usage(&end), None);
 }
 
+/// Issue 34 item 8: the first turn after a restart (or `/resume`) shows
+/// its own usage: the thread's earlier total comes from Codex's rollout.
+#[tokio::test]
+async fn exec_first_turn_after_a_restart_reports_its_own_usage() {
+    let dir = tempdir();
+    let mut a = agent("exec", &dir);
+    let home = dir.path().join("codex-home");
+    a.env
+        .insert("CODEX_HOME".into(), home.to_string_lossy().into_owned());
+    let mut p = pane(a.clone(), None, dir);
+    p.send("hello");
+    p.turn_end().await;
+    p.send("again");
+    assert_eq!(turn_usage(&p.turn_end().await), Some(usage(60, 7, 40)));
+    let thread = p.handles().last().cloned().expect("a thread");
+    p.runner.shutdown().await;
+    // hive restarted: a new provider resumes the thread (the first pane's
+    // folder, which its agent writes to, lives on with it).
+    let mut p = pane(a, Some(&thread), tempdir());
+    p.send("after the restart");
+    let end = p.turn_end().await;
+    assert_eq!(status(&end), Some(TurnStatus::Completed));
+    assert_eq!(turn_usage(&end), Some(usage(60, 7, 40)));
+}
+
 #[tokio::test]
 async fn exec_stale_thread_falls_back_to_a_new_one_visibly() {
     let dir = tempdir();
@@ -1477,4 +1502,51 @@ async fn exec_model_and_effort_switch_on_the_next_turn() {
         argv(1)
     );
     assert!(p.seen.iter().any(|e| matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { model_id, .. }) if model_id == "gpt-new")));
+}
+
+fn models(p: &Pane) -> Option<Vec<String>> {
+    p.seen.iter().find_map(|e| match e {
+        PaneEvent::Models(m) => Some(m.clone()),
+        _ => None,
+    })
+}
+
+/// Issue 34 item 7: the `/model` picker of an app-server pane lists what
+/// `model/list` offers (every page, hidden models left out); a server that
+/// cannot list them, and codex exec, leave the models of the configuration.
+#[tokio::test]
+async fn app_server_models_come_from_model_list_else_from_config() {
+    let dir = tempdir();
+    let mut p = pane(agent("app-server", &dir), None, dir);
+    p.until("models", |e| matches!(e, PaneEvent::Models(_)))
+        .await;
+    assert_eq!(
+        models(&p).unwrap(),
+        ["gpt-5.5", "gpt-5.5-mini", "gpt-fid-7"]
+    );
+
+    let dir = tempdir();
+    let home = dir.path().join("codex-home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("config.toml"),
+        "model = \"base\"\n[profiles.fast]\nmodel = \"quick\"\n",
+    )
+    .unwrap();
+    let mut a = agent("app-server", &dir);
+    a.model = Some("mine".into());
+    a.env
+        .insert("CODEX_HOME".into(), home.to_string_lossy().into_owned());
+    a.env.insert("FAKE_CODEX_NO_MODEL_LIST".into(), "1".into());
+    let mut p = pane(a.clone(), None, dir);
+    p.until("models", |e| matches!(e, PaneEvent::Models(_)))
+        .await;
+    assert_eq!(models(&p).unwrap(), ["mine", "base", "quick"]);
+
+    // exec cannot ask: the configured ones.
+    a.transport = Some("exec".into());
+    let mut p = pane(a, None, tempdir());
+    p.until("models", |e| matches!(e, PaneEvent::Models(_)))
+        .await;
+    assert_eq!(models(&p).unwrap(), ["mine", "base", "quick"]);
 }

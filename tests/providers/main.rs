@@ -12,6 +12,7 @@
 mod support;
 
 mod acp;
+mod choices;
 mod claude;
 mod codex;
 mod gemini;

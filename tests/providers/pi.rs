@@ -807,3 +807,84 @@ fn figure_large_message_cost() {
     );
     assert!(emitted > 0);
 }
+
+/// Issue 34 item 6: pi crashes while a message waits in the queue: one
+/// failed turn. The queued message is not sent into the dying pi (which
+/// made a second failed turn); it waits for the restart, which sends it.
+#[tokio::test]
+async fn a_crash_with_a_message_queued_is_one_failed_turn() {
+    let dir = tempdir();
+    let (h, mut pane) = start(fake_agent(dir.path()), None);
+    pane.submit("CRASH GO", SubmitMode::Auto);
+    pane.until("agent text", agent_text).await;
+    pane.submit("queued meanwhile", SubmitMode::Queue);
+    pane.until(
+        "queued",
+        |e| matches!(e, PaneEvent::Queue(q) if q.len() == 1),
+    )
+    .await;
+    let go = format!("{}.go", log_path(dir.path()).display());
+    std::fs::write(go, "").unwrap();
+    pane.until("dead", |e| matches!(e, PaneEvent::State(TurnState::Dead)))
+        .await;
+    let failed: Vec<&PaneEvent> = pane
+        .seen
+        .iter()
+        .filter(|e| matches!(e, PaneEvent::Turn(TurnEvent::TurnError { .. })))
+        .collect();
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    let queue = pane.seen.iter().rev().find_map(|e| match e {
+        PaneEvent::Queue(q) => Some(q.clone()),
+        _ => None,
+    });
+    assert_eq!(queue, Some(vec!["queued meanwhile".to_owned()]));
+    h.send(RunnerCommand::Restart);
+    let end = pane.turn_end().await;
+    assert!(matches!(end, TurnEvent::TurnComplete { .. }), "{end:?}");
+    assert!(
+        pane.texts(Origin::User)
+            .iter()
+            .any(|t| t == "queued meanwhile")
+    );
+    h.send(RunnerCommand::Shutdown);
+}
+
+fn listed_models(pane: &Pane) -> Option<Vec<String>> {
+    pane.seen.iter().find_map(|e| match e {
+        PaneEvent::Models(m) => Some(m.clone()),
+        _ => None,
+    })
+}
+
+/// Issue 34 item 7: the `/model` picker lists pi's models
+/// (`get_available_models`, as `provider/id`, the form `set_model` takes);
+/// a pi that cannot list them leaves the configured model.
+#[tokio::test]
+async fn models_come_from_pi_else_from_config() {
+    let dir = tempdir();
+    let (h, mut pane) = start(fake_agent(dir.path()), None);
+    pane.until("models", |e| matches!(e, PaneEvent::Models(_)))
+        .await;
+    assert_eq!(
+        listed_models(&pane).unwrap(),
+        ["mock/mock-model", "elsewhere/other-model"]
+    );
+    h.send(RunnerCommand::Shutdown);
+
+    let mut agent = fake_agent(dir.path());
+    agent.model = Some("mock-model".into());
+    agent.env.insert("FAKE_PI_NO_MODELS".into(), "1".into());
+    let (h, mut pane) = start(agent, None);
+    pane.until("models", |e| matches!(e, PaneEvent::Models(_)))
+        .await;
+    assert_eq!(listed_models(&pane).unwrap(), ["mock-model"]);
+    assert!(
+        !pane
+            .notices()
+            .iter()
+            .any(|n| n.contains("get_available_models")),
+        "{:?}",
+        pane.notices()
+    );
+    h.send(RunnerCommand::Shutdown);
+}

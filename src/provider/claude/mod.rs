@@ -11,6 +11,7 @@
 pub(crate) mod content;
 pub mod control;
 pub(crate) mod doctor;
+mod effort;
 pub mod import;
 pub mod translate;
 
@@ -152,20 +153,6 @@ impl Thinking {
             n => n.parse().map(Self::Budget).unwrap_or(Self::Effort(s)),
         }
     }
-
-    /// The budget a live change sends: the stdin protocol has no effort
-    /// request, so a level maps onto `set_max_thinking_tokens`.
-    fn budget(&self) -> u64 {
-        match self {
-            Self::Budget(n) => *n,
-            Self::Effort(level) => match level.as_str() {
-                "minimal" | "low" => 4_000,
-                "medium" => 10_000,
-                "high" => 32_000,
-                _ => 63_999,
-            },
-        }
-    }
 }
 
 /// Whether tool permission prompts come to hive (`--permission-prompt-tool stdio`).
@@ -182,6 +169,8 @@ impl ProviderFactory for ClaudeFactory {
             queue_while_streaming: true,
             permissions: asks_host(agent),
             images: true,
+            // `/effort` says itself what it did (a restart or a budget).
+            confirms_effort: true,
             ..Capabilities::structured()
         }
     }
@@ -197,8 +186,11 @@ impl ProviderFactory for ClaudeFactory {
             stale: false,
             sent: Vec::new(),
         });
+        let agent = spec.agent;
         Ok(ProviderHandle::spawn(move |rx| async move {
             Session {
+                agent,
+                respawn: false,
                 process,
                 stdout,
                 translator,
@@ -217,8 +209,14 @@ impl ProviderFactory for ClaudeFactory {
     }
 }
 
-/// The provider task: one Claude Code process.
+/// The provider task: one Claude Code process (again on the same session
+/// when `/effort` needs a new `--effort`).
 struct Session {
+    /// The agent as the next process starts: `/model` and `/effort` change it.
+    agent: AgentConfig,
+    /// `/effort` chose a level: Claude Code takes it only as `--effort` at
+    /// start, so the process starts again on its session once no turn runs.
+    respawn: bool,
     process: AgentProcess,
     stdout: LineReader<AgentStdout>,
     translator: Translator,
@@ -259,6 +257,8 @@ enum Stop {
     Killed,
     /// The process ended (or its stdout did).
     Exited,
+    /// A new `--effort`: start the process again on its session.
+    Respawn,
 }
 
 impl Session {
@@ -272,7 +272,8 @@ impl Session {
                 Stop::Killed => {
                     self.process.terminate(KILL_GRACE).await;
                 }
-                Stop::Exited => self.exited().await,
+                Stop::Respawn if self.respawn().await => continue,
+                Stop::Exited | Stop::Respawn => self.exited().await,
             }
             return;
         }
@@ -330,6 +331,9 @@ impl Session {
             return Stop::Exited;
         }
         loop {
+            if self.respawn && !self.translator.has_turn() && !self.translator.draining() {
+                return Stop::Respawn;
+            }
             let deadline = self.cancel_deadline;
             tokio::select! {
                 line = self.stdout.next_line() => match line {
@@ -525,15 +529,16 @@ impl Session {
                 decision,
             } => self.answer_permission(request_id, decision).await?,
             ProviderCommand::SetModel { model } => {
+                // A later process (a new `--effort`, a stale resume's
+                // replacement) starts with it too.
+                self.agent.model = Some(model.clone());
+                if let Some(r) = self.resuming.as_mut() {
+                    r.agent.model = Some(model.clone());
+                }
                 let id = self.next_id("model");
                 self.write(&control::set_model(&id, &model)).await?;
             }
-            ProviderCommand::SetEffort { effort } => {
-                let id = self.next_id("thinking");
-                let tokens = Thinking::parse(&effort).budget();
-                self.write(&control::set_max_thinking_tokens(&id, tokens))
-                    .await?;
-            }
+            ProviderCommand::SetEffort { effort } => self.set_effort(effort).await?,
             ProviderCommand::Input(_) | ProviderCommand::Resize { .. } => {}
             ProviderCommand::Kill => {}
         }

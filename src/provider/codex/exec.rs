@@ -224,8 +224,9 @@ struct ExecProvider {
 
 /// `turn.completed` of a resumed thread reports the whole thread's usage;
 /// the turn's own is the difference to the previous report (issue 13
-/// item 3). A resumed thread whose earlier total is unknown (hive restarted)
-/// reports none rather than a wrong figure.
+/// item 3). A thread resumed after a restart or with `/resume` takes its
+/// earlier total from Codex's rollout (`rollout`); where that is gone too
+/// it reports none rather than a wrong figure.
 #[derive(Debug, Default)]
 pub struct ThreadUsage {
     total: Option<Usage>,
@@ -241,6 +242,16 @@ impl ThreadUsage {
         };
         self.total = Some(total);
         turn
+    }
+
+    /// Whether an earlier total of the thread is known.
+    pub fn known(&self) -> bool {
+        self.total.is_some()
+    }
+
+    /// The thread's total before this hive saw it (its rollout's).
+    pub fn baseline(&mut self, total: Option<Usage>) {
+        self.total = total;
     }
 
     /// Another thread starts: its total starts again.
@@ -267,6 +278,13 @@ impl ExecProvider {
     async fn run(mut self, rx: mpsc::UnboundedReceiver<ProviderCommand>) {
         if self.thread.is_some() {
             announce(&self.events, self.thread.as_deref(), self.model.as_deref());
+        }
+        // exec cannot list models: the `/model` picker offers the configured ones.
+        let models = self.settings.configured_models();
+        if !models.is_empty() {
+            let _ = self
+                .events
+                .send(crate::provider::ProviderEvent::Models(models));
         }
         let mut commands = Commands::new(rx);
         while let Some(cmd) = commands.recv().await {
@@ -375,6 +393,18 @@ impl ExecProvider {
         ctx: &mut TurnCtx,
         commands: &mut Commands,
     ) -> RunEnd {
+        if let Some(thread) = resume
+            && !self.usage.known()
+        {
+            let home = self.settings.home();
+            let thread = thread.to_owned();
+            let total =
+                tokio::task::spawn_blocking(move || super::rollout::thread_total(&home?, &thread))
+                    .await
+                    .ok()
+                    .flatten();
+            self.usage.baseline(total);
+        }
         let spec = self.settings.exec_command(resume);
         // The prompt goes to stdin (`-`); EOF tells the CLI it is complete.
         let mut run = match Run::start(&spec, Some(prompt), &self.events).await {

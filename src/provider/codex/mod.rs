@@ -14,6 +14,7 @@ pub(crate) mod doctor;
 pub mod exec;
 pub(crate) mod import;
 pub mod items;
+mod rollout;
 pub(crate) mod settings;
 
 use std::sync::Arc;

@@ -376,16 +376,7 @@ impl CodexSettings {
         if let Some((_, toml::Value::String(m))) = self.config.iter().find(|(k, _)| k == "model") {
             return Some(m.clone());
         }
-        let var = |k: &str| {
-            self.env
-                .get(k)
-                .cloned()
-                .or_else(|| std::env::var(k).ok())
-                .filter(|v| !v.is_empty())
-        };
-        let home = var("CODEX_HOME")
-            .map(PathBuf::from)
-            .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".codex")))?;
+        let home = self.home()?;
         let text = std::fs::read_to_string(home.join("config.toml")).ok()?;
         let table: toml::Table = toml::from_str(&text).ok()?;
         let profile = self.profile.clone().or_else(|| {
@@ -403,6 +394,56 @@ impl CodexSettings {
                 .map(str::to_owned)
         });
         from_profile.or_else(|| table.get("model")?.as_str().map(str::to_owned))
+    }
+}
+
+impl CodexSettings {
+    /// The models hive's configuration and Codex's own `config.toml` name
+    /// (the agent's `model`, a `model` override, the file's `model` and
+    /// its profiles'), for a `/model` picker the agent did not fill.
+    pub(crate) fn configured_models(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let mut add = |m: &str| {
+            if !m.is_empty() && !out.iter().any(|o| o == m) {
+                out.push(m.to_owned());
+            }
+        };
+        if let Some(m) = &self.model {
+            add(m);
+        }
+        if let Some((_, toml::Value::String(m))) = self.config.iter().find(|(k, _)| k == "model") {
+            add(m);
+        }
+        let table = self
+            .home()
+            .and_then(|h| std::fs::read_to_string(h.join("config.toml")).ok())
+            .and_then(|t| toml::from_str::<toml::Table>(&t).ok())
+            .unwrap_or_default();
+        if let Some(m) = table.get("model").and_then(toml::Value::as_str) {
+            add(m);
+        }
+        let profiles = table.get("profiles").and_then(toml::Value::as_table);
+        for profile in profiles.into_iter().flat_map(|p| p.values()) {
+            if let Some(m) = profile.get("model").and_then(toml::Value::as_str) {
+                add(m);
+            }
+        }
+        out
+    }
+
+    /// Codex's own directory (config, rollouts): `$CODEX_HOME` as the agent
+    /// runs it, else `~/.codex`.
+    pub(crate) fn home(&self) -> Option<PathBuf> {
+        let var = |k: &str| {
+            self.env
+                .get(k)
+                .cloned()
+                .or_else(|| std::env::var(k).ok())
+                .filter(|v| !v.is_empty())
+        };
+        var("CODEX_HOME")
+            .map(PathBuf::from)
+            .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".codex")))
     }
 }
 

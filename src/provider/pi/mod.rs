@@ -144,7 +144,9 @@ struct Driver {
 impl Driver {
     async fn run(mut self, mut rx: mpsc::UnboundedReceiver<ProviderCommand>) {
         // Learn the session id and model; pi answers once it is up.
-        if !self.write(&PiTranslator::state_request()).await {
+        if !self.write(&PiTranslator::state_request()).await
+            || !self.write(&PiTranslator::models_request()).await
+        {
             return self.exited().await;
         }
         loop {
@@ -387,8 +389,8 @@ impl Driver {
         ok
     }
 
-    /// pi's stdout closed or its stdin broke: fail the turn in flight, report
-    /// the exit and end the task.
+    /// pi's stdout closed or its stdin broke: report the exit (which fails
+    /// the turn in flight) and end the task.
     async fn exited(&mut self) {
         let status: Option<ExitStatus> =
             match tokio::time::timeout(EXIT_WAIT, self.proc.wait()).await {
@@ -398,10 +400,10 @@ impl Driver {
         // Let the stderr reader catch the last lines for the report.
         tokio::time::sleep(Duration::from_millis(20)).await;
         let report = self.proc.exit_report(status);
-        if self.tr.has_turn() {
-            let evs = self.tr.end_error("agent_exited", &format!("pi {report}"));
-            self.forward(evs);
-        }
+        // The turn in flight fails with the exit (the runner's one error
+        // line for it), not before it: a turn error first lets the runner
+        // send a queued message into the dying pi, a second failed turn
+        // (issue 34 item 6).
         let _ = self.events.send(ProviderEvent::Exited {
             code: status.and_then(|s| s.code()),
             message: format!("pi {report}"),

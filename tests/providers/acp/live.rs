@@ -284,6 +284,58 @@ async fn permission_round(
     l.turn_end(turn).await
 }
 
+/// Issue 34 item 5: ACP's permission answer has no field for a reason
+/// (`RequestPermissionResponse` is an option id), so the reason the user
+/// gave with a refusal goes to the agent as the first words of the next
+/// prompt, and the pane says so.
+#[tokio::test]
+async fn a_deny_reason_goes_to_the_agent_with_the_next_prompt() {
+    let mut l = start(&[], None);
+    let reason = "use the staging database instead";
+    permission_round(
+        &mut l,
+        "t1",
+        Some(PermissionDecision::Deny {
+            reason: reason.into(),
+        }),
+    )
+    .await;
+    assert_eq!(l.text_of("t1"), "decision: no");
+    assert!(l.seen.iter().any(|e| matches!(e,
+        ProviderEvent::Diagnostic { message, .. } if message.contains("with your next message"))));
+    l.send("t2", "hello");
+    l.turn_end("t2").await;
+    let prompts: Vec<Value> = l
+        .log_lines()
+        .into_iter()
+        .filter(|m| m["method"] == "session/prompt")
+        .map(|m| m["params"]["prompt"].clone())
+        .collect();
+    assert_eq!(prompts.len(), 2, "{prompts:#?}");
+    let texts: Vec<&str> = prompts[1]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b["text"].as_str())
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            format!("I declined your request to use `touch x`: {reason}").as_str(),
+            "hello"
+        ]
+    );
+    // Said once: the prompt after that carries only its own text.
+    l.send("t3", "again");
+    l.turn_end("t3").await;
+    let last = l
+        .log_lines()
+        .into_iter()
+        .rfind(|m| m["method"] == "session/prompt")
+        .unwrap();
+    assert_eq!(last["params"]["prompt"].as_array().unwrap().len(), 1);
+}
+
 fn permission_answers(l: &Live) -> Vec<Value> {
     l.log_lines()
         .into_iter()

@@ -119,6 +119,7 @@ struct Turn {
 struct PendingPermission {
     rpc_id: Value,
     tool_call_id: String,
+    tool_name: String,
     options: Vec<PermissionOption>,
 }
 
@@ -148,6 +149,9 @@ pub struct Engine {
     /// A turn sent before the session was open.
     waiting: Option<(String, String)>,
     permissions: HashMap<String, PendingPermission>,
+    /// Why the user refused tools, for the next prompt: ACP's permission
+    /// answer has no field for it (issue 34 item 5).
+    deny_reasons: Vec<String>,
     permission_seq: u64,
     /// Updates replayed by `session/load` are history hive already shows.
     replayed: usize,
@@ -198,6 +202,7 @@ impl Engine {
             turn: None,
             waiting: None,
             permissions: HashMap::new(),
+            deny_reasons: Vec::new(),
             permission_seq: 0,
             replayed: 0,
             startup_deadline: None,
@@ -423,7 +428,11 @@ impl Engine {
                     .into(),
             );
         }
-        let blocks = prompt_blocks(text, &images, self.image_supported);
+        let mut blocks = prompt_blocks(text, &images, self.image_supported);
+        if !self.deny_reasons.is_empty() {
+            let reasons = std::mem::take(&mut self.deny_reasons).join("\n");
+            blocks.insert(0, ContentBlock::Text(TextContent::new(reasons)));
+        }
         let req = PromptRequest::new(session_id, blocks);
         let (prompt_id, line) = self.rpc.request(
             "session/prompt",

@@ -150,6 +150,7 @@ impl Engine {
             PendingPermission {
                 rpc_id: id,
                 tool_call_id: req.tool_call.tool_call_id.to_string(),
+                tool_name: tool_name.clone(),
                 options: options.clone(),
             },
         );
@@ -186,7 +187,10 @@ impl Engine {
             PermissionDecision::Option { option_id } => Some(option_id),
             PermissionDecision::AllowOnce => by_kind(&["allow_once", "allow_always"]),
             PermissionDecision::AllowAlways => by_kind(&["allow_always", "allow_once"]),
-            PermissionDecision::Deny { .. } => by_kind(&["reject_once", "reject_always"]),
+            PermissionDecision::Deny { reason } => {
+                self.keep_deny_reason(&p.tool_name, &reason);
+                by_kind(&["reject_once", "reject_always"])
+            }
         };
         let refused = chosen.as_ref().is_none_or(|id| {
             p.options
@@ -201,6 +205,23 @@ impl Engine {
             None => json!({"outcome": "cancelled"}),
         };
         self.write(client::response(&p.rpc_id, json!({ "outcome": outcome })));
+    }
+
+    /// ACP answers a permission with an option id only (`RequestPermission
+    /// Response` has no reason field, v1 or v2): the user's reason goes to
+    /// the agent as the first words of the next prompt, and the pane says so.
+    fn keep_deny_reason(&mut self, tool: &str, reason: &str) {
+        let reason = reason.trim();
+        if reason.is_empty() {
+            return;
+        }
+        self.deny_reasons
+            .push(format!("I declined your request to use {tool}: {reason}"));
+        self.diagnostic(
+            DiagnosticLevel::Info,
+            "ACP has no place for a refusal's reason: it goes to the agent with your next message"
+                .into(),
+        );
     }
 
     pub(super) fn cancel_permissions(&mut self) {

@@ -158,6 +158,11 @@ impl Translator {
         self.model.as_deref()
     }
 
+    /// Claude's own session id, once Claude named it (what `--resume` takes).
+    pub fn resume_handle(&self) -> Option<&str> {
+        self.session_known.then_some(self.session_id.as_str())
+    }
+
     pub fn turn_id(&self) -> Option<&str> {
         self.turn.as_ref().map(|t| t.turn_id.as_str())
     }

@@ -96,6 +96,15 @@ impl AppServer {
                 format!("codex did not take the message mid-turn ({e}); not delivered: {text}"),
             ),
             (Request::Interrupt | Request::Steer(_), None) => {}
+            (Request::ModelList(so_far), None) => self.models_listed(so_far, &result).await,
+            (Request::ModelList(so_far), Some(e)) => {
+                tracing::debug!("codex app-server: model/list failed: {e}");
+                if so_far.is_empty() {
+                    self.configured_models();
+                } else {
+                    let _ = self.events.send(ProviderEvent::Models(so_far));
+                }
+            }
         }
     }
 
@@ -162,6 +171,7 @@ impl AppServer {
         if let Some((turn_id, text)) = self.queued.take() {
             self.start_turn(turn_id, text).await;
         }
+        self.list_models().await;
     }
 
     pub(super) fn fail_queued(&mut self, message: &str) {

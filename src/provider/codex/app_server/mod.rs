@@ -10,6 +10,7 @@
 //! server become `ProviderEvent::Permission` and are answered from the pane.
 
 mod lines;
+mod models;
 mod server;
 
 use std::collections::{HashMap, HashSet};
@@ -75,6 +76,8 @@ pub(super) async fn run(
         thread_total: Usage::default(),
         startup: Some(startup),
         model_switched: false,
+        models_asked: false,
+        model_pages: 0,
     };
     server.run(lines, rx).await;
 }
@@ -89,6 +92,8 @@ enum Request {
     TurnStart(String),
     Interrupt,
     Steer(String),
+    /// `model/list`, with the models of the pages before.
+    ModelList(Vec<String>),
 }
 
 /// The hive turn in flight.
@@ -143,6 +148,9 @@ struct AppServer {
     startup: Option<Instant>,
     /// `/model` chose a model: every later `turn/start` names it.
     model_switched: bool,
+    /// `model/list` was asked (once per server), and how many pages more.
+    models_asked: bool,
+    model_pages: usize,
 }
 
 /// Why the task ends.

@@ -156,6 +156,11 @@ impl PiTranslator {
         json!({"id": "hive-state", "type": "get_state"}).to_string()
     }
 
+    /// The `/model` picker's list (`provider/id`, as `set_model` takes it).
+    pub(crate) fn models_request() -> String {
+        json!({"id": "hive-models", "type": "get_available_models"}).to_string()
+    }
+
     pub(crate) fn agent_session(&self) -> Option<&str> {
         self.agent_session.as_deref()
     }
@@ -409,6 +414,9 @@ impl PiTranslator {
         let success = v.get("success").and_then(Value::as_bool).unwrap_or(false);
         let id = str_field(v, "id");
         let error = str_field(v, "error").unwrap_or("unknown error");
+        if command == "get_available_models" {
+            return self.models(v.get("data").filter(|_| success), out);
+        }
         if command == "get_state" && success {
             let data = v.get("data");
             let sid = data.and_then(|d| str_field(d, "sessionId"));
@@ -446,6 +454,32 @@ impl PiTranslator {
                 DiagnosticLevel::Warn,
                 format!("pi rejected `{command}`: {error}"),
             ));
+        }
+    }
+
+    /// pi's models (`data.models`, each `{provider, id}`); where it cannot
+    /// list them (an older pi), the configured model (issue 34 item 7).
+    fn models(&self, data: Option<&Value>, out: &mut Vec<ProviderEvent>) {
+        let listed: Vec<String> = data
+            .and_then(|d| d.get("models"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|m| {
+                let id = str_field(m, "id")?;
+                Some(match str_field(m, "provider") {
+                    Some(p) => format!("{p}/{id}"),
+                    None => id.to_owned(),
+                })
+            })
+            .collect();
+        let models = if listed.is_empty() {
+            self.configured_model.clone().into_iter().collect()
+        } else {
+            listed
+        };
+        if !models.is_empty() {
+            out.push(ProviderEvent::Models(models));
         }
     }
 
