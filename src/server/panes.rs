@@ -125,11 +125,7 @@ impl Server {
         let runner = self
             .starter
             .start_or_set_up(slot, &mut pane, false, &mut self.ops);
-        let started = match &runner {
-            Some(h) => crate::control::Started::Running(h.capabilities),
-            None if pane.setting_up => crate::control::Started::SettingUp,
-            None => crate::control::Started::Failed(pane.failed.clone().unwrap_or_default()),
-        };
+        let started = super::serve::started_of((&runner, &pane));
         self.control
             .add(pane.agent.clone(), started, pane.placed.parent.clone());
         self.control.set_usage(slot, pane.log.restored_usage());

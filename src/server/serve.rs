@@ -168,18 +168,7 @@ impl Server {
         for (i, p) in placed.iter().enumerate() {
             ops.set_parent(i, p.parent.clone());
         }
-        let mut panes: Vec<Pane> = placed.into_iter().map(Pane::new).collect();
-        for (pane, agent) in panes.iter_mut().zip(agents) {
-            pane.agent = agent;
-        }
-        for (i, result) in worktrees {
-            if let Some(p) = panes.get_mut(i) {
-                match result {
-                    Ok(w) => p.worktree = Some(w),
-                    Err(e) => p.failed = Some(format!("worktree: {e}")),
-                }
-            }
-        }
+        let mut panes = panes_of(placed, agents, worktrees);
         let (setups_tx, setups) = mpsc::unbounded_channel();
         let starter = Starter::new(config, ops_tx, (tx, setups_tx), socket.clone());
         let runners: Vec<_> = panes
@@ -187,12 +176,7 @@ impl Server {
             .enumerate()
             .map(|(i, pane)| starter.start_or_set_up(i, pane, fresh, &mut ops))
             .collect();
-        let started = runners.iter().zip(&panes).map(|(r, p)| match r {
-            Some(h) => crate::control::Started::Running(h.capabilities),
-            None if p.setting_up => crate::control::Started::SettingUp,
-            None => crate::control::Started::Failed(p.failed.clone().unwrap_or_default()),
-        });
-        control.set_started(started.collect());
+        control.set_started(runners.iter().zip(&panes).map(started_of).collect());
         for (i, p) in panes.iter().enumerate() {
             control.set_usage(i, p.log.restored_usage());
             control.set_parent(i, p.placed.parent.clone());
@@ -540,6 +524,39 @@ impl Server {
     }
 }
 
+/// The panes as placed, each with its agent as prepared (its cwd in its
+/// worktree) and its worktree, or why it has none.
+fn panes_of(
+    placed: Vec<Placed>,
+    agents: Vec<AgentConfig>,
+    worktrees: Vec<(usize, Result<Worktree, crate::worktree::WorktreeError>)>,
+) -> Vec<Pane> {
+    let mut panes: Vec<Pane> = placed.into_iter().map(Pane::new).collect();
+    for (pane, agent) in panes.iter_mut().zip(agents) {
+        pane.agent = agent;
+    }
+    for (i, result) in worktrees {
+        if let Some(p) = panes.get_mut(i) {
+            match result {
+                Ok(w) => p.worktree = Some(w),
+                Err(e) => p.failed = Some(format!("worktree: {e}")),
+            }
+        }
+    }
+    panes
+}
+
+/// How a pane's runner came up, for the control hub.
+pub(super) fn started_of(
+    (runner, pane): (&Option<RunnerHandle>, &Pane),
+) -> crate::control::Started {
+    match runner {
+        Some(h) => crate::control::Started::Running(h.capabilities),
+        None if pane.setting_up => crate::control::Started::SettingUp,
+        None => crate::control::Started::Failed(pane.failed.clone().unwrap_or_default()),
+    }
+}
+
 /// Pane `pane` for a client that has seen everything up to `seen`.
 fn pane_snapshot(pane: &Pane, seen: Option<u64>) -> PaneSnapshot {
     PaneSnapshot {
@@ -727,10 +744,7 @@ impl Server {
             Err(why) => pane.failed = Some(why),
         }
         let runner = self.starter.start(slot, pane, fresh, &mut self.ops);
-        let started = match &runner {
-            Some(h) => crate::control::Started::Running(h.capabilities),
-            None => crate::control::Started::Failed(pane.failed.clone().unwrap_or_default()),
-        };
+        let started = started_of((&runner, pane));
         self.control.set_started_at(slot, started);
         self.control.set_usage(slot, pane.log.restored_usage());
         if let Some(r) = &runner {
