@@ -148,14 +148,24 @@ fn pane_edits_that_cannot_be_are_refused_with_the_reason() {
     lab.stop("edits");
 }
 
-/// Issue 31 point 6: what `worktree_setup` printed shows in the pane it
-/// ran for (here a pane made at runtime, in a new worktree).
-#[test]
-fn a_worktree_setups_output_shows_in_its_pane() {
-    let Some(lab) = Lab::new() else { return };
+/// A git repository with one commit, in the lab.
+fn repo(lab: &Lab) -> std::path::PathBuf {
     let repo = lab.path("repo");
     std::fs::create_dir_all(&repo).unwrap();
-    let git = |args: &[&str]| {
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &[
+            "-c",
+            "user.name=T",
+            "-c",
+            "user.email=t@e",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "init",
+        ],
+    ] {
         let ok = Command::new("git")
             .arg("-C")
             .arg(&repo)
@@ -165,19 +175,16 @@ fn a_worktree_setups_output_shows_in_its_pane() {
             .status
             .success();
         assert!(ok, "git {args:?}");
-    };
-    git(&["init", "-q", "-b", "main"]);
-    git(&[
-        "-c",
-        "user.name=T",
-        "-c",
-        "user.email=t@e",
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
-        "init",
-    ]);
+    }
+    repo
+}
+
+/// Issue 31 point 6: what `worktree_setup` printed shows in the pane it
+/// ran for (here a pane made at runtime, in a new worktree).
+#[test]
+fn a_worktree_setups_output_shows_in_its_pane() {
+    let Some(lab) = Lab::new() else { return };
+    let repo = repo(&lab);
     let echo =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ctl/echo.toml");
     let config = lab.path("setuptest.toml");
@@ -207,31 +214,7 @@ fn a_worktree_setups_output_shows_in_its_pane() {
 #[test]
 fn a_slow_worktree_setup_runs_in_the_background() {
     let Some(lab) = Lab::new() else { return };
-    let repo = lab.path("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    let git = |args: &[&str]| {
-        let ok = Command::new("git")
-            .arg("-C")
-            .arg(&repo)
-            .args(args)
-            .output()
-            .unwrap()
-            .status
-            .success();
-        assert!(ok, "git {args:?}");
-    };
-    git(&["init", "-q", "-b", "main"]);
-    git(&[
-        "-c",
-        "user.name=T",
-        "-c",
-        "user.email=t@e",
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
-        "init",
-    ]);
+    let repo = repo(&lab);
     let echo =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ctl/echo.toml");
     let gate = lab.path("setup-may-end");
