@@ -271,7 +271,7 @@ fn draw_failed(err: &str, unreachable: bool, t: &Theme, area: Rect, buf: &mut Bu
     } else {
         (
             "✗ this agent could not start",
-            "Fix the [[agent]] entry in the config and start hive again.",
+            "Fix its [[agent]] entry and start hive again (`hive doctor` says what is missing); /close removes a pane.",
         )
     };
     lines[0] = Logical::new(vec![Span::styled(
