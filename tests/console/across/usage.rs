@@ -150,6 +150,52 @@ fn a_held_queue_shows_when_it_goes_on_and_esc_lets_it_go() {
     assert!(c.render(90, 12).contains("idle"));
 }
 
+/// Issue 34 item 9: after Esc with messages queued the runner holds the
+/// queue; the pane says so, Enter on an empty composer sends the next and
+/// Esc again asks the runner to clear it.
+#[test]
+fn a_queue_held_after_an_interrupt_shows_and_enter_or_esc_go_on() {
+    let mut c = console(1, "");
+    c.send(
+        0,
+        PaneEvent::Queue(vec!["next step".into(), "and then".into()]),
+    );
+    c.send(
+        0,
+        PaneEvent::Held(Some(Hold {
+            kind: HoldKind::Interrupted,
+            until: None,
+            reported: false,
+            resend: false,
+            spent: None,
+        })),
+    );
+    c.send(
+        0,
+        PaneEvent::Notice {
+            level: hive::provider::DiagnosticLevel::Info,
+            text: "queue held: Enter sends the next · Esc again clears it".into(),
+        },
+    );
+    let screen = c.render(90, 14);
+    assert!(screen.contains("⏸ queue held"), "{screen}");
+    assert!(!screen.contains("budget"), "{screen}");
+    insta::assert_snapshot!(screen);
+    c.key(KeyCode::Enter);
+    c.key(KeyCode::Esc);
+    let sent: Vec<_> = c.app.outbox.take_runner_commands().into_iter().collect();
+    assert!(
+        matches!(
+            &sent[..],
+            [
+                (0, RunnerCommand::DrainQueue),
+                (0, RunnerCommand::Interrupt)
+            ]
+        ),
+        "{sent:?}"
+    );
+}
+
 #[test]
 fn a_spent_budget_shows_its_card_and_r_raises_s_stops() {
     use hive::runner::budget::BudgetAnswer;

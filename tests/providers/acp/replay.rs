@@ -417,3 +417,13 @@ fn replay_edit_diffs_are_rendered_as_unified_diffs() {
     assert!(out.contains("+++ b/"), "{out}");
     assert!(out.contains("+written by the mock"), "{out}");
 }
+
+#[test]
+fn zz_dump() {
+    for case in ["tool", "native_exe", "read"] {
+        let r = replay("claude", case);
+        for row in r.tool_rows() {
+            eprintln!("{case}: {:?} {:?} {:?} {:?}", row.0, row.1, row.3, row.4);
+        }
+    }
+}
