@@ -148,7 +148,7 @@ impl ToolState {
     /// Takes in what an update (or a permission request) says of the call.
     fn apply(&mut self, f: ToolCallUpdateFields, from_permission: bool) {
         if let Some(t) = f.title.filter(|t| !t.is_empty()) {
-            self.title = t;
+            self.title = unquote(t);
         }
         if f.name.is_some() {
             self.name = f.name;
@@ -203,6 +203,19 @@ impl ToolState {
             .as_ref()
             .map(render::raw_output)
             .unwrap_or_default()
+    }
+}
+
+/// A title that is one markdown code span (claude-code-acp titles a command
+/// `` `ls` ``) is its text: hive shows titles as text, not markdown.
+fn unquote(title: String) -> String {
+    let inner = title
+        .strip_prefix('`')
+        .and_then(|t| t.strip_suffix('`'))
+        .filter(|t| !t.trim().is_empty() && !t.contains('`'));
+    match inner {
+        Some(t) => t.to_owned(),
+        None => title,
     }
 }
 
@@ -700,7 +713,8 @@ mod tests {
             _ => None,
         });
         let (name, args) = last_call.unwrap();
-        assert_eq!(name, "`ls`");
+        // The title's code span is its text (issue 34 item 9).
+        assert_eq!(name, "ls");
         assert_eq!(args["input"], json!({"command": "ls"}));
     }
 
