@@ -234,6 +234,23 @@ pub(crate) fn describe_input(input: Option<&Value>, name: &str) -> ToolDisplay {
     d
 }
 
+/// The model that answered, from Gemini's `_meta.quota.model_usage` (the
+/// session runs `auto`; the router's small call is also listed, so the one
+/// with the most input wins).
+fn answering_model(result: &Value) -> Option<String> {
+    let used = result.pointer("/_meta/quota/model_usage")?.as_array()?;
+    used.iter()
+        .filter_map(|m| {
+            let input = m
+                .pointer("/token_count/input_tokens")
+                .and_then(Value::as_u64)?;
+            Some((input, m.get("model")?.as_str()?))
+        })
+        .filter(|(input, name)| *input > 0 && !name.is_empty())
+        .max_by_key(|(input, _)| *input)
+        .map(|(_, name)| name.to_owned())
+}
+
 pub(crate) fn kind_label(kind: ToolKind) -> &'static str {
     match kind {
         ToolKind::Read => "read",
@@ -460,6 +477,7 @@ impl Translator {
             return Some(Usage {
                 input_tokens: num(t, &["input_tokens", "inputTokens"]).unwrap_or(0),
                 output_tokens: num(t, &["output_tokens", "outputTokens"]).unwrap_or(0),
+                model: answering_model(result),
                 ..Usage::default()
             });
         }

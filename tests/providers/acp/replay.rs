@@ -354,6 +354,9 @@ fn replay_usage_reaches_the_turn_end() {
         })
         .unwrap();
     assert_eq!(usage.input_tokens, counts["input_tokens"].as_u64().unwrap());
+    // gemini --acp runs `auto`; the model that answered is in the
+    // response's `model_usage`, for the footer (issue 34 item 9).
+    assert_eq!(usage.model.as_deref(), Some("gemini-3.8-flash"));
     assert_eq!(
         usage.output_tokens,
         counts["output_tokens"].as_u64().unwrap()
