@@ -14,6 +14,17 @@ impl Runner {
         match cmd {
             RunnerCommand::Submit { text, mode } => self.submit(text, mode),
             RunnerCommand::Interrupt => self.user_interrupt(),
+            RunnerCommand::InterruptFrom(who) => {
+                if self.turn.is_some() && self.capabilities.interrupt {
+                    self.notice(
+                        DiagnosticLevel::Info,
+                        format!("interrupted by {who} via hive"),
+                    );
+                }
+                if self.turn.is_some() {
+                    self.interrupt();
+                }
+            }
             RunnerCommand::Queue(edit) => self.edit_queue(edit),
             RunnerCommand::DrainQueue => {
                 if self.state == TurnState::Idle {

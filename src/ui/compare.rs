@@ -122,20 +122,7 @@ pub(crate) fn draw_compare(app: &App, area: Rect, buf: &mut Buffer) {
     if inner.height == 0 || n == 0 {
         return;
     }
-    let inner = match take_lines(app, inner.width) {
-        Some(lines) if inner.height > 2 => {
-            // Wrapped (a refused merge's error is read whole), at most half
-            // the view, its last rows kept.
-            let rows = (lines.len() as u16).clamp(1, inner.height / 2);
-            let top = inner.bottom() - rows;
-            let skip = lines.len().saturating_sub(usize::from(rows));
-            for (y, line) in (top..).zip(lines.iter().skip(skip)) {
-                buf.set_line(inner.x, y, line, inner.width);
-            }
-            Rect::new(inner.x, inner.y, inner.width, inner.height - rows)
-        }
-        _ => inner,
-    };
+    let inner = draw_take(app, inner, buf);
     // With `d`, each answer marks the words the selected one lacks.
     let reference = f
         .words
@@ -307,6 +294,24 @@ fn differences(reference: &str, answer: &str, t: &Theme) -> Vec<Logical> {
             )
         })
         .collect()
+}
+
+/// The taken answer's lines at the bottom of `inner` (wrapped: a refused
+/// merge's error is read whole; at most half the view, its last rows
+/// kept); returns the room left above them.
+fn draw_take(app: &App, inner: Rect, buf: &mut Buffer) -> Rect {
+    match take_lines(app, inner.width) {
+        Some(lines) if inner.height > 2 => {
+            let rows = (lines.len() as u16).clamp(1, inner.height / 2);
+            let top = inner.bottom() - rows;
+            let skip = lines.len().saturating_sub(usize::from(rows));
+            for (y, line) in (top..).zip(lines.iter().skip(skip)) {
+                buf.set_line(inner.x, y, line, inner.width);
+            }
+            Rect::new(inner.x, inner.y, inner.width, inner.height - rows)
+        }
+        _ => inner,
+    }
 }
 
 /// The compare view's last lines while an answer is being taken, wrapped

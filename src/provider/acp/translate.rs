@@ -148,7 +148,7 @@ impl ToolState {
     /// Takes in what an update (or a permission request) says of the call.
     fn apply(&mut self, f: ToolCallUpdateFields, from_permission: bool) {
         if let Some(t) = f.title.filter(|t| !t.is_empty()) {
-            self.title = unquote(t);
+            self.title = render::unquote(t);
         }
         if f.name.is_some() {
             self.name = f.name;
@@ -206,19 +206,6 @@ impl ToolState {
     }
 }
 
-/// A title that is one markdown code span (claude-code-acp titles a command
-/// `` `ls` ``) is its text: hive shows titles as text, not markdown.
-fn unquote(title: String) -> String {
-    let inner = title
-        .strip_prefix('`')
-        .and_then(|t| t.strip_suffix('`'))
-        .filter(|t| !t.trim().is_empty() && !t.contains('`'));
-    match inner {
-        Some(t) => t.to_owned(),
-        None => title,
-    }
-}
-
 /// How a call reads: the agent's own input described with its argument
 /// names (not hive's wrapper around it), without repeating the title the
 /// call is named by (codex-acp and claude-code-acp title a command with it).
@@ -232,23 +219,6 @@ pub(crate) fn describe_input(input: Option<&Value>, name: &str) -> ToolDisplay {
         d.summary.clear();
     }
     d
-}
-
-/// The model that answered, from Gemini's `_meta.quota.model_usage` (the
-/// session runs `auto`; the router's small call is also listed, so the one
-/// with the most input wins).
-fn answering_model(result: &Value) -> Option<String> {
-    let used = result.pointer("/_meta/quota/model_usage")?.as_array()?;
-    used.iter()
-        .filter_map(|m| {
-            let input = m
-                .pointer("/token_count/input_tokens")
-                .and_then(Value::as_u64)?;
-            Some((input, m.get("model")?.as_str()?))
-        })
-        .filter(|(input, name)| *input > 0 && !name.is_empty())
-        .max_by_key(|(input, _)| *input)
-        .map(|(_, name)| name.to_owned())
 }
 
 pub(crate) fn kind_label(kind: ToolKind) -> &'static str {
@@ -477,7 +447,7 @@ impl Translator {
             return Some(Usage {
                 input_tokens: num(t, &["input_tokens", "inputTokens"]).unwrap_or(0),
                 output_tokens: num(t, &["output_tokens", "outputTokens"]).unwrap_or(0),
-                model: answering_model(result),
+                model: render::answering_model(result),
                 ..Usage::default()
             });
         }
