@@ -518,7 +518,9 @@ impl Hub {
                     Err(e) => return Err((reply, e)),
                 };
                 let _ = reply.send(Ok(json!({ "pane": pane, "turn_id": turn_id })));
-                Ok(Some((i, RunnerCommand::Interrupt)))
+                // A script's cancel: the pane says so, and its queue goes on
+                // (only the user's Esc holds it).
+                Ok(Some((i, RunnerCommand::InterruptFrom("hive ctl".into()))))
             }
             Call::Restart { pane } => {
                 let i = pane!(&pane);

@@ -321,7 +321,7 @@ impl OpsHost {
             },
             Op::Interrupt { agent } => self.target(&caller, &agent, true).and_then(|i| {
                 let busy = self.panes[i].m.state.is_busy();
-                let who = self.caller_name(&caller);
+                let who = format!("{} via hive", self.caller_name(&caller));
                 runner(runners, i)?.send(RunnerCommand::InterruptFrom(who));
                 Ok(json!({"interrupted": busy}))
             }),

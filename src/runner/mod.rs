@@ -89,8 +89,9 @@ pub enum RunnerCommand {
         mode: SubmitMode,
     },
     Interrupt,
-    /// Another agent (`agent.interrupt`, named here) interrupts the turn:
-    /// the pane says who, and the queue is not held (the user did not ask).
+    /// Someone other than the pane's user interrupts the turn (another
+    /// agent's `agent.interrupt`, `hive ctl cancel`; named here): the pane
+    /// says who, and the queue is not held (the user did not ask).
     InterruptFrom(String),
     Queue(QueueEdit),
     /// Start sending the queue if the pane is idle (queued messages restored

@@ -16,10 +16,7 @@ impl Runner {
             RunnerCommand::Interrupt => self.user_interrupt(),
             RunnerCommand::InterruptFrom(who) => {
                 if self.turn.is_some() && self.capabilities.interrupt {
-                    self.notice(
-                        DiagnosticLevel::Info,
-                        format!("interrupted by {who} via hive"),
-                    );
+                    self.notice(DiagnosticLevel::Info, format!("interrupted by {who}"));
                 }
                 if self.turn.is_some() {
                     self.interrupt();
