@@ -518,8 +518,6 @@ impl Hub {
                     Err(e) => return Err((reply, e)),
                 };
                 let _ = reply.send(Ok(json!({ "pane": pane, "turn_id": turn_id })));
-                // A script's cancel: the pane says so, and its queue goes on
-                // (only the user's Esc holds it).
                 Ok(Some((i, RunnerCommand::InterruptFrom("hive ctl".into()))))
             }
             Call::Restart { pane } => {

@@ -143,6 +143,24 @@ pub(crate) fn describe(step: &Step) -> String {
             Some(Err(e)) => failed(format!("⏹ interrupt {}", arg(a, "agent")), e),
             _ => format!("⏹ interrupted {}", arg(a, "agent")),
         },
+        "agent.spawn" => {
+            let who = match &step.result {
+                Some(Ok(r)) => r.get("agent").and_then(Value::as_str).unwrap_or("a helper"),
+                _ => a
+                    .get("id")
+                    .or_else(|| a.get("template"))
+                    .or_else(|| a.get("provider"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("a helper"),
+            };
+            let what = format!("+ spawned {who}");
+            match (&step.result, a.get("task").and_then(Value::as_str)) {
+                (Some(Err(e)), _) => failed(what, e),
+                (_, Some(task)) => format!("{what}: {}", first_line(task)),
+                _ => what,
+            }
+        }
+        "agent.close" => format!("closed {}", arg(a, "agent")),
         "agent.read" => format!("read {}", arg(a, "agent")),
         "agents.list" => "listed the agents".to_owned(),
         "agent.approve" | "agent.deny" => {
@@ -268,6 +286,14 @@ mod tests {
             describe(&steps[1]),
             "waited for backend: its turn was interrupted"
         );
+    }
+
+    #[test]
+    fn a_helper_spawned_with_a_task_reads_as_such() {
+        let args = json!({"calls": [{"op": "agent.spawn", "args": {"template": "coder", "task": "Write the tests.\nAll of them."}}]});
+        let out = json!([{"op": "agent.spawn", "ok": true, "result": {"agent": "coder-2", "started": true}}]);
+        let steps = steps(&args, Some(&out.to_string())).unwrap();
+        assert_eq!(describe(&steps[0]), "+ spawned coder-2: Write the tests.");
     }
 
     #[test]
