@@ -160,6 +160,12 @@ pub struct Usage {
     /// The model's context window, where the agent says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_window: Option<u64>,
+    /// The model that did the turn's work, where the agent names it only at
+    /// the turn's end (Gemini starts on `auto` and says which model answered
+    /// in its stats): the footer's and the price's model, over the one the
+    /// turn started with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 impl Usage {
@@ -187,6 +193,7 @@ impl Usage {
             cost_estimated: self.cost_estimated,
             context_tokens: self.context_tokens,
             context_window: self.context_window,
+            model: self.model.clone(),
         }
     }
 

@@ -75,16 +75,32 @@ impl App {
             return;
         };
         let takes_images = p.conversation.capabilities.is_some_and(|c| c.images);
+        let cwd = pane_cwd(&p.agent);
+        let typed: Vec<PathBuf> = text
+            .split_whitespace()
+            .filter_map(|w| image::image_path(w, &cwd))
+            .filter(|path| !p.attachments.iter().any(|a| &a.path == path))
+            .collect();
         if takes_images {
-            let cwd = pane_cwd(&p.agent);
-            let typed: Vec<PathBuf> = text
-                .split_whitespace()
-                .filter_map(|w| image::image_path(w, &cwd))
-                .filter(|path| !p.attachments.iter().any(|a| &a.path == path))
-                .collect();
             for path in typed {
                 self.attach_image(&path);
             }
+        } else if !typed.is_empty() && p.attachments.is_empty() {
+            // Not silently: the agent gets the path, never the picture.
+            let names: Vec<String> = typed
+                .iter()
+                .filter_map(|t| t.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .collect();
+            let text = format!(
+                "{} sent as text: {} ({}) takes no images, so it gets the path, not the picture",
+                names.join(", "),
+                p.name(),
+                p.agent.provider
+            );
+            p.conversation
+                .transcript
+                .notice(crate::provider::DiagnosticLevel::Warn, text);
         }
         let Some(p) = self.panes.get_mut(focus) else {
             return;

@@ -26,6 +26,13 @@ pub struct Search {
     pub selected: bool,
     /// Per pane, the revision of each entry last sent to the worker.
     pub(super) synced: Vec<Vec<Option<u64>>>,
+    /// Terminal panes whose text was asked of their runner for the index
+    /// (its `TerminalText` answer is indexed, not copied).
+    pub(super) term_asked: std::collections::HashSet<usize>,
+    /// Each terminal pane's text as last indexed (to find a hit's line).
+    pub(super) term_text: HashMap<usize, crate::text::SharedText>,
+    /// Revision of the terminal documents sent.
+    pub(super) term_rev: u64,
 }
 
 /// The overview table: its selection and when each pane changed state.

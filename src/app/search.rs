@@ -9,9 +9,14 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::state::{App, Overlay};
 use super::transcript::{Entry, EntryKind};
 use crate::event::Origin;
+use crate::runner::RunnerCommand;
 use crate::search::{Doc, Request, SearchEvent};
 use crate::text::SharedText;
 use crate::upsert::UpsertKind;
+
+/// The search document of a terminal pane's text (after its transcript's
+/// entries, which are notices).
+const TERMINAL_ENTRY: usize = usize::MAX;
 
 /// The searchable text of an entry and its label; `None` for footers.
 fn doc_text(e: &Entry) -> Option<(String, SharedText, Option<chrono::DateTime<chrono::Utc>>)> {
@@ -82,10 +87,57 @@ impl App {
         }
     }
 
+    /// Asks each terminal pane's runner for its text (scrollback and
+    /// screen: only the runner has the scrollback); `search_terminal`
+    /// indexes the answer.
+    fn ask_terminal_text(&mut self) {
+        let asks: Vec<(usize, RunnerCommand)> = (self.panes.iter().enumerate())
+            .filter_map(|(i, p)| {
+                let s = p.terminal.screen.as_ref()?;
+                let last = (s.history + usize::from(s.rows)).checked_sub(1)?;
+                let to = (last, s.cols.saturating_sub(1));
+                Some((i, RunnerCommand::CopyTerminal { from: (0, 0), to }))
+            })
+            .collect();
+        for (i, cmd) in asks {
+            self.search.term_asked.insert(i);
+            self.send(i, cmd);
+        }
+    }
+
+    /// A terminal pane's text, asked for the index: one document (entry
+    /// [`TERMINAL_ENTRY`]), and the open query runs again to find it.
+    /// False when `pane`'s text was not asked for search (a copy).
+    pub(super) fn search_terminal(&mut self, pane: usize, text: &str) -> bool {
+        if !self.search.term_asked.remove(&pane) {
+            return false;
+        }
+        let same = (self.search.term_text.get(&pane)).is_some_and(|t| t.with_str(|t| t == text));
+        if same {
+            return true;
+        }
+        let text = SharedText::from(text);
+        self.search.term_text.insert(pane, text.clone());
+        self.search.term_rev += 1;
+        self.outbox.search(Request::Docs(vec![Doc {
+            pane,
+            entry: TERMINAL_ENTRY,
+            rev: self.search.term_rev,
+            label: "terminal".into(),
+            time: None,
+            text,
+        }]));
+        if self.overlay == Overlay::Search && !self.search.query.is_empty() {
+            self.run_search();
+        }
+        true
+    }
+
     pub(crate) fn open_search(&mut self) {
         self.overlay = Overlay::Search;
         self.search.active = false;
         self.search.selected = !self.search.query.is_empty();
+        self.ask_terminal_text();
         self.sync_search_docs();
         if !self.search.query.is_empty() {
             self.run_search();
@@ -193,6 +245,14 @@ impl App {
         let n = self.search.hits.len();
         let query = self.search.query.clone();
         self.set_focus(h.pane);
+        if h.entry == TERMINAL_ENTRY {
+            self.scroll_terminal_to(&h);
+            let sel = self.search.sel + 1;
+            self.set_status(format!(
+                "match {sel}/{n} · terminal · Alt+N / Alt+Shift+N next/prev"
+            ));
+            return;
+        }
         let hidden = !h.label.starts_with("you") && !h.label.starts_with("agent");
         if hidden && !self.full_view {
             self.toggle_full_view();
@@ -210,5 +270,30 @@ impl App {
             "match {sel}/{n} · {} · Alt+N / Alt+Shift+N next/prev",
             h.label
         ));
+    }
+}
+
+impl App {
+    /// Scrolls a terminal pane's view so the hit's line is on it: lines
+    /// are counted from the end of the text, as the view scrolls up from
+    /// the live screen (a line the terminal wrapped counts once).
+    fn scroll_terminal_to(&mut self, h: &crate::search::Hit) {
+        let Some(text) = self.search.term_text.get(&h.pane) else {
+            return;
+        };
+        let below = text.with_str(|t| {
+            t.get(h.offset..)
+                .map_or(0, |rest| rest.matches('\n').count())
+        });
+        let Some(p) = self.panes.get_mut(h.pane) else {
+            return;
+        };
+        let Some(rows) = p.terminal.screen.as_ref().map(|s| usize::from(s.rows)) else {
+            return;
+        };
+        // The hit's line at the middle of the view, or the live screen.
+        let scroll = below.saturating_sub(rows / 2);
+        let now = p.terminal.scroll;
+        p.terminal.scroll_by(scroll as isize - now as isize);
     }
 }

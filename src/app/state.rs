@@ -242,7 +242,9 @@ impl App {
             }
             PaneEvent::Terminal(_) => self.worktree_activity(i),
             PaneEvent::TerminalText(text) => {
-                self.copy(text, "terminal selection");
+                if !self.search_terminal(i, text) {
+                    self.copy(text, "terminal selection");
+                }
                 return;
             }
             _ => {}

@@ -103,6 +103,11 @@ impl Transcript {
                     .turns
                     .remove(turn_id)
                     .map_or((String::new(), None), |(m, t)| (m, Some(t)));
+                // The model that answered, where the agent named it at the end.
+                let model = usage
+                    .as_ref()
+                    .and_then(|u| u.model.clone())
+                    .unwrap_or(model);
                 self.push(EntryKind::Footer {
                     model,
                     duration: started.map(|s| now.saturating_duration_since(s)),

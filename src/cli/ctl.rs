@@ -619,6 +619,9 @@ fn status_text(p: &PaneInfo) -> String {
 
 /// `until 2026-11-28 03:00 (the vendor's reset)`, `budget spent ($5.02 of $5.00)`.
 fn held_text(h: &crate::runner::hold::Hold) -> String {
+    if h.kind == crate::runner::hold::HoldKind::Interrupted {
+        return "after an interrupt (the user sends the next or clears the queue)".into();
+    }
     match h.until {
         Some(until) => format!(
             "until {} ({})",

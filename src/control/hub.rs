@@ -518,7 +518,7 @@ impl Hub {
                     Err(e) => return Err((reply, e)),
                 };
                 let _ = reply.send(Ok(json!({ "pane": pane, "turn_id": turn_id })));
-                Ok(Some((i, RunnerCommand::Interrupt)))
+                Ok(Some((i, RunnerCommand::InterruptFrom("hive ctl".into()))))
             }
             Call::Restart { pane } => {
                 let i = pane!(&pane);

@@ -177,6 +177,7 @@ impl From<&UsageMeta> for Usage {
             cost_estimated: u.cost_estimated,
             context_tokens: u.context_tokens,
             context_window: u.context_window,
+            model: None,
         }
     }
 }

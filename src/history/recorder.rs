@@ -146,6 +146,11 @@ impl HistoryRecorder {
                     ..Meta::default()
                 };
                 self.add_to_totals(usage.as_ref());
+                if let Some(model) = usage.as_ref().and_then(|u| u.model.clone())
+                    && let Some(turn) = self.turns.get_mut(turn_id)
+                {
+                    turn.model = Some(model);
+                }
                 self.end_turn(turn_id, meta);
             }
             TurnEvent::TurnError {

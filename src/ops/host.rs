@@ -321,7 +321,8 @@ impl OpsHost {
             },
             Op::Interrupt { agent } => self.target(&caller, &agent, true).and_then(|i| {
                 let busy = self.panes[i].m.state.is_busy();
-                runner(runners, i)?.send(RunnerCommand::Interrupt);
+                let who = format!("{} via hive", self.caller_name(&caller));
+                runner(runners, i)?.send(RunnerCommand::InterruptFrom(who));
                 Ok(json!({"interrupted": busy}))
             }),
             Op::Answer {
@@ -539,6 +540,18 @@ impl OpsHost {
             },
         );
         Ok(json!({"message_id": message_id, "queued": queued}))
+    }
+
+    /// How a pane names the caller: `Architect (architect)`, or a caller
+    /// outside any pane.
+    fn caller_name(&self, caller: &Caller) -> String {
+        match caller {
+            Caller::Agent(id) => match self.pane_of(id) {
+                Some(i) => format!("{} ({id})", self.panes[i].name),
+                None => id.clone(),
+            },
+            Caller::External => "a caller outside hive's panes".into(),
+        }
     }
 
     /// An agent sends: the chain of agents waiting on each other grows by

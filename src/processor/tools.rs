@@ -5,8 +5,9 @@
 //!
 //! A call the provider reports live (`tool_progress`: arguments as they
 //! stream, output as the tool prints it) is re-emitted as an `update`
-//! carrying that state; a call without live reports still emits exactly
-//! twice (TC-5.1c).
+//! carrying that state, and so is a call announced again with a new name or
+//! arguments (claude-code-acp names a command `Terminal` first); a call
+//! without such news still emits exactly twice (TC-5.1c).
 
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
@@ -28,6 +29,9 @@ pub(super) struct ToolItem {
     /// An `update` showed the call's live state, so later news of the
     /// running call (its final arguments) is shown too.
     pub(super) live: bool,
+    /// Its invocation was final once already: a second one that says more
+    /// (claude-code-acp announces `Terminal`, then the command) is shown.
+    pub(super) invoked: bool,
     pub(super) turn_id: String,
     pub(super) session_id: String,
     pub(super) source_ts: DateTime<Utc>,
@@ -43,6 +47,7 @@ impl ToolItem {
             display: None,
             live_output: String::new(),
             live: false,
+            invoked: false,
             turn_id: ev.turn_id.clone(),
             session_id: ev.session_id.clone(),
             source_ts: ev.timestamp,
@@ -159,6 +164,10 @@ impl Processor {
         let display = display.clone().map(Box::new);
         let call_id = call_id.as_str();
         if let Some(tool) = self.tools.get_mut(item_id) {
+            let news = tool.invoked
+                && ((!name.is_empty() && tool.name != *name) || tool.arguments != *arguments);
+            tool.live |= news;
+            tool.invoked = true;
             if !name.is_empty() {
                 tool.name = name.to_owned();
             }
@@ -179,6 +188,7 @@ impl Processor {
             let mut tool = ToolItem::new(name, call_id, "", ev);
             tool.arguments = arguments.clone();
             tool.display = display;
+            tool.invoked = true;
             out.push(tool_upsert(item_id, &tool, UpsertStatus::Create, None));
             self.calls.insert(call_id.to_owned(), item_id.to_owned());
             self.tools.insert(item_id.to_owned(), tool);

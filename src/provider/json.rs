@@ -55,6 +55,7 @@ impl UsageKeys {
             cost_estimated: false,
             context_tokens: None,
             context_window: None,
+            model: None,
         }
     }
 }

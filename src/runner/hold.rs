@@ -36,6 +36,9 @@ pub enum HoldKind {
     /// The agent's budget is spent, until the user raises it
     /// (`runner::budget`).
     Budget,
+    /// The user interrupted a turn with messages queued: they wait for the
+    /// user (Enter sends the next, Esc again clears them), not sent at once.
+    Interrupted,
 }
 
 impl From<LimitKind> for HoldKind {
@@ -95,6 +98,49 @@ impl Runner {
                 .is_some_and(|h| h.at.is_some() && h.hold.resend)
     }
 
+    /// Whether the queue waits for the user after an interrupt.
+    pub(super) fn held_by_user(&self) -> bool {
+        self.user_hold
+    }
+
+    /// The user interrupted with messages queued: they wait (DESIGN §5,
+    /// issue 34 item 9), and the consoles say how to go on.
+    pub(super) fn hold_for_user(&mut self) {
+        if self.user_hold || self.queue.is_empty() {
+            return;
+        }
+        self.user_hold = true;
+        self.publish_hold();
+        self.notice(
+            DiagnosticLevel::Info,
+            "queue held: Enter sends the next · Esc again clears it",
+        );
+    }
+
+    /// Esc between turns while the queue waits for the user: the queue is
+    /// emptied (the user's second, explicit word on it).
+    pub(super) fn clear_held_queue(&mut self) {
+        let n = self.queue.len();
+        self.queue.clear();
+        self.queue_changed();
+        self.notice(
+            DiagnosticLevel::Info,
+            format!(
+                "queue cleared ({n} message{} not sent)",
+                if n == 1 { "" } else { "s" }
+            ),
+        );
+    }
+
+    /// Enter on an empty composer while the queue waits for the user: the
+    /// next message goes, the rest keep waiting.
+    pub(super) fn send_next_held(&mut self) {
+        let held = std::mem::take(&mut self.user_hold);
+        self.drain();
+        self.user_hold = held && !self.queue.is_empty();
+        self.publish_hold();
+    }
+
     /// The hold a failed turn calls for, if it failed on a limit.
     pub(super) fn limit_hit(&mut self, t: &TurnEvent) -> Option<Held> {
         let strikes = self.hold.as_ref().map_or(0, |h| h.strikes);
@@ -144,7 +190,7 @@ impl Runner {
             .with_timezone(&chrono::Local);
         let what = match held.hold.kind {
             HoldKind::RateLimit => "rate limit",
-            HoldKind::Quota | HoldKind::Budget => "usage limit",
+            HoldKind::Quota | HoldKind::Budget | HoldKind::Interrupted => "usage limit",
         };
         let when = if held.hold.reported {
             format!("it resets at {}", until.format("%a %H:%M"))
@@ -167,12 +213,22 @@ impl Runner {
     /// What holds the queue now, as consoles show it: a spent budget
     /// first (only the user lifts it), else a limit's wait.
     pub(super) fn current_hold(&self) -> Option<Hold> {
-        self.budget_hold().or_else(|| {
-            self.hold
-                .as_ref()
-                .filter(|h| h.at.is_some())
-                .map(|h| h.hold.clone())
-        })
+        self.budget_hold()
+            .or_else(|| {
+                self.hold
+                    .as_ref()
+                    .filter(|h| h.at.is_some())
+                    .map(|h| h.hold.clone())
+            })
+            .or_else(|| {
+                self.user_hold.then_some(Hold {
+                    kind: HoldKind::Interrupted,
+                    until: None,
+                    reported: false,
+                    resend: false,
+                    spent: None,
+                })
+            })
     }
 
     /// Tells the consoles what holds the queue, when that changed.

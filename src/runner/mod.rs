@@ -89,6 +89,10 @@ pub enum RunnerCommand {
         mode: SubmitMode,
     },
     Interrupt,
+    /// Someone other than the pane's user interrupts the turn (another
+    /// agent's `agent.interrupt`, `hive ctl cancel`; named here): the pane
+    /// says who, and the queue is not held (the user did not ask).
+    InterruptFrom(String),
     Queue(QueueEdit),
     /// Start sending the queue if the pane is idle (queued messages restored
     /// after a restart wait for this).
@@ -436,6 +440,7 @@ pub fn spawn_runner(
         meter: usage::Meter::new(options.prices),
         hold: None,
         shown_hold: None,
+        user_hold: false,
         budget,
         hive_rx: options.hive_budget.as_ref().map(|h| h.subscribe()),
         hive: options.hive_budget,
@@ -516,6 +521,8 @@ struct Runner {
     hold: Option<hold::Held>,
     /// What the consoles were last told holds the queue.
     shown_hold: Option<hold::Hold>,
+    /// The queue waits for the user after an interrupt (`hold.rs`).
+    user_hold: bool,
     /// The agent's budget and what its turns spent.
     budget: budget::Budget,
     /// The hive's, shared with the other runners, and its changes.
@@ -681,6 +688,9 @@ impl Runner {
     }
 
     fn queue_changed(&mut self) {
+        if self.queue.is_empty() && std::mem::take(&mut self.user_hold) {
+            self.publish_hold();
+        }
         self.emit(PaneEvent::Queue(self.queue.iter().cloned().collect()));
     }
 }

@@ -13,11 +13,19 @@ impl Runner {
     pub(super) fn command(&mut self, cmd: RunnerCommand) {
         match cmd {
             RunnerCommand::Submit { text, mode } => self.submit(text, mode),
-            RunnerCommand::Interrupt => self.interrupt(),
+            RunnerCommand::Interrupt => self.user_interrupt(),
+            RunnerCommand::InterruptFrom(who) => {
+                if self.turn.is_some() && self.capabilities.interrupt {
+                    self.notice(DiagnosticLevel::Info, format!("interrupted by {who}"));
+                }
+                if self.turn.is_some() {
+                    self.interrupt();
+                }
+            }
             RunnerCommand::Queue(edit) => self.edit_queue(edit),
             RunnerCommand::DrainQueue => {
                 if self.state == TurnState::Idle {
-                    self.drain();
+                    self.send_next_held();
                 }
             }
             RunnerCommand::Permission {
@@ -164,6 +172,22 @@ impl Runner {
             DiagnosticLevel::Info,
             "this agent cannot take a message mid-turn or be interrupted: queued for after the turn",
         );
+    }
+
+    /// Esc: interrupts the turn and holds the queue behind it; between
+    /// turns it clears a queue held so, or lets a limit's hold go.
+    fn user_interrupt(&mut self) {
+        if self.turn.is_some() {
+            let stops = self.capabilities.interrupt;
+            self.interrupt();
+            if stops {
+                self.hold_for_user();
+            }
+        } else if self.held_by_user() {
+            self.clear_held_queue();
+        } else {
+            self.interrupt();
+        }
     }
 
     pub(super) fn interrupt(&mut self) {
@@ -342,6 +366,8 @@ impl Runner {
         }
         if let Some(text) = self.steer_next.take() {
             self.start_turn(text);
+        } else if self.held_by_user() {
+            // Waits for the user's Enter or Esc.
         } else if let Some(text) = self.queue.pop_front() {
             self.queue_changed();
             let again = self.undelivered.take().is_some_and(|u| u == text);

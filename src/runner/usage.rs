@@ -86,7 +86,9 @@ impl Runner {
             TurnEvent::TurnComplete {
                 usage: Some(usage), ..
             } => {
-                let model = (self.meter.turn_model.as_deref()).or(self.spec.agent.model.as_deref());
+                let model = (usage.model.as_deref())
+                    .or(self.meter.turn_model.as_deref())
+                    .or(self.spec.agent.model.as_deref());
                 if let Some(price) = model.and_then(|m| price_of(&self.meter.prices, m)) {
                     estimate(usage, price);
                 }

@@ -73,6 +73,7 @@ pub(crate) fn sample_commands() -> Vec<RunnerCommand> {
             mode: SubmitMode::Steer,
         },
         RunnerCommand::Interrupt,
+        RunnerCommand::InterruptFrom("Architect (architect)".into()),
         RunnerCommand::Queue(QueueEdit::Remove(1)),
         RunnerCommand::Queue(QueueEdit::Replace(0, "x".into())),
         RunnerCommand::Queue(QueueEdit::Move { from: 0, to: 1 }),

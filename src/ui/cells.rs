@@ -26,7 +26,7 @@ pub struct CellCtx<'a> {
 }
 
 impl CellCtx<'_> {
-    fn spinner(&self) -> &'static str {
+    pub(crate) fn spinner(&self) -> &'static str {
         SPINNER[self.spin % SPINNER.len()]
     }
 }

@@ -122,13 +122,7 @@ pub(crate) fn draw_compare(app: &App, area: Rect, buf: &mut Buffer) {
     if inner.height == 0 || n == 0 {
         return;
     }
-    let inner = match take_line(app) {
-        Some(line) if inner.height > 2 => {
-            buf.set_line(inner.x, inner.bottom() - 1, &line, inner.width);
-            Rect::new(inner.x, inner.y, inner.width, inner.height - 1)
-        }
-        _ => inner,
-    };
+    let inner = draw_take(app, inner, buf);
     // With `d`, each answer marks the words the selected one lacks.
     let reference = f
         .words
@@ -302,8 +296,27 @@ fn differences(reference: &str, answer: &str, t: &Theme) -> Vec<Logical> {
         .collect()
 }
 
-/// The compare view's last line while an answer is being taken.
-fn take_line(app: &App) -> Option<Line<'static>> {
+/// The taken answer's lines at the bottom of `inner` (wrapped: a refused
+/// merge's error is read whole; at most half the view, its last rows
+/// kept); returns the room left above them.
+fn draw_take(app: &App, inner: Rect, buf: &mut Buffer) -> Rect {
+    match take_lines(app, inner.width) {
+        Some(lines) if inner.height > 2 => {
+            let rows = (lines.len() as u16).clamp(1, inner.height / 2);
+            let top = inner.bottom() - rows;
+            let skip = lines.len().saturating_sub(usize::from(rows));
+            for (y, line) in (top..).zip(lines.iter().skip(skip)) {
+                buf.set_line(inner.x, y, line, inner.width);
+            }
+            Rect::new(inner.x, inner.y, inner.width, inner.height - rows)
+        }
+        _ => inner,
+    }
+}
+
+/// The compare view's last lines while an answer is being taken, wrapped
+/// to `width`.
+fn take_lines(app: &App, width: u16) -> Option<Vec<Line<'static>>> {
     use crate::app::overlay::Take;
     let t = &app.theme;
     let name = |i: &usize| app.panes.get(*i).map_or("?", |p| p.name()).to_owned();
@@ -335,8 +348,11 @@ fn take_line(app: &App) -> Option<Line<'static>> {
             Style::new().fg(if *ok { t.success } else { t.error }),
         ),
     };
-    let text: String = text.chars().filter(|c| !c.is_control()).collect();
-    Some(Line::from(Span::styled(text, style)))
+    let text: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    Some(wrap(&Logical::raw(text, style), width))
 }
 
 /// `worktree: README.md +1 -1, main.rs +2 -0` (or that it is clean).

@@ -1,6 +1,7 @@
 //! What a pane shows while its queue is held (issue 33): the title's
 //! `⏸ limit · resets 15:04` while a vendor's limit lasts, and the budget
-//! card, in the approval card's place, while the agent's budget is spent.
+//! card, in the approval card's place, while the agent's budget is spent;
+//! `⏸ queue held` while a queue waits for the user after an interrupt.
 
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Span;
@@ -17,6 +18,9 @@ pub(crate) fn label(p: &Pane) -> String {
     let Some(h) = &p.conversation.held else {
         return String::new();
     };
+    if h.kind == HoldKind::Interrupted {
+        return "⏸ queue held".into();
+    }
     let Some(until) = h.until.filter(|_| h.kind != HoldKind::Budget) else {
         return "⏸ budget spent".into();
     };

@@ -9,6 +9,7 @@ pub mod cells;
 pub(crate) mod chips;
 pub(crate) mod compare;
 mod conflicts;
+mod delegation;
 pub mod diff;
 pub(crate) mod digest;
 pub(crate) mod held;

@@ -200,7 +200,10 @@ pub fn layout(e: &Entry, cache: &mut Cache, width: u16, ctx: &Ctx<'_>) -> usize 
             UpsertKind::Thinking { content, .. } => {
                 content.with_str(|s| logical.extend(cells::thinking(u, s, &cell)))
             }
-            UpsertKind::ToolCall { .. } => logical.extend(cells::tool_call(u, &cell)),
+            // A call of hive's operations reads as the delegation it is.
+            UpsertKind::ToolCall { .. } => logical.extend(
+                super::delegation::lines(u, &cell).unwrap_or_else(|| cells::tool_call(u, &cell)),
+            ),
         },
         EntryKind::Footer {
             model,

@@ -8,6 +8,8 @@
 mod attach;
 #[path = "across/console.rs"]
 mod console;
+#[path = "across/delegation.rs"]
+mod delegation;
 #[path = "across/digest.rs"]
 mod digest;
 #[path = "across/fanout.rs"]

@@ -188,6 +188,35 @@ fn a_typed_image_path_is_attached_for_agents_that_take_images() {
     );
 }
 
+/// Issue 34 item 9: to an agent that takes no images (codex exec, gemini,
+/// pi) a typed image path goes as text, and the pane says so. Failed
+/// before: it went silently.
+#[test]
+fn a_typed_image_path_to_an_agent_without_images_is_said_to_go_as_text() {
+    let dir = tempfile::tempdir().unwrap();
+    png(dir.path(), "b.png");
+    let mut c = console(dir.path(), false);
+    c.typ("compare b.png with the mockup");
+    c.key(KeyCode::Enter);
+    assert!(
+        matches!(
+            c.app.outbox.runner_commands().as_slice(),
+            [(0, RunnerCommand::Submit { text, .. })] if text == "compare b.png with the mockup"
+        ),
+        "{:?}",
+        c.app.outbox
+    );
+    let entries = c.transcript();
+    assert!(
+        entries.contains("b.png sent as text: ") && entries.contains("takes no images"),
+        "{entries}"
+    );
+    // A word that only looks like an image is not mentioned.
+    c.typ("see missing.png");
+    c.key(KeyCode::Enter);
+    assert_eq!(c.transcript().matches("sent as text").count(), 1);
+}
+
 #[test]
 fn too_large_or_fake_images_are_refused_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();

@@ -6,6 +6,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use std::time::Duration;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -181,6 +183,56 @@ fn shift_page_up_scrolls_the_terminal_back_and_a_key_returns() {
     // A key for the program snaps back to the live screen.
     c.app.on_key(key(KeyCode::Char('x')));
     assert_eq!(c.app.panes[0].terminal.scroll, 0);
+}
+
+/// Issue 34 item 11: search finds what a terminal pane printed, in its
+/// scrollback and on its screen, and Enter scrolls the pane to it. Failed
+/// before: no hit (only what was sent to the pane was indexed).
+#[test]
+fn search_finds_a_terminal_panes_output_and_scrolls_to_it() {
+    let mut c = terminal(40);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let searcher = hive::search::Searcher::spawn(move |e| {
+        let _ = tx.send(e);
+    })
+    .unwrap();
+    let results = |c: &mut Console| {
+        c.pump();
+        for r in c.app.outbox.take_search_requests() {
+            searcher.send(r);
+        }
+        while !c.app.search.done {
+            let ev = rx.recv_timeout(Duration::from_secs(20)).unwrap();
+            c.app.search_event(ev);
+        }
+    };
+    c.app.on_key(ctrl('b'));
+    c.app.on_key(key(KeyCode::Char('/')));
+    typ(&mut c.app, "line 12");
+    results(&mut c);
+    let hits: Vec<(usize, &str, &str)> = (c.app.search.hits.iter())
+        .map(|h| (h.pane, h.label.as_str(), h.context.as_str()))
+        .collect();
+    assert!(
+        matches!(&hits[..], [(0, "terminal", ctx)] if ctx.contains("line 12")),
+        "{hits:?}"
+    );
+    // The screen's own lines are found too.
+    c.app.on_key(key(KeyCode::Backspace));
+    c.app.on_key(key(KeyCode::Backspace));
+    typ(&mut c.app, "40");
+    results(&mut c);
+    assert_eq!(c.app.search.hits.len(), 1);
+    // Enter scrolls the pane back to the match.
+    c.app.on_key(key(KeyCode::Backspace));
+    c.app.on_key(key(KeyCode::Backspace));
+    typ(&mut c.app, "12");
+    results(&mut c);
+    c.app.on_key(key(KeyCode::Enter));
+    let screen = render(&mut c, 40, 13);
+    assert!(screen.contains("line 12 "), "{screen}");
+    assert!(!screen.contains("line 40"), "{screen}");
+    insta::assert_snapshot!("terminal_search_jumped", screen);
 }
 
 #[test]

@@ -187,6 +187,7 @@ fn usage(input: u64, output: u64, cached: u64) -> Usage {
         cost_estimated: false,
         context_tokens: None,
         context_window: None,
+        model: None,
     }
 }
 
@@ -1192,6 +1193,7 @@ async fn app_server_turns_stream_with_model_usage_and_thread() {
             cost_estimated: false,
             context_tokens: Some(259),
             context_window: None,
+            model: None,
         })
     );
     assert!(p.seen.iter().any(|e| matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { model_id, .. }) if model_id == "m1")));

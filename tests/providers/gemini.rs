@@ -96,6 +96,9 @@ fn text_streams_one_message_and_completes_with_usage() {
         } => {
             assert_eq!((u.input_tokens, u.output_tokens), (13055, 45));
             assert_eq!(u.cache_read_input_tokens, Some(0));
+            // The turn started on `auto`; its end names the model that
+            // answered, for the footer (issue 34 item 9).
+            assert_eq!(u.model.as_deref(), Some("gemini-3.8-flash"));
         }
         other => panic!("unexpected end {other:?}"),
     }

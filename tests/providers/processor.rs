@@ -225,6 +225,51 @@ fn tc_5_1c_tool_calls_emit_on_invocation_and_completion_only() {
     }
 }
 
+/// Issue 34 item 9: a call announced again with its command (claude-code-acp
+/// sends `Terminal` with no input, then the command) shows the command while
+/// it runs: one `update` between create and complete. Failed before: the
+/// pane showed `Terminal` until the command finished.
+#[test]
+fn a_call_announced_again_with_news_is_shown_while_it_runs() {
+    let mut p = Processor::new(ProcessorConfig::default());
+    let call = |name: &str, args: serde_json::Value| {
+        ev(Payload::ItemDone {
+            item_id: "t1".into(),
+            final_item: FinalItem::FunctionCall {
+                name: name.into(),
+                call_id: "call_1".into(),
+                arguments: args.as_object().cloned().unwrap(),
+                display: None,
+            },
+        })
+    };
+    let events = vec![
+        response_start(),
+        tool_start("t1", "Terminal", "call_1"),
+        call("Terminal", json!({})),
+        call("Terminal", json!({})),
+        call("sleep 10", json!({"command": "sleep 10"})),
+    ];
+    let ups = upserts(&run(&mut p, &events))
+        .into_iter()
+        .cloned()
+        .collect::<Vec<_>>();
+    let seen: Vec<(UpsertStatus, String)> = ups
+        .iter()
+        .map(|u| match &u.kind {
+            UpsertKind::ToolCall { tool_name, .. } => (u.status, tool_name.clone()),
+            other => panic!("not a tool call: {other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (UpsertStatus::Create, "Terminal".to_owned()),
+            (UpsertStatus::Update, "sleep 10".to_owned()),
+        ]
+    );
+}
+
 #[test]
 fn tool_arguments_streamed_as_json_are_parsed_when_no_final_call_arrives() {
     let mut p = Processor::new(ProcessorConfig::default());

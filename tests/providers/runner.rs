@@ -465,11 +465,99 @@ async fn ignored_interrupt_ends_turn_as_cancelled_and_replaces_the_agent() {
     settle().await;
     assert_eq!(fake.shared.lock().unwrap().spawns, 2, "agent replaced");
     assert!(fake.commands().contains(&ProviderCommand::Kill));
+    // The user interrupted: the queue waits for them (issue 34 item 9),
+    // then Enter on an empty composer sends it into the new agent.
+    assert_eq!(fake.sent_texts(), vec!["stubborn"]);
+    h.send(RunnerCommand::DrainQueue);
+    settle().await;
     assert_eq!(
         fake.sent_texts().last().map(String::as_str),
         Some("next"),
         "queue drains into the new agent"
     );
+}
+
+/// Issue 34 item 9: Esc with messages queued interrupts (DESIGN §5) and
+/// holds the queue instead of sending it at once; Enter sends the next,
+/// the rest keep waiting; Esc again clears them. Failed before: "two" was
+/// sent as soon as the interrupted turn ended.
+#[tokio::test(start_paused = true)]
+async fn esc_with_a_queue_interrupts_and_holds_it() {
+    let fake = Fake::new(caps(false, true));
+    let (h, mut rx) = start(&fake, QueueMode::Queue);
+    send(&h, "one", SubmitMode::Auto);
+    state(&mut rx, TurnState::Streaming).await;
+    send(&h, "two", SubmitMode::Auto);
+    send(&h, "three", SubmitMode::Auto);
+    settle().await;
+    h.send(RunnerCommand::Interrupt);
+    let notice = until(&mut rx, |e| match e {
+        PaneEvent::Notice { text, .. } => Some(text.clone()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(
+        notice,
+        "queue held: Enter sends the next · Esc again clears it"
+    );
+    assert_eq!(turn_status(&mut rx).await, TurnStatus::Cancelled);
+    state(&mut rx, TurnState::Idle).await;
+    settle().await;
+    assert_eq!(fake.sent_texts(), vec!["one"], "the queue waits");
+    // Enter: the next goes, the last keeps waiting.
+    h.send(RunnerCommand::DrainQueue);
+    settle().await;
+    assert_eq!(fake.sent_texts(), vec!["one", "two"]);
+    fake.finish_turn();
+    state(&mut rx, TurnState::Idle).await;
+    settle().await;
+    assert_eq!(fake.sent_texts(), vec!["one", "two"], "still held");
+    // Esc again: the queue is cleared, nothing sent.
+    h.send(RunnerCommand::Interrupt);
+    let released = until(&mut rx, |e| match e {
+        PaneEvent::Held(h) => Some(h.clone()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(released, None);
+    let queue = until(&mut rx, |e| match e {
+        PaneEvent::Queue(q) => Some(q.clone()),
+        _ => None,
+    })
+    .await;
+    assert!(queue.is_empty(), "{queue:?}");
+    // A new message goes at once.
+    send(&h, "four", SubmitMode::Auto);
+    settle().await;
+    assert_eq!(fake.sent_texts(), vec!["one", "two", "four"]);
+}
+
+/// The hold is the queue's, shown to every console as `Held`.
+#[tokio::test(start_paused = true)]
+async fn the_held_queue_is_told_to_the_consoles() {
+    let fake = Fake::new(caps(false, true));
+    let (h, mut rx) = start(&fake, QueueMode::Queue);
+    send(&h, "one", SubmitMode::Auto);
+    state(&mut rx, TurnState::Streaming).await;
+    send(&h, "two", SubmitMode::Auto);
+    h.send(RunnerCommand::Interrupt);
+    let held = until(&mut rx, |e| match e {
+        PaneEvent::Held(Some(h)) => Some(h.kind),
+        _ => None,
+    })
+    .await;
+    assert_eq!(held, hive::runner::hold::HoldKind::Interrupted);
+    state(&mut rx, TurnState::Idle).await;
+    // Enter sends the last one: nothing waits any more.
+    h.send(RunnerCommand::DrainQueue);
+    let released = until(&mut rx, |e| match e {
+        PaneEvent::Held(h) => Some(h.clone()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(released, None);
+    settle().await;
+    assert_eq!(fake.sent_texts(), vec!["one", "two"]);
 }
 
 #[tokio::test(start_paused = true)]

@@ -559,3 +559,69 @@ async fn an_agent_answers_approvals_only_of_panes_it_spawned() {
     assert_eq!(hive.tool_outputs(2), ["wrote notes.txt"]);
     hive.stop().await;
 }
+
+/// Issue 34 item 12: an interrupt from another agent says who asked for it
+/// in the interrupted pane. Failed before: the turn ended cancelled with no
+/// word of the sender.
+#[tokio::test]
+async fn an_interrupt_from_another_agent_names_it_in_the_pane() {
+    let dir = tempfile::tempdir().unwrap();
+    let calls = json!({"calls": [{"op": "agent.interrupt", "args": {"agent": "backend"}}]});
+    let server = Server::start(vec![
+        Reply::Chunks(vec![
+            tool_call(0, "c1", "hive_call", &calls.to_string()),
+            finish("tool_calls"),
+        ]),
+        answer_text("Stopped the backend.", 1, 1),
+    ]);
+    let slow = dir.path().join("slow.toml");
+    std::fs::write(
+        &slow,
+        "model = \"demo-1\"\nchunk_chars = 5\ndelay_ms = 200\n[[turn]]\n[[turn.step]]\ntext = \"Working on the login API, one careful step at a time, with tests.\"\n",
+    )
+    .unwrap();
+    let mut backend = AgentConfig::new("backend", "script");
+    backend.script = Some(slow);
+    let agents = vec![direct("architect", &server, &["backend"]), backend];
+    let mut hive = Hive::start(agents, dir.path());
+    hive.submit(1, "Build the login API.");
+    hive.submit(0, "Stop the backend.");
+    let end = hive.until_turn_end(0).await;
+    assert!(matches!(end, TurnEvent::TurnComplete { .. }), "{end:?}");
+    // The backend's turn ends cancelled (maybe already, while the
+    // architect's ran).
+    let ended = |h: &Hive| {
+        h.seen.iter().find_map(|u| match &u.event {
+            PaneEvent::Turn(t) if u.pane == 1 && t.is_terminal() => Some(t.clone()),
+            _ => None,
+        })
+    };
+    if ended(&hive).is_none() {
+        hive.until_turn_end(1).await;
+    }
+    assert!(
+        matches!(
+            ended(&hive),
+            Some(TurnEvent::TurnComplete {
+                status: hive::upsert::TurnStatus::Cancelled,
+                ..
+            })
+        ),
+        "{:?}",
+        ended(&hive)
+    );
+    let notices: Vec<&str> = hive
+        .seen
+        .iter()
+        .filter(|u| u.pane == 1)
+        .filter_map(|u| match &u.event {
+            PaneEvent::Notice { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        notices.contains(&"interrupted by Architect (architect) via hive"),
+        "{notices:?}"
+    );
+    hive.stop().await;
+}

@@ -1,6 +1,7 @@
 //! Text renderings of ACP structures for the transcript: tool call content
 //! (text, diffs as unified diff text, terminals), raw tool output, plans as a
-//! markdown checklist, and anything unknown as compact JSON.
+//! markdown checklist, and anything unknown as compact JSON; a title without its
+//! code span, and the model a response names.
 
 use agent_client_protocol_schema::v1::{
     ContentBlock, Diff, EmbeddedResourceResource, PlanEntry, PlanEntryStatus, ToolCallContent,
@@ -106,6 +107,36 @@ pub(crate) fn generic(value: &Value) -> String {
     }
     let cut: String = text.chars().take(GENERIC_MAX_CHARS).collect();
     format!("{cut}…")
+}
+
+/// A title that is one markdown code span (claude-code-acp titles a command
+/// `` `ls` ``) is its text: hive shows titles as text, not markdown.
+pub(super) fn unquote(title: String) -> String {
+    let inner = title
+        .strip_prefix('`')
+        .and_then(|t| t.strip_suffix('`'))
+        .filter(|t| !t.trim().is_empty() && !t.contains('`'));
+    match inner {
+        Some(t) => t.to_owned(),
+        None => title,
+    }
+}
+
+/// The model that answered, from Gemini's `_meta.quota.model_usage` (the
+/// session runs `auto`; the router's small call is also listed, so the one
+/// with the most input wins).
+pub(super) fn answering_model(result: &Value) -> Option<String> {
+    let used = result.pointer("/_meta/quota/model_usage")?.as_array()?;
+    used.iter()
+        .filter_map(|m| {
+            let input = m
+                .pointer("/token_count/input_tokens")
+                .and_then(Value::as_u64)?;
+            Some((input, m.get("model")?.as_str()?))
+        })
+        .filter(|(input, name)| *input > 0 && !name.is_empty())
+        .max_by_key(|(input, _)| *input)
+        .map(|(_, name)| name.to_owned())
 }
 
 #[cfg(test)]

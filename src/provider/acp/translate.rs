@@ -148,7 +148,7 @@ impl ToolState {
     /// Takes in what an update (or a permission request) says of the call.
     fn apply(&mut self, f: ToolCallUpdateFields, from_permission: bool) {
         if let Some(t) = f.title.filter(|t| !t.is_empty()) {
-            self.title = t;
+            self.title = render::unquote(t);
         }
         if f.name.is_some() {
             self.name = f.name;
@@ -447,6 +447,7 @@ impl Translator {
             return Some(Usage {
                 input_tokens: num(t, &["input_tokens", "inputTokens"]).unwrap_or(0),
                 output_tokens: num(t, &["output_tokens", "outputTokens"]).unwrap_or(0),
+                model: render::answering_model(result),
                 ..Usage::default()
             });
         }
@@ -700,7 +701,8 @@ mod tests {
             _ => None,
         });
         let (name, args) = last_call.unwrap();
-        assert_eq!(name, "`ls`");
+        // The title's code span is its text (issue 34 item 9).
+        assert_eq!(name, "ls");
         assert_eq!(args["input"], json!({"command": "ls"}));
     }
 

@@ -367,7 +367,8 @@ impl GeminiTurn {
     }
 }
 
-/// Usage of the whole turn from `result.stats`: `input` excludes cached tokens.
+/// Usage of the whole turn from `result.stats`: `input` excludes cached
+/// tokens; the model is the one that answered (the pane may run `auto`).
 fn usage(stats: &Value) -> Usage {
     let n = |k: &str| stats.get(k).and_then(Value::as_u64);
     let cached = n("cached");
@@ -382,6 +383,7 @@ fn usage(stats: &Value) -> Usage {
         cost_estimated: false,
         context_tokens: None,
         context_window: None,
+        model: main_model(stats),
     }
 }
 

@@ -125,3 +125,31 @@ fn a_pane_without_a_worktree_has_nothing_to_take() {
     assert!(matches!(app.fanout.take, Some(Take::Done(false, _))));
     assert!(app.outbox.git_requests().is_empty());
 }
+
+/// Issue 34 item 13: a refused merge's error is wrapped in the compare view,
+/// read whole at any width. Failed before: cut at the view's width.
+#[test]
+fn a_merge_error_is_wrapped_whole() {
+    let (_d, root) = repo();
+    let mut app = console(&root);
+    app.on_key(key(KeyCode::F(4)));
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Char(' ')));
+    app.on_key(key(KeyCode::Enter));
+    for c in PROMPT.chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    app.on_key(key(KeyCode::Enter));
+    let error = "merge refused: the main checkout has uncommitted changes in README.md and \
+                 src/main.rs; commit or stash them there first, then take the answer again \
+                 (nothing was applied)";
+    app.fanout.take = Some(Take::Done(false, error.into()));
+    let screen = render(&mut app, 80, 16);
+    let flat: String = screen
+        .lines()
+        .map(|l| l.trim_matches(|c: char| c == '"' || c == '│' || c == ' '))
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(flat.contains("(nothing was applied)"), "{screen}");
+    insta::assert_snapshot!(screen);
+}

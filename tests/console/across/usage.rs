@@ -150,6 +150,76 @@ fn a_held_queue_shows_when_it_goes_on_and_esc_lets_it_go() {
     assert!(c.render(90, 12).contains("idle"));
 }
 
+/// Issue 34 item 9: a turn started on Gemini's `auto` names the model that
+/// answered at its end: the footer shows that model. Failed before: the
+/// footer read `auto`.
+#[test]
+fn the_footer_names_the_model_that_answered() {
+    let mut c = console(1, "");
+    c.send(
+        0,
+        PaneEvent::Turn(TurnEvent::TurnStarted {
+            turn_id: "t1".into(),
+            session_id: "s".into(),
+            model_id: "auto".into(),
+            provider_id: "gemini".into(),
+        }),
+    );
+    let mut u = tokens(13_055, 45, None, false);
+    u.model = Some("gemini-3.8-flash".into());
+    c.send(0, end("t1", u));
+    let screen = c.render(70, 8);
+    let footer = screen.lines().nth(1).unwrap_or_default();
+    assert!(footer.contains("── gemini-3.8-flash · "), "{screen}");
+    insta::assert_snapshot!(screen);
+}
+
+/// Issue 34 item 9: after Esc with messages queued the runner holds the
+/// queue; the pane says so, Enter on an empty composer sends the next and
+/// Esc again asks the runner to clear it.
+#[test]
+fn a_queue_held_after_an_interrupt_shows_and_enter_or_esc_go_on() {
+    let mut c = console(1, "");
+    c.send(
+        0,
+        PaneEvent::Queue(vec!["next step".into(), "and then".into()]),
+    );
+    c.send(
+        0,
+        PaneEvent::Held(Some(Hold {
+            kind: HoldKind::Interrupted,
+            until: None,
+            reported: false,
+            resend: false,
+            spent: None,
+        })),
+    );
+    c.send(
+        0,
+        PaneEvent::Notice {
+            level: hive::provider::DiagnosticLevel::Info,
+            text: "queue held: Enter sends the next · Esc again clears it".into(),
+        },
+    );
+    let screen = c.render(90, 14);
+    assert!(screen.contains("⏸ queue held"), "{screen}");
+    assert!(!screen.contains("budget"), "{screen}");
+    insta::assert_snapshot!(screen);
+    c.key(KeyCode::Enter);
+    c.key(KeyCode::Esc);
+    let sent: Vec<_> = c.app.outbox.take_runner_commands().into_iter().collect();
+    assert!(
+        matches!(
+            &sent[..],
+            [
+                (0, RunnerCommand::DrainQueue),
+                (0, RunnerCommand::Interrupt)
+            ]
+        ),
+        "{sent:?}"
+    );
+}
+
 #[test]
 fn a_spent_budget_shows_its_card_and_r_raises_s_stops() {
     use hive::runner::budget::BudgetAnswer;

@@ -96,12 +96,26 @@ fn replay_tool_with_permission_allowed() {
         // One create and one complete for the call, correlated by its id.
         let call_id = asked["params"]["toolCall"]["toolCallId"].as_str().unwrap();
         let tools: Vec<_> = r.tools().into_iter().filter(|t| t.2 == call_id).collect();
+        // (claude-code-acp's call is re-announced with its command while
+        // it waits: an update between them.)
+        let statuses: Vec<UpsertStatus> = tools.iter().map(|t| t.0).collect();
         assert_eq!(
-            tools.iter().map(|t| t.0).collect::<Vec<_>>(),
-            vec![UpsertStatus::Create, UpsertStatus::Complete],
+            statuses.first(),
+            Some(&UpsertStatus::Create),
             "{agent}: {tools:?}"
         );
-        let done = &tools[1];
+        assert_eq!(
+            statuses.last(),
+            Some(&UpsertStatus::Complete),
+            "{agent}: {tools:?}"
+        );
+        assert!(
+            statuses[1..statuses.len() - 1]
+                .iter()
+                .all(|s| *s == UpsertStatus::Update),
+            "{agent}: {tools:?}"
+        );
+        let done = tools.last().unwrap();
         assert_eq!(done.4, Some(false), "{agent}");
         assert!(
             done.1.contains("mkdir -p perm-dir"),
@@ -340,6 +354,9 @@ fn replay_usage_reaches_the_turn_end() {
         })
         .unwrap();
     assert_eq!(usage.input_tokens, counts["input_tokens"].as_u64().unwrap());
+    // gemini --acp runs `auto`; the model that answered is in the
+    // response's `model_usage`, for the footer (issue 34 item 9).
+    assert_eq!(usage.model.as_deref(), Some("gemini-3.8-flash"));
     assert_eq!(
         usage.output_tokens,
         counts["output_tokens"].as_u64().unwrap()
@@ -416,4 +433,26 @@ fn replay_edit_diffs_are_rendered_as_unified_diffs() {
     let out = done[0].3.clone().unwrap();
     assert!(out.contains("+++ b/"), "{out}");
     assert!(out.contains("+written by the mock"), "{out}");
+}
+
+/// Issue 34 item 9: claude-code-acp announces a command as `Terminal`
+/// (no input), then again with the command as a markdown code span. The
+/// running call shows the command (an `update` while it runs), and no name
+/// keeps the backticks. Failed before: `Terminal` until the command ended,
+/// then `` `echo started; …` `` with its backticks.
+#[test]
+fn replay_claude_shows_a_running_command_by_its_text() {
+    for case in ["tool", "cancel_tool"] {
+        let r = replay("claude", case);
+        let rows = r.tools();
+        let running = rows
+            .iter()
+            .find(|t| t.0 == UpsertStatus::Update)
+            .unwrap_or_else(|| panic!("{case}: no update while it ran: {rows:?}"));
+        assert!(
+            running.1.starts_with("mkdir -p perm-dir") || running.1.starts_with("echo started"),
+            "{case}: {rows:?}"
+        );
+        assert!(rows.iter().all(|t| !t.1.contains('`')), "{case}: {rows:?}");
+    }
 }

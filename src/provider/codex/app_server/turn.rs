@@ -366,5 +366,6 @@ fn growth(base: &Usage, now: &Usage) -> Usage {
         cost_estimated: false,
         context_tokens: None,
         context_window: None,
+        model: None,
     }
 }
