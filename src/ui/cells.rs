@@ -245,6 +245,21 @@ fn shown_lines(
 }
 
 /// A tool call's first row: its state, name and summary.
+/// A tool call's status: `✗` failed, `✓` done, `⊘` interrupted, else the
+/// spinner.
+pub(crate) fn status_icon(u: &Upsert, failed: bool, ctx: &CellCtx<'_>) -> (&'static str, Style) {
+    let t = ctx.theme;
+    if failed {
+        ("✗", Style::new().fg(t.error).add_modifier(Modifier::BOLD))
+    } else if u.is_final() {
+        ("✓", Style::new().fg(t.success).add_modifier(Modifier::BOLD))
+    } else if u.status == UpsertStatus::Interrupted {
+        ("⊘", Style::new().fg(t.warning).add_modifier(Modifier::BOLD))
+    } else {
+        (ctx.spinner(), Style::new().fg(t.tool))
+    }
+}
+
 fn tool_head(
     u: &Upsert,
     tool_name: &str,
@@ -253,15 +268,7 @@ fn tool_head(
     ctx: &CellCtx<'_>,
 ) -> Logical {
     let t = ctx.theme;
-    let (icon, icon_style) = if failed {
-        ("✗", Style::new().fg(t.error).add_modifier(Modifier::BOLD))
-    } else if u.is_final() {
-        ("✓", Style::new().fg(t.success).add_modifier(Modifier::BOLD))
-    } else if u.status == UpsertStatus::Interrupted {
-        ("⊘", Style::new().fg(t.warning).add_modifier(Modifier::BOLD))
-    } else {
-        (ctx.spinner(), Style::new().fg(t.tool))
-    };
+    let (icon, icon_style) = status_icon(u, failed, ctx);
     let summary = summary(display);
     let mut head = vec![Span::styled(
         tool_name.to_owned(),

@@ -190,15 +190,7 @@ pub(crate) fn lines(u: &Upsert, ctx: &CellCtx<'_>) -> Option<Vec<Logical>> {
     let steps = steps(arguments, output.as_deref())?;
     let t = ctx.theme;
     let failed = u.status == UpsertStatus::Error;
-    let (icon, icon_style) = if failed {
-        ("✗", Style::new().fg(t.error).add_modifier(Modifier::BOLD))
-    } else if u.is_final() {
-        ("✓", Style::new().fg(t.success).add_modifier(Modifier::BOLD))
-    } else if u.status == UpsertStatus::Interrupted {
-        ("⊘", Style::new().fg(t.warning).add_modifier(Modifier::BOLD))
-    } else {
-        (ctx.spinner(), Style::new().fg(t.tool))
-    };
+    let (icon, icon_style) = super::cells::status_icon(u, failed, ctx);
     let style = |s: &Step| {
         Style::new().fg(if matches!(s.result, Some(Err(_))) {
             t.error
