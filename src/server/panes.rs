@@ -389,13 +389,7 @@ impl Server {
     pub(super) fn layout_changed(&mut self) {
         self.layout.save(&self.placed(), &self.starter.config);
         self.control.set_order(&self.order);
-        let ids: Vec<ClientId> = self.clients.attached().map(|l| l.id).collect();
-        let snap = self.snapshot();
-        for id in ids {
-            self.clients.send_snapshot(id, snap.clone());
-            // The git state in the panes' new numbers.
-            self.worktrees.catch_up(id, &mut self.clients, &self.order);
-        }
+        self.resnapshot();
     }
 }
 

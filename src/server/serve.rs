@@ -379,8 +379,7 @@ impl Server {
             ClientEvent::Drained(id) => {
                 tracing::info!(client = id, "a client caught up: fresh snapshot");
                 let snap = self.snapshot();
-                self.clients.send_snapshot(id, snap);
-                self.worktrees.catch_up(id, &mut self.clients, &self.order);
+                self.send_snapshot(id, snap);
             }
         }
         None
@@ -391,8 +390,7 @@ impl Server {
             ClientMsg::Attach | ClientMsg::Resync => {
                 let first = self.clients.count() == 0;
                 let snap = self.snapshot();
-                self.clients.send_snapshot(id, snap);
-                self.worktrees.catch_up(id, &mut self.clients, &self.order);
+                self.send_snapshot(id, snap);
                 if let Some(link) = self.clients.get_mut(id) {
                     link.attached = true;
                 }
@@ -755,10 +753,22 @@ impl Server {
         if let Some(place) = self.runners.get_mut(slot) {
             *place = runner;
         }
+        self.resnapshot();
+    }
+
+    /// Snapshot `snap` to client `id`, then the git state in the panes'
+    /// numbers (a snapshot replaces what the client had).
+    pub(super) fn send_snapshot(&mut self, id: ClientId, snap: Snapshot) {
+        self.clients.send_snapshot(id, snap);
+        self.worktrees.catch_up(id, &mut self.clients, &self.order);
+    }
+
+    /// Every attached client gets the panes as they are now.
+    pub(super) fn resnapshot(&mut self) {
         let ids: Vec<ClientId> = self.clients.attached().map(|l| l.id).collect();
         let snap = self.snapshot();
         for id in ids {
-            self.clients.send_snapshot(id, snap.clone());
+            self.send_snapshot(id, snap.clone());
         }
     }
 }
