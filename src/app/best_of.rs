@@ -81,15 +81,9 @@ impl App {
 
     /// `base`, or `base-2`… that no pane has and `also` does not hold.
     fn unused_id(&self, base: &str, also: &[String]) -> String {
-        let taken =
-            |id: &str| self.panes.iter().any(|p| p.agent.id == id) || also.iter().any(|a| a == id);
-        if !taken(base) {
-            return base.to_owned();
-        }
-        (2..)
-            .map(|k| format!("{base}-{k}"))
-            .find(|id| !taken(id))
-            .unwrap_or_else(|| base.to_owned())
+        crate::config::free_id(base, |id| {
+            self.panes.iter().any(|p| p.agent.id == id) || also.iter().any(|a| a == id)
+        })
     }
 
     /// The panes changed: once every copy of a pending best-of-N is there,

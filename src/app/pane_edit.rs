@@ -59,24 +59,7 @@ impl App {
 
     /// `base`, or `base-2`, `base-3`… whichever no pane has.
     fn free_id(&self, base: &str) -> String {
-        let taken = |id: &str| self.panes.iter().any(|p| p.agent.id == id);
-        let base: String = base
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
-            .take(56)
-            .collect();
-        let base = if base.is_empty() {
-            "pane".to_owned()
-        } else {
-            base
-        };
-        if !taken(&base) {
-            return base;
-        }
-        (2..)
-            .map(|n| format!("{base}-{n}"))
-            .find(|id| !taken(id))
-            .unwrap_or(base)
+        crate::config::free_id(base, |id| self.panes.iter().any(|p| p.agent.id == id))
     }
 
     /// `/new ARGS`.

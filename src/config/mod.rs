@@ -491,6 +491,29 @@ pub fn valid_id(id: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
+/// An id for a new pane made from `base`: its letters, digits, `-` and `_`
+/// (`pane` when none), then `base-2`, `base-3`… the first one `taken` does
+/// not hold.
+pub fn free_id(base: &str, taken: impl Fn(&str) -> bool) -> String {
+    let base: String = base
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .take(56)
+        .collect();
+    let base = if base.is_empty() {
+        "pane".to_owned()
+    } else {
+        base
+    };
+    if !taken(&base) {
+        return base;
+    }
+    (2..)
+        .map(|n| format!("{base}-{n}"))
+        .find(|id| !taken(id))
+        .unwrap_or(base)
+}
+
 /// Where `key` of the `index`th `[[agent]]` is written (1-based line and
 /// column), read again with spans.
 fn agent_key_at(text: &str, index: usize, key: &str) -> Option<(usize, usize)> {

@@ -63,10 +63,13 @@ impl Server {
             .unwrap_or_default();
         let id = match &args.id {
             Some(id) => id.clone(),
-            None => self.free_pane_id(&match &parent_id {
-                Some(p) => format!("{p}-{what}"),
-                None => what,
-            }),
+            None => crate::config::free_id(
+                &match &parent_id {
+                    Some(p) => format!("{p}-{what}"),
+                    None => what,
+                },
+                |id| self.open_slot(id).is_ok(),
+            ),
         };
         let new = NewPane {
             id: id.clone(),
@@ -245,23 +248,6 @@ impl Server {
             .map_err(|e| OpError::new("invalid_args", e.to_string()))?;
         self.layout_changed();
         Ok(json!({"closed": done.json["closed"]}))
-    }
-
-    /// `base`, or `base-2`, `base-3`… whichever no open pane has.
-    fn free_pane_id(&self, base: &str) -> String {
-        let base: String = base
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
-            .take(56)
-            .collect();
-        let taken = |id: &str| self.open_slot(id).is_ok();
-        if !taken(&base) {
-            return base;
-        }
-        (2..)
-            .map(|n| format!("{base}-{n}"))
-            .find(|id| !taken(id))
-            .unwrap_or(base)
     }
 }
 
