@@ -198,6 +198,15 @@ script = "{}"
         cmd
     }
 
+    /// The console's screen in tmux session `session`.
+    fn screen(&self, session: &str) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.tmux, "capture-pane", "-p", "-t", session])
+            .output()
+            .expect("capture-pane");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// The CLIENTS column of `hive ls` for server `name`.
     fn clients(&self, name: &str) -> Option<u32> {
         let out = self.hive_cmd(&["ls"]).output().expect("run hive ls");

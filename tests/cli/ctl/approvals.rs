@@ -5,7 +5,7 @@
 //! reason is what the agent's tool call gets back.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use serde_json::Value;
 
@@ -21,15 +21,6 @@ fn asker_config(lab: &Lab) -> std::path::PathBuf {
     );
     std::fs::write(&config, text).unwrap();
     config
-}
-
-/// The console's screen in tmux session `session`.
-fn screen(lab: &Lab, session: &str) -> String {
-    let out = Command::new("tmux")
-        .args(["-L", &lab.tmux, "capture-pane", "-p", "-t", session])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Sends `text` and waits until the pane asks for its approval.
@@ -75,7 +66,7 @@ fn ctl_approve_and_deny_answer_a_real_approval_card() {
         "{status}"
     );
     lab.wait_until("the card in the console", || {
-        screen(&lab, "ask").contains("Write notes.txt?")
+        lab.screen("ask").contains("Write notes.txt?")
     });
     let mut events = BufReader::new(watch.stdout.take().unwrap());
     let mut line = String::new();
@@ -93,7 +84,7 @@ fn ctl_approve_and_deny_answer_a_real_approval_card() {
     let answer = lab.ok(&["wait", &turn]);
     assert_eq!(answer, "Finished: first");
     lab.wait_until("the card to go", || {
-        !screen(&lab, "ask").contains("Write notes.txt?")
+        !lab.screen("ask").contains("Write notes.txt?")
     });
     let history = lab.ok(&["history", "asker"]);
     assert!(history.contains("wrote notes.txt"), "{history}");

@@ -24,14 +24,6 @@ fn ids(lab: &Lab) -> Vec<(String, String)> {
         .collect()
 }
 
-fn screen(lab: &Lab, session: &str) -> String {
-    let out = Command::new("tmux")
-        .args(["-L", &lab.tmux, "capture-pane", "-p", "-t", session])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 #[test]
 fn a_pane_added_at_runtime_streams_and_survives_a_restart() {
     let Some(lab) = Lab::new() else { return };
@@ -40,7 +32,7 @@ fn a_pane_added_at_runtime_streams_and_survives_a_restart() {
     let added = lab.ok(&["new", "helper", "--template", "echo"]);
     assert_eq!(added, "added helper in window 1");
     lab.wait_until("the new pane on screen", || {
-        screen(&lab, "one").contains("helper")
+        lab.screen("one").contains("helper")
     });
     let turn = lab.ok(&["send", "helper", "first", "task"]);
     let answer = lab.ok(&["wait", &turn]);
@@ -62,7 +54,7 @@ fn a_pane_added_at_runtime_streams_and_survives_a_restart() {
         expected
     );
     lab.wait_until("the console's new layout", || {
-        let s = screen(&lab, "one");
+        let s = lab.screen("one");
         s.contains("Helper One") && !s.contains("stubborn")
     });
 
@@ -201,7 +193,7 @@ fn a_worktree_setups_output_shows_in_its_pane() {
     lab.launch_with("setup", &config, "setuptest.sock");
     lab.ok(&["new", "wt", "--template", "echo", "--worktree"]);
     lab.wait_until("the setup's output in the new pane", || {
-        let s = screen(&lab, "setup");
+        let s = lab.screen("setup");
         s.contains("worktree setup `sh -c echo deps-installed-ok` ran:")
             && s.contains("deps-installed-ok")
     });
@@ -254,7 +246,7 @@ fn a_slow_worktree_setup_runs_in_the_background() {
             .starts_with("Reply to: after setup")
     );
     lab.wait_until("the setup's output in the pane", || {
-        screen(&lab, "slow").contains("slow-setup-done")
+        lab.screen("slow").contains("slow-setup-done")
     });
     lab.stop("slow");
 }
