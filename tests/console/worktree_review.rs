@@ -53,19 +53,45 @@ fn user_message(app: &mut App, text: &str) {
     });
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn accept_reject_and_comment_on_hunks_then_send_the_review() {
-    let (_d, root) = repo();
+/// A diff view open on `long.txt` (30 lines, committed) with the lines
+/// `edit` changed in the pane's worktree.
+struct Review {
+    _dir: tempfile::TempDir,
+    app: App,
+    svc: tokio::sync::mpsc::UnboundedSender<hive::worktree::WorktreeRequest>,
+    rx: tokio::sync::mpsc::UnboundedReceiver<hive::worktree::WorktreeEvent>,
+    wa: hive::worktree::Worktree,
+}
+
+async fn review_of(edit: &[usize]) -> Review {
+    let (_dir, root) = repo();
     std::fs::write(root.join("long.txt"), numbered(&[])).unwrap();
     git(&root, &["add", "."]);
     git(&root, &["commit", "-q", "-m", "long file"]);
     let mut app = console(&root);
     let (svc, mut rx) = service(&app);
     let wa = app.panes[0].worktree.clone().unwrap();
-    std::fs::write(wa.path.join("long.txt"), numbered(&[2, 15, 28])).unwrap();
-
+    std::fs::write(wa.path.join("long.txt"), numbered(edit)).unwrap();
     app.on_key(key(KeyCode::F(3)));
     pump(&mut app, &svc, &mut rx, loaded).await;
+    Review {
+        _dir,
+        app,
+        svc,
+        rx,
+        wa,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accept_reject_and_comment_on_hunks_then_send_the_review() {
+    let Review {
+        _dir,
+        mut app,
+        svc,
+        mut rx,
+        wa,
+    } = review_of(&[2, 15, 28]).await;
     assert_eq!(app.diff.as_ref().unwrap().files[0].hunks_len(), 3);
     // a: the first hunk is accepted, the second selected; C comments on it.
     app.on_key(key(KeyCode::Char('a')));
@@ -171,17 +197,8 @@ fn the_last_turns_diff_is_headed_by_its_prompt() {
 /// line, `C` comments on it) names that line and sits under it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_comment_on_one_line_names_that_line() {
-    let (_d, root) = repo();
-    std::fs::write(root.join("long.txt"), numbered(&[])).unwrap();
-    git(&root, &["add", "."]);
-    git(&root, &["commit", "-q", "-m", "long file"]);
-    let mut app = console(&root);
-    let (svc, mut rx) = service(&app);
-    let wa = app.panes[0].worktree.clone().unwrap();
     // One hunk that changes lines 5 and 7.
-    std::fs::write(wa.path.join("long.txt"), numbered(&[5, 7])).unwrap();
-    app.on_key(key(KeyCode::F(3)));
-    pump(&mut app, &svc, &mut rx, loaded).await;
+    let Review { _dir, mut app, .. } = review_of(&[5, 7]).await;
     assert_eq!(app.diff.as_ref().unwrap().files[0].hunks_len(), 1);
     // J: the hunk's first changed line ("-line 5", after three lines of
     // context); J J J: past "+LINE 5" and " line 6", to "-line 7".
