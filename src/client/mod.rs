@@ -222,21 +222,11 @@ mod tests {
     use tokio::io::AsyncWriteExt;
 
     use super::*;
-    use crate::wire::snapshot::{PaneSnapshot, Restored, ServerInfo};
+    use crate::wire::snapshot::{PaneSnapshot, ServerInfo};
     use crate::wire::{MAGIC, ServerMsg, frame};
 
     fn pane() -> PaneSnapshot {
-        PaneSnapshot {
-            agent: crate::config::AgentConfig::new("a", "script"),
-            worktree: None,
-            failed: None,
-            restored: Restored::default(),
-            events: Vec::new(),
-            draft: String::new(),
-            window: 1,
-            parent: None,
-            host: None,
-        }
+        PaneSnapshot::empty(crate::config::AgentConfig::new("a", "script"))
     }
 
     /// A server that sends far more than the console takes: the client

@@ -23,7 +23,7 @@ use super::{FromServer, LinkState};
 use crate::config::AgentConfig;
 use crate::runner::PaneUpdate;
 use crate::wire::ClientMsg;
-use crate::wire::snapshot::{PaneSnapshot, Restored, Snapshot};
+use crate::wire::snapshot::{PaneSnapshot, Snapshot};
 
 /// One server as the mux sees it.
 pub(super) struct Member {
@@ -529,14 +529,8 @@ fn placeholder(name: &str, state: &State) -> PaneSnapshot {
     let mut agent = AgentConfig::new(name, crate::wire::snapshot::UNREACHABLE);
     agent.name = Some(name.to_owned());
     PaneSnapshot {
-        agent,
-        worktree: None,
         failed: Some(why),
-        restored: Restored::default(),
-        events: Vec::new(),
-        draft: String::new(),
-        window: 1,
-        parent: None,
         host: Some(name.to_owned()),
+        ..PaneSnapshot::empty(agent)
     }
 }

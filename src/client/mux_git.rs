@@ -220,20 +220,11 @@ mod tests {
         use crate::client::FromServer;
         use crate::client::mux::{Member, Mux};
         use crate::wire::ClientMsg;
-        use crate::wire::snapshot::{PaneSnapshot, Restored, ServerInfo, Snapshot};
+        use crate::wire::snapshot::{PaneSnapshot, ServerInfo, Snapshot};
 
         fn snapshot(ids: &[&str]) -> Snapshot {
-            let pane = |id: &str| PaneSnapshot {
-                agent: crate::config::AgentConfig::new(id, "script"),
-                worktree: None,
-                failed: None,
-                restored: Restored::default(),
-                events: Vec::new(),
-                draft: String::new(),
-                window: 1,
-                parent: None,
-                host: None,
-            };
+            let pane =
+                |id: &str| PaneSnapshot::empty(crate::config::AgentConfig::new(id, "script"));
             Snapshot {
                 server: ServerInfo {
                     pid: 1,

@@ -89,6 +89,21 @@ fn first_window() -> usize {
 }
 
 impl PaneSnapshot {
+    /// `agent`'s pane with nothing in it yet (in window 1, started).
+    pub fn empty(agent: AgentConfig) -> Self {
+        Self {
+            agent,
+            worktree: None,
+            failed: None,
+            restored: Restored::default(),
+            events: Vec::new(),
+            draft: String::new(),
+            window: first_window(),
+            parent: None,
+            host: None,
+        }
+    }
+
     /// Titled `name@host`; its working directory and worktree are paths on
     /// the host, which this console must never open here (a file
     /// completion): the cwd is dropped, and the worktree's paths become
