@@ -82,12 +82,13 @@ pub fn render(app: &App, view: &mut ViewState, area: Rect, buf: &mut Buffer) {
         main.height -= 1;
     }
     let mut rects = vec![Rect::default(); app.panes.len()];
+    // The window shown (the focused pane's, zoomed or not).
+    let shown = app.panes_in(app.window());
     if app.zoom {
         if let Some(slot) = rects.get_mut(app.focus) {
             *slot = main;
         }
     } else {
-        let shown = app.panes_in(app.window());
         for (i, r) in shown.iter().zip(layout::grid(shown.len(), main)) {
             rects[*i] = r;
         }
@@ -101,11 +102,7 @@ pub fn render(app: &App, view: &mut ViewState, area: Rect, buf: &mut Buffer) {
             continue;
         }
         // Alt+N and prefix N count inside the window.
-        let index = app
-            .panes_in(p.window)
-            .iter()
-            .position(|&j| j == i)
-            .unwrap_or(i);
+        let index = shown.iter().position(|&j| j == i).unwrap_or(i);
         let ctx = pane::PaneCtx {
             overlaps: app.overlaps_of(i),
             conflicts: app.conflicts_of(i),
