@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use super::geometry::Geometry;
 use super::inbox::{Inbox, Reason};
 use super::pane::Pane;
+use super::transcript::EntryKind;
 use crate::config::{AgentConfig, Config, UiSettings};
 use crate::history::PaneHistory;
 use crate::keymap::Keymap;
@@ -349,20 +350,25 @@ fn pane_event(
     let mut status: Option<String> = None;
     match event {
         PaneEvent::Upsert(u) => {
-            if !focused {
-                p.attention
-                    .unread
-                    .item(&u, p.conversation.transcript.slot(&u.item_id), now);
+            let entry = p.conversation.transcript.slot(&u.item_id);
+            let took = p.conversation.transcript.upsert_at(u, now);
+            if !focused
+                && let Some(EntryKind::Item(u)) = p
+                    .conversation
+                    .transcript
+                    .entries
+                    .get(entry)
+                    .map(|e| &e.kind)
+            {
+                p.attention.unread.item(u, entry, took);
             }
-            p.conversation.transcript.upsert(u)
         }
         PaneEvent::Live(u) => {
             if !focused {
-                p.attention
-                    .unread
-                    .item(&u, p.conversation.transcript.slot(&u.item_id), now);
+                let entry = p.conversation.transcript.slot(&u.item_id);
+                p.attention.unread.item(&u, entry, None);
             }
-            p.conversation.transcript.live(u)
+            p.conversation.transcript.live_at(u, now)
         }
         PaneEvent::Turn(t) => {
             needs_user = turn_event(p, &t, now);

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use crate::event::Usage;
 use crate::history::assemble::{Outcome, TurnEnd};
 use crate::provider::DiagnosticLevel;
-use crate::upsert::{TurnEvent, TurnStatus, Upsert};
+use crate::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind};
 
 #[derive(Debug)]
 pub enum EntryKind {
@@ -34,11 +34,18 @@ pub struct Entry {
     pub kind: EntryKind,
     /// Bumped on every change; the view's layout caches compare it.
     pub rev: u64,
+    /// A tool call's time from its first sight to its result, when this
+    /// console saw both (a delegation's wait, the digest's "Bash 2.0s").
+    pub took: Option<Duration>,
 }
 
 impl Entry {
     fn new(kind: EntryKind) -> Self {
-        Self { kind, rev: 0 }
+        Self {
+            kind,
+            rev: 0,
+            took: None,
+        }
     }
 }
 
@@ -48,6 +55,8 @@ pub struct Transcript {
     index: HashMap<String, usize>,
     /// Turns in flight: model and start time, for the footer.
     turns: HashMap<String, (String, Instant)>,
+    /// Tool calls in flight: when each was first seen, to time it.
+    tools: HashMap<String, Instant>,
     /// Bumped on any change (the pane's "something new" marker).
     pub rev: u64,
     /// Bumped when every layout must be redone (theme or view changed);
@@ -69,6 +78,41 @@ impl Transcript {
                 self.entries.push(Entry::new(EntryKind::Item(Box::new(u))));
             }
         }
+    }
+
+    /// `upsert` of an event that arrived at `now`: a tool call is timed
+    /// from its first sight to its result, whoever looks at the pane.
+    /// Returns the time it took when this upsert is its result.
+    pub fn upsert_at(&mut self, u: Upsert, now: Instant) -> Option<Duration> {
+        let took = self.clock(&u, now);
+        let i = self.slot(&u.item_id);
+        self.upsert(u);
+        if let Some(e) = self.entries.get_mut(i).filter(|_| took.is_some()) {
+            e.took = took;
+        }
+        took
+    }
+
+    /// `live` of an event that arrived at `now` (a tail opens a tool
+    /// call's clock too; it never closes one).
+    pub fn live_at(&mut self, u: Upsert, now: Instant) {
+        if !u.is_closed() {
+            self.clock(&u, now);
+        }
+        self.live(u);
+    }
+
+    fn clock(&mut self, u: &Upsert, now: Instant) -> Option<Duration> {
+        if !matches!(u.kind, UpsertKind::ToolCall { .. }) {
+            return None;
+        }
+        if !u.is_closed() {
+            self.tools.entry(u.item_id.clone()).or_insert(now);
+            return None;
+        }
+        // Arrived done: nothing was seen running, so there is no time.
+        let since = self.tools.remove(&u.item_id)?;
+        Some(now.saturating_duration_since(since)).filter(|d| !d.is_zero())
     }
 
     /// A live tail: shown like an upsert unless the entry already holds as
@@ -185,6 +229,7 @@ impl Transcript {
         self.entries.clear();
         self.index.clear();
         self.turns.clear();
+        self.tools.clear();
         self.invalidate();
     }
 

@@ -10,19 +10,28 @@
 //! turn, and an error notice. The user's own messages, hive's system lines
 //! and further updates of an item already counted do not.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
-use std::time::{Duration, Instant};
+use std::collections::{BTreeSet, HashSet};
+use std::time::Duration;
 
 use super::transcript::Transcript;
 use crate::event::{Origin, ToolDisplay};
 use crate::provider::DiagnosticLevel;
 use crate::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind};
 
+/// An MCP tool without its server prefix (`mcp__hive__hive_call` is
+/// `hive_call`), as a digest names it.
+fn short_tool_name(name: &str) -> &str {
+    name.strip_prefix("mcp__")
+        .and_then(|rest| rest.split_once("__"))
+        .map_or(name, |(_, tool)| tool)
+}
+
 /// A tool call that finished while the pane was not looked at.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolRun {
     pub name: String,
-    /// From its first sight to its result; `None` when it arrived done.
+    /// From its first sight to its result (focused or not); `None` when
+    /// it arrived done.
     pub took: Option<Duration>,
 }
 
@@ -40,7 +49,6 @@ pub struct Unread {
     /// How the last turn ended (`end_turn`, `interrupted`, an error code).
     pub stop: Option<String>,
     counted: HashSet<String>,
-    tool_seen: HashMap<String, Instant>,
     tool_done: HashSet<String>,
 }
 
@@ -49,8 +57,10 @@ impl Unread {
         self.count == 0 && self.turns == 0
     }
 
-    /// An item arrived or changed; `entry` is where the transcript holds it.
-    pub fn item(&mut self, u: &Upsert, entry: usize, now: Instant) {
+    /// An item arrived or changed; `entry` is where the transcript holds
+    /// it, `took` how long a tool call ran when this is its result (the
+    /// transcript times it: it may have started while the pane was looked at).
+    pub fn item(&mut self, u: &Upsert, entry: usize, took: Option<Duration>) {
         let agent = match &u.kind {
             UpsertKind::Message { origin, .. } => *origin == Origin::Agent,
             UpsertKind::Thinking { .. } | UpsertKind::ToolCall { .. } => true,
@@ -69,19 +79,11 @@ impl Unread {
         else {
             return;
         };
-        let seen = match self.tool_seen.get(&u.item_id) {
-            Some(t) => *t,
-            None => {
-                self.tool_seen.insert(u.item_id.clone(), now);
-                now
-            }
-        };
         if u.is_closed() && !self.tool_done.contains(&u.item_id) {
             self.tool_done.insert(u.item_id.clone());
-            let took = now.saturating_duration_since(seen);
             self.tools.push(ToolRun {
-                name: tool_name.clone(),
-                took: (!took.is_zero()).then_some(took),
+                name: short_tool_name(tool_name).to_owned(),
+                took,
             });
             if let Some(d) = display {
                 self.files.extend(edited_files(d));

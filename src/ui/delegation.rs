@@ -8,6 +8,7 @@
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Span;
 use serde_json::Value;
+use std::time::Duration;
 
 use super::cells::CellCtx;
 use super::wrap::{Logical, truncate};
@@ -102,8 +103,8 @@ fn arg<'a>(args: &'a Value, key: &str) -> &'a str {
     args.get(key).and_then(Value::as_str).unwrap_or("?")
 }
 
-/// One step as a line of text.
-pub(crate) fn describe(step: &Step) -> String {
+/// One step as a line of text; a wait that returned says how long it took.
+pub(crate) fn describe(step: &Step, took: Option<Duration>) -> String {
     let a = &step.args;
     let failed = |what: String, e: &str| format!("{what}: failed: {}", first_line(e));
     match step.op.as_str() {
@@ -135,7 +136,10 @@ pub(crate) fn describe(step: &Step) -> String {
                         _ if first_line(text).is_empty() => "(no text)".to_owned(),
                         _ => first_line(text).to_owned(),
                     };
-                    format!("waited for {whom}: {reply}")
+                    match took {
+                        Some(d) => format!("waited {:.1}s for {whom}: {reply}", d.as_secs_f64()),
+                        None => format!("waited for {whom}: {reply}"),
+                    }
                 }
             }
         }
@@ -180,7 +184,9 @@ pub(crate) fn describe(step: &Step) -> String {
 
 /// The rows of a hive call: `hive` and its first step on the head, each
 /// further step under it; `None` for any other tool call.
-pub(crate) fn lines(u: &Upsert, ctx: &CellCtx<'_>) -> Option<Vec<Logical>> {
+/// The call's lines; `took` (the whole call's time, when this console saw
+/// it run) goes on its last wait, which is what the call waited for.
+pub(crate) fn lines(u: &Upsert, took: Option<Duration>, ctx: &CellCtx<'_>) -> Option<Vec<Logical>> {
     let UpsertKind::ToolCall {
         arguments, output, ..
     } = &u.kind
@@ -198,9 +204,11 @@ pub(crate) fn lines(u: &Upsert, ctx: &CellCtx<'_>) -> Option<Vec<Logical>> {
             t.text
         })
     };
+    let last_wait = steps.iter().rposition(|s| s.op == "agent.wait");
     let mut out = Vec::new();
     for (i, s) in steps.iter().enumerate() {
-        let text = Span::styled(truncate(&describe(s), 400), style(s));
+        let timed = took.filter(|_| Some(i) == last_wait);
+        let text = Span::styled(truncate(&describe(s, timed), 400), style(s));
         out.push(if i == 0 {
             let name = Span::styled(
                 "hive  ",
@@ -247,13 +255,18 @@ mod tests {
             {"op": "agent.wait", "ok": true, "result": {"status": "completed", "turn_id": "t", "text": "\nDone: POST /login added.\nDetails…"}},
         ]);
         let steps = steps(&batch(), Some(&out.to_string())).unwrap();
-        let lines: Vec<String> = steps.iter().map(describe).collect();
+        let lines: Vec<String> = steps.iter().map(|s| describe(s, None)).collect();
         assert_eq!(
             lines,
             [
                 "→ backend: Add POST /login.",
                 "waited for backend: Done: POST /login added."
             ]
+        );
+        // Timed by the console that saw it run: the wait says how long.
+        assert_eq!(
+            describe(&steps[1], Some(Duration::from_millis(6_240))),
+            "waited 6.2s for backend: Done: POST /login added."
         );
     }
 
@@ -262,7 +275,7 @@ mod tests {
         // ACP puts the input under `input`; no output yet: still waiting.
         let acp = json!({"tool": "hive_call", "input": batch()});
         let steps = steps(&acp, None).unwrap();
-        assert_eq!(describe(&steps[1]), "waiting for backend…");
+        assert_eq!(describe(&steps[1], None), "waiting for backend…");
         // An MCP result's text content holds hive's JSON.
         let inner = json!([
             {"op": "agent.send", "ok": false, "error": {"code": "not_allowed", "message": "architect may not message backend"}},
@@ -271,11 +284,11 @@ mod tests {
         let mcp = json!({"content": [{"type": "text", "text": inner.to_string()}]});
         let steps = super::steps(&batch(), Some(&mcp.to_string())).unwrap();
         assert_eq!(
-            describe(&steps[0]),
+            describe(&steps[0], None),
             "→ backend: failed: architect may not message backend"
         );
         assert_eq!(
-            describe(&steps[1]),
+            describe(&steps[1], None),
             "waited for backend: its turn was interrupted"
         );
     }
@@ -285,7 +298,10 @@ mod tests {
         let args = json!({"calls": [{"op": "agent.spawn", "args": {"template": "coder", "task": "Write the tests.\nAll of them."}}]});
         let out = json!([{"op": "agent.spawn", "ok": true, "result": {"agent": "coder-2", "started": true}}]);
         let steps = steps(&args, Some(&out.to_string())).unwrap();
-        assert_eq!(describe(&steps[0]), "+ spawned coder-2: Write the tests.");
+        assert_eq!(
+            describe(&steps[0], None),
+            "+ spawned coder-2: Write the tests."
+        );
     }
 
     #[test]

@@ -202,7 +202,8 @@ pub fn layout(e: &Entry, cache: &mut Cache, width: u16, ctx: &Ctx<'_>) -> usize 
             }
             // A call of hive's operations reads as the delegation it is.
             UpsertKind::ToolCall { .. } => logical.extend(
-                super::delegation::lines(u, &cell).unwrap_or_else(|| cells::tool_call(u, &cell)),
+                super::delegation::lines(u, e.took, &cell)
+                    .unwrap_or_else(|| cells::tool_call(u, &cell)),
             ),
         },
         EntryKind::Footer {

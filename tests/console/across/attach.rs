@@ -293,3 +293,23 @@ fn a_reloaded_pane_is_drawn_from_its_new_text() {
     assert!(screen.contains("the setup printed this"), "{screen}");
     assert!(!screen.contains("running the setup"), "{screen}");
 }
+
+/// A console that attaches after a delegation times its wait as the live
+/// one did: the log keeps the call's first sight with its time.
+#[test]
+fn an_attached_console_times_a_wait_it_did_not_see() {
+    use super::delegation::{answered, hive_call};
+    let mut b = Both::new(2);
+    b.send(0, started("t1"));
+    b.send(0, hive_call(None));
+    b.live.app.now += Duration::from_secs(4);
+    b.send(0, hive_call(Some(answered())));
+    b.send(0, completed("t1"));
+    let mut attached = b.attach(0, None);
+    let screen = attached.render(120, 10);
+    assert!(
+        screen.contains("waited 4.0s for backend: Done: POST /login is in."),
+        "{screen}"
+    );
+    assert_eq!(screen, b.live.render(120, 10));
+}

@@ -2,13 +2,15 @@
 //! operations reads as who asked whom for what (`→ backend: …`, `waited
 //! for backend: …`), running and done, not as its JSON.
 
+use std::time::Duration;
+
 use serde_json::json;
 
 use super::console::*;
 use hive::runner::PaneEvent;
 use hive::upsert::{UpsertKind, UpsertStatus};
 
-fn hive_call(output: Option<String>) -> PaneEvent {
+pub(super) fn hive_call(output: Option<String>) -> PaneEvent {
     let mut ev = upsert(
         "t1",
         "call-1",
@@ -60,4 +62,46 @@ fn a_delegating_call_reads_as_who_asked_whom_for_what() {
     );
     assert!(!done.contains("\"op\""), "{done}");
     insta::assert_snapshot!("delegation_done", done);
+}
+
+/// The batch's results: the message went out, the backend answered.
+pub(super) fn answered() -> String {
+    json!([
+        {"op": "agent.send", "ok": true, "result": {"message_id": "m1", "queued": false}},
+        {"op": "agent.wait", "ok": true, "result": {"status": "completed", "turn_id": "t9",
+            "text": "Done: POST /login is in."}},
+    ])
+    .to_string()
+}
+
+/// Failed before: the user watched the backend while the Architect
+/// waited 6 s on it; back on the Architect, the digest timed the call
+/// from when it was first seen unfocused (its result: nothing, or the
+/// 0.3 s of its last update) and named it `mcp__hive__hive_call`.
+#[test]
+fn a_wait_watched_from_the_other_pane_shows_its_real_duration() {
+    let mut c = console(2, "");
+    c.send(0, started("t1"));
+    c.send(0, hive_call(None));
+    c.alt('2');
+    c.app.now += Duration::from_millis(5_700);
+    c.send(0, hive_call(None));
+    c.app.now += Duration::from_millis(300);
+    c.send(0, hive_call(Some(answered())));
+    c.send(0, completed("t1"));
+    c.alt('1');
+    c.alt('z');
+    let screen = c.render(120, 10);
+    assert!(
+        screen.contains("1 turn finished · 1 tool (hive_call 6.0s)"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("waited 6.0s for backend: Done: POST /login is in."),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("── demo-1 · 6.0s"),
+        "the turn's footer: {screen}"
+    );
 }
