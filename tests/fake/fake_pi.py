@@ -142,8 +142,13 @@ def respond(cmd, command, ok=True, error=None, data=None):
 
 
 def other(cmd):
+    global MODEL
     t = cmd.get("type")
-    if t == "get_state":
+    if t == "set_model":
+        # As pi: the model object it now runs (rpc-mode.js `success(id, "set_model", model)`).
+        MODEL = cmd.get("modelId", MODEL)
+        respond(cmd, t, data={"id": MODEL, "name": MODEL, "provider": cmd.get("provider")})
+    elif t == "get_state":
         respond(cmd, "get_state", data={"sessionId": SESSION, "model": {"id": MODEL},
                                         "isStreaming": False})
     elif t == "abort":

@@ -888,3 +888,33 @@ async fn models_come_from_pi_else_from_config() {
     );
     h.send(RunnerCommand::Shutdown);
 }
+
+/// Found by hand against pi 0.73.1: after `/model mock/mock-big` the
+/// requests named mock-big, but each turn's footer still said the
+/// configured model. pi answers `set_model` with the model it now runs.
+#[tokio::test]
+async fn a_model_set_names_the_next_turns() {
+    let dir = tempdir();
+    let mut agent = fake_agent(dir.path());
+    agent.model = Some("mock-model".into());
+    let (h, mut pane) = start(agent, None);
+    pane.until("models", |e| matches!(e, PaneEvent::Models(_)))
+        .await;
+    h.send(RunnerCommand::SetModel("mock/mock-big".into()));
+    pane.until("the model pi runs", |e| {
+        matches!(e, PaneEvent::Session(s) if s.model.as_deref() == Some("mock-big"))
+    })
+    .await;
+    pane.submit("hi", SubmitMode::Auto);
+    let started = pane
+        .until("start", |e| {
+            matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { .. }))
+        })
+        .await;
+    assert!(
+        matches!(&started, PaneEvent::Turn(TurnEvent::TurnStarted { model_id, .. }) if model_id == "mock-big"),
+        "{started:?}"
+    );
+    pane.turn_end().await;
+    h.send(RunnerCommand::Shutdown);
+}

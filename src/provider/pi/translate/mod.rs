@@ -342,10 +342,12 @@ impl PiTranslator {
         }
     }
 
+    /// The model pi said it runs (`get_state`, `set_model`), else the
+    /// configured one.
     fn model_id(&self) -> String {
-        self.configured_model
+        self.model
             .clone()
-            .or_else(|| self.model.clone())
+            .or_else(|| self.configured_model.clone())
             .unwrap_or_else(|| PROVIDER_ID.to_owned())
     }
 
@@ -424,6 +426,11 @@ impl PiTranslator {
                 .and_then(|d| d.get("model"))
                 .and_then(|m| str_field(m, "id"));
             self.set_session(sid, model, out);
+        }
+        if command == "set_model" && success {
+            // `/model` took: pi answers with the model it now runs.
+            let model = v.get("data").and_then(|m| str_field(m, "id"));
+            self.set_session(None, model, out);
         }
         let settling = self
             .turn
