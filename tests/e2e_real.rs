@@ -1149,6 +1149,13 @@ impl Tmux {
             .into_owned()
     }
 
+    /// The screen row by row, as drawn: hive draws every row to the last
+    /// column, which tmux may record as a wrap, so `-J` can join them all.
+    fn rows(&self) -> String {
+        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "e2e"]).stdout)
+            .into_owned()
+    }
+
     fn wait_for(&self, needle: &str, timeout: Duration) -> Result<String, String> {
         let deadline = Instant::now() + timeout;
         loop {
@@ -1308,12 +1315,14 @@ fn console_restore(cli: Cli) {
     tmux.type_line(SHORT_PROMPT);
     tmux.expect(SHORT_TEXT);
     // The second footer is drawn with the turn's end.
+    let deadline = Instant::now() + Duration::from_secs(60);
     let before = loop {
-        let screen = tmux.screen();
+        let screen = tmux.rows();
         let footers = screen.lines().filter(|r| r.contains("── ")).count();
         if footers >= 2 {
             break screen;
         }
+        assert!(Instant::now() < deadline, "two turn footers:\n{screen}");
         std::thread::sleep(Duration::from_millis(200));
     };
     // The second turn rendered in its own turn: the first one's answer is still there.
@@ -1326,7 +1335,8 @@ fn console_restore(cli: Cli) {
     tmux.expect("hive exited with 0");
     tmux.cmd(&["kill-session", "-t", "e2e"]);
     tmux.start(&lab, &agent);
-    let after = tmux.expect(SHORT_TEXT);
+    tmux.expect(SHORT_TEXT);
+    let after = tmux.rows();
     eprintln!("--- before the restart ---\n{before}\n--- after ---\n{after}");
     let (was, is) = (
         conversation(&before, TOOL_PROMPT),
