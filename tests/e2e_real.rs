@@ -168,7 +168,20 @@ struct Lab {
     mock: Mock,
 }
 
+/// The consoles' hive servers outlive their tmux (as a detached hive
+/// does): each is stopped with its agents when the lab goes.
+impl Drop for Lab {
+    fn drop(&mut self) {
+        support::tmux::stop_servers(&self.state_dir().join("run"));
+    }
+}
+
 impl Lab {
+    /// hive's state dir (`HIVE_STATE_DIR`): logs, and the servers' pid files.
+    fn state_dir(&self) -> PathBuf {
+        self.root.path().join("xdg/state/hive")
+    }
+
     fn new() -> Option<Lab> {
         let agents = agents_dir()?;
         let root = Root::new();
@@ -562,6 +575,7 @@ fn hive_command(lab: &Lab, config: &Path) -> Command {
         .env("XDG_DATA_HOME", xdg.join("data"))
         .env("XDG_STATE_HOME", xdg.join("state"))
         .env("XDG_CACHE_HOME", xdg.join("cache"))
+        .env("HIVE_STATE_DIR", lab.state_dir())
         .arg("--config")
         .arg(config)
         .current_dir(&lab.work);
@@ -1152,8 +1166,7 @@ impl Tmux {
     /// The screen row by row, as drawn: hive draws every row to the last
     /// column, which tmux may record as a wrap, so `-J` can join them all.
     fn rows(&self) -> String {
-        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "e2e"]).stdout)
-            .into_owned()
+        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "e2e"]).stdout).into_owned()
     }
 
     fn wait_for(&self, needle: &str, timeout: Duration) -> Result<String, String> {
