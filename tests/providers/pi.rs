@@ -901,9 +901,10 @@ async fn a_model_set_names_the_next_turns() {
     pane.until("models", |e| matches!(e, PaneEvent::Models(_)))
         .await;
     h.send(RunnerCommand::SetModel("mock/mock-big".into()));
-    pane.until("the model pi runs", |e| {
-        matches!(e, PaneEvent::Session(s) if s.model.as_deref() == Some("mock-big"))
-    })
+    pane.until(
+        "the model pi runs",
+        |e| matches!(e, PaneEvent::Session(s) if s.model.as_deref() == Some("mock-big")),
+    )
     .await;
     pane.submit("hi", SubmitMode::Auto);
     let started = pane
