@@ -18,6 +18,7 @@ pub mod image;
 pub mod init;
 pub mod keymap;
 pub mod lines;
+pub mod notify;
 pub mod ops;
 pub(crate) mod paths;
 pub(crate) mod private;

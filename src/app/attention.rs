@@ -8,10 +8,10 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::command::AppCommand;
 use super::inbox::{IDLE_AFTER, InboxEvent, Reason};
-use super::notify::Note;
 use super::state::{App, Overlay};
 use super::unread::Unread;
 use crate::config::ReasonKind;
+use crate::notify::{Mute, Mutes, Note};
 use crate::provider::PermissionDecision;
 use crate::runner::RunnerCommand;
 
@@ -55,7 +55,11 @@ impl App {
         if self.ui.osc777.wants(kind) {
             self.outbox.terminal(note.osc777());
         }
-        if self.ui.notify_command.is_empty() || !self.ui.notify_on.wants(kind) {
+        // The server runs the command for what it sees itself (src/server/notifier.rs).
+        if self.ui.notify_command.is_empty()
+            || !self.ui.notify_on.wants(kind)
+            || crate::notify::reason::told_by_server(kind)
+        {
             return;
         }
         let Some(dropped) = self.inbox.notify.admit(self.now, self.ui.notify_per_minute) else {
@@ -78,12 +82,10 @@ impl App {
                 return;
             };
             p.attention.muted = !p.attention.muted;
-            let what = if p.attention.muted {
-                "muted"
-            } else {
-                "unmuted"
-            };
+            let (id, on) = (p.agent.id.clone(), p.attention.muted);
+            let what = if on { "muted" } else { "unmuted" };
             let msg = format!("{} {what}: no bell or notification", p.name());
+            self.outbox.push(AppCommand::Mute(Mute::Pane { id, on }));
             return self.set_status(msg);
         }
         let Some(kind) = ReasonKind::parse(arg) else {
@@ -94,14 +96,27 @@ impl App {
             ));
         };
         let kinds = &mut self.inbox.muted_kinds;
-        let msg = if let Some(at) = kinds.iter().position(|k| *k == kind) {
-            kinds.remove(at);
-            format!("{arg}: notifications on again")
-        } else {
+        let on = !kinds.contains(&kind);
+        let msg = if on {
             kinds.push(kind);
             format!("{arg}: muted in every pane")
+        } else {
+            kinds.retain(|k| *k != kind);
+            format!("{arg}: notifications on again")
         };
+        self.outbox.push(AppCommand::Mute(Mute::Kind { kind, on }));
         self.set_status(msg);
+    }
+
+    /// The server's mutes (after a snapshot, or another console's
+    /// `/mute`): for `panes`, or every pane.
+    pub fn set_mutes(&mut self, mutes: &Mutes, panes: Option<&[usize]>) {
+        for (i, p) in self.panes.iter_mut().enumerate() {
+            if panes.is_none_or(|these| these.contains(&i)) {
+                p.attention.muted = mutes.panes.contains(&p.agent.id);
+            }
+        }
+        self.inbox.muted_kinds = mutes.kinds.iter().copied().collect();
     }
 
     /// Another feature posts or withdraws an entry.

@@ -41,6 +41,8 @@ pub enum AppCommand {
     Terminal(String),
     /// `[ui] notify_command` with its fields filled in.
     Notify(Vec<String>),
+    /// For the server, which keeps the mutes: a `/mute`.
+    Mute(crate::notify::Mute),
 }
 
 /// The app's queue of commands, in the order they were made.

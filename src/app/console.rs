@@ -278,6 +278,10 @@ impl Wiring {
                 app.on_sessions(pane, list);
                 pace.soon();
             }
+            FromServer::Mutes { mutes, panes } => {
+                app.set_mutes(&mutes, panes.as_deref());
+                pace.soon();
+            }
             FromServer::NotSent(why) => {
                 app.status = Some((why, app.now + NOTICE_FOR));
                 pace.soon();

@@ -11,71 +11,9 @@ use std::time::{Duration, Instant};
 
 use super::pane::Pane;
 pub(crate) use crate::config::ReasonKind;
+pub use crate::notify::reason::Reason;
+pub(crate) use crate::notify::reason::summarize_args;
 use crate::runner::TurnState;
-
-/// Why a pane is in the inbox. `kind()` names it for `[ui]` notify lists.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Reason {
-    /// An approval card: the tool and a one-line summary of its arguments.
-    Permission {
-        request_id: String,
-        tool: String,
-        args: String,
-    },
-    TurnFailed(String),
-    /// A turn finished while the pane was not focused.
-    TurnFinished,
-    /// A helper (spawned by the agent `parent`) finished a turn.
-    HelperFinished {
-        parent: String,
-    },
-    /// A terminal pane rang the bell.
-    Bell,
-    /// A terminal pane printed, then went quiet while not focused.
-    Idle,
-    Exited,
-    /// A turn has shown nothing new for a while.
-    Stalled,
-    /// Posted by another feature (`kind` like "overlap"), with its text.
-    Posted {
-        kind: String,
-        text: String,
-    },
-}
-
-impl Reason {
-    pub fn kind(&self) -> ReasonKind {
-        match self {
-            Reason::Permission { .. } => ReasonKind::Permission,
-            Reason::TurnFailed(_) => ReasonKind::Failed,
-            Reason::TurnFinished => ReasonKind::Finished,
-            Reason::HelperFinished { .. } => ReasonKind::Spawned,
-            Reason::Bell => ReasonKind::Bell,
-            Reason::Idle => ReasonKind::Idle,
-            Reason::Exited => ReasonKind::Exited,
-            Reason::Stalled => ReasonKind::Stalled,
-            Reason::Posted { .. } => ReasonKind::Posted,
-        }
-    }
-
-    /// One line for the list and for desktop notifications.
-    pub fn describe(&self) -> String {
-        match self {
-            Reason::Permission { tool, args, .. } if args.is_empty() => {
-                format!("asks to run {tool}")
-            }
-            Reason::Permission { tool, args, .. } => format!("asks to run {tool}: {args}"),
-            Reason::TurnFailed(e) => format!("turn failed ({e})"),
-            Reason::TurnFinished => "turn finished".into(),
-            Reason::HelperFinished { parent } => format!("helper of {parent}: turn finished"),
-            Reason::Bell => "rang the bell".into(),
-            Reason::Idle => "idle after output".into(),
-            Reason::Exited => "agent exited".into(),
-            Reason::Stalled => "stalled: no progress".into(),
-            Reason::Posted { text, .. } => text.clone(),
-        }
-    }
-}
 
 /// What other features send to post or withdraw an entry (the worktree
 /// view posts "overlap" warnings this way).
@@ -113,7 +51,7 @@ pub struct Inbox {
     /// Types silenced with `/mute TYPE`, for every pane.
     pub muted_kinds: Vec<ReasonKind>,
     /// `[ui] notify_command`'s rate limit.
-    pub notify: super::notify::Limiter,
+    pub notify: crate::notify::Limiter,
 }
 
 /// A terminal pane quiet this long after output is idle.
@@ -179,30 +117,6 @@ impl Inbox {
         self.sel = (self.sel as isize + delta).clamp(0, n - 1) as usize;
         self.deny = None;
     }
-}
-
-/// `mkdir -p build` for `{"command": "mkdir -p build"}`: the arguments of
-/// an approval on one line, the common fields first.
-pub(crate) fn summarize_args(input: &serde_json::Value) -> String {
-    use serde_json::Value;
-    let one = |v: &Value| match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
-    let text = match input {
-        Value::Object(map) => ["command", "file_path", "path", "url", "pattern"]
-            .iter()
-            .find_map(|k| map.get(*k).map(one))
-            .unwrap_or_else(|| {
-                map.iter()
-                    .map(|(k, v)| format!("{k}={}", one(v)))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            }),
-        Value::Null => String::new(),
-        other => one(other),
-    };
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]

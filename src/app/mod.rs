@@ -25,7 +25,6 @@ pub(crate) mod input;
 mod layers;
 pub(crate) mod mention;
 pub mod menu;
-pub mod notify;
 pub mod overlay;
 pub(crate) mod overview;
 pub mod pace;
@@ -146,7 +145,8 @@ fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
         AppCommand::Git(_)
         | AppCommand::ListFiles { .. }
         | AppCommand::ListSessions { .. }
-        | AppCommand::Resume { .. } => out.requests.is_some(),
+        | AppCommand::Resume { .. }
+        | AppCommand::Mute(_) => out.requests.is_some(),
         AppCommand::Search(_) => out.search.is_some(),
         AppCommand::Terminal(_) => has_terminal,
         AppCommand::Notify(_) => true,
@@ -183,6 +183,11 @@ fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
                     r.send(crate::wire::ClientMsg::Resume { pane, session });
                 }
             }
+            AppCommand::Mute(change) => {
+                if let Some(r) = out.requests {
+                    r.send(crate::wire::ClientMsg::Mute(change));
+                }
+            }
             AppCommand::Search(req) => {
                 if let Some(s) = out.search {
                     s.send(req);
@@ -193,7 +198,7 @@ fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
                     t.write_all(bytes.as_bytes())?;
                 }
             }
-            AppCommand::Notify(argv) => notify::run(argv),
+            AppCommand::Notify(argv) => crate::notify::run(argv),
         }
     }
     Ok(())

@@ -349,20 +349,7 @@ fn pane_event(
     let mut needs_user: Option<Reason> = None;
     let mut status: Option<String> = None;
     match event {
-        PaneEvent::Upsert(u) => {
-            let entry = p.conversation.transcript.slot(&u.item_id);
-            let took = p.conversation.transcript.upsert_at(u, now);
-            if !focused
-                && let Some(EntryKind::Item(u)) = p
-                    .conversation
-                    .transcript
-                    .entries
-                    .get(entry)
-                    .map(|e| &e.kind)
-            {
-                p.attention.unread.item(u, entry, took);
-            }
-        }
+        PaneEvent::Upsert(u) => item(p, u, focused, now),
         PaneEvent::Live(u) => {
             if !focused {
                 let entry = p.conversation.transcript.slot(&u.item_id);
@@ -418,6 +405,20 @@ fn pane_event(
         }
     }
     (needs_user, status)
+}
+
+/// An item's upsert: in the transcript (which times tool calls), and
+/// tallied when no one looks at the pane.
+fn item(p: &mut Pane, u: crate::upsert::Upsert, focused: bool, now: Instant) {
+    let transcript = &mut p.conversation.transcript;
+    let entry = transcript.slot(&u.item_id);
+    let took = transcript.upsert_at(u, now);
+    if focused {
+        return;
+    }
+    if let Some(EntryKind::Item(u)) = transcript.entries.get(entry).map(|e| &e.kind) {
+        p.attention.unread.item(u, entry, took);
+    }
 }
 
 /// A notice from the runner; a terminal pane shows no transcript, so the

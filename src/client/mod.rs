@@ -47,6 +47,12 @@ pub enum FromServer {
     },
     /// The server's git service answered, or its worktrees' state changed.
     Worktree(crate::worktree::WorktreeEvent),
+    /// What is muted, for `panes` (`None`: every pane; a console of
+    /// several servers names the panes of the server that said it).
+    Mutes {
+        mutes: crate::notify::Mutes,
+        panes: Option<Vec<usize>>,
+    },
     /// A pane's files, listed by its server (`ClientMsg::Files`).
     Files {
         pane: usize,

@@ -220,6 +220,12 @@ impl Mux {
                     let _ = self.members[i].tx.send(ClientMsg::Edit(edit));
                 }
             }
+            // `/mute` mutes the focused pane; a type is muted everywhere.
+            ClientMsg::Mute(m @ crate::notify::Mute::Pane { .. }) => {
+                if let Some((i, _)) = self.owner(self.focus) {
+                    let _ = self.members[i].tx.send(ClientMsg::Mute(m));
+                }
+            }
             ClientMsg::Worktree(req) => self.git_request(req).await,
             ClientMsg::Files { pane } => {
                 if let Some((i, p)) = self.owner(pane) {
@@ -302,6 +308,7 @@ impl Mux {
             | FromServer::Notice { .. }
             | FromServer::Worktree(_)
             | FromServer::Files { .. }
+            | FromServer::Mutes { .. }
             | FromServer::Sessions { .. }) => {
                 if let Some(merge) = self.merge.as_mut() {
                     // Awaited: its snapshot has this; in: after the merge.
@@ -358,6 +365,10 @@ impl Mux {
             FromServer::Sessions { pane, list } => match global(pane) {
                 Some(pane) => FromServer::Sessions { pane, list },
                 None => return,
+            },
+            FromServer::Mutes { mutes, .. } => FromServer::Mutes {
+                mutes,
+                panes: Some(range.clone().collect()),
             },
             other => other,
         };

@@ -147,6 +147,7 @@ fn answer(msg: ServerMsg) -> Option<FromServer> {
             complete,
         },
         ServerMsg::Sessions { pane, list } => FromServer::Sessions { pane, list },
+        ServerMsg::Mutes(mutes) => FromServer::Mutes { mutes, panes: None },
         _ => return None,
     })
 }

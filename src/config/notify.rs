@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Why a pane is in the attention inbox, as config names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReasonKind {
     Permission,

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::config::{AgentConfig, Config};
+use crate::notify::Mutes;
 
 /// Panes per window when nothing says otherwise: a grid of 3 × 3 stays
 /// readable on a laptop's terminal.
@@ -29,6 +30,9 @@ pub struct SavedLayout {
     /// Config panes the user closed (they stay closed until `--fresh`).
     #[serde(default)]
     pub closed: Vec<String>,
+    /// What `/mute` silenced.
+    #[serde(default, skip_serializing_if = "Mutes::is_empty")]
+    pub mutes: Mutes,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -92,8 +96,20 @@ impl LayoutFile {
         saved.arrange(&config.agents)
     }
 
-    pub(crate) fn save(&self, panes: &[Placed], config: &Config) {
-        if let Err(e) = SavedLayout::of(panes, &config.agents).save(&self.path) {
+    /// The mutes saved with the layout (none when `fresh`).
+    pub(crate) fn mutes(&self, fresh: bool) -> Mutes {
+        if fresh {
+            return Mutes::default();
+        }
+        SavedLayout::load(&self.path).0.mutes
+    }
+
+    pub(crate) fn save(&self, panes: &[Placed], config: &Config, mutes: &Mutes) {
+        let layout = SavedLayout {
+            mutes: mutes.clone(),
+            ..SavedLayout::of(panes, &config.agents)
+        };
+        if let Err(e) = layout.save(&self.path) {
             tracing::warn!("cannot save the layout to {}: {e:#}", self.path.display());
         }
     }
@@ -206,6 +222,7 @@ impl SavedLayout {
         Self {
             panes: saved,
             closed,
+            mutes: Mutes::default(),
         }
     }
 }
@@ -308,6 +325,7 @@ mod tests {
                 },
             ],
             closed: vec![],
+            mutes: Mutes::default(),
         };
         let mut a = agent("a");
         a.model = Some("from-config".into());

@@ -13,6 +13,7 @@ pub mod daemon;
 pub mod layout;
 mod lists;
 pub mod log;
+mod notifier;
 mod panes;
 mod serve;
 mod teams;

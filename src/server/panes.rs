@@ -387,9 +387,26 @@ impl Server {
 
     /// Saves the layout and sends every client the panes as they are now.
     pub(super) fn layout_changed(&mut self) {
-        self.layout.save(&self.placed(), &self.starter.config);
+        self.save_layout();
         self.control.set_order(&self.order);
         self.resnapshot();
+    }
+}
+
+impl Server {
+    fn save_layout(&self) {
+        let mutes = &self.notifier.mutes;
+        self.layout
+            .save(&self.placed(), &self.starter.config, mutes);
+    }
+
+    /// `/mute` from a console: kept with the layout, told to every client
+    /// (their bells and titles follow it).
+    pub(super) fn mute(&mut self, change: &crate::notify::Mute) {
+        self.notifier.mute(change);
+        self.save_layout();
+        let mutes = ServerMsg::Mutes(self.notifier.mutes.clone());
+        self.clients.broadcast(&mutes, None);
     }
 }
 

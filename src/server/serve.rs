@@ -142,6 +142,8 @@ pub(super) struct Server {
     away_since: Option<u64>,
     /// The slot of the pane the last client looked at.
     last_focus: usize,
+    /// `notify_command` and the mutes (src/server/notifier.rs).
+    pub(super) notifier: super::notifier::Notifier,
     _pid_file: PidFile,
 }
 
@@ -154,6 +156,7 @@ impl Server {
     ) -> anyhow::Result<Self> {
         let (tx, updates) = mpsc::unbounded_channel();
         let (ops_tx, ops_rx) = mpsc::unbounded_channel();
+        let mutes = layout.mutes(fresh);
         let mut agents: Vec<AgentConfig> = placed.iter().map(|p| p.agent.clone()).collect();
         let worktrees =
             crate::worktree::prepare_without_setup(&mut agents, config.worktrees.root.as_deref());
@@ -189,6 +192,7 @@ impl Server {
             started: chrono::Utc::now().timestamp(),
         };
         Ok(Self {
+            notifier: super::notifier::Notifier::new(&starter.config.ui, mutes),
             worktrees: super::worktrees::Worktrees::start(panes.iter().map(|p| p.worktree.clone())),
             lists: super::lists::Listings::new(),
             info,
@@ -307,7 +311,18 @@ impl Server {
             PaneEvent::State(s) => pane.state = *s,
             _ => {}
         }
-        pane.log.push(self.seq, Instant::now(), &update.event);
+        let now = Instant::now();
+        let of = super::notifier::Of {
+            slot,
+            id: &pane.agent.id,
+            title: pane.agent.name.as_deref().unwrap_or(&pane.agent.id),
+            parent: pane.placed.parent.as_deref(),
+            looked_at: pane.focused,
+        };
+        if let Some(argv) = self.notifier.event(&of, &update.event, now) {
+            crate::notify::run(argv);
+        }
+        pane.log.push(self.seq, now, &update.event);
         let update = PaneUpdate {
             pane: position,
             ..update
@@ -423,6 +438,7 @@ impl Server {
                 }
             }
             ClientMsg::Edit(edit) => self.edit_from(id, edit),
+            ClientMsg::Mute(change) => self.mute(&change),
             ClientMsg::Detach => self.left(id, "detached"),
             ClientMsg::Stop => return Some("stopped from a console".into()),
             ClientMsg::Worktree(req) => self.worktrees.request(id, req, &self.order),
@@ -455,6 +471,9 @@ impl Server {
             let focused = looked_at.contains(&i);
             if focused != pane.focused {
                 pane.focused = focused;
+                if focused {
+                    self.notifier.looked_at(i);
+                }
                 if let Some(r) = self.runners.get(i).and_then(Option::as_ref) {
                     r.send(RunnerCommand::Focused(focused));
                 }
@@ -761,6 +780,8 @@ impl Server {
     pub(super) fn send_snapshot(&mut self, id: ClientId, snap: Snapshot) {
         self.clients.send_snapshot(id, snap);
         self.worktrees.catch_up(id, &mut self.clients, &self.order);
+        let mutes = ServerMsg::Mutes(self.notifier.mutes.clone());
+        self.clients.send(id, &mutes);
     }
 
     /// Every attached client gets the panes as they are now.

@@ -158,6 +158,16 @@ fn animates(e: &Entry) -> bool {
     }
 }
 
+/// A tool call's lines: a call of hive's operations as the delegation it
+/// is (with how long it waited), any other as its cell.
+fn tool_call(
+    u: &crate::upsert::Upsert,
+    took: Option<std::time::Duration>,
+    cell: &CellCtx<'_>,
+) -> Vec<Logical> {
+    super::delegation::lines(u, took, cell).unwrap_or_else(|| cells::tool_call(u, cell))
+}
+
 /// Lays out `e` for `width` (cached), returning its row count. Every entry
 /// starts with a blank separator row.
 pub fn layout(e: &Entry, cache: &mut Cache, width: u16, ctx: &Ctx<'_>) -> usize {
@@ -201,10 +211,7 @@ pub fn layout(e: &Entry, cache: &mut Cache, width: u16, ctx: &Ctx<'_>) -> usize 
                 content.with_str(|s| logical.extend(cells::thinking(u, s, &cell)))
             }
             // A call of hive's operations reads as the delegation it is.
-            UpsertKind::ToolCall { .. } => logical.extend(
-                super::delegation::lines(u, e.took, &cell)
-                    .unwrap_or_else(|| cells::tool_call(u, &cell)),
-            ),
+            UpsertKind::ToolCall { .. } => logical.extend(tool_call(u, e.took, &cell)),
         },
         EntryKind::Footer {
             model,

@@ -28,7 +28,7 @@ use crate::runner::RunnerCommand;
 
 /// Bumped whenever a message changes shape: a client and a server of
 /// different protocols refuse each other with a clear reason.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// What a console writes first on the socket; `hive ctl` writes JSON lines,
 /// which never start with NUL.
@@ -95,6 +95,9 @@ pub enum ClientMsg {
     /// List the pane's history sessions (`/resume` in a console on another
     /// machine, whose own history does not have them).
     Sessions { pane: usize },
+    /// `/mute` (or unmute) a pane or a type: the server keeps it, runs
+    /// `notify_command` by it and tells every client.
+    Mute(crate::notify::Mute),
     /// Switch the pane to its history session `session`, the server
     /// finding the agent's resume handle in its own history; every client,
     /// this one too, gets the pane's `Reset`.
@@ -151,6 +154,9 @@ pub enum ServerMsg {
         paths: Vec<String>,
         complete: bool,
     },
+    /// What is muted now (after each snapshot, and to every client when it
+    /// changes).
+    Mutes(crate::notify::Mutes),
     /// The pane's history sessions, newest first, to the client that asked.
     Sessions {
         pane: usize,

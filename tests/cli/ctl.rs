@@ -20,6 +20,7 @@ use serde_json::Value;
 use crate::support::tmux::stop_servers;
 
 mod approvals;
+mod notify;
 mod panes;
 mod teams;
 
@@ -196,6 +197,22 @@ script = "{}"
         let mut cmd = self.hive_cmd(&["ctl"]);
         cmd.args(args);
         cmd
+    }
+
+    /// Keys (tmux's names) to session `session`'s console.
+    fn keys(&self, session: &str, keys: &[&str]) {
+        let status = Command::new("tmux")
+            .args(["-L", &self.tmux, "send-keys", "-t", session])
+            .args(keys)
+            .status()
+            .expect("send-keys");
+        assert!(status.success());
+    }
+
+    /// `text`, then Enter, typed into session `session`'s console.
+    fn type_line(&self, session: &str, text: &str) {
+        self.keys(session, &["-l", text]);
+        self.keys(session, &["Enter"]);
     }
 
     /// The console's screen in tmux session `session`.

@@ -1,0 +1,144 @@
+//! `[ui] notify_command`, run by the server: once per reason, whether no
+//! console is attached (the point of a phone bridge: agents keep working
+//! after the terminal closed) or three are (each console ran it before, so
+//! three consoles meant three pings). The reasons are the inbox's
+//! (src/notify/reason.rs), read off the runner events as a console reads
+//! them: an approval always; a finished or failed turn, an exit, a bell or
+//! a stall when no console looks at the pane. A reason already told stays
+//! told until a console looks at the pane (or the approval is answered),
+//! as the inbox keeps one entry. Mutes (`/mute`) are kept here, saved with
+//! the layout. Idle terminals and features' posts are a console's own
+//! findings: that console runs the command for them.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use crate::config::UiSettings;
+use crate::notify::{Limiter, Mute, Mutes, Note, Reason};
+use crate::runner::{PaneEvent, TurnState};
+use crate::upsert::TurnEvent;
+
+/// The pane an event is of, as a notification names it.
+pub(super) struct Of<'a> {
+    pub slot: usize,
+    pub id: &'a str,
+    pub title: &'a str,
+    /// The agent that spawned it (a helper's finished turn is `spawned`).
+    pub parent: Option<&'a str>,
+    /// A console looks at it now.
+    pub looked_at: bool,
+}
+
+pub(super) struct Notifier {
+    command: Vec<String>,
+    on: crate::config::NotifyOn,
+    per_minute: u32,
+    limiter: Limiter,
+    pub(super) mutes: Mutes,
+    /// By slot: reasons told and not yet seen.
+    told: HashMap<usize, Vec<Reason>>,
+}
+
+impl Notifier {
+    pub(super) fn new(ui: &UiSettings, mutes: Mutes) -> Self {
+        Self {
+            command: ui.notify_command.clone(),
+            on: ui.notify_on.clone(),
+            per_minute: ui.notify_per_minute,
+            limiter: Limiter::default(),
+            mutes,
+            told: HashMap::new(),
+        }
+    }
+
+    /// A runner event of pane `of`: the command to run for it, if any.
+    pub(super) fn event(
+        &mut self,
+        of: &Of<'_>,
+        event: &PaneEvent,
+        now: Instant,
+    ) -> Option<Vec<String>> {
+        if let PaneEvent::PermissionSettled { request_id } = event {
+            self.forget(
+                of.slot,
+                |r| matches!(r, Reason::Permission { request_id: id, .. } if id == request_id),
+            );
+            return None;
+        }
+        let reason = reason_of(event, of.parent)?;
+        if of.looked_at && !matches!(reason, Reason::Permission { .. }) {
+            return None;
+        }
+        let told = self.told.entry(of.slot).or_default();
+        if told.contains(&reason) {
+            return None;
+        }
+        told.push(reason.clone());
+        let note = Note {
+            kind: reason.kind(),
+            pane: of.id.to_owned(),
+            title: format!("hive: {}", of.title),
+            body: reason.describe(),
+        };
+        self.command_for(note, now)
+    }
+
+    /// A console looks at pane `slot`: what was told of it is seen, but
+    /// an approval, which waits until answered.
+    pub(super) fn looked_at(&mut self, slot: usize) {
+        self.forget(slot, |r| !matches!(r, Reason::Permission { .. }));
+    }
+
+    fn forget(&mut self, slot: usize, seen: impl Fn(&Reason) -> bool) {
+        if let Some(told) = self.told.get_mut(&slot) {
+            told.retain(|r| !seen(r));
+        }
+    }
+
+    /// `note`'s command, unless muted, not asked for, or over the rate.
+    fn command_for(&mut self, mut note: Note, now: Instant) -> Option<Vec<String>> {
+        if self.command.is_empty()
+            || !self.on.wants(note.kind)
+            || self.mutes.silences(&note.pane, note.kind)
+        {
+            return None;
+        }
+        let dropped = self.limiter.admit(now, self.per_minute)?;
+        if dropped > 0 {
+            note.body = format!("{} (+{dropped} more held back)", note.body);
+        }
+        Some(note.argv(&self.command))
+    }
+
+    pub(super) fn mute(&mut self, change: &Mute) {
+        self.mutes.apply(change);
+    }
+}
+
+/// What a runner event tells the user, as the inbox would list it.
+fn reason_of(event: &PaneEvent, parent: Option<&str>) -> Option<Reason> {
+    Some(match event {
+        PaneEvent::Permission(req) => Reason::Permission {
+            request_id: req.request_id.clone(),
+            tool: req.tool_name.clone(),
+            args: crate::notify::reason::summarize_args(&req.input),
+        },
+        PaneEvent::Turn(TurnEvent::TurnComplete { .. }) => match parent {
+            Some(p) => Reason::HelperFinished {
+                parent: p.to_owned(),
+            },
+            None => Reason::TurnFinished,
+        },
+        PaneEvent::Turn(TurnEvent::TurnError { error_code, .. }) => {
+            Reason::TurnFailed(error_code.clone())
+        }
+        PaneEvent::State(TurnState::Dead) => Reason::Exited,
+        PaneEvent::Bell => Reason::Bell,
+        PaneEvent::Stalled(Some(_)) => Reason::Stalled,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+#[path = "notifier_tests.rs"]
+mod tests;
