@@ -708,16 +708,7 @@ async fn resume_flags_model_and_env_reach_pi() {
     agent.options.insert("provider".into(), "mock".into());
     agent.cwd = Some(dir.path().to_path_buf());
     let (h, mut pane) = start(agent, Some("sess-42"));
-    pane.submit("hi", SubmitMode::Auto);
-    let started = pane
-        .until("start", |e| {
-            matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { .. }))
-        })
-        .await;
-    assert!(
-        matches!(started, PaneEvent::Turn(TurnEvent::TurnStarted { model_id, .. }) if model_id == "mock-model")
-    );
-    pane.turn_end().await;
+    assert_eq!(turn_model(&mut pane).await, "mock-model");
     let run = &starts(dir.path())[0];
     assert_eq!(flag(run, "--session").as_deref(), Some("sess-42"));
     assert_eq!(flag(run, "--provider").as_deref(), Some("mock"));
@@ -906,16 +897,21 @@ async fn a_model_set_names_the_next_turns() {
         |e| matches!(e, PaneEvent::Session(s) if s.model.as_deref() == Some("mock-big")),
     )
     .await;
+    assert_eq!(turn_model(&mut pane).await, "mock-big");
+    h.send(RunnerCommand::Shutdown);
+}
+
+/// Runs a turn ("hi"): the model its start names.
+async fn turn_model(pane: &mut Pane) -> String {
     pane.submit("hi", SubmitMode::Auto);
     let started = pane
         .until("start", |e| {
             matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { .. }))
         })
         .await;
-    assert!(
-        matches!(&started, PaneEvent::Turn(TurnEvent::TurnStarted { model_id, .. }) if model_id == "mock-big"),
-        "{started:?}"
-    );
     pane.turn_end().await;
-    h.send(RunnerCommand::Shutdown);
+    match started {
+        PaneEvent::Turn(TurnEvent::TurnStarted { model_id, .. }) => model_id,
+        other => panic!("not a start: {other:?}"),
+    }
 }
