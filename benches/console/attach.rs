@@ -161,8 +161,9 @@ pub(super) fn attach(cols: u16, rows: u16, panes: usize, items: usize) -> [f64; 
     }
     std::thread::sleep(Duration::from_millis(500));
     // Issue 32: a pane added while attached reaches this console as a
-    // fresh snapshot of every pane; from `hive ctl new` to its tab on
-    // screen (the tenth pane opens a second window).
+    // `Layout` (the panes it has by id, the new one whole; before, a fresh
+    // snapshot of every pane); from `hive ctl new` to its tab on screen
+    // (the tenth pane opens a second window).
     let asked = Instant::now();
     let added = hive(d, &bin)
         .args([

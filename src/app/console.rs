@@ -255,6 +255,13 @@ impl Wiring {
                 self.drafts = app.panes.iter().map(|p| p.composer.text()).collect();
                 pace.soon();
             }
+            FromServer::Layout(panes) => {
+                if !app.relayout(panes) {
+                    self.sender.send(&ClientMsg::Resync);
+                }
+                self.drafts = app.panes.iter().map(|p| p.composer.text()).collect();
+                pace.soon();
+            }
             FromServer::Reset { pane, snapshot } => {
                 app.reset_pane(pane, *snapshot);
                 pace.soon();

@@ -17,7 +17,9 @@ use super::inbox::Inbox;
 use super::pane::Pane;
 use super::state::{App, Overlay};
 use crate::runner::PaneUpdate;
-use crate::wire::snapshot::{PaneSnapshot, Snapshot};
+use std::collections::HashMap;
+
+use crate::wire::snapshot::{LayoutPane, PaneSnapshot, Snapshot};
 
 /// The focus while away events are applied: no pane.
 const NOBODY: usize = usize::MAX;
@@ -38,18 +40,7 @@ impl App {
     /// last client looked at.
     pub fn load_snapshot(&mut self, snap: Snapshot, keep_view: bool) {
         // What points at panes by number follows them by id.
-        let runs: Vec<(String, super::overlay::Run)> = self
-            .fanout
-            .runs
-            .drain(..)
-            .filter_map(|r| Some((self.panes.get(r.pane)?.agent.id.clone(), r)))
-            .collect();
-        let chosen: Vec<String> = self
-            .fanout
-            .chosen
-            .iter()
-            .filter_map(|&i| Some(self.panes.get(i)?.agent.id.clone()))
-            .collect();
+        let runs = self.runs_by_id();
         let mut old = std::mem::take(&mut self.panes);
         // Panes come and go and move (issue 32): a kept view follows its
         // pane by id, not by number.
@@ -80,17 +71,7 @@ impl App {
             self.fill(i, s, snap.away_since, kept);
         }
         self.replay_end(outbox, status, now);
-        let at = |id: &str| self.panes.iter().position(|p| p.agent.id == id);
-        self.fanout.chosen = chosen.iter().filter_map(|id| at(id)).collect();
-        self.fanout.runs = runs
-            .into_iter()
-            .filter_map(|(id, r)| {
-                Some(super::overlay::Run {
-                    pane: at(&id)?,
-                    ..r
-                })
-            })
-            .collect();
+        self.put_runs(runs);
         if !keep_view {
             self.zoom = false;
             self.overlay = Overlay::None;
@@ -104,6 +85,150 @@ impl App {
         // Panes may have come, gone or moved: the git service, in the
         // server, knows them by slot (src/server/worktrees.rs).
         self.best_of_ready();
+    }
+
+    /// The panes after an edit (`ServerMsg::Layout`): the ones this
+    /// console shows already move to their new places whole (no replay of
+    /// their history), with their new titles, windows and parents; new
+    /// ones are built from their snapshots. What points at panes by number
+    /// follows them by id. False when a kept pane is not here (this copy
+    /// went wrong): the caller asks for a fresh snapshot.
+    pub fn relayout(&mut self, layout: Vec<LayoutPane>) -> bool {
+        let ids: Vec<String> = self.panes.iter().map(|p| p.agent.id.clone()).collect();
+        let kept: Vec<&String> = layout
+            .iter()
+            .filter_map(|l| match l {
+                LayoutPane::Kept { id, .. } => Some(id),
+                LayoutPane::New(_) => None,
+            })
+            .collect();
+        let once: std::collections::HashSet<&String> = kept.iter().copied().collect();
+        if once.len() != kept.len() || !kept.iter().all(|id| ids.contains(id)) {
+            return false;
+        }
+        let (focused, was) = (ids.get(self.focus).cloned(), self.focus);
+        let runs = self.runs_by_id();
+        let mut old: Vec<Option<Pane>> = std::mem::take(&mut self.panes)
+            .into_iter()
+            .map(Some)
+            .collect();
+        // Old number -> new number, for what is kept.
+        let mut moved: HashMap<usize, usize> = HashMap::new();
+        let mut fresh = Vec::new();
+        for (i, l) in layout.into_iter().enumerate() {
+            match l {
+                LayoutPane::Kept {
+                    id,
+                    name,
+                    window,
+                    parent,
+                } => {
+                    let at = ids.iter().position(|x| *x == id).unwrap_or_default();
+                    // Checked above: here, and named once.
+                    let Some(mut p) = old.get_mut(at).and_then(Option::take) else {
+                        continue;
+                    };
+                    p.agent.name = name;
+                    p.window = window.max(1);
+                    p.parent = parent;
+                    moved.insert(at, i);
+                    self.panes.push(p);
+                }
+                LayoutPane::New(snap) => {
+                    self.panes.push(Pane::new(snap.agent.clone()));
+                    fresh.push((i, *snap));
+                }
+            }
+        }
+        self.renumber(&moved);
+        let (outbox, status, now) = self.replay_begin();
+        for (i, snap) in fresh {
+            self.fill(i, snap, None, None);
+        }
+        self.replay_end(outbox, status, now);
+        self.put_runs(runs);
+        self.clamp_view();
+        // A closed pane's console looks at the one now in its place.
+        let focus = focused
+            .and_then(|id| self.panes.iter().position(|p| p.agent.id == id))
+            .unwrap_or(was);
+        self.focus = focus.min(self.panes.len().saturating_sub(1));
+        self.reconcile_inbox();
+        self.best_of_ready();
+        true
+    }
+
+    /// What the app keeps by pane number follows kept panes to their new
+    /// numbers (`moved`); what belonged to a pane gone, goes.
+    fn renumber(&mut self, moved: &HashMap<usize, usize>) {
+        let to = |i: &usize| moved.get(i).copied();
+        self.inbox.entries.retain_mut(|e| match to(&e.pane) {
+            Some(n) => {
+                e.pane = n;
+                true
+            }
+            None => false,
+        });
+        self.inbox.activity = self
+            .inbox
+            .activity
+            .drain()
+            .filter_map(|(i, t)| Some((to(&i)?, t)))
+            .collect();
+        self.inbox.typed = self.inbox.typed.drain().filter_map(|i| to(&i)).collect();
+        self.overview.state_since = self
+            .overview
+            .state_since
+            .drain()
+            .filter_map(|(i, t)| Some((to(&i)?, t)))
+            .collect();
+        self.worktree_changes = std::mem::take(&mut self.worktree_changes)
+            .into_iter()
+            .filter_map(|(i, c)| Some((to(&i)?, c)))
+            .collect();
+        if let Some(d) = self.diff.as_mut() {
+            match to(&d.pane) {
+                Some(n) => d.pane = n,
+                None => self.diff = None,
+            }
+        }
+        // The search worker knows items by pane number: all again.
+        self.search.synced.clear();
+        self.search.term_asked.clear();
+        self.search.term_text.clear();
+        self.search.hits.clear();
+    }
+
+    /// Fan-out runs and chosen panes, by pane id (numbers change).
+    fn runs_by_id(&mut self) -> (Vec<(String, super::overlay::Run)>, Vec<String>) {
+        let runs = self
+            .fanout
+            .runs
+            .drain(..)
+            .filter_map(|r| Some((self.panes.get(r.pane)?.agent.id.clone(), r)))
+            .collect();
+        let chosen = self
+            .fanout
+            .chosen
+            .iter()
+            .filter_map(|&i| Some(self.panes.get(i)?.agent.id.clone()))
+            .collect();
+        (runs, chosen)
+    }
+
+    /// `runs_by_id`'s runs and chosen panes at their panes' new numbers.
+    fn put_runs(&mut self, (runs, chosen): (Vec<(String, super::overlay::Run)>, Vec<String>)) {
+        let at = |id: &str| self.panes.iter().position(|p| p.agent.id == id);
+        self.fanout.chosen = chosen.iter().filter_map(|id| at(id)).collect();
+        self.fanout.runs = runs
+            .into_iter()
+            .filter_map(|(id, r)| {
+                Some(super::overlay::Run {
+                    pane: at(&id)?,
+                    ..r
+                })
+            })
+            .collect();
     }
 
     /// Pane `pane` started over (another client's `/resume` or `/clear`):

@@ -47,6 +47,8 @@ pub enum FromServer {
     },
     /// The server's git service answered, or its worktrees' state changed.
     Worktree(crate::worktree::WorktreeEvent),
+    /// The panes after an edit (`ServerMsg::Layout`).
+    Layout(Vec<crate::wire::snapshot::LayoutPane>),
     /// What is muted, for `panes` (`None`: every pane; a console of
     /// several servers names the panes of the server that said it).
     Mutes {

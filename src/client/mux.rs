@@ -322,6 +322,16 @@ impl Mux {
             FromServer::NotSent(why) => {
                 let _ = self.out.send(FromServer::NotSent(why)).await;
             }
+            // The console of several servers lays them out at a merge:
+            // this server's panes changed, so a merge, with its snapshot.
+            FromServer::Layout(_) => match self.merge.as_mut() {
+                None => self.start_merge(None),
+                Some(m) => {
+                    if m.waiting.insert(i) {
+                        let _ = self.members[i].tx.send(ClientMsg::Resync);
+                    }
+                }
+            },
         }
         true
     }

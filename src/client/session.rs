@@ -211,6 +211,20 @@ async fn read_loop(
                 }
                 FromServer::Reset { pane, snapshot }
             }
+            // Deltas restart with the new numbering. A console of a server
+            // on another machine titles and relabels its panes (`set_host`):
+            // it takes a fresh snapshot instead.
+            ServerMsg::Layout(_) if host.is_some() => {
+                resyncing = true;
+                if out.send(Incoming::Resync).await.is_err() {
+                    return;
+                }
+                continue;
+            }
+            ServerMsg::Layout(panes) => {
+                decoder.reset();
+                FromServer::Layout(panes)
+            }
             ServerMsg::Notice { text, focus } => FromServer::Notice {
                 text: crate::sanitize::neutralize(&text).into_owned(),
                 focus,

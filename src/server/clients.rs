@@ -179,6 +179,21 @@ impl Clients {
         }
     }
 
+    /// The panes after an edit to client `id`: its deltas restart with the
+    /// new numbering. A client behind gets a fresh snapshot once it has
+    /// drained, with the new panes in it: false, nothing sent.
+    pub(crate) fn send_layout(&mut self, id: ClientId, msg: &ServerMsg) -> bool {
+        let Some(link) = self.links.get_mut(&id) else {
+            return false;
+        };
+        if link.behind.load(Ordering::Acquire) {
+            return false;
+        }
+        link.encoder.reset();
+        self.send(id, msg);
+        true
+    }
+
     /// A message to every attached client but `except`.
     pub(crate) fn broadcast(&mut self, msg: &ServerMsg, except: Option<ClientId>) {
         let ids: Vec<ClientId> = self

@@ -242,6 +242,11 @@ impl PaneLog {
         self.restored.warnings.push(note);
     }
 
+    /// How much it holds: its entries and the restored items.
+    pub fn size(&self) -> usize {
+        self.slots.len().saturating_sub(self.gone) + self.restored.items.len()
+    }
+
     /// Whether a turn runs (the latest state is a busy one).
     pub fn busy(&self) -> bool {
         let state = self.latest[Latest::State as usize].and_then(|i| self.slots.get(i));

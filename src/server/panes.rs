@@ -12,6 +12,11 @@ use super::serve::{Pane, Server};
 use crate::config::{AgentConfig, ProviderSettings, WorktreeSetting};
 use crate::control::protocol::ErrorCode;
 use crate::wire::ServerMsg;
+use crate::wire::snapshot::LayoutPane;
+
+/// A new pane goes in a layout message when its log holds at most this
+/// many entries; past that, in a snapshot's bounded parts.
+const NEW_PANE_INLINE: usize = 2_000;
 use crate::wire::edit::{NewPane, PaneEdit};
 
 /// Why an edit was refused.
@@ -389,7 +394,42 @@ impl Server {
     pub(super) fn layout_changed(&mut self) {
         self.save_layout();
         self.control.set_order(&self.order);
-        self.resnapshot();
+        self.send_layout();
+    }
+
+    /// Every attached client gets the panes in their new order: those it
+    /// has by id, the new ones whole (`ServerMsg::Layout`). A new pane
+    /// with a long history (one that came back with its session) goes as
+    /// a fresh snapshot instead, in the snapshot's bounded parts.
+    fn send_layout(&mut self) {
+        let seen = Some(self.seq);
+        let mut panes = Vec::with_capacity(self.order.len());
+        for &slot in &self.order {
+            let Some(p) = self.panes.get(slot) else {
+                continue;
+            };
+            if self.shown.contains(&slot) {
+                panes.push(LayoutPane::Kept {
+                    id: p.agent.id.clone(),
+                    name: p.agent.name.clone(),
+                    window: p.placed.window,
+                    parent: p.placed.parent.clone(),
+                });
+            } else if p.log.size() > NEW_PANE_INLINE {
+                return self.resnapshot();
+            } else {
+                let snap = super::serve::pane_snapshot(p, seen);
+                panes.push(LayoutPane::New(Box::new(snap)));
+            }
+        }
+        self.shown.clone_from(&self.order);
+        let msg = ServerMsg::Layout(panes);
+        let ids: Vec<ClientId> = self.clients.attached().map(|l| l.id).collect();
+        for id in ids {
+            if self.clients.send_layout(id, &msg) {
+                self.catch_up(id);
+            }
+        }
     }
 }
 

@@ -137,13 +137,16 @@ pub(super) struct Server {
     pub(super) lists: super::lists::Listings,
     /// Numbers every runner event, so a snapshot can tell which happened
     /// while nobody was attached.
-    seq: u64,
+    pub(super) seq: u64,
     /// The last `seq` a client saw before the last one left.
     away_since: Option<u64>,
     /// The slot of the pane the last client looked at.
     last_focus: usize,
     /// `notify_command` and the mutes (src/server/notifier.rs).
     pub(super) notifier: super::notifier::Notifier,
+    /// The slots as the attached clients last got them (`order`, as of
+    /// the last snapshot or layout): an edit sends them what changed.
+    pub(super) shown: Vec<usize>,
     _pid_file: PidFile,
 }
 
@@ -197,6 +200,7 @@ impl Server {
             lists: super::lists::Listings::new(),
             info,
             order: (0..panes.len()).collect(),
+            shown: (0..panes.len()).collect(),
             panes,
             runners,
             across: crate::ops::across::Across::new(&starter.config),
@@ -575,7 +579,7 @@ pub(super) fn started_of(
 }
 
 /// Pane `pane` for a client that has seen everything up to `seen`.
-fn pane_snapshot(pane: &Pane, seen: Option<u64>) -> PaneSnapshot {
+pub(super) fn pane_snapshot(pane: &Pane, seen: Option<u64>) -> PaneSnapshot {
     PaneSnapshot {
         agent: pane.agent.clone(),
         worktree: pane.worktree.clone(),
@@ -779,6 +783,12 @@ impl Server {
     /// numbers (a snapshot replaces what the client had).
     pub(super) fn send_snapshot(&mut self, id: ClientId, snap: Snapshot) {
         self.clients.send_snapshot(id, snap);
+        self.catch_up(id);
+    }
+
+    /// After a snapshot or a layout, client `id` gets the git state in
+    /// the panes' numbers, and the mutes.
+    pub(super) fn catch_up(&mut self, id: ClientId) {
         self.worktrees.catch_up(id, &mut self.clients, &self.order);
         let mutes = ServerMsg::Mutes(self.notifier.mutes.clone());
         self.clients.send(id, &mutes);
@@ -786,6 +796,7 @@ impl Server {
 
     /// Every attached client gets the panes as they are now.
     pub(super) fn resnapshot(&mut self) {
+        self.shown.clone_from(&self.order);
         let ids: Vec<ClientId> = self.clients.attached().map(|l| l.id).collect();
         let snap = self.snapshot();
         for id in ids {

@@ -139,6 +139,11 @@ pub enum ServerMsg {
         pane: usize,
         snapshot: Box<snapshot::PaneSnapshot>,
     },
+    /// The panes after an edit (new, closed, renamed, moved), in order: the
+    /// ones the client has by id, the new ones whole. A fresh snapshot
+    /// would cost every pane's history again (issue 32's figure: 1.2 s
+    /// with nine long panes, for a rename).
+    Layout(Vec<snapshot::LayoutPane>),
     /// A word for this client alone: how its `Edit` went, and the pane to
     /// look at now (a pane it just made).
     Notice { text: String, focus: Option<usize> },

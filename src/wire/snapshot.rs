@@ -129,6 +129,20 @@ impl PaneSnapshot {
     }
 }
 
+/// One pane of the panes after a layout edit (`ServerMsg::Layout`): one
+/// the client shows already, by id, with what an edit can change of it
+/// (its title, window and parent); or one new to it, whole.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum LayoutPane {
+    Kept {
+        id: String,
+        name: Option<String>,
+        window: usize,
+        parent: Option<String>,
+    },
+    New(Box<PaneSnapshot>),
+}
+
 /// One runner event as the server logged it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Logged {

@@ -12,7 +12,7 @@ use hive::runner::{PaneEvent, TurnState};
 use hive::server::log::PaneLog;
 use hive::text::TextBuffer;
 use hive::upsert::{UpsertKind, UpsertStatus};
-use hive::wire::snapshot::{PaneSnapshot, Restored, ServerInfo, Snapshot};
+use hive::wire::snapshot::{LayoutPane, PaneSnapshot, Restored, ServerInfo, Snapshot};
 
 /// A live console and the server's logs of the same events.
 struct Both {
@@ -312,4 +312,94 @@ fn an_attached_console_times_a_wait_it_did_not_see() {
         "{screen}"
     );
     assert_eq!(screen, b.live.render(120, 10));
+}
+
+/// A layout edit (a pane closed, one moved, one renamed, one new) moves
+/// the panes this console has whole: their transcripts, composers and
+/// inbox entries follow them by id with no replay of their history; the
+/// new pane is built from its snapshot; the screen is the one a fresh
+/// snapshot of the same panes draws.
+#[test]
+fn a_layout_moves_kept_panes_whole_and_builds_new_ones() {
+    let mut b = Both::new(3);
+    work(&mut b, 1);
+    work(&mut b, 2);
+    let mut c = b.attach(1, None);
+    let entries = c.app.panes[1].conversation.transcript.len();
+    let rev = c.app.panes[1].conversation.transcript.rev;
+    let mut helper = PaneLog::new(Restored::default());
+    helper.push(
+        1,
+        c.app.now,
+        &message("h1", "m1", Origin::Agent, "The helper is here."),
+    );
+    let mut agent = c.app.panes[0].agent.clone();
+    agent.id = "helper".into();
+    agent.name = Some("Helper".into());
+    let new = PaneSnapshot {
+        events: helper.events(),
+        ..PaneSnapshot::empty(agent)
+    };
+    let kept = |id: &str, name: &str| LayoutPane::Kept {
+        id: id.into(),
+        name: Some(name.into()),
+        window: 1,
+        parent: None,
+    };
+    let layout = vec![
+        kept("a2", "Agent 3"),
+        kept("a1", "Renamed"),
+        LayoutPane::New(Box::new(new.clone())),
+    ];
+    let mut away = b.attach(0, None);
+    assert!(c.app.relayout(layout.clone()));
+    let ids: Vec<&str> = c.app.panes.iter().map(|p| p.agent.id.as_str()).collect();
+    assert_eq!(ids, ["a2", "a1", "helper"]);
+    // A console that looked at the closed pane looks at the one in its place.
+    assert!(away.app.relayout(layout));
+    assert_eq!(away.app.focus, 0);
+    assert_eq!(c.app.focus, 1, "the focus follows its pane");
+    let p = &c.app.panes[1];
+    assert_eq!(p.agent.name.as_deref(), Some("Renamed"));
+    assert_eq!(p.conversation.transcript.len(), entries);
+    assert_eq!(
+        p.conversation.transcript.rev, rev,
+        "moved whole, not replayed"
+    );
+    // Each kept pane's waiting approval follows it; none was a0's.
+    let mut at: Vec<usize> = c.app.inbox.entries.iter().map(|e| e.pane).collect();
+    at.sort_unstable();
+    assert_eq!(at, [0, 1]);
+
+    // The same panes from a fresh snapshot draw the same screen.
+    let mut snap = b.snapshot(1, None);
+    let mut panes = std::mem::take(&mut snap.panes);
+    panes[1].agent.name = Some("Renamed".into());
+    snap.panes = vec![panes.swap_remove(2), panes.swap_remove(1), new];
+    let mut fresh = console(3, "");
+    fresh.app.started = b.live.app.started;
+    fresh.app.load_snapshot(snap, false);
+    fresh.app.now = c.app.now;
+    assert_eq!(fresh.app.focus, 1);
+    for (w, h) in [(120, 40), (200, 30)] {
+        assert_eq!(c.render(w, h), fresh.render(w, h));
+    }
+}
+
+/// A layout naming a pane this console does not have (its copy went
+/// wrong) is refused whole: the caller asks for a fresh snapshot.
+#[test]
+fn a_layout_with_a_pane_not_here_changes_nothing() {
+    let mut b = Both::new(2);
+    work(&mut b, 1);
+    let mut c = b.attach(0, None);
+    let layout = vec![LayoutPane::Kept {
+        id: "nobody".into(),
+        name: None,
+        window: 1,
+        parent: None,
+    }];
+    assert!(!c.app.relayout(layout));
+    assert_eq!(c.app.panes.len(), 2);
+    assert_eq!(c.render(100, 20), b.attach(0, None).render(100, 20));
 }
