@@ -152,61 +152,57 @@ fn answer(msg: ServerMsg) -> Option<FromServer> {
     })
 }
 
-/// Frames in, `Incoming` out, until the connection ends (then `Lost`, with
-/// ssh's reason when it gave one).
-async fn read_loop(
-    mut reader: Reader,
-    out: mpsc::Sender<Incoming>,
-    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+/// What a message from the server means to the console.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one at a time, passed on at once, as FromServer itself"
+)]
+enum Step {
+    Pass(FromServer),
+    /// Nothing yet (a snapshot's part, an event while resyncing).
+    Skip,
+    /// This copy went wrong, or cannot take the message: a fresh snapshot.
+    Resync,
+    End(String),
+}
+
+/// The read side's state: deltas, snapshot parts, whether a fresh
+/// snapshot is awaited, the host a remote server runs on.
+struct Reading {
+    decoder: DeltaDecoder,
+    parts: Parts,
+    resyncing: bool,
     host: Option<String>,
-) {
-    let mut decoder = DeltaDecoder::default();
-    let mut parts = Parts::default();
-    let mut resyncing = false;
-    let why = loop {
-        let payload = match reader.next().await {
-            Ok(Some(p)) => p,
-            Ok(None) => break "the hive server closed the connection".to_owned(),
-            Err(e) => break e.to_string(),
-        };
-        let msg = match frame::decode::<ServerMsg>(&payload) {
-            Ok(m) => m,
-            Err(e) => break format!("unreadable message from the server: {e}"),
-        };
-        let next = match msg {
-            ServerMsg::Event { pane, event } => {
-                if resyncing {
-                    continue;
+}
+
+impl Reading {
+    fn step(&mut self, msg: ServerMsg) -> Step {
+        Step::Pass(match msg {
+            ServerMsg::Event { .. } if self.resyncing => return Step::Skip,
+            ServerMsg::Event { pane, event } => match self.decoder.decode(pane, event) {
+                Ok(event) => FromServer::Update(PaneUpdate { pane, event }),
+                Err(e) => {
+                    tracing::warn!("{e}: asking for a fresh snapshot");
+                    return self.resync();
                 }
-                match decoder.decode(pane, event) {
-                    Ok(event) => FromServer::Update(PaneUpdate { pane, event }),
-                    Err(e) => {
-                        tracing::warn!("{e}: asking for a fresh snapshot");
-                        resyncing = true;
-                        if out.send(Incoming::Resync).await.is_err() {
-                            return;
-                        }
-                        continue;
-                    }
-                }
-            }
+            },
             msg @ (ServerMsg::SnapshotStart { .. }
             | ServerMsg::SnapshotPane(_)
             | ServerMsg::SnapshotEvents(_)
-            | ServerMsg::SnapshotEnd) => match parts.take(msg) {
+            | ServerMsg::SnapshotEnd) => match self.parts.take(msg) {
                 Ok(Some(mut s)) => {
-                    decoder.reset();
-                    resyncing = false;
-                    if let Some(h) = &host {
+                    self.decoder.reset();
+                    self.resyncing = false;
+                    if let Some(h) = &self.host {
                         s.set_host(h);
                     }
                     FromServer::Snapshot(Box::new(s))
                 }
-                Ok(None) => continue,
-                Err(e) => break e.to_string(),
+                Ok(None) => return Step::Skip,
+                Err(e) => return Step::End(e.to_string()),
             },
             ServerMsg::Reset { pane, mut snapshot } => {
-                if let Some(h) = &host {
+                if let Some(h) = &self.host {
                     snapshot.set_host(h);
                 }
                 FromServer::Reset { pane, snapshot }
@@ -214,15 +210,9 @@ async fn read_loop(
             // Deltas restart with the new numbering. A console of a server
             // on another machine titles and relabels its panes (`set_host`):
             // it takes a fresh snapshot instead.
-            ServerMsg::Layout(_) if host.is_some() => {
-                resyncing = true;
-                if out.send(Incoming::Resync).await.is_err() {
-                    return;
-                }
-                continue;
-            }
+            ServerMsg::Layout(_) if self.host.is_some() => return self.resync(),
             ServerMsg::Layout(panes) => {
-                decoder.reset();
+                self.decoder.reset();
                 FromServer::Layout(panes)
             }
             ServerMsg::Notice { text, focus } => FromServer::Notice {
@@ -234,10 +224,49 @@ async fn read_loop(
             ServerMsg::Bye { reason } => FromServer::Bye(reason),
             answer => match self::answer(answer) {
                 Some(m) => m,
-                None => continue,
+                None => return Step::Skip,
             },
+        })
+    }
+
+    /// Events are dropped until the fresh snapshot comes.
+    fn resync(&mut self) -> Step {
+        self.resyncing = true;
+        Step::Resync
+    }
+}
+
+/// Frames in, `Incoming` out, until the connection ends (then `Lost`, with
+/// ssh's reason when it gave one).
+async fn read_loop(
+    mut reader: Reader,
+    out: mpsc::Sender<Incoming>,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+    host: Option<String>,
+) {
+    let mut reading = Reading {
+        decoder: DeltaDecoder::default(),
+        parts: Parts::default(),
+        resyncing: false,
+        host,
+    };
+    let why = loop {
+        let payload = match reader.next().await {
+            Ok(Some(p)) => p,
+            Ok(None) => break "the hive server closed the connection".to_owned(),
+            Err(e) => break e.to_string(),
         };
-        if out.send(Incoming::Msg(next)).await.is_err() {
+        let msg = match frame::decode::<ServerMsg>(&payload) {
+            Ok(m) => m,
+            Err(e) => break format!("unreadable message from the server: {e}"),
+        };
+        let sent = match reading.step(msg) {
+            Step::Pass(next) => out.send(Incoming::Msg(next)).await,
+            Step::Skip => continue,
+            Step::Resync => out.send(Incoming::Resync).await,
+            Step::End(why) => break why,
+        };
+        if sent.is_err() {
             return;
         }
     };
