@@ -87,7 +87,13 @@ fn generate(root: &Path, records: usize) {
             None,
             2,
         );
-        a.tool_result(&call, "Read", &"fn main() {}\n".repeat(20), false, 3);
+        a.tool_result(
+            &call,
+            "Read",
+            (&"fn main() {}\n".repeat(20), false),
+            None,
+            3,
+        );
         a.text(ANSWER, 4);
         a.meta.provider = Some("claude".into());
         a.meta.model = Some("claude-opus-5-5".into());
@@ -135,7 +141,7 @@ fn generate_big(root: &Path, bytes: usize) {
     if tool {
         let input = serde_json::json!({"command": "cat big.rs"});
         a.tool_call("call_0", "Bash", input, None, 1);
-        a.tool_result("call_0", "Bash", &text, false, 2);
+        a.tool_result("call_0", "Bash", (&text, false), None, 2);
         a.text(ANSWER, 3);
     } else {
         a.text(&text, 1);

@@ -93,6 +93,17 @@ impl Transcript {
         took
     }
 
+    /// A restored tool call's time, as its pane took it.
+    pub(crate) fn set_took(&mut self, item_id: &str, took: Duration) {
+        if let Some(e) = self
+            .index
+            .get(item_id)
+            .and_then(|&i| self.entries.get_mut(i))
+        {
+            e.took = Some(took).filter(|d| !d.is_zero());
+        }
+    }
+
     /// `live` of an event that arrived at `now` (a tail opens a tool
     /// call's clock too; it never closes one).
     pub fn live_at(&mut self, u: Upsert, now: Instant) {

@@ -92,12 +92,14 @@ impl TurnAssembler {
         self.touch(ts);
     }
 
+    /// A call's result; `duration_ms`: how long it ran, as the pane
+    /// timed it.
     pub fn tool_result(
         &mut self,
         call_id: &str,
         name: &str,
-        output: &str,
-        is_error: bool,
+        (output, is_error): (&str, bool),
+        duration_ms: Option<u64>,
         ts: i64,
     ) {
         let mut r = self.record(Role::ToolResult, ts);
@@ -107,6 +109,7 @@ impl TurnAssembler {
             text: output.to_owned(),
         }];
         r.is_error = Some(is_error);
+        r.duration_ms = duration_ms;
         self.side.push(r);
         self.touch(ts);
     }
@@ -186,4 +189,4 @@ pub(crate) fn ms_to_time(ms: i64) -> DateTime<Utc> {
 }
 
 pub use super::rebuild::items_from;
-pub(crate) use super::rebuild::{Outcome, TurnEnd, restore_from};
+pub(crate) use super::rebuild::{Outcome, TurnEnd, restore_into};

@@ -35,6 +35,9 @@ pub struct PaneHistory {
     pub items: Vec<Upsert>,
     /// How those turns ended (footers, error banners), placed among `items`.
     pub ends: Vec<assemble::TurnEnd>,
+    /// How long tool calls among `items` ran (item id, ms), where their
+    /// pane timed them.
+    pub took: Vec<(String, u64)>,
     /// Usage and turns of the whole session so far (the pane's totals).
     pub totals: Option<state::Totals>,
     /// The model the agent last reported (the pane's title).
@@ -157,7 +160,7 @@ pub fn open_pane_in(store: &Store, agent: &AgentConfig, opts: &OpenOptions) -> P
     if !opts.fresh && opts.tail_records > 0 {
         match store::read_window(&path, u64::MAX, opts.tail_records) {
             Ok(loaded) => {
-                (out.items, out.ends) = assemble::restore_from(&loaded.records);
+                assemble::restore_into(&loaded.records, &mut out);
                 out.warnings.extend(loaded.warnings);
                 out.older = (loaded.start > 0).then(|| OlderPage {
                     path: path.clone(),

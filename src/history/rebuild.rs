@@ -47,6 +47,8 @@ pub(crate) struct ItemBuilder {
     notices: Vec<(u64, Record)>,
     /// Collecting turn ends (a restored pane) rather than notices for them.
     ends: Option<Vec<TurnEnd>>,
+    /// Tool calls whose result says how long they ran: item id, ms.
+    took: Vec<(String, u64)>,
 }
 
 impl ItemBuilder {
@@ -144,6 +146,7 @@ impl ItemBuilder {
             return;
         };
         let result = self.pending.shift_remove(id);
+        let took = result.as_ref().and_then(|(_, r)| r.duration_ms);
         let kind = UpsertKind::ToolCall {
             // Records written before hints existed: the common names.
             display: Some(Box::new(
@@ -157,7 +160,11 @@ impl ItemBuilder {
             output: result.as_ref().map(|(_, r)| r.text()),
             output_is_error: result.as_ref().map(|(_, r)| r.is_error == Some(true)),
         };
-        self.items.push(Self::base(offset, n, rec, kind));
+        let item = Self::base(offset, n, rec, kind);
+        if let Some(ms) = took {
+            self.took.push((item.item_id.clone(), ms));
+        }
+        self.items.push(item);
     }
 
     fn flush_notices(&mut self) {
@@ -347,13 +354,15 @@ pub fn items_from(records: &[(u64, Record)]) -> Vec<Upsert> {
     b.finish()
 }
 
-/// Records of a loaded window → a pane's items and turn ends.
-pub(crate) fn restore_from(records: &[(u64, Record)]) -> (Vec<Upsert>, Vec<TurnEnd>) {
+/// Records of a loaded window → a pane's items, turn ends and tool
+/// calls' times.
+pub(crate) fn restore_into(records: &[(u64, Record)], out: &mut super::PaneHistory) {
     let mut b = ItemBuilder::restoring();
     for (offset, rec) in records {
         b.push(*offset, rec);
     }
-    b.finish_with_ends()
+    out.took = std::mem::take(&mut b.took);
+    (out.items, out.ends) = b.finish_with_ends();
 }
 
 #[cfg(test)]

@@ -53,6 +53,11 @@ pub struct Record {
     pub is_error: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
+    /// hive's extension, on a tool result: how long the call ran, from its
+    /// first sight to its result (a delegation's wait, shown again after a
+    /// restart).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
 }
 
 /// One content block.
@@ -236,6 +241,7 @@ impl Record {
             tool_name: None,
             is_error: None,
             details: None,
+            duration_ms: None,
         }
     }
 

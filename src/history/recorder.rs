@@ -9,6 +9,8 @@
 //! `interrupted`. No fsync on appends: the page cache survives a crash of
 //! hive; only the small state file is synced, on change.
 
+use std::collections::HashMap;
+
 use indexmap::IndexMap;
 
 use super::assemble::TurnAssembler;
@@ -28,6 +30,24 @@ struct LiveTurn {
     provider: Option<String>,
     /// Latest upsert of every agent item, in first-seen order.
     items: IndexMap<String, Upsert>,
+    /// Tool calls seen running: when first (to time them).
+    running: HashMap<String, tokio::time::Instant>,
+    /// Each timed call's milliseconds from its first sight to its result.
+    took: HashMap<String, u64>,
+}
+
+impl LiveTurn {
+    /// A tool call's upsert: its first sight starts its clock, its result
+    /// stops it (one that arrived done has no time).
+    fn time(&mut self, u: &Upsert) {
+        let now = tokio::time::Instant::now();
+        if !u.is_closed() {
+            self.running.entry(u.item_id.clone()).or_insert(now);
+        } else if let Some(since) = self.running.remove(&u.item_id) {
+            let ms = u64::try_from(now.duration_since(since).as_millis()).unwrap_or(u64::MAX);
+            self.took.insert(u.item_id.clone(), ms);
+        }
+    }
 }
 
 pub(crate) struct HistoryRecorder {
@@ -112,6 +132,9 @@ impl HistoryRecorder {
             return;
         }
         let turn = self.turns.entry(u.turn_id.clone()).or_default();
+        if matches!(u.kind, UpsertKind::ToolCall { .. }) {
+            turn.time(u);
+        }
         turn.items.insert(u.item_id.clone(), u.clone());
     }
 
@@ -226,7 +249,8 @@ impl HistoryRecorder {
                         .filter(|_| u.status == UpsertStatus::Error));
                     if let Some(out) = result {
                         let is_error = output_is_error.unwrap_or(unfinished);
-                        a.tool_result(call_id, tool_name, out, is_error, ts);
+                        let took = turn.took.get(&u.item_id).copied();
+                        a.tool_result(call_id, tool_name, (out, is_error), took, ts);
                     }
                 }
             }

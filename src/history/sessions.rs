@@ -103,7 +103,7 @@ pub fn open(store: &Store, agent: &AgentConfig, session: &str, tail_records: usi
     let path = store.session_path(&agent.id, session);
     match store::read_window(&path, u64::MAX, tail_records) {
         Ok(loaded) => {
-            (out.items, out.ends) = assemble::restore_from(&loaded.records);
+            assemble::restore_into(&loaded.records, &mut out);
             out.warnings = loaded.warnings;
             out.older = (loaded.start > 0).then(|| OlderPage {
                 path: path.clone(),

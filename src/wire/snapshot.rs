@@ -159,6 +159,9 @@ pub struct Logged {
 pub struct Restored {
     pub items: Vec<Upsert>,
     pub ends: Vec<TurnEnd>,
+    /// How long tool calls among `items` ran (item id, ms).
+    #[serde(default)]
+    pub took: Vec<(String, u64)>,
     pub totals: Option<Totals>,
     pub model: Option<String>,
     pub queue: Vec<String>,
@@ -296,6 +299,7 @@ impl Restored {
         Self {
             items: history.items.clone(),
             ends: history.ends.clone(),
+            took: history.took.clone(),
             totals: history.totals.clone(),
             model: history.model.clone(),
             queue: history.queue.clone(),
@@ -310,6 +314,7 @@ impl Restored {
         PaneHistory {
             items: self.items,
             ends: self.ends,
+            took: self.took,
             totals: self.totals,
             model: self.model,
             resume: None,

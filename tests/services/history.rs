@@ -175,6 +175,17 @@ async fn recorded_turn_follows_the_assembly_rules() {
     assert_eq!(recs[1].is_error, Some(false));
     assert_eq!(recs[2].tool_name.as_deref(), Some("Read"));
     assert_eq!(recs[2].is_error, Some(true));
+    // How long each call ran, as the pane timed it (a delegation's wait
+    // reads the same after a restart): Bash's scripted 50 ms.
+    let bash_ms = recs[1].duration_ms.expect("Bash timed");
+    assert!((50..1_000).contains(&bash_ms), "{bash_ms}");
+    let again = history::open_pane_in(&store, &agent, &opts());
+    let bash = again
+        .items
+        .iter()
+        .find(|u| matches!(&u.kind, UpsertKind::ToolCall { tool_name, .. } if tool_name == "Bash"))
+        .expect("the Bash call restored");
+    assert!(again.took.contains(&(bash.item_id.clone(), bash_ms)));
 
     let a = &recs[3];
     // thinking → tool calls in order → text, although the text began first.
@@ -424,7 +435,7 @@ fn write_turns(path: &Path, agent: &str, session: &str, turns: usize) {
             None,
             2,
         );
-        a.tool_result(&format!("c{t}"), "Bash", "out", false, 3);
+        a.tool_result(&format!("c{t}"), "Bash", ("out", false), None, 3);
         a.text(&format!("answer {t}"), 4);
         let mut recs = vec![u];
         recs.extend(a.finish());

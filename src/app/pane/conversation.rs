@@ -89,6 +89,10 @@ impl Conversation {
             self.transcript.restored_end(&end);
             counted.add(&end);
         }
+        for (item, ms) in history.took.drain(..) {
+            let took = std::time::Duration::from_millis(ms);
+            self.transcript.set_took(&item, took);
+        }
         match history.totals.take() {
             Some(t) => {
                 self.usage = t.usage;

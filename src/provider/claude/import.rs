@@ -93,7 +93,7 @@ impl Parse {
                 .get(&r.call_id)
                 .map_or("tool", String::as_str);
             b.turn(ts)
-                .tool_result(&r.call_id, name, &r.output, r.is_error, ts);
+                .tool_result(&r.call_id, name, (&r.output, r.is_error), None, ts);
         }
     }
 

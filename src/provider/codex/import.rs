@@ -133,7 +133,8 @@ fn response_item(
             };
             let name = names.get(call_id).map_or("tool", String::as_str);
             let is_error = failed_exit(&output);
-            b.turn(ts).tool_result(call_id, name, &output, is_error, ts);
+            b.turn(ts)
+                .tool_result(call_id, name, (&output, is_error), None, ts);
         }
         _ => {}
     }

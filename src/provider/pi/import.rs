@@ -58,7 +58,7 @@ impl Importer for Session {
                     let name = s("toolName").unwrap_or("tool");
                     let is_error = m.get("isError").and_then(Value::as_bool) == Some(true);
                     b.turn(ts)
-                        .tool_result(id, name, &result_text(m), is_error, ts);
+                        .tool_result(id, name, (&result_text(m), is_error), None, ts);
                 }
                 _ => {}
             }

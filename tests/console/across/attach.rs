@@ -403,3 +403,26 @@ fn a_layout_with_a_pane_not_here_changes_nothing() {
     assert_eq!(c.app.panes.len(), 2);
     assert_eq!(c.render(100, 20), b.attach(0, None).render(100, 20));
 }
+
+/// A delegation restored from the history (a restart) says how long it
+/// waited, as it did live: the tool result keeps the time.
+#[test]
+fn a_restored_wait_keeps_its_duration() {
+    use super::delegation::{answered, hive_call};
+    let PaneEvent::Upsert(call) = hive_call(Some(answered())) else {
+        unreachable!()
+    };
+    let restored = Restored {
+        took: vec![(call.item_id.clone(), 6_200)],
+        items: vec![call],
+        ..Restored::default()
+    };
+    let mut b = Both::new(1);
+    b.logs[0] = PaneLog::new(restored);
+    let mut c = b.attach(0, None);
+    let screen = c.render(120, 10);
+    assert!(
+        screen.contains("waited 6.2s for backend: Done: POST /login is in."),
+        "{screen}"
+    );
+}
