@@ -377,7 +377,14 @@ def main():
             turn(msg)
         elif method == "session/cancel":
             pass
-        elif method in ("session/set_model", "session/set_mode", "session/set_config_option"):
+        elif method == "session/set_mode":
+            # As codex-acp: the new mode comes back as a config option update.
+            update({"sessionUpdate": "config_option_update",
+                    "configOptions": [{"id": "mode", "name": "Approval Preset", "category": "mode",
+                                       "type": "select", "currentValue": msg["params"]["modeId"],
+                                       "options": []}]})
+            result(msg["id"], {})
+        elif method in ("session/set_model", "session/set_config_option"):
             result(msg["id"], {})
         elif "id" in msg and "method" in msg:
             send({"jsonrpc": "2.0", "id": msg["id"],

@@ -65,6 +65,9 @@ pub enum Translated {
     Stream(Payload),
     /// The agent's slash commands changed.
     Commands(Vec<String>),
+    /// The session's config options as the agent now has them (codex-acp
+    /// sends them after `session/set_mode`): the engine keeps them.
+    ConfigOptions(Value),
     Diagnostic {
         level: DiagnosticLevel,
         message: String,
@@ -346,6 +349,12 @@ impl Translator {
                     cost_usd,
                 });
             }
+            SessionUpdate::ConfigOptionUpdate(_) => out.push(Translated::ConfigOptions(
+                params
+                    .pointer("/update/configOptions")
+                    .cloned()
+                    .unwrap_or_default(),
+            )),
             SessionUpdate::CurrentModeUpdate(u) => out.push(Translated::Diagnostic {
                 level: DiagnosticLevel::Info,
                 message: format!("agent mode is now `{}`", u.current_mode_id),

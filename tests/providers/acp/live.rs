@@ -758,6 +758,15 @@ async fn model_mode_and_thinking_are_applied_where_the_agent_offers_them() {
         _ => None,
     });
     assert_eq!(model.as_deref(), Some("bigger-model"));
+    // The agent's answer to set_mode (a config_option_update, as codex-acp
+    // sends) names the mode once, never as raw JSON.
+    let notes = format!("{:?}", l.seen);
+    assert!(!notes.contains("config_option_update"), "{notes}");
+    assert_eq!(
+        notes.matches("agent mode is now `yolo`").count(),
+        1,
+        "{notes}"
+    );
     l.live.handle.kill().await;
 
     // A mode the agent does not have is reported, not sent.

@@ -456,3 +456,19 @@ fn replay_claude_shows_a_running_command_by_its_text() {
         assert!(rows.iter().all(|t| !t.1.contains('`')), "{case}: {rows:?}");
     }
 }
+
+/// codex-acp answers `session/set_mode` with a `config_option_update`
+/// (captured from codex-acp 0.16.0): the options go to the engine, not to
+/// the pane as raw JSON. Failed before: one `agent update` diagnostic.
+#[test]
+fn codex_config_option_update_is_kept_not_shown() {
+    use hive::provider::acp::translate::{Translated, Translator};
+    let path = fixture("codex", "x").with_file_name("config_option_update.json");
+    let line: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let out = Translator::new("acp").update(&line["params"]);
+    let [Translated::ConfigOptions(options)] = &out[..] else {
+        panic!("one ConfigOptions, no notice: {out:?}");
+    };
+    assert_eq!(options[0]["currentValue"], "auto");
+    assert_eq!(options.as_array().map(Vec::len), Some(3));
+}

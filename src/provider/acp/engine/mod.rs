@@ -566,6 +566,7 @@ impl Engine {
                         self.emit_session();
                     }
                 }
+                Translated::ConfigOptions(options) => self.config_options_changed(options),
                 Translated::Diagnostic { level, message } => self.diagnostic(level, message),
             }
         }

@@ -66,14 +66,18 @@ impl Engine {
                 };
                 self.end_turn(turn_id, result, turn.cancel_deadline.is_some());
             }
-            Pending::Setting => {
-                if let Err(e) = result {
-                    self.diagnostic(
-                        DiagnosticLevel::Warn,
-                        format!("the agent refused a session setting: {}", e.describe()),
-                    );
+            Pending::Setting => match result {
+                Err(e) => self.diagnostic(
+                    DiagnosticLevel::Warn,
+                    format!("the agent refused a session setting: {}", e.describe()),
+                ),
+                // `session/set_config_option` answers with all the options.
+                Ok(v) => {
+                    if let Some(options) = v.get("configOptions") {
+                        self.config_options_changed(options.clone());
+                    }
                 }
-            }
+            },
         }
     }
 
@@ -381,6 +385,21 @@ impl Engine {
             .push(Effect::Emit(Box::new(ProviderEvent::Session(info))));
     }
 
+    /// The agent's config options changed (a `config_option_update`, or the
+    /// answer to a setting): kept for the next `/effort` or `/model`, and a
+    /// new approval mode is named once, as a `current_mode_update` is.
+    pub(super) fn config_options_changed(&mut self, options: Value) {
+        if !options.is_array() {
+            return;
+        }
+        let mode = |opts: &Value| option_value(opts, "mode");
+        let (was, now) = (mode(&self.config_options), mode(&options));
+        self.config_options = options;
+        if let Some(now) = now.filter(|n| was.as_ref() != Some(n)) {
+            self.diagnostic(DiagnosticLevel::Info, format!("agent mode is now `{now}`"));
+        }
+    }
+
     pub(super) fn agent_label(&self) -> String {
         self.agent_name
             .clone()
@@ -405,6 +424,20 @@ fn current_model(v: &Value) -> Option<String> {
     from_options
         .or_else(|| v.pointer("/models/currentModelId").and_then(Value::as_str))
         .filter(|m| !m.is_empty())
+        .map(str::to_owned)
+}
+
+/// The current value of the config option of `category` (or that id).
+fn option_value(options: &Value, category: &str) -> Option<String> {
+    options
+        .as_array()?
+        .iter()
+        .find(|o| {
+            o.get("category").and_then(Value::as_str) == Some(category)
+                || o.get("id").and_then(Value::as_str) == Some(category)
+        })?
+        .get("currentValue")?
+        .as_str()
         .map(str::to_owned)
 }
 
