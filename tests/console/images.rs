@@ -188,9 +188,9 @@ fn a_typed_image_path_is_attached_for_agents_that_take_images() {
     );
 }
 
-/// Issue 34 item 9: to an agent that takes no images (codex exec, gemini,
-/// pi) a typed image path goes as text, and the pane says so. Failed
-/// before: it went silently.
+/// Issue 34 item 9: to an agent that takes no images (gemini, pi) a typed
+/// image path goes as text, and the pane says so. Failed before: it went
+/// silently.
 #[test]
 fn a_typed_image_path_to_an_agent_without_images_is_said_to_go_as_text() {
     let dir = tempfile::tempdir().unwrap();

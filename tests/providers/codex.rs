@@ -984,6 +984,52 @@ async fn exec_turns_continue_the_thread_and_carry_config() {
     assert!(p.seen.iter().any(|e| matches!(e, PaneEvent::Turn(TurnEvent::TurnStarted { model_id, .. }) if model_id == "gpt-test")));
 }
 
+/// Issue 34 item 9: an image for codex exec goes on that turn's command
+/// line as `--image=PATH` (the real 0.169.0 sends it as an `input_image`),
+/// before `resume` and the `-` prompt; the next turn goes without it. A
+/// path with a comma (Codex splits there) is refused with a notice. Failed
+/// before: exec took no images, so a typed path went as text.
+#[tokio::test]
+async fn exec_an_attached_image_goes_as_an_image_flag() {
+    let dir = tempdir();
+    let png = dir.path().join("shot.png");
+    let comma = dir.path().join("a,b.png");
+    for p in [&png, &comma] {
+        std::fs::write(p, b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").unwrap();
+    }
+    let img = |p: &std::path::Path| hive::image::Image::load(p).unwrap();
+    let mut p = pane(agent("exec", &dir), None, dir);
+    p.runner.send(RunnerCommand::Attach(vec![img(&png)]));
+    p.send("what is this?");
+    assert_eq!(status(&p.turn_end().await), Some(TurnStatus::Completed));
+    p.runner
+        .send(RunnerCommand::Attach(vec![img(&png), img(&comma)]));
+    p.send("and this?");
+    p.turn_end().await;
+    p.send("no picture");
+    p.turn_end().await;
+    let argv: Vec<Vec<String>> = p
+        .log()
+        .iter()
+        .map(|l| serde_json::from_value(l["argv"].clone()).unwrap())
+        .collect();
+    let flag = format!("--image={}", png.display());
+    assert_eq!(argv[0][argv[0].len() - 2..], [flag.clone(), "-".into()]);
+    let second = &argv[1];
+    assert_eq!(
+        second[second.len() - 4..],
+        [flag, "resume".into(), p.handles()[0].clone(), "-".into()]
+    );
+    assert!(!argv[2].iter().any(|a| a.starts_with("--image")));
+    assert!(
+        p.notices()
+            .iter()
+            .any(|n| n.contains("a,b.png not sent: codex exec reads a comma")),
+        "{:?}",
+        p.notices()
+    );
+}
+
 /// Item ids of the agent's upserts, per turn, in order.
 fn agent_item_ids(p: &Pane) -> Vec<(String, String)> {
     p.seen

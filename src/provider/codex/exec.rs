@@ -7,6 +7,7 @@
 //! which the CLI prints nothing more, so the provider ends the turn as
 //! cancelled itself (SIGKILL after a grace if the CLI lingers).
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -206,6 +207,7 @@ pub(super) async fn run(
         model,
         events,
         usage: ThreadUsage::default(),
+        images: Vec::new(),
     }
     .run(rx)
     .await
@@ -220,6 +222,8 @@ struct ExecProvider {
     model: Option<String>,
     events: EventSink,
     usage: ThreadUsage,
+    /// Images for the next turn's command line (`ProviderCommand::Attach`).
+    images: Vec<PathBuf>,
 }
 
 /// `turn.completed` of a resumed thread reports the whole thread's usage;
@@ -303,9 +307,29 @@ impl ExecProvider {
                 ProviderCommand::SetEffort { effort } => {
                     Arc::make_mut(&mut self.settings).effort = Some(effort);
                 }
+                ProviderCommand::Attach(images) => self.attach(images),
                 _ => {}
             }
         }
+    }
+
+    /// Keeps the images for the next turn. Codex splits `--image` values
+    /// at commas, so a path with one cannot go: said, not sent as two.
+    fn attach(&mut self, images: Vec<crate::image::Image>) {
+        let (ok, refused): (Vec<PathBuf>, Vec<PathBuf>) = images
+            .into_iter()
+            .map(|i| i.path)
+            .partition(|p| !p.to_string_lossy().contains(','));
+        for p in refused {
+            self.events.diagnostic(
+                DiagnosticLevel::Warn,
+                format!(
+                    "{} not sent: codex exec reads a comma in an image path as two paths",
+                    p.display()
+                ),
+            );
+        }
+        self.images = ok;
     }
 
     fn session_id(&self) -> &str {
@@ -349,9 +373,10 @@ impl ExecProvider {
             notice: None,
         };
         let mut resume = self.thread.clone();
+        let images = std::mem::take(&mut self.images);
         loop {
             let (error, message) = match self
-                .run_once(resume.as_deref(), &text, &mut ctx, commands)
+                .run_once(resume.as_deref(), &text, &images, &mut ctx, commands)
                 .await
             {
                 RunEnd::Finished => return Flow::Continue,
@@ -390,6 +415,7 @@ impl ExecProvider {
         &mut self,
         resume: Option<&str>,
         prompt: &str,
+        images: &[PathBuf],
         ctx: &mut TurnCtx,
         commands: &mut Commands,
     ) -> RunEnd {
@@ -405,7 +431,7 @@ impl ExecProvider {
                     .flatten();
             self.usage.baseline(total);
         }
-        let spec = self.settings.exec_command(resume);
+        let spec = self.settings.exec_command(resume, images);
         // The prompt goes to stdin (`-`); EOF tells the CLI it is complete.
         let mut run = match Run::start(&spec, Some(prompt), &self.events).await {
             Ok(run) => run,

@@ -60,9 +60,12 @@ impl ProviderFactory for CodexFactory {
                 ..Capabilities::structured()
             },
             // One process per turn: nothing can be handed to it mid-turn, so
-            // the runner queues; SIGINT is the only interrupt. Model and
-            // effort go on the next turn's command line.
-            Transport::Exec => Capabilities::structured(),
+            // the runner queues; SIGINT is the only interrupt. Model, effort
+            // and images (`--image`) go on the next turn's command line.
+            Transport::Exec => Capabilities {
+                images: true,
+                ..Capabilities::structured()
+            },
         }
     }
 

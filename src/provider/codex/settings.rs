@@ -273,7 +273,9 @@ impl CodexSettings {
 
     /// `codex [-c ..] exec --json [flags] [resume <thread>] -`; the prompt
     /// goes to stdin (`-`), so a prompt starting with `-` is never a flag.
-    pub(crate) fn exec_command(&self, resume: Option<&str>) -> CommandSpec {
+    /// Each image is one `--image=PATH` (the attached form: `--image` takes
+    /// several values and would swallow the `-` after it).
+    pub(crate) fn exec_command(&self, resume: Option<&str>, images: &[PathBuf]) -> CommandSpec {
         let mut args = self.program_args.clone();
         args.extend(self.root_overrides());
         args.push("exec".into());
@@ -301,6 +303,7 @@ impl CodexSettings {
         if self.skip_git_repo_check {
             args.push("--skip-git-repo-check".into());
         }
+        args.extend(images.iter().map(|i| format!("--image={}", i.display())));
         args.extend(self.extra_args.iter().cloned());
         if let Some(thread) = resume {
             args.extend(["resume".into(), thread.to_owned()]);
@@ -528,7 +531,7 @@ mod tests {
         );
         let s = CodexSettings::from_agent(&a).expect("settings");
         assert_eq!(s.transport, Transport::Exec);
-        let cmd = s.exec_command(Some("T1"));
+        let cmd = s.exec_command(Some("T1"), &[]);
         assert_eq!(cmd.program, "codex");
         let line = cmd.args.join(" ");
         assert!(line.starts_with("-c model_provider=\"mock\" -c model_providers.mock.base_url=\"http://127.0.0.1:9/v1\" exec --json"), "{line}");
@@ -557,13 +560,18 @@ mod tests {
         });
         let s = CodexSettings::from_agent(&a).expect("settings");
         let want = "-c mcp_servers.hive.command=\"/usr/bin/hive\" -c mcp_servers.hive.args=[\"mcp\", \"--agent\", \"cx\"]";
-        let line = s.exec_command(None).args.join(" ");
+        let line = s.exec_command(None, &[]).args.join(" ");
         assert!(line.starts_with(&format!("{want} exec")), "{line}");
         let line = s.app_server_command().args.join(" ");
         assert_eq!(line, format!("{want} app-server"));
         a.hive_mcp = None;
         let s = CodexSettings::from_agent(&a).expect("settings");
-        assert!(!s.exec_command(None).args.join(" ").contains("mcp_servers"));
+        assert!(
+            !s.exec_command(None, &[])
+                .args
+                .join(" ")
+                .contains("mcp_servers")
+        );
     }
 
     #[test]
