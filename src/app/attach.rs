@@ -78,7 +78,7 @@ impl App {
         let cwd = pane_cwd(&p.agent);
         let typed: Vec<PathBuf> = text
             .split_whitespace()
-            .filter_map(|w| image::image_path(w, &cwd))
+            .filter_map(|w| typed_image(w, &cwd))
             .filter(|path| !p.attachments.iter().any(|a| &a.path == path))
             .collect();
         if takes_images {
@@ -130,6 +130,20 @@ impl App {
         self.send(focus, RunnerCommand::Attach(images));
         self.submit_text(focus, text, mode);
     }
+}
+
+/// The image a typed word names, also when the sentence's punctuation
+/// touches it (`what is in shot.png?`, `(see "a.png").`): the exact word
+/// first, so a file whose name ends in `?` is still found.
+fn typed_image(word: &str, cwd: &std::path::Path) -> Option<PathBuf> {
+    image::image_path(word, cwd).or_else(|| {
+        let bare = word
+            .trim_start_matches(['(', '[', '"', '\'', '`'])
+            .trim_end_matches(['?', '!', '.', ',', ';', ':', ')', ']', '"', '\'', '`']);
+        (bare != word)
+            .then(|| image::image_path(bare, cwd))
+            .flatten()
+    })
 }
 
 /// Where a pane's relative paths start: the agent's directory.

@@ -188,6 +188,35 @@ fn a_typed_image_path_is_attached_for_agents_that_take_images() {
     );
 }
 
+/// Issue 34 item 9, found against the real codex exec: a path typed in a
+/// sentence ends in its punctuation ("what is in b.png?"); it is attached
+/// all the same, the text unchanged. Failed before: the word `b.png?` named
+/// no file, so the path went as text, silently.
+#[test]
+fn a_typed_image_path_in_a_sentence_is_attached() {
+    let dir = tempfile::tempdir().unwrap();
+    png(dir.path(), "b.png");
+    png(dir.path(), "c.png");
+    let mut c = console(dir.path(), true);
+    c.typ("what is in b.png? (and \"c.png\").");
+    c.key(KeyCode::Enter);
+    let sent = c.app.outbox.runner_commands();
+    let [
+        (0, RunnerCommand::Attach(images)),
+        (0, RunnerCommand::Submit { text, .. }),
+    ] = sent.as_slice()
+    else {
+        panic!("{:?}", c.app.outbox);
+    };
+    let names: Vec<_> = images.iter().map(|i| i.name()).collect();
+    assert_eq!(names, ["b.png", "c.png"]);
+    assert_eq!(text, "what is in b.png? (and \"c.png\").");
+    // Punctuation alone does not make a path of a missing file.
+    c.typ("is d.png? there");
+    c.key(KeyCode::Enter);
+    assert!(!c.transcript().contains("image not attached"));
+}
+
 /// Issue 34 item 9: to an agent that takes no images (gemini, pi) a typed
 /// image path goes as text, and the pane says so. Failed before: it went
 /// silently.
