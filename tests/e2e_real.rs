@@ -13,6 +13,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
+#[path = "e2e_real/issue34.rs"]
+mod issue34;
 mod support;
 use support::scenario::real_claude_env;
 
