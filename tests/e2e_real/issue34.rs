@@ -62,7 +62,9 @@ fn choices_survive(cli: Cli) {
     let Some(tmux) = Tmux::console(&lab, &agent) else {
         return;
     };
-    tmux.expect("Message e2e");
+    // The configured model in the title: for codex-acp, its session is open
+    // (an `/effort` before that gets no note on main; issue 34 item 3).
+    tmux.expect("gpt-5.5 · idle");
     // gpt-5.4 is a preset codex-acp knows (it takes an effort only for those).
     tmux.type_line("/model gpt-5.4");
     tmux.expect("model set to gpt-5.4");
