@@ -778,7 +778,8 @@ async fn model_mode_and_thinking_are_applied_where_the_agent_offers_them() {
 
 /// Issue 34 item 3: `/effort` on an agent without a thinking level gets one
 /// true note ("offers no thinking level"), not "effort set to low" first; an
-/// agent with one gets "effort set to high" once.
+/// agent with one gets "effort set to high" once. Only a taken effort
+/// becomes the pane's.
 #[tokio::test]
 async fn effort_gets_one_true_note() {
     use hive::runner::{RunnerCommand, SubmitMode};
@@ -811,6 +812,19 @@ async fn effort_gets_one_true_note() {
             .collect();
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(notes[0].contains(&expected), "{notes:?}");
+        // A refused effort is not the pane's: not shown as its effort, not
+        // kept with its session (a restart warned "`thinking = \"low\"`
+        // ignored" for a setting nobody wrote).
+        let shown: Vec<&String> = pane
+            .seen
+            .iter()
+            .filter_map(|e| match e {
+                hive::runner::PaneEvent::Effort(level) => Some(level),
+                _ => None,
+            })
+            .collect();
+        let kept: &[&str] = if refused { &[] } else { &[wanted] };
+        assert_eq!(shown, kept, "effort shown as the pane's");
         pane.runner.send(RunnerCommand::Shutdown);
     }
 }

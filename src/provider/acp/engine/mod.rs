@@ -315,21 +315,7 @@ impl Engine {
                     self.emit_session();
                 }
             }
-            ProviderCommand::SetEffort { effort } => {
-                self.cfg.thinking = Some(effort.clone());
-                if let Some(sid) = self.session_id.clone() {
-                    // The one note on `/effort` (the runner leaves it to us).
-                    if self.set_config_option(&sid, "thought_level", &effort) {
-                        self.diagnostic(DiagnosticLevel::Info, format!("effort set to {effort}"));
-                    } else {
-                        let agent = self.agent_label();
-                        self.diagnostic(
-                            DiagnosticLevel::Warn,
-                            format!("{agent} offers no thinking level; the effort stays as it is"),
-                        );
-                    }
-                }
-            }
+            ProviderCommand::SetEffort { effort } => self.set_effort(effort),
             // Kill is the task's business; terminal input has no meaning here.
             ProviderCommand::Kill | ProviderCommand::Input(_) | ProviderCommand::Resize { .. } => {}
         }

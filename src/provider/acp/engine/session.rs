@@ -326,6 +326,30 @@ impl Engine {
         }
     }
 
+    /// `/effort`: one note, and the effort is the pane's only if the agent
+    /// has a thought level to take it (issue 34 item 3). Before the session
+    /// opens it waits in `thinking` for `select_thinking`.
+    pub(super) fn set_effort(&mut self, effort: String) {
+        let Some(sid) = self.session_id.clone() else {
+            self.cfg.thinking = Some(effort.clone());
+            return self
+                .effects
+                .push(Effect::Emit(Box::new(ProviderEvent::EffortTaken(effort))));
+        };
+        if self.set_config_option(&sid, "thought_level", &effort) {
+            self.cfg.thinking = Some(effort.clone());
+            self.diagnostic(DiagnosticLevel::Info, format!("effort set to {effort}"));
+            self.effects
+                .push(Effect::Emit(Box::new(ProviderEvent::EffortTaken(effort))));
+        } else {
+            let agent = self.agent_label();
+            self.diagnostic(
+                DiagnosticLevel::Warn,
+                format!("{agent} offers no thinking level; the effort stays as it is"),
+            );
+        }
+    }
+
     /// Sets the config option of `category` to `value` if the agent has one.
     pub(super) fn set_config_option(
         &mut self,
