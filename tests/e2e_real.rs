@@ -1684,6 +1684,80 @@ mod hive_mcp {
             .any(|r| r["body"]["messages"].to_string().contains(BACKEND_REPLY));
         assert!(answered, "the backend's reply went back to the model");
     }
+
+    /// Issue 34 item 10: `hive mcp` outside hive. A standalone Claude Code
+    /// (`claude -p --mcp-config`, the server without `--agent`) sends to the
+    /// running hive's `backend` pane and waits for its answer.
+    #[test]
+    #[ignore = "needs the real CLIs and tmux: scripts/e2e-real.sh"]
+    fn standalone_claude_through_hive_mcp_sends_and_waits() {
+        let Some(lab) = Lab::new() else { return };
+        let Some(claude) = agent(&lab, Cli::Claude) else {
+            return;
+        };
+        if Command::new("tmux").arg("-V").output().is_err() {
+            eprintln!("SKIP: tmux is not installed");
+            return;
+        }
+        let tmux = Tmux {
+            socket: format!("hive-e2e-mcpout-{}", std::process::id()),
+        };
+        // The hive: only the scripted backend pane.
+        let full = config(&lab, &claude);
+        let mut table: toml::Table =
+            toml::from_str(&std::fs::read_to_string(&full).expect("config")).expect("toml");
+        if let Some(toml::Value::Array(agents)) = table.get_mut("agent") {
+            agents.retain(|a| a.get("id").and_then(toml::Value::as_str) == Some("backend"));
+        }
+        write(&full, &toml::to_string(&table).expect("config serializes"));
+        tmux.launch(&lab, &full, "backend");
+
+        // Claude's MCP config runs `hive mcp` with the hive's env, no --agent.
+        let hive = hive_command(&lab, &full);
+        let env: serde_json::Map<String, Value> = hive
+            .get_envs()
+            .filter_map(|(k, v)| Some((k.to_str()?.to_owned(), Value::from(v?.to_str()?))))
+            .collect();
+        let mcp = lab.root.path().join("mcp.json");
+        write(
+            &mcp,
+            &serde_json::json!({"mcpServers": {"hive": {"command": HIVE, "args": ["mcp"], "env": env}}})
+                .to_string(),
+        );
+        let mut cmd = Command::new(&claude.program);
+        scrub(&mut cmd);
+        cmd.envs(&claude.env)
+            .current_dir(&lab.work)
+            .args(["-p", "--output-format", "stream-json", "--verbose"])
+            .arg("--mcp-config")
+            .arg(&mcp)
+            .args(["--allowedTools", "mcp__hive"])
+            .args(["--permission-mode", "bypassPermissions"])
+            .arg("Get the login API built. SCENARIO:hive_mcp");
+        let out = run(cmd);
+        let ctx = out.describe();
+        assert_eq!(out.status.and_then(|s| s.code()), Some(0), "{ctx}");
+        tmux.expect("Build the login API.");
+        tmux.expect(BACKEND_REPLY);
+        // The wait's answer (the backend's reply) went back to the model.
+        let result = lab
+            .mock
+            .requests()
+            .iter()
+            .filter(|r| r["scenario"] == "hive_mcp" && r["step"] == 1)
+            .map(|r| r["body"]["messages"].to_string())
+            .next_back()
+            .unwrap_or_default();
+        assert!(
+            result.contains(BACKEND_REPLY),
+            "the wait did not answer with the backend's reply:\n{result}\n{ctx}"
+        );
+        assert!(
+            out.stdout
+                .contains("The backend pane says the login API is ready."),
+            "{ctx}"
+        );
+    }
 }
 
 // ------------------------------------------------------------------------------------------
