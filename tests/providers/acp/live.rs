@@ -828,3 +828,49 @@ async fn effort_gets_one_true_note() {
         pane.runner.send(RunnerCommand::Shutdown);
     }
 }
+
+/// The same when `/effort` comes before the session is open (right after
+/// the pane starts; claude-code-acp takes seconds): the session's opening
+/// answers it with the same one note, not a warning about a `thinking`
+/// setting nobody wrote, and a refused effort is not the pane's.
+#[tokio::test]
+async fn effort_before_the_session_opens_gets_the_same_note() {
+    use hive::runner::{PaneEvent, RunnerCommand, SubmitMode};
+    for (no_thought, wanted, expected) in [
+        (
+            true,
+            "low",
+            "offers no thinking level; the effort stays as it is",
+        ),
+        (false, "high", "effort set to high"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut env = vec![("FAKE_ACP_SLOW_NEW", "1")];
+        if no_thought {
+            env.push(("FAKE_ACP_NO_THOUGHT", "1"));
+        }
+        let (agent, _work, _log) = fake_agent(dir.path(), &env);
+        let mut pane = support::Pane::start(std::sync::Arc::new(AcpFactory), agent, None);
+        pane.runner.send(RunnerCommand::SetEffort(wanted.into()));
+        pane.submit("hello", SubmitMode::Auto);
+        pane.turn_end().await;
+        let notes: Vec<String> = pane
+            .notices()
+            .into_iter()
+            .filter(|n| n.contains("effort") || n.contains("thinking"))
+            .collect();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains(expected), "{notes:?}");
+        let shown = pane
+            .seen
+            .iter()
+            .filter(|e| matches!(e, PaneEvent::Effort(l) if l == wanted))
+            .count();
+        assert_eq!(
+            shown,
+            usize::from(!no_thought),
+            "effort shown as the pane's"
+        );
+        pane.runner.send(RunnerCommand::Shutdown);
+    }
+}

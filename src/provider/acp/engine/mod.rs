@@ -152,6 +152,9 @@ pub struct Engine {
     /// Why the user refused tools, for the next prompt: ACP's permission
     /// answer has no field for it (issue 34 item 5).
     deny_reasons: Vec<String>,
+    /// A `/effort` came before the session opened: opening it answers
+    /// that, not the `thinking` setting.
+    effort_asked: bool,
     permission_seq: u64,
     /// Updates replayed by `session/load` are history hive already shows.
     replayed: usize,
@@ -203,6 +206,7 @@ impl Engine {
             waiting: None,
             permissions: HashMap::new(),
             deny_reasons: Vec::new(),
+            effort_asked: false,
             permission_seq: 0,
             replayed: 0,
             startup_deadline: None,
