@@ -1232,7 +1232,7 @@ impl Tmux {
             shlex::try_join(line.iter().map(String::as_str)).expect("quotable")
         );
         let work = lab.work.display().to_string();
-        let started = self.cmd(&[
+        let args = [
             "new-session",
             "-d",
             "-s",
@@ -1244,7 +1244,17 @@ impl Tmux {
             "-c",
             &work,
             &shell_line,
-        ]);
+        ];
+        // Right after the last session was killed, the tmux server may still
+        // be going away and refuse the new one: ask again.
+        let mut started = self.cmd(&args);
+        for _ in 0..10 {
+            if started.status.success() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+            started = self.cmd(&args);
+        }
         assert!(started.status.success(), "tmux: {started:?}");
         // The console is up when the pane shows the agent's title.
         if let Err(screen) = self.wait_for(title, Duration::from_secs(30)) {
@@ -1791,6 +1801,106 @@ mod model_switch {
         assert!(
             models.iter().all(|m| m == model),
             "requests named {models:?}, not {model}"
+        );
+    }
+
+    /// The models the mock's `text` requests named, in order.
+    fn text_models(lab: &Lab) -> Vec<String> {
+        lab.mock
+            .requests()
+            .iter()
+            .filter(|r| r["scenario"] == "text" && r["side"] == false)
+            .filter_map(|r| r["body"]["model"].as_str().map(str::to_owned))
+            .collect()
+    }
+
+    /// Issue 34 items 1 and 3: `/model` and `/effort low`, a turn, then a
+    /// restart (`hive kill`, `hive` again): the next request names the chosen
+    /// model, and an effort the agent refused (one note) is not brought back
+    /// as a warning about a `thinking` setting nobody wrote.
+    /// `sent`: the model the requests name (claude-code-acp's `haiku` is an alias).
+    fn survives_restart(cli: Cli, model: &str, sent: &str, refusal: &str) {
+        let Some(lab) = Lab::new() else { return };
+        let Some(agent) = agent(&lab, cli) else {
+            return;
+        };
+        let Some(tmux) = Tmux::console(&lab, &agent) else {
+            return;
+        };
+        tmux.expect("Message e2e");
+        tmux.type_line(&format!("/model {model}"));
+        tmux.expect(&format!("model set to {model}"));
+        tmux.type_line("/effort low");
+        let screen = tmux.expect(refusal);
+        assert!(
+            !screen.contains("effort set to"),
+            "two notes on /effort:\n{screen}"
+        );
+        tmux.type_line("Say hello. SCENARIO:text");
+        tmux.expect("mock model says hello");
+
+        let config = lab.root.path().join("hive.toml");
+        let killed = hive_command(&lab, &config)
+            .arg("kill")
+            .output()
+            .expect("hive kill");
+        assert!(killed.status.success(), "hive kill: {killed:?}");
+        tmux.cmd(&["kill-session", "-t", "e2e"]);
+        tmux.start(&lab, &agent);
+        tmux.expect("mock model says hello");
+        tmux.type_line("Say hello again. SCENARIO:text");
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while text_models(&lab).len() < 2 {
+            assert!(
+                Instant::now() < deadline,
+                "no second request:\n{}",
+                tmux.rows()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let models = text_models(&lab);
+        assert!(
+            models.iter().all(|m| m == sent),
+            "requests named {models:?}, not {sent}"
+        );
+        tmux.expect("── ");
+        let after = tmux.screen();
+        assert!(
+            !after.contains("ignored"),
+            "a refused effort came back as a setting:\n{after}"
+        );
+    }
+
+    #[test]
+    #[ignore = "needs the real CLIs and tmux: scripts/e2e-real.sh"]
+    fn console_choices_survive_a_restart_gemini() {
+        survives_restart(
+            Cli::Gemini,
+            "gemini-2.5-flash",
+            "gemini-2.5-flash",
+            "has no effort setting hive can change",
+        );
+    }
+
+    #[test]
+    #[ignore = "needs the real CLIs and tmux: scripts/e2e-real.sh"]
+    fn console_choices_survive_a_restart_acp_gemini() {
+        survives_restart(
+            Cli::AcpGemini,
+            "gemini-2.5-pro",
+            "gemini-2.5-pro",
+            "offers no thinking level; the effort stays as it is",
+        );
+    }
+
+    #[test]
+    #[ignore = "needs the real CLIs and tmux: scripts/e2e-real.sh"]
+    fn console_choices_survive_a_restart_claude_code_acp() {
+        survives_restart(
+            Cli::AcpClaude,
+            "haiku",
+            "claude-haiku-5-5",
+            "offers no thinking level; the effort stays as it is",
         );
     }
 
