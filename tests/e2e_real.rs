@@ -1871,6 +1871,74 @@ mod model_switch {
         );
     }
 
+    /// Issue 34 item 1, `/resume`: a session on model A, `/clear`, model B
+    /// in the new one, `/resume` of the first: the next request names A.
+    fn comes_back_with_resume(cli: Cli, (a, sent_a): (&str, &str), b: &str) {
+        let Some(lab) = Lab::new() else { return };
+        let Some(agent) = agent(&lab, cli) else {
+            return;
+        };
+        let Some(tmux) = Tmux::console(&lab, &agent) else {
+            return;
+        };
+        tmux.expect("Message e2e");
+        let turn = |model: &str, n: usize| {
+            tmux.type_line(&format!("/model {model}"));
+            tmux.expect(&format!("model set to {model}"));
+            tmux.type_line("Say hello. SCENARIO:text");
+            let deadline = Instant::now() + Duration::from_secs(120);
+            while text_models(&lab).len() < n {
+                assert!(Instant::now() < deadline, "no reply:\n{}", tmux.rows());
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            tmux.expect("── ");
+        };
+        turn(a, 1);
+        tmux.type_line("/clear");
+        tmux.expect("new session");
+        turn(b, 2);
+        tmux.type_line("/resume");
+        tmux.expect("resume a session");
+        // Newest first: the second row is the first session.
+        tmux.cmd(&["send-keys", "-t", "e2e", "Down"]);
+        tmux.cmd(&["send-keys", "-t", "e2e", "Enter"]);
+        tmux.expect("resumed session");
+        tmux.type_line("Say hello again. SCENARIO:text");
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while text_models(&lab).len() < 3 {
+            assert!(Instant::now() < deadline, "no reply:\n{}", tmux.rows());
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let models = text_models(&lab);
+        assert_eq!(models[2], sent_a, "requests named {models:?}");
+    }
+
+    #[test]
+    #[ignore = "needs the real CLIs and tmux: scripts/e2e-real.sh"]
+    fn console_model_comes_back_with_resume_gemini() {
+        comes_back_with_resume(
+            Cli::Gemini,
+            ("gemini-2.5-flash", "gemini-2.5-flash"),
+            "gemini-2.5-pro",
+        );
+    }
+
+    #[test]
+    #[ignore = "needs the real CLIs and tmux: scripts/e2e-real.sh"]
+    fn console_model_comes_back_with_resume_acp_gemini() {
+        comes_back_with_resume(
+            Cli::AcpGemini,
+            ("gemini-2.5-pro", "gemini-2.5-pro"),
+            "gemini-2.5-flash",
+        );
+    }
+
+    #[test]
+    #[ignore = "needs the real CLIs and tmux: scripts/e2e-real.sh"]
+    fn console_model_comes_back_with_resume_claude_code_acp() {
+        comes_back_with_resume(Cli::AcpClaude, ("haiku", "claude-haiku-5-5"), "sonnet");
+    }
+
     #[test]
     #[ignore = "needs the real CLIs and tmux: scripts/e2e-real.sh"]
     fn console_choices_survive_a_restart_gemini() {
