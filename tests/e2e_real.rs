@@ -1234,7 +1234,7 @@ impl Tmux {
             shlex::try_join(line.iter().map(String::as_str)).expect("quotable")
         );
         let work = lab.work.display().to_string();
-        let started = self.cmd(&[
+        let args = [
             "new-session",
             "-d",
             "-s",
@@ -1246,7 +1246,17 @@ impl Tmux {
             "-c",
             &work,
             &shell_line,
-        ]);
+        ];
+        // Right after the last session was killed, the tmux server may still
+        // be going away and refuse the new one: ask again.
+        let mut started = self.cmd(&args);
+        for _ in 0..10 {
+            if started.status.success() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+            started = self.cmd(&args);
+        }
         assert!(started.status.success(), "tmux: {started:?}");
         // The console is up when the pane shows the agent's title.
         if let Err(screen) = self.wait_for(title, Duration::from_secs(30)) {
@@ -1686,6 +1696,80 @@ mod hive_mcp {
             .any(|r| r["body"]["messages"].to_string().contains(BACKEND_REPLY));
         assert!(answered, "the backend's reply went back to the model");
     }
+
+    /// Issue 34 item 10: `hive mcp` outside hive. A standalone Claude Code
+    /// (`claude -p --mcp-config`, the server without `--agent`) sends to the
+    /// running hive's `backend` pane and waits for its answer.
+    #[test]
+    #[ignore = "needs the real CLIs and tmux: scripts/e2e-real.sh"]
+    fn standalone_claude_through_hive_mcp_sends_and_waits() {
+        let Some(lab) = Lab::new() else { return };
+        let Some(claude) = agent(&lab, Cli::Claude) else {
+            return;
+        };
+        if Command::new("tmux").arg("-V").output().is_err() {
+            eprintln!("SKIP: tmux is not installed");
+            return;
+        }
+        let tmux = Tmux {
+            socket: format!("hive-e2e-mcpout-{}", std::process::id()),
+        };
+        // The hive: only the scripted backend pane.
+        let full = config(&lab, &claude);
+        let mut table: toml::Table =
+            toml::from_str(&std::fs::read_to_string(&full).expect("config")).expect("toml");
+        if let Some(toml::Value::Array(agents)) = table.get_mut("agent") {
+            agents.retain(|a| a.get("id").and_then(toml::Value::as_str) == Some("backend"));
+        }
+        write(&full, &toml::to_string(&table).expect("config serializes"));
+        tmux.launch(&lab, &full, "backend");
+
+        // Claude's MCP config runs `hive mcp` with the hive's env, no --agent.
+        let hive = hive_command(&lab, &full);
+        let env: serde_json::Map<String, Value> = hive
+            .get_envs()
+            .filter_map(|(k, v)| Some((k.to_str()?.to_owned(), Value::from(v?.to_str()?))))
+            .collect();
+        let mcp = lab.root.path().join("mcp.json");
+        write(
+            &mcp,
+            &serde_json::json!({"mcpServers": {"hive": {"command": HIVE, "args": ["mcp"], "env": env}}})
+                .to_string(),
+        );
+        let mut cmd = Command::new(&claude.program);
+        scrub(&mut cmd);
+        cmd.envs(&claude.env)
+            .current_dir(&lab.work)
+            .args(["-p", "--output-format", "stream-json", "--verbose"])
+            .arg("--mcp-config")
+            .arg(&mcp)
+            .args(["--allowedTools", "mcp__hive"])
+            .args(["--permission-mode", "bypassPermissions"])
+            .arg("Get the login API built. SCENARIO:hive_mcp");
+        let out = run(cmd);
+        let ctx = out.describe();
+        assert_eq!(out.status.and_then(|s| s.code()), Some(0), "{ctx}");
+        tmux.expect("Build the login API.");
+        tmux.expect(BACKEND_REPLY);
+        // The wait's answer (the backend's reply) went back to the model.
+        let result = lab
+            .mock
+            .requests()
+            .iter()
+            .filter(|r| r["scenario"] == "hive_mcp" && r["step"] == 1)
+            .map(|r| r["body"]["messages"].to_string())
+            .next_back()
+            .unwrap_or_default();
+        assert!(
+            result.contains(BACKEND_REPLY),
+            "the wait did not answer with the backend's reply:\n{result}\n{ctx}"
+        );
+        assert!(
+            out.stdout
+                .contains("The backend pane says the login API is ready."),
+            "{ctx}"
+        );
+    }
 }
 
 // ------------------------------------------------------------------------------------------
@@ -1719,6 +1803,174 @@ mod model_switch {
         assert!(
             models.iter().all(|m| m == model),
             "requests named {models:?}, not {model}"
+        );
+    }
+
+    /// The models the mock's `text` requests named, in order.
+    fn text_models(lab: &Lab) -> Vec<String> {
+        lab.mock
+            .requests()
+            .iter()
+            .filter(|r| r["scenario"] == "text" && r["side"] == false)
+            .filter_map(|r| r["body"]["model"].as_str().map(str::to_owned))
+            .collect()
+    }
+
+    /// Issue 34 items 1 and 3: `/model` and `/effort low`, a turn, then a
+    /// restart (`hive kill`, `hive` again): the next request names the chosen
+    /// model, and an effort the agent refused (one note) is not brought back
+    /// as a warning about a `thinking` setting nobody wrote.
+    /// `sent`: the model the requests name (claude-code-acp's `haiku` is an alias).
+    fn survives_restart(cli: Cli, model: &str, sent: &str, refusal: &str) {
+        let Some(lab) = Lab::new() else { return };
+        let Some(agent) = agent(&lab, cli) else {
+            return;
+        };
+        let Some(tmux) = Tmux::console(&lab, &agent) else {
+            return;
+        };
+        tmux.expect("Message e2e");
+        tmux.type_line(&format!("/model {model}"));
+        tmux.expect(&format!("model set to {model}"));
+        tmux.type_line("/effort low");
+        let screen = tmux.expect(refusal);
+        assert!(
+            !screen.contains("effort set to"),
+            "two notes on /effort:\n{screen}"
+        );
+        tmux.type_line("Say hello. SCENARIO:text");
+        tmux.expect("mock model says hello");
+
+        let config = lab.root.path().join("hive.toml");
+        let killed = hive_command(&lab, &config)
+            .arg("kill")
+            .output()
+            .expect("hive kill");
+        assert!(killed.status.success(), "hive kill: {killed:?}");
+        tmux.cmd(&["kill-session", "-t", "e2e"]);
+        tmux.start(&lab, &agent);
+        tmux.expect("mock model says hello");
+        tmux.type_line("Say hello again. SCENARIO:text");
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while text_models(&lab).len() < 2 {
+            assert!(
+                Instant::now() < deadline,
+                "no second request:\n{}",
+                tmux.rows()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let models = text_models(&lab);
+        assert!(
+            models.iter().all(|m| m == sent),
+            "requests named {models:?}, not {sent}"
+        );
+        tmux.expect("── ");
+        let after = tmux.screen();
+        assert!(
+            !after.contains("ignored"),
+            "a refused effort came back as a setting:\n{after}"
+        );
+    }
+
+    /// Issue 34 item 1, `/resume`: a session on model A, `/clear`, model B
+    /// in the new one, `/resume` of the first: the next request names A.
+    fn comes_back_with_resume(cli: Cli, (a, sent_a): (&str, &str), b: &str) {
+        let Some(lab) = Lab::new() else { return };
+        let Some(agent) = agent(&lab, cli) else {
+            return;
+        };
+        let Some(tmux) = Tmux::console(&lab, &agent) else {
+            return;
+        };
+        tmux.expect("Message e2e");
+        let turn = |model: &str, n: usize| {
+            tmux.type_line(&format!("/model {model}"));
+            tmux.expect(&format!("model set to {model}"));
+            tmux.type_line("Say hello. SCENARIO:text");
+            let deadline = Instant::now() + Duration::from_secs(120);
+            while text_models(&lab).len() < n {
+                assert!(Instant::now() < deadline, "no reply:\n{}", tmux.rows());
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            tmux.expect("── ");
+        };
+        turn(a, 1);
+        tmux.type_line("/clear");
+        tmux.expect("new session");
+        turn(b, 2);
+        tmux.type_line("/resume");
+        tmux.expect("resume a session");
+        // Newest first: the second row is the first session.
+        tmux.cmd(&["send-keys", "-t", "e2e", "Down"]);
+        tmux.cmd(&["send-keys", "-t", "e2e", "Enter"]);
+        tmux.expect("resumed session");
+        tmux.type_line("Say hello again. SCENARIO:text");
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while text_models(&lab).len() < 3 {
+            assert!(Instant::now() < deadline, "no reply:\n{}", tmux.rows());
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let models = text_models(&lab);
+        assert_eq!(models[2], sent_a, "requests named {models:?}");
+    }
+
+    #[test]
+    #[ignore = "needs the real CLIs and tmux: scripts/e2e-real.sh"]
+    fn console_model_comes_back_with_resume_gemini() {
+        comes_back_with_resume(
+            Cli::Gemini,
+            ("gemini-2.5-flash", "gemini-2.5-flash"),
+            "gemini-2.5-pro",
+        );
+    }
+
+    #[test]
+    #[ignore = "needs the real CLIs and tmux: scripts/e2e-real.sh"]
+    fn console_model_comes_back_with_resume_acp_gemini() {
+        comes_back_with_resume(
+            Cli::AcpGemini,
+            ("gemini-2.5-pro", "gemini-2.5-pro"),
+            "gemini-2.5-flash",
+        );
+    }
+
+    #[test]
+    #[ignore = "needs the real CLIs and tmux: scripts/e2e-real.sh"]
+    fn console_model_comes_back_with_resume_claude_code_acp() {
+        comes_back_with_resume(Cli::AcpClaude, ("haiku", "claude-haiku-5-5"), "sonnet");
+    }
+
+    #[test]
+    #[ignore = "needs the real CLIs and tmux: scripts/e2e-real.sh"]
+    fn console_choices_survive_a_restart_gemini() {
+        survives_restart(
+            Cli::Gemini,
+            "gemini-2.5-flash",
+            "gemini-2.5-flash",
+            "has no effort setting hive can change",
+        );
+    }
+
+    #[test]
+    #[ignore = "needs the real CLIs and tmux: scripts/e2e-real.sh"]
+    fn console_choices_survive_a_restart_acp_gemini() {
+        survives_restart(
+            Cli::AcpGemini,
+            "gemini-2.5-pro",
+            "gemini-2.5-pro",
+            "offers no thinking level; the effort stays as it is",
+        );
+    }
+
+    #[test]
+    #[ignore = "needs the real CLIs and tmux: scripts/e2e-real.sh"]
+    fn console_choices_survive_a_restart_claude_code_acp() {
+        survives_restart(
+            Cli::AcpClaude,
+            "haiku",
+            "claude-haiku-5-5",
+            "offers no thinking level; the effort stays as it is",
         );
     }
 

@@ -68,7 +68,8 @@ pub struct Capabilities {
     pub set_effort: bool,
     /// The provider itself tells whether a `SetEffort` took (ACP: only the
     /// agent's config options know), so the runner adds no note of its own:
-    /// one true note, not "set" then "ignored" (issue 34 item 3).
+    /// one true note, not "set" then "ignored" (issue 34 item 3), and keeps
+    /// the effort only on `ProviderEvent::EffortTaken`.
     #[serde(default)]
     pub confirms_effort: bool,
     /// Takes `ProviderCommand::Attach` (images with the next message).
@@ -217,6 +218,9 @@ pub enum ProviderEvent {
     Bell,
     /// The models the agent offers for `/model` (ids, as `SetModel` takes them).
     Models(Vec<String>),
+    /// The agent took this effort (`SetEffort`). Sent by providers with
+    /// `confirms_effort`: only then is it the pane's, kept with its session.
+    EffortTaken(String),
 }
 
 /// The emulated screen of a terminal pane, shared by the PTY reader (writer)

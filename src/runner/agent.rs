@@ -71,6 +71,7 @@ impl Runner {
             }
             ProviderEvent::Bell => self.emit(PaneEvent::Bell),
             ProviderEvent::Models(list) => self.emit(PaneEvent::Models(list)),
+            ProviderEvent::EffortTaken(effort) => self.take_effort(effort),
         }
     }
 

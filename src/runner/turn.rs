@@ -97,15 +97,24 @@ impl Runner {
                 "this agent has no effort setting hive can change",
             );
         }
-        self.spec.agent.thinking = Some(effort.clone());
-        self.keep_choice(|c| c.effort = Some(effort.clone()));
-        self.to_provider(ProviderCommand::SetEffort {
+        let sent = self.to_provider(ProviderCommand::SetEffort {
             effort: effort.clone(),
         });
-        self.emit(PaneEvent::Effort(effort.clone()));
-        if !self.capabilities.confirms_effort {
+        // A provider that confirms says whether the agent took it (a refused
+        // one is neither shown nor kept); without an agent running it is
+        // kept for the next start.
+        if !self.capabilities.confirms_effort || !sent {
+            self.take_effort(effort.clone());
             self.notice(DiagnosticLevel::Info, format!("effort set to {effort}"));
         }
+    }
+
+    /// The effort is the pane's: used on the agent's next start, kept with
+    /// the session, shown.
+    pub(super) fn take_effort(&mut self, effort: String) {
+        self.spec.agent.thinking = Some(effort.clone());
+        self.keep_choice(|c| c.effort = Some(effort.clone()));
+        self.emit(PaneEvent::Effort(effort));
     }
 
     pub(super) fn to_provider(&self, cmd: ProviderCommand) -> bool {

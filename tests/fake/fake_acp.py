@@ -35,6 +35,8 @@ Environment:
   FAKE_ACP_IGNORE_TERM=1 ignore SIGTERM (only SIGKILL ends it)
   FAKE_ACP_LOAD=1       advertise loadSession and replay history on session/load
   FAKE_ACP_NO_THOUGHT=1 offer no thought_level config option (as claude-code-acp)
+  FAKE_ACP_SLOW_NEW=s   answer session/new after s seconds (claude-code-acp starts
+                        Claude Code first)
 """
 
 import json
@@ -365,6 +367,7 @@ def main():
                                "agentCapabilities": {"loadSession": bool(os.environ.get("FAKE_ACP_LOAD"))},
                                "agentInfo": {"name": "fake-acp", "title": "Fake ACP", "version": "0.0.1"}})
         elif method == "session/new":
+            time.sleep(float(os.environ.get("FAKE_ACP_SLOW_NEW", "0")))
             result(msg["id"], dict(session_settings(), sessionId=SESSION))
             update({"sessionUpdate": "available_commands_update",
                     "availableCommands": [{"name": "review", "description": "Review"}]})

@@ -32,6 +32,7 @@ impl Session {
                 ));
             }
         }
+        self.emit(ProviderEvent::EffortTaken(effort));
         Ok(())
     }
 

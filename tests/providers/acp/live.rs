@@ -787,7 +787,8 @@ async fn model_mode_and_thinking_are_applied_where_the_agent_offers_them() {
 
 /// Issue 34 item 3: `/effort` on an agent without a thinking level gets one
 /// true note ("offers no thinking level"), not "effort set to low" first; an
-/// agent with one gets "effort set to high" once.
+/// agent with one gets "effort set to high" once. Only a taken effort
+/// becomes the pane's.
 #[tokio::test]
 async fn effort_gets_one_true_note() {
     use hive::runner::{RunnerCommand, SubmitMode};
@@ -820,6 +821,65 @@ async fn effort_gets_one_true_note() {
             .collect();
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(notes[0].contains(&expected), "{notes:?}");
+        // A refused effort is not the pane's: not shown as its effort, not
+        // kept with its session (a restart warned "`thinking = \"low\"`
+        // ignored" for a setting nobody wrote).
+        let shown: Vec<&String> = pane
+            .seen
+            .iter()
+            .filter_map(|e| match e {
+                hive::runner::PaneEvent::Effort(level) => Some(level),
+                _ => None,
+            })
+            .collect();
+        let kept: &[&str] = if refused { &[] } else { &[wanted] };
+        assert_eq!(shown, kept, "effort shown as the pane's");
+        pane.runner.send(RunnerCommand::Shutdown);
+    }
+}
+
+/// The same when `/effort` comes before the session is open (right after
+/// the pane starts; claude-code-acp takes seconds): the session's opening
+/// answers it with the same one note, not a warning about a `thinking`
+/// setting nobody wrote, and a refused effort is not the pane's.
+#[tokio::test]
+async fn effort_before_the_session_opens_gets_the_same_note() {
+    use hive::runner::{PaneEvent, RunnerCommand, SubmitMode};
+    for (no_thought, wanted, expected) in [
+        (
+            true,
+            "low",
+            "offers no thinking level; the effort stays as it is",
+        ),
+        (false, "high", "effort set to high"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut env = vec![("FAKE_ACP_SLOW_NEW", "1")];
+        if no_thought {
+            env.push(("FAKE_ACP_NO_THOUGHT", "1"));
+        }
+        let (agent, _work, _log) = fake_agent(dir.path(), &env);
+        let mut pane = support::Pane::start(std::sync::Arc::new(AcpFactory), agent, None);
+        pane.runner.send(RunnerCommand::SetEffort(wanted.into()));
+        pane.submit("hello", SubmitMode::Auto);
+        pane.turn_end().await;
+        let notes: Vec<String> = pane
+            .notices()
+            .into_iter()
+            .filter(|n| n.contains("effort") || n.contains("thinking"))
+            .collect();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains(expected), "{notes:?}");
+        let shown = pane
+            .seen
+            .iter()
+            .filter(|e| matches!(e, PaneEvent::Effort(l) if l == wanted))
+            .count();
+        assert_eq!(
+            shown,
+            usize::from(!no_thought),
+            "effort shown as the pane's"
+        );
         pane.runner.send(RunnerCommand::Shutdown);
     }
 }

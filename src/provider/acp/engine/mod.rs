@@ -152,6 +152,9 @@ pub struct Engine {
     /// Why the user refused tools, for the next prompt: ACP's permission
     /// answer has no field for it (issue 34 item 5).
     deny_reasons: Vec<String>,
+    /// A `/effort` came before the session opened: opening it answers
+    /// that, not the `thinking` setting.
+    effort_asked: bool,
     permission_seq: u64,
     /// Updates replayed by `session/load` are history hive already shows.
     replayed: usize,
@@ -203,6 +206,7 @@ impl Engine {
             waiting: None,
             permissions: HashMap::new(),
             deny_reasons: Vec::new(),
+            effort_asked: false,
             permission_seq: 0,
             replayed: 0,
             startup_deadline: None,
@@ -315,21 +319,7 @@ impl Engine {
                     self.emit_session();
                 }
             }
-            ProviderCommand::SetEffort { effort } => {
-                self.cfg.thinking = Some(effort.clone());
-                if let Some(sid) = self.session_id.clone() {
-                    // The one note on `/effort` (the runner leaves it to us).
-                    if self.set_config_option(&sid, "thought_level", &effort) {
-                        self.diagnostic(DiagnosticLevel::Info, format!("effort set to {effort}"));
-                    } else {
-                        let agent = self.agent_label();
-                        self.diagnostic(
-                            DiagnosticLevel::Warn,
-                            format!("{agent} offers no thinking level; the effort stays as it is"),
-                        );
-                    }
-                }
-            }
+            ProviderCommand::SetEffort { effort } => self.set_effort(effort),
             // Kill is the task's business; terminal input has no meaning here.
             ProviderCommand::Kill | ProviderCommand::Input(_) | ProviderCommand::Resize { .. } => {}
         }

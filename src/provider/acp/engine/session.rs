@@ -319,6 +319,9 @@ impl Engine {
         let Some(wanted) = self.cfg.thinking.clone() else {
             return;
         };
+        if std::mem::take(&mut self.effort_asked) {
+            return self.answer_effort(session_id, wanted);
+        }
         if !self.set_config_option(session_id, "thought_level", &wanted) {
             self.diagnostic(
                 DiagnosticLevel::Warn,
@@ -326,6 +329,36 @@ impl Engine {
                     "{} offers no thinking level; `thinking = \"{wanted}\"` ignored",
                     self.agent_label()
                 ),
+            );
+        }
+    }
+
+    /// `/effort`: one note, and the effort is the pane's only if the agent
+    /// has a thought level to take it (issue 34 item 3). Before the session
+    /// opens it waits in `thinking`; opening the session answers it.
+    pub(super) fn set_effort(&mut self, effort: String) {
+        match self.session_id.clone() {
+            Some(sid) => self.answer_effort(&sid, effort),
+            None => {
+                self.cfg.thinking = Some(effort);
+                self.effort_asked = true;
+            }
+        }
+    }
+
+    fn answer_effort(&mut self, session_id: &str, effort: String) {
+        if self.set_config_option(session_id, "thought_level", &effort) {
+            self.cfg.thinking = Some(effort.clone());
+            self.diagnostic(DiagnosticLevel::Info, format!("effort set to {effort}"));
+            self.effects
+                .push(Effect::Emit(Box::new(ProviderEvent::EffortTaken(effort))));
+        } else {
+            // Not the agent's to take: a restart does not ask again.
+            self.cfg.thinking = None;
+            let agent = self.agent_label();
+            self.diagnostic(
+                DiagnosticLevel::Warn,
+                format!("{agent} offers no thinking level; the effort stays as it is"),
             );
         }
     }
