@@ -77,7 +77,9 @@ impl ProviderFactory for GeminiFactory {
     }
 
     fn spawn(&self, spec: ProviderSpec, events: EventSink) -> Spawned {
-        MCP_SETTINGS.write(&spec.agent, "gemini")?;
+        let path = MCP_SETTINGS.path(&spec.agent.id);
+        super::operations::write_config(&path, &settings(&spec.agent))
+            .map_err(|source| super::ProviderError::spawn(&spec.agent.id, "gemini", source))?;
         let driver = Driver {
             established: spec.resume.is_some(),
             session: spec.resume,
@@ -88,11 +90,24 @@ impl ProviderFactory for GeminiFactory {
     }
 }
 
-/// `hive_tools`: Gemini reads MCP servers only from settings files, so
-/// hive writes one with the `hive mcp` server and points the CLI's
-/// lowest-precedence settings layer (system defaults) at it: the user's
-/// and the project's settings still apply on top.
+/// The settings hive gives the Gemini it starts, in the CLI's
+/// lowest-precedence layer (system defaults), so the user's and the
+/// project's settings still apply on top:
+/// - session cleanup off: Gemini CLI 0.61's cleanup deletes a session
+///   resumed in a later minute once another session of the project starts
+///   (it counts the resumed session's empty second file as broken), and
+///   the pane's agent loses its conversation (docs/gemini.md);
+/// - `hive_tools`: Gemini reads MCP servers only from settings files, so
+///   the `hive mcp` server goes there too.
 const SETTINGS_ENV: &str = "GEMINI_CLI_SYSTEM_DEFAULTS_PATH";
+
+fn settings(agent: &AgentConfig) -> serde_json::Value {
+    let mut v = serde_json::json!({"general": {"sessionRetention": {"enabled": false}}});
+    if let Some(server) = &agent.hive_mcp {
+        v["mcpServers"] = mcp_settings(server)["mcpServers"].take();
+    }
+    v
+}
 
 const MCP_SETTINGS: super::operations::McpFile = super::operations::McpFile {
     kind: "gemini",
@@ -141,10 +156,9 @@ fn command(agent: &AgentConfig, prompt: &str, session: &SessionArg) -> CommandSp
         ("GEMINI_CLI_NO_RELAUNCH".to_owned(), "true".to_owned()),
         ("NO_COLOR".to_owned(), "1".to_owned()),
     ]);
-    if agent.hive_mcp.is_some() {
-        let file = MCP_SETTINGS.path(&agent.id);
-        env.insert(SETTINGS_ENV.into(), file.to_string_lossy().into_owned());
-    }
+    // The agent's own env may point elsewhere.
+    let file = MCP_SETTINGS.path(&agent.id);
+    env.insert(SETTINGS_ENV.into(), file.to_string_lossy().into_owned());
     env.extend(agent.env.clone());
     CommandSpec::for_agent(agent, program, args, env)
 }
@@ -406,18 +420,29 @@ mod tests {
         assert_eq!(spec.env["NO_COLOR"], "0");
     }
 
+    /// Every pane's Gemini reads hive's settings as its system defaults:
+    /// session cleanup off (it deletes resumed sessions, docs/gemini.md),
+    /// and with `hive_tools` the `hive mcp` server; the agent's env wins.
     #[test]
-    fn hive_tools_point_the_system_defaults_at_hives_settings() {
+    fn the_system_defaults_are_hives_settings() {
         let mut agent = AgentConfig::new("g", "gemini");
         let spec = command(&agent, "hi", &SessionArg::New("s".into()));
-        assert!(!spec.env.contains_key(SETTINGS_ENV));
+        assert!(spec.env[SETTINGS_ENV].ends_with("mcp/g.gemini.json"));
+        assert_eq!(
+            settings(&agent),
+            serde_json::json!({"general": {"sessionRetention": {"enabled": false}}})
+        );
         agent.hive_mcp =
             crate::provider::operations::server_for("g", std::path::Path::new("/run/hive/p.sock"));
-        let spec = command(&agent, "hi", &SessionArg::New("s".into()));
-        assert!(spec.env[SETTINGS_ENV].ends_with("mcp/g.gemini.json"));
-        let settings = mcp_settings(agent.hive_mcp.as_ref().unwrap());
-        let hive = &settings["mcpServers"]["hive"];
+        let with_tools = settings(&agent);
+        assert_eq!(with_tools["general"]["sessionRetention"]["enabled"], false);
+        let hive = &with_tools["mcpServers"]["hive"];
         assert_eq!(hive["trust"], true);
         assert_eq!(hive["args"][4], "g");
+        agent
+            .env
+            .insert(SETTINGS_ENV.into(), "/etc/mine.json".into());
+        let spec = command(&agent, "hi", &SessionArg::New("s".into()));
+        assert_eq!(spec.env[SETTINGS_ENV], "/etc/mine.json");
     }
 }
