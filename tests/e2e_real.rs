@@ -1196,15 +1196,22 @@ impl Tmux {
     /// Starts `hive --config <lab config>` in a new private tmux server, window `e2e`,
     /// and waits for its title; None (SKIP) without tmux.
     fn console(lab: &Lab, agent: &Agent) -> Option<Tmux> {
+        let tmux = Tmux::private("")?;
+        tmux.start(lab, agent);
+        Some(tmux)
+    }
+
+    /// A private tmux server of this test process (`name` tells tests that
+    /// run side by side apart); None (SKIP) without tmux.
+    fn private(name: &str) -> Option<Tmux> {
         if Command::new("tmux").arg("-V").output().is_err() {
             eprintln!("SKIP: tmux is not installed");
             return None;
         }
-        let tmux = Tmux {
-            socket: format!("hive-e2e-{}", std::process::id()),
-        };
-        tmux.start(lab, agent);
-        Some(tmux)
+        let sep = if name.is_empty() { "" } else { "-" };
+        Some(Tmux {
+            socket: format!("hive-e2e{sep}{name}-{}", std::process::id()),
+        })
     }
 
     fn start(&self, lab: &Lab, agent: &Agent) {
@@ -1660,12 +1667,8 @@ mod hive_mcp {
         let Some(claude) = agent(&lab, Cli::Claude) else {
             return;
         };
-        if Command::new("tmux").arg("-V").output().is_err() {
-            eprintln!("SKIP: tmux is not installed");
+        let Some(tmux) = Tmux::private("mcp") else {
             return;
-        }
-        let tmux = Tmux {
-            socket: format!("hive-e2e-mcp-{}", std::process::id()),
         };
         let config = config(&lab, &claude);
         tmux.launch(&lab, &config, "Architect");
@@ -1707,12 +1710,8 @@ mod hive_mcp {
         let Some(claude) = agent(&lab, Cli::Claude) else {
             return;
         };
-        if Command::new("tmux").arg("-V").output().is_err() {
-            eprintln!("SKIP: tmux is not installed");
+        let Some(tmux) = Tmux::private("mcpout") else {
             return;
-        }
-        let tmux = Tmux {
-            socket: format!("hive-e2e-mcpout-{}", std::process::id()),
         };
         // The hive: only the scripted backend pane.
         let full = config(&lab, &claude);
@@ -1792,13 +1791,7 @@ mod model_switch {
         tmux.expect(&format!("model set to {model}"));
         tmux.type_line("Say hello. SCENARIO:text");
         tmux.expect("mock model says hello");
-        let models: Vec<String> = lab
-            .mock
-            .requests()
-            .iter()
-            .filter(|r| r["scenario"] == "text" && r["side"] == false)
-            .filter_map(|r| r["body"]["model"].as_str().map(str::to_owned))
-            .collect();
+        let models = text_models(&lab);
         assert!(!models.is_empty(), "no request reached the mock");
         assert!(
             models.iter().all(|m| m == model),
