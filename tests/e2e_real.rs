@@ -1186,6 +1186,15 @@ impl Tmux {
     }
 }
 
+/// A lab, `cli`'s agent in it and its console in tmux; None (SKIP) when
+/// something is missing.
+fn console_lab(cli: Cli) -> Option<(Lab, Agent, Tmux)> {
+    let lab = Lab::new()?;
+    let agent = agent(&lab, cli)?;
+    let tmux = Tmux::console(&lab, &agent)?;
+    Some((lab, agent, tmux))
+}
+
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = self.cmd(&["kill-server"]);
@@ -1285,11 +1294,7 @@ impl Tmux {
 #[test]
 #[ignore = "needs the real CLIs and tmux: scripts/e2e-real.sh"]
 fn console_claude_tmux() {
-    let Some(lab) = Lab::new() else { return };
-    let Some(agent) = agent(&lab, Cli::Claude) else {
-        return;
-    };
-    let Some(tmux) = Tmux::console(&lab, &agent) else {
+    let Some((lab, _, tmux)) = console_lab(Cli::Claude) else {
         return;
     };
     tmux.type_line("Say hello. SCENARIO:text");
@@ -1335,11 +1340,7 @@ fn conversation(screen: &str, first_prompt: &str) -> Vec<String> {
 /// A user's restart (issue 13 item 6): two turns in the console, quit, start hive again:
 /// the restored pane shows the same conversation — order, footers — as before.
 fn console_restore(cli: Cli) {
-    let Some(lab) = Lab::new() else { return };
-    let Some(agent) = agent(&lab, cli) else {
-        return;
-    };
-    let Some(tmux) = Tmux::console(&lab, &agent) else {
+    let Some((lab, agent, tmux)) = console_lab(cli) else {
         return;
     };
     tmux.type_line(TOOL_PROMPT);
@@ -1779,11 +1780,7 @@ mod model_switch {
 
     /// `/model NAME`, then a message: the mock's request for it carries NAME.
     fn switch(cli: Cli, model: &str) {
-        let Some(lab) = Lab::new() else { return };
-        let Some(agent) = agent(&lab, cli) else {
-            return;
-        };
-        let Some(tmux) = Tmux::console(&lab, &agent) else {
+        let Some((lab, _, tmux)) = console_lab(cli) else {
             return;
         };
         tmux.expect("Message e2e");
@@ -1815,11 +1812,7 @@ mod model_switch {
     /// as a warning about a `thinking` setting nobody wrote.
     /// `sent`: the model the requests name (claude-code-acp's `haiku` is an alias).
     fn survives_restart(cli: Cli, model: &str, sent: &str, refusal: &str) {
-        let Some(lab) = Lab::new() else { return };
-        let Some(agent) = agent(&lab, cli) else {
-            return;
-        };
-        let Some(tmux) = Tmux::console(&lab, &agent) else {
+        let Some((lab, agent, tmux)) = console_lab(cli) else {
             return;
         };
         tmux.expect("Message e2e");
@@ -1869,11 +1862,7 @@ mod model_switch {
     /// Issue 34 item 1, `/resume`: a session on model A, `/clear`, model B
     /// in the new one, `/resume` of the first: the next request names A.
     fn comes_back_with_resume(cli: Cli, (a, sent_a): (&str, &str), b: &str) {
-        let Some(lab) = Lab::new() else { return };
-        let Some(agent) = agent(&lab, cli) else {
-            return;
-        };
-        let Some(tmux) = Tmux::console(&lab, &agent) else {
+        let Some((lab, _, tmux)) = console_lab(cli) else {
             return;
         };
         tmux.expect("Message e2e");

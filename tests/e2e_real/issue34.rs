@@ -55,11 +55,7 @@ fn pair(model: &str, effort: &str) -> (String, String) {
 /// after `/resume` back to that session from one with other choices; Codex
 /// never warns that the thread was recorded with another model.
 fn choices_survive(cli: Cli) {
-    let Some(lab) = Lab::new() else { return };
-    let Some(agent) = agent(&lab, cli) else {
-        return;
-    };
-    let Some(tmux) = Tmux::console(&lab, &agent) else {
+    let Some((lab, agent, tmux)) = console_lab(cli) else {
         return;
     };
     // The configured model in the title: for codex-acp, its session is open
@@ -242,11 +238,7 @@ fn console_codex_exec_typed_image_goes_as_an_image() {
 /// Item 9: Esc during a slow turn; once the pane shows the turn
 /// interrupted, the status bar no longer says `interrupting…`.
 fn interrupt_status_clears(cli: Cli) {
-    let Some(lab) = Lab::new() else { return };
-    let Some(agent) = agent(&lab, cli) else {
-        return;
-    };
-    let Some(tmux) = Tmux::console(&lab, &agent) else {
+    let Some((lab, _, tmux)) = console_lab(cli) else {
         return;
     };
     tmux.expect("Message e2e");
