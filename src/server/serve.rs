@@ -776,7 +776,15 @@ impl Server {
         if let Some(place) = self.runners.get_mut(slot) {
             *place = runner;
         }
-        self.resnapshot();
+        // Only this pane changed: each client builds it again, alone.
+        if let Some(position) = self.position(slot) {
+            let snapshot = Box::new(pane_snapshot(&self.panes[slot], None));
+            let reset = ServerMsg::Reset {
+                pane: position,
+                snapshot,
+            };
+            self.clients.broadcast(&reset, None);
+        }
     }
 
     /// Snapshot `snap` to client `id`, then the git state in the panes'
