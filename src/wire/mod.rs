@@ -134,7 +134,8 @@ pub enum ServerMsg {
         event: delta::WireEvent,
     },
     /// The pane began another history session (`/resume`, `/clear` in
-    /// another client): it shows this from now on.
+    /// another client), or its worktree's setup ended: it shows this from
+    /// now on.
     Reset {
         pane: usize,
         snapshot: Box<snapshot::PaneSnapshot>,
