@@ -6,24 +6,9 @@
 //! their worktrees and branches.
 
 use std::path::Path;
-use std::process::Command;
 
+use super::support::git::{git, init_repo};
 use super::{hive_bin, start};
-
-fn git(repo: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(args)
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 fn branches(repo: &Path) -> Vec<String> {
     git(repo, &["branch", "--format=%(refname:short)"])
@@ -38,9 +23,7 @@ fn best_of_three_makes_three_branches_and_removes_the_two_not_taken() {
     let Some(bin) = hive_bin() else { return };
     let dir = tempfile::tempdir().expect("tempdir");
     let repo = dir.path().to_owned();
-    git(&repo, &["init", "-q", "-b", "main"]);
-    git(&repo, &["config", "user.name", "Test"]);
-    git(&repo, &["config", "user.email", "test@example.com"]);
+    init_repo(&repo);
     std::fs::write(repo.join("README.md"), "hello\n").unwrap();
     std::fs::write(
         repo.join("hive.toml"),

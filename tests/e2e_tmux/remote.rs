@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::support::git::{git, init_repo};
 use super::support::sshd::Sshd;
 use super::support::tmux::Tmux;
 
@@ -264,36 +265,12 @@ fn a_local_and_a_remote_server_share_one_grid_and_an_agent_messages_across() {
     )
     .unwrap();
     let local = dir.path().join("local");
-    std::fs::create_dir_all(&local).unwrap();
-    std::fs::write(
-        local.join("hive.toml"),
-        format!(
-            "[[agent]]\nid = \"near\"\nname = \"Near\"\nprovider = \"script\"\nscript = \"demo:reviewer\"\n\
-             can_message = [\"box:far\"]\n\n\
-             [[host]]\nname = \"box\"\nssh = \"{}@127.0.0.1:{}\"\npath = \"{}\"\n\n\
-             [[host]]\nname = \"dead\"\nssh = \"127.0.0.1:1\"\n",
-            super::support::sshd::user(),
-            sshd.port,
-            project.display()
-        ),
-    )
-    .unwrap();
-    let mut vars = super::private_env(&local);
-    vars.push(format!("HIVE_SSH={}", sshd.ssh_command()));
-    sshd.masters_in(local.join("hive_state_dir/run/ssh"));
-    let script = format!(
-        "cd {} && {} ; echo HIVE-EXIT=$? ; sleep 600",
-        quote(&local),
-        quote(&bin)
-    );
-    // `dir` outlives both servers' shutdowns (sshd's drop reads the remote
-    // pid files in it): tmux gets a directory of its own.
-    let t = Tmux::start(
+    let (t, vars) = local_console(
+        &bin,
+        (&sshd, &project),
+        &local,
+        "can_message = [\"box:far\"]\n\n[[host]]\nname = \"dead\"\nssh = \"127.0.0.1:1\"\n",
         "g",
-        tempfile::tempdir().expect("tempdir"),
-        (200, 50),
-        &vars,
-        &["sh", "-c", &script],
     );
     let s = t.wait("both servers' panes and the unreachable host", |s| {
         s.contains("Near") && s.contains("Far@box") && s.contains("not connected")
@@ -379,25 +356,57 @@ fn a_local_and_a_remote_server_share_one_grid_and_an_agent_messages_across() {
     t.wait_for("HIVE-EXIT=0");
 }
 
+/// The console `bin` in `local`, in tmux session `session`, and the
+/// environment it runs with. Its config: the host `box` (the sshd's user
+/// at `project`) and one scripted pane `near`, whose table ends with
+/// `more` (which may add hosts). `local`'s parent outlives both servers'
+/// shutdowns (sshd's drop reads the remote pid files in it), so tmux gets
+/// a directory of its own.
+fn local_console(
+    bin: &Path,
+    (sshd, project): (&Sshd, &Path),
+    local: &Path,
+    more: &str,
+    session: &'static str,
+) -> (Tmux, Vec<String>) {
+    std::fs::create_dir_all(local).unwrap();
+    std::fs::write(
+        local.join("hive.toml"),
+        format!(
+            "[[host]]\nname = \"box\"\nssh = \"{}@127.0.0.1:{}\"\npath = \"{}\"\n\n\
+             [[agent]]\nid = \"near\"\nname = \"Near\"\nprovider = \"script\"\nscript = \"demo:reviewer\"\n{more}",
+            super::support::sshd::user(),
+            sshd.port,
+            project.display()
+        ),
+    )
+    .unwrap();
+    let mut vars = super::private_env(local);
+    vars.push(format!("HIVE_SSH={}", sshd.ssh_command()));
+    sshd.masters_in(local.join("hive_state_dir/run/ssh"));
+    let script = format!(
+        "cd {} && {} ; echo HIVE-EXIT=$? ; sleep 600",
+        quote(local),
+        quote(bin)
+    );
+    let t = Tmux::start(
+        session,
+        tempfile::tempdir().expect("tempdir"),
+        (200, 50),
+        &vars,
+        &["sh", "-c", &script],
+    );
+    (t, vars)
+}
+
 /// A git repository at `repo` with `config` as its committed hive.toml.
 fn git_repo(repo: &Path, config: &str) {
-    let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(repo)
-            .args(args)
-            .output()
-            .expect("git");
-        assert!(out.status.success(), "git {args:?}");
-    };
     std::fs::create_dir_all(repo).unwrap();
-    git(&["init", "-q", "-b", "main"]);
-    git(&["config", "user.name", "Test"]);
-    git(&["config", "user.email", "test@example.com"]);
+    init_repo(repo);
     std::fs::write(repo.join("README.md"), "hello\n").unwrap();
     std::fs::write(repo.join("hive.toml"), config).unwrap();
-    git(&["add", "README.md", "hive.toml"]);
-    git(&["commit", "-q", "-m", "initial"]);
+    git(repo, &["add", "README.md", "hive.toml"]);
+    git(repo, &["commit", "-q", "-m", "initial"]);
 }
 
 /// The last bullet of issue 30: a pane of a `[[host]]`, in a worktree of a
@@ -420,33 +429,7 @@ fn a_remote_panes_diff_shows_here_and_merges_on_its_host() {
          [[agent]]\nid = \"b\"\nprovider = \"pty\"\ncommand = [\"sh\"]\nworktree = true\n",
     );
     let local = dir.path().join("local");
-    std::fs::create_dir_all(&local).unwrap();
-    std::fs::write(
-        local.join("hive.toml"),
-        format!(
-            "[[agent]]\nid = \"near\"\nname = \"Near\"\nprovider = \"script\"\nscript = \"demo:reviewer\"\n\n\
-             [[host]]\nname = \"box\"\nssh = \"{}@127.0.0.1:{}\"\npath = \"{}\"\n",
-            super::support::sshd::user(),
-            sshd.port,
-            project.display()
-        ),
-    )
-    .unwrap();
-    let mut vars = super::private_env(&local);
-    vars.push(format!("HIVE_SSH={}", sshd.ssh_command()));
-    sshd.masters_in(local.join("hive_state_dir/run/ssh"));
-    let script = format!(
-        "cd {} && {} ; echo HIVE-EXIT=$? ; sleep 600",
-        quote(&local),
-        quote(&bin)
-    );
-    let t = Tmux::start(
-        "w",
-        tempfile::tempdir().expect("tempdir"),
-        (200, 50),
-        &vars,
-        &["sh", "-c", &script],
-    );
+    let (t, _) = local_console(&bin, (&sshd, &project), &local, "", "w");
     t.wait("the local pane and the host's worktree panes", |s| {
         s.contains("Near") && s.contains("a@box ⎇ hive/a") && s.contains("b@box ⎇ hive/b")
     });
