@@ -407,7 +407,20 @@ fn at_opens_the_file_finder_and_tab_inserts_the_path() {
     let mut c = switchable();
     c.app.panes[0].agent.cwd = Some(dir.path().to_owned());
     typ(&mut c.app, "look at @mkdn");
-    // The walk and the match run off this thread; wait for them.
+    wait_for_file_menu(&mut c);
+    insta::assert_snapshot!("file_menu", render(&mut c, 60, 12));
+    c.app.on_key(key(KeyCode::Tab));
+    assert_eq!(
+        c.app.panes[0].composer.text(),
+        "look at @src/ui/markdown.rs "
+    );
+    assert!(c.app.panes[0].composer.menu.is_none());
+    assert!(c.app.outbox.runner_commands().is_empty());
+}
+
+/// The file walk and the match run off this thread: waits (up to 2 s)
+/// until the first pane's `@` menu shows matches.
+fn wait_for_file_menu(c: &mut Console) {
     for _ in 0..200 {
         c.app.tick_files();
         let ready = c.app.panes[0]
@@ -420,14 +433,6 @@ fn at_opens_the_file_finder_and_tab_inserts_the_path() {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    insta::assert_snapshot!("file_menu", render(&mut c, 60, 12));
-    c.app.on_key(key(KeyCode::Tab));
-    assert_eq!(
-        c.app.panes[0].composer.text(),
-        "look at @src/ui/markdown.rs "
-    );
-    assert!(c.app.panes[0].composer.menu.is_none());
-    assert!(c.app.outbox.runner_commands().is_empty());
 }
 
 /// Issue 30: a pane on another machine has its files there. `@` asks its
@@ -467,18 +472,7 @@ fn at_in_a_remote_pane_matches_the_files_its_server_lists() {
             "src/ui/x.rs".into(),
         ],
     );
-    for _ in 0..200 {
-        c.app.tick_files();
-        let ready = c.app.panes[0]
-            .composer
-            .menu
-            .as_ref()
-            .is_some_and(|m| !m.visible().is_empty());
-        if ready {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_for_file_menu(&mut c);
     c.app.on_key(key(KeyCode::Tab));
     assert_eq!(c.app.panes[0].composer.text(), "see @src/main.rs ");
     // Asked once: the list is the pane's from now on.

@@ -33,6 +33,15 @@ fn typ(app: &mut App, text: &str) {
     }
 }
 
+/// `C`, `text`, Enter: a comment, whose prompt reads `shown` as it is typed.
+fn comment(app: &mut App, text: &str, shown: &str) {
+    app.on_key(key(KeyCode::Char('C')));
+    typ(app, text);
+    let screen = render(app, 100, 20);
+    assert!(screen.contains(shown), "{screen}");
+    app.on_key(key(KeyCode::Enter));
+}
+
 fn user_message(app: &mut App, text: &str) {
     app.apply(PaneUpdate {
         pane: 0,
@@ -95,14 +104,11 @@ async fn accept_reject_and_comment_on_hunks_then_send_the_review() {
     assert_eq!(app.diff.as_ref().unwrap().files[0].hunks_len(), 3);
     // a: the first hunk is accepted, the second selected; C comments on it.
     app.on_key(key(KeyCode::Char('a')));
-    app.on_key(key(KeyCode::Char('C')));
-    typ(&mut app, "why capitals?");
-    let screen = render(&mut app, 100, 20);
-    assert!(
-        screen.contains("comment on long.txt:15 › why capitals?"),
-        "{screen}"
+    comment(
+        &mut app,
+        "why capitals?",
+        "comment on long.txt:15 › why capitals?",
     );
-    app.on_key(key(KeyCode::Enter));
     let v = app.diff.as_ref().unwrap();
     assert_eq!(v.review.comments.len(), 1);
     assert_eq!(
@@ -205,14 +211,11 @@ async fn a_comment_on_one_line_names_that_line() {
     for _ in 0..4 {
         app.on_key(KeyCode::Char('J').into());
     }
-    app.on_key(key(KeyCode::Char('C')));
-    typ(&mut app, "why change 7?");
-    let screen = render(&mut app, 100, 20);
-    assert!(
-        screen.contains("comment on long.txt:7 › why change 7?"),
-        "{screen}"
+    comment(
+        &mut app,
+        "why change 7?",
+        "comment on long.txt:7 › why change 7?",
     );
-    app.on_key(key(KeyCode::Enter));
     // K K K: back to "-line 5", a comment there too.
     for _ in 0..3 {
         app.on_key(KeyCode::Char('K').into());

@@ -165,18 +165,6 @@ impl Hive {
     }
 }
 
-/// The tool result the model got back in request `n` (the last tool message).
-fn tool_result(server: &Server, n: usize) -> Value {
-    let m = server.messages(n);
-    let tool = m
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "tool")
-        .expect("a tool message");
-    serde_json::from_str(tool["content"].as_str().unwrap())
-        .unwrap_or_else(|_| tool["content"].clone())
-}
-
 #[tokio::test]
 async fn a_direct_agent_delegates_to_a_demo_pane_and_answers_with_its_reply() {
     let dir = tempfile::tempdir().unwrap();
@@ -230,7 +218,7 @@ async fn a_direct_agent_delegates_to_a_demo_pane_and_answers_with_its_reply() {
 
     // The model got one result per call: the list, the send, the backend's
     // reply, and a refusal for the pane it may not message.
-    let results = tool_result(&server, 1);
+    let results = server.tool_result(1);
     assert_eq!(results[0]["ok"], true);
     let list = results[0]["result"].as_array().unwrap();
     assert_eq!(list.len(), 3);
@@ -298,7 +286,7 @@ async fn a_message_chain_back_to_its_sender_is_refused() {
     let end = hive.until_turn_end(0).await;
     assert!(matches!(end, TurnEvent::TurnComplete { .. }), "{end:?}");
     // b's attempt to message a came back as a clear error.
-    let refused = tool_result(&server, 2);
+    let refused = server.tool_result(2);
     assert_eq!(refused[0]["ok"], false, "{refused}");
     assert_eq!(refused[0]["error"]["code"], "message_loop");
     assert!(
@@ -315,7 +303,7 @@ async fn a_message_chain_back_to_its_sender_is_refused() {
             .iter()
             .any(|(o, t)| *o == Origin::User && t.starts_with("[message from"))
     );
-    let waited = tool_result(&server, 3);
+    let waited = server.tool_result(3);
     assert_eq!(waited[1]["result"]["text"], "b could not ping back");
     hive.stop().await;
 }

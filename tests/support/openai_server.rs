@@ -121,6 +121,19 @@ impl Server {
             .unwrap_or_default()
     }
 
+    /// The tool result the model got back in request `n` (the last tool
+    /// message): its JSON, or its text when it is not JSON.
+    pub fn tool_result(&self, n: usize) -> Value {
+        let m = self.messages(n);
+        let tool = m
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "tool")
+            .expect("a tool message");
+        serde_json::from_str(tool["content"].as_str().expect("the tool message's text"))
+            .unwrap_or_else(|_| tool["content"].clone())
+    }
+
     /// When each chunk of the `Paced` replies so far was sent, in order.
     pub fn sent(&self) -> Vec<std::time::Instant> {
         self.shared.sent.lock().expect("sent").clone()

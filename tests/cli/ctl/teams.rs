@@ -11,17 +11,6 @@ use serde_json::{Value, json};
 use super::Lab;
 use crate::openai_server::{Reply, Server, answer_text, finish, tool_call};
 
-/// The `hive_call` results the model got back in request `n`.
-fn results(server: &Server, n: usize) -> Value {
-    let m = server.messages(n);
-    let tool = m
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "tool")
-        .expect("a tool message");
-    serde_json::from_str(tool["content"].as_str().unwrap()).unwrap()
-}
-
 fn config(lab: &Lab, server: &Server) -> std::path::PathBuf {
     let echo =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ctl/echo.toml");
@@ -87,7 +76,7 @@ fn an_agent_spawns_a_helper_waits_for_it_and_is_bounded() {
     let turn = lab.ok(&["send", "lead", "Get", "the", "spec", "summarized."]);
     let answer = lab.ok(&["wait", &turn]);
     assert_eq!(answer, "My helper says it is done.");
-    let r = results(&server, 1);
+    let r = server.tool_result(1);
     assert_eq!(r[0]["ok"], true, "{r}");
     assert_eq!(r[0]["result"]["agent"], "lead-helper");
     assert!(r[0]["result"]["message_id"].is_string(), "{r}");
@@ -122,7 +111,7 @@ fn an_agent_spawns_a_helper_waits_for_it_and_is_bounded() {
     // What an agent may not do with spawning.
     let turn = lab.ok(&["send", "lead", "Tidy", "up."]);
     assert_eq!(lab.ok(&["wait", &turn]), "Understood.");
-    let r = results(&server, 3);
+    let r = server.tool_result(3);
     assert_eq!(r[0]["ok"], true, "{r}");
     assert_eq!(r[0]["result"]["closed"], json!(["lead-helper"]));
     assert_eq!(r[1]["error"]["code"], "not_allowed", "{r}");

@@ -42,15 +42,7 @@ async fn take_one_answer_merges_it_and_resets_the_others() {
     .unwrap();
     std::fs::write(wb.path.join("main.rs"), "fn main() {\n    by_b();\n}\n").unwrap();
 
-    // F4: Alpha (focused) and Beta get the prompt.
-    app.on_key(key(KeyCode::F(4)));
-    app.on_key(key(KeyCode::Down));
-    app.on_key(key(KeyCode::Char(' ')));
-    app.on_key(key(KeyCode::Enter));
-    for c in PROMPT.chars() {
-        app.on_key(key(KeyCode::Char(c)));
-    }
-    app.on_key(key(KeyCode::Enter));
+    fan_out_to_alpha_and_beta(&mut app);
     assert_eq!(app.overlay, Overlay::Compare);
     answer(&mut app, 0, "I fixed the greeting in README.md.");
     answer(&mut app, 1, "I fixed the greeting in main.rs instead.");
@@ -109,6 +101,18 @@ async fn take_one_answer_merges_it_and_resets_the_others() {
     );
 }
 
+/// F4: Alpha (focused) and Beta get `PROMPT`.
+fn fan_out_to_alpha_and_beta(app: &mut App) {
+    app.on_key(key(KeyCode::F(4)));
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Char(' ')));
+    app.on_key(key(KeyCode::Enter));
+    for c in PROMPT.chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    app.on_key(key(KeyCode::Enter));
+}
+
 #[test]
 fn a_pane_without_a_worktree_has_nothing_to_take() {
     let (_d, root) = repo();
@@ -132,14 +136,7 @@ fn a_pane_without_a_worktree_has_nothing_to_take() {
 fn a_merge_error_is_wrapped_whole() {
     let (_d, root) = repo();
     let mut app = console(&root);
-    app.on_key(key(KeyCode::F(4)));
-    app.on_key(key(KeyCode::Down));
-    app.on_key(key(KeyCode::Char(' ')));
-    app.on_key(key(KeyCode::Enter));
-    for c in PROMPT.chars() {
-        app.on_key(key(KeyCode::Char(c)));
-    }
-    app.on_key(key(KeyCode::Enter));
+    fan_out_to_alpha_and_beta(&mut app);
     let error = "merge refused: the main checkout has uncommitted changes in README.md and \
                  src/main.rs; commit or stash them there first, then take the answer again \
                  (nothing was applied)";
