@@ -242,6 +242,16 @@ impl PaneLog {
         self.restored.warnings.push(note);
     }
 
+    /// A line of hive's in the pane (an info notice), logged before its
+    /// agent's events.
+    pub fn note(&mut self, text: String) {
+        let notice = PaneEvent::Notice {
+            level: crate::provider::DiagnosticLevel::Info,
+            text,
+        };
+        self.push(0, Instant::now(), &notice);
+    }
+
     /// How much it holds: its entries and the restored items.
     pub fn size(&self) -> usize {
         self.slots.len().saturating_sub(self.gone) + self.restored.items.len()

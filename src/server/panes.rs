@@ -12,12 +12,12 @@ use super::serve::{Pane, Server};
 use crate::config::{AgentConfig, ProviderSettings, WorktreeSetting};
 use crate::control::protocol::ErrorCode;
 use crate::wire::ServerMsg;
+use crate::wire::edit::{NewPane, PaneEdit};
 use crate::wire::snapshot::LayoutPane;
 
 /// A new pane goes in a layout message when its log holds at most this
 /// many entries; past that, in a snapshot's bounded parts.
 const NEW_PANE_INLINE: usize = 2_000;
-use crate::wire::edit::{NewPane, PaneEdit};
 
 /// Why an edit was refused.
 #[derive(Debug, thiserror::Error)]
@@ -431,9 +431,7 @@ impl Server {
             }
         }
     }
-}
 
-impl Server {
     fn save_layout(&self) {
         let mutes = &self.notifier.mutes;
         self.layout

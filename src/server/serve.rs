@@ -508,14 +508,7 @@ impl Server {
                 pane.log.reset(Restored::of(&opened));
                 self.control.set_usage(i, pane.log.restored_usage());
                 // The client that asked shows it already.
-                let snapshot = Box::new(pane_snapshot(pane, None));
-                if let Some(position) = self.position(i) {
-                    let reset = ServerMsg::Reset {
-                        pane: position,
-                        snapshot,
-                    };
-                    self.clients.broadcast(&reset, from);
-                }
+                self.reset_pane(i, from);
             }
             _ => {}
         }
@@ -645,11 +638,9 @@ impl Starter {
             return self.start(i, pane, fresh, ops);
         };
         let shown = pane.agent.worktree_setup.join(" ");
-        let notice = PaneEvent::Notice {
-            level: crate::provider::DiagnosticLevel::Info,
-            text: format!("running worktree setup `{shown}`; the agent starts when it is done"),
-        };
-        pane.log.push(0, Instant::now(), &notice);
+        pane.log.note(format!(
+            "running worktree setup `{shown}`; the agent starts when it is done"
+        ));
         pane.setting_up = true;
         let agent = pane.agent.clone();
         let tx = self.setups.clone();
@@ -690,11 +681,7 @@ impl Starter {
         pane.log.reset(Restored::of(&history));
         // What the worktree's setup printed, in the pane (issue 31).
         if let Some(text) = pane.worktree.as_ref().and_then(|w| w.setup_output.clone()) {
-            let notice = PaneEvent::Notice {
-                level: crate::provider::DiagnosticLevel::Info,
-                text,
-            };
-            pane.log.push(0, Instant::now(), &notice);
+            pane.log.note(text);
         }
         let options = RunnerOptions {
             processor: config.processor_config(),
@@ -777,14 +764,20 @@ impl Server {
             *place = runner;
         }
         // Only this pane changed: each client builds it again, alone.
-        if let Some(position) = self.position(slot) {
-            let snapshot = Box::new(pane_snapshot(&self.panes[slot], None));
-            let reset = ServerMsg::Reset {
-                pane: position,
-                snapshot,
-            };
-            self.clients.broadcast(&reset, None);
-        }
+        self.reset_pane(slot, None);
+    }
+
+    /// Every attached client but `except` builds slot `slot`'s pane again
+    /// from its snapshot (`ServerMsg::Reset`).
+    fn reset_pane(&mut self, slot: usize, except: Option<ClientId>) {
+        let (Some(position), Some(pane)) = (self.position(slot), self.panes.get(slot)) else {
+            return;
+        };
+        let reset = ServerMsg::Reset {
+            pane: position,
+            snapshot: Box::new(pane_snapshot(pane, None)),
+        };
+        self.clients.broadcast(&reset, except);
     }
 
     /// Snapshot `snap` to client `id`, then the git state in the panes'
