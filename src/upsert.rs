@@ -104,6 +104,31 @@ impl Upsert {
     }
 }
 
+/// Times tool calls over their upserts: from the first one seen running to
+/// the one that closes the call (a call that arrives closed has no time).
+/// The console's transcript and the history recorder each keep one, so a
+/// delegation's wait reads the same live and after a restart.
+#[derive(Debug, Default)]
+pub struct ToolClock {
+    running: std::collections::HashMap<String, std::time::Instant>,
+}
+
+impl ToolClock {
+    /// `u`, seen at `now`: how long its call ran, when `u` closes a call
+    /// seen running.
+    pub fn time(&mut self, u: &Upsert, now: std::time::Instant) -> Option<std::time::Duration> {
+        if !matches!(u.kind, UpsertKind::ToolCall { .. }) {
+            return None;
+        }
+        if !u.is_closed() {
+            self.running.entry(u.item_id.clone()).or_insert(now);
+            return None;
+        }
+        let since = self.running.remove(&u.item_id)?;
+        Some(now.saturating_duration_since(since))
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TurnStatus {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use crate::event::Usage;
 use crate::history::assemble::{Outcome, TurnEnd};
 use crate::provider::DiagnosticLevel;
-use crate::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind};
+use crate::upsert::{ToolClock, TurnEvent, TurnStatus, Upsert};
 
 #[derive(Debug)]
 pub enum EntryKind {
@@ -55,8 +55,8 @@ pub struct Transcript {
     index: HashMap<String, usize>,
     /// Turns in flight: model and start time, for the footer.
     turns: HashMap<String, (String, Instant)>,
-    /// Tool calls in flight: when each was first seen, to time it.
-    tools: HashMap<String, Instant>,
+    /// Times the tool calls (`Entry::took`).
+    tools: ToolClock,
     /// Bumped on any change (the pane's "something new" marker).
     pub rev: u64,
     /// Bumped when every layout must be redone (theme or view changed);
@@ -114,16 +114,7 @@ impl Transcript {
     }
 
     fn clock(&mut self, u: &Upsert, now: Instant) -> Option<Duration> {
-        if !matches!(u.kind, UpsertKind::ToolCall { .. }) {
-            return None;
-        }
-        if !u.is_closed() {
-            self.tools.entry(u.item_id.clone()).or_insert(now);
-            return None;
-        }
-        // Arrived done: nothing was seen running, so there is no time.
-        let since = self.tools.remove(&u.item_id)?;
-        Some(now.saturating_duration_since(since)).filter(|d| !d.is_zero())
+        self.tools.time(u, now).filter(|d| !d.is_zero())
     }
 
     /// A live tail: shown like an upsert unless the entry already holds as
@@ -240,7 +231,7 @@ impl Transcript {
         self.entries.clear();
         self.index.clear();
         self.turns.clear();
-        self.tools.clear();
+        self.tools = ToolClock::default();
         self.invalidate();
     }
 

@@ -19,7 +19,7 @@ use super::state::PaneState;
 use super::store::SessionWriter;
 use crate::event::Origin;
 use crate::runner::{PaneEvent, Recorder};
-use crate::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
+use crate::upsert::{ToolClock, TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
 
 /// A turn whose agent side is not written yet.
 #[derive(Default)]
@@ -30,21 +30,19 @@ struct LiveTurn {
     provider: Option<String>,
     /// Latest upsert of every agent item, in first-seen order.
     items: IndexMap<String, Upsert>,
-    /// Tool calls seen running: when first (to time them).
-    running: HashMap<String, tokio::time::Instant>,
+    /// Times the tool calls.
+    clock: ToolClock,
     /// Each timed call's milliseconds from its first sight to its result.
     took: HashMap<String, u64>,
 }
 
 impl LiveTurn {
     /// A tool call's upsert: its first sight starts its clock, its result
-    /// stops it (one that arrived done has no time).
+    /// stops it (tokio's clock, which tests can pause).
     fn time(&mut self, u: &Upsert) {
-        let now = tokio::time::Instant::now();
-        if !u.is_closed() {
-            self.running.entry(u.item_id.clone()).or_insert(now);
-        } else if let Some(since) = self.running.remove(&u.item_id) {
-            let ms = u64::try_from(now.duration_since(since).as_millis()).unwrap_or(u64::MAX);
+        let now = tokio::time::Instant::now().into_std();
+        if let Some(d) = self.clock.time(u, now) {
+            let ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
             self.took.insert(u.item_id.clone(), ms);
         }
     }
