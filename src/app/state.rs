@@ -12,7 +12,7 @@ use crate::config::{AgentConfig, Config, UiSettings};
 use crate::history::PaneHistory;
 use crate::keymap::Keymap;
 use crate::provider::DiagnosticLevel;
-use crate::runner::{PaneEvent, PaneUpdate, RunnerCommand, TurnState};
+use crate::runner::{PaneEvent, PaneUpdate, RunnerCommand};
 use crate::theme::Theme;
 use crate::upsert::TurnEvent;
 
@@ -346,7 +346,7 @@ fn pane_event(
     now: Instant,
     state_since: &mut std::collections::HashMap<usize, Instant>,
 ) -> (Option<Reason>, Option<String>) {
-    let mut needs_user: Option<Reason> = None;
+    let needs_user = Reason::of(&event, p.parent.as_deref());
     let mut status: Option<String> = None;
     match event {
         PaneEvent::Upsert(u) => item(p, u, focused, now),
@@ -358,7 +358,7 @@ fn pane_event(
             p.conversation.transcript.live_at(u, now)
         }
         PaneEvent::Turn(t) => {
-            needs_user = turn_event(p, &t, now);
+            turn_event(p, &t, now);
             if !focused {
                 p.attention.unread.turn(&t, &p.conversation.transcript);
             }
@@ -368,13 +368,10 @@ fn pane_event(
                 state_since.insert(i, now);
             }
             p.conversation.state = s;
-            if s == TurnState::Dead {
-                needs_user = Some(Reason::Exited);
-            }
         }
         PaneEvent::Queue(list) => set_queue(p, list),
         PaneEvent::Notice { level, text } => status = notice(p, level, text, focused),
-        PaneEvent::Permission(req) => needs_user = Some(ask(p, req)),
+        PaneEvent::Permission(req) => p.pending.permissions.push_back(req),
         PaneEvent::PermissionSettled { request_id } => settled(p, &request_id),
         PaneEvent::Session(info) => session(p, info),
         PaneEvent::Recalled(text) => recall(p, &text),
@@ -384,13 +381,8 @@ fn pane_event(
         } => attached(p, capabilities, terminal),
         PaneEvent::Terminal(screen) => p.terminal.update(*screen),
         PaneEvent::TerminalText(_) => {}
-        PaneEvent::Bell => needs_user = Some(Reason::Bell),
-        PaneEvent::Stalled(since) => {
-            p.conversation.stalled_since = since;
-            if since.is_some() {
-                needs_user = Some(Reason::Stalled);
-            }
-        }
+        PaneEvent::Bell => {}
+        PaneEvent::Stalled(since) => p.conversation.stalled_since = since,
         PaneEvent::Held(hold) => p.conversation.held = hold,
         PaneEvent::Process(sample) => p.process = sample,
         PaneEvent::Models(list) => p.conversation.models = list,
@@ -434,17 +426,6 @@ fn notice(p: &mut Pane, level: DiagnosticLevel, text: String, focused: bool) -> 
         p.attention.unread.notice(level, &p.conversation.transcript);
     }
     status
-}
-
-/// The agent asks for approval: a card in the pane, an entry in the inbox.
-fn ask(p: &mut Pane, req: crate::provider::PermissionRequest) -> Reason {
-    let reason = Reason::Permission {
-        request_id: req.request_id.clone(),
-        tool: req.tool_name.clone(),
-        args: super::inbox::summarize_args(&req.input),
-    };
-    p.pending.permissions.push_back(req);
-    reason
 }
 
 /// Approval `id` was answered, here or in another client: its card goes
@@ -509,9 +490,9 @@ fn attached(
     p.terminal.attach(terminal.map(|s| *s));
 }
 
-/// A turn started, finished or failed in `p`; what to tell the user when
-/// the pane is not focused.
-fn turn_event(p: &mut Pane, t: &TurnEvent, now: Instant) -> Option<Reason> {
+/// A turn started, finished or failed in `p`: its transcript, totals and
+/// model.
+fn turn_event(p: &mut Pane, t: &TurnEvent, now: Instant) {
     p.conversation.transcript.turn(t, now);
     match t {
         TurnEvent::TurnComplete { usage, .. } => {
@@ -519,19 +500,12 @@ fn turn_event(p: &mut Pane, t: &TurnEvent, now: Instant) -> Option<Reason> {
             if let Some(u) = usage {
                 p.conversation.usage.accumulate(u);
             }
-            Some(match &p.parent {
-                Some(parent) => Reason::HelperFinished {
-                    parent: parent.clone(),
-                },
-                None => Reason::TurnFinished,
-            })
         }
-        TurnEvent::TurnError { error_code, .. } => Some(Reason::TurnFailed(error_code.clone())),
+        TurnEvent::TurnError { .. } => {}
         TurnEvent::TurnStarted { model_id, .. } => {
             if !model_id.is_empty() {
                 p.conversation.model = Some(model_id.clone());
             }
-            None
         }
     }
 }

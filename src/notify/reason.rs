@@ -3,6 +3,8 @@
 //! same reasons, told in the same words.
 
 use crate::config::ReasonKind;
+use crate::runner::{PaneEvent, TurnState};
+use crate::upsert::TurnEvent;
 
 /// Why a pane is in the inbox. `kind()` names it for `[ui]` notify lists.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +37,32 @@ pub enum Reason {
 }
 
 impl Reason {
+    /// What runner event `event` of a pane (a helper of `parent`, if
+    /// spawned) tells the user, if anything: the one reading of events
+    /// for the console's inbox and the server's notifications.
+    pub fn of(event: &PaneEvent, parent: Option<&str>) -> Option<Reason> {
+        Some(match event {
+            PaneEvent::Permission(req) => Reason::Permission {
+                request_id: req.request_id.clone(),
+                tool: req.tool_name.clone(),
+                args: summarize_args(&req.input),
+            },
+            PaneEvent::Turn(TurnEvent::TurnComplete { .. }) => match parent {
+                Some(p) => Reason::HelperFinished {
+                    parent: p.to_owned(),
+                },
+                None => Reason::TurnFinished,
+            },
+            PaneEvent::Turn(TurnEvent::TurnError { error_code, .. }) => {
+                Reason::TurnFailed(error_code.clone())
+            }
+            PaneEvent::State(TurnState::Dead) => Reason::Exited,
+            PaneEvent::Bell => Reason::Bell,
+            PaneEvent::Stalled(Some(_)) => Reason::Stalled,
+            _ => return None,
+        })
+    }
+
     pub fn kind(&self) -> ReasonKind {
         match self {
             Reason::Permission { .. } => ReasonKind::Permission,

@@ -15,8 +15,7 @@ use std::time::Instant;
 
 use crate::config::UiSettings;
 use crate::notify::{Limiter, Mute, Mutes, Note, Reason};
-use crate::runner::{PaneEvent, TurnState};
-use crate::upsert::TurnEvent;
+use crate::runner::PaneEvent;
 
 /// The pane an event is of, as a notification names it.
 pub(super) struct Of<'a> {
@@ -65,7 +64,7 @@ impl Notifier {
             );
             return None;
         }
-        let reason = reason_of(event, of.parent)?;
+        let reason = Reason::of(event, of.parent)?;
         if of.looked_at && !matches!(reason, Reason::Permission { .. }) {
             return None;
         }
@@ -113,30 +112,6 @@ impl Notifier {
     pub(super) fn mute(&mut self, change: &Mute) {
         self.mutes.apply(change);
     }
-}
-
-/// What a runner event tells the user, as the inbox would list it.
-fn reason_of(event: &PaneEvent, parent: Option<&str>) -> Option<Reason> {
-    Some(match event {
-        PaneEvent::Permission(req) => Reason::Permission {
-            request_id: req.request_id.clone(),
-            tool: req.tool_name.clone(),
-            args: crate::notify::reason::summarize_args(&req.input),
-        },
-        PaneEvent::Turn(TurnEvent::TurnComplete { .. }) => match parent {
-            Some(p) => Reason::HelperFinished {
-                parent: p.to_owned(),
-            },
-            None => Reason::TurnFinished,
-        },
-        PaneEvent::Turn(TurnEvent::TurnError { error_code, .. }) => {
-            Reason::TurnFailed(error_code.clone())
-        }
-        PaneEvent::State(TurnState::Dead) => Reason::Exited,
-        PaneEvent::Bell => Reason::Bell,
-        PaneEvent::Stalled(Some(_)) => Reason::Stalled,
-        _ => return None,
-    })
 }
 
 #[cfg(test)]
