@@ -56,20 +56,14 @@ impl App {
             self.outbox.terminal(note.osc777());
         }
         // The server runs the command for what it sees itself (src/server/notifier.rs).
-        if self.ui.notify_command.is_empty()
-            || !self.ui.notify_on.wants(kind)
-            || crate::notify::reason::told_by_server(kind)
-        {
+        if crate::notify::reason::told_by_server(kind) {
             return;
         }
-        let Some(dropped) = self.inbox.notify.admit(self.now, self.ui.notify_per_minute) else {
+        let Some(argv) =
+            crate::notify::command_line(&self.ui, &mut self.inbox.notify, note.clone(), self.now)
+        else {
             return;
         };
-        let mut note = note.clone();
-        if dropped > 0 {
-            note.body = format!("{} (+{dropped} more held back)", note.body);
-        }
-        let argv = note.argv(&self.ui.notify_command);
         self.outbox.push(AppCommand::Notify(argv));
     }
 

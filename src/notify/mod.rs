@@ -47,6 +47,25 @@ impl Limiter {
     }
 }
 
+/// `ui`'s `notify_command` for `note` at `now`, through `limiter`: none
+/// when no command is set, the type is not asked for, or it is over the
+/// rate (then counted, and the next one that runs says how many).
+pub fn command_line(
+    ui: &crate::config::UiSettings,
+    limiter: &mut Limiter,
+    mut note: Note,
+    now: Instant,
+) -> Option<Vec<String>> {
+    if ui.notify_command.is_empty() || !ui.notify_on.wants(note.kind) {
+        return None;
+    }
+    let dropped = limiter.admit(now, ui.notify_per_minute)?;
+    if dropped > 0 {
+        note.body = format!("{} (+{dropped} more held back)", note.body);
+    }
+    Some(note.argv(&ui.notify_command))
+}
+
 /// One notification: what `{title}`, `{body}`, `{pane}` and `{type}` are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Note {

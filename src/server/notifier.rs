@@ -29,9 +29,8 @@ pub(super) struct Of<'a> {
 }
 
 pub(super) struct Notifier {
-    command: Vec<String>,
-    on: crate::config::NotifyOn,
-    per_minute: u32,
+    /// `notify_command`, the types it runs for and its rate.
+    ui: UiSettings,
     limiter: Limiter,
     pub(super) mutes: Mutes,
     /// By slot: reasons told and not yet seen.
@@ -41,9 +40,7 @@ pub(super) struct Notifier {
 impl Notifier {
     pub(super) fn new(ui: &UiSettings, mutes: Mutes) -> Self {
         Self {
-            command: ui.notify_command.clone(),
-            on: ui.notify_on.clone(),
-            per_minute: ui.notify_per_minute,
+            ui: ui.clone(),
             limiter: Limiter::default(),
             mutes,
             told: HashMap::new(),
@@ -95,18 +92,11 @@ impl Notifier {
     }
 
     /// `note`'s command, unless muted, not asked for, or over the rate.
-    fn command_for(&mut self, mut note: Note, now: Instant) -> Option<Vec<String>> {
-        if self.command.is_empty()
-            || !self.on.wants(note.kind)
-            || self.mutes.silences(&note.pane, note.kind)
-        {
+    fn command_for(&mut self, note: Note, now: Instant) -> Option<Vec<String>> {
+        if self.mutes.silences(&note.pane, note.kind) {
             return None;
         }
-        let dropped = self.limiter.admit(now, self.per_minute)?;
-        if dropped > 0 {
-            note.body = format!("{} (+{dropped} more held back)", note.body);
-        }
-        Some(note.argv(&self.command))
+        crate::notify::command_line(&self.ui, &mut self.limiter, note, now)
     }
 
     pub(super) fn mute(&mut self, change: &Mute) {
