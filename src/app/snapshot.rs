@@ -13,12 +13,12 @@
 //! (runner commands, git requests, bells) already happened at the server
 //! and is dropped.
 
+use std::collections::{HashMap, HashSet};
+
 use super::inbox::Inbox;
 use super::pane::Pane;
 use super::state::{App, Overlay};
 use crate::runner::PaneUpdate;
-use std::collections::HashMap;
-
 use crate::wire::snapshot::{LayoutPane, PaneSnapshot, Snapshot};
 
 /// The focus while away events are applied: no pane.
@@ -102,7 +102,7 @@ impl App {
                 LayoutPane::New(_) => None,
             })
             .collect();
-        let once: std::collections::HashSet<&String> = kept.iter().copied().collect();
+        let once: HashSet<&String> = kept.iter().copied().collect();
         if once.len() != kept.len() || !kept.iter().all(|id| ids.contains(id)) {
             return false;
         }

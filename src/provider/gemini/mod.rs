@@ -78,7 +78,7 @@ impl ProviderFactory for GeminiFactory {
 
     fn spawn(&self, spec: ProviderSpec, events: EventSink) -> Spawned {
         let path = MCP_SETTINGS.path(&spec.agent.id);
-        super::operations::write_config(&path, &settings(&spec.agent))
+        super::operations::write_config(&path, &settings(spec.agent.hive_mcp.as_ref()))
             .map_err(|source| super::ProviderError::spawn(&spec.agent.id, "gemini", source))?;
         let driver = Driver {
             established: spec.resume.is_some(),
@@ -101,25 +101,26 @@ impl ProviderFactory for GeminiFactory {
 ///   the `hive mcp` server goes there too.
 const SETTINGS_ENV: &str = "GEMINI_CLI_SYSTEM_DEFAULTS_PATH";
 
-fn settings(agent: &AgentConfig) -> serde_json::Value {
+fn settings(server: Option<&crate::config::McpServerConfig>) -> serde_json::Value {
     let mut v = serde_json::json!({"general": {"sessionRetention": {"enabled": false}}});
-    if let Some(server) = &agent.hive_mcp {
-        v["mcpServers"] = mcp_settings(server)["mcpServers"].take();
+    if let Some(server) = server {
+        // Trusted: its calls are bounded by `can_message`, so Gemini need
+        // not confirm each.
+        v["mcpServers"] = serde_json::json!({server.name.as_str(): {
+            "command": server.command, "args": server.args, "env": server.env, "trust": true,
+        }});
     }
     v
 }
 
+/// The settings file, with hive's MCP server.
 const MCP_SETTINGS: super::operations::McpFile = super::operations::McpFile {
     kind: "gemini",
     render: mcp_settings,
 };
 
-/// The settings file: hive's server, trusted (its calls are bounded by
-/// `can_message`, so Gemini need not confirm each).
 fn mcp_settings(server: &crate::config::McpServerConfig) -> serde_json::Value {
-    serde_json::json!({"mcpServers": {server.name.as_str(): {
-        "command": server.command, "args": server.args, "env": server.env, "trust": true,
-    }}})
+    settings(Some(server))
 }
 
 /// How the CLI is told which session a turn belongs to.
@@ -429,12 +430,12 @@ mod tests {
         let spec = command(&agent, "hi", &SessionArg::New("s".into()));
         assert!(spec.env[SETTINGS_ENV].ends_with("mcp/g.gemini.json"));
         assert_eq!(
-            settings(&agent),
+            settings(agent.hive_mcp.as_ref()),
             serde_json::json!({"general": {"sessionRetention": {"enabled": false}}})
         );
         agent.hive_mcp =
             crate::provider::operations::server_for("g", std::path::Path::new("/run/hive/p.sock"));
-        let with_tools = settings(&agent);
+        let with_tools = settings(agent.hive_mcp.as_ref());
         assert_eq!(with_tools["general"]["sessionRetention"]["enabled"], false);
         let hive = &with_tools["mcpServers"]["hive"];
         assert_eq!(hive["trust"], true);
