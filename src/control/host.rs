@@ -10,10 +10,8 @@ use std::path::Path;
 use tokio::sync::mpsc;
 
 use super::hub::{ControlRequest, Hub, Started};
-use super::protocol::Call;
 use super::server::Server;
 use crate::config::Config;
-use crate::ops::HiveRequest;
 use crate::runner::{PaneUpdate, RunnerCommand};
 
 pub(crate) struct Host {
@@ -21,8 +19,6 @@ pub(crate) struct Host {
     requests: mpsc::Receiver<ControlRequest>,
     consoles: Option<mpsc::Receiver<tokio::net::UnixStream>>,
     server: Server,
-    /// Where `op` calls go: the ops host on the same loop.
-    ops: mpsc::UnboundedSender<HiveRequest>,
 }
 
 impl Host {
@@ -32,7 +28,6 @@ impl Host {
     pub(crate) fn start(
         config: &Config,
         agents: &[crate::config::AgentConfig],
-        ops: mpsc::UnboundedSender<HiveRequest>,
     ) -> anyhow::Result<Self> {
         let starting = || Started::Failed("starting".into());
         let hub = Hub::new(agents.iter().map(|a| (a.clone(), starting())));
@@ -46,7 +41,6 @@ impl Host {
             requests,
             consoles: Some(consoles),
             server,
-            ops,
         })
     }
 
@@ -123,11 +117,8 @@ impl Host {
     }
 
     /// Answers a request; the returned command is for the pane's runner.
+    /// (`Call::Op` is the server's: it runs agents' operations.)
     pub(crate) fn handle(&mut self, req: ControlRequest) -> Option<(usize, RunnerCommand)> {
-        if let Call::Op { agent, op, args } = req.call {
-            crate::ops::remote::serve(&self.ops, agent, op, args, req.reply);
-            return None;
-        }
         self.hub.handle(req)
     }
 }
