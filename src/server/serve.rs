@@ -788,8 +788,10 @@ impl Server {
     /// Snapshot `snap` to client `id`, then the git state in the panes'
     /// numbers (a snapshot replaces what the client had).
     pub(super) fn send_snapshot(&mut self, id: ClientId, snap: Snapshot) {
-        self.clients.send_snapshot(id, snap);
-        self.catch_up(id);
+        // A deferred snapshot comes with its catch-up once the client drains.
+        if self.clients.send_snapshot(id, snap) {
+            self.catch_up(id);
+        }
     }
 
     /// After a snapshot or a layout, client `id` gets the git state in
