@@ -25,6 +25,7 @@ pub(crate) mod paths;
 pub(crate) mod private;
 pub mod processor;
 pub mod procstat;
+pub mod project;
 pub mod provider;
 pub mod remote;
 pub mod runner;

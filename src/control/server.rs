@@ -348,7 +348,7 @@ async fn ask(
 /// The pane's current conversation from the history store, as upserts.
 fn load_history(pane: Value, agent: &str) -> Result<Value, CtlError> {
     use crate::history::{assemble, store};
-    let store = store::Store::user();
+    let store = crate::project::served().store();
     let Some(entry) = crate::history::agent_session(&store, agent) else {
         return Ok(json!({ "pane": pane, "agent": agent, "session": null, "items": [] }));
     };

@@ -1,7 +1,7 @@
 //! The session's layout (issue 32): what the user changed about the
 //! config's panes while hive ran (panes added, closed, renamed, moved, put
-//! in another window), saved beside the history as
-//! `<data dir>/layouts/<server>.json` after every change, and laid over the
+//! in another window), saved beside the project's history as
+//! `<data dir>/projects/<key>/layout.json` after every change, and laid over the
 //! config when the server starts again. `--fresh` starts from the config
 //! and the next change overwrites the file.
 //!
@@ -11,7 +11,7 @@
 //! set aside (`.bad`) with a warning; the config's panes start as written.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -62,24 +62,16 @@ pub struct Placed {
     pub parent: Option<String>,
 }
 
-/// Where the layout of the server named `label` is kept.
-pub fn path_for(label: &str) -> PathBuf {
-    crate::paths::data_dir()
-        .join("layouts")
-        .join(format!("{label}.json"))
-}
-
 /// Where this server's layout is saved, and the config it is laid over.
 pub(crate) struct LayoutFile {
     path: std::path::PathBuf,
 }
 
 impl LayoutFile {
-    pub(crate) fn of(config: &Config) -> Self {
-        let dir = crate::control::socket_dir();
-        let label = crate::control::socket_name(&dir, &config.source);
+    /// The layout of `project` (in its data dir).
+    pub(crate) fn of(project: &crate::project::Project) -> Self {
         Self {
-            path: path_for(&label),
+            path: project.data_dir().join("layout.json"),
         }
     }
 

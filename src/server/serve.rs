@@ -32,7 +32,9 @@ use crate::worktree::Worktree;
 pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> {
     let config = Config::load(config_path, &Registry::builtin())?;
     let _log = crate::app::init_logging();
-    let layout = super::layout::LayoutFile::of(&config);
+    let project = crate::project::Project::open(&config);
+    crate::project::serve(&project);
+    let layout = super::layout::LayoutFile::of(&project);
     let placed = layout.placed(&config, fresh);
     tracing::info!(config = %config.source.describe(), panes = placed.len(), "server starting");
     install_panic_hook();
@@ -202,7 +204,7 @@ impl Server {
         Ok(Self {
             notifier: super::notifier::Notifier::new(&starter.config.ui, mutes),
             worktrees: super::worktrees::Worktrees::start(panes.iter().map(|p| p.worktree.clone())),
-            lists: super::lists::Listings::new(),
+            lists: super::lists::Listings::new(starter.store.clone()),
             info,
             order: (0..panes.len()).collect(),
             shown: (0..panes.len()).collect(),
@@ -384,6 +386,7 @@ impl Server {
         json!({
             "pid": self.info.pid,
             "config": self.info.config,
+            "config_path": self.info.config_path,
             "socket": self.info.socket,
             "started": self.info.started,
             "panes": self.order.len(),
@@ -503,9 +506,8 @@ impl Server {
                 pane.reply_to = from;
             }
             RunnerCommand::SwitchSession { session, .. } => {
-                let store = crate::history::Store::user();
                 let opened = crate::history::sessions::open(
-                    &store,
+                    &self.starter.store,
                     &pane.agent,
                     session,
                     crate::history::DEFAULT_TAIL_RECORDS,
@@ -595,6 +597,8 @@ pub(super) fn pane_snapshot(pane: &Pane, seen: Option<u64>) -> PaneSnapshot {
 /// runtime.
 pub(super) struct Starter {
     pub(super) config: Config,
+    /// The project's history (`crate::project`).
+    pub(super) store: crate::history::Store,
     registry: Registry,
     tx: mpsc::UnboundedSender<PaneUpdate>,
     setups: mpsc::UnboundedSender<SetupDone>,
@@ -616,6 +620,7 @@ impl Starter {
         let hive_budget =
             crate::runner::budget::HiveBudget::new(config.budget.usd, config.budget.tokens);
         Self {
+            store: crate::project::Project::of(&config.source).store(),
             config,
             registry,
             tx,
@@ -680,7 +685,7 @@ impl Starter {
         }
         let config = &self.config;
         let agent = &pane.agent;
-        let mut history = crate::history::open_pane(agent, fresh);
+        let mut history = crate::history::open_pane(&self.store, agent, fresh);
         // `agent.read` sees the turns from before a restart too.
         ops.restore(i, &history.items);
         pane.log.reset(Restored::of(&history));
