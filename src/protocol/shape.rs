@@ -402,8 +402,8 @@ fn git_events() -> Vec<WorktreeEvent> {
     ]
 }
 
-fn server_samples() -> Vec<ServerMsg> {
-    let mut out = vec![
+fn snapshot_samples() -> Vec<ServerMsg> {
+    vec![
         ServerMsg::SnapshotStart {
             server: ServerInfo {
                 pid: 42,
@@ -423,7 +423,11 @@ fn server_samples() -> Vec<ServerMsg> {
             event: PaneEvent::Recalled("x".into()),
         }]),
         ServerMsg::SnapshotEnd,
-    ];
+    ]
+}
+
+fn server_samples() -> Vec<ServerMsg> {
+    let mut out = snapshot_samples();
     out.extend(sample_events().into_iter().map(|e| ServerMsg::Event {
         pane: 0,
         event: WireEvent::Whole(e),

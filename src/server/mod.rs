@@ -18,6 +18,7 @@ pub mod log;
 mod notifier;
 mod panes;
 mod serve;
+mod starter;
 mod teams;
 mod views;
 mod worktrees;
