@@ -1,8 +1,10 @@
-//! The console (`hive` with no arguments): one pane per configured agent.
+//! The console (`hive` with no arguments): a client of a hive server
+//! (src/client/), one pane per pane of the server's snapshot.
 //!
 //! `state` holds the model (panes, focus, overlays), `input` turns keys into
 //! state changes and runner commands, `tty` owns the terminal. This file
-//! wires them to the runners and runs the event loop: redraw only after a
+//! sends the commands on (to the server, or to runners in this process for
+//! the benches and tests) and runs the event loop: redraw only after a
 //! change, at most `ui.max_fps` times a second, and sleep when nothing
 //! happens. Each `frame` draws the app read-only into the UI's `ViewState`,
 //! then the app takes back what the frame measured (`geometry`).

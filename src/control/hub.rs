@@ -1,7 +1,7 @@
-//! The control socket's side of the app loop: answers requests from what
-//! the runners have reported and turns actions into `RunnerCommand`s.
+//! The control socket's side of the server's loop: answers requests from
+//! what the runners have reported and turns actions into `RunnerCommand`s.
 //!
-//! It owns no runner and reads no app state. The loop shows it every
+//! It owns no runner. The loop shows it every
 //! `PaneUpdate` (so it mirrors each pane's state, queue and turns, and
 //! streams them to watchers) and hands it each request; it hands back the
 //! command to send, which the loop routes like a key press's.

@@ -1,9 +1,10 @@
-//! Reaching a running hive from outside (issue 18): a Unix socket per
-//! console, a line-delimited JSON protocol, and `hive ctl` as its client.
+//! Reaching a running hive from outside (issue 18): the server's Unix
+//! socket, a line-delimited JSON protocol, and `hive ctl` as its client
+//! (consoles share the socket: their first byte is NUL, src/protocol/).
 //!
-//! The console hosts the socket ([`server`]); requests travel to the app's
-//! loop as typed commands and are answered there by the [`hub`], which owns
-//! no runner and reads no app state: it mirrors what the runners report.
+//! The server hosts the socket ([`server`]); requests travel to the
+//! server's loop as typed commands and are answered there by the [`hub`],
+//! which owns no runner: it mirrors what the runners report.
 //! The [`protocol`] module has no socket or app types, so the MCP server
 //! (issue 16) can reuse it.
 

@@ -1,4 +1,4 @@
-//! The app-side handler of hive's operations. It lives on the app's loop:
+//! The server's handler of hive's operations. It lives on the server's loop:
 //! `observe` sees every pane update (turn states, queue lengths, the items
 //! of each pane, which turn answers which message) and `handle` answers a
 //! `HiveRequest` by commanding a runner. It never blocks: `agent.wait`

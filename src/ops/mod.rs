@@ -5,8 +5,8 @@
 //! Each operation has a name, a description and a JSON schema
 //! (`OPERATIONS`); `Op::parse` turns a call into a typed request. Requests
 //! reach the panes only as `HiveRequest`s — a typed command with a oneshot
-//! reply — handled on the app's loop by `host::OpsHost`, which owns nothing
-//! but bookkeeping: the app owns the runners. `meta` offers the operations
+//! reply — handled on the server's loop by `host::OpsHost`, which owns
+//! nothing but bookkeeping: the server owns the runners. `meta` offers the operations
 //! to a model as the seed's four meta-tools.
 
 pub mod across;
