@@ -15,7 +15,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+pub use crate::protocol::pane::ProcessSample;
 
 /// One reading of a process tree.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -24,14 +24,6 @@ pub struct Reading {
     /// they reaped, in clock ticks.
     pub ticks: u64,
     /// Resident memory of all of them.
-    pub rss_bytes: u64,
-    pub processes: u32,
-}
-
-/// What a pane shows and `hive ctl status` reports: `process`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct ProcessSample {
-    pub cpu_percent: f64,
     pub rss_bytes: u64,
     pub processes: u32,
 }

@@ -23,13 +23,13 @@ use super::state::App;
 use super::{Outlets, build_app, command, dispatch, draw, pace, screen, tty};
 use crate::client::{Connection, FromServer, Sender};
 use crate::config::Config;
-use crate::provider::DiagnosticLevel;
-use crate::runner::PaneUpdate;
+use crate::protocol::ClientMsg;
+use crate::protocol::agent::DiagnosticLevel;
+use crate::protocol::pane::PaneUpdate;
+use crate::protocol::snapshot::Snapshot;
 use crate::timer;
 use crate::ui;
 use crate::ui::ViewState;
-use crate::wire::ClientMsg;
-use crate::wire::snapshot::Snapshot;
 
 /// How long a console waits for the server it stopped to go.
 const STOP_WAIT: Duration = Duration::from_secs(10);

@@ -171,7 +171,7 @@ fn attach_to(
     config: Option<Config>,
     restart: Restart<'_>,
 ) -> anyhow::Result<ExitCode> {
-    let _log = crate::app::init_logging();
+    let _log = crate::log::init_logging();
     let rt = crate::runtime::build()?;
     let Some(endpoint) = endpoints.first().cloned() else {
         bail!("no server to attach to");

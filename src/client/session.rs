@@ -11,13 +11,14 @@ use std::pin::Pin;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
+use super::host::OnHost;
 use super::transport::{Endpoint, Stream};
 use super::{AttachError, FromServer};
-use crate::runner::PaneUpdate;
-use crate::wire::delta::DeltaDecoder;
-use crate::wire::frame::{self, FrameReader, WireError};
-use crate::wire::snapshot::{Parts, Snapshot};
-use crate::wire::{ClientMsg, Hello, MAGIC, ServerMsg};
+use crate::protocol::delta::DeltaDecoder;
+use crate::protocol::frame::{self, FrameReader, WireError};
+use crate::protocol::pane::PaneUpdate;
+use crate::protocol::snapshot::{Parts, Snapshot};
+use crate::protocol::{ClientMsg, Hello, MAGIC, ServerMsg};
 
 /// How long a server may take to answer and send its snapshot.
 const HANDSHAKE: std::time::Duration = std::time::Duration::from_secs(30);

@@ -31,7 +31,7 @@ impl Endpoint {
     /// What the user calls it: the server's name, or the host's.
     pub fn name(&self) -> String {
         match self {
-            Endpoint::Local(socket) => crate::server::daemon::name_of(socket),
+            Endpoint::Local(socket) => crate::paths::name_of(socket),
             Endpoint::Ssh { target, .. } => target.name.clone(),
         }
     }

@@ -4,6 +4,7 @@
 mod agent;
 mod host;
 mod notify;
+mod pace;
 mod prices;
 
 use std::collections::BTreeMap;
@@ -16,6 +17,7 @@ pub use agent::{AgentConfig, McpServerConfig, QueueMode, WorktreeSetting};
 pub use host::HostConfig;
 pub(crate) use notify::NotifyOn;
 pub use notify::ReasonKind;
+pub use pace::{background_every, live_every};
 pub use prices::{Price, price_of};
 
 use crate::processor::{DEFAULT_GRADIENT, ProcessorConfig};

@@ -10,10 +10,8 @@ use std::path::Path;
 use tokio::sync::mpsc;
 
 use super::hub::{ControlRequest, Hub, Started};
-use super::protocol::Call;
 use super::server::Server;
 use crate::config::Config;
-use crate::ops::HiveRequest;
 use crate::runner::{PaneUpdate, RunnerCommand};
 
 pub(crate) struct Host {
@@ -23,8 +21,6 @@ pub(crate) struct Host {
     server: Server,
     /// Which project the socket serves, for clients choosing a server.
     _owner: Option<super::OwnerFile>,
-    /// Where `op` calls go: the ops host on the same loop.
-    ops: mpsc::UnboundedSender<HiveRequest>,
 }
 
 impl Host {
@@ -34,7 +30,6 @@ impl Host {
     pub(crate) fn start(
         config: &Config,
         agents: &[crate::config::AgentConfig],
-        ops: mpsc::UnboundedSender<HiveRequest>,
     ) -> anyhow::Result<Self> {
         let starting = || Started::Failed("starting".into());
         let hub = Hub::new(agents.iter().map(|a| (a.clone(), starting())));
@@ -52,7 +47,6 @@ impl Host {
             consoles: Some(consoles),
             server,
             _owner: owner,
-            ops,
         })
     }
 
@@ -129,11 +123,8 @@ impl Host {
     }
 
     /// Answers a request; the returned command is for the pane's runner.
+    /// (`Call::Op` is the server's: it runs agents' operations.)
     pub(crate) fn handle(&mut self, req: ControlRequest) -> Option<(usize, RunnerCommand)> {
-        if let Call::Op { agent, op, args } = req.call {
-            crate::ops::remote::serve(&self.ops, agent, op, args, req.reply);
-            return None;
-        }
         self.hub.handle(req)
     }
 }

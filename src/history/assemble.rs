@@ -189,4 +189,4 @@ pub(crate) fn ms_to_time(ms: i64) -> DateTime<Utc> {
 }
 
 pub use super::rebuild::items_from;
-pub(crate) use super::rebuild::{Outcome, TurnEnd, restore_into};
+pub(crate) use super::rebuild::{TurnEnd, restore_into};

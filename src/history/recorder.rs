@@ -13,12 +13,13 @@ use std::collections::HashMap;
 
 use indexmap::IndexMap;
 
+use super::Recorder;
 use super::assemble::TurnAssembler;
 use super::record::{Block, Meta, Record, Role, UsageMeta, now_ms};
 use super::state::PaneState;
 use super::store::SessionWriter;
 use crate::event::Origin;
-use crate::runner::{PaneEvent, Recorder};
+use crate::protocol::pane::PaneEvent;
 use crate::upsert::{ToolClock, TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
 
 /// A turn whose agent side is not written yet.
@@ -306,14 +307,14 @@ impl HistoryRecorder {
 }
 
 impl Recorder for HistoryRecorder {
-    fn chose(&mut self, chosen: &crate::runner::Chosen) {
+    fn chose(&mut self, chosen: &super::Chosen) {
         if self.state.chosen != *chosen {
             self.state.chosen = chosen.clone();
             self.save_state();
         }
     }
 
-    fn chosen(&self) -> Option<crate::runner::Chosen> {
+    fn chosen(&self) -> Option<super::Chosen> {
         Some(self.state.chosen.clone())
     }
 

@@ -5,28 +5,17 @@
 //! (`PaneEvent::Held` of kind `budget`): raise the budget by half, or stop
 //! (the queue is emptied; the budget still holds what comes next).
 
-use serde::{Deserialize, Serialize};
-
 use super::hold::{Hold, HoldKind};
 use super::{Runner, TurnState};
 use crate::config::AgentConfig;
 use crate::event::Usage;
+pub use crate::protocol::hold::BudgetAnswer;
 use crate::provider::DiagnosticLevel;
 
 /// The share of a budget past which the pane is told.
 const BUDGET_WARN: f64 = 0.8;
 /// A raise adds this share of the budget.
 const RAISE: f64 = 0.5;
-
-/// What the user answered on the budget card.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BudgetAnswer {
-    /// Raise the budget by half and go on.
-    Raise,
-    /// Empty the queue; the budget stays spent.
-    Stop,
-}
 
 #[derive(Debug, Clone, Default)]
 pub(super) struct Budget {

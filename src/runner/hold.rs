@@ -12,10 +12,10 @@
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
 use super::{PaneEvent, Runner};
+pub use crate::protocol::hold::{Hold, HoldKind};
 use crate::provider::DiagnosticLevel;
 use crate::provider::limits::{self, LimitKind};
 use crate::upsert::TurnEvent;
@@ -25,22 +25,6 @@ use crate::upsert::TurnEvent;
 const BACKOFF_FIRST: Duration = Duration::from_secs(60);
 const BACKOFF_MAX: Duration = Duration::from_secs(3600);
 
-/// Why a pane's queue waits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HoldKind {
-    /// The vendor's rate limit, until it resets.
-    RateLimit,
-    /// The vendor's usage cap or quota, until it resets.
-    Quota,
-    /// The agent's budget is spent, until the user raises it
-    /// (`runner::budget`).
-    Budget,
-    /// The user interrupted a turn with messages queued: they wait for the
-    /// user (Enter sends the next, Esc again clears them), not sent at once.
-    Interrupted,
-}
-
 impl From<LimitKind> for HoldKind {
     fn from(k: LimitKind) -> Self {
         match k {
@@ -48,23 +32,6 @@ impl From<LimitKind> for HoldKind {
             LimitKind::Quota => Self::Quota,
         }
     }
-}
-
-/// Why a pane's queue waits, as consoles show it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Hold {
-    pub kind: HoldKind,
-    /// When the queue goes on (a limit's reset, or hive's backoff); `None`
-    /// for a budget, which waits for the user.
-    #[serde(default)]
-    pub until: Option<DateTime<Utc>>,
-    /// The vendor named that time (not hive's guess).
-    pub reported: bool,
-    /// The failed message waits at the front of the queue to be sent again.
-    pub resend: bool,
-    /// A budget's state: what was spent of what (`$5.02 of $5.00`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub spent: Option<String>,
 }
 
 /// The runner's side of a hold: what consoles see and the deadline.

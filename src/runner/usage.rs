@@ -11,10 +11,8 @@ use std::sync::Arc;
 use super::Runner;
 use crate::config::{Price, price_of};
 use crate::event::Usage;
+pub use crate::protocol::event::{CONTEXT_WARN, context_fill};
 use crate::upsert::TurnEvent;
-
-/// The share of the context window past which a pane warns.
-pub const CONTEXT_WARN: f64 = 0.8;
 
 /// The runner's accounting state.
 pub(super) struct Meter {
@@ -63,14 +61,6 @@ pub fn estimate(u: &mut Usage, price: &Price) {
     }
     u.cost_usd = Some(cost(price, u));
     u.cost_estimated = true;
-}
-
-/// How full the context is: the tokens in it and the window, the agent's
-/// own figures first, else the configured window.
-pub fn context_fill(usage: &Usage, configured: Option<u64>) -> Option<(u64, u64)> {
-    let used = usage.context_tokens?;
-    let window = usage.context_window.or(configured).filter(|&w| w > 0)?;
-    Some((used, window))
 }
 
 impl Runner {

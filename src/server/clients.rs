@@ -339,9 +339,8 @@ mod tests {
 
     /// A message item of `bytes` bytes, new each time (sent whole).
     fn big(n: usize, bytes: usize) -> PaneUpdate {
-        let Some(PaneEvent::Upsert(mut u)) = crate::runner::wire_tests::sample_events()
-            .into_iter()
-            .next()
+        let Some(PaneEvent::Upsert(mut u)) =
+            crate::protocol::samples::sample_events().into_iter().next()
         else {
             panic!("the first sample is an upsert");
         };

@@ -23,6 +23,7 @@ use serde_json::Value;
 use crate::config::Config;
 use crate::control::client::Client;
 use crate::control::protocol::Call;
+pub use crate::paths::name_of;
 
 /// How long a new server may take to open its socket.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
@@ -39,14 +40,6 @@ pub fn socket_for(config: &Config) -> PathBuf {
 /// The socket named `name` (or a path, when it has a slash).
 pub fn socket_named(name: &str) -> PathBuf {
     crate::control::socket_path_for(name, &crate::control::socket_dir())
-}
-
-/// A server's name: its socket's file stem.
-pub fn name_of(socket: &Path) -> String {
-    socket
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }
 
 /// Whether a server answers on `socket`.
@@ -120,9 +113,9 @@ pub fn start(config: &Config, fresh: bool) -> anyhow::Result<PathBuf> {
     Ok(socket)
 }
 
-/// hive.log for a server's stderr (`app::open_log`), blocking as any file.
+/// hive.log for a server's stderr (`log::open_log`), blocking as any file.
 fn log_file() -> Option<(std::fs::File, PathBuf)> {
-    let (file, path) = crate::app::open_log()?;
+    let (file, path) = crate::log::open_log()?;
     // The server's stderr must block like any file, not fail with EAGAIN.
     let _ = set_blocking(&file);
     Some((file, path))

@@ -8,6 +8,8 @@
 //! session of its own, finds the running ones, and stops them.
 
 mod asks;
+#[cfg(test)]
+mod card_tests;
 mod clients;
 pub mod daemon;
 pub mod layout;

@@ -22,7 +22,7 @@ use crate::runner::{
     PaneEvent, PaneUpdate, QueueEdit, RunnerCommand, RunnerHandle, RunnerOptions, TurnState,
     spawn_runner,
 };
-use crate::wire::snapshot::{PaneSnapshot, Restored, ServerInfo, Snapshot};
+use crate::wire::snapshot::{PaneCard, PaneSnapshot, Restored, ServerInfo, Snapshot};
 use crate::wire::{ClientMsg, ServerMsg};
 use crate::worktree::Worktree;
 
@@ -31,7 +31,7 @@ use crate::worktree::Worktree;
 /// session of its own with its output in hive.log.
 pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> {
     let config = Config::load(config_path, &Registry::builtin())?;
-    let _log = crate::app::init_logging();
+    let _log = crate::log::init_logging();
     let project = crate::project::Project::open(&config);
     crate::project::serve(&project);
     let layout = super::layout::LayoutFile::of(&project);
@@ -78,6 +78,8 @@ pub(super) struct Pane {
     /// number), out of the layout and of every snapshot.
     pub(super) closed: bool,
     pub(super) agent: AgentConfig,
+    /// A scripted agent's words (`PaneCard::try_words`), read once.
+    try_words: Vec<String>,
     pub(super) worktree: Option<Worktree>,
     pub(super) failed: Option<String>,
     pub(super) log: PaneLog,
@@ -99,6 +101,7 @@ impl Pane {
     pub(super) fn new(placed: Placed) -> Self {
         Self {
             agent: placed.agent.clone(),
+            try_words: crate::provider::script::match_words(&placed.agent),
             placed,
             closed: false,
             worktree: None,
@@ -172,7 +175,7 @@ impl Server {
             crate::worktree::prepare_without_setup(&mut agents, config.worktrees.root.as_deref());
         let mut ops = crate::ops::OpsHost::new(&agents);
         // Bound first: agents with `hive_tools` are told where it is.
-        let mut control = crate::control::Host::start(&config, &agents, ops_tx.clone())?;
+        let mut control = crate::control::Host::start(&config, &agents)?;
         let socket = control.socket().to_owned();
         let consoles = control
             .take_consoles()
@@ -241,19 +244,7 @@ impl Server {
                         self.on_update(more);
                     }
                 }
-                Some(req) = self.ops_rx.recv() => {
-                    // Spawning and closing helpers is the server's.
-                    let Some(req) = self.team_op(req) else {
-                        continue;
-                    };
-                    let ops = &mut self.ops;
-                    let gate = |c: &crate::ops::Caller, t: &str, sends: bool| {
-                        crate::ops::across::gate(ops, c, t, sends)
-                    };
-                    if let Some(req) = self.across.take(req, gate) {
-                        self.ops.handle(req, &self.runners);
-                    }
-                }
+                Some(req) = self.ops_rx.recv() => self.on_op(req),
                 Some(done) = self.setups.recv() => self.set_up(done),
                 Some(req) = self.control.next() => {
                     if let Some(why) = self.on_control(req) {
@@ -351,6 +342,22 @@ impl Server {
         self.order.get(position).copied()
     }
 
+    /// An agent's operation, from its in-process tools or from `hive mcp`
+    /// over the socket (`Call::Op`): the one place ops run.
+    fn on_op(&mut self, req: crate::ops::HiveRequest) {
+        // Spawning and closing helpers is the server's.
+        let Some(req) = self.team_op(req) else {
+            return;
+        };
+        let ops = &mut self.ops;
+        let gate = |c: &crate::ops::Caller, t: &str, sends: bool| {
+            crate::ops::across::gate(ops, c, t, sends)
+        };
+        if let Some(req) = self.across.take(req, gate) {
+            self.ops.handle(req, &self.runners);
+        }
+    }
+
     /// A control request; `Some(why)` when it stops the server.
     fn on_control(&mut self, req: crate::control::hub::ControlRequest) -> Option<String> {
         match req.call {
@@ -361,6 +368,14 @@ impl Server {
             Call::Kill => {
                 let _ = req.reply.send(Ok(json!({ "stopping": true })));
                 Some("hive kill".into())
+            }
+            Call::Op { agent, op, args } => {
+                // Run here, on this pass of the loop (issue 44: it used to
+                // go round the ops channel for a second one).
+                if let Some(op) = crate::ops::remote::request(agent, &op, args, req.reply) {
+                    self.on_op(op);
+                }
+                None
             }
             ref call if call.pane_edit().is_some() => {
                 if let Some(edit) = call.pane_edit() {
@@ -581,7 +596,10 @@ pub(super) fn started_of(
 /// Pane `pane` for a client that has seen everything up to `seen`.
 pub(super) fn pane_snapshot(pane: &Pane, seen: Option<u64>) -> PaneSnapshot {
     PaneSnapshot {
-        agent: pane.agent.clone(),
+        agent: PaneCard {
+            try_words: pane.try_words.clone(),
+            ..pane.agent.card()
+        },
         worktree: pane.worktree.clone(),
         failed: pane.failed.clone(),
         restored: pane.log.restored().clone(),
@@ -699,8 +717,8 @@ impl Starter {
             stall_after: Duration::from_secs(config.ui.stall_after_s.max(1)),
             initial_queue: std::mem::take(&mut history.queue),
             recorder: history.recorder.take(),
-            live_every: crate::app::live_every(config),
-            background_every: crate::app::background_every(config),
+            live_every: crate::config::live_every(config),
+            background_every: crate::config::background_every(config),
             focused: false,
             prices: std::sync::Arc::new(config.prices.clone()),
             sample_every: Some(Duration::from_secs(1)),

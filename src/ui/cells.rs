@@ -6,9 +6,9 @@ use ratatui::text::Span;
 
 use super::theme::Theme;
 use super::wrap::{Logical, truncate};
-use crate::event::{Origin, ToolDisplay, Usage};
-use crate::provider::DiagnosticLevel;
-use crate::upsert::{Upsert, UpsertKind, UpsertStatus};
+use crate::protocol::agent::DiagnosticLevel;
+use crate::protocol::event::{Origin, ToolDisplay, Usage};
+use crate::protocol::upsert::{Upsert, UpsertKind, UpsertStatus};
 
 pub(crate) const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 /// Lines of tool output shown while collapsed.
@@ -353,7 +353,7 @@ pub fn usage_text(u: &Usage) -> String {
 
 /// A process sample in one short cell: `12% 340M` (CPU of one core,
 /// resident memory).
-pub fn process_text(s: &crate::procstat::ProcessSample) -> String {
+pub fn process_text(s: &crate::protocol::pane::ProcessSample) -> String {
     format!("{:.0}% {}", s.cpu_percent, bytes(s.rss_bytes))
 }
 

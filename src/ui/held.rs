@@ -10,7 +10,7 @@ use super::pane_ctx::PaneCtx;
 use super::wrap::Logical;
 use crate::app::pane::Pane;
 use crate::keymap::Action;
-use crate::runner::hold::HoldKind;
+use crate::protocol::hold::HoldKind;
 
 /// `⏸ limit · resets 15:04` (`~15:04`: hive's backoff, not the vendor's
 /// reset; the day too when it is not today), `⏸ budget spent`.

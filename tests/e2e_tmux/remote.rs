@@ -550,7 +550,7 @@ fn hostile_frames(dir: &Path) {
         },
         focus: 0,
         away_since: None,
-        panes: vec![PaneSnapshot::empty(agent)],
+        panes: vec![PaneSnapshot::empty(agent.card())],
     };
     let parts: Vec<u8> = snapshot
         .into_messages()

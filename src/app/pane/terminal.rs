@@ -5,8 +5,8 @@
 //! (`RunnerCommand::TermView`) when the scroll changes. Conversation panes
 //! leave this empty.
 
-use crate::runner::RunnerCommand;
-use crate::runner::screen::ScreenUpdate;
+use crate::protocol::pane::RunnerCommand;
+use crate::protocol::screen::ScreenUpdate;
 
 #[derive(Default)]
 pub struct Terminal {

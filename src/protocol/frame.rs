@@ -220,11 +220,11 @@ mod tests {
     use tokio::io::{AsyncWriteExt, ReadBuf};
 
     use super::*;
-    use crate::runner::wire_tests::{sample_commands, sample_events};
-    use crate::upsert::Upsert;
-    use crate::wire::delta::WireEvent;
-    use crate::wire::snapshot::{Logged, PaneSnapshot, Restored, ServerInfo, Snapshot};
-    use crate::wire::{ClientMsg, ServerMsg};
+    use crate::protocol::delta::WireEvent;
+    use crate::protocol::samples::{sample_commands, sample_events};
+    use crate::protocol::snapshot::{Logged, PaneSnapshot, Restored, ServerInfo, Snapshot};
+    use crate::protocol::upsert::Upsert;
+    use crate::protocol::{ClientMsg, ServerMsg};
 
     /// Hands out one byte per read, as a slow socket might.
     struct Trickle {
@@ -305,7 +305,7 @@ mod tests {
         let items: Vec<Upsert> = sample_events()
             .into_iter()
             .filter_map(|e| match e {
-                crate::runner::PaneEvent::Upsert(u) => Some(u),
+                crate::protocol::pane::PaneEvent::Upsert(u) => Some(u),
                 _ => None,
             })
             .collect();
@@ -353,7 +353,7 @@ mod tests {
         let msgs = snap.clone().into_messages();
         assert!(msgs.len() >= 3, "start, pane, end");
         let back: Vec<ServerMsg> = read_all(frames_of(&msgs)).await;
-        let mut parts = crate::wire::snapshot::Parts::default();
+        let mut parts = crate::protocol::snapshot::Parts::default();
         let mut whole = None;
         for m in back {
             if let Some(s) = parts.take(m).expect("in order") {
