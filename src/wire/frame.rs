@@ -44,6 +44,8 @@ pub enum WireError {
     Decode(String),
     #[error("unsendable message: {0}")]
     Encode(String),
+    #[error("{0}")]
+    OverBudget(#[from] crate::budget::OverBudget),
 }
 
 impl From<std::io::Error> for WireError {
@@ -105,6 +107,9 @@ pub struct FrameReader<R> {
     /// Where the unread bytes of `buf` start (frames before it were handed
     /// out; moved down only before a read, so a burst costs no memmoves).
     start: usize,
+    /// The server's side: what `buf` holds counts against the total of all
+    /// connections (`budget::MAX_INPUT`).
+    charge: Option<crate::budget::Charge>,
 }
 
 impl<R: AsyncRead + Unpin> FrameReader<R> {
@@ -113,6 +118,24 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             inner,
             buf: Vec::new(),
             start: 0,
+            charge: None,
+        }
+    }
+
+    /// A reader whose unfinished frames count against the server's total.
+    pub fn charged(inner: R) -> Self {
+        Self {
+            charge: Some(crate::budget::Charge::default()),
+            ..Self::new(inner)
+        }
+    }
+
+    /// Counts what `buf` holds unread (the unfinished frame).
+    fn hold(&mut self) -> Result<(), WireError> {
+        let held = self.buf.len() - self.start;
+        match &mut self.charge {
+            Some(c) => Ok(c.hold(held)?),
+            None => Ok(()),
         }
     }
 
@@ -122,6 +145,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             let want = match self.frame_len()? {
                 Some(len) => {
                     if let Some(payload) = self.take(len) {
+                        self.hold()?;
                         return Ok(Some(payload));
                     }
                     HEADER + len
@@ -136,6 +160,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                     _ => Err(WireError::Truncated { got, want }),
                 };
             }
+            self.hold()?;
         }
     }
 
