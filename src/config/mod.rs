@@ -556,9 +556,7 @@ fn too_large_integer(text: &str) -> Option<(String, usize, usize)> {
                 let (line, column) = line_col(text, v.span().start);
                 Some((key.to_owned(), line, column))
             }
-            DeValue::Table(t) => t
-                .iter()
-                .find_map(|(k, v)| walk(v, k.get_ref(), text)),
+            DeValue::Table(t) => t.iter().find_map(|(k, v)| walk(v, k.get_ref(), text)),
             DeValue::Array(a) => a.iter().find_map(|v| walk(v, key, text)),
             _ => None,
         }
