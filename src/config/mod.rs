@@ -341,6 +341,22 @@ impl Config {
         let path = source.describe();
         let mut config: Config = toml::from_str(text).map_err(|e| {
             let (line, column) = e.span().map(|s| line_col(text, s.start)).unwrap_or((1, 1));
+            // A provider's own keys are read without their spans: an
+            // integer too large for them was reported at 1:1 with no key
+            // (#53 item 14). Say which it is and where.
+            if (line, column) == (1, 1)
+                && let Some((key, line, column)) = too_large_integer(text)
+            {
+                return ConfigError::Parse {
+                    path: path.clone(),
+                    line,
+                    column,
+                    message: format!(
+                        "`{key}`: the number is larger than a TOML integer holds ({})",
+                        i64::MAX
+                    ),
+                };
+            }
             ConfigError::Parse {
                 path: path.clone(),
                 line,
@@ -527,6 +543,30 @@ pub fn free_id(base: &str, taken: impl Fn(&str) -> bool) -> String {
         .map(|n| format!("{base}-{n}"))
         .find(|id| !taken(id))
         .unwrap_or(base)
+}
+
+/// The first key whose integer does not fit an i64, with where it is.
+fn too_large_integer(text: &str) -> Option<(String, usize, usize)> {
+    use toml::de::DeValue;
+    fn walk<'a>(
+        v: &'a toml::Spanned<DeValue<'a>>,
+        key: &str,
+        text: &str,
+    ) -> Option<(String, usize, usize)> {
+        match v.get_ref() {
+            DeValue::Integer(i) if i64::from_str_radix(i.as_str(), i.radix()).is_err() => {
+                let (line, column) = line_col(text, v.span().start);
+                Some((key.to_owned(), line, column))
+            }
+            DeValue::Table(t) => t.iter().find_map(|(k, v)| walk(v, k.get_ref(), text)),
+            DeValue::Array(a) => a.iter().find_map(|v| walk(v, key, text)),
+            _ => None,
+        }
+    }
+    let root = toml::de::DeTable::parse(text).ok()?;
+    root.get_ref()
+        .iter()
+        .find_map(|(k, v)| walk(v, k.get_ref(), text))
 }
 
 /// Where `key` of the `index`th `[[agent]]` is written (1-based line and

@@ -57,13 +57,7 @@ impl Budget {
     /// `$5.02 of $5.00 · 1.2M of 2.0M tokens`.
     fn describe(&self) -> String {
         // Cents, or four places below a cent (as the footer writes it).
-        let usd = |v: f64| {
-            if v < 0.01 {
-                format!("${v:.4}")
-            } else {
-                format!("${v:.2}")
-            }
-        };
+        let usd = |v: f64| super::usage::usd(v, if v < 0.01 { 4 } else { 2 });
         let mut parts = Vec::new();
         if let Some(b) = self.usd {
             let mark = if self.spent.cost_estimated { "~" } else { "" };

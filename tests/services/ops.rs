@@ -605,7 +605,10 @@ async fn a_lead_cannot_launder_an_approval_through_its_helper() {
     assert_eq!(r[0]["ok"], false, "{r}");
     assert_eq!(r[0]["error"]["code"], "not_allowed", "{r}");
     assert!(
-        r[0]["error"]["message"].as_str().unwrap().contains("the user answers"),
+        r[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the user answers"),
         "{r}"
     );
     let lead = || Caller::Agent("lead".into());
