@@ -106,12 +106,16 @@ pub fn report(ended: &Ended, server: &str, again: &str) -> ExitCode {
             println!("[stopped {server} and its agents]");
             ExitCode::SUCCESS
         }
+        // The server's words (a remote one's too): never raw.
         Ended::ServerStopped(why) => {
-            println!("[{why}]");
+            println!("[{}]", crate::sanitize::neutralize(why));
             ExitCode::SUCCESS
         }
         Ended::Lost(why) => {
-            eprintln!("hive: lost the server {server}: {why}");
+            eprintln!(
+                "hive: lost the server {server}: {}",
+                crate::sanitize::neutralize(why)
+            );
             ExitCode::FAILURE
         }
     }

@@ -93,8 +93,10 @@ pub fn main() -> ExitCode {
         Ok(code) => code,
         // `hive run … | head`: the reader has what it wanted.
         Err(e) if output_closed(&e) => ExitCode::SUCCESS,
+        // An error may quote a peer (a remote hive, a model server, a
+        // socket client): whatever path built it, no escape reaches stderr.
         Err(e) => {
-            eprintln!("hive: {e:#}");
+            eprintln!("hive: {}", crate::sanitize::neutralize(&format!("{e:#}")));
             ExitCode::FAILURE
         }
     }

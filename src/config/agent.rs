@@ -229,6 +229,18 @@ impl AgentConfig {
         })
     }
 
+    /// The agent table's keys named in `keys`, common fields and the
+    /// provider's own alike: a provider key that shares its name with a
+    /// common field (`openai`'s `permission_mode`) is parsed into that
+    /// field, never into `settings`, and must still reach the provider.
+    pub(crate) fn table_of(&self, keys: &[&str]) -> toml::Table {
+        let whole = toml::Table::try_from(self).unwrap_or_else(|_| self.settings.clone());
+        whole
+            .into_iter()
+            .filter(|(k, _)| keys.contains(&k.as_str()))
+            .collect()
+    }
+
     /// Sets one of the provider's own keys (`settings`) as the agent table
     /// would (`a.set("base_url", "http://…")`).
     pub fn set(&mut self, key: &str, value: impl Serialize) -> Result<(), toml::ser::Error> {

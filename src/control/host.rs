@@ -85,7 +85,7 @@ impl Host {
     }
 
     /// What pane `slot` has spent (USD).
-    pub(crate) fn cost_of(&self, slot: usize) -> f64 {
+    pub(crate) fn cost_of(&self, slot: usize) -> Option<f64> {
         self.hub.cost_of(slot)
     }
 

@@ -58,6 +58,11 @@ pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> 
 fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        if crate::provider::pty::pump::panicking_contained() {
+            // One pane's emulator: caught, that pane alone ends.
+            tracing::error!("contained panic: {info}");
+            return;
+        }
         crate::provider::process::kill_all();
         tracing::error!("panic: {info}");
         previous(info);
@@ -788,8 +793,10 @@ impl Server {
     /// Snapshot `snap` to client `id`, then the git state in the panes'
     /// numbers (a snapshot replaces what the client had).
     pub(super) fn send_snapshot(&mut self, id: ClientId, snap: Snapshot) {
-        self.clients.send_snapshot(id, snap);
-        self.catch_up(id);
+        // A deferred snapshot comes with its catch-up once the client drains.
+        if self.clients.send_snapshot(id, snap) {
+            self.catch_up(id);
+        }
     }
 
     /// After a snapshot or a layout, client `id` gets the git state in

@@ -314,3 +314,52 @@ fn a_subdirectory_finds_the_projects_config_and_its_cwd_is_the_projects() {
     );
     assert!(cwd.is_absolute(), "{}", cwd.display());
 }
+
+/// `permission_mode = "yolo"` on an `openai` agent (issue 46 item 3): the
+/// key is also a common field, and it must still reach the provider, so a
+/// headless write runs instead of being denied for want of a console;
+/// `auto-edit` lets the write through too, and a mode the provider does
+/// not know is refused at its line.
+#[test]
+fn openai_permission_mode_written_on_the_agent_table_applies() {
+    use crate::openai_server::{Reply, Server, answer_text, finish, tool_call};
+    for mode in ["yolo", "auto-edit"] {
+        let dir = tempfile::tempdir().unwrap();
+        let args = serde_json::json!({"path": "out.txt", "content": "written\n"}).to_string();
+        let server = Server::start(vec![
+            Reply::Chunks(vec![
+                tool_call(0, "w1", "write", &args),
+                finish("tool_calls"),
+            ]),
+            answer_text("done", 1, 1),
+        ]);
+        let config = format!(
+            "[[agent]]\nid = \"oa\"\nprovider = \"openai\"\nmodel = \"m\"\nbase_url = \"{}\"\npermission_mode = \"{mode}\"\n",
+            server.base_url
+        );
+        std::fs::write(dir.path().join("hive.toml"), config).unwrap();
+        let out = hive(&["run", "--agent", "oa", "write it"], dir.path());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{mode}: {stderr}");
+        assert!(!stderr.contains("denied"), "{mode}: {stderr}");
+        let written = std::fs::read_to_string(dir.path().join("out.txt"));
+        assert_eq!(
+            written.ok().as_deref(),
+            Some("written\n"),
+            "{mode}: {stderr}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("hive.toml"),
+        "[[agent]]\nid = \"oa\"\nprovider = \"openai\"\nmodel = \"m\"\npermission_mode = \"bogus\"\n",
+    )
+    .unwrap();
+    let out = hive(&["run", "--agent", "oa", "hi"], dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(":5:") && stderr.contains("permission_mode"),
+        "{stderr}"
+    );
+}
