@@ -1,4 +1,5 @@
-//! Configuration (DESIGN §7): TOML, found by `--config PATH`, `./hive.toml`,
+//! Configuration (DESIGN §7): TOML, found by `--config PATH`, `hive.toml` here
+//! or in the nearest directory above (as git finds a repository),
 //! `$XDG_CONFIG_HOME/hive/config.toml`, else the built-in default.
 
 mod agent;
@@ -382,7 +383,10 @@ impl Config {
             path: path.display().to_string(),
             source,
         })?;
-        Self::parse_checked(&text, ConfigSource::File(path.to_owned()), providers)
+        // Absolute, so that what the config's paths are relative to does
+        // not depend on where hive runs (issue 46 item 21).
+        let path = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+        Self::parse_checked(&text, ConfigSource::File(path), providers)
     }
 
     /// Loads by the search order: `explicit`, `./hive.toml`,
@@ -402,8 +406,12 @@ impl Config {
         if let Some(p) = explicit {
             return Self::from_file(p, providers);
         }
-        let local = PathBuf::from("hive.toml");
-        if local.is_file() {
+        // A project's `hive.toml` here or in a directory above, as git
+        // finds its repository (issue 46 item 21).
+        if let Some(local) = std::env::current_dir()
+            .ok()
+            .and_then(|here| find_upward(&here, "hive.toml"))
+        {
             return Self::from_file(&local, providers);
         }
         if let Some(p) = crate::paths::user_config_file()
@@ -506,10 +514,21 @@ impl Config {
                 {
                     a.script = Some(base.join(s));
                 }
+                // `cwd = "."` is the config's directory, wherever hive starts.
+                if let Some(c) = &a.cwd
+                    && c.is_relative()
+                {
+                    a.cwd = Some(base.join(c).components().collect());
+                }
             }
         }
         Ok(())
     }
+}
+
+/// `name` in `dir` or the nearest directory above it that has one.
+pub(crate) fn find_upward(dir: &Path, name: &str) -> Option<PathBuf> {
+    dir.ancestors().map(|d| d.join(name)).find(|p| p.is_file())
 }
 
 /// Whether `id` can name a pane: non-empty, letters, digits, `-` and `_`

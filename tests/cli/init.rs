@@ -479,6 +479,40 @@ fn e2e_demo_hint_in_tmux() {
     t.wait_for("HIVE-EXIT=0");
 }
 
+/// Issue 46 item 21: a Codex that uses a `model_provider` of its own config
+/// logs in through it, not with `codex login`: never "not logged in".
+#[test]
+fn a_codex_with_its_own_model_provider_is_not_called_logged_out() {
+    let lab = Lab::new();
+    lab.cli("codex", "codex-cli 0.169.0");
+    let codex_home = lab.home().join(".codex");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    std::fs::write(
+        codex_home.join("config.toml"),
+        "model_provider = \"local\"\n\n[model_providers.local]\nname = \"Local\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+    )
+    .unwrap();
+    let out = lab.hive(&["init"], &[]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(!text.contains("not logged in codex"), "{text}");
+    assert!(!text.contains("codex login"), "{text}");
+    assert!(text.contains("Add a Codex pane? [Y/n] y"), "{text}");
+
+    // With a key variable it reads, the key must be set.
+    std::fs::write(
+        codex_home.join("config.toml"),
+        "model_provider = \"corp\"\n\n[model_providers.corp]\nenv_key = \"CORP_KEY\"\n",
+    )
+    .unwrap();
+    std::fs::remove_file(lab.work().join("hive.toml")).unwrap();
+    let text = stdout(&lab.hive(&["init"], &[]));
+    assert!(text.contains("not logged in codex"), "{text}");
+    std::fs::remove_file(lab.work().join("hive.toml")).unwrap();
+    let text = stdout(&lab.hive(&["init"], &[("CORP_KEY", "k")]));
+    assert!(!text.contains("not logged in codex"), "{text}");
+}
+
 /// A hostile local model server (#53 item 2): a model id that closes the
 /// comment it is pasted into and adds a `pty` agent of its own command,
 /// with escapes for the terminal. The id is refused (the server's next,

@@ -1243,3 +1243,39 @@ fn imported_pi_tool_results_read_as_the_live_translator_reads_them() {
     );
     assert_eq!(live_output(&live), (recs[1].text(), false));
 }
+
+#[test]
+fn fresh_starts_with_the_configs_model_and_effort_not_a_stale_choice() {
+    // Issue 46 item 9: after `--fresh` the config's `model`/`effort` win;
+    // the old session keeps its choice for `/resume`.
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::at(dir.path().join("data"));
+    let agent = script_agent(dir.path(), "pick", ORDER_SCENARIO);
+    let chosen = hive::runner::Chosen {
+        model: Some("stale-model".into()),
+        effort: Some("high".into()),
+    };
+    PaneState {
+        agent_id: "pick".into(),
+        session: "old-session".into(),
+        chosen: chosen.clone(),
+        ..PaneState::default()
+    }
+    .save(&store.state_path("pick"))
+    .unwrap();
+    let fresh = OpenOptions {
+        fresh: true,
+        ..opts()
+    };
+    let h = history::open_pane_in(&store, &agent, &fresh);
+    assert_ne!(h.session, "old-session");
+    drop(h);
+    let state = PaneState::load(&store.state_path("pick")).unwrap().unwrap();
+    assert!(state.chosen.is_empty(), "{:?}", state.chosen);
+    assert_eq!(state.past["old-session"].chosen, chosen);
+    // The next plain start continues the fresh session, still without it.
+    let h = history::open_pane_in(&store, &agent, &opts());
+    drop(h);
+    let state = PaneState::load(&store.state_path("pick")).unwrap().unwrap();
+    assert!(state.chosen.is_empty(), "{:?}", state.chosen);
+}
