@@ -5,6 +5,7 @@
 //! and sends `PaneEvent`s to the app, which renders them.
 
 pub mod app;
+pub mod budget;
 pub mod cli;
 pub mod client;
 pub(crate) mod clipboard;
@@ -24,6 +25,7 @@ pub(crate) mod paths;
 pub(crate) mod private;
 pub mod processor;
 pub mod procstat;
+pub mod project;
 pub mod provider;
 pub mod remote;
 pub mod runner;

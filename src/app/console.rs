@@ -58,7 +58,15 @@ pub fn run(
     let (mut app, warnings) = build_app(config);
     app.system_clipboard = crate::clipboard::system_tool();
     app.in_tmux = std::env::var_os("TMUX").is_some_and(|v| !v.is_empty());
-    app.history = Some(crate::history::Store::user());
+    // The history of the project whose server this is.
+    let project = snapshot
+        .server
+        .config_path
+        .as_ref()
+        .map_or_else(crate::project::Project::builtin, |p| {
+            crate::project::Project::of(&crate::config::ConfigSource::File(p.clone()))
+        });
+    app.history = Some(project.store());
     let loading = std::time::Instant::now();
     app.load_snapshot(snapshot, false);
     tracing::info!(ms = loading.elapsed().as_millis() as u64, "snapshot loaded");
@@ -98,12 +106,16 @@ pub fn report(ended: &Ended, server: &str) -> ExitCode {
             println!("[stopped {server} and its agents]");
             ExitCode::SUCCESS
         }
+        // The server's words (a remote one's too): never raw.
         Ended::ServerStopped(why) => {
-            println!("[{why}]");
+            println!("[{}]", crate::sanitize::neutralize(why));
             ExitCode::SUCCESS
         }
         Ended::Lost(why) => {
-            eprintln!("hive: lost the server {server}: {why}");
+            eprintln!(
+                "hive: lost the server {server}: {}",
+                crate::sanitize::neutralize(why)
+            );
             ExitCode::FAILURE
         }
     }

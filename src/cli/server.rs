@@ -55,7 +55,7 @@ pub struct KillArgs {
 pub(crate) fn console(cli: &Cli) -> anyhow::Result<ExitCode> {
     crate::app::tty::check_tty()?;
     let config = Config::load(cli.config.as_deref(), &Registry::builtin())?;
-    let socket = daemon::socket_for(&config);
+    let mut socket = daemon::socket_for(&config);
     if daemon::is_live(&socket) {
         if cli.fresh {
             eprintln!(
@@ -64,7 +64,7 @@ pub(crate) fn console(cli: &Cli) -> anyhow::Result<ExitCode> {
             );
         }
     } else {
-        daemon::start(cli.config.as_deref(), cli.fresh, &socket)?;
+        socket = daemon::start(&config, cli.fresh)?;
     }
     let mut endpoints = vec![Endpoint::Local(socket)];
     for host in &config.hosts {
@@ -288,7 +288,13 @@ pub(crate) fn ls() -> anyhow::Result<ExitCode> {
                 .and_then(serde_json::Value::as_i64)
                 .unwrap_or(0)
         };
-        let config = r.info.get("config").and_then(|v| v.as_str()).unwrap_or("?");
+        // The config's whole path: two projects' `hive.toml`s told apart.
+        let config = r
+            .info
+            .get("config_path")
+            .and_then(|v| v.as_str())
+            .or_else(|| r.info.get("config").and_then(|v| v.as_str()))
+            .unwrap_or("<built-in default>");
         writeln!(
             out,
             "{:<16} {:>6} {:>5} {:>7} {:>7} {:>8}  {}",

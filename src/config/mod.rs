@@ -275,14 +275,27 @@ pub struct Limits {
     /// with a notice in the pane.
     #[serde(default = "default_max_line")]
     pub(crate) max_line_bytes: usize,
+    /// The most helpers one team (a pane of the user's and every helper
+    /// below it) runs at once, whatever each member's `can_spawn`: each
+    /// helper is an agent process (#53 item 12).
+    #[serde(default = "default_max_helpers")]
+    pub max_helpers: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         Self {
             max_line_bytes: default_max_line(),
+            max_helpers: default_max_helpers(),
         }
     }
+}
+
+/// Default team-wide cap on helpers (`[limits] max_helpers`).
+pub(crate) const DEFAULT_MAX_HELPERS: usize = 8;
+
+fn default_max_helpers() -> usize {
+    DEFAULT_MAX_HELPERS
 }
 
 /// Default cap on one protocol line (`[limits] max_line_bytes`).

@@ -21,6 +21,8 @@ pub(crate) struct Host {
     requests: mpsc::Receiver<ControlRequest>,
     consoles: Option<mpsc::Receiver<tokio::net::UnixStream>>,
     server: Server,
+    /// Which project the socket serves, for clients choosing a server.
+    _owner: Option<super::OwnerFile>,
     /// Where `op` calls go: the ops host on the same loop.
     ops: mpsc::UnboundedSender<HiveRequest>,
 }
@@ -37,7 +39,10 @@ impl Host {
         let starting = || Started::Failed("starting".into());
         let hub = Hub::new(agents.iter().map(|a| (a.clone(), starting())));
         let dir = super::socket_dir();
-        let label = super::socket_name(&dir, &config.source);
+        let project = crate::project::Project::of(&config.source);
+        let label = super::server_name(&dir, &project);
+        let owner = super::OwnerFile::write(&dir, &label, &project)
+            .map_err(|e| anyhow::anyhow!("cannot serve on {}: {e}", dir.display()))?;
         let (server, requests, consoles) = Server::start(&dir, &label)
             .map_err(|e| anyhow::anyhow!("cannot serve on {}: {e}", dir.display()))?;
         tracing::info!(socket = %server.path().display(), "socket listening");
@@ -46,6 +51,7 @@ impl Host {
             requests,
             consoles: Some(consoles),
             server,
+            _owner: owner,
             ops,
         })
     }
@@ -79,7 +85,7 @@ impl Host {
     }
 
     /// What pane `slot` has spent (USD).
-    pub(crate) fn cost_of(&self, slot: usize) -> f64 {
+    pub(crate) fn cost_of(&self, slot: usize) -> Option<f64> {
         self.hub.cost_of(slot)
     }
 

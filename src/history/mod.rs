@@ -106,12 +106,12 @@ impl Default for OpenOptions {
 }
 
 /// Opens the history of `agent` (a new session when `fresh`).
-pub fn open_pane(agent: &AgentConfig, fresh: bool) -> PaneHistory {
+pub fn open_pane(store: &Store, agent: &AgentConfig, fresh: bool) -> PaneHistory {
     let opts = OpenOptions {
         fresh,
         ..OpenOptions::default()
     };
-    open_pane_in(&Store::user(), agent, &opts)
+    open_pane_in(store, agent, &opts)
 }
 
 /// `open_pane` against a given store.

@@ -56,7 +56,8 @@ pub fn list(store: &Store, agent: &str, keep: Option<&str>) -> Vec<SessionSummar
 
 /// Reads one session file's summary; `None` when it cannot be read.
 fn summarize(path: PathBuf, session: String) -> Option<SessionSummary> {
-    let file = std::fs::File::open(&path).ok()?;
+    // A planted link, FIFO or device is no session (and cannot hang the list).
+    let file = crate::private::open_own_file(std::fs::OpenOptions::new().read(true), &path).ok()?;
     let mut out = SessionSummary {
         session,
         path: PathBuf::new(),

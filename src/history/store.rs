@@ -2,7 +2,8 @@
 //! back — whole, or only the newest records (read backwards from the end so a
 //! long history opens in time proportional to what is shown, not to its size).
 //!
-//! Layout under the data dir:
+//! Layout under a project's data dir (`<data dir>/projects/<key>/`, see
+//! `crate::project`):
 //! - `history/<agent>/<session>.jsonl`: one append-only JSONL file per session;
 //! - `state/<agent>.json`: the pane's session state (see `state.rs`).
 
@@ -94,6 +95,12 @@ impl Store {
             crate::private::tighten_tree(&root);
         });
         Self::at(root)
+    }
+
+    /// `project`'s store in the user's data dir.
+    pub fn of(project: &crate::project::Project) -> Self {
+        let user = Self::user();
+        Self::at(project.dir_in(user.root()))
     }
 
     pub fn root(&self) -> &Path {

@@ -10,6 +10,7 @@
 //! to a model as the seed's four meta-tools.
 
 pub mod across;
+mod autonomy;
 pub(crate) mod host;
 pub(crate) mod mcp;
 mod mcp_io;

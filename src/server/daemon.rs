@@ -3,9 +3,11 @@
 //! listing the running ones, stopping one.
 //!
 //! A server is named by its socket, `<name>.sock` in the socket dir
-//! (`control::socket_dir`), the name being the config's label (its project
-//! directory for a `hive.toml`, `default` for the built-in config).
-//! `<name>.pid` beside it holds its pid. Running servers answer `hive ctl`'s
+//! (`control::socket_dir`), the name being its project's label (its
+//! directory for a `hive.toml`, `default` for the built-in config), tagged
+//! with a hash of the config's path when another project's server has the
+//! label (`control::server_name`). `<name>.pid` beside it holds its pid,
+//! `<name>.project` its project. Running servers answer `hive ctl`'s
 //! JSON line protocol, so `ls` and `kill` are two control calls.
 
 use std::io::Read;
@@ -52,16 +54,24 @@ pub fn is_live(socket: &Path) -> bool {
     UnixStream::connect(socket).is_ok()
 }
 
-/// Starts `hive serve` for `config_path` in a session of its own (no
-/// terminal, so closing this one does not reach it), its output appended to
-/// hive.log, and waits until it accepts connections on `socket`.
-pub fn start(config_path: Option<&Path>, fresh: bool, socket: &Path) -> anyhow::Result<()> {
+/// Whether the server on `socket` is `config`'s project's.
+pub fn serves(socket: &Path, config: &Config) -> bool {
+    let dir = socket.parent().unwrap_or(Path::new("."));
+    let project = crate::project::Project::of(&config.source);
+    crate::control::owner_of(dir, &name_of(socket)).as_deref() == Some(project.key())
+}
+
+/// Starts `hive serve` for `config` in a session of its own (no terminal,
+/// so closing this one does not reach it), its output appended to
+/// hive.log, and waits until its project's server accepts connections;
+/// returns its socket.
+pub fn start(config: &Config, fresh: bool) -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe().context("finding hive's own executable")?;
     let mut cmd = Command::new(exe);
     cmd.arg("serve");
-    if let Some(p) = config_path {
-        cmd.arg("--config")
-            .arg(std::path::absolute(p).unwrap_or_else(|_| p.to_owned()));
+    // The config found here, whatever the server's own search would find.
+    if let Some(p) = config.source.canonical_path() {
+        cmd.arg("--config").arg(p);
     }
     if fresh {
         cmd.arg("--fresh");
@@ -84,9 +94,12 @@ pub fn start(config_path: Option<&Path>, fresh: bool, socket: &Path) -> anyhow::
     }
     let mut child = cmd.spawn().context("starting the hive server")?;
     let started = Instant::now();
-    loop {
-        if is_live(socket) {
-            break;
+    let socket = loop {
+        // Named when it binds: another project's server may take the label
+        // meanwhile.
+        let socket = socket_for(config);
+        if is_live(&socket) && serves(&socket, config) {
+            break socket;
         }
         if let Some(status) = child.try_wait()? {
             let tail = log.as_ref().map(|(_, p)| tail_of(p)).unwrap_or_default();
@@ -101,10 +114,10 @@ pub fn start(config_path: Option<&Path>, fresh: bool, socket: &Path) -> anyhow::
             );
         }
         std::thread::sleep(Duration::from_millis(10));
-    }
+    };
     // Reaped when it ends, so it never lingers as a zombie of this client.
     std::thread::spawn(move || child.wait());
-    Ok(())
+    Ok(socket)
 }
 
 /// hive.log for a server's stderr (`app::open_log`), blocking as any file.
@@ -205,6 +218,7 @@ pub fn kill(socket: &Path) -> anyhow::Result<()> {
     }
     let _ = std::fs::remove_file(socket);
     let _ = std::fs::remove_file(socket.with_extension("pid"));
+    let _ = std::fs::remove_file(socket.with_extension("project"));
     Ok(())
 }
 

@@ -1,7 +1,7 @@
 //! The session's layout (issue 32): what the user changed about the
 //! config's panes while hive ran (panes added, closed, renamed, moved, put
-//! in another window), saved beside the history as
-//! `<data dir>/layouts/<server>.json` after every change, and laid over the
+//! in another window), saved beside the project's history as
+//! `<data dir>/projects/<key>/layout.json` after every change, and laid over the
 //! config when the server starts again. `--fresh` starts from the config
 //! and the next change overwrites the file.
 //!
@@ -11,7 +11,7 @@
 //! set aside (`.bad`) with a warning; the config's panes start as written.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -62,24 +62,16 @@ pub struct Placed {
     pub parent: Option<String>,
 }
 
-/// Where the layout of the server named `label` is kept.
-pub fn path_for(label: &str) -> PathBuf {
-    crate::paths::data_dir()
-        .join("layouts")
-        .join(format!("{label}.json"))
-}
-
 /// Where this server's layout is saved, and the config it is laid over.
 pub(crate) struct LayoutFile {
     path: std::path::PathBuf,
 }
 
 impl LayoutFile {
-    pub(crate) fn of(config: &Config) -> Self {
-        let dir = crate::control::socket_dir();
-        let label = crate::control::socket_name(&dir, &config.source);
+    /// The layout of `project` (in its data dir).
+    pub(crate) fn of(project: &crate::project::Project) -> Self {
         Self {
-            path: path_for(&label),
+            path: project.data_dir().join("layout.json"),
         }
     }
 
@@ -119,7 +111,8 @@ impl SavedLayout {
     /// The layout at `path`: none yet is an empty one; one that cannot be
     /// read is moved aside and said why.
     pub fn load(path: &Path) -> (Self, Option<String>) {
-        let bytes = match std::fs::read(path) {
+        // Never through a link, never a FIFO or /dev/zero, never gigabytes.
+        let bytes = match crate::private::read_own(path, crate::private::MAX_STATE_BYTES) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Self::default(), None),
             Err(e) => {
@@ -346,6 +339,42 @@ mod tests {
         assert!(why.unwrap().contains("set aside"));
         assert!(dir.path().join("x.json.bad").exists());
         assert!(!path.exists());
+    }
+
+    /// Issue 53 item 8: the layout was read with no type or size check
+    /// (a link to /dev/zero took the server to gigabytes, a FIFO hung it).
+    /// A planted link, FIFO or oversized file is refused, said why, and
+    /// the config's layout is used; nothing outside is read or moved.
+    #[test]
+    fn a_planted_layout_is_refused_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside.json");
+        std::fs::write(&outside, br#"{"panes": [{"id": "evil", "window": 1}]}"#).unwrap();
+        let path = dir.path().join("x.json");
+        std::os::unix::fs::symlink(&outside, &path).unwrap();
+        let (layout, why) = SavedLayout::load(&path);
+        assert_eq!(layout, SavedLayout::default(), "read through the link");
+        assert!(why.unwrap().contains("symlink"));
+        assert!(outside.exists() && path.is_symlink());
+
+        std::fs::remove_file(&path).unwrap();
+        let fifo = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo(3) on a path we own.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let p = path.clone();
+        std::thread::spawn(move || tx.send(SavedLayout::load(&p)));
+        let (layout, why) = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("a FIFO as the layout hung the load");
+        assert_eq!(layout, SavedLayout::default());
+        assert!(why.unwrap().contains("not a regular file"));
+
+        std::fs::remove_file(&path).unwrap();
+        let big = std::fs::File::create(&path).unwrap();
+        big.set_len(crate::private::MAX_STATE_BYTES + 1).unwrap();
+        let (_, why) = SavedLayout::load(&path);
+        assert!(why.unwrap().contains("larger than"));
     }
 
     #[test]

@@ -32,7 +32,9 @@ use crate::worktree::Worktree;
 pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> {
     let config = Config::load(config_path, &Registry::builtin())?;
     let _log = crate::app::init_logging();
-    let layout = super::layout::LayoutFile::of(&config);
+    let project = crate::project::Project::open(&config);
+    crate::project::serve(&project);
+    let layout = super::layout::LayoutFile::of(&project);
     let placed = layout.placed(&config, fresh);
     tracing::info!(config = %config.source.describe(), panes = placed.len(), "server starting");
     install_panic_hook();
@@ -56,6 +58,11 @@ pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> 
 fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        if crate::provider::pty::pump::panicking_contained() {
+            // One pane's emulator: caught, that pane alone ends.
+            tracing::error!("contained panic: {info}");
+            return;
+        }
         crate::provider::process::kill_all();
         tracing::error!("panic: {info}");
         previous(info);
@@ -197,7 +204,7 @@ impl Server {
         Ok(Self {
             notifier: super::notifier::Notifier::new(&starter.config.ui, mutes),
             worktrees: super::worktrees::Worktrees::start(panes.iter().map(|p| p.worktree.clone())),
-            lists: super::lists::Listings::new(),
+            lists: super::lists::Listings::new(starter.store.clone()),
             info,
             order: (0..panes.len()).collect(),
             shown: (0..panes.len()).collect(),
@@ -379,6 +386,7 @@ impl Server {
         json!({
             "pid": self.info.pid,
             "config": self.info.config,
+            "config_path": self.info.config_path,
             "socket": self.info.socket,
             "started": self.info.started,
             "panes": self.order.len(),
@@ -498,9 +506,8 @@ impl Server {
                 pane.reply_to = from;
             }
             RunnerCommand::SwitchSession { session, .. } => {
-                let store = crate::history::Store::user();
                 let opened = crate::history::sessions::open(
-                    &store,
+                    &self.starter.store,
                     &pane.agent,
                     session,
                     crate::history::DEFAULT_TAIL_RECORDS,
@@ -590,6 +597,8 @@ pub(super) fn pane_snapshot(pane: &Pane, seen: Option<u64>) -> PaneSnapshot {
 /// runtime.
 pub(super) struct Starter {
     pub(super) config: Config,
+    /// The project's history (`crate::project`).
+    pub(super) store: crate::history::Store,
     registry: Registry,
     tx: mpsc::UnboundedSender<PaneUpdate>,
     setups: mpsc::UnboundedSender<SetupDone>,
@@ -611,6 +620,7 @@ impl Starter {
         let hive_budget =
             crate::runner::budget::HiveBudget::new(config.budget.usd, config.budget.tokens);
         Self {
+            store: crate::project::Project::of(&config.source).store(),
             config,
             registry,
             tx,
@@ -675,7 +685,7 @@ impl Starter {
         }
         let config = &self.config;
         let agent = &pane.agent;
-        let mut history = crate::history::open_pane(agent, fresh);
+        let mut history = crate::history::open_pane(&self.store, agent, fresh);
         // `agent.read` sees the turns from before a restart too.
         ops.restore(i, &history.items);
         pane.log.reset(Restored::of(&history));
@@ -783,8 +793,10 @@ impl Server {
     /// Snapshot `snap` to client `id`, then the git state in the panes'
     /// numbers (a snapshot replaces what the client had).
     pub(super) fn send_snapshot(&mut self, id: ClientId, snap: Snapshot) {
-        self.clients.send_snapshot(id, snap);
-        self.catch_up(id);
+        // A deferred snapshot comes with its catch-up once the client drains.
+        if self.clients.send_snapshot(id, snap) {
+            self.catch_up(id);
+        }
     }
 
     /// After a snapshot or a layout, client `id` gets the git state in

@@ -50,12 +50,13 @@ impl Hello {
         }
     }
 
-    /// Why this peer and we cannot talk, if we cannot.
+    /// Why this peer and we cannot talk, if we cannot; the peer's version
+    /// (its words) is quoted as one visible line.
     pub fn mismatch(&self, peer_is: &str) -> Option<String> {
         (self.protocol != PROTOCOL_VERSION).then(|| {
             format!(
                 "this {peer_is} is hive {} (protocol {}), and this hive is {} (protocol {})",
-                self.hive,
+                crate::sanitize::peer_line(&self.hive),
                 self.protocol,
                 env!("CARGO_PKG_VERSION"),
                 PROTOCOL_VERSION

@@ -19,6 +19,7 @@ pub mod handoff;
 pub mod live;
 pub mod manage;
 pub mod merge;
+mod nofollow;
 pub mod overlap;
 pub mod predict;
 pub mod review;

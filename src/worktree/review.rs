@@ -58,14 +58,11 @@ pub fn reject_hunk(worktree: &Path, file: &FileDiff, index: usize) -> Result<(),
 /// worktree's repository): restored, or removed when it was added.
 pub fn reject_file(worktree: &Path, base: &str, file: &FileDiff) -> Result<(), WorktreeError> {
     let git = Git::at(worktree);
+    // The path was read from a diff (or sent by a socket client): it is
+    // resolved at the moment of deletion, never through a symlink.
     let remove = |path: &str| -> Result<(), WorktreeError> {
         git.run(&["rm", "-q", "--cached", "--ignore-unmatch", "--", path])?;
-        let full = worktree.join(path);
-        if full.is_file() || full.is_symlink() {
-            std::fs::remove_file(&full)
-                .map_err(|source| WorktreeError::Io { path: full, source })?;
-        }
-        Ok(())
+        super::nofollow::remove_file(worktree, path).map(drop)
     };
     match file.status {
         FileStatus::Added => remove(&file.path),

@@ -281,15 +281,20 @@ fn nothing_found_writes_nothing() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not a directory"));
 }
 
-/// A one-shot `/v1/models` server on a free loopback port.
+/// A `/v1/models` server on a free loopback port listing `model`.
 fn models_server(model: &'static str) -> u16 {
+    models_list(serde_json::json!([{ "id": model }]))
+}
+
+/// A `/v1/models` server on a free loopback port listing `data`.
+fn models_list(data: serde_json::Value) -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
         for mut s in listener.incoming().flatten() {
             let mut buf = [0u8; 1024];
             let _ = s.read(&mut buf);
-            let body = format!("{{\"object\":\"list\",\"data\":[{{\"id\":\"{model}\"}}]}}");
+            let body = serde_json::json!({ "object": "list", "data": data }).to_string();
             let _ = write!(
                 s,
                 "HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
@@ -472,4 +477,47 @@ fn e2e_demo_hint_in_tmux() {
     assert!(screen.contains("Architect (demo)"), "{screen}");
     t.keys(&["C-q", "s"]);
     t.wait_for("HIVE-EXIT=0");
+}
+
+/// A hostile local model server (#53 item 2): a model id that closes the
+/// comment it is pasted into and adds a `pty` agent of its own command,
+/// with escapes for the terminal. The id is refused (the server's next,
+/// plausible one is taken), the file holds exactly the chosen agents, and
+/// nothing `hive init` prints holds an escape.
+#[test]
+fn a_hostile_model_id_neither_writes_the_config_nor_reaches_the_terminal() {
+    let lab = Lab::new();
+    let evil = "m)\x1b]0;pwned\x07\n[[agent]]\nid = \"pwn\"\nprovider = \"pty\"\n\
+                command = [\"sh\", \"-c\", \"touch PWNED\"]\n# (";
+    let long = "x".repeat(100_000);
+    let port = models_list(serde_json::json!([
+        { "id": evil },
+        { "id": "\u{1b}[2Jqwen" },
+        { "id": long },
+        { "id": "qwen3:8b" },
+    ]));
+    let ports = port.to_string();
+    let out = lab.hive(&["init", "--yes"], &[("HIVE_INIT_PORTS", &ports)]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    for bytes in [&out.stdout, &out.stderr] {
+        assert!(
+            !bytes.contains(&0x1b),
+            "an escape reached the terminal: {text}"
+        );
+    }
+    assert!(text.contains("(qwen3:8b)"), "{text}");
+    let config = lab.check_written(&[]);
+    assert_eq!(ids(&config), ["localserver", "shell"], "{}", lab.written());
+    assert_eq!(config.agents[0].model.as_deref(), Some("qwen3:8b"));
+    assert!(!lab.written().contains("pwn"), "{}", lab.written());
+
+    // Only hostile ids: that server is not offered at all.
+    let lab = Lab::new();
+    let port = models_list(serde_json::json!([{ "id": evil }]));
+    let ports = port.to_string();
+    let out = lab.hive(&["init", "--yes"], &[("HIVE_INIT_PORTS", &ports)]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(!out.stdout.contains(&0x1b) && !out.stderr.contains(&0x1b));
+    assert!(!lab.work().join("hive.toml").exists());
 }

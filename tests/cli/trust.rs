@@ -49,6 +49,18 @@ pub fn hive(dir: &Path) -> Command {
     c
 }
 
+/// Agent `agent`'s history dir in the data dir `data`, in whichever
+/// project keeps it (`data/projects/<project>/history/<agent>`).
+pub fn history_dir(data: &Path, agent: &str) -> std::path::PathBuf {
+    std::fs::read_dir(data.join("projects"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join("history").join(agent))
+        .find(|p| p.is_dir())
+        .unwrap_or_else(|| panic!("no project of {} keeps {agent}'s history", data.display()))
+}
+
 /// Runs the binary on a pseudo-terminal (as a user would), with its data,
 /// state and config kept in `dir`: all it wrote, and whether it succeeded.
 pub fn on_terminal(dir: &Path, args: &[&str]) -> (Vec<u8>, bool) {

@@ -378,6 +378,70 @@ async fn interrupt_kills_a_running_commands_process_group() {
     p.kill().await;
 }
 
+/// #53 item 11: children that leave the command's process group (`setsid`,
+/// and `setsid` after a double fork) end with the call, when the command
+/// exits and when the call is interrupted. Failed before: both lived on
+/// until the server ended.
+#[tokio::test]
+async fn children_that_setsid_end_with_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let escape = |name: &str| {
+        format!(
+            "setsid sh -c 'echo $$ > {name}.tmp; mv {name}.tmp {name}.pid; exec sleep 300' >/dev/null 2>&1"
+        )
+    };
+    let wait_for = |names: &[&str]| {
+        let files: Vec<String> = names.iter().map(|n| format!("[ -s {n}.pid ]")).collect();
+        format!("until {}; do sleep 0.01; done", files.join(" && "))
+    };
+    let exits = format!(
+        "{} & ({} &); {}; echo started",
+        escape("daemon"),
+        escape("double"),
+        wait_for(&["daemon", "double"])
+    );
+    let cancelled = format!(
+        "({} &); {}; echo started; sleep 300",
+        escape("late"),
+        wait_for(&["late"])
+    );
+    let server = Server::start(vec![
+        calls(&[("b1", "bash", json!({"command": exits}))]),
+        answer_text("after", 1, 1),
+        calls(&[("b2", "bash", json!({"command": cancelled}))]),
+        answer_text("never", 1, 1),
+    ]);
+    let mut p = Driven::start(&factory(), agent_in(&server, dir.path(), "yolo"), None);
+    let pid = |f: &str| -> i32 {
+        std::fs::read_to_string(dir.path().join(f))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    p.send("start two daemons");
+    assert_eq!(done(&p.until_done().await).0, ResponseStatus::Completed);
+    assert_eq!(result_of(&server, "b1"), "started\n");
+    for f in ["daemon.pid", "double.pid"] {
+        assert!(support::gone(pid(f)).await, "{f} outlived its call");
+    }
+
+    p.send("start one and wait");
+    p.live
+        .until("the command's live output", |e| matches!(e, ProviderEvent::Stream(s)
+            if matches!(&s.payload, Payload::ToolProgress { output_delta: Some(d), .. } if d.contains("started"))))
+        .await;
+    let late = pid("late.pid");
+    assert!(support::alive(late));
+    assert!(p.live.handle.send(ProviderCommand::Cancel));
+    assert_eq!(done(&p.until_done().await).0, ResponseStatus::Cancelled);
+    assert!(
+        support::gone(late).await,
+        "the setsid child outlived the interrupt"
+    );
+    p.kill().await;
+}
+
 #[tokio::test]
 async fn tools_can_be_turned_off_and_a_server_rejecting_them_names_the_setting() {
     let server = Server::start(vec![

@@ -952,6 +952,13 @@ fn hive(data: &Path) -> Command {
     c
 }
 
+/// The store of the fixture config's project in the data dir `data`, as
+/// the binary keeps it (`data/projects/<project>/`).
+fn binary_store(data: &Path) -> Store {
+    let source = hive::config::ConfigSource::File(fixture("hive.toml"));
+    Store::at(hive::project::Project::of(&source).dir_in(data))
+}
+
 #[test]
 fn kill_9_mid_turn_loses_only_the_turn_in_flight() {
     let dir = tempfile::tempdir().unwrap();
@@ -965,7 +972,7 @@ fn kill_9_mid_turn_loses_only_the_turn_in_flight() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let store = Store::at(&data);
+    let store = binary_store(&data);
     let state1 = PaneState::load(&store.state_path("slowpoke"))
         .unwrap()
         .unwrap();
@@ -1083,7 +1090,7 @@ fn hive_import_is_idempotent_from_the_command_line() {
     let path = path.to_str().unwrap();
     assert!(run(&["import", "codex", path, "--agent", "cx"]).contains("imported 4 records"));
     assert!(run(&["import", "codex", path, "--agent", "cx"]).contains("already imported"));
-    assert_eq!(Store::at(data).sessions("cx").len(), 1);
+    assert_eq!(binary_store(data).sessions("cx").len(), 1);
     assert!(run(&["history", "show", "cx"]).contains("What was the codeword?"));
 }
 

@@ -77,7 +77,7 @@ impl ProviderFactory for GeminiFactory {
     }
 
     fn spawn(&self, spec: ProviderSpec, events: EventSink) -> Spawned {
-        let path = MCP_SETTINGS.path(&spec.agent.id);
+        let path = MCP_SETTINGS.path(&spec.agent);
         super::operations::write_config(&path, &settings(spec.agent.hive_mcp.as_ref()))
             .map_err(|source| super::ProviderError::spawn(&spec.agent.id, "gemini", source))?;
         let driver = Driver {
@@ -193,7 +193,7 @@ fn command(agent: &AgentConfig, prompt: &str, session: &SessionArg) -> CommandSp
         ("NO_COLOR".to_owned(), "1".to_owned()),
     ]);
     // The agent's own env may point elsewhere.
-    let file = MCP_SETTINGS.path(&agent.id);
+    let file = MCP_SETTINGS.path(agent);
     env.insert(SETTINGS_ENV.into(), file.to_string_lossy().into_owned());
     env.extend(agent.env.clone());
     CommandSpec::for_agent(agent, program, args, env)
