@@ -252,6 +252,7 @@ impl Runner {
             BudgetAnswer::Stop => {
                 self.queue.clear();
                 self.undelivered = None;
+                self.kept_by_agent = None;
                 self.queue_changed();
                 self.notice(
                     DiagnosticLevel::Info,

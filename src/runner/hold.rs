@@ -25,6 +25,11 @@ use crate::upsert::TurnEvent;
 const BACKOFF_FIRST: Duration = Duration::from_secs(60);
 const BACKOFF_MAX: Duration = Duration::from_secs(3600);
 
+/// What an agent whose session kept the failed turn is sent instead of the
+/// message again: the vendor's conversation holds the message once.
+pub const GO_ON: &str = "(The previous attempt at the message above failed on the vendor's \
+rate limit or usage limit, which has now reset. Go on with it.)";
+
 impl From<LimitKind> for HoldKind {
     fn from(k: LimitKind) -> Self {
         match k {
@@ -147,6 +152,9 @@ impl Runner {
         {
             // Shown and recorded in the failed turn already: not again.
             self.undelivered = Some(text.clone());
+            if self.capabilities.keeps_failed_prompt {
+                self.kept_by_agent = Some(text.clone());
+            }
             self.queue.push_front(text);
             self.queue_changed();
         }
