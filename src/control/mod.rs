@@ -39,41 +39,6 @@ pub fn socket_dir() -> PathBuf {
     }
 }
 
-/// The socket's name for a config: its project directory for a
-/// `hive.toml`, the file's stem otherwise, `default` for the built-in one.
-pub(crate) fn socket_label(source: &ConfigSource) -> String {
-    let raw = match source {
-        ConfigSource::Builtin => "default".to_owned(),
-        ConfigSource::File(p) => {
-            let abs = std::path::absolute(p).unwrap_or_else(|_| p.clone());
-            let stem = abs.file_stem().map(|s| s.to_string_lossy().into_owned());
-            let parent = abs
-                .parent()
-                .and_then(Path::file_name)
-                .map(|s| s.to_string_lossy().into_owned());
-            match (stem, parent) {
-                (Some(s), Some(p)) if s == "hive" || s == "config" => p,
-                (Some(s), _) => s,
-                (None, _) => "hive".to_owned(),
-            }
-        }
-    };
-    let clean: String = raw
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    match clean.trim_start_matches('.') {
-        "" => "hive".to_owned(),
-        s => s.to_owned(),
-    }
-}
-
 /// A socket path must fit in `sockaddr_un` (108 bytes with its NUL); a
 /// little is kept spare.
 const MAX_SOCKET_PATH: usize = 100;
@@ -210,6 +175,7 @@ pub fn peer_allowed(peer_uid: u32, own_uid: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::project::socket_label;
 
     #[test]
     fn labels_name_the_project() {

@@ -97,12 +97,6 @@ impl Store {
         Self::at(root)
     }
 
-    /// `project`'s store in the user's data dir.
-    pub fn of(project: &crate::project::Project) -> Self {
-        let user = Self::user();
-        Self::at(project.dir_in(user.root()))
-    }
-
     pub fn root(&self) -> &Path {
         &self.root
     }

@@ -35,7 +35,7 @@ impl Project {
     /// The project of `source`.
     pub fn of(source: &ConfigSource) -> Self {
         let config = source.canonical_path();
-        let label = crate::control::socket_label(source);
+        let label = socket_label(source);
         let key = match &config {
             None => "default".to_owned(),
             Some(p) => format!("{label}-{:016x}", fnv1a(p.as_os_str().as_bytes())),
@@ -97,7 +97,8 @@ impl Project {
     /// This project's history store (its data dir, as [`Self::prepare`]
     /// left it).
     pub fn store(&self) -> crate::history::Store {
-        crate::history::Store::of(self)
+        let user = crate::history::Store::user();
+        crate::history::Store::at(self.dir_in(user.root()))
     }
 
     /// The project of `config`, its data dir made (and older data taken
@@ -160,6 +161,41 @@ pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
+}
+
+/// The socket's name for a config: its project directory for a
+/// `hive.toml`, the file's stem otherwise, `default` for the built-in one.
+pub(crate) fn socket_label(source: &ConfigSource) -> String {
+    let raw = match source {
+        ConfigSource::Builtin => "default".to_owned(),
+        ConfigSource::File(p) => {
+            let abs = std::path::absolute(p).unwrap_or_else(|_| p.clone());
+            let stem = abs.file_stem().map(|s| s.to_string_lossy().into_owned());
+            let parent = abs
+                .parent()
+                .and_then(Path::file_name)
+                .map(|s| s.to_string_lossy().into_owned());
+            match (stem, parent) {
+                (Some(s), Some(p)) if s == "hive" || s == "config" => p,
+                (Some(s), _) => s,
+                (None, _) => "hive".to_owned(),
+            }
+        }
+    };
+    let clean: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    match clean.trim_start_matches('.') {
+        "" => "hive".to_owned(),
+        s => s.to_owned(),
+    }
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ mod notifier;
 mod panes;
 mod serve;
 mod teams;
+mod views;
 mod worktrees;
 
 pub use serve::run;

@@ -138,6 +138,8 @@ pub(super) struct Server {
     /// Operations for agents on other machines (`host:agent`).
     across: crate::ops::across::Across,
     pub(super) control: crate::control::Host,
+    /// Each console's view of each terminal pane.
+    views: super::views::TermViews,
     /// Console clients as they connect.
     consoles: mpsc::Receiver<tokio::net::UnixStream>,
     pub(super) clients: Clients,
@@ -221,6 +223,7 @@ impl Server {
             ops,
             ops_rx,
             control,
+            views: super::views::TermViews::default(),
             consoles,
             clients: Clients::new(),
             seq: 0,
@@ -309,7 +312,11 @@ impl Server {
                 }
                 return;
             }
-            PaneEvent::Attached { .. } => pane.failed = None,
+            PaneEvent::Attached { .. } => {
+                pane.failed = None;
+                // A new emulator: every console starts on its live screen.
+                self.views.reset(slot);
+            }
             PaneEvent::State(s) => pane.state = *s,
             _ => {}
         }
@@ -329,7 +336,14 @@ impl Server {
             pane: position,
             ..update
         };
-        self.clients.event(&update, None);
+        match &update.event {
+            PaneEvent::Terminal(screen) => {
+                let views = &self.views;
+                self.clients
+                    .event_to(&update, |id| views.wants(id, slot, screen));
+            }
+            _ => self.clients.event(&update, None),
+        }
     }
 
     /// Where clients show slot `slot` (none: it is closed).
@@ -485,6 +499,7 @@ impl Server {
             return;
         };
         tracing::info!(client = id, "client left: {why}");
+        self.views.forget(id);
         if link.attached && self.clients.count() == 0 {
             self.away_since = Some(self.seq);
         }
@@ -536,7 +551,23 @@ impl Server {
         }
         match self.runners.get(i).and_then(Option::as_ref) {
             Some(r) => {
+                let view = match (&cmd, from) {
+                    (RunnerCommand::TermView { scroll, seen, hold }, Some(id)) => {
+                        self.views.asked(id, i, *scroll, *seen, *hold);
+                        Some(id)
+                    }
+                    _ => None,
+                };
                 r.send(cmd);
+                // Back on the live screen for the consoles watching it live.
+                let ids = self.clients.attached().map(|l| l.id);
+                if view.is_some_and(|id| self.views.live_elsewhere(id, i, ids)) {
+                    r.send(RunnerCommand::TermView {
+                        scroll: 0,
+                        seen: 0,
+                        hold: false,
+                    });
+                }
             }
             // Its agent starts once the worktree's setup is done.
             None if self.panes[i].setting_up => self.panes[i].waiting.push(cmd),

@@ -82,7 +82,7 @@ impl Terminal {
     }
 
     /// The view to ask the runner for, when it differs from the one asked.
-    pub(in crate::app) fn view_request(&mut self) -> Option<RunnerCommand> {
+    pub(crate) fn view_request(&mut self) -> Option<RunnerCommand> {
         let screen = self.screen.as_ref()?;
         let want = (
             self.scroll.min(screen.history),
