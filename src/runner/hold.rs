@@ -60,6 +60,21 @@ fn wait_for(resets_at: Option<DateTime<Utc>>, now: DateTime<Utc>, strikes: u32) 
     }
 }
 
+/// When a hold ends, as the pane and its notice say it: to the second
+/// when that is minutes away (a 20 s limit read `resets 15:04`, #46 item
+/// 22), the day too when it is not today.
+pub fn reset_time(until: DateTime<Utc>, now: DateTime<Utc>) -> String {
+    let local = until.with_timezone(&chrono::Local);
+    let soon = until - now < chrono::Duration::minutes(10);
+    let today = now.with_timezone(&chrono::Local).date_naive() == local.date_naive();
+    let format = match (today, soon) {
+        (true, true) => "%H:%M:%S",
+        (true, false) => "%H:%M",
+        (false, _) => "%a %H:%M",
+    };
+    local.format(format).to_string()
+}
+
 impl Runner {
     /// Whether the queue waits for a limit to reset.
     pub(super) fn holding(&self) -> bool {
@@ -158,22 +173,15 @@ impl Runner {
             self.queue.push_front(text);
             self.queue_changed();
         }
-        let until = held
-            .hold
-            .until
-            .unwrap_or_else(Utc::now)
-            .with_timezone(&chrono::Local);
+        let until = reset_time(held.hold.until.unwrap_or_else(Utc::now), Utc::now());
         let what = match held.hold.kind {
             HoldKind::RateLimit => "rate limit",
             HoldKind::Quota | HoldKind::Budget | HoldKind::Interrupted => "usage limit",
         };
         let when = if held.hold.reported {
-            format!("it resets at {}", until.format("%a %H:%M"))
+            format!("it resets at {until}")
         } else {
-            format!(
-                "no reset time given; trying again at {}",
-                until.format("%H:%M")
-            )
+            format!("no reset time given; trying again at {until}")
         };
         let then = if held.hold.resend {
             "the message is back at the front of the queue and is sent again then (Esc lets the queue go now)"
@@ -258,5 +266,16 @@ mod tests {
         assert_eq!(wait_for(None, now, 0), Duration::from_secs(60));
         assert_eq!(wait_for(None, now, 2), Duration::from_secs(240));
         assert_eq!(wait_for(None, now, 30), BACKOFF_MAX);
+    }
+
+    #[test]
+    fn a_reset_minutes_away_is_told_to_the_second() {
+        let now = Utc::now();
+        let soon = now + chrono::Duration::seconds(20);
+        let local = soon.with_timezone(&chrono::Local);
+        assert_eq!(reset_time(soon, now), local.format("%H:%M:%S").to_string());
+        let later = now + chrono::Duration::minutes(30);
+        let time = reset_time(later, now);
+        assert!(time.len() == 5 || time.len() == 9, "{time}");
     }
 }

@@ -215,6 +215,19 @@ fn git_repository_worktrees_default_with_two_agents() {
     assert!(text.contains("own git worktree"), "{text}");
     let config = lab.check_written(&[("ANTHROPIC_API_KEY", "x")]);
     assert_eq!(ids(&config), ["claude", "gemini", "shell"]);
+    // Gemini's pane cannot code without permission_mode (#46 item 7): the
+    // line is written, commented, and uncommenting it gives the mode.
+    let written = std::fs::read_to_string(lab.work().join("hive.toml")).unwrap();
+    assert!(config.agents.iter().all(|a| a.permission_mode.is_none()));
+    let on = written.replace("# permission_mode = ", "permission_mode = ");
+    let edited = hive::config::Config::parse(&on, hive::config::ConfigSource::Builtin).unwrap();
+    let gemini = edited.agent("gemini").unwrap();
+    assert_eq!(
+        gemini.permission_mode.as_deref(),
+        Some("auto_edit"),
+        "{written}"
+    );
+    assert!(edited.agent("claude").unwrap().permission_mode.is_none());
     let wt: Vec<bool> = config.agents.iter().map(|a| a.worktree.is_some()).collect();
     assert_eq!(wt, [true, true, false], "the shell stays in the checkout");
 

@@ -121,6 +121,13 @@ pub(crate) fn read(root: &FsRoot, a: ReadArgs) -> Result<String, String> {
     Ok(out)
 }
 
+/// Whether `path` is one the root lets the tools touch (issue 46 item 20:
+/// a write it will refuse must not ask the user first).
+pub(crate) fn confined(root: &FsRoot, path: String) -> Result<String, String> {
+    root.resolve(&path).map_err(|e| e.to_string())?;
+    Ok(String::new())
+}
+
 pub(crate) fn write(root: &FsRoot, a: WriteArgs) -> Result<String, String> {
     root.write(&a.path, &a.content).map_err(|e| e.to_string())?;
     Ok(format!("wrote {} bytes to {}", a.content.len(), a.path))
