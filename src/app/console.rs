@@ -94,12 +94,12 @@ pub fn run(
 }
 
 /// What `hive` prints once the terminal is back, and its exit code.
-pub fn report(ended: &Ended, server: &str) -> ExitCode {
+/// What the console says as it ends; `again` is the command that attaches
+/// to the same servers (`Endpoint::attach_command`).
+pub fn report(ended: &Ended, server: &str, again: &str) -> ExitCode {
     match ended {
         Ended::Detached => {
-            println!(
-                "[detached from {server}: the agents keep working; `hive attach {server}` comes back]"
-            );
+            println!("[detached from {server}: the agents keep working; `{again}` comes back]");
             ExitCode::SUCCESS
         }
         Ended::Stopped => {

@@ -652,8 +652,8 @@ fn held_text(h: &crate::runner::hold::Hold) -> String {
 /// when no cost is known).
 fn usage_text(u: &crate::control::protocol::UsageInfo) -> String {
     let cost = match u.cost_usd {
-        Some(c) if u.cost_estimated => format!("~${c:.4}"),
-        Some(c) => format!("${c:.4}"),
+        Some(c) if u.cost_estimated => format!("~{}", crate::runner::usage::usd(c, 4)),
+        Some(c) => crate::runner::usage::usd(c, 4),
         None => "$—".into(),
     };
     let mut s = format!("in {} · out {}", u.input_tokens, u.output_tokens);

@@ -76,7 +76,17 @@ pub(crate) fn console(cli: &Cli) -> anyhow::Result<ExitCode> {
             bin: None,
         });
     }
-    attach_to(endpoints, Some(config), Restart::Config(cli))
+    // `hive` again, where it finds this config (its hosts come with it:
+    // `hive attach` of an unreachable one would fail).
+    let again = match config.source.canonical_path() {
+        Some(p) if cli.config.is_some() => format!("hive --config {}", p.display()),
+        Some(p) => match p.parent() {
+            Some(dir) => format!("hive` in `{}", dir.display()),
+            None => "hive".to_owned(),
+        },
+        None => "hive".to_owned(),
+    };
+    attach_to(endpoints, Some(config), Restart::Config(cli), &again)
 }
 
 /// `hive attach [NAME | ssh://…]…`.
@@ -103,7 +113,8 @@ pub(crate) fn attach(cli: &Cli, args: &AttachArgs) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    attach_to(endpoints, config, Restart::Unknown)
+    let again = Endpoint::attach_command(&endpoints);
+    attach_to(endpoints, config, Restart::Unknown, &again)
 }
 
 fn live_socket(socket: PathBuf) -> anyhow::Result<PathBuf> {
@@ -166,10 +177,13 @@ enum Restart<'a> {
     Unknown,
 }
 
+/// `again`: the command that attaches to these servers again, for the
+/// detach message.
 fn attach_to(
     endpoints: Vec<Endpoint>,
     config: Option<Config>,
     restart: Restart<'_>,
+    again: &str,
 ) -> anyhow::Result<ExitCode> {
     let _log = crate::log::init_logging();
     let rt = crate::runtime::build()?;
@@ -225,7 +239,8 @@ fn attach_to(
     };
     let ended = crate::app::console::run(&rt, &config, conn, snapshot)?;
     rt.shutdown_timeout(Duration::from_millis(300));
-    Ok(crate::app::console::report(&ended, &name))
+    let again = crate::sanitize::neutralize(again);
+    Ok(crate::app::console::report(&ended, &name, &again))
 }
 
 /// A server of another protocol: never a garbled screen, but the reason

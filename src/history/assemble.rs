@@ -156,7 +156,7 @@ impl TurnAssembler {
         let noteworthy_end = self.meta.error_message.is_some()
             || matches!(
                 self.meta.stop_reason.as_deref(),
-                Some("cancelled" | "interrupted" | "error")
+                Some("cancelled" | "interrupted" | "error" | super::cut::STOP_CUT)
             );
         out.extend(self.side);
         let footer = self.meta.duration_ms.is_some();

@@ -5,6 +5,7 @@
 //! recorder that keeps all of it up to date. Formats and layout: docs/history.md.
 
 pub mod assemble;
+pub(crate) mod cut;
 pub mod import;
 pub mod rebuild;
 pub mod record;
@@ -181,6 +182,9 @@ pub fn open_pane_in(store: &Store, agent: &AgentConfig, opts: &OpenOptions) -> P
                 ..PaneState::default()
             };
             fresh.switch_to("", None);
+            // The config's model and effort, not the last session's choice
+            // (which stays with that session for `/resume`).
+            fresh.chosen = crate::runner::Chosen::default();
             fresh
         }
         None if !opts.fresh => recover_state(store, &agent.id, &mut out.warnings),
@@ -197,6 +201,11 @@ pub fn open_pane_in(store: &Store, agent: &AgentConfig, opts: &OpenOptions) -> P
         state.model = agent.model.clone();
     }
     let path = store.session_path(&agent.id, &state.session);
+    // A turn a killed hive left open joins its session, as `cut`.
+    if let Err(e) = cut::recover(&path) {
+        out.warnings
+            .push(format!("a cut turn was not restored: {e}"));
+    }
     if !opts.fresh && opts.tail_records > 0 {
         match store::read_window(&path, u64::MAX, opts.tail_records) {
             Ok(loaded) => {

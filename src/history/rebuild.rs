@@ -267,6 +267,11 @@ impl ItemBuilder {
                 self.message(offset, end, rec, text, Origin::System);
                 return;
             }
+            (Some(super::cut::STOP_CUT), None) => {
+                let text = super::cut::CUT_NOTE.into();
+                self.message(offset, end, rec, text, Origin::System);
+                return;
+            }
             _ => Outcome::Completed,
         };
         let after = self.items.len();

@@ -110,6 +110,15 @@ fn cli_agent(s: &mut String, cli: &Cli, worktrees: bool) {
         ))
     );
     common(s, cli.provider, cli.label, cli.provider, worktrees);
+    if cli.provider == "gemini" {
+        // Headless, Gemini denies what would ask: without this line its
+        // pane cannot code (#46 item 7). Left to the user to turn on.
+        s.push_str(
+            "# permission_mode = \"auto_edit\"  # uncomment to let Gemini code: headless it has no shell,\n\
+             #                                 # write or edit tools without it; \"auto_edit\" runs edits,\n\
+             #                                 # \"yolo\" edits and commands (docs/gemini.md)\n",
+        );
+    }
 }
 
 fn openai_agent(s: &mut String, o: &OpenAi, worktrees: bool) {

@@ -37,6 +37,13 @@ pub struct Capabilities {
     /// Takes `ProviderCommand::Attach` (images with the next message).
     #[serde(default)]
     pub images: bool,
+    /// A turn that failed on the vendor's error is still in the agent's own
+    /// session, its prompt included (Claude Code, Codex): a message resent
+    /// after a limit asks the agent to go on instead of repeating it, so
+    /// the vendor's conversation holds it once (issue 46 item 4). The
+    /// runner's alone: it does not cross the wire.
+    #[serde(skip)]
+    pub keeps_failed_prompt: bool,
 }
 
 impl Capabilities {
@@ -57,6 +64,7 @@ impl Capabilities {
             set_effort: true,
             confirms_effort: false,
             images: false,
+            keeps_failed_prompt: false,
         }
     }
 }

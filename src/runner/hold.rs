@@ -25,6 +25,11 @@ use crate::upsert::TurnEvent;
 const BACKOFF_FIRST: Duration = Duration::from_secs(60);
 const BACKOFF_MAX: Duration = Duration::from_secs(3600);
 
+/// What an agent whose session kept the failed turn is sent instead of the
+/// message again: the vendor's conversation holds the message once.
+pub const GO_ON: &str = "(The previous attempt at the message above failed on the vendor's \
+rate limit or usage limit, which has now reset. Go on with it.)";
+
 impl From<LimitKind> for HoldKind {
     fn from(k: LimitKind) -> Self {
         match k {
@@ -53,6 +58,21 @@ fn wait_for(resets_at: Option<DateTime<Utc>>, now: DateTime<Utc>, strikes: u32) 
             .saturating_mul(2u32.saturating_pow(strikes.min(10)))
             .min(BACKOFF_MAX),
     }
+}
+
+/// When a hold ends, as the pane and its notice say it: to the second
+/// when that is minutes away (a 20 s limit read `resets 15:04`, #46 item
+/// 22), the day too when it is not today.
+pub fn reset_time(until: DateTime<Utc>, now: DateTime<Utc>) -> String {
+    let local = until.with_timezone(&chrono::Local);
+    let soon = until - now < chrono::Duration::minutes(10);
+    let today = now.with_timezone(&chrono::Local).date_naive() == local.date_naive();
+    let format = match (today, soon) {
+        (true, true) => "%H:%M:%S",
+        (true, false) => "%H:%M",
+        (false, _) => "%a %H:%M",
+    };
+    local.format(format).to_string()
 }
 
 impl Runner {
@@ -147,25 +167,21 @@ impl Runner {
         {
             // Shown and recorded in the failed turn already: not again.
             self.undelivered = Some(text.clone());
+            if self.capabilities.keeps_failed_prompt {
+                self.kept_by_agent = Some(text.clone());
+            }
             self.queue.push_front(text);
             self.queue_changed();
         }
-        let until = held
-            .hold
-            .until
-            .unwrap_or_else(Utc::now)
-            .with_timezone(&chrono::Local);
+        let until = reset_time(held.hold.until.unwrap_or_else(Utc::now), Utc::now());
         let what = match held.hold.kind {
             HoldKind::RateLimit => "rate limit",
             HoldKind::Quota | HoldKind::Budget | HoldKind::Interrupted => "usage limit",
         };
         let when = if held.hold.reported {
-            format!("it resets at {}", until.format("%a %H:%M"))
+            format!("it resets at {until}")
         } else {
-            format!(
-                "no reset time given; trying again at {}",
-                until.format("%H:%M")
-            )
+            format!("no reset time given; trying again at {until}")
         };
         let then = if held.hold.resend {
             "the message is back at the front of the queue and is sent again then (Esc lets the queue go now)"
@@ -250,5 +266,16 @@ mod tests {
         assert_eq!(wait_for(None, now, 0), Duration::from_secs(60));
         assert_eq!(wait_for(None, now, 2), Duration::from_secs(240));
         assert_eq!(wait_for(None, now, 30), BACKOFF_MAX);
+    }
+
+    #[test]
+    fn a_reset_minutes_away_is_told_to_the_second() {
+        let now = Utc::now();
+        let soon = now + chrono::Duration::seconds(20);
+        let local = soon.with_timezone(&chrono::Local);
+        assert_eq!(reset_time(soon, now), local.format("%H:%M:%S").to_string());
+        let later = now + chrono::Duration::minutes(30);
+        let time = reset_time(later, now);
+        assert!(time.len() == 5 || time.len() == 9, "{time}");
     }
 }

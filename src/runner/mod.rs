@@ -169,6 +169,7 @@ pub fn spawn_runner(
         last_error: None,
         turn_text: None,
         undelivered: None,
+        kept_by_agent: None,
         stall_after: options.stall_after,
         last_output: None,
         stalled: false,
@@ -241,6 +242,10 @@ struct Runner {
     /// before starting on it. It is already shown and recorded (in the failed
     /// turn), so sending it again does not repeat it.
     undelivered: Option<String>,
+    /// A message resent after a limit that the agent's own session holds
+    /// already (`Capabilities::keeps_failed_prompt`): the agent is asked to
+    /// go on (`hold::GO_ON`) rather than given it twice.
+    kept_by_agent: Option<String>,
     stall_after: Duration,
     /// While a turn runs: when the agent last said anything.
     last_output: Option<Instant>,

@@ -193,9 +193,20 @@ fn call(socket: &Path, what: Call) -> anyhow::Result<Value> {
 /// Stops the server on `socket` and every agent it runs: asks, waits for
 /// it to end, and kills it (by its pid file) if it will not.
 pub fn kill(socket: &Path) -> anyhow::Result<()> {
-    let pid = read_pid(socket);
+    let written = read_pid(socket);
+    // After a crash the pid may be another process's now: only a hive
+    // server that wrote this very file is waited for and killed (#53 item 9).
+    let pid = written.filter(|&p| is_server_of(p, &socket.with_extension("pid")));
     let asked = call(socket, Call::Kill);
     if asked.is_err() && pid.is_none() {
+        if let Some(p) = written {
+            let _ = std::fs::remove_file(socket.with_extension("pid"));
+            bail!(
+                "no hive server answers on {}; its pid file named pid {p}, which is not that \
+                 server any more (left alone; the stale file is removed)",
+                socket.display()
+            );
+        }
         bail!("no hive server answers on {}", socket.display());
     }
     let started = Instant::now();
@@ -221,6 +232,46 @@ fn read_pid(socket: &Path) -> Option<i32> {
         .trim()
         .parse()
         .ok()
+}
+
+/// Whether `pid` is a `hive serve` that was running when `pid_file` was
+/// written, so the process that wrote it: a process started later got the
+/// pid after the server ended (Linux, from /proc; elsewhere the pid is
+/// taken as written).
+fn is_server_of(pid: i32, pid_file: &Path) -> bool {
+    if !cfg!(target_os = "linux") {
+        return true;
+    }
+    let serve = std::fs::read(format!("/proc/{pid}/cmdline"))
+        .is_ok_and(|c| c.split(|&b| b == 0).nth(1) == Some(b"serve".as_slice()));
+    let written = std::fs::metadata(pid_file)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+    match (serve, written, started_at(pid)) {
+        // Whole seconds on both sides: a second of slack.
+        (true, Some(w), Some(s)) => s <= w.as_secs() + 1,
+        _ => false,
+    }
+}
+
+/// When `pid` started, in seconds since the epoch (/proc/<pid>/stat's
+/// start time after boot, plus /proc/stat's boot time).
+fn started_at(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command name, which may hold spaces and ')'.
+    let rest = stat.rsplit_once(')')?.1;
+    let ticks: u64 = rest.split_whitespace().nth(19)?.parse().ok()?;
+    let boot: u64 = std::fs::read_to_string("/proc/stat")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    // SAFETY: sysconf only reads a system constant.
+    let hz = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).ok()?;
+    Some(boot + ticks / hz.max(1))
 }
 
 fn alive(pid: Option<i32>) -> bool {

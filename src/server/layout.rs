@@ -76,10 +76,14 @@ impl LayoutFile {
     }
 
     /// The panes to start: the saved layout over the config, or the
-    /// config alone when `fresh`.
+    /// config alone when `fresh`, which is saved at once so that the next
+    /// plain start starts from it too (issue 46 item 9: the runtime panes,
+    /// closed panes and mutes of before stay gone).
     pub(crate) fn placed(&self, config: &Config, fresh: bool) -> Vec<Placed> {
         if fresh {
-            return SavedLayout::default().arrange(&config.agents);
+            let placed = SavedLayout::default().arrange(&config.agents);
+            self.save(&placed, config, &Mutes::default());
+            return placed;
         }
         let (saved, why) = SavedLayout::load(&self.path);
         if let Some(why) = why {
@@ -257,6 +261,42 @@ mod tests {
 
     fn agent(id: &str) -> AgentConfig {
         AgentConfig::new(id, "script")
+    }
+
+    #[test]
+    fn fresh_replaces_the_saved_layout_for_the_next_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = LayoutFile {
+            path: dir.path().join("layout.json"),
+        };
+        let mut config = Config::builtin();
+        config.agents = vec![agent("a"), agent("b")];
+        // Before: b closed, a helper added, a pane muted.
+        let mut placed = file.placed(&config, false);
+        placed.retain(|p| p.agent.id != "b");
+        placed.push(Placed {
+            agent: agent("helper"),
+            window: 1,
+            added: true,
+            parent: Some("a".into()),
+        });
+        let mut mutes = Mutes::default();
+        mutes.apply(&crate::notify::Mute::Pane {
+            id: "a".into(),
+            on: true,
+        });
+        file.save(&placed, &config, &mutes);
+        assert!(!file.mutes(false).is_empty());
+
+        let fresh = file.placed(&config, true);
+        assert_eq!(ids(&fresh), ["a", "b"]);
+        // The next plain start is the config's too, without the mutes.
+        assert_eq!(ids(&file.placed(&config, false)), ["a", "b"]);
+        assert!(file.mutes(false).is_empty());
+    }
+
+    fn ids(placed: &[Placed]) -> Vec<&str> {
+        placed.iter().map(|p| p.agent.id.as_str()).collect()
     }
 
     #[test]

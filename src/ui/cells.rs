@@ -323,11 +323,7 @@ pub fn tokens(n: u64) -> String {
 }
 
 pub fn cost(usd: f64) -> String {
-    if usd < 0.01 {
-        format!("${usd:.4}")
-    } else {
-        format!("${usd:.2}")
-    }
+    crate::runner::usage::usd(usd, if usd < 0.01 { 4 } else { 2 })
 }
 
 /// A token count as reported: a turn never uses zero tokens, so a zero is

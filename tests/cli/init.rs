@@ -215,6 +215,19 @@ fn git_repository_worktrees_default_with_two_agents() {
     assert!(text.contains("own git worktree"), "{text}");
     let config = lab.check_written(&[("ANTHROPIC_API_KEY", "x")]);
     assert_eq!(ids(&config), ["claude", "gemini", "shell"]);
+    // Gemini's pane cannot code without permission_mode (#46 item 7): the
+    // line is written, commented, and uncommenting it gives the mode.
+    let written = std::fs::read_to_string(lab.work().join("hive.toml")).unwrap();
+    assert!(config.agents.iter().all(|a| a.permission_mode.is_none()));
+    let on = written.replace("# permission_mode = ", "permission_mode = ");
+    let edited = hive::config::Config::parse(&on, hive::config::ConfigSource::Builtin).unwrap();
+    let gemini = edited.agent("gemini").unwrap();
+    assert_eq!(
+        gemini.permission_mode.as_deref(),
+        Some("auto_edit"),
+        "{written}"
+    );
+    assert!(edited.agent("claude").unwrap().permission_mode.is_none());
     let wt: Vec<bool> = config.agents.iter().map(|a| a.worktree.is_some()).collect();
     assert_eq!(wt, [true, true, false], "the shell stays in the checkout");
 
@@ -477,6 +490,40 @@ fn e2e_demo_hint_in_tmux() {
     assert!(screen.contains("Architect (demo)"), "{screen}");
     t.keys(&["C-q", "s"]);
     t.wait_for("HIVE-EXIT=0");
+}
+
+/// Issue 46 item 21: a Codex that uses a `model_provider` of its own config
+/// logs in through it, not with `codex login`: never "not logged in".
+#[test]
+fn a_codex_with_its_own_model_provider_is_not_called_logged_out() {
+    let lab = Lab::new();
+    lab.cli("codex", "codex-cli 0.169.0");
+    let codex_home = lab.home().join(".codex");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    std::fs::write(
+        codex_home.join("config.toml"),
+        "model_provider = \"local\"\n\n[model_providers.local]\nname = \"Local\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+    )
+    .unwrap();
+    let out = lab.hive(&["init"], &[]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(!text.contains("not logged in codex"), "{text}");
+    assert!(!text.contains("codex login"), "{text}");
+    assert!(text.contains("Add a Codex pane? [Y/n] y"), "{text}");
+
+    // With a key variable it reads, the key must be set.
+    std::fs::write(
+        codex_home.join("config.toml"),
+        "model_provider = \"corp\"\n\n[model_providers.corp]\nenv_key = \"CORP_KEY\"\n",
+    )
+    .unwrap();
+    std::fs::remove_file(lab.work().join("hive.toml")).unwrap();
+    let text = stdout(&lab.hive(&["init"], &[]));
+    assert!(text.contains("not logged in codex"), "{text}");
+    std::fs::remove_file(lab.work().join("hive.toml")).unwrap();
+    let text = stdout(&lab.hive(&["init"], &[("CORP_KEY", "k")]));
+    assert!(!text.contains("not logged in codex"), "{text}");
 }
 
 /// A hostile local model server (#53 item 2): a model id that closes the

@@ -27,6 +27,8 @@ mod orphans;
 mod planted;
 #[path = "trust/protocol.rs"]
 mod protocol;
+#[path = "trust/stalepid.rs"]
+mod stalepid;
 #[path = "trust/suspend.rs"]
 mod suspend;
 #[path = "trust/watchers.rs"]

@@ -131,6 +131,10 @@ fn a_slow_answer_survives_a_killed_link_and_the_console_catches_up() {
     r.t.keys(&["C-b", "d"]);
     let s = r.t.wait_for("HIVE-EXIT=");
     assert!(s.contains("HIVE-EXIT=0"), "{s}");
+    // The hint names the host as `hive attach` took it (issue 46 item
+    // 13), not by its bare name, which names no server.
+    let again = format!("`hive attach {}` comes back", r.sshd.url(&r.project));
+    assert!(unwrapped(&s).contains(&again), "{s}");
     assert!(
         super::support::procs::alive(server),
         "the remote server lives on"
@@ -353,7 +357,19 @@ fn a_local_and_a_remote_server_share_one_grid_and_an_agent_messages_across() {
     });
     assert!(s.contains("dead"), "{s}");
     t.keys(&["C-b", "d"]);
-    t.wait_for("HIVE-EXIT=0");
+    let s = t.wait_for("HIVE-EXIT=0");
+    // `hive` in the project comes back to all three (issue 46 item 13):
+    // `hive attach g + box + dead` names nothing that exists.
+    let again = format!(
+        "`hive` in `{}` comes back",
+        local.canonicalize().unwrap().display()
+    );
+    assert!(unwrapped(&s).contains(&again), "{s}");
+}
+
+/// The screen's lines joined: a long message wraps at the pane's width.
+fn unwrapped(screen: &str) -> String {
+    screen.lines().map(str::trim_end).collect()
 }
 
 /// The console `bin` in `local`, in tmux session `session`, and the

@@ -697,3 +697,79 @@ async fn compact_reports_the_context_it_leaves_and_never_grows_it() {
     );
     p.kill().await;
 }
+
+/// Issue 46 item 20: a write the confinement will refuse is refused
+/// without asking the user, and a read-only call of the same step shows
+/// its output while another call's approval card waits.
+#[tokio::test]
+async fn refused_paths_never_ask_and_reads_do_not_wait_behind_a_card() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "old\n").unwrap();
+    let server = Server::start(vec![
+        calls(&[(
+            "w1",
+            "write",
+            json!({"path": "../outside.txt", "content": "x"}),
+        )]),
+        answer_text("refused", 1, 1),
+        calls(&[
+            ("w2", "write", json!({"path": "notes.txt", "content": "x"})),
+            ("g1", "glob", json!({"pattern": "*.txt"})),
+        ]),
+        answer_text("written", 1, 1),
+    ]);
+    // The default mode: ask.
+    let mut a = coding_agent(&server);
+    a.cwd = Some(dir.path().to_path_buf());
+    let mut p = Driven::start(&factory(), a, None);
+    let events = p.turn("write outside").await;
+    assert_eq!(done(&events).0, ResponseStatus::Completed);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, ProviderEvent::Permission(_))),
+        "no card for a path that is refused anyway"
+    );
+    assert!(
+        result_of(&server, "w1").starts_with("error:"),
+        "{}",
+        result_of(&server, "w1")
+    );
+    assert!(!dir.path().parent().unwrap().join("outside.txt").exists());
+
+    p.send("write notes");
+    // The glob's output arrives while the write's card still waits.
+    p.live
+        .until("the glob's output", |e| {
+            matches!(e, ProviderEvent::Stream(s) if matches!(&s.payload,
+                Payload::ItemDone { final_item: FinalItem::FunctionCallOutput { call_id, .. }, .. } if call_id == "g1"))
+        })
+        .await;
+    let card = p.live.seen.iter().find_map(|e| match e {
+        ProviderEvent::Permission(r) => Some(r.request_id.clone()),
+        _ => None,
+    });
+    let card = match card {
+        Some(c) => c,
+        None => match p
+            .live
+            .until("the write's card", |e| {
+                matches!(e, ProviderEvent::Permission(_))
+            })
+            .await
+        {
+            ProviderEvent::Permission(r) => r.request_id,
+            _ => unreachable!(),
+        },
+    };
+    assert!(p.live.handle.send(ProviderCommand::Permission {
+        request_id: card,
+        decision: PermissionDecision::AllowOnce,
+    }));
+    assert_eq!(done(&p.until_done().await).0, ResponseStatus::Completed);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "x"
+    );
+    p.kill().await;
+}

@@ -344,7 +344,8 @@ async fn queued_messages_survive_a_crash_and_come_back_unsent() {
     assert_eq!(state.queue, ["first queued", "second queued"]);
     let h = history::open_pane_in(&store, &agent, &opts());
     assert_eq!(h.queue, ["first queued", "second queued"]);
-    // Only the user's prompt of the turn in flight is in the history so far.
+    // Only the user's prompt of the turn in flight is in the history so
+    // far: the running pane's checkpoint (#46 item 18) is its own.
     assert_eq!(kinds(&h.items), ["User:go slow"]);
     drop(h);
     pane.shutdown().await;
@@ -960,7 +961,7 @@ fn binary_store(data: &Path) -> Store {
 }
 
 #[test]
-fn kill_9_mid_turn_loses_only_the_turn_in_flight() {
+fn kill_9_mid_turn_keeps_what_the_turn_had_shown_and_says_it_was_cut() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().to_owned();
     let out = hive(&data)
@@ -1003,16 +1004,28 @@ fn kill_9_mid_turn_loses_only_the_turn_in_flight() {
     assert!(h.warnings.is_empty(), "{:?}", h.warnings);
     assert_eq!(h.session, state1.session);
     assert_eq!(h.resume, state1.resume);
+    let kinds = kinds(&h.items);
     assert_eq!(
-        kinds(&h.items),
+        kinds[..5],
         [
             "User:first question",
             "thinking",
             "tool:Bash:a.txt\nb.txt",
             "Agent:Two files: a.txt and b.txt. You said: first question",
-            // The prompt of the killed turn is kept; nothing the agent said in it is.
             "User:go slow now",
         ]
+    );
+    // What the killed turn had shown is kept (#46 item 18: it used to be
+    // lost), and the pane says the turn was cut.
+    assert!(
+        kinds.iter().any(|k| k.starts_with("Agent:SLOWTEXT")),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds
+            .last()
+            .is_some_and(|k| k.starts_with("System:turn cut")),
+        "{kinds:?}"
     );
     drop(h);
 
@@ -1036,7 +1049,8 @@ fn kill_9_mid_turn_loses_only_the_turn_in_flight() {
         .map(Record::text)
         .collect();
     assert_eq!(users, ["first question", "go slow now", "third"]);
-    assert_eq!(recs.iter().filter(|r| r.role == Role::Assistant).count(), 2);
+    // The cut turn's answer so far is one of them.
+    assert_eq!(recs.iter().filter(|r| r.role == Role::Assistant).count(), 3);
 
     // The commands read the same store.
     let show = hive(&data)
@@ -1242,4 +1256,40 @@ fn imported_pi_tool_results_read_as_the_live_translator_reads_them() {
         .to_string(),
     );
     assert_eq!(live_output(&live), (recs[1].text(), false));
+}
+
+#[test]
+fn fresh_starts_with_the_configs_model_and_effort_not_a_stale_choice() {
+    // Issue 46 item 9: after `--fresh` the config's `model`/`effort` win;
+    // the old session keeps its choice for `/resume`.
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::at(dir.path().join("data"));
+    let agent = script_agent(dir.path(), "pick", ORDER_SCENARIO);
+    let chosen = hive::runner::Chosen {
+        model: Some("stale-model".into()),
+        effort: Some("high".into()),
+    };
+    PaneState {
+        agent_id: "pick".into(),
+        session: "old-session".into(),
+        chosen: chosen.clone(),
+        ..PaneState::default()
+    }
+    .save(&store.state_path("pick"))
+    .unwrap();
+    let fresh = OpenOptions {
+        fresh: true,
+        ..opts()
+    };
+    let h = history::open_pane_in(&store, &agent, &fresh);
+    assert_ne!(h.session, "old-session");
+    drop(h);
+    let state = PaneState::load(&store.state_path("pick")).unwrap().unwrap();
+    assert!(state.chosen.is_empty(), "{:?}", state.chosen);
+    assert_eq!(state.past["old-session"].chosen, chosen);
+    // The next plain start continues the fresh session, still without it.
+    let h = history::open_pane_in(&store, &agent, &opts());
+    drop(h);
+    let state = PaneState::load(&store.state_path("pick")).unwrap().unwrap();
+    assert!(state.chosen.is_empty(), "{:?}", state.chosen);
 }

@@ -171,6 +171,8 @@ impl ProviderFactory for ClaudeFactory {
             images: true,
             // `/effort` says itself what it did (a restart or a budget).
             confirms_effort: true,
+            // Its session keeps a failed turn's prompt (issue 46 item 4).
+            keeps_failed_prompt: true,
             ..Capabilities::structured()
         }
     }

@@ -559,30 +559,18 @@ impl Agent {
                 .map(|_| Err("interrupted by the user".to_owned()))
                 .collect()
         });
-        self.tool_results(turn_id, calls, results, interrupted);
+        self.tool_results(calls, results);
         interrupted
     }
 
-    /// Shows each call's output (unless the user interrupted) and adds it
-    /// to the conversation as the call's tool message.
-    fn tool_results(
-        &mut self,
-        turn_id: &str,
-        calls: &[wire::ToolCall],
-        results: Vec<ToolResult>,
-        interrupted: bool,
-    ) {
+    /// Adds each call's output (shown as it finished, in `run_tools`) to
+    /// the conversation as the call's tool message.
+    fn tool_results(&mut self, calls: &[wire::ToolCall], results: Vec<ToolResult>) {
         for (call, result) in calls.iter().zip(results) {
             let (output, is_error) = match result {
                 Ok(o) => (o, false),
                 Err(e) => (e, true),
             };
-            if !interrupted {
-                self.emit(
-                    turn_id,
-                    Payload::tool_output(new_id("out"), &call.id, output.as_str(), is_error),
-                );
-            }
             let content = if is_error {
                 format!("error: {output}")
             } else {
@@ -614,6 +602,7 @@ impl Agent {
                 item_id: item_id.clone(),
             };
             let name = call.function.name.clone();
+            let shown = (self.events.clone(), ctx.clone(), call.id.clone());
             let args =
                 serde_json::from_str::<Value>(if call.function.arguments.trim().is_empty() {
                     "{}"
@@ -621,12 +610,24 @@ impl Agent {
                     &call.function.arguments
                 });
             async move {
-                let args = args.map_err(|e| format!("the arguments are not valid JSON: {e}"))?;
-                match (coding, toolbox) {
-                    (Some(coding), _) => coding.call(&name, args, ctx).await,
-                    (None, Some(toolbox)) => toolbox.call(&name, args).await,
-                    (None, None) => Err(format!("no tool `{name}`: this agent has no tools")),
-                }
+                let result = match args {
+                    Err(e) => Err(format!("the arguments are not valid JSON: {e}")),
+                    Ok(args) => match (coding, toolbox) {
+                        (Some(coding), _) => coding.call(&name, args, ctx).await,
+                        (None, Some(toolbox)) => toolbox.call(&name, args).await,
+                        (None, None) => Err(format!("no tool `{name}`: this agent has no tools")),
+                    },
+                };
+                // Shown as soon as it is done: a read-only call of the step
+                // does not wait behind another's approval card (#46 item 20).
+                let (events, ctx, call_id) = shown;
+                let (output, is_error) = match &result {
+                    Ok(o) => (o.as_str(), false),
+                    Err(e) => (e.as_str(), true),
+                };
+                let payload = Payload::tool_output(new_id("out"), &call_id, output, is_error);
+                events.stream(&ctx.turn_id, &ctx.session_id, payload);
+                result
             }
         });
         futures::future::join_all(runs).await
