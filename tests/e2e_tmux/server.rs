@@ -283,7 +283,7 @@ fn a_server_of_another_version_is_refused_with_the_way_out() {
 /// servers of the same name: a console of one never shows the other's
 /// agents, it says so.
 #[test]
-fn a_server_of_another_project_with_the_same_name_is_not_attached() {
+fn a_project_whose_directory_shares_a_name_gets_its_own_server() {
     let Some(bin) = super::hive_bin() else { return };
     let dir = tempfile::tempdir().expect("tempdir");
     let config = |p: &str| {
@@ -314,17 +314,22 @@ fn a_server_of_another_project_with_the_same_name_is_not_attached() {
         assert!(start.elapsed() < Duration::from_secs(20), "no server");
         std::thread::sleep(Duration::from_millis(50));
     }
+    // One project identity (issue 46 item 2): b gets a server of its own,
+    // never a's, though their directories share a name.
     let lab = Lab::running_in(&bin, &format!("--config {}", quote(&b)), dir);
-    let s = lab.wait("a", "the refusal", |s| s.contains("HIVE-EXIT="));
-    // The message wraps at the pane's width: read it unwrapped.
-    let flat: String = s.lines().collect();
-    assert!(flat.contains("runs another config"), "{s}");
-    assert!(flat.contains("`hive kill proj`"), "{s}");
-    assert!(flat.contains("HIVE-EXIT=1"), "{s}");
+    let s = lab.wait("a", "b's own pane", |s| s.contains("b-proj"));
     assert!(
-        !flat.contains("a-proj"),
+        !s.contains("a-proj"),
         "the other project's pane was shown:\n{s}"
     );
+    // Both run, each named for its own config; the test leaves neither.
+    let ls = lab.hive(&["ls"]);
+    let (ca, cb) = (a.canonicalize().unwrap(), b.canonicalize().unwrap());
+    assert!(
+        ls.contains(&ca.display().to_string()) && ls.contains(&cb.display().to_string()),
+        "{ls}"
+    );
+    lab.hive(&["kill", "--all"]);
     // SAFETY: kill(2) on the server this test started.
     unsafe { libc::kill(serve.id() as i32, libc::SIGTERM) };
     let _ = serve.wait();
