@@ -17,7 +17,7 @@ use crate::runner::PaneUpdate;
 use crate::wire::delta::DeltaDecoder;
 use crate::wire::frame::{self, FrameReader, WireError};
 use crate::wire::snapshot::{Parts, Snapshot};
-use crate::wire::{ClientMsg, Hello, MAGIC, ServerMsg};
+use crate::wire::{ClientMsg, Hello, MAGIC, PaneWire, ServerMsg};
 
 /// How long a server may take to answer and send its snapshot.
 const HANDSHAKE: std::time::Duration = std::time::Duration::from_secs(30);
@@ -159,6 +159,8 @@ fn answer(msg: ServerMsg) -> Option<FromServer> {
 )]
 enum Step {
     Pass(FromServer),
+    /// A batch of events, in order.
+    Many(Vec<FromServer>),
     /// Nothing yet (a snapshot's part, an event while resyncing).
     Skip,
     /// This copy went wrong, or cannot take the message: a fresh snapshot.
@@ -178,14 +180,8 @@ struct Reading {
 impl Reading {
     fn step(&mut self, msg: ServerMsg) -> Step {
         Step::Pass(match msg {
-            ServerMsg::Event { .. } if self.resyncing => return Step::Skip,
-            ServerMsg::Event { pane, event } => match self.decoder.decode(pane, event) {
-                Ok(event) => FromServer::Update(PaneUpdate { pane, event }),
-                Err(e) => {
-                    tracing::warn!("{e}: asking for a fresh snapshot");
-                    return self.resync();
-                }
-            },
+            ServerMsg::Events(_) if self.resyncing => return Step::Skip,
+            ServerMsg::Events(events) => return self.events(events),
             msg @ (ServerMsg::SnapshotStart { .. }
             | ServerMsg::SnapshotPane(_)
             | ServerMsg::SnapshotEvents(_)
@@ -229,11 +225,38 @@ impl Reading {
         })
     }
 
+    /// A batch of runner events, texts whole again; one that does not fit
+    /// drops it and the rest until a fresh snapshot.
+    fn events(&mut self, events: Vec<PaneWire>) -> Step {
+        let mut out = Vec::with_capacity(events.len());
+        for PaneWire { pane, event } in events {
+            match self.decoder.decode(pane, event) {
+                Ok(event) => out.push(FromServer::Update(PaneUpdate { pane, event })),
+                Err(e) => {
+                    tracing::warn!("{e}: asking for a fresh snapshot");
+                    return self.resync();
+                }
+            }
+        }
+        Step::Many(out)
+    }
+
     /// Events are dropped until the fresh snapshot comes.
     fn resync(&mut self) -> Step {
         self.resyncing = true;
         Step::Resync
     }
+}
+
+/// A batch's messages, in order.
+async fn send_all(
+    out: &mpsc::Sender<Incoming>,
+    all: Vec<FromServer>,
+) -> Result<(), mpsc::error::SendError<Incoming>> {
+    for msg in all {
+        out.send(Incoming::Msg(msg)).await?;
+    }
+    Ok(())
 }
 
 /// Frames in, `Incoming` out, until the connection ends (then `Lost`, with
@@ -262,6 +285,7 @@ async fn read_loop(
         };
         let sent = match reading.step(msg) {
             Step::Pass(next) => out.send(Incoming::Msg(next)).await,
+            Step::Many(all) => send_all(&out, all).await,
             Step::Skip => continue,
             Step::Resync => out.send(Incoming::Resync).await,
             Step::End(why) => break why,

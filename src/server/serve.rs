@@ -37,12 +37,20 @@ pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> 
     tracing::info!(config = %config.source.describe(), panes = placed.len(), "server starting");
     install_panic_hook();
     let rt = crate::runtime::build()?;
+    // The loop is a task on the runtime's one worker, beside the runners
+    // and the clients' writers: an event goes from runner to loop to
+    // writer on one thread. Run by `block_on` on this thread instead, each
+    // hand-off woke the other thread (issue 45: 8,300 context switches
+    // for the reference answer).
     let result = rt.block_on(async {
-        let mut server = Server::start(config, placed, layout, fresh)?;
-        let why = server.run().await?;
-        tracing::info!("server stopping: {why}");
-        server.stop(&why).await;
-        anyhow::Ok(())
+        let served = tokio::spawn(async move {
+            let mut server = Server::start(config, placed, layout, fresh)?;
+            let why = server.run().await?;
+            tracing::info!("server stopping: {why}");
+            server.stop(&why).await;
+            anyhow::Ok(())
+        });
+        served.await.context("the server's loop")?
     });
     rt.shutdown_timeout(Duration::from_millis(300));
     crate::provider::process::kill_all();
@@ -131,6 +139,9 @@ pub(super) struct Server {
     /// Console clients as they connect.
     consoles: mpsc::Receiver<tokio::net::UnixStream>,
     pub(super) clients: Clients,
+    /// Runner events logged and not yet sent: the loop sends what it took
+    /// in at once as one frame per client (`send_events`).
+    outbox: Vec<PaneUpdate>,
     /// The git service of the worktree panes (src/server/worktrees.rs).
     pub(super) worktrees: super::worktrees::Worktrees,
     /// Panes' files and sessions for consoles elsewhere (src/server/lists.rs).
@@ -213,6 +224,7 @@ impl Server {
             control,
             consoles,
             clients: Clients::new(),
+            outbox: Vec::new(),
             seq: 0,
             away_since: None,
             last_focus: 0,
@@ -233,6 +245,7 @@ impl Server {
                     while let Ok(more) = self.updates.try_recv() {
                         self.on_update(more);
                     }
+                    self.send_events();
                 }
                 Some(req) = self.ops_rx.recv() => {
                     // Spawning and closing helpers is the server's.
@@ -307,7 +320,9 @@ impl Server {
                         pane: position,
                         ..update
                     };
-                    self.clients.event(&update, Some(id));
+                    // After the events before it.
+                    self.send_events();
+                    self.clients.events(&[update], Some(id));
                 }
                 return;
             }
@@ -327,11 +342,19 @@ impl Server {
             crate::notify::run(argv);
         }
         pane.log.push(self.seq, now, &update.event);
-        let update = PaneUpdate {
+        self.outbox.push(PaneUpdate {
             pane: position,
             ..update
-        };
-        self.clients.event(&update, None);
+        });
+    }
+
+    /// The events taken in since the last call, to every client at once.
+    fn send_events(&mut self) {
+        let events = std::mem::take(&mut self.outbox);
+        self.clients.events(&events, None);
+        // The buffer is kept for the next batch (its memory, not its events).
+        self.outbox = events;
+        self.outbox.clear();
     }
 
     /// Where clients show slot `slot` (none: it is closed).

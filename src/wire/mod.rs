@@ -28,7 +28,7 @@ use crate::runner::RunnerCommand;
 
 /// Bumped whenever a message changes shape: a client and a server of
 /// different protocols refuse each other with a clear reason.
-pub const PROTOCOL_VERSION: u32 = 4;
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// What a console writes first on the socket; `hive ctl` writes JSON lines,
 /// which never start with NUL.
@@ -128,11 +128,11 @@ pub enum ServerMsg {
     SnapshotEvents(Vec<snapshot::Logged>),
     /// The snapshot is whole: it replaces what the client had.
     SnapshotEnd,
-    /// A runner event, its growing text as a delta.
-    Event {
-        pane: usize,
-        event: delta::WireEvent,
-    },
+    /// Runner events, in order (protocol 5, issue 45): every event the
+    /// server's loop took in at once, of any pane, in one frame; one frame
+    /// per event was a frame to encode, queue, write, read and hand on
+    /// each.
+    Events(Vec<PaneWire>),
     /// The pane began another history session (`/resume`, `/clear` in
     /// another client), or its worktree's setup ended: it shows this from
     /// now on.
@@ -168,6 +168,13 @@ pub enum ServerMsg {
         pane: usize,
         list: Vec<crate::history::sessions::SessionSummary>,
     },
+}
+
+/// One runner event of pane `pane`, its growing text as a delta.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PaneWire {
+    pub pane: usize,
+    pub event: delta::WireEvent,
 }
 
 impl ServerMsg {
