@@ -16,6 +16,9 @@ use hive::provider::codex::exec::ExecTurn;
 use hive::provider::gemini::translate::GeminiTurn;
 use hive::provider::pi::translate::PiTranslator;
 use hive::provider::pty::scan::Scanner;
+use hive::wire::delta::{DeltaDecoder, DeltaEncoder, WireEvent};
+use hive::wire::frame::{self, FrameReader};
+use hive::wire::{ClientMsg, ServerMsg};
 use serde_json::Value;
 
 /// ACP: every line through the engine (JSON-RPC framing, session updates,
@@ -184,6 +187,96 @@ pub(crate) fn openai_tool_args(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let (name, args) = text.split_once('\n').unwrap_or((&text, ""));
     let _ = hive::provider::openai::check_tool_call(name.trim(), args);
+}
+
+/// The console protocol's frames as the server and a client read them:
+/// the bytes split by the frame reader, each payload decoded as a hello
+/// and as each side's messages; a message that decodes re-encodes.
+pub(crate) fn wire_frames(data: &[u8]) {
+    futures::executor::block_on(async {
+        let mut reader = FrameReader::new(data);
+        while let Ok(Some(payload)) = reader.next().await {
+            let _ = frame::decode_hello(&payload);
+            if let Ok(msg) = frame::decode::<ClientMsg>(&payload) {
+                let _ = frame::encode(&msg);
+            }
+            if let Ok(msg) = frame::decode::<ServerMsg>(&payload) {
+                let _ = frame::encode(&msg);
+            }
+        }
+    });
+}
+
+/// Growing text across the socket: each JSON line a `WireEvent` for a
+/// client's decoder (a delta that does not fit is an error, never a
+/// panic); each that decodes goes through a server's encoder and a fresh
+/// decoder, which must agree.
+pub(crate) fn wire_delta(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let mut client = DeltaDecoder::new();
+    let mut server = DeltaEncoder::new();
+    let mut peer = DeltaDecoder::new();
+    for (n, line) in text.split('\n').enumerate() {
+        let Ok(wire) = serde_json::from_str::<WireEvent>(line) else {
+            continue;
+        };
+        let pane = n % 3;
+        let Ok(event) = client.decode(pane, wire) else {
+            client.reset();
+            continue;
+        };
+        let sent = server.encode(pane, &event);
+        let got = peer.decode(pane, sent);
+        assert!(got.is_ok(), "the encoder's own delta did not fit: {got:?}");
+    }
+}
+
+/// vt100 at the tiny sizes a collapsed pane asks for (1×1 to 3×3), through
+/// hive's own size clamp (`pty::fit`): the first byte is the size, each
+/// 0xFF byte then starts a resize to the size in the byte after it; the
+/// screen is read as the runner reads it. vt100 0.16 panics at one row.
+pub(crate) fn vt100_tiny(data: &[u8]) {
+    use hive::provider::pty::fit;
+    let size = |b: u8| fit(u16::from(b & 3), u16::from((b >> 2) & 3));
+    let Some((&first, rest)) = data.split_first() else {
+        return;
+    };
+    let (cols, rows) = size(first);
+    let parser = tui_term::vt100::Parser::new(rows, cols, usize::from(first >> 4));
+    let screen = hive::provider::TerminalScreen(std::sync::Arc::new(std::sync::Mutex::new(parser)));
+    for (i, piece) in rest.split(|&b| b == 0xff).enumerate() {
+        let mut p = screen.0.lock().unwrap_or_else(|e| e.into_inner());
+        let piece = match piece.split_first() {
+            Some((&b, more)) if i > 0 => {
+                let (cols, rows) = size(b);
+                p.screen_mut().set_size(rows, cols);
+                more
+            }
+            _ => piece,
+        };
+        p.process(piece);
+        drop(p);
+        let _ = hive::runner::screen::capture(&screen, usize::from(first >> 4));
+    }
+}
+
+/// hive's own state files as the server reads them at start: the bytes as
+/// `layouts/<server>.json` (laid over a config's agents) and as
+/// `state/<agent>.json`, through the same size-capped, no-follow reader.
+pub(crate) fn state_files(data: &[u8]) {
+    let dir = std::env::temp_dir().join(format!("hive-fuzz-state-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let path = dir.join("state.json");
+    std::fs::write(&path, data).expect("temp file");
+    if let Ok(Some(mut state)) = hive::history::state::PaneState::load(&path) {
+        let _ = state.save(&path);
+    }
+    let (layout, _) = hive::server::layout::SavedLayout::load(&path);
+    let agents = [
+        hive::config::AgentConfig::new("a", "claude"),
+        hive::config::AgentConfig::new("b", "pty"),
+    ];
+    let _ = layout.arrange(&agents);
 }
 
 fn capped_lines(data: &[u8], max: usize) -> Vec<Line> {

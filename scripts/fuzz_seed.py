@@ -26,6 +26,10 @@ SOURCES = {
     "control_request": ["ctl-wire"],
     "mcp_request": ["mcp-wire"],
     "openai_tool_args": ["openai-tools"],
+    "vt100_tiny": ["pty", "fuzz/vt100_tiny"],
+    "wire_frames": ["fuzz/wire_frames"],
+    "wire_delta": ["fuzz/wire_delta"],
+    "state_files": ["fuzz/state_files"],
     "stream_event": [],  # one seed per line of events/*.jsonl, below
 }
 

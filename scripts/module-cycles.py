@@ -2,16 +2,19 @@
 """Lists the import cycles between hive's source files.
 
 Each file under src/ is a node; an edge a -> b means a names a module path
-that resolves to b (`use crate::x::y`, `crate::x::y::Z` inline, `super::`).
+that resolves to b (`use crate::x::y`, `crate::x::y::Z` inline, `super::`, and
+a module's bare path to its own child: `session::open` in client/mod.rs).
 Test code (`#[cfg(test)]` to the end of a file, `*tests.rs`) is left out:
 tests may import anything. A cycle is a strongly connected component of
 more than one file; the script prints each one and whether it crosses
-top-level modules, and exits 1 when asked for a bound (`--max N`) that the
-tree exceeds.
+top-level modules, and exits 1 when asked for a bound that the tree exceeds
+(`--max N` cycles in all, `--across N` across top-level modules, 0 unless
+given).
 
-    scripts/module-cycles.py            # list cycles
-    scripts/module-cycles.py --max 2    # fail above two cycles or on any
-                                        # cycle across top-level modules
+    scripts/module-cycles.py                     # list cycles
+    scripts/module-cycles.py --max 2             # fail above two cycles or on
+                                                 # any across top-level modules
+    scripts/module-cycles.py --max 5 --across 4  # fail above five, or four across
 """
 import os
 import re
@@ -100,6 +103,12 @@ def main():
         for m in re.finditer(r"\buse\s+((?:crate|super|self)::[^;]+);", text):
             paths += expand(re.sub(r"\s+", "", m.group(1)).replace(" as ", ""))
         paths += re.findall(r"(?<![\w:])((?:crate|super)(?:::\w+)+)", text)
+        # a module's bare path to its own child (`session::open` in client/mod.rs)
+        kids = re.findall(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;", text, re.M)
+        for k in kids:
+            for m in re.finditer(r"\buse\s+(" + k + r"::[^;]+);", text):
+                paths += ["self::" + q for q in expand(re.sub(r"\s+", "", m.group(1)))]
+            paths += ["self::" + q for q in re.findall(r"(?<![\w:])(" + k + r"(?:::\w+)+)", text)]
         for p in paths:
             p = re.sub(r"\bas\w+$", "", p)
             t = resolve(mod, p)
@@ -145,9 +154,13 @@ def main():
         print(f"{len(comp)} files{' (across ' + ', '.join(tops) + ')' if cross else ''}:")
         print("   " + " ".join(name(c) for c in comp))
     print(f"{len(sccs)} cycles, {across} across top-level modules")
-    if "--max" in sys.argv:
-        bound = int(sys.argv[sys.argv.index("--max") + 1])
-        if len(sccs) > bound or across:
+    def bound(flag, default):
+        if flag in sys.argv:
+            return int(sys.argv[sys.argv.index(flag) + 1])
+        return default
+
+    if "--max" in sys.argv or "--across" in sys.argv:
+        if len(sccs) > bound("--max", len(sccs)) or across > bound("--across", 0):
             sys.exit(1)
 
 

@@ -33,6 +33,9 @@ pub struct CappedLines<R> {
     max: usize,
     /// Inside an over-long line: dropping up to its newline.
     skipping: bool,
+    /// The server's socket: the unfinished line counts against the total
+    /// of all connections (`budget::MAX_INPUT`).
+    charge: Option<crate::budget::Charge>,
 }
 
 impl<R: AsyncRead + Unpin> CappedLines<R> {
@@ -42,15 +45,39 @@ impl<R: AsyncRead + Unpin> CappedLines<R> {
             buf: Vec::new(),
             max,
             skipping: false,
+            charge: None,
         }
+    }
+
+    /// Lines whose unfinished one counts against the server's total.
+    pub fn charged(inner: R, max: usize) -> Self {
+        Self {
+            charge: Some(crate::budget::Charge::default()),
+            ..Self::new(inner, max)
+        }
+    }
+
+    /// Counts the unfinished line held (`buf`).
+    fn hold(&mut self) -> io::Result<()> {
+        let held = self.buf.len();
+        match &mut self.charge {
+            Some(c) => c.hold(held).map_err(io::Error::other),
+            None => Ok(()),
+        }
+    }
+
+    /// The next line; `None` at end of input.
+    pub async fn next(&mut self) -> io::Result<Option<Line>> {
+        let line = self.read_line().await;
+        self.hold()?;
+        line
     }
 
     pub fn max(&self) -> usize {
         self.max
     }
 
-    /// The next line; `None` at end of input.
-    pub async fn next(&mut self) -> io::Result<Option<Line>> {
+    async fn read_line(&mut self) -> io::Result<Option<Line>> {
         loop {
             let chunk = self.reader.fill_buf().await?;
             if chunk.is_empty() {
@@ -79,6 +106,7 @@ impl<R: AsyncRead + Unpin> CappedLines<R> {
             }
             self.buf.extend_from_slice(&chunk[..body]);
             self.reader.consume(take);
+            self.hold()?;
             if newline.is_some() {
                 return Ok(Some(Line::Text(text(std::mem::take(&mut self.buf)))));
             }

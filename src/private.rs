@@ -58,6 +58,66 @@ pub(crate) fn open_own_file(options: &mut OpenOptions, path: &Path) -> io::Resul
     Ok(file)
 }
 
+/// The largest state file hive reads whole (a layout, a pane's state, a
+/// port, an MCP config): far above what hive writes, far below what a
+/// planted `/dev/zero` would cost.
+pub(crate) const MAX_STATE_BYTES: u64 = 16 << 20;
+
+/// Reads hive's own file `path` whole, through [`open_own_file`] (no
+/// symlink, no FIFO or device, owned by this user) and at most `max` bytes:
+/// a longer file is refused, not read.
+pub(crate) fn read_own(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = open_own_file(OpenOptions::new().read(true), path)?;
+    let too_long = || io::Error::other(format!("larger than {max} bytes: not a file hive wrote"));
+    if file.metadata()?.len() > max {
+        return Err(too_long());
+    }
+    let mut bytes = Vec::new();
+    // The length may grow after the check: the read stops past the cap.
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(too_long());
+    }
+    Ok(bytes)
+}
+
+/// [`read_own`] as text.
+pub(crate) fn read_own_string(path: &Path, max: u64) -> io::Result<String> {
+    String::from_utf8(read_own(path, max)?)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
+/// Writes hive's own file `path` atomically and in place: `bytes` go to a
+/// new temp file beside it (created exclusively, never through a link),
+/// synced, then renamed over `path`. A symlink planted at `path` is
+/// replaced, never written through; readers see the old content or the new.
+pub(crate) fn write_own(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let dir = path.parent().unwrap_or(Path::new("."));
+    create_dir(dir)?;
+    let mut name = path.file_name().unwrap_or_default().to_owned();
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    name.push(format!(".tmp-{}-{n}", std::process::id()));
+    let tmp = dir.join(name);
+    let result = (|| {
+        let mut f = file_options()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_data()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
 /// Drops group and other bits from `path` (not following a symlink).
 fn restrict(path: &Path, mode: u32) -> io::Result<()> {
     let meta = std::fs::symlink_metadata(path)?;
@@ -93,7 +153,8 @@ pub(crate) fn tighten_tree(root: &Path) -> usize {
         }
     }
     let mut changed = 0;
-    walk(root, 4, &mut changed);
+    // `projects/<project>/history/<agent>/<session>.jsonl` is five deep.
+    walk(root, 6, &mut changed);
     if changed > 0 {
         tracing::info!(root = %root.display(), changed, "made hive's files private");
     }

@@ -58,7 +58,16 @@ impl Server {
             loop {
                 match listener.accept().await {
                     Ok((stream, _)) => {
-                        tokio::spawn(connection(stream, tx.clone(), ctx.clone(), own_uid));
+                        // Past the cap a connection is closed at once.
+                        let Some(slot) = crate::budget::Slot::take() else {
+                            tracing::warn!("control socket: too many connections; one refused");
+                            continue;
+                        };
+                        let (tx, ctx) = (tx.clone(), ctx.clone());
+                        tokio::spawn(async move {
+                            connection(stream, tx, ctx, own_uid).await;
+                            drop(slot);
+                        });
                     }
                     Err(e) => {
                         tracing::warn!("control socket: accept: {e}");
@@ -166,7 +175,7 @@ async fn serve(
     }
     let (read, mut write) = stream.into_split();
     let read = std::io::Cursor::new(first).chain(read);
-    let mut lines = CappedLines::new(read, MAX_REQUEST_BYTES);
+    let mut lines = CappedLines::charged(read, MAX_REQUEST_BYTES);
     while let Some(line) = lines.next().await? {
         let line = match line {
             Line::Text(t) => t,
@@ -339,7 +348,7 @@ async fn ask(
 /// The pane's current conversation from the history store, as upserts.
 fn load_history(pane: Value, agent: &str) -> Result<Value, CtlError> {
     use crate::history::{assemble, store};
-    let store = store::Store::user();
+    let store = crate::project::served().store();
     let Some(entry) = crate::history::agent_session(&store, agent) else {
         return Ok(json!({ "pane": pane, "agent": agent, "session": null, "items": [] }));
     };
@@ -382,5 +391,40 @@ mod tests {
         drop(first); // the file stays, nobody answers: stale
         let (_again, p2) = bind(tmp.path(), "x").unwrap();
         assert_eq!(p2, p1);
+    }
+
+    /// Issue 53 item 10: the socket served any number of connections.
+    /// Past `budget::MAX_CONNECTIONS` open at once, a new one is closed
+    /// at once (other tests of this binary may hold a few slots: some of
+    /// the extra ones are closed, never none).
+    #[tokio::test]
+    async fn connections_past_the_cap_are_closed() {
+        use tokio::io::AsyncReadExt;
+        // Both ends of every connection live in this process.
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit/setrlimit(2) on a local struct.
+        unsafe {
+            libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit);
+            limit.rlim_cur = limit.rlim_max.max(limit.rlim_cur);
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let (server, _requests, _consoles) = Server::start(tmp.path(), "cap").unwrap();
+        let mut open = Vec::new();
+        for _ in 0..crate::budget::MAX_CONNECTIONS + 8 {
+            open.push(UnixStream::connect(server.path()).await.unwrap());
+        }
+        // Accepted in order: the last ones found the socket full.
+        for s in open.iter_mut().rev().take(8) {
+            let mut b = [0u8; 1];
+            let read = tokio::time::timeout(std::time::Duration::from_secs(5), s.read(&mut b));
+            assert!(
+                matches!(read.await, Ok(Ok(0))),
+                "a connection past the cap stayed open"
+            );
+        }
     }
 }

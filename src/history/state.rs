@@ -5,14 +5,14 @@
 //! or the new one, never half of either.
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::Chosen;
 use super::store::StoreError;
 use crate::config::AgentConfig;
-use crate::runner::Chosen;
+pub use crate::protocol::history::Totals;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -70,14 +70,6 @@ pub struct PastResume {
     pub chosen: Chosen,
 }
 
-/// A session's running totals (the pane's status line after a restart).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Totals {
-    pub usage: crate::event::Usage,
-    pub turns: u64,
-}
-
 impl Totals {
     /// Counts a restored turn's end: a turn that failed is not a turn.
     pub fn add_end(&mut self, end: &super::rebuild::TurnEnd) {
@@ -97,7 +89,9 @@ fn version() -> u32 {
 impl PaneState {
     /// Reads the state; `Ok(None)` when there is none yet.
     pub fn load(path: &Path) -> Result<Option<Self>, StoreError> {
-        let text = match std::fs::read(path) {
+        // No link, FIFO or device, and a size cap: a planted file cannot
+        // hang or flood the server before its socket exists.
+        let text = match crate::private::read_own(path, crate::private::MAX_STATE_BYTES) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(StoreError::io(path, e)),
@@ -201,26 +195,49 @@ impl PaneState {
 }
 
 /// Writes `bytes` to a temp file beside `path`, syncs it, then renames it over
-/// `path`. Readers see the old content or the new, nothing in between.
+/// `path` (`private::write_own`: a link planted at `path` is replaced, not
+/// written through). Readers see the old content or the new, nothing in between.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    crate::private::create_dir(dir).map_err(|e| StoreError::io(dir, e))?;
-    let mut tmp_name = path.file_name().unwrap_or_default().to_owned();
-    tmp_name.push(format!(".tmp-{}", std::process::id()));
-    let tmp: PathBuf = dir.join(tmp_name);
-    let result = (|| {
-        let mut f = crate::private::file_options()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_data()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(StoreError::io(path, e));
+    crate::private::write_own(path, bytes).map_err(|e| StoreError::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 53 item 8: `state/<agent>.json` was read with no type or
+    /// size check. A link planted there (to a state outside, to /dev/zero)
+    /// is refused, not followed; so is a file too large to be hive's.
+    #[test]
+    fn a_planted_state_file_is_refused_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside.json");
+        let mut theirs = PaneState {
+            session: "planted".into(),
+            ..PaneState::default()
+        };
+        theirs.save(&outside).unwrap();
+        let path = dir.path().join("a.json");
+        std::os::unix::fs::symlink(&outside, &path).unwrap();
+        let err = PaneState::load(&path).expect_err("read through the link");
+        assert!(err.to_string().contains("symlink"), "{err}");
+
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        assert!(PaneState::load(&path).is_err());
+
+        std::fs::remove_file(&path).unwrap();
+        let big = std::fs::File::create(&path).unwrap();
+        big.set_len(crate::private::MAX_STATE_BYTES + 1).unwrap();
+        let err = PaneState::load(&path).expect_err("a huge state was read");
+        assert!(err.to_string().contains("larger than"), "{err}");
+
+        // Saving replaces a planted link, never writes through it.
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink(&outside, &path).unwrap();
+        PaneState::default().save(&path).unwrap();
+        assert!(!path.is_symlink());
+        let kept = std::fs::read_to_string(&outside).unwrap();
+        assert!(kept.contains("planted"), "{kept}");
     }
-    Ok(())
 }

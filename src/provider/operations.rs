@@ -40,7 +40,8 @@ impl std::fmt::Debug for Operations {
     }
 }
 
-/// The MCP config file an agent is pointed at: `<state dir>/mcp/<agent>.<kind>.json`
+/// The MCP config file an agent is pointed at:
+/// `<state dir>/mcp/<agent>.<kind>.<server tag>.json`
 /// holding `render(server)`.
 #[derive(Clone, Copy)]
 pub struct McpFile {
@@ -55,9 +56,19 @@ impl std::fmt::Debug for McpFile {
 }
 
 impl McpFile {
-    /// Where the file of agent `agent_id` goes.
-    pub fn path(&self, agent_id: &str) -> PathBuf {
-        config_file(agent_id, self.kind)
+    /// Where the file of `agent` goes: its id and the server it reaches
+    /// name it, so two projects' agents of one id never share one (issue
+    /// 46 item 1).
+    pub fn path(&self, agent: &AgentConfig) -> PathBuf {
+        let server = agent.hive_mcp.as_ref().map(|s| {
+            let joined = s.args.join("\0");
+            format!("{:08x}", crate::project::fnv1a(joined.as_bytes()) as u32)
+        });
+        let kind = match server {
+            Some(tag) => format!("{}.{tag}", self.kind),
+            None => self.kind.to_owned(),
+        };
+        config_file(&agent.id, &kind)
     }
 
     /// Writes the file for an agent with `hive_mcp`; nothing for an agent
@@ -67,7 +78,7 @@ impl McpFile {
         let Some(server) = &agent.hive_mcp else {
             return Ok(());
         };
-        write_config(&self.path(&agent.id), &(self.render)(server))
+        write_config(&self.path(agent), &(self.render)(server))
             .map_err(|source| ProviderError::spawn(&agent.id, program, source))
     }
 }
@@ -109,18 +120,34 @@ pub(crate) fn config_file(agent_id: &str, kind: &str) -> PathBuf {
 }
 
 /// Writes an agent's MCP config: 0600 in a 0700 directory (it names the
-/// socket that drives hive).
+/// socket that drives hive), replaced in place: a symlink planted at its
+/// path is never written through.
 pub(crate) fn write_config(path: &Path, config: &Value) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::PermissionsExt;
-    if let Some(dir) = path.parent() {
-        crate::private::create_dir(dir)?;
+    crate::private::write_own(path, serde_json::to_string_pretty(config)?.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 53 item 8: the MCP config written for a Claude pane went
+    /// through a symlink planted at its path, replacing a file outside.
+    /// Now the link itself is replaced; its target is left as it was.
+    #[test]
+    fn the_mcp_config_is_never_written_through_a_planted_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("precious");
+        std::fs::write(&outside, "keep me").unwrap();
+        let path = dir.path().join("mcp/a.claude.json");
+        crate::private::create_dir(path.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&outside, &path).unwrap();
+        write_config(&path, &serde_json::json!({"mcpServers": {}})).unwrap();
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep me");
+        assert!(!path.is_symlink());
+        let written: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(written, serde_json::json!({"mcpServers": {}}));
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
     }
-    let mut f = crate::private::file_options()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(path)?;
-    f.set_permissions(std::fs::Permissions::from_mode(crate::private::FILE_MODE))?;
-    f.write_all(serde_json::to_string_pretty(config)?.as_bytes())
 }

@@ -140,20 +140,37 @@ impl Clients {
     /// Runner events to every attached client (or only to `only`): one
     /// frame each (a few when they are many MB), not one per event.
     pub(crate) fn events(&mut self, updates: &[PaneUpdate], only: Option<ClientId>) {
+        self.events_to(updates, |id, _| only.is_none_or(|o| o == id));
+    }
+
+    /// Runner events to the attached clients, each getting those `to`
+    /// takes (`to(client, index)`: a terminal screen goes to those whose
+    /// view it is, src/server/views.rs), in one frame.
+    pub(crate) fn events_to(
+        &mut self,
+        updates: &[PaneUpdate],
+        to: impl Fn(ClientId, usize) -> bool,
+    ) {
         if updates.is_empty() {
             return;
         }
         for link in self.links.values_mut().filter(|l| l.attached) {
-            if only.is_some_and(|id| id != link.id) || link.behind.load(Ordering::Acquire) {
+            if link.behind.load(Ordering::Acquire) {
                 continue;
             }
+            let id = link.id;
             let events: Vec<PaneWire> = updates
                 .iter()
-                .map(|u| PaneWire {
+                .enumerate()
+                .filter(|&(i, _)| to(id, i))
+                .map(|(_, u)| PaneWire {
                     pane: u.pane,
                     event: link.encoder.encode(u.pane, &u.event),
                 })
                 .collect();
+            if events.is_empty() {
+                continue;
+            }
             for bytes in frames_of(events) {
                 link.queue(bytes);
             }
@@ -171,17 +188,28 @@ impl Clients {
         }
     }
 
-    /// A snapshot to one client, whatever its backlog, in its several
-    /// messages; it restarts the client's deltas and ends its being behind.
-    pub(crate) fn send_snapshot(&mut self, id: ClientId, snap: Snapshot) {
+    /// A snapshot to one client, in its several messages; it restarts the
+    /// client's deltas and ends its being behind. Snapshots obey the
+    /// backlog bound too (issue 53 item 7): a client with anything still
+    /// unread is marked behind instead, and gets one fresh snapshot once it
+    /// has read it all (`Drained`), so twenty unread `Resync`s queue one
+    /// snapshot, not twenty. False: deferred so.
+    pub(crate) fn send_snapshot(&mut self, id: ClientId, snap: Snapshot) -> bool {
         let Some(link) = self.links.get_mut(&id) else {
-            return;
+            return false;
         };
+        // Behind first, then the count: the writer empties the queue then
+        // reads `behind`, so one of the two sides always sees the other.
+        link.behind.store(true, Ordering::SeqCst);
+        if link.queued.load(Ordering::SeqCst) > 0 {
+            return false;
+        }
         link.encoder.reset();
-        link.behind.store(false, Ordering::Release);
+        link.behind.store(false, Ordering::SeqCst);
         for msg in snap.into_messages() {
             self.send(id, &msg);
         }
+        true
     }
 
     /// The panes after an edit to client `id`: its deltas restart with the
@@ -249,6 +277,7 @@ fn frames_of(events: Vec<PaneWire>) -> Vec<Vec<u8>> {
 
 /// One client from its hello to its end.
 async fn connection(id: ClientId, stream: UnixStream, events: mpsc::UnboundedSender<ClientEvent>) {
+    let _slot = crate::budget::Slot::handed_over();
     let why = match serve(id, stream, &events).await {
         Ok(why) => why,
         Err(e) => e.to_string(),
@@ -267,7 +296,7 @@ async fn serve(
     if magic != MAGIC[1..] {
         return Ok("not a hive console".into());
     }
-    let mut reader = FrameReader::new(read);
+    let mut reader = FrameReader::charged(read);
     let Some(payload) = reader.next().await? else {
         return Ok("hung up before its hello".into());
     };
@@ -336,12 +365,12 @@ async fn write_frames(
             }
         }
         write.write_all(&batch).await?;
-        let left = queued.fetch_sub(batch.len(), Ordering::AcqRel) - batch.len();
+        let left = queued.fetch_sub(batch.len(), Ordering::SeqCst) - batch.len();
         if batch.capacity() > WRITE_BATCH * 4 {
             // A snapshot went through: give its memory back.
             batch = Vec::new();
         }
-        if left == 0 && behind.load(Ordering::Acquire) {
+        if left == 0 && behind.load(Ordering::SeqCst) {
             let _ = events.send(ClientEvent::Drained(id));
         }
     }
@@ -360,9 +389,8 @@ mod tests {
 
     /// A message item of `bytes` bytes, new each time (sent whole).
     fn big(n: usize, bytes: usize) -> PaneUpdate {
-        let Some(PaneEvent::Upsert(mut u)) = crate::runner::wire_tests::sample_events()
-            .into_iter()
-            .next()
+        let Some(PaneEvent::Upsert(mut u)) =
+            crate::protocol::samples::sample_events().into_iter().next()
         else {
             panic!("the first sample is an upsert");
         };
@@ -502,5 +530,123 @@ mod tests {
         }
         assert!(got < sent, "read {got} of {sent}: nothing was dropped");
         assert!(got >= (MAX_BACKLOG >> 20) - 2, "read only {got}");
+    }
+
+    fn snapshot() -> Snapshot {
+        Snapshot {
+            server: crate::wire::snapshot::ServerInfo {
+                pid: 1,
+                config: "x".repeat(1 << 20),
+                config_path: None,
+                socket: "/tmp/x.sock".into(),
+                started: 0,
+            },
+            focus: 0,
+            away_since: None,
+            panes: Vec::new(),
+        }
+    }
+
+    /// Issue 53 item 7: twenty `Resync`s with nothing read took a server
+    /// from 67 MB to 1,135 MB, each snapshot queued whatever the backlog.
+    /// Now one waits unread; the rest become one fresh snapshot once the
+    /// client has read it (the server's own queue counter says so).
+    #[tokio::test]
+    async fn unread_snapshots_obey_the_backlog_bound() {
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        let mut clients = Clients::new();
+        theirs.write_all(&MAGIC[1..]).await.unwrap();
+        theirs
+            .write_all(&frame::encode_hello(&Hello::ours()))
+            .await
+            .unwrap();
+        clients.accept(ours);
+        let Some(ClientEvent::Joined(mut link)) = clients.next().await else {
+            panic!("joined");
+        };
+        link.attached = true;
+        let id = link.id;
+        clients.join(link);
+
+        assert!(clients.send_snapshot(id, snapshot()), "the first is sent");
+        let one = clients.get_mut(id).unwrap().queued.load(Ordering::Acquire);
+        assert!(one > 1 << 20, "{one}");
+        for _ in 0..19 {
+            assert!(!clients.send_snapshot(id, snapshot()), "deferred");
+        }
+        let link = clients.get_mut(id).unwrap();
+        let queued = link.queued.load(Ordering::Acquire);
+        // The writer may have handed some to the socket meanwhile.
+        assert!(
+            queued <= one,
+            "{queued} queued after 20 snapshots, {one} after one"
+        );
+        assert!(link.behind.load(Ordering::Acquire));
+
+        // Reading it all brings `Drained`: the loop's cue for one fresh one.
+        let mut reader = FrameReader::new(&mut theirs);
+        let drained = async {
+            loop {
+                match clients.next().await {
+                    Some(ClientEvent::Drained(d)) => return d,
+                    Some(_) => {}
+                    None => panic!("events ended"),
+                }
+            }
+        };
+        let read = async { while let Ok(Some(_)) = reader.next().await {} };
+        tokio::select! {
+            d = drained => assert_eq!(d, id),
+            () = read => panic!("the connection ended"),
+        }
+    }
+
+    /// Issue 53 item 10: ten clients each holding 59 MB of an unfinished
+    /// frame made 611 MB, every one under its own cap. Three holding 50 MiB
+    /// each pass the total (`budget::MAX_INPUT`, the server's own counter):
+    /// one is closed, saying why, and what it held is given back.
+    #[tokio::test]
+    async fn unfinished_frames_are_capped_in_total() {
+        const EACH: usize = 50 << 20;
+        let mut clients = Clients::new();
+        let mut writers = Vec::new();
+        for _ in 0..3 {
+            let (ours, mut theirs) = UnixStream::pair().unwrap();
+            clients.accept(ours);
+            writers.push(tokio::spawn(async move {
+                theirs.write_all(&MAGIC[1..]).await?;
+                theirs
+                    .write_all(&frame::encode_hello(&Hello::ours()))
+                    .await?;
+                let len = u32::try_from(frame::MAX_FRAME - 1).unwrap();
+                theirs.write_all(&len.to_be_bytes()).await?;
+                theirs.write_all(&vec![0u8; EACH]).await?;
+                // Holds the frame unfinished until the test ends.
+                std::future::pending::<()>().await;
+                Ok::<_, std::io::Error>(theirs)
+            }));
+        }
+        let left = async {
+            loop {
+                match clients.next().await {
+                    Some(ClientEvent::Left(_, why)) => break why,
+                    Some(ClientEvent::Joined(link)) => clients.join(link),
+                    Some(_) => {}
+                    None => panic!("events ended"),
+                }
+            }
+        };
+        let why = tokio::time::timeout(std::time::Duration::from_secs(60), left)
+            .await
+            .expect("no connection was closed: the total is not capped");
+        assert!(why.contains("unfinished input"), "{why}");
+        assert!(
+            crate::budget::input_held() <= crate::budget::MAX_INPUT,
+            "{} held",
+            crate::budget::input_held()
+        );
+        for w in writers {
+            w.abort();
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! The session's layout (issue 32): what the user changed about the
 //! config's panes while hive ran (panes added, closed, renamed, moved, put
-//! in another window), saved beside the history as
-//! `<data dir>/layouts/<server>.json` after every change, and laid over the
+//! in another window), saved beside the project's history as
+//! `<data dir>/projects/<key>/layout.json` after every change, and laid over the
 //! config when the server starts again. `--fresh` starts from the config
 //! and the next change overwrites the file.
 //!
@@ -11,7 +11,7 @@
 //! set aside (`.bad`) with a warning; the config's panes start as written.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -62,32 +62,28 @@ pub struct Placed {
     pub parent: Option<String>,
 }
 
-/// Where the layout of the server named `label` is kept.
-pub fn path_for(label: &str) -> PathBuf {
-    crate::paths::data_dir()
-        .join("layouts")
-        .join(format!("{label}.json"))
-}
-
 /// Where this server's layout is saved, and the config it is laid over.
 pub(crate) struct LayoutFile {
     path: std::path::PathBuf,
 }
 
 impl LayoutFile {
-    pub(crate) fn of(config: &Config) -> Self {
-        let dir = crate::control::socket_dir();
-        let label = crate::control::socket_name(&dir, &config.source);
+    /// The layout of `project` (in its data dir).
+    pub(crate) fn of(project: &crate::project::Project) -> Self {
         Self {
-            path: path_for(&label),
+            path: project.data_dir().join("layout.json"),
         }
     }
 
     /// The panes to start: the saved layout over the config, or the
-    /// config alone when `fresh`.
+    /// config alone when `fresh`, which is saved at once so that the next
+    /// plain start starts from it too (issue 46 item 9: the runtime panes,
+    /// closed panes and mutes of before stay gone).
     pub(crate) fn placed(&self, config: &Config, fresh: bool) -> Vec<Placed> {
         if fresh {
-            return SavedLayout::default().arrange(&config.agents);
+            let placed = SavedLayout::default().arrange(&config.agents);
+            self.save(&placed, config, &Mutes::default());
+            return placed;
         }
         let (saved, why) = SavedLayout::load(&self.path);
         if let Some(why) = why {
@@ -119,7 +115,8 @@ impl SavedLayout {
     /// The layout at `path`: none yet is an empty one; one that cannot be
     /// read is moved aside and said why.
     pub fn load(path: &Path) -> (Self, Option<String>) {
-        let bytes = match std::fs::read(path) {
+        // Never through a link, never a FIFO or /dev/zero, never gigabytes.
+        let bytes = match crate::private::read_own(path, crate::private::MAX_STATE_BYTES) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Self::default(), None),
             Err(e) => {
@@ -267,6 +264,42 @@ mod tests {
     }
 
     #[test]
+    fn fresh_replaces_the_saved_layout_for_the_next_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = LayoutFile {
+            path: dir.path().join("layout.json"),
+        };
+        let mut config = Config::builtin();
+        config.agents = vec![agent("a"), agent("b")];
+        // Before: b closed, a helper added, a pane muted.
+        let mut placed = file.placed(&config, false);
+        placed.retain(|p| p.agent.id != "b");
+        placed.push(Placed {
+            agent: agent("helper"),
+            window: 1,
+            added: true,
+            parent: Some("a".into()),
+        });
+        let mut mutes = Mutes::default();
+        mutes.apply(&crate::notify::Mute::Pane {
+            id: "a".into(),
+            on: true,
+        });
+        file.save(&placed, &config, &mutes);
+        assert!(!file.mutes(false).is_empty());
+
+        let fresh = file.placed(&config, true);
+        assert_eq!(ids(&fresh), ["a", "b"]);
+        // The next plain start is the config's too, without the mutes.
+        assert_eq!(ids(&file.placed(&config, false)), ["a", "b"]);
+        assert!(file.mutes(false).is_empty());
+    }
+
+    fn ids(placed: &[Placed]) -> Vec<&str> {
+        placed.iter().map(|p| p.agent.id.as_str()).collect()
+    }
+
+    #[test]
     fn no_layout_is_the_config_in_windows_of_nine() {
         let config: Vec<_> = (0..20).map(|i| agent(&format!("a{i}"))).collect();
         let placed = SavedLayout::default().arrange(&config);
@@ -346,6 +379,42 @@ mod tests {
         assert!(why.unwrap().contains("set aside"));
         assert!(dir.path().join("x.json.bad").exists());
         assert!(!path.exists());
+    }
+
+    /// Issue 53 item 8: the layout was read with no type or size check
+    /// (a link to /dev/zero took the server to gigabytes, a FIFO hung it).
+    /// A planted link, FIFO or oversized file is refused, said why, and
+    /// the config's layout is used; nothing outside is read or moved.
+    #[test]
+    fn a_planted_layout_is_refused_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside.json");
+        std::fs::write(&outside, br#"{"panes": [{"id": "evil", "window": 1}]}"#).unwrap();
+        let path = dir.path().join("x.json");
+        std::os::unix::fs::symlink(&outside, &path).unwrap();
+        let (layout, why) = SavedLayout::load(&path);
+        assert_eq!(layout, SavedLayout::default(), "read through the link");
+        assert!(why.unwrap().contains("symlink"));
+        assert!(outside.exists() && path.is_symlink());
+
+        std::fs::remove_file(&path).unwrap();
+        let fifo = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo(3) on a path we own.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let p = path.clone();
+        std::thread::spawn(move || tx.send(SavedLayout::load(&p)));
+        let (layout, why) = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("a FIFO as the layout hung the load");
+        assert_eq!(layout, SavedLayout::default());
+        assert!(why.unwrap().contains("not a regular file"));
+
+        std::fs::remove_file(&path).unwrap();
+        let big = std::fs::File::create(&path).unwrap();
+        big.set_len(crate::private::MAX_STATE_BYTES + 1).unwrap();
+        let (_, why) = SavedLayout::load(&path);
+        assert!(why.unwrap().contains("larger than"));
     }
 
     #[test]

@@ -80,6 +80,11 @@ const SWEEP_AFTER: usize = 64;
 /// They stay in the history file (`hive history show`).
 pub const KEEP_ITEMS: usize = 2_000;
 
+/// The same bound in bytes of item text (issue 53 item 13: eight 48 MB
+/// answers took a server to 405 MB): past a quarter more, the oldest items
+/// go until this much is left, the newest always kept.
+pub const KEEP_BYTES: usize = 32 << 20;
+
 /// One pane's restored history and compacted events.
 #[derive(Debug)]
 pub struct PaneLog {
@@ -93,6 +98,8 @@ pub struct PaneLog {
     gone: usize,
     /// Items trimmed from the front so far (restored ones included).
     trimmed: usize,
+    /// Bytes of text the logged items hold (their kept upserts and tails).
+    text: usize,
 }
 
 impl PaneLog {
@@ -105,6 +112,7 @@ impl PaneLog {
             latest: [None; LATEST],
             gone: 0,
             trimmed: 0,
+            text: 0,
         }
     }
 
@@ -184,7 +192,14 @@ impl PaneLog {
             PaneEvent::Bell | PaneEvent::Recalled(_) | PaneEvent::TerminalText(_) => {}
         }
         if self.items.len() > KEEP_ITEMS + KEEP_ITEMS / 4 {
-            self.trim();
+            self.trim(self.cut_for_items());
+        }
+        if self.text > KEEP_BYTES + KEEP_BYTES / 4
+            && let Some(cut) = self.cut_for_bytes()
+            // One answer over the bound alone: nothing older to drop.
+            && self.items.values().any(|&i| i < cut)
+        {
+            self.trim(Some(cut));
         }
         self.compact();
     }
@@ -194,10 +209,8 @@ impl PaneLog {
     /// restored history, which is older still. The usage of the turns
     /// dropped goes into the restored totals, so the pane's totals stay
     /// whole; a line at the top says how much is not shown.
-    fn trim(&mut self) {
-        let mut at: Vec<usize> = self.items.values().copied().collect();
-        at.sort_unstable();
-        let Some(&cut) = at.get(at.len().saturating_sub(KEEP_ITEMS)) else {
+    fn trim(&mut self, cut: Option<usize>) {
+        let Some(cut) = cut else {
             return;
         };
         let kept: std::collections::HashSet<usize> = self
@@ -216,7 +229,10 @@ impl PaneLog {
         self.restored.ends.clear();
         for i in (0..cut).filter(|i| !kept.contains(i)) {
             match self.slots.get(i) {
-                Some(Slot::Item(_)) => dropped += 1,
+                Some(Slot::Item(item)) => {
+                    dropped += 1;
+                    self.text -= item_bytes(item);
+                }
                 Some(Slot::Event(e)) => {
                     if let PaneEvent::Turn(TurnEvent::TurnComplete { usage, .. }) = &e.event {
                         totals.turns += 1;
@@ -240,6 +256,38 @@ impl PaneLog {
             .warnings
             .retain(|w| !w.ends_with("has the whole session"));
         self.restored.warnings.push(note);
+    }
+
+    /// The slot before which all but the newest `KEEP_ITEMS` items are.
+    fn cut_for_items(&self) -> Option<usize> {
+        let mut at: Vec<usize> = self.items.values().copied().collect();
+        at.sort_unstable();
+        at.get(at.len().saturating_sub(KEEP_ITEMS)).copied()
+    }
+
+    /// The slot before which the items beyond the newest `KEEP_BYTES` of
+    /// text are (the newest item is kept whatever its size).
+    fn cut_for_bytes(&self) -> Option<usize> {
+        let mut at: Vec<usize> = self.items.values().copied().collect();
+        at.sort_unstable_by(|a, b| b.cmp(a));
+        let mut kept = 0;
+        let mut cut = None;
+        for i in at {
+            let Some(Slot::Item(item)) = self.slots.get(i) else {
+                continue;
+            };
+            kept += item_bytes(item);
+            if kept > KEEP_BYTES && cut.is_some() {
+                break;
+            }
+            cut = Some(i);
+        }
+        cut
+    }
+
+    /// Bytes of text the logged items hold (what `KEEP_BYTES` bounds).
+    pub fn text_bytes(&self) -> usize {
+        self.text
     }
 
     /// A line of hive's in the pane (an info notice), logged before its
@@ -306,6 +354,7 @@ impl PaneLog {
     fn upsert(&mut self, u: &Upsert, logged: Logged) {
         let i = self.item_slot(&u.item_id);
         if let Some(Slot::Item(item)) = self.slots.get_mut(i) {
+            let before = item_bytes(item);
             let Item {
                 first,
                 upsert,
@@ -319,6 +368,7 @@ impl PaneLog {
             }
             *upsert = Some(logged);
             *live = None;
+            self.text = self.text - before + item_bytes(item);
         }
     }
 
@@ -340,7 +390,10 @@ impl PaneLog {
             _ => false,
         });
         if !closed && kept.is_none_or(|n| n < len) {
-            *live = Some(logged());
+            let before = logged_bytes(live.as_ref());
+            let tail = logged();
+            self.text = self.text - before + logged_bytes(Some(&tail));
+            *live = Some(tail);
         }
     }
 
@@ -398,6 +451,26 @@ fn ends_totals(ends: &[crate::history::rebuild::TurnEnd]) -> crate::history::sta
 fn opens_a_tool(l: &Logged) -> bool {
     matches!(&l.event, PaneEvent::Upsert(u)
         if matches!(u.kind, UpsertKind::ToolCall { .. }) && !u.is_closed())
+}
+
+/// The text an item's kept events hold.
+fn item_bytes(item: &Item) -> usize {
+    logged_bytes(item.first.as_ref())
+        + logged_bytes(item.upsert.as_ref())
+        + logged_bytes(item.live.as_ref())
+}
+
+fn logged_bytes(l: Option<&Logged>) -> usize {
+    match l.map(|l| &l.event) {
+        Some(PaneEvent::Upsert(u) | PaneEvent::Live(u)) => {
+            text_len(u)
+                + match &u.kind {
+                    UpsertKind::ToolCall { output, .. } => output.as_ref().map_or(0, String::len),
+                    _ => 0,
+                }
+        }
+        _ => 0,
+    }
 }
 
 fn text_len(u: &Upsert) -> usize {

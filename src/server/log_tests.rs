@@ -348,3 +348,33 @@ fn a_long_conversation_keeps_its_newest_items_and_whole_totals() {
         "{note}"
     );
 }
+
+/// Issue 53 item 13: retention was bounded in items, not bytes (eight 48
+/// MB answers took a server to 405 MB). Eight 8 MiB answers keep the newest
+/// within `KEEP_BYTES` (and a quarter), the count matching what is held.
+#[test]
+fn long_answers_are_kept_within_a_byte_bound() {
+    use super::KEEP_BYTES;
+    let big = "x".repeat(8 << 20);
+    let stream: Vec<PaneEvent> = (0..8)
+        .map(|n| PaneEvent::Upsert(item(&format!("a{n}"), UpsertStatus::Complete, &big)))
+        .collect();
+    let log = log_of(&stream);
+    let kept = events(&log);
+    let held: usize = kept
+        .iter()
+        .map(|e| match e {
+            PaneEvent::Upsert(u) => u.text().map_or(0, |t| t.len()),
+            _ => 0,
+        })
+        .sum();
+    assert!(held <= KEEP_BYTES + KEEP_BYTES / 4, "{held} bytes kept");
+    assert_eq!(log.text_bytes(), held);
+    assert!(
+        kept.iter()
+            .any(|e| matches!(e, PaneEvent::Upsert(u) if u.item_id == "a7")),
+        "the newest answer is kept"
+    );
+    let note = log.restored().warnings.last().expect("a note");
+    assert!(note.contains("earlier items are not kept"), "{note}");
+}

@@ -8,6 +8,8 @@
 //! session of its own, finds the running ones, and stops them.
 
 mod asks;
+#[cfg(test)]
+mod card_tests;
 mod clients;
 pub mod daemon;
 pub mod layout;
@@ -17,6 +19,7 @@ mod notifier;
 mod panes;
 mod serve;
 mod teams;
+mod views;
 mod worktrees;
 
 pub use serve::run;

@@ -22,7 +22,7 @@ use crate::runner::{
     PaneEvent, PaneUpdate, QueueEdit, RunnerCommand, RunnerHandle, RunnerOptions, TurnState,
     spawn_runner,
 };
-use crate::wire::snapshot::{PaneSnapshot, Restored, ServerInfo, Snapshot};
+use crate::wire::snapshot::{PaneCard, PaneSnapshot, Restored, ServerInfo, Snapshot};
 use crate::wire::{ClientMsg, ServerMsg};
 use crate::worktree::Worktree;
 
@@ -31,8 +31,10 @@ use crate::worktree::Worktree;
 /// session of its own with its output in hive.log.
 pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> {
     let config = Config::load(config_path, &Registry::builtin())?;
-    let _log = crate::app::init_logging();
-    let layout = super::layout::LayoutFile::of(&config);
+    let _log = crate::log::init_logging();
+    let project = crate::project::Project::open(&config);
+    crate::project::serve(&project);
+    let layout = super::layout::LayoutFile::of(&project);
     let placed = layout.placed(&config, fresh);
     tracing::info!(config = %config.source.describe(), panes = placed.len(), "server starting");
     install_panic_hook();
@@ -64,6 +66,11 @@ pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> 
 fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        if crate::provider::pty::pump::panicking_contained() {
+            // One pane's emulator: caught, that pane alone ends.
+            tracing::error!("contained panic: {info}");
+            return;
+        }
         crate::provider::process::kill_all();
         tracing::error!("panic: {info}");
         previous(info);
@@ -79,6 +86,8 @@ pub(super) struct Pane {
     /// number), out of the layout and of every snapshot.
     pub(super) closed: bool,
     pub(super) agent: AgentConfig,
+    /// A scripted agent's words (`PaneCard::try_words`), read once.
+    try_words: Vec<String>,
     pub(super) worktree: Option<Worktree>,
     pub(super) failed: Option<String>,
     pub(super) log: PaneLog,
@@ -100,6 +109,7 @@ impl Pane {
     pub(super) fn new(placed: Placed) -> Self {
         Self {
             agent: placed.agent.clone(),
+            try_words: crate::provider::script::match_words(&placed.agent),
             placed,
             closed: false,
             worktree: None,
@@ -136,12 +146,16 @@ pub(super) struct Server {
     /// Operations for agents on other machines (`host:agent`).
     across: crate::ops::across::Across,
     pub(super) control: crate::control::Host,
+    /// Each console's view of each terminal pane.
+    views: super::views::TermViews,
     /// Console clients as they connect.
     consoles: mpsc::Receiver<tokio::net::UnixStream>,
     pub(super) clients: Clients,
     /// Runner events logged and not yet sent: the loop sends what it took
     /// in at once as one frame per client (`send_events`).
     outbox: Vec<PaneUpdate>,
+    /// The slot of each event in `outbox`.
+    outbox_slots: Vec<usize>,
     /// The git service of the worktree panes (src/server/worktrees.rs).
     pub(super) worktrees: super::worktrees::Worktrees,
     /// Panes' files and sessions for consoles elsewhere (src/server/lists.rs).
@@ -176,7 +190,7 @@ impl Server {
             crate::worktree::prepare_without_setup(&mut agents, config.worktrees.root.as_deref());
         let mut ops = crate::ops::OpsHost::new(&agents);
         // Bound first: agents with `hive_tools` are told where it is.
-        let mut control = crate::control::Host::start(&config, &agents, ops_tx.clone())?;
+        let mut control = crate::control::Host::start(&config, &agents)?;
         let socket = control.socket().to_owned();
         let consoles = control
             .take_consoles()
@@ -208,7 +222,7 @@ impl Server {
         Ok(Self {
             notifier: super::notifier::Notifier::new(&starter.config.ui, mutes),
             worktrees: super::worktrees::Worktrees::start(panes.iter().map(|p| p.worktree.clone())),
-            lists: super::lists::Listings::new(),
+            lists: super::lists::Listings::new(starter.store.clone()),
             info,
             order: (0..panes.len()).collect(),
             shown: (0..panes.len()).collect(),
@@ -222,9 +236,11 @@ impl Server {
             ops,
             ops_rx,
             control,
+            views: super::views::TermViews::default(),
             consoles,
             clients: Clients::new(),
             outbox: Vec::new(),
+            outbox_slots: Vec::new(),
             seq: 0,
             away_since: None,
             last_focus: 0,
@@ -247,19 +263,7 @@ impl Server {
                     }
                     self.send_events();
                 }
-                Some(req) = self.ops_rx.recv() => {
-                    // Spawning and closing helpers is the server's.
-                    let Some(req) = self.team_op(req) else {
-                        continue;
-                    };
-                    let ops = &mut self.ops;
-                    let gate = |c: &crate::ops::Caller, t: &str, sends: bool| {
-                        crate::ops::across::gate(ops, c, t, sends)
-                    };
-                    if let Some(req) = self.across.take(req, gate) {
-                        self.ops.handle(req, &self.runners);
-                    }
-                }
+                Some(req) = self.ops_rx.recv() => self.on_op(req),
                 Some(done) = self.setups.recv() => self.set_up(done),
                 Some(req) = self.control.next() => {
                     if let Some(why) = self.on_control(req) {
@@ -326,7 +330,11 @@ impl Server {
                 }
                 return;
             }
-            PaneEvent::Attached { .. } => pane.failed = None,
+            PaneEvent::Attached { .. } => {
+                pane.failed = None;
+                // A new emulator: every console starts on its live screen.
+                self.views.reset(slot);
+            }
             PaneEvent::State(s) => pane.state = *s,
             _ => {}
         }
@@ -346,15 +354,26 @@ impl Server {
             pane: position,
             ..update
         });
+        self.outbox_slots.push(slot);
     }
 
-    /// The events taken in since the last call, to every client at once.
+    /// The events taken in since the last call, to every client at once
+    /// (a terminal screen only to the clients whose view it is).
     fn send_events(&mut self) {
         let events = std::mem::take(&mut self.outbox);
-        self.clients.events(&events, None);
-        // The buffer is kept for the next batch (its memory, not its events).
+        let views = &self.views;
+        let slots = &self.outbox_slots;
+        self.clients
+            .events_to(&events, |id, i| match events.get(i).map(|u| &u.event) {
+                Some(PaneEvent::Terminal(screen)) => slots
+                    .get(i)
+                    .is_some_and(|&slot| views.wants(id, slot, screen)),
+                _ => true,
+            });
+        // The buffers are kept for the next batch (their memory only).
         self.outbox = events;
         self.outbox.clear();
+        self.outbox_slots.clear();
     }
 
     /// Where clients show slot `slot` (none: it is closed).
@@ -367,6 +386,22 @@ impl Server {
         self.order.get(position).copied()
     }
 
+    /// An agent's operation, from its in-process tools or from `hive mcp`
+    /// over the socket (`Call::Op`): the one place ops run.
+    fn on_op(&mut self, req: crate::ops::HiveRequest) {
+        // Spawning and closing helpers is the server's.
+        let Some(req) = self.team_op(req) else {
+            return;
+        };
+        let ops = &mut self.ops;
+        let gate = |c: &crate::ops::Caller, t: &str, sends: bool| {
+            crate::ops::across::gate(ops, c, t, sends)
+        };
+        if let Some(req) = self.across.take(req, gate) {
+            self.ops.handle(req, &self.runners);
+        }
+    }
+
     /// A control request; `Some(why)` when it stops the server.
     fn on_control(&mut self, req: crate::control::hub::ControlRequest) -> Option<String> {
         match req.call {
@@ -377,6 +412,14 @@ impl Server {
             Call::Kill => {
                 let _ = req.reply.send(Ok(json!({ "stopping": true })));
                 Some("hive kill".into())
+            }
+            Call::Op { agent, op, args } => {
+                // Run here, on this pass of the loop (issue 44: it used to
+                // go round the ops channel for a second one).
+                if let Some(op) = crate::ops::remote::request(agent, &op, args, req.reply) {
+                    self.on_op(op);
+                }
+                None
             }
             ref call if call.pane_edit().is_some() => {
                 if let Some(edit) = call.pane_edit() {
@@ -402,6 +445,7 @@ impl Server {
         json!({
             "pid": self.info.pid,
             "config": self.info.config,
+            "config_path": self.info.config_path,
             "socket": self.info.socket,
             "started": self.info.started,
             "panes": self.order.len(),
@@ -485,6 +529,7 @@ impl Server {
             return;
         };
         tracing::info!(client = id, "client left: {why}");
+        self.views.forget(id);
         if link.attached && self.clients.count() == 0 {
             self.away_since = Some(self.seq);
         }
@@ -521,9 +566,8 @@ impl Server {
                 pane.reply_to = from;
             }
             RunnerCommand::SwitchSession { session, .. } => {
-                let store = crate::history::Store::user();
                 let opened = crate::history::sessions::open(
-                    &store,
+                    &self.starter.store,
                     &pane.agent,
                     session,
                     crate::history::DEFAULT_TAIL_RECORDS,
@@ -537,7 +581,23 @@ impl Server {
         }
         match self.runners.get(i).and_then(Option::as_ref) {
             Some(r) => {
+                let view = match (&cmd, from) {
+                    (RunnerCommand::TermView { scroll, seen, hold }, Some(id)) => {
+                        self.views.asked(id, i, *scroll, *seen, *hold);
+                        Some(id)
+                    }
+                    _ => None,
+                };
                 r.send(cmd);
+                // Back on the live screen for the consoles watching it live.
+                let ids = self.clients.attached().map(|l| l.id);
+                if view.is_some_and(|id| self.views.live_elsewhere(id, i, ids)) {
+                    r.send(RunnerCommand::TermView {
+                        scroll: 0,
+                        seen: 0,
+                        hold: false,
+                    });
+                }
             }
             // Its agent starts once the worktree's setup is done.
             None if self.panes[i].setting_up => self.panes[i].waiting.push(cmd),
@@ -597,7 +657,10 @@ pub(super) fn started_of(
 /// Pane `pane` for a client that has seen everything up to `seen`.
 pub(super) fn pane_snapshot(pane: &Pane, seen: Option<u64>) -> PaneSnapshot {
     PaneSnapshot {
-        agent: pane.agent.clone(),
+        agent: PaneCard {
+            try_words: pane.try_words.clone(),
+            ..pane.agent.card()
+        },
         worktree: pane.worktree.clone(),
         failed: pane.failed.clone(),
         restored: pane.log.restored().clone(),
@@ -613,6 +676,8 @@ pub(super) fn pane_snapshot(pane: &Pane, seen: Option<u64>) -> PaneSnapshot {
 /// runtime.
 pub(super) struct Starter {
     pub(super) config: Config,
+    /// The project's history (`crate::project`).
+    pub(super) store: crate::history::Store,
     registry: Registry,
     tx: mpsc::UnboundedSender<PaneUpdate>,
     setups: mpsc::UnboundedSender<SetupDone>,
@@ -634,6 +699,7 @@ impl Starter {
         let hive_budget =
             crate::runner::budget::HiveBudget::new(config.budget.usd, config.budget.tokens);
         Self {
+            store: crate::project::Project::of(&config.source).store(),
             config,
             registry,
             tx,
@@ -698,7 +764,7 @@ impl Starter {
         }
         let config = &self.config;
         let agent = &pane.agent;
-        let mut history = crate::history::open_pane(agent, fresh);
+        let mut history = crate::history::open_pane(&self.store, agent, fresh);
         // `agent.read` sees the turns from before a restart too.
         ops.restore(i, &history.items);
         pane.log.reset(Restored::of(&history));
@@ -712,8 +778,8 @@ impl Starter {
             stall_after: Duration::from_secs(config.ui.stall_after_s.max(1)),
             initial_queue: std::mem::take(&mut history.queue),
             recorder: history.recorder.take(),
-            live_every: crate::app::live_every(config),
-            background_every: crate::app::background_every(config),
+            live_every: crate::config::live_every(config),
+            background_every: crate::config::background_every(config),
             focused: false,
             prices: std::sync::Arc::new(config.prices.clone()),
             sample_every: Some(Duration::from_secs(1)),
@@ -806,8 +872,10 @@ impl Server {
     /// Snapshot `snap` to client `id`, then the git state in the panes'
     /// numbers (a snapshot replaces what the client had).
     pub(super) fn send_snapshot(&mut self, id: ClientId, snap: Snapshot) {
-        self.clients.send_snapshot(id, snap);
-        self.catch_up(id);
+        // A deferred snapshot comes with its catch-up once the client drains.
+        if self.clients.send_snapshot(id, snap) {
+            self.catch_up(id);
+        }
     }
 
     /// After a snapshot or a layout, client `id` gets the git state in

@@ -18,7 +18,7 @@ use super::wrap::{Logical, truncate, wrap};
 use crate::app::geometry::PaneGeometry;
 use crate::app::pane::Pane;
 use crate::keymap::{Action, Keymap};
-use crate::runner::TurnState;
+use crate::protocol::pane::TurnState;
 
 pub(crate) use super::pane_ctx::PaneCtx;
 
@@ -83,7 +83,7 @@ pub(crate) fn draw(
         return;
     }
     if let Some(err) = &p.conversation.failed {
-        let unreachable = p.agent.provider == crate::wire::snapshot::UNREACHABLE;
+        let unreachable = p.agent.provider == crate::protocol::snapshot::UNREACHABLE;
         draw_failed(err, unreachable, t, inner, buf);
         return;
     }
@@ -215,7 +215,7 @@ fn gauges(p: &Pane, t: &Theme) -> Option<Line<'static>> {
     if let Some((used, window)) = p.conversation.context_fill(&p.agent) {
         let share = used as f64 / window as f64;
         let mut text = format!(" ctx {:.0}% of {} ", share * 100.0, cells::tokens(window));
-        let style = if share >= crate::runner::usage::CONTEXT_WARN {
+        let style = if share >= crate::protocol::event::CONTEXT_WARN {
             if p.conversation.offers_compact() {
                 text.push_str("· /compact ");
             }
@@ -695,7 +695,7 @@ fn description_rows(text: &str, t: &Theme) -> Vec<Logical> {
 
 /// The agent's options, one a row with its key and what kind of answer
 /// it is.
-fn option_rows(req: &crate::provider::PermissionRequest, t: &Theme) -> Vec<Logical> {
+fn option_rows(req: &crate::protocol::agent::PermissionRequest, t: &Theme) -> Vec<Logical> {
     let key = Style::new().fg(t.accent).add_modifier(Modifier::BOLD);
     req.options
         .iter()

@@ -72,7 +72,9 @@ pub fn release(path: &Path) {
 /// included) holds it. `None`: nobody does, or the directory is gone.
 pub fn in_use(path: &Path) -> Option<String> {
     let file_path = lock_path(path).ok()?;
-    let mut file = File::open(&file_path).ok()?;
+    // A FIFO planted as the lock would hang the open; a link is not ours.
+    let mut file =
+        crate::private::open_own_file(std::fs::OpenOptions::new().read(true), &file_path).ok()?;
     match file.try_lock() {
         // Dropping `file` unlocks it again.
         Ok(()) => None,

@@ -51,12 +51,15 @@ pub fn run_setup(
         let path = path.to_owned();
         move |source| WorktreeError::Io { path, source }
     };
-    let log = crate::private::file_options()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&log_path)
-        .map_err(io(&log_path))?;
+    // Never through a link planted in the admin dir.
+    let log = crate::private::open_own_file(
+        crate::private::file_options()
+            .write(true)
+            .create(true)
+            .truncate(true),
+        &log_path,
+    )
+    .map_err(io(&log_path))?;
     let err = log.try_clone().map_err(io(&log_path))?;
     let shown = command.join(" ");
     let mut child = Command::new(program)
@@ -82,11 +85,11 @@ pub fn run_setup(
             None => std::thread::sleep(Duration::from_millis(50)),
         }
     };
-    let output = std::fs::read(&log_path).unwrap_or_default();
+    let output = log_head(&log_path);
     let output = crate::sanitize::neutralize(&String::from_utf8_lossy(&output)).into_owned();
     match status {
         Some(s) if s.success() => {
-            std::fs::write(&done, "").map_err(io(&done))?;
+            crate::private::write_own(&done, b"").map_err(io(&done))?;
             Ok(Some(output))
         }
         other => {
@@ -111,6 +114,19 @@ pub(crate) fn tail(text: &str, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
+/// The first `MAX_STATE_BYTES` of the setup's log (a command that prints
+/// gigabytes costs hive no more).
+fn log_head(path: &Path) -> Vec<u8> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    if let Ok(f) = crate::private::open_own_file(std::fs::OpenOptions::new().read(true), path) {
+        let _ = f
+            .take(crate::private::MAX_STATE_BYTES)
+            .read_to_end(&mut out);
+    }
+    out
+}
+
 /// The worktree's port: the one it had, while it is still free and not
 /// `taken` by another worktree of this start, else a new free one.
 pub fn port_for(w: &Worktree, taken: &[u16]) -> Result<u16, WorktreeError> {
@@ -118,7 +134,7 @@ pub fn port_for(w: &Worktree, taken: &[u16]) -> Result<u16, WorktreeError> {
     let free = |p: u16| {
         p != 0 && !taken.contains(&p) && TcpListener::bind((Ipv4Addr::LOCALHOST, p)).is_ok()
     };
-    if let Some(p) = std::fs::read_to_string(&file)
+    if let Some(p) = crate::private::read_own_string(&file, 64)
         .ok()
         .and_then(|s| s.trim().parse::<u16>().ok())
         .filter(|p| free(*p))
@@ -135,9 +151,11 @@ pub fn port_for(w: &Worktree, taken: &[u16]) -> Result<u16, WorktreeError> {
             })?;
         let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
         if port != 0 && !taken.contains(&port) {
-            std::fs::write(&file, port.to_string()).map_err(|source| WorktreeError::Io {
-                path: file.clone(),
-                source,
+            crate::private::write_own(&file, port.to_string().as_bytes()).map_err(|source| {
+                WorktreeError::Io {
+                    path: file.clone(),
+                    source,
+                }
             })?;
             return Ok(port);
         }

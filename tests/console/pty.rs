@@ -428,10 +428,61 @@ async fn resize_reaches_the_child() {
     pane.wait_screen("new size", |t| has_line(t, "30 100"))
         .await;
     assert_eq!(terminal::size(&view(&pane.screen)), (100, 30));
-    // A zero-sized pane (collapsed layout) must not break the emulator.
+    // A zero-sized pane (collapsed layout) must not break the emulator: it
+    // gets the smallest size the emulator survives.
     pane.send(ProviderCommand::Resize { cols: 0, rows: 0 });
     pane.type_line("stty size");
-    pane.wait_screen("1x1", |t| t.contains('1')).await;
+    wait_size(&pane, (2, 2)).await;
+    pane.send(ProviderCommand::Resize { cols: 40, rows: 5 });
+    pane.type_line("stty size");
+    pane.wait_screen("40x5", |t| has_line(t, "5 40")).await;
+}
+
+/// Polls until the emulator has `size` (cols, rows).
+async fn wait_size(pane: &Pane, size: (u16, u16)) {
+    let deadline = Instant::now() + PATIENCE;
+    while terminal::size(&view(&pane.screen)) != size {
+        assert!(
+            Instant::now() < deadline,
+            "size {:?}, not {size:?}",
+            terminal::size(&view(&pane.screen))
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Issue 53 item 5: a pane one row tall panicked the server's pty reader
+/// (vt100 0.16 `col_wrap`) at the first wrapped line, and the panic ended
+/// every agent. The pane gets two rows; the child sees them and runs on.
+#[tokio::test]
+async fn a_one_row_pane_survives_wrapped_lines() {
+    let pane = start(agent(&["sh"]));
+    pane.wait_screen("the prompt", |t| t.contains("$ ")).await;
+    pane.send(ProviderCommand::Resize { cols: 10, rows: 1 });
+    wait_size(&pane, (10, 2)).await;
+    // The echo of this line wraps, then its output does.
+    pane.type_line("printf '%s\\n' aaaaaaaaaaaaaaaaaaaaaaaaa; stty size");
+    pane.wait_screen("the child's size", |t| has_line(t, "2 10"))
+        .await;
+}
+
+/// Issue 53 item 6: `Resize` had no upper bound (3000 × 3000 took the
+/// server to 868 MB); the emulator and the child get the cap.
+#[tokio::test]
+async fn a_huge_resize_is_capped() {
+    let pane = start(agent(&["sh"]));
+    pane.wait_screen("the prompt", |t| t.contains("$ ")).await;
+    pane.send(ProviderCommand::Resize {
+        cols: 3000,
+        rows: 3000,
+    });
+    let cap = (hive::provider::pty::MAX_COLS, hive::provider::pty::MAX_ROWS);
+    wait_size(&pane, cap).await;
+    pane.type_line("stty size");
+    pane.wait_screen("the capped size", |t| {
+        has_line(t, &format!("{} {}", cap.1, cap.0))
+    })
+    .await;
 }
 
 #[tokio::test]

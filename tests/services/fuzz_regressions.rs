@@ -122,3 +122,46 @@ fn openai_tool_args() {
         ) > 0
     );
 }
+
+#[test]
+fn wire_frames() {
+    // Kept inputs, then frames of both sides' messages made here.
+    run("wire_frames", &[], harness::wire_frames);
+    let mut bytes = hive::wire::frame::encode_hello(&hive::wire::Hello::ours());
+    for msg in [hive::wire::ClientMsg::Resync, hive::wire::ClientMsg::Detach] {
+        bytes.extend(hive::wire::frame::encode(&msg).unwrap());
+    }
+    harness::wire_frames(&bytes);
+    // A frame that claims the most and brings little.
+    let mut torn = u32::try_from(hive::wire::frame::MAX_FRAME)
+        .unwrap()
+        .to_be_bytes()
+        .to_vec();
+    torn.extend_from_slice(b"abc");
+    harness::wire_frames(&torn);
+}
+
+#[test]
+fn wire_delta() {
+    assert!(run("wire_delta", &[], harness::wire_delta) > 0);
+}
+
+/// vt100 0.16 panicked at one row (`col_wrap`) and at one column (a wide
+/// character); every size the clamp gives survives the pty fixtures and
+/// the inputs that broke the raw emulator.
+#[test]
+fn vt100_tiny() {
+    assert!(run("vt100_tiny", &["pty"], harness::vt100_tiny) > 0);
+    for size in 0..16u8 {
+        let mut wrap = vec![size];
+        wrap.extend_from_slice("abcdefgh漢字漢字\r\n\t\x1b[1;1r\x1b[M".as_bytes());
+        wrap.extend_from_slice(&[0xff, 0x05]);
+        wrap.extend_from_slice("漢字 wraps again".as_bytes());
+        harness::vt100_tiny(&wrap);
+    }
+}
+
+#[test]
+fn state_files() {
+    assert!(run("state_files", &[], harness::state_files) > 0);
+}

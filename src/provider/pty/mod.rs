@@ -34,6 +34,25 @@ pub const SCROLLBACK_LINES: usize = 10_000;
 /// Size until the pane reports its own.
 pub(crate) const INITIAL_COLS: u16 = 80;
 pub(crate) const INITIAL_ROWS: u16 = 24;
+/// The smallest screen the emulator survives: vt100 0.16 panics on one row
+/// at the first wrapped line (`grid.rs` `col_wrap`) and on one column at a
+/// wide character (the fuzz target `vt100_tiny` keeps this honest).
+pub const MIN_ROWS: u16 = 2;
+pub const MIN_COLS: u16 = 2;
+/// The largest: a grid costs rows × cols × 32 bytes, twice (the alternate
+/// screen), and every scrollback line keeps the width it was written at; a
+/// client asking for 3000 × 3000 must not take the server to a gigabyte.
+pub const MAX_ROWS: u16 = 500;
+pub const MAX_COLS: u16 = 1000;
+
+/// The size a pane asked for, as the emulator and the child get it.
+pub fn fit(cols: u16, rows: u16) -> (u16, u16) {
+    (
+        cols.clamp(MIN_COLS, MAX_COLS),
+        rows.clamp(MIN_ROWS, MAX_ROWS),
+    )
+}
+
 /// At most one `TerminalUpdated` per this interval while output flows.
 pub(crate) const FRAME: Duration = Duration::from_millis(16);
 /// After the child exits, how long its last output may take to drain.
@@ -205,9 +224,13 @@ impl PtyPane {
                     // Background jobs of the shell must not outlive the pane.
                     self.group.kill();
                     self.publish(&events);
-                    let (code, message) = match status {
-                        Ok(s) => describe(&s),
-                        Err(_) => (None, "ended".into()),
+                    let (code, message) = match (self.activity.failure(), status) {
+                        (Some(why), _) => (
+                            None,
+                            format!("stopped: the terminal emulator failed ({why})"),
+                        ),
+                        (None, Ok(s)) => describe(&s),
+                        (None, Err(_)) => (None, "ended".into()),
                     };
                     let _ = events.send(ProviderEvent::Exited { code, message });
                     return;
@@ -261,12 +284,15 @@ impl PtyPane {
     }
 
     fn resize(&mut self, cols: u16, rows: u16) {
-        // vt100 underflows on a zero-sized screen.
-        let (cols, rows) = (cols.max(1), rows.max(1));
-        if pump::lock(&self.screen).screen().size() == (rows, cols) {
+        let (cols, rows) = fit(cols, rows);
+        let (old_rows, old_cols) = pump::lock(&self.screen).screen().size();
+        if (old_rows, old_cols) == (rows, cols) {
             return;
         }
         pump::lock(&self.screen).screen_mut().set_size(rows, cols);
+        if u32::from(rows) * u32::from(cols) < u32::from(old_rows) * u32::from(old_cols) {
+            give_back_freed_memory();
+        }
         // The pane draws what the runner sends: a new size is news.
         self.activity.touch();
         // The ioctl sends SIGWINCH to the child's foreground group.
@@ -281,6 +307,10 @@ impl PtyPane {
     }
 
     fn publish(&self, events: &EventSink) {
+        if self.activity.failure().is_some() {
+            // Nothing reads the child's output any more: it goes.
+            self.group.kill();
+        }
         let (dirty, bell) = self.activity.take();
         if dirty {
             let _ = events.send(ProviderEvent::TerminalUpdated);
@@ -301,6 +331,17 @@ impl PtyPane {
             let _ = tokio::time::timeout(KILL_GRACE, &mut self.exited).await;
         }
         self.group.kill();
+    }
+}
+
+/// A shrunk grid frees many small row buffers that glibc keeps in its heap
+/// (they are under its mmap threshold): hand them back to the system, or a
+/// pane once made huge keeps the server's memory after it shrinks.
+fn give_back_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim(3) only releases free heap pages.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 

@@ -3,9 +3,11 @@
 //! runtime, so a child that floods output or stops reading input cannot
 //! stall the UI.
 
+use std::cell::Cell;
 use std::io::{Read, Write};
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, mpsc};
+use std::sync::{Arc, Mutex, mpsc};
 
 use tokio::sync::{Notify, oneshot};
 
@@ -24,6 +26,9 @@ pub(crate) const LOCK_SLICE: usize = 4 * 1024;
 pub(crate) struct Activity {
     dirty: AtomicBool,
     bell: AtomicBool,
+    /// The emulator panicked on the child's output: why. The reader has
+    /// stopped; the pane ends, the other panes run on.
+    failed: Mutex<Option<String>>,
     pub(crate) notify: Notify,
 }
 
@@ -34,6 +39,14 @@ impl Activity {
         self.notify.notify_one();
     }
 
+    /// Why the emulator failed, once it has.
+    pub(crate) fn failure(&self) -> Option<String> {
+        self.failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     /// (screen changed, bell rang) since the last call.
     pub(crate) fn take(&self) -> (bool, bool) {
         (
@@ -41,6 +54,34 @@ impl Activity {
             self.bell.swap(false, Ordering::AcqRel),
         )
     }
+}
+
+thread_local! {
+    /// This thread runs the emulator inside [`contained`].
+    static CONTAINED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether a panic now is one [`contained`] catches: the panic hooks of the
+/// server and the console then neither end every agent nor touch the
+/// terminal; the pane alone ends.
+pub fn panicking_contained() -> bool {
+    CONTAINED.with(Cell::get)
+}
+
+/// Runs `f` (the emulator on a child's bytes), a panic caught and told as
+/// its message: vt100 is third-party code fed by an untrusted program, and
+/// one pane's emulator must not end the server.
+pub fn contained<R>(f: impl FnOnce() -> R) -> Result<R, String> {
+    let outer = CONTAINED.with(|c| c.replace(true));
+    let result = std::panic::catch_unwind(AssertUnwindSafe(f));
+    CONTAINED.with(|c| c.set(outer));
+    result.map_err(|payload| {
+        payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".to_owned())
+    })
 }
 
 /// Locks the emulator; a panic elsewhere must not take the pane down with it.
@@ -67,6 +108,11 @@ pub(crate) fn spawn_reader(
                     Ok(0) => break,
                     Ok(n) => {
                         let out = feeder.feed(&buf[..n]);
+                        if let Some(why) = out.failed {
+                            tracing::error!("a terminal pane's emulator failed: {why}");
+                            *activity.failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+                            break;
+                        }
                         if out.bell {
                             activity.bell.store(true, Ordering::Release);
                         }
@@ -113,6 +159,9 @@ pub(crate) fn spawn_writer(
 pub struct Fed {
     pub bell: bool,
     pub replies: Vec<Vec<u8>>,
+    /// The emulator panicked (its message): the screen now says so and
+    /// nothing more may be fed.
+    pub failed: Option<String>,
 }
 
 /// Feeds output into the emulator, answering queries with the screen state
@@ -139,22 +188,54 @@ impl Feeder {
         self.scanner.scan(bytes, &mut self.found);
         let mut start = 0;
         for &(end, what) in &self.found {
-            process(&self.screen, &bytes[start..end]);
-            start = end;
-            match what {
-                Found::Bell => out.bell = true,
-                Found::Query(q) => out.replies.push(q.answer(lock(&self.screen).screen())),
+            let fed = process(&self.screen, &bytes[start..end]).and_then(|()| match what {
+                Found::Bell => {
+                    out.bell = true;
+                    Ok(())
+                }
+                Found::Query(q) => {
+                    let mut parser = lock(&self.screen);
+                    let answer = contained(|| q.answer(parser.screen()));
+                    answer
+                        .map(|a| out.replies.push(a))
+                        .inspect_err(|why| died(&mut parser, why))
+                }
+            });
+            if let Err(why) = fed {
+                out.failed = Some(why);
+                return out;
             }
+            start = end;
         }
-        process(&self.screen, &bytes[start..]);
+        if let Err(why) = process(&self.screen, &bytes[start..]) {
+            out.failed = Some(why);
+        }
         out
     }
 }
 
-fn process(screen: &TerminalScreen, bytes: &[u8]) {
+/// Feeds `bytes` a slice per lock. A panic is caught with the lock held,
+/// so no reader ever sees the emulator it broke.
+fn process(screen: &TerminalScreen, bytes: &[u8]) -> Result<(), String> {
     for piece in bytes.chunks(LOCK_SLICE) {
-        lock(screen).process(piece);
+        let mut parser = lock(screen);
+        if let Err(why) = contained(|| parser.process(piece)) {
+            died(&mut parser, &why);
+            return Err(why);
+        }
     }
+    Ok(())
+}
+
+/// A panicked emulator's state is not to be trusted (nor read): a fresh
+/// one of a size it survives says what happened.
+fn died(parser: &mut tui_term::vt100::Parser, why: &str) {
+    let (rows, cols) = contained(|| parser.screen().size()).unwrap_or((24, 80));
+    let (cols, rows) = super::fit(cols, rows);
+    *parser = tui_term::vt100::Parser::new(rows, cols, 0);
+    let why = crate::sanitize::neutralize(why);
+    let text = format!("[hive] this terminal's emulator failed and the pane was stopped: {why}");
+    let _ = contained(|| parser.process(text.as_bytes()));
 }
 
 #[cfg(test)]
@@ -174,5 +255,29 @@ mod tests {
             vec![b"\x1b[1;6R".to_vec(), b"\x1b[2;5R".to_vec()]
         );
         assert!(lock(&screen).screen().contents().contains("hello world"));
+    }
+
+    /// A one-row emulator (what vt100 0.16 panics on at the first wrapped
+    /// line) fed through the feeder: the panic stays in the pane, whose
+    /// screen says the emulator failed; nothing is left poisoned.
+    #[test]
+    fn a_panicking_emulator_is_contained_to_its_pane() {
+        let screen = TerminalScreen(Arc::new(Mutex::new(vt100::Parser::new(1, 80, 0))));
+        let mut f = Feeder::new(screen.clone());
+        let mut line = "x".repeat(100).into_bytes();
+        line.extend_from_slice(b"\x1b[6n");
+        let out = f.feed(&line);
+        let why = out.failed.expect("the emulator failed");
+        assert!(!why.is_empty());
+        assert!(out.replies.is_empty());
+        assert!(!screen.0.is_poisoned());
+        let parser = lock(&screen);
+        assert!(parser.screen().size().0 >= super::super::MIN_ROWS);
+        assert!(
+            parser.screen().contents().contains("emulator failed"),
+            "{}",
+            parser.screen().contents()
+        );
+        assert!(!panicking_contained());
     }
 }
