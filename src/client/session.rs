@@ -18,7 +18,7 @@ use crate::protocol::delta::DeltaDecoder;
 use crate::protocol::frame::{self, FrameReader, WireError};
 use crate::protocol::pane::PaneUpdate;
 use crate::protocol::snapshot::{Parts, Snapshot};
-use crate::protocol::{ClientMsg, Hello, MAGIC, ServerMsg};
+use crate::protocol::{ClientMsg, Hello, MAGIC, PaneWire, ServerMsg};
 
 /// How long a server may take to answer and send its snapshot.
 const HANDSHAKE: std::time::Duration = std::time::Duration::from_secs(30);
@@ -161,6 +161,8 @@ fn answer(msg: ServerMsg) -> Option<FromServer> {
 )]
 enum Step {
     Pass(FromServer),
+    /// A batch of events, in order.
+    Many(Vec<FromServer>),
     /// Nothing yet (a snapshot's part, an event while resyncing).
     Skip,
     /// This copy went wrong, or cannot take the message: a fresh snapshot.
@@ -180,14 +182,8 @@ struct Reading {
 impl Reading {
     fn step(&mut self, msg: ServerMsg) -> Step {
         Step::Pass(match msg {
-            ServerMsg::Event { .. } if self.resyncing => return Step::Skip,
-            ServerMsg::Event { pane, event } => match self.decoder.decode(pane, event) {
-                Ok(event) => FromServer::Update(PaneUpdate { pane, event }),
-                Err(e) => {
-                    tracing::warn!("{e}: asking for a fresh snapshot");
-                    return self.resync();
-                }
-            },
+            ServerMsg::Events(_) if self.resyncing => return Step::Skip,
+            ServerMsg::Events(events) => return self.events(events),
             msg @ (ServerMsg::SnapshotStart { .. }
             | ServerMsg::SnapshotPane(_)
             | ServerMsg::SnapshotEvents(_)
@@ -231,11 +227,38 @@ impl Reading {
         })
     }
 
+    /// A batch of runner events, texts whole again; one that does not fit
+    /// drops it and the rest until a fresh snapshot.
+    fn events(&mut self, events: Vec<PaneWire>) -> Step {
+        let mut out = Vec::with_capacity(events.len());
+        for PaneWire { pane, event } in events {
+            match self.decoder.decode(pane, event) {
+                Ok(event) => out.push(FromServer::Update(PaneUpdate { pane, event })),
+                Err(e) => {
+                    tracing::warn!("{e}: asking for a fresh snapshot");
+                    return self.resync();
+                }
+            }
+        }
+        Step::Many(out)
+    }
+
     /// Events are dropped until the fresh snapshot comes.
     fn resync(&mut self) -> Step {
         self.resyncing = true;
         Step::Resync
     }
+}
+
+/// A batch's messages, in order.
+async fn send_all(
+    out: &mpsc::Sender<Incoming>,
+    all: Vec<FromServer>,
+) -> Result<(), mpsc::error::SendError<Incoming>> {
+    for msg in all {
+        out.send(Incoming::Msg(msg)).await?;
+    }
+    Ok(())
 }
 
 /// Frames in, `Incoming` out, until the connection ends (then `Lost`, with
@@ -264,6 +287,7 @@ async fn read_loop(
         };
         let sent = match reading.step(msg) {
             Step::Pass(next) => out.send(Incoming::Msg(next)).await,
+            Step::Many(all) => send_all(&out, all).await,
             Step::Skip => continue,
             Step::Resync => out.send(Incoming::Resync).await,
             Step::End(why) => break why,

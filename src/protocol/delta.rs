@@ -231,9 +231,9 @@ fn forget_turn<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ServerMsg;
     use crate::protocol::frame::{decode, encode};
     use crate::protocol::upsert::{TurnStatus, UpsertStatus};
+    use crate::protocol::{PaneWire, ServerMsg};
 
     fn upsert(item: &str, status: UpsertStatus, content: SharedText) -> Upsert {
         Upsert {
@@ -264,10 +264,14 @@ mod tests {
         fn send(&mut self, pane: usize, event: &PaneEvent) -> PaneEvent {
             let event = self.enc.encode(pane, event);
             self.wire.push(event.clone());
-            let frame = encode(&ServerMsg::Event { pane, event }).expect("encodes");
+            let msg = ServerMsg::Events(vec![PaneWire { pane, event }]);
+            let frame = encode(&msg).expect("encodes");
             self.bytes += frame.len();
-            let Ok(ServerMsg::Event { pane, event }) = decode(&frame[4..]) else {
+            let Ok(ServerMsg::Events(mut events)) = decode(&frame[4..]) else {
                 panic!("not an event");
+            };
+            let Some(PaneWire { pane, event }) = events.pop() else {
+                panic!("no event");
             };
             self.dec.decode(pane, event).expect("fits")
         }
@@ -286,7 +290,7 @@ mod tests {
             upsert,
             base: 1 << 30,
         };
-        encode(&ServerMsg::Event { pane: 0, event })
+        encode(&ServerMsg::Events(vec![PaneWire { pane: 0, event }]))
             .expect("encodes")
             .len()
     }

@@ -266,9 +266,11 @@ mod tests {
         let msgs: Vec<ServerMsg> = sample_events()
             .into_iter()
             .enumerate()
-            .map(|(pane, e)| ServerMsg::Event {
-                pane,
-                event: WireEvent::Whole(e),
+            .map(|(pane, e)| {
+                ServerMsg::Events(vec![crate::wire::PaneWire {
+                    pane,
+                    event: WireEvent::Whole(e),
+                }])
             })
             .chain([ServerMsg::Bye {
                 reason: "stopping".into(),

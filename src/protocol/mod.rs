@@ -47,8 +47,9 @@ use crate::protocol::pane::RunnerCommand;
 /// different protocols refuse each other with a clear reason. The shape of
 /// each version is pinned (tests/fixtures/protocol/v<N>.json, `shape`): a
 /// change without a bump fails the tests. 5: `PaneCard` instead of the
-/// whole agent config (issue 44).
-pub const PROTOCOL_VERSION: u32 = 5;
+/// whole agent config (issue 44). 6:
+/// runner events in batches, `Events` instead of `Event` (issue 45).
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// What a console writes first on the socket; `hive ctl` writes JSON lines,
 /// which never start with NUL.
@@ -149,11 +150,11 @@ pub enum ServerMsg {
     SnapshotEvents(Vec<snapshot::Logged>),
     /// The snapshot is whole: it replaces what the client had.
     SnapshotEnd,
-    /// A runner event, its growing text as a delta.
-    Event {
-        pane: usize,
-        event: delta::WireEvent,
-    },
+    /// Runner events, in order (protocol 6, issue 45): every event the
+    /// server's loop took in at once, of any pane, in one frame; one frame
+    /// per event was a frame to encode, queue, write, read and hand on
+    /// each.
+    Events(Vec<PaneWire>),
     /// The pane began another history session (`/resume`, `/clear` in
     /// another client), or its worktree's setup ended: it shows this from
     /// now on.
@@ -189,6 +190,13 @@ pub enum ServerMsg {
         pane: usize,
         list: Vec<history::SessionSummary>,
     },
+}
+
+/// One runner event of pane `pane`, its growing text as a delta.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PaneWire {
+    pub pane: usize,
+    pub event: delta::WireEvent,
 }
 
 impl ServerMsg {

@@ -25,7 +25,7 @@ use super::mutes::{Mute, Mutes, ReasonKind};
 use super::pane::{PaneEvent, RunnerCommand};
 use super::samples::{sample_commands, sample_events, upsert};
 use super::snapshot::{LayoutPane, Logged, PaneCard, PaneSnapshot, Restored, ServerInfo};
-use super::{ClientMsg, Hello, PROTOCOL_VERSION, ServerMsg};
+use super::{ClientMsg, Hello, PROTOCOL_VERSION, PaneWire, ServerMsg};
 
 const CLIENT_VARIANTS: &[&str] = &[
     "Attach", "Command", "Focus", "Draft", "Resync", "Edit", "Detach", "Stop", "Worktree", "Files",
@@ -55,7 +55,7 @@ const SERVER_VARIANTS: &[&str] = &[
     "SnapshotPane",
     "SnapshotEvents",
     "SnapshotEnd",
-    "Event",
+    "Events",
     "Reset",
     "Layout",
     "Notice",
@@ -72,7 +72,7 @@ fn server_variant(m: &ServerMsg) -> &'static str {
         ServerMsg::SnapshotPane(_) => "SnapshotPane",
         ServerMsg::SnapshotEvents(_) => "SnapshotEvents",
         ServerMsg::SnapshotEnd => "SnapshotEnd",
-        ServerMsg::Event { .. } => "Event",
+        ServerMsg::Events(_) => "Events",
         ServerMsg::Reset { .. } => "Reset",
         ServerMsg::Layout(_) => "Layout",
         ServerMsg::Notice { .. } => "Notice",
@@ -428,19 +428,21 @@ fn snapshot_samples() -> Vec<ServerMsg> {
 
 fn server_samples() -> Vec<ServerMsg> {
     let mut out = snapshot_samples();
-    out.extend(sample_events().into_iter().map(|e| ServerMsg::Event {
-        pane: 0,
-        event: WireEvent::Whole(e),
+    out.extend(sample_events().into_iter().map(|e| {
+        ServerMsg::Events(vec![PaneWire {
+            pane: 0,
+            event: WireEvent::Whole(e),
+        }])
     }));
     out.extend([
-        ServerMsg::Event {
+        ServerMsg::Events(vec![PaneWire {
             pane: 0,
             event: WireEvent::Grown {
                 live: true,
                 upsert: upsert(),
                 base: 3,
             },
-        },
+        }]),
         ServerMsg::Reset {
             pane: 0,
             snapshot: Box::new(pane()),

@@ -6,7 +6,8 @@
 //! descendants are re-parented to it instead of to init — and on exit it walks
 //! `/proc` for everything whose parent chain leads back to it and kills it.
 //! While it runs, the orphans it adopted are reaped as they end
-//! ([`start_orphan_reaper`]), or each would stay a zombie for the session.
+//! ([`start_orphan_reaper`], woken by SIGCHLD), or each would stay a zombie
+//! for the session.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -110,22 +111,43 @@ fn reap_zombies() {
     while unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } > 0 {}
 }
 
+/// How long an adopted zombie stays unclaimed before the reaper takes it:
+/// tokio, std's `Command::output` and the pty's wait thread wait for the
+/// children hive started, and must never lose their status to it.
+const GRACE: Duration = Duration::from_secs(1);
+
 /// Starts a thread that collects this process's adopted orphans (a child
 /// subreaper inherits every orphaned descendant, and a zombie stays until
 /// its parent waits for it). Only zombies that are not children hive
 /// started and waits for itself are reaped — `tracked` says which those
 /// are (agent and terminal process groups) — and only once a zombie has
-/// stayed unclaimed for a whole period, so the waits of tokio, std's
-/// `Command::output` and the pty's wait thread never lose their status.
+/// stayed unclaimed for [`GRACE`]. The thread sleeps until a SIGCHLD (a
+/// self-pipe, beside tokio's own handler): an idle hive is never woken by
+/// it (it polled once a second before, issue 45 item 3).
 pub(crate) fn start_orphan_reaper(tracked: fn(i32) -> bool) {
-    let period = Duration::from_secs(1);
+    let (wake, wakes) = match std::os::unix::net::UnixStream::pair() {
+        Ok(pair) => pair,
+        Err(e) => {
+            tracing::warn!("cannot start the orphan reaper: {e}");
+            return;
+        }
+    };
+    // A full pipe means a wake-up is pending already: the handler never
+    // blocks.
+    let registered = wake
+        .set_nonblocking(true)
+        .and_then(|()| signal_hook::low_level::pipe::register(libc::SIGCHLD, wake));
+    if let Err(e) = registered {
+        tracing::warn!("cannot watch SIGCHLD for the orphan reaper: {e}");
+        return;
+    }
     let spawned = std::thread::Builder::new()
         .name("hive-reaper".into())
         .spawn(move || {
-            let mut seen = std::collections::HashSet::new();
+            let mut orphans = Orphans::default();
             loop {
-                std::thread::sleep(period);
-                seen = reap_adopted(&seen, tracked);
+                wait_for_sigchld(&wakes, orphans.next_wait(std::time::Instant::now()));
+                orphans.pass(zombie_children(), tracked, std::time::Instant::now());
             }
         });
     if let Err(e) = spawned {
@@ -133,26 +155,57 @@ pub(crate) fn start_orphan_reaper(tracked: fn(i32) -> bool) {
     }
 }
 
-/// Reaps the zombie children of ours that were already zombies, unclaimed,
-/// at the last pass (`before`); returns this pass's unclaimed zombies.
-fn reap_adopted(
-    before: &std::collections::HashSet<i32>,
-    tracked: fn(i32) -> bool,
-) -> std::collections::HashSet<i32> {
-    let mut now = std::collections::HashSet::new();
-    for pid in zombie_children() {
-        if tracked(pid) {
-            continue;
-        }
-        if before.contains(&pid) {
-            let mut status = 0;
-            // SAFETY: waitpid on one pid with a valid pointer to a local.
-            unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-        } else {
-            now.insert(pid);
-        }
+/// Blocks until a SIGCHLD arrives (`None`: however long that takes) or
+/// `timeout` passes, then empties the pipe.
+fn wait_for_sigchld(wakes: &std::os::unix::net::UnixStream, timeout: Option<Duration>) {
+    use std::io::Read;
+    // A zero timeout is refused by set_read_timeout: wait a millisecond.
+    let timeout = timeout.map(|t| t.max(Duration::from_millis(1)));
+    if wakes.set_nonblocking(false).is_err() || wakes.set_read_timeout(timeout).is_err() {
+        std::thread::sleep(GRACE);
+        return;
     }
-    now
+    let mut buf = [0u8; 64];
+    let mut r: &std::os::unix::net::UnixStream = wakes;
+    if matches!(r.read(&mut buf), Ok(n) if n > 0) && wakes.set_nonblocking(true).is_ok() {
+        while matches!(r.read(&mut buf), Ok(n) if n > 0) {}
+    }
+}
+
+/// The adopted zombies seen and not yet reaped, with when each was first
+/// seen.
+#[derive(Debug, Default)]
+struct Orphans {
+    seen: HashMap<i32, std::time::Instant>,
+}
+
+impl Orphans {
+    /// How long the reaper may sleep before one of the zombies seen has
+    /// waited its grace (`None`: none waits; only a SIGCHLD matters).
+    fn next_wait(&self, now: std::time::Instant) -> Option<Duration> {
+        self.seen
+            .values()
+            .map(|&t| (t + GRACE).saturating_duration_since(now))
+            .min()
+    }
+
+    /// Takes this pass's zombie children: reaps the untracked ones
+    /// unclaimed for their whole grace, keeps the others' first sight (a
+    /// zombie gone meanwhile was claimed by its waiter and is forgotten).
+    fn pass(&mut self, zombies: Vec<i32>, tracked: fn(i32) -> bool, now: std::time::Instant) {
+        let mut still = HashMap::new();
+        for pid in zombies.into_iter().filter(|&p| !tracked(p)) {
+            let first = self.seen.get(&pid).copied().unwrap_or(now);
+            if now.duration_since(first) >= GRACE {
+                let mut status = 0;
+                // SAFETY: waitpid on one pid with a valid pointer to a local.
+                unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+            } else {
+                still.insert(pid, first);
+            }
+        }
+        self.seen = still;
+    }
 }
 
 /// This process's children that are zombies, from
@@ -197,6 +250,38 @@ mod tests {
         assert_eq!(parse_stat("12 (bash) S 7 12 12 0"), Some((7, false)));
         assert_eq!(parse_stat("12 (a) b) (c) Z 1 12"), Some((1, true)));
         assert_eq!(parse_stat("garbage"), None);
+    }
+
+    /// A zombie of an untracked child is left for its own waiter during
+    /// its grace, then reaped; with nothing seen the reaper sleeps until a
+    /// SIGCHLD (no timeout: an idle hive is not woken).
+    #[test]
+    fn an_unclaimed_zombie_is_reaped_after_its_grace_and_nothing_else_wakes_the_reaper() {
+        let mut orphans = Orphans::default();
+        let start = std::time::Instant::now();
+        assert_eq!(orphans.next_wait(start), None);
+        let child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id() as i32;
+        let zombie = || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| parse_stat(&s))
+                .is_some_and(|(_, z)| z)
+        };
+        while !zombie() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        orphans.pass(vec![pid], |_| false, start);
+        assert!(zombie(), "reaped before its grace");
+        assert_eq!(orphans.next_wait(start), Some(GRACE));
+        // A tracked one is never taken.
+        let mut other = Orphans::default();
+        other.pass(vec![pid], |_| true, start);
+        assert_eq!(other.next_wait(start), None);
+        orphans.pass(vec![pid], |_| false, start + GRACE);
+        assert!(!zombie(), "still a zombie after its grace");
+        assert_eq!(orphans.next_wait(start + GRACE), None);
+        drop(child);
     }
 
     #[test]

@@ -418,6 +418,9 @@ impl Runner {
     fn set_state(&mut self, state: TurnState) {
         if self.state != state {
             self.state = state;
+            if state.is_busy() {
+                self.procs.wake();
+            }
             self.emit(PaneEvent::State(state));
         }
     }

@@ -3,6 +3,11 @@
 //! children (`procstat`), sent to the consoles as `PaneEvent::Process`
 //! when they changed enough to show. The provider says which process is
 //! its agent (`EventSink::set_agent_pid`); an HTTP agent has none.
+//!
+//! Between turns the sampling stops once a sample shows nothing new and
+//! no CPU (an idle agent's figures do not move): an idle server is not
+//! woken once a second per pane (issue 45 item 3). It starts again with
+//! the next turn; a background job that keeps the tree busy keeps it on.
 
 use std::time::Duration;
 
@@ -45,6 +50,24 @@ fn changed(shown: Option<&ProcessSample>, now: Option<&ProcessSample>) -> bool {
     }
 }
 
+/// Whether to sample again after `now` (what was just read, `changed`
+/// from what was shown): always while a turn runs; between turns only
+/// while the figures move or the tree spends CPU.
+fn keeps_sampling(busy: bool, changed: bool, now: Option<&ProcessSample>) -> bool {
+    busy || changed || now.is_some_and(|s| s.cpu_percent >= 0.1)
+}
+
+impl Procs {
+    /// A turn starts: sample again if the sampling had stopped.
+    pub(super) fn wake(&mut self) {
+        if self.next.is_none()
+            && let Some(every) = self.every
+        {
+            self.next = Some(Instant::now() + every);
+        }
+    }
+}
+
 impl Runner {
     pub(super) fn sample_processes(&mut self) {
         let Some(every) = self.procs.every else {
@@ -68,7 +91,11 @@ impl Runner {
                 None
             }
         };
-        if changed(self.procs.shown.as_ref(), sample.as_ref()) {
+        let changed = changed(self.procs.shown.as_ref(), sample.as_ref());
+        if !keeps_sampling(self.state.is_busy(), changed, sample.as_ref()) {
+            self.procs.next = None;
+        }
+        if changed {
             self.procs.shown = sample;
             // Not recorded: the recorder keeps the conversation only.
             let _ = self.out.send(super::PaneUpdate {
@@ -98,5 +125,35 @@ mod tests {
         assert!(changed(Some(&s(1.0, 1 << 20)), Some(&s(1.0, 2 << 20))));
         assert!(changed(None, Some(&s(0.0, 0))));
         assert!(changed(Some(&s(0.0, 0)), None));
+    }
+
+    fn sample(cpu_percent: f64) -> ProcessSample {
+        ProcessSample {
+            cpu_percent,
+            rss_bytes: 100 << 20,
+            processes: 2,
+        }
+    }
+
+    /// Sampling stops between turns once the figures rest (no wake-up a
+    /// second per idle pane), and goes on while they move.
+    #[test]
+    fn sampling_rests_between_turns_once_the_figures_do() {
+        let idle = sample(0.0);
+        assert!(!keeps_sampling(false, false, Some(&idle)));
+        assert!(!keeps_sampling(false, false, None));
+        assert!(keeps_sampling(true, false, Some(&idle)), "a turn runs");
+        assert!(keeps_sampling(false, true, Some(&idle)), "it just changed");
+        assert!(
+            keeps_sampling(false, false, Some(&sample(3.0))),
+            "a job runs"
+        );
+        let mut procs = Procs::new(Some(Duration::from_secs(1)));
+        procs.next = None;
+        procs.wake();
+        assert!(procs.next.is_some(), "a turn starts the sampling again");
+        let mut never = Procs::new(None);
+        never.wake();
+        assert!(never.next.is_none());
     }
 }

@@ -11,6 +11,9 @@ use crate::provider::{DiagnosticLevel, ProviderCommand, ProviderHandle, SessionI
 
 impl Runner {
     pub(super) fn command(&mut self, cmd: RunnerCommand) {
+        // The user did something (typed into a terminal pane, too): the
+        // process figures may move again.
+        self.procs.wake();
         match cmd {
             RunnerCommand::Submit { text, mode } => self.submit(text, mode),
             RunnerCommand::Interrupt => self.user_interrupt(),

@@ -22,7 +22,7 @@ use crate::runner::PaneUpdate;
 use crate::wire::delta::DeltaEncoder;
 use crate::wire::frame::{self, FrameReader};
 use crate::wire::snapshot::Snapshot;
-use crate::wire::{ClientMsg, Hello, MAGIC, ServerMsg};
+use crate::wire::{ClientMsg, Hello, MAGIC, PaneWire, ServerMsg};
 
 /// Bytes a client may leave unread before it is treated as behind.
 const MAX_BACKLOG: usize = 16 << 20;
@@ -137,26 +137,42 @@ impl Clients {
         self.attached().count()
     }
 
-    /// A runner event to every attached client (or only to `only`).
-    pub(crate) fn event(&mut self, update: &PaneUpdate, only: Option<ClientId>) {
-        self.event_to(update, |id| only.is_none_or(|o| o == id));
+    /// Runner events to every attached client (or only to `only`): one
+    /// frame each (a few when they are many MB), not one per event.
+    pub(crate) fn events(&mut self, updates: &[PaneUpdate], only: Option<ClientId>) {
+        self.events_to(updates, |id, _| only.is_none_or(|o| o == id));
     }
 
-    /// A runner event to the attached clients `to` takes (a terminal
-    /// screen to those whose view it is: src/server/views.rs).
-    pub(crate) fn event_to(&mut self, update: &PaneUpdate, to: impl Fn(ClientId) -> bool) {
+    /// Runner events to the attached clients, each getting those `to`
+    /// takes (`to(client, index)`: a terminal screen goes to those whose
+    /// view it is, src/server/views.rs), in one frame.
+    pub(crate) fn events_to(
+        &mut self,
+        updates: &[PaneUpdate],
+        to: impl Fn(ClientId, usize) -> bool,
+    ) {
+        if updates.is_empty() {
+            return;
+        }
         for link in self.links.values_mut().filter(|l| l.attached) {
-            if !to(link.id) || link.behind.load(Ordering::Acquire) {
+            if link.behind.load(Ordering::Acquire) {
                 continue;
             }
-            let event = link.encoder.encode(update.pane, &update.event);
-            let msg = ServerMsg::Event {
-                pane: update.pane,
-                event,
-            };
-            match frame::encode(&msg) {
-                Ok(bytes) => link.queue(bytes),
-                Err(e) => tracing::warn!("cannot encode an event: {e}"),
+            let id = link.id;
+            let events: Vec<PaneWire> = updates
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| to(id, i))
+                .map(|(_, u)| PaneWire {
+                    pane: u.pane,
+                    event: link.encoder.encode(u.pane, &u.event),
+                })
+                .collect();
+            if events.is_empty() {
+                continue;
+            }
+            for bytes in frames_of(events) {
+                link.queue(bytes);
             }
         }
     }
@@ -228,6 +244,34 @@ impl Clients {
         self.links
             .values()
             .all(|l| l.queued.load(Ordering::Acquire) == 0)
+    }
+}
+
+/// A batch's frame is split when it passes this many bytes (far below
+/// `MAX_FRAME`: a burst of long tool outputs must still fit).
+const BATCH_FRAME: usize = 4 << 20;
+
+/// `events` as `ServerMsg::Events` frames: one, unless it would pass
+/// [`BATCH_FRAME`], then halves of it (rare: only bursts of large events
+/// are encoded twice).
+fn frames_of(events: Vec<PaneWire>) -> Vec<Vec<u8>> {
+    let n = events.len();
+    let msg = ServerMsg::Events(events);
+    match frame::encode(&msg) {
+        Ok(bytes) if bytes.len() <= BATCH_FRAME || n < 2 => vec![bytes],
+        Ok(_) => {
+            let ServerMsg::Events(mut first) = msg else {
+                return Vec::new();
+            };
+            let second = first.split_off(n / 2);
+            let mut out = frames_of(first);
+            out.extend(frames_of(second));
+            out
+        }
+        Err(e) => {
+            tracing::warn!("cannot encode events: {e}");
+            Vec::new()
+        }
     }
 }
 
@@ -360,6 +404,78 @@ mod tests {
         }
     }
 
+    /// An attached client, and the test's end of its socket (hello read).
+    async fn attached() -> (Clients, ClientId, UnixStream) {
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        let mut clients = Clients::new();
+        theirs.write_all(&MAGIC[1..]).await.unwrap();
+        theirs
+            .write_all(&frame::encode_hello(&Hello::ours()))
+            .await
+            .unwrap();
+        clients.accept(ours);
+        let Some(ClientEvent::Joined(mut link)) = clients.next().await else {
+            panic!("joined");
+        };
+        link.attached = true;
+        let id = link.id;
+        clients.join(link);
+        let mut reader = FrameReader::new(&mut theirs);
+        frame::decode_hello(&reader.next().await.unwrap().unwrap()).unwrap();
+        (clients, id, theirs)
+    }
+
+    /// Issue 45 item 2: the events the loop took in at once cross as one
+    /// frame (they were a frame each), in order, and read back whole.
+    #[tokio::test]
+    async fn a_burst_of_events_is_one_frame() {
+        let (mut clients, _, mut theirs) = attached().await;
+        let burst: Vec<PaneUpdate> = (0..50)
+            .map(|n| PaneUpdate {
+                pane: n % 3,
+                ..big(n, 10)
+            })
+            .collect();
+        clients.events(&burst, None);
+        clients.events(&[], None);
+        drop(clients);
+        let mut reader = FrameReader::new(&mut theirs);
+        let mut frames = Vec::new();
+        while let Ok(Some(payload)) = reader.next().await {
+            frames.push(frame::decode::<ServerMsg>(&payload).unwrap());
+        }
+        assert_eq!(frames.len(), 1, "{} frames", frames.len());
+        let Some(ServerMsg::Events(events)) = frames.pop() else {
+            panic!("not events");
+        };
+        let panes: Vec<usize> = events.iter().map(|e| e.pane).collect();
+        let sent: Vec<usize> = burst.iter().map(|u| u.pane).collect();
+        assert_eq!(panes, sent);
+    }
+
+    /// A burst too large for one frame is split, in order, each part far
+    /// under the frame limit.
+    #[test]
+    fn a_burst_of_large_events_is_split() {
+        let events: Vec<PaneWire> = (0..12)
+            .map(|n| PaneWire {
+                pane: n,
+                event: crate::wire::delta::WireEvent::Whole(big(n, 1 << 20).event),
+            })
+            .collect();
+        let frames = frames_of(events);
+        assert!(frames.len() >= 3, "{} frames", frames.len());
+        let mut panes = Vec::new();
+        for f in &frames {
+            assert!(f.len() <= BATCH_FRAME, "{} bytes", f.len());
+            let Ok(ServerMsg::Events(part)) = frame::decode(&f[4..]) else {
+                panic!("not events");
+            };
+            panes.extend(part.iter().map(|e| e.pane));
+        }
+        assert_eq!(panes, (0..12).collect::<Vec<_>>());
+    }
+
     /// A client that reads nothing is not queued for without bound: past
     /// the backlog its events are dropped, and once it has read what was
     /// queued the loop hears `Drained` (and sends it a snapshot).
@@ -386,7 +502,7 @@ mod tests {
 
         let sent = 40;
         for n in 0..sent {
-            clients.event(&big(n, 1 << 20), None);
+            clients.events(&[big(n, 1 << 20)], None);
         }
         let link = clients.get_mut(id).unwrap();
         assert!(link.behind.load(Ordering::Acquire), "never fell behind");

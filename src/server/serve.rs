@@ -37,12 +37,20 @@ pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> 
     tracing::info!(config = %config.source.describe(), panes = placed.len(), "server starting");
     install_panic_hook();
     let rt = crate::runtime::build()?;
+    // The loop is a task on the runtime's one worker, beside the runners
+    // and the clients' writers: an event goes from runner to loop to
+    // writer on one thread. Run by `block_on` on this thread instead, each
+    // hand-off woke the other thread (issue 45: 8,300 context switches
+    // for the reference answer).
     let result = rt.block_on(async {
-        let mut server = Server::start(config, placed, layout, fresh)?;
-        let why = server.run().await?;
-        tracing::info!("server stopping: {why}");
-        server.stop(&why).await;
-        anyhow::Ok(())
+        let served = tokio::spawn(async move {
+            let mut server = Server::start(config, placed, layout, fresh)?;
+            let why = server.run().await?;
+            tracing::info!("server stopping: {why}");
+            server.stop(&why).await;
+            anyhow::Ok(())
+        });
+        served.await.context("the server's loop")?
     });
     rt.shutdown_timeout(Duration::from_millis(300));
     crate::provider::process::kill_all();
@@ -141,6 +149,11 @@ pub(super) struct Server {
     /// Console clients as they connect.
     consoles: mpsc::Receiver<tokio::net::UnixStream>,
     pub(super) clients: Clients,
+    /// Runner events logged and not yet sent: the loop sends what it took
+    /// in at once as one frame per client (`send_events`).
+    outbox: Vec<PaneUpdate>,
+    /// The slot of each event in `outbox`.
+    outbox_slots: Vec<usize>,
     /// The git service of the worktree panes (src/server/worktrees.rs).
     pub(super) worktrees: super::worktrees::Worktrees,
     /// Panes' files and sessions for consoles elsewhere (src/server/lists.rs).
@@ -224,6 +237,8 @@ impl Server {
             views: super::views::TermViews::default(),
             consoles,
             clients: Clients::new(),
+            outbox: Vec::new(),
+            outbox_slots: Vec::new(),
             seq: 0,
             away_since: None,
             last_focus: 0,
@@ -244,6 +259,7 @@ impl Server {
                     while let Ok(more) = self.updates.try_recv() {
                         self.on_update(more);
                     }
+                    self.send_events();
                 }
                 Some(req) = self.ops_rx.recv() => self.on_op(req),
                 Some(done) = self.setups.recv() => self.set_up(done),
@@ -306,7 +322,9 @@ impl Server {
                         pane: position,
                         ..update
                     };
-                    self.clients.event(&update, Some(id));
+                    // After the events before it.
+                    self.send_events();
+                    self.clients.events(&[update], Some(id));
                 }
                 return;
             }
@@ -330,18 +348,30 @@ impl Server {
             crate::notify::run(argv);
         }
         pane.log.push(self.seq, now, &update.event);
-        let update = PaneUpdate {
+        self.outbox.push(PaneUpdate {
             pane: position,
             ..update
-        };
-        match &update.event {
-            PaneEvent::Terminal(screen) => {
-                let views = &self.views;
-                self.clients
-                    .event_to(&update, |id| views.wants(id, slot, screen));
-            }
-            _ => self.clients.event(&update, None),
-        }
+        });
+        self.outbox_slots.push(slot);
+    }
+
+    /// The events taken in since the last call, to every client at once
+    /// (a terminal screen only to the clients whose view it is).
+    fn send_events(&mut self) {
+        let events = std::mem::take(&mut self.outbox);
+        let views = &self.views;
+        let slots = &self.outbox_slots;
+        self.clients
+            .events_to(&events, |id, i| match events.get(i).map(|u| &u.event) {
+                Some(PaneEvent::Terminal(screen)) => slots
+                    .get(i)
+                    .is_some_and(|&slot| views.wants(id, slot, screen)),
+                _ => true,
+            });
+        // The buffers are kept for the next batch (their memory only).
+        self.outbox = events;
+        self.outbox.clear();
+        self.outbox_slots.clear();
     }
 
     /// Where clients show slot `slot` (none: it is closed).

@@ -334,3 +334,60 @@ fn a_project_whose_directory_shares_a_name_gets_its_own_server() {
     unsafe { libc::kill(serve.id() as i32, libc::SIGTERM) };
     let _ = serve.wait();
 }
+
+/// Context switches (voluntary and not) of each thread of `pid`, by tid.
+fn switches(pid: i32) -> std::collections::HashMap<String, u64> {
+    let mut out = std::collections::HashMap::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return out;
+    };
+    for t in tasks.flatten() {
+        let Ok(status) = std::fs::read_to_string(t.path().join("status")) else {
+            continue;
+        };
+        let n: u64 = status
+            .lines()
+            .filter(|l| l.contains("ctxt_switches:"))
+            .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .sum();
+        out.insert(t.file_name().to_string_lossy().into_owned(), n);
+    }
+    out
+}
+
+/// How many times the threads of `pid` alive at both readings woke while
+/// `idle` ran (a thread that ended meanwhile, like tokio's blocking pool
+/// going, is left out).
+fn wakeups_during(pid: i32, idle: impl FnOnce()) -> u64 {
+    let before = switches(pid);
+    idle();
+    let after = switches(pid);
+    after
+        .iter()
+        .filter_map(|(tid, n)| Some(n.saturating_sub(*before.get(tid)?)))
+        .sum()
+}
+
+/// Issue 45 item 3: with nothing streaming, neither the server nor the
+/// console is woken (the orphan reaper polled once a second, each pane's
+/// process sampler too, and the border's figures redrew with them).
+#[test]
+fn an_idle_server_and_console_are_not_woken() {
+    let Some(bin) = super::hive_bin() else { return };
+    let lab = Lab::start(&bin);
+    lab.wait("a", "the demo panes", |s| s.contains("Message Architect"));
+    let server = lab.server_pid();
+    let console = lab.console_pid("a");
+    // Starting up settles (the first process samples, the banner).
+    std::thread::sleep(Duration::from_secs(4));
+    let mut console_woke = 0;
+    let server_woke = wakeups_during(server, || {
+        console_woke = wakeups_during(console, || std::thread::sleep(Duration::from_secs(5)));
+    });
+    lab.hive(&["kill"]);
+    assert_eq!(
+        (server_woke, console_woke),
+        (0, 0),
+        "(server, console) woke in 5 idle seconds"
+    );
+}
