@@ -157,7 +157,7 @@ fn child_big(root: &Path) {
     let store = Store::at(root);
     let base = rss_kb("VmRSS:");
     let t = Instant::now();
-    let mut h = history::open_pane_in(
+    let h = history::open_pane_in(
         &store,
         &AgentConfig::new("bench", "script"),
         &OpenOptions::default(),
@@ -169,7 +169,7 @@ fn child_big(root: &Path) {
     )
     .unwrap();
     let (mut app, _) = hive::app::build_app(&config);
-    app.restore(0, &mut h);
+    app.restore(0, &mut hive::wire::snapshot::Restored::of(&h));
     drop(h);
     let area = ratatui::layout::Rect::new(0, 0, 160, 48);
     let mut buf = ratatui::buffer::Buffer::empty(area);

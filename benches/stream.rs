@@ -187,7 +187,7 @@ fn main() -> anyhow::Result<()> {
                 },
             });
             let options = RunnerOptions {
-                live_every: hive::app::live_every(&config),
+                live_every: hive::config::live_every(&config),
                 ..RunnerOptions::default()
             };
             let spec = ProviderSpec {

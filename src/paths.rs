@@ -31,3 +31,11 @@ pub(crate) fn state_dir() -> PathBuf {
         .and_then(|d| d.state_dir().map(ToOwned::to_owned))
         .unwrap_or_else(|| data_dir().join("state"))
 }
+
+/// A server's name: its socket's file stem.
+pub fn name_of(socket: &std::path::Path) -> String {
+    socket
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}

@@ -153,7 +153,8 @@ pub(crate) fn tighten_tree(root: &Path) -> usize {
         }
     }
     let mut changed = 0;
-    walk(root, 4, &mut changed);
+    // `projects/<project>/history/<agent>/<session>.jsonl` is five deep.
+    walk(root, 6, &mut changed);
     if changed > 0 {
         tracing::info!(root = %root.display(), changed, "made hive's files private");
     }

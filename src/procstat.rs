@@ -3,7 +3,10 @@
 //! test runs), found through each thread's `children` list, so a sample
 //! costs reads proportional to the tree, not to every process on the
 //! machine. CPU % is the ticks used between two samples over the time
-//! between them (100 % is one core busy).
+//! between them (100 % is one core busy). Each process's ticks include the
+//! children it reaped (`cutime`, `cstime`): a test run's short-lived
+//! children end between two samples, and their CPU moves to their parent
+//! rather than vanishing (issue 46 item 5).
 //!
 //! The root (`/proc`) is a parameter so that the parsing is tested on a
 //! made-up tree as well as on real processes.
@@ -12,22 +15,15 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+pub use crate::protocol::pane::ProcessSample;
 
 /// One reading of a process tree.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Reading {
-    /// User and system CPU time of the live processes, in clock ticks.
+    /// User and system CPU time of the live processes and of the children
+    /// they reaped, in clock ticks.
     pub ticks: u64,
     /// Resident memory of all of them.
-    pub rss_bytes: u64,
-    pub processes: u32,
-}
-
-/// What a pane shows and `hive ctl status` reports: `process`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct ProcessSample {
-    pub cpu_percent: f64,
     pub rss_bytes: u64,
     pub processes: u32,
 }
@@ -62,7 +58,8 @@ pub fn read_tree(root: &Path, pid: u32, page_size: u64) -> Option<Reading> {
     Some(reading)
 }
 
-/// `utime + stime` and `rss` (pages) from a `/proc/<pid>/stat` line. The
+/// `utime + stime + cutime + cstime` and `rss` (pages) from a
+/// `/proc/<pid>/stat` line. The
 /// command name may hold spaces and parentheses, so fields are counted
 /// from the last `)`.
 fn read_stat(path: &Path, buf: &mut String) -> Option<(u64, u64)> {
@@ -74,14 +71,18 @@ fn read_stat(path: &Path, buf: &mut String) -> Option<(u64, u64)> {
 
 pub(crate) fn parse_stat(line: &str) -> Option<(u64, u64)> {
     let rest = &line[line.rfind(')')? + 1..];
-    // After the name: state is field 3; utime 14, stime 15, rss 24.
+    // After the name: state is field 3; utime 14, stime 15, cutime 16,
+    // cstime 17, rss 24.
     let fields: Vec<&str> = rest.split_whitespace().collect();
     let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<u64>().ok());
+    let ticks = || Some(field(14)? + field(15)? + field(16)? + field(17)?);
     if fields.first() == Some(&"Z") {
-        // A zombie holds no memory and uses no more CPU.
-        return Some((0, 0));
+        // A zombie holds no memory; its ticks are counted until its parent
+        // reaps it and they move to the parent's `cutime`. A short line
+        // (an old kernel's zombie) counts none.
+        return Some((ticks().unwrap_or(0), 0));
     }
-    Some((field(14)? + field(15)?, field(24)?))
+    Some((ticks()?, field(24)?))
 }
 
 /// Pushes the children of every thread of the process at `dir`.
@@ -183,8 +184,10 @@ mod tests {
         // Fields after the name: state ppid pgrp session tty tpgid flags
         // minflt cminflt majflt cmajflt utime stime cutime cstime priority
         // nice threads itrealvalue starttime vsize rss …
-        let line = "42 (a) b (c)) S 1 42 42 0 -1 4194304 10 0 0 0 7 5 0 0 20 0 1 0 100 1000 33 18446744073709551615";
-        assert_eq!(parse_stat(line), Some((12, 33)));
+        let line = "42 (a) b (c)) S 1 42 42 0 -1 4194304 10 0 0 0 7 5 3 2 20 0 1 0 100 1000 33 18446744073709551615";
+        assert_eq!(parse_stat(line), Some((17, 33)));
+        let zombie = "42 (x) Z 1 42 42 0 -1 4194304 10 0 0 0 7 5 3 2 20 0 1 0 100 0 0";
+        assert_eq!(parse_stat(zombie), Some((17, 0)));
         assert_eq!(parse_stat("42 (x) Z 1 42"), Some((0, 0)));
         assert_eq!(parse_stat("garbage"), None);
     }
@@ -217,5 +220,28 @@ mod tests {
         let later = Reading { ticks: 260, ..r };
         let pct = cpu_percent(&r, &later, Duration::from_secs(2), 100);
         assert!((pct - 50.0).abs() < 1e-9, "{pct}");
+    }
+
+    /// A shell whose child burned CPU and ended keeps that CPU in its
+    /// tree: the reaped child's ticks are in the shell's `cstime`/`cutime`.
+    #[test]
+    fn a_reaped_childs_cpu_stays_in_the_tree() {
+        let (page, tick) = machine();
+        let burn = format!("import os\nwhile sum(os.times()[:2]) * {tick} < 30: pass\n");
+        let mut sh = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("python3 -c '{burn}'; echo done; exec sleep 30"))
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        let out = sh.stdout.take().unwrap();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(out), &mut line).unwrap();
+        assert_eq!(line, "done\n");
+        let r = read_tree(Path::new("/proc"), sh.id(), page).unwrap();
+        sh.kill().unwrap();
+        sh.wait().unwrap();
+        assert_eq!(r.processes, 1, "only the shell (now sleep) is left");
+        assert!(r.ticks >= 30, "the ended child's ticks are counted: {r:?}");
     }
 }

@@ -39,6 +39,30 @@ pub(crate) fn neutralize(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The longest [`peer_line`] in characters: a hostile peer's reason is
+/// not a page of text.
+const PEER_LINE_CHARS: usize = 300;
+
+/// What another machine or a socket peer said (a remote's version, its
+/// `Bye` reason, a serde error naming its variant, a path it reported), for
+/// a one-line message hive prints: [`neutralize`]d, newlines and tabs too
+/// (a peer must not forge lines of hive's own), at most 300 characters.
+pub(crate) fn peer_line(s: &str) -> String {
+    let mut out = String::new();
+    for (n, c) in s.chars().enumerate() {
+        if n == PEER_LINE_CHARS {
+            out.push('…');
+            break;
+        }
+        match c {
+            '\n' => out.push('␊'),
+            '\t' => out.push(' '),
+            c => out.push_str(&neutralize(c.encode_utf8(&mut [0; 4]))),
+        }
+    }
+    out
+}
+
 /// [`neutralize`] when `to_terminal`, else `s` unchanged (a file or pipe
 /// gets the agent's exact bytes).
 pub(crate) fn for_output(s: &str, to_terminal: bool) -> Cow<'_, str> {
@@ -69,5 +93,17 @@ mod tests {
         assert_eq!(neutralize(s), s);
         assert_eq!(for_output("\x1b[31m", false), "\x1b[31m");
         assert_eq!(for_output("\x1b[31m", true), "␛[31m");
+    }
+
+    #[test]
+    fn a_peer_line_is_one_short_line_of_visible_characters() {
+        assert_eq!(
+            peer_line("bye\x1b]0;pwned\x07\nhive: forged\tline"),
+            "bye␛]0;pwned␇␊hive: forged line"
+        );
+        let long = peer_line(&"é".repeat(10_000));
+        assert_eq!(long.chars().count(), PEER_LINE_CHARS + 1);
+        assert!(long.ends_with('…'));
+        assert_eq!(peer_line("0.9.1"), "0.9.1");
     }
 }

@@ -15,6 +15,8 @@
 
 #[path = "e2e_real/issue34.rs"]
 mod issue34;
+#[path = "e2e_real/issue46.rs"]
+mod issue46;
 mod support;
 use support::scenario::real_claude_env;
 

@@ -8,8 +8,8 @@
 use std::path::PathBuf;
 
 use super::state::App;
-use crate::image::{self, Image};
-use crate::runner::{RunnerCommand, SubmitMode};
+use crate::protocol::image::{self, Image};
+use crate::protocol::pane::{RunnerCommand, SubmitMode};
 
 impl App {
     /// A paste that is nothing but image paths (one per line) attaches
@@ -100,7 +100,7 @@ impl App {
             );
             p.conversation
                 .transcript
-                .notice(crate::provider::DiagnosticLevel::Warn, text);
+                .notice(crate::protocol::agent::DiagnosticLevel::Warn, text);
         }
         let Some(p) = self.panes.get_mut(focus) else {
             return;

@@ -12,8 +12,8 @@ use super::state::{App, Overlay};
 use super::unread::Unread;
 use crate::config::ReasonKind;
 use crate::notify::{Mute, Mutes, Note};
-use crate::provider::PermissionDecision;
-use crate::runner::RunnerCommand;
+use crate::protocol::agent::PermissionDecision;
+use crate::protocol::pane::RunnerCommand;
 
 impl App {
     /// Posts `reason` for pane `i`, marks it and notifies as configured.

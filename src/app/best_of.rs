@@ -9,7 +9,7 @@
 use super::command::AppCommand;
 use super::overlay::PendingBestOf;
 use super::state::{App, Overlay};
-use crate::wire::edit::{NewPane, PaneEdit};
+use crate::protocol::edit::{NewPane, PaneEdit};
 
 /// How `/fanout` reads its arguments.
 const USAGE: &str = "/fanout N [--models M1,M2,…] [prompt]: N (2 to 9) copies of this agent";

@@ -5,9 +5,9 @@
 //! (`dispatch` in `super`), so there is one way out of the app to follow
 //! (as codex-rs's `AppEvent`), and tests read what would have been sent.
 
-use crate::runner::RunnerCommand;
+use crate::protocol::git::WorktreeRequest;
+use crate::protocol::pane::RunnerCommand;
 use crate::search::Request;
-use crate::worktree::WorktreeRequest;
 
 /// One thing the app wants done outside itself.
 #[derive(Debug, Clone)]
@@ -18,7 +18,7 @@ pub enum AppCommand {
         cmd: RunnerCommand,
     },
     /// For the server: a pane made, closed, renamed or moved.
-    Edit(crate::wire::edit::PaneEdit),
+    Edit(crate::protocol::edit::PaneEdit),
     /// For the git service (diffs, commits, overlap checks).
     Git(WorktreeRequest),
     /// For the server of a pane on another machine: list its files (`@`).
@@ -42,7 +42,7 @@ pub enum AppCommand {
     /// `[ui] notify_command` with its fields filled in.
     Notify(Vec<String>),
     /// For the server, which keeps the mutes: a `/mute`.
-    Mute(crate::notify::Mute),
+    Mute(crate::protocol::mutes::Mute),
 }
 
 /// The app's queue of commands, in the order they were made.
@@ -187,7 +187,7 @@ impl ServerRequests {
         Self { sender }
     }
 
-    pub(crate) fn send(&self, msg: crate::wire::ClientMsg) {
+    pub(crate) fn send(&self, msg: crate::protocol::ClientMsg) {
         self.sender.send(&msg);
     }
 }

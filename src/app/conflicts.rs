@@ -9,10 +9,11 @@
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::state::App;
-use crate::provider::DiagnosticLevel;
-use crate::runner::SubmitMode;
-use crate::worktree::handoff::HandOff;
-use crate::worktree::{MergePlan, Prediction, WorktreeRequest, merge_order};
+use crate::protocol::agent::DiagnosticLevel;
+use crate::protocol::git::HandOff;
+use crate::protocol::git::{MergePlan, merge_order};
+use crate::protocol::git::{Prediction, WorktreeRequest};
+use crate::protocol::pane::SubmitMode;
 
 impl App {
     /// Replaces the predicted conflicts; a new one is announced in the

@@ -23,13 +23,13 @@ use super::state::App;
 use super::{Outlets, build_app, command, dispatch, draw, pace, screen, tty};
 use crate::client::{Connection, FromServer, Sender};
 use crate::config::Config;
-use crate::provider::DiagnosticLevel;
-use crate::runner::PaneUpdate;
+use crate::protocol::ClientMsg;
+use crate::protocol::agent::DiagnosticLevel;
+use crate::protocol::pane::PaneUpdate;
+use crate::protocol::snapshot::Snapshot;
 use crate::timer;
 use crate::ui;
 use crate::ui::ViewState;
-use crate::wire::ClientMsg;
-use crate::wire::snapshot::Snapshot;
 
 /// How long a console waits for the server it stopped to go.
 const STOP_WAIT: Duration = Duration::from_secs(10);
@@ -58,7 +58,15 @@ pub fn run(
     let (mut app, warnings) = build_app(config);
     app.system_clipboard = crate::clipboard::system_tool();
     app.in_tmux = std::env::var_os("TMUX").is_some_and(|v| !v.is_empty());
-    app.history = Some(crate::history::Store::user());
+    // The history of the project whose server this is.
+    let project = snapshot
+        .server
+        .config_path
+        .as_ref()
+        .map_or_else(crate::project::Project::builtin, |p| {
+            crate::project::Project::of(&crate::config::ConfigSource::File(p.clone()))
+        });
+    app.history = Some(project.store());
     let loading = std::time::Instant::now();
     app.load_snapshot(snapshot, false);
     tracing::info!(ms = loading.elapsed().as_millis() as u64, "snapshot loaded");
@@ -86,24 +94,28 @@ pub fn run(
 }
 
 /// What `hive` prints once the terminal is back, and its exit code.
-pub fn report(ended: &Ended, server: &str) -> ExitCode {
+/// What the console says as it ends; `again` is the command that attaches
+/// to the same servers (`Endpoint::attach_command`).
+pub fn report(ended: &Ended, server: &str, again: &str) -> ExitCode {
     match ended {
         Ended::Detached => {
-            println!(
-                "[detached from {server}: the agents keep working; `hive attach {server}` comes back]"
-            );
+            println!("[detached from {server}: the agents keep working; `{again}` comes back]");
             ExitCode::SUCCESS
         }
         Ended::Stopped => {
             println!("[stopped {server} and its agents]");
             ExitCode::SUCCESS
         }
+        // The server's words (a remote one's too): never raw.
         Ended::ServerStopped(why) => {
-            println!("[{why}]");
+            println!("[{}]", crate::sanitize::neutralize(why));
             ExitCode::SUCCESS
         }
         Ended::Lost(why) => {
-            eprintln!("hive: lost the server {server}: {why}");
+            eprintln!(
+                "hive: lost the server {server}: {}",
+                crate::sanitize::neutralize(why)
+            );
             ExitCode::FAILURE
         }
     }

@@ -7,8 +7,8 @@ use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
 
 use super::menu::MenuItem;
 use super::transcript::{EntryKind, Transcript};
-use crate::event::Origin;
-use crate::upsert::UpsertKind;
+use crate::protocol::event::Origin;
+use crate::protocol::upsert::UpsertKind;
 
 /// What `/copy WHAT` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

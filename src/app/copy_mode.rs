@@ -18,8 +18,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::pane::CopyMode;
 use super::state::App;
-use crate::runner::RunnerCommand;
-use crate::runner::screen::ScreenUpdate;
+use crate::protocol::pane::RunnerCommand;
+use crate::protocol::screen::ScreenUpdate;
 
 /// Lines of history above the live screen (zero on the alternate screen).
 pub fn scrollback_len(screen: &ScreenUpdate) -> usize {

@@ -19,9 +19,9 @@ use super::pane::Pane;
 use super::state::{App, Overlay};
 use super::transcript::EntryKind;
 use super::unread::edited_files;
-use crate::event::{Origin, Usage};
-use crate::runner::{RunnerCommand, SubmitMode};
-use crate::upsert::UpsertKind;
+use crate::protocol::event::{Origin, Usage};
+use crate::protocol::pane::{RunnerCommand, SubmitMode};
+use crate::protocol::upsert::UpsertKind;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunState {

@@ -10,10 +10,10 @@ use serde_json::Value;
 use super::pane::Pane;
 use super::state::App;
 use super::transcript::EntryKind;
-use crate::event::Origin;
-use crate::provider::DiagnosticLevel;
-use crate::runner::{RunnerCommand, SubmitMode};
-use crate::upsert::UpsertKind;
+use crate::protocol::agent::DiagnosticLevel;
+use crate::protocol::event::Origin;
+use crate::protocol::pane::{RunnerCommand, SubmitMode};
+use crate::protocol::upsert::UpsertKind;
 
 /// The last answer is cut to this many characters.
 const ANSWER_CHARS: usize = 4000;

@@ -13,7 +13,7 @@ use super::pane::Pane;
 pub(crate) use crate::config::ReasonKind;
 pub use crate::notify::reason::Reason;
 pub(crate) use crate::notify::reason::summarize_args;
-use crate::runner::TurnState;
+use crate::protocol::pane::TurnState;
 
 /// What other features send to post or withdraw an entry (the worktree
 /// view posts "overlap" warnings this way).
@@ -123,7 +123,7 @@ impl Inbox {
 mod tests {
     use super::*;
     use crate::config::AgentConfig;
-    use crate::provider::PermissionRequest;
+    use crate::protocol::agent::PermissionRequest;
 
     fn req(id: &str) -> PermissionRequest {
         PermissionRequest {

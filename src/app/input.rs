@@ -13,10 +13,10 @@ use super::layers::Flow;
 use super::pty_input as term;
 use super::state::{App, Leave, Overlay};
 use crate::keymap::{Action, Chord};
-use crate::provider::PermissionDecision;
-use crate::runner::budget::BudgetAnswer;
-use crate::runner::hold::HoldKind;
-use crate::runner::{QueueEdit, RunnerCommand, SubmitMode, TurnState};
+use crate::protocol::agent::PermissionDecision;
+use crate::protocol::hold::BudgetAnswer;
+use crate::protocol::hold::HoldKind;
+use crate::protocol::pane::{QueueEdit, RunnerCommand, SubmitMode, TurnState};
 
 impl App {
     /// Offers the key to each layer, top first, until one consumes it

@@ -1,8 +1,10 @@
-//! The console (`hive` with no arguments): one pane per configured agent.
+//! The console (`hive` with no arguments): a client of a hive server
+//! (src/client/), one pane per pane of the server's snapshot.
 //!
 //! `state` holds the model (panes, focus, overlays), `input` turns keys into
 //! state changes and runner commands, `tty` owns the terminal. This file
-//! wires them to the runners and runs the event loop: redraw only after a
+//! sends the commands on (to the server, or to runners in this process for
+//! the benches and tests) and runs the event loop: redraw only after a
 //! change, at most `ui.max_fps` times a second, and sleep when nothing
 //! happens. Each `frame` draws the app read-only into the UI's `ViewState`,
 //! then the app takes back what the frame measured (`geometry`).
@@ -12,6 +14,7 @@ pub(crate) mod attention;
 mod best_of;
 pub mod command;
 pub(crate) mod commands;
+pub mod comment;
 mod conflicts;
 pub mod console;
 pub(crate) mod copy;
@@ -47,11 +50,10 @@ pub mod word_diff;
 pub(crate) mod worktree;
 
 use std::io::Write;
-use std::time::Duration;
 
 use crate::config::Config;
 use crate::keymap::Keymap;
-use crate::runner::RunnerSink;
+use crate::protocol::pane::RunnerSink;
 use crate::ui;
 use crate::ui::ViewState;
 use crate::ui::pane::ComposerLook;
@@ -73,57 +75,6 @@ pub fn build_app(config: &Config) -> (App, Vec<String>) {
     let (keymap, kw) = Keymap::from_config(&config.keys);
     warnings.extend(kw);
     (App::new(config, theme, keymap), warnings)
-}
-
-/// `hive.log` in the state directory, opened for appending (0600, never
-/// through a planted link), and its path: the console's and the server's
-/// logs, and a server's stderr.
-pub(crate) fn open_log() -> Option<(std::fs::File, std::path::PathBuf)> {
-    let dir = crate::paths::state_dir();
-    crate::private::create_dir(&dir).ok()?;
-    let path = dir.join("hive.log");
-    let mut options = crate::private::file_options();
-    options.create(true).append(true);
-    let file = crate::private::open_own_file(&mut options, &path).ok()?;
-    Some((file, path))
-}
-
-/// Logs go to `hive.log` in the state directory, never to the terminal.
-pub(crate) fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
-    crate::private::tighten_tree(&crate::paths::state_dir());
-    let (file, _) = open_log()?;
-    let (writer, guard) = tracing_appender::non_blocking(file);
-    let filter = tracing_subscriber::EnvFilter::try_from_env("HIVE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("hive=info"));
-    tracing_subscriber::fmt()
-        .with_writer(writer)
-        .with_ansi(false)
-        .with_env_filter(filter)
-        .try_init()
-        .ok()?;
-    Some(guard)
-}
-
-/// How often a runner sends its live tail: the display latency less one
-/// frame interval (a frame may wait that long for its turn). Zero turns the
-/// live tail off (text shows as the gradient batches it).
-pub fn live_every(config: &Config) -> Option<Duration> {
-    if config.ui.display_latency_ms == 0 {
-        return None;
-    }
-    let frame = Duration::from_secs_f64(1.0 / f64::from(config.ui.max_fps.clamp(1, 240)));
-    let every = Duration::from_millis(config.ui.display_latency_ms).saturating_sub(frame);
-    Some(every.max(Duration::from_millis(4)))
-}
-
-/// How much longer than the focused pane's a background pane's text may
-/// wait: its live tail (and reading its agent) runs at this multiple of the
-/// live tick, and the console draws it that late (`pace`).
-const BACKGROUND_FACTOR: u32 = 4;
-
-/// The live tick of a pane out of focus.
-pub fn background_every(config: &Config) -> Option<Duration> {
-    live_every(config).map(|every| every * BACKGROUND_FACTOR)
 }
 
 /// Where the app's commands go. A command whose outlet is missing stays
@@ -165,27 +116,27 @@ fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
             }
             AppCommand::Git(req) => {
                 if let Some(r) = out.requests {
-                    r.send(crate::wire::ClientMsg::Worktree(req));
+                    r.send(crate::protocol::ClientMsg::Worktree(req));
                 }
             }
             AppCommand::ListFiles { pane } => {
                 if let Some(r) = out.requests {
-                    r.send(crate::wire::ClientMsg::Files { pane });
+                    r.send(crate::protocol::ClientMsg::Files { pane });
                 }
             }
             AppCommand::ListSessions { pane } => {
                 if let Some(r) = out.requests {
-                    r.send(crate::wire::ClientMsg::Sessions { pane });
+                    r.send(crate::protocol::ClientMsg::Sessions { pane });
                 }
             }
             AppCommand::Resume { pane, session } => {
                 if let Some(r) = out.requests {
-                    r.send(crate::wire::ClientMsg::Resume { pane, session });
+                    r.send(crate::protocol::ClientMsg::Resume { pane, session });
                 }
             }
             AppCommand::Mute(change) => {
                 if let Some(r) = out.requests {
-                    r.send(crate::wire::ClientMsg::Mute(change));
+                    r.send(crate::protocol::ClientMsg::Mute(change));
                 }
             }
             AppCommand::Search(req) => {

@@ -6,8 +6,8 @@
 use std::collections::{BTreeSet, HashMap};
 use std::time::Instant;
 
+use crate::protocol::git::{BringMode, DiffScope, FileDiff};
 use crate::search::Hit;
-use crate::worktree::{BringMode, DiffScope, FileDiff};
 
 /// The search overlay: the query, its hits and what the worker has seen.
 #[derive(Debug, Default)]
@@ -30,7 +30,7 @@ pub struct Search {
     /// (its `TerminalText` answer is indexed, not copied).
     pub(super) term_asked: std::collections::HashSet<usize>,
     /// Each terminal pane's text as last indexed (to find a hit's line).
-    pub(super) term_text: HashMap<usize, crate::text::SharedText>,
+    pub(super) term_text: HashMap<usize, crate::protocol::text::SharedText>,
     /// Revision of the terminal documents sent.
     pub(super) term_rev: u64,
 }
@@ -201,7 +201,7 @@ pub struct Review {
     pub line: Option<usize>,
     /// (path, hunk index) accepted.
     pub accepted: BTreeSet<(String, usize)>,
-    pub comments: Vec<crate::worktree::review::ReviewComment>,
+    pub comments: Vec<crate::app::comment::ReviewComment>,
     /// A comment being typed on the selected hunk.
     pub composing: Option<String>,
 }
@@ -212,7 +212,7 @@ impl Review {
     }
 
     /// Every hunk of `f` accepted (a file with no hunks: never).
-    pub fn file_accepted(&self, f: &crate::worktree::FileDiff) -> bool {
+    pub fn file_accepted(&self, f: &crate::protocol::git::FileDiff) -> bool {
         !f.hunks.is_empty() && (0..f.hunks.len()).all(|i| self.is_accepted(&f.path, i))
     }
 
@@ -225,7 +225,7 @@ impl Review {
         &'a self,
         path: &'a str,
         index: usize,
-    ) -> impl Iterator<Item = &'a crate::worktree::review::ReviewComment> + 'a {
+    ) -> impl Iterator<Item = &'a crate::app::comment::ReviewComment> + 'a {
         self.comments
             .iter()
             .filter(move |c| c.path == path && c.index == index)

@@ -9,8 +9,8 @@ use super::overlay::OverviewSort;
 use super::pane::Pane;
 use super::state::{App, Overlay};
 use super::transcript::EntryKind;
-use crate::event::Origin;
-use crate::upsert::UpsertKind;
+use crate::protocol::event::Origin;
+use crate::protocol::upsert::UpsertKind;
 
 /// The running tool (`⚙ Bash ls -la`), else the last line the agent wrote.
 pub(crate) fn activity(p: &Pane) -> String {

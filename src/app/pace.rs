@@ -23,8 +23,8 @@
 use std::time::{Duration, Instant};
 
 use crate::config::Config;
-use crate::runner::{PaneEvent, PaneUpdate};
-use crate::upsert::{Upsert, UpsertKind};
+use crate::protocol::pane::{PaneEvent, PaneUpdate};
+use crate::protocol::upsert::{Upsert, UpsertKind};
 
 #[derive(Debug, Clone)]
 pub struct Pace {
@@ -40,10 +40,10 @@ pub struct Pace {
 impl Pace {
     pub fn new(config: &Config, now: Instant) -> Self {
         let interval = Duration::from_secs_f64(1.0 / f64::from(config.ui.max_fps.clamp(1, 240)));
-        let live_every = super::live_every(config);
+        let live_every = crate::config::live_every(config);
         Self {
             interval,
-            background: super::background_every(config).unwrap_or_default(),
+            background: crate::config::background_every(config).unwrap_or_default(),
             live: live_every.is_some(),
             last: now.checked_sub(interval).unwrap_or(now),
             due: None,
@@ -107,14 +107,14 @@ fn streaming_text(u: &Upsert) -> bool {
 mod tests {
     use super::*;
     use crate::config::ConfigSource;
-    use crate::upsert::UpsertStatus;
+    use crate::protocol::upsert::UpsertStatus;
 
     fn config(toml: &str) -> Config {
         Config::parse(toml, ConfigSource::Builtin).unwrap_or_else(|e| panic!("{e}"))
     }
 
     fn update(pane: usize, status: UpsertStatus, live: bool) -> PaneUpdate {
-        let u = Upsert::test_message("i", status, crate::text::SharedText::default());
+        let u = Upsert::test_message("i", status, crate::protocol::text::SharedText::default());
         PaneUpdate {
             pane,
             event: if live {
@@ -130,7 +130,7 @@ mod tests {
         let config = config("[ui]\ndisplay_latency_ms = 50\n");
         let t0 = Instant::now();
         let mut pace = Pace::new(&config, t0);
-        let stream = super::super::live_every(&config).unwrap_or_default();
+        let stream = crate::config::live_every(&config).unwrap_or_default();
         assert!(stream > Duration::ZERO);
 
         pace.update(&update(0, UpsertStatus::Update, true), 0, t0);

@@ -7,7 +7,7 @@
 
 use super::menu::{Menu, MenuItem, MenuKind};
 use super::state::{App, Overlay};
-use crate::wire::edit::{NewPane, PaneEdit};
+use crate::protocol::edit::{NewPane, PaneEdit};
 
 /// How `/new` reads its arguments.
 const NEW_USAGE: &str =

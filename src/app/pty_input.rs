@@ -2,7 +2,7 @@
 //! send to the child for a crossterm event, given the modes the child set
 //! (application cursor keys, bracketed paste, mouse reporting).
 
-use crate::runner::screen::{InputModes, MouseEncoding, MouseMode, ScreenUpdate};
+use crate::protocol::screen::{InputModes, MouseEncoding, MouseMode, ScreenUpdate};
 use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };

@@ -7,12 +7,12 @@
 
 use crossterm::event::{KeyCode, KeyEvent};
 
+use super::comment::{ReviewComment, review_message};
 use super::overlay::{Confirm, DiffView, Review};
 use super::state::App;
-use crate::event::Origin;
-use crate::runner::SubmitMode;
-use crate::worktree::FileDiff;
-use crate::worktree::review::{ReviewComment, review_message};
+use crate::protocol::event::Origin;
+use crate::protocol::git::FileDiff;
+use crate::protocol::pane::SubmitMode;
 
 /// Longest comment kept (a comment is a note, not a document).
 const MAX_COMMENT: usize = 2_000;
@@ -120,7 +120,7 @@ impl App {
 /// The next (`down`) or previous commentable line of hunk `hunk` from
 /// `from` (none yet: its first changed line); it stays inside the hunk.
 fn step_line(f: &FileDiff, hunk: usize, from: Option<usize>, down: bool) -> Option<usize> {
-    use crate::worktree::diff::LineKind;
+    use crate::protocol::git::LineKind;
     let lines = &f.hunks.get(hunk)?.lines;
     let ok = |i: usize| lines.get(i).is_some_and(|l| l.kind != LineKind::Note);
     let Some(at) = from else {

@@ -8,11 +8,11 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::state::{App, Overlay};
 use super::transcript::{Entry, EntryKind};
-use crate::event::Origin;
-use crate::runner::RunnerCommand;
+use crate::protocol::event::Origin;
+use crate::protocol::pane::RunnerCommand;
+use crate::protocol::text::SharedText;
+use crate::protocol::upsert::UpsertKind;
 use crate::search::{Doc, Request, SearchEvent};
-use crate::text::SharedText;
-use crate::upsert::UpsertKind;
 
 /// The search document of a terminal pane's text (after its transcript's
 /// entries, which are notices).

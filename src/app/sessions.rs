@@ -8,11 +8,13 @@ use chrono::{FixedOffset, Offset, TimeZone};
 use super::command::AppCommand;
 use super::menu::{Menu, MenuItem, MenuKind};
 use super::state::App;
-use crate::event::Usage;
-use crate::history::sessions::{self, SessionSummary};
+use crate::history::sessions;
 use crate::history::{DEFAULT_TAIL_RECORDS, store};
-use crate::provider::DiagnosticLevel;
-use crate::runner::RunnerCommand;
+use crate::protocol::agent::DiagnosticLevel;
+use crate::protocol::event::Usage;
+use crate::protocol::history::SessionSummary;
+use crate::protocol::pane::RunnerCommand;
+use crate::protocol::snapshot::Restored;
 
 /// Characters of the first prompt a picker line shows.
 const PROMPT_CHARS: usize = 60;
@@ -121,6 +123,7 @@ impl App {
             return self.refuse(format!("{name} has no session `{session}`"));
         }
         let mut opened = sessions::open(store, &p.agent, session, DEFAULT_TAIL_RECORDS);
+        let mut restored = Restored::of(&opened);
         let can_resume = p.conversation.capabilities.unwrap_or_default().resume;
         let who = format!("{} ({})", p.name(), p.agent.provider);
         let note = match (&opened.resume, can_resume) {
@@ -137,8 +140,8 @@ impl App {
         if let Some(p) = self.focused_mut() {
             begin_session(p, session);
             // Footers, totals and model as a restart would show them.
-            p.conversation.restore(&mut opened);
-            for w in opened.warnings.drain(..) {
+            p.conversation.restore(&mut restored);
+            for w in restored.warnings.drain(..) {
                 p.conversation.transcript.notice(DiagnosticLevel::Warn, w);
             }
             p.conversation

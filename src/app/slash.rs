@@ -11,8 +11,8 @@ use super::menu::{Menu, MenuItem, MenuKind};
 use super::state::{App, Overlay};
 use crate::clipboard;
 use crate::keymap::{Chord, Scope};
-use crate::provider::DiagnosticLevel;
-use crate::runner::RunnerCommand;
+use crate::protocol::agent::DiagnosticLevel;
+use crate::protocol::pane::RunnerCommand;
 
 impl App {
     /// Runs one of hive's commands typed in the focused pane.

@@ -18,8 +18,8 @@ use std::collections::{HashMap, HashSet};
 use super::inbox::Inbox;
 use super::pane::Pane;
 use super::state::{App, Overlay};
-use crate::runner::PaneUpdate;
-use crate::wire::snapshot::{LayoutPane, PaneSnapshot, Snapshot};
+use crate::protocol::pane::PaneUpdate;
+use crate::protocol::snapshot::{LayoutPane, PaneSnapshot, Snapshot};
 
 /// The focus while away events are applied: no pane.
 const NOBODY: usize = usize::MAX;
@@ -27,7 +27,7 @@ const NOBODY: usize = usize::MAX;
 /// What of a client's own view a resync carries over to a pane.
 struct Kept {
     composer: super::pane::Composer,
-    attachments: Vec<crate::image::Image>,
+    attachments: Vec<crate::protocol::image::Image>,
     scroll: usize,
     expanded: bool,
 }
@@ -54,11 +54,7 @@ impl App {
             None if keep_view => self.focus,
             None => snap.focus,
         };
-        self.panes = snap
-            .panes
-            .iter()
-            .map(|s| Pane::new(s.agent.clone()))
-            .collect();
+        self.panes = snap.panes.iter().map(|s| Pane::of_card(&s.agent)).collect();
         self.inbox = Inbox::default();
         self.overview.state_since.clear();
         self.search.synced.clear();
@@ -135,7 +131,7 @@ impl App {
                     self.panes.push(p);
                 }
                 LayoutPane::New(snap) => {
-                    self.panes.push(Pane::new(snap.agent.clone()));
+                    self.panes.push(Pane::of_card(&snap.agent));
                     fresh.push((i, *snap));
                 }
             }
@@ -242,7 +238,7 @@ impl App {
             scroll: 0,
             ..take_view(old)
         });
-        *old = Pane::new(snap.agent.clone());
+        *old = Pane::of_card(&snap.agent);
         self.inbox
             .entries
             .retain(|e| e.pane != pane || matches!(e.reason, super::inbox::Reason::Posted { .. }));
@@ -260,14 +256,14 @@ impl App {
 
     /// Pane `i` (new) from its snapshot: history, events, then what only
     /// the server knows now (why it failed) and the composer.
-    fn fill(&mut self, i: usize, s: PaneSnapshot, away_since: Option<u64>, kept: Option<Kept>) {
+    fn fill(&mut self, i: usize, mut s: PaneSnapshot, away_since: Option<u64>, kept: Option<Kept>) {
         if let Some(p) = self.panes.get_mut(i) {
             p.worktree = s.worktree;
             p.host = s.host;
             p.window = s.window.max(1);
             p.parent = s.parent;
         }
-        self.restore(i, &mut s.restored.into_history());
+        self.restore(i, &mut s.restored);
         for logged in s.events {
             let away = away_since.is_some_and(|seen| logged.seq > seen);
             self.focus = if away { NOBODY } else { i };

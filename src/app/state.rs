@@ -9,12 +9,12 @@ use super::inbox::{Inbox, Reason};
 use super::pane::Pane;
 use super::transcript::EntryKind;
 use crate::config::{AgentConfig, Config, UiSettings};
-use crate::history::PaneHistory;
 use crate::keymap::Keymap;
-use crate::provider::DiagnosticLevel;
-use crate::runner::{PaneEvent, PaneUpdate, RunnerCommand};
+use crate::protocol::agent::DiagnosticLevel;
+use crate::protocol::pane::{PaneEvent, PaneUpdate, RunnerCommand};
+use crate::protocol::snapshot::Restored;
+use crate::protocol::upsert::TurnEvent;
 use crate::theme::Theme;
-use crate::upsert::TurnEvent;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Overlay {
@@ -99,11 +99,11 @@ pub struct App {
     pub diff: Option<super::overlay::DiffView>,
     /// Agents whose pending changes touch the same files (for panes and
     /// an attention inbox).
-    pub overlaps: Vec<crate::worktree::Overlap>,
+    pub overlaps: Vec<crate::protocol::git::Overlap>,
     /// Merges that would conflict, and who has work to bring home.
-    pub conflicts: crate::worktree::Prediction,
+    pub conflicts: crate::protocol::git::Prediction,
     /// What each worktree pane changed overall: [(path, added, removed)].
-    pub worktree_changes: std::collections::HashMap<usize, Vec<crate::worktree::FileChange>>,
+    pub worktree_changes: std::collections::HashMap<usize, Vec<crate::protocol::git::FileChange>>,
     /// A terminal pane in a worktree had output: check overlaps then.
     pub overlap_check_at: Option<Instant>,
     /// The history store `/resume` and `/clear` read (the console sets the
@@ -148,7 +148,7 @@ impl App {
             wake: None,
             diff: None,
             overlaps: Vec::new(),
-            conflicts: crate::worktree::Prediction::default(),
+            conflicts: crate::protocol::git::Prediction::default(),
             worktree_changes: std::collections::HashMap::new(),
             overlap_check_at: None,
             history: None,
@@ -158,7 +158,7 @@ impl App {
     }
 
     /// A pane for an agent, filled from its restored history.
-    pub fn restore(&mut self, pane: usize, history: &mut PaneHistory) {
+    pub fn restore(&mut self, pane: usize, history: &mut Restored) {
         let Some(p) = self.panes.get_mut(pane) else {
             return;
         };
@@ -197,7 +197,7 @@ impl App {
         if i < self.panes.len() {
             if i != self.focus && self.has_worktrees() {
                 self.outbox
-                    .git(crate::worktree::WorktreeRequest::CheckOverlaps);
+                    .git(crate::protocol::git::WorktreeRequest::CheckOverlaps);
             }
             if i != self.focus {
                 self.looked_away(i);
@@ -389,10 +389,10 @@ fn pane_event(
         PaneEvent::Effort(level) => p.conversation.effort = Some(level),
         PaneEvent::SessionSwitched { session, .. } => p.history_session = Some(session),
         PaneEvent::HistoryNotSaved(reason) => {
-            let text = format!("{}: {reason}", crate::runner::HISTORY_NOT_SAVED);
+            let text = format!("{}: {reason}", crate::protocol::pane::HISTORY_NOT_SAVED);
             p.conversation
                 .transcript
-                .notice(crate::provider::DiagnosticLevel::Error, text.clone());
+                .notice(crate::protocol::agent::DiagnosticLevel::Error, text.clone());
             status = Some(format!("{}: {text}", p.name()));
         }
     }
@@ -401,7 +401,7 @@ fn pane_event(
 
 /// An item's upsert: in the transcript (which times tool calls), and
 /// tallied when no one looks at the pane.
-fn item(p: &mut Pane, u: crate::upsert::Upsert, focused: bool, now: Instant) {
+fn item(p: &mut Pane, u: crate::protocol::upsert::Upsert, focused: bool, now: Instant) {
     let transcript = &mut p.conversation.transcript;
     let entry = transcript.slot(&u.item_id);
     let took = transcript.upsert_at(u, now);
@@ -445,7 +445,7 @@ fn settled(p: &mut Pane, id: &str) {
 }
 
 /// The agent told its model or slash commands (kept when it tells neither).
-fn session(p: &mut Pane, info: crate::provider::SessionInfo) {
+fn session(p: &mut Pane, info: crate::protocol::agent::SessionInfo) {
     if let Some(m) = info.model {
         p.conversation.model = Some(m);
     }
@@ -482,8 +482,8 @@ fn recall(p: &mut Pane, text: &str) {
 /// A (new) provider started: the pane forgets the old one's failure and screen.
 fn attached(
     p: &mut Pane,
-    capabilities: crate::provider::Capabilities,
-    terminal: Option<Box<crate::runner::screen::ScreenUpdate>>,
+    capabilities: crate::protocol::agent::Capabilities,
+    terminal: Option<Box<crate::protocol::screen::ScreenUpdate>>,
 ) {
     p.conversation.capabilities = Some(capabilities);
     p.conversation.failed = None;

@@ -9,7 +9,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 use super::overlay::Take;
 use super::state::App;
-use crate::worktree::{BringMode, WorktreeRequest};
+use crate::protocol::git::{BringMode, WorktreeRequest};
 
 impl App {
     /// Keys of the compare view's actions; true when the key was one.
@@ -47,7 +47,7 @@ impl App {
                     let names = self.names(&others);
                     for &pane in &others {
                         if let Some(p) = self.panes.get(pane) {
-                            let edit = crate::wire::edit::PaneEdit::Close {
+                            let edit = crate::protocol::edit::PaneEdit::Close {
                                 pane: p.agent.id.clone(),
                                 team: false,
                                 discard: true,
@@ -128,9 +128,9 @@ impl App {
         };
         if let Some(p) = self.panes.get_mut(pane) {
             let level = if ok {
-                crate::provider::DiagnosticLevel::Info
+                crate::protocol::agent::DiagnosticLevel::Info
             } else {
-                crate::provider::DiagnosticLevel::Warn
+                crate::protocol::agent::DiagnosticLevel::Warn
             };
             p.conversation.transcript.notice(level, text.clone());
         }

@@ -4,10 +4,10 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use crate::event::Usage;
-use crate::history::assemble::{Outcome, TurnEnd};
-use crate::provider::DiagnosticLevel;
-use crate::upsert::{ToolClock, TurnEvent, TurnStatus, Upsert};
+use crate::protocol::agent::DiagnosticLevel;
+use crate::protocol::event::Usage;
+use crate::protocol::history::{Outcome, TurnEnd};
+use crate::protocol::upsert::{ToolClock, TurnEvent, TurnStatus, Upsert};
 
 #[derive(Debug)]
 pub enum EntryKind {

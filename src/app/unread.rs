@@ -14,9 +14,9 @@ use std::collections::{BTreeSet, HashSet};
 use std::time::Duration;
 
 use super::transcript::Transcript;
-use crate::event::{Origin, ToolDisplay};
-use crate::provider::DiagnosticLevel;
-use crate::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind};
+use crate::protocol::agent::DiagnosticLevel;
+use crate::protocol::event::{Origin, ToolDisplay};
+use crate::protocol::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind};
 
 /// An MCP tool without its server prefix (`mcp__hive__hive_call` is
 /// `hive_call`), as a digest names it.
@@ -231,10 +231,10 @@ mod tests {
     fn a_normal_end_reads_completed_whatever_the_vendor_calls_it() {
         let ended = |reason: &str| {
             let mut u = Unread::default();
-            let t = crate::upsert::TurnEvent::TurnComplete {
+            let t = crate::protocol::upsert::TurnEvent::TurnComplete {
                 turn_id: "t".into(),
                 session_id: "s".into(),
-                status: crate::upsert::TurnStatus::Completed,
+                status: crate::protocol::upsert::TurnStatus::Completed,
                 usage: None,
                 finish_reason: Some(reason.into()),
             };

@@ -11,15 +11,16 @@ use super::inbox::InboxEvent;
 use super::overlay::{Confirm, DiffView};
 use super::state::{App, Overlay};
 use super::transcript::EntryKind;
-use crate::event::Origin;
-use crate::provider::DiagnosticLevel;
+use crate::protocol::agent::DiagnosticLevel;
+use crate::protocol::event::Origin;
 
 /// The inbox kind of an overlapping-edits warning.
 const OVERLAP: &str = "overlap";
-use crate::upsert::UpsertKind;
-use crate::worktree::{
-    BringMode, DiffScope, Overlap, Worktree, WorktreeError, WorktreeEvent, WorktreeRequest,
+use crate::protocol::git::{
+    BringMode, DiffScope, Overlap, Worktree, WorktreeEvent, WorktreeRequest,
 };
+use crate::protocol::upsert::UpsertKind;
+use crate::worktree::WorktreeError;
 
 /// How long after a terminal pane's output its overlaps are checked.
 const TERMINAL_CHECK_DELAY: std::time::Duration = std::time::Duration::from_secs(3);
@@ -163,7 +164,7 @@ impl App {
     fn on_brought(
         &mut self,
         pane: usize,
-        result: Result<crate::worktree::merge::MergeOutcome, String>,
+        result: Result<crate::protocol::git::MergeOutcome, String>,
         conflicted: Vec<String>,
     ) {
         let name = self.panes.get(pane).map(|p| p.name().to_owned());

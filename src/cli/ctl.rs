@@ -136,14 +136,23 @@ fn code_name(e: &ClientError) -> String {
 
 /// The socket of the hive meant (`--socket` names it outright).
 fn socket_path(cli: &super::Cli, args: &CtlArgs) -> Result<std::path::PathBuf, ClientError> {
-    // The hive of the config `hive` would load here is the one meant when
-    // several run (`--config` names it outright).
-    let label =
+    // The hive of the config `hive` would load here is the one meant: a
+    // project's config names it outright (`hive ctl` in one project never
+    // drives another's server); the user's config or the built-in one
+    // settles a choice between several.
+    let config =
         crate::config::Config::load(cli.config.as_deref(), &crate::provider::Registry::builtin())
-            .ok()
-            .map(|c| crate::control::socket_name(&crate::control::socket_dir(), &c.source));
+            .ok();
+    let label = config
+        .as_ref()
+        .map(|c| crate::control::socket_name(&crate::control::socket_dir(), &c.source));
+    let project_config = cli.config.is_some()
+        || config.as_ref().is_some_and(|c| {
+            matches!(&c.source, crate::config::ConfigSource::File(p)
+                if Some(p) != crate::paths::user_config_file().as_ref())
+        });
     let prefer = match &label {
-        Some(l) if cli.config.is_some() => Prefer::Only(l),
+        Some(l) if project_config => Prefer::Only(l),
         Some(l) => Prefer::IfSeveral(l),
         None => Prefer::None,
     };
@@ -643,8 +652,8 @@ fn held_text(h: &crate::runner::hold::Hold) -> String {
 /// when no cost is known).
 fn usage_text(u: &crate::control::protocol::UsageInfo) -> String {
     let cost = match u.cost_usd {
-        Some(c) if u.cost_estimated => format!("~${c:.4}"),
-        Some(c) => format!("${c:.4}"),
+        Some(c) if u.cost_estimated => format!("~{}", crate::runner::usage::usd(c, 4)),
+        Some(c) => crate::runner::usage::usd(c, 4),
         None => "$—".into(),
     };
     let mut s = format!("in {} · out {}", u.input_tokens, u.output_tokens);

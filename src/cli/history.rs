@@ -52,8 +52,15 @@ pub struct ImportArgs {
     pub activate: bool,
 }
 
-pub(super) fn history(cmd: &HistoryCommand) -> anyhow::Result<ExitCode> {
-    let store = Store::user();
+/// The history store of the project `hive` would open here.
+fn project_store(cli: &super::Cli) -> anyhow::Result<Store> {
+    let config =
+        crate::config::Config::load(cli.config.as_deref(), &crate::provider::Registry::builtin())?;
+    Ok(crate::project::Project::open(&config).store())
+}
+
+pub(super) fn history(cli: &super::Cli, cmd: &HistoryCommand) -> anyhow::Result<ExitCode> {
+    let store = project_store(cli)?;
     let mut out = std::io::stdout().lock();
     // Agent text reaches a terminal only with its control characters shown.
     let tty = std::io::IsTerminal::is_terminal(&out);
@@ -111,8 +118,8 @@ pub(super) fn history(cmd: &HistoryCommand) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub(super) fn import_cmd(args: &ImportArgs) -> anyhow::Result<ExitCode> {
-    let store = Store::user();
+pub(super) fn import_cmd(cli: &super::Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
+    let store = project_store(cli)?;
     let r = import::import(&store, args.format, &args.path, &args.agent, args.activate)?;
     if r.already_imported {
         println!(

@@ -75,8 +75,8 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Run(ref args)) => run::run(&cli, args),
-        Some(Command::History(ref cmd)) => history::history(cmd),
-        Some(Command::Import(ref args)) => history::import_cmd(args),
+        Some(Command::History(ref cmd)) => history::history(&cli, cmd),
+        Some(Command::Import(ref args)) => history::import_cmd(&cli, args),
         Some(Command::Ctl(ref args)) => ctl::ctl(&cli, args),
         Some(Command::Doctor(ref args)) => doctor::doctor(&cli, args),
         Some(Command::Init(ref args)) => init::init_cmd(args),
@@ -93,8 +93,10 @@ pub fn main() -> ExitCode {
         Ok(code) => code,
         // `hive run … | head`: the reader has what it wanted.
         Err(e) if output_closed(&e) => ExitCode::SUCCESS,
+        // An error may quote a peer (a remote hive, a model server, a
+        // socket client): whatever path built it, no escape reaches stderr.
         Err(e) => {
-            eprintln!("hive: {e:#}");
+            eprintln!("hive: {}", crate::sanitize::neutralize(&format!("{e:#}")));
             ExitCode::FAILURE
         }
     }

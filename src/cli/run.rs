@@ -95,7 +95,7 @@ fn open_session(
     agent: &AgentConfig,
 ) -> (RunnerOptions, Option<String>) {
     let history = history::open_pane_in(
-        &history::Store::user(),
+        &crate::project::Project::open(config).store(),
         agent,
         &history::OpenOptions {
             fresh: cli.fresh,

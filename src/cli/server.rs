@@ -55,7 +55,7 @@ pub struct KillArgs {
 pub(crate) fn console(cli: &Cli) -> anyhow::Result<ExitCode> {
     crate::app::tty::check_tty()?;
     let config = Config::load(cli.config.as_deref(), &Registry::builtin())?;
-    let socket = daemon::socket_for(&config);
+    let mut socket = daemon::socket_for(&config);
     if daemon::is_live(&socket) {
         if cli.fresh {
             eprintln!(
@@ -64,7 +64,7 @@ pub(crate) fn console(cli: &Cli) -> anyhow::Result<ExitCode> {
             );
         }
     } else {
-        daemon::start(cli.config.as_deref(), cli.fresh, &socket)?;
+        socket = daemon::start(&config, cli.fresh)?;
     }
     let mut endpoints = vec![Endpoint::Local(socket)];
     for host in &config.hosts {
@@ -76,7 +76,17 @@ pub(crate) fn console(cli: &Cli) -> anyhow::Result<ExitCode> {
             bin: None,
         });
     }
-    attach_to(endpoints, Some(config), Restart::Config(cli))
+    // `hive` again, where it finds this config (its hosts come with it:
+    // `hive attach` of an unreachable one would fail).
+    let again = match config.source.canonical_path() {
+        Some(p) if cli.config.is_some() => format!("hive --config {}", p.display()),
+        Some(p) => match p.parent() {
+            Some(dir) => format!("hive` in `{}", dir.display()),
+            None => "hive".to_owned(),
+        },
+        None => "hive".to_owned(),
+    };
+    attach_to(endpoints, Some(config), Restart::Config(cli), &again)
 }
 
 /// `hive attach [NAME | ssh://…]…`.
@@ -103,7 +113,8 @@ pub(crate) fn attach(cli: &Cli, args: &AttachArgs) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    attach_to(endpoints, config, Restart::Unknown)
+    let again = Endpoint::attach_command(&endpoints);
+    attach_to(endpoints, config, Restart::Unknown, &again)
 }
 
 fn live_socket(socket: PathBuf) -> anyhow::Result<PathBuf> {
@@ -166,12 +177,15 @@ enum Restart<'a> {
     Unknown,
 }
 
+/// `again`: the command that attaches to these servers again, for the
+/// detach message.
 fn attach_to(
     endpoints: Vec<Endpoint>,
     config: Option<Config>,
     restart: Restart<'_>,
+    again: &str,
 ) -> anyhow::Result<ExitCode> {
-    let _log = crate::app::init_logging();
+    let _log = crate::log::init_logging();
     let rt = crate::runtime::build()?;
     let Some(endpoint) = endpoints.first().cloned() else {
         bail!("no server to attach to");
@@ -225,7 +239,8 @@ fn attach_to(
     };
     let ended = crate::app::console::run(&rt, &config, conn, snapshot)?;
     rt.shutdown_timeout(Duration::from_millis(300));
-    Ok(crate::app::console::report(&ended, &name))
+    let again = crate::sanitize::neutralize(again);
+    Ok(crate::app::console::report(&ended, &name, &again))
 }
 
 /// A server of another protocol: never a garbled screen, but the reason
@@ -288,7 +303,13 @@ pub(crate) fn ls() -> anyhow::Result<ExitCode> {
                 .and_then(serde_json::Value::as_i64)
                 .unwrap_or(0)
         };
-        let config = r.info.get("config").and_then(|v| v.as_str()).unwrap_or("?");
+        // The config's whole path: two projects' `hive.toml`s told apart.
+        let config = r
+            .info
+            .get("config_path")
+            .and_then(|v| v.as_str())
+            .or_else(|| r.info.get("config").and_then(|v| v.as_str()))
+            .unwrap_or("<built-in default>");
         writeln!(
             out,
             "{:<16} {:>6} {:>5} {:>7} {:>7} {:>8}  {}",

@@ -20,8 +20,8 @@ use tokio::time::Instant;
 use super::session::{self, Incoming, Session};
 use super::transport::Endpoint;
 use super::{AttachError, FromServer, LinkState};
-use crate::wire::ClientMsg;
-use crate::wire::frame;
+use crate::protocol::ClientMsg;
+use crate::protocol::frame;
 
 /// The first retry's delay, doubled up to `MAX_BACKOFF`; a host still
 /// unreachable after `PATIENT_TRIES` is tried every `SLOW_BACKOFF`.

@@ -4,6 +4,7 @@
 //! writes what the console says ([`Sender`]) and hands on what the server
 //! says as [`FromServer`] messages, reconnecting a broken ssh link.
 
+mod host;
 mod link;
 mod mux;
 mod mux_git;
@@ -14,10 +15,10 @@ use tokio::sync::mpsc;
 
 pub use transport::Endpoint;
 
-use crate::runner::{PaneUpdate, RunnerCommand, RunnerSink};
-use crate::wire::frame::WireError;
-use crate::wire::snapshot::{PaneSnapshot, Snapshot};
-use crate::wire::{ClientMsg, Hello};
+use crate::protocol::frame::WireError;
+use crate::protocol::pane::{PaneUpdate, RunnerCommand, RunnerSink};
+use crate::protocol::snapshot::{PaneSnapshot, Snapshot};
+use crate::protocol::{ClientMsg, Hello};
 
 /// What the server sent, ready for the console.
 #[allow(
@@ -46,13 +47,13 @@ pub enum FromServer {
         focus: Option<usize>,
     },
     /// The server's git service answered, or its worktrees' state changed.
-    Worktree(crate::worktree::WorktreeEvent),
+    Worktree(crate::protocol::git::WorktreeEvent),
     /// The panes after an edit (`ServerMsg::Layout`).
-    Layout(Vec<crate::wire::snapshot::LayoutPane>),
+    Layout(Vec<crate::protocol::snapshot::LayoutPane>),
     /// What is muted, for `panes` (`None`: every pane; a console of
     /// several servers names the panes of the server that said it).
     Mutes {
-        mutes: crate::notify::Mutes,
+        mutes: crate::protocol::mutes::Mutes,
         panes: Option<Vec<usize>>,
     },
     /// A pane's files, listed by its server (`ClientMsg::Files`).
@@ -64,7 +65,7 @@ pub enum FromServer {
     /// A pane's history sessions, listed by its server (`ClientMsg::Sessions`).
     Sessions {
         pane: usize,
-        list: Vec<crate::history::sessions::SessionSummary>,
+        list: Vec<crate::protocol::history::SessionSummary>,
     },
 }
 
@@ -129,7 +130,7 @@ impl RunnerSink for Sender {
         let _ = self.tx.send(ClientMsg::Command { pane, cmd });
     }
 
-    fn edit_panes(&self, edit: crate::wire::edit::PaneEdit) {
+    fn edit_panes(&self, edit: crate::protocol::edit::PaneEdit) {
         let _ = self.tx.send(ClientMsg::Edit(edit));
     }
 }
@@ -230,11 +231,11 @@ mod tests {
     use tokio::io::AsyncWriteExt;
 
     use super::*;
-    use crate::wire::snapshot::{PaneSnapshot, ServerInfo};
-    use crate::wire::{MAGIC, ServerMsg, frame};
+    use crate::protocol::snapshot::{PaneSnapshot, ServerInfo};
+    use crate::protocol::{MAGIC, ServerMsg, frame};
 
     fn pane() -> PaneSnapshot {
-        PaneSnapshot::empty(crate::config::AgentConfig::new("a", "script"))
+        PaneSnapshot::empty(crate::protocol::snapshot::PaneCard::new("a", "script"))
     }
 
     /// A server that sends far more than the console takes: the client

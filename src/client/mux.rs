@@ -20,10 +20,10 @@ use std::ops::Range;
 use tokio::sync::mpsc;
 
 use super::{FromServer, LinkState};
-use crate::config::AgentConfig;
-use crate::runner::PaneUpdate;
-use crate::wire::ClientMsg;
-use crate::wire::snapshot::{PaneSnapshot, Snapshot};
+use crate::protocol::ClientMsg;
+use crate::protocol::pane::PaneUpdate;
+use crate::protocol::snapshot::PaneCard;
+use crate::protocol::snapshot::{PaneSnapshot, Snapshot};
 
 /// One server as the mux sees it.
 pub(super) struct Member {
@@ -221,7 +221,7 @@ impl Mux {
                 }
             }
             // `/mute` mutes the focused pane; a type is muted everywhere.
-            ClientMsg::Mute(m @ crate::notify::Mute::Pane { .. }) => {
+            ClientMsg::Mute(m @ crate::protocol::mutes::Mute::Pane { .. }) => {
                 if let Some((i, _)) = self.owner(self.focus) {
                     let _ = self.members[i].tx.send(ClientMsg::Mute(m));
                 }
@@ -387,7 +387,7 @@ impl Mux {
 
     /// A git request about one pane goes to its server (said not sent when
     /// that server is not connected), one about all of them to each.
-    async fn git_request(&mut self, req: crate::worktree::WorktreeRequest) {
+    async fn git_request(&mut self, req: crate::protocol::git::WorktreeRequest) {
         use super::mux_git::{Route, route};
         let answered = req.is_answered();
         match route(req, |g| self.owner(g)) {
@@ -525,7 +525,7 @@ impl Mux {
             focus.unwrap_or(0)
         };
         Snapshot {
-            server: server.unwrap_or_else(|| crate::wire::snapshot::ServerInfo {
+            server: server.unwrap_or_else(|| crate::protocol::snapshot::ServerInfo {
                 pid: 0,
                 config: String::new(),
                 config_path: None,
@@ -547,7 +547,7 @@ fn placeholder(name: &str, state: &State) -> PaneSnapshot {
         State::Down(w) => format!("not connected: {w} (retrying)"),
         State::Gone(w) => format!("gone: {w}"),
     };
-    let mut agent = AgentConfig::new(name, crate::wire::snapshot::UNREACHABLE);
+    let mut agent = PaneCard::new(name, crate::protocol::snapshot::UNREACHABLE);
     agent.name = Some(name.to_owned());
     PaneSnapshot {
         failed: Some(why),

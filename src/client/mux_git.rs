@@ -10,7 +10,7 @@
 
 use std::ops::Range;
 
-use crate::worktree::{FileChange, Overlap, Prediction, WorktreeEvent, WorktreeRequest};
+use crate::protocol::git::{FileChange, Overlap, Prediction, WorktreeEvent, WorktreeRequest};
 
 /// One server's latest git state, in its own pane numbering.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -122,7 +122,7 @@ fn global(range: &Range<usize>, pane: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::worktree::{Conflict, DiffScope};
+    use crate::protocol::git::{Conflict, DiffScope};
 
     fn overlap(a: &str, b: &str) -> Overlap {
         Overlap {
@@ -219,12 +219,13 @@ mod tests {
         use super::*;
         use crate::client::FromServer;
         use crate::client::mux::{Member, Mux};
-        use crate::wire::ClientMsg;
-        use crate::wire::snapshot::{PaneSnapshot, ServerInfo, Snapshot};
+        use crate::protocol::ClientMsg;
+        use crate::protocol::snapshot::{PaneSnapshot, ServerInfo, Snapshot};
 
         fn snapshot(ids: &[&str]) -> Snapshot {
-            let pane =
-                |id: &str| PaneSnapshot::empty(crate::config::AgentConfig::new(id, "script"));
+            let pane = |id: &str| {
+                PaneSnapshot::empty(crate::protocol::snapshot::PaneCard::new(id, "script"))
+            };
             Snapshot {
                 server: ServerInfo {
                     pid: 1,

@@ -11,13 +11,14 @@ use std::pin::Pin;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
+use super::host::OnHost;
 use super::transport::{Endpoint, Stream};
 use super::{AttachError, FromServer};
-use crate::runner::PaneUpdate;
-use crate::wire::delta::DeltaDecoder;
-use crate::wire::frame::{self, FrameReader, WireError};
-use crate::wire::snapshot::{Parts, Snapshot};
-use crate::wire::{ClientMsg, Hello, MAGIC, ServerMsg};
+use crate::protocol::delta::DeltaDecoder;
+use crate::protocol::frame::{self, FrameReader, WireError};
+use crate::protocol::pane::PaneUpdate;
+use crate::protocol::snapshot::{Parts, Snapshot};
+use crate::protocol::{ClientMsg, Hello, MAGIC, ServerMsg};
 
 /// How long a server may take to answer and send its snapshot.
 const HANDSHAKE: std::time::Duration = std::time::Duration::from_secs(30);
@@ -119,12 +120,13 @@ async fn handshake(
     loop {
         let payload = reader.next().await?.ok_or(AttachError::Closed)?;
         match frame::decode::<ServerMsg>(&payload)? {
-            ServerMsg::Bye { reason } => return Err(AttachError::Refused(reason)),
+            ServerMsg::Bye { reason } => {
+                return Err(AttachError::Refused(crate::sanitize::peer_line(&reason)));
+            }
             msg if msg.is_snapshot() => {
-                if let Some(s) = parts
-                    .take(msg)
-                    .map_err(|e| AttachError::Protocol(e.to_string()))?
-                {
+                if let Some(s) = parts.take(msg).map_err(|e| {
+                    AttachError::Protocol(crate::sanitize::peer_line(&e.to_string()))
+                })? {
                     return Ok(s);
                 }
             }
@@ -199,7 +201,7 @@ impl Reading {
                     FromServer::Snapshot(Box::new(s))
                 }
                 Ok(None) => return Step::Skip,
-                Err(e) => return Step::End(e.to_string()),
+                Err(e) => return Step::End(crate::sanitize::peer_line(&e.to_string())),
             },
             ServerMsg::Reset { pane, mut snapshot } => {
                 if let Some(h) = &self.host {
@@ -221,7 +223,7 @@ impl Reading {
             },
             // The connection's end follows (as `Lost`): a stopping
             // console waits for it.
-            ServerMsg::Bye { reason } => FromServer::Bye(reason),
+            ServerMsg::Bye { reason } => FromServer::Bye(crate::sanitize::peer_line(&reason)),
             answer => match self::answer(answer) {
                 Some(m) => m,
                 None => return Step::Skip,
@@ -270,7 +272,8 @@ async fn read_loop(
             return;
         }
     };
-    // ssh says why a link broke better than an end of file does.
-    let why = Stream::why_from(&stderr, &why);
+    // ssh says why a link broke better than an end of file does. Either
+    // is the far side's words.
+    let why = crate::sanitize::peer_line(&Stream::why_from(&stderr, &why));
     let _ = out.send(Incoming::Msg(FromServer::Lost(why))).await;
 }

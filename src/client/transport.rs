@@ -31,9 +31,29 @@ impl Endpoint {
     /// What the user calls it: the server's name, or the host's.
     pub fn name(&self) -> String {
         match self {
-            Endpoint::Local(socket) => crate::server::daemon::name_of(socket),
+            Endpoint::Local(socket) => crate::paths::name_of(socket),
             Endpoint::Ssh { target, .. } => target.name.clone(),
         }
+    }
+
+    /// How `hive attach` names it again: the server's name, or the
+    /// host's `ssh://` address (a host's name alone names no server).
+    pub fn attach_arg(&self) -> String {
+        match self {
+            Endpoint::Local(socket) => crate::server::daemon::name_of(socket),
+            Endpoint::Ssh { target, .. } => target.to_string(),
+        }
+    }
+
+    /// The command that attaches a console to `endpoints` again (issue 46
+    /// item 13): every one named as `hive attach` takes it.
+    pub fn attach_command(endpoints: &[Endpoint]) -> String {
+        let mut out = String::from("hive attach");
+        for e in endpoints {
+            out.push(' ');
+            out.push_str(&e.attach_arg());
+        }
+        out
     }
 
     /// Whether a lost connection is a broken link worth reconnecting (ssh),
@@ -137,5 +157,34 @@ async fn keep_stderr(err: tokio::process::ChildStderr, into: Arc<Mutex<String>>)
             }
             s.push_str(line.trim());
         }
+    }
+}
+
+#[cfg(test)]
+mod attach_tests {
+    #![allow(clippy::unwrap_used)] // tests may panic
+
+    use super::*;
+
+    /// Issue 46 item 13: the detach hint names servers as `hive attach`
+    /// takes them: a host by its `ssh://` address, not its bare name.
+    #[test]
+    fn the_attach_command_names_every_server_so_that_it_attaches() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = crate::remote::Target::parse("ssh://ann@127.0.0.1:2222/srv/far").unwrap();
+        let ssh = crate::remote::Ssh::for_target(&target, dir.path()).unwrap();
+        let endpoints = [
+            Endpoint::Local(dir.path().join("repo.sock")),
+            Endpoint::Ssh {
+                ssh,
+                target,
+                bin: None,
+            },
+        ];
+        assert_eq!(
+            Endpoint::attach_command(&endpoints),
+            "hive attach repo ssh://ann@127.0.0.1:2222/srv/far"
+        );
+        assert_eq!(endpoints[1].name(), "127.0.0.1");
     }
 }

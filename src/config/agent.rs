@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::protocol::snapshot::PaneCard;
+
 /// What Enter does while a turn runs (DESIGN §5).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -157,6 +159,39 @@ pub enum WorktreeSetting {
 }
 
 impl AgentConfig {
+    /// What a console is told of this agent (issue 44): its title, provider,
+    /// model and limits; nothing of how it starts (env, command line,
+    /// system prompt, settings), which is where secrets are.
+    pub fn card(&self) -> PaneCard {
+        PaneCard {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            effort: self.thinking.clone(),
+            cwd: self.cwd.clone(),
+            context_window: self.context_window,
+            max_cpu_percent: self.max_cpu_percent,
+            max_rss_mb: self.max_rss_mb,
+            try_words: Vec::new(),
+        }
+    }
+
+    /// A console's model of a pane's agent, from its card: only what the
+    /// card says, the rest as an unconfigured agent has it.
+    pub fn from_card(card: &PaneCard) -> Self {
+        Self {
+            name: card.name.clone(),
+            model: card.model.clone(),
+            thinking: card.effort.clone(),
+            cwd: card.cwd.clone(),
+            context_window: card.context_window,
+            max_cpu_percent: card.max_cpu_percent,
+            max_rss_mb: card.max_rss_mb,
+            ..Self::new(&card.id, &card.provider)
+        }
+    }
+
     /// A minimal agent, for tests and `hive run` defaults.
     pub fn new(id: &str, provider: &str) -> Self {
         Self {
@@ -211,22 +246,16 @@ impl AgentConfig {
         }
     }
 
-    /// The worktree this agent asks for, if any (`root` from `[worktrees]`).
-    pub fn worktree_spec(
-        &self,
-        root: Option<&std::path::Path>,
-    ) -> Option<crate::worktree::WorktreeRequestSpec> {
-        let branch = match self.worktree.as_ref()? {
-            WorktreeSetting::Enabled(false) => return None,
-            WorktreeSetting::Enabled(true) => None,
-            WorktreeSetting::Branch(b) => Some(b.clone()),
-        };
-        Some(crate::worktree::WorktreeRequestSpec {
-            agent_id: self.id.clone(),
-            branch,
-            copy_uncommitted: self.worktree_copy_uncommitted,
-            root: root.map(std::path::Path::to_owned),
-        })
+    /// The agent table's keys named in `keys`, common fields and the
+    /// provider's own alike: a provider key that shares its name with a
+    /// common field (`openai`'s `permission_mode`) is parsed into that
+    /// field, never into `settings`, and must still reach the provider.
+    pub(crate) fn table_of(&self, keys: &[&str]) -> toml::Table {
+        let whole = toml::Table::try_from(self).unwrap_or_else(|_| self.settings.clone());
+        whole
+            .into_iter()
+            .filter(|(k, _)| keys.contains(&k.as_str()))
+            .collect()
     }
 
     /// Sets one of the provider's own keys (`settings`) as the agent table

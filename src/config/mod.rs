@@ -1,9 +1,11 @@
-//! Configuration (DESIGN §7): TOML, found by `--config PATH`, `./hive.toml`,
+//! Configuration (DESIGN §7): TOML, found by `--config PATH`, `hive.toml` here
+//! or in the nearest directory above (as git finds a repository),
 //! `$XDG_CONFIG_HOME/hive/config.toml`, else the built-in default.
 
 mod agent;
 mod host;
 mod notify;
+mod pace;
 mod prices;
 
 use std::collections::BTreeMap;
@@ -16,6 +18,7 @@ pub use agent::{AgentConfig, McpServerConfig, QueueMode, WorktreeSetting};
 pub use host::HostConfig;
 pub(crate) use notify::NotifyOn;
 pub use notify::ReasonKind;
+pub use pace::{background_every, live_every};
 pub use prices::{Price, price_of};
 
 use crate::processor::{DEFAULT_GRADIENT, ProcessorConfig};
@@ -275,14 +278,27 @@ pub struct Limits {
     /// with a notice in the pane.
     #[serde(default = "default_max_line")]
     pub(crate) max_line_bytes: usize,
+    /// The most helpers one team (a pane of the user's and every helper
+    /// below it) runs at once, whatever each member's `can_spawn`: each
+    /// helper is an agent process (#53 item 12).
+    #[serde(default = "default_max_helpers")]
+    pub max_helpers: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         Self {
             max_line_bytes: default_max_line(),
+            max_helpers: default_max_helpers(),
         }
     }
+}
+
+/// Default team-wide cap on helpers (`[limits] max_helpers`).
+pub(crate) const DEFAULT_MAX_HELPERS: usize = 8;
+
+fn default_max_helpers() -> usize {
+    DEFAULT_MAX_HELPERS
 }
 
 /// Default cap on one protocol line (`[limits] max_line_bytes`).
@@ -326,6 +342,22 @@ impl Config {
         let path = source.describe();
         let mut config: Config = toml::from_str(text).map_err(|e| {
             let (line, column) = e.span().map(|s| line_col(text, s.start)).unwrap_or((1, 1));
+            // A provider's own keys are read without their spans: an
+            // integer too large for them was reported at 1:1 with no key
+            // (#53 item 14). Say which it is and where.
+            if (line, column) == (1, 1)
+                && let Some((key, line, column)) = too_large_integer(text)
+            {
+                return ConfigError::Parse {
+                    path: path.clone(),
+                    line,
+                    column,
+                    message: format!(
+                        "`{key}`: the number is larger than a TOML integer holds ({})",
+                        i64::MAX
+                    ),
+                };
+            }
             ConfigError::Parse {
                 path: path.clone(),
                 line,
@@ -351,7 +383,10 @@ impl Config {
             path: path.display().to_string(),
             source,
         })?;
-        Self::parse_checked(&text, ConfigSource::File(path.to_owned()), providers)
+        // Absolute, so that what the config's paths are relative to does
+        // not depend on where hive runs (issue 46 item 21).
+        let path = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+        Self::parse_checked(&text, ConfigSource::File(path), providers)
     }
 
     /// Loads by the search order: `explicit`, `./hive.toml`,
@@ -371,8 +406,12 @@ impl Config {
         if let Some(p) = explicit {
             return Self::from_file(p, providers);
         }
-        let local = PathBuf::from("hive.toml");
-        if local.is_file() {
+        // A project's `hive.toml` here or in a directory above, as git
+        // finds its repository (issue 46 item 21).
+        if let Some(local) = std::env::current_dir()
+            .ok()
+            .and_then(|here| find_upward(&here, "hive.toml"))
+        {
             return Self::from_file(&local, providers);
         }
         if let Some(p) = crate::paths::user_config_file()
@@ -475,10 +514,21 @@ impl Config {
                 {
                     a.script = Some(base.join(s));
                 }
+                // `cwd = "."` is the config's directory, wherever hive starts.
+                if let Some(c) = &a.cwd
+                    && c.is_relative()
+                {
+                    a.cwd = Some(base.join(c).components().collect());
+                }
             }
         }
         Ok(())
     }
+}
+
+/// `name` in `dir` or the nearest directory above it that has one.
+pub(crate) fn find_upward(dir: &Path, name: &str) -> Option<PathBuf> {
+    dir.ancestors().map(|d| d.join(name)).find(|p| p.is_file())
 }
 
 /// Whether `id` can name a pane: non-empty, letters, digits, `-` and `_`
@@ -512,6 +562,30 @@ pub fn free_id(base: &str, taken: impl Fn(&str) -> bool) -> String {
         .map(|n| format!("{base}-{n}"))
         .find(|id| !taken(id))
         .unwrap_or(base)
+}
+
+/// The first key whose integer does not fit an i64, with where it is.
+fn too_large_integer(text: &str) -> Option<(String, usize, usize)> {
+    use toml::de::DeValue;
+    fn walk<'a>(
+        v: &'a toml::Spanned<DeValue<'a>>,
+        key: &str,
+        text: &str,
+    ) -> Option<(String, usize, usize)> {
+        match v.get_ref() {
+            DeValue::Integer(i) if i64::from_str_radix(i.as_str(), i.radix()).is_err() => {
+                let (line, column) = line_col(text, v.span().start);
+                Some((key.to_owned(), line, column))
+            }
+            DeValue::Table(t) => t.iter().find_map(|(k, v)| walk(v, k.get_ref(), text)),
+            DeValue::Array(a) => a.iter().find_map(|v| walk(v, key, text)),
+            _ => None,
+        }
+    }
+    let root = toml::de::DeTable::parse(text).ok()?;
+    root.get_ref()
+        .iter()
+        .find_map(|(k, v)| walk(v, k.get_ref(), text))
 }
 
 /// Where `key` of the `index`th `[[agent]]` is written (1-based line and

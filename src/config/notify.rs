@@ -4,21 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Why a pane is in the attention inbox, as config names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ReasonKind {
-    Permission,
-    Failed,
-    Finished,
-    Bell,
-    Idle,
-    Exited,
-    Stalled,
-    Posted,
-    /// A helper an agent spawned finished a turn (issue 32).
-    Spawned,
-}
+pub use crate::protocol::mutes::ReasonKind;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]

@@ -10,10 +10,8 @@ use std::path::Path;
 use tokio::sync::mpsc;
 
 use super::hub::{ControlRequest, Hub, Started};
-use super::protocol::Call;
 use super::server::Server;
 use crate::config::Config;
-use crate::ops::HiveRequest;
 use crate::runner::{PaneUpdate, RunnerCommand};
 
 pub(crate) struct Host {
@@ -21,8 +19,8 @@ pub(crate) struct Host {
     requests: mpsc::Receiver<ControlRequest>,
     consoles: Option<mpsc::Receiver<tokio::net::UnixStream>>,
     server: Server,
-    /// Where `op` calls go: the ops host on the same loop.
-    ops: mpsc::UnboundedSender<HiveRequest>,
+    /// Which project the socket serves, for clients choosing a server.
+    _owner: Option<super::OwnerFile>,
 }
 
 impl Host {
@@ -32,12 +30,14 @@ impl Host {
     pub(crate) fn start(
         config: &Config,
         agents: &[crate::config::AgentConfig],
-        ops: mpsc::UnboundedSender<HiveRequest>,
     ) -> anyhow::Result<Self> {
         let starting = || Started::Failed("starting".into());
         let hub = Hub::new(agents.iter().map(|a| (a.clone(), starting())));
         let dir = super::socket_dir();
-        let label = super::socket_name(&dir, &config.source);
+        let project = crate::project::Project::of(&config.source);
+        let label = super::server_name(&dir, &project);
+        let owner = super::OwnerFile::write(&dir, &label, &project)
+            .map_err(|e| anyhow::anyhow!("cannot serve on {}: {e}", dir.display()))?;
         let (server, requests, consoles) = Server::start(&dir, &label)
             .map_err(|e| anyhow::anyhow!("cannot serve on {}: {e}", dir.display()))?;
         tracing::info!(socket = %server.path().display(), "socket listening");
@@ -46,7 +46,7 @@ impl Host {
             requests,
             consoles: Some(consoles),
             server,
-            ops,
+            _owner: owner,
         })
     }
 
@@ -79,7 +79,7 @@ impl Host {
     }
 
     /// What pane `slot` has spent (USD).
-    pub(crate) fn cost_of(&self, slot: usize) -> f64 {
+    pub(crate) fn cost_of(&self, slot: usize) -> Option<f64> {
         self.hub.cost_of(slot)
     }
 
@@ -123,11 +123,8 @@ impl Host {
     }
 
     /// Answers a request; the returned command is for the pane's runner.
+    /// (`Call::Op` is the server's: it runs agents' operations.)
     pub(crate) fn handle(&mut self, req: ControlRequest) -> Option<(usize, RunnerCommand)> {
-        if let Call::Op { agent, op, args } = req.call {
-            crate::ops::remote::serve(&self.ops, agent, op, args, req.reply);
-            return None;
-        }
         self.hub.handle(req)
     }
 }

@@ -1,7 +1,7 @@
-//! The control socket's side of the app loop: answers requests from what
-//! the runners have reported and turns actions into `RunnerCommand`s.
+//! The control socket's side of the server's loop: answers requests from
+//! what the runners have reported and turns actions into `RunnerCommand`s.
 //!
-//! It owns no runner and reads no app state. The loop shows it every
+//! It owns no runner. The loop shows it every
 //! `PaneUpdate` (so it mirrors each pane's state, queue and turns, and
 //! streams them to watchers) and hands it each request; it hands back the
 //! command to send, which the loop routes like a key press's.
@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
 use super::protocol::{
-    Approval, ApprovalEvent, ApprovalLine, Call, CtlError, DeltaLine, ErrorCode, PaneInfo,
-    PaneState, SendResult, TextDelta, TurnOutcome, WaitResult,
+    Approval, ApprovalEvent, Call, CtlError, ErrorCode, PaneInfo, PaneState, SendResult,
+    TurnOutcome, WaitResult,
 };
 use crate::config::AgentConfig;
 use crate::event::Origin;
@@ -143,29 +143,6 @@ impl TurnRecord {
         }
         Some(result)
     }
-}
-
-struct Subscriber {
-    pane: Option<usize>,
-    tx: mpsc::Sender<Arc<str>>,
-    /// Its place in the order watchers came in.
-    joined: u64,
-}
-
-/// What the watchers last got of one open item's text.
-struct Streamed {
-    text: SharedText,
-    /// Watchers that joined before this one all got it (one that misses a
-    /// line is dropped); later ones have not seen the item yet.
-    known_below: u64,
-}
-
-/// `watch` lines borrow the event instead of cloning it: same JSON as
-/// [`super::protocol::EventLine`].
-#[derive(Serialize)]
-struct EventRef<'a, T: Serialize> {
-    pane: &'a str,
-    event: &'a T,
 }
 
 pub(crate) struct Hub {
@@ -363,87 +340,6 @@ impl Hub {
             if let Some(old) = self.finished.pop_front() {
                 self.turns.remove(&old);
             }
-        }
-    }
-
-    fn broadcast<T: Serialize>(&mut self, i: usize, event: &T) {
-        if self.subscribers.is_empty() {
-            return;
-        }
-        let Some(line) = serialized(&EventRef {
-            pane: &self.panes[i].agent.id,
-            event,
-        }) else {
-            return;
-        };
-        self.send_lines(i, |_| &line);
-    }
-
-    fn broadcast_approval(&mut self, i: usize, approval: ApprovalEvent) {
-        if self.subscribers.is_empty() {
-            return;
-        }
-        let pane = self.panes[i].agent.id.clone();
-        if let Some(line) = serialized(&ApprovalLine { pane, approval }) {
-            self.send_lines(i, |_| &line);
-        }
-    }
-
-    /// Sends pane `i`'s watchers each line `pick` chooses for them. A watcher
-    /// that cannot keep up is dropped (its stream then ends with an error)
-    /// rather than buffering without bound.
-    fn send_lines<'a>(&mut self, i: usize, pick: impl Fn(&Subscriber) -> &'a Arc<str>) {
-        self.subscribers
-            .retain(|s| s.pane.is_some_and(|p| p != i) || s.tx.try_send(pick(s).clone()).is_ok());
-    }
-
-    /// An upsert of a message or thinking item goes to the watchers that
-    /// have its text so far as the appended text (`mirror::appended_from`),
-    /// to the others whole: a long answer costs its length, not its length
-    /// once per update.
-    fn broadcast_upsert(&mut self, i: usize, u: &Upsert) {
-        let Some(text) = u.text() else {
-            return self.broadcast(i, u);
-        };
-        if self.subscribers.is_empty() {
-            self.streamed.clear();
-            return;
-        }
-        let key = (i, u.item_id.clone());
-        let from = self
-            .streamed
-            .get(&key)
-            .and_then(|s| mirror::appended_from(&s.text, text).map(|from| (from, s.known_below)));
-        let pane = self.panes[i].agent.id.as_str();
-        let delta = from.and_then(|(from, below)| {
-            text.with_str(|t| {
-                let event = TextDelta::of(u, t, from)?;
-                serialized(&DeltaLine {
-                    pane: pane.into(),
-                    event,
-                })
-            })
-            .map(|line| (line, below))
-        });
-        let knows = |s: &Subscriber| delta.as_ref().is_some_and(|(_, below)| s.joined < *below);
-        let watching = |s: &Subscriber| s.pane.is_none_or(|p| p == i);
-        let needs_whole = self.subscribers.iter().any(|s| watching(s) && !knows(s));
-        let whole = needs_whole
-            .then(|| serialized(&EventRef { pane, event: u }))
-            .flatten();
-        if u.is_closed() {
-            self.streamed.remove(&key);
-        } else {
-            let known_below = self.next_watcher;
-            let text = text.clone();
-            self.streamed.insert(key, Streamed { text, known_below });
-        }
-        match (delta.as_ref().map(|(line, _)| line), whole.as_ref()) {
-            (Some(delta), Some(whole)) => {
-                self.send_lines(i, |s| if knows(s) { delta } else { whole })
-            }
-            (Some(line), None) | (None, Some(line)) => self.send_lines(i, |_| line),
-            (None, None) => {}
         }
     }
 
@@ -830,6 +726,9 @@ fn to_value<T: Serialize>(v: &T) -> Value {
 
 #[path = "hub_panes.rs"]
 mod panes;
+#[path = "hub_watch.rs"]
+mod watch;
+use watch::{Streamed, Subscriber};
 
 #[cfg(test)]
 #[path = "hub_tests.rs"]

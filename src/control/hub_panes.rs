@@ -59,12 +59,17 @@ impl Hub {
         }
     }
 
-    /// What pane `slot` has spent in its history session (USD).
-    pub(crate) fn cost_of(&self, slot: usize) -> f64 {
-        self.panes
-            .get(slot)
-            .and_then(|p| p.usage.cost_usd)
-            .unwrap_or(0.0)
+    /// What pane `slot` has spent in its history session (USD); `None`
+    /// when it used tokens at no known price (its spend is unknown, not 0).
+    pub(crate) fn cost_of(&self, slot: usize) -> Option<f64> {
+        let Some(p) = self.panes.get(slot) else {
+            return Some(0.0);
+        };
+        match p.usage.cost_usd {
+            Some(c) => Some(c),
+            None if p.usage.total_tokens() > 0 => None,
+            None => Some(0.0),
+        }
     }
 
     /// How pane `slot`'s runner came up (after its worktree's setup).

@@ -1,9 +1,10 @@
-//! Reaching a running hive from outside (issue 18): a Unix socket per
-//! console, a line-delimited JSON protocol, and `hive ctl` as its client.
+//! Reaching a running hive from outside (issue 18): the server's Unix
+//! socket, a line-delimited JSON protocol, and `hive ctl` as its client
+//! (consoles share the socket: their first byte is NUL, src/protocol/).
 //!
-//! The console hosts the socket ([`server`]); requests travel to the app's
-//! loop as typed commands and are answered there by the [`hub`], which owns
-//! no runner and reads no app state: it mirrors what the runners report.
+//! The server hosts the socket ([`server`]); requests travel to the
+//! server's loop as typed commands and are answered there by the [`hub`],
+//! which owns no runner: it mirrors what the runners report.
 //! The [`protocol`] module has no socket or app types, so the MCP server
 //! (issue 16) can reuse it.
 
@@ -39,50 +40,79 @@ pub fn socket_dir() -> PathBuf {
     }
 }
 
-/// The socket's name for a config: its project directory for a
-/// `hive.toml`, the file's stem otherwise, `default` for the built-in one.
-pub(crate) fn socket_label(source: &ConfigSource) -> String {
-    let raw = match source {
-        ConfigSource::Builtin => "default".to_owned(),
-        ConfigSource::File(p) => {
-            let abs = std::path::absolute(p).unwrap_or_else(|_| p.clone());
-            let stem = abs.file_stem().map(|s| s.to_string_lossy().into_owned());
-            let parent = abs
-                .parent()
-                .and_then(Path::file_name)
-                .map(|s| s.to_string_lossy().into_owned());
-            match (stem, parent) {
-                (Some(s), Some(p)) if s == "hive" || s == "config" => p,
-                (Some(s), _) => s,
-                (None, _) => "hive".to_owned(),
-            }
-        }
-    };
-    let clean: String = raw
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    match clean.trim_start_matches('.') {
-        "" => "hive".to_owned(),
-        s => s.to_owned(),
-    }
-}
-
 /// A socket path must fit in `sockaddr_un` (108 bytes with its NUL); a
 /// little is kept spare.
 const MAX_SOCKET_PATH: usize = 100;
 
-/// The server's name for `source` in `dir`: its label, or when
-/// `<dir>/<label>.sock` would be too long for a socket path, the label cut
-/// short with a hash of the whole label (so two long names stay apart).
+/// The server's name for `source` in `dir` ([`server_name`]).
 pub(crate) fn socket_name(dir: &Path, source: &ConfigSource) -> String {
-    fit_label(dir, &socket_label(source))
+    server_name(dir, &crate::project::Project::of(source))
+}
+
+/// The name of `project`'s server in `dir` (issue 46 item 2): its label
+/// (`socket_label`), unless another project's server runs under it; then
+/// the label tagged with a hash of the config's path. Which project a
+/// server is, its `<name>.project` file says ([`OwnerFile`]); a server of
+/// an older hive has none and keeps the label (attaching checks its
+/// config). A name too long for a socket path in `dir` is cut short with
+/// a hash of the whole name (so two long names stay apart).
+pub(crate) fn server_name(dir: &Path, project: &crate::project::Project) -> String {
+    let plain = fit_label(dir, project.label());
+    let tagged = fit_label(dir, &project.tagged_label());
+    let live = |name: &str| std::os::unix::net::UnixStream::connect(sock(dir, name)).is_ok();
+    let owner = |name: &str| owner_of(dir, name);
+    let ours = |name: &str| owner(name).as_deref() == Some(project.key());
+    if tagged != plain && ours(&tagged) && live(&tagged) {
+        return tagged;
+    }
+    if ours(&plain) || !live(&plain) || owner(&plain).is_none() {
+        return plain;
+    }
+    tagged
+}
+
+fn sock(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{name}.sock"))
+}
+
+/// The project key the server named `name` in `dir` wrote, if any.
+pub(crate) fn owner_of(dir: &Path, name: &str) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join(format!("{name}.project"))).ok()?;
+    let key = text.lines().next()?.trim();
+    (!key.is_empty()).then(|| key.to_owned())
+}
+
+/// `<name>.project` beside a server's socket: its project's key, then its
+/// config's path (for people). Written before the socket is bound, removed
+/// when the server ends.
+pub(crate) struct OwnerFile(PathBuf);
+
+impl OwnerFile {
+    /// Writes it for `project`'s server `name` in `dir`, unless a server
+    /// answers there (then binding fails and says so; its file stays).
+    pub(crate) fn write(
+        dir: &Path,
+        name: &str,
+        project: &crate::project::Project,
+    ) -> io::Result<Option<Self>> {
+        use std::io::Write;
+        if std::os::unix::net::UnixStream::connect(sock(dir, name)).is_ok() {
+            return Ok(None);
+        }
+        prepare_dir(dir)?;
+        let path = dir.join(format!("{name}.project"));
+        let mut options = crate::private::file_options();
+        options.write(true).create(true).truncate(true);
+        let mut f = crate::private::open_own_file(&mut options, &path)?;
+        writeln!(f, "{}\n{}", project.key(), project.describe())?;
+        Ok(Some(Self(path)))
+    }
+}
+
+impl Drop for OwnerFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 fn fit_label(dir: &Path, label: &str) -> String {
@@ -90,11 +120,9 @@ fn fit_label(dir: &Path, label: &str) -> String {
     if label.len() <= room {
         return label.to_owned();
     }
-    // FNV-1a: stable across builds (the name must not change between the
-    // server that made it and the client that looks for it).
-    let hash = label.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
+    // Stable across builds: the name must not change between the server
+    // that made it and the client that looks for it.
+    let hash = crate::project::fnv1a(label.as_bytes());
     let tag = format!("-{:08x}", hash as u32);
     let keep = room.saturating_sub(tag.len()).min(label.len());
     // Labels are ASCII (`socket_label` keeps only ASCII).
@@ -148,6 +176,7 @@ pub fn peer_allowed(peer_uid: u32, own_uid: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::project::socket_label;
 
     #[test]
     fn labels_name_the_project() {

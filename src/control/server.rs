@@ -314,7 +314,7 @@ async fn refuse_long_line(w: &mut (impl AsyncWriteExt + Unpin)) -> io::Result<()
 }
 
 /// The app named the pane and its agent (`v`); the history itself is read
-/// here, off the app loop.
+/// here, off the server's loop.
 async fn history_of(v: &Value) -> Result<Value, CtlError> {
     let agent = v
         .get("agent")
@@ -327,7 +327,7 @@ async fn history_of(v: &Value) -> Result<Value, CtlError> {
         .unwrap_or_else(|e| Err(CtlError::new(ErrorCode::Unavailable, e.to_string())))
 }
 
-/// Hands a call to the app loop and waits for its answer.
+/// Hands a call to the server's loop and waits for its answer.
 async fn ask(
     tx: &mpsc::Sender<ControlRequest>,
     call: Call,
@@ -348,7 +348,7 @@ async fn ask(
 /// The pane's current conversation from the history store, as upserts.
 fn load_history(pane: Value, agent: &str) -> Result<Value, CtlError> {
     use crate::history::{assemble, store};
-    let store = store::Store::user();
+    let store = crate::project::served().store();
     let Some(entry) = crate::history::agent_session(&store, agent) else {
         return Ok(json!({ "pane": pane, "agent": agent, "session": null, "items": [] }));
     };

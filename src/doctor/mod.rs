@@ -421,6 +421,9 @@ fn auth_check(agent: &AgentConfig, auth: &Auth, env: &Env) -> Check {
     if let Some(name) = auth.env.iter().find(set) {
         return Check::new("auth", Level::Ok, format!("{name} is set"));
     }
+    if let Some(custom) = &auth.custom {
+        return Check::new("auth", Level::Ok, custom.clone());
+    }
     if let Some(file) = auth.files.iter().find(|f| f.is_file()) {
         return Check::new("auth", Level::Ok, format!("login file {}", env.show(file)));
     }

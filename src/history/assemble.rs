@@ -156,7 +156,7 @@ impl TurnAssembler {
         let noteworthy_end = self.meta.error_message.is_some()
             || matches!(
                 self.meta.stop_reason.as_deref(),
-                Some("cancelled" | "interrupted" | "error")
+                Some("cancelled" | "interrupted" | "error" | super::cut::STOP_CUT)
             );
         out.extend(self.side);
         let footer = self.meta.duration_ms.is_some();
@@ -189,4 +189,4 @@ pub(crate) fn ms_to_time(ms: i64) -> DateTime<Utc> {
 }
 
 pub use super::rebuild::items_from;
-pub(crate) use super::rebuild::{Outcome, TurnEnd, restore_into};
+pub(crate) use super::rebuild::{TurnEnd, restore_into};

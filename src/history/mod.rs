@@ -5,6 +5,7 @@
 //! recorder that keeps all of it up to date. Formats and layout: docs/history.md.
 
 pub mod assemble;
+pub(crate) mod cut;
 pub mod import;
 pub mod rebuild;
 pub mod record;
@@ -14,16 +15,64 @@ pub mod sessions;
 pub mod state;
 pub mod store;
 
-use std::path::PathBuf;
+use serde::{Deserialize, Serialize};
 
 use crate::config::AgentConfig;
-use crate::runner::Recorder;
+use crate::protocol::pane::PaneEvent;
 use crate::upsert::Upsert;
 
+pub use crate::protocol::history::OlderPage;
 pub(crate) use recorder::HistoryRecorder;
 pub use state::PaneState;
 pub use store::Store;
 pub(crate) use store::StoreError;
+
+/// Sees every event a runner emits, in order, on the runner's task (the
+/// history store records conversations through this).
+pub trait Recorder: Send {
+    fn record(&mut self, event: &PaneEvent);
+
+    /// Why the last records could not be saved, once per failure (the
+    /// runner shows it as "history not saved: <reason>").
+    fn take_failure(&mut self) -> Option<String> {
+        None
+    }
+
+    /// A live tail showed `item` (not recorded): where it appears on screen,
+    /// for recorders that keep the shown order.
+    fn shown(&mut self, item: &Upsert) {
+        let _ = item;
+    }
+
+    /// The user chose a model or effort for the current session (`/model`,
+    /// `/effort`): keep it with the session.
+    fn chose(&mut self, chosen: &Chosen) {
+        let _ = chosen;
+    }
+
+    /// What was chosen for the current session (after it was opened or
+    /// switched to); `None`: the recorder keeps no choices.
+    fn chosen(&self) -> Option<Chosen> {
+        None
+    }
+}
+
+/// A session's model and effort as the user chose them with `/model` and
+/// `/effort` (issue 34 item 1): part of the session, so they come back
+/// after a restart and with `/resume`. `None`: the agent's configured one.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Chosen {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<String>,
+}
+
+impl Chosen {
+    pub fn is_empty(&self) -> bool {
+        self.model.is_none() && self.effort.is_none()
+    }
+}
 
 /// Records loaded into a pane on start; older ones come on demand.
 pub(crate) const DEFAULT_TAIL_RECORDS: usize = 400;
@@ -55,14 +104,6 @@ pub struct PaneHistory {
     /// Set when older records exist than those in `items`: pass it to
     /// `load_older` (e.g. when the user scrolls to the top).
     pub older: Option<OlderPage>,
-}
-
-/// Where the loaded window of a session file begins.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct OlderPage {
-    pub path: PathBuf,
-    /// Byte offset of the oldest record already loaded.
-    pub before: u64,
 }
 
 /// Items older than `page`, oldest first, and the page before those (if any).
@@ -106,12 +147,12 @@ impl Default for OpenOptions {
 }
 
 /// Opens the history of `agent` (a new session when `fresh`).
-pub fn open_pane(agent: &AgentConfig, fresh: bool) -> PaneHistory {
+pub fn open_pane(store: &Store, agent: &AgentConfig, fresh: bool) -> PaneHistory {
     let opts = OpenOptions {
         fresh,
         ..OpenOptions::default()
     };
-    open_pane_in(&Store::user(), agent, &opts)
+    open_pane_in(store, agent, &opts)
 }
 
 /// `open_pane` against a given store.
@@ -141,6 +182,9 @@ pub fn open_pane_in(store: &Store, agent: &AgentConfig, opts: &OpenOptions) -> P
                 ..PaneState::default()
             };
             fresh.switch_to("", None);
+            // The config's model and effort, not the last session's choice
+            // (which stays with that session for `/resume`).
+            fresh.chosen = crate::runner::Chosen::default();
             fresh
         }
         None if !opts.fresh => recover_state(store, &agent.id, &mut out.warnings),
@@ -157,6 +201,11 @@ pub fn open_pane_in(store: &Store, agent: &AgentConfig, opts: &OpenOptions) -> P
         state.model = agent.model.clone();
     }
     let path = store.session_path(&agent.id, &state.session);
+    // A turn a killed hive left open joins its session, as `cut`.
+    if let Err(e) = cut::recover(&path) {
+        out.warnings
+            .push(format!("a cut turn was not restored: {e}"));
+    }
     if !opts.fresh && opts.tail_records > 0 {
         match store::read_window(&path, u64::MAX, opts.tail_records) {
             Ok(loaded) => {
@@ -218,5 +267,39 @@ pub(crate) fn agent_session(store: &Store, agent: &str) -> Option<store::Session
     {
         Some(i) => Some(sessions.swap_remove(i)),
         None => sessions.pop(),
+    }
+}
+
+impl crate::protocol::snapshot::Restored {
+    /// Copies what a client needs out of a freshly opened history.
+    pub fn of(history: &PaneHistory) -> Self {
+        Self {
+            items: history.items.clone(),
+            ends: history.ends.clone(),
+            took: history.took.clone(),
+            totals: history.totals.clone(),
+            model: history.model.clone(),
+            queue: history.queue.clone(),
+            warnings: history.warnings.clone(),
+            session: history.session.clone(),
+            older: history.older.clone(),
+        }
+    }
+
+    /// Back into a history (`hive run` and the tests restore from one).
+    pub fn into_history(self) -> PaneHistory {
+        PaneHistory {
+            items: self.items,
+            ends: self.ends,
+            took: self.took,
+            totals: self.totals,
+            model: self.model,
+            resume: None,
+            queue: self.queue,
+            recorder: None,
+            warnings: self.warnings,
+            session: self.session,
+            older: self.older,
+        }
     }
 }

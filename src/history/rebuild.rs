@@ -14,28 +14,10 @@ use serde_json::Value;
 use super::assemble::ms_to_time;
 use super::record::{Block, Part, Record, Role};
 use crate::event::{Origin, Usage};
-use crate::provider::display::{COMMON, describe};
+use crate::protocol::display::{COMMON, describe};
+pub use crate::protocol::history::{Outcome, TurnEnd};
 use crate::text::SharedText;
 use crate::upsert::{Upsert, UpsertKind, UpsertStatus};
-
-/// How a restored turn ended, placed after `after` items.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct TurnEnd {
-    /// Items before this end (its position among the builder's items).
-    pub after: usize,
-    pub turn_id: String,
-    pub model: Option<String>,
-    pub duration: Option<Duration>,
-    pub usage: Option<Usage>,
-    pub outcome: Outcome,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Outcome {
-    Completed,
-    Cancelled,
-    Failed { code: String, message: String },
-}
 
 /// Records (with their byte offsets) → completed upserts, oldest first.
 #[derive(Default)]
@@ -282,6 +264,11 @@ impl ItemBuilder {
             (Some("cancelled"), None) => Outcome::Cancelled,
             (Some("interrupted"), None) => {
                 let text = "turn interrupted: hive stopped before it ended".into();
+                self.message(offset, end, rec, text, Origin::System);
+                return;
+            }
+            (Some(super::cut::STOP_CUT), None) => {
+                let text = super::cut::CUT_NOTE.into();
                 self.message(offset, end, rec, text, Origin::System);
                 return;
             }

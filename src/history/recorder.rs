@@ -6,19 +6,21 @@
 //! per item — and written in one append when the turn ends: a crash loses at
 //! most the turn in flight, and a torn write can only hit the last line. A
 //! graceful stop mid-turn (quit, runner dropped) writes what the turn had, as
-//! `interrupted`. No fsync on appends: the page cache survives a crash of
+//! `interrupted`; a killed one leaves the checkpoint of `history::cut`,
+//! which the next start appends, as `cut`. No fsync on appends: the page cache survives a crash of
 //! hive; only the small state file is synced, on change.
 
 use std::collections::HashMap;
 
 use indexmap::IndexMap;
 
+use super::Recorder;
 use super::assemble::TurnAssembler;
 use super::record::{Block, Meta, Record, Role, UsageMeta, now_ms};
 use super::state::PaneState;
 use super::store::SessionWriter;
 use crate::event::Origin;
-use crate::runner::{PaneEvent, Recorder};
+use crate::protocol::pane::PaneEvent;
 use crate::upsert::{ToolClock, TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
 
 /// A turn whose agent side is not written yet.
@@ -62,7 +64,13 @@ pub(crate) struct HistoryRecorder {
     /// Kinds of write (append, state) the user was told about; quiet until
     /// one of that kind succeeds again.
     failing: std::collections::HashSet<&'static str>,
+    /// The open turns on disk (`history::cut`), and when last written.
+    cut: super::cut::Checkpoint,
+    checkpointed: Option<tokio::time::Instant>,
 }
+
+/// How often a streaming turn's checkpoint is rewritten at most.
+const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl HistoryRecorder {
     pub(crate) fn new(
@@ -71,6 +79,7 @@ impl HistoryRecorder {
         state_path: std::path::PathBuf,
         track_queue: bool,
     ) -> Self {
+        let cut = super::cut::Checkpoint::of(writer.path());
         Self {
             agent_id: state.agent_id.clone(),
             session: state.session.clone(),
@@ -81,7 +90,37 @@ impl HistoryRecorder {
             turns: IndexMap::new(),
             failure: None,
             failing: Default::default(),
+            cut,
+            checkpointed: None,
         }
+    }
+
+    /// Rewrites the open turns' checkpoint: at once when `now`, else at
+    /// most every `CHECKPOINT_EVERY`; removed when no turn is open.
+    fn checkpoint(&mut self, now: bool) {
+        if self.turns.is_empty() {
+            self.checkpointed = None;
+            self.cut.clear();
+            return;
+        }
+        let due = self
+            .checkpointed
+            .is_none_or(|at| at.elapsed() >= CHECKPOINT_EVERY);
+        if !now && !due {
+            return;
+        }
+        let cut = Meta {
+            stop_reason: Some(super::cut::STOP_CUT.into()),
+            ..Meta::default()
+        };
+        let records: Vec<Record> = self
+            .turns
+            .iter()
+            .flat_map(|(id, turn)| self.assemble(id, turn, cut.clone()))
+            .collect();
+        let result = self.cut.write(&records);
+        self.outcome(result, "checkpoint");
+        self.checkpointed = Some(tokio::time::Instant::now());
     }
 
     fn outcome(&mut self, result: Result<(), super::StoreError>, what: &'static str) {
@@ -134,6 +173,7 @@ impl HistoryRecorder {
             turn.time(u);
         }
         turn.items.insert(u.item_id.clone(), u.clone());
+        self.checkpoint(u.status != UpsertStatus::Update);
     }
 
     fn turn_event(&mut self, t: &TurnEvent) {
@@ -148,6 +188,7 @@ impl HistoryRecorder {
                 turn.started = Some(tokio::time::Instant::now());
                 turn.model = Some(model_id.clone());
                 turn.provider = Some(provider_id.clone());
+                self.checkpoint(true);
             }
             TurnEvent::TurnComplete {
                 turn_id,
@@ -207,11 +248,12 @@ impl HistoryRecorder {
         meta.duration_ms = turn
             .started
             .map(|t| u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX));
-        let records = self.assemble(turn_id, turn, meta);
+        let records = self.assemble(turn_id, &turn, meta);
         self.append(&records);
+        self.checkpoint(true);
     }
 
-    fn assemble(&self, turn_id: &str, turn: LiveTurn, mut meta: Meta) -> Vec<Record> {
+    fn assemble(&self, turn_id: &str, turn: &LiveTurn, mut meta: Meta) -> Vec<Record> {
         let mut a = TurnAssembler::new(
             &self.agent_id,
             &self.session,
@@ -258,10 +300,12 @@ impl HistoryRecorder {
         }
         meta.provider = turn
             .provider
+            .clone()
             .or_else(|| self.state.provider.clone())
             .filter(|p| !p.is_empty());
         meta.model = turn
             .model
+            .clone()
             .or_else(|| self.state.model.clone())
             .filter(|m| !m.is_empty());
         a.meta = meta;
@@ -283,6 +327,7 @@ impl HistoryRecorder {
             .unwrap_or_default();
         let name = format!("{}.jsonl", super::store::safe_name(session));
         self.writer = SessionWriter::new(dir.join(name));
+        self.cut = super::cut::Checkpoint::of(self.writer.path());
         session.clone_into(&mut self.session);
         self.state.switch_to(session, resume.clone());
         self.save_state();
@@ -299,21 +344,22 @@ impl HistoryRecorder {
                 stop_reason: Some("interrupted".into()),
                 ..Meta::default()
             };
-            let records = self.assemble(&turn_id, turn, meta);
+            let records = self.assemble(&turn_id, &turn, meta);
             self.append(&records);
         }
+        self.checkpoint(true);
     }
 }
 
 impl Recorder for HistoryRecorder {
-    fn chose(&mut self, chosen: &crate::runner::Chosen) {
+    fn chose(&mut self, chosen: &super::Chosen) {
         if self.state.chosen != *chosen {
             self.state.chosen = chosen.clone();
             self.save_state();
         }
     }
 
-    fn chosen(&self) -> Option<crate::runner::Chosen> {
+    fn chosen(&self) -> Option<super::Chosen> {
         Some(self.state.chosen.clone())
     }
 

@@ -14,23 +14,7 @@ use super::state::{PaneState, resume_key};
 use super::store::{self, Store};
 use super::{OlderPage, PaneHistory, assemble};
 use crate::config::AgentConfig;
-
-/// One past session as the picker lists it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct SessionSummary {
-    pub session: String,
-    /// Its file (never sent to a console: a path of the server's machine).
-    #[serde(skip)]
-    pub path: PathBuf,
-    /// Milliseconds since the epoch of the first record (else the file's
-    /// modification time).
-    pub started: Option<i64>,
-    /// Milliseconds since the epoch of the last change.
-    pub updated: Option<i64>,
-    pub first_prompt: String,
-    pub turns: usize,
-    pub model: Option<String>,
-}
+pub use crate::protocol::history::SessionSummary;
 
 /// The sessions of `agent`, newest first. Empty sessions (never a prompt)
 /// are left out, except `keep` (the pane's current one).

@@ -9,9 +9,10 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::Chosen;
 use super::store::StoreError;
 use crate::config::AgentConfig;
-use crate::runner::Chosen;
+pub use crate::protocol::history::Totals;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -67,14 +68,6 @@ pub struct PastResume {
     /// The model and effort chosen for it.
     #[serde(default, skip_serializing_if = "Chosen::is_empty")]
     pub chosen: Chosen,
-}
-
-/// A session's running totals (the pane's status line after a restart).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Totals {
-    pub usage: crate::event::Usage,
-    pub turns: u64,
 }
 
 impl Totals {

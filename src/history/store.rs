@@ -2,7 +2,8 @@
 //! back — whole, or only the newest records (read backwards from the end so a
 //! long history opens in time proportional to what is shown, not to its size).
 //!
-//! Layout under the data dir:
+//! Layout under a project's data dir (`<data dir>/projects/<key>/`, see
+//! `crate::project`):
 //! - `history/<agent>/<session>.jsonl`: one append-only JSONL file per session;
 //! - `state/<agent>.json`: the pane's session state (see `state.rs`).
 

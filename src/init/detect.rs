@@ -226,7 +226,21 @@ pub fn probe(port: u16, name: &str) -> Option<OpenAi> {
     })
 }
 
-/// The first model id of a 200 answer to `/v1/models`.
+/// The longest model id taken from a server (ids run to a few dozen
+/// characters: `hf.co/bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M`).
+const MODEL_ID_MAX: usize = 256;
+
+/// Whether a server's model id can be one: a line of printable text, not
+/// a page. Anything else is the server's attempt at hive's terminal or
+/// config (#53 item 2) and is refused, not cleaned up and used.
+fn plausible_model_id(id: &str) -> bool {
+    !id.trim().is_empty()
+        && id.chars().count() <= MODEL_ID_MAX
+        && crate::sanitize::neutralize(id) == id
+        && !id.contains(['\n', '\t'])
+}
+
+/// The first plausible model id of a 200 answer to `/v1/models`.
 fn first_model(answer: &str) -> Option<String> {
     let (head, body) = answer.split_once("\r\n\r\n")?;
     let status = head.lines().next()?;
@@ -239,8 +253,8 @@ fn first_model(answer: &str) -> Option<String> {
     v.get("data")?
         .as_array()?
         .iter()
-        .find_map(|m| m.get("id")?.as_str())
-        .filter(|id| !id.is_empty())
+        .filter_map(|m| m.get("id")?.as_str())
+        .find(|id| plausible_model_id(id))
         .map(str::to_owned)
 }
 

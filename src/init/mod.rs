@@ -66,8 +66,10 @@ pub fn target(dir: &Path, force: bool, ask: &mut Ask) -> Result<PathBuf, InitErr
     }
 }
 
-/// What was found, one line each.
+/// What was found, one line each. Paths, versions and labels are what
+/// programs and servers said: printed as visible text only.
 pub fn show(found: &Detected, out: &mut dyn Write) -> io::Result<()> {
+    use crate::sanitize::peer_line;
     for cli in &found.clis {
         let state = match (&cli.path, cli.logged_in, cli.can_start) {
             (None, _, _) => "not found",
@@ -91,12 +93,20 @@ pub fn show(found: &Detected, out: &mut dyn Write) -> io::Result<()> {
         };
         writeln!(
             out,
-            "  {state:<14}{:<8}{:<13}{detail}",
-            cli.provider, cli.label
+            "  {state:<14}{:<8}{:<13}{}",
+            cli.provider,
+            cli.label,
+            peer_line(&detail)
         )?;
     }
     for o in &found.openai {
-        writeln!(out, "  {:<14}{:<8}{}", "found", "openai", o.label)?;
+        writeln!(
+            out,
+            "  {:<14}{:<8}{}",
+            "found",
+            "openai",
+            peer_line(&o.label)
+        )?;
     }
     if found.openai.is_empty() {
         writeln!(
@@ -129,7 +139,10 @@ pub fn plan(found: &Detected, ask: &mut Ask) -> io::Result<Plan> {
         }
     }
     for (i, o) in found.openai.iter().enumerate() {
-        let question = format!("Add hive's built-in agent on {}?", o.label);
+        let question = format!(
+            "Add hive's built-in agent on {}?",
+            crate::sanitize::peer_line(&o.label)
+        );
         if ask.yes_no(&question, i == 0)? {
             plan.agents.push(Choice::OpenAi(o.clone()));
         }

@@ -52,23 +52,36 @@ pub fn render(plan: &Plan) -> String {
 
 /// `key = value` and its comment, the comments in one column.
 fn key(s: &mut String, key_value: &str, comment: &str) {
-    let _ = writeln!(s, "{key_value:<29} # {comment}");
+    let _ = writeln!(s, "{key_value:<29} # {}", one_line(comment));
+}
+
+/// `name = "value"`, the value escaped by the TOML serializer: a string
+/// from a model server or a CLI's output is a value, never more keys.
+fn string_key(s: &mut String, name: &str, value: &str, comment: &str) {
+    key(s, &format!("{name} = {}", toml_string(value)), comment);
+}
+
+/// Comment text on one line: detected values (a server's model id, a
+/// CLI's path and version) can hold newlines that would start keys.
+fn one_line(text: &str) -> String {
+    crate::sanitize::peer_line(text)
 }
 
 fn common(s: &mut String, id: &str, name: &str, provider: &str, worktrees: bool) {
     s.push_str("[[agent]]\n");
-    key(
+    string_key(
         s,
-        &format!("id = \"{id}\""),
+        "id",
+        id,
         "the pane's id: history, `hive run --agent`, `hive ctl` use it",
     );
-    key(s, &format!("name = \"{name}\""), "the pane's title");
+    string_key(s, "name", name, "the pane's title");
     let how = if provider == "pty" {
         "a terminal pane; no `command`: the login shell (docs/pty.md)".to_owned()
     } else {
         format!("how hive drives it (docs/{provider}.md)")
     };
-    key(s, &format!("provider = \"{provider}\""), &how);
+    string_key(s, "provider", provider, &how);
     key(
         s,
         "cwd = \".\"",
@@ -89,34 +102,42 @@ fn cli_agent(s: &mut String, cli: &Cli, worktrees: bool) {
     let version = cli.version.as_deref().unwrap_or("version unknown");
     let _ = writeln!(
         s,
-        "# {} ({}, {version}); its own model and login apply.",
-        cli.label,
-        cli.path.as_deref().unwrap_or(cli.provider)
+        "# {}",
+        one_line(&format!(
+            "{} ({}, {version}); its own model and login apply.",
+            cli.label,
+            cli.path.as_deref().unwrap_or(cli.provider)
+        ))
     );
     common(s, cli.provider, cli.label, cli.provider, worktrees);
+    if cli.provider == "gemini" {
+        // Headless, Gemini denies what would ask: without this line its
+        // pane cannot code (#46 item 7). Left to the user to turn on.
+        s.push_str(
+            "# permission_mode = \"auto_edit\"  # uncomment to let Gemini code: headless it has no shell,\n\
+             #                                 # write or edit tools without it; \"auto_edit\" runs edits,\n\
+             #                                 # \"yolo\" edits and commands (docs/gemini.md)\n",
+        );
+    }
 }
 
 fn openai_agent(s: &mut String, o: &OpenAi, worktrees: bool) {
     let _ = writeln!(
         s,
-        "# hive's own agent loop on {}: an OpenAI-compatible endpoint.",
-        o.label
+        "# {}",
+        one_line(&format!(
+            "hive's own agent loop on {}: an OpenAI-compatible endpoint.",
+            o.label
+        ))
     );
     common(s, &o.id, &o.label_short(), "openai", worktrees);
-    key(
-        s,
-        &format!("base_url = \"{}\"", o.base_url),
-        "the Chat Completions endpoint",
-    );
-    key(
-        s,
-        &format!("model = {}", toml_string(&o.model)),
-        "the model to ask (required)",
-    );
+    string_key(s, "base_url", &o.base_url, "the Chat Completions endpoint");
+    string_key(s, "model", &o.model, "the model to ask (required)");
     if let Some(var) = o.api_key_env {
-        key(
+        string_key(
             s,
-            &format!("api_key_env = \"{var}\""),
+            "api_key_env",
+            var,
             "the variable holding the key (its value is never written or logged)",
         );
     }
@@ -133,7 +154,38 @@ impl OpenAi {
     }
 }
 
-/// A TOML basic string (a model id comes from a server).
+/// A TOML string, as the serializer escapes it (a model id comes from a
+/// server).
 fn toml_string(text: &str) -> String {
     toml::Value::String(text.to_owned()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whatever a server said, the file holds the chosen agent and no
+    /// more: newlines in a label stay in its comment, quotes and
+    /// backslashes in a model id stay in its string (#53 item 2).
+    #[test]
+    fn detected_values_cannot_add_keys() {
+        let evil = "m\"\\\n[[agent]]\nid = \"pwn\"\nprovider = \"pty\"\n";
+        let plan = Plan {
+            agents: vec![Choice::OpenAi(OpenAi {
+                id: "local".into(),
+                label: format!("local server on 127.0.0.1:1 ({evil})"),
+                base_url: "http://127.0.0.1:1/v1".into(),
+                model: evil.into(),
+                api_key_env: None,
+            })],
+            worktrees: false,
+            shell: false,
+        };
+        let text = render(&plan);
+        let v: toml::Table = toml::from_str(&text).expect("valid TOML");
+        let agents = v["agent"].as_array().expect("agents");
+        assert_eq!(agents.len(), 1, "{text}");
+        assert_eq!(agents[0]["id"].as_str(), Some("local"));
+        assert_eq!(agents[0]["model"].as_str(), Some(evil));
+    }
 }

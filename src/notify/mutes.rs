@@ -4,26 +4,8 @@
 //! restart); each console gets it to silence its own bell and OSC
 //! notifications and to mark muted panes' titles.
 
-use std::collections::BTreeSet;
-
-use serde::{Deserialize, Serialize};
-
 use crate::config::ReasonKind;
-
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Mutes {
-    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
-    pub panes: BTreeSet<String>,
-    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
-    pub kinds: BTreeSet<ReasonKind>,
-}
-
-/// One `/mute`: a pane or a type, silenced (`on`) or heard again.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Mute {
-    Pane { id: String, on: bool },
-    Kind { kind: ReasonKind, on: bool },
-}
+pub use crate::protocol::mutes::{Mute, Mutes};
 
 impl Mutes {
     /// Whether a notification of `kind` for pane `id` stays silent.

@@ -1,4 +1,4 @@
-//! The app-side handler of hive's operations. It lives on the app's loop:
+//! The server's handler of hive's operations. It lives on the server's loop:
 //! `observe` sees every pane update (turn states, queue lengths, the items
 //! of each pane, which turn answers which message) and `handle` answers a
 //! `HiveRequest` by commanding a runner. It never blocks: `agent.wait`
@@ -92,6 +92,8 @@ struct Pane {
     provider: String,
     model: Option<String>,
     can_message: Vec<String>,
+    /// What it runs without asking: what it may approve for a helper.
+    autonomy: super::autonomy::Autonomy,
     /// Closed at runtime: no operation finds it (its slot stays, so every
     /// other pane keeps its number).
     closed: bool,
@@ -134,6 +136,7 @@ impl Pane {
             provider: a.provider.clone(),
             model: a.model.clone(),
             can_message: a.can_message.clone(),
+            autonomy: super::autonomy::Autonomy::of(a),
             closed: false,
             parent: None,
             m: mirror::PaneMirror::default(),
@@ -331,7 +334,7 @@ impl OpsHost {
                 decision,
             } => self
                 .approver(&caller, &agent)
-                .and_then(|i| self.answer(i, request_id.as_deref(), decision, runners)),
+                .and_then(|i| self.answer(&caller, i, request_id.as_deref(), decision, runners)),
             Op::Spawn(_) | Op::Close { .. } => Err(OpError::new(
                 "unavailable",
                 "only a hive server starts and closes panes",
@@ -367,6 +370,7 @@ impl OpsHost {
     /// `agent.approve` / `agent.deny` of pane `i` (the caller may reach it).
     fn answer(
         &self,
+        caller: &Caller,
         i: usize,
         request_id: Option<&str>,
         decision: PermissionDecision,
@@ -386,6 +390,7 @@ impl OpsHost {
                 ),
             )
         })?;
+        self.may_decide(caller, &p.id, req, &decision)?;
         let out = json!({"request_id": req.request_id, "tool": req.tool_name,
                          "decision": crate::control::hub::decision_name(&decision)});
         runner(runners, i)?.send(RunnerCommand::Permission {
@@ -393,6 +398,36 @@ impl OpsHost {
             decision,
         });
         Ok(out)
+    }
+
+    /// An agent approves for its helper only what it runs itself without
+    /// asking (#53 item 3); it may always deny.
+    fn may_decide(
+        &self,
+        caller: &Caller,
+        helper: &str,
+        req: &crate::provider::PermissionRequest,
+        decision: &PermissionDecision,
+    ) -> Result<(), OpError> {
+        let Caller::Agent(id) = caller else {
+            return Ok(());
+        };
+        if matches!(decision, PermissionDecision::Deny { .. }) {
+            return Ok(());
+        }
+        let autonomy = self
+            .pane_of(id)
+            .map_or(super::autonomy::Autonomy::Asks, |i| self.panes[i].autonomy);
+        if autonomy.may_approve(req) {
+            return Ok(());
+        }
+        Err(OpError::new(
+            "not_allowed",
+            format!(
+                "`{id}` would itself ask the user before `{}`, so it cannot approve it for                  `{helper}`: the user answers that card (agent.deny is allowed)",
+                crate::sanitize::peer_line(&req.tool_name)
+            ),
+        ))
     }
 
     /// Whether `caller` may act on `target` (its `can_message` names it,

@@ -5,11 +5,12 @@
 //! Each operation has a name, a description and a JSON schema
 //! (`OPERATIONS`); `Op::parse` turns a call into a typed request. Requests
 //! reach the panes only as `HiveRequest`s — a typed command with a oneshot
-//! reply — handled on the app's loop by `host::OpsHost`, which owns nothing
-//! but bookkeeping: the app owns the runners. `meta` offers the operations
+//! reply — handled on the server's loop by `host::OpsHost`, which owns
+//! nothing but bookkeeping: the server owns the runners. `meta` offers the operations
 //! to a model as the seed's four meta-tools.
 
 pub mod across;
+mod autonomy;
 pub(crate) mod host;
 pub(crate) mod mcp;
 mod mcp_io;
@@ -301,6 +302,15 @@ fn args<T: serde::de::DeserializeOwned>(op: &str, v: Value) -> Result<T, OpError
 }
 
 impl Op {
+    /// How long its caller waits for the answer (`None`: as long as it
+    /// takes): an `agent.wait`'s own timeout.
+    pub(crate) fn timeout(&self) -> Option<std::time::Duration> {
+        match self {
+            Op::Wait { timeout, .. } => Some(*timeout),
+            _ => None,
+        }
+    }
+
     /// `agent.spawn` and `agent.close` (issue 32).
     fn parse_team(name: &str, arguments: Value) -> Result<Op, OpError> {
         if name == "agent.close" {
@@ -424,32 +434,40 @@ impl HiveClient {
     }
 
     pub(crate) async fn call(&self, op: Op) -> Result<Value, OpError> {
-        let timeout = match &op {
-            Op::Wait { timeout, .. } => Some(*timeout),
-            _ => None,
-        };
+        let timeout = op.timeout();
         let (reply, rx) = oneshot::channel();
         let req = HiveRequest {
             caller: self.caller.clone(),
             op,
             reply,
         };
-        let gone = || OpError::new("unavailable", "hive is shutting down");
         self.tx.send(req).map_err(|_| gone())?;
-        match timeout {
-            None => rx.await.map_err(|_| gone())?,
-            Some(t) => match tokio::time::timeout(t, rx).await {
-                Ok(r) => r.map_err(|_| gone())?,
-                Err(_) => Err(OpError::new(
-                    "timeout",
-                    format!("no answer within {} s", t.as_secs()),
-                )),
-            },
-        }
+        answer(timeout, rx).await
     }
 
     pub(crate) async fn call_named(&self, name: &str, arguments: Value) -> Result<Value, OpError> {
         self.call(Op::parse(name, arguments)?).await
+    }
+}
+
+fn gone() -> OpError {
+    OpError::new("unavailable", "hive is shutting down")
+}
+
+/// The answer to a request, waited for at most `timeout` (an `agent.wait`'s).
+pub(crate) async fn answer(
+    timeout: Option<std::time::Duration>,
+    rx: oneshot::Receiver<Result<Value, OpError>>,
+) -> Result<Value, OpError> {
+    match timeout {
+        None => rx.await.map_err(|_| gone())?,
+        Some(t) => match tokio::time::timeout(t, rx).await {
+            Ok(r) => r.map_err(|_| gone())?,
+            Err(_) => Err(OpError::new(
+                "timeout",
+                format!("no answer within {} s", t.as_secs()),
+            )),
+        },
     }
 }
 

@@ -1,39 +1,53 @@
 //! hive's operations across the control socket: the `op` call of the
 //! control protocol (src/control/protocol.rs), so `hive mcp` — a separate
-//! process an agent starts — reaches the console's `OpsHost` over the same
+//! process an agent starts — reaches the server's `OpsHost` over the same
 //! socket and protocol as `hive ctl`, with no second protocol.
 //!
-//! The console side (`serve`) runs the operation through a `HiveClient`
-//! on the app's ops channel, so the wait timeout and the caller's
-//! `can_message` and chain limits are exactly those of an in-process agent.
+//! The server's side (`request`) makes the call the `HiveRequest` its ops
+//! host runs, so the wait timeout and the caller's `can_message` and chain
+//! limits are exactly those of an in-process agent.
 //! The client side (`SocketOps`) sends one `op` request per operation on
 //! its own connection (an `agent.wait` may hold its connection for minutes).
 
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
+use tokio::sync::oneshot;
 
-use super::{Caller, HiveClient, HiveRequest, OpError, Ops};
+use super::{Caller, HiveRequest, Op, OpError, Ops};
 use crate::control::client::{Client, ClientError, Prefer, discover};
 use crate::control::hub::Responder;
 use crate::control::protocol::Call;
 
-/// Runs one `op` request from the socket and answers it with the envelope
-/// `{"ok": true, "result": …}` or `{"ok": false, "error": {code, message}}`.
-/// Must run inside a tokio runtime.
-pub fn serve(
-    ops: &mpsc::UnboundedSender<HiveRequest>,
+/// One `op` request from the socket as the request the server's ops host
+/// runs, on the same pass of its loop; a task answers the socket with the
+/// envelope `{"ok": true, "result": …}` or `{"ok": false, "error": {code,
+/// message}}` once it is answered, with the wait timeout an in-process
+/// agent has (`HiveClient::call`). `None`: answered already (an unknown op
+/// or bad arguments). Must run inside a tokio runtime.
+pub fn request(
     agent: Option<String>,
-    op: String,
+    op: &str,
     args: Value,
     reply: Responder,
-) {
-    let caller = agent.map_or(Caller::External, Caller::Agent);
-    let client = HiveClient::new(ops.clone(), caller);
+) -> Option<HiveRequest> {
+    let op = match Op::parse(op, args) {
+        Ok(op) => op,
+        Err(e) => {
+            let _ = reply.send(Ok(envelope(Err(e))));
+            return None;
+        }
+    };
+    let timeout = op.timeout();
+    let (tx, rx) = oneshot::channel();
     tokio::spawn(async move {
-        let outcome = client.call_named(&op, args).await;
+        let outcome = super::answer(timeout, rx).await;
         let _ = reply.send(Ok(envelope(outcome)));
     });
+    Some(HiveRequest {
+        caller: agent.map_or(Caller::External, Caller::Agent),
+        op,
+        reply: tx,
+    })
 }
 
 pub fn envelope(outcome: Result<Value, OpError>) -> Value {

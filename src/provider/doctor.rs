@@ -34,6 +34,10 @@ pub struct Auth {
     pub files: Vec<PathBuf>,
     /// What to do when none is there.
     pub fix: &'static str,
+    /// The agent is set up to authenticate another way, which hive cannot
+    /// check (e.g. Codex's own `model_provider`): said, never "not logged
+    /// in".
+    pub custom: Option<String>,
 }
 
 /// How to try the agent without a turn.

@@ -11,7 +11,7 @@ pub mod acp;
 pub mod channel;
 pub mod claude;
 pub mod codex;
-pub mod display;
+pub use crate::protocol::display;
 pub mod doctor;
 pub mod gemini;
 pub mod import;
@@ -31,6 +31,10 @@ mod sink;
 pub(crate) mod stderr;
 pub(crate) mod toolbox;
 
+pub use crate::protocol::agent::{
+    Capabilities, DiagnosticLevel, PermissionDecision, PermissionOption, PermissionRequest,
+    SessionInfo,
+};
 pub use registry::Registry;
 pub(crate) use registry::{NpmProgram, OwnSettings, ProviderDescriptor};
 pub(crate) use sink::Sink;
@@ -38,66 +42,11 @@ pub(crate) use sink::Sink;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::config::AgentConfig;
-use crate::event::{StreamEvent, ToolDisplay};
-
-/// What an agent can do; the runner's queue/interrupt matrix reads these
-/// (seed 000 "Queue / Interrupt Fallback Matrix").
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Capabilities {
-    /// Accepts a message while a turn runs (steer).
-    pub queue_while_streaming: bool,
-    /// Can stop a running turn and stay usable.
-    pub interrupt: bool,
-    pub tool_events: bool,
-    pub thinking: bool,
-    /// Can continue an earlier session after a restart.
-    pub resume: bool,
-    /// Asks the host before running tools.
-    pub permissions: bool,
-    /// Takes `ProviderCommand::SetModel` (live, or from the next turn on).
-    #[serde(default)]
-    pub set_model: bool,
-    /// Takes `ProviderCommand::SetEffort` (thinking / reasoning effort).
-    #[serde(default)]
-    pub set_effort: bool,
-    /// The provider itself tells whether a `SetEffort` took (ACP: only the
-    /// agent's config options know), so the runner adds no note of its own:
-    /// one true note, not "set" then "ignored" (issue 34 item 3), and keeps
-    /// the effort only on `ProviderEvent::EffortTaken`.
-    #[serde(default)]
-    pub confirms_effort: bool,
-    /// Takes `ProviderCommand::Attach` (images with the next message).
-    #[serde(default)]
-    pub images: bool,
-}
-
-impl Capabilities {
-    /// What a structured agent (a JSON protocol, not a terminal) offers by
-    /// default: it can be interrupted, reports tools and thinking, resumes
-    /// its session and takes `/model` and `/effort`. Mid-turn messages and
-    /// permission prompts are the exceptions, turned on with struct update
-    /// syntax (`Capabilities { permissions: true, ..Capabilities::structured() }`).
-    pub const fn structured() -> Self {
-        Self {
-            queue_while_streaming: false,
-            interrupt: true,
-            tool_events: true,
-            thinking: true,
-            resume: true,
-            permissions: false,
-            set_model: true,
-            set_effort: true,
-            confirms_effort: false,
-            images: false,
-        }
-    }
-}
+use crate::event::StreamEvent;
 
 /// Host → provider.
 #[derive(Debug, Clone, PartialEq)]
@@ -129,63 +78,6 @@ pub enum ProviderCommand {
     Attach(Vec<crate::image::Image>),
     /// End the agent and its whole process group; the task then finishes.
     Kill,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "decision", rename_all = "snake_case")]
-pub enum PermissionDecision {
-    AllowOnce,
-    AllowAlways,
-    Deny {
-        reason: String,
-    },
-    /// One of the options the agent offered (ACP `optionId`).
-    Option {
-        option_id: String,
-    },
-}
-
-/// A choice offered by the agent with a permission request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PermissionOption {
-    pub option_id: String,
-    pub label: String,
-    /// ACP kind: allow_once | allow_always | reject_once | reject_always.
-    pub kind: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PermissionRequest {
-    pub request_id: String,
-    pub tool_name: String,
-    pub input: Value,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Empty: the host offers allow once / allow always / deny.
-    #[serde(default)]
-    pub options: Vec<PermissionOption>,
-    /// How the tool's input reads on the card (the provider knows its names).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub display: Option<ToolDisplay>,
-}
-
-/// What the provider learned about its session.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SessionInfo {
-    /// The agent's own handle for resuming (Claude session id, Codex thread id…).
-    pub resume_handle: Option<String>,
-    pub model: Option<String>,
-    /// Slash commands the agent offers (ACP `available_commands_update`).
-    #[serde(default)]
-    pub commands: Vec<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DiagnosticLevel {
-    Info,
-    Warn,
-    Error,
 }
 
 /// Provider → host.

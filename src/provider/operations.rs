@@ -40,7 +40,8 @@ impl std::fmt::Debug for Operations {
     }
 }
 
-/// The MCP config file an agent is pointed at: `<state dir>/mcp/<agent>.<kind>.json`
+/// The MCP config file an agent is pointed at:
+/// `<state dir>/mcp/<agent>.<kind>.<server tag>.json`
 /// holding `render(server)`.
 #[derive(Clone, Copy)]
 pub struct McpFile {
@@ -55,9 +56,19 @@ impl std::fmt::Debug for McpFile {
 }
 
 impl McpFile {
-    /// Where the file of agent `agent_id` goes.
-    pub fn path(&self, agent_id: &str) -> PathBuf {
-        config_file(agent_id, self.kind)
+    /// Where the file of `agent` goes: its id and the server it reaches
+    /// name it, so two projects' agents of one id never share one (issue
+    /// 46 item 1).
+    pub fn path(&self, agent: &AgentConfig) -> PathBuf {
+        let server = agent.hive_mcp.as_ref().map(|s| {
+            let joined = s.args.join("\0");
+            format!("{:08x}", crate::project::fnv1a(joined.as_bytes()) as u32)
+        });
+        let kind = match server {
+            Some(tag) => format!("{}.{tag}", self.kind),
+            None => self.kind.to_owned(),
+        };
+        config_file(&agent.id, &kind)
     }
 
     /// Writes the file for an agent with `hive_mcp`; nothing for an agent
@@ -67,7 +78,7 @@ impl McpFile {
         let Some(server) = &agent.hive_mcp else {
             return Ok(());
         };
-        write_config(&self.path(&agent.id), &(self.render)(server))
+        write_config(&self.path(agent), &(self.render)(server))
             .map_err(|source| ProviderError::spawn(&agent.id, program, source))
     }
 }

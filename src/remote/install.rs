@@ -158,16 +158,23 @@ pub fn locate(ssh: &Ssh, target: &Target, install: Install) -> anyhow::Result<St
     if let Some(bin) = probe.usable() {
         return Ok(bin.to_owned());
     }
+    // The path is the remote's words: shown, never trusted to be plain.
     let found = match &probe.on_path {
-        Some((p, Some(v))) => format!("{p} speaks protocol {v}, this hive {PROTOCOL_VERSION}"),
-        Some((p, None)) => format!("{p} is a hive too old to say its protocol"),
+        Some((p, Some(v))) => format!(
+            "{} speaks protocol {v}, this hive {PROTOCOL_VERSION}",
+            crate::sanitize::peer_line(p)
+        ),
+        Some((p, None)) => format!(
+            "{} is a hive too old to say its protocol",
+            crate::sanitize::peer_line(p)
+        ),
         None => "no hive on its PATH".to_owned(),
     };
     if !probe.same_platform() {
         bail!(
             "{} has {found}, and is a {} machine while this hive is built for {} {}: install hive there (of protocol {PROTOCOL_VERSION})",
             target.name,
-            crate::sanitize::neutralize(&probe.uname),
+            crate::sanitize::peer_line(&probe.uname),
             std::env::consts::OS,
             std::env::consts::ARCH
         );
@@ -233,14 +240,22 @@ fn probe_answer(target: &Target, out: &std::process::Output) -> anyhow::Result<P
         let said = String::from_utf8_lossy(&out.stderr);
         let said = crate::sanitize::neutralize(said.trim());
         bail!(
-            "cannot reach {} over ssh ({}{}{said}): check `ssh {}` works",
+            "cannot reach {} over ssh ({}{}{said}): check `{}` works",
             target.name,
             out.status,
             if said.is_empty() { "" } else { ": " },
-            target.destination
+            ssh_hint(target)
         );
     }
     Ok(Probe::parse(&String::from_utf8_lossy(&out.stdout)))
+}
+
+/// The plain ssh command that reaches `target`, its port included.
+fn ssh_hint(target: &Target) -> String {
+    match target.port {
+        Some(p) => format!("ssh -p {p} {}", target.destination),
+        None => format!("ssh {}", target.destination),
+    }
 }
 
 fn may_install(install: Install, target: &Target, found: &str) -> anyhow::Result<bool> {
@@ -333,6 +348,21 @@ mod tests {
         assert_eq!(Probe::parse(&out).usable(), Some("/c/hive-same"));
         let out = format!("{out}path /usr/bin/hive\nprotocol {PROTOCOL_VERSION}\n");
         assert_eq!(Probe::parse(&out).usable(), Some("/usr/bin/hive"));
+    }
+
+    /// #53 item 14: the hint names the port the user gave. Failed before
+    /// (`ssh user@host`, which reaches port 22).
+    #[test]
+    fn the_ssh_hint_keeps_the_port() {
+        use std::os::unix::process::ExitStatusExt;
+        let target = Target::parse("ssh://me@box:2222/p").expect("a target");
+        let out = std::process::Output {
+            status: std::process::ExitStatus::from_raw(255 << 8),
+            stdout: Vec::new(),
+            stderr: b"Connection refused".to_vec(),
+        };
+        let e = probe_answer(&target, &out).expect_err("unreachable");
+        assert!(e.to_string().contains("`ssh -p 2222 me@box`"), "{e}");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! talks to the hive server of a project on another machine through `ssh
 //! -T`, with `hive relay` on the far side copying bytes between the ssh
 //! channel and that server's socket. No network protocol of hive's own and
-//! no open port: the protocol is the local one (src/wire/), the transport
+//! no open port: the protocol is the local one (src/protocol/), the transport
 //! and its trust are ssh's.
 //!
 //! What the remote sends is read as an agent's output is: sanitized before

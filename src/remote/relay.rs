@@ -20,7 +20,7 @@ use crate::server::daemon;
 /// and relays until either side closes.
 pub fn run(config: Option<&Path>, start: bool) -> anyhow::Result<()> {
     let cfg = Config::load(config, &Registry::builtin())?;
-    let socket = daemon::socket_for(&cfg);
+    let mut socket = daemon::socket_for(&cfg);
     if !daemon::is_live(&socket) {
         if !start {
             anyhow::bail!(
@@ -28,7 +28,7 @@ pub fn run(config: Option<&Path>, start: bool) -> anyhow::Result<()> {
                 cfg.source.describe()
             );
         }
-        daemon::start(config, false, &socket)?;
+        socket = daemon::start(&cfg, false)?;
     }
     let sock = UnixStream::connect(&socket)
         .with_context(|| format!("connecting to {}", socket.display()))?;

@@ -5,28 +5,17 @@
 //! (`PaneEvent::Held` of kind `budget`): raise the budget by half, or stop
 //! (the queue is emptied; the budget still holds what comes next).
 
-use serde::{Deserialize, Serialize};
-
 use super::hold::{Hold, HoldKind};
 use super::{Runner, TurnState};
 use crate::config::AgentConfig;
 use crate::event::Usage;
+pub use crate::protocol::hold::BudgetAnswer;
 use crate::provider::DiagnosticLevel;
 
 /// The share of a budget past which the pane is told.
 const BUDGET_WARN: f64 = 0.8;
 /// A raise adds this share of the budget.
 const RAISE: f64 = 0.5;
-
-/// What the user answered on the budget card.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BudgetAnswer {
-    /// Raise the budget by half and go on.
-    Raise,
-    /// Empty the queue; the budget stays spent.
-    Stop,
-}
 
 #[derive(Debug, Clone, Default)]
 pub(super) struct Budget {
@@ -68,21 +57,18 @@ impl Budget {
     /// `$5.02 of $5.00 · 1.2M of 2.0M tokens`.
     fn describe(&self) -> String {
         // Cents, or four places below a cent (as the footer writes it).
-        let usd = |v: f64| {
-            if v < 0.01 {
-                format!("${v:.4}")
-            } else {
-                format!("${v:.2}")
-            }
-        };
+        let usd = |v: f64| super::usage::usd(v, if v < 0.01 { 4 } else { 2 });
         let mut parts = Vec::new();
         if let Some(b) = self.usd {
             let mark = if self.spent.cost_estimated { "~" } else { "" };
-            parts.push(format!(
-                "{mark}{} of {}",
-                usd(self.spent.cost_usd.unwrap_or(0.0)),
-                usd(b)
-            ));
+            let spent = self.spent.cost_usd.unwrap_or(0.0);
+            let (mut s, mut of) = (usd(spent), usd(b));
+            // Over by less than a cent must not read as exactly spent
+            // (`$0.34 of $0.34`, #46 item 22).
+            if s == of && spent > b {
+                (s, of) = (format!("${spent:.4}"), format!("${b:.4}"));
+            }
+            parts.push(format!("{mark}{s} of {of}"));
         }
         if let Some(b) = self.tokens {
             parts.push(format!("{} of {b} tokens", self.spent.total_tokens()));
@@ -269,6 +255,7 @@ impl Runner {
             BudgetAnswer::Stop => {
                 self.queue.clear();
                 self.undelivered = None;
+                self.kept_by_agent = None;
                 self.queue_changed();
                 self.notice(
                     DiagnosticLevel::Info,
@@ -312,6 +299,13 @@ mod tests {
         b.raise();
         assert!(!b.spent_out());
         assert_eq!(b.describe(), "$1.20 of $1.80");
+        // Over by less than a cent: the places that show it.
+        let mut agent = AgentConfig::new("c", "fake");
+        agent.budget_usd = Some(0.34);
+        let mut over = Budget::new(&agent);
+        over.add(&cost(0.3412));
+        assert!(over.spent_out());
+        assert_eq!(over.describe(), "$0.3412 of $0.3400");
         // No budget: nothing counted, nothing held.
         let mut none = Budget::new(&AgentConfig::new("b", "fake"));
         assert_eq!(none.add(&cost(100.0)), None);

@@ -12,10 +12,10 @@
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
 use super::{PaneEvent, Runner};
+pub use crate::protocol::hold::{Hold, HoldKind};
 use crate::provider::DiagnosticLevel;
 use crate::provider::limits::{self, LimitKind};
 use crate::upsert::TurnEvent;
@@ -25,21 +25,10 @@ use crate::upsert::TurnEvent;
 const BACKOFF_FIRST: Duration = Duration::from_secs(60);
 const BACKOFF_MAX: Duration = Duration::from_secs(3600);
 
-/// Why a pane's queue waits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HoldKind {
-    /// The vendor's rate limit, until it resets.
-    RateLimit,
-    /// The vendor's usage cap or quota, until it resets.
-    Quota,
-    /// The agent's budget is spent, until the user raises it
-    /// (`runner::budget`).
-    Budget,
-    /// The user interrupted a turn with messages queued: they wait for the
-    /// user (Enter sends the next, Esc again clears them), not sent at once.
-    Interrupted,
-}
+/// What an agent whose session kept the failed turn is sent instead of the
+/// message again: the vendor's conversation holds the message once.
+pub const GO_ON: &str = "(The previous attempt at the message above failed on the vendor's \
+rate limit or usage limit, which has now reset. Go on with it.)";
 
 impl From<LimitKind> for HoldKind {
     fn from(k: LimitKind) -> Self {
@@ -48,23 +37,6 @@ impl From<LimitKind> for HoldKind {
             LimitKind::Quota => Self::Quota,
         }
     }
-}
-
-/// Why a pane's queue waits, as consoles show it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Hold {
-    pub kind: HoldKind,
-    /// When the queue goes on (a limit's reset, or hive's backoff); `None`
-    /// for a budget, which waits for the user.
-    #[serde(default)]
-    pub until: Option<DateTime<Utc>>,
-    /// The vendor named that time (not hive's guess).
-    pub reported: bool,
-    /// The failed message waits at the front of the queue to be sent again.
-    pub resend: bool,
-    /// A budget's state: what was spent of what (`$5.02 of $5.00`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub spent: Option<String>,
 }
 
 /// The runner's side of a hold: what consoles see and the deadline.
@@ -86,6 +58,21 @@ fn wait_for(resets_at: Option<DateTime<Utc>>, now: DateTime<Utc>, strikes: u32) 
             .saturating_mul(2u32.saturating_pow(strikes.min(10)))
             .min(BACKOFF_MAX),
     }
+}
+
+/// When a hold ends, as the pane and its notice say it: to the second
+/// when that is minutes away (a 20 s limit read `resets 15:04`, #46 item
+/// 22), the day too when it is not today.
+pub fn reset_time(until: DateTime<Utc>, now: DateTime<Utc>) -> String {
+    let local = until.with_timezone(&chrono::Local);
+    let soon = until - now < chrono::Duration::minutes(10);
+    let today = now.with_timezone(&chrono::Local).date_naive() == local.date_naive();
+    let format = match (today, soon) {
+        (true, true) => "%H:%M:%S",
+        (true, false) => "%H:%M",
+        (false, _) => "%a %H:%M",
+    };
+    local.format(format).to_string()
 }
 
 impl Runner {
@@ -180,25 +167,21 @@ impl Runner {
         {
             // Shown and recorded in the failed turn already: not again.
             self.undelivered = Some(text.clone());
+            if self.capabilities.keeps_failed_prompt {
+                self.kept_by_agent = Some(text.clone());
+            }
             self.queue.push_front(text);
             self.queue_changed();
         }
-        let until = held
-            .hold
-            .until
-            .unwrap_or_else(Utc::now)
-            .with_timezone(&chrono::Local);
+        let until = reset_time(held.hold.until.unwrap_or_else(Utc::now), Utc::now());
         let what = match held.hold.kind {
             HoldKind::RateLimit => "rate limit",
             HoldKind::Quota | HoldKind::Budget | HoldKind::Interrupted => "usage limit",
         };
         let when = if held.hold.reported {
-            format!("it resets at {}", until.format("%a %H:%M"))
+            format!("it resets at {until}")
         } else {
-            format!(
-                "no reset time given; trying again at {}",
-                until.format("%H:%M")
-            )
+            format!("no reset time given; trying again at {until}")
         };
         let then = if held.hold.resend {
             "the message is back at the front of the queue and is sent again then (Esc lets the queue go now)"
@@ -283,5 +266,16 @@ mod tests {
         assert_eq!(wait_for(None, now, 0), Duration::from_secs(60));
         assert_eq!(wait_for(None, now, 2), Duration::from_secs(240));
         assert_eq!(wait_for(None, now, 30), BACKOFF_MAX);
+    }
+
+    #[test]
+    fn a_reset_minutes_away_is_told_to_the_second() {
+        let now = Utc::now();
+        let soon = now + chrono::Duration::seconds(20);
+        let local = soon.with_timezone(&chrono::Local);
+        assert_eq!(reset_time(soon, now), local.format("%H:%M:%S").to_string());
+        let later = now + chrono::Duration::minutes(30);
+        let time = reset_time(later, now);
+        assert!(time.len() == 5 || time.len() == 9, "{time}");
     }
 }

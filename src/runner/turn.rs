@@ -273,6 +273,7 @@ impl Runner {
     pub(super) fn edit_queue(&mut self, edit: QueueEdit) {
         // The user touched the queue: whatever is sent next is shown anew.
         self.undelivered = None;
+        self.kept_by_agent = None;
         let len = self.queue.len();
         match edit {
             QueueEdit::Remove(i) if i < len => {
@@ -296,12 +297,13 @@ impl Runner {
     }
 
     pub(super) fn start_turn(&mut self, text: String) {
-        self.begin_turn(text, true);
+        self.begin_turn(text, true, None);
     }
 
     /// `echo`: show (and record) the user's message; not for a message that
-    /// already is, see `undelivered`.
-    pub(super) fn begin_turn(&mut self, text: String, echo: bool) {
+    /// already is, see `undelivered`. `sent`: what the agent is given
+    /// instead of `text` (see `kept_by_agent`).
+    pub(super) fn begin_turn(&mut self, text: String, echo: bool, sent: Option<String>) {
         let turn_id = new_id("turn");
         self.turn = Some(turn_id.clone());
         self.turn_session.clone_from(&self.session_id);
@@ -316,6 +318,7 @@ impl Runner {
         if !images.is_empty() {
             self.to_provider(ProviderCommand::Attach(images));
         }
+        let text = sent.unwrap_or(text);
         if !self.to_provider(ProviderCommand::Send { turn_id, text }) {
             self.provider_gone(None, "the agent is not running".into());
         }
@@ -380,7 +383,9 @@ impl Runner {
         } else if let Some(text) = self.queue.pop_front() {
             self.queue_changed();
             let again = self.undelivered.take().is_some_and(|u| u == text);
-            self.begin_turn(text, !again);
+            let kept = self.kept_by_agent.take().is_some_and(|k| k == text);
+            let sent = (again && kept).then(|| super::hold::GO_ON.to_owned());
+            self.begin_turn(text, !again, sent);
         }
     }
 }

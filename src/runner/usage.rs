@@ -11,10 +11,8 @@ use std::sync::Arc;
 use super::Runner;
 use crate::config::{Price, price_of};
 use crate::event::Usage;
+pub use crate::protocol::event::{CONTEXT_WARN, context_fill};
 use crate::upsert::TurnEvent;
-
-/// The share of the context window past which a pane warns.
-pub const CONTEXT_WARN: f64 = 0.8;
 
 /// The runner's accounting state.
 pub(super) struct Meter {
@@ -55,6 +53,29 @@ pub fn cost(price: &Price, u: &Usage) -> f64 {
         )
 }
 
+/// The most one turn can plausibly cost, USD: a figure past it is a broken
+/// or hostile agent's, not a bill.
+const MAX_TURN_USD: f64 = 1e6;
+
+/// The cost an agent reported, if it can be one: a negative, infinite or
+/// absurd figure is dropped (then priced from `[prices]` like an unreported
+/// one), never added to the totals (#53 item 14).
+pub(crate) fn plausible_cost(u: &mut Usage) {
+    u.cost_usd = u
+        .cost_usd
+        .filter(|c| c.is_finite() && (0.0..=MAX_TURN_USD).contains(c));
+}
+
+/// `$0.0123` (`places` decimals), or past a million dollars (only a sum of
+/// many turns gets there) in scientific notation, never hundreds of digits.
+pub fn usd(v: f64, places: usize) -> String {
+    if !v.is_finite() || v.abs() >= MAX_TURN_USD {
+        format!("${v:.2e}")
+    } else {
+        format!("${v:.places$}")
+    }
+}
+
 /// Fills in the cost from `price` where the agent reported tokens but no
 /// cost, marked as estimated. A cost the agent reported is kept.
 pub fn estimate(u: &mut Usage, price: &Price) {
@@ -63,14 +84,6 @@ pub fn estimate(u: &mut Usage, price: &Price) {
     }
     u.cost_usd = Some(cost(price, u));
     u.cost_estimated = true;
-}
-
-/// How full the context is: the tokens in it and the window, the agent's
-/// own figures first, else the configured window.
-pub fn context_fill(usage: &Usage, configured: Option<u64>) -> Option<(u64, u64)> {
-    let used = usage.context_tokens?;
-    let window = usage.context_window.or(configured).filter(|&w| w > 0)?;
-    Some((used, window))
 }
 
 impl Runner {
@@ -86,6 +99,7 @@ impl Runner {
             TurnEvent::TurnComplete {
                 usage: Some(usage), ..
             } => {
+                plausible_cost(usage);
                 let model = (usage.model.as_deref())
                     .or(self.meter.turn_model.as_deref())
                     .or(self.spec.agent.model.as_deref());
@@ -175,5 +189,28 @@ mod tests {
         let mut empty = Usage::default();
         estimate(&mut empty, &p);
         assert_eq!(empty.cost_usd, None);
+    }
+
+    /// #53 item 14: what cannot be a turn's cost never enters a total,
+    /// and no total prints hundreds of digits.
+    #[test]
+    fn impossible_costs_are_dropped_and_huge_sums_print_short() {
+        for bad in [-0.5, f64::NAN, f64::INFINITY, 1e308] {
+            let mut u = Usage {
+                cost_usd: Some(bad),
+                ..Usage::default()
+            };
+            plausible_cost(&mut u);
+            assert_eq!(u.cost_usd, None, "{bad}");
+        }
+        let mut fine = Usage {
+            cost_usd: Some(0.25),
+            ..Usage::default()
+        };
+        plausible_cost(&mut fine);
+        assert_eq!(fine.cost_usd, Some(0.25));
+        assert_eq!(usd(1e308, 2), "$1.00e308");
+        assert_eq!(usd(5.0, 2), "$5.00");
+        assert_eq!(usd(0.0123, 4), "$0.0123");
     }
 }

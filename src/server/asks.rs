@@ -33,6 +33,9 @@ impl super::serve::Server {
         let runner = self.runners.get(slot).and_then(Option::as_ref);
         let can_resume = runner.is_some_and(|r| r.capabilities.resume);
         let agent = &self.panes.get(slot)?.agent;
-        Some((slot, handle(agent, session, can_resume)?))
+        Some((
+            slot,
+            handle(self.lists.store(), agent, session, can_resume)?,
+        ))
     }
 }

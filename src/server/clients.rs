@@ -139,8 +139,14 @@ impl Clients {
 
     /// A runner event to every attached client (or only to `only`).
     pub(crate) fn event(&mut self, update: &PaneUpdate, only: Option<ClientId>) {
+        self.event_to(update, |id| only.is_none_or(|o| o == id));
+    }
+
+    /// A runner event to the attached clients `to` takes (a terminal
+    /// screen to those whose view it is: src/server/views.rs).
+    pub(crate) fn event_to(&mut self, update: &PaneUpdate, to: impl Fn(ClientId) -> bool) {
         for link in self.links.values_mut().filter(|l| l.attached) {
-            if only.is_some_and(|id| id != link.id) || link.behind.load(Ordering::Acquire) {
+            if !to(link.id) || link.behind.load(Ordering::Acquire) {
                 continue;
             }
             let event = link.encoder.encode(update.pane, &update.event);
@@ -339,9 +345,8 @@ mod tests {
 
     /// A message item of `bytes` bytes, new each time (sent whole).
     fn big(n: usize, bytes: usize) -> PaneUpdate {
-        let Some(PaneEvent::Upsert(mut u)) = crate::runner::wire_tests::sample_events()
-            .into_iter()
-            .next()
+        let Some(PaneEvent::Upsert(mut u)) =
+            crate::protocol::samples::sample_events().into_iter().next()
         else {
             panic!("the first sample is an upsert");
         };

@@ -3,9 +3,11 @@
 //! listing the running ones, stopping one.
 //!
 //! A server is named by its socket, `<name>.sock` in the socket dir
-//! (`control::socket_dir`), the name being the config's label (its project
-//! directory for a `hive.toml`, `default` for the built-in config).
-//! `<name>.pid` beside it holds its pid. Running servers answer `hive ctl`'s
+//! (`control::socket_dir`), the name being its project's label (its
+//! directory for a `hive.toml`, `default` for the built-in config), tagged
+//! with a hash of the config's path when another project's server has the
+//! label (`control::server_name`). `<name>.pid` beside it holds its pid,
+//! `<name>.project` its project. Running servers answer `hive ctl`'s
 //! JSON line protocol, so `ls` and `kill` are two control calls.
 
 use std::io::Read;
@@ -21,6 +23,7 @@ use serde_json::Value;
 use crate::config::Config;
 use crate::control::client::Client;
 use crate::control::protocol::Call;
+pub use crate::paths::name_of;
 
 /// How long a new server may take to open its socket.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
@@ -39,29 +42,29 @@ pub fn socket_named(name: &str) -> PathBuf {
     crate::control::socket_path_for(name, &crate::control::socket_dir())
 }
 
-/// A server's name: its socket's file stem.
-pub fn name_of(socket: &Path) -> String {
-    socket
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
 /// Whether a server answers on `socket`.
 pub fn is_live(socket: &Path) -> bool {
     UnixStream::connect(socket).is_ok()
 }
 
-/// Starts `hive serve` for `config_path` in a session of its own (no
-/// terminal, so closing this one does not reach it), its output appended to
-/// hive.log, and waits until it accepts connections on `socket`.
-pub fn start(config_path: Option<&Path>, fresh: bool, socket: &Path) -> anyhow::Result<()> {
+/// Whether the server on `socket` is `config`'s project's.
+pub fn serves(socket: &Path, config: &Config) -> bool {
+    let dir = socket.parent().unwrap_or(Path::new("."));
+    let project = crate::project::Project::of(&config.source);
+    crate::control::owner_of(dir, &name_of(socket)).as_deref() == Some(project.key())
+}
+
+/// Starts `hive serve` for `config` in a session of its own (no terminal,
+/// so closing this one does not reach it), its output appended to
+/// hive.log, and waits until its project's server accepts connections;
+/// returns its socket.
+pub fn start(config: &Config, fresh: bool) -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe().context("finding hive's own executable")?;
     let mut cmd = Command::new(exe);
     cmd.arg("serve");
-    if let Some(p) = config_path {
-        cmd.arg("--config")
-            .arg(std::path::absolute(p).unwrap_or_else(|_| p.to_owned()));
+    // The config found here, whatever the server's own search would find.
+    if let Some(p) = config.source.canonical_path() {
+        cmd.arg("--config").arg(p);
     }
     if fresh {
         cmd.arg("--fresh");
@@ -84,9 +87,12 @@ pub fn start(config_path: Option<&Path>, fresh: bool, socket: &Path) -> anyhow::
     }
     let mut child = cmd.spawn().context("starting the hive server")?;
     let started = Instant::now();
-    loop {
-        if is_live(socket) {
-            break;
+    let socket = loop {
+        // Named when it binds: another project's server may take the label
+        // meanwhile.
+        let socket = socket_for(config);
+        if is_live(&socket) && serves(&socket, config) {
+            break socket;
         }
         if let Some(status) = child.try_wait()? {
             let tail = log.as_ref().map(|(_, p)| tail_of(p)).unwrap_or_default();
@@ -101,15 +107,15 @@ pub fn start(config_path: Option<&Path>, fresh: bool, socket: &Path) -> anyhow::
             );
         }
         std::thread::sleep(Duration::from_millis(10));
-    }
+    };
     // Reaped when it ends, so it never lingers as a zombie of this client.
     std::thread::spawn(move || child.wait());
-    Ok(())
+    Ok(socket)
 }
 
-/// hive.log for a server's stderr (`app::open_log`), blocking as any file.
+/// hive.log for a server's stderr (`log::open_log`), blocking as any file.
 fn log_file() -> Option<(std::fs::File, PathBuf)> {
-    let (file, path) = crate::app::open_log()?;
+    let (file, path) = crate::log::open_log()?;
     // The server's stderr must block like any file, not fail with EAGAIN.
     let _ = set_blocking(&file);
     Some((file, path))
@@ -187,9 +193,20 @@ fn call(socket: &Path, what: Call) -> anyhow::Result<Value> {
 /// Stops the server on `socket` and every agent it runs: asks, waits for
 /// it to end, and kills it (by its pid file) if it will not.
 pub fn kill(socket: &Path) -> anyhow::Result<()> {
-    let pid = read_pid(socket);
+    let written = read_pid(socket);
+    // After a crash the pid may be another process's now: only a hive
+    // server that wrote this very file is waited for and killed (#53 item 9).
+    let pid = written.filter(|&p| is_server_of(p, &socket.with_extension("pid")));
     let asked = call(socket, Call::Kill);
     if asked.is_err() && pid.is_none() {
+        if let Some(p) = written {
+            let _ = std::fs::remove_file(socket.with_extension("pid"));
+            bail!(
+                "no hive server answers on {}; its pid file named pid {p}, which is not that \
+                 server any more (left alone; the stale file is removed)",
+                socket.display()
+            );
+        }
         bail!("no hive server answers on {}", socket.display());
     }
     let started = Instant::now();
@@ -205,6 +222,7 @@ pub fn kill(socket: &Path) -> anyhow::Result<()> {
     }
     let _ = std::fs::remove_file(socket);
     let _ = std::fs::remove_file(socket.with_extension("pid"));
+    let _ = std::fs::remove_file(socket.with_extension("project"));
     Ok(())
 }
 
@@ -214,6 +232,46 @@ fn read_pid(socket: &Path) -> Option<i32> {
         .trim()
         .parse()
         .ok()
+}
+
+/// Whether `pid` is a `hive serve` that was running when `pid_file` was
+/// written, so the process that wrote it: a process started later got the
+/// pid after the server ended (Linux, from /proc; elsewhere the pid is
+/// taken as written).
+fn is_server_of(pid: i32, pid_file: &Path) -> bool {
+    if !cfg!(target_os = "linux") {
+        return true;
+    }
+    let serve = std::fs::read(format!("/proc/{pid}/cmdline"))
+        .is_ok_and(|c| c.split(|&b| b == 0).nth(1) == Some(b"serve".as_slice()));
+    let written = std::fs::metadata(pid_file)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+    match (serve, written, started_at(pid)) {
+        // Whole seconds on both sides: a second of slack.
+        (true, Some(w), Some(s)) => s <= w.as_secs() + 1,
+        _ => false,
+    }
+}
+
+/// When `pid` started, in seconds since the epoch (/proc/<pid>/stat's
+/// start time after boot, plus /proc/stat's boot time).
+fn started_at(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command name, which may hold spaces and ')'.
+    let rest = stat.rsplit_once(')')?.1;
+    let ticks: u64 = rest.split_whitespace().nth(19)?.parse().ok()?;
+    let boot: u64 = std::fs::read_to_string("/proc/stat")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    // SAFETY: sysconf only reads a system constant.
+    let hz = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).ok()?;
+    Some(boot + ticks / hz.max(1))
 }
 
 fn alive(pid: Option<i32>) -> bool {

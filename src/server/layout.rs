@@ -1,7 +1,7 @@
 //! The session's layout (issue 32): what the user changed about the
 //! config's panes while hive ran (panes added, closed, renamed, moved, put
-//! in another window), saved beside the history as
-//! `<data dir>/layouts/<server>.json` after every change, and laid over the
+//! in another window), saved beside the project's history as
+//! `<data dir>/projects/<key>/layout.json` after every change, and laid over the
 //! config when the server starts again. `--fresh` starts from the config
 //! and the next change overwrites the file.
 //!
@@ -11,7 +11,7 @@
 //! set aside (`.bad`) with a warning; the config's panes start as written.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -62,32 +62,28 @@ pub struct Placed {
     pub parent: Option<String>,
 }
 
-/// Where the layout of the server named `label` is kept.
-pub fn path_for(label: &str) -> PathBuf {
-    crate::paths::data_dir()
-        .join("layouts")
-        .join(format!("{label}.json"))
-}
-
 /// Where this server's layout is saved, and the config it is laid over.
 pub(crate) struct LayoutFile {
     path: std::path::PathBuf,
 }
 
 impl LayoutFile {
-    pub(crate) fn of(config: &Config) -> Self {
-        let dir = crate::control::socket_dir();
-        let label = crate::control::socket_name(&dir, &config.source);
+    /// The layout of `project` (in its data dir).
+    pub(crate) fn of(project: &crate::project::Project) -> Self {
         Self {
-            path: path_for(&label),
+            path: project.data_dir().join("layout.json"),
         }
     }
 
     /// The panes to start: the saved layout over the config, or the
-    /// config alone when `fresh`.
+    /// config alone when `fresh`, which is saved at once so that the next
+    /// plain start starts from it too (issue 46 item 9: the runtime panes,
+    /// closed panes and mutes of before stay gone).
     pub(crate) fn placed(&self, config: &Config, fresh: bool) -> Vec<Placed> {
         if fresh {
-            return SavedLayout::default().arrange(&config.agents);
+            let placed = SavedLayout::default().arrange(&config.agents);
+            self.save(&placed, config, &Mutes::default());
+            return placed;
         }
         let (saved, why) = SavedLayout::load(&self.path);
         if let Some(why) = why {
@@ -265,6 +261,42 @@ mod tests {
 
     fn agent(id: &str) -> AgentConfig {
         AgentConfig::new(id, "script")
+    }
+
+    #[test]
+    fn fresh_replaces_the_saved_layout_for_the_next_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = LayoutFile {
+            path: dir.path().join("layout.json"),
+        };
+        let mut config = Config::builtin();
+        config.agents = vec![agent("a"), agent("b")];
+        // Before: b closed, a helper added, a pane muted.
+        let mut placed = file.placed(&config, false);
+        placed.retain(|p| p.agent.id != "b");
+        placed.push(Placed {
+            agent: agent("helper"),
+            window: 1,
+            added: true,
+            parent: Some("a".into()),
+        });
+        let mut mutes = Mutes::default();
+        mutes.apply(&crate::notify::Mute::Pane {
+            id: "a".into(),
+            on: true,
+        });
+        file.save(&placed, &config, &mutes);
+        assert!(!file.mutes(false).is_empty());
+
+        let fresh = file.placed(&config, true);
+        assert_eq!(ids(&fresh), ["a", "b"]);
+        // The next plain start is the config's too, without the mutes.
+        assert_eq!(ids(&file.placed(&config, false)), ["a", "b"]);
+        assert!(file.mutes(false).is_empty());
+    }
+
+    fn ids(placed: &[Placed]) -> Vec<&str> {
+        placed.iter().map(|p| p.agent.id.as_str()).collect()
     }
 
     #[test]

@@ -19,14 +19,20 @@ use crate::wire::ServerMsg;
 const MAX_SENT: usize = 100_000;
 
 pub(super) struct Listings {
+    /// The project's history.
+    store: crate::history::Store,
     tx: mpsc::UnboundedSender<(ClientId, ServerMsg)>,
     rx: mpsc::UnboundedReceiver<(ClientId, ServerMsg)>,
 }
 
 impl Listings {
-    pub(super) fn new() -> Self {
+    pub(super) fn new(store: crate::history::Store) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
-        Self { tx, rx }
+        Self { store, tx, rx }
+    }
+
+    pub(super) fn store(&self) -> &crate::history::Store {
+        &self.store
     }
 
     /// Lists pane `pane`'s files for client `to` on the blocking pool.
@@ -53,8 +59,8 @@ impl Listings {
     /// pane: an empty list) for client `to`, newest first.
     pub(super) fn sessions(&self, to: ClientId, pane: usize, agent: Option<String>) {
         let tx = self.tx.clone();
+        let store = self.store.clone();
         tokio::task::spawn_blocking(move || {
-            let store = crate::history::Store::user();
             let list = agent.map_or_else(Vec::new, |a| sessions::list(&store, &a, None));
             let _ = tx.send((to, ServerMsg::Sessions { pane, list }));
         });
@@ -71,11 +77,11 @@ impl Listings {
 /// request is dropped), `Some(None)` when the agent starts a new agent
 /// session on it (hive kept no handle, or the agent cannot resume).
 pub(super) fn handle(
+    store: &crate::history::Store,
     agent: &AgentConfig,
     session: &str,
     can_resume: bool,
 ) -> Option<Option<String>> {
-    let store = crate::history::Store::user();
     if !store
         .sessions(&agent.id)
         .iter()
@@ -84,7 +90,7 @@ pub(super) fn handle(
         tracing::warn!(agent = %agent.id, "resume of an unknown session {session:?} dropped");
         return None;
     }
-    let opened = sessions::open(&store, agent, session, crate::history::DEFAULT_TAIL_RECORDS);
+    let opened = sessions::open(store, agent, session, crate::history::DEFAULT_TAIL_RECORDS);
     Some(opened.resume.filter(|_| can_resume))
 }
 
@@ -98,7 +104,7 @@ mod tests {
         std::fs::create_dir_all(dir.path().join("src")).unwrap();
         std::fs::write(dir.path().join("src/main.rs"), "").unwrap();
         std::fs::write(dir.path().join("README.md"), "").unwrap();
-        let mut l = Listings::new();
+        let mut l = Listings::new(crate::history::Store::at(dir.path()));
         l.files(4, 1, Some(Some(dir.path().to_owned())));
         let (to, msg) = l.next().await.unwrap();
         assert_eq!(to, 4);

@@ -8,6 +8,8 @@
 //! session of its own, finds the running ones, and stops them.
 
 mod asks;
+#[cfg(test)]
+mod card_tests;
 mod clients;
 pub mod daemon;
 pub mod layout;
@@ -16,7 +18,9 @@ pub mod log;
 mod notifier;
 mod panes;
 mod serve;
+mod starter;
 mod teams;
+mod views;
 mod worktrees;
 
 pub use serve::run;

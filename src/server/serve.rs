@@ -15,14 +15,12 @@ use tokio::sync::mpsc;
 use super::clients::{ClientEvent, ClientId, Clients};
 use super::layout::Placed;
 use super::log::PaneLog;
+pub(super) use super::starter::{SetupDone, Starter};
 use crate::config::{AgentConfig, Config};
 use crate::control::protocol::Call;
-use crate::provider::{ProviderSpec, Registry};
-use crate::runner::{
-    PaneEvent, PaneUpdate, QueueEdit, RunnerCommand, RunnerHandle, RunnerOptions, TurnState,
-    spawn_runner,
-};
-use crate::wire::snapshot::{PaneSnapshot, Restored, ServerInfo, Snapshot};
+use crate::provider::Registry;
+use crate::runner::{PaneEvent, PaneUpdate, QueueEdit, RunnerCommand, RunnerHandle, TurnState};
+use crate::wire::snapshot::{PaneCard, PaneSnapshot, Restored, ServerInfo, Snapshot};
 use crate::wire::{ClientMsg, ServerMsg};
 use crate::worktree::Worktree;
 
@@ -31,8 +29,10 @@ use crate::worktree::Worktree;
 /// session of its own with its output in hive.log.
 pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> {
     let config = Config::load(config_path, &Registry::builtin())?;
-    let _log = crate::app::init_logging();
-    let layout = super::layout::LayoutFile::of(&config);
+    let _log = crate::log::init_logging();
+    let project = crate::project::Project::open(&config);
+    crate::project::serve(&project);
+    let layout = super::layout::LayoutFile::of(&project);
     let placed = layout.placed(&config, fresh);
     tracing::info!(config = %config.source.describe(), panes = placed.len(), "server starting");
     install_panic_hook();
@@ -76,6 +76,8 @@ pub(super) struct Pane {
     /// number), out of the layout and of every snapshot.
     pub(super) closed: bool,
     pub(super) agent: AgentConfig,
+    /// A scripted agent's words (`PaneCard::try_words`), read once.
+    try_words: Vec<String>,
     pub(super) worktree: Option<Worktree>,
     pub(super) failed: Option<String>,
     pub(super) log: PaneLog,
@@ -97,6 +99,7 @@ impl Pane {
     pub(super) fn new(placed: Placed) -> Self {
         Self {
             agent: placed.agent.clone(),
+            try_words: crate::provider::script::match_words(&placed.agent),
             placed,
             closed: false,
             worktree: None,
@@ -133,6 +136,8 @@ pub(super) struct Server {
     /// Operations for agents on other machines (`host:agent`).
     across: crate::ops::across::Across,
     pub(super) control: crate::control::Host,
+    /// Each console's view of each terminal pane.
+    views: super::views::TermViews,
     /// Console clients as they connect.
     consoles: mpsc::Receiver<tokio::net::UnixStream>,
     pub(super) clients: Clients,
@@ -170,7 +175,7 @@ impl Server {
             crate::worktree::prepare_without_setup(&mut agents, config.worktrees.root.as_deref());
         let mut ops = crate::ops::OpsHost::new(&agents);
         // Bound first: agents with `hive_tools` are told where it is.
-        let mut control = crate::control::Host::start(&config, &agents, ops_tx.clone())?;
+        let mut control = crate::control::Host::start(&config, &agents)?;
         let socket = control.socket().to_owned();
         let consoles = control
             .take_consoles()
@@ -202,7 +207,7 @@ impl Server {
         Ok(Self {
             notifier: super::notifier::Notifier::new(&starter.config.ui, mutes),
             worktrees: super::worktrees::Worktrees::start(panes.iter().map(|p| p.worktree.clone())),
-            lists: super::lists::Listings::new(),
+            lists: super::lists::Listings::new(starter.store.clone()),
             info,
             order: (0..panes.len()).collect(),
             shown: (0..panes.len()).collect(),
@@ -216,6 +221,7 @@ impl Server {
             ops,
             ops_rx,
             control,
+            views: super::views::TermViews::default(),
             consoles,
             clients: Clients::new(),
             seq: 0,
@@ -239,19 +245,7 @@ impl Server {
                         self.on_update(more);
                     }
                 }
-                Some(req) = self.ops_rx.recv() => {
-                    // Spawning and closing helpers is the server's.
-                    let Some(req) = self.team_op(req) else {
-                        continue;
-                    };
-                    let ops = &mut self.ops;
-                    let gate = |c: &crate::ops::Caller, t: &str, sends: bool| {
-                        crate::ops::across::gate(ops, c, t, sends)
-                    };
-                    if let Some(req) = self.across.take(req, gate) {
-                        self.ops.handle(req, &self.runners);
-                    }
-                }
+                Some(req) = self.ops_rx.recv() => self.on_op(req),
                 Some(done) = self.setups.recv() => self.set_up(done),
                 Some(req) = self.control.next() => {
                     if let Some(why) = self.on_control(req) {
@@ -316,7 +310,11 @@ impl Server {
                 }
                 return;
             }
-            PaneEvent::Attached { .. } => pane.failed = None,
+            PaneEvent::Attached { .. } => {
+                pane.failed = None;
+                // A new emulator: every console starts on its live screen.
+                self.views.reset(slot);
+            }
             PaneEvent::State(s) => pane.state = *s,
             _ => {}
         }
@@ -336,7 +334,14 @@ impl Server {
             pane: position,
             ..update
         };
-        self.clients.event(&update, None);
+        match &update.event {
+            PaneEvent::Terminal(screen) => {
+                let views = &self.views;
+                self.clients
+                    .event_to(&update, |id| views.wants(id, slot, screen));
+            }
+            _ => self.clients.event(&update, None),
+        }
     }
 
     /// Where clients show slot `slot` (none: it is closed).
@@ -349,6 +354,22 @@ impl Server {
         self.order.get(position).copied()
     }
 
+    /// An agent's operation, from its in-process tools or from `hive mcp`
+    /// over the socket (`Call::Op`): the one place ops run.
+    fn on_op(&mut self, req: crate::ops::HiveRequest) {
+        // Spawning and closing helpers is the server's.
+        let Some(req) = self.team_op(req) else {
+            return;
+        };
+        let ops = &mut self.ops;
+        let gate = |c: &crate::ops::Caller, t: &str, sends: bool| {
+            crate::ops::across::gate(ops, c, t, sends)
+        };
+        if let Some(req) = self.across.take(req, gate) {
+            self.ops.handle(req, &self.runners);
+        }
+    }
+
     /// A control request; `Some(why)` when it stops the server.
     fn on_control(&mut self, req: crate::control::hub::ControlRequest) -> Option<String> {
         match req.call {
@@ -359,6 +380,14 @@ impl Server {
             Call::Kill => {
                 let _ = req.reply.send(Ok(json!({ "stopping": true })));
                 Some("hive kill".into())
+            }
+            Call::Op { agent, op, args } => {
+                // Run here, on this pass of the loop (issue 44: it used to
+                // go round the ops channel for a second one).
+                if let Some(op) = crate::ops::remote::request(agent, &op, args, req.reply) {
+                    self.on_op(op);
+                }
+                None
             }
             ref call if call.pane_edit().is_some() => {
                 if let Some(edit) = call.pane_edit() {
@@ -384,6 +413,7 @@ impl Server {
         json!({
             "pid": self.info.pid,
             "config": self.info.config,
+            "config_path": self.info.config_path,
             "socket": self.info.socket,
             "started": self.info.started,
             "panes": self.order.len(),
@@ -467,6 +497,7 @@ impl Server {
             return;
         };
         tracing::info!(client = id, "client left: {why}");
+        self.views.forget(id);
         if link.attached && self.clients.count() == 0 {
             self.away_since = Some(self.seq);
         }
@@ -503,9 +534,8 @@ impl Server {
                 pane.reply_to = from;
             }
             RunnerCommand::SwitchSession { session, .. } => {
-                let store = crate::history::Store::user();
                 let opened = crate::history::sessions::open(
-                    &store,
+                    &self.starter.store,
                     &pane.agent,
                     session,
                     crate::history::DEFAULT_TAIL_RECORDS,
@@ -519,7 +549,23 @@ impl Server {
         }
         match self.runners.get(i).and_then(Option::as_ref) {
             Some(r) => {
+                let view = match (&cmd, from) {
+                    (RunnerCommand::TermView { scroll, seen, hold }, Some(id)) => {
+                        self.views.asked(id, i, *scroll, *seen, *hold);
+                        Some(id)
+                    }
+                    _ => None,
+                };
                 r.send(cmd);
+                // Back on the live screen for the consoles watching it live.
+                let ids = self.clients.attached().map(|l| l.id);
+                if view.is_some_and(|id| self.views.live_elsewhere(id, i, ids)) {
+                    r.send(RunnerCommand::TermView {
+                        scroll: 0,
+                        seen: 0,
+                        hold: false,
+                    });
+                }
             }
             // Its agent starts once the worktree's setup is done.
             None if self.panes[i].setting_up => self.panes[i].waiting.push(cmd),
@@ -579,7 +625,10 @@ pub(super) fn started_of(
 /// Pane `pane` for a client that has seen everything up to `seen`.
 pub(super) fn pane_snapshot(pane: &Pane, seen: Option<u64>) -> PaneSnapshot {
     PaneSnapshot {
-        agent: pane.agent.clone(),
+        agent: PaneCard {
+            try_words: pane.try_words.clone(),
+            ..pane.agent.card()
+        },
         worktree: pane.worktree.clone(),
         failed: pane.failed.clone(),
         restored: pane.log.restored().clone(),
@@ -588,228 +637,6 @@ pub(super) fn pane_snapshot(pane: &Pane, seen: Option<u64>) -> PaneSnapshot {
         window: pane.placed.window,
         parent: pane.placed.parent.clone(),
         host: None,
-    }
-}
-
-/// What starting a pane's runner needs, at start and for a pane made at
-/// runtime.
-pub(super) struct Starter {
-    pub(super) config: Config,
-    registry: Registry,
-    tx: mpsc::UnboundedSender<PaneUpdate>,
-    setups: mpsc::UnboundedSender<SetupDone>,
-    socket: std::path::PathBuf,
-    hive_budget: Option<std::sync::Arc<crate::runner::budget::HiveBudget>>,
-}
-
-impl Starter {
-    fn new(
-        config: Config,
-        ops_tx: mpsc::UnboundedSender<crate::ops::HiveRequest>,
-        (tx, setups): (
-            mpsc::UnboundedSender<PaneUpdate>,
-            mpsc::UnboundedSender<SetupDone>,
-        ),
-        socket: std::path::PathBuf,
-    ) -> Self {
-        let registry = Registry::builtin().with_toolbox(crate::ops::meta::toolbox_factory(ops_tx));
-        let hive_budget =
-            crate::runner::budget::HiveBudget::new(config.budget.usd, config.budget.tokens);
-        Self {
-            config,
-            registry,
-            tx,
-            setups,
-            socket,
-            hive_budget,
-        }
-    }
-
-    /// Starts pane `i`'s runner, or first its worktree's setup in the
-    /// background (the server starts the runner when it is done:
-    /// `Server::set_up`).
-    pub(super) fn start_or_set_up(
-        &self,
-        i: usize,
-        pane: &mut Pane,
-        fresh: bool,
-        ops: &mut crate::ops::OpsHost,
-    ) -> Option<RunnerHandle> {
-        let pending = pane
-            .worktree
-            .as_ref()
-            .filter(|w| pane.failed.is_none() && crate::worktree::setup_pending(&pane.agent, w));
-        let Some(w) = pending.cloned() else {
-            return self.start(i, pane, fresh, ops);
-        };
-        let shown = pane.agent.worktree_setup.join(" ");
-        pane.log.note(format!(
-            "running worktree setup `{shown}`; the agent starts when it is done"
-        ));
-        pane.setting_up = true;
-        let agent = pane.agent.clone();
-        let tx = self.setups.clone();
-        tokio::task::spawn_blocking(move || {
-            let result = crate::worktree::setup(&agent, &w).map_err(|e| e.to_string());
-            let _ = tx.send(SetupDone {
-                slot: i,
-                fresh,
-                result,
-            });
-        });
-        None
-    }
-
-    pub(super) fn registry(&self) -> &Registry {
-        &self.registry
-    }
-
-    /// Starts pane `i`'s runner on its restored history; a provider that
-    /// cannot start leaves its error in the pane instead of stopping the
-    /// server.
-    pub(super) fn start(
-        &self,
-        i: usize,
-        pane: &mut Pane,
-        fresh: bool,
-        ops: &mut crate::ops::OpsHost,
-    ) -> Option<RunnerHandle> {
-        // A pane that failed before starting (no worktree) stays stopped.
-        if pane.failed.is_some() {
-            return None;
-        }
-        let config = &self.config;
-        let agent = &pane.agent;
-        let mut history = crate::history::open_pane(agent, fresh);
-        // `agent.read` sees the turns from before a restart too.
-        ops.restore(i, &history.items);
-        pane.log.reset(Restored::of(&history));
-        // What the worktree's setup printed, in the pane (issue 31).
-        if let Some(text) = pane.worktree.as_ref().and_then(|w| w.setup_output.clone()) {
-            pane.log.note(text);
-        }
-        let options = RunnerOptions {
-            processor: config.processor_config(),
-            interrupt_timeout: Duration::from_millis(config.ui.interrupt_timeout_ms),
-            stall_after: Duration::from_secs(config.ui.stall_after_s.max(1)),
-            initial_queue: std::mem::take(&mut history.queue),
-            recorder: history.recorder.take(),
-            live_every: crate::app::live_every(config),
-            background_every: crate::app::background_every(config),
-            focused: false,
-            prices: std::sync::Arc::new(config.prices.clone()),
-            sample_every: Some(Duration::from_secs(1)),
-            hive_budget: self.hive_budget.clone(),
-        };
-        let spec = ProviderSpec {
-            agent: self.registry.with_hive_mcp(agent, Some(&self.socket)),
-            resume: history.resume.take(),
-        };
-        let started = self
-            .registry
-            .get(&agent.provider)
-            .and_then(|factory| spawn_runner(i, factory, spec, options, self.tx.clone()));
-        match started {
-            Ok(h) => Some(h),
-            Err(e) => {
-                tracing::warn!(agent = %agent.id, "cannot start: {e}");
-                pane.failed = Some(e.to_string());
-                None
-            }
-        }
-    }
-}
-
-/// A worktree setup that ended: for slot `slot`, what it printed or why it
-/// failed.
-pub(super) struct SetupDone {
-    slot: usize,
-    fresh: bool,
-    result: Result<Option<String>, String>,
-}
-
-impl Server {
-    /// A worktree's setup ended: the pane's agent starts (with what it
-    /// was sent meanwhile), or the pane shows why it cannot; every client
-    /// gets the pane as it is now.
-    fn set_up(&mut self, done: SetupDone) {
-        let SetupDone {
-            slot,
-            fresh,
-            result,
-        } = done;
-        tracing::info!(pane = slot, ok = result.is_ok(), "worktree setup ended");
-        let Some(pane) = self
-            .panes
-            .get_mut(slot)
-            .filter(|p| !p.closed && p.setting_up)
-        else {
-            return;
-        };
-        pane.setting_up = false;
-        let waiting = std::mem::take(&mut pane.waiting);
-        match result {
-            Ok(output) => {
-                if let Some(w) = pane.worktree.as_mut() {
-                    w.setup_output = output;
-                }
-            }
-            Err(why) => pane.failed = Some(why),
-        }
-        let runner = self.starter.start(slot, pane, fresh, &mut self.ops);
-        let started = started_of((&runner, pane));
-        self.control.set_started_at(slot, started);
-        self.control.set_usage(slot, pane.log.restored_usage());
-        if let Some(r) = &runner {
-            for cmd in waiting {
-                r.send(cmd);
-            }
-        }
-        if let Some(place) = self.runners.get_mut(slot) {
-            *place = runner;
-        }
-        // Only this pane changed: each client builds it again, alone.
-        self.reset_pane(slot, None);
-    }
-
-    /// Every attached client but `except` builds slot `slot`'s pane again
-    /// from its snapshot (`ServerMsg::Reset`).
-    fn reset_pane(&mut self, slot: usize, except: Option<ClientId>) {
-        let (Some(position), Some(pane)) = (self.position(slot), self.panes.get(slot)) else {
-            return;
-        };
-        let reset = ServerMsg::Reset {
-            pane: position,
-            snapshot: Box::new(pane_snapshot(pane, None)),
-        };
-        self.clients.broadcast(&reset, except);
-    }
-
-    /// Snapshot `snap` to client `id`, then the git state in the panes'
-    /// numbers (a snapshot replaces what the client had).
-    pub(super) fn send_snapshot(&mut self, id: ClientId, snap: Snapshot) {
-        // A deferred snapshot comes with its catch-up once the client drains.
-        if self.clients.send_snapshot(id, snap) {
-            self.catch_up(id);
-        }
-    }
-
-    /// After a snapshot or a layout, client `id` gets the git state in
-    /// the panes' numbers, and the mutes.
-    pub(super) fn catch_up(&mut self, id: ClientId) {
-        self.worktrees.catch_up(id, &mut self.clients, &self.order);
-        let mutes = ServerMsg::Mutes(self.notifier.mutes.clone());
-        self.clients.send(id, &mutes);
-    }
-
-    /// Every attached client gets the panes as they are now.
-    pub(super) fn resnapshot(&mut self) {
-        self.shown.clone_from(&self.order);
-        let ids: Vec<ClientId> = self.clients.attached().map(|l| l.id).collect();
-        let snap = self.snapshot();
-        for id in ids {
-            self.send_snapshot(id, snap.clone());
-        }
     }
 }
 

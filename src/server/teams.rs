@@ -9,8 +9,12 @@
 //! terminal (a shell would run whatever it is sent), may message only
 //! panes its parent may (and the parent), and spawning is bounded by the
 //! parent's `can_spawn` (helpers running at once), a depth of
-//! [`MAX_DEPTH`], and the parent's `spawn_budget_usd` (what its helpers
-//! spent together).
+//! [`MAX_DEPTH`], the team's `[limits] max_helpers` (helpers running at
+//! once below one pane of the user's, however they nest: `can_spawn`
+//! alone bounds each member, and 6 × 6 × 6 is 258 panes), and the parent's
+//! `spawn_budget_usd` (what its helpers spent together; a helper that used
+//! tokens at no known price stops further spawns, since its spend cannot
+//! be counted).
 
 use std::path::{Path, PathBuf};
 
@@ -143,14 +147,28 @@ impl Server {
                 format!("helpers nest at most {MAX_DEPTH} deep"),
             ));
         }
+        self.team_room(id)?;
         if let Some(budget) = agent.spawn_budget_usd {
-            let spent: f64 = self
-                .panes
-                .iter()
-                .enumerate()
-                .filter(|(_, p)| self.descends_from(&p.agent.id, id))
-                .map(|(s, _)| self.control.cost_of(s))
-                .sum();
+            let mut spent = 0.0;
+            for (s, p) in self.panes.iter().enumerate() {
+                if !self.descends_from(&p.agent.id, id) {
+                    continue;
+                }
+                match self.control.cost_of(s) {
+                    Some(c) => spent += c,
+                    None => {
+                        return Err(OpError::new(
+                            "budget_unknown",
+                            format!(
+                                "`{}` used tokens at no known price, so what `{id}`'s helpers \
+                                 spent against its spawn budget is unknown: add its model to \
+                                 [prices] or close it",
+                                p.agent.id
+                            ),
+                        ));
+                    }
+                }
+            }
             if spent >= budget {
                 return Err(OpError::new(
                     "budget_reached",
@@ -161,6 +179,34 @@ impl Server {
             }
         }
         Ok(slot)
+    }
+
+    /// Whether `id`'s team (the user's pane it descends from, and every
+    /// helper below that) may run one more helper.
+    fn team_room(&self, id: &str) -> Result<(), OpError> {
+        let mut root = id.to_owned();
+        for _ in 0..=MAX_DEPTH {
+            match self.parent_of(&root) {
+                Some(p) => root = p,
+                None => break,
+            }
+        }
+        let running = self
+            .order
+            .iter()
+            .filter(|&&s| self.descends_from(&self.panes[s].agent.id, &root))
+            .count();
+        let cap = self.starter.config.limits.max_helpers;
+        if running >= cap {
+            return Err(OpError::new(
+                "team_limit",
+                format!(
+                    "`{root}`'s team runs {running} helper(s), as many as [limits] max_helpers \
+                     ({cap}) allows; agent.close one first"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// How many spawns deep `id` is (0: a pane of the user's).

@@ -6,9 +6,9 @@ use ratatui::text::Span;
 
 use super::theme::Theme;
 use super::wrap::{Logical, truncate};
-use crate::event::{Origin, ToolDisplay, Usage};
-use crate::provider::DiagnosticLevel;
-use crate::upsert::{Upsert, UpsertKind, UpsertStatus};
+use crate::protocol::agent::DiagnosticLevel;
+use crate::protocol::event::{Origin, ToolDisplay, Usage};
+use crate::protocol::upsert::{Upsert, UpsertKind, UpsertStatus};
 
 pub(crate) const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 /// Lines of tool output shown while collapsed.
@@ -323,11 +323,7 @@ pub fn tokens(n: u64) -> String {
 }
 
 pub fn cost(usd: f64) -> String {
-    if usd < 0.01 {
-        format!("${usd:.4}")
-    } else {
-        format!("${usd:.2}")
-    }
+    crate::runner::usage::usd(usd, if usd < 0.01 { 4 } else { 2 })
 }
 
 /// A token count as reported: a turn never uses zero tokens, so a zero is
@@ -353,7 +349,7 @@ pub fn usage_text(u: &Usage) -> String {
 
 /// A process sample in one short cell: `12% 340M` (CPU of one core,
 /// resident memory).
-pub fn process_text(s: &crate::procstat::ProcessSample) -> String {
+pub fn process_text(s: &crate::protocol::pane::ProcessSample) -> String {
     format!("{:.0}% {}", s.cpu_percent, bytes(s.rss_bytes))
 }
 

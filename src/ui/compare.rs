@@ -356,7 +356,7 @@ fn take_lines(app: &App, width: u16) -> Option<Vec<Line<'static>>> {
 }
 
 /// `worktree: README.md +1 -1, main.rs +2 -0` (or that it is clean).
-fn worktree_line(files: &[crate::worktree::FileChange]) -> String {
+fn worktree_line(files: &[crate::protocol::git::FileChange]) -> String {
     if files.is_empty() {
         return "worktree: no changes".into();
     }

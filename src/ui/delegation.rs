@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use super::cells::CellCtx;
 use super::wrap::{Logical, truncate};
-use crate::upsert::{Upsert, UpsertKind, UpsertStatus};
+use crate::protocol::upsert::{Upsert, UpsertKind, UpsertStatus};
 
 /// Where in an agent's arguments the `calls` list may sit: at the top
 /// (Claude, openai), or under the agent's wrapper (ACP's `input`, Codex's

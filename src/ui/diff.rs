@@ -12,11 +12,12 @@ use unicode_width::UnicodeWidthStr;
 use super::highlight;
 use super::theme::Theme;
 use super::wrap::{Logical, truncate, wrap};
+use crate::app::comment::ReviewComment;
 use crate::app::overlay::Review;
 use crate::app::overlay::{Confirm, DiffView};
 use crate::app::state::App;
-use crate::worktree::review::ReviewComment;
-use crate::worktree::{BringMode, DiffScope, FileDiff, LineKind};
+use crate::protocol::git::LineKind;
+use crate::protocol::git::{BringMode, DiffScope, FileDiff};
 
 pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
     let Some(v) = app.diff.as_ref() else {
@@ -312,7 +313,7 @@ fn file_lines(f: &FileDiff, review: &Review, t: &Theme) -> Vec<Line<'static>> {
 /// One line of a hunk: its number (`▸` when `selected`), sign and code;
 /// `None` for a "no newline" note. Counts the old and new line numbers on.
 fn code_line(
-    l: &crate::worktree::diff::DiffLine,
+    l: &crate::protocol::git::DiffLine,
     (old, new): (&mut u32, &mut u32),
     selected: bool,
     ext: &str,

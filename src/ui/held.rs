@@ -10,7 +10,7 @@ use super::pane_ctx::PaneCtx;
 use super::wrap::Logical;
 use crate::app::pane::Pane;
 use crate::keymap::Action;
-use crate::runner::hold::HoldKind;
+use crate::protocol::hold::HoldKind;
 
 /// `⏸ limit · resets 15:04` (`~15:04`: hive's backoff, not the vendor's
 /// reset; the day too when it is not today), `⏸ budget spent`.
@@ -24,15 +24,11 @@ pub(crate) fn label(p: &Pane) -> String {
     let Some(until) = h.until.filter(|_| h.kind != HoldKind::Budget) else {
         return "⏸ budget spent".into();
     };
-    let until = until.with_timezone(&chrono::Local);
-    let today = chrono::Local::now().date_naive() == until.date_naive();
-    let time = if today {
-        until.format("%H:%M").to_string()
-    } else {
-        until.format("%a %H:%M").to_string()
-    };
     let mark = if h.reported { "" } else { "~" };
-    format!("⏸ limit · resets {mark}{time}")
+    format!(
+        "⏸ limit · resets {mark}{}",
+        crate::runner::hold::reset_time(until, chrono::Utc::now())
+    )
 }
 
 /// The budget card: what was spent of what, and the two answers.

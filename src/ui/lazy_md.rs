@@ -22,7 +22,7 @@ use super::lazy_code::{self, CodeRange};
 use super::markdown::{self, Incremental};
 use super::theme::Theme;
 use super::wrap::{Logical, wrap};
-use crate::text::SharedText;
+use crate::protocol::text::SharedText;
 
 /// A restored text is cut at the first boundary at least this far from the
 /// previous cut: pieces big enough that an index of them stays small.

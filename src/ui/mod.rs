@@ -27,6 +27,7 @@ pub(crate) mod overview;
 pub(crate) mod pane;
 pub(crate) mod pane_ctx;
 pub(crate) mod pane_title;
+mod permission_card;
 pub mod put;
 pub(crate) mod search;
 pub(crate) mod status;

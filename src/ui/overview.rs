@@ -190,7 +190,7 @@ fn usage_cell(p: &Pane) -> String {
 /// The whole hive's usage (every pane's session totals added up), or
 /// `None` before any pane used anything.
 fn hive_total(app: &App) -> Option<String> {
-    let mut total = crate::event::Usage::default();
+    let mut total = crate::protocol::event::Usage::default();
     let mut unpriced = false;
     for p in &app.panes {
         let u = &p.conversation.usage;

@@ -18,9 +18,10 @@ use super::wrap::{Logical, truncate, wrap};
 use crate::app::geometry::PaneGeometry;
 use crate::app::pane::Pane;
 use crate::keymap::{Action, Keymap};
-use crate::runner::TurnState;
+use crate::protocol::pane::TurnState;
 
 pub(crate) use super::pane_ctx::PaneCtx;
+use super::permission_card::permission_card;
 
 /// A narrow pane's streaming answer moves up by a third of the view at a
 /// time: every move repaints the whole pane, so moving row by row would
@@ -83,7 +84,7 @@ pub(crate) fn draw(
         return;
     }
     if let Some(err) = &p.conversation.failed {
-        let unreachable = p.agent.provider == crate::wire::snapshot::UNREACHABLE;
+        let unreachable = p.agent.provider == crate::protocol::snapshot::UNREACHABLE;
         draw_failed(err, unreachable, t, inner, buf);
         return;
     }
@@ -215,7 +216,7 @@ fn gauges(p: &Pane, t: &Theme) -> Option<Line<'static>> {
     if let Some((used, window)) = p.conversation.context_fill(&p.agent) {
         let share = used as f64 / window as f64;
         let mut text = format!(" ctx {:.0}% of {} ", share * 100.0, cells::tokens(window));
-        let style = if share >= crate::runner::usage::CONTEXT_WARN {
+        let style = if share >= crate::protocol::event::CONTEXT_WARN {
             if p.conversation.offers_compact() {
                 text.push_str("· /compact ");
             }
@@ -611,117 +612,6 @@ fn queue_lines(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
         ));
     }
     out
-}
-
-/// Lines of an approval card's description shown before "… N more lines".
-const CARD_LINES: usize = 12;
-
-fn permission_card(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
-    let Some(req) = p.pending.permissions.front() else {
-        return Vec::new();
-    };
-    let t = ctx.theme;
-    let km = ctx.keymap;
-    let mut out = vec![Logical::new(vec![
-        Span::styled(
-            req.tool_name.clone(),
-            Style::new().fg(t.tool).add_modifier(Modifier::BOLD),
-        ),
-        Span::styled(
-            format!("  {}", truncate(cells::summary(req.display.as_ref()), 300)),
-            Style::new().fg(t.text),
-        ),
-    ])];
-    if let Some(d) = &req.description {
-        out.extend(description_rows(d, t));
-    }
-    let diff = cells::edit_diff(req.display.as_ref(), t);
-    let n = diff.len();
-    out.extend(diff.into_iter().take(8));
-    if n > 8 {
-        out.push(Logical::raw(
-            format!("… {} more lines", n - 8),
-            Style::new().fg(t.dim),
-        ));
-    }
-    let key = |s: String| Span::styled(s, Style::new().fg(t.accent).add_modifier(Modifier::BOLD));
-    let dim = |s: &str| Span::styled(s.to_owned(), Style::new().fg(t.dim));
-    if p.composer.deny_reason {
-        out.push(Logical::new(vec![
-            dim("type a reason in the composer, "),
-            key(km.short(Action::Submit)),
-            dim(" to deny, "),
-            key(km.short(Action::Interrupt)),
-            dim(" to go back"),
-        ]));
-    } else if req.options.is_empty() {
-        out.push(Logical::new(vec![
-            key(format!("[{}]", km.short(Action::AllowOnce))),
-            dim(" allow once  "),
-            key(format!("[{}]", km.short(Action::AllowAlways))),
-            dim(" allow always  "),
-            key(format!("[{}]", km.short(Action::Deny))),
-            dim(" deny…"),
-        ]));
-    } else {
-        out.extend(option_rows(req, t));
-    }
-    if p.pending.permissions.len() > 1 {
-        out.push(Logical::raw(
-            format!("(+{} more waiting)", p.pending.permissions.len() - 1),
-            Style::new().fg(t.dim),
-        ));
-    }
-    out
-}
-
-/// A card's description as the agent's own lines (codex-acp puts a
-/// command's argv one per line): a row each, or the words run together.
-fn description_rows(text: &str, t: &Theme) -> Vec<Logical> {
-    let lines: Vec<&str> = text.lines().collect();
-    let shown = lines.len().min(CARD_LINES);
-    let mut out: Vec<Logical> = lines[..shown]
-        .iter()
-        .map(|l| Logical::raw((*l).to_owned(), Style::new().fg(t.dim)))
-        .collect();
-    if lines.len() > shown {
-        out.push(Logical::raw(
-            format!("… {} more lines", lines.len() - shown),
-            Style::new().fg(t.dim),
-        ));
-    }
-    out
-}
-
-/// The agent's options, one a row with its key and what kind of answer
-/// it is.
-fn option_rows(req: &crate::provider::PermissionRequest, t: &Theme) -> Vec<Logical> {
-    let key = Style::new().fg(t.accent).add_modifier(Modifier::BOLD);
-    req.options
-        .iter()
-        .enumerate()
-        .take(9)
-        .map(|(i, o)| {
-            let mark = format!("[{}] ", i + 1);
-            let indent = " ".repeat(mark.len());
-            let mut spans = vec![Span::styled(o.label.clone(), Style::new().fg(t.text))];
-            if let Some(kind) = option_kind(&o.kind) {
-                spans.push(Span::styled(format!("  · {kind}"), Style::new().fg(t.dim)));
-            }
-            Logical::new(spans).with_prefix(vec![Span::styled(mark, key)], vec![Span::raw(indent)])
-        })
-        .collect()
-}
-
-/// How an agent's permission option kind reads on the card.
-fn option_kind(kind: &str) -> Option<&'static str> {
-    match kind {
-        "allow_once" => Some("allow once"),
-        "allow_always" => Some("allow always"),
-        "reject_once" => Some("reject"),
-        "reject_always" => Some("reject always"),
-        _ => None,
-    }
 }
 
 fn draw_separator(p: &Pane, ctx: &PaneCtx<'_>, area: Rect, buf: &mut Buffer) {

@@ -11,8 +11,8 @@ use super::theme::Theme;
 use crate::app::pane::Pane;
 use crate::app::pane::{CopyMode, selected};
 use crate::keymap::{Action, Keymap};
-use crate::runner::TurnState;
-use crate::runner::screen::{CellStyle, Colour, ScreenUpdate, attr};
+use crate::protocol::pane::TurnState;
+use crate::protocol::screen::{CellStyle, Colour, ScreenUpdate, attr};
 
 // Key, paste and mouse encoding for the child is input, not drawing: it lives
 // in the app (`app::pty_input`) and is re-exported here for callers of old.

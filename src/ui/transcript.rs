@@ -18,8 +18,8 @@ use super::lazy_md::{EAGER_BYTES, LinesOf, MdLayout, wrap_all};
 use super::theme::Theme;
 use super::wrap::Logical;
 use crate::app::transcript::{Entry, EntryKind, Transcript};
-use crate::event::Origin;
-use crate::upsert::{UpsertKind, UpsertStatus};
+use crate::protocol::event::Origin;
+use crate::protocol::upsert::{UpsertKind, UpsertStatus};
 
 /// What a layout depends on besides the entry itself.
 pub struct Ctx<'a> {
@@ -161,7 +161,7 @@ fn animates(e: &Entry) -> bool {
 /// A tool call's lines: a call of hive's operations as the delegation it
 /// is (with how long it waited), any other as its cell.
 fn tool_call(
-    u: &crate::upsert::Upsert,
+    u: &crate::protocol::upsert::Upsert,
     took: Option<std::time::Duration>,
     cell: &CellCtx<'_>,
 ) -> Vec<Logical> {

@@ -8,14 +8,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::WorktreeError;
 use super::git::Git;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum FileStatus {
-    Added,
-    Deleted,
-    Modified,
-    Renamed,
-}
+pub(crate) use crate::protocol::git::{DiffLine, Hunk, LineKind};
+pub use crate::protocol::git::{FileDiff, FileStatus};
 
 impl FileStatus {
     pub fn letter(self) -> char {
@@ -26,45 +20,6 @@ impl FileStatus {
             FileStatus::Renamed => 'R',
         }
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub(crate) enum LineKind {
-    Context,
-    Added,
-    Removed,
-    /// `\ No newline at end of file`.
-    Note,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct DiffLine {
-    pub kind: LineKind,
-    pub text: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct Hunk {
-    /// The `@@ -a,b +c,d @@ context` line.
-    pub header: String,
-    pub(crate) old_start: u32,
-    pub(crate) old_len: u32,
-    pub(crate) new_start: u32,
-    pub(crate) new_len: u32,
-    pub lines: Vec<DiffLine>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct FileDiff {
-    pub path: String,
-    /// Renames: where the file was.
-    pub(crate) old_path: Option<String>,
-    pub status: FileStatus,
-    pub binary: bool,
-    pub(crate) hunks: Vec<Hunk>,
-    /// git's header lines (`diff --git` to `+++`), to rebuild a patch of
-    /// one hunk.
-    pub(crate) head: Vec<String>,
 }
 
 impl FileDiff {

@@ -10,29 +10,7 @@ use std::path::Path;
 use super::WorktreeError;
 use super::git::Git;
 use super::merge::commit_all;
-
-/// One conflicted file as the rebase left it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ConflictedFile {
-    pub path: String,
-    /// `git status` code: `UU` both changed, `AA` both added, `DU`/`UD`
-    /// deleted on one side, …
-    pub code: String,
-    /// 1-based line spans from `<<<<<<<` to `>>>>>>>`.
-    pub regions: Vec<(usize, usize)>,
-}
-
-/// What the hand-off did.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct HandOff {
-    pub branch: String,
-    /// The main checkout's branch (or `HEAD` when detached).
-    pub target: String,
-    /// The commit rebased onto.
-    pub onto: String,
-    /// Empty: the rebase went through; merging now is clean.
-    pub files: Vec<ConflictedFile>,
-}
+pub use crate::protocol::git::{ConflictedFile, HandOff};
 
 /// Commits what the agent left uncommitted, then rebases its branch onto
 /// the main checkout's HEAD in its worktree. A rebase that stops on

@@ -9,14 +9,7 @@ use std::path::Path;
 
 use super::WorktreeError;
 use super::git::Git;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum BringMode {
-    /// A merge commit of the agent's branch.
-    Merge,
-    /// The agent's commits replayed on the main checkout's branch.
-    CherryPick,
-}
+pub use crate::protocol::git::{BringMode, MergeOutcome};
 
 impl BringMode {
     pub fn verb(self) -> &'static str {
@@ -25,18 +18,6 @@ impl BringMode {
             BringMode::CherryPick => "cherry-picked",
         }
     }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct MergeOutcome {
-    pub mode: BringMode,
-    pub branch: String,
-    /// Commits brought over (0: nothing to bring).
-    pub commits: usize,
-    /// The agent's uncommitted work was committed first.
-    pub committed_first: bool,
-    /// Files the main checkout received.
-    pub files: Vec<String>,
 }
 
 /// Commits everything in the worktree (untracked files too). `None`: clean.

@@ -19,6 +19,7 @@ pub mod handoff;
 pub mod live;
 pub mod manage;
 pub mod merge;
+mod nofollow;
 pub mod overlap;
 pub mod predict;
 pub mod review;
@@ -27,12 +28,14 @@ pub mod setup;
 
 use std::path::PathBuf;
 
+pub use crate::protocol::git::Worktree;
+pub use diff::FileDiff;
 pub use diff::FileStatus;
-pub(crate) use diff::{FileDiff, Hunk, LineKind};
+pub(crate) use diff::Hunk;
 pub(crate) use manage::find_repo;
 pub use manage::{ensure, list, prune, remove};
 pub use merge::{BringMode, bring_home, commit_all};
-pub(crate) use overlap::Overlap;
+pub use overlap::Overlap;
 pub use overlap::overlaps;
 pub use predict::{Conflict, MergePlan, Prediction, merge_order};
 pub use service::{DiffScope, FileChange, WorktreeEvent, WorktreeRequest, spawn_service};
@@ -84,23 +87,21 @@ pub struct WorktreeRequestSpec {
     pub root: Option<PathBuf>,
 }
 
-/// One agent's worktree, as created or found.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Worktree {
-    pub agent_id: String,
-    /// The main checkout's top level.
-    pub repo: PathBuf,
-    /// The worktree's top level.
-    pub path: PathBuf,
-    /// Where the agent runs (the worktree, or the same subdirectory in it).
-    pub cwd: PathBuf,
-    pub branch: String,
-    /// False: an existing worktree was reused (a restart).
-    pub created: bool,
-    /// What `worktree_setup` printed when it ran for this start (its last
-    /// lines, neutralized), for the pane to show (issue 31 point 6).
-    #[serde(skip)]
-    pub setup_output: Option<String>,
+impl crate::config::AgentConfig {
+    /// The worktree this agent asks for, if any (`root` from `[worktrees]`).
+    pub fn worktree_spec(&self, root: Option<&std::path::Path>) -> Option<WorktreeRequestSpec> {
+        let branch = match self.worktree.as_ref()? {
+            crate::config::WorktreeSetting::Enabled(false) => return None,
+            crate::config::WorktreeSetting::Enabled(true) => None,
+            crate::config::WorktreeSetting::Branch(b) => Some(b.clone()),
+        };
+        Some(WorktreeRequestSpec {
+            agent_id: self.id.clone(),
+            branch,
+            copy_uncommitted: self.worktree_copy_uncommitted,
+            root: root.map(std::path::Path::to_owned),
+        })
+    }
 }
 
 /// The branch an agent's worktree uses.

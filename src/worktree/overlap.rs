@@ -3,22 +3,7 @@
 //! diffs; the service feeds them and the app shows the result.
 
 use super::diff::FileDiff;
-
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct OverlapFile {
-    pub path: String,
-    /// Some hunk of one agent touches lines a hunk of the other touches
-    /// (in the base's numbering).
-    pub same_hunk: bool,
-}
-
-/// Two agents whose changes meet.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Overlap {
-    pub a: String,
-    pub b: String,
-    pub files: Vec<OverlapFile>,
-}
+pub use crate::protocol::git::{Overlap, OverlapFile};
 
 impl Overlap {
     pub(crate) fn involves(&self, agent: &str) -> bool {

@@ -12,18 +12,10 @@ use std::path::{Path, PathBuf};
 
 use super::git::Git;
 use super::{Worktree, WorktreeError, diff};
+pub use crate::protocol::git::{Blocked, Conflict, MergePlan, Prediction, merge_order};
 
 /// Merges checked at once (git processes in parallel).
 const MAX_WORKERS: usize = 4;
-
-/// A merge that would conflict: agent `a` with agent `b`, or with the main
-/// checkout's HEAD when `b` is `None`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Conflict {
-    pub a: String,
-    pub b: Option<String>,
-    pub files: Vec<String>,
-}
 
 impl Conflict {
     pub fn involves(&self, agent: &str) -> bool {
@@ -38,14 +30,6 @@ impl Conflict {
             (Some(_), false) => &self.a,
         }
     }
-}
-
-/// What the predictor found: the conflicts, and which agents have work the
-/// main checkout does not have yet (in pane order).
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Prediction {
-    pub conflicts: Vec<Conflict>,
-    pub pending: Vec<String>,
 }
 
 /// The result of merging two commits in the object store.
@@ -305,102 +289,6 @@ fn main_heads(
         }
     }
     Ok(heads)
-}
-
-/// A merge order that avoids the predicted conflicts: the agents that can
-/// go home cleanly one after the other (fewest conflicts first), then those
-/// that conflict with one of them or with the main branch, with why.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct MergePlan {
-    pub clean: Vec<String>,
-    /// The agents that would conflict, in the order they come.
-    pub after: Vec<Blocked>,
-}
-
-/// An agent whose merge would conflict with `with` (an agent merged
-/// before it; `None`: the main branch) in `files`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Blocked {
-    pub agent: String,
-    pub with: Option<String>,
-    pub files: Vec<String>,
-}
-
-impl MergePlan {
-    /// `merge order: a, c; then b (conflicts with a in x.rs)`; `None` when
-    /// there is nothing to order (fewer than two agents with work).
-    pub fn describe(&self) -> Option<String> {
-        self.describe_named(str::to_owned)
-    }
-
-    /// [`describe`](Self::describe) with each agent id as `name` gives it
-    /// (a pane's display name).
-    pub fn describe_named(&self, name: impl Fn(&str) -> String) -> Option<String> {
-        if self.clean.len() + self.after.len() < 2 && self.after.is_empty() {
-            return None;
-        }
-        let clean: Vec<String> = self.clean.iter().map(|a| name(a)).collect();
-        let mut s = format!("merge order: {}", clean.join(", "));
-        if self.clean.is_empty() {
-            s = "merge order: none is clean".to_owned();
-        }
-        for (i, b) in self.after.iter().enumerate() {
-            s.push_str(if i == 0 { "; then " } else { ", " });
-            let with = b
-                .with
-                .as_deref()
-                .map_or_else(|| "the main branch".to_owned(), &name);
-            s.push_str(&format!(
-                "{} (conflicts with {with} in {})",
-                name(&b.agent),
-                b.files.join(", ")
-            ));
-        }
-        Some(s)
-    }
-}
-
-/// Orders the agents with pending work (see [`MergePlan`]). Pure.
-pub fn merge_order(p: &Prediction) -> MergePlan {
-    let mut plan = MergePlan::default();
-    let with_main = |a: &str| p.conflicts.iter().find(|c| c.b.is_none() && c.a == a);
-    let between = |a: &str, b: &str| {
-        p.conflicts
-            .iter()
-            .find(|c| c.b.is_some() && c.involves(a) && c.involves(b))
-    };
-    let mut left: Vec<&String> = Vec::new();
-    for a in &p.pending {
-        match with_main(a) {
-            Some(c) => plan.after.push(Blocked {
-                agent: a.clone(),
-                with: None,
-                files: c.files.clone(),
-            }),
-            None => left.push(a),
-        }
-    }
-    while !left.is_empty() {
-        // The agent that blocks the fewest others goes next.
-        let degree = |a: &str| left.iter().filter(|b| between(a, b).is_some()).count();
-        let Some(pick) = (0..left.len()).min_by_key(|&i| degree(left[i])) else {
-            break;
-        };
-        let next = left.remove(pick);
-        plan.clean.push(next.clone());
-        left.retain(|b| match between(next, b) {
-            Some(c) => {
-                plan.after.push(Blocked {
-                    agent: (*b).clone(),
-                    with: Some(next.clone()),
-                    files: c.files.clone(),
-                });
-                false
-            }
-            None => true,
-        });
-    }
-    plan
 }
 
 #[cfg(test)]

@@ -58,14 +58,11 @@ pub fn reject_hunk(worktree: &Path, file: &FileDiff, index: usize) -> Result<(),
 /// worktree's repository): restored, or removed when it was added.
 pub fn reject_file(worktree: &Path, base: &str, file: &FileDiff) -> Result<(), WorktreeError> {
     let git = Git::at(worktree);
+    // The path was read from a diff (or sent by a socket client): it is
+    // resolved at the moment of deletion, never through a symlink.
     let remove = |path: &str| -> Result<(), WorktreeError> {
         git.run(&["rm", "-q", "--cached", "--ignore-unmatch", "--", path])?;
-        let full = worktree.join(path);
-        if full.is_file() || full.is_symlink() {
-            std::fs::remove_file(&full)
-                .map_err(|source| WorktreeError::Io { path: full, source })?;
-        }
-        Ok(())
+        super::nofollow::remove_file(worktree, path).map(drop)
     };
     match file.status {
         FileStatus::Added => remove(&file.path),
@@ -97,112 +94,6 @@ pub fn reset_to_main(repo: &Path, worktree: &Path) -> Result<String, WorktreeErr
     Ok(head)
 }
 
-/// A review comment on a hunk (or one of its lines).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReviewComment {
-    pub path: String,
-    /// The line in the new file (the old one for a removal).
-    pub line: u32,
-    /// The hunk as git shows it, for context.
-    pub hunk: String,
-    /// Which hunk of the file it is (where the view draws the comment).
-    pub index: usize,
-    /// The line of the hunk it is on (an index into its lines), for a
-    /// comment on one line; `None`: on the hunk.
-    pub diff_line: Option<usize>,
-    pub text: String,
-}
-
-impl ReviewComment {
-    /// A comment on hunk `index` of `file`, at its first changed line.
-    pub(crate) fn on_hunk(file: &FileDiff, index: usize, text: String) -> Option<Self> {
-        let h = file.hunks.get(index)?;
-        let mut line = h.new_start;
-        for l in &h.lines {
-            match l.kind {
-                LineKind::Context => line += 1,
-                LineKind::Added | LineKind::Removed => break,
-                LineKind::Note => {}
-            }
-        }
-        let mut hunk = h.header.clone();
-        for l in &h.lines {
-            hunk.push('\n');
-            hunk.push_str(match l.kind {
-                LineKind::Added => "+",
-                LineKind::Removed => "-",
-                LineKind::Context => " ",
-                LineKind::Note => "",
-            });
-            hunk.push_str(&l.text);
-        }
-        Some(Self {
-            path: file.path.clone(),
-            line,
-            hunk,
-            index,
-            diff_line: None,
-            text,
-        })
-    }
-
-    /// A comment on line `line` of hunk `index` when one is selected, else
-    /// on the hunk.
-    pub fn at(file: &FileDiff, index: usize, line: Option<usize>, text: String) -> Option<Self> {
-        match line {
-            Some(at) => Self::on_line(file, index, at, text),
-            None => Self::on_hunk(file, index, text),
-        }
-    }
-
-    /// A comment on line `at` (an index into the hunk's lines) of hunk
-    /// `index`: named by that line's number (the new file's; the old one's
-    /// for a removed line), the hunk kept for context.
-    pub(crate) fn on_line(file: &FileDiff, index: usize, at: usize, text: String) -> Option<Self> {
-        let h = file.hunks.get(index)?;
-        let target = h.lines.get(at)?;
-        if target.kind == LineKind::Note {
-            return None;
-        }
-        let (mut old, mut new) = (h.old_start, h.new_start);
-        for l in &h.lines[..at] {
-            match l.kind {
-                LineKind::Added => new += 1,
-                LineKind::Removed => old += 1,
-                LineKind::Context => {
-                    old += 1;
-                    new += 1;
-                }
-                LineKind::Note => {}
-            }
-        }
-        let mut c = Self::on_hunk(file, index, text)?;
-        c.line = if target.kind == LineKind::Removed {
-            old
-        } else {
-            new
-        };
-        c.diff_line = Some(at);
-        Some(c)
-    }
-}
-
-/// The comments as one message that starts the agent's next turn.
-pub fn review_message(comments: &[ReviewComment]) -> String {
-    let mut s = format!(
-        "Review of your changes: {} comment{}. Address each one in your worktree.\n",
-        comments.len(),
-        if comments.len() == 1 { "" } else { "s" }
-    );
-    for c in comments {
-        s.push_str(&format!(
-            "\n{}:{}\n```diff\n{}\n```\n{}\n",
-            c.path, c.line, c.hunk, c.text
-        ));
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,41 +109,5 @@ mod tests {
             hunk_patch(f, &f.hunks[1]),
             "diff --git a/f.txt b/f.txt\nindex 1..2 100644\n--- a/f.txt\n+++ b/f.txt\n@@ -9,2 +9,3 @@ fn x\n i\n j\n+k\n\\ No newline at end of file\n"
         );
-    }
-
-    #[test]
-    fn comments_name_file_and_line_with_the_hunk() {
-        let files = parse_unified(DIFF);
-        let c = ReviewComment::on_hunk(&files[0], 0, "why upper case?".into()).unwrap();
-        assert_eq!((c.path.as_str(), c.line), ("f.txt", 2));
-        let late = ReviewComment::on_hunk(&files[0], 1, "k needs a test".into()).unwrap();
-        assert_eq!(late.line, 11);
-        let m = review_message(&[c, late]);
-        assert!(m.starts_with("Review of your changes: 2 comments."), "{m}");
-        assert!(
-            m.contains(
-                "\nf.txt:2\n```diff\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n```\nwhy upper case?\n"
-            ),
-            "{m}"
-        );
-        assert!(m.contains("\nf.txt:11\n"), "{m}");
-        assert!(ReviewComment::on_hunk(&files[0], 5, "x".into()).is_none());
-    }
-
-    #[test]
-    fn a_line_comment_names_that_line() {
-        let files = parse_unified(DIFF);
-        let f = &files[0];
-        // Hunk 1: " i" (9), " j" (10), "+k" (11).
-        let c = ReviewComment::on_line(f, 1, 2, "k needs a test".into()).unwrap();
-        assert_eq!((c.line, c.diff_line), (11, Some(2)));
-        let ctx = ReviewComment::on_line(f, 1, 1, "why j?".into()).unwrap();
-        assert_eq!(ctx.line, 10);
-        // Hunk 0: " a" (1), "-b" (old 2), "+B" (new 2).
-        let removed = ReviewComment::on_line(f, 0, 1, "keep b".into()).unwrap();
-        assert_eq!(removed.line, 2);
-        // The "no newline" note is no line to comment on.
-        assert!(ReviewComment::on_line(f, 1, 3, "x".into()).is_none());
-        assert!(ReviewComment::on_line(f, 1, 9, "x".into()).is_none());
     }
 }

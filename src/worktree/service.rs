@@ -10,20 +10,13 @@ use std::collections::HashMap;
 use tokio::sync::mpsc;
 
 use super::diff::{self, FileDiff};
-use super::handoff::{HandOff, rebase_onto_main};
-use super::merge::{BringMode, MergeOutcome, bring_home, commit_all};
+use super::handoff::rebase_onto_main;
+use super::merge::{BringMode, bring_home, commit_all};
 use super::overlap::{Overlap, overlaps};
 use super::predict::{Prediction, Predictor};
 use super::review;
 use super::{Worktree, WorktreeError};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum DiffScope {
-    /// Everything since the branch left the main checkout.
-    Overall,
-    /// What the last finished turn changed.
-    LastTurn,
-}
+pub use crate::protocol::git::{DiffScope, FileChange, WorktreeEvent, WorktreeRequest};
 
 impl DiffScope {
     pub fn label(self) -> &'static str {
@@ -32,115 +25,6 @@ impl DiffScope {
             DiffScope::LastTurn => "last turn",
         }
     }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum WorktreeRequest {
-    TurnStarted {
-        pane: usize,
-    },
-    TurnEnded {
-        pane: usize,
-    },
-    Diff {
-        pane: usize,
-        scope: DiffScope,
-    },
-    /// Merge or cherry-pick; `message` names the commit of uncommitted work.
-    Bring {
-        pane: usize,
-        mode: BringMode,
-        message: Option<String>,
-    },
-    /// Commit everything in the worktree on its branch.
-    Commit {
-        pane: usize,
-        message: String,
-    },
-    /// Recompute overlap warnings and predicted conflicts (the focus
-    /// moved, a terminal pane worked).
-    CheckOverlaps,
-    /// Review: revert `file` (one hunk of it, or all of it) in the pane's
-    /// worktree, as the diff of `scope` showed it.
-    Reject {
-        pane: usize,
-        scope: DiffScope,
-        file: Box<FileDiff>,
-        hunk: Option<usize>,
-    },
-    /// Discard the pane's work: its branch back to the main checkout's
-    /// HEAD, untracked files removed.
-    Reset {
-        pane: usize,
-    },
-    /// A merge conflicted: rebase the pane's branch onto the main
-    /// checkout's HEAD in its worktree, leaving the conflicts to the agent.
-    HandOff {
-        pane: usize,
-        message: Option<String>,
-    },
-    /// A pane made at runtime has this worktree (the server's to say: a
-    /// client can neither send nor receive it).
-    #[serde(skip)]
-    Track {
-        pane: usize,
-        worktree: Box<Worktree>,
-    },
-    /// The pane was closed: its worktree (which stays on disk) is no
-    /// longer compared with the others.
-    #[serde(skip)]
-    Untrack {
-        pane: usize,
-    },
-}
-
-/// One file a worktree changed: (path, lines added, lines removed).
-pub type FileChange = (String, usize, usize);
-
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub enum WorktreeEvent {
-    Diff {
-        pane: usize,
-        scope: DiffScope,
-        result: Result<Vec<FileDiff>, String>,
-    },
-    /// Every current overlap between two agents (empty: none). Sent when the
-    /// set changes; it is the state an attention inbox can show.
-    Overlaps(Vec<Overlap>),
-    Brought {
-        pane: usize,
-        result: Result<MergeOutcome, String>,
-        /// The files a refused merge would conflict in (empty otherwise).
-        conflicted: Vec<String>,
-    },
-    /// What each worktree changed overall: (pane, [(path, added,
-    /// removed)]), for the compare view. Sent when it changes.
-    Changed(Vec<(usize, Vec<FileChange>)>),
-    /// Every merge that would conflict now (pairs of worktrees, each with
-    /// the main checkout), and who has work to bring home. Sent when it
-    /// changes.
-    Conflicts(Prediction),
-    /// A rejected file or hunk was reverted (what, for the view) or not.
-    Rejected {
-        pane: usize,
-        result: Result<String, String>,
-    },
-    /// A worktree was reset to the main checkout (or not).
-    Reset {
-        pane: usize,
-        result: Result<(), String>,
-    },
-    /// The hand-off's rebase: stopped on the files listed (for the agent),
-    /// or went through.
-    HandedOff {
-        pane: usize,
-        result: Result<HandOff, String>,
-    },
-    /// The new commit, or `None` when there was nothing to commit.
-    Committed {
-        pane: usize,
-        result: Result<Option<String>, String>,
-    },
 }
 
 impl WorktreeRequest {

@@ -22,6 +22,7 @@ use crate::support::tmux::stop_servers;
 mod approvals;
 mod notify;
 mod panes;
+mod projects;
 mod teams;
 
 const TIMEOUT: Duration = Duration::from_secs(40);
@@ -107,12 +108,28 @@ script = "{}"
     /// Starts a console on `config` in tmux session `session` (which starts
     /// the config's server if none runs); waits for the server's socket.
     fn launch_with(&self, session: &str, config: &Path, socket_name: &str) -> PathBuf {
+        self.launch_as(session, self.dir.path(), Some(config), socket_name)
+    }
+
+    /// Starts a console as a user in project `dir` does: `hive` there,
+    /// which finds `dir/hive.toml` itself.
+    fn launch_in(&self, session: &str, dir: &Path, socket_name: &str) -> PathBuf {
+        self.launch_as(session, dir, None, socket_name)
+    }
+
+    fn launch_as(
+        &self,
+        session: &str,
+        cwd: &Path,
+        config: Option<&Path>,
+        socket_name: &str,
+    ) -> PathBuf {
         let d = self.dir.path();
         let env = |name: &str| format!("{name}={}", d.join(name.to_ascii_lowercase()).display());
         let mut cmd = Command::new("tmux");
         cmd.args(["-L", &self.tmux, "-f", "/dev/null", "new-session", "-d"])
             .args(["-s", session, "-x", "120", "-y", "40", "-c"])
-            .arg(d)
+            .arg(cwd)
             .args(["-e", "TERM=xterm-256color"])
             .args(["-e", &format!("HOME={}", d.display())]);
         // Every directory hive writes to is the test's own.
@@ -130,13 +147,15 @@ script = "{}"
             "-e",
             &format!("XDG_RUNTIME_DIR={}", self.run_dir().display()),
         ])
-        .arg(&self.bin)
-        .arg("--config")
-        .arg(config);
+        .arg(&self.bin);
+        if let Some(config) = config {
+            cmd.arg("--config").arg(config);
+        }
         assert!(cmd.status().expect("start tmux").success());
+        let config = config.map_or_else(|| cwd.join("hive.toml"), Path::to_owned);
         self.sessions
             .borrow_mut()
-            .push((session.to_owned(), config.to_owned()));
+            .push((session.to_owned(), config));
         let socket = self.socket_dir().join(socket_name);
         self.wait_until("the control socket", || {
             UnixStream::connect(&socket).is_ok()
@@ -188,6 +207,7 @@ script = "{}"
             .current_dir(self.dir.path())
             .env("XDG_RUNTIME_DIR", self.run_dir())
             .env("HIVE_STATE_DIR", self.state_dir())
+            .env("HIVE_DATA_DIR", self.path("hive_data_dir"))
             .env("XDG_CONFIG_HOME", self.path("xdg_config_home"))
             .env_remove("HIVE_SOCKET");
         cmd

@@ -40,7 +40,7 @@ fn start_hive(
 ) -> (std::path::PathBuf, Arc<Mutex<Vec<PaneUpdate>>>) {
     let (server, mut ctl_rx, _consoles) = Server::start(dir, "mcp-test").unwrap();
     let socket = server.path().to_owned();
-    let (ops_tx, mut ops_rx) = mpsc::unbounded_channel();
+    let (_ops_tx, mut ops_rx) = mpsc::unbounded_channel();
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut host = OpsHost::new(&agents);
     let registry = Registry::builtin();
@@ -69,7 +69,9 @@ fn start_hive(
                 }
                 Some(req) = ctl_rx.recv() => match req.call {
                     Call::Op { agent, op, args } => {
-                        hive::ops::remote::serve(&ops_tx, agent, op, args, req.reply);
+                        if let Some(op) = hive::ops::remote::request(agent, &op, args, req.reply) {
+                            host.handle(op, &runners);
+                        }
                     }
                     other => panic!("unexpected control call {other:?}"),
                 },

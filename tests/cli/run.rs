@@ -276,3 +276,90 @@ fn ctrl_c_interrupts_the_turn_which_ends_cancelled() {
     assert_eq!(last["type"], "turn_complete");
     assert_eq!(last["status"], "cancelled");
 }
+
+/// Issue 46 item 21: `hive` in a subdirectory of a project finds the
+/// project's `hive.toml` above it (as git finds a repository), and the
+/// config's `cwd = "."` is the config's directory, not where hive started.
+#[test]
+fn a_subdirectory_finds_the_projects_config_and_its_cwd_is_the_projects() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("proj");
+    let deep = project.join("src/deep");
+    std::fs::create_dir_all(&deep).unwrap();
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ctl/echo.toml");
+    std::fs::copy(fixture, project.join("echo.toml")).unwrap();
+    std::fs::write(
+        project.join("hive.toml"),
+        "[[agent]]\nid = \"sub\"\nprovider = \"script\"\nscript = \"echo.toml\"\ncwd = \".\"\n",
+    )
+    .unwrap();
+    let out = hive(&["run", "--agent", "sub", "found"], &deep);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Reply to: found"));
+
+    let config = hive::config::Config::from_file(
+        &project.join("src/../hive.toml"),
+        &hive::provider::Registry::builtin(),
+    )
+    .unwrap();
+    let cwd = config.agents[0].cwd.clone().unwrap();
+    assert_eq!(
+        std::fs::canonicalize(&cwd).unwrap(),
+        std::fs::canonicalize(&project).unwrap()
+    );
+    assert!(cwd.is_absolute(), "{}", cwd.display());
+}
+
+/// `permission_mode = "yolo"` on an `openai` agent (issue 46 item 3): the
+/// key is also a common field, and it must still reach the provider, so a
+/// headless write runs instead of being denied for want of a console;
+/// `auto-edit` lets the write through too, and a mode the provider does
+/// not know is refused at its line.
+#[test]
+fn openai_permission_mode_written_on_the_agent_table_applies() {
+    use crate::openai_server::{Reply, Server, answer_text, finish, tool_call};
+    for mode in ["yolo", "auto-edit"] {
+        let dir = tempfile::tempdir().unwrap();
+        let args = serde_json::json!({"path": "out.txt", "content": "written\n"}).to_string();
+        let server = Server::start(vec![
+            Reply::Chunks(vec![
+                tool_call(0, "w1", "write", &args),
+                finish("tool_calls"),
+            ]),
+            answer_text("done", 1, 1),
+        ]);
+        let config = format!(
+            "[[agent]]\nid = \"oa\"\nprovider = \"openai\"\nmodel = \"m\"\nbase_url = \"{}\"\npermission_mode = \"{mode}\"\n",
+            server.base_url
+        );
+        std::fs::write(dir.path().join("hive.toml"), config).unwrap();
+        let out = hive(&["run", "--agent", "oa", "write it"], dir.path());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{mode}: {stderr}");
+        assert!(!stderr.contains("denied"), "{mode}: {stderr}");
+        let written = std::fs::read_to_string(dir.path().join("out.txt"));
+        assert_eq!(
+            written.ok().as_deref(),
+            Some("written\n"),
+            "{mode}: {stderr}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("hive.toml"),
+        "[[agent]]\nid = \"oa\"\nprovider = \"openai\"\nmodel = \"m\"\npermission_mode = \"bogus\"\n",
+    )
+    .unwrap();
+    let out = hive(&["run", "--agent", "oa", "hi"], dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(":5:") && stderr.contains("permission_mode"),
+        "{stderr}"
+    );
+}

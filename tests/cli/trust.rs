@@ -27,6 +27,8 @@ mod orphans;
 mod planted;
 #[path = "trust/protocol.rs"]
 mod protocol;
+#[path = "trust/stalepid.rs"]
+mod stalepid;
 #[path = "trust/suspend.rs"]
 mod suspend;
 #[path = "trust/watchers.rs"]
@@ -47,6 +49,18 @@ pub fn hive(dir: &Path) -> Command {
         .env("HIVE_STATE_DIR", dir.join("state"))
         .env("XDG_CONFIG_HOME", dir.join("xdg"));
     c
+}
+
+/// Agent `agent`'s history dir in the data dir `data`, in whichever
+/// project keeps it (`data/projects/<project>/history/<agent>`).
+pub fn history_dir(data: &Path, agent: &str) -> std::path::PathBuf {
+    std::fs::read_dir(data.join("projects"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join("history").join(agent))
+        .find(|p| p.is_dir())
+        .unwrap_or_else(|| panic!("no project of {} keeps {agent}'s history", data.display()))
 }
 
 /// Runs the binary on a pseudo-terminal (as a user would), with its data,

@@ -219,11 +219,11 @@ async fn live_and_restored(
     drop(recorder);
     drop(h);
 
-    let mut h = history::open_pane_in(&store, &agent, &OpenOptions::default());
+    let h = history::open_pane_in(&store, &agent, &OpenOptions::default());
     assert!(h.warnings.is_empty(), "{:?}", h.warnings);
     let (mut restored, mut restored_view) = console(provider);
     restored.now = live.now;
-    restored.restore(0, &mut h);
+    restored.restore(0, &mut hive::wire::snapshot::Restored::of(&h));
     (
         draw(&mut live, &mut live_view),
         draw(&mut restored, &mut restored_view),

@@ -19,6 +19,7 @@ use hive::history::{self, OpenOptions, PaneState, Store, sessions};
 use hive::provider::script::ScriptFactory;
 use hive::provider::{Capabilities, ProviderSpec};
 use hive::runner::{PaneEvent, PaneUpdate, RunnerCommand, RunnerOptions, SubmitMode, spawn_runner};
+use hive::wire::snapshot::Restored;
 use support::console::{Console, pane_event};
 use tokio::sync::mpsc;
 
@@ -123,7 +124,7 @@ fn console(store: &Store, agent: &AgentConfig, caps: Capabilities) -> Console {
     c.app.history = Some(store.clone());
     let mut restored = history::open_pane_in(store, agent, &OpenOptions::default());
     restored.recorder = None;
-    c.app.restore(0, &mut restored);
+    c.app.restore(0, &mut Restored::of(&restored));
     c
 }
 

@@ -619,11 +619,11 @@ fn queue_is_visible_and_editable() {
 fn restored_queue_waits_for_enter_on_an_empty_composer() {
     let mut app = two();
     app.zoom = true;
-    let mut history = hive::history::PaneHistory {
+    let history = hive::history::PaneHistory {
         queue: vec!["left over".into()],
         ..Default::default()
     };
-    app.restore(0, &mut history);
+    app.restore(0, &mut hive::wire::snapshot::Restored::of(&history));
     insta::assert_snapshot!(render(&mut app, 70, 12));
     app.on_key(key(KeyCode::Enter));
     assert!(matches!(

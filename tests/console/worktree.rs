@@ -70,6 +70,7 @@ cwd = "{root}"
     let (mut app, warnings) = build_app(&config);
     assert!(warnings.is_empty(), "{warnings:?}");
     app.attach_worktrees(&prepared);
+    support::console::with_try_words(&mut app);
     app.now = app.started;
     app
 }

@@ -131,6 +131,10 @@ fn a_slow_answer_survives_a_killed_link_and_the_console_catches_up() {
     r.t.keys(&["C-b", "d"]);
     let s = r.t.wait_for("HIVE-EXIT=");
     assert!(s.contains("HIVE-EXIT=0"), "{s}");
+    // The hint names the host as `hive attach` took it (issue 46 item
+    // 13), not by its bare name, which names no server.
+    let again = format!("`hive attach {}` comes back", r.sshd.url(&r.project));
+    assert!(unwrapped(&s).contains(&again), "{s}");
     assert!(
         super::support::procs::alive(server),
         "the remote server lives on"
@@ -353,7 +357,19 @@ fn a_local_and_a_remote_server_share_one_grid_and_an_agent_messages_across() {
     });
     assert!(s.contains("dead"), "{s}");
     t.keys(&["C-b", "d"]);
-    t.wait_for("HIVE-EXIT=0");
+    let s = t.wait_for("HIVE-EXIT=0");
+    // `hive` in the project comes back to all three (issue 46 item 13):
+    // `hive attach g + box + dead` names nothing that exists.
+    let again = format!(
+        "`hive` in `{}` comes back",
+        local.canonicalize().unwrap().display()
+    );
+    assert!(unwrapped(&s).contains(&again), "{s}");
+}
+
+/// The screen's lines joined: a long message wraps at the pane's width.
+fn unwrapped(screen: &str) -> String {
+    screen.lines().map(str::trim_end).collect()
 }
 
 /// The console `bin` in `local`, in tmux session `session`, and the
@@ -507,4 +523,127 @@ fn resume_in_a_remote_pane_lists_and_reopens_the_hosts_sessions() {
     });
     r.t.keys(&["C-b", "d"]);
     r.t.wait_for("HIVE-EXIT=0");
+}
+
+/// One frame as the wire carries it: a 4-byte big-endian length, then it.
+fn frame(payload: &[u8]) -> Vec<u8> {
+    let mut out = (payload.len() as u32).to_be_bytes().to_vec();
+    out.extend_from_slice(payload);
+    out
+}
+
+/// What a hostile remote hive sends, per run: `<run>.1`, then (after a
+/// pause, so the console is up) `<run>.2`.
+fn hostile_frames(dir: &Path) {
+    use hive::wire::frame::{encode, encode_hello};
+    use hive::wire::snapshot::{PaneSnapshot, ServerInfo, Snapshot};
+    use hive::wire::{Hello, ServerMsg};
+    let bye = |reason: &str| {
+        encode(&ServerMsg::Bye {
+            reason: reason.into(),
+        })
+        .unwrap()
+    };
+    let ours = encode_hello(&Hello::ours());
+    // a: a hello of another protocol whose version is escapes.
+    let skew = br#"{"protocol":999,"hive":"\u001b]0;pwned-a\u0007\u001b[2J9.9"}"#;
+    std::fs::write(dir.join("a.1"), frame(skew)).unwrap();
+    // b: a goodbye at attach that writes the clipboard (OSC 52).
+    let b = [ours.clone(), bye("\x1b]52;c;cm0gLXJmIH4=\x07stopping")].concat();
+    std::fs::write(dir.join("b.1"), b).unwrap();
+    // c: an undecodable message: a variant name of escapes.
+    let variant = rmp_serde::to_vec("\x1b]0;pwned-c\x07").unwrap();
+    std::fs::write(dir.join("c.1"), [ours.clone(), frame(&variant)].concat()).unwrap();
+    // d: a real snapshot, then a goodbye during the session.
+    let agent = hive::config::Config::builtin().agents.remove(0);
+    let snapshot = Snapshot {
+        server: ServerInfo {
+            pid: 1,
+            config: "built-in".into(),
+            config_path: None,
+            socket: "/nonexistent/evil.sock".into(),
+            started: 0,
+        },
+        focus: 0,
+        away_since: None,
+        panes: vec![PaneSnapshot::empty(agent.card())],
+    };
+    let parts: Vec<u8> = snapshot
+        .into_messages()
+        .iter()
+        .flat_map(|m| encode(m).unwrap())
+        .collect();
+    std::fs::write(dir.join("d.1"), [ours, parts].concat()).unwrap();
+    std::fs::write(dir.join("d.2"), bye("\x1b]0;pwned-d\x07\x1b[2Jgone")).unwrap();
+}
+
+/// A hostile hive at the far end of the real sshd (and a hostile ssh
+/// stand-in for the install probe): its version, its goodbyes at attach
+/// and during a session, an undecodable message's variant name and the
+/// path it reports for `hive` reach the terminal only as visible text —
+/// the title is not set, the clipboard not written, the screen not
+/// cleared (#53 item 1).
+#[test]
+fn a_hostile_remote_hive_reaches_the_terminal_only_as_visible_text() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(bin) = bin() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(sshd) = super::support::sshd::Sshd::start(dir.path(), None) else {
+        return;
+    };
+    let fx = dir.path().join("frames");
+    std::fs::create_dir_all(&fx).unwrap();
+    hostile_frames(&fx);
+    let fxq = quote(&fx);
+    sshd.seed_script(
+        &bin,
+        &format!(
+            "#!/bin/sh\nm=$(cat {fxq}/mode)\ncat {fxq}/$m.1\n\
+             if [ -f {fxq}/$m.2 ]; then sleep 2; cat {fxq}/$m.2; fi\nsleep 1\n"
+        ),
+    );
+    // e: an "ssh" whose probe answer names a `hive` on a path of escapes.
+    let fake_ssh = fx.join("fake-ssh");
+    std::fs::write(
+        &fake_ssh,
+        "#!/bin/sh\nprintf 'path /opt/\\033]0;pwned-e\\007\\033[2J/hive\\nprotocol 999\\nuname Linux x86_64\\n'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake_ssh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let project = sshd.remote_home.join("proj");
+    std::fs::create_dir_all(&project).unwrap();
+    let local = dir.path().join("local");
+    std::fs::create_dir_all(&local).unwrap();
+    let mut vars = super::private_env(&local);
+    vars.push(format!("HIVE_SSH={}", sshd.ssh_command()));
+    sshd.masters_in(local.join("hive_state_dir/run/ssh"));
+    let (hive, url) = (quote(&bin), sshd.url(&project));
+    let script = format!(
+        "for m in a b c d; do echo $m > {fxq}/mode; {hive} attach {url}; echo EXIT-$m=$?; done; \
+         HIVE_SSH={ssh} {hive} attach --no-install ssh://evil/p; echo EXIT-e=$?; sleep 600",
+        ssh = quote(&fake_ssh),
+    );
+    let t = super::support::tmux::Tmux::start("h", dir, (200, 50), &vars, &["sh", "-c", &script]);
+    let s = t.wait("every run's end", |s| s.contains("EXIT-e="));
+    let title = t.cmd(&["display", "-p", "-t", "h", "#{pane_title}"]);
+    assert!(
+        !title.contains("pwned"),
+        "the remote set the title: {title}\n{s}"
+    );
+    let buffers = t.cmd(&["list-buffers"]);
+    assert!(
+        buffers.trim().is_empty(),
+        "the remote wrote the clipboard: {buffers}"
+    );
+    for (run, shown) in [
+        ("a", "␛]0;pwned-a␇␛[2J9.9"),
+        ("b", "␛]52;c;cm0gLXJmIH4=␇stopping"),
+        ("c", "␛]0;pwned-c␇"),
+        ("d", "␛]0;pwned-d␇␛[2Jgone"),
+        ("e", "/opt/␛]0;pwned-e␇␛[2J/hive"),
+    ] {
+        assert!(s.contains(shown), "run {run}: {shown} not shown\n{s}");
+    }
+    // Nothing cleared the screen: the first run's words are still there.
+    assert!(s.contains("EXIT-a=1"), "{s}");
 }

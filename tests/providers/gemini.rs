@@ -599,3 +599,33 @@ fn figure_large_message_cost() {
     );
     assert!(outputs > 0);
 }
+
+/// Issue 46 item 7: headless Gemini denies what would ask, so a pane
+/// without `permission_mode` says which tools its agent lacks; under
+/// `auto_edit` it says shell commands are off; under `yolo` (or `--yolo`
+/// in `args`) it says nothing.
+#[tokio::test]
+async fn a_pane_says_which_tools_headless_gemini_lacks() {
+    let cases: [(Option<&str>, &[&str], Option<&str>); 4] = [
+        (None, &[], Some("no shell, write or edit tools")),
+        (Some("auto_edit"), &[], Some("runs no shell commands")),
+        (Some("yolo"), &[], None),
+        (None, &["--yolo"], None),
+    ];
+    for (mode, args, said) in cases {
+        let dir = tempdir();
+        let mut agent = fake_agent(dir.path());
+        agent.permission_mode = mode.map(str::to_owned);
+        agent.args = args.iter().map(|a| (*a).to_owned()).collect();
+        let (h, mut pane) = start(agent, None);
+        pane.submit("hello", SubmitMode::Auto);
+        pane.turn_end().await;
+        let notes = pane.notices();
+        let told = notes.iter().find(|n| n.contains("Gemini runs headless"));
+        match said {
+            Some(s) => assert!(told.is_some_and(|n| n.contains(s)), "{mode:?}: {notes:?}"),
+            None => assert!(told.is_none(), "{mode:?} {args:?}: {notes:?}"),
+        }
+        h.send(RunnerCommand::Shutdown);
+    }
+}

@@ -378,6 +378,70 @@ async fn interrupt_kills_a_running_commands_process_group() {
     p.kill().await;
 }
 
+/// #53 item 11: children that leave the command's process group (`setsid`,
+/// and `setsid` after a double fork) end with the call, when the command
+/// exits and when the call is interrupted. Failed before: both lived on
+/// until the server ended.
+#[tokio::test]
+async fn children_that_setsid_end_with_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let escape = |name: &str| {
+        format!(
+            "setsid sh -c 'echo $$ > {name}.tmp; mv {name}.tmp {name}.pid; exec sleep 300' >/dev/null 2>&1"
+        )
+    };
+    let wait_for = |names: &[&str]| {
+        let files: Vec<String> = names.iter().map(|n| format!("[ -s {n}.pid ]")).collect();
+        format!("until {}; do sleep 0.01; done", files.join(" && "))
+    };
+    let exits = format!(
+        "{} & ({} &); {}; echo started",
+        escape("daemon"),
+        escape("double"),
+        wait_for(&["daemon", "double"])
+    );
+    let cancelled = format!(
+        "({} &); {}; echo started; sleep 300",
+        escape("late"),
+        wait_for(&["late"])
+    );
+    let server = Server::start(vec![
+        calls(&[("b1", "bash", json!({"command": exits}))]),
+        answer_text("after", 1, 1),
+        calls(&[("b2", "bash", json!({"command": cancelled}))]),
+        answer_text("never", 1, 1),
+    ]);
+    let mut p = Driven::start(&factory(), agent_in(&server, dir.path(), "yolo"), None);
+    let pid = |f: &str| -> i32 {
+        std::fs::read_to_string(dir.path().join(f))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    p.send("start two daemons");
+    assert_eq!(done(&p.until_done().await).0, ResponseStatus::Completed);
+    assert_eq!(result_of(&server, "b1"), "started\n");
+    for f in ["daemon.pid", "double.pid"] {
+        assert!(support::gone(pid(f)).await, "{f} outlived its call");
+    }
+
+    p.send("start one and wait");
+    p.live
+        .until("the command's live output", |e| matches!(e, ProviderEvent::Stream(s)
+            if matches!(&s.payload, Payload::ToolProgress { output_delta: Some(d), .. } if d.contains("started"))))
+        .await;
+    let late = pid("late.pid");
+    assert!(support::alive(late));
+    assert!(p.live.handle.send(ProviderCommand::Cancel));
+    assert_eq!(done(&p.until_done().await).0, ResponseStatus::Cancelled);
+    assert!(
+        support::gone(late).await,
+        "the setsid child outlived the interrupt"
+    );
+    p.kill().await;
+}
+
 #[tokio::test]
 async fn tools_can_be_turned_off_and_a_server_rejecting_them_names_the_setting() {
     let server = Server::start(vec![
@@ -403,14 +467,18 @@ async fn tools_can_be_turned_off_and_a_server_rejecting_them_names_the_setting()
 async fn older_tool_outputs_are_cleared_near_the_context_window() {
     let dir = tempfile::tempdir().unwrap();
     let bash = |id: &str, command: &str| calls(&[(id, "bash", json!({"command": command}))]);
+    // Each output fits its cap (a quarter of the window); four of them
+    // pass three quarters of it.
+    let big = "head -c 8000 /dev/zero | tr '\\0' x";
     let server = Server::start(vec![
-        bash("b1", "head -c 8000 /dev/zero | tr '\\0' x"),
-        bash("b2", "echo a"),
-        bash("b3", "echo b"),
+        bash("b1", big),
+        bash("b2", big),
+        bash("b3", big),
+        bash("b4", big),
         answer_text("done", 1, 1),
     ]);
     let mut a = agent_in(&server, dir.path(), "yolo");
-    a.set("context_window", 2000).unwrap();
+    a.set("context_window", 9000).unwrap();
     let mut p = Driven::start(&factory(), a, None);
     let events = p.turn("print a lot").await;
     assert_eq!(done(&events).0, ResponseStatus::Completed);
@@ -425,15 +493,15 @@ async fn older_tool_outputs_are_cleared_near_the_context_window() {
     // Kept while it is among the two newest outputs, cleared after.
     assert_eq!(b1(2).len(), 8000);
     assert!(
-        b1(3).starts_with("[cleared: an earlier tool output"),
+        b1(4).starts_with("[cleared: an earlier tool output"),
         "{}",
-        b1(3)
+        b1(4)
     );
     let notes = super::openai::notices(&events);
     assert!(
         notes.iter().any(
             |n| n.starts_with("context: cleared 1 earlier tool output(s)")
-                && n.contains("2000-token window")
+                && n.contains("9000-token window")
         ),
         "{notes:?}"
     );
@@ -492,8 +560,10 @@ async fn a_conversation_past_the_window_is_summarised_before_the_next_turn() {
 #[tokio::test]
 async fn slash_compact_summarises_the_conversation_on_demand() {
     let dir = tempfile::tempdir().unwrap();
+    // An answer long enough that its summary saves something.
+    let first = "first answer. ".repeat(40);
     let server = Server::start(vec![
-        answer_text("first answer", 1, 1),
+        answer_text(&first, 1, 1),
         answer_text("SUMMARY: one question answered.", 1, 1),
         answer_text("ok", 1, 1),
     ]);
@@ -524,5 +594,182 @@ async fn slash_compact_summarises_the_conversation_on_demand() {
             .contains("SUMMARY: one question answered.")
     );
     assert_eq!(m[3]["content"], "next");
+    p.kill().await;
+}
+
+/// The estimated tokens of a recorded request, as hive estimates them
+/// (4 bytes of JSON a token): its messages and its tools.
+fn request_tokens(server: &Server, n: usize) -> usize {
+    let body = &server.requests()[n].body;
+    (body["messages"].to_string().len() + body["tools"].to_string().len()) / 4
+}
+
+/// Issue 46 item 6: with a 12,000-token window, reading three 22 KB files
+/// at once must not end in a request past the window: each output is cut
+/// to fit and the pane says so.
+#[tokio::test]
+async fn three_big_reads_stay_within_the_context_window() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["a.txt", "b.txt", "c.txt"] {
+        let text: String = (0..700)
+            .map(|i| format!("{name} line {i:>4} of fifty bytes.....\n"))
+            .collect();
+        assert!(text.len() >= 22_000);
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let server = Server::start(vec![
+        calls(&[
+            ("r1", "read", json!({"path": "a.txt"})),
+            ("r2", "read", json!({"path": "b.txt"})),
+            ("r3", "read", json!({"path": "c.txt"})),
+        ]),
+        answer_text("read them", 1, 1),
+    ]);
+    let mut a = agent_in(&server, dir.path(), "yolo");
+    a.set("context_window", 12_000).unwrap();
+    let mut p = Driven::start(&factory(), a, None);
+    let events = p.turn("read the three files").await;
+    assert_eq!(done(&events).0, ResponseStatus::Completed);
+    assert_eq!(server.requests().len(), 2);
+    let sent = request_tokens(&server, 1);
+    assert!(sent <= 12_000, "the second request is ~{sent} tokens");
+    let r3 = result_of(&server, "r3");
+    assert!(r3.starts_with("c.txt line    0"), "{r3}");
+    assert!(r3.contains("[output cut to"), "{r3}");
+    p.kill().await;
+}
+
+/// A request the estimate puts over the window even after compaction is
+/// not sent: the turn fails saying why, and the message is not kept.
+#[tokio::test]
+async fn a_request_over_the_window_is_not_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(vec![answer_text("never", 1, 1), answer_text("ok", 1, 1)]);
+    let mut a = agent_in(&server, dir.path(), "yolo");
+    a.set("context_window", 4_000).unwrap();
+    let mut p = Driven::start(&factory(), a, None);
+    let events = p.turn(&"z".repeat(20_000)).await;
+    let (status, _, error, _) = done(&events);
+    assert_eq!(status, ResponseStatus::Error);
+    let error = error.unwrap_or_default();
+    assert!(error.contains("4000-token context window"), "{error}");
+    assert_eq!(server.requests().len(), 0);
+    assert_eq!(done(&p.turn("small").await).0, ResponseStatus::Completed);
+    let m = server.messages(0);
+    assert!(
+        m.iter()
+            .all(|m| m["content"].as_str().is_none_or(|c| c.len() < 20_000))
+    );
+    p.kill().await;
+}
+
+/// `/compact` ends with the context the summary leaves, so the gauge
+/// falls at once (item 22's first figure); a summary that saves nothing
+/// is dropped and said so.
+#[tokio::test]
+async fn compact_reports_the_context_it_leaves_and_never_grows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(vec![
+        answer_text(&"w".repeat(8000), 1, 1),
+        answer_text("SUMMARY: many w's.", 1, 1),
+        answer_text("short", 1, 1),
+        answer_text(&"v".repeat(4000), 1, 1),
+    ]);
+    let mut a = agent_in(&server, dir.path(), "yolo");
+    a.set("context_window", 40_000).unwrap();
+    let mut p = Driven::start(&factory(), a, None);
+    assert_eq!(
+        done(&p.turn("w's please").await).0,
+        ResponseStatus::Completed
+    );
+    let (_, _, _, usage) = done(&p.turn("/compact").await);
+    let usage = usage.expect("the compact turn's usage");
+    assert_eq!(usage.context_window, Some(40_000));
+    let left = usage.context_tokens.expect("context tokens");
+    assert!(left < 2000, "{left}");
+    // A summary longer than what it summarises is not used.
+    assert_eq!(done(&p.turn("/compact").await).0, ResponseStatus::Completed);
+    let events = p.turn("/compact").await;
+    let notes = super::openai::notices(&events);
+    assert!(
+        notes.iter().any(|n| n.contains("would save nothing")),
+        "{notes:?}"
+    );
+    p.kill().await;
+}
+
+/// Issue 46 item 20: a write the confinement will refuse is refused
+/// without asking the user, and a read-only call of the same step shows
+/// its output while another call's approval card waits.
+#[tokio::test]
+async fn refused_paths_never_ask_and_reads_do_not_wait_behind_a_card() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "old\n").unwrap();
+    let server = Server::start(vec![
+        calls(&[(
+            "w1",
+            "write",
+            json!({"path": "../outside.txt", "content": "x"}),
+        )]),
+        answer_text("refused", 1, 1),
+        calls(&[
+            ("w2", "write", json!({"path": "notes.txt", "content": "x"})),
+            ("g1", "glob", json!({"pattern": "*.txt"})),
+        ]),
+        answer_text("written", 1, 1),
+    ]);
+    // The default mode: ask.
+    let mut a = coding_agent(&server);
+    a.cwd = Some(dir.path().to_path_buf());
+    let mut p = Driven::start(&factory(), a, None);
+    let events = p.turn("write outside").await;
+    assert_eq!(done(&events).0, ResponseStatus::Completed);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, ProviderEvent::Permission(_))),
+        "no card for a path that is refused anyway"
+    );
+    assert!(
+        result_of(&server, "w1").starts_with("error:"),
+        "{}",
+        result_of(&server, "w1")
+    );
+    assert!(!dir.path().parent().unwrap().join("outside.txt").exists());
+
+    p.send("write notes");
+    // The glob's output arrives while the write's card still waits.
+    p.live
+        .until("the glob's output", |e| {
+            matches!(e, ProviderEvent::Stream(s) if matches!(&s.payload,
+                Payload::ItemDone { final_item: FinalItem::FunctionCallOutput { call_id, .. }, .. } if call_id == "g1"))
+        })
+        .await;
+    let card = p.live.seen.iter().find_map(|e| match e {
+        ProviderEvent::Permission(r) => Some(r.request_id.clone()),
+        _ => None,
+    });
+    let card = match card {
+        Some(c) => c,
+        None => match p
+            .live
+            .until("the write's card", |e| {
+                matches!(e, ProviderEvent::Permission(_))
+            })
+            .await
+        {
+            ProviderEvent::Permission(r) => r.request_id,
+            _ => unreachable!(),
+        },
+    };
+    assert!(p.live.handle.send(ProviderCommand::Permission {
+        request_id: card,
+        decision: PermissionDecision::AllowOnce,
+    }));
+    assert_eq!(done(&p.until_done().await).0, ResponseStatus::Completed);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "x"
+    );
     p.kill().await;
 }

@@ -1218,3 +1218,55 @@ async fn the_hive_budget_holds_every_pane_and_a_raise_frees_them() {
     })
     .await;
 }
+
+/// Issue 46 item 4: an agent whose own session keeps a failed turn's
+/// prompt (Claude Code, Codex) is asked to go on after a rate limit, not
+/// given the prompt again; one that keeps nothing gets the prompt again.
+#[tokio::test(start_paused = true)]
+async fn a_resend_after_a_limit_goes_on_where_the_agent_keeps_the_prompt() {
+    for keeps in [true, false] {
+        let fake = Fake::new(Capabilities {
+            keeps_failed_prompt: keeps,
+            ..caps(false, true)
+        });
+        let (h, mut rx) = start(&fake, QueueMode::Queue);
+        send(&h, "migrate the schema", SubmitMode::Auto);
+        settle().await;
+        fake.emit(Payload::ResponseDone {
+            status: ResponseStatus::Error,
+            finish_reason: Some("error".into()),
+            error: Some(hive::event::ErrorInfo::new(
+                "rate_limit",
+                "rate limited; retry after 5 s",
+            )),
+            usage: None,
+        });
+        until(&mut rx, |e| {
+            matches!(e, PaneEvent::Held(Some(_))).then_some(())
+        })
+        .await;
+        until(&mut rx, |e| {
+            matches!(e, PaneEvent::Held(None)).then_some(())
+        })
+        .await;
+        settle().await;
+        let sent = fake.sent_texts();
+        assert_eq!(sent.len(), 2, "{sent:?}");
+        assert_eq!(sent[0], "migrate the schema");
+        if keeps {
+            assert_eq!(sent[1], hive::runner::hold::GO_ON);
+        } else {
+            assert_eq!(sent[1], "migrate the schema");
+        }
+        fake.finish_turn();
+        assert_eq!(turn_status(&mut rx).await, TurnStatus::Completed);
+        // The next message is sent as it is.
+        send(&h, "now the data", SubmitMode::Auto);
+        settle().await;
+        assert_eq!(
+            fake.sent_texts().last().map(String::as_str),
+            Some("now the data")
+        );
+        h.send(RunnerCommand::Shutdown);
+    }
+}

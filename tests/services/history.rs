@@ -344,7 +344,8 @@ async fn queued_messages_survive_a_crash_and_come_back_unsent() {
     assert_eq!(state.queue, ["first queued", "second queued"]);
     let h = history::open_pane_in(&store, &agent, &opts());
     assert_eq!(h.queue, ["first queued", "second queued"]);
-    // Only the user's prompt of the turn in flight is in the history so far.
+    // Only the user's prompt of the turn in flight is in the history so
+    // far: the running pane's checkpoint (#46 item 18) is its own.
     assert_eq!(kinds(&h.items), ["User:go slow"]);
     drop(h);
     pane.shutdown().await;
@@ -952,8 +953,15 @@ fn hive(data: &Path) -> Command {
     c
 }
 
+/// The store of the fixture config's project in the data dir `data`, as
+/// the binary keeps it (`data/projects/<project>/`).
+fn binary_store(data: &Path) -> Store {
+    let source = hive::config::ConfigSource::File(fixture("hive.toml"));
+    Store::at(hive::project::Project::of(&source).dir_in(data))
+}
+
 #[test]
-fn kill_9_mid_turn_loses_only_the_turn_in_flight() {
+fn kill_9_mid_turn_keeps_what_the_turn_had_shown_and_says_it_was_cut() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().to_owned();
     let out = hive(&data)
@@ -965,7 +973,7 @@ fn kill_9_mid_turn_loses_only_the_turn_in_flight() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let store = Store::at(&data);
+    let store = binary_store(&data);
     let state1 = PaneState::load(&store.state_path("slowpoke"))
         .unwrap()
         .unwrap();
@@ -996,16 +1004,28 @@ fn kill_9_mid_turn_loses_only_the_turn_in_flight() {
     assert!(h.warnings.is_empty(), "{:?}", h.warnings);
     assert_eq!(h.session, state1.session);
     assert_eq!(h.resume, state1.resume);
+    let kinds = kinds(&h.items);
     assert_eq!(
-        kinds(&h.items),
+        kinds[..5],
         [
             "User:first question",
             "thinking",
             "tool:Bash:a.txt\nb.txt",
             "Agent:Two files: a.txt and b.txt. You said: first question",
-            // The prompt of the killed turn is kept; nothing the agent said in it is.
             "User:go slow now",
         ]
+    );
+    // What the killed turn had shown is kept (#46 item 18: it used to be
+    // lost), and the pane says the turn was cut.
+    assert!(
+        kinds.iter().any(|k| k.starts_with("Agent:SLOWTEXT")),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds
+            .last()
+            .is_some_and(|k| k.starts_with("System:turn cut")),
+        "{kinds:?}"
     );
     drop(h);
 
@@ -1029,7 +1049,8 @@ fn kill_9_mid_turn_loses_only_the_turn_in_flight() {
         .map(Record::text)
         .collect();
     assert_eq!(users, ["first question", "go slow now", "third"]);
-    assert_eq!(recs.iter().filter(|r| r.role == Role::Assistant).count(), 2);
+    // The cut turn's answer so far is one of them.
+    assert_eq!(recs.iter().filter(|r| r.role == Role::Assistant).count(), 3);
 
     // The commands read the same store.
     let show = hive(&data)
@@ -1083,7 +1104,7 @@ fn hive_import_is_idempotent_from_the_command_line() {
     let path = path.to_str().unwrap();
     assert!(run(&["import", "codex", path, "--agent", "cx"]).contains("imported 4 records"));
     assert!(run(&["import", "codex", path, "--agent", "cx"]).contains("already imported"));
-    assert_eq!(Store::at(data).sessions("cx").len(), 1);
+    assert_eq!(binary_store(data).sessions("cx").len(), 1);
     assert!(run(&["history", "show", "cx"]).contains("What was the codeword?"));
 }
 
@@ -1235,4 +1256,40 @@ fn imported_pi_tool_results_read_as_the_live_translator_reads_them() {
         .to_string(),
     );
     assert_eq!(live_output(&live), (recs[1].text(), false));
+}
+
+#[test]
+fn fresh_starts_with_the_configs_model_and_effort_not_a_stale_choice() {
+    // Issue 46 item 9: after `--fresh` the config's `model`/`effort` win;
+    // the old session keeps its choice for `/resume`.
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::at(dir.path().join("data"));
+    let agent = script_agent(dir.path(), "pick", ORDER_SCENARIO);
+    let chosen = hive::runner::Chosen {
+        model: Some("stale-model".into()),
+        effort: Some("high".into()),
+    };
+    PaneState {
+        agent_id: "pick".into(),
+        session: "old-session".into(),
+        chosen: chosen.clone(),
+        ..PaneState::default()
+    }
+    .save(&store.state_path("pick"))
+    .unwrap();
+    let fresh = OpenOptions {
+        fresh: true,
+        ..opts()
+    };
+    let h = history::open_pane_in(&store, &agent, &fresh);
+    assert_ne!(h.session, "old-session");
+    drop(h);
+    let state = PaneState::load(&store.state_path("pick")).unwrap().unwrap();
+    assert!(state.chosen.is_empty(), "{:?}", state.chosen);
+    assert_eq!(state.past["old-session"].chosen, chosen);
+    // The next plain start continues the fresh session, still without it.
+    let h = history::open_pane_in(&store, &agent, &opts());
+    drop(h);
+    let state = PaneState::load(&store.state_path("pick")).unwrap().unwrap();
+    assert!(state.chosen.is_empty(), "{:?}", state.chosen);
 }

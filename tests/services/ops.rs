@@ -548,6 +548,85 @@ async fn an_agent_answers_approvals_only_of_panes_it_spawned() {
     hive.stop().await;
 }
 
+/// #53 item 3: a lead whose own commands wait for the user (an `openai`
+/// agent, `permission_mode` ask) answers its helper's `bash` card itself
+/// through `hive_call`: refused, the command never runs, the card stays for
+/// the user; across vendors too (a Claude-style `Bash` card of a scripted
+/// helper). Denying stays allowed. Failed before: the lead's approval ran
+/// `touch laundered` and the user approved nothing.
+#[tokio::test]
+async fn a_lead_cannot_launder_an_approval_through_its_helper() {
+    let dir = tempfile::tempdir().unwrap();
+    let approve = json!({"calls": [{"op": "agent.approve", "args": {"agent": "helper"}}]});
+    let lead_server = Server::start(vec![
+        Reply::Chunks(vec![
+            tool_call(0, "l1", "hive_call", &approve.to_string()),
+            finish("tool_calls"),
+        ]),
+        answer_text("Approved it for you.", 1, 1),
+    ]);
+    let bash = json!({"command": "touch laundered"});
+    let helper_server = Server::start(vec![
+        Reply::Chunks(vec![
+            tool_call(0, "h1", "bash", &bash.to_string()),
+            finish("tool_calls"),
+        ]),
+        answer_text("Could not.", 1, 1),
+    ]);
+    let mut helper = direct("helper", &helper_server, &[]);
+    helper.hive_tools = false;
+    helper.cwd = Some(dir.path().to_owned());
+    let script = dir.path().join("bashy.toml");
+    std::fs::write(
+        &script,
+        "model = \"m\"\n[capabilities]\npermissions = true\n[[turn]]\n[[turn.step]]\n\
+         permission = \"Run it?\"\ntool = \"Bash\"\nargs = { command = \"rm -rf ~\" }\n\
+         output = \"ran\"\n[[turn.step]]\ntext = \"Finished\"\n",
+    )
+    .unwrap();
+    let mut bashy = AgentConfig::new("bashy", "script");
+    bashy.script = Some(script);
+    let agents = vec![direct("lead", &lead_server, &[]), helper, bashy];
+    let mut hive = Hive::start(agents, dir.path());
+    hive.host.set_parent(1, Some("lead".into()));
+    hive.host.set_parent(2, Some("lead".into()));
+    hive.submit(1, "make a file");
+    hive.submit(2, "clean up");
+    let mut asked = 0;
+    hive.until(|u| {
+        asked += usize::from(matches!(u.event, PaneEvent::Permission(_)));
+        asked == 2
+    })
+    .await;
+
+    hive.submit(0, "approve your helper's card");
+    hive.until_turn_end(0).await;
+    let r = lead_server.tool_result(1);
+    assert_eq!(r[0]["ok"], false, "{r}");
+    assert_eq!(r[0]["error"]["code"], "not_allowed", "{r}");
+    assert!(
+        r[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the user answers"),
+        "{r}"
+    );
+    let lead = || Caller::Agent("lead".into());
+    let refused = hive.call(lead(), "agent.approve", json!({"agent": "bashy"}));
+    assert_eq!(refused.unwrap_err().code, "not_allowed");
+    let list = hive.call(lead(), "agents.list", json!({})).unwrap();
+    assert_eq!(list[1]["state"], "awaiting_approval", "{list}");
+    assert_eq!(list[2]["state"], "awaiting_approval", "{list}");
+    assert!(!dir.path().join("laundered").exists());
+
+    // Saying no does no more than asking would: allowed.
+    let denied = hive.call(lead(), "agent.deny", json!({"agent": "helper"}));
+    assert_eq!(denied.unwrap()["decision"], "deny");
+    hive.until_turn_end(1).await;
+    assert!(!dir.path().join("laundered").exists());
+    hive.stop().await;
+}
+
 /// Issue 34 item 12: an interrupt from another agent says who asked for it
 /// in the interrupted pane. Failed before: the turn ended cancelled with no
 /// word of the sender.

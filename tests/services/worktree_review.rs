@@ -105,6 +105,36 @@ fn rejecting_a_file_restores_removes_or_renames_it_back() {
     assert_eq!(git(&w.path, &["status", "--porcelain"]), "");
 }
 
+/// #53 item 4: the agent adds `dir/new.txt`; after the diff is read it
+/// swaps `dir` for a symlink to a directory outside holding a `new.txt` of
+/// the user's. Rejecting the added file (from the diff, and as a socket
+/// client's `Reject` naming any path under the link would) deletes
+/// nothing outside. Failed before: the outside file was removed.
+#[test]
+fn rejecting_an_added_file_never_deletes_through_a_swapped_symlink() {
+    let (_d, root, w) = repo();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("new.txt"), "the user's\n").unwrap();
+    std::fs::create_dir(w.path.join("dir")).unwrap();
+    std::fs::write(w.path.join("dir/new.txt"), "added by the agent\n").unwrap();
+    let files = worktree::diff::overall(&root, &w.path).unwrap();
+    let from = worktree::diff::base(&root, &w.path).unwrap();
+    let added = files.iter().find(|f| f.path == "dir/new.txt").unwrap();
+    std::fs::remove_dir_all(w.path.join("dir")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), w.path.join("dir")).unwrap();
+    let refused = reject_file(&w.path, &from, added).unwrap_err();
+    assert!(refused.to_string().contains("symlink"), "{refused}");
+    assert_eq!(read(outside.path(), "new.txt"), "the user's\n");
+    // A crafted diff (a socket client's) naming a path out of the worktree.
+    let out = outside.path().join("new.txt").display().to_string();
+    for path in [out.as_str(), "../../new.txt", "dir/../dir/new.txt"] {
+        let mut forged = added.clone();
+        forged.path = path.to_owned();
+        assert!(reject_file(&w.path, &from, &forged).is_err(), "{path}");
+    }
+    assert_eq!(read(outside.path(), "new.txt"), "the user's\n");
+}
+
 async fn next_rejected(rx: &mut tokio::sync::mpsc::UnboundedReceiver<WorktreeEvent>) -> String {
     loop {
         let ev = tokio::time::timeout(std::time::Duration::from_secs(30), rx.recv())

@@ -43,6 +43,7 @@ impl Console {
         let config = Config::parse(text, ConfigSource::Builtin).expect("config");
         let (mut app, warnings) = build_app(&config);
         assert!(warnings.is_empty(), "{warnings:?}");
+        with_try_words(&mut app);
         app.now = app.started;
         app.apply(pane_event(PaneEvent::Attached {
             capabilities: caps,
@@ -135,6 +136,15 @@ impl Console {
 }
 
 /// An event for pane 0.
+/// A server reads a scripted agent's words and puts them on the pane's
+/// card (`PaneCard::try_words`); an app built from a config without a
+/// server gets them here.
+pub fn with_try_words(app: &mut hive::app::state::App) {
+    for p in &mut app.panes {
+        p.try_words = hive::provider::script::match_words(&p.agent);
+    }
+}
+
 pub fn pane_event(event: PaneEvent) -> PaneUpdate {
     PaneUpdate { pane: 0, event }
 }

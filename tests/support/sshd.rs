@@ -125,19 +125,38 @@ impl Sshd {
         self.masters.lock().unwrap().push(control_dir);
     }
 
+    /// Puts `script` (a shell script) where the remote looks for a copy of
+    /// `bin`'s build: a hostile "hive" at the far end of the real sshd.
+    #[allow(
+        dead_code,
+        reason = "the remote tests use it; the console bench does not"
+    )]
+    pub fn seed_script(&self, bin: &Path, script: &str) {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = self.remote_home.join("cache/hive/bin");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("hive-{}", build_hash(bin)));
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
     /// Puts this test binary's hive where the remote looks for a copy of
     /// this build (the copy path itself has a test of its own).
     pub fn seed_binary(&self, bin: &Path) {
-        let out = Command::new("sha256sum")
-            .arg(bin)
-            .output()
-            .expect("sha256sum");
-        let text = String::from_utf8_lossy(&out.stdout);
-        let hash = &text[..16];
+        let hash = build_hash(bin);
         let dir = self.remote_home.join("cache/hive/bin");
         std::fs::create_dir_all(&dir).unwrap();
         std::os::unix::fs::symlink(bin, dir.join(format!("hive-{hash}"))).unwrap();
     }
+}
+
+/// The first 16 hex digits of `bin`'s sha256: its name in the remote cache.
+fn build_hash(bin: &Path) -> String {
+    let out = Command::new("sha256sum")
+        .arg(bin)
+        .output()
+        .expect("sha256sum");
+    String::from_utf8_lossy(&out.stdout)[..16].to_owned()
 }
 
 /// The pid of ssh's master connection whose socket is in `control_dir`

@@ -7,11 +7,11 @@ use std::time::Instant;
 
 use crate::app::transcript::Transcript;
 use crate::config::AgentConfig;
-use crate::event::Usage;
-use crate::history::PaneHistory;
-use crate::history::assemble::TurnEnd;
-use crate::provider::Capabilities;
-use crate::runner::TurnState;
+use crate::protocol::agent::Capabilities;
+use crate::protocol::event::Usage;
+use crate::protocol::history::TurnEnd;
+use crate::protocol::pane::TurnState;
+use crate::protocol::snapshot::Restored;
 
 pub struct Conversation {
     pub transcript: Transcript,
@@ -32,7 +32,7 @@ pub struct Conversation {
     /// The running turn has had no output since then (runner's stall_after).
     pub(crate) stalled_since: Option<Instant>,
     /// The queue waits for the vendor's limit to reset.
-    pub(crate) held: Option<crate::runner::hold::Hold>,
+    pub(crate) held: Option<crate::protocol::hold::Hold>,
 }
 
 impl Conversation {
@@ -58,7 +58,7 @@ impl Conversation {
     /// How full the model's context is (tokens in it, window): the
     /// agent's last report, with the configured window where it gives none.
     pub(crate) fn context_fill(&self, agent: &AgentConfig) -> Option<(u64, u64)> {
-        crate::runner::usage::context_fill(&self.usage, agent.context_window)
+        crate::protocol::event::context_fill(&self.usage, agent.context_window)
     }
 
     /// The agent announced a `/compact` of its own.
@@ -75,7 +75,7 @@ impl Conversation {
     /// Fills the conversation from its restored history as it looked before the restart:
     /// items with their turns' footers and banners in place, the session's
     /// totals and the model the agent last reported.
-    pub(crate) fn restore(&mut self, history: &mut PaneHistory) {
+    pub(crate) fn restore(&mut self, history: &mut Restored) {
         let mut ends = std::mem::take(&mut history.ends).into_iter().peekable();
         let mut counted = Counted::default();
         for (n, item) in history.items.drain(..).enumerate() {
@@ -113,7 +113,7 @@ impl Conversation {
 /// What the restored turns add up to.
 #[derive(Default)]
 struct Counted {
-    totals: crate::history::state::Totals,
+    totals: crate::protocol::history::Totals,
     /// The newest turn's model.
     model: Option<String>,
 }

@@ -12,6 +12,7 @@ mod terminal;
 
 use super::geometry::PaneGeometry;
 use crate::config::AgentConfig;
+use crate::protocol::snapshot::PaneCard;
 pub(crate) use attention::Attention;
 pub(crate) use composer::Composer;
 pub(crate) use composer::Mention;
@@ -42,7 +43,7 @@ pub struct Pane {
     /// Text to highlight in the transcript (the search that jumped here).
     pub highlight: Option<String>,
     /// The agent's own git worktree (`worktree = true`).
-    pub worktree: Option<crate::worktree::Worktree>,
+    pub worktree: Option<crate::protocol::git::Worktree>,
     /// The host whose server runs the pane, when not this machine's.
     pub host: Option<String>,
     /// Its window (1-based), as the server placed it.
@@ -52,12 +53,12 @@ pub struct Pane {
     /// The history session the pane shows and records into.
     pub history_session: Option<String>,
     /// Images the next message carries (chips above the composer).
-    pub attachments: Vec<crate::image::Image>,
+    pub attachments: Vec<crate::protocol::image::Image>,
     /// Words that show a scripted agent's features (its scenario's `match`
     /// words), offered while the pane is empty.
     pub try_words: Vec<String>,
     /// The agent's process tree, as the server last sampled it.
-    pub process: Option<crate::procstat::ProcessSample>,
+    pub process: Option<crate::protocol::pane::ProcessSample>,
 }
 
 impl Pane {
@@ -78,9 +79,18 @@ impl Pane {
             parent: None,
             history_session: None,
             attachments: Vec::new(),
-            try_words: crate::provider::script::match_words(&agent),
+            try_words: Vec::new(),
             process: None,
             agent,
+        }
+    }
+
+    /// The pane of a card from the server: its agent is what the card
+    /// says (`AgentConfig::from_card`), its try words the server's.
+    pub fn of_card(card: &PaneCard) -> Self {
+        Self {
+            try_words: card.try_words.clone(),
+            ..Self::new(AgentConfig::from_card(card))
         }
     }
 

@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use crate::provider::PermissionRequest;
+use crate::protocol::agent::PermissionRequest;
 
 #[derive(Default)]
 pub struct Pending {

@@ -5,8 +5,8 @@
 //! (`RunnerCommand::TermView`) when the scroll changes. Conversation panes
 //! leave this empty.
 
-use crate::runner::RunnerCommand;
-use crate::runner::screen::ScreenUpdate;
+use crate::protocol::pane::RunnerCommand;
+use crate::protocol::screen::ScreenUpdate;
 
 #[derive(Default)]
 pub struct Terminal {
@@ -82,7 +82,7 @@ impl Terminal {
     }
 
     /// The view to ask the runner for, when it differs from the one asked.
-    pub(in crate::app) fn view_request(&mut self) -> Option<RunnerCommand> {
+    pub(crate) fn view_request(&mut self) -> Option<RunnerCommand> {
         let screen = self.screen.as_ref()?;
         let want = (
             self.scroll.min(screen.history),

@@ -24,5 +24,6 @@ pub(crate) fn auth(probe: &Probe) -> Auth {
                 .join(".credentials.json"),
         ],
         fix: "run `claude` once and log in (/login), or set ANTHROPIC_API_KEY",
+        custom: None,
     }
 }

@@ -126,7 +126,7 @@ const MCP_CONFIG: super::operations::McpFile = super::operations::McpFile {
 };
 
 fn mcp_config_file(agent: &AgentConfig) -> String {
-    MCP_CONFIG.path(&agent.id).to_string_lossy().into_owned()
+    MCP_CONFIG.path(agent).to_string_lossy().into_owned()
 }
 
 /// The `--mcp-config` file for a `hive_tools` agent.
@@ -171,6 +171,8 @@ impl ProviderFactory for ClaudeFactory {
             images: true,
             // `/effort` says itself what it did (a restart or a budget).
             confirms_effort: true,
+            // Its session keeps a failed turn's prompt (issue 46 item 4).
+            keeps_failed_prompt: true,
             ..Capabilities::structured()
         }
     }
@@ -674,7 +676,20 @@ mod tests {
         );
         let args = command_spec(&agent, None).args;
         let at = args.iter().position(|a| a == "--mcp-config").unwrap();
-        assert!(args[at + 1].ends_with("mcp/arch.claude.json"), "{args:?}");
+        let file = std::path::Path::new(&args[at + 1]);
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            name.starts_with("arch.claude.") && name.ends_with(".json"),
+            "{args:?}"
+        );
+        // The same agent id of another project (another server) has a file
+        // of its own (issue 46 item 1).
+        let mut twin = agent.clone();
+        twin.hive_mcp = crate::provider::operations::server_for(
+            "arch",
+            std::path::Path::new("/run/hive/q.sock"),
+        );
+        assert_ne!(MCP_CONFIG.path(&twin), file);
         assert!(args.join(" ").contains("--allowedTools Read,mcp__hive"));
         let config = mcp_config(agent.hive_mcp.as_ref().unwrap());
         let hive = &config["mcpServers"]["hive"];

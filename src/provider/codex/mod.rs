@@ -53,10 +53,12 @@ impl ProviderFactory for CodexFactory {
             .map(|s| s.transport)
             .unwrap_or_default();
         match transport {
+            // The thread keeps a failed turn's prompt (issue 46 item 4).
             Transport::AppServer => Capabilities {
                 queue_while_streaming: true,
                 permissions: true,
                 images: true,
+                keeps_failed_prompt: true,
                 ..Capabilities::structured()
             },
             // One process per turn: nothing can be handed to it mid-turn, so
@@ -64,6 +66,7 @@ impl ProviderFactory for CodexFactory {
             // and images (`--image`) go on the next turn's command line.
             Transport::Exec => Capabilities {
                 images: true,
+                keeps_failed_prompt: true,
                 ..Capabilities::structured()
             },
         }

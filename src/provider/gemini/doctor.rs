@@ -19,5 +19,6 @@ pub(crate) fn auth(probe: &Probe) -> Auth {
         ],
         files: vec![probe.home.join(".gemini/oauth_creds.json")],
         fix: "run `gemini` once and sign in, or set GEMINI_API_KEY",
+        custom: None,
     }
 }

@@ -77,7 +77,7 @@ impl ProviderFactory for GeminiFactory {
     }
 
     fn spawn(&self, spec: ProviderSpec, events: EventSink) -> Spawned {
-        let path = MCP_SETTINGS.path(&spec.agent.id);
+        let path = MCP_SETTINGS.path(&spec.agent);
         super::operations::write_config(&path, &settings(spec.agent.hive_mcp.as_ref()))
             .map_err(|source| super::ProviderError::spawn(&spec.agent.id, "gemini", source))?;
         let driver = Driver {
@@ -123,6 +123,41 @@ fn mcp_settings(server: &crate::config::McpServerConfig) -> serde_json::Value {
     settings(Some(server))
 }
 
+/// The approval mode the CLI runs in: `permission_mode`, unless the
+/// agent's own arguments name one (`--yolo`, `--approval-mode X`).
+fn approval_mode(agent: &AgentConfig) -> Option<String> {
+    let mut mode = agent.permission_mode.clone();
+    let mut args = agent.command.iter().chain(&agent.args);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--yolo" | "-y" => mode = Some("yolo".into()),
+            "--approval-mode" => mode = args.next().cloned(),
+            _ => {
+                if let Some(m) = a.strip_prefix("--approval-mode=") {
+                    mode = Some(m.to_owned());
+                }
+            }
+        }
+    }
+    mode
+}
+
+/// What the pane is told its Gemini cannot do: headless, the CLI's policy
+/// denies every call that would ask (Gemini CLI 0.61: shell commands,
+/// file writes and edits), and the model only hears "not found" (issue 46
+/// item 7).
+fn lacking_tools(agent: &AgentConfig) -> Option<&'static str> {
+    match approval_mode(agent).as_deref() {
+        Some("yolo") => None,
+        Some("auto_edit") => Some(
+            "Gemini runs headless: under permission_mode = \"auto_edit\" it runs no shell commands (what would ask is denied); \"yolo\" allows them",
+        ),
+        _ => Some(
+            "Gemini runs headless: without permission_mode it has no shell, write or edit tools (what would ask is denied); set permission_mode = \"auto_edit\" for edits or \"yolo\" for edits and commands",
+        ),
+    }
+}
+
 /// How the CLI is told which session a turn belongs to.
 #[derive(Debug, Clone, PartialEq)]
 enum SessionArg {
@@ -158,7 +193,7 @@ fn command(agent: &AgentConfig, prompt: &str, session: &SessionArg) -> CommandSp
         ("NO_COLOR".to_owned(), "1".to_owned()),
     ]);
     // The agent's own env may point elsewhere.
-    let file = MCP_SETTINGS.path(&agent.id);
+    let file = MCP_SETTINGS.path(agent);
     env.insert(SETTINGS_ENV.into(), file.to_string_lossy().into_owned());
     env.extend(agent.env.clone());
     CommandSpec::for_agent(agent, program, args, env)
@@ -185,6 +220,9 @@ enum RunEnd {
 
 impl Driver {
     async fn run(mut self, rx: mpsc::UnboundedReceiver<ProviderCommand>) {
+        if let Some(note) = lacking_tools(&self.agent) {
+            self.events.diagnostic(DiagnosticLevel::Warn, note);
+        }
         if let Some(id) = &self.session {
             let _ = self.events.send(ProviderEvent::Session(SessionInfo {
                 resume_handle: Some(id.clone()),

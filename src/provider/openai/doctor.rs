@@ -24,6 +24,7 @@ pub(crate) fn facts(agent: &AgentConfig, _probe: &Probe) -> Result<Facts, String
             env: vec![*k],
             files: Vec::new(),
             fix: "export the key variable (api_key_env) before starting hive",
+            custom: None,
         });
     Ok(Facts {
         program: None,

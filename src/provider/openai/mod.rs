@@ -454,7 +454,14 @@ impl Agent {
         let asked = self.messages.len();
         let mut usage: Option<Usage> = None;
         for _ in 0..self.settings.max_steps {
-            self.compact(cancel).await;
+            if let Err(error) = self.fit(cancel).await {
+                // Unanswered, as a failed request is: not kept.
+                if self.messages.len() == asked {
+                    self.messages.pop();
+                }
+                self.emit(turn_id, failed(error, usage));
+                return;
+            }
             let messages = self.request_messages();
             let ctx = step::StepCtx {
                 events: &self.events,
@@ -519,111 +526,6 @@ impl Agent {
         self.emit(turn_id, done(Some("max-steps".into()), usage));
     }
 
-    /// Keeps the next request within the model's context window
-    /// (`context_window`): older tool outputs are cleared first; if that is
-    /// not enough the conversation before this turn is summarised. The pane
-    /// says which.
-    async fn compact(&mut self, cancel: &CancellationToken) {
-        let Some(window) = self.settings.context_window else {
-            return;
-        };
-        let system = self.system_tokens();
-        if let Some(c) = compact::compact(&mut self.messages, system, window) {
-            self.events.diagnostic(
-                DiagnosticLevel::Info,
-                format!(
-                    "context: cleared {} earlier tool output(s), ~{} → ~{} tokens of the {window}-token window",
-                    c.cleared, c.before, c.after
-                ),
-            );
-        }
-        if system + compact::estimate(&self.messages) > window / 4 * 3 {
-            // The current turn (from its user message on) stays whole.
-            let start = self
-                .messages
-                .iter()
-                .rposition(|m| matches!(m, ChatMessage::User { .. }))
-                .unwrap_or(0);
-            self.summarise(start, cancel).await;
-        }
-    }
-
-    /// The system prompt's size in (estimated) tokens.
-    fn system_tokens(&self) -> u64 {
-        self.settings
-            .system_prompt
-            .as_ref()
-            .map_or(0, |s| (s.len() / 4) as u64)
-    }
-
-    /// `/compact`: the whole conversation summarised now, as a turn of its own.
-    async fn compact_now(&mut self, turn_id: &str, cancel: &CancellationToken) {
-        if self.messages.is_empty() {
-            self.events
-                .diagnostic(DiagnosticLevel::Info, "context: nothing to compact yet");
-        } else {
-            self.summarise(self.messages.len(), cancel).await;
-        }
-        if cancel.is_cancelled() {
-            self.emit(turn_id, Payload::interrupted(None));
-        } else {
-            self.emit(turn_id, done(Some("stop".into()), None));
-        }
-    }
-
-    /// Replaces the first `start` messages by the model's summary of them
-    /// (a request of its own, shown nowhere).
-    async fn summarise(&mut self, start: usize, cancel: &CancellationToken) {
-        if start == 0 {
-            return;
-        }
-        let system = self.system_tokens();
-        let before = system + compact::estimate(&self.messages);
-        let mut request = self.request_messages();
-        request.truncate(request.len() - (self.messages.len() - start));
-        request.push(ChatMessage::user(compact::SUMMARY_REQUEST.into(), &[]));
-        // Its events go nowhere: a closed sink never waits.
-        let (quiet, _) = super::channel::channel();
-        let ctx = step::StepCtx {
-            events: &quiet,
-            turn_id: "compact",
-            session_id: &self.session,
-            cancel,
-        };
-        let req = step::StepRequest {
-            client: &self.client,
-            settings: &self.settings,
-            messages: &request,
-            tools: &[],
-        };
-        let summary = match step::run(&req, &ctx).await {
-            Ok(out) if !out.content.trim().is_empty() => out.content,
-            Err(StepError::Cancelled) => return,
-            Ok(_) | Err(StepError::Fatal(_)) => {
-                self.events.diagnostic(
-                    DiagnosticLevel::Warn,
-                    "context: the conversation nears the model's window and could not be summarised",
-                );
-                return;
-            }
-        };
-        let mut kept = compact::summary_messages(&summary);
-        kept.extend(self.messages.drain(start..));
-        self.messages = kept;
-        let window = self
-            .settings
-            .context_window
-            .map(|w| format!(" of the {w}-token window"))
-            .unwrap_or_default();
-        self.events.diagnostic(
-            DiagnosticLevel::Info,
-            format!(
-                "context: summarised {start} earlier message(s), ~{before} → ~{} tokens{window}",
-                system + compact::estimate(&self.messages)
-            ),
-        );
-    }
-
     /// A server that refuses the request over its tools: the setting that
     /// turns them off goes with its message.
     fn tools_hint(&self, mut error: ErrorInfo) -> ErrorInfo {
@@ -657,37 +559,26 @@ impl Agent {
                 .map(|_| Err("interrupted by the user".to_owned()))
                 .collect()
         });
-        self.tool_results(turn_id, calls, results, interrupted);
+        self.tool_results(calls, results);
         interrupted
     }
 
-    /// Shows each call's output (unless the user interrupted) and adds it
-    /// to the conversation as the call's tool message.
-    fn tool_results(
-        &mut self,
-        turn_id: &str,
-        calls: &[wire::ToolCall],
-        results: Vec<ToolResult>,
-        interrupted: bool,
-    ) {
+    /// Adds each call's output (shown as it finished, in `run_tools`) to
+    /// the conversation as the call's tool message.
+    fn tool_results(&mut self, calls: &[wire::ToolCall], results: Vec<ToolResult>) {
         for (call, result) in calls.iter().zip(results) {
             let (output, is_error) = match result {
                 Ok(o) => (o, false),
                 Err(e) => (e, true),
             };
-            if !interrupted {
-                self.emit(
-                    turn_id,
-                    Payload::tool_output(new_id("out"), &call.id, output.as_str(), is_error),
-                );
-            }
+            let content = if is_error {
+                format!("error: {output}")
+            } else {
+                output
+            };
             self.messages.push(ChatMessage::Tool {
                 tool_call_id: call.id.clone(),
-                content: if is_error {
-                    format!("error: {output}")
-                } else {
-                    output
-                },
+                content: self.kept_output(content),
             });
         }
     }
@@ -711,6 +602,7 @@ impl Agent {
                 item_id: item_id.clone(),
             };
             let name = call.function.name.clone();
+            let shown = (self.events.clone(), ctx.clone(), call.id.clone());
             let args =
                 serde_json::from_str::<Value>(if call.function.arguments.trim().is_empty() {
                     "{}"
@@ -718,12 +610,24 @@ impl Agent {
                     &call.function.arguments
                 });
             async move {
-                let args = args.map_err(|e| format!("the arguments are not valid JSON: {e}"))?;
-                match (coding, toolbox) {
-                    (Some(coding), _) => coding.call(&name, args, ctx).await,
-                    (None, Some(toolbox)) => toolbox.call(&name, args).await,
-                    (None, None) => Err(format!("no tool `{name}`: this agent has no tools")),
-                }
+                let result = match args {
+                    Err(e) => Err(format!("the arguments are not valid JSON: {e}")),
+                    Ok(args) => match (coding, toolbox) {
+                        (Some(coding), _) => coding.call(&name, args, ctx).await,
+                        (None, Some(toolbox)) => toolbox.call(&name, args).await,
+                        (None, None) => Err(format!("no tool `{name}`: this agent has no tools")),
+                    },
+                };
+                // Shown as soon as it is done: a read-only call of the step
+                // does not wait behind another's approval card (#46 item 20).
+                let (events, ctx, call_id) = shown;
+                let (output, is_error) = match &result {
+                    Ok(o) => (o.as_str(), false),
+                    Err(e) => (e.as_str(), true),
+                };
+                let payload = Payload::tool_output(new_id("out"), &call_id, output, is_error);
+                events.stream(&ctx.turn_id, &ctx.session_id, payload);
+                result
             }
         });
         futures::future::join_all(runs).await

@@ -64,12 +64,7 @@ impl OpenAiSettings {
     /// The agent's `openai` keys; a bad value names its key
     /// (`headers.X-Title`, `mcp_servers[0].command`).
     pub fn from_agent(agent: &AgentConfig) -> Result<Self, SettingsError> {
-        let own: toml::Table = agent
-            .settings
-            .iter()
-            .filter(|(k, _)| KEYS.contains(&k.as_str()))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let own = agent.table_of(KEYS);
         serde_path_to_error::deserialize(toml::Value::Table(own)).map_err(|e| SettingsError {
             key: e.path().to_string(),
             message: format!("`{}`: {}", e.path(), e.inner().message()),

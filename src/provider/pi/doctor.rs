@@ -23,6 +23,7 @@ pub(crate) fn facts(agent: &AgentConfig, probe: &Probe) -> Facts {
                     .join("auth.json"),
             ],
             fix: "run `pi` once and /login, or set the API key of the model's provider",
+            custom: None,
         },
     )
 }

@@ -167,3 +167,91 @@ fn closing_a_lead_with_its_team_closes_its_helpers() {
     assert!(!list.contains("h1") && !list.contains("lead"), "{list}");
     lab.stop("close");
 }
+
+/// #53 item 12: `can_spawn` bounds each member, `[limits] max_helpers`
+/// the team. The lead spawns a helper that may spawn three of its own; the
+/// team's cap (3) stops the helper's third. Then the first helper has used
+/// tokens at no known price: the lead's `spawn_budget_usd` counts that as
+/// unknown, not free, and refuses another spawn. Failed before: the third
+/// spawn and the last one ran.
+#[test]
+fn a_team_is_capped_and_an_unpriced_helper_counts_against_the_budget() {
+    let Some(lab) = Lab::new() else { return };
+    let lead_calls = json!({"calls": [
+        {"op": "agent.spawn", "args": {"template": "sub", "id": "a", "task": "Spawn three."}},
+        {"op": "agent.wait", "args": {"agent": "a", "timeout_secs": 30}},
+    ]});
+    let a_calls = json!({"calls": [
+        {"op": "agent.spawn", "args": {"template": "echo", "id": "b1"}},
+        {"op": "agent.spawn", "args": {"template": "echo", "id": "b2"}},
+        {"op": "agent.spawn", "args": {"template": "echo", "id": "b3"}},
+    ]});
+    let lead_again = json!({"calls": [
+        {"op": "agent.close", "args": {"agent": "a"}},
+        {"op": "agent.spawn", "args": {"template": "echo", "id": "c1"}},
+    ]});
+    let call = |id: &str, calls: &Value| {
+        Reply::Chunks(vec![
+            tool_call(0, id, "hive_call", &calls.to_string()),
+            finish("tool_calls"),
+        ])
+    };
+    let server = Server::start(vec![
+        call("l1", &lead_calls),
+        call("a1", &a_calls),
+        answer_text("Two of three.", 1, 1),
+        call("l2", &lead_again),
+        answer_text("Done.", 1, 1),
+    ]);
+    let echo =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ctl/echo.toml");
+    let text = format!(
+        r#"
+[limits]
+max_helpers = 3
+
+[[agent]]
+id = "lead"
+provider = "openai"
+model = "test-model"
+base_url = "{url}"
+hive_tools = true
+can_spawn = 2
+spawn_budget_usd = 5.0
+
+[[agent]]
+id = "sub"
+provider = "openai"
+model = "unpriced-model"
+base_url = "{url}"
+hive_tools = true
+can_spawn = 3
+
+[[agent]]
+id = "echo"
+provider = "script"
+script = "{echo}"
+"#,
+        url = server.base_url,
+        echo = echo.display()
+    );
+    let config = lab.path("teamcap.toml");
+    std::fs::write(&config, text).unwrap();
+    lab.launch_with("teamcap", &config, "teamcap.sock");
+    let turn = lab.ok(&["send", "lead", "Build", "a", "team."]);
+    assert_eq!(lab.ok(&["wait", &turn]), "Done.");
+    let r = server.tool_result(2);
+    assert_eq!(r[0]["ok"], true, "{r}");
+    assert_eq!(r[1]["ok"], true, "{r}");
+    assert_eq!(r[2]["ok"], false, "{r}");
+    assert_eq!(r[2]["error"]["code"], "team_limit", "{r}");
+    let r = server.tool_result(4);
+    assert_eq!(r[0]["ok"], true, "{r}");
+    assert_eq!(r[1]["ok"], false, "{r}");
+    assert_eq!(r[1]["error"]["code"], "budget_unknown", "{r}");
+    assert!(
+        r[1]["error"]["message"].as_str().unwrap().contains("`a`"),
+        "{r}"
+    );
+    lab.stop("teamcap");
+}

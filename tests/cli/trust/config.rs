@@ -64,3 +64,16 @@ fn duplicate_and_invalid_agent_ids_have_a_position() {
         "{stderr}"
     );
 }
+
+/// #53 item 14: a provider's own integer key too large for TOML is named,
+/// with its line. Failed before: "hive.toml:1:1: u64 value was too large".
+#[test]
+fn an_integer_too_large_is_named_where_it_is() {
+    let (ok, stderr, _tmp) = run_with(
+        "[[agent]]\nid = \"a\"\nprovider = \"openai\"\nmodel = \"m\"\n\
+         base_url = \"http://127.0.0.1:1/v1\"\nmax_steps = 18446744073709551615\n",
+    );
+    assert!(!ok);
+    assert!(stderr.contains("hive.toml:6:"), "{stderr}");
+    assert!(stderr.contains("`max_steps`"), "{stderr}");
+}

@@ -270,7 +270,7 @@ fn close_the_terminal(prompt: &str, ready: impl Fn(&mut Terminal) -> bool) {
     assert!(killed.status.success(), "{killed:?}");
     assert_none_survive(&pids);
     // The pane's history, as the next start reads it.
-    let history = dir.join("data/history/fake");
+    let history = super::history_dir(&dir.join("data"), "fake");
     let kept = std::fs::read_dir(&history)
         .unwrap()
         .flatten()

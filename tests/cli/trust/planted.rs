@@ -34,7 +34,7 @@ fn history_writer_refuses_a_planted_symlink() {
         "{}",
         String::from_utf8_lossy(&first.stderr)
     );
-    let history = dir.join("data/history/a");
+    let history = super::history_dir(&dir.join("data"), "a");
     let session = std::fs::read_dir(&history)
         .unwrap()
         .flatten()

@@ -50,7 +50,7 @@ impl Both {
             .iter()
             .zip(&self.live.app.panes)
             .map(|(log, p)| PaneSnapshot {
-                agent: p.agent.clone(),
+                agent: p.agent.card(),
                 worktree: None,
                 failed: None,
                 restored: log.restored().clone(),
@@ -333,7 +333,7 @@ fn a_layout_moves_kept_panes_whole_and_builds_new_ones() {
         c.app.now,
         &message("h1", "m1", Origin::Agent, "The helper is here."),
     );
-    let mut agent = c.app.panes[0].agent.clone();
+    let mut agent = c.app.panes[0].agent.card();
     agent.id = "helper".into();
     agent.name = Some("Helper".into());
     let new = PaneSnapshot {

@@ -3,6 +3,14 @@
 //! timeout, an interrupt (the call's future is dropped) or hive's exit ends
 //! everything it started. Its output streams into the tool widget as it
 //! comes and the model gets its tail.
+//!
+//! A child that leaves the group (`setsid`, a double fork) ends with the
+//! call too (#53 item 11): the shell hive starts is a child subreaper
+//! (Linux), so whatever the command orphans is re-parented to it rather
+//! than to init; the command runs in a subshell, and when it is done the
+//! shell kills what was re-parented to it ([`WRAPPER`]). A call that is
+//! dropped or times out kills the shell's whole process tree, found in
+//! /proc, before its group.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -30,14 +38,82 @@ pub(crate) struct BashArgs {
     pub timeout_ms: Option<u64>,
 }
 
-/// Kills the group when the call ends, whichever way (drop included).
+/// The shell script that runs the command (`$1`) in a subshell, then
+/// kills what it left re-parented to this shell (as a subreaper) until
+/// nothing is left, and exits with the command's status. `read` is a
+/// builtin: the loop itself adds no child to the list it reads.
+const WRAPPER: &str = r#"( eval "$1" ) </dev/null
+s=$?
+n=0
+while [ "$n" -lt 500 ]; do
+  k=
+  read -r k </proc/$$/task/$$/children 2>/dev/null
+  [ -n "$k" ] || break
+  kill -9 $k 2>/dev/null
+  n=$((n + 1))
+done
+exit "$s""#;
+
+/// Kills the group when the call ends, whichever way (drop included):
+/// first the shell's whole tree (what left the group is still in it), then
+/// the group.
 struct Group(i32);
 
 impl Drop for Group {
     fn drop(&mut self) {
+        kill_tree(self.0);
         signal_group(self.0, libc::SIGKILL);
         unregister_group(self.0);
     }
+}
+
+/// The most processes one call's tree is searched for (a fork bomb must
+/// not make hive read /proc forever).
+const MAX_TREE: usize = 4096;
+
+/// SIGKILLs every descendant of `pid` (its children lists in /proc, Linux).
+fn kill_tree(pid: i32) {
+    if pid <= 0 {
+        return;
+    }
+    let mut todo = vec![pid];
+    let mut found = Vec::new();
+    while let Some(p) = todo.pop() {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
+            continue;
+        };
+        for t in tasks.flatten() {
+            let kids = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
+            for k in kids
+                .split_whitespace()
+                .filter_map(|k| k.parse::<i32>().ok())
+            {
+                if found.len() < MAX_TREE && !found.contains(&k) {
+                    found.push(k);
+                    todo.push(k);
+                }
+            }
+        }
+    }
+    for k in found {
+        // SAFETY: kill(2) on a descendant of the shell this call started.
+        unsafe { libc::kill(k, libc::SIGKILL) };
+    }
+}
+
+/// Makes the shell a child subreaper: what its command orphans stays in
+/// its tree (Linux; elsewhere the group is all there is).
+fn subreaper(cmd: &mut Command) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl is async-signal-safe; runs in the child before exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+            Ok(())
+        });
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cmd;
 }
 
 /// Runs the command; `live` gets each piece of output as it arrives.
@@ -52,6 +128,8 @@ pub(crate) async fn run(
         .min(MAX_TIMEOUT);
     let mut cmd = Command::new("bash");
     cmd.arg("-c")
+        .arg(WRAPPER)
+        .arg("bash")
         .arg(&args.command)
         .current_dir(cwd)
         .stdin(Stdio::null())
@@ -60,6 +138,7 @@ pub(crate) async fn run(
         .process_group(0)
         .kill_on_drop(true);
     die_with_parent(&mut cmd);
+    subreaper(&mut cmd);
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("could not start bash: {e}"))?;
@@ -94,6 +173,7 @@ pub(crate) async fn run(
                 out.push(&chunk);
             }
             () = &mut deadline => {
+                kill_tree(pgid);
                 signal_group(pgid, libc::SIGKILL);
                 return Err(format!(
                     "timed out after {} ms; the command was killed. Output so far:\n{}",

@@ -78,7 +78,14 @@ fn text_of(
     offset: Option<u32>,
     limit: Option<u32>,
 ) -> Result<String, String> {
-    let text = root.read(path, offset, limit).map_err(|e| e.to_string())?;
+    let text = root.read(path, offset, limit).map_err(|e| match e {
+        // The ACP wording names ACP's `line`; this tool's argument is
+        // `offset` (#53 item 14).
+        crate::provider::acp::fs::FsError::TooLarge { path, limit } => format!(
+            "{path}: the requested range is larger than {limit} bytes; read it in parts with `offset` and `limit`"
+        ),
+        e => e.to_string(),
+    })?;
     if text.contains('\0') {
         return Err(format!(
             "{path} is a binary file; it cannot be read as text"
@@ -112,6 +119,13 @@ pub(crate) fn read(root: &FsRoot, a: ReadArgs) -> Result<String, String> {
         ));
     }
     Ok(out)
+}
+
+/// Whether `path` is one the root lets the tools touch (issue 46 item 20:
+/// a write it will refuse must not ask the user first).
+pub(crate) fn confined(root: &FsRoot, path: String) -> Result<String, String> {
+    root.resolve(&path).map_err(|e| e.to_string())?;
+    Ok(String::new())
 }
 
 pub(crate) fn write(root: &FsRoot, a: WriteArgs) -> Result<String, String> {
@@ -279,6 +293,24 @@ mod tests {
         assert!(e.contains("edit 2") && e.contains("not found"), "{e}");
         assert!(apply_edits("a", "f", &[]).is_err());
         assert!(apply_edits("a", "f", &[r("", "x")]).is_err());
+    }
+
+    /// #53 item 14: the refusal of a range too large names this tool's
+    /// arguments (`offset`, `limit`), not ACP's `line`. Failed before.
+    #[test]
+    fn a_range_too_large_names_offset_and_limit() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let f = std::fs::File::create(dir.path().join("big")).expect("create");
+        f.set_len(17 << 20).expect("sparse file");
+        let root = FsRoot::new(dir.path(), crate::provider::acp::fs::MissingFile::Error);
+        let args = ReadArgs {
+            path: "big".into(),
+            offset: None,
+            limit: None,
+        };
+        let e = read(&root, args).expect_err("too large");
+        assert!(e.contains("`offset` and `limit`"), "{e}");
+        assert!(!e.contains("`line`"), "{e}");
     }
 
     #[test]

@@ -27,6 +27,7 @@ use approve::{Approvals, Change};
 pub(crate) const NAMES: &[&str] = &["read", "write", "edit", "glob", "grep", "bash"];
 
 /// The call a tool runs for: where its live output goes.
+#[derive(Clone)]
 pub(crate) struct CallCtx {
     pub turn_id: String,
     pub session_id: String,
@@ -105,12 +106,17 @@ impl CodingTools {
             "grep" => self.blocking(args, files::grep).await,
             "write" => {
                 let a: files::WriteArgs = parse(args.clone())?;
+                // A path the confinement refuses is refused before asking.
+                self.blocking_parsed(a.path.clone(), files::confined)
+                    .await?;
                 let what = format!("write {} ({} bytes)", a.path, a.content.len());
                 self.approve(name, Change::Edit, &args, what).await?;
                 self.blocking_parsed(a, files::write).await
             }
             "edit" => {
                 let a: files::EditArgs = parse(args.clone())?;
+                self.blocking_parsed(a.path.clone(), files::confined)
+                    .await?;
                 let what = format!("edit {} ({} replacement(s))", a.path, a.edits.len());
                 self.approve(name, Change::Edit, &args, what).await?;
                 self.blocking_parsed(a, files::edit).await

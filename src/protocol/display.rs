@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::event::{FinalItem, ToolDisplay};
+use crate::protocol::event::{FinalItem, ToolDisplay};
 
 /// Which argument names a provider's tools use.
 #[derive(Debug, Clone, Copy)]

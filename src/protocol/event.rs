@@ -579,6 +579,17 @@ pub(crate) fn new_id(prefix: &str) -> String {
     format!("{prefix}_{high:016x}{:016x}", low.wrapping_add(n))
 }
 
+/// The share of the context window past which a pane warns.
+pub const CONTEXT_WARN: f64 = 0.8;
+
+/// How full the context is: the tokens in it and the window, the agent's
+/// own figures first, else the configured window.
+pub fn context_fill(usage: &Usage, configured: Option<u64>) -> Option<(u64, u64)> {
+    let used = usage.context_tokens?;
+    let window = usage.context_window.or(configured).filter(|&w| w > 0)?;
+    Some((used, window))
+}
+
 #[cfg(test)]
 mod id_tests {
     use std::collections::HashSet;

@@ -63,7 +63,7 @@ pub fn encode_hello(hello: &Hello) -> Vec<u8> {
 
 /// Reads a hello payload (what [`FrameReader::next`] returned).
 pub fn decode_hello(payload: &[u8]) -> Result<Hello, WireError> {
-    serde_json::from_slice(payload).map_err(|e| WireError::Decode(e.to_string()))
+    serde_json::from_slice(payload).map_err(|e| undecodable(&e))
 }
 
 /// Any message as one frame, prefix included.
@@ -73,7 +73,13 @@ pub fn encode<T: Serialize>(msg: &T) -> Result<Vec<u8>, WireError> {
 
 /// Reads a message payload (what [`FrameReader::next`] returned).
 pub fn decode<T: DeserializeOwned>(payload: &[u8]) -> Result<T, WireError> {
-    rmp_serde::from_slice(payload).map_err(|e| WireError::Decode(e.to_string()))
+    rmp_serde::from_slice(payload).map_err(|e| undecodable(&e))
+}
+
+/// A decode error names what the peer sent ("unknown variant `…`"): the
+/// peer's words, made one visible line before anyone prints them.
+fn undecodable(e: &dyn std::fmt::Display) -> WireError {
+    WireError::Decode(crate::sanitize::peer_line(&e.to_string()))
 }
 
 /// A frame whose payload `write` appends; the prefix's room is made first,
@@ -214,11 +220,11 @@ mod tests {
     use tokio::io::{AsyncWriteExt, ReadBuf};
 
     use super::*;
-    use crate::runner::wire_tests::{sample_commands, sample_events};
-    use crate::upsert::Upsert;
-    use crate::wire::delta::WireEvent;
-    use crate::wire::snapshot::{Logged, PaneSnapshot, Restored, ServerInfo, Snapshot};
-    use crate::wire::{ClientMsg, ServerMsg};
+    use crate::protocol::delta::WireEvent;
+    use crate::protocol::samples::{sample_commands, sample_events};
+    use crate::protocol::snapshot::{Logged, PaneSnapshot, Restored, ServerInfo, Snapshot};
+    use crate::protocol::upsert::Upsert;
+    use crate::protocol::{ClientMsg, ServerMsg};
 
     /// Hands out one byte per read, as a slow socket might.
     struct Trickle {
@@ -299,7 +305,7 @@ mod tests {
         let items: Vec<Upsert> = sample_events()
             .into_iter()
             .filter_map(|e| match e {
-                crate::runner::PaneEvent::Upsert(u) => Some(u),
+                crate::protocol::pane::PaneEvent::Upsert(u) => Some(u),
                 _ => None,
             })
             .collect();
@@ -347,7 +353,7 @@ mod tests {
         let msgs = snap.clone().into_messages();
         assert!(msgs.len() >= 3, "start, pane, end");
         let back: Vec<ServerMsg> = read_all(frames_of(&msgs)).await;
-        let mut parts = crate::wire::snapshot::Parts::default();
+        let mut parts = crate::protocol::snapshot::Parts::default();
         let mut whole = None;
         for m in back {
             if let Some(s) = parts.take(m).expect("in order") {
@@ -421,5 +427,18 @@ mod tests {
     fn garbage_is_a_decode_error() {
         let err = decode::<ServerMsg>(b"\xc1").expect_err("garbage");
         assert!(matches!(err, WireError::Decode(_)), "{err}");
+    }
+
+    /// A peer's variant name is its words: the error that quotes it holds
+    /// no escape (#53 item 1).
+    #[test]
+    fn a_hostile_variant_name_is_quoted_visibly() {
+        let payload = rmp_serde::to_vec("\x1b]0;pwned\x07\nhive: forged").expect("encodes");
+        let err = decode::<ServerMsg>(&payload).expect_err("no such variant");
+        let text = err.to_string();
+        assert!(text.contains("␛]0;pwned␇␊hive: forged"), "{text}");
+        assert!(!text.contains(['\x1b', '\x07', '\n']), "{text}");
+        let hello = decode_hello(b"{\"protocol\":\"\\u001b[2J\"}").expect_err("not a number");
+        assert!(!hello.to_string().contains('\x1b'), "{hello}");
     }
 }

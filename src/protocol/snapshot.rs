@@ -11,11 +11,10 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::AgentConfig;
-use crate::history::{OlderPage, PaneHistory, rebuild::TurnEnd, state::Totals};
-use crate::runner::PaneEvent;
-use crate::upsert::Upsert;
-use crate::worktree::Worktree;
+use crate::protocol::git::Worktree;
+use crate::protocol::history::{OlderPage, Totals, TurnEnd};
+use crate::protocol::pane::PaneEvent;
+use crate::protocol::upsert::Upsert;
 
 /// The provider of the pane a console shows for a host whose server it is
 /// not connected to (src/client/mux.rs).
@@ -46,10 +45,59 @@ pub struct ServerInfo {
     pub started: i64,
 }
 
+/// A pane's agent as a console sees it (issue 44): what it shows and
+/// checks, never how the server starts it. No env, command line, system
+/// prompt, settings, budgets or MCP server cross: a console needs none of
+/// them, and secrets live there (`config::AgentConfig::card` makes one).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PaneCard {
+    pub id: String,
+    /// Its title (`None`: the id).
+    #[serde(default)]
+    pub name: Option<String>,
+    pub provider: String,
+    /// The configured model and effort (the agent reports what it runs).
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub effort: Option<String>,
+    /// Where the agent runs, on the server's machine (`@` completion reads
+    /// it only when that is this machine).
+    #[serde(default)]
+    pub cwd: Option<std::path::PathBuf>,
+    #[serde(default)]
+    pub context_window: Option<u64>,
+    /// Past these the pane's title warns (`max_cpu_percent`, `max_rss_mb`).
+    #[serde(default)]
+    pub max_cpu_percent: Option<f64>,
+    #[serde(default)]
+    pub max_rss_mb: Option<u64>,
+    /// A scripted agent's words that show its features, offered while the
+    /// pane is empty (read on the server, where the script is).
+    #[serde(default)]
+    pub try_words: Vec<String>,
+}
+
+impl PaneCard {
+    /// A card with nothing but its id and provider.
+    pub fn new(id: &str, provider: &str) -> Self {
+        Self {
+            id: id.to_owned(),
+            provider: provider.to_owned(),
+            ..Self::default()
+        }
+    }
+
+    /// Its title: the name, else the id.
+    pub fn display_name(&self) -> &str {
+        self.name.as_deref().unwrap_or(&self.id)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PaneSnapshot {
-    /// The agent as the server runs it (its cwd in its worktree).
-    pub agent: AgentConfig,
+    /// The agent as a console sees it (its cwd in its worktree).
+    pub agent: PaneCard,
     pub worktree: Option<Worktree>,
     /// Why the pane could not start, when it could not.
     pub failed: Option<String>,
@@ -72,25 +120,13 @@ pub struct PaneSnapshot {
     pub host: Option<String>,
 }
 
-impl Snapshot {
-    /// A snapshot from the server on `host` (issue 30): its panes titled
-    /// with the host, and no path of that host's file system kept as if it
-    /// were one of this machine's (`PaneSnapshot::set_host`).
-    pub fn set_host(&mut self, host: &str) {
-        self.server.config_path = None;
-        for p in &mut self.panes {
-            p.set_host(host);
-        }
-    }
-}
-
 fn first_window() -> usize {
     1
 }
 
 impl PaneSnapshot {
     /// `agent`'s pane with nothing in it yet (in window 1, started).
-    pub fn empty(agent: AgentConfig) -> Self {
+    pub fn empty(agent: PaneCard) -> Self {
         Self {
             agent,
             worktree: None,
@@ -102,30 +138,6 @@ impl PaneSnapshot {
             parent: None,
             host: None,
         }
-    }
-
-    /// Titled `name@host`; its working directory and worktree are paths on
-    /// the host, which this console must never open here (a file
-    /// completion): the cwd is dropped, and the worktree's paths become
-    /// labels (`host:/path`, for a hand-off's text). The worktree itself
-    /// stays, so its diff, merge and review are offered: they run on the
-    /// host, at its server (src/server/worktrees.rs).
-    pub fn set_host(&mut self, host: &str) {
-        let name = self.agent.display_name().to_owned();
-        self.agent.name = Some(format!("{name}@{host}"));
-        self.agent.cwd = None;
-        if let Some(w) = &mut self.worktree {
-            let label = |p: &std::path::Path| {
-                let text = format!("{host}:{}", p.display());
-                std::path::PathBuf::from(crate::sanitize::neutralize(&text).into_owned())
-            };
-            w.repo = label(&w.repo);
-            w.path = label(&w.path);
-            w.cwd = label(&w.cwd);
-            w.branch = crate::sanitize::neutralize(&w.branch).into_owned();
-            w.agent_id = crate::sanitize::neutralize(&w.agent_id).into_owned();
-        }
-        self.host = Some(host.to_owned());
     }
 }
 
@@ -148,13 +160,13 @@ pub enum LayoutPane {
 pub struct Logged {
     pub seq: u64,
     /// When it happened (crosses as milliseconds ago).
-    #[serde(with = "crate::runner::ago")]
+    #[serde(with = "crate::protocol::pane::ago")]
     pub at: Option<Instant>,
     pub event: PaneEvent,
 }
 
-/// A pane's history as loaded when it started (`PaneHistory` without its
-/// recorder, which stays with the runner).
+/// A pane's history as loaded when it started (`history::PaneHistory`
+/// without its recorder, which stays with the runner).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Restored {
     pub items: Vec<Upsert>,
@@ -219,7 +231,7 @@ fn event_text(event: &PaneEvent) -> usize {
         PaneEvent::Upsert(u) | PaneEvent::Live(u) => {
             u.text().map_or(0, |t| t.len())
                 + match &u.kind {
-                    crate::upsert::UpsertKind::ToolCall { output, .. } => {
+                    crate::protocol::upsert::UpsertKind::ToolCall { output, .. } => {
                         output.as_ref().map_or(0, String::len)
                     }
                     _ => 0,
@@ -290,39 +302,5 @@ impl Parts {
     /// Whether a snapshot is on its way.
     pub fn started(&self) -> bool {
         self.building.is_some()
-    }
-}
-
-impl Restored {
-    /// Copies what a client needs out of a freshly opened history.
-    pub fn of(history: &PaneHistory) -> Self {
-        Self {
-            items: history.items.clone(),
-            ends: history.ends.clone(),
-            took: history.took.clone(),
-            totals: history.totals.clone(),
-            model: history.model.clone(),
-            queue: history.queue.clone(),
-            warnings: history.warnings.clone(),
-            session: history.session.clone(),
-            older: history.older.clone(),
-        }
-    }
-
-    /// Back into the shape `App::restore` takes.
-    pub fn into_history(self) -> PaneHistory {
-        PaneHistory {
-            items: self.items,
-            ends: self.ends,
-            took: self.took,
-            totals: self.totals,
-            model: self.model,
-            resume: None,
-            queue: self.queue,
-            recorder: None,
-            warnings: self.warnings,
-            session: self.session,
-            older: self.older,
-        }
     }
 }

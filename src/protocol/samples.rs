@@ -7,11 +7,15 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::agent::{
+    Capabilities, DiagnosticLevel, PermissionDecision, PermissionOption, PermissionRequest,
+    SessionInfo,
+};
+use super::event::Origin;
+use super::hold::{Hold, HoldKind};
+use super::pane::{PaneEvent, PaneUpdate, QueueEdit, RunnerCommand, SubmitMode, TurnState};
 use super::screen::{CellStyle, Colour, ScreenRow, ScreenUpdate};
-use super::*;
-use crate::event::Origin;
-use crate::provider::PermissionOption;
-use crate::upsert::{TurnStatus, UpsertKind, UpsertStatus};
+use super::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
 
 fn round_trip<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(value: &T) {
     let json = serde_json::to_string(value).expect("serialises");
@@ -19,7 +23,7 @@ fn round_trip<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(val
     assert_eq!(&back, value, "{json}");
 }
 
-fn screen() -> ScreenUpdate {
+pub(crate) fn screen() -> ScreenUpdate {
     ScreenUpdate {
         rows: 1,
         cols: 2,
@@ -41,7 +45,7 @@ fn screen() -> ScreenUpdate {
     }
 }
 
-fn upsert() -> Upsert {
+pub(crate) fn upsert() -> Upsert {
     Upsert {
         turn_id: "t".into(),
         session_id: "s".into(),
@@ -58,11 +62,10 @@ fn upsert() -> Upsert {
     }
 }
 
-/// One of every runner command (also the console protocol's samples,
-/// src/wire).
+/// One of every runner command (also the console protocol's samples).
 pub(crate) fn sample_commands() -> Vec<RunnerCommand> {
     // A 1×1 PNG's signature is enough for the media type to be found again.
-    let png = crate::image::Image {
+    let png = super::image::Image {
         path: "/tmp/a.png".into(),
         media_type: "image/png",
         data: b"\x89PNG\r\n\x1a\nrest".to_vec(),
@@ -87,6 +90,7 @@ pub(crate) fn sample_commands() -> Vec<RunnerCommand> {
             },
         },
         RunnerCommand::Restart,
+        RunnerCommand::Budget(super::hold::BudgetAnswer::Raise),
         RunnerCommand::Input(vec![0x1b, b'a']),
         RunnerCommand::Resize { cols: 80, rows: 24 },
         RunnerCommand::SetModel("m".into()),
@@ -117,7 +121,7 @@ fn every_runner_command_round_trips() {
     }
 }
 
-/// One of every pane event (also the console protocol's samples, src/wire).
+/// One of every pane event (also the console protocol's samples).
 pub(crate) fn sample_events() -> Vec<PaneEvent> {
     vec![
         PaneEvent::Upsert(upsert()),
@@ -171,22 +175,22 @@ pub(crate) fn sample_events() -> Vec<PaneEvent> {
         },
         PaneEvent::HistoryNotSaved("disk full".into()),
         PaneEvent::Stalled(None),
-        PaneEvent::Held(Some(super::hold::Hold {
-            kind: super::hold::HoldKind::Quota,
+        PaneEvent::Held(Some(Hold {
+            kind: HoldKind::Quota,
             until: chrono::DateTime::from_timestamp(1_795_867_200, 0),
             reported: true,
             resend: true,
             spent: None,
         })),
-        PaneEvent::Held(Some(super::hold::Hold {
-            kind: super::hold::HoldKind::Budget,
+        PaneEvent::Held(Some(Hold {
+            kind: HoldKind::Budget,
             until: None,
             reported: false,
             resend: false,
             spent: Some("$5.02 of $5.00".into()),
         })),
         PaneEvent::Held(None),
-        PaneEvent::Process(Some(crate::procstat::ProcessSample {
+        PaneEvent::Process(Some(super::pane::ProcessSample {
             cpu_percent: 12.5,
             rss_bytes: 48 << 20,
             processes: 3,

@@ -21,9 +21,9 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::runner::PaneEvent;
-use crate::text::{SharedText, TextBuffer};
-use crate::upsert::{TurnEvent, Upsert, UpsertKind};
+use crate::protocol::pane::PaneEvent;
+use crate::protocol::text::{SharedText, TextBuffer};
+use crate::protocol::upsert::{TurnEvent, Upsert, UpsertKind};
 
 /// A `PaneEvent` as it crosses the socket.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -231,9 +231,9 @@ fn forget_turn<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::upsert::{TurnStatus, UpsertStatus};
-    use crate::wire::ServerMsg;
-    use crate::wire::frame::{decode, encode};
+    use crate::protocol::ServerMsg;
+    use crate::protocol::frame::{decode, encode};
+    use crate::protocol::upsert::{TurnStatus, UpsertStatus};
 
     fn upsert(item: &str, status: UpsertStatus, content: SharedText) -> Upsert {
         Upsert {
@@ -492,7 +492,7 @@ mod tests {
     #[test]
     fn other_events_pass_whole() {
         let mut link = Link::new();
-        for event in crate::runner::wire_tests::sample_events() {
+        for event in crate::protocol::samples::sample_events() {
             if matches!(event, PaneEvent::Stalled(_)) {
                 continue; // an Instant comes back a few ms off
             }

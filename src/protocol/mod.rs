@@ -17,18 +17,38 @@
 //! matching hellos the payloads are MessagePack (`rmp-serde`, with field
 //! names). docs/protocol.md describes it for other clients.
 
+pub mod agent;
 pub mod delta;
+pub mod display;
 pub mod edit;
+pub mod event;
 pub mod frame;
+pub mod git;
+pub mod history;
+pub mod hold;
+pub mod image;
+pub mod mutes;
+pub mod pane;
+pub mod screen;
 pub mod snapshot;
+pub mod text;
+pub mod upsert;
+
+#[cfg(test)]
+pub(crate) mod samples;
+#[cfg(test)]
+mod shape;
 
 use serde::{Deserialize, Serialize};
 
-use crate::runner::RunnerCommand;
+use crate::protocol::pane::RunnerCommand;
 
 /// Bumped whenever a message changes shape: a client and a server of
-/// different protocols refuse each other with a clear reason.
-pub const PROTOCOL_VERSION: u32 = 4;
+/// different protocols refuse each other with a clear reason. The shape of
+/// each version is pinned (tests/fixtures/protocol/v<N>.json, `shape`): a
+/// change without a bump fails the tests. 5: `PaneCard` instead of the
+/// whole agent config (issue 44).
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// What a console writes first on the socket; `hive ctl` writes JSON lines,
 /// which never start with NUL.
@@ -50,12 +70,13 @@ impl Hello {
         }
     }
 
-    /// Why this peer and we cannot talk, if we cannot.
+    /// Why this peer and we cannot talk, if we cannot; the peer's version
+    /// (its words) is quoted as one visible line.
     pub fn mismatch(&self, peer_is: &str) -> Option<String> {
         (self.protocol != PROTOCOL_VERSION).then(|| {
             format!(
                 "this {peer_is} is hive {} (protocol {}), and this hive is {} (protocol {})",
-                self.hive,
+                crate::sanitize::peer_line(&self.hive),
                 self.protocol,
                 env!("CARGO_PKG_VERSION"),
                 PROTOCOL_VERSION
@@ -88,7 +109,7 @@ pub enum ClientMsg {
     Stop,
     /// For the server's git service: a diff, a merge, a review step
     /// (src/server/worktrees.rs).
-    Worktree(crate::worktree::WorktreeRequest),
+    Worktree(git::WorktreeRequest),
     /// List the files of the pane's working directory, for `@` completion
     /// in a console on another machine (src/server/lists.rs).
     Files { pane: usize },
@@ -97,7 +118,7 @@ pub enum ClientMsg {
     Sessions { pane: usize },
     /// `/mute` (or unmute) a pane or a type: the server keeps it, runs
     /// `notify_command` by it and tells every client.
-    Mute(crate::notify::Mute),
+    Mute(mutes::Mute),
     /// Switch the pane to its history session `session`, the server
     /// finding the agent's resume handle in its own history; every client,
     /// this one too, gets the pane's `Reset`.
@@ -152,7 +173,7 @@ pub enum ServerMsg {
     Bye { reason: String },
     /// The git service's answer to this client's `Worktree` request, or
     /// its state (overlaps, changes, predicted conflicts) for every client.
-    Worktree(crate::worktree::WorktreeEvent),
+    Worktree(git::WorktreeEvent),
     /// The files of the pane's working directory (relative paths), to the
     /// client that asked; `complete`: all of them, not the first so many.
     Files {
@@ -162,11 +183,11 @@ pub enum ServerMsg {
     },
     /// What is muted now (after each snapshot, and to every client when it
     /// changes).
-    Mutes(crate::notify::Mutes),
+    Mutes(mutes::Mutes),
     /// The pane's history sessions, newest first, to the client that asked.
     Sessions {
         pane: usize,
-        list: Vec<crate::history::sessions::SessionSummary>,
+        list: Vec<history::SessionSummary>,
     },
 }
 

@@ -6,8 +6,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::event::{Origin, ToolDisplay, Usage};
-use crate::text::SharedText;
+use crate::protocol::event::{Origin, ToolDisplay, Usage};
+use crate::protocol::text::SharedText;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -1,0 +1,240 @@
+//! Starting a pane's runner (at start and for a pane made at runtime),
+//! and a pane whose worktree setup ran in the background coming up once
+//! it ended.
+
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use super::clients::ClientId;
+use super::serve::{Pane, Server, pane_snapshot, started_of};
+use crate::config::Config;
+use crate::protocol::ServerMsg;
+use crate::protocol::snapshot::{Restored, Snapshot};
+use crate::provider::{ProviderSpec, Registry};
+use crate::runner::{PaneUpdate, RunnerHandle, RunnerOptions, spawn_runner};
+
+/// What starting a pane's runner needs, at start and for a pane made at
+/// runtime.
+pub(super) struct Starter {
+    pub(super) config: Config,
+    /// The project's history (`crate::project`).
+    pub(super) store: crate::history::Store,
+    registry: Registry,
+    tx: mpsc::UnboundedSender<PaneUpdate>,
+    setups: mpsc::UnboundedSender<SetupDone>,
+    socket: std::path::PathBuf,
+    hive_budget: Option<std::sync::Arc<crate::runner::budget::HiveBudget>>,
+}
+
+impl Starter {
+    pub(super) fn new(
+        config: Config,
+        ops_tx: mpsc::UnboundedSender<crate::ops::HiveRequest>,
+        (tx, setups): (
+            mpsc::UnboundedSender<PaneUpdate>,
+            mpsc::UnboundedSender<SetupDone>,
+        ),
+        socket: std::path::PathBuf,
+    ) -> Self {
+        let registry = Registry::builtin().with_toolbox(crate::ops::meta::toolbox_factory(ops_tx));
+        let hive_budget =
+            crate::runner::budget::HiveBudget::new(config.budget.usd, config.budget.tokens);
+        Self {
+            store: crate::project::Project::of(&config.source).store(),
+            config,
+            registry,
+            tx,
+            setups,
+            socket,
+            hive_budget,
+        }
+    }
+
+    /// Starts pane `i`'s runner, or first its worktree's setup in the
+    /// background (the server starts the runner when it is done:
+    /// `Server::set_up`).
+    pub(super) fn start_or_set_up(
+        &self,
+        i: usize,
+        pane: &mut Pane,
+        fresh: bool,
+        ops: &mut crate::ops::OpsHost,
+    ) -> Option<RunnerHandle> {
+        let pending = pane
+            .worktree
+            .as_ref()
+            .filter(|w| pane.failed.is_none() && crate::worktree::setup_pending(&pane.agent, w));
+        let Some(w) = pending.cloned() else {
+            return self.start(i, pane, fresh, ops);
+        };
+        let shown = pane.agent.worktree_setup.join(" ");
+        pane.log.note(format!(
+            "running worktree setup `{shown}`; the agent starts when it is done"
+        ));
+        pane.setting_up = true;
+        let agent = pane.agent.clone();
+        let tx = self.setups.clone();
+        tokio::task::spawn_blocking(move || {
+            let result = crate::worktree::setup(&agent, &w).map_err(|e| e.to_string());
+            let _ = tx.send(SetupDone {
+                slot: i,
+                fresh,
+                result,
+            });
+        });
+        None
+    }
+
+    pub(super) fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Starts pane `i`'s runner on its restored history; a provider that
+    /// cannot start leaves its error in the pane instead of stopping the
+    /// server.
+    pub(super) fn start(
+        &self,
+        i: usize,
+        pane: &mut Pane,
+        fresh: bool,
+        ops: &mut crate::ops::OpsHost,
+    ) -> Option<RunnerHandle> {
+        // A pane that failed before starting (no worktree) stays stopped.
+        if pane.failed.is_some() {
+            return None;
+        }
+        let config = &self.config;
+        let agent = &pane.agent;
+        let mut history = crate::history::open_pane(&self.store, agent, fresh);
+        // `agent.read` sees the turns from before a restart too.
+        ops.restore(i, &history.items);
+        pane.log.reset(Restored::of(&history));
+        // What the worktree's setup printed, in the pane (issue 31).
+        if let Some(text) = pane.worktree.as_ref().and_then(|w| w.setup_output.clone()) {
+            pane.log.note(text);
+        }
+        let options = RunnerOptions {
+            processor: config.processor_config(),
+            interrupt_timeout: Duration::from_millis(config.ui.interrupt_timeout_ms),
+            stall_after: Duration::from_secs(config.ui.stall_after_s.max(1)),
+            initial_queue: std::mem::take(&mut history.queue),
+            recorder: history.recorder.take(),
+            live_every: crate::config::live_every(config),
+            background_every: crate::config::background_every(config),
+            focused: false,
+            prices: std::sync::Arc::new(config.prices.clone()),
+            sample_every: Some(Duration::from_secs(1)),
+            hive_budget: self.hive_budget.clone(),
+        };
+        let spec = ProviderSpec {
+            agent: self.registry.with_hive_mcp(agent, Some(&self.socket)),
+            resume: history.resume.take(),
+        };
+        let started = self
+            .registry
+            .get(&agent.provider)
+            .and_then(|factory| spawn_runner(i, factory, spec, options, self.tx.clone()));
+        match started {
+            Ok(h) => Some(h),
+            Err(e) => {
+                tracing::warn!(agent = %agent.id, "cannot start: {e}");
+                pane.failed = Some(e.to_string());
+                None
+            }
+        }
+    }
+}
+
+/// A worktree setup that ended: for slot `slot`, what it printed or why it
+/// failed.
+pub(super) struct SetupDone {
+    slot: usize,
+    fresh: bool,
+    result: Result<Option<String>, String>,
+}
+
+impl Server {
+    /// A worktree's setup ended: the pane's agent starts (with what it
+    /// was sent meanwhile), or the pane shows why it cannot; every client
+    /// gets the pane as it is now.
+    pub(super) fn set_up(&mut self, done: SetupDone) {
+        let SetupDone {
+            slot,
+            fresh,
+            result,
+        } = done;
+        tracing::info!(pane = slot, ok = result.is_ok(), "worktree setup ended");
+        let Some(pane) = self
+            .panes
+            .get_mut(slot)
+            .filter(|p| !p.closed && p.setting_up)
+        else {
+            return;
+        };
+        pane.setting_up = false;
+        let waiting = std::mem::take(&mut pane.waiting);
+        match result {
+            Ok(output) => {
+                if let Some(w) = pane.worktree.as_mut() {
+                    w.setup_output = output;
+                }
+            }
+            Err(why) => pane.failed = Some(why),
+        }
+        let runner = self.starter.start(slot, pane, fresh, &mut self.ops);
+        let started = started_of((&runner, pane));
+        self.control.set_started_at(slot, started);
+        self.control.set_usage(slot, pane.log.restored_usage());
+        if let Some(r) = &runner {
+            for cmd in waiting {
+                r.send(cmd);
+            }
+        }
+        if let Some(place) = self.runners.get_mut(slot) {
+            *place = runner;
+        }
+        // Only this pane changed: each client builds it again, alone.
+        self.reset_pane(slot, None);
+    }
+
+    /// Every attached client but `except` builds slot `slot`'s pane again
+    /// from its snapshot (`ServerMsg::Reset`).
+    pub(super) fn reset_pane(&mut self, slot: usize, except: Option<ClientId>) {
+        let (Some(position), Some(pane)) = (self.position(slot), self.panes.get(slot)) else {
+            return;
+        };
+        let reset = ServerMsg::Reset {
+            pane: position,
+            snapshot: Box::new(pane_snapshot(pane, None)),
+        };
+        self.clients.broadcast(&reset, except);
+    }
+
+    /// Snapshot `snap` to client `id`, then the git state in the panes'
+    /// numbers (a snapshot replaces what the client had).
+    pub(super) fn send_snapshot(&mut self, id: ClientId, snap: Snapshot) {
+        // A deferred snapshot comes with its catch-up once the client drains.
+        if self.clients.send_snapshot(id, snap) {
+            self.catch_up(id);
+        }
+    }
+
+    /// After a snapshot or a layout, client `id` gets the git state in
+    /// the panes' numbers, and the mutes.
+    pub(super) fn catch_up(&mut self, id: ClientId) {
+        self.worktrees.catch_up(id, &mut self.clients, &self.order);
+        let mutes = ServerMsg::Mutes(self.notifier.mutes.clone());
+        self.clients.send(id, &mutes);
+    }
+
+    /// Every attached client gets the panes as they are now.
+    pub(super) fn resnapshot(&mut self) {
+        self.shown.clone_from(&self.order);
+        let ids: Vec<ClientId> = self.clients.attached().map(|l| l.id).collect();
+        let snap = self.snapshot();
+        for id in ids {
+            self.send_snapshot(id, snap.clone());
+        }
+    }
+}
