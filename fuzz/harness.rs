@@ -260,6 +260,37 @@ pub(crate) fn vt100_tiny(data: &[u8]) {
     }
 }
 
+/// [`vt100_tiny`]'s input through hive's own feeder (`pty::pump::Feeder`,
+/// which contains an emulator panic to its pane): why the emulator failed,
+/// if it did. The screen is read after every piece either way.
+pub(crate) fn vt100_tiny_contained(data: &[u8]) -> Option<String> {
+    use hive::provider::pty::fit;
+    use hive::provider::pty::pump::Feeder;
+    let size = |b: u8| fit(u16::from(b & 3), u16::from((b >> 2) & 3));
+    let (&first, rest) = data.split_first()?;
+    let (cols, rows) = size(first);
+    let parser = tui_term::vt100::Parser::new(rows, cols, usize::from(first >> 4));
+    let screen = hive::provider::TerminalScreen(std::sync::Arc::new(std::sync::Mutex::new(parser)));
+    let mut feeder = Feeder::new(screen.clone());
+    for (i, piece) in rest.split(|&b| b == 0xff).enumerate() {
+        let piece = match piece.split_first() {
+            Some((&b, more)) if i > 0 => {
+                let (cols, rows) = size(b);
+                let mut p = screen.0.lock().unwrap_or_else(|e| e.into_inner());
+                p.screen_mut().set_size(rows, cols);
+                more
+            }
+            _ => piece,
+        };
+        let fed = feeder.feed(piece);
+        let _ = hive::runner::screen::capture(&screen, 0);
+        if fed.failed.is_some() {
+            return fed.failed;
+        }
+    }
+    None
+}
+
 /// hive's own state files as the server reads them at start: the bytes as
 /// `layouts/<server>.json` (laid over a config's agents) and as
 /// `state/<agent>.json`, through the same size-capped, no-follow reader.
