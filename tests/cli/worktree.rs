@@ -191,7 +191,10 @@ fn prune_and_remove_leave_a_worktree_under_a_live_pane_alone() {
     // (the agent's supervisor notices its parent gone): wait for the mark.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while ok(&hive(&["worktree", "list"], &repo, home)).contains("in use by a running hive") {
-        assert!(std::time::Instant::now() < deadline, "still in use after the kill");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still in use after the kill"
+        );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     let pruned = ok(&hive(&["worktree", "prune"], &repo, home));
