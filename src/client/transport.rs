@@ -40,7 +40,7 @@ impl Endpoint {
     /// host's `ssh://` address (a host's name alone names no server).
     pub fn attach_arg(&self) -> String {
         match self {
-            Endpoint::Local(socket) => crate::server::daemon::name_of(socket),
+            Endpoint::Local(socket) => crate::paths::name_of(socket),
             Endpoint::Ssh { target, .. } => target.to_string(),
         }
     }

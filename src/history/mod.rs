@@ -184,7 +184,7 @@ pub fn open_pane_in(store: &Store, agent: &AgentConfig, opts: &OpenOptions) -> P
             fresh.switch_to("", None);
             // The config's model and effort, not the last session's choice
             // (which stays with that session for `/resume`).
-            fresh.chosen = crate::runner::Chosen::default();
+            fresh.chosen = Chosen::default();
             fresh
         }
         None if !opts.fresh => recover_state(store, &agent.id, &mut out.warnings),

@@ -579,6 +579,19 @@ pub(crate) fn new_id(prefix: &str) -> String {
     format!("{prefix}_{high:016x}{:016x}", low.wrapping_add(n))
 }
 
+/// Past this a figure is shown in scientific notation (no turn costs it).
+const MAX_SHOWN_USD: f64 = 1e6;
+
+/// `$0.0123` (`places` decimals), or past a million dollars (only a sum of
+/// many turns gets there) in scientific notation, never hundreds of digits.
+pub fn usd(v: f64, places: usize) -> String {
+    if !v.is_finite() || v.abs() >= MAX_SHOWN_USD {
+        format!("${v:.2e}")
+    } else {
+        format!("${v:.places$}")
+    }
+}
+
 /// The share of the context window past which a pane warns.
 pub const CONTEXT_WARN: f64 = 0.8;
 

@@ -47,3 +47,18 @@ pub enum BudgetAnswer {
     /// Empty the queue; the budget stays spent.
     Stop,
 }
+
+/// When a hold ends, as the pane and its notice say it: to the second
+/// when that is minutes away (a 20 s limit read `resets 15:04`, #46 item
+/// 22), the day too when it is not today.
+pub fn reset_time(until: DateTime<Utc>, now: DateTime<Utc>) -> String {
+    let local = until.with_timezone(&chrono::Local);
+    let soon = until - now < chrono::Duration::minutes(10);
+    let today = now.with_timezone(&chrono::Local).date_naive() == local.date_naive();
+    let format = match (today, soon) {
+        (true, true) => "%H:%M:%S",
+        (true, false) => "%H:%M",
+        (false, _) => "%a %H:%M",
+    };
+    local.format(format).to_string()
+}

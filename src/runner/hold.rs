@@ -15,7 +15,7 @@ use chrono::{DateTime, Utc};
 use tokio::time::Instant;
 
 use super::{PaneEvent, Runner};
-pub use crate::protocol::hold::{Hold, HoldKind};
+pub use crate::protocol::hold::{Hold, HoldKind, reset_time};
 use crate::provider::DiagnosticLevel;
 use crate::provider::limits::{self, LimitKind};
 use crate::upsert::TurnEvent;
@@ -58,21 +58,6 @@ fn wait_for(resets_at: Option<DateTime<Utc>>, now: DateTime<Utc>, strikes: u32) 
             .saturating_mul(2u32.saturating_pow(strikes.min(10)))
             .min(BACKOFF_MAX),
     }
-}
-
-/// When a hold ends, as the pane and its notice say it: to the second
-/// when that is minutes away (a 20 s limit read `resets 15:04`, #46 item
-/// 22), the day too when it is not today.
-pub fn reset_time(until: DateTime<Utc>, now: DateTime<Utc>) -> String {
-    let local = until.with_timezone(&chrono::Local);
-    let soon = until - now < chrono::Duration::minutes(10);
-    let today = now.with_timezone(&chrono::Local).date_naive() == local.date_naive();
-    let format = match (today, soon) {
-        (true, true) => "%H:%M:%S",
-        (true, false) => "%H:%M",
-        (false, _) => "%a %H:%M",
-    };
-    local.format(format).to_string()
 }
 
 impl Runner {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use super::Runner;
 use crate::config::{Price, price_of};
 use crate::event::Usage;
-pub use crate::protocol::event::{CONTEXT_WARN, context_fill};
+pub use crate::protocol::event::{CONTEXT_WARN, context_fill, usd};
 use crate::upsert::TurnEvent;
 
 /// The runner's accounting state.
@@ -64,16 +64,6 @@ pub(crate) fn plausible_cost(u: &mut Usage) {
     u.cost_usd = u
         .cost_usd
         .filter(|c| c.is_finite() && (0.0..=MAX_TURN_USD).contains(c));
-}
-
-/// `$0.0123` (`places` decimals), or past a million dollars (only a sum of
-/// many turns gets there) in scientific notation, never hundreds of digits.
-pub fn usd(v: f64, places: usize) -> String {
-    if !v.is_finite() || v.abs() >= MAX_TURN_USD {
-        format!("${v:.2e}")
-    } else {
-        format!("${v:.places$}")
-    }
 }
 
 /// Fills in the cost from `price` where the agent reported tokens but no

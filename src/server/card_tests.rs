@@ -4,7 +4,7 @@
 //! console receives.
 
 use super::layout::Placed;
-use super::serve::{Pane, pane_snapshot};
+use super::pane::{Pane, pane_snapshot};
 use crate::config::{AgentConfig, McpServerConfig};
 use crate::protocol::ServerMsg;
 use crate::protocol::frame::encode;

@@ -16,6 +16,7 @@ pub mod layout;
 mod lists;
 pub mod log;
 mod notifier;
+mod pane;
 mod panes;
 mod serve;
 mod starter;

@@ -14,13 +14,13 @@ use tokio::sync::mpsc;
 
 use super::clients::{ClientEvent, ClientId, Clients};
 use super::layout::Placed;
-use super::log::PaneLog;
+pub(super) use super::pane::{Pane, pane_snapshot, started_of};
 pub(super) use super::starter::{SetupDone, Starter};
 use crate::config::{AgentConfig, Config};
 use crate::control::protocol::Call;
 use crate::provider::Registry;
-use crate::runner::{PaneEvent, PaneUpdate, QueueEdit, RunnerCommand, RunnerHandle, TurnState};
-use crate::wire::snapshot::{PaneCard, PaneSnapshot, Restored, ServerInfo, Snapshot};
+use crate::runner::{PaneEvent, PaneUpdate, QueueEdit, RunnerCommand, RunnerHandle};
+use crate::wire::snapshot::{Restored, ServerInfo, Snapshot};
 use crate::wire::{ClientMsg, ServerMsg};
 use crate::worktree::Worktree;
 
@@ -73,54 +73,6 @@ fn install_panic_hook() {
         tracing::error!("panic: {info}");
         previous(info);
     }));
-}
-
-/// One pane as the server keeps it.
-pub(super) struct Pane {
-    /// The agent as placed (before a worktree moved its cwd), its window,
-    /// whether it was made at runtime: what the layout saves.
-    pub(super) placed: Placed,
-    /// Closed at runtime: its slot stays (every other pane keeps its
-    /// number), out of the layout and of every snapshot.
-    pub(super) closed: bool,
-    pub(super) agent: AgentConfig,
-    /// A scripted agent's words (`PaneCard::try_words`), read once.
-    try_words: Vec<String>,
-    pub(super) worktree: Option<Worktree>,
-    pub(super) failed: Option<String>,
-    pub(super) log: PaneLog,
-    /// The composer text a client left in it.
-    draft: String,
-    /// The client a reply (a recalled message, a terminal selection) is for.
-    reply_to: Option<ClientId>,
-    /// What the runner was last told about the focus.
-    focused: bool,
-    /// The turn state last reported (`hive ls` counts running turns).
-    pub(super) state: TurnState,
-    /// Its worktree's setup runs; the agent starts when it is done, and
-    /// what the user sent meanwhile waits here.
-    pub(super) setting_up: bool,
-    pub(super) waiting: Vec<RunnerCommand>,
-}
-
-impl Pane {
-    pub(super) fn new(placed: Placed) -> Self {
-        Self {
-            agent: placed.agent.clone(),
-            try_words: crate::provider::script::match_words(&placed.agent),
-            placed,
-            closed: false,
-            worktree: None,
-            failed: None,
-            log: PaneLog::new(Restored::default()),
-            draft: String::new(),
-            reply_to: None,
-            focused: false,
-            state: TurnState::Idle,
-            setting_up: false,
-            waiting: Vec::new(),
-        }
-    }
 }
 
 pub(super) struct Server {
@@ -641,32 +593,88 @@ fn panes_of(
     panes
 }
 
-/// How a pane's runner came up, for the control hub.
-pub(super) fn started_of(
-    (runner, pane): (&Option<RunnerHandle>, &Pane),
-) -> crate::control::Started {
-    match runner {
-        Some(h) => crate::control::Started::Running(h.capabilities),
-        None if pane.setting_up => crate::control::Started::SettingUp,
-        None => crate::control::Started::Failed(pane.failed.clone().unwrap_or_default()),
+impl Server {
+    /// A worktree's setup ended: the pane's agent starts (with what it
+    /// was sent meanwhile), or the pane shows why it cannot; every client
+    /// gets the pane as it is now.
+    pub(super) fn set_up(&mut self, done: SetupDone) {
+        let SetupDone {
+            slot,
+            fresh,
+            result,
+        } = done;
+        tracing::info!(pane = slot, ok = result.is_ok(), "worktree setup ended");
+        let Some(pane) = self
+            .panes
+            .get_mut(slot)
+            .filter(|p| !p.closed && p.setting_up)
+        else {
+            return;
+        };
+        pane.setting_up = false;
+        let waiting = std::mem::take(&mut pane.waiting);
+        match result {
+            Ok(output) => {
+                if let Some(w) = pane.worktree.as_mut() {
+                    w.setup_output = output;
+                }
+            }
+            Err(why) => pane.failed = Some(why),
+        }
+        let runner = self.starter.start(slot, pane, fresh, &mut self.ops);
+        let started = started_of((&runner, pane));
+        self.control.set_started_at(slot, started);
+        self.control.set_usage(slot, pane.log.restored_usage());
+        if let Some(r) = &runner {
+            for cmd in waiting {
+                r.send(cmd);
+            }
+        }
+        if let Some(place) = self.runners.get_mut(slot) {
+            *place = runner;
+        }
+        // Only this pane changed: each client builds it again, alone.
+        self.reset_pane(slot, None);
     }
-}
 
-/// Pane `pane` for a client that has seen everything up to `seen`.
-pub(super) fn pane_snapshot(pane: &Pane, seen: Option<u64>) -> PaneSnapshot {
-    PaneSnapshot {
-        agent: PaneCard {
-            try_words: pane.try_words.clone(),
-            ..pane.agent.card()
-        },
-        worktree: pane.worktree.clone(),
-        failed: pane.failed.clone(),
-        restored: pane.log.restored().clone(),
-        events: pane.log.events_since(seen),
-        draft: pane.draft.clone(),
-        window: pane.placed.window,
-        parent: pane.placed.parent.clone(),
-        host: None,
+    /// Every attached client but `except` builds slot `slot`'s pane again
+    /// from its snapshot (`ServerMsg::Reset`).
+    pub(super) fn reset_pane(&mut self, slot: usize, except: Option<ClientId>) {
+        let (Some(position), Some(pane)) = (self.position(slot), self.panes.get(slot)) else {
+            return;
+        };
+        let reset = ServerMsg::Reset {
+            pane: position,
+            snapshot: Box::new(pane_snapshot(pane, None)),
+        };
+        self.clients.broadcast(&reset, except);
+    }
+
+    /// Snapshot `snap` to client `id`, then the git state in the panes'
+    /// numbers (a snapshot replaces what the client had).
+    pub(super) fn send_snapshot(&mut self, id: ClientId, snap: Snapshot) {
+        // A deferred snapshot comes with its catch-up once the client drains.
+        if self.clients.send_snapshot(id, snap) {
+            self.catch_up(id);
+        }
+    }
+
+    /// After a snapshot or a layout, client `id` gets the git state in
+    /// the panes' numbers, and the mutes.
+    pub(super) fn catch_up(&mut self, id: ClientId) {
+        self.worktrees.catch_up(id, &mut self.clients, &self.order);
+        let mutes = ServerMsg::Mutes(self.notifier.mutes.clone());
+        self.clients.send(id, &mutes);
+    }
+
+    /// Every attached client gets the panes as they are now.
+    pub(super) fn resnapshot(&mut self) {
+        self.shown.clone_from(&self.order);
+        let ids: Vec<ClientId> = self.clients.attached().map(|l| l.id).collect();
+        let snap = self.snapshot();
+        for id in ids {
+            self.send_snapshot(id, snap.clone());
+        }
     }
 }
 

@@ -6,11 +6,9 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::clients::ClientId;
-use super::serve::{Pane, Server, pane_snapshot, started_of};
+use super::pane::Pane;
 use crate::config::Config;
-use crate::protocol::ServerMsg;
-use crate::protocol::snapshot::{Restored, Snapshot};
+use crate::protocol::snapshot::Restored;
 use crate::provider::{ProviderSpec, Registry};
 use crate::runner::{PaneUpdate, RunnerHandle, RunnerOptions, spawn_runner};
 
@@ -149,92 +147,7 @@ impl Starter {
 /// A worktree setup that ended: for slot `slot`, what it printed or why it
 /// failed.
 pub(super) struct SetupDone {
-    slot: usize,
-    fresh: bool,
-    result: Result<Option<String>, String>,
-}
-
-impl Server {
-    /// A worktree's setup ended: the pane's agent starts (with what it
-    /// was sent meanwhile), or the pane shows why it cannot; every client
-    /// gets the pane as it is now.
-    pub(super) fn set_up(&mut self, done: SetupDone) {
-        let SetupDone {
-            slot,
-            fresh,
-            result,
-        } = done;
-        tracing::info!(pane = slot, ok = result.is_ok(), "worktree setup ended");
-        let Some(pane) = self
-            .panes
-            .get_mut(slot)
-            .filter(|p| !p.closed && p.setting_up)
-        else {
-            return;
-        };
-        pane.setting_up = false;
-        let waiting = std::mem::take(&mut pane.waiting);
-        match result {
-            Ok(output) => {
-                if let Some(w) = pane.worktree.as_mut() {
-                    w.setup_output = output;
-                }
-            }
-            Err(why) => pane.failed = Some(why),
-        }
-        let runner = self.starter.start(slot, pane, fresh, &mut self.ops);
-        let started = started_of((&runner, pane));
-        self.control.set_started_at(slot, started);
-        self.control.set_usage(slot, pane.log.restored_usage());
-        if let Some(r) = &runner {
-            for cmd in waiting {
-                r.send(cmd);
-            }
-        }
-        if let Some(place) = self.runners.get_mut(slot) {
-            *place = runner;
-        }
-        // Only this pane changed: each client builds it again, alone.
-        self.reset_pane(slot, None);
-    }
-
-    /// Every attached client but `except` builds slot `slot`'s pane again
-    /// from its snapshot (`ServerMsg::Reset`).
-    pub(super) fn reset_pane(&mut self, slot: usize, except: Option<ClientId>) {
-        let (Some(position), Some(pane)) = (self.position(slot), self.panes.get(slot)) else {
-            return;
-        };
-        let reset = ServerMsg::Reset {
-            pane: position,
-            snapshot: Box::new(pane_snapshot(pane, None)),
-        };
-        self.clients.broadcast(&reset, except);
-    }
-
-    /// Snapshot `snap` to client `id`, then the git state in the panes'
-    /// numbers (a snapshot replaces what the client had).
-    pub(super) fn send_snapshot(&mut self, id: ClientId, snap: Snapshot) {
-        // A deferred snapshot comes with its catch-up once the client drains.
-        if self.clients.send_snapshot(id, snap) {
-            self.catch_up(id);
-        }
-    }
-
-    /// After a snapshot or a layout, client `id` gets the git state in
-    /// the panes' numbers, and the mutes.
-    pub(super) fn catch_up(&mut self, id: ClientId) {
-        self.worktrees.catch_up(id, &mut self.clients, &self.order);
-        let mutes = ServerMsg::Mutes(self.notifier.mutes.clone());
-        self.clients.send(id, &mutes);
-    }
-
-    /// Every attached client gets the panes as they are now.
-    pub(super) fn resnapshot(&mut self) {
-        self.shown.clone_from(&self.order);
-        let ids: Vec<ClientId> = self.clients.attached().map(|l| l.id).collect();
-        let snap = self.snapshot();
-        for id in ids {
-            self.send_snapshot(id, snap.clone());
-        }
-    }
+    pub(super) slot: usize,
+    pub(super) fresh: bool,
+    pub(super) result: Result<Option<String>, String>,
 }

@@ -323,7 +323,7 @@ pub fn tokens(n: u64) -> String {
 }
 
 pub fn cost(usd: f64) -> String {
-    crate::runner::usage::usd(usd, if usd < 0.01 { 4 } else { 2 })
+    crate::protocol::event::usd(usd, if usd < 0.01 { 4 } else { 2 })
 }
 
 /// A token count as reported: a turn never uses zero tokens, so a zero is

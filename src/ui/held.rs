@@ -27,7 +27,7 @@ pub(crate) fn label(p: &Pane) -> String {
     let mark = if h.reported { "" } else { "~" };
     format!(
         "⏸ limit · resets {mark}{}",
-        crate::runner::hold::reset_time(until, chrono::Utc::now())
+        crate::protocol::hold::reset_time(until, chrono::Utc::now())
     )
 }
 
