@@ -7,6 +7,7 @@
 mod link;
 mod mux;
 mod mux_git;
+mod mux_windows;
 mod session;
 pub mod transport;
 
