@@ -96,14 +96,15 @@ pub fn run(
 /// What `hive` prints once the terminal is back, and its exit code.
 /// What the console says as it ends; `again` is the command that attaches
 /// to the same servers (`Endpoint::attach_command`).
-pub fn report(ended: &Ended, server: &str, again: &str) -> ExitCode {
+/// `stopped` says what a stop did (`Endpoint::stop_line`).
+pub fn report(ended: &Ended, server: &str, again: &str, stopped: &str) -> ExitCode {
     match ended {
         Ended::Detached => {
             println!("[detached from {server}: the agents keep working; `{again}` comes back]");
             ExitCode::SUCCESS
         }
         Ended::Stopped => {
-            println!("[stopped {server} and its agents]");
+            println!("[{stopped}]");
             ExitCode::SUCCESS
         }
         // The server's words (a remote one's too): never raw.

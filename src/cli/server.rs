@@ -196,6 +196,7 @@ fn attach_to(
         .collect::<Vec<_>>()
         .join(" + ");
     let several = endpoints.len() > 1;
+    let stopped = crate::sanitize::neutralize(&Endpoint::stop_line(&endpoints)).into_owned();
     let asked = std::time::Instant::now();
     let attached = if several {
         rt.block_on(crate::client::attach_many(endpoints))
@@ -240,7 +241,7 @@ fn attach_to(
     let ended = crate::app::console::run(&rt, &config, conn, snapshot)?;
     rt.shutdown_timeout(Duration::from_millis(300));
     let again = crate::sanitize::neutralize(again);
-    Ok(crate::app::console::report(&ended, &name, &again))
+    Ok(crate::app::console::report(&ended, &name, &again, &stopped))
 }
 
 /// A server of another protocol: never a garbled screen, but the reason

@@ -8,6 +8,7 @@ mod host;
 mod link;
 mod mux;
 mod mux_git;
+mod mux_windows;
 mod session;
 pub mod transport;
 

@@ -39,6 +39,8 @@ pub(super) struct Member {
     state: State,
     /// Its git state, for the console's union (src/client/mux_git.rs).
     git: super::mux_git::GitState,
+    /// Its windows in the console's (src/client/mux_windows.rs).
+    windows: super::mux_windows::WindowMap,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,6 +67,7 @@ impl Member {
             tx,
             range: 0..0,
             git: Default::default(),
+            windows: Vec::new(),
             state: if up {
                 State::Up
             } else {
@@ -215,8 +218,12 @@ impl Mux {
             }
             // Panes are named by id; the console names the server by the
             // pane it asked from (its focus).
-            ClientMsg::Edit(edit) => {
+            ClientMsg::Edit(mut edit) => {
                 if let Some((i, _)) = self.owner(self.focus) {
+                    // A console window is one of the server's, or new there.
+                    if let crate::wire::edit::PaneEdit::Window { window, .. } = &mut edit {
+                        *window = super::mux_windows::to_member(&self.members[i].windows, *window);
+                    }
                     let _ = self.members[i].tx.send(ClientMsg::Edit(edit));
                 }
             }
@@ -518,6 +525,11 @@ impl Mux {
                 }
             }
             m.range = start..panes.len();
+        }
+        let ranges: Vec<_> = self.members.iter().map(|m| m.range.clone()).collect();
+        let maps = super::mux_windows::pack(&mut panes, &ranges);
+        for (m, map) in self.members.iter_mut().zip(maps) {
+            m.windows = map;
         }
         let focus = if self.focus < panes.len() && self.focus != 0 {
             self.focus

@@ -56,6 +56,37 @@ impl Endpoint {
         out
     }
 
+    /// What Ctrl+Q then `s` did to `endpoints` (issue 46 item 11): a
+    /// console of several servers stops this machine's and only detaches
+    /// from the others, whose agents run on.
+    pub fn stop_line(endpoints: &[Endpoint]) -> String {
+        // Alone, a remote server is stopped too (`ClientMsg::Stop` reaches
+        // it); the mux detaches from remote members.
+        let detaches = |e: &Endpoint| endpoints.len() > 1 && e.reconnects();
+        let names = |remote: bool| -> Vec<String> {
+            endpoints
+                .iter()
+                .filter(|e| detaches(e) == remote)
+                .map(Endpoint::name)
+                .collect()
+        };
+        let (stopped, detached) = (names(false), names(true));
+        let mut out = String::new();
+        if !stopped.is_empty() {
+            out = format!("stopped {} and its agents", stopped.join(" + "));
+        }
+        if !detached.is_empty() {
+            if !out.is_empty() {
+                out.push_str("; ");
+            }
+            out.push_str(&format!(
+                "detached from {}, whose agents keep working (`hive kill` there stops them)",
+                detached.join(" + ")
+            ));
+        }
+        out
+    }
+
     /// Whether a lost connection is a broken link worth reconnecting (ssh),
     /// rather than a server gone (a local socket).
     pub fn reconnects(&self) -> bool {
@@ -186,5 +217,15 @@ mod attach_tests {
             "hive attach repo ssh://ann@127.0.0.1:2222/srv/far"
         );
         assert_eq!(endpoints[1].name(), "127.0.0.1");
+        // Issue 46 item 11: a stop says what it stopped and what it only
+        // left running.
+        assert_eq!(
+            Endpoint::stop_line(&endpoints),
+            "stopped repo and its agents; detached from 127.0.0.1, whose agents keep working (`hive kill` there stops them)"
+        );
+        assert_eq!(
+            Endpoint::stop_line(&endpoints[..1]),
+            "stopped repo and its agents"
+        );
     }
 }

@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 
 use super::clients::ClientId;
-use super::layout::{Placed, compact_windows, next_window};
+use super::layout::{PANES_PER_WINDOW, Placed, compact_windows, next_window};
 use super::serve::{Pane, Server};
 use crate::config::{AgentConfig, ProviderSettings, WorktreeSetting};
 use crate::control::protocol::ErrorCode;
@@ -108,7 +108,13 @@ impl Server {
         window: Option<usize>,
         parent: Option<String>,
     ) -> Done {
-        let window = window.unwrap_or_else(|| next_window(&self.placed()));
+        // Nine to a window whoever makes the pane (issue 46 item 12): a
+        // helper asked into its parent's full window, or a pane into the
+        // client's, goes where there is room.
+        let placed = self.placed();
+        let window = window
+            .filter(|&w| placed.iter().filter(|p| p.window == w).count() < PANES_PER_WINDOW)
+            .unwrap_or_else(|| next_window(&placed));
         let mut pane = Pane::new(Placed {
             agent,
             window,

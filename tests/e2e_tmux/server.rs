@@ -279,9 +279,10 @@ fn a_server_of_another_version_is_refused_with_the_way_out() {
     );
 }
 
-/// Two projects whose `hive.toml`s sit in directories of the same name get
-/// servers of the same name: a console of one never shows the other's
-/// agents, it says so.
+/// Two projects whose `hive.toml`s sit in directories of the same name
+/// (issue 46 item 2): the second gets a server of its own (its name tagged
+/// with its config's hash), and its console shows its own agents, never
+/// the first one's, while the first server runs on.
 #[test]
 fn a_project_whose_directory_shares_a_name_gets_its_own_server() {
     let Some(bin) = super::hive_bin() else { return };
@@ -314,13 +315,15 @@ fn a_project_whose_directory_shares_a_name_gets_its_own_server() {
         assert!(start.elapsed() < Duration::from_secs(20), "no server");
         std::thread::sleep(Duration::from_millis(50));
     }
-    // One project identity (issue 46 item 2): b gets a server of its own,
-    // never a's, though their directories share a name.
     let lab = Lab::running_in(&bin, &format!("--config {}", quote(&b)), dir);
-    let s = lab.wait("a", "b's own pane", |s| s.contains("b-proj"));
+    let s = lab.wait("a", "its own project's pane", |s| s.contains("b-proj"));
     assert!(
         !s.contains("a-proj"),
         "the other project's pane was shown:\n{s}"
+    );
+    assert!(
+        std::os::unix::net::UnixStream::connect(&socket).is_ok(),
+        "the first project's server runs on"
     );
     // Both run, each named for its own config; the test leaves neither.
     let ls = lab.hive(&["ls"]);

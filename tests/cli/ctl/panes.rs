@@ -250,3 +250,18 @@ fn a_slow_worktree_setup_runs_in_the_background() {
     });
     lab.stop("slow");
 }
+
+/// Issue 46 item 12: nine panes to a window, whoever makes the pane: one
+/// asked into a full window goes where there is room.
+#[test]
+fn a_pane_asked_into_a_full_window_goes_to_the_next() {
+    let Some(lab) = Lab::new() else { return };
+    lab.launch("full", "ctltest.sock");
+    // The config's three and six more fill window 1.
+    for i in 0..6 {
+        let added = lab.ok(&["new", &format!("h{i}"), "--template", "echo"]);
+        assert_eq!(added, format!("added h{i} in window 1"));
+    }
+    let added = lab.ok(&["new", "tenth", "--template", "echo", "--window", "1"]);
+    assert_eq!(added, "added tenth in window 2");
+}
