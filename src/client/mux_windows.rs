@@ -69,7 +69,7 @@ mod tests {
             .enumerate()
             .map(|(i, &w)| PaneSnapshot {
                 window: w,
-                ..PaneSnapshot::empty(AgentConfig::new(&format!("p{i}"), "script"))
+                ..PaneSnapshot::empty(AgentConfig::new(&format!("p{i}"), "script").card())
             })
             .collect()
     }
