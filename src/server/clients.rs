@@ -481,24 +481,8 @@ mod tests {
     /// queued the loop hears `Drained` (and sends it a snapshot).
     #[tokio::test]
     async fn a_client_that_reads_nothing_falls_behind_then_drains() {
-        let (ours, mut theirs) = UnixStream::pair().unwrap();
-        let mut clients = Clients::new();
-        // The socket's dispatcher has read the first byte (NUL).
-        theirs.write_all(&MAGIC[1..]).await.unwrap();
-        theirs
-            .write_all(&frame::encode_hello(&Hello::ours()))
-            .await
-            .unwrap();
-        clients.accept(ours);
-        let Some(ClientEvent::Joined(mut link)) = clients.next().await else {
-            panic!("joined");
-        };
-        link.attached = true;
-        let id = link.id;
-        clients.join(link);
+        let (mut clients, id, mut theirs) = attached().await;
         let mut reader = FrameReader::new(&mut theirs);
-        let hello = frame::decode_hello(&reader.next().await.unwrap().unwrap()).unwrap();
-        assert_eq!(hello, Hello::ours());
 
         let sent = 40;
         for n in 0..sent {
@@ -553,20 +537,7 @@ mod tests {
     /// client has read it (the server's own queue counter says so).
     #[tokio::test]
     async fn unread_snapshots_obey_the_backlog_bound() {
-        let (ours, mut theirs) = UnixStream::pair().unwrap();
-        let mut clients = Clients::new();
-        theirs.write_all(&MAGIC[1..]).await.unwrap();
-        theirs
-            .write_all(&frame::encode_hello(&Hello::ours()))
-            .await
-            .unwrap();
-        clients.accept(ours);
-        let Some(ClientEvent::Joined(mut link)) = clients.next().await else {
-            panic!("joined");
-        };
-        link.attached = true;
-        let id = link.id;
-        clients.join(link);
+        let (mut clients, id, mut theirs) = attached().await;
 
         assert!(clients.send_snapshot(id, snapshot()), "the first is sent");
         let one = clients.get_mut(id).unwrap().queued.load(Ordering::Acquire);
