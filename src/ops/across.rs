@@ -267,22 +267,7 @@ fn envelope(v: Value) -> Result<Value, OpError> {
 
 /// Error codes are `&'static str`: the remote's, when one of ours.
 fn known_code(code: &str) -> &'static str {
-    [
-        "unknown_agent",
-        "not_allowed",
-        "invalid_args",
-        "unavailable",
-        "rate_limited",
-        "message_loop",
-        "too_deep",
-        "no_message",
-        "unknown_message",
-        "unknown_op",
-        "timeout",
-    ]
-    .into_iter()
-    .find(|c| *c == code)
-    .unwrap_or("unavailable")
+    OpError::known(code).unwrap_or("unavailable")
 }
 
 /// `message_id`s that came back name the host they live on.

@@ -235,7 +235,36 @@ impl OpError {
     pub(crate) fn to_json(&self) -> Value {
         json!({"code": self.code, "message": self.message})
     }
+
+    /// `code` read back off a socket or a remote hive as one of ours (codes
+    /// are `&'static str`), so `hive mcp` says what an in-process agent is
+    /// told; `None` for a code hive does not make.
+    pub(crate) fn known(code: &str) -> Option<&'static str> {
+        CODES.iter().find(|c| **c == code).copied()
+    }
 }
+
+/// Every code an `OpError` is made with (a test checks src/ for others).
+const CODES: &[&str] = &[
+    "budget_reached",
+    "budget_unknown",
+    "invalid_args",
+    "message_loop",
+    "no_approval",
+    "no_message",
+    "not_allowed",
+    "rate_limited",
+    "spawn_depth",
+    "spawn_limit",
+    "team_limit",
+    "timeout",
+    "too_deep",
+    "unavailable",
+    "unknown_agent",
+    "unknown_message",
+    "unknown_op",
+    "unknown_tool",
+];
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -81,25 +81,7 @@ pub(crate) fn unwrap_envelope(v: Value) -> Result<Value, OpError> {
 }
 
 fn known_code(code: &str) -> &'static str {
-    const CODES: &[&str] = &[
-        "invalid_args",
-        "unknown_op",
-        "unknown_agent",
-        "unknown_message",
-        "unknown_tool",
-        "not_allowed",
-        "message_loop",
-        "too_deep",
-        "rate_limited",
-        "no_message",
-        "timeout",
-        "unavailable",
-    ];
-    CODES
-        .iter()
-        .find(|c| **c == code)
-        .copied()
-        .unwrap_or("error")
+    OpError::known(code).unwrap_or("error")
 }
 
 /// Operations over the control socket, as one agent (or as an outside
@@ -158,5 +140,43 @@ mod tests {
             unwrap_envelope(json!({"x": 1})).unwrap_err().code,
             "unavailable"
         );
+    }
+
+    /// #46 item 16: `hive mcp`'s refused spawn said `error` where the
+    /// in-process agent is told `spawn_limit`.
+    #[test]
+    fn every_code_hive_makes_crosses_the_socket() {
+        let refused = envelope(Err(OpError::new("spawn_limit", "one running")));
+        assert_eq!(unwrap_envelope(refused).unwrap_err().code, "spawn_limit");
+        let mut made = Vec::new();
+        codes_in(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+            &mut made,
+        );
+        assert!(made.len() > 10, "{made:?}");
+        for code in made {
+            assert_eq!(known_code(&code), code, "{code} is not in ops::CODES");
+        }
+    }
+
+    /// The string codes `OpError::new(` is called with under `dir`.
+    fn codes_in(dir: &std::path::Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                codes_in(&path, out);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            // Split so this file's own needle is not read as a call.
+            for part in text.split(concat!("OpError", "::new(")).skip(1) {
+                let part = part.trim_start();
+                if let Some(rest) = part.strip_prefix('"')
+                    && let Some(end) = rest.find('"')
+                {
+                    out.push(rest[..end].to_owned());
+                }
+            }
+        }
     }
 }

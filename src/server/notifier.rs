@@ -6,7 +6,8 @@
 //! them: an approval always; a finished or failed turn, an exit, a bell or
 //! a stall when no console looks at the pane. A reason already told stays
 //! told until a console looks at the pane (or the approval is answered),
-//! as the inbox keeps one entry. Mutes (`/mute`) are kept here, saved with
+//! as the inbox keeps one entry; one muted or held back by the rate was not
+//! told. Mutes (`/mute`) are kept here, saved with
 //! the layout. Idle terminals and features' posts are a console's own
 //! findings: that console runs the command for them.
 
@@ -65,18 +66,20 @@ impl Notifier {
         if of.looked_at && !matches!(reason, Reason::Permission { .. }) {
             return None;
         }
-        let told = self.told.entry(of.slot).or_default();
-        if told.contains(&reason) {
+        if self.told.get(&of.slot).is_some_and(|t| t.contains(&reason)) {
             return None;
         }
-        told.push(reason.clone());
         let note = Note {
             kind: reason.kind(),
             pane: of.id.to_owned(),
             title: format!("hive: {}", of.title),
             body: reason.describe(),
         };
-        self.command_for(note, now)
+        // Only a note that went out is told: a muted or held-back one must
+        // not keep the next (after `/unmute`, or once the rate allows) quiet.
+        let argv = self.command_for(note, now)?;
+        self.told.entry(of.slot).or_default().push(reason);
+        Some(argv)
     }
 
     /// A console looks at pane `slot`: what was told of it is seen, but

@@ -145,3 +145,30 @@ fn no_command_no_run() {
             .is_none()
     );
 }
+
+/// #46 item 15: a muted or held-back note does not use up the pane's one.
+#[test]
+fn a_muted_or_held_back_reason_is_not_told() {
+    let mut n = notifier(1);
+    let now = Instant::now();
+    let api = Mute::Pane {
+        id: "api".into(),
+        on: true,
+    };
+    n.mute(&api);
+    assert!(n.event(&of(0, false), &finished(), now).is_none(), "muted");
+    n.mute(&Mute::Pane {
+        id: "api".into(),
+        on: false,
+    });
+    assert!(
+        n.event(&of(0, false), &finished(), now).is_some(),
+        "unmuted, the next finished turn is told"
+    );
+    assert!(n.event(&of(1, false), &finished(), now).is_none(), "rate");
+    let later = now + Duration::from_secs(61);
+    assert!(
+        n.event(&of(1, false), &finished(), later).is_some(),
+        "held back once, told when the rate allows"
+    );
+}

@@ -21,7 +21,7 @@ use crate::keymap::{Action, Keymap};
 use crate::protocol::pane::TurnState;
 
 pub(crate) use super::pane_ctx::PaneCtx;
-use super::permission_card::permission_card;
+use super::permission_card::{fit, permission_card};
 
 /// A narrow pane's streaming answer moves up by a third of the view at a
 /// time: every move repaints the whole pane, so moving row by row would
@@ -339,17 +339,19 @@ fn draw_conversation(d: &mut Drawing<'_, '_>, area: Rect, buf: &mut Buffer) {
     let chips_h = wrapped_height(&chips, area.width).min(rest.height.saturating_sub(1));
     let chips_area = take_bottom(&mut rest, chips_h);
 
-    let mut card = permission_card(p, ctx);
+    let (mut card, keys) = permission_card(p, ctx);
     let mut card_title = " approval needed ";
     if card.is_empty() {
         card = super::held::budget_card(p, ctx);
         card_title = " budget spent ";
     }
+    let card_w = area.width.saturating_sub(2);
     let card_h = if card.is_empty() {
         0
     } else {
-        (wrapped_height(&card, area.width.saturating_sub(2)) + 2).min(rest.height.saturating_sub(1))
+        (wrapped_height(&card, card_w) + 2).min(rest.height.saturating_sub(1))
     };
+    fit(&mut card, keys, card_w, card_h.saturating_sub(2), t);
     let card_area = take_bottom(&mut rest, card_h);
 
     let queue = queue_lines(p, ctx);

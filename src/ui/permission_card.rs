@@ -7,16 +7,18 @@ use ratatui::text::Span;
 use super::cells;
 use super::pane_ctx::PaneCtx;
 use super::theme::Theme;
-use super::wrap::{Logical, truncate};
+use super::wrap::{Logical, truncate, wrap};
 use crate::app::pane::Pane;
 use crate::keymap::Action;
 
 /// Lines of an approval card's description shown before "… N more lines".
 const CARD_LINES: usize = 12;
 
-pub(super) fn permission_card(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
+/// The card's lines and how many at its end are the answers (keys and
+/// the waiting count), which [`fit`] keeps when the pane is short.
+pub(super) fn permission_card(p: &Pane, ctx: &PaneCtx<'_>) -> (Vec<Logical>, usize) {
     let Some(req) = p.pending.permissions.front() else {
-        return Vec::new();
+        return (Vec::new(), 0);
     };
     let t = ctx.theme;
     let km = ctx.keymap;
@@ -42,6 +44,7 @@ pub(super) fn permission_card(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
             Style::new().fg(t.dim),
         ));
     }
+    let body = out.len();
     let key = |s: String| Span::styled(s, Style::new().fg(t.accent).add_modifier(Modifier::BOLD));
     let dim = |s: &str| Span::styled(s.to_owned(), Style::new().fg(t.dim));
     if p.composer.deny_reason {
@@ -70,7 +73,29 @@ pub(super) fn permission_card(p: &Pane, ctx: &PaneCtx<'_>) -> Vec<Logical> {
             Style::new().fg(t.dim),
         ));
     }
-    out
+    let keys = out.len() - body;
+    (out, keys)
+}
+
+/// Cuts a card to `rows` rows of `width`: the body loses lines from its
+/// end (all but the first, which names the tool) so the last `keep`
+/// lines, the answers, stay in view; a cut body ends in "…".
+pub(super) fn fit(card: &mut Vec<Logical>, keep: usize, width: u16, rows: u16, t: &Theme) {
+    let height = |c: &[Logical]| -> usize { c.iter().map(|l| wrap(l, width).len()).sum() };
+    let rows = usize::from(rows);
+    if height(card) <= rows || keep == 0 {
+        return;
+    }
+    let mut body = card.len() - keep;
+    let mut cut = false;
+    while body > 1 && height(card) + 1 > rows {
+        card.remove(body - 1);
+        body -= 1;
+        cut = true;
+    }
+    if cut {
+        card.insert(body, Logical::raw("…".to_owned(), Style::new().fg(t.dim)));
+    }
 }
 
 /// A card's description as the agent's own lines (codex-acp puts a

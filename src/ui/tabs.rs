@@ -58,9 +58,11 @@ fn tab_parts(app: &App, w: usize) -> (String, &'static str) {
     let here = |f: &dyn Fn(&crate::app::pane::Pane) -> bool| {
         panes.iter().any(|&i| i != app.focus && f(&app.panes[i]))
     };
+    // A running turn's streamed text is not news until the turn ends, or
+    // every running window would read `●` and `…` would never show.
     let marker = if here(&|p| !p.pending.permissions.is_empty()) {
         " !"
-    } else if here(&|p| p.attention.flagged || p.attention.unread.count > 0) {
+    } else if here(&|p| p.attention.flagged || (p.attention.unread.count > 0 && !p.is_busy())) {
         " ●"
     } else if here(&|p| p.is_busy()) {
         " …"

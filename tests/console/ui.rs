@@ -1047,3 +1047,26 @@ fn a_running_tool_shows_the_tail_of_its_output() {
     );
     insta::assert_snapshot!("running_tool_tail", screen);
 }
+
+/// #46 item 14: at 80x24 with four panes an approval card with a long
+/// description still shows the keys that answer it.
+#[test]
+fn a_cramped_approval_card_keeps_its_keys() {
+    let mut app = app_from(&config_with(4));
+    let input = json!({"command": "cargo test --workspace --all-features"});
+    app.apply(ev(
+        0,
+        PaneEvent::Permission(PermissionRequest {
+            request_id: "p1".into(),
+            tool_name: "Bash".into(),
+            input: input.clone(),
+            display: Some(describe(&input, &COMMON)),
+            description: Some("cargo\ntest\n--workspace\n--all-features\n--no-fail-fast".into()),
+            options: vec![],
+        }),
+    ));
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("allow once"), "{screen}");
+    assert!(screen.contains("approval needed"), "{screen}");
+    assert!(screen.contains("Bash"), "{screen}");
+}

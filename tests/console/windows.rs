@@ -304,3 +304,27 @@ fn the_overview_shows_teams_as_a_tree() {
     assert_snapshot!("team_overview_160x48", wide);
     assert_snapshot!("team_overview_80x24", c.render(80, 24));
 }
+
+/// #46 item 16: a window out of view whose pane runs a turn says `…` in
+/// its tab, the turn's streamed text or not.
+#[test]
+fn a_running_window_shows_its_ellipsis() {
+    let mut c = console(12);
+    on(&mut c, 10, PaneEvent::State(TurnState::Streaming));
+    let text = hive::upsert::UpsertKind::Message {
+        content: "Reading the tests first.".into(),
+        origin: hive::event::Origin::Agent,
+    };
+    on(
+        &mut c,
+        10,
+        PaneEvent::Upsert(crate::support::console::upsert(
+            "t1",
+            "m1",
+            hive::upsert::UpsertStatus::Create,
+            text,
+        )),
+    );
+    let screen = c.render(80, 24);
+    assert!(screen.contains(" 2 Agent 10, Agent 11, Age… … "), "{screen}");
+}
