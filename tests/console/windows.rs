@@ -326,5 +326,8 @@ fn a_running_window_shows_its_ellipsis() {
         )),
     );
     let screen = c.render(80, 24);
-    assert!(screen.contains(" 2 Agent 10, Agent 11, Age… … "), "{screen}");
+    assert!(
+        screen.contains(" 2 Agent 10, Agent 11, Age… … "),
+        "{screen}"
+    );
 }
