@@ -19,6 +19,7 @@ mod notifier;
 mod pane;
 mod panes;
 mod serve;
+mod sizes;
 mod starter;
 mod teams;
 mod views;

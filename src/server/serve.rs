@@ -98,6 +98,8 @@ pub(super) struct Server {
     pub(super) control: crate::control::Host,
     /// Each console's view of each terminal pane.
     views: super::views::TermViews,
+    /// Each terminal pane's size, the latest console's (src/server/sizes.rs).
+    sizes: super::sizes::TermSizes,
     /// Console clients as they connect.
     consoles: mpsc::Receiver<tokio::net::UnixStream>,
     pub(super) clients: Clients,
@@ -187,6 +189,7 @@ impl Server {
             ops_rx,
             control,
             views: super::views::TermViews::default(),
+            sizes: super::sizes::TermSizes::default(),
             consoles,
             clients: Clients::new(),
             outbox: Vec::new(),
@@ -284,6 +287,7 @@ impl Server {
                 pane.failed = None;
                 // A new emulator: every console starts on its live screen.
                 self.views.reset(slot);
+                self.sizes.reset(slot);
             }
             PaneEvent::State(s) => pane.state = *s,
             _ => {}
@@ -480,6 +484,9 @@ impl Server {
         };
         tracing::info!(client = id, "client left: {why}");
         self.views.forget(id);
+        for (slot, resize) in self.sizes.forget(id) {
+            self.command_one(slot, resize, None);
+        }
         if link.attached && self.clients.count() == 0 {
             self.away_since = Some(self.seq);
         }
@@ -503,8 +510,18 @@ impl Server {
         }
     }
 
-    /// A runner command from a client (`from`) or `hive ctl`.
+    /// A runner command from a client (`from`) or `hive ctl`; a client's
+    /// sizes and input go by the latest console's size first.
     fn command(&mut self, i: usize, cmd: RunnerCommand, from: Option<ClientId>) {
+        let Some(id) = from else {
+            return self.command_one(i, cmd, None);
+        };
+        for cmd in self.sizes.route(id, i, cmd) {
+            self.command_one(i, cmd, from);
+        }
+    }
+
+    fn command_one(&mut self, i: usize, cmd: RunnerCommand, from: Option<ClientId>) {
         let Some(pane) = self.panes.get_mut(i) else {
             return;
         };

@@ -12,9 +12,9 @@
 //! every answer went to every console and two of them asked for their own
 //! view in turn, forever.
 //!
-//! Sizes are not views: a terminal pane has one size, the last `Resize`
-//! any console sent (docs/architecture.md, "Terminal panes and several
-//! consoles").
+//! Sizes are not views: a terminal pane has one size, the latest
+//! console's (src/server/sizes.rs; docs/architecture.md, "Terminal panes
+//! and several consoles").
 
 use std::collections::HashMap;
 

@@ -77,6 +77,14 @@ pub(crate) fn draw(
         frame.bottom.push(gauge);
     }
     let inner = frame.inner(area);
+    if let Some(cut) = p
+        .terminal
+        .screen
+        .as_ref()
+        .and_then(|s| super::terminal::cut(s, inner, t))
+    {
+        frame.bottom.push(cut);
+    }
     frame.render(area, buf);
     geo.inner = inner;
     geo.transcript = Rect::default();

@@ -150,6 +150,22 @@ pub fn note(p: &Pane, km: &Keymap, t: &Theme) -> Option<Line<'static>> {
     Some(Line::from(spans).right_aligned())
 }
 
+/// The mark of a pane shown smaller than its program draws (another
+/// console, the latest, gave it its size): `cut COLSxROWS`, the program's
+/// size. A bigger pane needs none: past the program's area its cells are
+/// blank.
+pub(crate) fn cut(screen: &ScreenUpdate, inner: Rect, t: &Theme) -> Option<Line<'static>> {
+    if inner.width == 0 || inner.height == 0 {
+        return None;
+    }
+    (screen.cols > inner.width || screen.rows > inner.height).then(|| {
+        Line::from(Span::styled(
+            format!(" cut {}x{} ", screen.cols, screen.rows),
+            Style::new().fg(t.warning).add_modifier(Modifier::BOLD),
+        ))
+    })
+}
+
 fn draw(screen: &ScreenUpdate, area: Rect, buf: &mut Buffer) {
     for y in 0..area.height {
         let row = screen.lines.get(usize::from(y));

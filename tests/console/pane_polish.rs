@@ -490,3 +490,34 @@ fn demo_pane_offers_the_words_that_show_features() {
     }
     insta::assert_snapshot!("demo_pane_try_words", s);
 }
+
+/// Issue 46 item 10: a console smaller than the program draws (another
+/// console, the latest, sized it 38x10) says so in the pane's border; a
+/// bigger one shows the program's area and blank cells past it, no mark.
+#[test]
+fn a_terminal_shown_smaller_than_it_draws_is_marked_cut() {
+    let mut c = terminal(12);
+    let small = render(&mut c, 30, 8);
+    insta::assert_snapshot!("terminal_cut", small);
+    assert!(small.contains("cut 38x10"), "{small}");
+    let big = render(&mut c, 60, 14);
+    assert!(!big.contains("cut "), "{big}");
+    // Past the program's 38 columns and 10 rows the pane is blank.
+    let rows: Vec<&str> = big.lines().collect();
+    assert!(
+        rows[1].contains("line 4") && rows[10].contains("$"),
+        "{big}"
+    );
+    assert!(
+        rows[1..12]
+            .iter()
+            .all(|r| r.chars().skip(40).take(18).all(|ch| ch == ' ')),
+        "{big}"
+    );
+    assert!(
+        rows[11..12]
+            .iter()
+            .all(|r| r.chars().skip(2).take(56).all(|ch| ch == ' ')),
+        "{big}"
+    );
+}
