@@ -14,6 +14,13 @@ use super::server::Server;
 use crate::config::Config;
 use crate::runner::{PaneUpdate, RunnerCommand};
 
+/// What a pane's restored history session tells `hive ctl list`.
+pub(crate) struct Restoring {
+    pub(crate) usage: crate::event::Usage,
+    pub(crate) turns: u64,
+    pub(crate) model: Option<String>,
+}
+
 pub(crate) struct Host {
     hub: Hub,
     requests: mpsc::Receiver<ControlRequest>,
@@ -93,8 +100,8 @@ impl Host {
 
     /// Pane `i`'s history session had used `totals` before (its restored
     /// turns), for `status` and `list`.
-    pub(crate) fn set_usage(&mut self, i: usize, totals: crate::event::Usage) {
-        self.hub.set_usage(i, totals);
+    pub(crate) fn set_restored(&mut self, i: usize, log: Restoring) {
+        self.hub.set_restored(i, log.usage, log.turns, log.model);
     }
 
     /// Stops accepting connections and removes the socket: a server that

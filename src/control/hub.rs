@@ -500,11 +500,22 @@ impl Hub {
 
     /// How each pane's runner came up, once they all have (the socket is
     /// bound before, so agents can be told where it is).
-    /// Pane `i` continues a history session that had used `totals`
-    /// (at start, and after `/resume`).
-    pub(crate) fn set_usage(&mut self, i: usize, totals: crate::event::Usage) {
+    /// Pane `i` continues a history session that had used `totals` over
+    /// `turns` finished turns, its agent last on `model` (at start, and
+    /// after `/resume`): `list` says so before the next turn.
+    pub(crate) fn set_restored(
+        &mut self,
+        i: usize,
+        totals: crate::event::Usage,
+        turns: u64,
+        model: Option<String>,
+    ) {
         if let Some(p) = self.panes.get_mut(i) {
             p.usage = totals;
+            p.m.turns = turns;
+            if model.is_some() {
+                p.model = model;
+            }
         }
     }
 

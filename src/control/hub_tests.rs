@@ -299,7 +299,7 @@ fn status_reports_usage_and_process() {
     assert!(before["usage"]["cost_usd"].is_null(), "nothing known: null");
     assert!(before["process"].is_null());
     // Restored turns, then a priced turn.
-    hub.set_usage(
+    hub.set_restored(
         0,
         crate::event::Usage {
             input_tokens: 1000,
@@ -307,6 +307,8 @@ fn status_reports_usage_and_process() {
             cost_usd: Some(0.5),
             ..Default::default()
         },
+        0,
+        None,
     );
     hub.observe(&at(
         0,
@@ -353,7 +355,7 @@ fn list_totals_the_hive_and_status_shows_a_held_queue() {
         let (_, mut rx) = ask(hub, Call::Status { pane: pane.into() });
         rx.try_recv().unwrap().unwrap()
     };
-    hub.set_usage(
+    hub.set_restored(
         0,
         crate::event::Usage {
             input_tokens: 1500,
@@ -361,6 +363,8 @@ fn list_totals_the_hive_and_status_shows_a_held_queue() {
             cost_estimated: true,
             ..Default::default()
         },
+        0,
+        None,
     );
     hub.observe(&at(
         1,

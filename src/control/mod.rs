@@ -19,7 +19,7 @@ use std::io;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-pub(crate) use host::Host;
+pub(crate) use host::{Host, Restoring};
 pub use hub::Started;
 
 use crate::config::ConfigSource;

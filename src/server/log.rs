@@ -133,6 +133,20 @@ impl PaneLog {
         }
     }
 
+    /// What `hive ctl list` says of the restored session before its next
+    /// turn: its usage, its finished turns and the model it last ran on.
+    pub(crate) fn restoring(&self) -> crate::control::Restoring {
+        let turns = match &self.restored.totals {
+            Some(t) => t.turns,
+            None => self.restored.ends.len() as u64,
+        };
+        crate::control::Restoring {
+            usage: self.restored_usage(),
+            turns,
+            model: self.restored.model.clone(),
+        }
+    }
+
     /// Takes in event number `seq`, which the runner sent at `at`.
     pub fn push(&mut self, seq: u64, at: Instant, event: &PaneEvent) {
         let logged = |event: PaneEvent| Logged {

@@ -139,7 +139,7 @@ impl Server {
         let started = super::serve::started_of((&runner, &pane));
         self.control
             .add(pane.agent.clone(), started, pane.placed.parent.clone());
-        self.control.set_usage(slot, pane.log.restored_usage());
+        self.control.set_restored(slot, pane.log.restoring());
         let id = pane.agent.id.clone();
         let failed = pane.failed.clone();
         let worktree = pane.worktree.as_ref().map(|w| w.path.clone());

@@ -161,7 +161,7 @@ impl Server {
             .collect();
         control.set_started(runners.iter().zip(&panes).map(started_of).collect());
         for (i, p) in panes.iter().enumerate() {
-            control.set_usage(i, p.log.restored_usage());
+            control.set_restored(i, p.log.restoring());
             control.set_parent(i, p.placed.parent.clone());
         }
         let info = ServerInfo {
@@ -540,7 +540,7 @@ impl Server {
                     crate::history::DEFAULT_TAIL_RECORDS,
                 );
                 pane.log.reset(Restored::of(&opened));
-                self.control.set_usage(i, pane.log.restored_usage());
+                self.control.set_restored(i, pane.log.restoring());
                 // The client that asked shows it already.
                 self.reset_pane(i, from);
             }
@@ -641,7 +641,7 @@ impl Server {
         let runner = self.starter.start(slot, pane, fresh, &mut self.ops);
         let started = started_of((&runner, pane));
         self.control.set_started_at(slot, started);
-        self.control.set_usage(slot, pane.log.restored_usage());
+        self.control.set_restored(slot, pane.log.restoring());
         if let Some(r) = &runner {
             for cmd in waiting {
                 r.send(cmd);

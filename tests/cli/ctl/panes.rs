@@ -11,6 +11,19 @@ use serde_json::Value;
 
 use super::Lab;
 
+/// Pane `id`'s model and finished turns, as `hive ctl list --json` says.
+fn model_and_turns(lab: &Lab, id: &str) -> (Value, Value) {
+    let list: Value = serde_json::from_str(&lab.ok(&["list", "--json"])).unwrap();
+    let pane = list["panes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == id)
+        .unwrap()
+        .clone();
+    (pane["model"].clone(), pane["turns"].clone())
+}
+
 fn ids(lab: &Lab) -> Vec<(String, String)> {
     let list: Value = serde_json::from_str(&lab.ok(&["list", "--json"])).unwrap();
     list["panes"]
@@ -58,10 +71,15 @@ fn a_pane_added_at_runtime_streams_and_survives_a_restart() {
         s.contains("Helper One") && !s.contains("stubborn")
     });
 
-    // A restart brings the layout back, and the pane's conversation.
+    // A restart brings the layout back, and the pane's conversation, and
+    // `list` says what the pane ran before its next turn (#46 item 16: it
+    // said model `-` and turns 0).
+    let before = model_and_turns(&lab, "helper");
+    assert_eq!(before.1, 1, "{before:?}");
     lab.stop("one");
     lab.launch("two", "ctltest.sock");
     assert_eq!(ids(&lab), now);
+    assert_eq!(model_and_turns(&lab, "helper"), before);
     let history = lab.ok(&["history", "helper"]);
     assert!(history.contains("first task"), "{history}");
     let turn = lab.ok(&["send", "helper", "second"]);
