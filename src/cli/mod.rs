@@ -3,6 +3,7 @@
 mod ctl;
 mod ctl_hosts;
 mod ctl_panes;
+mod ctl_text;
 mod doctor;
 mod history;
 mod init;
