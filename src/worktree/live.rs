@@ -18,6 +18,11 @@ use super::git::Git;
 /// (`.git/worktrees/<name>/`, removed with the worktree).
 const LOCK: &str = "hive.lock";
 
+/// How long a busy lock must stay busy before it means a live hive: a
+/// probe's exclusive hold lasts microseconds.
+const PROBE_RETRIES: usize = 10;
+const PROBE_PAUSE: std::time::Duration = std::time::Duration::from_millis(10);
+
 /// The locks this process holds, by worktree path (dropping a `File`
 /// releases its lock).
 static HELD: Mutex<Option<HashMap<PathBuf, File>>> = Mutex::new(None);
@@ -75,7 +80,19 @@ pub fn in_use(path: &Path) -> Option<String> {
     // A FIFO planted as the lock would hang the open; a link is not ours.
     let mut file =
         crate::private::open_own_file(std::fs::OpenOptions::new().read(true), &file_path).ok()?;
-    match file.try_lock() {
+    // Another probe (a removal or prune listing its worktrees, in this
+    // process or another) holds the lock exclusively for an instant; a live
+    // hive holds it for as long as it runs. So a refusal is only believed
+    // when it lasts.
+    let mut result = file.try_lock();
+    for _ in 0..PROBE_RETRIES {
+        if !matches!(result, Err(TryLockError::WouldBlock)) {
+            break;
+        }
+        std::thread::sleep(PROBE_PAUSE);
+        result = file.try_lock();
+    }
+    match result {
         // Dropping `file` unlocks it again.
         Ok(()) => None,
         Err(TryLockError::WouldBlock) => {

@@ -275,6 +275,9 @@ pub fn list(repo: &Path, root: Option<&Path>) -> Result<Vec<WorktreeInfo>, Workt
     Ok(out)
 }
 
+/// Serializes this process's removals (see [`remove`]).
+static REMOVING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Removes an agent's worktree (and its `hive/` branch). Unmerged work is
 /// refused unless `force`; a worktree a running hive uses is refused always.
 pub fn remove(
@@ -283,6 +286,10 @@ pub fn remove(
     id: &str,
     force: bool,
 ) -> Result<WorktreeInfo, WorktreeError> {
+    // Two panes closed at once remove at once: git's own ref and
+    // packed-refs locks refuse a second writer rather than wait, and each
+    // listing probes the other's lock.
+    let _one_at_a_time = REMOVING.lock().unwrap_or_else(|e| e.into_inner());
     let info = list(repo, root)?
         .into_iter()
         .find(|w| w.agent_id == id)

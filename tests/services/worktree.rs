@@ -303,6 +303,52 @@ fn prune_and_remove_refuse_a_worktree_a_running_hive_uses() {
     assert!(!live.path.exists());
 }
 
+/// Another listing's probe holds a worktree's lock exclusively for an
+/// instant; that is not a running hive (the best-of-N cleanup closed two
+/// copies at once and one of them was refused as "in use").
+#[test]
+fn a_probe_of_the_lock_is_not_taken_for_a_running_hive() {
+    let (_d, root) = repo();
+    let mut agents = [agent("a", &root), agent("b", &root), agent("c", &root)];
+    let prepared = worktree::prepare(&mut agents, None);
+    let paths: Vec<PathBuf> = prepared
+        .iter()
+        .map(|(_, w)| w.as_ref().unwrap().path.clone())
+        .collect();
+    for p in &paths {
+        worktree::live::release(p);
+    }
+    let lock = root.join(".git/worktrees/a/hive.lock");
+    assert!(lock.is_file(), "{}", lock.display());
+    let (held, release) = std::sync::mpsc::channel::<()>();
+    let prober = std::thread::spawn(move || {
+        let f = std::fs::File::open(&lock).unwrap();
+        f.lock().unwrap();
+        held.send(()).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(40));
+        drop(f);
+    });
+    release.recv().unwrap();
+    let listed = worktree::list(&root, None).unwrap();
+    prober.join().unwrap();
+    let a = listed.iter().find(|w| w.agent_id == "a").unwrap();
+    assert_eq!(a.in_use, None);
+
+    // And the three closed at once all go, branches too.
+    let removers: Vec<_> = ["a", "b", "c"]
+        .into_iter()
+        .map(|id| {
+            let root = root.clone();
+            std::thread::spawn(move || worktree::remove(&root, None, id, true).map(|_| ()))
+        })
+        .collect();
+    for r in removers {
+        r.join().unwrap().unwrap();
+    }
+    assert!(worktree::list(&root, None).unwrap().is_empty());
+    assert!(!git(&root, &["branch"]).contains("hive/"));
+}
+
 #[test]
 fn a_directory_outside_git_is_refused() {
     let dir = tempfile::tempdir().unwrap();
