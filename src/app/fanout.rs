@@ -95,11 +95,12 @@ pub fn outcome(p: &Pane, run: &Run, prompt: &str, now: Instant) -> Outcome {
                     content,
                     origin: Origin::Agent,
                 } => out.answer = content.with_str(str::to_owned),
-                UpsertKind::ToolCall { display, .. } => {
+                UpsertKind::ToolCall {
+                    display, arguments, ..
+                } => {
                     out.tools += 1;
-                    if let Some(d) = display {
-                        out.files.extend(edited_files(d));
-                    }
+                    out.files
+                        .extend(edited_files(display.as_deref(), arguments));
                 }
                 _ => {}
             },

@@ -17,6 +17,7 @@ use super::transcript::Transcript;
 use crate::protocol::agent::DiagnosticLevel;
 use crate::protocol::event::{Origin, ToolDisplay};
 use crate::protocol::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind};
+use serde_json::Value;
 
 /// An MCP tool without its server prefix (`mcp__hive__hive_call` is
 /// `hive_call`), as a digest names it.
@@ -74,7 +75,10 @@ impl Unread {
             self.mark(Some(entry));
         }
         let UpsertKind::ToolCall {
-            tool_name, display, ..
+            tool_name,
+            display,
+            arguments,
+            ..
         } = &u.kind
         else {
             return;
@@ -85,9 +89,8 @@ impl Unread {
                 name: short_tool_name(tool_name).to_owned(),
                 took,
             });
-            if let Some(d) = display {
-                self.files.extend(edited_files(d));
-            }
+            self.files
+                .extend(edited_files(display.as_deref(), arguments));
         }
     }
 
@@ -191,10 +194,20 @@ fn stop_words(reason: &str) -> &str {
 }
 
 /// The files an editing call changes: a patch's `+++`/`*** … File:` headers,
-/// else the call's summary (the path, for replace and write calls).
-pub(crate) fn edited_files(d: &ToolDisplay) -> Vec<String> {
-    let Some(diff) = &d.diff else {
-        return Vec::new();
+/// else the paths of Codex's `apply_patch` (`changes[].path`: its call
+/// carries no diff), else the call's summary (the path, for replace and
+/// write calls).
+pub(crate) fn edited_files(d: Option<&ToolDisplay>, arguments: &Value) -> Vec<String> {
+    let changes = arguments.get("changes").and_then(Value::as_array);
+    let codex: Vec<String> = changes
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.get("path").and_then(Value::as_str))
+        .filter(|p| !p.trim().is_empty())
+        .map(str::to_owned)
+        .collect();
+    let Some(diff) = d.and_then(|d| d.diff.as_ref()) else {
+        return codex;
     };
     let mut files: Vec<String> = diff
         .lines()
@@ -209,7 +222,13 @@ pub(crate) fn edited_files(d: &ToolDisplay) -> Vec<String> {
             (path != "/dev/null" && !path.is_empty()).then(|| path.to_owned())
         })
         .collect();
-    if files.is_empty() && !d.summary.trim().is_empty() {
+    if files.is_empty() {
+        files = codex;
+    }
+    if let Some(d) = d
+        && files.is_empty()
+        && !d.summary.trim().is_empty()
+    {
         files.push(d.summary.trim().to_owned());
     }
     files
@@ -253,15 +272,23 @@ mod tests {
 
     #[test]
     fn edited_files_come_from_patch_headers_or_the_summary() {
+        let none = Value::Null;
         let d = display("patch", "--- a/x.rs\n+++ b/x.rs\n@@\n+1\n+++ b/y.rs");
-        assert_eq!(edited_files(&d), ["x.rs", "y.rs"]);
+        assert_eq!(edited_files(Some(&d), &none), ["x.rs", "y.rs"]);
         let d = display("", "*** Begin Patch\n*** Update File: src/a.rs\n+x");
-        assert_eq!(edited_files(&d), ["src/a.rs"]);
-        assert_eq!(edited_files(&display("src/b.rs", "-a\n+b")), ["src/b.rs"]);
+        assert_eq!(edited_files(Some(&d), &none), ["src/a.rs"]);
+        let d = display("src/b.rs", "-a\n+b");
+        assert_eq!(edited_files(Some(&d), &none), ["src/b.rs"]);
         let read = ToolDisplay {
             summary: "src/c.rs".into(),
             diff: None,
         };
-        assert!(edited_files(&read).is_empty());
+        assert!(edited_files(Some(&read), &none).is_empty());
+        let codex = serde_json::json!({"changes": [{"path": "a.rs"}, {"path": "b.rs"}]});
+        let d = ToolDisplay {
+            summary: "a.rs, b.rs".into(),
+            diff: None,
+        };
+        assert_eq!(edited_files(Some(&d), &codex), ["a.rs", "b.rs"]);
     }
 }

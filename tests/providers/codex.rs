@@ -364,6 +364,27 @@ fn exec_file_change_lists_the_files() {
     assert_completed(&r, Some(usage(19504, 33, 0)));
 }
 
+/// The files a run's tool calls changed, as the "since you looked" digest
+/// tallies them from the upserts.
+fn digest_files(r: &Replay) -> Vec<String> {
+    let mut unread = hive::app::unread::Unread::default();
+    for (i, u) in r.upserts().into_iter().enumerate() {
+        unread.item(u, i, None);
+    }
+    unread.files.into_iter().collect()
+}
+
+/// Issue 46 item 19: the digest left out the files Codex's `apply_patch`
+/// changed (its call has `changes[].path`, no diff). Failed before: no files.
+#[test]
+fn the_digest_counts_the_files_of_an_apply_patch() {
+    let exec = replay_exec("file_change.jsonl");
+    assert_eq!(digest_files(&exec), ["/tmp/hive-lab-work/mock-written.txt"]);
+    let app = replay_app("synthetic_appserver.jsonl");
+    let files: Vec<String> = app.iter().flat_map(|r| digest_files(r)).collect();
+    assert_eq!(files, ["src/a.rs"]);
+}
+
 #[test]
 fn exec_plain_cases_complete() {
     for name in [
