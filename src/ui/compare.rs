@@ -151,15 +151,15 @@ pub(crate) fn draw_compare(app: &App, area: Rect, buf: &mut Buffer) {
         let selected = k == f.compare_sel;
         let marks = reference.as_deref().filter(|_| !selected);
         // A worktree pane: what its worktree holds, whatever the tools said.
-        let changes = p
+        let worktree = p
             .worktree
             .as_ref()
-            .and_then(|_| app.worktree_changes.get(&run.pane))
-            .map(|files| worktree_line(files));
+            .and_then(|_| app.worktree_changes.get(&run.pane));
         let extra = Extra {
             selected,
             reference: marks,
-            changes,
+            changes: worktree.map(|files| worktree_line(files)),
+            worktree_files: worktree.map(Vec::len),
         };
         draw_cell(t, &head, &o, &extra, f.scroll, cell, buf);
     }
@@ -172,6 +172,9 @@ struct Extra<'a> {
     selected: bool,
     reference: Option<&'a str>,
     changes: Option<String>,
+    /// How many files its worktree holds changed (the count the figures
+    /// give: the tools' own count misses what a shell command wrote).
+    worktree_files: Option<usize>,
 }
 
 fn draw_cell(
@@ -221,7 +224,10 @@ fn draw_cell(
     buf.set_line(
         inner.x,
         inner.y,
-        &Line::from(Span::styled(figures(o), Style::new().fg(t.dim))),
+        &Line::from(Span::styled(
+            figures(o, extra.worktree_files),
+            Style::new().fg(t.dim),
+        )),
         inner.width,
     );
     let mut top = 1;
@@ -249,8 +255,10 @@ fn draw_cell(
     }
 }
 
-/// `12.3s · ↑1.2k ↓300 · $0.0100 · 2 tools · 1 file`
-fn figures(o: &Outcome) -> String {
+/// `12.3s · ↑1.2k ↓300 · ~$0.0100 · 2 tools · 1 file changed`: the cost
+/// marked `~` when estimated from `[prices]`, the files counted in the
+/// worktree when the pane has one (`worktree_files`), else from its tools.
+fn figures(o: &Outcome, worktree_files: Option<usize>) -> String {
     let mut parts = Vec::new();
     if o.state == RunState::Queued {
         return String::new();
@@ -264,13 +272,14 @@ fn figures(o: &Outcome) -> String {
             cells::tokens(u.input_tokens),
             cells::tokens(u.output_tokens)
         ));
-        if let Some(c) = u.cost_usd {
-            parts.push(cells::cost(c));
+        if u.cost_usd.is_some() {
+            parts.push(cells::usage_cost(u));
         }
     }
     let plural = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
     parts.push(plural(o.tools, "tool"));
-    parts.push(format!("{} changed", plural(o.files.len(), "file")));
+    let files = worktree_files.unwrap_or(o.files.len());
+    parts.push(format!("{} changed", plural(files, "file")));
     parts.join(" · ")
 }
 

@@ -150,3 +150,80 @@ fn a_merge_error_is_wrapped_whole() {
     assert!(flat.contains("(nothing was applied)"), "{screen}");
     insta::assert_snapshot!(screen);
 }
+
+/// Issue 46 item 19: the card said `0 files changed` above a worktree
+/// file list (the tools' count: the file was not written by a tool) and
+/// its cost lost the `~` of an estimate. Failed before: both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_card_counts_the_worktree_files_and_keeps_an_estimate_marked() {
+    use hive::event::Usage;
+    use hive::runner::PaneEvent;
+    use hive::upsert::{TurnEvent, TurnStatus};
+    let (_d, root) = repo();
+    let mut app = console(&root);
+    let (svc, mut rx) = service(&app);
+    let wa = app.panes[0].worktree.clone().unwrap();
+    std::fs::write(wa.path.join("README.md"), "# demo\n\nfixed\n").unwrap();
+    std::fs::write(wa.path.join("new.txt"), "new\n").unwrap();
+    fan_out_to_alpha_and_beta(&mut app);
+    for event in [
+        started("t1"),
+        message("t1", "u1", Origin::User, PROMPT),
+        message("t1", "m1", Origin::Agent, "Done."),
+        PaneEvent::Turn(TurnEvent::TurnComplete {
+            turn_id: "t1".into(),
+            session_id: "s".into(),
+            status: TurnStatus::Completed,
+            usage: Some(Usage {
+                input_tokens: 1200,
+                output_tokens: 300,
+                cost_usd: Some(0.25),
+                cost_estimated: true,
+                ..Usage::default()
+            }),
+            finish_reason: None,
+        }),
+    ] {
+        app.apply(PaneUpdate { pane: 0, event });
+    }
+    app.outbox.git(WorktreeRequest::CheckOverlaps);
+    pump(&mut app, &svc, &mut rx, |a| a.worktree_changes.len() == 2).await;
+    let screen = render(&mut app, 200, 14);
+    assert!(
+        screen.contains("worktree: README.md +1 -2, new.txt +1 -0"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("~$0.25 · 0 tools · 2 files changed"),
+        "{screen}"
+    );
+}
+
+/// Issue 46 item 19: taking an answer committed the worktree with a
+/// subject from the last reply's markdown (`Done.** Fixed …`). Failed
+/// before: the stray `**` and backticks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_taken_answer_is_committed_with_a_plain_subject() {
+    let (_d, root) = repo();
+    let mut app = console(&root);
+    let (svc, mut rx) = service(&app);
+    let wa = app.panes[0].worktree.clone().unwrap();
+    std::fs::write(wa.path.join("README.md"), "# demo\n\nfixed\n").unwrap();
+    fan_out_to_alpha_and_beta(&mut app);
+    answer(
+        &mut app,
+        0,
+        "**Done.** Fixed the greeting in `README.md`.\n\n- one\n- two",
+    );
+    app.on_key(key(KeyCode::Char('t')));
+    app.on_key(key(KeyCode::Char('y')));
+    pump(&mut app, &svc, &mut rx, |a| {
+        matches!(a.fanout.take, Some(Take::ResetOthers(_) | Take::Done(..)))
+    })
+    .await;
+    assert_eq!(app.fanout.take, Some(Take::ResetOthers(vec![1])));
+    assert_eq!(
+        git(&root, &["log", "-1", "--format=%s", "HEAD^2"]).trim(),
+        "Done. Fixed the greeting in README.md."
+    );
+}
