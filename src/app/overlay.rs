@@ -188,6 +188,15 @@ impl DiffView {
     pub(crate) fn selected_file(&self) -> Option<&FileDiff> {
         self.files.get(self.selected)
     }
+
+    /// Selects file `i` at its top: its first hunk, no line picked (a line
+    /// picked with `J` belongs to the file it was picked in).
+    pub(crate) fn select_file(&mut self, i: usize) {
+        self.selected = i;
+        self.scroll = 0;
+        self.review.hunk = 0;
+        self.review.line = None;
+    }
 }
 
 /// What the user decided in this view: hunks accepted, comments written,

@@ -76,9 +76,7 @@ impl App {
             KeyCode::Char('A') => {
                 r.accepted.extend((0..n).map(|i| (f.path.clone(), i)));
                 if v.selected + 1 < v.files.len() {
-                    v.selected += 1;
-                    v.scroll = 0;
-                    v.review.hunk = 0;
+                    v.select_file(v.selected + 1);
                 }
             }
             KeyCode::Char('x') if n > 0 => {

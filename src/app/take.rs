@@ -6,6 +6,7 @@
 //! service; this file holds the keys and the steps.
 
 use crossterm::event::{KeyCode, KeyEvent};
+use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 
 use super::overlay::Take;
 use super::state::App;
@@ -145,5 +146,67 @@ impl App {
             .filter_map(|&i| self.panes.get(i).map(|p| p.name().to_owned()))
             .collect::<Vec<_>>()
             .join(", ")
+    }
+}
+
+/// Longest commit subject suggested (git's customary width).
+const SUBJECT_CHARS: usize = 72;
+
+/// A commit subject from an answer in markdown: the first line of its
+/// first block with words, as plain text (`**Done.** Fixed `x`` reads
+/// `Done. Fixed x`: emphasis, code spans and links lose their marks; code
+/// blocks are skipped), cut to 72 characters. `None`: no words.
+pub(crate) fn commit_subject(markdown: &str) -> Option<String> {
+    let mut line = String::new();
+    let mut in_code_block = false;
+    for event in Parser::new(markdown) {
+        match event {
+            Event::Start(Tag::CodeBlock(_)) => in_code_block = true,
+            Event::End(TagEnd::CodeBlock) => in_code_block = false,
+            Event::Text(t) | Event::Code(t) if !in_code_block => line.push_str(&t),
+            // The first line of the block is the subject.
+            Event::SoftBreak | Event::HardBreak if !line.trim().is_empty() => break,
+            Event::End(
+                TagEnd::Paragraph | TagEnd::Heading(_) | TagEnd::Item | TagEnd::TableCell,
+            ) if !line.trim().is_empty() => break,
+            _ => {}
+        }
+    }
+    let subject: String = line
+        .trim()
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(SUBJECT_CHARS)
+        .collect();
+    (!subject.is_empty()).then_some(subject)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::commit_subject;
+
+    /// Issue 46 item 19: a merge commit was named `Done.** Fixed …` (the
+    /// leading marks trimmed, the rest kept). Failed before: stray `**`.
+    #[test]
+    fn a_commit_subject_is_plain_text() {
+        let cases = [
+            ("**Done.** Fixed the greeting.", "Done. Fixed the greeting."),
+            ("## Renamed `old()` to *new()*", "Renamed old() to new()"),
+            (
+                "- Fixed [the link](http://x) in __README__",
+                "Fixed the link in README",
+            ),
+            (
+                "```rust\nfn x() {}\n```\nThen **tests** pass",
+                "Then tests pass",
+            ),
+            ("First line\nsecond line", "First line"),
+            ("> quoted **reply**", "quoted reply"),
+        ];
+        for (answer, want) in cases {
+            assert_eq!(commit_subject(answer).as_deref(), Some(want), "{answer}");
+        }
+        assert_eq!(commit_subject("  \n```\n```"), None);
+        assert_eq!(commit_subject(&"x".repeat(100)).map(|s| s.len()), Some(72));
     }
 }

@@ -265,13 +265,7 @@ impl App {
     /// A commit message the agent suggests: the first line of its last
     /// reply, as a summary of the work (`None`: it has not replied).
     pub(crate) fn suggested_message(&self, pane: usize) -> Option<String> {
-        self.last_message(pane, Origin::Agent, |s| {
-            let line = s
-                .lines()
-                .map(|l| l.trim().trim_start_matches(['#', '*', '-', '>']).trim())
-                .find(|l| !l.is_empty())?;
-            Some(line.chars().filter(|c| !c.is_control()).take(72).collect())
-        })
+        self.last_message(pane, Origin::Agent, super::take::commit_subject)
     }
 
     /// The newest message from `origin` in the pane's transcript that `read`
@@ -372,15 +366,9 @@ impl App {
                 self.overlay = Overlay::None;
                 self.diff = None;
             }
-            KeyCode::Up | KeyCode::Char('k') => {
-                v.selected = v.selected.saturating_sub(1);
-                v.scroll = 0;
-                v.review.hunk = 0;
-            }
+            KeyCode::Up | KeyCode::Char('k') => v.select_file(v.selected.saturating_sub(1)),
             KeyCode::Down | KeyCode::Char('j') => {
-                v.selected = (v.selected + 1).min(n.saturating_sub(1));
-                v.scroll = 0;
-                v.review.hunk = 0;
+                v.select_file((v.selected + 1).min(n.saturating_sub(1)));
             }
             KeyCode::PageDown | KeyCode::Char(' ') => v.scroll = v.scroll.saturating_add(PAGE),
             KeyCode::PageUp => v.scroll = v.scroll.saturating_sub(PAGE),
@@ -391,9 +379,7 @@ impl App {
                     DiffScope::LastTurn => DiffScope::Overall,
                 };
                 v.files.clear();
-                v.selected = 0;
-                v.scroll = 0;
-                v.review.hunk = 0;
+                v.select_file(0);
                 self.request_diff();
             }
             KeyCode::Char('r') => self.request_diff(),

@@ -185,6 +185,52 @@ async fn accept_reject_and_comment_on_hunks_then_send_the_review() {
     );
 }
 
+/// Issue 46 item 19: a line picked with `J` stayed picked in the next
+/// file, so `C` there commented on whatever line had that index. Failed
+/// before: the line was still picked after `j`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_picked_line_does_not_follow_into_the_next_file() {
+    let Review {
+        _dir,
+        mut app,
+        svc,
+        mut rx,
+        wa,
+    } = review_of(&[5, 7]).await;
+    std::fs::write(wa.path.join("main.rs"), "fn main() {\n    new();\n}\n").unwrap();
+    app.on_key(key(KeyCode::Char('r')));
+    pump(&mut app, &svc, &mut rx, |a| {
+        a.diff.as_ref().is_some_and(|v| v.files.len() == 2)
+    })
+    .await;
+    let paths: Vec<&str> = app
+        .diff
+        .as_ref()
+        .unwrap()
+        .files
+        .iter()
+        .map(|f| f.path.as_str())
+        .collect();
+    assert_eq!(paths, ["long.txt", "main.rs"]);
+    for _ in 0..4 {
+        app.on_key(KeyCode::Char('J').into());
+    }
+    assert!(app.diff.as_ref().unwrap().review.line.is_some());
+    app.on_key(key(KeyCode::Char('j')));
+    let v = app.diff.as_ref().unwrap();
+    assert_eq!(v.selected, 1);
+    assert_eq!(v.review.line, None, "the pick stays with long.txt");
+    comment(&mut app, "why new?", "comment on main.rs");
+    let c = &app.diff.as_ref().unwrap().review.comments;
+    assert_eq!(c.len(), 1);
+    assert_eq!((c[0].path.as_str(), c[0].diff_line), ("main.rs", None));
+    // Back in long.txt, `J` starts again at the hunk's first change.
+    app.on_key(key(KeyCode::Char('k')));
+    assert_eq!(app.diff.as_ref().unwrap().review.line, None);
+    app.on_key(KeyCode::Char('J').into());
+    assert_eq!(app.diff.as_ref().unwrap().review.line, Some(3));
+}
+
 #[test]
 fn the_last_turns_diff_is_headed_by_its_prompt() {
     let (_d, root) = repo();
