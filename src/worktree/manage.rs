@@ -157,20 +157,18 @@ fn copy_uncommitted(repo: &Path, path: &Path, root: &Path) -> Result<(), Worktre
         Git::at(path).run_with_input(&["apply", "--whitespace=nowarn", "-"], patch.as_bytes())?;
     }
     let untracked = main.run(&["ls-files", "--others", "--exclude-standard", "-z"])?;
+    // Read and written without following links (#53): a planted symlink
+    // comes along as a link, never as its target's content.
     for rel in untracked.split('\0').filter(|s| !s.is_empty()) {
-        let from = repo.join(rel);
-        if from.starts_with(root) || !from.is_file() {
+        if repo.join(rel).starts_with(root) {
             continue;
         }
-        let to = path.join(rel);
-        let io = |source| WorktreeError::Io {
-            path: to.clone(),
-            source,
-        };
-        if let Some(dir) = to.parent() {
-            std::fs::create_dir_all(dir).map_err(io)?;
+        let copied = super::nofollow::open_entry(repo, rel)
+            .and_then(|found| super::nofollow::create_entry(path, rel, found));
+        match copied {
+            Err(WorktreeError::Refused(why)) => tracing::warn!("{why}"),
+            other => other?,
         }
-        std::fs::copy(&from, &to).map_err(io)?;
     }
     Ok(())
 }

@@ -131,6 +131,41 @@ fn uncommitted_changes_come_along_only_when_asked() {
     );
 }
 
+/// Issue 53: an untracked symlink planted in the project (pointing outside
+/// it) comes along as the link it is, never as its target's content; the
+/// files beside it are copied as before.
+#[test]
+fn copying_uncommitted_files_never_follows_a_planted_symlink() {
+    let (_d, root) = repo();
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("secret");
+    std::fs::write(&secret, "the user's key\n").unwrap();
+    std::os::unix::fs::symlink(&secret, root.join("leak")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), root.join("linked")).unwrap();
+    std::fs::create_dir(root.join("notes")).unwrap();
+    std::fs::write(root.join("notes/todo.txt"), "untracked\n").unwrap();
+    let mut cfg = agent("copy", &root);
+    cfg.worktree_copy_uncommitted = true;
+    let copy = ensure(&cfg);
+    for (name, target) in [("leak", secret.as_path()), ("linked", outside.path())] {
+        let at = copy.path.join(name);
+        let meta = std::fs::symlink_metadata(&at).unwrap();
+        assert!(
+            meta.file_type().is_symlink(),
+            "{name} was copied as its target's content, not as a link"
+        );
+        assert_eq!(std::fs::read_link(&at).unwrap(), target);
+    }
+    assert_eq!(
+        std::fs::read_to_string(copy.path.join("notes/todo.txt")).unwrap(),
+        "untracked\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&secret).unwrap(),
+        "the user's key\n"
+    );
+}
+
 #[test]
 fn merge_brings_the_work_into_the_main_checkout() {
     let (_d, root) = repo();
