@@ -8,7 +8,7 @@
 
 use std::ops::Range;
 
-use crate::server::layout::PANES_PER_WINDOW;
+use crate::protocol::snapshot::PANES_PER_WINDOW;
 use crate::wire::snapshot::PaneSnapshot;
 
 /// One member's windows: (its own number, the console's).

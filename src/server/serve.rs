@@ -64,7 +64,7 @@ pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> 
 fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if crate::provider::pty::pump::panicking_contained() {
+        if crate::contain::panicking_contained() {
             // One pane's emulator: caught, that pane alone ends.
             tracing::error!("contained panic: {info}");
             return;
