@@ -15,11 +15,19 @@ pub(crate) fn open_log() -> Option<(std::fs::File, std::path::PathBuf)> {
     Some((file, path))
 }
 
+/// Log lines queued for the writer thread at most.
+const LOG_QUEUE_LINES: usize = 8_192;
+
 /// Logs go to `hive.log` in the state directory, never to the terminal.
 pub(crate) fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     crate::private::tighten_tree(&crate::paths::state_dir());
     let (file, _) = open_log()?;
-    let (writer, guard) = tracing_appender::non_blocking(file);
+    // The default queue of 128,000 lines is allocated up front (4 MB in
+    // every hive process); at `info` a few thousand lines are plenty, and
+    // past them lines are dropped, never waited for.
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .buffered_lines_limit(LOG_QUEUE_LINES)
+        .finish(file);
     let filter = tracing_subscriber::EnvFilter::try_from_env("HIVE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("hive=info"));
     tracing_subscriber::fmt()
