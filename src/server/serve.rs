@@ -500,6 +500,9 @@ impl Server {
             let focused = looked_at.contains(&i);
             if focused != pane.focused {
                 pane.focused = focused;
+                // Seen up to here, whether a console looks at it from now
+                // on or looked until now.
+                pane.seen = self.seq;
                 if focused {
                     self.notifier.looked_at(i);
                 }
@@ -573,7 +576,9 @@ impl Server {
     }
 
     pub(super) fn snapshot(&self) -> Snapshot {
-        let seen = self.away_since.or(Some(self.seq));
+        // Each pane by what a console saw of it: one looked at now is seen
+        // to here; the others to when a console last looked at them.
+        let seen = |p: &Pane| Some(if p.focused { self.seq } else { p.seen });
         Snapshot {
             server: self.info.clone(),
             focus: self.position(self.last_focus).unwrap_or(0),
@@ -582,7 +587,7 @@ impl Server {
                 .order
                 .iter()
                 .filter_map(|&slot| self.panes.get(slot))
-                .map(|p| pane_snapshot(p, seen))
+                .map(|p| pane_snapshot(p, seen(p)))
                 .collect(),
         }
     }
