@@ -515,13 +515,15 @@ impl Mux {
             match snap {
                 Some(mut s) => {
                     // Each server numbers its events; the console only asks
-                    // whether one came while nobody looked.
+                    // whether one came while no console looked at the pane.
                     for p in &mut s.panes {
+                        let seen = p.seen.or(s.away_since);
                         for e in &mut p.events {
-                            let away = s.away_since.is_some_and(|seen| e.seq > seen);
+                            let away = seen.is_some_and(|seen| e.seq > seen);
                             any_away |= away;
                             e.seq = u64::from(away);
                         }
+                        p.seen = Some(0);
                     }
                     if focus.is_none() && !s.panes.is_empty() {
                         focus = Some(start + s.focus.min(s.panes.len() - 1));

@@ -495,6 +495,9 @@ impl Server {
             let focused = looked_at.contains(&i);
             if focused != pane.focused {
                 pane.focused = focused;
+                // Seen up to here, whether a console looks at it from now
+                // on or looked until now.
+                pane.seen = self.seq;
                 if focused {
                     self.notifier.looked_at(i);
                 }
@@ -517,6 +520,9 @@ impl Server {
     }
 
     fn command_one(&mut self, i: usize, cmd: RunnerCommand, from: Option<ClientId>) {
+        if matches!(cmd, RunnerCommand::Restart) && self.retry_setup(i) {
+            return;
+        }
         let Some(pane) = self.panes.get_mut(i) else {
             return;
         };
@@ -568,7 +574,9 @@ impl Server {
     }
 
     pub(super) fn snapshot(&self) -> Snapshot {
-        let seen = self.away_since.or(Some(self.seq));
+        // Each pane by what a console saw of it: one looked at now is seen
+        // to here; the others to when a console last looked at them.
+        let seen = |p: &Pane| Some(if p.focused { self.seq } else { p.seen });
         Snapshot {
             server: self.info.clone(),
             focus: self.position(self.last_focus).unwrap_or(0),
@@ -577,7 +585,7 @@ impl Server {
                 .order
                 .iter()
                 .filter_map(|&slot| self.panes.get(slot))
-                .map(|p| pane_snapshot(p, seen))
+                .map(|p| pane_snapshot(p, seen(p)))
                 .collect(),
         }
     }
@@ -647,6 +655,38 @@ impl Server {
         }
         // Only this pane changed: each client builds it again, alone.
         self.reset_pane(slot, None);
+    }
+
+    /// The restart key on a pane whose worktree's setup failed: the setup
+    /// runs again, then its agent starts (#46 item 22: the key did nothing,
+    /// and only a new server ran the setup again). False for any other pane.
+    fn retry_setup(&mut self, slot: usize) -> bool {
+        let no_runner = self.runners.get(slot).is_some_and(Option::is_none);
+        let Some(pane) = self.panes.get_mut(slot) else {
+            return false;
+        };
+        let setup_failed = pane.failed.is_some()
+            && !pane.setting_up
+            && pane
+                .worktree
+                .as_ref()
+                .is_some_and(|w| crate::worktree::setup_pending(&pane.agent, w));
+        if !(no_runner && setup_failed) {
+            return false;
+        }
+        tracing::info!(pane = slot, "worktree setup again");
+        pane.failed = None;
+        // No runner while the setup runs: `set_up` starts it after.
+        let runner = self
+            .starter
+            .start_or_set_up(slot, pane, false, &mut self.ops);
+        self.control
+            .set_started_at(slot, started_of((&runner, pane)));
+        if let Some(place) = self.runners.get_mut(slot) {
+            *place = runner;
+        }
+        self.reset_pane(slot, None);
+        true
     }
 
     /// Every attached client but `except` builds slot `slot`'s pane again

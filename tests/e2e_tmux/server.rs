@@ -381,6 +381,56 @@ fn a_project_whose_directory_shares_a_name_gets_its_own_server() {
     let _ = serve.wait();
 }
 
+/// The slow demo answer ends in pane 1 while the console looks at pane 2:
+/// it waits in the inbox. `end` takes the console away; the console that
+/// attaches again shows it waiting still, `●` on its pane (#46 item 8: the
+/// inbox lived in the console and was lost with it).
+fn inbox_survives(end: impl FnOnce(&Lab)) {
+    let Some(bin) = super::hive_bin() else { return };
+    let lab = Lab::start(&bin);
+    lab.wait("a", "the demo panes", |s| s.contains("Message Architect"));
+    lab.type_text("a", "slow");
+    lab.keys("a", &["Enter"]);
+    lab.wait("a", "the answer streaming", |s| {
+        s.contains("Streaming slowly")
+    });
+    lab.keys("a", &["M-Right"]);
+    lab.wait("a", "the finished turn in the inbox", |s| {
+        s.contains("1 waiting")
+    });
+    end(&lab);
+    lab.attach("b");
+    lab.wait("b", "the second console", |s| {
+        s.contains("Message Architect")
+    });
+    let s = lab.wait("b", "the inbox, kept", |s| s.contains("1 waiting"));
+    assert!(s.contains('●'), "no mark on the pane:\n{s}");
+    // Looking at the pane sees it.
+    lab.keys("b", &["M-Left"]);
+    lab.wait("b", "the entry seen", |s| !s.contains("waiting"));
+    lab.hive(&["kill"]);
+}
+
+#[test]
+fn the_inbox_outlives_a_detach() {
+    inbox_survives(|lab| {
+        lab.keys("a", &["C-b", "d"]);
+        lab.wait("a", "the console detached", |s| s.contains("HIVE-EXIT=0"));
+    });
+}
+
+#[test]
+fn the_inbox_outlives_a_kill_9_of_the_console() {
+    inbox_survives(|lab| {
+        let console = lab.console_pid("a");
+        // SAFETY: kill(2) on the console this test started.
+        assert_eq!(unsafe { libc::kill(console, libc::SIGKILL) }, 0);
+        lab.wait("a", "the shell after the console", |s| {
+            s.contains("HIVE-EXIT=137")
+        });
+    });
+}
+
 /// Context switches (voluntary and not) of each thread of `pid`, by tid.
 fn switches(pid: i32) -> std::collections::HashMap<String, u64> {
     let mut out = std::collections::HashMap::new();
