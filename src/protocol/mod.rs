@@ -49,8 +49,10 @@ use crate::protocol::pane::RunnerCommand;
 /// each version is pinned (tests/fixtures/protocol/v<N>.json, `shape`): a
 /// change without a bump fails the tests. 5: `PaneCard` instead of the
 /// whole agent config (issue 44). 6:
-/// runner events in batches, `Events` instead of `Event` (issue 45).
-pub const PROTOCOL_VERSION: u32 = 6;
+/// runner events in batches, `Events` instead of `Event` (issue 45). 7: a
+/// snapshot's pane says what a console saw of it, `PaneSnapshot::seen`
+/// (issue 46 item 8: the inbox outlives a console).
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// What a console writes first on the socket; `hive ctl` writes JSON lines,
 /// which never start with NUL.

@@ -63,7 +63,7 @@ pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> 
 fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if crate::provider::pty::pump::panicking_contained() {
+        if crate::contain::panicking_contained() {
             // One pane's emulator: caught, that pane alone ends.
             tracing::error!("contained panic: {info}");
             return;
@@ -224,7 +224,7 @@ impl Server {
                 }
                 Some(stream) = self.consoles.recv() => self.clients.accept(stream),
                 Some(ev) = self.worktrees.next() => self.worktrees.deliver(ev, &mut self.clients, &self.order),
-                Some((id, msg)) = self.lists.next() => self.clients.send(id, &msg),
+                Some(listed) = self.lists.next() => self.listed(listed),
                 Some(ev) = self.clients.next() => {
                     if let Some(why) = self.on_client(ev) {
                         return Ok(why);
@@ -413,12 +413,7 @@ impl Server {
             ClientMsg::Detach => self.left(id, "detached"),
             ClientMsg::Worktree(req) => self.worktrees.request(id, req, &self.order),
             msg @ (ClientMsg::Files { .. } | ClientMsg::Sessions { .. }) => self.list_for(id, msg),
-            ClientMsg::Resume { pane, session } => {
-                if let Some((slot, resume)) = self.resume_of(pane, &session) {
-                    // From no client: every client, the asker too, gets the Reset.
-                    self.command(slot, RunnerCommand::SwitchSession { session, resume }, None);
-                }
-            }
+            ClientMsg::Resume { pane, session } => self.resume(id, pane, session),
             // Requests: through the door above.
             ClientMsg::Command { .. } | ClientMsg::Edit(_) | ClientMsg::Stop => {}
         }
@@ -447,6 +442,9 @@ impl Server {
             let focused = looked_at.contains(&i);
             if focused != pane.focused {
                 pane.focused = focused;
+                // Seen up to here, whether a console looks at it from now
+                // on or looked until now.
+                pane.seen = self.seq;
                 if focused {
                     self.notifier.looked_at(i);
                 }
@@ -469,6 +467,9 @@ impl Server {
     }
 
     fn command_one(&mut self, i: usize, cmd: RunnerCommand, from: Option<ClientId>) {
+        if matches!(cmd, RunnerCommand::Restart) && self.retry_setup(i) {
+            return;
+        }
         let Some(pane) = self.panes.get_mut(i) else {
             return;
         };
@@ -520,7 +521,9 @@ impl Server {
     }
 
     pub(super) fn snapshot(&self) -> Snapshot {
-        let seen = self.away_since.or(Some(self.seq));
+        // Each pane by what a console saw of it: one looked at now is seen
+        // to here; the others to when a console last looked at them.
+        let seen = |p: &Pane| Some(if p.focused { self.seq } else { p.seen });
         Snapshot {
             server: self.info.clone(),
             focus: self.position(self.last_focus).unwrap_or(0),
@@ -529,7 +532,7 @@ impl Server {
                 .order
                 .iter()
                 .filter_map(|&slot| self.panes.get(slot))
-                .map(|p| pane_snapshot(p, seen))
+                .map(|p| pane_snapshot(p, seen(p)))
                 .collect(),
         }
     }
@@ -599,6 +602,38 @@ impl Server {
         }
         // Only this pane changed: each client builds it again, alone.
         self.reset_pane(slot, None);
+    }
+
+    /// The restart key on a pane whose worktree's setup failed: the setup
+    /// runs again, then its agent starts (#46 item 22: the key did nothing,
+    /// and only a new server ran the setup again). False for any other pane.
+    fn retry_setup(&mut self, slot: usize) -> bool {
+        let no_runner = self.runners.get(slot).is_some_and(Option::is_none);
+        let Some(pane) = self.panes.get_mut(slot) else {
+            return false;
+        };
+        let setup_failed = pane.failed.is_some()
+            && !pane.setting_up
+            && pane
+                .worktree
+                .as_ref()
+                .is_some_and(|w| crate::worktree::setup_pending(&pane.agent, w));
+        if !(no_runner && setup_failed) {
+            return false;
+        }
+        tracing::info!(pane = slot, "worktree setup again");
+        pane.failed = None;
+        // No runner while the setup runs: `set_up` starts it after.
+        let runner = self
+            .starter
+            .start_or_set_up(slot, pane, false, &mut self.ops);
+        self.control
+            .set_started_at(slot, started_of((&runner, pane)));
+        if let Some(place) = self.runners.get_mut(slot) {
+            *place = runner;
+        }
+        self.reset_pane(slot, None);
+        true
     }
 
     /// Every attached client but `except` builds slot `slot`'s pane again
