@@ -10,6 +10,7 @@ pub mod cli;
 pub mod client;
 pub(crate) mod clipboard;
 pub mod config;
+pub mod contain;
 pub mod control;
 pub mod doctor;
 pub(crate) mod files;

@@ -113,13 +113,61 @@ pub fn review_message(comments: &[ReviewComment]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::worktree::diff::parse_unified;
+    use crate::protocol::git::{DiffLine, FileDiff, FileStatus, Hunk, LineKind};
 
-    const DIFF: &str = "diff --git a/f.txt b/f.txt\nindex 1..2 100644\n--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n@@ -9,2 +9,3 @@ fn x\n i\n j\n+k\n\\ No newline at end of file\n";
+    /// The diff the console gets from the server for `f.txt`: two hunks, the
+    /// second ending in git's "no newline" note.
+    fn f_txt() -> FileDiff {
+        let line = |kind, text: &str| DiffLine {
+            kind,
+            text: text.into(),
+        };
+        use LineKind::{Added, Context, Note, Removed};
+        FileDiff {
+            path: "f.txt".into(),
+            old_path: None,
+            status: FileStatus::Modified,
+            binary: false,
+            hunks: vec![
+                Hunk {
+                    header: "@@ -1,3 +1,3 @@".into(),
+                    old_start: 1,
+                    old_len: 3,
+                    new_start: 1,
+                    new_len: 3,
+                    lines: vec![
+                        line(Context, "a"),
+                        line(Removed, "b"),
+                        line(Added, "B"),
+                        line(Context, "c"),
+                    ],
+                },
+                Hunk {
+                    header: "@@ -9,2 +9,3 @@ fn x".into(),
+                    old_start: 9,
+                    old_len: 2,
+                    new_start: 9,
+                    new_len: 3,
+                    lines: vec![
+                        line(Context, "i"),
+                        line(Context, "j"),
+                        line(Added, "k"),
+                        line(Note, "\\ No newline at end of file"),
+                    ],
+                },
+            ],
+            head: vec![
+                "diff --git a/f.txt b/f.txt".into(),
+                "index 1..2 100644".into(),
+                "--- a/f.txt".into(),
+                "+++ b/f.txt".into(),
+            ],
+        }
+    }
 
     #[test]
     fn comments_name_file_and_line_with_the_hunk() {
-        let files = parse_unified(DIFF);
+        let files = [f_txt()];
         let c = ReviewComment::on_hunk(&files[0], 0, "why upper case?".into()).unwrap();
         assert_eq!((c.path.as_str(), c.line), ("f.txt", 2));
         let late = ReviewComment::on_hunk(&files[0], 1, "k needs a test".into()).unwrap();
@@ -138,8 +186,7 @@ mod tests {
 
     #[test]
     fn a_line_comment_names_that_line() {
-        let files = parse_unified(DIFF);
-        let f = &files[0];
+        let f = &f_txt();
         // Hunk 1: " i" (9), " j" (10), "+k" (11).
         let c = ReviewComment::on_line(f, 1, 2, "k needs a test".into()).unwrap();
         assert_eq!((c.line, c.diff_line), (11, Some(2)));

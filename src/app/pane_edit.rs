@@ -32,7 +32,7 @@ impl App {
                 )
             })
             .collect();
-        for name in crate::provider::Registry::builtin().names() {
+        for &name in crate::protocol::agent::PROVIDER_NAMES {
             if !self.templates.iter().any(|a| a.id == name) {
                 items.push(MenuItem::new(name, "provider, its defaults"));
             }

@@ -7,7 +7,16 @@ use std::time::{Duration, Instant};
 use crate::protocol::agent::DiagnosticLevel;
 use crate::protocol::event::Usage;
 use crate::protocol::history::{Outcome, TurnEnd};
-use crate::protocol::upsert::{ToolClock, TurnEvent, TurnStatus, Upsert};
+use crate::protocol::upsert::{ToolClock, TurnEvent, TurnStatus, Upsert, UpsertKind};
+
+/// Bytes of item text a console keeps per pane, as the server's pane log
+/// does (src/server/log.rs `KEEP_BYTES`): past it and a quarter, the oldest
+/// entries go (the newest item stays whatever its size). A console must not
+/// grow without bound on what another machine sends (issue 53 item 13).
+pub const KEEP_BYTES: usize = 32 << 20;
+
+/// The notice that says entries were dropped ends with this.
+const TRIMMED_NOTE: &str = "not kept in this console; `hive history show` has the whole session";
 
 #[derive(Debug)]
 pub enum EntryKind {
@@ -62,14 +71,26 @@ pub struct Transcript {
     /// Bumped when every layout must be redone (theme or view changed);
     /// the view drops its caches when it sees a new epoch.
     pub epoch: u64,
+    /// Bytes of text its items hold (what [`KEEP_BYTES`] bounds).
+    text: usize,
+    /// Items dropped to stay within it.
+    trimmed: usize,
 }
 
 impl Transcript {
     pub fn upsert(&mut self, u: Upsert) {
+        self.put(u);
+        self.bound();
+    }
+
+    /// The item in place (or new at the end), its bytes counted.
+    fn put(&mut self, u: Upsert) {
         self.rev += 1;
+        self.text += upsert_bytes(&u);
         match self.index.get(&u.item_id) {
             Some(&i) => {
                 let e = &mut self.entries[i];
+                self.text -= entry_bytes(&e.kind);
                 e.kind = EntryKind::Item(Box::new(u));
                 e.rev += 1;
             }
@@ -80,16 +101,68 @@ impl Transcript {
         }
     }
 
+    /// Past [`KEEP_BYTES`] and a quarter: the entries older than the newest
+    /// `KEEP_BYTES` of item text go, a notice at the top says how many items.
+    fn bound(&mut self) {
+        if self.text <= KEEP_BYTES + KEEP_BYTES / 4 {
+            return;
+        }
+        let mut kept = 0;
+        let mut cut = None;
+        for (i, e) in self.entries.iter().enumerate().rev() {
+            let bytes = entry_bytes(&e.kind);
+            if bytes == 0 {
+                continue;
+            }
+            kept += bytes;
+            if kept > KEEP_BYTES && cut.is_some() {
+                break;
+            }
+            cut = Some(i);
+        }
+        let Some(cut) = cut.filter(|&c| c > 0) else {
+            return;
+        };
+        let dropped: Vec<Entry> = self.entries.drain(..cut).collect();
+        for e in &dropped {
+            self.text -= entry_bytes(&e.kind);
+        }
+        self.trimmed += dropped
+            .iter()
+            .filter(|e| matches!(e.kind, EntryKind::Item(_)))
+            .count();
+        self.entries.insert(
+            0,
+            Entry::new(EntryKind::Notice {
+                level: DiagnosticLevel::Info,
+                text: format!("{} earlier items are {TRIMMED_NOTE}", self.trimmed),
+            }),
+        );
+        self.index.clear();
+        for (i, e) in self.entries.iter().enumerate() {
+            if let EntryKind::Item(u) = &e.kind {
+                self.index.insert(u.item_id.clone(), i);
+            }
+        }
+        self.invalidate();
+    }
+
+    /// Bytes of text its items hold (at most about [`KEEP_BYTES`]).
+    pub fn text_bytes(&self) -> usize {
+        self.text
+    }
+
     /// `upsert` of an event that arrived at `now`: a tool call is timed
     /// from its first sight to its result, whoever looks at the pane.
     /// Returns the time it took when this upsert is its result.
     pub fn upsert_at(&mut self, u: Upsert, now: Instant) -> Option<Duration> {
         let took = self.clock(&u, now);
         let i = self.slot(&u.item_id);
-        self.upsert(u);
+        self.put(u);
         if let Some(e) = self.entries.get_mut(i).filter(|_| took.is_some()) {
             e.took = took;
         }
+        self.bound();
         took
     }
 
@@ -230,6 +303,8 @@ impl Transcript {
     pub fn reset(&mut self) {
         self.entries.clear();
         self.index.clear();
+        self.text = 0;
+        self.trimmed = 0;
         self.turns.clear();
         self.tools = ToolClock::default();
         self.invalidate();
@@ -245,3 +320,23 @@ impl Transcript {
         self.rev += 1;
     }
 }
+
+/// The text an item holds: its message or thought, a tool call's output.
+fn upsert_bytes(u: &Upsert) -> usize {
+    u.text().map_or(0, |t| t.len())
+        + match &u.kind {
+            UpsertKind::ToolCall { output, .. } => output.as_ref().map_or(0, String::len),
+            _ => 0,
+        }
+}
+
+fn entry_bytes(kind: &EntryKind) -> usize {
+    match kind {
+        EntryKind::Item(u) => upsert_bytes(u),
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+#[path = "transcript_tests.rs"]
+mod tests;

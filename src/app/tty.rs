@@ -172,7 +172,7 @@ pub(crate) fn restore() {
 pub(crate) fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if crate::provider::pty::pump::panicking_contained() {
+        if crate::contain::panicking_contained() {
             // One pane's emulator: caught, that pane ends, the screen stays.
             tracing::error!("contained panic: {info}");
             return;

@@ -20,7 +20,6 @@ use crate::protocol::git::{
     BringMode, DiffScope, Overlap, Worktree, WorktreeEvent, WorktreeRequest,
 };
 use crate::protocol::upsert::UpsertKind;
-use crate::worktree::WorktreeError;
 
 /// How long after a terminal pane's output its overlaps are checked.
 const TERMINAL_CHECK_DELAY: std::time::Duration = std::time::Duration::from_secs(3);
@@ -30,8 +29,11 @@ const PAGE: u16 = 15;
 
 impl App {
     /// Records each pane's worktree; a pane whose worktree could not be made
-    /// shows why and does not start in the shared checkout.
-    pub fn attach_worktrees(&mut self, prepared: &[(usize, Result<Worktree, WorktreeError>)]) {
+    /// shows why (the error's text) and does not start in the shared checkout.
+    pub fn attach_worktrees<E: std::fmt::Display>(
+        &mut self,
+        prepared: &[(usize, Result<Worktree, E>)],
+    ) {
         for (i, result) in prepared {
             let Some(p) = self.panes.get_mut(*i) else {
                 continue;

@@ -20,6 +20,9 @@ use std::ops::Range;
 use tokio::sync::mpsc;
 
 use super::{FromServer, LinkState};
+
+#[path = "mux_layout.rs"]
+mod layout;
 use crate::protocol::ClientMsg;
 use crate::protocol::pane::PaneUpdate;
 use crate::protocol::snapshot::PaneCard;
@@ -41,6 +44,8 @@ pub(super) struct Member {
     git: super::mux_git::GitState,
     /// Its windows in the console's (src/client/mux_windows.rs).
     windows: super::mux_windows::WindowMap,
+    /// Its panes as it placed them (a layout change keeps them by id).
+    panes: Vec<layout::Placed>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,6 +73,7 @@ impl Member {
             range: 0..0,
             git: Default::default(),
             windows: Vec::new(),
+            panes: Vec::new(),
             state: if up {
                 State::Up
             } else {
@@ -329,10 +335,14 @@ impl Mux {
             FromServer::NotSent(why) => {
                 let _ = self.out.send(FromServer::NotSent(why)).await;
             }
-            // The console of several servers lays them out at a merge:
-            // this server's panes changed, so a merge, with its snapshot.
-            FromServer::Layout(_) => match self.merge.as_mut() {
-                None => self.start_merge(None),
+            // This server's panes changed: moved by id (mux_layout.rs), or
+            // at a merge, with its snapshot, when ids are shared.
+            FromServer::Layout(layout) => match self.merge.as_mut() {
+                None => {
+                    if !self.moved(i, layout).await {
+                        self.start_merge(None);
+                    }
+                }
                 Some(m) => {
                     if m.waiting.insert(i) {
                         let _ = self.members[i].tx.send(ClientMsg::Resync);
@@ -527,6 +537,7 @@ impl Mux {
                 }
             }
             m.range = start..panes.len();
+            m.panes = panes[start..].iter().map(layout::Placed::of).collect();
         }
         let ranges: Vec<_> = self.members.iter().map(|m| m.range.clone()).collect();
         let maps = super::mux_windows::pack(&mut panes, &ranges);

@@ -205,12 +205,16 @@ impl Reading {
                 }
                 FromServer::Reset { pane, snapshot }
             }
-            // Deltas restart with the new numbering. A console of a server
-            // on another machine titles and relabels its panes (`set_host`):
-            // it takes a fresh snapshot instead.
-            ServerMsg::Layout(_) if self.host.is_some() => return self.resync(),
-            ServerMsg::Layout(panes) => {
+            // Deltas restart with the new numbering. A server on another
+            // machine's panes are titled and relabelled (`set_host`) as its
+            // snapshot's were.
+            ServerMsg::Layout(mut panes) => {
                 self.decoder.reset();
+                if let Some(h) = &self.host {
+                    for p in &mut panes {
+                        p.set_host(h);
+                    }
+                }
                 FromServer::Layout(panes)
             }
             ServerMsg::Notice { text, focus } => FromServer::Notice {
@@ -300,4 +304,45 @@ async fn read_loop(
     // is the far side's words.
     let why = crate::sanitize::peer_line(&Stream::why_from(&stderr, &why));
     let _ = out.send(Incoming::Msg(FromServer::Lost(why))).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::snapshot::LayoutPane;
+
+    fn reading(host: Option<&str>) -> Reading {
+        Reading {
+            decoder: DeltaDecoder::default(),
+            parts: Parts::default(),
+            resyncing: false,
+            host: host.map(str::to_owned),
+        }
+    }
+
+    /// Issue 44: a layout change on a server on another machine moves the
+    /// panes as a local one does (it took a fresh snapshot of every pane).
+    #[test]
+    fn a_layout_from_another_machine_passes_relabelled_not_as_a_resync() {
+        let layout = vec![LayoutPane::Kept {
+            id: "demo".into(),
+            name: None,
+            window: 1,
+            parent: None,
+        }];
+        let step = reading(Some("box")).step(ServerMsg::Layout(layout.clone()));
+        let Step::Pass(FromServer::Layout(got)) = step else {
+            panic!("not passed on as a layout");
+        };
+        assert!(
+            matches!(&got[..], [LayoutPane::Kept { name: Some(n), .. }] if n == "demo@box"),
+            "{got:?}"
+        );
+        let Step::Pass(FromServer::Layout(local)) =
+            reading(None).step(ServerMsg::Layout(layout.clone()))
+        else {
+            panic!("a local layout not passed on");
+        };
+        assert_eq!(local, layout);
+    }
 }

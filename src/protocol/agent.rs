@@ -8,6 +8,13 @@ use serde_json::Value;
 
 use crate::protocol::event::ToolDisplay;
 
+/// The providers a hive of this protocol version knows, as `provider = "…"`
+/// names them: a console offers them in its new-pane picker without asking
+/// the server (the provider registry checks it makes exactly these).
+pub const PROVIDER_NAMES: &[&str] = &[
+    "acp", "claude", "codex", "gemini", "openai", "pi", "pty", "script",
+];
+
 /// What an agent can do; the runner's queue/interrupt matrix reads these
 /// (seed 000 "Queue / Interrupt Fallback Matrix").
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

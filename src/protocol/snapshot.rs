@@ -126,6 +126,11 @@ pub struct PaneSnapshot {
     pub seen: Option<u64>,
 }
 
+/// Panes per window, whoever makes the pane (the server places them, a
+/// console of several servers lays theirs out by the same rule): a grid of
+/// 3 × 3 stays readable on a laptop's terminal.
+pub const PANES_PER_WINDOW: usize = 9;
+
 fn first_window() -> usize {
     1
 }

@@ -258,3 +258,17 @@ impl ProviderSettings for Registry {
         own.map_or(Ok(()), |d| (d.settings.check)(agent))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Registry;
+
+    #[test]
+    fn the_consoles_list_of_providers_is_the_registrys() {
+        assert_eq!(
+            Registry::builtin().names(),
+            crate::protocol::agent::PROVIDER_NAMES,
+            "a console's new-pane picker offers protocol::agent::PROVIDER_NAMES"
+        );
+    }
+}

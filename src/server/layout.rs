@@ -18,9 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::{AgentConfig, Config};
 use crate::notify::Mutes;
 
-/// Panes per window when nothing says otherwise: a grid of 3 × 3 stays
-/// readable on a laptop's terminal.
-pub const PANES_PER_WINDOW: usize = 9;
+pub use crate::protocol::snapshot::PANES_PER_WINDOW;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SavedLayout {

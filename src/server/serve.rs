@@ -64,7 +64,7 @@ pub fn run(config_path: Option<&Path>, fresh: bool) -> anyhow::Result<ExitCode> 
 fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if crate::provider::pty::pump::panicking_contained() {
+        if crate::contain::panicking_contained() {
             // One pane's emulator: caught, that pane alone ends.
             tracing::error!("contained panic: {info}");
             return;
@@ -225,7 +225,7 @@ impl Server {
                 }
                 Some(stream) = self.consoles.recv() => self.clients.accept(stream),
                 Some(ev) = self.worktrees.next() => self.worktrees.deliver(ev, &mut self.clients, &self.order),
-                Some((id, msg)) = self.lists.next() => self.clients.send(id, &msg),
+                Some(listed) = self.lists.next() => self.listed(listed),
                 Some(ev) = self.clients.next() => {
                     if let Some(why) = self.on_client(ev) {
                         return Ok(why);
@@ -468,12 +468,7 @@ impl Server {
             ClientMsg::Stop => return Some("stopped from a console".into()),
             ClientMsg::Worktree(req) => self.worktrees.request(id, req, &self.order),
             msg @ (ClientMsg::Files { .. } | ClientMsg::Sessions { .. }) => self.list_for(id, msg),
-            ClientMsg::Resume { pane, session } => {
-                if let Some((slot, resume)) = self.resume_of(pane, &session) {
-                    // From no client: every client, the asker too, gets the Reset.
-                    self.command(slot, RunnerCommand::SwitchSession { session, resume }, None);
-                }
-            }
+            ClientMsg::Resume { pane, session } => self.resume(id, pane, session),
         }
         None
     }

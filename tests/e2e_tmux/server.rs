@@ -230,6 +230,49 @@ fn two_consoles_show_one_conversation() {
     assert!(lab.hive(&["ls"]).contains("no hive server"));
 }
 
+/// `/resume` in a local pane goes through the server as a remote one does
+/// (issue 44): the server lists the sessions and switches the pane, and
+/// every console, not only the one that asked, shows the old conversation
+/// with the line that says whether the agent continues it.
+#[test]
+fn resume_goes_through_the_server_and_every_console_sees_it() {
+    let Some(bin) = super::hive_bin() else { return };
+    let lab = Lab::start(&bin);
+    lab.wait("a", "the console", |s| s.contains("Message Architect"));
+    lab.type_text("a", "first topic alpha");
+    lab.keys("a", &["Enter"]);
+    lab.wait("a", "the first turn over", |s| {
+        s.contains("── demo-architect-1 ·")
+    });
+    lab.type_text("a", "/clear");
+    lab.keys("a", &["Enter"]);
+    lab.wait("a", "an empty pane in a new session", |s| {
+        s.contains("ⓘ new session") && !s.contains("first topic alpha")
+    });
+    lab.attach("b");
+    lab.wait("b", "the second console", |s| {
+        s.contains("Message Architect")
+    });
+    lab.keys("a", &["M-r"]);
+    lab.wait("a", "the session in the picker", |s| {
+        s.contains("resume a session") && s.contains("first topic alpha")
+    });
+    lab.keys("a", &["Enter"]);
+    for console in ["a", "b"] {
+        lab.wait(console, "the server's note on the switch", |s| {
+            s.contains("resumed session") && !s.contains("resume a session")
+        });
+    }
+    lab.keys("b", &["Home"]);
+    lab.wait("b", "the old conversation", |s| {
+        s.contains("You asked: first topic alpha")
+    });
+    lab.keys("a", &["C-q"]);
+    lab.wait("a", "the leave dialog", |s| s.contains("stop every agent"));
+    lab.keys("a", &["s"]);
+    lab.wait("a", "a's exit", |s| s.contains("HIVE-EXIT=0"));
+}
+
 /// A server of another protocol version (a fake that answers the hello
 /// only): the console names both versions and the way out, and draws
 /// nothing.

@@ -438,6 +438,28 @@ impl Agent {
         }
     }
 
+    /// One model call on the conversation so far (retried on its limits).
+    async fn call_model(
+        &self,
+        turn_id: &str,
+        cancel: &CancellationToken,
+    ) -> Result<step::StepOutput, StepError> {
+        let messages = self.request_messages();
+        let ctx = step::StepCtx {
+            events: &self.events,
+            turn_id,
+            session_id: &self.session,
+            cancel,
+        };
+        let request = step::StepRequest {
+            client: &self.client,
+            settings: &self.settings,
+            messages: &messages,
+            tools: &self.tools,
+        };
+        step::run(&request, &ctx).await
+    }
+
     async fn turn(&mut self, turn_id: &str, text: String, cancel: &CancellationToken) {
         self.emit(
             turn_id,
@@ -462,21 +484,7 @@ impl Agent {
                 self.emit(turn_id, failed(error, usage));
                 return;
             }
-            let messages = self.request_messages();
-            let ctx = step::StepCtx {
-                events: &self.events,
-                turn_id,
-                session_id: &self.session,
-                cancel,
-            };
-            let request = step::StepRequest {
-                client: &self.client,
-                settings: &self.settings,
-                messages: &messages,
-                tools: &self.tools,
-            };
-            let result = step::run(&request, &ctx).await;
-            let out = match result {
+            let out = match self.call_model(turn_id, cancel).await {
                 Ok(out) => out,
                 Err(StepError::Cancelled) => {
                     self.emit(turn_id, Payload::interrupted(usage));

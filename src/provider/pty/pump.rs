@@ -3,9 +3,7 @@
 //! runtime, so a child that floods output or stops reading input cannot
 //! stall the UI.
 
-use std::cell::Cell;
 use std::io::{Read, Write};
-use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 
@@ -56,33 +54,7 @@ impl Activity {
     }
 }
 
-thread_local! {
-    /// This thread runs the emulator inside [`contained`].
-    static CONTAINED: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Whether a panic now is one [`contained`] catches: the panic hooks of the
-/// server and the console then neither end every agent nor touch the
-/// terminal; the pane alone ends.
-pub fn panicking_contained() -> bool {
-    CONTAINED.with(Cell::get)
-}
-
-/// Runs `f` (the emulator on a child's bytes), a panic caught and told as
-/// its message: vt100 is third-party code fed by an untrusted program, and
-/// one pane's emulator must not end the server.
-pub fn contained<R>(f: impl FnOnce() -> R) -> Result<R, String> {
-    let outer = CONTAINED.with(|c| c.replace(true));
-    let result = std::panic::catch_unwind(AssertUnwindSafe(f));
-    CONTAINED.with(|c| c.set(outer));
-    result.map_err(|payload| {
-        payload
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a panic".to_owned())
-    })
-}
+pub use crate::contain::{contained, panicking_contained};
 
 /// Locks the emulator; a panic elsewhere must not take the pane down with it.
 pub fn lock(screen: &TerminalScreen) -> std::sync::MutexGuard<'_, tui_term::vt100::Parser> {

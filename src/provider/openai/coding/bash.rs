@@ -126,42 +126,11 @@ pub(crate) async fn run(
         .timeout_ms
         .map_or(DEFAULT_TIMEOUT, Duration::from_millis)
         .min(MAX_TIMEOUT);
-    let mut cmd = Command::new("bash");
-    cmd.arg("-c")
-        .arg(WRAPPER)
-        .arg("bash")
-        .arg(&args.command)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    die_with_parent(&mut cmd);
-    subreaper(&mut cmd);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("could not start bash: {e}"))?;
+    let mut child = spawn(cwd, &args.command)?;
     let pgid = child.id().map_or(0, |p| p as i32);
     register_group(pgid);
     let _group = Group(pgid);
-    let (tx, mut rx) = mpsc::channel::<String>(64);
-    for pipe in [
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn tokio::io::AsyncRead + Send + Unpin>),
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn tokio::io::AsyncRead + Send + Unpin>),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        tokio::spawn(pump(pipe, tx.clone()));
-    }
-    drop(tx);
+    let mut rx = output_of(&mut child);
     let mut out = Tail::default();
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
@@ -199,6 +168,48 @@ pub(crate) async fn run(
             out.text()
         )),
     }
+}
+
+/// bash in its own process group in `cwd`, running `command` under the
+/// wrapper; it dies with hive and its orphans come back to it.
+fn spawn(cwd: &Path, command: &str) -> Result<tokio::process::Child, String> {
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
+        .arg(WRAPPER)
+        .arg("bash")
+        .arg(command)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    die_with_parent(&mut cmd);
+    subreaper(&mut cmd);
+    cmd.spawn()
+        .map_err(|e| format!("could not start bash: {e}"))
+}
+
+/// The child's stdout and stderr as one stream of chunks, in arrival order;
+/// it ends when both pipes close.
+fn output_of(child: &mut tokio::process::Child) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel::<String>(64);
+    for pipe in [
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn tokio::io::AsyncRead + Send + Unpin>),
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn tokio::io::AsyncRead + Send + Unpin>),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        tokio::spawn(pump(pipe, tx.clone()));
+    }
+    rx
 }
 
 async fn pump(mut pipe: Box<dyn tokio::io::AsyncRead + Send + Unpin>, tx: mpsc::Sender<String>) {
