@@ -117,7 +117,7 @@ async fn handshake(
         .map_err(WireError::from)?;
     write.flush().await.map_err(WireError::from)?;
     let hello = frame::decode_hello(&reader.next().await?.ok_or(AttachError::Closed)?)?;
-    if let Some(why) = hello.mismatch("server") {
+    if let Some(why) = hello.mismatch("server", "console") {
         return Err(AttachError::Skew { server: hello, why });
     }
     let mut parts = Parts::default();
