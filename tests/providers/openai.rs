@@ -678,6 +678,8 @@ async fn mcp_servers_tools_are_offered_and_called_and_a_broken_one_is_reported()
             .map(String::from)
             .collect(),
         env: Default::default(),
+        url: None,
+        headers: Default::default(),
     };
     a.set(
         "mcp_servers",

@@ -228,7 +228,10 @@ impl ProviderFactory for OpenAiFactory {
             images: Vec::new(),
         };
         agent.offer_tools();
-        let servers = (own.mcp_servers, spec.agent.cwd.clone());
+        let servers = (
+            mcp::with_shared(own.mcp_servers, &spec.agent),
+            spec.agent.cwd.clone(),
+        );
         // Read now, not in the task: the runner records the first message
         // of a turn as soon as it is sent, and that must not be replayed.
         let loaded = Start {
