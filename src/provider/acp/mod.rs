@@ -171,6 +171,7 @@ pub(crate) fn descriptor() -> super::ProviderDescriptor {
             },
         ],
         operations: super::operations::Operations::Mcp(None),
+        mcp_channel: Some("`mcpServers` of `session/new` and `session/load`"),
         ..super::ProviderDescriptor::bare("acp", std::sync::Arc::new(AcpFactory))
     }
 }

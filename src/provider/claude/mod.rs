@@ -57,6 +57,7 @@ pub(crate) fn descriptor() -> super::ProviderDescriptor {
             package: "@anthropic-ai/claude-code",
         }],
         operations: super::operations::Operations::Mcp(Some(MCP_CONFIG)),
+        mcp_channel: Some("`--mcp-config` (a 0600 JSON file hive writes for the pane)"),
         ..super::ProviderDescriptor::bare("claude", std::sync::Arc::new(ClaudeFactory))
     }
 }

@@ -58,6 +58,9 @@ pub(crate) fn descriptor() -> super::ProviderDescriptor {
             package: "@google/gemini-cli",
         }],
         operations: super::operations::Operations::Mcp(Some(MCP_SETTINGS)),
+        mcp_channel: Some(
+            "`mcpServers` of the system-defaults settings layer (`GEMINI_CLI_SYSTEM_DEFAULTS_PATH`)",
+        ),
         ..super::ProviderDescriptor::bare("gemini", std::sync::Arc::new(GeminiFactory))
     }
 }

@@ -157,6 +157,7 @@ pub(crate) fn descriptor() -> super::ProviderDescriptor {
             keys: settings::KEYS,
             check: OpenAiSettings::check,
         },
+        mcp_channel: Some("hive's own MCP client (stdio servers only)"),
         ..super::ProviderDescriptor::bare(PROVIDER_ID, Arc::new(OpenAiFactory::default()))
     }
 }
