@@ -20,6 +20,7 @@ use super::protocol::{
 };
 use crate::config::AgentConfig;
 use crate::event::Origin;
+use crate::protocol::verb::{Verb, WaitFor};
 use crate::provider::{Capabilities, PermissionDecision};
 use crate::runner::{PaneEvent, PaneUpdate, RunnerCommand, SubmitMode, TurnState, mirror};
 use crate::text::SharedText;
@@ -343,14 +344,16 @@ impl Hub {
         }
     }
 
-    /// Answers one request; the command, if any, is for the loop to send.
-    pub(crate) fn handle(&mut self, req: ControlRequest) -> Option<(usize, RunnerCommand)> {
-        let ControlRequest {
-            call,
-            reply,
-            events,
-        } = req;
-        match self.call(call, reply, events) {
+    /// Answers one verb of `hive ctl`; the command it makes, if any, is
+    /// for the server's door (src/server/door.rs) to send.
+    #[must_use = "the command is the caller's to send"]
+    pub(crate) fn answer(
+        &mut self,
+        verb: Verb,
+        reply: Responder,
+        events: Option<mpsc::Sender<Arc<str>>>,
+    ) -> Option<(usize, RunnerCommand)> {
+        match self.call(verb, reply, events) {
             Ok(cmd) => cmd,
             Err((reply, e)) => {
                 let _ = reply.send(Err(e));
@@ -374,7 +377,7 @@ impl Hub {
 
     fn call(
         &mut self,
-        call: Call,
+        verb: Verb,
         reply: Responder,
         events: Option<mpsc::Sender<Arc<str>>>,
     ) -> Result<Option<(usize, RunnerCommand)>, (Responder, CtlError)> {
@@ -386,8 +389,8 @@ impl Hub {
                 }
             };
         }
-        match call {
-            Call::List => {
+        match verb {
+            Verb::List => {
                 let panes: Vec<_> = self.live().map(PaneMirror::info).collect();
                 let mut total = crate::event::Usage::default();
                 for p in self.live() {
@@ -397,17 +400,20 @@ impl Hub {
                 let _ = reply.send(Ok(json!({ "panes": panes, "usage": usage })));
                 Ok(None)
             }
-            Call::Status { pane } => {
+            Verb::Status { pane } => {
                 let i = pane!(&pane);
                 let _ = reply.send(Ok(to_value(&self.panes[i].info())));
                 Ok(None)
             }
-            Call::Send { pane, text, steer } => {
+            Verb::Send { pane, text, steer } => {
                 let i = pane!(&pane);
                 self.submit(i, &pane, text, steer, reply)
             }
-            Call::Wait { turn_id } => self.wait(turn_id, reply).map(|()| None),
-            Call::Cancel { pane } => {
+            Verb::Wait {
+                target: WaitFor::Turn(turn_id),
+                ..
+            } => self.wait(turn_id, reply).map(|()| None),
+            Verb::Interrupt { pane } => {
                 let i = pane!(&pane);
                 let turn_id = match self.cancellable(i, &pane) {
                     Ok(turn_id) => turn_id,
@@ -416,7 +422,7 @@ impl Hub {
                 let _ = reply.send(Ok(json!({ "pane": pane, "turn_id": turn_id })));
                 Ok(Some((i, RunnerCommand::InterruptFrom("hive ctl".into()))))
             }
-            Call::Restart { pane } => {
+            Verb::Restart { pane } => {
                 let i = pane!(&pane);
                 if let Err(e) = self.restartable(i, &pane) {
                     return Err((reply, e));
@@ -424,32 +430,29 @@ impl Hub {
                 let _ = reply.send(Ok(json!({ "pane": pane })));
                 Ok(Some((i, RunnerCommand::Restart)))
             }
-            Call::Watch { pane } => {
+            Verb::Watch { pane } => {
                 let filter = match pane {
                     Some(id) => Some(pane!(&id)),
                     None => None,
                 };
                 self.watch(filter, events, reply)
             }
-            Call::History { pane } => {
+            Verb::History { pane } => {
                 let i = pane!(&pane);
                 let agent = &self.panes[i].agent.id;
                 let _ = reply.send(Ok(json!({ "pane": pane, "agent": agent })));
                 Ok(None)
             }
-            call @ (Call::Approve { .. } | Call::Deny { .. }) => self.approval_call(call, reply),
-            // The host hands operations to the ops host, and the server
-            // answers for itself, before they get here.
-            Call::Op { .. }
-            | Call::Server
-            | Call::Kill
-            | Call::New { .. }
-            | Call::Close { .. }
-            | Call::Rename { .. }
-            | Call::Move { .. } => Err((
-                reply,
-                CtlError::new(ErrorCode::Unavailable, "operations are not served here"),
-            )),
+            Verb::Answer {
+                pane,
+                request_id: id,
+                decision,
+            } => self.answer_approval(pane!(&pane), id.as_deref(), decision, reply),
+            // The door answers the rest (edits, the server) itself.
+            other => {
+                let e = format!("hive ctl does not {} here", other.name());
+                Err((reply, CtlError::new(ErrorCode::BadRequest, e)))
+            }
         }
     }
 
@@ -610,53 +613,9 @@ impl Hub {
 }
 
 impl Hub {
-    /// `approve` and `deny`.
-    fn approval_call(
-        &mut self,
-        call: Call,
-        reply: Responder,
-    ) -> Result<Option<(usize, RunnerCommand)>, (Responder, CtlError)> {
-        match call {
-            Call::Approve {
-                pane,
-                request_id,
-                always,
-            } => {
-                let i = match self.find(&pane) {
-                    Ok(i) => i,
-                    Err(e) => return Err((reply, e)),
-                };
-                let decision = if always {
-                    PermissionDecision::AllowAlways
-                } else {
-                    PermissionDecision::AllowOnce
-                };
-                self.answer(i, request_id.as_deref(), decision, reply)
-            }
-            Call::Deny {
-                pane,
-                request_id,
-                reason,
-            } => {
-                let i = match self.find(&pane) {
-                    Ok(i) => i,
-                    Err(e) => return Err((reply, e)),
-                };
-                let decision = PermissionDecision::Deny {
-                    reason: deny_reason(reason, "hive ctl"),
-                };
-                self.answer(i, request_id.as_deref(), decision, reply)
-            }
-            _ => Err((
-                reply,
-                CtlError::new(ErrorCode::BadRequest, "not an approval"),
-            )),
-        }
-    }
-
     /// `approve` / `deny`: the decision goes to pane `i`'s runner, which
     /// tells every client the approval was settled.
-    fn answer(
+    fn answer_approval(
         &mut self,
         i: usize,
         request_id: Option<&str>,
@@ -684,14 +643,6 @@ impl Hub {
                 decision,
             },
         )))
-    }
-}
-
-/// What a deny says to the agent: the reason given, or who denied it.
-pub(crate) fn deny_reason(reason: Option<String>, by: &str) -> String {
-    match reason {
-        Some(r) if !r.trim().is_empty() => r,
-        _ => format!("denied by the user (through {by})"),
     }
 }
 

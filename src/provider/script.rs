@@ -140,6 +140,9 @@ pub struct Step {
     pub duration_ms: u64,
     /// Ask the host before the next tool step.
     pub permission: Option<String>,
+    /// What this step says instead of `text` when the user denied the
+    /// turn's last approval (the demo said its command ran either way).
+    pub denied_text: Option<String>,
     pub error: Option<ScriptError>,
     /// Agent process exits with this code (a crash).
     pub exit: Option<i32>,
@@ -345,6 +348,8 @@ struct TurnCtx {
     steered: Vec<String>,
     output_tokens: u64,
     denied: Option<String>,
+    /// The turn's last approval was denied (`Step::denied_text`).
+    refused: bool,
     cancel_requested: bool,
 }
 
@@ -393,6 +398,7 @@ impl Player {
             steered: Vec::new(),
             output_tokens: 0,
             denied: None,
+            refused: false,
             cancel_requested: false,
         };
         self.emit(
@@ -457,7 +463,11 @@ impl Player {
         if let Some(tool) = &step.tool {
             ends!(self.run_tool(tool, step, ctx).await);
         }
-        if let Some(text) = &step.text {
+        let text = match &step.denied_text {
+            Some(instead) if ctx.refused => Some(instead),
+            _ => step.text.as_ref(),
+        };
+        if let Some(text) = text {
             let text = text
                 .replace("{prompt}", &ctx.prompt)
                 .replace("{model}", &self.scenario.model)
@@ -571,6 +581,7 @@ impl Player {
                         }
                         _ => None,
                     };
+                    ctx.refused = ctx.denied.is_some();
                     return None;
                 }
                 Some(cmd) => {
