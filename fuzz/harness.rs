@@ -350,7 +350,9 @@ pub(crate) fn init_render(data: &[u8]) {
     // A tab is TOML's own whitespace, legal raw in a string; nothing else
     // that a terminal would act on may be written.
     assert!(
-        !text.chars().any(|c| c.is_control() && c != '\n' && c != '\t'),
+        !text
+            .chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t'),
         "a raw control character in hive.toml"
     );
     let table: toml::Table = toml::from_str(&text).expect("hive init wrote TOML");
