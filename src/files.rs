@@ -1,11 +1,11 @@
 //! The `@` file finder: every file under a pane's working directory,
-//! listed by a walker thread (git-aware: `.gitignore`, `.ignore`, hidden
-//! files skipped, symlinks not followed, never outside the directory) into
-//! a `nucleo` matcher, which scores them on its own threads. The UI thread
-//! only sets the query and reads the top matches, so 100k files never
-//! stall a keypress. A pane on another machine has its files listed there,
-//! by its server ([`list`]), and handed to a finder that waits for them
-//! ([`FileFinder::awaiting`], [`FileFinder::fill`]).
+//! listed by the pane's server off its loop ([`list`]: git-aware,
+//! `.gitignore`, `.ignore`, hidden files skipped, symlinks not followed,
+//! never outside the directory), here or on another machine, and handed to
+//! a console's finder that waits for them ([`FileFinder::awaiting`],
+//! [`FileFinder::fill`]): a `nucleo` matcher, which scores them on its own
+//! threads. The UI thread only sets the query and reads the top matches, so
+//! 100k files never stall a keypress.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,9 +13,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use nucleo::pattern::{CaseMatching, Normalization};
 use nucleo::{Config, Injector, Nucleo, Utf32String};
-
-/// Files listed at most (a home directory must not eat the memory).
-const MAX_FILES: usize = 500_000;
 
 /// Wakes the UI when there is something new to show. Called from other
 /// threads; cheap, and may be called often.
@@ -39,39 +36,6 @@ impl std::fmt::Debug for FileFinder {
 }
 
 impl FileFinder {
-    /// Starts listing `root` in the background.
-    pub(crate) fn start(root: PathBuf, wake: Wake) -> Self {
-        let notify = Arc::clone(&wake);
-        let matcher = Nucleo::new(
-            Config::DEFAULT.match_paths(),
-            Arc::new(move || notify()),
-            None,
-            1,
-        );
-        let walked = Arc::new(AtomicBool::new(false));
-        let count = Arc::new(AtomicUsize::new(0));
-        let injector = matcher.injector();
-        let (r, w, c) = (root.clone(), Arc::clone(&walked), Arc::clone(&count));
-        let spawned = std::thread::Builder::new()
-            .name("hive-files".into())
-            .spawn(move || {
-                walk(&r, &c, MAX_FILES, &|rel| push(&injector, rel));
-                w.store(true, Ordering::SeqCst);
-                wake();
-            });
-        if let Err(e) = spawned {
-            tracing::warn!("file finder: cannot start the walker: {e}");
-            walked.store(true, Ordering::SeqCst);
-        }
-        Self {
-            matcher,
-            root,
-            query: String::new(),
-            walked,
-            count,
-        }
-    }
-
     /// A finder of files listed elsewhere: none until [`Self::fill`].
     pub(crate) fn awaiting(wake: Wake) -> Self {
         Self {
@@ -193,7 +157,8 @@ mod tests {
     use super::*;
 
     fn finder(dir: &Path) -> FileFinder {
-        let mut f = FileFinder::start(dir.to_owned(), Arc::new(|| {}));
+        let mut f = FileFinder::awaiting(Arc::new(|| {}));
+        f.fill(list(dir, 500_000).0);
         while f.tick(50) {}
         f
     }

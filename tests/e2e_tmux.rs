@@ -253,6 +253,22 @@ fn an_approval_in_an_unfocused_pane_is_answered_from_the_inbox() {
     assert!(!s.contains("asks to run"), "{s}");
 }
 
+/// #46 item 22: the demo's approval, denied, is told as not run (the demo
+/// said "Done: the command ran…" whatever the answer).
+#[test]
+fn a_denied_demo_command_is_told_as_not_run() {
+    let Some(bin) = hive_bin() else { return };
+    let t = start(&bin, tempfile::tempdir().expect("tempdir"));
+    t.wait_for("Message Architect");
+    t.type_text("please approve this");
+    t.keys(&["Enter"]);
+    t.wait_for("approval needed");
+    t.keys(&["n"]);
+    t.keys(&["Enter"]);
+    let s = t.wait("the demo's answer", |s| s.contains("I did not run it"));
+    assert!(!s.contains("the command ran"), "{s}");
+}
+
 #[test]
 fn search_finds_a_tool_output_word_in_another_pane_and_jumps_there() {
     let Some(bin) = hive_bin() else { return };

@@ -58,15 +58,6 @@ pub fn run(
     let (mut app, warnings) = build_app(config);
     app.system_clipboard = crate::clipboard::system_tool();
     app.in_tmux = std::env::var_os("TMUX").is_some_and(|v| !v.is_empty());
-    // The history of the project whose server this is.
-    let project = snapshot
-        .server
-        .config_path
-        .as_ref()
-        .map_or_else(crate::project::Project::builtin, |p| {
-            crate::project::Project::of(&crate::config::ConfigSource::File(p.clone()))
-        });
-    app.history = Some(project.store());
     let loading = std::time::Instant::now();
     app.load_snapshot(snapshot, false);
     tracing::info!(ms = loading.elapsed().as_millis() as u64, "snapshot loaded");

@@ -367,7 +367,11 @@ impl App {
             Action::JumpUnread => self.jump_unread(),
             Action::SearchNext => self.search_step(1),
             Action::SearchPrev => self.search_step(-1),
-            Action::Restart if p.conversation.state == TurnState::Dead => {
+            // A failed worktree setup runs again (the server decides).
+            Action::Restart
+                if p.conversation.state == TurnState::Dead
+                    || (p.conversation.failed.is_some() && p.worktree.is_some()) =>
+            {
                 self.send(focus, RunnerCommand::Restart);
             }
             Action::AllowOnce if has_card && !p.composer.deny_reason => {

@@ -86,24 +86,15 @@ impl App {
             p.composer.mention = None;
             return;
         };
-        if p.composer.files.is_none() && p.host.is_some() {
-            // Its files are on its host: its server lists them.
+        if p.composer.files.is_none() {
+            // Its files are its server's to list (here or on its host), in
+            // the pane's working directory as the server runs it.
             let wake = wake.unwrap_or_else(|| Arc::new(|| {}));
             p.composer.files = Some(FileFinder::awaiting(wake));
             let pane = self.focus;
             self.outbox
                 .push(super::command::AppCommand::ListFiles { pane });
             return self.refresh_mention();
-        }
-        if p.composer.files.is_none() {
-            let root = p
-                .agent
-                .cwd
-                .clone()
-                .or_else(|| std::env::current_dir().ok())
-                .unwrap_or_else(|| ".".into());
-            let wake = wake.unwrap_or_else(|| Arc::new(|| {}));
-            p.composer.files = Some(FileFinder::start(root, wake));
         }
         if let Some(f) = p.composer.files.as_mut() {
             f.set_query(&query);

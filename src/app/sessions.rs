@@ -1,20 +1,20 @@
 //! `/resume` and `/clear` in a pane: a picker of the agent's past history
 //! sessions (newest first), switching the pane to one (its transcript
 //! shown, the agent resumed on its own session when hive kept the handle),
-//! and starting a new session while the old one stays listed.
+//! and starting a new session while the old one stays listed. The sessions
+//! are in the history of the server that runs the pane, here or on another
+//! machine: the console asks that server for the list and the switch, and
+//! the pane's `Reset` shows the session (src/server/asks.rs).
 
 use chrono::{FixedOffset, Offset, TimeZone};
 
 use super::command::AppCommand;
 use super::menu::{Menu, MenuItem, MenuKind};
 use super::state::App;
-use crate::history::sessions;
-use crate::history::{DEFAULT_TAIL_RECORDS, store};
 use crate::protocol::agent::DiagnosticLevel;
 use crate::protocol::event::Usage;
-use crate::protocol::history::SessionSummary;
+use crate::protocol::history::{SessionSummary, new_session_id, one_line};
 use crate::protocol::pane::RunnerCommand;
-use crate::protocol::snapshot::Restored;
 
 /// Characters of the first prompt a picker line shows.
 const PROMPT_CHARS: usize = 60;
@@ -23,10 +23,6 @@ impl App {
     /// Why the focused pane cannot switch sessions now, if it cannot.
     fn session_blocker(&self) -> Option<String> {
         let p = self.focused()?;
-        // A remote pane's history is its host's, whatever this one keeps.
-        if self.history.is_none() && p.host.is_none() {
-            return Some("hive keeps no history here: no sessions to switch".into());
-        }
         if p.is_terminal() {
             return Some(format!(
                 "{} is a terminal pane: it has no sessions",
@@ -42,32 +38,27 @@ impl App {
         })
     }
 
-    /// The host of the focused pane when it runs on another machine: its
-    /// sessions are in that machine's history, which its server reads
-    /// (this console must never offer its own instead).
+    /// The host of the focused pane when it runs on another machine (its
+    /// sessions are in that machine's history, which its server reads).
     fn remote_host(&self) -> Option<String> {
         self.focused()?.host.clone()
     }
 
-    /// `/resume`: the picker of this agent's sessions.
+    /// `/resume`: asks the pane's server for the picker of this agent's
+    /// sessions.
     pub(crate) fn open_session_picker(&mut self) {
         if let Some(why) = self.session_blocker() {
             return self.refuse(why);
         }
+        let pane = self.focus;
+        self.outbox.push(AppCommand::ListSessions { pane });
         if let Some(host) = self.remote_host() {
-            let pane = self.focus;
-            self.outbox.push(AppCommand::ListSessions { pane });
-            return self.set_status(format!("asking {host} for the sessions…"));
+            self.set_status(format!("asking {host} for the sessions…"));
         }
-        let (Some(store), Some(p)) = (self.history.as_ref(), self.focused()) else {
-            return;
-        };
-        let list = sessions::list(store, &p.agent.id, p.history_session.as_deref());
-        self.session_picker(list);
     }
 
-    /// The sessions of a remote pane, listed by its server: the picker,
-    /// if that pane still has the focus.
+    /// The sessions of a pane, listed by its server: the picker, if that
+    /// pane still has the focus.
     pub fn on_sessions(&mut self, pane: usize, list: Vec<SessionSummary>) {
         if pane == self.focus && self.session_blocker().is_none() {
             self.session_picker(list);
@@ -94,67 +85,27 @@ impl App {
         ));
     }
 
-    /// Shows `session`'s transcript in the focused pane and has the runner
-    /// continue it (`/resume ID` or a picked entry).
+    /// Asks the pane's server to switch it to `session` (`/resume ID` or a
+    /// picked entry): the server finds the session and the agent's handle
+    /// in its history, and the pane's `Reset` shows it with a line saying
+    /// whether the agent continues it.
     pub(crate) fn resume_session(&mut self, session: &str) {
         if let Some(why) = self.session_blocker() {
             return self.refuse(why);
         }
-        if let Some(host) = self.remote_host() {
-            // Its server finds the session and its handle in its history;
-            // the pane's `Reset` shows it here.
-            let pane = self.focus;
-            let session = session.to_owned();
-            self.set_status(format!("resuming session {session} on {host}…"));
-            return self.outbox.push(AppCommand::Resume { pane, session });
-        }
-        let (Some(store), Some(p)) = (self.history.as_ref(), self.focused()) else {
-            return;
-        };
-        if p.history_session.as_deref() == Some(session) {
+        if self
+            .focused()
+            .is_some_and(|p| p.history_session.as_deref() == Some(session))
+        {
             return self.set_status("already in that session");
         }
-        if !store
-            .sessions(&p.agent.id)
-            .iter()
-            .any(|s| s.session == session)
-        {
-            let name = p.name().to_owned();
-            return self.refuse(format!("{name} has no session `{session}`"));
-        }
-        let mut opened = sessions::open(store, &p.agent, session, DEFAULT_TAIL_RECORDS);
-        let mut restored = Restored::of(&opened);
-        let can_resume = p.conversation.capabilities.unwrap_or_default().resume;
-        let who = format!("{} ({})", p.name(), p.agent.provider);
-        let note = match (&opened.resume, can_resume) {
-            (Some(_), true) => format!("resumed session {session}: the agent continues it"),
-            (Some(_), false) => format!(
-                "session {session}: {who} cannot resume its own sessions, so it starts a new one (the transcript is hive's)"
-            ),
-            (None, _) => format!(
-                "session {session}: hive kept no agent session for it, so the agent starts a new one (the transcript is hive's)"
-            ),
-        };
-        let resume = opened.resume.take().filter(|_| can_resume);
-        let focus = self.focus;
-        if let Some(p) = self.focused_mut() {
-            begin_session(p, session);
-            // Footers, totals and model as a restart would show them.
-            p.conversation.restore(&mut restored);
-            for w in restored.warnings.drain(..) {
-                p.conversation.transcript.notice(DiagnosticLevel::Warn, w);
-            }
-            p.conversation
-                .transcript
-                .notice(DiagnosticLevel::Info, note);
-        }
-        self.send(
-            focus,
-            RunnerCommand::SwitchSession {
-                session: session.to_owned(),
-                resume,
-            },
-        );
+        let pane = self.focus;
+        let session = session.to_owned();
+        self.set_status(match self.remote_host() {
+            Some(host) => format!("resuming session {session} on {host}…"),
+            None => format!("resuming session {session}…"),
+        });
+        self.outbox.push(AppCommand::Resume { pane, session });
     }
 
     /// `/clear`: a new history session and a new agent session; the old
@@ -163,7 +114,7 @@ impl App {
         if let Some(why) = self.session_blocker() {
             return self.refuse(why);
         }
-        let session = store::new_session_id();
+        let session = new_session_id();
         let key = self.keymap.short(crate::keymap::Action::Resume);
         let focus = self.focus;
         if let Some(p) = self.focused_mut() {
@@ -210,7 +161,7 @@ pub fn session_items(
                     || "—".to_owned(),
                     |t| t.format("%Y-%m-%d %H:%M").to_string(),
                 );
-            let prompt = match sessions::one_line(&s.first_prompt, PROMPT_CHARS) {
+            let prompt = match one_line(&s.first_prompt, PROMPT_CHARS) {
                 p if p.is_empty() => "(no prompt yet)".to_owned(),
                 p => p,
             };

@@ -4,12 +4,15 @@
 //! a pane drawn from a snapshot is the pane the live stream would have
 //! drawn.
 //!
-//! Events the user had seen (up to `away_since`) are applied as if their
-//! pane had the focus: no unread tally, no flag, no status line, as a
-//! restored history. Those that came while no client was attached are
-//! applied with no pane focused, so they are tallied exactly as a live
-//! event in a pane out of view; focusing a pane afterwards turns its tally
-//! into the "since you looked" digest. Whatever the replay would send out
+//! Events the user had seen (up to the pane's `seen`: the last event of it
+//! a console showed while looking at it) are applied as if their pane had
+//! the focus: no unread tally, no flag, no status line, as a restored
+//! history. Those that came while no console looked at the pane (none was
+//! attached, or each looked at another pane) are applied with no pane
+//! focused, so they are tallied, flagged `●` and put in the inbox exactly
+//! as a live event in a pane out of view: the inbox outlives a detach, a
+//! `kill -9` of the console, a reconnect (#46 item 8). Focusing a pane
+//! afterwards turns its tally into the "since you looked" digest. Whatever the replay would send out
 //! (runner commands, git requests, bells) already happened at the server
 //! and is dropped.
 
@@ -64,7 +67,9 @@ impl App {
                 .iter_mut()
                 .find(|p| keep_view && p.agent.id == s.agent.id)
                 .map(take_view);
-            self.fill(i, s, snap.away_since, kept);
+            // Each pane by what a console saw of it (#46 item 8).
+            let away = s.seen.or(snap.away_since);
+            self.fill(i, s, away, kept);
         }
         self.replay_end(outbox, status, now);
         self.put_runs(runs);

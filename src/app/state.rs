@@ -106,9 +106,6 @@ pub struct App {
     pub worktree_changes: std::collections::HashMap<usize, Vec<crate::protocol::git::FileChange>>,
     /// A terminal pane in a worktree had output: check overlaps then.
     pub overlap_check_at: Option<Instant>,
-    /// The history store `/resume` and `/clear` read (the console sets the
-    /// user's; tests a temporary one; `None`: no history).
-    pub history: Option<crate::history::Store>,
     /// The config's agents: what `/new` copies (issue 32).
     pub(crate) templates: Vec<AgentConfig>,
     /// The pane last focused in each window, by id (`Ctrl+B n/p` come
@@ -151,7 +148,6 @@ impl App {
             conflicts: crate::protocol::git::Prediction::default(),
             worktree_changes: std::collections::HashMap::new(),
             overlap_check_at: None,
-            history: None,
             templates: config.agents.clone(),
             window_focus: std::collections::HashMap::new(),
         }

@@ -2,7 +2,7 @@
 //! this console: its panes titled with the host, and no path of that
 //! host's file system kept as if it were one of this machine's.
 
-use crate::protocol::snapshot::{PaneSnapshot, Snapshot};
+use crate::protocol::snapshot::{LayoutPane, PaneSnapshot, Snapshot};
 use crate::sanitize::neutralize;
 
 /// Relabels what came from `host`.
@@ -42,5 +42,71 @@ impl OnHost for PaneSnapshot {
             w.agent_id = neutralize(&w.agent_id).into_owned();
         }
         self.host = Some(host.to_owned());
+    }
+}
+
+impl OnHost for LayoutPane {
+    /// A kept pane is titled as its snapshot was (`name@host`); a new one
+    /// is relabelled whole. So a layout change on another machine moves
+    /// the panes as a local one does, with no fresh snapshot.
+    fn set_host(&mut self, host: &str) {
+        match self {
+            LayoutPane::Kept { id, name, .. } => {
+                let shown = name.as_deref().unwrap_or(id.as_str());
+                *name = Some(format!("{shown}@{host}"));
+            }
+            LayoutPane::New(snapshot) => snapshot.set_host(host),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::snapshot::PaneCard;
+
+    #[test]
+    fn a_layout_from_a_host_titles_its_panes_as_their_snapshots_were() {
+        let mut snap = PaneSnapshot::empty(PaneCard::new("new", "script"));
+        snap.agent.cwd = Some("/far/away".into());
+        let mut layout = vec![
+            LayoutPane::Kept {
+                id: "demo".into(),
+                name: None,
+                window: 1,
+                parent: None,
+            },
+            LayoutPane::Kept {
+                id: "rev".into(),
+                name: Some("Reviewer".into()),
+                window: 2,
+                parent: None,
+            },
+            LayoutPane::New(Box::new(snap.clone())),
+        ];
+        for l in &mut layout {
+            l.set_host("box");
+        }
+        snap.set_host("box");
+        let names: Vec<Option<String>> = layout
+            .iter()
+            .map(|l| match l {
+                LayoutPane::Kept { name, .. } => name.clone(),
+                LayoutPane::New(s) => s.agent.name.clone(),
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                Some("demo@box".to_owned()),
+                Some("Reviewer@box".to_owned()),
+                Some("new@box".to_owned())
+            ]
+        );
+        assert_eq!(layout[2], LayoutPane::New(Box::new(snap)));
+        let LayoutPane::New(s) = &layout[2] else {
+            unreachable!()
+        };
+        assert!(s.agent.cwd.is_none());
     }
 }

@@ -20,6 +20,9 @@ use std::ops::Range;
 use tokio::sync::mpsc;
 
 use super::{FromServer, LinkState};
+
+#[path = "mux_layout.rs"]
+mod layout;
 use crate::protocol::ClientMsg;
 use crate::protocol::pane::PaneUpdate;
 use crate::protocol::snapshot::PaneCard;
@@ -41,6 +44,8 @@ pub(super) struct Member {
     git: super::mux_git::GitState,
     /// Its windows in the console's (src/client/mux_windows.rs).
     windows: super::mux_windows::WindowMap,
+    /// Its panes as it placed them (a layout change keeps them by id).
+    panes: Vec<layout::Placed>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,6 +73,7 @@ impl Member {
             range: 0..0,
             git: Default::default(),
             windows: Vec::new(),
+            panes: Vec::new(),
             state: if up {
                 State::Up
             } else {
@@ -296,15 +302,14 @@ impl Mux {
             }
             FromServer::Bye(why) | FromServer::Lost(why) => {
                 let name = self.members[i].name.clone();
-                self.members[i].state = State::Gone(why.clone());
-                if self
-                    .members
-                    .iter()
-                    .all(|m| matches!(m.state, State::Gone(_)))
-                {
+                let others = (self.members.iter().enumerate())
+                    .any(|(j, m)| j != i && !matches!(m.state, State::Gone(_)));
+                if !others {
+                    self.members[i].state = State::Gone(why.clone());
                     let _ = self.out.send(FromServer::Lost(why)).await;
                     return false;
                 }
+                self.gone(i, &why).await;
                 let _ = self
                     .out
                     .send(FromServer::NotSent(format!("{name}: {why}")))
@@ -329,10 +334,14 @@ impl Mux {
             FromServer::NotSent(why) => {
                 let _ = self.out.send(FromServer::NotSent(why)).await;
             }
-            // The console of several servers lays them out at a merge:
-            // this server's panes changed, so a merge, with its snapshot.
-            FromServer::Layout(_) => match self.merge.as_mut() {
-                None => self.start_merge(None),
+            // This server's panes changed: moved by id (mux_layout.rs), or
+            // at a merge, with its snapshot, when ids are shared.
+            FromServer::Layout(layout) => match self.merge.as_mut() {
+                None => {
+                    if !self.moved(i, layout).await {
+                        self.start_merge(None);
+                    }
+                }
                 Some(m) => {
                     if m.waiting.insert(i) {
                         let _ = self.members[i].tx.send(ClientMsg::Resync);
@@ -505,13 +514,15 @@ impl Mux {
             match snap {
                 Some(mut s) => {
                     // Each server numbers its events; the console only asks
-                    // whether one came while nobody looked.
+                    // whether one came while no console looked at the pane.
                     for p in &mut s.panes {
+                        let seen = p.seen.or(s.away_since);
                         for e in &mut p.events {
-                            let away = s.away_since.is_some_and(|seen| e.seq > seen);
+                            let away = seen.is_some_and(|seen| e.seq > seen);
                             any_away |= away;
                             e.seq = u64::from(away);
                         }
+                        p.seen = Some(0);
                     }
                     if focus.is_none() && !s.panes.is_empty() {
                         focus = Some(start + s.focus.min(s.panes.len() - 1));
@@ -525,6 +536,7 @@ impl Mux {
                 }
             }
             m.range = start..panes.len();
+            m.panes = panes[start..].iter().map(layout::Placed::of).collect();
         }
         let ranges: Vec<_> = self.members.iter().map(|m| m.range.clone()).collect();
         let maps = super::mux_windows::pack(&mut panes, &ranges);

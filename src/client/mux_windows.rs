@@ -17,18 +17,26 @@ pub(super) type WindowMap = Vec<(usize, usize)>;
 /// Renumbers the windows of `panes`, the members' panes in order (member
 /// `i`'s at `ranges[i]`), into the console's; returns each member's map.
 pub(super) fn pack(panes: &mut [PaneSnapshot], ranges: &[Range<usize>]) -> Vec<WindowMap> {
+    let mut windows: Vec<usize> = panes.iter().map(|p| p.window).collect();
+    let maps = pack_windows(&mut windows, ranges);
+    for (p, w) in panes.iter_mut().zip(windows) {
+        p.window = w;
+    }
+    maps
+}
+
+/// [`pack`] of the panes' window numbers alone (a layout change keeps no
+/// snapshot of the panes it moves).
+pub(super) fn pack_windows(windows: &mut [usize], ranges: &[Range<usize>]) -> Vec<WindowMap> {
     let mut maps = Vec::with_capacity(ranges.len());
     let (mut window, mut used) = (0usize, PANES_PER_WINDOW);
     for range in ranges {
-        let mut own: Vec<usize> = panes[range.clone()].iter().map(|p| p.window).collect();
+        let mut own: Vec<usize> = windows[range.clone()].to_vec();
         own.sort_unstable();
         own.dedup();
         let mut map = WindowMap::new();
         for w in own {
-            let size = panes[range.clone()]
-                .iter()
-                .filter(|p| p.window == w)
-                .count();
+            let size = windows[range.clone()].iter().filter(|&&x| x == w).count();
             // A server's own windows stay apart, as it keeps them.
             if used + size > PANES_PER_WINDOW || !map.is_empty() {
                 window += 1;
@@ -37,9 +45,9 @@ pub(super) fn pack(panes: &mut [PaneSnapshot], ranges: &[Range<usize>]) -> Vec<W
             used += size;
             map.push((w, window.max(1)));
         }
-        for p in &mut panes[range.clone()] {
-            if let Some(&(_, c)) = map.iter().find(|(w, _)| *w == p.window) {
-                p.window = c;
+        for x in &mut windows[range.clone()] {
+            if let Some(&(_, c)) = map.iter().find(|(w, _)| w == x) {
+                *x = c;
             }
         }
         maps.push(map);

@@ -107,13 +107,3 @@ pub fn open(store: &Store, agent: &AgentConfig, session: &str, tail_records: usi
     }
     out
 }
-
-/// First line of a prompt, at most `max` characters (for one-line lists).
-pub(crate) fn one_line(text: &str, max: usize) -> String {
-    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let mut out: String = first.trim().chars().take(max).collect();
-    if first.trim().chars().count() > max || text.trim().lines().count() > 1 {
-        out.push('…');
-    }
-    out
-}

@@ -165,15 +165,7 @@ impl Store {
     }
 }
 
-/// A fresh history session id: sortable by creation time, unique.
-pub fn new_session_id() -> String {
-    let uuid = uuid::Uuid::new_v4().simple().to_string();
-    format!(
-        "{}-{}",
-        chrono::Utc::now().format("%Y%m%dT%H%M%S"),
-        &uuid[..8]
-    )
-}
+pub use crate::protocol::history::new_session_id;
 
 /// Appends records to one session file. Opened lazily on the first write;
 /// a failed write closes it so the next one retries from a clean open.

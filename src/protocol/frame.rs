@@ -345,6 +345,7 @@ mod tests {
                 window: 1,
                 parent: None,
                 host: None,
+                seen: None,
             }],
         }
     }

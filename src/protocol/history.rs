@@ -60,3 +60,23 @@ pub struct SessionSummary {
     pub turns: usize,
     pub model: Option<String>,
 }
+
+/// A fresh history session id: sortable by creation time, unique.
+pub fn new_session_id() -> String {
+    let uuid = uuid::Uuid::new_v4().simple().to_string();
+    format!(
+        "{}-{}",
+        chrono::Utc::now().format("%Y%m%dT%H%M%S"),
+        &uuid[..8]
+    )
+}
+
+/// First line of a prompt, at most `max` characters (for one-line lists).
+pub fn one_line(text: &str, max: usize) -> String {
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let mut out: String = first.trim().chars().take(max).collect();
+    if first.trim().chars().count() > max || text.trim().lines().count() > 1 {
+        out.push('…');
+    }
+    out
+}

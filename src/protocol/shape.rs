@@ -234,6 +234,7 @@ fn pane() -> PaneSnapshot {
         window: 2,
         parent: Some("lead".into()),
         host: None,
+        seen: Some(5),
         ..PaneSnapshot::empty(card)
     }
 }

@@ -118,6 +118,12 @@ pub struct PaneSnapshot {
     /// over ssh (never sent by a server).
     #[serde(skip)]
     pub host: Option<String>,
+    /// The last event (`seq`) a console saw of this pane (protocol 7, #46
+    /// item 8): those after came while no console looked at it, and are
+    /// applied as unread (the inbox, `●`, the digest), as a console
+    /// attached then would have. `None`: the snapshot's `away_since`.
+    #[serde(default)]
+    pub seen: Option<u64>,
 }
 
 /// Panes per window, whoever makes the pane (the server places them, a
@@ -142,6 +148,7 @@ impl PaneSnapshot {
             window: first_window(),
             parent: None,
             host: None,
+            seen: None,
         }
     }
 }

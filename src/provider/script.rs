@@ -141,6 +141,9 @@ pub struct Step {
     pub duration_ms: u64,
     /// Ask the host before the next tool step.
     pub permission: Option<String>,
+    /// What this step says instead of `text` when the user denied the
+    /// turn's last approval (the demo said its command ran either way).
+    pub denied_text: Option<String>,
     pub error: Option<ScriptError>,
     /// Agent process exits with this code (a crash).
     pub exit: Option<i32>,
@@ -384,6 +387,8 @@ struct TurnCtx {
     steered: Vec<String>,
     output_tokens: u64,
     denied: Option<String>,
+    /// The turn's last approval was denied (`Step::denied_text`).
+    refused: bool,
     cancel_requested: bool,
 }
 
@@ -433,6 +438,7 @@ impl Player {
             steered: Vec::new(),
             output_tokens: 0,
             denied: None,
+            refused: false,
             cancel_requested: false,
         };
         self.emit(
@@ -497,7 +503,11 @@ impl Player {
         if let Some(tool) = &step.tool {
             ends!(self.run_tool(tool, step, ctx).await);
         }
-        if let Some(text) = &step.text {
+        let text = match &step.denied_text {
+            Some(instead) if ctx.refused => Some(instead),
+            _ => step.text.as_ref(),
+        };
+        if let Some(text) = text {
             let text = text
                 .replace("{prompt}", &ctx.prompt)
                 .replace("{model}", &self.model)
@@ -611,6 +621,7 @@ impl Player {
                         }
                         _ => None,
                     };
+                    ctx.refused = ctx.denied.is_some();
                     return None;
                 }
                 Some(cmd) => {

@@ -1,11 +1,14 @@
-//! A client's questions about one of its panes that only this machine
-//! can answer (issue 30: a console elsewhere completing `@`, or listing and
-//! reopening the pane's history sessions for `/resume`): the client's pane
-//! number turned into the pane's slot, then the work handed to
-//! `lists::Listings` off the loop, or the session switched.
+//! A client's questions about one of its panes that only its server can
+//! answer (issue 30; every console asks, here or on another machine:
+//! completing `@`, or listing and reopening the pane's history sessions for
+//! `/resume`): the client's pane number turned into the pane's slot, then
+//! the work handed to `lists::Listings` off the loop, and what it made
+//! applied on the loop.
 
 use super::clients::ClientId;
-use super::lists::handle;
+use super::lists::{Listed, ResumeAsk};
+use crate::protocol::pane::RunnerCommand;
+use crate::protocol::snapshot::Restored;
 use crate::wire::ClientMsg;
 
 impl super::serve::Server {
@@ -26,16 +29,64 @@ impl super::serve::Server {
         }
     }
 
-    /// The slot of a client's pane `n` and the handle to switch it to
-    /// `session` with (`None`: no such pane, or no such session here).
-    pub(super) fn resume_of(&self, n: usize, session: &str) -> Option<(usize, Option<String>)> {
-        let slot = *self.order.get(n)?;
+    /// Client `to` asks its pane `n` to switch to history session
+    /// `session`: opened off the loop, then [`Self::listed`].
+    pub(super) fn resume(&mut self, to: ClientId, n: usize, session: String) {
+        let Some(&slot) = self.order.get(n) else {
+            return;
+        };
         let runner = self.runners.get(slot).and_then(Option::as_ref);
         let can_resume = runner.is_some_and(|r| r.capabilities.resume);
-        let agent = &self.panes.get(slot)?.agent;
-        Some((
+        let Some(pane) = self.panes.get(slot) else {
+            return;
+        };
+        self.lists.resume(ResumeAsk {
+            to,
             slot,
-            handle(self.lists.store(), agent, session, can_resume)?,
-        ))
+            agent: pane.agent.clone(),
+            session,
+            can_resume,
+        });
+    }
+
+    /// What the blocking pool made: a list for its client, or a session
+    /// opened for a switch, which every client (the asker too) sees as the
+    /// pane's `Reset`, a line saying whether the agent continues it.
+    pub(super) fn listed(&mut self, listed: Listed) {
+        let (slot, agent, session, opened, resume) = match listed {
+            Listed::Answer(to, msg) => return self.clients.send(to, &msg),
+            Listed::Opened {
+                slot,
+                agent,
+                session,
+                opened,
+                resume,
+            } => (slot, agent, session, opened, resume),
+        };
+        // The pane closed (or another took its slot) while it was opened.
+        let Some(pane) = self.panes.get_mut(slot).filter(|p| p.agent.id == agent) else {
+            return;
+        };
+        let who = format!(
+            "{} ({})",
+            pane.agent.name.as_deref().unwrap_or(&pane.agent.id),
+            pane.agent.provider
+        );
+        let note = match (&resume, &opened.resume) {
+            (Some(_), _) => format!("resumed session {session}: the agent continues it"),
+            (None, Some(_)) => format!(
+                "session {session}: {who} cannot resume its own sessions, so it starts a new one (the transcript is hive's)"
+            ),
+            (None, None) => format!(
+                "session {session}: hive kept no agent session for it, so the agent starts a new one (the transcript is hive's)"
+            ),
+        };
+        pane.log.reset(Restored::of(&opened));
+        pane.log.note(note);
+        self.control.set_restored(slot, pane.log.restoring());
+        self.reset_pane(slot, None);
+        if let Some(r) = self.runners.get(slot).and_then(Option::as_ref) {
+            r.send(RunnerCommand::SwitchSession { session, resume });
+        }
     }
 }

@@ -1,10 +1,10 @@
-//! What a console on another machine (issue 30) cannot read on its own:
-//! a pane's files (`@` completion) and its history sessions (`/resume`),
-//! which are on this machine. The server lists them off its loop and sends
-//! the list to the client that asked: the files as the console's own finder
-//! would list them (`files::list`), only the pane's own working directory,
-//! never a path a client names; the sessions of the pane's agent from this
-//! machine's history.
+//! What a console cannot read on its own, here or on another machine
+//! (issue 30): a pane's files (`@` completion) and its history sessions
+//! (`/resume`), which are the server's. The server lists them off its loop
+//! and sends the list to the client that asked: the files as the console's
+//! own finder would list them (`files::list`), only the pane's own working
+//! directory, never a path a client names; the sessions of the pane's agent
+//! from this machine's history; a session to switch to, opened off the loop.
 
 use std::path::PathBuf;
 
@@ -12,8 +12,33 @@ use tokio::sync::mpsc;
 
 use super::clients::ClientId;
 use crate::config::AgentConfig;
-use crate::history::sessions;
+use crate::history::{PaneHistory, sessions};
 use crate::wire::ServerMsg;
+
+/// What the blocking pool made, for the loop.
+pub(super) enum Listed {
+    /// A list (or a refusal) for client `0`.
+    Answer(ClientId, ServerMsg),
+    /// Session `session` of the agent in slot `slot`, opened for a switch.
+    Opened {
+        slot: usize,
+        agent: String,
+        session: String,
+        opened: Box<PaneHistory>,
+        /// The agent resumes its own session with this handle.
+        resume: Option<String>,
+    },
+}
+
+/// A `/resume` of pane `slot` asked for by a client.
+pub(super) struct ResumeAsk {
+    pub(super) to: ClientId,
+    pub(super) slot: usize,
+    pub(super) agent: AgentConfig,
+    pub(super) session: String,
+    /// The agent can resume a session of its own.
+    pub(super) can_resume: bool,
+}
 
 /// Files sent at most (a home directory must not make one huge frame).
 const MAX_SENT: usize = 100_000;
@@ -21,18 +46,14 @@ const MAX_SENT: usize = 100_000;
 pub(super) struct Listings {
     /// The project's history.
     store: crate::history::Store,
-    tx: mpsc::UnboundedSender<(ClientId, ServerMsg)>,
-    rx: mpsc::UnboundedReceiver<(ClientId, ServerMsg)>,
+    tx: mpsc::UnboundedSender<Listed>,
+    rx: mpsc::UnboundedReceiver<Listed>,
 }
 
 impl Listings {
     pub(super) fn new(store: crate::history::Store) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         Self { store, tx, rx }
-    }
-
-    pub(super) fn store(&self) -> &crate::history::Store {
-        &self.store
     }
 
     /// Lists pane `pane`'s files for client `to` on the blocking pool.
@@ -51,7 +72,7 @@ impl Listings {
                 paths,
                 complete,
             };
-            let _ = tx.send((to, msg));
+            let _ = tx.send(Listed::Answer(to, msg));
         });
     }
 
@@ -62,36 +83,58 @@ impl Listings {
         let store = self.store.clone();
         tokio::task::spawn_blocking(move || {
             let list = agent.map_or_else(Vec::new, |a| sessions::list(&store, &a, None));
-            let _ = tx.send((to, ServerMsg::Sessions { pane, list }));
+            let _ = tx.send(Listed::Answer(to, ServerMsg::Sessions { pane, list }));
         });
     }
 
-    /// The next list made, and whom it is for.
-    pub(super) async fn next(&mut self) -> Option<(ClientId, ServerMsg)> {
+    /// Opens the session a client asked pane `ask.slot` to switch to, or
+    /// tells that client there is no such session here.
+    pub(super) fn resume(&self, ask: ResumeAsk) {
+        let tx = self.tx.clone();
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || {
+            let ResumeAsk {
+                to,
+                slot,
+                agent,
+                session,
+                can_resume,
+            } = ask;
+            let known = store
+                .sessions(&agent.id)
+                .iter()
+                .any(|s| s.session == session);
+            let listed = if known {
+                let mut opened = sessions::open(
+                    &store,
+                    &agent,
+                    &session,
+                    crate::history::DEFAULT_TAIL_RECORDS,
+                );
+                let resume = opened.resume.take().filter(|_| can_resume);
+                Listed::Opened {
+                    slot,
+                    agent: agent.id,
+                    session,
+                    opened: Box::new(opened),
+                    resume,
+                }
+            } else {
+                let name = crate::sanitize::peer_line(&session);
+                let text = format!(
+                    "{} has no session `{name}` in hive's history",
+                    agent.name.as_deref().unwrap_or(&agent.id)
+                );
+                Listed::Answer(to, ServerMsg::Notice { text, focus: None })
+            };
+            let _ = tx.send(listed);
+        });
+    }
+
+    /// The next thing made off the loop.
+    pub(super) async fn next(&mut self) -> Option<Listed> {
         self.rx.recv().await
     }
-}
-
-/// The resume handle to switch `agent` to its session `session` with:
-/// `None` when there is no such session in this machine's history (the
-/// request is dropped), `Some(None)` when the agent starts a new agent
-/// session on it (hive kept no handle, or the agent cannot resume).
-pub(super) fn handle(
-    store: &crate::history::Store,
-    agent: &AgentConfig,
-    session: &str,
-    can_resume: bool,
-) -> Option<Option<String>> {
-    if !store
-        .sessions(&agent.id)
-        .iter()
-        .any(|s| s.session == session)
-    {
-        tracing::warn!(agent = %agent.id, "resume of an unknown session {session:?} dropped");
-        return None;
-    }
-    let opened = sessions::open(store, agent, session, crate::history::DEFAULT_TAIL_RECORDS);
-    Some(opened.resume.filter(|_| can_resume))
 }
 
 #[cfg(test)]
@@ -106,7 +149,9 @@ mod tests {
         std::fs::write(dir.path().join("README.md"), "").unwrap();
         let mut l = Listings::new(crate::history::Store::at(dir.path()));
         l.files(4, 1, Some(Some(dir.path().to_owned())));
-        let (to, msg) = l.next().await.unwrap();
+        let Some(Listed::Answer(to, msg)) = l.next().await else {
+            panic!("no answer")
+        };
         assert_eq!(to, 4);
         assert_eq!(
             msg,
@@ -118,8 +163,32 @@ mod tests {
         );
         // No such pane: nothing listed.
         l.files(5, 9, None);
-        let (to, msg) = l.next().await.unwrap();
+        let Some(Listed::Answer(to, msg)) = l.next().await else {
+            panic!("no answer")
+        };
         assert_eq!(to, 5);
         assert!(matches!(msg, ServerMsg::Files { paths, .. } if paths.is_empty()));
+    }
+
+    /// A `/resume` of a session this machine's history does not have is
+    /// refused to the client that asked, its name shown as text.
+    #[tokio::test]
+    async fn a_resume_of_an_unknown_session_is_refused_to_the_asker() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut l = Listings::new(crate::history::Store::at(dir.path()));
+        let agent = crate::config::Config::builtin().agents.remove(0);
+        l.resume(ResumeAsk {
+            to: 7,
+            slot: 0,
+            agent,
+            session: "nope\u{1b}]0;x\u{7}".into(),
+            can_resume: true,
+        });
+        let Some(Listed::Answer(to, ServerMsg::Notice { text, .. })) = l.next().await else {
+            panic!("no refusal");
+        };
+        assert_eq!(to, 7);
+        assert!(text.contains("has no session"), "{text}");
+        assert!(!text.contains('\u{1b}'), "{text}");
     }
 }

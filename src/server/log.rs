@@ -17,8 +17,10 @@
 //!   first); a session's model and its slash commands each keep their
 //!   latest (the app keeps one when the agent tells only the other);
 //! - an approval stays until `PermissionSettled` names it;
-//! - a bell, a recalled message and a terminal selection answer one client
-//!   at one moment, and are not logged.
+//! - a bell keeps its latest, so a console attaching later has it in its
+//!   inbox when no console looked at the pane since (#46 item 8);
+//! - a recalled message and a terminal selection answer one client at one
+//!   moment, and are not logged.
 //!
 //! Upserts are cloned whole, but their text is a `SharedText` handle, so
 //! logging an update copies no text.
@@ -69,9 +71,10 @@ enum Latest {
     Commands,
     Held,
     Process,
+    Bell,
 }
 
-const LATEST: usize = 12;
+const LATEST: usize = 13;
 
 /// Swept when at least this many slots are gone (and half of all).
 const SWEEP_AFTER: usize = 64;
@@ -205,7 +208,8 @@ impl PaneLog {
             PaneEvent::SessionSwitched { .. } => {
                 self.latest(Latest::Switched, logged(event.clone()))
             }
-            PaneEvent::Bell | PaneEvent::Recalled(_) | PaneEvent::TerminalText(_) => {}
+            PaneEvent::Bell => self.latest(Latest::Bell, logged(event.clone())),
+            PaneEvent::Recalled(_) | PaneEvent::TerminalText(_) => {}
         }
         if self.items.len() > KEEP_ITEMS + KEEP_ITEMS / 4 {
             self.trim(self.cut_for_items());

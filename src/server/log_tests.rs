@@ -143,6 +143,8 @@ fn turns_and_notices_stay_in_order_and_states_keep_the_latest() {
             PaneEvent::Queue(Vec::new()),
             PaneEvent::HistoryNotSaved("disk full".into()),
             PaneEvent::State(TurnState::Idle),
+            // The latest bell: a console attaching later has it in its inbox.
+            PaneEvent::Bell,
         ]
     );
     assert!(!log.busy());

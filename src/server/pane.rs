@@ -29,6 +29,10 @@ pub(super) struct Pane {
     pub(super) reply_to: Option<ClientId>,
     /// What the runner was last told about the focus.
     pub(super) focused: bool,
+    /// The last event (`seq`) a console saw of it: events after came while
+    /// no console looked at it, and a console attaching shows them unread
+    /// and in its inbox, as it would have live (#46 item 8).
+    pub(super) seen: u64,
     /// The turn state last reported (`hive ls` counts running turns).
     pub(super) state: TurnState,
     /// Its worktree's setup runs; the agent starts when it is done, and
@@ -50,6 +54,7 @@ impl Pane {
             draft: String::new(),
             reply_to: None,
             focused: false,
+            seen: 0,
             state: TurnState::Idle,
             setting_up: false,
             waiting: Vec::new(),
@@ -70,6 +75,7 @@ pub(super) fn started_of(
 
 /// Pane `pane` for a client that has seen everything up to `seen`.
 pub(super) fn pane_snapshot(pane: &Pane, seen: Option<u64>) -> PaneSnapshot {
+    // `seen` goes with it: a console applies what came after as unread.
     PaneSnapshot {
         agent: PaneCard {
             try_words: pane.try_words.clone(),
@@ -83,5 +89,6 @@ pub(super) fn pane_snapshot(pane: &Pane, seen: Option<u64>) -> PaneSnapshot {
         window: pane.placed.window,
         parent: pane.placed.parent.clone(),
         host: None,
+        seen,
     }
 }

@@ -17,7 +17,6 @@ use super::layout::Placed;
 pub(super) use super::pane::{Pane, pane_snapshot, started_of};
 pub(super) use super::starter::{SetupDone, Starter};
 use crate::config::{AgentConfig, Config};
-use crate::control::protocol::Call;
 use crate::provider::Registry;
 use crate::runner::{PaneEvent, PaneUpdate, QueueEdit, RunnerCommand, RunnerHandle};
 use crate::wire::snapshot::{Restored, ServerInfo, Snapshot};
@@ -94,7 +93,7 @@ pub(super) struct Server {
     pub(super) ops: crate::ops::OpsHost,
     ops_rx: mpsc::UnboundedReceiver<crate::ops::HiveRequest>,
     /// Operations for agents on other machines (`host:agent`).
-    across: crate::ops::across::Across,
+    pub(super) across: crate::ops::across::Across,
     pub(super) control: crate::control::Host,
     /// Each console's view of each terminal pane.
     views: super::views::TermViews,
@@ -225,7 +224,7 @@ impl Server {
                 }
                 Some(stream) = self.consoles.recv() => self.clients.accept(stream),
                 Some(ev) = self.worktrees.next() => self.worktrees.deliver(ev, &mut self.clients, &self.order),
-                Some((id, msg)) = self.lists.next() => self.clients.send(id, &msg),
+                Some(listed) = self.lists.next() => self.listed(listed),
                 Some(ev) = self.clients.next() => {
                     if let Some(why) = self.on_client(ev) {
                         return Ok(why);
@@ -340,61 +339,8 @@ impl Server {
         self.order.get(position).copied()
     }
 
-    /// An agent's operation, from its in-process tools or from `hive mcp`
-    /// over the socket (`Call::Op`): the one place ops run.
-    fn on_op(&mut self, req: crate::ops::HiveRequest) {
-        // Spawning and closing helpers is the server's.
-        let Some(req) = self.team_op(req) else {
-            return;
-        };
-        let ops = &mut self.ops;
-        let gate = |c: &crate::ops::Caller, t: &str, sends: bool| {
-            crate::ops::across::gate(ops, c, t, sends)
-        };
-        if let Some(req) = self.across.take(req, gate) {
-            self.ops.handle(req, &self.runners);
-        }
-    }
-
-    /// A control request; `Some(why)` when it stops the server.
-    fn on_control(&mut self, req: crate::control::hub::ControlRequest) -> Option<String> {
-        match req.call {
-            Call::Server => {
-                let _ = req.reply.send(Ok(self.describe()));
-                None
-            }
-            Call::Kill => {
-                let _ = req.reply.send(Ok(json!({ "stopping": true })));
-                Some("hive kill".into())
-            }
-            Call::Op { agent, op, args } => {
-                // Run here, on this pass of the loop (issue 44: it used to
-                // go round the ops channel for a second one).
-                if let Some(op) = crate::ops::remote::request(agent, &op, args, req.reply) {
-                    self.on_op(op);
-                }
-                None
-            }
-            ref call if call.pane_edit().is_some() => {
-                if let Some(edit) = call.pane_edit() {
-                    let outcome = self.edit(edit, None).map_err(|why| {
-                        crate::control::protocol::CtlError::new(why.code(), why.to_string())
-                    });
-                    let _ = req.reply.send(outcome.map(|done| done.json));
-                }
-                None
-            }
-            _ => {
-                if let Some((pane, cmd)) = self.control.handle(req) {
-                    self.command(pane, cmd, None);
-                }
-                None
-            }
-        }
-    }
-
     /// What `hive ls` shows.
-    fn describe(&self) -> serde_json::Value {
+    pub(super) fn describe(&self) -> serde_json::Value {
         let running = self.panes.iter().filter(|p| p.state.is_busy()).count();
         json!({
             "pid": self.info.pid,
@@ -425,7 +371,13 @@ impl Server {
         None
     }
 
+    /// A console's message: a request goes in by the door (src/server/
+    /// door.rs), the rest is the console's session.
     fn on_message(&mut self, id: ClientId, msg: ClientMsg) -> Option<String> {
+        let msg = match msg.into_verb() {
+            Ok(verb) => return self.console_request(id, verb),
+            Err(msg) => msg,
+        };
         match msg {
             ClientMsg::Attach | ClientMsg::Resync => {
                 let first = self.clients.count() == 0;
@@ -443,11 +395,6 @@ impl Server {
                     "client attached"
                 );
             }
-            ClientMsg::Command { pane, cmd } => {
-                if let Some(slot) = self.slot(pane) {
-                    self.command(slot, cmd, Some(id));
-                }
-            }
             ClientMsg::Focus(pane) => {
                 if let Some(slot) = self.slot(pane) {
                     if let Some(link) = self.clients.get_mut(id) {
@@ -462,18 +409,13 @@ impl Server {
                     p.draft = text;
                 }
             }
-            ClientMsg::Edit(edit) => self.edit_from(id, edit),
             ClientMsg::Mute(change) => self.mute(&change),
             ClientMsg::Detach => self.left(id, "detached"),
-            ClientMsg::Stop => return Some("stopped from a console".into()),
             ClientMsg::Worktree(req) => self.worktrees.request(id, req, &self.order),
             msg @ (ClientMsg::Files { .. } | ClientMsg::Sessions { .. }) => self.list_for(id, msg),
-            ClientMsg::Resume { pane, session } => {
-                if let Some((slot, resume)) = self.resume_of(pane, &session) {
-                    // From no client: every client, the asker too, gets the Reset.
-                    self.command(slot, RunnerCommand::SwitchSession { session, resume }, None);
-                }
-            }
+            ClientMsg::Resume { pane, session } => self.resume(id, pane, session),
+            // Requests: through the door above.
+            ClientMsg::Command { .. } | ClientMsg::Edit(_) | ClientMsg::Stop => {}
         }
         None
     }
@@ -500,6 +442,9 @@ impl Server {
             let focused = looked_at.contains(&i);
             if focused != pane.focused {
                 pane.focused = focused;
+                // Seen up to here, whether a console looks at it from now
+                // on or looked until now.
+                pane.seen = self.seq;
                 if focused {
                     self.notifier.looked_at(i);
                 }
@@ -512,7 +457,7 @@ impl Server {
 
     /// A runner command from a client (`from`) or `hive ctl`; a client's
     /// sizes and input go by the latest console's size first.
-    fn command(&mut self, i: usize, cmd: RunnerCommand, from: Option<ClientId>) {
+    pub(super) fn command(&mut self, i: usize, cmd: RunnerCommand, from: Option<ClientId>) {
         let Some(id) = from else {
             return self.command_one(i, cmd, None);
         };
@@ -522,6 +467,9 @@ impl Server {
     }
 
     fn command_one(&mut self, i: usize, cmd: RunnerCommand, from: Option<ClientId>) {
+        if matches!(cmd, RunnerCommand::Restart) && self.retry_setup(i) {
+            return;
+        }
         let Some(pane) = self.panes.get_mut(i) else {
             return;
         };
@@ -573,7 +521,9 @@ impl Server {
     }
 
     pub(super) fn snapshot(&self) -> Snapshot {
-        let seen = self.away_since.or(Some(self.seq));
+        // Each pane by what a console saw of it: one looked at now is seen
+        // to here; the others to when a console last looked at them.
+        let seen = |p: &Pane| Some(if p.focused { self.seq } else { p.seen });
         Snapshot {
             server: self.info.clone(),
             focus: self.position(self.last_focus).unwrap_or(0),
@@ -582,7 +532,7 @@ impl Server {
                 .order
                 .iter()
                 .filter_map(|&slot| self.panes.get(slot))
-                .map(|p| pane_snapshot(p, seen))
+                .map(|p| pane_snapshot(p, seen(p)))
                 .collect(),
         }
     }
@@ -652,6 +602,38 @@ impl Server {
         }
         // Only this pane changed: each client builds it again, alone.
         self.reset_pane(slot, None);
+    }
+
+    /// The restart key on a pane whose worktree's setup failed: the setup
+    /// runs again, then its agent starts (#46 item 22: the key did nothing,
+    /// and only a new server ran the setup again). False for any other pane.
+    fn retry_setup(&mut self, slot: usize) -> bool {
+        let no_runner = self.runners.get(slot).is_some_and(Option::is_none);
+        let Some(pane) = self.panes.get_mut(slot) else {
+            return false;
+        };
+        let setup_failed = pane.failed.is_some()
+            && !pane.setting_up
+            && pane
+                .worktree
+                .as_ref()
+                .is_some_and(|w| crate::worktree::setup_pending(&pane.agent, w));
+        if !(no_runner && setup_failed) {
+            return false;
+        }
+        tracing::info!(pane = slot, "worktree setup again");
+        pane.failed = None;
+        // No runner while the setup runs: `set_up` starts it after.
+        let runner = self
+            .starter
+            .start_or_set_up(slot, pane, false, &mut self.ops);
+        self.control
+            .set_started_at(slot, started_of((&runner, pane)));
+        if let Some(place) = self.runners.get_mut(slot) {
+            *place = runner;
+        }
+        self.reset_pane(slot, None);
+        true
     }
 
     /// Every attached client but `except` builds slot `slot`'s pane again

@@ -5,7 +5,6 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use unicode_width::UnicodeWidthStr;
 
 use super::cells;
 use super::overlay::{age, fit, frame, name_width, row_style, window};
@@ -38,24 +37,81 @@ pub(crate) fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
         .max()
         .unwrap_or(0);
     let name_w = (name_width(&app.panes, 20) + indent).clamp(4, 26);
-    draw_head(app, name_w, inner, buf);
+    let cols = Cols::fit(name_w, usize::from(inner.width));
+    draw_head(app, cols, inner, buf);
     let rows = usize::from(inner.height - 1).saturating_sub(foot.len());
     super::conflicts::draw_footer(&foot, inner, buf);
     let sel = app.overview.sel;
     let order = crate::app::overview::order(&app.panes, app.overview.sort);
     for (row, at, &i) in window(&order, sel, rows) {
-        let line = row_line(app, i, at == sel, (spin, name_w, inner.width));
+        let line = row_line(app, i, at == sel, (spin, cols, inner.width));
         buf.set_line(inner.x, inner.y + 1 + row, &line, inner.width);
     }
 }
 
+/// The optional columns that fit, and the pane names' width (#46 item 22:
+/// at 80 columns the table ran past the overlay's edge, `cpu / mem` cut,
+/// `for` and `doing` never seen). They go in this order until `doing` has
+/// `DOING_MIN` columns: model (the pane's border names it), processes,
+/// queue, time in state.
+#[derive(Debug, Clone, Copy)]
+struct Cols {
+    name_w: usize,
+    model: bool,
+    procs: bool,
+    queue: bool,
+    since: bool,
+}
+
+/// What `doing` needs to say anything.
+const DOING_MIN: usize = 16;
+
+impl Cols {
+    fn fit(name_w: usize, width: usize) -> Self {
+        let mut c = Self {
+            name_w,
+            model: true,
+            procs: true,
+            queue: true,
+            since: true,
+        };
+        let drops: [fn(&mut Self); 4] = [
+            |c| c.model = false,
+            |c| c.procs = false,
+            |c| c.queue = false,
+            |c| c.since = false,
+        ];
+        for drop in drops {
+            if c.used() + DOING_MIN <= width {
+                break;
+            }
+            drop(&mut c);
+        }
+        c
+    }
+
+    /// Columns before `doing`: selection mark, number and name; state;
+    /// the shown optional ones; tokens / cost (as `row_line` lays them).
+    fn used(&self) -> usize {
+        let on = |shown: bool, w: usize| if shown { w } else { 0 };
+        6 + self.name_w
+            + 16
+            + on(self.model, 17)
+            + on(self.queue, 6)
+            + 17
+            + on(self.procs, 11)
+            + on(self.since, 9)
+    }
+}
+
 /// Pane `i`'s row: its number and name (a helper indented under its
-/// parent), state, model, queue, usage, processes, time in state, doing.
+/// parent), state, model, queue, usage, processes, time in state, doing
+/// (those of `cols`).
 fn row_line(
     app: &App,
     i: usize,
     selected: bool,
-    (spin, name_w, width): (usize, usize, u16),
+    (spin, cols, width): (usize, Cols, u16),
 ) -> Line<'static> {
     let t = &app.theme;
     let Some(p) = app.panes.get(i) else {
@@ -86,29 +142,39 @@ fn row_line(
         "{}{:>2} {} ",
         if selected { "▸ " } else { "  " },
         i + 1,
-        fit(&name, name_w)
+        fit(&name, cols.name_w)
     );
     let state_style = if alarm { style.fg(t.attention) } else { style };
-    let rest = format!(
-        " {} {:>5} {:>15} ",
-        fit(p.conversation.model.as_deref().unwrap_or("-"), 16),
-        queue,
-        usage,
-    );
-    let procs = format!("{:>11}", process_cell(p));
+    let model = fit(p.conversation.model.as_deref().unwrap_or("-"), 16);
+    let mut rest = String::new();
+    if cols.model {
+        rest.push_str(&format!(" {model}"));
+    }
+    if cols.queue {
+        rest.push_str(&format!(" {queue:>5}"));
+    }
+    rest.push_str(&format!(" {usage:>15} "));
+    let procs = if cols.procs {
+        format!("{:>11}", process_cell(p))
+    } else {
+        String::new()
+    };
     let procs_style = if p.over_limit() {
         style.fg(t.warning).add_modifier(Modifier::BOLD)
     } else {
         style
     };
-    let since = format!(" {since:>6}  ");
-    let used = cells_text.width() + 16 + rest.width() + procs.width() + since.width();
+    let since = if cols.since {
+        format!(" {since:>6}  ")
+    } else {
+        String::new()
+    };
     let doing = [team_cell(app, i), activity(p)]
         .into_iter()
         .filter(|s| !s.is_empty())
         .collect::<Vec<_>>()
         .join(" · ");
-    let doing = fit(&doing, usize::from(width).saturating_sub(used));
+    let doing = fit(&doing, usize::from(width).saturating_sub(cols.used()));
     Line::from(vec![
         Span::styled(cells_text, style),
         Span::styled(fit(&state, 16), state_style),
@@ -119,21 +185,29 @@ fn row_line(
     ])
 }
 
-/// The column headings.
-fn draw_head(app: &App, name_w: usize, inner: Rect, buf: &mut Buffer) {
+/// The column headings (those of `cols`).
+fn draw_head(app: &App, cols: Cols, inner: Rect, buf: &mut Buffer) {
     let t = &app.theme;
-    let head = format!(
-        "  {:>2} {} {} {} {:>5} {:>15} {:>11} {:>6}  {}",
+    let mut head = format!(
+        "  {:>2} {} {}",
         "#",
-        fit("pane", name_w),
-        fit("state", 16),
-        fit("model", 16),
-        "queue",
-        "tokens / cost",
-        "cpu / mem",
-        "for",
-        "doing"
+        fit("pane", cols.name_w),
+        fit("state", 16)
     );
+    if cols.model {
+        head.push_str(&format!(" {}", fit("model", 16)));
+    }
+    if cols.queue {
+        head.push_str(&format!(" {:>5}", "queue"));
+    }
+    head.push_str(&format!(" {:>15} ", "tokens / cost"));
+    if cols.procs {
+        head.push_str(&format!("{:>11}", "cpu / mem"));
+    }
+    if cols.since {
+        head.push_str(&format!(" {:>6}  ", "for"));
+    }
+    head.push_str("doing");
     buf.set_line(
         inner.x,
         inner.y,

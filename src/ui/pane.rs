@@ -93,7 +93,12 @@ pub(crate) fn draw(
     }
     if let Some(err) = &p.conversation.failed {
         let unreachable = p.agent.provider == crate::protocol::snapshot::UNREACHABLE;
-        draw_failed(err, unreachable, t, inner, buf);
+        // In its worktree: the failure is its setup's, which can run again.
+        let retry = p
+            .worktree
+            .is_some()
+            .then(|| ctx.keymap.hint(Action::Restart).to_owned());
+        draw_failed(err, (unreachable, retry), t, inner, buf);
         return;
     }
     if let Some(screen) = &p.terminal.screen {
@@ -270,17 +275,31 @@ fn conflict_note(conflicts: &[(String, String)]) -> Option<String> {
 
 /// A pane whose agent could not start, or (`unreachable`) the stand-in
 /// for a host whose server is not connected (issue 30).
-fn draw_failed(err: &str, unreachable: bool, t: &Theme, area: Rect, buf: &mut Buffer) {
+fn draw_failed(
+    err: &str,
+    (unreachable, retry): (bool, Option<String>),
+    t: &Theme,
+    area: Rect,
+    buf: &mut Buffer,
+) {
     let mut lines = cells::turn_error("provider", err, t);
     let (head, hint) = if unreachable {
         (
             "✗ this host's hive is not connected",
-            "Its panes appear here once it is; check `ssh` to it, or its [[host]] entry.",
+            "Its panes appear here once it is; check `ssh` to it, or its [[host]] entry."
+                .to_owned(),
+        )
+    } else if let Some(key) = retry {
+        (
+            "✗ this agent could not start",
+            format!(
+                "{key} runs its worktree_setup again, then starts the agent; /close removes a pane."
+            ),
         )
     } else {
         (
             "✗ this agent could not start",
-            "Fix its [[agent]] entry and start hive again (`hive doctor` says what is missing); /close removes a pane.",
+            "Fix its [[agent]] entry and start hive again (`hive doctor` says what is missing); /close removes a pane.".to_owned(),
         )
     };
     lines[0] = Logical::new(vec![Span::styled(

@@ -400,6 +400,7 @@ fn mouse_capture_toggles_for_terminal_selection() {
 
 #[test]
 fn at_opens_the_file_finder_and_tab_inserts_the_path() {
+    use hive::app::command::AppCommand;
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("src/ui")).unwrap();
     std::fs::write(dir.path().join("src/ui/markdown.rs"), "").unwrap();
@@ -407,6 +408,18 @@ fn at_opens_the_file_finder_and_tab_inserts_the_path() {
     let mut c = switchable();
     c.app.panes[0].agent.cwd = Some(dir.path().to_owned());
     typ(&mut c.app, "look at @mkdn");
+    // The pane's server lists its files (issue 44: one path, here as on a
+    // host); the console matches in what comes back.
+    let asked = c
+        .app
+        .outbox
+        .drain_where(|c| matches!(c, AppCommand::ListFiles { .. }));
+    assert!(
+        matches!(asked[..], [AppCommand::ListFiles { pane: 0 }]),
+        "{asked:?}"
+    );
+    c.app
+        .on_files(0, vec!["README.md".into(), "src/ui/markdown.rs".into()]);
     wait_for_file_menu(&mut c);
     insta::assert_snapshot!("file_menu", render(&mut c, 60, 12));
     c.app.on_key(key(KeyCode::Tab));

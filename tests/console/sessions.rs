@@ -2,7 +2,9 @@
 //! Sessions in a pane (issue 14 item 5): the `/resume` picker of the agent's
 //! past history sessions, switching to one (its transcript shown, its own
 //! resume handle handed to the provider), and `/clear` starting a new one
-//! while the old stays listed.
+//! while the old stays listed. The console asks the pane's server for the
+//! list and the switch (issue 44; the server's side: e2e_tmux
+//! `server::resume_goes_through_the_server_and_every_console_sees_it`).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -12,6 +14,7 @@ use crate::support;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use hive::app::command::AppCommand;
 use hive::config::AgentConfig;
 use hive::history::record::{Block, Meta, Record, Role};
 use hive::history::state::{PastResume, resume_key};
@@ -121,7 +124,6 @@ fn three_sessions(dir: &Path) -> (Store, AgentConfig) {
 /// The console with the pane restored from `store` (as at start).
 fn console(store: &Store, agent: &AgentConfig, caps: Capabilities) -> Console {
     let mut c = Console::one(caps);
-    c.app.history = Some(store.clone());
     let mut restored = history::open_pane_in(store, agent, &OpenOptions::default());
     restored.recorder = None;
     c.app.restore(0, &mut Restored::of(&restored));
@@ -133,6 +135,28 @@ fn resumable() -> Capabilities {
         resume: true,
         ..Capabilities::default()
     }
+}
+
+/// What the console asked its server for: lists and switches.
+fn asked(c: &mut Console) -> Vec<AppCommand> {
+    c.app.outbox.drain_where(|c| {
+        matches!(
+            c,
+            AppCommand::ListSessions { .. } | AppCommand::Resume { .. }
+        )
+    })
+}
+
+/// `/resume` typed, and the list the server makes of `store` given back.
+fn open_picker(c: &mut Console, store: &Store) {
+    c.typ("/resume");
+    c.key(KeyCode::Enter);
+    let sent = asked(c);
+    assert!(
+        matches!(sent[..], [AppCommand::ListSessions { pane: 0 }]),
+        "{sent:?}"
+    );
+    c.app.on_sessions(0, sessions::list(store, "demo", None));
 }
 
 /// The picker shows local times: replaced by the UTC ones the fixtures
@@ -193,13 +217,12 @@ fn summaries_list_sessions_newest_first_with_prompt_turns_and_model() {
 }
 
 #[test]
-fn resume_picker_then_picking_an_older_session_shows_it_and_resumes_its_handle() {
+fn resume_picker_then_picking_an_older_session_asks_the_server_to_switch() {
     let dir = tempfile::tempdir().unwrap();
     let (store, agent) = three_sessions(dir.path());
     let mut c = console(&store, &agent, resumable());
     assert!(c.transcript().contains("what is in src/"));
-    c.typ("/resume");
-    c.key(KeyCode::Enter);
+    open_picker(&mut c, &store);
     assert!(
         c.app.outbox.runner_commands().is_empty(),
         "{:?}",
@@ -219,21 +242,15 @@ fn resume_picker_then_picking_an_older_session_shows_it_and_resumes_its_handle()
     assert_eq!(shown, [OLDEST]);
     insta::assert_snapshot!("resume_picker_filtered", in_utc(&c.render(90, 18)));
     c.key(KeyCode::Enter);
+    let sent = asked(&mut c);
     assert!(
-        matches!(
-            c.app.outbox.runner_commands().as_slice(),
-            [(0, RunnerCommand::SwitchSession { session, resume: Some(h) })]
-                if session == OLDEST && h == "script_oldest"
-        ),
-        "{:?}",
-        c.app.outbox
+        matches!(&sent[..], [AppCommand::Resume { pane: 0, session }] if session == OLDEST),
+        "{sent:?}"
     );
-    let text = c.transcript();
-    assert!(text.contains("fix the login bug"), "{text}");
-    assert!(text.contains("Fixed in auth.rs."), "{text}");
-    assert!(!text.contains("what is in src/"), "{text}");
-    assert_eq!(c.app.panes[0].history_session.as_deref(), Some(OLDEST));
-    insta::assert_snapshot!("resumed_session", c.render(70, 14));
+    // The server switches the runner and sends the pane's Reset: nothing
+    // here reads the history or commands the runner.
+    assert!(c.app.outbox.runner_commands().is_empty());
+    assert!(c.transcript().contains("what is in src/"));
 }
 
 /// Issue 34 item 13: in a narrow pane the picker keeps each session's turns,
@@ -244,8 +261,7 @@ fn resume_picker_in_a_narrow_pane_keeps_turns_model_and_current() {
     let dir = tempfile::tempdir().unwrap();
     let (store, agent) = three_sessions(dir.path());
     let mut c = console(&store, &agent, resumable());
-    c.typ("/resume");
-    c.key(KeyCode::Enter);
+    open_picker(&mut c, &store);
     let screen = in_utc(&c.render(52, 18));
     for detail in [
         "1 turn · demo-1 · current",
@@ -269,24 +285,33 @@ fn resume_key_and_refusals() {
     let mut c = console(&store, &agent, resumable());
     c.app
         .on_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::ALT));
+    let sent = asked(&mut c);
+    assert!(
+        matches!(sent[..], [AppCommand::ListSessions { pane: 0 }]),
+        "{sent:?}"
+    );
+    c.app.on_sessions(0, sessions::list(&store, "demo", None));
     assert!(c.app.panes[0].composer.picker.is_some());
     c.key(KeyCode::Esc);
-    // An agent that cannot resume: the transcript is shown, no handle is
-    // sent, and the pane says why.
+    // `/resume ID` asks for that session at once; the one shown is refused.
     let mut c = console(&store, &agent, Capabilities::default());
+    c.typ(&format!("/resume {CURRENT}"));
+    c.key(KeyCode::Enter);
+    assert!(asked(&mut c).is_empty());
+    let status = c
+        .app
+        .status
+        .as_ref()
+        .map(|s| s.0.clone())
+        .unwrap_or_default();
+    assert!(status.contains("already in that session"), "{status}");
     c.typ(&format!("/resume {MIDDLE}"));
     c.key(KeyCode::Enter);
+    let sent = asked(&mut c);
     assert!(
-        matches!(
-            c.app.outbox.runner_commands().as_slice(),
-            [(0, RunnerCommand::SwitchSession { session, resume: None })] if session == MIDDLE
-        ),
-        "{:?}",
-        c.app.outbox
+        matches!(&sent[..], [AppCommand::Resume { pane: 0, session }] if session == MIDDLE),
+        "{sent:?}"
     );
-    let text = c.transcript();
-    assert!(text.contains("write the release notes"), "{text}");
-    assert!(text.contains("cannot resume its own sessions"), "{text}");
     // While a turn runs, switching is refused.
     c.app.outbox.clear_runner_commands();
     c.app.apply(pane_event(PaneEvent::State(

@@ -230,6 +230,49 @@ fn two_consoles_show_one_conversation() {
     assert!(lab.hive(&["ls"]).contains("no hive server"));
 }
 
+/// `/resume` in a local pane goes through the server as a remote one does
+/// (issue 44): the server lists the sessions and switches the pane, and
+/// every console, not only the one that asked, shows the old conversation
+/// with the line that says whether the agent continues it.
+#[test]
+fn resume_goes_through_the_server_and_every_console_sees_it() {
+    let Some(bin) = super::hive_bin() else { return };
+    let lab = Lab::start(&bin);
+    lab.wait("a", "the console", |s| s.contains("Message Architect"));
+    lab.type_text("a", "first topic alpha");
+    lab.keys("a", &["Enter"]);
+    lab.wait("a", "the first turn over", |s| {
+        s.contains("── demo-architect-1 ·")
+    });
+    lab.type_text("a", "/clear");
+    lab.keys("a", &["Enter"]);
+    lab.wait("a", "an empty pane in a new session", |s| {
+        s.contains("ⓘ new session") && !s.contains("first topic alpha")
+    });
+    lab.attach("b");
+    lab.wait("b", "the second console", |s| {
+        s.contains("Message Architect")
+    });
+    lab.keys("a", &["M-r"]);
+    lab.wait("a", "the session in the picker", |s| {
+        s.contains("resume a session") && s.contains("first topic alpha")
+    });
+    lab.keys("a", &["Enter"]);
+    for console in ["a", "b"] {
+        lab.wait(console, "the server's note on the switch", |s| {
+            s.contains("resumed session") && !s.contains("resume a session")
+        });
+    }
+    lab.keys("b", &["Home"]);
+    lab.wait("b", "the old conversation", |s| {
+        s.contains("You asked: first topic alpha")
+    });
+    lab.keys("a", &["C-q"]);
+    lab.wait("a", "the leave dialog", |s| s.contains("stop every agent"));
+    lab.keys("a", &["s"]);
+    lab.wait("a", "a's exit", |s| s.contains("HIVE-EXIT=0"));
+}
+
 /// A server of another protocol version (a fake that answers the hello
 /// only): the console names both versions and the way out, and draws
 /// nothing.
@@ -338,6 +381,56 @@ fn a_project_whose_directory_shares_a_name_gets_its_own_server() {
     let _ = serve.wait();
 }
 
+/// The slow demo answer ends in pane 1 while the console looks at pane 2:
+/// it waits in the inbox. `end` takes the console away; the console that
+/// attaches again shows it waiting still, `●` on its pane (#46 item 8: the
+/// inbox lived in the console and was lost with it).
+fn inbox_survives(end: impl FnOnce(&Lab)) {
+    let Some(bin) = super::hive_bin() else { return };
+    let lab = Lab::start(&bin);
+    lab.wait("a", "the demo panes", |s| s.contains("Message Architect"));
+    lab.type_text("a", "slow");
+    lab.keys("a", &["Enter"]);
+    lab.wait("a", "the answer streaming", |s| {
+        s.contains("Streaming slowly")
+    });
+    lab.keys("a", &["M-Right"]);
+    lab.wait("a", "the finished turn in the inbox", |s| {
+        s.contains("1 waiting")
+    });
+    end(&lab);
+    lab.attach("b");
+    lab.wait("b", "the second console", |s| {
+        s.contains("Message Architect")
+    });
+    let s = lab.wait("b", "the inbox, kept", |s| s.contains("1 waiting"));
+    assert!(s.contains('●'), "no mark on the pane:\n{s}");
+    // Looking at the pane sees it.
+    lab.keys("b", &["M-Left"]);
+    lab.wait("b", "the entry seen", |s| !s.contains("waiting"));
+    lab.hive(&["kill"]);
+}
+
+#[test]
+fn the_inbox_outlives_a_detach() {
+    inbox_survives(|lab| {
+        lab.keys("a", &["C-b", "d"]);
+        lab.wait("a", "the console detached", |s| s.contains("HIVE-EXIT=0"));
+    });
+}
+
+#[test]
+fn the_inbox_outlives_a_kill_9_of_the_console() {
+    inbox_survives(|lab| {
+        let console = lab.console_pid("a");
+        // SAFETY: kill(2) on the console this test started.
+        assert_eq!(unsafe { libc::kill(console, libc::SIGKILL) }, 0);
+        lab.wait("a", "the shell after the console", |s| {
+            s.contains("HIVE-EXIT=137")
+        });
+    });
+}
+
 /// Context switches (voluntary and not) of each thread of `pid`, by tid.
 fn switches(pid: i32) -> std::collections::HashMap<String, u64> {
     let mut out = std::collections::HashMap::new();
@@ -388,6 +481,42 @@ fn an_idle_server_and_console_are_not_woken() {
         console_woke = wakeups_during(console, || std::thread::sleep(Duration::from_secs(5)));
     });
     lab.hive(&["kill"]);
+    assert_eq!(
+        (server_woke, console_woke),
+        (0, 0),
+        "(server, console) woke in 5 idle seconds"
+    );
+}
+
+/// #46 item 17: eighteen idle terminal panes (two windows of nine) wake
+/// neither the server nor the console (373 context switches in 10 s: each
+/// pane's process sampler went on while its program ran, and the border
+/// redrew its unchanged figures).
+#[test]
+fn eighteen_idle_terminal_panes_do_not_wake_the_server_or_the_console() {
+    let Some(bin) = super::hive_bin() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let panes: String = (1..=18)
+        .map(|i| format!("[[agent]]\nid = \"t{i}\"\nprovider = \"pty\"\ncommand = [\"sh\"]\n\n"))
+        .collect();
+    std::fs::write(dir.path().join("hive.toml"), panes).unwrap();
+    let lab = Lab::running_in(&bin, "", dir);
+    lab.wait("a", "the panes", |s| s.contains("t9"));
+    let ls = lab.hive(&["ls"]);
+    let server: i32 = ls
+        .lines()
+        .nth(1)
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no server in:\n{ls}"));
+    let console = lab.console_pid("a");
+    // Starting up settles (the shells start, the first process samples).
+    std::thread::sleep(Duration::from_secs(4));
+    let mut console_woke = 0;
+    let server_woke = wakeups_during(server, || {
+        console_woke = wakeups_during(console, || std::thread::sleep(Duration::from_secs(5)));
+    });
+    lab.hive(&["kill", "--all"]);
     assert_eq!(
         (server_woke, console_woke),
         (0, 0),

@@ -269,6 +269,45 @@ fn a_slow_worktree_setup_runs_in_the_background() {
     lab.stop("slow");
 }
 
+/// #46 item 22: a `worktree_setup` that failed runs again on the restart
+/// key (Ctrl+R) once what it lacked is there, and the agent starts; the key
+/// did nothing, and only a new server ran the setup again.
+#[test]
+fn a_failed_worktree_setup_runs_again_on_ctrl_r() {
+    let Some(lab) = Lab::new() else { return };
+    let repo = repo(&lab);
+    let echo =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ctl/echo.toml");
+    let gate = lab.path("lockfile-there");
+    let config = lab.path("retrysetup.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[agent]]\nid = \"wt\"\nprovider = \"script\"\nscript = \"{echo}\"\ncwd = \"{repo}\"\n\
+             worktree = true\nworktree_setup = [\"sh\", \"-c\", \"test -e {gate} || {{ echo 'npm ERR! missing lockfile' >&2; exit 3; }}; echo setup-$((40+2))-ok\"]\n",
+            echo = echo.display(),
+            repo = repo.display(),
+            gate = gate.display()
+        ),
+    )
+    .unwrap();
+    lab.launch_with("retry", &config, "retrysetup.sock");
+    lab.wait_until("the failed setup in the pane", || {
+        lab.screen("retry")
+            .contains("runs its worktree_setup again")
+    });
+    assert!(!lab.status("wt")["failed"].is_null());
+    std::fs::write(&gate, "").unwrap();
+    lab.keys("retry", &["C-r"]);
+    // What it printed, not its command line (the error quotes that).
+    lab.wait_until("the setup's output after the retry", || {
+        lab.screen("retry").contains("setup-42-ok")
+    });
+    let turn = lab.ok(&["send", "wt", "hi"]);
+    assert!(lab.ok(&["wait", &turn]).starts_with("Reply to: hi"));
+    lab.stop("retry");
+}
+
 /// Issue 46 item 12: nine panes to a window, whoever makes the pane: one
 /// asked into a full window goes where there is room.
 #[test]

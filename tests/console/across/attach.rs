@@ -59,6 +59,7 @@ impl Both {
                 window: 1,
                 parent: None,
                 host: None,
+                seen: None,
             })
             .collect();
         Snapshot {
