@@ -310,6 +310,58 @@ pub(crate) fn state_files(data: &[u8]) {
     let _ = layout.arrange(&agents);
 }
 
+/// `hive init`'s rendering of what it detected (issue 53 item 2: a model
+/// server's id once wrote hive.toml): the bytes cut at 0xFF into a model
+/// id, a server label, a CLI's version, path and auth words. Whatever they
+/// hold, the file is TOML with exactly the chosen agents, each value as it
+/// was detected, and no raw control character but a tab reaches it.
+pub(crate) fn init_render(data: &[u8]) {
+    use hive::init::{Choice, Cli, Plan, detect::OpenAi};
+    let mut parts = data
+        .split(|&b| b == 0xFF)
+        .map(|p| String::from_utf8_lossy(p).into_owned());
+    let mut next = || parts.next().unwrap_or_default();
+    let (model, label, version, path, auth) = (next(), next(), next(), next(), next());
+    let cli = Cli {
+        provider: "claude",
+        label: "Claude Code",
+        path: Some(path),
+        install: None,
+        version: Some(version),
+        logged_in: true,
+        auth,
+        can_start: true,
+    };
+    let plan = Plan {
+        agents: vec![
+            Choice::Cli(cli),
+            Choice::OpenAi(OpenAi {
+                id: "local".into(),
+                label,
+                base_url: "http://127.0.0.1:11434/v1".into(),
+                model: model.clone(),
+                api_key_env: None,
+            }),
+        ],
+        worktrees: data.first().is_some_and(|b| b & 1 == 1),
+        shell: true,
+    };
+    let text = hive::init::render(&plan);
+    // A tab is TOML's own whitespace, legal raw in a string; nothing else
+    // that a terminal would act on may be written.
+    assert!(
+        !text
+            .chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t'),
+        "a raw control character in hive.toml"
+    );
+    let table: toml::Table = toml::from_str(&text).expect("hive init wrote TOML");
+    let agents = table["agent"].as_array().expect("agents");
+    let ids: Vec<&str> = agents.iter().filter_map(|a| a["id"].as_str()).collect();
+    assert_eq!(ids, ["claude", "local", "shell"], "{text}");
+    assert_eq!(agents[1]["model"].as_str(), Some(model.as_str()), "{text}");
+}
+
 fn capped_lines(data: &[u8], max: usize) -> Vec<Line> {
     let mut lines = CappedLines::new(data, max);
     let mut out = Vec::new();

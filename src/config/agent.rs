@@ -117,6 +117,15 @@ pub struct AgentConfig {
     /// agent's MCP config in the agent's own way.
     #[serde(skip)]
     pub hive_mcp: Option<McpServerConfig>,
+    /// Which of the config's `[[mcp_server]]`s this agent gets: all when
+    /// unset or `true`, none for `false`, or the ones a list names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<super::McpChoice>,
+    /// Set by hive from `[[mcp_server]]` and `mcp`, never by the agent
+    /// table: the user's MCP servers, which each provider gives its agent
+    /// beside `hive_mcp` (docs/config.md).
+    #[serde(skip)]
+    pub shared_mcp: Vec<McpServerConfig>,
     /// Set by hive from `[limits] max_line_bytes`, never by the agent
     /// table: the longest line its provider reads from the agent.
     #[serde(skip, default = "default_max_line")]
@@ -138,16 +147,53 @@ fn default_max_line() -> usize {
     super::DEFAULT_MAX_LINE
 }
 
-/// One stdio MCP server: `{ name, command, args, env }`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One MCP server: stdio (`{ name, command, args, env }`) or HTTP
+/// (`{ name, url, headers }`). Its `Debug` names the keys of `env` and
+/// `headers` but never their values, which are where tokens go.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct McpServerConfig {
     pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub command: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    /// An HTTP (streamable) server's address, instead of `command`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Headers sent to an HTTP server (`Authorization`, …).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+}
+
+impl McpServerConfig {
+    /// A stdio server.
+    pub fn stdio(name: &str, command: &str, args: &[&str]) -> Self {
+        Self {
+            name: name.to_owned(),
+            command: command.to_owned(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            env: BTreeMap::new(),
+            url: None,
+            headers: BTreeMap::new(),
+        }
+    }
+}
+
+impl std::fmt::Debug for McpServerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let keys = |m: &BTreeMap<String, String>| m.keys().cloned().collect::<Vec<_>>();
+        f.debug_struct("McpServerConfig")
+            .field("name", &self.name)
+            .field("command", &self.command)
+            .field("args", &self.args)
+            .field("env", &keys(&self.env))
+            .field("url", &self.url)
+            .field("headers", &keys(&self.headers))
+            .finish()
+    }
 }
 
 /// `worktree = true | false | "branch-name"`.
@@ -225,6 +271,8 @@ impl AgentConfig {
             can_spawn: 0,
             spawn_budget_usd: None,
             hive_mcp: None,
+            mcp: None,
+            shared_mcp: Vec::new(),
             max_line_bytes: super::DEFAULT_MAX_LINE,
             settings: toml::Table::new(),
         }
@@ -264,6 +312,17 @@ impl AgentConfig {
         self.settings
             .insert(key.to_owned(), toml::Value::try_from(value)?);
         Ok(())
+    }
+
+    /// Every MCP server the agent is given: hive's own first (when it has
+    /// `hive_tools`), then the user's.
+    pub fn mcp_servers(&self) -> impl Iterator<Item = &McpServerConfig> {
+        self.hive_mcp.iter().chain(&self.shared_mcp)
+    }
+
+    /// Whether the agent is given any MCP server.
+    pub fn has_mcp(&self) -> bool {
+        self.mcp_servers().next().is_some()
     }
 
     pub(crate) fn display_name(&self) -> &str {

@@ -4,6 +4,7 @@
 
 mod agent;
 mod host;
+pub(crate) mod mcp;
 mod notify;
 mod pace;
 mod prices;
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 pub use agent::{AgentConfig, McpServerConfig, QueueMode, WorktreeSetting};
 pub use host::HostConfig;
+pub use mcp::McpChoice;
 pub(crate) use notify::NotifyOn;
 pub use notify::ReasonKind;
 pub use pace::{background_every, live_every};
@@ -79,6 +81,10 @@ pub struct Config {
     pub keys: BTreeMap<String, KeyBinding>,
     #[serde(default, rename = "agent")]
     pub agents: Vec<AgentConfig>,
+    /// MCP servers every agent gets unless its `mcp` narrows them
+    /// (docs/config.md).
+    #[serde(default, rename = "mcp_server")]
+    pub mcp_servers: Vec<McpServerConfig>,
     /// Where agents' worktrees live (docs/worktrees.md).
     #[serde(default)]
     pub worktrees: WorktreeSettings,
@@ -500,6 +506,7 @@ impl Config {
             });
         }
         self.check_hosts().map_err(invalid)?;
+        self.resolve_mcp().map_err(invalid)?;
         // Each agent's provider reads its lines with this cap (1 KiB at least).
         for a in &mut self.agents {
             a.max_line_bytes = self.limits.max_line_bytes.max(1024);

@@ -129,9 +129,14 @@ impl Host {
         self.hub.observe(update);
     }
 
-    /// Answers a request; the returned command is for the pane's runner.
-    /// (`Call::Op` is the server's: it runs agents' operations.)
-    pub(crate) fn handle(&mut self, req: ControlRequest) -> Option<(usize, RunnerCommand)> {
-        self.hub.handle(req)
+    /// Answers a verb of `hive ctl`; the returned command is for the
+    /// server's door to send to the pane's runner.
+    pub(crate) fn answer(
+        &mut self,
+        verb: crate::protocol::verb::Verb,
+        reply: super::hub::Responder,
+        events: Option<mpsc::Sender<std::sync::Arc<str>>>,
+    ) -> Option<(usize, RunnerCommand)> {
+        self.hub.answer(verb, reply, events)
     }
 }

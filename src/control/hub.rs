@@ -20,6 +20,7 @@ use super::protocol::{
 };
 use crate::config::AgentConfig;
 use crate::event::Origin;
+use crate::protocol::verb::{Verb, WaitFor};
 use crate::provider::{Capabilities, PermissionDecision};
 use crate::runner::{PaneEvent, PaneUpdate, RunnerCommand, SubmitMode, TurnState, mirror};
 use crate::text::SharedText;
@@ -152,12 +153,8 @@ pub(crate) struct Hub {
     turns: HashMap<String, TurnRecord>,
     finished: VecDeque<String>,
     waiters: HashMap<String, Vec<Responder>>,
+    /// `watch` streams, each with what it last got of each open text.
     subscribers: Vec<Subscriber>,
-    /// The `joined` of the next watcher.
-    next_watcher: u64,
-    /// Open message and thinking items by pane and item id, while anyone
-    /// watches: an update that only grew goes out as a delta.
-    streamed: HashMap<(usize, String), Streamed>,
 }
 
 impl Hub {
@@ -174,8 +171,6 @@ impl Hub {
             finished: VecDeque::new(),
             waiters: HashMap::new(),
             subscribers: Vec::new(),
-            next_watcher: 0,
-            streamed: HashMap::new(),
         }
     }
 
@@ -242,9 +237,9 @@ impl Hub {
                 self.broadcast_upsert(i, u);
             }
             PaneEvent::Turn(t) => {
-                if !matches!(t, TurnEvent::TurnStarted { .. }) {
+                for s in &mut self.subscribers {
                     // Its items are done; one updated later goes whole.
-                    self.streamed.retain(|(p, _), _| *p != i);
+                    s.sent.turn(i, t);
                 }
                 self.turn(i, t);
                 self.broadcast(i, t);
@@ -343,14 +338,16 @@ impl Hub {
         }
     }
 
-    /// Answers one request; the command, if any, is for the loop to send.
-    pub(crate) fn handle(&mut self, req: ControlRequest) -> Option<(usize, RunnerCommand)> {
-        let ControlRequest {
-            call,
-            reply,
-            events,
-        } = req;
-        match self.call(call, reply, events) {
+    /// Answers one verb of `hive ctl`; the command it makes, if any, is
+    /// for the server's door (src/server/door.rs) to send.
+    #[must_use = "the command is the caller's to send"]
+    pub(crate) fn answer(
+        &mut self,
+        verb: Verb,
+        reply: Responder,
+        events: Option<mpsc::Sender<Arc<str>>>,
+    ) -> Option<(usize, RunnerCommand)> {
+        match self.call(verb, reply, events) {
             Ok(cmd) => cmd,
             Err((reply, e)) => {
                 let _ = reply.send(Err(e));
@@ -374,7 +371,7 @@ impl Hub {
 
     fn call(
         &mut self,
-        call: Call,
+        verb: Verb,
         reply: Responder,
         events: Option<mpsc::Sender<Arc<str>>>,
     ) -> Result<Option<(usize, RunnerCommand)>, (Responder, CtlError)> {
@@ -386,8 +383,8 @@ impl Hub {
                 }
             };
         }
-        match call {
-            Call::List => {
+        match verb {
+            Verb::List => {
                 let panes: Vec<_> = self.live().map(PaneMirror::info).collect();
                 let mut total = crate::event::Usage::default();
                 for p in self.live() {
@@ -397,17 +394,20 @@ impl Hub {
                 let _ = reply.send(Ok(json!({ "panes": panes, "usage": usage })));
                 Ok(None)
             }
-            Call::Status { pane } => {
+            Verb::Status { pane } => {
                 let i = pane!(&pane);
                 let _ = reply.send(Ok(to_value(&self.panes[i].info())));
                 Ok(None)
             }
-            Call::Send { pane, text, steer } => {
+            Verb::Send { pane, text, steer } => {
                 let i = pane!(&pane);
                 self.submit(i, &pane, text, steer, reply)
             }
-            Call::Wait { turn_id } => self.wait(turn_id, reply).map(|()| None),
-            Call::Cancel { pane } => {
+            Verb::Wait {
+                target: WaitFor::Turn(turn_id),
+                ..
+            } => self.wait(turn_id, reply).map(|()| None),
+            Verb::Interrupt { pane } => {
                 let i = pane!(&pane);
                 let turn_id = match self.cancellable(i, &pane) {
                     Ok(turn_id) => turn_id,
@@ -416,7 +416,7 @@ impl Hub {
                 let _ = reply.send(Ok(json!({ "pane": pane, "turn_id": turn_id })));
                 Ok(Some((i, RunnerCommand::InterruptFrom("hive ctl".into()))))
             }
-            Call::Restart { pane } => {
+            Verb::Restart { pane } => {
                 let i = pane!(&pane);
                 if let Err(e) = self.restartable(i, &pane) {
                     return Err((reply, e));
@@ -424,32 +424,29 @@ impl Hub {
                 let _ = reply.send(Ok(json!({ "pane": pane })));
                 Ok(Some((i, RunnerCommand::Restart)))
             }
-            Call::Watch { pane } => {
+            Verb::Watch { pane } => {
                 let filter = match pane {
                     Some(id) => Some(pane!(&id)),
                     None => None,
                 };
                 self.watch(filter, events, reply)
             }
-            Call::History { pane } => {
+            Verb::History { pane } => {
                 let i = pane!(&pane);
                 let agent = &self.panes[i].agent.id;
                 let _ = reply.send(Ok(json!({ "pane": pane, "agent": agent })));
                 Ok(None)
             }
-            call @ (Call::Approve { .. } | Call::Deny { .. }) => self.approval_call(call, reply),
-            // The host hands operations to the ops host, and the server
-            // answers for itself, before they get here.
-            Call::Op { .. }
-            | Call::Server
-            | Call::Kill
-            | Call::New { .. }
-            | Call::Close { .. }
-            | Call::Rename { .. }
-            | Call::Move { .. } => Err((
-                reply,
-                CtlError::new(ErrorCode::Unavailable, "operations are not served here"),
-            )),
+            Verb::Answer {
+                pane,
+                request_id: id,
+                decision,
+            } => self.answer_approval(pane!(&pane), id.as_deref(), decision, reply),
+            // The door answers the rest (edits, the server) itself.
+            other => {
+                let e = format!("hive ctl does not {} here", other.name());
+                Err((reply, CtlError::new(ErrorCode::BadRequest, e)))
+            }
         }
     }
 
@@ -487,12 +484,10 @@ impl Hub {
             let e = CtlError::new(ErrorCode::BadRequest, "watch needs an event stream");
             return Err((reply, e));
         };
-        let joined = self.next_watcher;
-        self.next_watcher += 1;
         self.subscribers.push(Subscriber {
             pane: filter,
             tx,
-            joined,
+            sent: crate::protocol::delta::TextSent::default(),
         });
         let _ = reply.send(Ok(json!({})));
         Ok(None)
@@ -610,53 +605,9 @@ impl Hub {
 }
 
 impl Hub {
-    /// `approve` and `deny`.
-    fn approval_call(
-        &mut self,
-        call: Call,
-        reply: Responder,
-    ) -> Result<Option<(usize, RunnerCommand)>, (Responder, CtlError)> {
-        match call {
-            Call::Approve {
-                pane,
-                request_id,
-                always,
-            } => {
-                let i = match self.find(&pane) {
-                    Ok(i) => i,
-                    Err(e) => return Err((reply, e)),
-                };
-                let decision = if always {
-                    PermissionDecision::AllowAlways
-                } else {
-                    PermissionDecision::AllowOnce
-                };
-                self.answer(i, request_id.as_deref(), decision, reply)
-            }
-            Call::Deny {
-                pane,
-                request_id,
-                reason,
-            } => {
-                let i = match self.find(&pane) {
-                    Ok(i) => i,
-                    Err(e) => return Err((reply, e)),
-                };
-                let decision = PermissionDecision::Deny {
-                    reason: deny_reason(reason, "hive ctl"),
-                };
-                self.answer(i, request_id.as_deref(), decision, reply)
-            }
-            _ => Err((
-                reply,
-                CtlError::new(ErrorCode::BadRequest, "not an approval"),
-            )),
-        }
-    }
-
     /// `approve` / `deny`: the decision goes to pane `i`'s runner, which
     /// tells every client the approval was settled.
-    fn answer(
+    fn answer_approval(
         &mut self,
         i: usize,
         request_id: Option<&str>,
@@ -684,14 +635,6 @@ impl Hub {
                 decision,
             },
         )))
-    }
-}
-
-/// What a deny says to the agent: the reason given, or who denied it.
-pub(crate) fn deny_reason(reason: Option<String>, by: &str) -> String {
-    match reason {
-        Some(r) if !r.trim().is_empty() => r,
-        _ => format!("denied by the user (through {by})"),
     }
 }
 
@@ -739,7 +682,7 @@ fn to_value<T: Serialize>(v: &T) -> Value {
 mod panes;
 #[path = "hub_watch.rs"]
 mod watch;
-use watch::{Streamed, Subscriber};
+use watch::Subscriber;
 
 #[cfg(test)]
 #[path = "hub_tests.rs"]

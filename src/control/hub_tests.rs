@@ -33,6 +33,14 @@ fn message(turn: &str, item: &str, origin: Origin, text: &str) -> PaneEvent {
     })
 }
 
+impl Hub {
+    /// A ctl line's call, as the server's door hands it on.
+    fn handle(&mut self, req: ControlRequest) -> Option<(usize, RunnerCommand)> {
+        let verb = req.call.into_verb().expect("not an op");
+        self.answer(verb, req.reply, req.events)
+    }
+}
+
 fn at(pane: usize, event: PaneEvent) -> PaneUpdate {
     PaneUpdate { pane, event }
 }

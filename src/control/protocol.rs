@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::event::Origin;
+use crate::protocol::verb::{Verb, WaitFor};
 use crate::runner::TurnState;
 use crate::upsert::{Output, Upsert, UpsertKind, UpsertStatus};
 
@@ -142,10 +143,47 @@ pub enum Call {
 }
 
 impl Call {
-    /// The change to the panes this call asks for, if it is one.
-    pub fn pane_edit(&self) -> Option<crate::wire::edit::PaneEdit> {
-        use crate::wire::edit::PaneEdit;
-        Some(match self.clone() {
+    /// The verb this line asks for (`hive ctl`'s encoding of the one
+    /// request, src/protocol/verb.rs); an `op` is handed back, its
+    /// operation read by `ops::parse` as the agent it names.
+    #[allow(
+        clippy::result_large_err,
+        reason = "handed back whole to the caller's next match, never kept or passed on"
+    )]
+    pub fn into_verb(self) -> Result<Verb, Call> {
+        use crate::protocol::agent::PermissionDecision;
+        Ok(match self {
+            Self::List => Verb::List,
+            Self::Status { pane } => Verb::Status { pane },
+            Self::Send { pane, text, steer } => Verb::Send { pane, text, steer },
+            Self::Wait { turn_id } => Verb::Wait {
+                target: WaitFor::Turn(turn_id),
+                timeout: None,
+            },
+            Self::Cancel { pane } => Verb::Interrupt { pane },
+            Self::Restart { pane } => Verb::Restart { pane },
+            Self::Watch { pane } => Verb::Watch { pane },
+            Self::History { pane } => Verb::History { pane },
+            Self::Approve {
+                pane,
+                request_id,
+                always,
+            } => Verb::Answer {
+                pane,
+                request_id,
+                decision: PermissionDecision::allow(always),
+            },
+            Self::Deny {
+                pane,
+                request_id,
+                reason,
+            } => Verb::Answer {
+                pane,
+                request_id,
+                decision: PermissionDecision::Deny {
+                    reason: deny_reason(reason, "hive ctl"),
+                },
+            },
             Self::New {
                 pane,
                 template,
@@ -155,7 +193,7 @@ impl Call {
                 worktree,
                 name,
                 window,
-            } => PaneEdit::New(crate::wire::edit::NewPane {
+            } => Verb::New(crate::protocol::edit::NewPane {
                 id: pane,
                 template,
                 provider,
@@ -169,24 +207,34 @@ impl Call {
                 pane,
                 team,
                 discard,
-            } => PaneEdit::Close {
+            } => Verb::Close {
                 pane,
                 team,
                 discard,
             },
-            Self::Rename { pane, name } => PaneEdit::Rename { pane, name },
+            Self::Rename { pane, name } => Verb::Rename { pane, name },
             Self::Move {
                 pane,
                 window: Some(window),
                 ..
-            } => PaneEdit::Window { pane, window },
-            Self::Move { pane, to, .. } => PaneEdit::Move {
+            } => Verb::Window { pane, window },
+            Self::Move { pane, to, .. } => Verb::Move {
                 pane,
                 // Neither: to the end.
                 to: to.unwrap_or(usize::MAX),
             },
-            _ => return None,
+            Self::Server => Verb::Server,
+            Self::Kill => Verb::Stop,
+            op @ Self::Op { .. } => return Err(op),
         })
+    }
+}
+
+/// What a deny says to the agent: the reason given, or who denied it.
+pub(crate) fn deny_reason(reason: Option<String>, by: &str) -> String {
+    match reason {
+        Some(r) if !r.trim().is_empty() => r,
+        _ => format!("denied by the user (through {by})"),
     }
 }
 

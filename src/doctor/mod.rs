@@ -8,6 +8,7 @@
 //! `render` prints them.
 
 pub mod hosts;
+mod mcp;
 mod pins;
 pub mod render;
 mod run;
@@ -201,6 +202,7 @@ pub fn check_agent(agent: &AgentConfig, env: &Env) -> AgentReport {
             if let Some(auth) = &facts.auth {
                 checks.push(auth_check(agent, auth, env));
             }
+            checks.extend(mcp::check(agent));
         }
         Err(e) => checks.push(
             Check::new("config", Level::Fail, e)

@@ -3,12 +3,13 @@
 //! of the server mid-turn lost everything the pane had shown but the
 //! prompt. A checkpoint beside the session file (`<session>.jsonl.open`)
 //! holds the open turns' records, ended `cut`; the recorder rewrites it as
-//! the turn goes (on each finished item, at most once a second while text
-//! streams) and removes it when the turn ends. The next start of the pane
-//! appends what it holds to the session, where it shows what was there
-//! and says the turn was cut. The writer holds an exclusive lock on the
-//! file while it lives, so a pane opened beside a running one (a second
-//! `hive run`) leaves a live turn alone; a killed process's lock is gone.
+//! the turn goes (once a tenth of the turn's items started or finished
+//! since the last rewrite, else at most once a second) and removes it when
+//! the turn ends. The next start of the pane appends what it holds to the
+//! session, where it shows what was there and says the turn was cut. The
+//! writer holds an exclusive lock on the file while it lives, so a pane
+//! opened beside a running one (a second `hive run`) leaves a live turn
+//! alone; a killed process's lock is gone.
 
 use std::fs::{File, TryLockError};
 use std::io::{BufRead, Seek, Write};
@@ -36,6 +37,9 @@ pub(crate) fn path_of(session: &Path) -> PathBuf {
 pub(crate) struct Checkpoint {
     path: PathBuf,
     file: Option<File>,
+    /// Records written over its life (the tests count the rewrites' cost).
+    #[cfg(test)]
+    pub(crate) written: usize,
 }
 
 impl Checkpoint {
@@ -43,6 +47,8 @@ impl Checkpoint {
         Self {
             path: path_of(session),
             file: None,
+            #[cfg(test)]
+            written: 0,
         }
     }
 
@@ -75,6 +81,10 @@ impl Checkpoint {
         let Some(file) = self.file.as_mut() else {
             return Ok(());
         };
+        #[cfg(test)]
+        {
+            self.written += records.len();
+        }
         let mut text = String::new();
         for r in records {
             text.push_str(&r.to_line());

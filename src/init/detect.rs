@@ -43,11 +43,11 @@ pub struct Cli {
     pub install: Option<String>,
     pub version: Option<String>,
     /// Doctor's auth check passed (a key set or a login file).
-    pub(crate) logged_in: bool,
+    pub logged_in: bool,
     /// Doctor's word on auth, or its fix when not logged in.
     pub auth: String,
     /// Doctor found nothing that stops it from starting.
-    pub(crate) can_start: bool,
+    pub can_start: bool,
 }
 
 impl Cli {

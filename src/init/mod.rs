@@ -16,7 +16,7 @@ use std::time::Duration;
 pub(crate) use ask::Ask;
 pub(crate) use detect::{CLIS, Detected, LOCAL_PORTS};
 pub use detect::{Cli, detect};
-pub(crate) use write::Choice;
+pub use write::Choice;
 pub use write::{Plan, render};
 
 use crate::config::{Config, ConfigSource};

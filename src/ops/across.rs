@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 
-use super::{Caller, HiveRequest, Op, OpError, WaitFor};
+use super::{Caller, HiveRequest, OpError, Verb, WaitFor};
 use crate::config::Config;
 use crate::control::protocol::{Call, Reply, Request};
 use crate::provider::PermissionDecision;
@@ -65,7 +65,7 @@ impl Across {
         req: HiveRequest,
         gate: impl FnOnce(&Caller, &str, bool) -> Result<(), OpError>,
     ) -> Option<HiveRequest> {
-        let Some((host, name, args, addressed)) = self.split(&req.op) else {
+        let Some((host, name, args, addressed)) = self.split(&req.verb) else {
             return Some(req);
         };
         let HiveRequest { caller, reply, .. } = req;
@@ -84,18 +84,17 @@ impl Across {
 
     /// `(host, op name, arguments there, "host:agent")` when `op` names an
     /// agent (or a message) on one of the hosts.
-    fn split(&self, op: &Op) -> Option<(String, &'static str, Value, String)> {
+    fn split(&self, verb: &Verb) -> Option<(String, &'static str, Value, String)> {
         let on_host = |addr: &str| -> Option<(String, String)> {
             let (host, rest) = addr.split_once(':')?;
             self.hosts
                 .contains_key(host)
                 .then(|| (host.to_owned(), rest.to_owned()))
         };
-        match op {
+        match verb {
             // Helpers start beside the agent that asks, on its server.
-            Op::List | Op::Spawn(_) | Op::Close { .. } => None,
-            Op::Read {
-                agent,
+            Verb::Read {
+                pane: agent,
                 last,
                 since,
                 full,
@@ -104,13 +103,17 @@ impl Across {
                 let args = json!({"agent": a, "last": last, "since": since, "full": full});
                 Some((h, "agent.read", args, agent.clone()))
             }
-            Op::Send { agent, text, steer } => {
+            Verb::Send {
+                pane: agent,
+                text,
+                steer,
+            } => {
                 let (h, a) = on_host(agent)?;
                 let args = json!({"agent": a, "text": text, "steer": steer});
                 Some((h, "agent.send", args, agent.clone()))
             }
-            Op::Wait { target, timeout } => {
-                let secs = timeout.as_secs();
+            Verb::Wait { target, timeout } => {
+                let secs = timeout.unwrap_or(super::DEFAULT_WAIT).as_secs();
                 match target {
                     WaitFor::Agent(agent) => {
                         let (h, a) = on_host(agent)?;
@@ -124,14 +127,16 @@ impl Across {
                         // host in `can_message` will do.
                         Some((h.clone(), "agent.wait", args, format!("{h}:")))
                     }
+                    // A turn's id is ours (`hive ctl wait`).
+                    WaitFor::Turn(_) => None,
                 }
             }
-            Op::Interrupt { agent } => {
+            Verb::Interrupt { pane: agent } => {
                 let (h, a) = on_host(agent)?;
                 Some((h, "agent.interrupt", json!({"agent": a}), agent.clone()))
             }
-            Op::Answer {
-                agent,
+            Verb::Answer {
+                pane: agent,
                 request_id,
                 decision,
             } => {
@@ -149,6 +154,8 @@ impl Across {
                 };
                 Some((h, name, args, agent.clone()))
             }
+            // Only what names an agent there (no operation asks the rest).
+            _ => None,
         }
     }
 }
@@ -309,8 +316,8 @@ mod tests {
     #[test]
     fn only_agents_of_a_configured_host_go_across() {
         let a = across();
-        let send = Op::Send {
-            agent: "box:far".into(),
+        let send = Verb::Send {
+            pane: "box:far".into(),
             text: "hi".into(),
             steer: false,
         };
@@ -322,14 +329,14 @@ mod tests {
         assert_eq!(args["agent"], "far");
         // Another prefix is a local agent's id (ids may not hold `:`, so
         // the local host refuses it as unknown).
-        let other = Op::Interrupt {
-            agent: "nas:x".into(),
+        let other = Verb::Interrupt {
+            pane: "nas:x".into(),
         };
         assert!(a.split(&other).is_none());
-        assert!(a.split(&Op::List).is_none());
-        let wait = Op::Wait {
+        assert!(a.split(&Verb::List).is_none());
+        let wait = Verb::Wait {
             target: WaitFor::Message("box:m3".into()),
-            timeout: Duration::from_secs(30),
+            timeout: Some(Duration::from_secs(30)),
         };
         let (_, _, args, addressed) = a.split(&wait).unwrap();
         assert_eq!(args["message_id"], "m3");

@@ -1,8 +1,10 @@
 //! The server's handler of hive's operations. It lives on the server's loop:
 //! `observe` sees every pane update (turn states, queue lengths, the items
 //! of each pane, which turn answers which message) and `handle` answers a
-//! `HiveRequest` by commanding a runner. It never blocks: `agent.wait`
-//! parks a oneshot until the turn ends.
+//! `HiveRequest`, handing the server's door (src/server/door.rs) the
+//! runner command it makes, which the door sends: it commands no runner
+//! itself. It never blocks: `agent.wait` parks a oneshot until the turn
+//! ends.
 //!
 //! Safety (docs/operations.md): an agent reaches only the panes its
 //! `can_message` lists; a message carries the chain of agents that led to
@@ -17,7 +19,7 @@ use indexmap::IndexMap;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-use super::{Caller, HiveRequest, Op, OpError, WaitFor};
+use super::{Caller, HiveRequest, OpError, Verb, WaitFor};
 use crate::config::AgentConfig;
 use crate::control::protocol::{Approval, PaneState};
 use crate::event::Origin;
@@ -303,44 +305,70 @@ impl OpsHost {
         }
     }
 
-    /// Answers one request, commanding the runners (`runners[i]` is pane i).
-    pub fn handle(&mut self, req: HiveRequest, runners: &[Option<RunnerHandle>]) {
-        let HiveRequest { caller, op, reply } = req;
-        let result = match op {
-            Op::List => Ok(self.list(&caller)),
-            Op::Read {
-                agent,
+    /// Answers one request; the runner command it makes (pane, command)
+    /// is for the server's door to send. `runners[i]` is pane i's runner,
+    /// there or not.
+    #[must_use = "the command is the caller's to send"]
+    pub fn handle(
+        &mut self,
+        req: HiveRequest,
+        runners: &[Option<RunnerHandle>],
+    ) -> Option<(usize, RunnerCommand)> {
+        let HiveRequest {
+            caller,
+            verb,
+            reply,
+        } = req;
+        let result = match verb {
+            Verb::List => Ok((self.list(&caller), None)),
+            Verb::Read {
+                pane,
                 last,
                 since,
                 full,
             } => self
-                .target(&caller, &agent, false)
-                .map(|i| self.read(i, last, since.as_deref(), full)),
-            Op::Send { agent, text, steer } => self.send(&caller, &agent, &text, steer, runners),
-            Op::Wait { target, .. } => match self.wait(&caller, target) {
-                Ok(Waiting::Done(outcome)) => Ok(outcome),
-                Ok(Waiting::Pending(id)) => return self.park(&id, reply),
+                .target(&caller, &pane, false)
+                .map(|i| (self.read(i, last, since.as_deref(), full), None)),
+            Verb::Send { pane, text, steer } => self.send(&caller, &pane, &text, steer, runners),
+            Verb::Wait { target, .. } => match self.wait(&caller, target) {
+                Ok(Waiting::Done(outcome)) => Ok((outcome, None)),
+                Ok(Waiting::Pending(id)) => {
+                    self.park(&id, reply);
+                    return None;
+                }
                 Err(e) => Err(e),
             },
-            Op::Interrupt { agent } => self.target(&caller, &agent, true).and_then(|i| {
+            Verb::Interrupt { pane } => self.target(&caller, &pane, true).and_then(|i| {
                 let busy = self.panes[i].m.state.is_busy();
                 let who = format!("{} via hive", self.caller_name(&caller));
-                runner(runners, i)?.send(RunnerCommand::InterruptFrom(who));
-                Ok(json!({"interrupted": busy}))
+                runner(runners, i)?;
+                Ok((
+                    json!({"interrupted": busy}),
+                    Some((i, RunnerCommand::InterruptFrom(who))),
+                ))
             }),
-            Op::Answer {
-                agent,
+            Verb::Answer {
+                pane,
                 request_id,
                 decision,
             } => self
-                .approver(&caller, &agent)
+                .approver(&caller, &pane)
                 .and_then(|i| self.answer(&caller, i, request_id.as_deref(), decision, runners)),
-            Op::Spawn(_) | Op::Close { .. } => Err(OpError::new(
+            other => Err(OpError::new(
                 "unavailable",
-                "only a hive server starts and closes panes",
+                format!("hive's operations do not {}", other.name()),
             )),
         };
-        let _ = reply.send(result);
+        match result {
+            Ok((value, cmd)) => {
+                let _ = reply.send(Ok(value));
+                cmd
+            }
+            Err(e) => {
+                let _ = reply.send(Err(e));
+                None
+            }
+        }
     }
 
     fn list(&self, caller: &Caller) -> Value {
@@ -375,7 +403,7 @@ impl OpsHost {
         request_id: Option<&str>,
         decision: PermissionDecision,
         runners: &[Option<RunnerHandle>],
-    ) -> Result<Value, OpError> {
+    ) -> Result<(Value, Option<(usize, RunnerCommand)>), OpError> {
         let p = &self.panes[i];
         let req = p.m.approval(request_id).ok_or_else(|| {
             OpError::new(
@@ -393,11 +421,12 @@ impl OpsHost {
         self.may_decide(caller, &p.id, req, &decision)?;
         let out = json!({"request_id": req.request_id, "tool": req.tool_name,
                          "decision": crate::control::hub::decision_name(&decision)});
-        runner(runners, i)?.send(RunnerCommand::Permission {
+        runner(runners, i)?;
+        let cmd = RunnerCommand::Permission {
             request_id: req.request_id.clone(),
             decision,
-        });
-        Ok(out)
+        };
+        Ok((out, Some((i, cmd))))
     }
 
     /// An agent approves for its helper only what it runs itself without
@@ -434,7 +463,7 @@ impl OpsHost {
     /// or it spawned it).
     pub(crate) fn allowed(&self, caller: &Caller, target: &str) -> bool {
         match caller {
-            Caller::External => true,
+            Caller::Cli | Caller::Console(_) => true,
             Caller::Agent(id) => {
                 id != target
                     && (self.is_child(target, id)
@@ -462,7 +491,7 @@ impl OpsHost {
     /// message it sent there).
     pub(crate) fn reaches_host(&self, caller: &Caller, host: &str) -> bool {
         match caller {
-            Caller::External => true,
+            Caller::Cli | Caller::Console(_) => true,
             Caller::Agent(id) => self.pane_of(id).is_some_and(|i| {
                 self.panes[i]
                     .can_message
@@ -524,11 +553,11 @@ impl OpsHost {
         text: &str,
         steer: bool,
         runners: &[Option<RunnerHandle>],
-    ) -> Result<Value, OpError> {
+    ) -> Result<(Value, Option<(usize, RunnerCommand)>), OpError> {
         let target = self.target(caller, agent, true)?;
         let runner = runner(runners, target)?;
         let (chain, header) = match caller {
-            Caller::External => (Vec::new(), String::new()),
+            Caller::Cli | Caller::Console(_) => (Vec::new(), String::new()),
             Caller::Agent(id) => self.chain_from(id, agent)?,
         };
         self.next += 1;
@@ -543,15 +572,16 @@ impl OpsHost {
         } else {
             SubmitMode::Queue
         };
-        if !runner.send(RunnerCommand::Submit {
-            text: format!("{header}\n{text}"),
-            mode,
-        }) {
+        if runner.is_closed() {
             return Err(OpError::new(
                 "unavailable",
                 format!("pane `{agent}` is not running"),
             ));
         }
+        let cmd = RunnerCommand::Submit {
+            text: format!("{header}\n{text}"),
+            mode,
+        };
         let queued = !steer && self.panes[target].m.state.is_busy();
         self.panes[target]
             .m
@@ -560,7 +590,7 @@ impl OpsHost {
         // script) share one key: send-then-wait works for them too.
         let key = match caller {
             Caller::Agent(id) => id.clone(),
-            Caller::External => String::new(),
+            Caller::Cli | Caller::Console(_) => String::new(),
         };
         self.last_sent.insert((key, target), message_id.clone());
         self.messages.insert(
@@ -574,7 +604,10 @@ impl OpsHost {
                 waiters: Vec::new(),
             },
         );
-        Ok(json!({"message_id": message_id, "queued": queued}))
+        Ok((
+            json!({"message_id": message_id, "queued": queued}),
+            Some((target, cmd)),
+        ))
     }
 
     /// How a pane names the caller: `Architect (architect)`, or a caller
@@ -585,7 +618,7 @@ impl OpsHost {
                 Some(i) => format!("{} ({id})", self.panes[i].name),
                 None => id.clone(),
             },
-            Caller::External => "a caller outside hive's panes".into(),
+            Caller::Cli | Caller::Console(_) => "a caller outside hive's panes".into(),
         }
     }
 
@@ -657,11 +690,17 @@ impl OpsHost {
                 let pane = self.target(caller, &agent, false)?;
                 let key = match caller {
                     Caller::Agent(id) => id.clone(),
-                    Caller::External => String::new(),
+                    Caller::Cli | Caller::Console(_) => String::new(),
                 };
                 self.last_sent.get(&(key, pane)).cloned().ok_or_else(|| {
                     OpError::new("no_message", format!("you have sent nothing to `{agent}`"))
                 })?
+            }
+            WaitFor::Turn(turn) => {
+                return Err(OpError::new(
+                    "unknown_message",
+                    format!("an operation waits for a message, not turn `{turn}`"),
+                ));
             }
         };
         let msg = self

@@ -3,10 +3,11 @@
 //! read one, send it a message, wait for the answer, interrupt it.
 //!
 //! Each operation has a name, a description and a JSON schema
-//! (`OPERATIONS`); `Op::parse` turns a call into a typed request. Requests
-//! reach the panes only as `HiveRequest`s — a typed command with a oneshot
-//! reply — handled on the server's loop by `host::OpsHost`, which owns
-//! nothing but bookkeeping: the server owns the runners. `meta` offers the operations
+//! (`OPERATIONS`); [`parse`] turns a call into the [`Verb`] it asks for (the
+//! one request of src/protocol/verb.rs). Requests reach the panes only as
+//! `HiveRequest`s — the verb with a oneshot reply — through the server's
+//! one door (src/server/door.rs); `host::OpsHost` keeps the bookkeeping
+//! (messages, chains, items) and hands the door the runner command to send. `meta` offers the operations
 //! to a model as the seed's four meta-tools.
 
 pub mod across;
@@ -24,6 +25,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
+pub use crate::protocol::verb::{Caller, SpawnArgs, Verb, WaitFor};
 pub use host::OpsHost;
 
 /// One operation as discovery shows it.
@@ -159,64 +161,6 @@ pub fn find(name: &str) -> Option<&'static OpSpec> {
 pub(crate) const DEFAULT_WAIT: Duration = Duration::from_secs(300);
 const MAX_WAIT: Duration = Duration::from_secs(3600);
 
-/// A typed operation request.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Op {
-    List,
-    Read {
-        agent: String,
-        last: usize,
-        since: Option<String>,
-        full: bool,
-    },
-    Send {
-        agent: String,
-        text: String,
-        steer: bool,
-    },
-    Wait {
-        target: WaitFor,
-        timeout: Duration,
-    },
-    Interrupt {
-        agent: String,
-    },
-    /// Answers an approval the pane waits on.
-    Answer {
-        agent: String,
-        request_id: Option<String>,
-        decision: crate::provider::PermissionDecision,
-    },
-    /// A helper in a new pane (the server makes it: src/server/teams.rs).
-    Spawn(SpawnArgs),
-    /// Closes a pane the caller spawned, with its own helpers.
-    Close {
-        agent: String,
-    },
-}
-
-/// `agent.spawn`'s arguments.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SpawnArgs {
-    pub template: Option<String>,
-    pub provider: Option<String>,
-    pub id: Option<String>,
-    pub task: Option<String>,
-    pub model: Option<String>,
-    pub cwd: Option<String>,
-    #[serde(default)]
-    pub worktree: bool,
-    pub can_message: Option<Vec<String>>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum WaitFor {
-    Message(String),
-    /// The caller's last message to this pane.
-    Agent(String),
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{code}: {message}")]
 pub struct OpError {
@@ -330,123 +274,115 @@ fn args<T: serde::de::DeserializeOwned>(op: &str, v: Value) -> Result<T, OpError
     })
 }
 
-impl Op {
-    /// How long its caller waits for the answer (`None`: as long as it
-    /// takes): an `agent.wait`'s own timeout.
-    pub(crate) fn timeout(&self) -> Option<std::time::Duration> {
-        match self {
-            Op::Wait { timeout, .. } => Some(*timeout),
-            _ => None,
-        }
+/// `agent.spawn` and `agent.close` (issue 32).
+fn parse_team(name: &str, arguments: Value) -> Result<Verb, OpError> {
+    if name == "agent.close" {
+        let a: AgentArg = args(name, arguments)?;
+        // With the helpers it spawned; its worktree stays.
+        return Ok(Verb::Close {
+            pane: a.agent,
+            team: true,
+            discard: false,
+        });
     }
-
-    /// `agent.spawn` and `agent.close` (issue 32).
-    fn parse_team(name: &str, arguments: Value) -> Result<Op, OpError> {
-        if name == "agent.close" {
-            let a: AgentArg = args(name, arguments)?;
-            return Ok(Op::Close { agent: a.agent });
-        }
-        let a: SpawnArgs = args(name, arguments)?;
-        if a.template.is_some() == a.provider.is_some() {
-            return Err(OpError::new(
-                "invalid_args",
-                "agent.spawn: give template or provider (one of them)",
-            ));
-        }
-        Ok(Op::Spawn(a))
+    let a: SpawnArgs = args(name, arguments)?;
+    if a.template.is_some() == a.provider.is_some() {
+        return Err(OpError::new(
+            "invalid_args",
+            "agent.spawn: give template or provider (one of them)",
+        ));
     }
-
-    pub fn parse(name: &str, arguments: Value) -> Result<Op, OpError> {
-        Ok(match name {
-            "agents.list" => {
-                args::<NoArgs>(name, arguments)?;
-                Op::List
-            }
-            "agent.read" => {
-                let a: ReadArgs = args(name, arguments)?;
-                Op::Read {
-                    agent: a.agent,
-                    last: a.last.unwrap_or(20).clamp(1, 200),
-                    since: a.since,
-                    full: a.full,
-                }
-            }
-            "agent.send" => {
-                let a: SendArgs = args(name, arguments)?;
-                if a.text.trim().is_empty() {
-                    return Err(OpError::new("invalid_args", "agent.send: text is empty"));
-                }
-                Op::Send {
-                    agent: a.agent,
-                    text: a.text,
-                    steer: a.steer,
-                }
-            }
-            "agent.wait" => {
-                let a: WaitArgs = args(name, arguments)?;
-                let target = match (a.message_id, a.agent) {
-                    (Some(m), _) => WaitFor::Message(m),
-                    (None, Some(agent)) => WaitFor::Agent(agent),
-                    (None, None) => {
-                        return Err(OpError::new(
-                            "invalid_args",
-                            "agent.wait: give message_id or agent",
-                        ));
-                    }
-                };
-                let timeout = a
-                    .timeout_secs
-                    .map(Duration::from_secs)
-                    .unwrap_or(DEFAULT_WAIT)
-                    .min(MAX_WAIT);
-                Op::Wait { target, timeout }
-            }
-            "agent.interrupt" => {
-                let a: AgentArg = args(name, arguments)?;
-                Op::Interrupt { agent: a.agent }
-            }
-            "agent.approve" => {
-                use crate::provider::PermissionDecision::{AllowAlways, AllowOnce};
-                let a: ApproveArgs = args(name, arguments)?;
-                Op::Answer {
-                    agent: a.agent,
-                    request_id: a.request_id,
-                    decision: if a.always { AllowAlways } else { AllowOnce },
-                }
-            }
-            "agent.deny" => {
-                let a: DenyArgs = args(name, arguments)?;
-                let reason = crate::control::hub::deny_reason(a.reason, "hive's operations");
-                Op::Answer {
-                    agent: a.agent,
-                    request_id: a.request_id,
-                    decision: crate::provider::PermissionDecision::Deny { reason },
-                }
-            }
-            "agent.spawn" | "agent.close" => Self::parse_team(name, arguments)?,
-            other => {
-                let known: Vec<&str> = OPERATIONS.iter().map(|o| o.name).collect();
-                return Err(OpError::new(
-                    "unknown_op",
-                    format!("no operation `{other}`; known: {}", known.join(", ")),
-                ));
-            }
-        })
-    }
+    Ok(Verb::Spawn(a))
 }
 
-/// Who asks: an agent pane (its id), or someone outside any pane.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Caller {
-    Agent(String),
-    External,
+/// An operation's call (its name and JSON arguments) as the verb it asks
+/// for: agents' encoding of the one request (src/protocol/verb.rs).
+pub fn parse(name: &str, arguments: Value) -> Result<Verb, OpError> {
+    Ok(match name {
+        "agents.list" => {
+            args::<NoArgs>(name, arguments)?;
+            Verb::List
+        }
+        "agent.read" => {
+            let a: ReadArgs = args(name, arguments)?;
+            Verb::Read {
+                pane: a.agent,
+                last: a.last.unwrap_or(20).clamp(1, 200),
+                since: a.since,
+                full: a.full,
+            }
+        }
+        "agent.send" => {
+            let a: SendArgs = args(name, arguments)?;
+            if a.text.trim().is_empty() {
+                return Err(OpError::new("invalid_args", "agent.send: text is empty"));
+            }
+            Verb::Send {
+                pane: a.agent,
+                text: a.text,
+                steer: a.steer,
+            }
+        }
+        "agent.wait" => {
+            let a: WaitArgs = args(name, arguments)?;
+            let target = match (a.message_id, a.agent) {
+                (Some(m), _) => WaitFor::Message(m),
+                (None, Some(agent)) => WaitFor::Agent(agent),
+                (None, None) => {
+                    return Err(OpError::new(
+                        "invalid_args",
+                        "agent.wait: give message_id or agent",
+                    ));
+                }
+            };
+            let timeout = a
+                .timeout_secs
+                .map(Duration::from_secs)
+                .unwrap_or(DEFAULT_WAIT)
+                .min(MAX_WAIT);
+            Verb::Wait {
+                target,
+                timeout: Some(timeout),
+            }
+        }
+        "agent.interrupt" => {
+            let a: AgentArg = args(name, arguments)?;
+            Verb::Interrupt { pane: a.agent }
+        }
+        "agent.approve" => {
+            use crate::provider::PermissionDecision::{AllowAlways, AllowOnce};
+            let a: ApproveArgs = args(name, arguments)?;
+            Verb::Answer {
+                pane: a.agent,
+                request_id: a.request_id,
+                decision: if a.always { AllowAlways } else { AllowOnce },
+            }
+        }
+        "agent.deny" => {
+            let a: DenyArgs = args(name, arguments)?;
+            let reason = crate::control::protocol::deny_reason(a.reason, "hive's operations");
+            Verb::Answer {
+                pane: a.agent,
+                request_id: a.request_id,
+                decision: crate::provider::PermissionDecision::Deny { reason },
+            }
+        }
+        "agent.spawn" | "agent.close" => parse_team(name, arguments)?,
+        other => {
+            let known: Vec<&str> = OPERATIONS.iter().map(|o| o.name).collect();
+            return Err(OpError::new(
+                "unknown_op",
+                format!("no operation `{other}`; known: {}", known.join(", ")),
+            ));
+        }
+    })
 }
 
 /// A request for the app's loop; the answer comes back on `reply`.
 #[derive(Debug)]
 pub struct HiveRequest {
     pub caller: Caller,
-    pub op: Op,
+    pub verb: Verb,
     pub reply: oneshot::Sender<Result<Value, OpError>>,
 }
 
@@ -462,12 +398,12 @@ impl HiveClient {
         Self { tx, caller }
     }
 
-    pub(crate) async fn call(&self, op: Op) -> Result<Value, OpError> {
-        let timeout = op.timeout();
+    pub(crate) async fn call(&self, verb: Verb) -> Result<Value, OpError> {
+        let timeout = verb.timeout();
         let (reply, rx) = oneshot::channel();
         let req = HiveRequest {
             caller: self.caller.clone(),
-            op,
+            verb,
             reply,
         };
         self.tx.send(req).map_err(|_| gone())?;
@@ -475,7 +411,7 @@ impl HiveClient {
     }
 
     pub(crate) async fn call_named(&self, name: &str, arguments: Value) -> Result<Value, OpError> {
-        self.call(Op::parse(name, arguments)?).await
+        self.call(parse(name, arguments)?).await
     }
 }
 
@@ -521,23 +457,22 @@ mod tests {
 
     #[test]
     fn parse_checks_names_and_arguments() {
-        assert_eq!(Op::parse("agents.list", Value::Null).unwrap(), Op::List);
-        let e = Op::parse("agent.sned", json!({})).unwrap_err();
+        assert_eq!(parse("agents.list", Value::Null).unwrap(), Verb::List);
+        let e = parse("agent.sned", json!({})).unwrap_err();
         assert_eq!(e.code, "unknown_op");
         assert!(e.message.contains("agent.send"));
-        let e = Op::parse("agent.send", json!({"agent": "b"})).unwrap_err();
+        let e = parse("agent.send", json!({"agent": "b"})).unwrap_err();
         assert!(e.message.contains("text"), "{e}");
-        let e =
-            Op::parse("agent.send", json!({"agent": "b", "text": "x", "bogus": 1})).unwrap_err();
+        let e = parse("agent.send", json!({"agent": "b", "text": "x", "bogus": 1})).unwrap_err();
         assert!(e.message.contains("bogus"), "{e}");
         assert_eq!(
-            Op::parse("agent.wait", json!({"agent": "b", "timeout_secs": 9999})).unwrap(),
-            Op::Wait {
+            parse("agent.wait", json!({"agent": "b", "timeout_secs": 9999})).unwrap(),
+            Verb::Wait {
                 target: WaitFor::Agent("b".into()),
-                timeout: MAX_WAIT
+                timeout: Some(MAX_WAIT)
             }
         );
-        assert!(Op::parse("agent.wait", json!({})).is_err());
+        assert!(parse("agent.wait", json!({})).is_err());
     }
 
     #[test]
@@ -548,7 +483,7 @@ mod tests {
             // An unknown name is the only way parse refuses a known op
             // without looking at arguments.
             assert_ne!(
-                Op::parse(op.name, json!({})).err().map(|e| e.code),
+                parse(op.name, json!({})).err().map(|e| e.code),
                 Some("unknown_op")
             );
         }

@@ -13,7 +13,7 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-use super::{Caller, HiveRequest, Op, OpError, Ops};
+use super::{Caller, HiveRequest, OpError, Ops};
 use crate::control::client::{Client, ClientError, Prefer, discover};
 use crate::control::hub::Responder;
 use crate::control::protocol::Call;
@@ -30,22 +30,22 @@ pub fn request(
     args: Value,
     reply: Responder,
 ) -> Option<HiveRequest> {
-    let op = match Op::parse(op, args) {
-        Ok(op) => op,
+    let verb = match super::parse(op, args) {
+        Ok(verb) => verb,
         Err(e) => {
             let _ = reply.send(Ok(envelope(Err(e))));
             return None;
         }
     };
-    let timeout = op.timeout();
+    let timeout = verb.timeout();
     let (tx, rx) = oneshot::channel();
     tokio::spawn(async move {
         let outcome = super::answer(timeout, rx).await;
         let _ = reply.send(Ok(envelope(outcome)));
     });
     Some(HiveRequest {
-        caller: agent.map_or(Caller::External, Caller::Agent),
-        op,
+        caller: agent.map_or(Caller::Cli, Caller::Agent),
+        verb,
         reply: tx,
     })
 }

@@ -90,6 +90,17 @@ pub enum PermissionDecision {
     },
 }
 
+impl PermissionDecision {
+    /// An allow: once, or (`always`) for the rest of the session.
+    pub fn allow(always: bool) -> Self {
+        if always {
+            Self::AllowAlways
+        } else {
+            Self::AllowOnce
+        }
+    }
+}
+
 /// A choice offered by the agent with a permission request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PermissionOption {

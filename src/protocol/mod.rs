@@ -33,6 +33,7 @@ pub mod screen;
 pub mod snapshot;
 pub mod text;
 pub mod upsert;
+pub mod verb;
 
 #[cfg(test)]
 pub(crate) mod samples;

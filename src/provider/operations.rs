@@ -41,12 +41,13 @@ impl std::fmt::Debug for Operations {
 }
 
 /// The MCP config file an agent is pointed at:
-/// `<state dir>/mcp/<agent>.<kind>.<server tag>.json`
-/// holding `render(server)`.
+/// `<state dir>/mcp/<agent>.<kind>.<servers tag>.json`
+/// holding `render(agent)`: hive's own server and the user's
+/// `[[mcp_server]]`s (`AgentConfig::mcp_servers`).
 #[derive(Clone, Copy)]
 pub struct McpFile {
     pub kind: &'static str,
-    pub render: fn(&McpServerConfig) -> Value,
+    pub render: fn(&AgentConfig) -> Value,
 }
 
 impl std::fmt::Debug for McpFile {
@@ -56,29 +57,37 @@ impl std::fmt::Debug for McpFile {
 }
 
 impl McpFile {
-    /// Where the file of `agent` goes: its id and the server it reaches
+    /// Where the file of `agent` goes: its id and the servers it reaches
     /// name it, so two projects' agents of one id never share one (issue
     /// 46 item 1).
     pub fn path(&self, agent: &AgentConfig) -> PathBuf {
-        let server = agent.hive_mcp.as_ref().map(|s| {
-            let joined = s.args.join("\0");
-            format!("{:08x}", crate::project::fnv1a(joined.as_bytes()) as u32)
-        });
-        let kind = match server {
-            Some(tag) => format!("{}.{tag}", self.kind),
-            None => self.kind.to_owned(),
+        // hive's server alone keeps the tag it always had.
+        let mut joined = agent
+            .hive_mcp
+            .as_ref()
+            .map(|s| s.args.join("\0"))
+            .unwrap_or_default();
+        for s in &agent.shared_mcp {
+            let at = s.url.as_deref().unwrap_or(&s.command);
+            joined.push_str(&format!("\u{1}{}\0{at}\0{}", s.name, s.args.join("\0")));
+        }
+        let kind = if agent.has_mcp() {
+            let tag = crate::project::fnv1a(joined.as_bytes()) as u32;
+            format!("{}.{tag:08x}", self.kind)
+        } else {
+            self.kind.to_owned()
         };
         config_file(&agent.id, &kind)
     }
 
-    /// Writes the file for an agent with `hive_mcp`; nothing for an agent
+    /// Writes the file for an agent with MCP servers; nothing for an agent
     /// without. The agent cannot start without it, so a failure is its
     /// `ProviderError::Spawn` of `program`.
     pub fn write(&self, agent: &AgentConfig, program: &str) -> Result<(), ProviderError> {
-        let Some(server) = &agent.hive_mcp else {
+        if !agent.has_mcp() {
             return Ok(());
-        };
-        write_config(&self.path(agent), &(self.render)(server))
+        }
+        write_config(&self.path(agent), &(self.render)(agent))
             .map_err(|source| ProviderError::spawn(&agent.id, program, source))
     }
 }
@@ -98,6 +107,8 @@ pub(crate) fn server_for(agent_id: &str, socket: &Path) -> Option<McpServerConfi
             agent_id.into(),
         ],
         env: BTreeMap::new(),
+        url: None,
+        headers: BTreeMap::new(),
     })
 }
 

@@ -34,6 +34,9 @@ pub struct ProviderDescriptor {
     pub npm: &'static [NpmProgram],
     pub operations: Operations,
     pub settings: OwnSettings,
+    /// How its agent is given the config's `[[mcp_server]]`s, as `hive
+    /// doctor` says it (`None`: it takes none).
+    pub mcp_channel: Option<&'static str>,
 }
 
 impl std::fmt::Debug for ProviderDescriptor {
@@ -66,6 +69,7 @@ impl ProviderDescriptor {
             npm: &[],
             operations: Operations::None,
             settings: OwnSettings::NONE,
+            mcp_channel: None,
         }
     }
 }

@@ -102,6 +102,11 @@ impl RunnerHandle {
         self.tx.send(cmd).is_ok()
     }
 
+    /// Whether the runner has ended (a command sent now is lost).
+    pub fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+
     /// Stops the runner and returns once it has killed its provider.
     pub async fn shutdown(&self) {
         self.send(RunnerCommand::Shutdown);

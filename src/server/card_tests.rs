@@ -27,6 +27,8 @@ fn secret_agent() -> AgentConfig {
         command: "hive".into(),
         args: vec![format!("--secret={SECRET}")],
         env: [("HIVE_TOKEN".to_owned(), SECRET.to_owned())].into(),
+        url: None,
+        headers: Default::default(),
     });
     agent
 }

@@ -12,6 +12,7 @@ mod asks;
 mod card_tests;
 mod clients;
 pub mod daemon;
+mod door;
 pub mod layout;
 mod lists;
 pub mod log;

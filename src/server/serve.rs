@@ -17,7 +17,6 @@ use super::layout::Placed;
 pub(super) use super::pane::{Pane, pane_snapshot, started_of};
 pub(super) use super::starter::{SetupDone, Starter};
 use crate::config::{AgentConfig, Config};
-use crate::control::protocol::Call;
 use crate::provider::Registry;
 use crate::runner::{PaneEvent, PaneUpdate, QueueEdit, RunnerCommand, RunnerHandle};
 use crate::wire::snapshot::{Restored, ServerInfo, Snapshot};
@@ -94,7 +93,7 @@ pub(super) struct Server {
     pub(super) ops: crate::ops::OpsHost,
     ops_rx: mpsc::UnboundedReceiver<crate::ops::HiveRequest>,
     /// Operations for agents on other machines (`host:agent`).
-    across: crate::ops::across::Across,
+    pub(super) across: crate::ops::across::Across,
     pub(super) control: crate::control::Host,
     /// Each console's view of each terminal pane.
     views: super::views::TermViews,
@@ -340,61 +339,8 @@ impl Server {
         self.order.get(position).copied()
     }
 
-    /// An agent's operation, from its in-process tools or from `hive mcp`
-    /// over the socket (`Call::Op`): the one place ops run.
-    fn on_op(&mut self, req: crate::ops::HiveRequest) {
-        // Spawning and closing helpers is the server's.
-        let Some(req) = self.team_op(req) else {
-            return;
-        };
-        let ops = &mut self.ops;
-        let gate = |c: &crate::ops::Caller, t: &str, sends: bool| {
-            crate::ops::across::gate(ops, c, t, sends)
-        };
-        if let Some(req) = self.across.take(req, gate) {
-            self.ops.handle(req, &self.runners);
-        }
-    }
-
-    /// A control request; `Some(why)` when it stops the server.
-    fn on_control(&mut self, req: crate::control::hub::ControlRequest) -> Option<String> {
-        match req.call {
-            Call::Server => {
-                let _ = req.reply.send(Ok(self.describe()));
-                None
-            }
-            Call::Kill => {
-                let _ = req.reply.send(Ok(json!({ "stopping": true })));
-                Some("hive kill".into())
-            }
-            Call::Op { agent, op, args } => {
-                // Run here, on this pass of the loop (issue 44: it used to
-                // go round the ops channel for a second one).
-                if let Some(op) = crate::ops::remote::request(agent, &op, args, req.reply) {
-                    self.on_op(op);
-                }
-                None
-            }
-            ref call if call.pane_edit().is_some() => {
-                if let Some(edit) = call.pane_edit() {
-                    let outcome = self.edit(edit, None).map_err(|why| {
-                        crate::control::protocol::CtlError::new(why.code(), why.to_string())
-                    });
-                    let _ = req.reply.send(outcome.map(|done| done.json));
-                }
-                None
-            }
-            _ => {
-                if let Some((pane, cmd)) = self.control.handle(req) {
-                    self.command(pane, cmd, None);
-                }
-                None
-            }
-        }
-    }
-
     /// What `hive ls` shows.
-    fn describe(&self) -> serde_json::Value {
+    pub(super) fn describe(&self) -> serde_json::Value {
         let running = self.panes.iter().filter(|p| p.state.is_busy()).count();
         json!({
             "pid": self.info.pid,
@@ -425,7 +371,13 @@ impl Server {
         None
     }
 
+    /// A console's message: a request goes in by the door (src/server/
+    /// door.rs), the rest is the console's session.
     fn on_message(&mut self, id: ClientId, msg: ClientMsg) -> Option<String> {
+        let msg = match msg.into_verb() {
+            Ok(verb) => return self.console_request(id, verb),
+            Err(msg) => msg,
+        };
         match msg {
             ClientMsg::Attach | ClientMsg::Resync => {
                 let first = self.clients.count() == 0;
@@ -443,11 +395,6 @@ impl Server {
                     "client attached"
                 );
             }
-            ClientMsg::Command { pane, cmd } => {
-                if let Some(slot) = self.slot(pane) {
-                    self.command(slot, cmd, Some(id));
-                }
-            }
             ClientMsg::Focus(pane) => {
                 // No pane (`NO_PANE`): this client looks at none of ours.
                 let slot = self.slot(pane);
@@ -464,13 +411,13 @@ impl Server {
                     p.draft = text;
                 }
             }
-            ClientMsg::Edit(edit) => self.edit_from(id, edit),
             ClientMsg::Mute(change) => self.mute(&change),
             ClientMsg::Detach => self.left(id, "detached"),
-            ClientMsg::Stop => return Some("stopped from a console".into()),
             ClientMsg::Worktree(req) => self.worktrees.request(id, req, &self.order),
             msg @ (ClientMsg::Files { .. } | ClientMsg::Sessions { .. }) => self.list_for(id, msg),
             ClientMsg::Resume { pane, session } => self.resume(id, pane, session),
+            // Requests: through the door above.
+            ClientMsg::Command { .. } | ClientMsg::Edit(_) | ClientMsg::Stop => {}
         }
         None
     }
@@ -512,7 +459,7 @@ impl Server {
 
     /// A runner command from a client (`from`) or `hive ctl`; a client's
     /// sizes and input go by the latest console's size first.
-    fn command(&mut self, i: usize, cmd: RunnerCommand, from: Option<ClientId>) {
+    pub(super) fn command(&mut self, i: usize, cmd: RunnerCommand, from: Option<ClientId>) {
         let Some(id) = from else {
             return self.command_one(i, cmd, None);
         };

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::serve::Server;
-use crate::ops::{Caller, HiveRequest, Op, OpError, SpawnArgs};
+use crate::ops::{Caller, HiveRequest, OpError, SpawnArgs, Verb};
 use crate::wire::edit::NewPane;
 
 /// Helpers of helpers of helpers, at most.
@@ -31,27 +31,12 @@ pub(super) const MAX_DEPTH: usize = 3;
 const NOT_SPAWNED: &[&str] = &["pty"];
 
 impl Server {
-    /// Answers `agent.spawn` and `agent.close`; hands back any other
-    /// request.
-    pub(super) fn team_op(&mut self, req: HiveRequest) -> Option<HiveRequest> {
-        if !matches!(req.op, Op::Spawn(_) | Op::Close { .. }) {
-            return Some(req);
-        }
-        let HiveRequest { caller, op, reply } = req;
-        let outcome = match op {
-            Op::Spawn(args) => self.spawn(&caller, args),
-            Op::Close { agent } => self.close_helper(&caller, &agent),
-            _ => Err(OpError::new("unavailable", "not a team operation")),
-        };
-        let _ = reply.send(outcome);
-        None
-    }
-
-    fn spawn(&mut self, caller: &Caller, args: SpawnArgs) -> Result<Value, OpError> {
+    /// `agent.spawn` (from the door, src/server/door.rs).
+    pub(super) fn spawn(&mut self, caller: &Caller, args: SpawnArgs) -> Result<Value, OpError> {
         let parent = match caller {
             Caller::Agent(id) => Some(self.spawner(id)?),
             // A script (hive mcp outside any pane) makes a pane of its own.
-            Caller::External => None,
+            Caller::Cli | Caller::Console(_) => None,
         };
         let base = parent.map(|slot| self.panes[slot].agent.cwd.clone());
         let cwd = match (&args.cwd, base) {
@@ -264,23 +249,25 @@ impl Server {
     /// `agent.send` of `text` to `id` as `caller`, answered at once.
     fn send_as(&mut self, caller: &Caller, id: &str, text: String) -> Result<Value, OpError> {
         let (reply, mut rx) = tokio::sync::oneshot::channel();
-        let op = Op::Send {
-            agent: id.to_owned(),
+        let verb = Verb::Send {
+            pane: id.to_owned(),
             text,
             steer: false,
         };
         let req = HiveRequest {
             caller: caller.clone(),
-            op,
+            verb,
             reply,
         };
-        self.ops.handle(req, &self.runners);
+        if let Some((slot, cmd)) = self.ops.handle(req, &self.runners) {
+            self.command(slot, cmd, None);
+        }
         rx.try_recv()
             .map_err(|_| OpError::new("unavailable", "the helper did not take its task"))?
     }
 
     /// `agent.close`: a helper of the caller's, with its own helpers.
-    fn close_helper(&mut self, caller: &Caller, agent: &str) -> Result<Value, OpError> {
+    pub(super) fn close_helper(&mut self, caller: &Caller, agent: &str) -> Result<Value, OpError> {
         if let Caller::Agent(id) = caller
             && !self.ops.is_child(agent, id)
         {

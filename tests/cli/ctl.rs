@@ -20,6 +20,7 @@ use serde_json::Value;
 use crate::support::tmux::stop_servers;
 
 mod approvals;
+mod doors;
 mod notify;
 mod panes;
 mod projects;

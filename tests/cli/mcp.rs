@@ -23,7 +23,7 @@ use hive::control::server::Server;
 use hive::event::Origin;
 use hive::ops::OpsHost;
 use hive::provider::{ProviderFactory, ProviderSpec, Registry};
-use hive::runner::{PaneEvent, PaneUpdate, RunnerOptions, spawn_runner};
+use hive::runner::{PaneEvent, PaneUpdate, RunnerHandle, RunnerOptions, spawn_runner};
 use hive::upsert::{UpsertKind, UpsertStatus};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -62,7 +62,7 @@ fn start_hive(
         let _server = server;
         loop {
             tokio::select! {
-                Some(req) = ops_rx.recv() => host.handle(req, &runners),
+                Some(req) = ops_rx.recv() => door(&mut host, req, &runners),
                 Some(u) = rx.recv() => {
                     host.observe(&u);
                     log.lock().unwrap().push(u);
@@ -70,7 +70,7 @@ fn start_hive(
                 Some(req) = ctl_rx.recv() => match req.call {
                     Call::Op { agent, op, args } => {
                         if let Some(op) = hive::ops::remote::request(agent, &op, args, req.reply) {
-                            host.handle(op, &runners);
+                            door(&mut host, op, &runners);
                         }
                     }
                     other => panic!("unexpected control call {other:?}"),
@@ -79,6 +79,16 @@ fn start_hive(
         }
     });
     (socket, seen)
+}
+
+/// What the server's door does with an operation: the ops host answers
+/// it, and the runner command it makes goes to that pane's runner.
+fn door(host: &mut OpsHost, req: hive::ops::HiveRequest, runners: &[Option<RunnerHandle>]) {
+    if let Some((pane, cmd)) = host.handle(req, runners)
+        && let Some(r) = runners.get(pane).and_then(Option::as_ref)
+    {
+        r.send(cmd);
+    }
 }
 
 struct McpClient {

@@ -346,6 +346,14 @@ fn a_local_and_a_remote_server_share_one_grid_and_an_agent_messages_across() {
     assert_eq!(code, Some(0), "{err}");
     // The reviewer's scripted second answer.
     assert!(answer.contains("Ship it"), "{answer}");
+    // A pane made on the host joins the grid, titled as its server's others
+    // are, and the panes already there stay as they were (issue 44: the
+    // host's layout moves the console's panes by id, mux_layout.rs).
+    let (code, _, err) = ctl(&["new", "box:extra", "--template", "far", "--name", "Extra"]);
+    assert_eq!(code, Some(0), "{err}");
+    t.wait("the host's new pane in the grid", |s| {
+        s.contains("Extra@box") && s.contains("Far@box") && s.contains("Near")
+    });
     // The link to one host breaks: its panes come back, the local one
     // never left, and the grid is laid out as before.
     let master = super::support::sshd::master_pid(&local.join("hive_state_dir/run/ssh"))

@@ -654,6 +654,68 @@ async fn resume_rebuilds_the_conversation_from_history() {
     assert_eq!(m.len(), 5, "{m:#?}");
 }
 
+/// Issue 51: a `[[mcp_server]]` of the config (the fake MCP server,
+/// tests/fake/fake_mcp.py) reaches the built-in agent the config gives it
+/// to: its tools are in the model's request and a call goes to it; an
+/// HTTP one, which this agent cannot start, is a warning in the pane.
+#[tokio::test]
+async fn a_config_mcp_server_reaches_the_built_in_agent() {
+    let fake = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fake/fake_mcp.py");
+    let server = Server::start(vec![
+        Reply::Chunks(vec![
+            tool_call(0, "c1", "fake__add", "{\"a\": 2, \"b\": 3}"),
+            finish("tool_calls"),
+        ]),
+        answer_text("2 + 3 = 5", 10, 5),
+    ]);
+    let text = format!(
+        r#"
+[[mcp_server]]
+name = "fake"
+command = "python3"
+args = ["{fake}"]
+
+[[mcp_server]]
+name = "web"
+url = "http://127.0.0.1:9/mcp"
+
+[[agent]]
+id = "oa"
+provider = "openai"
+model = "test-model"
+base_url = "{}"
+tools = false
+"#,
+        server.base_url
+    );
+    let config = hive::config::Config::parse(&text, hive::config::ConfigSource::Builtin).unwrap();
+    let a = config.agent("oa").unwrap().clone();
+    let mut p = Driven::start(&factory_with_tools(), a, None);
+    let events = p.turn("add 2 and 3").await;
+
+    assert_eq!(done(&events).0, ResponseStatus::Completed);
+    let names: Vec<String> = server.requests()[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["add", "fail", "meet", "fake__add", "fake__fail"]);
+    let m = server.messages(1);
+    assert_eq!(
+        m[2],
+        json!({"role": "tool", "tool_call_id": "c1", "content": "5"})
+    );
+    let notes = notices(&p.live.seen);
+    assert!(
+        notes.iter().any(
+            |n| n.contains("MCP server `web` did not start") && n.contains("stdio MCP servers")
+        ),
+        "{notes:?}"
+    );
+    p.kill().await;
+}
+
 /// `mcp_servers`: a fake MCP server (tests/fake/fake_mcp.py) is started,
 /// its tools are offered next to the agent's own as `<server>__<tool>`,
 /// and a call goes to it; a server that fails to start is reported in the
@@ -678,6 +740,8 @@ async fn mcp_servers_tools_are_offered_and_called_and_a_broken_one_is_reported()
             .map(String::from)
             .collect(),
         env: Default::default(),
+        url: None,
+        headers: Default::default(),
     };
     a.set(
         "mcp_servers",

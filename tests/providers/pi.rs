@@ -585,6 +585,23 @@ fn registered_with_capabilities() {
     assert!(caps.queue_while_streaming && caps.interrupt && caps.resume && caps.thinking);
 }
 
+/// Issue 51: pi has no MCP client, so a pane the config gives
+/// `[[mcp_server]]`s says it does not get them instead of dropping them
+/// silently.
+#[tokio::test]
+async fn a_pi_pane_given_mcp_servers_says_it_cannot_use_them() {
+    let dir = tempdir();
+    let mut agent = fake_agent(dir.path());
+    agent.shared_mcp = vec![hive::config::McpServerConfig::stdio("files", "npx", &[])];
+    let (h, mut pane) = start(agent, None);
+    pane.until(
+        "the notice",
+        |e| matches!(e, PaneEvent::Notice { text, .. } if text.contains("does not get files")),
+    )
+    .await;
+    h.send(RunnerCommand::Shutdown);
+}
+
 /// Issue 13 item 9: a fresh pi pane that never sent a message has no
 /// session to resume (pi writes it with the first message): no handle is
 /// offered until then.

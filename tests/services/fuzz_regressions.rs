@@ -162,6 +162,11 @@ fn vt100_tiny() {
 }
 
 #[test]
+fn init_render() {
+    assert!(run("init_render", &[], harness::init_render) > 0);
+}
+
+#[test]
 fn state_files() {
     assert!(run("state_files", &[], harness::state_files) > 0);
 }

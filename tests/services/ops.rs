@@ -20,7 +20,7 @@ use demo_agent::demo;
 use hive::config::AgentConfig;
 use hive::event::Origin;
 use hive::ops::meta::toolbox_factory;
-use hive::ops::{Caller, HiveRequest, Op, OpsHost};
+use hive::ops::{Caller, HiveRequest, OpsHost};
 use hive::provider::openai::OpenAiFactory;
 use hive::provider::{ProviderFactory, ProviderSpec, Registry};
 use hive::runner::{
@@ -127,7 +127,7 @@ impl Hive {
         let deadline = tokio::time::Instant::now() + GUARD;
         loop {
             tokio::select! {
-                Some(req) = self.ops_rx.recv() => self.host.handle(req, &self.runners),
+                Some(req) = self.ops_rx.recv() => self.handle(req),
                 Some(u) = self.rx.recv() => {
                     self.host.observe(&u);
                     self.seen.push(u.clone());
@@ -351,14 +351,16 @@ async fn agent_read_returns_history_loaded_from_disk() {
     let mut host = OpsHost::new(std::slice::from_ref(&backend));
     host.restore(0, &h.items);
     let (reply, rx) = tokio::sync::oneshot::channel();
-    host.handle(
+    // A read makes no runner command.
+    let none = host.handle(
         HiveRequest {
-            caller: hive::ops::Caller::External,
-            op: hive::ops::Op::parse("agent.read", json!({"agent": "backend"})).unwrap(),
+            caller: hive::ops::Caller::Cli,
+            verb: hive::ops::parse("agent.read", json!({"agent": "backend"})).unwrap(),
             reply,
         },
         &[None],
     );
+    assert!(none.is_none());
     let items = rx.await.unwrap().unwrap();
     let texts: Vec<(&str, &str, bool)> = items
         .as_array()
@@ -393,14 +395,11 @@ async fn a_caller_outside_any_pane_waits_for_what_it_sent() {
     );
     let call = |hive: &mut Hive, op: &str, args: Value| {
         let (reply, rx) = tokio::sync::oneshot::channel();
-        hive.host.handle(
-            HiveRequest {
-                caller: hive::ops::Caller::External,
-                op: hive::ops::Op::parse(op, args).unwrap(),
-                reply,
-            },
-            &hive.runners,
-        );
+        hive.handle(HiveRequest {
+            caller: hive::ops::Caller::Cli,
+            verb: hive::ops::parse(op, args).unwrap(),
+            reply,
+        });
         rx
     };
     let sent = call(
@@ -432,12 +431,22 @@ fn asker(id: &str) -> AgentConfig {
 }
 
 impl Hive {
+    /// What the server's door does with an operation: the ops host answers
+    /// it, and the runner command it makes goes to that pane's runner.
+    fn handle(&mut self, req: HiveRequest) {
+        if let Some((pane, cmd)) = self.host.handle(req, &self.runners)
+            && let Some(runner) = self.runners.get(pane).and_then(Option::as_ref)
+        {
+            runner.send(cmd);
+        }
+    }
+
     /// Runs the loop until `pred` holds for an update.
     async fn until(&mut self, mut pred: impl FnMut(&PaneUpdate) -> bool) {
         let deadline = tokio::time::Instant::now() + GUARD;
         loop {
             tokio::select! {
-                Some(req) = self.ops_rx.recv() => self.host.handle(req, &self.runners),
+                Some(req) = self.ops_rx.recv() => self.handle(req),
                 Some(u) = self.rx.recv() => {
                     self.host.observe(&u);
                     self.seen.push(u.clone());
@@ -458,9 +467,12 @@ impl Hive {
         args: Value,
     ) -> Result<Value, hive::ops::OpError> {
         let (reply, mut rx) = tokio::sync::oneshot::channel();
-        let op = Op::parse(name, args)?;
-        self.host
-            .handle(HiveRequest { caller, op, reply }, &self.runners);
+        let verb = hive::ops::parse(name, args)?;
+        self.handle(HiveRequest {
+            caller,
+            verb,
+            reply,
+        });
         rx.try_recv().unwrap()
     }
 
@@ -541,7 +553,7 @@ async fn an_agent_answers_approvals_only_of_panes_it_spawned() {
     );
 
     // Outside any pane (a script through `hive mcp`), any pane.
-    let approved = hive.call(Caller::External, "agent.approve", json!({"agent": "other"}));
+    let approved = hive.call(Caller::Cli, "agent.approve", json!({"agent": "other"}));
     assert_eq!(approved.unwrap()["decision"], "allow_once");
     hive.until_turn_end(2).await;
     assert_eq!(hive.tool_outputs(2), ["wrote notes.txt"]);

@@ -86,10 +86,20 @@ impl AcpOptions {
                 .collect::<Result<_, _>>()?,
             Some(_) => return Err(err("options.mcp_servers must be an array of tables".into())),
         };
-        // `hive_tools`: hive's own server goes into `session/new` beside them.
-        if let Some(hive) = &agent.hive_mcp {
-            let v = toml::Value::try_from(hive).map_err(|e| err(e.to_string()))?;
-            mcp_servers.push(mcp_server(&v).map_err(|m| err(format!("hive_tools: {m}")))?);
+        // `hive_tools`: hive's own server goes into `session/new` beside
+        // them, then the user's `[[mcp_server]]`s.
+        for server in agent.mcp_servers() {
+            let what = if agent
+                .hive_mcp
+                .as_ref()
+                .is_some_and(|h| std::ptr::eq(h, server))
+            {
+                "hive_tools".to_owned()
+            } else {
+                format!("mcp_server `{}`", server.name)
+            };
+            let v = toml::Value::try_from(server).map_err(|e| err(e.to_string()))?;
+            mcp_servers.push(mcp_server(&v).map_err(|m| err(format!("{what}: {m}")))?);
         }
         Ok(Self {
             mcp_servers,
@@ -161,6 +171,7 @@ pub(crate) fn descriptor() -> super::ProviderDescriptor {
             },
         ],
         operations: super::operations::Operations::Mcp(None),
+        mcp_channel: Some("`mcpServers` of `session/new` and `session/load`"),
         ..super::ProviderDescriptor::bare("acp", std::sync::Arc::new(AcpFactory))
     }
 }
@@ -345,5 +356,24 @@ mod tests {
             serde_json::json!(["mcp", "--socket", "/run/h.sock", "--agent", "z"])
         );
         assert_eq!(hive["env"], serde_json::json!([]));
+    }
+
+    /// Issue 51: the user's `[[mcp_server]]`s go into `session/new`'s
+    /// `mcpServers` in ACP's shape, after the agent's own `options` ones.
+    #[test]
+    fn the_users_mcp_servers_go_into_session_new() {
+        let mut agent = AgentConfig::new("z", "acp");
+        agent.shared_mcp = crate::config::mcp::sample_servers();
+        let servers = AcpOptions::from_config(&agent).unwrap().mcp_servers;
+        let json = serde_json::to_value(&servers).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!([
+                {"name": "files", "command": "npx", "args": ["-y", "mcp-files", "/srv"],
+                 "env": [{"name": "FILES_TOKEN", "value": "s3cr3t-env"}]},
+                {"type": "http", "name": "docs", "url": "https://mcp.example.com/mcp",
+                 "headers": [{"name": "Authorization", "value": "Bearer s3cr3t-hdr"}]},
+            ])
+        );
     }
 }

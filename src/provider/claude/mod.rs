@@ -57,6 +57,7 @@ pub(crate) fn descriptor() -> super::ProviderDescriptor {
             package: "@anthropic-ai/claude-code",
         }],
         operations: super::operations::Operations::Mcp(Some(MCP_CONFIG)),
+        mcp_channel: Some("`--mcp-config` (a 0600 JSON file hive writes for the pane)"),
         ..super::ProviderDescriptor::bare("claude", std::sync::Arc::new(ClaudeFactory))
     }
 }
@@ -89,9 +90,12 @@ pub fn command_spec(agent: &AgentConfig, resume: Option<&str>) -> CommandSpec {
         args.extend(["--permission-prompt-tool".into(), "stdio".into()]);
     }
     let mut allowed = agent.allowed_tools.clone();
-    if agent.hive_mcp.is_some() {
-        // hive's own tools need no approval: can_message bounds them.
+    if agent.has_mcp() {
         args.extend(["--mcp-config".into(), mcp_config_file(agent)]);
+    }
+    if agent.hive_mcp.is_some() {
+        // hive's own tools need no approval: can_message bounds them. The
+        // user's servers' tools ask as any tool does.
         allowed.push(format!("mcp__{HIVE_MCP}"));
     }
     if !allowed.is_empty() {
@@ -119,7 +123,7 @@ pub fn command_spec(agent: &AgentConfig, resume: Option<&str>) -> CommandSpec {
 /// `mcp__hive__hive_call`, …).
 const HIVE_MCP: &str = "hive";
 
-/// The `--mcp-config` file: hive's server.
+/// The `--mcp-config` file: hive's server and the user's.
 const MCP_CONFIG: super::operations::McpFile = super::operations::McpFile {
     kind: "claude",
     render: mcp_config,
@@ -129,11 +133,22 @@ fn mcp_config_file(agent: &AgentConfig) -> String {
     MCP_CONFIG.path(agent).to_string_lossy().into_owned()
 }
 
-/// The `--mcp-config` file for a `hive_tools` agent.
-pub(crate) fn mcp_config(server: &crate::config::McpServerConfig) -> serde_json::Value {
-    serde_json::json!({"mcpServers": {HIVE_MCP: {
-        "type": "stdio", "command": server.command, "args": server.args, "env": server.env,
-    }}})
+/// The `--mcp-config` file's content: every server of the agent in Claude
+/// Code's `mcpServers` shape (stdio or `http`).
+pub(crate) fn mcp_config(agent: &AgentConfig) -> serde_json::Value {
+    let servers: serde_json::Map<String, serde_json::Value> = agent
+        .mcp_servers()
+        .map(|s| {
+            let entry = match &s.url {
+                Some(url) => serde_json::json!({"type": "http", "url": url, "headers": s.headers}),
+                None => serde_json::json!({
+                    "type": "stdio", "command": s.command, "args": s.args, "env": s.env,
+                }),
+            };
+            (s.name.clone(), entry)
+        })
+        .collect();
+    serde_json::json!({ "mcpServers": servers })
 }
 
 /// The agent's `thinking` setting.
@@ -666,6 +681,41 @@ mod tests {
         assert!(!ClaudeFactory.capabilities(&agent).permissions);
     }
 
+    /// Issue 51: the user's `[[mcp_server]]`s go into the same
+    /// `--mcp-config` file as hive's own, each in Claude Code's shape; an
+    /// agent without hive_tools gets the file for them alone.
+    #[test]
+    fn the_users_mcp_servers_go_into_the_mcp_config_file() {
+        let mut agent = AgentConfig::new("arch", "claude");
+        agent.shared_mcp = crate::config::mcp::sample_servers();
+        let args = command_spec(&agent, None).args;
+        assert!(args.contains(&"--mcp-config".to_owned()), "{args:?}");
+        assert!(!args.join(" ").contains("mcp__"), "{args:?}");
+        let config = mcp_config(&agent);
+        assert_eq!(
+            config["mcpServers"]["files"],
+            serde_json::json!({"type": "stdio", "command": "npx",
+                "args": ["-y", "mcp-files", "/srv"], "env": {"FILES_TOKEN": "s3cr3t-env"}})
+        );
+        assert_eq!(
+            config["mcpServers"]["docs"],
+            serde_json::json!({"type": "http", "url": "https://mcp.example.com/mcp",
+                "headers": {"Authorization": "Bearer s3cr3t-hdr"}})
+        );
+        agent.hive_mcp =
+            crate::provider::operations::server_for("arch", std::path::Path::new("/run/h.sock"));
+        let config = mcp_config(&agent);
+        let names: Vec<&String> = config["mcpServers"]
+            .as_object()
+            .map(|m| m.keys().collect())
+            .unwrap_or_default();
+        assert_eq!(names, ["hive", "files", "docs"]);
+        // Another set of servers is another file.
+        let mut other = agent.clone();
+        other.shared_mcp.pop();
+        assert_ne!(MCP_CONFIG.path(&other), MCP_CONFIG.path(&agent));
+    }
+
     #[test]
     fn hive_tools_add_an_mcp_config_file() {
         let mut agent = AgentConfig::new("arch", "claude");
@@ -691,7 +741,7 @@ mod tests {
         );
         assert_ne!(MCP_CONFIG.path(&twin), file);
         assert!(args.join(" ").contains("--allowedTools Read,mcp__hive"));
-        let config = mcp_config(agent.hive_mcp.as_ref().unwrap());
+        let config = mcp_config(&agent);
         let hive = &config["mcpServers"]["hive"];
         assert_eq!(hive["type"], "stdio");
         assert_eq!(

@@ -41,6 +41,7 @@ pub(crate) fn descriptor() -> super::ProviderDescriptor {
             package: "@openai/codex",
         }],
         operations: super::operations::Operations::Mcp(None),
+        mcp_channel: Some("`-c mcp_servers.NAME.*` overrides on its command line"),
         ..super::ProviderDescriptor::bare("codex", std::sync::Arc::new(CodexFactory))
     }
 }

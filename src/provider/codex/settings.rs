@@ -181,27 +181,36 @@ fn permissions(
     Ok((approval_policy, bypass))
 }
 
-/// `hive_tools`: the `hive mcp` server as `-c mcp_servers.hive.*`
-/// overrides, for exec and app-server alike.
-fn with_hive_mcp(
+/// The agent's MCP servers (hive's own with `hive_tools`, then the
+/// user's `[[mcp_server]]`s) as `-c mcp_servers.NAME.*` overrides, for
+/// exec and app-server alike.
+fn with_mcp(
     mut config: Vec<(String, toml::Value)>,
     agent: &AgentConfig,
 ) -> Vec<(String, toml::Value)> {
-    let Some(server) = &agent.hive_mcp else {
-        return config;
-    };
-    let key = |k: &str| format!("mcp_servers.{}.{k}", server.name);
     let strings =
         |v: &[String]| toml::Value::Array(v.iter().cloned().map(toml::Value::String).collect());
-    config.push((key("command"), toml::Value::String(server.command.clone())));
-    config.push((key("args"), strings(&server.args)));
-    if !server.env.is_empty() {
-        let env = server
-            .env
-            .iter()
-            .map(|(k, v)| (k.clone(), toml::Value::String(v.clone())))
-            .collect();
-        config.push((key("env"), toml::Value::Table(env)));
+    let table = |m: &BTreeMap<String, String>| {
+        toml::Value::Table(
+            m.iter()
+                .map(|(k, v)| (k.clone(), toml::Value::String(v.clone())))
+                .collect(),
+        )
+    };
+    for server in agent.mcp_servers() {
+        let key = |k: &str| format!("mcp_servers.{}.{k}", server.name);
+        if let Some(url) = &server.url {
+            config.push((key("url"), toml::Value::String(url.clone())));
+            if !server.headers.is_empty() {
+                config.push((key("http_headers"), table(&server.headers)));
+            }
+            continue;
+        }
+        config.push((key("command"), toml::Value::String(server.command.clone())));
+        config.push((key("args"), strings(&server.args)));
+        if !server.env.is_empty() {
+            config.push((key("env"), table(&server.env)));
+        }
     }
     config
 }
@@ -247,7 +256,7 @@ impl CodexSettings {
             approval_policy,
             bypass,
             profile: opts.string("profile")?,
-            config: with_hive_mcp(opts.config()?, agent),
+            config: with_mcp(opts.config()?, agent),
             effort: agent.thinking.clone(),
             system_prompt: agent.system_prompt.clone(),
             extra_args: agent.args.clone(),
@@ -549,6 +558,33 @@ mod tests {
         );
     }
 
+    /// Issue 51: the user's `[[mcp_server]]`s become `-c mcp_servers.NAME…`
+    /// overrides after hive's own: a stdio one's command, args and env, an
+    /// HTTP one's url and headers.
+    #[test]
+    fn the_users_mcp_servers_become_config_overrides() {
+        let mut a = agent("transport = \"exec\"");
+        a.shared_mcp = crate::config::mcp::sample_servers();
+        a.hive_mcp = Some(crate::config::McpServerConfig::stdio(
+            "hive",
+            "/usr/bin/hive",
+            &["mcp"],
+        ));
+        let s = CodexSettings::from_agent(&a).expect("settings");
+        let line = s.app_server_command().args.join(" ");
+        let want = [
+            "-c mcp_servers.hive.command=\"/usr/bin/hive\" -c mcp_servers.hive.args=[\"mcp\"]",
+            "-c mcp_servers.files.command=\"npx\"",
+            "-c mcp_servers.files.args=[\"-y\", \"mcp-files\", \"/srv\"]",
+            "-c mcp_servers.files.env={\"FILES_TOKEN\" = \"s3cr3t-env\"}",
+            "-c mcp_servers.docs.url=\"https://mcp.example.com/mcp\"",
+            "-c mcp_servers.docs.http_headers={\"Authorization\" = \"Bearer s3cr3t-hdr\"}",
+            "app-server",
+        ]
+        .join(" ");
+        assert_eq!(line, want);
+    }
+
     #[test]
     fn hive_tools_add_the_hive_mcp_server_to_both_transports() {
         let mut a = agent("transport = \"exec\"");
@@ -557,6 +593,8 @@ mod tests {
             command: "/usr/bin/hive".into(),
             args: vec!["mcp".into(), "--agent".into(), "cx".into()],
             env: BTreeMap::new(),
+            url: None,
+            headers: BTreeMap::new(),
         });
         let s = CodexSettings::from_agent(&a).expect("settings");
         let want = "-c mcp_servers.hive.command=\"/usr/bin/hive\" -c mcp_servers.hive.args=[\"mcp\", \"--agent\", \"cx\"]";

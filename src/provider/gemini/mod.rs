@@ -58,6 +58,9 @@ pub(crate) fn descriptor() -> super::ProviderDescriptor {
             package: "@google/gemini-cli",
         }],
         operations: super::operations::Operations::Mcp(Some(MCP_SETTINGS)),
+        mcp_channel: Some(
+            "`mcpServers` of the system-defaults settings layer (`GEMINI_CLI_SYSTEM_DEFAULTS_PATH`)",
+        ),
         ..super::ProviderDescriptor::bare("gemini", std::sync::Arc::new(GeminiFactory))
     }
 }
@@ -78,7 +81,7 @@ impl ProviderFactory for GeminiFactory {
 
     fn spawn(&self, spec: ProviderSpec, events: EventSink) -> Spawned {
         let path = MCP_SETTINGS.path(&spec.agent);
-        super::operations::write_config(&path, &settings(spec.agent.hive_mcp.as_ref()))
+        super::operations::write_config(&path, &settings(&spec.agent))
             .map_err(|source| super::ProviderError::spawn(&spec.agent.id, "gemini", source))?;
         let driver = Driver {
             established: spec.resume.is_some(),
@@ -101,27 +104,37 @@ impl ProviderFactory for GeminiFactory {
 ///   the `hive mcp` server goes there too.
 const SETTINGS_ENV: &str = "GEMINI_CLI_SYSTEM_DEFAULTS_PATH";
 
-fn settings(server: Option<&crate::config::McpServerConfig>) -> serde_json::Value {
+fn settings(agent: &AgentConfig) -> serde_json::Value {
     let mut v = serde_json::json!({"general": {"sessionRetention": {"enabled": false}}});
-    if let Some(server) = server {
-        // Trusted: its calls are bounded by `can_message`, so Gemini need
-        // not confirm each.
-        v["mcpServers"] = serde_json::json!({server.name.as_str(): {
-            "command": server.command, "args": server.args, "env": server.env, "trust": true,
-        }});
+    if agent.has_mcp() {
+        let servers: serde_json::Map<String, serde_json::Value> = agent
+            .mcp_servers()
+            .map(|s| {
+                let mut entry = match &s.url {
+                    // `httpUrl`: streamable HTTP (`url` is SSE to Gemini).
+                    Some(url) => serde_json::json!({"httpUrl": url, "headers": s.headers}),
+                    None => serde_json::json!({"command": s.command, "args": s.args, "env": s.env}),
+                };
+                // hive's own is trusted: its calls are bounded by
+                // `can_message`, so Gemini need not confirm each. The
+                // user's servers' calls are confirmed as Gemini's setting
+                // says.
+                if agent.hive_mcp.as_ref().is_some_and(|h| std::ptr::eq(h, s)) {
+                    entry["trust"] = true.into();
+                }
+                (s.name.clone(), entry)
+            })
+            .collect();
+        v["mcpServers"] = servers.into();
     }
     v
 }
 
-/// The settings file, with hive's MCP server.
+/// The settings file, with the agent's MCP servers.
 const MCP_SETTINGS: super::operations::McpFile = super::operations::McpFile {
     kind: "gemini",
-    render: mcp_settings,
+    render: settings,
 };
-
-fn mcp_settings(server: &crate::config::McpServerConfig) -> serde_json::Value {
-    settings(Some(server))
-}
 
 /// The approval mode the CLI runs in: `permission_mode`, unless the
 /// agent's own arguments name one (`--yolo`, `--approval-mode X`).
@@ -468,12 +481,12 @@ mod tests {
         let spec = command(&agent, "hi", &SessionArg::New("s".into()));
         assert!(spec.env[SETTINGS_ENV].ends_with("mcp/g.gemini.json"));
         assert_eq!(
-            settings(agent.hive_mcp.as_ref()),
+            settings(&agent),
             serde_json::json!({"general": {"sessionRetention": {"enabled": false}}})
         );
         agent.hive_mcp =
             crate::provider::operations::server_for("g", std::path::Path::new("/run/hive/p.sock"));
-        let with_tools = settings(agent.hive_mcp.as_ref());
+        let with_tools = settings(&agent);
         assert_eq!(with_tools["general"]["sessionRetention"]["enabled"], false);
         let hive = &with_tools["mcpServers"]["hive"];
         assert_eq!(hive["trust"], true);
@@ -483,5 +496,31 @@ mod tests {
             .insert(SETTINGS_ENV.into(), "/etc/mine.json".into());
         let spec = command(&agent, "hi", &SessionArg::New("s".into()));
         assert_eq!(spec.env[SETTINGS_ENV], "/etc/mine.json");
+    }
+
+    /// Issue 51: the user's `[[mcp_server]]`s go into the system-defaults
+    /// layer beside hive's own, untrusted (Gemini confirms their calls as
+    /// its settings say); an HTTP one as `httpUrl`.
+    #[test]
+    fn the_users_mcp_servers_go_into_the_system_defaults() {
+        let mut agent = AgentConfig::new("g", "gemini");
+        agent.shared_mcp = crate::config::mcp::sample_servers();
+        let v = settings(&agent);
+        assert_eq!(
+            v["mcpServers"]["files"],
+            serde_json::json!({"command": "npx", "args": ["-y", "mcp-files", "/srv"],
+                "env": {"FILES_TOKEN": "s3cr3t-env"}})
+        );
+        assert_eq!(
+            v["mcpServers"]["docs"],
+            serde_json::json!({"httpUrl": "https://mcp.example.com/mcp",
+                "headers": {"Authorization": "Bearer s3cr3t-hdr"}})
+        );
+        assert_eq!(v["general"]["sessionRetention"]["enabled"], false);
+        agent.hive_mcp =
+            crate::provider::operations::server_for("g", std::path::Path::new("/run/h.sock"));
+        let v = settings(&agent);
+        assert_eq!(v["mcpServers"]["hive"]["trust"], true);
+        assert!(v["mcpServers"]["files"].get("trust").is_none());
     }
 }

@@ -73,12 +73,33 @@ pub(super) async fn start(
     (any.then_some(toolbox), failures)
 }
 
+/// The agent's own `mcp_servers`, then the config's `[[mcp_server]]`s it
+/// is given (issue 51) whose names its own do not take.
+pub(super) fn with_shared(
+    mut own: Vec<McpServerConfig>,
+    agent: &crate::config::AgentConfig,
+) -> Vec<McpServerConfig> {
+    for s in &agent.shared_mcp {
+        if !own.iter().any(|o| o.name == s.name) {
+            own.push(s.clone());
+        }
+    }
+    own
+}
+
 type Started = (RunningService<RoleClient, ()>, Vec<rmcp::model::Tool>);
 
 async fn start_one(
     server: &McpServerConfig,
     cwd: Option<&std::path::Path>,
 ) -> Result<Started, String> {
+    if let Some(url) = &server.url {
+        // rmcp's HTTP client is not built in; the pane says so and the
+        // agent goes on with the others.
+        return Err(format!(
+            "{url}: the built-in agent starts stdio MCP servers (`command`) only, not HTTP ones"
+        ));
+    }
     let mut cmd = tokio::process::Command::new(&server.command);
     cmd.args(&server.args).envs(&server.env).kill_on_drop(true);
     if let Some(cwd) = cwd {

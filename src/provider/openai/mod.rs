@@ -157,6 +157,7 @@ pub(crate) fn descriptor() -> super::ProviderDescriptor {
             keys: settings::KEYS,
             check: OpenAiSettings::check,
         },
+        mcp_channel: Some("hive's own MCP client (stdio servers only)"),
         ..super::ProviderDescriptor::bare(PROVIDER_ID, Arc::new(OpenAiFactory::default()))
     }
 }
@@ -228,7 +229,10 @@ impl ProviderFactory for OpenAiFactory {
             images: Vec::new(),
         };
         agent.offer_tools();
-        let servers = (own.mcp_servers, spec.agent.cwd.clone());
+        let servers = (
+            mcp::with_shared(own.mcp_servers, &spec.agent),
+            spec.agent.cwd.clone(),
+        );
         // Read now, not in the task: the runner records the first message
         // of a turn as soon as it is sent, and that must not be replayed.
         let loaded = Start {

@@ -71,6 +71,22 @@ impl ProviderFactory for PiFactory {
                 "hive_tools: pi has no MCP support, so this pane cannot call hive's operations (other panes can still message it)",
             );
         }
+        if !spec.agent.shared_mcp.is_empty() {
+            // Nor does it get the config's `[[mcp_server]]`s (issue 51).
+            let names: Vec<&str> = spec
+                .agent
+                .shared_mcp
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect();
+            events.diagnostic(
+                DiagnosticLevel::Warn,
+                format!(
+                    "mcp_server: pi has no MCP support, so this pane does not get {} (set `mcp = false` on it to silence this)",
+                    names.join(", ")
+                ),
+            );
+        }
         let session = spec.resume.clone().unwrap_or_else(|| new_id("pi"));
         let tr = PiTranslator::new(&session, spec.agent.model.as_deref());
         let driver = Driver {

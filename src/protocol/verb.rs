@@ -1,0 +1,369 @@
+//! One front door (issue 44): whatever asks the server for something — a
+//! console's keys (`ClientMsg`), `hive ctl` and `hive mcp` (the control
+//! socket's `Call`), an agent's operation (`agent.send`, …) — asks it as a
+//! [`Request`]: who asks ([`Caller`]) and what ([`Verb`]). Each door only
+//! encodes the verb its own way (a console's frames, a ctl JSON line, an
+//! operation's name and arguments); the server has one match over verbs
+//! (src/server/door.rs), the one place a verb becomes runner commands or a
+//! change to the panes. A new verb is one variant here and one arm there.
+//!
+//! Not on the wire itself: the wire keeps its encodings (the shape
+//! fixtures of tests/fixtures/protocol do not change).
+
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::protocol::agent::PermissionDecision;
+use crate::protocol::edit::{NewPane, PaneEdit};
+use crate::protocol::pane::RunnerCommand;
+
+/// One request to the server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    pub caller: Caller,
+    pub verb: Verb,
+}
+
+impl Request {
+    pub fn new(caller: Caller, verb: Verb) -> Self {
+        Self { caller, verb }
+    }
+}
+
+/// Who asks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Caller {
+    /// An attached console (the server's id for its connection).
+    Console(u64),
+    /// `hive ctl`, or `hive mcp` outside any pane (a script): the user.
+    Cli,
+    /// The agent of pane `id`, through its tools or `hive mcp --agent`.
+    Agent(String),
+}
+
+/// What is asked: the union of what consoles, `hive ctl` and agents'
+/// operations can ask, one variant per verb. Panes are named by id except
+/// in `Command`, a console's key, which names the pane by the console's
+/// own numbering.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verb {
+    /// A runner command from a console's keys, for its pane `pane`.
+    Command {
+        pane: usize,
+        cmd: RunnerCommand,
+    },
+    /// A message to the pane's agent, queued behind its turn or (`steer`)
+    /// delivered now.
+    Send {
+        pane: String,
+        text: String,
+        steer: bool,
+    },
+    /// Ends the pane's running turn.
+    Interrupt {
+        pane: String,
+    },
+    /// Answers the approval the pane waits for (the oldest, or
+    /// `request_id`).
+    Answer {
+        pane: String,
+        request_id: Option<String>,
+        decision: PermissionDecision,
+    },
+    /// Starts the pane's agent again after it stopped.
+    Restart {
+        pane: String,
+    },
+    /// A pane made by the user.
+    New(NewPane),
+    /// A helper made by an agent (or a script), within its limits.
+    Spawn(SpawnArgs),
+    /// Ends the pane's agent and takes it out of the layout.
+    Close {
+        pane: String,
+        team: bool,
+        discard: bool,
+    },
+    Rename {
+        pane: String,
+        name: String,
+    },
+    /// To place `to` (0-based; past the end: last).
+    Move {
+        pane: String,
+        to: usize,
+    },
+    /// Into window `window` (1-based).
+    Window {
+        pane: String,
+        window: usize,
+    },
+    /// Every pane with its state.
+    List,
+    Status {
+        pane: String,
+    },
+    /// The pane's recent transcript items.
+    Read {
+        pane: String,
+        last: usize,
+        since: Option<String>,
+        full: bool,
+    },
+    /// Where the pane's history is.
+    History {
+        pane: String,
+    },
+    /// The answer to a message or a turn, once it ends (at most `timeout`).
+    Wait {
+        target: WaitFor,
+        timeout: Option<Duration>,
+    },
+    /// Every upsert and turn event from now on (of one pane, or all).
+    Watch {
+        pane: Option<String>,
+    },
+    /// The server itself (`hive ls`).
+    Server,
+    /// Stops every agent and the server.
+    Stop,
+}
+
+/// What `Wait` waits for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WaitFor {
+    /// A message sent by an operation (`agent.send`'s `message_id`).
+    Message(String),
+    /// The caller's last message to this pane.
+    Agent(String),
+    /// A turn by id (`hive ctl wait`).
+    Turn(String),
+}
+
+/// `agent.spawn`'s arguments.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpawnArgs {
+    pub template: Option<String>,
+    pub provider: Option<String>,
+    pub id: Option<String>,
+    pub task: Option<String>,
+    pub model: Option<String>,
+    pub cwd: Option<String>,
+    #[serde(default)]
+    pub worktree: bool,
+    pub can_message: Option<Vec<String>>,
+}
+
+/// Why a caller may not ask for a verb.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused(pub String);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Caller {
+    /// Whether this caller may ask for `verb` at all. The user (a console,
+    /// `hive ctl`) may ask for everything; an agent may reach other panes
+    /// only through what its operations offer (read, message, wait,
+    /// interrupt, answer, spawn a helper, close one), never edit the user's
+    /// panes, press a console's keys or stop the server. Which panes it
+    /// reaches (`can_message`, its helpers, spawn limits) is checked where
+    /// the panes are known (src/ops/host.rs, src/server/teams.rs).
+    pub fn may(&self, verb: &Verb) -> Result<(), Refused> {
+        let Caller::Agent(id) = self else {
+            return Ok(());
+        };
+        let allowed = match verb {
+            Verb::List
+            | Verb::Read { .. }
+            | Verb::Send { .. }
+            | Verb::Wait { .. }
+            | Verb::Interrupt { .. }
+            | Verb::Answer { .. }
+            | Verb::Spawn(_) => true,
+            // Its helpers, checked by the team rules; a worktree goes
+            // only by the user's word.
+            Verb::Close { discard, .. } => !discard,
+            Verb::Command { .. }
+            | Verb::Restart { .. }
+            | Verb::New(_)
+            | Verb::Rename { .. }
+            | Verb::Move { .. }
+            | Verb::Window { .. }
+            | Verb::Status { .. }
+            | Verb::History { .. }
+            | Verb::Watch { .. }
+            | Verb::Server
+            | Verb::Stop => false,
+        };
+        if allowed {
+            return Ok(());
+        }
+        Err(Refused(format!(
+            "an agent (`{id}`) may not {}: that is the user's",
+            verb.name()
+        )))
+    }
+}
+
+impl Verb {
+    /// The verb in a word, for messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Verb::Command { .. } => "press a console's keys",
+            Verb::Send { .. } => "send",
+            Verb::Interrupt { .. } => "interrupt",
+            Verb::Answer { .. } => "answer an approval",
+            Verb::Restart { .. } => "restart a pane",
+            Verb::New(_) => "make a pane",
+            Verb::Spawn(_) => "spawn",
+            Verb::Close { discard: true, .. } => "discard a pane's worktree",
+            Verb::Close { .. } => "close a pane",
+            Verb::Rename { .. } => "rename a pane",
+            Verb::Move { .. } | Verb::Window { .. } => "move a pane",
+            Verb::List => "list",
+            Verb::Status { .. } => "ask a pane's status",
+            Verb::Read { .. } => "read",
+            Verb::History { .. } => "ask for a pane's history",
+            Verb::Wait { .. } => "wait",
+            Verb::Watch { .. } => "watch",
+            Verb::Server => "ask about the server",
+            Verb::Stop => "stop the server",
+        }
+    }
+
+    /// How long its caller waits for the answer (`None`: as long as it
+    /// takes): a wait's own timeout.
+    pub fn timeout(&self) -> Option<Duration> {
+        match self {
+            Verb::Wait { timeout, .. } => *timeout,
+            _ => None,
+        }
+    }
+
+    /// The change to the panes this verb is, if it is one.
+    #[allow(
+        clippy::result_large_err,
+        reason = "handed back whole to the caller's next match, never kept or passed on"
+    )]
+    pub fn into_edit(self) -> Result<PaneEdit, Verb> {
+        Ok(match self {
+            Verb::New(new) => PaneEdit::New(new),
+            Verb::Close {
+                pane,
+                team,
+                discard,
+            } => PaneEdit::Close {
+                pane,
+                team,
+                discard,
+            },
+            Verb::Rename { pane, name } => PaneEdit::Rename { pane, name },
+            Verb::Move { pane, to } => PaneEdit::Move { pane, to },
+            Verb::Window { pane, window } => PaneEdit::Window { pane, window },
+            other => return Err(other),
+        })
+    }
+}
+
+impl From<PaneEdit> for Verb {
+    fn from(edit: PaneEdit) -> Self {
+        match edit {
+            PaneEdit::New(new) => Verb::New(new),
+            PaneEdit::Close {
+                pane,
+                team,
+                discard,
+            } => Verb::Close {
+                pane,
+                team,
+                discard,
+            },
+            PaneEdit::Rename { pane, name } => Verb::Rename { pane, name },
+            PaneEdit::Move { pane, to } => Verb::Move { pane, to },
+            PaneEdit::Window { pane, window } => Verb::Window { pane, window },
+        }
+    }
+}
+
+impl super::ClientMsg {
+    /// The verb a console's message asks for; the rest (attach, focus, a
+    /// draft, …) is the console's session, not a request (handed back).
+    #[allow(
+        clippy::result_large_err,
+        reason = "handed back whole to the caller's next match, never kept or passed on"
+    )]
+    pub fn into_verb(self) -> Result<Verb, Self> {
+        match self {
+            Self::Command { pane, cmd } => Ok(Verb::Command { pane, cmd }),
+            Self::Edit(edit) => Ok(edit.into()),
+            Self::Stop => Ok(Verb::Stop),
+            other => Err(other),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::ClientMsg;
+
+    #[test]
+    fn an_agent_may_not_stop_the_server_or_edit_the_users_panes() {
+        let agent = Caller::Agent("lead".into());
+        let refused = |v: Verb| agent.may(&v).unwrap_err().0;
+        assert!(refused(Verb::Stop).contains("stop the server"));
+        let rename = Verb::Rename {
+            pane: "user".into(),
+            name: "x".into(),
+        };
+        assert!(refused(rename.clone()).contains("rename"));
+        let discard = Verb::Close {
+            pane: "user".into(),
+            team: true,
+            discard: true,
+        };
+        assert!(refused(discard.clone()).contains("discard"));
+        let keys = Verb::Command {
+            pane: 0,
+            cmd: RunnerCommand::Restart,
+        };
+        assert!(agent.may(&keys).is_err());
+        assert!(agent.may(&Verb::New(NewPane::default())).is_err());
+        // The user may do all of it.
+        for v in [Verb::Stop, rename, discard, keys] {
+            assert_eq!(Caller::Cli.may(&v), Ok(()));
+            assert_eq!(Caller::Console(1).may(&v), Ok(()));
+        }
+        // What its operations offer stays open to the agent.
+        let close = Verb::Close {
+            pane: "helper".into(),
+            team: true,
+            discard: false,
+        };
+        assert_eq!(agent.may(&close), Ok(()));
+        assert_eq!(agent.may(&Verb::List), Ok(()));
+    }
+
+    #[test]
+    fn a_consoles_edit_is_a_verb_and_its_session_is_not() {
+        let close = PaneEdit::Close {
+            pane: "a".into(),
+            team: false,
+            discard: false,
+        };
+        let verb = ClientMsg::Edit(close.clone()).into_verb().unwrap();
+        assert_eq!(verb.into_edit().unwrap(), close);
+        assert_eq!(ClientMsg::Stop.into_verb().unwrap(), Verb::Stop);
+        assert_eq!(
+            ClientMsg::Focus(2).into_verb().unwrap_err(),
+            ClientMsg::Focus(2)
+        );
+        assert!(Verb::List.into_edit().is_err());
+    }
+}

@@ -1,0 +1,306 @@
+//! The server's one front door (issue 44): every [`Request`] — a console's
+//! keys and edits, a `hive ctl` line, an agent's operation — comes in
+//! through [`Server::request`], whose one match over [`Verb`]s is the only
+//! place a verb becomes runner commands or a change to the panes. The
+//! doors differ only in how they are answered ([`Reply`]): a console by a
+//! notice, `hive ctl` with its error codes, an operation with its own
+//! (`OpError`); the control hub and the operations host keep the
+//! bookkeeping of their answers (a `send` waiting for its turn, a message's
+//! chain) and hand back the command, which is sent from here.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use super::clients::ClientId;
+use super::serve::Server;
+use crate::control::hub::Responder;
+use crate::control::protocol::{CtlError, ErrorCode};
+use crate::ops::{HiveRequest, OpError};
+use crate::protocol::pane::RunnerCommand;
+use crate::protocol::verb::{Caller, Request, Verb};
+
+/// How a request is answered: the door it came in by.
+pub(super) enum Reply {
+    /// A console (its id is the caller's): a notice for an edit.
+    Console,
+    /// `hive ctl` (and `watch`'s event stream).
+    Ctl {
+        reply: Responder,
+        events: Option<mpsc::Sender<Arc<str>>>,
+    },
+    /// An operation: an agent's tools, or `hive mcp` over the socket.
+    Op(oneshot::Sender<Result<Value, OpError>>),
+}
+
+impl Reply {
+    /// Tells the caller it may not (a console: nothing to tell, its keys
+    /// never ask for what it may not).
+    fn refuse(self, why: &str) {
+        match self {
+            Reply::Console => tracing::warn!("a console's request refused: {why}"),
+            Reply::Ctl { reply, .. } => {
+                let _ = reply.send(Err(CtlError::new(ErrorCode::PermissionDenied, why)));
+            }
+            Reply::Op(reply) => {
+                let _ = reply.send(Err(OpError::new("not_allowed", why)));
+            }
+        }
+    }
+}
+
+impl Server {
+    /// The one door: `req` as its caller may ask it, answered by `reply`;
+    /// `Some(why)` when it stops the server.
+    pub(super) fn request(&mut self, req: Request, reply: Reply) -> Option<String> {
+        let Request { caller, verb } = req;
+        if let Err(why) = caller.may(&verb) {
+            reply.refuse(&why.0);
+            return None;
+        }
+        match verb {
+            Verb::Command { pane, cmd } => {
+                if let (Caller::Console(id), Some(slot)) = (&caller, self.order.get(pane).copied())
+                {
+                    self.command(slot, cmd, Some(*id));
+                }
+            }
+            Verb::Stop => return Some(self.stopping(&caller, reply)),
+            Verb::Server => {
+                if let Reply::Ctl { reply, .. } = reply {
+                    let _ = reply.send(Ok(self.describe()));
+                }
+            }
+            Verb::Spawn(args) => {
+                let outcome = self.spawn(&caller, args);
+                answer_op(reply, outcome);
+            }
+            // An operation's close: a helper, with its team.
+            Verb::Close { pane, .. } if matches!(reply, Reply::Op(_)) => {
+                let outcome = self.close_helper(&caller, &pane);
+                answer_op(reply, outcome);
+            }
+            verb @ (Verb::New(_)
+            | Verb::Close { .. }
+            | Verb::Rename { .. }
+            | Verb::Move { .. }
+            | Verb::Window { .. }) => self.edit_verb(&caller, verb, reply),
+            verb @ (Verb::Send { .. }
+            | Verb::Interrupt { .. }
+            | Verb::Answer { .. }
+            | Verb::Restart { .. }
+            | Verb::List
+            | Verb::Status { .. }
+            | Verb::Read { .. }
+            | Verb::History { .. }
+            | Verb::Wait { .. }
+            | Verb::Watch { .. }) => {
+                if let Some((slot, cmd)) = self.pane_verb(caller, verb, reply) {
+                    self.command(slot, cmd, None);
+                }
+            }
+        }
+        None
+    }
+
+    /// A verb about one pane's agent (or all): the hub answers `hive ctl`,
+    /// the operations host an operation (after the agents on other hosts
+    /// went across); the command either makes is the door's to send.
+    fn pane_verb(
+        &mut self,
+        caller: Caller,
+        verb: Verb,
+        reply: Reply,
+    ) -> Option<(usize, RunnerCommand)> {
+        match reply {
+            Reply::Ctl { reply, events } => self.control.answer(verb, reply, events),
+            Reply::Op(reply) => {
+                let req = HiveRequest {
+                    caller,
+                    verb,
+                    reply,
+                };
+                let ops = &mut self.ops;
+                let gate =
+                    |c: &Caller, t: &str, sends: bool| crate::ops::across::gate(ops, c, t, sends);
+                let req = self.across.take(req, gate)?;
+                self.ops.handle(req, &self.runners)
+            }
+            // A console asks its runners by `Command`.
+            Reply::Console => None,
+        }
+    }
+
+    /// New, close, rename, move: applied, and the asker told how it went.
+    fn edit_verb(&mut self, caller: &Caller, verb: Verb, reply: Reply) {
+        let Ok(edit) = verb.into_edit() else {
+            return;
+        };
+        match (caller, reply) {
+            (Caller::Console(id), Reply::Console) => self.edit_from(*id, edit),
+            (_, Reply::Ctl { reply, .. }) => {
+                let outcome = self
+                    .edit(edit, None)
+                    .map_err(|why| CtlError::new(why.code(), why.to_string()));
+                let _ = reply.send(outcome.map(|done| done.json));
+            }
+            (_, reply) => reply.refuse("an operation does not edit the panes"),
+        }
+    }
+
+    /// `Stop`: answered first; why the server stops.
+    fn stopping(&self, caller: &Caller, reply: Reply) -> String {
+        match reply {
+            Reply::Ctl { reply, .. } => {
+                let _ = reply.send(Ok(json!({ "stopping": true })));
+            }
+            Reply::Op(reply) => {
+                let _ = reply.send(Ok(json!({ "stopping": true })));
+            }
+            Reply::Console => {}
+        }
+        match caller {
+            Caller::Console(_) => "stopped from a console".into(),
+            Caller::Cli | Caller::Agent(_) => "hive kill".into(),
+        }
+    }
+
+    /// A console's request (its keys, an edit, stop).
+    pub(super) fn console_request(&mut self, id: ClientId, verb: Verb) -> Option<String> {
+        self.request(Request::new(Caller::Console(id), verb), Reply::Console)
+    }
+
+    /// An agent's operation, from its in-process tools or from `hive mcp`
+    /// over the socket (`Call::Op`).
+    pub(super) fn on_op(&mut self, req: HiveRequest) {
+        let HiveRequest {
+            caller,
+            verb,
+            reply,
+        } = req;
+        // An operation does not stop the server (`may` refuses agents;
+        // a script's `op` has no stop).
+        let _ = self.request(Request::new(caller, verb), Reply::Op(reply));
+    }
+
+    /// A control request; `Some(why)` when it stops the server.
+    pub(super) fn on_control(
+        &mut self,
+        req: crate::control::hub::ControlRequest,
+    ) -> Option<String> {
+        let crate::control::hub::ControlRequest {
+            call,
+            reply,
+            events,
+        } = req;
+        match call.into_verb() {
+            Ok(verb) => self.request(
+                Request::new(Caller::Cli, verb),
+                Reply::Ctl { reply, events },
+            ),
+            Err(crate::control::protocol::Call::Op { agent, op, args }) => {
+                // Run here, on this pass of the loop (issue 44: it used to
+                // go round the ops channel for a second one).
+                if let Some(op) = crate::ops::remote::request(agent, &op, args, reply) {
+                    self.on_op(op);
+                }
+                None
+            }
+            Err(_) => None,
+        }
+    }
+}
+
+/// An operation's outcome to its caller (another door has no such verb).
+fn answer_op(reply: Reply, outcome: Result<Value, OpError>) {
+    match reply {
+        Reply::Op(reply) => {
+            let _ = reply.send(outcome);
+        }
+        other => other.refuse("that is an operation of agents"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::protocol::ClientMsg;
+    use crate::protocol::agent::PermissionDecision;
+    use crate::protocol::edit::PaneEdit;
+    use crate::protocol::verb::Verb;
+
+    /// A `hive ctl` JSON line's verb.
+    fn ctl(line: &str) -> Verb {
+        let req: crate::control::protocol::Request = serde_json::from_str(line).unwrap();
+        req.call.into_verb().unwrap()
+    }
+
+    fn op(name: &str, args: serde_json::Value) -> Verb {
+        crate::ops::parse(name, args).unwrap()
+    }
+
+    /// Three encodings, one request: what a console, a ctl line and an
+    /// operation ask for alike is one verb.
+    #[test]
+    fn a_console_a_ctl_line_and_an_operation_ask_the_same_verb() {
+        let close = Verb::Close {
+            pane: "h".into(),
+            team: true,
+            discard: false,
+        };
+        let edit = PaneEdit::Close {
+            pane: "h".into(),
+            team: true,
+            discard: false,
+        };
+        assert_eq!(ClientMsg::Edit(edit).into_verb().unwrap(), close);
+        assert_eq!(
+            ctl(r#"{"id":1,"method":"close","pane":"h","team":true}"#),
+            close
+        );
+        assert_eq!(op("agent.close", json!({"agent": "h"})), close);
+
+        let send = Verb::Send {
+            pane: "b".into(),
+            text: "hi".into(),
+            steer: true,
+        };
+        let line = r#"{"id":2,"method":"send","pane":"b","text":"hi","steer":true}"#;
+        assert_eq!(ctl(line), send);
+        let args = json!({"agent": "b", "text": "hi", "steer": true});
+        assert_eq!(op("agent.send", args), send);
+
+        let interrupt = Verb::Interrupt { pane: "b".into() };
+        assert_eq!(ctl(r#"{"id":3,"method":"cancel","pane":"b"}"#), interrupt);
+        assert_eq!(op("agent.interrupt", json!({"agent": "b"})), interrupt);
+
+        let approve = Verb::Answer {
+            pane: "b".into(),
+            request_id: Some("r1".into()),
+            decision: PermissionDecision::AllowAlways,
+        };
+        let line = r#"{"id":4,"method":"approve","pane":"b","request_id":"r1","always":true}"#;
+        assert_eq!(ctl(line), approve);
+        let args = json!({"agent": "b", "request_id": "r1", "always": true});
+        assert_eq!(op("agent.approve", args), approve);
+
+        let deny = Verb::Answer {
+            pane: "b".into(),
+            request_id: None,
+            decision: PermissionDecision::Deny {
+                reason: "not that file".into(),
+            },
+        };
+        let line = r#"{"id":5,"method":"deny","pane":"b","reason":"not that file"}"#;
+        assert_eq!(ctl(line), deny);
+        let args = json!({"agent": "b", "reason": "not that file"});
+        assert_eq!(op("agent.deny", args), deny);
+
+        assert_eq!(ctl(r#"{"id":6,"method":"list"}"#), Verb::List);
+        assert_eq!(op("agents.list", json!({})), Verb::List);
+        assert_eq!(ctl(r#"{"id":7,"method":"kill"}"#), Verb::Stop);
+        assert_eq!(ClientMsg::Stop.into_verb().unwrap(), Verb::Stop);
+    }
+}
