@@ -213,8 +213,15 @@ impl Mux {
             },
             ClientMsg::Focus(g) => {
                 self.focus = g;
-                if let Some((i, p)) = self.owner(g) {
-                    let _ = self.members[i].tx.send(ClientMsg::Focus(p));
+                // The others are told the console looks at none of theirs:
+                // what their panes do now is unread (#46 item 8).
+                let owner = self.owner(g);
+                for (j, m) in self.members.iter().enumerate() {
+                    let p = match owner {
+                        Some((i, p)) if i == j => p,
+                        _ => crate::protocol::NO_PANE,
+                    };
+                    let _ = m.tx.send(ClientMsg::Focus(p));
                 }
             }
             ClientMsg::Draft { pane, text } => {

@@ -168,6 +168,12 @@ mod tests {
         };
         console.send(edit(2)).unwrap();
         assert_eq!(to_member[1].recv().await, Some(ClientMsg::Focus(1)));
+        // #46 item 8: the other server was told the console looks at none
+        // of its panes (it kept the last one as looked at), with the focus.
+        assert_eq!(
+            to_member[0].try_recv().ok(),
+            Some(ClientMsg::Focus(crate::protocol::NO_PANE))
+        );
         assert_eq!(to_member[1].recv().await, Some(edit(1)));
     }
 }

@@ -54,6 +54,12 @@ use crate::protocol::pane::RunnerCommand;
 /// (issue 46 item 8: the inbox outlives a console).
 pub const PROTOCOL_VERSION: u32 = 7;
 
+/// `ClientMsg::Focus(NO_PANE)`: the client looks at none of the server's
+/// panes (#46 item 8: a console of several servers looking at a remote pane
+/// left the local server thinking its last pane was looked at, and its
+/// events were never unread).
+pub const NO_PANE: usize = usize::MAX;
+
 /// What a console writes first on the socket; `hive ctl` writes JSON lines,
 /// which never start with NUL.
 pub const MAGIC: &[u8; 5] = b"\0HIVE";
@@ -100,7 +106,10 @@ pub enum ClientMsg {
     /// A runner command from this client's keys (or its fan-out).
     Command { pane: usize, cmd: RunnerCommand },
     /// The pane this client now looks at (runners of panes nobody looks at
-    /// show their text on the slower background tick).
+    /// show their text on the slower background tick). A number that is no
+    /// pane ([`NO_PANE`]): it looks at none of this server's panes (a
+    /// console of several servers looking at another's), so what they do
+    /// is unread.
     Focus(usize),
     /// The pane's composer holds this half-typed text (kept for the next
     /// attach; not sent to the other clients).

@@ -396,13 +396,15 @@ impl Server {
                 );
             }
             ClientMsg::Focus(pane) => {
-                if let Some(slot) = self.slot(pane) {
-                    if let Some(link) = self.clients.get_mut(id) {
-                        link.focus = Some(slot);
-                    }
-                    self.last_focus = slot;
-                    self.refocus();
+                // No pane (`NO_PANE`): this client looks at none of ours.
+                let slot = self.slot(pane);
+                if let Some(link) = self.clients.get_mut(id) {
+                    link.focus = slot;
                 }
+                if let Some(slot) = slot {
+                    self.last_focus = slot;
+                }
+                self.refocus();
             }
             ClientMsg::Draft { pane, text } => {
                 if let Some(p) = self.slot(pane).and_then(|s| self.panes.get_mut(s)) {

@@ -375,6 +375,60 @@ fn a_local_and_a_remote_server_share_one_grid_and_an_agent_messages_across() {
     assert!(unwrapped(&s).contains(&again), "{s}");
 }
 
+/// #46 item 8: in a console with a `[[host]]`, a local pane's finished
+/// turn waits in the inbox across the remote link's reconnect (the merged
+/// fresh snapshots dropped every entry, local panes' too).
+#[test]
+fn the_inbox_outlives_a_reconnect_in_a_console_of_two_servers() {
+    let Some(bin) = bin() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(sshd) = Sshd::start(dir.path(), None) else {
+        return;
+    };
+    sshd.seed_binary(&bin);
+    let project = sshd.remote_home.join("proj");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(
+        project.join("hive.toml"),
+        "[[agent]]\nid = \"far\"\nname = \"Far\"\nprovider = \"script\"\nscript = \"demo:reviewer\"\n",
+    )
+    .unwrap();
+    let local = dir.path().join("local");
+    let (t, vars) = local_console(&bin, (&sshd, &project), &local, "", "i");
+    t.wait("both servers' panes", |s| {
+        s.contains("Near") && s.contains("Far@box")
+    });
+    // Looking at the remote pane, the local one finishes a turn.
+    t.keys(&["M-Right"]);
+    t.wait("the remote pane focused", |s| {
+        super::status_line(s).contains("Far")
+    });
+    let mut send = Command::new(&bin);
+    send.args(["ctl", "send", "near", "a review please"])
+        .current_dir(&local);
+    for v in &vars {
+        let (k, val) = v.split_once('=').unwrap();
+        send.env(k, val);
+    }
+    let out = send.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    t.wait("the finished turn in the inbox", |s| {
+        s.contains("1 waiting")
+    });
+    let master = super::support::sshd::master_pid(&local.join("hive_state_dir/run/ssh"))
+        .expect("a master connection");
+    // SAFETY: kill(2) on the ssh master this test's console started.
+    unsafe { libc::kill(master, libc::SIGKILL) };
+    let s = t.wait("box reconnected", |s| s.contains("box: reconnected"));
+    assert!(s.contains("1 waiting"), "the entry is gone:\n{s}");
+    t.keys(&["C-b", "d"]);
+    t.wait_for("HIVE-EXIT=0");
+}
+
 /// The screen's lines joined: a long message wraps at the pane's width.
 fn unwrapped(screen: &str) -> String {
     screen.lines().map(str::trim_end).collect()
