@@ -363,3 +363,61 @@ fn openai_permission_mode_written_on_the_agent_table_applies() {
         "{stderr}"
     );
 }
+
+/// Issue 51: a `[[mcp_server]]` of the config reaches the Claude Code a
+/// pane starts (the fake CLI, tests/fake/fake_claude.py, reads the
+/// `--mcp-config` file as the real one does and records it), next to an
+/// agent with `mcp = false` that gets no MCP config at all.
+#[test]
+fn a_config_mcp_server_reaches_the_claude_a_pane_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fake/fake_claude.py");
+    let log = dir.path().join("argv.jsonl");
+    let agent = |id: &str, extra: &str| {
+        format!(
+            "[[agent]]\nid = \"{id}\"\nprovider = \"claude\"\ncommand = [\"python3\", \"{fake}\"]\n\
+             env = {{ FAKE_CLAUDE_ARGV_FILE = \"{}\" }}\n{extra}\n",
+            log.display()
+        )
+    };
+    let config = format!(
+        "[[mcp_server]]\nname = \"files\"\ncommand = \"mcp-files\"\nargs = [\"/srv\"]\n\
+         env = {{ FILES_TOKEN = \"s3cr3t\" }}\n\n{}{}",
+        agent("cc", ""),
+        agent("bare", "mcp = false")
+    );
+    std::fs::write(dir.path().join("hive.toml"), config).unwrap();
+    for id in ["cc", "bare"] {
+        let out = hive(&["run", "--agent", id, "hello"], dir.path());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let starts: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(starts.len(), 2, "{starts:?}");
+    assert_eq!(
+        starts[0]["mcp_config"],
+        serde_json::json!({"mcpServers": {"files": {
+            "type": "stdio", "command": "mcp-files", "args": ["/srv"],
+            "env": {"FILES_TOKEN": "s3cr3t"},
+        }}})
+    );
+    // The file hive wrote holds a secret: its owner's alone.
+    let argv: Vec<String> = serde_json::from_value(starts[0]["argv"].clone()).unwrap();
+    let at = argv.iter().position(|a| a == "--mcp-config").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&argv[at + 1])
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    assert!(argv[at + 1].starts_with(&dir.path().join("state").display().to_string()));
+    assert!(starts[1]["mcp_config"].is_null(), "{:?}", starts[1]);
+    assert!(!starts[1]["argv"].to_string().contains("--mcp-config"));
+}

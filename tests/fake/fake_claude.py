@@ -59,9 +59,15 @@ total_cost = 0.0
 if os.environ.get("FAKE_CLAUDE_ARGV_FILE"):
     # One line per process start: tests count them to prove one process.
     with open(os.environ["FAKE_CLAUDE_ARGV_FILE"], "a") as f:
+        # The --mcp-config file as Claude Code reads it at start.
+        mcp = None
+        if arg("--mcp-config"):
+            with open(arg("--mcp-config")) as m:
+                mcp = json.load(m)
         f.write(json.dumps({"argv": ARGS, "cwd": os.getcwd(), "pid": os.getpid(), "pgid": os.getpgid(0),
                             "env": {k: v for k, v in os.environ.items()
-                                    if k.startswith(("ANTHROPIC", "FAKE", "MAX_THINKING"))}}) + "\n")
+                                    if k.startswith(("ANTHROPIC", "FAKE", "MAX_THINKING"))},
+                            "mcp_config": mcp}) + "\n")
 
 if (arg("--resume") or "").startswith("stale"):
     # Like Claude Code 2.1 when the transcript is gone.
