@@ -17,7 +17,7 @@ Behaviour is chosen by keywords in the user's message:
   hang        ignores everything incl. interrupt and SIGTERM, with a child
               `sleep` in its process group
 `--resume stale...` fails like a conversation Claude Code no longer has.
-Env: FAKE_CLAUDE_ARGV_FILE (append argv/cwd/pid/env as a JSON line), FAKE_CLAUDE_MARK_FILE
+Env: FAKE_CLAUDE_ARGV_FILE (append argv/cwd/pid/env and the --mcp-config file as a JSON line), FAKE_CLAUDE_MARK_FILE
 (append time.time_ns() when a turn's first content delta is written),
 FAKE_CLAUDE_DELAY_MS (pause between default text chunks, default 5),
 FAKE_CLAUDE_TEXT_FILE (the default reply is this file's text, in FAKE_CLAUDE_CHUNK-char
