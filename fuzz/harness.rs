@@ -314,7 +314,7 @@ pub(crate) fn state_files(data: &[u8]) {
 /// server's id once wrote hive.toml): the bytes cut at 0xFF into a model
 /// id, a server label, a CLI's version, path and auth words. Whatever they
 /// hold, the file is TOML with exactly the chosen agents, each value as it
-/// was detected, and no raw control character reaches it.
+/// was detected, and no raw control character but a tab reaches it.
 pub(crate) fn init_render(data: &[u8]) {
     use hive::init::{Choice, Cli, Plan, detect::OpenAi};
     let mut parts = data
@@ -347,8 +347,12 @@ pub(crate) fn init_render(data: &[u8]) {
         shell: true,
     };
     let text = hive::init::render(&plan);
+    // A tab is TOML's own whitespace, legal raw in a string; nothing else
+    // that a terminal would act on may be written.
     assert!(
-        !text.chars().any(|c| c.is_control() && c != '\n'),
+        !text
+            .chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t'),
         "a raw control character in hive.toml"
     );
     let table: toml::Table = toml::from_str(&text).expect("hive init wrote TOML");

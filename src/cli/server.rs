@@ -254,11 +254,16 @@ fn skew(socket: &Path, name: &str, why: &str, restart: Restart<'_>) -> anyhow::R
         );
         return Ok(ExitCode::FAILURE);
     };
-    eprint!("Stop it and its agents, and start this version? Their sessions resume. [y/N] ");
+    eprint!(
+        "Stop `{name}` and its agents, and start a server of this version? Their sessions resume. [y/N] "
+    );
     let _ = std::io::stderr().flush();
     let mut answer = String::new();
     if std::io::stdin().is_terminal() {
         let _ = std::io::stdin().lock().read_line(&mut answer);
+    } else {
+        // Nobody to answer: what follows goes on a line of its own.
+        eprintln!();
     }
     if !matches!(answer.trim(), "y" | "Y" | "yes") {
         eprintln!("Left running. `hive kill {name}` stops it.");

@@ -302,15 +302,14 @@ impl Mux {
             }
             FromServer::Bye(why) | FromServer::Lost(why) => {
                 let name = self.members[i].name.clone();
-                self.members[i].state = State::Gone(why.clone());
-                if self
-                    .members
-                    .iter()
-                    .all(|m| matches!(m.state, State::Gone(_)))
-                {
+                let others = (self.members.iter().enumerate())
+                    .any(|(j, m)| j != i && !matches!(m.state, State::Gone(_)));
+                if !others {
+                    self.members[i].state = State::Gone(why.clone());
                     let _ = self.out.send(FromServer::Lost(why)).await;
                     return false;
                 }
+                self.gone(i, &why).await;
                 let _ = self
                     .out
                     .send(FromServer::NotSent(format!("{name}: {why}")))

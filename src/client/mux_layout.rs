@@ -118,6 +118,37 @@ impl Mux {
     }
 }
 
+impl Mux {
+    /// Member `i`'s server is gone (it stopped, or its connection ended
+    /// for good) while others are on: its panes give way to one that says
+    /// so (#46 item 11: they stayed "streaming", their timers counting).
+    pub(super) async fn gone(&mut self, i: usize, why: &str) {
+        let state = State::Gone(why.to_owned());
+        if let Some(merge) = self.merge.as_mut() {
+            // A merge waiting for its snapshot: the stand-in takes its place.
+            self.members[i].state = state;
+            merge.waiting.remove(&i);
+            if let Some(got) = merge.got.get_mut(i) {
+                *got = None;
+            }
+            if merge.waiting.is_empty() {
+                self.finish().await;
+            }
+            return;
+        }
+        let name = self.members[i].name.clone();
+        let stand_in = super::placeholder(&name, &state);
+        let moved = self
+            .moved(i, vec![LayoutPane::New(Box::new(stand_in))])
+            .await;
+        self.members[i].state = state;
+        if !moved {
+            // Ids shared across servers: fresh snapshots of the others.
+            self.relayout().await;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use tokio::sync::mpsc;
@@ -224,5 +255,23 @@ mod tests {
         let new = PaneSnapshot::empty(PaneCard::new("a", "script"));
         assert!(!mux2.moved(1, vec![LayoutPane::New(Box::new(new))]).await);
         assert!(rx.try_recv().is_err());
+    }
+
+    /// #46 item 11: the local server of a console of two stops; its panes
+    /// become one that says it is gone (they stayed "streaming"), the
+    /// other server's stay as they were.
+    #[tokio::test]
+    async fn a_server_gone_leaves_one_pane_saying_so() {
+        let (mut mux, mut rx) = mux(&["a1", "a2"], &["f1"]);
+        assert!(mux.on_member(0, FromServer::Lost("stopped".into())).await);
+        let Some(FromServer::Layout(got)) = rx.recv().await else {
+            panic!("no layout for the console");
+        };
+        let [LayoutPane::New(stand_in), LayoutPane::Kept { id, .. }] = &got[..] else {
+            panic!("not the stand-in and f1: {got:?}");
+        };
+        assert_eq!(stand_in.failed.as_deref(), Some("gone: stopped"));
+        assert_eq!(id, "f1");
+        assert_eq!(mux.owner(1), Some((1, 0)), "f1 is routed to its server");
     }
 }

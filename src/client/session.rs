@@ -63,25 +63,29 @@ pub(super) async fn open(
         child,
         stderr,
     } = stream;
-    let broke = |e: AttachError| -> AttachError {
-        let why = Stream::why_from(&stderr, "");
-        if why.is_empty() || !endpoint.reconnects() {
-            e
-        } else {
-            AttachError::Link {
-                name: endpoint.name(),
-                why,
-            }
-        }
-    };
     let mut reader = FrameReader::new(read);
-    let mut snapshot = tokio::time::timeout(HANDSHAKE, handshake(&mut write, &mut reader))
+    let shook = tokio::time::timeout(HANDSHAKE, handshake(&mut write, &mut reader))
         .await
         .map_err(|_| AttachError::Link {
             name: endpoint.name(),
             why: format!("no snapshot within {}s", HANDSHAKE.as_secs()),
-        })?
-        .map_err(broke)?;
+        })?;
+    let mut snapshot = match shook {
+        Ok(s) => s,
+        // Over ssh, ssh's words say why better than an end of file.
+        Err(e) if endpoint.reconnects() => {
+            let why = stderr.why("").await;
+            return Err(if why.is_empty() {
+                e
+            } else {
+                AttachError::Link {
+                    name: endpoint.name(),
+                    why,
+                }
+            });
+        }
+        Err(e) => return Err(e),
+    };
     let host = endpoint.host().map(str::to_owned);
     if let Some(h) = &host {
         snapshot.set_host(h);
@@ -113,7 +117,7 @@ async fn handshake(
         .map_err(WireError::from)?;
     write.flush().await.map_err(WireError::from)?;
     let hello = frame::decode_hello(&reader.next().await?.ok_or(AttachError::Closed)?)?;
-    if let Some(why) = hello.mismatch("server") {
+    if let Some(why) = hello.mismatch("server", "console") {
         return Err(AttachError::Skew { server: hello, why });
     }
     let mut parts = Parts::default();
@@ -270,7 +274,7 @@ async fn send_all(
 async fn read_loop(
     mut reader: Reader,
     out: mpsc::Sender<Incoming>,
-    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+    stderr: super::transport::Stderr,
     host: Option<String>,
 ) {
     let mut reading = Reading {
@@ -282,7 +286,12 @@ async fn read_loop(
     let why = loop {
         let payload = match reader.next().await {
             Ok(Some(p)) => p,
-            Ok(None) => break "the hive server closed the connection".to_owned(),
+            // Over ssh an end is the link's, whoever ended it: ssh's
+            // words (below) say more when it has any.
+            Ok(None) => match &reading.host {
+                Some(h) => break format!("the ssh link to {h} ended"),
+                None => break "the hive server closed the connection".to_owned(),
+            },
             Err(e) => break e.to_string(),
         };
         let msg = match frame::decode::<ServerMsg>(&payload) {
@@ -302,7 +311,7 @@ async fn read_loop(
     };
     // ssh says why a link broke better than an end of file does. Either
     // is the far side's words.
-    let why = crate::sanitize::peer_line(&Stream::why_from(&stderr, &why));
+    let why = crate::sanitize::peer_line(&stderr.why(&why).await);
     let _ = out.send(Incoming::Msg(FromServer::Lost(why))).await;
 }
 
@@ -344,5 +353,39 @@ mod tests {
             panic!("a local layout not passed on");
         };
         assert_eq!(local, layout);
+    }
+
+    /// Why a link over ssh broke, as the reader ends: `words` are what ssh
+    /// writes to its stderr after the channel's end (none: it was killed).
+    async fn lost_with(words: Option<&str>) -> String {
+        let (stderr, done) = super::super::transport::Stderr::of_ssh();
+        let (tx, mut rx) = mpsc::channel(4);
+        let reader: Reader = FrameReader::new(Box::pin(tokio::io::empty()));
+        let task = tokio::spawn(read_loop(reader, tx, stderr.clone(), Some("far".into())));
+        // The reader has met the end before ssh says anything.
+        for _ in 0..8 {
+            tokio::task::yield_now().await;
+        }
+        if let Some(w) = words {
+            stderr.text.lock().unwrap().push_str(w);
+        }
+        let _ = done.send(true);
+        task.await.unwrap();
+        match rx.recv().await {
+            Some(Incoming::Msg(FromServer::Lost(why))) => why,
+            _ => panic!("no Lost"),
+        }
+    }
+
+    /// #46 item 16: a link whose ssh died says so in ssh's words (they come
+    /// after the end of the channel; read at once, they were not there and
+    /// the reason blamed the server), and without them names the link,
+    /// not the server.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_broken_ssh_link_is_told_in_ssh_words_not_blamed_on_the_server() {
+        let why = lost_with(Some("Connection to far closed by remote host.")).await;
+        assert_eq!(why, "Connection to far closed by remote host.");
+        let why = lost_with(None).await;
+        assert_eq!(why, "the ssh link to far ended");
     }
 }

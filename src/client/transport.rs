@@ -110,7 +110,7 @@ impl Endpoint {
                     read: Box::pin(read),
                     write: Box::pin(write),
                     child: None,
-                    stderr: Arc::default(),
+                    stderr: Stderr::none(),
                 })
             }
             Endpoint::Ssh { ssh, target, bin } => {
@@ -134,8 +134,8 @@ impl Endpoint {
                 else {
                     return Err(std::io::Error::other("ssh's pipes are missing"));
                 };
-                let stderr = Arc::<Mutex<String>>::default();
-                tokio::spawn(keep_stderr(err, Arc::clone(&stderr)));
+                let (stderr, done) = Stderr::of_ssh();
+                tokio::spawn(keep_stderr(err, Arc::clone(&stderr.text), done));
                 Ok(Stream {
                     read: Box::pin(read),
                     write: Box::pin(write),
@@ -154,13 +154,47 @@ pub(super) struct Stream {
     /// Killed when dropped.
     pub(super) child: Option<tokio::process::Child>,
     /// ssh's last words (its errors), for the reason a link broke.
-    pub(super) stderr: Arc<Mutex<String>>,
+    pub(super) stderr: Stderr,
 }
 
-impl Stream {
-    /// Why the link broke, in ssh's words when it said any.
-    pub(super) fn why_from(stderr: &Mutex<String>, fallback: &str) -> String {
-        let said = stderr
+/// How long a broken link waits for ssh's last words: ssh closes its
+/// stderr as it exits, a moment after the channel ends.
+const LAST_WORDS: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// ssh's stderr as kept so far, and whether ssh has closed it.
+#[derive(Clone)]
+pub(super) struct Stderr {
+    pub(super) text: Arc<Mutex<String>>,
+    done: tokio::sync::watch::Receiver<bool>,
+}
+
+impl Stderr {
+    /// No ssh: nothing more to come.
+    pub(super) fn none() -> Self {
+        let (_, done) = tokio::sync::watch::channel(true);
+        Self {
+            text: Arc::default(),
+            done,
+        }
+    }
+
+    /// For an ssh child: its reader says `true` when ssh closed stderr.
+    pub(super) fn of_ssh() -> (Self, tokio::sync::watch::Sender<bool>) {
+        let (tx, done) = tokio::sync::watch::channel(false);
+        let text = Arc::default();
+        (Self { text, done }, tx)
+    }
+
+    /// Why the link broke, in ssh's words when it said any, else
+    /// `fallback`. ssh's words come after the channel's end (issue 46
+    /// item 16: read at once, they were not there yet, and the reason
+    /// blamed the server when ssh had died): they are waited for until
+    /// ssh closes its stderr, `LAST_WORDS` at most.
+    pub(super) async fn why(&self, fallback: &str) -> String {
+        let mut done = self.done.clone();
+        let _ = tokio::time::timeout(LAST_WORDS, done.wait_for(|d| *d)).await;
+        let said = self
+            .text
             .lock()
             .map(|s| s.trim().to_owned())
             .unwrap_or_default();
@@ -174,7 +208,11 @@ impl Stream {
 
 /// Keeps ssh's last few stderr lines (they are the remote's words: never
 /// drawn unsanitized) and logs them.
-async fn keep_stderr(err: tokio::process::ChildStderr, into: Arc<Mutex<String>>) {
+async fn keep_stderr(
+    err: tokio::process::ChildStderr,
+    into: Arc<Mutex<String>>,
+    done: tokio::sync::watch::Sender<bool>,
+) {
     let mut lines = BufReader::new(err).lines();
     while let Ok(Some(line)) = lines.next_line().await {
         tracing::info!(target: "hive::ssh", "{}", crate::sanitize::neutralize(&line));
@@ -189,6 +227,8 @@ async fn keep_stderr(err: tokio::process::ChildStderr, into: Arc<Mutex<String>>)
             s.push_str(line.trim());
         }
     }
+    // ssh exited (or closed its stderr): all it will say is said.
+    let _ = done.send(true);
 }
 
 #[cfg(test)]

@@ -153,12 +153,8 @@ pub(crate) struct Hub {
     turns: HashMap<String, TurnRecord>,
     finished: VecDeque<String>,
     waiters: HashMap<String, Vec<Responder>>,
+    /// `watch` streams, each with what it last got of each open text.
     subscribers: Vec<Subscriber>,
-    /// The `joined` of the next watcher.
-    next_watcher: u64,
-    /// Open message and thinking items by pane and item id, while anyone
-    /// watches: an update that only grew goes out as a delta.
-    streamed: HashMap<(usize, String), Streamed>,
 }
 
 impl Hub {
@@ -175,8 +171,6 @@ impl Hub {
             finished: VecDeque::new(),
             waiters: HashMap::new(),
             subscribers: Vec::new(),
-            next_watcher: 0,
-            streamed: HashMap::new(),
         }
     }
 
@@ -243,9 +237,9 @@ impl Hub {
                 self.broadcast_upsert(i, u);
             }
             PaneEvent::Turn(t) => {
-                if !matches!(t, TurnEvent::TurnStarted { .. }) {
+                for s in &mut self.subscribers {
                     // Its items are done; one updated later goes whole.
-                    self.streamed.retain(|(p, _), _| *p != i);
+                    s.sent.turn(i, t);
                 }
                 self.turn(i, t);
                 self.broadcast(i, t);
@@ -490,12 +484,10 @@ impl Hub {
             let e = CtlError::new(ErrorCode::BadRequest, "watch needs an event stream");
             return Err((reply, e));
         };
-        let joined = self.next_watcher;
-        self.next_watcher += 1;
         self.subscribers.push(Subscriber {
             pane: filter,
             tx,
-            joined,
+            sent: crate::protocol::delta::TextSent::default(),
         });
         let _ = reply.send(Ok(json!({})));
         Ok(None)
@@ -690,7 +682,7 @@ fn to_value<T: Serialize>(v: &T) -> Value {
 mod panes;
 #[path = "hub_watch.rs"]
 mod watch;
-use watch::{Streamed, Subscriber};
+use watch::Subscriber;
 
 #[cfg(test)]
 #[path = "hub_tests.rs"]

@@ -1,7 +1,9 @@
 //! `hive ctl watch`'s side of the hub: each runner event as a JSON line
 //! to every watcher of its pane, a growing text as what was appended to
-//! the watchers that have the rest, and a watcher that cannot keep up
-//! dropped rather than buffered without bound.
+//! the watchers that have the rest — each watcher keeps the appended-text
+//! encoder a console's connection keeps (`protocol::delta::TextSent`), so
+//! both follow one rule — and a watcher that cannot keep up dropped rather
+//! than buffered without bound.
 
 use std::sync::Arc;
 
@@ -10,23 +12,14 @@ use tokio::sync::mpsc;
 
 use super::{Hub, serialized};
 use crate::control::protocol::{ApprovalEvent, ApprovalLine, DeltaLine, TextDelta};
-use crate::runner::mirror;
-use crate::text::SharedText;
+use crate::protocol::delta::TextSent;
 use crate::upsert::Upsert;
 
 pub(super) struct Subscriber {
     pub(super) pane: Option<usize>,
     pub(super) tx: mpsc::Sender<Arc<str>>,
-    /// Its place in the order watchers came in.
-    pub(super) joined: u64,
-}
-
-/// What the watchers last got of one open item's text.
-pub(super) struct Streamed {
-    text: SharedText,
-    /// Watchers that joined before this one all got it (one that misses a
-    /// line is dropped); later ones have not seen the item yet.
-    known_below: u64,
+    /// What it last got of each open text item.
+    pub(super) sent: TextSent,
 }
 
 /// `watch` lines borrow the event instead of cloning it: same JSON as
@@ -69,53 +62,51 @@ impl Hub {
             .retain(|s| s.pane.is_some_and(|p| p != i) || s.tx.try_send(pick(s).clone()).is_ok());
     }
 
-    /// An upsert of a message or thinking item goes to the watchers that
-    /// have its text so far as the appended text (`mirror::appended_from`),
-    /// to the others whole: a long answer costs its length, not its length
-    /// once per update.
+    /// An upsert of a message or thinking item goes to each watcher that
+    /// has its text so far as the appended text, to the others whole (each
+    /// watcher's `TextSent` says which): a long answer costs its length,
+    /// not its length once per update. Each line is made once.
     pub(super) fn broadcast_upsert(&mut self, i: usize, u: &Upsert) {
-        let Some(text) = u.text() else {
+        if u.text().is_none() {
             return self.broadcast(i, u);
-        };
-        if self.subscribers.is_empty() {
-            self.streamed.clear();
-            return;
         }
-        let key = (i, u.item_id.clone());
-        let from = self
-            .streamed
-            .get(&key)
-            .and_then(|s| mirror::appended_from(&s.text, text).map(|from| (from, s.known_below)));
         let pane = self.panes[i].agent.id.as_str();
-        let delta = from.and_then(|(from, below)| {
-            text.with_str(|t| {
-                let event = TextDelta::of(u, t, from)?;
-                serialized(&DeltaLine {
-                    pane: pane.into(),
-                    event,
-                })
-            })
-            .map(|line| (line, below))
-        });
-        let knows = |s: &Subscriber| delta.as_ref().is_some_and(|(_, below)| s.joined < *below);
-        let watching = |s: &Subscriber| s.pane.is_none_or(|p| p == i);
-        let needs_whole = self.subscribers.iter().any(|s| watching(s) && !knows(s));
-        let whole = needs_whole
-            .then(|| serialized(&EventRef { pane, event: u }))
-            .flatten();
-        if u.is_closed() {
-            self.streamed.remove(&key);
-        } else {
-            let known_below = self.next_watcher;
-            let text = text.clone();
-            self.streamed.insert(key, Streamed { text, known_below });
-        }
-        match (delta.as_ref().map(|(line, _)| line), whole.as_ref()) {
-            (Some(delta), Some(whole)) => {
-                self.send_lines(i, |s| if knows(s) { delta } else { whole })
+        // Per watcher of pane `i`: from which byte it needs the text.
+        let bases: Vec<Option<Option<usize>>> = self
+            .subscribers
+            .iter_mut()
+            .map(|s| s.pane.is_none_or(|p| p == i).then(|| s.sent.grown(i, u)))
+            .collect();
+        let mut lines: Vec<(Option<usize>, Option<Arc<str>>)> = Vec::new();
+        for base in bases.iter().flatten() {
+            if !lines.iter().any(|(b, _)| b == base) {
+                lines.push((*base, line_of(pane, u, *base)));
             }
-            (Some(line), None) | (None, Some(line)) => self.send_lines(i, |_| line),
-            (None, None) => {}
         }
+        let mut next = bases.iter();
+        self.subscribers.retain(|s| {
+            let Some(Some(base)) = next.next() else {
+                return true;
+            };
+            let line = lines
+                .iter()
+                .find(|(b, _)| b == base)
+                .and_then(|(_, l)| l.as_ref());
+            line.is_none_or(|line| s.tx.try_send(line.clone()).is_ok())
+        });
     }
+}
+
+/// Upsert `u`'s line: whole, or (`from`) the text after its first bytes.
+fn line_of(pane: &str, u: &Upsert, from: Option<usize>) -> Option<Arc<str>> {
+    let delta = from.and_then(|from| {
+        u.text()?.with_str(|t| {
+            let event = TextDelta::of(u, t, from)?;
+            serialized(&DeltaLine {
+                pane: pane.into(),
+                event,
+            })
+        })
+    });
+    delta.or_else(|| serialized(&EventRef { pane, event: u }))
 }

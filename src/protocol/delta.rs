@@ -53,11 +53,58 @@ pub enum DeltaError {
     NotText { pane: usize, item: String },
 }
 
+/// What one watcher last got of each open text item: the one
+/// appended-text encoder, which a console's [`DeltaEncoder`] and each
+/// `hive ctl watch` stream (src/control/hub_watch.rs) keep one of, so that
+/// both send a growing text by the same rule (issue 44).
+#[derive(Debug, Default)]
+pub struct TextSent {
+    /// Per pane, per open text item: its turn and the text last sent.
+    sent: HashMap<usize, HashMap<String, (String, SharedText)>>,
+}
+
+impl TextSent {
+    /// `upsert` goes to this watcher now: `Some(base)` when the watcher has
+    /// its text's first `base` bytes (it needs only what follows), `None`
+    /// when it needs the text whole (first seen, replaced, or no text).
+    pub fn grown(&mut self, pane: usize, upsert: &Upsert) -> Option<usize> {
+        let items = self.sent.entry(pane).or_default();
+        let Some(text) = upsert.text() else {
+            items.remove(&upsert.item_id);
+            return None;
+        };
+        let before = if upsert.is_closed() {
+            items.remove(&upsert.item_id).map(|(_, t)| t)
+        } else if let Some((_, last)) = items.get_mut(&upsert.item_id) {
+            Some(std::mem::replace(last, text.clone()))
+        } else {
+            let entry = (upsert.turn_id.clone(), text.clone());
+            items.insert(upsert.item_id.clone(), entry);
+            None
+        };
+        // The same buffer grown: bytes below a snapshot's length never
+        // change (src/text.rs), so no text is read to compare.
+        before
+            .filter(|b| b.same_buffer(text) && text.len() >= b.len())
+            .map(|b| b.len())
+    }
+
+    /// A turn event of pane `pane`: an ended turn closes what it left open
+    /// (an item a crashed agent never finished).
+    pub fn turn(&mut self, pane: usize, turn: &TurnEvent) {
+        forget_turn(&mut self.sent, pane, turn);
+    }
+
+    /// The watcher has every text whole again (a snapshot), or starts over.
+    pub fn reset(&mut self) {
+        self.sent.clear();
+    }
+}
+
 /// The server side, one per client.
 #[derive(Debug, Default)]
 pub struct DeltaEncoder {
-    /// Per pane, per open text item: its turn and the text last sent.
-    sent: HashMap<usize, HashMap<String, (String, SharedText)>>,
+    sent: TextSent,
 }
 
 impl DeltaEncoder {
@@ -71,26 +118,16 @@ impl DeltaEncoder {
             PaneEvent::Upsert(u) => (u, false),
             PaneEvent::Live(u) => (u, true),
             PaneEvent::Turn(turn) => {
-                forget_turn(&mut self.sent, pane, turn);
+                self.sent.turn(pane, turn);
                 return WireEvent::Whole(event.clone());
             }
             _ => return WireEvent::Whole(event.clone()),
         };
-        let items = self.sent.entry(pane).or_default();
-        let Some(text) = upsert.text() else {
-            items.remove(&upsert.item_id);
-            return WireEvent::Whole(event.clone());
-        };
-        let before = if upsert.is_closed() {
-            items.remove(&upsert.item_id).map(|(_, t)| t)
-        } else if let Some((_, last)) = items.get_mut(&upsert.item_id) {
-            Some(std::mem::replace(last, text.clone()))
-        } else {
-            let entry = (upsert.turn_id.clone(), text.clone());
-            items.insert(upsert.item_id.clone(), entry);
-            None
-        };
-        match before.and_then(|before| appended(&before, text)) {
+        let tail = self.sent.grown(pane, upsert).and_then(|base| {
+            let text = upsert.text()?;
+            text.with_str(|s| s.get(base..).map(|tail| (base, tail.to_owned())))
+        });
+        match tail {
             Some((base, tail)) => {
                 let mut upsert = upsert.clone();
                 if let Some(content) = text_mut(&mut upsert) {
@@ -104,7 +141,7 @@ impl DeltaEncoder {
 
     /// This client was just sent a snapshot: it has every text whole.
     pub fn reset(&mut self) {
-        self.sent.clear();
+        self.sent.reset();
     }
 }
 
@@ -197,13 +234,14 @@ impl DeltaDecoder {
     }
 }
 
-/// Where `now` goes on from `before` and what it added, when it only grew.
-fn appended(before: &SharedText, now: &SharedText) -> Option<(usize, String)> {
-    if !before.same_buffer(now) || now.len() < before.len() {
-        return None;
-    }
-    let base = before.len();
-    now.with_str(|s| s.get(base..).map(|tail| (base, tail.to_owned())))
+/// Where a stream that last carried `before` for an item can go on from
+/// when the item's text is now `now`: the byte offset of the appended text,
+/// or `None` when `now` must go whole. The processor appends an item's text
+/// to one buffer and swaps in a fresh one when it replaces it (text.rs), so
+/// text that only grew shares `before`'s buffer and is at least as long; the
+/// check reads no text, so a long answer's updates stay cheap to compare.
+pub fn appended_from(before: &SharedText, now: &SharedText) -> Option<usize> {
+    (now.same_buffer(before) && now.len() >= before.len()).then(|| before.len())
 }
 
 fn text_mut(upsert: &mut Upsert) -> Option<&mut SharedText> {
@@ -296,6 +334,18 @@ mod tests {
     }
 
     #[test]
+    fn grown_text_goes_on_from_where_it_was_and_replaced_text_goes_whole() {
+        let mut buf = TextBuffer::new();
+        buf.push_str("hello");
+        let before = buf.snapshot();
+        buf.push_str(" world");
+        assert_eq!(appended_from(&before, &buf.snapshot()), Some(5));
+        assert_eq!(appended_from(&buf.snapshot(), &before), None, "shorter");
+        buf.replace("hello world!".into());
+        assert_eq!(appended_from(&before, &buf.snapshot()), None, "replaced");
+    }
+
+    #[test]
     fn a_growing_message_costs_its_length_once() {
         let mut link = Link::new();
         let mut buf = TextBuffer::new();
@@ -331,7 +381,7 @@ mod tests {
         );
         assert_eq!(link.grown(), 1999);
         assert!(link.dec.open.values().all(HashMap::is_empty));
-        assert!(link.enc.sent.values().all(HashMap::is_empty));
+        assert!(link.enc.sent.sent.values().all(HashMap::is_empty));
     }
 
     /// Live snapshots between gradient upserts, of two items growing at
@@ -370,7 +420,7 @@ mod tests {
         assert_eq!(link.grown(), 2 * (steps.len() - 1));
         let live = |e: &&WireEvent| matches!(e, WireEvent::Grown { live: true, .. });
         assert_eq!(link.wire.iter().filter(live).count(), 8);
-        assert!(link.enc.sent[&2].is_empty() && link.dec.open[&2].is_empty());
+        assert!(link.enc.sent.sent[&2].is_empty() && link.dec.open[&2].is_empty());
     }
 
     #[test]
@@ -429,8 +479,8 @@ mod tests {
             finish_reason: None,
         });
         link.send(0, &end);
-        assert!(link.enc.sent[&0].is_empty() && link.dec.open[&0].is_empty());
-        assert_eq!(link.enc.sent[&1].len(), 1);
+        assert!(link.enc.sent.sent[&0].is_empty() && link.dec.open[&0].is_empty());
+        assert_eq!(link.enc.sent.sent[&1].len(), 1);
         assert_eq!(link.dec.open[&1].len(), 1);
     }
 

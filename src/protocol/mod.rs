@@ -74,12 +74,15 @@ impl Hello {
         }
     }
 
-    /// Why this peer and we cannot talk, if we cannot; the peer's version
-    /// (its words) is quoted as one visible line.
-    pub fn mismatch(&self, peer_is: &str) -> Option<String> {
+    /// Why this peer (a `peer_is`) and we (a `we_are`) cannot talk, if we
+    /// cannot, naming which side runs which version (#46 item 16: "this
+    /// server is hive …, and this hive is …" left the reader to guess
+    /// which "this" was which); the peer's version (its words) is quoted
+    /// as one visible line.
+    pub fn mismatch(&self, peer_is: &str, we_are: &str) -> Option<String> {
         (self.protocol != PROTOCOL_VERSION).then(|| {
             format!(
-                "this {peer_is} is hive {} (protocol {}), and this hive is {} (protocol {})",
+                "the {peer_is} runs hive {} (protocol {}), this {we_are} hive {} (protocol {})",
                 crate::sanitize::peer_line(&self.hive),
                 self.protocol,
                 env!("CARGO_PKG_VERSION"),
@@ -212,5 +215,30 @@ impl ServerMsg {
                 | Self::SnapshotEvents(_)
                 | Self::SnapshotEnd
         )
+    }
+}
+
+#[cfg(test)]
+mod hello_tests {
+    use super::*;
+
+    /// #46 item 16: the refusal says which side runs which version.
+    #[test]
+    fn a_mismatch_says_which_side_runs_which_version() {
+        let old = Hello {
+            protocol: 999,
+            hive: "0.0.9".into(),
+        };
+        assert_eq!(
+            old.mismatch("server", "console").as_deref(),
+            Some(
+                format!(
+                    "the server runs hive 0.0.9 (protocol 999), this console hive {} (protocol {PROTOCOL_VERSION})",
+                    env!("CARGO_PKG_VERSION")
+                )
+                .as_str()
+            )
+        );
+        assert_eq!(Hello::ours().mismatch("server", "console"), None);
     }
 }

@@ -26,6 +26,7 @@
 //! ```
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -185,17 +186,20 @@ impl Scenario {
 
     /// Loads `demo:<name>` from the binary or a file path.
     pub fn load(source: &Path) -> Result<Self, String> {
+        Self::parse(&Self::text(source)?, &source.display().to_string())
+    }
+
+    /// The text of `demo:<name>` or of a file.
+    fn text(source: &Path) -> Result<String, String> {
         let name = source.to_string_lossy();
         if let Some(builtin) = name.strip_prefix("demo:") {
             let (_, text) = BUILTIN.iter().find(|(n, _)| *n == builtin).ok_or_else(|| {
                 let known: Vec<_> = BUILTIN.iter().map(|(n, _)| format!("demo:{n}")).collect();
                 format!("no built-in scenario `{name}`; known: {}", known.join(", "))
             })?;
-            return Self::parse(text, &name);
+            return Ok((*text).to_owned());
         }
-        let text = read_capped(source)
-            .map_err(|e| format!("cannot read scenario {}: {e}", source.display()))?;
-        Self::parse(&text, &source.display().to_string())
+        read_capped(source).map_err(|e| format!("cannot read scenario {}: {e}", source.display()))
     }
 
     /// The words that pick a special turn (`match`), in the scenario's order.
@@ -206,23 +210,53 @@ impl Scenario {
             .collect()
     }
 
-    fn pick(&self, prompt: &str, counter: usize) -> &Turn {
+    /// The index of the turn that answers `prompt`.
+    fn pick(&self, prompt: &str, counter: usize) -> usize {
         let lower = prompt.to_lowercase();
-        if let Some(t) = self.turns.iter().find(|t| {
+        if let Some(i) = self.turns.iter().position(|t| {
             t.matches
                 .as_ref()
                 .is_some_and(|m| lower.contains(&m.to_lowercase()))
         }) {
-            return t;
+            return i;
         }
-        let plain: Vec<&Turn> = self.turns.iter().filter(|t| t.matches.is_none()).collect();
+        let plain: Vec<usize> = (0..self.turns.len())
+            .filter(|&i| self.turns[i].matches.is_none())
+            .collect();
         if plain.is_empty() {
-            &self.turns[counter % self.turns.len()]
+            counter % self.turns.len()
         } else {
             plain[counter % plain.len()]
         }
     }
+
+    /// The scenario at `source`, shared with every live pane that loaded
+    /// the same text: panes of one scenario hold its steps once (the attach
+    /// bench's turn of 10,000 steps cost about 11 MB in each of 9 panes).
+    pub(crate) fn load_shared(source: &Path) -> Result<Arc<Self>, String> {
+        use std::hash::{Hash, Hasher};
+        let text = Self::text(source)?;
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut h);
+        let key = (source.to_owned(), h.finish());
+        let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+        loaded.retain(|(_, held)| held.strong_count() > 0);
+        if let Some(s) = loaded
+            .iter()
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, held)| held.upgrade())
+        {
+            return Ok(s);
+        }
+        let s = Arc::new(Self::parse(&text, &source.display().to_string())?);
+        loaded.push((key, Arc::downgrade(&s)));
+        Ok(s)
+    }
 }
+
+/// Scenarios live panes hold, by path and a hash of their text.
+type Loaded = Vec<((std::path::PathBuf, u64), std::sync::Weak<Scenario>)>;
+static LOADED: std::sync::Mutex<Loaded> = std::sync::Mutex::new(Vec::new());
 
 /// The `script` provider as the registry knows it: no program, no login,
 /// nothing to install; doctor loads the scenario.
@@ -262,21 +296,21 @@ pub fn match_words(agent: &AgentConfig) -> Vec<String> {
 pub struct ScriptFactory;
 
 impl ScriptFactory {
-    fn scenario(agent: &AgentConfig) -> Result<Scenario, ProviderError> {
+    fn scenario(agent: &AgentConfig) -> Result<Arc<Scenario>, ProviderError> {
         let path = agent.script.as_ref().ok_or_else(|| {
             ProviderError::config(
                 &agent.id,
                 "provider `script` needs `script = \"path/to/scenario.toml\"` (or demo:tour)",
             )
         })?;
-        Scenario::load(path).map_err(|message| ProviderError::config(&agent.id, message))
+        Scenario::load_shared(path).map_err(|message| ProviderError::config(&agent.id, message))
     }
 }
 
 impl ProviderFactory for ScriptFactory {
     fn capabilities(&self, agent: &AgentConfig) -> Capabilities {
         let caps = Self::scenario(agent)
-            .map(|s| s.capabilities)
+            .map(|s| s.capabilities.clone())
             .unwrap_or_default();
         Capabilities {
             queue_while_streaming: caps.queue_while_streaming,
@@ -287,10 +321,12 @@ impl ProviderFactory for ScriptFactory {
     }
 
     fn spawn(&self, spec: ProviderSpec, events: EventSink) -> Spawned {
-        let mut scenario = Self::scenario(&spec.agent)?;
-        if let Some(m) = &spec.agent.model {
-            scenario.model = m.clone();
-        }
+        let scenario = Self::scenario(&spec.agent)?;
+        let model = spec
+            .agent
+            .model
+            .clone()
+            .unwrap_or_else(|| scenario.model.clone());
         let effort = spec
             .agent
             .thinking
@@ -300,6 +336,7 @@ impl ProviderFactory for ScriptFactory {
         Ok(ProviderHandle::spawn(move |rx| async move {
             Player {
                 scenario,
+                model,
                 effort,
                 session_id,
                 events,
@@ -323,7 +360,9 @@ macro_rules! ends {
 }
 
 struct Player {
-    scenario: Scenario,
+    scenario: Arc<Scenario>,
+    /// The model last set (the scenario's, the agent's, or `/model`'s).
+    model: String,
     /// The effort level last set (`{effort}` in a scenario's text).
     effort: String,
     session_id: String,
@@ -357,7 +396,7 @@ impl Player {
     async fn run(mut self) {
         let _ = self.events.send(ProviderEvent::Session(SessionInfo {
             resume_handle: Some(self.session_id.clone()),
-            model: Some(self.scenario.model.clone()),
+            model: Some(self.model.clone()),
             commands: Vec::new(),
         }));
         if !self.scenario.models.is_empty() {
@@ -378,7 +417,7 @@ impl Player {
                     End::Done | End::Cancelled | End::Failed => {}
                 },
                 ProviderCommand::Kill => return,
-                ProviderCommand::SetModel { model } => self.scenario.model = model,
+                ProviderCommand::SetModel { model } => self.model = model,
                 ProviderCommand::SetEffort { effort } => self.effort = effort,
                 _ => {}
             }
@@ -390,7 +429,8 @@ impl Player {
     }
 
     async fn play(&mut self, turn_id: String, prompt: String) -> End {
-        let turn = self.scenario.pick(&prompt, self.counter).clone();
+        let scenario = Arc::clone(&self.scenario);
+        let turn = &scenario.turns[scenario.pick(&prompt, self.counter)];
         self.counter += 1;
         let mut ctx = TurnCtx {
             turn_id: turn_id.clone(),
@@ -404,7 +444,7 @@ impl Player {
         self.emit(
             &turn_id,
             Payload::ResponseStart {
-                model_id: self.scenario.model.clone(),
+                model_id: self.model.clone(),
                 provider_id: "script".into(),
             },
         );
@@ -470,7 +510,7 @@ impl Player {
         if let Some(text) = text {
             let text = text
                 .replace("{prompt}", &ctx.prompt)
-                .replace("{model}", &self.scenario.model)
+                .replace("{model}", &self.model)
                 .replace("{effort}", &self.effort);
             ends!(
                 self.stream_text(ItemType::Message, &text, chunk, delay, ctx)
@@ -668,7 +708,7 @@ impl Player {
             }
             ProviderCommand::Kill => Some(End::Killed),
             ProviderCommand::SetModel { model } => {
-                self.scenario.model = model;
+                self.model = model;
                 None
             }
             ProviderCommand::SetEffort { effort } => {
@@ -694,3 +734,7 @@ fn args_value(step: &Step) -> Value {
         .and_then(|t| serde_json::to_value(t).ok())
         .unwrap_or_else(|| Value::Object(Map::new()))
 }
+
+#[cfg(test)]
+#[path = "script_tests.rs"]
+mod tests;

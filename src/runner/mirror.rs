@@ -8,15 +8,14 @@
 //! attached to it (`session::with_image_names`); sends are matched in the
 //! order they were made.
 //!
-//! And one rule for streaming an item's growing text to a reader: send what
-//! was appended since the reader's last line for it ([`appended_from`]).
+//! (The rule for streaming an item's growing text to a reader is
+//! `protocol::delta::TextSent`'s, one per reader.)
 
 use std::collections::VecDeque;
 
 use super::{PaneEvent, TurnState};
 use crate::event::Origin;
 use crate::provider::PermissionRequest;
-use crate::text::SharedText;
 use crate::upsert::{TurnEvent, UpsertKind, UpsertStatus};
 
 /// A message sent to the pane, not bound to a turn yet; `K` is what the
@@ -58,16 +57,6 @@ impl<K> Default for PaneMirror<K> {
             sends: VecDeque::new(),
         }
     }
-}
-
-/// Where a stream that last carried `before` for an item can go on from
-/// when the item's text is now `now`: the byte offset of the appended text,
-/// or `None` when `now` must go whole. The processor appends an item's text
-/// to one buffer and swaps in a fresh one when it replaces it (text.rs), so
-/// text that only grew shares `before`'s buffer and is at least as long; the
-/// check reads no text, so a long answer's updates stay cheap to compare.
-pub(crate) fn appended_from(before: &SharedText, now: &SharedText) -> Option<usize> {
-    (now.same_buffer(before) && now.len() >= before.len()).then(|| before.len())
 }
 
 /// Whether `content` (a user message) is the message `text` was sent as.
@@ -170,8 +159,7 @@ impl<K> PaneMirror<K> {
 
 #[cfg(test)]
 mod tests {
-    use super::{appended_from, shows};
-    use crate::text::TextBuffer;
+    use super::shows;
 
     #[test]
     fn a_message_shows_its_text_alone_or_with_image_names() {
@@ -179,17 +167,5 @@ mod tests {
         assert!(shows("hi\n[image: /a.png]", "hi"));
         assert!(!shows("hi there", "hi"));
         assert!(!shows("h", "hi"));
-    }
-
-    #[test]
-    fn grown_text_goes_on_from_where_it_was_and_replaced_text_goes_whole() {
-        let mut buf = TextBuffer::new();
-        buf.push_str("hello");
-        let before = buf.snapshot();
-        buf.push_str(" world");
-        assert_eq!(appended_from(&before, &buf.snapshot()), Some(5));
-        assert_eq!(appended_from(&buf.snapshot(), &before), None, "shorter");
-        buf.replace("hello world!".into());
-        assert_eq!(appended_from(&before, &buf.snapshot()), None, "replaced");
     }
 }

@@ -305,7 +305,7 @@ async fn serve(
     write
         .write_all(&frame::encode_hello(&Hello::ours()))
         .await?;
-    if let Some(why) = hello.mismatch("client") {
+    if let Some(why) = hello.mismatch("client", "server") {
         return Ok(why);
     }
     let (out, rx) = mpsc::unbounded_channel::<Vec<u8>>();

@@ -45,11 +45,13 @@ enum Slot {
 /// An item: its latest upsert, then a live tail newer than it; for a tool
 /// call first seen running, that first sight too (the digest tells how
 /// long a tool took).
+/// Each one boxed: most items have only their upsert, and an event inline
+/// is the size of the largest (three of them made every item ~1 KB).
 #[derive(Debug, Default)]
 struct Item {
-    first: Option<Logged>,
-    upsert: Option<Logged>,
-    live: Option<Logged>,
+    first: Option<Box<Logged>>,
+    upsert: Option<Box<Logged>>,
+    live: Option<Box<Logged>>,
 }
 
 /// The events of which only the latest counts.
@@ -343,11 +345,11 @@ impl PaneLog {
             match slot {
                 Slot::Item(item) => {
                     let ended_before = |u: &Logged| seen.is_some_and(|s| u.seq <= s);
-                    if !item.upsert.as_ref().is_some_and(ended_before) {
-                        out.extend(item.first.iter().cloned());
+                    if !item.upsert.as_deref().is_some_and(ended_before) {
+                        out.extend(item.first.as_deref().cloned());
                     }
-                    out.extend(item.upsert.iter().cloned());
-                    out.extend(item.live.iter().cloned());
+                    out.extend(item.upsert.as_deref().cloned());
+                    out.extend(item.live.as_deref().cloned());
                 }
                 Slot::Event(e) => out.push((**e).clone()),
                 Slot::Gone => {}
@@ -384,7 +386,7 @@ impl PaneLog {
             {
                 *first = Some(prev);
             }
-            *upsert = Some(logged);
+            *upsert = Some(Box::new(logged));
             *live = None;
             self.text = self.text - before + item_bytes(item);
         }
@@ -408,10 +410,10 @@ impl PaneLog {
             _ => false,
         });
         if !closed && kept.is_none_or(|n| n < len) {
-            let before = logged_bytes(live.as_ref());
+            let before = logged_bytes(live.as_deref());
             let tail = logged();
             self.text = self.text - before + logged_bytes(Some(&tail));
-            *live = Some(tail);
+            *live = Some(Box::new(tail));
         }
     }
 
@@ -473,9 +475,9 @@ fn opens_a_tool(l: &Logged) -> bool {
 
 /// The text an item's kept events hold.
 fn item_bytes(item: &Item) -> usize {
-    logged_bytes(item.first.as_ref())
-        + logged_bytes(item.upsert.as_ref())
-        + logged_bytes(item.live.as_ref())
+    logged_bytes(item.first.as_deref())
+        + logged_bytes(item.upsert.as_deref())
+        + logged_bytes(item.live.as_deref())
 }
 
 fn logged_bytes(l: Option<&Logged>) -> usize {

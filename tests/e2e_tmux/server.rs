@@ -487,3 +487,39 @@ fn an_idle_server_and_console_are_not_woken() {
         "(server, console) woke in 5 idle seconds"
     );
 }
+
+/// #46 item 17: eighteen idle terminal panes (two windows of nine) wake
+/// neither the server nor the console (373 context switches in 10 s: each
+/// pane's process sampler went on while its program ran, and the border
+/// redrew its unchanged figures).
+#[test]
+fn eighteen_idle_terminal_panes_do_not_wake_the_server_or_the_console() {
+    let Some(bin) = super::hive_bin() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let panes: String = (1..=18)
+        .map(|i| format!("[[agent]]\nid = \"t{i}\"\nprovider = \"pty\"\ncommand = [\"sh\"]\n\n"))
+        .collect();
+    std::fs::write(dir.path().join("hive.toml"), panes).unwrap();
+    let lab = Lab::running_in(&bin, "", dir);
+    lab.wait("a", "the panes", |s| s.contains("t9"));
+    let ls = lab.hive(&["ls"]);
+    let server: i32 = ls
+        .lines()
+        .nth(1)
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no server in:\n{ls}"));
+    let console = lab.console_pid("a");
+    // Starting up settles (the shells start, the first process samples).
+    std::thread::sleep(Duration::from_secs(4));
+    let mut console_woke = 0;
+    let server_woke = wakeups_during(server, || {
+        console_woke = wakeups_during(console, || std::thread::sleep(Duration::from_secs(5)));
+    });
+    lab.hive(&["kill", "--all"]);
+    assert_eq!(
+        (server_woke, console_woke),
+        (0, 0),
+        "(server, console) woke in 5 idle seconds"
+    );
+}

@@ -338,11 +338,7 @@ impl PtyPane {
 /// (they are under its mmap threshold): hand them back to the system, or a
 /// pane once made huge keeps the server's memory after it shrinks.
 fn give_back_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim(3) only releases free heap pages.
-    unsafe {
-        libc::malloc_trim(0);
-    }
+    crate::heap::give_back_freed();
 }
 
 /// `Exited` fields for a status.

@@ -54,28 +54,36 @@ fn ids(lab: &Lab) -> Vec<String> {
         .collect()
 }
 
-/// A console's close, as its keys send it; the notice it is told.
-fn close_from_a_console(socket: &Path, pane: &str) -> String {
+/// What a console is told after it sends `msg`: the first notice, or the
+/// server's goodbye.
+fn console_says(socket: &Path, msg: hive::protocol::ClientMsg) -> String {
     use hive::client::{Endpoint, FromServer, attach};
-    use hive::protocol::{ClientMsg, edit::PaneEdit};
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let (mut conn, _snapshot) = attach(&Endpoint::Local(socket.to_owned())).await.unwrap();
-        conn.sender.send(&ClientMsg::Edit(PaneEdit::Close {
-            pane: pane.into(),
-            team: false,
-            discard: false,
-        }));
-        let notice = async {
+        conn.sender.send(&msg);
+        let told = async {
             while let Some(msg) = conn.incoming.recv().await {
-                if let FromServer::Notice { text, .. } = msg {
-                    return text;
+                match msg {
+                    FromServer::Notice { text, .. } | FromServer::Bye(text) => return text,
+                    _ => {}
                 }
             }
-            panic!("the server hung up before its notice");
+            panic!("the server hung up without a word");
         };
-        tokio::time::timeout(TIMEOUT, notice).await.unwrap()
+        tokio::time::timeout(TIMEOUT, told).await.unwrap()
     })
+}
+
+/// A console's close, as its keys send it; the notice it is told.
+fn close_from_a_console(socket: &Path, pane: &str) -> String {
+    use hive::protocol::{ClientMsg, edit::PaneEdit};
+    let close = PaneEdit::Close {
+        pane: pane.into(),
+        team: false,
+        discard: false,
+    };
+    console_says(socket, ClientMsg::Edit(close))
 }
 
 #[test]
@@ -109,5 +117,10 @@ fn a_pane_closes_alike_through_each_door() {
     for gone in ["viactl", "viaconsole", helper.as_str()] {
         lab.fails(&["status", gone], 3, "SESSION_NOT_FOUND");
     }
-    lab.stop("doors");
+
+    // Stop, through the same door: a console may, and the server goes.
+    let bye = console_says(&socket, hive::protocol::ClientMsg::Stop);
+    assert!(bye.contains("stopped from a console"), "{bye}");
+    lab.wait_until("the socket goes", || UnixStream::connect(&socket).is_err());
+    lab.detach("doors");
 }
