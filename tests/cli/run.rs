@@ -363,3 +363,137 @@ fn openai_permission_mode_written_on_the_agent_table_applies() {
         "{stderr}"
     );
 }
+
+/// Issue 51: a `[[mcp_server]]` of the config reaches the Claude Code a
+/// pane starts (the fake CLI, tests/fake/fake_claude.py, reads the
+/// `--mcp-config` file as the real one does and records it), next to an
+/// agent with `mcp = false` that gets no MCP config at all.
+#[test]
+fn a_config_mcp_server_reaches_the_claude_a_pane_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fake/fake_claude.py");
+    let log = dir.path().join("argv.jsonl");
+    let agent = |id: &str, extra: &str| {
+        format!(
+            "[[agent]]\nid = \"{id}\"\nprovider = \"claude\"\ncommand = [\"python3\", \"{fake}\"]\n\
+             env = {{ FAKE_CLAUDE_ARGV_FILE = \"{}\" }}\n{extra}\n",
+            log.display()
+        )
+    };
+    let config = format!(
+        "[[mcp_server]]\nname = \"files\"\ncommand = \"mcp-files\"\nargs = [\"/srv\"]\n\
+         env = {{ FILES_TOKEN = \"s3cr3t\" }}\n\n{}{}",
+        agent("cc", ""),
+        agent("bare", "mcp = false")
+    );
+    std::fs::write(dir.path().join("hive.toml"), config).unwrap();
+    for id in ["cc", "bare"] {
+        let out = hive(&["run", "--agent", id, "hello"], dir.path());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let starts: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(starts.len(), 2, "{starts:?}");
+    assert_eq!(
+        starts[0]["mcp_config"],
+        serde_json::json!({"mcpServers": {"files": {
+            "type": "stdio", "command": "mcp-files", "args": ["/srv"],
+            "env": {"FILES_TOKEN": "s3cr3t"},
+        }}})
+    );
+    // The file hive wrote holds a secret: its owner's alone.
+    let argv: Vec<String> = serde_json::from_value(starts[0]["argv"].clone()).unwrap();
+    let at = argv.iter().position(|a| a == "--mcp-config").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&argv[at + 1])
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    assert!(argv[at + 1].starts_with(&dir.path().join("state").display().to_string()));
+    assert!(starts[1]["mcp_config"].is_null(), "{:?}", starts[1]);
+    assert!(!starts[1]["argv"].to_string().contains("--mcp-config"));
+}
+
+/// Issue 51: the same `[[mcp_server]]` reaches a Codex pane (`-c
+/// mcp_servers.NAME.*` on its command line), a Gemini pane (the
+/// system-defaults settings file it reads) and an ACP agent (`mcpServers`
+/// of `session/new`), each the project's fake CLI recording what it got.
+#[test]
+fn a_config_mcp_server_reaches_codex_gemini_and_acp_panes() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = |name: &str| format!("{}/tests/fake/{name}", env!("CARGO_MANIFEST_DIR"));
+    let log = |name: &str| dir.path().join(name).display().to_string();
+    let config = format!(
+        r#"
+[[mcp_server]]
+name = "files"
+command = "mcp-files"
+args = ["/srv"]
+
+[[agent]]
+id = "cx"
+provider = "codex"
+transport = "exec"
+command = ["python3", "{}"]
+env = {{ FAKE_CODEX_LOG = "{}" }}
+
+[[agent]]
+id = "gm"
+provider = "gemini"
+command = ["python3", "{}"]
+env = {{ FAKE_GEMINI_LOG = "{}" }}
+
+[[agent]]
+id = "ac"
+provider = "acp"
+command = ["python3", "{}"]
+env = {{ FAKE_ACP_LOG = "{}" }}
+"#,
+        fake("fake_codex.py"),
+        log("codex.jsonl"),
+        fake("fake_gemini.py"),
+        log("gemini.jsonl"),
+        fake("fake_acp.py"),
+        log("acp.log"),
+    );
+    std::fs::write(dir.path().join("hive.toml"), config).unwrap();
+    for id in ["cx", "gm", "ac"] {
+        let out = hive(&["run", "--agent", id, "hello"], dir.path());
+        assert!(
+            out.status.success(),
+            "{id}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let first = |name: &str| -> Value {
+        let text = std::fs::read_to_string(log(name)).unwrap();
+        serde_json::from_str(text.lines().next().unwrap()).unwrap()
+    };
+    let argv = first("codex.jsonl")["argv"].to_string();
+    assert!(
+        argv.contains(r#""-c","mcp_servers.files.command=\"mcp-files\"","-c","mcp_servers.files.args=[\"/srv\"]""#),
+        "{argv}"
+    );
+    assert_eq!(
+        first("gemini.jsonl")["system_defaults"]["mcpServers"]["files"],
+        serde_json::json!({"command": "mcp-files", "args": ["/srv"], "env": {}})
+    );
+    let acp = std::fs::read_to_string(log("acp.log")).unwrap();
+    let new = acp
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|m| m["method"] == "session/new")
+        .unwrap_or_else(|| panic!("no session/new: {acp}"));
+    assert_eq!(
+        new["params"]["mcpServers"],
+        serde_json::json!([{"name": "files", "command": "mcp-files", "args": ["/srv"], "env": []}])
+    );
+}

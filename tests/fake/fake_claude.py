@@ -17,7 +17,7 @@ Behaviour is chosen by keywords in the user's message:
   hang        ignores everything incl. interrupt and SIGTERM, with a child
               `sleep` in its process group
 `--resume stale...` fails like a conversation Claude Code no longer has.
-Env: FAKE_CLAUDE_ARGV_FILE (append argv/cwd/pid/env as a JSON line), FAKE_CLAUDE_MARK_FILE
+Env: FAKE_CLAUDE_ARGV_FILE (append argv/cwd/pid/env and the --mcp-config file as a JSON line), FAKE_CLAUDE_MARK_FILE
 (append time.time_ns() when a turn's first content delta is written),
 FAKE_CLAUDE_DELAY_MS (pause between default text chunks, default 5),
 FAKE_CLAUDE_TEXT_FILE (the default reply is this file's text, in FAKE_CLAUDE_CHUNK-char
@@ -59,9 +59,15 @@ total_cost = 0.0
 if os.environ.get("FAKE_CLAUDE_ARGV_FILE"):
     # One line per process start: tests count them to prove one process.
     with open(os.environ["FAKE_CLAUDE_ARGV_FILE"], "a") as f:
+        # The --mcp-config file as Claude Code reads it at start.
+        mcp = None
+        if arg("--mcp-config"):
+            with open(arg("--mcp-config")) as m:
+                mcp = json.load(m)
         f.write(json.dumps({"argv": ARGS, "cwd": os.getcwd(), "pid": os.getpid(), "pgid": os.getpgid(0),
                             "env": {k: v for k, v in os.environ.items()
-                                    if k.startswith(("ANTHROPIC", "FAKE", "MAX_THINKING"))}}) + "\n")
+                                    if k.startswith(("ANTHROPIC", "FAKE", "MAX_THINKING"))},
+                            "mcp_config": mcp}) + "\n")
 
 if (arg("--resume") or "").startswith("stale"):
     # Like Claude Code 2.1 when the transcript is gone.

@@ -10,7 +10,8 @@ lifecycle tests. Behaviour is chosen by keywords in the prompt:
   TOOL       one tool_use / tool_result pair
   ERROR      result status error, exit 244
 
-Env: FAKE_GEMINI_LOG (append one JSON line per run: argv, pid, grandchild pid),
+Env: FAKE_GEMINI_LOG (append one JSON line per run: argv, pid, grandchild pid, the
+system-defaults settings file's content),
 FAKE_GEMINI_STATE (directory of known sessions; --resume of an unknown one fails).
 """
 import json
@@ -56,6 +57,11 @@ def main():
         else:
             i += 1
     record = {"argv": args, "pid": os.getpid(), "cwd": os.getcwd()}
+    # The system-defaults settings layer, as Gemini CLI reads it at start.
+    defaults = os.environ.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH")
+    if defaults and os.path.exists(defaults):
+        with open(defaults) as f:
+            record["system_defaults"] = json.load(f)
     state = os.environ.get("FAKE_GEMINI_STATE")
     if resume:
         if state and not os.path.exists(os.path.join(state, resume)):

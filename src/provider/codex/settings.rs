@@ -183,36 +183,48 @@ fn permissions(
 
 /// The agent's MCP servers (hive's own with `hive_tools`, then the
 /// user's `[[mcp_server]]`s) as `-c mcp_servers.NAME.*` overrides, for
-/// exec and app-server alike.
+/// exec and app-server alike. Values of `env` and `headers` (tokens) stay
+/// off the command line, which every local user can read: they go into
+/// Codex's environment, and its config names them (`env_vars`,
+/// `env_http_headers`) so Codex forwards them to the server.
 fn with_mcp(
     mut config: Vec<(String, toml::Value)>,
     agent: &AgentConfig,
-) -> Vec<(String, toml::Value)> {
+) -> (Vec<(String, toml::Value)>, BTreeMap<String, String>) {
     let strings =
-        |v: &[String]| toml::Value::Array(v.iter().cloned().map(toml::Value::String).collect());
-    let table = |m: &BTreeMap<String, String>| {
-        toml::Value::Table(
-            m.iter()
-                .map(|(k, v)| (k.clone(), toml::Value::String(v.clone())))
-                .collect(),
-        )
-    };
+        |v: Vec<String>| toml::Value::Array(v.into_iter().map(toml::Value::String).collect());
+    let mut env = BTreeMap::new();
     for server in agent.mcp_servers() {
         let key = |k: &str| format!("mcp_servers.{}.{k}", server.name);
         if let Some(url) = &server.url {
             config.push((key("url"), toml::Value::String(url.clone())));
-            if !server.headers.is_empty() {
-                config.push((key("http_headers"), table(&server.headers)));
+            let mut names = toml::Table::new();
+            for (i, (header, value)) in server.headers.iter().enumerate() {
+                let var = format!(
+                    "HIVE_MCP_{}_H{i}",
+                    server.name.to_ascii_uppercase().replace('-', "_")
+                );
+                env.insert(var.clone(), value.clone());
+                names.insert(header.clone(), toml::Value::String(var));
+            }
+            if !names.is_empty() {
+                config.push((key("env_http_headers"), toml::Value::Table(names)));
             }
             continue;
         }
         config.push((key("command"), toml::Value::String(server.command.clone())));
-        config.push((key("args"), strings(&server.args)));
+        config.push((key("args"), strings(server.args.clone())));
         if !server.env.is_empty() {
-            config.push((key("env"), table(&server.env)));
+            for (k, v) in &server.env {
+                env.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+            config.push((
+                key("env_vars"),
+                strings(server.env.keys().cloned().collect()),
+            ));
         }
     }
-    config
+    (config, env)
 }
 
 impl CodexSettings {
@@ -247,6 +259,12 @@ impl CodexSettings {
                     .unwrap_or_else(|_| c.clone())
             }
         });
+        let (config, mcp_env) = with_mcp(opts.config()?, agent);
+        let mut env = agent.env.clone();
+        for (k, v) in mcp_env {
+            // The agent's own env wins: it is what the user set for it.
+            env.entry(k).or_insert(v);
+        }
         Ok(Self {
             transport,
             program,
@@ -256,11 +274,11 @@ impl CodexSettings {
             approval_policy,
             bypass,
             profile: opts.string("profile")?,
-            config: with_mcp(opts.config()?, agent),
+            config,
             effort: agent.thinking.clone(),
             system_prompt: agent.system_prompt.clone(),
             extra_args: agent.args.clone(),
-            env: agent.env.clone(),
+            env,
             cwd,
             max_line: agent.max_line_bytes,
             skip_git_repo_check: opts.flag("skip_git_repo_check")?,
@@ -559,8 +577,9 @@ mod tests {
     }
 
     /// Issue 51: the user's `[[mcp_server]]`s become `-c mcp_servers.NAME…`
-    /// overrides after hive's own: a stdio one's command, args and env, an
-    /// HTTP one's url and headers.
+    /// overrides after hive's own: a stdio one's command and args, an HTTP
+    /// one's url; their env and header values go into Codex's environment,
+    /// named by `env_vars` / `env_http_headers`.
     #[test]
     fn the_users_mcp_servers_become_config_overrides() {
         let mut a = agent("transport = \"exec\"");
@@ -576,12 +595,17 @@ mod tests {
             "-c mcp_servers.hive.command=\"/usr/bin/hive\" -c mcp_servers.hive.args=[\"mcp\"]",
             "-c mcp_servers.files.command=\"npx\"",
             "-c mcp_servers.files.args=[\"-y\", \"mcp-files\", \"/srv\"]",
-            "-c mcp_servers.files.env={\"FILES_TOKEN\" = \"s3cr3t-env\"}",
+            "-c mcp_servers.files.env_vars=[\"FILES_TOKEN\"]",
             "-c mcp_servers.docs.url=\"https://mcp.example.com/mcp\"",
-            "-c mcp_servers.docs.http_headers={\"Authorization\" = \"Bearer s3cr3t-hdr\"}",
+            "-c mcp_servers.docs.env_http_headers={\"Authorization\" = \"HIVE_MCP_DOCS_H0\"}",
             "app-server",
         ]
         .join(" ");
+        // The secrets reach Codex through its environment, never argv.
+        assert!(!line.contains("s3cr3t"), "{line}");
+        let cmd = s.app_server_command();
+        assert_eq!(cmd.env["FILES_TOKEN"], "s3cr3t-env");
+        assert_eq!(cmd.env["HIVE_MCP_DOCS_H0"], "Bearer s3cr3t-hdr");
         assert_eq!(line, want);
     }
 

@@ -339,6 +339,7 @@ impl Translator {
                         .map(str::to_owned)
                         .collect();
                 }
+                failed_mcp(v, out);
                 self.announce(out);
                 self.bind(out);
             }
@@ -585,6 +586,23 @@ fn final_block(b: &Block, c: &Value) -> FinalItem {
                 _ => parse_arguments(&b.content),
             };
             display::function_call(name, call_id, arguments, &display::COMMON)
+        }
+    }
+}
+
+/// An MCP server of the pane's (`[[mcp_server]]`, issue 51) that Claude
+/// Code's `init` lists as `failed` is a warning in the pane; `pending` ones
+/// are still connecting and `connected` ones work.
+fn failed_mcp(init: &Value, out: &mut Translated) {
+    let servers = init.get("mcp_servers").and_then(Value::as_array);
+    for s in servers.into_iter().flatten() {
+        if str_of(s, "status") == "failed" {
+            let name = crate::sanitize::neutralize(str_of(s, "name")).into_owned();
+            diagnostic(
+                out,
+                DiagnosticLevel::Warn,
+                format!("MCP server `{name}` did not start (Claude Code lists it as failed)"),
+            );
         }
     }
 }

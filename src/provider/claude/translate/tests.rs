@@ -277,3 +277,28 @@ fn delta_text_is_borrowed_unless_it_has_escapes() {
     assert!(DeltaLine::read(&delta(r"\ud800")).is_none());
     assert!(DeltaLine::read(&delta(r"\ud83d\ude00")).is_some());
 }
+
+/// Issue 51: a server Claude Code's `init` lists as failed is a warning in
+/// the pane; a connected or pending one says nothing.
+#[test]
+fn a_failed_mcp_server_in_init_is_a_warning() {
+    let mut tr = Translator::new(None);
+    let out = tr.line(
+        r#"{"type":"system","subtype":"init","session_id":"s1","mcp_servers":[{"name":"files","status":"failed"},{"name":"hive","status":"connected"},{"name":"docs","status":"pending"}]}"#,
+    );
+    let warnings: Vec<&String> = out
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            ProviderEvent::Diagnostic {
+                level: DiagnosticLevel::Warn,
+                message,
+            } => Some(message),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        warnings,
+        ["MCP server `files` did not start (Claude Code lists it as failed)"]
+    );
+}
