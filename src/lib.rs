@@ -23,6 +23,7 @@ pub(crate) mod log;
 pub mod notify;
 pub mod ops;
 pub(crate) mod paths;
+pub mod policy;
 pub(crate) mod private;
 pub mod processor;
 pub mod procstat;

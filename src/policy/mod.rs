@@ -1,0 +1,7 @@
+//! One approval policy for every vendor (issue 47): the shell reader, the
+//! gate that decides a request before any card is shown.
+
+pub mod gate;
+pub mod shell;
+
+pub use gate::{Action, Gate, Preset, RuleError, RuleSpec, Subject, Verdict};
