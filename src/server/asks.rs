@@ -67,11 +67,7 @@ impl super::serve::Server {
         let Some(pane) = self.panes.get_mut(slot).filter(|p| p.agent.id == agent) else {
             return;
         };
-        let who = format!(
-            "{} ({})",
-            pane.agent.name.as_deref().unwrap_or(&pane.agent.id),
-            pane.agent.provider
-        );
+        let who = format!("{} ({})", pane.agent.display_name(), pane.agent.provider);
         let note = match (&resume, &opened.resume) {
             (Some(_), _) => format!("resumed session {session}: the agent continues it"),
             (None, Some(_)) => format!(

@@ -123,7 +123,7 @@ impl Listings {
                 let name = crate::sanitize::peer_line(&session);
                 let text = format!(
                     "{} has no session `{name}` in hive's history",
-                    agent.name.as_deref().unwrap_or(&agent.id)
+                    agent.display_name()
                 );
                 Listed::Answer(to, ServerMsg::Notice { text, focus: None })
             };
