@@ -22,6 +22,7 @@ pub mod lines;
 pub(crate) mod log;
 pub mod notify;
 pub mod ops;
+pub mod panes;
 pub(crate) mod paths;
 pub mod policy;
 pub(crate) mod private;

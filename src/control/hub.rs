@@ -1,10 +1,12 @@
-//! The control socket's side of the server's loop: answers requests from
-//! what the runners have reported and turns actions into `RunnerCommand`s.
+//! The control socket's side of the server's loop: answers `hive ctl`'s
+//! verbs from the pane registry (src/panes/) and turns actions into
+//! `RunnerCommand`s.
 //!
-//! It owns no runner. The loop shows it every
-//! `PaneUpdate` (so it mirrors each pane's state, queue and turns, and
-//! streams them to watchers) and hands it each request; it hands back the
-//! command to send, which the loop routes like a key press's.
+//! It owns no runner and keeps no copy of a pane: the loop shows it every
+//! `PaneUpdate` after the registry took it in, for what only `hive ctl`
+//! needs (a `send` waiting for its turn, finished turns' answers for
+//! `wait`, the watchers' streams), and hands it each verb with the
+//! registry; it hands back the command, which the door sends.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -18,11 +20,12 @@ use super::protocol::{
     Approval, ApprovalEvent, Call, CtlError, ErrorCode, PaneInfo, PaneState, SendResult,
     TurnOutcome, WaitResult,
 };
-use crate::config::AgentConfig;
 use crate::event::Origin;
+use crate::panes::{PaneRecord, Panes, Started};
 use crate::protocol::verb::{Verb, WaitFor};
-use crate::provider::{Capabilities, PermissionDecision};
-use crate::runner::{PaneEvent, PaneUpdate, RunnerCommand, SubmitMode, TurnState, mirror};
+use crate::provider::PermissionDecision;
+use crate::runner::mirror::Sends;
+use crate::runner::{PaneEvent, PaneUpdate, RunnerCommand, SubmitMode, TurnState};
 use crate::text::SharedText;
 use crate::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
 
@@ -40,87 +43,30 @@ pub struct ControlRequest {
     pub events: Option<mpsc::Sender<Arc<str>>>,
 }
 
-/// How a pane's runner came up.
-#[derive(Debug, Clone)]
-pub enum Started {
-    Running(Capabilities),
-    Failed(String),
-    /// Its worktree's setup runs; the agent starts after it (messages sent
-    /// meanwhile wait for it).
-    SettingUp,
-}
-
-struct PaneMirror {
-    agent: AgentConfig,
-    started: Started,
-    model: Option<String>,
-    /// The history session's usage: restored totals, then each turn's end.
-    usage: crate::event::Usage,
-    process: Option<crate::procstat::ProcessSample>,
-    held: Option<crate::runner::hold::Hold>,
-    /// Closed at runtime: no call finds it; its slot stays so the others
-    /// keep their numbers.
-    closed: bool,
-    /// The agent that spawned it.
-    parent: Option<String>,
-    /// State, queue, turn, and the `send`s waiting for their message to be
-    /// bound to a turn (the one mirror the operations host keeps too).
-    m: mirror::PaneMirror<Responder>,
-}
-
-impl PaneMirror {
-    fn new(agent: AgentConfig, started: Started) -> Self {
-        Self {
-            agent,
-            started,
-            model: None,
-            usage: crate::event::Usage::default(),
-            process: None,
-            held: None,
-            closed: false,
-            parent: None,
-            m: mirror::PaneMirror::default(),
-        }
-    }
-
-    fn caps(&self) -> Option<Capabilities> {
-        match &self.started {
-            Started::Running(c) => Some(*c),
-            Started::Failed(_) | Started::SettingUp => None,
-        }
-    }
-
-    fn alive(&self) -> bool {
-        self.caps().is_some() && self.m.state != TurnState::Dead
-    }
-
-    fn info(&self) -> PaneInfo {
-        let caps = self.caps().unwrap_or_default();
-        PaneInfo {
-            id: self.agent.id.clone(),
-            name: self.agent.display_name().to_owned(),
-            provider: self.agent.provider.clone(),
-            model: self.model.clone().or_else(|| self.agent.model.clone()),
-            state: match self.started {
-                Started::SettingUp => PaneState::Starting,
-                _ => PaneState::of(self.m.state, self.m.awaiting_approval()),
-            },
-            approvals: self.m.approvals.iter().map(Approval::from).collect(),
-            alive: self.alive(),
-            failed: match &self.started {
-                Started::Failed(e) => Some(e.clone()),
-                Started::Running(_) | Started::SettingUp => None,
-            },
-            turn_id: self.m.turn.clone(),
-            turns: self.m.turns,
-            queue: self.m.queue.clone(),
-            can_steer: caps.queue_while_streaming || caps.interrupt,
-            can_interrupt: caps.interrupt,
-            usage: (&self.usage).into(),
-            process: self.process,
-            held: self.held.clone(),
-            spawned_by: self.parent.clone(),
-        }
+/// What the hub answers `list` and `status` with, of one pane's record.
+fn info(p: &PaneRecord) -> PaneInfo {
+    let caps = p.caps().unwrap_or_default();
+    PaneInfo {
+        id: p.agent.id.clone(),
+        name: p.agent.display_name().to_owned(),
+        provider: p.agent.provider.clone(),
+        model: p.model().map(str::to_owned),
+        state: match p.started {
+            Started::SettingUp | Started::Starting => PaneState::Starting,
+            _ => PaneState::of(p.live.state, p.live.awaiting_approval()),
+        },
+        approvals: p.live.approvals.iter().map(Approval::from).collect(),
+        alive: p.alive(),
+        failed: p.failed().map(str::to_owned),
+        turn_id: p.live.turn.clone(),
+        turns: p.live.turns,
+        queue: p.live.queue.clone(),
+        can_steer: caps.queue_while_streaming || caps.interrupt,
+        can_interrupt: caps.interrupt,
+        usage: (&p.usage).into(),
+        process: p.process,
+        held: p.held.clone(),
+        spawned_by: p.parent.clone(),
     }
 }
 
@@ -147,9 +93,8 @@ impl TurnRecord {
 }
 
 pub(crate) struct Hub {
-    panes: Vec<PaneMirror>,
-    /// The open panes' slots in the order consoles show them (`list`).
-    order: Vec<usize>,
+    /// By slot: the `send`s waiting for their message to be bound to a turn.
+    sends: Vec<Sends<Responder>>,
     turns: HashMap<String, TurnRecord>,
     finished: VecDeque<String>,
     waiters: HashMap<String, Vec<Responder>>,
@@ -157,16 +102,14 @@ pub(crate) struct Hub {
     subscribers: Vec<Subscriber>,
 }
 
+/// The registry the hub reads (src/panes/): `X` is the server's part of a
+/// slot, which the hub never reads.
+type Reg<X> = Panes<X>;
+
 impl Hub {
-    /// One mirror per configured agent, in pane order.
-    pub(crate) fn new(agents: impl IntoIterator<Item = (AgentConfig, Started)>) -> Self {
-        let panes: Vec<PaneMirror> = agents
-            .into_iter()
-            .map(|(agent, started)| PaneMirror::new(agent, started))
-            .collect();
+    pub(crate) fn new() -> Self {
         Self {
-            order: (0..panes.len()).collect(),
-            panes,
+            sends: Vec::new(),
             turns: HashMap::new(),
             finished: VecDeque::new(),
             waiters: HashMap::new(),
@@ -174,75 +117,71 @@ impl Hub {
         }
     }
 
-    /// Sees one runner event before the app applies it.
-    pub(crate) fn observe(&mut self, update: &PaneUpdate) {
+    fn sends_of(&mut self, slot: usize) -> &mut Sends<Responder> {
+        if self.sends.len() <= slot {
+            self.sends.resize_with(slot + 1, Sends::default);
+        }
+        &mut self.sends[slot]
+    }
+
+    /// Sees one runner event, after the registry did.
+    pub(crate) fn observe<X>(&mut self, panes: &Reg<X>, update: &PaneUpdate) {
         let i = update.pane;
-        let Some(p) = self.panes.get_mut(i) else {
+        let Some(p) = panes.record(i) else {
             return;
         };
-        let bound = p.m.observe(&update.event);
+        let id = p.id();
+        let bound = self.sends_of(i).observe(&update.event);
         match &update.event {
             PaneEvent::State(TurnState::Idle) => {
                 // A drained message is bound before the pane is idle
                 // again; one still waiting was removed from the queue.
-                for reply in p.m.take_sends(|s| s.left_queue) {
+                for reply in self.sends_of(i).take(|s| s.left_queue) {
                     let _ = reply.send(Err(CtlError::new(
                         ErrorCode::InvalidState,
                         format!(
-                            "the message was taken out of pane `{}`'s queue before it was sent",
-                            p.agent.id
+                            "the message was taken out of pane `{id}`'s queue before it was sent"
                         ),
                     )));
                 }
             }
             PaneEvent::State(TurnState::Dead) => {
-                for reply in p.m.take_sends(|_| true) {
+                for reply in self.sends_of(i).take(|_| true) {
                     let _ = reply.send(Err(CtlError::new(
                         ErrorCode::ProcessCrash,
                         format!(
-                            "the agent of pane `{}` stopped before the message was sent; \
-                             it waits in the pane's queue (`hive ctl restart {}`)",
-                            p.agent.id, p.agent.id
+                            "the agent of pane `{id}` stopped before the message was sent; \
+                             it waits in the pane's queue (`hive ctl restart {id}`)"
                         ),
                     )));
                 }
             }
-            PaneEvent::Session(info) => {
-                if let Some(m) = &info.model {
-                    p.model = Some(m.clone());
-                }
-            }
-            PaneEvent::Attached { capabilities, .. } => {
-                p.started = Started::Running(*capabilities);
-            }
             PaneEvent::Permission(req) => {
                 let approval = ApprovalEvent::ApprovalRequested(Approval::from(req));
-                self.broadcast_approval(i, approval);
+                self.broadcast_approval(id, i, approval);
             }
             PaneEvent::PermissionSettled { request_id } => {
                 let request_id = request_id.clone();
-                self.broadcast_approval(i, ApprovalEvent::ApprovalSettled { request_id });
+                self.broadcast_approval(id, i, ApprovalEvent::ApprovalSettled { request_id });
             }
-            PaneEvent::Process(sample) => p.process = *sample,
-            PaneEvent::Held(hold) => p.held.clone_from(hold),
             PaneEvent::Upsert(u) => {
                 if let Some((reply, turn_id)) = bound {
                     let result = SendResult {
-                        pane: self.panes[i].agent.id.clone(),
+                        pane: id.to_owned(),
                         turn_id,
                     };
                     let _ = reply.send(Ok(to_value(&result)));
                 }
                 self.upsert(u);
-                self.broadcast_upsert(i, u);
+                self.broadcast_upsert(id, i, u);
             }
             PaneEvent::Turn(t) => {
                 for s in &mut self.subscribers {
                     // Its items are done; one updated later goes whole.
                     s.sent.turn(i, t);
                 }
-                self.turn(i, t);
-                self.broadcast(i, t);
+                self.turn(id, t);
+                self.broadcast(id, i, t);
             }
             _ => {}
         }
@@ -276,30 +215,22 @@ impl Hub {
         }
     }
 
-    fn turn(&mut self, i: usize, t: &TurnEvent) {
+    /// Pane `pane`'s turn event: a turn's end answers whoever waits on it.
+    fn turn(&mut self, pane: &str, t: &TurnEvent) {
         let turn_id = t.turn_id().to_owned();
-        let p = &mut self.panes[i];
         let (status, error_code, error_message) = match t {
-            TurnEvent::TurnStarted { model_id, .. } => {
-                if !model_id.is_empty() {
-                    p.model = Some(model_id.clone());
-                }
+            TurnEvent::TurnStarted { .. } => {
                 self.record(&turn_id);
                 return;
             }
-            TurnEvent::TurnComplete { status, usage, .. } => {
-                if let Some(u) = usage {
-                    p.usage.accumulate(u);
-                }
-                (
-                    match status {
-                        TurnStatus::Completed => TurnOutcome::Completed,
-                        TurnStatus::Cancelled => TurnOutcome::Cancelled,
-                    },
-                    None,
-                    None,
-                )
-            }
+            TurnEvent::TurnComplete { status, .. } => (
+                match status {
+                    TurnStatus::Completed => TurnOutcome::Completed,
+                    TurnStatus::Cancelled => TurnOutcome::Cancelled,
+                },
+                None,
+                None,
+            ),
             TurnEvent::TurnError {
                 error_code,
                 error_message,
@@ -310,9 +241,8 @@ impl Hub {
                 Some(error_message.clone()),
             ),
         };
-        let pane = p.agent.id.clone();
         let result = WaitResult {
-            pane,
+            pane: pane.to_owned(),
             turn_id: turn_id.clone(),
             status,
             // Filled from the record's shared texts when asked for: a copy
@@ -338,16 +268,17 @@ impl Hub {
         }
     }
 
-    /// Answers one verb of `hive ctl`; the command it makes, if any, is
-    /// for the server's door (src/server/door.rs) to send.
+    /// Answers one verb of `hive ctl` from the registry; the command it
+    /// makes, if any, is for the server's door (src/server/door.rs) to send.
     #[must_use = "the command is the caller's to send"]
-    pub(crate) fn answer(
+    pub(crate) fn answer<X>(
         &mut self,
+        panes: &Reg<X>,
         verb: Verb,
         reply: Responder,
         events: Option<mpsc::Sender<Arc<str>>>,
     ) -> Option<(usize, RunnerCommand)> {
-        match self.call(verb, reply, events) {
+        match self.call(panes, verb, reply, events) {
             Ok(cmd) => cmd,
             Err((reply, e)) => {
                 let _ = reply.send(Err(e));
@@ -356,60 +287,57 @@ impl Hub {
         }
     }
 
-    fn find(&self, id: &str) -> Result<usize, CtlError> {
-        self.panes
-            .iter()
-            .position(|p| p.agent.id == id && !p.closed)
-            .ok_or_else(|| {
-                let ids: Vec<_> = self.live().map(|p| p.agent.id.as_str()).collect();
-                CtlError::new(
-                    ErrorCode::SessionNotFound,
-                    format!("no pane `{id}`; panes: {}", ids.join(", ")),
-                )
-            })
-    }
-
-    fn call(
+    fn call<X>(
         &mut self,
+        panes: &Reg<X>,
         verb: Verb,
         reply: Responder,
         events: Option<mpsc::Sender<Arc<str>>>,
     ) -> Result<Option<(usize, RunnerCommand)>, (Responder, CtlError)> {
         macro_rules! pane {
             ($id:expr) => {
-                match self.find($id) {
-                    Ok(i) => i,
+                match find(panes, $id) {
+                    Ok(i) => (i, &panes[i].record),
                     Err(e) => return Err((reply, e)),
                 }
             };
         }
         match verb {
             Verb::List => {
-                let panes: Vec<_> = self.live().map(PaneMirror::info).collect();
+                let list: Vec<_> = panes.open().map(info).collect();
                 let mut total = crate::event::Usage::default();
-                for p in self.live() {
+                for p in panes.open() {
                     total.accumulate(&p.usage);
                 }
                 let usage = super::protocol::UsageInfo::from(&total);
-                let _ = reply.send(Ok(json!({ "panes": panes, "usage": usage })));
+                let _ = reply.send(Ok(json!({ "panes": list, "usage": usage })));
                 Ok(None)
             }
             Verb::Status { pane } => {
-                let i = pane!(&pane);
-                let _ = reply.send(Ok(to_value(&self.panes[i].info())));
+                let (_, p) = pane!(&pane);
+                let _ = reply.send(Ok(to_value(&info(p))));
                 Ok(None)
             }
             Verb::Send { pane, text, steer } => {
-                let i = pane!(&pane);
-                self.submit(i, &pane, text, steer, reply)
+                let (i, p) = pane!(&pane);
+                if let Err(e) = sendable(p, &text, steer) {
+                    return Err((reply, e));
+                }
+                self.sends_of(i).sent(text.clone(), reply);
+                let mode = if steer {
+                    SubmitMode::Steer
+                } else {
+                    SubmitMode::Queue
+                };
+                Ok(Some((i, RunnerCommand::Submit { text, mode })))
             }
             Verb::Wait {
                 target: WaitFor::Turn(turn_id),
                 ..
             } => self.wait(turn_id, reply).map(|()| None),
             Verb::Interrupt { pane } => {
-                let i = pane!(&pane);
-                let turn_id = match self.cancellable(i, &pane) {
+                let (i, p) = pane!(&pane);
+                let turn_id = match cancellable(p) {
                     Ok(turn_id) => turn_id,
                     Err(e) => return Err((reply, e)),
                 };
@@ -417,8 +345,8 @@ impl Hub {
                 Ok(Some((i, RunnerCommand::InterruptFrom("hive ctl".into()))))
             }
             Verb::Restart { pane } => {
-                let i = pane!(&pane);
-                if let Err(e) = self.restartable(i, &pane) {
+                let (i, p) = pane!(&pane);
+                if let Err(e) = restartable(p) {
                     return Err((reply, e));
                 }
                 let _ = reply.send(Ok(json!({ "pane": pane })));
@@ -426,51 +354,30 @@ impl Hub {
             }
             Verb::Watch { pane } => {
                 let filter = match pane {
-                    Some(id) => Some(pane!(&id)),
+                    Some(id) => Some(pane!(&id).0),
                     None => None,
                 };
                 self.watch(filter, events, reply)
             }
             Verb::History { pane } => {
-                let i = pane!(&pane);
-                let agent = &self.panes[i].agent.id;
-                let _ = reply.send(Ok(json!({ "pane": pane, "agent": agent })));
+                let (_, p) = pane!(&pane);
+                let _ = reply.send(Ok(json!({ "pane": pane, "agent": p.id() })));
                 Ok(None)
             }
             Verb::Answer {
                 pane,
                 request_id: id,
                 decision,
-            } => self.answer_approval(pane!(&pane), id.as_deref(), decision, reply),
+            } => {
+                let (i, p) = pane!(&pane);
+                answer_approval(i, p, id.as_deref(), decision, reply)
+            }
             // The door answers the rest (edits, the server) itself.
             other => {
                 let e = format!("hive ctl does not {} here", other.name());
                 Err((reply, CtlError::new(ErrorCode::BadRequest, e)))
             }
         }
-    }
-
-    /// `send`: the text goes to pane `i`'s runner; the reply waits in the
-    /// pane's pending sends until the runner takes it.
-    fn submit(
-        &mut self,
-        i: usize,
-        pane: &str,
-        text: String,
-        steer: bool,
-        reply: Responder,
-    ) -> Result<Option<(usize, RunnerCommand)>, (Responder, CtlError)> {
-        if let Err(e) = self.sendable(i, pane, &text, steer) {
-            return Err((reply, e));
-        }
-        let p = &mut self.panes[i];
-        p.m.sent(text.clone(), reply);
-        let mode = if steer {
-            SubmitMode::Steer
-        } else {
-            SubmitMode::Queue
-        };
-        Ok(Some((i, RunnerCommand::Submit { text, mode })))
     }
 
     /// `watch`: the caller's event stream hears every pane, or one.
@@ -491,54 +398,6 @@ impl Hub {
         });
         let _ = reply.send(Ok(json!({})));
         Ok(None)
-    }
-
-    /// How each pane's runner came up, once they all have (the socket is
-    /// bound before, so agents can be told where it is).
-    /// Pane `i` continues a history session that had used `totals` over
-    /// `turns` finished turns, its agent last on `model` (at start, and
-    /// after `/resume`): `list` says so before the next turn.
-    pub(crate) fn set_restored(
-        &mut self,
-        i: usize,
-        totals: crate::event::Usage,
-        turns: u64,
-        model: Option<String>,
-    ) {
-        if let Some(p) = self.panes.get_mut(i) {
-            p.usage = totals;
-            p.m.turns = turns;
-            if model.is_some() {
-                p.model = model;
-            }
-        }
-    }
-
-    pub(crate) fn set_started(&mut self, started: Vec<Started>) {
-        for (p, s) in self.panes.iter_mut().zip(started) {
-            p.started = s;
-        }
-    }
-
-    /// Why pane `i` cannot take `text` now (`steer`: mid-turn), if it cannot.
-    fn sendable(&self, i: usize, pane: &str, text: &str, steer: bool) -> Result<(), CtlError> {
-        let p = &self.panes[i];
-        if text.trim().is_empty() {
-            return Err(CtlError::new(ErrorCode::BadRequest, "empty message"));
-        }
-        runnable(p)?;
-        let caps = p.caps().unwrap_or_default();
-        if steer && !(caps.queue_while_streaming || caps.interrupt) {
-            return Err(CtlError::new(
-                ErrorCode::UnsupportedCliType,
-                format!(
-                    "pane `{pane}` ({}) can neither take a message mid-turn nor be \
-                     interrupted; send without --steer to queue it",
-                    p.agent.provider
-                ),
-            ));
-        }
-        Ok(())
     }
 
     /// Answers at once for a finished turn, later for a running one.
@@ -564,78 +423,103 @@ impl Hub {
         }
         Ok(())
     }
-
-    /// The turn an interrupt of pane `i` would end.
-    fn cancellable(&self, i: usize, pane: &str) -> Result<String, CtlError> {
-        let p = &self.panes[i];
-        runnable(p)?;
-        if !p.caps().is_some_and(|c| c.interrupt) {
-            return Err(CtlError::new(
-                ErrorCode::UnsupportedCliType,
-                format!("pane `{pane}` ({}) cannot be interrupted", p.agent.provider),
-            ));
-        }
-        p.m.turn
-            .clone()
-            .filter(|_| p.m.state.is_busy())
-            .ok_or_else(|| {
-                CtlError::new(
-                    ErrorCode::InvalidState,
-                    format!("pane `{pane}` has no turn running"),
-                )
-            })
-    }
-
-    fn restartable(&self, i: usize, pane: &str) -> Result<(), CtlError> {
-        let p = &self.panes[i];
-        if let Started::Failed(e) = &p.started {
-            return Err(CtlError::new(
-                ErrorCode::ProcessCrash,
-                format!("pane `{pane}` could not start ({e}); fix its config and start hive again"),
-            ));
-        }
-        if p.m.state != TurnState::Dead {
-            return Err(CtlError::new(
-                ErrorCode::InvalidState,
-                format!("the agent of pane `{pane}` is running; nothing to restart"),
-            ));
-        }
-        Ok(())
-    }
 }
 
-impl Hub {
-    /// `approve` / `deny`: the decision goes to pane `i`'s runner, which
-    /// tells every client the approval was settled.
-    fn answer_approval(
-        &mut self,
-        i: usize,
-        request_id: Option<&str>,
-        decision: PermissionDecision,
-        reply: Responder,
-    ) -> Result<Option<(usize, RunnerCommand)>, (Responder, CtlError)> {
-        let p = &self.panes[i];
-        let Some(req) = p.m.approval(request_id) else {
-            let id = &p.agent.id;
-            let e = match request_id {
-                Some(r) => format!("pane `{id}` waits for no approval `{r}`"),
-                None => format!("pane `{id}` waits for no approval"),
-            };
-            return Err((reply, CtlError::new(ErrorCode::InvalidState, e)));
-        };
-        let request_id = req.request_id.clone();
-        let _ = reply.send(Ok(json!({
-            "pane": p.agent.id, "request_id": request_id, "tool": req.tool_name,
-            "decision": decision_name(&decision),
-        })));
-        Ok(Some((
-            i,
-            RunnerCommand::Permission {
-                request_id,
-                decision,
-            },
-        )))
+/// The open pane `id`'s slot.
+fn find<X>(panes: &Reg<X>, id: &str) -> Result<usize, CtlError> {
+    panes.find(id).ok_or_else(|| {
+        CtlError::new(
+            ErrorCode::SessionNotFound,
+            format!("no pane `{id}`; panes: {}", panes.ids()),
+        )
+    })
+}
+
+/// Why pane `p` cannot take `text` now (`steer`: mid-turn), if it cannot.
+fn sendable(p: &PaneRecord, text: &str, steer: bool) -> Result<(), CtlError> {
+    if text.trim().is_empty() {
+        return Err(CtlError::new(ErrorCode::BadRequest, "empty message"));
     }
+    runnable(p)?;
+    let caps = p.caps().unwrap_or_default();
+    if steer && !(caps.queue_while_streaming || caps.interrupt) {
+        return Err(CtlError::new(
+            ErrorCode::UnsupportedCliType,
+            format!(
+                "pane `{}` ({}) can neither take a message mid-turn nor be \
+                 interrupted; send without --steer to queue it",
+                p.id(),
+                p.agent.provider
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The turn an interrupt of pane `p` would end.
+fn cancellable(p: &PaneRecord) -> Result<String, CtlError> {
+    runnable(p)?;
+    let pane = p.id();
+    if !p.caps().is_some_and(|c| c.interrupt) {
+        return Err(CtlError::new(
+            ErrorCode::UnsupportedCliType,
+            format!("pane `{pane}` ({}) cannot be interrupted", p.agent.provider),
+        ));
+    }
+    p.live.busy_turn().map(str::to_owned).ok_or_else(|| {
+        CtlError::new(
+            ErrorCode::InvalidState,
+            format!("pane `{pane}` has no turn running"),
+        )
+    })
+}
+
+fn restartable(p: &PaneRecord) -> Result<(), CtlError> {
+    let pane = p.id();
+    if let Started::Failed(e) = &p.started {
+        return Err(CtlError::new(
+            ErrorCode::ProcessCrash,
+            format!("pane `{pane}` could not start ({e}); fix its config and start hive again"),
+        ));
+    }
+    if p.live.state != TurnState::Dead {
+        return Err(CtlError::new(
+            ErrorCode::InvalidState,
+            format!("the agent of pane `{pane}` is running; nothing to restart"),
+        ));
+    }
+    Ok(())
+}
+
+/// `approve` / `deny`: the decision goes to pane `i`'s runner, which
+/// tells every client the approval was settled.
+fn answer_approval(
+    i: usize,
+    p: &PaneRecord,
+    request_id: Option<&str>,
+    decision: PermissionDecision,
+    reply: Responder,
+) -> Result<Option<(usize, RunnerCommand)>, (Responder, CtlError)> {
+    let Some(req) = p.approval(request_id) else {
+        let id = p.id();
+        let e = match request_id {
+            Some(r) => format!("pane `{id}` waits for no approval `{r}`"),
+            None => format!("pane `{id}` waits for no approval"),
+        };
+        return Err((reply, CtlError::new(ErrorCode::InvalidState, e)));
+    };
+    let request_id = req.request_id.clone();
+    let _ = reply.send(Ok(json!({
+        "pane": p.id(), "request_id": request_id, "tool": req.tool_name,
+        "decision": decision_name(&decision),
+    })));
+    Ok(Some((
+        i,
+        RunnerCommand::Permission {
+            request_id,
+            decision,
+        },
+    )))
 }
 
 pub(crate) fn decision_name(d: &PermissionDecision) -> &'static str {
@@ -648,18 +532,18 @@ pub(crate) fn decision_name(d: &PermissionDecision) -> &'static str {
 }
 
 /// Errors for a pane whose agent cannot take a message now.
-fn runnable(p: &PaneMirror) -> Result<(), CtlError> {
-    let id = &p.agent.id;
+fn runnable(p: &PaneRecord) -> Result<(), CtlError> {
+    let id = p.id();
     match &p.started {
         Started::Failed(e) => Err(CtlError::new(
             ErrorCode::ProcessCrash,
             format!("pane `{id}` could not start: {e}"),
         )),
-        Started::Running(_) if p.m.state == TurnState::Dead => Err(CtlError::new(
+        Started::Running(_) if p.live.state == TurnState::Dead => Err(CtlError::new(
             ErrorCode::ProcessCrash,
             format!("the agent of pane `{id}` is not running; `hive ctl restart {id}` starts it"),
         )),
-        Started::Running(_) | Started::SettingUp => Ok(()),
+        Started::Starting | Started::Running(_) | Started::SettingUp => Ok(()),
     }
 }
 

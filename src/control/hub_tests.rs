@@ -5,15 +5,26 @@ use chrono::Utc;
 
 use super::*;
 
-fn hub() -> Hub {
-    let caps = Capabilities {
+/// The hub with the registry the server would keep beside it.
+struct Rig {
+    hub: Hub,
+    panes: Panes<()>,
+}
+
+fn hub() -> Rig {
+    let caps = crate::provider::Capabilities {
         interrupt: true,
-        ..Capabilities::default()
+        ..Default::default()
     };
-    Hub::new([
-        (AgentConfig::new("a", "script"), Started::Running(caps)),
-        (AgentConfig::new("b", "script"), Started::Running(caps)),
-    ])
+    let mut panes = Panes::default();
+    for id in ["a", "b"] {
+        let agent = crate::config::AgentConfig::new(id, "script");
+        panes.push(PaneRecord::new(agent, Started::Running(caps)), ());
+    }
+    Rig {
+        hub: Hub::new(),
+        panes,
+    }
 }
 
 fn message(turn: &str, item: &str, origin: Origin, text: &str) -> PaneEvent {
@@ -33,11 +44,32 @@ fn message(turn: &str, item: &str, origin: Origin, text: &str) -> PaneEvent {
     })
 }
 
-impl Hub {
+impl Rig {
     /// A ctl line's call, as the server's door hands it on.
     fn handle(&mut self, req: ControlRequest) -> Option<(usize, RunnerCommand)> {
         let verb = req.call.into_verb().expect("not an op");
-        self.answer(verb, req.reply, req.events)
+        self.hub.answer(&self.panes, verb, req.reply, req.events)
+    }
+
+    /// An update, as the server's loop shows it: the registry first.
+    fn observe(&mut self, update: &PaneUpdate) {
+        self.panes.observe(update);
+        self.hub.observe(&self.panes, update);
+    }
+
+    fn set_restored(
+        &mut self,
+        slot: usize,
+        usage: crate::event::Usage,
+        turns: u64,
+        model: Option<String>,
+    ) {
+        let from = crate::panes::Restoring {
+            usage,
+            turns,
+            model,
+        };
+        self.panes.record_mut(slot).unwrap().restore(from);
     }
 }
 
@@ -47,7 +79,7 @@ fn at(pane: usize, event: PaneEvent) -> PaneUpdate {
 
 type Answer = oneshot::Receiver<Result<Value, CtlError>>;
 
-fn ask(hub: &mut Hub, call: Call) -> (Option<(usize, RunnerCommand)>, Answer) {
+fn ask(hub: &mut Rig, call: Call) -> (Option<(usize, RunnerCommand)>, Answer) {
     let (reply, rx) = oneshot::channel();
     let cmd = hub.handle(ControlRequest {
         call,
@@ -142,7 +174,7 @@ fn a_finished_turn_shares_the_transcript_text_instead_of_copying_it() {
     let content = content.clone();
     hub.observe(&at(0, answer));
     hub.observe(&at(0, completed("t1")));
-    let record = &hub.turns["t1"];
+    let record = &hub.hub.turns["t1"];
     assert_eq!(record.result.as_ref().unwrap().text, "", "no copy kept");
     assert!(record.texts["m1"].same_buffer(&content));
     assert_eq!(record.answer().unwrap().text, "a long answer");
@@ -218,7 +250,7 @@ fn growing(text: &crate::text::TextBuffer, status: UpsertStatus) -> PaneUpdate {
 }
 
 /// A watcher of every pane, with room for `n` lines.
-fn watcher(hub: &mut Hub, n: usize) -> mpsc::Receiver<Arc<str>> {
+fn watcher(hub: &mut Rig, n: usize) -> mpsc::Receiver<Arc<str>> {
     let (tx, rx) = mpsc::channel(n);
     let (reply, _answer) = oneshot::channel();
     hub.handle(ControlRequest {
@@ -298,7 +330,7 @@ fn watchers_get_deltas_so_a_long_answer_costs_linear_bytes() {
 #[test]
 fn status_reports_usage_and_process() {
     let mut hub = hub();
-    let status = |hub: &mut Hub, pane: &str| {
+    let status = |hub: &mut Rig, pane: &str| {
         let (_, mut rx) = ask(hub, Call::Status { pane: pane.into() });
         rx.try_recv().unwrap().unwrap()
     };
@@ -359,7 +391,7 @@ fn status_reports_usage_and_process() {
 #[test]
 fn list_totals_the_hive_and_status_shows_a_held_queue() {
     let mut hub = hub();
-    let status = |hub: &mut Hub, pane: &str| {
+    let status = |hub: &mut Rig, pane: &str| {
         let (_, mut rx) = ask(hub, Call::Status { pane: pane.into() });
         rx.try_recv().unwrap().unwrap()
     };

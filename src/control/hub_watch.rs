@@ -31,24 +31,21 @@ struct EventRef<'a, T: Serialize> {
 }
 
 impl Hub {
-    pub(super) fn broadcast<T: Serialize>(&mut self, i: usize, event: &T) {
+    pub(super) fn broadcast<T: Serialize>(&mut self, pane: &str, i: usize, event: &T) {
         if self.subscribers.is_empty() {
             return;
         }
-        let Some(line) = serialized(&EventRef {
-            pane: &self.panes[i].agent.id,
-            event,
-        }) else {
+        let Some(line) = serialized(&EventRef { pane, event }) else {
             return;
         };
         self.send_lines(i, |_| &line);
     }
 
-    pub(super) fn broadcast_approval(&mut self, i: usize, approval: ApprovalEvent) {
+    pub(super) fn broadcast_approval(&mut self, pane: &str, i: usize, approval: ApprovalEvent) {
         if self.subscribers.is_empty() {
             return;
         }
-        let pane = self.panes[i].agent.id.clone();
+        let pane = pane.to_owned();
         if let Some(line) = serialized(&ApprovalLine { pane, approval }) {
             self.send_lines(i, |_| &line);
         }
@@ -66,11 +63,10 @@ impl Hub {
     /// has its text so far as the appended text, to the others whole (each
     /// watcher's `TextSent` says which): a long answer costs its length,
     /// not its length once per update. Each line is made once.
-    pub(super) fn broadcast_upsert(&mut self, i: usize, u: &Upsert) {
+    pub(super) fn broadcast_upsert(&mut self, pane: &str, i: usize, u: &Upsert) {
         if u.text().is_none() {
-            return self.broadcast(i, u);
+            return self.broadcast(pane, i, u);
         }
-        let pane = self.panes[i].agent.id.as_str();
         // Per watcher of pane `i`: from which byte it needs the text.
         let bases: Vec<Option<Option<usize>>> = self
             .subscribers

@@ -4,7 +4,7 @@
 //!
 //! The server hosts the socket ([`server`]); requests travel to the
 //! server's loop as typed commands and are answered there by the [`hub`],
-//! which owns no runner: it mirrors what the runners report.
+//! which owns no runner and reads the pane registry (src/panes/).
 //! The [`protocol`] module has no socket or app types, so the MCP server
 //! (issue 16) can reuse it.
 
@@ -19,8 +19,8 @@ use std::io;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-pub(crate) use host::{Host, Restoring};
-pub use hub::Started;
+pub use crate::panes::Started;
+pub(crate) use host::Host;
 
 use crate::config::ConfigSource;
 

@@ -162,15 +162,16 @@ impl Across {
 
 /// This server's rules for an operation on `host:agent`: the caller's
 /// `can_message` names it, and a message counts against its rate limit.
-pub fn gate(
+pub fn gate<X>(
     ops: &mut super::OpsHost,
+    panes: &crate::panes::Panes<X>,
     caller: &Caller,
     addressed: &str,
     sends: bool,
 ) -> Result<(), OpError> {
     let allowed = match addressed.strip_suffix(':') {
-        Some(host) => ops.reaches_host(caller, host),
-        None => ops.allowed(caller, addressed),
+        Some(host) => super::reaches_host(panes, caller, host),
+        None => super::allowed(panes, caller, addressed),
     };
     if !allowed {
         return Err(OpError::new(

@@ -1,7 +1,8 @@
-//! The server's handler of hive's operations. It lives on the server's loop:
-//! `observe` sees every pane update (turn states, queue lengths, the items
-//! of each pane, which turn answers which message) and `handle` answers a
-//! `HiveRequest`, handing the server's door (src/server/door.rs) the
+//! The server's handler of hive's operations. It lives on the server's loop
+//! and reads each pane from the registry (src/panes/); it keeps only what
+//! operations need: `observe` sees every pane update (the items of each
+//! pane for `agent.read`, which turn answers which message) and `handle`
+//! answers a `HiveRequest` with the registry, handing the server's door (src/server/door.rs) the
 //! runner command it makes, which the door sends: it commands no runner
 //! itself. It never blocks: `agent.wait` parks a oneshot until the turn
 //! ends.
@@ -20,11 +21,12 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use super::{Caller, HiveRequest, OpError, Verb, WaitFor};
-use crate::config::AgentConfig;
 use crate::control::protocol::{Approval, PaneState};
 use crate::event::Origin;
+use crate::panes::Panes;
 use crate::provider::PermissionDecision;
-use crate::runner::{PaneEvent, PaneUpdate, RunnerCommand, RunnerHandle, SubmitMode, mirror};
+use crate::runner::mirror::Sends;
+use crate::runner::{PaneEvent, PaneUpdate, RunnerCommand, RunnerHandle, SubmitMode};
 use crate::text::SharedText;
 use crate::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind};
 
@@ -88,23 +90,12 @@ impl Item {
     }
 }
 
+/// What only operations keep of a pane (the rest is its record in the
+/// registry, src/panes/).
+#[derive(Default)]
 struct Pane {
-    id: String,
-    name: String,
-    provider: String,
-    model: Option<String>,
-    can_message: Vec<String>,
-    /// What it runs without asking: what it may approve for a helper.
-    autonomy: super::autonomy::Autonomy,
-    /// Closed at runtime: no operation finds it (its slot stays, so every
-    /// other pane keeps its number).
-    closed: bool,
-    /// The agent that spawned it (`agent.spawn`): that agent may message,
-    /// answer for and close it.
-    parent: Option<String>,
-    /// State, queue, turn, and the messages sent here whose turn has not
-    /// started yet, by id (the one mirror the control hub keeps too).
-    m: mirror::PaneMirror<String>,
+    /// The messages sent here whose turn has not started yet, by id.
+    sends: Sends<String>,
     items: IndexMap<String, Item>,
     /// The newest agent text of each running turn.
     texts: HashMap<String, SharedText>,
@@ -119,6 +110,7 @@ struct Message {
     waiters: Vec<Reply>,
 }
 
+#[derive(Default)]
 pub struct OpsHost {
     panes: Vec<Pane>,
     messages: HashMap<String, Message>,
@@ -131,22 +123,6 @@ pub struct OpsHost {
 }
 
 impl Pane {
-    fn of(a: &AgentConfig) -> Self {
-        Self {
-            id: a.id.clone(),
-            name: a.display_name().to_owned(),
-            provider: a.provider.clone(),
-            model: a.model.clone(),
-            can_message: a.can_message.clone(),
-            autonomy: super::autonomy::Autonomy::of(a),
-            closed: false,
-            parent: None,
-            m: mirror::PaneMirror::default(),
-            items: IndexMap::new(),
-            texts: HashMap::new(),
-        }
-    }
-
     /// Keeps an item's latest state (the newest `KEEP_ITEMS` items).
     fn keep(&mut self, u: &Upsert, restored: bool) {
         self.items.insert(
@@ -167,56 +143,31 @@ impl OpsHost {
     /// The items of a pane's earlier turns, loaded from hive's history
     /// before its runner starts.
     pub fn restore(&mut self, pane: usize, items: &[Upsert]) {
-        if let Some(p) = self.panes.get_mut(pane) {
-            for u in items {
-                p.keep(u, true);
-            }
+        let p = self.pane_mut(pane);
+        for u in items {
+            p.keep(u, true);
         }
     }
 
-    /// One entry per pane, in pane order (the runners' order).
-    pub fn new(agents: &[AgentConfig]) -> Self {
-        let panes = agents.iter().map(Pane::of).collect();
-        Self {
-            panes,
-            messages: HashMap::new(),
-            last_sent: HashMap::new(),
-            chains: HashMap::new(),
-            sent_at: HashMap::new(),
-            next: 0,
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Pane `slot`'s part, made when first needed (slots are the
+    /// registry's; a pane added at runtime takes the next).
+    fn pane_mut(&mut self, slot: usize) -> &mut Pane {
+        if self.panes.len() <= slot {
+            self.panes.resize_with(slot + 1, Pane::default);
         }
-    }
-
-    /// A pane added at runtime (spawned by `parent`): the next slot.
-    pub fn add(&mut self, agent: &AgentConfig, parent: Option<String>) {
-        let mut pane = Pane::of(agent);
-        pane.parent = parent;
-        self.panes.push(pane);
-    }
-
-    /// The parent of pane `slot` at start (a restored team).
-    pub fn set_parent(&mut self, slot: usize, parent: Option<String>) {
-        if let Some(p) = self.panes.get_mut(slot) {
-            p.parent = parent;
-        }
-    }
-
-    /// Whether the open pane `id` was spawned by `parent`.
-    pub(crate) fn is_child(&self, id: &str, parent: &str) -> bool {
-        self.pane_of(id)
-            .is_some_and(|i| self.panes[i].parent.as_deref() == Some(parent))
+        &mut self.panes[slot]
     }
 
     /// Pane `slot` was closed: nothing finds it any more, and whoever waits
     /// on a message there is told.
-    pub fn close(&mut self, slot: usize) {
-        let Some(p) = self.panes.get_mut(slot) else {
-            return;
-        };
-        p.closed = true;
+    pub fn close(&mut self, slot: usize, id: &str) {
+        let p = self.pane_mut(slot);
         p.items.clear();
         p.texts.clear();
-        let id = p.id.clone();
         for msg in self.messages.values_mut().filter(|m| m.pane == slot) {
             let outcome = json!({"status": "error", "turn_id": msg.turn, "text": "",
                 "error": {"code": "closed", "message": format!("pane `{id}` was closed")}});
@@ -227,21 +178,13 @@ impl OpsHost {
         }
     }
 
-    /// Pane `slot`'s new title.
-    pub fn rename(&mut self, slot: usize, name: &str) {
-        if let Some(p) = self.panes.get_mut(slot) {
-            name.clone_into(&mut p.name);
-        }
-    }
-
     /// Sees one pane update (call it for every update, before or after
     /// the app applies it).
     pub fn observe(&mut self, update: &PaneUpdate) {
         let index = update.pane;
-        let Some(pane) = self.panes.get_mut(index) else {
-            return;
-        };
-        if let Some((id, turn_id)) = pane.m.observe(&update.event)
+        self.pane_mut(index);
+        let pane = &mut self.panes[index];
+        if let Some((id, turn_id)) = pane.sends.observe(&update.event)
             && let Some(msg) = self.messages.get_mut(&id)
         {
             self.chains
@@ -249,9 +192,6 @@ impl OpsHost {
             msg.turn = Some(turn_id);
         }
         match &update.event {
-            PaneEvent::Session(info) if info.model.is_some() => {
-                pane.model = info.model.clone();
-            }
             PaneEvent::Upsert(u) => {
                 // Text is shared, not copied: a streaming item is updated
                 // many times and only read on demand.
@@ -309,9 +249,10 @@ impl OpsHost {
     /// is for the server's door to send. `runners[i]` is pane i's runner,
     /// there or not.
     #[must_use = "the command is the caller's to send"]
-    pub fn handle(
+    pub fn handle<X>(
         &mut self,
         req: HiveRequest,
+        panes: &Panes<X>,
         runners: &[Option<RunnerHandle>],
     ) -> Option<(usize, RunnerCommand)> {
         let HiveRequest {
@@ -320,17 +261,18 @@ impl OpsHost {
             reply,
         } = req;
         let result = match verb {
-            Verb::List => Ok((self.list(&caller), None)),
+            Verb::List => Ok((list(panes, &caller), None)),
             Verb::Read {
                 pane,
                 last,
                 since,
                 full,
-            } => self
-                .target(&caller, &pane, false)
+            } => target(panes, &caller, &pane, false)
                 .map(|i| (self.read(i, last, since.as_deref(), full), None)),
-            Verb::Send { pane, text, steer } => self.send(&caller, &pane, &text, steer, runners),
-            Verb::Wait { target, .. } => match self.wait(&caller, target) {
+            Verb::Send { pane, text, steer } => {
+                self.send(panes, &caller, &pane, &text, steer, runners)
+            }
+            Verb::Wait { target, .. } => match self.wait(panes, &caller, target) {
                 Ok(Waiting::Done(outcome)) => Ok((outcome, None)),
                 Ok(Waiting::Pending(id)) => {
                     self.park(&id, reply);
@@ -338,9 +280,9 @@ impl OpsHost {
                 }
                 Err(e) => Err(e),
             },
-            Verb::Interrupt { pane } => self.target(&caller, &pane, true).and_then(|i| {
-                let busy = self.panes[i].m.state.is_busy();
-                let who = format!("{} via hive", self.caller_name(&caller));
+            Verb::Interrupt { pane } => target(panes, &caller, &pane, true).and_then(|i| {
+                let busy = panes[i].record.live.state.is_busy();
+                let who = format!("{} via hive", caller_name(panes, &caller));
                 runner(runners, i)?;
                 Ok((
                     json!({"interrupted": busy}),
@@ -351,9 +293,8 @@ impl OpsHost {
                 pane,
                 request_id,
                 decision,
-            } => self
-                .approver(&caller, &pane)
-                .and_then(|i| self.answer(&caller, i, request_id.as_deref(), decision, runners)),
+            } => approver(panes, &caller, &pane)
+                .and_then(|i| answer(panes, &caller, i, request_id.as_deref(), decision, runners)),
             other => Err(OpError::new(
                 "unavailable",
                 format!("hive's operations do not {}", other.name()),
@@ -371,169 +312,10 @@ impl OpsHost {
         }
     }
 
-    fn list(&self, caller: &Caller) -> Value {
-        let panes: Vec<Value> = self
-            .panes
-            .iter()
-            .filter(|p| !p.closed)
-            .map(|p| {
-                let state = PaneState::of(p.m.state, p.m.awaiting_approval());
-                let mut v = json!({"id": p.id, "name": p.name, "provider": p.provider,
-                       "model": p.model, "state": state, "queue": p.m.queue.len(),
-                       "can_message": self.allowed(caller, &p.id)});
-                if let Some(parent) = &p.parent {
-                    v["spawned_by"] = json!(parent);
-                }
-                if !p.m.approvals.is_empty() {
-                    let approvals: Vec<Approval> =
-                        p.m.approvals.iter().map(Approval::from).collect();
-                    v["approvals"] = json!(approvals);
-                }
-                v
-            })
-            .collect();
-        Value::Array(panes)
-    }
-
-    /// `agent.approve` / `agent.deny` of pane `i` (the caller may reach it).
-    fn answer(
-        &self,
-        caller: &Caller,
-        i: usize,
-        request_id: Option<&str>,
-        decision: PermissionDecision,
-        runners: &[Option<RunnerHandle>],
-    ) -> Result<(Value, Option<(usize, RunnerCommand)>), OpError> {
-        let p = &self.panes[i];
-        let req = p.m.approval(request_id).ok_or_else(|| {
-            OpError::new(
-                "no_approval",
-                format!(
-                    "`{}` waits for no approval{}",
-                    p.id,
-                    match request_id {
-                        Some(r) => format!(" `{r}`"),
-                        None => String::new(),
-                    }
-                ),
-            )
-        })?;
-        self.may_decide(caller, &p.id, req, &decision)?;
-        let out = json!({"request_id": req.request_id, "tool": req.tool_name,
-                         "decision": crate::control::hub::decision_name(&decision)});
-        runner(runners, i)?;
-        let cmd = RunnerCommand::Permission {
-            request_id: req.request_id.clone(),
-            decision,
-        };
-        Ok((out, Some((i, cmd))))
-    }
-
-    /// An agent approves for its helper only what it runs itself without
-    /// asking (#53 item 3); it may always deny.
-    fn may_decide(
-        &self,
-        caller: &Caller,
-        helper: &str,
-        req: &crate::provider::PermissionRequest,
-        decision: &PermissionDecision,
-    ) -> Result<(), OpError> {
-        let Caller::Agent(id) = caller else {
-            return Ok(());
-        };
-        if matches!(decision, PermissionDecision::Deny { .. }) {
-            return Ok(());
-        }
-        let autonomy = self
-            .pane_of(id)
-            .map_or(super::autonomy::Autonomy::Asks, |i| self.panes[i].autonomy);
-        if autonomy.may_approve(req) {
-            return Ok(());
-        }
-        Err(OpError::new(
-            "not_allowed",
-            format!(
-                "`{id}` would itself ask the user before `{}`, so it cannot approve it for                  `{helper}`: the user answers that card (agent.deny is allowed)",
-                crate::sanitize::peer_line(&req.tool_name)
-            ),
-        ))
-    }
-
-    /// Whether `caller` may act on `target` (its `can_message` names it,
-    /// or it spawned it).
-    pub(crate) fn allowed(&self, caller: &Caller, target: &str) -> bool {
-        match caller {
-            Caller::Cli | Caller::Console(_) => true,
-            Caller::Agent(id) => {
-                id != target
-                    && (self.is_child(target, id)
-                        || self
-                            .pane_of(id)
-                            .is_some_and(|i| self.panes[i].can_message.iter().any(|t| t == target)))
-            }
-        }
-    }
-
-    /// The pane whose approval `caller` may answer: an agent only those of
-    /// the panes it spawned (issue 32); a script any.
-    fn approver(&self, caller: &Caller, agent: &str) -> Result<usize, OpError> {
-        let i = self.target(caller, agent, true)?;
-        match caller {
-            Caller::Agent(id) if !self.is_child(agent, id) => Err(OpError::new(
-                "not_allowed",
-                format!("an agent answers approvals only of the panes it spawned, not `{agent}`"),
-            )),
-            _ => Ok(i),
-        }
-    }
-
-    /// Whether `caller` may reach some agent on `host` (waiting on a
-    /// message it sent there).
-    pub(crate) fn reaches_host(&self, caller: &Caller, host: &str) -> bool {
-        match caller {
-            Caller::Cli | Caller::Console(_) => true,
-            Caller::Agent(id) => self.pane_of(id).is_some_and(|i| {
-                self.panes[i]
-                    .can_message
-                    .iter()
-                    .any(|t| t.split_once(':').is_some_and(|(h, _)| h == host))
-            }),
-        }
-    }
-
-    fn pane_of(&self, id: &str) -> Option<usize> {
-        self.panes.iter().position(|p| p.id == id && !p.closed)
-    }
-
-    /// The pane `agent`, if it exists and the caller may reach it (reading
-    /// its own pane is always allowed).
-    fn target(&self, caller: &Caller, agent: &str, act: bool) -> Result<usize, OpError> {
-        let i = self.pane_of(agent).ok_or_else(|| {
-            let ids: Vec<&str> = self
-                .panes
-                .iter()
-                .filter(|p| !p.closed)
-                .map(|p| p.id.as_str())
-                .collect();
-            OpError::new(
-                "unknown_agent",
-                format!("no pane `{agent}`; panes: {}", ids.join(", ")),
-            )
-        })?;
-        let own = matches!(caller, Caller::Agent(id) if id == agent);
-        if (own && !act) || self.allowed(caller, agent) {
-            return Ok(i);
-        }
-        Err(OpError::new(
-            "not_allowed",
-            format!(
-                "this agent may not reach `{agent}` (add it to `can_message` in hive's config)"
-            ),
-        ))
-    }
-
     fn read(&self, pane: usize, last: usize, since: Option<&str>, full: bool) -> Value {
-        let items = &self.panes[pane].items;
+        let Some(Pane { items, .. }) = self.panes.get(pane) else {
+            return Value::Array(Vec::new());
+        };
         let start = since
             .and_then(|s| items.get_index_of(s).map(|i| i + 1))
             .unwrap_or(0);
@@ -546,19 +328,20 @@ impl OpsHost {
         Value::Array(picked[from..].to_vec())
     }
 
-    fn send(
+    fn send<X>(
         &mut self,
+        panes: &Panes<X>,
         caller: &Caller,
         agent: &str,
         text: &str,
         steer: bool,
         runners: &[Option<RunnerHandle>],
     ) -> Result<(Value, Option<(usize, RunnerCommand)>), OpError> {
-        let target = self.target(caller, agent, true)?;
+        let target = target(panes, caller, agent, true)?;
         let runner = runner(runners, target)?;
         let (chain, header) = match caller {
             Caller::Cli | Caller::Console(_) => (Vec::new(), String::new()),
-            Caller::Agent(id) => self.chain_from(id, agent)?,
+            Caller::Agent(id) => self.chain_from(panes, id, agent)?,
         };
         self.next += 1;
         let message_id = format!("m{}", self.next);
@@ -582,9 +365,9 @@ impl OpsHost {
             text: format!("{header}\n{text}"),
             mode,
         };
-        let queued = !steer && self.panes[target].m.state.is_busy();
-        self.panes[target]
-            .m
+        let queued = !steer && panes[target].record.live.state.is_busy();
+        self.pane_mut(target)
+            .sends
             .sent(format!("{header}\n{text}"), message_id.clone());
         // Callers outside any pane (`hive mcp` without `--agent`, a
         // script) share one key: send-then-wait works for them too.
@@ -610,29 +393,23 @@ impl OpsHost {
         ))
     }
 
-    /// How a pane names the caller: `Architect (architect)`, or a caller
-    /// outside any pane.
-    fn caller_name(&self, caller: &Caller) -> String {
-        match caller {
-            Caller::Agent(id) => match self.pane_of(id) {
-                Some(i) => format!("{} ({id})", self.panes[i].name),
-                None => id.clone(),
-            },
-            Caller::Cli | Caller::Console(_) => "a caller outside hive's panes".into(),
-        }
-    }
-
     /// An agent sends: the chain of agents waiting on each other grows by
     /// the sender (refused when it loops or grows too deep), and the
     /// message says who sent it.
-    fn chain_from(&mut self, id: &str, agent: &str) -> Result<(Vec<String>, String), OpError> {
-        let from = self
-            .pane_of(id)
-            .map_or_else(|| id.to_owned(), |i| self.panes[i].name.clone());
-        let mut chain = self
-            .pane_of(id)
+    fn chain_from<X>(
+        &mut self,
+        panes: &Panes<X>,
+        id: &str,
+        agent: &str,
+    ) -> Result<(Vec<String>, String), OpError> {
+        let from = panes.find(id).map_or_else(
+            || id.to_owned(),
+            |i| panes[i].record.agent.display_name().to_owned(),
+        );
+        let mut chain = panes
+            .find(id)
             .and_then(|i| {
-                let turn = self.panes[i].m.turn.clone()?;
+                let turn = panes[i].record.live.turn.clone()?;
                 self.chains.get(&(i, turn)).cloned()
             })
             .unwrap_or_default();
@@ -683,11 +460,16 @@ impl OpsHost {
 
     /// The outcome if the message's turn has ended, else the message to
     /// wait on.
-    fn wait(&self, caller: &Caller, target: WaitFor) -> Result<Waiting, OpError> {
+    fn wait<X>(
+        &self,
+        panes: &Panes<X>,
+        caller: &Caller,
+        target: WaitFor,
+    ) -> Result<Waiting, OpError> {
         let id = match target {
             WaitFor::Message(m) => m,
             WaitFor::Agent(agent) => {
-                let pane = self.target(caller, &agent, false)?;
+                let pane = self::target(panes, caller, &agent, false)?;
                 let key = match caller {
                     Caller::Agent(id) => id.clone(),
                     Caller::Cli | Caller::Console(_) => String::new(),
@@ -738,4 +520,179 @@ fn runner(runners: &[Option<RunnerHandle>], i: usize) -> Result<&RunnerHandle, O
         .get(i)
         .and_then(Option::as_ref)
         .ok_or_else(|| OpError::new("unavailable", "that pane's agent could not start"))
+}
+
+/// `agents.list`: the open panes as `caller` sees them.
+fn list<X>(panes: &Panes<X>, caller: &Caller) -> Value {
+    let list: Vec<Value> = panes
+        .open()
+        .map(|p| {
+            let state = PaneState::of(p.live.state, p.live.awaiting_approval());
+            let mut v = json!({"id": p.id(), "name": p.agent.display_name(),
+                   "provider": p.agent.provider, "model": p.model(), "state": state,
+                   "queue": p.live.queue.len(), "can_message": allowed(panes, caller, p.id())});
+            if let Some(parent) = &p.parent {
+                v["spawned_by"] = json!(parent);
+            }
+            if !p.live.approvals.is_empty() {
+                let approvals: Vec<Approval> =
+                    p.live.approvals.iter().map(Approval::from).collect();
+                v["approvals"] = json!(approvals);
+            }
+            v
+        })
+        .collect();
+    Value::Array(list)
+}
+
+/// `agent.approve` / `agent.deny` of pane `i` (the caller may reach it).
+fn answer<X>(
+    panes: &Panes<X>,
+    caller: &Caller,
+    i: usize,
+    request_id: Option<&str>,
+    decision: PermissionDecision,
+    runners: &[Option<RunnerHandle>],
+) -> Result<(Value, Option<(usize, RunnerCommand)>), OpError> {
+    let p = &panes[i].record;
+    let req = p.approval(request_id).ok_or_else(|| {
+        OpError::new(
+            "no_approval",
+            format!(
+                "`{}` waits for no approval{}",
+                p.id(),
+                match request_id {
+                    Some(r) => format!(" `{r}`"),
+                    None => String::new(),
+                }
+            ),
+        )
+    })?;
+    may_decide(panes, caller, p.id(), req, &decision)?;
+    let out = json!({"request_id": req.request_id, "tool": req.tool_name,
+                     "decision": crate::control::hub::decision_name(&decision)});
+    runner(runners, i)?;
+    let cmd = RunnerCommand::Permission {
+        request_id: req.request_id.clone(),
+        decision,
+    };
+    Ok((out, Some((i, cmd))))
+}
+
+/// An agent approves for its helper only what it runs itself without
+/// asking (#53 item 3); it may always deny.
+fn may_decide<X>(
+    panes: &Panes<X>,
+    caller: &Caller,
+    helper: &str,
+    req: &crate::provider::PermissionRequest,
+    decision: &PermissionDecision,
+) -> Result<(), OpError> {
+    let Caller::Agent(id) = caller else {
+        return Ok(());
+    };
+    if matches!(decision, PermissionDecision::Deny { .. }) {
+        return Ok(());
+    }
+    let autonomy = panes.find(id).map_or(super::autonomy::Autonomy::Asks, |i| {
+        super::autonomy::Autonomy::of(&panes[i].record.agent)
+    });
+    if autonomy.may_approve(req) {
+        return Ok(());
+    }
+    Err(OpError::new(
+        "not_allowed",
+        format!(
+            "`{id}` would itself ask the user before `{}`, so it cannot approve it for \
+             `{helper}`: the user answers that card (agent.deny is allowed)",
+            crate::sanitize::peer_line(&req.tool_name)
+        ),
+    ))
+}
+
+/// Whether the open pane `id` was spawned by `parent`.
+pub(crate) fn is_child<X>(panes: &Panes<X>, id: &str, parent: &str) -> bool {
+    panes
+        .find(id)
+        .is_some_and(|i| panes[i].record.parent.as_deref() == Some(parent))
+}
+
+/// Whether `caller` may act on `target` (its `can_message` names it, or it
+/// spawned it).
+pub(crate) fn allowed<X>(panes: &Panes<X>, caller: &Caller, target: &str) -> bool {
+    match caller {
+        Caller::Cli | Caller::Console(_) => true,
+        Caller::Agent(id) => {
+            id != target
+                && (is_child(panes, target, id)
+                    || panes.find(id).is_some_and(|i| {
+                        panes[i]
+                            .record
+                            .agent
+                            .can_message
+                            .iter()
+                            .any(|t| t == target)
+                    }))
+        }
+    }
+}
+
+/// The pane whose approval `caller` may answer: an agent only those of the
+/// panes it spawned (issue 32); a script any.
+fn approver<X>(panes: &Panes<X>, caller: &Caller, agent: &str) -> Result<usize, OpError> {
+    let i = target(panes, caller, agent, true)?;
+    match caller {
+        Caller::Agent(id) if !is_child(panes, agent, id) => Err(OpError::new(
+            "not_allowed",
+            format!("an agent answers approvals only of the panes it spawned, not `{agent}`"),
+        )),
+        _ => Ok(i),
+    }
+}
+
+/// Whether `caller` may reach some agent on `host` (waiting on a message it
+/// sent there).
+pub(crate) fn reaches_host<X>(panes: &Panes<X>, caller: &Caller, host: &str) -> bool {
+    match caller {
+        Caller::Cli | Caller::Console(_) => true,
+        Caller::Agent(id) => panes.find(id).is_some_and(|i| {
+            panes[i]
+                .record
+                .agent
+                .can_message
+                .iter()
+                .any(|t| t.split_once(':').is_some_and(|(h, _)| h == host))
+        }),
+    }
+}
+
+/// The pane `agent`, if it exists and the caller may reach it (reading its
+/// own pane is always allowed).
+fn target<X>(panes: &Panes<X>, caller: &Caller, agent: &str, act: bool) -> Result<usize, OpError> {
+    let i = panes.find(agent).ok_or_else(|| {
+        OpError::new(
+            "unknown_agent",
+            format!("no pane `{agent}`; panes: {}", panes.ids()),
+        )
+    })?;
+    let own = matches!(caller, Caller::Agent(id) if id == agent);
+    if (own && !act) || allowed(panes, caller, agent) {
+        return Ok(i);
+    }
+    Err(OpError::new(
+        "not_allowed",
+        format!("this agent may not reach `{agent}` (add it to `can_message` in hive's config)"),
+    ))
+}
+
+/// How a pane names the caller: `Architect (architect)`, or a caller
+/// outside any pane.
+fn caller_name<X>(panes: &Panes<X>, caller: &Caller) -> String {
+    match caller {
+        Caller::Agent(id) => match panes.find(id) {
+            Some(i) => format!("{} ({id})", panes[i].record.agent.display_name()),
+            None => id.clone(),
+        },
+        Caller::Cli | Caller::Console(_) => "a caller outside hive's panes".into(),
+    }
 }

@@ -27,6 +27,7 @@ use tokio::sync::{mpsc, oneshot};
 
 pub use crate::protocol::verb::{Caller, SpawnArgs, Verb, WaitFor};
 pub use host::OpsHost;
+pub(crate) use host::{allowed, is_child, reaches_host};
 
 /// One operation as discovery shows it.
 #[derive(Debug, Clone, Copy)]

@@ -15,14 +15,14 @@ impl super::serve::Server {
     /// Client `to` asks for the files or the sessions of its pane `n` (as
     /// it numbers them; no such pane: an empty list).
     pub(super) fn list_for(&mut self, to: ClientId, msg: ClientMsg) {
-        let pane_of = |n: usize| self.order.get(n).and_then(|&s| self.panes.get(s));
+        let pane_of = |n: usize| self.panes.order.get(n).and_then(|&s| self.panes.get(s));
         match msg {
             ClientMsg::Files { pane } => {
-                let cwd = pane_of(pane).map(|p| p.agent.cwd.clone());
+                let cwd = pane_of(pane).map(|p| p.record.agent.cwd.clone());
                 self.lists.files(to, pane, cwd);
             }
             ClientMsg::Sessions { pane } => {
-                let agent = pane_of(pane).map(|p| p.agent.id.clone());
+                let agent = pane_of(pane).map(|p| p.record.agent.id.clone());
                 self.lists.sessions(to, pane, agent);
             }
             _ => {}
@@ -32,7 +32,7 @@ impl super::serve::Server {
     /// Client `to` asks its pane `n` to switch to history session
     /// `session`: opened off the loop, then [`Self::listed`].
     pub(super) fn resume(&mut self, to: ClientId, n: usize, session: String) {
-        let Some(&slot) = self.order.get(n) else {
+        let Some(&slot) = self.panes.order.get(n) else {
             return;
         };
         let runner = self.runners.get(slot).and_then(Option::as_ref);
@@ -43,7 +43,7 @@ impl super::serve::Server {
         self.lists.resume(ResumeAsk {
             to,
             slot,
-            agent: pane.agent.clone(),
+            agent: pane.record.agent.clone(),
             session,
             can_resume,
         });
@@ -64,10 +64,15 @@ impl super::serve::Server {
             } => (slot, agent, session, opened, resume),
         };
         // The pane closed (or another took its slot) while it was opened.
-        let Some(pane) = self.panes.get_mut(slot).filter(|p| p.agent.id == agent) else {
+        let Some(pane) = self
+            .panes
+            .get_mut(slot)
+            .filter(|p| p.record.agent.id == agent)
+        else {
             return;
         };
-        let who = format!("{} ({})", pane.agent.display_name(), pane.agent.provider);
+        let agent = &pane.record.agent;
+        let who = format!("{} ({})", agent.display_name(), agent.provider);
         let note = match (&resume, &opened.resume) {
             (Some(_), _) => format!("resumed session {session}: the agent continues it"),
             (None, Some(_)) => format!(
@@ -79,7 +84,8 @@ impl super::serve::Server {
         };
         pane.log.reset(Restored::of(&opened));
         pane.log.note(note);
-        self.control.set_restored(slot, pane.log.restoring());
+        let restoring = pane.log.restoring();
+        pane.record.restore(restoring);
         self.reset_pane(slot, None);
         if let Some(r) = self.runners.get(slot).and_then(Option::as_ref) {
             r.send(RunnerCommand::SwitchSession { session, resume });

@@ -35,13 +35,16 @@ fn secret_agent() -> AgentConfig {
 
 #[test]
 fn no_secret_of_the_agent_reaches_a_console() {
-    let pane = Pane::new(Placed {
+    let placed = Placed {
         agent: secret_agent(),
         window: 1,
         added: false,
         parent: None,
-    });
-    let snap = pane_snapshot(&pane, None);
+    };
+    let mut panes = crate::panes::Panes::default();
+    let (record, pane) = Pane::slot(placed, secret_agent());
+    let slot = panes.push(record, pane);
+    let snap = pane_snapshot(&panes[slot], None);
     assert_eq!(snap.agent.display_name(), "Architect");
     assert_eq!(snap.agent.model.as_deref(), Some("opus"));
     let bytes = encode(&ServerMsg::SnapshotPane(Box::new(snap))).expect("encodes");

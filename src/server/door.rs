@@ -61,7 +61,8 @@ impl Server {
         }
         match verb {
             Verb::Command { pane, cmd } => {
-                if let (Caller::Console(id), Some(slot)) = (&caller, self.order.get(pane).copied())
+                if let (Caller::Console(id), Some(slot)) =
+                    (&caller, self.panes.order.get(pane).copied())
                 {
                     self.command(slot, cmd, Some(*id));
                 }
@@ -114,18 +115,19 @@ impl Server {
         reply: Reply,
     ) -> Option<(usize, RunnerCommand)> {
         match reply {
-            Reply::Ctl { reply, events } => self.control.answer(verb, reply, events),
+            Reply::Ctl { reply, events } => self.control.answer(&self.panes, verb, reply, events),
             Reply::Op(reply) => {
                 let req = HiveRequest {
                     caller,
                     verb,
                     reply,
                 };
-                let ops = &mut self.ops;
-                let gate =
-                    |c: &Caller, t: &str, sends: bool| crate::ops::across::gate(ops, c, t, sends);
+                let (ops, panes) = (&mut self.ops, &self.panes);
+                let gate = |c: &Caller, t: &str, sends: bool| {
+                    crate::ops::across::gate(ops, panes, c, t, sends)
+                };
                 let req = self.across.take(req, gate)?;
-                self.ops.handle(req, &self.runners)
+                self.ops.handle(req, &self.panes, &self.runners)
             }
             // A console asks its runners by `Command`.
             Reply::Console => None,

@@ -140,12 +140,12 @@ impl PaneLog {
 
     /// What `hive ctl list` says of the restored session before its next
     /// turn: its usage, its finished turns and the model it last ran on.
-    pub(crate) fn restoring(&self) -> crate::control::Restoring {
+    pub(crate) fn restoring(&self) -> crate::panes::Restoring {
         let turns = match &self.restored.totals {
             Some(t) => t.turns,
             None => self.restored.ends.len() as u64,
         };
-        crate::control::Restoring {
+        crate::panes::Restoring {
             usage: self.restored_usage(),
             turns,
             model: self.restored.model.clone(),

@@ -11,6 +11,7 @@ use super::layout::{PANES_PER_WINDOW, Placed, compact_windows, next_window};
 use super::serve::{Pane, Server};
 use crate::config::{AgentConfig, ProviderSettings, WorktreeSetting};
 use crate::control::protocol::ErrorCode;
+use crate::panes::Started;
 use crate::wire::ServerMsg;
 use crate::wire::edit::{NewPane, PaneEdit};
 use crate::wire::snapshot::LayoutPane;
@@ -87,10 +88,8 @@ impl Server {
 
     /// The slot of the open pane `id`.
     pub(super) fn open_slot(&self, id: &str) -> Result<usize, EditError> {
-        self.order
-            .iter()
-            .copied()
-            .find(|&s| self.panes[s].agent.id == id)
+        self.panes
+            .find(id)
             .ok_or_else(|| EditError::NoPane(id.to_owned()))
     }
 
@@ -115,40 +114,38 @@ impl Server {
         let window = window
             .filter(|&w| placed.iter().filter(|p| p.window == w).count() < PANES_PER_WINDOW)
             .unwrap_or_else(|| next_window(&placed));
-        let mut pane = Pane::new(Placed {
-            agent,
+        let placed = Placed {
+            agent: agent.clone(),
             window,
             added: true,
-            parent: parent.clone(),
-        });
+            parent,
+        };
+        let mut running = agent;
         let root = self.starter.config.worktrees.root.clone();
-        for (_, result) in crate::worktree::prepare_without_setup(
-            std::slice::from_mut(&mut pane.agent),
+        let prepared = crate::worktree::prepare_without_setup(
+            std::slice::from_mut(&mut running),
             root.as_deref(),
-        ) {
+        );
+        let (record, pane) = Pane::slot(placed, running);
+        // In the registry before it starts: every door finds it from now.
+        let slot = self.panes.push(record, pane);
+        let pane = &mut self.panes[slot];
+        for (_, result) in prepared {
             match result {
                 Ok(w) => pane.worktree = Some(w),
-                Err(e) => pane.failed = Some(format!("worktree: {e}")),
+                Err(e) => pane.record.started = Started::Failed(format!("worktree: {e}")),
             }
         }
-        let slot = self.panes.len();
-        self.ops.add(&pane.agent, parent);
         let runner = self
             .starter
-            .start_or_set_up(slot, &mut pane, false, &mut self.ops);
-        let started = super::serve::started_of((&runner, &pane));
-        self.control
-            .add(pane.agent.clone(), started, pane.placed.parent.clone());
-        self.control.set_restored(slot, pane.log.restoring());
-        let id = pane.agent.id.clone();
-        let failed = pane.failed.clone();
+            .start_or_set_up(slot, pane, false, &mut self.ops);
+        let id = pane.record.agent.id.clone();
+        let failed = pane.record.failed().map(str::to_owned);
         let worktree = pane.worktree.as_ref().map(|w| w.path.clone());
         if let Some(w) = &pane.worktree {
             self.worktrees.track(slot, w.clone());
         }
-        self.panes.push(pane);
         self.runners.push(runner);
-        self.order.push(slot);
         let text = match &failed {
             Some(why) => format!("added pane {id}, which could not start: {why}"),
             None => format!("added pane {id} in window {window}"),
@@ -252,14 +249,14 @@ impl Server {
             Vec::new()
         };
         slots.push(slot);
-        if self.order.len() <= slots.len() {
+        if self.panes.order.len() <= slots.len() {
             return Err(EditError::Invalid(format!(
                 "`{id}` is the last pane: `hive kill` stops the server"
             )));
         }
         let closed: Vec<String> = slots
             .iter()
-            .map(|&s| self.panes[s].agent.id.clone())
+            .map(|&s| self.panes[s].record.agent.id.clone())
             .collect();
         let worktree = self.panes[slot].worktree.as_ref().map(|w| w.path.clone());
         for s in slots {
@@ -286,13 +283,13 @@ impl Server {
     /// The open panes spawned by slot `slot`, and by them, deepest first.
     pub(super) fn helpers_of(&self, slot: usize) -> Vec<usize> {
         let mut out = Vec::new();
-        let mut parents = vec![self.panes[slot].agent.id.clone()];
+        let mut parents = vec![self.panes[slot].record.agent.id.clone()];
         while let Some(parent) = parents.pop() {
-            for &s in &self.order {
+            for &s in &self.panes.order {
                 let p = &self.panes[s];
                 if p.placed.parent.as_deref() == Some(parent.as_str()) && !out.contains(&s) {
                     out.push(s);
-                    parents.push(p.agent.id.clone());
+                    parents.push(p.record.agent.id.clone());
                 }
             }
         }
@@ -323,23 +320,20 @@ impl Server {
                 }
             }
         });
+        self.panes.close(slot);
         let pane = &mut self.panes[slot];
-        pane.closed = true;
         pane.log.reset(Default::default());
-        self.ops.close(slot);
-        self.control.close_pane(slot);
+        self.ops.close(slot, pane.record.id());
+        self.control.close_pane(slot, &pane.record);
         self.worktrees.untrack(slot);
-        self.order.retain(|&s| s != slot);
     }
 
     fn rename(&mut self, id: &str, name: &str) -> Result<Done, EditError> {
         let slot = self.open_slot(id)?;
         let name = title(name)?;
         let pane = &mut self.panes[slot];
-        pane.agent.name = Some(name.clone());
+        pane.record.agent.name = Some(name.clone());
         pane.placed.agent.name = Some(name.clone());
-        self.ops.rename(slot, &name);
-        self.control.rename(slot, &name);
         Ok(Done {
             text: format!("renamed {id} to {name}"),
             json: json!({"pane": id, "name": name}),
@@ -349,9 +343,9 @@ impl Server {
 
     fn move_to(&mut self, id: &str, to: usize) -> Result<Done, EditError> {
         let slot = self.open_slot(id)?;
-        self.order.retain(|&s| s != slot);
-        let to = to.min(self.order.len());
-        self.order.insert(to, slot);
+        self.panes.order.retain(|&s| s != slot);
+        let to = to.min(self.panes.order.len());
+        self.panes.order.insert(to, slot);
         Ok(Done {
             text: format!("moved {id} to place {}", to + 1),
             json: json!({"pane": id, "to": to}),
@@ -380,7 +374,8 @@ impl Server {
 
     /// The open panes as the layout saves them, in order.
     fn placed(&self) -> Vec<Placed> {
-        self.order
+        self.panes
+            .order
             .iter()
             .filter_map(|&s| self.panes.get(s))
             .map(|p| p.placed.clone())
@@ -391,7 +386,7 @@ impl Server {
     fn compact(&mut self) {
         let mut placed = self.placed();
         compact_windows(&mut placed);
-        for (&slot, p) in self.order.iter().zip(placed) {
+        for (slot, p) in self.panes.order.clone().into_iter().zip(placed) {
             self.panes[slot].placed.window = p.window;
         }
     }
@@ -399,7 +394,6 @@ impl Server {
     /// Saves the layout and sends every client the panes as they are now.
     pub(super) fn layout_changed(&mut self) {
         self.save_layout();
-        self.control.set_order(&self.order);
         self.send_layout();
     }
 
@@ -409,15 +403,15 @@ impl Server {
     /// a fresh snapshot instead, in the snapshot's bounded parts.
     fn send_layout(&mut self) {
         let seen = Some(self.seq);
-        let mut panes = Vec::with_capacity(self.order.len());
-        for &slot in &self.order {
+        let mut panes = Vec::with_capacity(self.panes.order.len());
+        for &slot in &self.panes.order {
             let Some(p) = self.panes.get(slot) else {
                 continue;
             };
             if self.shown.contains(&slot) {
                 panes.push(LayoutPane::Kept {
-                    id: p.agent.id.clone(),
-                    name: p.agent.name.clone(),
+                    id: p.record.agent.id.clone(),
+                    name: p.record.agent.name.clone(),
                     window: p.placed.window,
                     parent: p.placed.parent.clone(),
                 });
@@ -428,7 +422,7 @@ impl Server {
                 panes.push(LayoutPane::New(Box::new(snap)));
             }
         }
-        self.shown.clone_from(&self.order);
+        self.shown.clone_from(&self.panes.order);
         let msg = ServerMsg::Layout(panes);
         let ids: Vec<ClientId> = self.clients.attached().map(|l| l.id).collect();
         for id in ids {

@@ -14,9 +14,10 @@ use tokio::sync::mpsc;
 
 use super::clients::{ClientEvent, ClientId, Clients};
 use super::layout::Placed;
-pub(super) use super::pane::{Pane, pane_snapshot, started_of};
+pub(super) use super::pane::{Pane, PaneSlot, pane_snapshot};
 pub(super) use super::starter::{SetupDone, Starter};
 use crate::config::{AgentConfig, Config};
+use crate::panes::Started;
 use crate::provider::Registry;
 use crate::runner::{PaneEvent, PaneUpdate, QueueEdit, RunnerCommand, RunnerHandle};
 use crate::wire::snapshot::{Restored, ServerInfo, Snapshot};
@@ -76,14 +77,13 @@ fn install_panic_hook() {
 
 pub(super) struct Server {
     info: ServerInfo,
-    /// By slot: a pane's slot never changes while the server runs (its
-    /// runner, the ops host and the hub know it by it); closed panes keep
-    /// theirs.
-    pub(super) panes: Vec<Pane>,
+    /// The one pane registry (src/panes/), by slot: a pane's slot never
+    /// changes while the server runs (its runner, the ops host and the hub
+    /// know it by it); closed panes keep theirs. Its `order` is the open
+    /// panes' slots as clients show them: a client's pane `n` is slot
+    /// `order[n]`.
+    pub(super) panes: crate::panes::Panes<Pane>,
     pub(super) runners: Vec<Option<RunnerHandle>>,
-    /// The slots of the open panes in the order clients show them: a
-    /// client's pane `n` is slot `order[n]`.
-    pub(super) order: Vec<usize>,
     /// What starting a pane needs (at start and at runtime).
     pub(super) starter: Starter,
     pub(super) layout: super::layout::LayoutFile,
@@ -139,17 +139,14 @@ impl Server {
         let mut agents: Vec<AgentConfig> = placed.iter().map(|p| p.agent.clone()).collect();
         let worktrees =
             crate::worktree::prepare_without_setup(&mut agents, config.worktrees.root.as_deref());
-        let mut ops = crate::ops::OpsHost::new(&agents);
+        let mut ops = crate::ops::OpsHost::new();
         // Bound first: agents with `hive_tools` are told where it is.
-        let mut control = crate::control::Host::start(&config, &agents)?;
+        let mut control = crate::control::Host::start(&config)?;
         let socket = control.socket().to_owned();
         let consoles = control
             .take_consoles()
             .context("the socket's console channel")?;
         let pid_file = PidFile::write(&socket)?;
-        for (i, p) in placed.iter().enumerate() {
-            ops.set_parent(i, p.parent.clone());
-        }
         let mut panes = panes_of(placed, agents, worktrees);
         let (setups_tx, setups) = mpsc::unbounded_channel();
         let starter = Starter::new(config, ops_tx, (tx, setups_tx), socket.clone());
@@ -158,11 +155,6 @@ impl Server {
             .enumerate()
             .map(|(i, pane)| starter.start_or_set_up(i, pane, fresh, &mut ops))
             .collect();
-        control.set_started(runners.iter().zip(&panes).map(started_of).collect());
-        for (i, p) in panes.iter().enumerate() {
-            control.set_restored(i, p.log.restoring());
-            control.set_parent(i, p.placed.parent.clone());
-        }
         let info = ServerInfo {
             pid: std::process::id(),
             config: starter.config.source.describe(),
@@ -175,7 +167,6 @@ impl Server {
             worktrees: super::worktrees::Worktrees::start(panes.iter().map(|p| p.worktree.clone())),
             lists: super::lists::Listings::new(starter.store.clone()),
             info,
-            order: (0..panes.len()).collect(),
             shown: (0..panes.len()).collect(),
             panes,
             runners,
@@ -223,7 +214,7 @@ impl Server {
                     }
                 }
                 Some(stream) = self.consoles.recv() => self.clients.accept(stream),
-                Some(ev) = self.worktrees.next() => self.worktrees.deliver(ev, &mut self.clients, &self.order),
+                Some(ev) = self.worktrees.next() => self.worktrees.deliver(ev, &mut self.clients, &self.panes.order),
                 Some(listed) = self.lists.next() => self.listed(listed),
                 Some(ev) = self.clients.next() => {
                     if let Some(why) = self.on_client(ev) {
@@ -256,13 +247,15 @@ impl Server {
 
     fn on_update(&mut self, update: PaneUpdate) {
         self.seq += 1;
+        // The registry first: every door's answer reads it.
+        self.panes.observe(&update);
         self.ops.observe(&update);
-        self.control.observe(&update);
+        self.control.observe(&self.panes, &update);
         self.worktrees.observe(&update);
         let slot = update.pane;
         // Clients number the open panes in their order.
         let position = self.position(slot);
-        let Some(pane) = self.panes.get_mut(slot).filter(|p| !p.closed) else {
+        let Some(pane) = self.panes.get_mut(slot).filter(|p| !p.record.closed) else {
             return;
         };
         let Some(position) = position else {
@@ -283,19 +276,17 @@ impl Server {
                 return;
             }
             PaneEvent::Attached { .. } => {
-                pane.failed = None;
                 // A new emulator: every console starts on its live screen.
                 self.views.reset(slot);
                 self.sizes.reset(slot);
             }
-            PaneEvent::State(s) => pane.state = *s,
             _ => {}
         }
         let now = Instant::now();
         let of = super::notifier::Of {
             slot,
-            id: &pane.agent.id,
-            title: pane.agent.name.as_deref().unwrap_or(&pane.agent.id),
+            id: &pane.record.agent.id,
+            title: pane.record.agent.display_name(),
             parent: pane.placed.parent.as_deref(),
             looked_at: pane.focused,
         };
@@ -331,24 +322,24 @@ impl Server {
 
     /// Where clients show slot `slot` (none: it is closed).
     pub(super) fn position(&self, slot: usize) -> Option<usize> {
-        self.order.iter().position(|&s| s == slot)
+        self.panes.order.iter().position(|&s| s == slot)
     }
 
     /// The slot of the pane clients show at `position`.
     fn slot(&self, position: usize) -> Option<usize> {
-        self.order.get(position).copied()
+        self.panes.order.get(position).copied()
     }
 
     /// What `hive ls` shows.
     pub(super) fn describe(&self) -> serde_json::Value {
-        let running = self.panes.iter().filter(|p| p.state.is_busy()).count();
+        let running = self.panes.open().filter(|p| p.live.state.is_busy()).count();
         json!({
             "pid": self.info.pid,
             "config": self.info.config,
             "config_path": self.info.config_path,
             "socket": self.info.socket,
             "started": self.info.started,
-            "panes": self.order.len(),
+            "panes": self.panes.order.len(),
             "running": running,
             "clients": self.clients.count(),
             "protocol": crate::wire::PROTOCOL_VERSION,
@@ -413,7 +404,7 @@ impl Server {
             }
             ClientMsg::Mute(change) => self.mute(&change),
             ClientMsg::Detach => self.left(id, "detached"),
-            ClientMsg::Worktree(req) => self.worktrees.request(id, req, &self.order),
+            ClientMsg::Worktree(req) => self.worktrees.request(id, req, &self.panes.order),
             msg @ (ClientMsg::Files { .. } | ClientMsg::Sessions { .. }) => self.list_for(id, msg),
             ClientMsg::Resume { pane, session } => self.resume(id, pane, session),
             // Requests: through the door above.
@@ -485,12 +476,13 @@ impl Server {
             RunnerCommand::SwitchSession { session, .. } => {
                 let opened = crate::history::sessions::open(
                     &self.starter.store,
-                    &pane.agent,
+                    &pane.record.agent,
                     session,
                     crate::history::DEFAULT_TAIL_RECORDS,
                 );
                 pane.log.reset(Restored::of(&opened));
-                self.control.set_restored(i, pane.log.restoring());
+                let restoring = pane.log.restoring();
+                pane.record.restore(restoring);
                 // The client that asked shows it already.
                 self.reset_pane(i, from);
             }
@@ -517,7 +509,9 @@ impl Server {
                 }
             }
             // Its agent starts once the worktree's setup is done.
-            None if self.panes[i].setting_up => self.panes[i].waiting.push(cmd),
+            None if matches!(self.panes[i].record.started, Started::SettingUp) => {
+                self.panes[i].waiting.push(cmd);
+            }
             None => tracing::debug!(pane = i, "command for a pane without a runner dropped"),
         }
     }
@@ -525,12 +519,13 @@ impl Server {
     pub(super) fn snapshot(&self) -> Snapshot {
         // Each pane by what a console saw of it: one looked at now is seen
         // to here; the others to when a console last looked at them.
-        let seen = |p: &Pane| Some(if p.focused { self.seq } else { p.seen });
+        let seen = |p: &PaneSlot| Some(if p.focused { self.seq } else { p.seen });
         Snapshot {
             server: self.info.clone(),
             focus: self.position(self.last_focus).unwrap_or(0),
             away_since: self.away_since,
             panes: self
+                .panes
                 .order
                 .iter()
                 .filter_map(|&slot| self.panes.get(slot))
@@ -546,16 +541,17 @@ fn panes_of(
     placed: Vec<Placed>,
     agents: Vec<AgentConfig>,
     worktrees: Vec<(usize, Result<Worktree, crate::worktree::WorktreeError>)>,
-) -> Vec<Pane> {
-    let mut panes: Vec<Pane> = placed.into_iter().map(Pane::new).collect();
-    for (pane, agent) in panes.iter_mut().zip(agents) {
-        pane.agent = agent;
+) -> crate::panes::Panes<Pane> {
+    let mut panes = crate::panes::Panes::default();
+    for (placed, agent) in placed.into_iter().zip(agents) {
+        let (record, pane) = Pane::slot(placed, agent);
+        panes.push(record, pane);
     }
     for (i, result) in worktrees {
         if let Some(p) = panes.get_mut(i) {
             match result {
                 Ok(w) => p.worktree = Some(w),
-                Err(e) => p.failed = Some(format!("worktree: {e}")),
+                Err(e) => p.record.started = Started::Failed(format!("worktree: {e}")),
             }
         }
     }
@@ -576,11 +572,11 @@ impl Server {
         let Some(pane) = self
             .panes
             .get_mut(slot)
-            .filter(|p| !p.closed && p.setting_up)
+            .filter(|p| !p.record.closed && matches!(p.record.started, Started::SettingUp))
         else {
             return;
         };
-        pane.setting_up = false;
+        pane.record.started = Started::Starting;
         let waiting = std::mem::take(&mut pane.waiting);
         match result {
             Ok(output) => {
@@ -588,12 +584,9 @@ impl Server {
                     w.setup_output = output;
                 }
             }
-            Err(why) => pane.failed = Some(why),
+            Err(why) => pane.record.started = Started::Failed(why),
         }
         let runner = self.starter.start(slot, pane, fresh, &mut self.ops);
-        let started = started_of((&runner, pane));
-        self.control.set_started_at(slot, started);
-        self.control.set_restored(slot, pane.log.restoring());
         if let Some(r) = &runner {
             for cmd in waiting {
                 r.send(cmd);
@@ -614,23 +607,20 @@ impl Server {
         let Some(pane) = self.panes.get_mut(slot) else {
             return false;
         };
-        let setup_failed = pane.failed.is_some()
-            && !pane.setting_up
+        let setup_failed = pane.record.failed().is_some()
             && pane
                 .worktree
                 .as_ref()
-                .is_some_and(|w| crate::worktree::setup_pending(&pane.agent, w));
+                .is_some_and(|w| crate::worktree::setup_pending(&pane.record.agent, w));
         if !(no_runner && setup_failed) {
             return false;
         }
         tracing::info!(pane = slot, "worktree setup again");
-        pane.failed = None;
+        pane.record.started = Started::Starting;
         // No runner while the setup runs: `set_up` starts it after.
         let runner = self
             .starter
             .start_or_set_up(slot, pane, false, &mut self.ops);
-        self.control
-            .set_started_at(slot, started_of((&runner, pane)));
         if let Some(place) = self.runners.get_mut(slot) {
             *place = runner;
         }
@@ -663,14 +653,15 @@ impl Server {
     /// After a snapshot or a layout, client `id` gets the git state in
     /// the panes' numbers, and the mutes.
     pub(super) fn catch_up(&mut self, id: ClientId) {
-        self.worktrees.catch_up(id, &mut self.clients, &self.order);
+        self.worktrees
+            .catch_up(id, &mut self.clients, &self.panes.order);
         let mutes = ServerMsg::Mutes(self.notifier.mutes.clone());
         self.clients.send(id, &mutes);
     }
 
     /// Every attached client gets the panes as they are now.
     pub(super) fn resnapshot(&mut self) {
-        self.shown.clone_from(&self.order);
+        self.shown.clone_from(&self.panes.order);
         let ids: Vec<ClientId> = self.clients.attached().map(|l| l.id).collect();
         let snap = self.snapshot();
         for id in ids {

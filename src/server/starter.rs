@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::pane::Pane;
+use super::pane::PaneSlot;
 use crate::config::Config;
+use crate::panes::Started;
 use crate::protocol::snapshot::Restored;
 use crate::provider::{ProviderSpec, Registry};
 use crate::runner::{PaneUpdate, RunnerHandle, RunnerOptions, spawn_runner};
@@ -55,23 +56,24 @@ impl Starter {
     pub(super) fn start_or_set_up(
         &self,
         i: usize,
-        pane: &mut Pane,
+        pane: &mut PaneSlot,
         fresh: bool,
         ops: &mut crate::ops::OpsHost,
     ) -> Option<RunnerHandle> {
+        let agent = &pane.record.agent;
         let pending = pane
             .worktree
             .as_ref()
-            .filter(|w| pane.failed.is_none() && crate::worktree::setup_pending(&pane.agent, w));
+            .filter(|w| pane.record.failed().is_none() && crate::worktree::setup_pending(agent, w));
         let Some(w) = pending.cloned() else {
             return self.start(i, pane, fresh, ops);
         };
-        let shown = pane.agent.worktree_setup.join(" ");
+        let shown = agent.worktree_setup.join(" ");
+        let agent = agent.clone();
         pane.log.note(format!(
             "running worktree setup `{shown}`; the agent starts when it is done"
         ));
-        pane.setting_up = true;
-        let agent = pane.agent.clone();
+        pane.record.started = Started::SettingUp;
         let tx = self.setups.clone();
         tokio::task::spawn_blocking(move || {
             let result = crate::worktree::setup(&agent, &w).map_err(|e| e.to_string());
@@ -94,20 +96,24 @@ impl Starter {
     pub(super) fn start(
         &self,
         i: usize,
-        pane: &mut Pane,
+        pane: &mut PaneSlot,
         fresh: bool,
         ops: &mut crate::ops::OpsHost,
     ) -> Option<RunnerHandle> {
         // A pane that failed before starting (no worktree) stays stopped.
-        if pane.failed.is_some() {
+        if pane.record.failed().is_some() {
             return None;
         }
         let config = &self.config;
-        let agent = &pane.agent;
+        let agent = pane.record.agent.clone();
+        let agent = &agent;
         let mut history = crate::history::open_pane(&self.store, agent, fresh);
         // `agent.read` sees the turns from before a restart too.
         ops.restore(i, &history.items);
         pane.log.reset(Restored::of(&history));
+        // Every door says what its session used before the next turn.
+        let restoring = pane.log.restoring();
+        pane.record.restore(restoring);
         // What the worktree's setup printed, in the pane (issue 31).
         if let Some(text) = pane.worktree.as_ref().and_then(|w| w.setup_output.clone()) {
             pane.log.note(text);
@@ -134,10 +140,13 @@ impl Starter {
             .get(&agent.provider)
             .and_then(|factory| spawn_runner(i, factory, spec, options, self.tx.clone()));
         match started {
-            Ok(h) => Some(h),
+            Ok(h) => {
+                pane.record.started = Started::Running(h.capabilities);
+                Some(h)
+            }
             Err(e) => {
                 tracing::warn!(agent = %agent.id, "cannot start: {e}");
-                pane.failed = Some(e.to_string());
+                pane.record.started = Started::Failed(e.to_string());
                 None
             }
         }

@@ -38,13 +38,13 @@ impl Server {
             // A script (hive mcp outside any pane) makes a pane of its own.
             Caller::Cli | Caller::Console(_) => None,
         };
-        let base = parent.map(|slot| self.panes[slot].agent.cwd.clone());
+        let base = parent.map(|slot| self.panes[slot].record.agent.cwd.clone());
         let cwd = match (&args.cwd, base) {
             (sub, Some(base)) => Some(inside(&base, sub.as_deref())?),
             (Some(dir), None) => Some(PathBuf::from(dir)),
             (None, None) => None,
         };
-        let parent_id = parent.map(|s| self.panes[s].agent.id.clone());
+        let parent_id = parent.map(|s| self.panes[s].record.agent.id.clone());
         let what = args
             .template
             .clone()
@@ -104,7 +104,7 @@ impl Server {
         let slot = self
             .open_slot(id)
             .map_err(|e| OpError::new("unknown_agent", e.to_string()))?;
-        let agent = &self.panes[slot].agent;
+        let agent = &self.panes[slot].record.agent;
         if agent.can_spawn == 0 {
             return Err(OpError::new(
                 "not_allowed",
@@ -112,6 +112,7 @@ impl Server {
             ));
         }
         let running = self
+            .panes
             .order
             .iter()
             .filter(|&&s| self.panes[s].placed.parent.as_deref() == Some(id))
@@ -135,11 +136,11 @@ impl Server {
         self.team_room(id)?;
         if let Some(budget) = agent.spawn_budget_usd {
             let mut spent = 0.0;
-            for (s, p) in self.panes.iter().enumerate() {
-                if !self.descends_from(&p.agent.id, id) {
+            for p in self.panes.iter().map(|s| &s.record) {
+                if !self.descends_from(p.id(), id) {
                     continue;
                 }
-                match self.control.cost_of(s) {
+                match p.cost() {
                     Some(c) => spent += c,
                     None => {
                         return Err(OpError::new(
@@ -148,7 +149,7 @@ impl Server {
                                 "`{}` used tokens at no known price, so what `{id}`'s helpers \
                                  spent against its spawn budget is unknown: add its model to \
                                  [prices] or close it",
-                                p.agent.id
+                                p.id()
                             ),
                         ));
                     }
@@ -177,9 +178,10 @@ impl Server {
             }
         }
         let running = self
+            .panes
             .order
             .iter()
-            .filter(|&&s| self.descends_from(&self.panes[s].agent.id, &root))
+            .filter(|&&s| self.descends_from(&self.panes[s].record.agent.id, &root))
             .count();
         let cap = self.starter.config.limits.max_helpers;
         if running >= cap {
@@ -212,7 +214,7 @@ impl Server {
         self.panes
             .iter()
             .rev()
-            .find(|p| p.agent.id == id)
+            .find(|p| p.record.agent.id == id)
             .and_then(|p| p.placed.parent.clone())
     }
 
@@ -236,7 +238,7 @@ impl Server {
             return Ok(asked);
         };
         for target in &asked {
-            if target != parent && !self.ops.allowed(caller, target) {
+            if target != parent && !crate::ops::allowed(&self.panes, caller, target) {
                 return Err(OpError::new(
                     "not_allowed",
                     format!("a helper may message only panes you may, not `{target}`"),
@@ -259,7 +261,7 @@ impl Server {
             verb,
             reply,
         };
-        if let Some((slot, cmd)) = self.ops.handle(req, &self.runners) {
+        if let Some((slot, cmd)) = self.ops.handle(req, &self.panes, &self.runners) {
             self.command(slot, cmd, None);
         }
         rx.try_recv()
@@ -269,7 +271,7 @@ impl Server {
     /// `agent.close`: a helper of the caller's, with its own helpers.
     pub(super) fn close_helper(&mut self, caller: &Caller, agent: &str) -> Result<Value, OpError> {
         if let Caller::Agent(id) = caller
-            && !self.ops.is_child(agent, id)
+            && !crate::ops::is_child(&self.panes, agent, id)
         {
             return Err(OpError::new(
                 "not_allowed",

@@ -22,6 +22,7 @@ use hive::control::protocol::Call;
 use hive::control::server::Server;
 use hive::event::Origin;
 use hive::ops::OpsHost;
+use hive::panes::Panes;
 use hive::provider::{ProviderFactory, ProviderSpec, Registry};
 use hive::runner::{PaneEvent, PaneUpdate, RunnerHandle, RunnerOptions, spawn_runner};
 use hive::upsert::{UpsertKind, UpsertStatus};
@@ -42,7 +43,8 @@ fn start_hive(
     let socket = server.path().to_owned();
     let (_ops_tx, mut ops_rx) = mpsc::unbounded_channel();
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let mut host = OpsHost::new(&agents);
+    let mut host = OpsHost::new();
+    let mut panes: Panes<()> = Panes::of_agents(agents.iter().cloned());
     let registry = Registry::builtin();
     let runners: Vec<_> = agents
         .into_iter()
@@ -62,15 +64,16 @@ fn start_hive(
         let _server = server;
         loop {
             tokio::select! {
-                Some(req) = ops_rx.recv() => door(&mut host, req, &runners),
+                Some(req) = ops_rx.recv() => door(&mut host, &panes, req, &runners),
                 Some(u) = rx.recv() => {
+                    panes.observe(&u);
                     host.observe(&u);
                     log.lock().unwrap().push(u);
                 }
                 Some(req) = ctl_rx.recv() => match req.call {
                     Call::Op { agent, op, args } => {
                         if let Some(op) = hive::ops::remote::request(agent, &op, args, req.reply) {
-                            door(&mut host, op, &runners);
+                            door(&mut host, &panes, op, &runners);
                         }
                     }
                     other => panic!("unexpected control call {other:?}"),
@@ -83,8 +86,13 @@ fn start_hive(
 
 /// What the server's door does with an operation: the ops host answers
 /// it, and the runner command it makes goes to that pane's runner.
-fn door(host: &mut OpsHost, req: hive::ops::HiveRequest, runners: &[Option<RunnerHandle>]) {
-    if let Some((pane, cmd)) = host.handle(req, runners)
+fn door(
+    host: &mut OpsHost,
+    panes: &Panes<()>,
+    req: hive::ops::HiveRequest,
+    runners: &[Option<RunnerHandle>],
+) {
+    if let Some((pane, cmd)) = host.handle(req, panes, runners)
         && let Some(r) = runners.get(pane).and_then(Option::as_ref)
     {
         r.send(cmd);

@@ -21,6 +21,7 @@ use hive::config::AgentConfig;
 use hive::event::Origin;
 use hive::ops::meta::toolbox_factory;
 use hive::ops::{Caller, HiveRequest, OpsHost};
+use hive::panes::Panes;
 use hive::provider::openai::OpenAiFactory;
 use hive::provider::{ProviderFactory, ProviderSpec, Registry};
 use hive::runner::{
@@ -50,6 +51,8 @@ struct Hive {
     rx: mpsc::UnboundedReceiver<PaneUpdate>,
     ops_rx: mpsc::UnboundedReceiver<HiveRequest>,
     host: OpsHost,
+    /// The registry the server keeps beside the ops host.
+    panes: Panes<()>,
     seen: Vec<PaneUpdate>,
 }
 
@@ -85,7 +88,8 @@ impl Hive {
             ),
         );
         let (tx, rx) = mpsc::unbounded_channel();
-        let host = OpsHost::new(&agents);
+        let host = OpsHost::new();
+        let panes = Panes::of_agents(agents.iter().cloned());
         let runners = agents
             .into_iter()
             .enumerate()
@@ -108,8 +112,14 @@ impl Hive {
             rx,
             ops_rx,
             host,
+            panes,
             seen: Vec::new(),
         }
+    }
+
+    /// Pane `slot` was spawned by `parent` (as a restored team's is).
+    fn set_parent(&mut self, slot: usize, parent: &str) {
+        self.panes.record_mut(slot).unwrap().parent = Some(parent.into());
     }
 
     fn submit(&self, pane: usize, text: &str) {
@@ -129,6 +139,7 @@ impl Hive {
             tokio::select! {
                 Some(req) = self.ops_rx.recv() => self.handle(req),
                 Some(u) = self.rx.recv() => {
+                    self.panes.observe(&u);
                     self.host.observe(&u);
                     self.seen.push(u.clone());
                     if u.pane == pane
@@ -348,7 +359,8 @@ async fn agent_read_returns_history_loaded_from_disk() {
     // Restart: the ops host sees the stored items before any live one.
     let h = open_pane_in(&store, &backend, &OpenOptions::default());
     assert!(!h.items.is_empty());
-    let mut host = OpsHost::new(std::slice::from_ref(&backend));
+    let mut host = OpsHost::new();
+    let panes: Panes<()> = Panes::of_agents([backend.clone()]);
     host.restore(0, &h.items);
     let (reply, rx) = tokio::sync::oneshot::channel();
     // A read makes no runner command.
@@ -358,6 +370,7 @@ async fn agent_read_returns_history_loaded_from_disk() {
             verb: hive::ops::parse("agent.read", json!({"agent": "backend"})).unwrap(),
             reply,
         },
+        &panes,
         &[None],
     );
     assert!(none.is_none());
@@ -434,7 +447,7 @@ impl Hive {
     /// What the server's door does with an operation: the ops host answers
     /// it, and the runner command it makes goes to that pane's runner.
     fn handle(&mut self, req: HiveRequest) {
-        if let Some((pane, cmd)) = self.host.handle(req, &self.runners)
+        if let Some((pane, cmd)) = self.host.handle(req, &self.panes, &self.runners)
             && let Some(runner) = self.runners.get(pane).and_then(Option::as_ref)
         {
             runner.send(cmd);
@@ -448,6 +461,7 @@ impl Hive {
             tokio::select! {
                 Some(req) = self.ops_rx.recv() => self.handle(req),
                 Some(u) = self.rx.recv() => {
+                    self.panes.observe(&u);
                     self.host.observe(&u);
                     self.seen.push(u.clone());
                     if pred(&u) {
@@ -507,7 +521,7 @@ async fn an_agent_answers_approvals_only_of_panes_it_spawned() {
     let agents = vec![lead, asker("writer"), asker("other")];
     let mut hive = Hive::start(agents, dir.path());
     // `writer` is the lead's helper (as `agent.spawn` would record it).
-    hive.host.set_parent(1, Some("lead".into()));
+    hive.set_parent(1, "lead");
     hive.submit(1, "notes please");
     hive.submit(2, "notes too");
     let mut asked = 0;
@@ -600,8 +614,8 @@ async fn a_lead_cannot_launder_an_approval_through_its_helper() {
     bashy.script = Some(script);
     let agents = vec![direct("lead", &lead_server, &[]), helper, bashy];
     let mut hive = Hive::start(agents, dir.path());
-    hive.host.set_parent(1, Some("lead".into()));
-    hive.host.set_parent(2, Some("lead".into()));
+    hive.set_parent(1, "lead");
+    hive.set_parent(2, "lead");
     hive.submit(1, "make a file");
     hive.submit(2, "clean up");
     let mut asked = 0;
