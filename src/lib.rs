@@ -5,6 +5,7 @@
 //! and sends `PaneEvent`s to the app, which renders them.
 
 pub mod app;
+pub mod backlog;
 pub mod budget;
 pub mod cli;
 pub mod client;

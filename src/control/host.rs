@@ -85,7 +85,7 @@ impl Host {
         panes: &Panes<X>,
         verb: crate::protocol::verb::Verb,
         reply: super::hub::Responder,
-        events: Option<mpsc::Sender<std::sync::Arc<str>>>,
+        events: Option<crate::control::hub::Watch>,
     ) -> Option<(usize, RunnerCommand)> {
         self.hub.answer(panes, verb, reply, events)
     }

@@ -34,13 +34,21 @@ const FINISHED_KEPT: usize = 256;
 
 pub(crate) type Responder = oneshot::Sender<Result<Value, CtlError>>;
 
+/// A `watch` stream: its lines, and what the connection has not written
+/// yet (the one backpressure rule, src/backlog.rs).
+#[derive(Debug, Clone)]
+pub struct Watch {
+    pub tx: mpsc::UnboundedSender<Arc<str>>,
+    pub backlog: Arc<crate::backlog::Backlog>,
+}
+
 /// One request on its way from a connection to the app loop.
 #[derive(Debug)]
 pub struct ControlRequest {
     pub call: Call,
     pub reply: Responder,
     /// `watch` only: where the event lines go (pre-serialized, one per line).
-    pub events: Option<mpsc::Sender<Arc<str>>>,
+    pub events: Option<Watch>,
 }
 
 /// What the hub answers `list` and `status` with, of one pane's record.
@@ -276,7 +284,7 @@ impl Hub {
         panes: &Reg<X>,
         verb: Verb,
         reply: Responder,
-        events: Option<mpsc::Sender<Arc<str>>>,
+        events: Option<Watch>,
     ) -> Option<(usize, RunnerCommand)> {
         match self.call(panes, verb, reply, events) {
             Ok(cmd) => cmd,
@@ -292,7 +300,7 @@ impl Hub {
         panes: &Reg<X>,
         verb: Verb,
         reply: Responder,
-        events: Option<mpsc::Sender<Arc<str>>>,
+        events: Option<Watch>,
     ) -> Result<Option<(usize, RunnerCommand)>, (Responder, CtlError)> {
         macro_rules! pane {
             ($id:expr) => {
@@ -384,7 +392,7 @@ impl Hub {
     fn watch(
         &mut self,
         filter: Option<usize>,
-        events: Option<mpsc::Sender<Arc<str>>>,
+        events: Option<Watch>,
         reply: Responder,
     ) -> Result<Option<(usize, RunnerCommand)>, (Responder, CtlError)> {
         let Some(tx) = events else {
@@ -393,8 +401,10 @@ impl Hub {
         };
         self.subscribers.push(Subscriber {
             pane: filter,
-            tx,
+            watch: tx,
             sent: crate::protocol::delta::TextSent::default(),
+            missed: 0,
+            fresh: false,
         });
         let _ = reply.send(Ok(json!({})));
         Ok(None)

@@ -210,29 +210,83 @@ fn a_send_taken_out_of_the_queue_is_answered() {
     assert_eq!(drained.try_recv().unwrap().unwrap()["turn_id"], "t2");
 }
 
-#[test]
-fn watchers_get_their_pane_and_are_dropped_when_behind() {
-    let mut hub = hub();
-    let (tx, mut rx) = mpsc::channel(1);
+/// A watcher's end of its stream, as its connection reads it.
+struct Tap {
+    rx: mpsc::UnboundedReceiver<Arc<str>>,
+    backlog: Arc<crate::backlog::Backlog>,
+}
+
+impl Tap {
+    /// The next line, written out by the connection.
+    fn read(&mut self) -> Option<Arc<str>> {
+        let line = self.rx.try_recv().ok()?;
+        self.backlog.written(line.len());
+        Some(line)
+    }
+}
+
+fn watch(hub: &mut Rig, pane: Option<&str>) -> Tap {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let backlog = Arc::new(crate::backlog::Backlog::default());
     let (reply, _answer) = oneshot::channel();
     hub.handle(ControlRequest {
         call: Call::Watch {
-            pane: Some("b".into()),
+            pane: pane.map(str::to_owned),
         },
         reply,
-        events: Some(tx),
+        events: Some(Watch {
+            tx,
+            backlog: Arc::clone(&backlog),
+        }),
     });
+    Tap { rx, backlog }
+}
+
+#[test]
+fn watchers_get_their_pane() {
+    let mut hub = hub();
+    let mut tap = watch(&mut hub, Some("b"));
     hub.observe(&at(0, message("t", "x", Origin::Agent, "not b")));
     hub.observe(&at(1, message("t", "y", Origin::Agent, "for b")));
-    let line = rx.try_recv().unwrap();
+    let line = tap.read().unwrap();
     let ev: super::super::protocol::EventLine = serde_json::from_str(&line).unwrap();
     assert_eq!(ev.pane, "b");
-    hub.observe(&at(1, message("t", "z", Origin::Agent, "fills it")));
-    hub.observe(&at(1, message("t", "w", Origin::Agent, "overflows")));
-    assert!(rx.try_recv().is_ok());
-    assert!(
-        matches!(rx.try_recv(), Err(mpsc::error::TryRecvError::Disconnected)),
-        "a watcher that fell behind is let go"
+    assert!(tap.read().is_none());
+}
+
+/// The one backpressure rule (src/backlog.rs), as a console's: a watcher
+/// that falls behind is neither dropped nor buffered for without bound;
+/// once it has read everything it is told how much it missed, and a text
+/// it was getting as deltas comes whole (a delta would extend a text it
+/// never got).
+#[test]
+fn a_watcher_behind_skips_then_catches_up_whole() {
+    let mut hub = hub();
+    let mut tap = watch(&mut hub, None);
+    let mut buf = crate::text::TextBuffer::new();
+    buf.push_str("start ");
+    hub.observe(&growing(&buf, UpsertStatus::Create));
+    // Past the bound: one line bigger than it all.
+    buf.push_str(&"x".repeat(crate::backlog::MAX_BYTES));
+    hub.observe(&growing(&buf, UpsertStatus::Update));
+    buf.push_str(" end");
+    hub.observe(&growing(&buf, UpsertStatus::Update));
+    assert!(tap.backlog.is_behind());
+    assert!(tap.backlog.queued() < crate::backlog::MAX_BYTES, "bounded");
+    // It reads what was queued: the first text, whole.
+    let first: Value = serde_json::from_str(&tap.read().unwrap()).unwrap();
+    assert_eq!(first["event"]["content"], "start ");
+    assert!(tap.read().is_none(), "nothing was queued while behind");
+    assert!(!tap.rx.is_closed(), "not dropped");
+    buf.push_str("!");
+    hub.observe(&growing(&buf, UpsertStatus::Complete));
+    let lagged: Value = serde_json::from_str(&tap.read().unwrap()).unwrap();
+    assert_eq!(lagged, json!({"lagged": 2}));
+    let whole: Value = serde_json::from_str(&tap.read().unwrap()).unwrap();
+    assert!(whole["event"].get("delta").is_none(), "whole, not a delta");
+    assert_eq!(
+        whole["event"]["content"].as_str().map(str::len),
+        Some(buf.snapshot().len())
     );
 }
 
@@ -249,23 +303,11 @@ fn growing(text: &crate::text::TextBuffer, status: UpsertStatus) -> PaneUpdate {
     at(0, PaneEvent::Upsert(u))
 }
 
-/// A watcher of every pane, with room for `n` lines.
-fn watcher(hub: &mut Rig, n: usize) -> mpsc::Receiver<Arc<str>> {
-    let (tx, rx) = mpsc::channel(n);
-    let (reply, _answer) = oneshot::channel();
-    hub.handle(ControlRequest {
-        call: Call::Watch { pane: None },
-        reply,
-        events: Some(tx),
-    });
-    rx
-}
-
 /// The item's text as a watcher rebuilds it from whole texts and deltas,
 /// and the bytes it was sent.
-fn rebuilt(rx: &mut mpsc::Receiver<Arc<str>>) -> (String, usize) {
+fn rebuilt(tap: &mut Tap) -> (String, usize) {
     let (mut text, mut bytes) = (String::new(), 0);
-    while let Ok(line) = rx.try_recv() {
+    while let Some(line) = tap.read() {
         bytes += line.len();
         let v: Value = serde_json::from_str(&line).unwrap();
         let ev = &v["event"];
@@ -282,7 +324,7 @@ fn rebuilt(rx: &mut mpsc::Receiver<Arc<str>>) -> (String, usize) {
 #[test]
 fn watchers_get_deltas_so_a_long_answer_costs_linear_bytes() {
     let mut hub = hub();
-    let mut early = watcher(&mut hub, 4096);
+    let mut early = watch(&mut hub, None);
     let mut buf = crate::text::TextBuffer::new();
     let mut late = None;
     for n in 0..2000 {
@@ -297,7 +339,7 @@ fn watchers_get_deltas_so_a_long_answer_costs_linear_bytes() {
         };
         hub.observe(&growing(&buf, status));
         if n == 1000 {
-            late = Some(watcher(&mut hub, 4096));
+            late = Some(watch(&mut hub, None));
         }
     }
     hub.observe(&growing(&buf, UpsertStatus::Complete));
@@ -454,17 +496,11 @@ fn permission(id: &str) -> PaneEvent {
 #[test]
 fn a_pane_waiting_for_approval_shows_it_and_approve_and_deny_answer_it() {
     let mut hub = hub();
-    let (tx, mut lines) = mpsc::channel(16);
-    let (reply, _watching) = oneshot::channel();
-    hub.handle(ControlRequest {
-        call: Call::Watch { pane: None },
-        reply,
-        events: Some(tx),
-    });
+    let mut lines = watch(&mut hub, None);
     hub.observe(&at(0, PaneEvent::State(TurnState::Streaming)));
     hub.observe(&at(0, permission("p1")));
     hub.observe(&at(0, permission("p2")));
-    let line = lines.try_recv().unwrap();
+    let line = lines.read().unwrap();
     let line: Value = serde_json::from_str(&line).unwrap();
     assert_eq!(line["pane"], "a");
     assert_eq!(line["approval"]["type"], "approval_requested");

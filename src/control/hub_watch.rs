@@ -2,24 +2,77 @@
 //! to every watcher of its pane, a growing text as what was appended to
 //! the watchers that have the rest — each watcher keeps the appended-text
 //! encoder a console's connection keeps (`protocol::delta::TextSent`), so
-//! both follow one rule — and a watcher that cannot keep up dropped rather
-//! than buffered without bound.
+//! both follow one rule — and a watcher that cannot keep up treated as a
+//! console is (src/backlog.rs): past the bound it is sent nothing, and once
+//! it has read everything it gets a `{"lagged": N}` line (N lines missed)
+//! and every text whole from then on.
 
 use std::sync::Arc;
 
 use serde::Serialize;
-use tokio::sync::mpsc;
 
-use super::{Hub, serialized};
+use super::{Hub, Watch, serialized};
+use crate::backlog::Admit;
 use crate::control::protocol::{ApprovalEvent, ApprovalLine, DeltaLine, TextDelta};
 use crate::protocol::delta::TextSent;
 use crate::upsert::Upsert;
 
 pub(super) struct Subscriber {
     pub(super) pane: Option<usize>,
-    pub(super) tx: mpsc::Sender<Arc<str>>,
+    pub(super) watch: Watch,
     /// What it last got of each open text item.
     pub(super) sent: TextSent,
+    /// Lines skipped while it was behind.
+    pub(super) missed: u64,
+    /// It caught up: its next line goes whatever its size, as a console's
+    /// fresh snapshot does.
+    pub(super) fresh: bool,
+}
+
+impl Subscriber {
+    fn hears(&self, i: usize) -> bool {
+        self.pane.is_none_or(|p| p == i)
+    }
+
+    /// A watcher behind that has read everything starts again: it is told
+    /// how much it missed, and its texts go whole (a delta would extend a
+    /// text it did not get).
+    fn catch_up(&mut self) {
+        if !self.watch.backlog.drained() {
+            return;
+        }
+        self.watch.backlog.caught_up();
+        self.sent = TextSent::default();
+        if let Some(line) = serialized(&Lagged {
+            lagged: self.missed,
+        }) {
+            self.watch.backlog.force(line.len());
+            let _ = self.watch.tx.send(line);
+        }
+        self.missed = 0;
+        self.fresh = true;
+    }
+
+    /// Offers one line; false when the watcher is gone.
+    fn offer(&mut self, line: &Arc<str>) -> bool {
+        if std::mem::take(&mut self.fresh) {
+            self.watch.backlog.force(line.len());
+            return self.watch.tx.send(line.clone()).is_ok();
+        }
+        match self.watch.backlog.admit(line.len()) {
+            Admit::Queue => self.watch.tx.send(line.clone()).is_ok(),
+            Admit::Skip { .. } => {
+                self.missed += 1;
+                !self.watch.tx.is_closed()
+            }
+        }
+    }
+}
+
+/// The line a watcher gets once it caught up after falling behind.
+#[derive(Serialize)]
+struct Lagged {
+    lagged: u64,
 }
 
 /// `watch` lines borrow the event instead of cloning it: same JSON as
@@ -51,12 +104,16 @@ impl Hub {
         }
     }
 
-    /// Sends pane `i`'s watchers each line `pick` chooses for them. A watcher
-    /// that cannot keep up is dropped (its stream then ends with an error)
-    /// rather than buffering without bound.
+    /// Sends pane `i`'s watchers each line `pick` chooses for them.
     pub(super) fn send_lines<'a>(&mut self, i: usize, pick: impl Fn(&Subscriber) -> &'a Arc<str>) {
-        self.subscribers
-            .retain(|s| s.pane.is_some_and(|p| p != i) || s.tx.try_send(pick(s).clone()).is_ok());
+        self.subscribers.retain_mut(|s| {
+            if !s.hears(i) {
+                return !s.watch.tx.is_closed();
+            }
+            s.catch_up();
+            let line = pick(s);
+            s.offer(line)
+        });
     }
 
     /// An upsert of a message or thinking item goes to each watcher that
@@ -71,7 +128,12 @@ impl Hub {
         let bases: Vec<Option<Option<usize>>> = self
             .subscribers
             .iter_mut()
-            .map(|s| s.pane.is_none_or(|p| p == i).then(|| s.sent.grown(i, u)))
+            .map(|s| {
+                s.hears(i).then(|| {
+                    s.catch_up();
+                    s.sent.grown(i, u)
+                })
+            })
             .collect();
         let mut lines: Vec<(Option<usize>, Option<Arc<str>>)> = Vec::new();
         for base in bases.iter().flatten() {
@@ -80,7 +142,7 @@ impl Hub {
             }
         }
         let mut next = bases.iter();
-        self.subscribers.retain(|s| {
+        self.subscribers.retain_mut(|s| {
             let Some(Some(base)) = next.next() else {
                 return true;
             };
@@ -88,7 +150,7 @@ impl Hub {
                 .iter()
                 .find(|(b, _)| b == base)
                 .and_then(|(_, l)| l.as_ref());
-            line.is_none_or(|line| s.tx.try_send(line.clone()).is_ok())
+            line.is_none_or(|line| s.offer(line))
         });
     }
 }

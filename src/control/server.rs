@@ -20,12 +20,6 @@ use super::hub::ControlRequest;
 use super::protocol::{Call, CtlError, ErrorCode, Reply, Request};
 use crate::lines::{CappedLines, Line, MAX_REQUEST_BYTES};
 
-/// Events the hub may hand a `watch` before the server has taken them (it
-/// takes them at once; the bytes are bounded by [`WATCH_MAX_BYTES`]).
-const WATCH_BACKLOG: usize = 4096;
-/// Bytes of events a `watch` client may leave unread before it is cut off.
-const WATCH_MAX_BYTES: usize = 32 << 20;
-
 /// A bound socket and its accept loop; dropping it stops both and removes
 /// the socket file.
 pub struct Server {
@@ -197,15 +191,22 @@ async fn serve(
         };
         let id = Some(request.id);
         if matches!(request.call, Call::Watch { .. }) {
-            let (etx, erx) = mpsc::channel(WATCH_BACKLOG);
-            let outcome = ask(&tx, request.call, Some(etx)).await;
+            // Unbounded in count, bounded in bytes by the hub (the one
+            // backpressure rule, src/backlog.rs).
+            let (etx, erx) = mpsc::unbounded_channel();
+            let backlog = std::sync::Arc::new(crate::backlog::Backlog::default());
+            let stream = super::hub::Watch {
+                tx: etx,
+                backlog: std::sync::Arc::clone(&backlog),
+            };
+            let outcome = ask(&tx, request.call, Some(stream)).await;
             let ok = outcome.is_ok();
             write_reply(&mut write, id, outcome).await?;
             if !ok {
                 continue;
             }
             // From here the connection only streams, until either side ends.
-            return watch(&mut write, erx, &mut lines, id).await;
+            return watch(&mut write, erx, &backlog, &mut lines, id).await;
         }
         let history = matches!(request.call, Call::History { .. });
         let mut outcome = ask(&tx, request.call, None).await;
@@ -220,18 +221,15 @@ async fn serve(
 /// A `watch` after its reply: events until either side ends, then why.
 async fn watch<R: tokio::io::AsyncRead + Unpin>(
     write: &mut (impl AsyncWriteExt + Unpin),
-    mut erx: mpsc::Receiver<Arc<str>>,
+    mut erx: mpsc::UnboundedReceiver<Arc<str>>,
+    backlog: &crate::backlog::Backlog,
     lines: &mut CappedLines<R>,
     id: Option<u64>,
 ) -> io::Result<()> {
-    let why = match stream_events(write, &mut erx, lines).await? {
+    let why = match stream_events(write, &mut erx, backlog, lines).await? {
         StreamEnd::Hangup => return Ok(()),
         StreamEnd::TooLong => return refuse_long_line(write).await,
-        StreamEnd::Ended => "the event stream ended: hive is quitting, or this watcher fell behind",
-        StreamEnd::Behind => {
-            "this watcher fell too far behind (its backlog passed the limit); \
-             watch again for a fresh start"
-        }
+        StreamEnd::Ended => "the event stream ended: hive is quitting",
     };
     // Dropping the events' receiver here tells the hub this watcher is gone.
     drop(erx);
@@ -252,45 +250,27 @@ enum StreamEnd {
     Hangup,
     /// The client sent an over-long line.
     TooLong,
-    /// The hub ended the stream (quitting, or its own queue was full).
+    /// The hub ended the stream (hive is quitting).
     Ended,
-    /// The client read too slowly: its backlog passed [`WATCH_MAX_BYTES`].
-    Behind,
 }
 
-/// Streams event lines to a watcher. Lines are taken from the hub's channel
-/// at once and queued here, counted in bytes (an update line can carry a
-/// whole turn's text, so a count of lines bounds nothing); a client whose
-/// backlog passes [`WATCH_MAX_BYTES`] is cut off instead of queued without
-/// bound. The writer runs beside the reading, in the same task.
+/// Streams event lines to a watcher as the hub queued them (it counted
+/// their bytes and skips a watcher that falls behind, src/backlog.rs);
+/// each line written is counted out. Reading goes on beside the writing,
+/// in the same task, to notice a hangup or a hostile line.
 async fn stream_events<R: tokio::io::AsyncRead + Unpin>(
     write: &mut (impl AsyncWriteExt + Unpin),
-    erx: &mut mpsc::Receiver<Arc<str>>,
+    erx: &mut mpsc::UnboundedReceiver<Arc<str>>,
+    backlog: &crate::backlog::Backlog,
     lines: &mut CappedLines<R>,
 ) -> io::Result<StreamEnd> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let queued = AtomicUsize::new(0);
-    let (wtx, mut wrx) = mpsc::unbounded_channel::<Arc<str>>();
-    let writer = async {
-        while let Some(line) = wrx.recv().await {
-            write_line(write, &line).await?;
-            queued.fetch_sub(line.len(), Ordering::Relaxed);
-        }
-        io::Result::Ok(())
-    };
-    tokio::pin!(writer);
     loop {
         tokio::select! {
-            r = &mut writer => {
-                r?;
-                return Ok(StreamEnd::Hangup);
-            }
             ev = erx.recv() => match ev {
                 Some(line) => {
-                    let backlog = queued.fetch_add(line.len(), Ordering::Relaxed) + line.len();
-                    if backlog > WATCH_MAX_BYTES || wtx.send(line).is_err() {
-                        return Ok(StreamEnd::Behind);
-                    }
+                    let written = write_line(write, &line).await;
+                    backlog.written(line.len());
+                    written?;
                 }
                 None => return Ok(StreamEnd::Ended),
             },
@@ -331,7 +311,7 @@ async fn history_of(v: &Value) -> Result<Value, CtlError> {
 async fn ask(
     tx: &mpsc::Sender<ControlRequest>,
     call: Call,
-    events: Option<mpsc::Sender<Arc<str>>>,
+    events: Option<crate::control::hub::Watch>,
 ) -> Result<Value, CtlError> {
     let gone = || CtlError::new(ErrorCode::Unavailable, "hive is shutting down");
     let (reply, answer) = oneshot::channel();

@@ -12,20 +12,22 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UnixStream;
 use tokio::sync::mpsc;
 
+use crate::backlog::{Admit, Backlog};
 use crate::runner::PaneUpdate;
 use crate::wire::delta::DeltaEncoder;
 use crate::wire::frame::{self, FrameReader};
 use crate::wire::snapshot::Snapshot;
 use crate::wire::{ClientMsg, Hello, MAGIC, PaneWire, ServerMsg};
 
-/// Bytes a client may leave unread before it is treated as behind.
-const MAX_BACKLOG: usize = 16 << 20;
+/// Bytes a client may leave unread before it is behind (the one rule of
+/// every live stream, src/backlog.rs).
+#[cfg(test)]
+const MAX_BACKLOG: usize = crate::backlog::MAX_BYTES;
 
 /// Frames gathered into one write, at most about this many bytes.
 const WRITE_BATCH: usize = 256 << 10;
@@ -47,8 +49,7 @@ pub(crate) enum ClientEvent {
 pub(crate) struct Link {
     pub(crate) id: ClientId,
     out: mpsc::UnboundedSender<Vec<u8>>,
-    queued: Arc<AtomicUsize>,
-    behind: Arc<AtomicBool>,
+    backlog: Arc<Backlog>,
     encoder: DeltaEncoder,
     /// It asked for the panes (`ClientMsg::Attach`); until then it gets no
     /// events.
@@ -60,24 +61,24 @@ pub(crate) struct Link {
 impl Link {
     /// Queues a frame unless the client is behind (or would be with it).
     fn queue(&mut self, bytes: Vec<u8>) {
-        if self.behind.load(Ordering::Acquire) {
-            return;
-        }
-        let len = bytes.len();
-        if self.queued.load(Ordering::Acquire) + len > MAX_BACKLOG {
-            tracing::info!(
+        match self.backlog.admit(bytes.len()) {
+            Admit::Queue => self.send_counted(bytes),
+            Admit::Skip { fell_behind: true } => tracing::info!(
                 client = self.id,
                 "a client fell behind; it gets a snapshot once it drains"
-            );
-            self.behind.store(true, Ordering::Release);
-            return;
+            ),
+            Admit::Skip { fell_behind: false } => {}
         }
-        self.force(bytes);
     }
 
     /// Queues a frame whatever the backlog (a snapshot, a goodbye).
     fn force(&mut self, bytes: Vec<u8>) {
-        self.queued.fetch_add(bytes.len(), Ordering::AcqRel);
+        self.backlog.force(bytes.len());
+        let _ = self.out.send(bytes);
+    }
+
+    /// Sends a frame `admit` has counted already.
+    fn send_counted(&mut self, bytes: Vec<u8>) {
         let _ = self.out.send(bytes);
     }
 }
@@ -155,7 +156,7 @@ impl Clients {
             return;
         }
         for link in self.links.values_mut().filter(|l| l.attached) {
-            if link.behind.load(Ordering::Acquire) {
+            if link.backlog.is_behind() {
                 continue;
             }
             let id = link.id;
@@ -198,14 +199,11 @@ impl Clients {
         let Some(link) = self.links.get_mut(&id) else {
             return false;
         };
-        // Behind first, then the count: the writer empties the queue then
-        // reads `behind`, so one of the two sides always sees the other.
-        link.behind.store(true, Ordering::SeqCst);
-        if link.queued.load(Ordering::SeqCst) > 0 {
+        if !link.backlog.hold() {
             return false;
         }
         link.encoder.reset();
-        link.behind.store(false, Ordering::SeqCst);
+        link.backlog.caught_up();
         for msg in snap.into_messages() {
             self.send(id, &msg);
         }
@@ -219,7 +217,7 @@ impl Clients {
         let Some(link) = self.links.get_mut(&id) else {
             return false;
         };
-        if link.behind.load(Ordering::Acquire) {
+        if link.backlog.is_behind() {
             return false;
         }
         link.encoder.reset();
@@ -241,9 +239,7 @@ impl Clients {
 
     /// Whether every client has been handed everything queued for it.
     pub(crate) fn flushed(&self) -> bool {
-        self.links
-            .values()
-            .all(|l| l.queued.load(Ordering::Acquire) == 0)
+        self.links.values().all(|l| l.backlog.queued() == 0)
     }
 }
 
@@ -309,13 +305,11 @@ async fn serve(
         return Ok(why);
     }
     let (out, rx) = mpsc::unbounded_channel::<Vec<u8>>();
-    let queued = Arc::new(AtomicUsize::new(0));
-    let behind = Arc::new(AtomicBool::new(false));
+    let backlog = Arc::new(Backlog::default());
     let link = Link {
         id,
         out,
-        queued: Arc::clone(&queued),
-        behind: Arc::clone(&behind),
+        backlog: Arc::clone(&backlog),
         encoder: DeltaEncoder::default(),
         attached: false,
         focus: None,
@@ -323,7 +317,7 @@ async fn serve(
     if events.send(ClientEvent::Joined(link)).is_err() {
         return Ok("the server is stopping".into());
     }
-    let writer = write_frames(id, write, rx, &queued, &behind, events);
+    let writer = write_frames(id, write, rx, &backlog, events);
     let reader = async {
         loop {
             let Some(payload) = reader.next().await? else {
@@ -348,8 +342,7 @@ async fn write_frames(
     id: ClientId,
     mut write: tokio::net::unix::OwnedWriteHalf,
     mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
-    queued: &AtomicUsize,
-    behind: &AtomicBool,
+    backlog: &Backlog,
     events: &mpsc::UnboundedSender<ClientEvent>,
 ) -> Result<String, frame::WireError> {
     let mut batch = Vec::new();
@@ -365,12 +358,12 @@ async fn write_frames(
             }
         }
         write.write_all(&batch).await?;
-        let left = queued.fetch_sub(batch.len(), Ordering::SeqCst) - batch.len();
+        let drained = backlog.written(batch.len());
         if batch.capacity() > WRITE_BATCH * 4 {
             // A snapshot went through: give its memory back.
             batch = Vec::new();
         }
-        if left == 0 && behind.load(Ordering::SeqCst) {
+        if drained {
             let _ = events.send(ClientEvent::Drained(id));
         }
     }
@@ -489,8 +482,8 @@ mod tests {
             clients.events(&[big(n, 1 << 20)], None);
         }
         let link = clients.get_mut(id).unwrap();
-        assert!(link.behind.load(Ordering::Acquire), "never fell behind");
-        assert!(link.queued.load(Ordering::Acquire) <= MAX_BACKLOG);
+        assert!(link.backlog.is_behind(), "never fell behind");
+        assert!(link.backlog.queued() <= MAX_BACKLOG);
 
         // It reads everything that was queued, then the loop hears of it.
         let mut got = 0;
@@ -540,19 +533,19 @@ mod tests {
         let (mut clients, id, mut theirs) = attached().await;
 
         assert!(clients.send_snapshot(id, snapshot()), "the first is sent");
-        let one = clients.get_mut(id).unwrap().queued.load(Ordering::Acquire);
+        let one = clients.get_mut(id).unwrap().backlog.queued();
         assert!(one > 1 << 20, "{one}");
         for _ in 0..19 {
             assert!(!clients.send_snapshot(id, snapshot()), "deferred");
         }
         let link = clients.get_mut(id).unwrap();
-        let queued = link.queued.load(Ordering::Acquire);
+        let queued = link.backlog.queued();
         // The writer may have handed some to the socket meanwhile.
         assert!(
             queued <= one,
             "{queued} queued after 20 snapshots, {one} after one"
         );
-        assert!(link.behind.load(Ordering::Acquire));
+        assert!(link.backlog.is_behind());
 
         // Reading it all brings `Drained`: the loop's cue for one fresh one.
         let mut reader = FrameReader::new(&mut theirs);

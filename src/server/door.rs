@@ -8,10 +8,8 @@
 //! bookkeeping of their answers (a `send` waiting for its turn, a message's
 //! chain) and hand back the command, which is sent from here.
 
-use std::sync::Arc;
-
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use super::clients::ClientId;
 use super::serve::Server;
@@ -28,7 +26,7 @@ pub(super) enum Reply {
     /// `hive ctl` (and `watch`'s event stream).
     Ctl {
         reply: Responder,
-        events: Option<mpsc::Sender<Arc<str>>>,
+        events: Option<crate::control::hub::Watch>,
     },
     /// An operation: an agent's tools, or `hive mcp` over the socket.
     Op(oneshot::Sender<Result<Value, OpError>>),
