@@ -46,6 +46,7 @@ impl super::serve::Server {
             agent: pane.record.agent.clone(),
             session,
             can_resume,
+            new: false,
         });
     }
 
@@ -53,7 +54,7 @@ impl super::serve::Server {
     /// opened for a switch, which every client (the asker too) sees as the
     /// pane's `Reset`, a line saying whether the agent continues it.
     pub(super) fn listed(&mut self, listed: Listed) {
-        let (slot, agent, session, opened, resume) = match listed {
+        let (slot, agent, session, opened, resume, new) = match listed {
             Listed::Answer(to, msg) => return self.clients.send(to, &msg),
             Listed::Opened {
                 slot,
@@ -61,7 +62,8 @@ impl super::serve::Server {
                 session,
                 opened,
                 resume,
-            } => (slot, agent, session, opened, resume),
+                new,
+            } => (slot, agent, session, opened, resume, new),
         };
         // The pane closed (or another took its slot) while it was opened.
         let Some(pane) = self
@@ -74,6 +76,7 @@ impl super::serve::Server {
         let agent = &pane.record.agent;
         let who = format!("{} ({})", agent.display_name(), agent.provider);
         let note = match (&resume, &opened.resume) {
+            _ if new => format!("new session {session}"),
             (Some(_), _) => format!("resumed session {session}: the agent continues it"),
             (None, Some(_)) => format!(
                 "session {session}: {who} cannot resume its own sessions, so it starts a new one (the transcript is hive's)"

@@ -27,6 +27,8 @@ pub(super) enum Listed {
         opened: Box<PaneHistory>,
         /// The agent resumes its own session with this handle.
         resume: Option<String>,
+        /// A new session (`/clear`), not one from the history.
+        new: bool,
     },
 }
 
@@ -38,6 +40,9 @@ pub(super) struct ResumeAsk {
     pub(super) session: String,
     /// The agent can resume a session of its own.
     pub(super) can_resume: bool,
+    /// A new session (`/clear`): opened whether the history knows it or
+    /// not, and nothing of the agent's resumed.
+    pub(super) new: bool,
 }
 
 /// Files sent at most (a home directory must not make one huge frame).
@@ -99,11 +104,13 @@ impl Listings {
                 agent,
                 session,
                 can_resume,
+                new,
             } = ask;
-            let known = store
-                .sessions(&agent.id)
-                .iter()
-                .any(|s| s.session == session);
+            let known = new
+                || store
+                    .sessions(&agent.id)
+                    .iter()
+                    .any(|s| s.session == session);
             let listed = if known {
                 let mut opened = sessions::open(
                     &store,
@@ -111,13 +118,14 @@ impl Listings {
                     &session,
                     crate::history::DEFAULT_TAIL_RECORDS,
                 );
-                let resume = opened.resume.take().filter(|_| can_resume);
+                let resume = opened.resume.take().filter(|_| can_resume && !new);
                 Listed::Opened {
                     slot,
                     agent: agent.id,
                     session,
                     opened: Box::new(opened),
                     resume,
+                    new,
                 }
             } else {
                 let name = crate::sanitize::peer_line(&session);
@@ -183,6 +191,7 @@ mod tests {
             agent,
             session: "nope\u{1b}]0;x\u{7}".into(),
             can_resume: true,
+            new: false,
         });
         let Some(Listed::Answer(to, ServerMsg::Notice { text, .. })) = l.next().await else {
             panic!("no refusal");
@@ -190,5 +199,36 @@ mod tests {
         assert_eq!(to, 7);
         assert!(text.contains("has no session"), "{text}");
         assert!(!text.contains('\u{1b}'), "{text}");
+    }
+
+    /// A new session (`/clear`) is opened off the loop too, whether the
+    /// history knows it or not, and resumes nothing of the agent's.
+    #[tokio::test]
+    async fn a_new_session_is_opened_off_the_loop_and_resumes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut l = Listings::new(crate::history::Store::at(dir.path()));
+        let agent = crate::config::Config::builtin().agents.remove(0);
+        l.resume(ResumeAsk {
+            to: 7,
+            slot: 3,
+            agent,
+            session: "s-new".into(),
+            can_resume: true,
+            new: true,
+        });
+        let Some(Listed::Opened {
+            slot,
+            session,
+            resume,
+            new,
+            opened,
+            ..
+        }) = l.next().await
+        else {
+            panic!("not opened");
+        };
+        assert_eq!((slot, session.as_str(), new), (3, "s-new", true));
+        assert!(resume.is_none());
+        assert!(opened.items.is_empty());
     }
 }

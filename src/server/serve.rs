@@ -20,7 +20,7 @@ use crate::config::{AgentConfig, Config};
 use crate::panes::Started;
 use crate::provider::Registry;
 use crate::runner::{PaneEvent, PaneUpdate, QueueEdit, RunnerCommand, RunnerHandle};
-use crate::wire::snapshot::{Restored, ServerInfo, Snapshot};
+use crate::wire::snapshot::{ServerInfo, Snapshot};
 use crate::wire::{ClientMsg, ServerMsg};
 use crate::worktree::Worktree;
 
@@ -474,17 +474,18 @@ impl Server {
                 pane.reply_to = from;
             }
             RunnerCommand::SwitchSession { session, .. } => {
-                let opened = crate::history::sessions::open(
-                    &self.starter.store,
-                    &pane.record.agent,
-                    session,
-                    crate::history::DEFAULT_TAIL_RECORDS,
-                );
-                pane.log.reset(Restored::of(&opened));
-                let restoring = pane.log.restoring();
-                pane.record.restore(restoring);
-                // The client that asked shows it already.
-                self.reset_pane(i, from);
+                // A new session (`/clear`): opened off the loop like a
+                // `/resume` (src/server/lists.rs), then the runner is told
+                // and every console gets the pane's `Reset` (`listed`).
+                self.lists.resume(super::lists::ResumeAsk {
+                    to: from.unwrap_or_default(),
+                    slot: i,
+                    agent: pane.record.agent.clone(),
+                    session: session.clone(),
+                    can_resume: false,
+                    new: true,
+                });
+                return;
             }
             _ => {}
         }
