@@ -4,8 +4,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::forge::MergeMethod;
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ForgeSettings {
@@ -45,13 +43,12 @@ impl Default for ForgeSettings {
     }
 }
 
-impl ForgeSettings {
-    /// The watcher's rules.
-    pub fn rules(&self) -> crate::forge::watch::Rules {
-        crate::forge::watch::Rules {
-            max_attempts: self.max_attempts,
-            associations: self.allowed_associations.clone(),
-            authors: self.allowed_authors.clone(),
-        }
-    }
+/// How a pull request is merged.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MergeMethod {
+    #[default]
+    Squash,
+    Merge,
+    Rebase,
 }

@@ -17,7 +17,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use agent::{AgentConfig, McpServerConfig, QueueMode, WorktreeSetting};
-pub use forge::ForgeSettings;
+pub use forge::{ForgeSettings, MergeMethod};
 pub use host::HostConfig;
 pub use mcp::McpChoice;
 pub(crate) use notify::NotifyOn;

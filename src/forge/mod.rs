@@ -157,15 +157,7 @@ impl PullRequest {
     }
 }
 
-/// How a pull request is merged.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MergeMethod {
-    #[default]
-    Squash,
-    Merge,
-    Rebase,
-}
+pub use crate::config::MergeMethod;
 
 /// Why a forge call failed, each with what the user can do about it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -31,25 +31,7 @@ pub struct Ran {
 /// read.
 pub fn run(program: &str, args: &[&str], cwd: &Path, timeout: Duration) -> Result<Ran, ForgeError> {
     let command = describe(program, args);
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // Nothing may wait for a person: no prompts, pagers, update
-        // checks, colour codes or credential helpers asking.
-        .env("GH_PROMPT_DISABLED", "1")
-        .env("GH_NO_UPDATE_NOTIFIER", "1")
-        .env("GH_PAGER", "cat")
-        .env("PAGER", "cat")
-        .env("NO_COLOR", "1")
-        .env("CLICOLOR", "0")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_ASKPASS", "true")
-        .env("SSH_ASKPASS", "true")
-        .env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
-        .process_group(0);
+    let mut cmd = quiet(program, args, cwd);
     let mut child = cmd.spawn().map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => ForgeError::Missing {
             program: program.to_owned(),
@@ -115,6 +97,30 @@ pub fn run(program: &str, args: &[&str], cwd: &Path, timeout: Duration) -> Resul
             secs: timeout.as_secs().max(1),
         }),
     }
+}
+
+/// The command, unable to wait for a person: no stdin, no prompts,
+/// pagers, update checks, colour codes or credential helpers asking; its
+/// own process group, so a timeout ends its helpers too.
+fn quiet(program: &str, args: &[&str], cwd: &Path) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("GH_PROMPT_DISABLED", "1")
+        .env("GH_NO_UPDATE_NOTIFIER", "1")
+        .env("GH_PAGER", "cat")
+        .env("PAGER", "cat")
+        .env("NO_COLOR", "1")
+        .env("CLICOLOR", "0")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_ASKPASS", "true")
+        .env("SSH_ASKPASS", "true")
+        .env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
+        .process_group(0);
+    cmd
 }
 
 /// `program args…` for messages, each argument cut to a readable length

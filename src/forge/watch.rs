@@ -26,6 +26,15 @@ pub struct Rules {
 }
 
 impl Rules {
+    /// The rules of the config's `[forge]` table.
+    pub fn of(settings: &crate::config::ForgeSettings) -> Self {
+        Self {
+            max_attempts: settings.max_attempts,
+            associations: settings.allowed_associations.clone(),
+            authors: settings.allowed_authors.clone(),
+        }
+    }
+
     fn allows(&self, r: &Remark) -> bool {
         self.authors
             .iter()
