@@ -24,6 +24,9 @@ pub enum PrVerb {
         #[arg(long)]
         ready: bool,
     },
+    /// Watch the open pull request the pane's branch has already (after a
+    /// restart of the server, or one opened by hand).
+    Watch { pane: String },
     /// The pull request's state, checks, and what the watcher sent.
     Status { pane: String },
     /// Merge the pane's pull request (a draft is marked ready first).
@@ -50,6 +53,7 @@ impl PrVerb {
                 ready: *ready,
             },
             Self::Status { pane } => ForgeAsk::PrStatus { pane: pane.clone() },
+            Self::Watch { pane } => ForgeAsk::PrWatch { pane: pane.clone() },
             Self::Merge { pane, method } => ForgeAsk::PrMerge {
                 pane: pane.clone(),
                 method: method.clone(),
@@ -68,6 +72,11 @@ impl PrVerb {
                 line(&result["url"])
             ),
             Self::Status { .. } => status_text(result),
+            Self::Watch { pane } => format!(
+                "watching pull request #{} of {pane}: {}",
+                result["number"],
+                line(&result["url"])
+            ),
             Self::Merge { pane, .. } => {
                 format!("merged {pane}'s pull request: {}", line(&result["said"]))
             }

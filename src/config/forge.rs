@@ -24,6 +24,9 @@ pub struct ForgeSettings {
     pub log_tail_bytes: usize,
     /// `squash`, `merge` or `rebase`.
     pub merge_method: MergeMethod,
+    /// Merge without the user's word once every check passed, the branch
+    /// merges, and an allowed reviewer approved (none asking for changes).
+    pub auto_merge: bool,
 }
 
 impl Default for ForgeSettings {
@@ -39,6 +42,7 @@ impl Default for ForgeSettings {
             allowed_authors: Vec::new(),
             log_tail_bytes: 6000,
             merge_method: MergeMethod::Squash,
+            auto_merge: false,
         }
     }
 }

@@ -140,6 +140,32 @@ impl Watch {
     }
 }
 
+/// Whether a config rule may merge `pr` without the user's word: open,
+/// every check passed, mergeable, and approved by an allowed reviewer whose
+/// latest review it is, with no allowed reviewer's latest review asking for
+/// changes.
+pub fn ready_to_merge(pr: &PullRequest, rules: &Rules) -> bool {
+    if pr.state != PrState::Open || !pr.green() || pr.mergeable != Mergeable::Mergeable {
+        return false;
+    }
+    // Each allowed reviewer's latest verdict (reviews come oldest first).
+    let mut latest: Vec<(&str, &str)> = Vec::new();
+    for r in pr.remarks.iter().filter(|r| rules.allows(r)) {
+        let Some(verdict) = r.review.as_deref() else {
+            continue;
+        };
+        if verdict == "COMMENTED" {
+            continue;
+        }
+        match latest.iter_mut().find(|(a, _)| *a == r.author) {
+            Some(entry) => entry.1 = verdict,
+            None => latest.push((&r.author, verdict)),
+        }
+    }
+    latest.iter().any(|(_, v)| *v == "APPROVED")
+        && !latest.iter().any(|(_, v)| *v == "CHANGES_REQUESTED")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,6 +286,36 @@ mod tests {
         assert_eq!(w.attempts, 2);
         p.state = PrState::Merged;
         assert_eq!(w.step(p, &rules()), Step::Ended(PrState::Merged));
+    }
+
+    #[test]
+    fn only_green_approved_mergeable_pull_requests_merge_by_rule() {
+        let review = |id: &str, author: &str, assoc: &str, verdict: &str| Remark {
+            review: Some(verdict.into()),
+            ..remark(id, author, assoc)
+        };
+        let mut p = pr();
+        p.checks = vec![check("test", Outcome::Passed, "1")];
+        assert!(!ready_to_merge(&p, &rules()), "not approved");
+        p.remarks = vec![review("r1", "stranger", "NONE", "APPROVED")];
+        assert!(
+            !ready_to_merge(&p, &rules()),
+            "a stranger's approval counts for nothing"
+        );
+        p.remarks
+            .push(review("r2", "octo", "OWNER", "CHANGES_REQUESTED"));
+        p.remarks.push(review("r3", "mia", "MEMBER", "APPROVED"));
+        assert!(
+            !ready_to_merge(&p, &rules()),
+            "a writer still asks for changes"
+        );
+        p.remarks.push(review("r4", "octo", "OWNER", "APPROVED"));
+        assert!(ready_to_merge(&p, &rules()));
+        p.mergeable = Mergeable::Conflicting;
+        assert!(!ready_to_merge(&p, &rules()));
+        p.mergeable = Mergeable::Mergeable;
+        p.checks.push(check("lint", Outcome::Pending, "1"));
+        assert!(!ready_to_merge(&p, &rules()), "a check still runs");
     }
 
     #[test]

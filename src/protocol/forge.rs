@@ -40,6 +40,9 @@ pub enum ForgeAsk {
         #[serde(default)]
         ready: bool,
     },
+    /// Watches the open pull request the pane's branch has already (after
+    /// a restart, or one opened by hand).
+    PrWatch { pane: String },
     /// The pane's pull request as the watcher last saw it, and what it
     /// sent.
     PrStatus { pane: String },
@@ -59,6 +62,7 @@ impl ForgeAsk {
             Self::Issue { pane, .. }
             | Self::PrOpen { pane, .. }
             | Self::PrStatus { pane }
+            | Self::PrWatch { pane }
             | Self::PrMerge { pane, .. } => pane,
         }
     }

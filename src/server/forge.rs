@@ -116,6 +116,8 @@ pub(super) struct Watched {
     pub(super) capped: bool,
     /// A fork's head: its instruction files were set aside.
     pub(super) fork: Option<Vec<String>>,
+    /// The `auto_merge` rule asked for its merge.
+    pub(super) merging: bool,
     pub(super) poller: JoinHandle<()>,
 }
 
@@ -243,4 +245,19 @@ pub(super) fn push_and_open(
             draft: !ready,
         },
     )
+}
+
+/// Merges pull request `number` (a draft is marked ready first).
+pub(super) fn merge_job(
+    settings: &ForgeSettings,
+    cwd: &Path,
+    number: u64,
+    method: crate::forge::MergeMethod,
+) -> Result<String, ForgeError> {
+    let forge = crate::forge::open(settings);
+    let pr = forge.pr(cwd, &number.to_string())?;
+    if pr.draft {
+        forge.ready(cwd, number)?;
+    }
+    forge.merge(cwd, number, method)
 }

@@ -33,6 +33,25 @@ fn answer(reply: Reply, outcome: Result<Value, CtlError>) {
     }
 }
 
+/// A pull request's title, body, and whether it is ready for review.
+type Opening = (Option<String>, Option<String>, bool);
+
+/// The open pull request of `branch`, to watch.
+fn open_pr_of(
+    settings: &crate::config::ForgeSettings,
+    cwd: &std::path::Path,
+    branch: &str,
+) -> Result<(u64, String), crate::forge::ForgeError> {
+    let pr = crate::forge::open(settings).pr(cwd, branch)?;
+    if pr.state != crate::forge::PrState::Open {
+        return Err(crate::forge::ForgeError::Failed {
+            command: format!("gh pr view {branch}"),
+            message: format!("pull request #{} is {}, not open", pr.number, pr.summary()),
+        });
+    }
+    Ok((pr.number, pr.url))
+}
+
 /// The door's reply as a job's answer.
 fn answer_of(reply: Reply) -> Answer {
     Box::new(move |outcome| answer(reply, outcome))
@@ -80,7 +99,8 @@ impl Server {
                 title,
                 body,
                 ready,
-            } => self.pr_open(&pane, title, body, ready, reply),
+            } => self.pr_open(&pane, Some((title, body, ready)), reply),
+            ForgeAsk::PrWatch { pane } => self.pr_open(&pane, None, reply),
             ForgeAsk::PrStatus { pane } => {
                 let outcome = self.pr_status(&pane);
                 answer(reply, outcome);
@@ -169,14 +189,9 @@ impl Server {
     }
 
     /// Pushes the pane's branch and opens its pull request, off the loop.
-    fn pr_open(
-        &mut self,
-        pane: &str,
-        title: Option<String>,
-        body: Option<String>,
-        ready: bool,
-        reply: Reply,
-    ) {
+    /// `open`: `Some((title, body, ready))`; `None`: watch the pull request
+    /// the branch has already (one opened before a restart, or by hand).
+    fn pr_open(&mut self, pane: &str, open: Option<Opening>, reply: Reply) {
         let slot = match self.open_slot(pane) {
             Ok(s) => s,
             Err(e) => return answer(reply, Err(CtlError::new(e.code(), e.to_string()))),
@@ -197,15 +212,18 @@ impl Server {
         let id = pane.to_owned();
         let reply = answer_of(reply);
         self.forges.spawn(move || {
-            let result = push_and_open(
-                &settings,
-                &wt.path,
-                &wt.branch,
-                &id,
-                issue,
-                (title, body),
-                ready,
-            );
+            let result = match open {
+                Some((title, body, ready)) => push_and_open(
+                    &settings,
+                    &wt.path,
+                    &wt.branch,
+                    &id,
+                    issue,
+                    (title, body),
+                    ready,
+                ),
+                None => open_pr_of(&settings, &wt.path, &wt.branch),
+            };
             Done::Opened {
                 slot,
                 result,
@@ -237,13 +255,7 @@ impl Server {
         let (number, cwd) = (w.number, w.cwd.clone());
         let reply = answer_of(reply);
         self.forges.spawn(move || {
-            let forge = crate::forge::open(&settings);
-            let result = forge.pr(&cwd, &number.to_string()).and_then(|pr| {
-                if pr.draft {
-                    forge.ready(&cwd, number)?;
-                }
-                forge.merge(&cwd, number, method)
-            });
+            let result = super::forge::merge_job(&settings, &cwd, number, method);
             Done::Merged {
                 slot,
                 result,

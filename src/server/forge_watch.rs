@@ -58,6 +58,7 @@ impl Server {
                 error: None,
                 capped: false,
                 fork: None,
+                merging: false,
                 poller,
             },
         );
@@ -102,12 +103,30 @@ impl Server {
             w.fork = Some(set_aside(&w.cwd, w.number));
         }
         let mut summary = pr.summary();
-        let step = w.watch.step(pr, &crate::forge::watch::Rules::of(&settings));
+        let rules = crate::forge::watch::Rules::of(&settings);
+        // A config rule's merge, asked once.
+        let merge =
+            settings.auto_merge && !w.merging && crate::forge::watch::ready_to_merge(&pr, &rules);
+        w.merging |= merge;
+        let number = w.number;
+        let step = w.watch.step(pr, &rules);
         w.capped |= matches!(step, Step::Capped(_));
         if w.capped {
             summary.push_str(" cap");
         }
         let (cwd, fork) = (w.cwd.clone(), w.fork.is_some());
+        if merge {
+            let (s, c) = (settings.clone(), cwd.clone());
+            self.forges.spawn(move || Done::Merged {
+                slot,
+                result: super::forge::merge_job(&s, &c, number, s.merge_method),
+                reply: Box::new(|outcome| {
+                    if let Err(e) = outcome {
+                        tracing::warn!("the [forge] auto_merge rule's merge failed: {}", e.message);
+                    }
+                }),
+            });
+        }
         match step {
             Step::Quiet | Step::Capped(_) => {}
             Step::Send(found) => self
@@ -159,6 +178,7 @@ impl Server {
             "attempts": w.watch.attempts,
             "ignored": w.watch.ignored,
             "capped": w.capped,
+            "auto_merged": w.merging,
             "fork_set_aside": w.fork,
             "error": w.error,
             "sent": sent,

@@ -28,6 +28,10 @@ struct Forge {
 /// A repository with a bare remote, the fake forge's state, a `gh` that is
 /// the fake, and a config whose `echo` agent works in the repository.
 fn forge(lab: &Lab, timeout_secs: u64) -> Forge {
+    forge_with(lab, timeout_secs, "")
+}
+
+fn forge_with(lab: &Lab, timeout_secs: u64, more: &str) -> Forge {
     let repo = lab.path("widget");
     let remote = lab.path("remote.git");
     let state = lab.path("forge");
@@ -102,6 +106,7 @@ gh = "{}"
 watch_every_secs = 1
 timeout_secs = {timeout_secs}
 max_attempts = 4
+{more}
 "#,
             fixtures.join("ctl/echo.toml").display(),
             repo.display(),
@@ -328,4 +333,71 @@ fn a_logged_out_or_hung_gh_is_a_clear_error_and_makes_no_pane() {
     // A pane without a worktree has no branch to open a pull request from.
     let out = lab.ctl(&["pr", "open", "echo"]);
     assert!(out.stderr.contains("has no worktree"), "{}", out.stderr);
+}
+
+#[test]
+fn a_watch_comes_back_after_a_restart_and_the_auto_merge_rule_waits_for_approval() {
+    let Some(lab) = Lab::new() else { return };
+    let f = forge_with(&lab, 10, "auto_merge = true");
+    lab.launch_with("forge", &f.config, "forgetest.sock");
+    lab.ok(&["new", "fix", "--issue", "7", "--template", "echo"]);
+    let wt = lab.path("widget/.hive/worktrees/fix");
+    std::fs::write(wt.join("parser.rs"), "fn parse() -> Option<()> { None }\n").unwrap();
+    git(&wt, &["commit", "-q", "-am", "Fix the parser"]);
+    lab.ok(&["pr", "open", "fix", "--ready"]);
+    let out = lab.ctl(&["pr", "watch", "fix"]);
+    assert!(
+        out.stderr.contains("has pull request #8 already"),
+        "{}",
+        out.stderr
+    );
+
+    // A restarted server forgets the watch; `pr watch` takes it up again.
+    lab.stop("forge");
+    lab.launch_with("forge2", &f.config, "forgetest.sock");
+    let out = lab.ctl(&["pr", "status", "fix"]);
+    assert!(
+        out.stderr.contains("no watched pull request"),
+        "{}",
+        out.stderr
+    );
+    let watching = lab.ok(&["pr", "watch", "fix"]);
+    assert!(
+        watching.starts_with("watching pull request #8 of fix"),
+        "{watching}"
+    );
+
+    // Green but not approved: the rule does not merge.
+    lab.wait_until("the check passes", || {
+        pane_field(&lab, "fix", "name")
+            .as_str()
+            .is_some_and(|n| n.contains("#8 open ✓1"))
+    });
+    std::thread::sleep(Duration::from_secs(3));
+    let pr = f.state.join("prs/8.json");
+    let mut json: Value = serde_json::from_str(&std::fs::read_to_string(&pr).unwrap()).unwrap();
+    assert_eq!(json["state"], "OPEN", "merged without an approval");
+
+    // A stranger's approval is not one; a writer's is.
+    json["reviews"] = json!([{"id": "PRR_1", "author": {"login": "drive-by"},
+        "authorAssociation": "NONE", "body": "", "state": "APPROVED",
+        "submittedAt": "2026-12-02T10:04:00Z"}]);
+    std::fs::write(&pr, json.to_string()).unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    let mut json: Value = serde_json::from_str(&std::fs::read_to_string(&pr).unwrap()).unwrap();
+    assert_eq!(json["state"], "OPEN", "a stranger's approval merged it");
+    json["reviews"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"id": "PRR_2",
+        "author": {"login": "octo"}, "authorAssociation": "OWNER", "body": "",
+        "state": "APPROVED", "submittedAt": "2026-12-02T10:05:00Z"}));
+    std::fs::write(&pr, json.to_string()).unwrap();
+    lab.wait_until("the rule's merge", || {
+        pane_field(&lab, "fix", "name")
+            .as_str()
+            .is_some_and(|n| n.contains("#8 merged"))
+    });
+    let log = git(&f.remote, &["log", "--format=%s", "main"]);
+    assert!(log.starts_with("Fix the parser: it panics (#8)"), "{log}");
 }
