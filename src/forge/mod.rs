@@ -15,6 +15,7 @@
 //! a failed log) is untrusted text: [`text`] quotes it for the agent and
 //! neutralises its control characters before it can reach a terminal.
 
+pub mod conflicts;
 pub mod fork;
 pub mod gh;
 pub mod run;

@@ -251,7 +251,8 @@ fn message_job(
             }
             Finding::Remark(remark) => text::remark_message(&remark),
             Finding::Conflict { base } => {
-                let files = conflicting_files(settings, cwd, &base);
+                let timeout = Duration::from_secs(settings.timeout_secs.max(1));
+                let files = crate::forge::conflicts::files(cwd, &base, timeout);
                 text::conflict_message(&base, &files)
             }
         });
@@ -260,33 +261,4 @@ fn message_job(
         slot,
         text: parts.join("\n\n"),
     }
-}
-
-/// The files the branch conflicts in with `origin/<base>`, from git itself
-/// (the forge says only that it conflicts).
-fn conflicting_files(settings: &ForgeSettings, cwd: &Path, base: &str) -> Vec<String> {
-    let timeout = Duration::from_secs(settings.timeout_secs.max(1));
-    let run = |args: &[&str]| crate::forge::run::run("git", args, cwd, timeout).ok();
-    let _ = run(&["fetch", "--quiet", "origin", base]);
-    let theirs = format!("origin/{base}");
-    let Some(ran) = run(&[
-        "merge-tree",
-        "--write-tree",
-        "--name-only",
-        "--no-messages",
-        &theirs,
-        "HEAD",
-    ]) else {
-        return Vec::new();
-    };
-    // Exit 1: conflicts; the tree's id, then a file a line.
-    if ran.code != 1 {
-        return Vec::new();
-    }
-    ran.stdout
-        .lines()
-        .skip(1)
-        .take_while(|l| !l.is_empty())
-        .map(crate::forge::text::line)
-        .collect()
 }

@@ -197,3 +197,45 @@ fn logged_out_missing_and_hung_are_said_not_waited_for() {
     let err = missing.issue(&lab.repo, 7).unwrap_err();
     assert!(matches!(err, ForgeError::Missing { .. }), "{err:?}");
 }
+
+#[test]
+fn the_files_in_conflict_come_from_git() {
+    let lab = lab(Duration::from_secs(20));
+    std::fs::write(lab.repo.join("b.txt"), "b\n").unwrap();
+    git(&lab.repo, &["add", "."]);
+    git(&lab.repo, &["commit", "-q", "-m", "b"]);
+    git(&lab.repo, &["push", "-q", "origin", "main"]);
+    git(&lab.repo, &["checkout", "-q", "-b", "topic"]);
+    std::fs::write(lab.repo.join("a.txt"), "topic\n").unwrap();
+    std::fs::write(lab.repo.join("b.txt"), "topic\n").unwrap();
+    std::fs::write(lab.repo.join("c.txt"), "new\n").unwrap();
+    git(&lab.repo, &["add", "."]);
+    git(&lab.repo, &["commit", "-q", "-m", "topic"]);
+    let timeout = Duration::from_secs(20);
+    assert!(hive::forge::conflicts::files(&lab.repo, "main", timeout).is_empty());
+    // Someone else moves main on the remote, in a.txt only.
+    let other = lab.repo.parent().unwrap().join("other");
+    git(
+        lab.repo.parent().unwrap(),
+        &[
+            "clone",
+            "-q",
+            lab.remote.to_str().unwrap(),
+            other.to_str().unwrap(),
+        ],
+    );
+    git(&other, &["config", "user.email", "o@example.com"]);
+    git(&other, &["config", "user.name", "O"]);
+    std::fs::write(other.join("a.txt"), "main\n").unwrap();
+    git(&other, &["commit", "-q", "-am", "main moves"]);
+    git(&other, &["push", "-q", "origin", "main"]);
+    assert_eq!(
+        hive::forge::conflicts::files(&lab.repo, "main", timeout),
+        ["a.txt"]
+    );
+    // The worktree is untouched.
+    assert_eq!(
+        std::fs::read_to_string(lab.repo.join("a.txt")).unwrap(),
+        "topic\n"
+    );
+}
