@@ -87,11 +87,16 @@ impl Forge for Gh {
     }
 
     fn open_pr(&self, cwd: &Path, pr: &NewPr) -> Result<(u64, String), ForgeError> {
-        let mut args = vec![
-            "pr", "create", "--head", &pr.head, "--title", &pr.title, "--body", &pr.body,
-        ];
-        if let Some(base) = &pr.base {
-            args.extend(["--base", base]);
+        // `--flag=value`: a title or body that starts with `-` stays a value.
+        let (head, title, body) = (
+            format!("--head={}", pr.head),
+            format!("--title={}", pr.title),
+            format!("--body={}", pr.body),
+        );
+        let base = pr.base.as_ref().map(|b| format!("--base={b}"));
+        let mut args = vec!["pr", "create", head.as_str(), title.as_str(), body.as_str()];
+        if let Some(base) = &base {
+            args.push(base);
         }
         if pr.draft {
             args.push("--draft");

@@ -80,6 +80,9 @@ def base_url():
 
 
 def flag(args, name, default=None):
+    for a in args:
+        if a.startswith(name + "="):
+            return a[len(name) + 1:]
     if name in args:
         i = args.index(name)
         if i + 1 < len(args):

@@ -156,13 +156,21 @@ fn a_conflicting_branch_reads_as_conflicting() {
     let new = NewPr {
         head: "hive/1-a".into(),
         base: None,
-        title: "A".into(),
-        body: String::new(),
+        // A title that looks like a flag is still the title.
+        title: "-R evil/widget".into(),
+        body: "--draft".into(),
         draft: false,
     };
     lab.gh.open_pr(&lab.repo, &new).unwrap();
     let pr = lab.gh.pr(&lab.repo, "hive/1-a").unwrap();
     assert_eq!(pr.mergeable, Mergeable::Conflicting);
+    assert!(!pr.draft);
+    let saved = std::fs::read_to_string(lab.state.join(format!("prs/{}.json", pr.number))).unwrap();
+    let saved: serde_json::Value = serde_json::from_str(&saved).unwrap();
+    assert_eq!(
+        (saved["title"].as_str(), saved["body"].as_str()),
+        (Some("-R evil/widget"), Some("--draft"))
+    );
     let err = lab
         .gh
         .merge(&lab.repo, pr.number, MergeMethod::Squash)
