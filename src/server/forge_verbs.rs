@@ -23,7 +23,8 @@ fn answer(reply: Reply, outcome: Result<Value, CtlError>) {
             let _ = reply.send(outcome);
         }
         Reply::Op(reply) => {
-            let _ = reply.send(outcome.map_err(|e| crate::ops::OpError::new("forge", e.message)));
+            let _ =
+                reply.send(outcome.map_err(|e| crate::ops::OpError::new("unavailable", e.message)));
         }
         Reply::Console => {
             if let Err(e) = outcome {
