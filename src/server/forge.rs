@@ -261,3 +261,18 @@ pub(super) fn merge_job(
     }
     forge.merge(cwd, number, method)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::pane_title;
+
+    #[test]
+    fn a_forge_title_is_one_safe_line_that_fits() {
+        let t = pane_title("#7 Fix\u{1b}]0;pwned\u{7}\nnow\u{202e}");
+        assert!(!t.chars().any(char::is_control), "{t:?}");
+        assert!(t.starts_with("#7 Fix␛]0;pwned␇ now"), "{t}");
+        let long = pane_title(&"é".repeat(100));
+        assert_eq!(long.chars().count(), 64);
+        assert!(long.ends_with('…'));
+    }
+}
