@@ -15,6 +15,7 @@ pub mod contain;
 pub mod control;
 pub mod doctor;
 pub(crate) mod files;
+pub mod forge;
 pub(crate) mod heap;
 pub mod history;
 pub mod init;

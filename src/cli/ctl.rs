@@ -93,6 +93,11 @@ pub enum Verb {
     },
     /// Retitle a pane (its id stays).
     Rename { pane: String, name: String },
+    /// A pane's pull request: open, status, merge (docs/forge.md).
+    Pr {
+        #[command(subcommand)]
+        pr: super::ctl_forge::PrVerb,
+    },
     /// Move a pane to another place (`--to`, 1 is first) or window.
     #[command(group(clap::ArgGroup::new("where").required(true).args(["to", "window"])))]
     Move {
@@ -213,6 +218,7 @@ fn to_call(verb: &Verb) -> Call {
             pane: pane.clone(),
             name: name.clone(),
         },
+        Verb::Pr { pr } => pr.to_call(),
         Verb::Move { pane, to, window } => Call::Move {
             pane: pane.clone(),
             to: to.map(|t| t.saturating_sub(1) as usize),
@@ -229,7 +235,7 @@ fn on_host<'a>(verb: &Verb, hosts: &'a [HostConfig]) -> Option<(&'a HostConfig, 
         Some((host, rest.to_owned()))
     };
     let (host, verb) = match verb {
-        Verb::List => return None,
+        Verb::List | Verb::Pr { .. } => return None,
         Verb::Status { pane } => split(pane).map(|(h, pane)| (h, Verb::Status { pane }))?,
         Verb::Send { pane, steer, text } => split(pane).map(|(h, pane)| {
             (
@@ -368,6 +374,7 @@ fn run(cli: &super::Cli, args: &CtlArgs) -> Result<ExitCode, ClientError> {
             }
             Verb::Rename { pane, name } => format!("renamed {pane} to {name}"),
             Verb::Move { pane, .. } => format!("moved {pane}"),
+            Verb::Pr { pr } => pr.text(&result),
             Verb::Approve { .. } | Verb::Deny { .. } => answered_text(&result),
             Verb::Wait { .. } => {
                 let w: WaitResult = parse(&result)?;

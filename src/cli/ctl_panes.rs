@@ -33,10 +33,17 @@ pub struct NewArgs {
     /// Into this window (1-based; one past the last makes a new one).
     #[arg(long, value_name = "N")]
     pub window: Option<usize>,
+    /// For this forge issue: its own worktree on branch
+    /// `hive/<N>-<slug>`, the issue its first message (docs/forge.md).
+    #[arg(long, value_name = "N", conflicts_with_all = ["worktree", "name"])]
+    pub issue: Option<u64>,
 }
 
 impl NewArgs {
     pub(super) fn to_call(&self) -> Call {
+        if let Some(n) = self.issue {
+            return issue_call(self, n);
+        }
         let here = std::env::current_dir().unwrap_or_default();
         Call::New {
             pane: self.id.clone(),
@@ -60,8 +67,26 @@ impl NewArgs {
 pub(super) fn new_text(result: &Value) -> String {
     let pane = result["pane"].as_str().unwrap_or_default();
     let window = result["window"].as_u64().unwrap_or(1);
-    match result["failed"].as_str() {
+    let mut out = match result["failed"].as_str() {
         Some(why) => format!("added {pane} in window {window}; it could not start: {why}"),
         None => format!("added {pane} in window {window}"),
+    };
+    if let (Some(n), Some(branch)) = (result["issue"].as_u64(), result["branch"].as_str()) {
+        out.push_str(&format!(" for issue #{n}, on branch {branch}"));
     }
+    out
+}
+
+/// `new ID --issue N`'s call.
+fn issue_call(args: &NewArgs, number: u64) -> Call {
+    let here = std::env::current_dir().unwrap_or_default();
+    Call::Forge(crate::protocol::forge::ForgeAsk::Issue {
+        pane: args.id.clone(),
+        number,
+        template: args.template.clone(),
+        provider: args.provider.clone(),
+        cwd: args.cwd.as_ref().map(|c| here.join(c)),
+        model: args.model.clone(),
+        window: args.window,
+    })
 }

@@ -3,6 +3,7 @@
 //! `$XDG_CONFIG_HOME/hive/config.toml`, else the built-in default.
 
 mod agent;
+mod forge;
 mod host;
 pub(crate) mod mcp;
 mod notify;
@@ -16,6 +17,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use agent::{AgentConfig, McpServerConfig, QueueMode, WorktreeSetting};
+pub use forge::{ForgeSettings, MergeMethod};
 pub use host::HostConfig;
 pub use mcp::McpChoice;
 pub(crate) use notify::NotifyOn;
@@ -99,6 +101,9 @@ pub struct Config {
     /// cost of agents that report tokens but no cost.
     #[serde(default)]
     pub prices: BTreeMap<String, Price>,
+    /// The forge's CLI and the pull request watcher (docs/forge.md).
+    #[serde(default)]
+    pub forge: ForgeSettings,
     /// Where this config came from (not part of the file).
     #[serde(skip)]
     pub source: ConfigSource,

@@ -140,6 +140,9 @@ pub enum Call {
         #[serde(default)]
         args: Value,
     },
+    /// The forge (issue 48): `hive ctl new ID --issue N`, `hive ctl pr
+    /// open|status|merge ID`. Answered when the forge's CLI is done.
+    Forge(crate::protocol::forge::ForgeAsk),
 }
 
 impl Call {
@@ -225,6 +228,7 @@ impl Call {
             },
             Self::Server => Verb::Server,
             Self::Kill => Verb::Stop,
+            Self::Forge(ask) => Verb::Forge(ask),
             op @ Self::Op { .. } => return Err(op),
         })
     }
@@ -589,6 +593,29 @@ mod tests {
                 args: serde_json::json!({"agent": "b", "text": "x"}),
             }
         );
+    }
+
+    #[test]
+    fn a_forge_request_is_one_line_with_its_ask() {
+        use crate::protocol::forge::ForgeAsk;
+        let line =
+            r#"{"id":3,"method":"forge","ask":"issue","pane":"fix","number":7,"template":"echo"}"#;
+        let r: Request = serde_json::from_str(line).unwrap();
+        let ask = ForgeAsk::Issue {
+            pane: "fix".into(),
+            number: 7,
+            template: Some("echo".into()),
+            provider: None,
+            cwd: None,
+            model: None,
+            window: None,
+        };
+        assert_eq!(r.call, Call::Forge(ask.clone()));
+        let back: Request = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back, r);
+        assert_eq!(r.call.into_verb().unwrap(), Verb::Forge(ask));
+        let bad = r#"{"id":3,"method":"forge","ask":"pr_merge","pane":"x","force":true}"#;
+        assert!(serde_json::from_str::<Request>(bad).is_err());
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub mod delta;
 pub mod display;
 pub mod edit;
 pub mod event;
+pub mod forge;
 pub mod frame;
 pub mod git;
 pub mod history;

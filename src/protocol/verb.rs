@@ -16,6 +16,7 @@ use serde::Deserialize;
 
 use crate::protocol::agent::PermissionDecision;
 use crate::protocol::edit::{NewPane, PaneEdit};
+use crate::protocol::forge::ForgeAsk;
 use crate::protocol::pane::RunnerCommand;
 
 /// One request to the server.
@@ -128,6 +129,8 @@ pub enum Verb {
     Server,
     /// Stops every agent and the server.
     Stop,
+    /// Issue → pane, pull request, its state, its merge (issue 48).
+    Forge(ForgeAsk),
 }
 
 /// What `Wait` waits for.
@@ -199,7 +202,9 @@ impl Caller {
             | Verb::History { .. }
             | Verb::Watch { .. }
             | Verb::Server
-            | Verb::Stop => false,
+            | Verb::Stop
+            // Pushing, opening and merging are the user's word.
+            | Verb::Forge(_) => false,
         };
         if allowed {
             return Ok(());
@@ -234,6 +239,7 @@ impl Verb {
             Verb::Watch { .. } => "watch",
             Verb::Server => "ask about the server",
             Verb::Stop => "stop the server",
+            Verb::Forge(_) => "use the forge",
         }
     }
 
@@ -335,6 +341,11 @@ mod tests {
         };
         assert!(agent.may(&keys).is_err());
         assert!(agent.may(&Verb::New(NewPane::default())).is_err());
+        let merge = Verb::Forge(ForgeAsk::PrMerge {
+            pane: "lead".into(),
+            method: None,
+        });
+        assert!(refused(merge).contains("use the forge"));
         // The user may do all of it.
         for v in [Verb::Stop, rename, discard, keys] {
             assert_eq!(Caller::Cli.may(&v), Ok(()));

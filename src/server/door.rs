@@ -80,6 +80,7 @@ impl Server {
                 let outcome = self.close_helper(&caller, &pane);
                 answer_op(reply, outcome);
             }
+            Verb::Forge(ask) => self.forge_verb(&caller, ask, reply),
             verb @ (Verb::New(_)
             | Verb::Close { .. }
             | Verb::Rename { .. }

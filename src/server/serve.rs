@@ -111,6 +111,8 @@ pub(super) struct Server {
     pub(super) worktrees: super::worktrees::Worktrees,
     /// Panes' files and sessions for consoles elsewhere (src/server/lists.rs).
     pub(super) lists: super::lists::Listings,
+    /// The forge's jobs and watched pull requests (src/server/forge.rs).
+    pub(super) forges: super::forge::Forges,
     /// Numbers every runner event, so a snapshot can tell which happened
     /// while nobody was attached.
     pub(super) seq: u64,
@@ -166,6 +168,7 @@ impl Server {
             notifier: super::notifier::Notifier::new(&starter.config.ui, mutes),
             worktrees: super::worktrees::Worktrees::start(panes.iter().map(|p| p.worktree.clone())),
             lists: super::lists::Listings::new(starter.store.clone()),
+            forges: super::forge::Forges::new(),
             info,
             shown: (0..panes.len()).collect(),
             panes,
@@ -216,6 +219,7 @@ impl Server {
                 Some(stream) = self.consoles.recv() => self.clients.accept(stream),
                 Some(ev) = self.worktrees.next() => self.worktrees.deliver(ev, &mut self.clients, &self.panes.order),
                 Some(listed) = self.lists.next() => self.listed(listed),
+                Some(done) = self.forges.next() => self.forge_done(done),
                 Some(ev) = self.clients.next() => {
                     if let Some(why) = self.on_client(ev) {
                         return Ok(why);

@@ -21,6 +21,7 @@ use crate::support::tmux::stop_servers;
 
 mod approvals;
 mod doors;
+mod forge;
 mod notify;
 mod panes;
 mod projects;

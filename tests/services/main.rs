@@ -11,6 +11,7 @@
 mod support;
 
 mod conflicts;
+mod forge;
 mod fuzz_regressions;
 mod history;
 mod ops;

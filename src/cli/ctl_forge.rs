@@ -1,0 +1,108 @@
+//! `hive ctl pr open|status|merge ID` and `hive ctl new ID --issue N`
+//! (issue 48, docs/forge.md): a script's way to the forge, through the
+//! running server, which drives the forge's CLI in the pane's worktree.
+
+use clap::Subcommand;
+use serde_json::Value;
+
+use crate::control::protocol::Call;
+use crate::protocol::forge::ForgeAsk;
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum PrVerb {
+    /// Push the pane's branch and open a draft pull request from it; the
+    /// server then watches its checks and reviews.
+    Open {
+        pane: String,
+        /// Its title (default: the issue's, else the last commit's).
+        #[arg(long, value_name = "TEXT")]
+        title: Option<String>,
+        /// Its body (default: `Closes #N` and the branch's commits).
+        #[arg(long, value_name = "TEXT")]
+        body: Option<String>,
+        /// Ready for review rather than a draft.
+        #[arg(long)]
+        ready: bool,
+    },
+    /// Watch the open pull request the pane's branch has already (after a
+    /// restart of the server, or one opened by hand).
+    Watch { pane: String },
+    /// The pull request's state, checks, and what the watcher sent.
+    Status { pane: String },
+    /// Merge the pane's pull request (a draft is marked ready first).
+    Merge {
+        pane: String,
+        /// `squash`, `merge` or `rebase` (default: `[forge] merge_method`).
+        #[arg(long, value_name = "METHOD")]
+        method: Option<String>,
+    },
+}
+
+impl PrVerb {
+    pub(super) fn to_call(&self) -> Call {
+        Call::Forge(match self {
+            Self::Open {
+                pane,
+                title,
+                body,
+                ready,
+            } => ForgeAsk::PrOpen {
+                pane: pane.clone(),
+                title: title.clone(),
+                body: body.clone(),
+                ready: *ready,
+            },
+            Self::Status { pane } => ForgeAsk::PrStatus { pane: pane.clone() },
+            Self::Watch { pane } => ForgeAsk::PrWatch { pane: pane.clone() },
+            Self::Merge { pane, method } => ForgeAsk::PrMerge {
+                pane: pane.clone(),
+                method: method.clone(),
+            },
+        })
+    }
+
+    /// What it prints.
+    pub(super) fn text(&self, result: &Value) -> String {
+        let line =
+            |v: &Value| crate::sanitize::neutralize(v.as_str().unwrap_or_default()).into_owned();
+        match self {
+            Self::Open { pane, .. } => format!(
+                "opened pull request #{} from {pane}: {}",
+                result["number"],
+                line(&result["url"])
+            ),
+            Self::Status { .. } => status_text(result),
+            Self::Watch { pane } => format!(
+                "watching pull request #{} of {pane}: {}",
+                result["number"],
+                line(&result["url"])
+            ),
+            Self::Merge { pane, .. } => {
+                format!("merged {pane}'s pull request: {}", line(&result["said"]))
+            }
+        }
+    }
+}
+
+/// `#1 draft ✓1 ✗1`, each check, and what the watcher sent.
+fn status_text(r: &Value) -> String {
+    let s = |v: &Value| crate::sanitize::neutralize(v.as_str().unwrap_or("?")).into_owned();
+    let mut out = format!("{}  {}\n", s(&r["summary"]), s(&r["url"]));
+    for c in r["checks"].as_array().into_iter().flatten() {
+        out.push_str(&format!("  {:<8} {}\n", s(&c["outcome"]), s(&c["name"])));
+    }
+    out.push_str(&format!(
+        "sent {} message(s) (cap reached: {}); {} remark(s) from authors not allowed\n",
+        r["attempts"], r["capped"], r["ignored"]
+    ));
+    for m in r["sent"].as_array().into_iter().flatten() {
+        out.push_str(&format!("  {}  {}\n", s(&m["at"]), s(&m["what"])));
+    }
+    if let Some(e) = r["error"].as_str() {
+        out.push_str(&format!(
+            "last poll failed: {}\n",
+            crate::sanitize::neutralize(e)
+        ));
+    }
+    out
+}

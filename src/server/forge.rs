@@ -1,0 +1,278 @@
+//! The forge in the server (issue 48, docs/forge.md): `Verb::Forge` from the
+//! front door. An issue becomes a pane in its own worktree on branch
+//! `hive/<n>-<slug>`, its first message the issue quoted as untrusted; a
+//! pane's branch is pushed and opened as a pull request, which the watcher
+//! then follows (src/server/forge_watch.rs); a merge happens only when the
+//! user asks. Every CLI call runs on the blocking pool, bounded by
+//! `[forge] timeout_secs`, and comes back to the loop as a [`Done`], so the
+//! loop never waits on the network; its failure (no `gh`, not logged in, a
+//! timeout) is the answer the user reads.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::config::ForgeSettings;
+use crate::control::protocol::{CtlError, ErrorCode};
+use crate::forge::watch::Watch;
+use crate::forge::{ForgeError, Issue, NewPr, PullRequest};
+use crate::protocol::edit::NewPane;
+
+/// How a job's caller is answered, whatever door it came by
+/// (src/server/forge_verbs.rs makes it of the door's reply).
+pub(super) type Answer = Box<dyn FnOnce(Result<Value, CtlError>) + Send>;
+
+/// What a forge job hands back to the loop.
+pub(super) enum Done {
+    Issue {
+        new: NewPane,
+        result: Result<Issue, ForgeError>,
+        reply: Answer,
+    },
+    Opened {
+        slot: usize,
+        result: Result<(u64, String), ForgeError>,
+        reply: Answer,
+    },
+    Merged {
+        slot: usize,
+        result: Result<String, ForgeError>,
+        reply: Answer,
+    },
+    /// A poll of a watched pull request (src/server/forge_watch.rs).
+    Polled {
+        slot: usize,
+        result: Result<PullRequest, ForgeError>,
+    },
+    /// A message the watcher made ready for the pane.
+    Message { slot: usize, text: String },
+}
+
+/// The forge's jobs and the watched pull requests, by pane slot.
+pub(super) struct Forges {
+    pub(super) tx: mpsc::UnboundedSender<Done>,
+    rx: mpsc::UnboundedReceiver<Done>,
+    /// The issue each pane was made for (its PR's title and `Closes`).
+    pub(super) issues: HashMap<usize, Issue>,
+    pub(super) watched: HashMap<usize, Watched>,
+}
+
+impl Forges {
+    pub(super) fn new() -> Self {
+        let (tx, rx) = mpsc::unbounded_channel();
+        Self {
+            tx,
+            rx,
+            issues: HashMap::new(),
+            watched: HashMap::new(),
+        }
+    }
+
+    pub(super) async fn next(&mut self) -> Option<Done> {
+        self.rx.recv().await
+    }
+
+    /// Runs `job` on the blocking pool; its `Done` comes back to the loop.
+    pub(super) fn spawn(&self, job: impl FnOnce() -> Done + Send + 'static) {
+        let tx = self.tx.clone();
+        tokio::task::spawn_blocking(move || {
+            let _ = tx.send(job());
+        });
+    }
+}
+
+/// A forge failure as `hive ctl` reads it.
+pub(super) fn failure(e: &ForgeError) -> CtlError {
+    let code = match e {
+        ForgeError::Missing { .. } | ForgeError::LoggedOut { .. } => ErrorCode::Unavailable,
+        ForgeError::Timeout { .. } => ErrorCode::Unavailable,
+        ForgeError::Failed { .. } | ForgeError::BadOutput { .. } => ErrorCode::InvalidState,
+    };
+    CtlError::new(code, e.to_string())
+}
+
+pub(super) fn invalid(why: impl Into<String>) -> CtlError {
+    CtlError::new(ErrorCode::BadRequest, why.into())
+}
+
+/// A watched pull request.
+pub(super) struct Watched {
+    pub(super) number: u64,
+    pub(super) url: String,
+    /// Its worktree, where the CLI runs.
+    pub(super) cwd: PathBuf,
+    /// The pane's title before hive added the pull request to it.
+    pub(super) title: String,
+    pub(super) watch: Watch,
+    /// What the watcher sent, and when (the first line of each).
+    pub(super) sent: Vec<(DateTime<Utc>, String)>,
+    /// The last poll's failure, if it failed.
+    pub(super) error: Option<String>,
+    pub(super) capped: bool,
+    /// A fork's head: its instruction files were set aside.
+    pub(super) fork: Option<Vec<String>>,
+    /// The `auto_merge` rule asked for its merge.
+    pub(super) merging: bool,
+    pub(super) poller: JoinHandle<()>,
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        self.poller.abort();
+    }
+}
+
+/// Polls `head` in `cwd` every `every`, doubling the wait (to 8×) while
+/// the forge fails; ends when the loop is gone.
+pub(super) fn poller(
+    tx: tokio::sync::mpsc::UnboundedSender<Done>,
+    settings: ForgeSettings,
+    slot: usize,
+    cwd: PathBuf,
+    head: String,
+) -> JoinHandle<()> {
+    let every = Duration::from_secs(settings.watch_every_secs.max(1));
+    tokio::spawn(async move {
+        let mut wait = every;
+        loop {
+            tokio::time::sleep(wait).await;
+            let (s, c, h) = (settings.clone(), cwd.clone(), head.clone());
+            let result =
+                tokio::task::spawn_blocking(move || crate::forge::open(&s).pr(&c, &h)).await;
+            let result = result.unwrap_or_else(|e| {
+                Err(ForgeError::Failed {
+                    command: "gh pr view".into(),
+                    message: e.to_string(),
+                })
+            });
+            wait = if result.is_ok() {
+                every
+            } else {
+                (wait * 2).min(every * 8)
+            };
+            if tx.send(Done::Polled { slot, result }).is_err() {
+                break;
+            }
+        }
+    })
+}
+
+/// Where the forge CLI runs for a new pane: its configured directory, else
+/// the server's own.
+pub(super) fn repo_dir(cwd: Option<&Path>) -> PathBuf {
+    cwd.map(Path::to_owned)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+/// A pane's title made of forge text: one line of at most 64 characters.
+pub(super) fn pane_title(s: &str) -> String {
+    let line = crate::forge::text::line(s);
+    let line = line.trim();
+    if line.chars().count() <= 64 {
+        return line.to_owned();
+    }
+    let mut out: String = line.chars().take(63).collect();
+    out.push('…');
+    out
+}
+
+/// `git push -u origin <branch>`, then `gh pr create` from it. The title
+/// and body default to the issue's and the branch's commits.
+pub(super) fn push_and_open(
+    settings: &ForgeSettings,
+    worktree: &Path,
+    branch: &str,
+    pane: &str,
+    issue: Option<Issue>,
+    (title, body): (Option<String>, Option<String>),
+    ready: bool,
+) -> Result<(u64, String), ForgeError> {
+    let timeout = std::time::Duration::from_secs(settings.timeout_secs.max(1));
+    let git = |args: &[&str]| -> Result<String, ForgeError> {
+        let ran = crate::forge::run::run("git", args, worktree, timeout)?;
+        if ran.code != 0 {
+            return Err(ForgeError::Failed {
+                command: crate::forge::run::describe("git", args),
+                message: crate::forge::text::line(ran.stderr.trim()),
+            });
+        }
+        Ok(ran.stdout)
+    };
+    // The commits no remote branch has yet: what the pull request brings.
+    let commits = git(&["log", "--format=- %s", "HEAD", "--not", "--remotes=origin"])?;
+    if commits.trim().is_empty() {
+        return Err(ForgeError::Failed {
+            command: format!("git log {branch}"),
+            message: "the branch has no commits the remote lacks: commit the work first".into(),
+        });
+    }
+    git(&[
+        "push",
+        "--quiet",
+        "-u",
+        "origin",
+        &format!("HEAD:refs/heads/{branch}"),
+    ])?;
+    let title = title.unwrap_or_else(|| match &issue {
+        Some(i) => i.title.clone(),
+        None => commits
+            .lines()
+            .last()
+            .unwrap_or(branch)
+            .trim_start_matches("- ")
+            .to_owned(),
+    });
+    let body = body.unwrap_or_else(|| {
+        let closes = issue
+            .as_ref()
+            .map(|i| format!("Closes #{}.\n\n", i.number))
+            .unwrap_or_default();
+        format!("{closes}{commits}\nOpened by hive from pane `{pane}`.")
+    });
+    crate::forge::open(settings).open_pr(
+        worktree,
+        &NewPr {
+            head: branch.to_owned(),
+            base: None,
+            title,
+            body,
+            draft: !ready,
+        },
+    )
+}
+
+/// Merges pull request `number` (a draft is marked ready first).
+pub(super) fn merge_job(
+    settings: &ForgeSettings,
+    cwd: &Path,
+    number: u64,
+    method: crate::forge::MergeMethod,
+) -> Result<String, ForgeError> {
+    let forge = crate::forge::open(settings);
+    let pr = forge.pr(cwd, &number.to_string())?;
+    if pr.draft {
+        forge.ready(cwd, number)?;
+    }
+    forge.merge(cwd, number, method)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pane_title;
+
+    #[test]
+    fn a_forge_title_is_one_safe_line_that_fits() {
+        let t = pane_title("#7 Fix\u{1b}]0;pwned\u{7}\nnow\u{202e}");
+        assert!(!t.chars().any(char::is_control), "{t:?}");
+        assert!(t.starts_with("#7 Fix␛]0;pwned␇ now"), "{t}");
+        let long = pane_title(&"é".repeat(100));
+        assert_eq!(long.chars().count(), 64);
+        assert!(long.ends_with('…'));
+    }
+}

@@ -1,0 +1,267 @@
+//! `Verb::Forge` in the server (issue 48, docs/forge.md): the front door's
+//! forge requests checked on the loop, their CLI work handed to the
+//! blocking pool (src/server/forge.rs), and their outcomes applied on the
+//! loop again: the issue's pane made, the pull request watched
+//! (src/server/forge_watch.rs), the merge answered.
+
+use serde_json::{Value, json};
+
+use super::door::Reply;
+use super::forge::{Answer, Done, failure, invalid, pane_title, push_and_open, repo_dir};
+use super::serve::Server;
+use crate::config::{MergeMethod, WorktreeSetting};
+use crate::control::protocol::{CtlError, ErrorCode};
+use crate::forge::Issue;
+use crate::protocol::edit::NewPane;
+use crate::protocol::forge::ForgeAsk;
+use crate::protocol::verb::{Caller, Verb};
+
+/// How a forge verb is answered, whatever door it came by.
+fn answer(reply: Reply, outcome: Result<Value, CtlError>) {
+    match reply {
+        Reply::Ctl { reply, .. } => {
+            let _ = reply.send(outcome);
+        }
+        Reply::Op(reply) => {
+            let _ =
+                reply.send(outcome.map_err(|e| crate::ops::OpError::new("unavailable", e.message)));
+        }
+        Reply::Console => {
+            if let Err(e) = outcome {
+                tracing::warn!("a console's forge request failed: {}", e.message);
+            }
+        }
+    }
+}
+
+/// A pull request's title, body, and whether it is ready for review.
+type Opening = (Option<String>, Option<String>, bool);
+
+/// The open pull request of `branch`, to watch.
+fn open_pr_of(
+    settings: &crate::config::ForgeSettings,
+    cwd: &std::path::Path,
+    branch: &str,
+) -> Result<(u64, String), crate::forge::ForgeError> {
+    let pr = crate::forge::open(settings).pr(cwd, branch)?;
+    if pr.state != crate::forge::PrState::Open {
+        return Err(crate::forge::ForgeError::Failed {
+            command: format!("gh pr view {branch}"),
+            message: format!("pull request #{} is {}, not open", pr.number, pr.summary()),
+        });
+    }
+    Ok((pr.number, pr.url))
+}
+
+/// The door's reply as a job's answer.
+fn answer_of(reply: Reply) -> Answer {
+    Box::new(move |outcome| answer(reply, outcome))
+}
+
+impl Server {
+    /// `Verb::Forge`: checked here, run off the loop, answered from
+    /// [`Server::forge_done`].
+    pub(super) fn forge_verb(&mut self, _caller: &Caller, ask: ForgeAsk, reply: Reply) {
+        let settings = self.starter.config.forge.clone();
+        match ask {
+            ForgeAsk::Issue {
+                pane,
+                number,
+                template,
+                provider,
+                cwd,
+                model,
+                window,
+            } => {
+                let new = NewPane {
+                    id: pane,
+                    template,
+                    provider,
+                    cwd,
+                    model,
+                    worktree: true,
+                    name: None,
+                    window,
+                };
+                // Refused before the forge is asked: a bad id or template.
+                let agent = match self.new_agent(&new) {
+                    Ok(a) => a,
+                    Err(e) => return answer(reply, Err(invalid(e.to_string()))),
+                };
+                let cwd = repo_dir(agent.cwd.as_deref());
+                let reply = answer_of(reply);
+                self.forges.spawn(move || {
+                    let result = crate::forge::open(&settings).issue(&cwd, number);
+                    Done::Issue { new, result, reply }
+                });
+            }
+            ForgeAsk::PrOpen {
+                pane,
+                title,
+                body,
+                ready,
+            } => self.pr_open(&pane, Some((title, body, ready)), reply),
+            ForgeAsk::PrWatch { pane } => self.pr_open(&pane, None, reply),
+            ForgeAsk::PrStatus { pane } => {
+                let outcome = self.pr_status(&pane);
+                answer(reply, outcome);
+            }
+            ForgeAsk::PrMerge { pane, method } => self.pr_merge(&pane, method, reply),
+        }
+    }
+
+    /// A job's outcome, on the loop.
+    pub(super) fn forge_done(&mut self, done: Done) {
+        match done {
+            Done::Issue { new, result, reply } => {
+                let outcome = match result {
+                    Ok(issue) => self.issue_pane(new, issue),
+                    Err(e) => Err(failure(&e)),
+                };
+                reply(outcome);
+            }
+            Done::Opened {
+                slot,
+                result,
+                reply,
+            } => {
+                let outcome = match result {
+                    Ok((number, url)) => Ok(self.watch_pr(slot, number, &url)),
+                    Err(e) => Err(failure(&e)),
+                };
+                reply(outcome);
+            }
+            Done::Merged {
+                slot,
+                result,
+                reply,
+            } => {
+                let outcome = result.map_err(|e| failure(&e)).map(|said| {
+                    // Seen at once, not at the next poll.
+                    self.poll_now(slot);
+                    json!({"merged": true, "said": said})
+                });
+                reply(outcome);
+            }
+            Done::Polled { slot, result } => self.polled(slot, result),
+            Done::Message { slot, text } => self.forge_message(slot, text),
+        }
+    }
+
+    /// The issue's pane: made now (its id is checked again: the forge took
+    /// a while), its worktree on the issue's branch, the issue queued as
+    /// its first message.
+    fn issue_pane(&mut self, new: NewPane, issue: Issue) -> Result<Value, CtlError> {
+        let mut agent = self.new_agent(&new).map_err(|e| invalid(e.to_string()))?;
+        let branch = crate::forge::issue_branch(issue.number, &issue.title);
+        agent.worktree = Some(WorktreeSetting::Branch(branch.clone()));
+        agent.name = Some(pane_title(&format!("#{} {}", issue.number, issue.title)));
+        let done = self.add_agent(agent, new.window, None);
+        self.layout_changed();
+        let slot = self
+            .open_slot(&new.id)
+            .map_err(|e| invalid(e.to_string()))?;
+        let text = crate::forge::text::issue_message(&issue, &branch);
+        self.forge_send(slot, text);
+        let number = issue.number;
+        self.forges.issues.insert(slot, issue);
+        let mut out = done.json;
+        out["issue"] = json!(number);
+        out["branch"] = json!(branch);
+        Ok(out)
+    }
+
+    /// Queues `text` to slot `slot`'s agent as the user's message (behind
+    /// its turn, never steering into it).
+    pub(super) fn forge_send(&mut self, slot: usize, text: String) {
+        let Some(pane) = self.panes.get(slot).filter(|p| !p.closed) else {
+            return;
+        };
+        let verb = Verb::Send {
+            pane: pane.agent.id.clone(),
+            text,
+            steer: false,
+        };
+        // The answer (its turn id) is nobody's: the pane shows the turn.
+        let (reply, _) = tokio::sync::oneshot::channel();
+        if let Some((slot, cmd)) = self.control.answer(verb, reply, None) {
+            self.command(slot, cmd, None);
+        }
+    }
+
+    /// Pushes the pane's branch and opens its pull request, off the loop.
+    /// `open`: `Some((title, body, ready))`; `None`: watch the pull request
+    /// the branch has already (one opened before a restart, or by hand).
+    fn pr_open(&mut self, pane: &str, open: Option<Opening>, reply: Reply) {
+        let slot = match self.open_slot(pane) {
+            Ok(s) => s,
+            Err(e) => return answer(reply, Err(CtlError::new(e.code(), e.to_string()))),
+        };
+        let Some(wt) = self.panes[slot].worktree.clone() else {
+            let why = format!(
+                "`{pane}` has no worktree: a pull request is opened from a pane's own branch \
+                 (make the pane with --worktree or --issue)"
+            );
+            return answer(reply, Err(invalid(why)));
+        };
+        if let Some(w) = self.forges.watched.get(&slot) {
+            let why = format!("`{pane}` has pull request #{} already", w.number);
+            return answer(reply, Err(CtlError::new(ErrorCode::InvalidState, why)));
+        }
+        let issue = self.forges.issues.get(&slot).cloned();
+        let settings = self.starter.config.forge.clone();
+        let id = pane.to_owned();
+        let reply = answer_of(reply);
+        self.forges.spawn(move || {
+            let result = match open {
+                Some((title, body, ready)) => push_and_open(
+                    &settings,
+                    &wt.path,
+                    &wt.branch,
+                    &id,
+                    issue,
+                    (title, body),
+                    ready,
+                ),
+                None => open_pr_of(&settings, &wt.path, &wt.branch),
+            };
+            Done::Opened {
+                slot,
+                result,
+                reply,
+            }
+        });
+    }
+
+    fn pr_merge(&mut self, pane: &str, method: Option<String>, reply: Reply) {
+        let slot = match self.open_slot(pane) {
+            Ok(s) => s,
+            Err(e) => return answer(reply, Err(CtlError::new(e.code(), e.to_string()))),
+        };
+        let Some(w) = self.forges.watched.get(&slot) else {
+            let why = format!("`{pane}` has no pull request (hive ctl pr open {pane})");
+            return answer(reply, Err(CtlError::new(ErrorCode::InvalidState, why)));
+        };
+        let settings = self.starter.config.forge.clone();
+        let method = match method.as_deref() {
+            None => settings.merge_method,
+            Some("squash") => MergeMethod::Squash,
+            Some("merge") => MergeMethod::Merge,
+            Some("rebase") => MergeMethod::Rebase,
+            Some(other) => {
+                let why = format!("merge method `{other}`: squash, merge or rebase");
+                return answer(reply, Err(invalid(why)));
+            }
+        };
+        let (number, cwd) = (w.number, w.cwd.clone());
+        let reply = answer_of(reply);
+        self.forges.spawn(move || {
+            let result = super::forge::merge_job(&settings, &cwd, number, method);
+            Done::Merged {
+                slot,
+                result,
+                reply,
+            }
+        });
+    }
+}
