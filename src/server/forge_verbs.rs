@@ -174,17 +174,17 @@ impl Server {
     /// Queues `text` to slot `slot`'s agent as the user's message (behind
     /// its turn, never steering into it).
     pub(super) fn forge_send(&mut self, slot: usize, text: String) {
-        let Some(pane) = self.panes.get(slot).filter(|p| !p.closed) else {
+        let Some(pane) = self.panes.get(slot).filter(|p| !p.record.closed) else {
             return;
         };
         let verb = Verb::Send {
-            pane: pane.agent.id.clone(),
+            pane: pane.record.agent.id.clone(),
             text,
             steer: false,
         };
         // The answer (its turn id) is nobody's: the pane shows the turn.
         let (reply, _) = tokio::sync::oneshot::channel();
-        if let Some((slot, cmd)) = self.control.answer(verb, reply, None) {
+        if let Some((slot, cmd)) = self.control.answer(&self.panes, verb, reply, None) {
             self.command(slot, cmd, None);
         }
     }

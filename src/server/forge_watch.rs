@@ -33,10 +33,11 @@ impl Server {
             .as_ref()
             .map_or_else(|| PathBuf::from("."), |w| w.path.clone());
         let title = pane
+            .record
             .agent
             .name
             .clone()
-            .unwrap_or_else(|| pane.agent.id.clone());
+            .unwrap_or_else(|| pane.record.agent.id.clone());
         let settings = self.starter.config.forge.clone();
         let poller = poller(
             self.forges.tx.clone(),
@@ -45,7 +46,7 @@ impl Server {
             cwd.clone(),
             number.to_string(),
         );
-        let id = pane.agent.id.clone();
+        let id = pane.record.agent.id.clone();
         self.forges.watched.insert(
             slot,
             Watched {
@@ -82,7 +83,7 @@ impl Server {
 
     /// A poll's answer: news becomes a message, the title follows.
     pub(super) fn polled(&mut self, slot: usize, result: Result<PullRequest, ForgeError>) {
-        if self.panes.get(slot).is_none_or(|p| p.closed) {
+        if self.panes.get(slot).is_none_or(|p| p.record.closed) {
             self.forges.watched.remove(&slot);
             return;
         }
@@ -195,10 +196,10 @@ impl Server {
         };
         let base: String = w.title.chars().take(40).collect();
         let name = pane_title(&format!("{base} · {summary}"));
-        if pane.agent.name.as_deref() == Some(name.as_str()) {
+        if pane.record.agent.name.as_deref() == Some(name.as_str()) {
             return;
         }
-        let id = pane.agent.id.clone();
+        let id = pane.record.agent.id.clone();
         let edit = crate::protocol::edit::PaneEdit::Rename { pane: id, name };
         if let Err(e) = self.edit(edit, None) {
             tracing::warn!("cannot retitle a pane for its pull request: {e}");
