@@ -9,7 +9,7 @@ use hive::forge::gh::Gh;
 use hive::forge::{Forge, ForgeError, MergeMethod, Mergeable, NewPr, Outcome, PrState};
 use serde_json::json;
 
-use crate::support::git::{git, init_repo};
+use crate::support::git::{git, repo_with_remote};
 
 struct Lab {
     _dir: tempfile::TempDir,
@@ -24,28 +24,8 @@ fn lab(timeout: Duration) -> Lab {
     let repo = dir.path().join("repo");
     let remote = dir.path().join("remote.git");
     let state = dir.path().join("state");
-    std::fs::create_dir_all(&repo).unwrap();
     std::fs::create_dir_all(state.join("issues")).unwrap();
-    init_repo(&repo);
-    std::fs::write(repo.join("a.txt"), "one\n").unwrap();
-    git(&repo, &["add", "."]);
-    git(&repo, &["commit", "-q", "-m", "initial"]);
-    git(
-        dir.path(),
-        &[
-            "init",
-            "-q",
-            "--bare",
-            "-b",
-            "main",
-            remote.to_str().unwrap(),
-        ],
-    );
-    git(
-        &repo,
-        &["remote", "add", "origin", remote.to_str().unwrap()],
-    );
-    git(&repo, &["push", "-q", "origin", "main"]);
+    repo_with_remote(&repo, &remote, "a.txt", "one\n");
     let repo_json = json!({"owner": "acme", "name": "widget", "login": "me",
                            "remote": remote, "default_branch": "main"});
     std::fs::write(state.join("repo.json"), repo_json.to_string()).unwrap();

@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::Lab;
-use crate::support::git::{git, init_repo};
+use crate::support::git::{git, repo_with_remote};
 
 const BRANCH: &str = "hive/7-fix-the-parser-it-panics";
 
@@ -35,28 +35,8 @@ fn forge_with(lab: &Lab, timeout_secs: u64, more: &str) -> Forge {
     let repo = lab.path("widget");
     let remote = lab.path("remote.git");
     let state = lab.path("forge");
-    std::fs::create_dir_all(&repo).unwrap();
     std::fs::create_dir_all(state.join("issues")).unwrap();
-    init_repo(&repo);
-    std::fs::write(repo.join("parser.rs"), "fn parse() {}\n").unwrap();
-    git(&repo, &["add", "."]);
-    git(&repo, &["commit", "-q", "-m", "initial"]);
-    git(
-        lab.dir.path(),
-        &[
-            "init",
-            "-q",
-            "--bare",
-            "-b",
-            "main",
-            remote.to_str().unwrap(),
-        ],
-    );
-    git(
-        &repo,
-        &["remote", "add", "origin", remote.to_str().unwrap()],
-    );
-    git(&repo, &["push", "-q", "-u", "origin", "main"]);
+    repo_with_remote(&repo, &remote, "parser.rs", "fn parse() {}\n");
 
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let write = |name: &str, v: Value| std::fs::write(state.join(name), v.to_string()).unwrap();
