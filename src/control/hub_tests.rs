@@ -416,6 +416,7 @@ fn permission(id: &str) -> PaneEvent {
         description: None,
         options: Vec::new(),
         display: None,
+        ..Default::default()
     })
 }
 

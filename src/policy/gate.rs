@@ -152,7 +152,12 @@ impl Gate {
         let action = match (self.preset, subject.command.is_some(), subject.writes) {
             (Preset::Yolo, _, _) => Action::Allow,
             (_, false, false) => Action::Allow,
-            (Preset::Edit, false, true) if self.inside_repo(subject) => Action::Allow,
+            // A write to paths nobody named (an unknown tool) is not "inside".
+            (Preset::Edit, false, true)
+                if !subject.paths.is_empty() && self.inside_repo(subject) =>
+            {
+                Action::Allow
+            }
             _ => Action::Ask,
         };
         let by = format!("preset:{}", preset_name(self.preset));

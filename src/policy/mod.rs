@@ -3,5 +3,7 @@
 
 pub mod gate;
 pub mod shell;
+pub mod subject;
 
 pub use gate::{Action, Gate, Preset, RuleError, RuleSpec, Subject, Verdict};
+pub use subject::subject;

@@ -150,6 +150,7 @@ pub(crate) fn sample_events() -> Vec<PaneEvent> {
                 kind: "allow_once".into(),
             }],
             display: None,
+            ..Default::default()
         }),
         PaneEvent::PermissionSettled {
             request_id: "r".into(),
