@@ -137,6 +137,14 @@ impl Gate {
         })
     }
 
+    /// This gate with `extra` rules after its own (the learned ones).
+    pub fn with_rules(&self, extra: Vec<(String, RuleSpec)>) -> Result<Self, RuleError> {
+        let more = Self::new(extra, self.preset, &self.repo)?;
+        let mut gate = self.clone();
+        gate.rules.extend(more.rules);
+        Ok(gate)
+    }
+
     /// Decides `subject`.
     pub fn decide(&self, subject: &Subject) -> Verdict {
         let parsed = subject.command.as_deref().map(shell::parse);

@@ -3,6 +3,7 @@
 
 pub mod audit;
 pub mod gate;
+pub mod learned;
 pub mod pane;
 pub mod shell;
 pub mod subject;

@@ -122,8 +122,15 @@ impl Runner {
             d if is_allow(d) => ("allow", String::new()),
             _ => ("deny", String::new()),
         };
+        let mut learned = None;
         if let Some(p) = &self.policy {
             p.record(&w.original, &w.subject, word, "user", &reason);
+            if matches!(decision, PermissionDecision::AllowAlways) {
+                learned = p.learn(&w.subject);
+            }
+        }
+        if let Some(text) = learned {
+            self.notice(DiagnosticLevel::Info, text);
         }
         // The vendor keeps no "always" of its own (it would allow the
         // tool for good, past the gate); a confirm is an allow once.

@@ -25,6 +25,8 @@ pub(super) struct Starter {
     hive_budget: Option<std::sync::Arc<crate::runner::budget::HiveBudget>>,
     /// The project's approvals log (issue 47), shared by its runners.
     audit: std::sync::Arc<crate::policy::audit::Audit>,
+    /// Its rules learned from `allow always`.
+    learned: std::sync::Arc<crate::policy::learned::LearnedRules>,
 }
 
 impl Starter {
@@ -41,10 +43,11 @@ impl Starter {
         let hive_budget =
             crate::runner::budget::HiveBudget::new(config.budget.usd, config.budget.tokens);
         let project = crate::project::Project::of(&config.source);
-        let audit = std::sync::Arc::new(crate::policy::audit::Audit::in_dir(
-            &project.dir_in(&crate::paths::state_dir()),
-        ));
+        let state = project.dir_in(&crate::paths::state_dir());
+        let audit = std::sync::Arc::new(crate::policy::audit::Audit::in_dir(&state));
+        let learned = std::sync::Arc::new(crate::policy::learned::LearnedRules::in_dir(&state));
         Self {
+            learned,
             store: project.store(),
             audit,
             config,
@@ -177,6 +180,7 @@ impl Starter {
             cwd,
             gate,
             audit: Some(self.audit.clone()),
+            learned: Some(self.learned.clone()),
             timeout: self.config.approvals.timeout_secs.map(Duration::from_secs),
         })
     }

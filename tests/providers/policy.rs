@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use hive::config::AgentConfig;
 use hive::policy::audit::{Audit, Entry};
+use hive::policy::learned::LearnedRules;
 use hive::policy::{Action, Gate, PanePolicy, Preset, RuleSpec};
 use hive::provider::PermissionDecision;
 use hive::provider::claude::ClaudeFactory;
@@ -82,6 +83,9 @@ impl Setup {
             gate: Gate::new(rules, preset, &cwd).expect("rules"),
             cwd,
             audit: Some(Arc::new(Audit::at(self.audit_path()))),
+            learned: Some(Arc::new(LearnedRules::in_dir(
+                &self.dir.path().join("state"),
+            ))),
             timeout,
         };
         let spec = ProviderSpec {
@@ -322,5 +326,41 @@ async fn script_an_unanswered_card_is_denied_at_the_timeout() {
         .mode();
     assert_eq!(mode & 0o777, 0o600);
     assert!(Path::new(&s.audit_path()).is_file());
+    pane.runner.send(RunnerCommand::Shutdown);
+}
+
+/// `allow always` on a card is a learned rule of the project: the next
+/// request for the same command is answered by it, without a card (the
+/// vendor was told "once", so the gate, not Claude, remembers).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_allow_always_is_a_learned_rule_and_the_next_ask_has_no_card() {
+    let s = Setup::claude();
+    let mut pane = s.start(Arc::new(ClaudeFactory), Vec::new(), Preset::Edit, None);
+    pane.submit("permission please", SubmitMode::Auto);
+    let req = card(&mut pane).await;
+    pane.runner.send(RunnerCommand::Permission {
+        request_id: req.request_id,
+        decision: PermissionDecision::AllowAlways,
+    });
+    assert!(completed(&pane.turn_end().await));
+    assert!(
+        pane.notices()
+            .iter()
+            .any(|n| n.contains("learned learned.1")),
+        "{:?}",
+        pane.notices()
+    );
+    pane.submit("permission again", SubmitMode::Auto);
+    assert!(completed(&pane.turn_end().await));
+    assert_eq!(cards(&pane), 1, "the second request had no card");
+    let rules = LearnedRules::in_dir(&s.dir.path().join("state")).rules();
+    assert_eq!(rules.len(), 1);
+    assert_eq!(rules[0].rule.command.as_deref(), Some("mkdir perm-dir"));
+    let log = s.audit();
+    let last = log.last().expect("lines");
+    assert_eq!(
+        (last.decision.as_str(), last.by.as_str()),
+        ("allow", "learned.1")
+    );
     pane.runner.send(RunnerCommand::Shutdown);
 }
