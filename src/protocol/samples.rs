@@ -150,7 +150,8 @@ pub(crate) fn sample_events() -> Vec<PaneEvent> {
                 kind: "allow_once".into(),
             }],
             display: None,
-            ..Default::default()
+            kind: Some("execute".into()),
+            locations: vec!["/w/a".into()],
         }),
         PaneEvent::PermissionSettled {
             request_id: "r".into(),
