@@ -133,6 +133,7 @@ mod tests {
             description: None,
             options: Vec::new(),
             display: None,
+            ..Default::default()
         }
     }
 

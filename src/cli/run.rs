@@ -121,6 +121,8 @@ fn open_session(
             config.budget.usd,
             config.budget.tokens,
         ),
+        // Headless: every card is denied below; no gate (yet) answers first.
+        policy: None,
     };
     (options, args.resume.clone().or(history.resume))
 }

@@ -50,6 +50,14 @@ pub struct AgentConfig {
     /// approval policy, …).
     #[serde(default)]
     pub permission_mode: Option<String>,
+    /// hive's approval preset (docs/policy.md): `read-only`, `edit` or
+    /// `yolo`; also picks the vendor's own mode when `permission_mode` is
+    /// unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<crate::policy::Preset>,
+    /// Rules for this agent's requests, after the config's `[[policy]]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub policy_rules: Vec<super::policy::PolicyRule>,
     /// Thinking / reasoning effort where the agent supports it.
     #[serde(default)]
     pub thinking: Option<String>,
@@ -251,6 +259,8 @@ impl AgentConfig {
             env: BTreeMap::new(),
             queue_mode: QueueMode::Queue,
             permission_mode: None,
+            policy: None,
+            policy_rules: Vec::new(),
             thinking: None,
             system_prompt: None,
             allowed_tools: Vec::new(),

@@ -8,6 +8,7 @@ mod host;
 pub(crate) mod mcp;
 mod notify;
 mod pace;
+pub(crate) mod policy;
 mod prices;
 
 use std::collections::BTreeMap;
@@ -23,6 +24,7 @@ pub use mcp::McpChoice;
 pub(crate) use notify::NotifyOn;
 pub use notify::ReasonKind;
 pub use pace::{background_every, live_every};
+pub use policy::{ApprovalSettings, PolicyRule};
 pub use prices::{Price, price_of};
 
 use crate::processor::{DEFAULT_GRADIENT, ProcessorConfig};
@@ -104,6 +106,12 @@ pub struct Config {
     /// The forge's CLI and the pull request watcher (docs/forge.md).
     #[serde(default)]
     pub forge: ForgeSettings,
+    /// Approval rules for every agent (docs/policy.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub policy: Vec<PolicyRule>,
+    /// `[approvals]`: how long a card waits.
+    #[serde(default)]
+    pub approvals: ApprovalSettings,
     /// Where this config came from (not part of the file).
     #[serde(skip)]
     pub source: ConfigSource,
@@ -511,6 +519,7 @@ impl Config {
             });
         }
         self.check_hosts().map_err(invalid)?;
+        self.check_policy().map_err(invalid)?;
         self.resolve_mcp().map_err(invalid)?;
         // Each agent's provider reads its lines with this cap (1 KiB at least).
         for a in &mut self.agents {

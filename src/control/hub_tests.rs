@@ -490,6 +490,7 @@ fn permission(id: &str) -> PaneEvent {
         description: None,
         options: Vec::new(),
         display: None,
+        ..Default::default()
     })
 }
 

@@ -101,6 +101,7 @@ mod tests {
             description: None,
             options: Vec::new(),
             display: None,
+            ..Default::default()
         }
     }
 

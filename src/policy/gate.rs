@@ -137,6 +137,14 @@ impl Gate {
         })
     }
 
+    /// This gate with `extra` rules after its own (the learned ones).
+    pub fn with_rules(&self, extra: Vec<(String, RuleSpec)>) -> Result<Self, RuleError> {
+        let more = Self::new(extra, self.preset, &self.repo)?;
+        let mut gate = self.clone();
+        gate.rules.extend(more.rules);
+        Ok(gate)
+    }
+
     /// Decides `subject`.
     pub fn decide(&self, subject: &Subject) -> Verdict {
         let parsed = subject.command.as_deref().map(shell::parse);
@@ -152,7 +160,12 @@ impl Gate {
         let action = match (self.preset, subject.command.is_some(), subject.writes) {
             (Preset::Yolo, _, _) => Action::Allow,
             (_, false, false) => Action::Allow,
-            (Preset::Edit, false, true) if self.inside_repo(subject) => Action::Allow,
+            // A write to paths nobody named (an unknown tool) is not "inside".
+            (Preset::Edit, false, true)
+                if !subject.paths.is_empty() && self.inside_repo(subject) =>
+            {
+                Action::Allow
+            }
             _ => Action::Ask,
         };
         let by = format!("preset:{}", preset_name(self.preset));

@@ -110,7 +110,7 @@ pub struct PermissionOption {
     pub kind: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PermissionRequest {
     pub request_id: String,
     pub tool_name: String,
@@ -123,6 +123,14 @@ pub struct PermissionRequest {
     /// How the tool's input reads on the card (the provider knows its names).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display: Option<ToolDisplay>,
+    /// What the tool does, where the agent says so in its request (ACP's
+    /// `kind`: read, edit, delete, move, search, execute, fetch, …): the
+    /// policy reads it (`policy::subject`) when the tool's name does not tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// The paths the agent says the tool touches (ACP's `locations`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub locations: Vec<String>,
 }
 
 /// What the provider learned about its session.

@@ -52,8 +52,10 @@ use crate::protocol::pane::RunnerCommand;
 /// whole agent config (issue 44). 6:
 /// runner events in batches, `Events` instead of `Event` (issue 45). 7: a
 /// snapshot's pane says what a console saw of it, `PaneSnapshot::seen`
-/// (issue 46 item 8: the inbox outlives a console).
-pub const PROTOCOL_VERSION: u32 = 7;
+/// (issue 46 item 8: the inbox outlives a console). 8: an approval
+/// request says what its tool does and where (`PermissionRequest::kind`,
+/// `locations`, ACP's; issue 47).
+pub const PROTOCOL_VERSION: u32 = 8;
 
 /// `ClientMsg::Focus(NO_PANE)`: the client looks at none of the server's
 /// panes (#46 item 8: a console of several servers looking at a remote pane

@@ -150,6 +150,8 @@ pub(crate) fn sample_events() -> Vec<PaneEvent> {
                 kind: "allow_once".into(),
             }],
             display: None,
+            kind: Some("execute".into()),
+            locations: vec!["/w/a".into()],
         }),
         PaneEvent::PermissionSettled {
             request_id: "r".into(),

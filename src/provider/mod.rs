@@ -22,6 +22,7 @@ pub mod openai;
 pub mod operations;
 pub(crate) mod paced;
 pub mod pi;
+pub mod preset;
 pub mod process;
 pub mod pty;
 pub mod reap;

@@ -605,6 +605,7 @@ impl Player {
                 description: Some(question.to_owned()),
                 options: Vec::new(),
                 display: Some(display::describe(&args_value(step), &COMMON)),
+                ..Default::default()
             }));
         loop {
             match self.rx.recv().await {

@@ -59,7 +59,7 @@ impl Runner {
                 }
                 self.emit(PaneEvent::Session(info));
             }
-            ProviderEvent::Permission(req) => self.emit(PaneEvent::Permission(req)),
+            ProviderEvent::Permission(req) => self.permission(req),
             ProviderEvent::Diagnostic { level, message } => self.notice(level, message),
             ProviderEvent::Exited { code, message } => self.provider_gone(code, message),
             ProviderEvent::Unresponsive { reason } => self.replace_agent(&reason),

@@ -28,6 +28,8 @@ pub use crate::protocol::pane::{
 };
 
 mod agent;
+mod approve;
+pub use approve::CONFIRM_OPTION;
 pub mod budget;
 pub mod hold;
 pub(crate) mod mirror;
@@ -68,6 +70,9 @@ pub struct RunnerOptions {
     /// Sample the agent's process tree (CPU, memory) this often
     /// (`PaneEvent::Process`); `None`: never (`hive run`, tests).
     pub sample_every: Option<Duration>,
+    /// The pane's approval policy (issue 47); `None`: every request shows
+    /// its card.
+    pub policy: Option<crate::policy::PanePolicy>,
 }
 
 impl Default for RunnerOptions {
@@ -84,6 +89,7 @@ impl Default for RunnerOptions {
             prices: Arc::default(),
             sample_every: None,
             hive_budget: None,
+            policy: None,
         }
     }
 }
@@ -199,6 +205,8 @@ pub fn spawn_runner(
         hive_rx: options.hive_budget.as_ref().map(|h| h.subscribe()),
         hive: options.hive_budget,
         procs: procs::Procs::new(options.sample_every),
+        policy: options.policy,
+        approvals: approve::Approvals::default(),
         out,
     };
     runner.restore_choices();
@@ -288,6 +296,9 @@ struct Runner {
     hive_rx: Option<watch::Receiver<u64>>,
     /// The agent's process tree, sampled.
     procs: procs::Procs,
+    /// The approval policy, and the cards it showed.
+    policy: Option<crate::policy::PanePolicy>,
+    approvals: approve::Approvals,
     out: mpsc::UnboundedSender<PaneUpdate>,
 }
 
@@ -299,6 +310,7 @@ impl Runner {
             let live_at = self.live_at;
             let hold_at = self.hold.as_ref().and_then(|h| h.at);
             let sample_at = self.procs.next;
+            let approval_at = self.approvals.next_deadline();
             let stall_at = self
                 .last_output
                 .filter(|_| !self.stalled)
@@ -325,6 +337,7 @@ impl Runner {
                 _ = timer::sleep_until(live_at) => self.send_live(),
                 _ = timer::sleep_until(hold_at) => self.release_hold(),
                 _ = timer::sleep_until(sample_at) => self.sample_processes(),
+                _ = timer::sleep_until(approval_at) => self.approvals_expired(),
                 _ = budget::hive_changed(&mut self.hive_rx) => self.hive_budget_changed(),
                 _ = timer::sleep_until(stall_at) => {
                     self.stalled = true;

@@ -34,13 +34,7 @@ impl Runner {
             RunnerCommand::Permission {
                 request_id,
                 decision,
-            } => {
-                self.to_provider(ProviderCommand::Permission {
-                    request_id: request_id.clone(),
-                    decision,
-                });
-                self.emit(PaneEvent::PermissionSettled { request_id });
-            }
+            } => self.answer(request_id, decision),
             RunnerCommand::Restart => self.restart(),
             RunnerCommand::Budget(answer) => self.answer_budget(answer),
             RunnerCommand::Input(bytes) => {

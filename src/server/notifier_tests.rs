@@ -55,6 +55,7 @@ fn asks(id: &str) -> PaneEvent {
         description: None,
         options: Vec::new(),
         display: None,
+        ..Default::default()
     })
 }
 

@@ -24,6 +24,10 @@ pub(super) struct Starter {
     setups: mpsc::UnboundedSender<SetupDone>,
     socket: std::path::PathBuf,
     hive_budget: Option<std::sync::Arc<crate::runner::budget::HiveBudget>>,
+    /// The project's approvals log (issue 47), shared by its runners.
+    audit: std::sync::Arc<crate::policy::audit::Audit>,
+    /// Its rules learned from `allow always`.
+    learned: std::sync::Arc<crate::policy::learned::LearnedRules>,
 }
 
 impl Starter {
@@ -39,8 +43,14 @@ impl Starter {
         let registry = Registry::builtin().with_toolbox(crate::ops::meta::toolbox_factory(ops_tx));
         let hive_budget =
             crate::runner::budget::HiveBudget::new(config.budget.usd, config.budget.tokens);
+        let project = crate::project::Project::of(&config.source);
+        let state = project.dir_in(&crate::paths::state_dir());
+        let audit = std::sync::Arc::new(crate::policy::audit::Audit::in_dir(&state));
+        let learned = std::sync::Arc::new(crate::policy::learned::LearnedRules::in_dir(&state));
         Self {
-            store: crate::project::Project::of(&config.source).store(),
+            learned,
+            store: project.store(),
+            audit,
             config,
             registry,
             tx,
@@ -130,9 +140,12 @@ impl Starter {
             prices: std::sync::Arc::new(config.prices.clone()),
             sample_every: Some(Duration::from_secs(1)),
             hive_budget: self.hive_budget.clone(),
+            policy: self.policy(agent),
         };
+        let mut agent_spec = self.registry.with_hive_mcp(agent, Some(&self.socket));
+        crate::provider::preset::apply(&mut agent_spec);
         let spec = ProviderSpec {
-            agent: self.registry.with_hive_mcp(agent, Some(&self.socket)),
+            agent: agent_spec,
             resume: history.resume.take(),
         };
         let started = self
@@ -150,6 +163,35 @@ impl Starter {
                 None
             }
         }
+    }
+}
+
+impl Starter {
+    /// `agent`'s approval policy, when it has one (a preset or a rule).
+    fn policy(&self, agent: &crate::config::AgentConfig) -> Option<crate::policy::PanePolicy> {
+        if !self.config.has_policy(agent) {
+            return None;
+        }
+        let cwd = crate::provider::process::working_dir(agent).ok()?;
+        let rules = self.config.policy_rules(agent);
+        let preset = agent.policy.unwrap_or_default();
+        // The config's rules were checked when it loaded.
+        let gate = match crate::policy::Gate::new(rules, preset, &cwd) {
+            Ok(g) => g,
+            Err(e) => {
+                tracing::warn!(agent = %agent.id, "policy: {e}");
+                return None;
+            }
+        };
+        Some(crate::policy::PanePolicy {
+            pane: agent.id.clone(),
+            vendor: agent.provider.clone(),
+            cwd,
+            gate,
+            audit: Some(self.audit.clone()),
+            learned: Some(self.learned.clone()),
+            timeout: self.config.approvals.timeout_secs.map(Duration::from_secs),
+        })
     }
 }
 

@@ -324,6 +324,7 @@ fn the_deny_reason_composer_shows_its_own_hint() {
         display: Some(describe(&args, &COMMON)),
         description: None,
         options: vec![],
+        ..Default::default()
     })));
     c.app.on_key(key(KeyCode::Char('n')));
     let s = render(&mut c, 70, 16);

@@ -474,7 +474,7 @@ fn permission_cards_and_answers() {
         input: json!({"file_path": "src/greet.rs", "old_string": "Hello", "new_string": "Hello!"}),
         display: Some(describe(&json!({"file_path": "src/greet.rs", "old_string": "Hello", "new_string": "Hello!"}), &COMMON)),
         description: Some("Edit a file in the workspace".into()),
-        options: vec![],
+        options: vec![], ..Default::default()
     })));
     app.apply(ev(
         0,
@@ -496,6 +496,7 @@ fn permission_cards_and_answers() {
                     kind: "reject_once".into(),
                 },
             ],
+            ..Default::default()
         }),
     ));
     insta::assert_snapshot!("card_default", render(&mut app, 70, 22));
@@ -551,6 +552,7 @@ fn allow_keys_only_act_on_an_empty_composer() {
             display: Some(describe(&json!({"command": "ls"}), &COMMON)),
             description: None,
             options: vec![],
+            ..Default::default()
         }),
     ));
     typ(&mut app, "okay");
@@ -1063,6 +1065,7 @@ fn a_cramped_approval_card_keeps_its_keys() {
             display: Some(describe(&input, &COMMON)),
             description: Some("cargo\ntest\n--workspace\n--all-features\n--no-fail-fast".into()),
             options: vec![],
+            ..Default::default()
         }),
     ));
     let screen = render(&mut app, 80, 24);

@@ -98,6 +98,7 @@ fn with_news(c: &mut Console) {
             display: None,
             description: None,
             options: vec![],
+            ..Default::default()
         }),
     );
 }

@@ -20,6 +20,7 @@ mod lifecycle;
 mod openai;
 mod openai_coding;
 mod pi;
+mod policy;
 mod processor;
 mod runner;
 mod usage;

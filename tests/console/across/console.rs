@@ -232,5 +232,6 @@ pub fn permission(id: &str, command: &str) -> PaneEvent {
         description: None,
         options: Vec::new(),
         display: Some(describe(&json!({ "command": command }), &COMMON)),
+        ..Default::default()
     })
 }

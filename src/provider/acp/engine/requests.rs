@@ -144,6 +144,12 @@ impl Engine {
             .map(render::tool_content)
             .filter(|d| !d.is_empty());
         let input = f.raw_input.clone().unwrap_or_else(|| json!({}));
+        let locations = f
+            .locations
+            .iter()
+            .flatten()
+            .map(|l| l.path.display().to_string())
+            .collect();
         let display = crate::provider::acp::translate::describe_input(Some(&input), &tool_name);
         self.permissions.insert(
             request_id.clone(),
@@ -163,6 +169,8 @@ impl Engine {
                     input,
                     description,
                     options,
+                    kind: f.kind.map(|k| kind_label(k).to_owned()),
+                    locations,
                 },
             ))));
     }

@@ -36,6 +36,7 @@ impl Translator {
                         input: req.get("input").cloned().unwrap_or(Value::Null),
                         description,
                         options: Vec::new(),
+                        ..Default::default()
                     }));
             }
             other => {

@@ -185,6 +185,7 @@ impl AppServer {
             input: Value::Object(input),
             description: reason,
             options: Vec::new(),
+            ..Default::default()
         }
     }
 

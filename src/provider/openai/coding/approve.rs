@@ -85,6 +85,7 @@ impl Approvals {
             description: Some(description),
             options: Vec::new(),
             display,
+            ..Default::default()
         }));
         // Dropped (the turn was interrupted): the request is forgotten.
         let _forget = Forget(self, request_id);
