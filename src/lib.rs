@@ -13,6 +13,7 @@ pub mod config;
 pub mod contain;
 pub mod control;
 pub mod doctor;
+pub mod exec;
 pub(crate) mod files;
 pub(crate) mod heap;
 pub mod history;

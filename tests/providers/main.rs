@@ -16,6 +16,7 @@ mod choices;
 mod claude;
 mod codex;
 mod gemini;
+mod hosts;
 mod lifecycle;
 mod openai;
 mod openai_coding;
