@@ -23,4 +23,5 @@ mod openai_coding;
 mod pi;
 mod processor;
 mod runner;
+mod sandbox;
 mod usage;
