@@ -224,3 +224,37 @@ fn kubectl_exec_runs_in_the_pods_workdir_and_waits_for_a_claim() {
     );
     assert_eq!(k.stop_steps()[0].argv, k.stop);
 }
+
+#[test]
+fn a_missing_engine_is_named_with_what_installs_it() {
+    let kube = Kubectl {
+        program: "hive-no-such-kubectl".into(),
+        context: None,
+        namespace: "default".into(),
+        pod: "p".into(),
+        container: None,
+        workdir: None,
+        create: vec![],
+        stop: vec![],
+    };
+    let dev = Devcontainer {
+        program: "hive-no-such-devcontainer".into(),
+        config: None,
+        engine: "docker".into(),
+    };
+    for (kind, want) in [
+        (
+            super::super::Kind::Kubectl(kube),
+            "host `h` (kubectl) needs `hive-no-such-kubectl`, which is not on PATH: install kubectl and a kubeconfig",
+        ),
+        (
+            super::super::Kind::Devcontainer(dev),
+            "host `h` (devcontainer) needs `hive-no-such-devcontainer`, which is not on PATH: npm install -g @devcontainers/cli, and a container engine",
+        ),
+    ] {
+        let e = super::super::ExecHost::new("h", kind)
+            .prepare(None)
+            .unwrap_err();
+        assert_eq!(e.to_string(), want);
+    }
+}
