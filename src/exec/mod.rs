@@ -185,6 +185,18 @@ impl ExecHost {
                 hint,
             });
         }
+        if let Kind::Ssh(s) = &self.kind {
+            // The master connections' sockets: private, made on first use.
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(s.ssh.control_dir())
+                .map_err(|e| ExecError::Invalid {
+                    host: self.name.clone(),
+                    message: format!("the ssh control dir {}: {e}", s.ssh.control_dir().display()),
+                })?;
+        }
         steps::prepare(self, cwd)
     }
 }

@@ -29,7 +29,7 @@ fn ssh_host(sshd: &Sshd, project: &Path, control: &Path) -> ExecHost {
         Some(&sshd.ssh_command()),
     )
     .unwrap();
-    std::fs::create_dir_all(control).unwrap();
+    // Not made here: the host makes it (0700) before its first agent.
     let ssh = Ssh::for_target(&target, control).unwrap();
     ExecHost::new("box", Kind::Ssh(SshHost::new(ssh, target, true)))
 }
@@ -42,7 +42,7 @@ async fn a_structured_agent_on_an_ssh_host_answers_through_the_pipe() {
     };
     let project = dir.path().join("far-project");
     std::fs::create_dir_all(&project).unwrap();
-    let control = dir.path().join("control");
+    let control = dir.path().join("run/ssh");
     sshd.masters_in(control.clone());
     let mut agent = AgentConfig::new("remote-claude", "claude");
     agent.command = fake_command("fake_claude.py");
@@ -78,6 +78,9 @@ async fn a_structured_agent_on_an_ssh_host_answers_through_the_pipe() {
             .iter()
             .any(|a| a == "stream-json")
     );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&control).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
 }
 
 /// A `docker` of the test's own: it records each argv it gets, says no
