@@ -14,6 +14,7 @@ pub mod config;
 pub mod contain;
 pub mod control;
 pub mod doctor;
+pub mod exec;
 pub(crate) mod files;
 pub mod forge;
 pub(crate) mod heap;

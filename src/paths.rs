@@ -32,6 +32,20 @@ pub(crate) fn state_dir() -> PathBuf {
         .unwrap_or_else(|| data_dir().join("state"))
 }
 
+/// Where servers' sockets live: `run/` in the state dir when
+/// `HIVE_STATE_DIR` names one (a hive with a state of its own has servers
+/// of its own), else `$XDG_RUNTIME_DIR/hive`, else `run/` in the default
+/// state dir.
+pub(crate) fn socket_dir() -> PathBuf {
+    if std::env::var_os("HIVE_STATE_DIR").is_some() {
+        return state_dir().join("run");
+    }
+    match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
+        Some(d) if d.is_absolute() => d.join("hive"),
+        _ => state_dir().join("run"),
+    }
+}
+
 /// A server's name: its socket's file stem.
 pub fn name_of(socket: &std::path::Path) -> String {
     socket

@@ -231,7 +231,7 @@ fn to_call(verb: &Verb) -> Call {
 fn on_host<'a>(verb: &Verb, hosts: &'a [HostConfig]) -> Option<(&'a HostConfig, Verb)> {
     let split = |id: &str| -> Option<(&'a HostConfig, String)> {
         let (h, rest) = id.split_once(':')?;
-        let host = hosts.iter().find(|x| x.name == h)?;
+        let host = hosts.iter().find(|x| x.name == h && x.serves())?;
         Some((host, rest.to_owned()))
     };
     let (host, verb) = match verb {

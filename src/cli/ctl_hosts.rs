@@ -49,7 +49,8 @@ pub(super) fn list_all(local: Value, config: Option<&Config>) -> Value {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    for host in config.map(|c| c.hosts.as_slice()).unwrap_or_default() {
+    let hosts = config.map(|c| c.hosts.as_slice()).unwrap_or_default();
+    for host in hosts.iter().filter(|h| h.serves()) {
         let answer = connect(host).and_then(|mut c| c.call(crate::control::protocol::Call::List));
         match answer {
             Ok(v) => {

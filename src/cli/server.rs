@@ -67,7 +67,7 @@ pub(crate) fn console(cli: &Cli) -> anyhow::Result<ExitCode> {
         socket = daemon::start(&config, cli.fresh)?;
     }
     let mut endpoints = vec![Endpoint::Local(socket)];
-    for host in &config.hosts {
+    for host in config.hosts.iter().filter(|h| h.serves()) {
         let target = host.target()?;
         let ssh = remote::Ssh::prepared(&target)?;
         endpoints.push(Endpoint::Ssh {

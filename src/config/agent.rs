@@ -134,6 +134,17 @@ pub struct AgentConfig {
     /// beside `hive_mcp` (docs/config.md).
     #[serde(skip)]
     pub shared_mcp: Vec<McpServerConfig>,
+    /// The `[[host]]` this agent runs on (issue 49, docs/hosts.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// `"bwrap"`: the agent in a bubblewrap sandbox (docs/sandbox.md);
+    /// `"none"`: not even the `[sandbox]` default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
+    /// Set by hive from `host`, `sandbox` and `[sandbox]`, never by the
+    /// agent table: the transport its processes are started through.
+    #[serde(skip)]
+    pub exec: Option<crate::exec::ExecHost>,
     /// Set by hive from `[limits] max_line_bytes`, never by the agent
     /// table: the longest line its provider reads from the agent.
     #[serde(skip, default = "default_max_line")]
@@ -284,6 +295,9 @@ impl AgentConfig {
             mcp: None,
             shared_mcp: Vec::new(),
             max_line_bytes: super::DEFAULT_MAX_LINE,
+            host: None,
+            sandbox: None,
+            exec: None,
             settings: toml::Table::new(),
         }
     }

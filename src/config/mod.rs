@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 pub use agent::{AgentConfig, McpServerConfig, QueueMode, WorktreeSetting};
 pub use forge::{ForgeSettings, MergeMethod};
-pub use host::HostConfig;
+pub use host::{HostConfig, SandboxSettings};
 pub use mcp::McpChoice;
 pub(crate) use notify::NotifyOn;
 pub use notify::ReasonKind;
@@ -96,6 +96,10 @@ pub struct Config {
     /// (docs/remote.md).
     #[serde(default, rename = "host")]
     pub hosts: Vec<HostConfig>,
+    /// The bubblewrap box of `sandbox = "bwrap"`, and whether every agent
+    /// gets it (docs/sandbox.md).
+    #[serde(default)]
+    pub sandbox: SandboxSettings,
     /// What every pane together may spend (docs/usage.md).
     #[serde(default)]
     pub budget: BudgetSettings,
@@ -520,6 +524,7 @@ impl Config {
         }
         self.check_hosts().map_err(invalid)?;
         self.check_policy().map_err(invalid)?;
+        self.resolve_hosts().map_err(invalid)?;
         self.resolve_mcp().map_err(invalid)?;
         // Each agent's provider reads its lines with this cap (1 KiB at least).
         for a in &mut self.agents {
@@ -651,10 +656,58 @@ impl Config {
             if !seen.insert(h.name.as_str()) {
                 return Err(format!("host name `{}` is used twice", h.name));
             }
-            h.target()
-                .map_err(|e| format!("host `{}`: ssh = {e}", h.name))?;
+            h.exec().map_err(|e| format!("host `{}`: {e}", h.name))?;
         }
         Ok(())
+    }
+
+    /// Each agent's host: its `host`, else its `sandbox`, else the
+    /// `[sandbox]` default (issue 49).
+    fn resolve_hosts(&mut self) -> Result<(), String> {
+        let mut resolved = Vec::with_capacity(self.agents.len());
+        for a in &self.agents {
+            resolved.push(
+                self.exec_for(a)
+                    .map_err(|e| format!("agent `{}`: {e}", a.id))?,
+            );
+        }
+        for (a, exec) in self.agents.iter_mut().zip(resolved) {
+            a.exec = exec;
+        }
+        Ok(())
+    }
+
+    /// The host `agent` runs on, by its `host` and `sandbox` and the
+    /// `[sandbox]` default; `None`: this machine, unboxed.
+    pub fn exec_for(&self, agent: &AgentConfig) -> Result<Option<crate::exec::ExecHost>, String> {
+        let default = match self.sandbox.kind.as_deref() {
+            None | Some("none") => None,
+            Some("bwrap") => Some("bwrap"),
+            Some(k) => return Err(format!("[sandbox] kind = \"{k}\" is not `bwrap` or `none`")),
+        };
+        match (agent.host.as_deref(), agent.sandbox.as_deref()) {
+            (Some(_), Some("bwrap")) => Err(
+                "give `host` or `sandbox = \"bwrap\"`, not both (a bwrap `[[host]]` is a sandbox)"
+                    .into(),
+            ),
+            (Some(name), _) => {
+                let h = self.hosts.iter().find(|h| h.name == name).ok_or_else(|| {
+                    let names: Vec<&str> = self.hosts.iter().map(|h| h.name.as_str()).collect();
+                    format!(
+                        "host = \"{name}\" names no [[host]] (there are: {})",
+                        names.join(", ")
+                    )
+                })?;
+                h.exec().map(Some)
+            }
+            (None, Some("none")) => Ok(None),
+            (None, Some("bwrap")) => self.sandbox.host().map(Some),
+            (None, Some(other)) => Err(format!("sandbox = \"{other}\" is not `bwrap` or `none`")),
+            (None, None) => match default {
+                Some(_) => self.sandbox.host().map(Some),
+                None => Ok(None),
+            },
+        }
     }
 
     /// Every duration setting within [`MAX_DURATION_S`], or the key that is not.

@@ -27,17 +27,9 @@ use crate::config::ConfigSource;
 /// Environment variable naming the socket `hive ctl` talks to.
 pub(crate) const SOCKET_ENV: &str = "HIVE_SOCKET";
 
-/// `run/` in the state dir when `HIVE_STATE_DIR` names one (a hive with a
-/// state of its own has servers of its own), else `$XDG_RUNTIME_DIR/hive`,
-/// else `run/` in the default state dir.
+/// Where servers' sockets live (`paths::socket_dir`).
 pub fn socket_dir() -> PathBuf {
-    if std::env::var_os("HIVE_STATE_DIR").is_some() {
-        return crate::paths::state_dir().join("run");
-    }
-    match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
-        Some(d) if d.is_absolute() => d.join("hive"),
-        _ => crate::paths::state_dir().join("run"),
-    }
+    crate::paths::socket_dir()
 }
 
 /// A socket path must fit in `sockaddr_un` (108 bytes with its NUL); a

@@ -25,8 +25,26 @@ impl HostReport {
     }
 }
 
-/// Every host of `config`, checked at once.
+/// Every host of `config`, checked at once, then the `[sandbox]` box when
+/// an agent runs in it.
 pub fn check_hosts(config: &Config) -> Vec<HostReport> {
+    let mut reports = check_tables(config);
+    let boxed = config.agents.iter().find_map(|a| {
+        a.exec
+            .as_ref()
+            .filter(|h| h.name == "sandbox" && !config.hosts.iter().any(|t| t.name == h.name))
+    });
+    if let Some(b) = boxed {
+        reports.push(HostReport {
+            name: b.name.clone(),
+            target: "[sandbox]".into(),
+            checks: super::exec_hosts::check_exec(b),
+        });
+    }
+    reports
+}
+
+fn check_tables(config: &Config) -> Vec<HostReport> {
     std::thread::scope(|s| {
         let handles: Vec<_> = config
             .hosts
@@ -48,6 +66,20 @@ pub fn check_hosts(config: &Config) -> Vec<HostReport> {
 }
 
 fn check_host(host: &HostConfig) -> HostReport {
+    if host.kind() != "ssh" {
+        return match host.exec() {
+            Ok(exec) => HostReport {
+                name: host.name.clone(),
+                target: host.kind().to_owned(),
+                checks: super::exec_hosts::check_exec(&exec),
+            },
+            Err(e) => HostReport {
+                name: host.name.clone(),
+                target: host.kind().to_owned(),
+                checks: vec![Check::new("host", Level::Fail, e)],
+            },
+        };
+    }
     let mut report = HostReport {
         name: host.name.clone(),
         target: host.ssh.clone(),
@@ -88,6 +120,10 @@ fn check_host(host: &HostConfig) -> HostReport {
         Level::Ok,
         format!("reached ({})", crate::sanitize::neutralize(&probe.uname)),
     ));
+    if !host.serves() {
+        // `attach = false`: agents run there; no hive is expected.
+        return report;
+    }
     let Some(bin) = probe.usable().map(str::to_owned) else {
         report.checks.push(
             Check::new(

@@ -7,6 +7,7 @@
 //! provider (`provider::doctor`); this module runs the checks and
 //! `render` prints them.
 
+mod exec_hosts;
 pub mod hosts;
 mod mcp;
 mod pins;

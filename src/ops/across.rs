@@ -39,7 +39,7 @@ pub struct Across {
 impl Across {
     pub fn new(config: &Config) -> Self {
         let mut hosts = BTreeMap::new();
-        for h in &config.hosts {
+        for h in config.hosts.iter().filter(|h| h.serves()) {
             let Ok(target) = h.target() else { continue };
             let Ok(ssh) = Ssh::prepared(&target) else {
                 continue;
@@ -301,6 +301,7 @@ mod tests {
             ssh: "me@box".into(),
             path: "/src".into(),
             ssh_command: None,
+            ..Default::default()
         };
         let target = host.target().unwrap();
         let ssh = Ssh::for_target(&target, std::path::Path::new("/nonexistent")).unwrap();

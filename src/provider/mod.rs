@@ -28,6 +28,7 @@ pub mod pty;
 pub mod reap;
 mod registry;
 pub mod script;
+pub(crate) mod seed;
 mod sink;
 pub(crate) mod stderr;
 pub(crate) mod toolbox;

@@ -17,6 +17,7 @@ use tokio::process::{Child, ChildStdin, Command};
 use super::paced::AgentStdout;
 use super::{EventSink, ProviderError};
 use crate::config::AgentConfig;
+use crate::exec::{ExecHost, Inner, Wrapped};
 use crate::lines::{CappedLines, Line};
 
 /// Lines of stderr kept for the error message of a crash (noise and stack
@@ -33,6 +34,9 @@ pub struct CommandSpec {
     /// The longest line read from it (`[limits] max_line_bytes`, which
     /// the agent's config carries).
     pub(crate) max_line: usize,
+    /// The host it runs on (`host`, `sandbox`; issue 49), this pane's:
+    /// the command line above is wrapped by its transport at spawn.
+    pub exec: Option<ExecHost>,
 }
 
 impl Default for CommandSpec {
@@ -43,6 +47,7 @@ impl Default for CommandSpec {
             cwd: None,
             env: BTreeMap::new(),
             max_line: crate::config::DEFAULT_MAX_LINE,
+            exec: None,
         }
     }
 }
@@ -63,8 +68,45 @@ impl CommandSpec {
             cwd: agent.cwd.clone(),
             env,
             max_line: agent.max_line_bytes,
+            exec: exec_for(agent),
         }
     }
+
+    /// The command line to start: this one, or its host's wrapping of it
+    /// (the host made first, once: `ExecHost::prepare`).
+    pub(crate) fn wrapped(&self) -> Result<Wrapped, crate::exec::ExecError> {
+        let Some(host) = &self.exec else {
+            return Ok(Wrapped {
+                program: self.program.clone(),
+                args: self.args.clone(),
+                cwd: self.cwd.clone(),
+                env: self.env.clone(),
+            });
+        };
+        let cwd = self.cwd.as_ref().map(|c| absolute(c));
+        host.prepare(cwd.as_deref())?;
+        host.wrap(&Inner {
+            program: &self.program,
+            args: &self.args,
+            cwd: cwd.as_deref(),
+            env: &self.env,
+            tty: false,
+        })
+    }
+}
+
+/// `dir` taken from hive's own working directory.
+fn absolute(dir: &std::path::Path) -> PathBuf {
+    std::env::current_dir().map_or_else(|_| dir.to_owned(), |here| here.join(dir))
+}
+
+/// The agent's host for its pane: the vendor's files a sandbox seeds are
+/// its provider's (`seed::files`).
+pub(crate) fn exec_for(agent: &AgentConfig) -> Option<ExecHost> {
+    agent
+        .exec
+        .as_ref()
+        .map(|h| h.for_pane(&agent.id, super::seed::files(&agent.provider)))
 }
 
 /// The agent's working directory: its `cwd` taken from hive's own, or hive's
@@ -96,6 +138,8 @@ pub(crate) fn kill_all() {
     for pgid in groups {
         signal_group(pgid, libc::SIGKILL);
     }
+    // Containers hive made for panes go with it (their own time limits).
+    crate::exec::steps::stop_all();
     super::reap::sweep_descendants(false);
 }
 
@@ -165,15 +209,16 @@ impl AgentProcess {
         spec: &CommandSpec,
         events: &EventSink,
     ) -> io::Result<(Self, LineReader<AgentStdout>)> {
-        let mut cmd = Command::new(&spec.program);
-        cmd.args(&spec.args)
-            .envs(&spec.env)
+        let run = spec.wrapped().map_err(io::Error::other)?;
+        let mut cmd = Command::new(&run.program);
+        cmd.args(&run.args)
+            .envs(&run.env)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
-        if let Some(cwd) = &spec.cwd {
+        if let Some(cwd) = &run.cwd {
             cmd.current_dir(cwd);
         }
         die_with_parent(&mut cmd);

@@ -17,6 +17,22 @@ pub use install::Install;
 pub use ssh::Ssh;
 pub use target::Target;
 
+// In this file, not ssh.rs: ssh.rs is the exec transport's ssh kind,
+// which the config's agents name, and knows nothing of hive's runtime dir.
+impl Ssh {
+    /// `for_target` with hive's own control dir (`remote::control_dir`),
+    /// made private first if it is missing: every caller gets the same
+    /// master connections.
+    pub fn prepared(target: &Target) -> Result<Self, ssh::SshError> {
+        let dir = control_dir();
+        crate::control::prepare_dir(&dir).map_err(|source| ssh::SshError::ControlDir {
+            path: dir.display().to_string(),
+            source,
+        })?;
+        Self::for_target(target, &dir)
+    }
+}
+
 /// The master connections' socket dir: hive's private runtime dir.
 pub fn control_dir() -> std::path::PathBuf {
     crate::control::socket_dir().join("ssh")

@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::target::Target;
+use crate::exec::command::{Inner, Wrapped};
+use crate::exec::shell;
 
 /// Environment variable with the ssh command line.
 pub const SSH_ENV: &str = "HIVE_SSH";
@@ -48,18 +50,6 @@ impl Ssh {
             env.as_deref().or(target.ssh_command.as_deref()),
             control_dir,
         )
-    }
-
-    /// `for_target` with hive's own control dir (`remote::control_dir`),
-    /// made private first if it is missing: every caller gets the same
-    /// master connections.
-    pub fn prepared(target: &Target) -> Result<Self, SshError> {
-        let dir = super::control_dir();
-        crate::control::prepare_dir(&dir).map_err(|source| SshError::ControlDir {
-            path: dir.display().to_string(),
-            source,
-        })?;
-        Self::for_target(target, &dir)
     }
 
     fn from_line(line: Option<&str>, control_dir: &Path) -> Result<Self, SshError> {
@@ -111,11 +101,16 @@ impl Ssh {
         args
     }
 
-    /// A `Command` for `remote` on `target` (stdio left to the caller).
+    /// The ssh program (`ssh`, or the first word of `HIVE_SSH`).
+    pub fn program(&self) -> &str {
+        &self.argv[0]
+    }
+
+    /// A `Command` for `remote` on `target` (stdio left to the caller),
+    /// through the exec transport's ssh kind: a console's relay, the probe
+    /// and copy of hive, and an agent on an ssh host share one command line.
     pub fn command(&self, target: &Target, batch: bool, remote: &str) -> Command {
-        let mut cmd = Command::new(&self.argv[0]);
-        cmd.args(self.args(target, batch, remote));
-        cmd
+        SshHost::new(self.clone(), target.clone(), batch).command(remote)
     }
 
     /// Asks the master connection to `target` to end (`ssh -O exit`), if
@@ -138,8 +133,66 @@ impl Ssh {
     }
 }
 
+/// The exec transport's ssh kind (issue 49): the ssh command line and
+/// the address. The far side's shell reads the command line, so an
+/// agent's command is quoted into one (`exec::shell::exec_line`); its
+/// environment crosses on that line (sshd accepts no other by default),
+/// which this machine's `ps` shows (docs/hosts.md). A terminal pane gets
+/// `-tt` in place of `-T`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SshHost {
+    pub ssh: Ssh,
+    pub target: Target,
+    /// Never prompt (a prompt in a pane, or in the console's raw terminal,
+    /// would hang it).
+    pub batch: bool,
+}
+
+impl SshHost {
+    pub fn new(ssh: Ssh, target: Target, batch: bool) -> Self {
+        Self { ssh, target, batch }
+    }
+
+    pub fn program(&self) -> &str {
+        self.ssh.program()
+    }
+
+    /// The command line that runs the shell line `remote` there: how the
+    /// console reaches `hive relay`, and the probe and copy of hive.
+    pub fn shell(&self, remote: &str, tty: bool) -> Wrapped {
+        let mut args = self.ssh.args(&self.target, self.batch, remote);
+        if tty && let Some(t) = args.iter_mut().find(|a| *a == "-T") {
+            "-tt".clone_into(t);
+        }
+        Wrapped {
+            program: self.ssh.program().to_owned(),
+            args,
+            cwd: None,
+            env: Default::default(),
+        }
+    }
+
+    /// An agent's command on the host, in the host's project directory
+    /// (a path of this machine means nothing there).
+    pub fn wrap(&self, inner: &Inner) -> Wrapped {
+        let exec = shell::exec_line(inner.program, inner.args, inner.env);
+        self.shell(&shell::in_dir(&self.target.cd_command(), &exec), inner.tty)
+    }
+
+    /// A `std::process::Command` for `shell(remote)` (stdio left to the
+    /// caller).
+    pub fn command(&self, remote: &str) -> std::process::Command {
+        let w = self.shell(remote, false);
+        let mut cmd = std::process::Command::new(&w.program);
+        cmd.args(&w.args);
+        cmd
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
 
     fn target() -> Target {
@@ -177,5 +230,40 @@ mod tests {
             Ssh::from_line(Some("  "), Path::new("/r")),
             Err(SshError::Empty)
         ));
+    }
+
+    fn host() -> SshHost {
+        let target = Target::parse("ssh://ann@box:2200/srv/p").unwrap();
+        let ssh = Ssh::for_target(&target, Path::new("/r")).unwrap();
+        SshHost::new(ssh, target, true)
+    }
+
+    #[test]
+    fn an_agent_runs_in_the_hosts_project_through_the_relays_options() {
+        let env = BTreeMap::from([("K".to_owned(), "v".to_owned())]);
+        let args = vec!["--print".to_owned()];
+        let inner = Inner {
+            program: "claude",
+            args: &args,
+            cwd: Some(Path::new("/home/me/here")),
+            env: &env,
+            tty: false,
+        };
+        let w = host().wrap(&inner);
+        let relay = host().shell("true", false);
+        // The agent's line is the relay's, but for the remote command.
+        assert_eq!(
+            w.args[..w.args.len() - 1],
+            relay.args[..relay.args.len() - 1]
+        );
+        assert_eq!(
+            w.args.last().unwrap(),
+            "cd '/srv/p' && exec env 'K=v' 'claude' '--print'"
+        );
+        assert!(w.args.contains(&"ControlMaster=auto".to_owned()));
+        assert!(w.args.contains(&"-T".to_owned()));
+        // A terminal pane asks ssh for one.
+        let tty = host().wrap(&Inner { tty: true, ..inner });
+        assert!(tty.args.contains(&"-tt".to_owned()) && !tty.args.contains(&"-T".to_owned()));
     }
 }

@@ -14,6 +14,8 @@ Behaviour is chosen by keywords in the user's message:
   flood       20,000 text chunks of 8 chars with no pause (backpressure)
   apierror    synthetic API error reply + result with is_error (subtype success)
   crash       starts streaming, writes to stderr, exits with status 3
+  attack      runs tests/fake/fake_hostile.py --exit as its child and replies
+              with its report (the sandbox tests)
   hang        ignores everything incl. interrupt and SIGTERM, with a child
               `sleep` in its process group
 `--resume stale...` fails like a conversation Claude Code no longer has.
@@ -317,6 +319,14 @@ def run_turn(turn):
     if "flood" in prompt:
         text = "".join("%07d " % i for i in range(20000))
         text_block(turn, msg_id, index, text, split(text), 0)
+        end_message(msg_id, "end_turn")
+        result(turn, text)
+        return
+    if "attack" in prompt:
+        hostile = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_hostile.py")
+        text = subprocess.run([sys.executable, hostile, "--exit"], capture_output=True,
+                              text=True).stdout.strip() or "no report"
+        text_block(turn, msg_id, index, text, [text], 0)
         end_message(msg_id, "end_turn")
         result(turn, text)
         return

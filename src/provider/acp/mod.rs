@@ -203,6 +203,7 @@ impl ProviderFactory for AcpFactory {
             cwd: Some(cwd.clone()),
             env: agent.env.clone(),
             max_line: agent.max_line_bytes,
+            exec: crate::provider::process::exec_for(agent),
         };
         let (mut process, stdout) = AgentProcess::spawn_for(&agent.id, &command, &events)?;
         // `gemini --experimental-acp` writes Gemini CLI's usual start-up noise.

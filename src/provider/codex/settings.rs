@@ -61,6 +61,8 @@ pub(crate) struct CodexSettings {
     pub cwd: Option<PathBuf>,
     /// The longest line read from codex (`[limits] max_line_bytes`).
     pub(crate) max_line: usize,
+    /// The pane's host (issue 49).
+    pub(crate) exec: Option<crate::exec::ExecHost>,
     pub(crate) skip_git_repo_check: bool,
     /// SIGINT → SIGKILL grace of the exec transport; also how long the
     /// app-server transport waits for `turn/completed` after `turn/interrupt`.
@@ -281,6 +283,7 @@ impl CodexSettings {
             env,
             cwd,
             max_line: agent.max_line_bytes,
+            exec: crate::provider::process::exec_for(agent),
             skip_git_repo_check: opts.flag("skip_git_repo_check")?,
             interrupt_grace: opts.millis("interrupt_grace_ms", 500)?,
             startup_timeout: opts.millis("startup_timeout_ms", 30_000)?,
@@ -355,6 +358,7 @@ impl CodexSettings {
             cwd: self.cwd.clone(),
             env: self.env.clone(),
             max_line: self.max_line,
+            exec: self.exec.clone(),
         }
     }
 

@@ -210,11 +210,14 @@ impl ProviderFactory for OpenAiFactory {
                     settings.system_prompt.as_deref(),
                     &cwd,
                 ));
-                Some(Arc::new(coding::CodingTools::new(
-                    cwd,
-                    own.permission_mode.unwrap_or_default(),
-                    events.clone(),
-                )))
+                Some(Arc::new(
+                    coding::CodingTools::new(
+                        cwd,
+                        own.permission_mode.unwrap_or_default(),
+                        events.clone(),
+                    )
+                    .on_host(super::process::exec_for(&spec.agent)),
+                ))
             }
         };
         let mut agent = Agent {

@@ -112,6 +112,34 @@ fn resolve_cwd(agent: &AgentConfig) -> Result<PathBuf, ProviderError> {
     Ok(dir)
 }
 
+/// The terminal program's command line on the agent's host (issue 49):
+/// itself, or wrapped by the host's transport with a terminal asked for.
+fn on_host(
+    agent: &AgentConfig,
+    program: &str,
+    args: &[String],
+    cwd: &std::path::Path,
+    env: &std::collections::BTreeMap<String, String>,
+) -> std::io::Result<crate::exec::Wrapped> {
+    let Some(host) = super::process::exec_for(agent) else {
+        return Ok(crate::exec::Wrapped {
+            program: program.to_owned(),
+            args: args.to_vec(),
+            cwd: Some(cwd.to_owned()),
+            env: env.clone(),
+        });
+    };
+    host.prepare(Some(cwd)).map_err(std::io::Error::other)?;
+    host.wrap(&crate::exec::Inner {
+        program,
+        args,
+        cwd: Some(cwd),
+        env,
+        tty: true,
+    })
+    .map_err(std::io::Error::other)
+}
+
 /// A started child and the pieces the async task drives.
 struct PtyPane {
     screen: TerminalScreen,
@@ -131,13 +159,15 @@ impl PtyPane {
         let spawn_err = |e: std::io::Error| ProviderError::spawn(&agent.id, &program, e);
         let other = |e: anyhow::Error| spawn_err(std::io::Error::other(format!("{e:#}")));
 
-        let mut cmd = CommandBuilder::new(&program);
-        cmd.args(&args);
-        cmd.cwd(resolve_cwd(agent)?);
-        if !agent.env.contains_key("TERM") {
-            cmd.env("TERM", "xterm-256color");
-        }
-        for (k, v) in &agent.env {
+        let cwd = resolve_cwd(agent)?;
+        let mut env = agent.env.clone();
+        env.entry("TERM".into())
+            .or_insert_with(|| "xterm-256color".into());
+        let run = on_host(agent, &program, &args, &cwd, &env).map_err(spawn_err)?;
+        let mut cmd = CommandBuilder::new(&run.program);
+        cmd.args(&run.args);
+        cmd.cwd(run.cwd.unwrap_or(cwd));
+        for (k, v) in &run.env {
             cmd.env(k, v);
         }
 

@@ -318,3 +318,66 @@ fn kill_9_of_the_server_leaves_no_agent_process() {
         "the console saw nothing wrong: {status:?}"
     );
 }
+
+/// The same, with the agent in a bubblewrap box (issue 49): the real hive
+/// killed with SIGKILL takes the box and everything in it (the box's pids
+/// are its own, so the test finds them by their command lines).
+#[test]
+fn kill_9_of_hive_leaves_nothing_of_a_boxed_agent() {
+    if !Path::new("/usr/bin/bwrap").exists() {
+        eprintln!("SKIP: /usr/bin/bwrap is not installed (apt-get install bubblewrap)");
+        return;
+    }
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    // The interpreter itself, and its prefix shown: a python3 of a version
+    // manager lives under the home, which the box hides.
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable); print(sys.prefix)"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut lines = text.lines();
+    let (python, prefix) = (lines.next().unwrap(), lines.next().unwrap());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake/fake_acp.py");
+    let pids_file = work.join("pids");
+    let config = tmp.path().join("hive.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[sandbox]\nkind = \"bwrap\"\nread_only = [{prefix:?}]\n\n[[agent]]\nid = \"fake\"\n\
+             provider = \"acp\"\ncommand = [{python:?}, {:?}]\ncwd = {:?}\n[agent.env]\n\
+             FAKE_ACP_PIDS = {:?}\n",
+            script.display().to_string(),
+            work.display().to_string(),
+            pids_file.display().to_string(),
+        ),
+    )
+    .unwrap();
+    let a = Agents {
+        _tmp: tmp,
+        config,
+        pids_file,
+    };
+    let mut child = run(&a, "spawnkids", true);
+    spawned_pids(&a.pids_file);
+    // Everything under hive: the box and the agent's three sleeps.
+    let real = hive::provider::reap::descendants(child.id() as i32);
+    let sleeps = real
+        .iter()
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/cmdline"))
+                .is_ok_and(|c| c.starts_with("sleep\0"))
+        })
+        .count();
+    assert_eq!(sleeps, 3, "the agent's children");
+    let boxed = real.iter().any(|p| {
+        std::fs::read_to_string(format!("/proc/{p}/cmdline"))
+            .is_ok_and(|c| c.starts_with("bwrap\0") && c.contains("--die-with-parent"))
+    });
+    assert!(boxed, "the agent runs in a box");
+    kill9(child.id() as i32);
+    child.wait().unwrap();
+    assert_none_survive(&real);
+}

@@ -21,6 +21,8 @@ use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 use tokio::sync::mpsc;
 
+use crate::exec::{ExecHost, Inner, Wrapped};
+
 use crate::provider::process::{die_with_parent, register_group, signal_group, unregister_group};
 
 /// How long a command may run when the call names no `timeout_ms`.
@@ -119,6 +121,7 @@ fn subreaper(cmd: &mut Command) {
 /// Runs the command; `live` gets each piece of output as it arrives.
 pub(crate) async fn run(
     cwd: &Path,
+    exec: Option<&ExecHost>,
     args: BashArgs,
     live: impl Fn(&str) + Send,
 ) -> Result<String, String> {
@@ -126,7 +129,7 @@ pub(crate) async fn run(
         .timeout_ms
         .map_or(DEFAULT_TIMEOUT, Duration::from_millis)
         .min(MAX_TIMEOUT);
-    let mut child = spawn(cwd, &args.command)?;
+    let mut child = spawn(cwd, &args.command, exec)?;
     let pgid = child.id().map_or(0, |p| p as i32);
     register_group(pgid);
     let _group = Group(pgid);
@@ -172,13 +175,38 @@ pub(crate) async fn run(
 
 /// bash in its own process group in `cwd`, running `command` under the
 /// wrapper; it dies with hive and its orphans come back to it.
-fn spawn(cwd: &Path, command: &str) -> Result<tokio::process::Child, String> {
-    let mut cmd = Command::new("bash");
-    cmd.arg("-c")
-        .arg(WRAPPER)
-        .arg("bash")
-        .arg(command)
-        .current_dir(cwd)
+/// On the agent's host (issue 49), the same bash line wrapped by its
+/// transport: a sandboxed agent's commands run in its box.
+fn spawn(
+    cwd: &Path,
+    command: &str,
+    exec: Option<&ExecHost>,
+) -> Result<tokio::process::Child, String> {
+    let args = ["-c", WRAPPER, "bash", command].map(str::to_owned);
+    let run = match exec {
+        None => Wrapped {
+            program: "bash".into(),
+            args: args.to_vec(),
+            cwd: Some(cwd.to_owned()),
+            env: Default::default(),
+        },
+        Some(host) => {
+            let env = Default::default();
+            host.prepare(Some(cwd)).map_err(|e| e.to_string())?;
+            host.wrap(&Inner {
+                program: "bash",
+                args: &args,
+                cwd: Some(cwd),
+                env: &env,
+                tty: false,
+            })
+            .map_err(|e| e.to_string())?
+        }
+    };
+    let mut cmd = Command::new(&run.program);
+    cmd.args(&run.args)
+        .envs(&run.env)
+        .current_dir(run.cwd.as_deref().unwrap_or(cwd))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -39,6 +39,8 @@ pub(crate) struct CodingTools {
     cwd: PathBuf,
     pub(crate) approvals: Approvals,
     events: EventSink,
+    /// The agent's host: `bash` runs there (issue 49).
+    exec: Option<crate::exec::ExecHost>,
 }
 
 impl CodingTools {
@@ -48,7 +50,14 @@ impl CodingTools {
             cwd,
             approvals: Approvals::new(mode),
             events,
+            exec: None,
         }
+    }
+
+    /// `bash` runs on `exec` (the agent's sandbox or host).
+    pub(crate) fn on_host(mut self, exec: Option<crate::exec::ExecHost>) -> Self {
+        self.exec = exec;
+        self
     }
 
     pub(crate) fn has(name: &str) -> bool {
@@ -138,7 +147,7 @@ impl CodingTools {
                         },
                     );
                 };
-                bash::run(&self.cwd, a, live).await
+                bash::run(&self.cwd, self.exec.as_ref(), a, live).await
             }
             other => Err(format!("no tool `{other}`")),
         }
