@@ -8,6 +8,7 @@ pub(crate) mod mcp;
 mod notify;
 mod pace;
 mod prices;
+mod web;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -22,6 +23,7 @@ pub(crate) use notify::NotifyOn;
 pub use notify::ReasonKind;
 pub use pace::{background_every, live_every};
 pub use prices::{Price, price_of};
+pub use web::WebSettings;
 
 use crate::processor::{DEFAULT_GRADIENT, ProcessorConfig};
 
@@ -99,6 +101,9 @@ pub struct Config {
     /// cost of agents that report tokens but no cost.
     #[serde(default)]
     pub prices: BTreeMap<String, Price>,
+    /// The web client (docs/web.md); off unless `listen` is set.
+    #[serde(default)]
+    pub web: WebSettings,
     /// Where this config came from (not part of the file).
     #[serde(skip)]
     pub source: ConfigSource,

@@ -463,7 +463,7 @@ impl OpsHost {
     /// or it spawned it).
     pub(crate) fn allowed(&self, caller: &Caller, target: &str) -> bool {
         match caller {
-            Caller::Cli | Caller::Console(_) => true,
+            Caller::Cli | Caller::Console(_) | Caller::Device { .. } => true,
             Caller::Agent(id) => {
                 id != target
                     && (self.is_child(target, id)
@@ -491,7 +491,7 @@ impl OpsHost {
     /// message it sent there).
     pub(crate) fn reaches_host(&self, caller: &Caller, host: &str) -> bool {
         match caller {
-            Caller::Cli | Caller::Console(_) => true,
+            Caller::Cli | Caller::Console(_) | Caller::Device { .. } => true,
             Caller::Agent(id) => self.pane_of(id).is_some_and(|i| {
                 self.panes[i]
                     .can_message
@@ -557,7 +557,7 @@ impl OpsHost {
         let target = self.target(caller, agent, true)?;
         let runner = runner(runners, target)?;
         let (chain, header) = match caller {
-            Caller::Cli | Caller::Console(_) => (Vec::new(), String::new()),
+            Caller::Cli | Caller::Console(_) | Caller::Device { .. } => (Vec::new(), String::new()),
             Caller::Agent(id) => self.chain_from(id, agent)?,
         };
         self.next += 1;
@@ -590,7 +590,7 @@ impl OpsHost {
         // script) share one key: send-then-wait works for them too.
         let key = match caller {
             Caller::Agent(id) => id.clone(),
-            Caller::Cli | Caller::Console(_) => String::new(),
+            Caller::Cli | Caller::Console(_) | Caller::Device { .. } => String::new(),
         };
         self.last_sent.insert((key, target), message_id.clone());
         self.messages.insert(
@@ -618,7 +618,9 @@ impl OpsHost {
                 Some(i) => format!("{} ({id})", self.panes[i].name),
                 None => id.clone(),
             },
-            Caller::Cli | Caller::Console(_) => "a caller outside hive's panes".into(),
+            Caller::Cli | Caller::Console(_) | Caller::Device { .. } => {
+                "a caller outside hive's panes".into()
+            }
         }
     }
 
@@ -690,7 +692,7 @@ impl OpsHost {
                 let pane = self.target(caller, &agent, false)?;
                 let key = match caller {
                     Caller::Agent(id) => id.clone(),
-                    Caller::Cli | Caller::Console(_) => String::new(),
+                    Caller::Cli | Caller::Console(_) | Caller::Device { .. } => String::new(),
                 };
                 self.last_sent.get(&(key, pane)).cloned().ok_or_else(|| {
                     OpError::new("no_message", format!("you have sent nothing to `{agent}`"))

@@ -123,6 +123,8 @@ pub(super) struct Server {
     /// The slots as the attached clients last got them (`order`, as of
     /// the last snapshot or layout): an edit sends them what changed.
     pub(super) shown: Vec<usize>,
+    /// The web client, when `[web] listen` is set (src/web/).
+    pub(super) web: Option<crate::web::Web>,
     _pid_file: PidFile,
 }
 
@@ -147,6 +149,7 @@ impl Server {
             .take_consoles()
             .context("the socket's console channel")?;
         let pid_file = PidFile::write(&socket)?;
+        let web = crate::web::Web::start(&config.web, &socket)?;
         for (i, p) in placed.iter().enumerate() {
             ops.set_parent(i, p.parent.clone());
         }
@@ -196,6 +199,7 @@ impl Server {
             seq: 0,
             away_since: None,
             last_focus: 0,
+            web,
             _pid_file: pid_file,
         })
     }
@@ -223,6 +227,7 @@ impl Server {
                     }
                 }
                 Some(stream) = self.consoles.recv() => self.clients.accept(stream),
+                Some(req) = crate::web::next(&mut self.web) => self.on_web(req),
                 Some(ev) = self.worktrees.next() => self.worktrees.deliver(ev, &mut self.clients, &self.order),
                 Some(listed) = self.lists.next() => self.listed(listed),
                 Some(ev) = self.clients.next() => {
