@@ -44,6 +44,7 @@ pub mod supervisor;
 pub mod theme;
 pub mod timer;
 pub mod ui;
+pub(crate) mod web;
 pub mod worktree;
 
 // The protocol room's modules at their old paths, for code that still

@@ -19,6 +19,8 @@ mod remote;
 #[path = "e2e_tmux/server.rs"]
 mod server;
 mod support;
+#[path = "e2e_tmux/web.rs"]
+mod web;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -142,6 +142,14 @@ fn code_name(e: &ClientError) -> String {
 
 /// The socket of the hive meant (`--socket` names it outright).
 fn socket_path(cli: &super::Cli, args: &CtlArgs) -> Result<std::path::PathBuf, ClientError> {
+    socket_for(cli, args.socket.as_deref())
+}
+
+/// [`socket_path`] for any command that names a hive by `--socket`.
+pub(super) fn socket_for(
+    cli: &super::Cli,
+    socket: Option<&str>,
+) -> Result<std::path::PathBuf, ClientError> {
     // The hive of the config `hive` would load here is the one meant: a
     // project's config names it outright (`hive ctl` in one project never
     // drives another's server); the user's config or the built-in one
@@ -162,11 +170,7 @@ fn socket_path(cli: &super::Cli, args: &CtlArgs) -> Result<std::path::PathBuf, C
         Some(l) => Prefer::IfSeveral(l),
         None => Prefer::None,
     };
-    discover(
-        args.socket.as_deref(),
-        &crate::control::socket_dir(),
-        prefer,
-    )
+    discover(socket, &crate::control::socket_dir(), prefer)
 }
 
 /// The request a verb makes.

@@ -11,6 +11,7 @@ mod init;
 mod mcp;
 mod run;
 mod server;
+mod web;
 mod worktree;
 
 use std::path::PathBuf;
@@ -64,6 +65,9 @@ pub enum Command {
     Ls,
     /// Stop a hive server and every agent it runs.
     Kill(server::KillArgs),
+    /// Pair browsers with the server's web client, list and revoke them
+    /// (docs/web.md).
+    Web(web::WebArgs),
     /// Run a hive server for the config without a console (e.g. from a
     /// systemd user unit); `hive` and `hive attach` connect to it.
     Serve,
@@ -88,6 +92,7 @@ pub fn main() -> ExitCode {
         Some(Command::Ls) => server::ls(),
         Some(Command::Kill(ref args)) => server::kill(&cli, args),
         Some(Command::Serve) => server::serve(&cli),
+        Some(Command::Web(ref args)) => web::web(&cli, args),
         Some(Command::Relay(ref args)) => server::relay(&cli, args),
         None => server::console(&cli),
     };

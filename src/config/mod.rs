@@ -10,6 +10,7 @@ mod notify;
 mod pace;
 pub(crate) mod policy;
 mod prices;
+mod web;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,6 +27,7 @@ pub use notify::ReasonKind;
 pub use pace::{background_every, live_every};
 pub use policy::{ApprovalSettings, PolicyRule};
 pub use prices::{Price, price_of};
+pub use web::WebSettings;
 
 use crate::processor::{DEFAULT_GRADIENT, ProcessorConfig};
 
@@ -116,6 +118,9 @@ pub struct Config {
     /// `[approvals]`: how long a card waits.
     #[serde(default)]
     pub approvals: ApprovalSettings,
+    /// The web client (docs/web.md); off unless `listen` is set.
+    #[serde(default)]
+    pub web: WebSettings,
     /// Where this config came from (not part of the file).
     #[serde(skip)]
     pub source: ConfigSource,

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::event::Origin;
-use crate::protocol::verb::{Verb, WaitFor};
+use crate::protocol::verb::{DeviceRole, Verb, WaitFor, WebVerb};
 use crate::runner::TurnState;
 use crate::upsert::{Output, Upsert, UpsertKind, UpsertStatus};
 
@@ -127,6 +127,17 @@ pub enum Call {
     Server,
     /// Stop every agent and the server (`hive kill`); answered first.
     Kill,
+    /// A single-use pairing code for the web client (`hive web pair`).
+    WebPair {
+        #[serde(default)]
+        read_only: bool,
+    },
+    /// The devices paired with the web client.
+    WebDevices,
+    /// Unpairs a device and ends its open connections.
+    WebRevoke {
+        device: String,
+    },
     /// One of hive's operations (src/ops: `agents.list`, `agent.send`, …)
     /// as the agent `agent` (its `can_message` and chain limits apply), or
     /// as an outside caller when absent. This is how `hive mcp` reaches
@@ -229,6 +240,15 @@ impl Call {
             Self::Server => Verb::Server,
             Self::Kill => Verb::Stop,
             Self::Forge(ask) => Verb::Forge(ask),
+            Self::WebPair { read_only } => Verb::Web(WebVerb::Pair {
+                role: if read_only {
+                    DeviceRole::ReadOnly
+                } else {
+                    DeviceRole::Full
+                },
+            }),
+            Self::WebDevices => Verb::Web(WebVerb::Devices),
+            Self::WebRevoke { device } => Verb::Web(WebVerb::Revoke { device }),
             op @ Self::Op { .. } => return Err(op),
         })
     }

@@ -41,6 +41,19 @@ pub enum Caller {
     Cli,
     /// The agent of pane `id`, through its tools or `hive mcp --agent`.
     Agent(String),
+    /// A browser paired with the web client (src/web/): device `id`, which
+    /// may act on panes or (`ReadOnly`) only look.
+    Device { id: String, role: DeviceRole },
+}
+
+/// What a paired device may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeviceRole {
+    /// Answer approvals, send, queue, interrupt, restart.
+    Full,
+    /// Look at panes, transcripts and approvals; change nothing.
+    ReadOnly,
 }
 
 /// What is asked: the union of what consoles, `hive ctl` and agents'
@@ -127,6 +140,8 @@ pub enum Verb {
     },
     /// The server itself (`hive ls`).
     Server,
+    /// The web client's pairing and devices (`hive web`).
+    Web(WebVerb),
     /// Stops every agent and the server.
     Stop,
     /// Issue → pane, pull request, its state, its merge (issue 48).
@@ -142,6 +157,17 @@ pub enum WaitFor {
     Agent(String),
     /// A turn by id (`hive ctl wait`).
     Turn(String),
+}
+
+/// What `hive web` asks of the server's web client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WebVerb {
+    /// A new single-use pairing code (`role`: what the device will be).
+    Pair { role: DeviceRole },
+    /// The paired devices.
+    Devices,
+    /// Unpairs a device and ends its open connections.
+    Revoke { device: String },
 }
 
 /// `agent.spawn`'s arguments.
@@ -178,8 +204,10 @@ impl Caller {
     /// reaches (`can_message`, its helpers, spawn limits) is checked where
     /// the panes are known (src/ops/host.rs, src/server/teams.rs).
     pub fn may(&self, verb: &Verb) -> Result<(), Refused> {
-        let Caller::Agent(id) = self else {
-            return Ok(());
+        let id = match self {
+            Caller::Console(_) | Caller::Cli => return Ok(()),
+            Caller::Device { id, role } => return device_may(id, *role, verb),
+            Caller::Agent(id) => id,
         };
         let allowed = match verb {
             Verb::List
@@ -202,6 +230,7 @@ impl Caller {
             | Verb::History { .. }
             | Verb::Watch { .. }
             | Verb::Server
+            | Verb::Web(_)
             | Verb::Stop
             // Pushing, opening and merging are the user's word.
             | Verb::Forge(_) => false,
@@ -214,6 +243,33 @@ impl Caller {
             verb.name()
         )))
     }
+}
+
+/// A paired browser looks at panes and (`Full`) answers, sends, queues,
+/// interrupts and restarts; it never edits the layout, presses a
+/// console's keys, pairs other devices or stops the server: those stay at
+/// the user's terminal.
+fn device_may(id: &str, role: DeviceRole, verb: &Verb) -> Result<(), Refused> {
+    let looks = matches!(
+        verb,
+        Verb::List | Verb::Status { .. } | Verb::Read { .. } | Verb::Watch { .. }
+    );
+    let acts = matches!(
+        verb,
+        Verb::Send { .. } | Verb::Interrupt { .. } | Verb::Answer { .. } | Verb::Restart { .. }
+    );
+    if looks || (acts && role == DeviceRole::Full) {
+        return Ok(());
+    }
+    let why = if acts {
+        "it is paired read-only"
+    } else {
+        "that is for the user's terminal"
+    };
+    Err(Refused(format!(
+        "a paired device (`{id}`) may not {}: {why}",
+        verb.name()
+    )))
 }
 
 impl Verb {
@@ -238,6 +294,7 @@ impl Verb {
             Verb::Wait { .. } => "wait",
             Verb::Watch { .. } => "watch",
             Verb::Server => "ask about the server",
+            Verb::Web(_) => "pair or revoke devices",
             Verb::Stop => "stop the server",
             Verb::Forge(_) => "use the forge",
         }
@@ -359,6 +416,49 @@ mod tests {
         };
         assert_eq!(agent.may(&close), Ok(()));
         assert_eq!(agent.may(&Verb::List), Ok(()));
+    }
+
+    #[test]
+    fn a_device_looks_and_a_read_only_one_changes_nothing() {
+        let full = Caller::Device {
+            id: "d1".into(),
+            role: DeviceRole::Full,
+        };
+        let viewer = Caller::Device {
+            id: "d2".into(),
+            role: DeviceRole::ReadOnly,
+        };
+        let answer = Verb::Answer {
+            pane: "demo".into(),
+            request_id: None,
+            decision: PermissionDecision::AllowOnce,
+        };
+        let send = Verb::Send {
+            pane: "demo".into(),
+            text: "hi".into(),
+            steer: false,
+        };
+        let watch = Verb::Watch { pane: None };
+        for v in [&answer, &send, &watch, &Verb::List] {
+            assert_eq!(full.may(v), Ok(()), "{v:?}");
+        }
+        assert_eq!(viewer.may(&watch), Ok(()));
+        assert_eq!(viewer.may(&Verb::List), Ok(()));
+        assert!(viewer.may(&answer).unwrap_err().0.contains("read-only"));
+        assert!(viewer.may(&send).is_err());
+        // Neither pairs devices, edits the layout or stops the server.
+        let pair = Verb::Web(WebVerb::Pair {
+            role: DeviceRole::Full,
+        });
+        for v in [pair, Verb::Stop, Verb::New(NewPane::default())] {
+            assert!(full.may(&v).unwrap_err().0.contains("terminal"), "{v:?}");
+            assert!(viewer.may(&v).is_err());
+        }
+        let keys = Verb::Command {
+            pane: 0,
+            cmd: RunnerCommand::Restart,
+        };
+        assert!(full.may(&keys).is_err());
     }
 
     #[test]

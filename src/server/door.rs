@@ -71,6 +71,11 @@ impl Server {
                     let _ = reply.send(Ok(self.describe()));
                 }
             }
+            Verb::Web(verb) => {
+                if let Reply::Ctl { reply, .. } = reply {
+                    let _ = reply.send(crate::web::answer(self.web.as_ref(), verb));
+                }
+            }
             Verb::Spawn(args) => {
                 let outcome = self.spawn(&caller, args);
                 answer_op(reply, outcome);
@@ -114,6 +119,11 @@ impl Server {
         reply: Reply,
     ) -> Option<(usize, RunnerCommand)> {
         match reply {
+            // The web page's transcript: what an operation reads.
+            Reply::Ctl { reply, .. } if matches!(verb, Verb::Read { .. }) => {
+                self.read_for(caller, verb, reply);
+                None
+            }
             Reply::Ctl { reply, events } => self.control.answer(&self.panes, verb, reply, events),
             Reply::Op(reply) => {
                 let req = HiveRequest {
@@ -131,6 +141,24 @@ impl Server {
             // A console asks its runners by `Command`.
             Reply::Console => None,
         }
+    }
+
+    /// `Read` for a door answered as `hive ctl` is: the operations host
+    /// keeps the transcripts and answers a read at once.
+    fn read_for(&mut self, caller: Caller, verb: Verb, reply: Responder) {
+        let (tx, mut rx) = oneshot::channel();
+        let req = HiveRequest {
+            caller,
+            verb,
+            reply: tx,
+        };
+        let _ = self.ops.handle(req, &self.panes, &self.runners);
+        let answer = match rx.try_recv() {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(CtlError::new(ErrorCode::InvalidState, e.message)),
+            Err(_) => Err(CtlError::new(ErrorCode::Unavailable, "no transcript")),
+        };
+        let _ = reply.send(answer);
     }
 
     /// New, close, rename, move: applied, and the asker told how it went.
@@ -163,7 +191,7 @@ impl Server {
         }
         match caller {
             Caller::Console(_) => "stopped from a console".into(),
-            Caller::Cli | Caller::Agent(_) => "hive kill".into(),
+            Caller::Cli | Caller::Agent(_) | Caller::Device { .. } => "hive kill".into(),
         }
     }
 
@@ -183,6 +211,18 @@ impl Server {
         // An operation does not stop the server (`may` refuses agents;
         // a script's `op` has no stop).
         let _ = self.request(Request::new(caller, verb), Reply::Op(reply));
+    }
+
+    /// A request from the web page, as its paired device.
+    pub(super) fn on_web(&mut self, req: crate::web::WebRequest) {
+        let crate::web::WebRequest {
+            caller,
+            verb,
+            reply,
+            events,
+        } = req;
+        // A device may not stop the server (`may` refuses it).
+        let _ = self.request(Request::new(caller, verb), Reply::Ctl { reply, events });
     }
 
     /// A control request; `Some(why)` when it stops the server.

@@ -125,6 +125,8 @@ pub(super) struct Server {
     /// The slots as the attached clients last got them (`order`, as of
     /// the last snapshot or layout): an edit sends them what changed.
     pub(super) shown: Vec<usize>,
+    /// The web client, when `[web] listen` is set (src/web/).
+    pub(super) web: Option<crate::web::Web>,
     _pid_file: PidFile,
 }
 
@@ -149,6 +151,7 @@ impl Server {
             .take_consoles()
             .context("the socket's console channel")?;
         let pid_file = PidFile::write(&socket)?;
+        let web = crate::web::Web::start(&config.web, &socket)?;
         let mut panes = panes_of(placed, agents, worktrees);
         let (setups_tx, setups) = mpsc::unbounded_channel();
         let starter = Starter::new(config, ops_tx, (tx, setups_tx), socket.clone());
@@ -190,6 +193,7 @@ impl Server {
             seq: 0,
             away_since: None,
             last_focus: 0,
+            web,
             _pid_file: pid_file,
         })
     }
@@ -217,6 +221,7 @@ impl Server {
                     }
                 }
                 Some(stream) = self.consoles.recv() => self.clients.accept(stream),
+                Some(req) = crate::web::next(&mut self.web) => self.on_web(req),
                 Some(ev) = self.worktrees.next() => self.worktrees.deliver(ev, &mut self.clients, &self.panes.order),
                 Some(listed) = self.lists.next() => self.listed(listed),
                 Some(done) = self.forges.next() => self.forge_done(done),
