@@ -44,6 +44,17 @@ impl Config {
         agent.shared_mcp = servers_for(agent, &self.mcp_servers)?;
         Ok(())
     }
+
+    /// An agent of `provider` made after the config was loaded (a pane
+    /// made at runtime with no template): given what loading gives every
+    /// `[[agent]]` table (the line cap, the `[[mcp_server]]`s), so that it
+    /// starts as a configured agent of that provider would.
+    pub fn runtime_agent(&self, id: &str, provider: &str) -> Result<AgentConfig, String> {
+        let mut agent = AgentConfig::new(id, provider);
+        agent.max_line_bytes = self.limits.max_line_bytes.max(1024);
+        self.give_mcp(&mut agent)?;
+        Ok(agent)
+    }
 }
 
 fn check_server(s: &McpServerConfig) -> Result<(), String> {
@@ -260,6 +271,23 @@ mcp = ["docs"]
         let twice = "[[mcp_server]]\nname = \"a\"\ncommand = \"x\"\n";
         let e = error(&format!("{twice}{twice}"));
         assert!(e.contains("mcp_server name `a` is used twice"), "{e}");
+    }
+
+    /// A pane made at runtime from a provider alone (`hive ctl new x
+    /// --provider codex`, the console's new-pane picker) gets the servers
+    /// as a configured agent does (it got none before).
+    #[test]
+    fn an_agent_made_at_runtime_from_a_provider_gets_the_servers() {
+        let config = parse("[[agent]]\nid = \"a\"\nprovider = \"claude\"\n").expect("valid");
+        for provider in ["claude", "codex", "gemini", "acp", "openai"] {
+            let agent = config.runtime_agent("new", provider).expect("made");
+            let names: Vec<&str> = agent.shared_mcp.iter().map(|s| s.name.as_str()).collect();
+            assert_eq!(names, ["files", "docs"], "{provider}");
+            assert_eq!(
+                agent.shared_mcp,
+                config.agent("a").expect("agent").shared_mcp
+            );
+        }
     }
 
     /// An agent's config is logged with `{:?}` in places; the values of a
