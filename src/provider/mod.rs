@@ -17,6 +17,7 @@ pub mod gemini;
 pub mod import;
 pub(crate) mod json;
 pub mod limits;
+pub(crate) mod mcp_status;
 pub(crate) mod oneshot;
 pub mod openai;
 pub mod operations;
