@@ -126,6 +126,11 @@ pub struct AgentConfig {
     /// beside `hive_mcp` (docs/config.md).
     #[serde(skip)]
     pub shared_mcp: Vec<McpServerConfig>,
+    /// This agent's instruction file, relative to its cwd; unset: the
+    /// config's `instructions`, else what the project has
+    /// (`provider::instructions`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
     /// Set by hive from `[limits] max_line_bytes`, never by the agent
     /// table: the longest line its provider reads from the agent.
     #[serde(skip, default = "default_max_line")]
@@ -273,6 +278,7 @@ impl AgentConfig {
             hive_mcp: None,
             mcp: None,
             shared_mcp: Vec::new(),
+            instructions: None,
             max_line_bytes: super::DEFAULT_MAX_LINE,
             settings: toml::Table::new(),
         }

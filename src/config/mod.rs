@@ -85,6 +85,12 @@ pub struct Config {
     /// (docs/config.md).
     #[serde(default, rename = "mcp_server")]
     pub mcp_servers: Vec<McpServerConfig>,
+    /// The project's instruction file every agent is given, relative to
+    /// its working directory (`"AGENTS.md"`; unset: the first of
+    /// `AGENTS.md`, `CLAUDE.md`, `GEMINI.md` the project has), each vendor
+    /// through its own channel (docs/config.md).
+    #[serde(default)]
+    pub instructions: Option<String>,
     /// Where agents' worktrees live (docs/worktrees.md).
     #[serde(default)]
     pub worktrees: WorktreeSettings,
@@ -507,6 +513,7 @@ impl Config {
         }
         self.check_hosts().map_err(invalid)?;
         self.resolve_mcp().map_err(invalid)?;
+        self.resolve_instructions().map_err(invalid)?;
         // Each agent's provider reads its lines with this cap (1 KiB at least).
         for a in &mut self.agents {
             a.max_line_bytes = self.limits.max_line_bytes.max(1024);

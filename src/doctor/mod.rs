@@ -8,6 +8,7 @@
 //! `render` prints them.
 
 pub mod hosts;
+mod instructions;
 mod mcp;
 mod pins;
 pub mod render;
@@ -203,6 +204,8 @@ pub fn check_agent(agent: &AgentConfig, env: &Env) -> AgentReport {
                 checks.push(auth_check(agent, auth, env));
             }
             checks.extend(mcp::check(agent));
+            let dir = env.cwd.join(agent.cwd.as_deref().unwrap_or(Path::new("")));
+            checks.extend(instructions::check(agent, &dir));
         }
         Err(e) => checks.push(
             Check::new("config", Level::Fail, e)

@@ -15,6 +15,7 @@ pub use crate::protocol::display;
 pub mod doctor;
 pub mod gemini;
 pub mod import;
+pub(crate) mod instructions;
 pub(crate) mod json;
 pub mod limits;
 pub(crate) mod mcp_status;
