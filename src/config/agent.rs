@@ -131,6 +131,10 @@ pub struct AgentConfig {
     /// (`provider::instructions`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<String>,
+    /// The `[[account]]` of its provider it runs under (its variables go
+    /// into the agent's environment when the config is loaded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
     /// Set by hive from `[limits] max_line_bytes`, never by the agent
     /// table: the longest line its provider reads from the agent.
     #[serde(skip, default = "default_max_line")]
@@ -279,6 +283,7 @@ impl AgentConfig {
             mcp: None,
             shared_mcp: Vec::new(),
             instructions: None,
+            account: None,
             max_line_bytes: super::DEFAULT_MAX_LINE,
             settings: toml::Table::new(),
         }

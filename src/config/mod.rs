@@ -2,6 +2,7 @@
 //! or in the nearest directory above (as git finds a repository),
 //! `$XDG_CONFIG_HOME/hive/config.toml`, else the built-in default.
 
+pub mod account;
 mod agent;
 mod host;
 pub(crate) mod mcp;
@@ -91,6 +92,9 @@ pub struct Config {
     /// through its own channel (docs/config.md).
     #[serde(default)]
     pub instructions: Option<String>,
+    /// Vendor accounts agents may run under (`account = "name"`).
+    #[serde(default, rename = "account")]
+    pub accounts: Vec<account::AccountConfig>,
     /// Where agents' worktrees live (docs/worktrees.md).
     #[serde(default)]
     pub worktrees: WorktreeSettings,
@@ -514,6 +518,7 @@ impl Config {
         self.check_hosts().map_err(invalid)?;
         self.resolve_mcp().map_err(invalid)?;
         self.resolve_instructions().map_err(invalid)?;
+        self.resolve_accounts().map_err(invalid)?;
         // Each agent's provider reads its lines with this cap (1 KiB at least).
         for a in &mut self.agents {
             a.max_line_bytes = self.limits.max_line_bytes.max(1024);
