@@ -7,6 +7,7 @@
 //! provider (`provider::doctor`); this module runs the checks and
 //! `render` prints them.
 
+mod account;
 pub mod hosts;
 mod instructions;
 mod mcp;
@@ -206,6 +207,7 @@ pub fn check_agent(agent: &AgentConfig, env: &Env) -> AgentReport {
             checks.extend(mcp::check(agent));
             let dir = env.cwd.join(agent.cwd.as_deref().unwrap_or(Path::new("")));
             checks.extend(instructions::check(agent, &dir));
+            checks.extend(account::check(agent));
         }
         Err(e) => checks.push(
             Check::new("config", Level::Fail, e)
