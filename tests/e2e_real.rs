@@ -17,6 +17,8 @@
 mod issue34;
 #[path = "e2e_real/issue46.rs"]
 mod issue46;
+#[path = "e2e_real/issue51.rs"]
+mod issue51;
 mod support;
 use support::scenario::real_claude_env;
 

@@ -145,6 +145,15 @@ pub struct AgentConfig {
     /// agent table: the transport its processes are started through.
     #[serde(skip)]
     pub exec: Option<crate::exec::ExecHost>,
+    /// This agent's instruction file, relative to its cwd; unset: the
+    /// config's `instructions`, else what the project has
+    /// (`provider::instructions`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// The `[[account]]` of its provider it runs under (its variables go
+    /// into the agent's environment when the config is loaded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
     /// Set by hive from `[limits] max_line_bytes`, never by the agent
     /// table: the longest line its provider reads from the agent.
     #[serde(skip, default = "default_max_line")]
@@ -294,6 +303,8 @@ impl AgentConfig {
             hive_mcp: None,
             mcp: None,
             shared_mcp: Vec::new(),
+            instructions: None,
+            account: None,
             max_line_bytes: super::DEFAULT_MAX_LINE,
             host: None,
             sandbox: None,

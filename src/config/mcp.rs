@@ -1,7 +1,8 @@
 //! `[[mcp_server]]`: MCP servers declared once at the top of the config and
 //! given to every agent through its vendor's own channel (issue 51). Here
 //! they are checked and each agent's share resolved into
-//! `AgentConfig::shared_mcp`; the providers render them.
+//! `AgentConfig::shared_mcp`; the providers render them. The config's
+//! `instructions` file is resolved beside them, the same way.
 
 use serde::{Deserialize, Serialize};
 
@@ -42,6 +43,54 @@ impl Config {
     /// the config was loaded (a new pane of a provider, no template).
     pub fn give_mcp(&self, agent: &mut AgentConfig) -> Result<(), String> {
         agent.shared_mcp = servers_for(agent, &self.mcp_servers)?;
+        Ok(())
+    }
+
+    /// An agent of `provider` made after the config was loaded (a pane
+    /// made at runtime with no template): given what loading gives every
+    /// `[[agent]]` table (the line cap, the `[[mcp_server]]`s), so that it
+    /// starts as a configured agent of that provider would.
+    pub fn runtime_agent(&self, id: &str, provider: &str) -> Result<AgentConfig, String> {
+        let mut agent = AgentConfig::new(id, provider);
+        agent.max_line_bytes = self.limits.max_line_bytes.max(1024);
+        self.give_mcp(&mut agent)?;
+        agent.instructions.clone_from(&self.instructions);
+        // The `[sandbox]` default holds for a pane made at runtime too.
+        agent.exec = self.exec_for(&agent)?;
+        Ok(agent)
+    }
+}
+
+impl Config {
+    /// Each agent's instruction file: its own, else the config's; a name
+    /// is a relative path inside the agent's directory.
+    pub(super) fn resolve_instructions(&mut self) -> Result<(), String> {
+        let bad = |what: &str, name: &str| {
+            let p = std::path::Path::new(name);
+            let inside = p.is_relative()
+                && p.components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)));
+            (!inside || name.is_empty()).then(|| {
+                format!(
+                    "{what}instructions `{name}` must be a file's relative path inside the agent's directory (no `..`, not absolute)"
+                )
+            })
+        };
+        if let Some(e) = self.instructions.as_deref().and_then(|n| bad("", n)) {
+            return Err(e);
+        }
+        for a in &mut self.agents {
+            if let Some(e) = a
+                .instructions
+                .as_deref()
+                .and_then(|n| bad(&format!("agent `{}`: ", a.id), n))
+            {
+                return Err(e);
+            }
+            if a.instructions.is_none() {
+                a.instructions.clone_from(&self.instructions);
+            }
+        }
         Ok(())
     }
 }
@@ -260,6 +309,48 @@ mcp = ["docs"]
         let twice = "[[mcp_server]]\nname = \"a\"\ncommand = \"x\"\n";
         let e = error(&format!("{twice}{twice}"));
         assert!(e.contains("mcp_server name `a` is used twice"), "{e}");
+    }
+
+    /// A pane made at runtime from a provider alone (`hive ctl new x
+    /// --provider codex`, the console's new-pane picker) gets the servers
+    /// as a configured agent does (it got none before).
+    #[test]
+    fn an_agent_made_at_runtime_from_a_provider_gets_the_servers() {
+        let config = parse("[[agent]]\nid = \"a\"\nprovider = \"claude\"\n").expect("valid");
+        for provider in ["claude", "codex", "gemini", "acp", "openai"] {
+            let agent = config.runtime_agent("new", provider).expect("made");
+            let names: Vec<&str> = agent.shared_mcp.iter().map(|s| s.name.as_str()).collect();
+            assert_eq!(names, ["files", "docs"], "{provider}");
+            assert_eq!(
+                agent.shared_mcp,
+                config.agent("a").expect("agent").shared_mcp
+            );
+        }
+    }
+
+    /// Issue 51: the config's `instructions` reaches every agent (and one
+    /// made at runtime) unless its own table names another; a path out of
+    /// the agent's directory is a config error.
+    #[test]
+    fn the_configs_instructions_reach_every_agent() {
+        let config = Config::parse(
+            "instructions = \"AGENTS.md\"\n[[agent]]\nid = \"a\"\nprovider = \"claude\"\n\
+             [[agent]]\nid = \"b\"\nprovider = \"codex\"\ninstructions = \"docs/RULES.md\"\n",
+            ConfigSource::Builtin,
+        )
+        .expect("valid");
+        let of = |id: &str| config.agent(id).and_then(|a| a.instructions.clone());
+        assert_eq!(of("a").as_deref(), Some("AGENTS.md"));
+        assert_eq!(of("b").as_deref(), Some("docs/RULES.md"));
+        let new = config.runtime_agent("n", "gemini").expect("made");
+        assert_eq!(new.instructions.as_deref(), Some("AGENTS.md"));
+        for bad in ["/etc/passwd", "../AGENTS.md", "docs/../../x"] {
+            let e = error(&format!("instructions = \"{bad}\"\n"));
+            assert!(
+                e.contains("must be a file's relative path inside"),
+                "{bad}: {e}"
+            );
+        }
     }
 
     /// An agent's config is logged with `{:?}` in places; the values of a

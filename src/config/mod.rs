@@ -2,6 +2,7 @@
 //! or in the nearest directory above (as git finds a repository),
 //! `$XDG_CONFIG_HOME/hive/config.toml`, else the built-in default.
 
+pub mod account;
 mod agent;
 mod forge;
 mod host;
@@ -91,6 +92,15 @@ pub struct Config {
     /// (docs/config.md).
     #[serde(default, rename = "mcp_server")]
     pub mcp_servers: Vec<McpServerConfig>,
+    /// The project's instruction file every agent is given, relative to
+    /// its working directory (`"AGENTS.md"`; unset: the first of
+    /// `AGENTS.md`, `CLAUDE.md`, `GEMINI.md` the project has), each vendor
+    /// through its own channel (docs/config.md).
+    #[serde(default)]
+    pub instructions: Option<String>,
+    /// Vendor accounts agents may run under (`account = "name"`).
+    #[serde(default, rename = "account")]
+    pub accounts: Vec<account::AccountConfig>,
     /// Where agents' worktrees live (docs/worktrees.md).
     #[serde(default)]
     pub worktrees: WorktreeSettings,
@@ -531,6 +541,8 @@ impl Config {
         self.check_policy().map_err(invalid)?;
         self.resolve_hosts().map_err(invalid)?;
         self.resolve_mcp().map_err(invalid)?;
+        self.resolve_instructions().map_err(invalid)?;
+        self.resolve_accounts().map_err(invalid)?;
         // Each agent's provider reads its lines with this cap (1 KiB at least).
         for a in &mut self.agents {
             a.max_line_bytes = self.limits.max_line_bytes.max(1024);

@@ -7,8 +7,10 @@
 //! provider (`provider::doctor`); this module runs the checks and
 //! `render` prints them.
 
+mod account;
 mod exec_hosts;
 pub mod hosts;
+mod instructions;
 mod mcp;
 mod pins;
 pub mod render;
@@ -204,6 +206,9 @@ pub fn check_agent(agent: &AgentConfig, env: &Env) -> AgentReport {
                 checks.push(auth_check(agent, auth, env));
             }
             checks.extend(mcp::check(agent));
+            let dir = env.cwd.join(agent.cwd.as_deref().unwrap_or(Path::new("")));
+            checks.extend(instructions::check(agent, &dir));
+            checks.extend(account::check(agent));
         }
         Err(e) => checks.push(
             Check::new("config", Level::Fail, e)

@@ -66,6 +66,8 @@ struct Depth {
     /// The agent process the provider last started (0: none), whose tree
     /// the runner samples for the pane's CPU and memory.
     agent_pid: std::sync::atomic::AtomicU32,
+    /// The MCP servers the pane was told did not start (each once).
+    mcp_warned: super::mcp_status::Warned,
 }
 
 /// The provider's side: cloneable, never blocks, never fails loudly (a
@@ -123,6 +125,18 @@ impl EventSink {
     /// The provider started its agent as process `pid`.
     pub fn set_agent_pid(&self, pid: u32) {
         self.depth.agent_pid.store(pid, Ordering::Release);
+    }
+
+    /// `vendor` says the agent's MCP server `name` did not start (`why`):
+    /// a warning in the pane, the first time it is said of that server.
+    pub(crate) fn mcp_failed(&self, name: &str, vendor: &str, why: &str) {
+        if self.depth.mcp_warned.first(name) {
+            let message = super::mcp_status::warning(name, vendor, why);
+            let _ = self.send(ProviderEvent::diagnostic(
+                super::DiagnosticLevel::Warn,
+                message,
+            ));
+        }
     }
 
     pub fn send(&self, event: ProviderEvent) -> Result<(), Closed> {

@@ -240,6 +240,7 @@ impl AgentProcess {
             tokio::spawn(collect_stderr(
                 stderr,
                 Arc::clone(&stderr_tail),
+                events.clone(),
                 spec.program.clone(),
                 spec.max_line,
             ));
@@ -383,12 +384,17 @@ impl Drop for AgentProcess {
 async fn collect_stderr(
     stderr: impl AsyncRead + Unpin,
     tail: Arc<Mutex<VecDeque<String>>>,
+    events: EventSink,
     program: String,
     max_line: usize,
 ) {
     let mut reader = LineReader::with_max(stderr, max_line);
     while let Ok(Some(line)) = reader.next_line().await {
         tracing::debug!(target: "agent_stderr", program = %program, "{line}");
+        // Codex and Gemini say an MCP server failed to start only here.
+        for (name, vendor, why) in super::mcp_status::failed_in_stderr(&line) {
+            events.mcp_failed(&name, vendor, &why);
+        }
         if let Ok(mut t) = tail.lock() {
             if t.len() == STDERR_TAIL_LINES {
                 t.pop_front();

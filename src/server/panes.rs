@@ -197,11 +197,7 @@ impl Server {
                     .registry()
                     .get(p)
                     .map_err(|e| invalid(e.to_string()))?;
-                let mut a = AgentConfig::new(&new.id, p);
-                a.max_line_bytes = config.limits.max_line_bytes.max(1024);
-                // The `[sandbox]` default holds for a pane made here too.
-                a.exec = config.exec_for(&a).map_err(invalid)?;
-                a
+                config.runtime_agent(&new.id, p).map_err(invalid)?
             }
             _ => {
                 return Err(invalid(

@@ -48,6 +48,30 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mcp_probe  # noqa: E402
+
+
+def start_mcp(servers):
+    """session/new's stdio servers started as codex-acp 0.16 does; the summary
+    goes to stderr as its WARN of the McpStartupComplete it does not route
+    (tests/fixtures/mcp/codex-acp-*.stderr.txt)."""
+    ready, failed = [], []
+    for s in servers:
+        if not s.get("command"):
+            continue
+        env = {e["name"]: e["value"] for e in s.get("env", [])}
+        why = mcp_probe.probe(s["command"], s.get("args", []), env)
+        if why is None:
+            ready.append('"%s"' % s["name"])
+        else:
+            failed.append('McpStartupFailure { server: "%s", error: "MCP client for `%s` failed to start: '
+                          'handshaking with MCP server failed: %s" }' % (s["name"], s["name"], why))
+    sys.stderr.write("2026-11-22T01:46:26.710972Z  WARN codex_acp::thread: Received event for unknown "
+                     "submission ID:  McpStartupComplete(McpStartupCompleteEvent { ready: [%s], failed: [%s], "
+                     "cancelled: [] })\n" % (", ".join(ready), ", ".join(failed)))
+    sys.stderr.flush()
+
 LOG = os.environ.get("FAKE_ACP_LOG")
 SESSION = "fake-session-1"
 inbox = queue.Queue()
@@ -369,6 +393,7 @@ def main():
         elif method == "session/new":
             time.sleep(float(os.environ.get("FAKE_ACP_SLOW_NEW", "0")))
             result(msg["id"], dict(session_settings(), sessionId=SESSION))
+            start_mcp(msg["params"].get("mcpServers") or [])
             update({"sessionUpdate": "available_commands_update",
                     "availableCommands": [{"name": "review", "description": "Review"}]})
         elif method == "session/load":

@@ -34,6 +34,9 @@ import threading
 import time
 import uuid
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mcp_probe  # noqa: E402
+
 OUT_LOCK = threading.Lock()
 
 
@@ -211,6 +214,7 @@ class AppServer:
                 model = params.get("model") or "fake-model"
                 emit({"id": rid, "result": {"thread": {"id": tid}, "model": model, "modelProvider": "fake"}})
                 self.notify("thread/started", {"thread": {"id": tid, "model": model}})
+                self.start_mcp(tid)
                 if method == "thread/resume":
                     # Like the real server: the resumed thread's usage so far,
                     # under the id of its last turn.
@@ -249,6 +253,18 @@ class AppServer:
             else:
                 emit({"id": rid, "error": {"code": -32601, "message": f"unknown method {method}"}})
         # stdin closed: exit like the real server.
+
+    def start_mcp(self, tid):
+        """The -c mcp_servers.* servers started as codex does, each said in
+        `mcpServer/startupStatus/updated` (app-server-protocol v2)."""
+        for name, (command, args) in mcp_probe.codex_servers(sys.argv[1:]).items():
+            self.notify("mcpServer/startupStatus/updated",
+                        {"threadId": tid, "name": name, "status": "starting", "error": None})
+            why = mcp_probe.probe(command, args)
+            error = None if why is None else f"MCP client for `{name}` failed to start: handshaking with MCP server failed: {why}"
+            self.notify("mcpServer/startupStatus/updated",
+                        {"threadId": tid, "name": name, "status": "ready" if why is None else "failed",
+                         "error": error, "failureReason": None})
 
     def base(self, turn):
         return {"threadId": self.thread, "turnId": turn}

@@ -22,6 +22,9 @@ import sys
 import time
 import uuid
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mcp_probe  # noqa: E402
+
 
 def ts():
     return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
@@ -62,6 +65,16 @@ def main():
     if defaults and os.path.exists(defaults):
         with open(defaults) as f:
             record["system_defaults"] = json.load(f)
+    # Each stdio server of the settings started as Gemini CLI does; one that
+    # does not answer is said on stderr as Gemini CLI 0.61 says it.
+    for name, server in record.get("system_defaults", {}).get("mcpServers", {}).items():
+        if server.get("command") and mcp_probe.probe(server["command"], server.get("args", []),
+                                                      server.get("env")) is not None:
+            sys.stderr.write(f"[MCP error] Error during discovery for MCP server '{name}': MCP error"
+                             " -32000: Connection closed McpError: MCP error -32000: Connection closed\n"
+                             "    at McpError.fromError (file:///gemini/sdk/types.js:2035:16)\n"
+                             "MCP issues detected. Run /mcp list for status.\n")
+            sys.stderr.flush()
     state = os.environ.get("FAKE_GEMINI_STATE")
     if resume:
         if state and not os.path.exists(os.path.join(state, resume)):

@@ -1619,3 +1619,29 @@ async fn app_server_models_come_from_model_list_else_from_config() {
         .await;
     assert_eq!(models(&p).unwrap(), ["mine", "base", "quick"]);
 }
+
+/// Issue 51: a `[[mcp_server]]` Codex could not start (its app-server says
+/// `mcpServer/startupStatus/updated` failed) is a warning in the pane; the
+/// one that started is not.
+#[tokio::test]
+async fn app_server_mcp_server_that_did_not_start_is_a_warning() {
+    let dir = tempdir();
+    let mut a = agent("app-server", &dir);
+    a.shared_mcp = support::fake_mcp_servers();
+    let mut p = pane(a, None, dir);
+    p.send("hello");
+    p.turn_end().await;
+    let notices = p.notices();
+    assert!(
+        notices.iter().any(|n| n.starts_with(
+            "MCP server `broken` did not start (Codex: MCP client for `broken` failed to start:"
+        )),
+        "{notices:?}"
+    );
+    assert!(!notices.iter().any(|n| n.contains("`good`")), "{notices:?}");
+    assert_eq!(
+        notices.iter().filter(|n| n.contains("`broken`")).count(),
+        1,
+        "{notices:?}"
+    );
+}

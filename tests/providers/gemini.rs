@@ -629,3 +629,32 @@ async fn a_pane_says_which_tools_headless_gemini_lacks() {
         h.send(RunnerCommand::Shutdown);
     }
 }
+
+/// Issue 51: a `[[mcp_server]]` Gemini CLI could not reach (it says so on
+/// stderr, `Error during discovery for MCP server 'NAME'`) is a warning in
+/// the pane, once for the two turns that each start the CLI.
+#[tokio::test]
+async fn an_mcp_server_that_did_not_start_is_a_warning() {
+    let dir = tempdir();
+    let mut agent = fake_agent(dir.path());
+    agent.shared_mcp = support::fake_mcp_servers();
+    let (h, mut pane) = start(agent, None);
+    let want =
+        "MCP server `broken` did not start (Gemini CLI: MCP error -32000: Connection closed)";
+    let warned = |e: &PaneEvent| matches!(e, PaneEvent::Notice { text, .. } if text == want);
+    pane.submit("hello", SubmitMode::Auto);
+    pane.turn_end().await;
+    pane.submit("again", SubmitMode::Auto);
+    pane.turn_end().await;
+    // stderr is read beside stdout: the warning may come after the turns.
+    if !pane.seen.iter().any(warned) {
+        pane.until("the warning", warned).await;
+    }
+    let notices = pane.notices();
+    assert_eq!(
+        notices.iter().filter(|n| n.contains("MCP server")).count(),
+        1,
+        "{notices:?}"
+    );
+    h.send(RunnerCommand::Shutdown);
+}

@@ -123,3 +123,15 @@ pub fn fixture(dir: &str, name: &str) -> String {
         .join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
+
+/// Two stdio MCP servers of the project's own (tests/fake/fake_mcp.py) for
+/// a pane's `[[mcp_server]]`s (issue 51): `good` answers, `broken` exits
+/// at once, as a server that cannot start.
+pub fn fake_mcp_servers() -> Vec<hive::config::McpServerConfig> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake/fake_mcp.py");
+    let script = script.display().to_string();
+    vec![
+        hive::config::McpServerConfig::stdio("good", "python3", &[&script]),
+        hive::config::McpServerConfig::stdio("broken", "python3", &[&script, "--crash"]),
+    ]
+}

@@ -110,8 +110,16 @@ pub fn command_spec(agent: &AgentConfig, resume: Option<&str>) -> CommandSpec {
         }
         None => {}
     }
-    if let Some(prompt) = &agent.system_prompt {
-        args.extend(["--append-system-prompt".into(), prompt.clone()]);
+    // Claude Code reads CLAUDE.md itself; another instruction file's text
+    // goes after the agent's own prompt (issue 51).
+    let instructions = crate::provider::instructions::Instructions::for_agent(agent)
+        .and_then(|i| i.unless_read_as("CLAUDE.md"));
+    let prompt = match &instructions {
+        Some(i) => Some(i.after(agent.system_prompt.as_deref())),
+        None => agent.system_prompt.clone(),
+    };
+    if let Some(prompt) = prompt {
+        args.extend(["--append-system-prompt".into(), prompt]);
     }
     if let Some(id) = resume {
         args.extend(["--resume".into(), id.to_owned()]);
@@ -755,5 +763,41 @@ mod tests {
                 .args
                 .contains(&"--mcp-config".into())
         );
+    }
+
+    /// Issue 51: Claude Code reads CLAUDE.md itself; the config's other
+    /// instruction file reaches it after the agent's own prompt.
+    #[test]
+    fn an_instruction_file_other_than_claude_md_is_appended_to_the_prompt() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("AGENTS.md"), "run make test").expect("write");
+        let mut agent = AgentConfig::new("a", "claude");
+        agent.cwd = Some(dir.path().to_owned());
+        agent.system_prompt = Some("Be brief.".into());
+        let args = command_spec(&agent, None).args;
+        let at = args
+            .iter()
+            .position(|a| a == "--append-system-prompt")
+            .expect("flag");
+        assert_eq!(
+            args[at + 1],
+            "Be brief.\n\nThe project's instructions (AGENTS.md):\n\nrun make test"
+        );
+        // Named CLAUDE.md, it is Claude Code's own: nothing added.
+        std::fs::write(dir.path().join("CLAUDE.md"), "use tabs").expect("write");
+        agent.instructions = Some("CLAUDE.md".into());
+        let args = command_spec(&agent, None).args;
+        let at = args
+            .iter()
+            .position(|a| a == "--append-system-prompt")
+            .expect("flag");
+        assert_eq!(args[at + 1], "Be brief.");
+        // Nothing is written into the project.
+        let mut files: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("dir")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        files.sort();
+        assert_eq!(files, ["AGENTS.md", "CLAUDE.md"]);
     }
 }

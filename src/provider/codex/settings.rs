@@ -278,7 +278,14 @@ impl CodexSettings {
             profile: opts.string("profile")?,
             config,
             effort: agent.thinking.clone(),
-            system_prompt: agent.system_prompt.clone(),
+            // Codex reads AGENTS.md itself; another instruction file's
+            // text goes after the agent's own (issue 51).
+            system_prompt: match crate::provider::instructions::Instructions::for_agent(agent)
+                .and_then(|i| i.unless_read_as("AGENTS.md"))
+            {
+                Some(i) => Some(i.after(agent.system_prompt.as_deref())),
+                None => agent.system_prompt.clone(),
+            },
             extra_args: agent.args.clone(),
             env,
             cwd,
@@ -688,5 +695,25 @@ mod tests {
         assert!(e.to_string().contains("grpc"), "{e}");
         let e = CodexSettings::from_agent(&agent("permission_mode = \"ask\"")).expect_err("mode");
         assert!(e.to_string().contains("permission_mode"), "{e}");
+    }
+
+    /// Issue 51: Codex reads AGENTS.md itself; another instruction file
+    /// goes to its developer instructions (`-c developer_instructions` for
+    /// exec, `developerInstructions` of `thread/start`).
+    #[test]
+    fn an_instruction_file_other_than_agents_md_becomes_developer_instructions() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("AGENTS.md"), "run make test").expect("write");
+        std::fs::write(dir.path().join("CLAUDE.md"), "use tabs").expect("write");
+        let mut a = agent("transport = \"exec\"");
+        a.cwd = Some(dir.path().to_owned());
+        let s = CodexSettings::from_agent(&a).expect("settings");
+        assert_eq!(s.system_prompt, None, "AGENTS.md is Codex's own");
+        a.instructions = Some("CLAUDE.md".into());
+        let s = CodexSettings::from_agent(&a).expect("settings");
+        assert_eq!(
+            s.system_prompt.as_deref(),
+            Some("The project's instructions (CLAUDE.md):\n\nuse tabs")
+        );
     }
 }

@@ -106,6 +106,13 @@ const SETTINGS_ENV: &str = "GEMINI_CLI_SYSTEM_DEFAULTS_PATH";
 
 fn settings(agent: &AgentConfig) -> serde_json::Value {
     let mut v = serde_json::json!({"general": {"sessionRetention": {"enabled": false}}});
+    // Gemini CLI finds GEMINI.md itself; told another file's name, it
+    // finds that too, as it finds its own (issue 51).
+    if let Some(i) = crate::provider::instructions::Instructions::for_agent(agent)
+        .and_then(|i| i.unless_read_as("GEMINI.md"))
+    {
+        v["context"] = serde_json::json!({"fileName": [i.name, "GEMINI.md"]});
+    }
     if agent.has_mcp() {
         let servers: serde_json::Map<String, serde_json::Value> = agent
             .mcp_servers()
@@ -522,5 +529,24 @@ mod tests {
         let v = settings(&agent);
         assert_eq!(v["mcpServers"]["hive"]["trust"], true);
         assert!(v["mcpServers"]["files"].get("trust").is_none());
+    }
+
+    /// Issue 51: Gemini CLI is told the instruction file's name in
+    /// `context.fileName` of the system-defaults layer, beside its own
+    /// GEMINI.md; named GEMINI.md, nothing is added.
+    #[test]
+    fn the_instruction_file_is_named_in_the_context_setting() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut agent = AgentConfig::new("g", "gemini");
+        agent.cwd = Some(dir.path().to_owned());
+        assert!(settings(&agent).get("context").is_none());
+        std::fs::write(dir.path().join("AGENTS.md"), "run make test").expect("write");
+        assert_eq!(
+            settings(&agent)["context"]["fileName"],
+            serde_json::json!(["AGENTS.md", "GEMINI.md"])
+        );
+        std::fs::write(dir.path().join("GEMINI.md"), "g").expect("write");
+        agent.instructions = Some("GEMINI.md".into());
+        assert!(settings(&agent).get("context").is_none());
     }
 }

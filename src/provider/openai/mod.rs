@@ -208,6 +208,7 @@ impl ProviderFactory for OpenAiFactory {
                 let cwd = super::process::working_dir(&spec.agent)?;
                 settings.system_prompt = Some(coding::context::system_prompt(
                     settings.system_prompt.as_deref(),
+                    &spec.agent,
                     &cwd,
                 ));
                 Some(Arc::new(

@@ -883,3 +883,25 @@ async fn effort_before_the_session_opens_gets_the_same_note() {
         pane.runner.send(RunnerCommand::Shutdown);
     }
 }
+
+/// Issue 51: an ACP agent's `mcpServers` server that did not start (the
+/// fake says it as codex-acp 0.16 does, in its stderr WARN of
+/// `McpStartupComplete`) is a warning; the one that started is not.
+#[tokio::test]
+async fn an_mcp_server_that_did_not_start_is_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut agent, work, log) = fake_agent(dir.path(), &[]);
+    agent.shared_mcp = support::fake_mcp_servers();
+    let mut l = start_with(agent, dir, work, log, None);
+    let want = "MCP server `broken` did not start (Codex: MCP client for `broken` failed to start: handshaking with MCP server failed: connection closed: initialize response)";
+    let warned = |e: &ProviderEvent| matches!(e, ProviderEvent::Diagnostic { level: DiagnosticLevel::Warn, message } if message == want);
+    l.send("t1", "hello");
+    l.turn_end("t1").await;
+    // stderr is read beside stdout: the warning may come after the turn.
+    if !l.seen.iter().any(warned) {
+        l.until("the warning", warned).await;
+    }
+    assert!(!l.seen.iter().any(
+        |e| matches!(e, ProviderEvent::Diagnostic { message, .. } if message.contains("`good`"))
+    ));
+}

@@ -15,6 +15,13 @@ impl AppServer {
                 self.diagnostic(DiagnosticLevel::Info, format!("codex: {summary}"));
                 return;
             }
+            "mcpServer/startupStatus/updated" => {
+                let text = |k: &str| params.get(k).and_then(Value::as_str).unwrap_or("");
+                if text("status") == "failed" {
+                    self.events.mcp_failed(text("name"), "Codex", text("error"));
+                }
+                return;
+            }
             "thread/started" => {
                 if let Some(model) = params.pointer("/thread/model").and_then(Value::as_str)
                     && self.model.is_none()

@@ -6,12 +6,8 @@
 
 use std::path::Path;
 
-use crate::provider::acp::fs::{FsRoot, MissingFile};
-
-/// The instructions file read; tried in order.
-const PROJECT_FILES: &[&str] = &["AGENTS.md", "CLAUDE.md"];
-/// The most of it that goes into the prompt.
-const MAX_PROJECT_BYTES: usize = 64 * 1024;
+use crate::config::AgentConfig;
+use crate::provider::instructions::Instructions;
 
 /// Said when the agent's config names no `system_prompt`.
 const DEFAULT_PROMPT: &str = "You are a coding agent working in a project directory. \
@@ -20,8 +16,9 @@ old_text, bash to build and run the tests. Paths are relative to the working dir
 Make the smallest change that does the task, check it, then say briefly what you did.";
 
 /// The system prompt: the user's own (or the default), the environment,
-/// the project's instructions.
-pub(crate) fn system_prompt(own: Option<&str>, cwd: &Path) -> String {
+/// the project's instructions (the config's `instructions`, else what the
+/// project has: `provider::instructions`).
+pub(crate) fn system_prompt(own: Option<&str>, agent: &AgentConfig, cwd: &Path) -> String {
     let mut out = own.unwrap_or(DEFAULT_PROMPT).to_owned();
     out.push_str(&format!(
         "\n\nEnvironment: working directory {}; {} ({}); shell bash.",
@@ -29,31 +26,10 @@ pub(crate) fn system_prompt(own: Option<&str>, cwd: &Path) -> String {
         std::env::consts::OS,
         std::env::consts::ARCH,
     ));
-    if let Some((name, text)) = project_file(cwd) {
-        out.push_str(&format!(
-            "\n\nThe project's instructions ({name}):\n\n{text}"
-        ));
+    match Instructions::of(agent, cwd) {
+        Some(i) => i.after(Some(&out)),
+        None => out,
     }
-    out
-}
-
-fn project_file(cwd: &Path) -> Option<(&'static str, String)> {
-    let root = FsRoot::new(cwd, MissingFile::Error);
-    PROJECT_FILES.iter().find_map(|name| {
-        let mut text = root.read(name, None, None).ok()?;
-        if text.trim().is_empty() {
-            return None;
-        }
-        if text.len() > MAX_PROJECT_BYTES {
-            let mut end = MAX_PROJECT_BYTES;
-            while !text.is_char_boundary(end) {
-                end -= 1;
-            }
-            text.truncate(end);
-            text.push_str("\n[cut: the file goes on]");
-        }
-        Some((*name, text))
-    })
 }
 
 #[cfg(test)]
@@ -63,6 +39,8 @@ mod tests {
     #[test]
     fn agents_md_comes_first_then_claude_md() {
         let dir = tempfile::tempdir().unwrap();
+        let a = AgentConfig::new("a", "openai");
+        let system_prompt = |own, cwd| system_prompt(own, &a, cwd);
         let p = system_prompt(None, dir.path());
         assert!(p.starts_with("You are a coding agent") && !p.contains("instructions ("));
         std::fs::write(dir.path().join("CLAUDE.md"), "use tabs").unwrap();
@@ -74,5 +52,22 @@ mod tests {
             "{p}"
         );
         assert!(p.contains("(AGENTS.md):\n\nrun make test") && !p.contains("use tabs"));
+    }
+
+    /// Issue 51: the config's `instructions` names the file, whatever else
+    /// the project has.
+    #[test]
+    fn the_configs_instructions_file_is_the_one_given() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("AGENTS.md"), "run make test").unwrap();
+        std::fs::write(dir.path().join("RULES.md"), "no unwrap").unwrap();
+        let mut a = AgentConfig::new("a", "openai");
+        a.instructions = Some("RULES.md".into());
+        let p = system_prompt(None, &a, dir.path());
+        assert!(
+            p.ends_with("The project's instructions (RULES.md):\n\nno unwrap"),
+            "{p}"
+        );
+        assert!(!p.contains("run make test"), "{p}");
     }
 }
