@@ -6,6 +6,7 @@
 
 pub mod assemble;
 pub(crate) mod cut;
+mod held;
 pub mod import;
 pub mod rebuild;
 pub mod record;

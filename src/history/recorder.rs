@@ -10,12 +10,11 @@
 //! which the next start appends, as `cut`. No fsync on appends: the page cache survives a crash of
 //! hive; only the small state file is synced, on change.
 
-use std::collections::HashMap;
-
 use indexmap::IndexMap;
 
 use super::Recorder;
 use super::assemble::TurnAssembler;
+use super::held::Held;
 use super::record::{Block, Meta, Record, Role, UsageMeta, now_ms};
 use super::state::PaneState;
 use super::store::SessionWriter;
@@ -30,23 +29,21 @@ struct LiveTurn {
     started: Option<tokio::time::Instant>,
     model: Option<String>,
     provider: Option<String>,
-    /// Latest upsert of every agent item, in first-seen order.
-    items: IndexMap<String, Upsert>,
+    /// Every agent item, in first-seen order: an open one's latest
+    /// upsert, a closed call only as its records need it (`Held`).
+    items: IndexMap<String, Held>,
     /// Times the tool calls.
     clock: ToolClock,
-    /// Each timed call's milliseconds from its first sight to its result.
-    took: HashMap<String, u64>,
 }
 
 impl LiveTurn {
     /// A tool call's upsert: its first sight starts its clock, its result
-    /// stops it (tokio's clock, which tests can pause).
-    fn time(&mut self, u: &Upsert) {
+    /// stops it (tokio's clock, which tests can pause); the milliseconds it
+    /// ran, when `u` closes it.
+    fn time(&mut self, u: &Upsert) -> Option<u64> {
         let now = tokio::time::Instant::now().into_std();
-        if let Some(d) = self.clock.time(u, now) {
-            let ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
-            self.took.insert(u.item_id.clone(), ms);
-        }
+        let d = self.clock.time(u, now)?;
+        Some(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
     }
 }
 
@@ -205,10 +202,12 @@ impl HistoryRecorder {
             return;
         }
         let turn = self.turns.entry(u.turn_id.clone()).or_default();
-        if matches!(u.kind, UpsertKind::ToolCall { .. }) {
-            turn.time(u);
-        }
-        turn.items.insert(u.item_id.clone(), u.clone());
+        let took = if matches!(u.kind, UpsertKind::ToolCall { .. }) {
+            turn.time(u)
+        } else {
+            None
+        };
+        turn.items.insert(u.item_id.clone(), Held::of(u, took));
         self.checkpoint(if u.status == UpsertStatus::Update {
             Change::Stream
         } else {
@@ -309,39 +308,8 @@ impl HistoryRecorder {
             now_ms(),
         );
         a.timestamp = 0;
-        for u in turn.items.values() {
-            let ts = u.source_timestamp.timestamp_millis();
-            match &u.kind {
-                UpsertKind::Thinking { content, .. } => content.with_str(|s| a.thinking(s, ts)),
-                UpsertKind::Message {
-                    content,
-                    origin: Origin::Agent,
-                } => content.with_str(|s| a.text(s, ts)),
-                UpsertKind::Message { content, .. } => content.with_str(|s| a.system(s, ts)),
-                UpsertKind::ToolCall {
-                    tool_name,
-                    arguments,
-                    call_id,
-                    output,
-                    output_is_error,
-                    display,
-                } => {
-                    let display = display.as_deref().cloned();
-                    a.tool_call(call_id, tool_name, arguments.clone(), display, ts);
-                    // A call that ended without its result (refused, cut by
-                    // its turn's end) is restored as failed, with its reason.
-                    let unfinished = u.status != UpsertStatus::Complete;
-                    let result = output.as_deref().or(u
-                        .error_message
-                        .as_deref()
-                        .filter(|_| u.status == UpsertStatus::Error));
-                    if let Some(out) = result {
-                        let is_error = output_is_error.unwrap_or(unfinished);
-                        let took = turn.took.get(&u.item_id).copied();
-                        a.tool_result(call_id, tool_name, (out, is_error), took, ts);
-                    }
-                }
-            }
+        for item in turn.items.values() {
+            item.add_to(&mut a);
         }
         if a.timestamp == 0 {
             a.timestamp = now_ms();
@@ -427,7 +395,7 @@ impl Recorder for HistoryRecorder {
         }
         let turn = self.turns.entry(u.turn_id.clone()).or_default();
         if !turn.items.contains_key(&u.item_id) {
-            turn.items.insert(u.item_id.clone(), u.clone());
+            turn.items.insert(u.item_id.clone(), Held::of(u, None));
         }
     }
 
@@ -521,5 +489,94 @@ mod tests {
             "{results} of {n} results checkpointed"
         );
         assert!(written > 0);
+    }
+
+    /// A closed call is kept only as its records need it (`Held`): the
+    /// turn's records still say how each call ended — a result, a failure
+    /// with its reason, an interrupt, a call its turn cut — and how long each
+    /// call seen running took, in first-seen order.
+    #[tokio::test(start_paused = true)]
+    async fn folded_calls_write_the_records_the_upserts_did() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join("s.jsonl");
+        let mut rec = HistoryRecorder::new(
+            SessionWriter::new(session.clone()),
+            PaneState::default(),
+            dir.path().join("state.json"),
+            false,
+        );
+        rec.record(&PaneEvent::Turn(TurnEvent::TurnStarted {
+            turn_id: "t".into(),
+            session_id: "s".into(),
+            model_id: "m".into(),
+            provider_id: "p".into(),
+        }));
+        for i in 0..4 {
+            rec.record(&PaneEvent::Upsert(call(i, UpsertStatus::Create)));
+        }
+        tokio::time::advance(std::time::Duration::from_millis(1500)).await;
+        rec.record(&PaneEvent::Upsert(call(0, UpsertStatus::Complete)));
+        let mut failed = call(1, UpsertStatus::Error);
+        failed.error_message = Some("refused".into());
+        rec.record(&PaneEvent::Upsert(failed));
+        let mut cut = call(2, UpsertStatus::Interrupted);
+        if let UpsertKind::ToolCall { output, .. } = &mut cut.kind {
+            *output = Some("half".into());
+        }
+        rec.record(&PaneEvent::Upsert(cut));
+        rec.record(&PaneEvent::Turn(TurnEvent::TurnComplete {
+            turn_id: "t".into(),
+            session_id: "s".into(),
+            status: TurnStatus::Cancelled,
+            usage: None,
+            finish_reason: None,
+        }));
+        let records: Vec<_> = crate::history::store::read_all(&session)
+            .unwrap()
+            .records
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect();
+        /// A result: its call, text, failure and time.
+        type Result = (Option<String>, String, Option<bool>, Option<u64>);
+        let results: Vec<Result> = records
+            .iter()
+            .filter(|r| r.role == super::Role::ToolResult)
+            .map(|r| {
+                let text = match r.content.first() {
+                    Some(Block::Text { text }) => text.clone(),
+                    other => panic!("{other:?}"),
+                };
+                (r.tool_call_id.clone(), text, r.is_error, r.duration_ms)
+            })
+            .collect();
+        assert_eq!(
+            results,
+            vec![
+                (
+                    Some("call0".into()),
+                    "line of 0".into(),
+                    Some(false),
+                    Some(1500)
+                ),
+                (
+                    Some("call1".into()),
+                    "refused".into(),
+                    Some(true),
+                    Some(1500)
+                ),
+                (Some("call2".into()), "half".into(), Some(true), Some(1500)),
+            ]
+        );
+        let calls: Vec<String> = records
+            .iter()
+            .filter(|r| r.role == super::Role::Assistant)
+            .flat_map(|r| &r.content)
+            .filter_map(|b| match b {
+                Block::ToolCall { id, .. } => Some(id.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(calls, ["call0", "call1", "call2", "call3"]);
     }
 }
