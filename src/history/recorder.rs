@@ -442,6 +442,25 @@ mod tests {
     use super::*;
     use crate::protocol::pane::PaneEvent;
 
+    /// A recorder writing into `dir`, its turn `t` started; and the
+    /// session file it writes.
+    fn recording(dir: &std::path::Path) -> (HistoryRecorder, std::path::PathBuf) {
+        let session = dir.join("s.jsonl");
+        let mut rec = HistoryRecorder::new(
+            SessionWriter::new(session.clone()),
+            PaneState::default(),
+            dir.join("state.json"),
+            false,
+        );
+        rec.record(&PaneEvent::Turn(TurnEvent::TurnStarted {
+            turn_id: "t".into(),
+            session_id: "s".into(),
+            model_id: "m".into(),
+            provider_id: "p".into(),
+        }));
+        (rec, session)
+    }
+
     fn call(i: usize, status: UpsertStatus) -> Upsert {
         let mut u = Upsert::test_message(&format!("c{i}"), status, Default::default());
         u.kind = UpsertKind::ToolCall {
@@ -462,19 +481,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_long_turn_checkpoints_in_linear_writes() {
         let dir = tempfile::tempdir().unwrap();
-        let session = dir.path().join("s.jsonl");
-        let mut rec = HistoryRecorder::new(
-            SessionWriter::new(session.clone()),
-            PaneState::default(),
-            dir.path().join("state.json"),
-            false,
-        );
-        rec.record(&PaneEvent::Turn(TurnEvent::TurnStarted {
-            turn_id: "t".into(),
-            session_id: "s".into(),
-            model_id: "m".into(),
-            provider_id: "p".into(),
-        }));
+        let (mut rec, session) = recording(dir.path());
         let n = 2_000;
         for i in 0..n {
             rec.record(&PaneEvent::Upsert(call(i, UpsertStatus::Create)));
@@ -498,19 +505,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn folded_calls_write_the_records_the_upserts_did() {
         let dir = tempfile::tempdir().unwrap();
-        let session = dir.path().join("s.jsonl");
-        let mut rec = HistoryRecorder::new(
-            SessionWriter::new(session.clone()),
-            PaneState::default(),
-            dir.path().join("state.json"),
-            false,
-        );
-        rec.record(&PaneEvent::Turn(TurnEvent::TurnStarted {
-            turn_id: "t".into(),
-            session_id: "s".into(),
-            model_id: "m".into(),
-            provider_id: "p".into(),
-        }));
+        let (mut rec, session) = recording(dir.path());
         for i in 0..4 {
             rec.record(&PaneEvent::Upsert(call(i, UpsertStatus::Create)));
         }
