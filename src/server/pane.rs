@@ -14,7 +14,8 @@ use crate::worktree::Worktree;
 /// runner came up and its state are the slot's record).
 pub(super) struct Pane {
     /// The agent as placed (before a worktree moved its cwd), its window,
-    /// whether it was made at runtime: what the layout saves.
+    /// whether it was made at runtime: what the layout saves (its `parent`
+    /// is always `None` here: the record holds it, `Pane::slot`).
     pub(super) placed: Placed,
     /// A scripted agent's words (`PaneCard::try_words`), read once.
     pub(super) try_words: Vec<String>,
@@ -40,9 +41,10 @@ pub(super) type PaneSlot = Slot<Pane>;
 
 impl Pane {
     /// A slot for `placed`, running `agent` (its cwd moved to a worktree).
-    pub(super) fn slot(placed: Placed, agent: AgentConfig) -> (PaneRecord, Self) {
+    /// The parent moves to the record, which every door reads: one copy.
+    pub(super) fn slot(mut placed: Placed, agent: AgentConfig) -> (PaneRecord, Self) {
         let mut record = PaneRecord::new(agent, Started::Starting);
-        record.parent.clone_from(&placed.parent);
+        record.parent = placed.parent.take();
         (record, Self::new(placed))
     }
 
@@ -75,7 +77,7 @@ pub(super) fn pane_snapshot(pane: &PaneSlot, seen: Option<u64>) -> PaneSnapshot 
         events: pane.log.events_since(seen),
         draft: pane.draft.clone(),
         window: pane.placed.window,
-        parent: pane.placed.parent.clone(),
+        parent: pane.record.parent.clone(),
         host: None,
         seen,
     }

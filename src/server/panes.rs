@@ -285,7 +285,7 @@ impl Server {
         while let Some(parent) = parents.pop() {
             for &s in &self.panes.order {
                 let p = &self.panes[s];
-                if p.placed.parent.as_deref() == Some(parent.as_str()) && !out.contains(&s) {
+                if p.record.parent.as_deref() == Some(parent.as_str()) && !out.contains(&s) {
                     out.push(s);
                     parents.push(p.record.agent.id.clone());
                 }
@@ -376,7 +376,10 @@ impl Server {
             .order
             .iter()
             .filter_map(|&s| self.panes.get(s))
-            .map(|p| p.placed.clone())
+            .map(|p| Placed {
+                parent: p.record.parent.clone(),
+                ..p.placed.clone()
+            })
             .collect()
     }
 
@@ -411,7 +414,7 @@ impl Server {
                     id: p.record.agent.id.clone(),
                     name: p.record.agent.name.clone(),
                     window: p.placed.window,
-                    parent: p.placed.parent.clone(),
+                    parent: p.record.parent.clone(),
                 });
             } else if p.log.size() > NEW_PANE_INLINE {
                 return self.resnapshot();

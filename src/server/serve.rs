@@ -296,7 +296,7 @@ impl Server {
             slot,
             id: &pane.record.agent.id,
             title: pane.record.agent.display_name(),
-            parent: pane.placed.parent.as_deref(),
+            parent: pane.record.parent.as_deref(),
             looked_at: pane.focused,
         };
         if let Some(argv) = self.notifier.event(&of, &update.event, now) {

@@ -115,7 +115,7 @@ impl Server {
             .panes
             .order
             .iter()
-            .filter(|&&s| self.panes[s].placed.parent.as_deref() == Some(id))
+            .filter(|&&s| self.panes[s].record.parent.as_deref() == Some(id))
             .count();
         if running >= agent.can_spawn {
             return Err(OpError::new(
@@ -215,7 +215,7 @@ impl Server {
             .iter()
             .rev()
             .find(|p| p.record.agent.id == id)
-            .and_then(|p| p.placed.parent.clone())
+            .and_then(|p| p.record.parent.clone())
     }
 
     /// Whether `id` was spawned by `ancestor`, directly or not.
