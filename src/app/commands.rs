@@ -9,6 +9,7 @@
 pub(crate) enum HiveCommand {
     Model,
     Effort,
+    Account,
     Clear,
     Resume,
     Compact,
@@ -40,6 +41,13 @@ pub(crate) const HIVE_COMMANDS: &[(HiveCommand, &str, &[&str], &str, &str)] = &[
         &["thinking"],
         "[level]",
         "thinking / reasoning effort: off low medium high",
+    ),
+    (
+        HiveCommand::Account,
+        "account",
+        &[],
+        "[name]",
+        "go on under another [[account]], with the conversation",
     ),
     (
         HiveCommand::Clear,

@@ -28,6 +28,9 @@ impl App {
             }
             HiveCommand::Model if arg.is_empty() => self.open_model_picker(),
             HiveCommand::Model => self.send(self.focus, RunnerCommand::SetModel(arg.into())),
+            HiveCommand::Account => {
+                self.send(self.focus, RunnerCommand::SwitchAccount(arg.into()));
+            }
             HiveCommand::Effort if !caps.set_effort => {
                 self.refuse(format!("{who} has no effort setting hive can change"))
             }

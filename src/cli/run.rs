@@ -111,6 +111,7 @@ fn open_session(
         interrupt_timeout: Duration::from_millis(config.ui.interrupt_timeout_ms),
         stall_after: Duration::from_secs(config.ui.stall_after_s.max(1)),
         initial_queue: Vec::new(),
+        accounts: config.accounts_of(&agent.provider).cloned().collect(),
         recorder: history.recorder,
         live_every: None,
         background_every: None,

@@ -135,6 +135,18 @@ impl Config {
                 agent.env.entry(k).or_insert(v);
             }
         }
+        for agent in &self.agents {
+            let others = self
+                .accounts_of(&agent.provider)
+                .filter(|a| agent.account.as_ref() != Some(&a.name))
+                .count();
+            if agent.on_limit == super::OnLimit::NextAccount && others == 0 {
+                return Err(format!(
+                    "agent `{}`: on_limit = \"next-account\" needs another [[account]] of provider `{}` to go to",
+                    agent.id, agent.provider
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -229,5 +241,32 @@ env = { OPENAI_API_KEY = "sk-s3cr3t" }
             .expect_err("twice")
             .to_string();
         assert!(e.contains("declared twice"), "{e}");
+    }
+
+    #[test]
+    fn next_account_needs_another_account_to_go_to() {
+        // ACCOUNTS has one claude account, `work`: from it, nowhere to go.
+        let e = parse(
+            "[[agent]]\nid = \"c\"\nprovider = \"claude\"\naccount = \"work\"\non_limit = \"next-account\"\n",
+        )
+        .expect_err("nowhere to go");
+        assert!(
+            e.contains("needs another [[account]] of provider `claude`"),
+            "{e}"
+        );
+        // From the vendor's default home, `work` is another one.
+        let config =
+            parse("[[agent]]\nid = \"c\"\nprovider = \"claude\"\non_limit = \"next-account\"\n")
+                .expect("work to go to");
+        assert_eq!(
+            config.agents[0].on_limit,
+            crate::config::OnLimit::NextAccount
+        );
+        let e = parse("[[agent]]\nid = \"c\"\nprovider = \"claude\"\non_limit = \"sometimes\"\n")
+            .expect_err("unknown value");
+        assert!(
+            e.contains("on_limit") || e.contains("unknown variant"),
+            "{e}"
+        );
     }
 }

@@ -18,6 +18,19 @@ pub enum QueueMode {
     Interrupt,
 }
 
+/// What a pane does when its vendor's usage or rate limit is hit
+/// (docs/usage.md).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnLimit {
+    /// Hold the queue until the limit resets (`resend_on_limit`).
+    #[default]
+    Wait,
+    /// Switch to the provider's next `[[account]]` not limited, with the
+    /// conversation, and go on at once; wait when every one is.
+    NextAccount,
+}
+
 // No `deny_unknown_fields`: the keys no field names go to `settings`,
 // which the config checks against the providers' own keys.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -87,6 +100,9 @@ pub struct AgentConfig {
     /// (docs/usage.md); `false` leaves it to the user.
     #[serde(default = "yes")]
     pub resend_on_limit: bool,
+    /// `"wait"` (the default) or `"next-account"`.
+    #[serde(default)]
+    pub on_limit: OnLimit,
     /// What the pane's turns may spend (USD, tokens of every kind) since
     /// hive started it: past 80 % a notice, at 100 % new turns wait for
     /// the user to raise it or stop (docs/usage.md).
@@ -290,6 +306,7 @@ impl AgentConfig {
             worktree_copy_uncommitted: false,
             context_window: None,
             resend_on_limit: true,
+            on_limit: OnLimit::Wait,
             budget_usd: None,
             budget_tokens: None,
             max_cpu_percent: None,

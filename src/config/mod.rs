@@ -19,7 +19,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use agent::{AgentConfig, McpServerConfig, QueueMode, WorktreeSetting};
+pub use account::AccountConfig;
+pub use agent::{AgentConfig, McpServerConfig, OnLimit, QueueMode, WorktreeSetting};
 pub use forge::{ForgeSettings, MergeMethod};
 pub use host::{HostConfig, SandboxSettings};
 pub use mcp::McpChoice;

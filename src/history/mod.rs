@@ -67,11 +67,15 @@ pub struct Chosen {
     pub model: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effort: Option<String>,
+    /// The `[[account]]` the session went on under (`/account`): its
+    /// vendor's conversation is in that account's home.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
 }
 
 impl Chosen {
     pub fn is_empty(&self) -> bool {
-        self.model.is_none() && self.effort.is_none()
+        self.model.is_none() && self.effort.is_none() && self.account.is_none()
     }
 }
 

@@ -95,6 +95,10 @@ pub enum RunnerCommand {
     SetModel(String),
     /// `/effort LEVEL`: thinking / reasoning effort from now on.
     SetEffort(String),
+    /// `/account NAME`: at the turn boundary the agent goes on under the
+    /// provider's `[[account]]` NAME, with its conversation (issue 51); an
+    /// empty name lists them.
+    SwitchAccount(String),
     /// Images for the next message that starts a turn (only with the
     /// provider's `images` capability; the app checks it first).
     Attach(Vec<Image>),

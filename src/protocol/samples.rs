@@ -94,6 +94,7 @@ pub(crate) fn sample_commands() -> Vec<RunnerCommand> {
         RunnerCommand::Input(vec![0x1b, b'a']),
         RunnerCommand::Resize { cols: 80, rows: 24 },
         RunnerCommand::SetModel("m".into()),
+        RunnerCommand::SwitchAccount("work".into()),
         RunnerCommand::SetEffort("high".into()),
         RunnerCommand::Attach(vec![png]),
         RunnerCommand::SwitchSession {

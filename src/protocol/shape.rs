@@ -84,7 +84,7 @@ fn server_variant(m: &ServerMsg) -> &'static str {
     }
 }
 
-const COMMAND_VARIANTS: usize = 18;
+const COMMAND_VARIANTS: usize = 19;
 
 fn command_variant(c: &RunnerCommand) -> usize {
     match c {
@@ -106,6 +106,7 @@ fn command_variant(c: &RunnerCommand) -> usize {
         RunnerCommand::TermView { .. } => 15,
         RunnerCommand::CopyTerminal { .. } => 16,
         RunnerCommand::Shutdown => 17,
+        RunnerCommand::SwitchAccount(_) => 18,
     }
 }
 

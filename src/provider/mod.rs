@@ -34,6 +34,7 @@ pub(crate) mod seed;
 mod sink;
 pub(crate) mod stderr;
 pub(crate) mod toolbox;
+pub mod vendor_home;
 
 pub use crate::protocol::agent::{
     Capabilities, DiagnosticLevel, PermissionDecision, PermissionOption, PermissionRequest,

@@ -96,7 +96,12 @@ impl Runner {
                         self.notice(crate::provider::DiagnosticLevel::Warn, text);
                     }
                     if let Some(held) = limited {
-                        self.hold_queue(held);
+                        if self.next_account_on_limit(held.at) {
+                            // Sent again at once under the next account.
+                            self.requeue_failed(held.hold.resend);
+                        } else {
+                            self.hold_queue(held);
+                        }
                     }
                     // A budget just spent shows its card.
                     self.publish_hold();

@@ -147,17 +147,7 @@ impl Runner {
     /// Holds the queue (the failed message at its front, unless the agent
     /// opted out) and tells the consoles until when.
     pub(super) fn hold_queue(&mut self, held: Held) {
-        if held.hold.resend
-            && let Some(text) = self.turn_text.clone()
-        {
-            // Shown and recorded in the failed turn already: not again.
-            self.undelivered = Some(text.clone());
-            if self.capabilities.keeps_failed_prompt {
-                self.kept_by_agent = Some(text.clone());
-            }
-            self.queue.push_front(text);
-            self.queue_changed();
-        }
+        self.requeue_failed(held.hold.resend);
         let until = reset_time(held.hold.until.unwrap_or_else(Utc::now), Utc::now());
         let what = match held.hold.kind {
             HoldKind::RateLimit => "rate limit",
@@ -176,6 +166,21 @@ impl Runner {
         self.notice(DiagnosticLevel::Warn, format!("{what}: {when}; {then}"));
         self.hold = Some(held);
         self.publish_hold();
+    }
+
+    /// The failed turn's message back at the front of the queue (`resend`),
+    /// marked so that it is neither shown twice nor, where the agent's
+    /// session kept it, given to the agent twice.
+    pub(super) fn requeue_failed(&mut self, resend: bool) {
+        if resend && let Some(text) = self.turn_text.clone() {
+            // Shown and recorded in the failed turn already: not again.
+            self.undelivered = Some(text.clone());
+            if self.capabilities.keeps_failed_prompt {
+                self.kept_by_agent = Some(text.clone());
+            }
+            self.queue.push_front(text);
+            self.queue_changed();
+        }
     }
 
     /// What holds the queue now, as consoles show it: a spent budget

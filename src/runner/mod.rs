@@ -27,6 +27,7 @@ pub use crate::protocol::pane::{
     PaneEvent, PaneUpdate, QueueEdit, RunnerCommand, RunnerSink, SubmitMode, TurnState,
 };
 
+mod account;
 mod agent;
 mod approve;
 pub use approve::CONFIRM_OPTION;
@@ -73,6 +74,8 @@ pub struct RunnerOptions {
     /// The pane's approval policy (issue 47); `None`: every request shows
     /// its card.
     pub policy: Option<crate::policy::PanePolicy>,
+    /// The `[[account]]`s of the agent's provider (`/account`).
+    pub accounts: Vec<crate::config::AccountConfig>,
 }
 
 impl Default for RunnerOptions {
@@ -90,6 +93,7 @@ impl Default for RunnerOptions {
             sample_every: None,
             hive_budget: None,
             policy: None,
+            accounts: Vec::new(),
         }
     }
 }
@@ -156,6 +160,7 @@ pub fn spawn_runner(
 ) -> Result<RunnerHandle, ProviderError> {
     let capabilities = factory.capabilities(&spec.agent);
     let budget = budget::Budget::new(&spec.agent);
+    let accounts = account::Accounts::new(options.accounts, spec.agent.account.clone());
     let (tx, rx) = mpsc::unbounded_channel();
     let mut runner = Runner {
         pane,
@@ -164,6 +169,7 @@ pub fn spawn_runner(
         configured: Chosen {
             model: spec.agent.model.clone(),
             effort: spec.agent.thinking.clone(),
+            account: None,
         },
         chosen: Chosen::default(),
         factory,
@@ -207,6 +213,7 @@ pub fn spawn_runner(
         procs: procs::Procs::new(options.sample_every),
         policy: options.policy,
         approvals: approve::Approvals::default(),
+        accounts,
         out,
     };
     runner.restore_choices();
@@ -298,6 +305,8 @@ struct Runner {
     procs: procs::Procs,
     /// The approval policy, and the cards it showed.
     policy: Option<crate::policy::PanePolicy>,
+    /// Its provider's accounts and a switch between them.
+    accounts: account::Accounts,
     approvals: approve::Approvals,
     out: mpsc::UnboundedSender<PaneUpdate>,
 }
@@ -339,6 +348,7 @@ impl Runner {
                 _ = timer::sleep_until(sample_at) => self.sample_processes(),
                 _ = timer::sleep_until(approval_at) => self.approvals_expired(),
                 _ = budget::hive_changed(&mut self.hive_rx) => self.hive_budget_changed(),
+                (name, carried) = account::carried(&mut self.accounts) => self.account_carried(name, carried),
                 _ = timer::sleep_until(stall_at) => {
                     self.stalled = true;
                     let since = self.last_output.map(Instant::into_std);

@@ -56,6 +56,10 @@ impl Runner {
         let Some(chosen) = self.recorder.as_ref().and_then(|r| r.chosen()) else {
             return;
         };
+        // The session's conversation is in that account's home (`/account`).
+        if let Some(account) = chosen.account.clone() {
+            self.use_account(&account);
+        }
         let before = std::mem::replace(&mut self.chosen, chosen);
         let model = self
             .chosen
@@ -86,7 +90,7 @@ impl Runner {
         }
     }
 
-    /// `/model` or `/effort` took: the session keeps it.
+    /// `/model`, `/effort` or `/account` took: the session keeps it.
     pub(super) fn keep_choice(&mut self, change: impl FnOnce(&mut Chosen)) {
         change(&mut self.chosen);
         if let Some(r) = self.recorder.as_mut() {

@@ -58,6 +58,7 @@ impl Runner {
             }
             RunnerCommand::SetModel(model) => self.set_model(model),
             RunnerCommand::SetEffort(effort) => self.set_effort(effort),
+            RunnerCommand::SwitchAccount(name) => self.ask_account(name),
             RunnerCommand::Attach(images) => self.attach(images),
             RunnerCommand::SwitchSession { session, resume } => {
                 self.switch_session(session, resume)
@@ -363,6 +364,10 @@ impl Runner {
         self.cancel_deadline = None;
         if self.provider.is_none() {
             self.set_state(TurnState::Dead);
+            return;
+        }
+        if self.switch_pending_account() {
+            // The queue goes on when the agent is back under the account.
             return;
         }
         self.set_state(TurnState::Idle);

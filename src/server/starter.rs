@@ -133,6 +133,7 @@ impl Starter {
             interrupt_timeout: Duration::from_millis(config.ui.interrupt_timeout_ms),
             stall_after: Duration::from_secs(config.ui.stall_after_s.max(1)),
             initial_queue: std::mem::take(&mut history.queue),
+            accounts: config.accounts_of(&agent.provider).cloned().collect(),
             recorder: history.recorder.take(),
             live_every: crate::config::live_every(config),
             background_every: crate::config::background_every(config),

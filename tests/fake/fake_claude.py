@@ -24,7 +24,12 @@ Env: FAKE_CLAUDE_ARGV_FILE (append argv/cwd/pid/env and the --mcp-config file as
 FAKE_CLAUDE_DELAY_MS (pause between default text chunks, default 5),
 FAKE_CLAUDE_TEXT_FILE (the default reply is this file's text, in FAKE_CLAUDE_CHUNK-char
 chunks, default 8), FAKE_CLAUDE_SENT_FILE (append time.time_ns() of every text chunk
-written, one per line, when the block ends).
+written, one per line, when the block ends), FAKE_CLAUDE_TRANSCRIPTS=1 (keep each
+session's prompts where Claude Code keeps its transcript,
+$CLAUDE_CONFIG_DIR or ~/.claude, projects/<cwd's / as ->/<session>.jsonl; a --resume
+whose transcript is not there fails as a stale one does, and each reply starts with
+"(earlier turns: N)", the prompts the transcript held before it), FAKE_CLAUDE_LIMIT_HOME
+(every turn under this config home fails on Claude's usage limit, after its prompt is kept).
 """
 
 import json
@@ -71,7 +76,27 @@ if os.environ.get("FAKE_CLAUDE_ARGV_FILE"):
                                     if k.startswith(("ANTHROPIC", "FAKE", "MAX_THINKING"))},
                             "mcp_config": mcp}) + "\n")
 
-if (arg("--resume") or "").startswith("stale"):
+TRANSCRIPTS = os.environ.get("FAKE_CLAUDE_TRANSCRIPTS") == "1"
+CONFIG_DIR = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+TRANSCRIPT = os.path.join(CONFIG_DIR, "projects", os.getcwd().replace("/", "-"), SESSION + ".jsonl")
+
+
+def earlier_turns():
+    try:
+        with open(TRANSCRIPT) as f:
+            return sum(1 for line in f if line.strip())
+    except FileNotFoundError:
+        return 0
+
+
+def keep_prompt(prompt):
+    os.makedirs(os.path.dirname(TRANSCRIPT), exist_ok=True)
+    with open(TRANSCRIPT, "a") as f:
+        f.write(json.dumps({"type": "user", "sessionId": SESSION, "message": {"role": "user", "content": prompt}}) + "\n")
+
+
+if (arg("--resume") or "").startswith("stale") or (
+        TRANSCRIPTS and arg("--resume") and not os.path.exists(TRANSCRIPT)):
     # Like Claude Code 2.1 when the transcript is gone.
     msg = "No conversation found with session ID: %s" % arg("--resume")
     sys.stderr.write(msg + "\n")
@@ -285,6 +310,9 @@ def run_turn(turn):
     global marked
     marked = False
     prompt = turn.texts[0] if turn.texts else ""
+    earlier = earlier_turns()
+    if TRANSCRIPTS:
+        keep_prompt(prompt)
     out(base({"type": "system", "subtype": "init", "cwd": os.getcwd(), "tools": ["Bash", "Read"],
               "model": MODEL, "permissionMode": arg("--permission-mode", "default"),
               "slash_commands": ["compact"]}))
@@ -303,6 +331,13 @@ def run_turn(turn):
         sys.stderr.write("fake claude: fatal error: boom\n")
         sys.stderr.flush()
         os._exit(3)
+    if os.environ.get("FAKE_CLAUDE_LIMIT_HOME") == CONFIG_DIR:
+        text = "Claude AI usage limit reached|%d" % (int(time.time()) + 3600)
+        out(base({"type": "assistant", "message": {"id": str(uuid.uuid4()), "model": "<synthetic>", "role": "assistant",
+                  "content": [{"type": "text", "text": text}]}, "is_api_error_message": True,
+                  "api_error_status": 429, "error": "rate_limit"}))
+        result(turn, text, is_error=True, terminal="api_error", api_status=429)
+        return
     if "apierror" in prompt:
         out(base({"type": "assistant", "message": {"id": str(uuid.uuid4()), "model": "<synthetic>", "role": "assistant",
                   "content": [{"type": "text", "text": "API Error: 500 fake internal error"}]},
@@ -383,6 +418,8 @@ def run_turn(turn):
         result(turn, final)
         return
     text = "Hello from fake claude. You said: " + prompt
+    if TRANSCRIPTS:
+        text = "(earlier turns: %d) " % earlier + text
     if turn.images:
         text += " (with images: %s)" % ", ".join(turn.images)
     if TEXT_FILE:

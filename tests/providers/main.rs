@@ -11,6 +11,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod accounts;
 mod acp;
 mod choices;
 mod claude;

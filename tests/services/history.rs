@@ -1268,6 +1268,7 @@ fn fresh_starts_with_the_configs_model_and_effort_not_a_stale_choice() {
     let chosen = hive::runner::Chosen {
         model: Some("stale-model".into()),
         effort: Some("high".into()),
+        account: None,
     };
     PaneState {
         agent_id: "pick".into(),
