@@ -161,7 +161,10 @@ impl OpenAi {
 /// every control escaped.
 fn toml_string(text: &str) -> String {
     let toml = toml::Value::String(text.to_owned()).to_string();
-    if !toml.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+    if !toml
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
         return toml;
     }
     let mut out = String::from("\"");
