@@ -12,7 +12,9 @@
 # fuzz/artifacts/<target>/: copy each into tests/fixtures/fuzz/<target>/ (and fix
 # it) so tests/services/fuzz_regressions.rs keeps it fixed. A summary (executions and
 # findings per target) is printed and kept in fuzz/last-run.txt (rewritten
-# when all targets run, appended to when some are named).
+# when all targets run, appended to when some are named). FUZZ_TARGET_DIR
+# builds elsewhere than fuzz/target (a machine whose checkouts share one
+# target directory per worktree).
 set -euo pipefail
 
 secs=${1:-60}
@@ -43,11 +45,13 @@ python3 "$root/scripts/fuzz_seed.py" "$root/tests/fixtures" "$root/fuzz/seeds"
 # No sanitizer (safe Rust: panics are what we look for, and it runs ~2x
 # faster); debug assertions on, so overflows panic.
 flags=(-s none -a)
+tdir=${FUZZ_TARGET_DIR:-$root/fuzz/target}
+flags+=(--target-dir "$tdir")
 # FUZZ_NO_BUILD=1 reuses the binaries of the last build.
 if [ -z "${FUZZ_NO_BUILD:-}" ]; then
     nice -n 19 cargo "${toolchain[@]}" fuzz build "${flags[@]}"
 fi
-bin="$root/fuzz/target/$(rustc -vV | sed -n 's/^host: //p')/release"
+bin="$tdir/$(rustc -vV | sed -n 's/^host: //p')/release"
 
 mkdir -p logs
 status=0

@@ -30,6 +30,7 @@ SOURCES = {
     "wire_frames": ["fuzz/wire_frames"],
     "wire_delta": ["fuzz/wire_delta"],
     "state_files": ["fuzz/state_files"],
+    "init_render": ["fuzz/init_render"],
     "stream_event": [],  # one seed per line of events/*.jsonl, below
 }
 

@@ -173,7 +173,9 @@ async fn event_loop(
 
 /// What the loop listens to and talks to.
 struct Wiring {
-    incoming: mpsc::Receiver<FromServer>,
+    /// What the server says; each message's bytes are given back to its
+    /// link's budget as it is taken (src/client/inflight.rs).
+    incoming: crate::client::Inbox,
     sender: Sender,
     /// The pane the server was last told this client looks at.
     focused: Option<usize>,

@@ -9,6 +9,10 @@
 //! While the link is down the console's focus and drafts are kept (and
 //! told to the server once it is back); a command cannot wait for a link
 //! that may not return, so it is refused, visibly.
+//!
+//! What the server sent goes on with the bytes it holds of the link's
+//! budget (src/client/inflight.rs), which outlives the connections: a
+//! fresh snapshot after a reconnection waits for room like any message.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -17,6 +21,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use super::inflight::{Delivery, InFlight};
 use super::session::{self, Incoming, Session};
 use super::transport::Endpoint;
 use super::{AttachError, FromServer, LinkState};
@@ -34,7 +39,8 @@ const SLOW_BACKOFF: Duration = Duration::from_secs(5);
 struct Link {
     endpoint: Endpoint,
     session: Option<Session>,
-    out: mpsc::Sender<FromServer>,
+    out: mpsc::Sender<Delivery>,
+    budget: InFlight,
     /// Detach or Stop sent, or the server said goodbye: a lost connection
     /// is then the end, not a broken link.
     leaving: bool,
@@ -52,13 +58,15 @@ pub(super) async fn run(
     endpoint: Endpoint,
     session: Option<Session>,
     mut from_console: mpsc::UnboundedReceiver<ClientMsg>,
-    out: mpsc::Sender<FromServer>,
+    out: mpsc::Sender<Delivery>,
+    budget: InFlight,
 ) {
     let retry_at = session.is_none().then(Instant::now);
     let mut link = Link {
         endpoint,
         session,
         out,
+        budget,
         leaving: false,
         focus: None,
         drafts: BTreeMap::new(),
@@ -108,25 +116,24 @@ impl Link {
                 self.drafts.insert(pane, text);
             }
             ClientMsg::Command { .. } | ClientMsg::Worktree(_) if msg_is_asked(&msg) => {
-                let _ = self
-                    .out
-                    .send(FromServer::NotSent(format!(
-                        "not sent: reconnecting to {}",
-                        self.endpoint.name()
-                    )))
-                    .await;
+                let why = format!("not sent: reconnecting to {}", self.endpoint.name());
+                self.say(FromServer::NotSent(why)).await;
             }
             ClientMsg::Stop => {
-                let _ = self
-                    .out
-                    .send(FromServer::Lost(format!(
-                        "not connected to {}: it was not stopped",
-                        self.endpoint.name()
-                    )))
-                    .await;
+                let why = format!(
+                    "not connected to {}: it was not stopped",
+                    self.endpoint.name()
+                );
+                self.say(FromServer::Lost(why)).await;
             }
             _ => {}
         }
+    }
+
+    /// Tells the console something of the link's own (`&mut`: the link
+    /// is not `Sync`, its writer is not).
+    async fn say(&mut self, msg: FromServer) {
+        let _ = self.out.send(Delivery::local(msg)).await;
     }
 
     async fn write(&mut self, msg: &ClientMsg) {
@@ -147,13 +154,16 @@ impl Link {
 
     /// False when the link is over.
     async fn on_server(&mut self, inc: Option<Incoming>) -> bool {
-        let msg = match inc {
+        let (msg, permit) = match inc {
             Some(Incoming::Resync) => {
                 self.write(&ClientMsg::Resync).await;
                 return true;
             }
-            Some(Incoming::Msg(m)) => m,
-            None => FromServer::Lost("the connection ended".to_owned()),
+            Some(Incoming::Msg(m, p)) => (m, p),
+            None => (
+                FromServer::Lost("the connection ended".to_owned()),
+                Default::default(),
+            ),
         };
         match msg {
             FromServer::Bye(_) => self.leaving = true,
@@ -164,12 +174,12 @@ impl Link {
                 return true;
             }
             FromServer::Lost(_) => {
-                let _ = self.out.send(msg).await;
+                self.say(msg).await;
                 return false;
             }
             _ => {}
         }
-        self.out.send(msg).await.is_ok()
+        self.out.send(Delivery { msg, permit }).await.is_ok()
     }
 
     /// Says the link is down and when the next try is.
@@ -183,36 +193,31 @@ impl Link {
         };
         self.attempt += 1;
         self.retry_at = Some(Instant::now() + delay);
-        let _ = self
-            .out
-            .send(FromServer::Link(LinkState::Reconnecting {
-                host: self.endpoint.name(),
-                attempt: self.attempt,
-                why,
-            }))
-            .await;
+        self.say(FromServer::Link(LinkState::Reconnecting {
+            host: self.endpoint.name(),
+            attempt: self.attempt,
+            why,
+        }))
+        .await;
     }
 
     async fn reconnect(&mut self) {
         self.retry_at = None;
-        match session::open(&mut self.endpoint, true).await {
-            Ok((session, snapshot)) => {
+        match session::open(&mut self.endpoint, true, &self.budget).await {
+            Ok((session, snapshot, size)) => {
                 self.session = Some(session);
                 tracing::info!(
                     attempt = self.attempt,
                     "reconnected to {}",
                     self.endpoint.name()
                 );
-                let _ = self
-                    .out
-                    .send(FromServer::Link(LinkState::Up {
-                        host: self.endpoint.name(),
-                    }))
-                    .await;
-                let _ = self
-                    .out
-                    .send(FromServer::Snapshot(Box::new(snapshot)))
-                    .await;
+                self.say(FromServer::Link(LinkState::Up {
+                    host: self.endpoint.name(),
+                }))
+                .await;
+                let msg = FromServer::Snapshot(Box::new(snapshot));
+                let permit = self.budget.take(size).await;
+                let _ = self.out.send(Delivery { msg, permit }).await;
                 if let Some(f) = self.focus {
                     self.write(&ClientMsg::Focus(f)).await;
                 }
@@ -223,7 +228,7 @@ impl Link {
             // A server of another version, or one stopping: retrying
             // cannot help.
             Err(e @ (AttachError::Skew { .. } | AttachError::Refused(_))) => {
-                let _ = self.out.send(FromServer::Lost(e.to_string())).await;
+                self.say(FromServer::Lost(e.to_string())).await;
             }
             Err(e) => self.schedule(e.to_string()).await,
         }

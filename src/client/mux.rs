@@ -13,12 +13,17 @@
 //! awaited are in its coming snapshot). So the mux keeps no copy of any
 //! conversation. A server not reachable shows as one pane saying why,
 //! until it is; it never holds up the others.
+//!
+//! Every message keeps the bytes it holds of its server's budget
+//! (src/client/inflight.rs) while the mux holds it, and a merged snapshot
+//! holds each server's share, so a merge that waits bounds what it holds.
 
 use std::collections::BTreeSet;
 use std::ops::Range;
 
 use tokio::sync::mpsc;
 
+use super::inflight::{Delivery, Permit};
 use super::{FromServer, LinkState};
 
 #[path = "mux_layout.rs"]
@@ -91,23 +96,28 @@ struct Merge {
     /// Members whose snapshot is still awaited.
     waiting: BTreeSet<usize>,
     /// Events from members already in, to re-number after the merge.
-    held: Vec<(usize, FromServer)>,
+    held: Vec<Held>,
+    /// What the snapshots so far hold of their servers' budgets.
+    permit: Permit,
 }
+
+/// A member's message the mux holds for later.
+type Held = (usize, FromServer, Permit);
 
 pub(super) struct Mux {
     members: Vec<Member>,
-    out: mpsc::Sender<FromServer>,
+    out: mpsc::Sender<Delivery>,
     merge: Option<Merge>,
     /// The pane the console looks at, in its numbering.
     focus: usize,
     /// Events held while the first snapshot was made.
-    early: Vec<(usize, FromServer)>,
+    early: Vec<Held>,
     /// The console was last sent some git state (so an empty one is news).
     git_shown: bool,
 }
 
 impl Mux {
-    pub(super) fn new(members: Vec<Member>, out: mpsc::Sender<FromServer>) -> Self {
+    pub(super) fn new(members: Vec<Member>, out: mpsc::Sender<Delivery>) -> Self {
         Self {
             members,
             out,
@@ -124,7 +134,7 @@ impl Mux {
     pub(super) async fn first(
         &mut self,
         got: Vec<Option<Snapshot>>,
-        from_members: &mut mpsc::Receiver<(usize, FromServer)>,
+        from_members: &mut mpsc::Receiver<(usize, Delivery)>,
         deadline: tokio::time::Instant,
     ) -> Snapshot {
         let waiting = (0..self.members.len())
@@ -133,13 +143,15 @@ impl Mux {
         self.merge = Some(Merge {
             got,
             waiting,
-            held: Vec::new(),
+            ..Merge::default()
         });
         while self.merge.as_ref().is_some_and(|m| !m.waiting.is_empty()) {
             let next = tokio::time::timeout_at(deadline, from_members.recv()).await;
-            let Ok(Some((i, msg))) = next else { break };
+            let Ok(Some((i, Delivery { msg, permit }))) = next else {
+                break;
+            };
             match msg {
-                FromServer::Snapshot(snap) => self.take_in(i, *snap),
+                FromServer::Snapshot(snap) => self.take_in(i, *snap, permit),
                 FromServer::Link(LinkState::Reconnecting { why, .. }) => {
                     self.members[i].state = State::Down(why);
                     if let Some(m) = self.merge.as_mut() {
@@ -147,7 +159,7 @@ impl Mux {
                     }
                 }
                 other => {
-                    let _ = self.on_member(i, other).await;
+                    let _ = self.on_member(i, other, permit).await;
                 }
             }
         }
@@ -163,10 +175,10 @@ impl Mux {
     pub(super) async fn run(
         mut self,
         mut from_console: mpsc::UnboundedReceiver<ClientMsg>,
-        mut from_members: mpsc::Receiver<(usize, FromServer)>,
+        mut from_members: mpsc::Receiver<(usize, Delivery)>,
     ) {
-        for (i, msg) in std::mem::take(&mut self.early) {
-            self.forward(i, msg).await;
+        for (i, msg, permit) in std::mem::take(&mut self.early) {
+            self.forward(i, msg, permit).await;
         }
         loop {
             tokio::select! {
@@ -175,8 +187,8 @@ impl Mux {
                     None => return,
                 },
                 msg = from_members.recv() => match msg {
-                    Some((i, m)) => {
-                        if !self.on_member(i, m).await {
+                    Some((i, d)) => {
+                        if !self.on_member(i, d.msg, d.permit).await {
                             return;
                         }
                     }
@@ -201,13 +213,8 @@ impl Mux {
                     let _ = self.members[i].tx.send(ClientMsg::Command { pane: p, cmd });
                 }
                 Some((i, _)) => {
-                    let _ = self
-                        .out
-                        .send(FromServer::NotSent(format!(
-                            "not sent: {} is not connected",
-                            self.members[i].name
-                        )))
-                        .await;
+                    let why = format!("not sent: {} is not connected", self.members[i].name);
+                    self.say(FromServer::NotSent(why)).await;
                 }
                 None => {}
             },
@@ -282,10 +289,15 @@ impl Mux {
         }
     }
 
+    /// Tells the console something of the mux's own.
+    async fn say(&self, msg: FromServer) {
+        let _ = self.out.send(Delivery::local(msg)).await;
+    }
+
     /// False when every server is gone (the console's session is over).
-    async fn on_member(&mut self, i: usize, msg: FromServer) -> bool {
+    async fn on_member(&mut self, i: usize, msg: FromServer, permit: Permit) -> bool {
         match msg {
-            FromServer::Snapshot(snap) => self.snapshot(i, *snap).await,
+            FromServer::Snapshot(snap) => self.snapshot(i, *snap, permit).await,
             FromServer::Link(state) => {
                 // A host never reached has its pane saying so: no banner.
                 let news = self.members[i].was_up;
@@ -304,7 +316,7 @@ impl Mux {
                     }
                 }
                 if news {
-                    let _ = self.out.send(FromServer::Link(state)).await;
+                    self.say(FromServer::Link(state)).await;
                 }
             }
             FromServer::Bye(why) | FromServer::Lost(why) => {
@@ -313,13 +325,11 @@ impl Mux {
                     .any(|(j, m)| j != i && !matches!(m.state, State::Gone(_)));
                 if !others {
                     self.members[i].state = State::Gone(why.clone());
-                    let _ = self.out.send(FromServer::Lost(why)).await;
+                    self.say(FromServer::Lost(why)).await;
                     return false;
                 }
                 self.gone(i, &why).await;
-                let _ = self
-                    .out
-                    .send(FromServer::NotSent(format!("{name}: {why}")))
+                self.say(FromServer::NotSent(format!("{name}: {why}")))
                     .await;
             }
             msg @ (FromServer::Update(_)
@@ -332,15 +342,13 @@ impl Mux {
                 if let Some(merge) = self.merge.as_mut() {
                     // Awaited: its snapshot has this; in: after the merge.
                     if !merge.waiting.contains(&i) {
-                        merge.held.push((i, msg));
+                        merge.held.push((i, msg, permit));
                     }
                     return true;
                 }
-                self.forward(i, msg).await;
+                self.forward(i, msg, permit).await;
             }
-            FromServer::NotSent(why) => {
-                let _ = self.out.send(FromServer::NotSent(why)).await;
-            }
+            FromServer::NotSent(why) => self.say(FromServer::NotSent(why)).await,
             // This server's panes changed: moved by id (mux_layout.rs), or
             // at a merge, with its snapshot, when ids are shared.
             FromServer::Layout(layout) => match self.merge.as_mut() {
@@ -359,8 +367,9 @@ impl Mux {
         true
     }
 
-    /// An event of member `i`, its pane re-numbered for the console.
-    async fn forward(&mut self, i: usize, msg: FromServer) {
+    /// An event of member `i`, its pane re-numbered for the console, with
+    /// the bytes it holds.
+    async fn forward(&mut self, i: usize, msg: FromServer, permit: Permit) {
         let range = &self.members[i].range.clone();
         let global = |p: usize| (p < range.len()).then_some(range.start + p);
         let msg = match msg {
@@ -405,7 +414,7 @@ impl Mux {
             },
             other => other,
         };
-        let _ = self.out.send(msg).await;
+        let _ = self.out.send(Delivery { msg, permit }).await;
     }
 
     /// A git request about one pane goes to its server (said not sent when
@@ -419,7 +428,7 @@ impl Mux {
             }
             Route::One(i, _) if answered => {
                 let why = format!("not sent: {} is not connected", self.members[i].name);
-                let _ = self.out.send(FromServer::NotSent(why)).await;
+                self.say(FromServer::NotSent(why)).await;
             }
             Route::All(req) => {
                 for m in self.members.iter().filter(|m| m.state == State::Up) {
@@ -439,17 +448,17 @@ impl Mux {
         }
         let members = self.members.iter().map(|m| (&m.git, &m.range));
         for ev in super::mux_git::merged(members) {
-            let _ = self.out.send(FromServer::Worktree(ev)).await;
+            self.say(FromServer::Worktree(ev)).await;
         }
     }
 
     /// Member `i` sent a fresh snapshot: start or advance a merge.
-    async fn snapshot(&mut self, i: usize, snap: Snapshot) {
+    async fn snapshot(&mut self, i: usize, snap: Snapshot, permit: Permit) {
         if self.merge.is_none() {
             // A new merge: every other connected server resends.
             self.start_merge(Some(i));
         }
-        self.take_in(i, snap);
+        self.take_in(i, snap, permit);
         if self.merge.as_ref().is_some_and(|m| m.waiting.is_empty()) {
             self.finish().await;
         }
@@ -457,13 +466,14 @@ impl Mux {
 
     /// Member `i`'s snapshot joins the merge in progress: it is connected,
     /// no longer awaited, and what it sent before is in it.
-    fn take_in(&mut self, i: usize, snap: Snapshot) {
+    fn take_in(&mut self, i: usize, snap: Snapshot, permit: Permit) {
         self.members[i].state = State::Up;
         self.members[i].was_up = true;
         if let Some(m) = self.merge.as_mut() {
             m.waiting.remove(&i);
-            m.held.retain(|(j, _)| *j != i);
+            m.held.retain(|(j, _, _)| *j != i);
             m.got[i] = Some(snap);
+            m.permit.merge(permit);
         }
     }
 
@@ -489,11 +499,13 @@ impl Mux {
             return;
         };
         let snap = self.merged(merge.got);
-        let _ = self.out.send(FromServer::Snapshot(Box::new(snap))).await;
+        let msg = FromServer::Snapshot(Box::new(snap));
+        let permit = merge.permit;
+        let _ = self.out.send(Delivery { msg, permit }).await;
         // The layout moved: the git state in the console's new numbers.
         self.git_state().await;
-        for (i, msg) in merge.held {
-            self.forward(i, msg).await;
+        for (i, msg, permit) in merge.held {
+            self.forward(i, msg, permit).await;
         }
     }
 

@@ -218,6 +218,7 @@ mod tests {
 
         use super::*;
         use crate::client::FromServer;
+        use crate::client::inflight::Delivery;
         use crate::client::mux::{Member, Mux};
         use crate::protocol::ClientMsg;
         use crate::protocol::snapshot::{PaneSnapshot, ServerInfo, Snapshot};
@@ -242,9 +243,9 @@ mod tests {
 
         struct Wired {
             console: mpsc::UnboundedSender<ClientMsg>,
-            members: mpsc::Sender<(usize, FromServer)>,
+            members: mpsc::Sender<(usize, Delivery)>,
             to_member: Vec<mpsc::UnboundedReceiver<ClientMsg>>,
-            out: mpsc::Receiver<FromServer>,
+            out: crate::client::Inbox,
         }
 
         async fn wired() -> Wired {
@@ -267,7 +268,7 @@ mod tests {
                 console,
                 members: members_tx,
                 to_member,
-                out,
+                out: crate::client::Inbox::new(out, Vec::new()),
             }
         }
 
@@ -302,13 +303,16 @@ mod tests {
                 result: Ok(Vec::new()),
             };
             let from_box = FromServer::Worktree(answer(1));
-            w.members.send((1, from_box)).await.unwrap();
+            w.members
+                .send((1, Delivery::local(from_box)))
+                .await
+                .unwrap();
             assert_eq!(git_out(&mut w).await, answer(3));
             // State: each server's kept, the console gets the union.
             let files = vec![("x".to_owned(), 1, 0)];
             let changed = WorktreeEvent::Changed(vec![(0, files.clone())]);
             w.members
-                .send((1, FromServer::Worktree(changed.clone())))
+                .send((1, Delivery::local(FromServer::Worktree(changed.clone()))))
                 .await
                 .unwrap();
             assert_eq!(git_out(&mut w).await, WorktreeEvent::Overlaps(Vec::new()));
@@ -320,7 +324,10 @@ mod tests {
             w.members
                 .send((
                     0,
-                    FromServer::Worktree(WorktreeEvent::Changed(vec![(1, files.clone())])),
+                    Delivery::local(FromServer::Worktree(WorktreeEvent::Changed(vec![(
+                        1,
+                        files.clone(),
+                    )]))),
                 ))
                 .await
                 .unwrap();
@@ -341,11 +348,17 @@ mod tests {
                 paths: vec!["src/main.rs".into()],
                 complete: true,
             };
-            w.members.send((1, listed(0))).await.unwrap();
-            // One naming a pane the host does not have goes nowhere.
-            w.members.send((1, listed(5))).await.unwrap();
             w.members
-                .send((1, FromServer::NotSent("end".into())))
+                .send((1, Delivery::local(listed(0))))
+                .await
+                .unwrap();
+            // One naming a pane the host does not have goes nowhere.
+            w.members
+                .send((1, Delivery::local(listed(5))))
+                .await
+                .unwrap();
+            w.members
+                .send((1, Delivery::local(FromServer::NotSent("end".into()))))
                 .await
                 .unwrap();
             match w.out.recv().await {

@@ -111,7 +111,7 @@ impl Mux {
         {
             self.focus = self.members[m].range.start + p;
         }
-        let _ = self.out.send(FromServer::Layout(out)).await;
+        self.say(FromServer::Layout(out)).await;
         // The panes moved: the git state in the console's new numbers.
         self.git_state().await;
         true
@@ -185,13 +185,13 @@ mod tests {
     }
 
     /// Two servers, `a` (here) and `far`: the mux as at its first merge.
-    fn mux(a: &[&str], far: &[&str]) -> (Mux, mpsc::Receiver<FromServer>) {
+    fn mux(a: &[&str], far: &[&str]) -> (Mux, crate::client::Inbox) {
         let (out, rx) = mpsc::channel(16);
         let members = ["here", "far"]
             .map(|name| Member::new(name.into(), mpsc::unbounded_channel().0, false, true));
         let mut mux = Mux::new(members.into(), out);
         mux.merged(vec![Some(snapshot(a)), Some(snapshot(far))]);
-        (mux, rx)
+        (mux, crate::client::Inbox::new(rx, Vec::new()))
     }
 
     /// Issue 44: a pane made on one server of a console of several comes
@@ -263,7 +263,10 @@ mod tests {
     #[tokio::test]
     async fn a_server_gone_leaves_one_pane_saying_so() {
         let (mut mux, mut rx) = mux(&["a1", "a2"], &["f1"]);
-        assert!(mux.on_member(0, FromServer::Lost("stopped".into())).await);
+        assert!(
+            mux.on_member(0, FromServer::Lost("stopped".into()), Default::default())
+                .await
+        );
         let Some(FromServer::Layout(got)) = rx.recv().await else {
             panic!("no layout for the console");
         };

@@ -5,6 +5,10 @@
 //! A delta that does not fit what this client holds (it should not happen)
 //! is not guessed at: the reader asks for a fresh snapshot and drops events
 //! until it comes.
+//!
+//! Each message is handed on with a permit for its frames' bytes from the
+//! link's budget (src/client/inflight.rs); the reader waits for it before
+//! it reads on, so a console that does not keep up stops the reading.
 
 use std::pin::Pin;
 
@@ -12,6 +16,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use super::host::OnHost;
+use super::inflight::{InFlight, Permit};
 use super::transport::{Endpoint, Stream};
 use super::{AttachError, FromServer};
 use crate::protocol::delta::DeltaDecoder;
@@ -40,16 +45,20 @@ pub(super) struct Session {
     reason = "messages are nearly all of them; a resync is rare"
 )]
 pub(super) enum Incoming {
-    Msg(FromServer),
+    /// With the bytes it holds of the link's budget.
+    Msg(FromServer, Permit),
     /// A delta did not fit: ask for a snapshot.
     Resync,
 }
 
-/// Opens `endpoint`, says hello, attaches, waits for the first snapshot.
+/// Opens `endpoint`, says hello, attaches, waits for the first snapshot
+/// (returned with its size in bytes); what follows is read within the
+/// link's budget `budget`.
 pub(super) async fn open(
     endpoint: &mut Endpoint,
     batch: bool,
-) -> Result<(Session, Snapshot), AttachError> {
+    budget: &InFlight,
+) -> Result<(Session, Snapshot, usize), AttachError> {
     let stream = endpoint
         .open(batch)
         .await
@@ -70,7 +79,7 @@ pub(super) async fn open(
             name: endpoint.name(),
             why: format!("no snapshot within {}s", HANDSHAKE.as_secs()),
         })?;
-    let mut snapshot = match shook {
+    let (mut snapshot, size) = match shook {
         Ok(s) => s,
         // Over ssh, ssh's words say why better than an end of file.
         Err(e) if endpoint.reconnects() => {
@@ -91,7 +100,7 @@ pub(super) async fn open(
         snapshot.set_host(h);
     }
     let (tx, incoming) = mpsc::channel(super::QUEUE);
-    tokio::spawn(read_loop(reader, tx, stderr, host));
+    tokio::spawn(read_loop(reader, tx, stderr, host, budget.clone()));
     Ok((
         Session {
             write,
@@ -99,13 +108,14 @@ pub(super) async fn open(
             _child: child,
         },
         snapshot,
+        size,
     ))
 }
 
 async fn handshake(
     write: &mut Pin<Box<dyn AsyncWrite + Send>>,
     reader: &mut Reader,
-) -> Result<Snapshot, AttachError> {
+) -> Result<(Snapshot, usize), AttachError> {
     write.write_all(MAGIC).await.map_err(WireError::from)?;
     write
         .write_all(&frame::encode_hello(&Hello::ours()))
@@ -121,8 +131,10 @@ async fn handshake(
         return Err(AttachError::Skew { server: hello, why });
     }
     let mut parts = Parts::default();
+    let mut size = 0;
     loop {
         let payload = reader.next().await?.ok_or(AttachError::Closed)?;
+        size += payload.len();
         match frame::decode::<ServerMsg>(&payload)? {
             ServerMsg::Bye { reason } => {
                 return Err(AttachError::Refused(crate::sanitize::peer_line(&reason)));
@@ -131,7 +143,7 @@ async fn handshake(
                 if let Some(s) = parts.take(msg).map_err(|e| {
                     AttachError::Protocol(crate::sanitize::peer_line(&e.to_string()))
                 })? {
-                    return Ok(s);
+                    return Ok((s, size));
                 }
             }
             _ => {}
@@ -181,9 +193,28 @@ struct Reading {
     parts: Parts,
     resyncing: bool,
     host: Option<String>,
+    /// The frames of the snapshot being put together, in bytes: what it
+    /// holds of the budget once whole.
+    snapshot_bytes: usize,
 }
 
 impl Reading {
+    /// What a message of `len` frame bytes holds of the budget if handed
+    /// on: its own bytes, or a whole snapshot's.
+    fn weigh(&mut self, msg: &ServerMsg, len: usize) -> usize {
+        match msg {
+            ServerMsg::SnapshotStart { .. } => {
+                self.snapshot_bytes = len;
+                len
+            }
+            m if m.is_snapshot() => {
+                self.snapshot_bytes = self.snapshot_bytes.saturating_add(len);
+                self.snapshot_bytes
+            }
+            _ => len,
+        }
+    }
+
     fn step(&mut self, msg: ServerMsg) -> Step {
         Step::Pass(match msg {
             ServerMsg::Events(_) if self.resyncing => return Step::Skip,
@@ -258,13 +289,15 @@ impl Reading {
     }
 }
 
-/// A batch's messages, in order.
+/// A batch's messages, in order, the frame's permit shared among them.
 async fn send_all(
     out: &mpsc::Sender<Incoming>,
     all: Vec<FromServer>,
+    permit: Permit,
 ) -> Result<(), mpsc::error::SendError<Incoming>> {
-    for msg in all {
-        out.send(Incoming::Msg(msg)).await?;
+    let permits = permit.split(all.len());
+    for (msg, permit) in all.into_iter().zip(permits) {
+        out.send(Incoming::Msg(msg, permit)).await?;
     }
     Ok(())
 }
@@ -276,12 +309,14 @@ async fn read_loop(
     out: mpsc::Sender<Incoming>,
     stderr: super::transport::Stderr,
     host: Option<String>,
+    budget: InFlight,
 ) {
     let mut reading = Reading {
         decoder: DeltaDecoder::default(),
         parts: Parts::default(),
         resyncing: false,
         host,
+        snapshot_bytes: 0,
     };
     let why = loop {
         let payload = match reader.next().await {
@@ -298,9 +333,15 @@ async fn read_loop(
             Ok(m) => m,
             Err(e) => break format!("unreadable message from the server: {e}"),
         };
+        let bytes = reading.weigh(&msg, payload.len());
+        drop(payload);
+        // Nothing more is read until the console has room for this.
         let sent = match reading.step(msg) {
-            Step::Pass(next) => out.send(Incoming::Msg(next)).await,
-            Step::Many(all) => send_all(&out, all).await,
+            Step::Pass(next) => {
+                let permit = budget.take(bytes).await;
+                out.send(Incoming::Msg(next, permit)).await
+            }
+            Step::Many(all) => send_all(&out, all, budget.take(bytes).await).await,
             Step::Skip => continue,
             Step::Resync => out.send(Incoming::Resync).await,
             Step::End(why) => break why,
@@ -312,7 +353,9 @@ async fn read_loop(
     // ssh says why a link broke better than an end of file does. Either
     // is the far side's words.
     let why = crate::sanitize::peer_line(&stderr.why(&why).await);
-    let _ = out.send(Incoming::Msg(FromServer::Lost(why))).await;
+    let _ = out
+        .send(Incoming::Msg(FromServer::Lost(why), Permit::none()))
+        .await;
 }
 
 #[cfg(test)]
@@ -326,6 +369,7 @@ mod tests {
             parts: Parts::default(),
             resyncing: false,
             host: host.map(str::to_owned),
+            snapshot_bytes: 0,
         }
     }
 
@@ -361,7 +405,13 @@ mod tests {
         let (stderr, done) = super::super::transport::Stderr::of_ssh();
         let (tx, mut rx) = mpsc::channel(4);
         let reader: Reader = FrameReader::new(Box::pin(tokio::io::empty()));
-        let task = tokio::spawn(read_loop(reader, tx, stderr.clone(), Some("far".into())));
+        let task = tokio::spawn(read_loop(
+            reader,
+            tx,
+            stderr.clone(),
+            Some("far".into()),
+            InFlight::default(),
+        ));
         // The reader has met the end before ssh says anything.
         for _ in 0..8 {
             tokio::task::yield_now().await;
@@ -372,7 +422,7 @@ mod tests {
         let _ = done.send(true);
         task.await.unwrap();
         match rx.recv().await {
-            Some(Incoming::Msg(FromServer::Lost(why))) => why,
+            Some(Incoming::Msg(FromServer::Lost(why), _)) => why,
             _ => panic!("no Lost"),
         }
     }

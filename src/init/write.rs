@@ -155,9 +155,31 @@ impl OpenAi {
 }
 
 /// A TOML string, as the serializer escapes it (a model id comes from a
-/// server).
+/// server). The serializer leaves C1 controls (U+0080 to U+009F, legal
+/// raw in TOML) as they are, and a terminal showing the file may act on
+/// one (U+009B is a CSI): a value holding any goes as a basic string with
+/// every control escaped.
 fn toml_string(text: &str) -> String {
-    toml::Value::String(text.to_owned()).to_string()
+    let toml = toml::Value::String(text.to_owned()).to_string();
+    if !toml
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return toml;
+    }
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04X}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 #[cfg(test)]
@@ -187,5 +209,19 @@ mod tests {
         assert_eq!(agents.len(), 1, "{text}");
         assert_eq!(agents[0]["id"].as_str(), Some("local"));
         assert_eq!(agents[0]["model"].as_str(), Some(evil));
+    }
+
+    /// #53 fuzzing (init_render's finding): a C1 control in a detected
+    /// value (U+009B, an 8-bit CSI) was written raw by the serializer;
+    /// it is escaped, and the value reads back the same.
+    #[test]
+    fn a_c1_control_is_escaped_not_written_raw() {
+        for value in ["\u{9b}31m", "a\0\u{7f}\u{9b}\"\\'b", "\u{85}\n'"] {
+            let text = toml_string(value);
+            assert!(!text.chars().any(char::is_control), "{text:?}");
+            let v: toml::Table = toml::from_str(&format!("k = {text}")).expect("TOML");
+            assert_eq!(v["k"].as_str(), Some(value), "{text}");
+        }
+        assert_eq!(toml_string("plain"), "\"plain\"", "the serializer's own");
     }
 }
