@@ -35,7 +35,7 @@ pub(super) enum Reply {
 impl Reply {
     /// Tells the caller it may not (a console: nothing to tell, its keys
     /// never ask for what it may not).
-    fn refuse(self, why: &str) {
+    pub(super) fn refuse(self, why: &str) {
         match self {
             Reply::Console => tracing::warn!("a console's request refused: {why}"),
             Reply::Ctl { reply, .. } => {
@@ -62,7 +62,7 @@ impl Server {
                 if let (Caller::Console(id), Some(slot)) =
                     (&caller, self.panes.order.get(pane).copied())
                 {
-                    self.command(slot, cmd, Some(*id));
+                    self.command(slot, stamped(cmd, &caller), Some(*id));
                 }
             }
             Verb::Stop => return Some(self.stopping(&caller, reply)),
@@ -86,6 +86,7 @@ impl Server {
                 answer_op(reply, outcome);
             }
             Verb::Forge(ask) => self.forge_verb(&caller, ask, reply),
+            Verb::Approvals(ask) => self.approvals_verb(ask, reply),
             verb @ (Verb::New(_)
             | Verb::Close { .. }
             | Verb::Rename { .. }
@@ -101,8 +102,9 @@ impl Server {
             | Verb::History { .. }
             | Verb::Wait { .. }
             | Verb::Watch { .. }) => {
+                let asker = caller.clone();
                 if let Some((slot, cmd)) = self.pane_verb(caller, verb, reply) {
-                    self.command(slot, cmd, None);
+                    self.command(slot, stamped(cmd, &asker), None);
                 }
             }
         }
@@ -250,6 +252,18 @@ impl Server {
             }
             Err(_) => None,
         }
+    }
+}
+
+/// `cmd` as `caller` gave it, in the server's words, never the client's:
+/// who answered a card (the audit log's `by`), who interrupted a turn (a
+/// paired device through the hub, which names `hive ctl`).
+fn stamped(cmd: RunnerCommand, caller: &Caller) -> RunnerCommand {
+    match (cmd, caller) {
+        (RunnerCommand::InterruptFrom(_), Caller::Device { id, .. }) => {
+            RunnerCommand::InterruptFrom(format!("the web page (device {id})"))
+        }
+        (cmd, caller) => cmd.decided_by(caller.decider()),
     }
 }
 

@@ -17,7 +17,7 @@ use hive::provider::PermissionDecision;
 use hive::provider::claude::ClaudeFactory;
 use hive::provider::script::ScriptFactory;
 use hive::provider::{ProviderFactory, ProviderSpec};
-use hive::runner::{CONFIRM_OPTION, PaneEvent, RunnerCommand, RunnerOptions, SubmitMode};
+use hive::runner::{CONFIRM_OPTION, Decider, PaneEvent, RunnerCommand, RunnerOptions, SubmitMode};
 
 use crate::support::{Pane, completed, fake_command};
 
@@ -61,6 +61,16 @@ impl Setup {
         std::fs::write(&file, text).expect("scenario");
         let mut agent = AgentConfig::new("script-policy", "script");
         agent.script = Some(file);
+        agent.cwd = Some(dir.path().to_owned());
+        Self { dir, agent }
+    }
+
+    /// The fake ACP agent: its `permission` turn asks to run `touch x`,
+    /// offering allow always, allow and reject, and says which it got.
+    fn acp() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut agent = AgentConfig::new("acp-policy", "acp");
+        agent.command = fake_command("fake_acp.py");
         agent.cwd = Some(dir.path().to_owned());
         Self { dir, agent }
     }
@@ -181,6 +191,7 @@ async fn claude_what_no_rule_allows_shows_its_card() {
     pane.runner.send(RunnerCommand::Permission {
         request_id: req.request_id,
         decision: PermissionDecision::AllowOnce,
+        by: Decider::Console,
     });
     assert!(completed(&pane.turn_end().await));
     let log = s.audit();
@@ -188,7 +199,7 @@ async fn claude_what_no_rule_allows_shows_its_card() {
         .iter()
         .map(|e| (e.decision.as_str(), e.by.as_str()))
         .collect();
-    assert_eq!(words, [("ask", "preset:edit"), ("allow", "user")]);
+    assert_eq!(words, [("ask", "preset:edit"), ("allow", "console")]);
     pane.runner.send(RunnerCommand::Shutdown);
 }
 
@@ -213,6 +224,7 @@ async fn script_a_destructive_request_needs_a_second_distinct_confirm() {
     pane.runner.send(RunnerCommand::Permission {
         request_id: first.request_id.clone(),
         decision: PermissionDecision::AllowOnce,
+        by: Decider::Console,
     });
     pane.until("the first card settled", |e| {
         matches!(e, PaneEvent::PermissionSettled { request_id } if *request_id == first.request_id)
@@ -228,6 +240,7 @@ async fn script_a_destructive_request_needs_a_second_distinct_confirm() {
     pane.runner.send(RunnerCommand::Permission {
         request_id: second.request_id.clone(),
         decision: PermissionDecision::AllowOnce,
+        by: Decider::Console,
     });
     pane.until(
         "told it needs the option",
@@ -239,6 +252,7 @@ async fn script_a_destructive_request_needs_a_second_distinct_confirm() {
         decision: PermissionDecision::Option {
             option_id: CONFIRM_OPTION.into(),
         },
+        by: Decider::Ctl,
     });
     assert!(completed(&pane.turn_end().await));
     let said = pane.final_messages(hive::event::Origin::Agent);
@@ -252,8 +266,8 @@ async fn script_a_destructive_request_needs_a_second_distinct_confirm() {
         words,
         [
             ("ask", "destructive"),
-            ("confirm", "destructive"),
-            ("allow", "user")
+            ("confirm", "console"),
+            ("allow", "ctl")
         ]
     );
     pane.runner.send(RunnerCommand::Shutdown);
@@ -282,6 +296,7 @@ async fn script_hidden_commands_are_never_allowed_by_an_allow_rule() {
             decision: PermissionDecision::Deny {
                 reason: "no".into(),
             },
+            by: Decider::Console,
         });
         assert!(completed(&pane.turn_end().await));
         let log = s.audit();
@@ -341,6 +356,7 @@ async fn claude_allow_always_is_a_learned_rule_and_the_next_ask_has_no_card() {
     pane.runner.send(RunnerCommand::Permission {
         request_id: req.request_id,
         decision: PermissionDecision::AllowAlways,
+        by: Decider::Console,
     });
     assert!(completed(&pane.turn_end().await));
     assert!(
@@ -362,5 +378,59 @@ async fn claude_allow_always_is_a_learned_rule_and_the_next_ask_has_no_card() {
         (last.decision.as_str(), last.by.as_str()),
         ("allow", "learned.1")
     );
+    pane.runner.send(RunnerCommand::Shutdown);
+}
+
+/// The agent's text of its last turn.
+fn said(pane: &Pane) -> String {
+    pane.final_messages(hive::event::Origin::Agent)
+        .last()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// ACP: the adapter's own "always" option, picked on a card, is hive's
+/// allow always: the adapter is told "allow once" (it keeps no always of
+/// its own past the gate), hive learns the rule, and the next request is
+/// answered by it without a card. A deny rule answers with the reject
+/// option, the model told why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acp_its_own_allow_always_does_not_bypass_the_gate() {
+    let s = Setup::acp();
+    let factory: Arc<dyn ProviderFactory> = Arc::new(hive::provider::acp::AcpFactory);
+    let mut pane = s.start(factory.clone(), Vec::new(), Preset::Edit, None);
+    pane.submit("permission please", SubmitMode::Auto);
+    let req = card(&mut pane).await;
+    assert!(req.options.iter().any(|o| o.option_id == "yes-always"), "{req:?}");
+    pane.runner.send(RunnerCommand::Permission {
+        request_id: req.request_id,
+        decision: PermissionDecision::Option {
+            option_id: "yes-always".into(),
+        },
+        by: Decider::Device("d1".into()),
+    });
+    assert!(completed(&pane.turn_end().await));
+    assert_eq!(said(&pane), "decision: yes", "the adapter was told once");
+    pane.submit("permission again", SubmitMode::Auto);
+    assert!(completed(&pane.turn_end().await));
+    assert_eq!(cards(&pane), 1, "the learned rule answered the second");
+    assert_eq!(said(&pane), "decision: yes");
+    let words: Vec<(String, String)> = s
+        .audit()
+        .iter()
+        .map(|e| (e.decision.clone(), e.by.clone()))
+        .collect();
+    let want = [("ask", "preset:edit"), ("allow_always", "device:d1"), ("allow", "learned.1")];
+    let want: Vec<(String, String)> = want.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+    assert_eq!(words, want);
+    pane.runner.send(RunnerCommand::Shutdown);
+
+    let s = Setup::acp();
+    let rules = vec![rule(Action::Deny, "Bash", "touch*")];
+    let mut pane = s.start(factory, rules, Preset::Yolo, None);
+    pane.submit("permission please", SubmitMode::Auto);
+    assert!(completed(&pane.turn_end().await));
+    assert_eq!(cards(&pane), 0);
+    assert_eq!(said(&pane), "decision: no");
     pane.runner.send(RunnerCommand::Shutdown);
 }
