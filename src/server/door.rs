@@ -296,6 +296,45 @@ mod tests {
         crate::ops::parse(name, args).unwrap()
     }
 
+    /// Who answered is the caller the door knows, whatever the command
+    /// said: a console's own claim is overwritten; a device's interrupt
+    /// names the page, not `hive ctl`.
+    #[test]
+    fn the_door_stamps_the_decider_and_the_interrupter() {
+        use crate::protocol::pane::{Decider, RunnerCommand};
+        use crate::protocol::verb::{Caller, DeviceRole};
+        let answer = |by| RunnerCommand::Permission {
+            request_id: "r".into(),
+            decision: PermissionDecision::AllowOnce,
+            by,
+        };
+        let phone = Caller::Device {
+            id: "d1".into(),
+            role: DeviceRole::Full,
+        };
+        let cases = [
+            (Caller::Console(3), "console"),
+            (Caller::Cli, "ctl"),
+            (phone.clone(), "device:d1"),
+            (Caller::Agent("lead".into()), "agent:lead"),
+        ];
+        for (caller, name) in cases {
+            // A client claiming to be someone else is not believed.
+            let claimed = answer(Decider::Agent("forged".into()));
+            let RunnerCommand::Permission { by, .. } = super::stamped(claimed, &caller) else {
+                panic!()
+            };
+            assert_eq!(by.audit_name(), name);
+        }
+        let from_page = super::stamped(RunnerCommand::InterruptFrom("hive ctl".into()), &phone);
+        assert_eq!(
+            from_page,
+            RunnerCommand::InterruptFrom("the web page (device d1)".into())
+        );
+        let from_ctl = super::stamped(RunnerCommand::InterruptFrom("hive ctl".into()), &Caller::Cli);
+        assert_eq!(from_ctl, RunnerCommand::InterruptFrom("hive ctl".into()));
+    }
+
     /// Three encodings, one request: what a console, a ctl line and an
     /// operation ask for alike is one verb.
     #[test]
