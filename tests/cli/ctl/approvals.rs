@@ -150,10 +150,10 @@ fn pairs(words: &[(&str, &str)]) -> Vec<(String, String)> {
         .collect()
 }
 
-/// A config of the asker under hive's `edit` preset (its `write_file` is
-/// a tool hive cannot read: it asks) and a pane whose one turn asks to
-/// run `rm -rf build` (destructive: two cards).
-fn policy_config(lab: &Lab) -> std::path::PathBuf {
+/// A config (`NAME.toml`) of the asker under hive's `read-only` preset
+/// (its `write_file` writes: it asks) and a pane whose one turn asks to
+/// run `rm -rf build` (destructive: two cards, even under `yolo`).
+fn policy_config(lab: &Lab, name: &str) -> std::path::PathBuf {
     let fixture =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ctl/asker.toml");
     let wiper = lab.path("wiper.toml");
@@ -162,9 +162,9 @@ fn policy_config(lab: &Lab) -> std::path::PathBuf {
         "[capabilities]\npermissions = true\n[[turn]]\n[[turn.step]]\npermission = \"Clean the build\"\ntool = \"Bash\"\nargs = { command = \"rm -rf build\" }\noutput = \"ran\"\n[[turn.step]]\ntext = \"it ran\"\ndenied_text = \"it did not run\"\n",
     )
     .unwrap();
-    let config = lab.path("policytest.toml");
+    let config = lab.path(&format!("{name}.toml"));
     let text = format!(
-        "[[agent]]\nid = \"asker\"\nprovider = \"script\"\nscript = \"{}\"\npolicy = \"edit\"\n\n[[agent]]\nid = \"wiper\"\nprovider = \"script\"\nscript = \"{}\"\npolicy = \"yolo\"\n",
+        "[[agent]]\nid = \"asker\"\nprovider = \"script\"\nscript = \"{}\"\npolicy = \"read-only\"\n\n[[agent]]\nid = \"wiper\"\nprovider = \"script\"\nscript = \"{}\"\npolicy = \"yolo\"\n",
         fixture.display(),
         wiper.display()
     );
@@ -180,7 +180,7 @@ fn policy_config(lab: &Lab) -> std::path::PathBuf {
 #[test]
 fn ctl_approvals_lists_the_queue_the_log_and_the_rules() {
     let Some(lab) = Lab::new() else { return };
-    let config = policy_config(&lab);
+    let config = policy_config(&lab, "policytest");
     lab.launch_with("policy", &config, "policytest.sock");
     assert_eq!(lab.ok(&["approvals"]), "no approval waits");
 
@@ -208,9 +208,9 @@ fn ctl_approvals_lists_the_queue_the_log_and_the_rules() {
     assert_eq!(
         decided(&audit_lines(&lab)),
         pairs(&[
-            ("ask", "preset:edit"),
+            ("ask", "preset:read-only"),
             ("allow", "ctl"),
-            ("ask", "preset:edit"),
+            ("ask", "preset:read-only"),
             ("allow", "console"),
         ])
     );
@@ -218,7 +218,7 @@ fn ctl_approvals_lists_the_queue_the_log_and_the_rules() {
         serde_json::from_str(&lab.ok(&["approvals", "--log", "--last", "2", "--json"])).unwrap();
     assert_eq!(
         decided(log["entries"].as_array().unwrap()),
-        pairs(&[("ask", "preset:edit"), ("allow", "console")])
+        pairs(&[("ask", "preset:read-only"), ("allow", "console")])
     );
     let text = lab.ok(&["approvals", "--log"]);
     assert_eq!(text.lines().count(), 4, "{text}");
@@ -233,7 +233,7 @@ fn ctl_approvals_lists_the_queue_the_log_and_the_rules() {
     assert_eq!(rules["learned"][0]["id"], "learned.1", "{rules}");
     assert_eq!(rules["learned"][0]["tool"], "write_file", "{rules}");
     let text = lab.ok(&["approvals", "--rules"]);
-    assert!(text.contains("pane asker preset edit"), "{text}");
+    assert!(text.contains("pane asker preset read-only"), "{text}");
     assert!(
         text.contains("learned.1") && text.contains("allow write_file(path: notes.txt)"),
         "{text}"
@@ -255,7 +255,7 @@ fn ctl_approvals_lists_the_queue_the_log_and_the_rules() {
 #[test]
 fn ctl_approve_confirm_runs_a_destructive_request() {
     let Some(lab) = Lab::new() else { return };
-    let config = policy_config(&lab);
+    let config = policy_config(&lab, "wipetest");
     lab.launch_with("wipe", &config, "wipetest.sock");
     let turn = lab.ok(&["send", "wiper", "go"]);
     lab.wait_until("the first card", || {
