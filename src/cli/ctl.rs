@@ -294,34 +294,14 @@ fn on_host<'a>(verb: &Verb, hosts: &'a [HostConfig]) -> Option<(&'a HostConfig, 
             let (to, window) = (*to, *window);
             (h, Verb::Move { pane, to, window })
         })?,
-        Verb::Approve {
-            pane,
-            always,
-            confirm,
-            request,
-        } => split(pane).map(|(h, pane)| {
-            let (always, confirm, request) = (*always, *confirm, request.clone());
-            let verb = Verb::Approve {
-                pane,
-                always,
-                confirm,
-                request,
-            };
+        Verb::Approve { pane, .. } | Verb::Deny { pane, .. } => {
+            let (h, there) = split(pane)?;
+            let mut verb = verb.clone();
+            if let Verb::Approve { pane, .. } | Verb::Deny { pane, .. } = &mut verb {
+                *pane = there;
+            }
             (h, verb)
-        })?,
-        Verb::Deny {
-            pane,
-            reason,
-            request,
-        } => split(pane).map(|(h, pane)| {
-            let (reason, request) = (reason.clone(), request.clone());
-            let verb = Verb::Deny {
-                pane,
-                reason,
-                request,
-            };
-            (h, verb)
-        })?,
+        }
     };
     Some((host, verb))
 }

@@ -169,13 +169,22 @@ fn rule_text(r: &Value) -> String {
     if let Some(p) = r["path"].as_str() {
         inner.push(format!("path: {}", short(p, 60)));
     }
-    format!("{} {}({})", s(&r["action"]), s(&r["tool"]), inner.join(", "))
+    format!(
+        "{} {}({})",
+        s(&r["action"]),
+        s(&r["tool"]),
+        inner.join(", ")
+    )
 }
 
 fn rules_text(r: &Value) -> String {
     let mut out = String::new();
     for p in r["panes"].as_array().into_iter().flatten() {
-        out.push_str(&format!("pane {} preset {}\n", s(&p["pane"]), s(&p["preset"])));
+        out.push_str(&format!(
+            "pane {} preset {}\n",
+            s(&p["pane"]),
+            s(&p["preset"])
+        ));
     }
     for rule in r["rules"].as_array().into_iter().flatten() {
         out.push_str(&format!(
@@ -197,9 +206,6 @@ fn rules_text(r: &Value) -> String {
     if out.is_empty() {
         out = "no rules and no pane with a policy\n".into();
     }
-    out.push_str(&format!(
-        "learned rules are kept in {}\n",
-        s(&r["path"])
-    ));
+    out.push_str(&format!("learned rules are kept in {}\n", s(&r["path"])));
     out
 }

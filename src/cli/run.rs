@@ -15,7 +15,8 @@ use crate::event::Origin;
 use crate::history;
 use crate::provider::{DiagnosticLevel, PermissionDecision, ProviderSpec, Registry};
 use crate::runner::{
-    Decider, PaneEvent, PaneUpdate, RunnerCommand, RunnerHandle, RunnerOptions, SubmitMode, spawn_runner,
+    Decider, PaneEvent, PaneUpdate, RunnerCommand, RunnerHandle, RunnerOptions, SubmitMode,
+    spawn_runner,
 };
 use crate::upsert::{TurnEvent, UpsertKind, UpsertStatus};
 

@@ -539,13 +539,21 @@ fn answer_approval(
 /// Whether the card `req` can take `decision`: an option it offers, and
 /// on a destructive request's second card only its confirm (a plain
 /// allow there would be refused by the runner, after `ctl` said "done").
-fn offered(req: &crate::provider::PermissionRequest, decision: &PermissionDecision) -> Result<(), String> {
+fn offered(
+    req: &crate::provider::PermissionRequest,
+    decision: &PermissionDecision,
+) -> Result<(), String> {
     let confirm = crate::runner::CONFIRM_OPTION;
     let second = req.options.iter().any(|o| o.option_id == confirm);
     match decision {
-        PermissionDecision::Option { option_id } if !req.options.iter().any(|o| o.option_id == *option_id) => {
+        PermissionDecision::Option { option_id }
+            if !req.options.iter().any(|o| o.option_id == *option_id) =>
+        {
             Err(if option_id == confirm {
-                format!("`{}` is not a destructive request's second card: approve it without --confirm", req.request_id)
+                format!(
+                    "`{}` is not a destructive request's second card: approve it without --confirm",
+                    req.request_id
+                )
             } else {
                 format!("`{}` offers no option `{option_id}`", req.request_id)
             })
@@ -560,7 +568,9 @@ fn offered(req: &crate::provider::PermissionRequest, decision: &PermissionDecisi
 
 pub(crate) fn decision_name(d: &PermissionDecision) -> &'static str {
     match d {
-        PermissionDecision::Option { option_id } if option_id == crate::runner::CONFIRM_OPTION => "confirm",
+        PermissionDecision::Option { option_id } if option_id == crate::runner::CONFIRM_OPTION => {
+            "confirm"
+        }
         PermissionDecision::AllowOnce => "allow_once",
         PermissionDecision::AllowAlways => "allow_always",
         PermissionDecision::Deny { .. } => "deny",

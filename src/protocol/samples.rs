@@ -13,7 +13,9 @@ use super::agent::{
 };
 use super::event::Origin;
 use super::hold::{Hold, HoldKind};
-use super::pane::{Decider, PaneEvent, PaneUpdate, QueueEdit, RunnerCommand, SubmitMode, TurnState};
+use super::pane::{
+    Decider, PaneEvent, PaneUpdate, QueueEdit, RunnerCommand, SubmitMode, TurnState,
+};
 use super::screen::{CellStyle, Colour, ScreenRow, ScreenUpdate};
 use super::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
 

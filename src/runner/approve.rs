@@ -104,7 +104,12 @@ impl Runner {
     }
 
     /// An answer to a card (`RunnerCommand::Permission`).
-    pub(super) fn answer(&mut self, request_id: String, decision: PermissionDecision, by: &Decider) {
+    pub(super) fn answer(
+        &mut self,
+        request_id: String,
+        decision: PermissionDecision,
+        by: &Decider,
+    ) {
         let Some(w) = self.approvals.waiting.remove(&request_id) else {
             // Not the policy's card (no policy, or already settled).
             self.to_provider(ProviderCommand::Permission {

@@ -331,7 +331,10 @@ mod tests {
             from_page,
             RunnerCommand::InterruptFrom("the web page (device d1)".into())
         );
-        let from_ctl = super::stamped(RunnerCommand::InterruptFrom("hive ctl".into()), &Caller::Cli);
+        let from_ctl = super::stamped(
+            RunnerCommand::InterruptFrom("hive ctl".into()),
+            &Caller::Cli,
+        );
         assert_eq!(from_ctl, RunnerCommand::InterruptFrom("hive ctl".into()));
     }
 

@@ -305,7 +305,8 @@ impl Server {
         // The paired phones that asked for Web Push (src/web/push.rs).
         if let Some(web) = &self.web {
             let consoles = self.clients.count() > 0;
-            if let Some(msg) = crate::web::push::message(&update.event, of.id, of.parent, consoles) {
+            if let Some(msg) = crate::web::push::message(&update.event, of.id, of.parent, consoles)
+            {
                 web.push(&msg);
             }
         }

@@ -53,7 +53,12 @@ mod tests {
                 assert!(!html.contains(bad), "{bad} in the page");
             }
         }
-        for js in [super::APP_JS, super::RENDER_JS, super::PAIR_JS, super::SERVICE_WORKER] {
+        for js in [
+            super::APP_JS,
+            super::RENDER_JS,
+            super::PAIR_JS,
+            super::SERVICE_WORKER,
+        ] {
             for bad in [
                 "innerHTML",
                 "outerHTML",

@@ -15,8 +15,8 @@
 use std::path::Path;
 
 use base64::Engine;
-use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, URL_SAFE_NO_PAD};
 use base64::engine::DecodePaddingMode;
+use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, URL_SAFE_NO_PAD};
 use p256::ecdsa::signature::Signer;
 use p256::ecdsa::{Signature, SigningKey};
 use serde::{Deserialize, Serialize};
@@ -165,7 +165,8 @@ impl Subscription {
         if self.endpoint.len() > MAX_ENDPOINT {
             return Err(bad("the push endpoint is too long"));
         }
-        let url = url::Url::parse(&self.endpoint).map_err(|_| bad("the push endpoint is not a URL"))?;
+        let url =
+            url::Url::parse(&self.endpoint).map_err(|_| bad("the push endpoint is not a URL"))?;
         let loopback = match url.host() {
             Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
             Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
@@ -192,7 +193,10 @@ impl Subscription {
     }
 
     fn auth(&self) -> Result<web_push_native::Auth, PushError> {
-        let bytes = B64.decode(self.keys.auth.trim()).ok().filter(|b| b.len() == 16);
+        let bytes = B64
+            .decode(self.keys.auth.trim())
+            .ok()
+            .filter(|b| b.len() == 16);
         let bytes = bytes.ok_or_else(|| {
             PushError::Subscription("the subscription's auth is not 16 bytes".into())
         })?;
@@ -220,9 +224,11 @@ pub(crate) fn request(
         .map_err(|e| PushError::Encrypt(e.to_string()))?;
     let (mut parts, body) = built.into_parts();
     let auth = vapid.authorization(&url, contact, chrono::Utc::now().timestamp());
-    let value = axum::http::HeaderValue::from_str(&auth)
-        .map_err(|e| PushError::Encrypt(e.to_string()))?;
-    parts.headers.insert(axum::http::header::AUTHORIZATION, value);
+    let value =
+        axum::http::HeaderValue::from_str(&auth).map_err(|e| PushError::Encrypt(e.to_string()))?;
+    parts
+        .headers
+        .insert(axum::http::header::AUTHORIZATION, value);
     // Shown at once, not batched for later (RFC 8030 §5.3).
     parts
         .headers
@@ -349,10 +355,9 @@ mod tests {
         let key = VerifyingKey::from_sec1_bytes(&B64.decode(k).unwrap()).unwrap();
         let sig = Signature::from_slice(&B64.decode(sig).unwrap()).unwrap();
         key.verify(signed.as_bytes(), &sig).unwrap();
-        let claims: serde_json::Value = serde_json::from_slice(
-            &B64.decode(signed.split_once('.').unwrap().1).unwrap(),
-        )
-        .unwrap();
+        let claims: serde_json::Value =
+            serde_json::from_slice(&B64.decode(signed.split_once('.').unwrap().1).unwrap())
+                .unwrap();
         assert_eq!(claims["aud"], "https://push.example.net");
         assert_eq!(claims["sub"], "mailto:a@b.c");
     }
@@ -363,7 +368,10 @@ mod tests {
         assert!(ok("https://fcm.googleapis.com/fcm/send/x"));
         assert!(ok("http://127.0.0.1:9999/push"));
         assert!(ok("http://localhost:9999/push"));
-        assert!(!ok("http://push.example.net/x"), "plain http off this machine");
+        assert!(
+            !ok("http://push.example.net/x"),
+            "plain http off this machine"
+        );
         assert!(!ok("file:///etc/passwd"));
         assert!(!ok("https://user:pw@push.example.net/x"));
         assert!(!ok("not a url"));

@@ -252,7 +252,11 @@ fn hive_run_applies_the_policy_before_denying_headless() {
     let out = hive(&["run", "--agent", "ok", "--json", "go"], dir.path());
     assert!(out.status.success());
     let t = tool(&out);
-    assert_eq!((t["output"].as_str(), t["output_is_error"].as_bool()), (Some("ran"), Some(false)), "{t}");
+    assert_eq!(
+        (t["output"].as_str(), t["output_is_error"].as_bool()),
+        (Some("ran"), Some(false)),
+        "{t}"
+    );
     assert!(!String::from_utf8_lossy(&out.stderr).contains("denied"));
     let out = hive(&["run", "--agent", "no", "--json", "go"], dir.path());
     assert!(String::from_utf8_lossy(&out.stderr).contains("denied"));
@@ -265,11 +269,21 @@ fn hive_run_applies_the_policy_before_denying_headless() {
         .collect();
     let said: Vec<(&str, &str, &str)> = lines
         .iter()
-        .map(|l| (l["pane"].as_str().unwrap(), l["decision"].as_str().unwrap(), l["by"].as_str().unwrap()))
+        .map(|l| {
+            (
+                l["pane"].as_str().unwrap(),
+                l["decision"].as_str().unwrap(),
+                l["by"].as_str().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(
         said,
-        [("ok", "allow", "status"), ("no", "ask", "preset:edit"), ("no", "deny", "headless")]
+        [
+            ("ok", "allow", "status"),
+            ("no", "ask", "preset:edit"),
+            ("no", "deny", "headless")
+        ]
     );
 }
 

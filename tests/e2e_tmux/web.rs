@@ -266,6 +266,7 @@ fn a_paired_browser_watches_answers_and_is_revoked() {
         until(&c, "the demo pane", "return !!document.querySelector('#panes li[data-pane=demo]')").await;
 
         streams(&c).await;
+        service_worker(&c).await;
 
         // The demo's approval card: on the page and in the console; the
         // page's answer takes it from both.
@@ -301,6 +302,49 @@ fn a_paired_browser_watches_answers_and_is_revoked() {
         assert_eq!(status, serde_json::json!(401));
         let _ = c.close().await;
     });
+}
+
+/// The page's service worker registers (its route is open, the CSP lets
+/// it run, the file is whole JavaScript) and the page offers
+/// notifications. What subscribing does here is said, not asserted:
+/// headless Chromium has no push service to reach offline
+/// (tests/e2e_tmux/web_push.rs plays the browser's part instead).
+async fn service_worker(c: &fantoccini::Client) {
+    let reg = c
+        .execute_async(
+            "const done = arguments[arguments.length - 1]; \
+             navigator.serviceWorker.register('/sw.js') \
+               .then(() => navigator.serviceWorker.ready) \
+               .then(r => done(r.active ? r.active.scriptURL : 'no worker'), e => done('error: ' + e.message));",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert!(
+        reg.as_str().is_some_and(|u| u.ends_with("/sw.js")),
+        "the service worker did not start: {reg}"
+    );
+    until(
+        c,
+        "the notify button",
+        "return document.getElementById('notify').hidden === false",
+    )
+    .await;
+    let sub = c
+        .execute_async(
+            "const done = arguments[arguments.length - 1]; \
+             fetch('/api/push').then(r => r.json()).then(st => { \
+               const s = st.key.replace(/-/g, '+').replace(/_/g, '/'); \
+               const raw = atob(s + '='.repeat((4 - s.length % 4) % 4)); \
+               const key = Uint8Array.from(raw, ch => ch.charCodeAt(0)); \
+               return navigator.serviceWorker.ready.then(r => \
+                 r.pushManager.subscribe({userVisibleOnly: true, applicationServerKey: key})); \
+             }).then(sub => done('subscribed: ' + sub.endpoint), e => done('no push service: ' + e.name + ': ' + e.message));",
+            vec![],
+        )
+        .await
+        .unwrap();
+    eprintln!("headless Chromium's pushManager.subscribe: {sub}");
 }
 
 /// The code in a pairing link.

@@ -33,7 +33,9 @@ async fn push_service() -> (u16, Arc<Mutex<Vec<Got>>>) {
                 Path(id): Path<String>,
                 headers: axum::http::HeaderMap,
                 body: axum::body::Bytes| async move {
-        got.lock().unwrap().push((id.clone(), headers, body.to_vec()));
+        got.lock()
+            .unwrap()
+            .push((id.clone(), headers, body.to_vec()));
         if id == "gone" {
             axum::http::StatusCode::GONE
         } else {
@@ -175,7 +177,9 @@ fn vapid_claims(headers: &axum::http::HeaderMap, key: &str) -> Value {
     let public = URL_SAFE_NO_PAD.decode(k).unwrap();
     let verifier = p256::ecdsa::VerifyingKey::from_sec1_bytes(&public).unwrap();
     let sig = p256::ecdsa::Signature::from_slice(&URL_SAFE_NO_PAD.decode(sig).unwrap()).unwrap();
-    verifier.verify(signed.as_bytes(), &sig).expect("a valid ES256 signature");
+    verifier
+        .verify(signed.as_bytes(), &sig)
+        .expect("a valid ES256 signature");
     let claims = signed.split_once('.').unwrap().1;
     serde_json::from_slice(&URL_SAFE_NO_PAD.decode(claims).unwrap()).unwrap()
 }
@@ -202,8 +206,14 @@ fn an_approval_card_is_pushed_encrypted_to_each_subscribed_device() {
         let key = state["key"].as_str().unwrap().to_owned();
         assert_eq!(URL_SAFE_NO_PAD.decode(&key).unwrap().len(), 65);
         // Plain http off this machine, or keys that are not keys: refused.
-        let mut bad = Device { browser: Browser::new(), ..paired(&http, &s).await };
-        assert_eq!(subscribe(&http, &s, &bad, "http://push.example.net/x").await, 400);
+        let mut bad = Device {
+            browser: Browser::new(),
+            ..paired(&http, &s).await
+        };
+        assert_eq!(
+            subscribe(&http, &s, &bad, "http://push.example.net/x").await,
+            400
+        );
         bad.browser.auth = web_push_native::Auth::clone_from_slice(&[0u8; 16]);
         let mut sub = bad.browser.subscription(&endpoint("bad"));
         sub["keys"]["p256dh"] = json!("AAAA");
@@ -219,10 +229,16 @@ fn an_approval_card_is_pushed_encrypted_to_each_subscribed_device() {
 
         assert_eq!(subscribe(&http, &s, &a, &endpoint("a")).await, 200);
         assert_eq!(subscribe(&http, &s, &b, &endpoint("b")).await, 200);
-        assert_eq!(get(&http, &s, &a.cookie, "/api/push").await["subscribed"], true);
+        assert_eq!(
+            get(&http, &s, &a.cookie, "/api/push").await["subscribed"],
+            true
+        );
 
         let asked = tokio::task::block_in_place(|| card(&s));
-        until("a push to each device", || count(&got, "a") == 1 && count(&got, "b") == 1).await;
+        until("a push to each device", || {
+            count(&got, "a") == 1 && count(&got, "b") == 1
+        })
+        .await;
         let messages = got.lock().unwrap().clone();
         for (id, headers, body) in &messages {
             let (mine, other) = if id == "a" { (&a, &b) } else { (&b, &a) };
@@ -231,8 +247,14 @@ fn an_approval_card_is_pushed_encrypted_to_each_subscribed_device() {
             let claims = vapid_claims(headers, &key);
             assert_eq!(claims["aud"], format!("http://127.0.0.1:{port}"));
             assert!(claims["exp"].as_i64().unwrap() > chrono::Utc::now().timestamp());
-            let msg = mine.browser.decrypt(body).expect("decrypts with its own keys");
-            assert_eq!(msg, json!({"kind": "approval", "pane": "demo", "tool": asked["tool"]}));
+            let msg = mine
+                .browser
+                .decrypt(body)
+                .expect("decrypts with its own keys");
+            assert_eq!(
+                msg,
+                json!({"kind": "approval", "pane": "demo", "tool": asked["tool"]})
+            );
             assert!(other.browser.decrypt(body).is_none(), "not with another's");
             // Nothing of the request crosses the push service.
             let args = asked["arguments"].to_string();
@@ -253,7 +275,10 @@ fn an_approval_card_is_pushed_encrypted_to_each_subscribed_device() {
         until("the push to the gone endpoint", || count(&got, "gone") == 1).await;
         let start = Instant::now();
         while get(&http, &s, &b.cookie, "/api/push").await["subscribed"] != false {
-            assert!(start.elapsed() < Duration::from_secs(20), "the gone subscription stayed");
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "the gone subscription stayed"
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         s.hive(&["ctl", "approve", "demo"]).unwrap();

@@ -75,6 +75,17 @@ impl Setup {
         Self { dir, agent }
     }
 
+    /// The fake Codex app-server: its `approve` turn asks to run
+    /// `/bin/bash -lc 'echo approved'` (`item/commandExecution/requestApproval`).
+    fn codex() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut agent = AgentConfig::new("codex-policy", "codex");
+        agent.command = fake_command("fake_codex.py");
+        agent.transport = Some("app-server".into());
+        agent.cwd = Some(dir.path().to_owned());
+        Self { dir, agent }
+    }
+
     fn audit_path(&self) -> std::path::PathBuf {
         self.dir.path().join("state").join("approvals.jsonl")
     }
@@ -401,7 +412,10 @@ async fn acp_its_own_allow_always_does_not_bypass_the_gate() {
     let mut pane = s.start(factory.clone(), Vec::new(), Preset::Edit, None);
     pane.submit("permission please", SubmitMode::Auto);
     let req = card(&mut pane).await;
-    assert!(req.options.iter().any(|o| o.option_id == "yes-always"), "{req:?}");
+    assert!(
+        req.options.iter().any(|o| o.option_id == "yes-always"),
+        "{req:?}"
+    );
     pane.runner.send(RunnerCommand::Permission {
         request_id: req.request_id,
         decision: PermissionDecision::Option {
@@ -420,8 +434,15 @@ async fn acp_its_own_allow_always_does_not_bypass_the_gate() {
         .iter()
         .map(|e| (e.decision.clone(), e.by.clone()))
         .collect();
-    let want = [("ask", "preset:edit"), ("allow_always", "device:d1"), ("allow", "learned.1")];
-    let want: Vec<(String, String)> = want.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+    let want = [
+        ("ask", "preset:edit"),
+        ("allow_always", "device:d1"),
+        ("allow", "learned.1"),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
     assert_eq!(words, want);
     pane.runner.send(RunnerCommand::Shutdown);
 
@@ -432,5 +453,67 @@ async fn acp_its_own_allow_always_does_not_bypass_the_gate() {
     assert!(completed(&pane.turn_end().await));
     assert_eq!(cards(&pane), 0);
     assert_eq!(said(&pane), "decision: no");
+    pane.runner.send(RunnerCommand::Shutdown);
+}
+
+/// The tool call's final output and whether it failed.
+fn tool_output(pane: &Pane) -> (Option<String>, Option<bool>) {
+    let tools = pane.completed_tools();
+    let t = tools.last().expect("a tool call");
+    (t.1.clone(), t.2)
+}
+
+/// Codex app-server: the gate reads the command without its `bash -lc`
+/// wrapper; a rule's allow runs it with no card, a deny declines it with
+/// no card, and with no rule the card shows (its answer logged by who).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_app_server_allow_deny_and_ask() {
+    let factory = || -> Arc<dyn ProviderFactory> {
+        hive::provider::Registry::builtin()
+            .get("codex")
+            .expect("codex")
+    };
+    let s = Setup::codex();
+    let rules = vec![rule(Action::Allow, "Bash", "echo approved")];
+    let mut pane = s.start(factory(), rules, Preset::Edit, None);
+    pane.submit("approve", SubmitMode::Auto);
+    assert!(completed(&pane.turn_end().await));
+    assert_eq!(cards(&pane), 0);
+    assert_eq!(tool_output(&pane).0.as_deref(), Some("approved\n"));
+    assert_eq!(s.audit()[0].command.as_deref(), Some("echo approved"));
+    pane.runner.send(RunnerCommand::Shutdown);
+
+    let s = Setup::codex();
+    let rules = vec![rule(Action::Deny, "Bash", "echo*")];
+    let mut pane = s.start(factory(), rules, Preset::Yolo, None);
+    pane.submit("approve", SubmitMode::Auto);
+    assert!(completed(&pane.turn_end().await));
+    assert_eq!(cards(&pane), 0);
+    assert_eq!(tool_output(&pane), (Some("(declined)".into()), Some(true)));
+    assert_eq!(s.audit()[0].by, "deny-echo*");
+    pane.runner.send(RunnerCommand::Shutdown);
+
+    let s = Setup::codex();
+    let mut pane = s.start(factory(), Vec::new(), Preset::Edit, None);
+    pane.submit("approve", SubmitMode::Auto);
+    let req = card(&mut pane).await;
+    pane.runner.send(RunnerCommand::Permission {
+        request_id: req.request_id,
+        decision: PermissionDecision::AllowOnce,
+        by: Decider::Agent("lead".into()),
+    });
+    assert!(completed(&pane.turn_end().await));
+    let words: Vec<(String, String)> = s
+        .audit()
+        .iter()
+        .map(|e| (e.decision.clone(), e.by.clone()))
+        .collect();
+    assert_eq!(
+        words,
+        [
+            ("ask".to_string(), "preset:edit".to_string()),
+            ("allow".into(), "agent:lead".into())
+        ]
+    );
     pane.runner.send(RunnerCommand::Shutdown);
 }

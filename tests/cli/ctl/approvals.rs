@@ -128,7 +128,9 @@ fn audit_lines(lab: &Lab) -> Vec<Value> {
         return Vec::new();
     };
     let text = std::fs::read_to_string(path).unwrap();
-    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 fn decided(entries: &[Value]) -> Vec<(String, String)> {
@@ -223,7 +225,10 @@ fn ctl_approvals_lists_the_queue_the_log_and_the_rules() {
     let text = lab.ok(&["approvals", "--log"]);
     assert_eq!(text.lines().count(), 4, "{text}");
     assert!(text.lines().all(|l| l.contains("asker")), "{text}");
-    assert!(text.contains("by ctl") && text.contains("by console"), "{text}");
+    assert!(
+        text.contains("by ctl") && text.contains("by console"),
+        "{text}"
+    );
 
     // Allow always: a learned rule, listed; the next request has no card.
     let (turn, _) = ask(&lab, "third");
@@ -241,8 +246,14 @@ fn ctl_approvals_lists_the_queue_the_log_and_the_rules() {
     let turn = lab.ok(&["send", "asker", "fourth"]);
     assert_eq!(lab.ok(&["wait", &turn]), "Finished: fourth");
     let last = audit_lines(&lab).last().cloned().unwrap();
-    assert_eq!((last["decision"].as_str(), last["by"].as_str()), (Some("allow"), Some("learned.1")));
-    assert_eq!(lab.ok(&["approvals", "--forget", "learned.1"]), "forgot learned.1");
+    assert_eq!(
+        (last["decision"].as_str(), last["by"].as_str()),
+        (Some("allow"), Some("learned.1"))
+    );
+    assert_eq!(
+        lab.ok(&["approvals", "--forget", "learned.1"]),
+        "forgot learned.1"
+    );
     lab.fails(&["approvals", "--forget", "learned.1"], 7, "INVALID_STATE");
     let (_, again) = ask(&lab, "fifth");
     assert_eq!(again["tool"], "write_file");
@@ -262,7 +273,12 @@ fn ctl_approve_confirm_runs_a_destructive_request() {
         lab.status("wiper")["state"] == "awaiting_approval"
     });
     let out = lab.fails(&["approve", "wiper", "--confirm"], 7, "INVALID_STATE");
-    assert!(out.stderr.contains("not a destructive request's second card"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("not a destructive request's second card"),
+        "{}",
+        out.stderr
+    );
     assert!(lab.ok(&["approve", "wiper"]).starts_with("allow_once"));
     let mut second = Value::Null;
     lab.wait_until("the second card", || {
@@ -272,7 +288,10 @@ fn ctl_approve_confirm_runs_a_destructive_request() {
     let out = lab.fails(&["approve", "wiper"], 7, "INVALID_STATE");
     assert!(out.stderr.contains("--confirm"), "{}", out.stderr);
     let queue = lab.ok(&["approvals"]);
-    assert!(queue.contains("destructive") && queue.contains("--confirm"), "{queue}");
+    assert!(
+        queue.contains("destructive") && queue.contains("--confirm"),
+        "{queue}"
+    );
     let answered = lab.ok(&["approve", "wiper", "--confirm"]);
     assert!(answered.starts_with("confirm "), "{answered}");
     assert_eq!(lab.ok(&["wait", &turn]), "it ran");
