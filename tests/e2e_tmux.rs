@@ -21,6 +21,8 @@ mod server;
 mod support;
 #[path = "e2e_tmux/web.rs"]
 mod web;
+#[path = "e2e_tmux/web_push.rs"]
+mod web_push;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -103,7 +103,8 @@ $('cards').addEventListener('click', async (ev) => {
       await api('/api/panes/' + pane + '/deny', { request_id, reason });
     } else {
       const always = b.classList.contains('always');
-      await api('/api/panes/' + pane + '/approve', { request_id, always });
+      const confirm = b.classList.contains('confirm');
+      await api('/api/panes/' + pane + '/approve', { request_id, always, confirm });
     }
     card.remove();
     say('');
@@ -260,11 +261,67 @@ function connect() {
   });
 }
 
+// ---- notifications (Web Push, src/web/push.rs) ----
+
+async function pushState() {
+  const btn = $('notify');
+  if (!('serviceWorker' in navigator) || !('PushManager' in window)) { btn.hidden = true; return; }
+  try {
+    const st = await api('/api/push');
+    S.pushKey = st.key;
+    btn.hidden = false;
+    btn.dataset.on = st.subscribed ? 'on' : 'off';
+    btn.textContent = st.subscribed ? 'Notifications on' : 'Notify me';
+  } catch (_) { btn.hidden = true; }
+}
+
+// The VAPID key as `subscribe` takes it.
+function keyBytes(b64) {
+  const s = b64.replace(/-/g, '+').replace(/_/g, '/');
+  const raw = atob(s + '='.repeat((4 - s.length % 4) % 4));
+  return Uint8Array.from(raw, (c) => c.charCodeAt(0));
+}
+
+async function subscribePush() {
+  const reg = await navigator.serviceWorker.register('/sw.js');
+  const perm = await Notification.requestPermission();
+  if (perm !== 'granted') throw new Error('notifications are blocked for this page');
+  await navigator.serviceWorker.ready;
+  // One made for another key (the server's was made anew) would be refused.
+  const old = await reg.pushManager.getSubscription();
+  if (old) await old.unsubscribe();
+  const sub = await reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: keyBytes(S.pushKey) });
+  await api('/api/push', sub.toJSON());
+}
+
+async function unsubscribePush() {
+  const reg = await navigator.serviceWorker.getRegistration('/');
+  const sub = reg && await reg.pushManager.getSubscription();
+  if (sub) await sub.unsubscribe();
+  await api('/api/push/off', {});
+}
+
+$('notify').addEventListener('click', async () => {
+  try {
+    if ($('notify').dataset.on === 'on') await unsubscribePush(); else await subscribePush();
+    say('');
+  } catch (e) { say('Notifications: ' + e.message); }
+  pushState();
+});
+
+if ('serviceWorker' in navigator) {
+  // A push while the page is open: what it shows is fetched again.
+  navigator.serviceWorker.addEventListener('message', (m) => {
+    if (m.data && m.data.push) schedulePanes();
+  });
+}
+
 async function start() {
   try { S.me = await api('/api/me'); } catch (_) { return; }
   $('me').textContent = S.me.id + (S.me.acts ? '' : ' (read-only)');
   if (!S.me.acts) $('composer').hidden = true;
   connect();
+  pushState();
   setInterval(schedulePanes, 5000);
 }
 

@@ -58,10 +58,15 @@ function cardNode(pane, approval, acts) {
     return n;
   }
   const row = el('div', 'row');
-  row.append(
-    el('button', 'allow', 'Allow once'),
-    el('button', 'always', 'Always'),
-  );
+  if (approval.confirm) {
+    // A destructive request's second card: only its own confirm runs it.
+    row.append(el('button', 'confirm danger', 'Yes, I am sure: run it'));
+  } else {
+    row.append(
+      el('button', 'allow', 'Allow once'),
+      el('button', 'always', 'Always'),
+    );
+  }
   const reason = el('input', 'reason');
   reason.placeholder = 'Reason (optional)';
   const deny = el('button', 'deny danger', 'Deny');

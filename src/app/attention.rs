@@ -13,7 +13,7 @@ use super::unread::Unread;
 use crate::config::ReasonKind;
 use crate::notify::{Mute, Mutes, Note};
 use crate::protocol::agent::PermissionDecision;
-use crate::protocol::pane::RunnerCommand;
+use crate::protocol::pane::{Decider, RunnerCommand};
 
 impl App {
     /// Posts `reason` for pane `i`, marks it and notifies as configured.
@@ -264,6 +264,7 @@ impl App {
             RunnerCommand::Permission {
                 request_id: req.request_id,
                 decision,
+                by: Decider::Console,
             },
         );
         self.reconcile_inbox();

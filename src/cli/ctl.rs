@@ -62,14 +62,22 @@ pub enum Verb {
     /// Allow the tool call the pane waits on (`state: awaiting_approval`).
     Approve {
         pane: String,
-        /// Allow this tool for the rest of the agent's session.
-        #[arg(long)]
+        /// Allow it from now on: with a policy, a learned rule of the
+        /// project (`approvals --rules`); without, the agent's own always.
+        #[arg(long, conflicts_with = "confirm")]
         always: bool,
+        /// Run a destructive request: the confirm of its second card
+        /// (a plain approve of the first card brings that card).
+        #[arg(long)]
+        confirm: bool,
         /// Which approval, when several wait (`status` lists them); default
         /// the oldest.
         #[arg(long, value_name = "ID")]
         request: Option<String>,
     },
+    /// The approvals waiting across panes; `--log` what was decided,
+    /// `--rules` the rules, `--forget RULE` a learned rule removed.
+    Approvals(super::ctl_approvals::ApprovalsArgs),
     /// Deny the tool call the pane waits on; the reason reaches the agent.
     Deny {
         pane: String,
@@ -193,12 +201,15 @@ fn to_call(verb: &Verb) -> Call {
         Verb::Approve {
             pane,
             always,
+            confirm,
             request,
         } => Call::Approve {
             pane: pane.clone(),
             request_id: request.clone(),
             always: *always,
+            confirm: *confirm,
         },
+        Verb::Approvals(args) => args.to_call(),
         Verb::Deny {
             pane,
             reason,
@@ -239,7 +250,7 @@ fn on_host<'a>(verb: &Verb, hosts: &'a [HostConfig]) -> Option<(&'a HostConfig, 
         Some((host, rest.to_owned()))
     };
     let (host, verb) = match verb {
-        Verb::List | Verb::Pr { .. } => return None,
+        Verb::List | Verb::Pr { .. } | Verb::Approvals(_) => return None,
         Verb::Status { pane } => split(pane).map(|(h, pane)| (h, Verb::Status { pane }))?,
         Verb::Send { pane, steer, text } => split(pane).map(|(h, pane)| {
             (
@@ -283,32 +294,14 @@ fn on_host<'a>(verb: &Verb, hosts: &'a [HostConfig]) -> Option<(&'a HostConfig, 
             let (to, window) = (*to, *window);
             (h, Verb::Move { pane, to, window })
         })?,
-        Verb::Approve {
-            pane,
-            always,
-            request,
-        } => split(pane).map(|(h, pane)| {
-            let (always, request) = (*always, request.clone());
-            let verb = Verb::Approve {
-                pane,
-                always,
-                request,
-            };
+        Verb::Approve { pane, .. } | Verb::Deny { pane, .. } => {
+            let (h, there) = split(pane)?;
+            let mut verb = verb.clone();
+            if let Verb::Approve { pane, .. } | Verb::Deny { pane, .. } = &mut verb {
+                *pane = there;
+            }
             (h, verb)
-        })?,
-        Verb::Deny {
-            pane,
-            reason,
-            request,
-        } => split(pane).map(|(h, pane)| {
-            let (reason, request) = (reason.clone(), request.clone());
-            let verb = Verb::Deny {
-                pane,
-                reason,
-                request,
-            };
-            (h, verb)
-        })?,
+        }
     };
     Some((host, verb))
 }
@@ -379,6 +372,7 @@ fn run(cli: &super::Cli, args: &CtlArgs) -> Result<ExitCode, ClientError> {
             Verb::Rename { pane, name } => format!("renamed {pane} to {name}"),
             Verb::Move { pane, .. } => format!("moved {pane}"),
             Verb::Pr { pr } => pr.text(&result),
+            Verb::Approvals(a) => a.text(&result),
             Verb::Approve { .. } | Verb::Deny { .. } => answered_text(&result),
             Verb::Wait { .. } => {
                 let w: WaitResult = parse(&result)?;

@@ -15,7 +15,8 @@ use crate::event::Origin;
 use crate::history;
 use crate::provider::{DiagnosticLevel, PermissionDecision, ProviderSpec, Registry};
 use crate::runner::{
-    PaneEvent, PaneUpdate, RunnerCommand, RunnerHandle, RunnerOptions, SubmitMode, spawn_runner,
+    Decider, PaneEvent, PaneUpdate, RunnerCommand, RunnerHandle, RunnerOptions, SubmitMode,
+    spawn_runner,
 };
 use crate::upsert::{TurnEvent, UpsertKind, UpsertStatus};
 
@@ -122,10 +123,21 @@ fn open_session(
             config.budget.usd,
             config.budget.tokens,
         ),
-        // Headless: every card is denied below; no gate (yet) answers first.
-        policy: None,
+        // The gate answers first, as in the server; a card it leaves is
+        // denied below (nobody here to ask).
+        policy: policy(config, agent),
     };
     (options, args.resume.clone().or(history.resume))
+}
+
+/// `agent`'s approval policy (docs/policy.md), on the project's audit log
+/// and learned rules, as its panes in the server have.
+fn policy(config: &Config, agent: &AgentConfig) -> Option<crate::policy::PanePolicy> {
+    let cwd = crate::provider::process::working_dir(agent).ok()?;
+    let state = crate::project::Project::of(&config.source).dir_in(&crate::paths::state_dir());
+    let audit = std::sync::Arc::new(crate::policy::audit::Audit::in_dir(&state));
+    let learned = std::sync::Arc::new(crate::policy::learned::LearnedRules::in_dir(&state));
+    config.pane_policy(agent, cwd, audit, learned)
 }
 
 /// Runs the turn to its end. The first Ctrl-C interrupts the turn (it then
@@ -221,6 +233,7 @@ impl<'a> Output<'a> {
                     decision: PermissionDecision::Deny {
                         reason: "hive run is headless; run the console to approve".into(),
                     },
+                    by: Decider::Headless,
                 });
             }
             _ => {}

@@ -59,6 +59,43 @@ impl Config {
         rules.map(|(i, r)| (id(i + 1, r), r.spec())).collect()
     }
 
+    /// `agent`'s approval policy, when it has one (a preset or a rule),
+    /// for an agent working in `cwd`, its decisions logged to `audit` and
+    /// its `allow always` kept in `learned`: the server's panes and `hive
+    /// run` build theirs here alike.
+    pub fn pane_policy(
+        &self,
+        agent: &AgentConfig,
+        cwd: std::path::PathBuf,
+        audit: std::sync::Arc<crate::policy::audit::Audit>,
+        learned: std::sync::Arc<crate::policy::learned::LearnedRules>,
+    ) -> Option<crate::policy::PanePolicy> {
+        if !self.has_policy(agent) {
+            return None;
+        }
+        let preset = agent.policy.unwrap_or_default();
+        // The config's rules were checked when it loaded.
+        let gate = match Gate::new(self.policy_rules(agent), preset, &cwd) {
+            Ok(g) => g,
+            Err(e) => {
+                tracing::warn!(agent = %agent.id, "policy: {e}");
+                return None;
+            }
+        };
+        Some(crate::policy::PanePolicy {
+            pane: agent.id.clone(),
+            vendor: agent.provider.clone(),
+            cwd,
+            gate,
+            audit: Some(audit),
+            learned: Some(learned),
+            timeout: self
+                .approvals
+                .timeout_secs
+                .map(std::time::Duration::from_secs),
+        })
+    }
+
     /// Whether hive's gate decides `agent`'s requests: it has a preset or
     /// a rule applies to it (without either, cards show as they always
     /// did).

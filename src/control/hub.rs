@@ -25,7 +25,7 @@ use crate::panes::{PaneRecord, Panes, Started};
 use crate::protocol::verb::{Verb, WaitFor};
 use crate::provider::PermissionDecision;
 use crate::runner::mirror::Sends;
-use crate::runner::{PaneEvent, PaneUpdate, RunnerCommand, SubmitMode, TurnState};
+use crate::runner::{Decider, PaneEvent, PaneUpdate, RunnerCommand, SubmitMode, TurnState};
 use crate::text::SharedText;
 use crate::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
 
@@ -518,6 +518,9 @@ fn answer_approval(
         };
         return Err((reply, CtlError::new(ErrorCode::InvalidState, e)));
     };
+    if let Err(e) = offered(req, &decision) {
+        return Err((reply, CtlError::new(ErrorCode::InvalidState, e)));
+    }
     let request_id = req.request_id.clone();
     let _ = reply.send(Ok(json!({
         "pane": p.id(), "request_id": request_id, "tool": req.tool_name,
@@ -528,12 +531,46 @@ fn answer_approval(
         RunnerCommand::Permission {
             request_id,
             decision,
+            by: Decider::Unknown,
         },
     )))
 }
 
+/// Whether the card `req` can take `decision`: an option it offers, and
+/// on a destructive request's second card only its confirm (a plain
+/// allow there would be refused by the runner, after `ctl` said "done").
+fn offered(
+    req: &crate::provider::PermissionRequest,
+    decision: &PermissionDecision,
+) -> Result<(), String> {
+    let confirm = crate::runner::CONFIRM_OPTION;
+    let second = req.options.iter().any(|o| o.option_id == confirm);
+    match decision {
+        PermissionDecision::Option { option_id }
+            if !req.options.iter().any(|o| o.option_id == *option_id) =>
+        {
+            Err(if option_id == confirm {
+                format!(
+                    "`{}` is not a destructive request's second card: approve it without --confirm",
+                    req.request_id
+                )
+            } else {
+                format!("`{}` offers no option `{option_id}`", req.request_id)
+            })
+        }
+        PermissionDecision::AllowOnce | PermissionDecision::AllowAlways if second => Err(format!(
+            "`{}` is a destructive request's second card: `--confirm` runs it",
+            req.request_id
+        )),
+        _ => Ok(()),
+    }
+}
+
 pub(crate) fn decision_name(d: &PermissionDecision) -> &'static str {
     match d {
+        PermissionDecision::Option { option_id } if option_id == crate::runner::CONFIRM_OPTION => {
+            "confirm"
+        }
         PermissionDecision::AllowOnce => "allow_once",
         PermissionDecision::AllowAlways => "allow_always",
         PermissionDecision::Deny { .. } => "deny",

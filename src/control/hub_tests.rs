@@ -518,6 +518,7 @@ fn a_pane_waiting_for_approval_shows_it_and_approve_and_deny_answer_it() {
         pane: "a".into(),
         request_id: None,
         always,
+        confirm: false,
     };
     let (cmd, _) = ask(&mut hub, approve(true));
     let Some((
@@ -525,6 +526,7 @@ fn a_pane_waiting_for_approval_shows_it_and_approve_and_deny_answer_it() {
         RunnerCommand::Permission {
             request_id,
             decision,
+            ..
         },
     )) = cmd
     else {
@@ -551,7 +553,8 @@ fn a_pane_waiting_for_approval_shows_it_and_approve_and_deny_answer_it() {
             0,
             RunnerCommand::Permission {
                 request_id: "p2".into(),
-                decision: PermissionDecision::Deny { reason }
+                decision: PermissionDecision::Deny { reason },
+                by: Decider::Unknown,
             }
         ))
     );

@@ -70,6 +70,10 @@ pub enum Call {
         request_id: Option<String>,
         #[serde(default)]
         always: bool,
+        /// Runs a destructive request: the confirm option of its second
+        /// card (docs/policy.md), which a plain allow does not send.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        confirm: bool,
     },
     /// Denies it; `reason` reaches the agent.
     Deny {
@@ -154,6 +158,9 @@ pub enum Call {
     /// The forge (issue 48): `hive ctl new ID --issue N`, `hive ctl pr
     /// open|status|merge ID`. Answered when the forge's CLI is done.
     Forge(crate::protocol::forge::ForgeAsk),
+    /// The approvals across panes, the audit log, the rules (issue 47,
+    /// `hive ctl approvals`).
+    Approvals(crate::protocol::verb::ApprovalsAsk),
 }
 
 impl Call {
@@ -182,10 +189,17 @@ impl Call {
                 pane,
                 request_id,
                 always,
+                confirm,
             } => Verb::Answer {
                 pane,
                 request_id,
-                decision: PermissionDecision::allow(always),
+                decision: if confirm {
+                    PermissionDecision::Option {
+                        option_id: crate::runner::CONFIRM_OPTION.into(),
+                    }
+                } else {
+                    PermissionDecision::allow(always)
+                },
             },
             Self::Deny {
                 pane,
@@ -240,6 +254,7 @@ impl Call {
             Self::Server => Verb::Server,
             Self::Kill => Verb::Stop,
             Self::Forge(ask) => Verb::Forge(ask),
+            Self::Approvals(ask) => Verb::Approvals(ask),
             Self::WebPair { read_only } => Verb::Web(WebVerb::Pair {
                 role: if read_only {
                     DeviceRole::ReadOnly
@@ -491,15 +506,21 @@ pub struct Approval {
     pub arguments: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// A destructive request's second card: only its confirm runs it
+    /// (`hive ctl approve PANE --confirm`, docs/policy.md).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub confirm: bool,
 }
 
 impl From<&crate::provider::PermissionRequest> for Approval {
     fn from(r: &crate::provider::PermissionRequest) -> Self {
+        let confirm = crate::runner::CONFIRM_OPTION;
         Self {
             request_id: r.request_id.clone(),
             tool: r.tool_name.clone(),
             arguments: r.input.clone(),
             description: r.description.clone(),
+            confirm: r.options.iter().any(|o| o.option_id == confirm),
         }
     }
 }

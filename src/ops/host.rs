@@ -26,7 +26,7 @@ use crate::event::Origin;
 use crate::panes::Panes;
 use crate::provider::PermissionDecision;
 use crate::runner::mirror::Sends;
-use crate::runner::{PaneEvent, PaneUpdate, RunnerCommand, RunnerHandle, SubmitMode};
+use crate::runner::{Decider, PaneEvent, PaneUpdate, RunnerCommand, RunnerHandle, SubmitMode};
 use crate::text::SharedText;
 use crate::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind};
 
@@ -575,6 +575,7 @@ fn answer<X>(
     let cmd = RunnerCommand::Permission {
         request_id: req.request_id.clone(),
         decision,
+        by: Decider::Unknown,
     };
     Ok((out, Some((i, cmd))))
 }

@@ -29,8 +29,9 @@ pub struct Entry {
     /// `allow`, `deny`, `ask` (a card shown), `confirm` (a destructive
     /// request's second card shown), `allow_always`.
     pub decision: String,
-    /// Who decided: `rule:ID`, `preset:NAME`, `destructive`, `timeout`,
-    /// `user` (a card's answer).
+    /// Who decided: a rule's id, `preset:NAME`, `destructive`, `timeout`,
+    /// or who answered the card (`console`, `ctl`, `device:ID`,
+    /// `agent:ID`, `headless`; `Decider::audit_name`).
     pub by: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reason: String,
@@ -83,11 +84,20 @@ impl Audit {
 
     /// The last `n` entries (a torn or foreign line is skipped).
     pub fn last(&self, n: usize) -> Vec<Entry> {
+        self.last_of(n, None)
+    }
+
+    /// The last `n` entries of pane `pane` (or of all).
+    pub fn last_of(&self, n: usize, pane: Option<&str>) -> Vec<Entry> {
         let text = std::fs::read_to_string(&self.path).unwrap_or_default();
-        let all: Vec<Entry> = text
+        let mut all: Vec<Entry> = text
             .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
+            .rev()
+            .filter_map(|l| serde_json::from_str::<Entry>(l).ok())
+            .filter(|e| pane.is_none_or(|p| e.pane == p))
+            .take(n)
             .collect();
-        all[all.len().saturating_sub(n)..].to_vec()
+        all.reverse();
+        all
     }
 }

@@ -36,6 +36,57 @@ impl TurnState {
     }
 }
 
+/// Who answered an approval card, for the audit log (issue 47).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Decider {
+    /// Nobody the server knows: a command made in-process without a door.
+    #[default]
+    Unknown,
+    /// A console's keys.
+    Console,
+    /// `hive ctl` (or `hive mcp` outside any pane).
+    Ctl,
+    /// A paired browser, by its device id.
+    Device(String),
+    /// An agent (a helper's parent), by its pane id.
+    Agent(String),
+    /// `hive run`, which has nobody to ask.
+    Headless,
+}
+
+impl Decider {
+    /// How the audit log names it.
+    pub fn audit_name(&self) -> String {
+        match self {
+            Decider::Unknown => "unknown".into(),
+            Decider::Console => "console".into(),
+            Decider::Ctl => "ctl".into(),
+            Decider::Device(id) => format!("device:{id}"),
+            Decider::Agent(id) => format!("agent:{id}"),
+            Decider::Headless => "headless".into(),
+        }
+    }
+}
+
+impl RunnerCommand {
+    /// This command with its decider set to `by` (a permission's answer;
+    /// any other command is unchanged).
+    pub fn decided_by(self, by: Decider) -> Self {
+        match self {
+            RunnerCommand::Permission {
+                request_id,
+                decision,
+                ..
+            } => RunnerCommand::Permission {
+                request_id,
+                decision,
+                by,
+            },
+            other => other,
+        }
+    }
+}
+
 /// How a submitted message should be delivered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum SubmitMode {
@@ -80,6 +131,10 @@ pub enum RunnerCommand {
     Permission {
         request_id: String,
         decision: PermissionDecision,
+        /// Who answered: the server's word, stamped at its door from the
+        /// caller (a client's own claim is not read off the wire).
+        #[serde(skip)]
+        by: Decider,
     },
     /// Start the agent again after it died (resuming its session).
     Restart,

@@ -13,7 +13,9 @@ use super::agent::{
 };
 use super::event::Origin;
 use super::hold::{Hold, HoldKind};
-use super::pane::{PaneEvent, PaneUpdate, QueueEdit, RunnerCommand, SubmitMode, TurnState};
+use super::pane::{
+    Decider, PaneEvent, PaneUpdate, QueueEdit, RunnerCommand, SubmitMode, TurnState,
+};
 use super::screen::{CellStyle, Colour, ScreenRow, ScreenUpdate};
 use super::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
 
@@ -88,6 +90,7 @@ pub(crate) fn sample_commands() -> Vec<RunnerCommand> {
             decision: PermissionDecision::Deny {
                 reason: "no".into(),
             },
+            by: Decider::Unknown,
         },
         RunnerCommand::Restart,
         RunnerCommand::Budget(super::hold::BudgetAnswer::Raise),

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use crate::protocol::agent::PermissionDecision;
 use crate::protocol::edit::{NewPane, PaneEdit};
 use crate::protocol::forge::ForgeAsk;
-use crate::protocol::pane::RunnerCommand;
+use crate::protocol::pane::{Decider, RunnerCommand};
 
 /// One request to the server.
 #[derive(Debug, Clone, PartialEq)]
@@ -146,6 +146,27 @@ pub enum Verb {
     Stop,
     /// Issue → pane, pull request, its state, its merge (issue 48).
     Forge(ForgeAsk),
+    /// The approvals waiting across panes, the audit log, the learned
+    /// rules (issue 47, `hive ctl approvals`).
+    Approvals(ApprovalsAsk),
+}
+
+/// What `hive ctl approvals` asks.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, Deserialize)]
+#[serde(tag = "ask", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ApprovalsAsk {
+    /// Every card waiting for an answer, of every pane.
+    Queue,
+    /// The audit log's last `last` decisions (of pane `pane`, or all).
+    Log {
+        last: usize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pane: Option<String>,
+    },
+    /// The rules: the config's and those learned from `allow always`.
+    Rules,
+    /// Removes learned rule `rule`.
+    Forget { rule: String },
 }
 
 /// What `Wait` waits for.
@@ -196,6 +217,17 @@ impl std::fmt::Display for Refused {
 }
 
 impl Caller {
+    /// Who this caller is as the decider of an approval (the audit log's
+    /// `by`).
+    pub fn decider(&self) -> Decider {
+        match self {
+            Caller::Console(_) => Decider::Console,
+            Caller::Cli => Decider::Ctl,
+            Caller::Agent(id) => Decider::Agent(id.clone()),
+            Caller::Device { id, .. } => Decider::Device(id.clone()),
+        }
+    }
+
     /// Whether this caller may ask for `verb` at all. The user (a console,
     /// `hive ctl`) may ask for everything; an agent may reach other panes
     /// only through what its operations offer (read, message, wait,
@@ -233,7 +265,10 @@ impl Caller {
             | Verb::Web(_)
             | Verb::Stop
             // Pushing, opening and merging are the user's word.
-            | Verb::Forge(_) => false,
+            | Verb::Forge(_)
+            // The policy is the user's: an agent neither reads the log of
+            // what was decided about it nor forgets a rule.
+            | Verb::Approvals(_) => false,
         };
         if allowed {
             return Ok(());
@@ -252,7 +287,11 @@ impl Caller {
 fn device_may(id: &str, role: DeviceRole, verb: &Verb) -> Result<(), Refused> {
     let looks = matches!(
         verb,
-        Verb::List | Verb::Status { .. } | Verb::Read { .. } | Verb::Watch { .. }
+        Verb::List
+            | Verb::Status { .. }
+            | Verb::Read { .. }
+            | Verb::Watch { .. }
+            | Verb::Approvals(ApprovalsAsk::Queue | ApprovalsAsk::Log { .. } | ApprovalsAsk::Rules)
     );
     let acts = matches!(
         verb,
@@ -297,6 +336,8 @@ impl Verb {
             Verb::Web(_) => "pair or revoke devices",
             Verb::Stop => "stop the server",
             Verb::Forge(_) => "use the forge",
+            Verb::Approvals(ApprovalsAsk::Forget { .. }) => "forget an approval rule",
+            Verb::Approvals(_) => "look at the approvals",
         }
     }
 

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use tokio::time::Instant;
 
-use super::{PaneEvent, Runner};
+use super::{Decider, PaneEvent, Runner};
 use crate::policy::{Action, Subject};
 use crate::provider::{
     DiagnosticLevel, PermissionDecision, PermissionOption, PermissionRequest, ProviderCommand,
@@ -31,6 +31,9 @@ pub(super) struct Waiting {
     original: String,
     /// When it is denied for want of an answer.
     deadline: Option<Instant>,
+    /// The agent's own "always" options (ACP `allow_always`): answered as
+    /// hive's allow always, so the vendor keeps no always past the gate.
+    always: Vec<String>,
 }
 
 #[derive(Debug, Default)]
@@ -79,6 +82,12 @@ impl Runner {
                     let was = req.description.take().unwrap_or_default();
                     req.description = Some(format!("DESTRUCTIVE ({why}). {was}"));
                 }
+                let always = req
+                    .options
+                    .iter()
+                    .filter(|o| o.kind == "allow_always")
+                    .map(|o| o.option_id.clone())
+                    .collect();
                 self.approvals.waiting.insert(
                     id.clone(),
                     Waiting {
@@ -86,6 +95,7 @@ impl Runner {
                         destructive,
                         original: id,
                         deadline,
+                        always,
                     },
                 );
                 self.emit(PaneEvent::Permission(req));
@@ -94,7 +104,12 @@ impl Runner {
     }
 
     /// An answer to a card (`RunnerCommand::Permission`).
-    pub(super) fn answer(&mut self, request_id: String, decision: PermissionDecision) {
+    pub(super) fn answer(
+        &mut self,
+        request_id: String,
+        decision: PermissionDecision,
+        by: &Decider,
+    ) {
         let Some(w) = self.approvals.waiting.remove(&request_id) else {
             // Not the policy's card (no policy, or already settled).
             self.to_provider(ProviderCommand::Permission {
@@ -103,10 +118,16 @@ impl Runner {
             });
             return self.emit(PaneEvent::PermissionSettled { request_id });
         };
+        let decision = match decision {
+            PermissionDecision::Option { option_id } if w.always.contains(&option_id) => {
+                PermissionDecision::AllowAlways
+            }
+            d => d,
+        };
         let allows = is_allow(&decision);
         let second = request_id.ends_with(CONFIRM_SUFFIX);
         if allows && w.destructive.is_some() && !second {
-            return self.second_card(request_id, w);
+            return self.second_card(request_id, w, by);
         }
         if allows && second && !confirmed(&decision) {
             self.notice(
@@ -124,7 +145,7 @@ impl Runner {
         };
         let mut learned = None;
         if let Some(p) = &self.policy {
-            p.record(&w.original, &w.subject, word, "user", &reason);
+            p.record(&w.original, &w.subject, word, &by.audit_name(), &reason);
             if matches!(decision, PermissionDecision::AllowAlways) {
                 learned = p.learn(&w.subject);
             }
@@ -155,16 +176,16 @@ impl Runner {
         self.emit(PaneEvent::PermissionSettled { request_id });
     }
 
-    /// The first card of a destructive request was allowed: it goes, and
-    /// a second one, with a confirm option of its own, shows.
-    fn second_card(&mut self, first: String, w: Waiting) {
+    /// The first card of a destructive request was allowed (by `by`): it
+    /// goes, and a second one, with a confirm option of its own, shows.
+    fn second_card(&mut self, first: String, w: Waiting, by: &Decider) {
         self.emit(PaneEvent::PermissionSettled {
             request_id: first.clone(),
         });
         let why = w.destructive.clone().unwrap_or_default();
         let id = format!("{first}{CONFIRM_SUFFIX}");
         if let Some(p) = &self.policy {
-            p.record(&w.original, &w.subject, "confirm", "destructive", &why);
+            p.record(&w.original, &w.subject, "confirm", &by.audit_name(), &why);
         }
         let card = PermissionRequest {
             request_id: id.clone(),
@@ -187,6 +208,10 @@ impl Runner {
                 },
             ],
             ..PermissionRequest::default()
+        };
+        let w = Waiting {
+            always: Vec::new(),
+            ..w
         };
         self.approvals.waiting.insert(id, w);
         self.emit(PaneEvent::Permission(card));

@@ -24,7 +24,7 @@ use crate::upsert::Upsert;
 pub use crate::history::{Chosen, Recorder};
 pub(crate) use crate::protocol::pane::HISTORY_NOT_SAVED;
 pub use crate::protocol::pane::{
-    PaneEvent, PaneUpdate, QueueEdit, RunnerCommand, RunnerSink, SubmitMode, TurnState,
+    Decider, PaneEvent, PaneUpdate, QueueEdit, RunnerCommand, RunnerSink, SubmitMode, TurnState,
 };
 
 mod account;

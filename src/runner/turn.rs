@@ -34,7 +34,8 @@ impl Runner {
             RunnerCommand::Permission {
                 request_id,
                 decision,
-            } => self.answer(request_id, decision),
+                by,
+            } => self.answer(request_id, decision, &by),
             RunnerCommand::Restart => self.restart(),
             RunnerCommand::Budget(answer) => self.answer_budget(answer),
             RunnerCommand::Input(bytes) => {

@@ -35,7 +35,7 @@ pub(super) enum Reply {
 impl Reply {
     /// Tells the caller it may not (a console: nothing to tell, its keys
     /// never ask for what it may not).
-    fn refuse(self, why: &str) {
+    pub(super) fn refuse(self, why: &str) {
         match self {
             Reply::Console => tracing::warn!("a console's request refused: {why}"),
             Reply::Ctl { reply, .. } => {
@@ -62,7 +62,7 @@ impl Server {
                 if let (Caller::Console(id), Some(slot)) =
                     (&caller, self.panes.order.get(pane).copied())
                 {
-                    self.command(slot, cmd, Some(*id));
+                    self.command(slot, stamped(cmd, &caller), Some(*id));
                 }
             }
             Verb::Stop => return Some(self.stopping(&caller, reply)),
@@ -86,6 +86,7 @@ impl Server {
                 answer_op(reply, outcome);
             }
             Verb::Forge(ask) => self.forge_verb(&caller, ask, reply),
+            Verb::Approvals(ask) => self.approvals_verb(ask, reply),
             verb @ (Verb::New(_)
             | Verb::Close { .. }
             | Verb::Rename { .. }
@@ -101,8 +102,9 @@ impl Server {
             | Verb::History { .. }
             | Verb::Wait { .. }
             | Verb::Watch { .. }) => {
+                let asker = caller.clone();
                 if let Some((slot, cmd)) = self.pane_verb(caller, verb, reply) {
-                    self.command(slot, cmd, None);
+                    self.command(slot, stamped(cmd, &asker), None);
                 }
             }
         }
@@ -253,6 +255,18 @@ impl Server {
     }
 }
 
+/// `cmd` as `caller` gave it, in the server's words, never the client's:
+/// who answered a card (the audit log's `by`), who interrupted a turn (a
+/// paired device through the hub, which names `hive ctl`).
+fn stamped(cmd: RunnerCommand, caller: &Caller) -> RunnerCommand {
+    match (cmd, caller) {
+        (RunnerCommand::InterruptFrom(_), Caller::Device { id, .. }) => {
+            RunnerCommand::InterruptFrom(format!("the web page (device {id})"))
+        }
+        (cmd, caller) => cmd.decided_by(caller.decider()),
+    }
+}
+
 /// An operation's outcome to its caller (another door has no such verb).
 fn answer_op(reply: Reply, outcome: Result<Value, OpError>) {
     match reply {
@@ -280,6 +294,48 @@ mod tests {
 
     fn op(name: &str, args: serde_json::Value) -> Verb {
         crate::ops::parse(name, args).unwrap()
+    }
+
+    /// Who answered is the caller the door knows, whatever the command
+    /// said: a console's own claim is overwritten; a device's interrupt
+    /// names the page, not `hive ctl`.
+    #[test]
+    fn the_door_stamps_the_decider_and_the_interrupter() {
+        use crate::protocol::pane::{Decider, RunnerCommand};
+        use crate::protocol::verb::{Caller, DeviceRole};
+        let answer = |by| RunnerCommand::Permission {
+            request_id: "r".into(),
+            decision: PermissionDecision::AllowOnce,
+            by,
+        };
+        let phone = Caller::Device {
+            id: "d1".into(),
+            role: DeviceRole::Full,
+        };
+        let cases = [
+            (Caller::Console(3), "console"),
+            (Caller::Cli, "ctl"),
+            (phone.clone(), "device:d1"),
+            (Caller::Agent("lead".into()), "agent:lead"),
+        ];
+        for (caller, name) in cases {
+            // A client claiming to be someone else is not believed.
+            let claimed = answer(Decider::Agent("forged".into()));
+            let RunnerCommand::Permission { by, .. } = super::stamped(claimed, &caller) else {
+                panic!()
+            };
+            assert_eq!(by.audit_name(), name);
+        }
+        let from_page = super::stamped(RunnerCommand::InterruptFrom("hive ctl".into()), &phone);
+        assert_eq!(
+            from_page,
+            RunnerCommand::InterruptFrom("the web page (device d1)".into())
+        );
+        let from_ctl = super::stamped(
+            RunnerCommand::InterruptFrom("hive ctl".into()),
+            &Caller::Cli,
+        );
+        assert_eq!(from_ctl, RunnerCommand::InterruptFrom("hive ctl".into()));
     }
 
     /// Three encodings, one request: what a console, a ctl line and an

@@ -302,6 +302,14 @@ impl Server {
         if let Some(argv) = self.notifier.event(&of, &update.event, now) {
             crate::notify::run(argv);
         }
+        // The paired phones that asked for Web Push (src/web/push.rs).
+        if let Some(web) = &self.web {
+            let consoles = self.clients.count() > 0;
+            if let Some(msg) = crate::web::push::message(&update.event, of.id, of.parent, consoles)
+            {
+                web.push(&msg);
+            }
+        }
         pane.log.push(self.seq, now, &update.event);
         self.outbox.push(PaneUpdate {
             pane: position,

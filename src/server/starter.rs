@@ -100,6 +100,16 @@ impl Starter {
         &self.registry
     }
 
+    /// The project's approvals log.
+    pub(super) fn audit(&self) -> &crate::policy::audit::Audit {
+        &self.audit
+    }
+
+    /// Its rules learned from `allow always`.
+    pub(super) fn learned(&self) -> &crate::policy::learned::LearnedRules {
+        &self.learned
+    }
+
     /// Starts pane `i`'s runner on its restored history; a provider that
     /// cannot start leaves its error in the pane instead of stopping the
     /// server.
@@ -170,29 +180,9 @@ impl Starter {
 impl Starter {
     /// `agent`'s approval policy, when it has one (a preset or a rule).
     fn policy(&self, agent: &crate::config::AgentConfig) -> Option<crate::policy::PanePolicy> {
-        if !self.config.has_policy(agent) {
-            return None;
-        }
         let cwd = crate::provider::process::working_dir(agent).ok()?;
-        let rules = self.config.policy_rules(agent);
-        let preset = agent.policy.unwrap_or_default();
-        // The config's rules were checked when it loaded.
-        let gate = match crate::policy::Gate::new(rules, preset, &cwd) {
-            Ok(g) => g,
-            Err(e) => {
-                tracing::warn!(agent = %agent.id, "policy: {e}");
-                return None;
-            }
-        };
-        Some(crate::policy::PanePolicy {
-            pane: agent.id.clone(),
-            vendor: agent.provider.clone(),
-            cwd,
-            gate,
-            audit: Some(self.audit.clone()),
-            learned: Some(self.learned.clone()),
-            timeout: self.config.approvals.timeout_secs.map(Duration::from_secs),
-        })
+        let (audit, learned) = (self.audit.clone(), self.learned.clone());
+        self.config.pane_policy(agent, cwd, audit, learned)
     }
 }
 

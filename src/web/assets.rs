@@ -12,6 +12,7 @@ const APP_JS: &str = include_str!("../../assets/web/app.js");
 const RENDER_JS: &str = include_str!("../../assets/web/render.js");
 const PAIR_JS: &str = include_str!("../../assets/web/pair.js");
 const STYLE: &str = include_str!("../../assets/web/style.css");
+const SERVICE_WORKER: &str = include_str!("../../assets/web/sw.js");
 
 const HTML: &str = "text/html; charset=utf-8";
 const JS: &str = "text/javascript; charset=utf-8";
@@ -22,6 +23,11 @@ pub(super) async fn index() -> Response {
 
 pub(super) async fn pair_page() -> Response {
     ([(header::CONTENT_TYPE, HTML)], PAIR).into_response()
+}
+
+/// The service worker, at the root so that its scope is the whole page.
+pub(super) async fn service_worker() -> Response {
+    ([(header::CONTENT_TYPE, JS)], SERVICE_WORKER).into_response()
 }
 
 pub(super) async fn asset(Path(file): Path<String>) -> Response {
@@ -47,7 +53,12 @@ mod tests {
                 assert!(!html.contains(bad), "{bad} in the page");
             }
         }
-        for js in [super::APP_JS, super::RENDER_JS, super::PAIR_JS] {
+        for js in [
+            super::APP_JS,
+            super::RENDER_JS,
+            super::PAIR_JS,
+            super::SERVICE_WORKER,
+        ] {
             for bad in [
                 "innerHTML",
                 "outerHTML",

@@ -27,6 +27,10 @@ pub(crate) struct Device {
     pub(crate) paired: i64,
     #[serde(default)]
     pub(crate) last_seen: Option<i64>,
+    /// Its browser's Web Push subscription, if it asked for notices
+    /// (src/web/push.rs); it goes with the device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) push: Option<super::push::Subscription>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -138,6 +142,7 @@ impl Devices {
             token_sha256: sha256_hex(&token),
             paired: chrono::Utc::now().timestamp(),
             last_seen: None,
+            push: None,
         };
         self.list.push(device.clone());
         self.save()?;
@@ -170,6 +175,43 @@ impl Devices {
         // No connection listening is no one to tell.
         let _ = self.revoked.send(device.id.clone());
         Ok(device)
+    }
+
+    /// Device `id`'s push subscription is now `push` (none: it stops).
+    pub(crate) fn set_push(
+        &mut self,
+        id: &str,
+        push: Option<super::push::Subscription>,
+    ) -> Result<(), DevicesError> {
+        let d = self
+            .list
+            .iter_mut()
+            .find(|d| d.id == id)
+            .ok_or_else(|| DevicesError::Unknown(id.to_owned()))?;
+        d.push = push;
+        self.save()
+    }
+
+    /// The push service said subscription `endpoint` of device `id` is
+    /// gone: it is forgotten (unless the device subscribed anew since).
+    pub(crate) fn push_gone(&mut self, id: &str, endpoint: &str) {
+        let Some(d) = self.list.iter_mut().find(|d| d.id == id) else {
+            return;
+        };
+        if d.push.as_ref().is_some_and(|p| p.endpoint == endpoint) {
+            d.push = None;
+            if let Err(e) = self.save() {
+                tracing::warn!("web push: {e}");
+            }
+        }
+    }
+
+    /// Every device's subscription.
+    pub(crate) fn subscriptions(&self) -> Vec<(String, super::push::Subscription)> {
+        self.list
+            .iter()
+            .filter_map(|d| d.push.clone().map(|p| (d.id.clone(), p)))
+            .collect()
     }
 
     /// Hears each device revoked from now on.

@@ -26,12 +26,13 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
                    img-src 'self'; connect-src 'self'; manifest-src 'self'; \
                    base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-/// Routes open without a device: the pairing page and what it loads
-/// (static files that hold nothing of the hive's), and the pairing call.
+/// Routes open without a device: the pairing page and what it loads, and
+/// the service worker (static files that hold nothing of the hive's; a
+/// browser updates its worker on its own), and the pairing call.
 fn public(path: &str) -> bool {
     matches!(
         path,
-        "/pair" | "/assets/pair.js" | "/assets/style.css" | "/api/pair"
+        "/pair" | "/assets/pair.js" | "/assets/style.css" | "/api/pair" | "/sw.js"
     )
 }
 

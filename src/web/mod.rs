@@ -13,12 +13,15 @@
 //!   headers every answer carries (CSP without inline script).
 //! - [`routes`]: the page, its assets and the JSON API; [`live`]: the
 //!   WebSocket.
+//! - [`push`]: Web Push to the devices that subscribed (a new approval
+//!   card, with no page open).
 
 mod assets;
 pub(crate) mod devices;
 mod guard;
 mod live;
 pub(crate) mod pairing;
+pub(crate) mod push;
 mod routes;
 
 use std::path::{Path, PathBuf};
@@ -56,6 +59,11 @@ pub(crate) struct Shared {
     /// `Secure` on the cookie: the page is reached over https.
     secure: bool,
     tx: mpsc::Sender<WebRequest>,
+    /// This server's VAPID key, and what its pushes go out with.
+    vapid: push::Vapid,
+    http: reqwest::Client,
+    /// The VAPID `sub`: who runs this server, for the push services.
+    contact: String,
 }
 
 impl Shared {
@@ -91,6 +99,16 @@ pub(crate) fn devices_file(name: &str) -> PathBuf {
         .join(format!("{name}.devices.json"))
 }
 
+/// Where server `name`'s VAPID key is kept.
+fn vapid_file(name: &str) -> PathBuf {
+    crate::paths::state_dir()
+        .join("web")
+        .join(format!("{name}.vapid.json"))
+}
+
+/// How long one push may take before it is given up.
+const PUSH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
+
 impl Web {
     /// Serves the page for the server on `socket`, if `[web] listen` says
     /// where; an address that cannot be bound is the server's error (said
@@ -99,7 +117,13 @@ impl Web {
         let Some(addr) = settings.listen else {
             return Ok(None);
         };
-        let devices = devices::Devices::load(&devices_file(&crate::paths::name_of(socket)))?;
+        let name = crate::paths::name_of(socket);
+        let devices = devices::Devices::load(&devices_file(&name))?;
+        let vapid = push::Vapid::load_or_create(&vapid_file(&name))?;
+        let http = reqwest::Client::builder()
+            .timeout(PUSH_TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()?;
         let listener = std::net::TcpListener::bind(addr)
             .map_err(|e| anyhow::anyhow!("[web] listen = \"{addr}\": cannot listen there: {e}"))?;
         listener.set_nonblocking(true)?;
@@ -115,6 +139,13 @@ impl Web {
             devices: Mutex::new(devices),
             pairing: Mutex::new(pairing::Pairing::default()),
             secure: base_url.starts_with("https://"),
+            contact: if base_url.starts_with("https://") {
+                base_url.clone()
+            } else {
+                "mailto:hive@localhost".into()
+            },
+            vapid,
+            http,
             origins,
             hosts,
             base_url,
@@ -132,6 +163,35 @@ impl Web {
             requests,
             task,
         }))
+    }
+}
+
+impl Web {
+    /// Tells every subscribed device `message` (which pane, and what
+    /// happened: never a command, a path or an agent's text), each push
+    /// in a task of its own; a subscription the push service says is gone
+    /// is forgotten.
+    pub(crate) fn push(&self, message: &Value) {
+        let body = message.to_string();
+        for (id, sub) in self.shared.devices().subscriptions() {
+            let shared = self.shared.clone();
+            let req = match push::request(&shared.vapid, &sub, body.as_bytes(), &shared.contact) {
+                Ok(req) => req,
+                Err(e) => {
+                    tracing::warn!(device = %id, "web push: {e}");
+                    continue;
+                }
+            };
+            tokio::spawn(async move {
+                match push::deliver(&shared.http, req).await {
+                    push::Delivery::Accepted => {}
+                    push::Delivery::Gone => shared.devices().push_gone(&id, &sub.endpoint),
+                    push::Delivery::Failed(why) => {
+                        tracing::warn!(device = %id, "web push: {why}");
+                    }
+                }
+            });
+        }
     }
 }
 

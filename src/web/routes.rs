@@ -43,6 +43,9 @@ pub(super) fn router(shared: Arc<Shared>) -> Router {
         .route("/api/panes/{pane}/approve", post(approve))
         .route("/api/panes/{pane}/deny", post(deny))
         .route("/api/live", get(super::live::live))
+        .route("/api/push", get(push_state).post(subscribe))
+        .route("/api/push/off", post(unsubscribe))
+        .route("/sw.js", get(super::assets::service_worker))
         .layer(axum::middleware::from_fn_with_state(
             shared.clone(),
             super::guard::guard,
@@ -180,6 +183,9 @@ struct ApproveBody {
     request_id: String,
     #[serde(default)]
     always: bool,
+    /// A destructive request's second card: its confirm option.
+    #[serde(default)]
+    confirm: bool,
 }
 
 async fn approve(
@@ -191,7 +197,13 @@ async fn approve(
     let verb = Verb::Answer {
         pane,
         request_id: Some(body.request_id),
-        decision: PermissionDecision::allow(body.always),
+        decision: if body.confirm {
+            PermissionDecision::Option {
+                option_id: crate::runner::CONFIRM_OPTION.into(),
+            }
+        } else {
+            PermissionDecision::allow(body.always)
+        },
     };
     answered(&s, &who, verb).await
 }
@@ -218,4 +230,37 @@ async fn deny(
         },
     };
     answered(&s, &who, verb).await
+}
+
+/// The VAPID key the page subscribes with, and whether this device has.
+async fn push_state(State(s): State<Arc<Shared>>, Extension(who): Extension<Authed>) -> Response {
+    let subscribed = s
+        .devices()
+        .list()
+        .iter()
+        .any(|d| d.id == who.0.id && d.push.is_some());
+    Json(json!({ "key": s.vapid.public_key(), "subscribed": subscribed })).into_response()
+}
+
+/// Keeps this device's push subscription (the browser's `toJSON()`).
+async fn subscribe(
+    State(s): State<Arc<Shared>>,
+    Extension(who): Extension<Authed>,
+    Json(sub): Json<super::push::Subscription>,
+) -> Response {
+    let sub = match sub.checked() {
+        Ok(sub) => sub,
+        Err(e) => return error(&CtlError::new(ErrorCode::BadRequest, e.to_string())),
+    };
+    match s.devices().set_push(&who.0.id, Some(sub)) {
+        Ok(()) => Json(json!({ "subscribed": true })).into_response(),
+        Err(e) => error(&CtlError::new(ErrorCode::Unavailable, e.to_string())),
+    }
+}
+
+async fn unsubscribe(State(s): State<Arc<Shared>>, Extension(who): Extension<Authed>) -> Response {
+    match s.devices().set_push(&who.0.id, None) {
+        Ok(()) => Json(json!({ "subscribed": false })).into_response(),
+        Err(e) => error(&CtlError::new(ErrorCode::Unavailable, e.to_string())),
+    }
 }

@@ -216,6 +216,92 @@ text = "after"
     }));
 }
 
+/// `hive run` applies the agent's policy before its headless deny: a
+/// rule's allow runs the tool without a card, what the gate leaves asking
+/// is denied as before, and both are lines of the project's audit log
+/// (the second by `headless`).
+#[test]
+fn hive_run_applies_the_policy_before_denying_headless() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = |name: &str, command: &str| {
+        std::fs::write(
+            dir.path().join(name),
+            format!(
+                "delay_ms = 0\n[capabilities]\npermissions = true\n[[turn]]\n[[turn.step]]\n\
+                 permission = \"run it\"\ntool = \"Bash\"\nargs = {{ command = \"{command}\" }}\n\
+                 output = \"ran\"\n[[turn.step]]\ntext = \"after\"\n"
+            ),
+        )
+        .unwrap();
+    };
+    scenario("ok.toml", "git status");
+    scenario("no.toml", "make deploy");
+    std::fs::write(
+        dir.path().join("hive.toml"),
+        "[[policy]]\nid = \"status\"\naction = \"allow\"\ntool = \"Bash\"\ncommand = \"git status*\"\n\n\
+         [[agent]]\nid = \"ok\"\nprovider = \"script\"\nscript = \"ok.toml\"\n\n\
+         [[agent]]\nid = \"no\"\nprovider = \"script\"\nscript = \"no.toml\"\n",
+    )
+    .unwrap();
+    let tool = |out: &Output| {
+        json_lines(out)
+            .into_iter()
+            .find(|l| l["type"] == "tool_call" && l["status"] == "complete")
+            .unwrap()
+    };
+    let out = hive(&["run", "--agent", "ok", "--json", "go"], dir.path());
+    assert!(out.status.success());
+    let t = tool(&out);
+    assert_eq!(
+        (t["output"].as_str(), t["output_is_error"].as_bool()),
+        (Some("ran"), Some(false)),
+        "{t}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("denied"));
+    let out = hive(&["run", "--agent", "no", "--json", "go"], dir.path());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("denied"));
+    assert_eq!(tool(&out)["output_is_error"], true);
+    let log = walk(&dir.path().join("state"), "approvals.jsonl").expect("an audit log");
+    let lines: Vec<Value> = std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let said: Vec<(&str, &str, &str)> = lines
+        .iter()
+        .map(|l| {
+            (
+                l["pane"].as_str().unwrap(),
+                l["decision"].as_str().unwrap(),
+                l["by"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [
+            ("ok", "allow", "status"),
+            ("no", "ask", "preset:edit"),
+            ("no", "deny", "headless")
+        ]
+    );
+}
+
+/// The file named `name` under `dir`.
+fn walk(dir: &std::path::Path, name: &str) -> Option<std::path::PathBuf> {
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            if let Some(found) = walk(&p, name) {
+                return Some(found);
+            }
+        } else if p.file_name().is_some_and(|n| n == name) {
+            return Some(p);
+        }
+    }
+    None
+}
+
 /// `hive run … | head`: a reader that closed its end ends the command
 /// quietly (status 0, nothing on stderr), as other CLIs do.
 #[test]

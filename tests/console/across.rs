@@ -64,7 +64,7 @@ fn inbox_answers_an_approval_in_place() {
     c.key(KeyCode::Char('y'));
     let sent: Vec<_> = c.app.outbox.take_runner_commands().into_iter().collect();
     assert!(
-        matches!(&sent[..], [(1, RunnerCommand::Permission { request_id, decision: PermissionDecision::AllowOnce })] if request_id == "r1"),
+        matches!(&sent[..], [(1, RunnerCommand::Permission { request_id, decision: PermissionDecision::AllowOnce, .. })] if request_id == "r1"),
         "{sent:?}"
     );
     assert!(c.app.panes[1].pending.permissions.is_empty());

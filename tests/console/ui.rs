@@ -509,6 +509,7 @@ fn permission_cards_and_answers() {
         RunnerCommand::Permission {
             request_id,
             decision,
+            ..
         } => {
             assert_eq!(request_id, "p1");
             assert_eq!(
@@ -526,6 +527,7 @@ fn permission_cards_and_answers() {
         RunnerCommand::Permission {
             request_id,
             decision,
+            ..
         } => {
             assert_eq!(request_id, "p2");
             assert_eq!(

@@ -30,7 +30,7 @@ fn free_port() -> u16 {
 }
 
 /// A `hive serve` with its web client, and a console attached in tmux.
-struct Served {
+pub(super) struct Served {
     t: Tmux,
     bin: PathBuf,
     vars: Vec<String>,
@@ -39,7 +39,7 @@ struct Served {
 }
 
 impl Served {
-    fn start(bin: &Path) -> Self {
+    pub(super) fn start(bin: &Path) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let vars = super::private_env(dir.path());
         let port = free_port();
@@ -84,12 +84,17 @@ impl Served {
         s
     }
 
-    fn origin(&self) -> String {
+    /// hive's state dir in the test's environment.
+    pub(super) fn state_dir(&self) -> PathBuf {
+        self.t.dir().join("hive_state_dir")
+    }
+
+    pub(super) fn origin(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 
     /// `hive ARGS` in the test's environment: its stdout, or its error.
-    fn hive(&self, args: &[&str]) -> Result<String, String> {
+    pub(super) fn hive(&self, args: &[&str]) -> Result<String, String> {
         let mut cmd = Command::new(&self.bin);
         cmd.args(args).current_dir(self.t.dir());
         for v in &self.vars {
@@ -105,7 +110,7 @@ impl Served {
     }
 
     /// `hive web pair`'s link, from its line of its own.
-    fn pair_url(&self, args: &[&str]) -> String {
+    pub(super) fn pair_url(&self, args: &[&str]) -> String {
         let mut all = vec!["web", "pair"];
         all.extend_from_slice(args);
         let out = self.hive(&all).expect("hive web pair");
@@ -141,7 +146,7 @@ impl Drop for Served {
     }
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(super) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -261,6 +266,7 @@ fn a_paired_browser_watches_answers_and_is_revoked() {
         until(&c, "the demo pane", "return !!document.querySelector('#panes li[data-pane=demo]')").await;
 
         streams(&c).await;
+        service_worker(&c).await;
 
         // The demo's approval card: on the page and in the console; the
         // page's answer takes it from both.
@@ -298,12 +304,55 @@ fn a_paired_browser_watches_answers_and_is_revoked() {
     });
 }
 
+/// The page's service worker registers (its route is open, the CSP lets
+/// it run, the file is whole JavaScript) and the page offers
+/// notifications. What subscribing does here is said, not asserted:
+/// headless Chromium has no push service to reach offline
+/// (tests/e2e_tmux/web_push.rs plays the browser's part instead).
+async fn service_worker(c: &fantoccini::Client) {
+    let reg = c
+        .execute_async(
+            "const done = arguments[arguments.length - 1]; \
+             navigator.serviceWorker.register('/sw.js') \
+               .then(() => navigator.serviceWorker.ready) \
+               .then(r => done(r.active ? r.active.scriptURL : 'no worker'), e => done('error: ' + e.message));",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert!(
+        reg.as_str().is_some_and(|u| u.ends_with("/sw.js")),
+        "the service worker did not start: {reg}"
+    );
+    until(
+        c,
+        "the notify button",
+        "return document.getElementById('notify').hidden === false",
+    )
+    .await;
+    let sub = c
+        .execute_async(
+            "const done = arguments[arguments.length - 1]; \
+             fetch('/api/push').then(r => r.json()).then(st => { \
+               const s = st.key.replace(/-/g, '+').replace(/_/g, '/'); \
+               const raw = atob(s + '='.repeat((4 - s.length % 4) % 4)); \
+               const key = Uint8Array.from(raw, ch => ch.charCodeAt(0)); \
+               return navigator.serviceWorker.ready.then(r => \
+                 r.pushManager.subscribe({userVisibleOnly: true, applicationServerKey: key})); \
+             }).then(sub => done('subscribed: ' + sub.endpoint), e => done('no push service: ' + e.name + ': ' + e.message));",
+            vec![],
+        )
+        .await
+        .unwrap();
+    eprintln!("headless Chromium's pushManager.subscribe: {sub}");
+}
+
 /// The code in a pairing link.
-fn code_of(url: &str) -> String {
+pub(super) fn code_of(url: &str) -> String {
     url.rsplit_once('#').unwrap().1.to_owned()
 }
 
-async fn pair_with(http: &reqwest::Client, s: &Served, code: &str) -> reqwest::Response {
+pub(super) async fn pair_with(http: &reqwest::Client, s: &Served, code: &str) -> reqwest::Response {
     http.post(format!("{}/api/pair", s.origin()))
         .header("Origin", s.origin())
         .json(&serde_json::json!({ "code": code }))
@@ -313,7 +362,7 @@ async fn pair_with(http: &reqwest::Client, s: &Served, code: &str) -> reqwest::R
 }
 
 /// The device cookie a pairing set.
-fn cookie_of(res: &reqwest::Response) -> String {
+pub(super) fn cookie_of(res: &reqwest::Response) -> String {
     let set = res.headers()["set-cookie"].to_str().unwrap();
     assert!(
         set.contains("HttpOnly") && set.contains("SameSite=Strict"),
@@ -442,6 +491,9 @@ async fn unpaired_refused(http: &reqwest::Client, o: &str) {
         ("POST", "/api/panes/demo/approve"),
         ("POST", "/api/panes/demo/deny"),
         ("GET", "/api/live"),
+        ("GET", "/api/push"),
+        ("POST", "/api/push"),
+        ("POST", "/api/push/off"),
         ("GET", "/no/such/route"),
     ];
     for cookie in [None, Some("hive_device=forged")] {
@@ -460,7 +512,7 @@ async fn unpaired_refused(http: &reqwest::Client, o: &str) {
         }
     }
     // What is open holds nothing of the hive's.
-    for path in ["/pair", "/assets/pair.js", "/assets/style.css"] {
+    for path in ["/pair", "/assets/pair.js", "/assets/style.css", "/sw.js"] {
         let res = http.get(format!("{o}{path}")).send().await.unwrap();
         assert_eq!(res.status(), 200, "{path}");
         let csp = res.headers()["content-security-policy"]

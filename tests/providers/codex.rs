@@ -18,7 +18,7 @@ use hive::provider::codex::app_server::{AppTurn, DeltaNote};
 use hive::provider::codex::exec::{ExecTurn, ThreadUsage};
 use hive::provider::codex::items::Out;
 use hive::provider::{PermissionDecision, ProviderEvent, Registry};
-use hive::runner::{PaneEvent, RunnerCommand, SubmitMode};
+use hive::runner::{Decider, PaneEvent, RunnerCommand, SubmitMode};
 use hive::upsert::{TurnEvent, TurnStatus, Upsert, UpsertKind, UpsertStatus};
 use serde_json::Value;
 use tokio::time::Instant;
@@ -1392,6 +1392,7 @@ async fn app_server_approvals_round_trip() {
         p.runner.send(RunnerCommand::Permission {
             request_id: req.request_id.clone(),
             decision,
+            by: Decider::Console,
         });
         assert_eq!(status(&p.turn_end().await), Some(TurnStatus::Completed));
         let output = p.seen.iter().find_map(|e| match e {
@@ -1435,6 +1436,7 @@ async fn app_server_deny_reason_reaches_the_agent() {
         decision: PermissionDecision::Deny {
             reason: "use the staging database instead".into(),
         },
+        by: Decider::Console,
     });
     p.turn_end().await;
     let log = p.log();

@@ -17,7 +17,7 @@ use hive::provider::PermissionDecision;
 use hive::provider::claude::ClaudeFactory;
 use hive::provider::script::ScriptFactory;
 use hive::provider::{ProviderFactory, ProviderSpec};
-use hive::runner::{CONFIRM_OPTION, PaneEvent, RunnerCommand, RunnerOptions, SubmitMode};
+use hive::runner::{CONFIRM_OPTION, Decider, PaneEvent, RunnerCommand, RunnerOptions, SubmitMode};
 
 use crate::support::{Pane, completed, fake_command};
 
@@ -61,6 +61,27 @@ impl Setup {
         std::fs::write(&file, text).expect("scenario");
         let mut agent = AgentConfig::new("script-policy", "script");
         agent.script = Some(file);
+        agent.cwd = Some(dir.path().to_owned());
+        Self { dir, agent }
+    }
+
+    /// The fake ACP agent: its `permission` turn asks to run `touch x`,
+    /// offering allow always, allow and reject, and says which it got.
+    fn acp() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut agent = AgentConfig::new("acp-policy", "acp");
+        agent.command = fake_command("fake_acp.py");
+        agent.cwd = Some(dir.path().to_owned());
+        Self { dir, agent }
+    }
+
+    /// The fake Codex app-server: its `approve` turn asks to run
+    /// `/bin/bash -lc 'echo approved'` (`item/commandExecution/requestApproval`).
+    fn codex() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut agent = AgentConfig::new("codex-policy", "codex");
+        agent.command = fake_command("fake_codex.py");
+        agent.transport = Some("app-server".into());
         agent.cwd = Some(dir.path().to_owned());
         Self { dir, agent }
     }
@@ -181,6 +202,7 @@ async fn claude_what_no_rule_allows_shows_its_card() {
     pane.runner.send(RunnerCommand::Permission {
         request_id: req.request_id,
         decision: PermissionDecision::AllowOnce,
+        by: Decider::Console,
     });
     assert!(completed(&pane.turn_end().await));
     let log = s.audit();
@@ -188,7 +210,7 @@ async fn claude_what_no_rule_allows_shows_its_card() {
         .iter()
         .map(|e| (e.decision.as_str(), e.by.as_str()))
         .collect();
-    assert_eq!(words, [("ask", "preset:edit"), ("allow", "user")]);
+    assert_eq!(words, [("ask", "preset:edit"), ("allow", "console")]);
     pane.runner.send(RunnerCommand::Shutdown);
 }
 
@@ -213,6 +235,7 @@ async fn script_a_destructive_request_needs_a_second_distinct_confirm() {
     pane.runner.send(RunnerCommand::Permission {
         request_id: first.request_id.clone(),
         decision: PermissionDecision::AllowOnce,
+        by: Decider::Console,
     });
     pane.until("the first card settled", |e| {
         matches!(e, PaneEvent::PermissionSettled { request_id } if *request_id == first.request_id)
@@ -228,6 +251,7 @@ async fn script_a_destructive_request_needs_a_second_distinct_confirm() {
     pane.runner.send(RunnerCommand::Permission {
         request_id: second.request_id.clone(),
         decision: PermissionDecision::AllowOnce,
+        by: Decider::Console,
     });
     pane.until(
         "told it needs the option",
@@ -239,6 +263,7 @@ async fn script_a_destructive_request_needs_a_second_distinct_confirm() {
         decision: PermissionDecision::Option {
             option_id: CONFIRM_OPTION.into(),
         },
+        by: Decider::Ctl,
     });
     assert!(completed(&pane.turn_end().await));
     let said = pane.final_messages(hive::event::Origin::Agent);
@@ -252,8 +277,8 @@ async fn script_a_destructive_request_needs_a_second_distinct_confirm() {
         words,
         [
             ("ask", "destructive"),
-            ("confirm", "destructive"),
-            ("allow", "user")
+            ("confirm", "console"),
+            ("allow", "ctl")
         ]
     );
     pane.runner.send(RunnerCommand::Shutdown);
@@ -282,6 +307,7 @@ async fn script_hidden_commands_are_never_allowed_by_an_allow_rule() {
             decision: PermissionDecision::Deny {
                 reason: "no".into(),
             },
+            by: Decider::Console,
         });
         assert!(completed(&pane.turn_end().await));
         let log = s.audit();
@@ -341,6 +367,7 @@ async fn claude_allow_always_is_a_learned_rule_and_the_next_ask_has_no_card() {
     pane.runner.send(RunnerCommand::Permission {
         request_id: req.request_id,
         decision: PermissionDecision::AllowAlways,
+        by: Decider::Console,
     });
     assert!(completed(&pane.turn_end().await));
     assert!(
@@ -361,6 +388,132 @@ async fn claude_allow_always_is_a_learned_rule_and_the_next_ask_has_no_card() {
     assert_eq!(
         (last.decision.as_str(), last.by.as_str()),
         ("allow", "learned.1")
+    );
+    pane.runner.send(RunnerCommand::Shutdown);
+}
+
+/// The agent's text of its last turn.
+fn said(pane: &Pane) -> String {
+    pane.final_messages(hive::event::Origin::Agent)
+        .last()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// ACP: the adapter's own "always" option, picked on a card, is hive's
+/// allow always: the adapter is told "allow once" (it keeps no always of
+/// its own past the gate), hive learns the rule, and the next request is
+/// answered by it without a card. A deny rule answers with the reject
+/// option, the model told why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acp_its_own_allow_always_does_not_bypass_the_gate() {
+    let s = Setup::acp();
+    let factory: Arc<dyn ProviderFactory> = Arc::new(hive::provider::acp::AcpFactory);
+    let mut pane = s.start(factory.clone(), Vec::new(), Preset::Edit, None);
+    pane.submit("permission please", SubmitMode::Auto);
+    let req = card(&mut pane).await;
+    assert!(
+        req.options.iter().any(|o| o.option_id == "yes-always"),
+        "{req:?}"
+    );
+    pane.runner.send(RunnerCommand::Permission {
+        request_id: req.request_id,
+        decision: PermissionDecision::Option {
+            option_id: "yes-always".into(),
+        },
+        by: Decider::Device("d1".into()),
+    });
+    assert!(completed(&pane.turn_end().await));
+    assert_eq!(said(&pane), "decision: yes", "the adapter was told once");
+    pane.submit("permission again", SubmitMode::Auto);
+    assert!(completed(&pane.turn_end().await));
+    assert_eq!(cards(&pane), 1, "the learned rule answered the second");
+    assert_eq!(said(&pane), "decision: yes");
+    let words: Vec<(String, String)> = s
+        .audit()
+        .iter()
+        .map(|e| (e.decision.clone(), e.by.clone()))
+        .collect();
+    let want = [
+        ("ask", "preset:edit"),
+        ("allow_always", "device:d1"),
+        ("allow", "learned.1"),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    assert_eq!(words, want);
+    pane.runner.send(RunnerCommand::Shutdown);
+
+    let s = Setup::acp();
+    let rules = vec![rule(Action::Deny, "Bash", "touch*")];
+    let mut pane = s.start(factory, rules, Preset::Yolo, None);
+    pane.submit("permission please", SubmitMode::Auto);
+    assert!(completed(&pane.turn_end().await));
+    assert_eq!(cards(&pane), 0);
+    assert_eq!(said(&pane), "decision: no");
+    pane.runner.send(RunnerCommand::Shutdown);
+}
+
+/// The tool call's final output and whether it failed.
+fn tool_output(pane: &Pane) -> (Option<String>, Option<bool>) {
+    let tools = pane.completed_tools();
+    let t = tools.last().expect("a tool call");
+    (t.1.clone(), t.2)
+}
+
+/// Codex app-server: the gate reads the command without its `bash -lc`
+/// wrapper; a rule's allow runs it with no card, a deny declines it with
+/// no card, and with no rule the card shows (its answer logged by who).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_app_server_allow_deny_and_ask() {
+    let factory = || -> Arc<dyn ProviderFactory> {
+        hive::provider::Registry::builtin()
+            .get("codex")
+            .expect("codex")
+    };
+    let s = Setup::codex();
+    let rules = vec![rule(Action::Allow, "Bash", "echo approved")];
+    let mut pane = s.start(factory(), rules, Preset::Edit, None);
+    pane.submit("approve", SubmitMode::Auto);
+    assert!(completed(&pane.turn_end().await));
+    assert_eq!(cards(&pane), 0);
+    assert_eq!(tool_output(&pane).0.as_deref(), Some("approved\n"));
+    assert_eq!(s.audit()[0].command.as_deref(), Some("echo approved"));
+    pane.runner.send(RunnerCommand::Shutdown);
+
+    let s = Setup::codex();
+    let rules = vec![rule(Action::Deny, "Bash", "echo*")];
+    let mut pane = s.start(factory(), rules, Preset::Yolo, None);
+    pane.submit("approve", SubmitMode::Auto);
+    assert!(completed(&pane.turn_end().await));
+    assert_eq!(cards(&pane), 0);
+    assert_eq!(tool_output(&pane), (Some("(declined)".into()), Some(true)));
+    assert_eq!(s.audit()[0].by, "deny-echo*");
+    pane.runner.send(RunnerCommand::Shutdown);
+
+    let s = Setup::codex();
+    let mut pane = s.start(factory(), Vec::new(), Preset::Edit, None);
+    pane.submit("approve", SubmitMode::Auto);
+    let req = card(&mut pane).await;
+    pane.runner.send(RunnerCommand::Permission {
+        request_id: req.request_id,
+        decision: PermissionDecision::AllowOnce,
+        by: Decider::Agent("lead".into()),
+    });
+    assert!(completed(&pane.turn_end().await));
+    let words: Vec<(String, String)> = s
+        .audit()
+        .iter()
+        .map(|e| (e.decision.clone(), e.by.clone()))
+        .collect();
+    assert_eq!(
+        words,
+        [
+            ("ask".to_string(), "preset:edit".to_string()),
+            ("allow".into(), "agent:lead".into())
+        ]
     );
     pane.runner.send(RunnerCommand::Shutdown);
 }

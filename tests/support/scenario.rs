@@ -4,7 +4,7 @@
 
 use hive::event::Origin;
 use hive::provider::{PermissionDecision, PermissionRequest};
-use hive::runner::{PaneEvent, RunnerCommand, SubmitMode};
+use hive::runner::{Decider, PaneEvent, RunnerCommand, SubmitMode};
 use hive::upsert::{TurnEvent, UpsertStatus};
 
 use super::driver::{Pane, agent_text, cancelled, completed};
@@ -63,6 +63,7 @@ pub async fn answer_permission(
     pane.runner.send(RunnerCommand::Permission {
         request_id: req.request_id,
         decision,
+        by: Decider::Console,
     });
     assert!(completed(&pane.turn_end().await));
 }
