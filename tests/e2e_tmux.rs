@@ -19,6 +19,8 @@ mod remote;
 #[path = "e2e_tmux/server.rs"]
 mod server;
 mod support;
+#[path = "e2e_tmux/workspace.rs"]
+mod workspace;
 #[path = "e2e_tmux/web.rs"]
 mod web;
 

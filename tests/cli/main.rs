@@ -20,3 +20,4 @@ mod mcp;
 mod run;
 mod trust;
 mod worktree;
+mod workspace;

@@ -19,3 +19,4 @@ mod procstat;
 mod schema;
 mod worktree;
 mod worktree_review;
+mod workspace;
