@@ -55,7 +55,7 @@ use crate::protocol::pane::RunnerCommand;
 /// (issue 46 item 8: the inbox outlives a console). 8: an approval
 /// request says what its tool does and where (`PermissionRequest::kind`,
 /// `locations`, ACP's; issue 47).
-pub const PROTOCOL_VERSION: u32 = 8;
+pub const PROTOCOL_VERSION: u32 = 9;
 
 /// `ClientMsg::Focus(NO_PANE)`: the client looks at none of the server's
 /// panes (#46 item 8: a console of several servers looking at a remote pane
