@@ -19,10 +19,10 @@ mod remote;
 #[path = "e2e_tmux/server.rs"]
 mod server;
 mod support;
-#[path = "e2e_tmux/workspace.rs"]
-mod workspace;
 #[path = "e2e_tmux/web.rs"]
 mod web;
+#[path = "e2e_tmux/workspace.rs"]
+mod workspace;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

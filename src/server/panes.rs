@@ -142,7 +142,11 @@ impl Server {
         let id = pane.record.agent.id.clone();
         let failed = pane.record.failed().map(str::to_owned);
         let worktree = pane.worktree.as_ref().map(|w| w.path.clone());
-        let repos: Vec<&str> = pane.worktree.iter().flat_map(|w| w.repos.iter().map(|m| m.name.as_str())).collect();
+        let repos: Vec<&str> = pane
+            .worktree
+            .iter()
+            .flat_map(|w| w.repos.iter().map(|m| m.name.as_str()))
+            .collect();
         let repos = json!(repos);
         if let Some(w) = &pane.worktree {
             self.worktrees.track(slot, w.clone());
@@ -223,20 +227,7 @@ impl Server {
         if new.worktree {
             agent.worktree = Some(WorktreeSetting::Enabled(true));
         }
-        if !new.repos.is_empty() {
-            // `--repo`: a workspace (issue 52), so a worktree in each.
-            if let Some(r) = new.repos.iter().find(|r| !r.is_absolute()) {
-                return Err(invalid(format!(
-                    "repository `{}` must be an absolute path",
-                    r.display()
-                )));
-            }
-            agent.repos.clone_from(&new.repos);
-            if matches!(agent.worktree, None | Some(WorktreeSetting::Enabled(false))) {
-                agent.worktree = Some(WorktreeSetting::Enabled(true));
-            }
-        }
-        agent.check_repos().map_err(invalid)?;
+        with_repos(&mut agent, &new.repos).map_err(invalid)?;
         if let Some(name) = &new.name {
             agent.name = Some(title(name)?);
         }
@@ -477,4 +468,22 @@ fn title(name: &str) -> Result<String, EditError> {
         ));
     }
     Ok(name.to_owned())
+}
+
+/// `--repo`: a workspace over these repositories (issue 52), so a
+/// worktree in each.
+fn with_repos(agent: &mut AgentConfig, repos: &[std::path::PathBuf]) -> Result<(), String> {
+    if !repos.is_empty() {
+        if let Some(r) = repos.iter().find(|r| !r.is_absolute()) {
+            return Err(format!(
+                "repository `{}` must be an absolute path",
+                r.display()
+            ));
+        }
+        agent.repos = repos.to_vec();
+        if matches!(agent.worktree, None | Some(WorktreeSetting::Enabled(false))) {
+            agent.worktree = Some(WorktreeSetting::Enabled(true));
+        }
+    }
+    agent.check_repos()
 }

@@ -215,11 +215,10 @@ pub fn setup(
     // A workspace runs it in each repository (issue 52), in order.
     let mut said = Vec::new();
     for m in w.members() {
-        let ran = setup::run_setup(m, &agent.worktree_setup, &envs)
-            .map_err(|e| match e {
-                e if m.name.is_empty() => e,
-                e => WorktreeError::Refused(format!("in {}: {e}", m.name)),
-            })?;
+        let ran = setup::run_setup(m, &agent.worktree_setup, &envs).map_err(|e| match e {
+            e if m.name.is_empty() => e,
+            e => WorktreeError::Refused(format!("in {}: {e}", m.name)),
+        })?;
         let Some(output) = ran else {
             continue;
         };

@@ -408,7 +408,11 @@ impl Service {
                     }
                     list.push((m.agent_id.clone(), files));
                 }
-                None => by_repo.push((m.repo.clone(), m.name.clone(), vec![(m.agent_id.clone(), files)])),
+                None => by_repo.push((
+                    m.repo.clone(),
+                    m.name.clone(),
+                    vec![(m.agent_id.clone(), files)],
+                )),
             }
         }
         if summary != self.summary {
@@ -486,7 +490,10 @@ fn bring_members(
     mode: BringMode,
     message: Option<String>,
     repos: &[String],
-) -> (Result<crate::protocol::git::MergeOutcome, String>, Vec<String>) {
+) -> (
+    Result<crate::protocol::git::MergeOutcome, String>,
+    Vec<String>,
+) {
     let members = match chosen(w, repos) {
         Ok(m) => m,
         Err(e) => return (Err(format!("not brought home: {e}")), Vec::new()),

@@ -166,7 +166,9 @@ pub fn ensure(spec: &WorktreeRequestSpec, repos: &[PathBuf]) -> Result<Worktree,
         }
     }
     let Some(first) = mains.first() else {
-        return Err(WorktreeError::Refused("a workspace needs a repository".into()));
+        return Err(WorktreeError::Refused(
+            "a workspace needs a repository".into(),
+        ));
     };
     let root = root_for(&spec.agent_id, first);
     ensure_at(&root, spec, &mains)
@@ -273,7 +275,11 @@ fn recover(root: &Path, marker: &Marker) -> Result<(), WorktreeError> {
         };
         let path = e.path();
         tracing::warn!(path = %path.display(), "removing a workspace member a stop left half made");
-        let repo = marker.repos.iter().find(|m| m.name == name).map(|m| &m.repo);
+        let repo = marker
+            .repos
+            .iter()
+            .find(|m| m.name == name)
+            .map(|m| &m.repo);
         let removed = repo.is_some_and(|r| {
             Git::at(r)
                 .run(&["worktree", "remove", "--force", &path.to_string_lossy()])

@@ -19,5 +19,5 @@ mod init;
 mod mcp;
 mod run;
 mod trust;
-mod worktree;
 mod workspace;
+mod worktree;

@@ -84,19 +84,31 @@ fn a_kill_during_creation_is_finished_at_the_next_start() {
         .status()
         .unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
-    let killed = hive(&["run", "--agent", "ws", "hello"], &base, home.path(), Some(&path));
+    let killed = hive(
+        &["run", "--agent", "ws", "hello"],
+        &base,
+        home.path(),
+        Some(&path),
+    );
     assert!(!killed.status.success(), "the kill stopped it");
     let root = workspace_root(home.path());
     assert!(root.join(".building-web").is_dir(), "a half-made member");
     assert!(!root.join("web").exists());
 
     let out = hive(&["run", "--agent", "ws", "hello"], &base, home.path(), None);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(!root.join(".building-web").exists());
     for name in ["api", "web"] {
         let m = root.join(name);
         assert_eq!(git(&m, &["branch", "--show-current"]).trim(), "hive/ws");
-        assert_eq!(std::fs::read_to_string(m.join("README.md")).unwrap(), "hello\n");
+        assert_eq!(
+            std::fs::read_to_string(m.join("README.md")).unwrap(),
+            "hello\n"
+        );
     }
     let list = git(&web, &["worktree", "list"]);
     assert!(!list.contains(".building"), "{list}");
@@ -115,7 +127,9 @@ fn a_repository_that_is_not_one_is_refused_when_the_config_loads() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("agent `ws`") && err.contains("web") && err.contains("not inside a git repository"),
+        err.contains("agent `ws`")
+            && err.contains("web")
+            && err.contains("not inside a git repository"),
         "{err}"
     );
     std::fs::write(
@@ -125,6 +139,9 @@ fn a_repository_that_is_not_one_is_refused_when_the_config_loads() {
     .unwrap();
     let out = hive(&["run", "--agent", "ws", "hello"], &base, home.path(), None);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("set `worktree = true`"), "{err}");
+    assert!(
+        !out.status.success() && err.contains("set `worktree = true`"),
+        "{err}"
+    );
     assert!(!home.path().join("data/workspaces").exists());
 }

@@ -71,8 +71,14 @@ fn a_workspace_pane_diffs_both_repositories_and_merges_one() {
     t.wait_for("Merge hive/ws into web's main checkout (only web");
     t.keys(&["y"]);
     t.wait_for("merged hive/ws (1 commit) into the main checkout: web/page.txt");
-    assert_eq!(std::fs::read_to_string(web.join("page.txt")).unwrap(), "page\n");
-    assert_eq!(std::fs::read_to_string(api.join("README.md")).unwrap(), "hello\n");
+    assert_eq!(
+        std::fs::read_to_string(web.join("page.txt")).unwrap(),
+        "page\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(api.join("README.md")).unwrap(),
+        "hello\n"
+    );
     t.keys(&["Escape"]);
     t.wait("the panes again", |s| !s.contains("diff · ws"));
     t.keys(&["C-q", "s"]);

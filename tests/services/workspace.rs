@@ -77,7 +77,16 @@ fn a_workspace_is_real_worktrees_on_one_branch_under_one_root() {
     // Made again (a restart): the same worktrees, nothing new.
     let again = workspace::ensure_at(&root, &spec("t"), &[api.clone(), web.clone()]).unwrap();
     assert!(!again.created);
-    assert_eq!(again.repos, w.repos.iter().map(|m| worktree::Worktree { created: false, ..m.clone() }).collect::<Vec<_>>());
+    assert_eq!(
+        again.repos,
+        w.repos
+            .iter()
+            .map(|m| worktree::Worktree {
+                created: false,
+                ..m.clone()
+            })
+            .collect::<Vec<_>>()
+    );
     // Removal takes each member and its branch, then the root.
     workspace::remove(&again, true).unwrap();
     assert!(!root.exists());
@@ -124,7 +133,18 @@ fn a_member_a_kill_left_half_made_is_removed_and_built_again() {
         .push(serde_json::json!({"name": "web", "repo": web}));
     std::fs::write(&marker, m.to_string()).unwrap();
     let building = root.join(".building-web");
-    git(&web, &["worktree", "add", "-q", "-b", "hive/t", &building.display().to_string(), "HEAD"]);
+    git(
+        &web,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "hive/t",
+            &building.display().to_string(),
+            "HEAD",
+        ],
+    );
     std::fs::remove_file(building.join("README.md")).unwrap();
 
     let w = workspace::ensure_at(&root, &spec("t"), &[api.clone(), web.clone()]).unwrap();
@@ -137,8 +157,15 @@ fn a_member_a_kill_left_half_made_is_removed_and_built_again() {
         "one\ntwo\nthree\n"
     );
     let web_list = listed(&web);
-    assert!(!web_list.iter().any(|p| p.contains(".building")), "{web_list:?}");
-    assert!(git(&web_member.path, &["status", "--porcelain"]).trim().is_empty());
+    assert!(
+        !web_list.iter().any(|p| p.contains(".building")),
+        "{web_list:?}"
+    );
+    assert!(
+        git(&web_member.path, &["status", "--porcelain"])
+            .trim()
+            .is_empty()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -147,7 +174,8 @@ async fn the_diff_is_grouped_by_repository_and_one_repository_merges_alone() {
     let base = d.path().canonicalize().unwrap();
     let api = repo(&base.join("api"));
     let web = repo(&base.join("web"));
-    let ws = workspace::ensure_at(&base.join("ws"), &spec("t"), &[api.clone(), web.clone()]).unwrap();
+    let ws =
+        workspace::ensure_at(&base.join("ws"), &spec("t"), &[api.clone(), web.clone()]).unwrap();
     // Another pane in a worktree of api alone.
     let mut other = AgentConfig::new("b", "script");
     other.worktree = Some(WorktreeSetting::Enabled(true));
@@ -172,7 +200,10 @@ async fn the_diff_is_grouped_by_repository_and_one_repository_merges_alone() {
     })
     .await
     .unwrap();
-    let shown: Vec<(String, String)> = files.iter().map(|f| (f.repo.clone(), f.path.clone())).collect();
+    let shown: Vec<(String, String)> = files
+        .iter()
+        .map(|f| (f.repo.clone(), f.path.clone()))
+        .collect();
     assert_eq!(
         shown,
         [
@@ -210,8 +241,14 @@ async fn the_diff_is_grouped_by_repository_and_one_repository_merges_alone() {
     .await
     .unwrap();
     assert_eq!(brought.files, ["web/page.html"]);
-    assert_eq!(std::fs::read_to_string(web.join("page.html")).unwrap(), "<p>new</p>\n");
-    assert_eq!(std::fs::read_to_string(api.join("README.md")).unwrap(), "one\ntwo\nthree\n");
+    assert_eq!(
+        std::fs::read_to_string(web.join("page.html")).unwrap(),
+        "<p>new</p>\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(api.join("README.md")).unwrap(),
+        "one\ntwo\nthree\n"
+    );
     // A name that is not one of the pane's repositories is said.
     svc.send(WorktreeRequest::Bring {
         pane: 0,
@@ -226,7 +263,10 @@ async fn the_diff_is_grouped_by_repository_and_one_repository_merges_alone() {
     })
     .await
     .unwrap_err();
-    assert!(refused.contains("no repository `lib`") && refused.contains("api, web"), "{refused}");
+    assert!(
+        refused.contains("no repository `lib`") && refused.contains("api, web"),
+        "{refused}"
+    );
     // Then all: api would conflict once b is home, so b goes first.
     svc.send(WorktreeRequest::Bring {
         pane: 1,
