@@ -147,7 +147,7 @@ fn a_member_a_kill_left_half_made_is_removed_and_built_again() {
     );
     std::fs::remove_file(building.join("README.md")).unwrap();
 
-    let w = workspace::ensure_at(&root, &spec("t"), &[api.clone(), web.clone()]).unwrap();
+    let w = workspace::ensure_at(&root, &spec("t"), &[api, web.clone()]).unwrap();
     assert!(!building.exists());
     let web_member = &w.repos[1];
     assert_eq!(web_member.path, root.join("web"));

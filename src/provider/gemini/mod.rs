@@ -446,6 +446,21 @@ fn session_label(session: &SessionArg) -> String {
 mod tests {
     use super::*;
 
+    /// Issue 52: a workspace's repositories are extra roots.
+    #[test]
+    fn a_workspaces_repositories_are_included_directories() {
+        let mut agent = AgentConfig::new("g", "gemini");
+        agent.extra_roots = vec!["/ws/api".into(), "/ws/web".into()];
+        let spec = command(&agent, "hi", &SessionArg::New("abc".into()));
+        assert!(
+            spec.args
+                .windows(2)
+                .any(|w| w == ["--include-directories", "/ws/api,/ws/web"]),
+            "{:?}",
+            spec.args
+        );
+    }
+
     #[test]
     fn command_line_new_then_resume() {
         let mut agent = AgentConfig::new("g", "gemini");
