@@ -2,7 +2,8 @@
 //! B` against a running hive gives the new pane a worktree of each
 //! repository on its branch, runs `worktree_setup` in each, and `list
 //! --json` names them; a `--repo` that is no git repository is refused
-//! with the path.
+//! with the path; `close --discard` removes every member, its branch and
+//! the root.
 
 use std::path::{Path, PathBuf};
 
@@ -91,5 +92,15 @@ fn ctl_new_with_repos_makes_a_workspace_and_runs_the_setup_in_each() {
     // Each member is a worktree of its own repository.
     assert!(git(&api, &["worktree", "list"]).contains(&repos[0].display().to_string()));
     assert!(git(&web, &["worktree", "list"]).contains(&repos[1].display().to_string()));
+    // Closed with --discard: every member and its branch go, then the root.
+    let root = repos[0].parent().unwrap().to_owned();
+    lab.ok(&["close", "fs", "--discard"]);
+    lab.wait_until("the workspace removed", || !root.exists());
+    assert_eq!(git(&api, &["worktree", "list"]).lines().count(), 1);
+    assert!(
+        git(&web, &["branch", "--list", "hive/fs"])
+            .trim()
+            .is_empty()
+    );
     lab.stop("ws");
 }
