@@ -99,7 +99,8 @@ fn bench(c: &mut Criterion) {
         "setup: {files} files, {WORKTREES} worktrees × {changed} changed files: {:.1} s",
         t0.elapsed().as_secs_f64()
     );
-    let panes: Vec<(usize, &Worktree)> = wts.iter().enumerate().collect();
+    let panes: Vec<((usize, usize), &Worktree)> =
+        wts.iter().enumerate().map(|(i, w)| ((i, 0), w)).collect();
     let mut p = Predictor::new();
     let t0 = Instant::now();
     let first = p.refresh(&panes, None).unwrap();

@@ -23,6 +23,8 @@ mod support;
 mod web;
 #[path = "e2e_tmux/web_push.rs"]
 mod web_push;
+#[path = "e2e_tmux/workspace.rs"]
+mod workspace;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -97,7 +97,7 @@ pub(crate) const HIVE_COMMANDS: &[(HiveCommand, &str, &[&str], &str, &str)] = &[
         HiveCommand::New,
         "new",
         &[],
-        "[template|provider] [id] [--cwd DIR] [--model M] [--worktree] [--name N]",
+        "[template|provider] [id] [--cwd DIR] [--model M] [--worktree] [--repo DIR]… [--name N]",
         "a new pane (no argument: pick a template or a provider)",
     ),
     (

@@ -44,7 +44,7 @@ impl ReviewComment {
             hunk.push_str(&l.text);
         }
         Some(Self {
-            path: file.path.clone(),
+            path: file.shown(),
             line,
             hunk,
             index,
@@ -162,6 +162,7 @@ mod tests {
                 "--- a/f.txt".into(),
                 "+++ b/f.txt".into(),
             ],
+            repo: String::new(),
         }
     }
 

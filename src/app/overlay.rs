@@ -161,7 +161,8 @@ pub struct DiffView {
 /// What the diff view asks to confirm.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Confirm {
-    Bring(BringMode),
+    /// Bring work home: every repository (`None`), or one of a workspace.
+    Bring(BringMode, Option<String>),
     /// Commit the worktree on its branch with this message.
     Commit(String),
     /// Revert this hunk of the selected file (`None`: the whole file).
@@ -222,7 +223,7 @@ impl Review {
 
     /// Every hunk of `f` accepted (a file with no hunks: never).
     pub fn file_accepted(&self, f: &crate::protocol::git::FileDiff) -> bool {
-        !f.hunks.is_empty() && (0..f.hunks.len()).all(|i| self.is_accepted(&f.path, i))
+        !f.hunks.is_empty() && (0..f.hunks.len()).all(|i| self.is_accepted(&f.shown(), i))
     }
 
     pub fn comments_on(&self, path: &str) -> usize {

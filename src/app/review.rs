@@ -26,7 +26,7 @@ pub(crate) fn hunk_row(f: &FileDiff, index: usize, review: &Review) -> u16 {
         .iter()
         .enumerate()
         .take(index)
-        .map(|(i, h)| 1 + h.lines.len() + review.comments_at(&f.path, i).count())
+        .map(|(i, h)| 1 + h.lines.len() + review.comments_at(&f.shown(), i).count())
         .sum();
     (1 + usize::from(f.binary) + before).min(usize::from(u16::MAX)) as u16
 }
@@ -68,13 +68,13 @@ impl App {
                 v.scroll = hunk_row(&f, v.review.hunk, &v.review);
             }
             KeyCode::Char('a') if n > 0 => {
-                r.accepted.insert((f.path.clone(), r.hunk.min(n - 1)));
+                r.accepted.insert((f.shown(), r.hunk.min(n - 1)));
                 r.line = None;
                 r.hunk = (r.hunk + 1).min(n - 1);
                 v.scroll = hunk_row(&f, v.review.hunk, &v.review);
             }
             KeyCode::Char('A') => {
-                r.accepted.extend((0..n).map(|i| (f.path.clone(), i)));
+                r.accepted.extend((0..n).map(|i| (f.shown(), i)));
                 if v.selected + 1 < v.files.len() {
                     v.select_file(v.selected + 1);
                 }

@@ -25,6 +25,7 @@ impl App {
                         pane,
                         mode: BringMode::Merge,
                         message,
+                        repos: Vec::new(),
                     });
                 } else {
                     self.fanout.take = None;

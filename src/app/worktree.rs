@@ -128,6 +128,8 @@ impl App {
             } => self.on_brought(pane, result, conflicted),
             WorktreeEvent::Committed { pane, result } => {
                 let text = match result {
+                    // A workspace's commits come named (`api 1a2b3c…, web …`).
+                    Ok(Some(sha)) if sha.contains(' ') => (true, format!("committed {sha}")),
                     Ok(Some(sha)) => (true, format!("committed {}", &sha[..sha.len().min(10)])),
                     Ok(None) => (true, "nothing to commit".to_owned()),
                     Err(e) => (false, e),
@@ -324,10 +326,11 @@ impl App {
             let pane = v.pane;
             let message = self.suggested_message(pane);
             let request = match confirm {
-                Confirm::Bring(mode) => WorktreeRequest::Bring {
+                Confirm::Bring(mode, repo) => WorktreeRequest::Bring {
                     pane,
                     mode,
                     message,
+                    repos: repo.into_iter().collect(),
                 },
                 Confirm::Commit(message) => WorktreeRequest::Commit { pane, message },
                 Confirm::Reject(hunk) => {
@@ -385,8 +388,15 @@ impl App {
                 self.request_diff();
             }
             KeyCode::Char('r') => self.request_diff(),
-            KeyCode::Char('m') => v.confirm = Some(Confirm::Bring(BringMode::Merge)),
-            KeyCode::Char('c') => v.confirm = Some(Confirm::Bring(BringMode::CherryPick)),
+            KeyCode::Char('m') => v.confirm = Some(Confirm::Bring(BringMode::Merge, None)),
+            KeyCode::Char('c') => v.confirm = Some(Confirm::Bring(BringMode::CherryPick, None)),
+            // A workspace: the selected file's repository alone (issue 52).
+            KeyCode::Char('M') => match v.selected_file().map(|f| f.repo.clone()) {
+                Some(repo) if !repo.is_empty() => {
+                    v.confirm = Some(Confirm::Bring(BringMode::Merge, Some(repo)));
+                }
+                _ => v.confirm = Some(Confirm::Bring(BringMode::Merge, None)),
+            },
             KeyCode::Char('s') => {
                 let pane = v.pane;
                 let message = self.suggested_message(pane).unwrap_or_else(|| {

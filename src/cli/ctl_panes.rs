@@ -27,6 +27,10 @@ pub struct NewArgs {
     /// In a git worktree of its own (branch `hive/<id>`).
     #[arg(long)]
     pub worktree: bool,
+    /// A workspace over these repositories (repeat it: `--repo ../api
+    /// --repo ../web`), a worktree of each on the pane's branch.
+    #[arg(long = "repo", value_name = "DIR")]
+    pub repos: Vec<std::path::PathBuf>,
     /// Its title (default: the id).
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
@@ -52,6 +56,7 @@ impl NewArgs {
             cwd: self.cwd.as_ref().map(|c| here.join(c)),
             model: self.model.clone(),
             worktree: self.worktree,
+            repos: self.repos.iter().map(|r| here.join(r)).collect(),
             name: self.name.clone(),
             window: self.window,
         }

@@ -91,6 +91,16 @@ pub struct AgentConfig {
     /// A new worktree starts with the main checkout's uncommitted changes.
     #[serde(default)]
     pub worktree_copy_uncommitted: bool,
+    /// Several repositories in one workspace (issue 52, docs/workspaces.md):
+    /// each gets a worktree on the agent's branch under one root, which is
+    /// the agent's cwd. Needs `worktree`; relative to the config's directory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repos: Vec<PathBuf>,
+    /// Set by hive, never by config: a workspace's repositories (under
+    /// its cwd), for the agents that take extra roots (Claude Code
+    /// `--add-dir`, Gemini `--include-directories`).
+    #[serde(skip)]
+    pub extra_roots: Vec<PathBuf>,
     /// The model's context window in tokens, for the pane's context gauge
     /// where the agent does not report one (`openai` also compacts by it).
     #[serde(default)]
@@ -304,6 +314,8 @@ impl AgentConfig {
             script: None,
             worktree: None,
             worktree_copy_uncommitted: false,
+            repos: Vec::new(),
+            extra_roots: Vec::new(),
             context_window: None,
             resend_on_limit: true,
             on_limit: OnLimit::Wait,

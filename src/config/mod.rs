@@ -11,6 +11,7 @@ mod notify;
 mod pace;
 pub(crate) mod policy;
 mod prices;
+mod repos;
 mod web;
 
 use std::collections::BTreeMap;
@@ -539,6 +540,7 @@ impl Config {
             });
         }
         self.check_hosts().map_err(invalid)?;
+        self.resolve_repos().map_err(invalid)?;
         self.check_policy().map_err(invalid)?;
         self.resolve_hosts().map_err(invalid)?;
         self.resolve_mcp().map_err(invalid)?;

@@ -75,6 +75,7 @@ fn info(p: &PaneRecord) -> PaneInfo {
         process: p.process,
         held: p.held.clone(),
         spawned_by: p.parent.clone(),
+        repos: p.agent.extra_roots.clone(),
     }
 }
 

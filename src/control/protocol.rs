@@ -98,6 +98,8 @@ pub enum Call {
         model: Option<String>,
         #[serde(default)]
         worktree: bool,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        repos: Vec<std::path::PathBuf>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         name: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -219,6 +221,7 @@ impl Call {
                 cwd,
                 model,
                 worktree,
+                repos,
                 name,
                 window,
             } => Verb::New(crate::protocol::edit::NewPane {
@@ -228,6 +231,7 @@ impl Call {
                 cwd,
                 model,
                 worktree,
+                repos,
                 name,
                 window,
             }),
@@ -469,6 +473,9 @@ pub struct PaneInfo {
     /// The agent that spawned it (`agent.spawn`, issue 32).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spawned_by: Option<String>,
+    /// A workspace's worktrees, one per repository (issue 52).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repos: Vec<std::path::PathBuf>,
 }
 
 /// A pane's state as scripts see it: the runner's, or `awaiting_approval`

@@ -136,6 +136,10 @@ impl Bwrap {
         }
         if let Some(cwd) = cwd {
             m.extend(git_mounts(cwd));
+            // A workspace (issue 52): each repository's worktree under it.
+            for member in workspace_members(cwd) {
+                m.extend(git_mounts(&member));
+            }
         }
         if let Some(cwd) = cwd {
             m.push(Mount::ReadWrite(cwd.to_owned(), cwd.to_owned()));
@@ -304,6 +308,23 @@ fn git_mounts(cwd: &Path) -> Vec<Mount> {
         }
     }
     m
+}
+
+/// The worktrees directly under a workspace root (its marker,
+/// `worktree::workspace::MARKER`, says it is one; named here so exec
+/// imports nothing of worktree); none for any other directory.
+fn workspace_members(cwd: &Path) -> Vec<PathBuf> {
+    if !cwd.join(".hive-workspace.json").is_file() {
+        return Vec::new();
+    }
+    std::fs::read_dir(cwd)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.join(".git").is_file())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// `<repo>/.git` of a worktree at `cwd` (its `.git` file names

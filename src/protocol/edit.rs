@@ -76,6 +76,10 @@ pub struct NewPane {
     /// In a git worktree of its own (branch `hive/<id>`).
     #[serde(default)]
     pub worktree: bool,
+    /// A workspace of these repositories (issue 52; absolute), a worktree
+    /// of each on the pane's branch.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repos: Vec<PathBuf>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Into this window (1-based); else the window of the pane it was asked

@@ -22,6 +22,16 @@ pub struct Worktree {
     /// lines, neutralized), for the pane to show (issue 31 point 6).
     #[serde(skip)]
     pub setup_output: Option<String>,
+    /// Its directory's name in a workspace (issue 52: `api`, or `app-2`
+    /// when two repositories share a name); empty for a pane's only
+    /// worktree.
+    #[serde(default)]
+    pub name: String,
+    /// A workspace's repositories, each a worktree of its own on the
+    /// pane's branch under `path` (the workspace root, also `cwd`). Empty:
+    /// one repository, this worktree itself.
+    #[serde(default)]
+    pub repos: Vec<Worktree>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -69,6 +79,23 @@ pub struct FileDiff {
     /// git's header lines (`diff --git` to `+++`), to rebuild a patch of
     /// one hunk.
     pub(crate) head: Vec<String>,
+    /// The workspace repository it is in (its `Worktree::name`; empty: the
+    /// pane's only one). `path` stays relative to that repository.
+    #[serde(default)]
+    pub repo: String,
+}
+
+impl FileDiff {
+    /// Its path as the pane's agent sees it: `api/src/lib.rs` in a
+    /// workspace, `src/lib.rs` otherwise (what the view lists, and what a
+    /// review comment names).
+    pub fn shown(&self) -> String {
+        if self.repo.is_empty() {
+            self.path.clone()
+        } else {
+            format!("{}/{}", self.repo, self.path)
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -172,6 +199,10 @@ pub enum WorktreeRequest {
         pane: usize,
         mode: BringMode,
         message: Option<String>,
+        /// A workspace's repositories to bring home (their names); empty:
+        /// every one.
+        #[serde(default)]
+        repos: Vec<String>,
     },
     /// Commit everything in the worktree on its branch.
     Commit {

@@ -162,10 +162,22 @@ fn file_diff() -> FileDiff {
             ],
         }],
         head: vec!["diff --git a/src/old.rs b/src/a.rs".into()],
+        repo: "api".into(),
     }
 }
 
 fn worktree() -> Worktree {
+    let base = Worktree {
+        agent_id: "a".into(),
+        repo: "/api".into(),
+        path: "/ws/api".into(),
+        cwd: "/ws/api".into(),
+        branch: "hive/a".into(),
+        created: true,
+        setup_output: None,
+        name: String::new(),
+        repos: Vec::new(),
+    };
     Worktree {
         agent_id: "a".into(),
         repo: "/repo".into(),
@@ -174,6 +186,12 @@ fn worktree() -> Worktree {
         branch: "hive/a".into(),
         created: true,
         setup_output: None,
+        name: String::new(),
+        repos: vec![Worktree {
+            name: "api".into(),
+            repos: Vec::new(),
+            ..base
+        }],
     }
 }
 
@@ -261,6 +279,7 @@ fn client_samples() -> Vec<ClientMsg> {
             cwd: Some("/repo".into()),
             model: Some("m".into()),
             worktree: true,
+            repos: vec!["/api".into(), "/web".into()],
             name: Some("B".into()),
             window: Some(2),
         })),
@@ -316,6 +335,7 @@ fn git_requests() -> Vec<WorktreeRequest> {
             pane: 0,
             mode: BringMode::CherryPick,
             message: Some("wip".into()),
+            repos: vec!["api".into()],
         },
         WorktreeRequest::Commit {
             pane: 0,

@@ -142,6 +142,12 @@ impl Server {
         let id = pane.record.agent.id.clone();
         let failed = pane.record.failed().map(str::to_owned);
         let worktree = pane.worktree.as_ref().map(|w| w.path.clone());
+        let repos: Vec<&str> = pane
+            .worktree
+            .iter()
+            .flat_map(|w| w.repos.iter().map(|m| m.name.as_str()))
+            .collect();
+        let repos = json!(repos);
         if let Some(w) = &pane.worktree {
             self.worktrees.track(slot, w.clone());
         }
@@ -153,7 +159,7 @@ impl Server {
         Done {
             text,
             json: json!({"pane": id, "window": window, "started": failed.is_none(),
-                         "failed": failed, "worktree": worktree}),
+                         "failed": failed, "worktree": worktree, "repos": repos}),
             focus: Some(slot),
         }
     }
@@ -221,6 +227,7 @@ impl Server {
         if new.worktree {
             agent.worktree = Some(WorktreeSetting::Enabled(true));
         }
+        with_repos(&mut agent, &new.repos).map_err(invalid)?;
         if let Some(name) = &new.name {
             agent.name = Some(title(name)?);
         }
@@ -307,12 +314,18 @@ impl Server {
             }
             if let Some(w) = worktree {
                 let removed = tokio::task::spawn_blocking(move || {
-                    crate::worktree::live::release(&w.path);
+                    for m in w.members() {
+                        crate::worktree::live::release(&m.path);
+                    }
+                    if w.is_workspace() {
+                        return crate::worktree::workspace::remove(&w, true).map(|_| w.path);
+                    }
                     crate::worktree::manage::remove(&w.repo, root.as_deref(), &w.agent_id, true)
+                        .map(|info| info.path)
                 })
                 .await;
                 match removed {
-                    Ok(Ok(info)) => tracing::info!(path = %info.path.display(), "worktree removed"),
+                    Ok(Ok(path)) => tracing::info!(path = %path.display(), "worktree removed"),
                     Ok(Err(e)) => tracing::warn!("cannot remove a closed pane's worktree: {e}"),
                     Err(e) => tracing::warn!("worktree removal: {e}"),
                 }
@@ -458,4 +471,22 @@ fn title(name: &str) -> Result<String, EditError> {
         ));
     }
     Ok(name.to_owned())
+}
+
+/// `--repo`: a workspace over these repositories (issue 52), so a
+/// worktree in each.
+fn with_repos(agent: &mut AgentConfig, repos: &[std::path::PathBuf]) -> Result<(), String> {
+    if !repos.is_empty() {
+        if let Some(r) = repos.iter().find(|r| !r.is_absolute()) {
+            return Err(format!(
+                "repository `{}` must be an absolute path",
+                r.display()
+            ));
+        }
+        agent.repos = repos.to_vec();
+        if matches!(agent.worktree, None | Some(WorktreeSetting::Enabled(false))) {
+            agent.worktree = Some(WorktreeSetting::Enabled(true));
+        }
+    }
+    agent.check_repos()
 }

@@ -67,6 +67,7 @@ impl Server {
             cwd,
             model: args.model.clone(),
             worktree: args.worktree,
+            repos: Vec::new(),
             name: None,
             window: parent.map(|s| self.panes[s].placed.window),
         };

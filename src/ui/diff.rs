@@ -55,6 +55,8 @@ fn frame_block(v: &DiffView, t: &Theme, name: &str, branch: &str) -> Block<'stat
         " h hand the conflict to the agent · a abort · Esc "
     } else if v.review.composing.is_some() {
         " Enter keep the comment · Esc drop it "
+    } else if v.files.iter().any(|f| !f.repo.is_empty()) {
+        " Esc · ↑↓ file · [ ] hunk · a/A accept · x/X reject · J/K line · C comment · S send · m merge all · M merge this repo · c pick · s commit · Tab turn · r reload "
     } else {
         // Most used first: a narrow view cuts the end.
         " Esc · ↑↓ file · [ ] hunk · a/A accept · x/X reject · J/K line · C comment · S send · m merge · c pick · s commit · Tab turn · r reload "
@@ -84,6 +86,9 @@ fn top_lines(app: &App, v: &DiffView, branch: &str, width: u16) -> Vec<Line<'sta
         add(question, t.bold(t.warning));
     } else if let Some((ok, text)) = &v.message {
         add(text.clone(), t.fg(if *ok { t.success } else { t.error }));
+    }
+    if let Some(line) = repo_line(app, v) {
+        add(line, t.fg(t.heading));
     }
     if let Some(text) = &v.review.composing {
         let at = v
@@ -135,21 +140,52 @@ fn top_lines(app: &App, v: &DiffView, branch: &str, width: u16) -> Vec<Line<'sta
     top
 }
 
+/// A workspace's repositories, each with what it changed (each against its
+/// own main checkout): `api: 2 files +5 -1 · web: nothing`.
+fn repo_line(app: &App, v: &DiffView) -> Option<String> {
+    let w = app.panes.get(v.pane)?.worktree.as_ref()?;
+    if w.repos.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = w
+        .repos
+        .iter()
+        .map(|m| {
+            let files: Vec<&FileDiff> = v.files.iter().filter(|f| f.repo == m.name).collect();
+            if files.is_empty() {
+                return format!("{}: nothing", m.name);
+            }
+            let added: usize = files.iter().map(|f| f.added()).sum();
+            let removed: usize = files.iter().map(|f| f.removed()).sum();
+            let n = files.len();
+            let s = if n == 1 { "" } else { "s" };
+            format!("{}: {n} file{s} +{added} -{removed}", m.name)
+        })
+        .collect();
+    Some(format!("repositories · {}", parts.join(" · ")))
+}
+
 /// What the view asks before doing `confirm`.
 fn question(v: &DiffView, confirm: &Confirm, branch: &str) -> String {
     match confirm {
-        Confirm::Bring(mode) => format!(
-            "{} {branch} into the main checkout (uncommitted work is committed on {branch} first)? [y/N]",
-            match mode {
+        Confirm::Bring(mode, repo) => {
+            let what = match mode {
                 BringMode::Merge => "Merge",
                 BringMode::CherryPick => "Cherry-pick",
-            }
-        ),
+            };
+            let into = match repo {
+                Some(r) => format!("{r}'s main checkout (only {r}; the other repositories stay)"),
+                None => "the main checkout".to_owned(),
+            };
+            format!(
+                "{what} {branch} into {into} (uncommitted work is committed on {branch} first)? [y/N]"
+            )
+        }
         Confirm::Commit(message) => {
             format!("Commit everything on {branch} as “{message}”? [y/N]")
         }
         Confirm::Reject(hunk) => {
-            let path = v.selected_file().map_or("", |f| f.path.as_str());
+            let path = v.selected_file().map_or_else(String::new, FileDiff::shown);
             match hunk {
                 Some(i) => format!(
                     "Revert hunk {} of {path} in the worktree (the marked one below)? [y/N]",
@@ -204,7 +240,7 @@ fn list_width(v: &DiffView, width: u16) -> u16 {
     let widest = v
         .files
         .iter()
-        .map(|f| f.path.width() + 14)
+        .map(|f| f.shown().width() + 14)
         .max()
         .unwrap_or(20);
     (widest as u16)
@@ -243,12 +279,12 @@ fn draw_list(v: &DiffView, t: &Theme, area: Rect, buf: &mut Buffer) {
         } else {
             Span::styled(format!("{} ", f.status.letter()), base.fg(t.accent))
         };
-        let counts = match v.review.comments_on(&f.path) {
+        let counts = match v.review.comments_on(&f.shown()) {
             0 => counts,
             n => format!("✎{n} {counts}"),
         };
         let room = usize::from(area.width).saturating_sub(counts.width() + 3);
-        let name = Span::styled(fit(&clean(&f.path), room), base.fg(t.text));
+        let name = Span::styled(fit(&clean(&f.shown()), room), base.fg(t.text));
         let line = Line::from(vec![status, name]);
         buf.set_line(area.x, y, &line, area.width);
         let cx = area.right().saturating_sub(counts.width() as u16);
@@ -261,7 +297,7 @@ fn draw_list(v: &DiffView, t: &Theme, area: Rect, buf: &mut Buffer) {
 /// `app::review::hunk_row` counts these rows.
 fn file_lines(f: &FileDiff, review: &Review, t: &Theme) -> Vec<Line<'static>> {
     let mut out = Vec::new();
-    let mut head = vec![Span::styled(clean(&f.path), t.bold(t.heading))];
+    let mut head = vec![Span::styled(clean(&f.shown()), t.bold(t.heading))];
     if let Some(old) = &f.old_path {
         head.push(Span::styled(
             format!("  (renamed from {})", clean(old)),
@@ -288,7 +324,7 @@ fn file_lines(f: &FileDiff, review: &Review, t: &Theme) -> Vec<Line<'static>> {
             out.push(line);
             // A comment on this line sits under it.
             for c in review
-                .comments_at(&f.path, i)
+                .comments_at(&f.shown(), i)
                 .filter(|c| c.diff_line == Some(j))
             {
                 out.push(Line::from(Span::styled(
@@ -298,7 +334,7 @@ fn file_lines(f: &FileDiff, review: &Review, t: &Theme) -> Vec<Line<'static>> {
             }
         }
         for c in review
-            .comments_at(&f.path, i)
+            .comments_at(&f.shown(), i)
             .filter(|c| c.diff_line.is_none())
         {
             out.push(Line::from(Span::styled(
@@ -373,7 +409,7 @@ fn hunk_header(f: &FileDiff, i: usize, review: &Review, t: &Theme) -> Line<'stat
         Span::styled(if selected { "▶ " } else { "  " }, style),
         Span::styled(clean(&h.header), style),
     ];
-    if review.is_accepted(&f.path, i) {
+    if review.is_accepted(&f.shown(), i) {
         spans.push(Span::styled("  ✓ accepted", t.bold(t.success)));
     }
     Line::from(spans)

@@ -58,6 +58,7 @@ pub(crate) fn parse_unified(text: &str) -> Vec<FileDiff> {
                 binary: false,
                 hunks: Vec::new(),
                 head: vec![line.to_owned()],
+                repo: String::new(),
             });
             in_hunk = false;
             continue;

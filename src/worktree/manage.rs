@@ -56,6 +56,8 @@ pub fn ensure(cwd: &Path, spec: &WorktreeRequestSpec) -> Result<Worktree, Worktr
             branch: if current.is_empty() { branch } else { current },
             created: false,
             setup_output: None,
+            name: String::new(),
+            repos: Vec::new(),
         });
     }
     if path.exists() {
@@ -70,17 +72,7 @@ pub fn ensure(cwd: &Path, spec: &WorktreeRequestSpec) -> Result<Worktree, Worktr
     // A worktree of ours whose directory vanished still holds its branch;
     // forget that one (never the repository's others).
     forget_missing(&repo, &path)?;
-    let p = path.to_string_lossy();
-    if main.succeeds(&[
-        "show-ref",
-        "--verify",
-        "--quiet",
-        &format!("refs/heads/{branch}"),
-    ]) {
-        main.run(&["worktree", "add", &p, &branch])?;
-    } else {
-        main.run(&["worktree", "add", "-b", &branch, &p, "HEAD"])?;
-    }
+    add_at(&repo, &path, &branch)?;
     if spec.copy_uncommitted {
         copy_uncommitted(&repo, &path, &root)?;
     }
@@ -92,24 +84,44 @@ pub fn ensure(cwd: &Path, spec: &WorktreeRequestSpec) -> Result<Worktree, Worktr
         branch,
         created: true,
         setup_output: None,
+        name: String::new(),
+        repos: Vec::new(),
     })
 }
 
-fn canonical(p: &Path) -> Result<PathBuf, WorktreeError> {
+/// `git worktree add` at `path`: on `branch` if it exists, else on a new
+/// `branch` from the main checkout's HEAD.
+pub(crate) fn add_at(repo: &Path, path: &Path, branch: &str) -> Result<(), WorktreeError> {
+    let main = Git::at(repo);
+    let p = path.to_string_lossy();
+    if main.succeeds(&[
+        "show-ref",
+        "--verify",
+        "--quiet",
+        &format!("refs/heads/{branch}"),
+    ]) {
+        main.run(&["worktree", "add", &p, branch])?;
+    } else {
+        main.run(&["worktree", "add", "-b", branch, &p, "HEAD"])?;
+    }
+    Ok(())
+}
+
+pub(crate) fn canonical(p: &Path) -> Result<PathBuf, WorktreeError> {
     std::fs::canonicalize(p).map_err(|source| WorktreeError::Io {
         path: p.to_owned(),
         source,
     })
 }
 
-fn is_worktree_top(path: &Path) -> bool {
+pub(crate) fn is_worktree_top(path: &Path) -> bool {
     path.join(".git").exists()
         && Git::at(path)
             .line(&["rev-parse", "--show-toplevel"])
             .is_ok_and(|top| canonical(Path::new(&top)).ok() == canonical(path).ok())
 }
 
-fn create_root(root: &Path) -> Result<(), WorktreeError> {
+pub(crate) fn create_root(root: &Path) -> Result<(), WorktreeError> {
     use std::os::unix::fs::DirBuilderExt;
     std::fs::DirBuilder::new()
         .recursive(true)
@@ -150,7 +162,7 @@ fn exclude_root(repo: &Path, root: &Path) -> Result<(), WorktreeError> {
 
 /// Brings the main checkout's uncommitted changes (tracked edits and
 /// untracked files) into a fresh worktree.
-fn copy_uncommitted(repo: &Path, path: &Path, root: &Path) -> Result<(), WorktreeError> {
+pub(crate) fn copy_uncommitted(repo: &Path, path: &Path, root: &Path) -> Result<(), WorktreeError> {
     let main = Git::at(repo);
     let patch = main.run(&["diff", "HEAD", "--binary", "--no-ext-diff", "--no-color"])?;
     if !patch.trim().is_empty() {
@@ -381,7 +393,7 @@ fn ignored_files(path: &Path) -> Result<Vec<String>, WorktreeError> {
 /// Forgets the registration of the worktree at `path` if its directory is
 /// gone: that entry's admin directory only, as `git worktree prune` would
 /// for it, never the repository's other entries. A locked entry is kept.
-fn forget_missing(repo: &Path, path: &Path) -> Result<(), WorktreeError> {
+pub(crate) fn forget_missing(repo: &Path, path: &Path) -> Result<(), WorktreeError> {
     if path.exists() {
         return Ok(());
     }

@@ -6,8 +6,11 @@
 //! predict which merges would conflict and a merge order (`predict`), hand
 //! a conflict to its agent (`handoff`), revert a rejected file or hunk
 //! (`review`) and keep a running hive's worktrees
-//! from being pruned (`live`). `service` runs it off the UI thread and
-//! reports typed events.
+//! from being pruned (`live`). `workspace` makes one pane's worktrees of
+//! several repositories under one root (issue 52); everything else walks
+//! a pane's `Worktree::members`, which is the worktree itself for one
+//! repository. `service` runs it off the UI thread and reports typed
+//! events.
 //!
 //! git is driven through its binary (`git`) with explicit arguments; diff
 //! text is parsed without I/O so the parser and the overlap check are plain
@@ -25,6 +28,7 @@ pub mod predict;
 pub mod review;
 pub(crate) mod service;
 pub mod setup;
+pub mod workspace;
 
 use std::path::PathBuf;
 
@@ -150,12 +154,20 @@ pub fn prepare_without_setup(
             .cwd
             .as_ref()
             .map_or_else(|| here.clone(), |c| here.join(c));
-        let result = ensure(&cwd, &spec).and_then(|w| {
+        let made = if agent.repos.is_empty() {
+            ensure(&cwd, &spec)
+        } else {
+            workspace::ensure(&spec, &agent.repos)
+        };
+        let result = made.and_then(|w| {
             tracing::info!(agent = %agent.id, path = %w.path.display(), created = w.created, "worktree");
             agent.cwd = Some(w.cwd.clone());
+            agent.extra_roots = w.repos.iter().map(|m| m.path.clone()).collect();
             // `hive worktree prune/remove` must see the pane as alive.
-            if let Err(e) = live::hold(&w.path) {
-                tracing::warn!(agent = %agent.id, "worktree lock: {e}");
+            for m in w.members() {
+                if let Err(e) = live::hold(&m.path) {
+                    tracing::warn!(agent = %agent.id, "worktree lock: {e}");
+                }
             }
             prepare_env(agent, &w, &mut ports)?;
             Ok(w)
@@ -176,7 +188,7 @@ fn prepare_env(
     ports: &mut Vec<u16>,
 ) -> Result<(), WorktreeError> {
     if !agent.env.contains_key("HIVE_PORT") {
-        let port = setup::port_for(w, ports)?;
+        let port = setup::port_for(&w.members()[0], ports)?;
         ports.push(port);
         agent.env.insert("HIVE_PORT".into(), port.to_string());
     }
@@ -185,7 +197,7 @@ fn prepare_env(
 
 /// Whether `agent`'s `worktree_setup` has yet to run in `w`.
 pub fn setup_pending(agent: &crate::config::AgentConfig, w: &Worktree) -> bool {
-    !agent.worktree_setup.is_empty() && !setup::done(w)
+    !agent.worktree_setup.is_empty() && w.members().iter().any(|m| !setup::done(m))
 }
 
 /// Runs `agent`'s `worktree_setup` in `w` unless it ran there before, with
@@ -200,15 +212,29 @@ pub fn setup(
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    let Some(output) = setup::run_setup(w, &agent.worktree_setup, &envs)? else {
-        return Ok(None);
-    };
-    tracing::info!(agent = %agent.id, "worktree_setup done: {} bytes of output", output.len());
-    let shown = agent.worktree_setup.join(" ");
-    let tail = setup::tail(&output, setup::TAIL_LINES);
-    Ok(Some(if tail.trim().is_empty() {
-        format!("worktree setup `{shown}` ran (no output)")
-    } else {
-        format!("worktree setup `{shown}` ran:\n{tail}")
-    }))
+    // A workspace runs it in each repository (issue 52), in order.
+    let mut said = Vec::new();
+    for m in w.members() {
+        let ran = setup::run_setup(m, &agent.worktree_setup, &envs).map_err(|e| match e {
+            e if m.name.is_empty() => e,
+            e => WorktreeError::Refused(format!("in {}: {e}", m.name)),
+        })?;
+        let Some(output) = ran else {
+            continue;
+        };
+        tracing::info!(agent = %agent.id, "worktree_setup done: {} bytes of output", output.len());
+        let shown = agent.worktree_setup.join(" ");
+        let place = if m.name.is_empty() {
+            String::new()
+        } else {
+            format!(" in {}", m.name)
+        };
+        let tail = setup::tail(&output, setup::TAIL_LINES);
+        said.push(if tail.trim().is_empty() {
+            format!("worktree setup `{shown}` ran{place} (no output)")
+        } else {
+            format!("worktree setup `{shown}` ran{place}:\n{tail}")
+        });
+    }
+    Ok((!said.is_empty()).then(|| said.join("\n")))
 }

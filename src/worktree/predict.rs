@@ -108,8 +108,8 @@ pub fn snapshot_commit(worktree: &Path) -> Result<String, WorktreeError> {
 /// between refreshes.
 #[derive(Debug, Default)]
 pub struct Predictor {
-    /// pane → its worktree's last snapshot commit.
-    snaps: HashMap<usize, String>,
+    /// (pane, member) → that worktree's last snapshot commit.
+    snaps: HashMap<Key, String>,
     /// (ours, theirs) commits → the merge's result.
     pairs: HashMap<(String, String), MergeCheck>,
 }
@@ -117,22 +117,27 @@ pub struct Predictor {
 /// One merge to check: the repository and the two commits.
 type Job = (PathBuf, String, String);
 
+/// A worktree of the service: its pane and its place among the pane's
+/// repositories (0 for a pane of one).
+pub type Key = (usize, usize);
+
 impl Predictor {
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Snapshots the panes in `changed` again (all of them when `None`,
-    /// and any never seen), then merges every pair whose commits changed.
+    /// Snapshots the worktrees of the panes in `changed` again (all of
+    /// them when `None`, and any never seen), then merges every pair (of
+    /// one repository) whose commits changed.
     pub fn refresh(
         &mut self,
-        worktrees: &[(usize, &Worktree)],
+        worktrees: &[(Key, &Worktree)],
         changed: Option<&[usize]>,
     ) -> Result<Prediction, WorktreeError> {
         let mut worktrees = worktrees.to_vec();
         worktrees.sort_by_key(|(i, _)| *i);
         for (i, w) in &worktrees {
-            let again = changed.is_none_or(|c| c.contains(i));
+            let again = changed.is_none_or(|c| c.contains(&i.0));
             if again || !self.snaps.contains_key(i) {
                 self.snaps.insert(*i, snapshot_commit(&w.path)?);
             }
@@ -167,12 +172,15 @@ impl Predictor {
                 out.conflicts.push(Conflict {
                     a: w.agent_id.clone(),
                     b: None,
-                    files: check.files.clone(),
+                    files: check.files.iter().map(|f| w.label(f)).collect(),
                 });
             }
             // Work to bring home: merging it changes the main tree.
             if &check.tree != main_tree {
-                out.pending.push(w.agent_id.clone());
+                // A workspace's agent is pending once, whichever repos.
+                if !out.pending.contains(&w.agent_id) {
+                    out.pending.push(w.agent_id.clone());
+                }
                 pending.push((w, mine));
             }
         }
@@ -193,7 +201,7 @@ impl Predictor {
         let mut pair_jobs: Vec<(usize, usize, Job)> = Vec::new();
         for (n, (w, mine)) in pending.iter().enumerate() {
             for (m, (other, theirs)) in pending.iter().enumerate().skip(n + 1) {
-                if other.repo == w.repo {
+                if other.repo == w.repo && other.agent_id != w.agent_id {
                     let job = (w.repo.clone(), (*mine).clone(), (*theirs).clone());
                     pair_jobs.push((n, m, job));
                 }
@@ -207,10 +215,13 @@ impl Predictor {
                 .map(|c| c.files.clone())
                 .unwrap_or_default();
             if !files.is_empty() {
+                let (a, b) = (pending[n].0, pending[m].0);
+                // Named as the workspace among them names the repository.
+                let named = if a.name.is_empty() { b } else { a };
                 out.conflicts.push(Conflict {
-                    a: pending[n].0.agent_id.clone(),
-                    b: Some(pending[m].0.agent_id.clone()),
-                    files,
+                    a: a.agent_id.clone(),
+                    b: Some(b.agent_id.clone()),
+                    files: files.iter().map(|f| named.label(f)).collect(),
                 });
             }
         }

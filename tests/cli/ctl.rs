@@ -26,6 +26,7 @@ mod notify;
 mod panes;
 mod projects;
 mod teams;
+mod workspace;
 
 const TIMEOUT: Duration = Duration::from_secs(40);
 

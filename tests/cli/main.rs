@@ -19,4 +19,5 @@ mod init;
 mod mcp;
 mod run;
 mod trust;
+mod workspace;
 mod worktree;

@@ -184,6 +184,15 @@ fn the_new_pane_picker_then_the_command_to_adjust() {
     };
     assert_eq!(new.provider.as_deref(), Some("pty"));
     assert_eq!(new.name.as_deref(), Some("A shell"));
+    // Issue 52: a workspace over repositories, each `--repo` absolute.
+    c.typ("/new pty ws --repo /src/api --repo /src/web");
+    c.key(KeyCode::Enter);
+    let made = edits(&mut c);
+    let [PaneEdit::New(new)] = made.as_slice() else {
+        panic!("one new pane: {made:?}")
+    };
+    let repos: Vec<&str> = new.repos.iter().map(|r| r.to_str().unwrap()).collect();
+    assert_eq!(repos, ["/src/api", "/src/web"]);
     c.typ("/new pty --bogus");
     c.key(KeyCode::Enter);
     assert!(edits(&mut c).is_empty());

@@ -161,7 +161,9 @@ fn the_prediction_agrees_with_a_real_merge() {
         apply(&a.path, ops_a);
         apply(&b.path, ops_b);
         let head = git(&root, &["rev-parse", "HEAD"]);
-        let predicted = Predictor::new().refresh(&[(0, &a), (1, &b)], None).unwrap();
+        let predicted = Predictor::new()
+            .refresh(&[((0, 0), &a), ((1, 0), &b)], None)
+            .unwrap();
         // Nothing changed outside the object store.
         assert_eq!(git(&root, &["rev-parse", "HEAD"]), head, "{name}");
         assert_eq!(git(&root, &["status", "--porcelain"]), "", "{name}");
@@ -194,7 +196,9 @@ fn each_worktree_is_predicted_against_the_main_branch_too() {
     apply(&root, &[Op::Line("b.txt", 1, "main")]);
     git(&root, &["commit", "-qam", "main edits b.txt"]);
     let mut p = Predictor::new();
-    let found = p.refresh(&[(0, &a), (1, &b), (2, &c)], None).unwrap();
+    let found = p
+        .refresh(&[((0, 0), &a), ((1, 0), &b), ((2, 0), &c)], None)
+        .unwrap();
     assert_eq!(found.conflicts.len(), 1, "{found:?}");
     assert_eq!(found.conflicts[0].a, "b");
     assert_eq!(found.conflicts[0].b, None);
@@ -207,9 +211,13 @@ fn each_worktree_is_predicted_against_the_main_branch_too() {
 
     // Only the pane whose turn ended is snapshotted again.
     apply(&c.path, &[Op::Line("a.txt", 1, "agent c")]);
-    let stale = p.refresh(&[(0, &a), (1, &b), (2, &c)], Some(&[0])).unwrap();
+    let stale = p
+        .refresh(&[((0, 0), &a), ((1, 0), &b), ((2, 0), &c)], Some(&[0]))
+        .unwrap();
     assert_eq!(stale, found);
-    let fresh = p.refresh(&[(0, &a), (1, &b), (2, &c)], Some(&[2])).unwrap();
+    let fresh = p
+        .refresh(&[((0, 0), &a), ((1, 0), &b), ((2, 0), &c)], Some(&[2]))
+        .unwrap();
     assert!(
         fresh
             .conflicts
@@ -380,6 +388,7 @@ async fn the_service_predicts_after_a_turn_that_edited_files() {
         pane: 0,
         mode: BringMode::Merge,
         message: None,
+        repos: Vec::new(),
     })
     .unwrap();
     let brought = until(&mut rx, |ev| match ev {
@@ -400,6 +409,7 @@ async fn the_service_predicts_after_a_turn_that_edited_files() {
         pane: 1,
         mode: BringMode::Merge,
         message: None,
+        repos: Vec::new(),
     })
     .unwrap();
     let conflicted = until(&mut rx, |ev| match ev {

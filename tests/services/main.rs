@@ -17,5 +17,6 @@ mod history;
 mod ops;
 mod procstat;
 mod schema;
+mod workspace;
 mod worktree;
 mod worktree_review;

@@ -450,6 +450,7 @@ async fn the_service_reports_per_turn_diffs_and_overlaps() {
         pane: 0,
         mode: BringMode::Merge,
         message: Some("add this_turn.txt".into()),
+        repos: Vec::new(),
     })
     .unwrap();
     let result = loop {

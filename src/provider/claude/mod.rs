@@ -124,6 +124,10 @@ pub fn command_spec(agent: &AgentConfig, resume: Option<&str>) -> CommandSpec {
     if let Some(id) = resume {
         args.extend(["--resume".into(), id.to_owned()]);
     }
+    // A workspace's repositories (issue 52): each a root of its own.
+    for root in &agent.extra_roots {
+        args.extend(["--add-dir".into(), root.to_string_lossy().into_owned()]);
+    }
     CommandSpec::for_agent(agent, program, args, env)
 }
 

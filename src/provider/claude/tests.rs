@@ -167,3 +167,15 @@ fn an_instruction_file_other_than_claude_md_is_appended_to_the_prompt() {
     files.sort();
     assert_eq!(files, ["AGENTS.md", "CLAUDE.md"]);
 }
+
+/// Issue 52: a workspace's repositories are extra roots (`--add-dir`).
+#[test]
+fn a_workspaces_repositories_are_added_dirs() {
+    let mut agent = AgentConfig::new("a", "claude");
+    agent.extra_roots = vec!["/ws/api".into(), "/ws/web".into()];
+    let line = command_spec(&agent, None).args.join(" ");
+    assert!(
+        line.contains("--add-dir /ws/api --add-dir /ws/web"),
+        "{line}"
+    );
+}

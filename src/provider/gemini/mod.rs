@@ -206,6 +206,15 @@ fn command(agent: &AgentConfig, prompt: &str, session: &SessionArg) -> CommandSp
         SessionArg::New(id) => args.extend(["--session-id".into(), id.clone()]),
         SessionArg::Resume(id) => args.extend(["--resume".into(), id.clone()]),
     }
+    // A workspace's repositories (issue 52): each a root of its own.
+    if !agent.extra_roots.is_empty() {
+        let roots: Vec<String> = agent
+            .extra_roots
+            .iter()
+            .map(|r| r.to_string_lossy().into_owned())
+            .collect();
+        args.extend(["--include-directories".into(), roots.join(",")]);
+    }
     // Without the relaunch the CLI starts in ~2.2 s instead of ~4.8 s; the
     // agent's own env may override both.
     let mut env = BTreeMap::from([
@@ -436,6 +445,21 @@ fn session_label(session: &SessionArg) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 52: a workspace's repositories are extra roots.
+    #[test]
+    fn a_workspaces_repositories_are_included_directories() {
+        let mut agent = AgentConfig::new("g", "gemini");
+        agent.extra_roots = vec!["/ws/api".into(), "/ws/web".into()];
+        let spec = command(&agent, "hi", &SessionArg::New("abc".into()));
+        assert!(
+            spec.args
+                .windows(2)
+                .any(|w| w == ["--include-directories", "/ws/api,/ws/web"]),
+            "{:?}",
+            spec.args
+        );
+    }
 
     #[test]
     fn command_line_new_then_resume() {
