@@ -270,7 +270,7 @@ fn an_issue_becomes_a_pane_a_pull_request_and_a_merge() {
 #[test]
 fn a_logged_out_or_hung_gh_is_a_clear_error_and_makes_no_pane() {
     let Some(lab) = Lab::new() else { return };
-    let f = forge(&lab, 1);
+    let f = forge(&lab, 3);
     lab.launch_with("forge", &f.config, "forgetest.sock");
 
     std::fs::write(f.state.join("logged_out"), "").unwrap();
@@ -293,7 +293,7 @@ fn a_logged_out_or_hung_gh_is_a_clear_error_and_makes_no_pane() {
     );
     assert_ne!(out.code, 0);
     assert!(
-        out.stderr.contains("gave no answer in 1 s"),
+        out.stderr.contains("gave no answer in 3 s"),
         "{}",
         out.stderr
     );
