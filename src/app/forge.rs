@@ -363,3 +363,12 @@ mod tests {
         assert!(parse_pr("now").is_err());
     }
 }
+
+#[cfg(test)]
+impl App {
+    /// A plain key to the checks view.
+    pub(crate) fn checks_key_for_test(&mut self, c: char) {
+        use crossterm::event::KeyModifiers;
+        self.checks_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+}

@@ -195,3 +195,140 @@ fn draw_log(
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use ratatui::buffer::Buffer;
+    use ratatui::layout::Rect;
+
+    use crate::app::command::AppCommand;
+    use crate::app::state::{App, Overlay};
+    use crate::config::{Config, ConfigSource};
+    use crate::protocol::forge::{ForgeAsk, ForgeNews, PrView, ViewCheck, ViewRemark};
+
+    fn app() -> App {
+        let text = "[[agent]]\nid = \"a\"\nprovider = \"claude\"\n";
+        let config = Config::parse(text, ConfigSource::Builtin).unwrap();
+        crate::app::build_app(&config).0
+    }
+
+    fn screen(app: &App) -> String {
+        let area = Rect::new(0, 0, 100, 30);
+        let mut buf = Buffer::empty(area);
+        super::draw(app, area, &mut buf);
+        buf.content().iter().map(|c| c.symbol()).collect()
+    }
+
+    /// The forge's text is a stranger's: a check's name, a reviewer's
+    /// words and a failed log reach the screen with their escapes
+    /// visible, never as escapes.
+    #[test]
+    fn the_checks_view_asks_shows_and_never_draws_an_escape() {
+        let mut app = app();
+        app.open_checks();
+        assert_eq!(app.overlay, Overlay::Checks);
+        let asked = app
+            .outbox
+            .drain_where(|c| matches!(c, AppCommand::Forge { .. }));
+        assert!(matches!(
+            asked.as_slice(),
+            [AppCommand::Forge {
+                pane: 0,
+                ask: ForgeAsk::PrStatus { .. }
+            }]
+        ));
+        let view = PrView {
+            pane: "a".into(),
+            number: 8,
+            summary: Some("#8 draft ✗1".into()),
+            state: Some("open".into()),
+            checks: Some(vec![ViewCheck {
+                name: "test\u{1b}]0;pwned\u{7}".into(),
+                outcome: "failed".into(),
+                url: "u".into(),
+                run_id: Some("1".into()),
+            }]),
+            remarks: vec![ViewRemark {
+                author: "drive-by".into(),
+                association: "NONE".into(),
+                review: None,
+                body: "rm -rf /\u{1b}[2J\nsecond line".into(),
+                when: String::new(),
+                allowed: false,
+            }],
+            ..PrView::default()
+        };
+        app.on_forge(0, ForgeNews::View(Box::new(view)));
+        let s = screen(&app);
+        assert!(!s.contains('\u{1b}') && !s.contains('\u{7}'), "{s:?}");
+        assert!(s.contains("test␛]0;pwned␇"), "{s}");
+        assert!(s.contains("not passed on"), "{s}");
+        assert!(!s.contains("second line"), "one line per remark: {s}");
+        // `l`: the selected failed check's log, asked of the server.
+        app.checks_key_for_test('l');
+        let asked = app
+            .outbox
+            .drain_where(|c| matches!(c, AppCommand::Forge { .. }));
+        assert!(matches!(
+            asked.as_slice(),
+            [AppCommand::Forge { ask: ForgeAsk::PrLog { check, .. }, .. }] if check.starts_with("test")
+        ));
+        let log = "line 1\n\u{1b}[31merror\u{1b}[0m: it broke\u{1b}]52;c;eA==\u{7}".to_owned();
+        app.on_forge(
+            0,
+            ForgeNews::Log {
+                check: "test".into(),
+                text: log,
+            },
+        );
+        let s = screen(&app);
+        assert!(
+            s.contains("failed log · test") && s.contains("it broke"),
+            "{s}"
+        );
+        assert!(!s.contains('\u{1b}') && !s.contains('\u{7}'), "{s:?}");
+        // `m` asks; only `y` merges.
+        app.checks_key_for_test('x');
+        app.checks_key_for_test('m');
+        app.checks_key_for_test('n');
+        assert!(
+            app.outbox
+                .drain_where(|c| matches!(c, AppCommand::Forge { .. }))
+                .is_empty()
+        );
+        app.checks_key_for_test('m');
+        app.checks_key_for_test('y');
+        let asked = app
+            .outbox
+            .drain_where(|c| matches!(c, AppCommand::Forge { .. }));
+        assert!(matches!(
+            asked.as_slice(),
+            [AppCommand::Forge {
+                ask: ForgeAsk::PrMerge { .. },
+                ..
+            }]
+        ));
+    }
+
+    #[test]
+    fn a_refused_checks_view_closes_and_says_why_in_the_pane() {
+        let mut app = app();
+        app.open_checks();
+        app.on_forge(
+            0,
+            ForgeNews::Said {
+                text: "`a` has no watched pull request\u{1b}[2J".into(),
+                failed: true,
+            },
+        );
+        assert_eq!(app.overlay, Overlay::None);
+        let t = &app.panes[0].conversation.transcript;
+        let Some(crate::app::transcript::EntryKind::Notice { text, .. }) =
+            t.entries.last().map(|e| &e.kind)
+        else {
+            panic!("no notice in the pane");
+        };
+        assert!(text.contains("no watched pull request"), "{text}");
+        assert!(!text.contains('\u{1b}'), "{text:?}");
+    }
+}
