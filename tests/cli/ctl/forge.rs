@@ -631,3 +631,59 @@ gate = "cat '{}' 2>/dev/null"
     assert_eq!(triage, ["triage-11", "triage-9"]);
     assert_eq!(panes_like(&lab, "nightly-").len(), 2);
 }
+
+/// A failed run on the default branch starts one pane, its first message
+/// the run and its failed log's tail (colours stripped), and only one.
+#[test]
+fn a_failed_run_on_main_starts_one_pane_with_its_log() {
+    let Some(lab) = Lab::new() else { return };
+    let trigger = r#"
+[[trigger]]
+id = "red"
+on = "check_failed"
+branch = "main"
+template = "echo"
+every_secs = 1
+"#;
+    let f = forge_with(&lab, 10, "");
+    let config = std::fs::read_to_string(&f.config).unwrap() + trigger;
+    std::fs::write(&f.config, config).unwrap();
+    lab.launch_with("forge", &f.config, "forgetest.sock");
+    let runs = || {
+        std::fs::read_to_string(f.state.join("calls.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.starts_with(r#"["run", "list""#))
+            .count()
+    };
+    lab.wait_until("a green main polled", || runs() >= 2);
+    assert!(
+        panes_like(&lab, "red-").is_empty(),
+        "a pane for a green main"
+    );
+
+    let repo = lab.path("widget");
+    std::fs::write(repo.join("BROKEN"), "oops\n").unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "Break main"]);
+    git(&repo, &["push", "-q", "origin", "HEAD:refs/heads/main"]);
+    lab.wait_until("the failed run's pane", || {
+        !panes_like(&lab, "red-").is_empty()
+    });
+    let pane = panes_like(&lab, "red-").remove(0);
+    // (The echo agent's turn for a message with "fail" in it fails.)
+    lab.wait_until("its first message", || {
+        history(&lab, &pane).contains("error: BROKEN is present")
+    });
+    let h = history(&lab, &pane);
+    assert!(
+        h.contains("The workflow `CI` failed on branch `main`"),
+        "{h}"
+    );
+    assert!(h.contains("Break main"), "{h}");
+    assert!(h.contains("error: BROKEN is present"), "{h}");
+    assert!(!h.contains("[31m"), "colours are stripped: {h}");
+    let polls = runs();
+    lab.wait_until("more polls", || runs() >= polls + 3);
+    assert_eq!(panes_like(&lab, "red-"), [pane], "two panes for one run");
+}
