@@ -13,37 +13,13 @@ use crossterm::event::{KeyCode, KeyEvent};
 use super::command::AppCommand;
 use super::state::{App, Overlay};
 use crate::protocol::agent::DiagnosticLevel;
-use crate::protocol::forge::{ForgeAsk, ForgeNews, PrView};
+use crate::protocol::forge::{ForgeAsk, ForgeNews};
+
+use super::forge_view::ChecksView;
 
 const ISSUE_USAGE: &str = "/issue N [TEMPLATE|PROVIDER] [ID]";
 const PR_USAGE: &str = "/pr [--ready] [--title T] [--body B] · /pr watch · \
                         /pr merge [squash|merge|rebase] [--close [--discard]]";
-
-/// The checks view of one pane's pull request.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ChecksView {
-    /// The pane it is of.
-    pub pane: usize,
-    /// As the server last told it; `None` until it answers.
-    pub view: Option<PrView>,
-    /// The selected check.
-    pub sel: usize,
-    /// The failed log shown: (check, its tail), neutralised.
-    pub log: Option<(String, String)>,
-    /// Lines scrolled up from the log's end.
-    pub log_scroll: usize,
-    /// `m` was pressed: `y` merges.
-    pub confirm_merge: bool,
-}
-
-impl ChecksView {
-    fn checks_len(&self) -> usize {
-        self.view
-            .as_ref()
-            .and_then(|v| v.checks.as_ref())
-            .map_or(0, Vec::len)
-    }
-}
 
 impl App {
     /// Asks the server of pane `pane` for `ask`.
@@ -329,6 +305,15 @@ fn parse_pr(arg: &str) -> Result<Option<ForgeAsk>, String> {
 }
 
 #[cfg(test)]
+impl App {
+    /// A plain key to the checks view.
+    pub(crate) fn checks_key_for_test(&mut self, c: char) {
+        use crossterm::event::KeyModifiers;
+        self.checks_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -361,14 +346,5 @@ mod tests {
         assert!(parse_pr("merge sideways").is_err());
         assert!(parse_pr("--title").is_err());
         assert!(parse_pr("now").is_err());
-    }
-}
-
-#[cfg(test)]
-impl App {
-    /// A plain key to the checks view.
-    pub(crate) fn checks_key_for_test(&mut self, c: char) {
-        use crossterm::event::KeyModifiers;
-        self.checks_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
     }
 }

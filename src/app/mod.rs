@@ -22,6 +22,7 @@ pub(crate) mod copy_mode;
 mod emit;
 pub mod fanout;
 pub mod forge;
+pub mod forge_view;
 pub mod geometry;
 pub(crate) mod handoff;
 pub mod inbox;

@@ -115,7 +115,7 @@ pub struct App {
     /// back to it).
     pub(crate) window_focus: std::collections::HashMap<usize, String>,
     /// The checks view's model while it is open (`/checks`).
-    pub checks: Option<super::forge::ChecksView>,
+    pub checks: Option<super::forge_view::ChecksView>,
 }
 
 impl App {

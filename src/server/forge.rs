@@ -59,9 +59,9 @@ pub(super) enum Done {
         reply: Answer,
     },
     /// A trigger's new event (src/server/forge_trigger.rs).
-    Triggered(Box<super::forge_trigger::Event>),
+    Triggered(Box<super::forge_types::Event>),
     /// An answer for the console that asked (src/server/forge_console.rs).
-    Console(Box<super::forge_console::ToConsole>),
+    Console(Box<super::forge_types::ToConsole>),
 }
 
 /// The forge's jobs and the watched pull requests, by pane slot.
@@ -80,7 +80,7 @@ pub(super) struct Forges {
     /// What was written there last.
     pub(super) written: Option<Vec<u8>>,
     /// `[[trigger]]`s: their tasks, what they saw, the panes they started.
-    pub(super) triggers: super::forge_trigger::Triggers,
+    pub(super) triggers: super::forge_types::Triggers,
 }
 
 impl Forges {

@@ -7,49 +7,14 @@
 //! an issue's new pane, a `Notice` that focuses it. A console looking at a
 //! checks view gets it again after each poll of the watcher.
 
-use serde_json::Value;
-
 use super::clients::ClientId;
 use super::door::Reply;
 use super::forge::{Answer, Done};
+use super::forge_types::{Kind, ToConsole};
 use super::serve::Server;
-use crate::control::protocol::CtlError;
 use crate::protocol::ServerMsg;
 use crate::protocol::forge::{ForgeAsk, ForgeNews, PrView};
 use crate::protocol::verb::{Caller, Request, Verb};
-
-/// Which ask a console's answer is of: it says how the answer reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
-    Issue,
-    Open,
-    Watch,
-    Status,
-    Merge,
-    Log,
-}
-
-impl Kind {
-    fn of(ask: &ForgeAsk) -> Self {
-        match ask {
-            ForgeAsk::Issue { .. } => Self::Issue,
-            ForgeAsk::PrOpen { .. } => Self::Open,
-            ForgeAsk::PrWatch { .. } => Self::Watch,
-            ForgeAsk::PrStatus { .. } => Self::Status,
-            ForgeAsk::PrMerge { .. } => Self::Merge,
-            ForgeAsk::PrLog { .. } => Self::Log,
-        }
-    }
-}
-
-/// A console's answer, waiting to be sent from the loop.
-pub(super) struct ToConsole {
-    pub(super) client: ClientId,
-    /// The pane it was asked in.
-    pub(super) slot: usize,
-    pub(super) kind: Kind,
-    pub(super) outcome: Result<Value, CtlError>,
-}
 
 impl Server {
     /// `ClientMsg::Forge`: asked in the console's pane `pane`.

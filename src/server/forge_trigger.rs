@@ -10,67 +10,22 @@
 //! or the trigger has `max_panes` open already (then it is tried again at
 //! the next poll).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::task::JoinHandle;
-
 use super::forge::{Done, pane_title, repo_dir};
+use super::forge_types::{Event, What};
 use super::serve::Server;
 use crate::config::{ForgeSettings, TriggerConfig, TriggerOn};
-use crate::forge::{ForgeError, Issue, Run};
+use crate::forge::ForgeError;
 use crate::protocol::edit::NewPane;
 
 /// Events each trigger asks the forge for, at most, per poll.
 const LIST_LIMIT: usize = 20;
 /// Event keys kept per trigger (the oldest are forgotten past it).
 const SEEN_CAP: usize = 1000;
-
-/// What happened.
-#[derive(Debug, Clone)]
-pub(super) enum What {
-    Issue(Issue),
-    Run { run: Run, log: Option<String> },
-    Tick,
-}
-
-/// One new event of trigger `trigger`, its gate passed.
-#[derive(Debug, Clone)]
-pub(super) struct Event {
-    pub(super) trigger: String,
-    /// Its deduplication key: `issue:N`, `run:ID`, `gate:<hash>`.
-    pub(super) key: String,
-    pub(super) what: What,
-    /// What the gate printed, if there is a gate.
-    pub(super) gate: Option<String>,
-}
-
-/// The triggers' tasks and what they saw.
-#[derive(Default)]
-pub(super) struct Triggers {
-    /// Event keys that started a pane, by trigger id (shared with the
-    /// trigger's task, so its gate is not run again for them).
-    pub(super) seen: HashMap<String, Arc<Mutex<BTreeSet<String>>>>,
-    /// The panes each trigger started, by slot.
-    pub(super) panes: HashMap<usize, String>,
-    tasks: Vec<JoinHandle<()>>,
-}
-
-impl Drop for Triggers {
-    fn drop(&mut self) {
-        for t in &self.tasks {
-            t.abort();
-        }
-    }
-}
-
-impl Triggers {
-    pub(super) fn seen_of(&mut self, id: &str) -> Arc<Mutex<BTreeSet<String>>> {
-        self.seen.entry(id.to_owned()).or_default().clone()
-    }
-}
 
 impl Server {
     /// Starts each `[[trigger]]`'s task (after the kept state was read).

@@ -10,7 +10,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::overlay::{fit, frame, row_style};
-use crate::app::forge::ChecksView;
+use crate::app::forge_view::ChecksView;
 use crate::app::state::App;
 use crate::protocol::forge::PrView;
 use crate::theme::Theme;
