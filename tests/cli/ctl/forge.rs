@@ -687,3 +687,25 @@ every_secs = 1
     lab.wait_until("more polls", || runs() >= polls + 3);
     assert_eq!(panes_like(&lab, "red-"), [pane], "two panes for one run");
 }
+
+/// `pr merge --close --discard`: merged, then the pane is closed and its
+/// worktree removed.
+#[test]
+fn a_merge_may_close_the_pane_with_its_worktree() {
+    let Some(lab) = Lab::new() else { return };
+    let f = forge(&lab, 10);
+    lab.launch_with("forge", &f.config, "forgetest.sock");
+    lab.ok(&["new", "fix", "--issue", "7", "--template", "echo"]);
+    let wt = lab.path("widget/.hive/worktrees/fix");
+    std::fs::write(wt.join("parser.rs"), "fn parse() -> Option<()> { None }\n").unwrap();
+    git(&wt, &["commit", "-q", "-am", "Fix the parser"]);
+    lab.ok(&["pr", "open", "fix", "--ready"]);
+    let merged = lab.ok(&["pr", "merge", "fix", "--close", "--discard"]);
+    assert!(merged.contains("Squashed and merged"), "{merged}");
+    let log = git(&f.remote, &["log", "--format=%s", "main"]);
+    assert!(log.starts_with("Fix the parser: it panics (#8)"), "{log}");
+    lab.wait_until("the pane closed", || {
+        pane_field(&lab, "fix", "id") == Value::Null
+    });
+    lab.wait_until("its worktree removed", || !wt.exists());
+}
