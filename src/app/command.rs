@@ -43,6 +43,11 @@ pub enum AppCommand {
     Notify(Vec<String>),
     /// For the server, which keeps the mutes: a `/mute`.
     Mute(crate::protocol::mutes::Mute),
+    /// For the server that runs pane `pane`: `/issue`, `/pr`, `/checks`.
+    Forge {
+        pane: usize,
+        ask: crate::protocol::forge::ForgeAsk,
+    },
 }
 
 /// The app's queue of commands, in the order they were made.

@@ -23,6 +23,9 @@ pub(crate) enum HiveCommand {
     Move,
     Window,
     Fanout,
+    Issue,
+    Pr,
+    Checks,
     Help,
 }
 
@@ -134,6 +137,27 @@ pub(crate) const HIVE_COMMANDS: &[(HiveCommand, &str, &[&str], &str, &str)] = &[
         &["best-of"],
         "<N> [--models M1,M2] [prompt]",
         "best of N: N copies of this agent, each in its own worktree, one prompt",
+    ),
+    (
+        HiveCommand::Issue,
+        "issue",
+        &[],
+        "<N> [template|provider] [id]",
+        "a pane for the forge's issue N, in its own worktree and branch",
+    ),
+    (
+        HiveCommand::Pr,
+        "pr",
+        &[],
+        "[--ready] [--title T] | watch | merge [method]",
+        "push this pane's branch and open its pull request (draft)",
+    ),
+    (
+        HiveCommand::Checks,
+        "checks",
+        &[],
+        "",
+        "this pane's pull request: checks, reviews, what the watcher sent",
     ),
     (
         HiveCommand::Mute,

@@ -291,6 +291,10 @@ impl Wiring {
                 app.on_sessions(pane, list);
                 pace.soon();
             }
+            FromServer::Forge { pane, news } => {
+                app.on_forge(pane, news);
+                pace.soon();
+            }
             FromServer::Mutes { mutes, panes } => {
                 app.set_mutes(&mutes, panes.as_deref());
                 pace.soon();

@@ -169,6 +169,7 @@ impl App {
             Overlay::FanOut => self.fanout_key(ev),
             Overlay::Compare => self.compare_key(ev),
             Overlay::Close => self.close_key(ev),
+            Overlay::Checks => self.checks_key(ev),
             Overlay::None => {}
         }
     }

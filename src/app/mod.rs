@@ -21,6 +21,8 @@ pub(crate) mod copy;
 pub(crate) mod copy_mode;
 mod emit;
 pub mod fanout;
+pub mod forge;
+pub mod forge_view;
 pub mod geometry;
 pub(crate) mod handoff;
 pub mod inbox;
@@ -97,7 +99,8 @@ fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
         | AppCommand::ListFiles { .. }
         | AppCommand::ListSessions { .. }
         | AppCommand::Resume { .. }
-        | AppCommand::Mute(_) => out.requests.is_some(),
+        | AppCommand::Mute(_)
+        | AppCommand::Forge { .. } => out.requests.is_some(),
         AppCommand::Search(_) => out.search.is_some(),
         AppCommand::Terminal(_) => has_terminal,
         AppCommand::Notify(_) => true,
@@ -137,6 +140,11 @@ fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
             AppCommand::Mute(change) => {
                 if let Some(r) = out.requests {
                     r.send(crate::protocol::ClientMsg::Mute(change));
+                }
+            }
+            AppCommand::Forge { pane, ask } => {
+                if let Some(r) = out.requests {
+                    r.send(crate::protocol::ClientMsg::Forge { pane, ask });
                 }
             }
             AppCommand::Search(req) => {

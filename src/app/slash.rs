@@ -63,6 +63,9 @@ impl App {
             HiveCommand::Move => self.move_focused(arg),
             HiveCommand::Window => self.window_focused(arg),
             HiveCommand::Fanout => self.best_of_command(arg),
+            HiveCommand::Issue => self.issue_command(arg),
+            HiveCommand::Pr => self.pr_command(arg),
+            HiveCommand::Checks => self.open_checks(),
             HiveCommand::Help => {
                 self.overlay = Overlay::Help;
                 self.help_scroll = 0;

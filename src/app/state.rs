@@ -36,6 +36,9 @@ pub enum Overlay {
     Compare,
     /// Close the focused pane while its turn runs? (`Ctrl+B x`)
     Close,
+    /// A pane's pull request: state, checks, reviews (`/checks`,
+    /// `super::forge`).
+    Checks,
 }
 
 /// How the user asked to leave the console (`App::leave`): the loop ends
@@ -111,6 +114,8 @@ pub struct App {
     /// The pane last focused in each window, by id (`Ctrl+B n/p` come
     /// back to it).
     pub(crate) window_focus: std::collections::HashMap<usize, String>,
+    /// The checks view's model while it is open (`/checks`).
+    pub checks: Option<super::forge_view::ChecksView>,
 }
 
 impl App {
@@ -150,6 +155,7 @@ impl App {
             overlap_check_at: None,
             templates: config.agents.clone(),
             window_focus: std::collections::HashMap::new(),
+            checks: None,
         }
     }
 

@@ -1,4 +1,4 @@
-//! `hive ctl pr open|status|merge ID` and `hive ctl new ID --issue N`
+//! `hive ctl pr open|watch|status|log|merge ID` and `hive ctl new ID --issue N`
 //! (issue 48, docs/forge.md): a script's way to the forge, through the
 //! running server, which drives the forge's CLI in the pane's worktree.
 
@@ -29,12 +29,24 @@ pub enum PrVerb {
     Watch { pane: String },
     /// The pull request's state, checks, and what the watcher sent.
     Status { pane: String },
+    /// The tail of a failed check's log, as the watcher sends it.
+    Log {
+        pane: String,
+        /// The check's name (as `pr status` lists it).
+        check: String,
+    },
     /// Merge the pane's pull request (a draft is marked ready first).
     Merge {
         pane: String,
         /// `squash`, `merge` or `rebase` (default: `[forge] merge_method`).
         #[arg(long, value_name = "METHOD")]
         method: Option<String>,
+        /// Once merged, close the pane (its history stays).
+        #[arg(long)]
+        close: bool,
+        /// With --close: remove its worktree and branch too.
+        #[arg(long, requires = "close")]
+        discard: bool,
     },
 }
 
@@ -54,9 +66,19 @@ impl PrVerb {
             },
             Self::Status { pane } => ForgeAsk::PrStatus { pane: pane.clone() },
             Self::Watch { pane } => ForgeAsk::PrWatch { pane: pane.clone() },
-            Self::Merge { pane, method } => ForgeAsk::PrMerge {
+            Self::Log { pane, check } => ForgeAsk::PrLog {
+                pane: pane.clone(),
+                check: check.clone(),
+            },
+            Self::Merge {
+                pane,
+                method,
+                close,
+                discard,
+            } => ForgeAsk::PrMerge {
                 pane: pane.clone(),
                 method: method.clone(),
+                close: close.then_some(*discard),
             },
         })
     }
@@ -78,8 +100,13 @@ impl PrVerb {
                 line(&result["url"])
             ),
             Self::Merge { pane, .. } => {
-                format!("merged {pane}'s pull request: {}", line(&result["said"]))
+                let mut out = format!("merged {pane}'s pull request: {}", line(&result["said"]));
+                if result["closed"].is_string() {
+                    out.push_str(&format!("\n{}", line(&result["closed"])));
+                }
+                out
             }
+            Self::Log { .. } => format!("{}\n", line(&result["log"]).trim_end()),
         }
     }
 }

@@ -70,6 +70,11 @@ pub enum FromServer {
         pane: usize,
         list: Vec<crate::protocol::history::SessionSummary>,
     },
+    /// The forge's answer for a pane (`ClientMsg::Forge`, issue 48).
+    Forge {
+        pane: usize,
+        news: crate::protocol::forge::ForgeNews,
+    },
 }
 
 /// A remote server's link, as the console shows it.

@@ -270,6 +270,11 @@ impl Mux {
                     let _ = self.members[i].tx.send(msg);
                 }
             }
+            ClientMsg::Forge { pane, ask } => {
+                if let Some((i, p)) = self.owner(pane) {
+                    let _ = self.members[i].tx.send(ClientMsg::Forge { pane: p, ask });
+                }
+            }
             ClientMsg::Stop => {
                 for m in &self.members {
                     let msg = if m.remote {
@@ -338,7 +343,8 @@ impl Mux {
             | FromServer::Worktree(_)
             | FromServer::Files { .. }
             | FromServer::Mutes { .. }
-            | FromServer::Sessions { .. }) => {
+            | FromServer::Sessions { .. }
+            | FromServer::Forge { .. }) => {
                 if let Some(merge) = self.merge.as_mut() {
                     // Awaited: its snapshot has this; in: after the merge.
                     if !merge.waiting.contains(&i) {
@@ -406,6 +412,10 @@ impl Mux {
             },
             FromServer::Sessions { pane, list } => match global(pane) {
                 Some(pane) => FromServer::Sessions { pane, list },
+                None => return,
+            },
+            FromServer::Forge { pane, news } => match global(pane) {
+                Some(pane) => FromServer::Forge { pane, news },
                 None => return,
             },
             FromServer::Mutes { mutes, .. } => FromServer::Mutes {

@@ -166,6 +166,7 @@ fn answer(msg: ServerMsg) -> Option<FromServer> {
         },
         ServerMsg::Sessions { pane, list } => FromServer::Sessions { pane, list },
         ServerMsg::Mutes(mutes) => FromServer::Mutes { mutes, panes: None },
+        ServerMsg::Forge { pane, news } => FromServer::Forge { pane, news },
         _ => return None,
     })
 }

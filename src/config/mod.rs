@@ -4,6 +4,7 @@
 
 pub mod account;
 mod agent;
+pub mod cron;
 mod forge;
 mod host;
 pub(crate) mod mcp;
@@ -12,6 +13,7 @@ mod pace;
 pub(crate) mod policy;
 mod prices;
 mod repos;
+mod trigger;
 mod web;
 
 use std::collections::BTreeMap;
@@ -30,6 +32,7 @@ pub use notify::ReasonKind;
 pub use pace::{background_every, live_every};
 pub use policy::{ApprovalSettings, PolicyRule};
 pub use prices::{Price, price_of};
+pub use trigger::{TriggerConfig, TriggerOn};
 pub use web::WebSettings;
 
 use crate::processor::{DEFAULT_GRADIENT, ProcessorConfig};
@@ -124,6 +127,9 @@ pub struct Config {
     /// The forge's CLI and the pull request watcher (docs/forge.md).
     #[serde(default)]
     pub forge: ForgeSettings,
+    /// `[[trigger]]`: events that start panes by themselves (docs/forge.md).
+    #[serde(default, rename = "trigger", skip_serializing_if = "Vec::is_empty")]
+    pub triggers: Vec<TriggerConfig>,
     /// Approval rules for every agent (docs/policy.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub policy: Vec<PolicyRule>,
@@ -541,6 +547,7 @@ impl Config {
         }
         self.check_hosts().map_err(invalid)?;
         self.resolve_repos().map_err(invalid)?;
+        trigger::check_all(&self.triggers, &self.agents).map_err(invalid)?;
         self.check_policy().map_err(invalid)?;
         self.resolve_hosts().map_err(invalid)?;
         self.resolve_mcp().map_err(invalid)?;

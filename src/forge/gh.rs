@@ -14,7 +14,7 @@ use serde::Deserialize;
 use super::run::{Ran, describe, run};
 use super::{
     Check, Forge, ForgeError, Issue, MergeMethod, Mergeable, NewPr, Outcome, PrState, PullRequest,
-    Remark,
+    Remark, Run,
 };
 
 /// `gh issue view --json` fields hive reads.
@@ -22,6 +22,9 @@ pub const ISSUE_FIELDS: &str = "number,title,body,url,labels";
 /// `gh pr view --json` fields hive reads.
 pub const PR_FIELDS: &str = "number,url,state,isDraft,mergeable,headRefName,baseRefName,\
                              isCrossRepository,statusCheckRollup,reviews,comments";
+
+/// `gh run list --json` fields hive reads.
+pub const RUN_FIELDS: &str = "databaseId,displayTitle,workflowName,headBranch,headSha,url";
 
 /// gh's documented exit status for "authentication required".
 const EXIT_AUTH: i32 = 4;
@@ -139,6 +142,36 @@ impl Forge for Gh {
         let out = self.call(cwd, &["pr", "merge", &n, flag])?;
         Ok(crate::sanitize::neutralize(out.trim()).into_owned())
     }
+
+    fn labeled(&self, cwd: &Path, label: &str, limit: usize) -> Result<Vec<Issue>, ForgeError> {
+        let (label, limit) = (format!("--label={label}"), format!("--limit={limit}"));
+        let args = [
+            "issue",
+            "list",
+            &label,
+            "--state=open",
+            &limit,
+            "--json",
+            ISSUE_FIELDS,
+        ];
+        let out = self.call(cwd, &args)?;
+        parse_issues(&out).map_err(|message| self.bad(&args, message))
+    }
+
+    fn failed_runs(&self, cwd: &Path, branch: &str, limit: usize) -> Result<Vec<Run>, ForgeError> {
+        let (branch, limit) = (format!("--branch={branch}"), format!("--limit={limit}"));
+        let args = [
+            "run",
+            "list",
+            &branch,
+            "--status=failure",
+            &limit,
+            "--json",
+            RUN_FIELDS,
+        ];
+        let out = self.call(cwd, &args)?;
+        parse_runs(&out).map_err(|message| self.bad(&args, message))
+    }
 }
 
 impl Gh {
@@ -188,6 +221,46 @@ pub fn parse_issue(json: &str) -> Result<Issue, String> {
         url: i.url,
         labels: i.labels.into_iter().map(|l| l.name).collect(),
     })
+}
+
+/// `gh issue list --json number,title,body,url,labels`.
+pub fn parse_issues(json: &str) -> Result<Vec<Issue>, String> {
+    let list: Vec<serde_json::Value> = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    list.into_iter()
+        .map(|v| parse_issue(&v.to_string()))
+        .collect()
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct GhRun {
+    database_id: u64,
+    #[serde(default)]
+    display_title: String,
+    #[serde(default)]
+    workflow_name: String,
+    #[serde(default)]
+    head_branch: String,
+    #[serde(default)]
+    head_sha: String,
+    #[serde(default)]
+    url: String,
+}
+
+/// `gh run list --json` with [`RUN_FIELDS`].
+pub fn parse_runs(json: &str) -> Result<Vec<Run>, String> {
+    let list: Vec<GhRun> = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    Ok(list
+        .into_iter()
+        .map(|r| Run {
+            id: r.database_id.to_string(),
+            title: r.display_title,
+            workflow: r.workflow_name,
+            branch: r.head_branch,
+            head_sha: r.head_sha,
+            url: r.url,
+        })
+        .collect())
 }
 
 #[derive(Deserialize)]
@@ -417,6 +490,21 @@ mod tests {
             !pr.remarks[1].id.is_empty(),
             "an id is made when gh gives none"
         );
+    }
+
+    #[test]
+    fn issue_and_run_lists_read_as_gh_prints_them() {
+        let issues = parse_issues(&fixture("issue_list.json")).unwrap();
+        assert_eq!(issues.len(), 2);
+        assert_eq!(
+            (issues[0].number, issues[0].labels[0].as_str()),
+            (9, "hive")
+        );
+        let runs = parse_runs(&fixture("run_list.json")).unwrap();
+        assert_eq!(runs[0].id, "12345678");
+        assert_eq!(runs[0].workflow, "CI");
+        assert_eq!(runs[0].branch, "main");
+        assert!(parse_runs("{}").is_err());
     }
 
     #[test]

@@ -37,6 +37,19 @@ pub struct Issue {
     pub labels: Vec<String>,
 }
 
+/// A workflow run (GitHub Actions) that failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Run {
+    pub id: String,
+    /// What the run is of (its commit's subject, or the pull request's
+    /// title).
+    pub title: String,
+    pub workflow: String,
+    pub branch: String,
+    pub head_sha: String,
+    pub url: String,
+}
+
 /// A pull request to open from a pushed branch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewPr {
@@ -196,6 +209,10 @@ pub trait Forge: Send + Sync {
     fn ready(&self, cwd: &Path, number: u64) -> Result<(), ForgeError>;
     /// Merges pull request `number`; what the CLI said.
     fn merge(&self, cwd: &Path, number: u64, method: MergeMethod) -> Result<String, ForgeError>;
+    /// The open issues with `label`, newest first (at most `limit`).
+    fn labeled(&self, cwd: &Path, label: &str, limit: usize) -> Result<Vec<Issue>, ForgeError>;
+    /// The failed runs on `branch`, newest first (at most `limit`).
+    fn failed_runs(&self, cwd: &Path, branch: &str, limit: usize) -> Result<Vec<Run>, ForgeError>;
 }
 
 /// The forge of the config's `[forge]` table.

@@ -30,8 +30,20 @@ pub struct Ran {
 /// could not start or ran out of time; a non-zero exit is the caller's to
 /// read.
 pub fn run(program: &str, args: &[&str], cwd: &Path, timeout: Duration) -> Result<Ran, ForgeError> {
+    run_env(program, args, cwd, timeout, &[])
+}
+
+/// [`run`] with `env` set besides (a trigger's gate gets its event so).
+pub fn run_env(
+    program: &str,
+    args: &[&str],
+    cwd: &Path,
+    timeout: Duration,
+    env: &[(String, String)],
+) -> Result<Ran, ForgeError> {
     let command = describe(program, args);
     let mut cmd = quiet(program, args, cwd);
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
     let mut child = cmd.spawn().map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => ForgeError::Missing {
             program: program.to_owned(),

@@ -42,6 +42,42 @@ pub fn issue_message(issue: &Issue, branch: &str) -> String {
     out
 }
 
+/// A failed run of the default branch, for a trigger's pane.
+pub fn run_message(run: &super::Run, log: Option<&str>, cap: usize) -> String {
+    let mut out = format!(
+        "The workflow `{}` failed on branch `{}` (run {}, commit {}: {}).\n",
+        line(&run.workflow),
+        line(&run.branch),
+        line(&run.url),
+        line(&run.head_sha.chars().take(12).collect::<String>()),
+        line(&run.title)
+    );
+    match log {
+        Some(log) if !log.trim().is_empty() => {
+            out.push_str("The end of its failed log:\n\n");
+            out.push_str(UNTRUSTED);
+            out.push_str("\n\n");
+            out.push_str(&quote(
+                "failed log",
+                &tail(&strip_escapes(log), cap),
+                cap * 2,
+            ));
+        }
+        _ => out.push_str("Its log could not be read; look at the run's page.\n"),
+    }
+    out.push_str("\nFind the cause and fix it on this worktree's branch, then commit.");
+    out
+}
+
+/// What a trigger's gate printed, quoted (it may repeat the event's text).
+pub fn gate_message(trigger: &str, output: &str) -> String {
+    format!(
+        "The trigger `{}`'s gate printed:\n\n{}",
+        line(trigger),
+        quote("gate output", output, BODY_CAP)
+    )
+}
+
 /// A failed check, with the tail of its failed log.
 pub fn check_message(check: &Check, log: Option<&str>, cap: usize) -> String {
     let mut out = format!(

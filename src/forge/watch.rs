@@ -9,7 +9,7 @@
 
 use std::collections::HashSet;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Check, Mergeable, Outcome, PrState, PullRequest, Remark};
 
@@ -35,7 +35,9 @@ impl Rules {
         }
     }
 
-    fn allows(&self, r: &Remark) -> bool {
+    /// Whether `r` reaches the agent: its login or its association is
+    /// allowed.
+    pub fn allows(&self, r: &Remark) -> bool {
         self.authors
             .iter()
             .any(|a| a.eq_ignore_ascii_case(&r.author))
@@ -89,7 +91,47 @@ pub struct Watch {
     pub last: Option<PullRequest>,
 }
 
+/// What a watch has seen and sent, kept across a server restart (the
+/// last poll is not: the next one asks again).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Memory {
+    /// Failed checks reported, as (name, run page).
+    pub failed: Vec<(String, String)>,
+    /// Remarks seen, by id.
+    pub remarks: Vec<String>,
+    pub conflicted: bool,
+    pub attempts: u32,
+    pub ignored: u32,
+}
+
 impl Watch {
+    /// What to keep of it.
+    pub fn memory(&self) -> Memory {
+        let mut failed: Vec<_> = self.failed.iter().cloned().collect();
+        failed.sort();
+        let mut remarks: Vec<_> = self.remarks.iter().cloned().collect();
+        remarks.sort();
+        Memory {
+            failed,
+            remarks,
+            conflicted: self.conflicted,
+            attempts: self.attempts,
+            ignored: self.ignored,
+        }
+    }
+
+    /// A watch that has seen and sent what `m` says.
+    pub fn remembering(m: Memory) -> Self {
+        Self {
+            failed: m.failed.into_iter().collect(),
+            remarks: m.remarks.into_iter().collect(),
+            conflicted: m.conflicted,
+            attempts: m.attempts,
+            ignored: m.ignored,
+            last: None,
+        }
+    }
+
     /// Compares `pr` with what was seen, and remembers it.
     pub fn step(&mut self, pr: PullRequest, rules: &Rules) -> Step {
         if pr.state != PrState::Open {
@@ -316,6 +358,24 @@ mod tests {
         p.mergeable = Mergeable::Mergeable;
         p.checks.push(check("lint", Outcome::Pending, "1"));
         assert!(!ready_to_merge(&p, &rules()), "a check still runs");
+    }
+
+    #[test]
+    fn a_remembered_watch_sends_nothing_it_sent_before() {
+        let mut w = Watch::default();
+        let mut p = pr();
+        p.checks = vec![check("test", Outcome::Failed, "1")];
+        p.remarks = vec![remark("c1", "octo", "OWNER")];
+        p.mergeable = Mergeable::Conflicting;
+        assert!(matches!(w.step(p.clone(), &rules()), Step::Send(_)));
+        let kept = serde_json::to_string(&w.memory()).unwrap();
+        let mut again = Watch::remembering(serde_json::from_str(&kept).unwrap());
+        assert_eq!(again.step(p.clone(), &rules()), Step::Quiet);
+        assert_eq!(again.attempts, 1);
+        // What is new after the restart is still news, and counts on.
+        p.checks = vec![check("test", Outcome::Failed, "2")];
+        assert!(matches!(again.step(p, &rules()), Step::Send(_)));
+        assert_eq!(again.attempts, 2);
     }
 
     #[test]

@@ -54,7 +54,11 @@ use crate::protocol::pane::RunnerCommand;
 /// snapshot's pane says what a console saw of it, `PaneSnapshot::seen`
 /// (issue 46 item 8: the inbox outlives a console). 8: an approval
 /// request says what its tool does and where (`PermissionRequest::kind`,
-/// `locations`, ACP's; issue 47).
+/// `locations`, ACP's; issue 47). 9: a console asks the forge
+/// (`ClientMsg::Forge`) and hears back (`ServerMsg::Forge`; issue 48); a pane's worktree may be a
+/// workspace of several repositories (`Worktree::repos`, issue 52); a
+/// pane goes on under another account (`RunnerCommand::SwitchAccount`,
+/// issue 51).
 pub const PROTOCOL_VERSION: u32 = 9;
 
 /// `ClientMsg::Focus(NO_PANE)`: the client looks at none of the server's
@@ -142,6 +146,10 @@ pub enum ClientMsg {
     /// finding the agent's resume handle in its own history; every client,
     /// this one too, gets the pane's `Reset`.
     Resume { pane: usize, session: String },
+    /// `/issue`, `/pr`, `/checks` typed in pane `pane` (issue 48): the
+    /// forge verb, its pane named by the server (an issue's new pane by
+    /// its own id); the answer comes back as `ServerMsg::Forge`.
+    Forge { pane: usize, ask: forge::ForgeAsk },
 }
 
 /// What the server tells a client.
@@ -208,6 +216,9 @@ pub enum ServerMsg {
         pane: usize,
         list: Vec<history::SessionSummary>,
     },
+    /// The forge's answer for pane `pane`, to the client that asked (and a
+    /// fresh checks view after each poll, to a client that looks at it).
+    Forge { pane: usize, news: forge::ForgeNews },
 }
 
 /// One runner event of pane `pane`, its growing text as a delta.

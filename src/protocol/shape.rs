@@ -29,7 +29,7 @@ use super::{ClientMsg, Hello, PROTOCOL_VERSION, PaneWire, ServerMsg};
 
 const CLIENT_VARIANTS: &[&str] = &[
     "Attach", "Command", "Focus", "Draft", "Resync", "Edit", "Detach", "Stop", "Worktree", "Files",
-    "Sessions", "Mute", "Resume",
+    "Sessions", "Mute", "Resume", "Forge",
 ];
 
 fn client_variant(m: &ClientMsg) -> &'static str {
@@ -47,6 +47,7 @@ fn client_variant(m: &ClientMsg) -> &'static str {
         ClientMsg::Sessions { .. } => "Sessions",
         ClientMsg::Mute(_) => "Mute",
         ClientMsg::Resume { .. } => "Resume",
+        ClientMsg::Forge { .. } => "Forge",
     }
 }
 
@@ -64,6 +65,7 @@ const SERVER_VARIANTS: &[&str] = &[
     "Files",
     "Mutes",
     "Sessions",
+    "Forge",
 ];
 
 fn server_variant(m: &ServerMsg) -> &'static str {
@@ -81,6 +83,7 @@ fn server_variant(m: &ServerMsg) -> &'static str {
         ServerMsg::Files { .. } => "Files",
         ServerMsg::Mutes(_) => "Mutes",
         ServerMsg::Sessions { .. } => "Sessions",
+        ServerMsg::Forge { .. } => "Forge",
     }
 }
 
@@ -320,6 +323,11 @@ fn client_samples() -> Vec<ClientMsg> {
             session: "s".into(),
         },
     ]);
+    out.extend(
+        super::forge::samples::asks()
+            .into_iter()
+            .map(|ask| ClientMsg::Forge { pane: 0, ask }),
+    );
     out
 }
 
@@ -510,6 +518,11 @@ fn server_samples() -> Vec<ServerMsg> {
             }],
         },
     ]);
+    out.extend(
+        super::forge::samples::news()
+            .into_iter()
+            .map(|news| ServerMsg::Forge { pane: 0, news }),
+    );
     out
 }
 

@@ -442,6 +442,7 @@ mod tests {
         let merge = Verb::Forge(ForgeAsk::PrMerge {
             pane: "lead".into(),
             method: None,
+            close: None,
         });
         assert!(refused(merge).contains("use the forge"));
         // The user may do all of it.

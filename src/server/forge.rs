@@ -42,6 +42,8 @@ pub(super) enum Done {
     Merged {
         slot: usize,
         result: Result<String, ForgeError>,
+        /// Then close the pane (`Some(true)`: discarding its worktree).
+        close: Option<bool>,
         reply: Answer,
     },
     /// A poll of a watched pull request (src/server/forge_watch.rs).
@@ -51,6 +53,15 @@ pub(super) enum Done {
     },
     /// A message the watcher made ready for the pane.
     Message { slot: usize, text: String },
+    /// A job whose outcome is its caller's answer as it is.
+    Answered {
+        outcome: Result<Value, CtlError>,
+        reply: Answer,
+    },
+    /// A trigger's new event (src/server/forge_trigger.rs).
+    Triggered(Box<super::forge_types::Event>),
+    /// An answer for the console that asked (src/server/forge_console.rs).
+    Console(Box<super::forge_types::ToConsole>),
 }
 
 /// The forge's jobs and the watched pull requests, by pane slot.
@@ -60,6 +71,16 @@ pub(super) struct Forges {
     /// The issue each pane was made for (its PR's title and `Closes`).
     pub(super) issues: HashMap<usize, Issue>,
     pub(super) watched: HashMap<usize, Watched>,
+    /// The pane a console's forge ask was typed in, while the door takes
+    /// it (src/server/forge_console.rs).
+    pub(super) asking: Option<usize>,
+    /// Where the watches and issues are kept (src/server/forge_keep.rs);
+    /// `None` until the server has read it.
+    pub(super) file: Option<PathBuf>,
+    /// What was written there last.
+    pub(super) written: Option<Vec<u8>>,
+    /// `[[trigger]]`s: their tasks, what they saw, the panes they started.
+    pub(super) triggers: super::forge_types::Triggers,
 }
 
 impl Forges {
@@ -70,6 +91,10 @@ impl Forges {
             rx,
             issues: HashMap::new(),
             watched: HashMap::new(),
+            asking: None,
+            file: None,
+            written: None,
+            triggers: Default::default(),
         }
     }
 
@@ -106,8 +131,12 @@ pub(super) struct Watched {
     pub(super) url: String,
     /// Its worktree, where the CLI runs.
     pub(super) cwd: PathBuf,
-    /// The pane's title before hive added the pull request to it.
+    /// The pane's title before hive added the pull request to it (or the
+    /// user's since).
     pub(super) title: String,
+    /// The title the watcher gave the pane last: another one is the
+    /// user's rename.
+    pub(super) shown: Option<String>,
     pub(super) watch: Watch,
     /// What the watcher sent, and when (the first line of each).
     pub(super) sent: Vec<(DateTime<Utc>, String)>,
@@ -118,6 +147,8 @@ pub(super) struct Watched {
     pub(super) fork: Option<Vec<String>>,
     /// The `auto_merge` rule asked for its merge.
     pub(super) merging: bool,
+    /// Consoles that asked for its checks view: told again after each poll.
+    pub(super) viewers: std::collections::HashSet<super::clients::ClientId>,
     pub(super) poller: JoinHandle<()>,
 }
 

@@ -54,15 +54,16 @@ fn open_pr_of(
 }
 
 /// The door's reply as a job's answer.
-fn answer_of(reply: Reply) -> Answer {
+pub(super) fn answer_of(reply: Reply) -> Answer {
     Box::new(move |outcome| answer(reply, outcome))
 }
 
 impl Server {
     /// `Verb::Forge`: checked here, run off the loop, answered from
     /// [`Server::forge_done`].
-    pub(super) fn forge_verb(&mut self, _caller: &Caller, ask: ForgeAsk, reply: Reply) {
+    pub(super) fn forge_verb(&mut self, caller: &Caller, ask: ForgeAsk, reply: Reply) {
         let settings = self.starter.config.forge.clone();
+        let reply = self.answer_for(caller, &ask, reply);
         match ask {
             ForgeAsk::Issue {
                 pane,
@@ -87,10 +88,9 @@ impl Server {
                 // Refused before the forge is asked: a bad id or template.
                 let agent = match self.new_agent(&new) {
                     Ok(a) => a,
-                    Err(e) => return answer(reply, Err(invalid(e.to_string()))),
+                    Err(e) => return reply(Err(invalid(e.to_string()))),
                 };
                 let cwd = repo_dir(agent.cwd.as_deref());
-                let reply = answer_of(reply);
                 self.forges.spawn(move || {
                     let result = crate::forge::open(&settings).issue(&cwd, number);
                     Done::Issue { new, result, reply }
@@ -105,9 +105,14 @@ impl Server {
             ForgeAsk::PrWatch { pane } => self.pr_open(&pane, None, reply),
             ForgeAsk::PrStatus { pane } => {
                 let outcome = self.pr_status(&pane);
-                answer(reply, outcome);
+                reply(outcome);
             }
-            ForgeAsk::PrMerge { pane, method } => self.pr_merge(&pane, method, reply),
+            ForgeAsk::PrMerge {
+                pane,
+                method,
+                close,
+            } => self.pr_merge(&pane, (method, close), reply),
+            ForgeAsk::PrLog { pane, check } => self.pr_log(&pane, &check, reply),
         }
     }
 
@@ -116,7 +121,7 @@ impl Server {
         match done {
             Done::Issue { new, result, reply } => {
                 let outcome = match result {
-                    Ok(issue) => self.issue_pane(new, issue),
+                    Ok(issue) => self.issue_pane(new, issue, None).map(|(_, out)| out),
                     Err(e) => Err(failure(&e)),
                 };
                 reply(outcome);
@@ -135,41 +140,69 @@ impl Server {
             Done::Merged {
                 slot,
                 result,
+                close,
                 reply,
             } => {
                 let outcome = result.map_err(|e| failure(&e)).map(|said| {
                     // Seen at once, not at the next poll.
                     self.poll_now(slot);
-                    json!({"merged": true, "said": said})
+                    let closed = close.and_then(|discard| self.close_merged(slot, discard));
+                    json!({"merged": true, "said": said, "closed": closed})
                 });
                 reply(outcome);
             }
             Done::Polled { slot, result } => self.polled(slot, result),
             Done::Message { slot, text } => self.forge_message(slot, text),
+            Done::Console(to) => self.tell_console(*to),
+            Done::Triggered(ev) => self.triggered(*ev),
+            Done::Answered { outcome, reply } => reply(outcome),
         }
     }
 
     /// The issue's pane: made now (its id is checked again: the forge took
     /// a while), its worktree on the issue's branch, the issue queued as
-    /// its first message.
-    fn issue_pane(&mut self, new: NewPane, issue: Issue) -> Result<Value, CtlError> {
-        let mut agent = self.new_agent(&new).map_err(|e| invalid(e.to_string()))?;
+    /// its first message (`more` after it: a trigger's words).
+    pub(super) fn issue_pane(
+        &mut self,
+        new: NewPane,
+        issue: Issue,
+        more: Option<String>,
+    ) -> Result<(usize, Value), CtlError> {
         let branch = crate::forge::issue_branch(issue.number, &issue.title);
-        agent.worktree = Some(WorktreeSetting::Branch(branch.clone()));
-        agent.name = Some(pane_title(&format!("#{} {}", issue.number, issue.title)));
+        let name = pane_title(&format!("#{} {}", issue.number, issue.title));
+        let mut text = crate::forge::text::issue_message(&issue, &branch);
+        if let Some(more) = more {
+            text = format!("{more}\n\n{text}");
+        }
+        let (slot, mut out) = self.forge_pane(new, &branch, name, text)?;
+        let number = issue.number;
+        self.forges.issues.insert(slot, issue);
+        self.keep_forge();
+        out["issue"] = json!(number);
+        Ok((slot, out))
+    }
+
+    /// A pane for forge work: made now, in a worktree of its own on
+    /// `branch`, named `name`, `text` queued as its first message.
+    pub(super) fn forge_pane(
+        &mut self,
+        new: NewPane,
+        branch: &str,
+        name: String,
+        text: String,
+    ) -> Result<(usize, Value), CtlError> {
+        let mut agent = self.new_agent(&new).map_err(|e| invalid(e.to_string()))?;
+        agent.worktree = Some(WorktreeSetting::Branch(branch.to_owned()));
+        agent.name = Some(name);
         let done = self.add_agent(agent, new.window, None);
         self.layout_changed();
         let slot = self
             .open_slot(&new.id)
             .map_err(|e| invalid(e.to_string()))?;
-        let text = crate::forge::text::issue_message(&issue, &branch);
         self.forge_send(slot, text);
-        let number = issue.number;
-        self.forges.issues.insert(slot, issue);
         let mut out = done.json;
-        out["issue"] = json!(number);
         out["branch"] = json!(branch);
-        Ok(out)
+        Ok((slot, out))
     }
 
     /// Queues `text` to slot `slot`'s agent as the user's message (behind
@@ -193,17 +226,17 @@ impl Server {
     /// Pushes the pane's branch and opens its pull request, off the loop.
     /// `open`: `Some((title, body, ready))`; `None`: watch the pull request
     /// the branch has already (one opened before a restart, or by hand).
-    fn pr_open(&mut self, pane: &str, open: Option<Opening>, reply: Reply) {
+    fn pr_open(&mut self, pane: &str, open: Option<Opening>, reply: Answer) {
         let slot = match self.open_slot(pane) {
             Ok(s) => s,
-            Err(e) => return answer(reply, Err(CtlError::new(e.code(), e.to_string()))),
+            Err(e) => return reply(Err(CtlError::new(e.code(), e.to_string()))),
         };
         let Some(wt) = self.panes[slot].worktree.clone() else {
             let why = format!(
                 "`{pane}` has no worktree: a pull request is opened from a pane's own branch \
                  (make the pane with --worktree or --issue)"
             );
-            return answer(reply, Err(invalid(why)));
+            return reply(Err(invalid(why)));
         };
         if wt.is_workspace() {
             // Said plainly rather than a git error about the root (issue 52).
@@ -215,12 +248,11 @@ impl Server {
         }
         if let Some(w) = self.forges.watched.get(&slot) {
             let why = format!("`{pane}` has pull request #{} already", w.number);
-            return answer(reply, Err(CtlError::new(ErrorCode::InvalidState, why)));
+            return reply(Err(CtlError::new(ErrorCode::InvalidState, why)));
         }
         let issue = self.forges.issues.get(&slot).cloned();
         let settings = self.starter.config.forge.clone();
         let id = pane.to_owned();
-        let reply = answer_of(reply);
         self.forges.spawn(move || {
             let result = match open {
                 Some((title, body, ready)) => push_and_open(
@@ -242,14 +274,21 @@ impl Server {
         });
     }
 
-    fn pr_merge(&mut self, pane: &str, method: Option<String>, reply: Reply) {
+    /// Merges the pane's pull request; `close`: then closes the pane
+    /// (`Some(true)`: with its worktree and branch).
+    fn pr_merge(
+        &mut self,
+        pane: &str,
+        (method, close): (Option<String>, Option<bool>),
+        reply: Answer,
+    ) {
         let slot = match self.open_slot(pane) {
             Ok(s) => s,
-            Err(e) => return answer(reply, Err(CtlError::new(e.code(), e.to_string()))),
+            Err(e) => return reply(Err(CtlError::new(e.code(), e.to_string()))),
         };
         let Some(w) = self.forges.watched.get(&slot) else {
             let why = format!("`{pane}` has no pull request (hive ctl pr open {pane})");
-            return answer(reply, Err(CtlError::new(ErrorCode::InvalidState, why)));
+            return reply(Err(CtlError::new(ErrorCode::InvalidState, why)));
         };
         let settings = self.starter.config.forge.clone();
         let method = match method.as_deref() {
@@ -259,18 +298,71 @@ impl Server {
             Some("rebase") => MergeMethod::Rebase,
             Some(other) => {
                 let why = format!("merge method `{other}`: squash, merge or rebase");
-                return answer(reply, Err(invalid(why)));
+                return reply(Err(invalid(why)));
             }
         };
         let (number, cwd) = (w.number, w.cwd.clone());
-        let reply = answer_of(reply);
         self.forges.spawn(move || {
             let result = super::forge::merge_job(&settings, &cwd, number, method);
             Done::Merged {
                 slot,
                 result,
+                close,
                 reply,
             }
         });
+    }
+
+    /// The tail of the failed log of check `check` of the pane's pull
+    /// request, as the watcher would send it.
+    fn pr_log(&mut self, pane: &str, check: &str, reply: Answer) {
+        let slot = match self.open_slot(pane) {
+            Ok(s) => s,
+            Err(e) => return reply(Err(CtlError::new(e.code(), e.to_string()))),
+        };
+        let Some(w) = self.forges.watched.get(&slot) else {
+            let why = format!("`{pane}` has no watched pull request");
+            return reply(Err(CtlError::new(ErrorCode::InvalidState, why)));
+        };
+        let found =
+            (w.watch.last.as_ref()).and_then(|pr| pr.checks.iter().find(|c| c.name == check));
+        let Some(run) = found.and_then(|c| c.run_id.clone()) else {
+            let why = match found {
+                Some(_) => format!("check `{check}` has no run whose log the forge can give"),
+                None => format!("pull request #{} has no check `{check}`", w.number),
+            };
+            return reply(Err(invalid(crate::forge::text::line(&why))));
+        };
+        let settings = self.starter.config.forge.clone();
+        let (cwd, check) = (w.cwd.clone(), check.to_owned());
+        self.forges.spawn(move || {
+            let log = crate::forge::open(&settings).failed_log(&cwd, &run);
+            let outcome = log.map_err(|e| failure(&e)).map(|log| {
+                let tail = crate::forge::text::tail(
+                    &crate::forge::text::strip_escapes(&log),
+                    settings.log_tail_bytes,
+                );
+                json!({"check": check, "run": run, "log": tail})
+            });
+            Done::Answered { outcome, reply }
+        });
+    }
+
+    /// Closes slot `slot`'s pane after its merge (`discard`: its worktree
+    /// and branch too); what the close said.
+    fn close_merged(&mut self, slot: usize, discard: bool) -> Option<String> {
+        let id = self.panes.get(slot)?.record.agent.id.clone();
+        self.forges.watched.remove(&slot);
+        self.forges.issues.remove(&slot);
+        self.keep_forge();
+        let edit = crate::protocol::edit::PaneEdit::Close {
+            pane: id,
+            team: false,
+            discard,
+        };
+        match self.edit(edit, None) {
+            Ok(done) => Some(done.text),
+            Err(e) => Some(format!("not closed: {e}")),
+        }
     }
 }

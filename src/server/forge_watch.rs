@@ -15,11 +15,13 @@ use chrono::Utc;
 use serde_json::{Value, json};
 
 use super::forge::{Done, Watched, pane_title, poller};
+use super::forge_keep::KeptWatch;
 use super::serve::Server;
 use crate::config::ForgeSettings;
 use crate::control::protocol::{CtlError, ErrorCode};
 use crate::forge::watch::{Finding, Step, Watch};
 use crate::forge::{ForgeError, PullRequest};
+use crate::protocol::forge::{PrView, Sent, ViewCheck, ViewRemark};
 
 impl Server {
     /// Starts watching the pull request `number` just opened from slot
@@ -28,44 +30,62 @@ impl Server {
         let Some(pane) = self.panes.get(slot) else {
             return json!({"number": number, "url": url});
         };
-        let cwd = pane
-            .worktree
-            .as_ref()
-            .map_or_else(|| PathBuf::from("."), |w| w.path.clone());
         let title = pane
             .record
             .agent
             .name
             .clone()
             .unwrap_or_else(|| pane.record.agent.id.clone());
+        let id = pane.record.agent.id.clone();
+        let kept = KeptWatch {
+            number,
+            url: url.to_owned(),
+            title,
+            ..KeptWatch::default()
+        };
+        self.begin_watch(slot, kept);
+        self.retitle(slot, &format!("#{number} draft"));
+        self.poll_now(slot);
+        self.keep_forge();
+        json!({"pane": id, "number": number, "url": url})
+    }
+
+    /// Watches slot `slot`'s pull request as `kept` says (new, or taken up
+    /// again after a restart), its poller started.
+    pub(super) fn begin_watch(&mut self, slot: usize, kept: KeptWatch) {
+        let Some(pane) = self.panes.get(slot) else {
+            return;
+        };
+        let cwd = pane
+            .worktree
+            .as_ref()
+            .map_or_else(|| PathBuf::from("."), |w| w.path.clone());
         let settings = self.starter.config.forge.clone();
         let poller = poller(
             self.forges.tx.clone(),
             settings,
             slot,
             cwd.clone(),
-            number.to_string(),
+            kept.number.to_string(),
         );
-        let id = pane.record.agent.id.clone();
         self.forges.watched.insert(
             slot,
             Watched {
-                number,
-                url: url.to_owned(),
+                number: kept.number,
+                url: kept.url,
                 cwd,
-                title,
-                watch: Watch::default(),
-                sent: Vec::new(),
+                title: kept.title,
+                shown: kept.shown,
+                watch: Watch::remembering(kept.memory),
+                sent: kept.sent,
                 error: None,
-                capped: false,
-                fork: None,
-                merging: false,
+                capped: kept.capped,
+                fork: kept.fork,
+                merging: kept.merging,
+                viewers: Default::default(),
                 poller,
             },
         );
-        self.retitle(slot, &format!("#{number} draft"));
-        self.poll_now(slot);
-        json!({"pane": id, "number": number, "url": url})
     }
 
     /// One poll now, besides the poller's.
@@ -85,7 +105,8 @@ impl Server {
     pub(super) fn polled(&mut self, slot: usize, result: Result<PullRequest, ForgeError>) {
         if self.panes.get(slot).is_none_or(|p| p.record.closed) {
             self.forges.watched.remove(&slot);
-            return;
+            self.forges.issues.remove(&slot);
+            return self.keep_forge();
         }
         let settings = self.starter.config.forge.clone();
         let Some(w) = self.forges.watched.get_mut(&slot) else {
@@ -96,7 +117,8 @@ impl Server {
             Err(e) => {
                 w.error = Some(e.to_string());
                 let summary = format!("#{} ⚠ forge", w.number);
-                return self.retitle(slot, &summary);
+                self.retitle(slot, &summary);
+                return self.tell_viewers(slot);
             }
         };
         w.error = None;
@@ -121,6 +143,7 @@ impl Server {
             self.forges.spawn(move || Done::Merged {
                 slot,
                 result: super::forge::merge_job(&s, &c, number, s.merge_method),
+                close: None,
                 reply: Box::new(|outcome| {
                     if let Err(e) = outcome {
                         tracing::warn!("the [forge] auto_merge rule's merge failed: {}", e.message);
@@ -135,12 +158,16 @@ impl Server {
                 .spawn(move || message_job(&settings, slot, &cwd, found, fork)),
             Step::Ended(state) => {
                 self.retitle(slot, &summary);
+                self.tell_viewers(slot);
                 self.forges.watched.remove(&slot);
+                self.keep_forge();
                 tracing::info!(slot, ?state, "a watched pull request ended");
                 return;
             }
         }
         self.retitle(slot, &summary);
+        self.tell_viewers(slot);
+        self.keep_forge();
     }
 
     /// The watcher's message, queued to the pane.
@@ -151,6 +178,8 @@ impl Server {
         let first = text.lines().next().unwrap_or_default().to_owned();
         w.sent.push((Utc::now(), first));
         self.forge_send(slot, text);
+        self.tell_viewers(slot);
+        self.keep_forge();
     }
 
     /// `pr status`: the pull request as last seen and what was sent.
@@ -158,48 +187,93 @@ impl Server {
         let slot = self
             .open_slot(pane)
             .map_err(|e| CtlError::new(e.code(), e.to_string()))?;
-        let Some(w) = self.forges.watched.get(&slot) else {
+        let Some(view) = self.pr_view(slot) else {
             let why = format!("`{pane}` has no watched pull request");
             return Err(CtlError::new(ErrorCode::InvalidState, why));
         };
-        let sent: Vec<Value> = w
-            .sent
-            .iter()
-            .map(|(at, what)| json!({"at": at.to_rfc3339(), "what": what}))
-            .collect();
-        let last = w.watch.last.as_ref();
-        Ok(json!({
-            "pane": pane,
-            "number": w.number,
-            "url": w.url,
-            "summary": last.map(PullRequest::summary),
-            "state": last.map(|p| p.state),
-            "mergeable": last.map(|p| p.mergeable),
-            "checks": last.map(|p| p.checks.clone()),
-            "attempts": w.watch.attempts,
-            "ignored": w.watch.ignored,
-            "capped": w.capped,
-            "auto_merged": w.merging,
-            "fork_set_aside": w.fork,
-            "error": w.error,
-            "sent": sent,
-        }))
+        serde_json::to_value(view).map_err(|e| CtlError::new(ErrorCode::Unavailable, e.to_string()))
     }
 
-    /// The pane's title: its own, then the pull request's summary.
+    /// The watched pull request of slot `slot` as a checks view shows it.
+    pub(super) fn pr_view(&self, slot: usize) -> Option<PrView> {
+        let w = self.forges.watched.get(&slot)?;
+        let pane = self.panes.get(slot)?.record.agent.id.clone();
+        let rules = crate::forge::watch::Rules::of(&self.starter.config.forge);
+        let word =
+            |v: serde_json::Result<Value>| v.ok().and_then(|v| v.as_str().map(str::to_owned));
+        let last = w.watch.last.as_ref();
+        Some(PrView {
+            pane,
+            number: w.number,
+            url: w.url.clone(),
+            summary: last.map(PullRequest::summary),
+            state: last.and_then(|p| word(serde_json::to_value(p.state))),
+            draft: last.is_some_and(|p| p.draft),
+            mergeable: last.and_then(|p| word(serde_json::to_value(p.mergeable))),
+            checks: last.map(|p| {
+                p.checks
+                    .iter()
+                    .map(|c| ViewCheck {
+                        name: c.name.clone(),
+                        outcome: word(serde_json::to_value(c.outcome)).unwrap_or_default(),
+                        url: c.url.clone(),
+                        run_id: c.run_id.clone(),
+                    })
+                    .collect()
+            }),
+            remarks: last.map_or_else(Vec::new, |p| {
+                p.remarks
+                    .iter()
+                    .map(|r| ViewRemark {
+                        author: r.author.clone(),
+                        association: r.association.clone(),
+                        review: r.review.clone(),
+                        body: r.body.clone(),
+                        when: r.when.clone(),
+                        allowed: rules.allows(r),
+                    })
+                    .collect()
+            }),
+            attempts: w.watch.attempts,
+            ignored: w.watch.ignored,
+            capped: w.capped,
+            auto_merged: w.merging,
+            fork_set_aside: w.fork.clone(),
+            error: w.error.clone(),
+            sent: w
+                .sent
+                .iter()
+                .map(|(at, what)| Sent {
+                    at: at.to_rfc3339(),
+                    what: what.clone(),
+                })
+                .collect(),
+        })
+    }
+
+    /// The pane's title: its own, then the pull request's summary. A name
+    /// the user gave it since (a rename) is its own from then on: the
+    /// watcher adds to it, never overwrites it.
     fn retitle(&mut self, slot: usize, summary: &str) {
-        let Some(w) = self.forges.watched.get(&slot) else {
-            return;
-        };
         let Some(pane) = self.panes.get(slot) else {
             return;
         };
+        let current = pane.record.agent.name.clone();
+        let id = pane.record.agent.id.clone();
+        let Some(w) = self.forges.watched.get_mut(&slot) else {
+            return;
+        };
+        if let Some(shown) = &w.shown
+            && current.as_deref() != Some(shown.as_str())
+        {
+            w.title = current.clone().unwrap_or_else(|| id.clone());
+        }
         let base: String = w.title.chars().take(40).collect();
         let name = pane_title(&format!("{base} · {summary}"));
-        if pane.record.agent.name.as_deref() == Some(name.as_str()) {
+        w.shown = Some(name.clone());
+        if current.as_deref() == Some(name.as_str()) {
             return;
         }
-        let id = pane.record.agent.id.clone();
         let edit = crate::protocol::edit::PaneEdit::Rename { pane: id, name };
         if let Err(e) = self.edit(edit, None) {
             tracing::warn!("cannot retitle a pane for its pull request: {e}");

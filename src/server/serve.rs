@@ -204,6 +204,9 @@ impl Server {
         let mut int = signal(SignalKind::interrupt()).context("SIGINT handler")?;
         // No terminal to lose: a hangup means nothing to a server.
         let mut hup = signal(SignalKind::hangup()).context("SIGHUP handler")?;
+        // Watched pull requests outlive a restart (src/server/forge_keep.rs).
+        self.resume_forge();
+        self.start_triggers();
         loop {
             tokio::select! {
                 Some(update) = self.updates.recv() => {
@@ -424,6 +427,7 @@ impl Server {
             ClientMsg::Worktree(req) => self.worktrees.request(id, req, &self.panes.order),
             msg @ (ClientMsg::Files { .. } | ClientMsg::Sessions { .. }) => self.list_for(id, msg),
             ClientMsg::Resume { pane, session } => self.resume(id, pane, session),
+            ClientMsg::Forge { pane, ask } => self.console_forge(id, pane, ask),
             // Requests: through the door above.
             ClientMsg::Command { .. } | ClientMsg::Edit(_) | ClientMsg::Stop => {}
         }

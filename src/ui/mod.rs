@@ -6,6 +6,7 @@
 
 mod border;
 pub mod cells;
+pub(crate) mod checks;
 pub(crate) mod chips;
 pub(crate) mod compare;
 mod conflicts;
@@ -139,5 +140,6 @@ pub fn render(app: &App, view: &mut ViewState, area: Rect, buf: &mut Buffer) {
         Overlay::FanOut => compare::draw_chooser(app, main, buf),
         Overlay::Compare => compare::draw_compare(app, main, buf),
         Overlay::Close => help::draw_close(app, main, buf),
+        Overlay::Checks => checks::draw(app, main, buf),
     }
 }

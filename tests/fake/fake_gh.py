@@ -17,6 +17,9 @@ DIR holds the forge's state, which the test sets up and reads back:
   ci.json          {"checks": [{"name", "workflow", "fails_when": path, "log"}]}:
                    a check fails when the head commit has that path
   runs/ID.log      the failed log of run ID, written when a check fails
+`issue list --label L` lists issues/ with that label (and "state" OPEN, the
+default); `run list --branch B --status failure` the ci.json checks that fail
+on B's head, as gh 2.x's `run list --json` prints them.
 Standard library only.
 """
 
@@ -173,6 +176,51 @@ def issue_view(args):
     pick(issue, fields(args))
 
 
+def issue_list(args):
+    label = flag(args, "--label")
+    state = flag(args, "--state", "open")
+    limit = int(flag(args, "--limit", "30"))
+    d = path("issues")
+    issues = []
+    if os.path.isdir(d):
+        issues = [load("issues", n) for n in os.listdir(d) if n.endswith(".json")]
+    issues = [i for i in issues
+              if (label is None or any(l["name"] == label for l in i.get("labels", [])))
+              and (state == "all" or i.get("state", "OPEN").lower() == state)]
+    issues.sort(key=lambda i: -i["number"])
+    names = fields(args)
+    print(json.dumps([{n: i[n] for n in names if n in i} for i in issues[:limit]]))
+
+
+def run_list(args):
+    branch = flag(args, "--branch", repo().get("default_branch", "main"))
+    status = flag(args, "--status")
+    limit = int(flag(args, "--limit", "20"))
+    head = sha("refs/heads/" + branch)
+    ci = load("ci.json", default={"checks": []})
+    runs = []
+    for i, c in enumerate(ci["checks"]):
+        if not head:
+            break
+        run = int(head[:6], 16) * 10 + i
+        failed = git("cat-file", "-e", "%s:%s" % (head, c["fails_when"]),
+                     check=False).returncode == 0
+        if failed:
+            os.makedirs(path("runs"), exist_ok=True)
+            with open(path("runs", "%d.log" % run), "w") as f:
+                f.write(c.get("log", "%s\tRun\tError\n" % c["name"]))
+        conclusion = "failure" if failed else "success"
+        if status is not None and status != conclusion:
+            continue
+        subject = git("log", "-1", "--format=%s", head).stdout.strip()
+        runs.append({"databaseId": run, "displayTitle": subject, "headBranch": branch,
+                     "headSha": head, "workflowName": c.get("workflow", "CI"),
+                     "conclusion": conclusion, "status": "completed", "event": "push",
+                     "url": "%s/actions/runs/%d" % (base_url(), run)})
+    names = fields(args)
+    print(json.dumps([{n: r[n] for n in names if n in r} for r in runs[:limit]]))
+
+
 def pr_create(args):
     head = flag(args, "--head")
     title = flag(args, "--title")
@@ -258,6 +306,8 @@ def run_view(args):
 
 COMMANDS = {
     ("issue", "view"): issue_view,
+    ("issue", "list"): issue_list,
+    ("run", "list"): run_list,
     ("pr", "create"): pr_create,
     ("pr", "view"): pr_view,
     ("pr", "ready"): pr_ready,

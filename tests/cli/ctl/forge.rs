@@ -270,7 +270,7 @@ fn an_issue_becomes_a_pane_a_pull_request_and_a_merge() {
 #[test]
 fn a_logged_out_or_hung_gh_is_a_clear_error_and_makes_no_pane() {
     let Some(lab) = Lab::new() else { return };
-    let f = forge(&lab, 1);
+    let f = forge(&lab, 3);
     lab.launch_with("forge", &f.config, "forgetest.sock");
 
     std::fs::write(f.state.join("logged_out"), "").unwrap();
@@ -293,7 +293,7 @@ fn a_logged_out_or_hung_gh_is_a_clear_error_and_makes_no_pane() {
     );
     assert_ne!(out.code, 0);
     assert!(
-        out.stderr.contains("gave no answer in 1 s"),
+        out.stderr.contains("gave no answer in 3 s"),
         "{}",
         out.stderr
     );
@@ -323,7 +323,9 @@ fn a_watch_comes_back_after_a_restart_and_the_auto_merge_rule_waits_for_approval
     lab.ok(&["new", "fix", "--issue", "7", "--template", "echo"]);
     let wt = lab.path("widget/.hive/worktrees/fix");
     std::fs::write(wt.join("parser.rs"), "fn parse() -> Option<()> { None }\n").unwrap();
-    git(&wt, &["commit", "-q", "-am", "Fix the parser"]);
+    std::fs::write(wt.join("BROKEN"), "oops\n").unwrap();
+    git(&wt, &["add", "."]);
+    git(&wt, &["commit", "-q", "-m", "Fix the parser"]);
     lab.ok(&["pr", "open", "fix", "--ready"]);
     let out = lab.ctl(&["pr", "watch", "fix"]);
     assert!(
@@ -331,20 +333,52 @@ fn a_watch_comes_back_after_a_restart_and_the_auto_merge_rule_waits_for_approval
         "{}",
         out.stderr
     );
+    lab.wait_until("the failed check in the pane", || {
+        history(&lab, "fix").contains("check `test` failed")
+    });
+    let failed = |lab: &Lab| history(lab, "fix").matches("check `test` failed").count();
+    lab.wait_until("the pane idle, its queue empty", || {
+        let s = lab.status("fix");
+        s["state"] == "idle" && s["queue"].as_array().is_none_or(Vec::is_empty)
+    });
+    let before = failed(&lab);
 
-    // A restarted server forgets the watch; `pr watch` takes it up again.
+    // The watch is kept (0600, in the project's state dir) and taken up
+    // again by the restarted server by itself: what it sent is not sent
+    // again, and its attempts count on.
+    let kept = lab.state_dir().join("projects");
+    let file = std::fs::read_dir(&kept)
+        .unwrap()
+        .map(|d| d.unwrap().path().join("forge.json"))
+        .find(|p| p.exists())
+        .expect("the forge's kept state");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "{}", file.display());
     lab.stop("forge");
     lab.launch_with("forge2", &f.config, "forgetest.sock");
-    let out = lab.ctl(&["pr", "status", "fix"]);
+    let status: Value = serde_json::from_str(&lab.ok(&["--json", "pr", "status", "fix"])).unwrap();
+    assert_eq!(status["number"], 8, "{status}");
+    assert_eq!(status["attempts"], 1, "{status}");
+    assert_eq!(status["sent"].as_array().map(Vec::len), Some(1), "{status}");
+    let polls = pr_views(&f);
+    lab.wait_until("polls after the restart", || pr_views(&f) >= polls + 3);
+    assert_eq!(
+        failed(&lab),
+        before,
+        "a failure sent before the restart was sent again"
+    );
+    let out = lab.ctl(&["pr", "watch", "fix"]);
     assert!(
-        out.stderr.contains("no watched pull request"),
+        out.stderr.contains("has pull request #8 already"),
         "{}",
         out.stderr
     );
-    let watching = lab.ok(&["pr", "watch", "fix"]);
-    assert!(
-        watching.starts_with("watching pull request #8 of fix"),
-        "{watching}"
+    std::fs::remove_file(wt.join("BROKEN")).unwrap();
+    git(&wt, &["commit", "-q", "-am", "Really fix it"]);
+    git(
+        &wt,
+        &["push", "-q", "origin", &format!("HEAD:refs/heads/{BRANCH}")],
     );
 
     // Green but not approved: the rule does not merge.
@@ -380,4 +414,298 @@ fn a_watch_comes_back_after_a_restart_and_the_auto_merge_rule_waits_for_approval
     });
     let log = git(&f.remote, &["log", "--format=%s", "main"]);
     assert!(log.starts_with("Fix the parser: it panics (#8)"), "{log}");
+}
+
+/// The same loop from a console, in tmux: `/pr` where there is no branch is
+/// refused in the pane; `/issue 7` makes and focuses the issue's pane; `/pr`
+/// opens its pull request; the failing check reaches the pane; `/checks`
+/// shows the pull request, `l` the failed log's tail (its escapes made
+/// harmless), and the view follows the watcher's polls; a rename by the
+/// user survives the watcher's titles; `m` then `y` merges.
+#[test]
+fn a_console_drives_the_forge_with_issue_pr_and_checks() {
+    let Some(lab) = Lab::new() else { return };
+    let f = forge(&lab, 10);
+    lab.launch_with("forge", &f.config, "forgetest.sock");
+    lab.wait_until("the console", || lab.screen("forge").contains("echo"));
+
+    lab.type_line("forge", "/pr");
+    lab.wait_until("the refusal in the pane", || {
+        lab.screen("forge").contains("has no worktree")
+    });
+
+    lab.type_line("forge", "/issue 7");
+    lab.wait_until("the issue's pane", || {
+        pane_field(&lab, "issue-7", "id") == "issue-7"
+    });
+    let wt = lab.path("widget/.hive/worktrees/issue-7");
+    assert_eq!(git(&wt, &["branch", "--show-current"]).trim(), BRANCH);
+    lab.wait_until("the issue's turn", || {
+        history(&lab, "issue-7").contains("untrusted input")
+    });
+    // The console looks at the new pane: `/pr` is typed there.
+    lab.wait_until("the new pane focused", || {
+        lab.screen("forge").contains("issue #7 on branch")
+    });
+    std::fs::write(wt.join("BROKEN"), "oops\n").unwrap();
+    git(&wt, &["add", "."]);
+    git(&wt, &["commit", "-q", "-m", "Fix the parser"]);
+    lab.type_line("forge", "/pr");
+    lab.wait_until("the pull request opened", || {
+        lab.screen("forge").contains("opened pull request #8")
+    });
+    assert!(f.state.join("prs/8.json").exists());
+    lab.wait_until("the failed check in the pane", || {
+        history(&lab, "issue-7").contains("check `test` failed")
+    });
+
+    lab.type_line("forge", "/checks");
+    lab.wait_until("the checks view", || {
+        let s = lab.screen("forge");
+        s.contains("pull request #8") && s.contains("✗ test")
+    });
+    let s = lab.screen("forge");
+    assert!(s.contains("the watcher sent 1 message(s)"), "{s}");
+    lab.keys("forge", &["l"]);
+    lab.wait_until("the failed log", || {
+        let s = lab.screen("forge");
+        s.contains("failed log · test") && s.contains("error: BROKEN is present")
+    });
+    assert!(
+        !lab.screen("forge").contains("[31m"),
+        "colours are stripped"
+    );
+    lab.keys("forge", &["Escape"]);
+
+    // The user's name for the pane stays; the watcher adds to it.
+    lab.ok(&["rename", "issue-7", "mine"]);
+    std::fs::remove_file(wt.join("BROKEN")).unwrap();
+    git(&wt, &["commit", "-q", "-am", "Really fix it"]);
+    git(
+        &wt,
+        &["push", "-q", "origin", &format!("HEAD:refs/heads/{BRANCH}")],
+    );
+    lab.wait_until("the view follows the poll", || {
+        lab.screen("forge").contains("✓ test")
+    });
+    lab.wait_until("the rename kept", || {
+        pane_field(&lab, "issue-7", "name")
+            .as_str()
+            .is_some_and(|n| n.starts_with("mine · #8 draft ✓1"))
+    });
+
+    lab.keys("forge", &["m"]);
+    lab.wait_until("the merge asked", || {
+        lab.screen("forge").contains("merge pull request #8?")
+    });
+    lab.keys("forge", &["y"]);
+    lab.wait_until("the merge on the remote", || {
+        git(&f.remote, &["log", "--format=%s", "main"])
+            .starts_with("Fix the parser: it panics (#8)")
+    });
+    lab.wait_until("the title says merged", || {
+        pane_field(&lab, "issue-7", "name")
+            .as_str()
+            .is_some_and(|n| n.contains("#8 merged"))
+    });
+}
+
+/// The ids of the open panes whose id starts with `prefix`.
+fn panes_like(lab: &Lab, prefix: &str) -> Vec<String> {
+    let list: Value = serde_json::from_str(&lab.ok(&["list", "--json"])).unwrap();
+    list["panes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["id"].as_str())
+        .filter(|id| id.starts_with(prefix))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `[[trigger]]`s start panes by themselves: a labelled issue whose gate
+/// prints something gets one pane (never two, not after a restart either),
+/// one whose gate prints nothing gets none; a cron schedule whose gate
+/// prints something new starts one pane per new output.
+#[test]
+fn triggers_start_one_pane_per_new_event_and_never_two() {
+    let Some(lab) = Lab::new() else { return };
+    let allow = lab.path("allow");
+    let news = lab.path("news");
+    std::fs::write(&allow, "9\n").unwrap();
+    let more = format!(
+        r#"
+[[trigger]]
+id = "triage"
+on = "label"
+label = "hive"
+template = "echo"
+every_secs = 1
+message = "Triage issue #{{number}}: {{title}}."
+gate = "grep -qx \"$HIVE_EVENT_NUMBER\" '{}' && echo \"allowed $HIVE_EVENT_NUMBER\""
+
+[[trigger]]
+id = "nightly"
+on = "schedule"
+schedule = "* * * * * *"
+template = "echo"
+gate = "cat '{}' 2>/dev/null"
+"#,
+        allow.display(),
+        news.display()
+    );
+    let f = forge_with(&lab, 10, "");
+    let config = std::fs::read_to_string(&f.config).unwrap() + &more;
+    std::fs::write(&f.config, config).unwrap();
+    for (n, title) in [(9, "Empty input is an error"), (11, "Document the parser")] {
+        let issue = json!({"number": n, "title": title, "body": format!("Body of {n}."),
+            "url": format!("https://github.com/acme/widget/issues/{n}"),
+            "labels": [{"id": "LA_3", "name": "hive", "description": "", "color": "ededed"}]});
+        std::fs::write(f.state.join(format!("issues/{n}.json")), issue.to_string()).unwrap();
+    }
+    lab.launch_with("forge", &f.config, "forgetest.sock");
+
+    lab.wait_until("the allowed issue's pane", || {
+        !panes_like(&lab, "triage-").is_empty()
+    });
+    assert_eq!(panes_like(&lab, "triage-"), ["triage-9"]);
+    let wt = lab.path("widget/.hive/worktrees/triage-9");
+    assert_eq!(
+        git(&wt, &["branch", "--show-current"]).trim(),
+        "hive/9-empty-input-is-an-error"
+    );
+    lab.wait_until("its first turn", || {
+        history(&lab, "triage-9").contains("Reply to:")
+    });
+    let h = history(&lab, "triage-9");
+    assert!(
+        h.contains("Triage issue #9: Empty input is an error."),
+        "{h}"
+    );
+    assert!(h.contains("> allowed 9"), "{h}");
+    assert!(h.contains("> Body of 9."), "{h}");
+    let issue_lists = || {
+        std::fs::read_to_string(f.state.join("calls.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.starts_with(r#"["issue", "list""#))
+            .count()
+    };
+    let polls = issue_lists();
+    lab.wait_until("more polls", || issue_lists() >= polls + 3);
+    assert_eq!(
+        panes_like(&lab, "triage-"),
+        ["triage-9"],
+        "a second pane for the same issue, or one its gate did not pass"
+    );
+
+    // The schedule: nothing printed, no pane; something new, one pane each.
+    assert!(panes_like(&lab, "nightly-").is_empty());
+    std::fs::write(&news, "deps are outdated\n").unwrap();
+    lab.wait_until("the schedule's pane", || {
+        !panes_like(&lab, "nightly-").is_empty()
+    });
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(
+        panes_like(&lab, "nightly-").len(),
+        1,
+        "the same output twice"
+    );
+    std::fs::write(&news, "a test is flaky\n").unwrap();
+    lab.wait_until("a second schedule pane", || {
+        panes_like(&lab, "nightly-").len() == 2
+    });
+
+    // What started a pane is not started again after a restart.
+    std::fs::write(&news, "").unwrap();
+    lab.stop("forge");
+    lab.launch_with("forge2", &f.config, "forgetest.sock");
+    std::fs::write(&allow, "9\n11\n").unwrap();
+    lab.wait_until("the newly allowed issue's pane", || {
+        panes_like(&lab, "triage-").len() == 2
+    });
+    let polls = issue_lists();
+    lab.wait_until("more polls", || issue_lists() >= polls + 3);
+    let mut triage = panes_like(&lab, "triage-");
+    triage.sort();
+    assert_eq!(triage, ["triage-11", "triage-9"]);
+    assert_eq!(panes_like(&lab, "nightly-").len(), 2);
+}
+
+/// A failed run on the default branch starts one pane, its first message
+/// the run and its failed log's tail (colours stripped), and only one.
+#[test]
+fn a_failed_run_on_main_starts_one_pane_with_its_log() {
+    let Some(lab) = Lab::new() else { return };
+    let trigger = r#"
+[[trigger]]
+id = "red"
+on = "check_failed"
+branch = "main"
+template = "echo"
+every_secs = 1
+"#;
+    let f = forge_with(&lab, 10, "");
+    let config = std::fs::read_to_string(&f.config).unwrap() + trigger;
+    std::fs::write(&f.config, config).unwrap();
+    lab.launch_with("forge", &f.config, "forgetest.sock");
+    let runs = || {
+        std::fs::read_to_string(f.state.join("calls.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.starts_with(r#"["run", "list""#))
+            .count()
+    };
+    lab.wait_until("a green main polled", || runs() >= 2);
+    assert!(
+        panes_like(&lab, "red-").is_empty(),
+        "a pane for a green main"
+    );
+
+    let repo = lab.path("widget");
+    std::fs::write(repo.join("BROKEN"), "oops\n").unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "Break main"]);
+    git(&repo, &["push", "-q", "origin", "HEAD:refs/heads/main"]);
+    lab.wait_until("the failed run's pane", || {
+        !panes_like(&lab, "red-").is_empty()
+    });
+    let pane = panes_like(&lab, "red-").remove(0);
+    // (The echo agent's turn for a message with "fail" in it fails.)
+    lab.wait_until("its first message", || {
+        history(&lab, &pane).contains("error: BROKEN is present")
+    });
+    let h = history(&lab, &pane);
+    assert!(
+        h.contains("The workflow `CI` failed on branch `main`"),
+        "{h}"
+    );
+    assert!(h.contains("Break main"), "{h}");
+    assert!(h.contains("error: BROKEN is present"), "{h}");
+    assert!(!h.contains("[31m"), "colours are stripped: {h}");
+    let polls = runs();
+    lab.wait_until("more polls", || runs() >= polls + 3);
+    assert_eq!(panes_like(&lab, "red-"), [pane], "two panes for one run");
+}
+
+/// `pr merge --close --discard`: merged, then the pane is closed and its
+/// worktree removed.
+#[test]
+fn a_merge_may_close_the_pane_with_its_worktree() {
+    let Some(lab) = Lab::new() else { return };
+    let f = forge(&lab, 10);
+    lab.launch_with("forge", &f.config, "forgetest.sock");
+    lab.ok(&["new", "fix", "--issue", "7", "--template", "echo"]);
+    let wt = lab.path("widget/.hive/worktrees/fix");
+    std::fs::write(wt.join("parser.rs"), "fn parse() -> Option<()> { None }\n").unwrap();
+    git(&wt, &["commit", "-q", "-am", "Fix the parser"]);
+    lab.ok(&["pr", "open", "fix", "--ready"]);
+    let merged = lab.ok(&["pr", "merge", "fix", "--close", "--discard"]);
+    assert!(merged.contains("Squashed and merged"), "{merged}");
+    let log = git(&f.remote, &["log", "--format=%s", "main"]);
+    assert!(log.starts_with("Fix the parser: it panics (#8)"), "{log}");
+    lab.wait_until("the pane closed", || {
+        pane_field(&lab, "fix", "id") == Value::Null
+    });
+    lab.wait_until("its worktree removed", || !wt.exists());
 }
