@@ -241,10 +241,11 @@ impl Server {
         if wt.is_workspace() {
             // Said plainly rather than a git error about the root (issue 52).
             let why = format!(
-                "`{pane}` is a workspace of several repositories: one pull request per                  repository is not supported yet; push each from its worktree under {}",
+                "`{pane}` is a workspace of several repositories: one pull request per \
+                 repository is not supported yet; push each from its worktree under {}",
                 wt.path.display()
             );
-            return answer(reply, Err(invalid(why)));
+            return reply(Err(invalid(why)));
         }
         if let Some(w) = self.forges.watched.get(&slot) {
             let why = format!("`{pane}` has pull request #{} already", w.number);
