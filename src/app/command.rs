@@ -43,6 +43,13 @@ pub enum AppCommand {
     Notify(Vec<String>),
     /// For the server, which keeps the mutes: a `/mute`.
     Mute(crate::protocol::mutes::Mute),
+    /// For the server, which keeps them per console: an inbox entry
+    /// dismissed with `d`.
+    Dismiss {
+        pane: usize,
+        kind: crate::protocol::mutes::ReasonKind,
+        what: String,
+    },
 }
 
 /// The app's queue of commands, in the order they were made.

@@ -97,7 +97,8 @@ fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
         | AppCommand::ListFiles { .. }
         | AppCommand::ListSessions { .. }
         | AppCommand::Resume { .. }
-        | AppCommand::Mute(_) => out.requests.is_some(),
+        | AppCommand::Mute(_)
+        | AppCommand::Dismiss { .. } => out.requests.is_some(),
         AppCommand::Search(_) => out.search.is_some(),
         AppCommand::Terminal(_) => has_terminal,
         AppCommand::Notify(_) => true,
@@ -137,6 +138,11 @@ fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
             AppCommand::Mute(change) => {
                 if let Some(r) = out.requests {
                     r.send(crate::protocol::ClientMsg::Mute(change));
+                }
+            }
+            AppCommand::Dismiss { pane, kind, what } => {
+                if let Some(r) = out.requests {
+                    r.send(crate::protocol::ClientMsg::Dismiss { pane, kind, what });
                 }
             }
             AppCommand::Search(req) => {

@@ -5,6 +5,7 @@
 //! says as [`FromServer`] messages, reconnecting a broken ssh link.
 
 mod host;
+pub mod identity;
 mod link;
 mod mux;
 mod mux_git;

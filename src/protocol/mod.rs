@@ -54,8 +54,11 @@ use crate::protocol::pane::RunnerCommand;
 /// snapshot's pane says what a console saw of it, `PaneSnapshot::seen`
 /// (issue 46 item 8: the inbox outlives a console). 8: an approval
 /// request says what its tool does and where (`PermissionRequest::kind`,
-/// `locations`, ACP's; issue 47).
-pub const PROTOCOL_VERSION: u32 = 8;
+/// `locations`, ACP's; issue 47). 9: a console says who it is
+/// (`ClientMsg::Identify`) and dismisses entries (`ClientMsg::Dismiss`,
+/// `PaneSnapshot::dismissed`), a terminal pane's idle is the server's
+/// (`PaneEvent::Idle`) (#46 item 8: "seen" per console, kept by the server).
+pub const PROTOCOL_VERSION: u32 = 9;
 
 /// `ClientMsg::Focus(NO_PANE)`: the client looks at none of the server's
 /// panes (#46 item 8: a console of several servers looking at a remote pane
@@ -142,6 +145,19 @@ pub enum ClientMsg {
     /// finding the agent's resume handle in its own history; every client,
     /// this one too, gets the pane's `Reset`.
     Resume { pane: usize, session: String },
+    /// Who this console is, across its connections (before `Attach`;
+    /// protocol 9, #46 item 8): the server keeps what each console saw and
+    /// dismissed under it, so a console that comes back (a detach, a `kill
+    /// -9`, a reconnect) finds its own unread marks and inbox, and another
+    /// console its own. Without it a connection is a console of its own.
+    Identify(String),
+    /// The user dismissed an inbox entry of the pane (`d`): kept for this
+    /// console (`PaneSnapshot::dismissed`).
+    Dismiss {
+        pane: usize,
+        kind: mutes::ReasonKind,
+        what: String,
+    },
 }
 
 /// What the server tells a client.

@@ -29,7 +29,7 @@ use super::{ClientMsg, Hello, PROTOCOL_VERSION, PaneWire, ServerMsg};
 
 const CLIENT_VARIANTS: &[&str] = &[
     "Attach", "Command", "Focus", "Draft", "Resync", "Edit", "Detach", "Stop", "Worktree", "Files",
-    "Sessions", "Mute", "Resume",
+    "Sessions", "Mute", "Resume", "Identify", "Dismiss",
 ];
 
 fn client_variant(m: &ClientMsg) -> &'static str {
@@ -47,6 +47,8 @@ fn client_variant(m: &ClientMsg) -> &'static str {
         ClientMsg::Sessions { .. } => "Sessions",
         ClientMsg::Mute(_) => "Mute",
         ClientMsg::Resume { .. } => "Resume",
+        ClientMsg::Identify(_) => "Identify",
+        ClientMsg::Dismiss { .. } => "Dismiss",
     }
 }
 
@@ -109,7 +111,7 @@ fn command_variant(c: &RunnerCommand) -> usize {
     }
 }
 
-const EVENT_VARIANTS: usize = 21;
+const EVENT_VARIANTS: usize = 22;
 
 fn event_variant(e: &PaneEvent) -> usize {
     match e {
@@ -134,6 +136,7 @@ fn event_variant(e: &PaneEvent) -> usize {
         PaneEvent::Held(_) => 18,
         PaneEvent::Process(_) => 19,
         PaneEvent::Stalled(_) => 20,
+        PaneEvent::Idle => 21,
     }
 }
 
@@ -235,6 +238,11 @@ fn pane() -> PaneSnapshot {
         parent: Some("lead".into()),
         host: None,
         seen: Some(5),
+        dismissed: vec![super::snapshot::Dismissed {
+            kind: ReasonKind::Bell,
+            what: "rang the bell".into(),
+            up_to: 6,
+        }],
         ..PaneSnapshot::empty(card)
     }
 }
@@ -298,6 +306,12 @@ fn client_samples() -> Vec<ClientMsg> {
         ClientMsg::Resume {
             pane: 0,
             session: "s".into(),
+        },
+        ClientMsg::Identify("alice@box:/dev/pts/3:4242".into()),
+        ClientMsg::Dismiss {
+            pane: 1,
+            kind: ReasonKind::Finished,
+            what: "turn finished".into(),
         },
     ]);
     out
