@@ -220,7 +220,10 @@ mod tests {
         assert!(!inbox.post(1, now, Reason::TurnFinished), "dismissed");
         assert!(inbox.post(0, now, Reason::TurnFinished), "another pane's");
         inbox.replaying = Some(11);
-        assert!(inbox.post(1, now, Reason::TurnFinished), "a later turn is news");
+        assert!(
+            inbox.post(1, now, Reason::TurnFinished),
+            "a later turn is news"
+        );
         let posted = Reason::Posted {
             kind: "overlap".into(),
             text: "x".into(),

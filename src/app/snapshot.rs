@@ -272,7 +272,9 @@ impl App {
         if s.dismissed.is_empty() {
             self.inbox.dismissed.remove(&i);
         } else {
-            self.inbox.dismissed.insert(i, std::mem::take(&mut s.dismissed));
+            self.inbox
+                .dismissed
+                .insert(i, std::mem::take(&mut s.dismissed));
         }
         for logged in s.events {
             let away = away_since.is_some_and(|seen| logged.seq > seen);

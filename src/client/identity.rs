@@ -40,9 +40,15 @@ fn terminal() -> Option<String> {
     (0..3).find_map(|fd| {
         // SAFETY: ttyname_r writes at most `buf.len()` bytes, NUL-terminated
         // on success, into a buffer we own.
-        let ok = unsafe { libc::isatty(fd) == 1 && libc::ttyname_r(fd, buf.as_mut_ptr(), buf.len()) == 0 };
+        let ok = unsafe {
+            libc::isatty(fd) == 1 && libc::ttyname_r(fd, buf.as_mut_ptr(), buf.len()) == 0
+        };
         // SAFETY: on success the buffer holds a NUL-terminated string.
-        ok.then(|| unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned())
+        ok.then(|| {
+            unsafe { CStr::from_ptr(buf.as_ptr()) }
+                .to_string_lossy()
+                .into_owned()
+        })
     })
 }
 
@@ -55,7 +61,9 @@ fn host() -> String {
         return "localhost".into();
     }
     // SAFETY: NUL-terminated (the last byte was never written).
-    unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned()
+    unsafe { CStr::from_ptr(buf.as_ptr()) }
+        .to_string_lossy()
+        .into_owned()
 }
 
 #[cfg(test)]

@@ -259,7 +259,11 @@ impl Mux {
             }
             ClientMsg::Dismiss { pane, kind, what } => {
                 if let Some((i, p)) = self.owner(pane) {
-                    let _ = self.members[i].tx.send(ClientMsg::Dismiss { pane: p, kind, what });
+                    let _ = self.members[i].tx.send(ClientMsg::Dismiss {
+                        pane: p,
+                        kind,
+                        what,
+                    });
                 }
             }
             ClientMsg::Resume { pane, session } => {

@@ -96,7 +96,14 @@ impl Consoles {
 
     /// Console `who` dismissed the entry `kind`/`what` of pane `slot`,
     /// the server's last event being `seq`.
-    pub(super) fn dismiss(&mut self, who: &str, slot: usize, kind: ReasonKind, what: String, seq: u64) {
+    pub(super) fn dismiss(
+        &mut self,
+        who: &str,
+        slot: usize,
+        kind: ReasonKind,
+        what: String,
+        seq: u64,
+    ) {
         let list = self.memory(who).dismissed.entry(slot).or_default();
         list.retain(|d| !(d.kind == kind && d.what == what));
         list.push(Dismissed {
@@ -173,7 +180,10 @@ impl Server {
     /// `ClientMsg::Identify`: client `id` is console `raw`.
     pub(super) fn identify(&mut self, id: ClientId, raw: &str) {
         let Some(who) = identity(raw) else {
-            tracing::warn!(client = id, "an identity that is none: a console of its own");
+            tracing::warn!(
+                client = id,
+                "an identity that is none: a console of its own"
+            );
             return;
         };
         if let Some(link) = self.clients.get_mut(id) {
@@ -209,8 +219,10 @@ impl Server {
 
     /// `ClientMsg::Dismiss`: client `id` dismissed an entry of pane `pane`.
     pub(super) fn dismiss(&mut self, id: ClientId, pane: usize, kind: ReasonKind, what: String) {
-        let (Some(slot), Some(link)) = (self.panes.order.get(pane).copied(), self.clients.get_mut(id))
-        else {
+        let (Some(slot), Some(link)) = (
+            self.panes.order.get(pane).copied(),
+            self.clients.get_mut(id),
+        ) else {
             return;
         };
         let who = key(link.who.as_deref(), id);
@@ -280,7 +292,10 @@ mod tests {
 
     #[test]
     fn an_identity_is_one_visible_line_of_bounded_length() {
-        assert_eq!(identity("me@box:/dev/pts/3").as_deref(), Some("me@box:/dev/pts/3"));
+        assert_eq!(
+            identity("me@box:/dev/pts/3").as_deref(),
+            Some("me@box:/dev/pts/3")
+        );
         assert_eq!(identity(""), None);
         assert_eq!(identity("a\u{1}7"), None, "would name another's connection");
         assert_eq!(identity("a\nb"), None);

@@ -20,9 +20,10 @@ struct Lab {
     vars: Vec<String>,
 }
 
-/// A shell that runs `cmd`, then again after each Enter.
+/// A shell that runs `cmd`, then again after each Enter (the terminal made
+/// sane first, as an interactive shell would after a killed program).
 fn again_and_again(cmd: &str) -> String {
-    format!("while :; do {cmd} ; echo HIVE-EXIT=$? ; read x ; done")
+    format!("while :; do {cmd} ; r=$? ; stty sane ; echo HIVE-EXIT=$r ; read x ; done")
 }
 
 impl Lab {
@@ -103,8 +104,13 @@ impl Lab {
             });
         } else {
             self.keys(target, &["C-b", "d"]);
-            self.wait(target, "the console detached", |s| s.contains("HIVE-EXIT=0"));
+            self.wait(target, "the console detached", |s| {
+                s.contains("HIVE-EXIT=0")
+            });
         }
+        // A killed console leaves its screen behind; as a user's `reset`.
+        self.keys(target, &["-R"]);
+        self.t.cmd(&["clear-history", "-t", target]);
         self.keys(target, &["Enter"]);
         self.wait(target, "the console again", |s| {
             s.contains("Architect (demo)") && !s.contains("HIVE-EXIT")
@@ -138,7 +144,9 @@ impl Lab {
 
     /// The slow demo answer starts in pane 1 of console `target`.
     fn slow_answer(&self, target: &str) {
-        self.wait(target, "the demo panes", |s| s.contains("Message Architect"));
+        self.wait(target, "the demo panes", |s| {
+            s.contains("Message Architect")
+        });
         self.type_text(target, "slow");
         self.keys(target, &["Enter"]);
         self.wait(target, "the answer streaming", |s| {
@@ -163,7 +171,9 @@ fn unread_stays_with_its_console(kill: bool) {
     let lab = Lab::start(&bin);
     lab.slow_answer("a");
     lab.terminal("b");
-    lab.wait("b", "the second console", |s| s.contains("Architect (demo)"));
+    lab.wait("b", "the second console", |s| {
+        s.contains("Architect (demo)")
+    });
     lab.keys("b", &["M-2"]);
     lab.wait("b", "b on the reviewer", |s| {
         super::status_line(s).contains("Reviewer")
@@ -218,7 +228,9 @@ fn a_dismissal_outlives(kill: bool) {
     let lab = Lab::start(&bin);
     lab.slow_answer("a");
     lab.keys("a", &["M-2"]);
-    lab.wait("a", "the finished turn waiting", |s| s.contains("1 waiting"));
+    lab.wait("a", "the finished turn waiting", |s| {
+        s.contains("1 waiting")
+    });
     lab.keys("a", &["M-i"]);
     lab.wait("a", "the inbox", |s| s.contains("turn finished"));
     lab.keys("a", &["d"]);
@@ -251,13 +263,17 @@ fn an_idle_terminal_entry_outlives_a_detach() {
     let lab = Lab::start(&bin);
     lab.wait("a", "the demo panes", |s| s.contains("Message Architect"));
     lab.keys("a", &["M-3"]);
-    lab.wait("a", "the shell", |s| super::status_line(s).contains("Shell"));
+    lab.wait("a", "the shell", |s| {
+        super::status_line(s).contains("Shell")
+    });
     lab.type_text("a", "sleep 1; echo done-$((40+2))");
     lab.keys("a", &["Enter"]);
     lab.keys("a", &["M-1"]);
     lab.wait("a", "the idle entry", |s| s.contains("1 waiting"));
     lab.keys("a", &["M-i"]);
-    lab.wait("a", "the idle entry's line", |s| s.contains("idle after output"));
+    lab.wait("a", "the idle entry's line", |s| {
+        s.contains("idle after output")
+    });
     lab.keys("a", &["Escape"]);
     lab.come_back("a", false);
     lab.wait("a", "the idle entry, kept", |s| s.contains("1 waiting"));
