@@ -13,9 +13,6 @@
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use super::serve::Server;
-use crate::runner::{PaneEvent, PaneUpdate};
-
 /// A terminal pane quiet this long after output is idle.
 pub(super) const IDLE_AFTER: Duration = Duration::from_secs(5);
 
@@ -67,20 +64,6 @@ impl IdleWatch {
             self.typed.remove(slot);
         }
         idle
-    }
-}
-
-impl Server {
-    /// The panes gone idle: each gets its `Idle`, logged and sent as a
-    /// runner event would be.
-    pub(super) fn idle_due(&mut self) {
-        for slot in self.idle.due(Instant::now()) {
-            self.on_update(PaneUpdate {
-                pane: slot,
-                event: PaneEvent::Idle,
-            });
-        }
-        self.send_events();
     }
 }
 

@@ -20,6 +20,7 @@ mod idle;
 pub mod layout;
 mod lists;
 pub mod log;
+mod looking;
 mod notifier;
 mod pane;
 mod panes;

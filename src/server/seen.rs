@@ -20,13 +20,12 @@
 
 use std::collections::HashMap;
 
-use super::clients::{ClientId, Link};
-use super::serve::Server;
+use super::clients::ClientId;
 use crate::protocol::mutes::ReasonKind;
 use crate::protocol::snapshot::Dismissed;
 
 /// The longest dismissed line kept (an inbox line is one short line).
-const MAX_WHAT: usize = 1024;
+pub(super) const MAX_WHAT: usize = 1024;
 
 /// Consoles remembered at most (each a few numbers per pane).
 pub(super) const MAX_CONSOLES: usize = 64;
@@ -155,11 +154,11 @@ impl Consoles {
 
 /// What one client saw and dismissed, as its snapshot tells it.
 pub(super) struct SeenBy<'a> {
-    consoles: &'a Consoles,
-    who: String,
+    pub(super) consoles: &'a Consoles,
+    pub(super) who: String,
     /// The slots a connection of this console looks at now: seen to here.
-    looking: Vec<usize>,
-    seq: u64,
+    pub(super) looking: Vec<usize>,
+    pub(super) seq: u64,
 }
 
 impl SeenBy<'_> {
@@ -173,78 +172,6 @@ impl SeenBy<'_> {
 
     pub(super) fn dismissed(&self, slot: usize) -> Vec<Dismissed> {
         self.consoles.dismissed(&self.who, slot)
-    }
-}
-
-impl Server {
-    /// `ClientMsg::Identify`: client `id` is console `raw`.
-    pub(super) fn identify(&mut self, id: ClientId, raw: &str) {
-        let Some(who) = identity(raw) else {
-            tracing::warn!(
-                client = id,
-                "an identity that is none: a console of its own"
-            );
-            return;
-        };
-        if let Some(link) = self.clients.get_mut(id) {
-            tracing::info!(client = id, console = %who, "client identified");
-            link.who = Some(who);
-        }
-    }
-
-    /// Client `id` looks at slot `to` now (`None`: at none of ours): the
-    /// pane it leaves is seen up to here, and so is the one it looks at.
-    pub(super) fn focus_moves(&mut self, id: ClientId, to: Option<usize>) {
-        let seq = self.seq;
-        let Some(link) = self.clients.get_mut(id) else {
-            return;
-        };
-        let who = key(link.who.as_deref(), id);
-        for slot in link.focus.iter().chain(to.iter()) {
-            self.memory.saw(&who, *slot, seq);
-        }
-        link.focus = to;
-    }
-
-    /// `link` left: the pane it looked at is seen up to here; a
-    /// connection of its own is forgotten.
-    pub(super) fn saw_until_now(&mut self, link: &Link) {
-        let who = key(link.who.as_deref(), link.id);
-        if anonymous(&who) {
-            self.memory.forget(&who);
-        } else if let Some(slot) = link.focus {
-            self.memory.saw(&who, slot, self.seq);
-        }
-    }
-
-    /// `ClientMsg::Dismiss`: client `id` dismissed an entry of pane `pane`.
-    pub(super) fn dismiss(&mut self, id: ClientId, pane: usize, kind: ReasonKind, what: String) {
-        let (Some(slot), Some(link)) = (
-            self.panes.order.get(pane).copied(),
-            self.clients.get_mut(id),
-        ) else {
-            return;
-        };
-        let who = key(link.who.as_deref(), id);
-        let what: String = what.chars().take(MAX_WHAT).collect();
-        self.memory.dismiss(&who, slot, kind, what, self.seq);
-    }
-
-    /// What client `id`'s console saw and dismissed.
-    pub(super) fn seen_by(&self, id: ClientId) -> SeenBy<'_> {
-        let who = key(self.clients.who_of(id), id);
-        let looking = self
-            .clients
-            .attached()
-            .filter(|l| key(l.who.as_deref(), l.id) == who)
-            .filter_map(|l| l.focus)
-            .collect();
-        SeenBy {
-            consoles: &self.memory,
-            who,
-            looking,
-            seq: self.seq,
-        }
     }
 }
 
