@@ -12,6 +12,8 @@
 
 #[path = "e2e_tmux/best_of.rs"]
 mod best_of;
+#[path = "e2e_tmux/inbox.rs"]
+mod inbox;
 #[path = "support/openai_server.rs"]
 mod openai_server;
 #[path = "e2e_tmux/remote.rs"]

@@ -1,13 +1,12 @@
 //! The app side of the attention inbox: posting entries (with the bell /
-//! OSC 9 the config asks for), dropping handled ones, watching for stalled
-//! agents and idle terminals, and the inbox overlay's keys.
-
-use std::time::Instant;
+//! OSC 9 the config asks for), dropping handled ones, and the inbox
+//! overlay's keys. Stalled agents come from the runner, idle terminals from
+//! the server (src/server/idle.rs).
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::command::AppCommand;
-use super::inbox::{IDLE_AFTER, InboxEvent, Reason};
+use super::inbox::{InboxEvent, Reason};
 use super::state::{App, Overlay};
 use super::unread::Unread;
 use crate::config::ReasonKind;
@@ -133,39 +132,6 @@ impl App {
         }
     }
 
-    /// Posts terminal panes gone quiet after output (stalled agents come
-    /// from the runner); true when something changed.
-    pub(crate) fn watch_inbox(&mut self) -> bool {
-        let now = self.now;
-        let idle: Vec<usize> = self
-            .inbox
-            .activity
-            .iter()
-            .filter(|(i, at)| {
-                **i != self.focus && now.saturating_duration_since(**at) >= IDLE_AFTER
-            })
-            .map(|(i, _)| *i)
-            .collect();
-        for &i in &idle {
-            // Reported once per typed command: typing again re-arms it.
-            self.inbox.activity.remove(&i);
-            self.inbox.typed.remove(&i);
-            self.call_attention(i, Reason::Idle);
-        }
-        self.reconcile_inbox();
-        !idle.is_empty()
-    }
-
-    /// When `watch_inbox` next has something to check.
-    pub(crate) fn inbox_deadline(&self) -> Option<Instant> {
-        self.inbox
-            .activity
-            .iter()
-            .filter(|(i, _)| **i != self.focus)
-            .map(|(_, at)| *at + IDLE_AFTER)
-            .min()
-    }
-
     pub(crate) fn open_inbox(&mut self) {
         self.reconcile_inbox();
         if self.inbox.is_empty() {
@@ -219,9 +185,13 @@ impl App {
             KeyCode::Char('a') if is_perm => self.answer_selected(PermissionDecision::AllowAlways),
             KeyCode::Char('n') if is_perm => self.inbox.deny = Some(String::new()),
             KeyCode::Char('d') | KeyCode::Delete if !is_perm => {
-                let sel = self.inbox.sel;
-                if sel < self.inbox.entries.len() {
-                    self.inbox.entries.remove(sel);
+                // The server keeps it for this console (#46 item 8).
+                if let Some((pane, reason)) = self.inbox.dismiss_selected() {
+                    self.outbox.push(AppCommand::Dismiss {
+                        pane,
+                        kind: reason.kind(),
+                        what: reason.describe(),
+                    });
                 }
                 self.reconcile_inbox();
             }

@@ -48,6 +48,13 @@ pub enum AppCommand {
         pane: usize,
         ask: crate::protocol::forge::ForgeAsk,
     },
+    /// For the server, which keeps them per console: an inbox entry
+    /// dismissed with `d`.
+    Dismiss {
+        pane: usize,
+        kind: crate::protocol::mutes::ReasonKind,
+        what: String,
+    },
 }
 
 /// The app's queue of commands, in the order they were made.

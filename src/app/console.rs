@@ -432,10 +432,10 @@ fn on_signal(
     Ok(false)
 }
 
-/// The status line's time is up or the inbox watch has a check due.
+/// The status line's time is up.
 fn status_due(app: &mut App, pace: &mut pace::Pace) {
     app.now = Instant::now().into_std();
-    if app.expire_status() | app.watch_inbox() {
+    if app.expire_status() {
         pace.soon();
     }
 }
@@ -500,14 +500,10 @@ fn wake_channel() -> (crate::files::Wake, Woken) {
     (wake, (rx, pending))
 }
 
-/// When the status line goes away or the inbox watch has a check due.
+/// When the status line goes away.
 fn status_deadline(app: &App) -> Option<Instant> {
-    let status = app.status.as_ref().map(|(_, until)| *until);
-    [status, app.inbox_deadline()]
-        .into_iter()
-        .flatten()
-        .min()
-        .map(Instant::from_std)
+    let (_, until) = app.status.as_ref()?;
+    Some(Instant::from_std(*until))
 }
 
 /// Applies one terminal event; false when nothing visible changed.

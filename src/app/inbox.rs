@@ -5,15 +5,20 @@
 //!
 //! Entries are facts about panes, so they go away when handled anywhere:
 //! an approval answered in its pane, a pane focused, an agent restarted.
-//! `App::reconcile_inbox` applies those rules after every change.
+//! `App::reconcile_inbox` applies those rules after every change. An entry
+//! dismissed with `d` is this console's choice: the server keeps it for
+//! this console (`ClientMsg::Dismiss`, `PaneSnapshot::dismissed`), so the
+//! replay of a snapshot leaves it out (#46 item 8).
 
-use std::time::{Duration, Instant};
+use std::collections::HashMap;
+use std::time::Instant;
 
 use super::pane::Pane;
 pub(crate) use crate::config::ReasonKind;
 pub use crate::notify::reason::Reason;
 pub(crate) use crate::notify::reason::summarize_args;
 use crate::protocol::pane::TurnState;
+use crate::protocol::snapshot::Dismissed;
 
 /// What other features send to post or withdraw an entry (the worktree
 /// view posts "overlap" warnings this way).
@@ -42,33 +47,64 @@ pub struct Inbox {
     pub sel: usize,
     /// Typing a reason for denying the selected approval.
     pub deny: Option<String>,
-    /// When each typed-into terminal pane last showed output (idle
-    /// detection).
-    pub(crate) activity: std::collections::HashMap<usize, Instant>,
-    /// Terminal panes typed into since their last idle report: only their
-    /// output counts (a shell printing its prompt at start is not news).
-    pub typed: std::collections::HashSet<usize>,
+    /// By pane: the entries this console dismissed, as the server keeps
+    /// them (src/server/seen.rs).
+    pub(crate) dismissed: HashMap<usize, Vec<Dismissed>>,
+    /// The event (`seq`) a snapshot's replay is applying, if one is.
+    pub(crate) replaying: Option<u64>,
     /// Types silenced with `/mute TYPE`, for every pane.
     pub muted_kinds: Vec<ReasonKind>,
     /// `[ui] notify_command`'s rate limit.
     pub notify: crate::notify::Limiter,
 }
 
-/// A terminal pane quiet this long after output is idle.
-pub(crate) const IDLE_AFTER: Duration = Duration::from_secs(5);
-
 impl Inbox {
-    /// Adds an entry unless the same one is already waiting; true if added.
+    /// Adds an entry unless the same one is already waiting, or this
+    /// console dismissed it; true if added.
     pub fn post(&mut self, pane: usize, at: Instant, reason: Reason) -> bool {
         if self
             .entries
             .iter()
             .any(|e| e.pane == pane && e.reason == reason)
+            || self.was_dismissed(pane, &reason)
         {
             return false;
         }
         self.entries.push(Entry { pane, at, reason });
         true
+    }
+
+    /// Whether `reason` of `pane` is one this console dismissed: made by
+    /// an event the dismissal came after (a replayed one), or a feature's
+    /// post of the same words (posted again after each snapshot).
+    fn was_dismissed(&self, pane: usize, reason: &Reason) -> bool {
+        let Some(list) = self.dismissed.get(&pane) else {
+            return false;
+        };
+        let (kind, what) = (reason.kind(), reason.describe());
+        list.iter().any(|d| {
+            d.kind == kind
+                && d.what == what
+                && (matches!(reason, Reason::Posted { .. })
+                    || self.replaying.is_some_and(|seq| seq <= d.up_to))
+        })
+    }
+
+    /// `d`: the selected entry goes, and is remembered as dismissed; what
+    /// the server is told (`None`: an approval, which waits until answered).
+    pub(crate) fn dismiss_selected(&mut self) -> Option<(usize, Reason)> {
+        let e = self.entries.get(self.sel)?;
+        if matches!(e.reason, Reason::Permission { .. }) {
+            return None;
+        }
+        let e = self.entries.remove(self.sel);
+        // Until the server's list comes with the next snapshot.
+        self.dismissed.entry(e.pane).or_default().push(Dismissed {
+            kind: e.reason.kind(),
+            what: e.reason.describe(),
+            up_to: 0,
+        });
+        Some((e.pane, e.reason))
     }
 
     pub fn len(&self) -> usize {
@@ -162,6 +198,42 @@ mod tests {
         panes[1].pending.permissions.clear();
         inbox.reconcile(&panes, 0);
         assert!(inbox.is_empty(), "the approval was answered in its pane");
+    }
+
+    #[test]
+    fn a_dismissed_entry_stays_out_of_a_replay_up_to_its_dismissal() {
+        let now = Instant::now();
+        let mut inbox = Inbox::default();
+        inbox.post(1, now, Reason::TurnFinished);
+        assert!(inbox.dismiss_selected().is_some());
+        assert!(inbox.is_empty());
+        // The snapshot after: the server heard of it at event 10.
+        inbox.dismissed.insert(
+            1,
+            vec![Dismissed {
+                kind: ReasonKind::Finished,
+                what: "turn finished".into(),
+                up_to: 10,
+            }],
+        );
+        inbox.replaying = Some(9);
+        assert!(!inbox.post(1, now, Reason::TurnFinished), "dismissed");
+        assert!(inbox.post(0, now, Reason::TurnFinished), "another pane's");
+        inbox.replaying = Some(11);
+        assert!(
+            inbox.post(1, now, Reason::TurnFinished),
+            "a later turn is news"
+        );
+        let posted = Reason::Posted {
+            kind: "overlap".into(),
+            text: "x".into(),
+        };
+        inbox.entries.clear();
+        inbox.replaying = None;
+        assert!(inbox.post(2, now, posted.clone()));
+        inbox.sel = 0;
+        assert!(inbox.dismiss_selected().is_some());
+        assert!(!inbox.post(2, now, posted), "posted again after a snapshot");
     }
 
     #[test]

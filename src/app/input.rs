@@ -218,7 +218,6 @@ impl App {
             p.terminal.scroll = 0;
             p.terminal.note = None;
             self.send(focus, RunnerCommand::Input(bytes));
-            self.inbox.typed.insert(focus);
         }
     }
 

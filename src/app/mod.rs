@@ -100,7 +100,8 @@ fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
         | AppCommand::ListSessions { .. }
         | AppCommand::Resume { .. }
         | AppCommand::Mute(_)
-        | AppCommand::Forge { .. } => out.requests.is_some(),
+        | AppCommand::Forge { .. }
+        | AppCommand::Dismiss { .. } => out.requests.is_some(),
         AppCommand::Search(_) => out.search.is_some(),
         AppCommand::Terminal(_) => has_terminal,
         AppCommand::Notify(_) => true,
@@ -145,6 +146,11 @@ fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
             AppCommand::Forge { pane, ask } => {
                 if let Some(r) = out.requests {
                     r.send(crate::protocol::ClientMsg::Forge { pane, ask });
+                }
+            }
+            AppCommand::Dismiss { pane, kind, what } => {
+                if let Some(r) = out.requests {
+                    r.send(crate::protocol::ClientMsg::Dismiss { pane, kind, what });
                 }
             }
             AppCommand::Search(req) => {

@@ -170,13 +170,12 @@ impl App {
             }
             None => false,
         });
-        self.inbox.activity = self
+        self.inbox.dismissed = self
             .inbox
-            .activity
+            .dismissed
             .drain()
-            .filter_map(|(i, t)| Some((to(&i)?, t)))
+            .filter_map(|(i, d)| Some((to(&i)?, d)))
             .collect();
-        self.inbox.typed = self.inbox.typed.drain().filter_map(|i| to(&i)).collect();
         self.overview.state_since = self
             .overview
             .state_since
@@ -269,17 +268,27 @@ impl App {
             p.parent = s.parent;
         }
         self.restore(i, &mut s.restored);
+        // What this console dismissed stays out (#46 item 8).
+        if s.dismissed.is_empty() {
+            self.inbox.dismissed.remove(&i);
+        } else {
+            self.inbox
+                .dismissed
+                .insert(i, std::mem::take(&mut s.dismissed));
+        }
         for logged in s.events {
             let away = away_since.is_some_and(|seen| logged.seq > seen);
             self.focus = if away { NOBODY } else { i };
             if let Some(at) = logged.at {
                 self.now = at;
             }
+            self.inbox.replaying = Some(logged.seq);
             self.apply(PaneUpdate {
                 pane: i,
                 event: logged.event,
             });
         }
+        self.inbox.replaying = None;
         self.focus = NOBODY;
         let Some(p) = self.panes.get_mut(i) else {
             return;

@@ -256,9 +256,6 @@ impl App {
         let Some(p) = self.panes.get_mut(i) else {
             return;
         };
-        if matches!(update.event, PaneEvent::Terminal(_)) && self.inbox.typed.contains(&i) {
-            self.inbox.activity.insert(i, self.now);
-        }
         let since = &mut self.overview.state_since;
         let (needs_user, status) = pane_event(p, i, update.event, focused, self.now, since);
         if let Some(text) = status {
@@ -383,7 +380,7 @@ fn pane_event(
         } => attached(p, capabilities, terminal),
         PaneEvent::Terminal(screen) => p.terminal.update(*screen),
         PaneEvent::TerminalText(_) => {}
-        PaneEvent::Bell => {}
+        PaneEvent::Bell | PaneEvent::Idle => {}
         PaneEvent::Stalled(since) => p.conversation.stalled_since = since,
         PaneEvent::Held(hold) => p.conversation.held = hold,
         PaneEvent::Process(sample) => p.process = sample,

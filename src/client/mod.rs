@@ -6,6 +6,7 @@
 
 mod host;
 pub mod inflight;
+pub mod identity;
 mod link;
 mod mux;
 mod mux_git;

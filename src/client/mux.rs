@@ -264,6 +264,15 @@ impl Mux {
                     let _ = self.members[i].tx.send(ClientMsg::Sessions { pane: p });
                 }
             }
+            ClientMsg::Dismiss { pane, kind, what } => {
+                if let Some((i, p)) = self.owner(pane) {
+                    let _ = self.members[i].tx.send(ClientMsg::Dismiss {
+                        pane: p,
+                        kind,
+                        what,
+                    });
+                }
+            }
             ClientMsg::Resume { pane, session } => {
                 if let Some((i, p)) = self.owner(pane) {
                     let msg = ClientMsg::Resume { pane: p, session };

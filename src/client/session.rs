@@ -121,6 +121,13 @@ async fn handshake(
         .write_all(&frame::encode_hello(&Hello::ours()))
         .await
         .map_err(WireError::from)?;
+    // Who this console is, before it asks for the panes (#46 item 8).
+    if let Some(who) = super::identity::console_identity() {
+        write
+            .write_all(&frame::encode(&ClientMsg::Identify(who))?)
+            .await
+            .map_err(WireError::from)?;
+    }
     write
         .write_all(&frame::encode(&ClientMsg::Attach)?)
         .await

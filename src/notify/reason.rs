@@ -58,6 +58,7 @@ impl Reason {
             }
             PaneEvent::State(TurnState::Dead) => Reason::Exited,
             PaneEvent::Bell => Reason::Bell,
+            PaneEvent::Idle => Reason::Idle,
             PaneEvent::Stalled(Some(_)) => Reason::Stalled,
             _ => return None,
         })
@@ -97,10 +98,10 @@ impl Reason {
 }
 
 /// Whether the server runs `notify_command` for `kind` (it sees the
-/// runner events); an idle terminal and a feature's post are found by a
-/// console, which runs it for them.
+/// runner events, and finds idle terminals itself); a feature's post is
+/// found by a console, which runs it for it.
 pub fn told_by_server(kind: ReasonKind) -> bool {
-    !matches!(kind, ReasonKind::Idle | ReasonKind::Posted)
+    kind != ReasonKind::Posted
 }
 
 /// `mkdir -p build` for `{"command": "mkdir -p build"}`: the arguments of

@@ -346,6 +346,7 @@ mod tests {
                 parent: None,
                 host: None,
                 seen: None,
+                dismissed: Vec::new(),
             }],
         }
     }

@@ -58,7 +58,9 @@ use crate::protocol::pane::RunnerCommand;
 /// (`ClientMsg::Forge`) and hears back (`ServerMsg::Forge`; issue 48); a pane's worktree may be a
 /// workspace of several repositories (`Worktree::repos`, issue 52); a
 /// pane goes on under another account (`RunnerCommand::SwitchAccount`,
-/// issue 51).
+/// issue 51); a console says who it is (`ClientMsg::Identify`) and
+/// dismisses entries (`ClientMsg::Dismiss`, `PaneSnapshot::dismissed`), a
+/// terminal pane's idle is the server's (`PaneEvent::Idle`) (#46 item 8).
 pub const PROTOCOL_VERSION: u32 = 9;
 
 /// `ClientMsg::Focus(NO_PANE)`: the client looks at none of the server's

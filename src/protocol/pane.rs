@@ -220,6 +220,11 @@ pub enum PaneEvent {
     /// Terminal panes: the text `RunnerCommand::CopyTerminal` asked for.
     TerminalText(String),
     Bell,
+    /// Terminal panes: output after a client typed into it, then quiet for
+    /// a while with no console looking (the server watches, src/server/
+    /// idle.rs; protocol 9, #46 item 8: each console found it alone, and it
+    /// was lost with that console).
+    Idle,
     /// The models the agent offers (the `/model` picker).
     Models(Vec<String>),
     /// The effort level now in use (after `/effort`).

@@ -173,6 +173,7 @@ pub(crate) fn sample_events() -> Vec<PaneEvent> {
         PaneEvent::Terminal(Box::new(screen())),
         PaneEvent::TerminalText("copied".into()),
         PaneEvent::Bell,
+        PaneEvent::Idle,
         PaneEvent::Models(vec!["a".into()]),
         PaneEvent::Effort("low".into()),
         PaneEvent::SessionSwitched {

@@ -29,7 +29,7 @@ use super::{ClientMsg, Hello, PROTOCOL_VERSION, PaneWire, ServerMsg};
 
 const CLIENT_VARIANTS: &[&str] = &[
     "Attach", "Command", "Focus", "Draft", "Resync", "Edit", "Detach", "Stop", "Worktree", "Files",
-    "Sessions", "Mute", "Resume", "Forge",
+    "Sessions", "Mute", "Resume", "Forge", "Identify", "Dismiss",
 ];
 
 fn client_variant(m: &ClientMsg) -> &'static str {
@@ -48,6 +48,8 @@ fn client_variant(m: &ClientMsg) -> &'static str {
         ClientMsg::Mute(_) => "Mute",
         ClientMsg::Resume { .. } => "Resume",
         ClientMsg::Forge { .. } => "Forge",
+        ClientMsg::Identify(_) => "Identify",
+        ClientMsg::Dismiss { .. } => "Dismiss",
     }
 }
 
@@ -113,7 +115,7 @@ fn command_variant(c: &RunnerCommand) -> usize {
     }
 }
 
-const EVENT_VARIANTS: usize = 21;
+const EVENT_VARIANTS: usize = 22;
 
 fn event_variant(e: &PaneEvent) -> usize {
     match e {
@@ -138,6 +140,7 @@ fn event_variant(e: &PaneEvent) -> usize {
         PaneEvent::Held(_) => 18,
         PaneEvent::Process(_) => 19,
         PaneEvent::Stalled(_) => 20,
+        PaneEvent::Idle => 21,
     }
 }
 
@@ -257,6 +260,11 @@ fn pane() -> PaneSnapshot {
         parent: Some("lead".into()),
         host: None,
         seen: Some(5),
+        dismissed: vec![super::snapshot::Dismissed {
+            kind: ReasonKind::Bell,
+            what: "rang the bell".into(),
+            up_to: 6,
+        }],
         ..PaneSnapshot::empty(card)
     }
 }
@@ -321,6 +329,12 @@ fn client_samples() -> Vec<ClientMsg> {
         ClientMsg::Resume {
             pane: 0,
             session: "s".into(),
+        },
+        ClientMsg::Identify("alice@box:/dev/pts/3:4242".into()),
+        ClientMsg::Dismiss {
+            pane: 1,
+            kind: ReasonKind::Finished,
+            what: "turn finished".into(),
         },
     ]);
     out.extend(

@@ -124,6 +124,21 @@ pub struct PaneSnapshot {
     /// attached then would have. `None`: the snapshot's `away_since`.
     #[serde(default)]
     pub seen: Option<u64>,
+    /// The inbox entries of this pane the client dismissed (`d`), as the
+    /// server keeps them for it (protocol 9, #46 item 8): an entry they
+    /// name, made by an event up to `up_to`, stays out of its inbox.
+    #[serde(default)]
+    pub dismissed: Vec<Dismissed>,
+}
+
+/// An inbox entry a client dismissed: its type and line (`Reason::kind`,
+/// `Reason::describe`), and the last event (`seq`) the server had when it
+/// heard of it. A later entry of the same words is news again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Dismissed {
+    pub kind: crate::protocol::mutes::ReasonKind,
+    pub what: String,
+    pub up_to: u64,
 }
 
 /// Panes per window, whoever makes the pane (the server places them, a
@@ -149,6 +164,7 @@ impl PaneSnapshot {
             parent: None,
             host: None,
             seen: None,
+            dismissed: Vec::new(),
         }
     }
 }

@@ -56,6 +56,8 @@ pub(crate) struct Link {
     pub(crate) attached: bool,
     /// The pane it looks at.
     pub(crate) focus: Option<usize>,
+    /// Who it says it is (`ClientMsg::Identify`; src/server/seen.rs).
+    pub(crate) who: Option<String>,
 }
 
 impl Link {
@@ -128,6 +130,11 @@ impl Clients {
     /// The slot the client `id` looks at.
     pub(crate) fn focus_of(&self, id: ClientId) -> Option<usize> {
         self.links.get(&id).and_then(|l| l.focus)
+    }
+
+    /// Who client `id` said it is.
+    pub(crate) fn who_of(&self, id: ClientId) -> Option<&str> {
+        self.links.get(&id).and_then(|l| l.who.as_deref())
     }
 
     pub(crate) fn attached(&self) -> impl Iterator<Item = &Link> {
@@ -313,6 +320,7 @@ async fn serve(
         encoder: DeltaEncoder::default(),
         attached: false,
         focus: None,
+        who: None,
     };
     if events.send(ClientEvent::Joined(link)).is_err() {
         return Ok("the server is stopping".into());

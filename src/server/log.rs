@@ -72,9 +72,10 @@ enum Latest {
     Held,
     Process,
     Bell,
+    Idle,
 }
 
-const LATEST: usize = 13;
+const LATEST: usize = 14;
 
 /// Swept when at least this many slots are gone (and half of all).
 const SWEEP_AFTER: usize = 64;
@@ -209,6 +210,7 @@ impl PaneLog {
                 self.latest(Latest::Switched, logged(event.clone()))
             }
             PaneEvent::Bell => self.latest(Latest::Bell, logged(event.clone())),
+            PaneEvent::Idle => self.latest(Latest::Idle, logged(event.clone())),
             PaneEvent::Recalled(_) | PaneEvent::TerminalText(_) => {}
         }
         if self.items.len() > KEEP_ITEMS + KEEP_ITEMS / 4 {

@@ -8,8 +8,9 @@
 //! told until a console looks at the pane (or the approval is answered),
 //! as the inbox keeps one entry; one muted or held back by the rate was not
 //! told. Mutes (`/mute`) are kept here, saved with
-//! the layout. Idle terminals and features' posts are a console's own
-//! findings: that console runs the command for them.
+//! the layout. Idle terminals are the server's (src/server/idle.rs);
+//! features' posts are a console's own findings: that console runs the
+//! command for them.
 
 use std::collections::HashMap;
 use std::time::Instant;

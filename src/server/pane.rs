@@ -27,10 +27,6 @@ pub(super) struct Pane {
     pub(super) reply_to: Option<ClientId>,
     /// What the runner was last told about the focus.
     pub(super) focused: bool,
-    /// The last event (`seq`) a console saw of it: events after came while
-    /// no console looked at it, and a console attaching shows them unread
-    /// and in its inbox, as it would have live (#46 item 8).
-    pub(super) seen: u64,
     /// What the user sent while its worktree's setup ran (the record's
     /// `Started::SettingUp`): sent when the agent starts.
     pub(super) waiting: Vec<RunnerCommand>,
@@ -57,7 +53,6 @@ impl Pane {
             draft: String::new(),
             reply_to: None,
             focused: false,
-            seen: 0,
             waiting: Vec::new(),
         }
     }
@@ -80,5 +75,6 @@ pub(super) fn pane_snapshot(pane: &PaneSlot, seen: Option<u64>) -> PaneSnapshot 
         parent: pane.record.parent.clone(),
         host: None,
         seen,
+        dismissed: Vec::new(),
     }
 }

@@ -14,13 +14,13 @@ use tokio::sync::mpsc;
 
 use super::clients::{ClientEvent, ClientId, Clients};
 use super::layout::Placed;
-pub(super) use super::pane::{Pane, PaneSlot, pane_snapshot};
+pub(super) use super::pane::{Pane, pane_snapshot};
 pub(super) use super::starter::{SetupDone, Starter};
 use crate::config::{AgentConfig, Config};
 use crate::panes::Started;
 use crate::provider::Registry;
 use crate::runner::{PaneEvent, PaneUpdate, QueueEdit, RunnerCommand, RunnerHandle};
-use crate::wire::snapshot::{ServerInfo, Snapshot};
+use crate::wire::snapshot::{PaneSnapshot, ServerInfo, Snapshot};
 use crate::wire::{ClientMsg, ServerMsg};
 use crate::worktree::Worktree;
 
@@ -122,6 +122,10 @@ pub(super) struct Server {
     last_focus: usize,
     /// `notify_command` and the mutes (src/server/notifier.rs).
     pub(super) notifier: super::notifier::Notifier,
+    /// What each console saw and dismissed (src/server/seen.rs).
+    pub(super) memory: super::seen::Consoles,
+    /// Terminal panes going quiet (src/server/idle.rs).
+    pub(super) idle: super::idle::IdleWatch,
     /// The slots as the attached clients last got them (`order`, as of
     /// the last snapshot or layout): an edit sends them what changed.
     pub(super) shown: Vec<usize>,
@@ -193,6 +197,8 @@ impl Server {
             seq: 0,
             away_since: None,
             last_focus: 0,
+            memory: super::seen::Consoles::default(),
+            idle: super::idle::IdleWatch::default(),
             web,
             _pid_file: pid_file,
         })
@@ -233,6 +239,7 @@ impl Server {
                         return Ok(why);
                     }
                 }
+                () = super::idle::idle_at(self.idle.deadline()) => self.idle_due(),
                 _ = term.recv() => return Ok("SIGTERM".into()),
                 _ = int.recv() => return Ok("SIGINT".into()),
                 _ = hup.recv() => tracing::debug!("SIGHUP ignored"),
@@ -257,7 +264,7 @@ impl Server {
         let _ = tokio::time::timeout(Duration::from_millis(1500), stops).await;
     }
 
-    fn on_update(&mut self, update: PaneUpdate) {
+    pub(super) fn on_update(&mut self, update: PaneUpdate) {
         self.seq += 1;
         // The registry first: every door's answer reads it.
         self.panes.observe(&update);
@@ -295,6 +302,9 @@ impl Server {
             _ => {}
         }
         let now = Instant::now();
+        if let PaneEvent::Terminal(_) = &update.event {
+            self.idle.output(slot, now, pane.focused);
+        }
         let of = super::notifier::Of {
             slot,
             id: &pane.record.agent.id,
@@ -323,7 +333,7 @@ impl Server {
 
     /// The events taken in since the last call, to every client at once
     /// (a terminal screen only to the clients whose view it is).
-    fn send_events(&mut self) {
+    pub(super) fn send_events(&mut self) {
         let events = std::mem::take(&mut self.outbox);
         let views = &self.views;
         let slots = &self.outbox_slots;
@@ -375,7 +385,7 @@ impl Server {
             ClientEvent::Left(id, why) => self.left(id, &why),
             ClientEvent::Drained(id) => {
                 tracing::info!(client = id, "a client caught up: fresh snapshot");
-                let snap = self.snapshot();
+                let snap = self.snapshot(id);
                 self.send_snapshot(id, snap);
             }
         }
@@ -392,7 +402,7 @@ impl Server {
         match msg {
             ClientMsg::Attach | ClientMsg::Resync => {
                 let first = self.clients.count() == 0;
-                let snap = self.snapshot();
+                let snap = self.snapshot(id);
                 self.send_snapshot(id, snap);
                 if let Some(link) = self.clients.get_mut(id) {
                     link.attached = true;
@@ -409,9 +419,7 @@ impl Server {
             ClientMsg::Focus(pane) => {
                 // No pane (`NO_PANE`): this client looks at none of ours.
                 let slot = self.slot(pane);
-                if let Some(link) = self.clients.get_mut(id) {
-                    link.focus = slot;
-                }
+                self.focus_moves(id, slot);
                 if let Some(slot) = slot {
                     self.last_focus = slot;
                 }
@@ -428,6 +436,8 @@ impl Server {
             msg @ (ClientMsg::Files { .. } | ClientMsg::Sessions { .. }) => self.list_for(id, msg),
             ClientMsg::Resume { pane, session } => self.resume(id, pane, session),
             ClientMsg::Forge { pane, ask } => self.console_forge(id, pane, ask),
+            ClientMsg::Identify(who) => self.identify(id, &who),
+            ClientMsg::Dismiss { pane, kind, what } => self.dismiss(id, pane, kind, what),
             // Requests: through the door above.
             ClientMsg::Command { .. } | ClientMsg::Edit(_) | ClientMsg::Stop => {}
         }
@@ -439,6 +449,7 @@ impl Server {
             return;
         };
         tracing::info!(client = id, "client left: {why}");
+        self.saw_until_now(&link);
         self.views.forget(id);
         for (slot, resize) in self.sizes.forget(id) {
             self.command_one(slot, resize, None);
@@ -456,11 +467,9 @@ impl Server {
             let focused = looked_at.contains(&i);
             if focused != pane.focused {
                 pane.focused = focused;
-                // Seen up to here, whether a console looks at it from now
-                // on or looked until now.
-                pane.seen = self.seq;
                 if focused {
                     self.notifier.looked_at(i);
+                    self.idle.looked_at(i);
                 }
                 if let Some(r) = self.runners.get(i).and_then(Option::as_ref) {
                     r.send(RunnerCommand::Focused(focused));
@@ -494,6 +503,8 @@ impl Server {
             RunnerCommand::Queue(QueueEdit::PopLast) | RunnerCommand::CopyTerminal { .. } => {
                 pane.reply_to = from;
             }
+            // Typed by a user: what it prints next may be worth telling.
+            RunnerCommand::Input(_) if from.is_some() => self.idle.typed(i),
             RunnerCommand::SwitchSession { session, .. } => {
                 // A new session (`/clear`): opened off the loop like a
                 // `/resume` (src/server/lists.rs), then the runner is told
@@ -538,10 +549,10 @@ impl Server {
         }
     }
 
-    pub(super) fn snapshot(&self) -> Snapshot {
-        // Each pane by what a console saw of it: one looked at now is seen
-        // to here; the others to when a console last looked at them.
-        let seen = |p: &PaneSlot| Some(if p.focused { self.seq } else { p.seen });
+    /// The panes for client `id`, each with what this console saw and
+    /// dismissed of it (src/server/seen.rs).
+    pub(super) fn snapshot(&self, id: ClientId) -> Snapshot {
+        let seen = self.seen_by(id);
         Snapshot {
             server: self.info.clone(),
             focus: self.position(self.last_focus).unwrap_or(0),
@@ -550,8 +561,11 @@ impl Server {
                 .panes
                 .order
                 .iter()
-                .filter_map(|&slot| self.panes.get(slot))
-                .map(|p| pane_snapshot(p, seen(p)))
+                .filter_map(|&slot| Some((slot, self.panes.get(slot)?)))
+                .map(|(slot, p)| PaneSnapshot {
+                    dismissed: seen.dismissed(slot),
+                    ..pane_snapshot(p, Some(seen.seen(slot)))
+                })
                 .collect(),
         }
     }
@@ -685,9 +699,9 @@ impl Server {
     pub(super) fn resnapshot(&mut self) {
         self.shown.clone_from(&self.panes.order);
         let ids: Vec<ClientId> = self.clients.attached().map(|l| l.id).collect();
-        let snap = self.snapshot();
         for id in ids {
-            self.send_snapshot(id, snap.clone());
+            let snap = self.snapshot(id);
+            self.send_snapshot(id, snap);
         }
     }
 }

@@ -60,6 +60,7 @@ impl Both {
                 parent: None,
                 host: None,
                 seen: None,
+                dismissed: Vec::new(),
             })
             .collect();
         Snapshot {
