@@ -152,6 +152,19 @@ pub enum ClientMsg {
     /// forge verb, its pane named by the server (an issue's new pane by
     /// its own id); the answer comes back as `ServerMsg::Forge`.
     Forge { pane: usize, ask: forge::ForgeAsk },
+    /// Who this console is, across its connections (before `Attach`;
+    /// protocol 9, #46 item 8): the server keeps what each console saw and
+    /// dismissed under it, so a console that comes back (a detach, a `kill
+    /// -9`, a reconnect) finds its own unread marks and inbox, and another
+    /// console its own. Without it a connection is a console of its own.
+    Identify(String),
+    /// The user dismissed an inbox entry of the pane (`d`): kept for this
+    /// console (`PaneSnapshot::dismissed`).
+    Dismiss {
+        pane: usize,
+        kind: mutes::ReasonKind,
+        what: String,
+    },
 }
 
 /// What the server tells a client.
