@@ -1,6 +1,7 @@
 //! Command line: `hive` opens the console; subcommands run headless.
 
 mod ctl;
+mod ctl_carry;
 mod ctl_forge;
 mod ctl_hosts;
 mod ctl_panes;

@@ -154,6 +154,8 @@ pub enum Call {
     /// The forge (issue 48): `hive ctl new ID --issue N`, `hive ctl pr
     /// open|status|merge ID`. Answered when the forge's CLI is done.
     Forge(crate::protocol::forge::ForgeAsk),
+    /// `/handoff` (issue 50): `from`'s work goes on in another pane.
+    Handoff(crate::protocol::carry::Handoff),
 }
 
 impl Call {
@@ -240,6 +242,7 @@ impl Call {
             Self::Server => Verb::Server,
             Self::Kill => Verb::Stop,
             Self::Forge(ask) => Verb::Forge(ask),
+            Self::Handoff(h) => Verb::Handoff(h),
             Self::WebPair { read_only } => Verb::Web(WebVerb::Pair {
                 role: if read_only {
                     DeviceRole::ReadOnly

@@ -18,6 +18,7 @@
 //! names). docs/protocol.md describes it for other clients.
 
 pub mod agent;
+pub mod carry;
 pub mod delta;
 pub mod display;
 pub mod edit;
@@ -54,8 +55,8 @@ use crate::protocol::pane::RunnerCommand;
 /// snapshot's pane says what a console saw of it, `PaneSnapshot::seen`
 /// (issue 46 item 8: the inbox outlives a console). 8: an approval
 /// request says what its tool does and where (`PermissionRequest::kind`,
-/// `locations`, ACP's; issue 47).
-pub const PROTOCOL_VERSION: u32 = 8;
+/// `locations`, ACP's; issue 47). 9: `PaneEdit::Handoff` (issue 50).
+pub const PROTOCOL_VERSION: u32 = 9;
 
 /// `ClientMsg::Focus(NO_PANE)`: the client looks at none of the server's
 /// panes (#46 item 8: a console of several servers looking at a remote pane

@@ -14,6 +14,8 @@ mod clients;
 pub mod daemon;
 mod door;
 mod forge;
+mod handoff;
+mod handoff_brief;
 mod forge_verbs;
 mod forge_watch;
 pub mod layout;

@@ -95,7 +95,7 @@ pub fn ensure(cwd: &Path, spec: &WorktreeRequestSpec) -> Result<Worktree, Worktr
     })
 }
 
-fn canonical(p: &Path) -> Result<PathBuf, WorktreeError> {
+pub(super) fn canonical(p: &Path) -> Result<PathBuf, WorktreeError> {
     std::fs::canonicalize(p).map_err(|source| WorktreeError::Io {
         path: p.to_owned(),
         source,
@@ -109,7 +109,7 @@ fn is_worktree_top(path: &Path) -> bool {
             .is_ok_and(|top| canonical(Path::new(&top)).ok() == canonical(path).ok())
 }
 
-fn create_root(root: &Path) -> Result<(), WorktreeError> {
+pub(super) fn create_root(root: &Path) -> Result<(), WorktreeError> {
     use std::os::unix::fs::DirBuilderExt;
     std::fs::DirBuilder::new()
         .recursive(true)
@@ -122,7 +122,7 @@ fn create_root(root: &Path) -> Result<(), WorktreeError> {
 }
 
 /// Keeps the worktrees out of the main checkout's `git status`.
-fn exclude_root(repo: &Path, root: &Path) -> Result<(), WorktreeError> {
+pub(super) fn exclude_root(repo: &Path, root: &Path) -> Result<(), WorktreeError> {
     let Ok(rel) = root.strip_prefix(repo) else {
         return Ok(());
     };
@@ -150,7 +150,7 @@ fn exclude_root(repo: &Path, root: &Path) -> Result<(), WorktreeError> {
 
 /// Brings the main checkout's uncommitted changes (tracked edits and
 /// untracked files) into a fresh worktree.
-fn copy_uncommitted(repo: &Path, path: &Path, root: &Path) -> Result<(), WorktreeError> {
+pub(super) fn copy_uncommitted(repo: &Path, path: &Path, root: &Path) -> Result<(), WorktreeError> {
     let main = Git::at(repo);
     let patch = main.run(&["diff", "HEAD", "--binary", "--no-ext-diff", "--no-color"])?;
     if !patch.trim().is_empty() {

@@ -15,6 +15,8 @@
 
 pub mod diff;
 pub(crate) mod git;
+pub mod branch;
+pub mod bundle;
 pub mod handoff;
 pub mod live;
 pub mod manage;
