@@ -14,7 +14,8 @@ use super::state::App;
 use crate::protocol::carry::{Handoff, HandoffTarget, HandoffTree};
 use crate::protocol::edit::PaneEdit;
 
-const USAGE: &str = "/handoff <pane> [shared|branched] or /handoff new <template|provider> [shared|branched]";
+const USAGE: &str =
+    "/handoff <pane> [shared|branched] or /handoff new <template|provider> [shared|branched]";
 
 impl App {
     /// `/handoff TARGET [shared|branched]`, `/handoff new WHAT [...]`.

@@ -58,5 +58,10 @@ pub(super) fn handoff_text(result: &Value) -> String {
         Some(b) => format!(", branch {b}"),
         None => String::new(),
     };
-    format!("handed {}'s work to {} (in {}{branch})", s("from"), s("to"), s("cwd"))
+    format!(
+        "handed {}'s work to {} (in {}{branch})",
+        s("from"),
+        s("to"),
+        s("cwd")
+    )
 }

@@ -32,50 +32,31 @@ struct Place {
     text: String,
 }
 
+/// Who continues: an open pane's slot, or a new pane's agent.
+enum Target {
+    Open(usize),
+    New(crate::config::AgentConfig),
+}
+
 impl Server {
     /// Applies `h`: the target is started (or started again) in the
     /// work's directory with the brief as its next message.
     pub(super) fn handoff(
         &mut self,
         h: Handoff,
-        from: Option<ClientId>,
+        _asker: Option<ClientId>,
     ) -> Result<Done, EditError> {
-        let _ = from;
         let src = self.open_slot(&h.from)?;
         self.may_hand_off(src, "")?;
-        let target = match &h.to {
-            HandoffTarget::Pane(t) => {
-                let slot = self.handoff_target(src, t)?;
-                self.may_hand_off(slot, "the target ")?;
-                Some(slot)
-            }
-            HandoffTarget::New { .. } => None,
-        };
-        // A new pane's agent is checked before anything is made on disk.
-        let new = match &h.to {
-            HandoffTarget::New { template, provider } => {
-                let (template, provider) = self.template_or_provider(template, provider);
-                let id = self.free_id(template.as_deref().or(provider.as_deref()));
-                let asked = NewPane {
-                    id,
-                    template: template.clone(),
-                    provider: provider.clone(),
-                    cwd: Some(self.work_dir(src)?),
-                    ..NewPane::default()
-                };
-                Some(self.new_agent(&asked)?)
-            }
-            HandoffTarget::Pane(_) => None,
-        };
-        let to_id = match (&new, target) {
-            (Some(a), _) => a.id.clone(),
-            (None, Some(t)) => self.panes[t].record.agent.id.clone(),
-            (None, None) => unreachable!("a hand-off has a target"),
+        let target = self.target(src, &h.to)?;
+        let to_id = match &target {
+            Target::New(a) => a.id.clone(),
+            Target::Open(t) => self.panes[*t].record.agent.id.clone(),
         };
         let place = self.place(src, &to_id, h.tree)?;
         let text = self.brief_of(src, &place.text);
-        let slot = match (new, target) {
-            (Some(mut agent), _) => {
+        let slot = match target {
+            Target::New(mut agent) => {
                 agent.cwd = Some(place.cwd.clone());
                 // Its own worktree setting would send it elsewhere.
                 agent.worktree = None;
@@ -83,11 +64,10 @@ impl Server {
                 let done = self.add_agent(agent, window, None);
                 done.focus.unwrap_or(src)
             }
-            (None, Some(t)) => {
+            Target::Open(t) => {
                 self.start_in(t, place.cwd.clone());
                 t
             }
-            (None, None) => unreachable!("a hand-off has a target"),
         };
         if let Some(w) = &place.worktree {
             self.panes[slot].worktree = Some(w.clone());
@@ -118,6 +98,29 @@ impl Server {
         })
     }
 
+    /// The open pane `to` names, or a new pane's agent, checked before
+    /// anything is made on disk.
+    fn target(&self, src: usize, to: &HandoffTarget) -> Result<Target, EditError> {
+        match to {
+            HandoffTarget::Pane(t) => {
+                let slot = self.handoff_target(src, t)?;
+                self.may_hand_off(slot, "the target ")?;
+                Ok(Target::Open(slot))
+            }
+            HandoffTarget::New { template, provider } => {
+                let (template, provider) = self.template_or_provider(template, provider);
+                let asked = NewPane {
+                    id: self.free_id(template.as_deref().or(provider.as_deref())),
+                    template: template.clone(),
+                    provider: provider.clone(),
+                    cwd: Some(self.work_dir(src)?),
+                    ..NewPane::default()
+                };
+                Ok(Target::New(self.new_agent(&asked)?))
+            }
+        }
+    }
+
     /// Refused while pane `slot` runs a turn or waits on an approval, and
     /// for a terminal pane (nothing to brief, nothing to send).
     fn may_hand_off(&self, slot: usize, who: &str) -> Result<(), EditError> {
@@ -143,9 +146,18 @@ impl Server {
     /// The open pane other than `src` that `target` names: its id, its
     /// name (any case), else the first pane of that provider.
     fn handoff_target(&self, src: usize, target: &str) -> Result<usize, EditError> {
-        let others: Vec<usize> = self.panes.order.iter().copied().filter(|&s| s != src).collect();
+        let others: Vec<usize> = self
+            .panes
+            .order
+            .iter()
+            .copied()
+            .filter(|&s| s != src)
+            .collect();
         let by = |f: &dyn Fn(&crate::config::AgentConfig) -> bool| {
-            others.iter().copied().find(|&s| f(&self.panes[s].record.agent))
+            others
+                .iter()
+                .copied()
+                .find(|&s| f(&self.panes[s].record.agent))
         };
         by(&|a| a.id == target)
             .or_else(|| by(&|a| a.display_name().eq_ignore_ascii_case(target)))
@@ -181,7 +193,11 @@ impl Server {
             .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
             .take(56)
             .collect();
-        let base = if base.is_empty() { "handoff".into() } else { base };
+        let base = if base.is_empty() {
+            "handoff".into()
+        } else {
+            base
+        };
         (1..)
             .map(|n| match n {
                 1 => base.clone(),
@@ -197,8 +213,9 @@ impl Server {
         if let Some(w) = &pane.worktree {
             return Ok(w.cwd.clone());
         }
-        crate::provider::process::working_dir(&pane.record.agent)
-            .map_err(|e| EditError::Invalid(format!("/handoff: where `{}` works: {e}", pane.record.id())))
+        crate::provider::process::working_dir(&pane.record.agent).map_err(|e| {
+            EditError::Invalid(format!("/handoff: where `{}` works: {e}", pane.record.id()))
+        })
     }
 
     /// Where the target of a hand-off from `src` works: the source's
@@ -303,8 +320,14 @@ impl Server {
         if let Some(r) = self.runners.get_mut(slot).and_then(Option::take) {
             tokio::spawn(async move { r.shutdown().await });
         }
-        let why = format!("handed off to {to}, which works in this pane's directory now; its agent stopped");
+        let why = format!(
+            "handed off to {to}, which works in this pane's directory now; its agent stopped"
+        );
+        // The worktree is the target's now: its git state, its diffs, a
+        // discarding close are the target's.
+        self.worktrees.untrack(slot);
         let pane = &mut self.panes[slot];
+        pane.worktree = None;
         pane.log.note(why.clone());
         pane.record.started = Started::Failed(why);
         self.reset_pane(slot, None);

@@ -155,7 +155,12 @@ mod tests {
     #[test]
     fn the_brief_holds_finished_items_only() {
         let items = vec![
-            message("u1", UpsertStatus::Complete, Origin::User, "port the parser"),
+            message(
+                "u1",
+                UpsertStatus::Complete,
+                Origin::User,
+                "port the parser",
+            ),
             item(
                 "c1",
                 UpsertStatus::Complete,
@@ -169,7 +174,12 @@ mod tests {
                 },
             ),
             message("a1", UpsertStatus::Complete, Origin::Agent, "lexer done"),
-            message("a1", UpsertStatus::Complete, Origin::Agent, "lexer done, grammar next"),
+            message(
+                "a1",
+                UpsertStatus::Complete,
+                Origin::Agent,
+                "lexer done, grammar next",
+            ),
             message("a2", UpsertStatus::InProgress, Origin::Agent, "half a line"),
         ];
         let src = Source {
@@ -184,8 +194,14 @@ mod tests {
         assert!(b.contains("You work in /w (branch hive/x)."), "{b}");
         assert!(b.contains("1. port the parser\n"), "{b}");
         assert!(b.contains("- src/parse.rs\n"), "{b}");
-        assert!(b.contains("Its last answer:\nlexer done, grammar next\n"), "{b}");
+        assert!(
+            b.contains("Its last answer:\nlexer done, grammar next\n"),
+            "{b}"
+        );
         assert!(!b.contains("half a line"), "{b}");
-        assert!(b.contains("Still queued there, not yet sent:\n1. then the tests"), "{b}");
+        assert!(
+            b.contains("Still queued there, not yet sent:\n1. then the tests"),
+            "{b}"
+        );
     }
 }

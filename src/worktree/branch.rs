@@ -28,7 +28,10 @@ pub fn branch_from(
     let src = Git::at(&source);
     let top = canonical(Path::new(&src.line(&["rev-parse", "--show-toplevel"])?))?;
     let head = src.line(&["rev-parse", "HEAD"])?;
-    let sub = source.strip_prefix(&top).map(Path::to_owned).unwrap_or_default();
+    let sub = source
+        .strip_prefix(&top)
+        .map(Path::to_owned)
+        .unwrap_or_default();
     let root = root_dir(&repo, root);
     let main = Git::at(&repo);
     let (name, path, branch) = (1..=NAMES)
@@ -54,7 +57,14 @@ pub fn branch_from(
     exclude_root(&repo, &root)?;
     let p = path.to_string_lossy();
     main.run(&["worktree", "add", "-b", &branch, &p, &head])?;
-    if let Err(e) = copy_uncommitted(&top, &path, &root) {
+    // Untracked files under the worktrees' root are other worktrees when
+    // the source is the main checkout; a hive worktree's are its own.
+    let skip = if top == repo {
+        root.clone()
+    } else {
+        top.join(super::DEFAULT_ROOT)
+    };
+    if let Err(e) = copy_uncommitted(&top, &path, &skip) {
         // Nothing half made stays: the worktree and its branch go.
         let _ = main.output(&["worktree", "remove", "--force", &p]);
         let _ = main.output(&["branch", "-D", &branch]);
@@ -109,12 +119,28 @@ mod tests {
 
         let w = branch_from(repo, "next", None).unwrap();
         assert_eq!(w.branch, "hive/next");
-        assert_eq!(std::fs::read_to_string(w.path.join("b.txt")).unwrap(), "committed\n");
-        assert_eq!(std::fs::read_to_string(w.path.join("a.txt")).unwrap(), "one\nedited\n");
-        assert_eq!(std::fs::read_to_string(w.path.join("new.txt")).unwrap(), "untracked\n");
+        assert_eq!(
+            std::fs::read_to_string(w.path.join("b.txt")).unwrap(),
+            "committed\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(w.path.join("a.txt")).unwrap(),
+            "one\nedited\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(w.path.join("new.txt")).unwrap(),
+            "untracked\n"
+        );
         assert!(w.path.join("link").symlink_metadata().unwrap().is_symlink());
-        assert_eq!(git(&w.path, &["rev-parse", "HEAD"]), git(repo, &["rev-parse", "HEAD"]));
-        assert_eq!(git(repo, &["status", "--porcelain"]), before, "the source is only read");
+        assert_eq!(
+            git(&w.path, &["rev-parse", "HEAD"]),
+            git(repo, &["rev-parse", "HEAD"])
+        );
+        assert_eq!(
+            git(repo, &["status", "--porcelain"]),
+            before,
+            "the source is only read"
+        );
 
         // A second one takes the next name.
         let again = branch_from(repo, "next", None).unwrap();

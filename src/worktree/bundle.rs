@@ -84,15 +84,22 @@ pub fn pack(worktree: &Path, branch: &str, out: &Path) -> Result<Packed, Worktre
 /// The worktree's uncommitted state as a commit on `head`, through a
 /// throwaway index (`None`: nothing uncommitted).
 fn snapshot(worktree: &Path, head: &str) -> Result<Option<String>, WorktreeError> {
-    let tmp = tempfile::Builder::new()
-        .prefix("hive-move-index")
-        .tempdir()
-        .map_err(|source| WorktreeError::Io {
-            path: std::env::temp_dir(),
-            source,
-        })?;
-    let index = tmp.path().join("index");
-    let git = Git::at(worktree).with_env("GIT_INDEX_FILE", &index);
+    // Beside the worktree's own index, in its git directory (never in
+    // the worktree, never a shared temporary directory).
+    let gitdir = Git::at(worktree).line(&["rev-parse", "--path-format=absolute", "--git-dir"])?;
+    let index = Path::new(&gitdir).join(format!("hive-move-index-{}", std::process::id()));
+    let made = commit_dirty(worktree, head, &index);
+    let _ = std::fs::remove_file(&index);
+    made
+}
+
+/// `snapshot` through the index file `index`.
+fn commit_dirty(
+    worktree: &Path,
+    head: &str,
+    index: &Path,
+) -> Result<Option<String>, WorktreeError> {
+    let git = Git::at(worktree).with_env("GIT_INDEX_FILE", index);
     git.run(&["read-tree", head])?;
     git.run(&["add", "-A", "--", "."])?;
     let tree = git.line(&["write-tree"])?;

@@ -36,7 +36,17 @@ fn two_machines(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf, std::pat
     git(&here, &["add", "."]);
     git(&here, &["commit", "-qm", "first"]);
     let wt = dir.join("wt");
-    git(&here, &["worktree", "add", "-q", "-b", "hive/p", wt.to_str().unwrap()]);
+    git(
+        &here,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "hive/p",
+            wt.to_str().unwrap(),
+        ],
+    );
     std::fs::write(wt.join("b.txt"), "committed\n").unwrap();
     git(&wt, &["add", "."]);
     git(&wt, &["commit", "-qm", "second"]);
@@ -46,7 +56,16 @@ fn two_machines(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf, std::pat
     std::fs::write(wt.join("new/c.txt"), "untracked\n").unwrap();
     std::fs::write(wt.join("build.log"), "ignored\n").unwrap();
     let there = dir.join("there");
-    git(dir, &["clone", "-q", "--single-branch", here.to_str().unwrap(), "there"]);
+    git(
+        dir,
+        &[
+            "clone",
+            "-q",
+            "--single-branch",
+            here.to_str().unwrap(),
+            "there",
+        ],
+    );
     (here, wt, there)
 }
 
@@ -59,15 +78,27 @@ fn the_work_crosses_whole_and_the_source_stays_as_it_was() {
     assert!(packed.dirty.is_some());
     assert_eq!(status(&wt), before, "packing only reads the worktree");
     let mode = std::fs::metadata(&packed.bundle).unwrap().permissions();
-    assert_eq!(std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777, 0o600);
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+        0o600
+    );
 
     let moved = dir.path().join("there-wt");
     unpack(&there, &packed, &moved).unwrap();
     assert_eq!(git(&moved, &["branch", "--show-current"]), "hive/p");
     assert_eq!(git(&moved, &["rev-parse", "HEAD"]), packed.head);
-    assert_eq!(std::fs::read_to_string(moved.join("b.txt")).unwrap(), "committed\n");
-    assert_eq!(std::fs::read_to_string(moved.join("a.txt")).unwrap(), "one\nedited\n");
-    assert_eq!(std::fs::read_to_string(moved.join("new/c.txt")).unwrap(), "untracked\n");
+    assert_eq!(
+        std::fs::read_to_string(moved.join("b.txt")).unwrap(),
+        "committed\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(moved.join("a.txt")).unwrap(),
+        "one\nedited\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(moved.join("new/c.txt")).unwrap(),
+        "untracked\n"
+    );
     assert!(!moved.join("gone.txt").exists());
     assert!(!moved.join("build.log").exists(), "ignored files stay home");
     let ignored_home = before.lines().filter(|l| !l.contains("build.log"));
@@ -94,17 +125,26 @@ fn moving_back_fast_forwards_and_a_diverged_branch_is_refused() {
     let back = pack(&moved, "hive/p", &dir.path().join("back.bundle")).unwrap();
     assert!(back.dirty.is_none());
     // Home again: the old worktree went once the move was done.
-    git(&here, &["worktree", "remove", "--force", wt.to_str().unwrap()]);
+    git(
+        &here,
+        &["worktree", "remove", "--force", wt.to_str().unwrap()],
+    );
     let home = dir.path().join("home-wt");
     unpack(&here, &back, &home).unwrap();
     assert_eq!(git(&here, &["rev-parse", "hive/p"]), back.head);
-    assert_eq!(std::fs::read_to_string(home.join("new/c.txt")).unwrap(), "untracked\n");
+    assert_eq!(
+        std::fs::read_to_string(home.join("new/c.txt")).unwrap(),
+        "untracked\n"
+    );
     assert_eq!(status(&home), "");
 
     // A branch with commits of its own is not overwritten.
     git(&home, &["commit", "-q", "--allow-empty", "-m", "only here"]);
     let mine = git(&here, &["rev-parse", "hive/p"]);
-    git(&here, &["worktree", "remove", "--force", home.to_str().unwrap()]);
+    git(
+        &here,
+        &["worktree", "remove", "--force", home.to_str().unwrap()],
+    );
     let err = unpack(&here, &back, &dir.path().join("again")).unwrap_err();
     assert!(err.to_string().contains("has commits"), "{err}");
     assert_eq!(git(&here, &["rev-parse", "hive/p"]), mine, "nothing lost");

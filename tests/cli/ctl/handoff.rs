@@ -78,7 +78,11 @@ fn handoff_carries_the_worktree_shared_or_branched() {
     lab.ok(&["send", "src", "slow"]);
     lab.wait_until("src busy", || lab.status("src")["state"] == "streaming");
     let out = lab.fails(&["handoff", "src", "--new", "other"], 2, "BAD_REQUEST");
-    assert!(out.stderr.contains("turn is still running"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("turn is still running"),
+        "{}",
+        out.stderr
+    );
     lab.ok(&["cancel", "src"]);
     idle(&lab, "src");
     lab.ok(&["send", "asker", "write"]);
@@ -86,32 +90,57 @@ fn handoff_carries_the_worktree_shared_or_branched() {
         lab.status("asker")["state"] == "awaiting_approval"
     });
     let out = lab.fails(&["handoff", "asker", "--to", "other"], 2, "BAD_REQUEST");
-    assert!(out.stderr.contains("waits on an approval"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("waits on an approval"),
+        "{}",
+        out.stderr
+    );
 
     // Branched: a new pane in a new worktree with all of the work.
     let done: Value = serde_json::from_str(&lab.ok(&[
-        "handoff", "src", "--new", "other", "--branched", "--json",
+        "handoff",
+        "src",
+        "--new",
+        "other",
+        "--branched",
+        "--json",
     ]))
     .unwrap();
     assert_eq!(done["to"], "other-2", "{done}");
     assert_eq!(done["branch"], "hive/other-2", "{done}");
     let nwt = repo.join(".hive/worktrees/other-2");
-    assert_eq!(std::fs::read_to_string(nwt.join("lexer.rs")).unwrap(), "fn lex() {}\n");
+    assert_eq!(
+        std::fs::read_to_string(nwt.join("lexer.rs")).unwrap(),
+        "fn lex() {}\n"
+    );
     assert_eq!(
         std::fs::read_to_string(nwt.join("parse.rs")).unwrap(),
         "fn parse() { todo!() }\n"
     );
-    assert_eq!(std::fs::read_to_string(nwt.join("grammar.txt")).unwrap(), "expr := term\n");
-    assert_eq!(git(&nwt, &["rev-parse", "HEAD"]), git(&wt, &["rev-parse", "HEAD"]));
+    assert_eq!(
+        std::fs::read_to_string(nwt.join("grammar.txt")).unwrap(),
+        "expr := term\n"
+    );
+    assert_eq!(
+        git(&nwt, &["rev-parse", "HEAD"]),
+        git(&wt, &["rev-parse", "HEAD"])
+    );
     lab.wait_until("the brief answered", || {
-        lab.ok(&["history", "other-2"]).contains("Hand-off from src")
+        lab.ok(&["history", "other-2"])
+            .contains("Hand-off from src")
             && lab.status("other-2")["turns"] == 1
     });
     let brief = lab.ok(&["history", "other-2"]);
     assert!(brief.contains("1. port the parser to nom"), "{brief}");
     assert!(brief.contains(".hive/worktrees/other-2"), "{brief}");
-    assert!(!brief.contains(".hive/worktrees/src"), "names a path the target does not work in: {brief}");
-    assert!(lab.status("src")["alive"] == true, "branched: the source goes on");
+    assert!(
+        !brief.contains(".hive/worktrees/src"),
+        "names a path the target does not work in: {brief}"
+    );
+    assert!(
+        lab.status("src")["alive"] == true,
+        "branched: the source goes on"
+    );
 
     // Shared: `other` starts again in src's worktree; src stops.
     let done: Value =
@@ -125,9 +154,18 @@ fn handoff_carries_the_worktree_shared_or_branched() {
         lab.ok(&["history", "other"]).contains("Hand-off from src")
     });
     let brief = lab.ok(&["history", "other"]);
-    assert!(brief.contains(".hive/worktrees/src (branch hive/src)"), "{brief}");
+    assert!(
+        brief.contains(".hive/worktrees/src (branch hive/src)"),
+        "{brief}"
+    );
     let src = lab.status("src");
     assert_eq!(src["alive"], false, "{src}");
-    assert!(src["failed"].as_str().unwrap().contains("handed off to other"), "{src}");
+    assert!(
+        src["failed"]
+            .as_str()
+            .unwrap()
+            .contains("handed off to other"),
+        "{src}"
+    );
     lab.stop("handoff");
 }

@@ -294,7 +294,15 @@ fn handoff_asks_the_server_and_refuses_a_running_turn() {
          [[agent]]\nid = \"oa\"\nname = \"Local\"\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n",
     );
     c.send(0, started("t1"));
-    c.send(0, message("t1", "u1", hive::event::Origin::User, "port the parser to nom"));
+    c.send(
+        0,
+        message(
+            "t1",
+            "u1",
+            hive::event::Origin::User,
+            "port the parser to nom",
+        ),
+    );
     // Mid-turn: refused, nothing asked.
     c.typ("/handoff oa");
     c.key(KeyCode::Enter);
