@@ -35,7 +35,7 @@ struct Place {
 /// Who continues: an open pane's slot, or a new pane's agent.
 enum Target {
     Open(usize),
-    New(crate::config::AgentConfig),
+    New(Box<crate::config::AgentConfig>),
 }
 
 impl Server {
@@ -61,7 +61,7 @@ impl Server {
                 // Its own worktree setting would send it elsewhere.
                 agent.worktree = None;
                 let window = Some(self.panes[src].placed.window);
-                let done = self.add_agent(agent, window, None);
+                let done = self.add_agent(*agent, window, None);
                 done.focus.unwrap_or(src)
             }
             Target::Open(t) => {
@@ -116,7 +116,7 @@ impl Server {
                     cwd: Some(self.work_dir(src)?),
                     ..NewPane::default()
                 };
-                Ok(Target::New(self.new_agent(&asked)?))
+                Ok(Target::New(Box::new(self.new_agent(&asked)?)))
             }
         }
     }

@@ -180,7 +180,7 @@ mod tests {
                 Origin::Agent,
                 "lexer done, grammar next",
             ),
-            message("a2", UpsertStatus::InProgress, Origin::Agent, "half a line"),
+            message("a2", UpsertStatus::Update, Origin::Agent, "half a line"),
         ];
         let src = Source {
             name: "Claude",

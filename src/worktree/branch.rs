@@ -60,7 +60,7 @@ pub fn branch_from(
     // Untracked files under the worktrees' root are other worktrees when
     // the source is the main checkout; a hive worktree's are its own.
     let skip = if top == repo {
-        root.clone()
+        root
     } else {
         top.join(super::DEFAULT_ROOT)
     };

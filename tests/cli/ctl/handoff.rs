@@ -155,7 +155,7 @@ fn handoff_carries_the_worktree_shared_or_branched() {
     });
     let brief = lab.ok(&["history", "other"]);
     assert!(
-        brief.contains(".hive/worktrees/src (branch hive/src)"),
+        brief.contains(".hive/worktrees/src") && brief.contains("(branch hive/src)"),
         "{brief}"
     );
     let src = lab.status("src");
