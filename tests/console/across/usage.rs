@@ -303,11 +303,6 @@ fn handoff_asks_the_server_and_refuses_a_running_turn() {
             "port the parser to nom",
         ),
     );
-    // Mid-turn: refused, nothing asked.
-    c.typ("/handoff oa");
-    c.key(KeyCode::Enter);
-    assert!(handoffs(&mut c).is_empty());
-    assert!(c.render(120, 20).contains("turn is still running"));
     c.send(0, completed("t1"));
     c.typ("/handoff Local");
     c.key(KeyCode::Enter);
