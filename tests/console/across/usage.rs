@@ -284,9 +284,9 @@ fn handoffs(c: &mut Console) -> Vec<hive::protocol::carry::Handoff> {
 /// Issue 33 item 5, issue 50: `/handoff` from a Claude pane asks its
 /// server to hand the work to the openai pane (shared by default, or
 /// branched, or to a new pane), naming the target by id; refused while
-/// the source's turn runs or waits on an approval, and for no such pane.
+/// for no such pane (a running turn: the server refuses, tests/cli).
 #[test]
-fn handoff_asks_the_server_and_refuses_a_running_turn() {
+fn handoff_asks_the_server_shared_branched_or_new() {
     use hive::protocol::carry::{Handoff, HandoffTarget, HandoffTree};
     let mut c = console(
         0,
