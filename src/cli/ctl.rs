@@ -101,6 +101,8 @@ pub enum Verb {
     },
     /// Retitle a pane (its id stays).
     Rename { pane: String, name: String },
+    /// Hand a pane's work to another pane or a new one (docs/move.md).
+    Handoff(super::ctl_carry::HandoffArgs),
     /// A pane's pull request: open, status, merge (docs/forge.md).
     Pr {
         #[command(subcommand)]
@@ -234,6 +236,7 @@ fn to_call(verb: &Verb) -> Call {
             name: name.clone(),
         },
         Verb::Pr { pr } => pr.to_call(),
+        Verb::Handoff(args) => args.to_call(),
         Verb::Move { pane, to, window } => Call::Move {
             pane: pane.clone(),
             to: to.map(|t| t.saturating_sub(1) as usize),
@@ -250,7 +253,7 @@ fn on_host<'a>(verb: &Verb, hosts: &'a [HostConfig]) -> Option<(&'a HostConfig, 
         Some((host, rest.to_owned()))
     };
     let (host, verb) = match verb {
-        Verb::List | Verb::Pr { .. } | Verb::Approvals(_) => return None,
+        Verb::List | Verb::Pr { .. } | Verb::Approvals(_) | Verb::Handoff(_) => return None,
         Verb::Status { pane } => split(pane).map(|(h, pane)| (h, Verb::Status { pane }))?,
         Verb::Send { pane, steer, text } => split(pane).map(|(h, pane)| {
             (
@@ -373,6 +376,7 @@ fn run(cli: &super::Cli, args: &CtlArgs) -> Result<ExitCode, ClientError> {
             Verb::Move { pane, .. } => format!("moved {pane}"),
             Verb::Pr { pr } => pr.text(&result),
             Verb::Approvals(a) => a.text(&result),
+            Verb::Handoff(_) => super::ctl_carry::handoff_text(&result),
             Verb::Approve { .. } | Verb::Deny { .. } => answered_text(&result),
             Verb::Wait { .. } => {
                 let w: WaitResult = parse(&result)?;

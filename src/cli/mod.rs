@@ -2,6 +2,7 @@
 
 mod ctl;
 mod ctl_approvals;
+mod ctl_carry;
 mod ctl_forge;
 mod ctl_hosts;
 mod ctl_panes;

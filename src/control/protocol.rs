@@ -163,6 +163,8 @@ pub enum Call {
     /// The approvals across panes, the audit log, the rules (issue 47,
     /// `hive ctl approvals`).
     Approvals(crate::protocol::verb::ApprovalsAsk),
+    /// `/handoff` (issue 50): `from`'s work goes on in another pane.
+    Handoff(crate::protocol::carry::Handoff),
 }
 
 impl Call {
@@ -259,6 +261,7 @@ impl Call {
             Self::Kill => Verb::Stop,
             Self::Forge(ask) => Verb::Forge(ask),
             Self::Approvals(ask) => Verb::Approvals(ask),
+            Self::Handoff(h) => Verb::Handoff(h),
             Self::WebPair { read_only } => Verb::Web(WebVerb::Pair {
                 role: if read_only {
                     DeviceRole::ReadOnly

@@ -42,6 +42,8 @@ pub enum PaneEdit {
         pane: String,
         window: usize,
     },
+    /// `/handoff`: the pane's work goes on in another pane (issue 50).
+    Handoff(super::carry::Handoff),
 }
 
 impl PaneEdit {
@@ -53,6 +55,7 @@ impl PaneEdit {
             | Self::Rename { pane, .. }
             | Self::Move { pane, .. }
             | Self::Window { pane, .. } => pane,
+            Self::Handoff(h) => &h.from,
         }
     }
 }

@@ -18,6 +18,7 @@
 //! names). docs/protocol.md describes it for other clients.
 
 pub mod agent;
+pub mod carry;
 pub mod delta;
 pub mod display;
 pub mod edit;
@@ -60,7 +61,8 @@ use crate::protocol::pane::RunnerCommand;
 /// pane goes on under another account (`RunnerCommand::SwitchAccount`,
 /// issue 51); a console says who it is (`ClientMsg::Identify`) and
 /// dismisses entries (`ClientMsg::Dismiss`, `PaneSnapshot::dismissed`), a
-/// terminal pane's idle is the server's (`PaneEvent::Idle`) (#46 item 8).
+/// terminal pane's idle is the server's (`PaneEvent::Idle`) (#46 item 8);
+/// `PaneEdit::Handoff` (issue 50).
 pub const PROTOCOL_VERSION: u32 = 9;
 
 /// `ClientMsg::Focus(NO_PANE)`: the client looks at none of the server's

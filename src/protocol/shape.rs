@@ -311,6 +311,19 @@ fn client_samples() -> Vec<ClientMsg> {
             pane: "b".into(),
             window: 3,
         }),
+        ClientMsg::Edit(PaneEdit::Handoff(super::carry::Handoff {
+            from: "b".into(),
+            to: super::carry::HandoffTarget::Pane("c".into()),
+            tree: super::carry::HandoffTree::Shared,
+        })),
+        ClientMsg::Edit(PaneEdit::Handoff(super::carry::Handoff {
+            from: "b".into(),
+            to: super::carry::HandoffTarget::New {
+                template: None,
+                provider: Some("codex".into()),
+            },
+            tree: super::carry::HandoffTree::Branched,
+        })),
         ClientMsg::Detach,
         ClientMsg::Stop,
     ]);

@@ -113,6 +113,8 @@ pub enum Verb {
         pane: String,
         window: usize,
     },
+    /// The pane's work goes on in another pane (issue 50).
+    Handoff(crate::protocol::carry::Handoff),
     /// Every pane with its state.
     List,
     Status {
@@ -258,6 +260,7 @@ impl Caller {
             | Verb::Rename { .. }
             | Verb::Move { .. }
             | Verb::Window { .. }
+            | Verb::Handoff(_)
             | Verb::Status { .. }
             | Verb::History { .. }
             | Verb::Watch { .. }
@@ -326,6 +329,7 @@ impl Verb {
             Verb::Close { .. } => "close a pane",
             Verb::Rename { .. } => "rename a pane",
             Verb::Move { .. } | Verb::Window { .. } => "move a pane",
+            Verb::Handoff(_) => "hand a pane's work off",
             Verb::List => "list",
             Verb::Status { .. } => "ask a pane's status",
             Verb::Read { .. } => "read",
@@ -370,6 +374,7 @@ impl Verb {
             Verb::Rename { pane, name } => PaneEdit::Rename { pane, name },
             Verb::Move { pane, to } => PaneEdit::Move { pane, to },
             Verb::Window { pane, window } => PaneEdit::Window { pane, window },
+            Verb::Handoff(h) => PaneEdit::Handoff(h),
             other => return Err(other),
         })
     }
@@ -391,6 +396,7 @@ impl From<PaneEdit> for Verb {
             PaneEdit::Rename { pane, name } => Verb::Rename { pane, name },
             PaneEdit::Move { pane, to } => Verb::Move { pane, to },
             PaneEdit::Window { pane, window } => Verb::Window { pane, window },
+            PaneEdit::Handoff(h) => Verb::Handoff(h),
         }
     }
 }

@@ -91,7 +91,8 @@ impl Server {
             | Verb::Close { .. }
             | Verb::Rename { .. }
             | Verb::Move { .. }
-            | Verb::Window { .. }) => self.edit_verb(&caller, verb, reply),
+            | Verb::Window { .. }
+            | Verb::Handoff(_)) => self.edit_verb(&caller, verb, reply),
             verb @ (Verb::Send { .. }
             | Verb::Interrupt { .. }
             | Verb::Answer { .. }

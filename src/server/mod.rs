@@ -22,6 +22,8 @@ mod forge_types;
 mod forge_verbs;
 mod forge_watch;
 mod idle;
+mod handoff;
+mod handoff_brief;
 pub mod layout;
 mod lists;
 pub mod log;

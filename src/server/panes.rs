@@ -45,7 +45,7 @@ pub(super) struct Done {
     /// For `hive ctl`.
     pub(super) json: Value,
     /// The slot the asking console looks at next (a pane it made).
-    focus: Option<usize>,
+    pub(super) focus: Option<usize>,
 }
 
 impl Server {
@@ -81,6 +81,7 @@ impl Server {
             PaneEdit::Rename { pane, name } => self.rename(&pane, &name)?,
             PaneEdit::Move { pane, to } => self.move_to(&pane, to)?,
             PaneEdit::Window { pane, window } => self.put_in_window(&pane, window)?,
+            PaneEdit::Handoff(h) => self.handoff(h, from)?,
         };
         self.layout_changed();
         Ok(done)

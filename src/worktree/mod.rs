@@ -16,6 +16,8 @@
 //! text is parsed without I/O so the parser and the overlap check are plain
 //! functions.
 
+pub mod branch;
+pub mod bundle;
 pub mod diff;
 pub(crate) mod git;
 pub mod handoff;

@@ -22,6 +22,7 @@ use crate::support::tmux::stop_servers;
 mod approvals;
 mod doors;
 mod forge;
+mod handoff;
 mod notify;
 mod panes;
 mod projects;

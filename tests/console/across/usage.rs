@@ -266,11 +266,28 @@ fn a_spent_budget_shows_its_card_and_r_raises_s_stops() {
     );
 }
 
-/// Issue 33 item 5: `/handoff` from a Claude pane to an openai pane sends
-/// the openai pane a brief: what the user asked, the files touched, the
-/// last answer; the focus follows.
+/// The hand-offs a console asked its server for.
+fn handoffs(c: &mut Console) -> Vec<hive::protocol::carry::Handoff> {
+    c.app
+        .outbox
+        .drain_where(|cmd| matches!(cmd, hive::app::command::AppCommand::Edit(_)))
+        .into_iter()
+        .filter_map(|cmd| match cmd {
+            hive::app::command::AppCommand::Edit(hive::protocol::edit::PaneEdit::Handoff(h)) => {
+                Some(h)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Issue 33 item 5, issue 50: `/handoff` from a Claude pane asks its
+/// server to hand the work to the openai pane (shared by default, or
+/// branched, or to a new pane), naming the target by id; refused while
+/// for no such pane (a running turn: the server refuses, tests/cli).
 #[test]
-fn handoff_sends_the_brief_to_the_other_pane() {
+fn handoff_asks_the_server_shared_branched_or_new() {
+    use hive::protocol::carry::{Handoff, HandoffTarget, HandoffTree};
     let mut c = console(
         0,
         "[[agent]]\nid = \"cl\"\nname = \"Claude\"\nprovider = \"claude\"\n\
@@ -286,63 +303,30 @@ fn handoff_sends_the_brief_to_the_other_pane() {
             "port the parser to nom",
         ),
     );
-    c.send(
-        0,
-        PaneEvent::Upsert(hive::upsert::Upsert {
-            turn_id: "t1".into(),
-            session_id: "s".into(),
-            item_id: "tool1".into(),
-            source_timestamp: chrono::Utc::now(),
-            emitted_at: chrono::Utc::now(),
-            status: hive::upsert::UpsertStatus::Complete,
-            error_code: None,
-            error_message: None,
-            kind: hive::upsert::UpsertKind::ToolCall {
-                tool_name: "Edit".into(),
-                arguments: serde_json::json!({"file_path": "src/parse.rs", "old_string": "a", "new_string": "b"}),
-                call_id: "c1".into(),
-                output: Some("ok".into()),
-                output_is_error: Some(false),
-                display: None,
-            },
-        }),
-    );
-    c.send(
-        0,
-        message(
-            "t1",
-            "a1",
-            hive::event::Origin::Agent,
-            "Half done: lexer ported, the grammar is next.",
-        ),
-    );
     c.send(0, completed("t1"));
-    c.typ("/handoff oa");
+    c.typ("/handoff Local");
     c.key(KeyCode::Enter);
-    let sent: Vec<_> = c.app.outbox.take_runner_commands().into_iter().collect();
-    let [(1, RunnerCommand::Submit { text, .. })] = &sent[..] else {
-        panic!("{sent:?}")
+    let shared = Handoff {
+        from: "cl".into(),
+        to: HandoffTarget::Pane("oa".into()),
+        tree: HandoffTree::Shared,
     };
-    assert!(text.starts_with("Hand-off from Claude (claude"), "{text}");
-    assert!(text.contains("1. port the parser to nom"), "{text}");
-    assert!(text.contains("- src/parse.rs"), "{text}");
-    assert!(
-        text.contains("Its last answer:\nHalf done: lexer ported, the grammar is next."),
-        "{text}"
-    );
-    assert_eq!(c.app.focus, 1, "the focus follows the work");
+    assert_eq!(handoffs(&mut c), [shared]);
+    c.typ("/handoff new codex branched");
+    c.key(KeyCode::Enter);
+    let branched = Handoff {
+        from: "cl".into(),
+        to: HandoffTarget::New {
+            template: None,
+            provider: Some("codex".into()),
+        },
+        tree: HandoffTree::Branched,
+    };
+    assert_eq!(handoffs(&mut c), [branched]);
     // No such pane: refused in the pane, nothing sent.
-    c.app.set_focus(0);
     c.typ("/handoff nobody");
     c.key(KeyCode::Enter);
-    assert!(
-        c.app
-            .outbox
-            .take_runner_commands()
-            .into_iter()
-            .next()
-            .is_none()
-    );
+    assert!(handoffs(&mut c).is_empty());
     assert!(
         c.render(100, 20)
             .contains("/handoff: no other pane `nobody`")
