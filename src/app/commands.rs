@@ -46,13 +46,6 @@ pub(crate) const HIVE_COMMANDS: &[(HiveCommand, &str, &[&str], &str, &str)] = &[
         "thinking / reasoning effort: off low medium high",
     ),
     (
-        HiveCommand::Account,
-        "account",
-        &[],
-        "[name]",
-        "go on under another [[account]], with the conversation",
-    ),
-    (
         HiveCommand::Clear,
         "clear",
         // Not `new`, as Codex has it: `/new` makes a pane (issue 32).
@@ -95,6 +88,13 @@ pub(crate) const HIVE_COMMANDS: &[(HiveCommand, &str, &[&str], &str, &str)] = &[
         &[],
         "<pane|provider>",
         "continue the task in another pane (sends it a brief)",
+    ),
+    (
+        HiveCommand::Account,
+        "account",
+        &[],
+        "[name]",
+        "go on under another [[account]], with the conversation",
     ),
     (
         HiveCommand::New,

@@ -5,8 +5,8 @@
 //! says as [`FromServer`] messages, reconnecting a broken ssh link.
 
 mod host;
-pub mod inflight;
 pub mod identity;
+pub mod inflight;
 mod link;
 mod mux;
 mod mux_git;

@@ -78,6 +78,8 @@ pub fn branch_from(
         branch,
         created: true,
         setup_output: None,
+        name: String::new(),
+        repos: Vec::new(),
     })
 }
 
