@@ -44,9 +44,11 @@
 //!
 //! Run: `cargo bench --bench console [stream|pipe|keypress|memory|attach|remote]`
 //! (stream, pipe and keypress by default). Environment: `CHARS` (stream,
-//! pipe), `KEYS`, `PANES` (pipe, keypress, memory), `DELTAS`, `SETTLE_MS`, `WRAP` (memory), `COLS`,
-//! `ROWS`, `RUNS` (repetitions, default 1; medians are printed), `HIVE_BIN`
-//! (the hive binary to run; default: the one this bench was built with).
+//! pipe), `KEYS`, `PANES` (pipe, keypress, memory), `DELTAS`, `SETTLE_MS`,
+//! `WRAP` (memory, stream: its waits are then thirty times longer, and hive
+//! quits cleanly so that a profiler writes its file), `COLS`, `ROWS`, `RUNS`
+//! (repetitions, default 1; medians are printed), `HIVE_BIN` (the hive
+//! binary to run; default: the one this bench was built with).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // tests and benches may panic
 
@@ -393,7 +395,7 @@ fn watch_headings(
 ) -> Vec<Option<Instant>> {
     let mut shown: Vec<Option<Instant>> = vec![None; headings.len()];
     let mut next = 0;
-    let ended = hive.watch(Duration::from_secs(120), |at, screen| {
+    let ended = hive.watch(patience(Duration::from_secs(120)), |at, screen| {
         // A heading scrolled past between two frames is never seen; look a
         // few ahead so one miss does not stall the scan.
         for (i, (h, _)) in headings.iter().enumerate().skip(next).take(4) {
@@ -425,6 +427,17 @@ fn latencies(
     lat
 }
 
+/// Whether hive runs under a `WRAP` tool (a profiler).
+fn wrapped() -> bool {
+    std::env::var("WRAP").is_ok_and(|w| !w.trim().is_empty())
+}
+
+/// `wait`, or thirty times it under a `WRAP` tool: callgrind runs hive
+/// some fifty times slower.
+fn patience(wait: Duration) -> Duration {
+    if wrapped() { wait * 30 } else { wait }
+}
+
 /// One streamed answer; returns (cpu s, bytes per char, rss MB per MB of
 /// text, latency p50 ms, p99 ms).
 fn stream(cols: u16, rows: u16, chars: usize, agent: Agent, panes: usize) -> [f64; 5] {
@@ -433,7 +446,7 @@ fn stream(cols: u16, rows: u16, chars: usize, agent: Agent, panes: usize) -> [f6
     let dir = tempfile::tempdir().expect("tempdir");
     let source = Source::start(agent, dir.path(), &text, &chunks, panes);
     let mut hive = Console::start(dir.path(), cols, rows);
-    hive.until_shown(Duration::from_secs(10), "oa")
+    hive.until_shown(patience(Duration::from_secs(10)), "oa")
         .expect("hive draws its pane");
     std::thread::sleep(Duration::from_millis(500));
     hive.drain();
@@ -460,6 +473,10 @@ fn stream(cols: u16, rows: u16, chars: usize, agent: Agent, panes: usize) -> [f6
     let rss = tree_max_mb(hive.pid, "VmRSS:");
     // Before hive (and with it the agent, still writing them) ends.
     let sent = source.sent(chunks.len());
+    if wrapped() {
+        // A profiler writes its file at a clean exit, not at the kill.
+        hive.quit(patience(Duration::from_secs(10)));
+    }
     drop(hive);
 
     let lat = latencies(&headings, &shown, &sent);
