@@ -147,7 +147,7 @@ async fn handshake(
                 return Err(AttachError::Refused(crate::sanitize::peer_line(&reason)));
             }
             msg if msg.is_snapshot() => {
-                if let Some(s) = parts.take(msg).map_err(|e| {
+                if let Some(s) = parts.take(msg, payload.len()).map_err(|e| {
                     AttachError::Protocol(crate::sanitize::peer_line(&e.to_string()))
                 })? {
                     return Ok((s, size));
@@ -223,14 +223,15 @@ impl Reading {
         }
     }
 
-    fn step(&mut self, msg: ServerMsg) -> Step {
+    /// What `msg`, which came in `len` frame bytes, means to the console.
+    fn step(&mut self, msg: ServerMsg, len: usize) -> Step {
         Step::Pass(match msg {
             ServerMsg::Events(_) if self.resyncing => return Step::Skip,
             ServerMsg::Events(events) => return self.events(events),
             msg @ (ServerMsg::SnapshotStart { .. }
             | ServerMsg::SnapshotPane(_)
             | ServerMsg::SnapshotEvents(_)
-            | ServerMsg::SnapshotEnd) => match self.parts.take(msg) {
+            | ServerMsg::SnapshotEnd) => match self.parts.take(msg, len) {
                 Ok(Some(mut s)) => {
                     self.decoder.reset();
                     self.resyncing = false;
@@ -341,10 +342,11 @@ async fn read_loop(
             Ok(m) => m,
             Err(e) => break format!("unreadable message from the server: {e}"),
         };
-        let bytes = reading.weigh(&msg, payload.len());
+        let len = payload.len();
+        let bytes = reading.weigh(&msg, len);
         drop(payload);
         // Nothing more is read until the console has room for this.
-        let sent = match reading.step(msg) {
+        let sent = match reading.step(msg, len) {
             Step::Pass(next) => {
                 let permit = budget.take(bytes).await;
                 out.send(Incoming::Msg(next, permit)).await
@@ -391,7 +393,7 @@ mod tests {
             window: 1,
             parent: None,
         }];
-        let step = reading(Some("box")).step(ServerMsg::Layout(layout.clone()));
+        let step = reading(Some("box")).step(ServerMsg::Layout(layout.clone()), 0);
         let Step::Pass(FromServer::Layout(got)) = step else {
             panic!("not passed on as a layout");
         };
@@ -400,11 +402,54 @@ mod tests {
             "{got:?}"
         );
         let Step::Pass(FromServer::Layout(local)) =
-            reading(None).step(ServerMsg::Layout(layout.clone()))
+            reading(None).step(ServerMsg::Layout(layout.clone()), 0)
         else {
             panic!("a local layout not passed on");
         };
         assert_eq!(local, layout);
+    }
+
+    /// Issue 53: a snapshot past the parts' bounds (src/protocol/parts.rs)
+    /// ends the link with the reason, instead of being held.
+    #[test]
+    fn a_snapshot_past_the_bounds_ends_the_link_saying_why() {
+        use crate::protocol::snapshot::{MAX_PANE_BYTES, PaneCard, PaneSnapshot, ServerInfo};
+        let mut r = reading(Some("box"));
+        let start = ServerMsg::SnapshotStart {
+            server: ServerInfo {
+                pid: 1,
+                config: "hive.toml".into(),
+                config_path: None,
+                socket: "/tmp/x.sock".into(),
+                started: 0,
+            },
+            focus: 0,
+            away_since: None,
+            panes: 1,
+        };
+        assert!(matches!(r.step(start, 100), Step::Skip));
+        let pane = PaneSnapshot {
+            agent: PaneCard::default(),
+            worktree: None,
+            failed: None,
+            restored: Default::default(),
+            events: Vec::new(),
+            draft: String::new(),
+            window: 1,
+            parent: None,
+            host: None,
+            seen: None,
+            dismissed: Vec::new(),
+        };
+        assert!(matches!(
+            r.step(ServerMsg::SnapshotPane(Box::new(pane)), 100),
+            Step::Skip
+        ));
+        let Step::End(why) = r.step(ServerMsg::SnapshotEvents(Vec::new()), MAX_PANE_BYTES) else {
+            panic!("a pane past the bound was taken");
+        };
+        assert!(why.contains("more than a hive server sends"), "{why}");
+        assert!(!r.parts.started(), "what it held is dropped");
     }
 
     /// Why a link over ssh broke, as the reader ends: `words` are what ssh

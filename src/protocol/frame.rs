@@ -360,7 +360,7 @@ mod tests {
         let mut parts = crate::protocol::snapshot::Parts::default();
         let mut whole = None;
         for m in back {
-            if let Some(s) = parts.take(m).expect("in order") {
+            if let Some(s) = parts.take(m, 0).expect("in order") {
                 whole = Some(s);
             }
         }

@@ -31,6 +31,7 @@ pub mod hold;
 pub mod image;
 pub mod mutes;
 pub mod pane;
+mod parts;
 pub mod screen;
 pub mod snapshot;
 pub mod text;

@@ -269,66 +269,7 @@ fn event_text(event: &PaneEvent) -> usize {
     }
 }
 
-/// A snapshot being put back together from its messages (the client's
-/// side of [`Snapshot::into_messages`]).
-#[derive(Debug, Default)]
-pub struct Parts {
-    building: Option<Snapshot>,
-}
-
-/// A snapshot message out of its place (an end with no start, events with
-/// no pane): the stream cannot be trusted.
-#[derive(Debug, thiserror::Error)]
-#[error("a snapshot arrived out of order: {0}")]
-pub struct OutOfOrder(&'static str);
-
-impl Parts {
-    /// Takes one snapshot message; the snapshot once it is whole.
-    pub fn take(&mut self, msg: super::ServerMsg) -> Result<Option<Snapshot>, OutOfOrder> {
-        use super::ServerMsg;
-        match msg {
-            ServerMsg::SnapshotStart {
-                server,
-                focus,
-                away_since,
-                panes,
-            } => {
-                self.building = Some(Snapshot {
-                    server,
-                    focus,
-                    away_since,
-                    panes: Vec::with_capacity(panes.min(1024)),
-                });
-            }
-            ServerMsg::SnapshotPane(pane) => {
-                let snap = self
-                    .building
-                    .as_mut()
-                    .ok_or(OutOfOrder("a pane before the start"))?;
-                snap.panes.push(*pane);
-            }
-            ServerMsg::SnapshotEvents(events) => {
-                let pane = self
-                    .building
-                    .as_mut()
-                    .and_then(|s| s.panes.last_mut())
-                    .ok_or(OutOfOrder("events before a pane"))?;
-                pane.events.extend(events);
-            }
-            ServerMsg::SnapshotEnd => {
-                return self
-                    .building
-                    .take()
-                    .map(Some)
-                    .ok_or(OutOfOrder("an end before the start"));
-            }
-            _ => return Err(OutOfOrder("not a snapshot message")),
-        }
-        Ok(None)
-    }
-
-    /// Whether a snapshot is on its way.
-    pub fn started(&self) -> bool {
-        self.building.is_some()
-    }
-}
+// A snapshot being put back together lives in src/protocol/parts.rs.
+pub use super::parts::{
+    MAX_PANE_BYTES, MAX_PANE_EVENTS, MAX_PANES, MAX_SNAPSHOT_BYTES, Parts, PartsError,
+};

@@ -610,6 +610,98 @@ fn worktree_setup_runs_once_with_a_port_of_its_own() {
     assert_eq!(own.env["HIVE_PORT"], "4321");
 }
 
+/// A port the kernel has free now (the listener is dropped).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `prepare` on another thread: a read that blocks (a FIFO) or never ends
+/// (`/dev/zero`) fails the test instead of hanging it.
+fn prepare_within(mut a: AgentConfig, secs: u64) -> AgentConfig {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        worktree::prepare(std::slice::from_mut(&mut a), None);
+        let _ = tx.send(a);
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(secs))
+        .expect("prepare blocked on the planted hive.port (or read it without end)")
+}
+
+/// #53 item 8: `.git/worktrees/<id>/hive.port` planted in a cloned repo as
+/// a link to a file outside, a link to `/dev/zero`, a FIFO, or a file far
+/// larger than a port: each is refused by the one no-follow, regular-file,
+/// size-capped open (`private::read_own`), never followed, never blocks,
+/// and is replaced by a regular file holding the new port. Failed before
+/// (`read_to_string` on a follow-anything open): the link and the
+/// oversized file handed their port on, `/dev/zero` was read without end
+/// and the FIFO blocked.
+#[test]
+fn a_planted_port_file_is_refused_not_followed() {
+    use std::os::unix::fs::FileTypeExt;
+    let (_d, root) = repo();
+    let port = |a: &AgentConfig| a.env["HIVE_PORT"].parse::<u16>().unwrap();
+    let first = prepare_within(agent("a", &root), 60);
+    let admin = PathBuf::from(
+        git(
+            &root.join(".hive/worktrees/a"),
+            &["rev-parse", "--path-format=absolute", "--git-dir"],
+        )
+        .trim(),
+    );
+    let file = admin.join("hive.port");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        port(&first).to_string()
+    );
+    let outside = tempfile::tempdir().unwrap();
+
+    // A link to a file outside naming a free port: not taken from it.
+    let lure = free_port();
+    let target = outside.path().join("port");
+    std::fs::write(&target, lure.to_string()).unwrap();
+    std::fs::remove_file(&file).unwrap();
+    std::os::unix::fs::symlink(&target, &file).unwrap();
+    let got = port(&prepare_within(agent("a", &root), 60));
+    assert_ne!(got, lure, "the port was read through the planted link");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), lure.to_string());
+    let meta = std::fs::symlink_metadata(&file).unwrap();
+    assert!(meta.is_file(), "the link was not replaced: {meta:?}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), got.to_string());
+
+    // A link to /dev/zero, and a FIFO nobody writes: refused at once.
+    std::fs::remove_file(&file).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &file).unwrap();
+    let got = port(&prepare_within(agent("a", &root), 30));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), got.to_string());
+    std::fs::remove_file(&file).unwrap();
+    let c = std::ffi::CString::new(file.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo(3) on a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    assert!(
+        std::fs::symlink_metadata(&file)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+    let got = port(&prepare_within(agent("a", &root), 30));
+    assert!(std::fs::symlink_metadata(&file).unwrap().is_file());
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), got.to_string());
+
+    // A free port followed by 32 MiB of spaces: too large to be hive's.
+    let lure = free_port();
+    let mut big = lure.to_string().into_bytes();
+    big.resize(32 << 20, b' ');
+    std::fs::remove_file(&file).unwrap();
+    std::fs::write(&file, &big).unwrap();
+    let got = port(&prepare_within(agent("a", &root), 60));
+    assert_ne!(got, lure, "the port was taken from an oversized file");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), got.to_string());
+}
+
 #[test]
 fn a_failing_worktree_setup_is_the_panes_error_and_runs_again_next_time() {
     let (_d, root) = repo();

@@ -8,6 +8,7 @@
 //! the runner (the screen's one reader) sends the app a `ScreenUpdate`.
 
 pub(crate) mod doctor;
+mod grid;
 pub mod pump;
 pub mod scan;
 
@@ -315,13 +316,8 @@ impl PtyPane {
 
     fn resize(&mut self, cols: u16, rows: u16) {
         let (cols, rows) = fit(cols, rows);
-        let (old_rows, old_cols) = pump::lock(&self.screen).screen().size();
-        if (old_rows, old_cols) == (rows, cols) {
+        if !grid::set_size(&self.screen, rows, cols) {
             return;
-        }
-        pump::lock(&self.screen).screen_mut().set_size(rows, cols);
-        if u32::from(rows) * u32::from(cols) < u32::from(old_rows) * u32::from(old_cols) {
-            give_back_freed_memory();
         }
         // The pane draws what the runner sends: a new size is news.
         self.activity.touch();
@@ -362,13 +358,6 @@ impl PtyPane {
         }
         self.group.kill();
     }
-}
-
-/// A shrunk grid frees many small row buffers that glibc keeps in its heap
-/// (they are under its mmap threshold): hand them back to the system, or a
-/// pane once made huge keeps the server's memory after it shrinks.
-fn give_back_freed_memory() {
-    crate::heap::give_back_freed();
 }
 
 /// `Exited` fields for a status.
