@@ -136,7 +136,7 @@ impl Server {
             Relocate::Arrive { dir } => self.arrive(dir, asker),
             Relocate::Leave { pane } => self.leave(&pane, asker),
             Relocate::Left { pane, to, abandon } => {
-                let outcome = self.left(&pane, &to, abandon);
+                let outcome = self.moved_off(&pane, &to, abandon);
                 asker.answer(self, outcome);
             }
         }
@@ -273,7 +273,7 @@ impl Server {
             return asker.answer(self, Err(CtlError::new(ErrorCode::InvalidState, text)));
         }
         let to = format!("{id}@{host}");
-        let _ = self.left(&id, host, false);
+        let _ = self.moved_off(&id, host, false);
         let text = format!("moved {id} to {host}: it goes on there as {to}");
         let mut json = json!({"pane": id, "host": host, "text": text});
         if let Some(w) = there.get("worktree") {

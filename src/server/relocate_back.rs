@@ -49,6 +49,7 @@ impl Server {
     }
 
     fn unpack_fetched(&mut self, (link, remote, local): Fetched, id: String, host: String, asker: Asker) {
+        let dir = local.clone();
         let then = Box::new(move |s: &mut Server, outcome: Result<Value, CtlError>| {
             let _ = std::fs::remove_dir_all(&local);
             let here = match outcome {
@@ -76,7 +77,7 @@ impl Server {
                 Box::new(move |s: &mut Server| s.back_done(&id, &host, here, stopped, asker))
             });
         });
-        self.arrive_then(local.clone(), then);
+        self.arrive_then(dir, then);
     }
 
     /// The host stopped its copy (or would not: then this one goes).
@@ -89,7 +90,7 @@ impl Server {
         asker: Asker,
     ) {
         if let Err(e) = stopped {
-            let _ = self.left(id, "", true);
+            let _ = self.moved_off(id, "", true);
             let text = format!("/move of {id} back from {host} failed: stopping it there: {e}; it stays on {host}");
             return asker.answer(self, Err(CtlError::new(ErrorCode::Unavailable, text)));
         }

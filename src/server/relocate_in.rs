@@ -115,7 +115,7 @@ impl Server {
             }
         };
         if let Some(why) = self.panes[slot].record.failed().map(str::to_owned) {
-            let _ = self.left(&id, "", true);
+            let _ = self.moved_off(&id, "", true);
             return Err(CtlError::new(
                 ErrorCode::ProcessCrash,
                 format!("starting the agent: {why}"),
@@ -155,7 +155,7 @@ impl Server {
     /// Pane `pane` resumed at `to`: it stops here, keeping its place with
     /// a note, and its worktree goes (its branch stays). `abandon`: an
     /// arrival taken back, the pane closed.
-    pub(super) fn left(&mut self, pane: &str, to: &str, abandon: bool) -> Result<Value, CtlError> {
+    pub(super) fn moved_off(&mut self, pane: &str, to: &str, abandon: bool) -> Result<Value, CtlError> {
         let slot = self
             .open_slot(pane)
             .map_err(|e| CtlError::new(e.code(), e.to_string()))?;
