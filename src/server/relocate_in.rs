@@ -44,7 +44,7 @@ impl Server {
         a.sandbox = None;
         a.exec = None;
         let land = Landing {
-            repo: self.project_dir(),
+            repo: self.landing_dir(&m.agent.id, reuse),
             root: self.starter.config.worktrees.root.clone(),
             store: self.starter.store.clone(),
         };
@@ -74,6 +74,18 @@ impl Server {
             Some(slot) => Ok(Some(slot)),
             None => Ok(None),
         }
+    }
+
+    /// The directory an arriving pane's worktree is unpacked into: where
+    /// the pane of that id worked here (a pane coming back, or an agent of
+    /// this config), else the project's.
+    fn landing_dir(&self, id: &str, reuse: Option<usize>) -> PathBuf {
+        let here = reuse
+            .map(|slot| &self.panes[slot].placed.agent)
+            .or_else(|| self.starter.config.agent(id));
+        here.filter(|a| a.cwd.is_some())
+            .and_then(|a| crate::provider::process::working_dir(a).ok())
+            .unwrap_or_else(|| self.project_dir())
     }
 
     /// The project's directory: its config's, else the server's own.
@@ -138,7 +150,8 @@ impl Server {
     fn start_moved(&mut self, slot: usize, agent: crate::config::AgentConfig, w: Option<Worktree>) {
         self.worktrees.untrack(slot);
         let pane = &mut self.panes[slot];
-        pane.placed.agent = agent.clone();
+        // Its placement stays the config's (and the layout's): where it
+        // works here when it comes back again.
         pane.record.agent = agent;
         pane.worktree = w.clone();
         pane.record.started = Started::Starting;
