@@ -399,7 +399,9 @@ fn run(cli: &super::Cli, args: &CtlArgs) -> Result<ExitCode, ClientError> {
                 format!("closed {}", closed.join(", "))
             }
             Verb::Rename { pane, name } => format!("renamed {pane} to {name}"),
-            Verb::Move { host: Some(_), .. } => result["text"].as_str().unwrap_or("moved").to_owned(),
+            Verb::Move { host: Some(_), .. } => {
+                result["text"].as_str().unwrap_or("moved").to_owned()
+            }
             Verb::Move { pane, .. } => format!("moved {pane}"),
             Verb::Pr { pr } => pr.text(&result),
             Verb::Approvals(a) => a.text(&result),

@@ -50,9 +50,9 @@ impl HostLink {
     /// A shell command on the host, `stdin` fed from `input`; its stdout.
     fn run(&self, remote: &str, input: Option<&Path>) -> Result<Vec<u8>, CarryError> {
         let stdin = match input {
-            Some(p) => Stdio::from(std::fs::File::open(p).map_err(|e| {
-                failed(format!("{}: {e}", p.display()))
-            })?),
+            Some(p) => Stdio::from(
+                std::fs::File::open(p).map_err(|e| failed(format!("{}: {e}", p.display())))?,
+            ),
             None => Stdio::null(),
         };
         let out = self
@@ -90,7 +90,11 @@ impl HostLink {
         }
         for file in files_of(dir)? {
             let file_name = file.file_name().to_string_lossy().into_owned();
-            let to = format!("{}/{}", super::target::quote(&remote), target_word(&file_name)?);
+            let to = format!(
+                "{}/{}",
+                super::target::quote(&remote),
+                target_word(&file_name)?
+            );
             self.run(&format!("umask 077 && cat > {to}"), Some(&file.path()))?;
         }
         Ok(remote)
@@ -98,7 +102,12 @@ impl HostLink {
 
     /// Copies the host's package directory `remote` (a path there) into
     /// the local directory `dir`, file by file (`names`).
-    pub(crate) fn fetch_dir(&self, remote: &str, names: &[String], dir: &Path) -> Result<(), CarryError> {
+    pub(crate) fn fetch_dir(
+        &self,
+        remote: &str,
+        names: &[String],
+        dir: &Path,
+    ) -> Result<(), CarryError> {
         for name in names {
             let from = format!("{}/{}", super::target::quote(remote), target_word(name)?);
             let bytes = self.run(&format!("cat {from}"), None)?;

@@ -29,6 +29,7 @@ mod lists;
 pub mod log;
 mod looking;
 mod move_package;
+mod moves;
 mod notifier;
 mod pane;
 mod panes;

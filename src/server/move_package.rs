@@ -90,7 +90,11 @@ pub(super) fn pack(l: &Leaving, dir: &Path) -> Result<Manifest, String> {
                 branch: packed.branch,
                 head: packed.head,
                 dirty: packed.dirty,
-                sub: w.cwd.strip_prefix(&w.path).unwrap_or(Path::new("")).to_owned(),
+                sub: w
+                    .cwd
+                    .strip_prefix(&w.path)
+                    .unwrap_or(Path::new(""))
+                    .to_owned(),
             })
         }
         None => None,
@@ -186,7 +190,8 @@ fn settle_history(m: &Manifest, dir: &Path, store: &Store) -> Result<(), String>
     let step = |e: &dyn std::fmt::Display| format!("writing hive's history: {e}");
     let id = &m.agent.id;
     let moved = &m.state;
-    let history = crate::private::read_own(&dir.join(HISTORY), MAX_HISTORY).map_err(|e| step(&e))?;
+    let history =
+        crate::private::read_own(&dir.join(HISTORY), MAX_HISTORY).map_err(|e| step(&e))?;
     let session = store.session_path(id, &moved.session);
     if let Some(parent) = session.parent() {
         crate::private::create_dir(parent).map_err(|e| step(&e))?;

@@ -14,10 +14,7 @@
 //! The server that has the `[[host]]` drives both ways: a pane comes back
 //! by `hive ctl move host:pane --host local` (src/server/relocate_back.rs).
 
-use std::collections::HashMap;
-
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
 use super::clients::ClientId;
 use super::door::Reply;
@@ -28,40 +25,6 @@ use crate::control::protocol::{Call, CtlError, ErrorCode};
 use crate::protocol::carry::Relocate;
 use crate::protocol::verb::Caller;
 use crate::remote::carry::HostLink;
-
-/// What a job hands back to the loop: the rest of the step, on the loop.
-pub(super) type Later = Box<dyn FnOnce(&mut Server) + Send>;
-
-/// The moves under way and their jobs' way back to the loop.
-pub(super) struct Moves {
-    tx: mpsc::UnboundedSender<Later>,
-    rx: mpsc::UnboundedReceiver<Later>,
-    /// The panes moving now (slot → where to), refused a second move.
-    pub(super) moving: HashMap<usize, String>,
-}
-
-impl Moves {
-    pub(super) fn new() -> Self {
-        let (tx, rx) = mpsc::unbounded_channel();
-        Self {
-            tx,
-            rx,
-            moving: HashMap::new(),
-        }
-    }
-
-    pub(super) async fn next(&mut self) -> Option<Later> {
-        self.rx.recv().await
-    }
-
-    /// Runs `job` on the blocking pool; what it hands back runs on the loop.
-    pub(super) fn spawn(&self, job: impl FnOnce() -> Later + Send + 'static) {
-        let tx = self.tx.clone();
-        tokio::task::spawn_blocking(move || {
-            let _ = tx.send(job());
-        });
-    }
-}
 
 /// Who waits for a move's answer.
 pub(super) enum Asker {

@@ -41,14 +41,21 @@ impl Server {
             Box::new(move |s: &mut Server| match fetched {
                 Ok(f) => s.unpack_fetched(f, id, host, asker),
                 Err(why) => {
-                    let text = format!("/move of {id} back from {host} failed: {why}; it stays on {host}");
+                    let text =
+                        format!("/move of {id} back from {host} failed: {why}; it stays on {host}");
                     asker.answer(s, Err(CtlError::new(ErrorCode::Unavailable, text)));
                 }
             })
         });
     }
 
-    fn unpack_fetched(&mut self, (link, remote, local): Fetched, id: String, host: String, asker: Asker) {
+    fn unpack_fetched(
+        &mut self,
+        (link, remote, local): Fetched,
+        id: String,
+        host: String,
+        asker: Asker,
+    ) {
         let dir = local.clone();
         let then = Box::new(move |s: &mut Server, outcome: Result<Value, CtlError>| {
             let _ = std::fs::remove_dir_all(&local);
@@ -91,7 +98,9 @@ impl Server {
     ) {
         if let Err(e) = stopped {
             let _ = self.moved_off(id, "", true);
-            let text = format!("/move of {id} back from {host} failed: stopping it there: {e}; it stays on {host}");
+            let text = format!(
+                "/move of {id} back from {host} failed: stopping it there: {e}; it stays on {host}"
+            );
             return asker.answer(self, Err(CtlError::new(ErrorCode::Unavailable, text)));
         }
         let text = format!("moved {id} back from {host}: it goes on here");
@@ -135,12 +144,18 @@ impl Server {
 fn fetch(target: &crate::remote::Target, id: &str) -> Result<Fetched, String> {
     let link = HostLink::open(target).map_err(|e| format!("reaching {}: {e}", target.name))?;
     let answer = link
-        .call(Call::Relocate(Relocate::Leave { pane: id.to_owned() }))
+        .call(Call::Relocate(Relocate::Leave {
+            pane: id.to_owned(),
+        }))
         .map_err(|e| format!("packing it on {}: {e}", target.name))?;
     let remote = answer["dir"].as_str().unwrap_or_default().to_owned();
     let files: Vec<String> = answer["files"]
         .as_array()
-        .map(|a| a.iter().filter_map(|f| f.as_str().map(str::to_owned)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|f| f.as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default();
     if remote.is_empty() || files.is_empty() {
         return Err(format!("packing it on {}: no package named", target.name));

@@ -23,7 +23,10 @@ pub(super) type Then = Box<dyn FnOnce(&mut Server, Result<Value, CtlError>) + Se
 impl Server {
     /// `Relocate::Arrive` from the door: answered to `asker`.
     pub(super) fn arrive(&mut self, dir: String, asker: super::relocate::Asker) {
-        self.arrive_then(PathBuf::from(dir), Box::new(|s, outcome| asker.answer(s, outcome)));
+        self.arrive_then(
+            PathBuf::from(dir),
+            Box::new(|s, outcome| asker.answer(s, outcome)),
+        );
     }
 
     /// The package in `dir` becomes a pane here; `then` gets the outcome.
@@ -68,9 +71,9 @@ impl Server {
             return Err(refused(format!("`{id}` is not a pane id")));
         }
         match self.panes.find(id) {
-            Some(slot) if self.runners.get(slot).is_some_and(Option::is_some) => Err(refused(
-                format!("a pane `{id}` runs on this host already"),
-            )),
+            Some(slot) if self.runners.get(slot).is_some_and(Option::is_some) => {
+                Err(refused(format!("a pane `{id}` runs on this host already")))
+            }
             Some(slot) => Ok(Some(slot)),
             None => Ok(None),
         }
@@ -107,7 +110,11 @@ impl Server {
         worktree: Option<Worktree>,
     ) -> Result<Value, CtlError> {
         let mut agent = m.agent;
-        agent.cwd = Some(worktree.as_ref().map_or_else(|| self.project_dir(), |w| w.cwd.clone()));
+        agent.cwd = Some(
+            worktree
+                .as_ref()
+                .map_or_else(|| self.project_dir(), |w| w.cwd.clone()),
+        );
         let id = agent.id.clone();
         let slot = match reuse {
             Some(slot) => {
@@ -168,7 +175,12 @@ impl Server {
     /// Pane `pane` resumed at `to`: it stops here, keeping its place with
     /// a note, and its worktree goes (its branch stays). `abandon`: an
     /// arrival taken back, the pane closed.
-    pub(super) fn moved_off(&mut self, pane: &str, to: &str, abandon: bool) -> Result<Value, CtlError> {
+    pub(super) fn moved_off(
+        &mut self,
+        pane: &str,
+        to: &str,
+        abandon: bool,
+    ) -> Result<Value, CtlError> {
         let slot = self
             .open_slot(pane)
             .map_err(|e| CtlError::new(e.code(), e.to_string()))?;

@@ -114,7 +114,7 @@ pub(super) struct Server {
     /// The forge's jobs and watched pull requests (src/server/forge.rs).
     pub(super) forges: super::forge::Forges,
     /// The moves of panes to other hosts under way (src/server/relocate.rs).
-    pub(super) moves: super::relocate::Moves,
+    pub(super) moves: super::moves::Moves<Server>,
     /// Numbers every runner event, so a snapshot can tell which happened
     /// while nobody was attached.
     pub(super) seq: u64,
@@ -178,7 +178,7 @@ impl Server {
             worktrees: super::worktrees::Worktrees::start(panes.iter().map(|p| p.worktree.clone())),
             lists: super::lists::Listings::new(starter.store.clone()),
             forges: super::forge::Forges::new(),
-            moves: super::relocate::Moves::new(),
+            moves: super::moves::Moves::new(),
             info,
             shown: (0..panes.len()).collect(),
             panes,

@@ -172,12 +172,19 @@ fn a_live_pane_moves_to_another_host_with_its_work_and_comes_back() {
     // Here the pane holds its place, stopped, saying where it went.
     let here = rig.status("fix");
     assert!(
-        here["failed"].as_str().unwrap_or_default().contains("moved to box"),
+        here["failed"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("moved to box"),
         "{here}"
     );
     assert!(!rig.worktree().exists(), "the worktree left with the pane");
     let far_tree = rig.sshd.remote_home.join("proj/.hive/worktrees/fix");
-    assert!(far_tree.join("grammar.txt").exists(), "{}", far_tree.display());
+    assert!(
+        far_tree.join("grammar.txt").exists(),
+        "{}",
+        far_tree.display()
+    );
 
     rig.idle("box:fix");
     let turn = rig.ok(&["send", "box:fix", "What was the word? Look at the work."]);
@@ -199,7 +206,10 @@ fn a_live_pane_moves_to_another_host_with_its_work_and_comes_back() {
     assert!(seen.contains(&format!("HOME={far_home}")), "{seen}");
     assert!(seen.contains(&far_tree.display().to_string()), "{seen}");
     assert!(seen.contains("lexer") && seen.contains("init"), "{seen}");
-    assert!(seen.contains("M parse.rs") && seen.contains("?? grammar.txt"), "{seen}");
+    assert!(
+        seen.contains("M parse.rs") && seen.contains("?? grammar.txt"),
+        "{seen}"
+    );
     assert!(seen.contains("todo!()"), "{seen}");
 
     // Back the same way.
@@ -215,8 +225,14 @@ fn a_live_pane_moves_to_another_host_with_its_work_and_comes_back() {
     assert_eq!(said[3], "The word was plum; the lexer is in.");
     let seen = rig.model.tool_result(4).to_string();
     assert!(!seen.contains(&far_home), "{seen}");
-    assert!(seen.contains(&rig.worktree().display().to_string()), "{seen}");
-    assert!(seen.contains("M parse.rs") && seen.contains("?? grammar.txt"), "{seen}");
+    assert!(
+        seen.contains(&rig.worktree().display().to_string()),
+        "{seen}"
+    );
+    assert!(
+        seen.contains("M parse.rs") && seen.contains("?? grammar.txt"),
+        "{seen}"
+    );
     assert_eq!(rig.model.requests().len(), 5);
 }
 
@@ -244,7 +260,11 @@ fn a_failed_move_leaves_the_pane_working_where_it_was() {
     std::fs::write(taken.join("mine.txt"), "not yours\n").unwrap();
     let out = rig.ctl(&["move", "fix", "--host", "box"]);
     assert_ne!(out.code, 0, "{}", out.stdout);
-    assert!(out.stderr.contains("unpacking the worktree"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("unpacking the worktree"),
+        "{}",
+        out.stderr
+    );
     assert_eq!(
         std::fs::read_to_string(taken.join("mine.txt")).unwrap(),
         "not yours\n"
