@@ -282,7 +282,10 @@ fn move_to_a_host_asks_the_server() {
             host: "box".into()
         })]
     );
-    assert!(c.transcript().contains("/move @HOST: a [[host]] of the config"));
+    assert!(
+        c.transcript()
+            .contains("/move @HOST: a [[host]] of the config")
+    );
 }
 
 fn finished(c: &mut Console, pane: usize, cost: f64) {
