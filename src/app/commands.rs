@@ -121,8 +121,8 @@ pub(crate) const HIVE_COMMANDS: &[(HiveCommand, &str, &[&str], &str, &str)] = &[
         HiveCommand::Move,
         "move",
         &[],
-        "<place>",
-        "move this pane to another place (1 is first)",
+        "<place>|@host",
+        "move this pane to another place (1 is first), or to a host's hive",
     ),
     (
         HiveCommand::Window,

@@ -191,8 +191,23 @@ impl App {
         let Some(p) = self.focused() else {
             return;
         };
+        // `/move @HOST`: the live pane goes to another host's server.
+        if let Some(host) = arg.trim().strip_prefix('@') {
+            if host.is_empty() {
+                return self.refuse("/move @HOST: a [[host]] of the config".into());
+            }
+            let step = crate::protocol::carry::Relocate::Go {
+                pane: p.agent.id.clone(),
+                host: host.to_owned(),
+            };
+            let edit = PaneEdit::Relocate(step);
+            return self.outbox.push(super::command::AppCommand::Edit(edit));
+        }
         let Some(to) = arg.trim().parse::<usize>().ok().filter(|&n| n >= 1) else {
-            return self.refuse(format!("/move N: a place from 1 to {}", self.panes.len()));
+            return self.refuse(format!(
+                "/move N: a place from 1 to {}; /move @HOST: to another host",
+                self.panes.len()
+            ));
         };
         let edit = PaneEdit::Move {
             pane: p.agent.id.clone(),

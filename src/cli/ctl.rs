@@ -108,14 +108,18 @@ pub enum Verb {
         #[command(subcommand)]
         pr: super::ctl_forge::PrVerb,
     },
-    /// Move a pane to another place (`--to`, 1 is first) or window.
-    #[command(group(clap::ArgGroup::new("where").required(true).args(["to", "window"])))]
+    /// Move a pane to another place (`--to`, 1 is first) or window, or
+    /// (`--host`) the live pane to a `[[host]]`'s hive server, with its
+    /// worktree, history and settings (`host:pane --host local`: back).
+    #[command(group(clap::ArgGroup::new("where").required(true).args(["to", "window", "host"])))]
     Move {
         pane: String,
         #[arg(long, value_name = "PLACE", value_parser = clap::value_parser!(u64).range(1..))]
         to: Option<u64>,
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         window: Option<u64>,
+        #[arg(long, value_name = "HOST")]
+        host: Option<String>,
     },
 }
 
@@ -237,7 +241,17 @@ fn to_call(verb: &Verb) -> Call {
         },
         Verb::Pr { pr } => pr.to_call(),
         Verb::Handoff(args) => args.to_call(),
-        Verb::Move { pane, to, window } => Call::Move {
+        Verb::Move {
+            pane,
+            host: Some(host),
+            ..
+        } => Call::Relocate(crate::protocol::carry::Relocate::Go {
+            pane: pane.clone(),
+            host: host.trim_start_matches('@').to_owned(),
+        }),
+        Verb::Move {
+            pane, to, window, ..
+        } => Call::Move {
             pane: pane.clone(),
             to: to.map(|t| t.saturating_sub(1) as usize),
             window: window.map(|w| w as usize),
@@ -293,9 +307,21 @@ fn on_host<'a>(verb: &Verb, hosts: &'a [HostConfig]) -> Option<(&'a HostConfig, 
             let name = name.clone();
             (h, Verb::Rename { pane, name })
         })?,
-        Verb::Move { pane, to, window } => split(pane).map(|(h, pane)| {
+        // A move to a host is the local server's to drive, both ways.
+        Verb::Move { host: Some(_), .. } => return None,
+        Verb::Move {
+            pane, to, window, ..
+        } => split(pane).map(|(h, pane)| {
             let (to, window) = (*to, *window);
-            (h, Verb::Move { pane, to, window })
+            (
+                h,
+                Verb::Move {
+                    pane,
+                    to,
+                    window,
+                    host: None,
+                },
+            )
         })?,
         Verb::Approve { pane, .. } | Verb::Deny { pane, .. } => {
             let (h, there) = split(pane)?;
@@ -373,6 +399,9 @@ fn run(cli: &super::Cli, args: &CtlArgs) -> Result<ExitCode, ClientError> {
                 format!("closed {}", closed.join(", "))
             }
             Verb::Rename { pane, name } => format!("renamed {pane} to {name}"),
+            Verb::Move { host: Some(_), .. } => {
+                result["text"].as_str().unwrap_or("moved").to_owned()
+            }
             Verb::Move { pane, .. } => format!("moved {pane}"),
             Verb::Pr { pr } => pr.text(&result),
             Verb::Approvals(a) => a.text(&result),

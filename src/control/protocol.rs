@@ -165,6 +165,10 @@ pub enum Call {
     Approvals(crate::protocol::verb::ApprovalsAsk),
     /// `/handoff` (issue 50): `from`'s work goes on in another pane.
     Handoff(crate::protocol::carry::Handoff),
+    /// `/move @HOST` (issue 50): a step of moving a live pane to another
+    /// host's server and back (`Go` from `hive ctl move --host`, the rest
+    /// between the two servers).
+    Relocate(crate::protocol::carry::Relocate),
 }
 
 impl Call {
@@ -262,6 +266,7 @@ impl Call {
             Self::Forge(ask) => Verb::Forge(ask),
             Self::Approvals(ask) => Verb::Approvals(ask),
             Self::Handoff(h) => Verb::Handoff(h),
+            Self::Relocate(r) => Verb::Relocate(r),
             Self::WebPair { read_only } => Verb::Web(WebVerb::Pair {
                 role: if read_only {
                     DeviceRole::ReadOnly

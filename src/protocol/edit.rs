@@ -44,6 +44,8 @@ pub enum PaneEdit {
     },
     /// `/handoff`: the pane's work goes on in another pane (issue 50).
     Handoff(super::carry::Handoff),
+    /// `/move @HOST`: the pane goes to another host's server (issue 50).
+    Relocate(super::carry::Relocate),
 }
 
 impl PaneEdit {
@@ -56,6 +58,7 @@ impl PaneEdit {
             | Self::Move { pane, .. }
             | Self::Window { pane, .. } => pane,
             Self::Handoff(h) => &h.from,
+            Self::Relocate(r) => r.pane(),
         }
     }
 }

@@ -324,6 +324,10 @@ fn client_samples() -> Vec<ClientMsg> {
             },
             tree: super::carry::HandoffTree::Branched,
         })),
+        ClientMsg::Edit(PaneEdit::Relocate(super::carry::Relocate::Go {
+            pane: "b".into(),
+            host: "box".into(),
+        })),
         ClientMsg::Detach,
         ClientMsg::Stop,
     ]);

@@ -115,6 +115,8 @@ pub enum Verb {
     },
     /// The pane's work goes on in another pane (issue 50).
     Handoff(crate::protocol::carry::Handoff),
+    /// A step of moving a live pane to another host's server (issue 50).
+    Relocate(crate::protocol::carry::Relocate),
     /// Every pane with its state.
     List,
     Status {
@@ -261,6 +263,7 @@ impl Caller {
             | Verb::Move { .. }
             | Verb::Window { .. }
             | Verb::Handoff(_)
+            | Verb::Relocate(_)
             | Verb::Status { .. }
             | Verb::History { .. }
             | Verb::Watch { .. }
@@ -330,6 +333,7 @@ impl Verb {
             Verb::Rename { .. } => "rename a pane",
             Verb::Move { .. } | Verb::Window { .. } => "move a pane",
             Verb::Handoff(_) => "hand a pane's work off",
+            Verb::Relocate(_) => "move a pane to another host",
             Verb::List => "list",
             Verb::Status { .. } => "ask a pane's status",
             Verb::Read { .. } => "read",
@@ -375,6 +379,7 @@ impl Verb {
             Verb::Move { pane, to } => PaneEdit::Move { pane, to },
             Verb::Window { pane, window } => PaneEdit::Window { pane, window },
             Verb::Handoff(h) => PaneEdit::Handoff(h),
+            Verb::Relocate(r) => PaneEdit::Relocate(r),
             other => return Err(other),
         })
     }
@@ -397,6 +402,7 @@ impl From<PaneEdit> for Verb {
             PaneEdit::Move { pane, to } => Verb::Move { pane, to },
             PaneEdit::Window { pane, window } => Verb::Window { pane, window },
             PaneEdit::Handoff(h) => Verb::Handoff(h),
+            PaneEdit::Relocate(r) => Verb::Relocate(r),
         }
     }
 }

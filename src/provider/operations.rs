@@ -21,9 +21,10 @@ pub enum Operations {
     /// It cannot call them.
     None,
     /// The agent loop runs in hive and calls a toolbox: this builds the
-    /// factory that hands each agent the host's toolbox
-    /// (`Registry::with_toolbox`).
-    InProcess(fn(ToolboxFactory) -> Arc<dyn ProviderFactory>),
+    /// factory that hands each agent the host's toolbox and the project's
+    /// history store, where its conversation is (`Registry::with_toolbox`,
+    /// `Registry::for_project`; no store: the user's).
+    InProcess(fn(ToolboxFactory, Option<crate::history::Store>) -> Arc<dyn ProviderFactory>),
     /// Through `hive mcp`: hive sets `AgentConfig::hive_mcp` on an agent
     /// with `hive_tools`, and the provider hands it to its agent, through
     /// this file when it needs one.

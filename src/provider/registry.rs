@@ -146,10 +146,22 @@ impl Registry {
     /// Hands `toolbox` (the host's operations) to every provider that
     /// takes them in-process.
     #[must_use]
-    pub fn with_toolbox(mut self, toolbox: ToolboxFactory) -> Self {
+    pub fn with_toolbox(self, toolbox: ToolboxFactory) -> Self {
+        self.in_process(toolbox, None)
+    }
+
+    /// [`Registry::with_toolbox`] for a server's project: an in-process
+    /// agent's conversation is rebuilt from the project's history store
+    /// (`store`), where its pane records it, not the user's root one.
+    #[must_use]
+    pub fn for_project(self, toolbox: ToolboxFactory, store: crate::history::Store) -> Self {
+        self.in_process(toolbox, Some(store))
+    }
+
+    fn in_process(mut self, toolbox: ToolboxFactory, store: Option<crate::history::Store>) -> Self {
         for d in self.providers.values_mut() {
             if let Operations::InProcess(with) = d.operations {
-                d.factory = with(toolbox.clone());
+                d.factory = with(toolbox.clone(), store.clone());
             }
         }
         self

@@ -8,6 +8,7 @@
 //! What the remote sends is read as an agent's output is: sanitized before
 //! it reaches the terminal, its paths never opened here (docs/remote.md).
 
+pub(crate) mod carry;
 pub mod install;
 pub mod relay;
 pub mod ssh;

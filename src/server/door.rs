@@ -87,6 +87,7 @@ impl Server {
             }
             Verb::Forge(ask) => self.forge_verb(&caller, ask, reply),
             Verb::Approvals(ask) => self.approvals_verb(ask, reply),
+            Verb::Relocate(step) => self.relocate(&caller, step, reply),
             verb @ (Verb::New(_)
             | Verb::Close { .. }
             | Verb::Rename { .. }

@@ -82,6 +82,10 @@ impl Server {
             PaneEdit::Move { pane, to } => self.move_to(&pane, to)?,
             PaneEdit::Window { pane, window } => self.put_in_window(&pane, window)?,
             PaneEdit::Handoff(h) => self.handoff(h, from)?,
+            // Answered later, off the loop: the door sends it to `relocate`.
+            PaneEdit::Relocate(_) => {
+                return Err(EditError::Invalid("/move @HOST goes by the door".into()));
+            }
         };
         self.layout_changed();
         Ok(done)

@@ -76,7 +76,7 @@ fn install_panic_hook() {
 }
 
 pub(super) struct Server {
-    info: ServerInfo,
+    pub(super) info: ServerInfo,
     /// The one pane registry (src/panes/), by slot: a pane's slot never
     /// changes while the server runs (its runner, the ops host and the hub
     /// know it by it); closed panes keep theirs. Its `order` is the open
@@ -113,6 +113,8 @@ pub(super) struct Server {
     pub(super) lists: super::lists::Listings,
     /// The forge's jobs and watched pull requests (src/server/forge.rs).
     pub(super) forges: super::forge::Forges,
+    /// The moves of panes to other hosts under way (src/server/relocate.rs).
+    pub(super) moves: super::moves::Moves<Server>,
     /// Numbers every runner event, so a snapshot can tell which happened
     /// while nobody was attached.
     pub(super) seq: u64,
@@ -176,6 +178,7 @@ impl Server {
             worktrees: super::worktrees::Worktrees::start(panes.iter().map(|p| p.worktree.clone())),
             lists: super::lists::Listings::new(starter.store.clone()),
             forges: super::forge::Forges::new(),
+            moves: super::moves::Moves::new(),
             info,
             shown: (0..panes.len()).collect(),
             panes,
@@ -234,6 +237,7 @@ impl Server {
                 Some(ev) = self.worktrees.next() => self.worktrees.deliver(ev, &mut self.clients, &self.panes.order),
                 Some(listed) = self.lists.next() => self.listed(listed),
                 Some(done) = self.forges.next() => self.forge_done(done),
+                Some(later) = self.moves.next() => later(self),
                 Some(ev) = self.clients.next() => {
                     if let Some(why) = self.on_client(ev) {
                         return Ok(why);

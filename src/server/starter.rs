@@ -40,10 +40,11 @@ impl Starter {
         ),
         socket: std::path::PathBuf,
     ) -> Self {
-        let registry = Registry::builtin().with_toolbox(crate::ops::meta::toolbox_factory(ops_tx));
+        let project = crate::project::Project::of(&config.source);
+        let registry = Registry::builtin()
+            .for_project(crate::ops::meta::toolbox_factory(ops_tx), project.store());
         let hive_budget =
             crate::runner::budget::HiveBudget::new(config.budget.usd, config.budget.tokens);
-        let project = crate::project::Project::of(&config.source);
         let state = project.dir_in(&crate::paths::state_dir());
         let audit = std::sync::Arc::new(crate::policy::audit::Audit::in_dir(&state));
         let learned = std::sync::Arc::new(crate::policy::learned::LearnedRules::in_dir(&state));

@@ -134,7 +134,7 @@ pub(crate) fn create_root(root: &Path) -> Result<(), WorktreeError> {
 }
 
 /// Keeps the worktrees out of the main checkout's `git status`.
-pub(super) fn exclude_root(repo: &Path, root: &Path) -> Result<(), WorktreeError> {
+pub(crate) fn exclude_root(repo: &Path, root: &Path) -> Result<(), WorktreeError> {
     let Ok(rel) = root.strip_prefix(repo) else {
         return Ok(());
     };

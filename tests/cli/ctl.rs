@@ -23,6 +23,7 @@ mod approvals;
 mod doors;
 mod forge;
 mod handoff;
+mod moving;
 mod notify;
 mod panes;
 mod projects;
@@ -37,6 +38,8 @@ struct Lab {
     bin: PathBuf,
     /// The config each tmux session's console runs, for `stop`.
     sessions: std::cell::RefCell<Vec<(String, PathBuf)>>,
+    /// More `NAME=value`s for the consoles (and so their servers).
+    env: std::cell::RefCell<Vec<String>>,
 }
 
 struct Out {
@@ -83,6 +86,7 @@ script = "{}"
             dir,
             bin: PathBuf::from(env!("CARGO_BIN_EXE_hive")),
             sessions: std::cell::RefCell::default(),
+            env: std::cell::RefCell::default(),
         })
     }
 
@@ -146,6 +150,9 @@ script = "{}"
         ];
         for name in private {
             cmd.args(["-e", &env(name)]);
+        }
+        for var in self.env.borrow().iter() {
+            cmd.args(["-e", var]);
         }
         cmd.args([
             "-e",
@@ -214,6 +221,9 @@ script = "{}"
             .env("HIVE_DATA_DIR", self.path("hive_data_dir"))
             .env("XDG_CONFIG_HOME", self.path("xdg_config_home"))
             .env_remove("HIVE_SOCKET");
+        for (k, v) in self.env.borrow().iter().filter_map(|v| v.split_once('=')) {
+            cmd.env(k, v);
+        }
         cmd
     }
 

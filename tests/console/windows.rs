@@ -266,6 +266,28 @@ fn rename_move_and_window_ask_the_server() {
     assert!(c.transcript().contains("/window N: 1 to 1, or new"));
 }
 
+/// Issue 50: `/move @HOST` asks the pane's server to move the live pane
+/// to that host; a bare `@` is refused in the pane.
+#[test]
+fn move_to_a_host_asks_the_server() {
+    let mut c = console(2);
+    c.typ("/move @box");
+    c.key(KeyCode::Enter);
+    c.typ("/move @");
+    c.key(KeyCode::Enter);
+    assert_eq!(
+        edits(&mut c),
+        [PaneEdit::Relocate(hive::protocol::carry::Relocate::Go {
+            pane: "a0".into(),
+            host: "box".into()
+        })]
+    );
+    assert!(
+        c.transcript()
+            .contains("/move @HOST: a [[host]] of the config")
+    );
+}
+
 fn finished(c: &mut Console, pane: usize, cost: f64) {
     on(c, pane, PaneEvent::State(TurnState::Streaming));
     on(

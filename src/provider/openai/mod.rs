@@ -150,8 +150,12 @@ impl Settings {
 pub(crate) fn descriptor() -> super::ProviderDescriptor {
     super::ProviderDescriptor {
         doctor: doctor::facts,
-        operations: super::operations::Operations::InProcess(|toolbox| {
-            Arc::new(OpenAiFactory::default().with_toolbox(toolbox))
+        operations: super::operations::Operations::InProcess(|toolbox, store| {
+            let factory = OpenAiFactory::default().with_toolbox(toolbox);
+            Arc::new(match store {
+                Some(store) => factory.with_store(store),
+                None => factory,
+            })
         }),
         settings: super::OwnSettings {
             keys: settings::KEYS,
