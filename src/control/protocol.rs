@@ -165,6 +165,12 @@ pub enum Call {
     Approvals(crate::protocol::verb::ApprovalsAsk),
     /// `/handoff` (issue 50): `from`'s work goes on in another pane.
     Handoff(crate::protocol::carry::Handoff),
+    /// `/repo add` (issue 52): the repository of `repo` (absolute) joins
+    /// pane `pane`'s workspace.
+    AddRepo {
+        pane: String,
+        repo: std::path::PathBuf,
+    },
 }
 
 impl Call {
@@ -262,6 +268,7 @@ impl Call {
             Self::Forge(ask) => Verb::Forge(ask),
             Self::Approvals(ask) => Verb::Approvals(ask),
             Self::Handoff(h) => Verb::Handoff(h),
+            Self::AddRepo { pane, repo } => Verb::AddRepo { pane, repo },
             Self::WebPair { read_only } => Verb::Web(WebVerb::Pair {
                 role: if read_only {
                     DeviceRole::ReadOnly

@@ -324,6 +324,10 @@ fn client_samples() -> Vec<ClientMsg> {
             },
             tree: super::carry::HandoffTree::Branched,
         })),
+        ClientMsg::Edit(PaneEdit::AddRepo {
+            pane: "b".into(),
+            repo: "../lib".into(),
+        }),
         ClientMsg::Detach,
         ClientMsg::Stop,
     ]);

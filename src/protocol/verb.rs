@@ -115,6 +115,11 @@ pub enum Verb {
     },
     /// The pane's work goes on in another pane (issue 50).
     Handoff(crate::protocol::carry::Handoff),
+    /// A repository joins the pane's workspace (issue 52, `/repo add`).
+    AddRepo {
+        pane: String,
+        repo: std::path::PathBuf,
+    },
     /// Every pane with its state.
     List,
     Status {
@@ -261,6 +266,8 @@ impl Caller {
             | Verb::Move { .. }
             | Verb::Window { .. }
             | Verb::Handoff(_)
+            // What the agent's checkout holds is the user's word.
+            | Verb::AddRepo { .. }
             | Verb::Status { .. }
             | Verb::History { .. }
             | Verb::Watch { .. }
@@ -330,6 +337,7 @@ impl Verb {
             Verb::Rename { .. } => "rename a pane",
             Verb::Move { .. } | Verb::Window { .. } => "move a pane",
             Verb::Handoff(_) => "hand a pane's work off",
+            Verb::AddRepo { .. } => "add a repository to a pane",
             Verb::List => "list",
             Verb::Status { .. } => "ask a pane's status",
             Verb::Read { .. } => "read",
@@ -375,6 +383,7 @@ impl Verb {
             Verb::Move { pane, to } => PaneEdit::Move { pane, to },
             Verb::Window { pane, window } => PaneEdit::Window { pane, window },
             Verb::Handoff(h) => PaneEdit::Handoff(h),
+            Verb::AddRepo { pane, repo } => PaneEdit::AddRepo { pane, repo },
             other => return Err(other),
         })
     }
@@ -397,6 +406,7 @@ impl From<PaneEdit> for Verb {
             PaneEdit::Move { pane, to } => Verb::Move { pane, to },
             PaneEdit::Window { pane, window } => Verb::Window { pane, window },
             PaneEdit::Handoff(h) => Verb::Handoff(h),
+            PaneEdit::AddRepo { pane, repo } => Verb::AddRepo { pane, repo },
         }
     }
 }

@@ -31,6 +31,7 @@ mod looking;
 mod notifier;
 mod pane;
 mod panes;
+mod repos;
 mod seen;
 mod serve;
 mod sizes;

@@ -82,6 +82,7 @@ impl Server {
             PaneEdit::Move { pane, to } => self.move_to(&pane, to)?,
             PaneEdit::Window { pane, window } => self.put_in_window(&pane, window)?,
             PaneEdit::Handoff(h) => self.handoff(h, from)?,
+            PaneEdit::AddRepo { pane, repo } => self.add_repo(&pane, &repo)?,
         };
         self.layout_changed();
         Ok(done)

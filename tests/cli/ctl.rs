@@ -26,6 +26,7 @@ mod handoff;
 mod notify;
 mod panes;
 mod projects;
+mod repo_add;
 mod teams;
 mod workspace;
 
