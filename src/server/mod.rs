@@ -17,6 +17,7 @@ mod door;
 mod forge;
 mod forge_console;
 mod forge_keep;
+mod forge_parts;
 mod forge_trigger;
 mod forge_types;
 mod forge_verbs;

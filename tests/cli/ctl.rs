@@ -22,6 +22,7 @@ use crate::support::tmux::stop_servers;
 mod approvals;
 mod doors;
 mod forge;
+mod forge_parts;
 mod handoff;
 mod notify;
 mod panes;
