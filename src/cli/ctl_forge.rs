@@ -115,7 +115,12 @@ fn opened_text(pane: &str, result: &Value) -> String {
     let mut out = if prs.len() > 1 {
         let mut out = format!("opened {} pull requests from {pane}:", prs.len());
         for p in &prs {
-            out.push_str(&format!("\n  {} #{}: {}", s(&p["repo"]), p["number"], s(&p["url"])));
+            out.push_str(&format!(
+                "\n  {} #{}: {}",
+                s(&p["repo"]),
+                p["number"],
+                s(&p["url"])
+            ));
         }
         out
     } else {

@@ -326,7 +326,11 @@ pub(super) fn unpushed(settings: &ForgeSettings, worktree: &Path) -> Result<Stri
 }
 
 /// `git push -u origin HEAD:refs/heads/<branch>`.
-pub(super) fn push(settings: &ForgeSettings, worktree: &Path, branch: &str) -> Result<(), ForgeError> {
+pub(super) fn push(
+    settings: &ForgeSettings,
+    worktree: &Path,
+    branch: &str,
+) -> Result<(), ForgeError> {
     git_in(
         settings,
         worktree,

@@ -174,5 +174,9 @@ fn opened_text(v: &serde_json::Value) -> String {
         .as_str()
         .map(|f| format!("; not opened: {f}"))
         .unwrap_or_default();
-    format!("opened {} pull requests: {}{failed} ({follow})", prs.len(), each.join(", "))
+    format!(
+        "opened {} pull requests: {}{failed} ({follow})",
+        prs.len(),
+        each.join(", ")
+    )
 }

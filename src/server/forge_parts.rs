@@ -102,7 +102,13 @@ pub(super) fn open_parts(
 
 /// The body of part `i` of `names`: which part it is and the others (by
 /// address once `links` has them), then the user's text or the commits.
-fn body(words: &Wording, commits: &str, i: usize, names: &[&str], links: &[(&str, &str)]) -> String {
+fn body(
+    words: &Wording,
+    commits: &str,
+    i: usize,
+    names: &[&str],
+    links: &[(&str, &str)],
+) -> String {
     let mut out = format!(
         "Part {} of {} of one change across repositories ({}):\n",
         i + 1,
@@ -113,10 +119,10 @@ fn body(words: &Wording, commits: &str, i: usize, names: &[&str], links: &[(&str
         let what = if j == i {
             "this pull request".to_owned()
         } else {
-            links
-                .iter()
-                .find(|(n, _)| n == name)
-                .map_or_else(|| "opened with this one".to_owned(), |(_, u)| (*u).to_owned())
+            links.iter().find(|(n, _)| n == name).map_or_else(
+                || "opened with this one".to_owned(),
+                |(_, u)| (*u).to_owned(),
+            )
         };
         out.push_str(&format!("- {name}: {what}\n"));
     }
@@ -222,7 +228,10 @@ mod tests {
             "{before}"
         );
         assert!(before.contains("- api: this pull request\n- web: opened with this one\n"));
-        let links = [("api", "https://f/api/pull/1"), ("web", "https://f/web/pull/3")];
+        let links = [
+            ("api", "https://f/api/pull/1"),
+            ("web", "https://f/web/pull/3"),
+        ];
         let second = body(&words(), "- use x\n", 1, &names, &links);
         assert!(second.starts_with("Part 2 of 2"), "{second}");
         assert!(second.contains("- api: https://f/api/pull/1\n- web: this pull request\n"));

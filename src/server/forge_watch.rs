@@ -330,7 +330,9 @@ impl Server {
         }
         let base: String = title.chars().take(40).collect();
         let name = pane_title(&format!("{base} · {summary}"));
-        for w in (self.forges.watched.iter_mut()).filter_map(|((s, _), w)| (*s == slot).then_some(w)) {
+        for w in
+            (self.forges.watched.iter_mut()).filter_map(|((s, _), w)| (*s == slot).then_some(w))
+        {
             w.title.clone_from(&title);
             w.shown = Some(name.clone());
         }

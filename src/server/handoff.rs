@@ -228,8 +228,7 @@ impl Server {
     fn place(&self, src: usize, to: &str, tree: HandoffTree) -> Result<Place, EditError> {
         let cwd = self.work_dir(src)?;
         let own = self.panes[src].worktree.clone();
-        if let (HandoffTree::Branched, Some(ws)) =
-            (tree, own.as_ref().filter(|w| w.is_workspace()))
+        if let (HandoffTree::Branched, Some(ws)) = (tree, own.as_ref().filter(|w| w.is_workspace()))
         {
             return branched_workspace(ws, to);
         }

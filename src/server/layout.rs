@@ -429,7 +429,10 @@ mod tests {
         assert_eq!(saved.panes[0].repos, vec![lib.clone()]);
         let back: SavedLayout =
             serde_json::from_str(&serde_json::to_string(&saved).unwrap()).unwrap();
-        assert_eq!(back.arrange(&config)[0].agent.repos, [api.clone(), lib.clone()]);
+        assert_eq!(
+            back.arrange(&config)[0].agent.repos,
+            [api.clone(), lib.clone()]
+        );
         // The config names lib/src now: one worktree of lib, the config's.
         a.repos.push(lib.join("src"));
         let now = back.arrange(&[a]);

@@ -42,9 +42,12 @@ impl Server {
         }
         let dir = where_is(&old, dir);
         let copy = r.agent.worktree_copy_uncommitted;
-        let w = crate::worktree::workspace::add(&old, &dir, copy)
-            .map_err(|e| refuse(e.to_string()))?;
-        let Some(member) = w.repos.iter().find(|m| !old.repos.iter().any(|o| o.name == m.name))
+        let w =
+            crate::worktree::workspace::add(&old, &dir, copy).map_err(|e| refuse(e.to_string()))?;
+        let Some(member) = w
+            .repos
+            .iter()
+            .find(|m| !old.repos.iter().any(|o| o.name == m.name))
         else {
             return Err(refuse("the workspace did not change".into()));
         };
@@ -90,7 +93,8 @@ impl Server {
     fn restart_with_roots(&mut self, slot: usize, text: &str) {
         let pane = &mut self.panes[slot];
         if pane.record.agent.provider == "pty" {
-            pane.log.note(format!("{text}; the shell sees it under its directory"));
+            pane.log
+                .note(format!("{text}; the shell sees it under its directory"));
             return;
         }
         let old = self.runners.get_mut(slot).and_then(Option::take);

@@ -94,4 +94,3 @@ pub fn tidy(root: &Path) {
         let _ = std::fs::remove_dir(root);
     }
 }
-

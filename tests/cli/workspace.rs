@@ -158,7 +158,11 @@ fn hive_worktree_lists_and_prunes_each_member_of_a_workspace() {
     let web = repo(&base.join("web"));
     std::fs::write(base.join("hive.toml"), CONFIG).unwrap();
     let out = hive(&["run", "--agent", "ws", "hello"], &base, home.path(), None);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let root = workspace_root(home.path());
     std::fs::write(root.join("api/new.txt"), "x\n").unwrap();
     git(&root.join("api"), &["add", "."]);
@@ -174,15 +178,27 @@ fn hive_worktree_lists_and_prunes_each_member_of_a_workspace() {
             .unwrap_or_else(|| panic!("no {id} in {list}"))
             .to_owned()
     };
-    assert!(line("ws/api").contains("1 commit(s) not in the main checkout"), "{list}");
+    assert!(
+        line("ws/api").contains("1 commit(s) not in the main checkout"),
+        "{list}"
+    );
     assert!(line("ws/web").contains("nothing unmerged"), "{list}");
     let pruned = text(hive(&["worktree", "prune"], &base, home.path(), None));
     assert!(pruned.contains("removed ws/web"), "{pruned}");
     assert!(pruned.contains("kept ws/api: 1 commit(s)"), "{pruned}");
     assert!(!root.join("web").exists());
-    assert!(git(&web, &["branch", "--list", "hive/ws"]).trim().is_empty());
+    assert!(
+        git(&web, &["branch", "--list", "hive/ws"])
+            .trim()
+            .is_empty()
+    );
     assert!(root.join("api").is_dir());
-    let removed = text(hive(&["worktree", "remove", "ws/api", "--force"], &base, home.path(), None));
+    let removed = text(hive(
+        &["worktree", "remove", "ws/api", "--force"],
+        &base,
+        home.path(),
+        None,
+    ));
     assert!(removed.contains("removed"), "{removed}");
     assert!(!root.exists(), "the root went with its last member");
 }

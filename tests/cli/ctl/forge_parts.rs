@@ -92,7 +92,16 @@ fn a_workspace_opens_one_pull_request_per_repository_each_naming_the_other() {
     .unwrap();
     lab.launch_with("parts", &config, "partstest.sock");
     let (a, w) = (api.display().to_string(), web.display().to_string());
-    lab.ok(&["new", "fs", "--template", "echo", "--repo", &a, "--repo", &w]);
+    lab.ok(&[
+        "new",
+        "fs",
+        "--template",
+        "echo",
+        "--repo",
+        &a,
+        "--repo",
+        &w,
+    ]);
     let members: Vec<PathBuf> = pane(&lab, "fs")["repos"]
         .as_array()
         .unwrap()
@@ -160,7 +169,10 @@ fn a_workspace_opens_one_pull_request_per_repository_each_naming_the_other() {
 
     // Merged on the user's word: each remote's main has its part.
     let merged = lab.ok(&["pr", "merge", "fs"]);
-    assert!(merged.contains("api #1") && merged.contains("web #1"), "{merged}");
+    assert!(
+        merged.contains("api #1") && merged.contains("web #1"),
+        "{merged}"
+    );
     for (remote, subject) in [
         (&api_remote, "Add the endpoint (api, 1 of 2) (#1)"),
         (&web_remote, "Call the endpoint (web, 2 of 2) (#1)"),

@@ -222,10 +222,9 @@ fn a_branched_handoff_of_a_workspace_branches_every_repository() {
     git(&members[1], &["add", "."]);
     git(&members[1], &["commit", "-qm", "client"]);
 
-    let done: Value = serde_json::from_str(&lab.ok(&[
-        "handoff", "ws", "--new", "other", "--branched", "--json",
-    ]))
-    .unwrap();
+    let done: Value =
+        serde_json::from_str(&lab.ok(&["handoff", "ws", "--new", "other", "--branched", "--json"]))
+            .unwrap();
     assert_eq!(done["to"], "other-2", "{done}");
     assert_eq!(done["branch"], "hive/other-2", "{done}");
     let root = std::path::PathBuf::from(done["worktree"].as_str().unwrap());
@@ -233,15 +232,24 @@ fn a_branched_handoff_of_a_workspace_branches_every_repository() {
     for m in [&api, &web] {
         assert_eq!(git(m, &["branch", "--show-current"]).trim(), "hive/other-2");
     }
-    assert_eq!(std::fs::read_to_string(api.join("README.md")).unwrap(), "api, edited\n");
-    assert_eq!(std::fs::read_to_string(api.join("new.rs")).unwrap(), "fn new() {}\n");
+    assert_eq!(
+        std::fs::read_to_string(api.join("README.md")).unwrap(),
+        "api, edited\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(api.join("new.rs")).unwrap(),
+        "fn new() {}\n"
+    );
     assert_eq!(
         git(&web, &["rev-parse", "HEAD"]),
         git(&members[1], &["rev-parse", "HEAD"])
     );
     assert!(git(&repos[1], &["worktree", "list"]).contains(&web.display().to_string()));
     // The source is only read; the new pane has both repositories.
-    assert_eq!(git(&members[0], &["status", "--porcelain"]).lines().count(), 2);
+    assert_eq!(
+        git(&members[0], &["status", "--porcelain"]).lines().count(),
+        2
+    );
     lab.wait_until("the brief answered", || lab.status("other-2")["turns"] == 1);
     let brief = lab.ok(&["history", "other-2"]);
     assert!(brief.contains(&root.display().to_string()), "{brief}");

@@ -94,19 +94,25 @@ fn repo_add_joins_a_running_workspace_and_claude_resumes_with_the_new_root() {
     // Mid-turn: refused, nothing made.
     let slow = lab.ok(&["send", "fs", "slow"]);
     let out = lab.fails(&["repo", "add", "fs", &l], 2, "BAD_REQUEST");
-    assert!(out.stderr.contains("turn is still running"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("turn is still running"),
+        "{}",
+        out.stderr
+    );
     lab.ok(&["wait", &slow]);
     assert_eq!(git(&lib, &["worktree", "list"]).lines().count(), 1);
     // Between turns: a worktree of lib on the pane's branch, beside api.
-    let added: Value =
-        serde_json::from_str(&lab.ok(&["repo", "add", "fs", &l, "--json"])).unwrap();
+    let added: Value = serde_json::from_str(&lab.ok(&["repo", "add", "fs", &l, "--json"])).unwrap();
     assert_eq!(added["added"], "lib", "{added}");
     let member = PathBuf::from(added["path"].as_str().unwrap());
     let repos = members(&lab, "fs");
     assert_eq!(repos.len(), 3, "{repos:?}");
     assert_eq!(repos[2], member);
     assert_eq!(member.parent(), repos[0].parent());
-    assert_eq!(git(&member, &["branch", "--show-current"]).trim(), "hive/fs");
+    assert_eq!(
+        git(&member, &["branch", "--show-current"]).trim(),
+        "hive/fs"
+    );
     assert!(git(&lib, &["worktree", "list"]).contains(&member.display().to_string()));
     assert!(member.join("README.md").is_file());
     // Claude Code again, on the same session, with the three roots.
@@ -125,13 +131,28 @@ fn repo_add_joins_a_running_workspace_and_claude_resumes_with_the_new_root() {
     lab.wait_until("util joined", || members(&lab, "fs").len() == 4);
     let util_member = members(&lab, "fs").remove(3);
     assert!(git(&util, &["worktree", "list"]).contains(&util_member.display().to_string()));
-    lab.wait_until("the console says so", || lab.screen("rp").contains("added util"));
+    lab.wait_until("the console says so", || {
+        lab.screen("rp").contains("added util")
+    });
     // Refused: a repository it has, a directory outside git, no workspace.
-    let a = api.join("README.md").parent().unwrap().display().to_string();
+    let a = api
+        .join("README.md")
+        .parent()
+        .unwrap()
+        .display()
+        .to_string();
     let out = lab.fails(&["repo", "add", "fs", &a], 2, "BAD_REQUEST");
-    assert!(out.stderr.contains("in this workspace already"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("in this workspace already"),
+        "{}",
+        out.stderr
+    );
     let out = lab.fails(&["repo", "add", "fs", "/"], 2, "BAD_REQUEST");
-    assert!(out.stderr.contains("not inside a git repository"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("not inside a git repository"),
+        "{}",
+        out.stderr
+    );
     let out = lab.fails(&["repo", "add", "solo", &l], 2, "BAD_REQUEST");
     assert!(out.stderr.contains("has no workspace"), "{}", out.stderr);
     lab.stop("rp");
