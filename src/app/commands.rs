@@ -172,7 +172,7 @@ pub(crate) const HIVE_COMMANDS: &[(HiveCommand, &str, &[&str], &str, &str)] = &[
         "repo",
         &[],
         "add <dir>",
-        "a repository joins this pane's workspace (between turns)",
+        "add a repository to this pane's workspace",
     ),
 ];
 
