@@ -26,6 +26,7 @@ pub(crate) enum HiveCommand {
     Issue,
     Pr,
     Checks,
+    Repo,
     Help,
 }
 
@@ -165,6 +166,13 @@ pub(crate) const HIVE_COMMANDS: &[(HiveCommand, &str, &[&str], &str, &str)] = &[
         &[],
         "[type]",
         "no bell or notification from this pane, or of one type",
+    ),
+    (
+        HiveCommand::Repo,
+        "repo",
+        &[],
+        "add <dir>",
+        "add a repository to this pane's workspace",
     ),
 ];
 

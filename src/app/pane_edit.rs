@@ -186,6 +186,28 @@ impl App {
         self.outbox.push(super::command::AppCommand::Edit(edit));
     }
 
+    /// `/repo add DIR` (issue 52): the repository of DIR joins the focused
+    /// pane's workspace. A relative DIR is the server's to read (beside
+    /// the workspace's first repository), which says how it went.
+    pub(crate) fn repo_command(&mut self, arg: &str) {
+        const USAGE: &str = "/repo add DIR: a repository joins this pane's workspace";
+        let Some(p) = self.focused() else {
+            return;
+        };
+        let words = shlex::split(arg).unwrap_or_default();
+        let [verb, dir] = words.as_slice() else {
+            return self.refuse(USAGE.into());
+        };
+        if verb != "add" || dir.is_empty() {
+            return self.refuse(USAGE.into());
+        }
+        let edit = PaneEdit::AddRepo {
+            pane: p.agent.id.clone(),
+            repo: dir.into(),
+        };
+        self.outbox.push(super::command::AppCommand::Edit(edit));
+    }
+
     /// `/move N`: to place N (1 is first) among the panes.
     pub(crate) fn move_focused(&mut self, arg: &str) {
         let Some(p) = self.focused() else {

@@ -66,6 +66,7 @@ impl App {
             HiveCommand::Issue => self.issue_command(arg),
             HiveCommand::Pr => self.pr_command(arg),
             HiveCommand::Checks => self.open_checks(),
+            HiveCommand::Repo => self.repo_command(arg),
             HiveCommand::Help => {
                 self.overlay = Overlay::Help;
                 self.help_scroll = 0;

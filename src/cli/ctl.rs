@@ -103,6 +103,11 @@ pub enum Verb {
     Rename { pane: String, name: String },
     /// Hand a pane's work to another pane or a new one (docs/move.md).
     Handoff(super::ctl_carry::HandoffArgs),
+    /// A pane's workspace: `repo add PANE DIR` (docs/workspaces.md).
+    Repo {
+        #[command(subcommand)]
+        repo: super::ctl_panes::RepoVerb,
+    },
     /// A pane's pull request: open, status, merge (docs/forge.md).
     Pr {
         #[command(subcommand)]
@@ -241,6 +246,7 @@ fn to_call(verb: &Verb) -> Call {
         },
         Verb::Pr { pr } => pr.to_call(),
         Verb::Handoff(args) => args.to_call(),
+        Verb::Repo { repo } => repo.to_call(),
         Verb::Move {
             pane,
             host: Some(host),
@@ -267,7 +273,12 @@ fn on_host<'a>(verb: &Verb, hosts: &'a [HostConfig]) -> Option<(&'a HostConfig, 
         Some((host, rest.to_owned()))
     };
     let (host, verb) = match verb {
-        Verb::List | Verb::Pr { .. } | Verb::Approvals(_) | Verb::Handoff(_) => return None,
+        // A directory of this machine's: a repository joins a local pane.
+        Verb::List
+        | Verb::Pr { .. }
+        | Verb::Approvals(_)
+        | Verb::Handoff(_)
+        | Verb::Repo { .. } => return None,
         Verb::Status { pane } => split(pane).map(|(h, pane)| (h, Verb::Status { pane }))?,
         Verb::Send { pane, steer, text } => split(pane).map(|(h, pane)| {
             (
@@ -406,6 +417,7 @@ fn run(cli: &super::Cli, args: &CtlArgs) -> Result<ExitCode, ClientError> {
             Verb::Pr { pr } => pr.text(&result),
             Verb::Approvals(a) => a.text(&result),
             Verb::Handoff(_) => super::ctl_carry::handoff_text(&result),
+            Verb::Repo { .. } => super::ctl_panes::repo_text(&result),
             Verb::Approve { .. } | Verb::Deny { .. } => answered_text(&result),
             Verb::Wait { .. } => {
                 let w: WaitResult = parse(&result)?;

@@ -88,11 +88,7 @@ impl PrVerb {
         let line =
             |v: &Value| crate::sanitize::neutralize(v.as_str().unwrap_or_default()).into_owned();
         match self {
-            Self::Open { pane, .. } => format!(
-                "opened pull request #{} from {pane}: {}",
-                result["number"],
-                line(&result["url"])
-            ),
+            Self::Open { pane, .. } => opened_text(pane, result),
             Self::Status { .. } => status_text(result),
             Self::Watch { pane } => format!(
                 "watching pull request #{} of {pane}: {}",
@@ -111,8 +107,47 @@ impl PrVerb {
     }
 }
 
-/// `#1 draft ✓1 ✗1`, each check, and what the watcher sent.
+/// `pr open`'s line: its pull request, or a workspace's one per
+/// repository (and what was not opened, if anything was not).
+fn opened_text(pane: &str, result: &Value) -> String {
+    let s = |v: &Value| crate::sanitize::neutralize(v.as_str().unwrap_or_default()).into_owned();
+    let prs = result["prs"].as_array().cloned().unwrap_or_default();
+    let mut out = if prs.len() > 1 {
+        let mut out = format!("opened {} pull requests from {pane}:", prs.len());
+        for p in &prs {
+            out.push_str(&format!(
+                "\n  {} #{}: {}",
+                s(&p["repo"]),
+                p["number"],
+                s(&p["url"])
+            ));
+        }
+        out
+    } else {
+        format!(
+            "opened pull request #{} from {pane}: {}",
+            result["number"],
+            s(&result["url"])
+        )
+    };
+    if result["failed"].is_string() {
+        out.push_str(&format!("\nnot opened: {}", s(&result["failed"])));
+    }
+    out
+}
+
+/// `#1 draft ✓1 ✗1`, each check, and what the watcher sent (a
+/// workspace's other pull requests after it, each under its repository).
 fn status_text(r: &Value) -> String {
+    let mut out = one_status(r);
+    for part in r["parts"].as_array().into_iter().flatten() {
+        let repo = crate::sanitize::neutralize(part["repo"].as_str().unwrap_or("?")).into_owned();
+        out.push_str(&format!("-- {repo}\n{}", one_status(part)));
+    }
+    out
+}
+
+fn one_status(r: &Value) -> String {
     let s = |v: &Value| crate::sanitize::neutralize(v.as_str().unwrap_or("?")).into_owned();
     let mut out = format!("{}  {}\n", s(&r["summary"]), s(&r["url"]));
     for c in r["checks"].as_array().into_iter().flatten() {

@@ -95,3 +95,37 @@ fn issue_call(args: &NewArgs, number: u64) -> Call {
         window: args.window,
     })
 }
+
+/// `hive ctl repo …` (issue 52): a running pane's workspace.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum RepoVerb {
+    /// A repository joins the pane's workspace between turns (a worktree
+    /// of it on the pane's branch); the agent goes on on its session with
+    /// the new root. Refused while a turn runs.
+    Add {
+        pane: String,
+        /// A directory inside the repository (relative: to this shell's).
+        dir: std::path::PathBuf,
+    },
+}
+
+impl RepoVerb {
+    pub(super) fn to_call(&self) -> Call {
+        let here = std::env::current_dir().unwrap_or_default();
+        match self {
+            Self::Add { pane, dir } => Call::AddRepo {
+                pane: pane.clone(),
+                repo: here.join(dir),
+            },
+        }
+    }
+}
+
+/// What `repo add` prints: the member and where it is.
+pub(super) fn repo_text(result: &Value) -> String {
+    let pane = result["pane"].as_str().unwrap_or_default();
+    let name = result["added"].as_str().unwrap_or_default();
+    let path = result["path"].as_str().unwrap_or_default();
+    let branch = result["branch"].as_str().unwrap_or_default();
+    format!("added {name} to {pane}'s workspace: {path} on {branch}")
+}

@@ -139,6 +139,8 @@ fn repos(config: &Config, explicit: Option<&std::path::Path>) -> anyhow::Result<
                 .as_ref()
                 .map_or_else(|| here.clone(), |c| here.join(c)),
         );
+        // A workspace's repositories (issue 52): their members are listed.
+        dirs.extend(a.repos.iter().cloned());
     }
     let mut out: Vec<PathBuf> = Vec::new();
     for d in dirs {

@@ -169,6 +169,12 @@ pub enum Call {
     /// host's server and back (`Go` from `hive ctl move --host`, the rest
     /// between the two servers).
     Relocate(crate::protocol::carry::Relocate),
+    /// `/repo add` (issue 52): the repository of `repo` (absolute) joins
+    /// pane `pane`'s workspace.
+    AddRepo {
+        pane: String,
+        repo: std::path::PathBuf,
+    },
 }
 
 impl Call {
@@ -267,6 +273,7 @@ impl Call {
             Self::Approvals(ask) => Verb::Approvals(ask),
             Self::Handoff(h) => Verb::Handoff(h),
             Self::Relocate(r) => Verb::Relocate(r),
+            Self::AddRepo { pane, repo } => Verb::AddRepo { pane, repo },
             Self::WebPair { read_only } => Verb::Web(WebVerb::Pair {
                 role: if read_only {
                     DeviceRole::ReadOnly

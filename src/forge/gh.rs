@@ -127,6 +127,12 @@ impl Forge for Gh {
         self.call(cwd, &["run", "view", run_id, "--log-failed"])
     }
 
+    fn edit_body(&self, cwd: &Path, number: u64, body: &str) -> Result<(), ForgeError> {
+        let body = format!("--body={body}");
+        self.call(cwd, &["pr", "edit", &number.to_string(), &body])
+            .map(drop)
+    }
+
     fn ready(&self, cwd: &Path, number: u64) -> Result<(), ForgeError> {
         self.call(cwd, &["pr", "ready", &number.to_string()])
             .map(drop)

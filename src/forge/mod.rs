@@ -199,6 +199,9 @@ pub trait Forge: Send + Sync {
     /// Opens a pull request from `pr.head` (already pushed); its number
     /// and address.
     fn open_pr(&self, cwd: &Path, pr: &NewPr) -> Result<(u64, String), ForgeError>;
+    /// Sets pull request `number`'s description (the parts of one change
+    /// across repositories name each other once all are open).
+    fn edit_body(&self, cwd: &Path, number: u64, body: &str) -> Result<(), ForgeError>;
     /// The pull request of branch (or number) `head`.
     fn pr(&self, cwd: &Path, head: &str) -> Result<PullRequest, ForgeError>;
     /// The failed steps' log of run `run_id` (as the CLI prints it; the

@@ -46,6 +46,15 @@ pub enum PaneEdit {
     Handoff(super::carry::Handoff),
     /// `/move @HOST`: the pane goes to another host's server (issue 50).
     Relocate(super::carry::Relocate),
+    /// `/repo add DIR` (issue 52): the repository of `repo` joins the
+    /// pane's workspace, a worktree of it on the pane's branch, between
+    /// turns; the agent goes on on its session with the new root. `repo`
+    /// is absolute, or relative to the workspace's first repository (a
+    /// console sends it as typed; `hive ctl` resolves it in the shell).
+    AddRepo {
+        pane: String,
+        repo: PathBuf,
+    },
 }
 
 impl PaneEdit {
@@ -56,7 +65,8 @@ impl PaneEdit {
             Self::Close { pane, .. }
             | Self::Rename { pane, .. }
             | Self::Move { pane, .. }
-            | Self::Window { pane, .. } => pane,
+            | Self::Window { pane, .. }
+            | Self::AddRepo { pane, .. } => pane,
             Self::Handoff(h) => &h.from,
             Self::Relocate(r) => r.pane(),
         }

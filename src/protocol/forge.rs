@@ -95,6 +95,14 @@ impl ForgeAsk {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct PrView {
     pub pane: String,
+    /// The workspace member it is of (issue 52); empty for a pane of one
+    /// repository.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub repo: String,
+    /// A workspace's other pull requests, one per repository, watched
+    /// together with this one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<PrView>,
     pub number: u64,
     pub url: String,
     /// `#8 draft ✓2 ✗1`; `None` before the first poll answered.
@@ -212,6 +220,14 @@ pub(crate) mod samples {
     pub(crate) fn news() -> Vec<ForgeNews> {
         let view = PrView {
             pane: "a".into(),
+            repo: "api".into(),
+            parts: vec![PrView {
+                pane: "a".into(),
+                repo: "web".into(),
+                number: 3,
+                url: "https://github.com/o/web/pull/3".into(),
+                ..PrView::default()
+            }],
             number: 8,
             url: "https://github.com/o/r/pull/8".into(),
             summary: Some("#8 draft ✓1 ✗1".into()),

@@ -63,7 +63,8 @@ use crate::protocol::pane::RunnerCommand;
 /// issue 51); a console says who it is (`ClientMsg::Identify`) and
 /// dismisses entries (`ClientMsg::Dismiss`, `PaneSnapshot::dismissed`), a
 /// terminal pane's idle is the server's (`PaneEvent::Idle`) (#46 item 8);
-/// `PaneEdit::Handoff` and `PaneEdit::Relocate` (`/move @HOST`; issue 50).
+/// `PaneEdit::Handoff` and `PaneEdit::Relocate` (`/move @HOST`; issue 50);
+/// `PaneEdit::AddRepo` (issue 52).
 pub const PROTOCOL_VERSION: u32 = 9;
 
 /// `ClientMsg::Focus(NO_PANE)`: the client looks at none of the server's

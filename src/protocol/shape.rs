@@ -328,6 +328,10 @@ fn client_samples() -> Vec<ClientMsg> {
             pane: "b".into(),
             host: "box".into(),
         })),
+        ClientMsg::Edit(PaneEdit::AddRepo {
+            pane: "b".into(),
+            repo: "../lib".into(),
+        }),
         ClientMsg::Detach,
         ClientMsg::Stop,
     ]);

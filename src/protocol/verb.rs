@@ -117,6 +117,11 @@ pub enum Verb {
     Handoff(crate::protocol::carry::Handoff),
     /// A step of moving a live pane to another host's server (issue 50).
     Relocate(crate::protocol::carry::Relocate),
+    /// A repository joins the pane's workspace (issue 52, `/repo add`).
+    AddRepo {
+        pane: String,
+        repo: std::path::PathBuf,
+    },
     /// Every pane with its state.
     List,
     Status {
@@ -264,6 +269,8 @@ impl Caller {
             | Verb::Window { .. }
             | Verb::Handoff(_)
             | Verb::Relocate(_)
+            // What the agent's checkout holds is the user's word.
+            | Verb::AddRepo { .. }
             | Verb::Status { .. }
             | Verb::History { .. }
             | Verb::Watch { .. }
@@ -334,6 +341,7 @@ impl Verb {
             Verb::Move { .. } | Verb::Window { .. } => "move a pane",
             Verb::Handoff(_) => "hand a pane's work off",
             Verb::Relocate(_) => "move a pane to another host",
+            Verb::AddRepo { .. } => "add a repository to a pane",
             Verb::List => "list",
             Verb::Status { .. } => "ask a pane's status",
             Verb::Read { .. } => "read",
@@ -380,6 +388,7 @@ impl Verb {
             Verb::Window { pane, window } => PaneEdit::Window { pane, window },
             Verb::Handoff(h) => PaneEdit::Handoff(h),
             Verb::Relocate(r) => PaneEdit::Relocate(r),
+            Verb::AddRepo { pane, repo } => PaneEdit::AddRepo { pane, repo },
             other => return Err(other),
         })
     }
@@ -403,6 +412,7 @@ impl From<PaneEdit> for Verb {
             PaneEdit::Window { pane, window } => Verb::Window { pane, window },
             PaneEdit::Handoff(h) => Verb::Handoff(h),
             PaneEdit::Relocate(r) => Verb::Relocate(r),
+            PaneEdit::AddRepo { pane, repo } => Verb::AddRepo { pane, repo },
         }
     }
 }

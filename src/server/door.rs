@@ -93,7 +93,8 @@ impl Server {
             | Verb::Rename { .. }
             | Verb::Move { .. }
             | Verb::Window { .. }
-            | Verb::Handoff(_)) => self.edit_verb(&caller, verb, reply),
+            | Verb::Handoff(_)
+            | Verb::AddRepo { .. }) => self.edit_verb(&caller, verb, reply),
             verb @ (Verb::Send { .. }
             | Verb::Interrupt { .. }
             | Verb::Answer { .. }

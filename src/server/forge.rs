@@ -8,7 +8,7 @@
 //! loop never waits on the network; its failure (no `gh`, not logged in, a
 //! timeout) is the answer the user reads.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -36,7 +36,7 @@ pub(super) enum Done {
     },
     Opened {
         slot: usize,
-        result: Result<(u64, String), ForgeError>,
+        result: Result<Opened, ForgeError>,
         reply: Answer,
     },
     Merged {
@@ -46,13 +46,19 @@ pub(super) enum Done {
         close: Option<bool>,
         reply: Answer,
     },
-    /// A poll of a watched pull request (src/server/forge_watch.rs).
+    /// A poll of a watched pull request (src/server/forge_watch.rs): of
+    /// the workspace member `repo` (`""`: the pane's only repository).
     Polled {
         slot: usize,
+        repo: String,
         result: Result<PullRequest, ForgeError>,
     },
     /// A message the watcher made ready for the pane.
-    Message { slot: usize, text: String },
+    Message {
+        slot: usize,
+        repo: String,
+        text: String,
+    },
     /// A job whose outcome is its caller's answer as it is.
     Answered {
         outcome: Result<Value, CtlError>,
@@ -64,13 +70,34 @@ pub(super) enum Done {
     Console(Box<super::forge_types::ToConsole>),
 }
 
+/// A watched pull request's key: the pane's slot and the workspace member
+/// it is of (`""`: the pane's only repository). A workspace pane has one
+/// pull request per repository (issue 52), watched together.
+pub(super) type WatchKey = (usize, String);
+
+/// What opening a pane's pull requests did: one per repository that had
+/// commits to bring, in the workspace's order; `failed`: why the rest
+/// were not opened (those listed are, and are watched).
+#[derive(Debug, Default)]
+pub(super) struct Opened {
+    pub(super) prs: Vec<OpenedPr>,
+    pub(super) failed: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct OpenedPr {
+    pub(super) repo: String,
+    pub(super) number: u64,
+    pub(super) url: String,
+}
+
 /// The forge's jobs and the watched pull requests, by pane slot.
 pub(super) struct Forges {
     pub(super) tx: mpsc::UnboundedSender<Done>,
     rx: mpsc::UnboundedReceiver<Done>,
     /// The issue each pane was made for (its PR's title and `Closes`).
     pub(super) issues: HashMap<usize, Issue>,
-    pub(super) watched: HashMap<usize, Watched>,
+    pub(super) watched: BTreeMap<WatchKey, Watched>,
     /// The pane a console's forge ask was typed in, while the door takes
     /// it (src/server/forge_console.rs).
     pub(super) asking: Option<usize>,
@@ -90,7 +117,7 @@ impl Forges {
             tx,
             rx,
             issues: HashMap::new(),
-            watched: HashMap::new(),
+            watched: BTreeMap::new(),
             asking: None,
             file: None,
             written: None,
@@ -100,6 +127,22 @@ impl Forges {
 
     pub(super) async fn next(&mut self) -> Option<Done> {
         self.rx.recv().await
+    }
+
+    /// The pull requests watched for slot `slot`, in the workspace's order.
+    pub(super) fn of_pane(&self, slot: usize) -> Vec<&Watched> {
+        let mut out: Vec<&Watched> = self
+            .watched
+            .range((slot, String::new())..(slot + 1, String::new()))
+            .map(|(_, w)| w)
+            .collect();
+        out.sort_by_key(|w| w.part);
+        out
+    }
+
+    /// Stops watching slot `slot`'s pull requests.
+    pub(super) fn unwatch(&mut self, slot: usize) {
+        self.watched.retain(|(s, _), _| *s != slot);
     }
 
     /// Runs `job` on the blocking pool; its `Done` comes back to the loop.
@@ -127,6 +170,12 @@ pub(super) fn invalid(why: impl Into<String>) -> CtlError {
 
 /// A watched pull request.
 pub(super) struct Watched {
+    /// The workspace member it is of (`""`: the pane's only repository).
+    pub(super) repo: String,
+    /// Its place among the pane's pull requests (0-based).
+    pub(super) part: usize,
+    /// Its state in a word (`#4 ✓`), for the pane's title.
+    pub(super) summary: String,
     pub(super) number: u64,
     pub(super) url: String,
     /// Its worktree, where the CLI runs.
@@ -163,7 +212,7 @@ impl Drop for Watched {
 pub(super) fn poller(
     tx: tokio::sync::mpsc::UnboundedSender<Done>,
     settings: ForgeSettings,
-    slot: usize,
+    (slot, repo): WatchKey,
     cwd: PathBuf,
     head: String,
 ) -> JoinHandle<()> {
@@ -186,7 +235,8 @@ pub(super) fn poller(
             } else {
                 (wait * 2).min(every * 8)
             };
-            if tx.send(Done::Polled { slot, result }).is_err() {
+            let repo = repo.clone();
+            if tx.send(Done::Polled { slot, repo, result }).is_err() {
                 break;
             }
         }
@@ -224,41 +274,15 @@ pub(super) fn push_and_open(
     (title, body): (Option<String>, Option<String>),
     ready: bool,
 ) -> Result<(u64, String), ForgeError> {
-    let timeout = std::time::Duration::from_secs(settings.timeout_secs.max(1));
-    let git = |args: &[&str]| -> Result<String, ForgeError> {
-        let ran = crate::forge::run::run("git", args, worktree, timeout)?;
-        if ran.code != 0 {
-            return Err(ForgeError::Failed {
-                command: crate::forge::run::describe("git", args),
-                message: crate::forge::text::line(ran.stderr.trim()),
-            });
-        }
-        Ok(ran.stdout)
-    };
-    // The commits no remote branch has yet: what the pull request brings.
-    let commits = git(&["log", "--format=- %s", "HEAD", "--not", "--remotes=origin"])?;
+    let commits = unpushed(settings, worktree)?;
     if commits.trim().is_empty() {
         return Err(ForgeError::Failed {
             command: format!("git log {branch}"),
             message: "the branch has no commits the remote lacks: commit the work first".into(),
         });
     }
-    git(&[
-        "push",
-        "--quiet",
-        "-u",
-        "origin",
-        &format!("HEAD:refs/heads/{branch}"),
-    ])?;
-    let title = title.unwrap_or_else(|| match &issue {
-        Some(i) => i.title.clone(),
-        None => commits
-            .lines()
-            .last()
-            .unwrap_or(branch)
-            .trim_start_matches("- ")
-            .to_owned(),
-    });
+    push(settings, worktree, branch)?;
+    let title = title.unwrap_or_else(|| default_title(issue.as_ref(), &commits, branch));
     let body = body.unwrap_or_else(|| {
         let closes = issue
             .as_ref()
@@ -276,6 +300,63 @@ pub(super) fn push_and_open(
             draft: !ready,
         },
     )
+}
+
+/// `git` in `worktree`, bounded by the forge's timeout.
+fn git_in(settings: &ForgeSettings, worktree: &Path, args: &[&str]) -> Result<String, ForgeError> {
+    let timeout = std::time::Duration::from_secs(settings.timeout_secs.max(1));
+    let ran = crate::forge::run::run("git", args, worktree, timeout)?;
+    if ran.code != 0 {
+        return Err(ForgeError::Failed {
+            command: crate::forge::run::describe("git", args),
+            message: crate::forge::text::line(ran.stderr.trim()),
+        });
+    }
+    Ok(ran.stdout)
+}
+
+/// The commits no remote branch has yet (`- subject` lines): what a pull
+/// request from `worktree` brings.
+pub(super) fn unpushed(settings: &ForgeSettings, worktree: &Path) -> Result<String, ForgeError> {
+    git_in(
+        settings,
+        worktree,
+        &["log", "--format=- %s", "HEAD", "--not", "--remotes=origin"],
+    )
+}
+
+/// `git push -u origin HEAD:refs/heads/<branch>`.
+pub(super) fn push(
+    settings: &ForgeSettings,
+    worktree: &Path,
+    branch: &str,
+) -> Result<(), ForgeError> {
+    git_in(
+        settings,
+        worktree,
+        &[
+            "push",
+            "--quiet",
+            "-u",
+            "origin",
+            &format!("HEAD:refs/heads/{branch}"),
+        ],
+    )
+    .map(drop)
+}
+
+/// A pull request's title when none is given: the issue's, else the
+/// branch's first commit's subject.
+pub(super) fn default_title(issue: Option<&Issue>, commits: &str, branch: &str) -> String {
+    match issue {
+        Some(i) => i.title.clone(),
+        None => commits
+            .lines()
+            .last()
+            .unwrap_or(branch)
+            .trim_start_matches("- ")
+            .to_owned(),
+    }
 }
 
 /// Merges pull request `number` (a draft is marked ready first).

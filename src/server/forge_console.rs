@@ -89,15 +89,7 @@ impl Server {
                 self.clients.send(client, &notice);
                 said(text, false)
             }
-            (Kind::Open, Ok(v)) => said(
-                format!(
-                    "opened pull request #{}: {} (the watcher follows its checks and reviews; \
-                     /checks shows them)",
-                    v["number"],
-                    v["url"].as_str().unwrap_or_default()
-                ),
-                false,
-            ),
+            (Kind::Open, Ok(v)) => said(opened_text(&v), false),
             (Kind::Watch, Ok(v)) => said(
                 format!(
                     "watching pull request #{}: {}",
@@ -120,7 +112,8 @@ impl Server {
             (Kind::Status, Ok(v)) => match serde_json::from_value::<PrView>(v) {
                 Ok(view) => {
                     // Told again after each poll while it looks.
-                    if let Some(w) = self.forges.watched.get_mut(&slot) {
+                    let parts = self.forges.watched.iter_mut();
+                    for (_, w) in parts.filter(|((s, _), _)| *s == slot) {
                         w.viewers.insert(client);
                     }
                     ForgeNews::View(Box::new(view))
@@ -133,16 +126,17 @@ impl Server {
 
     /// The pull request's view, to each console that asked for it.
     pub(super) fn tell_viewers(&mut self, slot: usize) {
-        let Some(w) = self.forges.watched.get(&slot) else {
+        let parts = self.forges.of_pane(slot);
+        let Some(w) = parts.first() else {
             return;
         };
+        let viewers: Vec<ClientId> = w.viewers.iter().copied().collect();
         let Some(pane) = self.panes.order.iter().position(|&s| s == slot) else {
             return;
         };
         let Some(view) = self.pr_view(slot) else {
             return;
         };
-        let viewers: Vec<ClientId> = w.viewers.iter().copied().collect();
         let msg = ServerMsg::Forge {
             pane,
             news: ForgeNews::View(Box::new(view)),
@@ -151,4 +145,38 @@ impl Server {
             self.clients.send(client, &msg);
         }
     }
+}
+
+/// What `/pr` says of the pull requests it opened: one, or a workspace's
+/// one per repository (and why the rest were not, if they were not).
+fn opened_text(v: &serde_json::Value) -> String {
+    let prs = v["prs"].as_array().cloned().unwrap_or_default();
+    let follow = "the watcher follows their checks and reviews; /checks shows them";
+    if prs.len() <= 1 {
+        return format!(
+            "opened pull request #{}: {} ({})",
+            v["number"],
+            v["url"].as_str().unwrap_or_default(),
+            follow.replace("their", "its")
+        );
+    }
+    let each: Vec<String> = (prs.iter())
+        .map(|p| {
+            format!(
+                "{} #{} {}",
+                p["repo"].as_str().unwrap_or_default(),
+                p["number"],
+                p["url"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    let failed = v["failed"]
+        .as_str()
+        .map(|f| format!("; not opened: {f}"))
+        .unwrap_or_default();
+    format!(
+        "opened {} pull requests: {}{failed} ({follow})",
+        prs.len(),
+        each.join(", ")
+    )
 }

@@ -19,6 +19,10 @@ use crate::forge::watch::Memory;
 /// What is kept of a watched pull request.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(super) struct KeptWatch {
+    /// The workspace member it is of (issue 52; `""`: the pane's only
+    /// repository).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub(super) repo: String,
     pub(super) number: u64,
     pub(super) url: String,
     /// The pane's own title (before the pull request's summary).
@@ -46,6 +50,9 @@ struct Kept {
     issue: Option<Issue>,
     #[serde(default)]
     watch: Option<KeptWatch>,
+    /// A workspace's other pull requests, one per repository (issue 52).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    parts: Vec<KeptWatch>,
     /// The `[[trigger]]` that started it (its `max_panes` counts it).
     #[serde(default)]
     trigger: Option<String>,
@@ -87,11 +94,12 @@ impl Server {
                 self.forges.triggers.panes.insert(slot, trigger);
             }
             let has_worktree = self.panes.get(slot).is_some_and(|p| p.worktree.is_some());
-            if let Some(w) = k.watch.filter(|_| has_worktree) {
-                self.begin_watch(slot, w);
-                self.poll_now(slot);
+            let watches = k.watch.into_iter().chain(k.parts);
+            for (part, w) in watches.filter(|_| has_worktree).enumerate() {
+                self.begin_watch(slot, part, w);
                 resumed += 1;
             }
+            self.poll_now(slot);
         }
         if resumed > 0 {
             tracing::info!(resumed, "pull request watches taken up again");
@@ -107,7 +115,7 @@ impl Server {
             return;
         };
         let mut slots: Vec<usize> = self.forges.issues.keys().copied().collect();
-        slots.extend(self.forges.watched.keys().copied());
+        slots.extend(self.forges.watched.keys().map(|(s, _)| *s));
         slots.extend(self.forges.triggers.panes.keys().copied());
         slots.sort_unstable();
         slots.dedup();
@@ -115,10 +123,9 @@ impl Server {
             .into_iter()
             .filter_map(|slot| {
                 let pane = self.panes.get(slot).filter(|p| !p.record.closed)?;
-                Some(Kept {
-                    pane: pane.record.agent.id.clone(),
-                    issue: self.forges.issues.get(&slot).cloned(),
-                    watch: self.forges.watched.get(&slot).map(|w| KeptWatch {
+                let watches: Vec<KeptWatch> = (self.forges.of_pane(slot).into_iter())
+                    .map(|w| KeptWatch {
+                        repo: w.repo.clone(),
                         number: w.number,
                         url: w.url.clone(),
                         title: w.title.clone(),
@@ -128,7 +135,13 @@ impl Server {
                         capped: w.capped,
                         fork: w.fork.clone(),
                         merging: w.merging,
-                    }),
+                    })
+                    .collect();
+                Some(Kept {
+                    pane: pane.record.agent.id.clone(),
+                    issue: self.forges.issues.get(&slot).cloned(),
+                    watch: watches.first().cloned(),
+                    parts: watches.get(1..).map(<[_]>::to_vec).unwrap_or_default(),
                     trigger: self.forges.triggers.panes.get(&slot).cloned(),
                 })
             })

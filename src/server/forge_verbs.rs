@@ -7,7 +7,10 @@
 use serde_json::{Value, json};
 
 use super::door::Reply;
-use super::forge::{Answer, Done, failure, invalid, pane_title, push_and_open, repo_dir};
+use super::forge::{
+    Answer, Done, Opened, OpenedPr, failure, invalid, pane_title, push_and_open, repo_dir,
+};
+use super::forge_parts::{Part, Wording, merge_parts, open_parts, open_pr_of, watch_parts};
 use super::serve::Server;
 use crate::config::{MergeMethod, WorktreeSetting};
 use crate::control::protocol::{CtlError, ErrorCode};
@@ -36,22 +39,6 @@ fn answer(reply: Reply, outcome: Result<Value, CtlError>) {
 
 /// A pull request's title, body, and whether it is ready for review.
 type Opening = (Option<String>, Option<String>, bool);
-
-/// The open pull request of `branch`, to watch.
-fn open_pr_of(
-    settings: &crate::config::ForgeSettings,
-    cwd: &std::path::Path,
-    branch: &str,
-) -> Result<(u64, String), crate::forge::ForgeError> {
-    let pr = crate::forge::open(settings).pr(cwd, branch)?;
-    if pr.state != crate::forge::PrState::Open {
-        return Err(crate::forge::ForgeError::Failed {
-            command: format!("gh pr view {branch}"),
-            message: format!("pull request #{} is {}, not open", pr.number, pr.summary()),
-        });
-    }
-    Ok((pr.number, pr.url))
-}
 
 /// The door's reply as a job's answer.
 pub(super) fn answer_of(reply: Reply) -> Answer {
@@ -132,7 +119,7 @@ impl Server {
                 reply,
             } => {
                 let outcome = match result {
-                    Ok((number, url)) => Ok(self.watch_pr(slot, number, &url)),
+                    Ok(opened) => Ok(self.watch_prs(slot, opened)),
                     Err(e) => Err(failure(&e)),
                 };
                 reply(outcome);
@@ -151,8 +138,8 @@ impl Server {
                 });
                 reply(outcome);
             }
-            Done::Polled { slot, result } => self.polled(slot, result),
-            Done::Message { slot, text } => self.forge_message(slot, text),
+            Done::Polled { slot, repo, result } => self.polled((slot, repo), result),
+            Done::Message { slot, repo, text } => self.forge_message((slot, repo), text),
             Done::Console(to) => self.tell_console(*to),
             Done::Triggered(ev) => self.triggered(*ev),
             Done::Answered { outcome, reply } => reply(outcome),
@@ -238,22 +225,43 @@ impl Server {
             );
             return reply(Err(invalid(why)));
         };
-        if wt.is_workspace() {
-            // Said plainly rather than a git error about the root (issue 52).
-            let why = format!(
-                "`{pane}` is a workspace of several repositories: one pull request per \
-                 repository is not supported yet; push each from its worktree under {}",
-                wt.path.display()
-            );
-            return reply(Err(invalid(why)));
-        }
-        if let Some(w) = self.forges.watched.get(&slot) {
+        if let Some(w) = self.forges.of_pane(slot).first() {
             let why = format!("`{pane}` has pull request #{} already", w.number);
             return reply(Err(CtlError::new(ErrorCode::InvalidState, why)));
         }
         let issue = self.forges.issues.get(&slot).cloned();
         let settings = self.starter.config.forge.clone();
         let id = pane.to_owned();
+        if wt.is_workspace() {
+            // One pull request per repository (issue 52).
+            let parts: Vec<Part> = (wt.repos.iter())
+                .map(|m| Part {
+                    repo: m.name.clone(),
+                    cwd: m.path.clone(),
+                    branch: m.branch.clone(),
+                })
+                .collect();
+            return self.forges.spawn(move || {
+                let result = match open {
+                    Some((title, body, ready)) => {
+                        let words = Wording {
+                            pane: id,
+                            issue,
+                            title,
+                            body,
+                            ready,
+                        };
+                        open_parts(&settings, &parts, &words)
+                    }
+                    None => watch_parts(&settings, &parts),
+                };
+                Done::Opened {
+                    slot,
+                    result,
+                    reply,
+                }
+            });
+        }
         self.forges.spawn(move || {
             let result = match open {
                 Some((title, body, ready)) => push_and_open(
@@ -269,7 +277,14 @@ impl Server {
             };
             Done::Opened {
                 slot,
-                result,
+                result: result.map(|(number, url)| Opened {
+                    prs: vec![OpenedPr {
+                        repo: String::new(),
+                        number,
+                        url,
+                    }],
+                    failed: None,
+                }),
                 reply,
             }
         });
@@ -287,10 +302,13 @@ impl Server {
             Ok(s) => s,
             Err(e) => return reply(Err(CtlError::new(e.code(), e.to_string()))),
         };
-        let Some(w) = self.forges.watched.get(&slot) else {
+        let prs: Vec<_> = (self.forges.of_pane(slot).into_iter())
+            .map(|w| (w.repo.clone(), w.cwd.clone(), w.number))
+            .collect();
+        if prs.is_empty() {
             let why = format!("`{pane}` has no pull request (hive ctl pr open {pane})");
             return reply(Err(CtlError::new(ErrorCode::InvalidState, why)));
-        };
+        }
         let settings = self.starter.config.forge.clone();
         let method = match method.as_deref() {
             None => settings.merge_method,
@@ -302,9 +320,8 @@ impl Server {
                 return reply(Err(invalid(why)));
             }
         };
-        let (number, cwd) = (w.number, w.cwd.clone());
         self.forges.spawn(move || {
-            let result = super::forge::merge_job(&settings, &cwd, number, method);
+            let result = merge_parts(&settings, &prs, method);
             Done::Merged {
                 slot,
                 result,
@@ -321,10 +338,16 @@ impl Server {
             Ok(s) => s,
             Err(e) => return reply(Err(CtlError::new(e.code(), e.to_string()))),
         };
-        let Some(w) = self.forges.watched.get(&slot) else {
+        let parts = self.forges.of_pane(slot);
+        let Some(first) = parts.first() else {
             let why = format!("`{pane}` has no watched pull request");
             return reply(Err(CtlError::new(ErrorCode::InvalidState, why)));
         };
+        // A workspace's: the first of its pull requests that has the check.
+        let has = |w: &&super::forge::Watched| {
+            (w.watch.last.as_ref()).is_some_and(|pr| pr.checks.iter().any(|c| c.name == check))
+        };
+        let w = parts.iter().copied().find(has).unwrap_or(first);
         let found =
             (w.watch.last.as_ref()).and_then(|pr| pr.checks.iter().find(|c| c.name == check));
         let Some(run) = found.and_then(|c| c.run_id.clone()) else {
@@ -353,7 +376,7 @@ impl Server {
     /// and branch too); what the close said.
     fn close_merged(&mut self, slot: usize, discard: bool) -> Option<String> {
         let id = self.panes.get(slot)?.record.agent.id.clone();
-        self.forges.watched.remove(&slot);
+        self.forges.unwatch(slot);
         self.forges.issues.remove(&slot);
         self.keep_forge();
         let edit = crate::protocol::edit::PaneEdit::Close {

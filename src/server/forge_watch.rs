@@ -14,7 +14,7 @@ use std::time::Duration;
 use chrono::Utc;
 use serde_json::{Value, json};
 
-use super::forge::{Done, Watched, pane_title, poller};
+use super::forge::{Done, Opened, WatchKey, Watched, pane_title, poller};
 use super::forge_keep::KeptWatch;
 use super::serve::Server;
 use crate::config::ForgeSettings;
@@ -24,11 +24,18 @@ use crate::forge::{ForgeError, PullRequest};
 use crate::protocol::forge::{PrView, Sent, ViewCheck, ViewRemark};
 
 impl Server {
-    /// Starts watching the pull request `number` just opened from slot
-    /// `slot`'s branch; what `pr open` answers.
-    pub(super) fn watch_pr(&mut self, slot: usize, number: u64, url: &str) -> Value {
+    /// Starts watching the pull requests just opened from slot `slot`'s
+    /// branch (one per repository of a workspace); what `pr open` answers.
+    pub(super) fn watch_prs(&mut self, slot: usize, opened: Opened) -> Value {
+        let prs: Vec<Value> = (opened.prs.iter())
+            .map(|o| json!({"repo": o.repo, "number": o.number, "url": o.url}))
+            .collect();
+        let (number, url) = opened
+            .prs
+            .first()
+            .map_or((0, String::new()), |o| (o.number, o.url.clone()));
         let Some(pane) = self.panes.get(slot) else {
-            return json!({"number": number, "url": url});
+            return json!({"number": number, "url": url, "prs": prs});
         };
         let title = pane
             .record
@@ -37,40 +44,58 @@ impl Server {
             .clone()
             .unwrap_or_else(|| pane.record.agent.id.clone());
         let id = pane.record.agent.id.clone();
-        let kept = KeptWatch {
-            number,
-            url: url.to_owned(),
-            title,
-            ..KeptWatch::default()
-        };
-        self.begin_watch(slot, kept);
-        self.retitle(slot, &format!("#{number} draft"));
+        for (part, o) in opened.prs.into_iter().enumerate() {
+            let key = (slot, o.repo.clone());
+            let kept = KeptWatch {
+                repo: o.repo,
+                number: o.number,
+                url: o.url,
+                title: title.clone(),
+                ..KeptWatch::default()
+            };
+            self.begin_watch(slot, part, kept);
+            if let Some(w) = self.forges.watched.get_mut(&key) {
+                w.summary = format!("#{} draft", w.number);
+            }
+        }
+        self.retitle(slot);
         self.poll_now(slot);
         self.keep_forge();
-        json!({"pane": id, "number": number, "url": url})
+        json!({"pane": id, "number": number, "url": url, "prs": prs, "failed": opened.failed})
     }
 
     /// Watches slot `slot`'s pull request as `kept` says (new, or taken up
-    /// again after a restart), its poller started.
-    pub(super) fn begin_watch(&mut self, slot: usize, kept: KeptWatch) {
+    /// again after a restart), its poller started; `part`: its place
+    /// among the pane's. One of a workspace member that is gone is not.
+    pub(super) fn begin_watch(&mut self, slot: usize, part: usize, kept: KeptWatch) {
         let Some(pane) = self.panes.get(slot) else {
             return;
         };
-        let cwd = pane
-            .worktree
-            .as_ref()
-            .map_or_else(|| PathBuf::from("."), |w| w.path.clone());
+        let cwd = match (&pane.worktree, kept.repo.as_str()) {
+            (Some(w), "") => w.path.clone(),
+            (Some(w), repo) => match w.member(repo) {
+                Some(m) => m.path.clone(),
+                None => {
+                    return tracing::warn!(repo, "a watched pull request's repository is gone");
+                }
+            },
+            (None, _) => PathBuf::from("."),
+        };
         let settings = self.starter.config.forge.clone();
+        let key = (slot, kept.repo.clone());
         let poller = poller(
             self.forges.tx.clone(),
             settings,
-            slot,
+            key.clone(),
             cwd.clone(),
             kept.number.to_string(),
         );
         self.forges.watched.insert(
-            slot,
+            key,
             Watched {
+                repo: kept.repo,
+                part,
+                summary: format!("#{}", kept.number),
                 number: kept.number,
                 url: kept.url,
                 cwd,
@@ -88,36 +113,39 @@ impl Server {
         );
     }
 
-    /// One poll now, besides the poller's.
+    /// One poll now of each of slot `slot`'s pull requests, besides the
+    /// pollers'.
     pub(super) fn poll_now(&mut self, slot: usize) {
-        let Some(w) = self.forges.watched.get(&slot) else {
-            return;
-        };
         let settings = self.starter.config.forge.clone();
-        let (cwd, head) = (w.cwd.clone(), w.number.to_string());
-        self.forges.spawn(move || Done::Polled {
-            slot,
-            result: crate::forge::open(&settings).pr(&cwd, &head),
-        });
+        for w in self.forges.of_pane(slot) {
+            let (s, repo) = (settings.clone(), w.repo.clone());
+            let (cwd, head) = (w.cwd.clone(), w.number.to_string());
+            self.forges.spawn(move || Done::Polled {
+                slot,
+                repo,
+                result: crate::forge::open(&s).pr(&cwd, &head),
+            });
+        }
     }
 
     /// A poll's answer: news becomes a message, the title follows.
-    pub(super) fn polled(&mut self, slot: usize, result: Result<PullRequest, ForgeError>) {
+    pub(super) fn polled(&mut self, key: WatchKey, result: Result<PullRequest, ForgeError>) {
+        let slot = key.0;
         if self.panes.get(slot).is_none_or(|p| p.record.closed) {
-            self.forges.watched.remove(&slot);
+            self.forges.unwatch(slot);
             self.forges.issues.remove(&slot);
             return self.keep_forge();
         }
         let settings = self.starter.config.forge.clone();
-        let Some(w) = self.forges.watched.get_mut(&slot) else {
+        let Some(w) = self.forges.watched.get_mut(&key) else {
             return;
         };
         let pr = match result {
             Ok(pr) => pr,
             Err(e) => {
                 w.error = Some(e.to_string());
-                let summary = format!("#{} ⚠ forge", w.number);
-                self.retitle(slot, &summary);
+                w.summary = format!("#{} ⚠ forge", w.number);
+                self.retitle(slot);
                 return self.tell_viewers(slot);
             }
         };
@@ -137,6 +165,7 @@ impl Server {
         if w.capped {
             summary.push_str(" cap");
         }
+        w.summary = summary;
         let (cwd, fork) = (w.cwd.clone(), w.fork.is_some());
         if merge {
             let (s, c) = (settings.clone(), cwd.clone());
@@ -155,28 +184,38 @@ impl Server {
             Step::Quiet | Step::Capped(_) => {}
             Step::Send(found) => self
                 .forges
-                .spawn(move || message_job(&settings, slot, &cwd, found, fork)),
+                .spawn(move || message_job(&settings, key, &cwd, found, fork)),
             Step::Ended(state) => {
-                self.retitle(slot, &summary);
+                self.retitle(slot);
                 self.tell_viewers(slot);
-                self.forges.watched.remove(&slot);
+                self.forges.watched.remove(&key);
                 self.keep_forge();
                 tracing::info!(slot, ?state, "a watched pull request ended");
                 return;
             }
         }
-        self.retitle(slot, &summary);
+        self.retitle(slot);
         self.tell_viewers(slot);
         self.keep_forge();
     }
 
     /// The watcher's message, queued to the pane.
-    pub(super) fn forge_message(&mut self, slot: usize, text: String) {
-        let Some(w) = self.forges.watched.get_mut(&slot) else {
+    pub(super) fn forge_message(&mut self, key: WatchKey, text: String) {
+        let slot = key.0;
+        let Some(w) = self.forges.watched.get_mut(&key) else {
             return;
         };
         let first = text.lines().next().unwrap_or_default().to_owned();
         w.sent.push((Utc::now(), first));
+        // A workspace's: which repository's pull request, and where.
+        let text = if w.repo.is_empty() {
+            text
+        } else {
+            format!(
+                "About the pull request of repository {} (#{}, its worktree {}/):\n\n{text}",
+                w.repo, w.number, w.repo
+            )
+        };
         self.forge_send(slot, text);
         self.tell_viewers(slot);
         self.keep_forge();
@@ -194,9 +233,18 @@ impl Server {
         serde_json::to_value(view).map_err(|e| CtlError::new(ErrorCode::Unavailable, e.to_string()))
     }
 
-    /// The watched pull request of slot `slot` as a checks view shows it.
+    /// The watched pull requests of slot `slot` as a checks view shows
+    /// them: the first, a workspace's others as its `parts`.
     pub(super) fn pr_view(&self, slot: usize) -> Option<PrView> {
-        let w = self.forges.watched.get(&slot)?;
+        let parts = self.forges.of_pane(slot);
+        let mut views = parts.iter().filter_map(|w| self.view_of(slot, w));
+        let mut first = views.next()?;
+        first.parts = views.collect();
+        Some(first)
+    }
+
+    /// One watched pull request as a checks view shows it.
+    fn view_of(&self, slot: usize, w: &Watched) -> Option<PrView> {
         let pane = self.panes.get(slot)?.record.agent.id.clone();
         let rules = crate::forge::watch::Rules::of(&self.starter.config.forge);
         let word =
@@ -204,6 +252,8 @@ impl Server {
         let last = w.watch.last.as_ref();
         Some(PrView {
             pane,
+            repo: w.repo.clone(),
+            parts: Vec::new(),
             number: w.number,
             url: w.url.clone(),
             summary: last.map(PullRequest::summary),
@@ -251,26 +301,41 @@ impl Server {
         })
     }
 
-    /// The pane's title: its own, then the pull request's summary. A name
-    /// the user gave it since (a rename) is its own from then on: the
-    /// watcher adds to it, never overwrites it.
-    fn retitle(&mut self, slot: usize, summary: &str) {
+    /// The pane's title: its own, then its pull requests' summaries (a
+    /// workspace's each with its repository: `api #4 ✓ · web #5 ✗1`). A
+    /// name the user gave it since (a rename) is its own from then on:
+    /// the watcher adds to it, never overwrites it.
+    fn retitle(&mut self, slot: usize) {
         let Some(pane) = self.panes.get(slot) else {
             return;
         };
         let current = pane.record.agent.name.clone();
         let id = pane.record.agent.id.clone();
-        let Some(w) = self.forges.watched.get_mut(&slot) else {
+        let parts = self.forges.of_pane(slot);
+        let Some(first) = parts.first() else {
             return;
         };
-        if let Some(shown) = &w.shown
+        let summary = (parts.iter())
+            .map(|w| match w.repo.as_str() {
+                "" => w.summary.clone(),
+                repo => format!("{repo} {}", w.summary),
+            })
+            .collect::<Vec<_>>()
+            .join(" · ");
+        let mut title = first.title.clone();
+        if let Some(shown) = &first.shown
             && current.as_deref() != Some(shown.as_str())
         {
-            w.title = current.clone().unwrap_or_else(|| id.clone());
+            title = current.clone().unwrap_or_else(|| id.clone());
         }
-        let base: String = w.title.chars().take(40).collect();
+        let base: String = title.chars().take(40).collect();
         let name = pane_title(&format!("{base} · {summary}"));
-        w.shown = Some(name.clone());
+        for w in
+            (self.forges.watched.iter_mut()).filter_map(|((s, _), w)| (*s == slot).then_some(w))
+        {
+            w.title.clone_from(&title);
+            w.shown = Some(name.clone());
+        }
         if current.as_deref() == Some(name.as_str()) {
             return;
         }
@@ -299,7 +364,7 @@ fn set_aside(cwd: &Path, number: u64) -> Vec<String> {
 /// tail, each remark, a conflict with the files in it.
 fn message_job(
     settings: &ForgeSettings,
-    slot: usize,
+    (slot, repo): WatchKey,
     cwd: &Path,
     found: Vec<Finding>,
     fork: bool,
@@ -334,6 +399,7 @@ fn message_job(
     }
     Done::Message {
         slot,
+        repo,
         text: parts.join("\n\n"),
     }
 }

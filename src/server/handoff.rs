@@ -55,9 +55,14 @@ impl Server {
         };
         let place = self.place(src, &to_id, h.tree)?;
         let text = self.brief_of(src, &place.text);
+        // A workspace's repositories are the target's roots too (issue 52).
+        let roots: Vec<PathBuf> = (place.worktree.iter())
+            .flat_map(|w| w.repos.iter().map(|m| m.path.clone()))
+            .collect();
         let slot = match target {
             Target::New(mut agent) => {
                 agent.cwd = Some(place.cwd.clone());
+                agent.extra_roots = roots;
                 // Its own worktree setting would send it elsewhere.
                 agent.worktree = None;
                 let window = Some(self.panes[src].placed.window);
@@ -65,7 +70,7 @@ impl Server {
                 done.focus.unwrap_or(src)
             }
             Target::Open(t) => {
-                self.start_in(t, place.cwd.clone());
+                self.start_in(t, place.cwd.clone(), roots);
                 t
             }
         };
@@ -223,6 +228,10 @@ impl Server {
     fn place(&self, src: usize, to: &str, tree: HandoffTree) -> Result<Place, EditError> {
         let cwd = self.work_dir(src)?;
         let own = self.panes[src].worktree.clone();
+        if let (HandoffTree::Branched, Some(ws)) = (tree, own.as_ref().filter(|w| w.is_workspace()))
+        {
+            return branched_workspace(ws, to);
+        }
         match tree {
             HandoffTree::Shared => {
                 let text = match &own {
@@ -295,7 +304,7 @@ impl Server {
 
     /// Starts open pane `slot`'s agent again, in `cwd`, on a new history
     /// session (its vendor's session belongs to its old directory).
-    fn start_in(&mut self, slot: usize, cwd: PathBuf) {
+    fn start_in(&mut self, slot: usize, cwd: PathBuf, roots: Vec<PathBuf>) {
         if let Some(r) = self.runners.get_mut(slot).and_then(Option::take) {
             tokio::spawn(async move { r.shutdown().await });
         }
@@ -304,6 +313,7 @@ impl Server {
         pane.worktree = None;
         pane.record.agent.cwd = Some(cwd.clone());
         pane.record.agent.worktree = None;
+        pane.record.agent.extra_roots = roots;
         pane.placed.agent.cwd = Some(cwd);
         pane.placed.agent.worktree = None;
         pane.record.started = Started::Starting;
@@ -332,4 +342,31 @@ impl Server {
         pane.record.started = Started::Failed(why);
         self.reset_pane(slot, None);
     }
+}
+
+/// A branched hand-off of a workspace pane (issue 52): a new workspace
+/// with a branch of every repository, each carrying its member's work.
+fn branched_workspace(ws: &Worktree, to: &str) -> Result<Place, EditError> {
+    let w = crate::worktree::workspace_branch::branch_workspace(ws, to)
+        .map_err(|e| EditError::Invalid(format!("/handoff branched: {e}")))?;
+    for m in &w.repos {
+        if let Err(e) = crate::worktree::live::hold(&m.path) {
+            tracing::warn!(pane = to, "worktree lock: {e}");
+        }
+    }
+    let names: Vec<&str> = w.repos.iter().map(|m| m.name.as_str()).collect();
+    let text = format!(
+        "You work in a new workspace, {}: a git worktree of each repository ({}, each \
+         under its name) on branch {}, made from its branch {} with its uncommitted changes \
+         (untracked files too). It goes on in its own.",
+        w.cwd.display(),
+        names.join(", "),
+        w.branch,
+        ws.branch
+    );
+    Ok(Place {
+        cwd: w.cwd.clone(),
+        worktree: Some(w),
+        text,
+    })
 }

@@ -47,6 +47,11 @@ pub struct SavedPane {
     /// The agent that spawned it (`agent.spawn`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
+    /// Repositories a config pane's workspace took at runtime (`/repo
+    /// add`, issue 52), beside the config's `repos` (an added pane's are
+    /// in `added`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repos: Vec<std::path::PathBuf>,
 }
 
 /// A pane as the server starts it: its agent and its window.
@@ -165,6 +170,9 @@ impl SavedLayout {
             if saved.name.is_some() {
                 agent.name.clone_from(&saved.name);
             }
+            if !added {
+                with_added_repos(&mut agent, &saved.repos);
+            }
             out.push(Placed {
                 agent,
                 window: saved.window.max(1),
@@ -200,12 +208,23 @@ impl SavedLayout {
                     _ if p.added => None,
                     _ => p.agent.name.clone(),
                 };
+                let repos = match configured {
+                    Some(a) if !p.added => p
+                        .agent
+                        .repos
+                        .iter()
+                        .filter(|r| !a.repos.contains(r))
+                        .cloned()
+                        .collect(),
+                    _ => Vec::new(),
+                };
                 SavedPane {
                     id: p.agent.id.clone(),
                     window: p.window,
                     name,
                     added: p.added.then(|| p.agent.clone()),
                     parent: p.parent.clone(),
+                    repos,
                 }
             })
             .collect();
@@ -218,6 +237,26 @@ impl SavedLayout {
             panes: saved,
             closed,
             mutes: Mutes::default(),
+        }
+    }
+}
+
+/// A config agent's workspace with the repositories `/repo add` gave it,
+/// those the config names since (in that repository, a subdirectory too)
+/// left out: one worktree of each. Only for an agent that still has a
+/// workspace.
+fn with_added_repos(agent: &mut AgentConfig, added: &[std::path::PathBuf]) {
+    if agent.repos.is_empty() {
+        return;
+    }
+    let named: Vec<std::path::PathBuf> = agent
+        .repos
+        .iter()
+        .map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.clone()))
+        .collect();
+    for top in added {
+        if !named.iter().any(|n| n.starts_with(top)) {
+            agent.repos.push(top.clone());
         }
     }
 }
@@ -346,6 +385,7 @@ mod tests {
                     name: None,
                     added: None,
                     parent: None,
+                    repos: vec![],
                 },
                 SavedPane {
                     id: "a".into(),
@@ -353,6 +393,7 @@ mod tests {
                     name: None,
                     added: Some(agent("a")),
                     parent: None,
+                    repos: vec![],
                 },
             ],
             closed: vec![],
@@ -365,6 +406,37 @@ mod tests {
         assert_eq!(ids, ["a", "new"]);
         assert_eq!(placed[0].agent.model.as_deref(), Some("from-config"));
         assert!(!placed[0].added);
+    }
+
+    /// Issue 52: a repository `/repo add` gave a config pane's workspace
+    /// comes back with it; one the config names since (a subdirectory of
+    /// it too) is not added twice.
+    #[test]
+    fn a_config_panes_added_repository_comes_back_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let top = |n: &str| {
+            let p = dir.path().join(n);
+            std::fs::create_dir_all(p.join("src")).unwrap();
+            p.canonicalize().unwrap()
+        };
+        let (api, lib) = (top("api"), top("lib"));
+        let mut a = agent("a");
+        a.repos = vec![api.clone()];
+        let config = vec![a.clone()];
+        let mut placed = SavedLayout::default().arrange(&config);
+        placed[0].agent.repos.push(lib.clone());
+        let saved = SavedLayout::of(&placed, &config);
+        assert_eq!(saved.panes[0].repos, vec![lib.clone()]);
+        let back: SavedLayout =
+            serde_json::from_str(&serde_json::to_string(&saved).unwrap()).unwrap();
+        assert_eq!(
+            back.arrange(&config)[0].agent.repos,
+            [api.clone(), lib.clone()]
+        );
+        // The config names lib/src now: one worktree of lib, the config's.
+        a.repos.push(lib.join("src"));
+        let now = back.arrange(&[a]);
+        assert_eq!(now[0].agent.repos, [api, lib.join("src")]);
     }
 
     #[test]

@@ -86,6 +86,7 @@ impl Server {
             PaneEdit::Relocate(_) => {
                 return Err(EditError::Invalid("/move @HOST goes by the door".into()));
             }
+            PaneEdit::AddRepo { pane, repo } => self.add_repo(&pane, &repo)?,
         };
         self.layout_changed();
         Ok(done)

@@ -607,6 +607,7 @@ impl Server {
             slot,
             fresh,
             result,
+            note,
         } = done;
         tracing::info!(pane = slot, ok = result.is_ok(), "worktree setup ended");
         let Some(pane) = self
@@ -627,6 +628,9 @@ impl Server {
             Err(why) => pane.record.started = Started::Failed(why),
         }
         let runner = self.starter.start(slot, pane, fresh, &mut self.ops);
+        if let Some(note) = note {
+            pane.log.note(note);
+        }
         if let Some(r) = &runner {
             for cmd in waiting {
                 r.send(cmd);

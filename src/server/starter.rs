@@ -92,9 +92,56 @@ impl Starter {
                 slot: i,
                 fresh,
                 result,
+                note: None,
             });
         });
         None
+    }
+
+    /// Pane `i`'s agent again on its own session once `old` has stopped
+    /// (two runners never write one session), after the `worktree_setup`
+    /// of a member that has not had it; `note` is said in the pane then.
+    /// The server starts it (`Server::set_up`) and sends it what was typed
+    /// meanwhile.
+    pub(super) fn restart_after(
+        &self,
+        i: usize,
+        pane: &mut PaneSlot,
+        old: Option<RunnerHandle>,
+        note: String,
+    ) {
+        let agent = pane.record.agent.clone();
+        let pending = pane
+            .worktree
+            .clone()
+            .filter(|w| crate::worktree::setup_pending(&agent, w));
+        if pending.is_some() {
+            let shown = agent.worktree_setup.join(" ");
+            pane.log.note(format!(
+                "running worktree setup `{shown}`; the agent starts again when it is done"
+            ));
+        }
+        pane.record.started = Started::SettingUp;
+        let tx = self.setups.clone();
+        tokio::spawn(async move {
+            if let Some(r) = old {
+                r.shutdown().await;
+            }
+            let result = match pending {
+                Some(w) => tokio::task::spawn_blocking(move || {
+                    crate::worktree::setup(&agent, &w).map_err(|e| e.to_string())
+                })
+                .await
+                .unwrap_or_else(|e| Err(format!("worktree setup: {e}"))),
+                None => Ok(None),
+            };
+            let _ = tx.send(SetupDone {
+                slot: i,
+                fresh: false,
+                result,
+                note: Some(note),
+            });
+        });
     }
 
     pub(super) fn registry(&self) -> &Registry {
@@ -193,4 +240,6 @@ pub(super) struct SetupDone {
     pub(super) slot: usize,
     pub(super) fresh: bool,
     pub(super) result: Result<Option<String>, String>,
+    /// Said in the pane once its agent is up (why it started again).
+    pub(super) note: Option<String>,
 }

@@ -10,7 +10,6 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::overlay::{fit, frame, row_style};
-use crate::app::forge_view::ChecksView;
 use crate::app::state::App;
 use crate::protocol::forge::PrView;
 use crate::theme::Theme;
@@ -46,10 +45,28 @@ pub(crate) fn draw(app: &App, area: Rect, buf: &mut Buffer) {
     } else {
         "↑↓ check · l failed log · r refresh · m merge · Esc close"
     };
-    let lines = lines(t, c, v);
+    let mut lines = lines(t, c.sel, v);
+    // A workspace's other pull requests (issue 52), each under its heading.
+    for part in &v.parts {
+        lines.push(Line::styled(
+            format!(
+                "── {} · pull request #{} {}",
+                safe(&part.repo),
+                part.number,
+                part.summary.as_deref().map(safe).unwrap_or_default()
+            ),
+            Style::new().fg(t.accent).add_modifier(Modifier::BOLD),
+        ));
+        lines.extend(self::lines(t, usize::MAX, part));
+    }
     let h = (lines.len() as u16 + 2).min(area.height.saturating_sub(2));
+    let repo = if v.repo.is_empty() {
+        String::new()
+    } else {
+        format!(" of {}", safe(&v.repo))
+    };
     let title = format!(
-        "{} · pull request #{} {}",
+        "{} · pull request{repo} #{} {}",
         safe(name),
         v.number,
         v.summary.as_deref().map(safe).unwrap_or_default()
@@ -60,8 +77,9 @@ pub(crate) fn draw(app: &App, area: Rect, buf: &mut Buffer) {
     }
 }
 
-/// The view's lines: state, checks, remarks, what was sent.
-fn lines(t: &Theme, c: &ChecksView, v: &PrView) -> Vec<Line<'static>> {
+/// The view's lines: state, checks (`sel` the selected one), remarks,
+/// what was sent.
+fn lines(t: &Theme, sel: usize, v: &PrView) -> Vec<Line<'static>> {
     let dim = Style::new().fg(t.dim);
     let head = Style::new().fg(t.accent).add_modifier(Modifier::BOLD);
     let mut out = Vec::new();
@@ -103,7 +121,7 @@ fn lines(t: &Theme, c: &ChecksView, v: &PrView) -> Vec<Line<'static>> {
             "pending" => ("…", t.warning),
             _ => ("·", t.dim),
         };
-        let selected = i == c.sel;
+        let selected = i == sel;
         let style = row_style(t, selected);
         out.push(Line::from(vec![
             Span::styled(if selected { "▸ " } else { "  " }, style),

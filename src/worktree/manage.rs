@@ -242,13 +242,18 @@ pub fn list(repo: &Path, root: Option<&Path>) -> Result<Vec<WorktreeInfo>, Workt
             }
         }
         let Some(path) = path else { continue };
-        if path.parent() != Some(root.as_path()) {
-            continue;
-        }
-        let agent_id = path
+        let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        // Under the root, or a member of a workspace (issue 52): `fs/api`.
+        let agent_id = if path.parent() == Some(root.as_path()) {
+            name
+        } else if let Some(owner) = super::marker::owner_of(&path) {
+            format!("{owner}/{name}")
+        } else {
+            continue;
+        };
         let missing = prunable || !path.exists();
         let dirty = if missing {
             0
@@ -329,6 +334,10 @@ pub fn remove(
     }
     if let Some(b) = info.branch.as_deref().filter(|b| b.starts_with("hive/")) {
         main.run(&["branch", "-D", b])?;
+    }
+    // A workspace's last member gone: its root goes too.
+    if let Some(ws) = info.path.parent().filter(|_| id.contains('/')) {
+        super::marker::tidy(ws);
     }
     Ok(info)
 }

@@ -23,6 +23,7 @@ pub(crate) mod git;
 pub mod handoff;
 pub mod live;
 pub mod manage;
+mod marker;
 pub mod merge;
 mod nofollow;
 pub mod overlap;
@@ -31,6 +32,7 @@ pub mod review;
 pub(crate) mod service;
 pub mod setup;
 pub mod workspace;
+pub mod workspace_branch;
 
 use std::path::PathBuf;
 

@@ -18,32 +18,12 @@
 
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
-
 use super::git::Git;
 use super::manage::{add_at, canonical, copy_uncommitted, find_repo, forget_missing};
+use super::marker::{BUILDING, Marker, Member, io_err, read_marker, root_for, write_marker};
 use super::{Worktree, WorktreeError, WorktreeRequestSpec, branch_for};
 
-/// The marker's name in a workspace root.
-pub const MARKER: &str = ".hive-workspace.json";
-/// A member being built (renamed to its name once whole).
-const BUILDING: &str = ".building-";
-
-/// What the marker records: whose workspace it is and which repository
-/// each directory is a worktree of (names stay as first given, so a
-/// restart finds the same directories).
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-struct Marker {
-    agent_id: String,
-    branch: String,
-    repos: Vec<Member>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-struct Member {
-    name: String,
-    repo: PathBuf,
-}
+pub use super::marker::{MARKER, owner_of, tidy, workspaces_dir};
 
 impl Worktree {
     /// The worktrees this pane works in: a workspace's repositories, or
@@ -74,20 +54,6 @@ impl Worktree {
             format!("{}/{path}", self.name)
         }
     }
-}
-
-/// Where hive keeps its workspaces.
-pub fn workspaces_dir() -> PathBuf {
-    crate::paths::data_dir().join("workspaces")
-}
-
-/// The root of `agent_id`'s workspace whose first repository is `first`
-/// (its main checkout's top level): one per agent and project, the same
-/// at every start.
-fn root_for(agent_id: &str, first: &Path) -> PathBuf {
-    let digest = Sha256::digest(first.as_os_str().as_encoded_bytes());
-    let hash: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
-    workspaces_dir().join(format!("{agent_id}-{hash}"))
 }
 
 /// A directory name for a repository: its top level's name, without
@@ -123,28 +89,6 @@ fn assign(marker: &mut Marker, repos: &[PathBuf]) -> Vec<Member> {
         out.push(m);
     }
     out
-}
-
-fn io_err(path: &Path) -> impl Fn(std::io::Error) -> WorktreeError + '_ {
-    move |source| WorktreeError::Io {
-        path: path.to_owned(),
-        source,
-    }
-}
-
-fn read_marker(root: &Path) -> Marker {
-    let path = root.join(MARKER);
-    crate::private::read_own_string(&path, crate::private::MAX_STATE_BYTES)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default()
-}
-
-fn write_marker(root: &Path, marker: &Marker) -> Result<(), WorktreeError> {
-    let path = root.join(MARKER);
-    let text = serde_json::to_vec_pretty(marker)
-        .map_err(|e| WorktreeError::Refused(format!("workspace marker: {e}")))?;
-    crate::private::write_own(&path, &text).map_err(io_err(&path))
 }
 
 /// Creates or reuses the workspace of the agent `spec` names over `repos`
@@ -235,6 +179,38 @@ pub fn ensure_at(
         name: String::new(),
         repos: out,
     })
+}
+
+/// Adds the repository of `dir` to the workspace `w` (`/repo add`): a
+/// worktree of it on the workspace's branch, built as any member is
+/// (crash-safe, the marker first). Refused for a pane of one worktree and
+/// for a repository the workspace has already. The workspace as it is now.
+pub fn add(w: &Worktree, dir: &Path, copy_uncommitted: bool) -> Result<Worktree, WorktreeError> {
+    if !w.is_workspace() {
+        return Err(WorktreeError::Refused(
+            "this pane works in one worktree; a repository joins a workspace \
+             (a pane made with --repo, or an agent with repos = [...])"
+                .into(),
+        ));
+    }
+    let main = canonical(&find_repo(&canonical(dir)?)?)?;
+    if let Some(m) = w.repos.iter().find(|m| m.repo == main) {
+        return Err(WorktreeError::Refused(format!(
+            "{} is in this workspace already (as {}/)",
+            main.display(),
+            m.name
+        )));
+    }
+    let mut mains: Vec<PathBuf> = w.repos.iter().map(|m| m.repo.clone()).collect();
+    mains.push(main);
+    let spec = WorktreeRequestSpec {
+        agent_id: w.agent_id.clone(),
+        // The branch its members are on, whatever named it.
+        branch: Some(w.branch.clone()),
+        copy_uncommitted,
+        root: None,
+    };
+    ensure_at(&w.path, &spec, &mains)
 }
 
 /// Builds member `m` as `.building-<name>`, then moves it into place.

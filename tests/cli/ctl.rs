@@ -22,11 +22,13 @@ use crate::support::tmux::stop_servers;
 mod approvals;
 mod doors;
 mod forge;
+mod forge_parts;
 mod handoff;
 mod moving;
 mod notify;
 mod panes;
 mod projects;
+mod repo_add;
 mod teams;
 mod workspace;
 

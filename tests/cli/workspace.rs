@@ -145,3 +145,60 @@ fn a_repository_that_is_not_one_is_refused_when_the_config_loads() {
     );
     assert!(!home.path().join("data/workspaces").exists());
 }
+
+/// Issue 52: `hive worktree list/prune/remove` see each member of a
+/// workspace (named `agent/repo`) and apply their rules to each: a clean
+/// member is pruned, one with a commit kept; the root goes with the last.
+#[test]
+fn hive_worktree_lists_and_prunes_each_member_of_a_workspace() {
+    let home = tempfile::tempdir().unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let base = d.path().canonicalize().unwrap();
+    let _api = repo(&base.join("api"));
+    let web = repo(&base.join("web"));
+    std::fs::write(base.join("hive.toml"), CONFIG).unwrap();
+    let out = hive(&["run", "--agent", "ws", "hello"], &base, home.path(), None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let root = workspace_root(home.path());
+    std::fs::write(root.join("api/new.txt"), "x\n").unwrap();
+    git(&root.join("api"), &["add", "."]);
+    git(&root.join("api"), &["commit", "-q", "-m", "work"]);
+    let text = |o: Output| {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let list = text(hive(&["worktree", "list"], &base, home.path(), None));
+    let line = |id: &str| {
+        list.lines()
+            .find(|l| l.split_whitespace().next() == Some(id))
+            .unwrap_or_else(|| panic!("no {id} in {list}"))
+            .to_owned()
+    };
+    assert!(
+        line("ws/api").contains("1 commit(s) not in the main checkout"),
+        "{list}"
+    );
+    assert!(line("ws/web").contains("nothing unmerged"), "{list}");
+    let pruned = text(hive(&["worktree", "prune"], &base, home.path(), None));
+    assert!(pruned.contains("removed ws/web"), "{pruned}");
+    assert!(pruned.contains("kept ws/api: 1 commit(s)"), "{pruned}");
+    assert!(!root.join("web").exists());
+    assert!(
+        git(&web, &["branch", "--list", "hive/ws"])
+            .trim()
+            .is_empty()
+    );
+    assert!(root.join("api").is_dir());
+    let removed = text(hive(
+        &["worktree", "remove", "ws/api", "--force"],
+        &base,
+        home.path(),
+        None,
+    ));
+    assert!(removed.contains("removed"), "{removed}");
+    assert!(!root.exists(), "the root went with its last member");
+}

@@ -17,6 +17,8 @@ DIR holds the forge's state, which the test sets up and reads back:
   ci.json          {"checks": [{"name", "workflow", "fails_when": path, "log"}]}:
                    a check fails when the head commit has that path
   runs/ID.log      the failed log of run ID, written when a check fails
+  forges.json      {"<bare remote>": "<state dir>"}: a forge per repository,
+                   picked by the checkout's origin (gh finds the repository so)
 `issue list --label L` lists issues/ with that label (and "state" OPEN, the
 default); `run list --branch B --status failure` the ci.json checks that fail
 on B's head, as gh 2.x's `run list --json` prints them.
@@ -253,6 +255,16 @@ def pr_view(args):
     pick(full, fields(args))
 
 
+def pr_edit(args):
+    pr = find_pr(args[0])
+    body = flag(args, "--body")
+    if body is None:
+        fail("specify at least one of --add-assignee, ..., --body, ... when not running interactively")
+    pr["body"] = body
+    save(pr, "prs", "%d.json" % pr["number"])
+    print(pr["url"])
+
+
 def pr_ready(args):
     pr = find_pr(args[0])
     pr["isDraft"] = False
@@ -304,12 +316,31 @@ def run_view(args):
         fail("could not find any workflow run with ID %s" % args[0])
 
 
+def forge_of_cwd(state):
+    """gh finds the repository from the checkout's `origin`: with
+    forges.json ({"<bare remote path>": "<state dir>"}), each repository's
+    remote has a forge of its own (a change across repositories)."""
+    try:
+        with open(os.path.join(state, "forges.json")) as f:
+            forges = json.load(f)
+    except FileNotFoundError:
+        return state
+    out = subprocess.run(["git", "config", "--get", "remote.origin.url"],
+                         capture_output=True, text=True)
+    url = os.path.realpath(out.stdout.strip()) if out.returncode == 0 else ""
+    for remote, own in forges.items():
+        if os.path.realpath(remote) == url:
+            return own
+    fail("none of the git remotes configured for this repository point to a known GitHub host")
+
+
 COMMANDS = {
     ("issue", "view"): issue_view,
     ("issue", "list"): issue_list,
     ("run", "list"): run_list,
     ("pr", "create"): pr_create,
     ("pr", "view"): pr_view,
+    ("pr", "edit"): pr_edit,
     ("pr", "ready"): pr_ready,
     ("pr", "merge"): pr_merge,
     ("pr", "comment"): pr_comment,
@@ -323,11 +354,12 @@ def main():
     if len(args) < 2 or args[0] != "--state":
         fail("usage: fake_gh.py --state DIR ARGS...")
     STATE, args = args[1], args[2:]
-    with open(path("calls.jsonl"), "a") as f:
-        f.write(json.dumps(args) + "\n")
     if args == ["--version"]:
         print("gh version 2.63.0 (2024-11-27)\nhttps://github.com/cli/cli/releases/tag/v2.63.0")
         return
+    STATE = forge_of_cwd(STATE)
+    with open(path("calls.jsonl"), "a") as f:
+        f.write(json.dumps(args) + "\n")
     if os.path.exists(path("hang")):
         time.sleep(3600)
     if os.path.exists(path("logged_out")):

@@ -169,3 +169,98 @@ fn handoff_carries_the_worktree_shared_or_branched() {
     );
     lab.stop("handoff");
 }
+
+/// Issue 52: a branched hand-off of a workspace pane makes a new workspace
+/// with a branch of every repository, each with its member's commits and
+/// uncommitted work; the new pane gets both as its repositories.
+#[test]
+fn a_branched_handoff_of_a_workspace_branches_every_repository() {
+    let Some(lab) = Lab::new() else { return };
+    let mut repos = Vec::new();
+    for name in ["api", "web"] {
+        let repo = lab.path(name);
+        std::fs::create_dir_all(&repo).unwrap();
+        git(&repo, &["init", "-q", "-b", "main"]);
+        std::fs::write(repo.join("README.md"), format!("{name}\n")).unwrap();
+        git(&repo, &["add", "."]);
+        git(&repo, &["commit", "-qm", "init"]);
+        repos.push(repo.canonicalize().unwrap());
+    }
+    let echo = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ctl/echo.toml");
+    let config = lab.path("wshandoff.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[agent]]\nid = \"ws\"\nprovider = \"script\"\nscript = \"{e}\"\nworktree = true\n\
+             repos = [\"{}\", \"{}\"]\n\n[[agent]]\nid = \"other\"\nprovider = \"script\"\n\
+             script = \"{e}\"\ncwd = \"{}\"\n",
+            repos[0].display(),
+            repos[1].display(),
+            repos[0].display(),
+            e = echo.display()
+        ),
+    )
+    .unwrap();
+    lab.launch_with("wsh", &config, "wshandoff.sock");
+    idle(&lab, "ws");
+    let list: Value = serde_json::from_str(&lab.ok(&["list", "--json"])).unwrap();
+    let members: Vec<std::path::PathBuf> = list["panes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == "ws")
+        .unwrap()["repos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().into())
+        .collect();
+    // api: an uncommitted edit and a new file; web: a commit.
+    std::fs::write(members[0].join("README.md"), "api, edited\n").unwrap();
+    std::fs::write(members[0].join("new.rs"), "fn new() {}\n").unwrap();
+    std::fs::write(members[1].join("client.js"), "call()\n").unwrap();
+    git(&members[1], &["add", "."]);
+    git(&members[1], &["commit", "-qm", "client"]);
+
+    let done: Value =
+        serde_json::from_str(&lab.ok(&["handoff", "ws", "--new", "other", "--branched", "--json"]))
+            .unwrap();
+    assert_eq!(done["to"], "other-2", "{done}");
+    assert_eq!(done["branch"], "hive/other-2", "{done}");
+    let root = std::path::PathBuf::from(done["worktree"].as_str().unwrap());
+    let (api, web) = (root.join("api"), root.join("web"));
+    for m in [&api, &web] {
+        assert_eq!(git(m, &["branch", "--show-current"]).trim(), "hive/other-2");
+    }
+    assert_eq!(
+        std::fs::read_to_string(api.join("README.md")).unwrap(),
+        "api, edited\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(api.join("new.rs")).unwrap(),
+        "fn new() {}\n"
+    );
+    assert_eq!(
+        git(&web, &["rev-parse", "HEAD"]),
+        git(&members[1], &["rev-parse", "HEAD"])
+    );
+    assert!(git(&repos[1], &["worktree", "list"]).contains(&web.display().to_string()));
+    // The source is only read; the new pane has both repositories.
+    assert_eq!(
+        git(&members[0], &["status", "--porcelain"]).lines().count(),
+        2
+    );
+    lab.wait_until("the brief answered", || lab.status("other-2")["turns"] == 1);
+    let brief = lab.ok(&["history", "other-2"]);
+    assert!(brief.contains(&root.display().to_string()), "{brief}");
+    let list: Value = serde_json::from_str(&lab.ok(&["list", "--json"])).unwrap();
+    let theirs = list["panes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == "other-2")
+        .unwrap()["repos"]
+        .clone();
+    assert_eq!(theirs, serde_json::json!([api, web]), "{theirs}");
+    lab.stop("wsh");
+}
