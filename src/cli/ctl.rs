@@ -103,6 +103,9 @@ pub enum Verb {
     Rename { pane: String, name: String },
     /// Hand a pane's work to another pane or a new one (docs/move.md).
     Handoff(super::ctl_carry::HandoffArgs),
+    /// Go on under another `[[account]]` of the pane's provider, with the
+    /// conversation (now, or when its turn ends; docs/config.md).
+    Account { pane: String, name: String },
     /// A pane's pull request: open, status, merge (docs/forge.md).
     Pr {
         #[command(subcommand)]
@@ -237,6 +240,10 @@ fn to_call(verb: &Verb) -> Call {
         },
         Verb::Pr { pr } => pr.to_call(),
         Verb::Handoff(args) => args.to_call(),
+        Verb::Account { pane, name } => Call::Account {
+            pane: pane.clone(),
+            name: name.clone(),
+        },
         Verb::Move { pane, to, window } => Call::Move {
             pane: pane.clone(),
             to: to.map(|t| t.saturating_sub(1) as usize),
@@ -292,6 +299,10 @@ fn on_host<'a>(verb: &Verb, hosts: &'a [HostConfig]) -> Option<(&'a HostConfig, 
         Verb::Rename { pane, name } => split(pane).map(|(h, pane)| {
             let name = name.clone();
             (h, Verb::Rename { pane, name })
+        })?,
+        Verb::Account { pane, name } => split(pane).map(|(h, pane)| {
+            let name = name.clone();
+            (h, Verb::Account { pane, name })
         })?,
         Verb::Move { pane, to, window } => split(pane).map(|(h, pane)| {
             let (to, window) = (*to, *window);
@@ -377,6 +388,7 @@ fn run(cli: &super::Cli, args: &CtlArgs) -> Result<ExitCode, ClientError> {
             Verb::Pr { pr } => pr.text(&result),
             Verb::Approvals(a) => a.text(&result),
             Verb::Handoff(_) => super::ctl_carry::handoff_text(&result),
+            Verb::Account { .. } => super::ctl_carry::account_text(&result),
             Verb::Approve { .. } | Verb::Deny { .. } => answered_text(&result),
             Verb::Wait { .. } => {
                 let w: WaitResult = parse(&result)?;

@@ -165,6 +165,12 @@ pub enum Call {
     Approvals(crate::protocol::verb::ApprovalsAsk),
     /// `/handoff` (issue 50): `from`'s work goes on in another pane.
     Handoff(crate::protocol::carry::Handoff),
+    /// `/account NAME` (issue 51): the pane goes on under account `name`
+    /// with its conversation, now or when its turn ends.
+    Account {
+        pane: String,
+        name: String,
+    },
 }
 
 impl Call {
@@ -262,6 +268,7 @@ impl Call {
             Self::Forge(ask) => Verb::Forge(ask),
             Self::Approvals(ask) => Verb::Approvals(ask),
             Self::Handoff(h) => Verb::Handoff(h),
+            Self::Account { pane, name } => Verb::Account { pane, name },
             Self::WebPair { read_only } => Verb::Web(WebVerb::Pair {
                 role: if read_only {
                     DeviceRole::ReadOnly

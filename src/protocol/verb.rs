@@ -115,6 +115,13 @@ pub enum Verb {
     },
     /// The pane's work goes on in another pane (issue 50).
     Handoff(crate::protocol::carry::Handoff),
+    /// The pane goes on under another `[[account]]` of its provider, with
+    /// its conversation (issue 51): a console's `/account NAME` and
+    /// `hive ctl account` alike.
+    Account {
+        pane: String,
+        name: String,
+    },
     /// Every pane with its state.
     List,
     Status {
@@ -261,6 +268,8 @@ impl Caller {
             | Verb::Move { .. }
             | Verb::Window { .. }
             | Verb::Handoff(_)
+            // Whose login an agent runs under is the user's.
+            | Verb::Account { .. }
             | Verb::Status { .. }
             | Verb::History { .. }
             | Verb::Watch { .. }
@@ -330,6 +339,7 @@ impl Verb {
             Verb::Rename { .. } => "rename a pane",
             Verb::Move { .. } | Verb::Window { .. } => "move a pane",
             Verb::Handoff(_) => "hand a pane's work off",
+            Verb::Account { .. } => "switch a pane's account",
             Verb::List => "list",
             Verb::Status { .. } => "ask a pane's status",
             Verb::Read { .. } => "read",
