@@ -108,7 +108,7 @@ fn a_crash_halfway_through_a_carry_loses_nothing() {
             &[("HIVE_CRASH_POINT", point)],
         );
         idle(&lab);
-        ask(&lab, &format!("before the {point} crash"));
+        ask(&lab, &format!("before the {point} stop"));
         let total = prompts(&on.1);
         let there = prompts(&other.1);
         lab.ok(&["account", "cl", other.0]);
@@ -124,7 +124,7 @@ fn a_crash_halfway_through_a_carry_loses_nothing() {
         // Back without the crash: on the same account, the conversation whole.
         lab.launch_with("again", &config, "accounttest.sock");
         idle(&lab);
-        let next = ask(&lab, "after the crash");
+        let next = ask(&lab, "after the restart");
         let want = format!("(earlier turns: {total})");
         assert!(next.starts_with(&want), "{point}: {next}");
         // And a switch now carries it all (an older copy set aside).
