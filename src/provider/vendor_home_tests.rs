@@ -76,7 +76,8 @@ fn a_gemini_chat_is_found_by_its_first_line_and_its_project_marker_goes_along() 
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
     let chats = ".gemini/tmp/app/chats";
     put(
-        &a.join(chats).join("session-2026-12-03T09-00-5e551011.jsonl"),
+        &a.join(chats)
+            .join("session-2026-12-03T09-00-5e551011.jsonl"),
         "{\"sessionId\":\"5e551011-other\"}\n",
     );
     let rel = format!("{chats}/session-2026-12-03T09-05-5e551011.jsonl");
@@ -97,7 +98,11 @@ fn a_gemini_chat_is_found_by_its_first_line_and_its_project_marker_goes_along() 
         std::fs::read_to_string(b.join(".gemini/tmp/app/.project_root")).unwrap(),
         "/w/app"
     );
-    assert!(!b.join(chats).join("session-2026-12-03T09-00-5e551011.jsonl").exists());
+    assert!(
+        !b.join(chats)
+            .join("session-2026-12-03T09-00-5e551011.jsonl")
+            .exists()
+    );
     assert_eq!(
         session_file("gemini", &a, "5e551011-nobody"),
         None,
@@ -152,7 +157,11 @@ fn copies_set_aside_in_the_same_second_are_all_kept() {
         panic!("not set aside");
     };
     assert!(!planted.contains(&aside), "{}", aside.display());
-    assert!(aside.display().to_string().ends_with("-2"), "{}", aside.display());
+    assert!(
+        aside.display().to_string().ends_with("-2"),
+        "{}",
+        aside.display()
+    );
     assert_eq!(std::fs::read_to_string(&aside).unwrap(), "older\n");
     for p in &planted {
         assert_eq!(std::fs::read_to_string(p).unwrap(), "set aside earlier\n");

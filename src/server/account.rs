@@ -31,7 +31,13 @@ impl Server {
     }
 
     /// `Verb::Account`: checked, then the pane's runner is told.
-    pub(super) fn account_verb(&mut self, caller: &Caller, pane: String, name: String, reply: Reply) {
+    pub(super) fn account_verb(
+        &mut self,
+        caller: &Caller,
+        pane: String,
+        name: String,
+        reply: Reply,
+    ) {
         let console = match caller {
             Caller::Console(id) => Some(*id),
             _ => None,
@@ -70,7 +76,10 @@ impl Server {
         };
         let provider = record.agent.provider.as_str();
         let config = &self.starter.config;
-        let names: Vec<&str> = config.accounts_of(provider).map(|a| a.name.as_str()).collect();
+        let names: Vec<&str> = config
+            .accounts_of(provider)
+            .map(|a| a.name.as_str())
+            .collect();
         if names.is_empty() {
             return Err(CtlError::new(
                 ErrorCode::UnsupportedCliType,
@@ -80,7 +89,10 @@ impl Server {
         let Some(to) = config.accounts_of(provider).find(|a| a.name == name) else {
             return Err(CtlError::new(
                 ErrorCode::BadRequest,
-                format!("no account `{name}`: pane `{pane}`'s are {}", names.join(", ")),
+                format!(
+                    "no account `{name}`: pane `{pane}`'s are {}",
+                    names.join(", ")
+                ),
             ));
         };
         if let Some(why) = record.failed() {
@@ -92,7 +104,9 @@ impl Server {
         if record.caps().is_some() && record.live.state == TurnState::Dead {
             return Err(CtlError::new(
                 ErrorCode::ProcessCrash,
-                format!("the agent of pane `{pane}` is not running; `hive ctl restart {pane}` starts it"),
+                format!(
+                    "the agent of pane `{pane}` is not running; `hive ctl restart {pane}` starts it"
+                ),
             ));
         }
         // A conversation under way goes along only where hive can carry it.

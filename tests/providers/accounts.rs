@@ -239,7 +239,10 @@ async fn account_moves_a_codex_conversation_to_the_other_home_and_resumes_it_the
         p.submit("first", SubmitMode::Auto);
         p.turn_end().await;
         let answer = last_answer(&p);
-        assert!(answer.starts_with("(earlier turns: 0)"), "{transport}: {answer}");
+        assert!(
+            answer.starts_with("(earlier turns: 0)"),
+            "{transport}: {answer}"
+        );
 
         p.runner
             .send(RunnerCommand::SwitchAccount("personal".into()));
@@ -248,9 +251,14 @@ async fn account_moves_a_codex_conversation_to_the_other_home_and_resumes_it_the
         p.turn_end().await;
         // The same thread, resumed under the other home, which now holds both.
         let answer = last_answer(&p);
-        assert!(answer.starts_with("(earlier turns: 1)"), "{transport}: {answer}");
         assert!(
-            p.notices().iter().any(|n| n.contains("conversation carried to")),
+            answer.starts_with("(earlier turns: 1)"),
+            "{transport}: {answer}"
+        );
+        assert!(
+            p.notices()
+                .iter()
+                .any(|n| n.contains("conversation carried to")),
             "{transport}: {:?}",
             p.notices()
         );

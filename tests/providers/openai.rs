@@ -711,7 +711,15 @@ tools = false
         .collect();
     assert_eq!(
         names,
-        ["add", "fail", "meet", "fake__add", "fake__fail", "web__add", "web__fail"]
+        [
+            "add",
+            "fail",
+            "meet",
+            "fake__add",
+            "fake__fail",
+            "web__add",
+            "web__fail"
+        ]
     );
     let m = server.messages(1);
     assert_eq!(
@@ -724,7 +732,12 @@ tools = false
     );
     // Over HTTP: the session opened, the tools listed, the call made.
     let asked = web.methods();
-    for method in ["initialize", "notifications/initialized", "tools/list", "tools/call"] {
+    for method in [
+        "initialize",
+        "notifications/initialized",
+        "tools/list",
+        "tools/call",
+    ] {
         assert!(asked.iter().any(|m| m == method), "{method}: {asked:?}");
     }
     let notes = notices(&p.live.seen);
@@ -734,10 +747,7 @@ tools = false
             .any(|n| n.contains("MCP server `gone` did not start") && n.contains("127.0.0.1:9")),
         "{notes:?}"
     );
-    assert!(
-        !notes.iter().any(|n| n.contains("`web`")),
-        "{notes:?}"
-    );
+    assert!(!notes.iter().any(|n| n.contains("`web`")), "{notes:?}");
     p.kill().await;
 }
 

@@ -113,7 +113,10 @@ async fn start_http(server: &McpServerConfig, url: &str) -> Result<Started, Stri
     match tokio::time::timeout(START_TIMEOUT, handshake).await {
         Ok(Ok(started)) => Ok(started),
         Ok(Err(e)) => Err(format!("{shown}: {e}")),
-        Err(_) => Err(format!("{shown}: no answer within {} s", START_TIMEOUT.as_secs())),
+        Err(_) => Err(format!(
+            "{shown}: no answer within {} s",
+            START_TIMEOUT.as_secs()
+        )),
     }
 }
 

@@ -18,13 +18,12 @@ use bytes::Bytes;
 use futures::{Stream, StreamExt};
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::{
     HttpStatusError, SseError, StreamableHttpClient, StreamableHttpClientTransportConfig,
     StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
-use rmcp::transport::StreamableHttpClientTransport;
 use sse_stream::{Sse, SseStream};
-
 
 use crate::config::McpServerConfig;
 

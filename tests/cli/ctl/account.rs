@@ -118,7 +118,11 @@ fn a_crash_halfway_through_a_carry_loses_nothing() {
         lab.detach("crash");
         assert_eq!(prompts(&on.1), total, "{point}: the source is whole");
         let copied = prompts(&other.1);
-        let expected = if point == "carry-written" { total } else { there };
+        let expected = if point == "carry-written" {
+            total
+        } else {
+            there
+        };
         assert_eq!(copied, expected, "{point}: the other home's copy");
 
         // Back without the crash: on the same account, the conversation whole.
