@@ -63,10 +63,8 @@ impl Server {
             Verb::Command {
                 pane,
                 cmd: RunnerCommand::SwitchAccount(name),
-            } if matches!(caller, Caller::Console(_)) => match self.console_account(pane, name) {
-                Some(verb) => verb,
-                None => return None,
-            },
+                // No such pane of the console's: nothing to do (and no stop).
+            } if matches!(caller, Caller::Console(_)) => self.console_account(pane, name)?,
             verb => verb,
         };
         match verb {
