@@ -108,6 +108,9 @@ pub enum Verb {
         #[command(subcommand)]
         repo: super::ctl_panes::RepoVerb,
     },
+    /// Go on under another `[[account]]` of the pane's provider, with the
+    /// conversation (now, or when its turn ends; docs/config.md).
+    Account { pane: String, name: String },
     /// A pane's pull request: open, status, merge (docs/forge.md).
     Pr {
         #[command(subcommand)]
@@ -246,6 +249,10 @@ fn to_call(verb: &Verb) -> Call {
         },
         Verb::Pr { pr } => pr.to_call(),
         Verb::Handoff(args) => args.to_call(),
+        Verb::Account { pane, name } => Call::Account {
+            pane: pane.clone(),
+            name: name.clone(),
+        },
         Verb::Repo { repo } => repo.to_call(),
         Verb::Move {
             pane,
@@ -317,6 +324,10 @@ fn on_host<'a>(verb: &Verb, hosts: &'a [HostConfig]) -> Option<(&'a HostConfig, 
         Verb::Rename { pane, name } => split(pane).map(|(h, pane)| {
             let name = name.clone();
             (h, Verb::Rename { pane, name })
+        })?,
+        Verb::Account { pane, name } => split(pane).map(|(h, pane)| {
+            let name = name.clone();
+            (h, Verb::Account { pane, name })
         })?,
         // A move to a host is the local server's to drive, both ways.
         Verb::Move { host: Some(_), .. } => return None,
@@ -418,6 +429,7 @@ fn run(cli: &super::Cli, args: &CtlArgs) -> Result<ExitCode, ClientError> {
             Verb::Approvals(a) => a.text(&result),
             Verb::Handoff(_) => super::ctl_carry::handoff_text(&result),
             Verb::Repo { .. } => super::ctl_panes::repo_text(&result),
+            Verb::Account { .. } => super::ctl_carry::account_text(&result),
             Verb::Approve { .. } | Verb::Deny { .. } => answered_text(&result),
             Verb::Wait { .. } => {
                 let w: WaitResult = parse(&result)?;

@@ -1,7 +1,9 @@
 //! `hive ctl handoff` (issue 50): a script's `/handoff`. The pane's work
 //! goes on in another pane (`--to`) or a new one (`--new`, a config agent
 //! or a provider), in the source's worktree (`shared`, the source stops)
-//! or in a new worktree branched from it (`--branched`).
+//! or in a new worktree branched from it (`--branched`). And `hive ctl
+//! account` (issue 51), a script's `/account`: the conversation carried
+//! to another account's home.
 
 use clap::Args;
 use serde_json::Value;
@@ -63,5 +65,16 @@ pub(super) fn handoff_text(result: &Value) -> String {
         s("from"),
         s("to"),
         s("cwd")
+    )
+}
+
+/// `cl goes on under account personal (now)`.
+pub(super) fn account_text(result: &Value) -> String {
+    let s = |k: &str| result.get(k).and_then(Value::as_str).unwrap_or("?");
+    format!(
+        "{} goes on under account {} ({})",
+        s("pane"),
+        s("account"),
+        s("when")
     )
 }

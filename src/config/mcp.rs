@@ -171,6 +171,19 @@ fn servers_for(
 /// Two servers as a config declares them, for the providers' rendering
 /// tests: `files`, stdio with args and an env secret; `docs`, HTTP with a
 /// header secret.
+/// `url` without `user:password@` and without its query, where tokens go.
+pub(crate) fn public_url(url: &str) -> String {
+    let url = url.split(['?', '#']).next().unwrap_or(url);
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+            let host = host.rsplit('@').next().unwrap_or(host);
+            format!("{scheme}://{host}{path}")
+        }
+        None => url.to_owned(),
+    }
+}
+
 #[cfg(test)]
 pub(crate) fn sample_servers() -> Vec<McpServerConfig> {
     let mut files = McpServerConfig::stdio("files", "npx", &["-y", "mcp-files", "/srv"]);

@@ -175,6 +175,12 @@ pub enum Call {
         pane: String,
         repo: std::path::PathBuf,
     },
+    /// `/account NAME` (issue 51): the pane goes on under account `name`
+    /// with its conversation, now or when its turn ends.
+    Account {
+        pane: String,
+        name: String,
+    },
 }
 
 impl Call {
@@ -274,6 +280,7 @@ impl Call {
             Self::Handoff(h) => Verb::Handoff(h),
             Self::Relocate(r) => Verb::Relocate(r),
             Self::AddRepo { pane, repo } => Verb::AddRepo { pane, repo },
+            Self::Account { pane, name } => Verb::Account { pane, name },
             Self::WebPair { read_only } => Verb::Web(WebVerb::Pair {
                 role: if read_only {
                     DeviceRole::ReadOnly

@@ -31,26 +31,6 @@ pub(super) fn check(agent: &AgentConfig) -> Option<Check> {
             .fix("set `mcp = false` on this agent"),
         );
     };
-    // The built-in agent starts stdio servers only.
-    let http: Vec<&str> = agent
-        .shared_mcp
-        .iter()
-        .filter(|s| s.url.is_some())
-        .map(|s| s.name.as_str())
-        .collect();
-    if channel.contains("stdio servers only") && !http.is_empty() {
-        return Some(
-            Check::new(
-                "mcp",
-                Level::Warn,
-                format!("{} through {channel}", shown.join("; ")),
-            )
-            .fix(format!(
-                "{} cannot start here (HTTP); narrow `mcp = [...]` on this agent",
-                http.join(", ")
-            )),
-        );
-    }
     Some(Check::new(
         "mcp",
         Level::Ok,
@@ -63,7 +43,7 @@ pub(super) fn check(agent: &AgentConfig) -> Option<Check> {
 fn describe(s: &McpServerConfig) -> String {
     let (how, names) = match &s.url {
         Some(url) => (
-            format!("http: {}", public_url(url)),
+            format!("http: {}", crate::config::mcp::public_url(url)),
             (&s.headers, "headers"),
         ),
         None => {
@@ -81,19 +61,6 @@ fn describe(s: &McpServerConfig) -> String {
         format!("; {} {}", names.1, keys.join(", "))
     };
     crate::sanitize::neutralize(&format!("{} ({how}{extra})", s.name)).into_owned()
-}
-
-/// `url` without `user:password@` and without its query, where tokens go.
-fn public_url(url: &str) -> String {
-    let url = url.split(['?', '#']).next().unwrap_or(url);
-    match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-            let host = host.rsplit('@').next().unwrap_or(host);
-            format!("{scheme}://{host}{path}")
-        }
-        None => url.to_owned(),
-    }
 }
 
 #[cfg(test)]
@@ -129,7 +96,7 @@ mod tests {
     }
 
     #[test]
-    fn a_provider_without_mcp_or_an_http_server_it_cannot_start_is_a_warning() {
+    fn a_provider_without_mcp_is_a_warning_and_the_built_in_agent_takes_http_too() {
         let c = check(&agent("pi")).expect("a check");
         assert_eq!(c.level, Level::Warn);
         assert!(
@@ -137,12 +104,8 @@ mod tests {
                 .starts_with("not given: provider `pi` takes no MCP servers")
         );
         let c = check(&agent("openai")).expect("a check");
-        assert_eq!(c.level, Level::Warn);
-        assert!(
-            c.fix
-                .unwrap_or_default()
-                .starts_with("docs cannot start here")
-        );
+        assert_eq!(c.level, Level::Ok, "{c:?}");
+        assert!(c.detail.contains("docs (http: "), "{}", c.detail);
         let mut none = agent("claude");
         none.shared_mcp.clear();
         assert!(check(&none).is_none());

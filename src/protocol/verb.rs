@@ -122,6 +122,13 @@ pub enum Verb {
         pane: String,
         repo: std::path::PathBuf,
     },
+    /// The pane goes on under another `[[account]]` of its provider, with
+    /// its conversation (issue 51): a console's `/account NAME` and
+    /// `hive ctl account` alike.
+    Account {
+        pane: String,
+        name: String,
+    },
     /// Every pane with its state.
     List,
     Status {
@@ -271,6 +278,8 @@ impl Caller {
             | Verb::Relocate(_)
             // What the agent's checkout holds is the user's word.
             | Verb::AddRepo { .. }
+            // Whose login an agent runs under is the user's.
+            | Verb::Account { .. }
             | Verb::Status { .. }
             | Verb::History { .. }
             | Verb::Watch { .. }
@@ -342,6 +351,7 @@ impl Verb {
             Verb::Handoff(_) => "hand a pane's work off",
             Verb::Relocate(_) => "move a pane to another host",
             Verb::AddRepo { .. } => "add a repository to a pane",
+            Verb::Account { .. } => "switch a pane's account",
             Verb::List => "list",
             Verb::Status { .. } => "ask a pane's status",
             Verb::Read { .. } => "read",

@@ -1,8 +1,12 @@
 //! Where a vendor keeps a session on disk, and carrying one from one of its
 //! config homes to another (issue 51's `/account`): Claude Code's
 //! transcript `projects/<dir>/<session>.jsonl` (and its `<session>/` side
-//! files), Codex's rollout `sessions/YYYY/MM/DD/rollout-<ts>-<thread>.jsonl`.
-//! The vendor then resumes the same id under the other home.
+//! files), Codex's rollout `sessions/YYYY/MM/DD/rollout-<ts>-<thread>.jsonl`,
+//! Gemini CLI's chat `.gemini/tmp/<project>/chats/session-<time>-<id8>.jsonl`
+//! (its first line names the whole session id). The vendor then resumes
+//! the same id under the other home. pi keeps one home (`~/.pi/agent`, no
+//! variable moves it), so its accounts differ only in their variables and
+//! its sessions stay where they are.
 //!
 //! A carry copies and never moves: the source stays whole in its home
 //! until the user switches back, so a crash at any point leaves the
@@ -49,7 +53,7 @@ fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> CarryError {
 
 /// Whether hive can carry `provider`'s sessions between homes.
 pub fn carries(provider: &str) -> bool {
-    matches!(provider, "claude" | "codex")
+    matches!(provider, "claude" | "codex" | "gemini")
 }
 
 /// The config home `provider`'s agent uses with environment `env`: its
@@ -58,12 +62,14 @@ pub fn home_of(provider: &str, env: &BTreeMap<String, String>) -> Option<PathBuf
     if let Some(home) = home_variable(provider).and_then(|v| env.get(v)) {
         return Some(PathBuf::from(home));
     }
-    let default = match provider {
-        "claude" => ".claude",
-        "codex" => ".codex",
-        _ => return None,
-    };
-    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(default))
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    match provider {
+        "claude" => home.map(|h| h.join(".claude")),
+        "codex" => home.map(|h| h.join(".codex")),
+        // GEMINI_CLI_HOME stands for the user's home: `.gemini` is in it.
+        "gemini" => home,
+        _ => None,
+    }
 }
 
 /// The session's file under `home`, if the vendor kept one.
@@ -72,16 +78,31 @@ pub fn session_file(provider: &str, home: &Path, session: &str) -> Option<PathBu
     if session.is_empty() || session.contains('/') || session.starts_with('.') {
         return None;
     }
-    let (root, wanted): (PathBuf, Box<NameTest>) = match provider {
+    let (root, wanted): (PathBuf, Box<FileTest>) = match provider {
         "claude" => {
             let name = format!("{session}.jsonl");
-            (home.join("projects"), Box::new(move |n| n == name))
+            (home.join("projects"), Box::new(move |n, _| n == name))
         }
         "codex" => {
             let suffix = format!("-{session}.jsonl");
             (
                 home.join("sessions"),
-                Box::new(move |n| n.starts_with("rollout-") && n.ends_with(&suffix)),
+                Box::new(move |n, _| n.starts_with("rollout-") && n.ends_with(&suffix)),
+            )
+        }
+        "gemini" => {
+            // The name holds the id's first 8 characters; the first line
+            // says which session it is.
+            let short: String = session.chars().take(8).collect();
+            let suffix = format!("-{short}.jsonl");
+            let session = session.to_owned();
+            (
+                home.join(".gemini/tmp"),
+                Box::new(move |n, path| {
+                    n.starts_with("session-")
+                        && n.ends_with(&suffix)
+                        && gemini_session_of(path).is_some_and(|id| id == session)
+                }),
             )
         }
         _ => return None,
@@ -89,12 +110,26 @@ pub fn session_file(provider: &str, home: &Path, session: &str) -> Option<PathBu
     find(&root, &*wanted)
 }
 
-/// Whether a file name is the one looked for.
-type NameTest = dyn Fn(&str) -> bool;
+/// Whether a file (its name, its path) is the one looked for.
+type FileTest = dyn Fn(&str, &Path) -> bool;
+
+/// The `sessionId` on a Gemini chat file's first line.
+fn gemini_session_of(path: &Path) -> Option<String> {
+    use std::io::{BufRead, Read};
+    let file = std::fs::File::open(path).ok()?;
+    let mut first = String::new();
+    // A first line is a small header; a longer one is not a chat file.
+    std::io::BufReader::new(file)
+        .take(64 * 1024)
+        .read_line(&mut first)
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_str(first.trim()).ok()?;
+    v.get("sessionId")?.as_str().map(str::to_owned)
+}
 
 /// The first regular file under `root` (a few levels, never through a
 /// link) whose name `wanted` takes.
-fn find(root: &Path, wanted: &NameTest) -> Option<PathBuf> {
+fn find(root: &Path, wanted: &FileTest) -> Option<PathBuf> {
     let mut dirs = vec![(root.to_owned(), 0)];
     let mut visited = 0;
     while let Some((dir, depth)) = dirs.pop() {
@@ -106,7 +141,7 @@ fn find(root: &Path, wanted: &NameTest) -> Option<PathBuf> {
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
-            if kind.is_file() && wanted(&entry.file_name().to_string_lossy()) {
+            if kind.is_file() && wanted(&entry.file_name().to_string_lossy(), &entry.path()) {
                 return Some(entry.path());
             }
             if kind.is_dir() && depth < 4 {
@@ -144,6 +179,7 @@ pub fn carry(provider: &str, session: &str, from: &Path, to: &Path) -> Result<Ca
     let dst = to.join(&rel);
     let bytes = crate::private::read_own(&src, MAX_SESSION_BYTES)
         .map_err(io(format!("reading {}", src.display())))?;
+    crash_point("carry-read");
     let digest = Sha256::digest(&bytes);
     let mut set_aside = None;
     if let Ok(there) = crate::private::read_own(&dst, MAX_SESSION_BYTES) {
@@ -153,22 +189,66 @@ pub fn carry(provider: &str, session: &str, from: &Path, to: &Path) -> Result<Ca
         let secs = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        let mut name = dst.file_name().unwrap_or_default().to_owned();
-        name.push(format!(".before-hive-{secs}"));
-        let aside = dst.with_file_name(name);
+        let aside = free_name(&dst, &format!(".before-hive-{secs}"));
         std::fs::rename(&dst, &aside).map_err(io(format!("setting {} aside", dst.display())))?;
         set_aside = Some(aside);
     }
     crate::private::write_own(&dst, &bytes).map_err(io(format!("writing {}", dst.display())))?;
+    // The copy is in the other home, nothing has recorded the switch yet.
+    crash_point("carry-written");
     let written = crate::private::read_own(&dst, MAX_SESSION_BYTES)
         .map_err(io(format!("reading back {}", dst.display())))?;
     if Sha256::digest(&written) != digest {
         return Err(CarryError::Mismatch(dst));
     }
-    if provider == "claude" {
-        carry_side_files(&src.with_extension(""), &dst.with_extension(""));
+    match provider {
+        "claude" => carry_side_files(&src.with_extension(""), &dst.with_extension("")),
+        // `tmp/<project>/.project_root` names the directory the project's
+        // chats are of, so Gemini finds them under the same name there.
+        "gemini" => {
+            let marker = |chat: &Path| chat.parent()?.parent().map(|p| p.join(".project_root"));
+            if let (Some(from), Some(to)) = (marker(&src), marker(&dst))
+                && !to.exists()
+                && let Ok(bytes) = crate::private::read_own(&from, 64 * 1024)
+                && let Err(e) = crate::private::write_own(&to, &bytes)
+            {
+                tracing::warn!(file = %to.display(), "Gemini's project marker was not carried: {e}");
+            }
+        }
+        _ => {}
     }
     Ok(Carried::Copied { to: dst, set_aside })
+}
+
+/// `path` with `suffix`, or `suffix-2`, `-3`, … when that is taken: a copy
+/// set aside in the same second as an earlier one never replaces it.
+fn free_name(path: &Path, suffix: &str) -> PathBuf {
+    let base = path.file_name().unwrap_or_default().to_owned();
+    (1..)
+        .map(|n| {
+            let mut name = base.clone();
+            name.push(suffix);
+            if n > 1 {
+                name.push(format!("-{n}"));
+            }
+            path.with_file_name(name)
+        })
+        .find(|p| std::fs::symlink_metadata(p).is_err())
+        .unwrap_or_else(|| path.to_owned())
+}
+
+/// Test support: `HIVE_CRASH_POINT=NAME` kills the process (SIGKILL: no
+/// unwinding, no cleanup, as the OOM killer or a power cut would) when a carry
+/// reaches point `NAME`, so the tests can check that a crash halfway loses
+/// nothing (tests/cli/ctl/account.rs). Debug builds only: a release build
+/// has no such point, whatever its environment.
+fn crash_point(name: &str) {
+    if cfg!(debug_assertions) && std::env::var_os("HIVE_CRASH_POINT").is_some_and(|v| v == name) {
+        tracing::error!("HIVE_CRASH_POINT={name}: ending the process as a crash would");
+        // SAFETY: kill(2) on our own pid has no memory effects; SIGKILL
+        // cannot be caught, so nothing of hive runs after it.
+        unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+    }
 }
 
 /// Claude Code's `<session>/` directory (sub-agents' transcripts, tool

@@ -67,6 +67,49 @@ fn a_codex_rollout_is_found_by_its_thread_and_keeps_its_dated_path() {
     );
 }
 
+/// Gemini CLI names a chat by the id's first 8 characters; its first line
+/// says whose it is, so a chat of another session with the same start is
+/// not the one carried. The project's marker goes along.
+#[test]
+fn a_gemini_chat_is_found_by_its_first_line_and_its_project_marker_goes_along() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let chats = ".gemini/tmp/app/chats";
+    put(
+        &a.join(chats)
+            .join("session-2026-12-03T09-00-5e551011.jsonl"),
+        "{\"sessionId\":\"5e551011-other\"}\n",
+    );
+    let rel = format!("{chats}/session-2026-12-03T09-05-5e551011.jsonl");
+    put(
+        &a.join(&rel),
+        "{\"sessionId\":\"5e551011-mine\"}\n{\"type\":\"user\"}\n",
+    );
+    put(&a.join(".gemini/tmp/app/.project_root"), "/w/app");
+    let carried = carry("gemini", "5e551011-mine", &a, &b).unwrap();
+    assert_eq!(
+        carried,
+        Carried::Copied {
+            to: b.join(&rel),
+            set_aside: None
+        }
+    );
+    assert_eq!(
+        std::fs::read_to_string(b.join(".gemini/tmp/app/.project_root")).unwrap(),
+        "/w/app"
+    );
+    assert!(
+        !b.join(chats)
+            .join("session-2026-12-03T09-00-5e551011.jsonl")
+            .exists()
+    );
+    assert_eq!(
+        session_file("gemini", &a, "5e551011-nobody"),
+        None,
+        "a name's 8 characters alone are no match"
+    );
+}
+
 #[test]
 fn a_different_copy_in_the_target_is_set_aside_never_overwritten() {
     let dir = tempfile::tempdir().unwrap();
@@ -85,6 +128,44 @@ fn a_different_copy_in_the_target_is_set_aside_never_overwritten() {
         std::fs::read_to_string(b.join("projects/p/s.jsonl")).unwrap(),
         "newer, longer\n"
     );
+}
+
+/// Two switches within a second each set a different copy aside: the
+/// later never replaces the earlier one's (planted here for this second
+/// and the next few, so the carry meets one whenever it runs).
+#[test]
+fn copies_set_aside_in_the_same_second_are_all_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    put(&a.join("projects/p/s.jsonl"), "newer\n");
+    put(&b.join("projects/p/s.jsonl"), "older\n");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let planted: Vec<PathBuf> = (now..now + 5)
+        .map(|secs| b.join(format!("projects/p/s.jsonl.before-hive-{secs}")))
+        .collect();
+    for p in &planted {
+        put(p, "set aside earlier\n");
+    }
+    let Carried::Copied {
+        set_aside: Some(aside),
+        ..
+    } = carry("claude", "s", &a, &b).unwrap()
+    else {
+        panic!("not set aside");
+    };
+    assert!(!planted.contains(&aside), "{}", aside.display());
+    assert!(
+        aside.display().to_string().ends_with("-2"),
+        "{}",
+        aside.display()
+    );
+    assert_eq!(std::fs::read_to_string(&aside).unwrap(), "older\n");
+    for p in &planted {
+        assert_eq!(std::fs::read_to_string(p).unwrap(), "set aside earlier\n");
+    }
 }
 
 #[test]
@@ -112,7 +193,7 @@ fn nothing_to_carry_and_what_cannot_be_carried_say_so() {
         Carried::Nothing
     );
     assert!(matches!(
-        carry("gemini", "s", &a, &b),
+        carry("pi", "s", &a, &b),
         Err(CarryError::Unsupported(_))
     ));
     // An id is a name, never a path out of the home.

@@ -57,7 +57,18 @@ impl Server {
             reply.refuse(&why.0);
             return None;
         }
+        // A console's `/account` key is the same verb `hive ctl account`
+        // asks, by the pane's id.
+        let verb = match verb {
+            Verb::Command {
+                pane,
+                cmd: RunnerCommand::SwitchAccount(name),
+                // No such pane of the console's: nothing to do (and no stop).
+            } if matches!(caller, Caller::Console(_)) => self.console_account(pane, name)?,
+            verb => verb,
+        };
         match verb {
+            Verb::Account { pane, name } => self.account_verb(&caller, pane, name, reply),
             Verb::Command { pane, cmd } => {
                 if let (Caller::Console(id), Some(slot)) =
                     (&caller, self.panes.order.get(pane).copied())
@@ -401,6 +412,17 @@ mod tests {
         assert_eq!(ctl(r#"{"id":6,"method":"list"}"#), Verb::List);
         assert_eq!(op("agents.list", json!({})), Verb::List);
         assert_eq!(ctl(r#"{"id":7,"method":"kill"}"#), Verb::Stop);
+        // `/account` and `hive ctl account`: one verb, which only the user asks.
+        let account = Verb::Account {
+            pane: "cl".into(),
+            name: "work".into(),
+        };
+        assert_eq!(
+            ctl(r#"{"id":8,"method":"account","pane":"cl","name":"work"}"#),
+            account
+        );
+        let agent = crate::protocol::verb::Caller::Agent("cl".into());
+        assert!(agent.may(&account).is_err());
         assert_eq!(ClientMsg::Stop.into_verb().unwrap(), Verb::Stop);
     }
 }

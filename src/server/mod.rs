@@ -7,6 +7,7 @@
 //! moment without any agent noticing. [`daemon`] starts a server in a
 //! session of its own, finds the running ones, and stops them.
 
+mod account;
 mod approvals;
 mod asks;
 #[cfg(test)]

@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use crate::support::tmux::stop_servers;
 
+mod account;
 mod approvals;
 mod doors;
 mod forge;
@@ -121,6 +122,18 @@ script = "{}"
         self.launch_as(session, self.dir.path(), Some(config), socket_name)
     }
 
+    /// [`Lab::launch_with`] with variables `env` in the console's (and so
+    /// its server's) environment.
+    fn launch_env(
+        &self,
+        session: &str,
+        config: &Path,
+        socket_name: &str,
+        env: &[(&str, &str)],
+    ) -> PathBuf {
+        self.launch_full(session, self.dir.path(), Some(config), socket_name, env)
+    }
+
     /// Starts a console as a user in project `dir` does: `hive` there,
     /// which finds `dir/hive.toml` itself.
     fn launch_in(&self, session: &str, dir: &Path, socket_name: &str) -> PathBuf {
@@ -133,6 +146,17 @@ script = "{}"
         cwd: &Path,
         config: Option<&Path>,
         socket_name: &str,
+    ) -> PathBuf {
+        self.launch_full(session, cwd, config, socket_name, &[])
+    }
+
+    fn launch_full(
+        &self,
+        session: &str,
+        cwd: &Path,
+        config: Option<&Path>,
+        socket_name: &str,
+        extra: &[(&str, &str)],
     ) -> PathBuf {
         let d = self.dir.path();
         let env = |name: &str| format!("{name}={}", d.join(name.to_ascii_lowercase()).display());
@@ -155,6 +179,9 @@ script = "{}"
         }
         for var in self.env.borrow().iter() {
             cmd.args(["-e", var]);
+        }
+        for (name, value) in extra {
+            cmd.args(["-e", &format!("{name}={value}")]);
         }
         cmd.args([
             "-e",

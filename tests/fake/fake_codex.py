@@ -23,6 +23,11 @@ Threads whose id starts with `stale` do not exist.
 Every invocation appends its argv, cwd and $HIVE_TEST_MARK (JSON) to $FAKE_CODEX_LOG
 and its pid (and its `sleep` children's) to $FAKE_CODEX_PIDS, if set. exec appends the
 thread's running total to its rollout under $CODEX_HOME, if set, as the real CLI does.
+FAKE_CODEX_ROLLOUTS=1: keep each thread's prompts in its rollout where Codex keeps it
+($CODEX_HOME or ~/.codex, sessions/YYYY/MM/DD/rollout-<ts>-<thread>.jsonl), resume only a
+thread whose rollout is under this home (else fail as a stale one does), and start each
+reply with "(earlier turns: N)", the prompts the rollout held before it; so a pane whose
+rollout was not carried into another account's home fails, and one that was answers on it.
 """
 
 import json
@@ -86,7 +91,7 @@ def exec_main(args):
         i = args.index("resume")
         resume = args[i + 1]
     prompt = sys.stdin.read().strip() if args and args[-1] == "-" else args[-1]
-    if resume and resume.startswith("stale"):
+    if resume and not resumable(resume):
         sys.stderr.write(f"Error: thread/resume: no rollout found for thread id {resume}\n")
         sys.exit(1)
     thread = resume or new_id()
@@ -127,8 +132,11 @@ def exec_main(args):
         emit({"type": "error", "message": "boom"})
         emit({"type": "turn.failed", "error": {"message": "boom"}})
         sys.exit(1)
-    emit({"type": "item.completed", "item": {"id": f"item_{n}", "type": "agent_message",
-                                             "text": f"echo: {prompt} (thread {thread})"}})
+    text = f"echo: {prompt} (thread {thread})"
+    if ROLLOUTS:
+        text = f"(earlier turns: {earlier_turns(thread)}) " + text
+        keep_prompt(thread, prompt)
+    emit({"type": "item.completed", "item": {"id": f"item_{n}", "type": "agent_message", "text": text}})
     # Like the real CLI, a resumed thread reports the whole thread's usage:
     # turn k of a thread (as far as $FAKE_CODEX_LOG saw it) reports k turns.
     k = 1 + thread_runs(thread) if resume else 1
@@ -139,14 +147,56 @@ def exec_main(args):
     emit({"type": "turn.completed", "usage": total})
 
 
+ROLLOUTS = os.environ.get("FAKE_CODEX_ROLLOUTS") == "1"
+
+
+def codex_home():
+    return os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
+
+
+def rollout_of(thread):
+    """The thread's rollout under this home, found as Codex finds it: by the id its name ends with."""
+    for dirpath, _, files in os.walk(os.path.join(codex_home(), "sessions")):
+        for name in files:
+            if name.startswith("rollout-") and name.endswith(f"-{thread}.jsonl"):
+                return os.path.join(dirpath, name)
+    return None
+
+
+def rollout_path(thread):
+    return rollout_of(thread) or os.path.join(
+        codex_home(), "sessions", "2026", "11", "22", f"rollout-2026-11-22T01-34-40-{thread}.jsonl")
+
+
+def earlier_turns(thread):
+    path = rollout_of(thread)
+    if not path:
+        return 0
+    with open(path) as f:
+        return sum(1 for line in f if json.loads(line).get("type") == "response_item")
+
+
+def keep_prompt(thread, text):
+    """The user's message as the real rollout keeps it (a response_item)."""
+    path = rollout_path(thread)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "a") as f:
+        f.write(json.dumps({"type": "response_item", "payload": {
+            "type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}}) + "\n")
+
+
+def resumable(thread):
+    """Whether `thread` can be resumed here: not stale, and (ROLLOUTS) its rollout in this home."""
+    return not thread.startswith("stale") and (not ROLLOUTS or rollout_of(thread) is not None)
+
+
 def write_rollout(thread, total):
     """Like the real CLI: the thread's running total in its rollout under $CODEX_HOME."""
     home = os.environ.get("CODEX_HOME")
     if not home:
         return
-    day = os.path.join(home, "sessions", "2026", "11", "22")
-    os.makedirs(day, exist_ok=True)
-    path = os.path.join(day, f"rollout-2026-11-22T01-34-40-{thread}.jsonl")
+    path = rollout_path(thread)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "a") as f:
         f.write(json.dumps({"type": "event_msg", "payload": {
             "type": "token_count", "info": {"total_token_usage": total}}}) + "\n")
@@ -207,7 +257,7 @@ class AppServer:
                 pass
             elif method in ("thread/start", "thread/resume"):
                 tid = params.get("threadId") if method == "thread/resume" else new_id()
-                if tid.startswith("stale"):
+                if method == "thread/resume" and not resumable(tid):
                     emit({"id": rid, "error": {"code": -32600, "message": f"no rollout found for thread id {tid}"}})
                     continue
                 self.thread = tid
@@ -357,7 +407,11 @@ class AppServer:
                     self.finish(turn, "completed")
                     return
                 time.sleep(0.05)
-        self.message(turn, f"echo: {text} (thread {self.thread})")
+        answer = f"echo: {text} (thread {self.thread})"
+        if ROLLOUTS:
+            answer = f"(earlier turns: {earlier_turns(self.thread)}) " + answer
+            keep_prompt(self.thread, text)
+        self.message(turn, answer)
         self.finish(turn, "completed")
 
 

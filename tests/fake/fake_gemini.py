@@ -12,7 +12,11 @@ lifecycle tests. Behaviour is chosen by keywords in the prompt:
 
 Env: FAKE_GEMINI_LOG (append one JSON line per run: argv, pid, grandchild pid, the
 system-defaults settings file's content),
-FAKE_GEMINI_STATE (directory of known sessions; --resume of an unknown one fails).
+FAKE_GEMINI_STATE (directory of known sessions; --resume of an unknown one fails),
+FAKE_GEMINI_SESSIONS=1 (keep each session's prompts where Gemini CLI keeps its chats,
+$GEMINI_CLI_HOME or ~ then .gemini/tmp/<cwd's name>/chats/session-<time>-<id8>.jsonl, the
+first line naming the session; a --resume whose chat is not under this home fails as an
+unknown one does, and each reply starts with "(earlier turns: N)", the prompts it held).
 """
 import json
 import os
@@ -38,6 +42,51 @@ def emit(obj):
 
 def delta(text):
     emit({"type": "message", "role": "assistant", "content": text, "delta": True})
+
+
+SESSIONS = os.environ.get("FAKE_GEMINI_SESSIONS") == "1"
+
+
+def chats_dir():
+    home = os.environ.get("GEMINI_CLI_HOME") or os.path.expanduser("~")
+    return os.path.join(home, ".gemini", "tmp", os.path.basename(os.getcwd()), "chats")
+
+
+def chat_of(sid):
+    """The session's chat under this home, found as Gemini CLI finds it."""
+    d = chats_dir()
+    if not os.path.isdir(d):
+        return None
+    for name in sorted(os.listdir(d)):
+        if name.startswith("session-") and name.endswith(f"-{sid[:8]}.jsonl"):
+            path = os.path.join(d, name)
+            with open(path) as f:
+                if json.loads(f.readline()).get("sessionId") == sid:
+                    return path
+    return None
+
+
+def keep_prompt(sid, prompt):
+    """The prompt as a line of the session's chat (made with its header if new)."""
+    path = chat_of(sid)
+    if path is None:
+        os.makedirs(chats_dir(), exist_ok=True)
+        root = os.path.join(os.path.dirname(chats_dir()), ".project_root")
+        with open(root, "w") as f:
+            f.write(os.getcwd())
+        path = os.path.join(chats_dir(), time.strftime("session-%Y-%m-%dT%H-%M-") + sid[:8] + ".jsonl")
+        with open(path, "w") as f:
+            f.write(json.dumps({"sessionId": sid, "startTime": ts(), "kind": "main"}) + "\n")
+    with open(path, "a") as f:
+        f.write(json.dumps({"type": "user", "content": [{"text": prompt}]}) + "\n")
+
+
+def earlier_turns(sid):
+    path = chat_of(sid)
+    if path is None:
+        return 0
+    with open(path) as f:
+        return sum(1 for line in f if json.loads(line).get("type") == "user")
 
 
 def main():
@@ -77,7 +126,7 @@ def main():
             sys.stderr.flush()
     state = os.environ.get("FAKE_GEMINI_STATE")
     if resume:
-        if state and not os.path.exists(os.path.join(state, resume)):
+        if (state and not os.path.exists(os.path.join(state, resume))) or (SESSIONS and chat_of(resume) is None):
             log(record)
             sys.stderr.write(f"Error resuming session: no session found with id {resume}\n")
             sys.stderr.flush()
@@ -131,6 +180,9 @@ def main():
         emit({"type": "tool_use", "tool_name": "run_shell_command", "tool_id": "t1",
               "parameters": {"command": "echo hi"}})
         emit({"type": "tool_result", "tool_id": "t1", "status": "success", "output": "hi"})
+    if SESSIONS:
+        delta(f"(earlier turns: {earlier_turns(sid)}) ")
+        keep_prompt(sid, prompt)
     delta("Hello ")
     delta("from fake gemini.")
     emit({"type": "result", "status": "success",

@@ -5,7 +5,9 @@ A scenario is a JSON file in scenarios/ (or any path):
     {"description": "...",
      "steps": [                               # one entry per model call in one user turn
         {"thinking": "...", "text": "..." | ["chunk", ...],
-         "tools": [{"shell": "echo hi"} | {"name": "Exact", "arguments": {...}}],
+         "tools": [{"shell": "echo hi"} | {"name": "Exact", "arguments": {...}}
+                   | {"match": "REGEX", "arguments": {...}}],   # the first tool offered whose
+                                                                # name the regex finds
          "delay_ms": 15,                      # pause after every streamed chunk
          "error": {"status": 400, "message": "...", "in_stream": false, "times": null}}
      ],
@@ -109,6 +111,13 @@ def resolve(call, tools):
         info = tools.get(call["name"], {})
         return {"kind": "tool", "name": call["name"], "args": call.get("arguments", {}),
                 "custom": info.get("custom", False)}
+    if "match" in call:
+        # Each vendor names an MCP server's tool its own way (mcp__files__add, files__add, add).
+        name = next((n for n in sorted(tools) if re.search(call["match"], n)), None)
+        if name is None:
+            return None
+        return {"kind": "tool", "name": name, "args": call.get("arguments", {}),
+                "custom": tools[name].get("custom", False)}
     if "shell" in call:
         name = next((n for n in SHELL_TOOLS if n in tools), None)
         if name is None:

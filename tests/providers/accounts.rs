@@ -1,7 +1,8 @@
-//! `/account` and `on_limit = "next-account"` (issue 51): a Claude pane
-//! goes on under another `[[account]]` with its conversation. The fake
-//! claude keeps its transcript where Claude Code does (the account's
-//! `CLAUDE_CONFIG_DIR`), fails a `--resume` whose transcript is not in its
+//! `/account` and `on_limit = "next-account"` (issue 51): a Claude or a
+//! Codex pane goes on under another `[[account]]` with its conversation.
+//! The fake claude keeps its transcript where Claude Code does (the
+//! account's `CLAUDE_CONFIG_DIR`), the fake codex its rollout where Codex
+//! does (`CODEX_HOME`); each fails a resume whose session is not in its
 //! home, and says how many earlier turns it read, so a pane whose session
 //! was not carried gets an error, and one that was carried answers on it.
 
@@ -17,9 +18,13 @@ use hive::runner::{RunnerCommand, RunnerOptions, SubmitMode};
 use crate::support::{Pane, fake_command, tempdir};
 
 fn account(name: &str, home: &Path) -> AccountConfig {
+    account_of("claude", name, home)
+}
+
+fn account_of(provider: &str, name: &str, home: &Path) -> AccountConfig {
     AccountConfig {
         name: name.into(),
-        provider: "claude".into(),
+        provider: provider.into(),
         home: Some(home.to_owned()),
         env: BTreeMap::new(),
     }
@@ -172,5 +177,165 @@ async fn a_usage_limit_under_next_account_goes_on_at_once_under_the_next_one() {
     assert!(answer.starts_with("(earlier turns: 1)"), "{answer}");
     assert!(answer.contains("Go on with it"), "{answer}");
     assert_eq!(transcript_lines(&personal), 2);
+    p.runner.shutdown().await;
+}
+
+/// A Codex pane (`transport`: app-server or exec) under account `work`
+/// of (`work`, `personal`), in `dir`, the fake keeping its rollouts.
+fn start_codex(dir: &Path, transport: &str) -> (Pane, PathBuf, PathBuf) {
+    let (work, personal) = (dir.join("work"), dir.join("personal"));
+    let mut agent = AgentConfig::new("cx", "codex");
+    agent.command = fake_command("fake_codex.py");
+    agent.transport = Some(transport.into());
+    agent.cwd = Some(dir.to_owned());
+    agent.account = Some("work".into());
+    agent.env.insert("FAKE_CODEX_ROLLOUTS".into(), "1".into());
+    agent
+        .env
+        .insert("CODEX_HOME".into(), work.display().to_string());
+    let options = RunnerOptions {
+        accounts: vec![
+            account_of("codex", "work", &work),
+            account_of("codex", "personal", &personal),
+        ],
+        ..RunnerOptions::default()
+    };
+    let factory = Registry::builtin().get("codex").expect("codex");
+    let spec = ProviderSpec {
+        agent,
+        resume: None,
+    };
+    (Pane::start_with(factory, spec, options), work, personal)
+}
+
+/// The user messages Codex's rollouts hold under `home`.
+fn rollout_prompts(home: &Path) -> usize {
+    fn walk(dir: &Path, n: &mut usize) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, n);
+            } else if path.extension().is_some_and(|x| x == "jsonl") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                *n += text
+                    .lines()
+                    .filter(|l| l.contains("\"response_item\""))
+                    .count();
+            }
+        }
+    }
+    let mut n = 0;
+    walk(&home.join("sessions"), &mut n);
+    n
+}
+
+/// The fake codex resumes a thread only when its rollout is in the home
+/// it runs under, so this fails when the rollout is not carried.
+#[tokio::test]
+async fn account_moves_a_codex_conversation_to_the_other_home_and_resumes_it_there() {
+    for transport in ["app-server", "exec"] {
+        let dir = tempdir();
+        let (mut p, work, personal) = start_codex(dir.path(), transport);
+        p.submit("first", SubmitMode::Auto);
+        p.turn_end().await;
+        let answer = last_answer(&p);
+        assert!(
+            answer.starts_with("(earlier turns: 0)"),
+            "{transport}: {answer}"
+        );
+
+        p.runner
+            .send(RunnerCommand::SwitchAccount("personal".into()));
+        switched(&mut p, "personal").await;
+        p.submit("second", SubmitMode::Auto);
+        p.turn_end().await;
+        // The same thread, resumed under the other home, which now holds both.
+        let answer = last_answer(&p);
+        assert!(
+            answer.starts_with("(earlier turns: 1)"),
+            "{transport}: {answer}"
+        );
+        assert!(
+            p.notices()
+                .iter()
+                .any(|n| n.contains("conversation carried to")),
+            "{transport}: {:?}",
+            p.notices()
+        );
+        assert_eq!(rollout_prompts(&personal), 2, "{transport}");
+        // The first home keeps its copy whole.
+        assert_eq!(rollout_prompts(&work), 1, "{transport}");
+        p.runner.shutdown().await;
+    }
+}
+
+/// The user prompts Gemini's chats hold under `home`.
+fn chat_prompts(home: &Path) -> usize {
+    let tmp = home.join(".gemini/tmp");
+    let Ok(projects) = std::fs::read_dir(&tmp) else {
+        return 0;
+    };
+    projects
+        .flatten()
+        .flat_map(|p| {
+            std::fs::read_dir(p.path().join("chats"))
+                .into_iter()
+                .flatten()
+                .flatten()
+        })
+        .filter(|f| f.path().extension().is_some_and(|x| x == "jsonl"))
+        .map(|f| {
+            std::fs::read_to_string(f.path())
+                .unwrap()
+                .lines()
+                .filter(|l| l.contains("\"type\": \"user\""))
+                .count()
+        })
+        .sum()
+}
+
+/// Gemini CLI keeps its chats under `GEMINI_CLI_HOME`; the fake resumes a
+/// session only when its chat is in the home it runs under.
+#[tokio::test]
+async fn account_moves_a_gemini_conversation_to_the_other_home_and_resumes_it_there() {
+    let dir = tempdir();
+    let (work, personal) = (dir.path().join("work"), dir.path().join("personal"));
+    let project = dir.path().join("app");
+    std::fs::create_dir_all(&project).unwrap();
+    let mut agent = AgentConfig::new("gm", "gemini");
+    agent.command = fake_command("fake_gemini.py");
+    agent.cwd = Some(project);
+    agent.account = Some("work".into());
+    agent.env.insert("FAKE_GEMINI_SESSIONS".into(), "1".into());
+    agent
+        .env
+        .insert("GEMINI_CLI_HOME".into(), work.display().to_string());
+    let options = RunnerOptions {
+        accounts: vec![
+            account_of("gemini", "work", &work),
+            account_of("gemini", "personal", &personal),
+        ],
+        ..RunnerOptions::default()
+    };
+    let factory = Registry::builtin().get("gemini").expect("gemini");
+    let spec = ProviderSpec {
+        agent,
+        resume: None,
+    };
+    let mut p = Pane::start_with(factory, spec, options);
+    p.submit("first", SubmitMode::Auto);
+    p.turn_end().await;
+    let answer = last_answer(&p);
+    assert!(answer.starts_with("(earlier turns: 0)"), "{answer}");
+
+    p.runner
+        .send(RunnerCommand::SwitchAccount("personal".into()));
+    switched(&mut p, "personal").await;
+    p.submit("second", SubmitMode::Auto);
+    p.turn_end().await;
+    let answer = last_answer(&p);
+    assert!(answer.starts_with("(earlier turns: 1)"), "{answer}");
+    assert_eq!(chat_prompts(&personal), 2);
+    assert_eq!(chat_prompts(&work), 1, "the first home keeps its copy");
     p.runner.shutdown().await;
 }

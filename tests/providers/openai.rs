@@ -654,19 +654,23 @@ async fn resume_rebuilds_the_conversation_from_history() {
     assert_eq!(m.len(), 5, "{m:#?}");
 }
 
-/// Issue 51: a `[[mcp_server]]` of the config (the fake MCP server,
-/// tests/fake/fake_mcp.py) reaches the built-in agent the config gives it
-/// to: its tools are in the model's request and a call goes to it; an
-/// HTTP one, which this agent cannot start, is a warning in the pane.
+/// Issue 51: `[[mcp_server]]`s of the config reach the built-in agent the
+/// config gives them to, over stdio (tests/fake/fake_mcp.py) and over
+/// streamable HTTP (the same server's `--http`, which wants the
+/// configured `Authorization` header): the tools of both are in the
+/// model's request and a call goes to each; an HTTP server nobody
+/// listens at is a warning in the pane, and the agent goes on.
 #[tokio::test]
-async fn a_config_mcp_server_reaches_the_built_in_agent() {
+async fn config_mcp_servers_over_stdio_and_http_reach_the_built_in_agent() {
     let fake = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fake/fake_mcp.py");
+    let web = support::HttpMcp::start(Some("Authorization: Bearer t0k3n"));
     let server = Server::start(vec![
         Reply::Chunks(vec![
             tool_call(0, "c1", "fake__add", "{\"a\": 2, \"b\": 3}"),
+            tool_call(1, "c2", "web__add", "{\"a\": 40, \"b\": 2}"),
             finish("tool_calls"),
         ]),
-        answer_text("2 + 3 = 5", 10, 5),
+        answer_text("5 and 42", 10, 5),
     ]);
     let text = format!(
         r#"
@@ -677,6 +681,11 @@ args = ["{fake}"]
 
 [[mcp_server]]
 name = "web"
+url = "{}"
+headers = {{ Authorization = "Bearer t0k3n" }}
+
+[[mcp_server]]
+name = "gone"
 url = "http://127.0.0.1:9/mcp"
 
 [[agent]]
@@ -686,12 +695,12 @@ model = "test-model"
 base_url = "{}"
 tools = false
 "#,
-        server.base_url
+        web.url, server.base_url
     );
     let config = hive::config::Config::parse(&text, hive::config::ConfigSource::Builtin).unwrap();
     let a = config.agent("oa").unwrap().clone();
     let mut p = Driven::start(&factory_with_tools(), a, None);
-    let events = p.turn("add 2 and 3").await;
+    let events = p.turn("add 2 and 3, then 40 and 2").await;
 
     assert_eq!(done(&events).0, ResponseStatus::Completed);
     let names: Vec<String> = server.requests()[0].body["tools"]
@@ -700,19 +709,83 @@ tools = false
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(names, ["add", "fail", "meet", "fake__add", "fake__fail"]);
+    assert_eq!(
+        names,
+        [
+            "add",
+            "fail",
+            "meet",
+            "fake__add",
+            "fake__fail",
+            "web__add",
+            "web__fail"
+        ]
+    );
     let m = server.messages(1);
     assert_eq!(
         m[2],
         json!({"role": "tool", "tool_call_id": "c1", "content": "5"})
     );
+    assert_eq!(
+        m[3],
+        json!({"role": "tool", "tool_call_id": "c2", "content": "42"})
+    );
+    // Over HTTP: the session opened, the tools listed, the call made.
+    let asked = web.methods();
+    for method in [
+        "initialize",
+        "notifications/initialized",
+        "tools/list",
+        "tools/call",
+    ] {
+        assert!(asked.iter().any(|m| m == method), "{method}: {asked:?}");
+    }
     let notes = notices(&p.live.seen);
     assert!(
-        notes.iter().any(
-            |n| n.contains("MCP server `web` did not start") && n.contains("stdio MCP servers")
-        ),
+        notes
+            .iter()
+            .any(|n| n.contains("MCP server `gone` did not start") && n.contains("127.0.0.1:9")),
         "{notes:?}"
     );
+    assert!(!notes.iter().any(|n| n.contains("`web`")), "{notes:?}");
+    p.kill().await;
+}
+
+/// An HTTP server that refuses the agent's credentials is a warning that
+/// says so, and the token is never in it.
+#[tokio::test]
+async fn an_http_mcp_server_that_refuses_the_token_is_a_warning() {
+    let web = support::HttpMcp::start(Some("Authorization: Bearer right"));
+    let server = Server::start(vec![answer_text("ok", 10, 5)]);
+    let text = format!(
+        r#"
+[[mcp_server]]
+name = "web"
+url = "{}"
+headers = {{ Authorization = "Bearer wr0ng" }}
+
+[[agent]]
+id = "oa"
+provider = "openai"
+model = "test-model"
+base_url = "{}"
+tools = false
+"#,
+        web.url, server.base_url
+    );
+    let config = hive::config::Config::parse(&text, hive::config::ConfigSource::Builtin).unwrap();
+    let a = config.agent("oa").unwrap().clone();
+    let mut p = Driven::start(&factory_with_tools(), a, None);
+    let events = p.turn("hello").await;
+    assert_eq!(done(&events).0, ResponseStatus::Completed);
+    let notes = notices(&p.live.seen);
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("MCP server `web` did not start") && n.contains("401")),
+        "{notes:?}"
+    );
+    assert!(!notes.iter().any(|n| n.contains("wr0ng")), "{notes:?}");
     p.kill().await;
 }
 

@@ -135,3 +135,67 @@ pub fn fake_mcp_servers() -> Vec<hive::config::McpServerConfig> {
         hive::config::McpServerConfig::stdio("broken", "python3", &[&script, "--crash"]),
     ]
 }
+
+/// The project's MCP server over streamable HTTP (tests/fake/fake_mcp.py
+/// `--http`) on a free port of 127.0.0.1, stopped when dropped; `require`
+/// is a header (`Name: value`) it wants on every request.
+pub struct HttpMcp {
+    child: std::process::Child,
+    /// `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+    _dir: tempfile::TempDir,
+    /// Where it logs each request (`{"http", "path", "rpc", "session"}`).
+    pub log: std::path::PathBuf,
+}
+
+impl HttpMcp {
+    pub fn start(require: Option<&str>) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake/fake_mcp.py");
+        let port_file = dir.path().join("port");
+        let log = dir.path().join("requests.jsonl");
+        let mut cmd = std::process::Command::new("python3");
+        cmd.arg(&script)
+            .arg("--http")
+            .arg(&port_file)
+            .env("FAKE_MCP_LOG", &log);
+        if let Some(header) = require {
+            cmd.args(["--require-header", header]);
+        }
+        let child = cmd.spawn().expect("start fake_mcp.py --http");
+        let start = std::time::Instant::now();
+        let port = loop {
+            if let Ok(port) = std::fs::read_to_string(&port_file) {
+                break port;
+            }
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(20),
+                "fake_mcp.py --http did not listen"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        Self {
+            child,
+            url: format!("http://127.0.0.1:{}/mcp", port.trim()),
+            _dir: dir,
+            log,
+        }
+    }
+
+    /// The JSON-RPC methods it was asked, in order.
+    pub fn methods(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|v| v["rpc"].as_str().map(str::to_owned))
+            .collect()
+    }
+}
+
+impl Drop for HttpMcp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,5 +1,6 @@
 //! The direct agent's MCP servers (`mcp_servers = [{ name, command, args,
-//! env }]`): started over stdio with rmcp's client when the agent starts,
+//! env }]`, or `{ name, url, headers }`): started over stdio, or reached
+//! over streamable HTTP (mcp_http.rs), with rmcp's client when the agent starts,
 //! their tools offered to the model next to hive's meta-tools as
 //! `<server>__<tool>`, each call sent to its server. A server that cannot
 //! start is reported (the caller shows it in the pane) and left out; the
@@ -93,13 +94,37 @@ async fn start_one(
     server: &McpServerConfig,
     cwd: Option<&std::path::Path>,
 ) -> Result<Started, String> {
-    if let Some(url) = &server.url {
-        // rmcp's HTTP client is not built in; the pane says so and the
-        // agent goes on with the others.
-        return Err(format!(
-            "{url}: the built-in agent starts stdio MCP servers (`command`) only, not HTTP ones"
-        ));
+    match &server.url {
+        Some(url) => start_http(server, url).await,
+        None => start_stdio(server, cwd).await,
     }
+}
+
+/// An HTTP server: its session opened and its tools listed.
+async fn start_http(server: &McpServerConfig, url: &str) -> Result<Started, String> {
+    // The address, for messages: without a user part or query (tokens).
+    let shown = crate::sanitize::neutralize(&crate::config::mcp::public_url(url)).into_owned();
+    let transport = super::mcp_http::transport(server, url).map_err(|e| format!("{shown}: {e}"))?;
+    let handshake = async {
+        let service = ().serve(transport).await.map_err(|e| e.to_string())?;
+        let tools = service.list_all_tools().await.map_err(|e| e.to_string())?;
+        Ok::<_, String>((service, tools))
+    };
+    match tokio::time::timeout(START_TIMEOUT, handshake).await {
+        Ok(Ok(started)) => Ok(started),
+        Ok(Err(e)) => Err(format!("{shown}: {e}")),
+        Err(_) => Err(format!(
+            "{shown}: no answer within {} s",
+            START_TIMEOUT.as_secs()
+        )),
+    }
+}
+
+/// A stdio server: started, its handshake made and its tools listed.
+async fn start_stdio(
+    server: &McpServerConfig,
+    cwd: Option<&std::path::Path>,
+) -> Result<Started, String> {
     let mut cmd = tokio::process::Command::new(&server.command);
     cmd.args(&server.args).envs(&server.env).kill_on_drop(true);
     if let Some(cwd) = cwd {

@@ -13,6 +13,7 @@ mod coding;
 mod compact;
 pub(crate) mod doctor;
 mod mcp;
+mod mcp_http;
 mod resume;
 pub(crate) mod settings;
 mod step;
@@ -161,7 +162,7 @@ pub(crate) fn descriptor() -> super::ProviderDescriptor {
             keys: settings::KEYS,
             check: OpenAiSettings::check,
         },
-        mcp_channel: Some("hive's own MCP client (stdio servers only)"),
+        mcp_channel: Some("hive's own MCP client (stdio, or streamable HTTP)"),
         ..super::ProviderDescriptor::bare(PROVIDER_ID, Arc::new(OpenAiFactory::default()))
     }
 }
