@@ -31,6 +31,7 @@ mod account;
 mod agent;
 mod approve;
 pub use approve::CONFIRM_OPTION;
+mod idle;
 pub mod budget;
 pub mod hold;
 pub(crate) mod mirror;
@@ -161,6 +162,9 @@ pub fn spawn_runner(
     let capabilities = factory.capabilities(&spec.agent);
     let budget = budget::Budget::new(&spec.agent);
     let accounts = account::Accounts::new(options.accounts, spec.agent.account.clone());
+    // Checked when the config was loaded; an agent made otherwise with a
+    // bad one is not stopped.
+    let idle = idle::IdleStop::new(spec.agent.idle_stop().ok().flatten());
     let (tx, rx) = mpsc::unbounded_channel();
     let mut runner = Runner {
         pane,
@@ -214,6 +218,7 @@ pub fn spawn_runner(
         policy: options.policy,
         approvals: approve::Approvals::default(),
         accounts,
+        idle,
         out,
     };
     runner.restore_choices();
@@ -308,6 +313,8 @@ struct Runner {
     /// Its provider's accounts and a switch between them.
     accounts: account::Accounts,
     approvals: approve::Approvals,
+    /// `idle_stop_after`: when the idle agent's process goes.
+    idle: idle::IdleStop,
     out: mpsc::UnboundedSender<PaneUpdate>,
 }
 
@@ -320,6 +327,7 @@ impl Runner {
             let hold_at = self.hold.as_ref().and_then(|h| h.at);
             let sample_at = self.procs.next;
             let approval_at = self.approvals.next_deadline();
+            let idle_at = self.idle.at;
             let stall_at = self
                 .last_output
                 .filter(|_| !self.stalled)
@@ -347,6 +355,7 @@ impl Runner {
                 _ = timer::sleep_until(hold_at) => self.release_hold(),
                 _ = timer::sleep_until(sample_at) => self.sample_processes(),
                 _ = timer::sleep_until(approval_at) => self.approvals_expired(),
+                _ = timer::sleep_until(idle_at) => self.idle_expired(),
                 _ = budget::hive_changed(&mut self.hive_rx) => self.hive_budget_changed(),
                 (name, carried) = account::carried(&mut self.accounts) => self.account_carried(name, carried),
                 _ = timer::sleep_until(stall_at) => {
@@ -448,6 +457,10 @@ impl Runner {
             self.state = state;
             if state.is_busy() {
                 self.procs.wake();
+            }
+            match state {
+                TurnState::Idle => self.idle.arm(),
+                _ => self.idle.disarm(),
             }
             self.emit(PaneEvent::State(state));
         }

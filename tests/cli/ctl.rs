@@ -23,6 +23,7 @@ mod approvals;
 mod doors;
 mod forge;
 mod handoff;
+mod hosts;
 mod notify;
 mod panes;
 mod projects;
