@@ -416,8 +416,9 @@ impl AgentConfig {
         let Some(text) = self.idle_stop_after.as_deref() else {
             return Ok(None);
         };
-        let d = humantime::parse_duration(text.trim())
-            .map_err(|e| format!("idle_stop_after = \"{text}\": {e} (write it as \"30m\" or \"2h\")"))?;
+        let d = humantime::parse_duration(text.trim()).map_err(|e| {
+            format!("idle_stop_after = \"{text}\": {e} (write it as \"30m\" or \"2h\")")
+        })?;
         if d < std::time::Duration::from_secs(1) || d.as_secs() > 7 * 24 * 3600 {
             return Err(format!(
                 "idle_stop_after = \"{text}\": give between a second and a week"

@@ -161,11 +161,16 @@ idle_stop_after = "30m"
     for (key, said) in [
         ("memory = \"lots\"", "agent `b`: memory = \"lots\""),
         ("cpu = 0", "agent `b`: cpu = 0"),
-        ("idle_stop_after = \"soon\"", "agent `b`: idle_stop_after = \"soon\""),
+        (
+            "idle_stop_after = \"soon\"",
+            "agent `b`: idle_stop_after = \"soon\"",
+        ),
         ("idle_stop_after = \"10ms\"", "between a second and a week"),
     ] {
-        let e = parse(&format!("[[agent]]\nid = \"b\"\nprovider = \"script\"\n{key}\n"))
-            .unwrap_err();
+        let e = parse(&format!(
+            "[[agent]]\nid = \"b\"\nprovider = \"script\"\n{key}\n"
+        ))
+        .unwrap_err();
         assert!(e.contains(said), "{key}: {e}");
     }
 }

@@ -281,9 +281,14 @@ fn cores(percent: u32) -> f64 {
 /// Bytes as the config would write them, in the largest unit they reach
 /// (64M, 1.5G).
 pub fn size(bytes: u64) -> String {
-    const UNITS: &[(u64, &str)] = &[(1 << 40, "T"), (1 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")];
+    const UNITS: &[(u64, &str)] = &[
+        (1 << 40, "T"),
+        (1 << 30, "G"),
+        (1 << 20, "M"),
+        (1 << 10, "K"),
+    ];
     match UNITS.iter().find(|(unit, _)| bytes >= *unit) {
-        Some((unit, name)) if bytes % unit == 0 => format!("{}{name}", bytes / unit),
+        Some((unit, name)) if bytes.is_multiple_of(*unit) => format!("{}{name}", bytes / unit),
         Some((unit, name)) => format!("{:.1}{name}", bytes as f64 / *unit as f64),
         None => format!("{bytes}B"),
     }
@@ -307,7 +312,9 @@ pub fn parse_cpu(cores: f64) -> Result<u32, String> {
     if cores.is_finite() && (0.01..=1024.0).contains(&cores) {
         Ok((cores * 100.0).round() as u32)
     } else {
-        Err(format!("cpu = {cores}: give cores, between 0.01 and 1024 (1.5: one and a half)"))
+        Err(format!(
+            "cpu = {cores}: give cores, between 0.01 and 1024 (1.5: one and a half)"
+        ))
     }
 }
 
@@ -350,9 +357,8 @@ pub fn method() -> Method {
 fn delegated() -> bool {
     // SAFETY: getuid(2) has no failure mode and touches no memory.
     let uid = unsafe { libc::getuid() };
-    let path = format!(
-        "/sys/fs/cgroup/user.slice/user-{uid}.slice/user@{uid}.service/cgroup.controllers"
-    );
+    let path =
+        format!("/sys/fs/cgroup/user.slice/user-{uid}.slice/user@{uid}.service/cgroup.controllers");
     std::fs::read_to_string(path).map_or(true, |c| c.split_whitespace().any(|w| w == "memory"))
 }
 

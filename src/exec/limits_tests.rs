@@ -49,7 +49,13 @@ fn the_rlimit_path_bounds_each_process_data_and_leaves_cpu_alone() {
     let w = both().wrap_with(Method::Rlimit, run());
     assert_eq!(
         w.argv(),
-        ["prlimit", "--data=2147483648:2147483648", "--", "claude", "-p"]
+        [
+            "prlimit",
+            "--data=2147483648:2147483648",
+            "--",
+            "claude",
+            "-p"
+        ]
     );
     let cpu_only = Resources {
         cpu: Some(50),
@@ -58,7 +64,10 @@ fn the_rlimit_path_bounds_each_process_data_and_leaves_cpu_alone() {
     assert_eq!(cpu_only.wrap_with(Method::Rlimit, run()), run());
     let said = cpu_only.describe_at(Where::Here(Method::Rlimit));
     assert_eq!(said.len(), 1);
-    assert!(said[0].starts_with("cpu 0.5 cores: not applied"), "{said:?}");
+    assert!(
+        said[0].starts_with("cpu 0.5 cores: not applied"),
+        "{said:?}"
+    );
 }
 
 #[test]
@@ -87,7 +96,11 @@ fn each_host_says_where_its_limits_go() {
     assert_eq!(both().wrap(Some(&docker), run()), run());
     assert_eq!(
         both().run_args(),
-        ["--memory=2147483648b", "--memory-swap=2147483648b", "--cpus=1.5"]
+        [
+            "--memory=2147483648b",
+            "--memory-swap=2147483648b",
+            "--cpus=1.5"
+        ]
     );
     assert_eq!(
         both().describe(Some(&docker)),
@@ -97,7 +110,7 @@ fn each_host_says_where_its_limits_go() {
         ]
     );
     // A container of yours runs where hive cannot make it: not applied.
-    let mut yours = docker.clone();
+    let mut yours = docker;
     if let Kind::Container(c) = &mut yours.kind {
         c.container = Some("dev".into());
     }
@@ -137,16 +150,26 @@ fn running_out_is_told_by_how_the_limit_bites() {
     let cg = Where::Here(Method::Cgroup);
     let over = |at: Where, said: &str, sig: Option<i32>| m.exceeded_at(at, said, sig).is_some();
     assert!(over(rl, "Traceback…\nMemoryError", None));
-    assert!(over(rl, "FATAL ERROR: Reached heap limit Allocation failed", None));
+    assert!(over(
+        rl,
+        "FATAL ERROR: Reached heap limit Allocation failed",
+        None
+    ));
     assert!(over(rl, "", Some(libc::SIGABRT)));
     assert!(!over(rl, "fatal error: boom", None));
     assert!(over(cg, "", Some(libc::SIGKILL)));
     assert!(!over(cg, "MemoryError", None));
     assert!(over(Where::Container, "", Some(libc::SIGKILL)));
-    assert!(!over(Where::Elsewhere("an ssh host"), "MemoryError", Some(libc::SIGKILL)));
+    assert!(!over(
+        Where::Elsewhere("an ssh host"),
+        "MemoryError",
+        Some(libc::SIGKILL)
+    ));
     assert_eq!(
         m.exceeded_at(rl, "MemoryError", None).as_deref(),
-        Some("hive: the agent ran out of memory: it is limited to 64M (`memory`, by an rlimit on each process)")
+        Some(
+            "hive: the agent ran out of memory: it is limited to 64M (`memory`, by an rlimit on each process)"
+        )
     );
     // Through the real entry point, on this machine's method.
     use std::os::unix::process::ExitStatusExt;
@@ -157,7 +180,11 @@ fn running_out_is_told_by_how_the_limit_bites() {
     assert!(m.exceeded(None, "boom", termed).is_none());
     let ok = std::process::ExitStatus::from_raw(0);
     assert!(m.exceeded(None, "MemoryError", ok).is_none());
-    assert!(Resources::default().exceeded(None, "MemoryError", killed).is_none());
+    assert!(
+        Resources::default()
+            .exceeded(None, "MemoryError", killed)
+            .is_none()
+    );
 }
 
 #[test]

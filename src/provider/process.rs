@@ -104,13 +104,10 @@ fn absolute(dir: &std::path::Path) -> PathBuf {
 /// The agent's host for its pane: the vendor's files a sandbox seeds are
 /// its provider's (`seed::files`).
 pub(crate) fn exec_for(agent: &AgentConfig) -> Option<ExecHost> {
-    agent
-        .exec
-        .as_ref()
-        .map(|h| {
-            h.for_pane(&agent.id, super::seed::files(&agent.provider))
-                .with_limits(limits_of(agent))
-        })
+    agent.exec.as_ref().map(|h| {
+        h.for_pane(&agent.id, super::seed::files(&agent.provider))
+            .with_limits(limits_of(agent))
+    })
 }
 
 /// The agent's `cpu` and `memory`, which loading the config checked (an

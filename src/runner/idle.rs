@@ -26,6 +26,8 @@ pub(super) struct IdleStop {
 }
 
 impl IdleStop {
+    /// `after` as the config's check let it through (an agent made
+    /// otherwise with a bad one is never stopped).
     pub(super) fn new(after: Option<Duration>) -> Self {
         Self {
             after,

@@ -31,9 +31,9 @@ mod account;
 mod agent;
 mod approve;
 pub use approve::CONFIRM_OPTION;
-mod idle;
 pub mod budget;
 pub mod hold;
+mod idle;
 pub(crate) mod mirror;
 mod procs;
 pub mod screen;
@@ -162,9 +162,6 @@ pub fn spawn_runner(
     let capabilities = factory.capabilities(&spec.agent);
     let budget = budget::Budget::new(&spec.agent);
     let accounts = account::Accounts::new(options.accounts, spec.agent.account.clone());
-    // Checked when the config was loaded; an agent made otherwise with a
-    // bad one is not stopped.
-    let idle = idle::IdleStop::new(spec.agent.idle_stop().ok().flatten());
     let (tx, rx) = mpsc::unbounded_channel();
     let mut runner = Runner {
         pane,
@@ -176,6 +173,7 @@ pub fn spawn_runner(
             account: None,
         },
         chosen: Chosen::default(),
+        idle: idle::IdleStop::new(spec.agent.idle_stop().ok().flatten()),
         factory,
         spec,
         capabilities,
@@ -218,7 +216,6 @@ pub fn spawn_runner(
         policy: options.policy,
         approvals: approve::Approvals::default(),
         accounts,
-        idle,
         out,
     };
     runner.restore_choices();

@@ -297,8 +297,8 @@ impl Server {
                 runner.shutdown().await;
             }
             if !containers.is_empty() {
-                let _ = tokio::task::spawn_blocking(move || crate::exec::steps::stop(containers))
-                    .await;
+                let _ =
+                    tokio::task::spawn_blocking(move || crate::exec::steps::stop(containers)).await;
             }
             if let Some(w) = worktree {
                 let removed = tokio::task::spawn_blocking(move || {

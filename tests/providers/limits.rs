@@ -99,12 +99,20 @@ async fn an_idle_agent_is_stopped_and_its_session_resumes_on_the_next_message() 
     .await;
     let gone = tokio::time::Instant::now() + Duration::from_secs(10);
     while Path::new(&format!("/proc/{first}")).exists() {
-        assert!(tokio::time::Instant::now() < gone, "the idle agent still runs");
+        assert!(
+            tokio::time::Instant::now() < gone,
+            "the idle agent still runs"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     // The pane is idle, not dead: the next message starts the agent again
     // on the same session.
-    assert!(!pane.seen.iter().any(|e| matches!(e, PaneEvent::State(TurnState::Dead))));
+    assert!(
+        !pane
+            .seen
+            .iter()
+            .any(|e| matches!(e, PaneEvent::State(TurnState::Dead)))
+    );
     pane.submit("hello two", SubmitMode::Auto);
     assert!(completed(&pane.turn_end().await));
     let starts = starts(dir.path());
@@ -115,10 +123,15 @@ async fn an_idle_agent_is_stopped_and_its_session_resumes_on_the_next_message() 
         .iter()
         .filter_map(Value::as_str)
         .collect();
-    let at = argv.iter().position(|a| *a == "--resume").expect("--resume");
+    let at = argv
+        .iter()
+        .position(|a| *a == "--resume")
+        .expect("--resume");
     assert_eq!(argv[at + 1], session);
     assert_eq!(
-        pane.final_messages(hive::event::Origin::Agent).last().unwrap(),
+        pane.final_messages(hive::event::Origin::Agent)
+            .last()
+            .unwrap(),
         "Hello from fake claude. You said: hello two"
     );
     pane.runner.send(hive::runner::RunnerCommand::Shutdown);

@@ -132,7 +132,11 @@ cpu = 0.5
     // An unknown host is refused, naming the ones there are.
     let out = lab.ctl(&["new", "lost", "--template", "shell", "--host", "nope"]);
     assert_ne!(out.code, 0);
-    assert!(out.stderr.contains("names no [[host]] (there are: ctr)"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("names no [[host]] (there are: ctr)"),
+        "{}",
+        out.stderr
+    );
 
     assert!(!engine_log(&lab).contains("rm -f"));
     lab.ok(&["close", "boxed"]);
