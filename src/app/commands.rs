@@ -101,7 +101,7 @@ pub(crate) const HIVE_COMMANDS: &[(HiveCommand, &str, &[&str], &str, &str)] = &[
         HiveCommand::New,
         "new",
         &[],
-        "[template|provider] [id] [--cwd DIR] [--model M] [--worktree] [--repo DIR]… [--name N]",
+        "[template|provider] [id] [--cwd DIR] [--model M] [--worktree] [--repo DIR]… [--name N] [--host H]",
         "a new pane (no argument: pick a template or a provider)",
     ),
     (

@@ -10,7 +10,7 @@ use super::state::{App, Overlay};
 use crate::protocol::edit::{NewPane, PaneEdit};
 
 /// How `/new` reads its arguments.
-const NEW_USAGE: &str = "/new TEMPLATE|PROVIDER [ID] [--cwd DIR] [--model M] [--worktree] [--repo DIR]… [--name N] [--window N]";
+const NEW_USAGE: &str = "/new TEMPLATE|PROVIDER [ID] [--cwd DIR] [--model M] [--worktree] [--repo DIR]… [--name N] [--window N] [--host H]";
 
 impl App {
     /// `Ctrl+B c` and a bare `/new`: the config's agents (copied under a
@@ -93,6 +93,7 @@ impl App {
                     new.window = Some(v.parse().map_err(|_| format!("--window {v}: a number"))?);
                 }
                 "--worktree" => new.worktree = true,
+                "--host" => new.host = Some(value("--host")?),
                 "--repo" => new.repos.push(self.absolute(&value("--repo")?)?),
                 flag if flag.starts_with("--") => {
                     return Err(format!("no option {flag}; {NEW_USAGE}"));

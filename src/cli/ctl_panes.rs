@@ -37,6 +37,10 @@ pub struct NewArgs {
     /// Into this window (1-based; one past the last makes a new one).
     #[arg(long, value_name = "N")]
     pub window: Option<usize>,
+    /// Run its agent on this `[[host]]` of the hive's config (a container,
+    /// a box, an ssh machine; docs/hosts.md).
+    #[arg(long = "host", value_name = "NAME")]
+    pub exec_host: Option<String>,
     /// For this forge issue: its own worktree on branch
     /// `hive/<N>-<slug>`, the issue its first message (docs/forge.md).
     #[arg(long, value_name = "N", conflicts_with_all = ["worktree", "name"])]
@@ -59,6 +63,7 @@ impl NewArgs {
             repos: self.repos.iter().map(|r| here.join(r)).collect(),
             name: self.name.clone(),
             window: self.window,
+            host: self.exec_host.clone(),
         }
     }
 

@@ -59,6 +59,11 @@ pub(super) fn status_text(p: &PaneInfo) -> String {
             s.processes
         ));
     }
+    // Where it runs, what is mounted how, its limits (issue 49).
+    for (i, h) in p.host.iter().enumerate() {
+        let label = if i == 0 { "host:     " } else { "          " };
+        lines.push(format!("{label} {}", text(h)));
+    }
     if let Some(h) = &p.held {
         lines.push(format!("held:      {}", held_text(h)));
     }

@@ -167,6 +167,16 @@ pub struct AgentConfig {
     /// `"none"`: not even the `[sandbox]` default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,
+    /// The CPU this agent's processes may use, in cores (`1.5`), and their
+    /// memory (`"2G"`): a cgroup or an rlimit (issue 49, docs/sandbox.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
+    /// An agent idle this long (`"30m"`) has its process stopped; the next
+    /// message starts it again on the same session (docs/sandbox.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_stop_after: Option<String>,
     /// Set by hive from `host`, `sandbox` and `[sandbox]`, never by the
     /// agent table: the transport its processes are started through.
     #[serde(skip)]
@@ -337,6 +347,9 @@ impl AgentConfig {
             max_line_bytes: super::DEFAULT_MAX_LINE,
             host: None,
             sandbox: None,
+            cpu: None,
+            memory: None,
+            idle_stop_after: None,
             exec: None,
             settings: toml::Table::new(),
         }
@@ -387,6 +400,31 @@ impl AgentConfig {
     /// Whether the agent is given any MCP server.
     pub fn has_mcp(&self) -> bool {
         self.mcp_servers().next().is_some()
+    }
+
+    /// Its `cpu` and `memory` (checked when the config is loaded).
+    pub fn resources(&self) -> Result<crate::exec::Resources, String> {
+        use crate::exec::limits::{parse_cpu, parse_memory};
+        Ok(crate::exec::Resources {
+            cpu: self.cpu.map(parse_cpu).transpose()?,
+            memory: self.memory.as_deref().map(parse_memory).transpose()?,
+        })
+    }
+
+    /// Its `idle_stop_after`: at least a second, at most a week.
+    pub fn idle_stop(&self) -> Result<Option<std::time::Duration>, String> {
+        let Some(text) = self.idle_stop_after.as_deref() else {
+            return Ok(None);
+        };
+        let d = humantime::parse_duration(text.trim()).map_err(|e| {
+            format!("idle_stop_after = \"{text}\": {e} (write it as \"30m\" or \"2h\")")
+        })?;
+        if d < std::time::Duration::from_secs(1) || d.as_secs() > 7 * 24 * 3600 {
+            return Err(format!(
+                "idle_stop_after = \"{text}\": give between a second and a week"
+            ));
+        }
+        Ok(Some(d))
     }
 
     pub(crate) fn display_name(&self) -> &str {

@@ -132,3 +132,45 @@ fn a_bad_host_or_sandbox_is_a_clear_error() {
         assert!(e.contains(want), "{text}\n→ {e}");
     }
 }
+
+#[test]
+fn limits_and_idle_stop_are_read_and_checked_per_agent() {
+    let c = parse(
+        r#"
+[[agent]]
+id = "a"
+provider = "script"
+cpu = 1.5
+memory = "512M"
+idle_stop_after = "30m"
+"#,
+    )
+    .unwrap();
+    let a = c.agent("a").unwrap();
+    assert_eq!(
+        a.resources(),
+        Ok(crate::exec::Resources {
+            cpu: Some(150),
+            memory: Some(512 << 20),
+        })
+    );
+    assert_eq!(
+        a.idle_stop(),
+        Ok(Some(std::time::Duration::from_secs(30 * 60)))
+    );
+    for (key, said) in [
+        ("memory = \"lots\"", "agent `b`: memory = \"lots\""),
+        ("cpu = 0", "agent `b`: cpu = 0"),
+        (
+            "idle_stop_after = \"soon\"",
+            "agent `b`: idle_stop_after = \"soon\"",
+        ),
+        ("idle_stop_after = \"10ms\"", "between a second and a week"),
+    ] {
+        let e = parse(&format!(
+            "[[agent]]\nid = \"b\"\nprovider = \"script\"\n{key}\n"
+        ))
+        .unwrap_err();
+        assert!(e.contains(said), "{key}: {e}");
+    }
+}

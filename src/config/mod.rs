@@ -689,14 +689,12 @@ impl Config {
     }
 
     /// Each agent's host: its `host`, else its `sandbox`, else the
-    /// `[sandbox]` default (issue 49).
+    /// `[sandbox]` default (issue 49); its limits and idle stop checked.
     fn resolve_hosts(&mut self) -> Result<(), String> {
         let mut resolved = Vec::with_capacity(self.agents.len());
         for a in &self.agents {
-            resolved.push(
-                self.exec_for(a)
-                    .map_err(|e| format!("agent `{}`: {e}", a.id))?,
-            );
+            let host = a.resources().and(a.idle_stop()).and(self.exec_for(a));
+            resolved.push(host.map_err(|e| format!("agent `{}`: {e}", a.id))?);
         }
         for (a, exec) in self.agents.iter_mut().zip(resolved) {
             a.exec = exec;

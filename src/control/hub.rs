@@ -76,6 +76,7 @@ fn info(p: &PaneRecord) -> PaneInfo {
         held: p.held.clone(),
         spawned_by: p.parent.clone(),
         repos: p.agent.extra_roots.clone(),
+        host: crate::provider::process::details(&p.agent),
     }
 }
 

@@ -104,6 +104,9 @@ pub enum Call {
         name: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         window: Option<usize>,
+        /// A `[[host]]` to run it on (issue 49).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        host: Option<String>,
     },
     /// Ends pane `pane`'s agent and takes it out of the layout (`team`:
     /// with the helpers it spawned).
@@ -242,6 +245,7 @@ impl Call {
                 repos,
                 name,
                 window,
+                host,
             } => Verb::New(crate::protocol::edit::NewPane {
                 id: pane,
                 template,
@@ -252,6 +256,7 @@ impl Call {
                 repos,
                 name,
                 window,
+                host,
             }),
             Self::Close {
                 pane,
@@ -498,6 +503,11 @@ pub struct PaneInfo {
     /// A workspace's worktrees, one per repository (issue 52).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repos: Vec<std::path::PathBuf>,
+    /// Where and how its agent runs (issue 49): the host and what is
+    /// mounted how, the limits and how they apply, the idle stop; one line
+    /// each (`provider::process::details`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host: Vec<String>,
 }
 
 /// A pane's state as scripts see it: the runner's, or `awaiting_approval`

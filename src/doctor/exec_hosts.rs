@@ -103,6 +103,27 @@ pub(super) fn check_exec(host: &ExecHost) -> Vec<Check> {
     checks
 }
 
+/// An agent's `cpu` and `memory`: how each applies here (a cgroup, an
+/// rlimit, its container's), a warning for one that does not.
+pub(super) fn check_limits(agent: &crate::config::AgentConfig) -> Option<Check> {
+    let host = crate::provider::process::exec_for(agent);
+    let lines = crate::provider::process::limits_of(agent).describe(host.as_ref());
+    if lines.is_empty() {
+        return None;
+    }
+    let unapplied = lines.iter().any(|l| l.contains("not applied"));
+    let check = Check::new(
+        "limits",
+        if unapplied { Level::Warn } else { Level::Ok },
+        lines.join("; "),
+    );
+    Some(if unapplied {
+        check.fix("a CPU share needs a systemd user manager (`loginctl enable-linger`, a login session); on another host, set it there")
+    } else {
+        check
+    })
+}
+
 /// Whether no check failed.
 #[cfg(test)]
 fn ok(checks: &[Check]) -> bool {

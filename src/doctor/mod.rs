@@ -209,6 +209,7 @@ pub fn check_agent(agent: &AgentConfig, env: &Env) -> AgentReport {
             let dir = env.cwd.join(agent.cwd.as_deref().unwrap_or(Path::new("")));
             checks.extend(instructions::check(agent, &dir));
             checks.extend(account::check(agent));
+            checks.extend(exec_hosts::check_limits(agent));
         }
         Err(e) => checks.push(
             Check::new("config", Level::Fail, e)

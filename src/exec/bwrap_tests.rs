@@ -21,6 +21,7 @@ fn pane(seed: &[&str]) -> Pane {
     Pane {
         id: "a1".into(),
         seed: seed.iter().map(PathBuf::from).collect(),
+        ..Pane::default()
     }
 }
 
@@ -149,7 +150,7 @@ fn a_relative_cwd_or_a_bad_pane_id_is_refused() {
     assert!(e.to_string().contains("absolute working directory"), "{e}");
     let bad = Pane {
         id: "../x".into(),
-        seed: vec![],
+        ..Pane::default()
     };
     let inner = Inner {
         cwd: Some(dir.path()),

@@ -111,6 +111,8 @@ impl Container {
             let cwd = cwd.display().to_string();
             run.extend(["-v".into(), format!("{cwd}:{cwd}"), "-w".into(), cwd]);
         }
+        // The agent's `memory` / `cpu`, before `run_args` (which may say more).
+        run.extend(pane.limits.run_args());
         run.extend(self.run_args.iter().cloned());
         run.extend([image.clone(), "sleep".into(), "infinity".into()]);
         vec![

@@ -23,7 +23,7 @@ fn docker(container: Option<&str>) -> Container {
 fn pane() -> Pane {
     Pane {
         id: "a1".into(),
-        seed: vec![],
+        ..Pane::default()
     }
 }
 

@@ -13,6 +13,7 @@
 pub mod bwrap;
 pub mod command;
 pub mod container;
+pub mod limits;
 pub mod shell;
 pub mod steps;
 
@@ -22,6 +23,7 @@ pub use crate::remote::ssh::SshHost;
 pub use bwrap::{Bwrap, Network};
 pub use command::{Inner, Wrapped};
 pub use container::{Container, Devcontainer, Engine, Kubectl};
+pub use limits::Resources;
 pub use steps::Step;
 
 /// The kinds of host.
@@ -35,12 +37,14 @@ pub enum Kind {
 }
 
 /// One pane's part in a host: which pane (a per-pane home, a per-pane
-/// container are named after it) and what of its vendor's home directory
-/// a sandbox seeds (paths relative to the home, files only).
+/// container are named after it), what of its vendor's home directory
+/// a sandbox seeds (paths relative to the home, files only), and its
+/// agent's limits (a per-pane container is made with them).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Pane {
     pub id: String,
     pub seed: Vec<PathBuf>,
+    pub limits: Resources,
 }
 
 /// A host an agent runs on: a `[[host]]` of the config, or the `sandbox`
@@ -89,8 +93,15 @@ impl ExecHost {
         h.pane = Pane {
             id: id.to_owned(),
             seed: seed.iter().map(PathBuf::from).collect(),
+            limits: Resources::default(),
         };
         h
+    }
+
+    /// This host with the pane's agent's limits.
+    pub fn with_limits(mut self, limits: Resources) -> Self {
+        self.pane.limits = limits;
+        self
     }
 
     /// The kind's name, as the config spells it.
@@ -146,6 +157,12 @@ impl ExecHost {
         }
     }
 
+    /// Whether the host is the pane's alone (a container hive made for
+    /// it): it goes when its pane closes.
+    pub fn per_pane(&self) -> bool {
+        matches!(&self.kind, Kind::Container(c) if c.container.is_none() && c.image.is_some())
+    }
+
     /// The steps that take the host down when hive is done with it.
     pub fn stop_steps(&self, cwd: Option<&Path>) -> Vec<Step> {
         match &self.kind {
@@ -160,13 +177,29 @@ impl ExecHost {
     /// sandbox, what is mounted how.
     pub fn describe(&self, inner: &Inner) -> Vec<String> {
         let mut out = vec![format!("host {} ({})", self.name, self.kind_name())];
-        if let Kind::Bwrap(b) = &self.kind {
-            out.extend(
-                b.mounts(&self.pane, inner.cwd)
-                    .iter()
-                    .map(|m| m.to_string()),
-            );
-            out.push(format!("network: {}", b.network.name()));
+        match &self.kind {
+            Kind::Bwrap(b) => {
+                out.extend(
+                    b.mounts(&self.pane, inner.cwd)
+                        .iter()
+                        .map(|m| m.to_string()),
+                );
+                out.push(format!("network: {}", b.network.name()));
+            }
+            Kind::Container(c) => {
+                out.push(format!("container {}", c.name(&self.pane)));
+                if let (None, Some(image)) = (&c.container, &c.image) {
+                    out.push(format!("image {image}"));
+                    if let Some(cwd) = inner.cwd {
+                        out.push(format!("read-write {} (bind-mounted)", cwd.display()));
+                    }
+                    out.push(format!(
+                        "network: {}",
+                        c.network.as_deref().unwrap_or("the engine's default")
+                    ));
+                }
+            }
+            _ => {}
         }
         out
     }
@@ -199,6 +232,31 @@ impl ExecHost {
         }
         steps::prepare(self, cwd)
     }
+}
+
+/// The command line that starts `inner` for an agent: on its host (made
+/// first, once: `ExecHost::prepare`) and under its limits. Every spawn
+/// path goes through here: `AgentProcess::spawn`, the terminal pane, the
+/// built-in agent's `bash`.
+pub fn command_line(
+    host: Option<&ExecHost>,
+    limits: &Resources,
+    inner: &Inner,
+) -> Result<Wrapped, ExecError> {
+    let run = match host {
+        None => Wrapped {
+            program: inner.program.to_owned(),
+            args: inner.args.to_vec(),
+            cwd: inner.cwd.map(Path::to_owned),
+            env: inner.env.clone(),
+        },
+        Some(h) => {
+            h.prepare(inner.cwd)?;
+            h.wrap(inner)?
+        }
+    };
+    limits.check(host)?;
+    Ok(limits.wrap(host, run))
 }
 
 /// `program` as PATH finds it (a path with a `/` as it is).

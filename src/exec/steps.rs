@@ -136,12 +136,36 @@ pub fn prepare(host: &ExecHost, cwd: Option<&Path>) -> Result<(), ExecError> {
     Ok(())
 }
 
+/// Hosts made for a pane, with its cwd: what their stop steps need.
+pub type MadeHosts = Vec<(ExecHost, Option<PathBuf>)>;
+
 /// Runs the stop steps of every host this process made (hive's exit).
 pub fn stop_all() {
-    let hosts: Vec<(ExecHost, Option<PathBuf>)> = made()
+    let hosts: MadeHosts = made()
         .lock()
         .map(|mut m| m.drain().map(|(_, v)| v).collect())
         .unwrap_or_default();
+    stop(hosts);
+}
+
+/// Takes pane `id`'s own containers out of the hosts made (its pane
+/// closed): `stop` removes them once its agent has stopped. A host that
+/// other panes may share (a devcontainer of a directory, a kubectl pod,
+/// a container of the user's) stays until hive exits.
+pub fn take_pane(id: &str) -> MadeHosts {
+    let Ok(mut m) = made().lock() else {
+        return Vec::new();
+    };
+    let keys: Vec<(String, String)> = m
+        .iter()
+        .filter(|((_, pane), (host, _))| pane == id && host.per_pane())
+        .map(|(k, _)| k.clone())
+        .collect();
+    keys.iter().filter_map(|k| m.remove(k)).collect()
+}
+
+/// Runs the stop steps of `hosts` (each within its time limit).
+pub fn stop(hosts: MadeHosts) {
     for (host, cwd) in hosts {
         if let Err(e) = run_steps(&host.name, &host.stop_steps(cwd.as_deref()), STOP_LIMIT) {
             tracing::warn!("{e}");

@@ -102,4 +102,8 @@ pub struct NewPane {
     /// from, or the last one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<usize>,
+    /// On this `[[host]]` of the server's config (issue 49), instead of
+    /// the template's host or the `[sandbox]` default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }

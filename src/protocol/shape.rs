@@ -293,6 +293,7 @@ fn client_samples() -> Vec<ClientMsg> {
             repos: vec!["/api".into(), "/web".into()],
             name: Some("B".into()),
             window: Some(2),
+            host: Some("ctr".into()),
         })),
         ClientMsg::Edit(PaneEdit::Close {
             pane: "b".into(),

@@ -17,7 +17,7 @@ use tokio::process::{Child, ChildStdin, Command};
 use super::paced::AgentStdout;
 use super::{EventSink, ProviderError};
 use crate::config::AgentConfig;
-use crate::exec::{ExecHost, Inner, Wrapped};
+use crate::exec::{ExecHost, Inner, Resources, Wrapped};
 use crate::lines::{CappedLines, Line};
 
 /// Lines of stderr kept for the error message of a crash (noise and stack
@@ -37,6 +37,9 @@ pub struct CommandSpec {
     /// The host it runs on (`host`, `sandbox`; issue 49), this pane's:
     /// the command line above is wrapped by its transport at spawn.
     pub exec: Option<ExecHost>,
+    /// The agent's `cpu` and `memory` (issue 49): a wrapper of the command
+    /// line, after its host's.
+    pub limits: Resources,
 }
 
 impl Default for CommandSpec {
@@ -48,6 +51,7 @@ impl Default for CommandSpec {
             env: BTreeMap::new(),
             max_line: crate::config::DEFAULT_MAX_LINE,
             exec: None,
+            limits: Resources::default(),
         }
     }
 }
@@ -69,29 +73,26 @@ impl CommandSpec {
             env,
             max_line: agent.max_line_bytes,
             exec: exec_for(agent),
+            limits: limits_of(agent),
         }
     }
 
-    /// The command line to start: this one, or its host's wrapping of it
-    /// (the host made first, once: `ExecHost::prepare`).
+    /// The command line to start: this one, on its host (made first,
+    /// once) and under its limits (`exec::command_line`).
     pub(crate) fn wrapped(&self) -> Result<Wrapped, crate::exec::ExecError> {
-        let Some(host) = &self.exec else {
-            return Ok(Wrapped {
-                program: self.program.clone(),
-                args: self.args.clone(),
-                cwd: self.cwd.clone(),
-                env: self.env.clone(),
-            });
-        };
+        // A host needs it absolute; here it is the same directory.
         let cwd = self.cwd.as_ref().map(|c| absolute(c));
-        host.prepare(cwd.as_deref())?;
-        host.wrap(&Inner {
-            program: &self.program,
-            args: &self.args,
-            cwd: cwd.as_deref(),
-            env: &self.env,
-            tty: false,
-        })
+        crate::exec::command_line(
+            self.exec.as_ref(),
+            &self.limits,
+            &Inner {
+                program: &self.program,
+                args: &self.args,
+                cwd: cwd.as_deref(),
+                env: &self.env,
+                tty: false,
+            },
+        )
     }
 }
 
@@ -103,10 +104,48 @@ fn absolute(dir: &std::path::Path) -> PathBuf {
 /// The agent's host for its pane: the vendor's files a sandbox seeds are
 /// its provider's (`seed::files`).
 pub(crate) fn exec_for(agent: &AgentConfig) -> Option<ExecHost> {
-    agent
-        .exec
-        .as_ref()
-        .map(|h| h.for_pane(&agent.id, super::seed::files(&agent.provider)))
+    agent.exec.as_ref().map(|h| {
+        h.for_pane(&agent.id, super::seed::files(&agent.provider))
+            .with_limits(limits_of(agent))
+    })
+}
+
+/// The agent's `cpu` and `memory`, which loading the config checked (an
+/// agent made otherwise with a bad one runs unlimited, said in the log).
+pub(crate) fn limits_of(agent: &AgentConfig) -> Resources {
+    agent.resources().unwrap_or_else(|e| {
+        tracing::warn!(agent = %agent.id, "limits not applied: {e}");
+        Resources::default()
+    })
+}
+
+/// What the pane's details say of where and how its agent runs (`hive ctl
+/// status`'s `host`): its host and what is mounted how, its limits and how
+/// they apply, its idle stop. Empty for an agent on this machine, unboxed
+/// and unlimited.
+pub fn details(agent: &AgentConfig) -> Vec<String> {
+    let host = exec_for(agent);
+    let mut out = Vec::new();
+    if let Some(h) = &host {
+        // Where its processes start: its cwd, else hive's.
+        let cwd = working_dir(agent).ok();
+        let env = BTreeMap::new();
+        out.extend(h.describe(&Inner {
+            program: "",
+            args: &[],
+            cwd: cwd.as_deref(),
+            env: &env,
+            tty: false,
+        }));
+    }
+    out.extend(limits_of(agent).describe(host.as_ref()));
+    if let Ok(Some(after)) = agent.idle_stop() {
+        out.push(format!(
+            "idle stop after {}: the process goes, the session resumes",
+            humantime::format_duration(after)
+        ));
+    }
+    out
 }
 
 /// The agent's working directory: its `cwd` taken from hive's own, or hive's
@@ -186,6 +225,10 @@ pub(crate) struct AgentProcess {
     /// Stderr lines the agent always writes: left out of crash messages.
     stderr_noise: &'static [&'static str],
     status: Option<ExitStatus>,
+    /// Its limits and host, for a report that says it ran out of memory.
+    limits: (Resources, Option<ExecHost>),
+    /// hive sent it SIGKILL itself: not the OOM killer's.
+    killed: bool,
 }
 
 /// The child gets SIGKILL when hive dies (Linux), so no agent or server
@@ -210,6 +253,9 @@ impl AgentProcess {
         events: &EventSink,
     ) -> io::Result<(Self, LineReader<AgentStdout>)> {
         let run = spec.wrapped().map_err(io::Error::other)?;
+        for line in spec.limits.describe(spec.exec.as_ref()) {
+            tracing::info!(program = %spec.program, "limits: {line}");
+        }
         let mut cmd = Command::new(&run.program);
         cmd.args(&run.args)
             .envs(&run.env)
@@ -252,6 +298,8 @@ impl AgentProcess {
             stderr_tail,
             stderr_noise: &[],
             status: None,
+            limits: (spec.limits, spec.exec.clone()),
+            killed: false,
         };
         let stdout = AgentStdout::new(stdout, events.pace_reads())?;
         let mut lines = LineReader::with_max(stdout, spec.max_line);
@@ -288,7 +336,8 @@ impl AgentProcess {
     }
 
     /// Signals the whole group (SIGINT to interrupt a turn, for instance).
-    pub(crate) fn signal(&self, sig: i32) {
+    pub(crate) fn signal(&mut self, sig: i32) {
+        self.killed |= sig == libc::SIGKILL;
         if self.status.is_none() {
             signal_group(self.pgid, sig);
         }
@@ -326,6 +375,7 @@ impl AgentProcess {
         let status = match tokio::time::timeout(grace, self.child.wait()).await {
             Ok(Ok(s)) => Some(s),
             _ => {
+                self.killed = true;
                 signal_group(self.pgid, libc::SIGKILL);
                 self.child.wait().await.ok()
             }
@@ -360,7 +410,16 @@ impl AgentProcess {
             .lock()
             .map(|t| t.iter().cloned().collect::<Vec<_>>())
             .unwrap_or_default();
-        super::stderr::report(status, tail.iter().map(String::as_str), self.stderr_noise)
+        let mut report =
+            super::stderr::report(status, tail.iter().map(String::as_str), self.stderr_noise);
+        let (limits, host) = &self.limits;
+        let said = tail.join("\n");
+        let ended = status.filter(|_| !self.killed);
+        if let Some(line) = ended.and_then(|s| limits.exceeded(host.as_ref(), &said, s)) {
+            report.push('\n');
+            report.push_str(&line);
+        }
+        report
     }
 
     fn reaped(&mut self, s: ExitStatus) {

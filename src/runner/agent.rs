@@ -28,6 +28,8 @@ impl Runner {
         });
         self.provider = Some(handle);
         self.provider_rx = Some(rx);
+        self.idle.stopped = false;
+        self.idle.arm();
         Ok(())
     }
 

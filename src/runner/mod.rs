@@ -33,6 +33,7 @@ mod approve;
 pub use approve::CONFIRM_OPTION;
 pub mod budget;
 pub mod hold;
+mod idle;
 pub(crate) mod mirror;
 mod procs;
 pub mod screen;
@@ -172,6 +173,7 @@ pub fn spawn_runner(
             account: None,
         },
         chosen: Chosen::default(),
+        idle: idle::IdleStop::new(spec.agent.idle_stop().ok().flatten()),
         factory,
         spec,
         capabilities,
@@ -308,6 +310,8 @@ struct Runner {
     /// Its provider's accounts and a switch between them.
     accounts: account::Accounts,
     approvals: approve::Approvals,
+    /// `idle_stop_after`: when the idle agent's process goes.
+    idle: idle::IdleStop,
     out: mpsc::UnboundedSender<PaneUpdate>,
 }
 
@@ -320,6 +324,7 @@ impl Runner {
             let hold_at = self.hold.as_ref().and_then(|h| h.at);
             let sample_at = self.procs.next;
             let approval_at = self.approvals.next_deadline();
+            let idle_at = self.idle.at;
             let stall_at = self
                 .last_output
                 .filter(|_| !self.stalled)
@@ -347,6 +352,7 @@ impl Runner {
                 _ = timer::sleep_until(hold_at) => self.release_hold(),
                 _ = timer::sleep_until(sample_at) => self.sample_processes(),
                 _ = timer::sleep_until(approval_at) => self.approvals_expired(),
+                _ = timer::sleep_until(idle_at) => self.idle_expired(),
                 _ = budget::hive_changed(&mut self.hive_rx) => self.hive_budget_changed(),
                 (name, carried) = account::carried(&mut self.accounts) => self.account_carried(name, carried),
                 _ = timer::sleep_until(stall_at) => {
@@ -448,6 +454,10 @@ impl Runner {
             self.state = state;
             if state.is_busy() {
                 self.procs.wake();
+            }
+            match state {
+                TurnState::Idle => self.idle.arm(),
+                _ => self.idle.disarm(),
             }
             self.emit(PaneEvent::State(state));
         }

@@ -303,6 +303,11 @@ impl Runner {
     /// already is, see `undelivered`. `sent`: what the agent is given
     /// instead of `text` (see `kept_by_agent`).
     pub(super) fn begin_turn(&mut self, text: String, echo: bool, sent: Option<String>) {
+        if !self.wake_from_idle() {
+            // Not lost: it waits in the queue for a restart.
+            self.queue.push_front(text);
+            return self.queue_changed();
+        }
         let turn_id = new_id("turn");
         self.turn = Some(turn_id.clone());
         self.turn_session.clone_from(&self.session_id);
@@ -376,7 +381,9 @@ impl Runner {
     }
 
     pub(super) fn drain(&mut self) {
-        if self.turn.is_some() || self.provider.is_none() || self.holding() {
+        // An agent stopped for idling starts again for the next message.
+        let startable = self.provider.is_some() || self.idle.stopped;
+        if self.turn.is_some() || !startable || self.holding() {
             return;
         }
         if let Some(text) = self.steer_next.take() {

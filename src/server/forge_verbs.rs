@@ -71,6 +71,7 @@ impl Server {
                     repos: Vec::new(),
                     name: None,
                     window,
+                    host: None,
                 };
                 // Refused before the forge is asked: a bad id or template.
                 let agent = match self.new_agent(&new) {

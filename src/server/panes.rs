@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::clients::ClientId;
 use super::layout::{PANES_PER_WINDOW, Placed, compact_windows, next_window};
 use super::serve::{Pane, Server};
-use crate::config::{AgentConfig, ProviderSettings, WorktreeSetting};
+use crate::config::{AgentConfig, Config, ProviderSettings, WorktreeSetting};
 use crate::control::protocol::ErrorCode;
 use crate::panes::Started;
 use crate::wire::ServerMsg;
@@ -217,26 +217,7 @@ impl Server {
                 ));
             }
         };
-        if let Some(cwd) = &new.cwd {
-            if !cwd.is_absolute() {
-                return Err(invalid(format!(
-                    "cwd `{}` must be an absolute path",
-                    cwd.display()
-                )));
-            }
-            agent.cwd = Some(cwd.clone());
-        }
-        agent.check_cwd().map_err(invalid)?;
-        if new.model.is_some() {
-            agent.model.clone_from(&new.model);
-        }
-        if new.worktree {
-            agent.worktree = Some(WorktreeSetting::Enabled(true));
-        }
-        with_repos(&mut agent, &new.repos).map_err(invalid)?;
-        if let Some(name) = &new.name {
-            agent.name = Some(title(name)?);
-        }
+        choose(&mut agent, new, config)?;
         self.starter
             .registry()
             .check(&agent)
@@ -314,9 +295,15 @@ impl Server {
         let runner = self.runners.get_mut(slot).and_then(Option::take);
         let worktree = self.panes[slot].worktree.clone().filter(|_| discard);
         let root = self.starter.config.worktrees.root.clone();
+        // Its own container goes with it (issue 49), once its agent stopped.
+        let containers = crate::exec::steps::take_pane(self.panes[slot].record.id());
         tokio::spawn(async move {
             if let Some(runner) = runner {
                 runner.shutdown().await;
+            }
+            if !containers.is_empty() {
+                let _ =
+                    tokio::task::spawn_blocking(move || crate::exec::steps::stop(containers)).await;
             }
             if let Some(w) = worktree {
                 let removed = tokio::task::spawn_blocking(move || {
@@ -495,4 +482,37 @@ fn with_repos(agent: &mut AgentConfig, repos: &[std::path::PathBuf]) -> Result<(
         }
     }
     agent.check_repos()
+}
+
+/// The user's choices for a new pane over its template's or provider's.
+fn choose(agent: &mut AgentConfig, new: &NewPane, config: &Config) -> Result<(), EditError> {
+    let invalid = |s: String| EditError::Invalid(s);
+    if let Some(cwd) = &new.cwd {
+        if !cwd.is_absolute() {
+            return Err(invalid(format!(
+                "cwd `{}` must be an absolute path",
+                cwd.display()
+            )));
+        }
+        agent.cwd = Some(cwd.clone());
+    }
+    agent.check_cwd().map_err(invalid)?;
+    if new.model.is_some() {
+        agent.model.clone_from(&new.model);
+    }
+    if new.worktree {
+        agent.worktree = Some(WorktreeSetting::Enabled(true));
+    }
+    with_repos(agent, &new.repos).map_err(invalid)?;
+    if let Some(name) = &new.name {
+        agent.name = Some(title(name)?);
+    }
+    if let Some(host) = &new.host {
+        // One of the config's `[[host]]`s, in place of the template's host
+        // or sandbox and of the `[sandbox]` default (issue 49).
+        agent.host = Some(host.clone());
+        agent.sandbox = None;
+        agent.exec = config.exec_for(agent).map_err(invalid)?;
+    }
+    Ok(())
 }

@@ -70,6 +70,7 @@ impl Server {
             repos: Vec::new(),
             name: None,
             window: parent.map(|s| self.panes[s].placed.window),
+            host: None,
         };
         let mut agent = self
             .new_agent(&new)

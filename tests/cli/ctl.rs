@@ -25,6 +25,7 @@ mod doors;
 mod forge;
 mod forge_parts;
 mod handoff;
+mod hosts;
 mod moving;
 mod notify;
 mod panes;

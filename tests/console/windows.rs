@@ -193,6 +193,14 @@ fn the_new_pane_picker_then_the_command_to_adjust() {
     };
     let repos: Vec<&str> = new.repos.iter().map(|r| r.to_str().unwrap()).collect();
     assert_eq!(repos, ["/src/api", "/src/web"]);
+    // Issue 49: on a `[[host]]` of the server's.
+    c.typ("/new pty boxed --host ctr");
+    c.key(KeyCode::Enter);
+    let made = edits(&mut c);
+    let [PaneEdit::New(new)] = made.as_slice() else {
+        panic!("one new pane: {made:?}")
+    };
+    assert_eq!(new.host.as_deref(), Some("ctr"));
     c.typ("/new pty --bogus");
     c.key(KeyCode::Enter);
     assert!(edits(&mut c).is_empty());

@@ -16,6 +16,9 @@ Behaviour is chosen by keywords in the user's message:
   crash       starts streaming, writes to stderr, exits with status 3
   attack      runs tests/fake/fake_hostile.py --exit as its child and replies
               with its report (the sandbox tests)
+  hog         allocates memory 8 MiB at a time, touching it, up to 1 GiB, then
+              replies with how much it got (the memory-limit tests: a limited
+              fake dies of it first)
   hang        ignores everything incl. interrupt and SIGTERM, with a child
               `sleep` in its process group
 `--resume stale...` fails like a conversation Claude Code no longer has.
@@ -354,6 +357,17 @@ def run_turn(turn):
     if "flood" in prompt:
         text = "".join("%07d " % i for i in range(20000))
         text_block(turn, msg_id, index, text, split(text), 0)
+        end_message(msg_id, "end_turn")
+        result(turn, text)
+        return
+    if "hog" in prompt:
+        held = []
+        while len(held) < 128:
+            chunk = bytearray(8 << 20)
+            chunk[::4096] = b"x" * len(chunk[::4096])
+            held.append(chunk)
+        text = "allocated %d MiB" % (8 * len(held))
+        text_block(turn, msg_id, index, text, [text], 0)
         end_message(msg_id, "end_turn")
         result(turn, text)
         return

@@ -19,6 +19,7 @@ mod codex;
 mod gemini;
 mod hosts;
 mod lifecycle;
+mod limits;
 mod openai;
 mod openai_coding;
 mod pi;

@@ -204,6 +204,7 @@ impl ProviderFactory for AcpFactory {
             env: agent.env.clone(),
             max_line: agent.max_line_bytes,
             exec: crate::provider::process::exec_for(agent),
+            limits: crate::provider::process::limits_of(agent),
         };
         let (mut process, stdout) = AgentProcess::spawn_for(&agent.id, &command, &events)?;
         // `gemini --experimental-acp` writes Gemini CLI's usual start-up noise.

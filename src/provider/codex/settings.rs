@@ -63,6 +63,7 @@ pub(crate) struct CodexSettings {
     pub(crate) max_line: usize,
     /// The pane's host (issue 49).
     pub(crate) exec: Option<crate::exec::ExecHost>,
+    pub(crate) limits: crate::exec::Resources,
     pub(crate) skip_git_repo_check: bool,
     /// SIGINT → SIGKILL grace of the exec transport; also how long the
     /// app-server transport waits for `turn/completed` after `turn/interrupt`.
@@ -291,6 +292,7 @@ impl CodexSettings {
             cwd,
             max_line: agent.max_line_bytes,
             exec: crate::provider::process::exec_for(agent),
+            limits: crate::provider::process::limits_of(agent),
             skip_git_repo_check: opts.flag("skip_git_repo_check")?,
             interrupt_grace: opts.millis("interrupt_grace_ms", 500)?,
             startup_timeout: opts.millis("startup_timeout_ms", 30_000)?,
@@ -366,6 +368,7 @@ impl CodexSettings {
             env: self.env.clone(),
             max_line: self.max_line,
             exec: self.exec.clone(),
+            limits: self.limits,
         }
     }
 

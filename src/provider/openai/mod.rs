@@ -222,7 +222,10 @@ impl ProviderFactory for OpenAiFactory {
                         own.permission_mode.unwrap_or_default(),
                         events.clone(),
                     )
-                    .on_host(super::process::exec_for(&spec.agent)),
+                    .on_host(
+                        super::process::exec_for(&spec.agent),
+                        super::process::limits_of(&spec.agent),
+                    ),
                 ))
             }
         };

@@ -113,8 +113,9 @@ fn resolve_cwd(agent: &AgentConfig) -> Result<PathBuf, ProviderError> {
     Ok(dir)
 }
 
-/// The terminal program's command line on the agent's host (issue 49):
-/// itself, or wrapped by the host's transport with a terminal asked for.
+/// The terminal program's command line on the agent's host and under its
+/// limits (issue 49): itself, or wrapped by the host's transport with a
+/// terminal asked for.
 fn on_host(
     agent: &AgentConfig,
     program: &str,
@@ -122,22 +123,17 @@ fn on_host(
     cwd: &std::path::Path,
     env: &std::collections::BTreeMap<String, String>,
 ) -> std::io::Result<crate::exec::Wrapped> {
-    let Some(host) = super::process::exec_for(agent) else {
-        return Ok(crate::exec::Wrapped {
-            program: program.to_owned(),
-            args: args.to_vec(),
-            cwd: Some(cwd.to_owned()),
-            env: env.clone(),
-        });
-    };
-    host.prepare(Some(cwd)).map_err(std::io::Error::other)?;
-    host.wrap(&crate::exec::Inner {
-        program,
-        args,
-        cwd: Some(cwd),
-        env,
-        tty: true,
-    })
+    crate::exec::command_line(
+        super::process::exec_for(agent).as_ref(),
+        &super::process::limits_of(agent),
+        &crate::exec::Inner {
+            program,
+            args,
+            cwd: Some(cwd),
+            env,
+            tty: true,
+        },
+    )
     .map_err(std::io::Error::other)
 }
 

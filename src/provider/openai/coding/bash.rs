@@ -21,7 +21,7 @@ use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 use tokio::sync::mpsc;
 
-use crate::exec::{ExecHost, Inner, Wrapped};
+use crate::exec::{ExecHost, Inner, Resources};
 
 use crate::provider::process::{die_with_parent, register_group, signal_group, unregister_group};
 
@@ -121,7 +121,7 @@ fn subreaper(cmd: &mut Command) {
 /// Runs the command; `live` gets each piece of output as it arrives.
 pub(crate) async fn run(
     cwd: &Path,
-    exec: Option<&ExecHost>,
+    exec: (Option<&ExecHost>, &Resources),
     args: BashArgs,
     live: impl Fn(&str) + Send,
 ) -> Result<String, String> {
@@ -175,34 +175,27 @@ pub(crate) async fn run(
 
 /// bash in its own process group in `cwd`, running `command` under the
 /// wrapper; it dies with hive and its orphans come back to it.
-/// On the agent's host (issue 49), the same bash line wrapped by its
-/// transport: a sandboxed agent's commands run in its box.
+/// On the agent's host and under its limits (issue 49), the same bash
+/// line wrapped: a sandboxed agent's commands run in its box.
 fn spawn(
     cwd: &Path,
     command: &str,
-    exec: Option<&ExecHost>,
+    (host, limits): (Option<&ExecHost>, &Resources),
 ) -> Result<tokio::process::Child, String> {
     let args = ["-c", WRAPPER, "bash", command].map(str::to_owned);
-    let run = match exec {
-        None => Wrapped {
-            program: "bash".into(),
-            args: args.to_vec(),
-            cwd: Some(cwd.to_owned()),
-            env: Default::default(),
+    let env = Default::default();
+    let run = crate::exec::command_line(
+        host,
+        limits,
+        &Inner {
+            program: "bash",
+            args: &args,
+            cwd: Some(cwd),
+            env: &env,
+            tty: false,
         },
-        Some(host) => {
-            let env = Default::default();
-            host.prepare(Some(cwd)).map_err(|e| e.to_string())?;
-            host.wrap(&Inner {
-                program: "bash",
-                args: &args,
-                cwd: Some(cwd),
-                env: &env,
-                tty: false,
-            })
-            .map_err(|e| e.to_string())?
-        }
-    };
+    )
+    .map_err(|e| e.to_string())?;
     let mut cmd = Command::new(&run.program);
     cmd.args(&run.args)
         .envs(&run.env)

@@ -39,8 +39,10 @@ pub(crate) struct CodingTools {
     cwd: PathBuf,
     pub(crate) approvals: Approvals,
     events: EventSink,
-    /// The agent's host: `bash` runs there (issue 49).
+    /// The agent's host: `bash` runs there, under the agent's limits
+    /// (issue 49).
     exec: Option<crate::exec::ExecHost>,
+    limits: crate::exec::Resources,
 }
 
 impl CodingTools {
@@ -51,12 +53,18 @@ impl CodingTools {
             approvals: Approvals::new(mode),
             events,
             exec: None,
+            limits: crate::exec::Resources::default(),
         }
     }
 
-    /// `bash` runs on `exec` (the agent's sandbox or host).
-    pub(crate) fn on_host(mut self, exec: Option<crate::exec::ExecHost>) -> Self {
+    /// `bash` runs on `exec` (the agent's sandbox or host), under `limits`.
+    pub(crate) fn on_host(
+        mut self,
+        exec: Option<crate::exec::ExecHost>,
+        limits: crate::exec::Resources,
+    ) -> Self {
         self.exec = exec;
+        self.limits = limits;
         self
     }
 
@@ -147,7 +155,7 @@ impl CodingTools {
                         },
                     );
                 };
-                bash::run(&self.cwd, self.exec.as_ref(), a, live).await
+                bash::run(&self.cwd, (self.exec.as_ref(), &self.limits), a, live).await
             }
             other => Err(format!("no tool `{other}`")),
         }
