@@ -596,6 +596,7 @@ fn panes_streaming_at_once_reach_a_console_in_shared_batches() {
     lab.hive(&["kill"]);
     let (batches, events, pane_batches) = sent_to_detached(&state);
     let per_batch = pane_batches as f64 / batches as f64;
+    eprintln!("{batches} batches, {events} events, {per_batch:.2} panes a batch");
     assert!(
         per_batch >= 1.3,
         "{batches} batches of {events} events carried {per_batch:.2} panes each"
@@ -638,7 +639,13 @@ fn after_a_claude_turn_ten_idle_seconds_wake_nothing() {
     lab.wait("a", "the answer and the turn's end", |s| {
         s.contains("END-OF-ANSWER") && super::status_line(s).contains("idle")
     });
-    let server = lab.server_pid();
+    let ls = lab.hive(&["ls"]);
+    let server: i32 = ls
+        .lines()
+        .nth(1)
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no server in:\n{ls}"));
     let supervisor = parent_of(server);
     let console = lab.console_pid("a");
     // The turn's last events settle (the sampler's last figures, the
