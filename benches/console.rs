@@ -59,8 +59,6 @@
 mod attach;
 #[path = "console/remote.rs"]
 mod remote;
-#[path = "console/swarm.rs"]
-mod swarm;
 #[path = "../tests/support/openai_server.rs"]
 mod server;
 /// The tests' real sshd, for `remote` (it stops servers as tmux's does).
@@ -68,6 +66,8 @@ mod server;
 mod sshd;
 #[path = "support/mod.rs"]
 mod support;
+#[path = "console/swarm.rs"]
+mod swarm;
 #[path = "../tests/support/tmux.rs"]
 #[allow(dead_code)]
 mod tmux;

@@ -31,9 +31,7 @@ impl App {
         if self.zoom {
             return i == self.focus;
         }
-        self.panes
-            .get(i)
-            .is_some_and(|p| p.window == self.window())
+        self.panes.get(i).is_some_and(|p| p.window == self.window())
     }
 
     /// The panes of window `w`, in order.
@@ -121,6 +119,9 @@ mod tests {
         assert!(!app.shows(10), "beside the zoomed pane");
         assert!(!app.animating());
         app.overlay = super::super::state::Overlay::Overview;
-        assert!(app.shows(0) && app.animating(), "the overview shows them all");
+        assert!(
+            app.shows(0) && app.animating(),
+            "the overview shows them all"
+        );
     }
 }

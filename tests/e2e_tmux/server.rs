@@ -654,8 +654,7 @@ fn after_a_claude_turn_ten_idle_seconds_wake_nothing() {
     let (mut console_woke, mut supervisor_woke) = (0, 0);
     let server_woke = wakeups_during(server, || {
         supervisor_woke = wakeups_during(supervisor, || {
-            console_woke =
-                wakeups_during(console, || std::thread::sleep(Duration::from_secs(10)));
+            console_woke = wakeups_during(console, || std::thread::sleep(Duration::from_secs(10)));
         });
     });
     lab.hive(&["kill"]);
