@@ -42,7 +42,12 @@
 //!    over ssh; then ssh's master connection killed, and the time until
 //!    the console shows it reconnected.
 //!
-//! Run: `cargo bench --bench console [stream|pipe|keypress|memory|attach|remote]`
+//! 6. `swarm` (issue 45 item 4, benches/console/swarm.rs): `PANES` (30)
+//!    panes streaming the reference answer at once, nine to a window: the
+//!    focused pane's display latency, hive's CPU per pane, and keypress →
+//!    frame while the others stream on.
+//!
+//! Run: `cargo bench --bench console [stream|pipe|keypress|memory|attach|remote|swarm]`
 //! (stream, pipe and keypress by default). Environment: `CHARS` (stream,
 //! pipe), `KEYS`, `PANES` (pipe, keypress, memory), `DELTAS`, `SETTLE_MS`,
 //! `WRAP` (memory, stream: its waits are then thirty times longer, and hive
@@ -63,6 +68,8 @@ mod server;
 mod sshd;
 #[path = "support/mod.rs"]
 mod support;
+#[path = "console/swarm.rs"]
+mod swarm;
 #[path = "../tests/support/tmux.rs"]
 #[allow(dead_code)]
 mod tmux;
@@ -75,7 +82,7 @@ use std::time::{Duration, Instant};
 use portable_pty::{Child, CommandBuilder, PtySize, native_pty_system};
 use tui_term::vt100;
 
-use support::{answer, env_or, tree_cpu, tree_cpu_but, tree_max_mb};
+use support::{answer, env_or, tree_cpu, tree_cpu_but, tree_max_mb, tree_switches_but};
 
 const CHUNK: usize = 27;
 const EVERY: Duration = Duration::from_millis(5);
@@ -456,6 +463,7 @@ fn stream(cols: u16, rows: u16, chars: usize, agent: Agent, panes: usize) -> [f6
     let cpu_now = || tree_cpu_but(pid, marker);
     let rss0 = tree_max_mb(hive.pid, "VmRSS:");
     let cpu0 = cpu_now();
+    let woke0 = tree_switches_but(pid, marker);
     let (bytes0, frames0) = (hive.bytes, hive.frames);
     // The other panes first, each focused in turn; the first pane last,
     // keeping the focus.
@@ -467,6 +475,7 @@ fn stream(cols: u16, rows: u16, chars: usize, agent: Agent, panes: usize) -> [f6
     }
     let shown = watch_headings(&mut hive, &headings, panes);
     let cpu = cpu_now() - cpu0;
+    let woke = tree_switches_but(pid, marker).saturating_sub(woke0);
     let bytes = hive.bytes - bytes0;
     let frames = hive.frames - frames0;
     let hwm = tree_max_mb(hive.pid, "VmHWM:");
@@ -488,7 +497,7 @@ fn stream(cols: u16, rows: u16, chars: usize, agent: Agent, panes: usize) -> [f6
          cpu {cpu:.3} s ({:.3} s per 100k chars), terminal {:.2} bytes per char, \
          rss peak {hwm:.1} MB (+{:.1} MB per MB of text), \
          latency p50 {:.1} ms p99 {:.1} ms max {:.1} ms ({} of {} headings seen), \
-         {frames} frames",
+         {frames} frames, hive's threads switched {woke} times",
         match agent {
             Agent::Openai => "openai",
             Agent::Pipe => "claude (fake, over a pipe)",
@@ -540,6 +549,25 @@ fn keypress(cols: u16, rows: u16, panes: usize, keys: usize) -> [f64; 2] {
 
     let cpu0 = tree_cpu(hive.pid);
     let wall0 = Instant::now();
+    let (lat, missed) = type_keys(&mut hive, keys);
+    let cpu = tree_cpu(hive.pid) - cpu0;
+    let wall = wall0.elapsed().as_secs_f64();
+    println!(
+        "keypress → frame ({panes} panes streaming, {cols}x{rows}, {} keys, {missed} not shown within 2 s): \
+         p50 {:.1} ms  p99 {:.1} ms  max {:.1} ms; hive cpu {cpu:.2} s over {wall:.1} s ({:.0} %)",
+        lat.len(),
+        ms(percentile(&lat, 0.5)),
+        ms(percentile(&lat, 0.99)),
+        ms(lat.last().copied().unwrap_or_default()),
+        cpu / wall * 100.0,
+    );
+    [ms(percentile(&lat, 0.5)), ms(percentile(&lat, 0.99))]
+}
+
+/// Types `keys` keys into the focused pane's composer, one every 120 ms;
+/// the time from writing each to the first output after which the screen
+/// shows it (sorted), and how many never showed within 2 s.
+fn type_keys(hive: &mut Console, keys: usize) -> (Vec<Duration>, usize) {
     let mut lat = Vec::with_capacity(keys);
     let mut missed = 0;
     // An unmeasured marker that is in no answer, then measured letters;
@@ -565,19 +593,8 @@ fn keypress(cols: u16, rows: u16, panes: usize, keys: usize) -> [f64; 2] {
         }
         std::thread::sleep(Duration::from_millis(120));
     }
-    let cpu = tree_cpu(hive.pid) - cpu0;
-    let wall = wall0.elapsed().as_secs_f64();
     lat.sort();
-    println!(
-        "keypress → frame ({panes} panes streaming, {cols}x{rows}, {} keys, {missed} not shown within 2 s): \
-         p50 {:.1} ms  p99 {:.1} ms  max {:.1} ms; hive cpu {cpu:.2} s over {wall:.1} s ({:.0} %)",
-        lat.len(),
-        ms(percentile(&lat, 0.5)),
-        ms(percentile(&lat, 0.99)),
-        ms(lat.last().copied().unwrap_or_default()),
-        cpu / wall * 100.0,
-    );
-    [ms(percentile(&lat, 0.5)), ms(percentile(&lat, 0.99))]
+    (lat, missed)
 }
 
 /// Starts the first `panes` panes one after another: focus
@@ -673,7 +690,7 @@ fn main() {
         .filter(|a| !a.starts_with('-'))
         .collect();
     let wants = |name: &str| {
-        (only.is_empty() && !["memory", "attach", "remote"].contains(&name))
+        (only.is_empty() && !["memory", "attach", "remote", "swarm"].contains(&name))
             || only.iter().any(|o| o == name)
     };
     let (cols, rows): (u16, u16) = (env_or("COLS", 160), env_or("ROWS", 48));
@@ -750,6 +767,13 @@ fn main() {
                 m(3),
                 m(5)
             );
+        }
+    }
+    if wants("swarm") {
+        let (panes, keys): (usize, usize) = (env_or("PANES", 30), env_or("KEYS", 60));
+        let chars: usize = env_or("CHARS", 108_438);
+        for _ in 0..runs {
+            swarm::swarm(cols, rows, panes, chars, keys);
         }
     }
     if wants("keypress") {

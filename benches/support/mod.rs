@@ -113,3 +113,33 @@ pub fn tree_max_mb(root: u32, field: &str) -> f64 {
         .map(|p| status_mb(p, field))
         .fold(0.0, f64::max)
 }
+
+/// Context switches (voluntary and not) of every thread now alive in
+/// `root`'s process tree, but the processes whose command line holds
+/// `but`: how often hive's processes woke (a thread that ended is left
+/// out, so read it while they all run).
+pub fn tree_switches_but(root: u32, but: Option<&str>) -> u64 {
+    tree(root)
+        .into_iter()
+        .filter(|p| {
+            but.is_none_or(|b| {
+                let cmdline = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+                !String::from_utf8_lossy(&cmdline).contains(b)
+            })
+        })
+        .flat_map(|p| {
+            std::fs::read_dir(format!("/proc/{p}/task"))
+                .into_iter()
+                .flatten()
+                .flatten()
+        })
+        .filter_map(|t| std::fs::read_to_string(t.path().join("status")).ok())
+        .map(|status| {
+            status
+                .lines()
+                .filter(|l| l.contains("ctxt_switches:"))
+                .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+                .sum::<u64>()
+        })
+        .sum()
+}

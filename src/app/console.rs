@@ -411,7 +411,11 @@ const NOTICE_FOR: Duration = Duration::from_secs(4);
 /// One runner event from the server: it paces the next frame, then the app
 /// applies it.
 fn apply_update(app: &mut App, update: PaneUpdate, pace: &mut pace::Pace) {
-    pace.update(&update, app.focus, app.now);
+    if app.shows(update.pane) {
+        pace.update(&update, app.focus, app.now);
+    } else {
+        pace.unseen(&update, app.now);
+    }
     app.apply(update);
 }
 

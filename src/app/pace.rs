@@ -72,6 +72,21 @@ impl Pace {
         self.want((now + wait).max(self.last + self.interval));
     }
 
+    /// A runner update for a pane nothing on screen draws (a window out
+    /// of view, or beside the zoomed pane): its streaming text changes no
+    /// cell, not even its tab's mark (a running turn's text is not news
+    /// until it ends), so it asks for no frame; anything else may change
+    /// the tab bar and draws as a background pane's would. Twenty-one
+    /// streaming panes in three hidden windows kept the console drawing
+    /// the shown window at the background rate (issue 45 item 3).
+    pub fn unseen(&mut self, u: &PaneUpdate, now: Instant) {
+        match &u.event {
+            PaneEvent::Live(_) => {}
+            PaneEvent::Upsert(x) if !x.is_closed() => {}
+            _ => self.update(u, usize::MAX, now),
+        }
+    }
+
     fn want(&mut self, at: Instant) {
         self.due = Some(self.due.map_or(at, |d| d.min(at)));
     }
@@ -168,6 +183,25 @@ mod tests {
         let mut pace = Pace::new(&parse(0), t0);
         pace.update(&update(0, UpsertStatus::Update, false), 0, t0);
         assert!(pace.ready(t0));
+    }
+
+    #[test]
+    fn streaming_in_a_pane_out_of_view_draws_nothing() {
+        let config = config("[ui]\ndisplay_latency_ms = 50\n");
+        let t0 = Instant::now();
+        let mut pace = Pace::new(&config, t0);
+        pace.unseen(&update(1, UpsertStatus::Update, true), t0);
+        pace.unseen(&update(1, UpsertStatus::Update, false), t0);
+        assert_eq!(pace.due(), None, "no cell shows that text");
+        pace.unseen(&update(1, UpsertStatus::Complete, false), t0);
+        assert!(pace.due().is_some(), "a finished item may mark its tab");
+        let mut state = Pace::new(&config, t0);
+        let busy = PaneUpdate {
+            pane: 1,
+            event: PaneEvent::State(crate::protocol::pane::TurnState::Idle),
+        };
+        state.unseen(&busy, t0);
+        assert!(state.ready(t0), "a state change marks the tab at once");
     }
 
     #[test]

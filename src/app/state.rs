@@ -215,9 +215,15 @@ impl App {
         self.panes.iter().filter(|p| p.is_busy()).count()
     }
 
-    /// True while something on screen moves (spinners), so the loop ticks.
+    /// True while something on screen moves (spinners), so the loop ticks:
+    /// a busy pane that is drawn. A busy pane in a window out of view shows
+    /// a still `…` on its tab; it kept the loop ticking ten times a second
+    /// for nothing (issue 45).
     pub(crate) fn animating(&self) -> bool {
-        self.panes.iter().any(|p| p.is_busy())
+        self.panes
+            .iter()
+            .enumerate()
+            .any(|(i, p)| p.is_busy() && self.shows(i))
     }
 
     pub(crate) fn toggle_full_view(&mut self) {

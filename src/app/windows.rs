@@ -21,6 +21,19 @@ impl App {
         self.focused().map_or(1, |p| p.window)
     }
 
+    /// Whether anything on screen draws pane `i` itself: it is in the
+    /// window shown (the zoomed pane alone when zoomed), or an overlay is
+    /// up (the overview, search and inbox show every pane's news).
+    pub(crate) fn shows(&self, i: usize) -> bool {
+        if self.overlay != super::state::Overlay::None {
+            return true;
+        }
+        if self.zoom {
+            return i == self.focus;
+        }
+        self.panes.get(i).is_some_and(|p| p.window == self.window())
+    }
+
     /// The panes of window `w`, in order.
     pub fn panes_in(&self, w: usize) -> Vec<usize> {
         (0..self.panes.len())
@@ -65,5 +78,50 @@ impl App {
         if let Some(i) = remembered.or_else(|| self.panes_in(to).first().copied()) {
             self.set_focus(i);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{Config, ConfigSource};
+    use crate::protocol::pane::{PaneEvent, PaneUpdate, TurnState};
+
+    /// Twelve panes, nine in window 1 and three in window 2; pane 10
+    /// (window 2) is busy.
+    fn app() -> super::App {
+        let text: String = (0..12)
+            .map(|i| format!("[[agent]]\nid = \"a{i}\"\nprovider = \"script\"\n\n"))
+            .collect();
+        let config = Config::parse(&text, ConfigSource::Builtin).unwrap_or_else(|e| panic!("{e}"));
+        let (mut app, _) = crate::app::build_app(&config);
+        for (i, p) in app.panes.iter_mut().enumerate() {
+            p.window = 1 + i / 9;
+        }
+        app.apply(PaneUpdate {
+            pane: 10,
+            event: PaneEvent::State(TurnState::Streaming),
+        });
+        app
+    }
+
+    /// A busy pane out of view turns no spinner (the console drew ten
+    /// frames a second for it); shown, or zoomed on, it does.
+    #[test]
+    fn only_a_busy_pane_on_screen_animates() {
+        let mut app = app();
+        assert!(app.panes[10].is_busy());
+        assert!(!app.shows(10) && app.shows(0));
+        assert!(!app.animating(), "window 2's spinner is not on screen");
+        app.set_focus(9);
+        assert!(app.shows(10) && !app.shows(0));
+        assert!(app.animating());
+        app.zoom = true;
+        assert!(!app.shows(10), "beside the zoomed pane");
+        assert!(!app.animating());
+        app.overlay = super::super::state::Overlay::Overview;
+        assert!(
+            app.shows(0) && app.animating(),
+            "the overview shows them all"
+        );
     }
 }

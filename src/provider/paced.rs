@@ -13,16 +13,19 @@
 //! (`RunnerOptions::live_every`), so reading faster than that buys nothing.
 //! [`AgentStdout`] reads what there is, and after a read that drained the
 //! pipe it leaves the pipe alone (out of the epoll set, so the agent's
-//! writes wake nobody) until one tick after that read; then it reads
-//! everything written meanwhile in one go. A pipe that is empty at that
-//! point goes back into the epoll set and the next line is read the moment
-//! it comes. So a line waits at most one tick in the pipe, a quiet agent's
-//! first line not at all, and a streaming agent costs one wake-up per tick
-//! instead of one per line. A read that fills the whole buffer is not
-//! paced, and the pipe is grown to hold 1 MiB during a rest: an agent
-//! writing a fast answer or a long tool output is read as fast as it
-//! writes. The runner shows each such burst at once
-//! (`EventReceiver::paced`).
+//! writes wake nobody) until the next tick of a grid every pane's reader
+//! shares (`timer::next_tick`), at least a quarter tick after that read;
+//! then it reads everything written meanwhile in one go. A pipe that is
+//! empty at that point goes back into the epoll set and the next line is
+//! read the moment it comes. So a line waits at most a tick and a quarter
+//! in the pipe, a quiet agent's first line not at all, and a streaming
+//! agent costs one wake-up per tick instead of one per line; panes
+//! streaming at once are read in the same wake-up, so the server sends
+//! each console one frame a tick for all of them (issue 45 item 2). A read
+//! that fills the whole buffer is not paced, and the pipe is grown to hold
+//! 1 MiB during a rest: an agent writing a fast answer or a long tool
+//! output is read as fast as it writes. The runner shows each such burst
+//! at once (`EventReceiver::paced`).
 //!
 //! An HTTP body of server-sent events (the `openai` provider) is not paced:
 //! hyper decodes one HTTP chunk per turn of its connection task, so a
@@ -171,8 +174,11 @@ impl AsyncRead for AgentStdout {
             && n > 0
             && n < room
         {
-            // Drained: what the agent writes next waits for one read a tick on.
-            this.rest_until = Some(Instant::now() + pace);
+            // Drained: what the agent writes next waits for the next read,
+            // on the tick every pane's reader shares (`timer::next_tick`):
+            // panes streaming at once are read, and shown, together. The
+            // rest is at least a quarter tick, at most a tick and a quarter.
+            this.rest_until = Some(crate::timer::next_tick(Instant::now() + pace / 4, pace));
         }
         Poll::Ready(Ok(()))
     }

@@ -142,3 +142,26 @@ async fn a_paced_pipe_holds_a_megabyte_between_reads() {
     let _out = AgentStdout::from_fd(r.into(), Some(ReadPace::new(LONG))).expect("agent stdout");
     assert_eq!(size(), super::PIPE_SIZE);
 }
+
+/// Issue 45 item 2: two panes' pipes drained at different moments of a
+/// tick rest until the same instant, so their next reads (and what their
+/// runners send every console) come in one wake-up; before, each rested a
+/// whole tick from its own read, and thirty streaming panes woke the
+/// server thirty times a tick.
+#[tokio::test]
+async fn pipes_drained_within_one_tick_are_read_again_together() {
+    let (mut a, mut wa) = pipe(Some(LONG));
+    let (mut b, mut wb) = pipe(Some(LONG));
+    let mut buf = [0u8; 64];
+    wa.write_all(b"a\n").unwrap();
+    assert_eq!(read(&mut a, &mut buf).await, Some(2));
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    wb.write_all(b"b\n").unwrap();
+    assert_eq!(read(&mut b, &mut buf).await, Some(2));
+    let (Some(at_a), Some(at_b)) = (a.rest_until, b.rest_until) else {
+        panic!("both drained their pipe and rest");
+    };
+    assert_eq!(at_a, at_b, "the two rests end apart");
+    let now = tokio::time::Instant::now();
+    assert!(at_a > now + LONG / 4 - Duration::from_secs(1) && at_a <= now + LONG + LONG / 4);
+}

@@ -406,12 +406,14 @@ impl Runner {
     }
 
     /// Arms the live tail when the processor holds text nobody has seen.
-    /// Text read as it comes shows a tick later (so a tick's deltas share
-    /// a frame). A paced reader's text has already waited up to a tick in
-    /// the pipe: it shows at once (after the burst it came in), unless the
-    /// last live tail went out less than a tick ago. The quarter tick of
-    /// slack lets a burst read a tick after the last, and handled a hair
-    /// sooner than the last one was, show without a timer of its own.
+    /// Text read as it comes shows on the next tick of the grid every
+    /// runner shares, a quarter to a tick and a quarter later (so a tick's
+    /// deltas, and all panes' tails, share a frame). A paced reader's text
+    /// has already waited up to a tick in the pipe: it shows at once (after
+    /// the burst it came in), unless the last live tail went out less than
+    /// a tick ago. The quarter tick of slack lets a burst read a tick after
+    /// the last, and handled a hair sooner than the last one was, show
+    /// without a timer of its own.
     fn schedule_live(&mut self) {
         if let Some(every) = self.live_every()
             && self.live_at.is_none()
@@ -422,7 +424,9 @@ impl Runner {
             self.live_at = Some(match self.live_sent {
                 Some(last) if paced => (last + every - every / 4).max(now),
                 None if paced => now,
-                _ => now + every,
+                // On the tick all panes share (`timer::next_tick`): panes
+                // streaming at once send their tails in one wake-up.
+                _ => timer::next_tick(now + every / 4, every),
             });
         }
     }

@@ -58,6 +58,20 @@ pub(crate) struct Link {
     pub(crate) focus: Option<usize>,
     /// Who it says it is (`ClientMsg::Identify`; src/server/seen.rs).
     pub(crate) who: Option<String>,
+    /// What it was sent of the runners' events, for the log line of its
+    /// leaving (how many events share a batch; issue 45 item 2).
+    pub(crate) sent: Sent,
+}
+
+/// Runner events sent to one client: in how many batches (one a turn of
+/// the server's loop that had any for it), and from how many panes.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Sent {
+    pub(crate) batches: u64,
+    pub(crate) events: u64,
+    /// The panes of each batch, summed: over `batches`, how many panes a
+    /// batch carried on average.
+    pub(crate) pane_batches: u64,
 }
 
 impl Link {
@@ -179,6 +193,9 @@ impl Clients {
             if events.is_empty() {
                 continue;
             }
+            link.sent.batches += 1;
+            link.sent.events += events.len() as u64;
+            link.sent.pane_batches += panes_in(&events);
             for bytes in frames_of(events) {
                 link.queue(bytes);
             }
@@ -254,6 +271,14 @@ impl Clients {
 /// `MAX_FRAME`: a burst of long tool outputs must still fit).
 const BATCH_FRAME: usize = 4 << 20;
 
+/// How many panes a batch of events is from.
+fn panes_in(events: &[PaneWire]) -> u64 {
+    let mut panes: Vec<usize> = events.iter().map(|e| e.pane).collect();
+    panes.sort_unstable();
+    panes.dedup();
+    panes.len() as u64
+}
+
 /// `events` as `ServerMsg::Events` frames: one, unless it would pass
 /// [`BATCH_FRAME`], then halves of it (rare: only bursts of large events
 /// are encoded twice).
@@ -321,6 +346,7 @@ async fn serve(
         attached: false,
         focus: None,
         who: None,
+        sent: Sent::default(),
     };
     if events.send(ClientEvent::Joined(link)).is_err() {
         return Ok("the server is stopping".into());

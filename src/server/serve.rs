@@ -220,6 +220,12 @@ impl Server {
             tokio::select! {
                 Some(update) = self.updates.recv() => {
                     self.on_update(update);
+                    // The other runners woken by the same tick (their pipes
+                    // are read on one grid, `timer::next_tick`) run first: a
+                    // yield waits until the worker has nothing else to run.
+                    // Their events then leave with this one, one frame per
+                    // client a tick, not one per pane (issue 45 item 2).
+                    tokio::task::yield_now().await;
                     while let Ok(more) = self.updates.try_recv() {
                         self.on_update(more);
                     }
@@ -452,7 +458,14 @@ impl Server {
         let Some(link) = self.clients.remove(id) else {
             return;
         };
-        tracing::info!(client = id, "client left: {why}");
+        let sent = link.sent;
+        tracing::info!(
+            client = id,
+            batches = sent.batches,
+            events = sent.events,
+            pane_batches = sent.pane_batches,
+            "client left: {why}"
+        );
         self.saw_until_now(&link);
         self.views.forget(id);
         for (slot, resize) in self.sizes.forget(id) {

@@ -523,3 +523,144 @@ fn eighteen_idle_terminal_panes_do_not_wake_the_server_or_the_console() {
         "(server, console) woke in 5 idle seconds"
     );
 }
+
+/// The `key=value` fields of the server's log line for a console that
+/// left by detaching: how many batches of runner events it was sent, and
+/// from how many panes each (`Sent`, src/server/clients.rs).
+fn sent_to_detached(state: &Path) -> (u64, u64, u64) {
+    // The log's writer thread may be a moment behind.
+    let start = Instant::now();
+    let line = loop {
+        let log = std::fs::read_to_string(state.join("hive.log")).unwrap_or_default();
+        let line = log
+            .lines()
+            .rev()
+            .find(|l| l.contains("client left: detached"))
+            .map(str::to_owned);
+        match line {
+            Some(line) => break line,
+            None if start.elapsed() < Duration::from_secs(10) => {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            None => panic!("no detach in the log:\n{log}"),
+        }
+    };
+    let field = |name: &str| -> u64 {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(name)?.strip_prefix('=')?.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in {line}"))
+    };
+    (field("batches"), field("events"), field("pane_batches"))
+}
+
+/// Issue 45 item 2: four Claude panes streaming at once are read on one
+/// tick (`timer::next_tick`) and the server's loop sends a console what
+/// they all said in one batch. The focused pane shows every live tick, the
+/// three others every fourth: on one grid a streaming batch carries 1.75
+/// panes on average (a little less with the turns' other events); read
+/// each on its own clock (before), about one.
+#[test]
+fn panes_streaming_at_once_reach_a_console_in_shared_batches() {
+    let Some(bin) = super::hive_bin() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let answer: String = (0..800)
+        .map(|i| format!("line {i:03} of four answers streaming at once\n"))
+        .chain(["END-OF-ANSWER".to_owned()])
+        .collect();
+    let text = dir.path().join("answer.txt");
+    std::fs::write(&text, &answer).unwrap();
+    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake/fake_claude.py");
+    let panes: String = (1..=4)
+        .map(|i| {
+            format!(
+                "[[agent]]\nid = \"c{i}\"\nname = \"Stream{i}\"\nprovider = \"claude\"\n\
+                 command = [\"python3\", \"{}\"]\n[agent.env]\n\
+                 FAKE_CLAUDE_TEXT_FILE = \"{}\"\nFAKE_CLAUDE_CHUNK = \"27\"\n\n",
+                fake.display(),
+                text.display(),
+            )
+        })
+        .collect();
+    std::fs::write(dir.path().join("hive.toml"), panes).unwrap();
+    let state = dir.path().join("hive_state_dir");
+    let lab = Lab::running_in(&bin, "", dir);
+    lab.wait("a", "the panes", |s| s.contains("Stream4"));
+    for i in 1..=4 {
+        lab.hive(&["ctl", "send", &format!("c{i}"), "go"]);
+    }
+    lab.wait("a", "every answer's end", |s| {
+        s.matches("END-OF-ANSWER").count() == 4
+    });
+    lab.keys("a", &["C-b", "d"]);
+    lab.wait("a", "the console detached", |s| s.contains("HIVE-EXIT=0"));
+    lab.hive(&["kill"]);
+    let (batches, events, pane_batches) = sent_to_detached(&state);
+    let per_batch = pane_batches as f64 / batches as f64;
+    eprintln!("{batches} batches, {events} events, {per_batch:.2} panes a batch");
+    assert!(
+        per_batch >= 1.3,
+        "{batches} batches of {events} events carried {per_batch:.2} panes each"
+    );
+}
+
+/// The parent of `pid` (for the server: its supervisor).
+fn parent_of(pid: i32) -> i32 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
+    let rest = &stat[stat.rfind(')').expect("comm") + 1..];
+    rest.split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .expect("ppid")
+}
+
+/// Issue 45 item 1: once a Claude pane's turn has ended (its agent still
+/// running, its process sampled during the turn, its history recorded),
+/// nothing wakes the server, its supervisor or the console for ten idle
+/// seconds: no poll, no sampler, no checkpoint, no status timer.
+#[test]
+fn after_a_claude_turn_ten_idle_seconds_wake_nothing() {
+    let Some(bin) = super::hive_bin() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake/fake_claude.py");
+    std::fs::write(dir.path().join("answer.txt"), "an answer\n\nEND-OF-ANSWER").unwrap();
+    std::fs::write(
+        dir.path().join("hive.toml"),
+        format!(
+            "[[agent]]\nid = \"cc\"\nname = \"Quiet\"\nprovider = \"claude\"\n\
+             command = [\"python3\", \"{}\"]\n[agent.env]\nFAKE_CLAUDE_TEXT_FILE = \"{}\"\n",
+            fake.display(),
+            dir.path().join("answer.txt").display(),
+        ),
+    )
+    .unwrap();
+    let lab = Lab::running_in(&bin, "", dir);
+    lab.wait("a", "the pane", |s| s.contains("Message Quiet"));
+    lab.hive(&["ctl", "send", "cc", "go"]);
+    lab.wait("a", "the answer and the turn's end", |s| {
+        s.contains("END-OF-ANSWER") && super::status_line(s).contains("idle")
+    });
+    let ls = lab.hive(&["ls"]);
+    let server: i32 = ls
+        .lines()
+        .nth(1)
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no server in:\n{ls}"));
+    let supervisor = parent_of(server);
+    let console = lab.console_pid("a");
+    // The turn's last events settle (the sampler's last figures, the
+    // recorder's last write, a notice leaving the status line).
+    std::thread::sleep(Duration::from_secs(6));
+    let (mut console_woke, mut supervisor_woke) = (0, 0);
+    let server_woke = wakeups_during(server, || {
+        supervisor_woke = wakeups_during(supervisor, || {
+            console_woke = wakeups_during(console, || std::thread::sleep(Duration::from_secs(10)));
+        });
+    });
+    lab.hive(&["kill"]);
+    assert_eq!(
+        (server_woke, supervisor_woke, console_woke),
+        (0, 0, 0),
+        "(server, supervisor, console) woke in 10 idle seconds"
+    );
+}
