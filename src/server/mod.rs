@@ -32,10 +32,12 @@ mod notifier;
 mod pane;
 mod panes;
 mod seen;
+mod screens;
 mod serve;
 mod sizes;
 mod starter;
 mod teams;
+mod viewers;
 mod views;
 mod worktrees;
 

@@ -290,7 +290,7 @@ impl Server {
                     };
                     // After the events before it.
                     self.send_events();
-                    self.clients.events(&[update], Some(id));
+                    self.clients.events(&[update], self.seq, Some(id));
                 }
                 return;
             }
@@ -338,7 +338,7 @@ impl Server {
         let views = &self.views;
         let slots = &self.outbox_slots;
         self.clients
-            .events_to(&events, |id, i| match events.get(i).map(|u| &u.event) {
+            .events_to(&events, self.seq, |id, i| match events.get(i).map(|u| &u.event) {
                 Some(PaneEvent::Terminal(screen)) => slots
                     .get(i)
                     .is_some_and(|&slot| views.wants(id, slot, screen)),
@@ -399,6 +399,9 @@ impl Server {
             Ok(verb) => return self.console_request(id, verb),
             Err(msg) => msg,
         };
+        if self.viewer_refused(id, &msg) {
+            return None;
+        }
         match msg {
             ClientMsg::Attach | ClientMsg::Resync => {
                 let first = self.clients.count() == 0;
@@ -437,7 +440,13 @@ impl Server {
             ClientMsg::Resume { pane, session } => self.resume(id, pane, session),
             ClientMsg::Forge { pane, ask } => self.console_forge(id, pane, ask),
             ClientMsg::Identify(who) => self.identify(id, &who),
-            ClientMsg::Dismiss { pane, kind, what } => self.dismiss(id, pane, kind, what),
+            ClientMsg::Dismiss {
+                pane,
+                kind,
+                what,
+                up_to,
+            } => self.dismiss(id, pane, kind, what, up_to),
+            ClientMsg::ReadOnly => self.only_looks(id),
             // Requests: through the door above.
             ClientMsg::Command { .. } | ClientMsg::Edit(_) | ClientMsg::Stop => {}
         }
