@@ -108,7 +108,7 @@ mod tests {
         let said = app.status.as_ref().map(|(s, _)| s.as_str());
         assert_eq!(
             said,
-            Some("read-only console (hive attach --read-only): it may not answer an approval")
+            Some("read-only: may not answer an approval")
         );
     }
 }

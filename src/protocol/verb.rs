@@ -339,7 +339,7 @@ fn viewer_may(verb: &Verb) -> Result<(), Refused> {
 /// the verb in a word), the same words from the server and from the
 /// console's own keys.
 pub fn read_only_refusal(what: &str) -> String {
-    format!("read-only console (hive attach --read-only): it may not {what}")
+    format!("read-only: may not {what}")
 }
 
 /// A paired browser looks at panes and (`Full`) answers, sends, queues,
@@ -608,7 +608,7 @@ mod tests {
         });
         assert_eq!(
             refused(answer),
-            "read-only console (hive attach --read-only): it may not answer an approval"
+            "read-only: may not answer an approval"
         );
         let send = keys(RunnerCommand::Submit {
             text: "hi".into(),
