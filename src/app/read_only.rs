@@ -38,9 +38,9 @@ impl App {
         let refused = self.outbox.drain_where(|c| changes(c).is_some());
         let said = refused
             .iter()
+            .rev()
             .filter_map(changes)
-            .filter(|what| *what != QUIET)
-            .last();
+            .find(|what| *what != QUIET);
         if let Some(what) = said {
             self.set_status(read_only_refusal(what));
         }
@@ -98,7 +98,8 @@ mod tests {
                 by: Decider::Console,
             },
         );
-        app.outbox.runner(0, RunnerCommand::Resize { cols: 80, rows: 24 });
+        app.outbox
+            .runner(0, RunnerCommand::Resize { cols: 80, rows: 24 });
         app.outbox.git(WorktreeRequest::CheckOverlaps);
         app.hold_back_changes();
         let left: Vec<_> = app.outbox.runner_commands();
@@ -106,9 +107,6 @@ mod tests {
         assert!(matches!(left[0].1, RunnerCommand::TermView { .. }));
         assert_eq!(app.outbox.git_requests().len(), 1);
         let said = app.status.as_ref().map(|(s, _)| s.as_str());
-        assert_eq!(
-            said,
-            Some("read-only: may not answer an approval")
-        );
+        assert_eq!(said, Some("read-only: may not answer an approval"));
     }
 }

@@ -340,7 +340,9 @@ impl OpsHost {
         let target = target(panes, caller, agent, true)?;
         let runner = runner(runners, target)?;
         let (chain, header) = match caller {
-            Caller::Cli | Caller::Console { .. } | Caller::Device { .. } => (Vec::new(), String::new()),
+            Caller::Cli | Caller::Console { .. } | Caller::Device { .. } => {
+                (Vec::new(), String::new())
+            }
             Caller::Agent(id) => self.chain_from(panes, id, agent)?,
         };
         self.next += 1;

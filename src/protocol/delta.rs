@@ -328,9 +328,12 @@ mod tests {
             upsert,
             base: 1 << 30,
         };
-        encode(&ServerMsg::Events(vec![PaneWire { pane: 0, event }], Some(1 << 30)))
-            .expect("encodes")
-            .len()
+        encode(&ServerMsg::Events(
+            vec![PaneWire { pane: 0, event }],
+            Some(1 << 30),
+        ))
+        .expect("encodes")
+        .len()
     }
 
     #[test]

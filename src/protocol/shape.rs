@@ -29,8 +29,7 @@ use super::{ClientMsg, Hello, PROTOCOL_VERSION, PaneWire, ServerMsg};
 
 const CLIENT_VARIANTS: &[&str] = &[
     "Attach", "Command", "Focus", "Draft", "Resync", "Edit", "Detach", "Stop", "Worktree", "Files",
-    "Sessions", "Mute", "Resume", "Forge", "Identify", "Dismiss",
-    "ReadOnly",
+    "Sessions", "Mute", "Resume", "Forge", "Identify", "Dismiss", "ReadOnly",
 ];
 
 fn client_variant(m: &ClientMsg) -> &'static str {

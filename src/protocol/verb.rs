@@ -563,9 +563,7 @@ mod tests {
         assert!(viewer.may(&answer).unwrap_err().0.contains("read-only"));
         assert!(viewer.may(&send).is_err());
         // Neither pairs devices, edits the layout or stops the server.
-        let pair = Verb::Web(WebVerb::Pair {
-            role: Role::Full,
-        });
+        let pair = Verb::Web(WebVerb::Pair { role: Role::Full });
         for v in [pair, Verb::Stop, Verb::New(NewPane::default())] {
             assert!(full.may(&v).unwrap_err().0.contains("terminal"), "{v:?}");
             assert!(viewer.may(&v).is_err());
@@ -606,17 +604,18 @@ mod tests {
             decision: PermissionDecision::AllowOnce,
             by: Decider::Console,
         });
-        assert_eq!(
-            refused(answer),
-            "read-only: may not answer an approval"
-        );
+        assert_eq!(refused(answer), "read-only: may not answer an approval");
         let send = keys(RunnerCommand::Submit {
             text: "hi".into(),
             mode: SubmitMode::Auto,
         });
         assert!(refused(send).ends_with("may not send"));
-        assert!(refused(keys(RunnerCommand::Input(b"ls\r".to_vec()))).ends_with("type into a pane"));
-        assert!(refused(keys(RunnerCommand::Resize { cols: 80, rows: 24 })).ends_with("size a pane"));
+        assert!(
+            refused(keys(RunnerCommand::Input(b"ls\r".to_vec()))).ends_with("type into a pane")
+        );
+        assert!(
+            refused(keys(RunnerCommand::Resize { cols: 80, rows: 24 })).ends_with("size a pane")
+        );
         for v in [
             Verb::Stop,
             Verb::New(NewPane::default()),

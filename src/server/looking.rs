@@ -71,7 +71,8 @@ impl Server {
         };
         let who = key(link.who.as_deref(), id);
         let what: String = what.chars().take(MAX_WHAT).collect();
-        self.memory.dismiss(&who, slot, kind, what, up_to.min(self.seq));
+        self.memory
+            .dismiss(&who, slot, kind, what, up_to.min(self.seq));
     }
 
     /// What client `id`'s console saw and dismissed.

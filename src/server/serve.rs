@@ -337,13 +337,14 @@ impl Server {
         let events = std::mem::take(&mut self.outbox);
         let views = &self.views;
         let slots = &self.outbox_slots;
-        self.clients
-            .events_to(&events, self.seq, |id, i| match events.get(i).map(|u| &u.event) {
+        self.clients.events_to(&events, self.seq, |id, i| {
+            match events.get(i).map(|u| &u.event) {
                 Some(PaneEvent::Terminal(screen)) => slots
                     .get(i)
                     .is_some_and(|&slot| views.wants(id, slot, screen)),
                 _ => true,
-            });
+            }
+        });
         // The buffers are kept for the next batch (their memory only).
         self.outbox = events;
         self.outbox.clear();

@@ -317,7 +317,9 @@ fn a_dismissal_does_not_take_an_entry_still_on_its_way() {
     lab.t.cmd(&args);
     lab.wait("r", "the second turn's entry", |s| s.contains("1 waiting"));
     lab.keys("r", &["M-i"]);
-    lab.wait("r", "the entry in the inbox", |s| s.contains("turn finished"));
+    lab.wait("r", "the entry in the inbox", |s| {
+        s.contains("turn finished")
+    });
     lab.hive(&["kill"]);
 }
 

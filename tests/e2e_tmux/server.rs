@@ -541,7 +541,9 @@ fn eighteen_idle_terminal_panes_do_not_wake_the_server_or_the_console() {
 fn a_read_only_console_looks_and_changes_nothing() {
     let Some(bin) = super::hive_bin() else { return };
     let lab = Lab::start(&bin);
-    lab.wait("a", "the user's console", |s| s.contains("Message Architect"));
+    lab.wait("a", "the user's console", |s| {
+        s.contains("Message Architect")
+    });
     // Wide enough for the status bar's refusals beside a card's count.
     lab.attach_with("v", "--read-only", 140);
     lab.wait("v", "the read-only console", |s| {
@@ -554,21 +556,28 @@ fn a_read_only_console_looks_and_changes_nothing() {
         s.contains("Streaming slowly") && !s.contains(END)
     });
     lab.wait("v", "the whole answer in the viewer", |s| s.contains(END));
-    lab.wait("a", "the turn's end", |s| super::status_line(s).contains("idle"));
+    lab.wait("a", "the turn's end", |s| {
+        super::status_line(s).contains("idle")
+    });
     // Its keys send nothing.
     lab.type_text("v", "typed by the viewer");
     lab.keys("v", &["Enter"]);
     let s = lab.wait("v", "the refusal", |s| {
         s.contains("read-only: may not send")
     });
-    assert!(!s.contains("typed by the viewer"), "typed into the composer:\n{s}");
+    assert!(
+        !s.contains("typed by the viewer"),
+        "typed into the composer:\n{s}"
+    );
     std::thread::sleep(Duration::from_millis(500));
     let s = lab.screen("a");
     assert!(!s.contains("typed by the viewer"), "reached the pane:\n{s}");
     // An approval: the viewer's `y` is refused and the card stays.
     lab.type_text("a", "approve it");
     lab.keys("a", &["Enter"]);
-    lab.wait("v", "the card in the viewer", |s| s.contains("approval needed"));
+    lab.wait("v", "the card in the viewer", |s| {
+        s.contains("approval needed")
+    });
     lab.keys("v", &["y"]);
     lab.wait("v", "the refused answer", |s| {
         s.contains("read-only: may not answer an approval") && s.contains("approval needed")
@@ -582,12 +591,12 @@ fn a_read_only_console_looks_and_changes_nothing() {
     let id = cards[0]["request_id"].as_str().expect("a request id");
     let socket = lab.t.dir().join("hive_state_dir/run/default.sock");
     let said = answer_as_viewer(&socket, id);
-    assert_eq!(
-        said,
-        "read-only: may not answer an approval"
-    );
+    assert_eq!(said, "read-only: may not answer an approval");
     let queue = lab.hive(&["ctl", "approvals", "--json"]);
-    assert!(queue.contains(id), "the server took the viewer's answer: {queue}");
+    assert!(
+        queue.contains(id),
+        "the server took the viewer's answer: {queue}"
+    );
     // Leaving the viewer detaches (no leave dialog, nothing stopped).
     lab.keys("v", &["C-q"]);
     let s = lab.wait("v", "the viewer's exit", |s| s.contains("HIVE-EXIT=0"));
@@ -615,7 +624,8 @@ fn answer_as_viewer(socket: &Path, id: &str) -> String {
     use hive::wire::pane::{Decider, RunnerCommand};
     use hive::wire::{ClientMsg, Hello, MAGIC, ServerMsg};
     let mut sock = std::os::unix::net::UnixStream::connect(socket).expect("the server's socket");
-    sock.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
     let answer = ClientMsg::Command {
         pane: 0,
         cmd: RunnerCommand::Permission {

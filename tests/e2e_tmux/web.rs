@@ -394,7 +394,9 @@ fn a_terminal_pane_shows_on_the_page_as_text() {
     // The shell, zoomed: its lines are the console's whole width.
     served.t.cmd(&["send-keys", "-t", "c", "M-2"]);
     served.t.cmd(&["send-keys", "-t", "c", "M-z"]);
-    served.t.cmd(&["send-keys", "-t", "c", "-l", "PS1='$ '; echo web-$((6*7))"]);
+    served
+        .t
+        .cmd(&["send-keys", "-t", "c", "-l", "PS1='$ '; echo web-$((6*7))"]);
     served.t.cmd(&["send-keys", "-t", "c", "Enter"]);
     served.wait_console("the shell's output", |s| s.contains("web-42"));
     let driver = Driver::start();
@@ -433,7 +435,10 @@ fn the_built_in_agents_bash_card_is_answered_from_the_page() {
     }
     let args = serde_json::json!({ "command": "echo from-the-page" }).to_string();
     let model = Server::start(vec![
-        Reply::Chunks(vec![tool_call(0, "b1", "bash", &args), finish("tool_calls")]),
+        Reply::Chunks(vec![
+            tool_call(0, "b1", "bash", &args),
+            finish("tool_calls"),
+        ]),
         answer_text("the command ran", 1, 1),
     ]);
     let served = Served::start_with(
@@ -471,7 +476,10 @@ fn the_built_in_agents_bash_card_is_answered_from_the_page() {
         .to_owned();
     assert_eq!(told, "from-the-page\n");
     let log = served.hive(&["ctl", "approvals", "--log"]).unwrap();
-    assert!(log.contains("device:"), "the page's answer is logged by device:\n{log}");
+    assert!(
+        log.contains("device:"),
+        "the page's answer is logged by device:\n{log}"
+    );
 }
 
 #[test]

@@ -527,11 +527,9 @@ async fn codex_app_server_allow_deny_and_ask() {
 async fn openai_bash_allow_deny_and_ask() {
     use super::openai::server::{Reply, Server, answer_text, finish, tool_call};
     let factory = || -> Arc<dyn ProviderFactory> {
-        Arc::new(
-            hive::provider::openai::OpenAiFactory::default().with_store(
-                hive::history::Store::at(tempfile::tempdir().expect("tempdir").keep()),
-            ),
-        )
+        Arc::new(hive::provider::openai::OpenAiFactory::default().with_store(
+            hive::history::Store::at(tempfile::tempdir().expect("tempdir").keep()),
+        ))
     };
     let bash = |command: &str| {
         let args = serde_json::json!({ "command": command }).to_string();
@@ -568,7 +566,11 @@ async fn openai_bash_allow_deny_and_ask() {
     assert_eq!(told(&server), "approved\n");
     let log = s.audit();
     assert_eq!(
-        (log[0].vendor.as_str(), log[0].tool.as_str(), log[0].command.as_deref()),
+        (
+            log[0].vendor.as_str(),
+            log[0].tool.as_str(),
+            log[0].command.as_deref()
+        ),
         ("openai", "Bash", Some("echo approved"))
     );
     assert_eq!(log[0].by, "allow-echo approved");
@@ -582,7 +584,10 @@ async fn openai_bash_allow_deny_and_ask() {
     assert!(completed(&pane.turn_end().await));
     assert_eq!(cards(&pane), 0);
     let said = told(&server);
-    assert!(said.contains("denied by hive policy (deny-echo*)"), "{said}");
+    assert!(
+        said.contains("denied by hive policy (deny-echo*)"),
+        "{said}"
+    );
     assert!(!said.contains("denied\n"), "it ran: {said}");
     assert_eq!(s.audit()[0].decision, "deny");
     pane.runner.send(RunnerCommand::Shutdown);
