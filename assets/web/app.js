@@ -13,7 +13,12 @@ const S = {
   nodes: new Map(),
   retry: 500,
   refreshing: null,
+  screenTimer: null,
 };
+
+// How often a terminal pane's text view is fetched again while shown (the
+// live socket carries conversations, not terminal screens).
+const SCREEN_EVERY = 1000;
 const $ = (id) => document.getElementById(id);
 
 function say(text) { $('status').textContent = text || ''; }
@@ -53,8 +58,10 @@ function schedulePanes() {
 async function refreshPanes() {
   let data;
   try { data = await api('/api/panes'); } catch (e) { say(e.message); return; }
+  const known = S.panes.length > 0;
   S.panes = data.panes || [];
   if (!S.current && S.panes.length) select(S.panes[0].id);
+  else if (!known && S.current) showKind();
   drawPanes();
   drawCards();
   drawMeta();
@@ -121,10 +128,46 @@ function select(id) {
   S.order = [];
   S.nodes = new Map();
   $('transcript').replaceChildren();
+  $('screen').textContent = '';
   $('pane').hidden = false;
   drawPanes();
   drawMeta();
+  showKind();
   loadTranscript();
+}
+
+// ---- a terminal pane: its screen as text ----
+
+function isTerminal(id) {
+  const p = S.panes.find((x) => x.id === id);
+  return !!p && p.provider === 'pty';
+}
+
+// A terminal pane shows its screen, a conversation its transcript and the
+// composer (for a device that may act).
+function showKind() {
+  const term = isTerminal(S.current);
+  $('transcript').hidden = term;
+  $('screen').hidden = !term;
+  $('composer').hidden = term || !S.me || !S.me.acts;
+  clearInterval(S.screenTimer);
+  S.screenTimer = null;
+  if (term) {
+    loadScreen();
+    S.screenTimer = setInterval(loadScreen, SCREEN_EVERY);
+  }
+}
+
+async function loadScreen() {
+  const pane = S.current;
+  let scr;
+  try { scr = await api('/api/panes/' + encodeURIComponent(pane) + '/screen'); }
+  catch (e) { $('screen').textContent = e.message; return; }
+  if (pane !== S.current) return;
+  // The emulator's rows, as text only.
+  $('screen').textContent = scr.lines.join('\n');
+  $('screen').dataset.size = scr.cols + 'x' + scr.rows;
+  $('screen').dataset.alternate = scr.alternate ? 'yes' : 'no';
 }
 
 // A `read` item: {item_id, kind: user|agent|thinking|tool, text, tool?}.
@@ -134,6 +177,7 @@ function fromRead(r) {
 
 async function loadTranscript() {
   const pane = S.current;
+  if (isTerminal(pane)) return;
   let items;
   try { items = await api('/api/panes/' + encodeURIComponent(pane) + '/transcript'); }
   catch (e) { say(e.message); return; }

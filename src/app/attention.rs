@@ -112,6 +112,16 @@ impl App {
         self.inbox.muted_kinds = mutes.kinds.iter().copied().collect();
     }
 
+    /// The server of `panes` (`None`: every pane) has sent every event up
+    /// to `seq` (`FromServer::Heard`).
+    pub fn heard(&mut self, seq: u64, panes: Option<std::ops::Range<usize>>) {
+        for (i, p) in self.panes.iter_mut().enumerate() {
+            if panes.as_ref().is_none_or(|r| r.contains(&i)) {
+                p.attention.heard = p.attention.heard.max(seq);
+            }
+        }
+    }
+
     /// Another feature posts or withdraws an entry.
     pub fn inbox_event(&mut self, ev: InboxEvent) {
         match ev {
@@ -187,10 +197,12 @@ impl App {
             KeyCode::Char('d') | KeyCode::Delete if !is_perm => {
                 // The server keeps it for this console (#46 item 8).
                 if let Some((pane, reason)) = self.inbox.dismiss_selected() {
+                    let up_to = self.panes.get(pane).map_or(0, |p| p.attention.heard);
                     self.outbox.push(AppCommand::Dismiss {
                         pane,
                         kind: reason.kind(),
                         what: reason.describe(),
+                        up_to,
                     });
                 }
                 self.reconcile_inbox();
@@ -212,6 +224,11 @@ impl App {
 
     /// Answers approval `id` of pane `i`, wherever it was answered from.
     pub(super) fn answer_request(&mut self, i: usize, id: &str, decision: PermissionDecision) {
+        if self.read_only {
+            // The card stays until someone who may answers it.
+            let why = crate::protocol::verb::read_only_refusal("answer an approval");
+            return self.set_status(why);
+        }
         let Some(p) = self.panes.get_mut(i) else {
             return;
         };

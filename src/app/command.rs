@@ -54,7 +54,44 @@ pub enum AppCommand {
         pane: usize,
         kind: crate::protocol::mutes::ReasonKind,
         what: String,
+        /// The last event of its server the console had
+        /// (`Attention::heard`).
+        up_to: u64,
     },
+}
+
+impl AppCommand {
+    /// The message for the server this command is, when it is one of the
+    /// console's requests that are not runner commands or edits (a git
+    /// request, a listing, a resume, a mute, a forge ask, a dismissal);
+    /// else the command, handed back.
+    #[allow(
+        clippy::result_large_err,
+        reason = "handed back whole to the caller's next match, never kept or passed on"
+    )]
+    pub(crate) fn into_request(self) -> Result<crate::protocol::ClientMsg, Self> {
+        use crate::protocol::ClientMsg;
+        Ok(match self {
+            AppCommand::Git(req) => ClientMsg::Worktree(req),
+            AppCommand::ListFiles { pane } => ClientMsg::Files { pane },
+            AppCommand::ListSessions { pane } => ClientMsg::Sessions { pane },
+            AppCommand::Resume { pane, session } => ClientMsg::Resume { pane, session },
+            AppCommand::Mute(change) => ClientMsg::Mute(change),
+            AppCommand::Forge { pane, ask } => ClientMsg::Forge { pane, ask },
+            AppCommand::Dismiss {
+                pane,
+                kind,
+                what,
+                up_to,
+            } => ClientMsg::Dismiss {
+                pane,
+                kind,
+                what,
+                up_to,
+            },
+            other => return Err(other),
+        })
+    }
 }
 
 /// The app's queue of commands, in the order they were made.

@@ -58,6 +58,7 @@ pub fn run(
     let (mut app, warnings) = build_app(config);
     app.system_clipboard = crate::clipboard::system_tool();
     app.in_tmux = std::env::var_os("TMUX").is_some_and(|v| !v.is_empty());
+    app.read_only = crate::client::identity::read_only();
     let loading = std::time::Instant::now();
     app.load_snapshot(snapshot, false);
     tracing::info!(ms = loading.elapsed().as_millis() as u64, "snapshot loaded");
@@ -295,6 +296,7 @@ impl Wiring {
                 app.on_forge(pane, news);
                 pace.soon();
             }
+            FromServer::Heard { seq, panes } => app.heard(seq, panes),
             FromServer::Mutes { mutes, panes } => {
                 app.set_mutes(&mutes, panes.as_deref());
                 pace.soon();

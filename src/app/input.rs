@@ -17,6 +17,7 @@ use crate::protocol::agent::PermissionDecision;
 use crate::protocol::hold::BudgetAnswer;
 use crate::protocol::hold::HoldKind;
 use crate::protocol::pane::{QueueEdit, RunnerCommand, SubmitMode, TurnState};
+use crate::protocol::verb::read_only_refusal;
 
 impl App {
     /// Offers the key to each layer, top first, until one consumes it
@@ -99,6 +100,11 @@ impl App {
     /// Ctrl+Q always asks: leaving can mean detaching (agents live on) or
     /// stopping them all, and guessing wrong loses work either way.
     pub(crate) fn open_leave(&mut self) {
+        // A read-only console stops nothing: leaving is detaching.
+        if self.read_only {
+            self.leave = Some(Leave::Detach);
+            return;
+        }
         self.overlay = Overlay::Leave;
     }
 
@@ -379,9 +385,10 @@ impl App {
             Action::AllowAlways if has_card && !p.composer.deny_reason => {
                 self.answer_permission(PermissionDecision::AllowAlways)
             }
-            Action::Deny if has_card && !p.composer.deny_reason => {
+            Action::Deny if has_card && !p.composer.deny_reason && !self.read_only => {
                 p.composer.deny_reason = true;
             }
+            Action::Deny if has_card => self.set_status(read_only_refusal("answer an approval")),
             Action::RaiseBudget if budget_card => {
                 self.send(focus, RunnerCommand::Budget(BudgetAnswer::Raise));
             }
@@ -425,6 +432,10 @@ impl App {
     }
 
     fn submit(&mut self, mode: SubmitMode) {
+        if self.read_only {
+            // The composer keeps what it shows (another console's draft).
+            return self.refuse_typing();
+        }
         let focus = self.focus;
         let Some(p) = self.panes.get_mut(focus) else {
             return;

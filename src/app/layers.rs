@@ -142,6 +142,7 @@ impl App {
             Layer::Picker => self.picker_key(ev),
             Layer::Menu => return self.menu_key(ev).into(),
             Layer::Global => return key.action.is_some_and(|a| self.global_action(a)).into(),
+            Layer::Terminal if self.read_only => self.refuse_typing(),
             Layer::Terminal => self.terminal_pane_key(&key.chord, ev),
             Layer::Queue => self.queue_key(ev),
             Layer::Permission => return self.permission_option_key(ev).into(),
@@ -152,6 +153,7 @@ impl App {
                 None => return Flow::Pass,
             },
             Layer::Pane => return key.action.is_some_and(|a| self.pane_action(a)).into(),
+            Layer::Composer if self.read_only => self.refuse_typing(),
             Layer::Composer => self.composer_key(key),
         }
         Flow::Consumed

@@ -36,6 +36,7 @@ pub mod pace;
 pub mod pane;
 mod pane_edit;
 pub(crate) mod pty_input;
+mod read_only;
 mod review;
 pub mod screen;
 pub(crate) mod search;
@@ -92,6 +93,8 @@ struct Outlets<'a> {
 /// Drains the app's outbox into `out`: the one way out of the app.
 fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
     use command::AppCommand;
+    // A read-only console sends nothing the server would refuse.
+    app.hold_back_changes();
     let has_terminal = out.terminal.is_some();
     let ready = |c: &AppCommand| match c {
         AppCommand::Runner { .. } | AppCommand::Edit(_) => out.runners.is_some(),
@@ -107,6 +110,15 @@ fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
         AppCommand::Notify(_) => true,
     };
     for cmd in app.outbox.drain_where(ready) {
+        let cmd = match cmd.into_request() {
+            Ok(msg) => {
+                if let Some(r) = out.requests {
+                    r.send(msg);
+                }
+                continue;
+            }
+            Err(cmd) => cmd,
+        };
         match cmd {
             AppCommand::Runner { pane, cmd } => {
                 if let Some(r) = out.runners {
@@ -116,41 +128,6 @@ fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
             AppCommand::Edit(edit) => {
                 if let Some(r) = out.runners {
                     r.edit_panes(edit);
-                }
-            }
-            AppCommand::Git(req) => {
-                if let Some(r) = out.requests {
-                    r.send(crate::protocol::ClientMsg::Worktree(req));
-                }
-            }
-            AppCommand::ListFiles { pane } => {
-                if let Some(r) = out.requests {
-                    r.send(crate::protocol::ClientMsg::Files { pane });
-                }
-            }
-            AppCommand::ListSessions { pane } => {
-                if let Some(r) = out.requests {
-                    r.send(crate::protocol::ClientMsg::Sessions { pane });
-                }
-            }
-            AppCommand::Resume { pane, session } => {
-                if let Some(r) = out.requests {
-                    r.send(crate::protocol::ClientMsg::Resume { pane, session });
-                }
-            }
-            AppCommand::Mute(change) => {
-                if let Some(r) = out.requests {
-                    r.send(crate::protocol::ClientMsg::Mute(change));
-                }
-            }
-            AppCommand::Forge { pane, ask } => {
-                if let Some(r) = out.requests {
-                    r.send(crate::protocol::ClientMsg::Forge { pane, ask });
-                }
-            }
-            AppCommand::Dismiss { pane, kind, what } => {
-                if let Some(r) = out.requests {
-                    r.send(crate::protocol::ClientMsg::Dismiss { pane, kind, what });
                 }
             }
             AppCommand::Search(req) => {
@@ -164,6 +141,14 @@ fn dispatch(app: &mut App, mut out: Outlets<'_>) -> std::io::Result<()> {
                 }
             }
             AppCommand::Notify(argv) => crate::notify::run(argv),
+            // Sent above, as the server's messages.
+            AppCommand::Git(_)
+            | AppCommand::ListFiles { .. }
+            | AppCommand::ListSessions { .. }
+            | AppCommand::Resume { .. }
+            | AppCommand::Mute(_)
+            | AppCommand::Forge { .. }
+            | AppCommand::Dismiss { .. } => {}
         }
     }
     Ok(())

@@ -276,6 +276,9 @@ impl App {
                 .dismissed
                 .insert(i, std::mem::take(&mut s.dismissed));
         }
+        // What a dismissal counts up to: this snapshot's events (a fresh
+        // one replaces what the batches before it said).
+        let heard = s.events.iter().map(|l| l.seq).max().unwrap_or(0);
         for logged in s.events {
             let away = away_since.is_some_and(|seen| logged.seq > seen);
             self.focus = if away { NOBODY } else { i };
@@ -293,6 +296,7 @@ impl App {
         let Some(p) = self.panes.get_mut(i) else {
             return;
         };
+        p.attention.heard = heard;
         // The view's layout caches belong to the pane this one replaces.
         p.conversation.transcript.invalidate();
         // After the events: an `Attached` among them clears it.

@@ -71,6 +71,9 @@ pub struct App {
     /// The link to a remote server is down: what the status bar says
     /// until it is back (issue 30).
     pub link: Option<String>,
+    /// This console only looks (`hive attach --read-only`, src/app/
+    /// read_only.rs).
+    pub read_only: bool,
     /// The prefix key was pressed; the next key is a prefix command.
     pub(crate) prefix_armed: bool,
     /// Set when the user leaves (detach or stop): the app loop ends.
@@ -134,6 +137,7 @@ impl App {
             outbox: Default::default(),
             status: None,
             link: None,
+            read_only: false,
             prefix_armed: false,
             leave: None,
             started: now,

@@ -30,6 +30,11 @@ pub struct AttachArgs {
     /// Never copy hive to a remote host.
     #[arg(long)]
     pub no_install: bool,
+    /// Only look: for sharing a live pane without control. The server
+    /// refuses every change from this console (a message, a key, an
+    /// approval's answer, an edit, a stop); leaving detaches.
+    #[arg(long)]
+    pub read_only: bool,
 }
 
 #[derive(Debug, Args)]
@@ -92,6 +97,9 @@ pub(crate) fn console(cli: &Cli) -> anyhow::Result<ExitCode> {
 /// `hive attach [NAME | ssh://…]…`.
 pub(crate) fn attach(cli: &Cli, args: &AttachArgs) -> anyhow::Result<ExitCode> {
     crate::app::tty::check_tty()?;
+    if args.read_only {
+        crate::client::identity::set_read_only();
+    }
     let mut endpoints = Vec::new();
     let mut remote_only = true;
     for name in &args.names {
@@ -113,7 +121,10 @@ pub(crate) fn attach(cli: &Cli, args: &AttachArgs) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    let again = Endpoint::attach_command(&endpoints);
+    let mut again = Endpoint::attach_command(&endpoints);
+    if args.read_only {
+        again = again.replacen("hive attach", "hive attach --read-only", 1);
+    }
     attach_to(endpoints, config, Restart::Unknown, &again)
 }
 

@@ -10,8 +10,27 @@
 //! names it instead, when set (one identity for several terminals, or a
 //! script's). A console with no terminal says nothing: each connection of
 //! it is a console of its own.
+//!
+//! A console may also say it only looks (`hive attach --read-only`, issue
+//! 47): one console process is one console, so its role is the process's,
+//! said on every connection it makes (a reconnect, each server of a grid).
 
 use std::ffi::CStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set once, before the console attaches: it only looks.
+static READ_ONLY: AtomicBool = AtomicBool::new(false);
+
+/// This console only looks (`hive attach --read-only`): every connection
+/// it makes from now on tells its server so (`ClientMsg::ReadOnly`).
+pub fn set_read_only() {
+    READ_ONLY.store(true, Ordering::Relaxed);
+}
+
+/// Whether this console only looks.
+pub fn read_only() -> bool {
+    READ_ONLY.load(Ordering::Relaxed)
+}
 
 /// The variable that names this console, when set.
 pub const ENV: &str = "HIVE_CONSOLE";

@@ -76,6 +76,14 @@ pub enum FromServer {
         pane: usize,
         news: crate::protocol::forge::ForgeNews,
     },
+    /// Every event of the server up to `seq` has come (`ServerMsg::Events`'
+    /// seq), for `panes` (`None`: every pane; a console of several servers
+    /// names the panes of the server that said it): what a dismissal counts
+    /// up to (#46).
+    Heard {
+        seq: u64,
+        panes: Option<std::ops::Range<usize>>,
+    },
 }
 
 /// A remote server's link, as the console shows it.

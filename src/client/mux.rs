@@ -206,7 +206,17 @@ impl Mux {
             .map(|i| (i, g - self.members[i].range.start))
     }
 
-    async fn on_console(&mut self, msg: ClientMsg) {
+    async fn on_console(&mut self, mut msg: ClientMsg) {
+        // A message about one pane goes to its server, renumbered there.
+        if let Some(&mut g) = one_pane(&mut msg) {
+            if let Some((i, p)) = self.owner(g) {
+                if let Some(pane) = one_pane(&mut msg) {
+                    *pane = p;
+                }
+                let _ = self.members[i].tx.send(msg);
+            }
+            return;
+        }
         match msg {
             ClientMsg::Command { pane, cmd } => match self.owner(pane) {
                 Some((i, p)) if self.members[i].state == State::Up => {
@@ -231,11 +241,6 @@ impl Mux {
                     let _ = m.tx.send(ClientMsg::Focus(p));
                 }
             }
-            ClientMsg::Draft { pane, text } => {
-                if let Some((i, p)) = self.owner(pane) {
-                    let _ = self.members[i].tx.send(ClientMsg::Draft { pane: p, text });
-                }
-            }
             // Panes are named by id; the console names the server by the
             // pane it asked from (its focus).
             ClientMsg::Edit(mut edit) => {
@@ -254,36 +259,6 @@ impl Mux {
                 }
             }
             ClientMsg::Worktree(req) => self.git_request(req).await,
-            ClientMsg::Files { pane } => {
-                if let Some((i, p)) = self.owner(pane) {
-                    let _ = self.members[i].tx.send(ClientMsg::Files { pane: p });
-                }
-            }
-            ClientMsg::Sessions { pane } => {
-                if let Some((i, p)) = self.owner(pane) {
-                    let _ = self.members[i].tx.send(ClientMsg::Sessions { pane: p });
-                }
-            }
-            ClientMsg::Dismiss { pane, kind, what } => {
-                if let Some((i, p)) = self.owner(pane) {
-                    let _ = self.members[i].tx.send(ClientMsg::Dismiss {
-                        pane: p,
-                        kind,
-                        what,
-                    });
-                }
-            }
-            ClientMsg::Resume { pane, session } => {
-                if let Some((i, p)) = self.owner(pane) {
-                    let msg = ClientMsg::Resume { pane: p, session };
-                    let _ = self.members[i].tx.send(msg);
-                }
-            }
-            ClientMsg::Forge { pane, ask } => {
-                if let Some((i, p)) = self.owner(pane) {
-                    let _ = self.members[i].tx.send(ClientMsg::Forge { pane: p, ask });
-                }
-            }
             ClientMsg::Stop => {
                 for m in &self.members {
                     let msg = if m.remote {
@@ -353,7 +328,8 @@ impl Mux {
             | FromServer::Files { .. }
             | FromServer::Mutes { .. }
             | FromServer::Sessions { .. }
-            | FromServer::Forge { .. }) => {
+            | FromServer::Forge { .. }
+            | FromServer::Heard { .. }) => {
                 if let Some(merge) = self.merge.as_mut() {
                     // Awaited: its snapshot has this; in: after the merge.
                     if !merge.waiting.contains(&i) {
@@ -430,6 +406,10 @@ impl Mux {
             FromServer::Mutes { mutes, .. } => FromServer::Mutes {
                 mutes,
                 panes: Some(range.clone().collect()),
+            },
+            FromServer::Heard { seq, .. } => FromServer::Heard {
+                seq,
+                panes: Some(range.clone()),
             },
             other => other,
         };
@@ -615,5 +595,20 @@ fn placeholder(name: &str, state: &State) -> PaneSnapshot {
         failed: Some(why),
         host: Some(name.to_owned()),
         ..PaneSnapshot::empty(agent)
+    }
+}
+
+/// The console's pane a message about one pane names (a draft, a file or
+/// session list, a dismissal, a resume, a forge ask): the mux renumbers it
+/// for the server that runs the pane.
+fn one_pane(msg: &mut ClientMsg) -> Option<&mut usize> {
+    match msg {
+        ClientMsg::Draft { pane, .. }
+        | ClientMsg::Files { pane }
+        | ClientMsg::Sessions { pane }
+        | ClientMsg::Dismiss { pane, .. }
+        | ClientMsg::Resume { pane, .. }
+        | ClientMsg::Forge { pane, .. } => Some(pane),
+        _ => None,
     }
 }

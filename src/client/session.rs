@@ -128,6 +128,13 @@ async fn handshake(
             .await
             .map_err(WireError::from)?;
     }
+    // Before the panes too: no request of it is ever taken as the user's.
+    if super::identity::read_only() {
+        write
+            .write_all(&frame::encode(&ClientMsg::ReadOnly)?)
+            .await
+            .map_err(WireError::from)?;
+    }
     write
         .write_all(&frame::encode(&ClientMsg::Attach)?)
         .await
@@ -226,8 +233,8 @@ impl Reading {
     /// What `msg`, which came in `len` frame bytes, means to the console.
     fn step(&mut self, msg: ServerMsg, len: usize) -> Step {
         Step::Pass(match msg {
-            ServerMsg::Events(_) if self.resyncing => return Step::Skip,
-            ServerMsg::Events(events) => return self.events(events),
+            ServerMsg::Events(..) if self.resyncing => return Step::Skip,
+            ServerMsg::Events(events, seq) => return self.events(events, seq),
             msg @ (ServerMsg::SnapshotStart { .. }
             | ServerMsg::SnapshotPane(_)
             | ServerMsg::SnapshotEvents(_)
@@ -277,8 +284,8 @@ impl Reading {
 
     /// A batch of runner events, texts whole again; one that does not fit
     /// drops it and the rest until a fresh snapshot.
-    fn events(&mut self, events: Vec<PaneWire>) -> Step {
-        let mut out = Vec::with_capacity(events.len());
+    fn events(&mut self, events: Vec<PaneWire>, seq: Option<u64>) -> Step {
+        let mut out = Vec::with_capacity(events.len() + 1);
         for PaneWire { pane, event } in events {
             match self.decoder.decode(pane, event) {
                 Ok(event) => out.push(FromServer::Update(PaneUpdate { pane, event })),
@@ -287,6 +294,9 @@ impl Reading {
                     return self.resync();
                 }
             }
+        }
+        if let Some(seq) = seq {
+            out.push(FromServer::Heard { seq, panes: None });
         }
         Step::Many(out)
     }

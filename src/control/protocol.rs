@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::event::Origin;
-use crate::protocol::verb::{DeviceRole, Verb, WaitFor, WebVerb};
+use crate::protocol::verb::{Role, Verb, WaitFor, WebVerb};
 use crate::runner::TurnState;
 use crate::upsert::{Output, Upsert, UpsertKind, UpsertStatus};
 
@@ -288,9 +288,9 @@ impl Call {
             Self::Account { pane, name } => Verb::Account { pane, name },
             Self::WebPair { read_only } => Verb::Web(WebVerb::Pair {
                 role: if read_only {
-                    DeviceRole::ReadOnly
+                    Role::ReadOnly
                 } else {
-                    DeviceRole::Full
+                    Role::Full
                 },
             }),
             Self::WebDevices => Verb::Web(WebVerb::Devices),

@@ -12,8 +12,11 @@ use std::time::{Duration, Instant};
 use super::Env;
 use crate::config::AgentConfig;
 
-/// How long a dry start may take.
-pub(super) const DRY_START_LIMIT: Duration = Duration::from_secs(5);
+/// How long a dry start may take. Node CLIs started side by side (doctor
+/// and `hive init` check every agent at once) on a busy machine take more
+/// than 5 s to print their version: #46's walk saw Gemini CLI at 6.4 s and
+/// pi at 5.6 s on two loaded cores, and both were called broken.
+pub(super) const DRY_START_LIMIT: Duration = Duration::from_secs(15);
 
 /// `program` as the agent's spawn would find it: a path as is (relative to
 /// hive's cwd), a bare name on PATH.

@@ -340,7 +340,9 @@ impl OpsHost {
         let target = target(panes, caller, agent, true)?;
         let runner = runner(runners, target)?;
         let (chain, header) = match caller {
-            Caller::Cli | Caller::Console(_) | Caller::Device { .. } => (Vec::new(), String::new()),
+            Caller::Cli | Caller::Console { .. } | Caller::Device { .. } => {
+                (Vec::new(), String::new())
+            }
             Caller::Agent(id) => self.chain_from(panes, id, agent)?,
         };
         self.next += 1;
@@ -373,7 +375,7 @@ impl OpsHost {
         // script) share one key: send-then-wait works for them too.
         let key = match caller {
             Caller::Agent(id) => id.clone(),
-            Caller::Cli | Caller::Console(_) | Caller::Device { .. } => String::new(),
+            Caller::Cli | Caller::Console { .. } | Caller::Device { .. } => String::new(),
         };
         self.last_sent.insert((key, target), message_id.clone());
         self.messages.insert(
@@ -472,7 +474,7 @@ impl OpsHost {
                 let pane = self::target(panes, caller, &agent, false)?;
                 let key = match caller {
                     Caller::Agent(id) => id.clone(),
-                    Caller::Cli | Caller::Console(_) | Caller::Device { .. } => String::new(),
+                    Caller::Cli | Caller::Console { .. } | Caller::Device { .. } => String::new(),
                 };
                 self.last_sent.get(&(key, pane)).cloned().ok_or_else(|| {
                     OpError::new("no_message", format!("you have sent nothing to `{agent}`"))
@@ -622,7 +624,7 @@ pub(crate) fn is_child<X>(panes: &Panes<X>, id: &str, parent: &str) -> bool {
 /// spawned it).
 pub(crate) fn allowed<X>(panes: &Panes<X>, caller: &Caller, target: &str) -> bool {
     match caller {
-        Caller::Cli | Caller::Console(_) | Caller::Device { .. } => true,
+        Caller::Cli | Caller::Console { .. } | Caller::Device { .. } => true,
         Caller::Agent(id) => {
             id != target
                 && (is_child(panes, target, id)
@@ -655,7 +657,7 @@ fn approver<X>(panes: &Panes<X>, caller: &Caller, agent: &str) -> Result<usize, 
 /// sent there).
 pub(crate) fn reaches_host<X>(panes: &Panes<X>, caller: &Caller, host: &str) -> bool {
     match caller {
-        Caller::Cli | Caller::Console(_) | Caller::Device { .. } => true,
+        Caller::Cli | Caller::Console { .. } | Caller::Device { .. } => true,
         Caller::Agent(id) => panes.find(id).is_some_and(|i| {
             panes[i]
                 .record
@@ -694,7 +696,7 @@ fn caller_name<X>(panes: &Panes<X>, caller: &Caller) -> String {
             Some(i) => format!("{} ({id})", panes[i].record.agent.display_name()),
             None => id.clone(),
         },
-        Caller::Cli | Caller::Console(_) | Caller::Device { .. } => {
+        Caller::Cli | Caller::Console { .. } | Caller::Device { .. } => {
             "a caller outside hive's panes".into()
         }
     }

@@ -302,10 +302,10 @@ mod tests {
         fn send(&mut self, pane: usize, event: &PaneEvent) -> PaneEvent {
             let event = self.enc.encode(pane, event);
             self.wire.push(event.clone());
-            let msg = ServerMsg::Events(vec![PaneWire { pane, event }]);
+            let msg = ServerMsg::Events(vec![PaneWire { pane, event }], Some(1));
             let frame = encode(&msg).expect("encodes");
             self.bytes += frame.len();
-            let Ok(ServerMsg::Events(mut events)) = decode(&frame[4..]) else {
+            let Ok(ServerMsg::Events(mut events, _)) = decode(&frame[4..]) else {
                 panic!("not an event");
             };
             let Some(PaneWire { pane, event }) = events.pop() else {
@@ -328,9 +328,12 @@ mod tests {
             upsert,
             base: 1 << 30,
         };
-        encode(&ServerMsg::Events(vec![PaneWire { pane: 0, event }]))
-            .expect("encodes")
-            .len()
+        encode(&ServerMsg::Events(
+            vec![PaneWire { pane: 0, event }],
+            Some(1 << 30),
+        ))
+        .expect("encodes")
+        .len()
     }
 
     #[test]

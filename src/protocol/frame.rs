@@ -267,10 +267,13 @@ mod tests {
             .into_iter()
             .enumerate()
             .map(|(pane, e)| {
-                ServerMsg::Events(vec![crate::wire::PaneWire {
-                    pane,
-                    event: WireEvent::Whole(e),
-                }])
+                ServerMsg::Events(
+                    vec![crate::wire::PaneWire {
+                        pane,
+                        event: WireEvent::Whole(e),
+                    }],
+                    Some(pane as u64),
+                )
             })
             .chain([ServerMsg::Bye {
                 reason: "stopping".into(),

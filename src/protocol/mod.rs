@@ -61,10 +61,12 @@ use crate::protocol::pane::RunnerCommand;
 /// workspace of several repositories (`Worktree::repos`, issue 52); a
 /// pane goes on under another account (`RunnerCommand::SwitchAccount`,
 /// issue 51); a console says who it is (`ClientMsg::Identify`) and
-/// dismisses entries (`ClientMsg::Dismiss`, `PaneSnapshot::dismissed`), a
+/// dismisses entries up to the last event it had (`ClientMsg::Dismiss`,
+/// `PaneSnapshot::dismissed`, `ServerMsg::Events`' seq), a
 /// terminal pane's idle is the server's (`PaneEvent::Idle`) (#46 item 8);
 /// `PaneEdit::Handoff` and `PaneEdit::Relocate` (`/move @HOST`; issue 50);
-/// `PaneEdit::AddRepo` (issue 52).
+/// `PaneEdit::AddRepo` (issue 52); a console only looks (`ClientMsg::ReadOnly`,
+/// `hive attach --read-only`, issue 47).
 pub const PROTOCOL_VERSION: u32 = 9;
 
 /// `ClientMsg::Focus(NO_PANE)`: the client looks at none of the server's
@@ -163,12 +165,59 @@ pub enum ClientMsg {
     /// console its own. Without it a connection is a console of its own.
     Identify(String),
     /// The user dismissed an inbox entry of the pane (`d`): kept for this
-    /// console (`PaneSnapshot::dismissed`).
+    /// console (`PaneSnapshot::dismissed`), up to event `up_to`, the last
+    /// one this console had of the server when it dismissed (the `seq` of
+    /// its last `Events`, or of its snapshot's events): a later entry of the
+    /// same words that was still on its way is news, not dismissed with it
+    /// (#46: the server took its own latest event, and a new entry of the
+    /// same words in flight was lost with the old one).
     Dismiss {
         pane: usize,
         kind: mutes::ReasonKind,
         what: String,
+        up_to: u64,
     },
+    /// This console only looks (`hive attach --read-only`, before `Attach`;
+    /// protocol 9, issue 47): from now on the server refuses every request
+    /// of it that changes anything, with a `Notice` saying so. There is no
+    /// way back on this connection.
+    ReadOnly,
+}
+
+impl ClientMsg {
+    /// What this session message would change that is not the console's
+    /// own (a mute, a draft, a merge, a resume, a forge action), in a few
+    /// words; `None`: it looks, or changes only this console's view (its
+    /// focus, its dismissals) — or it is a request (`into_verb`), which
+    /// the door judges. A read-only console is refused these.
+    pub fn changes(&self) -> Option<&'static str> {
+        use git::WorktreeRequest as W;
+        match self {
+            Self::Draft { .. } => Some("keep a draft"),
+            Self::Mute(_) => Some("mute"),
+            Self::Resume { .. } => Some("switch sessions"),
+            Self::Worktree(W::Diff { .. } | W::CheckOverlaps) => None,
+            Self::Worktree(_) => Some("change a worktree"),
+            Self::Forge {
+                ask: forge::ForgeAsk::PrStatus { .. } | forge::ForgeAsk::PrLog { .. },
+                ..
+            } => None,
+            Self::Forge { .. } => Some("use the forge"),
+            // Requests: judged at the door (`verb::Caller::may`).
+            Self::Command { .. }
+            | Self::Edit(_)
+            | Self::Stop
+            | Self::Attach
+            | Self::Focus(_)
+            | Self::Resync
+            | Self::Detach
+            | Self::Files { .. }
+            | Self::Sessions { .. }
+            | Self::Identify(_)
+            | Self::Dismiss { .. }
+            | Self::ReadOnly => None,
+        }
+    }
 }
 
 /// What the server tells a client.
@@ -198,8 +247,10 @@ pub enum ServerMsg {
     /// Runner events, in order (protocol 6, issue 45): every event the
     /// server's loop took in at once, of any pane, in one frame; one frame
     /// per event was a frame to encode, queue, write, read and hand on
-    /// each.
-    Events(Vec<PaneWire>),
+    /// each. The second field, on a batch's last frame (protocol 9): every
+    /// event up to this `seq` has now been sent to this client (what a
+    /// dismissal counts up to, `ClientMsg::Dismiss::up_to`).
+    Events(Vec<PaneWire>, Option<u64>),
     /// The pane began another history session (`/resume`, `/clear` in
     /// another client), or its worktree's setup ended: it shows this from
     /// now on.

@@ -69,6 +69,40 @@ impl Decider {
 }
 
 impl RunnerCommand {
+    /// Whether it only looks at the pane (a terminal pane's scrollback,
+    /// a copy-mode selection, the focus): all a read-only console may send
+    /// (`verb::viewer_may`).
+    pub fn only_looks(&self) -> bool {
+        matches!(
+            self,
+            RunnerCommand::TermView { .. }
+                | RunnerCommand::CopyTerminal { .. }
+                | RunnerCommand::Focused(_)
+        )
+    }
+
+    /// What it does, in a few words, for a refusal.
+    pub fn what_it_does(&self) -> &'static str {
+        match self {
+            RunnerCommand::Submit { .. } => "send",
+            RunnerCommand::Interrupt | RunnerCommand::InterruptFrom(_) => "interrupt",
+            RunnerCommand::Queue(_) | RunnerCommand::DrainQueue => "change the queue",
+            RunnerCommand::Permission { .. } => "answer an approval",
+            RunnerCommand::Restart => "restart a pane",
+            RunnerCommand::Budget(_) => "answer the budget card",
+            RunnerCommand::Input(_) => "type into a pane",
+            RunnerCommand::Resize { .. } => "size a pane",
+            RunnerCommand::SetModel(_) | RunnerCommand::SetEffort(_) => "change the model",
+            RunnerCommand::SwitchAccount(_) => "switch accounts",
+            RunnerCommand::Attach(_) => "attach images",
+            RunnerCommand::SwitchSession { .. } => "switch sessions",
+            RunnerCommand::Shutdown => "end an agent",
+            RunnerCommand::Focused(_)
+            | RunnerCommand::TermView { .. }
+            | RunnerCommand::CopyTerminal { .. } => "look",
+        }
+    }
+
     /// This command with its decider set to `by` (a permission's answer;
     /// any other command is unchanged).
     pub fn decided_by(self, by: Decider) -> Self {

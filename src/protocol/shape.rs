@@ -29,7 +29,7 @@ use super::{ClientMsg, Hello, PROTOCOL_VERSION, PaneWire, ServerMsg};
 
 const CLIENT_VARIANTS: &[&str] = &[
     "Attach", "Command", "Focus", "Draft", "Resync", "Edit", "Detach", "Stop", "Worktree", "Files",
-    "Sessions", "Mute", "Resume", "Forge", "Identify", "Dismiss",
+    "Sessions", "Mute", "Resume", "Forge", "Identify", "Dismiss", "ReadOnly",
 ];
 
 fn client_variant(m: &ClientMsg) -> &'static str {
@@ -50,6 +50,7 @@ fn client_variant(m: &ClientMsg) -> &'static str {
         ClientMsg::Forge { .. } => "Forge",
         ClientMsg::Identify(_) => "Identify",
         ClientMsg::Dismiss { .. } => "Dismiss",
+        ClientMsg::ReadOnly => "ReadOnly",
     }
 }
 
@@ -76,7 +77,7 @@ fn server_variant(m: &ServerMsg) -> &'static str {
         ServerMsg::SnapshotPane(_) => "SnapshotPane",
         ServerMsg::SnapshotEvents(_) => "SnapshotEvents",
         ServerMsg::SnapshotEnd => "SnapshotEnd",
-        ServerMsg::Events(_) => "Events",
+        ServerMsg::Events(..) => "Events",
         ServerMsg::Reset { .. } => "Reset",
         ServerMsg::Layout(_) => "Layout",
         ServerMsg::Notice { .. } => "Notice",
@@ -357,7 +358,9 @@ fn client_samples() -> Vec<ClientMsg> {
             pane: 1,
             kind: ReasonKind::Finished,
             what: "turn finished".into(),
+            up_to: 41,
         },
+        ClientMsg::ReadOnly,
     ]);
     out.extend(
         super::forge::samples::asks()
@@ -495,20 +498,27 @@ fn snapshot_samples() -> Vec<ServerMsg> {
 fn server_samples() -> Vec<ServerMsg> {
     let mut out = snapshot_samples();
     out.extend(sample_events().into_iter().map(|e| {
-        ServerMsg::Events(vec![PaneWire {
-            pane: 0,
-            event: WireEvent::Whole(e),
-        }])
+        ServerMsg::Events(
+            vec![PaneWire {
+                pane: 0,
+                event: WireEvent::Whole(e),
+            }],
+            Some(41),
+        )
     }));
     out.extend([
-        ServerMsg::Events(vec![PaneWire {
-            pane: 0,
-            event: WireEvent::Grown {
-                live: true,
-                upsert: upsert(),
-                base: 3,
-            },
-        }]),
+        // A batch's first part: not yet all sent.
+        ServerMsg::Events(
+            vec![PaneWire {
+                pane: 0,
+                event: WireEvent::Grown {
+                    live: true,
+                    upsert: upsert(),
+                    base: 3,
+                },
+            }],
+            None,
+        ),
         ServerMsg::Reset {
             pane: 0,
             snapshot: Box::new(pane()),

@@ -35,22 +35,28 @@ impl Request {
 /// Who asks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Caller {
-    /// An attached console (the server's id for its connection).
-    Console(u64),
+    /// An attached console: the server's id for its connection, and
+    /// whether it may act or (`ReadOnly`, `hive attach --read-only`) only
+    /// look.
+    Console { id: u64, role: Role },
     /// `hive ctl`, or `hive mcp` outside any pane (a script): the user.
     Cli,
     /// The agent of pane `id`, through its tools or `hive mcp --agent`.
     Agent(String),
     /// A browser paired with the web client (src/web/): device `id`, which
     /// may act on panes or (`ReadOnly`) only look.
-    Device { id: String, role: DeviceRole },
+    Device { id: String, role: Role },
 }
 
-/// What a paired device may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Deserialize)]
+/// What a paired device or a console may do: a device's pairing (`hive
+/// web pair --read-only`), a console's attach (`hive attach --read-only`,
+/// for sharing a live pane without control).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum DeviceRole {
-    /// Answer approvals, send, queue, interrupt, restart.
+pub enum Role {
+    /// Answer approvals, send, queue, interrupt, restart (a console: all
+    /// the user may).
+    #[default]
     Full,
     /// Look at panes, transcripts and approvals; change nothing.
     ReadOnly,
@@ -145,6 +151,11 @@ pub enum Verb {
     History {
         pane: String,
     },
+    /// A terminal pane's screen as text (the web page's text view of a
+    /// terminal pane, issue 47).
+    Screen {
+        pane: String,
+    },
     /// The answer to a message or a turn, once it ends (at most `timeout`).
     Wait {
         target: WaitFor,
@@ -200,7 +211,7 @@ pub enum WaitFor {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WebVerb {
     /// A new single-use pairing code (`role`: what the device will be).
-    Pair { role: DeviceRole },
+    Pair { role: Role },
     /// The paired devices.
     Devices,
     /// Unpairs a device and ends its open connections.
@@ -237,7 +248,7 @@ impl Caller {
     /// `by`).
     pub fn decider(&self) -> Decider {
         match self {
-            Caller::Console(_) => Decider::Console,
+            Caller::Console { .. } => Decider::Console,
             Caller::Cli => Decider::Ctl,
             Caller::Agent(id) => Decider::Agent(id.clone()),
             Caller::Device { id, .. } => Decider::Device(id.clone()),
@@ -253,7 +264,14 @@ impl Caller {
     /// the panes are known (src/ops/host.rs, src/server/teams.rs).
     pub fn may(&self, verb: &Verb) -> Result<(), Refused> {
         let id = match self {
-            Caller::Console(_) | Caller::Cli => return Ok(()),
+            Caller::Console {
+                role: Role::Full, ..
+            }
+            | Caller::Cli => return Ok(()),
+            Caller::Console {
+                role: Role::ReadOnly,
+                ..
+            } => return viewer_may(verb),
             Caller::Device { id, role } => return device_may(id, *role, verb),
             Caller::Agent(id) => id,
         };
@@ -282,6 +300,8 @@ impl Caller {
             | Verb::Account { .. }
             | Verb::Status { .. }
             | Verb::History { .. }
+            // A terminal is the user's: what it shows may be anything.
+            | Verb::Screen { .. }
             | Verb::Watch { .. }
             | Verb::Server
             | Verb::Web(_)
@@ -302,16 +322,56 @@ impl Caller {
     }
 }
 
+/// A read-only console (`hive attach --read-only`) looks: it lists, reads,
+/// watches, scrolls a terminal pane back and copies from it; it answers
+/// nothing, sends nothing, presses no key into a pane, edits no pane and
+/// stops nothing. (Its size is not the pane's either: the door drops its
+/// `Resize` quietly, as tmux's `attach -r` ignores a read-only client's
+/// size.)
+fn viewer_may(verb: &Verb) -> Result<(), Refused> {
+    let looks = match verb {
+        Verb::Command { cmd, .. } => cmd.only_looks(),
+        Verb::List
+        | Verb::Status { .. }
+        | Verb::Read { .. }
+        | Verb::History { .. }
+        | Verb::Screen { .. }
+        | Verb::Wait { .. }
+        | Verb::Watch { .. }
+        | Verb::Server
+        | Verb::Approvals(ApprovalsAsk::Queue | ApprovalsAsk::Log { .. } | ApprovalsAsk::Rules) => {
+            true
+        }
+        _ => false,
+    };
+    if looks {
+        return Ok(());
+    }
+    let what = match verb {
+        Verb::Command { cmd, .. } => cmd.what_it_does(),
+        other => other.name(),
+    };
+    Err(Refused(read_only_refusal(what)))
+}
+
+/// What a read-only console is told when it asks for a change (`what`:
+/// the verb in a word), the same words from the server and from the
+/// console's own keys.
+pub fn read_only_refusal(what: &str) -> String {
+    format!("read-only: may not {what}")
+}
+
 /// A paired browser looks at panes and (`Full`) answers, sends, queues,
 /// interrupts and restarts; it never edits the layout, presses a
 /// console's keys, pairs other devices or stops the server: those stay at
 /// the user's terminal.
-fn device_may(id: &str, role: DeviceRole, verb: &Verb) -> Result<(), Refused> {
+fn device_may(id: &str, role: Role, verb: &Verb) -> Result<(), Refused> {
     let looks = matches!(
         verb,
         Verb::List
             | Verb::Status { .. }
             | Verb::Read { .. }
+            | Verb::Screen { .. }
             | Verb::Watch { .. }
             | Verb::Approvals(ApprovalsAsk::Queue | ApprovalsAsk::Log { .. } | ApprovalsAsk::Rules)
     );
@@ -319,7 +379,7 @@ fn device_may(id: &str, role: DeviceRole, verb: &Verb) -> Result<(), Refused> {
         verb,
         Verb::Send { .. } | Verb::Interrupt { .. } | Verb::Answer { .. } | Verb::Restart { .. }
     );
-    if looks || (acts && role == DeviceRole::Full) {
+    if looks || (acts && role == Role::Full) {
         return Ok(());
     }
     let why = if acts {
@@ -356,6 +416,7 @@ impl Verb {
             Verb::Status { .. } => "ask a pane's status",
             Verb::Read { .. } => "read",
             Verb::History { .. } => "ask for a pane's history",
+            Verb::Screen { .. } => "read a terminal's screen",
             Verb::Wait { .. } => "wait",
             Verb::Watch { .. } => "watch",
             Verb::Server => "ask about the server",
@@ -480,7 +541,14 @@ mod tests {
         // The user may do all of it.
         for v in [Verb::Stop, rename, discard, keys] {
             assert_eq!(Caller::Cli.may(&v), Ok(()));
-            assert_eq!(Caller::Console(1).may(&v), Ok(()));
+            assert_eq!(
+                Caller::Console {
+                    id: 1,
+                    role: Role::Full
+                }
+                .may(&v),
+                Ok(())
+            );
         }
         // What its operations offer stays open to the agent.
         let close = Verb::Close {
@@ -496,11 +564,11 @@ mod tests {
     fn a_device_looks_and_a_read_only_one_changes_nothing() {
         let full = Caller::Device {
             id: "d1".into(),
-            role: DeviceRole::Full,
+            role: Role::Full,
         };
         let viewer = Caller::Device {
             id: "d2".into(),
-            role: DeviceRole::ReadOnly,
+            role: Role::ReadOnly,
         };
         let answer = Verb::Answer {
             pane: "demo".into(),
@@ -521,9 +589,7 @@ mod tests {
         assert!(viewer.may(&answer).unwrap_err().0.contains("read-only"));
         assert!(viewer.may(&send).is_err());
         // Neither pairs devices, edits the layout or stops the server.
-        let pair = Verb::Web(WebVerb::Pair {
-            role: DeviceRole::Full,
-        });
+        let pair = Verb::Web(WebVerb::Pair { role: Role::Full });
         for v in [pair, Verb::Stop, Verb::New(NewPane::default())] {
             assert!(full.may(&v).unwrap_err().0.contains("terminal"), "{v:?}");
             assert!(viewer.may(&v).is_err());
@@ -533,6 +599,67 @@ mod tests {
             cmd: RunnerCommand::Restart,
         };
         assert!(full.may(&keys).is_err());
+    }
+
+    /// `hive attach --read-only`: it looks, it changes nothing, and the
+    /// refusal names what it asked.
+    #[test]
+    fn a_read_only_console_looks_and_changes_nothing() {
+        use crate::protocol::pane::{Decider, SubmitMode};
+        let viewer = Caller::Console {
+            id: 7,
+            role: Role::ReadOnly,
+        };
+        let keys = |cmd| Verb::Command { pane: 0, cmd };
+        let looks = [
+            Verb::List,
+            Verb::Watch { pane: None },
+            Verb::Approvals(ApprovalsAsk::Queue),
+            keys(RunnerCommand::TermView {
+                scroll: 5,
+                seen: 40,
+                hold: true,
+            }),
+        ];
+        for v in &looks {
+            assert_eq!(viewer.may(v), Ok(()), "{v:?}");
+        }
+        let refused = |v: Verb| viewer.may(&v).unwrap_err().0;
+        let answer = keys(RunnerCommand::Permission {
+            request_id: "r1".into(),
+            decision: PermissionDecision::AllowOnce,
+            by: Decider::Console,
+        });
+        assert_eq!(refused(answer), "read-only: may not answer an approval");
+        let send = keys(RunnerCommand::Submit {
+            text: "hi".into(),
+            mode: SubmitMode::Auto,
+        });
+        assert!(refused(send).ends_with("may not send"));
+        assert!(
+            refused(keys(RunnerCommand::Input(b"ls\r".to_vec()))).ends_with("type into a pane")
+        );
+        assert!(
+            refused(keys(RunnerCommand::Resize { cols: 80, rows: 24 })).ends_with("size a pane")
+        );
+        for v in [
+            Verb::Stop,
+            Verb::New(NewPane::default()),
+            Verb::Approvals(ApprovalsAsk::Forget { rule: "r".into() }),
+            Verb::Answer {
+                pane: "demo".into(),
+                request_id: None,
+                decision: PermissionDecision::AllowOnce,
+            },
+        ] {
+            assert!(viewer.may(&v).is_err(), "{v:?}");
+        }
+        // The same console as the user's may do all of it.
+        let user = Caller::Console {
+            id: 7,
+            role: Role::Full,
+        };
+        assert_eq!(user.may(&Verb::Stop), Ok(()));
     }
 
     #[test]

@@ -18,6 +18,7 @@ use tokio::net::UnixStream;
 use tokio::sync::mpsc;
 
 use crate::backlog::{Admit, Backlog};
+use crate::protocol::verb::Role;
 use crate::runner::PaneUpdate;
 use crate::wire::delta::DeltaEncoder;
 use crate::wire::frame::{self, FrameReader};
@@ -61,6 +62,9 @@ pub(crate) struct Link {
     /// What it was sent of the runners' events, for the log line of its
     /// leaving (how many events share a batch; issue 45 item 2).
     pub(crate) sent: Sent,
+    /// What it may do: `ReadOnly` once it said so (`ClientMsg::ReadOnly`,
+    /// `hive attach --read-only`), for the rest of the connection.
+    pub(crate) role: Role,
 }
 
 /// Runner events sent to one client: in how many batches (one a turn of
@@ -161,8 +165,9 @@ impl Clients {
 
     /// Runner events to every attached client (or only to `only`): one
     /// frame each (a few when they are many MB), not one per event.
-    pub(crate) fn events(&mut self, updates: &[PaneUpdate], only: Option<ClientId>) {
-        self.events_to(updates, |id, _| only.is_none_or(|o| o == id));
+    /// `seq`: every event up to it has been sent once these are.
+    pub(crate) fn events(&mut self, updates: &[PaneUpdate], seq: u64, only: Option<ClientId>) {
+        self.events_to(updates, seq, |id, _| only.is_none_or(|o| o == id));
     }
 
     /// Runner events to the attached clients, each getting those `to`
@@ -171,6 +176,7 @@ impl Clients {
     pub(crate) fn events_to(
         &mut self,
         updates: &[PaneUpdate],
+        seq: u64,
         to: impl Fn(ClientId, usize) -> bool,
     ) {
         if updates.is_empty() {
@@ -196,7 +202,7 @@ impl Clients {
             link.sent.batches += 1;
             link.sent.events += events.len() as u64;
             link.sent.pane_batches += panes_in(&events);
-            for bytes in frames_of(events) {
+            for bytes in frames_of(events, Some(seq)) {
                 link.queue(bytes);
             }
         }
@@ -281,19 +287,19 @@ fn panes_in(events: &[PaneWire]) -> u64 {
 
 /// `events` as `ServerMsg::Events` frames: one, unless it would pass
 /// [`BATCH_FRAME`], then halves of it (rare: only bursts of large events
-/// are encoded twice).
-fn frames_of(events: Vec<PaneWire>) -> Vec<Vec<u8>> {
+/// are encoded twice); only the last says up to which event (`seq`).
+fn frames_of(events: Vec<PaneWire>, seq: Option<u64>) -> Vec<Vec<u8>> {
     let n = events.len();
-    let msg = ServerMsg::Events(events);
+    let msg = ServerMsg::Events(events, seq);
     match frame::encode(&msg) {
         Ok(bytes) if bytes.len() <= BATCH_FRAME || n < 2 => vec![bytes],
         Ok(_) => {
-            let ServerMsg::Events(mut first) = msg else {
+            let ServerMsg::Events(mut first, _) = msg else {
                 return Vec::new();
             };
             let second = first.split_off(n / 2);
-            let mut out = frames_of(first);
-            out.extend(frames_of(second));
+            let mut out = frames_of(first, None);
+            out.extend(frames_of(second, seq));
             out
         }
         Err(e) => {
@@ -347,6 +353,7 @@ async fn serve(
         focus: None,
         who: None,
         sent: Sent::default(),
+        role: Role::Full,
     };
     if events.send(ClientEvent::Joined(link)).is_err() {
         return Ok("the server is stopping".into());
@@ -463,8 +470,8 @@ mod tests {
                 ..big(n, 10)
             })
             .collect();
-        clients.events(&burst, None);
-        clients.events(&[], None);
+        clients.events(&burst, 7, None);
+        clients.events(&[], 7, None);
         drop(clients);
         let mut reader = FrameReader::new(&mut theirs);
         let mut frames = Vec::new();
@@ -472,7 +479,7 @@ mod tests {
             frames.push(frame::decode::<ServerMsg>(&payload).unwrap());
         }
         assert_eq!(frames.len(), 1, "{} frames", frames.len());
-        let Some(ServerMsg::Events(events)) = frames.pop() else {
+        let Some(ServerMsg::Events(events, _)) = frames.pop() else {
             panic!("not events");
         };
         let panes: Vec<usize> = events.iter().map(|e| e.pane).collect();
@@ -490,17 +497,22 @@ mod tests {
                 event: crate::wire::delta::WireEvent::Whole(big(n, 1 << 20).event),
             })
             .collect();
-        let frames = frames_of(events);
+        let frames = frames_of(events, Some(9));
         assert!(frames.len() >= 3, "{} frames", frames.len());
         let mut panes = Vec::new();
+        let mut said = Vec::new();
         for f in &frames {
             assert!(f.len() <= BATCH_FRAME, "{} bytes", f.len());
-            let Ok(ServerMsg::Events(part)) = frame::decode(&f[4..]) else {
+            let Ok(ServerMsg::Events(part, seq)) = frame::decode(&f[4..]) else {
                 panic!("not events");
             };
             panes.extend(part.iter().map(|e| e.pane));
+            said.push(seq);
         }
         assert_eq!(panes, (0..12).collect::<Vec<_>>());
+        // Only the last part says the batch was sent whole.
+        assert_eq!(said.pop(), Some(Some(9)));
+        assert!(said.iter().all(Option::is_none), "{said:?}");
     }
 
     /// A client that reads nothing is not queued for without bound: past
@@ -513,7 +525,7 @@ mod tests {
 
         let sent = 40;
         for n in 0..sent {
-            clients.events(&[big(n, 1 << 20)], None);
+            clients.events(&[big(n, 1 << 20)], 7, None);
         }
         let link = clients.get_mut(id).unwrap();
         assert!(link.backlog.is_behind(), "never fell behind");

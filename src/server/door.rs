@@ -33,8 +33,8 @@ pub(super) enum Reply {
 }
 
 impl Reply {
-    /// Tells the caller it may not (a console: nothing to tell, its keys
-    /// never ask for what it may not).
+    /// Tells the caller it may not (a console: logged only; what the
+    /// door's rule refuses it is told as a notice, `Server::refused`).
     pub(super) fn refuse(self, why: &str) {
         match self {
             Reply::Console => tracing::warn!("a console's request refused: {why}"),
@@ -54,7 +54,10 @@ impl Server {
     pub(super) fn request(&mut self, req: Request, reply: Reply) -> Option<String> {
         let Request { caller, verb } = req;
         if let Err(why) = caller.may(&verb) {
-            reply.refuse(&why.0);
+            match (&caller, reply) {
+                (Caller::Console { id, .. }, Reply::Console) => self.refused(*id, &verb, &why.0),
+                (_, reply) => reply.refuse(&why.0),
+            }
             return None;
         }
         // A console's `/account` key is the same verb `hive ctl account`
@@ -70,7 +73,7 @@ impl Server {
         match verb {
             Verb::Account { pane, name } => self.account_verb(&caller, pane, name, reply),
             Verb::Command { pane, cmd } => {
-                if let (Caller::Console(id), Some(slot)) =
+                if let (Caller::Console { id, .. }, Some(slot)) =
                     (&caller, self.panes.order.get(pane).copied())
                 {
                     self.command(slot, stamped(cmd, &caller), Some(*id));
@@ -97,6 +100,7 @@ impl Server {
                 answer_op(reply, outcome);
             }
             Verb::Forge(ask) => self.forge_verb(&caller, ask, reply),
+            Verb::Screen { pane } => self.screen_verb(&pane, reply),
             Verb::Approvals(ask) => self.approvals_verb(ask, reply),
             Verb::Relocate(step) => self.relocate(&caller, step, reply),
             verb @ (Verb::New(_)
@@ -183,7 +187,7 @@ impl Server {
             return;
         };
         match (caller, reply) {
-            (Caller::Console(id), Reply::Console) => self.edit_from(*id, edit),
+            (Caller::Console { id, .. }, Reply::Console) => self.edit_from(*id, edit),
             (_, Reply::Ctl { reply, .. }) => {
                 let outcome = self
                     .edit(edit, None)
@@ -206,14 +210,15 @@ impl Server {
             Reply::Console => {}
         }
         match caller {
-            Caller::Console(_) => "stopped from a console".into(),
+            Caller::Console { .. } => "stopped from a console".into(),
             Caller::Cli | Caller::Agent(_) | Caller::Device { .. } => "hive kill".into(),
         }
     }
 
     /// A console's request (its keys, an edit, stop).
     pub(super) fn console_request(&mut self, id: ClientId, verb: Verb) -> Option<String> {
-        self.request(Request::new(Caller::Console(id), verb), Reply::Console)
+        let caller = self.console_caller(id);
+        self.request(Request::new(caller, verb), Reply::Console)
     }
 
     /// An agent's operation, from its in-process tools or from `hive mcp`
@@ -316,7 +321,7 @@ mod tests {
     #[test]
     fn the_door_stamps_the_decider_and_the_interrupter() {
         use crate::protocol::pane::{Decider, RunnerCommand};
-        use crate::protocol::verb::{Caller, DeviceRole};
+        use crate::protocol::verb::{Caller, Role};
         let answer = |by| RunnerCommand::Permission {
             request_id: "r".into(),
             decision: PermissionDecision::AllowOnce,
@@ -324,10 +329,16 @@ mod tests {
         };
         let phone = Caller::Device {
             id: "d1".into(),
-            role: DeviceRole::Full,
+            role: Role::Full,
         };
         let cases = [
-            (Caller::Console(3), "console"),
+            (
+                Caller::Console {
+                    id: 3,
+                    role: Role::Full,
+                },
+                "console",
+            ),
             (Caller::Cli, "ctl"),
             (phone.clone(), "device:d1"),
             (Caller::Agent("lead".into()), "agent:lead"),

@@ -30,7 +30,7 @@ impl Server {
         }
         // Read at once by `answer_for`, within this same call.
         self.forges.asking = Some(slot);
-        let request = Request::new(Caller::Console(client), Verb::Forge(ask));
+        let request = Request::new(self.console_caller(client), Verb::Forge(ask));
         let _ = self.request(request, Reply::Console);
         self.forges.asking = None;
     }
@@ -40,7 +40,7 @@ impl Server {
     /// door.
     pub(super) fn answer_for(&mut self, caller: &Caller, ask: &ForgeAsk, reply: Reply) -> Answer {
         let client = match (caller, &reply) {
-            (Caller::Console(client), Reply::Console) => Some(*client),
+            (Caller::Console { id: client, .. }, Reply::Console) => Some(*client),
             _ => None,
         };
         let (Some(client), Some(slot)) = (client, self.forges.asking.take()) else {

@@ -327,6 +327,19 @@ impl PaneLog {
         self.slots.len().saturating_sub(self.gone) + self.restored.items.len()
     }
 
+    /// A terminal pane's latest screen (none: not a terminal pane, or its
+    /// program drew nothing yet).
+    pub fn screen(&self) -> Option<&crate::protocol::screen::ScreenUpdate> {
+        let latest = self.latest[Latest::Terminal as usize].and_then(|i| self.slots.get(i));
+        match latest {
+            Some(Slot::Event(l)) => match &l.event {
+                PaneEvent::Terminal(screen) => Some(screen),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// Whether a turn runs (the latest state is a busy one).
     pub fn busy(&self) -> bool {
         let state = self.latest[Latest::State as usize].and_then(|i| self.slots.get(i));

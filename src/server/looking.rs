@@ -52,8 +52,17 @@ impl Server {
         }
     }
 
-    /// `ClientMsg::Dismiss`: client `id` dismissed an entry of pane `pane`.
-    pub(super) fn dismiss(&mut self, id: ClientId, pane: usize, kind: ReasonKind, what: String) {
+    /// `ClientMsg::Dismiss`: client `id` dismissed an entry of pane `pane`,
+    /// having had the events up to `up_to` (never past ours: a client's
+    /// claim of the future would dismiss entries not yet made).
+    pub(super) fn dismiss(
+        &mut self,
+        id: ClientId,
+        pane: usize,
+        kind: ReasonKind,
+        what: String,
+        up_to: u64,
+    ) {
         let (Some(slot), Some(link)) = (
             self.panes.order.get(pane).copied(),
             self.clients.get_mut(id),
@@ -62,7 +71,8 @@ impl Server {
         };
         let who = key(link.who.as_deref(), id);
         let what: String = what.chars().take(MAX_WHAT).collect();
-        self.memory.dismiss(&who, slot, kind, what, self.seq);
+        self.memory
+            .dismiss(&who, slot, kind, what, up_to.min(self.seq));
     }
 
     /// What client `id`'s console saw and dismissed.

@@ -39,11 +39,13 @@ mod relocate;
 mod relocate_back;
 mod relocate_in;
 mod repos;
+mod screens;
 mod seen;
 mod serve;
 mod sizes;
 mod starter;
 mod teams;
+mod viewers;
 mod views;
 mod worktrees;
 

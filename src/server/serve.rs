@@ -300,7 +300,7 @@ impl Server {
                     };
                     // After the events before it.
                     self.send_events();
-                    self.clients.events(&[update], Some(id));
+                    self.clients.events(&[update], self.seq, Some(id));
                 }
                 return;
             }
@@ -347,13 +347,14 @@ impl Server {
         let events = std::mem::take(&mut self.outbox);
         let views = &self.views;
         let slots = &self.outbox_slots;
-        self.clients
-            .events_to(&events, |id, i| match events.get(i).map(|u| &u.event) {
+        self.clients.events_to(&events, self.seq, |id, i| {
+            match events.get(i).map(|u| &u.event) {
                 Some(PaneEvent::Terminal(screen)) => slots
                     .get(i)
                     .is_some_and(|&slot| views.wants(id, slot, screen)),
                 _ => true,
-            });
+            }
+        });
         // The buffers are kept for the next batch (their memory only).
         self.outbox = events;
         self.outbox.clear();
@@ -409,6 +410,9 @@ impl Server {
             Ok(verb) => return self.console_request(id, verb),
             Err(msg) => msg,
         };
+        if self.viewer_refused(id, &msg) {
+            return None;
+        }
         match msg {
             ClientMsg::Attach | ClientMsg::Resync => {
                 let first = self.clients.count() == 0;
@@ -447,7 +451,13 @@ impl Server {
             ClientMsg::Resume { pane, session } => self.resume(id, pane, session),
             ClientMsg::Forge { pane, ask } => self.console_forge(id, pane, ask),
             ClientMsg::Identify(who) => self.identify(id, &who),
-            ClientMsg::Dismiss { pane, kind, what } => self.dismiss(id, pane, kind, what),
+            ClientMsg::Dismiss {
+                pane,
+                kind,
+                what,
+                up_to,
+            } => self.dismiss(id, pane, kind, what, up_to),
+            ClientMsg::ReadOnly => self.only_looks(id),
             // Requests: through the door above.
             ClientMsg::Command { .. } | ClientMsg::Edit(_) | ClientMsg::Stop => {}
         }

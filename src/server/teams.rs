@@ -36,7 +36,7 @@ impl Server {
         let parent = match caller {
             Caller::Agent(id) => Some(self.spawner(id)?),
             // A script (hive mcp outside any pane) makes a pane of its own.
-            Caller::Cli | Caller::Console(_) | Caller::Device { .. } => None,
+            Caller::Cli | Caller::Console { .. } | Caller::Device { .. } => None,
         };
         let base = parent.map(|slot| self.panes[slot].record.agent.cwd.clone());
         let cwd = match (&args.cwd, base) {

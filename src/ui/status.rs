@@ -117,6 +117,16 @@ pub(crate) fn draw(app: &App, spin: usize, area: Rect, buf: &mut Buffer) {
 fn left_pieces(app: &App, spin: usize, base: Style) -> Vec<Piece> {
     let t = &app.theme;
     let mut left = Vec::new();
+    // Always in sight: this console only looks (`hive attach --read-only`).
+    if app.read_only {
+        left.push(Piece::keep(vec![Span::styled(
+            " READ-ONLY ",
+            Style::new()
+                .fg(t.status_bg)
+                .bg(t.warning)
+                .add_modifier(Modifier::BOLD),
+        )]));
+    }
     if let Some(p) = app.focused() {
         left.push(Piece::keep(vec![Span::styled(
             format!(" {} ", p.name()),
@@ -205,7 +215,11 @@ fn right_pieces(app: &App, base: Style) -> Vec<Piece> {
             if app.full_view { "simple" } else { "full" },
             Some(2),
         ),
-        (km.short(Action::Quit), "quit", Some(1)),
+        (
+            km.short(Action::Quit),
+            if app.read_only { "detach" } else { "quit" },
+            Some(1),
+        ),
     ];
     hints
         .into_iter()

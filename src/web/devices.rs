@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tokio::sync::broadcast;
 
-use crate::protocol::verb::DeviceRole;
+use crate::protocol::verb::Role;
 
 /// The longest label kept of a user agent.
 const LABEL_MAX: usize = 80;
@@ -20,7 +20,7 @@ const LABEL_MAX: usize = 80;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Device {
     pub(crate) id: String,
-    pub(crate) role: DeviceRole,
+    pub(crate) role: Role,
     pub(crate) label: String,
     /// Hex SHA-256 of its token.
     token_sha256: String,
@@ -117,7 +117,7 @@ impl Devices {
     /// and kept only hashed.
     pub(crate) fn pair(
         &mut self,
-        role: DeviceRole,
+        role: Role,
         user_agent: &str,
     ) -> Result<(Device, String), DevicesError> {
         let write = |source| DevicesError::Write {
@@ -241,7 +241,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("web/a.devices.json");
         let mut devices = Devices::load(&path).unwrap();
-        let (phone, token) = devices.pair(DeviceRole::Full, "Phone\x1b[31m").unwrap();
+        let (phone, token) = devices.pair(Role::Full, "Phone\x1b[31m").unwrap();
         assert!(phone.label.starts_with("Phone") && !phone.label.contains('\x1b'));
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(!text.contains(&token), "the token itself is never written");

@@ -34,7 +34,7 @@ use tokio::task::JoinHandle;
 use crate::config::WebSettings;
 use crate::control::hub::Responder;
 use crate::control::protocol::{CtlError, ErrorCode};
-use crate::protocol::verb::{Caller, DeviceRole, Verb, WebVerb};
+use crate::protocol::verb::{Caller, Role, Verb, WebVerb};
 
 /// One request from the page on its way to the server's loop.
 #[derive(Debug)]
@@ -308,8 +308,8 @@ fn caller_of(d: &devices::Device) -> Caller {
 
 /// Whether a device of `role` may act (the page hides what it may not;
 /// the door refuses it whatever the page shows).
-fn acts(role: DeviceRole) -> bool {
-    role == DeviceRole::Full
+fn acts(role: Role) -> bool {
+    role == Role::Full
 }
 
 #[cfg(test)]

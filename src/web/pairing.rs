@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::protocol::verb::DeviceRole;
+use crate::protocol::verb::Role;
 
 /// How long a code is good for.
 pub(crate) const CODE_TTL: Duration = Duration::from_secs(10 * 60);
@@ -25,7 +25,7 @@ const ALPHABET: &[u8] = b"23456789ABCDEFGHJKLMNPQRSTUVWXYZ";
 
 struct Code {
     sha256: String,
-    role: DeviceRole,
+    role: Role,
     expires: Instant,
 }
 
@@ -47,7 +47,7 @@ pub(crate) enum Refusal {
 
 impl Pairing {
     /// A new code for a device of `role`, good until `now + CODE_TTL`.
-    pub(crate) fn issue(&mut self, role: DeviceRole, now: Instant) -> std::io::Result<String> {
+    pub(crate) fn issue(&mut self, role: Role, now: Instant) -> std::io::Result<String> {
         let mut bytes = [0u8; CODE_LEN];
         getrandom::fill(&mut bytes).map_err(|e| std::io::Error::other(e.to_string()))?;
         let code: String = bytes
@@ -65,7 +65,7 @@ impl Pairing {
 
     /// Spends `code`: the role it was issued for, once; a wrong one
     /// counts toward the lock.
-    pub(crate) fn redeem(&mut self, code: &str, now: Instant) -> Result<DeviceRole, Refusal> {
+    pub(crate) fn redeem(&mut self, code: &str, now: Instant) -> Result<Role, Refusal> {
         if let Some(until) = self.locked_until {
             if until > now {
                 let left = until.duration_since(now).as_secs().div_ceil(60);
@@ -98,11 +98,11 @@ mod tests {
     fn a_code_pairs_once_and_not_after_ten_minutes() {
         let mut p = Pairing::default();
         let t0 = Instant::now();
-        let code = p.issue(DeviceRole::ReadOnly, t0).unwrap();
+        let code = p.issue(Role::ReadOnly, t0).unwrap();
         assert_eq!(code.len(), CODE_LEN);
-        assert_eq!(p.redeem(&code, t0), Ok(DeviceRole::ReadOnly));
+        assert_eq!(p.redeem(&code, t0), Ok(Role::ReadOnly));
         assert_eq!(p.redeem(&code, t0), Err(Refusal::Wrong), "single use");
-        let late = p.issue(DeviceRole::Full, t0).unwrap();
+        let late = p.issue(Role::Full, t0).unwrap();
         let after = t0 + CODE_TTL + Duration::from_secs(1);
         assert_eq!(p.redeem(&late, after), Err(Refusal::Wrong), "expired");
     }
@@ -111,7 +111,7 @@ mod tests {
     fn five_wrong_codes_lock_pairing_for_fifteen_minutes() {
         let mut p = Pairing::default();
         let t0 = Instant::now();
-        let good = p.issue(DeviceRole::Full, t0).unwrap();
+        let good = p.issue(Role::Full, t0).unwrap();
         for i in 0..MAX_WRONG {
             assert_eq!(p.redeem(&format!("WRONG{i}"), t0), Err(Refusal::Wrong));
         }
@@ -121,8 +121,8 @@ mod tests {
         assert_eq!(p.redeem(&good, later), Err(Refusal::Locked(1)));
         let open = t0 + LOCKOUT + Duration::from_secs(1);
         assert_eq!(p.redeem(&good, open), Err(Refusal::Wrong));
-        let fresh = p.issue(DeviceRole::Full, open).unwrap();
-        assert_eq!(p.redeem(&fresh, open), Ok(DeviceRole::Full));
+        let fresh = p.issue(Role::Full, open).unwrap();
+        assert_eq!(p.redeem(&fresh, open), Ok(Role::Full));
     }
 
     #[test]
@@ -132,10 +132,10 @@ mod tests {
         for _ in 0..MAX_WRONG - 1 {
             let _ = p.redeem("nope", t0);
         }
-        let code = p.issue(DeviceRole::Full, t0).unwrap();
-        assert_eq!(p.redeem(&code, t0), Ok(DeviceRole::Full));
-        let next = p.issue(DeviceRole::Full, t0).unwrap();
+        let code = p.issue(Role::Full, t0).unwrap();
+        assert_eq!(p.redeem(&code, t0), Ok(Role::Full));
+        let next = p.issue(Role::Full, t0).unwrap();
         assert_eq!(p.redeem("nope", t0), Err(Refusal::Wrong));
-        assert_eq!(p.redeem(&next, t0), Ok(DeviceRole::Full), "not locked");
+        assert_eq!(p.redeem(&next, t0), Ok(Role::Full), "not locked");
     }
 }

@@ -38,6 +38,7 @@ pub(super) fn router(shared: Arc<Shared>) -> Router {
         .route("/api/me", get(me))
         .route("/api/panes", get(panes))
         .route("/api/panes/{pane}/transcript", get(transcript))
+        .route("/api/panes/{pane}/screen", get(screen))
         .route("/api/panes/{pane}/send", post(send))
         .route("/api/panes/{pane}/interrupt", post(interrupt))
         .route("/api/panes/{pane}/approve", post(approve))
@@ -137,6 +138,15 @@ async fn transcript(
         full: true,
     };
     answered(&s, &who, verb).await
+}
+
+/// A terminal pane's screen as text (`Verb::Screen`).
+async fn screen(
+    State(s): State<Arc<Shared>>,
+    Extension(who): Extension<Authed>,
+    Path(pane): Path<String>,
+) -> Response {
+    answered(&s, &who, Verb::Screen { pane }).await
 }
 
 #[derive(Deserialize)]

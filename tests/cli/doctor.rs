@@ -112,6 +112,18 @@ fn doctor_failing_dry_start() {
     insta::assert_snapshot!(text);
 }
 
+/// A CLI slow to print its version works (#46's walk: on a loaded machine
+/// Gemini CLI took 6.4 s and `hive init` called it broken, asking "it did
+/// not start" with No as the answer).
+#[test]
+fn doctor_waits_for_a_slow_cli() {
+    let lab = Lab::new();
+    lab.script("gemini", "sleep 6\necho 0.61.0");
+    let (text, ok) = lab.report(&[agent("gemini", "gemini")], &[("GEMINI_API_KEY", "x")]);
+    assert!(ok, "{text}");
+    assert!(text.contains("--version` exited 0"), "{text}");
+}
+
 #[test]
 fn doctor_shell_scripted_unknown_and_no_cwd() {
     let lab = Lab::new();

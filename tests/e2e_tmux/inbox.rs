@@ -279,3 +279,142 @@ fn an_idle_terminal_entry_outlives_a_detach() {
     lab.wait("a", "the idle entry, kept", |s| s.contains("1 waiting"));
     lab.hive(&["kill"]);
 }
+
+/// A dismissal counts up to the last event its console had (#46): a
+/// console (played here on the wire, so the timing is the test's) has the
+/// first finished turn, dismisses its entry while the second turn's end,
+/// of the same words, is still on its way to it; when it comes back the
+/// second turn's entry waits. Before, the server counted the dismissal up
+/// to its own latest event, and the entry the console never saw was
+/// dismissed with the old one.
+#[test]
+fn a_dismissal_does_not_take_an_entry_still_on_its_way() {
+    let Some(bin) = super::hive_bin() else { return };
+    let lab = Lab::start(&bin);
+    lab.wait("a", "the demo panes", |s| s.contains("Message Architect"));
+    // Console `a` looks at the reviewer: the console coming back does too.
+    lab.keys("a", &["M-2"]);
+    lab.wait("a", "the reviewer focused", |s| {
+        super::status_line(s).contains("Reviewer (demo)")
+    });
+    let socket = lab.t.dir().join("hive_state_dir/run/default.sock");
+    let mut wire = Wire::attach(&socket, "race-console");
+    lab.turn("first turn");
+    let heard = wire.drain();
+    assert!(heard > 0, "no events heard");
+    // The second turn ends; this console reads none of it yet.
+    lab.turn("second turn");
+    wire.dismiss_finished(0, heard);
+    drop(wire);
+    std::thread::sleep(Duration::from_millis(500));
+    // The same console comes back in a terminal.
+    let script = format!("{} attach ; sleep 600", quote(&lab.bin));
+    let mut args = vec!["new-session", "-d", "-s", "r", "-x", "140", "-y", "40"];
+    for v in &lab.vars {
+        args.extend(["-e", v.as_str()]);
+    }
+    args.extend(["-e", "HIVE_CONSOLE=race-console", "sh", "-c", &script]);
+    lab.t.cmd(&args);
+    lab.wait("r", "the second turn's entry", |s| s.contains("1 waiting"));
+    lab.keys("r", &["M-i"]);
+    lab.wait("r", "the entry in the inbox", |s| {
+        s.contains("turn finished")
+    });
+    lab.hive(&["kill"]);
+}
+
+impl Lab {
+    /// A turn of the demo pane from `hive ctl`, to its end.
+    fn turn(&self, text: &str) {
+        let run = |args: &[&str]| {
+            let mut cmd = Command::new(&self.bin);
+            cmd.args(args).current_dir(self.t.dir());
+            for v in &self.vars {
+                let (k, val) = v.split_once('=').expect("NAME=value");
+                cmd.env(k, val);
+            }
+            let out = cmd.output().expect("run hive");
+            assert!(out.status.success(), "hive {args:?}: {out:?}");
+            String::from_utf8_lossy(&out.stdout).trim().to_owned()
+        };
+        let turn = run(&["ctl", "send", "demo", text]);
+        run(&["ctl", "wait", &turn]);
+    }
+}
+
+/// A console spoken on the wire: it says who it is, attaches, and reads
+/// only when told.
+struct Wire {
+    sock: std::os::unix::net::UnixStream,
+}
+
+impl Wire {
+    fn attach(socket: &Path, who: &str) -> Self {
+        use std::io::Write;
+
+        use hive::wire::frame::{encode, encode_hello};
+        use hive::wire::{ClientMsg, Hello, MAGIC};
+        let mut sock = std::os::unix::net::UnixStream::connect(socket).expect("the socket");
+        let mut out = MAGIC.to_vec();
+        out.extend(encode_hello(&Hello::ours()));
+        for msg in [ClientMsg::Identify(who.into()), ClientMsg::Attach] {
+            out.extend(encode(&msg).unwrap());
+        }
+        sock.write_all(&out).unwrap();
+        let mut wire = Self { sock };
+        // The hello, then the snapshot.
+        wire.frame().expect("the server's hello");
+        wire
+    }
+
+    /// The next frame's payload, if one comes within the read timeout.
+    fn frame(&mut self) -> Option<Vec<u8>> {
+        use std::io::Read;
+        self.sock
+            .set_read_timeout(Some(Duration::from_millis(700)))
+            .unwrap();
+        let mut len = [0u8; 4];
+        self.sock.read_exact(&mut len).ok()?;
+        let mut payload = vec![0u8; u32::from_be_bytes(len) as usize];
+        self.sock.read_exact(&mut payload).ok()?;
+        Some(payload)
+    }
+
+    /// Reads until the server is quiet: the last event it says was sent.
+    fn drain(&mut self) -> u64 {
+        use hive::wire::ServerMsg;
+        let mut heard = 0;
+        while let Some(payload) = self.frame() {
+            match hive::wire::frame::decode::<ServerMsg>(&payload) {
+                Ok(ServerMsg::Events(_, Some(seq))) => heard = heard.max(seq),
+                Ok(ServerMsg::SnapshotEvents(events)) => {
+                    heard = events.iter().map(|l| l.seq).fold(heard, u64::max);
+                }
+                Ok(ServerMsg::SnapshotPane(pane)) => {
+                    heard = pane.events.iter().map(|l| l.seq).fold(heard, u64::max);
+                }
+                _ => {}
+            }
+        }
+        heard
+    }
+
+    /// Dismisses pane `pane`'s finished-turn entry, up to event `up_to`.
+    fn dismiss_finished(&mut self, pane: usize, up_to: u64) {
+        use std::io::Write;
+
+        use hive::wire::ClientMsg;
+        use hive::wire::frame::encode;
+        use hive::wire::mutes::ReasonKind;
+        let msg = ClientMsg::Dismiss {
+            pane,
+            kind: ReasonKind::Finished,
+            what: "turn finished".into(),
+            up_to,
+        };
+        self.sock.write_all(&encode(&msg).unwrap()).unwrap();
+        self.sock
+            .write_all(&encode(&ClientMsg::Detach).unwrap())
+            .unwrap();
+    }
+}

@@ -45,11 +45,18 @@ impl Lab {
 
     /// A second terminal (session `name`) running `hive attach`.
     fn attach(&self, name: &str) {
+        self.attach_with(name, "", 120);
+    }
+
+    /// A second terminal (session `name`, `cols` wide) running `hive
+    /// attach ARGS`.
+    fn attach_with(&self, name: &str, args: &str, cols: u16) {
         let script = format!(
-            "{} attach ; echo HIVE-EXIT=$? ; sleep 600",
+            "{} attach {args} ; echo HIVE-EXIT=$? ; sleep 600",
             quote(&self.bin)
         );
-        let mut args = vec!["new-session", "-d", "-s", name, "-x", "120", "-y", "36"];
+        let cols = cols.to_string();
+        let mut args = vec!["new-session", "-d", "-s", name, "-x", &cols, "-y", "36"];
         for v in &self.vars {
             args.extend(["-e", v.as_str()]);
         }
@@ -663,4 +670,129 @@ fn after_a_claude_turn_ten_idle_seconds_wake_nothing() {
         (0, 0, 0),
         "(server, supervisor, console) woke in 10 idle seconds"
     );
+
+/// `hive attach --read-only` (issue 47), for sharing a live pane without
+/// control: beside the user's console, it shows the demo's answer as it
+/// streams and says it is read-only; what is typed in it reaches nothing;
+/// its `y` on an approval card is refused, and so is an answer sent by a
+/// client that skips the console's own check (the server's rule); leaving
+/// it only detaches, and the user's console answers the card.
+#[test]
+fn a_read_only_console_looks_and_changes_nothing() {
+    let Some(bin) = super::hive_bin() else { return };
+    let lab = Lab::start(&bin);
+    lab.wait("a", "the user's console", |s| {
+        s.contains("Message Architect")
+    });
+    // Wide enough for the status bar's refusals beside a card's count.
+    lab.attach_with("v", "--read-only", 140);
+    lab.wait("v", "the read-only console", |s| {
+        s.contains("Message Architect") && super::status_line(s).contains("READ-ONLY")
+    });
+    // The stream, as it streams.
+    lab.type_text("a", "slow");
+    lab.keys("a", &["Enter"]);
+    lab.wait("v", "the answer streaming in the viewer", |s| {
+        s.contains("Streaming slowly") && !s.contains(END)
+    });
+    lab.wait("v", "the whole answer in the viewer", |s| s.contains(END));
+    lab.wait("a", "the turn's end", |s| {
+        super::status_line(s).contains("idle")
+    });
+    // Its keys send nothing.
+    lab.type_text("v", "typed by the viewer");
+    lab.keys("v", &["Enter"]);
+    let s = lab.wait("v", "the refusal", |s| {
+        s.contains("read-only: may not send")
+    });
+    assert!(
+        !s.contains("typed by the viewer"),
+        "typed into the composer:\n{s}"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let s = lab.screen("a");
+    assert!(!s.contains("typed by the viewer"), "reached the pane:\n{s}");
+    // An approval: the viewer's `y` is refused and the card stays.
+    lab.type_text("a", "approve it");
+    lab.keys("a", &["Enter"]);
+    lab.wait("v", "the card in the viewer", |s| {
+        s.contains("approval needed")
+    });
+    lab.keys("v", &["y"]);
+    lab.wait("v", "the refused answer", |s| {
+        s.contains("read-only: may not answer an approval") && s.contains("approval needed")
+    });
+    let queue: serde_json::Value =
+        serde_json::from_str(&lab.hive(&["ctl", "approvals", "--json"])).expect("json");
+    let cards = queue["approvals"].as_array().cloned().unwrap_or_default();
+    assert_eq!(cards.len(), 1, "the card still waits: {queue}");
+    // A client that says it only looks and answers anyway: the server
+    // refuses it, and says so.
+    let id = cards[0]["request_id"].as_str().expect("a request id");
+    let socket = lab.t.dir().join("hive_state_dir/run/default.sock");
+    let said = answer_as_viewer(&socket, id);
+    assert_eq!(said, "read-only: may not answer an approval");
+    let queue = lab.hive(&["ctl", "approvals", "--json"]);
+    assert!(
+        queue.contains(id),
+        "the server took the viewer's answer: {queue}"
+    );
+    // Leaving the viewer detaches (no leave dialog, nothing stopped).
+    lab.keys("v", &["C-q"]);
+    let s = lab.wait("v", "the viewer's exit", |s| s.contains("HIVE-EXIT=0"));
+    assert!(
+        s.contains("hive attach --read-only") && s.contains("detached"),
+        "{s}"
+    );
+    // The user's console, beside it all along, answers.
+    lab.keys("a", &["y"]);
+    lab.wait("a", "the demo going on", |s| {
+        s.contains("Done: the command ran")
+    });
+    let said = lab.hive(&["kill"]);
+    assert!(said.contains("stopped default"), "{said}");
+}
+
+/// Speaks the console protocol on `socket` as a read-only console that
+/// answers approval `id` (allow once) without the console's own check;
+/// the server's notice back.
+fn answer_as_viewer(socket: &Path, id: &str) -> String {
+    use std::io::{Read, Write};
+
+    use hive::wire::agent::PermissionDecision;
+    use hive::wire::frame::{decode, encode, encode_hello};
+    use hive::wire::pane::{Decider, RunnerCommand};
+    use hive::wire::{ClientMsg, Hello, MAGIC, ServerMsg};
+    let mut sock = std::os::unix::net::UnixStream::connect(socket).expect("the server's socket");
+    sock.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let answer = ClientMsg::Command {
+        pane: 0,
+        cmd: RunnerCommand::Permission {
+            request_id: id.to_owned(),
+            decision: PermissionDecision::AllowOnce,
+            by: Decider::Console,
+        },
+    };
+    let mut out = MAGIC.to_vec();
+    out.extend(encode_hello(&Hello::ours()));
+    for msg in [ClientMsg::ReadOnly, ClientMsg::Attach, answer] {
+        out.extend(encode(&msg).unwrap());
+    }
+    sock.write_all(&out).unwrap();
+    let mut first = true;
+    loop {
+        let mut len = [0u8; 4];
+        sock.read_exact(&mut len).expect("a frame from the server");
+        let mut payload = vec![0u8; u32::from_be_bytes(len) as usize];
+        sock.read_exact(&mut payload).unwrap();
+        // The hello, in JSON.
+        if std::mem::take(&mut first) {
+            continue;
+        }
+        if let Ok(ServerMsg::Notice { text, .. }) = decode::<ServerMsg>(&payload) {
+            let _ = sock.write_all(&encode(&ClientMsg::Detach).unwrap());
+            return text;
+        }
+    }
 }

@@ -40,6 +40,12 @@ pub(super) struct Served {
 
 impl Served {
     pub(super) fn start(bin: &Path) -> Self {
+        Self::start_with(bin, "")
+    }
+
+    /// `start`, with more of the config (`[[agent]]` tables) after the
+    /// demo pane.
+    pub(super) fn start_with(bin: &Path, more: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let vars = super::private_env(dir.path());
         let port = free_port();
@@ -48,7 +54,7 @@ impl Served {
             &config,
             format!(
                 "[web]\nlisten = \"127.0.0.1:{port}\"\n\n[[agent]]\nid = \"demo\"\n\
-                 name = \"Architect (demo)\"\nprovider = \"script\"\nscript = \"demo:tour\"\n"
+                 name = \"Architect (demo)\"\nprovider = \"script\"\nscript = \"demo:tour\"\n\n{more}"
             ),
         )
         .unwrap();
@@ -371,6 +377,106 @@ pub(super) fn cookie_of(res: &reqwest::Response) -> String {
     set.split(';').next().unwrap().to_owned()
 }
 
+/// A terminal pane on the page is a text view of its screen (issue 47):
+/// what its shell prints in the console shows on the page as it changes,
+/// markup in it is text, and a conversation pane's transcript comes back
+/// when one is picked again.
+#[test]
+fn a_terminal_pane_shows_on_the_page_as_text() {
+    let Some(bin) = super::hive_bin() else { return };
+    if !browser_available() {
+        return;
+    }
+    let served = Served::start_with(
+        &bin,
+        "[[agent]]\nid = \"sh\"\nname = \"Shell\"\nprovider = \"pty\"\ncommand = [\"sh\"]\n",
+    );
+    // The shell, zoomed: its lines are the console's whole width.
+    served.t.cmd(&["send-keys", "-t", "c", "M-2"]);
+    served.t.cmd(&["send-keys", "-t", "c", "M-z"]);
+    served
+        .t
+        .cmd(&["send-keys", "-t", "c", "-l", "PS1='$ '; echo web-$((6*7))"]);
+    served.t.cmd(&["send-keys", "-t", "c", "Enter"]);
+    served.wait_console("the shell's output", |s| s.contains("web-42"));
+    let driver = Driver::start();
+    runtime().block_on(async {
+        let c = browser(&driver).await;
+        c.goto(&served.pair_url(&[])).await.unwrap();
+        until(&c, "the live page", "return document.getElementById('conn')?.dataset.state === 'live'").await;
+        until(&c, "the shell pane", "return !!document.querySelector('#panes li[data-pane=sh]')").await;
+        c.execute("document.querySelector('#panes li[data-pane=sh]').click(); return true;", vec![]).await.unwrap();
+        until(&c, "the shell's screen as text", "const s = document.getElementById('screen'); \
+            return !s.hidden && s.textContent.split('\\n').includes('web-42') \
+              && document.getElementById('transcript').hidden && document.getElementById('composer').hidden").await;
+        // It follows the screen; markup the program prints is text.
+        served.t.cmd(&["send-keys", "-t", "c", "-l", "printf '<b>bold</b><img src=x onerror=\"window.__pwned=1\">\\n'"]);
+        served.t.cmd(&["send-keys", "-t", "c", "Enter"]);
+        until(&c, "the new output", "return document.getElementById('screen').textContent.split('\\n').includes('<b>bold</b><img src=x onerror=\"window.__pwned=1\">')").await;
+        let inert = js(&c, "return [typeof window.__pwned, document.querySelectorAll('#screen *').length]").await;
+        assert_eq!(inert, serde_json::json!(["undefined", 0]));
+        // Back to the conversation pane: its transcript, not a screen.
+        c.execute("document.querySelector('#panes li[data-pane=demo]').click(); return true;", vec![]).await.unwrap();
+        until(&c, "the transcript again", "return document.getElementById('screen').hidden && !document.getElementById('transcript').hidden").await;
+        let _ = c.close().await;
+    });
+}
+
+/// The built-in agent's `bash` card (issue 47), answered from the page: the
+/// scripted model asks to run a command, the card shows on the page and in
+/// the console, the page's allow takes it from both, and the model's next
+/// request holds what the command printed.
+#[test]
+fn the_built_in_agents_bash_card_is_answered_from_the_page() {
+    use crate::openai_server::{Reply, Server, answer_text, finish, tool_call};
+    let Some(bin) = super::hive_bin() else { return };
+    if !browser_available() {
+        return;
+    }
+    let args = serde_json::json!({ "command": "echo from-the-page" }).to_string();
+    let model = Server::start(vec![
+        Reply::Chunks(vec![
+            tool_call(0, "b1", "bash", &args),
+            finish("tool_calls"),
+        ]),
+        answer_text("the command ran", 1, 1),
+    ]);
+    let served = Served::start_with(
+        &bin,
+        &format!(
+            "[[agent]]\nid = \"llm\"\nname = \"Builtin\"\nprovider = \"openai\"\n\
+             model = \"test-model\"\nbase_url = \"{}\"\n",
+            model.base_url
+        ),
+    );
+    let driver = Driver::start();
+    runtime().block_on(async {
+        let c = browser(&driver).await;
+        c.goto(&served.pair_url(&[])).await.unwrap();
+        until(&c, "the live page", "return document.getElementById('conn')?.dataset.state === 'live'").await;
+        until(&c, "the built-in pane", "return !!document.querySelector('#panes li[data-pane=llm]')").await;
+        c.execute("document.querySelector('#panes li[data-pane=llm]').click(); return true;", vec![]).await.unwrap();
+        until(&c, "its pane shown", "return document.getElementById('pane-title').textContent === 'Builtin'").await;
+        send_from_page(&c, "run the command").await;
+        until(&c, "the bash card", "const c = document.querySelector('.card[data-pane=llm]'); \
+            return !!c && c.textContent.includes('echo from-the-page') && !!c.querySelector('button.allow')").await;
+        served.wait_console("the card in the console", |s| s.contains("echo from-the-page"));
+        c.execute("document.querySelector('.card[data-pane=llm] button.allow').click(); return true;", vec![]).await.unwrap();
+        until(&c, "the card gone from the page", "return !document.querySelector('.card')").await;
+        served.wait_console("the card gone from the console", |s| !s.contains("approval needed"));
+        until(&c, "the model's answer", "return [...document.querySelectorAll('#transcript .msg.agent')].some(m => m.textContent.includes('the command ran'))").await;
+        let _ = c.close().await;
+    });
+    let told = model
+        .messages(1)
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == "b1")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    assert_eq!(told, "from-the-page\n");
+}
+
 #[test]
 fn the_web_client_refuses_what_it_should() {
     let Some(bin) = super::hive_bin() else { return };
@@ -486,6 +592,7 @@ async fn unpaired_refused(http: &reqwest::Client, o: &str) {
         ("GET", "/api/me"),
         ("GET", "/api/panes"),
         ("GET", "/api/panes/demo/transcript"),
+        ("GET", "/api/panes/demo/screen"),
         ("POST", "/api/panes/demo/send"),
         ("POST", "/api/panes/demo/interrupt"),
         ("POST", "/api/panes/demo/approve"),

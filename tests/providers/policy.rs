@@ -517,3 +517,105 @@ async fn codex_app_server_allow_deny_and_ask() {
     );
     pane.runner.send(RunnerCommand::Shutdown);
 }
+
+/// The built-in agent (`provider = "openai"`) against the scripted model
+/// server: its `bash` call is read as `Bash(command)`; a rule's allow runs
+/// it with no card, a deny answers the model with the rule's reason and no
+/// card, and with no rule the card shows and its answer (a paired phone's)
+/// is logged by who.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openai_bash_allow_deny_and_ask() {
+    use super::openai::server::{Reply, Server, answer_text, finish, tool_call};
+    let factory = || -> Arc<dyn ProviderFactory> {
+        Arc::new(hive::provider::openai::OpenAiFactory::default().with_store(
+            hive::history::Store::at(tempfile::tempdir().expect("tempdir").keep()),
+        ))
+    };
+    let bash = |command: &str| {
+        let args = serde_json::json!({ "command": command }).to_string();
+        Reply::Chunks(vec![
+            tool_call(0, "b1", "bash", &args),
+            finish("tool_calls"),
+        ])
+    };
+    // What the model was told of the call, in its second request.
+    let told = |server: &Server| -> String {
+        server
+            .messages(1)
+            .iter()
+            .find(|m| m["role"] == "tool" && m["tool_call_id"] == "b1")
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let setup = |server: &Server| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut agent = super::openai::coding_agent(server);
+        agent.id = "oa-policy".into();
+        agent.cwd = Some(dir.path().to_owned());
+        Setup { dir, agent }
+    };
+
+    let server = Server::start(vec![bash("echo approved"), answer_text("done", 1, 1)]);
+    let s = setup(&server);
+    let rules = vec![rule(Action::Allow, "Bash", "echo approved")];
+    let mut pane = s.start(factory(), rules, Preset::Edit, None);
+    pane.submit("run it", SubmitMode::Auto);
+    assert!(completed(&pane.turn_end().await));
+    assert_eq!(cards(&pane), 0, "no card: {:#?}", pane.seen);
+    assert_eq!(told(&server), "approved\n");
+    let log = s.audit();
+    assert_eq!(
+        (
+            log[0].vendor.as_str(),
+            log[0].tool.as_str(),
+            log[0].command.as_deref()
+        ),
+        ("openai", "Bash", Some("echo approved"))
+    );
+    assert_eq!(log[0].by, "allow-echo approved");
+    pane.runner.send(RunnerCommand::Shutdown);
+
+    let server = Server::start(vec![bash("echo denied"), answer_text("ok", 1, 1)]);
+    let s = setup(&server);
+    let rules = vec![rule(Action::Deny, "Bash", "echo*")];
+    let mut pane = s.start(factory(), rules, Preset::Yolo, None);
+    pane.submit("run it", SubmitMode::Auto);
+    assert!(completed(&pane.turn_end().await));
+    assert_eq!(cards(&pane), 0);
+    let said = told(&server);
+    assert!(
+        said.contains("denied by hive policy (deny-echo*)"),
+        "{said}"
+    );
+    assert!(!said.contains("denied\n"), "it ran: {said}");
+    assert_eq!(s.audit()[0].decision, "deny");
+    pane.runner.send(RunnerCommand::Shutdown);
+
+    let server = Server::start(vec![bash("echo asked"), answer_text("done", 1, 1)]);
+    let s = setup(&server);
+    let mut pane = s.start(factory(), Vec::new(), Preset::Edit, None);
+    pane.submit("run it", SubmitMode::Auto);
+    let req = card(&mut pane).await;
+    assert_eq!(req.tool_name, "bash");
+    pane.runner.send(RunnerCommand::Permission {
+        request_id: req.request_id,
+        decision: PermissionDecision::AllowOnce,
+        by: Decider::Device("phone".into()),
+    });
+    assert!(completed(&pane.turn_end().await));
+    assert_eq!(told(&server), "asked\n");
+    let words: Vec<(String, String)> = s
+        .audit()
+        .iter()
+        .map(|e| (e.decision.clone(), e.by.clone()))
+        .collect();
+    assert_eq!(
+        words,
+        [
+            ("ask".to_string(), "preset:edit".to_string()),
+            ("allow".into(), "device:phone".into())
+        ]
+    );
+    pane.runner.send(RunnerCommand::Shutdown);
+}

@@ -14,4 +14,8 @@ pub struct Attention {
     pub digest: Option<Unread>,
     /// `/mute`: its inbox entries ring, flash and run nothing.
     pub muted: bool,
+    /// Every event of this pane's server up to this one has come (its
+    /// snapshot's, then each `Events` batch's seq): a dismissal counts up
+    /// to it, so an entry still on its way is not dismissed unseen (#46).
+    pub heard: u64,
 }
