@@ -39,7 +39,7 @@ impl Server {
         reply: Reply,
     ) {
         let console = match caller {
-            Caller::Console(id) => Some(*id),
+            Caller::Console { id, .. } => Some(*id),
             _ => None,
         };
         // A console's bare `/account` lists them: the runner knows which

@@ -67,7 +67,7 @@ impl Server {
                 pane,
                 cmd: RunnerCommand::SwitchAccount(name),
                 // No such pane of the console's: nothing to do (and no stop).
-            } if matches!(caller, Caller::Console(_)) => self.console_account(pane, name)?,
+            } if matches!(caller, Caller::Console { .. }) => self.console_account(pane, name)?,
             verb => verb,
         };
         match verb {

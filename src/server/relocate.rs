@@ -39,7 +39,7 @@ impl Asker {
     /// `Caller::may` refuses it first).
     fn of(caller: &Caller, reply: Reply) -> Option<Self> {
         match (caller, reply) {
-            (Caller::Console(id), Reply::Console) => Some(Self::Console(*id)),
+            (Caller::Console { id, .. }, Reply::Console) => Some(Self::Console(*id)),
             (_, Reply::Ctl { reply, .. }) => Some(Self::Ctl(reply)),
             (_, reply) => {
                 reply.refuse("an operation does not move panes");

@@ -670,6 +670,7 @@ fn after_a_claude_turn_ten_idle_seconds_wake_nothing() {
         (0, 0, 0),
         "(server, supervisor, console) woke in 10 idle seconds"
     );
+}
 
 /// `hive attach --read-only` (issue 47), for sharing a live pane without
 /// control: beside the user's console, it shows the demo's answer as it
