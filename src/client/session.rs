@@ -22,7 +22,8 @@ use super::{AttachError, FromServer};
 use crate::protocol::delta::DeltaDecoder;
 use crate::protocol::frame::{self, FrameReader, WireError};
 use crate::protocol::pane::PaneUpdate;
-use crate::protocol::snapshot::{Parts, Snapshot};
+use crate::protocol::parts::Parts;
+use crate::protocol::snapshot::Snapshot;
 use crate::protocol::{ClientMsg, Hello, MAGIC, PaneWire, ServerMsg};
 
 /// How long a server may take to answer and send its snapshot.
@@ -423,7 +424,8 @@ mod tests {
     /// ends the link with the reason, instead of being held.
     #[test]
     fn a_snapshot_past_the_bounds_ends_the_link_saying_why() {
-        use crate::protocol::snapshot::{MAX_PANE_BYTES, PaneCard, PaneSnapshot, ServerInfo};
+        use crate::protocol::parts::MAX_PANE_BYTES;
+        use crate::protocol::snapshot::{PaneCard, PaneSnapshot, ServerInfo};
         let mut r = reading(Some("box"));
         let start = ServerMsg::SnapshotStart {
             server: ServerInfo {

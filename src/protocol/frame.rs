@@ -360,7 +360,7 @@ mod tests {
         let msgs = snap.clone().into_messages();
         assert!(msgs.len() >= 3, "start, pane, end");
         let back: Vec<ServerMsg> = read_all(frames_of(&msgs)).await;
-        let mut parts = crate::protocol::snapshot::Parts::default();
+        let mut parts = crate::protocol::parts::Parts::default();
         let mut whole = None;
         for m in back {
             if let Some(s) = parts.take(m, 0).expect("in order") {

@@ -31,7 +31,7 @@ pub mod hold;
 pub mod image;
 pub mod mutes;
 pub mod pane;
-mod parts;
+pub mod parts;
 pub mod screen;
 pub mod snapshot;
 pub mod text;
@@ -230,7 +230,7 @@ impl ClientMsg {
 pub enum ServerMsg {
     /// A snapshot begins: every pane as it is now follows (on attach, and
     /// again when this client fell behind or asked with `Resync`), pane by
-    /// pane, so that no frame holds them all ([`snapshot::Parts`]).
+    /// pane, so that no frame holds them all ([`parts::Parts`]).
     SnapshotStart {
         server: snapshot::ServerInfo,
         focus: usize,

@@ -268,8 +268,3 @@ fn event_text(event: &PaneEvent) -> usize {
         _ => 0,
     }
 }
-
-// A snapshot being put back together lives in src/protocol/parts.rs.
-pub use super::parts::{
-    MAX_PANE_BYTES, MAX_PANE_EVENTS, MAX_PANES, MAX_SNAPSHOT_BYTES, Parts, PartsError,
-};
