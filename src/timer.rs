@@ -26,13 +26,23 @@ pub fn next_tick(now: Instant, every: std::time::Duration) -> Instant {
     if every_ns == 0 {
         return now;
     }
-    let since = now.saturating_duration_since(epoch).as_nanos();
-    let ticks = since / every_ns + 1;
-    let at = ticks.saturating_mul(every_ns);
-    u64::try_from(at)
-        .ok()
-        .and_then(|ns| epoch.checked_add(std::time::Duration::from_nanos(ns)))
-        .map_or(now + every, |at| at.min(now + every))
+    // `now` may be before the epoch: read before another thread's first
+    // call set it, or on a clock a test has paused and advanced. The grid
+    // runs both ways from the epoch.
+    let on_grid = if now >= epoch {
+        let ticks = (now - epoch).as_nanos() / every_ns + 1;
+        nanos(ticks.saturating_mul(every_ns)).and_then(|d| epoch.checked_add(d))
+    } else {
+        let ticks = (epoch - now).as_nanos() / every_ns;
+        let at = nanos(ticks.saturating_mul(every_ns)).and_then(|d| epoch.checked_sub(d));
+        at.map(|at| if at > now { at } else { at + every })
+    };
+    on_grid.map_or(now + every, |at| at.min(now + every))
+}
+
+/// `ns` nanoseconds, when a `Duration` of them fits in a u64's count.
+fn nanos(ns: u128) -> Option<std::time::Duration> {
+    u64::try_from(ns).ok().map(std::time::Duration::from_nanos)
 }
 
 #[cfg(test)]
@@ -62,5 +72,29 @@ mod tests {
         let slow = next_tick(b, every * 4);
         assert_eq!((slow - first).as_nanos() % every.as_nanos(), 0);
         assert_eq!(next_tick(b, Duration::ZERO), b);
+    }
+
+    /// An instant before the grid's epoch (read before another thread's
+    /// first call, or on a paused clock) still lands on the grid: once
+    /// the epoch was set later than these instants, two of one tick fired
+    /// 11 ms apart.
+    #[test]
+    fn instants_before_the_epoch_share_the_grid_too() {
+        let every = Duration::from_millis(16);
+        let before = Instant::now();
+        std::thread::sleep(Duration::from_millis(2));
+        // Sets the epoch unless another test did: both ways, `before` is
+        // then on the grid's far side or near it.
+        let epoch_side = next_tick(Instant::now(), every);
+        let b = before + Duration::from_millis(1);
+        let c = before + Duration::from_millis(1) + Duration::from_micros(500);
+        let (tb, tc) = (next_tick(b, every), next_tick(c, every));
+        assert!(tb > b && tb - b <= every && tc > c && tc - c <= every);
+        // Both land on the grid the later call was on.
+        let off = |t: Instant| {
+            let d = if t > epoch_side { t - epoch_side } else { epoch_side - t };
+            d.as_nanos() % every.as_nanos()
+        };
+        assert_eq!((off(tb), off(tc)), (0, 0));
     }
 }
