@@ -286,75 +286,42 @@ fn on_host<'a>(verb: &Verb, hosts: &'a [HostConfig]) -> Option<(&'a HostConfig, 
         | Verb::Approvals(_)
         | Verb::Handoff(_)
         | Verb::Repo { .. } => return None,
-        Verb::Status { pane } => split(pane).map(|(h, pane)| (h, Verb::Status { pane }))?,
-        Verb::Send { pane, steer, text } => split(pane).map(|(h, pane)| {
-            (
-                h,
-                Verb::Send {
-                    pane,
-                    steer: *steer,
-                    text: text.clone(),
-                },
-            )
-        })?,
         Verb::Wait { turn_id } => split(turn_id).map(|(h, turn_id)| (h, Verb::Wait { turn_id }))?,
-        Verb::Cancel { pane } => split(pane).map(|(h, pane)| (h, Verb::Cancel { pane }))?,
-        Verb::Restart { pane } => split(pane).map(|(h, pane)| (h, Verb::Restart { pane }))?,
         Verb::Watch { pane } => {
             let (h, pane) = split(pane.as_deref()?)?;
             (h, Verb::Watch { pane: Some(pane) })
         }
-        Verb::History { pane } => split(pane).map(|(h, pane)| (h, Verb::History { pane }))?,
         Verb::New(args) => split(&args.id).map(|(h, id)| (h, Verb::New(args.on_host(id))))?,
-        Verb::Close {
-            pane,
-            team,
-            discard,
-        } => {
-            let (team, discard) = (*team, *discard);
-            split(pane).map(|(h, pane)| {
-                let verb = Verb::Close {
-                    pane,
-                    team,
-                    discard,
-                };
-                (h, verb)
-            })?
-        }
-        Verb::Rename { pane, name } => split(pane).map(|(h, pane)| {
-            let name = name.clone();
-            (h, Verb::Rename { pane, name })
-        })?,
-        Verb::Account { pane, name } => split(pane).map(|(h, pane)| {
-            let name = name.clone();
-            (h, Verb::Account { pane, name })
-        })?,
         // A move to a host is the local server's to drive, both ways.
         Verb::Move { host: Some(_), .. } => return None,
-        Verb::Move {
-            pane, to, window, ..
-        } => split(pane).map(|(h, pane)| {
-            let (to, window) = (*to, *window);
-            (
-                h,
-                Verb::Move {
-                    pane,
-                    to,
-                    window,
-                    host: None,
-                },
-            )
-        })?,
-        Verb::Approve { pane, .. } | Verb::Deny { pane, .. } => {
-            let (h, there) = split(pane)?;
-            let mut verb = verb.clone();
-            if let Verb::Approve { pane, .. } | Verb::Deny { pane, .. } = &mut verb {
-                *pane = there;
-            }
-            (h, verb)
+        // The rest name one pane: `host:pane` becomes `pane` there.
+        _ => {
+            let mut there = verb.clone();
+            let pane = pane_of(&mut there)?;
+            let (h, id) = split(pane)?;
+            *pane = id;
+            (h, there)
         }
     };
     Some((host, verb))
+}
+
+/// The one pane a verb names, to be renamed as its host knows it.
+fn pane_of(verb: &mut Verb) -> Option<&mut String> {
+    match verb {
+        Verb::Status { pane }
+        | Verb::Send { pane, .. }
+        | Verb::Cancel { pane }
+        | Verb::Restart { pane }
+        | Verb::History { pane }
+        | Verb::Close { pane, .. }
+        | Verb::Rename { pane, .. }
+        | Verb::Account { pane, .. }
+        | Verb::Move { pane, .. }
+        | Verb::Approve { pane, .. }
+        | Verb::Deny { pane, .. } => Some(pane),
+        _ => None,
+    }
 }
 
 /// The hive a verb is for, with the verb as it sees it: a `[[host]]`'s for

@@ -279,6 +279,11 @@ mod tests {
             }
         }
 
+        /// Member server `i` sends the console's mux `msg`.
+        async fn from_member(w: &mut Wired, i: usize, msg: FromServer) {
+            w.members.send((i, Delivery::local(msg))).await.unwrap();
+        }
+
         #[tokio::test]
         async fn requests_reach_the_panes_server_and_answers_and_state_come_back_renumbered() {
             let mut w = wired().await;
@@ -303,34 +308,24 @@ mod tests {
                 result: Ok(Vec::new()),
             };
             let from_box = FromServer::Worktree(answer(1));
-            w.members
-                .send((1, Delivery::local(from_box)))
-                .await
-                .unwrap();
+            from_member(&mut w, 1, from_box).await;
             assert_eq!(git_out(&mut w).await, answer(3));
             // State: each server's kept, the console gets the union.
             let files = vec![("x".to_owned(), 1, 0)];
             let changed = WorktreeEvent::Changed(vec![(0, files.clone())]);
-            w.members
-                .send((1, Delivery::local(FromServer::Worktree(changed.clone()))))
-                .await
-                .unwrap();
+            from_member(&mut w, 1, FromServer::Worktree(changed.clone())).await;
             assert_eq!(git_out(&mut w).await, WorktreeEvent::Overlaps(Vec::new()));
             assert_eq!(
                 git_out(&mut w).await,
                 WorktreeEvent::Changed(vec![(2, files.clone())])
             );
             assert!(matches!(git_out(&mut w).await, WorktreeEvent::Conflicts(_)));
-            w.members
-                .send((
-                    0,
-                    Delivery::local(FromServer::Worktree(WorktreeEvent::Changed(vec![(
-                        1,
-                        files.clone(),
-                    )]))),
-                ))
-                .await
-                .unwrap();
+            from_member(
+                &mut w,
+                0,
+                FromServer::Worktree(WorktreeEvent::Changed(vec![(1, files.clone())])),
+            )
+            .await;
             git_out(&mut w).await;
             assert_eq!(
                 git_out(&mut w).await,
@@ -348,19 +343,10 @@ mod tests {
                 paths: vec!["src/main.rs".into()],
                 complete: true,
             };
-            w.members
-                .send((1, Delivery::local(listed(0))))
-                .await
-                .unwrap();
+            from_member(&mut w, 1, listed(0)).await;
             // One naming a pane the host does not have goes nowhere.
-            w.members
-                .send((1, Delivery::local(listed(5))))
-                .await
-                .unwrap();
-            w.members
-                .send((1, Delivery::local(FromServer::NotSent("end".into()))))
-                .await
-                .unwrap();
+            from_member(&mut w, 1, listed(5)).await;
+            from_member(&mut w, 1, FromServer::NotSent("end".into())).await;
             match w.out.recv().await {
                 Some(FromServer::Files { pane, .. }) => assert_eq!(pane, 2),
                 other => panic!("{other:?}"),

@@ -60,6 +60,42 @@ impl AccountConfig {
     }
 }
 
+impl AccountConfig {
+    /// Its `home` or `env` as its provider can use them, `~/` the user's
+    /// home and a relative home the config's directory.
+    fn settle(&mut self, what: &str, base: Option<&std::path::Path>) -> Result<(), String> {
+        let a = self;
+        match (&a.home, home_variable(&a.provider)) {
+            (Some(_), None) => {
+                return Err(format!(
+                    "{what}: provider `{}` has no config home hive knows; select the account with `env`",
+                    a.provider
+                ));
+            }
+            (None, _) if a.env.is_empty() => {
+                return Err(format!(
+                    "{what} needs `home` (the vendor's config home) or `env`"
+                ));
+            }
+            _ => {}
+        }
+        // `~/` is the user's home; a relative home, the config's directory.
+        if let Some(home) = &a.home {
+            let expanded = match home.strip_prefix("~") {
+                Ok(rest) => std::env::var_os("HOME")
+                    .map(|h| PathBuf::from(h).join(rest))
+                    .ok_or_else(|| format!("{what}: `~` in home, and HOME is not set"))?,
+                Err(_) => home.clone(),
+            };
+            a.home = Some(match base {
+                Some(b) if expanded.is_relative() => b.join(expanded),
+                _ => expanded,
+            });
+        }
+        Ok(())
+    }
+}
+
 impl Config {
     /// Every `[[account]]` well-formed and of a name of its own per
     /// provider; each agent's `account` one of its provider's; then that
@@ -77,33 +113,7 @@ impl Config {
             if !seen.insert((a.provider.clone(), a.name.clone())) {
                 return Err(format!("{what} of `{}` is declared twice", a.provider));
             }
-            match (&a.home, home_variable(&a.provider)) {
-                (Some(_), None) => {
-                    return Err(format!(
-                        "{what}: provider `{}` has no config home hive knows; select the account with `env`",
-                        a.provider
-                    ));
-                }
-                (None, _) if a.env.is_empty() => {
-                    return Err(format!(
-                        "{what} needs `home` (the vendor's config home) or `env`"
-                    ));
-                }
-                _ => {}
-            }
-            // `~/` is the user's home; a relative home, the config's directory.
-            if let Some(home) = &a.home {
-                let expanded = match home.strip_prefix("~") {
-                    Ok(rest) => std::env::var_os("HOME")
-                        .map(|h| PathBuf::from(h).join(rest))
-                        .ok_or_else(|| format!("{what}: `~` in home, and HOME is not set"))?,
-                    Err(_) => home.clone(),
-                };
-                a.home = Some(match &base {
-                    Some(b) if expanded.is_relative() => b.join(expanded),
-                    _ => expanded,
-                });
-            }
+            a.settle(&what, base.as_deref())?;
         }
         for agent in &mut self.agents {
             let Some(name) = &agent.account else {

@@ -314,13 +314,7 @@ impl Hub {
         }
         match verb {
             Verb::List => {
-                let list: Vec<_> = panes.open().map(info).collect();
-                let mut total = crate::event::Usage::default();
-                for p in panes.open() {
-                    total.accumulate(&p.usage);
-                }
-                let usage = super::protocol::UsageInfo::from(&total);
-                let _ = reply.send(Ok(json!({ "panes": list, "usage": usage })));
+                let _ = reply.send(Ok(list_answer(panes)));
                 Ok(None)
             }
             Verb::Status { pane } => {
@@ -333,13 +327,7 @@ impl Hub {
                 if let Err(e) = sendable(p, &text, steer) {
                     return Err((reply, e));
                 }
-                self.sends_of(i).sent(text.clone(), reply);
-                let mode = if steer {
-                    SubmitMode::Steer
-                } else {
-                    SubmitMode::Queue
-                };
-                Ok(Some((i, RunnerCommand::Submit { text, mode })))
+                Ok(Some((i, self.submit(i, text, steer, reply))))
             }
             Verb::Wait {
                 target: WaitFor::Turn(turn_id),
@@ -390,6 +378,18 @@ impl Hub {
         }
     }
 
+    /// A checked `send`: its turn is awaited for the caller, the text
+    /// queued or steered in.
+    fn submit(&mut self, i: usize, text: String, steer: bool, reply: Responder) -> RunnerCommand {
+        self.sends_of(i).sent(text.clone(), reply);
+        let mode = if steer {
+            SubmitMode::Steer
+        } else {
+            SubmitMode::Queue
+        };
+        RunnerCommand::Submit { text, mode }
+    }
+
     /// `watch`: the caller's event stream hears every pane, or one.
     fn watch(
         &mut self,
@@ -435,6 +435,17 @@ impl Hub {
         }
         Ok(())
     }
+}
+
+/// `list`'s answer: every open pane and their usage summed.
+fn list_answer<X>(panes: &Reg<X>) -> Value {
+    let list: Vec<_> = panes.open().map(info).collect();
+    let mut total = crate::event::Usage::default();
+    for p in panes.open() {
+        total.accumulate(&p.usage);
+    }
+    let usage = super::protocol::UsageInfo::from(&total);
+    json!({ "panes": list, "usage": usage })
 }
 
 /// The open pane `id`'s slot.

@@ -197,6 +197,14 @@ impl Call {
     pub fn into_verb(self) -> Result<Verb, Call> {
         use crate::protocol::agent::PermissionDecision;
         Ok(match self {
+            call @ (Self::New { .. }
+            | Self::Close { .. }
+            | Self::Rename { .. }
+            | Self::Move { .. }
+            | Self::Handoff(_)
+            | Self::Relocate(_)
+            | Self::AddRepo { .. }
+            | Self::Account { .. }) => return call.into_pane_edit(),
             Self::List => Verb::List,
             Self::Status { pane } => Verb::Status { pane },
             Self::Send { pane, text, steer } => Verb::Send { pane, text, steer },
@@ -235,6 +243,29 @@ impl Call {
                     reason: deny_reason(reason, "hive ctl"),
                 },
             },
+            Self::Server => Verb::Server,
+            Self::Kill => Verb::Stop,
+            Self::Forge(ask) => Verb::Forge(ask),
+            Self::Approvals(ask) => Verb::Approvals(ask),
+            Self::WebPair { read_only } => Verb::Web(WebVerb::Pair {
+                role: if read_only {
+                    Role::ReadOnly
+                } else {
+                    Role::Full
+                },
+            }),
+            Self::WebDevices => Verb::Web(WebVerb::Devices),
+            Self::WebRevoke { device } => Verb::Web(WebVerb::Revoke { device }),
+            op @ Self::Op { .. } => return Err(op),
+        })
+    }
+    /// `into_verb` for the calls that make, change or move a pane.
+    #[allow(
+        clippy::result_large_err,
+        reason = "handed back whole to the caller's next match, never kept or passed on"
+    )]
+    fn into_pane_edit(self) -> Result<Verb, Call> {
+        Ok(match self {
             Self::New {
                 pane,
                 template,
@@ -278,24 +309,11 @@ impl Call {
                 // Neither: to the end.
                 to: to.unwrap_or(usize::MAX),
             },
-            Self::Server => Verb::Server,
-            Self::Kill => Verb::Stop,
-            Self::Forge(ask) => Verb::Forge(ask),
-            Self::Approvals(ask) => Verb::Approvals(ask),
             Self::Handoff(h) => Verb::Handoff(h),
             Self::Relocate(r) => Verb::Relocate(r),
             Self::AddRepo { pane, repo } => Verb::AddRepo { pane, repo },
             Self::Account { pane, name } => Verb::Account { pane, name },
-            Self::WebPair { read_only } => Verb::Web(WebVerb::Pair {
-                role: if read_only {
-                    Role::ReadOnly
-                } else {
-                    Role::Full
-                },
-            }),
-            Self::WebDevices => Verb::Web(WebVerb::Devices),
-            Self::WebRevoke { device } => Verb::Web(WebVerb::Revoke { device }),
-            op @ Self::Op { .. } => return Err(op),
+            other => return Err(other),
         })
     }
 }

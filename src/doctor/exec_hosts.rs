@@ -23,12 +23,28 @@ pub(super) fn check_exec(host: &ExecHost) -> Vec<Check> {
         return checks;
     };
     checks.push(Check::new(kind, Level::Ok, format!("{}", found.display())));
+    let probes = probes(host, &program);
+    for (name, argv, fix) in probes {
+        checks.push(match steps::run(&argv, LIMIT) {
+            Ok(()) => Check::new(name, Level::Ok, "answers"),
+            Err(said) => Check::new(name, Level::Fail, said).fix(fix),
+        });
+    }
+    checks
+}
+
+/// A probe: its check's name, the command, the fix when it fails.
+type Probe = (&'static str, Vec<String>, &'static str);
+
+/// What to run to see that a host of this kind answers.
+fn probes(host: &ExecHost, program: &str) -> Vec<Probe> {
+    let program = program.to_owned();
     let words = |w: &[&str]| -> Vec<String> {
         std::iter::once(program.clone())
             .chain(w.iter().map(|s| (*s).to_owned()))
             .collect()
     };
-    let probes: Vec<(&'static str, Vec<String>, &'static str)> = match &host.kind {
+    match &host.kind {
         Kind::Ssh(_) => Vec::new(),
         Kind::Bwrap(_) => vec![(
             "box",
@@ -93,14 +109,7 @@ pub(super) fn check_exec(host: &ExecHost) -> Vec<Check> {
                 "the cluster must answer and the pod exist (or give `create` to make it)",
             )]
         }
-    };
-    for (name, argv, fix) in probes {
-        checks.push(match steps::run(&argv, LIMIT) {
-            Ok(()) => Check::new(name, Level::Ok, "answers"),
-            Err(said) => Check::new(name, Level::Fail, said).fix(fix),
-        });
     }
-    checks
 }
 
 /// An agent's `cpu` and `memory`: how each applies here (a cgroup, an

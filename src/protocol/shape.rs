@@ -284,59 +284,9 @@ fn client_samples() -> Vec<ClientMsg> {
             text: "half".into(),
         },
         ClientMsg::Resync,
-        ClientMsg::Edit(PaneEdit::New(NewPane {
-            id: "b".into(),
-            template: Some("a".into()),
-            provider: Some("codex".into()),
-            cwd: Some("/repo".into()),
-            model: Some("m".into()),
-            worktree: true,
-            repos: vec!["/api".into(), "/web".into()],
-            name: Some("B".into()),
-            window: Some(2),
-            host: Some("ctr".into()),
-        })),
-        ClientMsg::Edit(PaneEdit::Close {
-            pane: "b".into(),
-            team: true,
-            discard: false,
-        }),
-        ClientMsg::Edit(PaneEdit::Rename {
-            pane: "b".into(),
-            name: "C".into(),
-        }),
-        ClientMsg::Edit(PaneEdit::Move {
-            pane: "b".into(),
-            to: 0,
-        }),
-        ClientMsg::Edit(PaneEdit::Window {
-            pane: "b".into(),
-            window: 3,
-        }),
-        ClientMsg::Edit(PaneEdit::Handoff(super::carry::Handoff {
-            from: "b".into(),
-            to: super::carry::HandoffTarget::Pane("c".into()),
-            tree: super::carry::HandoffTree::Shared,
-        })),
-        ClientMsg::Edit(PaneEdit::Handoff(super::carry::Handoff {
-            from: "b".into(),
-            to: super::carry::HandoffTarget::New {
-                template: None,
-                provider: Some("codex".into()),
-            },
-            tree: super::carry::HandoffTree::Branched,
-        })),
-        ClientMsg::Edit(PaneEdit::Relocate(super::carry::Relocate::Go {
-            pane: "b".into(),
-            host: "box".into(),
-        })),
-        ClientMsg::Edit(PaneEdit::AddRepo {
-            pane: "b".into(),
-            repo: "../lib".into(),
-        }),
-        ClientMsg::Detach,
-        ClientMsg::Stop,
     ]);
+    out.extend(edit_samples().into_iter().map(ClientMsg::Edit));
+    out.extend([ClientMsg::Detach, ClientMsg::Stop]);
     out.extend(git_requests().into_iter().map(ClientMsg::Worktree));
     out.extend([
         ClientMsg::Files { pane: 0 },
@@ -368,6 +318,62 @@ fn client_samples() -> Vec<ClientMsg> {
             .map(|ask| ClientMsg::Forge { pane: 0, ask }),
     );
     out
+}
+
+/// Every kind of pane edit, as `client_samples` sends them.
+fn edit_samples() -> Vec<PaneEdit> {
+    vec![
+        PaneEdit::New(NewPane {
+            id: "b".into(),
+            template: Some("a".into()),
+            provider: Some("codex".into()),
+            cwd: Some("/repo".into()),
+            model: Some("m".into()),
+            worktree: true,
+            repos: vec!["/api".into(), "/web".into()],
+            name: Some("B".into()),
+            window: Some(2),
+            host: Some("ctr".into()),
+        }),
+        PaneEdit::Close {
+            pane: "b".into(),
+            team: true,
+            discard: false,
+        },
+        PaneEdit::Rename {
+            pane: "b".into(),
+            name: "C".into(),
+        },
+        PaneEdit::Move {
+            pane: "b".into(),
+            to: 0,
+        },
+        PaneEdit::Window {
+            pane: "b".into(),
+            window: 3,
+        },
+        PaneEdit::Handoff(super::carry::Handoff {
+            from: "b".into(),
+            to: super::carry::HandoffTarget::Pane("c".into()),
+            tree: super::carry::HandoffTree::Shared,
+        }),
+        PaneEdit::Handoff(super::carry::Handoff {
+            from: "b".into(),
+            to: super::carry::HandoffTarget::New {
+                template: None,
+                provider: Some("codex".into()),
+            },
+            tree: super::carry::HandoffTree::Branched,
+        }),
+        PaneEdit::Relocate(super::carry::Relocate::Go {
+            pane: "b".into(),
+            host: "box".into(),
+        }),
+        PaneEdit::AddRepo {
+            pane: "b".into(),
+            repo: "../lib".into(),
+        },
+    ]
 }
 
 fn git_requests() -> Vec<WorktreeRequest> {

@@ -109,6 +109,33 @@ fn lines(t: &Theme, sel: usize, v: &PrView) -> Vec<Line<'static>> {
             Style::new().fg(t.warning),
         ));
     }
+    check_lines(t, sel, v, &mut out);
+    remark_lines(t, v, &mut out);
+    let cap = if v.capped {
+        " · cap reached: the user decides"
+    } else {
+        ""
+    };
+    out.push(Line::styled(
+        format!(
+            "the watcher sent {} message(s){cap}; {} remark(s) not passed on",
+            v.attempts, v.ignored
+        ),
+        head,
+    ));
+    for s in &v.sent {
+        out.push(Line::from(vec![
+            Span::styled(format!("  {}  ", safe(&s.at)), dim),
+            Span::styled(safe(&s.what), Style::new().fg(t.text)),
+        ]));
+    }
+    out
+}
+
+/// The pull request's checks, the selected one marked.
+fn check_lines(t: &Theme, sel: usize, v: &PrView, out: &mut Vec<Line<'static>>) {
+    let dim = Style::new().fg(t.dim);
+    let head = Style::new().fg(t.accent).add_modifier(Modifier::BOLD);
     out.push(Line::styled("checks", head));
     let checks = v.checks.as_deref().unwrap_or_default();
     if checks.is_empty() {
@@ -130,6 +157,12 @@ fn lines(t: &Theme, sel: usize, v: &PrView) -> Vec<Line<'static>> {
             Span::styled(format!("  {}", safe(&check.url)), dim),
         ]));
     }
+}
+
+/// Its reviews and comments, each saying whether it reached the agent.
+fn remark_lines(t: &Theme, v: &PrView, out: &mut Vec<Line<'static>>) {
+    let dim = Style::new().fg(t.dim);
+    let head = Style::new().fg(t.accent).add_modifier(Modifier::BOLD);
     out.push(Line::styled("reviews and comments", head));
     if v.remarks.is_empty() {
         out.push(Line::styled("  none", dim));
@@ -158,25 +191,6 @@ fn lines(t: &Theme, sel: usize, v: &PrView) -> Vec<Line<'static>> {
             Span::styled(passed.to_owned(), Style::new().fg(t.warning)),
         ]));
     }
-    let cap = if v.capped {
-        " · cap reached: the user decides"
-    } else {
-        ""
-    };
-    out.push(Line::styled(
-        format!(
-            "the watcher sent {} message(s){cap}; {} remark(s) not passed on",
-            v.attempts, v.ignored
-        ),
-        head,
-    ));
-    for s in &v.sent {
-        out.push(Line::from(vec![
-            Span::styled(format!("  {}  ", safe(&s.at)), dim),
-            Span::styled(safe(&s.what), Style::new().fg(t.text)),
-        ]));
-    }
-    out
 }
 
 /// A failed check's log tail, its end in view (scrolled up by `scroll`).
@@ -237,25 +251,9 @@ mod tests {
         buf.content().iter().map(|c| c.symbol()).collect()
     }
 
-    /// The forge's text is a stranger's: a check's name, a reviewer's
-    /// words and a failed log reach the screen with their escapes
-    /// visible, never as escapes.
-    #[test]
-    fn the_checks_view_asks_shows_and_never_draws_an_escape() {
-        let mut app = app();
-        app.open_checks();
-        assert_eq!(app.overlay, Overlay::Checks);
-        let asked = app
-            .outbox
-            .drain_where(|c| matches!(c, AppCommand::Forge { .. }));
-        assert!(matches!(
-            asked.as_slice(),
-            [AppCommand::Forge {
-                pane: 0,
-                ask: ForgeAsk::PrStatus { .. }
-            }]
-        ));
-        let view = PrView {
+    /// A pull request whose check name and remark carry escapes.
+    fn hostile_view() -> PrView {
+        PrView {
             pane: "a".into(),
             number: 8,
             summary: Some("#8 draft ✗1".into()),
@@ -275,7 +273,28 @@ mod tests {
                 allowed: false,
             }],
             ..PrView::default()
-        };
+        }
+    }
+
+    /// The forge's text is a stranger's: a check's name, a reviewer's
+    /// words and a failed log reach the screen with their escapes
+    /// visible, never as escapes.
+    #[test]
+    fn the_checks_view_asks_shows_and_never_draws_an_escape() {
+        let mut app = app();
+        app.open_checks();
+        assert_eq!(app.overlay, Overlay::Checks);
+        let asked = app
+            .outbox
+            .drain_where(|c| matches!(c, AppCommand::Forge { .. }));
+        assert!(matches!(
+            asked.as_slice(),
+            [AppCommand::Forge {
+                pane: 0,
+                ask: ForgeAsk::PrStatus { .. }
+            }]
+        ));
+        let view = hostile_view();
         app.on_forge(0, ForgeNews::View(Box::new(view)));
         let s = screen(&app);
         assert!(!s.contains('\u{1b}') && !s.contains('\u{7}'), "{s:?}");
