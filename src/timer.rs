@@ -92,7 +92,11 @@ mod tests {
         assert!(tb > b && tb - b <= every && tc > c && tc - c <= every);
         // Both land on the grid the later call was on.
         let off = |t: Instant| {
-            let d = if t > epoch_side { t - epoch_side } else { epoch_side - t };
+            let d = if t > epoch_side {
+                t - epoch_side
+            } else {
+                epoch_side - t
+            };
             d.as_nanos() % every.as_nanos()
         };
         assert_eq!((off(tb), off(tc)), (0, 0));
