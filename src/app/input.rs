@@ -388,7 +388,9 @@ impl App {
             Action::Deny if has_card && !p.composer.deny_reason && !self.read_only => {
                 p.composer.deny_reason = true;
             }
-            Action::Deny if has_card => self.set_status(read_only_refusal("answer an approval")),
+            Action::Deny if has_card && self.read_only => {
+                self.set_status(read_only_refusal("answer an approval"))
+            }
             Action::RaiseBudget if budget_card => {
                 self.send(focus, RunnerCommand::Budget(BudgetAnswer::Raise));
             }
