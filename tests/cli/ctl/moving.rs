@@ -46,8 +46,10 @@ fn repo_at(repo: &Path, files: &[(&str, &str)]) {
 /// "remote" user with a project of its own; the local config has the
 /// host `box` (and `dead`, which nothing answers) and the pane `fix`.
 struct Rig {
-    lab: Lab,
+    // Dropped first: the far servers' pid files are under the lab's
+    // directory, which the lab removes when it drops.
     sshd: Sshd,
+    lab: Lab,
     model: Server,
     repo: PathBuf,
     config: PathBuf,
@@ -88,8 +90,8 @@ impl Rig {
         sshd.masters_in(lab.socket_dir().join("ssh"));
         lab.launch_with("move", &config, "movetest.sock");
         Some(Self {
-            lab,
             sshd,
+            lab,
             model,
             repo,
             config,
